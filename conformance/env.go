@@ -1,0 +1,171 @@
+package conformance
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Env is what a case works with: a fresh device, an open context on it, the
+// device's profile, and helpers that fail the case on unexpected errors.
+// Objects made through Env are torn down when the case ends.
+type Env struct {
+	T       *T
+	Dev     Device
+	Ctx     Context
+	Profile Profile
+
+	cqs      []CQ
+	channels []CompChannel
+}
+
+func (e *Env) teardown() {
+	for _, q := range e.cqs {
+		ctx, cancel := graceful()
+		_ = q.DestroyContext(ctx) // may already be destroyed by the case
+		cancel()
+	}
+	for _, ch := range e.channels {
+		_ = ch.Destroy()
+	}
+	_ = e.Ctx.Close()
+}
+
+// Channel creates a completion channel or fails the case.
+func (e *Env) Channel() CompChannel {
+	e.T.Helper()
+	ch, err := e.Ctx.CreateCompChannel()
+	if err != nil {
+		e.T.Fatalf("ibv_create_comp_channel: %v", err)
+	}
+	e.channels = append(e.channels, ch)
+	return ch
+}
+
+// CQ creates a CQ of at least cqe entries on ch (which may be nil) with
+// context cqContext and comp_vector 0, or fails the case.
+func (e *Env) CQ(cqe int, cqContext any, ch CompChannel) CQ {
+	e.T.Helper()
+	q, err := e.Ctx.CreateCQ(cqe, cqContext, ch, 0)
+	if err != nil {
+		e.T.Fatalf("ibv_create_cq(cqe=%d): %v", cqe, err)
+	}
+	e.cqs = append(e.cqs, q)
+	return q
+}
+
+// Track makes the environment tear q down at the end of the case.
+func (e *Env) Track(q CQ) { e.cqs = append(e.cqs, q) }
+
+// Injector returns q's injection capability; an implementation without it
+// cannot run cases that need completions before QPs exist, and the case
+// fails saying so.
+func (e *Env) Injector(q CQ) Injector {
+	e.T.Helper()
+	in, ok := q.(Injector)
+	if !ok {
+		e.T.Fatalf("the CQ cannot take injected completions (conformance.Injector); this case needs them")
+	}
+	return in
+}
+
+// Push injects w into q and fails the case on error; it returns whether q
+// overran.
+func (e *Env) Push(q CQ, w wc.WC, solicited bool) bool {
+	e.T.Helper()
+	over, err := e.Injector(q).Push(w, solicited)
+	if err != nil {
+		e.T.Fatalf("injecting wr_id %d: %v", w.WRID, err)
+	}
+	return over
+}
+
+// SendWC returns a successful send completion with wr_id id.
+func SendWC(id uint64) wc.WC {
+	return wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Send, QPNum: 0x11}
+}
+
+// RecvWC returns a successful receive completion with wr_id id.
+func RecvWC(id uint64) wc.WC {
+	return wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Recv, QPNum: 0x12, ByteLen: 64}
+}
+
+// ErrWC returns an unsuccessful completion with wr_id id and status s.
+func ErrWC(id uint64, s wc.Status) wc.WC {
+	return wc.WC{WRID: id, Status: s, QPNum: 0x11, VendorErr: 0x99}
+}
+
+// PollAll polls q until it is empty, max entries at a time, and returns
+// everything polled. It fails the case on an unexpected error.
+func (e *Env) PollAll(q CQ, max int) []wc.WC {
+	e.T.Helper()
+	var all []wc.WC
+	buf := make([]wc.WC, max)
+	for {
+		n, err := q.Poll(buf)
+		all = append(all, buf[:n]...)
+		if err != nil {
+			e.T.Fatalf("ibv_poll_cq: %v", err)
+		}
+		if n == 0 {
+			return all
+		}
+	}
+}
+
+// WantErrno fails the case unless err carries errno.
+func (e *Env) WantErrno(what string, err error, errno syscall.Errno) {
+	e.T.Helper()
+	if !errors.Is(err, errno) {
+		e.T.Errorf("%s: got error %v, want %s", what, err, errnoName(errno))
+	}
+}
+
+// WantOK fails the case if err is not nil.
+func (e *Env) WantOK(what string, err error) {
+	e.T.Helper()
+	if err != nil {
+		e.T.Fatalf("%s: unexpected error %v", what, err)
+	}
+}
+
+// NoEvent fails the case if ch has an event queued.
+func (e *Env) NoEvent(what string, ch CompChannel) {
+	e.T.Helper()
+	q, _, err := ch.TryGetEvent()
+	if !errors.Is(err, syscall.EAGAIN) {
+		e.T.Errorf("%s: want no event (EAGAIN), got cq=%v err=%v", what, q, err)
+	}
+}
+
+// GetEvent takes the next event from ch without blocking, fails the case if
+// there is none, and returns its CQ and context.
+func (e *Env) GetEvent(what string, ch CompChannel) (CQ, any) {
+	e.T.Helper()
+	q, c, err := ch.TryGetEvent()
+	if err != nil {
+		e.T.Fatalf("%s: want an event, got %v", what, err)
+	}
+	return q, c
+}
+
+func errnoName(n syscall.Errno) string {
+	switch n {
+	case syscall.EINVAL:
+		return "EINVAL"
+	case syscall.EBUSY:
+		return "EBUSY"
+	case syscall.EAGAIN:
+		return "EAGAIN"
+	case syscall.ENOMEM:
+		return "ENOMEM"
+	case syscall.EBADF:
+		return "EBADF"
+	case syscall.EIO:
+		return "EIO"
+	case syscall.EINTR:
+		return "EINTR"
+	}
+	return n.Error()
+}

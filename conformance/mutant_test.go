@@ -1,0 +1,292 @@
+package conformance_test
+
+// This file builds deliberately broken devices ("mutants") by wrapping the
+// simulator and overriding single verbs. A mutant names the rule IDs whose
+// cases must catch it; TestMutantsAreCaught fails if Check passes a mutant or
+// misses one of its rules. Each family's mutants live in mutants_*_test.go.
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/conformance/simdev"
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// hooks override verbs of the wrapped device. A nil hook forwards. Hooks
+// receive the real (inner) objects.
+type hooks struct {
+	profile     func(conformance.Profile) conformance.Profile
+	limits      func(conformance.Limits) conformance.Limits
+	createCQ    func(c conformance.Context, cqe int, cqContext any, ch conformance.CompChannel, vec int) (conformance.CQ, error)
+	cqe         func(q conformance.CQ) int
+	poll        func(q conformance.CQ, wcs []wc.WC) (int, error)
+	reqNotify   func(q conformance.CQ, solicitedOnly bool) error
+	ack         func(q conformance.CQ, n int) error
+	resize      func(q conformance.CQ, n int) error
+	destroyCQ   func(q conformance.CQ, ctx context.Context) error
+	push        func(q conformance.CQ, w wc.WC, solicited bool) (bool, error)
+	getEvent    func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error)
+	tryGetEvent func(ch conformance.CompChannel) (conformance.CQ, any, error)
+	destroyCh   func(ch conformance.CompChannel) error
+	getAsync    func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error)
+	tryAsync    func(c conformance.Context) (conformance.AsyncEvent, error)
+}
+
+// mutant is a broken device and the rules that must catch it.
+type mutant struct {
+	name  string
+	rules []string // rule IDs whose cases must fail
+	base  sim.Profile
+	h     hooks
+}
+
+func (m mutant) factory() conformance.NewDevice {
+	return func() (conformance.Device, error) {
+		d, err := simdev.New(sim.Config{Profile: m.base})
+		if err != nil {
+			return nil, err
+		}
+		return &mDevice{inner: d, h: &m.h}, nil
+	}
+}
+
+type mDevice struct {
+	inner conformance.Device
+	h     *hooks
+}
+
+func (d *mDevice) Open() (conformance.Context, error) {
+	c, err := d.inner.Open()
+	if err != nil {
+		return nil, err
+	}
+	return &mContext{inner: c, h: d.h, outer: map[conformance.CQ]*mCQ{}}, nil
+}
+
+func (d *mDevice) Profile() conformance.Profile {
+	p := d.inner.Profile()
+	if d.h.profile != nil {
+		p = d.h.profile(p)
+	}
+	return p
+}
+
+type mContext struct {
+	inner conformance.Context
+	h     *hooks
+	outer map[conformance.CQ]*mCQ
+}
+
+func (c *mContext) wrapCQ(q conformance.CQ) conformance.CQ {
+	if q == nil {
+		return nil
+	}
+	if w, ok := c.outer[q]; ok {
+		return w
+	}
+	w := &mCQ{inner: q, h: c.h}
+	c.outer[q] = w
+	return w
+}
+
+func (c *mContext) Limits() conformance.Limits {
+	l := c.inner.Limits()
+	if c.h.limits != nil {
+		l = c.h.limits(l)
+	}
+	return l
+}
+
+func (c *mContext) CreateCompChannel() (conformance.CompChannel, error) {
+	ch, err := c.inner.CreateCompChannel()
+	if err != nil {
+		return nil, err
+	}
+	return &mChannel{inner: ch, c: c}, nil
+}
+
+func (c *mContext) CreateCQ(cqe int, cqContext any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+	var ich conformance.CompChannel
+	if ch != nil {
+		ich = ch.(*mChannel).inner
+	}
+	var q conformance.CQ
+	var err error
+	if c.h.createCQ != nil {
+		q, err = c.h.createCQ(c.inner, cqe, cqContext, ich, vec)
+	} else {
+		q, err = c.inner.CreateCQ(cqe, cqContext, ich, vec)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.wrapCQ(q), nil
+}
+
+func (c *mContext) wrapAsync(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
+	if err != nil || ev == nil {
+		return ev, err
+	}
+	return mAsync{AsyncEvent: ev, c: c}, nil
+}
+
+func (c *mContext) GetAsyncEvent(ctx context.Context) (conformance.AsyncEvent, error) {
+	if c.h.getAsync != nil {
+		return c.wrapAsync(c.h.getAsync(c.inner, ctx))
+	}
+	return c.wrapAsync(c.inner.GetAsyncEvent(ctx))
+}
+
+func (c *mContext) TryGetAsyncEvent() (conformance.AsyncEvent, error) {
+	if c.h.tryAsync != nil {
+		return c.wrapAsync(c.h.tryAsync(c.inner))
+	}
+	return c.wrapAsync(c.inner.TryGetAsyncEvent())
+}
+
+func (c *mContext) Close() error { return c.inner.Close() }
+
+type mAsync struct {
+	conformance.AsyncEvent
+	c *mContext
+}
+
+func (e mAsync) Object() any {
+	o := e.AsyncEvent.Object()
+	if q, ok := o.(conformance.CQ); ok {
+		return e.c.wrapCQ(q)
+	}
+	return o
+}
+
+type mCQ struct {
+	inner conformance.CQ
+	h     *hooks
+}
+
+func (q *mCQ) CQE() int {
+	if q.h.cqe != nil {
+		return q.h.cqe(q.inner)
+	}
+	return q.inner.CQE()
+}
+
+func (q *mCQ) Poll(wcs []wc.WC) (int, error) {
+	if q.h.poll != nil {
+		return q.h.poll(q.inner, wcs)
+	}
+	return q.inner.Poll(wcs)
+}
+
+func (q *mCQ) ReqNotify(so bool) error {
+	if q.h.reqNotify != nil {
+		return q.h.reqNotify(q.inner, so)
+	}
+	return q.inner.ReqNotify(so)
+}
+
+func (q *mCQ) AckEvents(n int) error {
+	if q.h.ack != nil {
+		return q.h.ack(q.inner, n)
+	}
+	return q.inner.AckEvents(n)
+}
+
+func (q *mCQ) Resize(n int) error {
+	if q.h.resize != nil {
+		return q.h.resize(q.inner, n)
+	}
+	return q.inner.Resize(n)
+}
+
+func (q *mCQ) DestroyContext(ctx context.Context) error {
+	if q.h.destroyCQ != nil {
+		return q.h.destroyCQ(q.inner, ctx)
+	}
+	return q.inner.DestroyContext(ctx)
+}
+
+func (q *mCQ) Push(w wc.WC, solicited bool) (bool, error) {
+	if q.h.push != nil {
+		return q.h.push(q.inner, w, solicited)
+	}
+	return q.inner.(conformance.Injector).Push(w, solicited)
+}
+
+func (q *mCQ) Ref() error { return q.inner.(conformance.Referencer).Ref() }
+func (q *mCQ) Unref()     { q.inner.(conformance.Referencer).Unref() }
+
+type mChannel struct {
+	inner conformance.CompChannel
+	c     *mContext
+}
+
+func (ch *mChannel) GetEvent(ctx context.Context) (conformance.CQ, any, error) {
+	var q conformance.CQ
+	var cctx any
+	var err error
+	if ch.c.h.getEvent != nil {
+		q, cctx, err = ch.c.h.getEvent(ch.inner, ctx)
+	} else {
+		q, cctx, err = ch.inner.GetEvent(ctx)
+	}
+	return ch.c.wrapCQ(q), cctx, err
+}
+
+func (ch *mChannel) TryGetEvent() (conformance.CQ, any, error) {
+	var q conformance.CQ
+	var cctx any
+	var err error
+	if ch.c.h.tryGetEvent != nil {
+		q, cctx, err = ch.c.h.tryGetEvent(ch.inner)
+	} else {
+		q, cctx, err = ch.inner.TryGetEvent()
+	}
+	return ch.c.wrapCQ(q), cctx, err
+}
+
+func (ch *mChannel) Destroy() error {
+	if ch.c.h.destroyCh != nil {
+		return ch.c.h.destroyCh(ch.inner)
+	}
+	return ch.inner.Destroy()
+}
+
+func (ch *mChannel) Len() int { return ch.inner.(conformance.Depth).Len() }
+
+// mutants collects every family's mutants (appended by init functions in
+// mutants_*_test.go).
+var mutants []mutant
+
+// TestWrapperIsTransparent: the wrapper with no hooks passes the whole suite,
+// so any failure of a mutant comes from its hook.
+func TestWrapperIsTransparent(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		m := mutant{name: "identity", base: p}
+		if err := conformance.Check(m.factory()); err != nil {
+			t.Fatalf("profile %s: the transparent wrapper fails the suite:\n%v", p.Name, err)
+		}
+	}
+}
+
+// TestMutantsAreCaught runs the suite on every mutant and requires a failure
+// from each rule the mutant names.
+func TestMutantsAreCaught(t *testing.T) {
+	for _, m := range mutants {
+		t.Run(m.name, func(t *testing.T) {
+			err := conformance.Check(m.factory())
+			if err == nil {
+				t.Fatalf("the suite passes a device that is broken (%s)", m.name)
+			}
+			for _, id := range m.rules {
+				if !strings.Contains(err.Error(), id+" (") {
+					t.Errorf("no case of %s caught the mutant; failures were:\n%v", id, err)
+				}
+			}
+		})
+	}
+}

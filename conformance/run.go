@@ -1,0 +1,206 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// NewDevice makes a fresh device for one case.
+type NewDevice func() (Device, error)
+
+// Case is one executable rule check.
+type Case struct {
+	ID   string // rule ID from RULES.md, e.g. "CQ-08"
+	Name string // what the case checks, in a few words
+	src  string // file:line where the case is declared
+	run  func(t *T, e *Env)
+}
+
+// Source returns the file:line where the case is declared.
+func (c Case) Source() string { return c.src }
+
+var registry []Case
+
+// register adds a case; the suite's files call it from init functions.
+func register(id, name string, run func(t *T, e *Env)) {
+	_, file, line, _ := runtime.Caller(1)
+	registry = append(registry, Case{
+		ID: id, Name: name, run: run,
+		src: fmt.Sprintf("conformance/%s:%d", filepath.Base(file), line),
+	})
+}
+
+// Cases returns every case of the suite, ordered by rule ID.
+func Cases() []Case {
+	cs := append([]Case(nil), registry...)
+	sort.SliceStable(cs, func(i, j int) bool { return ruleLess(cs[i].ID, cs[j].ID) })
+	return cs
+}
+
+// ruleLess orders "CQ-2" before "CQ-10".
+func ruleLess(a, b string) bool {
+	fa, na := splitID(a)
+	fb, nb := splitID(b)
+	if fa != fb {
+		return fa < fb
+	}
+	if na != nb {
+		return na < nb
+	}
+	return a < b
+}
+
+func splitID(id string) (family string, n int) {
+	i := strings.LastIndexByte(id, '-')
+	if i < 0 {
+		return id, 0
+	}
+	fmt.Sscanf(strings.TrimLeft(id[i+1:], "S"), "%d", &n)
+	return id[:i], n
+}
+
+// Run runs every case as a subtest named "ID/Name", each on a fresh device
+// from newDevice.
+func Run(t *testing.T, newDevice NewDevice) {
+	t.Helper()
+	for _, c := range Cases() {
+		t.Run(c.ID+"/"+c.Name, func(t *testing.T) {
+			runCase(&T{tb: t, c: c}, c, newDevice)
+		})
+	}
+}
+
+// Check runs every case and returns all failures joined, or nil: the suite
+// as a function, in the manner of fstest.TestFS.
+func Check(newDevice NewDevice) error {
+	var errs []error
+	for _, c := range Cases() {
+		t := &T{c: c}
+		runCase(t, c, newDevice)
+		errs = append(errs, t.errs...)
+	}
+	return errors.Join(errs...)
+}
+
+func runCase(t *T, c Case, newDevice NewDevice) {
+	defer t.runCleanups()
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(stop); ok {
+				return
+			}
+			t.record(fmt.Sprintf("panic: %v", r))
+			if t.tb != nil {
+				t.tb.FailNow()
+			}
+		}
+	}()
+	dev, err := newDevice()
+	if err != nil {
+		t.Fatalf("making a device: %v", err)
+	}
+	ctx, err := dev.Open()
+	if err != nil {
+		t.Fatalf("opening the device: %v", err)
+	}
+	e := &Env{T: t, Dev: dev, Ctx: ctx, Profile: dev.Profile()}
+	t.Cleanup(e.teardown)
+	c.run(t, e)
+}
+
+// T reports a case's failures, naming its rule and where the case is
+// declared, to a *testing.T or, under Check, to a list.
+type T struct {
+	tb       testing.TB
+	c        Case
+	errs     []error
+	cleanups []func()
+}
+
+type stop struct{}
+
+func (t *T) record(msg string) {
+	err := fmt.Errorf("%s (%s): %s (%s)", t.c.ID, t.c.Name, msg, t.c.src)
+	if t.tb != nil {
+		t.tb.Helper()
+		t.tb.Error(err)
+		return
+	}
+	t.errs = append(t.errs, err)
+}
+
+// Errorf records a failure and goes on.
+func (t *T) Errorf(format string, args ...any) {
+	if t.tb != nil {
+		t.tb.Helper()
+	}
+	t.record(fmt.Sprintf(format, args...))
+}
+
+// Fatalf records a failure and ends the case.
+func (t *T) Fatalf(format string, args ...any) {
+	if t.tb != nil {
+		t.tb.Helper()
+	}
+	t.record(fmt.Sprintf(format, args...))
+	if t.tb != nil {
+		t.tb.FailNow()
+	}
+	panic(stop{})
+}
+
+// Helper marks the caller as a helper, as testing.T.Helper does.
+func (t *T) Helper() {
+	if t.tb != nil {
+		t.tb.Helper()
+	}
+}
+
+// Logf logs under go test -v; it is silent under Check.
+func (t *T) Logf(format string, args ...any) {
+	if t.tb != nil {
+		t.tb.Helper()
+		t.tb.Logf(format, args...)
+	}
+}
+
+// Failed reports whether the case has failed so far.
+func (t *T) Failed() bool {
+	if t.tb != nil {
+		return t.tb.Failed()
+	}
+	return len(t.errs) > 0
+}
+
+// Cleanup registers f to run when the case ends, last registered first.
+func (t *T) Cleanup(f func()) { t.cleanups = append(t.cleanups, f) }
+
+func (t *T) runCleanups() {
+	for i := len(t.cleanups) - 1; i >= 0; i-- {
+		t.cleanups[i]()
+	}
+}
+
+// Waits. Positive waits (something must happen) use Patience, which only
+// matters when the implementation is broken; negative waits (something must
+// NOT happen, e.g. a destroy that must stay blocked) use Grace. Neither
+// measures speed.
+const (
+	Patience = 10 * time.Second
+	Grace    = 50 * time.Millisecond
+)
+
+func patient() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), Patience)
+}
+
+func graceful() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), Grace)
+}

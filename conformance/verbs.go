@@ -1,0 +1,123 @@
+package conformance
+
+import (
+	"context"
+
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Device is the verbs surface of one adapter that the suite drives. Run
+// calls the factory once per case, so each case starts on a fresh device.
+type Device interface {
+	// Open opens a device context (ibv_open_device).
+	Open() (Context, error)
+	// Profile states which reading of each implementation-defined rule the
+	// device follows, as rdma-unit-test reads per-NIC introspection flags.
+	Profile() Profile
+}
+
+// Context is an open device context (struct ibv_context).
+type Context interface {
+	// Limits returns the device limits the CQ rules refer to.
+	Limits() Limits
+	// CreateCompChannel is ibv_create_comp_channel.
+	CreateCompChannel() (CompChannel, error)
+	// CreateCQ is ibv_create_cq. ch may be nil.
+	CreateCQ(cqe int, cqContext any, ch CompChannel, compVector int) (CQ, error)
+	// GetAsyncEvent is ibv_get_async_event on a blocking async_fd, bounded
+	// by ctx.
+	GetAsyncEvent(ctx context.Context) (AsyncEvent, error)
+	// TryGetAsyncEvent is ibv_get_async_event on a non-blocking async_fd:
+	// EAGAIN when nothing is queued.
+	TryGetAsyncEvent() (AsyncEvent, error)
+	// Close is ibv_close_device.
+	Close() error
+}
+
+// Limits are the device attributes the suite needs.
+type Limits struct {
+	MaxCQ          int // ibv_device_attr.max_cq
+	MaxCQE         int // ibv_device_attr.max_cqe
+	NumCompVectors int // ibv_context.num_comp_vectors
+}
+
+// CQ is a completion queue.
+type CQ interface {
+	// CQE returns the capacity, ibv_cq.cqe.
+	CQE() int
+	// Poll is ibv_poll_cq with num_entries = len(wcs).
+	Poll(wcs []wc.WC) (int, error)
+	// ReqNotify is ibv_req_notify_cq.
+	ReqNotify(solicitedOnly bool) error
+	// AckEvents is ibv_ack_cq_events.
+	AckEvents(n int) error
+	// Resize is ibv_resize_cq.
+	Resize(cqe int) error
+	// DestroyContext is ibv_destroy_cq, with any wait bounded by ctx.
+	DestroyContext(ctx context.Context) error
+}
+
+// CompChannel is a completion channel.
+type CompChannel interface {
+	// GetEvent is ibv_get_cq_event on a blocking channel, bounded by ctx.
+	GetEvent(ctx context.Context) (cq CQ, cqContext any, err error)
+	// TryGetEvent is ibv_get_cq_event on a non-blocking channel: EAGAIN when
+	// nothing is queued.
+	TryGetEvent() (cq CQ, cqContext any, err error)
+	// Destroy is ibv_destroy_comp_channel.
+	Destroy() error
+}
+
+// AsyncEvent is an event from GetAsyncEvent.
+type AsyncEvent interface {
+	// EventType is event_type.
+	EventType() notify.EventType
+	// Object is the CQ (as returned by CreateCQ), QP, SRQ or WQ the event
+	// names, or nil for port events.
+	Object() any
+	// Port is element.port_num, for port events.
+	Port() uint8
+	// Ack is ibv_ack_async_event.
+	Ack() error
+}
+
+// Injector is an optional capability of a CQ: adding a completion directly,
+// as the adapter would when a work request finishes. With it the suite checks
+// every CQ and notification rule without traffic. solicited says the
+// message of a successful receive completion carried the solicited-event bit.
+type Injector interface {
+	Push(w wc.WC, solicited bool) (overrun bool, err error)
+}
+
+// Referencer is an optional capability of a CQ: holding it the way a QP does,
+// so CQ-11 can be checked before QPs exist.
+type Referencer interface {
+	Ref() error
+	Unref()
+}
+
+// Depth is an optional capability of a completion channel: the number of
+// queued, unread events, which is when its descriptor polls readable
+// (CHAN-05).
+type Depth interface {
+	Len() int
+}
+
+// Profile states which reading of the implementation-defined rules a device
+// follows. The zero value is the man-page reading (verbsim's default
+// profile).
+type Profile struct {
+	// OverrunDrops: after an overrun only the lost completion is gone and the
+	// CQ keeps working (CQ-23 reading B, rxe). False: the CQ stays in error.
+	OverrunDrops bool
+	// DestroyBusyOnUnacked: destroying a CQ with read but unacked events
+	// fails with EBUSY instead of waiting (CQ-13 alternative).
+	DestroyBusyOnUnacked bool
+	// SolicitedBitOnly: unsuccessful completions wake a solicited-only arm only
+	// when the producer marked them solicited (NOTIFY-05 reading B, rxe).
+	SolicitedBitOnly bool
+	// ExactCQE: the CQ capacity equals the request; false allows any capacity
+	// >= the request (CQ-02).
+	ExactCQE bool
+}

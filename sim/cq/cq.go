@@ -1,0 +1,370 @@
+package cq
+
+import (
+	"context"
+	"sync"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Channel is the completion channel type CQs deliver events to: a
+// notify.Channel whose events name a *CQ.
+type Channel = notify.Channel[*CQ]
+
+// NewChannel returns a completion channel in the lock domain mu
+// (ibv_create_comp_channel). Pass the same mu to the CQs that will use it.
+func NewChannel(mu *sync.Mutex) *Channel { return notify.NewChannel[*CQ](mu) }
+
+// lifecycle of a CQ.
+type lifecycle uint8
+
+const (
+	live       lifecycle = iota
+	destroying           // destroyed as far as the verbs go; waiting for acks (CQ-13)
+	destroyed
+)
+
+// CQ is a completion queue (struct ibv_cq): a ring of work completions, the
+// notification request armed on it, and its event accounting.
+//
+// A CQ is safe for concurrent use; every method takes the domain lock, except
+// those named ...Locked, which expect the caller (the HCA engine) to hold it.
+type CQ struct {
+	mu *sync.Mutex
+
+	ring []wc.WC // capacity = cqe reported to the application
+	head int     // oldest entry
+	n    int     // unpolled entries
+
+	arm     notify.Arm
+	overrun bool // in the error state after an overrun (OverrunError policy)
+
+	ch     *Channel
+	async  *notify.AsyncQueue
+	tally  notify.Tally
+	refs   int
+	state  lifecycle
+	cfg    Config
+	stats  Stats
+	errEIO error // preallocated: Poll on an overrun CQ allocates nothing
+}
+
+// Stats counts what happened to a CQ over its life.
+type Stats struct {
+	Added        uint64 // completions stored
+	Polled       uint64 // completions returned by Poll
+	Dropped      uint64 // completions lost to overrun
+	EventsRaised uint64 // completion events queued on the channel
+	ArmsFired    uint64 // requests consumed, with or without a channel
+	Overruns     uint64 // CQ_ERR events raised
+}
+
+// Snapshot is an instant view of a CQ, for tests, tools and teaching.
+type Snapshot struct {
+	CQE         int        // capacity
+	Len         int        // unpolled completions
+	Arm         notify.Arm // pending request
+	Overrun     bool       // in the error state after an overrun
+	Refs        int        // QPs, SRQs or WQs holding the CQ
+	CompRead    uint64     // completion events read by ibv_get_cq_event
+	CompAcked   uint64     // ... and acknowledged
+	AsyncRead   uint64     // async events naming the CQ read
+	AsyncAcked  uint64     // ... and acknowledged
+	Destroying  bool       // destroyed, still waiting for acks
+	Destroyed   bool       // fully destroyed
+	Stats       Stats
+	Completions []wc.WC // the unpolled completions, oldest first
+}
+
+// New creates a CQ (ibv_create_cq). See Config for the checks it makes.
+func New(cfg Config) (*CQ, error) {
+	mu := cfg.Lock
+	if mu == nil {
+		switch {
+		case cfg.Channel != nil:
+			mu = cfg.Channel.Domain()
+		case cfg.Async != nil:
+			mu = cfg.Async.Domain()
+		default:
+			mu = new(sync.Mutex)
+		}
+		cfg.Lock = mu
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return NewLocked(cfg)
+}
+
+// NewLocked is New for a caller that holds cfg.Lock, which must not be nil.
+func NewLocked(cfg Config) (*CQ, error) {
+	if cfg.Lock == nil {
+		return nil, verr.New(verbCreate, syscall.EINVAL, "no domain lock given")
+	}
+	capacity, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Channel != nil {
+		if err := cfg.Channel.RefLocked(); err != nil {
+			return nil, err
+		}
+	}
+	c := &CQ{
+		mu:    cfg.Lock,
+		ring:  make([]wc.WC, capacity),
+		ch:    cfg.Channel,
+		async: cfg.Async,
+		cfg:   cfg,
+	}
+	c.errEIO = verr.New(verbPoll, syscall.EIO, "the CQ overran and is in its error state (CQ-23)")
+	return c, nil
+}
+
+// CQE returns the capacity of c: the cqe field of struct ibv_cq, never smaller
+// than requested (CQ-02) and updated by Resize (CQ-09).
+func (c *CQ) CQE() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ring)
+}
+
+// Context returns the cq_context given at creation (CQ-04).
+func (c *CQ) Context() any { return c.cfg.Context }
+
+// Channel returns the completion channel c delivers events to, or nil.
+func (c *CQ) Channel() *Channel { return c.ch }
+
+// CompVector returns the completion vector given at creation.
+func (c *CQ) CompVector() int { return c.cfg.CompVector }
+
+// Domain returns the lock that serializes c.
+func (c *CQ) Domain() *sync.Mutex { return c.mu }
+
+// Len returns the number of unpolled completions.
+func (c *CQ) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// Armed returns the pending notification request.
+func (c *CQ) Armed() notify.Arm {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.arm
+}
+
+// Snapshot returns an instant view of c.
+func (c *CQ) Snapshot() Snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cr, ca, ar, aa := c.tally.Counts()
+	s := Snapshot{
+		CQE: len(c.ring), Len: c.n, Arm: c.arm, Overrun: c.overrun, Refs: c.refs,
+		CompRead: cr, CompAcked: ca, AsyncRead: ar, AsyncAcked: aa,
+		Destroying: c.state == destroying, Destroyed: c.state == destroyed,
+		Stats: c.stats,
+	}
+	for i := 0; i < c.n; i++ {
+		s.Completions = append(s.Completions, c.ring[(c.head+i)%len(c.ring)])
+	}
+	return s
+}
+
+// Poll removes up to len(wcs) completions, oldest first, copies them into
+// wcs and returns how many it copied (ibv_poll_cq). It never blocks (CQ-14),
+// writes nothing past wcs[n-1] (CQ-15), and a polled completion is gone for
+// good (CQ-17). An empty or nil wcs returns 0 and removes nothing (CQ-16).
+// Poll allocates nothing.
+//
+// After an overrun under the OverrunError policy the CQ is in its error state
+// (CQ-23): Poll still returns the completions stored before the overrun, and
+// with them an error matching syscall.EIO, on every call. As with io.Reader,
+// process the n completions before looking at the error.
+//
+// On a destroyed CQ Poll returns 0 and EINVAL.
+func (c *CQ) Poll(wcs []wc.WC) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != live {
+		return 0, errDestroyed(verbPoll)
+	}
+	n := min(len(wcs), c.n)
+	for i := 0; i < n; i++ {
+		wcs[i] = c.ring[c.head]
+		c.ring[c.head] = wc.WC{}
+		c.head++
+		if c.head == len(c.ring) {
+			c.head = 0
+		}
+	}
+	c.n -= n
+	c.stats.Polled += uint64(n)
+	if obs := c.cfg.Observer; obs != nil {
+		for i := 0; i < n; i++ {
+			obs.PolledLocked(c, &wcs[i])
+		}
+	}
+	if c.overrun {
+		return n, c.errEIO
+	}
+	return n, nil
+}
+
+// ReqNotify arms c (ibv_req_notify_cq). With solicitedOnly false the next
+// completion added raises an event; with true only a solicited receive
+// completion or an unsuccessful one does (NOTIFY-03, NOTIFY-04). Completions
+// already in the CQ never fire it (NOTIFY-02), it fires at most once
+// (NOTIFY-01), and requests combine as notify.Arm.Request says (NOTIFY-07,
+// NOTIFY-08). Arming a CQ without a channel succeeds and delivers nothing
+// (NOTIFY-17). On a destroyed CQ it returns EINVAL (NOTIFY-10).
+func (c *CQ) ReqNotify(solicitedOnly bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != live {
+		return errDestroyed(verbReqNotify)
+	}
+	c.arm = c.arm.Request(solicitedOnly)
+	return nil
+}
+
+// AckEvents acknowledges n completion events read from c's channel
+// (ibv_ack_cq_events); n may batch several (CHAN-07, CHAN-12). Acking more than
+// were read is EINVAL and counts nothing (CHAN-08). Acks are accepted while a
+// destroy waits for them (CQ-13); on a fully destroyed CQ they are EINVAL.
+func (c *CQ) AckEvents(n int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == destroyed {
+		return errDestroyed(verbAck)
+	}
+	return c.tally.AckComp(n)
+}
+
+// Resize changes the capacity of c to at least cqe (ibv_resize_cq). cqe must
+// lie in [1, MaxCQE] and must not be below the number of unpolled completions
+// (CQ-08); otherwise Resize returns EINVAL and changes nothing. The new capacity
+// is cqe rounded as at creation, so a smaller request may leave more room than
+// asked (CQ-09). Unpolled completions keep their order (CQ-10).
+func (c *CQ) Resize(cqe int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != live {
+		return errDestroyed(verbResize)
+	}
+	if cqe < 1 || cqe > c.cfg.Limits.MaxCQE {
+		return verr.Errorf(verbResize, syscall.EINVAL, "cqe %d is outside [1, max_cqe=%d] (CQ-08)", cqe, c.cfg.Limits.MaxCQE)
+	}
+	if cqe < c.n {
+		return verr.Errorf(verbResize, syscall.EINVAL,
+			"%d completions are unpolled; a CQ of %d cannot hold them (CQ-08)", c.n, cqe)
+	}
+	capacity := c.cfg.Rounding.round(cqe, c.cfg.Limits.MaxCQE)
+	ring := make([]wc.WC, capacity)
+	for i := 0; i < c.n; i++ {
+		ring[i] = c.ring[(c.head+i)%len(c.ring)]
+	}
+	c.ring, c.head = ring, 0
+	return nil
+}
+
+// Destroy destroys c (ibv_destroy_cq) and waits, without a deadline, for the
+// acknowledgement of every event already read for it. Prefer DestroyContext in
+// tests: a forgotten ack then fails the test instead of hanging it.
+func (c *CQ) Destroy() error { return c.DestroyContext(context.Background()) }
+
+// DestroyContext destroys c (ibv_destroy_cq).
+//
+//   - While a QP, SRQ or WQ still uses c it returns EBUSY and changes nothing
+//     (CQ-11). Unpolled completions and a pending arm do not stop it (CQ-12).
+//   - Unread events of c queued on its channel or on the async queue are
+//     discarded: they need no ack (CQ-13).
+//   - Events already read but not acknowledged make it wait, as libibverbs
+//     does (CQ-13, ASYNC-05). If ctx ends the wait first, DestroyContext
+//     returns an error matching syscall.EINTR and ctx's error. The CQ is then
+//     already unusable (every verb but AckEvents returns EINVAL) and still holds
+//     its channel; call DestroyContext again, after the acks, to finish.
+//   - Under the DestroyBusy policy, unacked events make it return EBUSY at once
+//     and change nothing instead.
+//   - On a CQ already destroyed it returns EINVAL.
+func (c *CQ) DestroyContext(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case destroyed:
+		return errDestroyed(verbDestroy)
+	case live:
+		if c.refs > 0 {
+			return verr.Errorf(verbDestroy, syscall.EBUSY, "%d QP/SRQ/WQ reference(s) still use the CQ (CQ-11)", c.refs)
+		}
+		if c.cfg.Destroy == DestroyBusy && !c.tally.Settled() {
+			return verr.Errorf(verbDestroy, syscall.EBUSY, "%d event(s) read but not acked", c.tally.Unacked())
+		}
+		c.state = destroying
+		c.arm = notify.Disarmed
+		c.ring, c.head, c.n = nil, 0, 0
+		if c.ch != nil {
+			c.ch.DiscardLocked(c)
+		}
+		if c.async != nil {
+			c.async.DiscardLocked(c)
+		}
+		if c.cfg.OnDestroy != nil {
+			c.cfg.OnDestroy()
+		}
+	}
+	if err := c.tally.WaitSettled(ctx, c.mu); err != nil {
+		return verr.Wrap(verbDestroy, syscall.EINTR,
+			"still waiting for acks of events already read (CQ-13); call again to finish", err)
+	}
+	if c.state == destroying { // another waiter may have finished already
+		c.state = destroyed
+		if c.ch != nil {
+			c.ch.UnrefLocked()
+		}
+	}
+	return nil
+}
+
+// RefLocked records that a QP, SRQ or WQ uses c, which makes DestroyContext
+// return EBUSY until the matching UnrefLocked (CQ-11). It fails with EINVAL on
+// a destroyed CQ.
+//
+// Precondition: the domain lock is held.
+func (c *CQ) RefLocked() error {
+	if c.state != live {
+		return errDestroyed(verbCreate)
+	}
+	c.refs++
+	return nil
+}
+
+// UnrefLocked drops a reference taken with RefLocked.
+//
+// Precondition: the domain lock is held.
+func (c *CQ) UnrefLocked() {
+	if c.refs > 0 {
+		c.refs--
+	}
+}
+
+// Ref is RefLocked for a caller that does not hold the domain lock.
+func (c *CQ) Ref() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.RefLocked()
+}
+
+// Unref is UnrefLocked for a caller that does not hold the domain lock.
+func (c *CQ) Unref() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.UnrefLocked()
+}
+
+func errDestroyed(verb string) error {
+	return verr.New(verb, syscall.EINVAL, "the CQ has been destroyed")
+}

@@ -1,0 +1,91 @@
+package cq
+
+import (
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Push adds a completion to c as the HCA does when a work request finishes,
+// and reports whether c overran. It is the producer side of the CQ: the
+// transport engine calls PushLocked; tests and tools may call Push to feed a
+// CQ directly (to drive an event loop without any QP, say).
+//
+// solicited says that the message behind a successful receive completion
+// carried the solicited-event bit (NOTIFY-04, NOTIFY-06); it is ignored for
+// successful send completions.
+//
+// In order:
+//   - If c is full, or already in its error state, the completion is not
+//     stored and c overruns (CQ-22): under OverrunError (the default) c enters
+//     its sticky error state and an IBV_EVENT_CQ_ERR naming c is raised on the
+//     async queue, again at every later overrun (CQ-23 reading A); under
+//     OverrunDrop only this completion is lost and the event raised (reading B,
+//     rxe); with IgnoreOverrun the completion is dropped silently. Push returns
+//     overrun true.
+//   - Otherwise the completion is stored, and then, if the pending request
+//     fires for it, c is disarmed and one event is queued on the channel
+//     (NOTIFY-01..05): after the completion is pollable, never before
+//     (NOTIFY-12).
+//
+// Pushing to a destroyed CQ returns EINVAL. Push allocates nothing.
+func (c *CQ) Push(w wc.WC, solicited bool) (overrun bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.PushLocked(&w, solicited)
+}
+
+// PushLocked is Push for the engine, which holds the domain lock.
+//
+// Precondition: the domain lock is held.
+func (c *CQ) PushLocked(w *wc.WC, solicited bool) (overrun bool, err error) {
+	if c.state != live {
+		return false, errDestroyed(verbPush)
+	}
+	if c.n == len(c.ring) || c.overrun {
+		c.stats.Dropped++
+		if c.cfg.IgnoreOverrun {
+			return true, nil
+		}
+		if c.cfg.Overrun == OverrunError {
+			c.overrun = true
+		}
+		c.stats.Overruns++
+		if c.async != nil {
+			if err := c.async.RaiseLocked(notify.EventCQErr, c, &c.tally, 0); err != nil {
+				return true, err
+			}
+		}
+		return true, nil
+	}
+	tail := c.head + c.n
+	if tail >= len(c.ring) {
+		tail -= len(c.ring)
+	}
+	c.ring[tail] = *w
+	c.n++
+	c.stats.Added++
+	if c.arm.Fires(w, solicited, c.cfg.Solicited) {
+		c.arm = notify.Disarmed
+		c.stats.ArmsFired++
+		if c.ch != nil {
+			c.ch.PushLocked(c, c.cfg.Context, &c.tally)
+			c.stats.EventsRaised++
+		}
+	}
+	return false, nil
+}
+
+// Overrun reports whether c is in its error state after an overrun.
+func (c *CQ) Overrun() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.overrun
+}
+
+// Destroyed reports whether c has been destroyed (or is waiting for acks to
+// finish being destroyed).
+func (c *CQ) Destroyed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state != live
+}

@@ -1,0 +1,178 @@
+package sim
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/cq"
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/verr"
+)
+
+// CQ is a completion queue; see package cq.
+type CQ = cq.CQ
+
+// CompChannel is a completion channel whose events name a *CQ; see
+// notify.Channel.
+type CompChannel = cq.Channel
+
+// AsyncEvent is an asynchronous event; see notify.AsyncEvent.
+type AsyncEvent = notify.AsyncEvent
+
+// Device is one simulated adapter (struct ibv_device).
+type Device struct {
+	fabric *Fabric
+	name   string
+	attr   DeviceAttr
+	guid   uint64
+	cqs    int // live CQs on the device, across contexts (CQ-06)
+}
+
+// Name returns the device name (ibv_get_device_name).
+func (d *Device) Name() string { return d.name }
+
+// GUID returns the node GUID (ibv_get_device_guid).
+func (d *Device) GUID() uint64 { return d.guid }
+
+// Attr returns the device attributes (ibv_query_device).
+func (d *Device) Attr() DeviceAttr { return d.attr }
+
+// Fabric returns the fabric the device is on.
+func (d *Device) Fabric() *Fabric { return d.fabric }
+
+// Open opens a context on the device (ibv_open_device).
+func (d *Device) Open() (*Context, error) {
+	return &Context{dev: d, async: notify.NewAsyncQueue(&d.fabric.mu)}, nil
+}
+
+// Context is an open device context (struct ibv_context): the owner of
+// channels and CQs, and of the async event queue.
+type Context struct {
+	dev    *Device
+	async  *notify.AsyncQueue
+	closed bool
+	cqs    int // live CQs created through this context
+}
+
+// Device returns the device the context was opened on.
+func (c *Context) Device() *Device { return c.dev }
+
+// NumCompVectors returns ibv_context.num_comp_vectors.
+func (c *Context) NumCompVectors() int { return c.dev.attr.NumCompVectors }
+
+// QueryDevice returns the device attributes (ibv_query_device).
+func (c *Context) QueryDevice() (DeviceAttr, error) {
+	if err := c.check("ibv_query_device"); err != nil {
+		return DeviceAttr{}, err
+	}
+	return c.dev.attr, nil
+}
+
+func (c *Context) check(verb string) error {
+	c.dev.fabric.mu.Lock()
+	defer c.dev.fabric.mu.Unlock()
+	return c.checkLocked(verb)
+}
+
+func (c *Context) checkLocked(verb string) error {
+	if c.closed {
+		return verr.New(verb, syscall.EINVAL, "the device context is closed")
+	}
+	return nil
+}
+
+// CreateCompChannel creates a completion channel (ibv_create_comp_channel).
+func (c *Context) CreateCompChannel() (*CompChannel, error) {
+	if err := c.check("ibv_create_comp_channel"); err != nil {
+		return nil, err
+	}
+	return cq.NewChannel(&c.dev.fabric.mu), nil
+}
+
+// CQInitAttr holds the arguments of ibv_create_cq_ex that verbsim models.
+type CQInitAttr struct {
+	CQE        int          // requested capacity (CQ-01, CQ-02)
+	Context    any          // cq_context (CQ-04)
+	Channel    *CompChannel // optional (CQ-05)
+	CompVector int          // (CQ-03)
+	// IgnoreOverrun is IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN (CQ-23).
+	IgnoreOverrun bool
+}
+
+// CreateCQ creates a completion queue of at least cqe entries
+// (ibv_create_cq). cqContext is handed back with every event of the CQ; ch,
+// which may be nil, is the channel the CQ's events go to.
+func (c *Context) CreateCQ(cqe int, cqContext any, ch *CompChannel, compVector int) (*CQ, error) {
+	return c.CreateCQEx(CQInitAttr{CQE: cqe, Context: cqContext, Channel: ch, CompVector: compVector})
+}
+
+// CreateCQEx creates a completion queue from attr (ibv_create_cq_ex). Besides
+// the checks of package cq it enforces the device's max_cq with ENOMEM
+// (CQ-06).
+func (c *Context) CreateCQEx(attr CQInitAttr) (*CQ, error) {
+	f := c.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := c.checkLocked("ibv_create_cq"); err != nil {
+		return nil, err
+	}
+	if c.dev.cqs >= c.dev.attr.MaxCQ {
+		return nil, verr.Errorf("ibv_create_cq", syscall.ENOMEM, "the device already has max_cq=%d CQs (CQ-06)", c.dev.attr.MaxCQ)
+	}
+	p := f.profile
+	q, err := cq.NewLocked(cq.Config{
+		CQE:           attr.CQE,
+		Context:       attr.Context,
+		Channel:       attr.Channel,
+		CompVector:    attr.CompVector,
+		IgnoreOverrun: attr.IgnoreOverrun,
+		Limits:        cq.Limits{MaxCQE: c.dev.attr.MaxCQE, NumCompVectors: c.dev.attr.NumCompVectors},
+		Overrun:       p.CQOverrun,
+		Destroy:       p.CQDestroy,
+		Rounding:      p.CQRounding,
+		Solicited:     p.Solicited,
+		Async:         c.async,
+		Lock:          &f.mu,
+		OnDestroy: func() {
+			c.dev.cqs--
+			c.cqs--
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.dev.cqs++
+	c.cqs++
+	return q, nil
+}
+
+// GetAsyncEvent waits for the next async event of the context
+// (ibv_get_async_event). See notify.AsyncQueue.GetAsyncEvent.
+func (c *Context) GetAsyncEvent(ctx context.Context) (AsyncEvent, error) {
+	return c.async.GetAsyncEvent(ctx)
+}
+
+// TryGetAsyncEvent returns the next async event or EAGAIN (a non-blocking
+// async_fd).
+func (c *Context) TryGetAsyncEvent() (AsyncEvent, error) { return c.async.TryGetAsyncEvent() }
+
+// AsyncQueue returns the context's async event queue, for inspection.
+func (c *Context) AsyncQueue() *notify.AsyncQueue { return c.async }
+
+// Close closes the context (ibv_close_device). verbsim refuses with EBUSY
+// while CQs created through the context still exist, where libibverbs would
+// leak or tear them down: a test that forgets a destroy hears about it.
+// Closing twice is EINVAL. Readers blocked on the async queue return EBADF.
+func (c *Context) Close() error {
+	f := c.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := c.checkLocked("ibv_close_device"); err != nil {
+		return err
+	}
+	if c.cqs > 0 {
+		return verr.Errorf("ibv_close_device", syscall.EBUSY, "%d CQ(s) created through the context still exist", c.cqs)
+	}
+	c.closed = true
+	return c.async.CloseLocked()
+}

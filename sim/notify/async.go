@@ -1,0 +1,208 @@
+package notify
+
+import (
+	"context"
+	"sync"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/verr"
+)
+
+// AsyncEvent is one asynchronous event (struct ibv_async_event).
+//
+// Exactly one of Object and Port is meaningful, chosen by Type.Element()
+// (ASYNC-03): Object holds the CQ, QP, SRQ or WQ the event names (a *cq.CQ for
+// EventCQErr), Port the port number for port events and DEVICE_FATAL.
+//
+// Every event returned by GetAsyncEvent must be acknowledged with Ack
+// (ibv_ack_async_event): destroying the object it names waits for that
+// (ASYNC-05).
+type AsyncEvent struct {
+	Type   EventType
+	Object any   // the CQ, QP, SRQ or WQ; nil for port events
+	Port   uint8 // the port number, for port events and DEVICE_FATAL
+
+	q     *AsyncQueue
+	tally *Tally
+}
+
+// String renders the event as its type text and element, e.g.
+// "CQ error (cq)" or "port active (port 1)".
+func (e AsyncEvent) String() string {
+	if e.Type.Element() == ElementPort {
+		return e.Type.String() + " (port " + itoa(int(e.Port)) + ")"
+	}
+	return e.Type.String() + " (" + e.Type.Element().String() + ")"
+}
+
+// Ack acknowledges the event (ibv_ack_async_event). Acknowledging more events
+// of an object than were read returns EINVAL and counts nothing: libibverbs
+// would silently corrupt its counters instead (CHAN-08). An event that was not
+// returned by GetAsyncEvent or TryGetAsyncEvent returns EINVAL.
+func (e AsyncEvent) Ack() error {
+	if e.q == nil {
+		return verr.New("ibv_ack_async_event", syscall.EINVAL, "the event was not obtained from ibv_get_async_event")
+	}
+	return e.q.ack(e)
+}
+
+// AsyncQueue is a device context's async event queue: what
+// ibv_get_async_event reads from context.async_fd. Events are handed out in
+// the order raised, each to exactly one reader (ASYNC-06).
+//
+// An AsyncQueue is safe for concurrent use. Its lock is the domain lock it was
+// made with.
+type AsyncQueue struct {
+	q            queue[asyncEntry]
+	read, acked  uint64 // every event, including port events with no tally
+	portUnacked  uint64 // port and device events read and not acked
+	raisedByType [EventWQFatal + 1]uint64
+}
+
+type asyncEntry struct {
+	typ   EventType
+	obj   any
+	port  uint8
+	tally *Tally
+}
+
+// NewAsyncQueue returns an empty async event queue whose lock is mu, the
+// domain lock of the objects that raise events on it (nil: a lock of its own).
+func NewAsyncQueue(mu *sync.Mutex) *AsyncQueue {
+	q := new(AsyncQueue)
+	q.q.init(mu, "ibv_get_async_event")
+	return q
+}
+
+// Domain returns the lock that serializes the queue.
+func (q *AsyncQueue) Domain() *sync.Mutex { return q.q.mu }
+
+// RaiseLocked queues an event. For an event naming an object (see
+// EventType.Element), obj is that object and t its event accounting, which
+// GetAsyncEvent and Ack update; for a port event obj must be nil and port names
+// the port. A mismatch between typ and its element is EINVAL: an engine bug
+// must not turn into an event no reader can interpret. Events raised on a
+// closed queue are dropped.
+//
+// Precondition: the domain lock is held.
+func (q *AsyncQueue) RaiseLocked(typ EventType, obj any, t *Tally, port uint8) error {
+	switch typ.Element() {
+	case 0:
+		return verr.Errorf("async event", syscall.EINVAL, "unknown event type %d", uint32(typ))
+	case ElementPort:
+		if obj != nil || t != nil {
+			return verr.Errorf("async event", syscall.EINVAL, "%s names a port, not an object", typ.Name())
+		}
+	default:
+		if obj == nil || t == nil {
+			return verr.Errorf("async event", syscall.EINVAL, "%s must name its %s", typ.Name(), typ.Element())
+		}
+	}
+	if q.q.dead {
+		return nil
+	}
+	q.raisedByType[typ]++
+	q.q.pushLocked(asyncEntry{typ: typ, obj: obj, port: port, tally: t})
+	return nil
+}
+
+func (q *AsyncQueue) took(e asyncEntry) {
+	q.read++
+	if e.tally != nil {
+		e.tally.asyncRead++
+	} else {
+		q.portUnacked++
+	}
+}
+
+func (q *AsyncQueue) event(e asyncEntry) AsyncEvent {
+	return AsyncEvent{Type: e.typ, Object: e.obj, Port: e.port, q: q, tally: e.tally}
+}
+
+// GetAsyncEvent waits for the next async event (ibv_get_async_event,
+// ASYNC-01). When ctx is done first it returns an error matching
+// syscall.EINTR and ctx's error; on a closed queue it returns EBADF.
+func (q *AsyncQueue) GetAsyncEvent(ctx context.Context) (AsyncEvent, error) {
+	e, err := q.q.get(ctx, q.took)
+	if err != nil {
+		return AsyncEvent{}, err
+	}
+	return q.event(e), nil
+}
+
+// TryGetAsyncEvent returns the next async event, or EAGAIN at once when none
+// is queued: ibv_get_async_event on a non-blocking async_fd (ASYNC-02).
+func (q *AsyncQueue) TryGetAsyncEvent() (AsyncEvent, error) {
+	e, err := q.q.tryGet(q.took)
+	if err != nil {
+		return AsyncEvent{}, err
+	}
+	return q.event(e), nil
+}
+
+func (q *AsyncQueue) ack(e AsyncEvent) error {
+	q.q.mu.Lock()
+	defer q.q.mu.Unlock()
+	if e.tally != nil {
+		if err := e.tally.ackAsync(); err != nil {
+			return err
+		}
+	} else {
+		if q.portUnacked == 0 {
+			return verr.New("ibv_ack_async_event", syscall.EINVAL, "over-ack: no port event is waiting for an ack")
+		}
+		q.portUnacked--
+	}
+	q.acked++
+	return nil
+}
+
+// Len returns the number of queued, unread events; the async descriptor polls
+// readable exactly when it is positive.
+func (q *AsyncQueue) Len() int {
+	q.q.mu.Lock()
+	defer q.q.mu.Unlock()
+	return q.q.items.Len()
+}
+
+// Counts returns how many events have been read and acked in total.
+func (q *AsyncQueue) Counts() (read, acked uint64) {
+	q.q.mu.Lock()
+	defer q.q.mu.Unlock()
+	return q.read, q.acked
+}
+
+// Raised returns how many events of type typ have been raised.
+func (q *AsyncQueue) Raised(typ EventType) uint64 {
+	q.q.mu.Lock()
+	defer q.q.mu.Unlock()
+	if int(typ) < len(q.raisedByType) {
+		return q.raisedByType[typ]
+	}
+	return 0
+}
+
+// DiscardLocked removes every queued, unread event naming obj and returns how
+// many it removed: a destroyed object's unread events need no ack.
+//
+// Precondition: the domain lock is held.
+func (q *AsyncQueue) DiscardLocked(obj any) int {
+	return q.q.items.RemoveIf(func(e asyncEntry) bool { return e.obj == obj })
+}
+
+// Close closes the queue, as closing the device context does: unread events
+// are dropped and blocked readers return EBADF. Closing twice is EINVAL.
+func (q *AsyncQueue) Close() error {
+	q.q.mu.Lock()
+	defer q.q.mu.Unlock()
+	return q.CloseLocked()
+}
+
+// CloseLocked is Close for a caller that holds the domain lock.
+func (q *AsyncQueue) CloseLocked() error {
+	if q.q.dead {
+		return verr.New("ibv_close_device", syscall.EINVAL, "the async event queue is already closed")
+	}
+	q.q.closeLocked()
+	return nil
+}

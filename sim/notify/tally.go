@@ -1,0 +1,116 @@
+package notify
+
+import (
+	"context"
+	"sync"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/verr"
+)
+
+// Tally counts, for one object (a CQ, and later QPs, SRQs and WQs), the events
+// handed to the application and the acknowledgements it has given back.
+//
+// libibverbs keeps the same four counters in struct ibv_cq and refuses to
+// finish destroying the object until every event it handed out has been
+// acknowledged (CQ-13, ASYNC-05). Completion events are counted when
+// ibv_get_cq_event returns them, async events when ibv_get_async_event does;
+// events discarded unread are never counted.
+//
+// A Tally belongs to its owner's lock domain: every method requires the
+// domain lock to be held. The zero value is ready to use.
+type Tally struct {
+	compRead, compAcked   uint64
+	asyncRead, asyncAcked uint64
+	wake                  chan struct{} // made by the first waiter; signalled on acks
+}
+
+// Counts returns the events read and acked, completion and async.
+//
+// Precondition: the domain lock is held.
+func (t *Tally) Counts() (compRead, compAcked, asyncRead, asyncAcked uint64) {
+	return t.compRead, t.compAcked, t.asyncRead, t.asyncAcked
+}
+
+// Unacked returns how many read events still wait for an acknowledgement.
+//
+// Precondition: the domain lock is held.
+func (t *Tally) Unacked() uint64 {
+	return (t.compRead - t.compAcked) + (t.asyncRead - t.asyncAcked)
+}
+
+// Settled reports whether every read event has been acknowledged.
+//
+// Precondition: the domain lock is held.
+func (t *Tally) Settled() bool { return t.Unacked() == 0 }
+
+// AckComp records n completion-event acknowledgements, as
+// ibv_ack_cq_events(cq, n) does. Acknowledging more events than were read is a
+// usage error that libibverbs cannot see and that makes ibv_destroy_cq hang
+// for ever (CHAN-08); verbsim reports it as EINVAL and counts nothing. n may
+// batch several events (CHAN-07, CHAN-12).
+//
+// Precondition: the domain lock is held.
+func (t *Tally) AckComp(n int) error {
+	if n < 0 {
+		return verr.Errorf("ibv_ack_cq_events", syscall.EINVAL, "negative event count %d", n)
+	}
+	if uint64(n) > t.compRead-t.compAcked {
+		return verr.Errorf("ibv_ack_cq_events", syscall.EINVAL,
+			"over-ack: acking %d events but only %d were read and not yet acked (CHAN-08)", n, t.compRead-t.compAcked)
+	}
+	if n == 0 {
+		return nil
+	}
+	t.compAcked += uint64(n)
+	t.signal()
+	return nil
+}
+
+func (t *Tally) ackAsync() error {
+	if t.asyncAcked >= t.asyncRead {
+		return verr.New("ibv_ack_async_event", syscall.EINVAL,
+			"over-ack: every async event read for this object is already acked")
+	}
+	t.asyncAcked++
+	t.signal()
+	return nil
+}
+
+func (t *Tally) signal() {
+	if t.wake != nil {
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// WaitSettled blocks until every read event has been acknowledged or ctx is
+// done, and returns ctx's error in the second case. It releases mu while
+// blocked and holds it again on return, so acks from other goroutines can
+// arrive. Several goroutines may wait on one Tally.
+//
+// Precondition: mu is the domain lock and is held.
+func (t *Tally) WaitSettled(ctx context.Context, mu *sync.Mutex) error {
+	for !t.Settled() {
+		if t.wake == nil {
+			t.wake = make(chan struct{}, 1)
+		}
+		wake := t.wake
+		mu.Unlock()
+		select {
+		case <-wake:
+			mu.Lock()
+		case <-ctx.Done():
+			mu.Lock()
+			if t.Settled() {
+				t.signal() // we may have missed the token: pass it on
+				return nil
+			}
+			return ctx.Err()
+		}
+	}
+	t.signal() // wake any other waiter: the condition holds for everyone
+	return nil
+}

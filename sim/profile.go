@@ -1,0 +1,65 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/verbsim/verbsim/sim/cq"
+	"github.com/verbsim/verbsim/sim/notify"
+)
+
+// Profile selects the reading of every rule on which providers disagree
+// (the [IMPL] and [CONFLICT] rows of the rule catalogue). It is data: the
+// engine consults it at the few places where readings differ.
+//
+// The zero Profile is the default, which follows the rdma-core man pages.
+type Profile struct {
+	// Name identifies the profile in traces and test names.
+	Name string
+	// CQOverrun: what an overrun leaves behind (CQ-23).
+	CQOverrun cq.OverrunPolicy
+	// CQDestroy: destroying a CQ with read but unacked events waits (libibverbs)
+	// or fails with EBUSY (CQ-13).
+	CQDestroy cq.DestroyPolicy
+	// CQRounding: how a requested cqe becomes the capacity (CQ-02).
+	CQRounding cq.Rounding
+	// Solicited: which unsuccessful completions wake a solicited-only arm
+	// (NOTIFY-05).
+	Solicited notify.SolicitedPolicy
+}
+
+// DefaultProfile returns the profile that follows the man pages: the "Sim
+// default" reading of every rule.
+func DefaultProfile() Profile { return Profile{Name: "default"} }
+
+// RXEProfile returns the profile of Linux soft-RoCE (rxe), as far as the
+// rules built so far differ (RULES.md §12): an overrun loses one completion
+// and the CQ keeps going (CQ-23 B), and send-side errors never wake a
+// solicited-only arm (NOTIFY-05 B).
+func RXEProfile() Profile {
+	return Profile{
+		Name:      "rxe",
+		CQOverrun: cq.OverrunDrop,
+		Solicited: notify.SolicitedBitOnly,
+	}
+}
+
+// Profiles returns every built-in profile, default first.
+func Profiles() []Profile { return []Profile{DefaultProfile(), RXEProfile()} }
+
+func (p Profile) validate() error {
+	if p.CQOverrun > cq.OverrunDrop || p.CQDestroy > cq.DestroyBusy ||
+		p.CQRounding > cq.RoundExact || p.Solicited > notify.SolicitedBitOnly {
+		return fmt.Errorf("sim: profile %q has an unknown policy value", p.Name)
+	}
+	return nil
+}
+
+// String returns the profile's name and readings.
+func (p Profile) String() string {
+	name := p.Name
+	if name == "" {
+		name = "default"
+	}
+	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s)",
+		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited)
+}

@@ -1,0 +1,60 @@
+package wc_test
+
+import (
+	"fmt"
+
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+func ExampleStatus_String() {
+	// String is ibv_wc_status_str, capitalisation and all.
+	fmt.Println(wc.Success)
+	fmt.Println(wc.WRFlushErr)
+	fmt.Println(wc.WRFlushErr.Name())
+	fmt.Println(wc.Status(24)) // out of range
+	// Output:
+	// success
+	// Work Request Flushed Error
+	// IBV_WC_WR_FLUSH_ERR
+	// unknown
+}
+
+func ExampleWROpcode_SendCompletion() {
+	for _, wr := range []wc.WROpcode{wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWriteWithImm, wc.WRRDMARead} {
+		req, _ := wr.SendCompletion()
+		resp, ok := wr.RecvCompletion()
+		if !ok {
+			fmt.Printf("%-27v requester %-20v responder -\n", wr, req)
+			continue
+		}
+		fmt.Printf("%-27v requester %-20v responder %v\n", wr, req, resp)
+	}
+	// Output:
+	// IBV_WR_SEND                 requester IBV_WC_SEND          responder IBV_WC_RECV
+	// IBV_WR_SEND_WITH_IMM        requester IBV_WC_SEND          responder IBV_WC_RECV
+	// IBV_WR_RDMA_WRITE_WITH_IMM  requester IBV_WC_RDMA_WRITE    responder IBV_WC_RECV_RDMA_WITH_IMM
+	// IBV_WR_RDMA_READ            requester IBV_WC_RDMA_READ     responder -
+}
+
+func ExampleOpcode_IsRecv() {
+	for _, op := range []wc.Opcode{wc.Send, wc.Recv, wc.RecvRDMAWithImm, wc.Driver1} {
+		fmt.Printf("%-26v IsRecv=%-5v IsClassicRecv=%v\n", op, op.IsRecv(), op.IsClassicRecv())
+	}
+	// Output:
+	// IBV_WC_SEND                IsRecv=false IsClassicRecv=false
+	// IBV_WC_RECV                IsRecv=true  IsClassicRecv=true
+	// IBV_WC_RECV_RDMA_WITH_IMM  IsRecv=true  IsClassicRecv=true
+	// IBV_WC_DRIVER1             IsRecv=true  IsClassicRecv=false
+}
+
+func ExampleWC_String() {
+	ok := &wc.WC{WRID: 7, Opcode: wc.Recv, ByteLen: 64, QPNum: 0x11}
+	// An error WC: only wr_id, status, qp_num and vendor_err mean
+	// anything, so the rest is not shown even if set.
+	flushed := &wc.WC{WRID: 8, Status: wc.WRFlushErr, Opcode: wc.Send, QPNum: 0x11}
+	fmt.Println(ok)
+	fmt.Println(flushed)
+	// Output:
+	// wr_id=7 status=success opcode=IBV_WC_RECV byte_len=64 qp=0x11
+	// wr_id=8 status=wr_flush_err qp=0x11 vendor_err=0x0
+}
