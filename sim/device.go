@@ -116,11 +116,8 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (*CQ, error) {
 	if err := c.checkLocked("ibv_create_cq"); err != nil {
 		return nil, err
 	}
-	if c.dev.cqs >= c.dev.attr.MaxCQ {
-		return nil, verr.Errorf("ibv_create_cq", syscall.ENOMEM, "the device already has max_cq=%d CQs (CQ-06)", c.dev.attr.MaxCQ)
-	}
 	p := f.profile
-	q, err := cq.NewLocked(cq.Config{
+	cfg := cq.Config{
 		CQE:           attr.CQE,
 		Context:       attr.Context,
 		Channel:       attr.Channel,
@@ -137,7 +134,15 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (*CQ, error) {
 			c.dev.cqs--
 			c.cqs--
 		},
-	})
+	}
+	// Bad arguments are EINVAL even on a device that is out of CQs.
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if c.dev.cqs >= c.dev.attr.MaxCQ {
+		return nil, verr.Errorf("ibv_create_cq", syscall.ENOMEM, "the device already has max_cq=%d CQs (CQ-06)", c.dev.attr.MaxCQ)
+	}
+	q, err := cq.NewLocked(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -139,6 +139,21 @@ type Config struct {
 	OnDestroy func()
 }
 
+// Validate reports whether New would accept cfg's arguments, without
+// creating anything: EINVAL for a bad cqe, comp_vector, policy or lock domain.
+func (cfg Config) Validate() error {
+	if cfg.Lock == nil {
+		switch {
+		case cfg.Channel != nil:
+			cfg.Lock = cfg.Channel.Domain()
+		case cfg.Async != nil:
+			cfg.Lock = cfg.Async.Domain()
+		}
+	}
+	_, err := cfg.validate()
+	return err
+}
+
 // validate checks cfg and returns the capacity to allocate.
 func (cfg *Config) validate() (int, error) {
 	if cfg.Limits == (Limits{}) {

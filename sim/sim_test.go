@@ -1,0 +1,155 @@
+package sim_test
+
+import (
+	"context"
+	"errors"
+	"syscall"
+	"testing"
+
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+func open(t testing.TB, cfg sim.Config) *sim.Context {
+	t.Helper()
+	f, err := sim.NewFabric(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := f.Devices()[0].Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}
+
+func TestFabricConfig(t *testing.T) {
+	for name, cfg := range map[string]sim.Config{
+		"unnamed":   {Devices: []sim.DeviceConfig{{}}},
+		"duplicate": {Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "a"}}},
+		"bad attr":  {Devices: []sim.DeviceConfig{{Name: "a", Attr: sim.DeviceAttr{MaxCQ: 1}}}},
+		"bad prof":  {Profile: sim.Profile{CQOverrun: 7}},
+	} {
+		if _, err := sim.NewFabric(cfg); err == nil {
+			t.Errorf("%s: NewFabric accepted %+v", name, cfg)
+		}
+	}
+	f, err := sim.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Devices()) != 2 || f.Devices()[1].Name() != "b" || f.Profile().Name != "default" {
+		t.Fatalf("devices %v, profile %v", f.Devices(), f.Profile())
+	}
+	if f.Devices()[0].GUID() == f.Devices()[1].GUID() {
+		t.Fatal("two devices share a GUID")
+	}
+	if _, err := f.Device("nope"); !errors.Is(err, syscall.ENODEV) {
+		t.Fatalf("Device(nope): %v, want ENODEV", err)
+	}
+	if d, err := f.Device("b"); err != nil || d.Fabric() != f {
+		t.Fatalf("Device(b): %v, %v", d, err)
+	}
+}
+
+// TestMaxCQ: the device-wide max_cq gives ENOMEM (CQ-06) and destroying a CQ
+// frees its slot, across contexts.
+func TestMaxCQ(t *testing.T) {
+	f, err := sim.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "small",
+		Attr: sim.DeviceAttr{MaxCQ: 2, MaxCQE: 16, NumCompVectors: 1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := f.Devices()[0]
+	c1, _ := d.Open()
+	c2, _ := d.Open()
+	a, err := c1.CreateCQ(4, nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.CreateCQ(4, nil, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.CreateCQ(4, nil, nil, 0); !errors.Is(err, syscall.ENOMEM) {
+		t.Fatalf("third CQ: %v, want ENOMEM", err)
+	}
+	if _, err := c1.CreateCQ(17, nil, nil, 0); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("cqe above max_cqe: %v, want EINVAL", err)
+	}
+	if err := a.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.CreateCQ(4, nil, nil, 0); err != nil {
+		t.Fatalf("CQ after a destroy: %v", err)
+	}
+	if err := c1.Close(); err != nil {
+		t.Fatalf("closing a context whose CQs are gone: %v", err)
+	}
+	if err := c2.Close(); !errors.Is(err, syscall.EBUSY) {
+		t.Fatalf("closing a context with live CQs: %v, want EBUSY", err)
+	}
+	if _, err := c1.CreateCQ(1, nil, nil, 0); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("CreateCQ on a closed context: %v, want EINVAL", err)
+	}
+	if _, err := c1.CreateCompChannel(); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("CreateCompChannel on a closed context: %v, want EINVAL", err)
+	}
+	if _, err := c1.QueryDevice(); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("QueryDevice on a closed context: %v, want EINVAL", err)
+	}
+	if err := c1.Close(); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("second Close: %v, want EINVAL", err)
+	}
+}
+
+// TestProfilesReachTheCQ: the fabric's profile decides the overrun reading
+// (CQ-23) and the solicited reading (NOTIFY-05).
+func TestProfilesReachTheCQ(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			ctx := open(t, sim.Config{Profile: p})
+			ch, _ := ctx.CreateCompChannel()
+			q, err := ctx.CreateCQEx(sim.CQInitAttr{CQE: 1, Channel: ch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.ReqNotify(true)
+			q.Push(wc.WC{WRID: 1, Status: wc.WRFlushErr}, false) // send-side flush
+			_, _, err = ch.TryGetEvent()
+			fired := err == nil
+			if want := p.Name == "default"; fired != want {
+				t.Fatalf("flush fired a solicited arm: %v, want %v", fired, want)
+			}
+			if fired {
+				q.AckEvents(1)
+			}
+			q.Push(wc.WC{WRID: 2}, false) // overrun
+			ev, err := ctx.TryGetAsyncEvent()
+			if err != nil || ev.Type != notify.EventCQErr || ev.Object != q {
+				t.Fatalf("async event %v, %v", ev, err)
+			}
+			ev.Ack()
+			q.Poll(make([]wc.WC, 2))
+			over, _ := q.Push(wc.WC{WRID: 3}, false)
+			if want := p.Name == "default"; over != want {
+				t.Fatalf("push after drain overran: %v, want %v", over, want)
+			}
+		})
+	}
+	if s := sim.RXEProfile().String(); s != "rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only)" {
+		t.Fatalf("RXEProfile().String() = %q", s)
+	}
+}
+
+func TestAsyncBlocking(t *testing.T) {
+	ctx := open(t, sim.Config{})
+	c, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ctx.GetAsyncEvent(c); !errors.Is(err, context.Canceled) {
+		t.Fatalf("GetAsyncEvent with a cancelled context: %v", err)
+	}
+	if ctx.AsyncQueue().Len() != 0 || ctx.NumCompVectors() != 4 {
+		t.Fatal("fresh context not empty")
+	}
+}
