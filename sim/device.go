@@ -42,6 +42,9 @@ func (d *Device) Fabric() *Fabric { return d.fabric }
 
 // Open opens a context on the device (ibv_open_device).
 func (d *Device) Open() (*Context, error) {
+	if d == nil {
+		return nil, verr.New("ibv_open_device", syscall.EINVAL, "nil device")
+	}
 	return &Context{dev: d, async: notify.NewAsyncQueue(&d.fabric.mu)}, nil
 }
 
@@ -62,6 +65,9 @@ func (c *Context) NumCompVectors() int { return c.dev.attr.NumCompVectors }
 
 // QueryDevice returns the device attributes (ibv_query_device).
 func (c *Context) QueryDevice() (DeviceAttr, error) {
+	if c == nil {
+		return DeviceAttr{}, verr.New("ibv_query_device", syscall.EINVAL, "nil device context")
+	}
 	if err := c.check("ibv_query_device"); err != nil {
 		return DeviceAttr{}, err
 	}
@@ -83,6 +89,9 @@ func (c *Context) checkLocked(verb string) error {
 
 // CreateCompChannel creates a completion channel (ibv_create_comp_channel).
 func (c *Context) CreateCompChannel() (*CompChannel, error) {
+	if c == nil {
+		return nil, verr.New("ibv_create_comp_channel", syscall.EINVAL, "nil device context")
+	}
 	if err := c.check("ibv_create_comp_channel"); err != nil {
 		return nil, err
 	}
@@ -110,6 +119,9 @@ func (c *Context) CreateCQ(cqe int, cqContext any, ch *CompChannel, compVector i
 // the checks of package cq it enforces the device's max_cq with ENOMEM
 // (CQ-06).
 func (c *Context) CreateCQEx(attr CQInitAttr) (*CQ, error) {
+	if c == nil {
+		return nil, verr.New("ibv_create_cq", syscall.EINVAL, "nil device context")
+	}
 	f := c.dev.fabric
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -154,12 +166,20 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (*CQ, error) {
 // GetAsyncEvent waits for the next async event of the context
 // (ibv_get_async_event). See notify.AsyncQueue.GetAsyncEvent.
 func (c *Context) GetAsyncEvent(ctx context.Context) (AsyncEvent, error) {
+	if c == nil {
+		return AsyncEvent{}, verr.New("ibv_get_async_event", syscall.EINVAL, "nil device context")
+	}
 	return c.async.GetAsyncEvent(ctx)
 }
 
 // TryGetAsyncEvent returns the next async event or EAGAIN (a non-blocking
 // async_fd).
-func (c *Context) TryGetAsyncEvent() (AsyncEvent, error) { return c.async.TryGetAsyncEvent() }
+func (c *Context) TryGetAsyncEvent() (AsyncEvent, error) {
+	if c == nil {
+		return AsyncEvent{}, verr.New("ibv_get_async_event", syscall.EINVAL, "nil device context")
+	}
+	return c.async.TryGetAsyncEvent()
+}
 
 // AsyncQueue returns the context's async event queue, for inspection.
 func (c *Context) AsyncQueue() *notify.AsyncQueue { return c.async }
@@ -169,6 +189,9 @@ func (c *Context) AsyncQueue() *notify.AsyncQueue { return c.async }
 // leak or tear them down: a test that forgets a destroy hears about it.
 // Closing twice is EINVAL. Readers blocked on the async queue return EBADF.
 func (c *Context) Close() error {
+	if c == nil {
+		return verr.New("ibv_close_device", syscall.EINVAL, "nil device context")
+	}
 	f := c.dev.fabric
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -153,3 +153,41 @@ func TestAsyncBlocking(t *testing.T) {
 		t.Fatal("fresh context not empty")
 	}
 }
+
+// TestNilHandles: every verb on a nil handle returns EINVAL and nothing
+// panics.
+func TestNilHandles(t *testing.T) {
+	var (
+		d   *sim.Device
+		c   *sim.Context
+		q   *sim.CQ
+		ch  *sim.CompChannel
+		buf = make([]wc.WC, 2)
+	)
+	_, errOpen := d.Open()
+	_, errQuery := c.QueryDevice()
+	_, errChan := c.CreateCompChannel()
+	_, errCQ := c.CreateCQ(1, nil, nil, 0)
+	_, errGet := c.GetAsyncEvent(context.Background())
+	_, errTry := c.TryGetAsyncEvent()
+	n, errPoll := q.Poll(buf)
+	_, errPush := q.Push(wc.WC{}, false)
+	_, _, errEv := ch.GetEvent(context.Background())
+	_, _, errTryEv := ch.TryGetEvent()
+	for name, err := range map[string]error{
+		"Open": errOpen, "QueryDevice": errQuery, "CreateCompChannel": errChan, "CreateCQ": errCQ,
+		"GetAsyncEvent": errGet, "TryGetAsyncEvent": errTry, "Close": c.Close(),
+		"Poll": errPoll, "ReqNotify": q.ReqNotify(false), "AckEvents": q.AckEvents(1), "Resize": q.Resize(4),
+		"Destroy": q.Destroy(), "Push": errPush, "Ref": q.Ref(),
+		"GetEvent": errEv, "TryGetEvent": errTryEv, "channel Destroy": ch.Destroy(),
+	} {
+		if !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("%s on nil: %v, want EINVAL", name, err)
+		}
+	}
+	q.Unref()
+	if n != 0 || q.CQE() != 0 || q.Len() != 0 || q.Context() != nil || q.Channel() != nil ||
+		!q.Destroyed() || q.Overrun() || q.Armed() != notify.Disarmed || ch.Len() != 0 || !ch.Destroyed() {
+		t.Fatal("nil handle inspection returned non-zero values")
+	}
+}

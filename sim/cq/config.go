@@ -18,6 +18,7 @@ const (
 	verbResize    = "ibv_resize_cq"
 	verbDestroy   = "ibv_destroy_cq"
 	verbPush      = "cq push"
+	verbRef       = "ibv_create_qp" // QPs, SRQs and WQs take references when created
 )
 
 // Limits are the device attributes that bound a CQ.

@@ -126,25 +126,51 @@ func NewLocked(cfg Config) (*CQ, error) {
 // CQE returns the capacity of c: the cqe field of struct ibv_cq, never smaller
 // than requested (CQ-02) and updated by Resize (CQ-09).
 func (c *CQ) CQE() int {
+	if c == nil {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.ring)
 }
 
 // Context returns the cq_context given at creation (CQ-04).
-func (c *CQ) Context() any { return c.cfg.Context }
+func (c *CQ) Context() any {
+	if c == nil {
+		return nil
+	}
+	return c.cfg.Context
+}
 
 // Channel returns the completion channel c delivers events to, or nil.
-func (c *CQ) Channel() *Channel { return c.ch }
+func (c *CQ) Channel() *Channel {
+	if c == nil {
+		return nil
+	}
+	return c.ch
+}
 
 // CompVector returns the completion vector given at creation.
-func (c *CQ) CompVector() int { return c.cfg.CompVector }
+func (c *CQ) CompVector() int {
+	if c == nil {
+		return 0
+	}
+	return c.cfg.CompVector
+}
 
 // Domain returns the lock that serializes c.
-func (c *CQ) Domain() *sync.Mutex { return c.mu }
+func (c *CQ) Domain() *sync.Mutex {
+	if c == nil {
+		return nil
+	}
+	return c.mu
+}
 
 // Len returns the number of unpolled completions.
 func (c *CQ) Len() int {
+	if c == nil {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n
@@ -152,6 +178,9 @@ func (c *CQ) Len() int {
 
 // Armed returns the pending notification request.
 func (c *CQ) Armed() notify.Arm {
+	if c == nil {
+		return notify.Disarmed
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.arm
@@ -159,6 +188,9 @@ func (c *CQ) Armed() notify.Arm {
 
 // Snapshot returns an instant view of c.
 func (c *CQ) Snapshot() Snapshot {
+	if c == nil {
+		return Snapshot{Destroyed: true}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cr, ca, ar, aa := c.tally.Counts()
@@ -187,6 +219,9 @@ func (c *CQ) Snapshot() Snapshot {
 //
 // On a destroyed CQ Poll returns 0 and EINVAL.
 func (c *CQ) Poll(wcs []wc.WC) (int, error) {
+	if c == nil {
+		return 0, errNil(verbPoll)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != live {
@@ -222,6 +257,9 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 // NOTIFY-08). Arming a CQ without a channel succeeds and delivers nothing
 // (NOTIFY-17). On a destroyed CQ it returns EINVAL (NOTIFY-10).
 func (c *CQ) ReqNotify(solicitedOnly bool) error {
+	if c == nil {
+		return errNil(verbReqNotify)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != live {
@@ -236,6 +274,9 @@ func (c *CQ) ReqNotify(solicitedOnly bool) error {
 // were read is EINVAL and counts nothing (CHAN-08). Acks are accepted while a
 // destroy waits for them (CQ-13); on a fully destroyed CQ they are EINVAL.
 func (c *CQ) AckEvents(n int) error {
+	if c == nil {
+		return errNil(verbAck)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state == destroyed {
@@ -250,6 +291,9 @@ func (c *CQ) AckEvents(n int) error {
 // is cqe rounded as at creation, so a smaller request may leave more room than
 // asked (CQ-09). Unpolled completions keep their order (CQ-10).
 func (c *CQ) Resize(cqe int) error {
+	if c == nil {
+		return errNil(verbResize)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != live {
@@ -291,6 +335,9 @@ func (c *CQ) Destroy() error { return c.DestroyContext(context.Background()) }
 //     and change nothing instead.
 //   - On a CQ already destroyed it returns EINVAL.
 func (c *CQ) DestroyContext(ctx context.Context) error {
+	if c == nil {
+		return errNil(verbDestroy)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch c.state {
@@ -335,8 +382,11 @@ func (c *CQ) DestroyContext(ctx context.Context) error {
 //
 // Precondition: the domain lock is held.
 func (c *CQ) RefLocked() error {
+	if c == nil {
+		return errNil(verbRef)
+	}
 	if c.state != live {
-		return errDestroyed(verbCreate)
+		return errDestroyed(verbRef)
 	}
 	c.refs++
 	return nil
@@ -346,6 +396,9 @@ func (c *CQ) RefLocked() error {
 //
 // Precondition: the domain lock is held.
 func (c *CQ) UnrefLocked() {
+	if c == nil {
+		return
+	}
 	if c.refs > 0 {
 		c.refs--
 	}
@@ -353,6 +406,9 @@ func (c *CQ) UnrefLocked() {
 
 // Ref is RefLocked for a caller that does not hold the domain lock.
 func (c *CQ) Ref() error {
+	if c == nil {
+		return errNil(verbRef)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.RefLocked()
@@ -360,9 +416,16 @@ func (c *CQ) Ref() error {
 
 // Unref is UnrefLocked for a caller that does not hold the domain lock.
 func (c *CQ) Unref() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.UnrefLocked()
+}
+
+func errNil(verb string) error {
+	return verr.New(verb, syscall.EINVAL, "nil CQ")
 }
 
 func errDestroyed(verb string) error {

@@ -29,6 +29,9 @@ import (
 //
 // Pushing to a destroyed CQ returns EINVAL. Push allocates nothing.
 func (c *CQ) Push(w wc.WC, solicited bool) (overrun bool, err error) {
+	if c == nil {
+		return false, errNil(verbPush)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.PushLocked(&w, solicited)
@@ -38,6 +41,9 @@ func (c *CQ) Push(w wc.WC, solicited bool) (overrun bool, err error) {
 //
 // Precondition: the domain lock is held.
 func (c *CQ) PushLocked(w *wc.WC, solicited bool) (overrun bool, err error) {
+	if c == nil || w == nil {
+		return false, errNil(verbPush)
+	}
 	if c.state != live {
 		return false, errDestroyed(verbPush)
 	}
@@ -77,6 +83,9 @@ func (c *CQ) PushLocked(w *wc.WC, solicited bool) (overrun bool, err error) {
 
 // Overrun reports whether c is in its error state after an overrun.
 func (c *CQ) Overrun() bool {
+	if c == nil {
+		return false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.overrun
@@ -85,6 +94,9 @@ func (c *CQ) Overrun() bool {
 // Destroyed reports whether c has been destroyed (or is waiting for acks to
 // finish being destroyed).
 func (c *CQ) Destroyed() bool {
+	if c == nil {
+		return true
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.state != live

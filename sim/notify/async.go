@@ -59,6 +59,8 @@ type AsyncQueue struct {
 	raisedByType [EventWQFatal + 1]uint64
 }
 
+var errNilQueue = verr.New("ibv_get_async_event", syscall.EINVAL, "nil async event queue")
+
 type asyncEntry struct {
 	typ   EventType
 	obj   any
@@ -75,7 +77,12 @@ func NewAsyncQueue(mu *sync.Mutex) *AsyncQueue {
 }
 
 // Domain returns the lock that serializes the queue.
-func (q *AsyncQueue) Domain() *sync.Mutex { return q.q.mu }
+func (q *AsyncQueue) Domain() *sync.Mutex {
+	if q == nil {
+		return nil
+	}
+	return q.q.mu
+}
 
 // RaiseLocked queues an event. For an event naming an object (see
 // EventType.Element), obj is that object and t its event accounting, which
@@ -86,6 +93,9 @@ func (q *AsyncQueue) Domain() *sync.Mutex { return q.q.mu }
 //
 // Precondition: the domain lock is held.
 func (q *AsyncQueue) RaiseLocked(typ EventType, obj any, t *Tally, port uint8) error {
+	if q == nil {
+		return errNilQueue
+	}
 	switch typ.Element() {
 	case 0:
 		return verr.Errorf("async event", syscall.EINVAL, "unknown event type %d", uint32(typ))
@@ -123,6 +133,9 @@ func (q *AsyncQueue) event(e asyncEntry) AsyncEvent {
 // ASYNC-01). When ctx is done first it returns an error matching
 // syscall.EINTR and ctx's error; on a closed queue it returns EBADF.
 func (q *AsyncQueue) GetAsyncEvent(ctx context.Context) (AsyncEvent, error) {
+	if q == nil {
+		return AsyncEvent{}, errNilQueue
+	}
 	e, err := q.q.get(ctx, q.took)
 	if err != nil {
 		return AsyncEvent{}, err
@@ -133,6 +146,9 @@ func (q *AsyncQueue) GetAsyncEvent(ctx context.Context) (AsyncEvent, error) {
 // TryGetAsyncEvent returns the next async event, or EAGAIN at once when none
 // is queued: ibv_get_async_event on a non-blocking async_fd (ASYNC-02).
 func (q *AsyncQueue) TryGetAsyncEvent() (AsyncEvent, error) {
+	if q == nil {
+		return AsyncEvent{}, errNilQueue
+	}
 	e, err := q.q.tryGet(q.took)
 	if err != nil {
 		return AsyncEvent{}, err
@@ -160,6 +176,9 @@ func (q *AsyncQueue) ack(e AsyncEvent) error {
 // Len returns the number of queued, unread events; the async descriptor polls
 // readable exactly when it is positive.
 func (q *AsyncQueue) Len() int {
+	if q == nil {
+		return 0
+	}
 	q.q.mu.Lock()
 	defer q.q.mu.Unlock()
 	return q.q.items.Len()
@@ -167,6 +186,9 @@ func (q *AsyncQueue) Len() int {
 
 // Counts returns how many events have been read and acked in total.
 func (q *AsyncQueue) Counts() (read, acked uint64) {
+	if q == nil {
+		return 0, 0
+	}
 	q.q.mu.Lock()
 	defer q.q.mu.Unlock()
 	return q.read, q.acked
@@ -174,6 +196,9 @@ func (q *AsyncQueue) Counts() (read, acked uint64) {
 
 // Raised returns how many events of type typ have been raised.
 func (q *AsyncQueue) Raised(typ EventType) uint64 {
+	if q == nil {
+		return 0
+	}
 	q.q.mu.Lock()
 	defer q.q.mu.Unlock()
 	if int(typ) < len(q.raisedByType) {
@@ -187,12 +212,18 @@ func (q *AsyncQueue) Raised(typ EventType) uint64 {
 //
 // Precondition: the domain lock is held.
 func (q *AsyncQueue) DiscardLocked(obj any) int {
+	if q == nil {
+		return 0
+	}
 	return q.q.items.RemoveIf(func(e asyncEntry) bool { return e.obj == obj })
 }
 
 // Close closes the queue, as closing the device context does: unread events
 // are dropped and blocked readers return EBADF. Closing twice is EINVAL.
 func (q *AsyncQueue) Close() error {
+	if q == nil {
+		return errNilQueue
+	}
 	q.q.mu.Lock()
 	defer q.q.mu.Unlock()
 	return q.CloseLocked()
@@ -200,6 +231,9 @@ func (q *AsyncQueue) Close() error {
 
 // CloseLocked is Close for a caller that holds the domain lock.
 func (q *AsyncQueue) CloseLocked() error {
+	if q == nil {
+		return errNilQueue
+	}
 	if q.q.dead {
 		return verr.New("ibv_close_device", syscall.EINVAL, "the async event queue is already closed")
 	}

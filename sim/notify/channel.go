@@ -27,6 +27,8 @@ type Channel[C comparable] struct {
 	refs int // CQs using the channel (CHAN-09)
 }
 
+var errNilChannel = verr.New("ibv_get_cq_event", syscall.EINVAL, "nil completion channel")
+
 type compEvent[C comparable] struct {
 	cq      C
 	context any
@@ -44,7 +46,12 @@ func NewChannel[C comparable](mu *sync.Mutex) *Channel[C] {
 }
 
 // Domain returns the lock that serializes the channel and its CQs.
-func (ch *Channel[C]) Domain() *sync.Mutex { return ch.q.mu }
+func (ch *Channel[C]) Domain() *sync.Mutex {
+	if ch == nil {
+		return nil
+	}
+	return ch.q.mu
+}
 
 // PushLocked queues an event for cq, whose user context is cqContext and whose
 // event accounting is t. The CQ calls it when an armed request fires, after the
@@ -52,6 +59,9 @@ func (ch *Channel[C]) Domain() *sync.Mutex { return ch.q.mu }
 //
 // Precondition: the domain lock is held.
 func (ch *Channel[C]) PushLocked(cq C, cqContext any, t *Tally) {
+	if ch == nil {
+		return
+	}
 	if ch.q.dead {
 		return
 	}
@@ -66,6 +76,9 @@ func (ch *Channel[C]) took(ev compEvent[C]) { ev.tally.compRead++ }
 // an error that matches both syscall.EINTR and ctx's error, and takes no
 // event. On a destroyed channel it returns EBADF.
 func (ch *Channel[C]) GetEvent(ctx context.Context) (cq C, cqContext any, err error) {
+	if ch == nil {
+		return cq, nil, errNilChannel
+	}
 	ev, err := ch.q.get(ctx, ch.took)
 	return ev.cq, ev.context, err
 }
@@ -73,6 +86,9 @@ func (ch *Channel[C]) GetEvent(ctx context.Context) (cq C, cqContext any, err er
 // TryGetEvent is GetEvent on a channel whose descriptor is in non-blocking
 // mode: with no event queued it returns EAGAIN at once (CHAN-04).
 func (ch *Channel[C]) TryGetEvent() (cq C, cqContext any, err error) {
+	if ch == nil {
+		return cq, nil, errNilChannel
+	}
 	ev, err := ch.q.tryGet(ch.took)
 	return ev.cq, ev.context, err
 }
@@ -80,19 +96,30 @@ func (ch *Channel[C]) TryGetEvent() (cq C, cqContext any, err error) {
 // Len returns the number of queued, unread events. A channel's descriptor
 // polls readable exactly when Len is positive (CHAN-05).
 func (ch *Channel[C]) Len() int {
+	if ch == nil {
+		return 0
+	}
 	ch.q.mu.Lock()
 	defer ch.q.mu.Unlock()
 	return ch.q.items.Len()
 }
 
 // LenLocked is Len for a caller that holds the domain lock.
-func (ch *Channel[C]) LenLocked() int { return ch.q.items.Len() }
+func (ch *Channel[C]) LenLocked() int {
+	if ch == nil {
+		return 0
+	}
+	return ch.q.items.Len()
+}
 
 // RefLocked records that one more CQ uses the channel. It fails with EINVAL
 // when the channel has been destroyed.
 //
 // Precondition: the domain lock is held.
 func (ch *Channel[C]) RefLocked() error {
+	if ch == nil {
+		return errNilChannel
+	}
 	if ch.q.dead {
 		return verr.New("ibv_create_cq", syscall.EINVAL, "the completion channel has been destroyed")
 	}
@@ -104,6 +131,9 @@ func (ch *Channel[C]) RefLocked() error {
 //
 // Precondition: the domain lock is held.
 func (ch *Channel[C]) UnrefLocked() {
+	if ch == nil {
+		return
+	}
 	if ch.refs > 0 {
 		ch.refs--
 	}
@@ -114,6 +144,9 @@ func (ch *Channel[C]) UnrefLocked() {
 //
 // Precondition: the domain lock is held.
 func (ch *Channel[C]) DiscardLocked(cq C) int {
+	if ch == nil {
+		return 0
+	}
 	return ch.q.items.RemoveIf(func(ev compEvent[C]) bool { return ev.cq == cq })
 }
 
@@ -121,6 +154,9 @@ func (ch *Channel[C]) DiscardLocked(cq C) int {
 // EBUSY while any CQ still uses it (CHAN-09) and with EINVAL when the channel
 // is already destroyed. Readers blocked in GetEvent return EBADF.
 func (ch *Channel[C]) Destroy() error {
+	if ch == nil {
+		return verr.New("ibv_destroy_comp_channel", syscall.EINVAL, "nil completion channel")
+	}
 	ch.q.mu.Lock()
 	defer ch.q.mu.Unlock()
 	switch {
@@ -135,6 +171,9 @@ func (ch *Channel[C]) Destroy() error {
 
 // Refs returns the number of CQs using the channel.
 func (ch *Channel[C]) Refs() int {
+	if ch == nil {
+		return 0
+	}
 	ch.q.mu.Lock()
 	defer ch.q.mu.Unlock()
 	return ch.refs
@@ -142,6 +181,9 @@ func (ch *Channel[C]) Refs() int {
 
 // Destroyed reports whether Destroy has succeeded.
 func (ch *Channel[C]) Destroyed() bool {
+	if ch == nil {
+		return true
+	}
 	ch.q.mu.Lock()
 	defer ch.q.mu.Unlock()
 	return ch.q.dead
