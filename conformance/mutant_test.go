@@ -7,8 +7,11 @@ package conformance_test
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
@@ -73,6 +76,20 @@ func (d *mDevice) Profile() conformance.Profile {
 		p = d.h.profile(p)
 	}
 	return p
+}
+
+// WithLimits wraps the limited device with the same hooks, so a mutant stays
+// broken on the small-limit devices some cases ask for (CQ-06).
+func (d *mDevice) WithLimits(l conformance.Limits) (conformance.Device, error) {
+	ld, ok := d.inner.(conformance.LimitedDevice)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	inner, err := ld.WithLimits(l)
+	if err != nil {
+		return nil, err
+	}
+	return &mDevice{inner: inner, h: d.h}, nil
 }
 
 type mContext struct {
@@ -276,9 +293,28 @@ func TestWrapperIsTransparent(t *testing.T) {
 // TestMutantsAreCaught runs the suite on every mutant and requires a failure
 // from each rule the mutant names.
 func TestMutantsAreCaught(t *testing.T) {
-	for _, m := range mutants {
+	// The simulator queues events synchronously, so a mutant that withholds
+	// one is caught as surely after 1 s as after 10 s.
+	old := conformance.Patience
+	conformance.Patience = time.Second
+	defer func() { conformance.Patience = old }()
+
+	// Most of a run is spent in Grace waits, so run several mutants at once,
+	// more than there are cores, and report each in its own subtest.
+	results := make([]error, len(mutants))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, m := range mutants {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i] = conformance.Check(m.factory())
+		})
+	}
+	wg.Wait()
+	for i, m := range mutants {
 		t.Run(m.name, func(t *testing.T) {
-			err := conformance.Check(m.factory())
+			err := results[i]
 			if err == nil {
 				t.Fatalf("the suite passes a device that is broken (%s)", m.name)
 			}

@@ -192,9 +192,12 @@ func (t *T) runCleanups() {
 // matters when the implementation is broken; negative waits (something must
 // NOT happen, e.g. a destroy that must stay blocked) use Grace. Neither
 // measures speed.
-const (
+var (
+	// Patience bounds a wait for something that must happen. A test of the
+	// suite itself may lower it to fail broken devices faster.
 	Patience = 10 * time.Second
-	Grace    = 50 * time.Millisecond
+	// Grace is how long something that must not happen is given to happen.
+	Grace = 50 * time.Millisecond
 )
 
 func patient() (context.Context, context.CancelFunc) {

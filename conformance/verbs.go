@@ -97,6 +97,15 @@ type Referencer interface {
 	Unref()
 }
 
+// LimitedDevice is an optional capability of a Device: a fresh device of the
+// same implementation and profile whose limits are l, sharing nothing with the
+// receiver. Fields of l left zero keep the receiver's values. Rules about
+// exhausting a limit (CQ-06) use it to run against small limits; without it
+// they need a device whose own limits are small.
+type LimitedDevice interface {
+	WithLimits(l Limits) (Device, error)
+}
+
 // Depth is an optional capability of a completion channel: the number of
 // queued, unread events, which is when its descriptor polls readable
 // (CHAN-05).

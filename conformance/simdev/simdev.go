@@ -54,6 +54,26 @@ func (d device) Open() (conformance.Context, error) {
 
 func (d device) Profile() conformance.Profile { return Profile(d.d.Fabric().Profile()) }
 
+// WithLimits implements conformance.LimitedDevice: a device on a new fabric
+// with the same profile and name, whose attributes are l (zero fields keep
+// this device's values).
+func (d device) WithLimits(l conformance.Limits) (conformance.Device, error) {
+	a := d.d.Attr()
+	if l.MaxCQ != 0 {
+		a.MaxCQ = l.MaxCQ
+	}
+	if l.MaxCQE != 0 {
+		a.MaxCQE = l.MaxCQE
+	}
+	if l.NumCompVectors != 0 {
+		a.NumCompVectors = l.NumCompVectors
+	}
+	return New(sim.Config{
+		Profile: d.d.Fabric().Profile(),
+		Devices: []sim.DeviceConfig{{Name: d.d.Name(), Attr: a}},
+	})
+}
+
 type contextAdapter struct{ c *sim.Context }
 
 func (c contextAdapter) Limits() conformance.Limits {
@@ -130,8 +150,9 @@ func (e asyncEvent) Port() uint8                 { return e.ev.Port }
 func (e asyncEvent) Ack() error                  { return e.ev.Ack() }
 
 var (
-	_ conformance.CQ         = (*sim.CQ)(nil)
-	_ conformance.Injector   = (*sim.CQ)(nil)
-	_ conformance.Referencer = (*sim.CQ)(nil)
-	_ conformance.Depth      = channel{}
+	_ conformance.CQ            = (*sim.CQ)(nil)
+	_ conformance.Injector      = (*sim.CQ)(nil)
+	_ conformance.Referencer    = (*sim.CQ)(nil)
+	_ conformance.Depth         = channel{}
+	_ conformance.LimitedDevice = device{}
 )
