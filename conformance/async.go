@@ -1,0 +1,280 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Cases of the ASYNC family that need no QP: reading and acknowledging async
+// events, with IBV_EVENT_CQ_ERR raised by overrunning a CQ (CQ-22). The event
+// types of QPs, SRQs, WQs and ports (ASYNC-08..16) belong to later families.
+
+// asyncVerbsTypes is enum ibv_event_type of rdma-core 44: each Go constant,
+// the value verbs.h gives its enumerator, the enumerator and the text of
+// ibv_event_type_str. async_test.go checks the table against the golden file
+// printed from libibverbs itself; the cases check the Go constants and the
+// device against the table.
+var asyncVerbsTypes = [...]struct {
+	typ  notify.EventType
+	val  uint32
+	name string
+	str  string
+}{
+	{notify.EventCQErr, 0, "IBV_EVENT_CQ_ERR", "CQ error"},
+	{notify.EventQPFatal, 1, "IBV_EVENT_QP_FATAL", "local work queue catastrophic error"},
+	{notify.EventQPReqErr, 2, "IBV_EVENT_QP_REQ_ERR", "invalid request local work queue error"},
+	{notify.EventQPAccessErr, 3, "IBV_EVENT_QP_ACCESS_ERR", "local access violation work queue error"},
+	{notify.EventCommEst, 4, "IBV_EVENT_COMM_EST", "communication established"},
+	{notify.EventSQDrained, 5, "IBV_EVENT_SQ_DRAINED", "send queue drained"},
+	{notify.EventPathMig, 6, "IBV_EVENT_PATH_MIG", "path migrated"},
+	{notify.EventPathMigErr, 7, "IBV_EVENT_PATH_MIG_ERR", "path migration request error"},
+	{notify.EventDeviceFatal, 8, "IBV_EVENT_DEVICE_FATAL", "local catastrophic error"},
+	{notify.EventPortActive, 9, "IBV_EVENT_PORT_ACTIVE", "port active"},
+	{notify.EventPortErr, 10, "IBV_EVENT_PORT_ERR", "port error"},
+	{notify.EventLIDChange, 11, "IBV_EVENT_LID_CHANGE", "LID change"},
+	{notify.EventPKeyChange, 12, "IBV_EVENT_PKEY_CHANGE", "P_Key change"},
+	{notify.EventSMChange, 13, "IBV_EVENT_SM_CHANGE", "SM change"},
+	{notify.EventSRQErr, 14, "IBV_EVENT_SRQ_ERR", "SRQ catastrophic error"},
+	{notify.EventSRQLimitReached, 15, "IBV_EVENT_SRQ_LIMIT_REACHED", "SRQ limit reached"},
+	{notify.EventQPLastWQEReached, 16, "IBV_EVENT_QP_LAST_WQE_REACHED", "last WQE reached"},
+	{notify.EventClientReregister, 17, "IBV_EVENT_CLIENT_REREGISTER", "client reregistration"},
+	{notify.EventGIDChange, 18, "IBV_EVENT_GID_CHANGE", "GID table change"},
+	{notify.EventWQFatal, 19, "IBV_EVENT_WQ_FATAL", "WQ fatal"},
+}
+
+// asyncOutOfRange are values past the v44 enum (20 is DEVICE_SPEED_CHANGE in
+// later rdma-core) for which ibv_event_type_str says "unknown".
+var asyncOutOfRange = []uint32{20, 21, 100, 1<<32 - 1}
+
+func init() {
+	register("ASYNC-01", "GetAsyncEvent blocks until an event", func(t *T, e *Env) {
+		q := e.CQ(1, nil, nil)
+		r := asyncReaders(e, 1)
+		defer r.stop()
+		if got := r.idle(); got != nil {
+			t.Fatalf("ibv_get_async_event returned with no event queued: %v, %v", got.ev, got.err)
+		}
+		e.Push(q, SendWC(1), false) // a completion that fits raises nothing
+		if got := r.idle(); got != nil {
+			t.Fatalf("ibv_get_async_event returned before any overrun: %v, %v", got.ev, got.err)
+		}
+		e.asyncOverrun(q)
+		got := r.next()
+		if got.err != nil || got.ev == nil {
+			t.Fatalf("the blocked ibv_get_async_event after an overrun: %v, %v; want CQ_ERR", got.ev, got.err)
+		}
+		if got.ev.EventType() != notify.EventCQErr || got.ev.Object() != any(q) {
+			t.Errorf("the blocked reader got %v naming %v, want CQ_ERR naming the CQ", got.ev.EventType(), got.ev.Object())
+		}
+		e.WantOK("ibv_ack_async_event", got.ev.Ack())
+	})
+
+	register("ASYNC-02", "non-blocking async read when idle is EAGAIN", func(t *T, e *Env) {
+		ev, err := e.Ctx.TryGetAsyncEvent()
+		e.WantErrno("ibv_get_async_event with nothing pending", err, syscall.EAGAIN)
+		if ev != nil {
+			t.Errorf("ibv_get_async_event with nothing pending returned an event")
+		}
+		q := e.CQ(1, nil, nil)
+		e.asyncOverrun(q)
+		e.WantOK("ibv_ack_async_event", e.asyncTake("after an overrun").Ack())
+		ev, err = e.Ctx.TryGetAsyncEvent()
+		e.WantErrno("ibv_get_async_event after the only event was read", err, syscall.EAGAIN)
+		if ev != nil {
+			t.Errorf("ibv_get_async_event after the only event was read returned an event")
+		}
+	})
+
+	register("ASYNC-03", "CQ_ERR names the CQ that overran", func(t *T, e *Env) {
+		a := e.CQ(1, nil, nil)
+		b := e.CQ(1, nil, nil)
+		for _, c := range []struct {
+			name string
+			q    CQ
+		}{{"B", b}, {"A", a}} {
+			e.asyncOverrun(c.q)
+			ev := e.asyncTake("CQ " + c.name + " overran")
+			if ev.EventType() != notify.EventCQErr {
+				t.Errorf("CQ %s overran: event type %d (%v), want CQ_ERR", c.name, uint32(ev.EventType()), ev.EventType())
+			}
+			if ev.Object() != any(c.q) {
+				t.Errorf("CQ %s overran: the event names %v, want CQ %s", c.name, ev.Object(), c.name)
+			}
+			e.WantOK("ibv_ack_async_event", ev.Ack())
+		}
+	})
+
+	register("ASYNC-04", "event type values are those of verbs.h", func(t *T, e *Env) {
+		for _, r := range asyncVerbsTypes {
+			if uint32(r.typ) != r.val {
+				t.Errorf("%s is %d, want %d", r.name, uint32(r.typ), r.val)
+			}
+		}
+		q := e.CQ(1, nil, nil)
+		e.asyncOverrun(q)
+		ev := e.asyncTake("after an overrun")
+		if got := uint32(ev.EventType()); got != 0 {
+			t.Errorf("the overrun event has type %d, want %d (IBV_EVENT_CQ_ERR)", got, 0)
+		}
+		e.WantOK("ibv_ack_async_event", ev.Ack())
+	})
+
+	register("ASYNC-05", "destroy waits for the ack of a read CQ_ERR", func(t *T, e *Env) {
+		q := e.CQ(1, nil, nil)
+		e.asyncOverrun(q)
+		ev := e.asyncTake("after an overrun")
+		e.notifyDestroyWaits("CQ_ERR read, not acked", q, func() {
+			e.WantOK("ibv_ack_async_event", ev.Ack())
+		})
+	})
+
+	register("ASYNC-06", "an async event goes to exactly one reader", func(t *T, e *Env) {
+		q := e.CQ(1, nil, nil)
+		r := asyncReaders(e, 4)
+		defer r.stop()
+		if got := r.idle(); got != nil {
+			t.Fatalf("a reader returned with no event queued: %v, %v", got.ev, got.err)
+		}
+		e.asyncOverrun(q)
+		got := r.next()
+		if got.err != nil || got.ev == nil {
+			t.Fatalf("a blocked reader after an overrun: %v, %v; want CQ_ERR", got.ev, got.err)
+		}
+		e.WantOK("ibv_ack_async_event", got.ev.Ack())
+		if extra := r.idle(); extra != nil {
+			t.Errorf("one event woke a second reader, which got %v, %v", extra.ev, extra.err)
+		}
+	})
+
+	register("ASYNC-07", "CQ_ERR means overrun", func(t *T, e *Env) {
+		q := e.CQ(4, nil, nil)
+		c := q.CQE()
+		for i := range c {
+			w := SendWC(uint64(i))
+			if i%2 == 1 {
+				w = ErrWC(uint64(i), wc.RetryExcErr) // an unsuccessful completion is no CQ error
+			}
+			if e.Push(q, w, i%2 == 1) {
+				t.Fatalf("completion %d of a CQ of %d overran", i+1, c)
+			}
+		}
+		ev, err := e.Ctx.TryGetAsyncEvent()
+		if !errors.Is(err, syscall.EAGAIN) {
+			t.Fatalf("a full CQ that did not overrun raised an async event: %v, %v", ev, err)
+		}
+		if !e.Push(q, SendWC(uint64(c)), false) {
+			t.Fatalf("completion %d of a CQ of %d did not overrun", c+1, c)
+		}
+		ev = e.asyncTake("after an overrun")
+		if ev.EventType() != notify.EventCQErr || ev.Object() != any(q) {
+			t.Errorf("the overrun raised %v naming %v, want CQ_ERR naming the CQ", ev.EventType(), ev.Object())
+		}
+		e.WantOK("ibv_ack_async_event", ev.Ack())
+	})
+
+	register("ASYNC-17", "event type strings are ibv_event_type_str", func(t *T, e *Env) {
+		for _, r := range asyncVerbsTypes {
+			if got := r.typ.String(); got != r.str {
+				t.Errorf("%s: String() = %q, want %q", r.name, got, r.str)
+			}
+		}
+		for _, v := range asyncOutOfRange {
+			if got := notify.EventType(v).String(); got != "unknown" {
+				t.Errorf("EventType(%d).String() = %q, want \"unknown\"", v, got)
+			}
+		}
+		q := e.CQ(1, nil, nil)
+		e.asyncOverrun(q)
+		ev := e.asyncTake("after an overrun")
+		if got, want := ev.EventType().String(), asyncVerbsTypes[0].str; got != want {
+			t.Errorf("the overrun event renders as %q, want %q", got, want)
+		}
+		e.WantOK("ibv_ack_async_event", ev.Ack())
+	})
+}
+
+// asyncOverrun injects completions into q until one does not fit, which
+// overruns it (CQ-22) and raises CQ_ERR.
+func (e *Env) asyncOverrun(q CQ) {
+	e.T.Helper()
+	for i := range q.CQE() + 1 {
+		if e.Push(q, SendWC(uint64(1000+i)), false) {
+			return
+		}
+	}
+	e.T.Fatalf("%d completions into a CQ of %d: no overrun", q.CQE()+1, q.CQE())
+}
+
+// asyncTake reads the next async event without blocking, or fails the case.
+func (e *Env) asyncTake(what string) AsyncEvent {
+	e.T.Helper()
+	ev, err := e.Ctx.TryGetAsyncEvent()
+	if err != nil || ev == nil {
+		e.T.Fatalf("%s: ibv_get_async_event: %v, %v; want an event", what, ev, err)
+	}
+	return ev
+}
+
+// asyncResult is what one blocked async reader got.
+type asyncResult struct {
+	ev  AsyncEvent
+	err error
+}
+
+// asyncPool is a set of goroutines blocked in GetAsyncEvent, each reading
+// once.
+type asyncPool struct {
+	cancel  context.CancelFunc
+	results chan asyncResult
+	wg      sync.WaitGroup
+}
+
+// asyncReaders starts n goroutines blocked in GetAsyncEvent. Call stop before
+// the case returns.
+func asyncReaders(e *Env, n int) *asyncPool {
+	ctx, cancel := patient()
+	p := &asyncPool{cancel: cancel, results: make(chan asyncResult, n)}
+	for range n {
+		p.wg.Go(func() {
+			ev, err := e.Ctx.GetAsyncEvent(ctx)
+			p.results <- asyncResult{ev, err}
+		})
+	}
+	return p
+}
+
+// idle waits Grace and returns the result of a reader that returned in that
+// time, or nil if none did.
+func (p *asyncPool) idle() *asyncResult {
+	g, cancel := graceful()
+	defer cancel()
+	select {
+	case r := <-p.results:
+		return &r
+	case <-g.Done():
+		return nil
+	}
+}
+
+// next waits for the next reader to return; every reader returns within
+// Patience.
+func (p *asyncPool) next() asyncResult { return <-p.results }
+
+// stop ends the readers still blocked and waits for all of them. An event a
+// reader got after the case stopped looking is acked, so it does not hold up
+// teardown.
+func (p *asyncPool) stop() {
+	p.cancel()
+	p.wg.Wait()
+	close(p.results)
+	for r := range p.results {
+		if r.err == nil && r.ev != nil {
+			_ = r.ev.Ack()
+		}
+	}
+}

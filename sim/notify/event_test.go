@@ -1,0 +1,79 @@
+package notify_test
+
+import (
+	"testing"
+
+	"github.com/verbsim/verbsim/internal/abigolden"
+	"github.com/verbsim/verbsim/sim/notify"
+)
+
+const goldenPath = "../wc/testdata/verbs44.golden"
+
+// TestEventTypesMatchGolden checks every EventType against the rows that
+// rdma-core 44 printed into the golden file: the constants have the verbs.h
+// values (ASYNC-04), Name is the C enumerator, and String is
+// ibv_event_type_str, "unknown" past the enum included (ASYNC-17).
+func TestEventTypesMatchGolden(t *testing.T) {
+	rows, err := abigolden.Load(goldenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := abigolden.Lookup(rows, abigolden.KindEventType)
+	if len(golden) == 0 {
+		t.Fatal("the golden file has no event_type rows")
+	}
+	named := 0
+	for v, g := range golden {
+		typ := notify.EventType(v)
+		if got := typ.String(); got != g.Str {
+			t.Errorf("EventType(%d).String() = %q, ibv_event_type_str gives %q", v, got, g.Str)
+		}
+		if got := typ.Name(); got != g.Name {
+			t.Errorf("EventType(%d).Name() = %q, want %q", v, got, g.Name)
+		}
+		if g.Name == "" {
+			if e := typ.Element(); e != 0 {
+				t.Errorf("out-of-range EventType(%d).Element() = %v, want 0", v, e)
+			}
+			continue
+		}
+		named++
+		if typ.Element() == 0 {
+			t.Errorf("%s has no element", g.Name)
+		}
+	}
+	// Each constant must be the enumerator it is named after.
+	consts := []struct {
+		c    notify.EventType
+		name string
+	}{
+		{notify.EventCQErr, "IBV_EVENT_CQ_ERR"},
+		{notify.EventQPFatal, "IBV_EVENT_QP_FATAL"},
+		{notify.EventQPReqErr, "IBV_EVENT_QP_REQ_ERR"},
+		{notify.EventQPAccessErr, "IBV_EVENT_QP_ACCESS_ERR"},
+		{notify.EventCommEst, "IBV_EVENT_COMM_EST"},
+		{notify.EventSQDrained, "IBV_EVENT_SQ_DRAINED"},
+		{notify.EventPathMig, "IBV_EVENT_PATH_MIG"},
+		{notify.EventPathMigErr, "IBV_EVENT_PATH_MIG_ERR"},
+		{notify.EventDeviceFatal, "IBV_EVENT_DEVICE_FATAL"},
+		{notify.EventPortActive, "IBV_EVENT_PORT_ACTIVE"},
+		{notify.EventPortErr, "IBV_EVENT_PORT_ERR"},
+		{notify.EventLIDChange, "IBV_EVENT_LID_CHANGE"},
+		{notify.EventPKeyChange, "IBV_EVENT_PKEY_CHANGE"},
+		{notify.EventSMChange, "IBV_EVENT_SM_CHANGE"},
+		{notify.EventSRQErr, "IBV_EVENT_SRQ_ERR"},
+		{notify.EventSRQLimitReached, "IBV_EVENT_SRQ_LIMIT_REACHED"},
+		{notify.EventQPLastWQEReached, "IBV_EVENT_QP_LAST_WQE_REACHED"},
+		{notify.EventClientReregister, "IBV_EVENT_CLIENT_REREGISTER"},
+		{notify.EventGIDChange, "IBV_EVENT_GID_CHANGE"},
+		{notify.EventWQFatal, "IBV_EVENT_WQ_FATAL"},
+	}
+	if len(consts) != named {
+		t.Errorf("%d EventType constants, the golden file has %d enumerators", len(consts), named)
+	}
+	for _, k := range consts {
+		if g := golden[int64(k.c)]; g.Name != k.name {
+			t.Errorf("the constant for %s is %d, which the golden file calls %q", k.name, uint32(k.c), g.Name)
+		}
+	}
+}
