@@ -1,0 +1,48 @@
+// Package fuzz holds verbsim's native Go fuzz targets. Each one drives the
+// simulator through the conformance adapter (conformance/simdev) and compares
+// it, operation by operation, with the reference model of conformance/model.
+//
+// # Targets
+//
+//   - FuzzCQOps decodes the input bytes into operations on CQs and completion
+//     channels (see Decode for the byte code) and runs them under every
+//     profile. It fails on a panic, on an error that is not a *verr.Error
+//     carrying a syscall.Errno, on any outcome that differs from the model,
+//     and on a broken invariant (FIFO, one-shot arm, no event without a
+//     completion after an arm, no more acks than reads).
+//   - FuzzStateMachine feeds the input to the rapid state machine of package
+//     conformance (conformance.StateMachine) through rapid.MakeFuzz: the bytes
+//     are rapid's random choices, so any input is a valid run.
+//
+// # Running
+//
+// Plain go test runs the seed corpus (the f.Add inputs and whatever is under
+// testdata/fuzz/) and is fast:
+//
+//	go test ./fuzz/
+//
+// To search for new failures, fuzz one target at a time:
+//
+//	go test -run='^$' -fuzz=FuzzCQOps -fuzztime=60s ./fuzz/
+//	go test -run='^$' -fuzz=FuzzStateMachine -fuzztime=60s ./fuzz/
+//
+// The progress line may show 0 execs/sec for a while: the fuzzer is then
+// minimizing a newly interesting input, for up to -fuzzminimizetime (60s by
+// default) each. FuzzStateMachine finds almost every input interesting, so
+// add -fuzzminimizetime=5s to spend the time fuzzing rather than
+// minimizing.
+//
+// # Replaying a failure
+//
+// When fuzzing finds a failing input, go test writes it to
+// testdata/fuzz/<Target>/<hash> and prints the name. From then on plain go
+// test runs it as part of the seed corpus, and one input can be run alone:
+//
+//	go test -run='FuzzCQOps/<hash>' -v ./fuzz/
+//
+// FuzzCQOps prints the decoded operation list, numbered, with the first
+// operation whose outcome differed, so the failure reads without a decoder at
+// hand; Format produces the same listing from any input. A failure found by
+// FuzzStateMachine prints rapid's step log instead. Once the bug is fixed,
+// keep the file under testdata/fuzz as a regression test.
+package fuzz
