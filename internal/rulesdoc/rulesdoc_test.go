@@ -1,0 +1,289 @@
+package rulesdoc_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/verbsim/verbsim/internal/rulesdoc"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/rules.md from the catalogue and the tests")
+
+// The catalogue lives in shared/, beside the repository (CI checks it out
+// there too).
+var (
+	rulesPath = filepath.Join("..", "..", "..", "shared", "spec", "RULES.md")
+	repoRoot  = filepath.Join("..", "..")
+	docPath   = filepath.Join(repoRoot, "docs", "rules.md")
+)
+
+// TestRulesDocIsCurrent regenerates docs/rules.md and compares it with the
+// committed page. Run `go test ./internal/rulesdoc -update` after adding a
+// case or a test that names a rule.
+func TestRulesDocIsCurrent(t *testing.T) {
+	if _, err := os.Stat(rulesPath); err != nil {
+		t.Fatalf("the rule catalogue is missing: %v\n"+
+			"docs/rules.md is generated from shared/spec/RULES.md, which must be checked out beside the repository "+
+			"(expected at %s relative to internal/rulesdoc)", err, rulesPath)
+	}
+	got, err := rulesdoc.Generate(rulesPath, repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(docPath, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", docPath)
+		return
+	}
+	want, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatalf("%v; run go test ./internal/rulesdoc -update", err)
+	}
+	if msg := firstDifference(string(want), string(got)); msg != "" {
+		t.Errorf("docs/rules.md is stale; run go test ./internal/rulesdoc -update\n%s", msg)
+	}
+}
+
+// firstDifference describes where two texts first differ, line by line, and
+// how many lines differ in all; "" when they are equal.
+func firstDifference(committed, generated string) string {
+	a, b := strings.Split(committed, "\n"), strings.Split(generated, "\n")
+	first, n := -1, 0
+	for i := 0; i < max(len(a), len(b)); i++ {
+		var x, y string
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y || i >= len(a) || i >= len(b) {
+			if first < 0 {
+				first = i
+			}
+			n++
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	line := func(l []string) string {
+		if first < len(l) {
+			return l[first]
+		}
+		return "(end of file)"
+	}
+	return fmt.Sprintf("%d line(s) differ; the first is line %d:\ncommitted: %s\ngenerated: %s",
+		n, first+1, line(a), line(b))
+}
+
+const catalogue = `# Catalogue
+
+## 1. CQ — completion queue
+
+| ID | Rule | Source | How observed |
+|---|---|---|---|
+| CQ-01 | Creating a CQ (e.g. with ` + "`cqe` = 0" + `) fails. Second sentence. | man | x |
+| CQ-07 | Shared CQs. | RM | x |
+| CQ-30 | RETIRED: merged into CQ-01. | — | — |
+
+Some prose with | pipes | that is not a rule row.
+
+## 2. NOTIFY — arming
+
+### 2.1 Sub-heading
+
+| ID | Rule | Source | How observed |
+|---|---|---|---|
+| NOTIFY-05 | **[CONFLICT]** A (rvt ` + "`solicited \\|\\| status`" + `): every error fires. B: not. | rvt | x |
+| WC-S05 | WR_FLUSH_ERR (5): the WR was outstanding, or was posted, while the QP was in ERR (or the SQ in SQE) and nothing else happened to it at all. | RM | x |
+| WC-07 | WR and WC opcodes differ. | verbs.h | Constants test. |
+| WC-08 | Flag bits. | verbs.h | Constants test; property WITH_IMM xor WITH_INV. |
+`
+
+func TestParseRules(t *testing.T) {
+	rules, err := rulesdoc.ParseRules(strings.NewReader(catalogue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rules {
+		got = append(got, r.ID+"|"+r.Family+"|"+r.Section)
+	}
+	want := []string{
+		"CQ-01|CQ|CQ — completion queue",
+		"CQ-07|CQ|CQ — completion queue",
+		"CQ-30|CQ|CQ — completion queue",
+		"NOTIFY-05|NOTIFY|NOTIFY — arming",
+		"WC-S05|WC|NOTIFY — arming",
+		"WC-07|WC|NOTIFY — arming",
+		"WC-08|WC|NOTIFY — arming",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("parsed rules (-want +got):\n%s", d)
+	}
+	if !rules[2].Retired || rules[0].Retired {
+		t.Errorf("Retired flags: %v %v, want true false", rules[2].Retired, rules[0].Retired)
+	}
+	if want := "**[CONFLICT]** A (rvt `solicited || status`): every error fires. B: not."; rules[3].Text != want {
+		t.Errorf("escaped pipes: text = %q, want %q", rules[3].Text, want)
+	}
+}
+
+func TestParseRulesRejectsDuplicates(t *testing.T) {
+	dup := catalogue + "| CQ-07 | Again. | x | x |\n"
+	if _, err := rulesdoc.ParseRules(strings.NewReader(dup)); err == nil || !strings.Contains(err.Error(), "CQ-07") {
+		t.Errorf("duplicate ID: err = %v, want one naming CQ-07", err)
+	}
+	if _, err := rulesdoc.ParseRules(strings.NewReader("# nothing\n")); err == nil {
+		t.Error("a file without rules parsed without error")
+	}
+}
+
+func TestTitle(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Creating a CQ (e.g. with `cqe` = 0) fails. Second sentence.", "Creating a CQ (e.g. with `cqe` = 0) fails."},
+		{"**[IMPL]** Polling, e.g. with zero. More.", "[IMPL] Polling, e.g. with zero."},
+		{"Calls `ibv_x.y` here. More.", "Calls `ibv_x.y` here."},
+		{"Short rule without a stop", "Short rule without a stop"},
+		{
+			"WR_FLUSH_ERR (5): the WR was outstanding, or was posted, while the QP was in ERR (or the SQ in SQE) and nothing else.",
+			"WR_FLUSH_ERR (5): the WR was outstanding, or was posted, while the QP was in …",
+		},
+	} {
+		if got := rulesdoc.Title(tt.in); got != tt.want {
+			t.Errorf("Title(%q)\n = %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestPendingIssue(t *testing.T) {
+	for id, want := range map[string]int{
+		"CQ-01": 0, "CQ-07": 3, "CQ-11": 0, "CQ-18": 4, "CQ-21": 4, "CQ-22": 0, "CQ-24": 4, "CQ-25": 3,
+		"NOTIFY-05": 0, "NOTIFY-06": 4, "CHAN-08": 0,
+		"ASYNC-07": 0, "ASYNC-08": 4, "ASYNC-13": 4, "ASYNC-14": 3, "ASYNC-15": 3, "ASYNC-16": 4, "ASYNC-17": 0,
+		"QP-01": 3, "QP-37": 3, "QP-38": 4, "QP-40": 4,
+		"FLUSH-09": 3, "FLUSH-10": 4, "FLUSH-12": 4, "FLUSH-13": 3,
+		"WC-07": 4, "WC-S05": 4, "XFER-29": 4,
+		"SRQ-08": 3, "SRQ-09": 4, "SRQ-11": 3, "MR-09": 3, "PD-05": 3,
+	} {
+		if got := rulesdoc.PendingIssue(id); got != want {
+			t.Errorf("PendingIssue(%s) = %d, want %d", id, got, want)
+		}
+	}
+}
+
+func TestTestCoverage(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, src string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("sim/x/x_test.go", `package x
+
+// TestA checks CQ-01 and NOTIFY-01..03.
+func TestA(t *testing.T) {}
+
+func TestB(t *testing.T) {
+	t.Errorf("WC-S05: wrong")
+}
+
+func TestGolden_CQ07(t *testing.T) {}
+
+func TestStatus_WCS05_ASYNC17(t *testing.T) {}
+
+var table = "CQ-02" // outside any test function
+`)
+	write("sim/x/broken_test.go", "package x\n\nfunc TestC( { // CQ-02\n")
+	write("sim/x/x.go", "package x // CQ-30 in a non-test file\n")
+	write("conformance/mutants_cq_test.go", "package c // CQ-30\n")
+	write("docs/examples_test.go", "package d // CQ-30\n")
+	write("internal/rulesdoc/r_test.go", "package r // CQ-30\n")
+	write(".hidden/h_test.go", "package h // CQ-30\n")
+	write("sim/x/testdata/t_test.go", "package t // CQ-30\n")
+
+	ids := map[string]bool{}
+	for _, id := range []string{"CQ-01", "CQ-02", "CQ-07", "CQ-30", "NOTIFY-01", "NOTIFY-02", "NOTIFY-03", "WC-S05", "ASYNC-17"} {
+		ids[id] = true
+	}
+	cov, err := rulesdoc.TestCoverage(root, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for id, checks := range cov {
+		for _, c := range checks {
+			got[id] = append(got[id], c.File+":"+strings.Join(c.Funcs, ","))
+		}
+	}
+	for _, v := range got {
+		sortStrings(v)
+	}
+	want := map[string][]string{
+		"CQ-01":     {"sim/x/x_test.go:TestA"},
+		"CQ-02":     {"sim/x/broken_test.go:", "sim/x/x_test.go:"},
+		"CQ-07":     {"sim/x/x_test.go:TestGolden_CQ07"},
+		"NOTIFY-01": {"sim/x/x_test.go:TestA"},
+		"NOTIFY-02": {"sim/x/x_test.go:TestA"},
+		"NOTIFY-03": {"sim/x/x_test.go:TestA"},
+		"WC-S05":    {"sim/x/x_test.go:TestB,TestStatus_WCS05_ASYNC17"},
+		"ASYNC-17":  {"sim/x/x_test.go:TestStatus_WCS05_ASYNC17"},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("coverage (-want +got):\n%s", d)
+	}
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+func TestRender(t *testing.T) {
+	rules, err := rulesdoc.ParseRules(strings.NewReader(catalogue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cov := rulesdoc.Merge(
+		rulesdoc.Coverage{"CQ-01": {{Kind: rulesdoc.UnitTest, File: "sim/cq/cq_test.go", Funcs: []string{"TestCreate"}}}},
+		rulesdoc.Coverage{"CQ-01": {{Kind: rulesdoc.Case, File: "conformance/cq.go", Line: 12, Name: "cqe bounds"}}},
+		rulesdoc.Coverage{
+			"WC-07": {{Kind: rulesdoc.UnitTest, File: "sim/wc/wc_test.go"}},
+			"WC-08": {{Kind: rulesdoc.UnitTest, File: "sim/wc/wc_test.go"}},
+		},
+	)
+	page := string(rulesdoc.Render(rules, cov))
+	for _, want := range []string{
+		"**6 rules: 3 checked, 1 pending (issue #3), 1 pending (issue #4), 1 unchecked. (1 retired rules not counted.)**",
+		"| [CQ](#cq--completion-queue) | 2 | 1 | 1 | 0 | 0 |",
+		"| CQ-01 | Creating a CQ (e.g. with `cqe` = 0) fails. | checked | " +
+			"[conformance/cq.go](../conformance/cq.go) \"cqe bounds\"<br>" +
+			"[sim/cq/cq_test.go](../sim/cq/cq_test.go) (TestCreate) |",
+		"| CQ-07 | Shared CQs. | pending (issue #3) |  |",
+		"| CQ-30 | RETIRED: merged into CQ-01. | retired |  |",
+		"| NOTIFY-05 | [CONFLICT] A (rvt `solicited \\|\\| status`): every error fires. | **unchecked** |  |",
+		"| WC-07 | WR and WC opcodes differ. | checked | [sim/wc/wc_test.go](../sim/wc/wc_test.go) |",
+		"| WC-08 | Flag bits. | checked in part; the rest: issue #4 | [sim/wc/wc_test.go](../sim/wc/wc_test.go) |",
+		"| WC-S05 | WR_FLUSH_ERR (5): the WR was outstanding, or was posted, while the QP was in … | pending (issue #4) |  |",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks\n%s\n---- page:\n%s", want, page)
+		}
+	}
+}
