@@ -32,6 +32,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Kinds of rows written by abigen.c. Each names the C enum it was taken from.
@@ -97,6 +98,9 @@ func Parse(r io.Reader) ([]Row, error) {
 		line := strings.TrimSuffix(sc.Text(), "\r")
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
+		}
+		if i := strings.IndexFunc(line, func(r rune) bool { return r != '\t' && unicode.IsControl(r) }); i >= 0 {
+			return nil, fmt.Errorf("line %d: control character %q at byte %d", n, line[i], i)
 		}
 		f := strings.Split(line, "\t")
 		if len(f) != 3 && len(f) != 4 {
