@@ -6,7 +6,6 @@ import (
 
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
 )
 
 // Verb names used in errors.
@@ -102,12 +101,13 @@ func (r Rounding) round(n, max int) int {
 	return min(c-1, max)
 }
 
-// PollObserver is told of every completion Poll returns, under the domain
-// lock. The HCA engine uses it to free send-queue slots when the completion
-// covering them is polled (QP-29).
-type PollObserver interface {
-	PolledLocked(c *CQ, w *wc.WC)
-}
+// Retirer is told, under the domain lock, when the completion it was pushed
+// with has been polled. A work queue uses it to free its slots only once the
+// completion covering them is polled, the strict reading of QP-29.
+//
+// It is an alias of an unnamed interface so that package qp can declare the
+// identical type without importing this package.
+type Retirer = interface{ RetireLocked(seq uint64) }
 
 // Config describes a CQ to create: the arguments of ibv_create_cq plus the
 // device limits and the profile's readings of the implementation-defined
@@ -133,8 +133,6 @@ type Config struct {
 	// Lock is the domain lock, shared with Channel and Async. Nil: the
 	// channel's or async queue's lock, else a lock of the CQ's own.
 	Lock *sync.Mutex
-	// Observer, if set, sees every polled completion.
-	Observer PollObserver
 	// OnDestroy, if set, is called under the domain lock when the CQ stops
 	// counting against the device (at destroy, before the wait for acks).
 	OnDestroy func()

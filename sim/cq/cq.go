@@ -35,7 +35,7 @@ const (
 type CQ struct {
 	mu *sync.Mutex
 
-	ring []wc.WC // capacity = cqe reported to the application
+	ring []entry // capacity = cqe reported to the application
 	head int     // oldest entry
 	n    int     // unpolled entries
 
@@ -50,6 +50,13 @@ type CQ struct {
 	cfg    Config
 	stats  Stats
 	errEIO error // preallocated: Poll on an overrun CQ allocates nothing
+}
+
+// entry is one stored completion and who to tell when it is polled.
+type entry struct {
+	w   wc.WC
+	r   Retirer
+	seq uint64
 }
 
 // Stats counts what happened to a CQ over its life.
@@ -114,7 +121,7 @@ func NewLocked(cfg Config) (*CQ, error) {
 	}
 	c := &CQ{
 		mu:    cfg.Lock,
-		ring:  make([]wc.WC, capacity),
+		ring:  make([]entry, capacity),
 		ch:    cfg.Channel,
 		async: cfg.Async,
 		cfg:   cfg,
@@ -201,7 +208,7 @@ func (c *CQ) Snapshot() Snapshot {
 		Stats: c.stats,
 	}
 	for i := 0; i < c.n; i++ {
-		s.Completions = append(s.Completions, c.ring[(c.head+i)%len(c.ring)])
+		s.Completions = append(s.Completions, c.ring[(c.head+i)%len(c.ring)].w)
 	}
 	return s
 }
@@ -229,8 +236,12 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 	}
 	n := min(len(wcs), c.n)
 	for i := 0; i < n; i++ {
-		wcs[i] = c.ring[c.head]
-		c.ring[c.head] = wc.WC{}
+		e := &c.ring[c.head]
+		wcs[i] = e.w
+		if e.r != nil {
+			e.r.RetireLocked(e.seq)
+		}
+		*e = entry{}
 		c.head++
 		if c.head == len(c.ring) {
 			c.head = 0
@@ -238,11 +249,6 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 	}
 	c.n -= n
 	c.stats.Polled += uint64(n)
-	if obs := c.cfg.Observer; obs != nil {
-		for i := 0; i < n; i++ {
-			obs.PolledLocked(c, &wcs[i])
-		}
-	}
 	if c.overrun {
 		return n, c.errEIO
 	}
@@ -307,7 +313,7 @@ func (c *CQ) Resize(cqe int) error {
 			"%d completions are unpolled; a CQ of %d cannot hold them (CQ-08)", c.n, cqe)
 	}
 	capacity := c.cfg.Rounding.round(cqe, c.cfg.Limits.MaxCQE)
-	ring := make([]wc.WC, capacity)
+	ring := make([]entry, capacity)
 	for i := 0; i < c.n; i++ {
 		ring[i] = c.ring[(c.head+i)%len(c.ring)]
 	}

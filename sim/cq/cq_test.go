@@ -255,19 +255,28 @@ func TestNotifyOrdering(t *testing.T) {
 	}
 }
 
-type observer struct{ ids []uint64 }
+type retirer struct{ seqs []uint64 }
 
-func (o *observer) PolledLocked(_ *cq.CQ, w *wc.WC) { o.ids = append(o.ids, w.WRID) }
+func (r *retirer) RetireLocked(seq uint64) { r.seqs = append(r.seqs, seq) }
 
-func TestObserverSeesPolls(t *testing.T) {
+// TestRetirerSeesPolls: a completion pushed with a retirer reports its seq
+// when polled, in order, and not before; an overrun completion never does.
+func TestRetirerSeesPolls(t *testing.T) {
 	w := newWorld()
-	o := &observer{}
-	c := w.cq(t, cq.Config{CQE: 8, Observer: o})
-	mustPush(t, c, send(5))
-	mustPush(t, c, send(6))
+	r := &retirer{}
+	c := w.cq(t, cq.Config{CQE: 2, Rounding: cq.RoundExact, Overrun: cq.OverrunDrop})
+	w.mu.Lock()
+	for seq := uint64(5); seq <= 7; seq++ {
+		x := send(seq)
+		c.PushWQELocked(&x, false, r, seq)
+	}
+	w.mu.Unlock()
+	if len(r.seqs) != 0 {
+		t.Fatalf("retired before polling: %v", r.seqs)
+	}
 	pollAll(t, c)
-	if d := cmp.Diff([]uint64{5, 6}, o.ids); d != "" {
-		t.Fatalf("observer saw (-want +got):\n%s", d)
+	if d := cmp.Diff([]uint64{5, 6}, r.seqs); d != "" {
+		t.Fatalf("retired (-want +got):\n%s", d)
 	}
 }
 

@@ -41,6 +41,15 @@ func (c *CQ) Push(w wc.WC, solicited bool) (overrun bool, err error) {
 //
 // Precondition: the domain lock is held.
 func (c *CQ) PushLocked(w *wc.WC, solicited bool) (overrun bool, err error) {
+	return c.PushWQELocked(w, solicited, nil, 0)
+}
+
+// PushWQELocked is PushLocked for a completion that retires work-queue
+// slots: when it is polled, r.RetireLocked(seq) is called under the domain
+// lock. If the push overruns, r is never called.
+//
+// Precondition: the domain lock is held.
+func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (overrun bool, err error) {
 	if c == nil || w == nil {
 		return false, errNil(verbPush)
 	}
@@ -67,7 +76,7 @@ func (c *CQ) PushLocked(w *wc.WC, solicited bool) (overrun bool, err error) {
 	if tail >= len(c.ring) {
 		tail -= len(c.ring)
 	}
-	c.ring[tail] = *w
+	c.ring[tail] = entry{w: *w, r: r, seq: seq}
 	c.n++
 	c.stats.Added++
 	if c.arm.Fires(w, solicited, c.cfg.Solicited) {
