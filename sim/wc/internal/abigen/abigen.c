@@ -204,6 +204,57 @@ static const char *name_access_flags(enum ibv_access_flags v)
 	return NULL;
 }
 
+static const char *name_qp_attr_mask(enum ibv_qp_attr_mask v)
+{
+	switch (v) {
+		C(IBV_QP_STATE);
+		C(IBV_QP_CUR_STATE);
+		C(IBV_QP_EN_SQD_ASYNC_NOTIFY);
+		C(IBV_QP_ACCESS_FLAGS);
+		C(IBV_QP_PKEY_INDEX);
+		C(IBV_QP_PORT);
+		C(IBV_QP_QKEY);
+		C(IBV_QP_AV);
+		C(IBV_QP_PATH_MTU);
+		C(IBV_QP_TIMEOUT);
+		C(IBV_QP_RETRY_CNT);
+		C(IBV_QP_RNR_RETRY);
+		C(IBV_QP_RQ_PSN);
+		C(IBV_QP_MAX_QP_RD_ATOMIC);
+		C(IBV_QP_ALT_PATH);
+		C(IBV_QP_MIN_RNR_TIMER);
+		C(IBV_QP_SQ_PSN);
+		C(IBV_QP_MAX_DEST_RD_ATOMIC);
+		C(IBV_QP_PATH_MIG_STATE);
+		C(IBV_QP_CAP);
+		C(IBV_QP_DEST_QPN);
+		C(IBV_QP_RATE_LIMIT);
+	}
+	return NULL;
+}
+
+static const char *name_mtu(enum ibv_mtu v)
+{
+	switch (v) {
+		C(IBV_MTU_256);
+		C(IBV_MTU_512);
+		C(IBV_MTU_1024);
+		C(IBV_MTU_2048);
+		C(IBV_MTU_4096);
+	}
+	return NULL;
+}
+
+static const char *name_mig_state(enum ibv_mig_state v)
+{
+	switch (v) {
+		C(IBV_MIG_MIGRATED);
+		C(IBV_MIG_REARM);
+		C(IBV_MIG_ARMED);
+	}
+	return NULL;
+}
+
 #undef C
 
 static void row3(const char *kind, uint32_t v, const char *name)
@@ -301,6 +352,25 @@ int main(void)
 		n = name_access_flags((enum ibv_access_flags)v);
 		if (n)
 			row3("access_flags", v, n);
+	}
+
+	for (i = 0; i < 32; i++) {
+		v = UINT32_C(1) << i;
+		n = name_qp_attr_mask((enum ibv_qp_attr_mask)v);
+		if (n)
+			row3("qp_attr_mask", v, n);
+	}
+
+	for (v = 0; v < 256; v++) {
+		n = name_mtu((enum ibv_mtu)v);
+		if (n)
+			row3("mtu", v, n);
+	}
+
+	for (v = 0; v < 256; v++) {
+		n = name_mig_state((enum ibv_mig_state)v);
+		if (n)
+			row3("mig_state", v, n);
 	}
 
 #define F(m) \
