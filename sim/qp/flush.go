@@ -1,0 +1,42 @@
+package qp
+
+import "github.com/verbsim/verbsim/sim/wc"
+
+// flushLocked completes every outstanding work request of both queues with
+// IBV_WC_WR_FLUSH_ERR, each on its own queue's CQ, in posting order and after
+// the ones already completed (FLUSH-01, FLUSH-02), unsignaled ones included
+// (FLUSH-04). Only wr_id, status, qp_num and vendor_err are meaningful in a
+// flush completion (FLUSH-06); verbsim leaves the opcode 0, as rxe does.
+//
+// For the solicited-only arm, receive flushes count as solicited and send
+// flushes do not: that is rxe's marking (NOTIFY-05 reading B); under the
+// default reading every unsuccessful completion fires anyway.
+func (q *QP) flushLocked() {
+	q.flushQueueLocked(&q.sq, q.init.SendCQ, false)
+	q.flushQueueLocked(&q.rq, q.init.RecvCQ, true)
+}
+
+// flushSendLocked flushes only the send queue (SQE, and posts in SQE).
+func (q *QP) flushSendLocked() { q.flushQueueLocked(&q.sq, q.init.SendCQ, false) }
+
+func (q *QP) flushQueueLocked(w *wq, c CQ, recv bool) {
+	for ; w.done < w.tail; w.done++ {
+		e := w.slot(w.done)
+		id := e.send.WRID
+		if recv {
+			id = e.recv.WRID
+		}
+		comp := wc.WC{WRID: id, Status: wc.WRFlushErr, QPNum: q.num}
+		overrun, _ := c.PushWQELocked(&comp, recv, w, w.done)
+		if overrun {
+			// The completion is lost (CQ-22); its slot stays occupied until
+			// the QP is reset, which is what a lost completion means.
+			q.stats.CQOverruns++
+		}
+		if recv {
+			q.stats.RecvFlushed++
+		} else {
+			q.stats.SendFlushed++
+		}
+	}
+}

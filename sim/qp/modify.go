@@ -1,0 +1,74 @@
+package qp
+
+import (
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/verr"
+)
+
+// Modify changes the QP's attributes and state (ibv_modify_qp). The call is
+// checked as a whole by CheckModify against the transition table (QP-07..12,
+// QP-14..21), the value limits (QP-22) and the SQD-drain rule (QP-23), and
+// either everything in mask takes effect or nothing does (QP-13). On a
+// destroyed QP it returns EINVAL.
+//
+// Entering a state has these effects:
+//   - ERR: every outstanding work request of both queues completes with
+//     IBV_WC_WR_FLUSH_ERR (FLUSH-01..04); no async event (FLUSH-14).
+//   - RESET: both queues are emptied without completions; the QP can be
+//     taken through INIT, RTR and RTS again (FLUSH-08).
+//   - SQD: the send queue stops taking new work; with nothing in flight the
+//     drain is over at once, and with EnSQDAsyncNotify an
+//     IBV_EVENT_SQ_DRAINED names the QP (ASYNC-13).
+func (q *QP) Modify(attr *Attr, mask AttrMask) error {
+	if q == nil {
+		return verr.New(verbModify, syscall.EINVAL, "nil QP")
+	}
+	if attr == nil {
+		return verr.New(verbModify, syscall.EINVAL, "nil attr")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ModifyLocked(attr, mask)
+}
+
+// ModifyLocked is Modify for a caller that holds the domain lock.
+func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
+	if q.life != live {
+		return verr.New(verbModify, syscall.EINVAL, "the QP has been destroyed")
+	}
+	next, err := CheckModify(Current{State: q.state, Port: q.attr.PortNum}, q.typ, attr, mask, q.cfg.Modify, q.cfg.Policy)
+	if err != nil {
+		return err
+	}
+	norm := Normalize(*attr, mask)
+	q.attr.Apply(&norm, mask)
+	prev := q.state
+	q.state = next
+	switch {
+	case next == Err:
+		q.flushLocked()
+	case next == Reset:
+		q.sq.reset()
+		q.rq.reset()
+		q.attr = Attr{}
+	case next == SQD && prev != SQD:
+		if q.attr.EnSQDAsyncNotify && q.cfg.Async != nil {
+			q.cfg.Async.RaiseLocked(notify.EventSQDrained, q, &q.tally, 0)
+		}
+	}
+	return nil
+}
+
+// SetErrorLocked moves the QP to ERR outside ibv_modify_qp, as the adapter
+// does on a fatal error or a CQ overrun (CQ-24), and flushes it.
+//
+// Precondition: the domain lock is held.
+func (q *QP) SetErrorLocked() {
+	if q.life != live || q.state == Err {
+		return
+	}
+	q.state = Err
+	q.flushLocked()
+}

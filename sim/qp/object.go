@@ -1,0 +1,309 @@
+package qp
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Retirer is told when a completion it was pushed with has been polled. It
+// is the same type as cq.Retirer (an alias of one unnamed interface), which
+// lets this package hand its work queues to a CQ without importing package
+// cq.
+type Retirer = interface{ RetireLocked(seq uint64) }
+
+// CQ is what a QP needs of a completion queue. *cq.CQ implements it.
+type CQ interface {
+	// PushWQELocked adds a completion that retires r's slots up to seq when
+	// polled; it reports whether the CQ overran.
+	PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (overrun bool, err error)
+	// RefLocked and UnrefLocked hold the CQ so it cannot be destroyed (CQ-11).
+	RefLocked() error
+	UnrefLocked()
+}
+
+// Memory resolves simulated virtual addresses to the bytes of registered
+// memory. PostSend uses it to capture inline payloads, whose keys are not
+// checked (QP-35).
+type Memory interface {
+	// ReadLocked returns the n bytes at addr, or false if they are not all
+	// inside one registered memory region.
+	ReadLocked(addr uint64, n uint32) ([]byte, bool)
+}
+
+// InitAttr holds the arguments of ibv_create_qp that verbsim models (struct
+// ibv_qp_init_attr).
+type InitAttr struct {
+	Context  any  // qp_context
+	SendCQ   CQ   // required (QP-03)
+	RecvCQ   CQ   // required (QP-03); may be the same CQ
+	Cap      Cap  // requested capacities; the QP's real ones are >= (QP-02)
+	Type     Type // RC, UC or UD
+	SQSigAll bool // every send WR is signaled (CQ-19, QP-05)
+}
+
+// DeviceLimits are the device attributes that bound a QP's capacities.
+type DeviceLimits struct {
+	MaxQPWR   uint32 // ibv_device_attr.max_qp_wr
+	MaxSGE    uint32 // ibv_device_attr.max_sge
+	MaxInline uint32 // largest max_inline_data the device grants
+}
+
+// Config describes a QP to create.
+type Config struct {
+	Init      InitAttr
+	QPNum     uint32 // unique on the device (QP-01); chosen by the caller
+	Device    DeviceLimits
+	Modify    Limits // limits for attribute values (QP-22)
+	Policy    Policy // readings of the implementation-defined rules
+	Lock      *sync.Mutex
+	Memory    Memory             // for inline payloads; nil: inline sends fail with EFAULT
+	Async     *notify.AsyncQueue // receives the QP's async events
+	PD        any                // the protection domain, for Query
+	OnDestroy func()             // called under the lock when the QP is destroyed
+}
+
+// lifecycle of a QP object.
+type lifecycle uint8
+
+const (
+	live lifecycle = iota
+	destroying
+	destroyed
+)
+
+// QP is a queue pair (struct ibv_qp): its state and attributes, its send and
+// receive queues, and its event accounting. It is safe for concurrent use;
+// every method takes the domain lock, except those named ...Locked.
+type QP struct {
+	mu    *sync.Mutex
+	num   uint32
+	typ   Type
+	init  InitAttr
+	cap   Cap
+	state State
+	attr  Attr // attributes set by Modify; QPState and Cap are filled in by Query
+	sq    wq
+	rq    wq
+	cfg   Config
+	tally notify.Tally
+	life  lifecycle
+	stats Stats
+
+	errs postErrors // preallocated errors: a failed post allocates nothing
+}
+
+// Stats counts what happened to a QP.
+type Stats struct {
+	SendPosted, RecvPosted   uint64
+	SendFlushed, RecvFlushed uint64
+	CQOverruns               uint64 // completions of this QP lost to a CQ overrun
+}
+
+const (
+	verbCreate  = "ibv_create_qp"
+	verbModify  = "ibv_modify_qp"
+	verbQuery   = "ibv_query_qp"
+	verbDestroy = "ibv_destroy_qp"
+	verbSend    = "ibv_post_send"
+	verbRecv    = "ibv_post_recv"
+)
+
+// NewLocked creates a QP in RESET (ibv_create_qp, QP-01). It checks the
+// capacities against the device (QP-02: over-limit is EINVAL), requires both
+// CQs (QP-03) and a supported type, and takes a reference on each CQ so
+// neither can be destroyed while the QP lives (CQ-11).
+//
+// Precondition: cfg.Lock is held.
+func NewLocked(cfg Config) (*QP, error) {
+	in := cfg.Init
+	switch {
+	case cfg.Lock == nil:
+		return nil, verr.New(verbCreate, syscall.EINVAL, "no domain lock given")
+	case !in.Type.Supported():
+		return nil, verr.Errorf(verbCreate, syscall.EINVAL, "qp_type %v is not simulated (RC, UC and UD are)", in.Type)
+	case isNil(in.SendCQ) || isNil(in.RecvCQ):
+		return nil, verr.New(verbCreate, syscall.EINVAL, "both send_cq and recv_cq are required (QP-03)")
+	}
+	lim := cfg.Device
+	c := in.Cap
+	switch {
+	case c.MaxSendWR > lim.MaxQPWR || c.MaxRecvWR > lim.MaxQPWR:
+		return nil, verr.Errorf(verbCreate, syscall.EINVAL, "max_send_wr %d / max_recv_wr %d above max_qp_wr %d (QP-02)", c.MaxSendWR, c.MaxRecvWR, lim.MaxQPWR)
+	case c.MaxSendSGE > lim.MaxSGE || c.MaxRecvSGE > lim.MaxSGE:
+		return nil, verr.Errorf(verbCreate, syscall.EINVAL, "max_send_sge %d / max_recv_sge %d above max_sge %d (QP-02)", c.MaxSendSGE, c.MaxRecvSGE, lim.MaxSGE)
+	case c.MaxInlineData > lim.MaxInline:
+		return nil, verr.Errorf(verbCreate, syscall.EINVAL, "max_inline_data %d above the device's %d (QP-02)", c.MaxInlineData, lim.MaxInline)
+	}
+	// The real capacities: what was asked for, with at least one SGE per
+	// queue (a zero-SGE request still gets room for one, as providers do).
+	real := c
+	real.MaxSendSGE = max(real.MaxSendSGE, 1)
+	real.MaxRecvSGE = max(real.MaxRecvSGE, 1)
+	if err := in.SendCQ.RefLocked(); err != nil {
+		return nil, verr.Wrap(verbCreate, syscall.EINVAL, "send_cq", err)
+	}
+	if err := in.RecvCQ.RefLocked(); err != nil {
+		in.SendCQ.UnrefLocked()
+		return nil, verr.Wrap(verbCreate, syscall.EINVAL, "recv_cq", err)
+	}
+	q := &QP{
+		mu:    cfg.Lock,
+		num:   cfg.QPNum,
+		typ:   in.Type,
+		init:  in,
+		cap:   real,
+		state: Reset,
+		sq:    newWQ(int(real.MaxSendWR), int(real.MaxSendSGE), int(real.MaxInlineData)),
+		rq:    newWQ(int(real.MaxRecvWR), int(real.MaxRecvSGE), 0),
+		cfg:   cfg,
+	}
+	q.errs.init()
+	return q, nil
+}
+
+// isNil reports whether c is nil or a typed nil pointer.
+func isNil(c CQ) bool {
+	if c == nil {
+		return true
+	}
+	v := reflect.ValueOf(c)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// Num returns the QP number (qp_num).
+func (q *QP) Num() uint32 {
+	if q == nil {
+		return 0
+	}
+	return q.num
+}
+
+// Type returns the transport type.
+func (q *QP) Type() Type {
+	if q == nil {
+		return 0
+	}
+	return q.typ
+}
+
+// Context returns the qp_context given at creation.
+func (q *QP) Context() any {
+	if q == nil {
+		return nil
+	}
+	return q.init.Context
+}
+
+// Cap returns the QP's real capacities (QP-02).
+func (q *QP) Cap() Cap {
+	if q == nil {
+		return Cap{}
+	}
+	return q.cap
+}
+
+// State returns the current state, as ibv_query_qp reports it (QP-24).
+func (q *QP) State() State {
+	if q == nil {
+		return Reset
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.state
+}
+
+// StateLocked is State for a caller that holds the domain lock.
+func (q *QP) StateLocked() State { return q.state }
+
+// Stats returns the QP's counters.
+func (q *QP) Stats() Stats {
+	if q == nil {
+		return Stats{}
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.stats
+}
+
+// Tally returns the QP's async-event accounting, for raising events that
+// name it.
+//
+// Precondition: the domain lock is held while the tally is used.
+func (q *QP) Tally() *notify.Tally { return &q.tally }
+
+// Query returns the QP's attributes and its creation attributes
+// (ibv_query_qp). Attr holds every attribute set so far, the current state in
+// QPState and CurQPState, and the real capacities in Cap (QP-24).
+func (q *QP) Query() (Attr, InitAttr, error) {
+	if q == nil {
+		return Attr{}, InitAttr{}, verr.New(verbQuery, syscall.EINVAL, "nil QP")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.life != live {
+		return Attr{}, InitAttr{}, verr.New(verbQuery, syscall.EINVAL, "the QP has been destroyed")
+	}
+	a := q.attr
+	a.QPState, a.CurQPState = q.state, q.state
+	a.Cap = q.cap
+	a.SQDraining = false
+	init := q.init
+	init.Cap = q.cap
+	return a, init, nil
+}
+
+// Destroy destroys the QP (ibv_destroy_qp) and waits without a deadline for
+// the acknowledgement of its async events already read. See DestroyContext.
+func (q *QP) Destroy() error { return q.DestroyContext(context.Background()) }
+
+// DestroyContext destroys the QP (ibv_destroy_qp). Outstanding work requests
+// vanish without completions (QP-37); completions already in a CQ stay there
+// (CQ-26, sim default); the references on the CQs are dropped, so they can be
+// destroyed next (PD-05); unread async events naming the QP are discarded.
+// It waits, bounded by ctx, for the acks of the QP's async events already
+// read (ASYNC-05), like a CQ's destroy. On a destroyed QP it returns EINVAL.
+func (q *QP) DestroyContext(ctx context.Context) error {
+	if q == nil {
+		return verr.New(verbDestroy, syscall.EINVAL, "nil QP")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch q.life {
+	case destroyed:
+		return verr.New(verbDestroy, syscall.EINVAL, "the QP has been destroyed")
+	case live:
+		q.life = destroying
+		q.sq.reset()
+		q.rq.reset()
+		q.init.SendCQ.UnrefLocked()
+		q.init.RecvCQ.UnrefLocked()
+		if q.cfg.Async != nil {
+			q.cfg.Async.DiscardLocked(q)
+		}
+		if q.cfg.OnDestroy != nil {
+			q.cfg.OnDestroy()
+		}
+	}
+	if err := q.tally.WaitSettled(ctx, q.mu); err != nil {
+		return verr.Wrap(verbDestroy, syscall.EINTR, "still waiting for acks of async events already read (ASYNC-05); call again to finish", err)
+	}
+	q.life = destroyed
+	return nil
+}
+
+// Destroyed reports whether the QP has been destroyed (or is waiting for acks
+// to finish being destroyed).
+func (q *QP) Destroyed() bool {
+	if q == nil {
+		return true
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.life != live
+}

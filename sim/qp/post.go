@@ -1,0 +1,193 @@
+package qp
+
+import (
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// postErrors are the errors a post can return, made once per QP so a failed
+// post in a hot loop (a full queue, say) allocates nothing.
+type postErrors struct {
+	sendState, recvState, sendFull, recvFull, gone error
+}
+
+func (e *postErrors) init() {
+	e.sendState = verr.New(verbSend, syscall.EINVAL, "send WRs can be posted only in RTS, SQD, SQE and ERR (QP-26)")
+	e.recvState = verr.New(verbRecv, syscall.EINVAL, "receive WRs cannot be posted in RESET (QP-25)")
+	e.sendFull = verr.New(verbSend, syscall.ENOMEM, "the send queue is full; a slot frees when the completion covering it is polled (QP-29)")
+	e.recvFull = verr.New(verbRecv, syscall.ENOMEM, "the receive queue is full (QP-31)")
+	e.gone = verr.New(verbSend, syscall.EINVAL, "the QP has been destroyed")
+}
+
+// opAllowed is the opcode × transport matrix of QP-33, for the opcodes
+// verbsim executes. LOCAL_INV and BIND_MW need memory windows and TSO needs
+// raw packets; they are refused with EOPNOTSUPP rather than accepted and
+// never run.
+func opAllowed(op wc.WROpcode, t Type) (ok bool, unsupported bool) {
+	switch op {
+	case wc.WRSend, wc.WRSendWithImm:
+		return true, false
+	case wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRSendWithInv:
+		return t == RC || t == UC, false
+	case wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
+		return t == RC, false
+	case wc.WRLocalInv, wc.WRBindMW, wc.WRTSO:
+		return false, true
+	}
+	return false, false
+}
+
+// PostSend posts a list of send work requests (ibv_post_send). They are
+// taken in order; the first that fails its checks stops the list: PostSend
+// returns how many were posted before it and its error, so wrs[n] is the bad
+// request (QP-27). The checks:
+//
+//   - the QP must be in RTS, SQD, SQE or ERR (QP-26): EINVAL otherwise;
+//   - the opcode must suit the transport (QP-33): EINVAL, or EOPNOTSUPP for
+//     opcodes verbsim does not execute;
+//   - at most max_send_sge elements (QP-32), known flags only, FENCE only on
+//     RC, INLINE only on SEND and RDMA WRITE opcodes (QP-34), an inline
+//     payload of at most max_inline_data bytes (QP-35): EINVAL;
+//   - a UD request needs an address handle: EINVAL;
+//   - a free slot (QP-29): ENOMEM.
+//
+// Requests posted in SQE or ERR are accepted and flushed at once (FLUSH-05).
+// Inline payloads are copied now; other buffers are read when the request
+// executes (QP-35, QP-36). PostSend allocates nothing.
+func (q *QP) PostSend(wrs []SendWR) (int, error) {
+	if q == nil {
+		return 0, verr.New(verbSend, syscall.EINVAL, "nil QP")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.life != live {
+		return 0, q.errs.gone
+	}
+	switch q.state {
+	case RTS, SQD, SQE, Err:
+	default:
+		return 0, q.errs.sendState
+	}
+	for i := range wrs {
+		if err := q.postSendLocked(&wrs[i]); err != nil {
+			return i, err
+		}
+	}
+	if q.state == Err || q.state == SQE {
+		q.flushSendLocked()
+	}
+	return len(wrs), nil
+}
+
+func (q *QP) postSendLocked(w *SendWR) error {
+	ok, unsupported := opAllowed(w.Opcode, q.typ)
+	switch {
+	case unsupported:
+		return verr.Errorf(verbSend, syscall.EOPNOTSUPP, "opcode %v is not simulated", w.Opcode)
+	case !ok:
+		return verr.Errorf(verbSend, syscall.EINVAL, "opcode %v is not allowed on a %v QP (QP-33)", w.Opcode, q.typ)
+	case len(w.SGList) > int(q.cap.MaxSendSGE):
+		return verr.Errorf(verbSend, syscall.EINVAL, "num_sge %d above max_send_sge %d (QP-32)", len(w.SGList), q.cap.MaxSendSGE)
+	case w.Flags&^sendFlagsKnown != 0:
+		return verr.Errorf(verbSend, syscall.EINVAL, "unknown send flags %v", w.Flags&^sendFlagsKnown)
+	case w.Flags&SendFence != 0 && q.typ != RC:
+		return verr.Errorf(verbSend, syscall.EINVAL, "IBV_SEND_FENCE on a %v QP (QP-34)", q.typ)
+	case q.typ == UD && w.AH == nil:
+		return verr.New(verbSend, syscall.EINVAL, "a UD send needs an address handle")
+	}
+	inline := w.Flags&SendInline != 0
+	if inline {
+		switch w.Opcode {
+		case wc.WRSend, wc.WRSendWithImm, wc.WRSendWithInv, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm:
+		default:
+			return verr.Errorf(verbSend, syscall.EINVAL, "IBV_SEND_INLINE on %v (QP-34)", w.Opcode)
+		}
+		if n := Length(w.SGList); n > uint64(q.cap.MaxInlineData) {
+			return verr.Errorf(verbSend, syscall.EINVAL, "inline payload of %d bytes above max_inline_data %d (QP-35)", n, q.cap.MaxInlineData)
+		}
+	}
+	if q.sq.full() {
+		return q.errs.sendFull
+	}
+	// Capture the inline payload before claiming the slot, so a failure
+	// leaves the queue as it was.
+	var payload []byte
+	if inline {
+		e := q.sq.slot(q.sq.tail)
+		payload = e.inline[:0]
+		for _, s := range w.SGList {
+			if s.Length == 0 {
+				continue
+			}
+			var b []byte
+			ok := false
+			if q.cfg.Memory != nil {
+				b, ok = q.cfg.Memory.ReadLocked(s.Addr, s.Length)
+			}
+			if !ok {
+				return verr.Errorf(verbSend, syscall.EFAULT, "inline data at 0x%x+%d is not in registered memory", s.Addr, s.Length)
+			}
+			payload = append(payload, b...)
+		}
+	}
+	e := q.sq.push()
+	sge := append(e.sge[:0], w.SGList...)
+	e.send = *w
+	e.send.SGList = sge
+	e.sge = sge
+	e.inline = payload
+	e.signaled = q.init.SQSigAll || w.Flags&SendSignaled != 0
+	q.stats.SendPosted++
+	return nil
+}
+
+// PostRecv posts a list of receive work requests (ibv_post_recv), in order,
+// stopping at the first that fails: it returns how many were posted and the
+// error, so wrs[n] is the bad request (QP-27). Receives may be posted in every
+// state but RESET (QP-25: EINVAL); at most max_recv_sge elements (QP-32:
+// EINVAL); ENOMEM when the queue is full (QP-31). Requests posted in ERR are
+// flushed at once (FLUSH-05). PostRecv allocates nothing.
+func (q *QP) PostRecv(wrs []RecvWR) (int, error) {
+	if q == nil {
+		return 0, verr.New(verbRecv, syscall.EINVAL, "nil QP")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.life != live {
+		return 0, q.errs.gone
+	}
+	if q.state == Reset {
+		return 0, q.errs.recvState
+	}
+	for i := range wrs {
+		w := &wrs[i]
+		if len(w.SGList) > int(q.cap.MaxRecvSGE) {
+			return i, verr.Errorf(verbRecv, syscall.EINVAL, "num_sge %d above max_recv_sge %d (QP-32)", len(w.SGList), q.cap.MaxRecvSGE)
+		}
+		if q.rq.full() {
+			return i, q.errs.recvFull
+		}
+		e := q.rq.push()
+		sge := append(e.sge[:0], w.SGList...)
+		e.recv = RecvWR{WRID: w.WRID, SGList: sge}
+		e.sge = sge
+		q.stats.RecvPosted++
+	}
+	if q.state == Err {
+		q.flushLocked()
+	}
+	return len(wrs), nil
+}
+
+// Outstanding returns the number of send and receive work requests posted and
+// not yet completed.
+func (q *QP) Outstanding() (send, recv int) {
+	if q == nil {
+		return 0, 0
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.sq.outstanding(), q.rq.outstanding()
+}

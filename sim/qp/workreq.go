@@ -1,0 +1,114 @@
+package qp
+
+import "github.com/verbsim/verbsim/sim/wc"
+
+// SendFlags are the send_flags of a send work request (enum ibv_send_flags).
+type SendFlags uint32
+
+// The send flags, with verbs.h values.
+const (
+	SendFence     SendFlags = 1 << 0 // IBV_SEND_FENCE: wait for earlier READs and atomics (RC only)
+	SendSignaled  SendFlags = 1 << 1 // IBV_SEND_SIGNALED: produce a completion when sq_sig_all is 0
+	SendSolicited SendFlags = 1 << 2 // IBV_SEND_SOLICITED: set the solicited-event bit
+	SendInline    SendFlags = 1 << 3 // IBV_SEND_INLINE: copy the payload at post time
+	SendIPCSum    SendFlags = 1 << 4 // IBV_SEND_IP_CSUM: checksum offload (UD/raw, not simulated)
+
+	sendFlagsKnown = SendFence | SendSignaled | SendSolicited | SendInline | SendIPCSum
+)
+
+// String renders the flags as "SIGNALED|INLINE", or "0".
+func (f SendFlags) String() string {
+	if f == 0 {
+		return "0"
+	}
+	names := []struct {
+		f SendFlags
+		s string
+	}{{SendFence, "FENCE"}, {SendSignaled, "SIGNALED"}, {SendSolicited, "SOLICITED"}, {SendInline, "INLINE"}, {SendIPCSum, "IP_CSUM"}}
+	s := ""
+	for _, n := range names {
+		if f&n.f != 0 {
+			if s != "" {
+				s += "|"
+			}
+			s += n.s
+			f &^= n.f
+		}
+	}
+	if f != 0 {
+		if s != "" {
+			s += "|"
+		}
+		s += "0x" + hex(uint64(f))
+	}
+	return s
+}
+
+func hex(v uint64) string {
+	const digits = "0123456789abcdef"
+	if v == 0 {
+		return "0"
+	}
+	var b [16]byte
+	i := len(b)
+	for v > 0 {
+		i--
+		b[i] = digits[v&15]
+		v >>= 4
+	}
+	return string(b[i:])
+}
+
+// SGE is one scatter/gather element (struct ibv_sge): Length bytes at the
+// simulated virtual address Addr, inside the memory region whose local key is
+// LKey.
+type SGE struct {
+	Addr   uint64
+	Length uint32
+	LKey   uint32
+}
+
+// SendWR is a send work request (struct ibv_send_wr). The fields after Flags
+// are read according to Opcode, as the unions of the C struct are:
+//
+//   - RemoteAddr and RKey: RDMA READ/WRITE and atomics (wr.rdma, wr.atomic).
+//   - CompareAdd and Swap: atomics.
+//   - Imm: the immediate data of *_WITH_IMM opcodes (opaque, network byte
+//     order), or the rkey to invalidate for SEND_WITH_INV.
+//   - AH, RemoteQPN, RemoteQKey: UD destinations (wr.ud). AH is the address
+//     handle made by the PD (a *sim.AH).
+//
+// PostSend copies the request and its scatter/gather list, so the caller may
+// reuse both as soon as PostSend returns. The memory the elements point at is
+// another matter: it is read when the request executes (QP-36), except for
+// SendInline requests, whose payload is copied during PostSend (QP-35).
+type SendWR struct {
+	WRID   uint64
+	SGList []SGE
+	Opcode wc.WROpcode
+	Flags  SendFlags
+
+	Imm        uint32
+	RemoteAddr uint64
+	RKey       uint32
+	CompareAdd uint64
+	Swap       uint64
+	AH         any
+	RemoteQPN  uint32
+	RemoteQKey uint32
+}
+
+// RecvWR is a receive work request (struct ibv_recv_wr).
+type RecvWR struct {
+	WRID   uint64
+	SGList []SGE
+}
+
+// Length returns the total length of an SGE list.
+func Length(sges []SGE) uint64 {
+	var n uint64
+	for _, s := range sges {
+		n += uint64(s.Length)
+	}
+	return n
+}

@@ -1,0 +1,76 @@
+package qp
+
+// A work queue (send or receive) is a ring of slots indexed by a sequence
+// number that never goes back, not even when the QP is reset. Slots
+// [retired, tail) are occupied: [retired, done) have completed or been
+// flushed and wait for their covering completion to be polled, and
+// [done, tail) are outstanding. A slot is free again only once the completion
+// covering it is polled (QP-29 reading A), which the CQ reports through
+// RetireLocked.
+type wq struct {
+	slots   []wqe
+	retired uint64 // oldest occupied sequence
+	done    uint64 // oldest outstanding sequence
+	tail    uint64 // next sequence to post
+	maxSGE  int
+	inline  int // max_inline_data (send queues)
+}
+
+// wqe is one slot. Its SGE and inline storage are allocated once, at QP
+// creation, so posting allocates nothing.
+type wqe struct {
+	seq      uint64
+	send     SendWR // SGList aliases sge
+	recv     RecvWR // SGList aliases sge
+	sge      []SGE  // capacity maxSGE
+	inline   []byte // capacity max_inline_data; the captured payload
+	signaled bool
+}
+
+func newWQ(depth, maxSGE, maxInline int) wq {
+	q := wq{slots: make([]wqe, depth), maxSGE: maxSGE, inline: maxInline}
+	for i := range q.slots {
+		q.slots[i].sge = make([]SGE, 0, maxSGE)
+		if maxInline > 0 {
+			q.slots[i].inline = make([]byte, 0, maxInline)
+		}
+	}
+	return q
+}
+
+// occupied is the number of slots not yet free.
+func (q *wq) occupied() int { return int(q.tail - q.retired) }
+
+// outstanding is the number of posted work requests not yet completed.
+func (q *wq) outstanding() int { return int(q.tail - q.done) }
+
+// full reports whether a post must fail with ENOMEM.
+func (q *wq) full() bool { return q.occupied() >= len(q.slots) }
+
+// slot returns the slot of sequence seq.
+func (q *wq) slot(seq uint64) *wqe { return &q.slots[seq%uint64(len(q.slots))] }
+
+// push claims the next slot. Precondition: !q.full().
+func (q *wq) push() *wqe {
+	e := q.slot(q.tail)
+	e.seq = q.tail
+	q.tail++
+	return e
+}
+
+// RetireLocked frees every slot up to and including seq: the completion of
+// seq has been polled, and it covers the earlier unsignaled ones (CQ-20).
+// A seq from before a reset is ignored.
+//
+// Precondition: the domain lock is held.
+func (q *wq) RetireLocked(seq uint64) {
+	if seq+1 > q.retired && seq < q.done {
+		q.retired = seq + 1
+	}
+}
+
+// reset empties the queue without completions (FLUSH-08): every slot is free
+// again, and completions of the old requests still in a CQ retire nothing.
+func (q *wq) reset() {
+	q.retired, q.done = q.tail, q.tail
+}
