@@ -1,6 +1,9 @@
 package qp
 
-import "github.com/verbsim/verbsim/sim/wc"
+import (
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/wc"
+)
 
 // flushLocked completes every outstanding work request of both queues with
 // IBV_WC_WR_FLUSH_ERR, each on its own queue's CQ, in posting order and after
@@ -11,9 +14,17 @@ import "github.com/verbsim/verbsim/sim/wc"
 // For the solicited-only arm, receive flushes count as solicited and send
 // flushes do not: that is rxe's marking (NOTIFY-05 reading B); under the
 // default reading every unsuccessful completion fires anyway.
+//
+// A QP on an SRQ flushes only what it owns: the SRQ's WRs stay for the other
+// QPs (FLUSH-07), and IBV_EVENT_QP_LAST_WQE_REACHED tells the application
+// that this QP will take no more of them (ASYNC-14).
 func (q *QP) flushLocked() {
 	q.flushQueueLocked(&q.sq, q.init.SendCQ, false)
 	q.flushQueueLocked(&q.rq, q.init.RecvCQ, true)
+	if q.init.SRQ != nil && !q.lastWQE && q.cfg.Async != nil {
+		q.lastWQE = true
+		q.cfg.Async.RaiseLocked(notify.EventQPLastWQEReached, q, &q.tally, 0)
+	}
 }
 
 // flushSendLocked flushes only the send queue (SQE, and posts in SQE).

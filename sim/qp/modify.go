@@ -53,6 +53,7 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 		q.sq.reset()
 		q.rq.reset()
 		q.attr = Attr{}
+		q.lastWQE = false
 	case next == SQD && prev != SQD:
 		if q.attr.EnSQDAsyncNotify && q.cfg.Async != nil {
 			q.cfg.Async.RaiseLocked(notify.EventSQDrained, q, &q.tally, 0)

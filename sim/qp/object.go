@@ -45,6 +45,9 @@ type InitAttr struct {
 	Cap      Cap  // requested capacities; the QP's real ones are >= (QP-02)
 	Type     Type // RC, UC or UD
 	SQSigAll bool // every send WR is signaled (CQ-19, QP-05)
+	// SRQ, if set, is where the QP takes its receive WRs; MaxRecvWR and
+	// MaxRecvSGE are then ignored (QP-04). Only RC and UD QPs may use one.
+	SRQ *SRQ
 }
 
 // DeviceLimits are the device attributes that bound a QP's capacities.
@@ -94,6 +97,8 @@ type QP struct {
 	tally notify.Tally
 	life  lifecycle
 	stats Stats
+	// lastWQE is set once QP_LAST_WQE_REACHED has been raised; reset clears it.
+	lastWQE bool
 
 	errs postErrors // preallocated errors: a failed post allocates nothing
 }
@@ -130,8 +135,14 @@ func NewLocked(cfg Config) (*QP, error) {
 	case isNil(in.SendCQ) || isNil(in.RecvCQ):
 		return nil, verr.New(verbCreate, syscall.EINVAL, "both send_cq and recv_cq are required (QP-03)")
 	}
+	if in.SRQ != nil && in.Type == UC {
+		return nil, verr.New(verbCreate, syscall.EINVAL, "only RC and UD QPs may be created with an SRQ (QP-04)")
+	}
 	lim := cfg.Device
 	c := in.Cap
+	if in.SRQ != nil {
+		c.MaxRecvWR, c.MaxRecvSGE = 0, 0 // ignored with an SRQ (QP-04)
+	}
 	switch {
 	case c.MaxSendWR > lim.MaxQPWR || c.MaxRecvWR > lim.MaxQPWR:
 		return nil, verr.Errorf(verbCreate, syscall.EINVAL, "max_send_wr %d / max_recv_wr %d above max_qp_wr %d (QP-02)", c.MaxSendWR, c.MaxRecvWR, lim.MaxQPWR)
@@ -144,12 +155,21 @@ func NewLocked(cfg Config) (*QP, error) {
 	// queue (a zero-SGE request still gets room for one, as providers do).
 	real := c
 	real.MaxSendSGE = max(real.MaxSendSGE, 1)
-	real.MaxRecvSGE = max(real.MaxRecvSGE, 1)
+	if in.SRQ == nil {
+		real.MaxRecvSGE = max(real.MaxRecvSGE, 1)
+	}
+	if in.SRQ != nil {
+		if err := in.SRQ.attachLocked(); err != nil {
+			return nil, err
+		}
+	}
 	if err := in.SendCQ.RefLocked(); err != nil {
+		in.SRQ.detachOrNothing()
 		return nil, verr.Wrap(verbCreate, syscall.EINVAL, "send_cq", err)
 	}
 	if err := in.RecvCQ.RefLocked(); err != nil {
 		in.SendCQ.UnrefLocked()
+		in.SRQ.detachOrNothing()
 		return nil, verr.Wrap(verbCreate, syscall.EINVAL, "recv_cq", err)
 	}
 	q := &QP{
@@ -283,6 +303,7 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 		q.rq.reset()
 		q.init.SendCQ.UnrefLocked()
 		q.init.RecvCQ.UnrefLocked()
+		q.init.SRQ.detachOrNothing()
 		if q.cfg.Async != nil {
 			q.cfg.Async.DiscardLocked(q)
 		}

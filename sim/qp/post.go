@@ -161,6 +161,9 @@ func (q *QP) PostRecv(wrs []RecvWR) (int, error) {
 	if q.state == Reset {
 		return 0, q.errs.recvState
 	}
+	if q.init.SRQ != nil {
+		return 0, verr.New(verbRecv, syscall.EINVAL, "the QP receives through its SRQ; post to the SRQ (SRQ-03)")
+	}
 	for i := range wrs {
 		w := &wrs[i]
 		if len(w.SGList) > int(q.cap.MaxRecvSGE) {
