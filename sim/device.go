@@ -24,15 +24,27 @@ type Device struct {
 	fabric *Fabric
 	name   string
 	attr   DeviceAttr
-	guid   uint64
-	cqs    int // live CQs on the device, across contexts (CQ-06)
+	ports  []*port // port n is ports[n-1]
+	cqs    int     // live CQs on the device, across contexts (CQ-06)
+	pds    int     // live PDs, across contexts (max_pd)
+	ahs    int     // live AHs (max_ah)
+	mrs    mrTable // live MRs, their keys and the simulated address space
+}
+
+func newDevice(f *Fabric, dc DeviceConfig) *Device {
+	d := &Device{fabric: f, name: dc.Name, attr: dc.Attr}
+	for i, pc := range dc.Ports {
+		d.ports = append(d.ports, newPort(uint8(i+1), dc.Attr.NodeGUID, pc))
+	}
+	d.mrs.init()
+	return d
 }
 
 // Name returns the device name (ibv_get_device_name).
 func (d *Device) Name() string { return d.name }
 
 // GUID returns the node GUID (ibv_get_device_guid).
-func (d *Device) GUID() uint64 { return d.guid }
+func (d *Device) GUID() uint64 { return d.attr.NodeGUID }
 
 // Attr returns the device attributes (ibv_query_device).
 func (d *Device) Attr() DeviceAttr { return d.attr }
@@ -49,12 +61,14 @@ func (d *Device) Open() (*Context, error) {
 }
 
 // Context is an open device context (struct ibv_context): the owner of
-// channels and CQs, and of the async event queue.
+// channels, CQs and PDs, and of the async event queue.
 type Context struct {
 	dev    *Device
 	async  *notify.AsyncQueue
 	closed bool
-	cqs    int // live CQs created through this context
+	cqs    int    // live CQs created through this context
+	pds    int    // live PDs allocated through this context
+	pdSeq  uint32 // handles of the context's PDs
 }
 
 // Device returns the device the context was opened on.
@@ -185,8 +199,9 @@ func (c *Context) TryGetAsyncEvent() (AsyncEvent, error) {
 func (c *Context) AsyncQueue() *notify.AsyncQueue { return c.async }
 
 // Close closes the context (ibv_close_device). verbsim refuses with EBUSY
-// while CQs created through the context still exist, where libibverbs would
-// leak or tear them down: a test that forgets a destroy hears about it.
+// while CQs or PDs created through the context still exist, where
+// libibverbs would leak or tear them down: a test that forgets a destroy
+// hears about it.
 // Closing twice is EINVAL. Readers blocked on the async queue return EBADF.
 func (c *Context) Close() error {
 	if c == nil {
@@ -200,6 +215,9 @@ func (c *Context) Close() error {
 	}
 	if c.cqs > 0 {
 		return verr.Errorf("ibv_close_device", syscall.EBUSY, "%d CQ(s) created through the context still exist", c.cqs)
+	}
+	if c.pds > 0 {
+		return verr.Errorf("ibv_close_device", syscall.EBUSY, "%d PD(s) allocated through the context still exist", c.pds)
 	}
 	c.closed = true
 	return c.async.CloseLocked()

@@ -22,7 +22,11 @@ type Config struct {
 // DeviceConfig describes one simulated adapter.
 type DeviceConfig struct {
 	Name string     // as ibv_get_device_name reports it; must be unique
-	Attr DeviceAttr // zero: DefaultDeviceAttr
+	Attr DeviceAttr // zero: DefaultDeviceAttr; see DeviceAttr for partial values
+	// Ports configures the ports, port 1 first. Empty: Attr.PhysPortCnt
+	// ports with DefaultPortAttr. When set, Attr.PhysPortCnt must be zero
+	// (it becomes len(Ports)) or equal len(Ports).
+	Ports []PortConfig
 }
 
 func (c *Config) validate() error {
@@ -32,6 +36,8 @@ func (c *Config) validate() error {
 	if len(c.Devices) == 0 {
 		c.Devices = []DeviceConfig{{Name: "vsim0"}}
 	}
+	// Copy what validation fills in, so the caller's slices stay untouched.
+	c.Devices = append([]DeviceConfig(nil), c.Devices...)
 	seen := map[string]bool{}
 	for i := range c.Devices {
 		d := &c.Devices[i]
@@ -44,13 +50,40 @@ func (c *Config) validate() error {
 		seen[d.Name] = true
 		if d.Attr == (DeviceAttr{}) {
 			d.Attr = DefaultDeviceAttr()
+			d.Attr.PhysPortCnt = 0 // taken from Ports below
+		}
+		if d.Attr.PhysPortCnt == 0 {
+			d.Attr.PhysPortCnt = uint8(min(max(len(d.Ports), 1), 255))
+		}
+		if len(d.Ports) > 0 && len(d.Ports) != int(d.Attr.PhysPortCnt) {
+			return fmt.Errorf("sim: device %q: %d port configs for phys_port_cnt=%d", d.Name, len(d.Ports), d.Attr.PhysPortCnt)
+		}
+		d.Attr.fill()
+		if d.Attr.NodeGUID == 0 {
+			d.Attr.NodeGUID = defaultNodeGUID(i)
+		}
+		if d.Attr.SysImageGUID == 0 {
+			d.Attr.SysImageGUID = d.Attr.NodeGUID
 		}
 		if err := d.Attr.validate(); err != nil {
 			return fmt.Errorf("sim: device %q: %w", d.Name, err)
 		}
+		ports := make([]PortConfig, d.Attr.PhysPortCnt)
+		copy(ports, d.Ports)
+		for p := range ports {
+			if err := ports[p].fill(); err != nil {
+				return fmt.Errorf("sim: device %q port %d: %w", d.Name, p+1, err)
+			}
+		}
+		d.Ports = ports
 	}
 	return nil
 }
+
+// defaultNodeGUID is the node GUID of the i-th device when its attributes
+// leave it zero: a Mellanox OUI (00:02:c9) and the device number, spaced so
+// that the port GUIDs (node GUID + port - 1) of different devices never meet.
+func defaultNodeGUID(i int) uint64 { return 0x0002c90300000000 | uint64(i+1)<<8 }
 
 // Fabric is a simulated RDMA fabric: the adapters on it and the lock that
 // serializes every verb on their objects. Verbs may be called from many
@@ -61,7 +94,9 @@ type Fabric struct {
 	devices []*Device
 }
 
-// NewFabric returns a fabric with the devices cfg lists.
+// NewFabric returns a fabric with the devices cfg lists. It assigns the
+// InfiniBand LIDs that the configuration leaves zero, in device and port
+// order, so the same configuration always gives the same addresses.
 func NewFabric(cfg Config) (*Fabric, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -70,13 +105,17 @@ func NewFabric(cfg Config) (*Fabric, error) {
 	if f.profile.Name == "" {
 		f.profile.Name = "default"
 	}
-	for i, dc := range cfg.Devices {
-		f.devices = append(f.devices, &Device{
-			fabric: f,
-			name:   dc.Name,
-			attr:   dc.Attr,
-			guid:   0x0002c90300000000 | uint64(i+1),
-		})
+	guids := map[uint64]string{}
+	for _, dc := range cfg.Devices {
+		if other, dup := guids[dc.Attr.NodeGUID]; dup {
+			return nil, fmt.Errorf("sim: devices %q and %q have node GUID %#x", other, dc.Name, dc.Attr.NodeGUID)
+		}
+		guids[dc.Attr.NodeGUID] = dc.Name
+		d := newDevice(f, dc)
+		f.devices = append(f.devices, d)
+	}
+	if err := f.addressPorts(); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -97,23 +136,174 @@ func (f *Fabric) Device(name string) (*Device, error) {
 	return nil, verr.Errorf("ibv_open_device", syscall.ENODEV, "no device named %q", name)
 }
 
-// DeviceAttr holds the device attributes the simulation enforces, modelled on
-// struct ibv_device_attr.
+// AtomicCap is enum ibv_atomic_cap: which atomic operations the device
+// performs, and how they relate to other agents' accesses.
+type AtomicCap uint32
+
+// The values of enum ibv_atomic_cap.
+const (
+	AtomicNone AtomicCap = 0 // IBV_ATOMIC_NONE: no atomic operations
+	AtomicHCA  AtomicCap = 1 // IBV_ATOMIC_HCA: atomic among this adapter's own accesses
+	AtomicGlob AtomicCap = 2 // IBV_ATOMIC_GLOB: atomic against every agent
+)
+
+// DeviceCapFlags is the device_cap_flags mask of struct ibv_device_attr
+// (enum ibv_device_cap_flags). The constants below are the bits verbsim
+// models or reports; the others may be set and are reported unchanged.
+type DeviceCapFlags uint32
+
+// Bits of enum ibv_device_cap_flags (values from verbs.h).
+const (
+	DeviceBadPKeyCntr    DeviceCapFlags = 1 << 1  // IBV_DEVICE_BAD_PKEY_CNTR
+	DeviceBadQKeyCntr    DeviceCapFlags = 1 << 2  // IBV_DEVICE_BAD_QKEY_CNTR
+	DeviceChangePhyPort  DeviceCapFlags = 1 << 5  // IBV_DEVICE_CHANGE_PHY_PORT
+	DeviceCurrQPStateMod DeviceCapFlags = 1 << 7  // IBV_DEVICE_CURR_QP_STATE_MOD
+	DevicePortActiveEvt  DeviceCapFlags = 1 << 10 // IBV_DEVICE_PORT_ACTIVE_EVENT
+	DeviceSysImageGUID   DeviceCapFlags = 1 << 11 // IBV_DEVICE_SYS_IMAGE_GUID
+	DeviceRCRNRNakGen    DeviceCapFlags = 1 << 12 // IBV_DEVICE_RC_RNR_NAK_GEN
+	DeviceSRQResize      DeviceCapFlags = 1 << 13 // IBV_DEVICE_SRQ_RESIZE (SRQ-07)
+	DeviceMemWindow      DeviceCapFlags = 1 << 17 // IBV_DEVICE_MEM_WINDOW
+)
+
+// DeviceAttr holds the device attributes, modelled on struct ibv_device_attr
+// (ibv_query_device), plus the limits verbsim enforces that libibverbs
+// reports elsewhere (NumCompVectors, MaxInline).
+//
+// A zero DeviceAttr stands for DefaultDeviceAttr. In a non-zero one, MaxCQ,
+// MaxCQE and NumCompVectors must be set (at least 1), as the completion core
+// has always required; every other field left zero takes its value from
+// DefaultDeviceAttr, except AtomicCap and DeviceCapFlags, whose zero is a
+// setting (no atomics, no capability bits), and the GUIDs, which the fabric
+// assigns. So DeviceAttr{MaxCQ: 1, MaxCQE: 255, NumCompVectors: 1} is a small
+// device without atomics; start from DefaultDeviceAttr() to change one limit
+// and keep the rest.
 type DeviceAttr struct {
-	MaxCQ          int // max_cq: CQs that may exist at once on the device (CQ-06)
-	MaxCQE         int // max_cqe: the largest CQ (CQ-01)
-	NumCompVectors int // ibv_context.num_comp_vectors (CQ-03)
+	FWVer           string         // fw_ver (at most 63 bytes)
+	NodeGUID        uint64         // node_guid; zero: assigned by the fabric
+	SysImageGUID    uint64         // sys_image_guid; zero: NodeGUID
+	MaxMRSize       uint64         // max_mr_size: the longest MR (ibv_reg_mr EINVAL above)
+	VendorID        uint32         // vendor_id (IEEE OUI)
+	VendorPartID    uint32         // vendor_part_id
+	MaxQP           int            // max_qp: QPs that may exist at once on the device
+	MaxQPWR         int            // max_qp_wr: work requests per work queue (QP-02)
+	DeviceCapFlags  DeviceCapFlags // device_cap_flags
+	MaxSGE          int            // max_sge: SGEs per send or receive WR (QP-02)
+	MaxSGERD        int            // max_sge_rd: SGEs per RDMA READ WR
+	MaxCQ           int            // max_cq: CQs that may exist at once on the device (CQ-06)
+	MaxCQE          int            // max_cqe: the largest CQ (CQ-01)
+	MaxMR           int            // max_mr: MRs that may exist at once (ibv_reg_mr ENOMEM above); at most 1<<24
+	MaxPD           int            // max_pd: PDs that may exist at once (ibv_alloc_pd ENOMEM above)
+	MaxQPRDAtom     int            // max_qp_rd_atom: READ/atomic requests a QP answers at once
+	MaxQPInitRDAtom int            // max_qp_init_rd_atom: READ/atomic requests a QP issues at once
+	AtomicCap       AtomicCap      // atomic_cap
+	MaxAH           int            // max_ah: AHs that may exist at once (ibv_create_ah ENOMEM above)
+	MaxSRQ          int            // max_srq
+	MaxSRQWR        int            // max_srq_wr (SRQ-01)
+	MaxSRQSGE       int            // max_srq_sge (SRQ-01)
+	PhysPortCnt     uint8          // phys_port_cnt: ports, numbered from 1
+	MaxInline       int            // the largest max_inline_data a QP may ask for (QP-02, QP-35)
+	NumCompVectors  int            // ibv_context.num_comp_vectors (CQ-03)
 }
 
 // DefaultDeviceAttr returns the attributes of a default device, in the range
-// of a current ConnectX-class adapter.
+// of a current ConnectX-class adapter: the sizes are those a ConnectX-6
+// (vendor part 4123) reports through ibv_devinfo -v, except MaxCQ, kept at
+// 65536 as the completion core chose it, and MaxInline, a verbsim choice
+// (256 bytes; rxe allows 400). The capability flags are the ones verbsim
+// honours, SRQ resizing included (rxe also reports it; mlx5 does not).
 func DefaultDeviceAttr() DeviceAttr {
-	return DeviceAttr{MaxCQ: 1 << 16, MaxCQE: 1<<22 - 1, NumCompVectors: 4}
+	return DeviceAttr{
+		FWVer:           "20.37.1700",
+		MaxMRSize:       ^uint64(0),
+		VendorID:        0x02c9,
+		VendorPartID:    4123,
+		MaxQP:           131072,
+		MaxQPWR:         32768,
+		DeviceCapFlags:  DeviceBadPKeyCntr | DeviceBadQKeyCntr | DeviceCurrQPStateMod | DevicePortActiveEvt | DeviceSysImageGUID | DeviceRCRNRNakGen | DeviceSRQResize,
+		MaxSGE:          30,
+		MaxSGERD:        30,
+		MaxCQ:           1 << 16,
+		MaxCQE:          1<<22 - 1,
+		MaxMR:           1 << 24,
+		MaxPD:           1 << 23,
+		MaxQPRDAtom:     16,
+		MaxQPInitRDAtom: 16,
+		AtomicCap:       AtomicHCA,
+		MaxAH:           1<<31 - 1,
+		MaxSRQ:          1 << 23,
+		MaxSRQWR:        1<<15 - 1,
+		MaxSRQSGE:       31,
+		PhysPortCnt:     1,
+		MaxInline:       256,
+		NumCompVectors:  4,
+	}
+}
+
+// fill gives the zero fields that have a default their default value; see
+// DeviceAttr. MaxCQ, MaxCQE and NumCompVectors stay as they are.
+func (a *DeviceAttr) fill() {
+	def := DefaultDeviceAttr()
+	setInt := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	if a.FWVer == "" {
+		a.FWVer = def.FWVer
+	}
+	if a.MaxMRSize == 0 {
+		a.MaxMRSize = def.MaxMRSize
+	}
+	if a.VendorID == 0 {
+		a.VendorID = def.VendorID
+	}
+	if a.VendorPartID == 0 {
+		a.VendorPartID = def.VendorPartID
+	}
+	if a.PhysPortCnt == 0 {
+		a.PhysPortCnt = def.PhysPortCnt
+	}
+	setInt(&a.MaxQP, def.MaxQP)
+	setInt(&a.MaxQPWR, def.MaxQPWR)
+	setInt(&a.MaxSGE, def.MaxSGE)
+	setInt(&a.MaxSGERD, def.MaxSGERD)
+	setInt(&a.MaxMR, def.MaxMR)
+	setInt(&a.MaxPD, def.MaxPD)
+	setInt(&a.MaxQPRDAtom, def.MaxQPRDAtom)
+	setInt(&a.MaxQPInitRDAtom, def.MaxQPInitRDAtom)
+	setInt(&a.MaxAH, def.MaxAH)
+	setInt(&a.MaxSRQ, def.MaxSRQ)
+	setInt(&a.MaxSRQWR, def.MaxSRQWR)
+	setInt(&a.MaxSRQSGE, def.MaxSRQSGE)
+	setInt(&a.MaxInline, def.MaxInline)
 }
 
 func (a DeviceAttr) validate() error {
 	if a.MaxCQ < 1 || a.MaxCQE < 1 || a.NumCompVectors < 1 {
 		return errors.New("max_cq, max_cqe and num_comp_vectors must be at least 1")
+	}
+	for _, l := range []struct {
+		name string
+		v    int
+	}{
+		{"max_qp", a.MaxQP}, {"max_qp_wr", a.MaxQPWR}, {"max_sge", a.MaxSGE}, {"max_sge_rd", a.MaxSGERD},
+		{"max_mr", a.MaxMR}, {"max_pd", a.MaxPD}, {"max_qp_rd_atom", a.MaxQPRDAtom},
+		{"max_qp_init_rd_atom", a.MaxQPInitRDAtom}, {"max_ah", a.MaxAH}, {"max_srq", a.MaxSRQ},
+		{"max_srq_wr", a.MaxSRQWR}, {"max_srq_sge", a.MaxSRQSGE}, {"max_inline_data", a.MaxInline},
+	} {
+		if l.v < 1 {
+			return fmt.Errorf("%s is %d; limits are at least 1", l.name, l.v)
+		}
+	}
+	switch {
+	case a.MaxMR > maxMRIndex+1:
+		return fmt.Errorf("max_mr %d is above %d, the number of distinct MR keys", a.MaxMR, maxMRIndex+1)
+	case a.AtomicCap > AtomicGlob:
+		return fmt.Errorf("atomic_cap %d is not an enum ibv_atomic_cap value", a.AtomicCap)
+	case len(a.FWVer) > 63:
+		return fmt.Errorf("fw_ver %q does not fit in 64 bytes with its NUL", a.FWVer)
+	case a.MaxMRSize == 0 || a.PhysPortCnt == 0:
+		return errors.New("max_mr_size and phys_port_cnt must be at least 1")
 	}
 	return nil
 }

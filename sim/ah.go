@@ -1,0 +1,109 @@
+package sim
+
+import (
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/verr"
+)
+
+// AHAttr describes the path to a remote port, modelled on struct
+// ibv_ah_attr. Package qp will use the same fields for a QP's primary and
+// alternate paths.
+type AHAttr struct {
+	DLID        uint16      // dlid: the destination LID (InfiniBand)
+	SL          uint8       // sl: service level
+	SrcPathBits uint8       // src_path_bits: low bits added to the port's base LID
+	StaticRate  uint8       // static_rate (enum ibv_rate)
+	IsGlobal    bool        // is_global: GRH holds a global route; required on Ethernet
+	GRH         GlobalRoute // grh: used when IsGlobal
+	PortNum     uint8       // port_num: the local port, from 1
+}
+
+// GlobalRoute is struct ibv_global_route: the GRH fields of a path.
+type GlobalRoute struct {
+	DGID         GID    // dgid: the destination GID
+	FlowLabel    uint32 // flow_label
+	SGIDIndex    uint8  // sgid_index: the source GID, an index into the port's GID table
+	HopLimit     uint8  // hop_limit
+	TrafficClass uint8  // traffic_class
+}
+
+// AH is an address handle (struct ibv_ah): a path for UD work requests,
+// scoped to the PD it was created in (PD-03, PD-04).
+type AH struct {
+	pd   *PD
+	attr AHAttr
+	dead bool
+}
+
+// CreateAH creates an address handle in the PD (ibv_create_ah). As the
+// kernel checks (rdma_check_ah_attr, rdma_get_gid_attr), it is EINVAL when
+// PortNum is not a port of the device, when the port is Ethernet and the
+// attributes carry no GRH, and when a GRH names a SGID index outside the
+// port's GID table or an unused entry; EINVAL also for a nil or deallocated
+// PD, and ENOMEM when the device already has max_ah AHs. The AH holds the PD
+// until Destroy (PD-02).
+func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
+	const verb = "ibv_create_ah"
+	if pd == nil {
+		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
+	}
+	d := pd.ctx.dev
+	d.fabric.mu.Lock()
+	defer d.fabric.mu.Unlock()
+	if err := pd.checkLocked(verb); err != nil {
+		return nil, err
+	}
+	p := d.portLocked(attr.PortNum)
+	switch {
+	case p == nil:
+		return nil, verr.Errorf(verb, syscall.EINVAL, "port %d is outside [1, phys_port_cnt=%d]", attr.PortNum, len(d.ports))
+	case p.attr.LinkLayer == LinkLayerEthernet && !attr.IsGlobal:
+		return nil, verr.Errorf(verb, syscall.EINVAL, "port %d is Ethernet (RoCE), where every path needs a GRH (is_global)", p.num)
+	case attr.IsGlobal && int(attr.GRH.SGIDIndex) >= len(p.gids):
+		return nil, verr.Errorf(verb, syscall.EINVAL, "sgid_index %d is outside [0, gid_tbl_len=%d)", attr.GRH.SGIDIndex, len(p.gids))
+	case attr.IsGlobal && p.gids[attr.GRH.SGIDIndex].IsZero():
+		return nil, verr.Errorf(verb, syscall.EINVAL, "GID entry %d of port %d is unused", attr.GRH.SGIDIndex, p.num)
+	}
+	if d.ahs >= d.attr.MaxAH {
+		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_ah=%d AHs", d.attr.MaxAH)
+	}
+	d.ahs++
+	pd.children[childAH]++
+	return &AH{pd: pd, attr: attr}, nil
+}
+
+// PD returns the protection domain of the AH (ibv_ah.pd).
+func (ah *AH) PD() *PD {
+	if ah == nil {
+		return nil
+	}
+	return ah.pd
+}
+
+// Attr returns the attributes the AH was created with.
+func (ah *AH) Attr() AHAttr {
+	if ah == nil {
+		return AHAttr{}
+	}
+	return ah.attr
+}
+
+// Destroy destroys the AH (ibv_destroy_ah), releasing its PD. A nil or
+// destroyed AH is EINVAL.
+func (ah *AH) Destroy() error {
+	const verb = "ibv_destroy_ah"
+	if ah == nil {
+		return verr.New(verb, syscall.EINVAL, "nil AH")
+	}
+	d := ah.pd.ctx.dev
+	d.fabric.mu.Lock()
+	defer d.fabric.mu.Unlock()
+	if ah.dead {
+		return verr.New(verb, syscall.EINVAL, "the AH has been destroyed")
+	}
+	ah.dead = true
+	d.ahs--
+	ah.pd.releaseLocked(childAH)
+	return nil
+}

@@ -1,0 +1,471 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strings"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/verr"
+)
+
+// Access is enum ibv_access_flags: what the adapter may do with a memory
+// region. The values are those of verbs.h (MR-05), and the same as
+// qp.AccessFlags, which the QP layer uses for qp_access_flags. Local read is
+// always allowed and has no bit (MR-02).
+type Access uint32
+
+// The values of enum ibv_access_flags (MR-05).
+const (
+	AccessLocalWrite      Access = 1       // IBV_ACCESS_LOCAL_WRITE: the adapter may write the memory locally (receives, READ results, atomic results)
+	AccessRemoteWrite     Access = 1 << 1  // IBV_ACCESS_REMOTE_WRITE: peers may RDMA WRITE into it; needs LocalWrite (MR-01)
+	AccessRemoteRead      Access = 1 << 2  // IBV_ACCESS_REMOTE_READ: peers may RDMA READ it
+	AccessRemoteAtomic    Access = 1 << 3  // IBV_ACCESS_REMOTE_ATOMIC: peers may run atomics on it; needs LocalWrite (MR-01)
+	AccessMWBind          Access = 1 << 4  // IBV_ACCESS_MW_BIND: memory windows may be bound to it
+	AccessZeroBased       Access = 1 << 5  // IBV_ACCESS_ZERO_BASED: work requests address it by offset from 0
+	AccessOnDemand        Access = 1 << 6  // IBV_ACCESS_ON_DEMAND: on-demand paging (no effect in verbsim)
+	AccessHugeTLB         Access = 1 << 7  // IBV_ACCESS_HUGETLB: huge pages promised (no effect in verbsim)
+	AccessRelaxedOrdering Access = 1 << 20 // IBV_ACCESS_RELAXED_ORDERING, the first optional flag (no effect in verbsim)
+)
+
+const (
+	// accessOptional is IBV_ACCESS_OPTIONAL_RANGE, bits 20 to 29: flags a
+	// device may ignore. Unknown ones are accepted and dropped, as the kernel
+	// accepts (or libibverbs masks) them.
+	accessOptional Access = 0x3ff00000
+	accessKnown           = AccessLocalWrite | AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic |
+		AccessMWBind | AccessZeroBased | AccessOnDemand | AccessHugeTLB | AccessRelaxedOrdering
+)
+
+var accessNames = []struct {
+	bit  Access
+	name string
+}{
+	{AccessLocalWrite, "LOCAL_WRITE"}, {AccessRemoteWrite, "REMOTE_WRITE"}, {AccessRemoteRead, "REMOTE_READ"},
+	{AccessRemoteAtomic, "REMOTE_ATOMIC"}, {AccessMWBind, "MW_BIND"}, {AccessZeroBased, "ZERO_BASED"},
+	{AccessOnDemand, "ON_DEMAND"}, {AccessHugeTLB, "HUGETLB"}, {AccessRelaxedOrdering, "RELAXED_ORDERING"},
+}
+
+// String returns the flags joined with "|" ("LOCAL_WRITE|REMOTE_READ"),
+// unknown bits in hex, and "0" for none.
+func (a Access) String() string {
+	if a == 0 {
+		return "0"
+	}
+	var parts []string
+	for _, n := range accessNames {
+		if a&n.bit != 0 {
+			parts = append(parts, n.name)
+			a &^= n.bit
+		}
+	}
+	if a != 0 {
+		parts = append(parts, fmt.Sprintf("%#x", uint32(a)))
+	}
+	return strings.Join(parts, "|")
+}
+
+// checkAccess applies the registration-time rules to access and returns the
+// flags the MR keeps: unknown optional flags are dropped.
+func checkAccess(verb string, access Access) (Access, error) {
+	if bad := access &^ (accessKnown | accessOptional); bad != 0 {
+		return 0, verr.Errorf(verb, syscall.EINVAL, "unknown access bits %#x (MR-09)", uint32(bad))
+	}
+	if access&(AccessRemoteWrite|AccessRemoteAtomic) != 0 && access&AccessLocalWrite == 0 {
+		return 0, verr.Errorf(verb, syscall.EINVAL, "access %v asks for remote write or atomic access without LOCAL_WRITE (MR-01)", access)
+	}
+	return access &^ (accessOptional &^ AccessRelaxedOrdering), nil
+}
+
+// MR is a registered memory region (struct ibv_mr). It aliases the caller's
+// buffer: the adapter reads and writes that very memory when work requests
+// execute, never a copy taken at registration (QP-36).
+type MR struct {
+	pd     *PD
+	buf    []byte // nil once deregistered
+	length uint64
+	addr   uint64 // simulated virtual address of buf[0]
+	iova   uint64 // the address work requests use for buf[0]
+	lkey   uint32
+	rkey   uint32
+	access Access
+	dead   bool
+	binds  int // memory windows bound to the MR (MR-06)
+}
+
+// PD returns the protection domain of the MR (ibv_mr.pd).
+func (mr *MR) PD() *PD {
+	if mr == nil {
+		return nil
+	}
+	return mr.pd
+}
+
+// Addr returns ibv_mr.addr: the simulated virtual address of the first byte
+// of the buffer. Each device has its own deterministic address space; a
+// buffer registered while another registration of the same starting byte is
+// live gets the same address, as the process address would be.
+func (mr *MR) Addr() uint64 {
+	if mr == nil {
+		return 0
+	}
+	return mr.addr
+}
+
+// IOVA returns the address that work requests use for the first byte of the
+// MR: Addr for RegMR, hca_va for RegMRIOVA, and 0 with AccessZeroBased
+// (MR-04). An SGE or remote address x refers to byte x-IOVA() of the buffer.
+func (mr *MR) IOVA() uint64 {
+	if mr == nil {
+		return 0
+	}
+	return mr.iova
+}
+
+// Length returns ibv_mr.length, the length of the registered buffer.
+func (mr *MR) Length() uint64 {
+	if mr == nil {
+		return 0
+	}
+	return mr.length
+}
+
+// LKey returns the local key (ibv_mr.lkey), used in SGEs.
+func (mr *MR) LKey() uint32 {
+	if mr == nil {
+		return 0
+	}
+	return mr.lkey
+}
+
+// RKey returns the remote key (ibv_mr.rkey), used by peers in RDMA and
+// atomic work requests. verbsim's rkey always differs from the lkey, so a
+// program that swaps them fails as it would on some adapters.
+func (mr *MR) RKey() uint32 {
+	if mr == nil {
+		return 0
+	}
+	return mr.rkey
+}
+
+// Access returns the access flags the MR was registered with, less unknown
+// optional flags.
+func (mr *MR) Access() Access {
+	if mr == nil {
+		return 0
+	}
+	return mr.access
+}
+
+// RegMR registers buf with the given access (ibv_reg_mr). buf is not
+// copied: the MR aliases it until Dereg. Work requests address it from
+// mr.Addr(), or from 0 with AccessZeroBased.
+//
+// Errors, all checked at registration and with nothing changed: EINVAL for
+// a nil or deallocated PD, REMOTE_WRITE or REMOTE_ATOMIC without
+// LOCAL_WRITE (MR-01), unknown access bits outside the optional range
+// (MR-09), an empty buf (the kernel pins no pages for a zero length) or one
+// longer than max_mr_size; ENOMEM when the device has max_mr MRs.
+func (pd *PD) RegMR(buf []byte, access Access) (*MR, error) {
+	return pd.regMR("ibv_reg_mr", buf, 0, false, access)
+}
+
+// RegMRIOVA registers buf so that work requests address its first byte as
+// hcaVA (ibv_reg_mr_iova, MR-04). hcaVA 0 means offsets from 0, as
+// AccessZeroBased does; AccessZeroBased with another hcaVA is EINVAL. As the
+// kernel requires, hcaVA must have the same offset within a 4 KiB page as
+// the buffer's address: verbsim places a new buffer to match, so this only
+// fails for a buffer that another live MR already placed. The other errors
+// are RegMR's.
+func (pd *PD) RegMRIOVA(buf []byte, hcaVA uint64, access Access) (*MR, error) {
+	return pd.regMR("ibv_reg_mr_iova", buf, hcaVA, true, access)
+}
+
+func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access Access) (*MR, error) {
+	if pd == nil {
+		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
+	}
+	d := pd.ctx.dev
+	d.fabric.mu.Lock()
+	defer d.fabric.mu.Unlock()
+	if err := pd.checkLocked(verb); err != nil {
+		return nil, err
+	}
+	access, err := checkAccess(verb, access)
+	if err != nil {
+		return nil, err
+	}
+	n := uint64(len(buf))
+	switch {
+	case n == 0:
+		return nil, verr.New(verb, syscall.EINVAL, "the buffer is empty; a registration covers at least one byte")
+	case n > d.attr.MaxMRSize:
+		return nil, verr.Errorf(verb, syscall.EINVAL, "length %d is above max_mr_size=%d", n, d.attr.MaxMRSize)
+	case withIOVA && access&AccessZeroBased != 0 && iova != 0:
+		return nil, verr.Errorf(verb, syscall.EINVAL, "ZERO_BASED asks for offsets from 0 but hca_va is %#x", iova)
+	case withIOVA && iova > math.MaxUint64-(n-1):
+		return nil, verr.Errorf(verb, syscall.EINVAL, "hca_va %#x + length %d wraps around", iova, n)
+	}
+	if d.mrs.live >= d.attr.MaxMR {
+		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_mr=%d MRs", d.attr.MaxMR)
+	}
+	addr, err := d.mrs.place(verb, buf, iova, withIOVA)
+	if err != nil {
+		return nil, err
+	}
+	mr := &MR{pd: pd, buf: buf, length: n, addr: addr, access: access}
+	switch {
+	case withIOVA:
+		mr.iova = iova
+	case access&AccessZeroBased == 0:
+		mr.iova = addr
+	}
+	if err := d.mrs.insert(verb, mr); err != nil {
+		d.mrs.unplace(buf)
+		return nil, err
+	}
+	pd.children[childMR]++
+	return mr, nil
+}
+
+// Dereg deregisters the MR (ibv_dereg_mr). Its keys stop working at once:
+// work requests that still name them fail when they execute (MR-07), which
+// the verb does not wait for. It fails with EBUSY while memory windows are
+// bound to the MR (MR-06), and with EINVAL for a nil or deregistered MR.
+func (mr *MR) Dereg() error {
+	const verb = "ibv_dereg_mr"
+	if mr == nil {
+		return verr.New(verb, syscall.EINVAL, "nil MR")
+	}
+	d := mr.pd.ctx.dev
+	d.fabric.mu.Lock()
+	defer d.fabric.mu.Unlock()
+	if mr.dead {
+		return verr.New(verb, syscall.EINVAL, "the MR has been deregistered")
+	}
+	if mr.binds > 0 {
+		return verr.Errorf(verb, syscall.EBUSY, "%d memory window(s) are bound to the MR (MR-06)", mr.binds)
+	}
+	d.mrs.remove(mr)
+	d.mrs.unplace(mr.buf)
+	mr.pd.releaseLocked(childMR)
+	mr.dead = true
+	mr.buf = nil
+	return nil
+}
+
+// Ref holds the MR the way a bound memory window does: Dereg fails with
+// EBUSY until the matching Unref (MR-06). It lets tests check the rule
+// before memory windows exist. EINVAL for a nil or deregistered MR.
+func (mr *MR) Ref() error {
+	if mr == nil {
+		return verr.New("ibv_bind_mw", syscall.EINVAL, "nil MR")
+	}
+	mr.pd.ctx.dev.fabric.mu.Lock()
+	defer mr.pd.ctx.dev.fabric.mu.Unlock()
+	return mr.bindLocked()
+}
+
+// Unref drops a hold taken by Ref; without one it does nothing.
+func (mr *MR) Unref() {
+	if mr == nil {
+		return
+	}
+	mr.pd.ctx.dev.fabric.mu.Lock()
+	defer mr.pd.ctx.dev.fabric.mu.Unlock()
+	mr.unbindLocked()
+}
+
+// bindLocked records a memory window bound to the MR (MR-06).
+//
+// Precondition: the domain lock is held.
+func (mr *MR) bindLocked() error {
+	if mr.dead {
+		return verr.New("ibv_bind_mw", syscall.EINVAL, "the MR has been deregistered")
+	}
+	mr.binds++
+	return nil
+}
+
+// unbindLocked forgets a window recorded by bindLocked.
+//
+// Precondition: the domain lock is held.
+func (mr *MR) unbindLocked() {
+	if mr.binds > 0 {
+		mr.binds--
+	}
+}
+
+// Keys. An MR owns an index, unique among the device's live MRs, in the top
+// 24 bits of both keys; the low byte is a tag that changes with every
+// registration, as adapters do, so a key kept after Dereg rarely names the
+// next MR that reuses the index. lkey tags are 1..127 and rkey tags the same
+// with bit 7 set, so no key is 0 and no lkey equals any rkey.
+const (
+	maxMRIndex = 1<<24 - 1
+	pageSize   = 1 << 12
+	// firstVA is where each device's simulated address space begins.
+	firstVA = 0x10000000
+)
+
+// mrTable is a device's registry of live MRs and its simulated address
+// space.
+type mrTable struct {
+	live    int
+	byIndex map[uint32]*MR
+	next    uint32 // the next index to try
+	serial  uint32 // registrations so far, for the key tags
+	nextVA  uint64
+	starts  map[*byte]*placement // live registrations by first byte
+}
+
+type placement struct {
+	addr uint64
+	refs int
+}
+
+func (t *mrTable) init() {
+	t.byIndex = map[uint32]*MR{}
+	t.starts = map[*byte]*placement{}
+	t.nextVA = firstVA
+	t.next = 1
+}
+
+// place returns the simulated address of buf[0]: the one a live MR already
+// gave it, or fresh addresses after the last ones used, page-aligned or, for
+// an IOVA registration, at hcaVA's offset in its page.
+func (t *mrTable) place(verb string, buf []byte, iova uint64, withIOVA bool) (uint64, error) {
+	n := uint64(len(buf))
+	if p := t.starts[&buf[0]]; p != nil {
+		if withIOVA && p.addr%pageSize != iova%pageSize {
+			return 0, verr.Errorf(verb, syscall.EINVAL, "hca_va %#x and the buffer's address %#x differ in page offset", iova, p.addr)
+		}
+		p.refs++
+		return p.addr, nil
+	}
+	addr := t.nextVA
+	if withIOVA {
+		addr += iova % pageSize
+	}
+	end, carry := bits.Add64(addr, n+pageSize-1, 0)
+	if carry != 0 {
+		return 0, verr.New(verb, syscall.ENOMEM, "the simulated address space is exhausted")
+	}
+	t.nextVA = end &^ (pageSize - 1)
+	t.starts[&buf[0]] = &placement{addr: addr, refs: 1}
+	return addr, nil
+}
+
+// unplace drops the placement that place made for buf.
+func (t *mrTable) unplace(buf []byte) {
+	if len(buf) == 0 {
+		return
+	}
+	if p := t.starts[&buf[0]]; p != nil {
+		if p.refs--; p.refs == 0 {
+			delete(t.starts, &buf[0])
+		}
+	}
+}
+
+// insert gives mr an index and its keys.
+func (t *mrTable) insert(verb string, mr *MR) error {
+	for range maxMRIndex + 1 {
+		idx := t.next
+		t.next = (t.next + 1) & maxMRIndex
+		if t.byIndex[idx] != nil {
+			continue
+		}
+		t.serial++
+		tag := 1 + t.serial%127
+		mr.lkey = idx<<8 | tag
+		mr.rkey = idx<<8 | tag | 0x80
+		t.byIndex[idx] = mr
+		t.live++
+		return nil
+	}
+	return verr.New(verb, syscall.ENOMEM, "no MR key index is free")
+}
+
+func (t *mrTable) remove(mr *MR) {
+	if t.byIndex[mr.lkey>>8] == mr {
+		delete(t.byIndex, mr.lkey>>8)
+		t.live--
+	}
+}
+
+// protFault is why a key lookup failed: the transport turns it into
+// LOC_PROT_ERR for a local SGE and REM_ACCESS_ERR for a remote address.
+type protFault uint8
+
+const (
+	faultNone   protFault = iota
+	faultKey              // no live MR has the key, or an rkey was given as an lkey or the reverse (MR-04, MR-07)
+	faultPD               // the MR belongs to another PD (MR-08)
+	faultAccess           // the MR lacks a needed access flag (MR-01, MR-03)
+	faultRange            // the addressed range leaves the MR (MR-04)
+)
+
+var faultNames = [...]string{"none", "invalid key", "MR of another PD", "missing access right", "out of the MR's range"}
+
+// String says what was wrong, e.g. "invalid key".
+func (f protFault) String() string {
+	if int(f) < len(faultNames) {
+		return faultNames[f]
+	}
+	return fmt.Sprintf("protFault(%d)", uint8(f))
+}
+
+// lookupLKeyLocked resolves a local SGE: lkey must be the lkey of a live MR
+// of pd that grants need (0 for reading, AccessLocalWrite for receive, READ
+// and atomic-result buffers: MR-02, MR-03), and [addr, addr+length) must
+// lie within the MR, addresses counted from its IOVA (MR-04). It returns the
+// bytes of the registered buffer that the range covers, aliasing the
+// caller's memory, or the reason for the protection fault.
+//
+// A zero length needs no valid key or address (XFER-24): it returns an
+// empty slice and faultNone without looking at lkey or addr. Allocation
+// free.
+//
+// Precondition: the domain lock is held.
+func (d *Device) lookupLKeyLocked(pd *PD, lkey uint32, addr, length uint64, need Access) ([]byte, protFault) {
+	return d.mrs.lookup(pd, lkey, false, addr, length, need)
+}
+
+// lookupRKeyLocked is lookupLKeyLocked for the responder side: rkey must be
+// the rkey of a live MR of pd (the responder QP's PD) that grants need
+// (AccessRemoteWrite, AccessRemoteRead or AccessRemoteAtomic).
+//
+// Precondition: the domain lock is held.
+func (d *Device) lookupRKeyLocked(pd *PD, rkey uint32, addr, length uint64, need Access) ([]byte, protFault) {
+	return d.mrs.lookup(pd, rkey, true, addr, length, need)
+}
+
+func (t *mrTable) lookup(pd *PD, key uint32, remote bool, addr, length uint64, need Access) ([]byte, protFault) {
+	if length == 0 {
+		return nil, faultNone
+	}
+	mr := t.byIndex[key>>8]
+	if mr == nil {
+		return nil, faultKey
+	}
+	want := mr.lkey
+	if remote {
+		want = mr.rkey
+	}
+	if key != want {
+		return nil, faultKey
+	}
+	if mr.pd != pd {
+		return nil, faultPD
+	}
+	if mr.access&need != need {
+		return nil, faultAccess
+	}
+	off := addr - mr.iova
+	if addr < mr.iova || off >= mr.length || length > mr.length-off {
+		return nil, faultRange
+	}
+	return mr.buf[off : off+length : off+length], faultNone
+}
