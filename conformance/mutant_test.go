@@ -37,6 +37,12 @@ type hooks struct {
 	destroyCh   func(ch conformance.CompChannel) error
 	getAsync    func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error)
 	tryAsync    func(c conformance.Context) (conformance.AsyncEvent, error)
+	allocPD     func(c conformance.Context) (conformance.PD, error)
+	deallocPD   func(pd conformance.PD) error
+	regMR       func(pd conformance.PD, buf []byte, access uint32) (conformance.MR, error)
+	deregMR     func(mr conformance.MR) error
+	createAH    func(pd conformance.PD, attr conformance.AHAttr) (conformance.AH, error)
+	destroyAH   func(ah conformance.AH) error
 }
 
 // mutant is a broken device and the rules that must catch it.
@@ -166,6 +172,99 @@ func (c *mContext) TryGetAsyncEvent() (conformance.AsyncEvent, error) {
 }
 
 func (c *mContext) Close() error { return c.inner.Close() }
+
+func (c *mContext) AllocPD() (conformance.PD, error) {
+	var pd conformance.PD
+	var err error
+	if c.h.allocPD != nil {
+		pd, err = c.h.allocPD(c.inner)
+	} else {
+		pd, err = c.inner.AllocPD()
+	}
+	if pd == nil {
+		return nil, err
+	}
+	return &mPD{inner: pd, h: c.h}, err
+}
+
+type mPD struct {
+	inner conformance.PD
+	h     *hooks
+}
+
+func (p *mPD) RegMR(buf []byte, access uint32) (conformance.MR, error) {
+	var mr conformance.MR
+	var err error
+	if p.h.regMR != nil {
+		mr, err = p.h.regMR(p.inner, buf, access)
+	} else {
+		mr, err = p.inner.RegMR(buf, access)
+	}
+	if mr == nil {
+		return nil, err
+	}
+	return &mMR{MR: mr, h: p.h}, err
+}
+
+func (p *mPD) CreateAH(attr conformance.AHAttr) (conformance.AH, error) {
+	var ah conformance.AH
+	var err error
+	if p.h.createAH != nil {
+		ah, err = p.h.createAH(p.inner, attr)
+	} else {
+		ah, err = p.inner.CreateAH(attr)
+	}
+	if ah == nil {
+		return nil, err
+	}
+	return &mAH{inner: ah, h: p.h}, err
+}
+
+func (p *mPD) Dealloc() error {
+	if p.h.deallocPD != nil {
+		return p.h.deallocPD(p.inner)
+	}
+	return p.inner.Dealloc()
+}
+
+// mMR forwards the MR's fields; hooks that lie about them return their own
+// conformance.MR from regMR.
+type mMR struct {
+	conformance.MR
+	h *hooks
+}
+
+func (m *mMR) Dereg() error {
+	if m.h.deregMR != nil {
+		return m.h.deregMR(m.MR)
+	}
+	return m.MR.Dereg()
+}
+
+func (m *mMR) Ref() error {
+	if r, ok := m.MR.(conformance.Referencer); ok {
+		return r.Ref()
+	}
+	return errors.ErrUnsupported
+}
+
+func (m *mMR) Unref() {
+	if r, ok := m.MR.(conformance.Referencer); ok {
+		r.Unref()
+	}
+}
+
+type mAH struct {
+	inner conformance.AH
+	h     *hooks
+}
+
+func (a *mAH) Destroy() error {
+	if a.h.destroyAH != nil {
+		return a.h.destroyAH(a.inner)
+	}
+	return a.inner.Destroy()
+}
 
 type mAsync struct {
 	conformance.AsyncEvent

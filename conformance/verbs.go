@@ -33,6 +33,8 @@ type Context interface {
 	TryGetAsyncEvent() (AsyncEvent, error)
 	// Close is ibv_close_device.
 	Close() error
+	// AllocPD is ibv_alloc_pd.
+	AllocPD() (PD, error)
 }
 
 // Limits are the device attributes the suite needs.
@@ -40,6 +42,51 @@ type Limits struct {
 	MaxCQ          int // ibv_device_attr.max_cq
 	MaxCQE         int // ibv_device_attr.max_cqe
 	NumCompVectors int // ibv_context.num_comp_vectors
+	MaxPD          int // ibv_device_attr.max_pd
+}
+
+// PD is a protection domain.
+type PD interface {
+	// RegMR is ibv_reg_mr over buf, which the MR aliases (the memory is not
+	// copied). access is an ibv_access_flags value.
+	RegMR(buf []byte, access uint32) (MR, error)
+	// CreateAH is ibv_create_ah.
+	CreateAH(attr AHAttr) (AH, error)
+	// Dealloc is ibv_dealloc_pd.
+	Dealloc() error
+}
+
+// MR is a registered memory region: the fields of struct ibv_mr and
+// ibv_dereg_mr. Implementations may also offer Referencer, holding the MR
+// the way a bound memory window does (MR-06).
+type MR interface {
+	// LKey is ibv_mr.lkey.
+	LKey() uint32
+	// RKey is ibv_mr.rkey.
+	RKey() uint32
+	// Addr is ibv_mr.addr: the address of the first byte of the buffer.
+	Addr() uint64
+	// Length is ibv_mr.length.
+	Length() uint64
+	// Dereg is ibv_dereg_mr.
+	Dereg() error
+}
+
+// AH is an address handle.
+type AH interface {
+	// Destroy is ibv_destroy_ah.
+	Destroy() error
+}
+
+// AHAttr holds the fields of struct ibv_ah_attr the suite sets.
+type AHAttr struct {
+	PortNum   uint8    // port_num
+	DLID      uint16   // dlid
+	SL        uint8    // sl
+	IsGlobal  bool     // is_global
+	DGID      [16]byte // grh.dgid
+	SGIDIndex uint8    // grh.sgid_index
+	HopLimit  uint8    // grh.hop_limit
 }
 
 // CQ is a completion queue.
@@ -91,7 +138,9 @@ type Injector interface {
 }
 
 // Referencer is an optional capability of a CQ: holding it the way a QP does,
-// so CQ-11 can be checked before QPs exist.
+// so CQ-11 can be checked before QPs exist; and of an MR: holding it the way
+// a bound memory window does, so MR-06 can be checked before memory windows
+// exist.
 type Referencer interface {
 	Ref() error
 	Unref()

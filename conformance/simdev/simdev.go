@@ -68,6 +68,9 @@ func (d device) WithLimits(l conformance.Limits) (conformance.Device, error) {
 	if l.NumCompVectors != 0 {
 		a.NumCompVectors = l.NumCompVectors
 	}
+	if l.MaxPD != 0 {
+		a.MaxPD = l.MaxPD
+	}
 	return New(sim.Config{
 		Profile: d.d.Fabric().Profile(),
 		Devices: []sim.DeviceConfig{{Name: d.d.Name(), Attr: a}},
@@ -78,7 +81,7 @@ type contextAdapter struct{ c *sim.Context }
 
 func (c contextAdapter) Limits() conformance.Limits {
 	a := c.c.Device().Attr()
-	return conformance.Limits{MaxCQ: a.MaxCQ, MaxCQE: a.MaxCQE, NumCompVectors: a.NumCompVectors}
+	return conformance.Limits{MaxCQ: a.MaxCQ, MaxCQE: a.MaxCQE, NumCompVectors: a.NumCompVectors, MaxPD: a.MaxPD}
 }
 
 func (c contextAdapter) CreateCompChannel() (conformance.CompChannel, error) {
@@ -123,6 +126,40 @@ func (c contextAdapter) TryGetAsyncEvent() (conformance.AsyncEvent, error) {
 
 func (c contextAdapter) Close() error { return c.c.Close() }
 
+func (c contextAdapter) AllocPD() (conformance.PD, error) {
+	pd, err := c.c.AllocPD()
+	if err != nil {
+		return nil, err
+	}
+	return pdAdapter{pd}, nil
+}
+
+type pdAdapter struct{ pd *sim.PD }
+
+func (p pdAdapter) RegMR(buf []byte, access uint32) (conformance.MR, error) {
+	mr, err := p.pd.RegMR(buf, sim.Access(access))
+	if err != nil {
+		return nil, err
+	}
+	return mr, nil
+}
+
+func (p pdAdapter) CreateAH(a conformance.AHAttr) (conformance.AH, error) {
+	ah, err := p.pd.CreateAH(sim.AHAttr{
+		PortNum:  a.PortNum,
+		DLID:     a.DLID,
+		SL:       a.SL,
+		IsGlobal: a.IsGlobal,
+		GRH:      sim.GlobalRoute{DGID: a.DGID, SGIDIndex: a.SGIDIndex, HopLimit: a.HopLimit},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ah, nil
+}
+
+func (p pdAdapter) Dealloc() error { return p.pd.Dealloc() }
+
 type channel struct{ ch *sim.CompChannel }
 
 func (c channel) GetEvent(ctx context.Context) (conformance.CQ, any, error) {
@@ -155,4 +192,7 @@ var (
 	_ conformance.Referencer    = (*sim.CQ)(nil)
 	_ conformance.Depth         = channel{}
 	_ conformance.LimitedDevice = device{}
+	_ conformance.MR            = (*sim.MR)(nil)
+	_ conformance.Referencer    = (*sim.MR)(nil)
+	_ conformance.AH            = (*sim.AH)(nil)
 )

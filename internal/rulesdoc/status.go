@@ -43,7 +43,10 @@ var pendingSpans = []span{
 	{"SRQ", 1, 8, IssueLocalHCA},
 	{"SRQ", 9, 9, IssueFabric}, // RNR on an empty SRQ
 	{"SRQ", 10, 11, IssueLocalHCA},
+	{"MR", 3, 3, IssueFabric}, // LOCAL_WRITE checked when the device writes
+	{"MR", 7, 8, IssueFabric}, // faults of WRs in flight, cross-PD keys at use
 	{"MR", 0, 0, IssueLocalHCA},
+	{"PD", 4, 4, IssueFabric}, // a UD WR with another PD's AH
 	{"PD", 0, 0, IssueLocalHCA},
 }
 
