@@ -29,6 +29,9 @@ type Device struct {
 	pds    int     // live PDs, across contexts (max_pd)
 	ahs    int     // live AHs (max_ah)
 	mrs    mrTable // live MRs, their keys and the simulated address space
+	qps    int     // live QPs (max_qp)
+	srqs   int     // live SRQs (max_srq)
+	qpn    uint32  // the last QP number given out (QP-01)
 }
 
 func newDevice(f *Fabric, dc DeviceConfig) *Device {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/qp"
 )
 
 // Profile selects the reading of every rule on which providers disagree
@@ -25,6 +26,11 @@ type Profile struct {
 	// Solicited: which unsuccessful completions wake a solicited-only arm
 	// (NOTIFY-05).
 	Solicited notify.SolicitedPolicy
+	// QPModify: RESET→ERR (QP-08) and the reading of CUR_STATE (QP-12).
+	QPModify qp.Policy
+	// SRQLimitAtCreate: a srq_limit given to ibv_create_srq arms the limit,
+	// as rxe does; the man page says it is ignored (SRQ-01).
+	SRQLimitAtCreate bool
 }
 
 // DefaultProfile returns the profile that follows the man pages: the "Sim
@@ -33,13 +39,16 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 
 // RXEProfile returns the profile of Linux soft-RoCE (rxe), as far as the
 // rules built so far differ (RULES.md §12): an overrun loses one completion
-// and the CQ keeps going (CQ-23 B), and send-side errors never wake a
-// solicited-only arm (NOTIFY-05 B).
+// and the CQ keeps going (CQ-23 B), send-side errors never wake a
+// solicited-only arm (NOTIFY-05 B), CUR_STATE is trusted (QP-12) and a
+// srq_limit given at creation arms the limit (SRQ-01).
 func RXEProfile() Profile {
 	return Profile{
-		Name:      "rxe",
-		CQOverrun: cq.OverrunDrop,
-		Solicited: notify.SolicitedBitOnly,
+		Name:             "rxe",
+		CQOverrun:        cq.OverrunDrop,
+		Solicited:        notify.SolicitedBitOnly,
+		QPModify:         qp.RXEPolicy(),
+		SRQLimitAtCreate: true,
 	}
 }
 

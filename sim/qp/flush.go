@@ -33,11 +33,7 @@ func (q *QP) flushSendLocked() { q.flushQueueLocked(&q.sq, q.init.SendCQ, false)
 func (q *QP) flushQueueLocked(w *wq, c CQ, recv bool) {
 	for ; w.done < w.tail; w.done++ {
 		e := w.slot(w.done)
-		id := e.send.WRID
-		if recv {
-			id = e.recv.WRID
-		}
-		comp := wc.WC{WRID: id, Status: wc.WRFlushErr, QPNum: q.num}
+		comp := wc.WC{WRID: e.wr.WRID, Status: wc.WRFlushErr, QPNum: q.num}
 		overrun, _ := c.PushWQELocked(&comp, recv, w, w.done)
 		if overrun {
 			// The completion is lost (CQ-22); its slot stays occupied until

@@ -99,8 +99,6 @@ type QP struct {
 	stats Stats
 	// lastWQE is set once QP_LAST_WQE_REACHED has been raised; reset clears it.
 	lastWQE bool
-
-	errs postErrors // preallocated errors: a failed post allocates nothing
 }
 
 // Stats counts what happened to a QP.
@@ -183,7 +181,6 @@ func NewLocked(cfg Config) (*QP, error) {
 		rq:    newWQ(int(real.MaxRecvWR), int(real.MaxRecvSGE), 0),
 		cfg:   cfg,
 	}
-	q.errs.init()
 	return q, nil
 }
 

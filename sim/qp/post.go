@@ -7,19 +7,16 @@ import (
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
-// postErrors are the errors a post can return, made once per QP so a failed
-// post in a hot loop (a full queue, say) allocates nothing.
-type postErrors struct {
-	sendState, recvState, sendFull, recvFull, gone error
-}
-
-func (e *postErrors) init() {
-	e.sendState = verr.New(verbSend, syscall.EINVAL, "send WRs can be posted only in RTS, SQD, SQE and ERR (QP-26)")
-	e.recvState = verr.New(verbRecv, syscall.EINVAL, "receive WRs cannot be posted in RESET (QP-25)")
-	e.sendFull = verr.New(verbSend, syscall.ENOMEM, "the send queue is full; a slot frees when the completion covering it is polled (QP-29)")
-	e.recvFull = verr.New(verbRecv, syscall.ENOMEM, "the receive queue is full (QP-31)")
-	e.gone = verr.New(verbSend, syscall.EINVAL, "the QP has been destroyed")
-}
+// The errors a post returns most, made once so a failed post in a hot loop
+// (a full queue, say) allocates nothing. They carry nothing QP-specific.
+var (
+	errSendState = verr.New(verbSend, syscall.EINVAL, "send WRs can be posted only in RTS, SQD, SQE and ERR (QP-26)")
+	errRecvState = verr.New(verbRecv, syscall.EINVAL, "receive WRs cannot be posted in RESET (QP-25)")
+	errSendFull  = verr.New(verbSend, syscall.ENOMEM, "the send queue is full; a slot frees when the completion covering it is polled (QP-29)")
+	errRecvFull  = verr.New(verbRecv, syscall.ENOMEM, "the receive queue is full (QP-31)")
+	errSendGone  = verr.New(verbSend, syscall.EINVAL, "the QP has been destroyed")
+	errRecvGone  = verr.New(verbRecv, syscall.EINVAL, "the QP has been destroyed")
+)
 
 // opAllowed is the opcode × transport matrix of QP-33, for the opcodes
 // verbsim executes. LOCAL_INV and BIND_MW need memory windows and TSO needs
@@ -63,12 +60,12 @@ func (q *QP) PostSend(wrs []SendWR) (int, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.life != live {
-		return 0, q.errs.gone
+		return 0, errSendGone
 	}
 	switch q.state {
 	case RTS, SQD, SQE, Err:
 	default:
-		return 0, q.errs.sendState
+		return 0, errSendState
 	}
 	for i := range wrs {
 		if err := q.postSendLocked(&wrs[i]); err != nil {
@@ -109,7 +106,7 @@ func (q *QP) postSendLocked(w *SendWR) error {
 		}
 	}
 	if q.sq.full() {
-		return q.errs.sendFull
+		return errSendFull
 	}
 	// Capture the inline payload before claiming the slot, so a failure
 	// leaves the queue as it was.
@@ -134,8 +131,8 @@ func (q *QP) postSendLocked(w *SendWR) error {
 	}
 	e := q.sq.push()
 	sge := append(e.sge[:0], w.SGList...)
-	e.send = *w
-	e.send.SGList = sge
+	e.wr = *w
+	e.wr.SGList = sge
 	e.sge = sge
 	e.inline = payload
 	e.signaled = q.init.SQSigAll || w.Flags&SendSignaled != 0
@@ -156,10 +153,10 @@ func (q *QP) PostRecv(wrs []RecvWR) (int, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.life != live {
-		return 0, q.errs.gone
+		return 0, errRecvGone
 	}
 	if q.state == Reset {
-		return 0, q.errs.recvState
+		return 0, errRecvState
 	}
 	if q.init.SRQ != nil {
 		return 0, verr.New(verbRecv, syscall.EINVAL, "the QP receives through its SRQ; post to the SRQ (SRQ-03)")
@@ -170,11 +167,11 @@ func (q *QP) PostRecv(wrs []RecvWR) (int, error) {
 			return i, verr.Errorf(verbRecv, syscall.EINVAL, "num_sge %d above max_recv_sge %d (QP-32)", len(w.SGList), q.cap.MaxRecvSGE)
 		}
 		if q.rq.full() {
-			return i, q.errs.recvFull
+			return i, errRecvFull
 		}
 		e := q.rq.push()
 		sge := append(e.sge[:0], w.SGList...)
-		e.recv = RecvWR{WRID: w.WRID, SGList: sge}
+		e.wr = SendWR{WRID: w.WRID, SGList: sge}
 		e.sge = sge
 		q.stats.RecvPosted++
 	}

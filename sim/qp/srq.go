@@ -134,7 +134,7 @@ func (s *SRQ) PostRecv(wrs []RecvWR) (int, error) {
 		}
 		e := s.q.push()
 		sge := append(e.sge[:0], w.SGList...)
-		e.recv = RecvWR{WRID: w.WRID, SGList: sge}
+		e.wr = SendWR{WRID: w.WRID, SGList: sge}
 		e.sge = sge
 	}
 	return len(wrs), nil
@@ -152,7 +152,7 @@ func (s *SRQ) TakeLocked(into []SGE) (wrid uint64, sges []SGE, ok bool) {
 		return 0, into, false
 	}
 	e := s.q.slot(s.q.done)
-	wrid, sges = e.recv.WRID, append(into, e.recv.SGList...)
+	wrid, sges = e.wr.WRID, append(into, e.wr.SGList...)
 	s.q.done++
 	s.q.retired = s.q.done
 	if s.attr.SRQLimit > 0 && uint32(s.q.outstanding()) < s.attr.SRQLimit {
@@ -219,8 +219,8 @@ func (s *SRQ) resizeLocked(capacity int) {
 	for seq := s.q.done; seq < s.q.tail; seq++ {
 		old := s.q.slot(seq)
 		e := n.push()
-		e.sge = append(e.sge[:0], old.recv.SGList...)
-		e.recv = RecvWR{WRID: old.recv.WRID, SGList: e.sge}
+		e.sge = append(e.sge[:0], old.wr.SGList...)
+		e.wr = SendWR{WRID: old.wr.WRID, SGList: e.sge}
 	}
 	s.q = n
 }

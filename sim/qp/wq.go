@@ -16,12 +16,13 @@ type wq struct {
 	inline  int // max_inline_data (send queues)
 }
 
-// wqe is one slot. Its SGE and inline storage are allocated once, at QP
-// creation, so posting allocates nothing.
+// wqe is one slot. Its SGE and inline storage are carved out of one array
+// per queue at QP creation, so posting allocates nothing.
 type wqe struct {
-	seq      uint64
-	send     SendWR // SGList aliases sge
-	recv     RecvWR // SGList aliases sge
+	seq uint64
+	// wr is the posted request; its SGList aliases sge. A receive request
+	// uses only WRID and SGList.
+	wr       SendWR
 	sge      []SGE  // capacity maxSGE
 	inline   []byte // capacity max_inline_data; the captured payload
 	signaled bool
@@ -29,10 +30,15 @@ type wqe struct {
 
 func newWQ(depth, maxSGE, maxInline int) wq {
 	q := wq{slots: make([]wqe, depth), maxSGE: maxSGE, inline: maxInline}
+	sges := make([]SGE, depth*maxSGE)
+	var bytes []byte
+	if maxInline > 0 {
+		bytes = make([]byte, depth*maxInline)
+	}
 	for i := range q.slots {
-		q.slots[i].sge = make([]SGE, 0, maxSGE)
+		q.slots[i].sge = sges[i*maxSGE : i*maxSGE : (i+1)*maxSGE]
 		if maxInline > 0 {
-			q.slots[i].inline = make([]byte, 0, maxInline)
+			q.slots[i].inline = bytes[i*maxInline : i*maxInline : (i+1)*maxInline]
 		}
 	}
 	return q

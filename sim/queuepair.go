@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/verr"
+)
+
+// QP is a queue pair; see package qp.
+type QP = qp.QP
+
+// SRQ is a shared receive queue; see package qp.
+type SRQ = qp.SRQ
+
+// QPInitAttr holds the arguments of ibv_create_qp (struct ibv_qp_init_attr).
+type QPInitAttr struct {
+	Context  any     // qp_context
+	SendCQ   *CQ     // required (QP-03)
+	RecvCQ   *CQ     // required (QP-03); may equal SendCQ
+	SRQ      *SRQ    // optional; RC and UD only (QP-04)
+	Cap      qp.Cap  // requested capacities (QP-02)
+	Type     qp.Type // qp.RC, qp.UC or qp.UD
+	SQSigAll bool    // every send WR is signaled (CQ-19)
+}
+
+// firstQPN is the first QP number a device gives out: 0 and 1 are the
+// special QPs (SMI, GSI) of InfiniBand.
+const firstQPN = 0x11
+
+// CreateQP creates a queue pair in pd (ibv_create_qp). It starts in RESET
+// with a qp_num unique on the device (QP-01). EINVAL for capacities above
+// the device's (QP-02), a missing CQ (QP-03), a UC QP with an SRQ (QP-04), or
+// objects of another context; ENOMEM beyond max_qp. The QP holds its PD
+// (PD-02), CQs (CQ-11) and SRQ (SRQ-10) until destroyed.
+func (pd *PD) CreateQP(attr QPInitAttr) (*QP, error) {
+	const verb = "ibv_create_qp"
+	if pd == nil {
+		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
+	}
+	c := pd.ctx
+	d := c.dev
+	f := d.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := c.checkLocked(verb); err != nil {
+		return nil, err
+	}
+	if err := pd.checkLocked(verb); err != nil {
+		return nil, err
+	}
+	if d.qps >= d.attr.MaxQP {
+		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_qp=%d QPs", d.attr.MaxQP)
+	}
+	d.qpn++
+	if d.qpn < firstQPN {
+		d.qpn = firstQPN
+	}
+	q, err := qp.NewLocked(qp.Config{
+		Init: qp.InitAttr{
+			Context: attr.Context, SendCQ: attr.SendCQ, RecvCQ: attr.RecvCQ, SRQ: attr.SRQ,
+			Cap: attr.Cap, Type: attr.Type, SQSigAll: attr.SQSigAll,
+		},
+		QPNum:  d.qpn & 0xffffff,
+		Device: qp.DeviceLimits{MaxQPWR: uint32(d.attr.MaxQPWR), MaxSGE: uint32(d.attr.MaxSGE), MaxInline: uint32(d.attr.MaxInline)},
+		Modify: d.modifyLimitsLocked(),
+		Policy: f.profile.QPModify,
+		Lock:   &f.mu,
+		Memory: deviceMemory{d},
+		Async:  c.async,
+		PD:     pd,
+		OnDestroy: func() {
+			d.qps--
+			pd.releaseLocked(childQP)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	pd.holdLocked(verb, childQP)
+	d.qps++
+	return q, nil
+}
+
+// modifyLimitsLocked describes the device's ports and depths for
+// ibv_modify_qp's value checks (QP-22).
+func (d *Device) modifyLimitsLocked() qp.Limits {
+	l := qp.Limits{MaxQPRDAtom: d.attr.MaxQPRDAtom, MaxQPInitRDAtom: d.attr.MaxQPInitRDAtom}
+	for _, p := range d.ports {
+		eth := p.attr.LinkLayer == LinkLayerEthernet
+		l.Ports = append(l.Ports, qp.PortLimits{
+			MaxMTU:       qp.MTU(p.attr.MaxMTU),
+			PKeyTableLen: len(p.pkeys),
+			GIDTableLen:  len(p.gids),
+			GRHRequired:  eth,
+			Ethernet:     eth,
+		})
+	}
+	return l
+}
+
+// deviceMemory lets a QP read registered memory by address, for inline
+// payloads, whose keys are not checked (QP-35).
+type deviceMemory struct{ d *Device }
+
+// ReadLocked implements qp.Memory.
+func (m deviceMemory) ReadLocked(addr uint64, n uint32) ([]byte, bool) {
+	for _, mr := range m.d.mrs.byIndex {
+		if addr >= mr.addr && addr-mr.addr < mr.length && uint64(n) <= mr.length-(addr-mr.addr) {
+			off := addr - mr.addr
+			return mr.buf[off : off+uint64(n)], true
+		}
+	}
+	return nil, false
+}
+
+// SRQInitAttr holds the arguments of ibv_create_srq.
+type SRQInitAttr struct {
+	Context any        // srq_context
+	Attr    qp.SRQAttr // max_wr, max_sge, srq_limit (SRQ-01)
+}
+
+// CreateSRQ creates a shared receive queue in pd (ibv_create_srq): EINVAL
+// above max_srq_wr or max_srq_sge (SRQ-01), ENOMEM beyond max_srq. The SRQ
+// holds its PD until destroyed (PD-02).
+func (pd *PD) CreateSRQ(attr SRQInitAttr) (*SRQ, error) {
+	const verb = "ibv_create_srq"
+	if pd == nil {
+		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
+	}
+	c := pd.ctx
+	d := c.dev
+	f := d.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := c.checkLocked(verb); err != nil {
+		return nil, err
+	}
+	if err := pd.checkLocked(verb); err != nil {
+		return nil, err
+	}
+	if d.srqs >= d.attr.MaxSRQ {
+		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_srq=%d SRQs", d.attr.MaxSRQ)
+	}
+	s, err := qp.NewSRQLocked(qp.SRQConfig{
+		Attr:    attr.Attr,
+		Context: attr.Context,
+		Device: qp.SRQLimits{
+			MaxSRQWR: uint32(d.attr.MaxSRQWR), MaxSRQSGE: uint32(d.attr.MaxSRQSGE),
+			Resize: d.attr.DeviceCapFlags&DeviceSRQResize != 0,
+		},
+		HonourLimitAtCreate: f.profile.SRQLimitAtCreate,
+		Lock:                &f.mu,
+		Async:               c.async,
+		OnDestroy: func() {
+			d.srqs--
+			pd.releaseLocked(childSRQ)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	pd.holdLocked(verb, childSRQ)
+	d.srqs++
+	return s, nil
+}
