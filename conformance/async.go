@@ -1,9 +1,7 @@
 package conformance
 
 import (
-	"context"
 	"errors"
-	"sync"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/notify"
@@ -57,21 +55,21 @@ func init() {
 		r := asyncReaders(e, 1)
 		defer r.stop()
 		if got := r.idle(); got != nil {
-			t.Fatalf("ibv_get_async_event returned with no event queued: %v, %v", got.ev, got.err)
+			t.Fatalf("ibv_get_async_event returned with no event queued: %v, %v", got.v, got.err)
 		}
 		e.Push(q, SendWC(1), false) // a completion that fits raises nothing
 		if got := r.idle(); got != nil {
-			t.Fatalf("ibv_get_async_event returned before any overrun: %v, %v", got.ev, got.err)
+			t.Fatalf("ibv_get_async_event returned before any overrun: %v, %v", got.v, got.err)
 		}
 		e.asyncOverrun(q)
 		got := r.next()
-		if got.err != nil || got.ev == nil {
-			t.Fatalf("the blocked ibv_get_async_event after an overrun: %v, %v; want CQ_ERR", got.ev, got.err)
+		if got.err != nil || got.v == nil {
+			t.Fatalf("the blocked ibv_get_async_event after an overrun: %v, %v; want CQ_ERR", got.v, got.err)
 		}
-		if got.ev.EventType() != notify.EventCQErr || got.ev.Object() != any(q) {
-			t.Errorf("the blocked reader got %v naming %v, want CQ_ERR naming the CQ", got.ev.EventType(), got.ev.Object())
+		if got.v.EventType() != notify.EventCQErr || got.v.Object() != any(q) {
+			t.Errorf("the blocked reader got %v naming %v, want CQ_ERR naming the CQ", got.v.EventType(), got.v.Object())
 		}
-		e.WantOK("ibv_ack_async_event", got.ev.Ack())
+		e.WantOK("ibv_ack_async_event", got.v.Ack())
 	})
 
 	register("ASYNC-02", "non-blocking async read when idle is EAGAIN", func(t *T, e *Env) {
@@ -138,16 +136,16 @@ func init() {
 		r := asyncReaders(e, 4)
 		defer r.stop()
 		if got := r.idle(); got != nil {
-			t.Fatalf("a reader returned with no event queued: %v, %v", got.ev, got.err)
+			t.Fatalf("a reader returned with no event queued: %v, %v", got.v, got.err)
 		}
 		e.asyncOverrun(q)
 		got := r.next()
-		if got.err != nil || got.ev == nil {
-			t.Fatalf("a blocked reader after an overrun: %v, %v; want CQ_ERR", got.ev, got.err)
+		if got.err != nil || got.v == nil {
+			t.Fatalf("a blocked reader after an overrun: %v, %v; want CQ_ERR", got.v, got.err)
 		}
-		e.WantOK("ibv_ack_async_event", got.ev.Ack())
+		e.WantOK("ibv_ack_async_event", got.v.Ack())
 		if extra := r.idle(); extra != nil {
-			t.Errorf("one event woke a second reader, which got %v, %v", extra.ev, extra.err)
+			t.Errorf("one event woke a second reader, which got %v, %v", extra.v, extra.err)
 		}
 	})
 
@@ -221,60 +219,18 @@ func (e *Env) asyncTake(what string) AsyncEvent {
 }
 
 // asyncResult is what one blocked async reader got.
-type asyncResult struct {
-	ev  AsyncEvent
-	err error
-}
+type asyncResult = readResult[AsyncEvent]
 
 // asyncPool is a set of goroutines blocked in GetAsyncEvent, each reading
 // once.
-type asyncPool struct {
-	cancel  context.CancelFunc
-	results chan asyncResult
-	wg      sync.WaitGroup
-}
+type asyncPool = readerPool[AsyncEvent]
 
 // asyncReaders starts n goroutines blocked in GetAsyncEvent. Call stop before
 // the case returns.
 func asyncReaders(e *Env, n int) *asyncPool {
-	ctx, cancel := patient()
-	p := &asyncPool{cancel: cancel, results: make(chan asyncResult, n)}
-	for range n {
-		p.wg.Go(func() {
-			ev, err := e.Ctx.GetAsyncEvent(ctx)
-			p.results <- asyncResult{ev, err}
-		})
-	}
-	return p
-}
-
-// idle waits Grace and returns the result of a reader that returned in that
-// time, or nil if none did.
-func (p *asyncPool) idle() *asyncResult {
-	g, cancel := graceful()
-	defer cancel()
-	select {
-	case r := <-p.results:
-		return &r
-	case <-g.Done():
-		return nil
-	}
-}
-
-// next waits for the next reader to return; every reader returns within
-// Patience.
-func (p *asyncPool) next() asyncResult { return <-p.results }
-
-// stop ends the readers still blocked and waits for all of them. An event a
-// reader got after the case stopped looking is acked, so it does not hold up
-// teardown.
-func (p *asyncPool) stop() {
-	p.cancel()
-	p.wg.Wait()
-	close(p.results)
-	for r := range p.results {
-		if r.err == nil && r.ev != nil {
-			_ = r.ev.Ack()
+	return startReaders(n, e.Ctx.GetAsyncEvent, func(ev AsyncEvent) {
+		if ev != nil {
+			_ = ev.Ack()
 		}
-	}
+	})
 }

@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"sync"
 	"syscall"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,13 +61,13 @@ func init() {
 		defer r.stop()
 		e.Push(q, SendWC(1), false) // the CQ is not armed: no event
 		if got := r.idle(); got != nil {
-			t.Fatalf("ibv_get_cq_event returned with no event queued: cq=%v err=%v", got.q, got.err)
+			t.Fatalf("ibv_get_cq_event returned with no event queued: cq=%v err=%v", got.v, got.err)
 		}
 		e.PollAll(q, 4)
 		chanFire(e, q)
 		got := r.next()
-		if got.err != nil || got.q != q {
-			t.Fatalf("the blocked ibv_get_cq_event: cq=%v err=%v, want the event of the CQ", got.q, got.err)
+		if got.err != nil || got.v != q {
+			t.Fatalf("the blocked ibv_get_cq_event: cq=%v err=%v, want the event of the CQ", got.v, got.err)
 		}
 		e.WantOK("ibv_ack_cq_events", q.AckEvents(1))
 	})
@@ -218,7 +217,7 @@ func init() {
 		r := chanReaders(ch, readers)
 		defer r.stop()
 		if got := r.idle(); got != nil {
-			t.Fatalf("a reader returned with no event queued: cq=%v err=%v", got.q, got.err)
+			t.Fatalf("a reader returned with no event queued: cq=%v err=%v", got.v, got.err)
 		}
 		for _, q := range qs {
 			e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
@@ -229,13 +228,13 @@ func init() {
 		seen := map[CQ]int{}
 		for range events {
 			got := r.next()
-			if got.err != nil || got.q == nil {
-				t.Fatalf("a blocked reader: cq=%v err=%v, want an event", got.q, got.err)
+			if got.err != nil || got.v == nil {
+				t.Fatalf("a blocked reader: cq=%v err=%v, want an event", got.v, got.err)
 			}
-			seen[got.q]++
+			seen[got.v]++
 		}
 		if got := r.idle(); got != nil {
-			t.Errorf("%d events woke more than %d readers: an extra one got cq=%v err=%v", events, events, got.q, got.err)
+			t.Errorf("%d events woke more than %d readers: an extra one got cq=%v err=%v", events, events, got.v, got.err)
 		}
 		for i, q := range qs {
 			if seen[q] != 1 {
@@ -291,60 +290,22 @@ func chanRead(e *Env, ch CompChannel, q CQ, n int) {
 }
 
 // chanResult is what one blocked reader got.
-type chanResult struct {
-	q   CQ
-	err error
-}
+type chanResult = readResult[CQ]
 
 // chanPool is a set of goroutines blocked in GetEvent on one channel, each
 // reading once.
-type chanPool struct {
-	cancel  context.CancelFunc
-	results chan chanResult
-	wg      sync.WaitGroup
-}
+type chanPool = readerPool[CQ]
 
 // chanReaders starts n goroutines blocked in GetEvent on ch. Call stop before
 // the case returns.
 func chanReaders(ch CompChannel, n int) *chanPool {
-	ctx, cancel := patient()
-	p := &chanPool{cancel: cancel, results: make(chan chanResult, n)}
-	for range n {
-		p.wg.Go(func() {
-			q, _, err := ch.GetEvent(ctx)
-			p.results <- chanResult{q, err}
-		})
+	read := func(ctx context.Context) (CQ, error) {
+		q, _, err := ch.GetEvent(ctx)
+		return q, err
 	}
-	return p
-}
-
-// idle waits Grace and returns the result of a reader that returned in that
-// time, or nil if none did.
-func (p *chanPool) idle() *chanResult {
-	g, cancel := graceful()
-	defer cancel()
-	select {
-	case r := <-p.results:
-		return &r
-	case <-g.Done():
-		return nil
-	}
-}
-
-// next waits for the next reader to return; every reader returns within
-// Patience.
-func (p *chanPool) next() chanResult { return <-p.results }
-
-// stop ends the readers still blocked and waits for all of them. An event a
-// reader got after the case stopped looking is acked, so it does not hold up
-// teardown.
-func (p *chanPool) stop() {
-	p.cancel()
-	p.wg.Wait()
-	close(p.results)
-	for r := range p.results {
-		if r.err == nil && r.q != nil {
-			_ = r.q.AckEvents(1)
+	return startReaders(n, read, func(q CQ) {
+		if q != nil {
+			_ = q.AckEvents(1)
 		}
-	}
+	})
 }
