@@ -35,20 +35,12 @@ const firstQPN = 0x11
 // (PD-02), CQs (CQ-11) and SRQ (SRQ-10) until destroyed.
 func (pd *PD) CreateQP(attr QPInitAttr) (*QP, error) {
 	const verb = "ibv_create_qp"
-	if pd == nil {
-		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
-	}
-	c := pd.ctx
-	d := c.dev
-	f := d.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := c.checkLocked(verb); err != nil {
+	d, unlock, err := pd.lockLive(verb)
+	if err != nil {
 		return nil, err
 	}
-	if err := pd.checkLocked(verb); err != nil {
-		return nil, err
-	}
+	defer unlock()
+	c, f := pd.ctx, d.fabric
 	if d.qps >= d.attr.MaxQP {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_qp=%d QPs", d.attr.MaxQP)
 	}
@@ -125,20 +117,12 @@ type SRQInitAttr struct {
 // holds its PD until destroyed (PD-02).
 func (pd *PD) CreateSRQ(attr SRQInitAttr) (*SRQ, error) {
 	const verb = "ibv_create_srq"
-	if pd == nil {
-		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
-	}
-	c := pd.ctx
-	d := c.dev
-	f := d.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := c.checkLocked(verb); err != nil {
+	d, unlock, err := pd.lockLive(verb)
+	if err != nil {
 		return nil, err
 	}
-	if err := pd.checkLocked(verb); err != nil {
-		return nil, err
-	}
+	defer unlock()
+	c, f := pd.ctx, d.fabric
 	if d.srqs >= d.attr.MaxSRQ {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_srq=%d SRQs", d.attr.MaxSRQ)
 	}
@@ -163,4 +147,25 @@ func (pd *PD) CreateSRQ(attr SRQInitAttr) (*SRQ, error) {
 	pd.holdLocked(verb, childSRQ)
 	d.srqs++
 	return s, nil
+}
+
+// lockLive takes the domain lock for a verb that creates an object in pd,
+// after checking that pd and its context are alive; unlock releases it. On
+// error the lock is not held.
+func (pd *PD) lockLive(verb string) (d *Device, unlock func(), err error) {
+	if pd == nil {
+		return nil, nil, verr.New(verb, syscall.EINVAL, "nil PD")
+	}
+	d = pd.ctx.dev
+	mu := &d.fabric.mu
+	mu.Lock()
+	if err := pd.ctx.checkLocked(verb); err != nil {
+		mu.Unlock()
+		return nil, nil, err
+	}
+	if err := pd.checkLocked(verb); err != nil {
+		mu.Unlock()
+		return nil, nil, err
+	}
+	return d, mu.Unlock, nil
 }
