@@ -17,6 +17,7 @@ import (
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"
 )
@@ -691,8 +692,8 @@ func Example_profiles() {
 		fmt.Println(p)
 	}
 	// Output:
-	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire)
-	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only)
+	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire reset-to-err=false cur-state=must-match srq-limit-at-create=false)
+	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted srq-limit-at-create=true)
 }
 
 func Example_customProfile() {
@@ -760,4 +761,680 @@ func TestEventLoopUnderEveryProfile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ---- qp.md ----
+
+// newQP allocates a PD and a CQ of 64 entries on verbs and creates a QP of
+// type typ with capacities c whose two queues share that CQ.
+func newQP(verbs *sim.Context, typ qp.Type, c qp.Cap) (*sim.QP, *sim.CQ) {
+	pd, err := verbs.AllocPD()
+	must(err)
+	q, err := verbs.CreateCQ(64, nil, nil, 0)
+	must(err)
+	p, err := pd.CreateQP(sim.QPInitAttr{SendCQ: q, RecvCQ: q, Type: typ, Cap: c})
+	must(err)
+	return p, q
+}
+
+func Example_walkToRTS() {
+	fabric, _ := sim.NewFabric(sim.Config{}) // one device, default profile
+	vctx, _ := fabric.Devices()[0].Open()    // ibv_open_device
+	pd, _ := vctx.AllocPD()                  // ibv_alloc_pd
+	cq, _ := vctx.CreateCQ(64, nil, nil, 0)  // ibv_create_cq
+	q, _ := pd.CreateQP(sim.QPInitAttr{      // ibv_create_qp: the QP starts in RESET
+		SendCQ: cq, RecvCQ: cq, Type: qp.RC,
+		Cap: qp.Cap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1},
+	})
+	err := errors.Join( // ibv_modify_qp, three times: each mask names what its step sets
+		q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1, QPAccessFlags: qp.AccessRemoteWrite},
+			qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags),
+		q.Modify(&qp.Attr{QPState: qp.RTR, PathMTU: qp.MTU1024, DestQPNum: q.Num(), // loopback
+			MaxDestRDAtomic: 1, MinRNRTimer: 12, AHAttr: qp.AHAttr{DLID: 1, PortNum: 1}},
+			qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|qp.AttrRQPSN|qp.AttrMaxDestRDAtomic|qp.AttrMinRNRTimer),
+		q.Modify(&qp.Attr{QPState: qp.RTS, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 1},
+			qp.AttrState|qp.AttrSQPSN|qp.AttrTimeout|qp.AttrRetryCnt|qp.AttrRNRRetry|qp.AttrMaxQPRDAtomic),
+	)
+	fmt.Println(q.State(), err) // RTS <nil>
+
+	err = q.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState) // RTS→RTR is no transition
+	fmt.Println(q.State(), errors.Is(err, syscall.EINVAL))  // RTS true: nothing changed
+	// Output:
+	// RTS <nil>
+	// RTS true
+}
+
+func Example_createQP() {
+	verbs := openDevice(sim.DefaultProfile())
+	pd, err := verbs.AllocPD()
+	must(err)
+	cq, err := verbs.CreateCQ(64, nil, nil, 0)
+	must(err)
+
+	q, err := pd.CreateQP(sim.QPInitAttr{
+		SendCQ: cq, RecvCQ: cq, Type: qp.RC, // one CQ may serve both queues (QP-03)
+		Cap: qp.Cap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 0, MaxRecvSGE: 2},
+	})
+	must(err)
+	fmt.Printf("qp_num %#x, state %v\n", q.Num(), q.State()) // QP-01
+	fmt.Printf("caps %+v\n", q.Cap())                        // never below the request (QP-02)
+
+	_, err = pd.CreateQP(sim.QPInitAttr{SendCQ: cq, Type: qp.RC}) // QP-03
+	fmt.Println("no recv_cq:", errno(err))
+	maxWR := uint32(verbs.Device().Attr().MaxQPWR)
+	_, err = pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
+		Cap: qp.Cap{MaxSendWR: maxWR + 1}}) // QP-02
+	fmt.Println("above max_qp_wr:", errno(err))
+	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 1}})
+	must(err)
+	_, err = pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: srq, Type: qp.UC}) // QP-04
+	fmt.Println("UC on an SRQ:", errno(err))
+
+	fmt.Println("destroy the CQ:", errno(cq.Destroy())) // the QP holds it (CQ-11)
+	// Output:
+	// qp_num 0x11, state RESET
+	// caps {MaxSendWR:8 MaxRecvWR:8 MaxSendSGE:1 MaxRecvSGE:2 MaxInlineData:0}
+	// no recv_cq: EINVAL
+	// above max_qp_wr: EINVAL
+	// UC on an SRQ: EINVAL
+	// destroy the CQ: EBUSY
+}
+
+func Example_resetToErr() {
+	ibta := sim.Profile{Name: "ibta", QPModify: qp.Policy{ResetToErr: true}}
+	for _, p := range []sim.Profile{sim.DefaultProfile(), sim.RXEProfile(), ibta} {
+		q, _ := newQP(openDevice(p), qp.RC, qp.Cap{MaxSendWR: 1})
+		err := q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState) // QP-08
+		fmt.Printf("%-7s RESET→ERR: %s, now %v\n", p.Name, errno(err), q.State())
+	}
+	// Output:
+	// default RESET→ERR: EINVAL, now RESET
+	// rxe     RESET→ERR: EINVAL, now RESET
+	// ibta    RESET→ERR: ok, now ERR
+}
+
+// connectRC takes an RC QP from RESET to RTS, connected to QP number remote
+// behind the port whose LID is dlid, with what each step requires.
+func connectRC(q *sim.QP, remote uint32, dlid uint16) error {
+	init := qp.Attr{QPState: qp.Init, PKeyIndex: 0, PortNum: 1,
+		QPAccessFlags: qp.AccessRemoteWrite | qp.AccessRemoteRead}
+	err := q.Modify(&init, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags)
+	if err != nil {
+		return err
+	}
+	rtr := qp.Attr{QPState: qp.RTR, AHAttr: qp.AHAttr{DLID: dlid, PortNum: 1},
+		PathMTU: qp.MTU4096, DestQPNum: remote, RQPSN: 0x1000,
+		MaxDestRDAtomic: 4, MinRNRTimer: 12}
+	err = q.Modify(&rtr, qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|
+		qp.AttrRQPSN|qp.AttrMaxDestRDAtomic|qp.AttrMinRNRTimer)
+	if err != nil {
+		return err
+	}
+	rts := qp.Attr{QPState: qp.RTS, SQPSN: 0x2000,
+		Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 4}
+	return q.Modify(&rts, qp.AttrState|qp.AttrSQPSN|qp.AttrTimeout|
+		qp.AttrRetryCnt|qp.AttrRNRRetry|qp.AttrMaxQPRDAtomic)
+}
+
+// activateUD takes a UD QP from RESET to RTS. A UD QP has no peer: the
+// destination travels in every send WR.
+func activateUD(q *sim.QP, qkey uint32) error {
+	init := qp.Attr{QPState: qp.Init, PKeyIndex: 0, PortNum: 1, QKey: qkey}
+	err := q.Modify(&init, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey)
+	if err != nil {
+		return err
+	}
+	if err := q.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState); err != nil {
+		return err
+	}
+	return q.Modify(&qp.Attr{QPState: qp.RTS, SQPSN: 0}, qp.AttrState|qp.AttrSQPSN)
+}
+
+func Example_connect() {
+	verbs := openDevice(sim.DefaultProfile())
+	rc, _ := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4, MaxRecvWR: 4})
+	ud, _ := newQP(verbs, qp.UD, qp.Cap{MaxSendWR: 4, MaxRecvWR: 4})
+	must(connectRC(rc, 0x99, 1))
+	must(activateUD(ud, 0x11111111))
+
+	attr, _, err := rc.Query() // what was set comes back (QP-24)
+	must(err)
+	fmt.Printf("rc: %v dest_qp_num=%#x path_mtu=%v sq_psn=%#x\n", attr.QPState, attr.DestQPNum, attr.PathMTU, attr.SQPSN)
+	attr, _, err = ud.Query()
+	must(err)
+	fmt.Printf("ud: %v qkey=%#x\n", attr.QPState, attr.QKey)
+	// Output:
+	// rc: RTS dest_qp_num=0x99 path_mtu=4096 sq_psn=0x2000
+	// ud: RTS qkey=0x11111111
+}
+
+func Example_maskErrors() {
+	verbs := openDevice(sim.DefaultProfile())
+	q, _ := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4})
+	init := qp.Attr{QPState: qp.Init, PortNum: 1}
+
+	err := q.Modify(&init, qp.AttrState|qp.AttrPort|qp.AttrAccessFlags) // QP-10: one short
+	fmt.Println(err)
+	err = q.Modify(&init, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags|qp.AttrQKey) // QP-21
+	fmt.Println(err)
+	err = q.Modify(&init, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags)
+	fmt.Println(q.State(), err)
+	err = q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState|qp.AttrPort) // QP-09
+	fmt.Println(err)
+	// Output:
+	// ibv_modify_qp: EINVAL (invalid argument): QP-10: RESET→INIT on RC requires ACCESS_FLAGS|PKEY_INDEX|PORT; missing PKEY_INDEX
+	// ibv_modify_qp: EINVAL (invalid argument): QP-21: QKEY has no meaning for RC QPs
+	// INIT <nil>
+	// ibv_modify_qp: EINVAL (invalid argument): QP-09: moving to ERR takes STATE only; got also PORT
+}
+
+func Example_attributeOnly() {
+	verbs := openDevice(sim.DefaultProfile())
+	q, _ := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4})
+	must(connectRC(q, 0x99, 1))
+
+	// In RTS: a mask without STATE is checked as RTS→RTS (QP-11).
+	err := q.Modify(&qp.Attr{MinRNRTimer: 20}, qp.AttrMinRNRTimer)
+	attr, _, _ := q.Query()
+	fmt.Println("RTS, min_rnr_timer only:", errno(err), attr.MinRNRTimer, attr.QPState)
+
+	// RTS→RTS does not take the PSNs: those are set on the way up.
+	err = q.Modify(&qp.Attr{SQPSN: 7}, qp.AttrSQPSN)
+	fmt.Println("RTS, sq_psn only:", errno(err))
+
+	// RTR→RTR is not a transition, so in RTR nothing can be changed alone.
+	r, _ := newQP(verbs, qp.UD, qp.Cap{MaxSendWR: 4})
+	must(r.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey))
+	must(r.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState))
+	fmt.Println("RTR, qkey only:", errno(r.Modify(&qp.Attr{QKey: 5}, qp.AttrQKey)))
+	fmt.Println("RTR, empty mask:", errno(r.Modify(&qp.Attr{}, 0)))
+	// Output:
+	// RTS, min_rnr_timer only: ok 20 RTS
+	// RTS, sq_psn only: EINVAL
+	// RTR, qkey only: EINVAL
+	// RTR, empty mask: EINVAL
+}
+
+func Example_curState() {
+	for _, p := range sim.Profiles() {
+		q, _ := newQP(openDevice(p), qp.UD, qp.Cap{MaxSendWR: 4})
+		must(activateUD(q, 0x11111111))
+
+		// The QP is in RTS; the caller claims RTR and sends what RTR→RTS takes.
+		stale := qp.Attr{QPState: qp.RTS, CurQPState: qp.RTR, SQPSN: 0x500}
+		err := q.Modify(&stale, qp.AttrState|qp.AttrCurState|qp.AttrSQPSN)
+		attr, _, _ := q.Query()
+		fmt.Printf("%-7s claim RTR: %s, sq_psn %#x\n", p.Name, errno(err), attr.SQPSN)
+
+		// Claiming the true state is fine under both readings.
+		right := qp.Attr{QPState: qp.RTS, CurQPState: qp.RTS, QKey: 0x22}
+		err = q.Modify(&right, qp.AttrState|qp.AttrCurState|qp.AttrQKey)
+		fmt.Printf("%-7s claim RTS: %s\n", p.Name, errno(err))
+	}
+	// Output:
+	// default claim RTR: EINVAL, sq_psn 0x0
+	// default claim RTS: ok
+	// rxe     claim RTR: ok, sq_psn 0x500
+	// rxe     claim RTS: ok
+}
+
+func Example_allOrNothing() {
+	verbs := openDevice(sim.DefaultProfile())
+	q, _ := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4})
+	init := qp.Attr{QPState: qp.Init, PortNum: 1}
+	must(q.Modify(&init, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
+	before, _, _ := q.Query()
+
+	rtr := qp.Attr{QPState: qp.RTR, AHAttr: qp.AHAttr{DLID: 1, PortNum: 1},
+		PathMTU: qp.MTU1024, DestQPNum: 0x99, MaxDestRDAtomic: 1,
+		MinRNRTimer: 32} // one bad value: the timer has 5 bits (QP-22)
+	err := q.Modify(&rtr, qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|
+		qp.AttrRQPSN|qp.AttrMaxDestRDAtomic|qp.AttrMinRNRTimer)
+	after, _, _ := q.Query()
+	fmt.Println(errno(err), "unchanged:", before == after) // QP-13
+	fmt.Println("state", after.QPState, "dest_qp_num", after.DestQPNum)
+	// Output:
+	// EINVAL unchanged: true
+	// state INIT dest_qp_num 0
+}
+
+func Example_valueChecks() {
+	verbs := openDevice(sim.DefaultProfile())
+	q, _ := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4})
+	init := qp.Attr{QPState: qp.Init, PortNum: 2} // the device has one port
+	err := q.Modify(&init, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags)
+	fmt.Println("port 2:", errno(err))
+	must(connectRC(q, 0x99, 1))
+
+	err = q.Modify(&qp.Attr{Timeout: 32}, qp.AttrTimeout) // RTS→RTS does not take it
+	fmt.Println("timeout in RTS:", errno(err))
+	err = q.Modify(&qp.Attr{QPState: qp.SQD}, qp.AttrState)
+	must(err)
+	err = q.Modify(&qp.Attr{Timeout: 32}, qp.AttrTimeout) // SQD→SQD does, up to 31
+	fmt.Println("timeout 32 in SQD:", errno(err))
+	err = q.Modify(&qp.Attr{RetryCnt: 8}, qp.AttrRetryCnt)
+	fmt.Println("retry_cnt 8:", errno(err))
+
+	// PSNs have 24 bits: wider values are cut, not refused.
+	p, _ := newQP(verbs, qp.UD, qp.Cap{MaxSendWR: 4})
+	must(p.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey))
+	must(p.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState))
+	must(p.Modify(&qp.Attr{QPState: qp.RTS, SQPSN: 0x1000001}, qp.AttrState|qp.AttrSQPSN))
+	attr, _, _ := p.Query()
+	fmt.Printf("sq_psn %#x\n", attr.SQPSN)
+	// Output:
+	// port 2: EINVAL
+	// timeout in RTS: EINVAL
+	// timeout 32 in SQD: EINVAL
+	// retry_cnt 8: EINVAL
+	// sq_psn 0x1
+}
+
+func Example_postStates() {
+	verbs := openDevice(sim.DefaultProfile())
+	q, _ := newQP(verbs, qp.UD, qp.Cap{MaxSendWR: 8, MaxRecvWR: 8})
+	pd, err := verbs.AllocPD()
+	must(err)
+	ah, err := pd.CreateAH(sim.AHAttr{DLID: 1, PortNum: 1})
+	must(err)
+	send := []qp.SendWR{{WRID: 1, Opcode: wc.WRSend, AH: ah, RemoteQPN: 0x99, RemoteQKey: 0x11111111}}
+	recv := []qp.RecvWR{{WRID: 2}}
+
+	steps := []struct {
+		attr qp.Attr
+		mask qp.AttrMask
+	}{
+		{qp.Attr{QPState: qp.Reset}, qp.AttrState},
+		{qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState | qp.AttrPKeyIndex | qp.AttrPort | qp.AttrQKey},
+		{qp.Attr{QPState: qp.RTR}, qp.AttrState},
+		{qp.Attr{QPState: qp.RTS}, qp.AttrState | qp.AttrSQPSN},
+		{qp.Attr{QPState: qp.SQD}, qp.AttrState},
+		{qp.Attr{QPState: qp.Err}, qp.AttrState},
+	}
+	for _, s := range steps {
+		must(q.Modify(&s.attr, s.mask))
+		_, errS := q.PostSend(send) // QP-26
+		_, errR := q.PostRecv(recv) // QP-25
+		fmt.Printf("%-5v post_send %-6s post_recv %s\n", q.State(), errno(errS), errno(errR))
+	}
+	// Output:
+	// RESET post_send EINVAL post_recv EINVAL
+	// INIT  post_send EINVAL post_recv ok
+	// RTR   post_send EINVAL post_recv ok
+	// RTS   post_send ok     post_recv ok
+	// SQD   post_send ok     post_recv ok
+	// ERR   post_send ok     post_recv ok
+}
+
+func Example_postList() {
+	verbs := openDevice(sim.DefaultProfile())
+	q, _ := newQP(verbs, qp.UC, qp.Cap{MaxSendWR: 8, MaxSendSGE: 1})
+	must(q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
+	must(q.Modify(&qp.Attr{QPState: qp.RTR, AHAttr: qp.AHAttr{DLID: 1, PortNum: 1}, PathMTU: qp.MTU1024, DestQPNum: 0x99},
+		qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|qp.AttrRQPSN))
+	must(q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState|qp.AttrSQPSN))
+
+	wrs := []qp.SendWR{
+		{WRID: 1, Opcode: wc.WRSend},
+		{WRID: 2, Opcode: wc.WRRDMAWrite, RemoteAddr: 0x1000, RKey: 0x55},
+		{WRID: 3, Opcode: wc.WRRDMARead, RemoteAddr: 0x1000, RKey: 0x55}, // not on UC (QP-33)
+		{WRID: 4, Opcode: wc.WRSend},
+	}
+	n, err := q.PostSend(wrs) // QP-27: n is the index of the bad WR
+	fmt.Println("posted:", n, "bad wr_id:", wrs[n].WRID)
+	fmt.Println(err)
+	sent, _ := q.Outstanding()
+	fmt.Println("outstanding:", sent)
+	// Output:
+	// posted: 2 bad wr_id: 3
+	// ibv_post_send: EINVAL (invalid argument): opcode IBV_WR_RDMA_READ is not allowed on a UC QP (QP-33)
+	// outstanding: 2
+}
+
+func Example_inline() {
+	verbs := openDevice(sim.DefaultProfile())
+	pd, err := verbs.AllocPD()
+	must(err)
+	cq, err := verbs.CreateCQ(8, nil, nil, 0)
+	must(err)
+	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
+		Cap: qp.Cap{MaxSendWR: 4, MaxSendSGE: 1, MaxInlineData: 64}})
+	must(err)
+	must(connectRC(q, 0x99, 1))
+	buf := []byte("hello, inline world")
+	mr, err := pd.RegMR(buf, 0)
+	must(err)
+
+	sge := []qp.SGE{{Addr: mr.Addr(), Length: 5, LKey: 0}} // the lkey is not checked (QP-35)
+	_, err = q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendInline, SGList: sge}})
+	fmt.Println("inline send:", errno(err))
+	copy(buf, "HELLO") // fine: the payload was copied during PostSend
+
+	sge[0].Length = 65
+	_, err = q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendInline, SGList: sge}})
+	fmt.Println("65 bytes inline:", errno(err))
+	sge[0] = qp.SGE{Addr: 0x7f000000, Length: 4}
+	_, err = q.PostSend([]qp.SendWR{{WRID: 3, Opcode: wc.WRSend, Flags: qp.SendInline, SGList: sge}})
+	fmt.Println("unregistered:", errno(err))
+	// Output:
+	// inline send: ok
+	// 65 bytes inline: EINVAL
+	// unregistered: EFAULT
+}
+
+func Example_slotReclaim() {
+	verbs := openDevice(sim.DefaultProfile())
+	q, cq := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 2, MaxRecvWR: 2})
+	must(connectRC(q, 0x99, 1))
+	send := func(id uint64) string {
+		_, err := q.PostSend([]qp.SendWR{{WRID: id, Opcode: wc.WRSend}}) // unsignaled
+		return errno(err)
+	}
+	fmt.Println("post 1, 2, 3:", send(1), send(2), send(3)) // QP-29
+
+	must(q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState))
+	fmt.Println("flushed, in the CQ:", cq.Len())
+	fmt.Println("post 4:", send(4)) // the slots are not free until polled
+
+	buf := make([]wc.WC, 1)
+	n, _ := cq.Poll(buf) // polling wr_id 1 frees its slot
+	fmt.Println("polled", n, "wr_id", buf[0].WRID, "then post 5:", send(5), "post 6:", send(6))
+	// Output:
+	// post 1, 2, 3: ok ok ENOMEM
+	// flushed, in the CQ: 2
+	// post 4: ENOMEM
+	// polled 1 wr_id 1 then post 5: ok post 6: ENOMEM
+}
+
+func Example_flush() {
+	verbs := openDevice(sim.DefaultProfile())
+	pd, err := verbs.AllocPD()
+	must(err)
+	sendCQ, err := verbs.CreateCQ(8, nil, nil, 0)
+	must(err)
+	recvCQ, err := verbs.CreateCQ(8, nil, nil, 0)
+	must(err)
+	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: sendCQ, RecvCQ: recvCQ, Type: qp.RC,
+		Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4}})
+	must(err)
+	must(connectRC(q, 0x99, 1))
+
+	q.PostRecv([]qp.RecvWR{{WRID: 10}, {WRID: 11}})
+	q.PostSend([]qp.SendWR{
+		{WRID: 1, Opcode: wc.WRSend}, // unsignaled: flushed all the same (FLUSH-04)
+		{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled},
+	})
+	must(q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState)) // FLUSH-01
+
+	buf := make([]wc.WC, 8)
+	n, _ := sendCQ.Poll(buf)
+	for _, w := range buf[:n] { // in posting order (FLUSH-02)
+		fmt.Printf("send CQ: wr_id %d %v qp_num %#x\n", w.WRID, w.Status.Name(), w.QPNum)
+	}
+	n, _ = recvCQ.Poll(buf)
+	for _, w := range buf[:n] {
+		fmt.Printf("recv CQ: wr_id %d %v qp_num %#x\n", w.WRID, w.Status.Name(), w.QPNum)
+	}
+	fmt.Println("opcode of a receive flush:", buf[0].Opcode.Name()) // meaningless (FLUSH-06)
+	_, err = verbs.TryGetAsyncEvent()
+	fmt.Println("async event:", errno(err)) // none (FLUSH-14)
+
+	q.PostSend([]qp.SendWR{{WRID: 3, Opcode: wc.WRSend}}) // accepted in ERR ...
+	q.PostRecv([]qp.RecvWR{{WRID: 12}})
+	n, _ = sendCQ.Poll(buf)
+	m, _ := recvCQ.Poll(buf[n:])
+	fmt.Println("posted in ERR:", n+m, "flushed at once") // FLUSH-05
+	// Output:
+	// send CQ: wr_id 1 IBV_WC_WR_FLUSH_ERR qp_num 0x11
+	// send CQ: wr_id 2 IBV_WC_WR_FLUSH_ERR qp_num 0x11
+	// recv CQ: wr_id 10 IBV_WC_WR_FLUSH_ERR qp_num 0x11
+	// recv CQ: wr_id 11 IBV_WC_WR_FLUSH_ERR qp_num 0x11
+	// opcode of a receive flush: IBV_WC_SEND
+	// async event: EAGAIN
+	// posted in ERR: 2 flushed at once
+}
+
+func Example_resetAndReuse() {
+	verbs := openDevice(sim.DefaultProfile())
+	q, cq := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4, MaxRecvWR: 4})
+	must(connectRC(q, 0x99, 1))
+	q.PostRecv([]qp.RecvWR{{WRID: 1}, {WRID: 2}})
+
+	must(q.Modify(&qp.Attr{QPState: qp.Reset}, qp.AttrState)) // FLUSH-08
+	send, recv := q.Outstanding()
+	attr, _, _ := q.Query()
+	fmt.Println("after RESET:", send, recv, "outstanding,", cq.Len(), "completions, dest_qp_num", attr.DestQPNum)
+
+	must(connectRC(q, 0x42, 1)) // the same QP, connected anew
+	_, err := q.PostRecv([]qp.RecvWR{{WRID: 3}})
+	attr, _, _ = q.Query()
+	fmt.Printf("reused: %v, dest_qp_num %#x, post_recv %s\n", attr.QPState, attr.DestQPNum, errno(err))
+	// Output:
+	// after RESET: 0 0 outstanding, 0 completions, dest_qp_num 0
+	// reused: RTS, dest_qp_num 0x42, post_recv ok
+}
+
+func Example_sqd() {
+	verbs := openDevice(sim.DefaultProfile())
+	q, _ := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4})
+	must(connectRC(q, 0x99, 1))
+
+	drain := qp.Attr{QPState: qp.SQD, EnSQDAsyncNotify: true}
+	must(q.Modify(&drain, qp.AttrState|qp.AttrEnSQDAsyncNotify))
+	ev, err := verbs.TryGetAsyncEvent() // ASYNC-13: the drain is over
+	must(err)
+	fmt.Println(ev.Type.Name(), ev.Object == q)
+	must(ev.Ack())
+
+	_, err = q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend}}) // accepted; waits for RTS
+	fmt.Println("post in SQD:", errno(err))
+	must(q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState))
+	fmt.Println("back to", q.State())
+	// Output:
+	// IBV_EVENT_SQ_DRAINED true
+	// post in SQD: ok
+	// back to RTS
+}
+
+func Example_teardown() {
+	verbs := openDevice(sim.DefaultProfile())
+	ch, err := verbs.CreateCompChannel()
+	must(err)
+	pd, err := verbs.AllocPD()
+	must(err)
+	cq, err := verbs.CreateCQ(16, nil, ch, 0)
+	must(err)
+	mr, err := pd.RegMR(make([]byte, 4096), sim.AccessLocalWrite)
+	must(err)
+	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
+		Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxRecvSGE: 1}})
+	must(err)
+	must(connectRC(q, 0x99, 1))
+	q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{{Addr: mr.Addr(), Length: 4096, LKey: mr.LKey()}}}})
+
+	// Too early: each fails with EBUSY and changes nothing (PD-05).
+	fmt.Println("PD:", errno(pd.Dealloc()), "CQ:", errno(cq.Destroy()), "channel:", errno(ch.Destroy()))
+
+	// The order that always works.
+	must(q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState)) // 1. flush what is outstanding
+	buf := make([]wc.WC, 16)
+	n, _ := cq.Poll(buf) // 2. collect the flushes
+	fmt.Println("flushed:", n, buf[0].WRID)
+	must(q.Destroy())   // 3. the QP
+	must(mr.Dereg())    // 4. MRs, AHs, SRQs
+	must(pd.Dealloc())  // 5. the PD
+	must(cq.Destroy())  // 6. CQs, after their QPs
+	must(ch.Destroy())  // 7. channels, after their CQs
+	must(verbs.Close()) // 8. the device context
+	fmt.Println("all gone")
+	// Output:
+	// PD: EBUSY CQ: EBUSY channel: EBUSY
+	// flushed: 1 1
+	// all gone
+}
+
+func Example_destroyOutstanding() {
+	verbs := openDevice(sim.DefaultProfile())
+	q, cq := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4, MaxRecvWR: 4})
+	must(connectRC(q, 0x99, 1))
+	q.PostRecv([]qp.RecvWR{{WRID: 1}, {WRID: 2}})
+	q.PostSend([]qp.SendWR{{WRID: 3, Opcode: wc.WRSend, Flags: qp.SendSignaled}})
+
+	must(q.Destroy()) // QP-37: the three WRs vanish
+	fmt.Println("completions:", cq.Len())
+	_, err := q.PostRecv([]qp.RecvWR{{WRID: 4}})
+	fmt.Println("post after destroy:", errno(err))
+	// Output:
+	// completions: 0
+	// post after destroy: EINVAL
+}
+
+// ---- srq.md ----
+
+func Example_createSRQ() {
+	verbs := openDevice(sim.DefaultProfile())
+	pd, err := verbs.AllocPD()
+	must(err)
+	cq, err := verbs.CreateCQ(64, nil, nil, 0)
+	must(err)
+
+	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 16, MaxSGE: 0, SRQLimit: 4}})
+	must(err)
+	attr, _ := srq.Query()
+	fmt.Printf("%+v\n", attr) // SRQ-01: at least one SGE; the limit is ignored
+
+	maxWR := verbs.Device().Attr().MaxSRQWR
+	_, err = pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: uint32(maxWR) + 1}})
+	fmt.Println("above max_srq_wr:", errno(err))
+
+	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: srq, Type: qp.RC,
+		Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 100}}) // MaxRecvWR is ignored (QP-04)
+	must(err)
+	fmt.Printf("qp caps %+v\n", q.Cap())
+	must(connectRC(q, 0x99, 1))
+	_, err = q.PostRecv([]qp.RecvWR{{WRID: 1}}) // receives go to the SRQ (SRQ-03)
+	fmt.Println("post_recv on the QP:", errno(err))
+	fmt.Println("destroy the SRQ:", errno(srq.Destroy())) // SRQ-10
+	// Output:
+	// {MaxWR:16 MaxSGE:1 SRQLimit:0}
+	// above max_srq_wr: EINVAL
+	// qp caps {MaxSendWR:4 MaxRecvWR:0 MaxSendSGE:1 MaxRecvSGE:0 MaxInlineData:0}
+	// post_recv on the QP: EINVAL
+	// destroy the SRQ: EBUSY
+}
+
+func Example_postSRQ() {
+	verbs := openDevice(sim.DefaultProfile())
+	pd, err := verbs.AllocPD()
+	must(err)
+	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+	must(err)
+
+	wrs := []qp.RecvWR{{WRID: 1}, {WRID: 2, SGList: make([]qp.SGE, 2)}, {WRID: 3}}
+	n, err := srq.PostRecv(wrs) // SRQ-02: stops at the bad one
+	fmt.Println("posted", n, errno(err))
+	n, err = srq.PostRecv([]qp.RecvWR{{WRID: 2}, {WRID: 3}, {WRID: 4}, {WRID: 5}})
+	fmt.Println("posted", n, errno(err), "queued", srq.Len())
+
+	err = srq.Modify(&qp.SRQAttr{SRQLimit: 5}, qp.SRQLimit) // above the capacity (SRQ-06)
+	fmt.Println("limit 5:", errno(err))
+	err = srq.Modify(&qp.SRQAttr{MaxWR: 3}, qp.SRQMaxWR) // below what is queued (SRQ-07)
+	fmt.Println("shrink to 3:", errno(err))
+	err = srq.Modify(&qp.SRQAttr{MaxWR: 8, SRQLimit: 2}, qp.SRQMaxWR|qp.SRQLimit)
+	attr, _ := srq.Query()
+	fmt.Printf("grow and arm: %s %+v\n", errno(err), attr)
+	// Output:
+	// posted 1 EINVAL
+	// posted 3 ENOMEM queued 4
+	// limit 5: EINVAL
+	// shrink to 3: EINVAL
+	// grow and arm: ok {MaxWR:8 MaxSGE:1 SRQLimit:2}
+}
+
+func Example_srqLimit() {
+	var mu sync.Mutex // the domain lock, which sim.Fabric would own
+	async := notify.NewAsyncQueue(&mu)
+	mu.Lock()
+	srq, err := qp.NewSRQLocked(qp.SRQConfig{
+		Attr:   qp.SRQAttr{MaxWR: 8, MaxSGE: 1},
+		Device: qp.SRQLimits{MaxSRQWR: 64, MaxSRQSGE: 4},
+		Lock:   &mu, Async: async,
+	})
+	mu.Unlock()
+	must(err)
+	take := func() uint64 { // one receive consumed by some QP (SRQ-08)
+		mu.Lock()
+		defer mu.Unlock()
+		id, _, _ := srq.TakeLocked(nil)
+		return id
+	}
+
+	srq.PostRecv([]qp.RecvWR{{WRID: 1}, {WRID: 2}, {WRID: 3}, {WRID: 4}})
+	must(srq.Modify(&qp.SRQAttr{SRQLimit: 3}, qp.SRQLimit)) // fire when fewer than 3 remain
+	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len())
+	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len()) // SRQ-04
+	attr, _ := srq.Query()
+	fmt.Println("srq_limit now", attr.SRQLimit) // disarmed (SRQ-05)
+
+	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len()) // one-shot
+
+	must(srq.Modify(&qp.SRQAttr{SRQLimit: 4}, qp.SRQLimit)) // already below: no event yet (SRQ-11)
+	fmt.Println("re-armed at 4 with", srq.Len(), "left: events", async.Len())
+	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len())
+	// Output:
+	// take 1 left 3 events 0
+	// take 2 left 2 events 1
+	// srq_limit now 0
+	// take 3 left 1 events 1
+	// re-armed at 4 with 1 left: events 1
+	// take 4 left 0 events 2
+}
+
+func Example_lastWQE() {
+	verbs := openDevice(sim.DefaultProfile())
+	pd, err := verbs.AllocPD()
+	must(err)
+	cq, err := verbs.CreateCQ(64, nil, nil, 0)
+	must(err)
+	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 1}})
+	must(err)
+	a, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: srq, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 4}})
+	must(err)
+	b, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: srq, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 4}})
+	must(err)
+	must(connectRC(a, b.Num(), 1))
+	must(connectRC(b, a.Num(), 1))
+	srq.PostRecv([]qp.RecvWR{{WRID: 1}, {WRID: 2}, {WRID: 3}})
+
+	must(a.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState))
+	fmt.Println("completions:", cq.Len(), "still in the SRQ:", srq.Len()) // FLUSH-07
+
+	ev, err := verbs.TryGetAsyncEvent()
+	must(err)
+	fmt.Println(ev.Type.Name(), ev.Object == a) // ASYNC-14
+	must(ev.Ack())
+
+	must(a.Destroy()) // now it is safe: a takes nothing more from the SRQ
+	fmt.Println("b is still attached:", errno(srq.Destroy()))
+	must(b.Destroy())
+	fmt.Println("after the last QP:", errno(srq.Destroy()))
+	// Output:
+	// completions: 0 still in the SRQ: 3
+	// IBV_EVENT_QP_LAST_WQE_REACHED true
+	// b is still attached: EBUSY
+	// after the last QP: ok
+}
+
+func Example_srqLimitAtCreate() {
+	for _, p := range sim.Profiles() {
+		pd, err := openDevice(p).AllocPD()
+		must(err)
+		srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 1, SRQLimit: 2}})
+		must(err)
+		attr, _ := srq.Query()
+		fmt.Printf("%-7s srq_limit after create: %d\n", p.Name, attr.SRQLimit) // SRQ-01
+	}
+	// Output:
+	// default srq_limit after create: 0
+	// rxe     srq_limit after create: 2
 }

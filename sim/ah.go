@@ -3,30 +3,17 @@ package sim
 import (
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
-// AHAttr describes the path to a remote port, modelled on struct
-// ibv_ah_attr. Package qp will use the same fields for a QP's primary and
-// alternate paths.
-type AHAttr struct {
-	DLID        uint16      // dlid: the destination LID (InfiniBand)
-	SL          uint8       // sl: service level
-	SrcPathBits uint8       // src_path_bits: low bits added to the port's base LID
-	StaticRate  uint8       // static_rate (enum ibv_rate)
-	IsGlobal    bool        // is_global: GRH holds a global route; required on Ethernet
-	GRH         GlobalRoute // grh: used when IsGlobal
-	PortNum     uint8       // port_num: the local port, from 1
-}
+// AHAttr describes the path to a remote port (struct ibv_ah_attr). It is
+// the same type as qp.AHAttr, which a QP's primary and alternate paths use.
+type AHAttr = qp.AHAttr
 
-// GlobalRoute is struct ibv_global_route: the GRH fields of a path.
-type GlobalRoute struct {
-	DGID         GID    // dgid: the destination GID
-	FlowLabel    uint32 // flow_label
-	SGIDIndex    uint8  // sgid_index: the source GID, an index into the port's GID table
-	HopLimit     uint8  // hop_limit
-	TrafficClass uint8  // traffic_class
-}
+// GlobalRoute is struct ibv_global_route: the GRH fields of a path. Its DGID
+// is a [16]byte, to which a GID assigns directly.
+type GlobalRoute = qp.GlobalRoute
 
 // AH is an address handle (struct ibv_ah): a path for UD work requests,
 // scoped to the PD it was created in (PD-03, PD-04).

@@ -4,29 +4,28 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"strings"
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
 // Access is enum ibv_access_flags: what the adapter may do with a memory
-// region. The values are those of verbs.h (MR-05), and the same as
-// qp.AccessFlags, which the QP layer uses for qp_access_flags. Local read is
-// always allowed and has no bit (MR-02).
-type Access uint32
+// region. It is the same type as qp.AccessFlags, which a QP's
+// qp_access_flags also use. Local read is always allowed (MR-02).
+type Access = qp.AccessFlags
 
-// The values of enum ibv_access_flags (MR-05).
+// The access flags, with verbs.h values (MR-05).
 const (
-	AccessLocalWrite      Access = 1       // IBV_ACCESS_LOCAL_WRITE: the adapter may write the memory locally (receives, READ results, atomic results)
-	AccessRemoteWrite     Access = 1 << 1  // IBV_ACCESS_REMOTE_WRITE: peers may RDMA WRITE into it; needs LocalWrite (MR-01)
-	AccessRemoteRead      Access = 1 << 2  // IBV_ACCESS_REMOTE_READ: peers may RDMA READ it
-	AccessRemoteAtomic    Access = 1 << 3  // IBV_ACCESS_REMOTE_ATOMIC: peers may run atomics on it; needs LocalWrite (MR-01)
-	AccessMWBind          Access = 1 << 4  // IBV_ACCESS_MW_BIND: memory windows may be bound to it
-	AccessZeroBased       Access = 1 << 5  // IBV_ACCESS_ZERO_BASED: work requests address it by offset from 0
-	AccessOnDemand        Access = 1 << 6  // IBV_ACCESS_ON_DEMAND: on-demand paging (no effect in verbsim)
-	AccessHugeTLB         Access = 1 << 7  // IBV_ACCESS_HUGETLB: huge pages promised (no effect in verbsim)
-	AccessRelaxedOrdering Access = 1 << 20 // IBV_ACCESS_RELAXED_ORDERING, the first optional flag (no effect in verbsim)
+	AccessLocalWrite      = qp.AccessLocalWrite      // IBV_ACCESS_LOCAL_WRITE: the adapter may write the memory locally (receives, READ results, atomic results)
+	AccessRemoteWrite     = qp.AccessRemoteWrite     // IBV_ACCESS_REMOTE_WRITE: peers may RDMA WRITE into it; needs LocalWrite (MR-01)
+	AccessRemoteRead      = qp.AccessRemoteRead      // IBV_ACCESS_REMOTE_READ: peers may RDMA READ it
+	AccessRemoteAtomic    = qp.AccessRemoteAtomic    // IBV_ACCESS_REMOTE_ATOMIC: peers may run atomics on it; needs LocalWrite (MR-01)
+	AccessMWBind          = qp.AccessMWBind          // IBV_ACCESS_MW_BIND: memory windows may be bound to it
+	AccessZeroBased       = qp.AccessZeroBased       // IBV_ACCESS_ZERO_BASED: work requests address it by offset from 0
+	AccessOnDemand        = qp.AccessOnDemand        // IBV_ACCESS_ON_DEMAND: on-demand paging (no effect in verbsim)
+	AccessHugeTLB         = qp.AccessHugeTLB         // IBV_ACCESS_HUGETLB: huge pages promised (no effect in verbsim)
+	AccessRelaxedOrdering = qp.AccessRelaxedOrdering // IBV_ACCESS_RELAXED_ORDERING, the first optional flag (no effect in verbsim)
 )
 
 const (
@@ -37,34 +36,6 @@ const (
 	accessKnown           = AccessLocalWrite | AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic |
 		AccessMWBind | AccessZeroBased | AccessOnDemand | AccessHugeTLB | AccessRelaxedOrdering
 )
-
-var accessNames = []struct {
-	bit  Access
-	name string
-}{
-	{AccessLocalWrite, "LOCAL_WRITE"}, {AccessRemoteWrite, "REMOTE_WRITE"}, {AccessRemoteRead, "REMOTE_READ"},
-	{AccessRemoteAtomic, "REMOTE_ATOMIC"}, {AccessMWBind, "MW_BIND"}, {AccessZeroBased, "ZERO_BASED"},
-	{AccessOnDemand, "ON_DEMAND"}, {AccessHugeTLB, "HUGETLB"}, {AccessRelaxedOrdering, "RELAXED_ORDERING"},
-}
-
-// String returns the flags joined with "|" ("LOCAL_WRITE|REMOTE_READ"),
-// unknown bits in hex, and "0" for none.
-func (a Access) String() string {
-	if a == 0 {
-		return "0"
-	}
-	var parts []string
-	for _, n := range accessNames {
-		if a&n.bit != 0 {
-			parts = append(parts, n.name)
-			a &^= n.bit
-		}
-	}
-	if a != 0 {
-		parts = append(parts, fmt.Sprintf("%#x", uint32(a)))
-	}
-	return strings.Join(parts, "|")
-}
 
 // checkAccess applies the registration-time rules to access and returns the
 // flags the MR keeps: unknown optional flags are dropped.

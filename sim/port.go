@@ -6,6 +6,7 @@ import (
 	"net"
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -34,33 +35,17 @@ func (s PortState) String() string {
 }
 
 // MTU is enum ibv_mtu: a path MTU as its code, 1 (256 bytes) to 5 (4096).
-// Package qp will have its own MTU type with the same values.
-type MTU uint8
+// It is the same type as qp.MTU, which a QP's path_mtu uses.
+type MTU = qp.MTU
 
 // The values of enum ibv_mtu (verbs.h).
 const (
-	MTU256  MTU = 1 // IBV_MTU_256
-	MTU512  MTU = 2 // IBV_MTU_512
-	MTU1024 MTU = 3 // IBV_MTU_1024
-	MTU2048 MTU = 4 // IBV_MTU_2048
-	MTU4096 MTU = 5 // IBV_MTU_4096
+	MTU256  = qp.MTU256  // IBV_MTU_256
+	MTU512  = qp.MTU512  // IBV_MTU_512
+	MTU1024 = qp.MTU1024 // IBV_MTU_1024
+	MTU2048 = qp.MTU2048 // IBV_MTU_2048
+	MTU4096 = qp.MTU4096 // IBV_MTU_4096
 )
-
-// Bytes returns the MTU in bytes, or 0 for a value that is not an ibv_mtu.
-func (m MTU) Bytes() int {
-	if m < MTU256 || m > MTU4096 {
-		return 0
-	}
-	return 128 << m
-}
-
-// String returns the MTU in bytes ("4096"), as ibv_devinfo prints it.
-func (m MTU) String() string {
-	if b := m.Bytes(); b != 0 {
-		return fmt.Sprint(b)
-	}
-	return fmt.Sprintf("MTU(%d)", uint8(m))
-}
 
 // LinkLayer is ibv_port_attr.link_layer.
 type LinkLayer uint8

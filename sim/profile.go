@@ -57,7 +57,8 @@ func Profiles() []Profile { return []Profile{DefaultProfile(), RXEProfile()} }
 
 func (p Profile) validate() error {
 	if p.CQOverrun > cq.OverrunDrop || p.CQDestroy > cq.DestroyBusy ||
-		p.CQRounding > cq.RoundExact || p.Solicited > notify.SolicitedBitOnly {
+		p.CQRounding > cq.RoundExact || p.Solicited > notify.SolicitedBitOnly ||
+		p.QPModify.CurState > qp.CurStateTrusted {
 		return fmt.Errorf("sim: profile %q has an unknown policy value", p.Name)
 	}
 	return nil
@@ -69,6 +70,6 @@ func (p Profile) String() string {
 	if name == "" {
 		name = "default"
 	}
-	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s)",
-		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited)
+	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s srq-limit-at-create=%v)",
+		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QPModify.ResetToErr, p.QPModify.CurState, p.SRQLimitAtCreate)
 }

@@ -137,7 +137,7 @@ func TestProfilesReachTheCQ(t *testing.T) {
 			}
 		})
 	}
-	if s := sim.RXEProfile().String(); s != "rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only)" {
+	if s := sim.RXEProfile().String(); s != "rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted srq-limit-at-create=true)" {
 		t.Fatalf("RXEProfile().String() = %q", s)
 	}
 }

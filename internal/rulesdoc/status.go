@@ -31,10 +31,15 @@ var pendingSpans = []span{
 	{"CQ", 25, 26, IssueLocalHCA}, // sizing under flush, WCs of reset QPs
 	{"NOTIFY", 6, 6, IssueFabric}, // the SE bit set by the requester
 	{"ASYNC", 8, 13, IssueFabric},
-	{"ASYNC", 14, 15, IssueLocalHCA}, // LAST_WQE_REACHED, SRQ events
+	{"ASYNC", 14, 14, IssueLocalHCA}, // LAST_WQE_REACHED
+	{"ASYNC", 15, 15, IssueFabric},   // SRQ limit fires on consumption by traffic
 	{"ASYNC", 16, 16, IssueFabric},   // port events
+	{"QP", 5, 5, IssueFabric},        // SIGNALED vs sq_sig_all shows in successful completions
+	{"QP", 30, 30, IssueFabric},      // all-unsignaled streams need successful completions
+	{"QP", 36, 36, IssueFabric},      // buffers read at execution
 	{"QP", 1, 37, IssueLocalHCA},
-	{"QP", 38, 40, IssueFabric}, // FENCE, SQD draining, rd_atomic depth
+	{"QP", 38, 40, IssueFabric},  // FENCE, SQD draining, rd_atomic depth
+	{"FLUSH", 3, 3, IssueFabric}, // the error chain starts with a failing WR
 	{"FLUSH", 1, 9, IssueLocalHCA},
 	{"FLUSH", 10, 12, IssueFabric}, // errors raised by traffic
 	{"FLUSH", 13, 14, IssueLocalHCA},

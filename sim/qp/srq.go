@@ -164,6 +164,18 @@ func (s *SRQ) TakeLocked(into []SGE) (wrid uint64, sges []SGE, ok bool) {
 	return wrid, sges, true
 }
 
+// Take is TakeLocked for tests and tools, which do not hold the domain lock:
+// it consumes the oldest WR as a QP receiving a message would, until the
+// transport engine does that itself. It returns the WR's wr_id and SGEs.
+func (s *SRQ) Take() (wrid uint64, sges []SGE, ok bool) {
+	if s == nil {
+		return 0, nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.TakeLocked(nil)
+}
+
 // Modify changes the SRQ (ibv_modify_srq), all or nothing (SRQ-06):
 //   - SRQLimit arms the limit event with attr.SRQLimit (0 disarms); a limit
 //     above the capacity is EINVAL.
