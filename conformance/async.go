@@ -218,9 +218,6 @@ func (e *Env) asyncTake(what string) AsyncEvent {
 	return ev
 }
 
-// asyncResult is what one blocked async reader got.
-type asyncResult = readResult[AsyncEvent]
-
 // asyncPool is a set of goroutines blocked in GetAsyncEvent, each reading
 // once.
 type asyncPool = readerPool[AsyncEvent]

@@ -289,9 +289,6 @@ func chanRead(e *Env, ch CompChannel, q CQ, n int) {
 	}
 }
 
-// chanResult is what one blocked reader got.
-type chanResult = readResult[CQ]
-
 // chanPool is a set of goroutines blocked in GetEvent on one channel, each
 // reading once.
 type chanPool = readerPool[CQ]
