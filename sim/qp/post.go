@@ -67,13 +67,13 @@ func (q *QP) PostSend(wrs []SendWR) (int, error) {
 	default:
 		return 0, errSendState
 	}
+	if q.state == Err || q.state == SQE {
+		defer q.flushSendLocked() // also what was posted before a bad request
+	}
 	for i := range wrs {
 		if err := q.postSendLocked(&wrs[i]); err != nil {
 			return i, err
 		}
-	}
-	if q.state == Err || q.state == SQE {
-		q.flushSendLocked()
 	}
 	return len(wrs), nil
 }
@@ -161,6 +161,9 @@ func (q *QP) PostRecv(wrs []RecvWR) (int, error) {
 	if q.init.SRQ != nil {
 		return 0, verr.New(verbRecv, syscall.EINVAL, "the QP receives through its SRQ; post to the SRQ (SRQ-03)")
 	}
+	if q.state == Err {
+		defer q.flushLocked() // also what was posted before a bad request
+	}
 	for i := range wrs {
 		w := &wrs[i]
 		if len(w.SGList) > int(q.cap.MaxRecvSGE) {
@@ -174,9 +177,6 @@ func (q *QP) PostRecv(wrs []RecvWR) (int, error) {
 		e.wr = SendWR{WRID: w.WRID, SGList: sge}
 		e.sge = sge
 		q.stats.RecvPosted++
-	}
-	if q.state == Err {
-		q.flushLocked()
 	}
 	return len(wrs), nil
 }
