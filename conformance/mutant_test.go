@@ -16,6 +16,7 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
@@ -43,6 +44,22 @@ type hooks struct {
 	deregMR     func(mr conformance.MR) error
 	createAH    func(pd conformance.PD, attr conformance.AHAttr) (conformance.AH, error)
 	destroyAH   func(ah conformance.AH) error
+
+	// QP and SRQ verbs. createQP gets attr with the inner CQs and SRQ, and
+	// postSend requests whose AH is the inner one.
+	createQP   func(pd conformance.PD, attr conformance.QPInitAttr) (conformance.QP, error)
+	qpNum      func(q conformance.QP) uint32
+	modifyQP   func(q conformance.QP, attr *qp.Attr, mask qp.AttrMask) error
+	queryQP    func(q conformance.QP) (qp.Attr, error)
+	postSend   func(q conformance.QP, wrs []qp.SendWR) (int, error)
+	postRecv   func(q conformance.QP, wrs []qp.RecvWR) (int, error)
+	destroyQP  func(q conformance.QP, ctx context.Context) error
+	createSRQ  func(pd conformance.PD, attr conformance.SRQInitAttr) (conformance.SRQ, error)
+	postSRQ    func(s conformance.SRQ, wrs []qp.RecvWR) (int, error)
+	modifySRQ  func(s conformance.SRQ, attr *qp.SRQAttr, mask qp.SRQAttrMask) error
+	querySRQ   func(s conformance.SRQ) (qp.SRQAttr, error)
+	destroySRQ func(s conformance.SRQ, ctx context.Context) error
+	takeSRQ    func(s conformance.SRQ) (uint64, []qp.SGE, bool)
 }
 
 // mutant is a broken device and the rules that must catch it.
@@ -73,7 +90,7 @@ func (d *mDevice) Open() (conformance.Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mContext{inner: c, h: d.h, outer: map[conformance.CQ]*mCQ{}}, nil
+	return &mContext{inner: c, h: d.h, outer: map[conformance.CQ]*mCQ{}, qps: map[conformance.QP]*mQP{}}, nil
 }
 
 func (d *mDevice) Profile() conformance.Profile {
@@ -102,6 +119,10 @@ type mContext struct {
 	inner conformance.Context
 	h     *hooks
 	outer map[conformance.CQ]*mCQ
+
+	mu   sync.Mutex // guards qps and srqs, which async readers consult
+	qps  map[conformance.QP]*mQP
+	srqs map[conformance.SRQ]*mSRQ
 }
 
 func (c *mContext) wrapCQ(q conformance.CQ) conformance.CQ {
@@ -184,12 +205,13 @@ func (c *mContext) AllocPD() (conformance.PD, error) {
 	if pd == nil {
 		return nil, err
 	}
-	return &mPD{inner: pd, h: c.h}, err
+	return &mPD{inner: pd, h: c.h, c: c}, err
 }
 
 type mPD struct {
 	inner conformance.PD
 	h     *hooks
+	c     *mContext
 }
 
 func (p *mPD) RegMR(buf []byte, access uint32) (conformance.MR, error) {
@@ -266,6 +288,168 @@ func (a *mAH) Destroy() error {
 	return a.inner.Destroy()
 }
 
+func (p *mPD) CreateQP(attr conformance.QPInitAttr) (conformance.QP, error) {
+	if attr.SendCQ != nil {
+		attr.SendCQ = attr.SendCQ.(*mCQ).inner
+	}
+	if attr.RecvCQ != nil {
+		attr.RecvCQ = attr.RecvCQ.(*mCQ).inner
+	}
+	if attr.SRQ != nil {
+		attr.SRQ = attr.SRQ.(*mSRQ).inner
+	}
+	var q conformance.QP
+	var err error
+	if p.h.createQP != nil {
+		q, err = p.h.createQP(p.inner, attr)
+	} else {
+		q, err = p.inner.CreateQP(attr)
+	}
+	if q == nil {
+		return nil, err
+	}
+	return p.c.outerQP(q), err
+}
+
+func (p *mPD) CreateSRQ(attr conformance.SRQInitAttr) (conformance.SRQ, error) {
+	var s conformance.SRQ
+	var err error
+	if p.h.createSRQ != nil {
+		s, err = p.h.createSRQ(p.inner, attr)
+	} else {
+		s, err = p.inner.CreateSRQ(attr)
+	}
+	if s == nil {
+		return nil, err
+	}
+	return p.c.outerSRQ(s), err
+}
+
+// outerQP returns the one wrapper of the inner QP q.
+func (c *mContext) outerQP(q conformance.QP) *mQP {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w, ok := c.qps[q]
+	if !ok {
+		w = &mQP{inner: q, h: c.h}
+		c.qps[q] = w
+	}
+	return w
+}
+
+// outerSRQ returns the one wrapper of the inner SRQ s.
+func (c *mContext) outerSRQ(s conformance.SRQ) *mSRQ {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.srqs == nil {
+		c.srqs = map[conformance.SRQ]*mSRQ{}
+	}
+	w, ok := c.srqs[s]
+	if !ok {
+		w = &mSRQ{inner: s, h: c.h}
+		c.srqs[s] = w
+	}
+	return w
+}
+
+type mQP struct {
+	inner conformance.QP
+	h     *hooks
+}
+
+func (q *mQP) Num() uint32 {
+	if q.h.qpNum != nil {
+		return q.h.qpNum(q.inner)
+	}
+	return q.inner.Num()
+}
+
+func (q *mQP) Modify(attr *qp.Attr, mask qp.AttrMask) error {
+	if q.h.modifyQP != nil {
+		return q.h.modifyQP(q.inner, attr, mask)
+	}
+	return q.inner.Modify(attr, mask)
+}
+
+func (q *mQP) Query() (qp.Attr, error) {
+	if q.h.queryQP != nil {
+		return q.h.queryQP(q.inner)
+	}
+	return q.inner.Query()
+}
+
+func (q *mQP) PostSend(wrs []qp.SendWR) (int, error) {
+	copied := false
+	for i := range wrs {
+		if ah, ok := wrs[i].AH.(*mAH); ok {
+			if !copied { // never change the caller's list
+				wrs, copied = append([]qp.SendWR(nil), wrs...), true
+			}
+			wrs[i].AH = ah.inner
+		}
+	}
+	if q.h.postSend != nil {
+		return q.h.postSend(q.inner, wrs)
+	}
+	return q.inner.PostSend(wrs)
+}
+
+func (q *mQP) PostRecv(wrs []qp.RecvWR) (int, error) {
+	if q.h.postRecv != nil {
+		return q.h.postRecv(q.inner, wrs)
+	}
+	return q.inner.PostRecv(wrs)
+}
+
+func (q *mQP) DestroyContext(ctx context.Context) error {
+	if q.h.destroyQP != nil {
+		return q.h.destroyQP(q.inner, ctx)
+	}
+	return q.inner.DestroyContext(ctx)
+}
+
+type mSRQ struct {
+	inner conformance.SRQ
+	h     *hooks
+}
+
+func (s *mSRQ) PostRecv(wrs []qp.RecvWR) (int, error) {
+	if s.h.postSRQ != nil {
+		return s.h.postSRQ(s.inner, wrs)
+	}
+	return s.inner.PostRecv(wrs)
+}
+
+func (s *mSRQ) Modify(attr *qp.SRQAttr, mask qp.SRQAttrMask) error {
+	if s.h.modifySRQ != nil {
+		return s.h.modifySRQ(s.inner, attr, mask)
+	}
+	return s.inner.Modify(attr, mask)
+}
+
+func (s *mSRQ) Query() (qp.SRQAttr, error) {
+	if s.h.querySRQ != nil {
+		return s.h.querySRQ(s.inner)
+	}
+	return s.inner.Query()
+}
+
+func (s *mSRQ) DestroyContext(ctx context.Context) error {
+	if s.h.destroySRQ != nil {
+		return s.h.destroySRQ(s.inner, ctx)
+	}
+	return s.inner.DestroyContext(ctx)
+}
+
+func (s *mSRQ) Len() int { return s.inner.(conformance.Depth).Len() }
+
+func (s *mSRQ) Take() (uint64, []qp.SGE, bool) {
+	if s.h.takeSRQ != nil {
+		return s.h.takeSRQ(s.inner)
+	}
+	return s.inner.(conformance.Consumer).Take()
+}
+
 type mAsync struct {
 	conformance.AsyncEvent
 	c *mContext
@@ -275,6 +459,12 @@ func (e mAsync) Object() any {
 	o := e.AsyncEvent.Object()
 	if q, ok := o.(conformance.CQ); ok {
 		return e.c.wrapCQ(q)
+	}
+	if q, ok := o.(conformance.QP); ok {
+		return e.c.outerQP(q)
+	}
+	if s, ok := o.(conformance.SRQ); ok {
+		return e.c.outerSRQ(s)
 	}
 	return o
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
@@ -43,6 +44,32 @@ type Limits struct {
 	MaxCQE         int // ibv_device_attr.max_cqe
 	NumCompVectors int // ibv_context.num_comp_vectors
 	MaxPD          int // ibv_device_attr.max_pd
+
+	MaxQPWR         int // ibv_device_attr.max_qp_wr: work requests per queue
+	MaxSGE          int // ibv_device_attr.max_sge: SGEs per work request
+	MaxInline       int // the largest max_inline_data a QP may ask for
+	MaxQPRDAtom     int // ibv_device_attr.max_qp_rd_atom: bound of max_dest_rd_atomic
+	MaxQPInitRDAtom int // ibv_device_attr.max_qp_init_rd_atom: bound of max_rd_atomic
+	MaxSRQWR        int // ibv_device_attr.max_srq_wr
+	MaxSRQSGE       int // ibv_device_attr.max_srq_sge
+	NumPorts        int // ibv_device_attr.phys_port_cnt
+	// SRQResize says device_cap_flags has IBV_DEVICE_SRQ_RESIZE: ibv_modify_srq
+	// may change max_wr (SRQ-07). LimitedDevice.WithLimits leaves it as it is.
+	SRQResize bool
+	// Port describes port 1, which the suite's QPs use. WithLimits changes
+	// only Port.MaxMTU (when non-zero).
+	Port PortLimits
+}
+
+// PortLimits are the attributes of a port (struct ibv_port_attr) that the
+// values of a QP's attributes are checked against (QP-22).
+type PortLimits struct {
+	MaxMTU       qp.MTU // max_mtu: the largest path_mtu
+	PKeyTableLen int    // pkey_tbl_len: pkey_index must be below it
+	GIDTableLen  int    // gid_tbl_len: grh.sgid_index must be below it
+	// Ethernet says link_layer is IBV_LINK_LAYER_ETHERNET (RoCE): address
+	// vectors must be global, and there are no alternate paths.
+	Ethernet bool
 }
 
 // PD is a protection domain.
@@ -54,6 +81,60 @@ type PD interface {
 	CreateAH(attr AHAttr) (AH, error)
 	// Dealloc is ibv_dealloc_pd.
 	Dealloc() error
+	// CreateQP is ibv_create_qp. The capacities the QP really has are in
+	// the Cap of its Query.
+	CreateQP(attr QPInitAttr) (QP, error)
+	// CreateSRQ is ibv_create_srq.
+	CreateSRQ(attr SRQInitAttr) (SRQ, error)
+}
+
+// QPInitAttr holds the fields of struct ibv_qp_init_attr the suite sets.
+type QPInitAttr struct {
+	Context  any     // qp_context
+	SendCQ   CQ      // send_cq; may be nil to check that it is required
+	RecvCQ   CQ      // recv_cq; may be the same CQ as SendCQ
+	SRQ      SRQ     // srq; nil for none
+	Cap      qp.Cap  // cap: the requested capacities
+	Type     qp.Type // qp_type
+	SQSigAll bool    // sq_sig_all
+}
+
+// SRQInitAttr holds the fields of struct ibv_srq_init_attr.
+type SRQInitAttr struct {
+	Context any        // srq_context
+	Attr    qp.SRQAttr // attr: max_wr, max_sge, srq_limit
+}
+
+// QP is a queue pair. Work requests use the vocabulary of package qp; the AH
+// of a UD send request is an AH returned by PD.CreateAH.
+type QP interface {
+	// Num is ibv_qp.qp_num.
+	Num() uint32
+	// Modify is ibv_modify_qp.
+	Modify(attr *qp.Attr, mask qp.AttrMask) error
+	// Query is ibv_query_qp with every attribute: the current state in
+	// QPState and the real capacities in Cap.
+	Query() (qp.Attr, error)
+	// PostSend is ibv_post_send. It returns how many requests were posted,
+	// so that wrs[n] is *bad_wr when the error is not nil.
+	PostSend(wrs []qp.SendWR) (int, error)
+	// PostRecv is ibv_post_recv, counting as PostSend does.
+	PostRecv(wrs []qp.RecvWR) (int, error)
+	// DestroyContext is ibv_destroy_qp, with any wait bounded by ctx.
+	DestroyContext(ctx context.Context) error
+}
+
+// SRQ is a shared receive queue. Implementations may also offer Depth: the
+// number of receive requests waiting in it.
+type SRQ interface {
+	// PostRecv is ibv_post_srq_recv, counting as QP.PostSend does.
+	PostRecv(wrs []qp.RecvWR) (int, error)
+	// Modify is ibv_modify_srq.
+	Modify(attr *qp.SRQAttr, mask qp.SRQAttrMask) error
+	// Query is ibv_query_srq.
+	Query() (qp.SRQAttr, error)
+	// DestroyContext is ibv_destroy_srq, with any wait bounded by ctx.
+	DestroyContext(ctx context.Context) error
 }
 
 // MR is a registered memory region: the fields of struct ibv_mr and
@@ -155,9 +236,18 @@ type LimitedDevice interface {
 	WithLimits(l Limits) (Device, error)
 }
 
+// Consumer is an optional capability of an SRQ: taking its oldest receive
+// request the way a QP receiving a message does, which is when the limit
+// event fires (SRQ-04). With it the suite checks the SRQ rules about
+// consumption before there is traffic. ok is false when the SRQ is empty.
+type Consumer interface {
+	Take() (wrID uint64, sges []qp.SGE, ok bool)
+}
+
 // Depth is an optional capability of a completion channel: the number of
 // queued, unread events, which is when its descriptor polls readable
-// (CHAN-05).
+// (CHAN-05); and of an SRQ: the number of receive requests waiting in it
+// (FLUSH-07).
 type Depth interface {
 	Len() int
 }
@@ -178,4 +268,15 @@ type Profile struct {
 	// ExactCQE: the CQ capacity equals the request; false allows any capacity
 	// >= the request (CQ-02).
 	ExactCQE bool
+	// ResetToErr: RESET→ERR is a legal transition that takes IBV_QP_STATE
+	// alone (QP-08 reading A, IBTA). False: it is EINVAL, as in the Linux
+	// core's table.
+	ResetToErr bool
+	// CurStateTrusted: the value of IBV_QP_CUR_STATE replaces the QP's real
+	// state while a modify is validated, as rxe does (QP-12). False: it must
+	// be the real state.
+	CurStateTrusted bool
+	// SRQLimitAtCreate: a srq_limit given to ibv_create_srq arms the limit,
+	// as rxe does (SRQ-01). False: it is ignored, as the man page says.
+	SRQLimitAtCreate bool
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -39,6 +40,9 @@ func Profile(p sim.Profile) conformance.Profile {
 		DestroyBusyOnUnacked: p.CQDestroy == cq.DestroyBusy,
 		SolicitedBitOnly:     p.Solicited == notify.SolicitedBitOnly,
 		ExactCQE:             p.CQRounding == cq.RoundExact,
+		ResetToErr:           p.QPModify.ResetToErr,
+		CurStateTrusted:      p.QPModify.CurState == qp.CurStateTrusted,
+		SRQLimitAtCreate:     p.SRQLimitAtCreate,
 	}
 }
 
@@ -71,17 +75,72 @@ func (d device) WithLimits(l conformance.Limits) (conformance.Device, error) {
 	if l.MaxPD != 0 {
 		a.MaxPD = l.MaxPD
 	}
-	return New(sim.Config{
-		Profile: d.d.Fabric().Profile(),
-		Devices: []sim.DeviceConfig{{Name: d.d.Name(), Attr: a}},
-	})
+	for _, f := range []struct {
+		dst *int
+		v   int
+	}{
+		{&a.MaxQPWR, l.MaxQPWR}, {&a.MaxSGE, l.MaxSGE}, {&a.MaxInline, l.MaxInline},
+		{&a.MaxQPRDAtom, l.MaxQPRDAtom}, {&a.MaxQPInitRDAtom, l.MaxQPInitRDAtom},
+		{&a.MaxSRQWR, l.MaxSRQWR}, {&a.MaxSRQSGE, l.MaxSRQSGE},
+	} {
+		if f.v != 0 {
+			*f.dst = f.v
+		}
+	}
+	cfg := sim.DeviceConfig{Name: d.d.Name(), Attr: a}
+	if l.Port.MaxMTU != 0 {
+		ports, err := d.ports()
+		if err != nil {
+			return nil, err
+		}
+		ports[0].Attr.MaxMTU = sim.MTU(l.Port.MaxMTU)
+		ports[0].Attr.ActiveMTU = min(ports[0].Attr.ActiveMTU, ports[0].Attr.MaxMTU)
+		cfg.Ports = ports
+	}
+	return New(sim.Config{Profile: d.d.Fabric().Profile(), Devices: []sim.DeviceConfig{cfg}})
+}
+
+// ports returns the configuration of the device's ports as far as
+// ibv_query_port shows it: their GID and P_Key tables get default contents,
+// and the fabric assigns the LIDs anew.
+func (d device) ports() ([]sim.PortConfig, error) {
+	c, err := d.d.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	ports := make([]sim.PortConfig, d.d.Attr().PhysPortCnt)
+	for i := range ports {
+		pa, err := c.QueryPort(uint8(i + 1))
+		if err != nil {
+			return nil, err
+		}
+		pa.LID, pa.SMLID = 0, 0
+		ports[i].Attr = pa
+	}
+	return ports, nil
 }
 
 type contextAdapter struct{ c *sim.Context }
 
 func (c contextAdapter) Limits() conformance.Limits {
 	a := c.c.Device().Attr()
-	return conformance.Limits{MaxCQ: a.MaxCQ, MaxCQE: a.MaxCQE, NumCompVectors: a.NumCompVectors, MaxPD: a.MaxPD}
+	l := conformance.Limits{
+		MaxCQ: a.MaxCQ, MaxCQE: a.MaxCQE, NumCompVectors: a.NumCompVectors, MaxPD: a.MaxPD,
+		MaxQPWR: a.MaxQPWR, MaxSGE: a.MaxSGE, MaxInline: a.MaxInline,
+		MaxQPRDAtom: a.MaxQPRDAtom, MaxQPInitRDAtom: a.MaxQPInitRDAtom,
+		MaxSRQWR: a.MaxSRQWR, MaxSRQSGE: a.MaxSRQSGE, NumPorts: int(a.PhysPortCnt),
+		SRQResize: a.DeviceCapFlags&sim.DeviceSRQResize != 0,
+	}
+	if p, err := c.c.QueryPort(1); err == nil {
+		l.Port = conformance.PortLimits{
+			MaxMTU:       qp.MTU(p.MaxMTU),
+			PKeyTableLen: int(p.PKeyTblLen),
+			GIDTableLen:  p.GIDTblLen,
+			Ethernet:     p.LinkLayer == sim.LinkLayerEthernet,
+		}
+	}
+	return l
 }
 
 func (c contextAdapter) CreateCompChannel() (conformance.CompChannel, error) {
@@ -160,6 +219,65 @@ func (p pdAdapter) CreateAH(a conformance.AHAttr) (conformance.AH, error) {
 
 func (p pdAdapter) Dealloc() error { return p.pd.Dealloc() }
 
+func (p pdAdapter) CreateQP(a conformance.QPInitAttr) (conformance.QP, error) {
+	const verb = "ibv_create_qp"
+	attr := sim.QPInitAttr{Context: a.Context, Cap: a.Cap, Type: a.Type, SQSigAll: a.SQSigAll}
+	var err error
+	if attr.SendCQ, err = simCQ(verb, a.SendCQ); err != nil {
+		return nil, err
+	}
+	if attr.RecvCQ, err = simCQ(verb, a.RecvCQ); err != nil {
+		return nil, err
+	}
+	if a.SRQ != nil {
+		s, ok := a.SRQ.(*sim.SRQ)
+		if !ok {
+			return nil, verr.New(verb, syscall.EINVAL, "the SRQ does not belong to this implementation")
+		}
+		attr.SRQ = s
+	}
+	q, err := p.pd.CreateQP(attr)
+	if err != nil {
+		return nil, err
+	}
+	return qpAdapter{q}, nil
+}
+
+// simCQ unwraps a CQ of this implementation; nil stays nil.
+func simCQ(verb string, q conformance.CQ) (*sim.CQ, error) {
+	if q == nil {
+		return nil, nil
+	}
+	c, ok := q.(*sim.CQ)
+	if !ok {
+		return nil, verr.New(verb, syscall.EINVAL, "the CQ does not belong to this implementation")
+	}
+	return c, nil
+}
+
+func (p pdAdapter) CreateSRQ(a conformance.SRQInitAttr) (conformance.SRQ, error) {
+	s, err := p.pd.CreateSRQ(sim.SRQInitAttr{Context: a.Context, Attr: a.Attr})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// qpAdapter is a sim QP as a conformance.QP. It is a value, so that the
+// adapters of one QP compare equal (async events name the QP this way).
+type qpAdapter struct{ q *sim.QP }
+
+func (a qpAdapter) Num() uint32                                  { return a.q.Num() }
+func (a qpAdapter) Modify(attr *qp.Attr, mask qp.AttrMask) error { return a.q.Modify(attr, mask) }
+func (a qpAdapter) PostSend(wrs []qp.SendWR) (int, error)        { return a.q.PostSend(wrs) }
+func (a qpAdapter) PostRecv(wrs []qp.RecvWR) (int, error)        { return a.q.PostRecv(wrs) }
+func (a qpAdapter) DestroyContext(ctx context.Context) error     { return a.q.DestroyContext(ctx) }
+
+func (a qpAdapter) Query() (qp.Attr, error) {
+	attr, _, err := a.q.Query()
+	return attr, err
+}
+
 type channel struct{ ch *sim.CompChannel }
 
 func (c channel) GetEvent(ctx context.Context) (conformance.CQ, any, error) {
@@ -182,9 +300,16 @@ func cqOrNil(q *sim.CQ, cqContext any, err error) (conformance.CQ, any, error) {
 type asyncEvent struct{ ev sim.AsyncEvent }
 
 func (e asyncEvent) EventType() notify.EventType { return e.ev.Type }
-func (e asyncEvent) Object() any                 { return e.ev.Object }
 func (e asyncEvent) Port() uint8                 { return e.ev.Port }
 func (e asyncEvent) Ack() error                  { return e.ev.Ack() }
+
+// Object returns the CQ or SRQ as the suite has it, and a QP as its adapter.
+func (e asyncEvent) Object() any {
+	if q, ok := e.ev.Object.(*sim.QP); ok {
+		return qpAdapter{q}
+	}
+	return e.ev.Object
+}
 
 var (
 	_ conformance.CQ            = (*sim.CQ)(nil)
@@ -195,4 +320,8 @@ var (
 	_ conformance.MR            = (*sim.MR)(nil)
 	_ conformance.Referencer    = (*sim.MR)(nil)
 	_ conformance.AH            = (*sim.AH)(nil)
+	_ conformance.QP            = qpAdapter{}
+	_ conformance.SRQ           = (*sim.SRQ)(nil)
+	_ conformance.Depth         = (*sim.SRQ)(nil)
+	_ conformance.Consumer      = (*sim.SRQ)(nil)
 )

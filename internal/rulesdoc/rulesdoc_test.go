@@ -170,7 +170,7 @@ func TestPendingIssue(t *testing.T) {
 		"NOTIFY-05": 0, "NOTIFY-06": 4, "CHAN-08": 0,
 		"ASYNC-07": 0, "ASYNC-08": 4, "ASYNC-13": 4, "ASYNC-14": 3, "ASYNC-15": 4, "ASYNC-16": 4, "ASYNC-17": 0,
 		"QP-01": 3, "QP-37": 3, "QP-38": 4, "QP-40": 4,
-		"FLUSH-09": 3, "FLUSH-10": 4, "FLUSH-12": 4, "FLUSH-13": 3,
+		"FLUSH-09": 4, "FLUSH-10": 4, "FLUSH-12": 4, "FLUSH-13": 3,
 		"WC-07": 4, "WC-S05": 4, "XFER-29": 4,
 		"SRQ-08": 3, "SRQ-09": 4, "SRQ-11": 3, "MR-09": 3, "PD-05": 3,
 	} {

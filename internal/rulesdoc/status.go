@@ -40,6 +40,7 @@ var pendingSpans = []span{
 	{"QP", 1, 37, IssueLocalHCA},
 	{"QP", 38, 40, IssueFabric},  // FENCE, SQD draining, rd_atomic depth
 	{"FLUSH", 3, 3, IssueFabric}, // the error chain starts with a failing WR
+	{"FLUSH", 9, 9, IssueFabric}, // RC errors raised by traffic
 	{"FLUSH", 1, 9, IssueLocalHCA},
 	{"FLUSH", 10, 12, IssueFabric}, // errors raised by traffic
 	{"FLUSH", 13, 14, IssueLocalHCA},

@@ -1,0 +1,383 @@
+package conformance_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// qpPollFilter returns a poll hook that drops the completions drop selects.
+func qpPollFilter(drop func(c wc.WC) bool) func(q conformance.CQ, wcs []wc.WC) (int, error) {
+	return func(q conformance.CQ, wcs []wc.WC) (int, error) {
+		n, err := q.Poll(wcs)
+		k := 0
+		for _, c := range wcs[:n] {
+			if !drop(c) {
+				wcs[k] = c
+				k++
+			}
+		}
+		return k, err
+	}
+}
+
+func isFlush(c wc.WC) bool { return c.Status == wc.WRFlushErr }
+
+// Mutants of the FLUSH family and of the QP events (ASYNC-05, ASYNC-14).
+func init() {
+	mutants = append(mutants,
+		qpHooksMutant("receive requests complete with LOC_QP_OP_ERR, not FLUSH_ERR", []string{"FLUSH-01"}, func(tr *qpTracker, h *hooks) {
+			h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+				n, err := q.Poll(wcs)
+				tr.mu.Lock()
+				defer tr.mu.Unlock()
+				for i, c := range wcs[:n] {
+					if isFlush(c) && tr.recv[wcKey{q, c.QPNum, c.WRID}] {
+						wcs[i].Status = wc.LocQPOpErr
+					}
+				}
+				return n, err
+			}
+		}),
+		mutant{
+			name: "flush completions of one poll come last first", rules: []string{"FLUSH-02"},
+			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+				n, err := q.Poll(wcs)
+				var idx []int
+				for i, c := range wcs[:n] {
+					if isFlush(c) {
+						idx = append(idx, i)
+					}
+				}
+				for i, j := 0, len(idx)-1; i < j; i, j = i+1, j-1 {
+					wcs[idx[i]], wcs[idx[j]] = wcs[idx[j]], wcs[idx[i]]
+				}
+				return n, err
+			}},
+		},
+		qpHooksMutant("unsignaled sends are not flushed", []string{"FLUSH-04"}, func(tr *qpTracker, h *hooks) {
+			h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+				return qpPollFilter(func(c wc.WC) bool {
+					tr.mu.Lock()
+					defer tr.mu.Unlock()
+					return isFlush(c) && tr.unsig[wcKey{q, c.QPNum, c.WRID}]
+				})(q, wcs)
+			}
+		}),
+		qpHooksMutant("requests posted in ERR are accepted and dropped", []string{"FLUSH-05"}, func(tr *qpTracker, h *hooks) {
+			send, recv := h.postSend, h.postRecv
+			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+				return qpDropIn(qp.Err, func(q conformance.QP) (int, error) { return send(q, wrs) }, len(wrs), q)
+			}
+			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
+				return qpDropIn(qp.Err, func(q conformance.QP) (int, error) { return recv(q, wrs) }, len(wrs), q)
+			}
+		}),
+		mutant{
+			name: "flush completions carry qp_num 0", rules: []string{"FLUSH-06"},
+			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+				n, err := q.Poll(wcs)
+				for i := range wcs[:n] {
+					if isFlush(wcs[i]) {
+						wcs[i].QPNum = 0
+					}
+				}
+				return n, err
+			}},
+		},
+		qpModifyMutant("ERR of a QP on an SRQ flushes the SRQ's requests too", []string{"FLUSH-07"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+			from, to := qpTarget(q, a, m)
+			err := q.Modify(a, m)
+			info := tr.info(q)
+			if err != nil || to != qp.Err || from == qp.Err || info.init.SRQ == nil {
+				return err
+			}
+			tr.mu.Lock()
+			ids := tr.srqIDs[info.init.SRQ]
+			tr.mu.Unlock()
+			for _, id := range ids {
+				_, _ = info.init.RecvCQ.(conformance.Injector).Push(wc.WC{WRID: id, Status: wc.WRFlushErr, QPNum: q.Num()}, true)
+			}
+			return nil
+		}),
+		qpModifyMutant("RESET flushes what is queued first", []string{"FLUSH-08"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+			if from, to := qpTarget(q, a, m); to == qp.Reset && from != qp.Reset && from != qp.Err {
+				_ = q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState)
+			}
+			return q.Modify(a, m)
+		}),
+		mutant{
+			name: "flush completions never come", rules: []string{"FLUSH-13"},
+			h: hooks{poll: qpPollFilter(isFlush)},
+		},
+		qpModifyMutant("ERR by modify raises QP_FATAL", []string{"FLUSH-14"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+			from, to := qpTarget(q, a, m)
+			err := q.Modify(a, m)
+			if err == nil && to == qp.Err && from != qp.Err {
+				tr.fake(notify.EventQPFatal, q)
+			}
+			return err
+		}),
+		mutant{
+			name: "LAST_WQE_REACHED is never delivered", rules: []string{"ASYNC-14", "FLUSH-14"},
+			h: hooks{
+				getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+					for {
+						ev, err := c.GetAsyncEvent(ctx)
+						if err != nil || ev.EventType() != notify.EventQPLastWQEReached {
+							return ev, err
+						}
+						_ = ev.Ack()
+					}
+				},
+				tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+					for {
+						ev, err := c.TryGetAsyncEvent()
+						if err != nil || ev.EventType() != notify.EventQPLastWQEReached {
+							return ev, err
+						}
+						_ = ev.Ack()
+					}
+				},
+			},
+		},
+		qpHooksMutant("destroying a QP does not wait for acks", []string{"ASYNC-05"}, func(tr *qpTracker, h *hooks) {
+			h.destroyQP = func(q conformance.QP, ctx context.Context) error {
+				done, cancel := context.WithCancel(ctx)
+				cancel()
+				if err := q.DestroyContext(done); err != nil && !errors.Is(err, syscall.EINTR) {
+					return err
+				}
+				return nil
+			}
+		}),
+	)
+}
+
+// Mutants of the SRQ family.
+func init() {
+	def := sim.DefaultDeviceAttr()
+	srqModify := func(name string, rules []string, f func(tr *qpTracker, s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error) mutant {
+		return qpHooksMutant(name, rules, func(tr *qpTracker, h *hooks) {
+			h.modifySRQ = func(s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error { return f(tr, s, a, m) }
+		})
+	}
+	mutants = append(mutants,
+		mutant{
+			name: "SRQ sizes above the device's are cut to its limits", rules: []string{"SRQ-01"},
+			h: hooks{createSRQ: func(pd conformance.PD, a conformance.SRQInitAttr) (conformance.SRQ, error) {
+				a.Attr.MaxWR, a.Attr.MaxSGE = min(a.Attr.MaxWR, uint32(def.MaxSRQWR)), min(a.Attr.MaxSGE, uint32(def.MaxSRQSGE))
+				return pd.CreateSRQ(a)
+			}},
+		},
+		mutant{
+			name: "the profile says srq_limit arms at create, the device ignores it", rules: []string{"SRQ-01"},
+			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.SRQLimitAtCreate = true; return p }},
+		},
+		qpHooksMutant("an SRQ post skips a bad request and posts the rest", []string{"SRQ-02"}, func(tr *qpTracker, h *hooks) {
+			post := h.postSRQ
+			h.postSRQ = func(s conformance.SRQ, wrs []qp.RecvWR) (int, error) {
+				return postEach(len(wrs), func(i int) (int, error) { return post(s, wrs[i:i+1]) })
+			}
+		}),
+		qpHooksMutant("ibv_post_recv on a QP on an SRQ is accepted and dropped", []string{"SRQ-03"}, func(tr *qpTracker, h *hooks) {
+			post := h.postRecv
+			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
+				if tr.info(q).init.SRQ != nil && qpStateOf(q) != qp.Reset {
+					return len(wrs), nil
+				}
+				return post(q, wrs)
+			}
+		}),
+		srqModify("IBV_SRQ_LIMIT is accepted and ignored", []string{"SRQ-04", "SRQ-05"}, func(tr *qpTracker, s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error {
+			if m&^qp.SRQLimit == 0 {
+				return nil
+			}
+			return s.Modify(a, m&^qp.SRQLimit)
+		}),
+		srqModify("a limit above max_wr is cut to max_wr", []string{"SRQ-06"}, func(tr *qpTracker, s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error {
+			if cur, err := s.Query(); err == nil && m == qp.SRQLimit && a.SRQLimit > cur.MaxWR {
+				b := *a
+				b.SRQLimit = cur.MaxWR
+				return s.Modify(&b, m)
+			}
+			return s.Modify(a, m)
+		}),
+		srqModify("a resize sticks when the limit beside it is refused", []string{"SRQ-06"}, func(tr *qpTracker, s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error {
+			err := s.Modify(a, m)
+			if err != nil && m == qp.SRQMaxWR|qp.SRQLimit {
+				_ = s.Modify(a, qp.SRQMaxWR)
+			}
+			return err
+		}),
+		mutant{
+			name: "the device resizes SRQs but does not say so", rules: []string{"SRQ-07"},
+			h: hooks{limits: func(l conformance.Limits) conformance.Limits { l.SRQResize = false; return l }},
+		},
+		srqModify("a resize below the queued requests succeeds and does nothing", []string{"SRQ-07"}, func(tr *qpTracker, s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error {
+			if err := s.Modify(a, m); err != nil && m != qp.SRQMaxWR {
+				return err
+			}
+			return nil
+		}),
+		qpHooksMutant("an SRQ with QPs attached can be destroyed", []string{"SRQ-10"}, func(tr *qpTracker, h *hooks) {
+			h.destroySRQ = func(s conformance.SRQ, ctx context.Context) error {
+				if err := s.DestroyContext(ctx); !errors.Is(err, syscall.EBUSY) {
+					return err
+				}
+				return nil
+			}
+		}),
+		qpHooksMutant("the limit fires when the fill level reaches it, not below", []string{"SRQ-04"}, func(tr *qpTracker, h *hooks) {
+			h.takeSRQ = func(s conformance.SRQ) (uint64, []qp.SGE, bool) {
+				id, sges, ok := s.(conformance.Consumer).Take()
+				a, err := s.Query()
+				if ok && err == nil && a.SRQLimit > 0 && uint32(s.(conformance.Depth).Len()) == a.SRQLimit {
+					_ = s.Modify(&qp.SRQAttr{}, qp.SRQLimit)
+					tr.fake(notify.EventSRQLimitReached, s)
+				}
+				return id, sges, ok
+			}
+		}),
+		qpHooksMutant("query still shows a limit that fired", []string{"SRQ-05"}, func(tr *qpTracker, h *hooks) {
+			armed := map[conformance.SRQ]uint32{}
+			h.modifySRQ = func(s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error {
+				err := s.Modify(a, m)
+				if err == nil && m&qp.SRQLimit != 0 {
+					tr.mu.Lock()
+					armed[s] = a.SRQLimit
+					tr.mu.Unlock()
+				}
+				return err
+			}
+			h.querySRQ = func(s conformance.SRQ) (qp.SRQAttr, error) {
+				a, err := s.Query()
+				tr.mu.Lock()
+				defer tr.mu.Unlock()
+				if a.SRQLimit == 0 {
+					a.SRQLimit = armed[s]
+				}
+				return a, err
+			}
+		}),
+		qpHooksMutant("requests leave the SRQ newest first", []string{"SRQ-08"}, func(tr *qpTracker, h *hooks) {
+			h.takeSRQ = func(s conformance.SRQ) (uint64, []qp.SGE, bool) {
+				c := s.(conformance.Consumer)
+				var all []qp.RecvWR
+				for {
+					id, sges, ok := c.Take()
+					if !ok {
+						break
+					}
+					all = append(all, qp.RecvWR{WRID: id, SGList: sges})
+				}
+				if len(all) == 0 {
+					return 0, nil, false
+				}
+				last := all[len(all)-1]
+				_, _ = s.PostRecv(all[:len(all)-1])
+				return last.WRID, last.SGList, true
+			}
+		}),
+		mutant{
+			name: "SRQ_LIMIT_REACHED names no SRQ", rules: []string{"ASYNC-15"},
+			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+				return anonymousSRQEvent(c.TryGetAsyncEvent())
+			}, getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+				return anonymousSRQEvent(c.GetAsyncEvent(ctx))
+			}},
+		},
+		qpHooksMutant("destroying an SRQ does not wait for acks", []string{"ASYNC-05"}, func(tr *qpTracker, h *hooks) {
+			h.destroySRQ = func(s conformance.SRQ, ctx context.Context) error {
+				done, cancel := context.WithCancel(ctx)
+				cancel()
+				if err := s.DestroyContext(done); err != nil && !errors.Is(err, syscall.EINTR) {
+					return err
+				}
+				return nil
+			}
+		}),
+		srqModify("arming above the fill level fires at once", []string{"SRQ-11"}, func(tr *qpTracker, s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error {
+			err := s.Modify(a, m)
+			tr.mu.Lock()
+			queued := uint32(len(tr.srqIDs[s]))
+			tr.mu.Unlock()
+			if err == nil && m&qp.SRQLimit != 0 && a.SRQLimit > queued {
+				tr.fake(notify.EventSRQLimitReached, s)
+			}
+			return err
+		}),
+	)
+}
+
+// anonymousSRQEvent hides the SRQ an SRQ_LIMIT_REACHED names.
+func anonymousSRQEvent(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
+	if err != nil || ev.EventType() != notify.EventSRQLimitReached {
+		return ev, err
+	}
+	_ = ev.Ack()
+	return fakeEvent{notify.EventSRQLimitReached, nil}, nil
+}
+
+// TestQPCasesToleratePollQuirks runs the suite on a device whose CQs return
+// nothing on every other poll, as a device does whose flushes are still
+// under way (FLUSH-13), and scramble the fields an error completion leaves
+// undefined (FLUSH-06). No case of the QP, FLUSH or SRQ families may fail:
+// they wait for flushes without assuming they are immediate, and read only
+// wr_id, status, qp_num and vendor_err of a flush completion.
+func TestQPCasesToleratePollQuirks(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex // some cases poll from several goroutines
+	calls := map[conformance.CQ]int{}
+	m := mutant{name: "slow, scrambling polls", h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+		mu.Lock()
+		calls[q]++
+		skip := calls[q]%2 == 1
+		mu.Unlock()
+		if skip {
+			return 0, nil
+		}
+		n, err := q.Poll(wcs)
+		for i := range wcs[:n] {
+			if wcs[i].Status != wc.Success {
+				wcs[i].Opcode, wcs[i].ByteLen, wcs[i].WCFlags, wcs[i].ImmData = wc.RDMARead, 77, wc.GRH, 0xdead
+				wcs[i].VendorErr = 0x1234
+			}
+		}
+		return n, err
+	}}}
+	for _, e := range qpFamilyFailures(conformance.Check(m.factory())) {
+		t.Error(e)
+	}
+}
+
+// The mutants named here make several cases wait out Patience for
+// completions or events that never come. They go to the front of the list,
+// so that their waits overlap the rest of TestMutantsAreCaught instead of
+// ending it.
+func init() {
+	slow := map[string]bool{
+		"flush completions never come":                                   true,
+		"requests posted in ERR are accepted and dropped":                true,
+		"LAST_WQE_REACHED is never delivered":                            true,
+		"unsignaled sends are not flushed":                               true,
+		"slots are free once flushed, before the poll (QP-29 reading B)": true,
+	}
+	var first, rest []mutant
+	for _, m := range mutants {
+		if slow[m.name] {
+			first = append(first, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	mutants = append(first, rest...)
+}

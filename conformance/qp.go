@@ -1,0 +1,587 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"syscall"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/verbsim/verbsim/sim/qp"
+)
+
+// Cases of the QP family that need no traffic, and the helpers the QP, FLUSH
+// and SRQ cases share. This file has creation (QP-01..04), the state values
+// (QP-06) and query (QP-24); qp_modify.go has the state machine and its
+// attribute masks, qp_post.go the posting rules.
+//
+// The transition table below is the suite's own, written from the rule
+// catalogue (QP-07, QP-14..20), not taken from any implementation: the cases
+// hold a device to it.
+//
+// Left for the transport (issue #4), because they need work requests that
+// execute: QP-05 (sq_sig_all=1 makes unsignaled requests complete; a flush
+// completes every request whatever its flags), QP-20 (SQE is entered only
+// after a send error), QP-23 (a drain in progress), QP-30, QP-36 and
+// QP-38..40.
+
+// qpTypes are the transports the suite checks.
+var qpTypes = [...]qp.Type{qp.RC, qp.UC, qp.UD}
+
+// qpStates are the seven states, in enum order.
+var qpStates = [...]qp.State{qp.Reset, qp.Init, qp.RTR, qp.RTS, qp.SQD, qp.SQE, qp.Err}
+
+// Short names for the mask bits, to keep the table readable.
+const (
+	bState   = qp.AttrState
+	bCur     = qp.AttrCurState
+	bSQDNote = qp.AttrEnSQDAsyncNotify
+	bAccess  = qp.AttrAccessFlags
+	bPKey    = qp.AttrPKeyIndex
+	bPort    = qp.AttrPort
+	bQKey    = qp.AttrQKey
+	bAV      = qp.AttrAV
+	bMTU     = qp.AttrPathMTU
+	bTimeout = qp.AttrTimeout
+	bRetry   = qp.AttrRetryCnt
+	bRNR     = qp.AttrRNRRetry
+	bRQPSN   = qp.AttrRQPSN
+	bRdAtom  = qp.AttrMaxQPRDAtomic
+	bAlt     = qp.AttrAltPath
+	bMinRNR  = qp.AttrMinRNRTimer
+	bSQPSN   = qp.AttrSQPSN
+	bDestAt  = qp.AttrMaxDestRDAtomic
+	bMig     = qp.AttrPathMigState
+	bCap     = qp.AttrCap
+	bDestQPN = qp.AttrDestQPN
+	bRate    = qp.AttrRateLimit
+)
+
+// qpRule is one legal transition: the bits it requires and the bits it
+// allows besides IBV_QP_STATE, per transport (indexed like qpTypes).
+type qpRule struct{ req, opt [3]qp.AttrMask }
+
+// qpSame is a rule that is the same for every transport.
+func qpSame(req, opt qp.AttrMask) qpRule {
+	return qpRule{[3]qp.AttrMask{req, req, req}, [3]qp.AttrMask{opt, opt, opt}}
+}
+
+var (
+	qpToRTSOpt = [3]qp.AttrMask{ // RTS→RTS and SQD→RTS (QP-18)
+		bCur | bAccess | bAlt | bMig | bMinRNR,
+		bCur | bAccess | bAlt | bMig,
+		bCur | bQKey,
+	}
+	// qpTable is every legal transition but RESET→ERR, which depends on the
+	// profile (QP-08): QP-07 for the pairs, QP-09 and QP-14..20 for the bits.
+	qpTable = map[[2]qp.State]qpRule{
+		{qp.Reset, qp.Reset}: qpSame(0, 0),
+		{qp.Reset, qp.Init}: {req: [3]qp.AttrMask{
+			bPKey | bPort | bAccess, bPKey | bPort | bAccess, bPKey | bPort | bQKey}},
+		{qp.Init, qp.Reset}: qpSame(0, 0),
+		{qp.Init, qp.Err}:   qpSame(0, 0),
+		{qp.Init, qp.Init}: {opt: [3]qp.AttrMask{
+			bPKey | bPort | bAccess, bPKey | bPort | bAccess, bPKey | bPort | bQKey}},
+		{qp.Init, qp.RTR}: {
+			req: [3]qp.AttrMask{
+				bAV | bMTU | bDestQPN | bRQPSN | bDestAt | bMinRNR,
+				bAV | bMTU | bDestQPN | bRQPSN,
+				0},
+			opt: [3]qp.AttrMask{bAlt | bAccess | bPKey, bAlt | bAccess | bPKey, bPKey | bQKey}},
+		{qp.RTR, qp.Reset}: qpSame(0, 0),
+		{qp.RTR, qp.Err}:   qpSame(0, 0),
+		{qp.RTR, qp.RTS}: {
+			req: [3]qp.AttrMask{bSQPSN | bTimeout | bRetry | bRNR | bRdAtom, bSQPSN, bSQPSN},
+			opt: qpToRTSOpt},
+		{qp.RTS, qp.Reset}: qpSame(0, 0),
+		{qp.RTS, qp.Err}:   qpSame(0, 0),
+		{qp.RTS, qp.RTS}:   {opt: qpToRTSOpt},
+		{qp.RTS, qp.SQD}:   qpSame(0, bSQDNote),
+		{qp.SQD, qp.Reset}: qpSame(0, 0),
+		{qp.SQD, qp.Err}:   qpSame(0, 0),
+		{qp.SQD, qp.RTS}:   {opt: qpToRTSOpt},
+		{qp.SQD, qp.SQD}: {opt: [3]qp.AttrMask{
+			bPort | bAV | bTimeout | bRetry | bRNR | bRdAtom | bDestAt | bAlt | bAccess | bPKey | bMinRNR | bMig,
+			bAV | bAlt | bAccess | bPKey | bMig,
+			bPKey | bQKey}},
+		{qp.SQE, qp.Reset}: qpSame(0, 0),
+		{qp.SQE, qp.Err}:   qpSame(0, 0),
+		{qp.SQE, qp.RTS}:   {opt: [3]qp.AttrMask{0, bCur | bAccess, bCur | bQKey}},
+		{qp.Err, qp.Reset}: qpSame(0, 0),
+		{qp.Err, qp.Err}:   qpSame(0, 0),
+	}
+)
+
+func qpTypeIndex(t qp.Type) int {
+	switch t {
+	case qp.RC:
+		return 0
+	case qp.UC:
+		return 1
+	}
+	return 2
+}
+
+// qpTransition reports whether a QP of type typ may go from one state to
+// another under profile p, and which bits that takes besides STATE.
+func qpTransition(p Profile, from, to qp.State, typ qp.Type) (req, opt qp.AttrMask, ok bool) {
+	if from == qp.Reset && to == qp.Err {
+		return 0, 0, p.ResetToErr
+	}
+	r, ok := qpTable[[2]qp.State{from, to}]
+	i := qpTypeIndex(typ)
+	return r.req[i], r.opt[i], ok
+}
+
+// qpPath is how the suite reaches each state from RESET with modifies.
+// SQE is missing: only a failing send takes a QP there.
+var qpPath = map[qp.State][]qp.State{
+	qp.Reset: nil,
+	qp.Init:  {qp.Init},
+	qp.RTR:   {qp.Init, qp.RTR},
+	qp.RTS:   {qp.Init, qp.RTR, qp.RTS},
+	qp.SQD:   {qp.Init, qp.RTR, qp.RTS, qp.SQD},
+	qp.Err:   {qp.Init, qp.Err},
+}
+
+// qpReachable are the states qpPath reaches, in enum order.
+var qpReachable = [...]qp.State{qp.Reset, qp.Init, qp.RTR, qp.RTS, qp.SQD, qp.Err}
+
+// qpAV is a primary or alternate path through port 1 that suits every link
+// layer: global, from GID index 0.
+var qpAV = qp.AHAttr{
+	PortNum: 1, DLID: 1, IsGlobal: true,
+	GRH: qp.GlobalRoute{DGID: [16]byte{0: 0xfe, 1: 0x80, 15: 1}, HopLimit: 64},
+}
+
+// qpAttr returns attributes with a valid value in every field for a QP bound
+// to port 1 of a device with limits l, moving from one state to another:
+// whichever bits a modify names, no value makes it fail.
+func qpAttr(l Limits, from, to qp.State) qp.Attr {
+	mtu := min(qp.MTU1024, l.Port.MaxMTU)
+	return qp.Attr{
+		QPState: to, CurQPState: from,
+		PathMTU: mtu, PathMigState: qp.Migrated,
+		QKey: 0x11110000, RQPSN: 0x100, SQPSN: 0x200, DestQPNum: 0x42,
+		QPAccessFlags: qp.AccessRemoteWrite | qp.AccessRemoteRead,
+		AHAttr:        qpAV, AltAHAttr: qpAV, AltPortNum: 1, AltTimeout: 14,
+		MaxRDAtomic:     uint8(min(1, l.MaxQPInitRDAtom)),
+		MaxDestRDAtomic: uint8(min(1, l.MaxQPRDAtom)),
+		MinRNRTimer:     12, PortNum: 1, Timeout: 14, RetryCnt: 7, RNRRetry: 7,
+	}
+}
+
+// qpUsable drops the bits whose valid values the device cannot have: there
+// are no alternate paths on an Ethernet port.
+func qpUsable(l Limits, m qp.AttrMask) qp.AttrMask {
+	if l.Port.Ethernet {
+		m &^= bAlt
+	}
+	return m
+}
+
+// qpCQE is the capacity of the CQ a qpWorld's QPs share: more than the
+// flush completions any case leaves in it.
+const qpCQE = 1024
+
+// qpWorld is what the QP, FLUSH and SRQ cases work in: a PD, a CQ, a
+// registered buffer and the device limits. QPs made through it are destroyed
+// when the case ends, before the PD and the CQ.
+type qpWorld struct {
+	t     *T
+	e     *Env
+	lim   Limits
+	pd    PD
+	cq    CQ
+	mr    MR
+	ah    AH
+	types map[QP]qp.Type
+}
+
+func qpSetup(t *T, e *Env) *qpWorld {
+	t.Helper()
+	w := &qpWorld{t: t, e: e, lim: e.Ctx.Limits(), types: map[QP]qp.Type{}}
+	w.pd = e.pdAlloc()
+	w.cq = e.CQ(qpCQE, nil, nil)
+	w.mr = e.mrReg(w.pd, make([]byte, 4096), accessLocalWrite)
+	return w
+}
+
+// udAH returns an address handle of the world's PD, for UD send requests.
+func (w *qpWorld) udAH() AH {
+	if w.ah == nil {
+		w.ah = w.e.ahCreate(w.pd)
+	}
+	return w.ah
+}
+
+// qpCap are the capacities the cases ask for unless they say otherwise.
+func (w *qpWorld) qpCap() qp.Cap {
+	return qp.Cap{
+		MaxSendWR: uint32(min(8, w.lim.MaxQPWR)), MaxRecvWR: uint32(min(8, w.lim.MaxQPWR)),
+		MaxSendSGE: uint32(min(2, w.lim.MaxSGE)), MaxRecvSGE: uint32(min(2, w.lim.MaxSGE)),
+		MaxInlineData: uint32(min(64, w.lim.MaxInline)),
+	}
+}
+
+// create makes a QP of type typ with qpCap on the world's CQ.
+func (w *qpWorld) create(typ qp.Type) QP {
+	w.t.Helper()
+	return w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
+}
+
+// createWith makes a QP from a or fails the case.
+func (w *qpWorld) createWith(a QPInitAttr) QP {
+	w.t.Helper()
+	q, err := w.pd.CreateQP(a)
+	if err != nil || q == nil {
+		w.t.Fatalf("ibv_create_qp(%v, cap %+v, srq %v): qp=%v err=%v, want a QP", a.Type, a.Cap, a.SRQ != nil, q, err)
+	}
+	w.types[q] = a.Type
+	w.t.Cleanup(func() {
+		ctx, cancel := graceful()
+		defer cancel()
+		_ = q.DestroyContext(ctx) // may already be destroyed by the case
+	})
+	return q
+}
+
+// tryCreate makes a QP from a and checks the failure convention: either a QP
+// and no error, or no QP and an errno. The QP is destroyed at the end.
+func (w *qpWorld) tryCreate(a QPInitAttr) (QP, error) {
+	w.t.Helper()
+	q, err := w.pd.CreateQP(a)
+	if q != nil {
+		w.types[q] = a.Type
+		w.t.Cleanup(func() {
+			ctx, cancel := graceful()
+			defer cancel()
+			_ = q.DestroyContext(ctx)
+		})
+		if err != nil {
+			w.t.Errorf("ibv_create_qp returned a QP along with error %v; a failed create returns none", err)
+		}
+		return q, err
+	}
+	var n syscall.Errno
+	if err == nil {
+		w.t.Errorf("ibv_create_qp returned neither a QP nor an error")
+	} else if !errors.As(err, &n) {
+		w.t.Errorf("ibv_create_qp failed with %v, which carries no errno", err)
+	}
+	return nil, err
+}
+
+// srq makes an SRQ of the world's PD or fails the case; it is destroyed at
+// the end, after the QPs created later.
+func (w *qpWorld) srq(maxWR, maxSGE uint32) SRQ {
+	w.t.Helper()
+	s, err := w.pd.CreateSRQ(SRQInitAttr{Attr: qp.SRQAttr{MaxWR: maxWR, MaxSGE: maxSGE}})
+	if err != nil || s == nil {
+		w.t.Fatalf("ibv_create_srq(max_wr=%d, max_sge=%d): srq=%v err=%v", maxWR, maxSGE, s, err)
+	}
+	w.t.Cleanup(func() {
+		ctx, cancel := graceful()
+		defer cancel()
+		_ = s.DestroyContext(ctx)
+	})
+	return s
+}
+
+// minimal returns the smallest legal mask from one state to another for q.
+func (w *qpWorld) minimal(q QP, from, to qp.State) qp.AttrMask {
+	req, _, _ := qpTransition(w.e.Profile, from, to, w.types[q])
+	return bState | req
+}
+
+// step moves q from one state to another with the minimal mask, or fails
+// the case.
+func (w *qpWorld) step(q QP, from, to qp.State) {
+	w.t.Helper()
+	a := qpAttr(w.lim, from, to)
+	mask := w.minimal(q, from, to)
+	if err := q.Modify(&a, mask); err != nil {
+		w.t.Fatalf("%v QP: %v→%v with %v: %v, want success", w.types[q], from, to, mask, err)
+	}
+}
+
+// walk takes q, which is in RESET, to state s along qpPath.
+func (w *qpWorld) walk(q QP, s qp.State) {
+	w.t.Helper()
+	cur := qp.Reset
+	for _, next := range qpPath[s] {
+		w.step(q, cur, next)
+		cur = next
+	}
+}
+
+// at returns a new QP of type typ in state s.
+func (w *qpWorld) at(typ qp.Type, s qp.State) QP {
+	w.t.Helper()
+	q := w.create(typ)
+	w.walk(q, s)
+	return q
+}
+
+// query returns q's attributes or fails the case.
+func (w *qpWorld) query(q QP) qp.Attr {
+	w.t.Helper()
+	a, err := q.Query()
+	if err != nil {
+		w.t.Fatalf("ibv_query_qp: %v", err)
+	}
+	return a
+}
+
+// refused checks that modify(a, mask) fails with EINVAL and that the QP's
+// attributes, state included, are what they were (QP-13).
+func (w *qpWorld) refused(what string, q QP, a qp.Attr, mask qp.AttrMask) bool {
+	w.t.Helper()
+	before := w.query(q)
+	err := q.Modify(&a, mask)
+	after := w.query(q)
+	ok := true
+	if !errors.Is(err, syscall.EINVAL) {
+		w.t.Errorf("%s: %v QP in %v, modify(%v) = %v, want EINVAL", what, w.types[q], before.QPState, mask, err)
+		ok = false
+	}
+	if after != before {
+		w.t.Errorf("%s: a modify(%v) that should fail changed the QP (-before +after):\n%s", what, mask, cmp.Diff(before, after))
+		ok = false
+	}
+	return ok
+}
+
+// accepted checks that modify(a, mask) succeeds and leaves q in state to.
+func (w *qpWorld) accepted(what string, q QP, a qp.Attr, mask qp.AttrMask, to qp.State) bool {
+	w.t.Helper()
+	from := w.query(q).QPState
+	if err := q.Modify(&a, mask); err != nil {
+		w.t.Errorf("%s: %v QP, %v→%v with %v: %v, want success", what, w.types[q], from, to, mask, err)
+		return false
+	}
+	if got := w.query(q).QPState; got != to {
+		w.t.Errorf("%s: %v QP, %v→%v with %v succeeded, but the QP is in %v", what, w.types[q], from, to, mask, got)
+		return false
+	}
+	return true
+}
+
+// qpSmallEnv returns an environment on a device like e's with small queue
+// limits, or nil when e's device is not a LimitedDevice.
+func qpSmallEnv(t *T, e *Env) *Env {
+	t.Helper()
+	want := Limits{MaxQPWR: 64, MaxSGE: 4, MaxInline: 48, MaxSRQWR: 64, MaxSRQSGE: 4}
+	s := cqLimitedEnv(t, e, want)
+	if s == nil {
+		return nil
+	}
+	if got := s.Ctx.Limits(); got.MaxQPWR != want.MaxQPWR || got.MaxSGE != want.MaxSGE || got.MaxInline != want.MaxInline ||
+		got.MaxSRQWR != want.MaxSRQWR || got.MaxSRQSGE != want.MaxSRQSGE {
+		t.Fatalf("a device made WithLimits(%+v) reports %+v", want, got)
+	}
+	return s
+}
+
+// qpCapProperty creates QPs with random capacities within w's limits, and at
+// each limit, and checks the capacities they report (QP-02).
+func qpCapProperty(t *T, w *qpWorld) {
+	t.Helper()
+	l := w.lim
+	rng := rand.New(rand.NewPCG(2, 0x9902))
+	// Work-request counts stay moderate: a queue's memory grows with them.
+	wrs := func() uint32 { return uint32(rng.IntN(min(l.MaxQPWR, 256) + 1)) }
+	req := []qp.Cap{
+		{MaxSendWR: uint32(l.MaxQPWR), MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1},
+		{MaxSendWR: 1, MaxRecvWR: uint32(l.MaxQPWR), MaxSendSGE: 1, MaxRecvSGE: 1},
+		{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: uint32(l.MaxSGE), MaxRecvSGE: uint32(l.MaxSGE), MaxInlineData: uint32(l.MaxInline)},
+	}
+	for range 24 {
+		req = append(req, qp.Cap{
+			MaxSendWR: wrs(), MaxRecvWR: wrs(),
+			MaxSendSGE: uint32(rng.IntN(l.MaxSGE + 1)), MaxRecvSGE: uint32(rng.IntN(l.MaxSGE + 1)),
+			MaxInlineData: uint32(rng.IntN(l.MaxInline + 1)),
+		})
+	}
+	for i, c := range req {
+		typ := qpTypes[i%3]
+		q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+		if err != nil {
+			t.Errorf("ibv_create_qp(%v, cap %+v) within the device limits: %v", typ, c, err)
+			continue
+		}
+		got := w.query(q).Cap
+		if got.MaxSendWR < c.MaxSendWR || got.MaxRecvWR < c.MaxRecvWR || got.MaxSendSGE < c.MaxSendSGE ||
+			got.MaxRecvSGE < c.MaxRecvSGE || got.MaxInlineData < c.MaxInlineData {
+			t.Errorf("ibv_create_qp(%v, cap %+v) reports cap %+v, below the request", typ, c, got)
+		}
+		ctx, cancel := patient()
+		w.e.WantOK("ibv_destroy_qp", q.DestroyContext(ctx))
+		cancel()
+	}
+}
+
+// qpCapOverLimit checks that a request above one of w's limits is EINVAL
+// with no QP (QP-02).
+func qpCapOverLimit(t *T, w *qpWorld) {
+	t.Helper()
+	l := w.lim
+	over := []struct {
+		name string
+		set  func(*qp.Cap)
+	}{
+		{"max_send_wr > max_qp_wr", func(c *qp.Cap) { c.MaxSendWR = uint32(l.MaxQPWR) + 1 }},
+		{"max_recv_wr > max_qp_wr", func(c *qp.Cap) { c.MaxRecvWR = uint32(l.MaxQPWR) + 1 }},
+		{"max_send_sge > max_sge", func(c *qp.Cap) { c.MaxSendSGE = uint32(l.MaxSGE) + 1 }},
+		{"max_recv_sge > max_sge", func(c *qp.Cap) { c.MaxRecvSGE = uint32(l.MaxSGE) + 1 }},
+		{"max_inline_data above the device's", func(c *qp.Cap) { c.MaxInlineData = uint32(l.MaxInline) + 1 }},
+	}
+	for i, o := range over {
+		c := w.qpCap()
+		o.set(&c)
+		typ := qpTypes[i%3]
+		q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+		if q != nil {
+			t.Errorf("ibv_create_qp(%v) with %s (max_qp_wr %d) returned a QP", typ, o.name, l.MaxQPWR)
+		}
+		w.e.WantErrno(fmt.Sprintf("ibv_create_qp(%v) with %s (max_qp_wr %d)", typ, o.name, l.MaxQPWR), err, syscall.EINVAL)
+	}
+}
+
+// qpStateValues is enum ibv_qp_state of rdma-core 44 (QP-06). qp_test.go
+// checks it against the golden file printed from libibverbs.
+var qpStateValues = [...]struct {
+	s    qp.State
+	val  uint32
+	name string
+}{
+	{qp.Reset, 0, "IBV_QPS_RESET"}, {qp.Init, 1, "IBV_QPS_INIT"}, {qp.RTR, 2, "IBV_QPS_RTR"},
+	{qp.RTS, 3, "IBV_QPS_RTS"}, {qp.SQD, 4, "IBV_QPS_SQD"}, {qp.SQE, 5, "IBV_QPS_SQE"},
+	{qp.Err, 6, "IBV_QPS_ERR"}, {qp.Unknown, 7, "IBV_QPS_UNKNOWN"},
+}
+
+func init() {
+	register("QP-01", "a new QP is in RESET with a unique qp_num; a failed create returns none", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		nums := map[uint32]int{}
+		var live []QP
+		for i := range 12 {
+			q := w.create(qpTypes[i%3])
+			if s := w.query(q).QPState; s != qp.Reset {
+				t.Errorf("QP %d (%v) starts in %v, want RESET", i, qpTypes[i%3], s)
+			}
+			if j, dup := nums[q.Num()]; dup {
+				t.Errorf("QP %d has qp_num %#x, the number of live QP %d", i, q.Num(), j)
+			}
+			nums[q.Num()] = i
+			live = append(live, q)
+			if i%4 == 3 { // numbers of destroyed QPs may come back; live ones never repeat
+				ctx, cancel := patient()
+				e.WantOK("ibv_destroy_qp", live[0].DestroyContext(ctx))
+				cancel()
+				delete(nums, live[0].Num())
+				live = live[1:]
+			}
+		}
+		c := w.qpCap()
+		c.MaxSendWR = uint32(w.lim.MaxQPWR) + 1
+		q, err := w.tryCreate(QPInitAttr{Type: qp.RC, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+		if q != nil || err == nil {
+			t.Errorf("ibv_create_qp above max_qp_wr: qp=%v err=%v, want no QP and an errno", q, err)
+		}
+		if q, err := w.tryCreate(QPInitAttr{Type: qp.Type(99), Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq}); q != nil || err == nil {
+			t.Errorf("ibv_create_qp(qp_type=99): qp=%v err=%v, want no QP and an errno", q, err)
+		}
+	})
+
+	register("QP-02", "the caps written back are at least the request; over a device limit is EINVAL", func(t *T, e *Env) {
+		// The property runs where the limits are small, so that requests at
+		// the limits stay cheap; the refusals run on both devices.
+		w := qpSetup(t, e)
+		small := w
+		if s := qpSmallEnv(t, e); s != nil {
+			small = qpSetup(t, s)
+		}
+		qpCapProperty(t, small)
+		qpCapOverLimit(t, w)
+		if small != w {
+			qpCapOverLimit(t, small)
+		}
+	})
+
+	register("QP-03", "send_cq and recv_cq are both required; they may be one CQ", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		other := e.CQ(16, nil, nil)
+		for _, typ := range qpTypes {
+			for _, c := range []struct {
+				name       string
+				send, recv CQ
+			}{{"no send_cq", nil, w.cq}, {"no recv_cq", w.cq, nil}, {"no CQ at all", nil, nil}} {
+				q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: c.send, RecvCQ: c.recv})
+				if q != nil {
+					t.Errorf("ibv_create_qp(%v) with %s returned a QP", typ, c.name)
+				}
+				e.WantErrno(fmt.Sprintf("ibv_create_qp(%v) with %s", typ, c.name), err, syscall.EINVAL)
+			}
+			w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
+			w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: other})
+		}
+	})
+
+	register("QP-04", "UC cannot use an SRQ; RC and UD with one ignore the receive caps", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		s := w.srq(16, 1)
+		q, err := w.tryCreate(QPInitAttr{Type: qp.UC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+		if q != nil {
+			t.Errorf("ibv_create_qp(UC, srq) returned a QP")
+		}
+		e.WantErrno("ibv_create_qp(UC, srq)", err, syscall.EINVAL)
+		for _, typ := range []qp.Type{qp.RC, qp.UD} {
+			c := w.qpCap()
+			c.MaxRecvWR, c.MaxRecvSGE = uint32(w.lim.MaxQPWR)+1, uint32(w.lim.MaxSGE)+1
+			q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+			if err != nil {
+				t.Errorf("ibv_create_qp(%v, srq) with receive caps above the device's, which an SRQ makes irrelevant: %v", typ, err)
+			} else if q == nil {
+				t.Errorf("ibv_create_qp(%v, srq) returned neither a QP nor an error", typ)
+			}
+		}
+	})
+
+	register("QP-06", "state values are those of verbs.h; UNKNOWN is never a target", func(t *T, e *Env) {
+		for _, r := range qpStateValues {
+			if uint32(r.s) != r.val {
+				t.Errorf("%s is %d, want %d", r.name, uint32(r.s), r.val)
+			}
+		}
+		w := qpSetup(t, e)
+		for _, typ := range qpTypes {
+			for _, s := range qpReachable {
+				q := w.at(typ, s)
+				a := w.query(q)
+				if a.QPState != s {
+					t.Errorf("%v QP taken to %s: query says %d", typ, s.Name(), uint32(a.QPState))
+				}
+				for _, bad := range []qp.State{qp.Unknown, 8, 1 << 31} {
+					w.refused(fmt.Sprintf("qp_state=%d from %v", uint32(bad), s), q, qpAttr(w.lim, s, bad), bState)
+				}
+			}
+		}
+	})
+
+	register("QP-24", "query reports the current state after every modify", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		tour := []qp.State{qp.Init, qp.Init, qp.RTR, qp.RTS, qp.RTS, qp.SQD, qp.SQD, qp.RTS, qp.Err, qp.Err, qp.Reset, qp.Init, qp.Err}
+		for _, typ := range qpTypes {
+			q := w.create(typ)
+			cur := qp.Reset
+			for _, next := range tour {
+				w.step(q, cur, next)
+				if got := w.query(q).QPState; got != next {
+					t.Errorf("%v QP: after %v→%v, query says %v", typ, cur, next, got)
+				}
+				cur = next
+			}
+		}
+	})
+}

@@ -1,0 +1,564 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Cases of the posting rules that need no traffic (QP-25..35, QP-37). Work
+// requests never execute here, so what was posted is seen through the flush
+// completions a move to ERR produces: exactly the requests that were posted
+// come back, each once, with FLUSH_ERR.
+//
+// Left for the transport (issue #4): QP-30 (capacity reclaimed only through
+// signaled completions, which needs successful ones), the capture of inline
+// data at post time (QP-35) and of other buffers at execution (QP-36), and
+// the execution rules QP-38..40.
+
+// sge returns an SGE of n bytes at offset off in the world's MR.
+func (w *qpWorld) sge(off, n uint32) qp.SGE {
+	return qp.SGE{Addr: w.mr.Addr() + uint64(off), Length: n, LKey: w.mr.LKey()}
+}
+
+// sges returns n SGEs of 8 bytes each in the world's MR.
+func (w *qpWorld) sges(n int) []qp.SGE {
+	out := make([]qp.SGE, n)
+	for i := range out {
+		out[i] = w.sge(uint32(8*i), 8)
+	}
+	return out
+}
+
+// send returns a SEND with wr_id id and no SGE, suited to q's transport: a
+// UD request carries the world's AH.
+func (w *qpWorld) send(q QP, id uint64) qp.SendWR {
+	r := qp.SendWR{WRID: id, Opcode: wc.WRSend, Flags: qp.SendSignaled}
+	if w.types[q] == qp.UD {
+		r.AH, r.RemoteQPN, r.RemoteQKey = w.udAH(), 0x42, 0x11110000
+	}
+	return r
+}
+
+// sendIDs returns SENDs with the given wr_ids.
+func (w *qpWorld) sendIDs(q QP, ids ...uint64) []qp.SendWR {
+	out := make([]qp.SendWR, len(ids))
+	for i, id := range ids {
+		out[i] = w.send(q, id)
+	}
+	return out
+}
+
+// recvIDs returns receive requests with the given wr_ids and one SGE each.
+func (w *qpWorld) recvIDs(ids ...uint64) []qp.RecvWR {
+	out := make([]qp.RecvWR, len(ids))
+	for i, id := range ids {
+		out[i] = qp.RecvWR{WRID: id, SGList: []qp.SGE{w.sge(0, 64)}}
+	}
+	return out
+}
+
+// postSend posts wrs on q and fails the case unless all of them are posted.
+func (w *qpWorld) postSend(what string, q QP, wrs []qp.SendWR) {
+	w.t.Helper()
+	if n, err := q.PostSend(wrs); n != len(wrs) || err != nil {
+		w.t.Fatalf("%s: ibv_post_send of %d: %d posted, %v", what, len(wrs), n, err)
+	}
+}
+
+// postRecv posts wrs on q and fails the case unless all of them are posted.
+func (w *qpWorld) postRecv(what string, q QP, wrs []qp.RecvWR) {
+	w.t.Helper()
+	if n, err := q.PostRecv(wrs); n != len(wrs) || err != nil {
+		w.t.Fatalf("%s: ibv_post_recv of %d: %d posted, %v", what, len(wrs), n, err)
+	}
+}
+
+// wantPost checks the result of a post: n requests posted and, when errno
+// is not 0, that error.
+func (w *qpWorld) wantPost(what string, n int, err error, wantN int, errno syscall.Errno) {
+	w.t.Helper()
+	if n != wantN {
+		w.t.Errorf("%s: %d requests posted, want %d", what, n, wantN)
+	}
+	if errno == 0 {
+		if err != nil {
+			w.t.Errorf("%s: %v, want success", what, err)
+		}
+		return
+	}
+	w.e.WantErrno(what, err, errno)
+}
+
+// toErr moves q, which is in state from, to ERR.
+func (w *qpWorld) toErr(q QP, from qp.State) {
+	w.t.Helper()
+	switch from {
+	case qp.Err:
+	case qp.Reset:
+		w.step(q, qp.Reset, qp.Init)
+		w.step(q, qp.Init, qp.Err)
+	default:
+		w.step(q, from, qp.Err)
+	}
+}
+
+// collect polls cq until n completions have come, for up to Patience (a
+// flush may finish after the modify returned, FLUSH-13), checks that no
+// further completion is there, and returns the n.
+func (w *qpWorld) collect(cq CQ, n int, what string) []wc.WC {
+	w.t.Helper()
+	got := make([]wc.WC, 0, n)
+	buf := make([]wc.WC, 64)
+	deadline := time.Now().Add(Patience)
+	var nap time.Duration
+	for len(got) < n {
+		k, err := cq.Poll(buf[:min(len(buf), n-len(got))])
+		if err != nil {
+			w.t.Fatalf("%s: ibv_poll_cq: %v", what, err)
+		}
+		got = append(got, buf[:k]...)
+		if k == 0 {
+			if time.Now().After(deadline) {
+				w.t.Fatalf("%s: %d of the %d completions expected arrived within %v: %v", what, len(got), n, Patience, wrIDs(got))
+			}
+			nap = qpNap(nap)
+		}
+	}
+	if k, err := cq.Poll(buf[:4]); k != 0 || err != nil {
+		w.t.Errorf("%s: after the %d completions expected, the CQ had %d more (%v), err %v", what, n, k, wrIDs(buf[:k]), err)
+	}
+	return got
+}
+
+// qpNap sleeps a little longer than last time, from 50µs up to 10ms, and
+// returns how long it slept: waiting for late completions costs little.
+func qpNap(last time.Duration) time.Duration {
+	d := min(max(2*last, 50*time.Microsecond), 10*time.Millisecond)
+	time.Sleep(d)
+	return d
+}
+
+// wrIDs returns the wr_ids of wcs.
+func wrIDs(wcs []wc.WC) []uint64 {
+	out := make([]uint64, len(wcs))
+	for i, c := range wcs {
+		out[i] = c.WRID
+	}
+	return out
+}
+
+// idRange returns from, from+1, ..., from+n-1.
+func idRange(from uint64, n int) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = from + uint64(i)
+	}
+	return out
+}
+
+// wantFlushes checks that wcs are flush completions with the wr_ids ids, in
+// that order. Only wr_id and status are looked at (FLUSH-06).
+func (w *qpWorld) wantFlushes(what string, wcs []wc.WC, ids []uint64) {
+	w.t.Helper()
+	if got := wrIDs(wcs); !slices.Equal(got, ids) {
+		w.t.Errorf("%s: flushed wr_ids %v, want %v", what, got, ids)
+	}
+	for _, c := range wcs {
+		if c.Status != wc.WRFlushErr {
+			w.t.Errorf("%s: wr_id %d completed with %v, want WR_FLUSH_ERR", what, c.WRID, c.Status)
+		}
+	}
+}
+
+// qpPostStates posts one request on a fresh QP of each transport in each
+// state, checks it is accepted exactly in the states ok names, then moves
+// every QP to ERR and checks that exactly the accepted requests flush.
+func qpPostStates(t *T, e *Env, recv bool, ok map[qp.State]bool) {
+	t.Helper()
+	w := qpSetup(t, e)
+	verb := "ibv_post_send"
+	if recv {
+		verb = "ibv_post_recv"
+	}
+	want := map[[2]uint64]int{}
+	id := uint64(100)
+	for _, typ := range qpTypes {
+		for _, s := range qpReachable {
+			q := w.at(typ, s)
+			id++
+			var n int
+			var err error
+			if recv {
+				n, err = q.PostRecv(w.recvIDs(id))
+			} else {
+				n, err = q.PostSend(w.sendIDs(q, id))
+			}
+			what := fmt.Sprintf("%s on %v in %v", verb, typ, s)
+			if ok[s] {
+				w.wantPost(what, n, err, 1, 0)
+				want[[2]uint64{uint64(q.Num()), id}]++
+			} else {
+				w.wantPost(what, n, err, 0, syscall.EINVAL)
+			}
+			w.toErr(q, s)
+		}
+	}
+	got := map[[2]uint64]int{}
+	n := 0
+	for _, v := range want {
+		n += v
+	}
+	for _, c := range w.collect(w.cq, n, "flushing every QP") {
+		got[[2]uint64{uint64(c.QPNum), c.WRID}]++
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("QP %#x wr_id %d: %d flush completions, want %d", k[0], k[1], got[k], v)
+		}
+	}
+}
+
+func init() {
+	register("QP-25", "receive requests post in every state but RESET", func(t *T, e *Env) {
+		qpPostStates(t, e, true, map[qp.State]bool{qp.Init: true, qp.RTR: true, qp.RTS: true, qp.SQD: true, qp.Err: true})
+	})
+
+	register("QP-26", "send requests post in RTS, SQD and ERR, not before RTS", func(t *T, e *Env) {
+		qpPostStates(t, e, false, map[qp.State]bool{qp.RTS: true, qp.SQD: true, qp.Err: true})
+	})
+
+	register("QP-27", "a list stops at its first bad request: exactly the ones before it are posted", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		rng := rand.New(rand.NewPCG(27, 0x9927))
+		for i := range 24 {
+			typ := qpTypes[rng.IntN(3)]
+			q := w.at(typ, qp.RTS)
+			c := w.query(q).Cap
+			recv := rng.IntN(3) == 0
+			depth := int(c.MaxSendWR)
+			if recv {
+				depth = int(c.MaxRecvWR)
+			}
+			base := uint64(1000 * (i + 1))
+			n := 1 + rng.IntN(depth)
+			k := rng.IntN(n)
+			errno := syscall.EINVAL
+			full := rng.IntN(4) == 0
+			if full { // every request is good; the queue runs out at k
+				n, k, errno = depth+1+rng.IntN(3), depth, syscall.ENOMEM
+			}
+			var got int
+			var err error
+			what := fmt.Sprintf("round %d: %v, %d requests", i, typ, n)
+			if recv {
+				wrs := w.recvIDs(idRange(base, n)...)
+				if !full {
+					wrs[k].SGList = w.sges(int(c.MaxRecvSGE) + 1)
+				}
+				what += fmt.Sprintf(", receive list, bad at %d (%s)", k, errnoName(errno))
+				got, err = q.PostRecv(wrs)
+			} else {
+				wrs := w.sendIDs(q, idRange(base, n)...)
+				if !full {
+					qpSpoil(w, q, c, &wrs[k], rng.IntN(5))
+				}
+				what += fmt.Sprintf(", send list, bad at %d (%s)", k, errnoName(errno))
+				got, err = q.PostSend(wrs)
+			}
+			w.wantPost(what, got, err, k, errno)
+			w.toErr(q, qp.RTS)
+			w.wantFlushes(what, w.collect(w.cq, k, what), idRange(base, k))
+			if t.Failed() {
+				return
+			}
+		}
+	})
+
+	register("QP-28", "immediate errors: EINVAL for a malformed request, ENOMEM for a full queue", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		for i, r := range []struct {
+			name  string
+			typ   qp.Type
+			spoil int // qpSpoil kind
+		}{
+			{"num_sge above max_send_sge", qp.RC, 0}, {"RDMA READ on UC", qp.UC, 1}, {"RDMA WRITE on UD", qp.UD, 1},
+			{"unknown opcode on RC", qp.RC, 1}, {"inline payload above max_inline_data", qp.RC, 2},
+			{"FENCE on UD", qp.UD, 3}, {"INLINE on RDMA READ", qp.RC, 4},
+		} {
+			q := w.at(r.typ, qp.RTS)
+			wr := w.send(q, uint64(i))
+			qpSpoil(w, q, w.query(q).Cap, &wr, r.spoil)
+			n, err := q.PostSend([]qp.SendWR{wr})
+			w.wantPost(r.name, n, err, 0, syscall.EINVAL)
+		}
+		for _, typ := range qpTypes {
+			q := w.at(typ, qp.RTS)
+			c := w.query(q).Cap
+			n, err := q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: w.sges(int(c.MaxRecvSGE) + 1)}})
+			w.wantPost(fmt.Sprintf("%v: num_sge above max_recv_sge", typ), n, err, 0, syscall.EINVAL)
+			sends := w.sendIDs(q, idRange(0, int(c.MaxSendWR)+1)...)
+			n, err = q.PostSend(sends)
+			w.wantPost(fmt.Sprintf("%v: one send more than max_send_wr", typ), n, err, int(c.MaxSendWR), syscall.ENOMEM)
+			n, err = q.PostRecv(w.recvIDs(idRange(0, int(c.MaxRecvWR)+1)...))
+			w.wantPost(fmt.Sprintf("%v: one receive more than max_recv_wr", typ), n, err, int(c.MaxRecvWR), syscall.ENOMEM)
+		}
+	})
+
+	register("QP-29", "send slots of completed requests free only when their completions are polled", func(t *T, e *Env) {
+		qpCapacity(t, e, false)
+	})
+
+	register("QP-31", "at most max_recv_wr receives outstanding; polling frees their slots", func(t *T, e *Env) {
+		qpCapacity(t, e, true)
+	})
+
+	register("QP-32", "num_sge up to the QP's maximum, zero included", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		for _, typ := range qpTypes {
+			q := w.at(typ, qp.RTS)
+			c := w.query(q).Cap
+			for _, k := range []int{0, int(c.MaxSendSGE)} {
+				wr := w.send(q, uint64(k))
+				wr.SGList = w.sges(k)
+				n, err := q.PostSend([]qp.SendWR{wr})
+				w.wantPost(fmt.Sprintf("%v: SEND with %d SGEs (max_send_sge %d)", typ, k, c.MaxSendSGE), n, err, 1, 0)
+			}
+			for _, k := range []int{0, int(c.MaxRecvSGE)} {
+				n, err := q.PostRecv([]qp.RecvWR{{WRID: uint64(k), SGList: w.sges(k)}})
+				w.wantPost(fmt.Sprintf("%v: receive with %d SGEs (max_recv_sge %d)", typ, k, c.MaxRecvSGE), n, err, 1, 0)
+			}
+			wr := w.send(q, 99)
+			wr.SGList = w.sges(int(c.MaxSendSGE) + 1)
+			n, err := q.PostSend([]qp.SendWR{wr})
+			w.wantPost(fmt.Sprintf("%v: SEND with max_send_sge+1 SGEs", typ), n, err, 0, syscall.EINVAL)
+		}
+	})
+
+	register("QP-33", "which opcodes each transport takes", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		all := []qp.Type{qp.RC, qp.UC, qp.UD}
+		matrix := []struct {
+			op wc.WROpcode
+			on []qp.Type
+			// exotic opcodes need memory windows or segmentation offload,
+			// which a device may lack: it may refuse them with EOPNOTSUPP.
+			exotic bool
+		}{
+			{wc.WRSend, all, false}, {wc.WRSendWithImm, all, false},
+			{wc.WRRDMAWrite, all[:2], false}, {wc.WRRDMAWriteWithImm, all[:2], false}, {wc.WRSendWithInv, all[:2], false},
+			{wc.WRRDMARead, all[:1], false}, {wc.WRAtomicCmpAndSwp, all[:1], false}, {wc.WRAtomicFetchAndAdd, all[:1], false},
+			{wc.WRLocalInv, all[:2], true}, {wc.WRBindMW, all[:2], true}, {wc.WRTSO, all[2:], true},
+		}
+		for _, typ := range qpTypes {
+			c := w.qpCap()
+			c.MaxSendWR = uint32(min(2*len(matrix), w.lim.MaxQPWR))
+			q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+			w.walk(q, qp.RTS)
+			for i, m := range matrix {
+				wr := w.send(q, uint64(i))
+				wr.Opcode, wr.RemoteAddr, wr.RKey = m.op, 0x1000, 0x1234
+				if m.op == wc.WRAtomicCmpAndSwp || m.op == wc.WRAtomicFetchAndAdd || m.op == wc.WRRDMARead {
+					wr.SGList = []qp.SGE{w.sge(0, 8)}
+				}
+				n, err := q.PostSend([]qp.SendWR{wr})
+				what := fmt.Sprintf("%v on %v", m.op, typ)
+				if m.exotic && errors.Is(err, syscall.EOPNOTSUPP) && n == 0 {
+					continue
+				}
+				if slices.Contains(m.on, typ) {
+					w.wantPost(what+" (allowed)", n, err, 1, 0)
+				} else {
+					w.wantPost(what+" (not allowed)", n, err, 0, syscall.EINVAL)
+				}
+			}
+		}
+	})
+
+	register("QP-34", "FENCE only on RC; INLINE only on SEND and WRITE; SOLICITED and SIGNALED anywhere", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		for _, typ := range qpTypes {
+			q := w.at(typ, qp.RTS)
+			wr := w.send(q, 1)
+			wr.Flags |= qp.SendFence
+			n, err := q.PostSend([]qp.SendWR{wr})
+			if typ == qp.RC {
+				w.wantPost("FENCE on RC", n, err, 1, 0)
+			} else {
+				w.wantPost(fmt.Sprintf("FENCE on %v", typ), n, err, 0, syscall.EINVAL)
+			}
+			wr = w.send(q, 2)
+			wr.Flags = qp.SendSolicited // unsignaled and solicited: both fine
+			w.postSend(fmt.Sprintf("SOLICITED, unsignaled SEND on %v", typ), q, []qp.SendWR{wr})
+		}
+		q := w.at(qp.RC, qp.RTS)
+		for i, op := range []wc.WROpcode{wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd} {
+			wr := w.send(q, uint64(10+i))
+			wr.Opcode, wr.Flags, wr.RemoteAddr, wr.RKey = op, qp.SendInline|qp.SendSignaled, 0x1000, 0x1234
+			wr.SGList = []qp.SGE{w.sge(0, 8)}
+			n, err := q.PostSend([]qp.SendWR{wr})
+			switch op {
+			case wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
+				w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 0, syscall.EINVAL)
+			default:
+				w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 1, 0)
+			}
+		}
+		sig := w.createWith(QPInitAttr{Type: qp.RC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true})
+		w.walk(sig, qp.RTS)
+		wr := w.send(sig, 30)
+		wr.Flags = qp.SendSignaled | qp.SendSolicited
+		w.postSend("SIGNALED with sq_sig_all=1", sig, []qp.SendWR{wr})
+	})
+
+	register("QP-35", "inline payload at most max_inline_data; lkeys of inline data are not checked", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		for _, typ := range qpTypes {
+			q := w.at(typ, qp.RTS)
+			max := w.query(q).Cap.MaxInlineData
+			if max == 0 || max >= 4096 {
+				t.Fatalf("%v QP asked for %d inline bytes reports max_inline_data %d", typ, w.qpCap().MaxInlineData, max)
+			}
+			for i, r := range []struct {
+				name  string
+				sges  []qp.SGE
+				errno syscall.Errno
+			}{
+				{"exactly max_inline_data", []qp.SGE{w.sge(0, max)}, 0},
+				{"max_inline_data in two SGEs with lkey 0", []qp.SGE{{Addr: w.mr.Addr(), Length: max / 2}, {Addr: w.mr.Addr() + 64, Length: max - max/2}}, 0},
+				{"max_inline_data+1", []qp.SGE{w.sge(0, max+1)}, syscall.EINVAL},
+				{"max_inline_data+1 over two SGEs", []qp.SGE{w.sge(0, max), w.sge(0, 1)}, syscall.EINVAL},
+			} {
+				wr := w.send(q, uint64(i))
+				wr.Flags |= qp.SendInline
+				wr.SGList = r.sges
+				n, err := q.PostSend([]qp.SendWR{wr})
+				want := 1
+				if r.errno != 0 {
+					want = 0
+				}
+				w.wantPost(fmt.Sprintf("%v: INLINE SEND of %s", typ, r.name), n, err, want, r.errno)
+			}
+		}
+	})
+
+	register("QP-37", "destroying a QP drops its requests without completions", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		for _, typ := range qpTypes {
+			scq, rcq := e.CQ(16, nil, nil), e.CQ(16, nil, nil)
+			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
+			w.walk(q, qp.RTS)
+			w.postSend("sends before destroy", q, w.sendIDs(q, 1, 2, 3))
+			w.postRecv("receives before destroy", q, w.recvIDs(4, 5))
+			ctx, cancel := patient()
+			e.WantOK(fmt.Sprintf("ibv_destroy_qp(%v) with 5 requests outstanding", typ), q.DestroyContext(ctx))
+			cancel()
+			for _, c := range []CQ{scq, rcq} {
+				if got := e.PollAll(c, 8); len(got) != 0 {
+					t.Errorf("%v: destroying the QP produced completions %v", typ, wrIDs(got))
+				}
+				cqDestroy(t, e, c, "ibv_destroy_cq once its QP is gone")
+			}
+		}
+	})
+}
+
+// qpSpoil makes wr, a good request for q, malformed in one of five ways:
+// 0 too many SGEs, 1 an opcode q's transport does not take, 2 an inline
+// payload above the QP's maximum, 3 FENCE (INLINE on RDMA READ on RC),
+// 4 INLINE on RDMA READ (too many SGEs on UC and UD).
+func qpSpoil(w *qpWorld, q QP, c qp.Cap, wr *qp.SendWR, kind int) {
+	typ := w.types[q]
+	switch {
+	case kind == 1 && typ == qp.UD:
+		wr.Opcode = wc.WRRDMAWrite
+	case kind == 1 && typ == qp.UC:
+		wr.Opcode = wc.WRRDMARead
+	case kind == 1:
+		wr.Opcode = 99
+	case kind == 2:
+		wr.Flags |= qp.SendInline
+		wr.SGList = []qp.SGE{w.sge(0, c.MaxInlineData+1)}
+	case kind == 3 && typ != qp.RC:
+		wr.Flags |= qp.SendFence
+	case kind >= 3 && typ == qp.RC:
+		wr.Opcode, wr.Flags, wr.RemoteAddr, wr.RKey = wc.WRRDMARead, wr.Flags|qp.SendInline, 0x1000, 0x1234
+		wr.SGList = []qp.SGE{w.sge(0, 8)}
+	default:
+		wr.SGList = w.sges(int(c.MaxSendSGE) + 1)
+	}
+}
+
+// qpCapacity checks the capacity of one queue (QP-29 for send, QP-31 for
+// receive): it takes exactly the QP's maximum; after a move to ERR the
+// flushed requests keep their slots until their completions are polled, one
+// slot per completion; once everything is polled the queue takes its
+// maximum again.
+func qpCapacity(t *T, e *Env, recv bool) {
+	t.Helper()
+	w := qpSetup(t, e)
+	for _, typ := range qpTypes {
+		cq := e.CQ(qpCQE, nil, nil)
+		c := w.qpCap()
+		c.MaxSendWR, c.MaxRecvWR = uint32(min(5, w.lim.MaxQPWR)), uint32(min(5, w.lim.MaxQPWR))
+		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
+		w.walk(q, qp.RTS)
+		real := w.query(q).Cap
+		depth := int(real.MaxSendWR)
+		post := func(ids []uint64) (int, error) { return q.PostSend(w.sendIDs(q, ids...)) }
+		verb := "ibv_post_send"
+		if recv {
+			depth = int(real.MaxRecvWR)
+			post = func(ids []uint64) (int, error) { return q.PostRecv(w.recvIDs(ids...)) }
+			verb = "ibv_post_recv"
+		}
+		what := fmt.Sprintf("%v, max %d: %s", typ, depth, verb)
+		n, err := post(idRange(0, depth))
+		w.wantPost(what+" of max requests", n, err, depth, 0)
+		n, err = post([]uint64{100})
+		w.wantPost(what+" of one more", n, err, 0, syscall.ENOMEM)
+		w.step(q, qp.RTS, qp.Err)
+		n, err = post([]uint64{101})
+		w.wantPost(what+" in ERR before any flush completion is polled", n, err, 0, syscall.ENOMEM)
+		j := 1 + depth/2
+		w.wantFlushes(what, w.collectSome(cq, j), idRange(0, j))
+		n, err = post(idRange(200, j+1))
+		w.wantPost(fmt.Sprintf("%s in ERR after polling %d flush completions, of %d", what, j, j+1), n, err, j, syscall.ENOMEM)
+		w.wantFlushes(what, w.collect(cq, depth, what+": the rest"), append(idRange(uint64(j), depth-j), idRange(200, j)...))
+		n, err = post(idRange(300, depth))
+		w.wantPost(what+" of max requests once everything is polled", n, err, depth, 0)
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// collectSome polls exactly n completions from cq, waiting up to Patience,
+// and leaves whatever else is there.
+func (w *qpWorld) collectSome(cq CQ, n int) []wc.WC {
+	w.t.Helper()
+	got := make([]wc.WC, 0, n)
+	buf := make([]wc.WC, n)
+	deadline := time.Now().Add(Patience)
+	var nap time.Duration
+	for len(got) < n {
+		k, err := cq.Poll(buf[:n-len(got)])
+		if err != nil {
+			w.t.Fatalf("ibv_poll_cq: %v", err)
+		}
+		got = append(got, buf[:k]...)
+		if k == 0 {
+			if time.Now().After(deadline) {
+				w.t.Fatalf("%d of %d completions arrived within %v", len(got), n, Patience)
+			}
+			nap = qpNap(nap)
+		}
+	}
+	return got
+}
