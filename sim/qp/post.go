@@ -18,10 +18,11 @@ var (
 	errRecvGone  = verr.New(verbRecv, syscall.EINVAL, "the QP has been destroyed")
 )
 
-// opAllowed is the opcode × transport matrix of QP-33, for the opcodes
-// verbsim executes. LOCAL_INV and BIND_MW need memory windows and TSO needs
-// raw packets; they are refused with EOPNOTSUPP rather than accepted and
-// never run.
+// opAllowed is the opcode × transport matrix of QP-33. LOCAL_INV and
+// BIND_MW need memory windows and TSO segmentation offload, which verbsim
+// does not simulate: where the transport allows them they are refused with
+// EOPNOTSUPP rather than accepted and never run; elsewhere they are EINVAL
+// like any opcode the transport does not allow.
 func opAllowed(op wc.WROpcode, t Type) (ok bool, unsupported bool) {
 	switch op {
 	case wc.WRSend, wc.WRSendWithImm:
@@ -30,8 +31,12 @@ func opAllowed(op wc.WROpcode, t Type) (ok bool, unsupported bool) {
 		return t == RC || t == UC, false
 	case wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
 		return t == RC, false
-	case wc.WRLocalInv, wc.WRBindMW, wc.WRTSO:
-		return false, true
+	case wc.WRLocalInv, wc.WRBindMW:
+		// Allowed on RC and UC, but memory windows are not simulated.
+		return false, t == RC || t == UC
+	case wc.WRTSO:
+		// Allowed on UD (and raw packet QPs), but not simulated.
+		return false, t == UD
 	}
 	return false, false
 }
