@@ -243,39 +243,24 @@ func DefaultDeviceAttr() DeviceAttr {
 // DeviceAttr. MaxCQ, MaxCQE and NumCompVectors stay as they are.
 func (a *DeviceAttr) fill() {
 	def := DefaultDeviceAttr()
-	setInt := func(p *int, v int) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	if a.FWVer == "" {
-		a.FWVer = def.FWVer
-	}
-	if a.MaxMRSize == 0 {
-		a.MaxMRSize = def.MaxMRSize
-	}
-	if a.VendorID == 0 {
-		a.VendorID = def.VendorID
-	}
-	if a.VendorPartID == 0 {
-		a.VendorPartID = def.VendorPartID
-	}
-	if a.PhysPortCnt == 0 {
-		a.PhysPortCnt = def.PhysPortCnt
-	}
-	setInt(&a.MaxQP, def.MaxQP)
-	setInt(&a.MaxQPWR, def.MaxQPWR)
-	setInt(&a.MaxSGE, def.MaxSGE)
-	setInt(&a.MaxSGERD, def.MaxSGERD)
-	setInt(&a.MaxMR, def.MaxMR)
-	setInt(&a.MaxPD, def.MaxPD)
-	setInt(&a.MaxQPRDAtom, def.MaxQPRDAtom)
-	setInt(&a.MaxQPInitRDAtom, def.MaxQPInitRDAtom)
-	setInt(&a.MaxAH, def.MaxAH)
-	setInt(&a.MaxSRQ, def.MaxSRQ)
-	setInt(&a.MaxSRQWR, def.MaxSRQWR)
-	setInt(&a.MaxSRQSGE, def.MaxSRQSGE)
-	setInt(&a.MaxInline, def.MaxInline)
+	orDefault(&a.FWVer, def.FWVer)
+	orDefault(&a.MaxMRSize, def.MaxMRSize)
+	orDefault(&a.VendorID, def.VendorID)
+	orDefault(&a.VendorPartID, def.VendorPartID)
+	orDefault(&a.PhysPortCnt, def.PhysPortCnt)
+	orDefault(&a.MaxQP, def.MaxQP)
+	orDefault(&a.MaxQPWR, def.MaxQPWR)
+	orDefault(&a.MaxSGE, def.MaxSGE)
+	orDefault(&a.MaxSGERD, def.MaxSGERD)
+	orDefault(&a.MaxMR, def.MaxMR)
+	orDefault(&a.MaxPD, def.MaxPD)
+	orDefault(&a.MaxQPRDAtom, def.MaxQPRDAtom)
+	orDefault(&a.MaxQPInitRDAtom, def.MaxQPInitRDAtom)
+	orDefault(&a.MaxAH, def.MaxAH)
+	orDefault(&a.MaxSRQ, def.MaxSRQ)
+	orDefault(&a.MaxSRQWR, def.MaxSRQWR)
+	orDefault(&a.MaxSRQSGE, def.MaxSRQSGE)
+	orDefault(&a.MaxInline, def.MaxInline)
 }
 
 func (a DeviceAttr) validate() error {
@@ -306,4 +291,13 @@ func (a DeviceAttr) validate() error {
 		return errors.New("max_mr_size and phys_port_cnt must be at least 1")
 	}
 	return nil
+}
+
+// orDefault sets *p to def when *p is the zero value: a configuration field
+// left unset takes the default.
+func orDefault[T comparable](p *T, def T) {
+	var zero T
+	if *p == zero {
+		*p = def
+	}
 }

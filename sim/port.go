@@ -157,33 +157,15 @@ func (c *PortConfig) fill() error {
 		def.GIDTblLen, def.PKeyTblLen = 256, 1
 		def.PortCapFlags = PortCapIPBasedGIDs | PortCapCMSup
 	}
-	if a.State == PortNOP {
-		a.State = def.State
-	}
-	if a.MaxMTU == 0 {
-		a.MaxMTU = def.MaxMTU
-	}
-	if a.ActiveMTU == 0 {
-		a.ActiveMTU = a.MaxMTU
-	}
-	if a.GIDTblLen == 0 {
-		a.GIDTblLen = def.GIDTblLen
-	}
-	if a.PortCapFlags == 0 {
-		a.PortCapFlags = def.PortCapFlags
-	}
-	if a.MaxMsgSz == 0 {
-		a.MaxMsgSz = def.MaxMsgSz
-	}
-	if a.PKeyTblLen == 0 {
-		a.PKeyTblLen = def.PKeyTblLen
-	}
-	if a.ActiveWidth == 0 {
-		a.ActiveWidth = def.ActiveWidth
-	}
-	if a.ActiveSpeed == 0 {
-		a.ActiveSpeed = def.ActiveSpeed
-	}
+	orDefault(&a.State, def.State)
+	orDefault(&a.MaxMTU, def.MaxMTU)
+	orDefault(&a.ActiveMTU, a.MaxMTU)
+	orDefault(&a.GIDTblLen, def.GIDTblLen)
+	orDefault(&a.PortCapFlags, def.PortCapFlags)
+	orDefault(&a.MaxMsgSz, def.MaxMsgSz)
+	orDefault(&a.PKeyTblLen, def.PKeyTblLen)
+	orDefault(&a.ActiveWidth, def.ActiveWidth)
+	orDefault(&a.ActiveSpeed, def.ActiveSpeed)
 	switch {
 	case a.LinkLayer > LinkLayerEthernet:
 		return fmt.Errorf("link_layer %d is not an IBV_LINK_LAYER value", a.LinkLayer)
