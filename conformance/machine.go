@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/verbsim/verbsim/conformance/model"
 	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
@@ -39,11 +40,17 @@ const (
 	OpAckAsync              // ibv_ack_async_event: N picks among the events read so far
 	OpRef                   // Referencer.Ref: CQ
 	OpUnref                 // Referencer.Unref: CQ (skipped when the model holds no reference)
+	OpCreateQP              // ibv_create_qp: CQ (send), RecvCQ, QPType, SendWR (or AboveMax), RecvWR, SigAll
+	OpModifyQP              // ibv_modify_qp: QP, Target (or Up), Illegal
+	OpPostSend              // ibv_post_send: QP, N SENDs, Signaled
+	OpPostRecv              // ibv_post_recv: QP, N receives
+	OpDestroyQP             // ibv_destroy_qp: QP
 	numOpKinds
 )
 
 var opNames = [numOpKinds]string{"?", "create-channel", "create-cq", "arm", "push", "poll",
-	"get-event", "ack", "resize", "destroy-cq", "destroy-channel", "get-async", "ack-async", "ref", "unref"}
+	"get-event", "ack", "resize", "destroy-cq", "destroy-channel", "get-async", "ack-async", "ref", "unref",
+	"create-qp", "modify-qp", "post-send", "post-recv", "destroy-qp"}
 
 // String names the operation.
 func (k OpKind) String() string {
@@ -53,23 +60,38 @@ func (k OpKind) String() string {
 	return fmt.Sprintf("OpKind(%d)", uint8(k))
 }
 
-// Op is one operation on CQs and channels. CQ and Channel are indices into
-// the CQs created successfully and the channels created so far, taken modulo
-// their number, so that any value names an object once one exists; an
-// operation that needs an object before any exists is skipped.
+// Op is one operation on CQs, channels and QPs. CQ, RecvCQ, Channel and QP
+// index the CQs and QPs created successfully and the channels created so
+// far, modulo their number, so that any value names an object once one
+// exists; an operation that needs an object before any exists is skipped,
+// and so are the QP operations machine_qp.go names.
 type Op struct {
 	Kind      OpKind
-	CQ        int   // which CQ
+	CQ        int   // which CQ; for OpCreateQP, the send CQ
 	Channel   int   // which channel; for OpCreateCQ, negative means none
-	N         int   // cqe, num_entries, ack count, or async event index
-	AboveMax  bool  // N is replaced by the device's max_cqe+1
+	N         int   // cqe, num_entries, ack count, async event index, or requests posted
+	AboveMax  bool  // N is replaced by the device's max_cqe+1; for OpCreateQP, SendWR by max_qp_wr+1
 	Vector    int   // comp_vector for OpCreateCQ
 	Solicited bool  // solicited-only arm, or the solicited bit of a push
 	WC        wc.WC // the completion OpPush injects
+
+	QP       int      // which QP
+	RecvCQ   int      // OpCreateQP: the receive CQ
+	QPType   qp.Type  // OpCreateQP: qp_type
+	SendWR   int      // OpCreateQP: max_send_wr
+	RecvWR   int      // OpCreateQP: max_recv_wr
+	SigAll   bool     // OpCreateQP: sq_sig_all
+	Target   qp.State // OpModifyQP: the state to move to
+	Up       bool     // OpModifyQP: instead of Target, the next state on the way to RTS
+	Illegal  bool     // OpModifyQP: spoil the minimal mask (drop a required bit or add CAP)
+	Signaled uint8    // OpPostSend: bit i set: request i is IBV_SEND_SIGNALED
 }
 
 // String renders the op in one line, as it appears in failure logs.
 func (o Op) String() string {
+	if o.Kind >= OpCreateQP && o.Kind < numOpKinds {
+		return o.qpString()
+	}
 	n := fmt.Sprint(o.N)
 	if o.AboveMax {
 		n = "max_cqe+1"
@@ -142,10 +164,11 @@ type Machine struct {
 	// reject it (the fuzz targets require a *verr.Error carrying an errno).
 	CheckError func(op Op, err error) error
 
-	ctx Context
-	lim Limits
-	m   *model.Model
-	h   model.History
+	ctx  Context
+	lim  Limits
+	prof Profile
+	m    *model.Model
+	h    model.History
 
 	cqs      []CQ
 	channels []CompChannel
@@ -153,6 +176,8 @@ type Machine struct {
 	tags     int // cq_context values handed out
 
 	lastEventCQ int // the CQ the last successful OpGetEvent named, or -1
+
+	machineQPs // the QP side, machine_qp.go
 }
 
 type asyncRead struct {
@@ -193,10 +218,11 @@ func NewMachine(newDevice NewDevice) (*Machine, error) {
 		DestroyBusy:      p.DestroyBusyOnUnacked,
 		SolicitedBitOnly: p.SolicitedBitOnly,
 		ExactCQE:         p.ExactCQE,
+		ResetToErr:       p.ResetToErr,
 	}
 	return &Machine{
-		ctx: ctx, lim: lim, lastEventCQ: -1,
-		m: model.New(r, model.Limits{MaxCQE: lim.MaxCQE, NumCompVectors: lim.NumCompVectors}),
+		ctx: ctx, lim: lim, prof: p, lastEventCQ: -1,
+		m: model.New(r, model.Limits{MaxCQE: lim.MaxCQE, NumCompVectors: lim.NumCompVectors, MaxQPWR: lim.MaxQPWR}),
 	}, nil
 }
 
@@ -234,6 +260,11 @@ var opRules = [numOpKinds]string{
 	OpAckAsync:       "ASYNC-05, CHAN-08",
 	OpRef:            "CQ-11",
 	OpUnref:          "CQ-11",
+	OpCreateQP:       "QP-01, QP-02, QP-03",
+	OpModifyQP:       "QP-07, QP-10, QP-13, FLUSH-01, FLUSH-08",
+	OpPostSend:       "QP-26, QP-27, QP-29, FLUSH-05",
+	OpPostRecv:       "QP-25, QP-27, QP-31, FLUSH-05",
+	OpDestroyQP:      "QP-37",
 }
 
 // same compares err with the model's errno.
@@ -271,6 +302,9 @@ func (m *Machine) cqID(q CQ) int {
 // Apply performs op on the device and on the model and returns a
 // description of the first difference, or nil.
 func (m *Machine) Apply(op Op) error {
+	if op.Kind >= OpCreateQP && op.Kind < numOpKinds {
+		return m.applyQP(op)
+	}
 	if op.Kind == OpCreateChannel {
 		return m.createChannel(op)
 	}
@@ -431,16 +465,17 @@ func (m *Machine) poll(op Op, i int, q CQ) error {
 		buf[j] = canary
 	}
 	k, err := q.Poll(buf)
-	got, want := m.m.Poll(i, n)
+	ps, want := m.m.PollFrom(i, n)
 	if k < 0 || k > n {
 		return fmt.Errorf("%v: ibv_poll_cq returned %d for %d entries (CQ-15)", op, k, n)
 	}
-	m.h.Polled(i, buf[:k])
+	got, dev := meaningful(ps, buf[:k])
+	m.h.Polled(i, dev)
 	if e := m.same(op, "ibv_poll_cq", err, want); e != nil {
 		return e
 	}
-	if d := cmp.Diff(got, buf[:k], cmpopts.EquateEmpty()); d != "" {
-		return fmt.Errorf("%v: polled completions differ from the model's (CQ-17) (-model +device):\n%s", op, d)
+	if d := cmp.Diff(got, dev, cmpopts.EquateEmpty()); d != "" {
+		return fmt.Errorf("%v: polled completions differ from the model's (%s) (-model +device):\n%s", op, pollRules(ps), d)
 	}
 	for j := k; j < n; j++ {
 		if buf[j] != canary {
@@ -534,8 +569,9 @@ func (m *Machine) getAsync(op Op) error {
 }
 
 // Check compares the state the device lets one observe without changing it
-// (the capacity of every live CQ, the depth of every channel that reports it)
-// with the model, and checks the invariants of model.History on everything
+// (the capacity of every live CQ, the depth of every channel that reports it,
+// the state and depths of every live QP and, where the QP reports them, its
+// outstanding requests) with the model, and checks the invariants of model.History on everything
 // the device returned so far.
 func (m *Machine) Check() error {
 	var errs []error
@@ -555,6 +591,7 @@ func (m *Machine) Check() error {
 			}
 		}
 	}
+	errs = append(errs, m.checkQPs()...)
 	if err := m.h.Check(); err != nil {
 		errs = append(errs, err)
 	}

@@ -60,6 +60,9 @@ type hooks struct {
 	querySRQ   func(s conformance.SRQ) (qp.SRQAttr, error)
 	destroySRQ func(s conformance.SRQ, ctx context.Context) error
 	takeSRQ    func(s conformance.SRQ) (uint64, []qp.SGE, bool)
+
+	// outstanding overrides conformance.Outstander on QPs.
+	outstanding func(q conformance.QP) (send, recv int)
 }
 
 // mutant is a broken device and the rules that must catch it.
@@ -399,6 +402,13 @@ func (q *mQP) PostRecv(wrs []qp.RecvWR) (int, error) {
 		return q.h.postRecv(q.inner, wrs)
 	}
 	return q.inner.PostRecv(wrs)
+}
+
+func (q *mQP) Outstanding() (send, recv int) {
+	if q.h.outstanding != nil {
+		return q.h.outstanding(q.inner)
+	}
+	return q.inner.(conformance.Outstander).Outstanding()
 }
 
 func (q *mQP) DestroyContext(ctx context.Context) error {

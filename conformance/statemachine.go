@@ -19,7 +19,9 @@ const (
 // StateMachine runs a rapid state machine against the device newDevice
 // makes: random operations on up to eight CQs and three channels (create,
 // arm, inject completions, poll, read and ack events, resize, destroy, read
-// and ack async events, hold and release), each applied to the device and
+// and ack async events, hold and release) and up to six QPs on those CQs
+// (create, modify, post sends and receives, flush into the CQs by moving to
+// ERR, reset, destroy; statemachine_qp.go), each applied to the device and
 // to the reference model, with every outcome compared and the invariants of
 // model.History checked after every step. The device's Profile picks the
 // model's readings. Injected completions need the Injector capability and
@@ -48,6 +50,7 @@ func StateMachine(t *rapid.T, newDevice NewDevice) {
 			s.step(t, Op{Kind: OpArm, CQ: len(s.m.cqs) - 1, Solicited: a == 1})
 		}
 	}
+	s.startQPs(t)
 	// rapid picks actions uniformly; an action listed with weight w gets w
 	// entries, named "action", "action/2"...
 	weights := []struct {
@@ -71,6 +74,13 @@ func StateMachine(t *rapid.T, newDevice NewDevice) {
 		{"ack-async", 1, s.ackAsync},
 		{"ref", 1, s.ref},
 		{"unref", 1, s.unref},
+	}
+	for _, q := range s.qpSteps() {
+		weights = append(weights, struct {
+			name string
+			w    int
+			f    func(*rapid.T)
+		}{q.name, q.w, q.f})
 	}
 	actions := map[string]func(*rapid.T){
 		"": func(t *rapid.T) {

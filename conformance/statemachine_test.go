@@ -15,18 +15,20 @@ import (
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/wc"
 	"pgregory.net/rapid"
 )
 
 // smProfiles are the profiles the state machine runs under: every built-in
 // one, plus one that takes the other reading of the rules the built-in
-// profiles agree on (destroy with unacked events, CQ rounding).
+// profiles agree on (destroy with unacked events, CQ rounding, RESET→ERR).
 func smProfiles() []sim.Profile {
 	return append(sim.Profiles(), sim.Profile{
-		Name:       "busy-exact",
+		Name:       "busy-exact-ibta",
 		CQDestroy:  cq.DestroyBusy,
 		CQRounding: cq.RoundExact,
+		QPModify:   qp.Policy{ResetToErr: true},
 	})
 }
 
@@ -44,11 +46,12 @@ func TestStateMachine(t *testing.T) {
 }
 
 // smMutants are broken devices the state machine must catch. The rule IDs
-// say which behaviour each one breaks.
+// say which behaviour each one breaks. The QP ones come from the suite's
+// mutants (smQPMutants).
 func smMutants() []mutant {
 	base := sim.DefaultProfile()
 	sticky := map[conformance.CQ]bool{} // CQs whose arm the one-shot mutant re-arms
-	return []mutant{
+	return append([]mutant{
 		{name: "over-ack accepted", rules: []string{"CHAN-08"}, base: base, h: hooks{
 			ack: func(q conformance.CQ, n int) error {
 				if err := q.AckEvents(n); n < 0 {
@@ -131,7 +134,7 @@ func smMutants() []mutant {
 			base: sim.RXEProfile(), h: hooks{
 				profile: func(p conformance.Profile) conformance.Profile { p.OverrunDrops = false; return p },
 			}},
-	}
+	}, smQPMutants()...)
 }
 
 // recorder is a rapid.TB that records a failure instead of failing the

@@ -280,3 +280,11 @@ type Profile struct {
 	// as rxe does (SRQ-01). False: it is ignored, as the man page says.
 	SRQLimitAtCreate bool
 }
+
+// Outstander is an optional capability of a QP: how many send and receive
+// work requests are posted and not yet completed (or flushed). With it the
+// state machine compares a QP's queues with the model's, not only what the
+// posts and polls show.
+type Outstander interface {
+	Outstanding() (send, recv int)
+}

@@ -11,14 +11,16 @@ import (
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/cq"
+	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 	"pgregory.net/rapid"
 )
 
 // profiles are the profiles every input runs under: the built-in ones and
-// one with the other reading of the destroy and rounding rules.
+// one with the other reading of the destroy, rounding and RESET→ERR rules.
 func profiles() []sim.Profile {
-	return append(sim.Profiles(), sim.Profile{Name: "busy-exact", CQDestroy: cq.DestroyBusy, CQRounding: cq.RoundExact})
+	return append(sim.Profiles(), sim.Profile{Name: "busy-exact-ibta", CQDestroy: cq.DestroyBusy, CQRounding: cq.RoundExact,
+		QPModify: qp.Policy{ResetToErr: true}})
 }
 
 // verbError rejects an error that is not a *verr.Error carrying an errno.
@@ -137,26 +139,30 @@ func FuzzCQOps(f *testing.F) {
 	for _, s := range cqSeeds {
 		f.Add(s.data)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		ops := Decode(data)
-		for _, p := range profiles() {
-			m, err := conformance.NewMachine(simdev.Factory(p))
-			if err != nil {
-				t.Fatal(err)
-			}
-			m.CheckError = verbError
-			for i, op := range ops {
-				err := m.Apply(op)
-				if err == nil {
-					err = m.Check()
-				}
-				if err != nil {
-					t.Fatalf("profile %s, operation %d: %v\noperations:\n%s", p.Name, i, err, Format(ops))
-				}
-			}
-			m.Close()
+	f.Fuzz(func(t *testing.T, data []byte) { runOps(t, Decode(data)) })
+}
+
+// runOps applies ops to verbsim and the reference model under every profile,
+// checking after every operation.
+func runOps(t *testing.T, ops []conformance.Op) {
+	t.Helper()
+	for _, p := range profiles() {
+		m, err := conformance.NewMachine(simdev.Factory(p))
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
+		m.CheckError = verbError
+		for i, op := range ops {
+			err := m.Apply(op)
+			if err == nil {
+				err = m.Check()
+			}
+			if err != nil {
+				t.Fatalf("profile %s, operation %d: %v\noperations:\n%s", p.Name, i, err, Format(ops))
+			}
+		}
+		m.Close()
+	}
 }
 
 // FuzzStateMachine runs the conformance state machine against verbsim with

@@ -51,57 +51,67 @@ const MaxOps = 256
 func Decode(data []byte) []conformance.Op {
 	var ops []conformance.Op
 	var wrid uint64
-	next := func() byte {
-		if len(data) == 0 {
-			return 0
-		}
-		x := data[0]
-		data = data[1:]
-		return x
-	}
+	next := reader(&data)
 	for len(data) > 0 && len(ops) < MaxOps {
 		b := next()
-		a := int(b >> 4)
-		var op conformance.Op
-		switch b & 0x0F {
-		case 0x0:
-			op = conformance.Op{Kind: conformance.OpCreateChannel}
-		case 0x1:
-			x := next()
-			op = conformance.Op{Kind: conformance.OpCreateCQ, Channel: a&3 - 1, Vector: vector(x >> 5)}
-			op.N, op.AboveMax = cqe(x & 0x1F)
-		case 0x2:
-			op = conformance.Op{Kind: conformance.OpArm, CQ: a & 7, Solicited: a&8 != 0}
-		case 0x3, 0x4, 0xF:
-			x := next()
-			wrid++
-			op = conformance.Op{Kind: conformance.OpPush, CQ: a & 7, Solicited: x&8 != 0,
-				WC: conformance.WCKind(x & 7).WC(wrid)}
-		case 0x5:
-			op = conformance.Op{Kind: conformance.OpPoll, CQ: a & 7, N: int(next() % 17)}
-		case 0x6:
-			op = conformance.Op{Kind: conformance.OpGetEvent, Channel: a & 3}
-		case 0x7:
-			op = conformance.Op{Kind: conformance.OpAck, CQ: a & 7, N: int(next()&7) - 1}
-		case 0x8:
-			op = conformance.Op{Kind: conformance.OpResize, CQ: a & 7}
-			op.N, op.AboveMax = cqe(next() & 0x1F)
-		case 0x9:
-			op = conformance.Op{Kind: conformance.OpDestroyCQ, CQ: a & 7}
-		case 0xA:
-			op = conformance.Op{Kind: conformance.OpDestroyChannel, Channel: a & 3}
-		case 0xB:
-			op = conformance.Op{Kind: conformance.OpGetAsync}
-		case 0xC:
-			op = conformance.Op{Kind: conformance.OpAckAsync, N: a}
-		case 0xD:
-			op = conformance.Op{Kind: conformance.OpRef, CQ: a & 7}
-		case 0xE:
-			op = conformance.Op{Kind: conformance.OpUnref, CQ: a & 7}
-		}
-		ops = append(ops, op)
+		ops = append(ops, decodeCQ(b&0x0F, int(b>>4), next, &wrid))
 	}
 	return ops
+}
+
+// reader returns a function that takes the next byte of *data, or 0 once
+// it is used up.
+func reader(data *[]byte) func() byte {
+	return func() byte {
+		if len(*data) == 0 {
+			return 0
+		}
+		x := (*data)[0]
+		*data = (*data)[1:]
+		return x
+	}
+}
+
+// decodeCQ decodes the operation with Decode's code c (the low nibble) and
+// argument a (the high nibble), reading further bytes from next.
+func decodeCQ(c byte, a int, next func() byte, wrid *uint64) conformance.Op {
+	switch c {
+	case 0x1:
+		x := next()
+		op := conformance.Op{Kind: conformance.OpCreateCQ, Channel: a&3 - 1, Vector: vector(x >> 5)}
+		op.N, op.AboveMax = cqe(x & 0x1F)
+		return op
+	case 0x2:
+		return conformance.Op{Kind: conformance.OpArm, CQ: a & 7, Solicited: a&8 != 0}
+	case 0x3, 0x4, 0xF:
+		x := next()
+		*wrid++
+		return conformance.Op{Kind: conformance.OpPush, CQ: a & 7, Solicited: x&8 != 0,
+			WC: conformance.WCKind(x & 7).WC(*wrid)}
+	case 0x5:
+		return conformance.Op{Kind: conformance.OpPoll, CQ: a & 7, N: int(next() % 17)}
+	case 0x6:
+		return conformance.Op{Kind: conformance.OpGetEvent, Channel: a & 3}
+	case 0x7:
+		return conformance.Op{Kind: conformance.OpAck, CQ: a & 7, N: int(next()&7) - 1}
+	case 0x8:
+		op := conformance.Op{Kind: conformance.OpResize, CQ: a & 7}
+		op.N, op.AboveMax = cqe(next() & 0x1F)
+		return op
+	case 0x9:
+		return conformance.Op{Kind: conformance.OpDestroyCQ, CQ: a & 7}
+	case 0xA:
+		return conformance.Op{Kind: conformance.OpDestroyChannel, Channel: a & 3}
+	case 0xB:
+		return conformance.Op{Kind: conformance.OpGetAsync}
+	case 0xC:
+		return conformance.Op{Kind: conformance.OpAckAsync, N: a}
+	case 0xD:
+		return conformance.Op{Kind: conformance.OpRef, CQ: a & 7}
+	case 0xE:
+		return conformance.Op{Kind: conformance.OpUnref, CQ: a & 7}
+	}
+	return conformance.Op{Kind: conformance.OpCreateChannel}
 }
 
 func cqe(c byte) (n int, aboveMax bool) {

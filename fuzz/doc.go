@@ -10,6 +10,12 @@
 //     carrying a syscall.Errno, on any outcome that differs from the model,
 //     and on a broken invariant (FIFO, one-shot arm, no event without a
 //     completion after an arm, no more acks than reads).
+//   - FuzzQPOps is FuzzCQOps for QPs: DecodeQP's byte code creates QPs on
+//     CQs, walks them through their states, posts sends and receives, moves
+//     them to ERR (flushing into the CQs), resets and destroys them, among
+//     the CQ operations those need. The machine keeps every request from
+//     executing (see conformance.Machine), so the runs stay valid once there
+//     is traffic.
 //   - FuzzStateMachine feeds the input to the rapid state machine of package
 //     conformance (conformance.StateMachine) through rapid.MakeFuzz: the bytes
 //     are rapid's random choices, so any input is a valid run.
@@ -24,6 +30,7 @@
 // To search for new failures, fuzz one target at a time:
 //
 //	go test -run='^$' -fuzz=FuzzCQOps -fuzztime=60s ./fuzz/
+//	go test -run='^$' -fuzz=FuzzQPOps -fuzztime=60s ./fuzz/
 //	go test -run='^$' -fuzz=FuzzStateMachine -fuzztime=60s ./fuzz/
 //
 // The progress line may show 0 execs/sec for a while: the fuzzer is then
@@ -40,9 +47,9 @@
 //
 //	go test -run='FuzzCQOps/<hash>' -v ./fuzz/
 //
-// FuzzCQOps prints the decoded operation list, numbered, with the first
-// operation whose outcome differed, so the failure reads without a decoder at
-// hand; Format produces the same listing from any input. A failure found by
+// FuzzCQOps and FuzzQPOps print the decoded operation list, numbered, with
+// the first operation whose outcome differed, so the failure reads without a
+// decoder at hand; Format produces the same listing from any input. A failure found by
 // FuzzStateMachine prints rapid's step log instead. Once the bug is fixed,
 // keep the file under testdata/fuzz as a regression test.
 package fuzz

@@ -1,6 +1,6 @@
 // Package model is a deliberately simple reference model of completion
-// queues, completion channels and the async event queue, written from the
-// rule catalogue (shared/spec/RULES.md) and nothing else.
+// queues, completion channels, the async event queue and queue pairs,
+// written from the rule catalogue (shared/spec/RULES.md) and nothing else.
 //
 // It exists to be compared with a real implementation step by step: the
 // state-machine test in package conformance and the fuzz targets in package
@@ -47,14 +47,49 @@
 //     EINVAL).
 //   - Ref and Unref: a QP-like holder of a CQ (CQ-11).
 //
+// And of queue pairs (qp.go), as far as one adapter decides alone:
+//
+//   - CreateQP on live CQs (the same CQ may serve both queues), RC, UC or UD,
+//     each queue at most max_qp_wr, else EINVAL (QP-02, QP-03); the QP starts
+//     in RESET (QP-01) and holds its CQs, so their destroy is EBUSY (CQ-11).
+//     As with CQs, the caller hands the model the qp_num and depths the
+//     implementation chose (AcceptQP), and the model checks them (QP-01,
+//     QP-02).
+//   - ModifyQP against the model's own transition table, written from
+//     RULES.md §5.2: the legal pairs (QP-07, QP-08 per Readings.ResetToErr)
+//     and the required and optional bits (QP-09..11, QP-14..21); anything
+//     else is EINVAL and changes nothing (QP-13). Attribute values are not
+//     modelled: callers pass valid ones.
+//   - PostSend and PostRecv: the states that accept each (QP-25, QP-26),
+//     the list stopping at a full queue with ENOMEM (QP-27, QP-29, QP-31).
+//     A slot is freed only when the completion of its request, or of a later
+//     request of the same queue, is polled (QP-29 A); a reset frees them all.
+//   - Entering ERR flushes every outstanding request, per queue in posting
+//     order, unsignaled ones included, as WR_FLUSH_ERR carrying wr_id and
+//     qp_num, on the queue's own CQ (FLUSH-01, 02, 04, 06); requests posted
+//     in ERR are flushed at once (FLUSH-05). Flush completions go through
+//     the same push as injected ones, so they overrun, fire arms and raise
+//     events like any completion (CQ-22, CQ-23, NOTIFY); receive flushes
+//     count as solicited, send flushes not (NOTIFY-05 B). The send queue is
+//     flushed before the receive queue, an order the rules leave open.
+//   - RESET empties both queues without completions (FLUSH-08); DestroyQP
+//     drops the requests without completions and releases the CQs (QP-37).
+//     Completions already in a CQ stay there in both cases (CQ-26, the
+//     reading verbsim follows) and free no slot when polled.
+//
+// Nothing executes: a QP's only completions are flush completions, and SQE,
+// whose only way in is a failing send, is never entered.
+//
 // # What it leaves out, on purpose
 //
 //   - max_cq (CQ-06, ENOMEM): which CQs count against it during a blocked
 //     destroy is not stated by the rules, and the tests never come near it.
 //   - Blocking reads (GetEvent with a context): the model has no time; a
 //     blocking read that would find an event behaves as the non-blocking one.
-//   - Closing the device context, QPs, IGNORE_OVERRUN (cq_ex), and the
-//     capacity an implementation picks within the allowed range.
+//   - Closing the device context, IGNORE_OVERRUN (cq_ex), and the capacity
+//     an implementation picks within the allowed range.
+//   - Of QPs: attribute values (QP-22), CUR_STATE (QP-12), SRQs, QP async
+//     events, max_qp, and everything traffic brings (issue #4).
 //   - The capacity of a CQ that is destroying or destroyed.
 //
 // History, in history.go, is not part of the model: it records what an

@@ -27,12 +27,16 @@ type Readings struct {
 	// ExactCQE: the capacity equals the request. False: any capacity in
 	// [request, max_cqe] is accepted (CQ-02, CQ-09).
 	ExactCQE bool
+	// ResetToErr: RESET→ERR is a legal transition (QP-08 A, IBTA). False: it
+	// is EINVAL, as in the Linux core's table (QP-08 B).
+	ResetToErr bool
 }
 
 // Limits are the device limits the model enforces.
 type Limits struct {
 	MaxCQE         int // ibv_device_attr.max_cqe
 	NumCompVectors int // ibv_context.num_comp_vectors
+	MaxQPWR        int // ibv_device_attr.max_qp_wr: work requests per queue
 }
 
 // Arm is the notification request pending on a CQ.
@@ -96,8 +100,10 @@ type CQ struct {
 	Arm     Arm  // pending request
 	InError bool // overran under the default reading (CQ-23 A)
 	Refs    int  // holders that make destroy EBUSY (CQ-11)
+	QPs     int  // queues of live QPs completing here (CQ-11); one QP may count twice
 
-	WCs []wc.WC // unpolled completions, oldest first
+	WCs []wc.WC  // unpolled completions, oldest first
+	src []source // where each of WCs came from, in step with WCs
 
 	CompRead, CompAcked   int // completion events read and acked
 	AsyncRead, AsyncAcked int // CQ_ERR events read and acked
@@ -133,6 +139,7 @@ type Model struct {
 	cqs      []*CQ
 	channels []*Channel
 	async    []AsyncEvent
+	qps      []*QP
 }
 
 // New returns an empty model of a device with limits lim following readings r.
@@ -153,6 +160,7 @@ func (m *Model) NumChannels() int { return len(m.channels) }
 func (m *Model) CQ(id int) CQ {
 	q := *m.cqs[id]
 	q.WCs = append([]wc.WC(nil), q.WCs...)
+	q.src = append([]source(nil), q.src...)
 	return q
 }
 
@@ -264,6 +272,12 @@ func (m *Model) fires(a Arm, w wc.WC, solicited bool) bool {
 // Push adds completion w to CQ id as the adapter would, and reports whether
 // the CQ overran.
 func (m *Model) Push(id int, w wc.WC, solicited bool) (overrun bool, errno syscall.Errno) {
+	return m.push(id, w, solicited, source{qp: -1})
+}
+
+// push is Push for a completion that came from src: a work request of a
+// QP's queue, or (src.qp < 0) the Injector.
+func (m *Model) push(id int, w wc.WC, solicited bool, src source) (overrun bool, errno syscall.Errno) {
 	q := m.cqs[id]
 	if q.State != Live {
 		return false, syscall.EINVAL
@@ -276,6 +290,7 @@ func (m *Model) Push(id int, w wc.WC, solicited bool) (overrun bool, errno sysca
 		return true, OK
 	}
 	q.WCs = append(q.WCs, w)
+	q.src = append(q.src, src)
 	if m.fires(q.Arm, w, solicited) {
 		q.Arm = Disarmed // NOTIFY-01
 		if q.Channel >= 0 {
@@ -289,13 +304,39 @@ func (m *Model) Push(id int, w wc.WC, solicited bool) (overrun bool, errno sysca
 // Poll is ibv_poll_cq on CQ id with num_entries n (n >= 0). It returns the
 // completions polled.
 func (m *Model) Poll(id int, n int) ([]wc.WC, syscall.Errno) {
+	ps, errno := m.PollFrom(id, n)
+	var out []wc.WC
+	for _, p := range ps {
+		out = append(out, p.WC)
+	}
+	return out, errno
+}
+
+// Polled is a completion returned by PollFrom, with its origin.
+type Polled struct {
+	WC wc.WC
+	// QP is the QP whose work request it completes, or -1 for a completion
+	// added with Push. Of a QP's completions only wr_id, status, qp_num and
+	// vendor_err are meaningful (FLUSH-06), and the model leaves vendor_err 0.
+	QP int
+}
+
+// PollFrom is Poll that also says where each completion came from. Polling a
+// QP's completion frees the slot of its work request and of every earlier one
+// of the same queue (QP-29 A, QP-31; CQ-20).
+func (m *Model) PollFrom(id int, n int) ([]Polled, syscall.Errno) {
 	q := m.cqs[id]
 	if q.State != Live {
 		return nil, syscall.EINVAL
 	}
 	k := min(n, len(q.WCs))
-	out := append([]wc.WC(nil), q.WCs[:k]...)
+	var out []Polled
+	for i := range k {
+		out = append(out, Polled{WC: q.WCs[i], QP: q.src[i].qp})
+		m.retire(q.src[i])
+	}
 	q.WCs = append([]wc.WC(nil), q.WCs[k:]...)
+	q.src = append([]source(nil), q.src[k:]...)
 	if q.InError {
 		return out, syscall.EIO // CQ-23 A
 	}
@@ -353,14 +394,14 @@ func (m *Model) DestroyCQ(id int) (blocked bool, errno syscall.Errno) {
 	case Destroyed:
 		return false, syscall.EINVAL
 	case Live:
-		if q.Refs > 0 {
+		if q.Refs > 0 || q.QPs > 0 {
 			return false, syscall.EBUSY // CQ-11
 		}
 		if m.readings.DestroyBusy && q.Unacked() > 0 {
 			return false, syscall.EBUSY
 		}
 		q.State = Destroying
-		q.WCs = nil // CQ-12
+		q.WCs, q.src = nil, nil // CQ-12
 		q.Arm = Disarmed
 		if q.Channel >= 0 { // unread events need no ack (CQ-13)
 			ch := m.channels[q.Channel]

@@ -273,6 +273,9 @@ func (a qpAdapter) PostSend(wrs []qp.SendWR) (int, error)        { return a.q.Po
 func (a qpAdapter) PostRecv(wrs []qp.RecvWR) (int, error)        { return a.q.PostRecv(wrs) }
 func (a qpAdapter) DestroyContext(ctx context.Context) error     { return a.q.DestroyContext(ctx) }
 
+// Outstanding implements conformance.Outstander.
+func (a qpAdapter) Outstanding() (send, recv int) { return a.q.Outstanding() }
+
 func (a qpAdapter) Query() (qp.Attr, error) {
 	attr, _, err := a.q.Query()
 	return attr, err
@@ -321,6 +324,7 @@ var (
 	_ conformance.Referencer    = (*sim.MR)(nil)
 	_ conformance.AH            = (*sim.AH)(nil)
 	_ conformance.QP            = qpAdapter{}
+	_ conformance.Outstander    = qpAdapter{}
 	_ conformance.SRQ           = (*sim.SRQ)(nil)
 	_ conformance.Depth         = (*sim.SRQ)(nil)
 	_ conformance.Consumer      = (*sim.SRQ)(nil)

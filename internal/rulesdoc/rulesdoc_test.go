@@ -91,7 +91,7 @@ const catalogue = `# Catalogue
 | ID | Rule | Source | How observed |
 |---|---|---|---|
 | CQ-01 | Creating a CQ (e.g. with ` + "`cqe` = 0" + `) fails. Second sentence. | man | x |
-| CQ-07 | Shared CQs. | RM | x |
+| ASYNC-14 | Last WQE reached. | RM | x |
 | CQ-30 | RETIRED: merged into CQ-01. | — | — |
 
 Some prose with | pipes | that is not a rule row.
@@ -119,7 +119,7 @@ func TestParseRules(t *testing.T) {
 	}
 	want := []string{
 		"CQ-01|CQ|CQ — completion queue",
-		"CQ-07|CQ|CQ — completion queue",
+		"ASYNC-14|ASYNC|CQ — completion queue",
 		"CQ-30|CQ|CQ — completion queue",
 		"NOTIFY-05|NOTIFY|NOTIFY — arming",
 		"WC-S05|WC|NOTIFY — arming",
@@ -138,9 +138,9 @@ func TestParseRules(t *testing.T) {
 }
 
 func TestParseRulesRejectsDuplicates(t *testing.T) {
-	dup := catalogue + "| CQ-07 | Again. | x | x |\n"
-	if _, err := rulesdoc.ParseRules(strings.NewReader(dup)); err == nil || !strings.Contains(err.Error(), "CQ-07") {
-		t.Errorf("duplicate ID: err = %v, want one naming CQ-07", err)
+	dup := catalogue + "| ASYNC-14 | Again. | x | x |\n"
+	if _, err := rulesdoc.ParseRules(strings.NewReader(dup)); err == nil || !strings.Contains(err.Error(), "ASYNC-14") {
+		t.Errorf("duplicate ID: err = %v, want one naming ASYNC-14", err)
 	}
 	if _, err := rulesdoc.ParseRules(strings.NewReader("# nothing\n")); err == nil {
 		t.Error("a file without rules parsed without error")
@@ -166,7 +166,7 @@ func TestTitle(t *testing.T) {
 
 func TestPendingIssue(t *testing.T) {
 	for id, want := range map[string]int{
-		"CQ-01": 0, "CQ-07": 3, "CQ-11": 0, "CQ-18": 4, "CQ-21": 4, "CQ-22": 0, "CQ-24": 4, "CQ-25": 3,
+		"CQ-01": 0, "CQ-07": 0, "CQ-11": 0, "CQ-18": 4, "CQ-21": 4, "CQ-22": 0, "CQ-24": 4, "CQ-25": 0,
 		"NOTIFY-05": 0, "NOTIFY-06": 4, "CHAN-08": 0,
 		"ASYNC-07": 0, "ASYNC-08": 4, "ASYNC-13": 4, "ASYNC-14": 3, "ASYNC-15": 4, "ASYNC-16": 4, "ASYNC-17": 0,
 		"QP-01": 3, "QP-37": 3, "QP-38": 4, "QP-40": 4,
@@ -275,7 +275,7 @@ func TestRender(t *testing.T) {
 		"| CQ-01 | Creating a CQ (e.g. with `cqe` = 0) fails. | checked | " +
 			"[conformance/cq.go](../conformance/cq.go) \"cqe bounds\"<br>" +
 			"[sim/cq/cq_test.go](../sim/cq/cq_test.go) (TestCreate) |",
-		"| CQ-07 | Shared CQs. | pending (issue #3) |  |",
+		"| ASYNC-14 | Last WQE reached. | pending (issue #3) |  |",
 		"| CQ-30 | RETIRED: merged into CQ-01. | retired |  |",
 		"| NOTIFY-05 | [CONFLICT] A (rvt `solicited \\|\\| status`): every error fires. | **unchecked** |  |",
 		"| WC-07 | WR and WC opcodes differ. | checked | [sim/wc/wc_test.go](../sim/wc/wc_test.go) |",

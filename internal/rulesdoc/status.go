@@ -25,10 +25,8 @@ type span struct {
 // transport, WC contents produced by traffic, FENCE, rd_atomic limits, SQD
 // draining, the responder and port async events, and CQ-24.
 var pendingSpans = []span{
-	{"CQ", 7, 7, IssueLocalHCA},   // several QPs on one CQ
 	{"CQ", 18, 21, IssueFabric},   // per-queue order, signaling, error WCs
 	{"CQ", 24, 24, IssueFabric},   // overrun's effect on the QP
-	{"CQ", 25, 26, IssueLocalHCA}, // sizing under flush, WCs of reset QPs
 	{"NOTIFY", 6, 6, IssueFabric}, // the SE bit set by the requester
 	{"ASYNC", 8, 13, IssueFabric},
 	{"ASYNC", 14, 14, IssueLocalHCA}, // LAST_WQE_REACHED
@@ -67,7 +65,6 @@ var followUps = map[string]followUp{
 	"CQ-11":     {"with real QPs, SRQs and WQs", IssueLocalHCA},
 	"NOTIFY-04": {"with the SE bit of a real SEND", IssueFabric},
 	"NOTIFY-05": {"with errors and flushes produced by traffic", IssueFabric},
-	"NOTIFY-18": {"with several QPs feeding the CQ", IssueLocalHCA},
 	"ASYNC-03":  {"for QP, SRQ, WQ and port events", IssueFabric},
 	"ASYNC-05":  {"for QP, SRQ and WQ destroys", IssueLocalHCA},
 }

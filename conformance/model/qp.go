@@ -1,0 +1,355 @@
+package model
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// This file models queue pairs as far as one adapter decides on its own:
+// creation on the model's CQs, the state machine with its attribute masks,
+// posting, queue capacity, flush on ERR, reset and destroy. Work requests
+// never execute here (traffic is issue #4): a QP's only completions are
+// flush completions, and they reach the CQs through the same push as
+// injected ones, so overrun, arm and event rules apply to them unchanged.
+//
+// Only plain enums and mask bits come from package qp; the transition table
+// below is the model's own, written from RULES.md §5.2.
+
+// source is where a completion in a CQ came from: the work request with
+// sequence number seq, counted from the last reset (epoch), of a QP's send
+// or receive queue; qp < 0 for a completion added with Push.
+type source struct {
+	qp    int
+	recv  bool
+	seq   uint64
+	epoch int
+}
+
+// WorkQueue is the model of a send or receive queue.
+type WorkQueue struct {
+	Depth       int      // capacity the implementation reports (QP-02)
+	Outstanding []uint64 // wr_ids posted and not yet completed, oldest first
+	Posted      uint64   // requests posted since creation or the last reset
+	Freed       uint64   // the slots of the first Freed of them are free again
+	epoch       int      // resets so far: completions of older epochs free nothing
+}
+
+// Occupied returns how many slots are taken: outstanding requests and
+// completed ones whose covering completion has not been polled (QP-29 A).
+func (w WorkQueue) Occupied() int { return int(w.Posted - w.Freed) }
+
+// QPInit is what ibv_create_qp is asked for.
+type QPInit struct {
+	Type           qp.Type
+	SendCQ, RecvCQ int // CQ indices; they may be the same CQ (QP-03)
+	MaxSendWR      int
+	MaxRecvWR      int
+	SQSigAll       bool // changes nothing without traffic: flushes take every request (FLUSH-04)
+}
+
+// QP is the model of one queue pair. Read it through Model.QP.
+type QP struct {
+	Init      QPInit
+	Destroyed bool
+	State     qp.State
+	Num       uint32 // qp_num, as the implementation chose it (QP-01)
+	SQ, RQ    WorkQueue
+}
+
+// Flushed is a flush completion the model produced: the CQ it went to, the
+// completion, and whether that CQ overran instead of storing it (CQ-22).
+type Flushed struct {
+	CQ      int
+	WC      wc.WC
+	Overrun bool
+}
+
+// NumQPs returns how many QPs have been created (destroyed ones included).
+func (m *Model) NumQPs() int { return len(m.qps) }
+
+// QP returns a copy of QP id.
+func (m *Model) QP(id int) QP {
+	q := *m.qps[id]
+	q.SQ.Outstanding = append([]uint64(nil), q.SQ.Outstanding...)
+	q.RQ.Outstanding = append([]uint64(nil), q.RQ.Outstanding...)
+	return q
+}
+
+// CreateQP is ibv_create_qp. It fails with EINVAL for a transport other
+// than RC, UC and UD, a CQ that is not live, or a queue above max_qp_wr
+// (QP-02, QP-03); otherwise the QP starts in RESET (QP-01) holding both CQs
+// (CQ-11), and the caller reports what the implementation chose with
+// AcceptQP.
+func (m *Model) CreateQP(a QPInit) (int, syscall.Errno) {
+	switch a.Type {
+	case qp.RC, qp.UC, qp.UD:
+	default:
+		return -1, syscall.EINVAL
+	}
+	if m.cqs[a.SendCQ].State != Live || m.cqs[a.RecvCQ].State != Live {
+		return -1, syscall.EINVAL
+	}
+	if a.MaxSendWR < 0 || a.MaxRecvWR < 0 || a.MaxSendWR > m.limits.MaxQPWR || a.MaxRecvWR > m.limits.MaxQPWR {
+		return -1, syscall.EINVAL // QP-02
+	}
+	m.cqs[a.SendCQ].QPs++
+	m.cqs[a.RecvCQ].QPs++
+	m.qps = append(m.qps, &QP{Init: a, State: qp.Reset})
+	return len(m.qps) - 1, OK
+}
+
+// AcceptQP checks the qp_num and queue depths an implementation reports for
+// QP id after a successful CreateQP and adopts them: the number must differ
+// from every other live QP's (QP-01), and each depth must be at least the
+// request (QP-02).
+func (m *Model) AcceptQP(id int, num uint32, sendDepth, recvDepth int) error {
+	q := m.qps[id]
+	for j, o := range m.qps {
+		if j != id && !o.Destroyed && o.Num == num {
+			return fmt.Errorf("qp_num %#x is already the number of live qp %d (QP-01)", num, j)
+		}
+	}
+	if sendDepth < q.Init.MaxSendWR || recvDepth < q.Init.MaxRecvWR {
+		return fmt.Errorf("max_send_wr %d, max_recv_wr %d are below the request %d, %d (QP-02)",
+			sendDepth, recvDepth, q.Init.MaxSendWR, q.Init.MaxRecvWR)
+	}
+	q.Num, q.SQ.Depth, q.RQ.Depth = num, sendDepth, recvDepth
+	return nil
+}
+
+// QueryQP is ibv_query_qp: the current state (QP-24), or EINVAL on a
+// destroyed QP.
+func (m *Model) QueryQP(id int) (qp.State, syscall.Errno) {
+	q := m.qps[id]
+	if q.Destroyed {
+		return 0, syscall.EINVAL
+	}
+	return q.State, OK
+}
+
+// Short names of the mask bits, for the table.
+const (
+	mPKey    = qp.AttrPKeyIndex
+	mPort    = qp.AttrPort
+	mQKey    = qp.AttrQKey
+	mAccess  = qp.AttrAccessFlags
+	mAV      = qp.AttrAV
+	mMTU     = qp.AttrPathMTU
+	mDestQPN = qp.AttrDestQPN
+	mRQPSN   = qp.AttrRQPSN
+	mSQPSN   = qp.AttrSQPSN
+	mDestAt  = qp.AttrMaxDestRDAtomic
+	mRdAtom  = qp.AttrMaxQPRDAtomic
+	mMinRNR  = qp.AttrMinRNRTimer
+	mTimeout = qp.AttrTimeout
+	mRetry   = qp.AttrRetryCnt
+	mRNR     = qp.AttrRNRRetry
+	mAlt     = qp.AttrAltPath
+	mCur     = qp.AttrCurState
+	mMig     = qp.AttrPathMigState
+	mNotify  = qp.AttrEnSQDAsyncNotify
+)
+
+// byType picks the value for transport t among the RC, UC and UD ones.
+func byType(t qp.Type, rc, uc, ud qp.AttrMask) qp.AttrMask {
+	switch t {
+	case qp.RC:
+		return rc
+	case qp.UC:
+		return uc
+	}
+	return ud
+}
+
+// transition is the model's table of legal transitions (QP-07, QP-08) and
+// of the bits each takes besides IBV_QP_STATE (QP-09, QP-14..20).
+func transition(from, to qp.State, t qp.Type, resetToErr bool) (req, opt qp.AttrMask, ok bool) {
+	toRTS := byType(t, mCur|mAlt|mAccess|mMig|mMinRNR, mCur|mAlt|mAccess|mMig, mCur|mQKey) // QP-17, QP-18
+	initSet := byType(t, mPKey|mPort|mAccess, mPKey|mPort|mAccess, mPKey|mPort|mQKey)      // QP-14, QP-15
+	switch {
+	case from > qp.Err: // not a state a QP can be in
+		return 0, 0, false
+	case to == qp.Reset: // QP-07, QP-09: from anywhere, STATE alone
+		return 0, 0, true
+	case to == qp.Err && from == qp.Reset: // QP-08
+		return 0, 0, resetToErr
+	case to == qp.Err:
+		return 0, 0, true
+	}
+	switch [2]qp.State{from, to} {
+	case [2]qp.State{qp.Reset, qp.Init}:
+		return initSet, 0, true
+	case [2]qp.State{qp.Init, qp.Init}:
+		return 0, initSet, true
+	case [2]qp.State{qp.Init, qp.RTR}: // QP-16
+		uc := mAV | mMTU | mDestQPN | mRQPSN
+		return byType(t, uc|mDestAt|mMinRNR, uc, 0),
+			byType(t, mAlt|mAccess|mPKey, mAlt|mAccess|mPKey, mPKey|mQKey), true
+	case [2]qp.State{qp.RTR, qp.RTS}: // QP-17
+		return byType(t, mSQPSN|mTimeout|mRetry|mRNR|mRdAtom, mSQPSN, mSQPSN), toRTS, true
+	case [2]qp.State{qp.RTS, qp.RTS}, [2]qp.State{qp.SQD, qp.RTS}: // QP-18
+		return 0, toRTS, true
+	case [2]qp.State{qp.RTS, qp.SQD}: // QP-19
+		return 0, mNotify, true
+	case [2]qp.State{qp.SQD, qp.SQD}:
+		return 0, byType(t,
+			mPort|mAV|mTimeout|mRetry|mRNR|mRdAtom|mDestAt|mAlt|mAccess|mPKey|mMinRNR|mMig,
+			mAV|mAlt|mAccess|mPKey|mMig, mPKey|mQKey), true
+	case [2]qp.State{qp.SQE, qp.RTS}: // QP-20
+		return 0, byType(t, 0, mCur|mAccess, mCur|mQKey), true
+	}
+	return 0, 0, false
+}
+
+// ModifyQP is ibv_modify_qp on QP id with a mask; to is the target state,
+// read only when mask has IBV_QP_STATE (otherwise the call is checked as
+// the current state to itself, QP-11). Attribute values are not modelled:
+// the caller must pass valid ones. An illegal pair or mask is EINVAL and
+// changes nothing (QP-07, QP-10, QP-13). Entering ERR flushes both queues
+// (FLUSH-01); entering RESET empties them without completions (FLUSH-08).
+// It returns the flush completions produced.
+func (m *Model) ModifyQP(id int, to qp.State, mask qp.AttrMask) ([]Flushed, syscall.Errno) {
+	q := m.qps[id]
+	if q.Destroyed {
+		return nil, syscall.EINVAL
+	}
+	if mask&qp.AttrState == 0 {
+		to = q.State
+	}
+	req, opt, ok := transition(q.State, to, q.Init.Type, m.readings.ResetToErr)
+	if !ok || mask&req != req || mask&^(req|opt|qp.AttrState) != 0 {
+		return nil, syscall.EINVAL
+	}
+	q.State = to
+	switch to {
+	case qp.Err:
+		return append(m.flush(id, false), m.flush(id, true)...), OK
+	case qp.Reset:
+		q.SQ.reset()
+		q.RQ.reset()
+	}
+	return nil, OK
+}
+
+// reset empties the queue without completions and frees every slot.
+func (w *WorkQueue) reset() {
+	w.Outstanding, w.Posted, w.Freed = nil, 0, 0
+	w.epoch++
+}
+
+// flush completes every outstanding request of one queue of QP id with
+// WR_FLUSH_ERR on that queue's CQ, in posting order, unsignaled ones
+// included (FLUSH-01, FLUSH-02, FLUSH-04). Only wr_id, status and qp_num are
+// set (FLUSH-06). Receive flushes are marked solicited and send flushes not,
+// which matters only under NOTIFY-05 B.
+//
+// The send queue is flushed before the receive queue. The rules leave the
+// interleaving of two queues sharing a CQ open (FLUSH-02 orders each queue
+// alone); this is the one order the model commits to, verbsim's.
+func (m *Model) flush(id int, recv bool) []Flushed {
+	q := m.qps[id]
+	w, cq := &q.SQ, q.Init.SendCQ
+	if recv {
+		w, cq = &q.RQ, q.Init.RecvCQ
+	}
+	var out []Flushed
+	first := w.Posted - uint64(len(w.Outstanding))
+	for i, wrid := range w.Outstanding {
+		c := wc.WC{WRID: wrid, Status: wc.WRFlushErr, QPNum: q.Num}
+		over, _ := m.push(cq, c, recv, source{qp: id, recv: recv, seq: first + uint64(i), epoch: w.epoch})
+		out = append(out, Flushed{CQ: cq, WC: c, Overrun: over})
+	}
+	w.Outstanding = nil
+	return out
+}
+
+// retire frees the slots a polled completion covers: its own and every
+// earlier one of its queue (QP-29 A: the slot is freed when the completion
+// of the request, or of a later one covering it, is polled). A completion
+// from before a reset, or of a destroyed QP, frees nothing.
+func (m *Model) retire(s source) {
+	if s.qp < 0 {
+		return
+	}
+	q := m.qps[s.qp]
+	w := &q.SQ
+	if s.recv {
+		w = &q.RQ
+	}
+	if !q.Destroyed && s.epoch == w.epoch && s.seq+1 > w.Freed {
+		w.Freed = s.seq + 1
+	}
+}
+
+// post queues wrIDs in order until the queue is full (ENOMEM, QP-29, QP-31)
+// and returns how many were posted (QP-27).
+func (w *WorkQueue) post(wrIDs []uint64) (int, syscall.Errno) {
+	for i, id := range wrIDs {
+		if w.Occupied() >= w.Depth {
+			return i, syscall.ENOMEM
+		}
+		w.Outstanding = append(w.Outstanding, id)
+		w.Posted++
+	}
+	return len(wrIDs), OK
+}
+
+// PostSend is ibv_post_send of well-formed send requests with the given
+// wr_ids on QP id. Sends are accepted in RTS, SQD, SQE and ERR, EINVAL
+// elsewhere (QP-26); in SQE and ERR what was posted, up to a full queue, is
+// flushed at once (FLUSH-05). Nothing executes, so whether a request is
+// signaled changes nothing here. It returns how many were posted and the
+// flush completions.
+func (m *Model) PostSend(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno) {
+	q := m.qps[id]
+	if q.Destroyed {
+		return 0, nil, syscall.EINVAL
+	}
+	switch q.State {
+	case qp.RTS, qp.SQD, qp.SQE, qp.Err:
+	default:
+		return 0, nil, syscall.EINVAL
+	}
+	n, errno := q.SQ.post(wrIDs)
+	var out []Flushed
+	if q.State == qp.Err || q.State == qp.SQE {
+		out = m.flush(id, false)
+	}
+	return n, out, errno
+}
+
+// PostRecv is ibv_post_recv of receive requests with the given wr_ids on QP
+// id. Receives are accepted in every state but RESET (QP-25); in ERR they are
+// flushed at once (FLUSH-05).
+func (m *Model) PostRecv(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno) {
+	q := m.qps[id]
+	if q.Destroyed || q.State == qp.Reset {
+		return 0, nil, syscall.EINVAL
+	}
+	n, errno := q.RQ.post(wrIDs)
+	var out []Flushed
+	if q.State == qp.Err {
+		out = m.flush(id, true)
+	}
+	return n, out, errno
+}
+
+// DestroyQP is ibv_destroy_qp on QP id: outstanding requests vanish without
+// completions (QP-37) and the CQs are released (CQ-11). Completions already
+// in a CQ stay there (CQ-26, the reading verbsim and rxe follow). The model
+// raises no QP async events, so the destroy never waits. EINVAL the second
+// time.
+func (m *Model) DestroyQP(id int) syscall.Errno {
+	q := m.qps[id]
+	if q.Destroyed {
+		return syscall.EINVAL
+	}
+	q.Destroyed = true
+	q.SQ.Outstanding, q.RQ.Outstanding = nil, nil
+	m.cqs[q.Init.SendCQ].QPs--
+	m.cqs[q.Init.RecvCQ].QPs--
+	return OK
+}

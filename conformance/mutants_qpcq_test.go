@@ -1,0 +1,177 @@
+package conformance_test
+
+import (
+	"context"
+	"sync"
+
+	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Mutants of the cases where CQs meet QPs (CQ-07, CQ-25, CQ-26, NOTIFY-18
+// with QPs), and the QP mutants the state machine must catch as well.
+
+// qcCQs returns the inner CQs of the inner QP q, each once.
+func qcCQs(tr *qpTracker, q conformance.QP) []conformance.CQ {
+	init := tr.info(q).init
+	if init.SendCQ == nil {
+		return nil
+	}
+	if init.RecvCQ == init.SendCQ || init.RecvCQ == nil {
+		return []conformance.CQ{init.SendCQ}
+	}
+	return []conformance.CQ{init.SendCQ, init.RecvCQ}
+}
+
+// qcRewrite takes every completion out of the inner CQ c and puts back, in
+// order, what edit makes of each (dropping those for which it says false).
+func qcRewrite(c conformance.CQ, edit func(i int, w wc.WC, all []wc.WC) (wc.WC, bool)) {
+	var all []wc.WC
+	buf := make([]wc.WC, 16)
+	for range 1 << 12 {
+		n, _ := c.Poll(buf)
+		if n == 0 {
+			break
+		}
+		all = append(all, buf[:n]...)
+	}
+	in := c.(conformance.Injector)
+	for i, w := range all {
+		if w2, keep := edit(i, w, all); keep {
+			_, _ = in.Push(w2, false)
+		}
+	}
+}
+
+// qcLastOf returns the index of the last completion of all that names qpn,
+// or -1.
+func qcLastOf(all []wc.WC, qpn uint32) int {
+	last := -1
+	for i, w := range all {
+		if w.QPNum == qpn {
+			last = i
+		}
+	}
+	return last
+}
+
+// Mutants of CQ-07, CQ-25, CQ-26 and NOTIFY-18.
+func init() {
+	var firstMu sync.Mutex
+	first := map[conformance.CQ]uint32{} // the qp_num of the first flush each CQ gave
+	mutants = append(mutants,
+		mutant{
+			name: "a CQ fed by several QPs names the first of them in every flush", rules: []string{"CQ-07"},
+			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+				n, err := q.Poll(wcs)
+				firstMu.Lock()
+				defer firstMu.Unlock()
+				for i := range wcs[:n] {
+					if !isFlush(wcs[i]) {
+						continue
+					}
+					if f, ok := first[q]; ok {
+						wcs[i].QPNum = f
+					} else {
+						first[q] = wcs[i].QPNum
+					}
+				}
+				return n, err
+			}},
+		},
+		qpModifyMutant("a flush that fills the CQ to cqe overruns it", []string{"CQ-25"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+			from, to := qpTarget(q, a, m)
+			err := q.Modify(a, m)
+			if err != nil || to != qp.Err || from == qp.Err {
+				return err
+			}
+			for _, c := range qcCQs(tr, q) {
+				if l, ok := c.(interface{ Len() int }); ok && l.Len() == c.CQE() {
+					_, _ = c.(conformance.Injector).Push(wc.WC{WRID: 0xf111ed, Status: wc.WRFlushErr, QPNum: q.Num()}, false)
+				}
+			}
+			return nil
+		}),
+		qpModifyMutant("RESET removes the newest completion of the QP from its CQs", []string{"CQ-26"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+			_, to := qpTarget(q, a, m)
+			err := q.Modify(a, m)
+			if err != nil || to != qp.Reset {
+				return err
+			}
+			num := q.Num()
+			for _, c := range qcCQs(tr, q) {
+				qcRewrite(c, func(i int, w wc.WC, all []wc.WC) (wc.WC, bool) { return w, i != qcLastOf(all, num) })
+			}
+			return nil
+		}),
+		qpHooksMutant("destroy leaves the QP's completions with qp_num 0", []string{"CQ-26"}, func(tr *qpTracker, h *hooks) {
+			destroy := h.destroyQP
+			h.destroyQP = func(q conformance.QP, ctx context.Context) error {
+				num, cqs := q.Num(), qcCQs(tr, q)
+				var err error
+				if destroy != nil {
+					err = destroy(q, ctx)
+				} else {
+					err = q.DestroyContext(ctx)
+				}
+				if err == nil {
+					for _, c := range cqs {
+						qcRewrite(c, func(_ int, w wc.WC, _ []wc.WC) (wc.WC, bool) {
+							if w.QPNum == num {
+								w.QPNum = 0
+							}
+							return w, true
+						})
+					}
+				}
+				return err
+			}
+		}),
+		qpModifyMutant("a flush re-arms the CQs it fed", []string{"NOTIFY-18"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+			from, to := qpTarget(q, a, m)
+			err := q.Modify(a, m)
+			if err == nil && to == qp.Err && from != qp.Err {
+				for _, c := range qcCQs(tr, q) {
+					_ = c.ReqNotify(false)
+				}
+			}
+			return err
+		}),
+	)
+}
+
+// smQPMutants are mutants of the QP posting and flush rules that the state
+// machine, not only the suite, must catch: the machine compares every flush
+// completion and every post with the model, and the queues of a QP that
+// reports them (conformance.Outstander) after every step.
+func smQPMutants() []mutant {
+	out := []mutant{{
+		name: "outstanding counts swap the queues", rules: []string{"FLUSH-01", "FLUSH-08"},
+		h: hooks{outstanding: func(q conformance.QP) (int, int) {
+			s, r := q.(conformance.Outstander).Outstanding()
+			return r, s
+		}},
+	}}
+	for _, name := range []string{
+		"unsignaled sends are not flushed",                               // FLUSH-04
+		"requests posted in ERR are accepted and dropped",                // FLUSH-05
+		"RESET flushes what is queued first",                             // FLUSH-08
+		"slots are free once flushed, before the poll (QP-29 reading B)", // QP-29
+		"RTR→RTR is accepted",                                            // QP-07
+		"a CQ fed by several QPs names the first of them in every flush", // CQ-07
+		"RESET removes the newest completion of the QP from its CQs",     // CQ-26
+	} {
+		found := false
+		for _, m := range mutants {
+			if m.name == name {
+				out, found = append(out, m), true
+				break
+			}
+		}
+		if !found {
+			panic("smQPMutants: no mutant named " + name)
+		}
+	}
+	return out
+}
