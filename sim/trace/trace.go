@@ -1,0 +1,84 @@
+// Package trace records what a simulated fabric does: every verb call that
+// changes something and every engine event, each as one structured record,
+// and renders the records as a compact text timeline or as JSON lines.
+//
+// A Log is not safe for concurrent use by itself; the fabric that owns it
+// adds records under its lock. Read it (Records, WriteText, WriteJSON) when
+// the fabric is idle, or through the fabric's own accessors.
+package trace
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// Record is one thing that happened.
+type Record struct {
+	Tick   uint64 `json:"tick"`          // virtual time
+	Seq    uint64 `json:"seq"`           // order among all records of the fabric
+	Object string `json:"object"`        // what it happened to, e.g. "dev0/qp 0x11"
+	What   string `json:"what"`          // what happened, e.g. "send SEND psn=0 len=64"
+	Why    string `json:"why,omitempty"` // the cause or the rule, e.g. "fault: drop"
+}
+
+// String renders the record on one line:
+//
+//	t=4096 #12 dev0/qp 0x11: retransmit (XFER-10: ACK timeout)
+func (r Record) String() string {
+	if r.Why == "" {
+		return fmt.Sprintf("t=%d #%d %s: %s", r.Tick, r.Seq, r.Object, r.What)
+	}
+	return fmt.Sprintf("t=%d #%d %s: %s (%s)", r.Tick, r.Seq, r.Object, r.What, r.Why)
+}
+
+// Log is an append-only list of records, bounded by Limit.
+type Log struct {
+	// Limit bounds the records kept; the oldest are dropped beyond it and
+	// counted in Dropped. Zero means no bound.
+	Limit   int
+	Dropped uint64
+	records []Record
+}
+
+// Add appends r.
+func (l *Log) Add(r Record) {
+	if l.Limit > 0 && len(l.records) >= l.Limit {
+		n := copy(l.records, l.records[1:])
+		l.records = l.records[:n]
+		l.Dropped++
+	}
+	l.records = append(l.records, r)
+}
+
+// Len returns the number of records kept.
+func (l *Log) Len() int { return len(l.records) }
+
+// Records returns a copy of the records kept, oldest first.
+func (l *Log) Records() []Record { return append([]Record(nil), l.records...) }
+
+// Reset forgets every record.
+func (l *Log) Reset() { l.records, l.Dropped = l.records[:0], 0 }
+
+// WriteText writes one line per record (Record.String).
+func (l *Log) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for _, r := range l.records {
+		if _, err := fmt.Fprintln(bw, r.String()); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// WriteJSON writes one JSON object per record and line (JSON lines).
+func (l *Log) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	for _, r := range l.records {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
