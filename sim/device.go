@@ -32,12 +32,18 @@ type Device struct {
 	qps    int     // live QPs (max_qp)
 	srqs   int     // live SRQs (max_srq)
 	qpn    uint32  // the last QP number given out (QP-01)
+	// qpByNum finds the QP a packet is addressed to.
+	qpByNum map[uint32]*QP
+	// contexts are the open contexts, which receive port events.
+	contexts []*Context
 }
 
 func newDevice(f *Fabric, dc DeviceConfig) *Device {
-	d := &Device{fabric: f, name: dc.Name, attr: dc.Attr}
+	d := &Device{fabric: f, name: dc.Name, attr: dc.Attr, qpByNum: map[uint32]*QP{}}
 	for i, pc := range dc.Ports {
-		d.ports = append(d.ports, newPort(uint8(i+1), dc.Attr.NodeGUID, pc))
+		p := newPort(uint8(i+1), dc.Attr.NodeGUID, pc)
+		p.dev = d
+		d.ports = append(d.ports, p)
 	}
 	d.mrs.init()
 	return d
@@ -60,7 +66,11 @@ func (d *Device) Open() (*Context, error) {
 	if d == nil {
 		return nil, verr.New("ibv_open_device", syscall.EINVAL, "nil device")
 	}
-	return &Context{dev: d, async: notify.NewAsyncQueue(&d.fabric.mu)}, nil
+	c := &Context{dev: d, async: notify.NewAsyncQueue(&d.fabric.mu)}
+	d.fabric.mu.Lock()
+	d.contexts = append(d.contexts, c)
+	d.fabric.mu.Unlock()
+	return c, nil
 }
 
 // Context is an open device context (struct ibv_context): the owner of
@@ -223,5 +233,11 @@ func (c *Context) Close() error {
 		return verr.Errorf("ibv_close_device", syscall.EBUSY, "%d PD(s) allocated through the context still exist", c.pds)
 	}
 	c.closed = true
+	for i, o := range c.dev.contexts {
+		if o == c {
+			c.dev.contexts = append(c.dev.contexts[:i], c.dev.contexts[i+1:]...)
+			break
+		}
+	}
 	return c.async.CloseLocked()
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"sync"
 	"syscall"
+	"time"
 
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -17,6 +19,26 @@ type Config struct {
 	// Devices lists the adapters on the fabric. Empty: one device named
 	// "vsim0" with DefaultDeviceAttr.
 	Devices []DeviceConfig
+	// Mode says who drives the engine: Auto (the default), Manual or
+	// Background. See docs/time.md.
+	Mode Mode
+	// TickDuration is the wall time of one tick in Background mode; zero
+	// means one nanosecond, the tick's nominal length.
+	TickDuration time.Duration
+	// Seed seeds the one source of choice of the fabric: the Random
+	// schedule and the faults. The same seed and the same calls give the
+	// same trace.
+	Seed uint64
+	// Schedule picks among ready events: FIFO (the default) or Random.
+	Schedule Schedule
+	// Chooser, if set, picks instead of Schedule.
+	Chooser Chooser
+	// Faults are the packet faults to inject from the start.
+	Faults Faults
+	// Trace, if set, receives a record of every engine event and of the
+	// verbs that change QPs. Read it through Fabric.TraceRecords while the
+	// fabric is in use.
+	Trace *trace.Log
 }
 
 // DeviceConfig describes one simulated adapter.
@@ -30,6 +52,12 @@ type DeviceConfig struct {
 }
 
 func (c *Config) validate() error {
+	if c.Mode > Background || c.Schedule > Random {
+		return fmt.Errorf("sim: unknown mode %d or schedule %d", c.Mode, c.Schedule)
+	}
+	if err := c.Faults.validate(); err != nil {
+		return err
+	}
 	if err := c.Profile.validate(); err != nil {
 		return err
 	}
@@ -92,6 +120,9 @@ type Fabric struct {
 	mu      sync.Mutex // the domain lock of every object on the fabric
 	profile Profile
 	devices []*Device
+	eng     *engine
+	byLID   map[uint16]*port
+	byGID   map[GID]*port
 }
 
 // NewFabric returns a fabric with the devices cfg lists. It assigns the
@@ -117,7 +148,32 @@ func NewFabric(cfg Config) (*Fabric, error) {
 	if err := f.addressPorts(); err != nil {
 		return nil, err
 	}
+	f.indexPorts()
+	f.eng = newEngine(f, cfg)
+	if cfg.Mode == Background {
+		f.startBackground(cfg.TickDuration)
+	}
 	return f, nil
+}
+
+// indexPorts builds the routing tables: every LID of an InfiniBand port
+// and every GID of every port.
+func (f *Fabric) indexPorts() {
+	f.byLID, f.byGID = map[uint16]*port{}, map[GID]*port{}
+	for _, d := range f.devices {
+		for _, p := range d.ports {
+			if p.attr.LinkLayer == LinkLayerInfiniBand && p.attr.LID != 0 {
+				for l := range uint16(1) << p.attr.LMC {
+					f.byLID[p.attr.LID+l] = p
+				}
+			}
+			for _, g := range p.gids {
+				if !g.IsZero() {
+					f.byGID[g] = p
+				}
+			}
+		}
+	}
 }
 
 // Profile returns the fabric's profile.

@@ -63,6 +63,9 @@ type MR struct {
 	access Access
 	dead   bool
 	binds  int // memory windows bound to the MR (MR-06)
+	// invalid is set by an incoming SEND_WITH_INV naming the rkey
+	// (XFER-29): the keys no longer resolve.
+	invalid bool
 }
 
 // PD returns the protection domain of the MR (ibv_mr.pd).
@@ -425,7 +428,7 @@ func (t *mrTable) lookup(pd *PD, key uint32, remote bool, addr, length uint64, n
 	if remote {
 		want = mr.rkey
 	}
-	if key != want {
+	if key != want || mr.invalid {
 		return nil, faultKey
 	}
 	if mr.pd != pd {

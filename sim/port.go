@@ -195,6 +195,7 @@ func (c *PortConfig) fill() error {
 
 // port is one port of a device. Its tables do not change after NewFabric.
 type port struct {
+	dev   *Device
 	num   uint8
 	guid  uint64
 	attr  PortAttr

@@ -31,6 +31,9 @@ type Profile struct {
 	// SRQLimitAtCreate: a srq_limit given to ibv_create_srq arms the limit,
 	// as rxe does; the man page says it is ignored (SRQ-01).
 	SRQLimitAtCreate bool
+	// Transport: the readings of the transport rules (XFER-05, XFER-10,
+	// XFER-16, ASYNC-11, ASYNC-13, WC-13, FLUSH-10, CQ-24).
+	Transport qp.TransportPolicy
 }
 
 // DefaultProfile returns the profile that follows the man pages: the "Sim
@@ -49,6 +52,7 @@ func RXEProfile() Profile {
 		Solicited:        notify.SolicitedBitOnly,
 		QPModify:         qp.RXEPolicy(),
 		SRQLimitAtCreate: true,
+		Transport:        qp.RXETransport(),
 	}
 }
 

@@ -48,21 +48,25 @@ func (pd *PD) CreateQP(attr QPInitAttr) (*QP, error) {
 	if d.qpn < firstQPN {
 		d.qpn = firstQPN
 	}
+	num := d.qpn & 0xffffff
 	q, err := qp.NewLocked(qp.Config{
 		Init: qp.InitAttr{
 			Context: attr.Context, SendCQ: attr.SendCQ, RecvCQ: attr.RecvCQ, SRQ: attr.SRQ,
 			Cap: attr.Cap, Type: attr.Type, SQSigAll: attr.SQSigAll,
 		},
-		QPNum:  d.qpn & 0xffffff,
+		QPNum:  num,
 		Device: qp.DeviceLimits{MaxQPWR: uint32(d.attr.MaxQPWR), MaxSGE: uint32(d.attr.MaxSGE), MaxInline: uint32(d.attr.MaxInline)},
 		Modify: d.modifyLimitsLocked(),
 		Policy: f.profile.QPModify,
 		Lock:   &f.mu,
-		Memory: deviceMemory{d},
-		Async:  c.async,
-		PD:     pd,
+		Memory:    deviceMemory{d},
+		Host:      host{d},
+		Transport: f.profile.Transport,
+		Async:     c.async,
+		PD:        pd,
 		OnDestroy: func() {
 			d.qps--
+			delete(d.qpByNum, num)
 			pd.releaseLocked(childQP)
 		},
 	})
@@ -71,6 +75,7 @@ func (pd *PD) CreateQP(attr QPInitAttr) (*QP, error) {
 	}
 	pd.holdLocked(verb, childQP)
 	d.qps++
+	d.qpByNum[num] = q
 	return q, nil
 }
 

@@ -20,6 +20,13 @@ import (
 // that this QP will take no more of them (ASYNC-14).
 func (q *QP) flushLocked() {
 	q.flushQueueLocked(&q.sq, q.init.SendCQ, false)
+	if q.rx.wqe && q.init.SRQ != nil {
+		// The SRQ WR this QP had taken for a message in progress.
+		w := wc.WC{WRID: q.rx.srqWRID, Status: wc.WRFlushErr, QPNum: q.num}
+		q.init.RecvCQ.PushWQELocked(&w, true, nil, 0)
+		q.stats.RecvFlushed++
+	}
+	q.rx.wqe, q.rx.inMsg = false, false
 	q.flushQueueLocked(&q.rq, q.init.RecvCQ, true)
 	if q.init.SRQ != nil && !q.lastWQE && q.cfg.Async != nil {
 		q.lastWQE = true
@@ -31,6 +38,10 @@ func (q *QP) flushLocked() {
 func (q *QP) flushSendLocked() { q.flushQueueLocked(&q.sq, q.init.SendCQ, false) }
 
 func (q *QP) flushQueueLocked(w *wq, c CQ, recv bool) {
+	if !recv {
+		q.tx.next, q.tx.assigned, q.tx.nextPkt = w.tail, w.tail, 0
+		q.tx.rdInFlight, q.tx.halted = 0, false
+	}
 	for ; w.done < w.tail; w.done++ {
 		e := w.slot(w.done)
 		comp := wc.WC{WRID: e.wr.WRID, Status: wc.WRFlushErr, QPNum: q.num}

@@ -3,7 +3,6 @@ package qp
 import (
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -38,7 +37,7 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 	if q.life != live {
 		return verr.New(verbModify, syscall.EINVAL, "the QP has been destroyed")
 	}
-	next, err := CheckModify(Current{State: q.state, Port: q.attr.PortNum}, q.typ, attr, mask, q.cfg.Modify, q.cfg.Policy)
+	next, err := CheckModify(Current{State: q.state, Port: q.attr.PortNum, Draining: q.drainingLocked()}, q.typ, attr, mask, q.cfg.Modify, q.cfg.Policy)
 	if err != nil {
 		return err
 	}
@@ -48,17 +47,34 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 	q.state = next
 	switch {
 	case next == Err:
+		q.stopTimersLocked()
 		q.flushLocked()
 	case next == Reset:
 		q.sq.reset()
 		q.rq.reset()
 		q.attr = Attr{}
 		q.lastWQE = false
+		q.resetTransportLocked()
+	case next == RTR && prev == Init:
+		q.rx = recvState{epsn: q.attr.RQPSN, srqSGE: q.rx.srqSGE[:0]}
+	case next == RTS && prev == RTR:
+		q.tx = sendState{next: q.sq.tail, assigned: q.sq.tail, psn: q.attr.SQPSN,
+			retryLeft: q.attr.RetryCnt, rnrLeft: q.attr.RNRRetry}
+	case next == RTS && prev == SQE:
+		q.tx.halted = false
+		q.scheduleLocked()
+	case next == RTS && prev == SQD:
+		q.tx.drainOwed = false
+		q.scheduleLocked() // QP-39: what waited in SQD starts now
 	case next == SQD && prev != SQD:
-		if q.attr.EnSQDAsyncNotify && q.cfg.Async != nil {
-			q.cfg.Async.RaiseLocked(notify.EventSQDrained, q, &q.tally, 0)
-		}
+		q.tx.drainOwed = q.attr.EnSQDAsyncNotify || q.cfg.Transport.AlwaysSQDrained
+		q.drainCheckLocked()
 	}
+	if next == RTS || next == SQD {
+		// Attribute changes (retry counts, timeouts) apply from now on.
+		q.tx.retryLeft, q.tx.rnrLeft = q.attr.RetryCnt, q.attr.RNRRetry
+	}
+	q.settleLocked()
 	return nil
 }
 
@@ -71,5 +87,7 @@ func (q *QP) SetErrorLocked() {
 		return
 	}
 	q.state = Err
+	q.traceLocked("state ERR", "an error moved the QP to ERR")
+	q.stopTimersLocked()
 	q.flushLocked()
 }

@@ -66,6 +66,11 @@ type Config struct {
 	Policy    Policy // readings of the implementation-defined rules
 	Lock      *sync.Mutex
 	Memory    Memory             // for inline payloads; nil: inline sends fail with EFAULT
+	// Host connects the QP to an adapter and a fabric; nil: work requests
+	// stay queued until flushed (the local HCA without a transport).
+	Host Host
+	// Transport holds the readings of the transport rules.
+	Transport TransportPolicy
 	Async     *notify.AsyncQueue // receives the QP's async events
 	PD        any                // the protection domain, for Query
 	OnDestroy func()             // called under the lock when the QP is destroyed
@@ -99,6 +104,10 @@ type QP struct {
 	stats Stats
 	// lastWQE is set once QP_LAST_WQE_REACHED has been raised; reset clears it.
 	lastWQE bool
+	// The transport: requester and responder state, and the timers.
+	tx     sendState
+	rx     recvState
+	timers [2]Timer
 }
 
 // Stats counts what happened to a QP.
@@ -180,6 +189,15 @@ func NewLocked(cfg Config) (*QP, error) {
 		sq:    newWQ(int(real.MaxSendWR), int(real.MaxSendSGE), int(real.MaxInlineData)),
 		rq:    newWQ(int(real.MaxRecvWR), int(real.MaxRecvSGE), 0),
 		cfg:   cfg,
+	}
+	for k := range q.timers {
+		q.timers[k] = Timer{QP: q, Kind: TimerKind(k), Index: -1}
+	}
+	if in.SRQ != nil {
+		q.rx.srqSGE = make([]SGE, 0, in.SRQ.maxSGE())
+	}
+	if cfg.Memory == nil && cfg.Host != nil {
+		q.cfg.Memory = cfg.Host
 	}
 	return q, nil
 }
@@ -269,7 +287,7 @@ func (q *QP) Query() (Attr, InitAttr, error) {
 	a := q.attr
 	a.QPState, a.CurQPState = q.state, q.state
 	a.Cap = q.cap
-	a.SQDraining = false
+	a.SQDraining = q.drainingLocked()
 	init := q.init
 	init.Cap = q.cap
 	return a, init, nil
@@ -296,6 +314,7 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 		return verr.New(verbDestroy, syscall.EINVAL, "the QP has been destroyed")
 	case live:
 		q.life = destroying
+		q.stopTimersLocked()
 		q.sq.reset()
 		q.rq.reset()
 		q.init.SendCQ.UnrefLocked()
@@ -324,4 +343,13 @@ func (q *QP) Destroyed() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.life != live
+}
+
+// PD returns the protection domain the QP was created in (ibv_qp.pd), as
+// the creator gave it.
+func (q *QP) PD() any {
+	if q == nil {
+		return nil
+	}
+	return q.cfg.PD
 }

@@ -74,11 +74,19 @@ func (q *QP) PostSend(wrs []SendWR) (int, error) {
 	}
 	if q.state == Err || q.state == SQE {
 		defer q.flushSendLocked() // also what was posted before a bad request
+	} else {
+		defer q.settleLocked()
 	}
 	for i := range wrs {
 		if err := q.postSendLocked(&wrs[i]); err != nil {
+			if i > 0 {
+				q.scheduleLocked()
+			}
 			return i, err
 		}
+	}
+	if len(wrs) > 0 {
+		q.scheduleLocked()
 	}
 	return len(wrs), nil
 }
@@ -141,6 +149,7 @@ func (q *QP) postSendLocked(w *SendWR) error {
 	e.sge = sge
 	e.inline = payload
 	e.signaled = q.init.SQSigAll || w.Flags&SendSignaled != 0
+	e.psn, e.npkts, e.got, e.fin, e.status = 0, 0, 0, false, wc.Success
 	q.stats.SendPosted++
 	return nil
 }

@@ -302,3 +302,6 @@ func (s *SRQ) DestroyContext(ctx context.Context) error {
 	s.life = destroyed
 	return nil
 }
+
+// maxSGE is the number of SGEs a receive WR of the SRQ may have.
+func (s *SRQ) maxSGE() int { return int(s.attr.MaxSGE) }

@@ -1,5 +1,7 @@
 package qp
 
+import "github.com/verbsim/verbsim/sim/wc"
+
 // A work queue (send or receive) is a ring of slots indexed by a sequence
 // number that never goes back, not even when the QP is reset. Slots
 // [retired, tail) are occupied: [retired, done) have completed or been
@@ -26,6 +28,13 @@ type wqe struct {
 	sge      []SGE  // capacity maxSGE
 	inline   []byte // capacity max_inline_data; the captured payload
 	signaled bool
+	// Transport state of a send WR: its first PSN and how many it uses,
+	// the READ responses received, whether it has finished and how.
+	psn    uint32
+	npkts  uint32
+	got    uint32
+	fin    bool
+	status wc.Status
 }
 
 func newWQ(depth, maxSGE, maxInline int) wq {

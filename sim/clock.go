@@ -1,0 +1,244 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"syscall"
+	"time"
+
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/trace"
+	"github.com/verbsim/verbsim/sim/verr"
+)
+
+// This file is the fabric's control surface for the engine: the clock, the
+// modes, faults, link state and the trace. docs/time.md explains when
+// timers fire in each mode.
+
+// Mode returns the execution mode.
+func (f *Fabric) Mode() Mode { return f.eng.mode }
+
+// Now returns the virtual time in ticks (one tick is one nanosecond of
+// simulated time).
+func (f *Fabric) Now() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.eng.now
+}
+
+// Step runs one ready engine event, chosen by the schedule, and reports
+// whether there was one. It never moves the clock.
+func (f *Fabric) Step() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.eng.stepLocked()
+}
+
+// Stabilize runs ready events until none is left at the current tick and
+// returns how many ran. It never moves the clock.
+func (f *Fabric) Stabilize() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.eng.stabilizeLocked()
+}
+
+// Tick moves the clock n ticks forward. Every timer and delayed packet due
+// on the way runs at its own tick, and the engine stabilizes after each,
+// and at the end.
+func (f *Fabric) Tick(n uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.eng.advanceLocked(f.eng.now + n)
+}
+
+// AdvanceToNext stabilizes, then moves the clock to the next timer or
+// delayed packet and runs what is due there. It reports false when nothing
+// is pending, and the clock does not move.
+func (f *Fabric) AdvanceToNext() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.eng
+	e.stabilizeLocked()
+	at, ok := e.nextDue()
+	if !ok {
+		return false
+	}
+	e.advanceLocked(max(at, e.now))
+	return true
+}
+
+// RunUntilIdle advances the clock from timer to timer until nothing is
+// pending at all, or until limit ticks have passed (0: no limit). It
+// reports whether the engine is idle. With retry timers armed against a
+// silent peer this runs to RETRY_EXC_ERR; with rnr_retry = 7 against a
+// peer that never posts a receive it never ends, hence the limit.
+func (f *Fabric) RunUntilIdle(limit uint64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.eng
+	end := e.now + limit
+	for {
+		e.stabilizeLocked()
+		at, ok := e.nextDue()
+		if !ok {
+			return true
+		}
+		if limit != 0 && at > end {
+			e.advanceLocked(end)
+			return false
+		}
+		e.advanceLocked(max(at, e.now))
+	}
+}
+
+// Pending returns the number of engine events ready now and in the future
+// (armed timers and delayed packets).
+func (f *Fabric) Pending() (ready, future int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.eng
+	return e.pending(), len(e.later) + len(e.timers)
+}
+
+// SetFaults replaces the packet faults.
+func (f *Fabric) SetFaults(x Faults) error {
+	if err := x.validate(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.eng.faults = x
+	if f.eng.tracing() {
+		f.eng.record("fabric", fmt.Sprintf("faults drop=%v duplicate=%v delay=%v", x.Drop, x.Duplicate, x.Delay), "")
+	}
+	return nil
+}
+
+// Stats returns what the engine has done so far.
+func (f *Fabric) Stats() EngineStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.eng.stats
+}
+
+// TraceRecords returns a copy of the trace, or nil when the fabric has
+// none.
+func (f *Fabric) TraceRecords() []trace.Record {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.eng.log == nil {
+		return nil
+	}
+	return f.eng.log.Records()
+}
+
+// WriteTrace writes the trace as text, one record per line.
+func (f *Fabric) WriteTrace(w io.Writer) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.eng.log == nil {
+		return nil
+	}
+	return f.eng.log.WriteText(w)
+}
+
+// SetPortState takes port n (1-based) of the device down or up, as a cable
+// pull would (a link flap). Packets to and from a down port are lost, so RC
+// peers retry and eventually fail (XFER-10); every open context of the
+// device receives IBV_EVENT_PORT_ERR or IBV_EVENT_PORT_ACTIVE with the port
+// number (ASYNC-16). Setting the state a port already has does nothing.
+func (d *Device) SetPortState(n uint8, up bool) error {
+	const verb = "set_port_state"
+	if d == nil || n == 0 || int(n) > len(d.ports) {
+		return verr.Errorf(verb, syscall.EINVAL, "no port %d", n)
+	}
+	f := d.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := d.ports[n-1]
+	state, ev := PortDown, notify.EventPortErr
+	if up {
+		state, ev = PortActive, notify.EventPortActive
+	}
+	if p.attr.State == state {
+		return nil
+	}
+	p.attr.State = state
+	if f.eng.tracing() {
+		f.eng.record(fmt.Sprintf("%s/port %d", d.name, n), "link "+state.String(), "fault: link flap")
+	}
+	for _, c := range d.contexts {
+		c.async.RaiseLocked(ev, nil, nil, n)
+	}
+	return nil
+}
+
+// Close stops the background goroutine of a Background fabric and waits
+// for it to end. The fabric's objects stay usable; the clock then moves
+// only through Tick and its relatives. Closing twice does nothing.
+func (f *Fabric) Close() error {
+	f.mu.Lock()
+	b := f.eng.bg
+	f.eng.bg = nil
+	f.mu.Unlock()
+	if b != nil {
+		close(b.stop)
+		<-b.done
+	}
+	return nil
+}
+
+// background drives a Background fabric's clock from the wall clock.
+type background struct {
+	stop  chan struct{}
+	kickc chan struct{}
+	done  chan struct{}
+}
+
+// kick wakes the goroutine to recompute its next deadline.
+func (b *background) kick() {
+	select {
+	case b.kickc <- struct{}{}:
+	default:
+	}
+}
+
+func (f *Fabric) startBackground(dur time.Duration) {
+	if dur <= 0 {
+		dur = time.Nanosecond
+	}
+	b := &background{stop: make(chan struct{}), kickc: make(chan struct{}, 1), done: make(chan struct{})}
+	f.eng.bg = b
+	go f.runBackground(b, dur)
+}
+
+func (f *Fabric) runBackground(b *background, dur time.Duration) {
+	defer close(b.done)
+	start := time.Now()
+	var base uint64
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		f.mu.Lock()
+		e := f.eng
+		target := base + uint64(time.Since(start)/dur)
+		if e.now > target {
+			base += e.now - target // Tick was called: keep the mapping monotonic
+			target = e.now
+		}
+		e.advanceLocked(target)
+		at, ok := e.nextDue()
+		f.mu.Unlock()
+		wait := time.Hour
+		if ok {
+			wait = min(time.Duration(at-target)*dur, time.Hour)
+		}
+		t.Reset(wait)
+		select {
+		case <-b.stop:
+			return
+		case <-b.kickc:
+		case <-t.C:
+		}
+	}
+}

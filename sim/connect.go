@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/verr"
+)
+
+// ConnectOptions are the attributes Connect gives both QPs. Zero fields
+// take the defaults in parentheses.
+type ConnectOptions struct {
+	Port        uint8          // local port of both QPs (1)
+	PathMTU     MTU            // path_mtu (the smaller active MTU of the two ports)
+	Access      qp.AccessFlags // qp_access_flags (REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC)
+	Timeout     uint8          // local ACK timeout code (14: about 67 ms)
+	RetryCnt    uint8          // retry_cnt (7)
+	RNRRetry    uint8          // rnr_retry (7: without limit)
+	MinRNRTimer uint8          // min_rnr_timer (12: 0.64 ms)
+	RDAtomic    uint8          // max_rd_atomic and max_dest_rd_atomic (16)
+	// NoDefaults keeps zero values as zero (for Timeout, RetryCnt,
+	// RNRRetry, MinRNRTimer, RDAtomic and Access), to test those rules.
+	NoDefaults bool
+	SQPSN      uint32 // the first PSN of a's send queue; b's is SQPSN+1000
+}
+
+// Connect takes two RC or UC QPs from RESET to RTS, each connected to the
+// other: the exchange of QP numbers, PSNs and addresses that rdma_cm or an
+// out-of-band socket does in a real program, followed by the three
+// ibv_modify_qp calls per QP. a and b may be on different devices of the
+// fabric, including two QPs of one device (loopback).
+func Connect(a, b *QP, o ConnectOptions) error {
+	const verb = "connect"
+	if a == nil || b == nil || a == b || a.Type() != b.Type() || a.Type() == qp.UD {
+		return verr.New(verb, syscall.EINVAL, "two distinct QPs of the same connected type (RC or UC) are needed")
+	}
+	if o.Port == 0 {
+		o.Port = 1
+	}
+	if !o.NoDefaults {
+		def := func(p *uint8, v uint8) {
+			if *p == 0 {
+				*p = v
+			}
+		}
+		def(&o.Timeout, 14)
+		def(&o.RetryCnt, 7)
+		def(&o.RNRRetry, 7)
+		def(&o.MinRNRTimer, 12)
+		def(&o.RDAtomic, 16)
+		if o.Access == 0 {
+			o.Access = qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic
+		}
+	}
+	if a.Type() == qp.UC {
+		o.Access &= qp.AccessRemoteWrite | qp.AccessLocalWrite
+	}
+	pa, err := qpPort(a, o.Port)
+	if err != nil {
+		return err
+	}
+	pb, err := qpPort(b, o.Port)
+	if err != nil {
+		return err
+	}
+	if o.PathMTU == 0 {
+		o.PathMTU = min(pa.attr.ActiveMTU, pb.attr.ActiveMTU)
+	}
+	return errors.Join(
+		toRTS(a, b.Num(), pb, o, o.SQPSN, o.SQPSN+1000),
+		toRTS(b, a.Num(), pa, o, o.SQPSN+1000, o.SQPSN),
+	)
+}
+
+// qpPort finds port n of q's device.
+func qpPort(q *QP, n uint8) (*port, error) {
+	pd, _ := q.PD().(*PD)
+	if pd == nil || n == 0 || int(n) > len(pd.ctx.dev.ports) {
+		return nil, verr.Errorf("connect", syscall.EINVAL, "QP %#x has no port %d", q.Num(), n)
+	}
+	return pd.ctx.dev.ports[n-1], nil
+}
+
+func toRTS(q *QP, remote uint32, rp *port, o ConnectOptions, sqpsn, rqpsn uint32) error {
+	av := qp.AHAttr{DLID: rp.attr.LID, PortNum: o.Port}
+	if rp.attr.LinkLayer == LinkLayerEthernet || rp.attr.LID == 0 {
+		av.IsGlobal = true
+		av.GRH = qp.GlobalRoute{DGID: rp.gids[0], HopLimit: 64}
+	}
+	rtr := qp.AttrState | qp.AttrAV | qp.AttrPathMTU | qp.AttrDestQPN | qp.AttrRQPSN
+	rts := qp.AttrState | qp.AttrSQPSN
+	if q.Type() == qp.RC {
+		rtr |= qp.AttrMaxDestRDAtomic | qp.AttrMinRNRTimer
+		rts |= qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRDAtomic
+	}
+	return errors.Join(
+		q.Modify(&qp.Attr{QPState: qp.Init, PortNum: o.Port, QPAccessFlags: o.Access},
+			qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags),
+		q.Modify(&qp.Attr{QPState: qp.RTR, PathMTU: o.PathMTU, DestQPNum: remote, RQPSN: rqpsn,
+			MaxDestRDAtomic: o.RDAtomic, MinRNRTimer: o.MinRNRTimer, AHAttr: av}, rtr),
+		q.Modify(&qp.Attr{QPState: qp.RTS, SQPSN: sqpsn, Timeout: o.Timeout, RetryCnt: o.RetryCnt,
+			RNRRetry: o.RNRRetry, MaxRDAtomic: o.RDAtomic}, rts),
+	)
+}
+
+// ReadyUD takes a UD QP from RESET to RTS on port 1 with Q_Key qkey.
+func ReadyUD(q *QP, qkey uint32) error {
+	if q == nil || q.Type() != qp.UD {
+		return verr.New("ready_ud", syscall.EINVAL, "a UD QP is needed")
+	}
+	return errors.Join(
+		q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1, QKey: qkey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey),
+		q.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState),
+		q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState|qp.AttrSQPSN),
+	)
+}

@@ -1,0 +1,484 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/trace"
+)
+
+// Mode says who drives the engine (DESIGN.md §2).
+type Mode uint8
+
+// The execution modes.
+const (
+	// Auto: after every verb call that gives the engine work, the engine
+	// runs until nothing is ready at the current tick. Virtual time passes
+	// only through Tick, RunUntilIdle or AdvanceToNext.
+	Auto Mode = iota
+	// Manual: nothing runs until Step, Stabilize, Tick, RunUntilIdle or
+	// AdvanceToNext is called; the scheduler picks among ready events.
+	Manual
+	// Background: like Auto, and a goroutine also advances virtual time
+	// with the wall clock (Config.TickDuration per tick), so timers fire
+	// on their own. Close stops it.
+	Background
+)
+
+var modeNames = [...]string{"auto", "manual", "background"}
+
+// String returns "auto", "manual" or "background".
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// Schedule is how the engine picks the next ready event.
+type Schedule uint8
+
+// The schedules.
+const (
+	// FIFO runs ready events in the order they became ready.
+	FIFO Schedule = iota
+	// Random picks a ready event with the fabric's seeded source; the same
+	// seed and calls give the same order.
+	Random
+)
+
+// EventKind is the kind of an engine event.
+type EventKind uint8
+
+// The engine events.
+const (
+	EventRun    EventKind = iota // a requester has work to start
+	EventPacket                  // a packet arrives
+	EventTimer                   // a QP timer fires
+)
+
+var eventKindNames = [...]string{"run", "packet", "timer"}
+
+// String names the kind.
+func (k EventKind) String() string {
+	if int(k) < len(eventKindNames) {
+		return eventKindNames[k]
+	}
+	return fmt.Sprintf("EventKind(%d)", uint8(k))
+}
+
+// ReadyEvent describes an event ready to run, for a Chooser.
+type ReadyEvent struct {
+	Kind   EventKind
+	Seq    uint64        // the order in which it was created
+	Device string        // the device it happens on
+	QPN    uint32        // the QP it runs on or is addressed to
+	Packet qp.PacketKind // for EventPacket
+	PSN    uint32        // for EventPacket
+}
+
+// Chooser picks the next event among ready ones (at least one): it returns
+// an index into ready. It replaces the Schedule, which is how a schedule
+// explorer drives the engine. It runs under the fabric's lock and must not
+// call verbs.
+type Chooser func(ready []ReadyEvent) int
+
+// event is one engine event.
+type event struct {
+	kind  EventKind
+	seq   uint64
+	at    uint64 // for delayed packets
+	q     *qp.QP // EventRun
+	timer *qp.Timer
+	pkt   *qp.Packet
+	dst   *port // EventPacket: the port it arrives at
+	dev   *Device
+}
+
+// engine is the discrete-event core of a fabric. Every field is guarded by
+// the fabric's lock.
+type engine struct {
+	f       *Fabric
+	mode    Mode
+	now     uint64
+	seq     uint64
+	ready   []event // events ready at now; [head:] are pending
+	head    int
+	later   eventHeap // delayed packets
+	timers  timerHeap
+	pool    []*qp.Packet
+	rng     *rand.Rand
+	sched   Schedule
+	chooser Chooser
+	scratch []ReadyEvent
+	running bool
+	faults  Faults
+	log     *trace.Log
+	stats   EngineStats
+	bg      *background
+}
+
+// EngineStats counts what the engine did.
+type EngineStats struct {
+	Events     uint64 // events run
+	Packets    uint64 // packets put on the wire
+	Delivered  uint64 // packets that reached a QP
+	Dropped    uint64 // packets lost: faults, down links, no route, no QP
+	Duplicated uint64 // packets duplicated by a fault
+	Delayed    uint64 // packets delayed by a fault
+	Timers     uint64 // timers fired
+}
+
+func newEngine(f *Fabric, cfg Config) *engine {
+	seed := cfg.Seed
+	e := &engine{
+		f:       f,
+		mode:    cfg.Mode,
+		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		sched:   cfg.Schedule,
+		chooser: cfg.Chooser,
+		faults:  cfg.Faults,
+		log:     cfg.Trace,
+	}
+	return e
+}
+
+// next returns a fresh sequence number.
+func (e *engine) next() uint64 { e.seq++; return e.seq }
+
+// push makes ev ready now.
+func (e *engine) push(ev event) {
+	if e.head > 0 && e.head == len(e.ready) {
+		e.ready, e.head = e.ready[:0], 0
+	}
+	e.ready = append(e.ready, ev)
+}
+
+// pending is the number of events ready now.
+func (e *engine) pending() int { return len(e.ready) - e.head }
+
+// pick removes and returns the next ready event.
+func (e *engine) pick() event {
+	i := e.head
+	if n := e.pending(); n > 1 {
+		switch {
+		case e.chooser != nil:
+			e.scratch = e.scratch[:0]
+			for _, ev := range e.ready[e.head:] {
+				e.scratch = append(e.scratch, e.describe(&ev))
+			}
+			c := e.chooser(e.scratch)
+			if c < 0 || c >= n {
+				c = 0
+			}
+			i += c
+		case e.sched == Random:
+			i += e.rng.IntN(n)
+		}
+	}
+	ev := e.ready[i]
+	e.ready[i] = e.ready[e.head]
+	e.ready[e.head] = event{}
+	e.head++
+	if e.head > 64 && e.head*2 > len(e.ready) {
+		n := copy(e.ready, e.ready[e.head:])
+		clear(e.ready[n:])
+		e.ready, e.head = e.ready[:n], 0
+	}
+	return ev
+}
+
+func (e *engine) describe(ev *event) ReadyEvent {
+	r := ReadyEvent{Kind: ev.kind, Seq: ev.seq}
+	switch ev.kind {
+	case EventRun:
+		r.QPN = ev.q.Num()
+	case EventTimer:
+		r.QPN = ev.timer.QP.Num()
+	case EventPacket:
+		r.QPN, r.Packet, r.PSN = ev.pkt.DstQPN, ev.pkt.Kind, ev.pkt.PSN
+	}
+	if ev.dev == nil && ev.timer != nil {
+		ev.dev = e.f.deviceOf(ev.timer.QP)
+	}
+	if ev.dev != nil {
+		r.Device = ev.dev.name
+	}
+	return r
+}
+
+// deviceOf finds the device of a QP, for traces and choosers.
+func (f *Fabric) deviceOf(q *qp.QP) *Device {
+	for _, d := range f.devices {
+		if d.qpByNum[q.Num()] == q {
+			return d
+		}
+	}
+	return nil
+}
+
+// stepLocked runs one ready event; false when none is ready.
+func (e *engine) stepLocked() bool {
+	if e.pending() == 0 {
+		return false
+	}
+	ev := e.pick()
+	e.stats.Events++
+	switch ev.kind {
+	case EventRun:
+		ev.q.RunLocked()
+	case EventTimer:
+		e.stats.Timers++
+		if e.tracing() {
+			e.traceQP(ev.timer.QP, e.f.deviceOf(ev.timer.QP), "timer fired", timerNames[ev.timer.Kind])
+		}
+		ev.timer.QP.TimerLocked(ev.timer.Kind)
+	case EventPacket:
+		e.deliverLocked(ev)
+	}
+	return true
+}
+
+var timerNames = [...]string{qp.TimerRetry: "ACK timeout", qp.TimerRNR: "RNR wait over"}
+
+// stabilizeLocked runs ready events until none is left at the current
+// tick, and returns how many ran.
+func (e *engine) stabilizeLocked() int {
+	if e.running {
+		return 0
+	}
+	e.running = true
+	defer func() { e.running = false }()
+	n := 0
+	for e.stepLocked() {
+		n++
+	}
+	return n
+}
+
+// nextDue returns the tick of the earliest future event.
+func (e *engine) nextDue() (uint64, bool) {
+	at, ok := uint64(0), false
+	if len(e.later) > 0 {
+		at, ok = e.later[0].at, true
+	}
+	if len(e.timers) > 0 && (!ok || e.timers[0].At < at) {
+		at, ok = e.timers[0].At, true
+	}
+	return at, ok
+}
+
+// releaseDue makes every future event due at now ready, in (tick, order)
+// order.
+func (e *engine) releaseDue() {
+	for {
+		lt, lok := uint64(0), false
+		if len(e.later) > 0 && e.later[0].at <= e.now {
+			lt, lok = e.later[0].seq, true
+		}
+		tok := len(e.timers) > 0 && e.timers[0].At <= e.now
+		switch {
+		case lok && (!tok || lt < e.timers[0].Seq):
+			e.push(e.later.pop())
+		case tok:
+			t := e.timers.pop()
+			e.push(event{kind: EventTimer, seq: e.next(), timer: t})
+		default:
+			return
+		}
+	}
+}
+
+// advanceLocked moves the clock forward to target, running every event on
+// the way at its own tick, and stabilizes at target.
+func (e *engine) advanceLocked(target uint64) {
+	e.stabilizeLocked()
+	for {
+		at, ok := e.nextDue()
+		if !ok || at > target {
+			break
+		}
+		if at > e.now {
+			e.now = at
+		}
+		e.releaseDue()
+		e.stabilizeLocked()
+	}
+	if target > e.now {
+		e.now = target
+	}
+}
+
+// settleLocked is the end of a verb: Auto and Background run until idle.
+func (e *engine) settleLocked() {
+	if e.mode != Manual {
+		e.stabilizeLocked()
+	}
+}
+
+// packet pool: the steady state allocates nothing.
+
+func (e *engine) newPacket() *qp.Packet {
+	if n := len(e.pool); n > 0 {
+		p := e.pool[n-1]
+		e.pool = e.pool[:n-1]
+		return p
+	}
+	return &qp.Packet{Payload: make([]byte, 0, 4096)}
+}
+
+func (e *engine) freePacket(p *qp.Packet) {
+	buf := p.Payload[:0]
+	*p = qp.Packet{Payload: buf}
+	e.pool = append(e.pool, p)
+}
+
+func (e *engine) clonePacket(p *qp.Packet) *qp.Packet {
+	c := e.newPacket()
+	buf := append(c.Payload[:0], p.Payload...)
+	*c = *p
+	c.Payload = buf
+	return c
+}
+
+// tracing reports whether records are wanted.
+func (e *engine) tracing() bool { return e.log != nil }
+
+func (e *engine) record(object, what, why string) {
+	e.log.Add(trace.Record{Tick: e.now, Seq: e.next(), Object: object, What: what, Why: why})
+}
+
+func (e *engine) traceQP(q *qp.QP, d *Device, what, why string) {
+	name := "?"
+	if d != nil {
+		name = d.name
+	}
+	e.record(fmt.Sprintf("%s/qp %#x", name, q.Num()), what, why)
+}
+
+// eventHeap orders delayed packets by (at, seq).
+type eventHeap []event
+
+func (h eventHeap) less(i, j int) bool {
+	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].seq < h[j].seq)
+}
+
+func (h *eventHeap) push(ev event) {
+	*h = append(*h, ev)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s.less(i, p) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *eventHeap) pop() event {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s[last] = event{}
+	s = s[:last]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(s) && s.less(l, m) {
+			m = l
+		}
+		if r := l + 1; r < len(s) && s.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}
+
+// timerHeap orders armed timers by (At, Seq) and keeps each timer's Index.
+type timerHeap []*qp.Timer
+
+func (h timerHeap) less(i, j int) bool {
+	return h[i].At < h[j].At || (h[i].At == h[j].At && h[i].Seq < h[j].Seq)
+}
+
+func (h timerHeap) swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].Index, h[j].Index = i, j
+}
+
+func (h timerHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+func (h timerHeap) down(i int) {
+	for {
+		l, m := 2*i+1, i
+		if l < len(h) && h.less(l, m) {
+			m = l
+		}
+		if r := l + 1; r < len(h) && h.less(r, m) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h.swap(i, m)
+		i = m
+	}
+}
+
+func (h *timerHeap) add(t *qp.Timer) {
+	t.Index = len(*h)
+	*h = append(*h, t)
+	h.up(t.Index)
+}
+
+func (h *timerHeap) remove(t *qp.Timer) {
+	i := t.Index
+	if i < 0 || i >= len(*h) || (*h)[i] != t {
+		return
+	}
+	s := *h
+	last := len(s) - 1
+	if i != last {
+		s.swap(i, last)
+	}
+	s[last] = nil
+	*h = s[:last]
+	t.Index = -1
+	if i != last {
+		h.down(i)
+		h.up(i)
+	}
+}
+
+func (h *timerHeap) pop() *qp.Timer {
+	t := (*h)[0]
+	h.remove(t)
+	return t
+}
+
+// armLocked (re)starts t to fire after the given ticks.
+func (e *engine) armLocked(t *qp.Timer, after uint64) {
+	e.timers.remove(t)
+	t.At, t.Seq = e.now+after, e.next()
+	e.timers.add(t)
+	if e.bg != nil {
+		e.bg.kick()
+	}
+}

@@ -1,0 +1,113 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/verbsim/verbsim/sim/qp"
+)
+
+// host connects the QPs of one device to the device's memory and ports and
+// to the fabric's engine: it implements qp.Host. Every method runs under
+// the fabric's lock.
+type host struct{ d *Device }
+
+var _ qp.Host = host{}
+
+func (h host) eng() *engine { return h.d.fabric.eng }
+
+// ReadLocked implements qp.Memory, for inline payloads.
+func (h host) ReadLocked(addr uint64, n uint32) ([]byte, bool) {
+	return deviceMemory(h).ReadLocked(addr, n)
+}
+
+// LocalLocked implements qp.Host.
+func (h host) LocalLocked(pd any, s qp.SGE, write bool) ([]byte, bool) {
+	p, _ := pd.(*PD)
+	need := Access(0)
+	if write {
+		need = qp.AccessLocalWrite
+	}
+	b, f := h.d.lookupLKeyLocked(p, s.LKey, s.Addr, uint64(s.Length), need)
+	return b, f == faultNone
+}
+
+// RemoteLocked implements qp.Host.
+func (h host) RemoteLocked(pd any, rkey uint32, addr uint64, n uint32, need qp.AccessFlags) ([]byte, bool) {
+	p, _ := pd.(*PD)
+	b, f := h.d.lookupRKeyLocked(p, rkey, addr, uint64(n), need)
+	return b, f == faultNone
+}
+
+// InvalidateLocked implements qp.Host (XFER-29).
+func (h host) InvalidateLocked(pd any, rkey uint32) bool {
+	p, _ := pd.(*PD)
+	mr := h.d.mrs.byIndex[rkey>>8]
+	if mr == nil || mr.rkey != rkey || mr.pd != p || mr.invalid {
+		return false
+	}
+	mr.invalid = true
+	return true
+}
+
+// AHLocked implements qp.Host.
+func (h host) AHLocked(ah any) (qp.AHAttr, any, bool) {
+	a, ok := ah.(*AH)
+	if !ok || a == nil || a.dead {
+		return qp.AHAttr{}, nil, false
+	}
+	return a.attr, a.pd, true
+}
+
+// PortLocked implements qp.Host.
+func (h host) PortLocked(n uint8) qp.PortInfo {
+	if n == 0 || int(n) > len(h.d.ports) {
+		return qp.PortInfo{ActiveMTU: qp.MTU256}
+	}
+	a := h.d.ports[n-1].attr
+	return qp.PortInfo{ActiveMTU: a.ActiveMTU, MaxMsgSz: a.MaxMsgSz, Up: a.State == PortActive}
+}
+
+// NewPacketLocked implements qp.Host.
+func (h host) NewPacketLocked() *qp.Packet { return h.eng().newPacket() }
+
+// SendLocked implements qp.Host.
+func (h host) SendLocked(from *qp.QP, p *qp.Packet) { h.eng().sendLocked(h.d, from, p) }
+
+// ScheduleLocked implements qp.Host.
+func (h host) ScheduleLocked(q *qp.QP) {
+	e := h.eng()
+	e.push(event{kind: EventRun, seq: e.next(), q: q, dev: h.d})
+}
+
+// ArmLocked implements qp.Host.
+func (h host) ArmLocked(t *qp.Timer, after uint64) { h.eng().armLocked(t, after) }
+
+// StopLocked implements qp.Host.
+func (h host) StopLocked(t *qp.Timer) { h.eng().timers.remove(t) }
+
+// SettleLocked implements qp.Host.
+func (h host) SettleLocked() { h.eng().settleLocked() }
+
+// TracingLocked implements qp.Host.
+func (h host) TracingLocked() bool { return h.eng().tracing() }
+
+// TraceLocked implements qp.Host.
+func (h host) TraceLocked(q *qp.QP, what, why string) { h.eng().traceQP(q, h.d, what, why) }
+
+// describePacket renders a packet for the trace.
+func describePacket(p *qp.Packet) string {
+	s := fmt.Sprintf("%v %s psn=%d", p.Transport, p.Kind, p.PSN)
+	switch p.Kind {
+	case qp.PktAck:
+		s = fmt.Sprintf("%v %s psn=%d", p.Transport, p.Syndrome, p.PSN)
+	case qp.PktSend, qp.PktWrite, qp.PktReadResp:
+		s += fmt.Sprintf(" len=%d", len(p.Payload))
+		if p.First {
+			s += " first"
+		}
+		if p.Last {
+			s += " last"
+		}
+	}
+	return s
+}

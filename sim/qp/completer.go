@@ -1,0 +1,362 @@
+package qp
+
+import (
+	"encoding/binary"
+
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// completeLocked retires the send WRs that have finished, oldest first
+// (CQ-18): a successful one produces a completion if it is signaled
+// (CQ-19, QP-05); a failed one always does (CQ-21) and takes the QP to its
+// error state, whose flush completes every later WR (FLUSH-03). An
+// unsignaled WR that succeeds produces nothing; the next signaled
+// completion covers it (CQ-20).
+func (q *QP) completeLocked() {
+	progress := false
+	for q.sq.done < q.tx.next && q.life == live {
+		e := q.sq.slot(q.sq.done)
+		if !e.fin {
+			break
+		}
+		if e.status != wc.Success {
+			w := wc.WC{WRID: e.wr.WRID, Status: e.status, QPNum: q.num}
+			seq := q.sq.done
+			q.sq.done++
+			q.pushSendLocked(&w, seq)
+			q.traceLocked("send WR failed", e.status.Name())
+			q.sendErrorLocked()
+			return
+		}
+		seq := q.sq.done
+		q.sq.done++
+		progress = true
+		if isRdAtomic(e.wr.Opcode) {
+			q.tx.rdInFlight--
+		}
+		if e.signaled {
+			op, _ := e.wr.Opcode.SendCompletion()
+			w := wc.WC{WRID: e.wr.WRID, Opcode: op, QPNum: q.num, ByteLen: uint32(e.msgLen())}
+			if q.cfg.Transport.SendWCImm && e.wr.Opcode.HasImm() {
+				w.WCFlags, w.ImmData = wc.WithImm, e.wr.Imm // WC-13 (B)
+			}
+			q.pushSendLocked(&w, seq)
+		}
+	}
+	if q.tx.next == q.sq.done {
+		if h := q.cfg.Host; h != nil {
+			h.StopLocked(&q.timers[TimerRetry])
+		}
+	}
+	q.drainCheckLocked()
+	if progress && q.tx.next < q.sq.tail && !q.tx.halted && !q.tx.rnrWait {
+		q.scheduleLocked() // a FENCE or rd_atomic wait may be over
+	}
+}
+
+// pushSendLocked adds a send-side completion; an overrun applies CQ-24.
+func (q *QP) pushSendLocked(w *wc.WC, seq uint64) {
+	overrun, _ := q.init.SendCQ.PushWQELocked(w, false, &q.sq, seq)
+	if overrun {
+		q.stats.CQOverruns++
+		if !q.cfg.Transport.OverrunSendIgnored {
+			q.SetErrorLocked() // CQ-24 (A)
+		}
+	}
+}
+
+// pushRecvLocked adds a receive completion; an overrun moves the QP to ERR
+// under every reading (CQ-24). r is the receive queue, or nil for a WR
+// taken from an SRQ, whose slot is already free.
+func (q *QP) pushRecvLocked(w *wc.WC, solicited bool, r Retirer, seq uint64) {
+	overrun, _ := q.init.RecvCQ.PushWQELocked(w, solicited, r, seq)
+	if overrun {
+		q.stats.CQOverruns++
+		q.SetErrorLocked()
+	}
+}
+
+// sendErrorLocked moves the QP to the state a send error leads to: ERR for
+// RC (FLUSH-09), SQE for UD and UC unless the profile has no SQE
+// (FLUSH-10), flushing the send queue either way.
+func (q *QP) sendErrorLocked() {
+	if q.typ == RC || q.cfg.Transport.NoSQE || q.state == Err {
+		q.SetErrorLocked()
+		return
+	}
+	if q.state == SQE {
+		return
+	}
+	q.state = SQE
+	q.traceLocked("state SQE", "send error on a UD/UC QP (FLUSH-10)")
+	q.stopTimersLocked()
+	q.flushSendLocked()
+}
+
+func (q *QP) stopTimersLocked() {
+	if h := q.cfg.Host; h != nil {
+		h.StopLocked(&q.timers[TimerRetry])
+		h.StopLocked(&q.timers[TimerRNR])
+	}
+}
+
+// drainCheckLocked ends an SQD drain when nothing is in flight: SQ_DRAINED
+// is raised if it was asked for (ASYNC-13).
+func (q *QP) drainCheckLocked() {
+	if q.state != SQD || !q.tx.drainOwed || q.tx.next != q.sq.done {
+		return
+	}
+	q.tx.drainOwed = false
+	if q.cfg.Async != nil {
+		q.cfg.Async.RaiseLocked(notify.EventSQDrained, q, &q.tally, 0)
+	}
+}
+
+// drainingLocked reports whether an SQD drain is in progress: WRs that had
+// started are still unanswered (QP-23, QP-39).
+func (q *QP) drainingLocked() bool { return q.state == SQD && q.tx.next > q.sq.done }
+
+// ackLocked marks finished every WR whose last PSN is at or before psn,
+// unless it waits for response data. A READ or atomic that an ACK passes
+// without its response lost that response: the requester goes back to it.
+func (q *QP) ackLocked(psn uint32) (progress bool) {
+	for seq := q.sq.done; seq < q.tx.next; seq++ {
+		e := q.sq.slot(seq)
+		if e.fin {
+			continue
+		}
+		last := psnAdd(e.psn, e.npkts-1)
+		if psnDiff(last, psn) > 0 {
+			break
+		}
+		if isRdAtomic(e.wr.Opcode) {
+			q.rewindLocked(e.psn)
+			break
+		}
+		e.fin = true
+		progress = true
+	}
+	return progress
+}
+
+// ReceiveLocked handles a packet that the engine delivers to q: a request
+// for the responder, or an ACK or response for the requester.
+//
+// Precondition: the domain lock is held.
+func (q *QP) ReceiveLocked(p *Packet) {
+	if q.life != live || q.cfg.Host == nil {
+		return
+	}
+	switch p.Kind {
+	case PktSend, PktWrite, PktReadReq, PktAtomic:
+		q.respondLocked(p)
+	default:
+		q.completerLocked(p)
+	}
+}
+
+// completerLocked handles ACKs, NAKs and responses at an RC requester.
+func (q *QP) completerLocked(p *Packet) {
+	if q.typ != RC || (q.state != RTS && q.state != SQD) {
+		return
+	}
+	if p.SrcQPN != q.attr.DestQPNum {
+		return // XFER-27
+	}
+	t := &q.tx
+	switch p.Kind {
+	case PktAck:
+		switch p.Syndrome {
+		case SynACK:
+			if q.ackLocked(p.PSN) {
+				q.progressLocked()
+			}
+		case SynSeqErr:
+			q.ackLocked(psnAdd(p.PSN, psnMask)) // everything before p.PSN
+			q.rewindLocked(p.PSN)
+			q.scheduleLocked()
+		case SynRNR:
+			q.ackLocked(psnAdd(p.PSN, psnMask))
+			if t.rnrLeft == 0 {
+				q.failLocked(wc.RNRRetryExcErr)
+				break
+			}
+			if t.rnrLeft != 7 {
+				t.rnrLeft--
+			}
+			q.rewindLocked(p.PSN)
+			t.rnrWait = true
+			q.traceLocked("RNR wait", "XFER-07/08: the responder's min_rnr_timer")
+			q.cfg.Host.StopLocked(&q.timers[TimerRetry])
+			q.cfg.Host.ArmLocked(&q.timers[TimerRNR], RNRTicks(p.RNRTimer))
+		default:
+			q.ackLocked(psnAdd(p.PSN, psnMask))
+			st := wc.RemInvReqErr
+			switch p.Syndrome {
+			case SynRemAccess:
+				st = wc.RemAccessErr
+			case SynRemOp:
+				st = wc.RemOpErr
+			}
+			q.failLocked(st)
+		}
+	case PktReadResp, PktAtomicAck:
+		q.responseLocked(p)
+	}
+	q.completeLocked()
+}
+
+// ackedPSNLocked returns the first PSN of the oldest unfinished WR.
+func (q *QP) ackedPSNLocked() uint32 {
+	for seq := q.sq.done; seq < q.tx.next; seq++ {
+		if e := q.sq.slot(seq); !e.fin {
+			return e.psn
+		}
+	}
+	return q.tx.psn
+}
+
+// progressLocked restores the retry budgets and restarts the ACK timer
+// after an ACK or response moved things on.
+func (q *QP) progressLocked() {
+	q.tx.retryLeft, q.tx.rnrLeft = q.attr.RetryCnt, q.attr.RNRRetry
+	h := q.cfg.Host
+	h.StopLocked(&q.timers[TimerRetry])
+	if q.tx.next > q.sq.done && q.attr.Timeout != 0 {
+		h.ArmLocked(&q.timers[TimerRetry], TimeoutTicks(q.attr.Timeout))
+	}
+}
+
+// responseLocked places READ response data and atomic results.
+func (q *QP) responseLocked(p *Packet) {
+	for seq := q.sq.done; seq < q.tx.next; seq++ {
+		e := q.sq.slot(seq)
+		if e.fin || !isRdAtomic(e.wr.Opcode) {
+			continue
+		}
+		if psnAdd(e.psn, e.got) != p.PSN {
+			// Not the response this WR waits for next: a duplicate or one
+			// after a loss. Lost data is asked for again on timeout.
+			if psnDiff(p.PSN, e.psn) >= 0 && psnDiff(p.PSN, psnAdd(e.psn, e.npkts-1)) <= 0 {
+				return
+			}
+			continue
+		}
+		// Everything before this WR is implicitly acknowledged.
+		if q.ackLocked(psnAdd(e.psn, psnMask)) {
+			q.progressLocked()
+		}
+		if p.Kind == PktAtomicAck {
+			var b [8]byte
+			binary.NativeEndian.PutUint64(b[:], p.Orig)
+			q.scatterSendLocked(e, 0, b[:])
+			e.fin = true
+		} else {
+			mtu := uint64(q.mtuLocked())
+			if !q.scatterSendLocked(e, uint64(e.got)*mtu, p.Payload) {
+				e.status, e.fin = wc.LocProtErr, true
+				return
+			}
+			e.got++
+			if e.got == e.npkts {
+				e.fin = true
+			}
+		}
+		q.progressLocked()
+		return
+	}
+}
+
+// scatterSendLocked writes READ or atomic result bytes at offset off of e's
+// local SGEs, which must grant LOCAL_WRITE (MR-03).
+func (q *QP) scatterSendLocked(e *wqe, off uint64, src []byte) bool {
+	return scatter(q.cfg.Host, q.cfg.PD, e.wr.SGList, off, src)
+}
+
+// scatter writes src at offset off of the buffer an SGE list describes.
+func scatter(h Host, pd any, sges []SGE, off uint64, src []byte) bool {
+	for _, s := range sges {
+		if len(src) == 0 {
+			return true
+		}
+		if off >= uint64(s.Length) {
+			off -= uint64(s.Length)
+			continue
+		}
+		b, ok := h.LocalLocked(pd, s, true)
+		if !ok {
+			return false
+		}
+		n := copy(b[off:], src)
+		src = src[n:]
+		off = 0
+	}
+	return len(src) == 0
+}
+
+// failLocked completes the oldest unfinished WR with st; the QP goes to
+// ERR when the completer reaches it (FLUSH-03). An RNR or a NAK names the
+// oldest unacknowledged PSN, which belongs to that WR.
+func (q *QP) failLocked(st wc.Status) {
+	for seq := q.sq.done; seq < q.tx.next; seq++ {
+		e := q.sq.slot(seq)
+		if e.fin {
+			continue
+		}
+		e.status, e.fin = st, true
+		q.tx.halted = true
+		return
+	}
+}
+
+// rewindLocked makes the requester transmit again from psn (go-back-N):
+// from the oldest unfinished WR, and within it from psn when psn falls in
+// a SEND or WRITE. A READ or atomic is always asked for again whole.
+func (q *QP) rewindLocked(psn uint32) {
+	for seq := q.sq.done; seq < q.tx.next; seq++ {
+		e := q.sq.slot(seq)
+		if e.fin {
+			continue
+		}
+		q.tx.next, q.tx.nextPkt = seq, 0
+		if d := psnDiff(psn, e.psn); d > 0 && d < int32(e.npkts) && !isRdAtomic(e.wr.Opcode) {
+			q.tx.nextPkt = uint32(d)
+		}
+		return
+	}
+}
+
+// TimerLocked handles the expiry of one of q's timers (the engine calls
+// it).
+//
+// Precondition: the domain lock is held.
+func (q *QP) TimerLocked(k TimerKind) {
+	if q.life != live || q.typ != RC || (q.state != RTS && q.state != SQD) {
+		return
+	}
+	t := &q.tx
+	switch k {
+	case TimerRNR:
+		t.rnrWait = false
+		q.traceLocked("RNR timer fired", "retry the message (XFER-07)")
+		q.RunLocked()
+	case TimerRetry:
+		if t.next == q.sq.done {
+			return
+		}
+		infinite := q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7
+		if t.retryLeft == 0 && !infinite {
+			q.traceLocked("retries exhausted", "XFER-10")
+			q.failLocked(wc.RetryExcErr)
+			q.completeLocked()
+			return
+		}
+		if !infinite {
+			t.retryLeft--
+		}
+		q.traceLocked("ACK timeout", "retransmit (XFER-10)")
+		q.rewindLocked(q.ackedPSNLocked())
+		q.RunLocked()
+	}
+}

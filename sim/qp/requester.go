@@ -1,0 +1,317 @@
+package qp
+
+import (
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// sendState is the requester side of a QP: which send WRs have started,
+// the PSNs they use, and the retry budgets. Send WRs of the queue move
+// through three ranges: [sq.done, next) have been transmitted and wait for
+// their ACK or response, [next, tail) wait to be transmitted. assigned
+// marks how far PSNs have been given out: a rewind (retransmission) moves
+// next back, never assigned.
+type sendState struct {
+	next       uint64 // next WR to transmit
+	nextPkt    uint32 // packets of slot(next) already sent, when resuming mid-message
+	assigned   uint64 // WRs before this have their PSNs
+	psn        uint32 // next PSN to give out
+	rdInFlight int    // READs and atomics started and not answered (QP-40)
+	halted     bool   // a local error stopped the queue (FLUSH-03)
+	rnrWait    bool   // waiting for the RNR timer
+	retryLeft  uint8
+	rnrLeft    uint8
+	scheduled  bool
+	drainOwed  bool // SQ_DRAINED is due when the SQD drain ends (ASYNC-13)
+}
+
+// recvState is the responder side.
+type recvState struct {
+	epsn    uint32 // next PSN expected
+	nakSent bool   // a NAK was sent and no in-order packet has arrived since
+	inMsg   bool   // a multi-packet SEND or WRITE is being received
+	off     uint32 // bytes of it placed so far
+	wqe     bool   // a receive WR is held for the message in progress
+	// A receive WR taken from an SRQ: its wr_id and SGEs.
+	srqWRID uint64
+	srqSGE  []SGE
+	// The target of the WRITE in progress.
+	wAddr   uint64
+	wRKey   uint32
+	wLen    uint32
+	commEst bool // COMM_EST raised (ASYNC-12)
+	// Results of recent atomics, replayed for duplicates (XFER-25).
+	atomics [4]atomicResult
+	atomicN int
+}
+
+type atomicResult struct {
+	psn  uint32
+	orig uint64
+	ok   bool
+}
+
+// settleLocked lets the engine run after a verb.
+func (q *QP) settleLocked() {
+	if h := q.cfg.Host; h != nil {
+		h.SettleLocked()
+	}
+}
+
+// scheduleLocked asks the engine to run the requester.
+func (q *QP) scheduleLocked() {
+	h := q.cfg.Host
+	if h == nil || q.tx.scheduled {
+		return
+	}
+	q.tx.scheduled = true
+	h.ScheduleLocked(q)
+}
+
+// traceLocked records what happened to q, if the host traces.
+func (q *QP) traceLocked(what, why string) {
+	if h := q.cfg.Host; h != nil && h.TracingLocked() {
+		h.TraceLocked(q, what, why)
+	}
+}
+
+// resetTransportLocked forgets every transport state: RESET, and the
+// start of RTR and RTS.
+func (q *QP) resetTransportLocked() {
+	if h := q.cfg.Host; h != nil {
+		h.StopLocked(&q.timers[TimerRetry])
+		h.StopLocked(&q.timers[TimerRNR])
+	}
+	q.tx = sendState{next: q.sq.tail, assigned: q.sq.tail, psn: q.attr.SQPSN}
+	srq := q.rx.srqSGE[:0]
+	q.rx = recvState{epsn: q.attr.RQPSN, srqSGE: srq}
+}
+
+// isRdAtomic reports whether op waits for a response with data.
+func isRdAtomic(op wc.WROpcode) bool {
+	return op == wc.WRRDMARead || op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd
+}
+
+// mtuLocked is the payload size of one packet.
+func (q *QP) mtuLocked() uint32 {
+	if q.typ == UD {
+		return uint32(q.cfg.Host.PortLocked(q.attr.PortNum).ActiveMTU.Bytes())
+	}
+	return uint32(q.attr.PathMTU.Bytes())
+}
+
+// msgLen is the length of a send WR's message.
+func (e *wqe) msgLen() uint64 {
+	if e.wr.Flags&SendInline != 0 {
+		return uint64(len(e.inline))
+	}
+	return Length(e.wr.SGList)
+}
+
+// RunLocked is the requester: it transmits the send WRs that may start, in
+// order. It stops at a WR that must wait: a FENCE behind unanswered READs or
+// atomics (QP-38), a READ or atomic beyond max_rd_atomic (QP-40), anything
+// new in SQD (QP-39), a pending RNR wait (XFER-07), or a local error
+// (FLUSH-03). The engine calls it after ScheduleLocked.
+//
+// Precondition: the domain lock is held.
+func (q *QP) RunLocked() {
+	q.tx.scheduled = false
+	h := q.cfg.Host
+	if h == nil || q.life != live || (q.state != RTS && q.state != SQD) {
+		return
+	}
+	t := &q.tx
+	for t.next < q.sq.tail && !t.rnrWait && !t.halted {
+		e := q.sq.slot(t.next)
+		if t.next >= t.assigned {
+			if q.state == SQD {
+				break // QP-39: nothing new starts while draining
+			}
+			rd := isRdAtomic(e.wr.Opcode)
+			if e.wr.Flags&SendFence != 0 && t.rdInFlight > 0 {
+				break // QP-38
+			}
+			if rd && t.rdInFlight >= int(q.attr.MaxRDAtomic) {
+				break // QP-40: waits, no error
+			}
+			if st := q.checkLocalLocked(e); st != wc.Success {
+				e.status, e.fin = st, true
+				t.assigned++
+				t.next++
+				t.halted = true
+				q.traceLocked("local error", st.Name())
+				break
+			}
+			e.psn, e.npkts = t.psn, q.packetsLocked(e)
+			t.psn = psnAdd(t.psn, e.npkts)
+			t.assigned++
+			if rd {
+				t.rdInFlight++
+			}
+		}
+		if !q.transmitLocked(e) {
+			break
+		}
+		t.next++
+		t.nextPkt = 0
+		if q.typ != RC {
+			e.fin = true // UC and UD complete once sent (XFER-26)
+		}
+	}
+	if q.typ == RC && t.next > q.sq.done && q.attr.Timeout != 0 {
+		if q.timers[TimerRetry].Index < 0 {
+			h.ArmLocked(&q.timers[TimerRetry], TimeoutTicks(q.attr.Timeout))
+		}
+	}
+	q.completeLocked()
+}
+
+// packetsLocked is how many PSNs e uses: one per MTU of payload (at least
+// one), and for a READ one per response packet.
+func (q *QP) packetsLocked(e *wqe) uint32 {
+	switch e.wr.Opcode {
+	case wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
+		return 1
+	}
+	if q.typ == UD {
+		return 1
+	}
+	n := e.msgLen()
+	mtu := uint64(q.mtuLocked())
+	return uint32(max(1, (n+mtu-1)/mtu))
+}
+
+// checkLocalLocked runs the checks a requester makes before it transmits:
+// message size (XFER-23), the atomic result buffer (XFER-17), every local
+// SGE (XFER-16, MR-03, MR-08) and, for UD, the AH's PD (PD-04).
+func (q *QP) checkLocalLocked(e *wqe) wc.Status {
+	h := q.cfg.Host
+	n := e.msgLen()
+	if n > uint64(h.PortLocked(q.attr.PortNum).MaxMsgSz) {
+		return wc.LocLenErr
+	}
+	op := e.wr.Opcode
+	if op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd {
+		if n != 8 {
+			return wc.LocLenErr
+		}
+	}
+	if q.typ == UD {
+		if _, pd, ok := h.AHLocked(e.wr.AH); !ok || pd != q.cfg.PD {
+			return wc.LocQPOpErr
+		}
+	}
+	if e.wr.Flags&SendInline != 0 {
+		return wc.Success
+	}
+	write := isRdAtomic(op)
+	for _, s := range e.wr.SGList {
+		if _, ok := h.LocalLocked(q.cfg.PD, s, write); !ok {
+			return wc.LocProtErr
+		}
+	}
+	return wc.Success
+}
+
+// gatherLocked copies the bytes [off, off+len(dst)) of e's message into
+// dst, reading registered memory now (QP-36). It fails when an SGE no
+// longer resolves (MR-07).
+func (q *QP) gatherLocked(e *wqe, off uint64, dst []byte) bool {
+	if e.wr.Flags&SendInline != 0 {
+		copy(dst, e.inline[off:])
+		return true
+	}
+	for _, s := range e.wr.SGList {
+		if len(dst) == 0 {
+			return true
+		}
+		if off >= uint64(s.Length) {
+			off -= uint64(s.Length)
+			continue
+		}
+		b, ok := q.cfg.Host.LocalLocked(q.cfg.PD, s, false)
+		if !ok {
+			return false
+		}
+		n := copy(dst, b[off:])
+		dst = dst[n:]
+		off = 0
+	}
+	return true
+}
+
+// transmitLocked sends e's packets from t.nextPkt on. It returns false
+// when e failed instead (a buffer deregistered since the checks).
+func (q *QP) transmitLocked(e *wqe) bool {
+	h := q.cfg.Host
+	t := &q.tx
+	op := e.wr.Opcode
+	total := e.msgLen()
+	mtu := uint64(q.mtuLocked())
+	if q.typ == UD && total > mtu {
+		// XFER-20 (A): nothing is transmitted, and the WR succeeds.
+		q.traceLocked("UD message above the MTU not sent", "XFER-20")
+		return true
+	}
+	kind := PktSend
+	switch {
+	case op == wc.WRRDMAWrite || op == wc.WRRDMAWriteWithImm:
+		kind = PktWrite
+	case op == wc.WRRDMARead:
+		kind = PktReadReq
+	case op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd:
+		kind = PktAtomic
+	}
+	n := e.npkts
+	if kind == PktReadReq {
+		n = 1 // one request asks for every response packet
+		e.got = 0
+		t.nextPkt = 0
+	}
+	for i := t.nextPkt; i < n; i++ {
+		p := h.NewPacketLocked()
+		p.Kind, p.Transport, p.Op = kind, q.typ, op
+		p.First, p.Last = i == 0, i == n-1
+		p.SrcQPN = q.num
+		p.PSN = psnAdd(e.psn, i)
+		p.Imm = e.wr.Imm
+		p.RemoteAddr, p.RKey = e.wr.RemoteAddr, e.wr.RKey
+		p.DMALen = uint32(total)
+		p.CompareAdd, p.Swap = e.wr.CompareAdd, e.wr.Swap
+		if p.Last && e.wr.Flags&SendSolicited != 0 && (kind == PktSend || op == wc.WRRDMAWriteWithImm) {
+			p.SE = true // NOTIFY-06
+		}
+		if kind == PktSend || kind == PktWrite {
+			off := uint64(i) * mtu
+			size := min(mtu, total-off)
+			p.Payload = p.Payload[:size]
+			if !q.gatherLocked(e, off, p.Payload) {
+				e.status, e.fin = wc.LocProtErr, true
+				t.halted = true
+				t.next++
+				return false
+			}
+		}
+		q.addressLocked(e, p)
+		t.nextPkt = i + 1
+		h.SendLocked(q, p)
+	}
+	return true
+}
+
+// addressLocked fills the destination of p: the connected peer for RC and
+// UC (XFER-27), the AH, remote QPN and Q_Key for UD (XFER-22).
+func (q *QP) addressLocked(e *wqe, p *Packet) {
+	p.Port = q.attr.PortNum
+	av := q.attr.AHAttr
+	p.DstQPN = q.attr.DestQPNum
+	if q.typ == UD {
+		av, _, _ = q.cfg.Host.AHLocked(e.wr.AH)
+		p.DstQPN = e.wr.RemoteQPN
+		p.QKey = e.wr.RemoteQKey
+		if p.QKey&0x80000000 != 0 {
+			p.QKey = q.attr.QKey // a Q_Key with its top bit set means the QP's own
+		}
+	}
+	p.DLID, p.DGID, p.Global, p.SL = av.DLID, av.GRH.DGID, av.IsGlobal, av.SL
+}

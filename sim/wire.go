@@ -1,0 +1,146 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/verbsim/verbsim/sim/qp"
+)
+
+// Faults are the seeded, fabric-wide packet faults (DESIGN.md §3). Every
+// fault that fires is visible in the trace. The zero value injects
+// nothing.
+type Faults struct {
+	// Drop is the probability that a packet is lost.
+	Drop float64
+	// Duplicate is the probability that a packet arrives twice.
+	Duplicate float64
+	// Delay is the probability that a packet arrives late: 1..MaxDelay
+	// ticks after it was sent (MaxDelay 0 means 10,000 ticks). A delayed
+	// packet may be overtaken by later ones.
+	Delay    float64
+	MaxDelay uint64
+}
+
+func (f Faults) validate() error {
+	for _, p := range []float64{f.Drop, f.Duplicate, f.Delay} {
+		if !(p >= 0 && p <= 1) {
+			return fmt.Errorf("sim: fault probability %v outside [0, 1]", p)
+		}
+	}
+	return nil
+}
+
+// sendLocked puts p on the wire from device d: it fills the source address,
+// routes p to the destination port, applies the faults and queues the
+// arrival.
+func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
+	e.stats.Packets++
+	var src *port
+	if p.Port >= 1 && int(p.Port) <= len(d.ports) {
+		src = d.ports[p.Port-1]
+	}
+	if src == nil {
+		e.dropLocked(d, from, p, "no such local port")
+		return
+	}
+	p.SLID, p.SGID = src.attr.LID, src.gids[0]
+	if src.attr.LinkLayer == LinkLayerEthernet {
+		p.Global = true
+	}
+	dst := e.f.route(p)
+	tracing := e.tracing()
+	switch {
+	case src.attr.State != PortActive:
+		e.dropLocked(d, from, p, "the local port is down")
+		return
+	case dst == nil:
+		e.dropLocked(d, from, p, "no port has the destination address")
+		return
+	case dst.attr.State != PortActive:
+		e.dropLocked(d, from, p, "the remote port is down")
+		return
+	}
+	if tracing {
+		e.traceQP(from, d, "send "+describePacket(p), fmt.Sprintf("to %s qp %#x", dst.dev.name, p.DstQPN))
+	}
+	f := &e.faults
+	if f.Drop > 0 && e.rng.Float64() < f.Drop {
+		e.dropLocked(d, from, p, "fault: drop")
+		return
+	}
+	if f.Duplicate > 0 && e.rng.Float64() < f.Duplicate {
+		e.stats.Duplicated++
+		if tracing {
+			e.traceQP(from, d, "duplicate "+describePacket(p), "fault: duplicate")
+		}
+		e.arriveLocked(dst, e.clonePacket(p))
+	}
+	e.arriveLocked(dst, p)
+}
+
+// arriveLocked queues the arrival of p at port dst: now, or later when the
+// delay fault fires.
+func (e *engine) arriveLocked(dst *port, p *qp.Packet) {
+	ev := event{kind: EventPacket, seq: e.next(), pkt: p, dst: dst, dev: dst.dev}
+	f := &e.faults
+	if f.Delay > 0 && e.rng.Float64() < f.Delay {
+		maxd := f.MaxDelay
+		if maxd == 0 {
+			maxd = 10_000
+		}
+		ev.at = e.now + 1 + e.rng.Uint64N(maxd)
+		e.stats.Delayed++
+		if e.tracing() {
+			e.record(dst.dev.name, "delay "+describePacket(p), fmt.Sprintf("fault: arrives at t=%d", ev.at))
+		}
+		e.later.push(ev)
+		if e.bg != nil {
+			e.bg.kick()
+		}
+		return
+	}
+	e.push(ev)
+}
+
+func (e *engine) dropLocked(d *Device, from *qp.QP, p *qp.Packet, why string) {
+	e.stats.Dropped++
+	if e.tracing() {
+		e.traceQP(from, d, "drop "+describePacket(p), why)
+	}
+	e.freePacket(p)
+}
+
+// deliverLocked hands an arriving packet to its QP.
+func (e *engine) deliverLocked(ev event) {
+	p, dst := ev.pkt, ev.dst
+	defer e.freePacket(p)
+	if dst.attr.State != PortActive {
+		e.stats.Dropped++
+		if e.tracing() {
+			e.record(dst.dev.name, "drop "+describePacket(p), "the port went down")
+		}
+		return
+	}
+	q := dst.dev.qpByNum[p.DstQPN]
+	if q == nil {
+		e.stats.Dropped++
+		if e.tracing() {
+			e.record(dst.dev.name, "drop "+describePacket(p), fmt.Sprintf("no QP %#x", p.DstQPN))
+		}
+		return
+	}
+	e.stats.Delivered++
+	if e.tracing() {
+		e.traceQP(q, dst.dev, "receive "+describePacket(p), "")
+	}
+	q.ReceiveLocked(p)
+}
+
+// route finds the port a packet is addressed to: by GID when it carries a
+// GRH, by LID otherwise.
+func (f *Fabric) route(p *qp.Packet) *port {
+	if p.Global {
+		return f.byGID[p.DGID]
+	}
+	return f.byLID[p.DLID]
+}
