@@ -1033,8 +1033,7 @@ func Example_valueChecks() {
 func Example_postStates() {
 	verbs := openDevice(sim.DefaultProfile())
 	q, _ := newQP(verbs, qp.UD, qp.Cap{MaxSendWR: 8, MaxRecvWR: 8})
-	pd, err := verbs.AllocPD()
-	must(err)
+	pd := q.PD().(*sim.PD) // the AH must be in the QP's PD (PD-04)
 	ah, err := pd.CreateAH(sim.AHAttr{DLID: 1, PortNum: 1})
 	must(err)
 	send := []qp.SendWR{{WRID: 1, Opcode: wc.WRSend, AH: ah, RemoteQPN: 0x99, RemoteQKey: 0x11111111}}
