@@ -59,13 +59,13 @@ type DeviceLimits struct {
 
 // Config describes a QP to create.
 type Config struct {
-	Init      InitAttr
-	QPNum     uint32 // unique on the device (QP-01); chosen by the caller
-	Device    DeviceLimits
-	Modify    Limits // limits for attribute values (QP-22)
-	Policy    Policy // readings of the implementation-defined rules
-	Lock      *sync.Mutex
-	Memory    Memory             // for inline payloads; nil: inline sends fail with EFAULT
+	Init   InitAttr
+	QPNum  uint32 // unique on the device (QP-01); chosen by the caller
+	Device DeviceLimits
+	Modify Limits // limits for attribute values (QP-22)
+	Policy Policy // readings of the implementation-defined rules
+	Lock   *sync.Mutex
+	Memory Memory // for inline payloads; nil: inline sends fail with EFAULT
 	// Host connects the QP to an adapter and a fabric; nil: work requests
 	// stay queued until flushed (the local HCA without a transport).
 	Host Host

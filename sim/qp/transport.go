@@ -115,12 +115,12 @@ type Syndrome uint8
 
 // The syndromes.
 const (
-	SynACK        Syndrome = iota // positive acknowledgement
-	SynRNR                        // receiver not ready (XFER-07)
-	SynSeqErr                     // PSN sequence error: resend from PSN
-	SynInvReq                     // invalid request → REM_INV_REQ_ERR
-	SynRemAccess                  // remote access error → REM_ACCESS_ERR
-	SynRemOp                      // remote operational error → REM_OP_ERR
+	SynACK       Syndrome = iota // positive acknowledgement
+	SynRNR                       // receiver not ready (XFER-07)
+	SynSeqErr                    // PSN sequence error: resend from PSN
+	SynInvReq                    // invalid request → REM_INV_REQ_ERR
+	SynRemAccess                 // remote access error → REM_ACCESS_ERR
+	SynRemOp                     // remote operational error → REM_OP_ERR
 	numSyndromes
 )
 
