@@ -9,6 +9,7 @@ import (
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/sim/wc"
 )
 
 // This file is the fabric's control surface for the engine: the clock, the
@@ -241,4 +242,21 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 		case <-t.C:
 		}
 	}
+}
+
+// ForceStatus makes the next completion of q's send WR (or, with recv, its
+// receive WR) with the given wr_id complete with status st, as if the
+// adapter had failed it; the QP then reacts as to any failed WR (RC: ERR,
+// later WRs flushed). st must be an error status.
+func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error {
+	if q == nil || st == wc.Success || st > wc.TMRndvIncomplete {
+		return verr.New("force_status", syscall.EINVAL, "a QP and an error status are needed")
+	}
+	if pd, _ := q.PD().(*PD); pd == nil || pd.ctx.dev.fabric != f {
+		return verr.New("force_status", syscall.EINVAL, "the QP is not on this fabric")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q.ForceStatusLocked(wrID, recv, st)
+	return nil
 }

@@ -36,6 +36,7 @@ type Device struct {
 	qpByNum map[uint32]*QP
 	// contexts are the open contexts, which receive port events.
 	contexts []*Context
+	cqSeq    int // CQs created, to name them in traces
 }
 
 func newDevice(f *Fabric, dc DeviceConfig) *Device {
@@ -169,6 +170,7 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (*CQ, error) {
 		Solicited:     p.Solicited,
 		Async:         c.async,
 		Lock:          &f.mu,
+		Trace:         f.eng.cqTrace(c.dev),
 		OnDestroy: func() {
 			c.dev.cqs--
 			c.cqs--

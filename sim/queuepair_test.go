@@ -217,8 +217,10 @@ func ExamplePD_CreateQP() {
 // BenchmarkPostSend is the cost of posting one send WR: the state check,
 // the WR checks and the copy into its slot. Slots are recycled as if the
 // work had completed and been polled, by a flush and a poll every 1024 posts.
+// BenchmarkPostSend measures posting alone: the validation and enqueue of
+// one send WR. The fabric is in Manual mode, so nothing executes.
 func BenchmarkPostSend(b *testing.B) {
-	r := newQPRig(b, sim.Config{})
+	r := newQPRig(b, sim.Config{Mode: sim.Manual})
 	q := r.qp(b, qp.RC, qp.Cap{MaxSendWR: 1024, MaxSendSGE: 2})
 	if err := toRTS(q, 0x99); err != nil {
 		b.Fatal(err)

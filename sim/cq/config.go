@@ -136,6 +136,10 @@ type Config struct {
 	// OnDestroy, if set, is called under the domain lock when the CQ stops
 	// counting against the device (at destroy, before the wait for acks).
 	OnDestroy func()
+	// Trace, if set, is told under the domain lock about every verb that
+	// changes the CQ: polls that return completions, arms, acks, resizes,
+	// completions added and overruns. Nil costs one comparison per verb.
+	Trace func(c *CQ, what string)
 }
 
 // Validate reports whether New would accept cfg's arguments, without

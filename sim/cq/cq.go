@@ -2,6 +2,7 @@ package cq
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"syscall"
 
@@ -249,6 +250,9 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 	}
 	c.n -= n
 	c.stats.Polled += uint64(n)
+	if c.cfg.Trace != nil && n > 0 {
+		c.cfg.Trace(c, fmt.Sprintf("poll_cq: %d completion(s), first wr_id %#x %s, %d left", n, wcs[0].WRID, wcs[0].Status.Name(), c.n))
+	}
 	if c.overrun {
 		return n, c.errEIO
 	}
@@ -272,6 +276,9 @@ func (c *CQ) ReqNotify(solicitedOnly bool) error {
 		return errDestroyed(verbReqNotify)
 	}
 	c.arm = c.arm.Request(solicitedOnly)
+	if c.cfg.Trace != nil {
+		c.cfg.Trace(c, fmt.Sprintf("req_notify_cq(solicited_only=%v): arm %v", solicitedOnly, c.arm))
+	}
 	return nil
 }
 
@@ -287,6 +294,9 @@ func (c *CQ) AckEvents(n int) error {
 	defer c.mu.Unlock()
 	if c.state == destroyed {
 		return errDestroyed(verbAck)
+	}
+	if c.cfg.Trace != nil {
+		c.cfg.Trace(c, fmt.Sprintf("ack_cq_events(%d)", n))
 	}
 	return c.tally.AckComp(n)
 }

@@ -1,6 +1,8 @@
 package cq
 
 import (
+	"fmt"
+
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/wc"
 )
@@ -65,6 +67,9 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 			c.overrun = true
 		}
 		c.stats.Overruns++
+		if c.cfg.Trace != nil {
+			c.cfg.Trace(c, fmt.Sprintf("overrun: wr_id %#x lost (CQ-22)", w.WRID))
+		}
 		if c.async != nil {
 			if err := c.async.RaiseLocked(notify.EventCQErr, c, &c.tally, 0); err != nil {
 				return true, err
@@ -79,12 +84,18 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 	c.ring[tail] = entry{w: *w, r: r, seq: seq}
 	c.n++
 	c.stats.Added++
+	if c.cfg.Trace != nil {
+		c.cfg.Trace(c, fmt.Sprintf("completion qp %#x wr_id %#x %s %s", w.QPNum, w.WRID, w.Status.Name(), w.Opcode.Name()))
+	}
 	if c.arm.Fires(w, solicited, c.cfg.Solicited) {
 		c.arm = notify.Disarmed
 		c.stats.ArmsFired++
 		if c.ch != nil {
 			c.ch.PushLocked(c, c.cfg.Context, &c.tally)
 			c.stats.EventsRaised++
+			if c.cfg.Trace != nil {
+				c.cfg.Trace(c, "arm fired: event queued on the channel")
+			}
 		}
 	}
 	return false, nil

@@ -2,6 +2,7 @@ package qp
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/wc"
@@ -20,11 +21,14 @@ func (q *QP) completeLocked() {
 		if !e.fin {
 			break
 		}
+		if len(q.forced) > 0 && e.status == wc.Success {
+			e.status = q.takeForcedLocked(e.wr.WRID, false)
+		}
 		if e.status != wc.Success {
 			w := wc.WC{WRID: e.wr.WRID, Status: e.status, QPNum: q.num}
 			seq := q.sq.done
 			q.sq.done++
-			q.pushSendLocked(&w, seq)
+			q.pushSendLocked(w, seq)
 			q.traceLocked("send WR failed", e.status.Name())
 			q.sendErrorLocked()
 			return
@@ -41,7 +45,7 @@ func (q *QP) completeLocked() {
 			if q.cfg.Transport.SendWCImm && e.wr.Opcode.HasImm() {
 				w.WCFlags, w.ImmData = wc.WithImm, e.wr.Imm // WC-13 (B)
 			}
-			q.pushSendLocked(&w, seq)
+			q.pushSendLocked(w, seq)
 		}
 	}
 	if q.tx.next == q.sq.done {
@@ -56,8 +60,12 @@ func (q *QP) completeLocked() {
 }
 
 // pushSendLocked adds a send-side completion; an overrun applies CQ-24.
-func (q *QP) pushSendLocked(w *wc.WC, seq uint64) {
-	overrun, _ := q.init.SendCQ.PushWQELocked(w, false, &q.sq, seq)
+//
+// The completion is passed by value and handed to the CQ from a buffer in
+// the QP, so that it does not escape to the heap: the CQ copies it.
+func (q *QP) pushSendLocked(w wc.WC, seq uint64) {
+	q.wcbuf = w
+	overrun, _ := q.init.SendCQ.PushWQELocked(&q.wcbuf, false, &q.sq, seq)
 	if overrun {
 		q.stats.CQOverruns++
 		if !q.cfg.Transport.OverrunSendIgnored {
@@ -69,8 +77,9 @@ func (q *QP) pushSendLocked(w *wc.WC, seq uint64) {
 // pushRecvLocked adds a receive completion; an overrun moves the QP to ERR
 // under every reading (CQ-24). r is the receive queue, or nil for a WR
 // taken from an SRQ, whose slot is already free.
-func (q *QP) pushRecvLocked(w *wc.WC, solicited bool, r Retirer, seq uint64) {
-	overrun, _ := q.init.RecvCQ.PushWQELocked(w, solicited, r, seq)
+func (q *QP) pushRecvLocked(w wc.WC, solicited bool, r Retirer, seq uint64) {
+	q.wcbuf = w
+	overrun, _ := q.init.RecvCQ.PushWQELocked(&q.wcbuf, solicited, r, seq)
 	if overrun {
 		q.stats.CQOverruns++
 		q.SetErrorLocked()
@@ -132,6 +141,7 @@ func (q *QP) ackLocked(psn uint32) (progress bool) {
 		}
 		if isRdAtomic(e.wr.Opcode) {
 			q.rewindLocked(e.psn)
+			q.scheduleLocked()
 			break
 		}
 		e.fin = true
@@ -167,6 +177,10 @@ func (q *QP) completerLocked(p *Packet) {
 	t := &q.tx
 	switch p.Kind {
 	case PktAck:
+		if p.Syndrome != SynACK && psnDiff(p.PSN, q.ackedPSNLocked()) < 0 {
+			q.traceLocked("stale NAK ignored", "its PSN is already acknowledged")
+			return
+		}
 		switch p.Syndrome {
 		case SynACK:
 			if q.ackLocked(p.PSN) {
@@ -359,4 +373,35 @@ func (q *QP) TimerLocked(k TimerKind) {
 		q.rewindLocked(q.ackedPSNLocked())
 		q.RunLocked()
 	}
+}
+
+// forcedStatus is a fault: the completion of the WR with wrid gets status.
+type forcedStatus struct {
+	wrid   uint64
+	recv   bool
+	status wc.Status
+}
+
+// ForceStatusLocked makes the next completion of the send WR (or, with
+// recv, the receive WR) whose wr_id is wrID complete with st instead of
+// succeeding, as if the adapter had failed it: the QP then goes to its
+// error state as for any failed WR, and the rest of the queue is flushed.
+// It is the "forced completion status" fault; st must not be Success.
+//
+// Precondition: the domain lock is held.
+func (q *QP) ForceStatusLocked(wrID uint64, recv bool, st wc.Status) {
+	q.forced = append(q.forced, forcedStatus{wrid: wrID, recv: recv, status: st})
+}
+
+// takeForcedLocked returns (and forgets) the forced status of wrid, or
+// Success.
+func (q *QP) takeForcedLocked(wrid uint64, recv bool) wc.Status {
+	for i, f := range q.forced {
+		if f.wrid == wrid && f.recv == recv {
+			q.forced = append(q.forced[:i], q.forced[i+1:]...)
+			q.traceLocked(fmt.Sprintf("forced status %s on wr_id %#x", f.status.Name(), wrid), "fault: forced status")
+			return f.status
+		}
+	}
+	return wc.Success
 }

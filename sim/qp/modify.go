@@ -1,6 +1,7 @@
 package qp
 
 import (
+	"fmt"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/verr"
@@ -45,6 +46,9 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 	q.attr.Apply(&norm, mask)
 	prev := q.state
 	q.state = next
+	if q.tracing() {
+		q.traceLocked(fmt.Sprintf("modify_qp %v→%v", prev, next), "")
+	}
 	switch {
 	case next == Err:
 		q.stopTimersLocked()

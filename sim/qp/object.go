@@ -108,6 +108,8 @@ type QP struct {
 	tx     sendState
 	rx     recvState
 	timers [2]Timer
+	forced []forcedStatus // faults: completions to fail
+	wcbuf  wc.WC          // the completion being pushed (keeps it off the heap)
 }
 
 // Stats counts what happened to a QP.

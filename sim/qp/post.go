@@ -1,6 +1,7 @@
 package qp
 
 import (
+	"fmt"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/verr"
@@ -58,12 +59,15 @@ func opAllowed(op wc.WROpcode, t Type) (ok bool, unsupported bool) {
 // Requests posted in SQE or ERR are accepted and flushed at once (FLUSH-05).
 // Inline payloads are copied now; other buffers are read when the request
 // executes (QP-35, QP-36). PostSend allocates nothing.
-func (q *QP) PostSend(wrs []SendWR) (int, error) {
+func (q *QP) PostSend(wrs []SendWR) (n int, err error) {
 	if q == nil {
 		return 0, verr.New(verbSend, syscall.EINVAL, "nil QP")
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.tracing() {
+		defer func() { q.tracePostLocked("post_send", len(wrs), n, err) }()
+	}
 	if q.life != live {
 		return 0, errSendGone
 	}
@@ -160,12 +164,15 @@ func (q *QP) postSendLocked(w *SendWR) error {
 // state but RESET (QP-25: EINVAL); at most max_recv_sge elements (QP-32:
 // EINVAL); ENOMEM when the queue is full (QP-31). Requests posted in ERR are
 // flushed at once (FLUSH-05). PostRecv allocates nothing.
-func (q *QP) PostRecv(wrs []RecvWR) (int, error) {
+func (q *QP) PostRecv(wrs []RecvWR) (n int, err error) {
 	if q == nil {
 		return 0, verr.New(verbRecv, syscall.EINVAL, "nil QP")
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.tracing() {
+		defer func() { q.tracePostLocked("post_recv", len(wrs), n, err) }()
+	}
 	if q.life != live {
 		return 0, errRecvGone
 	}
@@ -204,4 +211,14 @@ func (q *QP) Outstanding() (send, recv int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.sq.outstanding(), q.rq.outstanding()
+}
+
+// tracePostLocked records a post verb and its outcome.
+func (q *QP) tracePostLocked(verb string, asked, n int, err error) {
+	what := fmt.Sprintf("%s: %d of %d WR(s) posted", verb, n, asked)
+	why := ""
+	if err != nil {
+		why = err.Error()
+	}
+	q.traceLocked(what, why)
 }

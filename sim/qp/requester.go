@@ -67,10 +67,16 @@ func (q *QP) scheduleLocked() {
 	h.ScheduleLocked(q)
 }
 
+// tracing reports whether the host wants trace records.
+func (q *QP) tracing() bool {
+	h := q.cfg.Host
+	return h != nil && h.TracingLocked()
+}
+
 // traceLocked records what happened to q, if the host traces.
 func (q *QP) traceLocked(what, why string) {
-	if h := q.cfg.Host; h != nil && h.TracingLocked() {
-		h.TraceLocked(q, what, why)
+	if q.tracing() {
+		q.cfg.Host.TraceLocked(q, what, why)
 	}
 }
 

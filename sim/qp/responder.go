@@ -129,13 +129,19 @@ func (q *QP) completeRecvLocked(w *wc.WC, solicited bool) {
 	_, w.WRID = q.recvSGEs()
 	w.QPNum = q.num
 	q.rx.wqe = false
+	if len(q.forced) > 0 && w.Status == wc.Success {
+		if st := q.takeForcedLocked(w.WRID, true); st != wc.Success {
+			*w = wc.WC{WRID: w.WRID, Status: st, QPNum: q.num}
+			defer q.SetErrorLocked()
+		}
+	}
 	if q.init.SRQ != nil {
-		q.pushRecvLocked(w, solicited, nil, 0)
+		q.pushRecvLocked(*w, solicited, nil, 0)
 		return
 	}
 	seq := q.rq.done
 	q.rq.done++
-	q.pushRecvLocked(w, solicited, &q.rq, seq)
+	q.pushRecvLocked(*w, solicited, &q.rq, seq)
 }
 
 // responderErrorLocked answers a bad request: a NAK with syn, the held
