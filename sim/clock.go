@@ -260,3 +260,15 @@ func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error 
 	q.ForceStatusLocked(wrID, recv, st)
 	return nil
 }
+
+// InjectFatal makes q hit a catastrophic work-queue error (ASYNC-08): it
+// goes to ERR, its queues are flushed and IBV_EVENT_QP_FATAL names it.
+func (f *Fabric) InjectFatal(q *QP) error {
+	if pd, _ := q.PD().(*PD); pd == nil || pd.ctx.dev.fabric != f {
+		return verr.New("inject_fatal", syscall.EINVAL, "the QP is not on this fabric")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q.FatalLocked()
+	return nil
+}

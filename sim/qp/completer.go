@@ -405,3 +405,17 @@ func (q *QP) takeForcedLocked(wrid uint64, recv bool) wc.Status {
 	}
 	return wc.Success
 }
+
+// FatalLocked is the catastrophic work-queue error of ASYNC-08: the QP goes
+// to ERR, flushing both queues, and IBV_EVENT_QP_FATAL names it (unless the
+// profile raises no QP events, as rxe, ASYNC-11).
+//
+// Precondition: the domain lock is held.
+func (q *QP) FatalLocked() {
+	if q.life != live || q.state == Err {
+		return
+	}
+	q.traceLocked("fatal error", "fault: QP_FATAL (ASYNC-08)")
+	q.raiseLocked(notify.EventQPFatal)
+	q.SetErrorLocked()
+}

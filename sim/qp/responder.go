@@ -393,7 +393,11 @@ func (q *QP) duplicateLocked(p *Packet) {
 // message silently (XFER-09, XFER-26), and the receive WR stays posted.
 func (q *QP) ucReceiveLocked(p *Packet) {
 	r := &q.rx
-	if p.PSN != r.epsn {
+	switch d := psnDiff(p.PSN, r.epsn); {
+	case d < 0:
+		q.traceLocked("UC duplicate dropped", "its PSN is behind the expected one")
+		return
+	case d > 0:
 		r.inMsg = false // packets were lost: the message in progress is gone
 	}
 	r.epsn = psnAdd(p.PSN, 1)
