@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/cq"
@@ -189,6 +190,9 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (*CQ, error) {
 	}
 	c.dev.cqs++
 	c.cqs++
+	if f.eng.tracing() {
+		f.eng.record(c.dev.name, fmt.Sprintf("create_cq cqe=%d", attr.CQE), "")
+	}
 	return q, nil
 }
 

@@ -225,3 +225,21 @@ func TestPeerDestroyedMidStream(t *testing.T) {
 		t.Errorf("send %v", &w)
 	}
 }
+
+// TestManualRNR: in Manual mode the RNR NAK, the wait and the retry each
+// happen only when the caller steps and moves the clock (XFER-07, XFER-08).
+func TestManualRNR(t *testing.T) {
+	f, a, b := rcPair(t, sim.Config{Mode: sim.Manual}, sim.ConnectOptions{MinRNRTimer: 3, RNRRetry: 1})
+	a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	f.Stabilize() // send, RNR NAK, back at the requester
+	b.q.PostRecv([]qp.RecvWR{{WRID: 2, SGList: []qp.SGE{b.sge(0, 64)}}})
+	f.Stabilize()
+	a.poll(t, 0)
+	f.Tick(qp.RNRTicks(3) - 1) // 0.03 ms less one tick: still waiting
+	a.poll(t, 0)
+	f.Tick(1)
+	if w := a.poll(t, 1)[0]; w.Status != wc.Success {
+		t.Errorf("send %v", &w)
+	}
+	b.poll(t, 1)
+}

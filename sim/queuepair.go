@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/qp"
@@ -76,6 +77,9 @@ func (pd *PD) CreateQP(attr QPInitAttr) (*QP, error) {
 	pd.holdLocked(verb, childQP)
 	d.qps++
 	d.qpByNum[num] = q
+	if f.eng.tracing() {
+		f.eng.traceQP(q, d, fmt.Sprintf("create_qp %v (send %d, recv %d)", attr.Type, q.Cap().MaxSendWR, q.Cap().MaxRecvWR), "")
+	}
 	return q, nil
 }
 

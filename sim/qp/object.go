@@ -315,6 +315,7 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 	case destroyed:
 		return verr.New(verbDestroy, syscall.EINVAL, "the QP has been destroyed")
 	case live:
+		q.traceLocked("destroy_qp", "outstanding WRs vanish (QP-37)")
 		q.life = destroying
 		q.stopTimersLocked()
 		q.sq.reset()
