@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestPingpongSummary runs a short ping-pong in each mode and checks
+// rc_pingpong's summary lines and ours.
+func TestPingpongSummary(t *testing.T) {
+	for _, tt := range []struct {
+		args  []string
+		bytes int
+		lines []string // regular expressions, each matching a whole line
+	}{
+		{[]string{"pingpong", "-n", "100"}, 100 * 4096 * 2, []string{
+			`  local address:  LID 0x0002, QPN 0x[0-9a-f]{6}, device vsim1 \(client\)`,
+			`  remote address: LID 0x0001, QPN 0x[0-9a-f]{6}, device vsim0 \(server\)`,
+			`819200 bytes in \d+\.\d\d seconds = \d+\.\d\d Mbit/sec`,
+			`100 iters in \d+\.\d\d seconds = \d+\.\d\d usec/iter`,
+			`virtual time: \d+\.\d\d seconds = \d+\.\d\d usec/iter`,
+			`faults: drop 0, duplicate 0: 1000 packets sent, 0 dropped, 0 duplicated, 0 timers fired`,
+			`busy polling: client \d+ polls \(\d+ empty\), server \d+ polls \(\d+ empty\)`,
+			`data: 200 messages checked, digest [0-9a-f]{16}`,
+		}},
+		{[]string{"pingpong", "-n", "100", "-s", "64", "-e", "-drop", "0.05", "-dup", "0.05", "-seed", "9"}, 100 * 64 * 2, []string{
+			`12800 bytes in \d+\.\d\d seconds = \d+\.\d\d Mbit/sec`,
+			`100 iters in \d+\.\d\d seconds = \d+\.\d\d usec/iter`,
+			`faults: drop 0.05, duplicate 0.05: \d+ packets sent, [1-9]\d* dropped, [1-9]\d* duplicated, [1-9]\d* timers fired`,
+			`completion events: client [1-9]\d* \(\d+ found the CQ empty\), server [1-9]\d* \(\d+ found the CQ empty\)`,
+			`data: 200 messages checked, digest [0-9a-f]{16}`,
+		}},
+		{[]string{"pingpong", "-n", "100", "-s", "1000", "-m", "256", "-delay", "0.3", "-profile", "rxe"}, 100 * 1000 * 2, []string{
+			`faults: drop 0, duplicate 0, delay 0.3: \d+ packets sent, 0 dropped, 0 duplicated, [1-9]\d* delayed, \d+ timers fired`,
+			`data: 200 messages checked, digest [0-9a-f]{16}`,
+		}},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(tt.args, &out, &errOut); code != 0 {
+			t.Fatalf("verbsim %v: exit %d: %s", tt.args, code, errOut.String())
+		}
+		got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		for _, want := range tt.lines {
+			re := regexp.MustCompile("^" + want + "$")
+			found := false
+			for _, l := range got {
+				found = found || re.MatchString(l)
+			}
+			if !found {
+				t.Errorf("verbsim %v: no line matches %q in\n%s", tt.args, want, out.String())
+			}
+		}
+		if !strings.HasPrefix(got[2], strconv.Itoa(tt.bytes)+" bytes in ") {
+			t.Errorf("verbsim %v: line 3 is %q, want %d bytes", tt.args, got[2], tt.bytes)
+		}
+	}
+}
+
+func TestPingpongCommandLine(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		code int
+		in   string
+	}{
+		{[]string{"pingpong", "-h"}, 0, "usage: verbsim pingpong"},
+		{[]string{"help"}, 0, "pingpong"},
+		{[]string{"pingpong", "-n", "0"}, 2, "at least one round trip"},
+		{[]string{"pingpong", "-s", "8"}, 2, "at least 16 bytes"},
+		{[]string{"pingpong", "-r", "0"}, 2, "at least one receive"},
+		{[]string{"pingpong", "-m", "300"}, 2, "not an MTU"},
+		{[]string{"pingpong", "-drop", "1"}, 2, "a probability below 1"},
+		{[]string{"pingpong", "-dup", "-0.5"}, 2, "a probability"},
+		{[]string{"pingpong", "-delay", "2"}, 2, "a probability"},
+		{[]string{"pingpong", "-profile", "mlx9"}, 2, `unknown profile "mlx9"`},
+		{[]string{"pingpong", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"pingpong", "-bogus"}, 2, "flag provided but not defined"},
+		{[]string{"pingpong", "-r", "40000"}, 1, "max_qp_wr"},
+		{[]string{"pingpong", "-n", "50", "-drop", "0.95"}, 1, "IBV_WC_RETRY_EXC_ERR"},
+	} {
+		var out bytes.Buffer
+		code := run(tt.args, &out, &out)
+		if code != tt.code || !strings.Contains(out.String(), tt.in) {
+			t.Errorf("verbsim %v: exit %d, output %q; want exit %d containing %q", tt.args, code, out.String(), tt.code, tt.in)
+		}
+	}
+}

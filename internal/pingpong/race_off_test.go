@@ -1,0 +1,7 @@
+//go:build !race
+
+package pingpong
+
+// raceEnabled reports whether the test binary was built with -race; see
+// roundTrips.
+const raceEnabled = false
