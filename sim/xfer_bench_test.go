@@ -5,13 +5,18 @@ import (
 
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
 // benchPair connects two RC QPs on two devices with 2 MiB buffers.
-func benchPair(b *testing.B, typ qp.Type) (*sim.Fabric, *end, *end) {
+func benchPair(b *testing.B, typ qp.Type, cfg ...sim.Config) (*sim.Fabric, *end, *end) {
 	b.Helper()
-	f, da, db := twoDevices(b, sim.Config{})
+	c := sim.Config{}
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
+	f, da, db := twoDevices(b, c)
 	x, y := newEnd(b, da, typ, 2<<20), newEnd(b, db, typ, 2<<20)
 	if typ == qp.UD {
 		if err := sim.ReadyUD(x.q, 1); err != nil {
@@ -36,8 +41,16 @@ func pollOne(b *testing.B, e *end, w []wc.WC) {
 }
 
 // BenchmarkRCSend64: post a 64-byte SEND, then poll both completions.
-func BenchmarkRCSend64(b *testing.B) {
-	_, x, y := benchPair(b, qp.RC)
+func BenchmarkRCSend64(b *testing.B) { benchRCSend64(b, sim.Config{}) }
+
+// BenchmarkRCSend64Traced is BenchmarkRCSend64 with a trace being recorded
+// (bounded to 4096 records), to show what tracing costs.
+func BenchmarkRCSend64Traced(b *testing.B) {
+	benchRCSend64(b, sim.Config{Trace: &trace.Log{Limit: 4096}})
+}
+
+func benchRCSend64(b *testing.B, cfg sim.Config) {
+	_, x, y := benchPair(b, qp.RC, cfg)
 	recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{y.sge(0, 64)}}}
 	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{x.sge(0, 64)}}}
 	w := make([]wc.WC, 1)

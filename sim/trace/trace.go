@@ -35,19 +35,21 @@ func (r Record) String() string {
 
 // Log is an append-only list of records, bounded by Limit.
 type Log struct {
-	// Limit bounds the records kept; the oldest are dropped beyond it and
-	// counted in Dropped. Zero means no bound.
+	// Limit bounds the records kept; beyond it the oldest are overwritten
+	// (a ring) and counted in Dropped. Zero means no bound.
 	Limit   int
 	Dropped uint64
 	records []Record
+	start   int // index of the oldest record once the ring is full
 }
 
 // Add appends r.
 func (l *Log) Add(r Record) {
 	if l.Limit > 0 && len(l.records) >= l.Limit {
-		n := copy(l.records, l.records[1:])
-		l.records = l.records[:n]
+		l.records[l.start] = r
+		l.start = (l.start + 1) % len(l.records)
 		l.Dropped++
+		return
 	}
 	l.records = append(l.records, r)
 }
@@ -56,15 +58,19 @@ func (l *Log) Add(r Record) {
 func (l *Log) Len() int { return len(l.records) }
 
 // Records returns a copy of the records kept, oldest first.
-func (l *Log) Records() []Record { return append([]Record(nil), l.records...) }
+func (l *Log) Records() []Record {
+	out := make([]Record, 0, len(l.records))
+	out = append(out, l.records[l.start:]...)
+	return append(out, l.records[:l.start]...)
+}
 
 // Reset forgets every record.
-func (l *Log) Reset() { l.records, l.Dropped = l.records[:0], 0 }
+func (l *Log) Reset() { l.records, l.start, l.Dropped = l.records[:0], 0, 0 }
 
 // WriteText writes one line per record (Record.String).
 func (l *Log) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	for _, r := range l.records {
+	for _, r := range l.Records() {
 		if _, err := fmt.Fprintln(bw, r.String()); err != nil {
 			return err
 		}
@@ -75,7 +81,7 @@ func (l *Log) WriteText(w io.Writer) error {
 // WriteJSON writes one JSON object per record and line (JSON lines).
 func (l *Log) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
-	for _, r := range l.records {
+	for _, r := range l.Records() {
 		if err := enc.Encode(r); err != nil {
 			return err
 		}
