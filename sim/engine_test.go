@@ -243,3 +243,32 @@ func TestManualRNR(t *testing.T) {
 	}
 	b.poll(t, 1)
 }
+
+// TestSQDrainedOnlyWhenAsked: en_sqd_async_notify belongs to one RTS→SQD
+// call; a later RTS→SQD without it raises nothing (ASYNC-13, default).
+func TestSQDrainedOnlyWhenAsked(t *testing.T) {
+	_, a, _ := rcPair(t, sim.Config{}, sim.ConnectOptions{})
+	toSQD := func(ask bool) {
+		t.Helper()
+		mask := qp.AttrState
+		if ask {
+			mask |= qp.AttrEnSQDAsyncNotify
+		}
+		if err := a.q.Modify(&qp.Attr{QPState: qp.SQD, EnSQDAsyncNotify: ask}, mask); err != nil {
+			t.Fatal(err)
+		}
+	}
+	toSQD(true)
+	ev, err := a.ctx.TryGetAsyncEvent()
+	if err != nil || ev.Type != notify.EventSQDrained {
+		t.Fatalf("asked: %v, %v", ev, err)
+	}
+	ev.Ack()
+	if err := a.q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState); err != nil {
+		t.Fatal(err)
+	}
+	toSQD(false)
+	if ev, err := a.ctx.TryGetAsyncEvent(); err == nil {
+		t.Errorf("not asked, yet %v", ev.Type)
+	}
+}

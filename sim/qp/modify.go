@@ -71,7 +71,10 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 		q.tx.drainOwed = false
 		q.scheduleLocked() // QP-39: what waited in SQD starts now
 	case next == SQD && prev != SQD:
-		q.tx.drainOwed = q.attr.EnSQDAsyncNotify || q.cfg.Transport.AlwaysSQDrained
+		// The request belongs to this modify call, not to the QP: an
+		// earlier RTS→SQD that asked does not make a later one ask.
+		asked := mask&AttrEnSQDAsyncNotify != 0 && attr.EnSQDAsyncNotify
+		q.tx.drainOwed = asked || q.cfg.Transport.AlwaysSQDrained
 		q.drainCheckLocked()
 	}
 	if next == RTS || next == SQD {
