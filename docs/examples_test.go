@@ -692,8 +692,8 @@ func Example_profiles() {
 		fmt.Println(p)
 	}
 	// Output:
-	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire reset-to-err=false cur-state=must-match srq-limit-at-create=false)
-	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted srq-limit-at-create=true)
+	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire reset-to-err=false cur-state=must-match srq-limit-at-create=false transport=man-pages)
+	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted srq-limit-at-create=true transport=recv-too-small=REM_INV_REQ,recv-bad-lkey=LOC_QP_OP,retry7=infinite,qp-events=none,sq-drained=always,send-wc-imm,sqe=none,send-overrun=ignored)
 }
 
 func Example_customProfile() {
@@ -1067,27 +1067,31 @@ func Example_postStates() {
 
 func Example_postList() {
 	verbs := openDevice(sim.DefaultProfile())
-	q, _ := newQP(verbs, qp.UC, qp.Cap{MaxSendWR: 8, MaxSendSGE: 1})
+	q, cq := newQP(verbs, qp.UC, qp.Cap{MaxSendWR: 8, MaxSendSGE: 1})
 	must(q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
 	must(q.Modify(&qp.Attr{QPState: qp.RTR, AHAttr: qp.AHAttr{DLID: 1, PortNum: 1}, PathMTU: qp.MTU1024, DestQPNum: 0x99},
 		qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|qp.AttrRQPSN))
 	must(q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState|qp.AttrSQPSN))
 
 	wrs := []qp.SendWR{
-		{WRID: 1, Opcode: wc.WRSend},
-		{WRID: 2, Opcode: wc.WRRDMAWrite, RemoteAddr: 0x1000, RKey: 0x55},
-		{WRID: 3, Opcode: wc.WRRDMARead, RemoteAddr: 0x1000, RKey: 0x55}, // not on UC (QP-33)
-		{WRID: 4, Opcode: wc.WRSend},
+		{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled},
+		{WRID: 2, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled, RemoteAddr: 0x1000, RKey: 0x55},
+		{WRID: 3, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, RemoteAddr: 0x1000, RKey: 0x55}, // not on UC (QP-33)
+		{WRID: 4, Opcode: wc.WRSend, Flags: qp.SendSignaled},
 	}
 	n, err := q.PostSend(wrs) // QP-27: n is the index of the bad WR
 	fmt.Println("posted:", n, "bad wr_id:", wrs[n].WRID)
 	fmt.Println(err)
-	sent, _ := q.Outstanding()
-	fmt.Println("outstanding:", sent)
+	wcs := make([]wc.WC, 4)
+	k, _ := cq.Poll(wcs) // UC sends complete once sent (XFER-26)
+	for _, c := range wcs[:k] {
+		fmt.Println("wr_id", c.WRID, c.Status)
+	}
 	// Output:
 	// posted: 2 bad wr_id: 3
 	// ibv_post_send: EINVAL (invalid argument): opcode IBV_WR_RDMA_READ is not allowed on a UC QP (QP-33)
-	// outstanding: 2
+	// wr_id 1 success
+	// wr_id 2 success
 }
 
 func Example_inline() {
@@ -1436,4 +1440,52 @@ func Example_srqLimitAtCreate() {
 	// Output:
 	// default srq_limit after create: 0
 	// rxe     srq_limit after create: 2
+}
+
+func Example_sendAndWrite() {
+	fabric, _ := sim.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}})
+	type end struct {
+		cq  *sim.CQ
+		buf []byte
+		mr  *sim.MR
+		q   *sim.QP
+	}
+	var a, b end
+	for i, e := range []*end{&a, &b} { // one RC QP on each adapter
+		vctx, _ := fabric.Devices()[i].Open()
+		pd, _ := vctx.AllocPD()
+		e.cq, _ = vctx.CreateCQ(16, nil, nil, 0)
+		e.buf = make([]byte, 4096)
+		e.mr, _ = pd.RegMR(e.buf, qp.AccessLocalWrite|qp.AccessRemoteWrite)
+		e.q, _ = pd.CreateQP(sim.QPInitAttr{SendCQ: e.cq, RecvCQ: e.cq, Type: qp.RC,
+			Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	}
+	// Exchange QP numbers and addresses, walk both QPs to RTS.
+	fmt.Println("connect:", sim.Connect(a.q, b.q, sim.ConnectOptions{}))
+
+	sge := func(e end, off, n int) []qp.SGE {
+		return []qp.SGE{{Addr: e.mr.Addr() + uint64(off), Length: uint32(n), LKey: e.mr.LKey()}}
+	}
+	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: sge(b, 0, 64)}}) // ibv_post_recv
+	copy(a.buf, "hello, verbs")
+	a.q.PostSend([]qp.SendWR{ // ibv_post_send: a SEND, then an RDMA WRITE to b's offset 100
+		{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: sge(a, 0, 12)},
+		{WRID: 3, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled, SGList: sge(a, 0, 12),
+			RemoteAddr: b.mr.Addr() + 100, RKey: b.mr.RKey()},
+	})
+
+	wcs := make([]wc.WC, 4) // the default Auto mode has run both transfers
+	for _, e := range []end{a, b} {
+		n, _ := e.cq.Poll(wcs) // ibv_poll_cq
+		for _, w := range wcs[:n] {
+			fmt.Println(w.QPNum == e.q.Num(), w.WRID, w.Status, w.Opcode, w.ByteLen)
+		}
+	}
+	fmt.Printf("%q %q\n", b.buf[:12], b.buf[100:112])
+	// Output:
+	// connect: <nil>
+	// true 2 success IBV_WC_SEND 12
+	// true 3 success IBV_WC_RDMA_WRITE 12
+	// true 1 success IBV_WC_RECV 12
+	// "hello, verbs" "hello, verbs"
 }

@@ -40,11 +40,13 @@ type Profile struct {
 // default" reading of every rule.
 func DefaultProfile() Profile { return Profile{Name: "default"} }
 
-// RXEProfile returns the profile of Linux soft-RoCE (rxe), as far as the
-// rules built so far differ (RULES.md §12): an overrun loses one completion
-// and the CQ keeps going (CQ-23 B), send-side errors never wake a
-// solicited-only arm (NOTIFY-05 B), CUR_STATE is trusted (QP-12) and a
-// srq_limit given at creation arms the limit (SRQ-01).
+// RXEProfile returns the profile of Linux soft-RoCE (rxe) where it differs
+// from the man pages (RULES.md §12): an overrun loses one completion and the
+// CQ keeps going (CQ-23 B), send-side errors never wake a solicited-only arm
+// (NOTIFY-05 B), CUR_STATE is trusted (QP-12), a srq_limit given at
+// creation arms the limit (SRQ-01), and the transport readings of
+// qp.RXETransport (XFER-05 B, XFER-10 B, XFER-16 B, ASYNC-11, ASYNC-13,
+// WC-13, FLUSH-10 B, CQ-24 B).
 func RXEProfile() Profile {
 	return Profile{
 		Name:             "rxe",
@@ -74,6 +76,6 @@ func (p Profile) String() string {
 	if name == "" {
 		name = "default"
 	}
-	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s srq-limit-at-create=%v)",
-		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QPModify.ResetToErr, p.QPModify.CurState, p.SRQLimitAtCreate)
+	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s srq-limit-at-create=%v transport=%s)",
+		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QPModify.ResetToErr, p.QPModify.CurState, p.SRQLimitAtCreate, p.Transport)
 }

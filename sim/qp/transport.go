@@ -1,6 +1,10 @@
 package qp
 
-import "github.com/verbsim/verbsim/sim/wc"
+import (
+	"strings"
+
+	"github.com/verbsim/verbsim/sim/wc"
+)
 
 // This file holds what the transport side of a QP shares with the engine
 // that drives it (package sim): the packet, the timer, the Host interface
@@ -245,4 +249,27 @@ func RXETransport() TransportPolicy {
 		RecvTooSmallRemInvReq: true, RecvProtQPOp: true, InfiniteRetry7: true, NoQPEvents: true,
 		AlwaysSQDrained: true, SendWCImm: true, NoSQE: true, OverrunSendIgnored: true,
 	}
+}
+
+// String lists the readings that differ from the man pages, comma
+// separated, or returns "man-pages" for the zero value.
+func (p TransportPolicy) String() string {
+	var s []string
+	add := func(on bool, name string) {
+		if on {
+			s = append(s, name)
+		}
+	}
+	add(p.RecvTooSmallRemInvReq, "recv-too-small=REM_INV_REQ")
+	add(p.RecvProtQPOp, "recv-bad-lkey=LOC_QP_OP")
+	add(p.InfiniteRetry7, "retry7=infinite")
+	add(p.NoQPEvents, "qp-events=none")
+	add(p.AlwaysSQDrained, "sq-drained=always")
+	add(p.SendWCImm, "send-wc-imm")
+	add(p.NoSQE, "sqe=none")
+	add(p.OverrunSendIgnored, "send-overrun=ignored")
+	if len(s) == 0 {
+		return "man-pages"
+	}
+	return strings.Join(s, ",")
 }
