@@ -272,3 +272,35 @@ func TestSQDrainedOnlyWhenAsked(t *testing.T) {
 		t.Errorf("not asked, yet %v", ev.Type)
 	}
 }
+
+// TestSQDDrainCoversRNRWait: a SEND waiting for its RNR retry has started,
+// so RTS→SQD is still draining (sq_draining, no SQ_DRAINED yet, QP-23)
+// until the retry succeeds (QP-39, ASYNC-13).
+func TestSQDDrainCoversRNRWait(t *testing.T) {
+	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{RNRRetry: 7, MinRNRTimer: 1})
+	a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	f.Tick(5_000) // inside the first 10 µs RNR wait
+	if err := a.q.Modify(&qp.Attr{QPState: qp.SQD, EnSQDAsyncNotify: true}, qp.AttrState|qp.AttrEnSQDAsyncNotify); err != nil {
+		t.Fatal(err)
+	}
+	if attr, _, _ := a.q.Query(); !attr.SQDraining {
+		t.Error("sq_draining is false while the SEND waits for its RNR retry")
+	}
+	if ev, err := a.ctx.TryGetAsyncEvent(); err == nil {
+		t.Errorf("%v before the SEND completed", ev.Type)
+	}
+	if err := a.q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState); err == nil {
+		t.Error("SQD→RTS accepted while draining (QP-23)")
+	}
+	b.q.PostRecv([]qp.RecvWR{{WRID: 2, SGList: []qp.SGE{b.sge(0, 64)}}})
+	f.RunUntilIdle(0)
+	a.poll(t, 1)
+	ev, err := a.ctx.TryGetAsyncEvent()
+	if err != nil || ev.Type != notify.EventSQDrained {
+		t.Fatalf("after the drain: %v, %v", ev, err)
+	}
+	ev.Ack()
+	if attr, _, _ := a.q.Query(); attr.SQDraining {
+		t.Error("still draining")
+	}
+}

@@ -113,7 +113,7 @@ func (q *QP) stopTimersLocked() {
 // drainCheckLocked ends an SQD drain when nothing is in flight: SQ_DRAINED
 // is raised if it was asked for (ASYNC-13).
 func (q *QP) drainCheckLocked() {
-	if q.state != SQD || !q.tx.drainOwed || q.tx.next != q.sq.done {
+	if q.state != SQD || !q.tx.drainOwed || q.tx.assigned != q.sq.done {
 		return
 	}
 	q.tx.drainOwed = false
@@ -123,8 +123,9 @@ func (q *QP) drainCheckLocked() {
 }
 
 // drainingLocked reports whether an SQD drain is in progress: WRs that had
-// started are still unanswered (QP-23, QP-39).
-func (q *QP) drainingLocked() bool { return q.state == SQD && q.tx.next > q.sq.done }
+// started (been given PSNs) have not completed, including one waiting for
+// its RNR retry (QP-23, QP-39).
+func (q *QP) drainingLocked() bool { return q.state == SQD && q.tx.assigned > q.sq.done }
 
 // ackLocked marks finished every WR whose last PSN is at or before psn,
 // unless it waits for response data. A READ or atomic that an ACK passes
