@@ -36,9 +36,13 @@ const (
 type CQ struct {
 	mu *sync.Mutex
 
-	ring []entry // capacity = cqe reported to the application
-	head int     // oldest entry
-	n    int     // unpolled entries
+	// ring holds the unpolled completions from head on. It starts small
+	// and grows (doubling, copying in order) up to cqe, so a CQ created
+	// with millions of entries costs memory only for what it holds.
+	ring []entry
+	cqe  int // the capacity reported to the application
+	head int // oldest entry
+	n    int // unpolled entries
 
 	arm     notify.Arm
 	overrun bool // in the error state after an overrun (OverrunError policy)
@@ -122,7 +126,8 @@ func NewLocked(cfg Config) (*CQ, error) {
 	}
 	c := &CQ{
 		mu:    cfg.Lock,
-		ring:  make([]entry, capacity),
+		ring:  make([]entry, min(capacity, initialRing)),
+		cqe:   capacity,
 		ch:    cfg.Channel,
 		async: cfg.Async,
 		cfg:   cfg,
@@ -139,7 +144,7 @@ func (c *CQ) CQE() int {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.ring)
+	return c.cqe
 }
 
 // Context returns the cq_context given at creation (CQ-04).
@@ -203,7 +208,7 @@ func (c *CQ) Snapshot() Snapshot {
 	defer c.mu.Unlock()
 	cr, ca, ar, aa := c.tally.Counts()
 	s := Snapshot{
-		CQE: len(c.ring), Len: c.n, Arm: c.arm, Overrun: c.overrun, Refs: c.refs,
+		CQE: c.cqe, Len: c.n, Arm: c.arm, Overrun: c.overrun, Refs: c.refs,
 		CompRead: cr, CompAcked: ca, AsyncRead: ar, AsyncAcked: aa,
 		Destroying: c.state == destroying, Destroyed: c.state == destroyed,
 		Stats: c.stats,
@@ -323,12 +328,23 @@ func (c *CQ) Resize(cqe int) error {
 			"%d completions are unpolled; a CQ of %d cannot hold them (CQ-08)", c.n, cqe)
 	}
 	capacity := c.cfg.Rounding.round(cqe, c.cfg.Limits.MaxCQE)
-	ring := make([]entry, capacity)
+	c.regrowLocked(min(capacity, max(c.n, initialRing)))
+	c.cqe = capacity
+	return nil
+}
+
+// initialRing is the ring size a new CQ starts with (or its capacity, if
+// smaller).
+const initialRing = 64
+
+// regrowLocked moves the unpolled completions, in order, into a ring of
+// size n >= c.n.
+func (c *CQ) regrowLocked(n int) {
+	ring := make([]entry, n)
 	for i := 0; i < c.n; i++ {
 		ring[i] = c.ring[(c.head+i)%len(c.ring)]
 	}
 	c.ring, c.head = ring, 0
-	return nil
 }
 
 // Destroy destroys c (ibv_destroy_cq) and waits, without a deadline, for the

@@ -58,7 +58,7 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 	if c.state != live {
 		return false, errDestroyed(verbPush)
 	}
-	if c.n == len(c.ring) || c.overrun {
+	if c.n == c.cqe || c.overrun {
 		c.stats.Dropped++
 		if c.cfg.IgnoreOverrun {
 			return true, nil
@@ -76,6 +76,9 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 			}
 		}
 		return true, nil
+	}
+	if c.n == len(c.ring) {
+		c.regrowLocked(min(2*len(c.ring), c.cqe))
 	}
 	tail := c.head + c.n
 	if tail >= len(c.ring) {
