@@ -151,8 +151,10 @@ func (q *QP) responderErrorLocked(p *Packet, syn Syndrome, recvStatus wc.Status,
 	q.traceLocked("responder error "+syn.String(), why)
 	q.nakLocked(p, syn, p.PSN)
 	if q.rx.wqe && recvStatus != wc.Success {
+		// Solicited only if the packet carried the SE bit: what a
+		// solicited-only arm under NOTIFY-05 reading B looks at.
 		w := wc.WC{Status: recvStatus}
-		q.completeRecvLocked(&w, true)
+		q.completeRecvLocked(&w, p.SE)
 	}
 	q.raiseLocked(ev)
 	q.SetErrorLocked()
@@ -492,7 +494,15 @@ func (q *QP) udReceiveLocked(p *Packet) {
 	}
 	sges, _ := q.recvSGEs()
 	if Length(sges) < uint64(len(p.Payload))+grhLen {
-		q.traceLocked("UD datagram dropped", "receive WR too small (XFER-06)")
+		if q.init.SRQ != nil {
+			// XFER-06 (sim default, rxe): a WR taken from an SRQ cannot
+			// go back; it completes with REM_INV_REQ_ERR.
+			q.traceLocked("UD datagram too long", "the SRQ receive WR fails (XFER-06)")
+			w := wc.WC{Status: wc.RemInvReqErr}
+			q.completeRecvLocked(&w, p.SE)
+			return
+		}
+		q.traceLocked("UD datagram dropped", "receive WR too small; it stays posted (XFER-06)")
 		return
 	}
 	var grh [grhLen]byte
