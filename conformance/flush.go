@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
@@ -14,24 +15,28 @@ import (
 )
 
 // Cases of the FLUSH family that a modify to ERR or RESET shows without
-// traffic, and the QP events that come with it (ASYNC-05 and ASYNC-14 for
-// QPs). Every wait for flush completions is bounded by Patience and never
-// requires them at once (FLUSH-13).
+// traffic, the QP events that come with it (ASYNC-05 and ASYNC-14 for QPs),
+// and SQ_DRAINED (ASYNC-13). Every wait for flush completions is bounded by
+// Patience and never requires them at once (FLUSH-13). Posted requests
+// execute, so the send requests these cases flush are posted where they
+// stay outstanding on any device (hold): on RC QPs in RTS, waiting for an
+// acknowledgement that never comes, and on UC and UD QPs in SQD (QP-39).
 //
 // Left for the transport (issue #4): FLUSH-03 and FLUSH-09..12, which start
 // from an error a request meets while executing (RC QPs cannot even be
 // modified into SQE, but neither can UD and UC QPs, so that says nothing of
 // FLUSH-09); the part of FLUSH-02 about requests that had already finished;
-// and, in FLUSH-07, another QP consuming the SRQ's requests.
+// in FLUSH-07, another QP consuming the SRQ's requests; and, in ASYNC-13,
+// the SQ_DRAINED that comes when the sends in flight at RTS→SQD complete.
 
 // flushQP creates a QP of type typ with its own send and receive CQs and
-// takes it to RTS.
-func (w *qpWorld) flushQP(typ qp.Type, sigAll bool) (q QP, scq, rcq CQ) {
+// takes it to where sends stay outstanding (hold), which it returns: RTS
+// for RC, SQD for UC and UD.
+func (w *qpWorld) flushQP(typ qp.Type, sigAll bool) (q QP, s qp.State, scq, rcq CQ) {
 	w.t.Helper()
 	scq, rcq = w.e.CQ(64, nil, nil), w.e.CQ(64, nil, nil)
 	q = w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq, SQSigAll: sigAll})
-	w.walk(q, qp.RTS)
-	return q, scq, rcq
+	return q, w.hold(q), scq, rcq
 }
 
 // flushNoAsync checks that the context has no async event queued.
@@ -63,11 +68,11 @@ func init() {
 	register("FLUSH-01", "ERR flushes every outstanding request, each on its own queue's CQ", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		for _, typ := range qpTypes {
-			q, scq, rcq := w.flushQP(typ, true)
+			q, s, scq, rcq := w.flushQP(typ, true)
 			w.postSend("sends", q, w.sendIDs(q, 1, 2, 3))
 			w.postRecv("receives", q, w.recvIDs(11, 12, 13, 14))
-			w.step(q, qp.RTS, qp.Err)
-			what := fmt.Sprintf("%v RTS→ERR", typ)
+			w.step(q, s, qp.Err)
+			what := fmt.Sprintf("%v %v→ERR", typ, s)
 			sends, recvs := w.collect(scq, 3, what+": send CQ"), w.collect(rcq, 4, what+": receive CQ")
 			w.wantFlushes(what+": send CQ", sends, idRange(1, 3))
 			w.wantFlushes(what+": receive CQ", recvs, idRange(11, 4))
@@ -87,11 +92,13 @@ func init() {
 			c := w.qpCap()
 			c.MaxSendWR, c.MaxRecvWR = uint32(min(32, w.lim.MaxQPWR)), uint32(min(32, w.lim.MaxQPWR))
 			q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
-			w.walk(q, qp.RTS)
+			state := w.hold(q) // RTS for RC, SQD for UC and UD
 			var sends, recvs []uint64
-			state := qp.RTS
 			for range 1 + rng.IntN(6) {
-				if state == qp.RTS && rng.IntN(4) == 0 { // requests posted in SQD wait too
+				// An RC QP may go on to SQD, where requests wait too (QP-39),
+				// but only while no send is outstanding: the drain would wait
+				// for an acknowledgement that never comes.
+				if rng.IntN(4) == 0 && state == qp.RTS && len(sends) == 0 {
 					w.step(q, qp.RTS, qp.SQD)
 					state = qp.SQD
 				}
@@ -107,7 +114,7 @@ func init() {
 				}
 			}
 			w.step(q, state, qp.Err)
-			what := fmt.Sprintf("round %d: %v QP", round, typ)
+			what := fmt.Sprintf("round %d: %v QP, %v→ERR", round, typ, state)
 			got := w.collect(w.cq, len(sends)+len(recvs), what)
 			var gs, gr []wc.WC
 			for _, c := range got {
@@ -128,7 +135,7 @@ func init() {
 	register("FLUSH-04", "unsignaled send requests are flushed too", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		for _, typ := range qpTypes {
-			q, scq, _ := w.flushQP(typ, false)
+			q, s, scq, _ := w.flushQP(typ, false)
 			wrs := w.sendIDs(q, 1, 2, 3, 4, 5)
 			for i := range wrs {
 				if i != 2 {
@@ -136,8 +143,8 @@ func init() {
 				}
 			}
 			w.postSend("mostly unsignaled sends", q, wrs)
-			w.step(q, qp.RTS, qp.Err)
-			what := fmt.Sprintf("%v, sq_sig_all=0, one signaled send of five", typ)
+			w.step(q, s, qp.Err)
+			what := fmt.Sprintf("%v %v→ERR, sq_sig_all=0, one signaled send of five", typ, s)
 			w.wantFlushes(what, w.collect(scq, 5, what), idRange(1, 5))
 		}
 	})
@@ -167,14 +174,15 @@ func init() {
 		// case looks at nothing else.
 		w := qpSetup(t, e)
 		var qs []QP
+		var states []qp.State
 		for i, typ := range qpTypes {
-			q := w.at(typ, qp.RTS)
+			q, s := w.held(typ)
 			w.postSend("sends", q, w.sendIDs(q, uint64(10*i+1)))
 			w.postRecv("receives", q, w.recvIDs(uint64(10*i+2)))
-			qs = append(qs, q)
+			qs, states = append(qs, q), append(states, s)
 		}
-		for _, q := range qs {
-			w.step(q, qp.RTS, qp.Err)
+		for i, q := range qs {
+			w.step(q, states[i], qp.Err)
 		}
 		for _, c := range w.collect(w.cq, 2*len(qs), "three QPs flushed into one CQ") {
 			i := int(c.WRID / 10)
@@ -221,14 +229,17 @@ func init() {
 	register("FLUSH-08", "RESET discards queued requests without completions; the QP is reusable", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		for _, typ := range qpTypes {
-			for _, via := range []qp.State{qp.RTS, qp.Err} {
-				q, scq, rcq := w.flushQP(typ, true)
+			for _, toErr := range []bool{false, true} {
+				q, via, scq, rcq := w.flushQP(typ, true)
 				num := q.Num()
 				w.postSend("sends", q, w.sendIDs(q, 1, 2))
 				w.postRecv("receives", q, w.recvIDs(3, 4, 5))
+				if toErr {
+					w.step(q, via, qp.Err)
+					via = qp.Err
+				}
 				what := fmt.Sprintf("%v %v→RESET", typ, via)
-				if via == qp.Err {
-					w.step(q, qp.RTS, qp.Err)
+				if toErr {
 					w.collect(scq, 2, what)
 					w.collect(rcq, 3, what)
 				}
@@ -241,12 +252,12 @@ func init() {
 				if q.Num() != num {
 					t.Errorf("%s: qp_num changed from %#x to %#x", what, num, q.Num())
 				}
-				w.walk(q, qp.RTS)
+				back := w.hold(q)
 				c := w.query(q).Cap
 				sends, recvs := idRange(100, int(c.MaxSendWR)), idRange(200, int(c.MaxRecvWR))
-				w.postSend(what+", back in RTS: a full send queue", q, w.sendIDs(q, sends...))
-				w.postRecv(what+", back in RTS: a full receive queue", q, w.recvIDs(recvs...))
-				w.step(q, qp.RTS, qp.Err)
+				w.postSend(fmt.Sprintf("%s, back in %v: a full send queue", what, back), q, w.sendIDs(q, sends...))
+				w.postRecv(fmt.Sprintf("%s, back in %v: a full receive queue", what, back), q, w.recvIDs(recvs...))
+				w.step(q, back, qp.Err)
 				w.wantFlushes(what+", then ERR: send CQ", w.collect(scq, len(sends), what), sends)
 				w.wantFlushes(what+", then ERR: receive CQ", w.collect(rcq, len(recvs), what), recvs)
 			}
@@ -255,10 +266,10 @@ func init() {
 
 	register("FLUSH-13", "flush completions arrive after the modify, within a bounded wait", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		q, scq, rcq := w.flushQP(qp.RC, true)
+		q, s, scq, rcq := w.flushQP(qp.RC, true)
 		w.postSend("sends", q, w.sendIDs(q, 1, 2, 3, 4))
 		w.postRecv("receives", q, w.recvIDs(5, 6))
-		w.step(q, qp.RTS, qp.Err)
+		w.step(q, s, qp.Err)
 		// collect polls until they are there: the modify need not wait for
 		// them, but they must come.
 		w.wantFlushes("send CQ", w.collect(scq, 4, "RC RTS→ERR"), idRange(1, 4))
@@ -288,6 +299,50 @@ func init() {
 			e.WantOK("ibv_ack_async_event", w.flushLastWQE(what, q).Ack())
 			w.flushNoAsync(what + ", after LAST_WQE_REACHED")
 		}
+	})
+
+	register("ASYNC-13", "RTS→SQD raises one SQ_DRAINED once the drain is over: when asked, or always (rxe)", func(t *T, e *Env) {
+		// Each QP is fresh, so whether SQ_DRAINED was asked for is exactly
+		// this modify's en_sqd_async_notify. The modifies bypass step,
+		// which would take the event itself (sqDrained).
+		w := qpSetup(t, e)
+		toSQD := func(q QP, ask bool) error {
+			a := qpAttr(w.lim, qp.RTS, qp.SQD)
+			a.EnSQDAsyncNotify = ask
+			mask := bState
+			if ask {
+				mask |= bSQDNote
+			}
+			return q.Modify(&a, mask)
+		}
+		for _, typ := range qpTypes {
+			for _, ask := range []bool{true, false} {
+				q := w.at(typ, qp.RTS)
+				what := fmt.Sprintf("%v QP, RTS→SQD with nothing outstanding, en_sqd_async_notify=%t", typ, ask)
+				if err := toSQD(q, ask); err != nil {
+					t.Fatalf("%s: %v, want success", what, err)
+				}
+				if ask || e.Profile.AlwaysSQDrained {
+					ev := cqWaitAsync(t, e, what)
+					if ev.EventType() != notify.EventSQDrained || ev.Object() != any(q) {
+						t.Errorf("%s: async event %v naming %v, want SQ_DRAINED naming the QP", what, ev.EventType(), ev.Object())
+					}
+					e.WantOK("ibv_ack_async_event", ev.Ack())
+				}
+				time.Sleep(Grace) // once, and unasked not at all under the default reading
+				w.flushNoAsync(what)
+			}
+		}
+		// An RC QP whose sends wait for an acknowledgement that never comes
+		// (hold) never finishes its drain, so SQ_DRAINED must not come.
+		q, _ := w.held(qp.RC)
+		w.postSend("sends awaiting an acknowledgement", q, w.sendIDs(q, 1, 2))
+		what := "RC QP, RTS→SQD with two sends in flight, en_sqd_async_notify=true"
+		if err := toSQD(q, true); err != nil {
+			t.Fatalf("%s: %v, want success", what, err)
+		}
+		time.Sleep(Grace)
+		w.flushNoAsync(what + ": the drain is not over")
 	})
 
 	register("ASYNC-14", "a QP on an SRQ raises LAST_WQE_REACHED when it enters ERR", func(t *T, e *Env) {

@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/conformance/model"
+	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/wc"
 )
@@ -29,8 +30,12 @@ import (
 //     would wait for them (QP-23, QP-39); that modify is skipped.
 //   - Receives may be posted on any QP: nothing is ever sent to them.
 //
-// The machine also never uses an SRQ or IBV_QP_EN_SQD_ASYNC_NOTIFY, so no
-// QP async event ever arises.
+// The machine also never uses an SRQ or IBV_QP_EN_SQD_ASYNC_NOTIFY, so the
+// only QP async event that arises is the SQ_DRAINED a device that raises it
+// unasked (Profile.AlwaysSQDrained, ASYNC-13 rxe reading) raises on each
+// RTS→SQD. Those are expected, one per such move, and OpGetAsync acks and
+// skips them where it finds them (see getAsync); any other QP event, or one
+// more SQ_DRAINED than moves, is a difference from the model.
 
 // machineDestQPN is the dest_qp_num (and the remote QPN of UD sends) of
 // every QP the machine connects: a 24-bit number no QP of a device with
@@ -43,6 +48,25 @@ type machineQPs struct {
 	ah   AH     // for UD sends, created by the first one
 	qps  []QP   // QPs created successfully, by model index
 	wrid uint64 // the last wr_id posted
+
+	// drained counts, by model index, the SQ_DRAINED events of each QP that
+	// are due and not read yet (Profile.AlwaysSQDrained).
+	drained map[int]int
+}
+
+// skipDrained reports whether ev is an SQ_DRAINED that a QP's RTS→SQD made
+// due (ASYNC-13), and if so counts it as read. The caller acks it.
+func (m *Machine) skipDrained(ev AsyncEvent) bool {
+	if ev.EventType() != notify.EventSQDrained {
+		return false
+	}
+	for i, q := range m.qps {
+		if ev.Object() == any(q) && m.drained[i] > 0 {
+			m.drained[i]--
+			return true
+		}
+	}
+	return false
 }
 
 // qpString renders a QP operation.
@@ -109,7 +133,12 @@ func (m *Machine) applyQP(op Op) error {
 	case OpDestroyQP:
 		ctx, cancel := patient()
 		defer cancel()
-		return m.same(op, "ibv_destroy_qp", q.DestroyContext(ctx), m.m.DestroyQP(i))
+		err := q.DestroyContext(ctx)
+		want := m.m.DestroyQP(i)
+		if err == nil {
+			delete(m.drained, i) // its unread events go with it
+		}
+		return m.same(op, "ibv_destroy_qp", err, want)
 	}
 	return fmt.Errorf("%v: unknown operation", op)
 }
@@ -195,6 +224,12 @@ func (m *Machine) modifyQP(op Op, i int, q QP) error {
 	m.flushed(fl)
 	if e := m.same(op, fmt.Sprintf("ibv_modify_qp(%v→%v, %v)", from, to, mask), err, want); e != nil {
 		return e
+	}
+	if err == nil && from == qp.RTS && to == qp.SQD && m.prof.AlwaysSQDrained {
+		if m.drained == nil {
+			m.drained = map[int]int{}
+		}
+		m.drained[i]++ // nothing is outstanding in its send queue (see above): the drain is over
 	}
 	return m.sameState(op, i, q)
 }

@@ -38,6 +38,7 @@ type hooks struct {
 	destroyCh   func(ch conformance.CompChannel) error
 	getAsync    func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error)
 	tryAsync    func(c conformance.Context) (conformance.AsyncEvent, error)
+	injectFatal func(q conformance.QP) error
 	allocPD     func(c conformance.Context) (conformance.PD, error)
 	deallocPD   func(pd conformance.PD) error
 	regMR       func(pd conformance.PD, buf []byte, access uint32) (conformance.MR, error)
@@ -63,6 +64,14 @@ type hooks struct {
 
 	// outstanding overrides conformance.Outstander on QPs.
 	outstanding func(q conformance.QP) (send, recv int)
+
+	// The transport capabilities (verbs_xfer.go, forwarded in
+	// mutants_xfer_test.go): the readings the device states, its clock and
+	// its port queries.
+	transport func(conformance.TransportProfile) conformance.TransportProfile
+	tick      func(c conformance.Clock, n uint64)
+	runIdle   func(c conformance.Clock, limit uint64) bool
+	queryPort func(c conformance.Context, port uint8) (conformance.PortInfo, error)
 }
 
 // mutant is a broken device and the rules that must catch it.
@@ -402,6 +411,13 @@ func (q *mQP) PostRecv(wrs []qp.RecvWR) (int, error) {
 		return q.h.postRecv(q.inner, wrs)
 	}
 	return q.inner.PostRecv(wrs)
+}
+
+func (q *mQP) InjectFatal() error {
+	if q.h.injectFatal != nil {
+		return q.h.injectFatal(q.inner)
+	}
+	return q.inner.(conformance.FatalInjector).InjectFatal()
 }
 
 func (q *mQP) Outstanding() (send, recv int) {

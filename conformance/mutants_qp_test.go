@@ -399,6 +399,18 @@ func init() {
 				return n, err
 			}
 		}),
+		qpHooksMutant("send slots are free once completed, before the poll (QP-29 reading B)", []string{"QP-29"}, func(tr *qpTracker, h *hooks) {
+			send := h.postSend
+			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+				n, err := send(q, wrs)
+				if errors.Is(err, syscall.ENOMEM) && qpStateOf(q) == qp.RTS {
+					if l, ok := tr.info(q).init.SendCQ.(interface{ Len() int }); ok && l.Len() > 0 {
+						return len(wrs), nil // as if the completed sends had left the queue
+					}
+				}
+				return n, err
+			}
+		}),
 		qpHooksMutant("a receive without SGEs is refused", []string{"QP-32"}, func(tr *qpTracker, h *hooks) {
 			recv := h.postRecv
 			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) {

@@ -162,6 +162,60 @@ func init() {
 	)
 }
 
+// skipEvents returns async hooks that ack and hide every event of type typ.
+func skipEvents(typ notify.EventType) (
+	func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error),
+	func(c conformance.Context) (conformance.AsyncEvent, error),
+) {
+	get := func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+		for {
+			ev, err := c.GetAsyncEvent(ctx)
+			if err != nil || ev.EventType() != typ {
+				return ev, err
+			}
+			_ = ev.Ack()
+		}
+	}
+	try := func(c conformance.Context) (conformance.AsyncEvent, error) {
+		for {
+			ev, err := c.TryGetAsyncEvent()
+			if err != nil || ev.EventType() != typ {
+				return ev, err
+			}
+			_ = ev.Ack()
+		}
+	}
+	return get, try
+}
+
+// Mutants of SQ_DRAINED (ASYNC-13) and of the profile's reading of it.
+func init() {
+	noDrained := mutant{name: "SQ_DRAINED is never delivered", rules: []string{"ASYNC-13"}}
+	noDrained.h.getAsync, noDrained.h.tryAsync = skipEvents(notify.EventSQDrained)
+	mutants = append(mutants,
+		noDrained,
+		mutant{
+			name: "the device raises SQ_DRAINED unasked, the profile says it does not", rules: []string{"ASYNC-13", "FLUSH-14"},
+			base: sim.Profile{Name: "always-sq-drained", Transport: qp.TransportPolicy{AlwaysSQDrained: true}},
+			h:    hooks{profile: func(p conformance.Profile) conformance.Profile { p.AlwaysSQDrained = false; return p }},
+		},
+		mutant{
+			name: "the profile says SQ_DRAINED comes unasked, the device raises it only when asked", rules: []string{"ASYNC-13"},
+			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.AlwaysSQDrained = true; return p }},
+		},
+		qpModifyMutant("SQ_DRAINED comes at once, before the sends in flight complete", []string{"ASYNC-13"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+			from, to := qpTarget(q, a, m)
+			err := q.Modify(a, m)
+			if err == nil && from == qp.RTS && to == qp.SQD && m&qp.AttrEnSQDAsyncNotify != 0 && a.EnSQDAsyncNotify {
+				if got, qerr := q.Query(); qerr == nil && got.SQDraining {
+					tr.fake(notify.EventSQDrained, q)
+				}
+			}
+			return err
+		}),
+	)
+}
+
 // Mutants of the SRQ family.
 func init() {
 	def := sim.DefaultDeviceAttr()
@@ -365,6 +419,8 @@ func TestQPCasesToleratePollQuirks(t *testing.T) {
 // ending it.
 func init() {
 	slow := map[string]bool{
+		"SQ_DRAINED is never delivered": true,
+		"the profile says SQ_DRAINED comes unasked, the device raises it only when asked": true,
 		"flush completions never come":                                   true,
 		"requests posted in ERR are accepted and dropped":                true,
 		"LAST_WQE_REACHED is never delivered":                            true,

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
 )
 
@@ -298,11 +299,92 @@ func (w *qpWorld) minimal(q QP, from, to qp.State) qp.AttrMask {
 // the case.
 func (w *qpWorld) step(q QP, from, to qp.State) {
 	w.t.Helper()
+	w.stepWith(q, from, to, nil)
+}
+
+// stepWith is step with the attributes qpAttr gives edited by set (when not
+// nil). A move from RTS to SQD also takes the SQ_DRAINED event it raises on
+// a device that raises it unasked (sqDrained).
+func (w *qpWorld) stepWith(q QP, from, to qp.State, set func(*qp.Attr)) {
+	w.t.Helper()
 	a := qpAttr(w.lim, from, to)
+	if set != nil {
+		set(&a)
+	}
 	mask := w.minimal(q, from, to)
 	if err := q.Modify(&a, mask); err != nil {
 		w.t.Fatalf("%v QP: %v→%v with %v: %v, want success", w.types[q], from, to, mask, err)
 	}
+	if from == qp.RTS && to == qp.SQD {
+		w.sqDrained(q)
+	}
+}
+
+// sqDrained reads and acks the IBV_EVENT_SQ_DRAINED that q's move from RTS
+// to SQD, without en_sqd_async_notify, raises on a device that raises it
+// whether or not it was asked for (ASYNC-13, rxe reading), so that the
+// cases that watch the async events of what follows (FLUSH-14, CQ-25) see
+// only those. The cases move a QP to SQD only while its send queue is
+// empty, so the drain is over at once and the event due. An SQ_DRAINED of
+// another QP, which a case may have moved to SQD with a modify of its own,
+// is acked and skipped; any other event fails the case. Under the other
+// reading nothing is raised, which ASYNC-13 and FLUSH-14 check.
+func (w *qpWorld) sqDrained(q QP) {
+	w.t.Helper()
+	if !w.e.Profile.AlwaysSQDrained {
+		return
+	}
+	what := fmt.Sprintf("%v QP moved from RTS to SQD without en_sqd_async_notify, on a device that raises SQ_DRAINED regardless (ASYNC-13)", w.types[q])
+	for {
+		ev := cqWaitAsync(w.t, w.e, what)
+		typ, obj := ev.EventType(), ev.Object()
+		w.e.WantOK("ibv_ack_async_event", ev.Ack())
+		if typ != notify.EventSQDrained {
+			w.t.Fatalf("%s: async event %v naming %v, want SQ_DRAINED naming the QP", what, typ, obj)
+		}
+		if _, isQP := obj.(QP); !isQP {
+			w.t.Fatalf("%s: SQ_DRAINED naming %v, which is not a QP", what, obj)
+		}
+		if obj == any(q) {
+			return
+		}
+	}
+}
+
+// hold takes q, a new QP in RESET, to a state in which the send requests
+// posted next stay outstanding on any implementation until the QP leaves
+// that state, and returns the state. A device executes what is posted in
+// RTS: UD and UC sends complete at once with SUCCESS whoever receives them
+// (XFER-22, XFER-26). So:
+//
+//   - RC: RTS, with dest_qp_num machineDestQPN, which no QP has, and timeout
+//     0, which disables the local ACK timeout (QP-22): the sends are
+//     transmitted and wait for an acknowledgement that never comes.
+//   - UC and UD: SQD, entered while the send queue is empty, so the drain is
+//     over at once; sends posted in SQD do not start before SQD→RTS (QP-39),
+//     which never comes.
+//
+// Receives wait for a message in either state; nothing is sent to them.
+func (w *qpWorld) hold(q QP) qp.State {
+	w.t.Helper()
+	silent := func(a *qp.Attr) { a.DestQPNum, a.Timeout = machineDestQPN, 0 }
+	path := []qp.State{qp.Init, qp.RTR, qp.RTS}
+	if w.types[q] != qp.RC {
+		path = append(path, qp.SQD)
+	}
+	cur := qp.Reset
+	for _, next := range path {
+		w.stepWith(q, cur, next, silent)
+		cur = next
+	}
+	return cur
+}
+
+// held returns a new QP of type typ taken to hold's state, and the state.
+func (w *qpWorld) held(typ qp.Type) (QP, qp.State) {
+	w.t.Helper()
+	q := w.create(typ)
+	return q, w.hold(q)
 }
 
 // walk takes q, which is in RESET, to state s along qpPath.

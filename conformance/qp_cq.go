@@ -31,16 +31,13 @@ import (
 // step, with dest_qp_num machineDestQPN.
 func (w *qpWorld) qcStep(q QP, from, to qp.State) {
 	w.t.Helper()
-	a := qpAttr(w.lim, from, to)
-	a.DestQPNum = machineDestQPN
-	mask := w.minimal(q, from, to)
-	if err := q.Modify(&a, mask); err != nil {
-		w.t.Fatalf("%v QP: %v→%v with %v: %v, want success", w.types[q], from, to, mask, err)
-	}
+	w.stepWith(q, from, to, func(a *qp.Attr) { a.DestQPNum = machineDestQPN })
 }
 
 // qcDrained takes q from RESET through RTS to SQD, where it accepts sends
-// and keeps them waiting.
+// and keeps them waiting (QP-39). On a device that raises SQ_DRAINED unasked
+// the event is taken on the way (sqDrained), so the CQ_ERR CQ-25 waits for
+// is the next event.
 func (w *qpWorld) qcDrained(q QP) {
 	w.t.Helper()
 	cur := qp.Reset

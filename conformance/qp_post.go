@@ -12,10 +12,14 @@ import (
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
-// Cases of the posting rules that need no traffic (QP-25..35, QP-37). Work
-// requests never execute here, so what was posted is seen through the flush
-// completions a move to ERR produces: exactly the requests that were posted
-// come back, each once, with FLUSH_ERR.
+// Cases of the posting rules that need no traffic (QP-25..35, QP-37). What
+// was posted is seen through the flush completions a move to ERR produces:
+// exactly the requests that were posted come back, each once, with
+// FLUSH_ERR. Posted requests execute, so where the cases need send requests
+// outstanding they post them where they stay so on any device (hold): on RC
+// QPs in RTS, waiting for an acknowledgement that never comes, and on UC and
+// UD QPs in SQD (QP-39). A UC or UD send posted in RTS completes at once
+// with SUCCESS (XFER-22, XFER-26), and QP-29 checks those too.
 //
 // Left for the transport (issue #4): QP-30 (capacity reclaimed only through
 // signaled completions, which needs successful ones), the capture of inline
@@ -179,7 +183,9 @@ func (w *qpWorld) wantFlushes(what string, wcs []wc.WC, ids []uint64) {
 
 // qpPostStates posts one request on a fresh QP of each transport in each
 // state, checks it is accepted exactly in the states ok names, then moves
-// every QP to ERR and checks that exactly the accepted requests flush.
+// every QP to ERR and checks that exactly the accepted requests complete,
+// each once: flushed, or (a UC or UD send posted in RTS, which executes at
+// once, XFER-22, XFER-26) successful. Only their number is checked.
 func qpPostStates(t *T, e *Env, recv bool, ok map[qp.State]bool) {
 	t.Helper()
 	w := qpSetup(t, e)
@@ -239,7 +245,7 @@ func init() {
 		rng := rand.New(rand.NewPCG(27, 0x9927))
 		for i := range 24 {
 			typ := qpTypes[rng.IntN(3)]
-			q := w.at(typ, qp.RTS)
+			q, s := w.held(typ)
 			c := w.query(q).Cap
 			recv := rng.IntN(3) == 0
 			depth := int(c.MaxSendWR)
@@ -256,7 +262,7 @@ func init() {
 			}
 			var got int
 			var err error
-			what := fmt.Sprintf("round %d: %v, %d requests", i, typ, n)
+			what := fmt.Sprintf("round %d: %v in %v, %d requests", i, typ, s, n)
 			if recv {
 				wrs := w.recvIDs(idRange(base, n)...)
 				if !full {
@@ -273,7 +279,7 @@ func init() {
 				got, err = q.PostSend(wrs)
 			}
 			w.wantPost(what, got, err, k, errno)
-			w.toErr(q, qp.RTS)
+			w.toErr(q, s)
 			w.wantFlushes(what, w.collect(w.cq, k, what), idRange(base, k))
 			if t.Failed() {
 				return
@@ -453,15 +459,15 @@ func init() {
 		for _, typ := range qpTypes {
 			scq, rcq := e.CQ(16, nil, nil), e.CQ(16, nil, nil)
 			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
-			w.walk(q, qp.RTS)
+			s := w.hold(q)
 			w.postSend("sends before destroy", q, w.sendIDs(q, 1, 2, 3))
 			w.postRecv("receives before destroy", q, w.recvIDs(4, 5))
 			ctx, cancel := patient()
-			e.WantOK(fmt.Sprintf("ibv_destroy_qp(%v) with 5 requests outstanding", typ), q.DestroyContext(ctx))
+			e.WantOK(fmt.Sprintf("ibv_destroy_qp(%v in %v) with 5 requests outstanding", typ, s), q.DestroyContext(ctx))
 			cancel()
 			for _, c := range []CQ{scq, rcq} {
 				if got := e.PollAll(c, 8); len(got) != 0 {
-					t.Errorf("%v: destroying the QP produced completions %v", typ, wrIDs(got))
+					t.Errorf("%v in %v: destroying the QP produced completions %v", typ, s, wrIDs(got))
 				}
 				cqDestroy(t, e, c, "ibv_destroy_cq once its QP is gone")
 			}
@@ -499,7 +505,9 @@ func qpSpoil(w *qpWorld, q QP, c qp.Cap, wr *qp.SendWR, kind int) {
 // receive): it takes exactly the QP's maximum; after a move to ERR the
 // flushed requests keep their slots until their completions are polled, one
 // slot per completion; once everything is polled the queue takes its
-// maximum again.
+// maximum again. Sends are posted where they stay outstanding (hold), so
+// that they are flushed, not executed; qpCapacityExecuted checks the send
+// queue of UC and UD QPs with sends that execute.
 func qpCapacity(t *T, e *Env, recv bool) {
 	t.Helper()
 	w := qpSetup(t, e)
@@ -508,7 +516,12 @@ func qpCapacity(t *T, e *Env, recv bool) {
 		c := w.qpCap()
 		c.MaxSendWR, c.MaxRecvWR = uint32(min(5, w.lim.MaxQPWR)), uint32(min(5, w.lim.MaxQPWR))
 		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
-		w.walk(q, qp.RTS)
+		s := qp.RTS
+		if recv {
+			w.walk(q, s)
+		} else {
+			s = w.hold(q)
+		}
 		real := w.query(q).Cap
 		depth := int(real.MaxSendWR)
 		post := func(ids []uint64) (int, error) { return q.PostSend(w.sendIDs(q, ids...)) }
@@ -520,10 +533,10 @@ func qpCapacity(t *T, e *Env, recv bool) {
 		}
 		what := fmt.Sprintf("%v, max %d: %s", typ, depth, verb)
 		n, err := post(idRange(0, depth))
-		w.wantPost(what+" of max requests", n, err, depth, 0)
+		w.wantPost(fmt.Sprintf("%s of max requests in %v", what, s), n, err, depth, 0)
 		n, err = post([]uint64{100})
-		w.wantPost(what+" of one more", n, err, 0, syscall.ENOMEM)
-		w.step(q, qp.RTS, qp.Err)
+		w.wantPost(fmt.Sprintf("%s of one more in %v", what, s), n, err, 0, syscall.ENOMEM)
+		w.step(q, s, qp.Err)
 		n, err = post([]uint64{101})
 		w.wantPost(what+" in ERR before any flush completion is polled", n, err, 0, syscall.ENOMEM)
 		j := 1 + depth/2
@@ -535,6 +548,58 @@ func qpCapacity(t *T, e *Env, recv bool) {
 		w.wantPost(what+" of max requests once everything is polled", n, err, depth, 0)
 		if t.Failed() {
 			return
+		}
+	}
+	if !recv {
+		qpCapacityExecuted(t, w)
+	}
+}
+
+// qpCapacityExecuted checks QP-29 with sends that execute: on UC and UD QPs
+// in RTS they complete with SUCCESS whoever receives them (XFER-22,
+// XFER-26), and their slots still come free only as their completions are
+// polled, one slot per completion (reading A). Whether a send has completed
+// or is still under way when the next post comes, its slot is taken, so
+// nothing here depends on how fast the device executes.
+func qpCapacityExecuted(t *T, w *qpWorld) {
+	t.Helper()
+	for _, typ := range []qp.Type{qp.UC, qp.UD} {
+		cq := w.e.CQ(qpCQE, nil, nil)
+		c := w.qpCap()
+		c.MaxSendWR = uint32(min(5, w.lim.MaxQPWR))
+		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
+		w.walk(q, qp.RTS)
+		depth := int(w.query(q).Cap.MaxSendWR)
+		post := func(ids []uint64) (int, error) { return q.PostSend(w.sendIDs(q, ids...)) }
+		what := fmt.Sprintf("%v in RTS, max %d: ibv_post_send", typ, depth)
+		n, err := post(idRange(0, depth))
+		w.wantPost(what+" of max requests", n, err, depth, 0)
+		n, err = post([]uint64{100})
+		w.wantPost(what+" of one more before any completion is polled", n, err, 0, syscall.ENOMEM)
+		j := 1 + depth/2
+		w.wantSuccesses(what, w.collectSome(cq, j), idRange(0, j))
+		n, err = post(idRange(200, j+1))
+		w.wantPost(fmt.Sprintf("%s after polling %d completions, of %d", what, j, j+1), n, err, j, syscall.ENOMEM)
+		w.wantSuccesses(what, w.collect(cq, depth, what+": the rest"), append(idRange(uint64(j), depth-j), idRange(200, j)...))
+		n, err = post(idRange(300, depth))
+		w.wantPost(what+" of max requests once everything is polled", n, err, depth, 0)
+		w.collect(cq, depth, what+": the last ones")
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// wantSuccesses checks that wcs are successful completions with the wr_ids
+// ids, in that order.
+func (w *qpWorld) wantSuccesses(what string, wcs []wc.WC, ids []uint64) {
+	w.t.Helper()
+	if got := wrIDs(wcs); !slices.Equal(got, ids) {
+		w.t.Errorf("%s: completed wr_ids %v, want %v", what, got, ids)
+	}
+	for _, c := range wcs {
+		if c.Status != wc.Success {
+			w.t.Errorf("%s: wr_id %d completed with %v, want success", what, c.WRID, c.Status)
 		}
 	}
 }

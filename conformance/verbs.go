@@ -279,6 +279,10 @@ type Profile struct {
 	// SRQLimitAtCreate: a srq_limit given to ibv_create_srq arms the limit,
 	// as rxe does (SRQ-01). False: it is ignored, as the man page says.
 	SRQLimitAtCreate bool
+	// AlwaysSQDrained: RTS→SQD raises IBV_EVENT_SQ_DRAINED whether or not
+	// en_sqd_async_notify was set, as rxe does (ASYNC-13). False: only when
+	// it was set.
+	AlwaysSQDrained bool
 }
 
 // Outstander is an optional capability of a QP: how many send and receive

@@ -43,6 +43,7 @@ func Profile(p sim.Profile) conformance.Profile {
 		ResetToErr:           p.QPModify.ResetToErr,
 		CurStateTrusted:      p.QPModify.CurState == qp.CurStateTrusted,
 		SRQLimitAtCreate:     p.SRQLimitAtCreate,
+		AlwaysSQDrained:      p.Transport.AlwaysSQDrained,
 	}
 }
 

@@ -106,6 +106,7 @@ Some prose with | pipes | that is not a rule row.
 | WC-S05 | WR_FLUSH_ERR (5): the WR was outstanding, or was posted, while the QP was in ERR (or the SQ in SQE) and nothing else happened to it at all. | RM | x |
 | WC-07 | WR and WC opcodes differ. | verbs.h | Constants test. |
 | WC-08 | Flag bits. | verbs.h | Constants test; property WITH_IMM xor WITH_INV. |
+| WC-03 | Only four fields of an error WC mean anything. | man | x |
 `
 
 func TestParseRules(t *testing.T) {
@@ -125,6 +126,7 @@ func TestParseRules(t *testing.T) {
 		"WC-S05|WC|NOTIFY — arming",
 		"WC-07|WC|NOTIFY — arming",
 		"WC-08|WC|NOTIFY — arming",
+		"WC-03|WC|NOTIFY — arming",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("parsed rules (-want +got):\n%s", d)
@@ -166,13 +168,15 @@ func TestTitle(t *testing.T) {
 
 func TestPendingIssue(t *testing.T) {
 	for id, want := range map[string]int{
-		"CQ-01": 0, "CQ-07": 0, "CQ-11": 0, "CQ-18": 4, "CQ-21": 4, "CQ-22": 0, "CQ-24": 4, "CQ-25": 0,
-		"NOTIFY-05": 0, "NOTIFY-06": 4, "CHAN-08": 0,
-		"ASYNC-07": 0, "ASYNC-08": 4, "ASYNC-13": 4, "ASYNC-14": 3, "ASYNC-15": 4, "ASYNC-16": 4, "ASYNC-17": 0,
-		"QP-01": 3, "QP-37": 3, "QP-38": 4, "QP-40": 4,
-		"FLUSH-09": 4, "FLUSH-10": 4, "FLUSH-12": 4, "FLUSH-13": 3,
-		"WC-07": 4, "WC-S05": 4, "XFER-29": 4,
-		"SRQ-08": 3, "SRQ-09": 4, "SRQ-11": 3, "MR-09": 3, "PD-05": 3,
+		"CQ-01": 0, "CQ-07": 0, "CQ-11": 0, "CQ-18": 0, "CQ-21": 0, "CQ-22": 0, "CQ-24": 0, "CQ-25": 0,
+		"NOTIFY-05": 0, "NOTIFY-06": 0, "CHAN-08": 0,
+		"ASYNC-07": 0, "ASYNC-08": 0, "ASYNC-13": 0, "ASYNC-14": 0, "ASYNC-15": 4, "ASYNC-16": 0, "ASYNC-17": 0,
+		"QP-01": 0, "QP-05": 0, "QP-29": 0, "QP-30": 0, "QP-37": 0, "QP-38": 0, "QP-40": 0,
+		"FLUSH-02": 0, "FLUSH-03": 0, "FLUSH-09": 0, "FLUSH-10": 0, "FLUSH-12": 0, "FLUSH-13": 0,
+		// The status rows (WC-Snn) have spans of their own: WC-05 is
+		// checked, WC-S05 still pending.
+		"WC-03": 4, "WC-05": 0, "WC-07": 4, "WC-S05": 4, "WC-S10": 0, "WC-S22": 4, "XFER-29": 0,
+		"SRQ-08": 0, "SRQ-09": 0, "SRQ-11": 0, "MR-03": 0, "MR-08": 0, "MR-09": 0, "PD-04": 0, "PD-05": 0,
 	} {
 		if got := rulesdoc.PendingIssue(id); got != want {
 			t.Errorf("PendingIssue(%s) = %d, want %d", id, got, want)
@@ -266,20 +270,22 @@ func TestRender(t *testing.T) {
 		rulesdoc.Coverage{
 			"WC-07": {{Kind: rulesdoc.UnitTest, File: "sim/wc/wc_test.go"}},
 			"WC-08": {{Kind: rulesdoc.UnitTest, File: "sim/wc/wc_test.go"}},
+			"WC-03": {{Kind: rulesdoc.UnitTest, File: "sim/wc/wc_test.go"}},
 		},
 	)
 	page := string(rulesdoc.Render(rules, cov))
 	for _, want := range []string{
-		"**6 rules: 3 checked, 1 pending (issue #3), 1 pending (issue #4), 1 unchecked. (1 retired rules not counted.)**",
-		"| [CQ](#cq--completion-queue) | 2 | 1 | 1 | 0 | 0 |",
+		"**7 rules: 4 checked, 1 pending (issue #4), 2 unchecked. (1 retired rules not counted.)**",
+		"| [CQ](#cq--completion-queue) | 2 | 1 | 0 | 0 | 1 |",
 		"| CQ-01 | Creating a CQ (e.g. with `cqe` = 0) fails. | checked | " +
 			"[conformance/cq.go](../conformance/cq.go) \"cqe bounds\"<br>" +
 			"[sim/cq/cq_test.go](../sim/cq/cq_test.go) (TestCreate) |",
-		"| ASYNC-14 | Last WQE reached. | pending (issue #3) |  |",
+		"| ASYNC-14 | Last WQE reached. | **unchecked** |  |",
 		"| CQ-30 | RETIRED: merged into CQ-01. | retired |  |",
 		"| NOTIFY-05 | [CONFLICT] A (rvt `solicited \\|\\| status`): every error fires. | **unchecked** |  |",
 		"| WC-07 | WR and WC opcodes differ. | checked | [sim/wc/wc_test.go](../sim/wc/wc_test.go) |",
-		"| WC-08 | Flag bits. | checked in part; the rest: issue #4 | [sim/wc/wc_test.go](../sim/wc/wc_test.go) |",
+		"| WC-08 | Flag bits. | checked | [sim/wc/wc_test.go](../sim/wc/wc_test.go) |",
+		"| WC-03 | Only four fields of an error WC mean anything. | checked in part; the rest: issue #4 | [sim/wc/wc_test.go](../sim/wc/wc_test.go) |",
 		"| WC-S05 | WR_FLUSH_ERR (5): the WR was outstanding, or was posted, while the QP was in … | pending (issue #4) |  |",
 	} {
 		if !strings.Contains(page, want) {

@@ -1,0 +1,346 @@
+package conformance_test
+
+import (
+	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// The mutants of the transport cases (xfer_*.go), built on the recording
+// hooks of mutants_xfer_test.go.
+
+// Mutants of the transport cases.
+func init() {
+	mutants = append(mutants, xReadingMutants()...)
+	mutants = append(mutants, xStatusMutants()...)
+	mutants = append(mutants, xFieldMutants()...)
+	mutants = append(mutants, xMemoryMutants()...)
+	mutants = append(mutants, xVerbMutants()...)
+}
+
+// xReadingMutants state a transport reading that the (default) device does
+// not follow.
+func xReadingMutants() []mutant {
+	return []mutant{
+		xReading("XFER-05 B", func(p *conformance.TransportProfile) { p.RecvTooSmallRemInvReq = true }, "XFER-05"),
+		xReading("XFER-16 B", func(p *conformance.TransportProfile) { p.RecvProtQPOp = true }, "XFER-16", "MR-03"),
+		xReading("XFER-10 B", func(p *conformance.TransportProfile) { p.InfiniteRetry7 = true }, "XFER-10"),
+		xReading("no QP events", func(p *conformance.TransportProfile) { p.NoQPEvents = true }, "ASYNC-09", "ASYNC-10", "ASYNC-11", "ASYNC-12"),
+		xReading("SQ_DRAINED always", func(p *conformance.TransportProfile) { p.AlwaysSQDrained = true }, "ASYNC-13"),
+		xReading("WITH_IMM on send completions", func(p *conformance.TransportProfile) { p.SendWCImm = true }, "WC-13"),
+		xReading("no SQE", func(p *conformance.TransportProfile) { p.NoSQE = true }, "FLUSH-10"),
+		xReading("send overruns ignored", func(p *conformance.TransportProfile) { p.OverrunSendIgnored = true }, "CQ-24"),
+	}
+}
+
+// xStatusMutants report wrong statuses or lose error completions.
+func xStatusMutants() []mutant {
+	return []mutant{
+		xStatusMutant(wc.RemAccessErr, wc.RemInvReqErr, "XFER-14", "WC-S10", "MR-07", "MR-08", "CQ-21"),
+		xStatusMutant(wc.RemInvReqErr, wc.RemAccessErr, "XFER-05", "WC-S09", "QP-40", "XFER-29"),
+		xStatusMutant(wc.LocProtErr, wc.LocLenErr, "XFER-16", "WC-S04", "MR-03"),
+		xStatusMutant(wc.LocLenErr, wc.LocProtErr, "XFER-23", "WC-S01", "XFER-17"),
+		xStatusMutant(wc.LocQPOpErr, wc.LocProtErr, "PD-04", "WC-S02"),
+		xStatusMutant(wc.RemOpErr, wc.RemAccessErr, "WC-S11", "XFER-16"),
+		xStatusMutant(wc.RetryExcErr, wc.RNRRetryExcErr, "XFER-10", "XFER-27", "XFER-28", "FLUSH-11", "WC-S12"),
+		xStatusMutant(wc.RNRRetryExcErr, wc.RetryExcErr, "XFER-07", "XFER-08", "SRQ-09", "WC-S13", "XFER-12"),
+		xEach("requests after a failed one repeat its status instead of flushing", []string{"FLUSH-03", "XFER-15"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if tr.isRecv(q, *c) {
+				return
+			}
+			switch st, ok := tr.lastErr[xKey{q, c.QPNum, 0}]; {
+			case c.Status == wc.WRFlushErr && ok:
+				c.Status = st
+			case c.Status != wc.Success && c.Status != wc.WRFlushErr:
+				tr.lastErr[xKey{q, c.QPNum, 0}] = c.Status
+			}
+		}),
+		xBatch("flushed receives vanish", []string{"FLUSH-12"}, func(tr *xTr, q conformance.CQ, got []wc.WC, _ int) []wc.WC {
+			out := got[:0]
+			for _, c := range got {
+				if c.Status != wc.WRFlushErr || !tr.isRecv(q, c) {
+					out = append(out, c)
+				}
+			}
+			return out
+		}),
+		xBatch("error completions of unsignaled requests vanish", []string{"CQ-21"}, func(tr *xTr, q conformance.CQ, got []wc.WC, _ int) []wc.WC {
+			out := got[:0]
+			for _, c := range got {
+				r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]
+				if c.Status == wc.Success || c.Status == wc.WRFlushErr || tr.isRecv(q, c) || !ok || r.Flags&qp.SendSignaled != 0 {
+					out = append(out, c)
+				}
+			}
+			return out
+		}),
+		xEach("a zero-length RDMA request meets a remote access error", []string{"XFER-24"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == wc.Success && !tr.isRecv(q, *c) &&
+				(r.Opcode == wc.WRRDMARead || r.Opcode == wc.WRRDMAWrite) && qp.Length(r.SGList) == 0 {
+				c.Status = wc.RemAccessErr
+			}
+		}),
+	}
+}
+
+// xFieldMutants get a completion field wrong, or the order or number of
+// completions.
+func xFieldMutants() []mutant {
+	recv := func(c *wc.WC) bool { return c.Status == wc.Success && c.Opcode.IsRecv() }
+	send := func(c *wc.WC) bool { return c.Status == wc.Success && !c.Opcode.IsRecv() }
+	return []mutant{
+		xEach("wr_id keeps 48 bits", []string{"WC-01"}, func(tr *xTr, q conformance.CQ, c *wc.WC) { c.WRID &= 1<<48 - 1 }),
+		xEach("error completions carry qp_num 0", []string{"WC-02"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if c.Status != wc.Success {
+				c.QPNum = 0
+			}
+		}),
+		xEach("RDMA WRITEs complete as SEND", []string{"WC-04", "XFER-11"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if send(c) && c.Opcode == wc.RDMAWrite {
+				c.Opcode = wc.Send
+			}
+		}),
+		xEach("WRITE_WITH_IMM completes as RECV at the responder", []string{"WC-05", "XFER-12"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if recv(c) && c.Opcode == wc.RecvRDMAWithImm {
+				c.Opcode = wc.Recv
+			}
+		}),
+		xEach("receive completions lose WITH_IMM", []string{"WC-08", "WC-09", "XFER-04", "XFER-12"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if recv(c) {
+				c.WCFlags &^= wc.WithImm
+			}
+		}),
+		xEach("imm_data is byte-swapped", []string{"WC-09"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if recv(c) && c.WCFlags&wc.WithImm != 0 {
+				v := c.ImmData
+				c.ImmData = v>>24 | v>>8&0xff00 | v<<8&0xff0000 | v<<24
+			}
+		}),
+		xEach("receive completions lose WITH_INV", []string{"WC-08", "XFER-29"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if recv(c) {
+				c.WCFlags &^= wc.WithInv
+			}
+		}),
+		xEach("UD receives always say GRH", []string{"WC-08"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if recv(c) && tr.types[xKey{q, c.QPNum, 0}] == qp.UD {
+				c.WCFlags |= wc.GRH
+			}
+		}),
+		xEach("UD receives name no source", []string{"WC-12"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if recv(c) {
+				c.SrcQP, c.SLID = 0, 0
+			}
+		}),
+		xEach("READ and atomic completions report one byte more", []string{"WC-11", "XFER-13"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if send(c) && (c.Opcode == wc.RDMARead || c.Opcode == wc.FetchAdd || c.Opcode == wc.CompSwap) {
+				c.ByteLen++
+			}
+		}),
+		xEach("receive byte_len is one short", []string{"WC-10", "XFER-02", "XFER-03", "XFER-04", "XFER-06", "XFER-20", "XFER-21"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if recv(c) && c.ByteLen > 0 {
+				c.ByteLen--
+			}
+		}),
+		xBatch("receive completions of one poll come in reverse order", []string{"XFER-01", "CQ-18"}, func(tr *xTr, q conformance.CQ, got []wc.WC, _ int) []wc.WC {
+			var at []int
+			for i := range got {
+				if recv(&got[i]) {
+					at = append(at, i)
+				}
+			}
+			for i, j := 0, len(at)-1; i < j; i, j = i+1, j-1 {
+				got[at[i]], got[at[j]] = got[at[j]], got[at[i]]
+			}
+			return got
+		}),
+		xBatch("two send completions of one QP trade places", []string{"CQ-18", "XFER-19"}, func(tr *xTr, q conformance.CQ, got []wc.WC, _ int) []wc.WC {
+			for i := 0; i+1 < len(got); i++ {
+				if send(&got[i]) && send(&got[i+1]) && got[i].QPNum == got[i+1].QPNum {
+					got[i], got[i+1] = got[i+1], got[i]
+					i++
+				}
+			}
+			return got
+		}),
+		xBatch("the last receive completion of a poll comes twice", []string{"XFER-25"}, func(tr *xTr, q conformance.CQ, got []wc.WC, room int) []wc.WC {
+			for i := len(got) - 1; i >= 0; i-- {
+				if recv(&got[i]) && len(got) < room {
+					return append(got, got[i])
+				}
+			}
+			return got
+		}),
+	}
+}
+
+// xMemoryMutants write where they should not.
+func xMemoryMutants() []mutant {
+	return []mutant{
+		xEach("the first byte of every message received is flipped", []string{"XFER-02", "XFER-03", "XFER-09", "XFER-25", "XFER-26"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if c.Status != wc.Success || c.Opcode != wc.Recv || c.ByteLen == 0 {
+				return
+			}
+			sges, ok := tr.recvs[xKey{q, c.QPNum, c.WRID}]
+			if !ok {
+				sges = tr.srq[c.WRID]
+			}
+			off := uint64(0)
+			if tr.types[xKey{q, c.QPNum, 0}] == qp.UD {
+				off = 40
+			}
+			if a, ok := xAt(sges, off); ok && c.ByteLen > uint32(off) {
+				tr.flip(a)
+			}
+		}),
+		xEach("the first byte an RDMA WRITE placed is flipped when it completes", []string{"XFER-11"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == wc.Success && c.Opcode == wc.RDMAWrite && qp.Length(r.SGList) > 0 {
+				tr.flip(r.RemoteAddr)
+			}
+		}),
+		xEach("the first byte a READ fetched is flipped when it completes", []string{"XFER-13", "QP-40"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == wc.Success && c.Opcode == wc.RDMARead {
+				if a, ok := xAt(r.SGList, 0); ok {
+					tr.flip(a)
+				}
+			}
+		}),
+		xEach("FETCH_AND_ADD results are corrupted", []string{"XFER-17"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == wc.Success && c.Opcode == wc.FetchAdd && r.CompareAdd != 0 {
+				if a, ok := xAt(r.SGList, 0); ok {
+					tr.flip(a)
+				}
+			}
+		}),
+	}
+}
+
+// xVerbMutants change what a verb asks for.
+func xVerbMutants() []mutant {
+	inlinable := func(op wc.WROpcode) bool {
+		return op == wc.WRSend || op == wc.WRSendWithImm || op == wc.WRRDMAWrite || op == wc.WRRDMAWriteWithImm
+	}
+	sigAll := func(v bool) func(tr *xTr, h *hooks) {
+		return func(tr *xTr, h *hooks) {
+			create := h.createQP
+			h.createQP = func(pd conformance.PD, a conformance.QPInitAttr) (conformance.QP, error) {
+				a.SQSigAll = v
+				return create(pd, a)
+			}
+		}
+	}
+	return []mutant{
+		xMutant("sq_sig_all is always 0", []string{"QP-05", "CQ-19"}, sigAll(false)),
+		xMutant("sq_sig_all is always 1", []string{"CQ-19", "CQ-20", "WC-S00", "QP-30"}, sigAll(true)),
+		xPostEdit("FENCE is dropped", []string{"QP-38"}, func(tr *xTr, q conformance.QP, r *qp.SendWR) {
+			r.Flags &^= qp.SendFence
+		}),
+		{name: "the profile states NOTIFY-05 B, the device follows A", rules: []string{"NOTIFY-05"},
+			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.SolicitedBitOnly = true; return p }}},
+		xPostEdit("SOLICITED is dropped", []string{"NOTIFY-06", "NOTIFY-04"}, func(tr *xTr, q conformance.QP, r *qp.SendWR) {
+			r.Flags &^= qp.SendSolicited
+		}),
+		xPostEdit("SOLICITED is set on every request", []string{"NOTIFY-06", "NOTIFY-04"}, func(tr *xTr, q conformance.QP, r *qp.SendWR) {
+			r.Flags |= qp.SendSolicited
+		}),
+		xPostEdit("short payloads are copied at post time", []string{"QP-36"}, func(tr *xTr, q conformance.QP, r *qp.SendWR) {
+			if inlinable(r.Opcode) && qp.Length(r.SGList) <= 32 {
+				r.Flags |= qp.SendInline
+			}
+		}),
+		xPostEdit("a UD message above 4096 bytes is cut to 4096 and sent", []string{"XFER-20"}, func(tr *xTr, q conformance.QP, r *qp.SendWR) {
+			if n := qp.Length(r.SGList); tr.qps[q].typ == qp.UD && n > 4096 && len(r.SGList) > 0 {
+				r.SGList[len(r.SGList)-1].Length -= uint32(n - 4096)
+			}
+		}),
+		xPostEdit("UD sends carry the Q_Key the suite's QPs have, whatever the request says", []string{"XFER-22"}, func(tr *xTr, q conformance.QP, r *qp.SendWR) {
+			if tr.qps[q].typ == qp.UD {
+				r.RemoteQKey = 0x11110000
+			}
+		}),
+		xMutant("a WRITE posted alone runs only once its QP's send CQ is polled", []string{"XFER-18"}, func(tr *xTr, h *hooks) {
+			post := h.postSend
+			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+				if len(wrs) == 1 && wrs[0].Opcode == wc.WRRDMAWrite && len(wrs[0].SGList) > 0 {
+					tr.mu.Lock()
+					tr.held[q] = append(tr.held[q], wrs[0])
+					tr.mu.Unlock()
+					return 1, nil
+				}
+				return post(q, wrs)
+			}
+			h.poll = func(c conformance.CQ, wcs []wc.WC) (int, error) {
+				n, err := c.Poll(wcs)
+				tr.mu.Lock()
+				var run []conformance.QP
+				for q := range tr.held {
+					if tr.qps[q].scq == c {
+						run = append(run, q)
+					}
+				}
+				held := map[conformance.QP][]qp.SendWR{}
+				for _, q := range run {
+					held[q] = tr.held[q]
+					delete(tr.held, q)
+				}
+				tr.mu.Unlock()
+				for q, wrs := range held {
+					_, _ = post(q, wrs)
+				}
+				return n, err
+			}
+		}),
+		xMutant("RTS→SQD does nothing", []string{"QP-39", "QP-36", "MR-07"}, func(tr *xTr, h *hooks) {
+			h.modifyQP = func(q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+				if m&qp.AttrState != 0 && a.QPState == qp.SQD {
+					if cur, err := q.Query(); err == nil && cur.QPState == qp.RTS {
+						return nil
+					}
+				}
+				return q.Modify(a, m)
+			}
+		}),
+		xMutant("max_dest_rd_atomic 0 reads 1", []string{"QP-40"}, func(tr *xTr, h *hooks) {
+			h.modifyQP = func(q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+				if m&qp.AttrMaxDestRDAtomic != 0 && a.MaxDestRDAtomic == 0 {
+					b := *a
+					b.MaxDestRDAtomic = 1
+					a = &b
+				}
+				return q.Modify(a, m)
+			}
+		}),
+		xMutant("an RC QP in ERR says SQE", []string{"FLUSH-09", "XFER-15"}, func(tr *xTr, h *hooks) {
+			h.queryQP = func(q conformance.QP) (qp.Attr, error) {
+				a, err := q.Query()
+				tr.mu.Lock()
+				defer tr.mu.Unlock()
+				if a.QPState == qp.Err && tr.qps[q].typ == qp.RC {
+					a.QPState = qp.SQE
+				}
+				return a, err
+			}
+		}),
+		{name: "the clock runs twice as fast", rules: []string{"XFER-08", "XFER-10"},
+			h: hooks{tick: func(c conformance.Clock, n uint64) { c.Tick(2 * n) }}},
+		{name: "a fatal error changes nothing", rules: []string{"ASYNC-08"},
+			h: hooks{injectFatal: func(conformance.QP) error { return nil }}},
+		{name: "QP_FATAL is never delivered", rules: []string{"ASYNC-08"},
+			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+				ev, err := c.TryGetAsyncEvent()
+				if err == nil && ev.EventType() == notify.EventQPFatal {
+					ev.Ack()
+					return c.TryGetAsyncEvent()
+				}
+				return ev, err
+			}}},
+		{name: "port events lose their port number", rules: []string{"ASYNC-16"},
+			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+				ev, err := c.TryGetAsyncEvent()
+				if err == nil && ev.Object() == nil {
+					return xPortless{ev}, nil
+				}
+				return ev, err
+			}}},
+	}
+}

@@ -1,0 +1,313 @@
+package conformance_test
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// The wrapper forwards the transport capabilities (conformance/verbs_xfer.go)
+// through the hooks transport, tick, runIdle and queryPort; a peer device is
+// wrapped with the same hooks.
+
+// Peer implements conformance.PeerDevice.
+func (d *mDevice) Peer() (conformance.Device, error) {
+	p, ok := d.inner.(conformance.PeerDevice)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	inner, err := p.Peer()
+	if err != nil {
+		return nil, err
+	}
+	return &mDevice{inner: inner, h: d.h}, nil
+}
+
+// Tick implements conformance.Clock.
+func (d *mDevice) Tick(n uint64) {
+	c := d.inner.(conformance.Clock)
+	if d.h.tick != nil {
+		d.h.tick(c, n)
+		return
+	}
+	c.Tick(n)
+}
+
+// RunUntilIdle implements conformance.Clock.
+func (d *mDevice) RunUntilIdle(limit uint64) bool {
+	c := d.inner.(conformance.Clock)
+	if d.h.runIdle != nil {
+		return d.h.runIdle(c, limit)
+	}
+	return c.RunUntilIdle(limit)
+}
+
+// SetFaults implements conformance.Faults.
+func (d *mDevice) SetFaults(drop, duplicate, delay float64) error {
+	return d.inner.(conformance.Faults).SetFaults(drop, duplicate, delay)
+}
+
+// SetPortState implements conformance.LinkControl.
+func (d *mDevice) SetPortState(port uint8, up bool) error {
+	return d.inner.(conformance.LinkControl).SetPortState(port, up)
+}
+
+// TransportReadings implements conformance.TransportReader.
+func (d *mDevice) TransportReadings() conformance.TransportProfile {
+	var p conformance.TransportProfile
+	if r, ok := d.inner.(conformance.TransportReader); ok {
+		p = r.TransportReadings()
+	}
+	if d.h.transport != nil {
+		p = d.h.transport(p)
+	}
+	return p
+}
+
+// QueryPort implements conformance.PortQuerier.
+func (c *mContext) QueryPort(port uint8) (conformance.PortInfo, error) {
+	if c.h.queryPort != nil {
+		return c.h.queryPort(c.inner, port)
+	}
+	return c.inner.(conformance.PortQuerier).QueryPort(port)
+}
+
+// xKey names a work request as its completion does: the (inner) CQ it
+// completes on, qp_num and wr_id. Every case makes new CQs, so keys of
+// earlier cases, whose QP numbers and wr_ids repeat, never match.
+type xKey struct {
+	cq  conformance.CQ
+	qpn uint32
+	id  uint64
+}
+
+// xQP is what the tracker keeps of an inner QP.
+type xQP struct {
+	typ      qp.Type
+	scq, rcq conformance.CQ
+}
+
+// xTr records what the transport mutants need: the registered buffers
+// (so a mutant can corrupt memory the way a broken adapter would), the
+// requests posted, and each QP's type and CQs.
+type xTr struct {
+	mu      sync.Mutex
+	mem     []xMem
+	qps     map[conformance.QP]xQP
+	types   map[xKey]qp.Type // by CQ and qp_num (id 0)
+	sends   map[xKey]qp.SendWR
+	recvs   map[xKey][]qp.SGE
+	srq     map[uint64][]qp.SGE // receives posted to SRQs, by wr_id
+	lastErr map[xKey]wc.Status  // by CQ and qp_num
+	held    map[conformance.QP][]qp.SendWR
+}
+
+type xMem struct {
+	mr   conformance.MR // the inner MR
+	addr uint64
+	buf  []byte
+}
+
+// xHooks returns hooks that record, and a tracker; mutants change them.
+func xHooks() (*xTr, hooks) {
+	tr := &xTr{qps: map[conformance.QP]xQP{}, types: map[xKey]qp.Type{}, sends: map[xKey]qp.SendWR{},
+		recvs: map[xKey][]qp.SGE{}, srq: map[uint64][]qp.SGE{}, lastErr: map[xKey]wc.Status{},
+		held: map[conformance.QP][]qp.SendWR{}}
+	return tr, hooks{
+		regMR: func(pd conformance.PD, buf []byte, access uint32) (conformance.MR, error) {
+			mr, err := pd.RegMR(buf, access)
+			if err == nil && len(buf) > 0 {
+				tr.mu.Lock()
+				tr.mem = append(tr.mem, xMem{mr, mr.Addr(), buf})
+				tr.mu.Unlock()
+			}
+			return mr, err
+		},
+		// What a case leaves behind is forgotten when it tears down, so
+		// that a mutant does not keep every buffer of the suite alive.
+		deregMR: func(mr conformance.MR) error {
+			tr.mu.Lock()
+			tr.mem = slices.DeleteFunc(tr.mem, func(m xMem) bool { return m.mr == mr })
+			tr.mu.Unlock()
+			return mr.Dereg()
+		},
+		destroyCQ: func(q conformance.CQ, ctx context.Context) error {
+			tr.mu.Lock()
+			xForget(tr.types, q)
+			xForget(tr.sends, q)
+			xForget(tr.recvs, q)
+			xForget(tr.lastErr, q)
+			tr.mu.Unlock()
+			return q.DestroyContext(ctx)
+		},
+		destroyQP: func(q conformance.QP, ctx context.Context) error {
+			tr.mu.Lock()
+			delete(tr.qps, q)
+			delete(tr.held, q)
+			tr.mu.Unlock()
+			return q.DestroyContext(ctx)
+		},
+		destroySRQ: func(s conformance.SRQ, ctx context.Context) error {
+			tr.mu.Lock()
+			clear(tr.srq)
+			tr.mu.Unlock()
+			return s.DestroyContext(ctx)
+		},
+		createQP: func(pd conformance.PD, a conformance.QPInitAttr) (conformance.QP, error) {
+			q, err := pd.CreateQP(a)
+			if err == nil {
+				tr.mu.Lock()
+				tr.qps[q] = xQP{a.Type, a.SendCQ, a.RecvCQ}
+				tr.types[xKey{a.SendCQ, q.Num(), 0}] = a.Type
+				tr.types[xKey{a.RecvCQ, q.Num(), 0}] = a.Type
+				tr.mu.Unlock()
+			}
+			return q, err
+		},
+		postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+			n, err := q.PostSend(wrs)
+			tr.mu.Lock()
+			for _, r := range wrs[:n] {
+				tr.sends[xKey{tr.qps[q].scq, q.Num(), r.WRID}] = r
+			}
+			tr.mu.Unlock()
+			return n, err
+		},
+		postRecv: func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
+			n, err := q.PostRecv(wrs)
+			tr.mu.Lock()
+			for _, r := range wrs[:n] {
+				tr.recvs[xKey{tr.qps[q].rcq, q.Num(), r.WRID}] = r.SGList
+			}
+			tr.mu.Unlock()
+			return n, err
+		},
+		postSRQ: func(s conformance.SRQ, wrs []qp.RecvWR) (int, error) {
+			n, err := s.PostRecv(wrs)
+			tr.mu.Lock()
+			for _, r := range wrs[:n] {
+				tr.srq[r.WRID] = r.SGList
+			}
+			tr.mu.Unlock()
+			return n, err
+		},
+	}
+}
+
+// xForget drops the entries of m that belong to the CQ q.
+func xForget[V any](m map[xKey]V, q conformance.CQ) {
+	maps.DeleteFunc(m, func(k xKey, _ V) bool { return k.cq == q })
+}
+
+// flip inverts the byte at address a in the newest registered buffer that
+// holds it (older ones belong to earlier cases). The caller holds tr.mu.
+func (tr *xTr) flip(a uint64) {
+	for i := len(tr.mem) - 1; i >= 0; i-- {
+		if m := tr.mem[i]; a >= m.addr && a < m.addr+uint64(len(m.buf)) {
+			m.buf[a-m.addr] ^= 0xff
+			return
+		}
+	}
+}
+
+// xAt returns the address of byte off of the buffer sges describe.
+func xAt(sges []qp.SGE, off uint64) (uint64, bool) {
+	for _, s := range sges {
+		if off < uint64(s.Length) {
+			return s.Addr + off, true
+		}
+		off -= uint64(s.Length)
+	}
+	return 0, false
+}
+
+// isRecv tells a receive completion on cq: by opcode when it succeeded, by
+// the receives posted when not.
+func (tr *xTr) isRecv(cq conformance.CQ, c wc.WC) bool {
+	if c.Status == wc.Success {
+		return c.Opcode.IsRecv()
+	}
+	_, ok := tr.recvs[xKey{cq, c.QPNum, c.WRID}]
+	return ok
+}
+
+// xMutant makes a mutant from recording hooks changed by edit.
+func xMutant(name string, rules []string, edit func(tr *xTr, h *hooks)) mutant {
+	tr, h := xHooks()
+	edit(tr, &h)
+	return mutant{name: name, rules: rules, h: h}
+}
+
+// xEach is a mutant whose poll passes every completion through f, under
+// the tracker's lock.
+func xEach(name string, rules []string, f func(tr *xTr, q conformance.CQ, c *wc.WC)) mutant {
+	return xMutant(name, rules, func(tr *xTr, h *hooks) {
+		h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			n, err := q.Poll(wcs)
+			tr.mu.Lock()
+			defer tr.mu.Unlock()
+			for i := range wcs[:n] {
+				f(tr, q, &wcs[i])
+			}
+			return n, err
+		}
+	})
+}
+
+// xStatusMutant rewrites one status into another.
+func xStatusMutant(from, to wc.Status, rules ...string) mutant {
+	return xEach(from.Name()+" reads "+to.Name(), rules, func(tr *xTr, _ conformance.CQ, c *wc.WC) {
+		if c.Status == from {
+			c.Status = to
+		}
+	})
+}
+
+// xReading is a mutant that states a transport reading its device does not
+// follow.
+func xReading(name string, edit func(p *conformance.TransportProfile), rules ...string) mutant {
+	return mutant{name: "the device states " + name + " but does not follow it", rules: rules,
+		h: hooks{transport: func(p conformance.TransportProfile) conformance.TransportProfile { edit(&p); return p }}}
+}
+
+// xPostEdit is a mutant whose post_send passes every request through f.
+func xPostEdit(name string, rules []string, f func(tr *xTr, q conformance.QP, r *qp.SendWR)) mutant {
+	return xMutant(name, rules, func(tr *xTr, h *hooks) {
+		post := h.postSend
+		h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+			wrs = append([]qp.SendWR(nil), wrs...)
+			for i := range wrs {
+				wrs[i].SGList = append([]qp.SGE(nil), wrs[i].SGList...)
+				tr.mu.Lock()
+				f(tr, q, &wrs[i])
+				tr.mu.Unlock()
+			}
+			return post(q, wrs)
+		}
+	})
+}
+
+// xBatch is a mutant whose poll hands each batch to f, which returns the
+// batch to report (within the caller's slice).
+func xBatch(name string, rules []string, f func(tr *xTr, q conformance.CQ, got []wc.WC, room int) []wc.WC) mutant {
+	return xMutant(name, rules, func(tr *xTr, h *hooks) {
+		h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			n, err := q.Poll(wcs)
+			tr.mu.Lock()
+			defer tr.mu.Unlock()
+			out := f(tr, q, append([]wc.WC(nil), wcs[:n]...), len(wcs))
+			return copy(wcs, out), err
+		}
+	})
+}
+
+// xPortless is a port event that has lost its port number.
+type xPortless struct{ conformance.AsyncEvent }
+
+func (xPortless) Port() uint8 { return 0 }

@@ -1,0 +1,427 @@
+package conformance_test
+
+import (
+	"flag"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/conformance/simdev"
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+	"pgregory.net/rapid"
+)
+
+// trafficSteps is the average number of actions of one run of the traffic
+// state machine when -rapid.steps is not given: a run is cheap (about a
+// tenth of a millisecond per action), and long runs reach the states that
+// need many connections, resets and retries.
+const trafficSteps = 100
+
+// defaultFlag sets flag name to value for the rest of the test unless the
+// command line set it.
+func defaultFlag(t *testing.T, name, value string) {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	if !set {
+		setFlag(t, name, value)
+	}
+}
+
+// TestTrafficStateMachine runs random traffic between RC, UC and UD QPs on
+// two verbsim devices against the traffic model, under every built-in
+// profile, on a perfect fabric and on one that drops, duplicates and
+// delays packets: rapid's 100 runs of 100 actions each by default. Replay
+// a failure with the -rapid.failfile or -rapid.seed flag it prints; soak
+// with -rapid.checks=2000.
+func TestTrafficStateMachine(t *testing.T) {
+	defaultFlag(t, "rapid.steps", strconv.Itoa(trafficSteps))
+	for _, p := range sim.Profiles() {
+		for _, faults := range []bool{false, true} {
+			name := p.Name
+			if faults {
+				name += "/faults"
+			}
+			t.Run(name, func(t *testing.T) {
+				rapid.Check(t, func(rt *rapid.T) {
+					conformance.TrafficStateMachine(rt, simdev.TrafficFabric(p), faults)
+				})
+			})
+		}
+	}
+}
+
+// tmHooks break a traffic fabric: a hook that is set replaces one verb and
+// gets the real object. A fresh set is made for every fabric, so that hooks
+// may count.
+type tmHooks struct {
+	poll     func(q conformance.CQ, wcs []wc.WC) (int, error)
+	postSend func(q conformance.QP, wrs []qp.SendWR) (int, error)
+	postRecv func(q conformance.QP, wrs []qp.RecvWR) (int, error)
+	query    func(q conformance.QP) (qp.Attr, error)
+	tryAsync func(c conformance.Context) (conformance.AsyncEvent, error)
+	outst    func(q conformance.QP) (send, recv int)
+}
+
+// trafficMutant is a broken fabric and the rules whose checks must catch it.
+type trafficMutant struct {
+	name   string
+	rules  []string // the failure names one of these
+	base   sim.Profile
+	faults bool
+	hooks  func() *tmHooks
+}
+
+func (m trafficMutant) factory() conformance.NewTrafficFabric {
+	inner := simdev.TrafficFabric(m.base)
+	return func(seed uint64, faults bool) (conformance.TrafficFabric, error) {
+		f, err := inner(seed, faults)
+		if err != nil {
+			return nil, err
+		}
+		h := &tmHooks{}
+		if m.hooks != nil {
+			h = m.hooks()
+		}
+		return tmFabric{f, h}, nil
+	}
+}
+
+type tmFabric struct {
+	conformance.TrafficFabric
+	h *tmHooks
+}
+
+func (f tmFabric) Devices() []conformance.Device {
+	var ds []conformance.Device
+	for _, d := range f.TrafficFabric.Devices() {
+		ds = append(ds, tmDevice{d, f.h})
+	}
+	return ds
+}
+
+type tmDevice struct {
+	conformance.Device
+	h *tmHooks
+}
+
+func (d tmDevice) Open() (conformance.Context, error) {
+	c, err := d.Device.Open()
+	if err != nil {
+		return nil, err
+	}
+	return tmContext{c, d.h}, nil
+}
+
+type tmContext struct {
+	conformance.Context
+	h *tmHooks
+}
+
+func (c tmContext) CreateCQ(cqe int, cqContext any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+	q, err := c.Context.CreateCQ(cqe, cqContext, ch, vec)
+	if err != nil {
+		return nil, err
+	}
+	return tmCQ{q, c.h}, nil
+}
+
+func (c tmContext) AllocPD() (conformance.PD, error) {
+	pd, err := c.Context.AllocPD()
+	if err != nil {
+		return nil, err
+	}
+	return tmPD{pd, c.h}, nil
+}
+
+func (c tmContext) TryGetAsyncEvent() (conformance.AsyncEvent, error) {
+	if c.h.tryAsync != nil {
+		return c.h.tryAsync(c.Context)
+	}
+	return c.Context.TryGetAsyncEvent()
+}
+
+type tmPD struct {
+	conformance.PD
+	h *tmHooks
+}
+
+func (p tmPD) CreateQP(attr conformance.QPInitAttr) (conformance.QP, error) {
+	attr.SendCQ, attr.RecvCQ = attr.SendCQ.(tmCQ).CQ, attr.RecvCQ.(tmCQ).CQ
+	q, err := p.PD.CreateQP(attr)
+	if err != nil {
+		return nil, err
+	}
+	return tmQP{q, p.h}, nil
+}
+
+type tmQP struct {
+	conformance.QP
+	h *tmHooks
+}
+
+func (q tmQP) PostSend(wrs []qp.SendWR) (int, error) {
+	if q.h.postSend != nil {
+		return q.h.postSend(q.QP, wrs)
+	}
+	return q.QP.PostSend(wrs)
+}
+
+func (q tmQP) PostRecv(wrs []qp.RecvWR) (int, error) {
+	if q.h.postRecv != nil {
+		return q.h.postRecv(q.QP, wrs)
+	}
+	return q.QP.PostRecv(wrs)
+}
+
+func (q tmQP) Query() (qp.Attr, error) {
+	if q.h.query != nil {
+		return q.h.query(q.QP)
+	}
+	return q.QP.Query()
+}
+
+// Outstanding implements conformance.Outstander when the inner QP does.
+func (q tmQP) Outstanding() (send, recv int) {
+	if q.h.outst != nil {
+		return q.h.outst(q.QP)
+	}
+	return q.QP.(conformance.Outstander).Outstanding()
+}
+
+type tmCQ struct {
+	conformance.CQ
+	h *tmHooks
+}
+
+func (q tmCQ) Poll(wcs []wc.WC) (int, error) {
+	if q.h.poll != nil {
+		return q.h.poll(q.CQ, wcs)
+	}
+	return q.CQ.Poll(wcs)
+}
+
+// rewrite returns a poll hook that applies f to every completion polled.
+func rewrite(f func(w *wc.WC)) func() *tmHooks {
+	return func() *tmHooks {
+		return &tmHooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			n, err := q.Poll(wcs)
+			for i := range wcs[:n] {
+				f(&wcs[i])
+			}
+			return n, err
+		}}
+	}
+}
+
+// everyFourth returns a poll hook that applies f to every fourth poll that
+// returned something.
+func everyFourth(f func(wcs []wc.WC, n int) int) func() *tmHooks {
+	return func() *tmHooks {
+		count := 0
+		return &tmHooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			n, err := q.Poll(wcs)
+			if n > 0 {
+				if count++; count%4 == 0 {
+					n = f(wcs, n)
+				}
+			}
+			return n, err
+		}}
+	}
+}
+
+// sends returns a post-send hook that applies f to a copy of every request.
+func sends(f func(w *qp.SendWR)) func() *tmHooks {
+	return func() *tmHooks {
+		return &tmHooks{postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+			out := slices.Clone(wrs)
+			for i := range out {
+				out[i].SGList = slices.Clone(out[i].SGList)
+				f(&out[i])
+			}
+			return q.PostSend(out)
+		}}
+	}
+}
+
+func isWrite(op wc.WROpcode) bool { return op == wc.WRRDMAWrite || op == wc.WRRDMAWriteWithImm }
+
+// trafficMutants are broken fabrics the traffic state machine must catch.
+func trafficMutants() []trafficMutant {
+	def, rxe := sim.DefaultProfile(), sim.RXEProfile()
+	recvOK := func(w *wc.WC) bool { return w.Status == wc.Success && w.Opcode.IsRecv() }
+	return []trafficMutant{
+		{name: "receive byte_len off by one", rules: []string{"WC-10"}, base: def,
+			hooks: rewrite(func(w *wc.WC) {
+				if recvOK(w) {
+					w.ByteLen++
+				}
+			})},
+		{name: "receive byte_len off by one, under faults", rules: []string{"WC-10", "XFER-26", "XFER-21"}, base: def, faults: true,
+			hooks: rewrite(func(w *wc.WC) {
+				if recvOK(w) {
+					w.ByteLen++
+				}
+			})},
+		{name: "imm_data altered", rules: []string{"WC-09"}, base: def,
+			hooks: rewrite(func(w *wc.WC) {
+				if recvOK(w) && w.WCFlags&wc.WithImm != 0 {
+					w.ImmData ^= 1
+				}
+			})},
+		{name: "UD src_qp altered", rules: []string{"WC-12"}, base: def,
+			hooks: rewrite(func(w *wc.WC) { w.SrcQP ^= 1 })},
+		{name: "send opcode always SEND", rules: []string{"WC-04"}, base: def,
+			hooks: rewrite(func(w *wc.WC) {
+				if !w.Opcode.IsRecv() {
+					w.Opcode = wc.Send
+				}
+			})},
+		{name: "wr_id loses its high bits", rules: []string{"WC-01"}, base: def,
+			hooks: rewrite(func(w *wc.WC) { w.WRID &= 0xffffffff })},
+		{name: "flush reported as success", rules: []string{"FLUSH", "CQ-19"}, base: def,
+			hooks: rewrite(func(w *wc.WC) {
+				if w.Status == wc.WRFlushErr {
+					w.Status = wc.Success
+				}
+			})},
+		{name: "rxe reading of XFER-05 under the default profile", rules: []string{"XFER-05"}, base: def,
+			hooks: rewrite(func(w *wc.WC) {
+				if w.Status == wc.LocLenErr {
+					w.Status = wc.RemInvReqErr
+				}
+			})},
+		{name: "default reading of XFER-05 under rxe", rules: []string{"XFER-05"}, base: rxe,
+			hooks: rewrite(func(w *wc.WC) {
+				if w.Status == wc.RemInvReqErr {
+					w.Status = wc.LocLenErr
+				}
+			})},
+		{name: "RNR exhaustion reported as transport retry exhaustion", rules: []string{"XFER-07"}, base: def,
+			hooks: rewrite(func(w *wc.WC) {
+				if w.Status == wc.RNRRetryExcErr {
+					w.Status = wc.RetryExcErr
+				}
+			})},
+		{name: "a completion lost", rules: []string{"is missing", "CQ-18", "XFER-01"}, base: def,
+			hooks: everyFourth(func(wcs []wc.WC, n int) int { return copy(wcs, wcs[1:n]) })},
+		{name: "a completion lost, under faults", rules: []string{"is missing", "CQ-18", "XFER-01"}, base: rxe, faults: true,
+			hooks: everyFourth(func(wcs []wc.WC, n int) int { return copy(wcs, wcs[1:n]) })},
+		{name: "a completion twice", rules: []string{"CQ-17"}, base: def,
+			hooks: everyFourth(func(wcs []wc.WC, n int) int {
+				if n < len(wcs) {
+					wcs[n] = wcs[n-1]
+					n++
+				}
+				return n
+			})},
+		{name: "a batch reversed", rules: []string{"CQ-18", "XFER-01"}, base: def,
+			hooks: rewriteBatch(func(wcs []wc.WC) { slices.Reverse(wcs) })},
+		{name: "unsignaled requests signaled", rules: []string{"CQ-19"}, base: def,
+			hooks: sends(func(w *qp.SendWR) { w.Flags |= qp.SendSignaled })},
+		{name: "gather list reversed", rules: []string{"XFER-03", "XFER-02", "XFER-21", "XFER-11", "XFER-12", "XFER-18"}, base: def,
+			hooks: sends(func(w *qp.SendWR) { slices.Reverse(w.SGList) })},
+		{name: "WRITE lands a byte late", rules: []string{"XFER-11", "XFER-12", "XFER-18", "XFER-14"}, base: def,
+			hooks: sends(func(w *qp.SendWR) {
+				if isWrite(w.Opcode) {
+					w.RemoteAddr++
+				}
+			})},
+		{name: "receive scatter list shifted", rules: []string{"XFER-02", "XFER-21", "XFER-12"}, base: def,
+			hooks: func() *tmHooks {
+				return &tmHooks{postRecv: func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
+					out := slices.Clone(wrs)
+					for i := range out {
+						if len(out[i].SGList) > 0 {
+							out[i].SGList = slices.Clone(out[i].SGList)
+							out[i].SGList[0].Addr++
+						}
+					}
+					return q.PostRecv(out)
+				}}
+			}},
+		{name: "QP error events swallowed", rules: []string{"ASYNC-09"}, base: def,
+			hooks: func() *tmHooks {
+				return &tmHooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+					for {
+						ev, err := c.TryGetAsyncEvent()
+						if err != nil || ev.EventType() != notify.EventQPReqErr {
+							return ev, err
+						}
+						_ = ev.Ack()
+					}
+				}}
+			}},
+		{name: "a consumed receive still counted outstanding", rules: []string{"outstanding"}, base: def,
+			hooks: func() *tmHooks {
+				return &tmHooks{outst: func(q conformance.QP) (int, int) {
+					s, r := q.(conformance.Outstander).Outstanding()
+					return s, r + 1
+				}}
+			}},
+		{name: "state reads RTS in ERR", rules: []string{"QP-24"}, base: def,
+			hooks: func() *tmHooks {
+				return &tmHooks{query: func(q conformance.QP) (qp.Attr, error) {
+					a, err := q.Query()
+					if a.QPState == qp.Err {
+						a.QPState = qp.RTS
+					}
+					return a, err
+				}}
+			}},
+	}
+}
+
+// rewriteBatch returns a poll hook that applies f to every batch polled.
+func rewriteBatch(f func(wcs []wc.WC)) func() *tmHooks {
+	return func() *tmHooks {
+		return &tmHooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			n, err := q.Poll(wcs)
+			f(wcs[:n])
+			return n, err
+		}}
+	}
+}
+
+// TestTrafficStateMachineCatchesMutants requires the traffic state machine
+// to fail on every broken fabric of trafficMutants, naming one of the
+// mutant's rules, and to pass the transparent wrapper.
+func TestTrafficStateMachineCatchesMutants(t *testing.T) {
+	setFlag(t, "rapid.nofailfile", "true") // failures are expected: leave no fail files
+	setFlag(t, "rapid.shrinktime", "1ms")  // detection is all that matters here
+	setFlag(t, "rapid.seed", "20261122")   // the same walks on every run
+	setFlag(t, "rapid.checks", "200")
+	for _, p := range sim.Profiles() {
+		for _, faults := range []bool{false, true} {
+			r := &recorder{name: "identity"}
+			r.check(func(rt *rapid.T) { conformance.TrafficStateMachine(rt, trafficMutant{base: p}.factory(), faults) })
+			if r.failed {
+				t.Fatalf("profile %s, faults %v: the state machine fails the transparent wrapper:\n%s", p.Name, faults, r.msg.String())
+			}
+		}
+	}
+	for _, m := range trafficMutants() {
+		t.Run(m.name, func(t *testing.T) {
+			r := &recorder{name: m.name}
+			r.check(func(rt *rapid.T) { conformance.TrafficStateMachine(rt, m.factory(), m.faults) })
+			switch msg := r.msg.String(); {
+			case !r.failed:
+				t.Errorf("the traffic state machine passes a fabric that breaks %v", m.rules)
+			case !slices.ContainsFunc(m.rules, func(rule string) bool { return strings.Contains(msg, rule) }):
+				t.Errorf("caught, but the failure names none of %v:\n%s", m.rules, firstLine(msg))
+			}
+		})
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,108 @@
+package conformance
+
+import "github.com/verbsim/verbsim/sim/qp"
+
+// Optional capabilities that the transport cases (xfer_*.go) use. Each is
+// found by type assertion, like Injector and LimitedDevice; a device without
+// one runs the cases that need it in a weaker form (or not at all), and the
+// case says so where it matters.
+
+// PeerDevice is an optional capability of a Device: another adapter on the
+// same fabric, so that traffic crosses from one device to the other. The
+// peer shares the receiver's clock, faults and profile. Without it (or when
+// Peer fails) the transport cases connect two QPs of the one device
+// (loopback), which every adapter supports.
+type PeerDevice interface {
+	Peer() (Device, error)
+}
+
+// Clock is an optional capability of a Device whose time is virtual: one
+// tick is one nanosecond of the adapter's time, and nothing that waits for
+// time (an ACK timeout, an RNR wait) happens until the clock moves. Cases
+// that need timers to fire move it; on a device without a Clock they wait in
+// wall time, bounded by Patience, and skip the checks that measure time.
+type Clock interface {
+	// Tick moves the clock n ticks forward, running everything due on the
+	// way.
+	Tick(n uint64)
+	// RunUntilIdle advances from timer to timer until nothing is pending,
+	// or until limit ticks have passed (0: no limit); it reports whether
+	// the device is idle.
+	RunUntilIdle(limit uint64) bool
+}
+
+// Faults is an optional capability of a Device: seeded packet faults on
+// the fabric (each probability in [0, 1]; zeros switch them off). Cases
+// about retransmission (XFER-25, XFER-26) use it; without it they run on a
+// clean wire.
+type Faults interface {
+	SetFaults(drop, duplicate, delay float64) error
+}
+
+// LinkControl is an optional capability of a Device: taking a port's link
+// down or up, as a cable pull would (ASYNC-16).
+type LinkControl interface {
+	SetPortState(port uint8, up bool) error
+}
+
+// PortInfo holds the fields of struct ibv_port_attr (and GID index 0 of
+// ibv_query_gid) that connecting QPs and sizing messages need.
+type PortInfo struct {
+	Active    bool     // state is IBV_PORT_ACTIVE
+	LID       uint16   // lid: 0 on Ethernet (RoCE)
+	GID       [16]byte // GID table entry 0
+	ActiveMTU qp.MTU   // active_mtu: the MTU of UD messages (XFER-20)
+	MaxMsgSz  uint32   // max_msg_sz (XFER-23)
+	Ethernet  bool     // link_layer is IBV_LINK_LAYER_ETHERNET: paths must be global
+}
+
+// PortQuerier is an optional capability of a Context: ibv_query_port and
+// ibv_query_gid, which is how a program learns the address its peer must
+// use. The transport cases need it to connect QPs.
+type PortQuerier interface {
+	QueryPort(port uint8) (PortInfo, error)
+}
+
+// TransportProfile states which reading of each implementation-defined
+// transport rule a device follows. The zero value is the default reading
+// (the man pages'; verbsim's default profile); soft-RoCE sets every field.
+type TransportProfile struct {
+	// RecvTooSmallRemInvReq: an RC SEND that does not fit the receive WR
+	// completes it with REM_INV_REQ_ERR at the responder (XFER-05 B, rxe).
+	// False: LOC_LEN_ERR (A).
+	RecvTooSmallRemInvReq bool
+	// RecvProtQPOp: a bad lkey in the receive WR an incoming SEND lands in
+	// completes it with LOC_QP_OP_ERR (XFER-16 B, rxe). False: LOC_PROT_ERR.
+	RecvProtQPOp bool
+	// InfiniteRetry7: retry_cnt = 7 retries without limit (XFER-10 B, rxe).
+	// False: exactly seven retries, then RETRY_EXC_ERR.
+	InfiniteRetry7 bool
+	// NoQPEvents: the responder raises none of QP_REQ_ERR, QP_ACCESS_ERR and
+	// COMM_EST (ASYNC-11, rxe). False: it raises them (ASYNC-09, -10, -12).
+	NoQPEvents bool
+	// AlwaysSQDrained: RTS→SQD raises SQ_DRAINED whether or not
+	// en_sqd_async_notify was set (ASYNC-13, rxe). False: only when set.
+	AlwaysSQDrained bool
+	// SendWCImm: send-side completions of *_WITH_IMM requests carry
+	// IBV_WC_WITH_IMM (WC-13, rxe). False: only receive completions do.
+	SendWCImm bool
+	// NoSQE: a send error of a UD or UC QP takes it to ERR, receive queue
+	// included (FLUSH-10 B, rxe). False: to SQE, and receives go on.
+	NoSQE bool
+	// OverrunSendIgnored: a send completion lost to a CQ overrun leaves its
+	// QP alone (CQ-24 B, rxe). False: the QP goes to ERR (A).
+	OverrunSendIgnored bool
+}
+
+// TransportReader is an optional capability of a Device: the readings of the
+// transport rules it follows. A device without it is held to the default
+// readings (the zero TransportProfile).
+type TransportReader interface {
+	TransportReadings() TransportProfile
+}
+
+// FatalInjector is an optional capability of a QP: making it hit a
+// catastrophic work-queue error (ASYNC-08), as a fault would.
+type FatalInjector interface {
+	InjectFatal() error
+}

@@ -1,0 +1,421 @@
+package conformance
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Cases of the XFER family about requests that fail: receive buffers too
+// small (XFER-05, XFER-06), remote access (XFER-14, XFER-15), local
+// protection (XFER-16), atomics (XFER-17), message size (XFER-23) and
+// SEND_WITH_INV (XFER-29).
+
+// xBadKey is a key that names no MR: k with its index bits changed.
+func xBadKey(k uint32) uint32 { return k ^ 0x5a5a00 }
+
+// xRemote is one row of the remote-access matrix of XFER-14.
+type xRemote struct {
+	name    string
+	deny    qp.AccessFlags // removed from the responder QP's access flags
+	mrDeny  uint32         // removed from the target MR's access
+	badKey  bool
+	off     int // offset of the target from the MR's start (may be outside)
+	otherPD bool
+	rc, uc  wc.Status // the requester's status on RC; UC: Success or a drop
+}
+
+// xRemoteOp is an operation of XFER-14 and the right it needs.
+type xRemoteOp struct {
+	op    wc.WROpcode
+	right qp.AccessFlags
+	mr    uint32
+}
+
+var xRemoteOps = []xRemoteOp{
+	{wc.WRRDMAWrite, qp.AccessRemoteWrite, accessRemoteWrite},
+	{wc.WRRDMARead, qp.AccessRemoteRead, accessRemoteRead},
+	{wc.WRAtomicFetchAndAdd, qp.AccessRemoteAtomic, accessRemoteAtomic},
+}
+
+// xTarget registers, on side b, the 256-byte target of a remote request
+// with the rights of row r; it returns the request's address and rkey.
+func (w *xWorld) xTarget(b *xEnd, r xRemote) (addr uint64, rkey uint32) {
+	w.t.Helper()
+	pd := b.s.pd
+	if r.otherPD {
+		pd = w.pdOn(b.s.ctx)
+	}
+	mr := w.e.mrReg(pd, make([]byte, 256), xAccessAll&^r.mrDeny)
+	addr, rkey = mr.Addr()+uint64(r.off), mr.RKey()
+	if r.badKey {
+		rkey = xBadKey(rkey)
+	}
+	return addr, rkey
+}
+
+// xRemoteReq returns request id of op against (addr, rkey), 8 bytes long.
+func (a *xEnd) xRemoteReq(id uint64, op wc.WROpcode, addr uint64, rkey uint32) qp.SendWR {
+	r := xSend(id, op, a.s.sge(0, 8))
+	r.RemoteAddr, r.RKey = addr, rkey
+	return r
+}
+
+func init() {
+	register("XFER-05", "[CONFLICT] an RC SEND too long for the receive: REM_INV_REQ_ERR; receiver status per reading", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		a, b := w.connect(qp.RC, w.opts())
+		b.recvAt("a 100-byte receive", 1, 0, 100)
+		a.post("a 101-byte SEND", xSend(2, wc.WRSend, a.s.sge(0, 101)))
+		a.want("requester", w.await(a.scq, 1, "requester")[0], 2, wc.RemInvReqErr)
+		want := wc.LocLenErr
+		if w.tp.RecvTooSmallRemInvReq {
+			want = wc.RemInvReqErr
+		}
+		b.want(fmt.Sprintf("receiver (RecvTooSmallRemInvReq=%v)", w.tp.RecvTooSmallRemInvReq), w.await(b.rcq, 1, "receiver")[0], 1, want)
+		a.wantState("requester after the length error", qp.Err)
+		b.wantState("responder after the length error", qp.Err)
+	})
+
+	register("XFER-06", "[IMPL] a UC or UD message too long for the receive is dropped; the receive stays for the next", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		for _, typ := range []qp.Type{qp.UC, qp.UD} {
+			a, b, ah := w.xPair(typ, w.opts())
+			g := xGRH(typ)
+			b.recvAt("a receive of 100 bytes of payload", 1, 0, 100+g)
+			xFill(a.s.buf[:101], 6)
+			a.post("101 bytes", xTo(xSend(2, wc.WRSend, a.s.sge(0, 101)), ah, b))
+			what := fmt.Sprintf("%v: 101 bytes into a receive of 100", typ)
+			a.want(what+": sender", w.await(a.scq, 1, what)[0], 2, wc.Success)
+			w.quiet(b.rcq, what+": receiver")
+			b.wantState(what, qp.RTS)
+			a.post("100 bytes", xTo(xSend(3, wc.WRSend, a.s.sge(1, 100)), ah, b))
+			w.await(a.scq, 1, what+", then 100 bytes: sender")
+			c := w.await(b.rcq, 1, what+", then 100 bytes: receiver")[0]
+			if b.want(what+", then 100 bytes", c, 1, wc.Success) && int(c.ByteLen) != 100+g {
+				t.Errorf("%s, then 100 bytes: byte_len %d, want %d", what, c.ByteLen, 100+g)
+			}
+		}
+		// With an SRQ (UD only: UC QPs take none, QP-04) the rxe reading
+		// completes the receive with REM_INV_REQ_ERR.
+		for _, typ := range []qp.Type{qp.UD} {
+			s, err := w.b.pd.CreateSRQ(SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+			if err != nil {
+				t.Fatalf("ibv_create_srq: %v", err)
+			}
+			t.Cleanup(func() {
+				c, cancel := graceful()
+				defer cancel()
+				_ = s.DestroyContext(c)
+			})
+			ob := w.opts()
+			ob.srq = s
+			a, b := w.connect2(typ, w.opts(), ob)
+			var ah AH
+			if typ == qp.UD {
+				ah = w.ah(w.a, w.b, false)
+			}
+			g := xGRH(typ)
+			if n, err := s.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.s.sge(0, 100+g)}}}); n != 1 || err != nil {
+				t.Fatalf("ibv_post_srq_recv: %d, %v", n, err)
+			}
+			a.post("101 bytes", xTo(xSend(2, wc.WRSend, a.s.sge(0, 101)), ah, b))
+			what := fmt.Sprintf("%v: 101 bytes into an SRQ receive of 100", typ)
+			a.want(what+": sender", w.await(a.scq, 1, what)[0], 2, wc.Success)
+			w.settle()
+			got, _ := xPollNow(b.rcq)
+			w.expect("srq-too-long", len(got) == 1 && got[0].WRID == 1 && got[0].Status == wc.RemInvReqErr,
+				"%s: receiver completions %s, want wr_id 1 with REM_INV_REQ_ERR", what, xShow(got))
+		}
+	})
+
+	register("XFER-14", "[CONFLICT] remote access: QP flags first (REM_INV_REQ_ERR), then the rkey's MR (REM_ACCESS_ERR)", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		const inv, acc, ok = wc.RemInvReqErr, wc.RemAccessErr, wc.Success
+		for _, op := range xRemoteOps {
+			past := 256 - 7 // one byte beyond the end
+			if op.op == wc.WRAtomicFetchAndAdd {
+				past = 256 // aligned, so that the range is what fails
+			}
+			rows := []xRemote{
+				{name: "everything granted", rc: ok, uc: ok},
+				{name: "QP flag missing", deny: op.right, rc: inv},
+				{name: "MR right missing", mrDeny: op.mr, rc: acc},
+				{name: "rkey names no MR", badKey: true, rc: acc},
+				{name: "range ends past the MR", off: past, rc: acc},
+				{name: "range starts before the MR", off: -8, rc: acc},
+				{name: "MR of another PD", otherPD: true, rc: acc},
+				{name: "QP flag missing and a bad rkey", deny: op.right, badKey: true, rc: inv},
+			}
+			for _, r := range rows {
+				for _, typ := range []qp.Type{qp.RC, qp.UC} {
+					if typ == qp.UC && op.op != wc.WRRDMAWrite {
+						continue
+					}
+					o := w.opts()
+					o.deny = r.deny
+					a, b := w.connect(typ, o)
+					addr, rkey := w.xTarget(b, r)
+					xFill(a.s.buf[:8], 0x14)
+					a.post("the request", a.xRemoteReq(1, op.op, addr, rkey))
+					what := fmt.Sprintf("%v %v, %s", typ, op.op, r.name)
+					want := r.rc
+					if typ == qp.UC {
+						want = ok // UC: the responder drops silently
+					}
+					a.want(what, w.await(a.scq, 1, what)[0], 1, want)
+					if typ == qp.UC && r.rc != ok {
+						b.wantState(what+" (UC drops, the responder goes on)", qp.RTS)
+					}
+				}
+			}
+		}
+	})
+
+	register("XFER-15", "after an RC remote error both QPs are in ERR; later requests flush", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		for _, r := range []xRemote{{name: "bad rkey", badKey: true}, {name: "QP flag missing", deny: qp.AccessRemoteWrite}} {
+			o := w.opts()
+			o.deny = r.deny
+			a, b := w.connect(qp.RC, o)
+			addr, rkey := w.xTarget(b, r)
+			a.post("a bad WRITE and two SENDs", a.xRemoteReq(1, wc.WRRDMAWrite, addr, rkey),
+				xSend(2, wc.WRSend, a.s.sge(0, 8)), xSend(3, wc.WRSend, a.s.sge(0, 8)))
+			got := w.await(a.scq, 3, r.name)
+			for i, c := range got[1:] {
+				a.want(r.name+": the request after the error", c, uint64(i+2), wc.WRFlushErr)
+			}
+			a.wantState(r.name, qp.Err)
+			b.wantState(r.name, qp.Err)
+			a.post("a request posted in ERR", xSend(4, wc.WRSend, a.s.sge(0, 8)))
+			a.want(r.name+": posted in ERR", w.await(a.scq, 1, r.name+": posted in ERR")[0], 4, wc.WRFlushErr)
+		}
+	})
+
+	register("XFER-16", "[IMPL] local protection: LOC_PROT_ERR at the requester; a bad receive SGE per reading", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		other := w.e.mrReg(w.pdOn(w.a.ctx), make([]byte, 64), xAccessAll)
+		gone := w.e.mrReg(w.a.pd, make([]byte, 64), xAccessAll)
+		e.WantOK("ibv_dereg_mr", gone.Dereg())
+		for _, c := range []struct {
+			name string
+			sge  qp.SGE
+		}{
+			{"an lkey that names no MR", qp.SGE{Addr: w.a.addr(0), Length: 8, LKey: xBadKey(w.a.mr.LKey())}},
+			{"an MR of another PD", qp.SGE{Addr: other.Addr(), Length: 8, LKey: other.LKey()}},
+			{"a range past the MR's end", w.a.sge(xBufLen-4, 8)},
+			{"a deregistered MR", qp.SGE{Addr: gone.Addr(), Length: 8, LKey: gone.LKey()}},
+		} {
+			for _, op := range []wc.WROpcode{wc.WRSend, wc.WRRDMAWrite} {
+				a, b := w.connect(qp.RC, w.opts())
+				b.recvAt("a receive", 1, 0, 64)
+				req := xRDMA(7, op, b.s, 0, c.sge)
+				what := fmt.Sprintf("RC %v from %s", op, c.name)
+				a.post(what, req)
+				a.want(what, w.await(a.scq, 1, what)[0], 7, wc.LocProtErr)
+				a.wantState(what, qp.Err)
+			}
+		}
+		// A bad lkey in the receive a SEND lands in.
+		a, b := w.connect(qp.RC, w.opts())
+		b.recv("a receive with a bad lkey", qp.RecvWR{WRID: 1, SGList: []qp.SGE{{Addr: w.b.addr(0), Length: 64, LKey: xBadKey(w.b.mr.LKey())}}})
+		a.post("a SEND", xSend(2, wc.WRSend, a.s.sge(0, 8)))
+		a.want("requester of a SEND into a bad receive SGE", w.await(a.scq, 1, "requester")[0], 2, wc.RemOpErr)
+		want := wc.LocProtErr
+		if w.tp.RecvProtQPOp {
+			want = wc.LocQPOpErr
+		}
+		b.want(fmt.Sprintf("receiver with a bad receive SGE (RecvProtQPOp=%v)", w.tp.RecvProtQPOp), w.await(b.rcq, 1, "receiver")[0], 1, want)
+	})
+
+	register("XFER-17", "atomics: CMP_AND_SWP and FETCH_AND_ADD on a native-order word, returning the original", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		word := func(s *xSide, off int) uint64 { return binary.NativeEndian.Uint64(s.buf[off:]) }
+		put := func(s *xSide, off int, v uint64) { binary.NativeEndian.PutUint64(s.buf[off:], v) }
+		a, b := w.connect(qp.RC, w.opts())
+		const orig = 0x0102030405060708
+		for i, c := range []struct {
+			op              wc.WROpcode
+			cmpAdd, swap    uint64
+			after, returned uint64
+		}{
+			{wc.WRAtomicCmpAndSwp, orig, 99, 99, orig},
+			{wc.WRAtomicCmpAndSwp, orig + 1, 99, orig, orig},
+			{wc.WRAtomicFetchAndAdd, 5, 0, orig + 5, orig},
+			{wc.WRAtomicFetchAndAdd, ^uint64(0), 0, orig - 1, orig},
+		} {
+			put(b.s, 64, orig)
+			put(a.s, 128, 0)
+			r := xRDMA(uint64(i), c.op, b.s, 64, a.s.sge(128, 8))
+			r.CompareAdd, r.Swap = c.cmpAdd, c.swap
+			a.post("an atomic", r)
+			what := fmt.Sprintf("%v(compare_add %#x, swap %d) on %#x", c.op, c.cmpAdd, c.swap, uint64(orig))
+			s := w.await(a.scq, 1, what)[0]
+			if !a.want(what, s, uint64(i), wc.Success) {
+				continue
+			}
+			if got := word(b.s, 64); got != c.after {
+				t.Errorf("%s: remote word %#x, want %#x", what, got, c.after)
+			}
+			if got := word(a.s, 128); got != c.returned {
+				t.Errorf("%s: returned %#x, want %#x", what, got, c.returned)
+			}
+		}
+		// Concurrent FETCH_AND_ADDs from four QPs: the sum lands, and every
+		// add saw a different value before it.
+		rng := rand.New(rand.NewPCG(17, 0x8817))
+		put(w.b, 256, 1000)
+		var qps []*xEnd
+		sum, n := uint64(1000), 0
+		for q := range 4 {
+			x, _ := w.connect(qp.RC, w.opts())
+			qps = append(qps, x)
+			for k := range 8 {
+				add := 1 + rng.Uint64N(1<<20)
+				sum += add
+				r := xRDMA(uint64(k), wc.WRAtomicFetchAndAdd, w.b, 256, x.s.sge(1024+64*q+8*k, 8))
+				r.CompareAdd = add
+				x.post("a FETCH_AND_ADD", r)
+				n++
+			}
+		}
+		seen := map[uint64]bool{}
+		for q, x := range qps {
+			for _, c := range w.await(x.scq, 8, "FETCH_AND_ADDs") {
+				if !x.want("a concurrent FETCH_AND_ADD", c, c.WRID, wc.Success) {
+					continue
+				}
+				v := word(w.a, 1024+64*q+8*int(c.WRID))
+				if seen[v] {
+					t.Errorf("two FETCH_AND_ADDs returned the same prior value %d", v)
+				}
+				seen[v] = true
+			}
+		}
+		if got := word(w.b, 256); got != sum {
+			t.Errorf("after %d concurrent FETCH_AND_ADDs the word is %d, want %d", n, got, sum)
+		}
+		// Violations: refused at post (rxe), or failed as IBTA says.
+		for _, c := range []struct {
+			name string
+			sge  qp.SGE
+			off  int
+			want wc.Status
+		}{
+			{"a 4-byte local buffer", w.a.sge(128, 4), 64, wc.LocLenErr},
+			{"a misaligned remote address", w.a.sge(128, 8), 68, wc.RemInvReqErr},
+		} {
+			a, _ := w.connect(qp.RC, w.opts())
+			r := xRDMA(1, wc.WRAtomicFetchAndAdd, w.b, c.off, c.sge)
+			n, err := a.q.PostSend([]qp.SendWR{r})
+			if errors.Is(err, syscall.EINVAL) && n == 0 {
+				continue
+			}
+			if err != nil {
+				t.Errorf("FETCH_AND_ADD with %s: ibv_post_send: %v, want EINVAL or success", c.name, err)
+				continue
+			}
+			a.want("FETCH_AND_ADD with "+c.name, w.await(a.scq, 1, c.name)[0], 1, c.want)
+		}
+	})
+
+	register("XFER-23", "a message longer than max_msg_sz fails locally with LOC_LEN_ERR", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		limit := uint64(w.a.port.MaxMsgSz)
+		o := w.opts()
+		o.cap.MaxSendSGE = uint32(min(30, w.lim.MaxSGE))
+		// The SGEs all cover one buffer: a long message needs no more
+		// memory than one of them.
+		per := (limit + 1 + uint64(o.cap.MaxSendSGE) - 1) / uint64(o.cap.MaxSendSGE)
+		if per > 64<<20 {
+			t.Logf("max_msg_sz %d needs SGEs of %d bytes; skipped", limit, per)
+			return
+		}
+		big := make([]byte, per)
+		mr := w.e.mrReg(w.a.pd, big, accessLocalWrite)
+		sges := make([]qp.SGE, o.cap.MaxSendSGE)
+		for i := range sges {
+			sges[i] = qp.SGE{Addr: mr.Addr(), Length: uint32(per), LKey: mr.LKey()}
+		}
+		for i, typ := range []qp.Type{qp.RC, qp.UC} {
+			a, b := w.connect(typ, o)
+			b.recvAt("a receive", 1, 0, 64)
+			r := xSend(uint64(i), wc.WRSend, sges...)
+			if typ == qp.UC {
+				r = xRDMA(uint64(i), wc.WRRDMAWrite, b.s, 0, sges...)
+			}
+			what := fmt.Sprintf("%v %v of %d bytes (max_msg_sz %d)", typ, r.Opcode, per*uint64(len(sges)), limit)
+			a.post(what, r)
+			a.want(what, w.await(a.scq, 1, what)[0], uint64(i), wc.LocLenErr)
+		}
+	})
+
+	register("XFER-29", "SEND_WITH_INV invalidates the rkey at the responder; an unknown rkey is an invalid request", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		for _, typ := range []qp.Type{qp.RC, qp.UC} {
+			a, b := w.connect(typ, w.opts())
+			target := w.e.mrReg(b.s.pd, make([]byte, 64), xAccessAll)
+			b.recvAt("a receive", 1, 0, 64)
+			r := xSend(1, wc.WRSendWithInv, a.s.sge(0, 8))
+			r.Imm = target.RKey()
+			a.post("SEND_WITH_INV", r)
+			what := fmt.Sprintf("%v SEND_WITH_INV", typ)
+			a.want(what, w.await(a.scq, 1, what)[0], 1, wc.Success)
+			c := w.await(b.rcq, 1, what+": responder")[0]
+			if b.want(what+": responder", c, 1, wc.Success) && (c.WCFlags&wc.WithInv == 0 || c.InvalidatedRkey() != target.RKey()) {
+				t.Errorf("%s: flags %v invalidated_rkey %#x, want WITH_INV and %#x", what, c.WCFlags, c.InvalidatedRkey(), target.RKey())
+			}
+			if typ == qp.RC {
+				a.post("a WRITE to the invalidated rkey", a.xRemoteReq(2, wc.WRRDMAWrite, target.Addr(), target.RKey()))
+				a.want("RC WRITE to an invalidated rkey", w.await(a.scq, 1, "WRITE after SEND_WITH_INV")[0], 2, wc.RemAccessErr)
+			}
+		}
+		a, b := w.connect(qp.RC, w.opts())
+		b.recvAt("a receive", 1, 0, 64)
+		r := xSend(3, wc.WRSendWithInv, a.s.sge(0, 8))
+		r.Imm = xBadKey(b.s.mr.RKey())
+		a.post("SEND_WITH_INV of an unknown rkey", r)
+		a.want("RC SEND_WITH_INV of an unknown rkey", w.await(a.scq, 1, "unknown rkey")[0], 3, wc.RemInvReqErr)
+		a.wantState("requester after an invalid SEND_WITH_INV", qp.Err)
+		b.wantState("responder after an invalid SEND_WITH_INV", qp.Err)
+	})
+
+	register("ASYNC-09", "an invalid request (QP access flags) raises QP_REQ_ERR on the responder, unless the reading has no QP events", func(t *T, e *Env) {
+		xResponderEvent(t, e, xRemote{name: "WRITE to a QP without REMOTE_WRITE", deny: qp.AccessRemoteWrite}, notify.EventQPReqErr)
+	})
+
+	register("ASYNC-10", "an access violation (rkey) raises QP_ACCESS_ERR on the responder, unless the reading has no QP events", func(t *T, e *Env) {
+		xResponderEvent(t, e, xRemote{name: "WRITE with a bad rkey", badKey: true}, notify.EventQPAccessErr)
+	})
+}
+
+// xResponderEvent makes one bad RC WRITE of row r and checks the responder's
+// async event typ (none under NoQPEvents), and that the responder is in ERR.
+func xResponderEvent(t *T, e *Env, r xRemote, typ notify.EventType) {
+	t.Helper()
+	w := xSetup(t, e)
+	o := w.opts()
+	o.deny = r.deny
+	a, b := w.connect(qp.RC, o)
+	addr, rkey := w.xTarget(b, r)
+	a.post(r.name, a.xRemoteReq(1, wc.WRRDMAWrite, addr, rkey))
+	w.await(a.scq, 1, r.name)
+	b.wantState(r.name, qp.Err)
+	evs := w.allEvents()
+	want := 1
+	if w.tp.NoQPEvents {
+		want = 0
+	}
+	if got := xAbout(evs, typ, b.q); got != want {
+		t.Errorf("%s: %d %v events naming the responder QP (NoQPEvents=%v), want %d; events: %v", r.name, got, typ, w.tp.NoQPEvents, want, evs)
+	}
+	if got := xAbout(evs, typ, a.q); got != 0 {
+		t.Errorf("%s: %d %v events name the requester QP, want 0", r.name, got, typ)
+	}
+}

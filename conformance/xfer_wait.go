@@ -1,0 +1,183 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Waiting in the transport cases: for completions and async events that
+// must come, moving the device's clock when it has one and polling in wall
+// time (bounded by Patience) when not; and for what must not come, once
+// everything under way has settled.
+
+// advance lets time pass: with a clock it runs until idle (bounded) and
+// reports true; without one it reports false and the caller sleeps.
+func (w *xWorld) advance() bool {
+	if w.clock == nil {
+		return false
+	}
+	w.clock.RunUntilIdle(xIdleLimit)
+	return true
+}
+
+// settle lets whatever is under way finish before a "must not happen"
+// check: the clock runs until idle, or Grace passes.
+func (w *xWorld) settle() {
+	if !w.advance() {
+		time.Sleep(Grace)
+	}
+}
+
+// xPollNow polls cq until it is empty, without letting time pass, and
+// returns what it got and the first error.
+func xPollNow(cq CQ) ([]wc.WC, error) {
+	var got []wc.WC
+	buf := make([]wc.WC, 32)
+	for range 1 << 12 {
+		n, err := cq.Poll(buf)
+		got = append(got, buf[:n]...)
+		if err != nil || n == 0 {
+			return got, err
+		}
+	}
+	return got, nil
+}
+
+// await polls cq until n completions have come, letting time pass in
+// between, and checks that no more came. On a device with a clock, an idle
+// device that produced fewer fails at once.
+func (w *xWorld) await(cq CQ, n int, what string) []wc.WC {
+	w.t.Helper()
+	got, err := xPollNow(cq)
+	deadline := time.Now().Add(Patience)
+	var nap time.Duration
+	// With a clock, a device that is idle, or still busy after a few
+	// virtual seconds without a completion (an endless RNR loop), will
+	// not produce more.
+	stalls := 0
+	for err == nil && len(got) < n && !time.Now().After(deadline) {
+		if w.clock != nil {
+			idle := w.clock.RunUntilIdle(xIdleLimit)
+			more, e := xPollNow(cq)
+			got, err = append(got, more...), e
+			if len(more) > 0 {
+				stalls = 0
+			} else if stalls++; idle || stalls >= 4 {
+				break
+			}
+			continue
+		}
+		nap = min(max(2*nap, 50*time.Microsecond), 10*time.Millisecond)
+		time.Sleep(nap)
+		var more []wc.WC
+		more, err = xPollNow(cq)
+		got = append(got, more...)
+	}
+	if err != nil {
+		w.t.Fatalf("%s: ibv_poll_cq: %v (after %d completions)", what, err, len(got))
+	}
+	if len(got) != n {
+		w.t.Fatalf("%s: %d completions, want %d: %s", what, len(got), n, xShow(got))
+	}
+	return got
+}
+
+// quiet checks that cq stays empty once everything under way has settled.
+func (w *xWorld) quiet(cq CQ, what string) {
+	w.t.Helper()
+	w.settle()
+	if got, err := xPollNow(cq); len(got) != 0 || err != nil {
+		w.t.Errorf("%s: want no completion, got %s (err %v)", what, xShow(got), err)
+	}
+}
+
+// xShow renders completions briefly: wr_id, status and, for successful
+// ones, opcode and byte_len.
+func xShow(wcs []wc.WC) string {
+	s := "["
+	for i, c := range wcs {
+		if i > 0 {
+			s += " "
+		}
+		if c.Status == wc.Success {
+			s += fmt.Sprintf("{%d %v len=%d qp=%#x}", c.WRID, c.Opcode, c.ByteLen, c.QPNum)
+		} else {
+			s += fmt.Sprintf("{%d %v qp=%#x}", c.WRID, c.Status, c.QPNum)
+		}
+	}
+	return s + "]"
+}
+
+// want checks one completion's wr_id and status, and qp_num against x.
+func (x *xEnd) want(what string, c wc.WC, id uint64, st wc.Status) bool {
+	x.s.w.t.Helper()
+	if c.WRID != id || c.Status != st || c.QPNum != x.q.Num() {
+		x.s.w.t.Errorf("%s: completion {wr_id %d, %v, qp %#x}, want {wr_id %d, %v, qp %#x}",
+			what, c.WRID, c.Status, c.QPNum, id, st, x.q.Num())
+		return false
+	}
+	return true
+}
+
+// xEvent is an async event, read and acked.
+type xEvent struct {
+	typ  notify.EventType
+	obj  any
+	port uint8
+}
+
+// events reads and acks every async event queued on the side's context
+// once everything under way has settled.
+func (s *xSide) events() []xEvent {
+	s.w.t.Helper()
+	s.w.settle()
+	return s.eventsNow()
+}
+
+// eventsNow reads and acks the async events queued on the side's context,
+// without letting time pass.
+func (s *xSide) eventsNow() []xEvent {
+	s.w.t.Helper()
+	var out []xEvent
+	for range 1 << 10 {
+		ev, err := s.ctx.TryGetAsyncEvent()
+		if errors.Is(err, syscall.EAGAIN) {
+			break
+		}
+		if err != nil {
+			s.w.t.Fatalf("side %s: ibv_get_async_event: %v", s.name, err)
+		}
+		out = append(out, xEvent{ev.EventType(), ev.Object(), ev.Port()})
+		if err := ev.Ack(); err != nil {
+			s.w.t.Errorf("side %s: ibv_ack_async_event: %v", s.name, err)
+		}
+	}
+	return out
+}
+
+// allEvents reads and acks the async events of both sides (one context in
+// loopback).
+func (w *xWorld) allEvents() []xEvent {
+	w.t.Helper()
+	evs := w.a.events()
+	if !w.loop {
+		evs = append(evs, w.b.events()...)
+	}
+	return evs
+}
+
+// xAbout counts the events of evs of type typ that name obj.
+func xAbout(evs []xEvent, typ notify.EventType, obj any) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.typ == typ && ev.obj == obj {
+			n++
+		}
+	}
+	return n
+}
