@@ -384,7 +384,7 @@ func (c *CQ) DestroyContext(ctx context.Context) error {
 		}
 		c.state = destroying
 		c.arm = notify.Disarmed
-		c.ring, c.head, c.n = nil, 0, 0
+		c.ring, c.head, c.n, c.cqe = nil, 0, 0, 0
 		if c.ch != nil {
 			c.ch.DiscardLocked(c)
 		}
