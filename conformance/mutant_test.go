@@ -8,6 +8,7 @@ package conformance_test
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -613,6 +614,11 @@ func TestMutantsAreCaught(t *testing.T) {
 	old := conformance.Patience
 	conformance.Patience = time.Second
 	defer func() { conformance.Patience = old }()
+
+	// Eight mutants at once allocate fast (QPs of max_qp_wr, the 36 MB
+	// buffer of XFER-23) and the heap would triple before the collector
+	// catches up; a soft limit keeps the run within a CI machine's memory.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 
 	// Most of a run is spent in Grace waits, so run several mutants at once,
 	// more than there are cores, and report each in its own subtest.
