@@ -53,9 +53,15 @@ func benchRCSend64(b *testing.B, cfg sim.Config) {
 	_, x, y := benchPair(b, qp.RC, cfg)
 	recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{y.sge(0, 64)}}}
 	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{x.sge(0, 64)}}}
+	benchExchange(b, x, y, recv, send, 64)
+}
+
+// benchExchange posts recv on y and send on x, then polls one completion
+// on each side, per iteration.
+func benchExchange(b *testing.B, x, y *end, recv []qp.RecvWR, send []qp.SendWR, size int64) {
 	w := make([]wc.WC, 1)
 	b.ReportAllocs()
-	b.SetBytes(64)
+	b.SetBytes(size)
 	for b.Loop() {
 		if _, err := y.q.PostRecv(recv); err != nil {
 			b.Fatal(err)
@@ -82,19 +88,7 @@ func BenchmarkUDSend64(b *testing.B) {
 	recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{y.sge(0, 64+40)}}}
 	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{x.sge(0, 64)},
 		AH: ah, RemoteQPN: y.q.Num(), RemoteQKey: 1}}
-	w := make([]wc.WC, 1)
-	b.ReportAllocs()
-	b.SetBytes(64)
-	for b.Loop() {
-		if _, err := y.q.PostRecv(recv); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := x.q.PostSend(send); err != nil {
-			b.Fatal(err)
-		}
-		pollOne(b, x, w)
-		pollOne(b, y, w)
-	}
+	benchExchange(b, x, y, recv, send, 64)
 }
 
 // BenchmarkRDMAWrite1MiB: an RDMA WRITE of 1 MiB (256 packets at MTU 4096),
