@@ -81,7 +81,8 @@ func (q *QP) raiseLocked(t notify.EventType) {
 	q.cfg.Async.RaiseLocked(t, q, &q.tally, 0)
 }
 
-// replyLocked sends an ACK-kind packet with syndrome syn and PSN psn.
+// nakLocked answers req with an ACK-kind packet: syndrome syn (an ACK
+// or a NAK) and PSN psn.
 func (q *QP) nakLocked(req *Packet, syn Syndrome, psn uint32) {
 	h := q.cfg.Host
 	a := h.NewPacketLocked()

@@ -197,9 +197,8 @@ func TimeoutTicks(t uint8) uint64 {
 	return 4096 << min(t, 31)
 }
 
-// rnrMicros are the RNR NAK delays of min_rnr_timer codes 0..31 in
-// hundredths of a microsecond... in units of 10 µs, where code 0 is the
-// largest (XFER-08).
+// rnrTenMicros are the RNR NAK delays of min_rnr_timer codes 0..31 in
+// units of 10 µs; code 0 is the largest (XFER-08).
 var rnrTenMicros = [32]uint32{
 	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
 	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
