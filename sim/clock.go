@@ -98,7 +98,7 @@ func (f *Fabric) Pending() (ready, future int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.eng
-	return e.pending(), len(e.later) + len(e.timers)
+	return e.pending(), e.later.len() + e.timers.len()
 }
 
 // SetFaults replaces the packet faults.

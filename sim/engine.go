@@ -106,8 +106,8 @@ type engine struct {
 	seq     uint64
 	ready   []event // events ready at now; [head:] are pending
 	head    int
-	later   eventHeap // delayed packets
-	timers  timerHeap
+	later   heap[event]     // delayed packets, by (at, seq)
+	timers  heap[*qp.Timer] // armed timers, by (At, Seq); each knows its Index
 	pool    []*qp.Packet
 	rng     *rand.Rand
 	sched   Schedule
@@ -134,6 +134,13 @@ type EngineStats struct {
 func newEngine(f *Fabric, cfg Config) *engine {
 	seed := cfg.Seed
 	e := &engine{
+		later: heap[event]{less: func(a, b event) bool {
+			return a.at < b.at || (a.at == b.at && a.seq < b.seq)
+		}},
+		timers: heap[*qp.Timer]{
+			less:  func(a, b *qp.Timer) bool { return a.At < b.At || (a.At == b.At && a.Seq < b.Seq) },
+			moved: func(t *qp.Timer, i int) { t.Index = i },
+		},
 		f:       f,
 		mode:    cfg.Mode,
 		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
@@ -261,11 +268,11 @@ func (e *engine) stabilizeLocked() int {
 // nextDue returns the tick of the earliest future event.
 func (e *engine) nextDue() (uint64, bool) {
 	at, ok := uint64(0), false
-	if len(e.later) > 0 {
-		at, ok = e.later[0].at, true
+	if e.later.len() > 0 {
+		at, ok = e.later.top().at, true
 	}
-	if len(e.timers) > 0 && (!ok || e.timers[0].At < at) {
-		at, ok = e.timers[0].At, true
+	if e.timers.len() > 0 && (!ok || e.timers.top().At < at) {
+		at, ok = e.timers.top().At, true
 	}
 	return at, ok
 }
@@ -275,15 +282,16 @@ func (e *engine) nextDue() (uint64, bool) {
 func (e *engine) releaseDue() {
 	for {
 		lt, lok := uint64(0), false
-		if len(e.later) > 0 && e.later[0].at <= e.now {
-			lt, lok = e.later[0].seq, true
+		if e.later.len() > 0 && e.later.top().at <= e.now {
+			lt, lok = e.later.top().seq, true
 		}
-		tok := len(e.timers) > 0 && e.timers[0].At <= e.now
+		tok := e.timers.len() > 0 && e.timers.top().At <= e.now
 		switch {
-		case lok && (!tok || lt < e.timers[0].Seq):
+		case lok && (!tok || lt < e.timers.top().Seq):
 			e.push(e.later.pop())
 		case tok:
 			t := e.timers.pop()
+			t.Index = -1
 			e.push(event{kind: EventTimer, seq: e.next(), timer: t})
 		default:
 			return
@@ -358,127 +366,11 @@ func (e *engine) traceQP(q *qp.QP, d *Device, what, why string) {
 	e.record(fmt.Sprintf("%s/qp %#x", name, q.Num()), what, why)
 }
 
-// eventHeap orders delayed packets by (at, seq).
-type eventHeap []event
-
-func (h eventHeap) less(i, j int) bool {
-	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].seq < h[j].seq)
-}
-
-func (h *eventHeap) push(ev event) {
-	*h = append(*h, ev)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !s.less(i, p) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-}
-
-func (h *eventHeap) pop() event {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s[last] = event{}
-	s = s[:last]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < len(s) && s.less(l, m) {
-			m = l
-		}
-		if r := l + 1; r < len(s) && s.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
-}
-
-// timerHeap orders armed timers by (At, Seq) and keeps each timer's Index.
-type timerHeap []*qp.Timer
-
-func (h timerHeap) less(i, j int) bool {
-	return h[i].At < h[j].At || (h[i].At == h[j].At && h[i].Seq < h[j].Seq)
-}
-
-func (h timerHeap) swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].Index, h[j].Index = i, j
-}
-
-func (h timerHeap) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			return
-		}
-		h.swap(i, p)
-		i = p
-	}
-}
-
-func (h timerHeap) down(i int) {
-	for {
-		l, m := 2*i+1, i
-		if l < len(h) && h.less(l, m) {
-			m = l
-		}
-		if r := l + 1; r < len(h) && h.less(r, m) {
-			m = r
-		}
-		if m == i {
-			return
-		}
-		h.swap(i, m)
-		i = m
-	}
-}
-
-func (h *timerHeap) add(t *qp.Timer) {
-	t.Index = len(*h)
-	*h = append(*h, t)
-	h.up(t.Index)
-}
-
-func (h *timerHeap) remove(t *qp.Timer) {
-	i := t.Index
-	if i < 0 || i >= len(*h) || (*h)[i] != t {
-		return
-	}
-	s := *h
-	last := len(s) - 1
-	if i != last {
-		s.swap(i, last)
-	}
-	s[last] = nil
-	*h = s[:last]
-	t.Index = -1
-	if i != last {
-		h.down(i)
-		h.up(i)
-	}
-}
-
-func (h *timerHeap) pop() *qp.Timer {
-	t := (*h)[0]
-	h.remove(t)
-	return t
-}
-
 // armLocked (re)starts t to fire after the given ticks.
 func (e *engine) armLocked(t *qp.Timer, after uint64) {
-	e.timers.remove(t)
+	e.stopTimer(t)
 	t.At, t.Seq = e.now+after, e.next()
-	e.timers.add(t)
+	e.timers.push(t)
 	if e.bg != nil {
 		e.bg.kick()
 	}
@@ -494,4 +386,12 @@ func (e *engine) cqTrace(d *Device) func(*cq.CQ, string) {
 	d.cqSeq++
 	name := fmt.Sprintf("%s/cq#%d", d.name, d.cqSeq)
 	return func(_ *cq.CQ, what string) { e.record(name, what, "") }
+}
+
+// stopTimer takes t out of the timer heap if it is armed.
+func (e *engine) stopTimer(t *qp.Timer) {
+	if i := t.Index; i >= 0 && i < e.timers.len() && e.timers.items[i] == t {
+		e.timers.remove(i)
+		t.Index = -1
+	}
 }

@@ -83,7 +83,7 @@ func (h host) ScheduleLocked(q *qp.QP) {
 func (h host) ArmLocked(t *qp.Timer, after uint64) { h.eng().armLocked(t, after) }
 
 // StopLocked implements qp.Host.
-func (h host) StopLocked(t *qp.Timer) { h.eng().timers.remove(t) }
+func (h host) StopLocked(t *qp.Timer) { h.eng().stopTimer(t) }
 
 // SettleLocked implements qp.Host.
 func (h host) SettleLocked() { h.eng().settleLocked() }
