@@ -1,0 +1,61 @@
+package sim_test
+
+import (
+	"errors"
+	"syscall"
+	"testing"
+
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// TestEngineBadInput: the engine's own calls refuse bad arguments with
+// EINVAL (or a configuration error) and change nothing.
+func TestEngineBadInput(t *testing.T) {
+	for _, cfg := range []sim.Config{
+		{Mode: sim.Background + 1},
+		{Schedule: sim.Random + 1},
+		{Faults: sim.Faults{Drop: -0.1}},
+		{Faults: sim.Faults{Duplicate: 1.5}},
+	} {
+		if f, err := sim.NewFabric(cfg); err == nil {
+			f.Close()
+			t.Errorf("NewFabric(%+v) accepted", cfg)
+		}
+	}
+	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{})
+	if err := f.SetFaults(sim.Faults{Delay: 2}); err == nil {
+		t.Error("SetFaults accepted a probability of 2")
+	}
+	other, _, _ := twoDevices(t, sim.Config{})
+	einval := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("%s: %v, want EINVAL", what, err)
+		}
+	}
+	einval("ForceStatus(nil)", f.ForceStatus(nil, 1, false, wc.RemOpErr))
+	einval("ForceStatus(Success)", f.ForceStatus(a.q, 1, false, wc.Success))
+	einval("ForceStatus(status 99)", f.ForceStatus(a.q, 1, false, 99))
+	einval("ForceStatus(QP of another fabric)", other.ForceStatus(a.q, 1, false, wc.RemOpErr))
+	einval("InjectFatal(QP of another fabric)", other.InjectFatal(a.q))
+	einval("SetPortState(0)", f.Devices()[0].SetPortState(0, false))
+	einval("SetPortState(9)", f.Devices()[0].SetPortState(9, false))
+	einval("Connect(nil, b)", sim.Connect(nil, b.q, sim.ConnectOptions{}))
+	einval("Connect(a, a)", sim.Connect(a.q, a.q, sim.ConnectOptions{}))
+	einval("ReadyUD(RC QP)", sim.ReadyUD(a.q, 1))
+	// Nothing changed: the connection still works.
+	if a.q.State() != qp.RTS || b.q.State() != qp.RTS {
+		t.Fatalf("states %v %v", a.q.State(), b.q.State())
+	}
+	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}})
+	a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	if w := a.poll(t, 1)[0]; w.Status != wc.Success {
+		t.Errorf("send after the bad calls: %v", &w)
+	}
+	b.poll(t, 1)
+	if ready, future := f.Pending(); ready != 0 || future != 0 {
+		t.Errorf("pending %d ready, %d future after an idle exchange", ready, future)
+	}
+}
