@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/qp"
@@ -30,7 +31,7 @@ type AH struct {
 // port's GID table or an unused entry; EINVAL also for a nil or deallocated
 // PD, and ENOMEM when the device already has max_ah AHs. The AH holds the PD
 // until Destroy (PD-02).
-func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
+func (pd *PD) CreateAH(attr AHAttr) (_ *AH, err error) {
 	const verb = "ibv_create_ah"
 	if pd == nil {
 		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
@@ -38,6 +39,13 @@ func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 	d := pd.ctx.dev
 	d.fabric.mu.Lock()
 	defer d.fabric.mu.Unlock()
+	if e := d.fabric.eng; e.tracing() {
+		defer func() {
+			if err != nil {
+				e.callLocked(e.nameOf(pd), fmt.Sprintf("create_ah port %d dlid %#x", attr.PortNum, attr.DLID), err)
+			}
+		}()
+	}
 	if err := pd.checkLocked(verb); err != nil {
 		return nil, err
 	}
@@ -57,7 +65,11 @@ func (pd *PD) CreateAH(attr AHAttr) (*AH, error) {
 	}
 	d.ahs++
 	pd.children[childAH]++
-	return &AH{pd: pd, attr: attr}, nil
+	ah := &AH{pd: pd, attr: attr}
+	if e := d.fabric.eng; e.tracing() {
+		e.record(e.nameLocked(d, "ah", ah), fmt.Sprintf("create_ah on %s: port %d dlid %#x global %v", e.nameOf(pd), attr.PortNum, attr.DLID, attr.IsGlobal), "")
+	}
+	return ah, nil
 }
 
 // PD returns the protection domain of the AH (ibv_ah.pd).
@@ -78,7 +90,7 @@ func (ah *AH) Attr() AHAttr {
 
 // Destroy destroys the AH (ibv_destroy_ah), releasing its PD. A nil or
 // destroyed AH is EINVAL.
-func (ah *AH) Destroy() error {
+func (ah *AH) Destroy() (err error) {
 	const verb = "ibv_destroy_ah"
 	if ah == nil {
 		return verr.New(verb, syscall.EINVAL, "nil AH")
@@ -86,6 +98,9 @@ func (ah *AH) Destroy() error {
 	d := ah.pd.ctx.dev
 	d.fabric.mu.Lock()
 	defer d.fabric.mu.Unlock()
+	if e := d.fabric.eng; e.tracing() {
+		defer func() { e.callLocked(e.nameOf(ah), "destroy_ah", err) }()
+	}
 	if ah.dead {
 		return verr.New(verb, syscall.EINVAL, "the AH has been destroyed")
 	}

@@ -37,7 +37,9 @@ type Device struct {
 	qpByNum map[uint32]*QP
 	// contexts are the open contexts, which receive port events.
 	contexts []*Context
-	cqSeq    int // CQs created, to name them in traces
+	// seq counts the objects of each kind created on the device, to name
+	// them in traces; nil until the first is named.
+	seq map[string]int
 }
 
 func newDevice(f *Fabric, dc DeviceConfig) *Device {
@@ -71,6 +73,7 @@ func (d *Device) Open() (*Context, error) {
 	c := &Context{dev: d, async: notify.NewAsyncQueue(&d.fabric.mu)}
 	d.fabric.mu.Lock()
 	d.contexts = append(d.contexts, c)
+	d.fabric.eng.traceAsyncLocked(c)
 	d.fabric.mu.Unlock()
 	return c, nil
 }
@@ -121,10 +124,16 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	if c == nil {
 		return nil, verr.New("ibv_create_comp_channel", syscall.EINVAL, "nil device context")
 	}
-	if err := c.check("ibv_create_comp_channel"); err != nil {
+	f := c.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := c.checkLocked("ibv_create_comp_channel"); err != nil {
+		f.eng.callLocked(f.eng.nameOf(c), "create_comp_channel", err)
 		return nil, err
 	}
-	return cq.NewChannel(&c.dev.fabric.mu), nil
+	ch := cq.NewChannel(&f.mu)
+	f.eng.traceChannelLocked(c.dev, ch)
+	return ch, nil
 }
 
 // CQInitAttr holds the arguments of ibv_create_cq_ex that verbsim models.
@@ -147,13 +156,18 @@ func (c *Context) CreateCQ(cqe int, cqContext any, ch *CompChannel, compVector i
 // CreateCQEx creates a completion queue from attr (ibv_create_cq_ex). Besides
 // the checks of package cq it enforces the device's max_cq with ENOMEM
 // (CQ-06).
-func (c *Context) CreateCQEx(attr CQInitAttr) (*CQ, error) {
+func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 	if c == nil {
 		return nil, verr.New("ibv_create_cq", syscall.EINVAL, "nil device context")
 	}
 	f := c.dev.fabric
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer func() {
+		if err != nil {
+			f.eng.callLocked(f.eng.nameOf(c), fmt.Sprintf("create_cq cqe=%d", attr.CQE), err)
+		}
+	}()
 	if err := c.checkLocked("ibv_create_cq"); err != nil {
 		return nil, err
 	}
@@ -171,7 +185,7 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (*CQ, error) {
 		Solicited:     p.Solicited,
 		Async:         c.async,
 		Lock:          &f.mu,
-		Trace:         f.eng.cqTrace(c.dev),
+		Trace:         f.eng.cqTrace(),
 		OnDestroy: func() {
 			c.dev.cqs--
 			c.cqs--
@@ -190,8 +204,8 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (*CQ, error) {
 	}
 	c.dev.cqs++
 	c.cqs++
-	if f.eng.tracing() {
-		f.eng.record(c.dev.name, fmt.Sprintf("create_cq cqe=%d", attr.CQE), "")
+	if name := f.eng.nameLocked(c.dev, "cq", q); name != "" {
+		f.eng.record(name, fmt.Sprintf("create_cq cqe=%d", attr.CQE), "")
 	}
 	return q, nil
 }
@@ -222,13 +236,16 @@ func (c *Context) AsyncQueue() *notify.AsyncQueue { return c.async }
 // libibverbs would leak or tear them down: a test that forgets a destroy
 // hears about it.
 // Closing twice is EINVAL. Readers blocked on the async queue return EBADF.
-func (c *Context) Close() error {
+func (c *Context) Close() (err error) {
 	if c == nil {
 		return verr.New("ibv_close_device", syscall.EINVAL, "nil device context")
 	}
 	f := c.dev.fabric
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.eng.tracing() {
+		defer func() { f.eng.callLocked(f.eng.nameOf(c), "close_device", err) }()
+	}
 	if err := c.checkLocked("ibv_close_device"); err != nil {
 		return err
 	}

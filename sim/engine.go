@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 )
@@ -116,6 +115,7 @@ type engine struct {
 	running bool
 	faults  Faults
 	log     *trace.Log
+	names   map[any]string // trace names of CQs, SRQs, PDs, MRs, AHs, channels, contexts
 	stats   EngineStats
 	bg      *background
 }
@@ -374,18 +374,6 @@ func (e *engine) armLocked(t *qp.Timer, after uint64) {
 	if e.bg != nil {
 		e.bg.kick()
 	}
-}
-
-// cqTrace returns the trace hook of a new CQ of device d, or nil when the
-// fabric does not trace. CQs are named by creation order on the device, so
-// traces of the same calls are identical.
-func (e *engine) cqTrace(d *Device) func(*cq.CQ, string) {
-	if e.log == nil {
-		return nil
-	}
-	d.cqSeq++
-	name := fmt.Sprintf("%s/cq#%d", d.name, d.cqSeq)
-	return func(_ *cq.CQ, what string) { e.record(name, what, "") }
 }
 
 // stopTimer takes t out of the timer heap if it is armed.

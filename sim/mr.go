@@ -156,17 +156,24 @@ func (pd *PD) RegMRIOVA(buf []byte, hcaVA uint64, access Access) (*MR, error) {
 	return pd.regMR("ibv_reg_mr_iova", buf, hcaVA, true, access)
 }
 
-func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access Access) (*MR, error) {
+func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access Access) (_ *MR, err error) {
 	if pd == nil {
 		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
 	}
 	d := pd.ctx.dev
 	d.fabric.mu.Lock()
 	defer d.fabric.mu.Unlock()
+	if e := d.fabric.eng; e.tracing() {
+		defer func() {
+			if err != nil {
+				e.callLocked(e.nameOf(pd), fmt.Sprintf("%s length %d access %#x", verb[4:], len(buf), uint32(access)), err)
+			}
+		}()
+	}
 	if err := pd.checkLocked(verb); err != nil {
 		return nil, err
 	}
-	access, err := checkAccess(verb, access)
+	access, err = checkAccess(verb, access)
 	if err != nil {
 		return nil, err
 	}
@@ -200,6 +207,9 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 		return nil, err
 	}
 	pd.children[childMR]++
+	if e := d.fabric.eng; e.tracing() {
+		e.record(e.nameLocked(d, "mr", mr), fmt.Sprintf("%s on %s: length %d lkey %#x rkey %#x", verb[4:], e.nameOf(pd), n, mr.lkey, mr.rkey), "")
+	}
 	return mr, nil
 }
 
@@ -207,7 +217,7 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 // work requests that still name them fail when they execute (MR-07), which
 // the verb does not wait for. It fails with EBUSY while memory windows are
 // bound to the MR (MR-06), and with EINVAL for a nil or deregistered MR.
-func (mr *MR) Dereg() error {
+func (mr *MR) Dereg() (err error) {
 	const verb = "ibv_dereg_mr"
 	if mr == nil {
 		return verr.New(verb, syscall.EINVAL, "nil MR")
@@ -215,6 +225,9 @@ func (mr *MR) Dereg() error {
 	d := mr.pd.ctx.dev
 	d.fabric.mu.Lock()
 	defer d.fabric.mu.Unlock()
+	if e := d.fabric.eng; e.tracing() {
+		defer func() { e.callLocked(e.nameOf(mr), "dereg_mr", err) }()
+	}
 	if mr.dead {
 		return verr.New(verb, syscall.EINVAL, "the MR has been deregistered")
 	}

@@ -44,24 +44,32 @@ func (k childKind) String() string {
 // AllocPD allocates a protection domain (ibv_alloc_pd). It fails with
 // ENOMEM when the device already has max_pd PDs, across all its contexts,
 // and with EINVAL on a closed context (PD-01).
-func (c *Context) AllocPD() (*PD, error) {
+func (c *Context) AllocPD() (_ *PD, err error) {
 	const verb = "ibv_alloc_pd"
 	if c == nil {
 		return nil, verr.New(verb, syscall.EINVAL, "nil device context")
 	}
 	d := c.dev
+	e := d.fabric.eng
 	d.fabric.mu.Lock()
 	defer d.fabric.mu.Unlock()
 	if err := c.checkLocked(verb); err != nil {
+		e.callLocked(e.nameOf(c), "alloc_pd", err)
 		return nil, err
 	}
 	if d.pds >= d.attr.MaxPD {
-		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_pd=%d PDs", d.attr.MaxPD)
+		err := verr.Errorf(verb, syscall.ENOMEM, "the device already has max_pd=%d PDs", d.attr.MaxPD)
+		e.callLocked(e.nameOf(c), "alloc_pd", err)
+		return nil, err
 	}
 	c.pdSeq++
 	d.pds++
 	c.pds++
-	return &PD{ctx: c, handle: c.pdSeq}, nil
+	pd := &PD{ctx: c, handle: c.pdSeq}
+	if name := e.nameLocked(d, "pd", pd); name != "" {
+		e.record(name, fmt.Sprintf("alloc_pd: handle %d on %s", pd.handle, e.nameOf(c)), "")
+	}
+	return pd, nil
 }
 
 // Context returns the device context the PD was allocated on (ibv_pd.context).
@@ -84,7 +92,7 @@ func (pd *PD) Handle() uint32 {
 // Dealloc deallocates the PD (ibv_dealloc_pd). It fails with EBUSY, changing
 // nothing, while any MR, AH, QP, SRQ or MW still belongs to the PD (PD-02);
 // deallocating a nil or already deallocated PD is EINVAL.
-func (pd *PD) Dealloc() error {
+func (pd *PD) Dealloc() (err error) {
 	const verb = "ibv_dealloc_pd"
 	if pd == nil {
 		return verr.New(verb, syscall.EINVAL, "nil PD")
@@ -92,6 +100,9 @@ func (pd *PD) Dealloc() error {
 	d := pd.ctx.dev
 	d.fabric.mu.Lock()
 	defer d.fabric.mu.Unlock()
+	if d.fabric.eng.tracing() {
+		defer func() { d.fabric.eng.callLocked(d.fabric.eng.nameOf(pd), "dealloc_pd", err) }()
+	}
 	if err := pd.checkLocked(verb); err != nil {
 		return err
 	}

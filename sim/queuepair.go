@@ -34,7 +34,7 @@ const firstQPN = 0x11
 // the device's (QP-02), a missing CQ (QP-03), a UC QP with an SRQ (QP-04), or
 // objects of another context; ENOMEM beyond max_qp. The QP holds its PD
 // (PD-02), CQs (CQ-11) and SRQ (SRQ-10) until destroyed.
-func (pd *PD) CreateQP(attr QPInitAttr) (*QP, error) {
+func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	const verb = "ibv_create_qp"
 	d, unlock, err := pd.lockLive(verb)
 	if err != nil {
@@ -42,6 +42,7 @@ func (pd *PD) CreateQP(attr QPInitAttr) (*QP, error) {
 	}
 	defer unlock()
 	c, f := pd.ctx, d.fabric
+	defer pd.traceCreateFailedLocked(verb, &err)
 	if d.qps >= d.attr.MaxQP {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_qp=%d QPs", d.attr.MaxQP)
 	}
@@ -124,7 +125,7 @@ type SRQInitAttr struct {
 // CreateSRQ creates a shared receive queue in pd (ibv_create_srq): EINVAL
 // above max_srq_wr or max_srq_sge (SRQ-01), ENOMEM beyond max_srq. The SRQ
 // holds its PD until destroyed (PD-02).
-func (pd *PD) CreateSRQ(attr SRQInitAttr) (*SRQ, error) {
+func (pd *PD) CreateSRQ(attr SRQInitAttr) (_ *SRQ, err error) {
 	const verb = "ibv_create_srq"
 	d, unlock, err := pd.lockLive(verb)
 	if err != nil {
@@ -132,6 +133,7 @@ func (pd *PD) CreateSRQ(attr SRQInitAttr) (*SRQ, error) {
 	}
 	defer unlock()
 	c, f := pd.ctx, d.fabric
+	defer pd.traceCreateFailedLocked(verb, &err)
 	if d.srqs >= d.attr.MaxSRQ {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_srq=%d SRQs", d.attr.MaxSRQ)
 	}
@@ -145,6 +147,7 @@ func (pd *PD) CreateSRQ(attr SRQInitAttr) (*SRQ, error) {
 		HonourLimitAtCreate: f.profile.SRQLimitAtCreate,
 		Lock:                &f.mu,
 		Async:               c.async,
+		Trace:               f.eng.srqTrace(),
 		OnDestroy: func() {
 			d.srqs--
 			pd.releaseLocked(childSRQ)
@@ -155,7 +158,19 @@ func (pd *PD) CreateSRQ(attr SRQInitAttr) (*SRQ, error) {
 	}
 	pd.holdLocked(verb, childSRQ)
 	d.srqs++
+	if e := f.eng; e.tracing() {
+		a := attr.Attr
+		e.record(e.nameLocked(d, "srq", s), fmt.Sprintf("create_srq on %s: max_wr %d max_sge %d srq_limit %d", e.nameOf(pd), a.MaxWR, a.MaxSGE, a.SRQLimit), "")
+	}
 	return s, nil
+}
+
+// traceCreateFailedLocked records the failure of a create verb in pd, if
+// *err is set.
+func (pd *PD) traceCreateFailedLocked(verb string, err *error) {
+	if e := pd.ctx.dev.fabric.eng; *err != nil && e.tracing() {
+		e.callLocked(e.nameOf(pd), verb[len("ibv_"):], *err)
+	}
 }
 
 // lockLive takes the domain lock for a verb that creates an object in pd,
@@ -168,11 +183,12 @@ func (pd *PD) lockLive(verb string) (d *Device, unlock func(), err error) {
 	d = pd.ctx.dev
 	mu := &d.fabric.mu
 	mu.Lock()
-	if err := pd.ctx.checkLocked(verb); err != nil {
-		mu.Unlock()
-		return nil, nil, err
+	err = pd.ctx.checkLocked(verb)
+	if err == nil {
+		err = pd.checkLocked(verb)
 	}
-	if err := pd.checkLocked(verb); err != nil {
+	if err != nil {
+		pd.traceCreateFailedLocked(verb, &err)
 		mu.Unlock()
 		return nil, nil, err
 	}

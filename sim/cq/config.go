@@ -136,10 +136,13 @@ type Config struct {
 	// OnDestroy, if set, is called under the domain lock when the CQ stops
 	// counting against the device (at destroy, before the wait for acks).
 	OnDestroy func()
-	// Trace, if set, is told under the domain lock about every verb that
-	// changes the CQ: polls that return completions, arms, acks, resizes,
-	// completions added and overruns. Nil costs one comparison per verb.
-	Trace func(c *CQ, what string)
+	// Trace, if set, is told under the domain lock about every verb call on
+	// the CQ and everything that happens to it: polls, arms, acks, resizes,
+	// destroys, completions added, overruns and arms fired. why is the
+	// error's text when a call failed. Of consecutive polls that find the
+	// CQ empty only the first is told, so a busy loop does not drown the
+	// rest. Nil costs one comparison per verb.
+	Trace func(c *CQ, what, why string)
 }
 
 // Validate reports whether New would accept cfg's arguments, without

@@ -55,6 +55,29 @@ type CQ struct {
 	cfg    Config
 	stats  Stats
 	errEIO error // preallocated: Poll on an overrun CQ allocates nothing
+	// quiet: the last thing traced was a poll that found the CQ empty, so
+	// further empty polls are not traced.
+	quiet bool
+}
+
+// traceLocked tells the trace hook, which must be set, about a call or an
+// event.
+func (c *CQ) traceLocked(what, why string) {
+	c.quiet = false
+	c.cfg.Trace(c, what, why)
+}
+
+// traceErrLocked traces a verb call that failed with err, or that succeeded
+// when err is nil, if the CQ is traced.
+func (c *CQ) traceErrLocked(what string, err error) {
+	if c.cfg.Trace == nil {
+		return
+	}
+	why := ""
+	if err != nil {
+		why = err.Error()
+	}
+	c.traceLocked(what, why)
 }
 
 // entry is one stored completion and who to tell when it is polled.
@@ -238,7 +261,9 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != live {
-		return 0, errDestroyed(verbPoll)
+		err := errDestroyed(verbPoll)
+		c.traceErrLocked("poll_cq", err)
+		return 0, err
 	}
 	n := min(len(wcs), c.n)
 	for i := 0; i < n; i++ {
@@ -255,8 +280,14 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 	}
 	c.n -= n
 	c.stats.Polled += uint64(n)
-	if c.cfg.Trace != nil && n > 0 {
-		c.cfg.Trace(c, fmt.Sprintf("poll_cq: %d completion(s), first wr_id %#x %s, %d left", n, wcs[0].WRID, wcs[0].Status.Name(), c.n))
+	if c.cfg.Trace != nil {
+		switch {
+		case n > 0:
+			c.traceLocked(fmt.Sprintf("poll_cq: %d completion(s), first wr_id %#x %s, %d left", n, wcs[0].WRID, wcs[0].Status.Name(), c.n), "")
+		case !c.quiet:
+			c.traceLocked(fmt.Sprintf("poll_cq(%d): empty", len(wcs)), "")
+			c.quiet = true
+		}
 	}
 	if c.overrun {
 		return n, c.errEIO
@@ -278,11 +309,13 @@ func (c *CQ) ReqNotify(solicitedOnly bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != live {
-		return errDestroyed(verbReqNotify)
+		err := errDestroyed(verbReqNotify)
+		c.traceErrLocked(fmt.Sprintf("req_notify_cq(solicited_only=%v)", solicitedOnly), err)
+		return err
 	}
 	c.arm = c.arm.Request(solicitedOnly)
 	if c.cfg.Trace != nil {
-		c.cfg.Trace(c, fmt.Sprintf("req_notify_cq(solicited_only=%v): arm %v", solicitedOnly, c.arm))
+		c.traceLocked(fmt.Sprintf("req_notify_cq(solicited_only=%v): arm %v", solicitedOnly, c.arm), "")
 	}
 	return nil
 }
@@ -297,13 +330,16 @@ func (c *CQ) AckEvents(n int) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var err error
 	if c.state == destroyed {
-		return errDestroyed(verbAck)
+		err = errDestroyed(verbAck)
+	} else {
+		err = c.tally.AckComp(n)
 	}
 	if c.cfg.Trace != nil {
-		c.cfg.Trace(c, fmt.Sprintf("ack_cq_events(%d)", n))
+		c.traceErrLocked(fmt.Sprintf("ack_cq_events(%d)", n), err)
 	}
-	return c.tally.AckComp(n)
+	return err
 }
 
 // Resize changes the capacity of c to at least cqe (ibv_resize_cq). cqe must
@@ -311,12 +347,15 @@ func (c *CQ) AckEvents(n int) error {
 // (CQ-08); otherwise Resize returns EINVAL and changes nothing. The new capacity
 // is cqe rounded as at creation, so a smaller request may leave more room than
 // asked (CQ-09). Unpolled completions keep their order (CQ-10).
-func (c *CQ) Resize(cqe int) error {
+func (c *CQ) Resize(cqe int) (err error) {
 	if c == nil {
 		return errNil(verbResize)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.cfg.Trace != nil {
+		defer func() { c.traceErrLocked(fmt.Sprintf("resize_cq(%d): cqe %d", cqe, c.cqe), err) }()
+	}
 	if c.state != live {
 		return errDestroyed(verbResize)
 	}
@@ -366,12 +405,15 @@ func (c *CQ) Destroy() error { return c.DestroyContext(context.Background()) }
 //   - Under the DestroyBusy policy, unacked events make it return EBUSY at once
 //     and change nothing instead.
 //   - On a CQ already destroyed it returns EINVAL.
-func (c *CQ) DestroyContext(ctx context.Context) error {
+func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 	if c == nil {
 		return errNil(verbDestroy)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.cfg.Trace != nil {
+		defer func() { c.traceErrLocked("destroy_cq", err) }()
+	}
 	switch c.state {
 	case destroyed:
 		return errDestroyed(verbDestroy)

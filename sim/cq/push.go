@@ -68,7 +68,7 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 		}
 		c.stats.Overruns++
 		if c.cfg.Trace != nil {
-			c.cfg.Trace(c, fmt.Sprintf("overrun: wr_id %#x lost (CQ-22)", w.WRID))
+			c.traceLocked(fmt.Sprintf("overrun: wr_id %#x lost", w.WRID), "CQ-22")
 		}
 		if c.async != nil {
 			if err := c.async.RaiseLocked(notify.EventCQErr, c, &c.tally, 0); err != nil {
@@ -88,7 +88,7 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 	c.n++
 	c.stats.Added++
 	if c.cfg.Trace != nil {
-		c.cfg.Trace(c, fmt.Sprintf("completion qp %#x wr_id %#x %s %s", w.QPNum, w.WRID, w.Status.Name(), w.Opcode.Name()))
+		c.traceLocked(fmt.Sprintf("completion qp %#x wr_id %#x %s %s", w.QPNum, w.WRID, w.Status.Name(), w.Opcode.Name()), "")
 	}
 	if c.arm.Fires(w, solicited, c.cfg.Solicited) {
 		c.arm = notify.Disarmed
@@ -97,7 +97,7 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 			c.ch.PushLocked(c, c.cfg.Context, &c.tally)
 			c.stats.EventsRaised++
 			if c.cfg.Trace != nil {
-				c.cfg.Trace(c, "arm fired: event queued on the channel")
+				c.traceLocked("arm fired: event queued on the channel", "")
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"syscall"
 
@@ -57,6 +58,32 @@ type AsyncQueue struct {
 	read, acked  uint64 // every event, including port events with no tally
 	portUnacked  uint64 // port and device events read and not acked
 	raisedByType [EventWQFatal + 1]uint64
+	trace        AsyncTrace
+}
+
+// AsyncTrace hears about the calls on an async event queue, under the domain
+// lock: what is "raise", "get_async_event" or "ack_async_event"; typ, obj and
+// port are the event's (zero for a failed read); why is the error's text when
+// the call failed.
+type AsyncTrace func(what string, typ EventType, obj any, port uint8, why string)
+
+// SetTrace makes fn hear about every event raised, read and acked on the
+// queue, and about every failed read other than EAGAIN and every failed ack.
+// Call it before the queue is shared.
+func (q *AsyncQueue) SetTrace(fn AsyncTrace) {
+	if q != nil {
+		q.trace = fn
+	}
+}
+
+// traceFailed reports a failed read, except EAGAIN.
+func (q *AsyncQueue) traceFailed(err error) {
+	if q.trace == nil || errors.Is(err, syscall.EAGAIN) {
+		return
+	}
+	q.q.mu.Lock()
+	defer q.q.mu.Unlock()
+	q.trace("get_async_event", 0, nil, 0, err.Error())
 }
 
 var errNilQueue = verr.New("ibv_get_async_event", syscall.EINVAL, "nil async event queue")
@@ -113,6 +140,9 @@ func (q *AsyncQueue) RaiseLocked(typ EventType, obj any, t *Tally, port uint8) e
 	}
 	q.raisedByType[typ]++
 	q.q.pushLocked(asyncEntry{typ: typ, obj: obj, port: port, tally: t})
+	if q.trace != nil {
+		q.trace("raise", typ, obj, port, "")
+	}
 	return nil
 }
 
@@ -122,6 +152,9 @@ func (q *AsyncQueue) took(e asyncEntry) {
 		e.tally.asyncRead++
 	} else {
 		q.portUnacked++
+	}
+	if q.trace != nil {
+		q.trace("get_async_event", e.typ, e.obj, e.port, "")
 	}
 }
 
@@ -138,6 +171,7 @@ func (q *AsyncQueue) GetAsyncEvent(ctx context.Context) (AsyncEvent, error) {
 	}
 	e, err := q.q.get(ctx, q.took)
 	if err != nil {
+		q.traceFailed(err)
 		return AsyncEvent{}, err
 	}
 	return q.event(e), nil
@@ -151,14 +185,18 @@ func (q *AsyncQueue) TryGetAsyncEvent() (AsyncEvent, error) {
 	}
 	e, err := q.q.tryGet(q.took)
 	if err != nil {
+		q.traceFailed(err)
 		return AsyncEvent{}, err
 	}
 	return q.event(e), nil
 }
 
-func (q *AsyncQueue) ack(e AsyncEvent) error {
+func (q *AsyncQueue) ack(e AsyncEvent) (err error) {
 	q.q.mu.Lock()
 	defer q.q.mu.Unlock()
+	if q.trace != nil {
+		defer func() { q.trace("ack_async_event", e.Type, e.Object, e.Port, errText(err)) }()
+	}
 	if e.tally != nil {
 		if err := e.tally.ackAsync(); err != nil {
 			return err

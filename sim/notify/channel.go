@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"syscall"
 
@@ -23,8 +24,9 @@ import (
 // A Channel is safe for concurrent use. Its lock is the domain lock it was
 // made with, shared with the CQs that use it.
 type Channel[C comparable] struct {
-	q    queue[compEvent[C]]
-	refs int // CQs using the channel (CHAN-09)
+	q     queue[compEvent[C]]
+	refs  int // CQs using the channel (CHAN-09)
+	trace func(cq C, what, why string)
 }
 
 var errNilChannel = verr.New("ibv_get_cq_event", syscall.EINVAL, "nil completion channel")
@@ -68,7 +70,34 @@ func (ch *Channel[C]) PushLocked(cq C, cqContext any, t *Tally) {
 	ch.q.pushLocked(compEvent[C]{cq: cq, context: cqContext, tally: t})
 }
 
-func (ch *Channel[C]) took(ev compEvent[C]) { ev.tally.compRead++ }
+func (ch *Channel[C]) took(ev compEvent[C]) {
+	ev.tally.compRead++
+	if ch.trace != nil {
+		ch.trace(ev.cq, "get_cq_event", "")
+	}
+}
+
+// SetTrace makes fn hear, under the domain lock, about every event read from
+// the channel (naming its CQ), every failed read other than EAGAIN and every
+// destroy (with the zero C). why is the error's text when the call failed.
+// Call it before the channel is shared.
+func (ch *Channel[C]) SetTrace(fn func(cq C, what, why string)) {
+	if ch != nil {
+		ch.trace = fn
+	}
+}
+
+// traceFailed reports a failed read, except EAGAIN, which a busy loop would
+// repeat without end.
+func (ch *Channel[C]) traceFailed(err error) {
+	if ch.trace == nil || err == nil || errors.Is(err, syscall.EAGAIN) {
+		return
+	}
+	var zero C
+	ch.q.mu.Lock()
+	defer ch.q.mu.Unlock()
+	ch.trace(zero, "get_cq_event", err.Error())
+}
 
 // GetEvent waits for the next completion event and returns the CQ it names and
 // that CQ's context (ibv_get_cq_event, CHAN-03). Every event returned must be
@@ -80,6 +109,7 @@ func (ch *Channel[C]) GetEvent(ctx context.Context) (cq C, cqContext any, err er
 		return cq, nil, errNilChannel
 	}
 	ev, err := ch.q.get(ctx, ch.took)
+	ch.traceFailed(err)
 	return ev.cq, ev.context, err
 }
 
@@ -90,6 +120,7 @@ func (ch *Channel[C]) TryGetEvent() (cq C, cqContext any, err error) {
 		return cq, nil, errNilChannel
 	}
 	ev, err := ch.q.tryGet(ch.took)
+	ch.traceFailed(err)
 	return ev.cq, ev.context, err
 }
 
@@ -159,14 +190,28 @@ func (ch *Channel[C]) Destroy() error {
 	}
 	ch.q.mu.Lock()
 	defer ch.q.mu.Unlock()
+	var err error
 	switch {
 	case ch.q.dead:
-		return verr.New("ibv_destroy_comp_channel", syscall.EINVAL, "the completion channel is already destroyed")
+		err = verr.New("ibv_destroy_comp_channel", syscall.EINVAL, "the completion channel is already destroyed")
 	case ch.refs > 0:
-		return verr.Errorf("ibv_destroy_comp_channel", syscall.EBUSY, "%d CQ(s) still use the channel (CHAN-09)", ch.refs)
+		err = verr.Errorf("ibv_destroy_comp_channel", syscall.EBUSY, "%d CQ(s) still use the channel (CHAN-09)", ch.refs)
+	default:
+		ch.q.closeLocked()
 	}
-	ch.q.closeLocked()
-	return nil
+	if ch.trace != nil {
+		var zero C
+		ch.trace(zero, "destroy_comp_channel", errText(err))
+	}
+	return err
+}
+
+// errText is err's text, or "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // Refs returns the number of CQs using the channel.

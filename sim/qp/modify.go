@@ -36,10 +36,19 @@ func (q *QP) Modify(attr *Attr, mask AttrMask) error {
 // ModifyLocked is Modify for a caller that holds the domain lock.
 func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 	if q.life != live {
-		return verr.New(verbModify, syscall.EINVAL, "the QP has been destroyed")
+		err := verr.New(verbModify, syscall.EINVAL, "the QP has been destroyed")
+		q.traceLocked("modify_qp: failed", err.Error())
+		return err
 	}
 	next, err := CheckModify(Current{State: q.state, Port: q.attr.PortNum, Draining: q.drainingLocked()}, q.typ, attr, mask, q.cfg.Modify, q.cfg.Policy)
 	if err != nil {
+		if q.tracing() {
+			what := fmt.Sprintf("modify_qp %v, mask %#x", q.state, uint32(mask))
+			if mask&AttrState != 0 {
+				what = fmt.Sprintf("modify_qp %v→%v", q.state, attr.QPState)
+			}
+			q.traceLocked(what+": failed", err.Error())
+		}
 		return err
 	}
 	norm := Normalize(*attr, mask)

@@ -313,7 +313,9 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 	defer q.mu.Unlock()
 	switch q.life {
 	case destroyed:
-		return verr.New(verbDestroy, syscall.EINVAL, "the QP has been destroyed")
+		err := verr.New(verbDestroy, syscall.EINVAL, "the QP has been destroyed")
+		q.traceLocked("destroy_qp: failed", err.Error())
+		return err
 	case live:
 		q.traceLocked("destroy_qp", "outstanding WRs vanish (QP-37)")
 		q.life = destroying

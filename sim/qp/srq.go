@@ -2,6 +2,7 @@ package qp
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"syscall"
 
@@ -45,6 +46,10 @@ type SRQConfig struct {
 	Lock                *sync.Mutex
 	Async               *notify.AsyncQueue
 	OnDestroy           func()
+	// Trace, if set, is told under the domain lock about every verb call on
+	// the SRQ (post, modify, destroy), with the error's text as why when
+	// the call failed.
+	Trace func(s *SRQ, what, why string)
 }
 
 // SRQ is a shared receive queue (struct ibv_srq): receive work requests that
@@ -115,12 +120,15 @@ func (s *SRQ) Tally() *notify.Tally { return &s.tally }
 // PostRecv posts receive WRs to the SRQ (ibv_post_srq_recv), with the rules
 // of ibv_post_recv (SRQ-02): in order, stopping at the first bad one; EINVAL
 // above max_sge, ENOMEM when full. It returns how many were posted.
-func (s *SRQ) PostRecv(wrs []RecvWR) (int, error) {
+func (s *SRQ) PostRecv(wrs []RecvWR) (n int, err error) {
 	if s == nil {
 		return 0, verr.New(verbPostSRQ, syscall.EINVAL, "nil SRQ")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cfg.Trace != nil {
+		defer func() { s.traceLocked(fmt.Sprintf("post_srq_recv: %d of %d WR(s) posted", n, len(wrs)), err) }()
+	}
 	if s.life != live {
 		return 0, verr.New(verbPostSRQ, syscall.EINVAL, "the SRQ has been destroyed")
 	}
@@ -184,12 +192,17 @@ func (s *SRQ) Take() (wrid uint64, sges []SGE, ok bool) {
 //     (SRQ-07); EINVAL otherwise. The queued WRs keep their order.
 //
 // Unknown mask bits are EINVAL.
-func (s *SRQ) Modify(attr *SRQAttr, mask SRQAttrMask) error {
+func (s *SRQ) Modify(attr *SRQAttr, mask SRQAttrMask) (err error) {
 	if s == nil || attr == nil {
 		return verr.New(verbModifySRQ, syscall.EINVAL, "nil SRQ or attr")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cfg.Trace != nil {
+		defer func() {
+			s.traceLocked(fmt.Sprintf("modify_srq mask %#x max_wr %d srq_limit %d", uint32(mask), attr.MaxWR, attr.SRQLimit), err)
+		}()
+	}
 	if s.life != live {
 		return verr.New(verbModifySRQ, syscall.EINVAL, "the SRQ has been destroyed")
 	}
@@ -274,12 +287,15 @@ func (s *SRQ) Destroy() error { return s.DestroyContext(context.Background()) }
 // DestroyContext destroys the SRQ (ibv_destroy_srq): EBUSY while a QP is
 // attached (SRQ-10), then a wait, bounded by ctx, for the acks of the SRQ's
 // async events already read (ASYNC-05). EINVAL on a destroyed SRQ.
-func (s *SRQ) DestroyContext(ctx context.Context) error {
+func (s *SRQ) DestroyContext(ctx context.Context) (err error) {
 	if s == nil {
 		return verr.New(verbDestroySRQ, syscall.EINVAL, "nil SRQ")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cfg.Trace != nil {
+		defer func() { s.traceLocked("destroy_srq", err) }()
+	}
 	switch s.life {
 	case destroyed:
 		return verr.New(verbDestroySRQ, syscall.EINVAL, "the SRQ has been destroyed")
@@ -301,6 +317,15 @@ func (s *SRQ) DestroyContext(ctx context.Context) error {
 	}
 	s.life = destroyed
 	return nil
+}
+
+// traceLocked tells the trace hook, which must be set, about a call.
+func (s *SRQ) traceLocked(what string, err error) {
+	why := ""
+	if err != nil {
+		why = err.Error()
+	}
+	s.cfg.Trace(s, what, why)
 }
 
 // maxSGE is the number of SGEs a receive WR of the SRQ may have.

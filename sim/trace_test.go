@@ -1,0 +1,179 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/trace"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// TestTraceRecordsEveryVerb makes every verb call once, some of them fail,
+// and checks that each left its record, on the right object, in order, with
+// the error of a failed call as its why.
+func TestTraceRecordsEveryVerb(t *testing.T) {
+	log := &trace.Log{}
+	f, err := sim.NewFabric(sim.Config{Trace: log, Devices: []sim.DeviceConfig{{Name: "a"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fails := func(err error) {
+		t.Helper()
+		if err == nil {
+			t.Fatal("the call succeeded; the test wants it to fail")
+		}
+	}
+	ctx, err := f.Devices()[0].Open()
+	must(err)
+	pd, err := ctx.AllocPD()
+	must(err)
+	dev := f.Devices()[0]
+	must(dev.SetPortState(1, false))
+	ev, err := ctx.TryGetAsyncEvent()
+	must(err)
+	must(ev.Ack())
+	fails(ev.Ack())
+	must(dev.SetPortState(1, true))
+	ev, err = ctx.TryGetAsyncEvent()
+	must(err)
+	must(ev.Ack())
+	buf := make([]byte, 4096)
+	mr, err := pd.RegMR(buf, qp.AccessLocalWrite)
+	must(err)
+	_, err = pd.RegMR(nil, qp.AccessLocalWrite)
+	fails(err)
+	ah, err := pd.CreateAH(sim.AHAttr{DLID: 1, PortNum: 1})
+	must(err)
+	_, err = pd.CreateAH(sim.AHAttr{DLID: 1, PortNum: 9})
+	fails(err)
+	ch, err := ctx.CreateCompChannel()
+	must(err)
+	cq, err := ctx.CreateCQ(16, nil, ch, 0)
+	must(err)
+	_, err = ctx.CreateCQ(0, nil, nil, 0)
+	fails(err)
+	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+	must(err)
+	_, err = srq.PostRecv([]qp.RecvWR{{WRID: 7, SGList: []qp.SGE{{Addr: mr.Addr(), Length: 64, LKey: mr.LKey()}}}})
+	must(err)
+	fails(srq.Modify(&qp.SRQAttr{SRQLimit: 99}, qp.SRQLimit))
+	_, err = pd.CreateQP(sim.QPInitAttr{Type: qp.RC, Cap: qp.Cap{MaxSendWR: 1, MaxRecvWR: 1}})
+	fails(err)
+	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
+		Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	must(err)
+	fails(q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState))
+	must(q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState|qp.AttrPort|qp.AttrPKeyIndex|qp.AttrAccessFlags))
+	_, err = q.PostRecv([]qp.RecvWR{{WRID: 9, SGList: []qp.SGE{{Addr: mr.Addr(), Length: 64, LKey: mr.LKey()}}}})
+	must(err)
+	wcs := make([]wc.WC, 4)
+	for range 3 { // three empty polls: one record
+		n, err := cq.Poll(wcs)
+		must(err)
+		if n != 0 {
+			t.Fatalf("polled %d completions from a new CQ", n)
+		}
+	}
+	must(cq.ReqNotify(false))
+	must(q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState)) // flushes wr_id 9: the arm fires
+	got, _, err := ch.GetEvent(context.Background())
+	must(err)
+	must(got.AckEvents(1))
+	fails(cq.AckEvents(1))
+	if n, err := cq.Poll(wcs); err != nil || n != 1 {
+		t.Fatalf("poll after the flush: %d, %v", n, err)
+	}
+	must(f.InjectFatal(q)) // already in ERR: nothing happens
+	fails(cq.Destroy())    // the QP still uses it
+	must(q.Destroy())
+	must(srq.Destroy())
+	must(cq.Destroy())
+	fails(cq.ReqNotify(true))
+	must(ch.Destroy())
+	must(ah.Destroy())
+	must(mr.Dereg())
+	fails(mr.Dereg())
+	must(pd.Dealloc())
+	must(ctx.Close())
+
+	qpName := fmt.Sprintf("a/qp %#x", q.Num())
+	want := []struct{ object, what, why string }{
+		{"a/ctx#1", "open_device", ""},
+		{"a/pd#1", "alloc_pd: handle 1 on a/ctx#1", ""},
+		{"a/port 1", "link", ""},
+		{"a/ctx#1", "raise IBV_EVENT_PORT_ERR port 1", ""},
+		{"a/ctx#1", "get_async_event IBV_EVENT_PORT_ERR port 1", ""},
+		{"a/ctx#1", "ack_async_event IBV_EVENT_PORT_ERR port 1", ""},
+		{"a/ctx#1", "ack_async_event IBV_EVENT_PORT_ERR port 1", "EINVAL"},
+		{"a/ctx#1", "get_async_event IBV_EVENT_PORT_ACTIVE port 1", ""},
+		{"a/mr#1", "reg_mr on a/pd#1: length 4096", ""},
+		{"a/pd#1", "reg_mr length 0", "EINVAL"},
+		{"a/ah#1", "create_ah on a/pd#1: port 1", ""},
+		{"a/pd#1", "create_ah port 9", "EINVAL"},
+		{"a/chan#1", "create_comp_channel", ""},
+		{"a/cq#1", "create_cq cqe=16", ""},
+		{"a/ctx#1", "create_cq cqe=0", "EINVAL"},
+		{"a/srq#1", "create_srq on a/pd#1: max_wr 4", ""},
+		{"a/srq#1", "post_srq_recv: 1 of 1", ""},
+		{"a/srq#1", "modify_srq", "EINVAL"},
+		{"a/pd#1", "create_qp", "EINVAL"},
+		{qpName, "create_qp RC", ""},
+		{qpName, "modify_qp RESET→RTS: failed", "EINVAL"},
+		{qpName, "modify_qp RESET→INIT", ""},
+		{qpName, "post_recv: 1 of 1", ""},
+		{"a/cq#1", "poll_cq(4): empty", ""},
+		{"a/cq#1", "req_notify_cq(solicited_only=false)", ""},
+		{qpName, "modify_qp INIT→ERR", ""},
+		{"a/cq#1", "completion " + qpName[2:] + " wr_id 0x9 IBV_WC_WR_FLUSH_ERR", ""},
+		{"a/cq#1", "arm fired", ""},
+		{"a/cq#1", "get_cq_event", ""},
+		{"a/cq#1", "ack_cq_events(1)", ""},
+		{"a/cq#1", "ack_cq_events(1)", "EINVAL"},
+		{"a/cq#1", "poll_cq: 1 completion(s), first wr_id 0x9", ""},
+		{"a/cq#1", "destroy_cq", "EBUSY"},
+		{qpName, "destroy_qp", ""},
+		{"a/srq#1", "destroy_srq", ""},
+		{"a/cq#1", "destroy_cq", ""},
+		{"a/cq#1", "req_notify_cq(solicited_only=true)", "EINVAL"},
+		{"a/chan#1", "destroy_comp_channel", ""},
+		{"a/ah#1", "destroy_ah", ""},
+		{"a/mr#1", "dereg_mr", ""},
+		{"a/mr#1", "dereg_mr", "EINVAL"},
+		{"a/pd#1", "dealloc_pd", ""},
+		{"a/ctx#1", "close_device", ""},
+	}
+	recs := log.Records()
+	i := 0
+	empty := 0
+	for _, r := range recs {
+		if r.What == "poll_cq(4): empty" {
+			empty++
+		}
+		failed := strings.Contains(r.Why, "ibv_") // the text of a verb's error
+		if i < len(want) && r.Object == want[i].object && strings.HasPrefix(r.What, want[i].what) &&
+			failed == (want[i].why != "") && strings.Contains(r.Why, want[i].why) {
+			i++
+		}
+	}
+	if i < len(want) {
+		var b strings.Builder
+		for _, r := range recs {
+			b.WriteString(r.String() + "\n")
+		}
+		t.Fatalf("no record %+v (after the %d before it) in the trace:\n%s", want[i], i, b.String())
+	}
+	if empty != 1 {
+		t.Errorf("three empty polls in a row left %d records, want 1", empty)
+	}
+}
