@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"syscall"
 	"time"
 
@@ -258,6 +260,29 @@ func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q.ForceStatusLocked(wrID, recv, st)
+	return nil
+}
+
+// InjectSRQError makes s hit a catastrophic error: IBV_EVENT_SRQ_ERR names
+// it (ASYNC-15) and every QP receiving through it goes to ERR with
+// IBV_EVENT_QP_FATAL, as an adapter that can no longer read the SRQ does
+// (see qp.SRQ.FailLocked).
+func (f *Fabric) InjectSRQError(s *SRQ) error {
+	if s == nil || s.Domain() != &f.mu {
+		return verr.New("inject_srq_error", syscall.EINVAL, "the SRQ is not on this fabric")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var attached []*QP
+	for _, d := range f.devices {
+		for _, q := range d.qpByNum {
+			if q.SRQLocked() == s {
+				attached = append(attached, q)
+			}
+		}
+	}
+	slices.SortFunc(attached, func(a, b *QP) int { return cmp.Compare(a.Num(), b.Num()) })
+	s.FailLocked(attached)
 	return nil
 }
 

@@ -40,6 +40,13 @@ func TestEngineBadInput(t *testing.T) {
 	einval("ForceStatus(status 99)", f.ForceStatus(a.q, 1, false, 99))
 	einval("ForceStatus(QP of another fabric)", other.ForceStatus(a.q, 1, false, wc.RemOpErr))
 	einval("InjectFatal(QP of another fabric)", other.InjectFatal(a.q))
+	einval("InjectSRQError(nil)", f.InjectSRQError(nil))
+	srq, err := b.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srq.Destroy()
+	einval("InjectSRQError(SRQ of another fabric)", other.InjectSRQError(srq))
 	einval("SetPortState(0)", f.Devices()[0].SetPortState(0, false))
 	einval("SetPortState(9)", f.Devices()[0].SetPortState(9, false))
 	einval("Connect(nil, b)", sim.Connect(nil, b.q, sim.ConnectOptions{}))

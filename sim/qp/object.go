@@ -255,6 +255,11 @@ func (q *QP) State() State {
 	return q.state
 }
 
+// SRQLocked returns the SRQ the QP receives through, or nil.
+//
+// Precondition: the domain lock is held.
+func (q *QP) SRQLocked() *SRQ { return q.init.SRQ }
+
 // StateLocked is State for a caller that holds the domain lock.
 func (q *QP) StateLocked() State { return q.state }
 

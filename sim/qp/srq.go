@@ -319,6 +319,40 @@ func (s *SRQ) DestroyContext(ctx context.Context) (err error) {
 	return nil
 }
 
+// Domain returns the lock that serializes the SRQ and the QPs that use it.
+func (s *SRQ) Domain() *sync.Mutex {
+	if s == nil {
+		return nil
+	}
+	return s.mu
+}
+
+// FailLocked is a catastrophic SRQ error, a fault no verb causes:
+// IBV_EVENT_SRQ_ERR names the SRQ (ASYNC-15), and then every QP of
+// attached, the QPs that receive through it, takes the path of a fatal QP
+// error (ASYNC-08): ERR, both queues flushed, IBV_EVENT_QP_FATAL (unless the
+// profile raises no QP events, ASYNC-11). The SRQ's own receive WRs stay
+// queued (FLUSH-07); what else a real adapter lets a failed SRQ do is not
+// documented, and the manuals' advice is to destroy it.
+//
+// Precondition: the domain lock is held.
+func (s *SRQ) FailLocked(attached []*QP) {
+	if s.life != live {
+		return
+	}
+	if s.cfg.Trace != nil {
+		s.cfg.Trace(s, "catastrophic error", "fault: SRQ_ERR (ASYNC-15)")
+	}
+	if s.cfg.Async != nil {
+		s.cfg.Async.RaiseLocked(notify.EventSRQErr, s, &s.tally, 0)
+	}
+	for _, q := range attached {
+		if q.init.SRQ == s {
+			q.FatalLocked()
+		}
+	}
+}
+
 // traceLocked tells the trace hook, which must be set, about a call.
 func (s *SRQ) traceLocked(what string, err error) {
 	why := ""
