@@ -1,10 +1,8 @@
 package sim
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"slices"
 	"syscall"
 	"time"
 
@@ -266,24 +264,12 @@ func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error 
 // InjectSRQError makes s hit a catastrophic error: IBV_EVENT_SRQ_ERR names
 // it (ASYNC-15) and every QP receiving through it goes to ERR with
 // IBV_EVENT_QP_FATAL, as an adapter that can no longer read the SRQ does
-// (see qp.SRQ.FailLocked).
+// (see qp.SRQ.InjectError).
 func (f *Fabric) InjectSRQError(s *SRQ) error {
 	if s == nil || s.Domain() != &f.mu {
 		return verr.New("inject_srq_error", syscall.EINVAL, "the SRQ is not on this fabric")
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var attached []*QP
-	for _, d := range f.devices {
-		for _, q := range d.qpByNum {
-			if q.SRQLocked() == s {
-				attached = append(attached, q)
-			}
-		}
-	}
-	slices.SortFunc(attached, func(a, b *QP) int { return cmp.Compare(a.Num(), b.Num()) })
-	s.FailLocked(attached)
-	return nil
+	return s.InjectError()
 }
 
 // InjectFatal makes q hit a catastrophic work-queue error (ASYNC-08): it

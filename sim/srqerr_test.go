@@ -1,6 +1,8 @@
 package sim_test
 
 import (
+	"errors"
+	"syscall"
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
@@ -100,6 +102,9 @@ func TestInjectSRQError(t *testing.T) {
 			}
 			if err := srq.Destroy(); err != nil {
 				t.Fatal(err)
+			}
+			if err := f.InjectSRQError(srq); !errors.Is(err, syscall.EINVAL) {
+				t.Errorf("InjectSRQError on a destroyed SRQ: %v, want EINVAL", err)
 			}
 		})
 	}

@@ -197,6 +197,7 @@ func NewLocked(cfg Config) (*QP, error) {
 	}
 	if in.SRQ != nil {
 		q.rx.srqSGE = make([]SGE, 0, in.SRQ.maxSGE())
+		in.SRQ.users = append(in.SRQ.users, q)
 	}
 	if cfg.Memory == nil && cfg.Host != nil {
 		q.cfg.Memory = cfg.Host
@@ -254,11 +255,6 @@ func (q *QP) State() State {
 	defer q.mu.Unlock()
 	return q.state
 }
-
-// SRQLocked returns the SRQ the QP receives through, or nil.
-//
-// Precondition: the domain lock is held.
-func (q *QP) SRQLocked() *SRQ { return q.init.SRQ }
 
 // StateLocked is State for a caller that holds the domain lock.
 func (q *QP) StateLocked() State { return q.state }
@@ -329,7 +325,9 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 		q.rq.reset()
 		q.init.SendCQ.UnrefLocked()
 		q.init.RecvCQ.UnrefLocked()
-		q.init.SRQ.detachOrNothing()
+		if q.init.SRQ != nil {
+			q.init.SRQ.detachUserLocked(q)
+		}
 		if q.cfg.Async != nil {
 			q.cfg.Async.DiscardLocked(q)
 		}

@@ -3,6 +3,7 @@ package qp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -60,7 +61,8 @@ type SRQ struct {
 	q     wq
 	attr  SRQAttr
 	cfg   SRQConfig
-	qps   int // attached QPs (SRQ-10)
+	qps   int   // attached QPs (SRQ-10)
+	users []*QP // the attached QPs once created, in creation order
 	tally notify.Tally
 	life  lifecycle
 	full  error
@@ -280,6 +282,14 @@ func (s *SRQ) detachOrNothing() {
 	}
 }
 
+// detachUserLocked forgets q, which is being destroyed.
+func (s *SRQ) detachUserLocked(q *QP) {
+	s.detachOrNothing()
+	if i := slices.Index(s.users, q); i >= 0 {
+		s.users = slices.Delete(s.users, i, i+1)
+	}
+}
+
 // Destroy destroys the SRQ, waiting without a deadline for the acks of its
 // async events already read. See DestroyContext.
 func (s *SRQ) Destroy() error { return s.DestroyContext(context.Background()) }
@@ -327,18 +337,21 @@ func (s *SRQ) Domain() *sync.Mutex {
 	return s.mu
 }
 
-// FailLocked is a catastrophic SRQ error, a fault no verb causes:
-// IBV_EVENT_SRQ_ERR names the SRQ (ASYNC-15), and then every QP of
-// attached, the QPs that receive through it, takes the path of a fatal QP
-// error (ASYNC-08): ERR, both queues flushed, IBV_EVENT_QP_FATAL (unless the
-// profile raises no QP events, ASYNC-11). The SRQ's own receive WRs stay
-// queued (FLUSH-07); what else a real adapter lets a failed SRQ do is not
-// documented, and the manuals' advice is to destroy it.
-//
-// Precondition: the domain lock is held.
-func (s *SRQ) FailLocked(attached []*QP) {
+// InjectError is a catastrophic SRQ error, a fault no verb causes:
+// IBV_EVENT_SRQ_ERR names the SRQ (ASYNC-15), and then every QP receiving
+// through it takes the path of a fatal QP error (ASYNC-08): ERR, both
+// queues flushed, IBV_EVENT_QP_FATAL (unless the profile raises no QP
+// events, ASYNC-11). The SRQ's own receive WRs stay queued (FLUSH-07); what
+// else a real adapter lets a failed SRQ do is not documented, and the
+// manuals' advice is to destroy it. On a destroyed SRQ it returns EINVAL.
+func (s *SRQ) InjectError() error {
+	if s == nil {
+		return verr.New("inject_srq_error", syscall.EINVAL, "nil SRQ")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.life != live {
-		return
+		return verr.New("inject_srq_error", syscall.EINVAL, "the SRQ has been destroyed")
 	}
 	if s.cfg.Trace != nil {
 		s.cfg.Trace(s, "catastrophic error", "fault: SRQ_ERR (ASYNC-15)")
@@ -346,11 +359,10 @@ func (s *SRQ) FailLocked(attached []*QP) {
 	if s.cfg.Async != nil {
 		s.cfg.Async.RaiseLocked(notify.EventSRQErr, s, &s.tally, 0)
 	}
-	for _, q := range attached {
-		if q.init.SRQ == s {
-			q.FatalLocked()
-		}
+	for _, q := range s.users {
+		q.FatalLocked()
 	}
+	return nil
 }
 
 // traceLocked tells the trace hook, which must be set, about a call.
