@@ -62,6 +62,7 @@ type hooks struct {
 	querySRQ   func(s conformance.SRQ) (qp.SRQAttr, error)
 	destroySRQ func(s conformance.SRQ, ctx context.Context) error
 	takeSRQ    func(s conformance.SRQ) (uint64, []qp.SGE, bool)
+	injectSRQ  func(s conformance.SRQ) error // SRQErrorInjector
 
 	// outstanding overrides conformance.Outstander on QPs.
 	outstanding func(q conformance.QP) (send, recv int)

@@ -1,0 +1,60 @@
+package conformance_test
+
+import (
+	"context"
+
+	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/sim/notify"
+)
+
+// InjectError implements conformance.SRQErrorInjector.
+func (s *mSRQ) InjectError() error {
+	if s.h.injectSRQ != nil {
+		return s.h.injectSRQ(s.inner)
+	}
+	return s.inner.(conformance.SRQErrorInjector).InjectError()
+}
+
+// Devices that get the catastrophic SRQ error (ASYNC-15) wrong.
+func init() {
+	mutants = append(mutants,
+		mutant{
+			name: "an SRQ error does nothing", rules: []string{"ASYNC-15"},
+			h: hooks{injectSRQ: func(conformance.SRQ) error { return nil }},
+		},
+		mutant{
+			name: "an SRQ error also flushes the SRQ's receives", rules: []string{"ASYNC-15"},
+			h: hooks{injectSRQ: func(s conformance.SRQ) error {
+				if err := s.(conformance.SRQErrorInjector).InjectError(); err != nil {
+					return err
+				}
+				c := s.(conformance.Consumer)
+				for {
+					if _, _, ok := c.Take(); !ok {
+						return nil
+					}
+				}
+			}},
+		},
+		mutant{
+			name: "SRQ_ERR names no SRQ", rules: []string{"ASYNC-15"},
+			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+				return hideObject(notify.EventSRQErr)(c.TryGetAsyncEvent())
+			}, getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+				return hideObject(notify.EventSRQErr)(c.GetAsyncEvent(ctx))
+			}},
+		},
+	)
+}
+
+// hideObject returns a filter that hides the object an event of type
+// typ names.
+func hideObject(typ notify.EventType) func(conformance.AsyncEvent, error) (conformance.AsyncEvent, error) {
+	return func(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
+		if err != nil || ev.EventType() != typ {
+			return ev, err
+		}
+		_ = ev.Ack()
+		return fakeEvent{typ, nil}, nil
+	}
+}

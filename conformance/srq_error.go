@@ -1,0 +1,105 @@
+package conformance
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/qp"
+)
+
+// SRQErrorInjector is an optional capability of an SRQ: making it hit a
+// catastrophic error, as a fault in the adapter would (IBV_EVENT_SRQ_ERR,
+// ASYNC-15). Real adapters offer no way to do this on purpose; the case that
+// needs it logs and returns without it.
+type SRQErrorInjector interface {
+	InjectError() error
+}
+
+func init() {
+	register("ASYNC-15", "SRQ_ERR names the failed SRQ; the QPs receiving through it go to ERR with QP_FATAL", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		bad, good := w.srq(8, 1), w.srq(8, 1)
+		inj, ok := bad.(SRQErrorInjector)
+		if !ok {
+			t.Logf("SRQ_ERR not checked: the SRQ cannot be made to fail (conformance.SRQErrorInjector)")
+			return
+		}
+		var tp TransportProfile
+		if r, ok := e.Dev.(TransportReader); ok {
+			tp = r.TransportReadings()
+		}
+		onSRQ := func(s SRQ) QP {
+			q := w.createWith(QPInitAttr{Type: qp.RC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+			w.walk(q, qp.Init)
+			return q
+		}
+		users := []QP{onSRQ(bad), onSRQ(bad)}
+		bystanders := []QP{onSRQ(good), w.at(qp.RC, qp.Init)}
+		srqPost(w, "two receives on the SRQ that will fail", bad, idRange(1, 2))
+		e.WantOK("inject the SRQ error", inj.InjectError())
+
+		// SRQ_ERR first, then QP_FATAL for each QP of the SRQ (none under
+		// the rxe reading, ASYNC-11); QP_LAST_WQE_REACHED may come too,
+		// since each of them enters ERR with an SRQ (SRQ-09).
+		wantFatal := 1
+		if tp.NoQPEvents {
+			wantFatal = 0
+		}
+		ev := cqWaitAsync(t, e, "after the SRQ error")
+		if ev.EventType() != notify.EventSRQErr || ev.Object() != any(bad) {
+			t.Errorf("the first async event is %v naming %v, want SRQ_ERR naming the failed SRQ", ev.EventType(), ev.Object())
+		}
+		e.WantOK("ibv_ack_async_event(SRQ_ERR)", ev.Ack())
+		fatal := map[QP]int{}
+		for missing := len(users) * wantFatal; missing > 0; missing-- {
+			ev := cqWaitAsync(t, e, "waiting for QP_FATAL")
+			for ev.EventType() == notify.EventQPLastWQEReached {
+				e.WantOK("ibv_ack_async_event", ev.Ack())
+				ev = cqWaitAsync(t, e, "waiting for QP_FATAL")
+			}
+			q, _ := ev.Object().(QP)
+			if ev.EventType() == notify.EventQPFatal {
+				fatal[q]++
+			} else {
+				t.Errorf("async event %v naming %v; want QP_FATAL for the QPs of the failed SRQ", ev.EventType(), ev.Object())
+			}
+			e.WantOK("ibv_ack_async_event", ev.Ack())
+		}
+		for {
+			ev, err := e.Ctx.TryGetAsyncEvent()
+			if errors.Is(err, syscall.EAGAIN) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("ibv_get_async_event: %v", err)
+			}
+			if ev.EventType() != notify.EventQPLastWQEReached || (ev.Object() != any(users[0]) && ev.Object() != any(users[1])) {
+				t.Errorf("unexpected async event %v naming %v after the SRQ error", ev.EventType(), ev.Object())
+			}
+			e.WantOK("ibv_ack_async_event", ev.Ack())
+		}
+		for i, q := range users {
+			if fatal[q] != wantFatal {
+				t.Errorf("QP %d of the failed SRQ: %d QP_FATAL events naming it, want %d (NoQPEvents=%v)", i, fatal[q], wantFatal, tp.NoQPEvents)
+			}
+			if s := w.query(q).QPState; s != qp.Err {
+				t.Errorf("QP %d of the failed SRQ is in %v, want ERR", i, s)
+			}
+		}
+		for i, q := range bystanders {
+			if s := w.query(q).QPState; s != qp.Init {
+				t.Errorf("bystander %d (another SRQ, or none) went from INIT to %v", i, s)
+			}
+		}
+		// The SRQ's receives are not flushed (FLUSH-07): it still holds
+		// both, so exactly max_wr - 2 more fit.
+		srqFill(w, "the failed SRQ", bad, int(srqQuery(w, bad).MaxWR)-2)
+		ctx, cancel := patient()
+		defer cancel()
+		for _, q := range users {
+			e.WantOK("ibv_destroy_qp", q.DestroyContext(ctx))
+		}
+		e.WantOK("ibv_destroy_srq after its error", bad.DestroyContext(ctx))
+	})
+}
