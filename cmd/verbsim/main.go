@@ -3,7 +3,7 @@
 // Usage:
 //
 //	verbsim [walkthrough] [-profile default|rxe]
-//	verbsim pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p] [-dup p] [-delay p] [-seed n] [-profile default|rxe]
+//	verbsim pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p] [-dup p] [-delay p] [-seed n] [-profile default|rxe] [-trace file]
 //
 // walkthrough (the default) narrates, step by step on real engine objects,
 // what a completion queue, its arm state and its completion channel do:

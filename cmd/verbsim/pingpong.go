@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/verbsim/verbsim/sim/trace"
+
 	"github.com/verbsim/verbsim/internal/pingpong"
 	"github.com/verbsim/verbsim/sim"
 )
 
-const pingpongUsage = "usage: verbsim pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p] [-dup p] [-delay p] [-seed n] [-profile default|rxe]\n"
+const pingpongUsage = "usage: verbsim pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p] [-dup p] [-delay p] [-seed n] [-profile default|rxe] [-trace file]\n"
 
 // pingpongCmd runs `verbsim pingpong`: ibv_rc_pingpong's exchange between
 // two devices of an in-memory fabric, and its summary.
@@ -29,6 +31,7 @@ func pingpongCmd(args []string, stdout, stderr io.Writer) int {
 	delay := fs.Float64("delay", 0, "probability that a packet arrives 1 to 10 µs late, in [0, 1]")
 	seed := fs.Uint64("seed", 0, "seed of the faults and of the message payloads")
 	profile := fs.String("profile", "default", "behaviour profile: default (man pages) or rxe (Linux soft-RoCE)")
+	tracePath := fs.String("trace", "", "write the fabric's trace (every verb call and engine event, the last 1,000,000) to this file; - for standard output")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, pingpongUsage)
 		fmt.Fprintf(stderr, "\nRuns ibv_rc_pingpong's exchange over an RC connection between two simulated\ndevices and prints its summary.\n\nFlags:\n")
@@ -82,15 +85,49 @@ func pingpongCmd(args []string, stdout, stderr io.Writer) int {
 		return usage("unknown profile %q (want default or rxe)", *profile)
 	}
 
+	if *tracePath != "" {
+		cfg.Trace = &trace.Log{Limit: 1_000_000}
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	r, err := pingpong.Run(ctx, cfg)
+	if cfg.Trace != nil {
+		if werr := writeTrace(*tracePath, stdout, cfg.Trace); werr != nil {
+			fmt.Fprintf(stderr, "verbsim pingpong: writing the trace: %v\n", werr)
+			return 1
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "verbsim pingpong: %v\n", err)
 		return 1
 	}
 	printSummary(stdout, r)
 	return 0
+}
+
+// writeTrace writes log as text to path, or to stdout when path is "-",
+// saying first how many older records the bounded log overwrote.
+func writeTrace(path string, stdout io.Writer, log *trace.Log) (err error) {
+	w := stdout
+	if path != "-" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}()
+		w = f
+	}
+	if log.Dropped > 0 {
+		if _, err := fmt.Fprintf(w, "# %d older records were overwritten\n", log.Dropped); err != nil {
+			return err
+		}
+	}
+	return log.WriteText(w)
 }
 
 // printSummary prints rc_pingpong's two lines, then what only a simulator

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -85,5 +87,33 @@ func TestPingpongCommandLine(t *testing.T) {
 		if code != tt.code || !strings.Contains(out.String(), tt.in) {
 			t.Errorf("verbsim %v: exit %d, output %q; want exit %d containing %q", tt.args, code, out.String(), tt.code, tt.in)
 		}
+	}
+}
+
+// TestPingpongTrace: -trace writes the fabric's trace, verbs and engine
+// events, to a file or (with -) before the summary on standard output; an
+// unwritable path fails the command.
+func TestPingpongTrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pp.trace")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"pingpong", "-n", "5", "-e", "-drop", "0.2", "-seed", "4", "-trace", path}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"vsim0/ctx#1: open_device", "modify_qp INIT→RTR", "post_send: 1 of 1", "req_notify_cq", "get_cq_event", "ack_cq_events", "(fault: drop)", "ACK timeout", "destroy_qp"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the trace has no %q", want)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"pingpong", "-n", "1", "-trace", "-"}, &out, &errOut); code != 0 || !strings.HasPrefix(out.String(), "t=0 #1 vsim0/ctx#1: open_device\n") {
+		t.Errorf("-trace -: exit %d, output begins %.80q", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"pingpong", "-n", "1", "-trace", filepath.Join(path, "no", "such", "dir")}, &out, &out); code != 1 || !strings.Contains(out.String(), "writing the trace") {
+		t.Errorf("unwritable -trace: exit %d, output %q", code, out.String())
 	}
 }

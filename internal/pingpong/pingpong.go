@@ -25,6 +25,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/verbsim/verbsim/sim/trace"
+
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/qp"
 )
@@ -75,6 +77,9 @@ type Config struct {
 	// Profile is the fabric's behaviour profile; the zero value is
 	// sim.DefaultProfile.
 	Profile sim.Profile
+	// Trace, if set, receives the fabric's trace: every verb call and
+	// engine event of the run. Read it after Run returns.
+	Trace *trace.Log
 }
 
 // withDefaults fills the zero fields and checks the rest.
@@ -194,6 +199,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		Mode:    sim.Background,
 		Seed:    cfg.Seed,
 		Faults:  sim.Faults{Drop: cfg.Drop, Duplicate: cfg.Duplicate, Delay: cfg.Delay},
+		Trace:   cfg.Trace,
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("pingpong: %w", err)
