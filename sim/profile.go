@@ -45,10 +45,11 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // RXEProfile returns the profile of Linux soft-RoCE (rxe) where it differs
 // from the man pages (RULES.md §12): an overrun loses one completion and the
 // CQ keeps going (CQ-23 B), send-side errors never wake a solicited-only arm
-// (NOTIFY-05 B), CUR_STATE is trusted (QP-12), a srq_limit given at
-// creation arms the limit (SRQ-01), and the transport readings of
-// qp.RXETransport (XFER-05 B, XFER-10 B, XFER-16 B, ASYNC-11, ASYNC-13,
-// WC-13, FLUSH-10 B, CQ-24 B).
+// (NOTIFY-05 B), CUR_STATE is trusted (QP-12), a work-queue slot is free as
+// soon as its request completes or is flushed, before any poll (QP-29 B), a
+// srq_limit given at creation arms the limit (SRQ-01), and the transport
+// readings of qp.RXETransport (XFER-05 B, XFER-10 B, XFER-16 B, ASYNC-11,
+// ASYNC-13, WC-13, FLUSH-10 B, CQ-24 B).
 func RXEProfile() Profile {
 	return Profile{
 		Name:             "rxe",

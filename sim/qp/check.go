@@ -59,8 +59,11 @@ type Policy struct {
 }
 
 // RXEPolicy returns the readings of Linux soft-RoCE (rxe): RESET→ERR
-// rejected, CUR_STATE trusted.
-func RXEPolicy() Policy { return Policy{CurState: CurStateTrusted} }
+// rejected, CUR_STATE trusted, and a slot freed as soon as its request is
+// retired: rxe's completer and responder advance the queue's consumer index
+// when they finish with a WR, before the completion is posted, let alone
+// polled.
+func RXEPolicy() Policy { return Policy{CurState: CurStateTrusted, FreeSlotOnRetire: true} }
 
 // PortLimits describes one port as far as attribute values depend on it
 // (the relevant fields of struct ibv_port_attr). A zero field admits
