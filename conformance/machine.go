@@ -219,6 +219,7 @@ func NewMachine(newDevice NewDevice) (*Machine, error) {
 		SolicitedBitOnly: p.SolicitedBitOnly,
 		ExactCQE:         p.ExactCQE,
 		ResetToErr:       p.ResetToErr,
+		FreeSlotOnRetire: p.FreeSlotOnRetire,
 	}
 	return &Machine{
 		ctx: ctx, lim: lim, prof: p, lastEventCQ: -1,

@@ -411,6 +411,70 @@ func init() {
 				return n, err
 			}
 		}),
+		// The other way round: a profile that says slots free on retire
+		// (QP-29 reading B) on a device that frees them on poll, or only
+		// its receive slots so.
+		mutant{
+			name:  "the profile says slots free on retire (QP-29 reading B), the device frees them on poll",
+			rules: []string{"QP-29", "QP-30", "QP-31"},
+			h:     hooks{profile: func(p conformance.Profile) conformance.Profile { p.FreeSlotOnRetire = true; return p }},
+		},
+		mutant{
+			name:  "the device frees slots on retire (QP-29 reading B), the profile says on poll",
+			rules: []string{"QP-29", "QP-30", "QP-31"},
+			base:  slotsOnRetire,
+			h:     hooks{profile: func(p conformance.Profile) conformance.Profile { p.FreeSlotOnRetire = false; return p }},
+		},
+		withBase(slotsOnRetire, qpHooksMutant("receive slots free on poll under reading B", []string{"QP-31"}, func(tr *qpTracker, h *hooks) {
+			// held counts, by qp_num, the receives posted whose completion
+			// has not been polled: reading A, kept by the mutant.
+			held := map[uint32]int{}
+			forget := func(q conformance.QP) {
+				tr.mu.Lock()
+				held[q.Num()] = 0
+				tr.mu.Unlock()
+			}
+			create, recv := h.createQP, h.postRecv
+			h.createQP = func(pd conformance.PD, a conformance.QPInitAttr) (conformance.QP, error) {
+				q, err := create(pd, a)
+				if err == nil && q != nil {
+					forget(q)
+				}
+				return q, err
+			}
+			h.modifyQP = func(q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+				err := q.Modify(a, m)
+				if err == nil && qpStateOf(q) == qp.Reset {
+					forget(q) // FLUSH-08: a reset frees every slot
+				}
+				return err
+			}
+			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
+				room := int(tr.info(q).cap.MaxRecvWR)
+				tr.mu.Lock()
+				room -= held[q.Num()]
+				tr.mu.Unlock()
+				n, err := recv(q, wrs[:max(0, min(room, len(wrs)))])
+				tr.mu.Lock()
+				held[q.Num()] += n
+				tr.mu.Unlock()
+				if err == nil && n < len(wrs) {
+					err = verr.New("ibv_post_recv", syscall.ENOMEM, "mutant: receive completions not polled")
+				}
+				return n, err
+			}
+			h.poll = func(c conformance.CQ, wcs []wc.WC) (int, error) {
+				n, err := c.Poll(wcs)
+				tr.mu.Lock()
+				for _, w := range wcs[:max(n, 0)] {
+					if tr.recv[wcKey{c, w.QPNum, w.WRID}] && held[w.QPNum] > 0 {
+						held[w.QPNum]--
+					}
+				}
+				tr.mu.Unlock()
+				return n, err
+			}
+		})),
 		qpHooksMutant("a receive without SGEs is refused", []string{"QP-32"}, func(tr *qpTracker, h *hooks) {
 			recv := h.postRecv
 			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
@@ -473,6 +537,16 @@ func init() {
 	)
 }
 
+// slotsOnRetire is the default profile with QP-29 reading B, the base of
+// the mutants of that reading.
+var slotsOnRetire = sim.Profile{Name: "slots-on-retire", QPModify: qp.Policy{FreeSlotOnRetire: true}}
+
+// withBase returns m on a device with profile p.
+func withBase(p sim.Profile, m mutant) mutant {
+	m.base = p
+	return m
+}
+
 // postEach posts n requests one at a time, skipping the ones refused, and
 // reports the first refusal as if the list had stopped there.
 func postEach(n int, one func(i int) (int, error)) (int, error) {
@@ -500,11 +574,13 @@ func eagain(n int, err error) (int, error) {
 // readings no built-in profile combines and requires every QP, FLUSH and SRQ
 // case to pass: the cases follow whatever profile the device declares.
 // (The other QP readings are covered by the built-in profiles: rxe trusts
-// CUR_STATE and arms srq_limit at creation.)
+// CUR_STATE and arms srq_limit at creation.) Slot reclaim on retire (QP-29
+// B) is rxe's; here it meets the default reading of everything else.
 func TestQPCasesUnderOtherReadings(t *testing.T) {
 	t.Parallel()
 	for _, p := range []sim.Profile{
 		{Name: "ibta-reset-to-err", QPModify: qp.Policy{ResetToErr: true}},
+		slotsOnRetire,
 	} {
 		t.Run(p.Name, func(t *testing.T) {
 			for _, e := range qpFamilyFailures(conformance.Check(simdev.Factory(p))) {

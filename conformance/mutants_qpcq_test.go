@@ -154,13 +154,15 @@ func smQPMutants() []mutant {
 		}},
 	}}
 	for _, name := range []string{
-		"unsignaled sends are not flushed",                               // FLUSH-04
-		"requests posted in ERR are accepted and dropped",                // FLUSH-05
-		"RESET flushes what is queued first",                             // FLUSH-08
-		"slots are free once flushed, before the poll (QP-29 reading B)", // QP-29
-		"RTR→RTR is accepted",                                            // QP-07
-		"a CQ fed by several QPs names the first of them in every flush", // CQ-07
-		"RESET removes the newest completion of the QP from its CQs",     // CQ-26
+		"unsignaled sends are not flushed",                                                       // FLUSH-04
+		"requests posted in ERR are accepted and dropped",                                        // FLUSH-05
+		"RESET flushes what is queued first",                                                     // FLUSH-08
+		"slots are free once flushed, before the poll (QP-29 reading B)",                         // QP-29
+		"the profile says slots free on retire (QP-29 reading B), the device frees them on poll", // QP-29
+		"the device frees slots on retire (QP-29 reading B), the profile says on poll",           // QP-29
+		"RTR→RTR is accepted",                                                                    // QP-07
+		"a CQ fed by several QPs names the first of them in every flush",                         // CQ-07
+		"RESET removes the newest completion of the QP from its CQs",                             // CQ-26
 	} {
 		found := false
 		for _, m := range mutants {

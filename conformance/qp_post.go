@@ -19,12 +19,14 @@ import (
 // outstanding they post them where they stay so on any device (hold): on RC
 // QPs in RTS, waiting for an acknowledgement that never comes, and on UC and
 // UD QPs in SQD (QP-39). A UC or UD send posted in RTS completes at once
-// with SUCCESS (XFER-22, XFER-26), and QP-29 checks those too.
+// with SUCCESS (XFER-22, XFER-26), and QP-29 checks those too. When a slot
+// comes free (QP-29, QP-31) is the profile's reading: on poll (A) or when
+// the request is retired (B, Profile.FreeSlotOnRetire, qp_slots.go).
 //
 // Left for the transport (issue #4): QP-30 (capacity reclaimed only through
-// signaled completions, which needs successful ones), the capture of inline
-// data at post time (QP-35) and of other buffers at execution (QP-36), and
-// the execution rules QP-38..40.
+// signaled completions under reading A, which needs successful ones), the
+// capture of inline data at post time (QP-35) and of other buffers at
+// execution (QP-36), and the execution rules QP-38..40.
 
 // sge returns an SGE of n bytes at offset off in the world's MR.
 func (w *qpWorld) sge(off, n uint32) qp.SGE {
@@ -309,19 +311,24 @@ func init() {
 			c := w.query(q).Cap
 			n, err := q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: w.sges(int(c.MaxRecvSGE) + 1)}})
 			w.wantPost(fmt.Sprintf("%v: num_sge above max_recv_sge", typ), n, err, 0, syscall.EINVAL)
+			// A full queue, on a QP that holds its sends outstanding: a UC
+			// or UD send in RTS may complete, and under QP-29 reading B free
+			// its slot, before the list is through.
+			q, s := w.held(typ)
+			c = w.query(q).Cap
 			sends := w.sendIDs(q, idRange(0, int(c.MaxSendWR)+1)...)
 			n, err = q.PostSend(sends)
-			w.wantPost(fmt.Sprintf("%v: one send more than max_send_wr", typ), n, err, int(c.MaxSendWR), syscall.ENOMEM)
+			w.wantPost(fmt.Sprintf("%v in %v: one send more than max_send_wr", typ, s), n, err, int(c.MaxSendWR), syscall.ENOMEM)
 			n, err = q.PostRecv(w.recvIDs(idRange(0, int(c.MaxRecvWR)+1)...))
-			w.wantPost(fmt.Sprintf("%v: one receive more than max_recv_wr", typ), n, err, int(c.MaxRecvWR), syscall.ENOMEM)
+			w.wantPost(fmt.Sprintf("%v in %v: one receive more than max_recv_wr", typ, s), n, err, int(c.MaxRecvWR), syscall.ENOMEM)
 		}
 	})
 
-	register("QP-29", "send slots of completed requests free only when their completions are polled", func(t *T, e *Env) {
+	register("QP-29", "at most max_send_wr sends outstanding; a slot frees when its completion is polled (A) or its request retired (B)", func(t *T, e *Env) {
 		qpCapacity(t, e, false)
 	})
 
-	register("QP-31", "at most max_recv_wr receives outstanding; polling frees their slots", func(t *T, e *Env) {
+	register("QP-31", "at most max_recv_wr receives outstanding; slots free as QP-29's reading says", func(t *T, e *Env) {
 		qpCapacity(t, e, true)
 	})
 
@@ -502,11 +509,13 @@ func qpSpoil(w *qpWorld, q QP, c qp.Cap, wr *qp.SendWR, kind int) {
 }
 
 // qpCapacity checks the capacity of one queue (QP-29 for send, QP-31 for
-// receive): it takes exactly the QP's maximum; after a move to ERR the
-// flushed requests keep their slots until their completions are polled, one
-// slot per completion; once everything is polled the queue takes its
-// maximum again. Sends are posted where they stay outstanding (hold), so
-// that they are flushed, not executed; qpCapacityExecuted checks the send
+// receive): it takes exactly the QP's maximum of outstanding requests. After
+// a move to ERR, under reading A the flushed requests keep their slots until
+// their completions are polled, one slot per completion, and once everything
+// is polled the queue takes its maximum again; under reading B
+// (Profile.FreeSlotOnRetire) the flush frees them at once, before any poll
+// (qpCapacityOnRetire). Sends are posted where they stay outstanding (hold),
+// so that they are flushed, not executed; qpCapacityExecuted checks the send
 // queue of UC and UD QPs with sends that execute.
 func qpCapacity(t *T, e *Env, recv bool) {
 	t.Helper()
@@ -537,6 +546,13 @@ func qpCapacity(t *T, e *Env, recv bool) {
 		n, err = post([]uint64{100})
 		w.wantPost(fmt.Sprintf("%s of one more in %v", what, s), n, err, 0, syscall.ENOMEM)
 		w.step(q, s, qp.Err)
+		if e.Profile.FreeSlotOnRetire {
+			qpCapacityOnRetire(t, w, cq, what, depth, post)
+			if t.Failed() {
+				return
+			}
+			continue
+		}
 		n, err = post([]uint64{101})
 		w.wantPost(what+" in ERR before any flush completion is polled", n, err, 0, syscall.ENOMEM)
 		j := 1 + depth/2
@@ -557,10 +573,12 @@ func qpCapacity(t *T, e *Env, recv bool) {
 
 // qpCapacityExecuted checks QP-29 with sends that execute: on UC and UD QPs
 // in RTS they complete with SUCCESS whoever receives them (XFER-22,
-// XFER-26), and their slots still come free only as their completions are
-// polled, one slot per completion (reading A). Whether a send has completed
-// or is still under way when the next post comes, its slot is taken, so
-// nothing here depends on how fast the device executes.
+// XFER-26). Under reading A their slots still come free only as their
+// completions are polled, one slot per completion: whether a send has
+// completed or is still under way when the next post comes, its slot is
+// taken, so nothing here depends on how fast the device executes. Under
+// reading B they come free as the sends complete, which the posts wait for
+// (qpCapacityExecutedOnRetire).
 func qpCapacityExecuted(t *T, w *qpWorld) {
 	t.Helper()
 	for _, typ := range []qp.Type{qp.UC, qp.UD} {
@@ -574,6 +592,13 @@ func qpCapacityExecuted(t *T, w *qpWorld) {
 		what := fmt.Sprintf("%v in RTS, max %d: ibv_post_send", typ, depth)
 		n, err := post(idRange(0, depth))
 		w.wantPost(what+" of max requests", n, err, depth, 0)
+		if w.e.Profile.FreeSlotOnRetire {
+			qpCapacityExecutedOnRetire(t, w, cq, what, depth, post)
+			if t.Failed() {
+				return
+			}
+			continue
+		}
 		n, err = post([]uint64{100})
 		w.wantPost(what+" of one more before any completion is polled", n, err, 0, syscall.ENOMEM)
 		j := 1 + depth/2

@@ -283,6 +283,12 @@ type Profile struct {
 	// en_sqd_async_notify was set, as rxe does (ASYNC-13). False: only when
 	// it was set.
 	AlwaysSQDrained bool
+	// FreeSlotOnRetire: a send or receive slot is free again as soon as the
+	// device completes or flushes its request, before the completion is
+	// polled, as rxe does (QP-29 reading B, QP-31); an all-unsignaled send
+	// stream then never fills the queue (QP-30). False: only once the
+	// completion covering it is polled (QP-29 reading A, mlx5).
+	FreeSlotOnRetire bool
 }
 
 // Outstander is an optional capability of a QP: how many send and receive

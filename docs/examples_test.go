@@ -692,8 +692,8 @@ func Example_profiles() {
 		fmt.Println(p)
 	}
 	// Output:
-	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire reset-to-err=false cur-state=must-match srq-limit-at-create=false transport=man-pages)
-	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted srq-limit-at-create=true transport=recv-too-small=REM_INV_REQ,recv-bad-lkey=LOC_QP_OP,retry7=infinite,qp-events=none,sq-drained=always,send-wc-imm,sqe=none,send-overrun=ignored)
+	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire reset-to-err=false cur-state=must-match slot-free-on=poll srq-limit-at-create=false transport=man-pages)
+	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted slot-free-on=retire srq-limit-at-create=true transport=recv-too-small=REM_INV_REQ,recv-bad-lkey=LOC_QP_OP,retry7=infinite,qp-events=none,sq-drained=always,send-wc-imm,sqe=none,send-overrun=ignored)
 }
 
 func Example_customProfile() {
@@ -1147,6 +1147,27 @@ func Example_slotReclaim() {
 	// flushed, in the CQ: 2
 	// post 4: ENOMEM
 	// polled 1 wr_id 1 then post 5: ok post 6: ENOMEM
+}
+
+func Example_slotReclaimOnRetire() {
+	verbs := openDevice(sim.RXEProfile())
+	q, cq := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 2, MaxRecvWR: 2})
+	must(connectRC(q, 0x99, 1))
+	send := func(id uint64) string {
+		_, err := q.PostSend([]qp.SendWR{{WRID: id, Opcode: wc.WRSend}}) // unsignaled
+		return errno(err)
+	}
+	fmt.Println("post 1, 2, 3:", send(1), send(2), send(3)) // still waiting for an ACK
+
+	must(q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState))
+	fmt.Println("flushed, in the CQ:", cq.Len())
+	fmt.Println("post 4, 5, 6:", send(4), send(5), send(6)) // each flushed at once, each slot free again
+	fmt.Println("in the CQ:", cq.Len())
+	// Output:
+	// post 1, 2, 3: ok ok ENOMEM
+	// flushed, in the CQ: 2
+	// post 4, 5, 6: ok ok ok
+	// in the CQ: 5
 }
 
 func Example_flush() {

@@ -26,7 +26,9 @@ type Profile struct {
 	// Solicited: which unsuccessful completions wake a solicited-only arm
 	// (NOTIFY-05).
 	Solicited notify.SolicitedPolicy
-	// QPModify: RESET→ERR (QP-08) and the reading of CUR_STATE (QP-12).
+	// QPModify: the readings of the QP verbs: RESET→ERR (QP-08), the
+	// reading of CUR_STATE (QP-12), and when a work-queue slot is free
+	// again (QP-29, QP-31). The name predates the last one.
 	QPModify qp.Policy
 	// SRQLimitAtCreate: a srq_limit given to ibv_create_srq arms the limit,
 	// as rxe does; the man page says it is ignored (SRQ-01).
@@ -43,10 +45,11 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // RXEProfile returns the profile of Linux soft-RoCE (rxe) where it differs
 // from the man pages (RULES.md §12): an overrun loses one completion and the
 // CQ keeps going (CQ-23 B), send-side errors never wake a solicited-only arm
-// (NOTIFY-05 B), CUR_STATE is trusted (QP-12), a srq_limit given at
-// creation arms the limit (SRQ-01), and the transport readings of
-// qp.RXETransport (XFER-05 B, XFER-10 B, XFER-16 B, ASYNC-11, ASYNC-13,
-// WC-13, FLUSH-10 B, CQ-24 B).
+// (NOTIFY-05 B), CUR_STATE is trusted (QP-12), a work-queue slot is free as
+// soon as its request completes or is flushed, before any poll (QP-29 B), a
+// srq_limit given at creation arms the limit (SRQ-01), and the transport
+// readings of qp.RXETransport (XFER-05 B, XFER-10 B, XFER-16 B, ASYNC-11,
+// ASYNC-13, WC-13, FLUSH-10 B, CQ-24 B).
 func RXEProfile() Profile {
 	return Profile{
 		Name:             "rxe",
@@ -76,6 +79,10 @@ func (p Profile) String() string {
 	if name == "" {
 		name = "default"
 	}
-	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s srq-limit-at-create=%v transport=%s)",
-		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QPModify.ResetToErr, p.QPModify.CurState, p.SRQLimitAtCreate, p.Transport)
+	slots := "poll"
+	if p.QPModify.FreeSlotOnRetire {
+		slots = "retire"
+	}
+	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s slot-free-on=%s srq-limit-at-create=%v transport=%s)",
+		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QPModify.ResetToErr, p.QPModify.CurState, slots, p.SRQLimitAtCreate, p.Transport)
 }

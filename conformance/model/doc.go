@@ -63,7 +63,11 @@
 //   - PostSend and PostRecv: the states that accept each (QP-25, QP-26),
 //     the list stopping at a full queue with ENOMEM (QP-27, QP-29, QP-31).
 //     A slot is freed only when the completion of its request, or of a later
-//     request of the same queue, is polled (QP-29 A); a reset frees them all.
+//     request of the same queue, is polled (QP-29 A), or under
+//     Readings.FreeSlotOnRetire as soon as the request is flushed, its
+//     completion stored or lost (QP-29 B); a reset frees them all. A list
+//     posted in ERR is flushed once all of it is queued, so it still stops
+//     at the queue's depth.
 //   - Entering ERR flushes every outstanding request, per queue in posting
 //     order, unsignaled ones included, as WR_FLUSH_ERR carrying wr_id and
 //     qp_num, on the queue's own CQ (FLUSH-01, 02, 04, 06); requests posted

@@ -30,6 +30,11 @@ type Readings struct {
 	// ResetToErr: RESET→ERR is a legal transition (QP-08 A, IBTA). False: it
 	// is EINVAL, as in the Linux core's table (QP-08 B).
 	ResetToErr bool
+	// FreeSlotOnRetire: a work-queue slot is free again as soon as its
+	// request is completed or flushed, whether its completion is polled or
+	// lost (QP-29 B, QP-31, rxe). False: only once the completion of the
+	// request, or of a later one of its queue, is polled (QP-29 A).
+	FreeSlotOnRetire bool
 }
 
 // Limits are the device limits the model enforces.

@@ -37,8 +37,9 @@ type WorkQueue struct {
 	epoch       int      // resets so far: completions of older epochs free nothing
 }
 
-// Occupied returns how many slots are taken: outstanding requests and
-// completed ones whose covering completion has not been polled (QP-29 A).
+// Occupied returns how many slots are taken: outstanding requests, and under
+// QP-29 A completed ones whose covering completion has not been polled.
+// (Under QP-29 B a flush frees its slots at once: see flush.)
 func (w WorkQueue) Occupied() int { return int(w.Posted - w.Freed) }
 
 // QPInit is what ibv_create_qp is asked for.
@@ -263,13 +264,17 @@ func (m *Model) flush(id int, recv bool) []Flushed {
 		out = append(out, Flushed{CQ: cq, WC: c, Overrun: over})
 	}
 	w.Outstanding = nil
+	if m.readings.FreeSlotOnRetire {
+		w.Freed = w.Posted // QP-29 B: flushed is retired, polled or not
+	}
 	return out
 }
 
 // retire frees the slots a polled completion covers: its own and every
 // earlier one of its queue (QP-29 A: the slot is freed when the completion
 // of the request, or of a later one covering it, is polled). A completion
-// from before a reset, or of a destroyed QP, frees nothing.
+// from before a reset, or of a destroyed QP, frees nothing. Under QP-29 B
+// the flush freed them already.
 func (m *Model) retire(s source) {
 	if s.qp < 0 {
 		return
@@ -285,7 +290,9 @@ func (m *Model) retire(s source) {
 }
 
 // post queues wrIDs in order until the queue is full (ENOMEM, QP-29, QP-31)
-// and returns how many were posted (QP-27).
+// and returns how many were posted (QP-27). A list posted in ERR is flushed
+// after the whole list is queued, so it meets a full queue under either
+// reading of QP-29.
 func (w *WorkQueue) post(wrIDs []uint64) (int, syscall.Errno) {
 	for i, id := range wrIDs {
 		if w.Occupied() >= w.Depth {

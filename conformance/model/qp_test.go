@@ -249,6 +249,53 @@ func TestQPCapacity(t *testing.T) {
 	want(t, "post on a full queue after polling stale completions", errno, syscall.ENOMEM)
 }
 
+// TestQPCapacityOnRetire checks QP-29 B: outstanding requests fill the
+// queue as under A, but a flush frees their slots at once, before any poll
+// and even when the completion is lost to an overrun; a list posted in ERR
+// still stops at the queue's depth, since it is flushed once queued.
+func TestQPCapacityOnRetire(t *testing.T) {
+	r := Readings{FreeSlotOnRetire: true}
+	m, id, scq, rcq := newQP(t, r, qp.RC, 2, 2, qp.RTS)
+	n, _, errno := m.PostSend(id, []uint64{1, 2, 3})
+	want(t, "sends posted of three on a depth of 2", n, 2)
+	want(t, "third send (QP-29)", errno, syscall.ENOMEM)
+	n, _, errno = m.PostRecv(id, []uint64{11, 12, 13})
+	want(t, "receives posted of three on a depth of 2", n, 2)
+	want(t, "third receive (QP-31)", errno, syscall.ENOMEM)
+	fl, _ := m.ModifyQP(id, qp.Err, qp.AttrState)
+	want(t, "flushes", len(fl), 4)
+	q := m.QP(id)
+	want(t, "send slots taken after the flush", q.SQ.Occupied(), 0)
+	want(t, "receive slots taken after the flush", q.RQ.Occupied(), 0)
+	n, _, errno = m.PostSend(id, []uint64{4, 5, 6})
+	want(t, "sends posted in ERR of three, nothing polled", n, 2)
+	want(t, "third send in ERR", errno, syscall.ENOMEM)
+	n, _, errno = m.PostRecv(id, []uint64{14, 15})
+	want(t, "receives posted in ERR, nothing polled", n, 2)
+	want(t, "receives in ERR", errno, OK)
+	want(t, "send completions stored", len(m.CQ(scq).WCs), 4)
+	want(t, "receive completions stored", len(m.CQ(rcq).WCs), 4)
+	m.Poll(scq, 16) // retires nothing more
+	want(t, "send slots taken after the poll", m.QP(id).SQ.Occupied(), 0)
+
+	// Completions lost to an overrun free their slots too.
+	m2 := New(r, qpLim)
+	c, _ := m2.CreateCQ(1, nil, -1, 0)
+	_ = m2.AcceptCQE(c, 1)
+	id2, _ := m2.CreateQP(QPInit{Type: qp.RC, SendCQ: c, RecvCQ: c, MaxSendWR: 4, MaxRecvWR: 4})
+	_ = m2.AcceptQP(id2, 0x12, 4, 4)
+	m2.ModifyQP(id2, qp.Init, qp.AttrState|mPKey|mPort|mAccess)
+	m2.PostRecv(id2, []uint64{1, 2, 3})
+	fl, _ = m2.ModifyQP(id2, qp.Err, qp.AttrState)
+	if len(fl) != 3 || fl[0].Overrun || !fl[1].Overrun || !fl[2].Overrun {
+		t.Fatalf("flushes %+v, want the last two to overrun", fl)
+	}
+	want(t, "receive slots taken after a flush that overran", m2.QP(id2).RQ.Occupied(), 0)
+	n, _, errno = m2.PostRecv(id2, []uint64{4, 5, 6, 7})
+	want(t, "receives posted after a flush that overran, nothing polled", n, 4)
+	want(t, "receives after a flush that overran", errno, OK)
+}
+
 // TestQPFlushOverrun checks that flush completions go through the CQ's
 // overrun rule (CQ-22, CQ-23) and that a lost completion's slot stays taken
 // until a later completion of the queue is polled (QP-29 A).

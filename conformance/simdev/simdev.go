@@ -44,6 +44,7 @@ func Profile(p sim.Profile) conformance.Profile {
 		CurStateTrusted:      p.QPModify.CurState == qp.CurStateTrusted,
 		SRQLimitAtCreate:     p.SRQLimitAtCreate,
 		AlwaysSQDrained:      p.Transport.AlwaysSQDrained,
+		FreeSlotOnRetire:     p.QPModify.FreeSlotOnRetire,
 	}
 }
 

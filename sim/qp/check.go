@@ -38,20 +38,32 @@ func (p CurStatePolicy) String() string {
 	return "must-match"
 }
 
-// Policy selects the implementation-defined readings CheckModify follows.
-// The zero value is the simulator's default, which is Linux's table with
-// CUR_STATE checked.
+// Policy selects the implementation-defined readings of the QP verbs: those
+// CheckModify follows, and when a posted request gives back its work-queue
+// slot. The zero value is the simulator's default, which is Linux's table
+// with CUR_STATE checked and slots freed by the poll.
 type Policy struct {
 	// ResetToErr allows RESET→ERR with AttrState alone (QP-08 reading A,
 	// IBTA). The default rejects it as the Linux core table does.
 	ResetToErr bool
 	// CurState is the reading of AttrCurState (QP-12).
 	CurState CurStatePolicy
+	// FreeSlotOnRetire frees the slot of a send or receive request as soon
+	// as the engine retires it, that is completes or flushes it, whether or
+	// not its completion is polled or even stored (QP-29 reading B, QP-31,
+	// rxe). False: the slot stays taken until the completion of the
+	// request, or of a later one of its queue that covers it, is polled
+	// (reading A, mlx5), so a completion lost to an overrun keeps its slot
+	// until a later completion of the queue is polled or the QP is reset.
+	FreeSlotOnRetire bool
 }
 
 // RXEPolicy returns the readings of Linux soft-RoCE (rxe): RESET→ERR
-// rejected, CUR_STATE trusted.
-func RXEPolicy() Policy { return Policy{CurState: CurStateTrusted} }
+// rejected, CUR_STATE trusted, and a slot freed as soon as its request is
+// retired: rxe's completer and responder advance the queue's consumer index
+// when they finish with a WR, before the completion is posted, let alone
+// polled.
+func RXEPolicy() Policy { return Policy{CurState: CurStateTrusted, FreeSlotOnRetire: true} }
 
 // PortLimits describes one port as far as attribute values depend on it
 // (the relevant fields of struct ibv_port_attr). A zero field admits

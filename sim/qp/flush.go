@@ -47,8 +47,10 @@ func (q *QP) flushQueueLocked(w *wq, c CQ, recv bool) {
 		comp := wc.WC{WRID: e.wr.WRID, Status: wc.WRFlushErr, QPNum: q.num}
 		overrun, _ := c.PushWQELocked(&comp, recv, w, w.done)
 		if overrun {
-			// The completion is lost (CQ-22); its slot stays occupied until
-			// the QP is reset, which is what a lost completion means.
+			// The completion is lost (CQ-22). Under QP-29 reading A its slot
+			// stays occupied until a later completion of the queue is
+			// polled or the QP is reset, which is what a lost completion
+			// means; under reading B the flush has freed it.
 			q.stats.CQOverruns++
 		}
 		if recv {

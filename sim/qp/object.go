@@ -192,6 +192,7 @@ func NewLocked(cfg Config) (*QP, error) {
 		rq:    newWQ(int(real.MaxRecvWR), int(real.MaxRecvSGE), 0),
 		cfg:   cfg,
 	}
+	q.sq.freeOnRetire, q.rq.freeOnRetire = cfg.Policy.FreeSlotOnRetire, cfg.Policy.FreeSlotOnRetire
 	for k := range q.timers {
 		q.timers[k] = Timer{QP: q, Kind: TimerKind(k), Index: -1}
 	}

@@ -14,6 +14,7 @@ var (
 	errSendState = verr.New(verbSend, syscall.EINVAL, "send WRs can be posted only in RTS, SQD, SQE and ERR (QP-26)")
 	errRecvState = verr.New(verbRecv, syscall.EINVAL, "receive WRs cannot be posted in RESET (QP-25)")
 	errSendFull  = verr.New(verbSend, syscall.ENOMEM, "the send queue is full; a slot frees when the completion covering it is polled (QP-29)")
+	errSendBusy  = verr.New(verbSend, syscall.ENOMEM, "the send queue is full; a slot frees when its request completes or is flushed (QP-29 reading B)")
 	errRecvFull  = verr.New(verbRecv, syscall.ENOMEM, "the receive queue is full (QP-31)")
 	errSendGone  = verr.New(verbSend, syscall.EINVAL, "the QP has been destroyed")
 	errRecvGone  = verr.New(verbRecv, syscall.EINVAL, "the QP has been destroyed")
@@ -54,7 +55,10 @@ func opAllowed(op wc.WROpcode, t Type) (ok bool, unsupported bool) {
 //     RC, INLINE only on SEND and RDMA WRITE opcodes (QP-34), an inline
 //     payload of at most max_inline_data bytes (QP-35): EINVAL;
 //   - a UD request needs an address handle: EINVAL;
-//   - a free slot (QP-29): ENOMEM.
+//   - a free slot (QP-29): ENOMEM. Under the default reading a slot is
+//     free once the completion covering its request has been polled; under
+//     Policy.FreeSlotOnRetire once the request has completed or been
+//     flushed.
 //
 // Requests posted in SQE or ERR are accepted and flushed at once (FLUSH-05).
 // Inline payloads are copied now; other buffers are read when the request
@@ -123,6 +127,9 @@ func (q *QP) postSendLocked(w *SendWR) error {
 		}
 	}
 	if q.sq.full() {
+		if q.sq.freeOnRetire {
+			return errSendBusy
+		}
 		return errSendFull
 	}
 	// Capture the inline payload before claiming the slot, so a failure

@@ -3,19 +3,24 @@ package qp
 import "github.com/verbsim/verbsim/sim/wc"
 
 // A work queue (send or receive) is a ring of slots indexed by a sequence
-// number that never goes back, not even when the QP is reset. Slots
-// [retired, tail) are occupied: [retired, done) have completed or been
-// flushed and wait for their covering completion to be polled, and
-// [done, tail) are outstanding. A slot is free again only once the completion
-// covering it is polled (QP-29 reading A), which the CQ reports through
-// RetireLocked.
+// number that never goes back, not even when the QP is reset. [done, tail)
+// are outstanding; [retired, done) have completed or been flushed, and the
+// CQ reports through RetireLocked when their covering completion is polled.
+//
+// Which slots are occupied depends on the reading of QP-29. Under reading A
+// (the default) it is [retired, tail): a slot is free again only once the
+// completion covering it is polled. Under reading B (freeOnRetire, rxe) it
+// is [done, tail): the slot is free as soon as the engine retires its
+// request, and retired is kept up to date but decides nothing. Nothing reads
+// a slot below done, so reading B may reuse it at once.
 type wq struct {
-	slots   []wqe
-	retired uint64 // oldest occupied sequence
-	done    uint64 // oldest outstanding sequence
-	tail    uint64 // next sequence to post
-	maxSGE  int
-	inline  int // max_inline_data (send queues)
+	slots        []wqe
+	retired      uint64 // oldest sequence whose covering completion is not polled
+	done         uint64 // oldest outstanding sequence
+	tail         uint64 // next sequence to post
+	maxSGE       int
+	inline       int  // max_inline_data (send queues)
+	freeOnRetire bool // QP-29 reading B
 }
 
 // wqe is one slot. Its SGE and inline storage are carved out of one array
@@ -54,7 +59,12 @@ func newWQ(depth, maxSGE, maxInline int) wq {
 }
 
 // occupied is the number of slots not yet free.
-func (q *wq) occupied() int { return int(q.tail - q.retired) }
+func (q *wq) occupied() int {
+	if q.freeOnRetire {
+		return int(q.tail - q.done)
+	}
+	return int(q.tail - q.retired)
+}
 
 // outstanding is the number of posted work requests not yet completed.
 func (q *wq) outstanding() int { return int(q.tail - q.done) }
@@ -75,7 +85,8 @@ func (q *wq) push() *wqe {
 
 // RetireLocked frees every slot up to and including seq: the completion of
 // seq has been polled, and it covers the earlier unsignaled ones (CQ-20).
-// A seq from before a reset is ignored.
+// A seq from before a reset is ignored. Under reading B those slots were
+// free already.
 //
 // Precondition: the domain lock is held.
 func (q *wq) RetireLocked(seq uint64) {
