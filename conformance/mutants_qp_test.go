@@ -539,7 +539,7 @@ func init() {
 
 // slotsOnRetire is the default profile with QP-29 reading B, the base of
 // the mutants of that reading.
-var slotsOnRetire = sim.Profile{Name: "slots-on-retire", QPModify: qp.Policy{FreeSlotOnRetire: true}}
+var slotsOnRetire = sim.Profile{Name: "slots-on-retire", QP: qp.Policy{FreeSlotOnRetire: true}}
 
 // withBase returns m on a device with profile p.
 func withBase(p sim.Profile, m mutant) mutant {
@@ -579,7 +579,7 @@ func eagain(n int, err error) (int, error) {
 func TestQPCasesUnderOtherReadings(t *testing.T) {
 	t.Parallel()
 	for _, p := range []sim.Profile{
-		{Name: "ibta-reset-to-err", QPModify: qp.Policy{ResetToErr: true}},
+		{Name: "ibta-reset-to-err", QP: qp.Policy{ResetToErr: true}},
 		slotsOnRetire,
 	} {
 		t.Run(p.Name, func(t *testing.T) {

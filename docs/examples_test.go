@@ -841,7 +841,7 @@ func Example_createQP() {
 }
 
 func Example_resetToErr() {
-	ibta := sim.Profile{Name: "ibta", QPModify: qp.Policy{ResetToErr: true}}
+	ibta := sim.Profile{Name: "ibta", QP: qp.Policy{ResetToErr: true}}
 	for _, p := range []sim.Profile{sim.DefaultProfile(), sim.RXEProfile(), ibta} {
 		q, _ := newQP(openDevice(p), qp.RC, qp.Cap{MaxSendWR: 1})
 		err := q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState) // QP-08

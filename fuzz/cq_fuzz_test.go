@@ -20,7 +20,7 @@ import (
 // one with the other reading of the destroy, rounding and RESET→ERR rules.
 func profiles() []sim.Profile {
 	return append(sim.Profiles(), sim.Profile{Name: "busy-exact-ibta", CQDestroy: cq.DestroyBusy, CQRounding: cq.RoundExact,
-		QPModify: qp.Policy{ResetToErr: true}})
+		QP: qp.Policy{ResetToErr: true}})
 }
 
 // verbError rejects an error that is not a *verr.Error carrying an errno.

@@ -26,10 +26,10 @@ type Profile struct {
 	// Solicited: which unsuccessful completions wake a solicited-only arm
 	// (NOTIFY-05).
 	Solicited notify.SolicitedPolicy
-	// QPModify: the readings of the QP verbs: RESET→ERR (QP-08), the
+	// QP: the readings of the QP verbs: RESET→ERR (QP-08), the
 	// reading of CUR_STATE (QP-12), and when a work-queue slot is free
-	// again (QP-29, QP-31). The name predates the last one.
-	QPModify qp.Policy
+	// again (QP-29, QP-31).
+	QP qp.Policy
 	// SRQLimitAtCreate: a srq_limit given to ibv_create_srq arms the limit,
 	// as rxe does; the man page says it is ignored (SRQ-01).
 	SRQLimitAtCreate bool
@@ -55,7 +55,7 @@ func RXEProfile() Profile {
 		Name:             "rxe",
 		CQOverrun:        cq.OverrunDrop,
 		Solicited:        notify.SolicitedBitOnly,
-		QPModify:         qp.RXEPolicy(),
+		QP:               qp.RXEPolicy(),
 		SRQLimitAtCreate: true,
 		Transport:        qp.RXETransport(),
 	}
@@ -67,7 +67,7 @@ func Profiles() []Profile { return []Profile{DefaultProfile(), RXEProfile()} }
 func (p Profile) validate() error {
 	if p.CQOverrun > cq.OverrunDrop || p.CQDestroy > cq.DestroyBusy ||
 		p.CQRounding > cq.RoundExact || p.Solicited > notify.SolicitedBitOnly ||
-		p.QPModify.CurState > qp.CurStateTrusted {
+		p.QP.CurState > qp.CurStateTrusted {
 		return fmt.Errorf("sim: profile %q has an unknown policy value", p.Name)
 	}
 	return nil
@@ -80,9 +80,9 @@ func (p Profile) String() string {
 		name = "default"
 	}
 	slots := "poll"
-	if p.QPModify.FreeSlotOnRetire {
+	if p.QP.FreeSlotOnRetire {
 		slots = "retire"
 	}
 	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s slot-free-on=%s srq-limit-at-create=%v transport=%s)",
-		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QPModify.ResetToErr, p.QPModify.CurState, slots, p.SRQLimitAtCreate, p.Transport)
+		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QP.ResetToErr, p.QP.CurState, slots, p.SRQLimitAtCreate, p.Transport)
 }

@@ -59,7 +59,7 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 		QPNum:     num,
 		Device:    qp.DeviceLimits{MaxQPWR: uint32(d.attr.MaxQPWR), MaxSGE: uint32(d.attr.MaxSGE), MaxInline: uint32(d.attr.MaxInline)},
 		Modify:    d.modifyLimitsLocked(),
-		Policy:    f.profile.QPModify,
+		Policy:    f.profile.QP,
 		Lock:      &f.mu,
 		Memory:    deviceMemory{d},
 		Host:      host{d},

@@ -40,11 +40,11 @@ func Profile(p sim.Profile) conformance.Profile {
 		DestroyBusyOnUnacked: p.CQDestroy == cq.DestroyBusy,
 		SolicitedBitOnly:     p.Solicited == notify.SolicitedBitOnly,
 		ExactCQE:             p.CQRounding == cq.RoundExact,
-		ResetToErr:           p.QPModify.ResetToErr,
-		CurStateTrusted:      p.QPModify.CurState == qp.CurStateTrusted,
+		ResetToErr:           p.QP.ResetToErr,
+		CurStateTrusted:      p.QP.CurState == qp.CurStateTrusted,
 		SRQLimitAtCreate:     p.SRQLimitAtCreate,
 		AlwaysSQDrained:      p.Transport.AlwaysSQDrained,
-		FreeSlotOnRetire:     p.QPModify.FreeSlotOnRetire,
+		FreeSlotOnRetire:     p.QP.FreeSlotOnRetire,
 	}
 }
 
