@@ -1,6 +1,8 @@
 package conformance_test
 
 import (
+	"slices"
+
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
@@ -17,6 +19,7 @@ func init() {
 	mutants = append(mutants, xFieldMutants()...)
 	mutants = append(mutants, xMemoryMutants()...)
 	mutants = append(mutants, xVerbMutants()...)
+	mutants = append(mutants, xForcedMutants()...)
 }
 
 // xReadingMutants state a transport reading that the (default) device does
@@ -342,5 +345,104 @@ func xVerbMutants() []mutant {
 				}
 				return ev, err
 			}}},
+	}
+}
+
+// xForcedIDs are the status rows checked by forcing (xfer_forced.go), in
+// the order of their statuses.
+var xForcedIDs = []string{"WC-S03", "WC-S06", "WC-S07", "WC-S08", "WC-S14", "WC-S15", "WC-S16", "WC-S17", "WC-S18", "WC-S19", "WC-S20", "WC-S21"}
+
+// xForcedStatuses are the statuses of xForcedIDs.
+var xForcedStatuses = []wc.Status{wc.LocEECOpErr, wc.MWBindErr, wc.BadRespErr, wc.LocAccessErr, wc.LocRDDViolErr,
+	wc.RemInvRDReqErr, wc.RemAbortErr, wc.InvEECNErr, wc.InvEECStateErr, wc.FatalErr, wc.RespTimeoutErr, wc.GeneralErr}
+
+// xForcedMutants break the forced-status fault or what follows it.
+func xForcedMutants() []mutant {
+	forced := func(st wc.Status) int { return slices.Index(xForcedStatuses, st) }
+	return []mutant{
+		{name: "a forced status is ignored", rules: xForcedIDs,
+			h: hooks{forceStatus: func(conformance.QP, uint64, bool, wc.Status) error { return nil }}},
+		{name: "a forced receive status strikes the send request of that wr_id", rules: xForcedIDs,
+			h: hooks{forceStatus: func(q conformance.QP, id uint64, _ bool, st wc.Status) error {
+				return q.(conformance.StatusForcer).ForceStatus(id, false, st)
+			}}},
+		xEach("a forced status reads as the next row's", xForcedIDs, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if i := forced(c.Status); i >= 0 {
+				c.Status = xForcedStatuses[(i+1)%len(xForcedStatuses)]
+			}
+		}),
+		xEach("requests after a forced failure repeat its status instead of flushing", xForcedIDs, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			k := xKey{q, c.QPNum, 0}
+			switch st, ok := tr.lastErr[k]; {
+			case c.Status == wc.WRFlushErr && ok:
+				c.Status = st
+			case forced(c.Status) >= 0:
+				tr.lastErr[k] = c.Status
+			}
+		}),
+		xMutant("a QP that completed a forced status reads RTS", xForcedIDs, func(tr *xTr, h *hooks) {
+			failed := map[xKey]bool{} // by CQ and qp_num
+			h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+				n, err := q.Poll(wcs)
+				tr.mu.Lock()
+				defer tr.mu.Unlock()
+				for _, c := range wcs[:n] {
+					if forced(c.Status) >= 0 {
+						failed[xKey{q, c.QPNum, 0}] = true
+					}
+				}
+				return n, err
+			}
+			h.queryQP = func(q conformance.QP) (qp.Attr, error) {
+				a, err := q.Query()
+				tr.mu.Lock()
+				defer tr.mu.Unlock()
+				x := tr.qps[q]
+				if a.QPState == qp.Err && (failed[xKey{x.scq, q.Num(), 0}] || failed[xKey{x.rcq, q.Num(), 0}]) {
+					a.QPState = qp.RTS
+				}
+				return a, err
+			}
+		}),
+		xMutant("a forced failure strikes the peer with a fatal error", xForcedIDs, func(tr *xTr, h *hooks) {
+			dest := map[conformance.QP]uint32{} // the remote QP number of each connected QP
+			modify := h.modifyQP
+			h.modifyQP = func(q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+				if m&qp.AttrDestQPN != 0 {
+					tr.mu.Lock()
+					dest[q] = a.DestQPNum
+					tr.mu.Unlock()
+				}
+				if modify != nil {
+					return modify(q, a, m)
+				}
+				return q.Modify(a, m)
+			}
+			h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+				n, err := q.Poll(wcs)
+				var peers []conformance.QP
+				tr.mu.Lock()
+				for _, c := range wcs[:n] {
+					if forced(c.Status) < 0 {
+						continue
+					}
+					for own, x := range tr.qps {
+						if own.Num() != c.QPNum || (x.scq != q && x.rcq != q) {
+							continue
+						}
+						for p := range tr.qps {
+							if p.Num() == dest[own] && dest[p] == own.Num() {
+								peers = append(peers, p)
+							}
+						}
+					}
+				}
+				tr.mu.Unlock()
+				for _, p := range peers {
+					_ = p.(conformance.FatalInjector).InjectFatal()
+				}
+				return n, err
+			}
+		}),
 	}
 }

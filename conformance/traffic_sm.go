@@ -655,6 +655,9 @@ func (r *tsRun) pollCQ(c, n int) bool {
 	if got > 0 {
 		r.step("cq %d: poll %d: %v", c, n, wcs[:got])
 	}
+	for i := range wcs[:got] {
+		r.fatal(r.vocabulary(&wcs[i]))
+	}
 	r.fatal(r.m.Poll(c, n, wcs[:got], r))
 	for _, w := range wcs[:got] {
 		if b, ok := r.recvAt[w.WRID]; ok {
@@ -664,6 +667,16 @@ func (r *tsRun) pollCQ(c, n int) bool {
 		}
 	}
 	return got < n
+}
+
+// vocabulary checks what the model leaves to the suite: a status that no
+// RC, UC or UD traffic produces (the reliable datagram, memory window and
+// tag-matching ones, xNeverProduced) never comes.
+func (r *tsRun) vocabulary(w *wc.WC) error {
+	if id, never := xNeverProduced[w.Status]; never {
+		return fmt.Errorf("wr_id %#x of QP %#x completed with %v, which no RC, UC or UD traffic produces (%s)", w.WRID, w.QPNum, w.Status.Name(), id)
+	}
+	return nil
 }
 
 func (r *tsRun) tick(t *rapid.T) {

@@ -282,6 +282,12 @@ func trafficMutants() []trafficMutant {
 					w.Opcode = wc.Send
 				}
 			})},
+		{name: "flushes read INV_EEC_STATE_ERR, an RD status", rules: []string{"WC-S18"}, base: rxe,
+			hooks: rewrite(func(w *wc.WC) {
+				if w.Status == wc.WRFlushErr {
+					w.Status = wc.InvEECStateErr
+				}
+			})},
 		{name: "wr_id loses its high bits", rules: []string{"WC-01"}, base: def,
 			hooks: rewrite(func(w *wc.WC) { w.WRID &= 0xffffffff })},
 		{name: "flush reported as success", rules: []string{"FLUSH", "CQ-19"}, base: def,

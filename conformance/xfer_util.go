@@ -68,6 +68,9 @@ type xWorld struct {
 	loop  bool  // both sides are on one device
 	clock Clock // nil when the device has none
 	tp    TransportProfile
+	// forcing says the case has forced a status (StatusForcer): the
+	// statuses of xNeverProduced may come.
+	forcing bool
 }
 
 // xSetup makes the two sides of a transport case.

@@ -33,9 +33,7 @@ var pendingSpans = []span{
 	{"WC", 3, 3, IssueFabric},      // only the four fields of error completions
 	{"WC", 6, 7, IssueFabric},      // no TM or DRIVER opcode from traffic
 	{"WC", 14, 14, IssueFabric},    // vendor_err
-	{"WC-S", 3, 3, IssueFabric},
-	{"WC-S", 5, 8, IssueFabric},
-	{"WC-S", 14, 22, IssueFabric},
+	{"WC-S", 5, 5, IssueFabric},
 }
 
 // followUp names the part of a checked rule that only a later issue can
