@@ -104,6 +104,21 @@ func xFieldMutants() []mutant {
 				c.Opcode = wc.Send
 			}
 		}),
+		xEach("receive completions have IBV_WC_RECV clear", []string{"WC-06", "WC-05"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if recv(c) {
+				c.Opcode &^= wc.Recv
+			}
+		}),
+		xEach("RECV_RDMA_WITH_IMM reads TM_RECV", []string{"WC-06", "WC-05"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if recv(c) && c.Opcode == wc.RecvRDMAWithImm {
+				c.Opcode = wc.TMRecv
+			}
+		}),
+		xEach("send completions read DRIVER1", []string{"WC-06", "WC-04"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if send(c) {
+				c.Opcode = wc.Driver1
+			}
+		}),
 		xEach("WRITE_WITH_IMM completes as RECV at the responder", []string{"WC-05", "XFER-12"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
 			if recv(c) && c.Opcode == wc.RecvRDMAWithImm {
 				c.Opcode = wc.Recv

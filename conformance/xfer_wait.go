@@ -61,12 +61,43 @@ func (w *xWorld) pollNow(cq CQ) ([]wc.WC, error) {
 
 // checkWC checks what any completion the transport produces must be: its
 // status is none of xNeverProduced unless the case forced it (WC-S03, S06,
-// S14, S15, S17, S18, S22).
+// S14, S15, S17, S18, S22); and, when it succeeded, its opcode is a classic
+// one, never a tag-matching or driver opcode, whose IBV_WC_RECV bit is set
+// exactly when a receive request completed (WC-06). An error completion's
+// opcode is undefined (WC-03) and is not looked at.
 func (w *xWorld) checkWC(cq CQ, c *wc.WC) {
 	w.t.Helper()
-	if id, never := xNeverProduced[c.Status]; never && !w.forcing {
-		w.t.Errorf("wr_id %d of QP %#x completed with %v, which no RC, UC or UD traffic produces (%s)", c.WRID, c.QPNum, c.Status, id)
+	if c.Status != wc.Success {
+		if id, never := xNeverProduced[c.Status]; never && !w.forcing {
+			w.t.Errorf("wr_id %d of QP %#x completed with %v, which no RC, UC or UD traffic produces (%s)", c.WRID, c.QPNum, c.Status, id)
+		}
+		return
 	}
+	if !xClassicOpcode(c.Opcode) {
+		w.t.Errorf("wr_id %d of QP %#x completed with opcode %v, not a classic opcode: TM and DRIVER opcodes are never produced (WC-06)", c.WRID, c.QPNum, c.Opcode)
+		return
+	}
+	q, known := w.queues[xQueueKey{cq, c.QPNum}]
+	switch {
+	case !known || q.send == q.recv:
+		// A CQ this case's QPs do not use, or both queues of one QP: the
+		// opcode alone tells.
+	case q.recv && !c.Opcode.IsRecv():
+		w.t.Errorf("wr_id %d completed a receive request of QP %#x with opcode %v: IBV_WC_RECV is not set (WC-06)", c.WRID, c.QPNum, c.Opcode)
+	case q.send && c.Opcode.IsRecv():
+		w.t.Errorf("wr_id %d completed a send request of QP %#x with opcode %v: IBV_WC_RECV is set (WC-06)", c.WRID, c.QPNum, c.Opcode)
+	}
+}
+
+// xClassicOpcode reports whether o is one of the opcodes RC, UC and UD
+// traffic completes with (WC-04, WC-05, WC-07).
+func xClassicOpcode(o wc.Opcode) bool {
+	switch o {
+	case wc.Send, wc.RDMAWrite, wc.RDMARead, wc.CompSwap, wc.FetchAdd, wc.BindMW, wc.LocalInv, wc.TSO, wc.AtomicWrite,
+		wc.Recv, wc.RecvRDMAWithImm:
+		return true
+	}
+	return false
 }
 
 // await polls cq until n completions have come, letting time pass in

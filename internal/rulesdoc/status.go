@@ -31,7 +31,6 @@ type span struct {
 var pendingSpans = []span{
 	{"ASYNC", 15, 15, IssueFabric}, // SRQ limit fires on consumption by traffic
 	{"WC", 3, 3, IssueFabric},      // only the four fields of error completions
-	{"WC", 6, 7, IssueFabric},      // no TM or DRIVER opcode from traffic
 	{"WC", 14, 14, IssueFabric},    // vendor_err
 	{"WC-S", 5, 5, IssueFabric},
 }
