@@ -34,7 +34,7 @@ func isFlush(c wc.WC) bool { return c.Status == wc.WRFlushErr }
 // Mutants of the FLUSH family and of the QP events (ASYNC-05, ASYNC-14).
 func init() {
 	mutants = append(mutants,
-		qpHooksMutant("receive requests complete with LOC_QP_OP_ERR, not FLUSH_ERR", []string{"FLUSH-01"}, func(tr *qpTracker, h *hooks) {
+		qpHooksMutant("receive requests complete with LOC_QP_OP_ERR, not FLUSH_ERR", []string{"FLUSH-01", "WC-S05"}, func(tr *qpTracker, h *hooks) {
 			h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				tr.mu.Lock()
@@ -72,7 +72,13 @@ func init() {
 				})(q, wcs)
 			}
 		}),
-		qpHooksMutant("requests posted in ERR are accepted and dropped", []string{"FLUSH-05"}, func(tr *qpTracker, h *hooks) {
+		mutant{
+			name: "sends posted in SQE are accepted and dropped", rules: []string{"WC-S05"},
+			h: hooks{postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+				return qpDropIn(qp.SQE, func(q conformance.QP) (int, error) { return q.PostSend(wrs) }, len(wrs), q)
+			}},
+		},
+		qpHooksMutant("requests posted in ERR are accepted and dropped", []string{"FLUSH-05", "WC-S05"}, func(tr *qpTracker, h *hooks) {
 			send, recv := h.postSend, h.postRecv
 			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
 				return qpDropIn(qp.Err, func(q conformance.QP) (int, error) { return send(q, wrs) }, len(wrs), q)
@@ -423,6 +429,7 @@ func init() {
 		"the profile says SQ_DRAINED comes unasked, the device raises it only when asked": true,
 		"flush completions never come":                                   true,
 		"requests posted in ERR are accepted and dropped":                true,
+		"sends posted in SQE are accepted and dropped":                   true,
 		"LAST_WQE_REACHED is never delivered":                            true,
 		"unsignaled sends are not flushed":                               true,
 		"slots are free once flushed, before the poll (QP-29 reading B)": true,
