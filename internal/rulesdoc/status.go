@@ -30,8 +30,6 @@ type span struct {
 // listed alone.
 var pendingSpans = []span{
 	{"ASYNC", 15, 15, IssueFabric}, // SRQ limit fires on consumption by traffic
-	{"WC", 3, 3, IssueFabric},      // only the four fields of error completions
-	{"WC", 14, 14, IssueFabric},    // vendor_err
 }
 
 // followUp names the part of a checked rule that only a later issue can
