@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"context"
 	"slices"
 
 	"github.com/verbsim/verbsim/conformance"
@@ -20,6 +21,7 @@ func init() {
 	mutants = append(mutants, xMemoryMutants()...)
 	mutants = append(mutants, xVerbMutants()...)
 	mutants = append(mutants, xForcedMutants()...)
+	mutants = append(mutants, xElementMutants()...)
 }
 
 // xReadingMutants state a transport reading that the (default) device does
@@ -459,5 +461,99 @@ func xForcedMutants() []mutant {
 				return n, err
 			}
 		}),
+	}
+}
+
+// xRenamed is an async event that names another object than it should.
+type xRenamed struct {
+	conformance.AsyncEvent
+	obj any
+}
+
+func (e xRenamed) Object() any { return e.obj }
+
+// xPortShifted is a port event that names the next port.
+type xPortShifted struct{ conformance.AsyncEvent }
+
+func (e xPortShifted) Port() uint8 { return e.AsyncEvent.Port() + 1 }
+
+// xEventEdit is a mutant whose async events (blocking or not) pass through
+// f, under the tracker's lock.
+func xEventEdit(name string, rules []string, edit func(tr *xTr, h *hooks), f func(tr *xTr, ev conformance.AsyncEvent) conformance.AsyncEvent) mutant {
+	return xMutant(name, rules, func(tr *xTr, h *hooks) {
+		edit(tr, h)
+		wrap := func(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
+			if err != nil || ev == nil {
+				return ev, err
+			}
+			tr.mu.Lock()
+			defer tr.mu.Unlock()
+			return f(tr, ev), nil
+		}
+		h.tryAsync = func(c conformance.Context) (conformance.AsyncEvent, error) { return wrap(c.TryGetAsyncEvent()) }
+		h.getAsync = func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+			return wrap(c.GetAsyncEvent(ctx))
+		}
+	})
+}
+
+// xElementMutants name the wrong object or port in async events (ASYNC-03).
+func xElementMutants() []mutant {
+	var srqs []conformance.SRQ // every SRQ made, newest last
+	return []mutant{
+		xEventEdit("QP events name another QP of the device", []string{"ASYNC-03", "ASYNC-08", "ASYNC-12", "ASYNC-14"},
+			func(*xTr, *hooks) {},
+			func(tr *xTr, ev conformance.AsyncEvent) conformance.AsyncEvent {
+				q, ok := ev.Object().(conformance.QP)
+				if !ok {
+					return ev
+				}
+				// The QP of the lowest other number.
+				var other conformance.QP
+				for o := range tr.qps {
+					if o.Num() != q.Num() && (other == nil || o.Num() < other.Num()) {
+						other = o
+					}
+				}
+				if other == nil {
+					return ev
+				}
+				return xRenamed{ev, other}
+			}),
+		xEventEdit("SRQ_LIMIT_REACHED names the SRQ made before", []string{"ASYNC-03", "ASYNC-15"},
+			func(tr *xTr, h *hooks) {
+				destroy := h.destroySRQ
+				h.destroySRQ = func(s conformance.SRQ, ctx context.Context) error {
+					tr.mu.Lock()
+					srqs = slices.DeleteFunc(srqs, func(o conformance.SRQ) bool { return o == s })
+					tr.mu.Unlock()
+					return destroy(s, ctx)
+				}
+				h.createSRQ = func(pd conformance.PD, a conformance.SRQInitAttr) (conformance.SRQ, error) {
+					s, err := pd.CreateSRQ(a)
+					if err == nil {
+						tr.mu.Lock()
+						srqs = append(srqs, s)
+						tr.mu.Unlock()
+					}
+					return s, err
+				}
+			},
+			func(tr *xTr, ev conformance.AsyncEvent) conformance.AsyncEvent {
+				s, ok := ev.Object().(conformance.SRQ)
+				i := slices.Index(srqs, s)
+				if !ok || ev.EventType() != notify.EventSRQLimitReached || i < 1 {
+					return ev
+				}
+				return xRenamed{ev, srqs[i-1]}
+			}),
+		xEventEdit("port events name the next port", []string{"ASYNC-03", "ASYNC-16"},
+			func(*xTr, *hooks) {},
+			func(tr *xTr, ev conformance.AsyncEvent) conformance.AsyncEvent {
+				if ev.Object() != nil {
+					return ev
+				}
+				return xPortShifted{ev}
+			}),
 	}
 }

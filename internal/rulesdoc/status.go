@@ -29,7 +29,7 @@ type span struct {
 // (WC-Snn); a span with to == 0 covers the whole family, so WC-S00 cannot be
 // listed alone.
 var pendingSpans = []span{
-	{"ASYNC", 15, 15, IssueFabric}, // SRQ limit fires on consumption by traffic
+	{"ASYNC", 15, 15, IssueFabric}, // left to the SRQ_ERR work; SRQ_LIMIT by traffic is checked
 }
 
 // followUp names the part of a checked rule that only a later issue can
@@ -39,9 +39,7 @@ type followUp struct {
 	issue int
 }
 
-var followUps = map[string]followUp{
-	"ASYNC-03": {"for QP, SRQ, WQ and port events", IssueFabric},
-}
+var followUps = map[string]followUp{}
 
 // PendingIssue returns the issue that will implement rule id, or 0 when the
 // rule belongs to the completion core that exists now.
