@@ -65,24 +65,7 @@ func (w *qpWorld) flushLastWQE(what string, q QP) AsyncEvent {
 }
 
 func init() {
-	register("FLUSH-01", "ERR flushes every outstanding request, each on its own queue's CQ", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
-			q, s, scq, rcq := w.flushQP(typ, true)
-			w.postSend("sends", q, w.sendIDs(q, 1, 2, 3))
-			w.postRecv("receives", q, w.recvIDs(11, 12, 13, 14))
-			w.step(q, s, qp.Err)
-			what := fmt.Sprintf("%v %v→ERR", typ, s)
-			sends, recvs := w.collect(scq, 3, what+": send CQ"), w.collect(rcq, 4, what+": receive CQ")
-			w.wantFlushes(what+": send CQ", sends, idRange(1, 3))
-			w.wantFlushes(what+": receive CQ", recvs, idRange(11, 4))
-			for _, c := range append(sends, recvs...) {
-				if c.QPNum != q.Num() {
-					t.Errorf("%s: wr_id %d has qp_num %#x, want %#x", what, c.WRID, c.QPNum, q.Num())
-				}
-			}
-		}
-	})
+	register("FLUSH-01", "ERR flushes every outstanding request, each on its own queue's CQ", flushOutstanding)
 
 	register("FLUSH-02", "per queue, flush completions come in posting order", func(t *T, e *Env) {
 		w := qpSetup(t, e)
@@ -149,24 +132,7 @@ func init() {
 		}
 	})
 
-	register("FLUSH-05", "requests posted in ERR are accepted and flushed", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
-			for _, from := range []qp.State{qp.Init, qp.RTS} {
-				scq, rcq := e.CQ(64, nil, nil), e.CQ(64, nil, nil)
-				q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
-				w.walk(q, from)
-				w.step(q, from, qp.Err)
-				what := fmt.Sprintf("%v in ERR (from %v)", typ, from)
-				n, err := q.PostSend(w.sendIDs(q, 1, 2))
-				w.wantPost(what+": ibv_post_send", n, err, 2, 0)
-				n, err = q.PostRecv(w.recvIDs(3, 4, 5))
-				w.wantPost(what+": ibv_post_recv", n, err, 3, 0)
-				w.wantFlushes(what+": send CQ", w.collect(scq, 2, what), idRange(1, 2))
-				w.wantFlushes(what+": receive CQ", w.collect(rcq, 3, what), idRange(3, 3))
-			}
-		}
-	})
+	register("FLUSH-05", "requests posted in ERR are accepted and flushed", flushPostedInErr)
 
 	register("FLUSH-06", "a flush completion carries the wr_id, FLUSH_ERR and the QP's number", func(t *T, e *Env) {
 		// Only these four fields mean anything in an error completion;
@@ -433,5 +399,47 @@ func srqPost(w *qpWorld, what string, s SRQ, ids []uint64) {
 	w.t.Helper()
 	if n, err := s.PostRecv(w.recvIDs(ids...)); n != len(ids) || err != nil {
 		w.t.Fatalf("%s: ibv_post_srq_recv of %d: %d posted, %v", what, len(ids), n, err)
+	}
+}
+
+// flushOutstanding checks FLUSH-01: ERR flushes every outstanding request of
+// each transport, each on its own queue's CQ with the QP's number.
+func flushOutstanding(t *T, e *Env) {
+	w := qpSetup(t, e)
+	for _, typ := range qpTypes {
+		q, s, scq, rcq := w.flushQP(typ, true)
+		w.postSend("sends", q, w.sendIDs(q, 1, 2, 3))
+		w.postRecv("receives", q, w.recvIDs(11, 12, 13, 14))
+		w.step(q, s, qp.Err)
+		what := fmt.Sprintf("%v %v→ERR", typ, s)
+		sends, recvs := w.collect(scq, 3, what+": send CQ"), w.collect(rcq, 4, what+": receive CQ")
+		w.wantFlushes(what+": send CQ", sends, idRange(1, 3))
+		w.wantFlushes(what+": receive CQ", recvs, idRange(11, 4))
+		for _, c := range append(sends, recvs...) {
+			if c.QPNum != q.Num() {
+				t.Errorf("%s: wr_id %d has qp_num %#x, want %#x", what, c.WRID, c.QPNum, q.Num())
+			}
+		}
+	}
+}
+
+// flushPostedInErr checks FLUSH-05: requests posted to a QP in ERR (entered
+// from INIT or RTS) are accepted and flushed.
+func flushPostedInErr(t *T, e *Env) {
+	w := qpSetup(t, e)
+	for _, typ := range qpTypes {
+		for _, from := range []qp.State{qp.Init, qp.RTS} {
+			scq, rcq := e.CQ(64, nil, nil), e.CQ(64, nil, nil)
+			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
+			w.walk(q, from)
+			w.step(q, from, qp.Err)
+			what := fmt.Sprintf("%v in ERR (from %v)", typ, from)
+			n, err := q.PostSend(w.sendIDs(q, 1, 2))
+			w.wantPost(what+": ibv_post_send", n, err, 2, 0)
+			n, err = q.PostRecv(w.recvIDs(3, 4, 5))
+			w.wantPost(what+": ibv_post_recv", n, err, 3, 0)
+			w.wantFlushes(what+": send CQ", w.collect(scq, 2, what), idRange(1, 2))
+			w.wantFlushes(what+": receive CQ", w.collect(rcq, 3, what), idRange(3, 3))
+		}
 	}
 }

@@ -40,6 +40,7 @@ type hooks struct {
 	getAsync    func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error)
 	tryAsync    func(c conformance.Context) (conformance.AsyncEvent, error)
 	injectFatal func(q conformance.QP) error
+	forceStatus func(q conformance.QP, wrID uint64, recv bool, st wc.Status) error
 	allocPD     func(c conformance.Context) (conformance.PD, error)
 	deallocPD   func(pd conformance.PD) error
 	regMR       func(pd conformance.PD, buf []byte, access uint32) (conformance.MR, error)
@@ -420,6 +421,13 @@ func (q *mQP) InjectFatal() error {
 		return q.h.injectFatal(q.inner)
 	}
 	return q.inner.(conformance.FatalInjector).InjectFatal()
+}
+
+func (q *mQP) ForceStatus(wrID uint64, recv bool, st wc.Status) error {
+	if q.h.forceStatus != nil {
+		return q.h.forceStatus(q.inner, wrID, recv, st)
+	}
+	return q.inner.(conformance.StatusForcer).ForceStatus(wrID, recv, st)
 }
 
 func (q *mQP) Outstanding() (send, recv int) {

@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"syscall"
 	"testing"
@@ -34,7 +35,7 @@ func isFlush(c wc.WC) bool { return c.Status == wc.WRFlushErr }
 // Mutants of the FLUSH family and of the QP events (ASYNC-05, ASYNC-14).
 func init() {
 	mutants = append(mutants,
-		qpHooksMutant("receive requests complete with LOC_QP_OP_ERR, not FLUSH_ERR", []string{"FLUSH-01"}, func(tr *qpTracker, h *hooks) {
+		qpHooksMutant("receive requests complete with LOC_QP_OP_ERR, not FLUSH_ERR", []string{"FLUSH-01", "WC-S05"}, func(tr *qpTracker, h *hooks) {
 			h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				tr.mu.Lock()
@@ -72,7 +73,13 @@ func init() {
 				})(q, wcs)
 			}
 		}),
-		qpHooksMutant("requests posted in ERR are accepted and dropped", []string{"FLUSH-05"}, func(tr *qpTracker, h *hooks) {
+		mutant{
+			name: "sends posted in SQE are accepted and dropped", rules: []string{"WC-S05"},
+			h: hooks{postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+				return qpDropIn(qp.SQE, func(q conformance.QP) (int, error) { return q.PostSend(wrs) }, len(wrs), q)
+			}},
+		},
+		qpHooksMutant("requests posted in ERR are accepted and dropped", []string{"FLUSH-05", "WC-S05"}, func(tr *qpTracker, h *hooks) {
 			send, recv := h.postSend, h.postRecv
 			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
 				return qpDropIn(qp.Err, func(q conformance.QP) (int, error) { return send(q, wrs) }, len(wrs), q)
@@ -384,13 +391,15 @@ func anonymousSRQEvent(ev conformance.AsyncEvent, err error) (conformance.AsyncE
 // TestQPCasesToleratePollQuirks runs the suite on a device whose CQs return
 // nothing on every other poll, as a device does whose flushes are still
 // under way (FLUSH-13), and scramble the fields an error completion leaves
-// undefined (FLUSH-06). No case of the QP, FLUSH or SRQ families may fail:
-// they wait for flushes without assuming they are immediate, and read only
-// wr_id, status, qp_num and vendor_err of a flush completion.
+// undefined (FLUSH-06, as TestSuiteReadsFourFieldsOfErrors_WC03_WC14 does
+// for the whole suite). No case of the QP, FLUSH or SRQ families may fail:
+// they wait for flushes without assuming they are immediate, and read
+// nothing of a flush completion but wr_id, status and qp_num.
 func TestQPCasesToleratePollQuirks(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex // some cases poll from several goroutines
 	calls := map[conformance.CQ]int{}
+	rng := rand.New(rand.NewPCG(3, 13))
 	m := mutant{name: "slow, scrambling polls", h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
 		mu.Lock()
 		calls[q]++
@@ -400,11 +409,10 @@ func TestQPCasesToleratePollQuirks(t *testing.T) {
 			return 0, nil
 		}
 		n, err := q.Poll(wcs)
+		mu.Lock()
+		defer mu.Unlock()
 		for i := range wcs[:n] {
-			if wcs[i].Status != wc.Success {
-				wcs[i].Opcode, wcs[i].ByteLen, wcs[i].WCFlags, wcs[i].ImmData = wc.RDMARead, 77, wc.GRH, 0xdead
-				wcs[i].VendorErr = 0x1234
-			}
+			scramble(rng, &wcs[i])
 		}
 		return n, err
 	}}}
@@ -423,6 +431,7 @@ func init() {
 		"the profile says SQ_DRAINED comes unasked, the device raises it only when asked": true,
 		"flush completions never come":                                   true,
 		"requests posted in ERR are accepted and dropped":                true,
+		"sends posted in SQE are accepted and dropped":                   true,
 		"LAST_WQE_REACHED is never delivered":                            true,
 		"unsignaled sends are not flushed":                               true,
 		"slots are free once flushed, before the poll (QP-29 reading B)": true,

@@ -1,6 +1,9 @@
 package conformance_test
 
 import (
+	"context"
+	"slices"
+
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
@@ -17,6 +20,8 @@ func init() {
 	mutants = append(mutants, xFieldMutants()...)
 	mutants = append(mutants, xMemoryMutants()...)
 	mutants = append(mutants, xVerbMutants()...)
+	mutants = append(mutants, xForcedMutants()...)
+	mutants = append(mutants, xElementMutants()...)
 }
 
 // xReadingMutants state a transport reading that the (default) device does
@@ -99,6 +104,21 @@ func xFieldMutants() []mutant {
 		xEach("RDMA WRITEs complete as SEND", []string{"WC-04", "XFER-11"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
 			if send(c) && c.Opcode == wc.RDMAWrite {
 				c.Opcode = wc.Send
+			}
+		}),
+		xEach("receive completions have IBV_WC_RECV clear", []string{"WC-06", "WC-05"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if recv(c) {
+				c.Opcode &^= wc.Recv
+			}
+		}),
+		xEach("RECV_RDMA_WITH_IMM reads TM_RECV", []string{"WC-06", "WC-05"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if recv(c) && c.Opcode == wc.RecvRDMAWithImm {
+				c.Opcode = wc.TMRecv
+			}
+		}),
+		xEach("send completions read DRIVER1", []string{"WC-06", "WC-04"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if send(c) {
+				c.Opcode = wc.Driver1
 			}
 		}),
 		xEach("WRITE_WITH_IMM completes as RECV at the responder", []string{"WC-05", "XFER-12"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
@@ -342,5 +362,198 @@ func xVerbMutants() []mutant {
 				}
 				return ev, err
 			}}},
+	}
+}
+
+// xForcedIDs are the status rows checked by forcing (xfer_forced.go), in
+// the order of their statuses.
+var xForcedIDs = []string{"WC-S03", "WC-S06", "WC-S07", "WC-S08", "WC-S14", "WC-S15", "WC-S16", "WC-S17", "WC-S18", "WC-S19", "WC-S20", "WC-S21"}
+
+// xForcedStatuses are the statuses of xForcedIDs.
+var xForcedStatuses = []wc.Status{wc.LocEECOpErr, wc.MWBindErr, wc.BadRespErr, wc.LocAccessErr, wc.LocRDDViolErr,
+	wc.RemInvRDReqErr, wc.RemAbortErr, wc.InvEECNErr, wc.InvEECStateErr, wc.FatalErr, wc.RespTimeoutErr, wc.GeneralErr}
+
+// xForcedMutants break the forced-status fault or what follows it.
+func xForcedMutants() []mutant {
+	forced := func(st wc.Status) int { return slices.Index(xForcedStatuses, st) }
+	return []mutant{
+		{name: "a forced status is ignored", rules: xForcedIDs,
+			h: hooks{forceStatus: func(conformance.QP, uint64, bool, wc.Status) error { return nil }}},
+		{name: "a forced receive status strikes the send request of that wr_id", rules: xForcedIDs,
+			h: hooks{forceStatus: func(q conformance.QP, id uint64, _ bool, st wc.Status) error {
+				return q.(conformance.StatusForcer).ForceStatus(id, false, st)
+			}}},
+		xEach("a forced status reads as the next row's", xForcedIDs, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if i := forced(c.Status); i >= 0 {
+				c.Status = xForcedStatuses[(i+1)%len(xForcedStatuses)]
+			}
+		}),
+		xEach("requests after a forced failure repeat its status instead of flushing", xForcedIDs, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			k := xKey{q, c.QPNum, 0}
+			switch st, ok := tr.lastErr[k]; {
+			case c.Status == wc.WRFlushErr && ok:
+				c.Status = st
+			case forced(c.Status) >= 0:
+				tr.lastErr[k] = c.Status
+			}
+		}),
+		xMutant("a QP that completed a forced status reads RTS", xForcedIDs, func(tr *xTr, h *hooks) {
+			failed := map[xKey]bool{} // by CQ and qp_num
+			h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+				n, err := q.Poll(wcs)
+				tr.mu.Lock()
+				defer tr.mu.Unlock()
+				for _, c := range wcs[:n] {
+					if forced(c.Status) >= 0 {
+						failed[xKey{q, c.QPNum, 0}] = true
+					}
+				}
+				return n, err
+			}
+			h.queryQP = func(q conformance.QP) (qp.Attr, error) {
+				a, err := q.Query()
+				tr.mu.Lock()
+				defer tr.mu.Unlock()
+				x := tr.qps[q]
+				if a.QPState == qp.Err && (failed[xKey{x.scq, q.Num(), 0}] || failed[xKey{x.rcq, q.Num(), 0}]) {
+					a.QPState = qp.RTS
+				}
+				return a, err
+			}
+		}),
+		xMutant("a forced failure strikes the peer with a fatal error", xForcedIDs, func(tr *xTr, h *hooks) {
+			dest := map[conformance.QP]uint32{} // the remote QP number of each connected QP
+			modify := h.modifyQP
+			h.modifyQP = func(q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+				if m&qp.AttrDestQPN != 0 {
+					tr.mu.Lock()
+					dest[q] = a.DestQPNum
+					tr.mu.Unlock()
+				}
+				if modify != nil {
+					return modify(q, a, m)
+				}
+				return q.Modify(a, m)
+			}
+			h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+				n, err := q.Poll(wcs)
+				var peers []conformance.QP
+				tr.mu.Lock()
+				for _, c := range wcs[:n] {
+					if forced(c.Status) < 0 {
+						continue
+					}
+					for own, x := range tr.qps {
+						if own.Num() != c.QPNum || (x.scq != q && x.rcq != q) {
+							continue
+						}
+						for p := range tr.qps {
+							if p.Num() == dest[own] && dest[p] == own.Num() {
+								peers = append(peers, p)
+							}
+						}
+					}
+				}
+				tr.mu.Unlock()
+				for _, p := range peers {
+					_ = p.(conformance.FatalInjector).InjectFatal()
+				}
+				return n, err
+			}
+		}),
+	}
+}
+
+// xRenamed is an async event that names another object than it should.
+type xRenamed struct {
+	conformance.AsyncEvent
+	obj any
+}
+
+func (e xRenamed) Object() any { return e.obj }
+
+// xPortShifted is a port event that names the next port.
+type xPortShifted struct{ conformance.AsyncEvent }
+
+func (e xPortShifted) Port() uint8 { return e.AsyncEvent.Port() + 1 }
+
+// xEventEdit is a mutant whose async events (blocking or not) pass through
+// f, under the tracker's lock.
+func xEventEdit(name string, rules []string, edit func(tr *xTr, h *hooks), f func(tr *xTr, ev conformance.AsyncEvent) conformance.AsyncEvent) mutant {
+	return xMutant(name, rules, func(tr *xTr, h *hooks) {
+		edit(tr, h)
+		wrap := func(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
+			if err != nil || ev == nil {
+				return ev, err
+			}
+			tr.mu.Lock()
+			defer tr.mu.Unlock()
+			return f(tr, ev), nil
+		}
+		h.tryAsync = func(c conformance.Context) (conformance.AsyncEvent, error) { return wrap(c.TryGetAsyncEvent()) }
+		h.getAsync = func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+			return wrap(c.GetAsyncEvent(ctx))
+		}
+	})
+}
+
+// xElementMutants name the wrong object or port in async events (ASYNC-03).
+func xElementMutants() []mutant {
+	var srqs []conformance.SRQ // every SRQ made, newest last
+	return []mutant{
+		xEventEdit("QP events name another QP of the device", []string{"ASYNC-03", "ASYNC-08", "ASYNC-12", "ASYNC-14"},
+			func(*xTr, *hooks) {},
+			func(tr *xTr, ev conformance.AsyncEvent) conformance.AsyncEvent {
+				q, ok := ev.Object().(conformance.QP)
+				if !ok {
+					return ev
+				}
+				// The QP of the lowest other number.
+				var other conformance.QP
+				for o := range tr.qps {
+					if o.Num() != q.Num() && (other == nil || o.Num() < other.Num()) {
+						other = o
+					}
+				}
+				if other == nil {
+					return ev
+				}
+				return xRenamed{ev, other}
+			}),
+		xEventEdit("SRQ_LIMIT_REACHED names the SRQ made before", []string{"ASYNC-03", "ASYNC-15"},
+			func(tr *xTr, h *hooks) {
+				destroy := h.destroySRQ
+				h.destroySRQ = func(s conformance.SRQ, ctx context.Context) error {
+					tr.mu.Lock()
+					srqs = slices.DeleteFunc(srqs, func(o conformance.SRQ) bool { return o == s })
+					tr.mu.Unlock()
+					return destroy(s, ctx)
+				}
+				h.createSRQ = func(pd conformance.PD, a conformance.SRQInitAttr) (conformance.SRQ, error) {
+					s, err := pd.CreateSRQ(a)
+					if err == nil {
+						tr.mu.Lock()
+						srqs = append(srqs, s)
+						tr.mu.Unlock()
+					}
+					return s, err
+				}
+			},
+			func(tr *xTr, ev conformance.AsyncEvent) conformance.AsyncEvent {
+				s, ok := ev.Object().(conformance.SRQ)
+				i := slices.Index(srqs, s)
+				if !ok || ev.EventType() != notify.EventSRQLimitReached || i < 1 {
+					return ev
+				}
+				return xRenamed{ev, srqs[i-1]}
+			}),
+		xEventEdit("port events name the next port", []string{"ASYNC-03", "ASYNC-16"},
+			func(*xTr, *hooks) {},
+			func(tr *xTr, ev conformance.AsyncEvent) conformance.AsyncEvent {
+				if ev.Object() != nil {
+					return ev
+				}
+				return xPortShifted{ev}
+			}),
 	}
 }

@@ -198,7 +198,7 @@ func init() {
 			want = append(want, w)
 		}
 		e.notifyWant("ten completions after one arm", ch, q, 1)
-		if d := cmp.Diff(want, e.PollAll(q, 4)); d != "" {
+		if d := cqDiff(want, e.PollAll(q, 4)); d != "" {
 			t.Errorf("the completions behind one event (-want +got):\n%s", d)
 		}
 		e.notifyWant("after polling, without a re-arm", ch, q, 0)

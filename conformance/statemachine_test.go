@@ -28,7 +28,7 @@ func smProfiles() []sim.Profile {
 		Name:       "busy-exact-ibta",
 		CQDestroy:  cq.DestroyBusy,
 		CQRounding: cq.RoundExact,
-		QP:   qp.Policy{ResetToErr: true},
+		QP:         qp.Policy{ResetToErr: true},
 	})
 }
 

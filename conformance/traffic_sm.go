@@ -655,6 +655,9 @@ func (r *tsRun) pollCQ(c, n int) bool {
 	if got > 0 {
 		r.step("cq %d: poll %d: %v", c, n, wcs[:got])
 	}
+	for i := range wcs[:got] {
+		r.fatal(r.vocabulary(&wcs[i]))
+	}
 	r.fatal(r.m.Poll(c, n, wcs[:got], r))
 	for _, w := range wcs[:got] {
 		if b, ok := r.recvAt[w.WRID]; ok {
@@ -664,6 +667,27 @@ func (r *tsRun) pollCQ(c, n int) bool {
 		}
 	}
 	return got < n
+}
+
+// vocabulary checks what the model leaves to the suite: a status that no
+// RC, UC or UD traffic produces (the reliable datagram, memory window and
+// tag-matching ones, xNeverProduced) never comes; and a successful
+// completion has a classic opcode whose IBV_WC_RECV bit is set exactly when
+// it completes a receive request (WC-06). An error completion's opcode is
+// undefined (WC-03) and is not looked at.
+func (r *tsRun) vocabulary(w *wc.WC) error {
+	if id, never := xNeverProduced[w.Status]; never {
+		return fmt.Errorf("wr_id %#x of QP %#x completed with %v, which no RC, UC or UD traffic produces (%s)", w.WRID, w.QPNum, w.Status.Name(), id)
+	}
+	if w.Status != wc.Success {
+		return nil
+	}
+	_, recv := r.recvAt[w.WRID]
+	if !xClassicOpcode(w.Opcode) || w.Opcode.IsRecv() != recv {
+		return fmt.Errorf("wr_id %#x of QP %#x (a receive request: %v) completed with opcode %v; want a classic opcode whose IBV_WC_RECV bit says whether a receive completed (WC-06)",
+			w.WRID, w.QPNum, recv, w.Opcode)
+	}
+	return nil
 }
 
 func (r *tsRun) tick(t *rapid.T) {

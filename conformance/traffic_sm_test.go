@@ -282,9 +282,35 @@ func trafficMutants() []trafficMutant {
 					w.Opcode = wc.Send
 				}
 			})},
+		{name: "receive completions have IBV_WC_RECV clear", rules: []string{"WC-06"}, base: def,
+			hooks: rewrite(func(w *wc.WC) {
+				if recvOK(w) {
+					w.Opcode &^= wc.Recv
+				}
+			})},
+		{name: "send completions read DRIVER1", rules: []string{"WC-06"}, base: def,
+			hooks: rewrite(func(w *wc.WC) {
+				if w.Status == wc.Success && !w.Opcode.IsRecv() {
+					w.Opcode = wc.Driver1
+				}
+			})},
+		{name: "RECV_RDMA_WITH_IMM reads TM_RECV", rules: []string{"WC-06"}, base: def,
+			hooks: rewrite(func(w *wc.WC) {
+				if w.Status == wc.Success && w.Opcode == wc.RecvRDMAWithImm {
+					w.Opcode = wc.TMRecv
+				}
+			})},
+		{name: "flushes read INV_EEC_STATE_ERR, an RD status", rules: []string{"WC-S18"}, base: rxe,
+			hooks: rewrite(func(w *wc.WC) {
+				if w.Status == wc.WRFlushErr {
+					w.Status = wc.InvEECStateErr
+				}
+			})},
 		{name: "wr_id loses its high bits", rules: []string{"WC-01"}, base: def,
 			hooks: rewrite(func(w *wc.WC) { w.WRID &= 0xffffffff })},
-		{name: "flush reported as success", rules: []string{"FLUSH", "CQ-19"}, base: def,
+		// A flush turned into a success keeps the undefined opcode of the
+		// flush, which may not match the queue (WC-06).
+		{name: "flush reported as success", rules: []string{"FLUSH", "CQ-19", "WC-06"}, base: def,
 			hooks: rewrite(func(w *wc.WC) {
 				if w.Status == wc.WRFlushErr {
 					w.Status = wc.Success

@@ -1,6 +1,9 @@
 package conformance
 
-import "github.com/verbsim/verbsim/sim/qp"
+import (
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
 
 // Optional capabilities that the transport cases (xfer_*.go) use. Each is
 // found by type assertion, like Injector and LimitedDevice; a device without
@@ -105,4 +108,16 @@ type TransportReader interface {
 // catastrophic work-queue error (ASYNC-08), as a fault would.
 type FatalInjector interface {
 	InjectFatal() error
+}
+
+// StatusForcer is an optional capability of a QP: making the next
+// completion of one of its work requests fail with a given error status, as
+// a fault of the adapter would. The QP then reacts as to any failed request
+// (an RC QP goes to ERR and the rest of its queues is flushed). With it the
+// suite checks how the statuses that no traffic produces (WC-S03, S06..S08,
+// S14..S21) reach the consumer; without it those cases log and end.
+type StatusForcer interface {
+	// ForceStatus makes the next completion of the send request (or, with
+	// recv, the receive request) whose wr_id is wrID complete with st.
+	ForceStatus(wrID uint64, recv bool, st wc.Status) error
 }

@@ -116,7 +116,7 @@ func init() {
 			a.want("UC sender on a lossy wire", c, uint64(i), wc.Success)
 		}
 		w.settle()
-		got, err := xPollNow(b.rcq)
+		got, err := w.pollNow(b.rcq)
 		if err != nil {
 			t.Fatalf("ibv_poll_cq: %v", err)
 		}

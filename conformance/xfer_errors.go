@@ -129,7 +129,7 @@ func init() {
 			what := fmt.Sprintf("%v: 101 bytes into an SRQ receive of 100", typ)
 			a.want(what+": sender", w.await(a.scq, 1, what)[0], 2, wc.Success)
 			w.settle()
-			got, _ := xPollNow(b.rcq)
+			got, _ := w.pollNow(b.rcq)
 			w.expect("srq-too-long", len(got) == 1 && got[0].WRID == 1 && got[0].Status == wc.RemInvReqErr,
 				"%s: receiver completions %s, want wr_id 1 with REM_INV_REQ_ERR", what, xShow(got))
 		}

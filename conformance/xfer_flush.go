@@ -123,6 +123,12 @@ func init() {
 
 	register("WC-S00", "SUCCESS: the request and the unsignaled ones before it are done", xCovered)
 
+	register("WC-S05", "WR_FLUSH_ERR: requests outstanding at, or posted after, entry to ERR; sends posted in SQE", func(t *T, e *Env) {
+		flushOutstanding(t, e) // FLUSH-01
+		flushPostedInErr(t, e) // FLUSH-05
+		xFlushInSQE(t, e)
+	})
+
 	register("FLUSH-03", "the first failing send request has its own status; every later one is flushed", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		for _, c := range []struct {
@@ -309,4 +315,27 @@ func init() {
 		c := xStatuses["WC-S02"]
 		w.xRun(c, w.opts(), w.opts())
 	})
+}
+
+// xFlushInSQE makes a UD send fail (a bad lkey), which takes the QP to SQE
+// (or, under the NoSQE reading, to ERR; FLUSH-10), and checks that the send
+// outstanding then and one posted afterwards complete with WR_FLUSH_ERR.
+func xFlushInSQE(t *T, e *Env) {
+	t.Helper()
+	w := xSetup(t, e)
+	a, b, ah := w.xPair(qp.UD, w.opts())
+	a.post("a UD SEND with a bad lkey, then a good one",
+		xUD(xSend(1, wc.WRSend, qp.SGE{Addr: a.s.addr(0), Length: 8, LKey: xBadKey(a.s.mr.LKey())}), ah, b),
+		xUD(xSend(2, wc.WRSend, a.s.sge(0, 8)), ah, b))
+	state := qp.SQE
+	if w.tp.NoSQE {
+		state = qp.Err
+	}
+	what := fmt.Sprintf("UD send error (NoSQE=%v)", w.tp.NoSQE)
+	got := w.await(a.scq, 2, what)
+	a.want(what, got[0], 1, wc.LocProtErr)
+	a.want(what+": the send outstanding", got[1], 2, wc.WRFlushErr)
+	a.wantState(what, state)
+	a.post(fmt.Sprintf("a UD SEND posted in %v", state), xUD(xSend(3, wc.WRSend, a.s.sge(0, 8)), ah, b))
+	a.want(fmt.Sprintf("%s: a send posted in %v", what, state), w.await(a.scq, 1, what+": a send posted afterwards")[0], 3, wc.WRFlushErr)
 }

@@ -166,7 +166,7 @@ func init() {
 		} else {
 			for range 3 {
 				w.settle()
-				if got, _ := xPollNow(a.scq); len(got) != 0 {
+				if got, _ := w.pollNow(a.scq); len(got) != 0 {
 					t.Fatalf("unsignaled successful WRITEs completed: %s", xShow(got))
 				}
 				n, err := a.q.PostSend([]qp.SendWR{write(99, true)})

@@ -43,7 +43,7 @@ func (w *xWorld) pause(ticks uint64) {
 // noneYet checks that cq has nothing, without letting time pass.
 func (w *xWorld) noneYet(cq CQ, what string) bool {
 	w.t.Helper()
-	got, err := xPollNow(cq)
+	got, err := w.pollNow(cq)
 	if len(got) != 0 || err != nil {
 		w.t.Errorf("%s: want no completion yet, got %s (err %v)", what, xShow(got), err)
 		return false
@@ -118,7 +118,7 @@ func init() {
 				continue
 			}
 			w.clock.Tick(r)
-			got, _ := xPollNow(a.scq)
+			got, _ := w.pollNow(a.scq)
 			if len(got) != 1 || got[0].Status != wc.Success {
 				t.Errorf("%s: after twice the delay the message has not gone through: %s", what, xShow(got))
 			}
@@ -133,7 +133,7 @@ func init() {
 		w.clock.Tick(2*r - 1)
 		w.noneYet(a.scq, "rnr_retry 2, before the second retry")
 		w.clock.Tick(r)
-		if got, _ := xPollNow(a.scq); len(got) != 1 || got[0].Status != wc.RNRRetryExcErr {
+		if got, _ := w.pollNow(a.scq); len(got) != 1 || got[0].Status != wc.RNRRetryExcErr {
 			t.Errorf("rnr_retry 2: three delays after the first NAK, completions %s, want RNR_RETRY_EXC_ERR", xShow(got))
 		}
 	})

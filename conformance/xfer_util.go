@@ -68,12 +68,27 @@ type xWorld struct {
 	loop  bool  // both sides are on one device
 	clock Clock // nil when the device has none
 	tp    TransportProfile
+	// forcing says the case has forced a status (StatusForcer): the
+	// statuses of xNeverProduced may come.
+	forcing bool
+	// queues says, per CQ and qp_num, which queues of the QP complete on
+	// the CQ (WC-06).
+	queues map[xQueueKey]xQueues
 }
+
+// xQueueKey names a QP's completions on one CQ.
+type xQueueKey struct {
+	cq  CQ
+	qpn uint32
+}
+
+// xQueues says which of a QP's queues complete on a CQ.
+type xQueues struct{ send, recv bool }
 
 // xSetup makes the two sides of a transport case.
 func xSetup(t *T, e *Env) *xWorld {
 	t.Helper()
-	w := &xWorld{t: t, e: e, lim: e.Ctx.Limits()}
+	w := &xWorld{t: t, e: e, lim: e.Ctx.Limits(), queues: map[xQueueKey]xQueues{}}
 	w.clock, _ = e.Dev.(Clock)
 	if r, ok := e.Dev.(TransportReader); ok {
 		w.tp = r.TransportReadings()
@@ -242,12 +257,26 @@ func (w *xWorld) newEnd(s *xSide, typ qp.Type, o xOpts) *xEnd {
 		w.t.Fatalf("side %s: ibv_create_qp(%v): qp=%v err=%v", s.name, typ, q, err)
 	}
 	x.q = q
+	w.noteQueues(x)
 	w.t.Cleanup(func() {
 		c, cancel := graceful()
 		defer cancel()
 		_ = q.DestroyContext(c)
 	})
 	return x
+}
+
+// noteQueues records which of x's queues complete on which of its CQs
+// (a QP on an SRQ completes its receives on its receive CQ too).
+func (w *xWorld) noteQueues(x *xEnd) {
+	k := xQueueKey{x.scq, x.q.Num()}
+	q := w.queues[k]
+	q.send = true
+	w.queues[k] = q
+	k = xQueueKey{x.rcq, x.q.Num()}
+	q = w.queues[k]
+	q.recv = true
+	w.queues[k] = q
 }
 
 // xAV is the path to side to, through port 1: by LID on an

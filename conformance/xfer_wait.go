@@ -48,12 +48,64 @@ func xPollNow(cq CQ) ([]wc.WC, error) {
 	return got, nil
 }
 
+// pollNow is xPollNow with the checks every completion of a transport case
+// must pass (checkWC).
+func (w *xWorld) pollNow(cq CQ) ([]wc.WC, error) {
+	w.t.Helper()
+	got, err := xPollNow(cq)
+	for i := range got {
+		w.checkWC(cq, &got[i])
+	}
+	return got, err
+}
+
+// checkWC checks what any completion the transport produces must be: its
+// status is none of xNeverProduced unless the case forced it (WC-S03, S06,
+// S14, S15, S17, S18, S22); and, when it succeeded, its opcode is a classic
+// one, never a tag-matching or driver opcode, whose IBV_WC_RECV bit is set
+// exactly when a receive request completed (WC-06). An error completion's
+// opcode is undefined (WC-03) and is not looked at.
+func (w *xWorld) checkWC(cq CQ, c *wc.WC) {
+	w.t.Helper()
+	if c.Status != wc.Success {
+		if id, never := xNeverProduced[c.Status]; never && !w.forcing {
+			w.t.Errorf("wr_id %d of QP %#x completed with %v, which no RC, UC or UD traffic produces (%s)", c.WRID, c.QPNum, c.Status, id)
+		}
+		return
+	}
+	if !xClassicOpcode(c.Opcode) {
+		w.t.Errorf("wr_id %d of QP %#x completed with opcode %v, not a classic opcode: TM and DRIVER opcodes are never produced (WC-06)", c.WRID, c.QPNum, c.Opcode)
+		return
+	}
+	q, known := w.queues[xQueueKey{cq, c.QPNum}]
+	switch {
+	case !known || q.send == q.recv:
+		// A CQ this case's QPs do not use, or both queues of one QP: the
+		// opcode alone tells.
+	case q.recv && !c.Opcode.IsRecv():
+		w.t.Errorf("wr_id %d completed a receive request of QP %#x with opcode %v: IBV_WC_RECV is not set (WC-06)", c.WRID, c.QPNum, c.Opcode)
+	case q.send && c.Opcode.IsRecv():
+		w.t.Errorf("wr_id %d completed a send request of QP %#x with opcode %v: IBV_WC_RECV is set (WC-06)", c.WRID, c.QPNum, c.Opcode)
+	}
+}
+
+// xClassicOpcode reports whether o is one of the opcodes RC, UC and UD
+// traffic completes with (WC-04, WC-05, WC-07).
+func xClassicOpcode(o wc.Opcode) bool {
+	switch o {
+	case wc.Send, wc.RDMAWrite, wc.RDMARead, wc.CompSwap, wc.FetchAdd, wc.BindMW, wc.LocalInv, wc.TSO, wc.AtomicWrite,
+		wc.Recv, wc.RecvRDMAWithImm:
+		return true
+	}
+	return false
+}
+
 // await polls cq until n completions have come, letting time pass in
 // between, and checks that no more came. On a device with a clock, an idle
 // device that produced fewer fails at once.
 func (w *xWorld) await(cq CQ, n int, what string) []wc.WC {
 	w.t.Helper()
-	got, err := xPollNow(cq)
+	got, err := w.pollNow(cq)
 	deadline := time.Now().Add(Patience)
 	var nap time.Duration
 	// With a clock, a device that is idle, or still busy after a few
@@ -63,7 +115,7 @@ func (w *xWorld) await(cq CQ, n int, what string) []wc.WC {
 	for err == nil && len(got) < n && !time.Now().After(deadline) {
 		if w.clock != nil {
 			idle := w.clock.RunUntilIdle(xIdleLimit)
-			more, e := xPollNow(cq)
+			more, e := w.pollNow(cq)
 			got, err = append(got, more...), e
 			if len(more) > 0 {
 				stalls = 0
@@ -75,7 +127,7 @@ func (w *xWorld) await(cq CQ, n int, what string) []wc.WC {
 		nap = min(max(2*nap, 50*time.Microsecond), 10*time.Millisecond)
 		time.Sleep(nap)
 		var more []wc.WC
-		more, err = xPollNow(cq)
+		more, err = w.pollNow(cq)
 		got = append(got, more...)
 	}
 	if err != nil {
@@ -91,7 +143,7 @@ func (w *xWorld) await(cq CQ, n int, what string) []wc.WC {
 func (w *xWorld) quiet(cq CQ, what string) {
 	w.t.Helper()
 	w.settle()
-	if got, err := xPollNow(cq); len(got) != 0 || err != nil {
+	if got, err := w.pollNow(cq); len(got) != 0 || err != nil {
 		w.t.Errorf("%s: want no completion, got %s (err %v)", what, xShow(got), err)
 	}
 }

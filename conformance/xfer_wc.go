@@ -195,6 +195,44 @@ func init() {
 		}
 	})
 
+	register("WC-06", "IBV_WC_RECV is set exactly on receive completions; no tag-matching or driver opcode", func(t *T, e *Env) {
+		// Every poll of the transport cases checks this where the CQ tells
+		// the queue (xWorld.checkWC); here each opcode on each transport,
+		// and a QP whose queues share one CQ, where only wr_id tells.
+		w := xSetup(t, e)
+		id := uint32(0)
+		for _, o := range xOps {
+			for _, typ := range o.types {
+				id++
+				a, b, ah := w.xPair(typ, w.opts())
+				what := fmt.Sprintf("%v on %v", o.op, typ)
+				s, r, _ := w.xOne(what, o, a, b, ah, id, 7, 16)
+				xWantRecvBit(t, what+": requester", s, false)
+				for _, c := range r {
+					xWantRecvBit(t, what+": responder", c, true)
+				}
+			}
+		}
+		oa, ob := w.opts(), w.opts()
+		oa.sendCQ = w.a.cq(64, nil)
+		oa.recvCQ = oa.sendCQ
+		ob.sendCQ = w.b.cq(64, nil)
+		ob.recvCQ = ob.sendCQ
+		a, b := w.connect2(qp.RC, oa, ob)
+		for i := range 3 {
+			a.recvAt("A's receive", uint64(100+i), 128*i, 128)
+			b.recvAt("B's receive", uint64(100+i), 128*i, 128)
+		}
+		a.post("A's requests", xSend(1, wc.WRSend, a.s.sge(1024, 8)), xRDMA(2, wc.WRRDMAWriteWithImm, b.s, 2048, a.s.sge(1024, 8)),
+			xRDMA(3, wc.WRRDMARead, b.s, 2048, a.s.sge(1024, 8)))
+		b.post("B's requests", xSend(1, wc.WRSendWithImm, b.s.sge(1024, 8)), xRDMA(2, wc.WRRDMAWrite, a.s, 2048, b.s.sge(1024, 8)))
+		for _, x := range []*xEnd{a, b} {
+			for _, c := range w.await(x.scq, 4, "side "+x.s.name+": both queues on one CQ") {
+				xWantRecvBit(t, fmt.Sprintf("side %s, one CQ for both queues: wr_id %d", x.s.name, c.WRID), c, c.WRID >= 100)
+			}
+		}
+	})
+
 	register("WC-08", "receive flags: WITH_IMM for immediates, WITH_INV for invalidations, never both; GRH for UD", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		id := uint32(0)
@@ -348,4 +386,16 @@ func init() {
 			}
 		}
 	})
+}
+
+// xWantRecvBit checks a successful completion's opcode: a classic one, with
+// IBV_WC_RECV set exactly when recv (WC-06).
+func xWantRecvBit(t *T, what string, c wc.WC, recv bool) {
+	t.Helper()
+	if c.Status != wc.Success {
+		return
+	}
+	if !xClassicOpcode(c.Opcode) || c.Opcode.IsRecv() != recv {
+		t.Errorf("%s: opcode %v; want a classic opcode whose IBV_WC_RECV bit is %v", what, c.Opcode, recv)
+	}
 }

@@ -1510,3 +1510,48 @@ func Example_sendAndWrite() {
 	// true 1 success IBV_WC_RECV 12
 	// "hello, verbs" "hello, verbs"
 }
+
+// ---- transport.md: statuses ----
+
+func Example_forceStatus() {
+	fabric, _ := sim.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}})
+	var qps [2]*sim.QP
+	var cqs [2]*sim.CQ
+	var mrs [2]*sim.MR
+	for i := range qps { // one RC QP on each adapter
+		vctx, _ := fabric.Devices()[i].Open()
+		pd, _ := vctx.AllocPD()
+		cqs[i], _ = vctx.CreateCQ(16, nil, nil, 0)
+		mrs[i], _ = pd.RegMR(make([]byte, 256), qp.AccessLocalWrite)
+		qps[i], _ = pd.CreateQP(sim.QPInitAttr{SendCQ: cqs[i], RecvCQ: cqs[i], Type: qp.RC,
+			Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	}
+	must(sim.Connect(qps[0], qps[1], sim.ConnectOptions{}))
+	a, b := qps[0], qps[1]
+	for id := uint64(11); id <= 13; id++ {
+		b.PostRecv([]qp.RecvWR{{WRID: id, SGList: []qp.SGE{{Addr: mrs[1].Addr() + 64*(id-11), Length: 64, LKey: mrs[1].LKey()}}}})
+	}
+	sge := []qp.SGE{{Addr: mrs[0].Addr(), Length: 8, LKey: mrs[0].LKey()}}
+
+	// No RC traffic ends in BAD_RESP_ERR by itself: make the adapter fail
+	// the second of three SENDs with it.
+	must(fabric.ForceStatus(a, 2, false, wc.BadRespErr))
+	a.PostSend([]qp.SendWR{
+		{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: sge},
+		{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: sge},
+		{WRID: 3, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: sge},
+	})
+	wcs := make([]wc.WC, 4)
+	n, _ := cqs[0].Poll(wcs)
+	for _, w := range wcs[:n] {
+		fmt.Println(w.WRID, w.Status.Name()) // of an error completion, read nothing else
+	}
+	sa, _, _ := a.Query()
+	sb, _, _ := b.Query()
+	fmt.Println("A:", sa.QPState, "B:", sb.QPState)
+	// Output:
+	// 1 IBV_WC_SUCCESS
+	// 2 IBV_WC_BAD_RESP_ERR
+	// 3 IBV_WC_WR_FLUSH_ERR
+	// A: ERR B: RTS
+}

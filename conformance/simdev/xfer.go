@@ -6,6 +6,7 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
 )
 
 // The transport capabilities of the adapter (conformance/verbs_xfer.go): a
@@ -97,3 +98,18 @@ func (a qpAdapter) InjectFatal() error {
 	}
 	return pd.Context().Device().Fabric().InjectFatal(a.q)
 }
+
+// ForceStatus implements conformance.StatusForcer through the fabric's
+// forced-status fault.
+func (a qpAdapter) ForceStatus(wrID uint64, recv bool, st wc.Status) error {
+	pd, _ := a.q.PD().(*sim.PD)
+	if pd == nil {
+		return errors.ErrUnsupported
+	}
+	return pd.Context().Device().Fabric().ForceStatus(a.q, wrID, recv, st)
+}
+
+var (
+	_ conformance.FatalInjector = qpAdapter{}
+	_ conformance.StatusForcer  = qpAdapter{}
+)

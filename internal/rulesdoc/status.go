@@ -29,13 +29,7 @@ type span struct {
 // (WC-Snn); a span with to == 0 covers the whole family, so WC-S00 cannot be
 // listed alone.
 var pendingSpans = []span{
-	{"ASYNC", 15, 15, IssueFabric}, // SRQ limit fires on consumption by traffic
-	{"WC", 3, 3, IssueFabric},      // only the four fields of error completions
-	{"WC", 6, 7, IssueFabric},      // no TM or DRIVER opcode from traffic
-	{"WC", 14, 14, IssueFabric},    // vendor_err
-	{"WC-S", 3, 3, IssueFabric},
-	{"WC-S", 5, 8, IssueFabric},
-	{"WC-S", 14, 22, IssueFabric},
+	{"ASYNC", 15, 15, IssueFabric}, // left to the SRQ_ERR work; SRQ_LIMIT by traffic is checked
 }
 
 // followUp names the part of a checked rule that only a later issue can
@@ -45,9 +39,7 @@ type followUp struct {
 	issue int
 }
 
-var followUps = map[string]followUp{
-	"ASYNC-03": {"for QP, SRQ, WQ and port events", IssueFabric},
-}
+var followUps = map[string]followUp{}
 
 // PendingIssue returns the issue that will implement rule id, or 0 when the
 // rule belongs to the completion core that exists now.

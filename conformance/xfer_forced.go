@@ -1,0 +1,162 @@
+package conformance
+
+import (
+	"fmt"
+
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Cases of the completion statuses that no traffic produces: the reliable
+// datagram statuses (WC-S03, S14, S15, S17, S18), which an RC, UC or UD QP
+// can never meet, and those that need a memory window or a broken adapter
+// (WC-S06, S07, S08, S16, S19..S21). Each case makes the adapter fail one
+// request with the status (conformance.StatusForcer, as a fault would) on a
+// connected RC pair, once on the send side and once on the receive side,
+// and checks what a consumer sees: a completion with exactly that status,
+// the request's wr_id and the QP's number, and no other field read (WC-03,
+// FLUSH-06); the QP in ERR (FLUSH-09) with the requests after the failed
+// one and those still outstanding on its other queue flushed (FLUSH-01,
+// FLUSH-03); and the peer untouched, since the fault is local: it stays in
+// RTS, its own completions succeed and no async event names it.
+//
+// That the engine never produces the reliable datagram, memory window and
+// tag-matching statuses by itself is checked wherever completions are
+// polled: by every transport case (xWorld.pollNow) and by the traffic state
+// machine.
+
+// xForced lists the status rows checked by forcing, with what the row says
+// of them.
+var xForced = []struct {
+	id   string
+	st   wc.Status
+	what string
+}{
+	{"WC-S03", wc.LocEECOpErr, "an EE-context error (RD only)"},
+	{"WC-S06", wc.MWBindErr, "a failed memory-window bind"},
+	{"WC-S07", wc.BadRespErr, "a response with an unexpected opcode"},
+	{"WC-S08", wc.LocAccessErr, "a responder's local access error"},
+	{"WC-S14", wc.LocRDDViolErr, "an RDD violation (RD only)"},
+	{"WC-S15", wc.RemInvRDReqErr, "an invalid RD request (RD only)"},
+	{"WC-S16", wc.RemAbortErr, "a remote abort"},
+	{"WC-S17", wc.InvEECNErr, "an invalid EE-context number (RD only)"},
+	{"WC-S18", wc.InvEECStateErr, "an invalid EE-context state (RD only)"},
+	{"WC-S19", wc.FatalErr, "a catastrophic error"},
+	{"WC-S20", wc.RespTimeoutErr, "a response timeout"},
+	{"WC-S21", wc.GeneralErr, "any other error"},
+}
+
+// xNeverProduced are the statuses no RC, UC or UD traffic can end with:
+// the reliable datagram ones (WC-S03, S14, S15, S17, S18), MW_BIND_ERR
+// without memory windows (WC-S06) and the tag-matching ones (WC-S22).
+var xNeverProduced = map[wc.Status]string{
+	wc.LocEECOpErr:      "WC-S03",
+	wc.MWBindErr:        "WC-S06",
+	wc.LocRDDViolErr:    "WC-S14",
+	wc.RemInvRDReqErr:   "WC-S15",
+	wc.InvEECNErr:       "WC-S17",
+	wc.InvEECStateErr:   "WC-S18",
+	wc.TMErr:            "WC-S22",
+	wc.TMRndvIncomplete: "WC-S22",
+}
+
+// xForcer returns x's StatusForcer, or nil after logging that the case is
+// not checked.
+func xForcer(t *T, x *xEnd) StatusForcer {
+	t.Helper()
+	f, ok := x.q.(StatusForcer)
+	if !ok {
+		// Real hardware offers no way to fail a request on purpose.
+		t.Logf("not checked: the QP cannot be made to fail a request (conformance.StatusForcer)")
+	}
+	return f
+}
+
+// xForcedCase forces st on a send request, then on a receive request.
+func xForcedCase(st wc.Status) func(t *T, e *Env) {
+	return func(t *T, e *Env) {
+		w := xSetup(t, e)
+		xForcedSend(w, st)
+		xForcedRecv(w, st)
+	}
+}
+
+// xForcedSend fails the second of three SENDs of A with st. B receives all
+// three messages (the fault strikes A's completion, not the wire), and A's
+// own receive is flushed with its send queue.
+func xForcedSend(w *xWorld, st wc.Status) {
+	w.t.Helper()
+	a, b := w.connect(qp.RC, w.opts())
+	f := xForcer(w.t, a)
+	if f == nil {
+		return
+	}
+	what := fmt.Sprintf("%v forced on the second of three SENDs", st)
+	for i := range 3 {
+		b.recvAt("B's receive", uint64(11+i), 64*i, 64)
+	}
+	a.recvAt("A's receive", 9, 0, 64)
+	w.e.WantOK("forcing the status", f.ForceStatus(2, false, st))
+	w.forcing = true
+	a.post("three SENDs", xSend(1, wc.WRSend, a.s.sge(0, 8)), xSend(2, wc.WRSend, a.s.sge(8, 8)), xSend(3, wc.WRSend, a.s.sge(16, 8)))
+	got := w.await(a.scq, 3, what)
+	a.want(what+": the first", got[0], 1, wc.Success)
+	a.want(what+": the forced one", got[1], 2, st)
+	a.want(what+": the one after it", got[2], 3, wc.WRFlushErr)
+	a.want(what+": A's outstanding receive", w.await(a.rcq, 1, what+": A's receive")[0], 9, wc.WRFlushErr)
+	a.wantState(what, qp.Err)
+	w.xPeerUntouched(b, what, 3)
+}
+
+// xForcedRecv fails the second of three receives of B with st while A
+// sends two messages: B's third receive is flushed, and A's SENDs, which B
+// acknowledged, succeed.
+func xForcedRecv(w *xWorld, st wc.Status) {
+	w.t.Helper()
+	a, b := w.connect(qp.RC, w.opts())
+	f := xForcer(w.t, b)
+	if f == nil {
+		return
+	}
+	what := fmt.Sprintf("%v forced on the second of three receives", st)
+	for i := range 3 {
+		b.recvAt("B's receive", uint64(11+i), 64*i, 64)
+	}
+	w.e.WantOK("forcing the status", f.ForceStatus(12, true, st))
+	w.forcing = true
+	a.post("two SENDs", xSend(1, wc.WRSend, a.s.sge(0, 8)), xSend(2, wc.WRSend, a.s.sge(8, 8)))
+	got := w.await(b.rcq, 3, what)
+	b.want(what+": the first", got[0], 11, wc.Success)
+	b.want(what+": the forced one", got[1], 12, st)
+	b.want(what+": the one after it", got[2], 13, wc.WRFlushErr)
+	b.wantState(what, qp.Err)
+	w.xPeerUntouched(a, what, 0)
+	sends := w.await(a.scq, 2, what+": the peer's SENDs")
+	for i, c := range sends {
+		a.want(what+": the peer's SEND", c, uint64(1+i), wc.Success)
+	}
+}
+
+// xPeerUntouched checks that the fault of the other QP left peer alone: in
+// RTS, its first recvs receive completions successful, and no async event
+// naming it.
+func (w *xWorld) xPeerUntouched(peer *xEnd, what string, recvs int) {
+	w.t.Helper()
+	if recvs > 0 {
+		for i, c := range w.await(peer.rcq, recvs, what+": the peer's receives") {
+			peer.want(what+": the peer's receive", c, uint64(11+i), wc.Success)
+		}
+	}
+	peer.wantState(what+": the peer", qp.RTS)
+	for _, ev := range w.allEvents() {
+		if ev.obj == any(peer.q) {
+			w.t.Errorf("%s: async event %v names the peer, whose requests did not fail", what, ev.typ)
+		}
+	}
+}
+
+func init() {
+	for _, c := range xForced {
+		register(c.id, fmt.Sprintf("%v, forced on a send and on a receive: the consumer sees it, the QP errs, its peer does not", c.st), xForcedCase(c.st))
+	}
+}
