@@ -247,7 +247,9 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 // ForceStatus makes the next completion of q's send WR (or, with recv, its
 // receive WR) with the given wr_id complete with status st, as if the
 // adapter had failed it; the QP then reacts as to any failed WR (RC: ERR,
-// later WRs flushed). st must be an error status.
+// later WRs flushed). st must be an error status. The fault is spent by that
+// next completion whatever it is (a WR that fails on its own, or is
+// flushed, keeps its own status), and RESET forgets it.
 func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error {
 	if q == nil || st == wc.Success || st > wc.TMRndvIncomplete {
 		return verr.New("force_status", syscall.EINVAL, "a QP and an error status are needed")

@@ -212,6 +212,42 @@ func TestForceStatus(t *testing.T) {
 	}
 }
 
+// TestForcedStatusIsSpentOnce: a forced status is spent by the next
+// completion of its WR whatever that is: a flush keeps WR_FLUSH_ERR and uses
+// the fault up, and RESET forgets a fault that was never spent. Neither may
+// fail a later WR that reuses the wr_id after the QPs are connected again.
+func TestForcedStatusIsSpentOnce(t *testing.T) {
+	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(f.ForceStatus(a.q, 2, false, wc.GeneralErr)) // spent by a flush
+	must(f.ForceStatus(a.q, 5, false, wc.GeneralErr)) // never spent
+	must(a.q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState))
+	a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	if w := a.poll(t, 1)[0]; w.Status != wc.WRFlushErr {
+		t.Fatalf("the WR posted in ERR completed with %v, want WR_FLUSH_ERR", w.Status)
+	}
+	for _, e := range []*end{a, b} {
+		must(e.q.Modify(&qp.Attr{QPState: qp.Reset}, qp.AttrState))
+	}
+	must(sim.Connect(a.q, b.q, sim.ConnectOptions{}))
+	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}, {WRID: 2, SGList: []qp.SGE{b.sge(64, 64)}}})
+	a.q.PostSend([]qp.SendWR{
+		{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}},
+		{WRID: 5, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}},
+	})
+	for _, w := range a.poll(t, 2) {
+		if w.Status != wc.Success {
+			t.Errorf("wr_id %d after RESET and reconnect: %v, want SUCCESS", w.WRID, w.Status)
+		}
+	}
+	b.poll(t, 2)
+}
+
 // TestPeerDestroyedMidStream: the peer QP vanishes; the requester retries
 // and fails with RETRY_EXC_ERR.
 func TestPeerDestroyedMidStream(t *testing.T) {

@@ -170,7 +170,7 @@ func TestPendingIssue(t *testing.T) {
 	for id, want := range map[string]int{
 		"CQ-01": 0, "CQ-07": 0, "CQ-11": 0, "CQ-18": 0, "CQ-21": 0, "CQ-22": 0, "CQ-24": 0, "CQ-25": 0,
 		"NOTIFY-05": 0, "NOTIFY-06": 0, "CHAN-08": 0,
-		"ASYNC-07": 0, "ASYNC-08": 0, "ASYNC-13": 0, "ASYNC-14": 0, "ASYNC-15": 4, "ASYNC-16": 0, "ASYNC-17": 0,
+		"ASYNC-07": 0, "ASYNC-08": 0, "ASYNC-13": 0, "ASYNC-14": 0, "ASYNC-15": 0, "ASYNC-16": 0, "ASYNC-17": 0,
 		"QP-01": 0, "QP-05": 0, "QP-29": 0, "QP-30": 0, "QP-37": 0, "QP-38": 0, "QP-40": 0,
 		"FLUSH-02": 0, "FLUSH-03": 0, "FLUSH-09": 0, "FLUSH-10": 0, "FLUSH-12": 0, "FLUSH-13": 0,
 		"WC-03": 0, "WC-05": 0, "WC-07": 0, "WC-S03": 0, "WC-S05": 0, "WC-S07": 0, "WC-S10": 0, "WC-S22": 0, "WC-14": 0, "XFER-29": 0,

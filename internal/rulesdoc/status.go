@@ -28,9 +28,7 @@ type span struct {
 // still listed for it. A family written "WC-S" names the status rows
 // (WC-Snn); a span with to == 0 covers the whole family, so WC-S00 cannot be
 // listed alone.
-var pendingSpans = []span{
-	{"ASYNC", 15, 15, IssueFabric}, // left to the SRQ_ERR work; SRQ_LIMIT by traffic is checked
-}
+var pendingSpans = []span{}
 
 // followUp names the part of a checked rule that only a later issue can
 // check, because it needs objects or traffic that do not exist yet.

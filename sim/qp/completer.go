@@ -21,8 +21,8 @@ func (q *QP) completeLocked() {
 		if !e.fin {
 			break
 		}
-		if len(q.forced) > 0 && e.status == wc.Success {
-			e.status = q.takeForcedLocked(e.wr.WRID, false)
+		if len(q.forced) > 0 {
+			e.status = q.takeForcedLocked(e.wr.WRID, false, e.status)
 		}
 		if e.status != wc.Success {
 			w := wc.WC{WRID: e.wr.WRID, Status: e.status, QPNum: q.num}
@@ -388,23 +388,40 @@ type forcedStatus struct {
 // succeeding, as if the adapter had failed it: the QP then goes to its
 // error state as for any failed WR, and the rest of the queue is flushed.
 // It is the "forced completion status" fault; st must not be Success.
+// The fault is spent by that next completion whatever it is: if the WR
+// fails on its own or is flushed, it keeps its own status and the fault is
+// gone. Moving the QP to RESET forgets every fault not yet spent.
 //
 // Precondition: the domain lock is held.
 func (q *QP) ForceStatusLocked(wrID uint64, recv bool, st wc.Status) {
 	q.forced = append(q.forced, forcedStatus{wrid: wrID, recv: recv, status: st})
 }
 
-// takeForcedLocked returns (and forgets) the forced status of wrid, or
-// Success.
-func (q *QP) takeForcedLocked(wrid uint64, recv bool) wc.Status {
+// takeForcedLocked spends the forced status of wrid, if there is one, on a
+// completion whose own status is st, and returns the status the completion
+// gets: the forced one if st is Success, st otherwise.
+func (q *QP) takeForcedLocked(wrid uint64, recv bool, st wc.Status) wc.Status {
 	for i, f := range q.forced {
 		if f.wrid == wrid && f.recv == recv {
 			q.forced = append(q.forced[:i], q.forced[i+1:]...)
+			if st != wc.Success {
+				q.traceLocked(fmt.Sprintf("forced status %s on wr_id %#x not applied", f.status.Name(), wrid),
+					"the WR completed with "+st.Name()+" first")
+				return st
+			}
 			q.traceLocked(fmt.Sprintf("forced status %s on wr_id %#x", f.status.Name(), wrid), "fault: forced status")
 			return f.status
 		}
 	}
-	return wc.Success
+	return st
+}
+
+// forgetForcedLocked drops every forced status not yet spent (RESET).
+func (q *QP) forgetForcedLocked() {
+	if len(q.forced) > 0 {
+		q.traceLocked(fmt.Sprintf("%d forced status(es) forgotten", len(q.forced)), "RESET")
+		q.forced = q.forced[:0]
+	}
 }
 
 // FatalLocked is the catastrophic work-queue error of ASYNC-08: the QP goes

@@ -44,6 +44,9 @@ func (q *QP) flushQueueLocked(w *wq, c CQ, recv bool) {
 	}
 	for ; w.done < w.tail; w.done++ {
 		e := w.slot(w.done)
+		if len(q.forced) > 0 {
+			q.takeForcedLocked(e.wr.WRID, recv, wc.WRFlushErr)
+		}
 		comp := wc.WC{WRID: e.wr.WRID, Status: wc.WRFlushErr, QPNum: q.num}
 		overrun, _ := c.PushWQELocked(&comp, recv, w, w.done)
 		if overrun {

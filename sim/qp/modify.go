@@ -65,6 +65,7 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 	case next == Reset:
 		q.sq.reset()
 		q.rq.reset()
+		q.forgetForcedLocked()
 		q.attr = Attr{}
 		q.lastWQE = false
 		q.resetTransportLocked()

@@ -130,8 +130,8 @@ func (q *QP) completeRecvLocked(w *wc.WC, solicited bool) {
 	_, w.WRID = q.recvSGEs()
 	w.QPNum = q.num
 	q.rx.wqe = false
-	if len(q.forced) > 0 && w.Status == wc.Success {
-		if st := q.takeForcedLocked(w.WRID, true); st != wc.Success {
+	if len(q.forced) > 0 {
+		if st := q.takeForcedLocked(w.WRID, true, w.Status); st != w.Status {
 			*w = wc.WC{WRID: w.WRID, Status: st, QPNum: q.num}
 			defer q.SetErrorLocked()
 		}
