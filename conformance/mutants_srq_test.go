@@ -420,29 +420,3 @@ func TestQPCasesToleratePollQuirks(t *testing.T) {
 		t.Error(e)
 	}
 }
-
-// The mutants named here make several cases wait out Patience for
-// completions or events that never come. They go to the front of the list,
-// so that their waits overlap the rest of TestMutantsAreCaught instead of
-// ending it.
-func init() {
-	slow := map[string]bool{
-		"SQ_DRAINED is never delivered": true,
-		"the profile says SQ_DRAINED comes unasked, the device raises it only when asked": true,
-		"flush completions never come":                                   true,
-		"requests posted in ERR are accepted and dropped":                true,
-		"sends posted in SQE are accepted and dropped":                   true,
-		"LAST_WQE_REACHED is never delivered":                            true,
-		"unsignaled sends are not flushed":                               true,
-		"slots are free once flushed, before the poll (QP-29 reading B)": true,
-	}
-	var first, rest []mutant
-	for _, m := range mutants {
-		if slow[m.name] {
-			first = append(first, m)
-		} else {
-			rest = append(rest, m)
-		}
-	}
-	mutants = append(first, rest...)
-}
