@@ -1,0 +1,323 @@
+package sim
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Packets from the wire are input verbsim does not control: a buggy or
+// hostile peer may send anything. FuzzForeignPackets puts arbitrary packets
+// on the wire of a fabric where RC, UC and UD pairs have traffic in flight,
+// interleaved with engine steps and clock ticks, and checks that the engine
+// neither panics nor invents anything: every completion names a QP of its
+// device and a request that QP posted, no request completes twice, a
+// successful receive never reports more bytes than its buffer holds, and
+// the fabric always runs down to idle.
+func FuzzForeignPackets(f *testing.F) {
+	f.Add([]byte{})
+	// An RC SEND into b's receive queue at the expected PSN, then steps.
+	f.Add([]byte{0, 1, 0, 0, 0x0f, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 2, 8})
+	// An RDMA WRITE of 2^31+1 bytes, an ACK with a bad syndrome, a READ
+	// response nobody asked for, then ticks.
+	f.Add([]byte{0, 1, 1, 0, 0x4f, 0, 0, 0, 0, 0, 0, 0, 0x80, 0, 1, 2, 0,
+		0, 0, 6, 0, 0x0f, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 4, 4, 0, 0x03, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 3, 200})
+	// UD datagrams with the right and a wrong Q_Key.
+	f.Add([]byte{0, 5, 0, 2, 0x03, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x80,
+		0, 5, 0, 2, 0x03, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x00, 2, 8})
+	f.Fuzz(runWire)
+}
+
+// runWire is one input of FuzzForeignPackets. A livelock in the engine
+// would hang the fuzzer without a word, so a watchdog ends the process with
+// every goroutine's stack if an input runs for ten seconds (they take
+// microseconds); the fuzzer then keeps the input as a crasher.
+func runWire(t *testing.T, data []byte) {
+	wd := time.AfterFunc(10*time.Second, func() {
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		os.Stderr.Write(buf[:n])
+		os.Exit(3)
+	})
+	defer wd.Stop()
+	{
+		w := newWireWorld(t)
+		for len(data) > 0 {
+			op := data[0]
+			data = data[1:]
+			switch op % 4 {
+			case 0, 1:
+				var pk [17]byte
+				n := copy(pk[:], data)
+				data = data[n:]
+				w.inject(pk)
+			case 2:
+				if len(data) > 0 {
+					for range data[0] % 16 {
+						w.f.Step()
+					}
+					data = data[1:]
+				}
+			case 3:
+				if len(data) > 0 {
+					w.f.Tick(uint64(data[0]) << 12)
+					data = data[1:]
+				}
+			}
+			w.check()
+		}
+		// Retries and RNR retries are bounded (retry_cnt and rnr_retry 1),
+		// so whatever the packets did the fabric must come to rest.
+		if !w.f.RunUntilIdle(1 << 50) {
+			t.Fatal("the fabric never became idle")
+		}
+		w.check()
+		if ready, future := w.f.Pending(); ready != 0 || future != 0 {
+			t.Fatalf("idle with %d ready and %d future events", ready, future)
+		}
+	}
+}
+
+// wireWorld is two devices with an RC, a UC and a UD pair between them,
+// each QP with receives posted and the QPs of device a with sends posted,
+// in Manual mode so that nothing moves until the fuzzer says.
+type wireWorld struct {
+	t    *testing.T
+	f    *Fabric
+	qps  [6]*QP // rc a, rc b, uc a, uc b, ud a, ud b
+	mrs  [2]*MR
+	cqs  [2]*CQ
+	lids [2]uint16
+	// posted[qpIndex] holds the wr_ids posted, mapped to the buffer size
+	// of a receive (0 for a send); done the wr_ids completed.
+	posted [6]map[uint64]uint32
+	done   map[uint64]bool
+	wcs    []wc.WC
+}
+
+const (
+	wwSendID = 0x1000 // + 16*qp index + k
+	wwRecvID = 0x2000
+	wwQKey   = 0x1111
+	wwMRSize = 8192
+)
+
+func newWireWorld(t *testing.T) *wireWorld {
+	f, err := NewFabric(Config{Mode: Manual, Devices: []DeviceConfig{{Name: "a"}, {Name: "b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	w := &wireWorld{t: t, f: f, done: map[uint64]bool{}, wcs: make([]wc.WC, 64)}
+	var pds [2]*PD
+	for i, d := range f.Devices() {
+		ctx, err := d.Open()
+		w.must(err)
+		pds[i], err = ctx.AllocPD()
+		w.must(err)
+		w.cqs[i], err = ctx.CreateCQ(1024, nil, nil, 0)
+		w.must(err)
+		w.mrs[i], err = pds[i].RegMR(make([]byte, wwMRSize), qp.AccessLocalWrite|qp.AccessRemoteWrite|qp.AccessRemoteRead|qp.AccessRemoteAtomic)
+		w.must(err)
+		pa, err := ctx.QueryPort(1)
+		w.must(err)
+		w.lids[i] = pa.LID
+	}
+	for i, typ := range []qp.Type{qp.RC, qp.RC, qp.UC, qp.UC, qp.UD, qp.UD} {
+		side := i % 2
+		q, err := pds[side].CreateQP(QPInitAttr{SendCQ: w.cqs[side], RecvCQ: w.cqs[side], Type: typ,
+			Cap: qp.Cap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 2, MaxRecvSGE: 2, MaxInlineData: 64}})
+		w.must(err)
+		w.qps[i] = q
+		w.posted[i] = map[uint64]uint32{}
+	}
+	o := ConnectOptions{Timeout: 1, RetryCnt: 1, RNRRetry: 1, MinRNRTimer: 1, NoDefaults: true,
+		Access: qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic, RDAtomic: 2}
+	w.must(Connect(w.qps[0], w.qps[1], o))
+	w.must(Connect(w.qps[2], w.qps[3], o))
+	w.must(ReadyUD(w.qps[4], wwQKey))
+	w.must(ReadyUD(w.qps[5], wwQKey))
+	for i := range w.qps {
+		for k := range 4 {
+			id := uint64(wwRecvID + 16*i + k)
+			sge := w.sge(i%2, 1024*k, 1024)
+			_, err := w.qps[i].PostRecv([]qp.RecvWR{{WRID: id, SGList: []qp.SGE{sge}}})
+			w.must(err)
+			w.posted[i][id] = sge.Length
+		}
+	}
+	b := w.mrs[1]
+	w.post(0, qp.SendWR{Opcode: wc.WRSend, SGList: []qp.SGE{w.sge(0, 4096, 700)}})
+	w.post(0, qp.SendWR{Opcode: wc.WRRDMAWrite, SGList: []qp.SGE{w.sge(0, 4096, 300)}, RemoteAddr: b.Addr() + 4096, RKey: b.RKey()})
+	w.post(0, qp.SendWR{Opcode: wc.WRRDMARead, SGList: []qp.SGE{w.sge(0, 6000, 200)}, RemoteAddr: b.Addr() + 4096, RKey: b.RKey()})
+	w.post(0, qp.SendWR{Opcode: wc.WRAtomicFetchAndAdd, SGList: []qp.SGE{w.sge(0, 7000, 8)}, RemoteAddr: b.Addr() + 7000, RKey: b.RKey(), CompareAdd: 1})
+	w.post(2, qp.SendWR{Opcode: wc.WRSendWithImm, SGList: []qp.SGE{w.sge(0, 4096, 500)}, Imm: 7})
+	ah, err := pds[0].CreateAH(AHAttr{DLID: w.lids[1], PortNum: 1})
+	w.must(err)
+	w.post(4, qp.SendWR{Opcode: wc.WRSend, SGList: []qp.SGE{w.sge(0, 4096, 100)}, AH: ah, RemoteQPN: w.qps[5].Num(), RemoteQKey: wwQKey})
+	return w
+}
+
+func (w *wireWorld) must(err error) {
+	w.t.Helper()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// sge names n bytes at offset off of side's MR.
+func (w *wireWorld) sge(side, off, n int) qp.SGE {
+	mr := w.mrs[side]
+	return qp.SGE{Addr: mr.Addr() + uint64(off), Length: uint32(n), LKey: mr.LKey()}
+}
+
+// post posts one signaled send on QP i.
+func (w *wireWorld) post(i int, wr qp.SendWR) {
+	w.t.Helper()
+	wr.WRID = uint64(wwSendID + 16*i + len(w.posted[i]) - 4)
+	wr.Flags |= qp.SendSignaled
+	_, err := w.qps[i].PostSend([]qp.SendWR{wr})
+	w.must(err)
+	w.posted[i][wr.WRID] = 0
+}
+
+// inject puts a packet decoded from b on the wire to one of the QPs, as
+// another adapter would.
+func (w *wireWorld) inject(b [17]byte) {
+	ti := int(b[0]) % len(w.qps)
+	dst := w.qps[ti]
+	side, peer := ti%2, ti^1
+	flags := b[3]
+	p := qp.Packet{
+		Kind:      qp.PacketKind(b[1] % 9), // two kinds beyond the last
+		Transport: []qp.Type{qp.RC, qp.UC, qp.UD, qp.Type(9)}[b[2]%4],
+		First:     flags&1 != 0,
+		Last:      flags&2 != 0,
+		SE:        flags&4 != 0,
+		Op:        wc.WROpcode(b[4] % 12),
+		SrcQPN:    w.qps[peer].Num(),
+		DstQPN:    dst.Num(),
+		Syndrome:  qp.Syndrome(b[7] % 8),
+		RNRTimer:  b[8] % 32,
+		Imm:       uint32(b[15]),
+		QKey:      wwQKey,
+		Port:      1,
+		SLID:      w.lids[1-side],
+		DLID:      w.lids[side],
+	}
+	// A PSN near the one each direction starts from: a's requests from 0,
+	// b's from 1000 (ConnectOptions.SQPSN).
+	base := 0
+	if b[6]&1 != 0 {
+		base = 1000
+	}
+	p.PSN = uint32(base+int(int8(b[5]))) & 0xffffff
+	if flags&8 != 0 {
+		p.SrcQPN ^= uint32(b[9]) + 1 // someone else
+	}
+	if flags&16 != 0 {
+		p.SLID ^= 0x40
+	}
+	if flags&32 != 0 {
+		p.QKey ^= uint32(b[10]) + 1
+	}
+	if flags&64 != 0 {
+		p.DstQPN = uint32(b[11]) << 4 // probably no QP
+	}
+	target := w.mrs[side]
+	p.RemoteAddr = target.Addr() + uint64(binary.BigEndian.Uint16(b[9:11])) - 256
+	switch b[11] % 4 {
+	case 0, 1:
+		p.RKey = target.RKey()
+	case 2:
+		p.RKey = target.LKey()
+	default:
+		p.RKey = uint32(b[12]) << 8
+	}
+	p.DMALen = uint32(binary.BigEndian.Uint16(b[12:14]))
+	if flags&128 != 0 {
+		p.DMALen |= 1 << 31
+	}
+	p.CompareAdd, p.Swap, p.Orig = uint64(b[13]), uint64(b[14]), uint64(b[16])
+	n := int(b[14]) * 24 // up to 6120 bytes: more than any MTU
+	w.f.mu.Lock()
+	defer w.f.mu.Unlock()
+	e := w.f.eng
+	pk := e.newPacket()
+	pay := pk.Payload[:0]
+	for i := range n {
+		pay = append(pay, byte(i))
+	}
+	*pk = p
+	pk.Payload = pay
+	d := w.f.Devices()[side]
+	e.arriveLocked(d.ports[0], pk)
+}
+
+// check polls both CQs and checks every completion against what was
+// posted.
+func (w *wireWorld) check() {
+	w.t.Helper()
+	for side, c := range w.cqs {
+		for {
+			n, err := c.Poll(w.wcs)
+			if err != nil {
+				w.t.Fatalf("poll_cq of device %d: %v", side, err)
+			}
+			if n == 0 {
+				break
+			}
+			for _, x := range w.wcs[:n] {
+				w.checkWC(side, x)
+			}
+		}
+	}
+	for i, q := range w.qps {
+		if s := q.State(); s > qp.Err {
+			w.t.Fatalf("qp %d is in state %v", i, s)
+		}
+	}
+}
+
+func (w *wireWorld) checkWC(side int, x wc.WC) {
+	w.t.Helper()
+	qi := -1
+	for i := side; i < len(w.qps); i += 2 {
+		if w.qps[i].Num() == x.QPNum {
+			qi = i
+		}
+	}
+	what := fmt.Sprintf("device %d: completion wr_id %#x qp %#x %s", side, x.WRID, x.QPNum, x.Status.Name())
+	if qi < 0 {
+		w.t.Fatalf("%s names no QP of its device", what)
+	}
+	size, ok := w.posted[qi][x.WRID]
+	if !ok {
+		w.t.Fatalf("%s: qp %d never posted that wr_id", what, qi)
+	}
+	if w.done[x.WRID] {
+		w.t.Fatalf("%s: that request already completed", what)
+	}
+	w.done[x.WRID] = true
+	if x.Status != wc.Success {
+		switch x.Status {
+		case wc.LocEECOpErr, wc.LocRDDViolErr, wc.RemInvRDReqErr, wc.InvEECNErr, wc.InvEECStateErr, wc.MWBindErr, wc.TMErr, wc.TMRndvIncomplete:
+			w.t.Fatalf("%s: a status the engine never produces (WC-S03)", what)
+		}
+		return
+	}
+	recv := x.WRID >= wwRecvID
+	if x.Opcode.IsRecv() != recv {
+		w.t.Fatalf("%s: opcode %s on a %s request (WC-06)", what, x.Opcode.Name(), map[bool]string{true: "receive", false: "send"}[recv])
+	}
+	if recv && x.ByteLen > size {
+		w.t.Fatalf("%s: byte_len %d above the receive buffer's %d", what, x.ByteLen, size)
+	}
+}
