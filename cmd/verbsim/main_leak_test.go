@@ -1,0 +1,10 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/verbsim/verbsim/internal/leakcheck"
+)
+
+// TestMain fails the package's tests if they leave goroutines behind.
+func TestMain(m *testing.M) { leakcheck.Main(m) }

@@ -1,0 +1,28 @@
+package leakcheck
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLeftover: a goroutine blocked on a channel is reported, with the
+// function it runs, until it ends.
+func TestLeftover(t *testing.T) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go blockedHere(stop, done)
+	if left := wait(50 * time.Millisecond); !strings.Contains(left, "leakcheck.blockedHere") {
+		t.Fatalf("a blocked goroutine is not reported; leftover:\n%s", left)
+	}
+	close(stop)
+	<-done
+	if left := wait(time.Second); left != "" {
+		t.Fatalf("the goroutine ended, yet the leftover is:\n%s", left)
+	}
+}
+
+func blockedHere(stop, done chan struct{}) {
+	<-stop
+	close(done)
+}
