@@ -2,7 +2,9 @@ package conformance
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/verbsim/verbsim/conformance/model"
 	"github.com/verbsim/verbsim/sim/qp"
@@ -40,6 +42,11 @@ type TrafficProfile struct {
 	// UD datagrams up to MTU+40 bytes (XFER-20) and RC and UC messages of up
 	// to 640 bytes, so an MTU of 256 makes them span packets.
 	MTU int
+	// FreeSlotOnRetire: a send or receive slot is free again as soon as the
+	// device completes or flushes its request, before its completion is
+	// polled (QP-29 B, QP-31, rxe; Profile.FreeSlotOnRetire). False: only
+	// once the completion covering it is polled (QP-29 A).
+	FreeSlotOnRetire bool
 }
 
 // TrafficFabric is a fabric of two or more adapters whose ports reach one
@@ -70,15 +77,17 @@ type NewTrafficFabric func(seed uint64, faults bool) (TrafficFabric, error)
 const (
 	tsMaxQPs     = 8
 	tsRegion     = 768     // bytes of one buffer region
-	tsSendRegs   = 16      // send regions per QP: at least its send depth
-	tsRecvRegs   = 16      // receive regions per QP
+	tsSendRegs   = 16      // send regions per QP: at most this many sends held (QP-36)
+	tsRecvRegs   = 16      // receive regions per QP: at most this many receives held
 	tsTargets    = 12      // RDMA WRITE target regions per QP
 	tsMaxLen     = 640     // the longest RC or UC message
 	tsMaxDepth   = 6       // the deepest queue asked for
-	tsCQE        = 256     // above the sum of the depths of the queues on a CQ (CQ-25)
 	tsInline     = 64      // max_inline_data asked for
 	tsIdleLimit  = 1 << 26 // how long RunUntilIdle may run while an RNR wait lasts for ever
 	tsFaultLimit = 1 << 36 // and under faults, where nothing waits for ever
+	// A request held completes at most once, so a CQ never holds more than
+	// this, under either reading of QP-29 (CQ-25).
+	tsCQE = tsMaxQPs * (tsSendRegs + tsRecvRegs)
 )
 
 // TrafficStateMachine runs random traffic between RC, UC and UD QPs on the
@@ -90,9 +99,13 @@ const (
 // WRITEs (some with a bad rkey) and WRITEs with immediate of random sizes,
 // signaling and gather lists, and UD datagrams to random QPs with right or
 // wrong Q_Keys, poll CQs with random batch sizes, let time pass or run the
-// fabric until idle, move QPs to ERR, and reset and reconnect them. With
-// faults the fabric drops, duplicates and delays packets, and the
-// comparison uses the weaker guarantees the rules give then.
+// fabric until idle, move QPs to ERR, and reset and reconnect them. A post
+// now and then asks for more than the queue takes: it must stop with ENOMEM
+// where QP-29 and QP-31 say under the fabric's reading
+// (TrafficProfile.FreeSlotOnRetire), and under reading B the posts use the
+// room that requests retired but not polled give back. With faults the
+// fabric drops, duplicates and delays packets, and the comparison uses the
+// weaker guarantees the rules give then.
 //
 // Run it with rapid.Check, or as a fuzz target with rapid.MakeFuzz.
 func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
@@ -113,6 +126,7 @@ func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
 		UDDuplicate:           r.prof.UDDuplicate,
 		MTU:                   r.prof.MTU,
 		QPEvents:              r.prof.QPEvents,
+		FreeSlotOnRetire:      r.prof.FreeSlotOnRetire,
 	})
 	r.setup()
 	// Start with a connection and a UD QP or two, so that the steps spend
@@ -284,7 +298,7 @@ func (r *tsRun) createQP(t *rapid.T, dev int, typ qp.Type) int {
 	r.qps = append(r.qps, tq)
 	i := r.m.AddQP(model.QPSpec{
 		Type: typ, Num: q.Num(), LID: r.f.Address(dev).DLID, SendCQ: scq, RecvCQ: rcq,
-		SendDepth: min(int(attr.Cap.MaxSendWR), tsSendRegs), RecvDepth: min(int(attr.Cap.MaxRecvWR), tsRecvRegs),
+		SendDepth: int(attr.Cap.MaxSendWR), RecvDepth: int(attr.Cap.MaxRecvWR),
 		SigAll: sigAll,
 	})
 	r.step("qp %d: %v %#x on device %d, cqs %d/%d, depths %d/%d, sq_sig_all=%v", i, typ, q.Num(), dev, scq, rcq,
@@ -428,8 +442,8 @@ func (r *tsRun) postRecv(t *rapid.T) {
 	}
 	q := r.qps[i]
 	_, room := r.m.Room(i)
-	room = min(room, len(q.recvFree))
-	if room == 0 {
+	count := drawCount(t, room, len(q.recvFree), "receives")
+	if count == 0 {
 		return
 	}
 	maxCap := tsMaxLen + 64
@@ -451,7 +465,7 @@ func (r *tsRun) postRecv(t *rapid.T) {
 	}
 	var wrs []qp.RecvWR
 	var rs []model.Recv
-	for range rapid.IntRange(1, min(3, room)).Draw(t, "receives") {
+	for range count {
 		id := r.nextWRID()
 		c := rapid.OneOf(capacity...).Draw(t, "capacity")
 		region := q.recvFree[0]
@@ -467,13 +481,109 @@ func (r *tsRun) postRecv(t *rapid.T) {
 	if r.m.SettleBeforeRecv(i) {
 		r.settle()
 	}
-	n, err := q.q.PostRecv(wrs)
-	if err != nil || n != len(wrs) {
-		t.Fatalf("qp %d: ibv_post_recv of %d with room for %d: %d posted, %v (QP-31)", i, len(wrs), room, n, err)
+	k := r.postable(t, i, true, len(wrs))
+	r.unpostRecvs(wrs[k:])
+	wrs, rs = wrs[:k], rs[:k]
+	if k == 0 {
+		return
 	}
-	r.step("qp %d: post %d receives %v", i, len(rs), rs)
-	r.fatal(r.m.PostRecv(i, rs))
+	n, err := q.q.PostRecv(wrs)
+	r.checkPost(i, true, len(wrs), n, err)
+	r.unpostRecvs(wrs[n:])
+	r.step("qp %d: post %d receives %v: %d accepted", i, len(rs), rs, n)
+	r.fatal(r.m.PostRecv(i, rs[:n]))
 	r.settleIfNeeded()
+}
+
+// drawCount draws how many requests to post on a queue with room room, at
+// most limit (what the state machine's buffers allow) and 3: within the
+// room, and now and then past it, where the post must stop with ENOMEM
+// (QP-27, QP-29, QP-31). Past Min it may be more than the model knows the
+// queue takes; postable sorts that out before the post.
+func drawCount(t *rapid.T, room model.Span, limit int, label string) int {
+	limit = min(3, limit)
+	if rapid.IntRange(0, 7).Draw(t, "past the room") > 0 {
+		limit = min(limit, room.Max)
+	}
+	if limit <= 0 {
+		return 0
+	}
+	return rapid.IntRange(1, limit).Draw(t, label)
+}
+
+// postable returns how many of the n requests about to be posted on QP i's
+// send or receive queue to post, all of them if the model knows how many
+// the queue takes. Under QP-29 B it may not: a request may have retired or
+// not (model.Traffic.Room). Then it runs the fabric until idle, and for a
+// receive queue that still does not say, also polls every CQ empty (a
+// lossy UC or UD receive request is seen to retire only in its
+// completion); or it posts only what the queue certainly takes.
+func (r *tsRun) postable(t *rapid.T, i int, recv bool, n int) int {
+	room := func() model.Span {
+		send, rcv := r.m.Room(i)
+		if recv {
+			return rcv
+		}
+		return send
+	}
+	x := room()
+	if x.Exact() || n <= x.Min {
+		return n
+	}
+	if rapid.Bool().Draw(t, "settle to know the room") {
+		r.settle()
+		if x = room(); !x.Exact() && n > x.Min {
+			r.drain()
+			x = room()
+		}
+		if x.Exact() || n <= x.Min {
+			return n
+		}
+		r.t.Fatalf("qp %d: the model does not know the room of a queue on a quiet fabric: %+v", i, x)
+	}
+	return max(0, min(n, x.Min))
+}
+
+// checkPost checks what a post of asked requests on QP i returned: as many
+// as the queue had room for (model.Traffic.CheckPost), and ENOMEM exactly
+// when it stopped short (QP-27).
+func (r *tsRun) checkPost(i int, recv bool, asked, n int, err error) {
+	r.t.Helper()
+	verb, rule := "ibv_post_send", "QP-29"
+	if recv {
+		verb, rule = "ibv_post_recv", "QP-31"
+	}
+	if e := r.m.CheckPost(i, recv, asked, n); e != nil {
+		r.t.Fatalf("%v (the call returned %v)", e, err)
+	}
+	switch {
+	case n == asked && err != nil:
+		r.t.Fatalf("qp %d: %s posted all %d requests, and returned %v (QP-27)", i, verb, asked, err)
+	case n < asked && !errors.Is(err, syscall.ENOMEM):
+		r.t.Fatalf("qp %d: %s posted %d of %d requests on a full queue, and returned %v, want ENOMEM (QP-27, %s)", i, verb, n, asked, err, rule)
+	}
+}
+
+// unpostRecvs gives back the buffers of receive requests that were not
+// posted.
+func (r *tsRun) unpostRecvs(wrs []qp.RecvWR) {
+	for _, w := range wrs {
+		b := r.recvAt[w.WRID]
+		r.qps[b.qp].recvFree = append(r.qps[b.qp].recvFree, b.region)
+		delete(r.recvAt, w.WRID)
+	}
+}
+
+// unpostSends gives back the buffers of send requests of QP i that were not
+// posted, the last ones of a list: their send regions and WRITE targets.
+func (r *tsRun) unpostSends(i int, wrs []qp.SendWR) {
+	r.qps[i].sends -= uint64(len(wrs))
+	for _, w := range wrs {
+		if b, ok := r.targetAt[w.WRID]; ok {
+			r.qps[b.qp].targetFree = append(r.qps[b.qp].targetFree, b.region)
+			delete(r.targetAt, w.WRID)
+		}
+	}
 }
 
 func (r *tsRun) postSend(t *rapid.T) {
@@ -486,7 +596,9 @@ func (r *tsRun) postSend(t *rapid.T) {
 	}
 	q := r.qps[i]
 	room, _ := r.m.Room(i)
-	if room == 0 {
+	held, _ := r.m.Held(i)
+	count := drawCount(t, room, tsSendRegs-held, "sends")
+	if count == 0 {
 		return
 	}
 	var uds []int
@@ -506,7 +618,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 	var wrs []qp.SendWR
 	var ss []model.Send
 	var inline []tsBuf
-	for range rapid.IntRange(1, min(3, room)).Draw(t, "sends") {
+	for range count {
 		id := r.nextWRID()
 		s := model.Send{WRID: id, Seed: id ^ 0x5eed, Dest: -1,
 			Signaled: rapid.IntRange(0, 3).Draw(t, "signaled") > 0,
@@ -613,15 +725,20 @@ func (r *tsRun) postSend(t *rapid.T) {
 		// Let nothing else be in flight when a QP fails (see Unsettled).
 		r.settle()
 	}
-	n, err := q.q.PostSend(wrs)
-	if err != nil || n != len(wrs) {
-		t.Fatalf("qp %d: ibv_post_send of %d with room for %d: %d posted, %v (QP-29)", i, len(wrs), room, n, err)
+	k := r.postable(t, i, false, len(wrs))
+	r.unpostSends(i, wrs[k:])
+	wrs, ss = wrs[:k], ss[:k]
+	if k == 0 {
+		return
 	}
+	n, err := q.q.PostSend(wrs)
+	r.checkPost(i, false, len(wrs), n, err)
+	r.unpostSends(i, wrs[n:])
 	for _, b := range inline {
 		r.write(b, bytes.Repeat([]byte{0xee}, tsRegion))
 	}
-	r.step("qp %d: post %d sends %+v", i, len(ss), ss)
-	r.fatal(r.m.PostSend(i, ss))
+	r.step("qp %d: post %d sends %+v: %d accepted", i, len(ss), ss, n)
+	r.fatal(r.m.PostSend(i, ss[:n]))
 	r.settleIfNeeded()
 }
 

@@ -1,10 +1,12 @@
 package conformance_test
 
 import (
+	"errors"
 	"flag"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/verbsim/verbsim/conformance"
@@ -65,6 +67,9 @@ type tmHooks struct {
 	query    func(q conformance.QP) (qp.Attr, error)
 	tryAsync func(c conformance.Context) (conformance.AsyncEvent, error)
 	outst    func(q conformance.QP) (send, recv int)
+	// profile replaces what the fabric claims to follow: a device that
+	// behaves under one reading and claims the other.
+	profile func(p conformance.TrafficProfile) conformance.TrafficProfile
 }
 
 // trafficMutant is a broken fabric and the rules whose checks must catch it.
@@ -102,6 +107,14 @@ func (f tmFabric) Devices() []conformance.Device {
 		ds = append(ds, tmDevice{d, f.h})
 	}
 	return ds
+}
+
+func (f tmFabric) TrafficProfile() conformance.TrafficProfile {
+	p := f.TrafficFabric.TrafficProfile()
+	if f.h.profile != nil {
+		p = f.h.profile(p)
+	}
+	return p
 }
 
 type tmDevice struct {
@@ -390,6 +403,24 @@ func trafficMutants() []trafficMutant {
 					return s, r + 1
 				}}
 			}},
+		// QP-29, QP-31: the state machine posts past reading A's room under
+		// B, and to a full queue under either.
+		{name: "frees slots on poll, claims QP-29 reading B", rules: []string{"QP-29", "QP-31"}, base: def,
+			hooks: claimFreeSlotOnRetire(true)},
+		{name: "frees slots on retire, claims QP-29 reading A", rules: []string{"QP-29", "QP-31"}, base: rxe,
+			hooks: claimFreeSlotOnRetire(false)},
+		{name: "frees slots on poll, claims QP-29 reading B, under faults", rules: []string{"QP-29", "QP-31"}, base: def, faults: true,
+			hooks: claimFreeSlotOnRetire(true)},
+		{name: "a full send queue refuses with EAGAIN", rules: []string{"QP-27"}, base: def,
+			hooks: func() *tmHooks {
+				return &tmHooks{postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+					n, err := q.PostSend(wrs)
+					if errors.Is(err, syscall.ENOMEM) {
+						err = syscall.EAGAIN
+					}
+					return n, err
+				}}
+			}},
 		{name: "state reads RTS in ERR", rules: []string{"QP-24"}, base: def,
 			hooks: func() *tmHooks {
 				return &tmHooks{query: func(q conformance.QP) (qp.Attr, error) {
@@ -400,6 +431,17 @@ func trafficMutants() []trafficMutant {
 					return a, err
 				}}
 			}},
+	}
+}
+
+// claimFreeSlotOnRetire returns hooks under which the fabric claims reading
+// B of QP-29 (onRetire) or A, whatever its devices do.
+func claimFreeSlotOnRetire(onRetire bool) func() *tmHooks {
+	return func() *tmHooks {
+		return &tmHooks{profile: func(p conformance.TrafficProfile) conformance.TrafficProfile {
+			p.FreeSlotOnRetire = onRetire
+			return p
+		}}
 	}
 }
 

@@ -50,6 +50,13 @@ import (
 //   - A QP moved to ERR flushes everything outstanding, and requests posted
 //     there are flushed (FLUSH-01, FLUSH-05). Its peer's RC requests then
 //     end in RETRY_EXC_ERR, its peer's UC messages vanish (XFER-28).
+//   - How many requests a post accepts before ENOMEM (QP-27, QP-29, QP-31):
+//     the depth less the requests whose slots are taken. Under QP-29 A a
+//     slot is taken until the completion of its request, or of a later one
+//     that covers it, is polled; under B (FreeSlotOnRetire) until the
+//     device completes or flushes the request, as the QP model has it
+//     (Readings.FreeSlotOnRetire). Under B the model knows that only for
+//     what is due now, so Room gives bounds (see there).
 //
 // With TrafficReadings.Lossy the fabric may drop, duplicate and delay
 // packets. RC still delivers exactly once and in order; UC and UD deliver a
@@ -101,6 +108,13 @@ type TrafficReadings struct {
 	// QP_REQ_ERR or QP_ACCESS_ERR (XFER-15, ASYNC-09, ASYNC-10, ASYNC-11
 	// default); false: it raises nothing (rxe).
 	QPEvents bool
+	// FreeSlotOnRetire: a work-queue slot is free again as soon as the
+	// device retires its request, completes or flushes it, whether its
+	// completion has been polled or not (QP-29 B, QP-31, rxe). False: only
+	// once the completion of the request, or of a later one of its queue
+	// that covers it, is polled (QP-29 A). Readings.FreeSlotOnRetire is the
+	// same reading for the QP model.
+	FreeSlotOnRetire bool
 }
 
 // The async events the traffic model predicts, with their verbs values
@@ -122,7 +136,7 @@ type QPSpec struct {
 	Num                  uint32  // qp_num
 	LID                  uint16  // LID of its port: the slid of its UD datagrams (WC-12)
 	SendCQ, RecvCQ       int     // CQ indices
-	SendDepth, RecvDepth int     // the real max_send_wr and max_recv_wr (QP-29 A, QP-31)
+	SendDepth, RecvDepth int     // the real max_send_wr and max_recv_wr (QP-29, QP-31)
 	SigAll               bool    // sq_sig_all (CQ-19)
 }
 
@@ -336,12 +350,125 @@ func (m *Traffic) State(q int) qp.State { return m.qps[q].state }
 // Peer returns the QP q is connected to, or -1.
 func (m *Traffic) Peer(q int) int { return m.qps[q].peer }
 
-// Room returns how many more send and receive requests QP q takes: a slot
-// is taken until the completion of its request, or of a later request that
-// covers it, has been polled (QP-29 A, QP-31).
-func (m *Traffic) Room(q int) (send, recv int) {
+// Span is how many more requests a work queue takes: at least Min, at most
+// Max.
+type Span struct{ Min, Max int }
+
+// Exact reports whether the model knows the room: Min and Max agree.
+func (s Span) Exact() bool { return s.Min == s.Max }
+
+// Room returns how many more send and receive requests QP q takes in one
+// post. Under QP-29 A a slot is taken until the completion of its request,
+// or of a later request that covers it, has been polled (QP-29 A, QP-31):
+// the model knows the room exactly. Under FreeSlotOnRetire a slot is free
+// as soon as the device retires its request (QP-29 B), and the model knows
+// when that happened only where the request's completion is due now: work
+// that waits for a timer or for a packet of a lossy fabric may have retired
+// or not, and a receive request of a lossy UC or UD QP retires when a
+// message that may never come arrives. Min counts only what has certainly
+// retired, Max everything that may have. Settle makes the send queues
+// exact, and so does Quiesced the receive queues.
+func (m *Traffic) Room(q int) (send, recv Span) {
 	t := m.qps[q]
-	return t.SendDepth - len(t.sq), t.RecvDepth - len(t.rq)
+	return m.room(t, t.sq, t.SendDepth), m.room(t, t.rq, t.RecvDepth)
+}
+
+func (m *Traffic) room(t *tqp, ws []*twr, depth int) Span {
+	r := Span{depth - len(ws), depth - len(ws)}
+	if !m.r.FreeSlotOnRetire {
+		return r
+	}
+	for _, w := range ws {
+		sure, maybe := m.retired(t, w)
+		if sure {
+			r.Min++
+		}
+		if maybe {
+			r.Max++
+		}
+	}
+	return r
+}
+
+// retired reports whether the device has retired request w of QP t, that
+// is completed or flushed it, its completion polled or not: for certain
+// (sure), or perhaps (maybe). Under QP-29 B that frees its slot.
+func (m *Traffic) retired(t *tqp, w *twr) (sure, maybe bool) {
+	switch {
+	case w.allowed != nil:
+		// Its outcome is decided: done if due now, perhaps if it waits
+		// for a timer or a packet.
+		return w.due == dueNow, true
+	case w.lossy && w.flushOK:
+		// Its QP entered ERR: a message took it before, or the flush did.
+		return w.due == dueNow, true
+	case w.lossy:
+		return false, m.mayArrive(t)
+	}
+	return false, false
+}
+
+// mayArrive reports whether a message may still reach a receive request of
+// lossy UC or UD QP t.
+func (m *Traffic) mayArrive(t *tqp) bool {
+	if t.Type == qp.UD {
+		return len(t.udIn) > 0
+	}
+	if t.in == nil {
+		return false
+	}
+	for _, msg := range t.in.msgs[t.in.matched+1:] {
+		if msg.fate == fateUnknown && msg.needsRecv() {
+			return true
+		}
+	}
+	return false
+}
+
+// Held returns how many send and receive requests of QP q have not had
+// their completions polled, or been covered by a later one's: the requests
+// whose buffers the caller must leave alone (QP-36) and whose completions
+// may still be in a CQ. Under QP-29 A that is the queue's occupancy; under
+// B it may exceed the depth.
+func (m *Traffic) Held(q int) (send, recv int) {
+	t := m.qps[q]
+	return len(t.sq), len(t.rq)
+}
+
+// CheckPost compares how many of asked requests one ibv_post_send on QP q
+// (or ibv_post_recv, with recv) accepted, the rest refused with ENOMEM
+// (QP-27), with the room the queue had when the call began (Room): the
+// list stops at a full queue (QP-29, QP-31). A slot that the list's own
+// requests free as they execute is not free for the later requests of the
+// same list: a device queues the whole list before it executes any of it
+// (verbsim), as the QP model assumes for a list posted in ERR. Where Room is
+// not exact any count between the two bounds is accepted; a caller that
+// wants the count checked exactly settles first.
+func (m *Traffic) CheckPost(q int, recv bool, asked, accepted int) error {
+	send, rcv := m.Room(q)
+	r, verb, rule := send, "ibv_post_send", "QP-29"
+	if recv {
+		r, verb, rule = rcv, "ibv_post_recv", "QP-31"
+	}
+	lo, hi := min(asked, max(r.Min, 0)), min(asked, max(r.Max, 0))
+	if accepted >= lo && accepted <= hi {
+		return nil
+	}
+	t := m.qps[q]
+	held := len(t.sq)
+	depth := t.SendDepth
+	if recv {
+		held, depth = len(t.rq), t.RecvDepth
+	}
+	reading := fmt.Sprintf("reading A: a slot is free once the completion covering it is polled; %d of %d held", held, depth)
+	if m.r.FreeSlotOnRetire {
+		reading = fmt.Sprintf("reading B: a slot is free once the device has completed or flushed its request; %d of %d not polled", held, depth)
+	}
+	want := fmt.Sprint(lo)
+	if lo != hi {
+		want = fmt.Sprintf("%d to %d", lo, hi)
+	}
+	return fmt.Errorf("qp %d (%#x): %s of %d accepted %d, want %s (%s, %s)", q, t.Num, verb, asked, accepted, want, rule, reading)
 }
 
 // Credit returns how many receive requests the peer of RC QP q has that no
@@ -432,13 +559,13 @@ func complete(w *twr, d due, st ...wc.Status) {
 }
 
 // PostRecv records receive requests posted on QP q, which the
-// implementation accepted. The caller posts only where Room allows.
+// implementation accepted (CheckPost says how many it must).
 func (m *Traffic) PostRecv(q int, rs []Recv) error {
 	t := m.qps[q]
 	if t.state == qp.Reset {
 		return fmt.Errorf("qp %d: the model does not post receives in RESET", q)
 	}
-	if len(t.rq)+len(rs) > t.RecvDepth {
+	if _, room := m.Room(q); len(rs) > room.Max {
 		return fmt.Errorf("qp %d: receive queue full", q)
 	}
 	for _, r := range rs {
@@ -463,15 +590,15 @@ func (m *Traffic) PostRecv(q int, rs []Recv) error {
 }
 
 // PostSend records send requests posted on QP q, which the implementation
-// accepted. The caller posts only where Room allows and, when Lossy, RC
-// consumers (SEND, WRITE_WITH_IMM) only where Credit allows: under faults
-// the model does not predict RNR.
+// accepted (CheckPost says how many it must). When Lossy, the caller posts
+// RC consumers (SEND, WRITE_WITH_IMM) only where Credit allows: under
+// faults the model does not predict RNR.
 func (m *Traffic) PostSend(q int, ss []Send) error {
 	t := m.qps[q]
 	if t.state != qp.RTS && t.state != qp.Err {
 		return fmt.Errorf("qp %d: the model posts sends in RTS and ERR only, not %v", q, t.state)
 	}
-	if len(t.sq)+len(ss) > t.SendDepth {
+	if room, _ := m.Room(q); len(ss) > room.Max {
 		return fmt.Errorf("qp %d: send queue full", q)
 	}
 	if t.Type != qp.UD && t.peer < 0 {
@@ -772,8 +899,9 @@ func (m *Traffic) Reset(q int) error {
 	if t.state != qp.Err || t.uncertain {
 		return fmt.Errorf("qp %d: the model resets settled QPs in ERR only, not %v", q, t.state)
 	}
-	// Unsignaled requests that succeeded hold their slots until a later
-	// completion covers them (QP-29 A); the reset frees them (FLUSH-08).
+	// Unsignaled requests that succeeded are held until a later
+	// completion covers them (and hold their slots, under QP-29 A); the
+	// reset frees them (FLUSH-08).
 	// Everything else must have been polled: the model does not follow
 	// completions that outlive a reset (CQ-26).
 	for _, w := range append(slices.Clone(t.sq), t.rq...) {

@@ -167,13 +167,13 @@ func TestTrafficSignaling(t *testing.T) {
 	u2 := Send{WRID: 2, Op: wc.WRRDMAWrite, Len: 8, Seed: 6, Fill: 9}
 	s3 := Send{WRID: 3, Op: wc.WRRDMAWrite, Len: 8, Seed: 7, Fill: 9, Signaled: true}
 	w.send(0, u1, u2, s3)
-	if room, _ := w.m.Room(0); room != 5 {
-		t.Fatalf("room %d, want 5", room)
+	if room, _ := w.m.Room(0); room != (Span{5, 5}) {
+		t.Fatalf("room %+v, want 5", room)
 	}
 	wantErr(t, w.poll(0, 1, sendWC(1, 0x100, wc.Success, wc.RDMAWrite)), "CQ-19")
 	w.ok(w.poll(0, 4, sendWC(3, 0x100, wc.Success, wc.RDMAWrite)))
-	if room, _ := w.m.Room(0); room != 8 {
-		t.Fatalf("room %d after the covering completion, want 8", room)
+	if room, _ := w.m.Room(0); room != (Span{8, 8}) {
+		t.Fatalf("room %+v after the covering completion, want 8", room)
 	}
 	// The WRITEs executed: their targets must hold the payloads (XFER-11).
 	for _, s := range []Send{u1, u2, s3} {
@@ -184,6 +184,104 @@ func TestTrafficSignaling(t *testing.T) {
 	if len(released) != 3 {
 		t.Fatalf("released %v, want the three WRITEs", released)
 	}
+}
+
+// room returns the send or receive room of QP q.
+func (w *world) room(q int, recv bool) Span {
+	send, rcv := w.m.Room(q)
+	if recv {
+		return rcv
+	}
+	return send
+}
+
+// wantRoom requires the room of a queue of QP q to be want.
+func (w *world) wantRoom(q int, recv bool, want Span, when string) {
+	w.t.Helper()
+	if got := w.room(q, recv); got != want {
+		w.t.Fatalf("%s: room %+v, want %+v", when, got, want)
+	}
+}
+
+// TestTrafficSlotsOnPoll: under QP-29 A a slot is free once the completion
+// covering its request is polled, so a queue whose requests have all
+// completed is still full, and a post stops there with ENOMEM (QP-27).
+func TestTrafficSlotsOnPoll(t *testing.T) {
+	w := newWorld(t, exact, qp.UC, qp.UC)
+	w.ok(w.m.Connect(0, 1, 0, 0))
+	var ss []Send
+	for i := range 8 {
+		ss = append(ss, Send{WRID: uint64(i + 1), Op: wc.WRRDMAWrite, Len: 4, Seed: uint64(i), Fill: 1})
+	}
+	w.send(0, ss[:6]...)
+	w.wantRoom(0, false, Span{2, 2}, "six unsignaled WRITEs done, none covered")
+	w.ok(w.m.CheckPost(0, false, 3, 2))
+	wantErr(t, w.m.CheckPost(0, false, 3, 3), "QP-29", "reading A", "accepted 3, want 2")
+	w.recv(1, Recv{WRID: 11, Cap: 8}, Recv{WRID: 12, Cap: 8})
+	wantErr(t, w.m.CheckPost(1, true, 8, 7), "QP-31", "want 6")
+}
+
+// TestTrafficSlotsOnRetire: under QP-29 B a slot is free once the device
+// has completed or flushed its request, polled or not. The model knows it
+// where the completion is due now; work waiting for a timer, or a lossy
+// receive a datagram may still reach, leaves the room between two bounds
+// until Settle, or Quiesced, says.
+func TestTrafficSlotsOnRetire(t *testing.T) {
+	b := exact
+	b.FreeSlotOnRetire = true
+	w := newWorld(t, b, qp.UC, qp.UC)
+	w.ok(w.m.Connect(0, 1, 0, 0))
+	for i := range 20 { // well past the depth, nothing polled
+		w.send(0, Send{WRID: uint64(i + 1), Op: wc.WRRDMAWrite, Len: 4, Seed: uint64(i), Fill: 1})
+	}
+	w.wantRoom(0, false, Span{8, 8}, "UC WRITEs done, none covered")
+	if held, _ := w.m.Held(0); held != 20 {
+		t.Fatalf("held %d, want 20", held)
+	}
+	w.ok(w.m.CheckPost(0, false, 9, 8))
+	wantErr(t, w.m.CheckPost(0, false, 9, 6), "QP-29", "reading B", "accepted 6, want 8")
+
+	// RC behind an RNR wait (rnr_retry 7): nothing retires until the retry.
+	w = newWorld(t, b, qp.RC, qp.RC)
+	w.ok(w.m.Connect(0, 1, 7, 7))
+	s := Send{WRID: 1, Op: wc.WRSend, Len: 4, Seed: 1}
+	w.send(0, s)
+	w.wantRoom(0, false, Span{7, 7}, "a SEND waiting after an RNR NAK")
+	r := Recv{WRID: 11, Cap: 8, Fill: 1}
+	w.recv(1, r)
+	w.wantRoom(1, true, Span{7, 7}, "a receive the waiting SEND takes at its retry")
+	w.m.Tick() // the retry may have run
+	w.wantRoom(0, false, Span{7, 8}, "after time passed")
+	w.wantRoom(1, true, Span{7, 8}, "after time passed")
+	w.ok(w.m.CheckPost(0, false, 8, 7))
+	w.ok(w.m.CheckPost(0, false, 8, 8))
+	wantErr(t, w.m.CheckPost(1, true, 8, 6), "QP-31", "want 7 to 8")
+	w.m.Settle()
+	w.wantRoom(0, false, Span{8, 8}, "settled")
+	w.wantRoom(1, true, Span{8, 8}, "settled")
+	// A flush retires at once (FLUSH-13 under SyncFlush).
+	w.send(0, Send{WRID: 2, Op: wc.WRSend, Len: 4, Seed: 2, Signaled: true})
+	w.wantRoom(0, false, Span{7, 7}, "a SEND waiting again")
+	w.ok(w.m.ToErr(0))
+	w.wantRoom(0, false, Span{8, 8}, "flushed")
+
+	// Lossy UD: a receive retires when a datagram arrives, which the
+	// model sees only in its completion.
+	lossy := b
+	lossy.Lossy = true
+	w = newWorld(t, lossy, qp.UD, qp.UD)
+	w.ok(w.m.ReadyUD(0, 0x11))
+	w.ok(w.m.ReadyUD(1, 0x22))
+	w.recv(1, Recv{WRID: 11, Cap: 60, Fill: 1})
+	w.wantRoom(1, true, Span{7, 7}, "nothing sent to it")
+	w.send(0, Send{WRID: 1, Op: wc.WRSend, Len: 4, Seed: 1, Dest: 1, QKey: 0x22})
+	w.wantRoom(1, true, Span{7, 8}, "a datagram on its way")
+	w.m.Settle()
+	w.wantRoom(1, true, Span{7, 8}, "settled: arrived or lost")
+	if _, err := w.m.Quiesced(w.mem); err != nil { // polled empty: it was lost
+		t.Fatal(err)
+	}
+	w.wantRoom(1, true, Span{7, 7}, "quiesced")
 }
 
 // TestTrafficRecvTooSmall: an RC SEND larger than its receive request fails

@@ -80,7 +80,8 @@ func (t *trafficFabric) RunUntilIdle(limit uint64) bool { return t.f.RunUntilIdl
 func (t *trafficFabric) Close() error                   { return t.f.Close() }
 
 func (t *trafficFabric) TrafficProfile() conformance.TrafficProfile {
-	tr := t.f.Profile().Transport
+	p := t.f.Profile()
+	tr := p.Transport
 	return conformance.TrafficProfile{
 		RecvTooSmallRemInvReq: tr.RecvTooSmallRemInvReq,
 		SendWCImm:             tr.SendWCImm,
@@ -95,6 +96,9 @@ func (t *trafficFabric) TrafficProfile() conformance.TrafficProfile {
 		UDDuplicate: true,
 		MTU:         TrafficMTU.Bytes(),
 		QPEvents:    !tr.NoQPEvents,
+		// QP-29: the engine frees a slot in the verb call that retires
+		// its request (Auto mode), or at the poll that covers it.
+		FreeSlotOnRetire: p.QP.FreeSlotOnRetire,
 	}
 }
 
