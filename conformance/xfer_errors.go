@@ -105,15 +105,7 @@ func init() {
 		// With an SRQ (UD only: UC QPs take none, QP-04) the rxe reading
 		// completes the receive with REM_INV_REQ_ERR.
 		for _, typ := range []qp.Type{qp.UD} {
-			s, err := w.b.pd.CreateSRQ(SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
-			if err != nil {
-				t.Fatalf("ibv_create_srq: %v", err)
-			}
-			t.Cleanup(func() {
-				c, cancel := graceful()
-				defer cancel()
-				_ = s.DestroyContext(c)
-			})
+			s := w.srqOn(w.b, 4)
 			ob := w.opts()
 			ob.srq = s
 			a, b := w.connect2(typ, w.opts(), ob)

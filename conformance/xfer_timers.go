@@ -200,15 +200,7 @@ func init() {
 	register("SRQ-09", "an empty SRQ is an empty receive queue: RNR on RC, a drop on UD", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		for _, typ := range []qp.Type{qp.RC, qp.UD} {
-			s, err := w.b.pd.CreateSRQ(SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 1}})
-			if err != nil {
-				t.Fatalf("ibv_create_srq: %v", err)
-			}
-			t.Cleanup(func() {
-				c, cancel := graceful()
-				defer cancel()
-				_ = s.DestroyContext(c)
-			})
+			s := w.srqOn(w.b, 8)
 			oa, ob := w.opts(), w.opts()
 			oa.rnrRetry = 0
 			ob.srq = s
