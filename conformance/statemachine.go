@@ -51,13 +51,7 @@ func StateMachine(t *rapid.T, newDevice NewDevice) {
 		}
 	}
 	s.startQPs(t)
-	// rapid picks actions uniformly; an action listed with weight w gets w
-	// entries, named "action", "action/2"...
-	weights := []struct {
-		name string
-		w    int
-		f    func(*rapid.T)
-	}{
+	actions := []smAction{
 		{"create-channel", 1, s.createChannel},
 		{"create-cq", 1, s.createCQ},
 		{"arm", 3, s.arm},
@@ -75,21 +69,27 @@ func StateMachine(t *rapid.T, newDevice NewDevice) {
 		{"ref", 1, s.ref},
 		{"unref", 1, s.unref},
 	}
-	for _, q := range s.qpSteps() {
-		weights = append(weights, struct {
-			name string
-			w    int
-			f    func(*rapid.T)
-		}{q.name, q.w, q.f})
-	}
-	actions := map[string]func(*rapid.T){
-		"": func(t *rapid.T) {
-			if err := m.Check(); err != nil {
-				t.Fatal(err)
-			}
-		},
-	}
-	for _, a := range weights {
+	repeatWeighted(t, func(t *rapid.T) {
+		if err := m.Check(); err != nil {
+			t.Fatal(err)
+		}
+	}, append(actions, s.qpSteps()...))
+}
+
+// smAction is one action of a rapid state machine, drawn w times as often
+// as an action of weight 1.
+type smAction struct {
+	name string
+	w    int
+	f    func(*rapid.T)
+}
+
+// repeatWeighted runs the actions with t.Repeat, check after each. rapid
+// picks actions uniformly, so an action of weight w gets w entries, named
+// "action", "action/2"...
+func repeatWeighted(t *rapid.T, check func(*rapid.T), as []smAction) {
+	actions := map[string]func(*rapid.T){"": check}
+	for _, a := range as {
 		for j := range a.w {
 			name := a.name
 			if j > 0 {

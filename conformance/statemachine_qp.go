@@ -13,16 +13,9 @@ import (
 // smMaxQPs bounds the QPs one run creates.
 const smMaxQPs = 6
 
-// qpStep is one QP step of the state machine, with its weight.
-type qpStep struct {
-	name string
-	w    int
-	f    func(*rapid.T)
-}
-
 // qpSteps returns the QP steps of s.
-func (s *smRun) qpSteps() []qpStep {
-	return []qpStep{
+func (s *smRun) qpSteps() []smAction {
+	return []smAction{
 		{"create-qp", 1, s.createQP},
 		{"qp-up", 3, s.qpUp},
 		{"modify-qp", 1, s.modifyQP},

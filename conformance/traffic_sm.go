@@ -135,12 +135,7 @@ func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
 	for range rapid.IntRange(0, 2).Draw(t, "ud qps") {
 		r.createUD(t)
 	}
-	actions := map[string]func(*rapid.T){"": r.checkStates}
-	for _, a := range []struct {
-		name string
-		w    int
-		f    func(*rapid.T)
-	}{
+	repeatWeighted(t, r.checkStates, []smAction{
 		{"create-rc", 1, func(t *rapid.T) { r.createConn(t, qp.RC) }},
 		{"create-uc", 1, func(t *rapid.T) { r.createConn(t, qp.UC) }},
 		{"create-ud", 1, r.createUD},
@@ -151,16 +146,7 @@ func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
 		{"settle", 1, r.settleAndDrain},
 		{"qp-err", 1, r.toErr},
 		{"reconnect", 1, r.reconnect},
-	} {
-		for j := range a.w {
-			name := a.name
-			if j > 0 {
-				name = fmt.Sprintf("%s/%d", a.name, j+1)
-			}
-			actions[name] = a.f
-		}
-	}
-	t.Repeat(actions)
+	})
 }
 
 // tsRun is one run of TrafficStateMachine.
