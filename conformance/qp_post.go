@@ -553,15 +553,7 @@ func qpCapacity(t *T, e *Env, recv bool) {
 			}
 			continue
 		}
-		n, err = post([]uint64{101})
-		w.wantPost(what+" in ERR before any flush completion is polled", n, err, 0, syscall.ENOMEM)
-		j := 1 + depth/2
-		w.wantFlushes(what, w.collectSome(cq, j), idRange(0, j))
-		n, err = post(idRange(200, j+1))
-		w.wantPost(fmt.Sprintf("%s in ERR after polling %d flush completions, of %d", what, j, j+1), n, err, j, syscall.ENOMEM)
-		w.wantFlushes(what, w.collect(cq, depth, what+": the rest"), append(idRange(uint64(j), depth-j), idRange(200, j)...))
-		n, err = post(idRange(300, depth))
-		w.wantPost(what+" of max requests once everything is polled", n, err, depth, 0)
+		w.qpReclaimOnPoll(cq, what+" in ERR", "flush completion", 101, depth, post, w.wantFlushes)
 		if t.Failed() {
 			return
 		}
@@ -569,6 +561,25 @@ func qpCapacity(t *T, e *Env, recv bool) {
 	if !recv {
 		qpCapacityExecuted(t, w)
 	}
+}
+
+// qpReclaimOnPoll checks reading A of QP-29/QP-31 on a queue whose depth
+// requests (wr_ids 0..depth-1) have all completed or been flushed, their
+// completions still in cq: one more post (wr_id extra) is ENOMEM; polling j
+// completions frees exactly j slots; once everything is polled the queue
+// takes depth again (wr_ids 300..). want checks the completions polled;
+// kind names them in messages.
+func (w *qpWorld) qpReclaimOnPoll(cq CQ, what, kind string, extra uint64, depth int, post func([]uint64) (int, error), want func(string, []wc.WC, []uint64)) {
+	w.t.Helper()
+	n, err := post([]uint64{extra})
+	w.wantPost(fmt.Sprintf("%s: one more before any %s is polled", what, kind), n, err, 0, syscall.ENOMEM)
+	j := 1 + depth/2
+	want(what, w.collectSome(cq, j), idRange(0, j))
+	n, err = post(idRange(200, j+1))
+	w.wantPost(fmt.Sprintf("%s after polling %d %ss, of %d", what, j, kind, j+1), n, err, j, syscall.ENOMEM)
+	want(what, w.collect(cq, depth, what+": the rest"), append(idRange(uint64(j), depth-j), idRange(200, j)...))
+	n, err = post(idRange(300, depth))
+	w.wantPost(what+" of max requests once everything is polled", n, err, depth, 0)
 }
 
 // qpCapacityExecuted checks QP-29 with sends that execute: on UC and UD QPs
@@ -599,15 +610,7 @@ func qpCapacityExecuted(t *T, w *qpWorld) {
 			}
 			continue
 		}
-		n, err = post([]uint64{100})
-		w.wantPost(what+" of one more before any completion is polled", n, err, 0, syscall.ENOMEM)
-		j := 1 + depth/2
-		w.wantSuccesses(what, w.collectSome(cq, j), idRange(0, j))
-		n, err = post(idRange(200, j+1))
-		w.wantPost(fmt.Sprintf("%s after polling %d completions, of %d", what, j, j+1), n, err, j, syscall.ENOMEM)
-		w.wantSuccesses(what, w.collect(cq, depth, what+": the rest"), append(idRange(uint64(j), depth-j), idRange(200, j)...))
-		n, err = post(idRange(300, depth))
-		w.wantPost(what+" of max requests once everything is polled", n, err, depth, 0)
+		w.qpReclaimOnPoll(cq, what, "completion", 100, depth, post, w.wantSuccesses)
 		w.collect(cq, depth, what+": the last ones")
 		if t.Failed() {
 			return
