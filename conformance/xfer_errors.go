@@ -219,11 +219,7 @@ func init() {
 		b.recv("a receive with a bad lkey", qp.RecvWR{WRID: 1, SGList: []qp.SGE{{Addr: w.b.addr(0), Length: 64, LKey: xBadKey(w.b.mr.LKey())}}})
 		a.post("a SEND", xSend(2, wc.WRSend, a.s.sge(0, 8)))
 		a.want("requester of a SEND into a bad receive SGE", w.await(a.scq, 1, "requester")[0], 2, wc.RemOpErr)
-		want := wc.LocProtErr
-		if w.tp.RecvProtQPOp {
-			want = wc.LocQPOpErr
-		}
-		b.want(fmt.Sprintf("receiver with a bad receive SGE (RecvProtQPOp=%v)", w.tp.RecvProtQPOp), w.await(b.rcq, 1, "receiver")[0], 1, want)
+		b.want(fmt.Sprintf("receiver with a bad receive SGE (RecvProtQPOp=%v)", w.tp.RecvProtQPOp), w.await(b.rcq, 1, "receiver")[0], 1, w.badRecvStatus())
 	})
 
 	register("XFER-17", "atomics: CMP_AND_SWP and FETCH_AND_ADD on a native-order word, returning the original", func(t *T, e *Env) {

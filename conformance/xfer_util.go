@@ -460,3 +460,13 @@ func xRDMA(id uint64, op wc.WROpcode, to *xSide, off int, sges ...qp.SGE) qp.Sen
 	r.RemoteAddr, r.RKey = to.addr(off), to.mr.RKey()
 	return r
 }
+
+// badRecvStatus is the status of a receive WR whose own buffer fails the
+// protection check when a SEND lands in it (XFER-16): LOC_PROT_ERR, or
+// LOC_QP_OP_ERR under the RecvProtQPOp reading (rxe).
+func (w *xWorld) badRecvStatus() wc.Status {
+	if w.tp.RecvProtQPOp {
+		return wc.LocQPOpErr
+	}
+	return wc.LocProtErr
+}
