@@ -17,7 +17,7 @@ func TestLeftover(t *testing.T) {
 	}
 	close(stop)
 	<-done
-	if left := wait(time.Second); left != "" {
+	if left := Wait("leakcheck.blockedHere"); left != "" {
 		t.Fatalf("the goroutine ended, yet the leftover is:\n%s", left)
 	}
 }
@@ -25,4 +25,18 @@ func TestLeftover(t *testing.T) {
 func blockedHere(stop, done chan struct{}) {
 	<-stop
 	close(done)
+}
+
+// TestWaitFilters: Wait looks only at the goroutines its marks name.
+func TestWaitFilters(t *testing.T) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go blockedHere(stop, done)
+	defer func() { close(stop); <-done }()
+	if left := wait(0, "no.such.function"); left != "" {
+		t.Fatalf("a goroutine the marks do not name is reported:\n%s", left)
+	}
+	if left := wait(0, "no.such.function", "leakcheck.blockedHere"); !strings.Contains(left, "leakcheck.blockedHere") {
+		t.Fatalf("a named goroutine is not reported; leftover:\n%s", left)
+	}
 }
