@@ -190,6 +190,9 @@ func setFlag(t *testing.T, name, value string) {
 // TestStateMachineCatchesMutants requires the state machine to fail on
 // every broken device of smMutants, and to pass on the transparent wrapper.
 func TestStateMachineCatchesMutants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a mutant sweep: runs without -short (rapid makes fewer checks under -short, too few to meet every mutant)")
+	}
 	setFlag(t, "rapid.nofailfile", "true") // failures are expected: leave no fail files
 	setFlag(t, "rapid.shrinktime", "1ms")  // detection is all that matters here
 	// A fixed seed and more runs: whether a random walk meets a mutant's

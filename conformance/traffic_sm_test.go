@@ -460,6 +460,9 @@ func rewriteBatch(f func(wcs []wc.WC)) func() *tmHooks {
 // to fail on every broken fabric of trafficMutants, naming one of the
 // mutant's rules, and to pass the transparent wrapper.
 func TestTrafficStateMachineCatchesMutants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a mutant sweep: runs without -short (rapid makes fewer checks under -short, too few to meet every mutant)")
+	}
 	setFlag(t, "rapid.nofailfile", "true") // failures are expected: leave no fail files
 	setFlag(t, "rapid.shrinktime", "1ms")  // detection is all that matters here
 	setFlag(t, "rapid.seed", "20261122")   // the same walks on every run
