@@ -114,10 +114,13 @@ type engine struct {
 	scratch []ReadyEvent
 	running bool
 	faults  Faults
-	log     *trace.Log
-	names   map[any]string // trace names of CQs, SRQs, PDs, MRs, AHs, channels, contexts
-	stats   EngineStats
-	bg      *background
+	aimed   []*Fault // armed targeted faults, in the order they were added
+	// faultSeq numbers targeted faults in the trace.
+	faultSeq int
+	log      *trace.Log
+	names    map[any]string // trace names of CQs, SRQs, PDs, MRs, AHs, channels, contexts
+	stats    EngineStats
+	bg       *background
 }
 
 // EngineStats counts what the engine did.

@@ -63,6 +63,32 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 	if tracing {
 		e.traceQP(from, d, "send "+describePacket(p), fmt.Sprintf("to %s qp %#x", dst.dev.name, p.DstQPN))
 	}
+	if len(e.aimed) > 0 {
+		switch act, x := e.aimLocked(d, dst, p); act {
+		case FaultDrop:
+			e.dropLocked(d, from, p, fmt.Sprintf("fault #%d: drop", x.id))
+			return
+		case FaultDuplicate:
+			e.stats.Duplicated++
+			if tracing {
+				e.traceQP(from, d, "duplicate "+describePacket(p), fmt.Sprintf("fault #%d: duplicate", x.id))
+			}
+			e.arriveAtLocked(dst, e.clonePacket(p), e.now)
+			e.arriveAtLocked(dst, p, e.now)
+			return
+		case FaultDelay:
+			e.stats.Delayed++
+			at := e.now + x.spec.Delay
+			if at < e.now {
+				at = ^uint64(0)
+			}
+			if tracing {
+				e.record(dst.dev.name, "delay "+describePacket(p), fmt.Sprintf("fault #%d: arrives at t=%d", x.id, at))
+			}
+			e.arriveAtLocked(dst, p, at)
+			return
+		}
+	}
 	f := &e.faults
 	if f.Drop > 0 && e.rng.Float64() < f.Drop {
 		e.dropLocked(d, from, p, "fault: drop")
@@ -100,6 +126,21 @@ func (e *engine) arriveLocked(dst *port, p *qp.Packet) {
 		return
 	}
 	e.push(ev)
+}
+
+// arriveAtLocked queues the arrival of p at port dst at tick at, with no
+// random fault: a targeted fault has decided its fate.
+func (e *engine) arriveAtLocked(dst *port, p *qp.Packet, at uint64) {
+	ev := event{kind: EventPacket, seq: e.next(), pkt: p, dst: dst, dev: dst.dev}
+	if at <= e.now {
+		e.push(ev)
+		return
+	}
+	ev.at = at
+	e.later.push(ev)
+	if e.bg != nil {
+		e.bg.kick()
+	}
 }
 
 func (e *engine) dropLocked(d *Device, from *qp.QP, p *qp.Packet, why string) {
