@@ -315,9 +315,9 @@ func init() {
 		}
 	})
 
-	register("CQ-24", "[CONFLICT] the QP whose completion an overrun lost: ERR, or (rxe) only on the receive side", func(t *T, e *Env) {
+	register("CQ-24", "[CONFLICT] the QP whose completion an overrun lost: ERR, or (rxe) only on the receive side; no ACK for the lost receive", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		for _, side := range []string{"send", "receive"} {
+		for _, side := range []string{"send", "receive", "receive (WRITE_WITH_IMM)"} {
 			// Only the CQ under test is small.
 			oa, ob := w.opts(), w.opts()
 			if side == "send" {
@@ -327,7 +327,7 @@ func init() {
 			}
 			a, b := w.connect2(qp.RC, oa, ob)
 			cq := a.scq
-			if side == "receive" {
+			if side != "send" {
 				cq = b.rcq
 			}
 			n := cq.CQE() + 1
@@ -337,16 +337,35 @@ func init() {
 			}
 			for i := range n {
 				b.recvAt("a receive", uint64(i), 64*i, 64)
-				a.post("a SEND", xSend(uint64(i), wc.WRSend, a.s.sge(0, 8)))
+				if side == "receive (WRITE_WITH_IMM)" {
+					a.post("a WRITE_WITH_IMM", xRDMA(uint64(i), wc.WRRDMAWriteWithImm, b.s, 64*i, a.s.sge(0, 8)))
+				} else {
+					a.post("a SEND", xSend(uint64(i), wc.WRSend, a.s.sge(0, 8)))
+				}
 			}
 			w.settle()
 			x, want := a, qp.Err
-			if side == "receive" {
+			if side != "send" {
 				x = b
 			} else if w.tp.OverrunSendIgnored {
 				want = qp.RTS
 			}
 			x.wantState(fmt.Sprintf("%d completions into a %s CQ of %d (OverrunSendIgnored=%v)", n, side, n-1, w.tp.OverrunSendIgnored), want)
+			if side != "send" {
+				// The responder is in ERR before it can acknowledge the
+				// last message, and a QP in ERR answers nothing
+				// (FLUSH-11): the requester must not see that message
+				// succeed. With retry_cnt 3 it fails with RETRY_EXC_ERR.
+				what := fmt.Sprintf("the requester of %d messages (%s) whose last receive completion overran", n, side)
+				got := w.await(a.scq, n, what)
+				for i, c := range got {
+					st := wc.Success
+					if i == n-1 {
+						st = wc.RetryExcErr
+					}
+					a.want(fmt.Sprintf("%s: message %d", what, i), c, uint64(i), st)
+				}
+			}
 			w.allEvents()
 		}
 	})

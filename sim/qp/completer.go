@@ -74,16 +74,18 @@ func (q *QP) pushSendLocked(w wc.WC, seq uint64) {
 	}
 }
 
-// pushRecvLocked adds a receive completion; an overrun moves the QP to ERR
+// pushRecvLocked adds a receive completion and reports whether it overran
+// the CQ; an overrun moves the QP to ERR
 // under every reading (CQ-24). r is the receive queue, or nil for a WR
 // taken from an SRQ, whose slot is already free.
-func (q *QP) pushRecvLocked(w wc.WC, solicited bool, r Retirer, seq uint64) {
+func (q *QP) pushRecvLocked(w wc.WC, solicited bool, r Retirer, seq uint64) (overrun bool) {
 	q.wcbuf = w
-	overrun, _ := q.init.RecvCQ.PushWQELocked(&q.wcbuf, solicited, r, seq)
+	overrun, _ = q.init.RecvCQ.PushWQELocked(&q.wcbuf, solicited, r, seq)
 	if overrun {
 		q.stats.CQOverruns++
 		q.SetErrorLocked()
 	}
+	return overrun
 }
 
 // sendErrorLocked moves the QP to the state a send error leads to: ERR for

@@ -125,8 +125,10 @@ func (q *QP) recvSGEs() ([]SGE, uint64) {
 	return e.wr.SGList, e.wr.WRID
 }
 
-// completeRecvLocked completes the held receive WR with w.
-func (q *QP) completeRecvLocked(w *wc.WC, solicited bool) {
+// completeRecvLocked completes the held receive WR with w. It reports
+// whether the completion overran the receive CQ, which leaves the QP in ERR
+// (CQ-24): an RC responder must then not acknowledge the message.
+func (q *QP) completeRecvLocked(w *wc.WC, solicited bool) (overrun bool) {
 	_, w.WRID = q.recvSGEs()
 	w.QPNum = q.num
 	q.rx.wqe = false
@@ -137,12 +139,25 @@ func (q *QP) completeRecvLocked(w *wc.WC, solicited bool) {
 		}
 	}
 	if q.init.SRQ != nil {
-		q.pushRecvLocked(*w, solicited, nil, 0)
-		return
+		return q.pushRecvLocked(*w, solicited, nil, 0)
 	}
 	seq := q.rq.done
 	q.rq.done++
-	q.pushRecvLocked(*w, solicited, &q.rq, seq)
+	return q.pushRecvLocked(*w, solicited, &q.rq, seq)
+}
+
+// ackReceivedLocked acknowledges p, the last packet of a message that
+// completed a receive WR, unless that completion overran the CQ: the QP is
+// then in ERR, and a QP in ERR answers nothing (FLUSH-11), so the requester
+// retries and fails as it would against a dead peer. Soft-RoCE does the
+// same: its responder posts the completion before it acknowledges, and a
+// failed post takes its error path with no ACK.
+func (q *QP) ackReceivedLocked(p *Packet, overrun bool) {
+	if overrun {
+		q.traceLocked("no ACK", "the receive completion overran the CQ; the QP is in ERR (CQ-24, FLUSH-11)")
+		return
+	}
+	q.nakLocked(p, SynACK, p.PSN)
 }
 
 // responderErrorLocked answers a bad request: a NAK with syn, the held
@@ -222,8 +237,7 @@ func (q *QP) rcSendLocked(p *Packet) {
 		w.WCFlags, w.ImmData = wc.WithInv, p.Imm
 	}
 	r.inMsg = false
-	q.completeRecvLocked(&w, p.SE)
-	q.nakLocked(p, SynACK, p.PSN)
+	q.ackReceivedLocked(p, q.completeRecvLocked(&w, p.SE))
 }
 
 // remoteOKLocked checks an RDMA or atomic request against the QP's access
@@ -295,11 +309,12 @@ func (q *QP) rcWriteLocked(p *Packet) {
 		return
 	}
 	r.inMsg = false
+	overrun := false
 	if imm {
 		w := wc.WC{Opcode: wc.RecvRDMAWithImm, ByteLen: r.wLen, WCFlags: wc.WithImm, ImmData: p.Imm, SrcQP: p.SrcQPN}
-		q.completeRecvLocked(&w, p.SE)
+		overrun = q.completeRecvLocked(&w, p.SE)
 	}
-	q.nakLocked(p, SynACK, p.PSN)
+	q.ackReceivedLocked(p, overrun)
 }
 
 // readPackets is the number of response packets (and PSNs) of a READ of n
