@@ -36,6 +36,7 @@ func xReadingMutants() []mutant {
 		xReading("WITH_IMM on send completions", func(p *conformance.TransportProfile) { p.SendWCImm = true }, "WC-13"),
 		xReading("no SQE", func(p *conformance.TransportProfile) { p.NoSQE = true }, "FLUSH-10"),
 		xReading("send overruns ignored", func(p *conformance.TransportProfile) { p.OverrunSendIgnored = true }, "CQ-24"),
+		xReading("XFER-30 B", func(p *conformance.TransportProfile) { p.WriteImmRKeyRemAccess = true }, "XFER-30"),
 	}
 }
 
@@ -48,6 +49,7 @@ func xStatusMutants() []mutant {
 		xStatusMutant(wc.LocLenErr, wc.LocProtErr, "XFER-23", "WC-S01", "XFER-17"),
 		xStatusMutant(wc.LocQPOpErr, wc.LocProtErr, "PD-04", "WC-S02"),
 		xStatusMutant(wc.RemOpErr, wc.RemAccessErr, "WC-S11", "XFER-16"),
+		xStatusMutant(wc.LocAccessErr, wc.WRFlushErr, "XFER-30", "WC-S08"),
 		xStatusMutant(wc.RetryExcErr, wc.RNRRetryExcErr, "XFER-10", "XFER-27", "XFER-28", "FLUSH-11", "WC-S12"),
 		xStatusMutant(wc.RNRRetryExcErr, wc.RetryExcErr, "XFER-07", "XFER-08", "SRQ-09", "WC-S13", "XFER-12"),
 		xEach("requests after a failed one repeat its status instead of flushing", []string{"FLUSH-03", "XFER-15"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {

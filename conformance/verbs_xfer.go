@@ -95,6 +95,11 @@ type TransportProfile struct {
 	// OverrunSendIgnored: a send completion lost to a CQ overrun leaves its
 	// QP alone (CQ-24 B, rxe). False: the QP goes to ERR (A).
 	OverrunSendIgnored bool
+	// WriteImmRKeyRemAccess: an RC RDMA WRITE WITH IMMEDIATE whose rkey
+	// check fails completes the responder's receive WR with REM_ACCESS_ERR
+	// if the message is one packet, and flushes it if longer (XFER-30 B,
+	// rxe). False: the receive WR completes with LOC_ACCESS_ERR (A).
+	WriteImmRKeyRemAccess bool
 }
 
 // TransportReader is an optional capability of a Device: the readings of the

@@ -170,6 +170,39 @@ func init() {
 		}
 	})
 
+	register("XFER-30", "[IMPL] WRITE_WITH_IMM with a bad rkey consumes the receive WR: LOC_ACCESS_ERR (rxe: REM_ACCESS_ERR for one packet, a flush for more)", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		for _, packets := range []int{1, 3} {
+			a, b := w.connect(qp.RC, w.opts())
+			n := packets * 256 // the path MTU is 256 or more, so this is at most 3 packets
+			if packets > 1 {
+				n = packets * min(qp.MTU1024, a.s.port.ActiveMTU, b.s.port.ActiveMTU).Bytes()
+			}
+			addr, rkey := w.xTarget(b, xRemote{badKey: true})
+			b.recvAt("the receive the immediate is for", 1, 0, 64)
+			b.recvAt("a receive behind it", 2, 64, 64)
+			r := xSend(3, wc.WRRDMAWriteWithImm, a.s.sge(0, n))
+			r.RemoteAddr, r.RKey, r.Imm = addr, rkey, 0x30
+			a.post("a WRITE_WITH_IMM with a bad rkey", r)
+			what := fmt.Sprintf("a %d-packet WRITE_WITH_IMM with a bad rkey", packets)
+			a.want(what+": requester", w.await(a.scq, 1, what)[0], 3, wc.RemAccessErr)
+			first := wc.LocAccessErr
+			switch {
+			case w.tp.WriteImmRKeyRemAccess && packets == 1:
+				first = wc.RemAccessErr
+			case w.tp.WriteImmRKeyRemAccess:
+				first = wc.WRFlushErr
+			}
+			got := w.await(b.rcq, 2, what+": responder")
+			reading := fmt.Sprintf("%s: responder (WriteImmRKeyRemAccess=%v)", what, w.tp.WriteImmRKeyRemAccess)
+			if len(got) == 2 {
+				b.want(reading+", the first receive", got[0], 1, first)
+				b.want(reading+", the receive behind it", got[1], 2, wc.WRFlushErr)
+			}
+			b.wantState(what, qp.Err)
+		}
+	})
+
 	register("XFER-15", "after an RC remote error both QPs are in ERR; later requests flush", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		for _, r := range []xRemote{{name: "bad rkey", badKey: true}, {name: "QP flag missing", deny: qp.AccessRemoteWrite}} {

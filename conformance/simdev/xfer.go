@@ -25,6 +25,7 @@ func TransportProfile(t qp.TransportPolicy) conformance.TransportProfile {
 		SendWCImm:             t.SendWCImm,
 		NoSQE:                 t.NoSQE,
 		OverrunSendIgnored:    t.OverrunSendIgnored,
+		WriteImmRKeyRemAccess: t.WriteImmRKeyRemAccess,
 	}
 }
 

@@ -268,10 +268,35 @@ func (q *QP) remoteOKLocked(p *Packet, need AccessFlags) bool {
 		return true
 	}
 	if _, ok := q.cfg.Host.RemoteLocked(q.cfg.PD, p.RKey, p.RemoteAddr, n, need); !ok {
-		q.responderErrorLocked(p, SynRemAccess, wc.Success, notify.EventQPAccessErr, "rkey, range or MR rights (XFER-14)")
+		q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), notify.EventQPAccessErr, "rkey, range or MR rights (XFER-14)")
 		return false
 	}
 	return true
+}
+
+// badRKeyRecvLocked decides what becomes of the receive WR of an RDMA WRITE
+// WITH IMMEDIATE that fails its rkey check at packet p (XFER-30): it takes
+// the receive WR and returns the status to complete it with, or returns
+// Success when no receive WR is to be completed (the QP's error then
+// flushes it). Under the man-page reading the message consumes a receive
+// WR from its first packet and the error is LOC_ACCESS_ERR; soft-RoCE takes
+// the receive WR only at the packet that carries the immediate and reports
+// REM_ACCESS_ERR, so a longer message's receive is flushed.
+func (q *QP) badRKeyRecvLocked(p *Packet) wc.Status {
+	if p.Kind != PktWrite || p.Op != wc.WRRDMAWriteWithImm {
+		return wc.Success
+	}
+	st := wc.LocAccessErr
+	if q.cfg.Transport.WriteImmRKeyRemAccess {
+		if !p.Last {
+			return wc.Success
+		}
+		st = wc.RemAccessErr
+	}
+	if !q.takeRecvLocked() {
+		return wc.Success
+	}
+	return st
 }
 
 // rcWriteLocked receives one packet of an RDMA WRITE on an RC QP.
@@ -298,7 +323,7 @@ func (q *QP) rcWriteLocked(p *Packet) {
 	if len(p.Payload) > 0 {
 		b, ok := q.cfg.Host.RemoteLocked(q.cfg.PD, r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
 		if !ok {
-			q.responderErrorLocked(p, SynRemAccess, wc.Success, notify.EventQPAccessErr, "the target MR went away (MR-07)")
+			q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), notify.EventQPAccessErr, "the target MR went away (MR-07)")
 			return
 		}
 		copy(b, p.Payload)

@@ -239,6 +239,13 @@ type TransportPolicy struct {
 	// overrun leaves the QP alone; only the receive side goes to ERR
 	// (CQ-24 B, rxe). False: either side moves the QP to ERR (A).
 	OverrunSendIgnored bool
+	// WriteImmRKeyRemAccess: an RC RDMA WRITE WITH IMMEDIATE whose rkey
+	// check fails completes the responder's receive WR with REM_ACCESS_ERR
+	// when the message is a single packet, and flushes it otherwise, since
+	// rxe takes the receive WR only at the packet that carries the
+	// immediate (XFER-30 B, rxe). False: the message consumes the receive
+	// WR at its first packet and completes it with LOC_ACCESS_ERR (A).
+	WriteImmRKeyRemAccess bool
 }
 
 // RXETransport returns the transport readings of Linux soft-RoCE (RULES.md
@@ -247,6 +254,7 @@ func RXETransport() TransportPolicy {
 	return TransportPolicy{
 		RecvTooSmallRemInvReq: true, RecvProtQPOp: true, InfiniteRetry7: true, NoQPEvents: true,
 		AlwaysSQDrained: true, SendWCImm: true, NoSQE: true, OverrunSendIgnored: true,
+		WriteImmRKeyRemAccess: true,
 	}
 }
 
@@ -267,6 +275,7 @@ func (p TransportPolicy) String() string {
 	add(p.SendWCImm, "send-wc-imm")
 	add(p.NoSQE, "sqe=none")
 	add(p.OverrunSendIgnored, "send-overrun=ignored")
+	add(p.WriteImmRKeyRemAccess, "write-imm-bad-rkey=REM_ACCESS")
 	if len(s) == 0 {
 		return "man-pages"
 	}
