@@ -37,6 +37,7 @@ func xReadingMutants() []mutant {
 		xReading("no SQE", func(p *conformance.TransportProfile) { p.NoSQE = true }, "FLUSH-10"),
 		xReading("send overruns ignored", func(p *conformance.TransportProfile) { p.OverrunSendIgnored = true }, "CQ-24"),
 		xReading("XFER-30 B", func(p *conformance.TransportProfile) { p.WriteImmRKeyRemAccess = true }, "XFER-30"),
+		xReading("XFER-31 B", func(p *conformance.TransportProfile) { p.LateLocalCheck = true }, "XFER-31"),
 	}
 }
 

@@ -100,6 +100,10 @@ type TransportProfile struct {
 	// if the message is one packet, and flushes it if longer (XFER-30 B,
 	// rxe). False: the receive WR completes with LOC_ACCESS_ERR (A).
 	WriteImmRKeyRemAccess bool
+	// LateLocalCheck: a READ's or atomic's local scatter list is checked
+	// only when the response arrives, so the remote's error wins and a
+	// remote atomic executes (XFER-31 B, rxe). False: before sending (A).
+	LateLocalCheck bool
 }
 
 // TransportReader is an optional capability of a Device: the readings of the

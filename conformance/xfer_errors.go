@@ -255,6 +255,50 @@ func init() {
 		b.want(fmt.Sprintf("receiver with a bad receive SGE (RecvProtQPOp=%v)", w.tp.RecvProtQPOp), w.await(b.rcq, 1, "receiver")[0], 1, w.badRecvStatus())
 	})
 
+	register("XFER-31", "[IMPL] a READ's or atomic's bad local SGE: LOC_PROT_ERR before sending, or (rxe) once the response arrives", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		word := func(s *xSide, off int) uint64 { return binary.NativeEndian.Uint64(s.buf[off:]) }
+		bad := qp.SGE{Addr: w.a.addr(0), Length: 8, LKey: xBadKey(w.a.mr.LKey())}
+		late := w.tp.LateLocalCheck
+		reading := fmt.Sprintf("(LateLocalCheck=%v)", late)
+
+		// Against a good remote buffer the local error is all there is.
+		a, b := w.connect(qp.RC, w.opts())
+		a.post("a READ into a bad local SGE", xRDMA(1, wc.WRRDMARead, b.s, 0, bad))
+		a.want("a READ into a bad local SGE", w.await(a.scq, 1, "READ")[0], 1, wc.LocProtErr)
+		a.wantState("after a READ into a bad local SGE", qp.Err)
+
+		// Against a bad rkey: the first check made decides.
+		a, b = w.connect(qp.RC, w.opts())
+		r := xSend(2, wc.WRRDMARead, bad)
+		r.RemoteAddr, r.RKey = w.xTarget(b, xRemote{badKey: true})
+		a.post("a READ into a bad local SGE from a bad rkey", r)
+		want, responder := wc.LocProtErr, qp.RTS // never sent: the responder saw nothing
+		if late {
+			want, responder = wc.RemAccessErr, qp.Err
+		}
+		a.want("a READ into a bad local SGE from a bad rkey "+reading, w.await(a.scq, 1, "READ, bad rkey")[0], 2, want)
+		b.wantState("the responder of a READ into a bad local SGE from a bad rkey "+reading, responder)
+
+		// A compare-and-swap whose result buffer is bad: the remote word is
+		// untouched when the request is never sent, swapped when it is.
+		a, b = w.connect(qp.RC, w.opts())
+		const orig = 0x3131
+		binary.NativeEndian.PutUint64(b.s.buf[64:], orig)
+		cas := xRDMA(3, wc.WRAtomicCmpAndSwp, b.s, 64, bad)
+		cas.CompareAdd, cas.Swap = orig, 99
+		a.post("a CMP_AND_SWP into a bad local SGE", cas)
+		a.want("a CMP_AND_SWP into a bad local SGE "+reading, w.await(a.scq, 1, "CMP_AND_SWP")[0], 3, wc.LocProtErr)
+		after := uint64(orig)
+		if late {
+			after = 99
+		}
+		w.settle()
+		if got := word(b.s, 64); got != after {
+			t.Errorf("a CMP_AND_SWP into a bad local SGE %s: remote word %#x, want %#x", reading, got, after)
+		}
+	})
+
 	register("XFER-17", "atomics: CMP_AND_SWP and FETCH_AND_ADD on a native-order word, returning the original", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		word := func(s *xSide, off int) uint64 { return binary.NativeEndian.Uint64(s.buf[off:]) }

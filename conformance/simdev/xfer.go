@@ -26,6 +26,7 @@ func TransportProfile(t qp.TransportPolicy) conformance.TransportProfile {
 		NoSQE:                 t.NoSQE,
 		OverrunSendIgnored:    t.OverrunSendIgnored,
 		WriteImmRKeyRemAccess: t.WriteImmRKeyRemAccess,
+		LateLocalCheck:        t.LateLocalCheck,
 	}
 }
 

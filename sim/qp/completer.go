@@ -267,7 +267,10 @@ func (q *QP) responseLocked(p *Packet) {
 		if p.Kind == PktAtomicAck {
 			var b [8]byte
 			binary.NativeEndian.PutUint64(b[:], p.Orig)
-			q.scatterSendLocked(e, 0, b[:])
+			if !q.scatterSendLocked(e, 0, b[:]) {
+				// Only under XFER-31 B: the remote has executed.
+				e.status = wc.LocProtErr
+			}
 			e.fin = true
 		} else {
 			mtu := uint64(q.mtuLocked())

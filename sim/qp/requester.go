@@ -189,7 +189,8 @@ func (q *QP) packetsLocked(e *wqe) uint32 {
 
 // checkLocalLocked runs the checks a requester makes before it transmits:
 // message size (XFER-23), the atomic result buffer (XFER-17), every local
-// SGE (XFER-16, MR-03, MR-08) and, for UD, the AH's PD (PD-04).
+// SGE (XFER-16, MR-03, MR-08; for a READ or an atomic, only later under
+// the XFER-31 B reading) and, for UD, the AH's PD (PD-04).
 func (q *QP) checkLocalLocked(e *wqe) wc.Status {
 	h := q.cfg.Host
 	n := e.msgLen()
@@ -211,6 +212,9 @@ func (q *QP) checkLocalLocked(e *wqe) wc.Status {
 		return wc.Success
 	}
 	write := isRdAtomic(op)
+	if write && q.cfg.Transport.LateLocalCheck {
+		return wc.Success // checked as the response is placed (XFER-31 B)
+	}
 	for _, s := range e.wr.SGList {
 		if _, ok := h.LocalLocked(q.cfg.PD, s, write); !ok {
 			return wc.LocProtErr

@@ -246,6 +246,12 @@ type TransportPolicy struct {
 	// immediate (XFER-30 B, rxe). False: the message consumes the receive
 	// WR at its first packet and completes it with LOC_ACCESS_ERR (A).
 	WriteImmRKeyRemAccess bool
+	// LateLocalCheck: the local scatter list of an RDMA READ or an atomic
+	// is checked only when the response arrives, as soft-RoCE's completer
+	// does: the remote's error wins over a bad local SGE, and a remote
+	// atomic executes before the local error is found (XFER-31 B, rxe).
+	// False: every local SGE is checked before the request is sent (A).
+	LateLocalCheck bool
 }
 
 // RXETransport returns the transport readings of Linux soft-RoCE (RULES.md
@@ -254,7 +260,7 @@ func RXETransport() TransportPolicy {
 	return TransportPolicy{
 		RecvTooSmallRemInvReq: true, RecvProtQPOp: true, InfiniteRetry7: true, NoQPEvents: true,
 		AlwaysSQDrained: true, SendWCImm: true, NoSQE: true, OverrunSendIgnored: true,
-		WriteImmRKeyRemAccess: true,
+		WriteImmRKeyRemAccess: true, LateLocalCheck: true,
 	}
 }
 
@@ -276,6 +282,7 @@ func (p TransportPolicy) String() string {
 	add(p.NoSQE, "sqe=none")
 	add(p.OverrunSendIgnored, "send-overrun=ignored")
 	add(p.WriteImmRKeyRemAccess, "write-imm-bad-rkey=REM_ACCESS")
+	add(p.LateLocalCheck, "read-atomic-local-check=late")
 	if len(s) == 0 {
 		return "man-pages"
 	}
