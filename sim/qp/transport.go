@@ -241,7 +241,7 @@ type TransportPolicy struct {
 	OverrunSendIgnored bool
 }
 
-// RXETransport returns the transport readings of Linux soft-RoCE (RULES.md
+// RXETransport returns the transport readings of Linux soft-RoCE (spec/catalogue.md
 // §12).
 func RXETransport() TransportPolicy {
 	return TransportPolicy{
