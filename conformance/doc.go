@@ -1,7 +1,7 @@
 // Package conformance is verbsim's rule suite: executable checks of the
-// verbs behaviour catalogued in RULES.md, written against interfaces of the
-// verbs surface (Device, Context, CQ, CompChannel, AsyncEvent) rather than
-// against any implementation's internals.
+// verbs behaviour catalogued in spec/catalogue.md, written against
+// interfaces of the verbs surface (Device, Context, CQ, CompChannel,
+// AsyncEvent) rather than against any implementation's internals.
 //
 // Run(t, newDevice) runs every case as a subtest named after its rule ID,
 // each on a fresh device; Check(newDevice) returns all failures joined. A

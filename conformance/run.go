@@ -18,7 +18,7 @@ type NewDevice func() (Device, error)
 
 // Case is one executable rule check.
 type Case struct {
-	ID   string // rule ID from RULES.md, e.g. "CQ-08"
+	ID   string // rule ID from spec/catalogue.md, e.g. "CQ-08"
 	Name string // what the case checks, in a few words
 	src  string // file:line where the case is declared
 	run  func(t *T, e *Env)

@@ -25,7 +25,7 @@ const xIdleLimit = 1_000_000_000
 // with the top bit set in a send request means the QP's own).
 const xQKey = 0x11110000
 
-// xKnownBugs lists engine behaviour that contradicts RULES.md and has been
+// xKnownBugs lists engine behaviour that contradicts spec/catalogue.md and has been
 // reported to the engine's owner. A check that names one of them logs its
 // failure instead of failing the case, so that the suite stays green while
 // the engine is fixed; removing the entry makes the check count again.

@@ -43,7 +43,7 @@ type Profile struct {
 func DefaultProfile() Profile { return Profile{Name: "default"} }
 
 // RXEProfile returns the profile of Linux soft-RoCE (rxe) where it differs
-// from the man pages (RULES.md §12): an overrun loses one completion and the
+// from the man pages (spec/catalogue.md §12): an overrun loses one completion and the
 // CQ keeps going (CQ-23 B), send-side errors never wake a solicited-only arm
 // (NOTIFY-05 B), CUR_STATE is trusted (QP-12), a work-queue slot is free as
 // soon as its request completes or is flushed, before any poll (QP-29 B), a

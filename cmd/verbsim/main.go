@@ -2,16 +2,32 @@
 //
 // Usage:
 //
-//	verbsim [walkthrough] [-profile default|rxe]
-//	verbsim pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p] [-dup p] [-delay p] [-seed n] [-profile default|rxe] [-trace file]
+//	verbsim [global flags] [command] [command flags]
 //
-// walkthrough (the default) narrates, step by step on real engine objects,
+// Commands:
+//
+//	walkthrough   (the default) narrate a CQ, its arm state and its channel
+//	pingpong      ibv_rc_pingpong's exchange between two simulated devices
+//	help [cmd]    list the commands and the global flags, or a command's flags
+//
+// Global flags, accepted before the command name and after it (a value
+// given after the command wins):
+//
+//	-profile default|rxe   behaviour profile: the man pages, or Linux soft-RoCE
+//
+// So `verbsim -profile rxe`, `verbsim -profile=rxe walkthrough`,
+// `verbsim walkthrough -profile rxe` and `verbsim -profile rxe pingpong -e`
+// all work.
+//
+// walkthrough narrates, step by step on real engine objects,
 // what a completion queue, its arm state and its completion channel do:
 // completions before and after arming, solicited versus next, the event that
 // finds an empty CQ, the lost wake-up, acknowledgements and destroy, and
 // overrun into IBV_EVENT_CQ_ERR.
 //
-// pingpong runs ibv_rc_pingpong's exchange between two simulated devices,
+// pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p]
+// [-dup p] [-delay p] [-seed n] [-trace file] runs ibv_rc_pingpong's
+// exchange between two simulated devices,
 // busy polling or (with -e) sleeping on completion events, optionally
 // through a lossy, duplicating fabric, checks every message, and prints
 // rc_pingpong's summary with the virtual time and the faults; see
@@ -31,25 +47,110 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// profileUsage describes the -profile flag wherever it is defined.
+const profileUsage = "behaviour profile: default (man pages) or rxe (Linux soft-RoCE)"
+
+// globalFlags are the flags every command accepts, before its name or after
+// it.
+type globalFlags struct {
+	profile string // a name of sim.Profiles()
+}
+
+// register defines the global flags on fs, with g's current values as their
+// defaults: a command's own flag set so starts from what was given before
+// the command name, and a value after the name overrides it.
+func (g *globalFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.profile, "profile", g.profile, profileUsage)
+}
+
+// lookupProfile returns the built-in profile called name.
+func lookupProfile(name string) (sim.Profile, bool) {
+	for _, p := range sim.Profiles() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return sim.Profile{}, false
+}
+
+// command is one subcommand: run parses args (what follows the command
+// name) on top of the global flags g and does the work.
+type command struct {
+	name, summary string
+	run           func(g globalFlags, args []string, stdout, stderr io.Writer) int
+}
+
+// commands lists the subcommands in the order the usage shows them; the
+// first is the default.
+var commands = []command{
+	{"walkthrough", "narrate the completion queue, arming and events on live objects (the default)", walkthroughCmd},
+	{"pingpong", "run ibv_rc_pingpong's exchange between two simulated devices", pingpongCmd},
+}
+
+// usage prints the top-level help: the commands and the global flags.
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: verbsim [global flags] [command] [command flags]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "  %-12s %s\n", "help", "show this text; help <command> shows the command's flags")
+	fmt.Fprintf(w, "\nGlobal flags, accepted before the command or after it (after wins):\n")
+	fs := flag.NewFlagSet("verbsim", flag.ContinueOnError)
+	fs.SetOutput(w)
+	(&globalFlags{profile: "default"}).register(fs)
+	fs.PrintDefaults()
+	fmt.Fprintf(w, "\nExamples:\n  verbsim -profile rxe\n  verbsim -profile=rxe walkthrough\n  verbsim -profile rxe pingpong -n 1000 -e -drop 0.05\n")
+}
+
+// run is main without the process: it parses args (os.Args[1:]), runs the
+// command they name and returns the exit status: 0, 1 when the command
+// failed, 2 for a usage error.
 func run(args []string, stdout, stderr io.Writer) int {
-	cmd := "walkthrough"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
-	}
-	if cmd == "pingpong" {
-		return pingpongCmd(args, stdout, stderr)
-	}
-	fs := flag.NewFlagSet("verbsim "+cmd, flag.ContinueOnError)
+	g := globalFlags{profile: "default"}
+	fs := flag.NewFlagSet("verbsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	profile := fs.String("profile", "default", "behaviour profile: default (man pages) or rxe (Linux soft-RoCE)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim [walkthrough] [-profile default|rxe]\n\n")
-		fmt.Fprintf(stderr, "Commands:\n  walkthrough  narrate the completion queue, arming and events on live objects (default)\n  pingpong     run ibv_rc_pingpong's exchange between two simulated devices (verbsim pingpong -h)\n  help         show this text\n\nFlags:\n")
-		fs.PrintDefaults()
+	g.register(fs)
+	fs.Usage = func() { usage(stderr) }
+	// Parsing stops at the first argument that is not a flag: the command.
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
 	}
-	if cmd == "help" {
-		fs.Usage()
-		return 0
+	args = fs.Args()
+	name := commands[0].name
+	if len(args) > 0 {
+		name, args = args[0], args[1:]
+	}
+	if name == "help" {
+		if len(args) == 0 {
+			usage(stdout)
+			return 0
+		}
+		name, args = args[0], []string{"-h"}
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c.run(g, args, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "verbsim: unknown command %q\n", name)
+	usage(stderr)
+	return 2
+}
+
+// walkthroughCmd runs `verbsim walkthrough`.
+func walkthroughCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("verbsim walkthrough", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: verbsim walkthrough [-profile default|rxe]\n\n"+
+			"Narrates, on live objects, what a completion queue, its arm state and its\n"+
+			"completion channel do. The global flag -profile may also come before the\n"+
+			"command name: verbsim -profile rxe walkthrough.\n\nFlags:\n")
+		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -62,26 +163,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	var p sim.Profile
-	found := false
-	for _, q := range sim.Profiles() {
-		if q.Name == *profile {
-			p, found = q, true
-		}
-	}
-	if !found {
-		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", *profile)
+	p, ok := lookupProfile(g.profile)
+	if !ok {
+		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
 		return 2
 	}
-	switch cmd {
-	case "walkthrough":
-		if err := walkthrough(stdout, p); err != nil {
-			fmt.Fprintf(stderr, "verbsim: %v\n", err)
-			return 1
-		}
-		return 0
+	if err := walkthrough(stdout, p); err != nil {
+		fmt.Fprintf(stderr, "verbsim: %v\n", err)
+		return 1
 	}
-	fmt.Fprintf(stderr, "verbsim: unknown command %q\n", cmd)
-	fs.Usage()
-	return 2
+	return 0
 }

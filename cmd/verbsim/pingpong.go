@@ -18,7 +18,36 @@ const pingpongUsage = "usage: verbsim pingpong [-n iters] [-s size] [-e] [-r rx-
 
 // pingpongCmd runs `verbsim pingpong`: ibv_rc_pingpong's exchange between
 // two devices of an in-memory fabric, and its summary.
-func pingpongCmd(args []string, stdout, stderr io.Writer) int {
+func pingpongCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
+	cfg, tracePath, exit, ok := parsePingpong(g, args, stderr)
+	if !ok {
+		return exit
+	}
+	if tracePath != "" {
+		cfg.Trace = &trace.Log{Limit: 1_000_000}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	r, err := pingpong.Run(ctx, cfg)
+	if cfg.Trace != nil {
+		if werr := writeTrace(tracePath, stdout, cfg.Trace); werr != nil {
+			fmt.Fprintf(stderr, "verbsim pingpong: writing the trace: %v\n", werr)
+			return 1
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "verbsim pingpong: %v\n", err)
+		return 1
+	}
+	printSummary(stdout, r)
+	return 0
+}
+
+// parsePingpong parses pingpong's flags, args, on top of the global flags g,
+// into the run's configuration and the -trace path. When ok is false it has
+// printed why (or the help) and exit is the status to return.
+func parsePingpong(g globalFlags, args []string, stderr io.Writer) (cfg pingpong.Config, tracePath string, exit int, ok bool) {
 	fs := flag.NewFlagSet("verbsim pingpong", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	iters := fs.Int("n", pingpong.DefaultIters, "number of round trips")
@@ -30,28 +59,30 @@ func pingpongCmd(args []string, stdout, stderr io.Writer) int {
 	dup := fs.Float64("dup", 0, "probability that a packet arrives twice, in [0, 1]")
 	delay := fs.Float64("delay", 0, "probability that a packet arrives 1 to 10 µs late, in [0, 1]")
 	seed := fs.Uint64("seed", 0, "seed of the faults and of the message payloads")
-	profile := fs.String("profile", "default", "behaviour profile: default (man pages) or rxe (Linux soft-RoCE)")
-	tracePath := fs.String("trace", "", "write the fabric's trace (every verb call and engine event, the last 1,000,000) to this file; - for standard output")
+	g.register(fs)
+	fs.StringVar(&tracePath, "trace", "", "write the fabric's trace (every verb call and engine event, the last 1,000,000) to this file; - for standard output")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, pingpongUsage)
-		fmt.Fprintf(stderr, "\nRuns ibv_rc_pingpong's exchange over an RC connection between two simulated\ndevices and prints its summary.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "\nRuns ibv_rc_pingpong's exchange over an RC connection between two simulated\n"+
+			"devices and prints its summary. The global flag -profile may also come before\n"+
+			"the command name: verbsim -profile rxe pingpong.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			return 0
+			return cfg, "", 0, false
 		}
-		return 2
+		return cfg, "", 2, false
 	}
-	usage := func(format string, a ...any) int {
+	usage := func(format string, a ...any) (pingpong.Config, string, int, bool) {
 		fmt.Fprintf(stderr, "verbsim pingpong: "+format+"\n", a...)
 		fmt.Fprint(stderr, pingpongUsage)
-		return 2
+		return cfg, "", 2, false
 	}
 	if fs.NArg() > 0 {
 		return usage("unexpected argument %q", fs.Arg(0))
 	}
-	cfg := pingpong.Config{Iters: *iters, Size: *size, Events: *events, RXDepth: *rx,
+	cfg = pingpong.Config{Iters: *iters, Size: *size, Events: *events, RXDepth: *rx,
 		Drop: *drop, Duplicate: *dup, Delay: *delay, Seed: *seed}
 	switch {
 	case *iters < 1:
@@ -75,35 +106,12 @@ func pingpongCmd(args []string, stdout, stderr io.Writer) int {
 	if cfg.MTU == 0 {
 		return usage("-m %d: not an MTU (256, 512, 1024, 2048 or 4096)", *mtu)
 	}
-	found := false
-	for _, p := range sim.Profiles() {
-		if p.Name == *profile {
-			cfg.Profile, found = p, true
-		}
-	}
+	p, found := lookupProfile(g.profile)
 	if !found {
-		return usage("unknown profile %q (want default or rxe)", *profile)
+		return usage("unknown profile %q (want default or rxe)", g.profile)
 	}
-
-	if *tracePath != "" {
-		cfg.Trace = &trace.Log{Limit: 1_000_000}
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	r, err := pingpong.Run(ctx, cfg)
-	if cfg.Trace != nil {
-		if werr := writeTrace(*tracePath, stdout, cfg.Trace); werr != nil {
-			fmt.Fprintf(stderr, "verbsim pingpong: writing the trace: %v\n", werr)
-			return 1
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "verbsim pingpong: %v\n", err)
-		return 1
-	}
-	printSummary(stdout, r)
-	return 0
+	cfg.Profile = p
+	return cfg, tracePath, 0, true
 }
 
 // writeTrace writes log as text to path, or to stdout when path is "-",

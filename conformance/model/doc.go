@@ -1,6 +1,6 @@
 // Package model is a deliberately simple reference model of completion
 // queues, completion channels, the async event queue and queue pairs,
-// written from the rule catalogue (shared/spec/RULES.md) and nothing else.
+// written from the rule catalogue (spec/catalogue.md) and nothing else.
 //
 // It exists to be compared with a real implementation step by step: the
 // state-machine test in package conformance and the fuzz targets in package
@@ -56,7 +56,7 @@
 //     implementation chose (AcceptQP), and the model checks them (QP-01,
 //     QP-02).
 //   - ModifyQP against the model's own transition table, written from
-//     RULES.md §5.2: the legal pairs (QP-07, QP-08 per Readings.ResetToErr)
+//     spec/catalogue.md §5.2: the legal pairs (QP-07, QP-08 per Readings.ResetToErr)
 //     and the required and optional bits (QP-09..11, QP-14..21); anything
 //     else is EINVAL and changes nothing (QP-13). Attribute values are not
 //     modelled: callers pass valid ones.

@@ -16,7 +16,7 @@ import (
 // injected ones, so overrun, arm and event rules apply to them unchanged.
 //
 // Only plain enums and mask bits come from package qp; the transition table
-// below is the model's own, written from RULES.md §5.2.
+// below is the model's own, written from spec/catalogue.md §5.2.
 
 // source is where a completion in a CQ came from: the work request with
 // sequence number seq, counted from the last reset (epoch), of a QP's send

@@ -12,7 +12,7 @@ import (
 
 // This file models traffic: what posted work requests become once they
 // execute, between connected RC and UC queue pairs and between UD queue
-// pairs, written from RULES.md §6 (FLUSH), §7 (WC), §8 (XFER) and CQ-18..21,
+// pairs, written from spec/catalogue.md §6 (FLUSH), §7 (WC), §8 (XFER) and CQ-18..21,
 // not from any implementation.
 //
 // # What the model predicts

@@ -1,13 +1,14 @@
-// Package rulesdoc generates docs/rules.md: every rule ID of the catalogue
-// (shared/spec/RULES.md) with its status, either checked (by which
-// conformance case or unit test) or pending (with the issue that will
-// cover it).
+// Package rulesdoc reads the rule catalogue, spec/catalogue.md, and
+// generates docs/rules.md from it: every rule ID with its status, either
+// checked (by which conformance case or unit test) or pending (with the
+// issue that will cover it).
 //
 // The catalogue is parsed from its markdown tables, coverage comes from
 // conformance.Cases() and from the rule IDs named in the repository's
 // _test.go files, and Render turns both into a page. TestRulesDocIsCurrent
 // compares the page with the committed one; run it with -update to rewrite
-// it.
+// it. Citations finds every rule ID the repository's Go files and markdown
+// pages name, so that a test can check each one is in the catalogue.
 package rulesdoc
 
 import (
@@ -19,6 +20,10 @@ import (
 	"strconv"
 	"strings"
 )
+
+// CataloguePath is where the rule catalogue lives, relative to the
+// repository root (slash-separated).
+const CataloguePath = "spec/catalogue.md"
 
 // Rule is one row of the catalogue.
 type Rule struct {

@@ -27,7 +27,7 @@
 //     SQD-drain rules and the device Limits, under a Policy.
 //
 // Rule IDs such as QP-07 refer to the verbs rules catalogue
-// (shared/spec/RULES.md).
+// (spec/catalogue.md).
 //
 // # The state machine
 //

@@ -37,7 +37,7 @@ var testLimits = qp.Limits{
 	MaxQPInitRDAtom: 8,
 }
 
-// legalQP07 is the legal set as RULES.md QP-07 words it, written out
+// legalQP07 is the legal set as the catalogue's QP-07 words it, written out
 // independently of the package's table.
 var legalQP07 = map[qp.State][]qp.State{
 	qp.Reset: {qp.Reset, qp.Init},

@@ -88,7 +88,7 @@ func TestResetToErr_QP08(t *testing.T) {
 	}
 }
 
-// want is the attribute table as RULES.md words it (QP-09, QP-14..QP-20),
+// want is the attribute table as the catalogue words it (QP-09, QP-14..QP-20),
 // written out a third time, independently of the package's table and of
 // MinimalMask. Keys are "FROM>TO/TYPE"; a legal edge that is absent takes
 // nothing besides STATE (QP-09 for every edge into RESET and ERR).

@@ -254,7 +254,7 @@ type TransportPolicy struct {
 	LateLocalCheck bool
 }
 
-// RXETransport returns the transport readings of Linux soft-RoCE (RULES.md
+// RXETransport returns the transport readings of Linux soft-RoCE (spec/catalogue.md
 // §12).
 func RXETransport() TransportPolicy {
 	return TransportPolicy{

@@ -24,7 +24,7 @@
 //     WROpcode.HasImm and WROpcode.IsSend classify it.
 //
 // Rule IDs such as WC-04 refer to the verbs rules catalogue
-// (shared/spec/RULES.md).
+// (spec/catalogue.md).
 //
 // # Two numbering traps
 //
