@@ -17,11 +17,19 @@ import (
 // timers fire in each mode.
 
 // Mode returns the execution mode.
-func (f *Fabric) Mode() Mode { return f.eng.mode }
+func (f *Fabric) Mode() Mode {
+	if f == nil {
+		return 0
+	}
+	return f.eng.mode
+}
 
 // Now returns the virtual time in ticks (one tick is one nanosecond of
 // simulated time).
 func (f *Fabric) Now() uint64 {
+	if f == nil {
+		return 0
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.eng.now
@@ -30,6 +38,9 @@ func (f *Fabric) Now() uint64 {
 // Step runs one ready engine event, chosen by the schedule, and reports
 // whether there was one. It never moves the clock.
 func (f *Fabric) Step() bool {
+	if f == nil {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.eng.stepLocked()
@@ -38,6 +49,9 @@ func (f *Fabric) Step() bool {
 // Stabilize runs ready events until none is left at the current tick and
 // returns how many ran. It never moves the clock.
 func (f *Fabric) Stabilize() int {
+	if f == nil {
+		return 0
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.eng.stabilizeLocked()
@@ -47,6 +61,9 @@ func (f *Fabric) Stabilize() int {
 // on the way runs at its own tick, and the engine stabilizes after each,
 // and at the end.
 func (f *Fabric) Tick(n uint64) {
+	if f == nil {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.eng.advanceLocked(f.eng.now + n)
@@ -56,6 +73,9 @@ func (f *Fabric) Tick(n uint64) {
 // delayed packet and runs what is due there. It reports false when nothing
 // is pending, and the clock does not move.
 func (f *Fabric) AdvanceToNext() bool {
+	if f == nil {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.eng
@@ -74,6 +94,9 @@ func (f *Fabric) AdvanceToNext() bool {
 // silent peer this runs to RETRY_EXC_ERR; with rnr_retry = 7 against a
 // peer that never posts a receive it never ends, hence the limit.
 func (f *Fabric) RunUntilIdle(limit uint64) bool {
+	if f == nil {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.eng
@@ -95,6 +118,9 @@ func (f *Fabric) RunUntilIdle(limit uint64) bool {
 // Pending returns the number of engine events ready now and in the future
 // (armed timers and delayed packets).
 func (f *Fabric) Pending() (ready, future int) {
+	if f == nil {
+		return 0, 0
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.eng
@@ -103,6 +129,9 @@ func (f *Fabric) Pending() (ready, future int) {
 
 // SetFaults replaces the packet faults.
 func (f *Fabric) SetFaults(x Faults) error {
+	if f == nil {
+		return errNilFabric("set_faults")
+	}
 	if err := x.validate(); err != nil {
 		return err
 	}
@@ -117,6 +146,9 @@ func (f *Fabric) SetFaults(x Faults) error {
 
 // Stats returns what the engine has done so far.
 func (f *Fabric) Stats() EngineStats {
+	if f == nil {
+		return EngineStats{}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.eng.stats
@@ -125,6 +157,9 @@ func (f *Fabric) Stats() EngineStats {
 // TraceRecords returns a copy of the trace, or nil when the fabric has
 // none.
 func (f *Fabric) TraceRecords() []trace.Record {
+	if f == nil {
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.eng.log == nil {
@@ -133,8 +168,12 @@ func (f *Fabric) TraceRecords() []trace.Record {
 	return f.eng.log.Records()
 }
 
-// WriteTrace writes the trace as text, one record per line.
+// WriteTrace writes the trace as text, one record per line. A fabric
+// without a trace writes nothing; a nil writer is EINVAL.
 func (f *Fabric) WriteTrace(w io.Writer) error {
+	if f == nil || w == nil {
+		return verr.New("write_trace", syscall.EINVAL, "nil fabric or writer")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.eng.log == nil {
@@ -178,6 +217,9 @@ func (d *Device) SetPortState(n uint8, up bool) error {
 // for it to end. The fabric's objects stay usable; the clock then moves
 // only through Tick and its relatives. Closing twice does nothing.
 func (f *Fabric) Close() error {
+	if f == nil {
+		return errNilFabric("close")
+	}
 	f.mu.Lock()
 	b := f.eng.bg
 	f.eng.bg = nil
@@ -251,7 +293,7 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 // next completion whatever it is (a WR that fails on its own, or is
 // flushed, keeps its own status), and RESET forgets it.
 func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error {
-	if q == nil || st == wc.Success || st > wc.TMRndvIncomplete {
+	if f == nil || q == nil || st == wc.Success || st > wc.TMRndvIncomplete {
 		return verr.New("force_status", syscall.EINVAL, "a QP and an error status are needed")
 	}
 	if pd, _ := q.PD().(*PD); pd == nil || pd.ctx.dev.fabric != f {
@@ -268,7 +310,7 @@ func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error 
 // IBV_EVENT_QP_FATAL, as an adapter that can no longer read the SRQ does
 // (see qp.SRQ.InjectError).
 func (f *Fabric) InjectSRQError(s *SRQ) error {
-	if s == nil || s.Domain() != &f.mu {
+	if f == nil || s == nil || s.Domain() != &f.mu {
 		return verr.New("inject_srq_error", syscall.EINVAL, "the SRQ is not on this fabric")
 	}
 	return s.InjectError()
@@ -277,7 +319,7 @@ func (f *Fabric) InjectSRQError(s *SRQ) error {
 // InjectFatal makes q hit a catastrophic work-queue error (ASYNC-08): it
 // goes to ERR, its queues are flushed and IBV_EVENT_QP_FATAL names it.
 func (f *Fabric) InjectFatal(q *QP) error {
-	if pd, _ := q.PD().(*PD); pd == nil || pd.ctx.dev.fabric != f {
+	if pd, _ := q.PD().(*PD); f == nil || pd == nil || pd.ctx.dev.fabric != f {
 		return verr.New("inject_fatal", syscall.EINVAL, "the QP is not on this fabric")
 	}
 	f.mu.Lock()

@@ -116,6 +116,9 @@ func defaultNodeGUID(i int) uint64 { return 0x0002c90300000000 | uint64(i+1)<<8 
 // Fabric is a simulated RDMA fabric: the adapters on it and the lock that
 // serializes every verb on their objects. Verbs may be called from many
 // goroutines; blocking calls wait outside the lock.
+//
+// On a nil *Fabric every method returns EINVAL or zero values; see the
+// package doc.
 type Fabric struct {
 	mu      sync.Mutex // the domain lock of every object on the fabric
 	profile Profile
@@ -156,6 +159,11 @@ func NewFabric(cfg Config) (*Fabric, error) {
 	return f, nil
 }
 
+// errNilFabric is the error of verb called on a nil *Fabric.
+func errNilFabric(verb string) error {
+	return verr.New(verb, syscall.EINVAL, "nil fabric")
+}
+
 // indexPorts builds the routing tables: every LID of an InfiniBand port
 // and every GID of every port.
 func (f *Fabric) indexPorts() {
@@ -177,13 +185,26 @@ func (f *Fabric) indexPorts() {
 }
 
 // Profile returns the fabric's profile.
-func (f *Fabric) Profile() Profile { return f.profile }
+func (f *Fabric) Profile() Profile {
+	if f == nil {
+		return Profile{}
+	}
+	return f.profile
+}
 
 // Devices returns the adapters on the fabric (ibv_get_device_list).
-func (f *Fabric) Devices() []*Device { return append([]*Device(nil), f.devices...) }
+func (f *Fabric) Devices() []*Device {
+	if f == nil {
+		return nil
+	}
+	return append([]*Device(nil), f.devices...)
+}
 
 // Device returns the adapter named name, or ENODEV.
 func (f *Fabric) Device(name string) (*Device, error) {
+	if f == nil {
+		return nil, errNilFabric("ibv_open_device")
+	}
 	for _, d := range f.devices {
 		if d.name == name {
 			return d, nil
