@@ -118,7 +118,7 @@ func (c *CQ) Overrun() bool {
 // finish being destroyed).
 func (c *CQ) Destroyed() bool {
 	if c == nil {
-		return true
+		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

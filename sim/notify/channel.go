@@ -23,6 +23,11 @@ import (
 //
 // A Channel is safe for concurrent use. Its lock is the domain lock it was
 // made with, shared with the CQs that use it.
+//
+// On a nil handle a method never panics: one that returns an error returns
+// EINVAL (a syscall.Errno, through verr), one that does not returns the zero
+// value of each result (Destroyed reports false). Package sim's doc states
+// the convention for the whole API.
 type Channel[C comparable] struct {
 	q     queue[compEvent[C]]
 	refs  int // CQs using the channel (CHAN-09)
@@ -61,7 +66,8 @@ func (ch *Channel[C]) Domain() *sync.Mutex {
 //
 // Precondition: the domain lock is held.
 func (ch *Channel[C]) PushLocked(cq C, cqContext any, t *Tally) {
-	if ch == nil {
+	var none C
+	if ch == nil || cq == none {
 		return
 	}
 	if ch.q.dead {
@@ -227,7 +233,7 @@ func (ch *Channel[C]) Refs() int {
 // Destroyed reports whether Destroy has succeeded.
 func (ch *Channel[C]) Destroyed() bool {
 	if ch == nil {
-		return true
+		return false
 	}
 	ch.q.mu.Lock()
 	defer ch.q.mu.Unlock()

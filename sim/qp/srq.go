@@ -56,6 +56,11 @@ type SRQConfig struct {
 // SRQ is a shared receive queue (struct ibv_srq): receive work requests that
 // every QP attached to it consumes in FIFO order (SRQ-08). It is safe for
 // concurrent use.
+//
+// On a nil handle a method never panics: one that returns an error returns
+// EINVAL (a syscall.Errno, through verr), one that does not returns the zero
+// value of each result (Destroyed reports false). Package sim's doc states
+// the convention for the whole API.
 type SRQ struct {
 	mu    *sync.Mutex
 	q     wq
@@ -117,7 +122,12 @@ func (s *SRQ) Len() int {
 }
 
 // Tally returns the SRQ's async-event accounting.
-func (s *SRQ) Tally() *notify.Tally { return &s.tally }
+func (s *SRQ) Tally() *notify.Tally {
+	if s == nil {
+		return nil
+	}
+	return &s.tally
+}
 
 // PostRecv posts receive WRs to the SRQ (ibv_post_srq_recv), with the rules
 // of ibv_post_recv (SRQ-02): in order, stopping at the first bad one; EINVAL
@@ -158,6 +168,9 @@ func (s *SRQ) PostRecv(wrs []RecvWR) (n int, err error) {
 //
 // Precondition: the domain lock is held.
 func (s *SRQ) TakeLocked(into []SGE) (wrid uint64, sges []SGE, ok bool) {
+	if s == nil {
+		return 0, nil, false
+	}
 	if s.life != live || s.q.outstanding() == 0 {
 		return 0, into, false
 	}
@@ -298,8 +311,8 @@ func (s *SRQ) Destroy() error { return s.DestroyContext(context.Background()) }
 // attached (SRQ-10), then a wait, bounded by ctx, for the acks of the SRQ's
 // async events already read (ASYNC-05). EINVAL on a destroyed SRQ.
 func (s *SRQ) DestroyContext(ctx context.Context) (err error) {
-	if s == nil {
-		return verr.New(verbDestroySRQ, syscall.EINVAL, "nil SRQ")
+	if s == nil || ctx == nil {
+		return verr.New(verbDestroySRQ, syscall.EINVAL, "nil SRQ or context.Context")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
