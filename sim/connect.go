@@ -35,6 +35,10 @@ func Connect(a, b *QP, o ConnectOptions) error {
 	if a == nil || b == nil || a == b || a.Type() != b.Type() || a.Type() == qp.UD {
 		return verr.New(verb, syscall.EINVAL, "two distinct QPs of the same connected type (RC or UC) are needed")
 	}
+	if a.Destroyed() || b.Destroyed() {
+		// Checked before either QP is modified, so a refusal changes nothing.
+		return verr.New(verb, syscall.EINVAL, "a QP has been destroyed")
+	}
 	if o.Port == 0 {
 		o.Port = 1
 	}

@@ -46,11 +46,13 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	if d.qps >= d.attr.MaxQP {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_qp=%d QPs", d.attr.MaxQP)
 	}
-	d.qpn++
-	if d.qpn < firstQPN {
-		d.qpn = firstQPN
+	// The number is taken only if the QP is made: a refused create leaves
+	// the sequence as it was.
+	next := d.qpn + 1
+	if next < firstQPN {
+		next = firstQPN
 	}
-	num := d.qpn & 0xffffff
+	num := next & 0xffffff
 	q, err := qp.NewLocked(qp.Config{
 		Init: qp.InitAttr{
 			Context: attr.Context, SendCQ: attr.SendCQ, RecvCQ: attr.RecvCQ, SRQ: attr.SRQ,
@@ -76,6 +78,7 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 		return nil, err
 	}
 	pd.holdLocked(verb, childQP)
+	d.qpn = next
 	d.qps++
 	d.qpByNum[num] = q
 	if f.eng.tracing() {
