@@ -18,6 +18,8 @@ type GlobalRoute = qp.GlobalRoute
 
 // AH is an address handle (struct ibv_ah): a path for UD work requests,
 // scoped to the PD it was created in (PD-03, PD-04).
+// On a nil *AH every method returns EINVAL or zero values; see the
+// package doc.
 type AH struct {
 	pd   *PD
 	attr AHAttr

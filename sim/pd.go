@@ -12,6 +12,8 @@ import (
 // address handles, QPs, SRQs and memory windows. Every such object belongs
 // to exactly one PD, and objects of different PDs cannot be combined
 // (PD-03): an lkey or rkey only works for a QP of the MR's PD (MR-08).
+// On a nil *PD every method returns EINVAL or zero values; see the
+// package doc.
 type PD struct {
 	ctx      *Context
 	handle   uint32
