@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"io"
+	"math"
 	"syscall"
 	"time"
 
@@ -89,10 +90,11 @@ func (f *Fabric) AdvanceToNext() bool {
 }
 
 // RunUntilIdle advances the clock from timer to timer until nothing is
-// pending at all, or until limit ticks have passed (0: no limit). It
-// reports whether the engine is idle. With retry timers armed against a
-// silent peer this runs to RETRY_EXC_ERR; with rnr_retry = 7 against a
-// peer that never posts a receive it never ends, hence the limit.
+// pending at all, or until limit ticks have passed (0, or a limit that
+// would pass the clock's maximum: no limit). It reports whether the engine
+// is idle. With retry timers armed against a silent peer this runs to
+// RETRY_EXC_ERR; with rnr_retry = 7 against a peer that never posts a
+// receive it never ends, hence the limit.
 func (f *Fabric) RunUntilIdle(limit uint64) bool {
 	if f == nil {
 		return false
@@ -101,6 +103,9 @@ func (f *Fabric) RunUntilIdle(limit uint64) bool {
 	defer f.mu.Unlock()
 	e := f.eng
 	end := e.now + limit
+	if end < e.now {
+		end = math.MaxUint64 // a limit past the end of time is no limit
+	}
 	for {
 		e.stabilizeLocked()
 		at, ok := e.nextDue()
