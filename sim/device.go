@@ -132,6 +132,7 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 		return nil, err
 	}
 	ch := cq.NewChannel(&f.mu)
+	ch.SetOwner(c)
 	f.eng.traceChannelLocked(c.dev, ch)
 	return ch, nil
 }
@@ -186,6 +187,7 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 		Async:         c.async,
 		Lock:          &f.mu,
 		Trace:         f.eng.cqTrace(),
+		Owner:         c,
 		OnDestroy: func() {
 			c.dev.cqs--
 			c.cqs--

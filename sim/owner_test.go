@@ -1,0 +1,189 @@
+package sim_test
+
+import (
+	"errors"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// ownerWorld is what the ownership tests combine: two devices on one
+// fabric, a second context on device a, and a second fabric.
+type ownerWorld struct {
+	f, other    *sim.Fabric
+	a, a2, b, x *sim.Context // a and a2 on device a; b on device b; x on the other fabric
+	pd          *sim.PD      // in a
+	cqA         *sim.CQ      // in a
+	cqA2, cqB   *sim.CQ      // in a2, b
+	cqX         *sim.CQ      // in x
+	srqA2, srqX *sim.SRQ     // in a PD of a2, of x
+	pdA2, pdB   *sim.PD
+	pdX         *sim.PD
+	chanA2, chX *sim.CompChannel
+	chB         *sim.CompChannel
+}
+
+func newOwnerWorld(t *testing.T) *ownerWorld {
+	t.Helper()
+	w := &ownerWorld{}
+	var da, db *sim.Device
+	w.f, da, db = twoDevices(t, sim.Config{})
+	w.other = fabric(t, sim.Config{})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := func(d *sim.Device) *sim.Context {
+		c, err := d.Open()
+		must(err)
+		return c
+	}
+	w.a, w.a2, w.b, w.x = open(da), open(da), open(db), open(w.other.Devices()[0])
+	pd := func(c *sim.Context) *sim.PD {
+		p, err := c.AllocPD()
+		must(err)
+		return p
+	}
+	w.pd, w.pdA2, w.pdB, w.pdX = pd(w.a), pd(w.a2), pd(w.b), pd(w.x)
+	cq := func(c *sim.Context) *sim.CQ {
+		q, err := c.CreateCQ(16, nil, nil, 0)
+		must(err)
+		return q
+	}
+	w.cqA, w.cqA2, w.cqB, w.cqX = cq(w.a), cq(w.a2), cq(w.b), cq(w.x)
+	srq := func(p *sim.PD) *sim.SRQ {
+		s, err := p.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+		must(err)
+		return s
+	}
+	w.srqA2, w.srqX = srq(w.pdA2), srq(w.pdX)
+	ch := func(c *sim.Context) *sim.CompChannel {
+		h, err := c.CreateCompChannel()
+		must(err)
+		return h
+	}
+	w.chanA2, w.chB, w.chX = ch(w.a2), ch(w.b), ch(w.x)
+	return w
+}
+
+// TestCreateQPRejectsObjectsOfAnotherOwner: ibv_create_qp names its CQs
+// and SRQ by handles of the caller's context, so a CQ or SRQ of another
+// context, device or fabric is EINVAL, and nothing changes: the foreign
+// objects hold no reference, the PD no child.
+func TestCreateQPRejectsObjectsOfAnotherOwner(t *testing.T) {
+	w := newOwnerWorld(t)
+	for name, attr := range map[string]sim.QPInitAttr{
+		"send CQ of another fabric":  {SendCQ: w.cqX, RecvCQ: w.cqA},
+		"recv CQ of another fabric":  {SendCQ: w.cqA, RecvCQ: w.cqX},
+		"send CQ of another device":  {SendCQ: w.cqB, RecvCQ: w.cqA},
+		"recv CQ of another context": {SendCQ: w.cqA, RecvCQ: w.cqA2},
+		"SRQ of another fabric":      {SendCQ: w.cqA, RecvCQ: w.cqA, SRQ: w.srqX},
+		"SRQ of another context":     {SendCQ: w.cqA, RecvCQ: w.cqA, SRQ: w.srqA2},
+	} {
+		attr.Type = qp.RC
+		attr.Cap = qp.Cap{MaxSendWR: 4, MaxRecvWR: 4}
+		q, err := w.pd.CreateQP(attr)
+		if !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("%s: CreateQP = %v, %v; want EINVAL", name, q, err)
+		}
+	}
+	for _, c := range []*sim.CQ{w.cqA, w.cqA2, w.cqB, w.cqX} {
+		if refs := c.Snapshot().Refs; refs != 0 {
+			t.Errorf("a CQ holds %d references after the failed creates", refs)
+		}
+	}
+	for _, s := range []*sim.SRQ{w.srqA2, w.srqX} {
+		if err := s.Destroy(); err != nil {
+			t.Errorf("SRQ destroy after the failed creates: %v", err)
+		}
+	}
+	if err := w.pd.Dealloc(); err != nil {
+		t.Errorf("PD dealloc after the failed creates: %v", err)
+	}
+}
+
+// TestSRQOfAnotherPD pins the decision of docs/srq.md: a QP may take its
+// receives from an SRQ of another PD of the same context. The kernel's
+// create_qp and the providers (rxe_qp_chk_init, rxe_qp_from_init) never
+// compare the two PDs, so real verbs accept it; PD-03 does not reach it.
+func TestSRQOfAnotherPD(t *testing.T) {
+	w := newOwnerWorld(t)
+	other, err := w.a.AllocPD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srq, err := other.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []qp.Type{qp.RC, qp.UD} {
+		q, err := w.pd.CreateQP(sim.QPInitAttr{SendCQ: w.cqA, RecvCQ: w.cqA, SRQ: srq, Type: typ,
+			Cap: qp.Cap{MaxSendWR: 4}})
+		if err != nil {
+			t.Fatalf("%v QP with an SRQ of another PD: %v", typ, err)
+		}
+		if err := srq.Destroy(); !errors.Is(err, syscall.EBUSY) {
+			t.Errorf("SRQ destroy while a QP uses it: %v, want EBUSY (SRQ-10)", err)
+		}
+		if err := q.Destroy(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := srq.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Dealloc(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestForeignCQRace: before CreateQP checked owners, a QP of one fabric
+// pushed its completions into a CQ of another under the wrong lock, which
+// the race detector reported (cq push against cq poll). Run with -race.
+func TestForeignCQRace(t *testing.T) {
+	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{})
+	x := newOwnerWorld(t)
+	q, err := a.pd.CreateQP(sim.QPInitAttr{SendCQ: x.cqX, RecvCQ: a.cq, Type: qp.RC,
+		Cap: qp.Cap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	if errors.Is(err, syscall.EINVAL) {
+		return // refused, as it must be
+	}
+	t.Errorf("CreateQP with a send CQ of another fabric: %v, want EINVAL", err)
+	if err != nil {
+		return
+	}
+	peer, err := b.pd.CreateQP(sim.QPInitAttr{SendCQ: b.cq, RecvCQ: b.cq, Type: qp.RC,
+		Cap: qp.Cap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Connect(q, peer, sim.ConnectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() {
+		buf := make([]wc.WC, 4)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				x.cqX.Poll(buf)
+			}
+		}
+	})
+	for i := range 20 {
+		peer.PostRecv([]qp.RecvWR{{WRID: uint64(i), SGList: []qp.SGE{b.sge(0, 8)}}})
+		q.PostSend([]qp.SendWR{{WRID: uint64(i), Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+		f.Stabilize()
+	}
+	close(stop)
+	wg.Wait()
+}
