@@ -90,7 +90,7 @@ func TestCreateQPRejectsObjectsOfAnotherOwner(t *testing.T) {
 		attr.Cap = qp.Cap{MaxSendWR: 4, MaxRecvWR: 4}
 		q, err := w.pd.CreateQP(attr)
 		if !errors.Is(err, syscall.EINVAL) {
-			t.Errorf("%s: CreateQP = %v, %v; want EINVAL", name, q, err)
+			t.Errorf("%s: CreateQP = %p, %v; want EINVAL", name, q, err)
 		}
 	}
 	for _, c := range []*sim.CQ{w.cqA, w.cqA2, w.cqB, w.cqX} {
@@ -186,4 +186,34 @@ func TestForeignCQRace(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// TestCreateCQRejectsChannelOfAnotherContext: a channel made through
+// another context (of the same device, another device or another fabric)
+// is EINVAL and changes nothing; before the check, a CQ of context b could
+// use a channel of context a, and closing a then succeeded while the CQ
+// still delivered into the channel.
+func TestCreateCQRejectsChannelOfAnotherContext(t *testing.T) {
+	w := newOwnerWorld(t)
+	for name, ch := range map[string]*sim.CompChannel{
+		"another context": w.chanA2, "another device": w.chB, "another fabric": w.chX,
+	} {
+		if q, err := w.a.CreateCQ(4, nil, ch, 0); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("CreateCQ with a channel of %s = %p, %v; want EINVAL", name, q, err)
+		}
+		if refs := ch.Refs(); refs != 0 {
+			t.Errorf("channel of %s: %d CQs after the failed create", name, refs)
+		}
+	}
+	// The channel's own context may use it, and then cannot close.
+	q, err := w.a2.CreateCQ(4, nil, w.chanA2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.a2.Close(); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("closing the context whose CQ uses its channel: %v, want EBUSY", err)
+	}
+	if err := q.Destroy(); err != nil {
+		t.Fatal(err)
+	}
 }
