@@ -87,13 +87,16 @@ func onFabric(obj any, f *Fabric) bool { return f != nil && fabricOf(obj) == f }
 // checkOwner returns nil when obj, the argument named arg of verb, belongs
 // within r of owner (a *Fabric, a *Context or any object contextOf knows),
 // and otherwise EINVAL saying which boundary obj crosses: another fabric,
-// another device, another context of the same device, or no owner at all.
+// another device, another context of the same device, or no owner at all
+// (obj or owner made outside this package).
 // It changes nothing and needs no lock.
 func checkOwner(verb, arg string, owner, obj any, r reach) error {
 	want, got := fabricOf(owner), fabricOf(obj)
 	switch {
 	case got == nil:
-		return verr.Errorf(verb, syscall.EINVAL, "%s was not created through this fabric's verbs", arg)
+		return verr.Errorf(verb, syscall.EINVAL, "%s was not created through this package's verbs", arg)
+	case want == nil:
+		return verr.Errorf(verb, syscall.EINVAL, "what %s goes with was not created through this package's verbs", arg)
 	case want != got:
 		return verr.Errorf(verb, syscall.EINVAL, "%s belongs to another fabric", arg)
 	case r == sameFabric:

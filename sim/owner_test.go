@@ -217,3 +217,29 @@ func TestCreateCQRejectsChannelOfAnotherContext(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestConnectRejectsQPsOfAnotherFabric: two QPs of different fabrics
+// cannot reach each other; Connect used to bring both to RTS anyway. It is
+// EINVAL now, and both QPs stay in RESET.
+func TestConnectRejectsQPsOfAnotherFabric(t *testing.T) {
+	w := newOwnerWorld(t)
+	mk := func(pd *sim.PD, cq *sim.CQ) *sim.QP {
+		q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+	a, x := mk(w.pd, w.cqA), mk(w.pdX, w.cqX)
+	if err := sim.Connect(a, x, sim.ConnectOptions{}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("Connect across fabrics: %v, want EINVAL", err)
+	}
+	if a.State() != qp.Reset || x.State() != qp.Reset {
+		t.Errorf("states after the refused Connect: %v, %v; want RESET", a.State(), x.State())
+	}
+	// Two devices of one fabric still connect.
+	b := mk(w.pdB, w.cqB)
+	if err := sim.Connect(a, b, sim.ConnectOptions{}); err != nil {
+		t.Errorf("Connect across devices of one fabric: %v", err)
+	}
+}
