@@ -249,16 +249,21 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 // adapter had failed it; the QP then reacts as to any failed WR (RC: ERR,
 // later WRs flushed). st must be an error status. The fault is spent by that
 // next completion whatever it is (a WR that fails on its own, or is
-// flushed, keeps its own status), and RESET forgets it.
+// flushed, keeps its own status), and RESET forgets it. A QP of another
+// fabric, or one destroyed, is EINVAL.
 func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error {
+	const verb = "force_status"
 	if q == nil || st == wc.Success || st > wc.TMRndvIncomplete {
-		return verr.New("force_status", syscall.EINVAL, "a QP and an error status are needed")
+		return verr.New(verb, syscall.EINVAL, "a QP and an error status are needed")
 	}
-	if pd, _ := q.PD().(*PD); pd == nil || pd.ctx.dev.fabric != f {
-		return verr.New("force_status", syscall.EINVAL, "the QP is not on this fabric")
+	if err := checkOwner(verb, "the QP", f, q, sameFabric); err != nil {
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if q.DestroyedLocked() {
+		return verr.New(verb, syscall.EINVAL, "the QP has been destroyed")
+	}
 	q.ForceStatusLocked(wrID, recv, st)
 	return nil
 }
@@ -266,22 +271,29 @@ func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error 
 // InjectSRQError makes s hit a catastrophic error: IBV_EVENT_SRQ_ERR names
 // it (ASYNC-15) and every QP receiving through it goes to ERR with
 // IBV_EVENT_QP_FATAL, as an adapter that can no longer read the SRQ does
-// (see qp.SRQ.InjectError).
+// (see qp.SRQ.InjectError). A nil SRQ, one of another fabric or one
+// destroyed is EINVAL.
 func (f *Fabric) InjectSRQError(s *SRQ) error {
-	if s == nil || s.Domain() != &f.mu {
-		return verr.New("inject_srq_error", syscall.EINVAL, "the SRQ is not on this fabric")
+	if err := checkOwner("inject_srq_error", "the SRQ", f, s, sameFabric); err != nil {
+		return err
 	}
 	return s.InjectError()
 }
 
 // InjectFatal makes q hit a catastrophic work-queue error (ASYNC-08): it
-// goes to ERR, its queues are flushed and IBV_EVENT_QP_FATAL names it.
+// goes to ERR, its queues are flushed and IBV_EVENT_QP_FATAL names it. A QP
+// already in ERR stays there without another event. A nil QP, one of
+// another fabric or one destroyed is EINVAL.
 func (f *Fabric) InjectFatal(q *QP) error {
-	if pd, _ := q.PD().(*PD); pd == nil || pd.ctx.dev.fabric != f {
-		return verr.New("inject_fatal", syscall.EINVAL, "the QP is not on this fabric")
+	const verb = "inject_fatal"
+	if err := checkOwner(verb, "the QP", f, q, sameFabric); err != nil {
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if q.DestroyedLocked() {
+		return verr.New(verb, syscall.EINVAL, "the QP has been destroyed")
+	}
 	q.FatalLocked()
 	return nil
 }

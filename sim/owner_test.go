@@ -243,3 +243,22 @@ func TestConnectRejectsQPsOfAnotherFabric(t *testing.T) {
 		t.Errorf("Connect across devices of one fabric: %v", err)
 	}
 }
+
+// TestFaultsOnDestroyedQP: ForceStatus and InjectFatal on a destroyed QP
+// are EINVAL, like every verb on a destroyed object; they used to return
+// nil and do nothing.
+func TestFaultsOnDestroyedQP(t *testing.T) {
+	f, a, _ := rcPair(t, sim.Config{}, sim.ConnectOptions{})
+	if err := a.q.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ForceStatus(a.q, 1, false, wc.RemOpErr); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("ForceStatus on a destroyed QP: %v, want EINVAL", err)
+	}
+	if err := f.InjectFatal(a.q); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("InjectFatal on a destroyed QP: %v, want EINVAL", err)
+	}
+	if err := f.InjectFatal(nil); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("InjectFatal(nil): %v, want EINVAL", err)
+	}
+}
