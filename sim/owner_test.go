@@ -262,3 +262,32 @@ func TestFaultsOnDestroyedQP(t *testing.T) {
 		t.Errorf("InjectFatal(nil): %v, want EINVAL", err)
 	}
 }
+
+// TestUDSendWithAHOfAnotherFabric: an AH of another fabric fails the UD
+// WR with LOC_QP_OP_ERR, like an AH of another PD (PD-04), and the check
+// reads nothing the AH's own fabric guards: under -race, destroying the AH
+// on its fabric while the WR runs on this one used to be reported (the
+// engine read the AH's destroyed flag under the wrong lock).
+func TestUDSendWithAHOfAnotherFabric(t *testing.T) {
+	f, da, _ := twoDevices(t, sim.Config{})
+	a := newEnd(t, da, qp.UD, 1<<10)
+	if err := sim.ReadyUD(a.q, 1); err != nil {
+		t.Fatal(err)
+	}
+	w := newOwnerWorld(t)
+	ah, err := w.pdX.CreateAH(sim.AHAttr{DLID: 1, PortNum: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { ah.Destroy() })
+	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled,
+		SGList: []qp.SGE{a.sge(0, 3)}, AH: ah, RemoteQPN: 0x99, RemoteQKey: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	f.Stabilize()
+	wg.Wait()
+	if got := a.poll(t, 1)[0]; got.Status != wc.LocQPOpErr {
+		t.Errorf("UD send through an AH of another fabric: %v, want LOC_QP_OP_ERR", &got)
+	}
+}
