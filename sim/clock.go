@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"io"
+	"math"
 	"syscall"
 	"time"
 
@@ -43,25 +44,41 @@ func (f *Fabric) Stabilize() int {
 	return f.eng.stabilizeLocked()
 }
 
+// MaxTick is the last tick of virtual time: 2^63-1 ticks, about 292 years
+// of simulated time. The clock saturates there: Tick, AdvanceToNext,
+// RunUntilIdle and Background mode never move it further, and a timer or
+// delayed packet due after MaxTick never fires (docs/time.md).
+const MaxTick uint64 = 1<<63 - 1
+
+// later returns the tick n ticks after t, saturating at math.MaxUint64
+// instead of wrapping; the clock never gets there (MaxTick).
+func later(t, n uint64) uint64 {
+	if n > math.MaxUint64-t {
+		return math.MaxUint64
+	}
+	return t + n
+}
+
 // Tick moves the clock n ticks forward. Every timer and delayed packet due
 // on the way runs at its own tick, and the engine stabilizes after each,
-// and at the end.
+// and at the end. The clock stops at MaxTick: a Tick that would pass it
+// (Tick(math.MaxUint64), say) moves the clock to MaxTick, where it stays.
 func (f *Fabric) Tick(n uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.eng.advanceLocked(f.eng.now + n)
+	f.eng.advanceLocked(later(f.eng.now, n))
 }
 
 // AdvanceToNext stabilizes, then moves the clock to the next timer or
 // delayed packet and runs what is due there. It reports false when nothing
-// is pending, and the clock does not move.
+// is pending before MaxTick, and the clock does not move.
 func (f *Fabric) AdvanceToNext() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.eng
 	e.stabilizeLocked()
 	at, ok := e.nextDue()
-	if !ok {
+	if !ok || at > MaxTick {
 		return false
 	}
 	e.advanceLocked(max(at, e.now))
@@ -72,19 +89,24 @@ func (f *Fabric) AdvanceToNext() bool {
 // pending at all, or until limit ticks have passed (0: no limit). It
 // reports whether the engine is idle. With retry timers armed against a
 // silent peer this runs to RETRY_EXC_ERR; with rnr_retry = 7 against a
-// peer that never posts a receive it never ends, hence the limit.
+// peer that never posts a receive it never ends, hence the limit. Time
+// ends at MaxTick: an event due later leaves the clock there and the
+// engine not idle.
 func (f *Fabric) RunUntilIdle(limit uint64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.eng
-	end := e.now + limit
+	end := later(e.now, limit)
+	if limit == 0 {
+		end = MaxTick
+	}
 	for {
 		e.stabilizeLocked()
 		at, ok := e.nextDue()
 		if !ok {
 			return true
 		}
-		if limit != 0 && at > end {
+		if at > end {
 			e.advanceLocked(end)
 			return false
 		}
@@ -231,8 +253,8 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 		at, ok := e.nextDue()
 		f.mu.Unlock()
 		wait := time.Hour
-		if ok {
-			wait = min(time.Duration(at-target)*dur, time.Hour)
+		if ok && at <= MaxTick && at-target < uint64(time.Hour/dur) {
+			wait = time.Duration(at-target) * dur // cannot overflow: below an hour
 		}
 		t.Reset(wait)
 		select {
