@@ -123,10 +123,11 @@ func (f *Fabric) Pending() (ready, future int) {
 	return e.pending(), e.later.len() + e.timers.len()
 }
 
-// SetFaults replaces the packet faults.
+// SetFaults replaces the packet faults. A probability outside [0, 1] is
+// EINVAL, and the faults stay as they were.
 func (f *Fabric) SetFaults(x Faults) error {
 	if err := x.validate(); err != nil {
-		return err
+		return configErr("set_faults", err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -227,8 +228,8 @@ func (b *background) kick() {
 }
 
 func (f *Fabric) startBackground(dur time.Duration) {
-	if dur <= 0 {
-		dur = time.Nanosecond
+	if dur == 0 {
+		dur = time.Nanosecond // the default; a negative one is refused by validate
 	}
 	b := &background{stop: make(chan struct{}), kickc: make(chan struct{}, 1), done: make(chan struct{})}
 	f.eng.bg = b
