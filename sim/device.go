@@ -166,6 +166,7 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 		return nil, err
 	}
 	ch := cq.NewChannel(&f.mu)
+	ch.SetOwner(c)
 	f.eng.traceChannelLocked(c.dev, ch)
 	return ch, nil
 }
@@ -189,7 +190,9 @@ func (c *Context) CreateCQ(cqe int, cqContext any, ch *CompChannel, compVector i
 
 // CreateCQEx creates a completion queue from attr (ibv_create_cq_ex). Besides
 // the checks of package cq it enforces the device's max_cq with ENOMEM
-// (CQ-06).
+// (CQ-06), and refuses with EINVAL a channel made through another device
+// context, of this device or another, as the kernel does when it looks the
+// channel up among the caller's descriptors.
 func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 	if c == nil {
 		return nil, verr.New("ibv_create_cq", syscall.EINVAL, "nil device context")
@@ -204,6 +207,11 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 	}()
 	if err := c.checkLocked("ibv_create_cq"); err != nil {
 		return nil, err
+	}
+	if attr.Channel != nil {
+		if err := checkOwner("ibv_create_cq", "channel", c, attr.Channel, sameContext); err != nil {
+			return nil, err
+		}
 	}
 	p := f.profile
 	cfg := cq.Config{
@@ -220,6 +228,7 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 		Async:         c.async,
 		Lock:          &f.mu,
 		Trace:         f.eng.cqTrace(),
+		Owner:         c,
 		OnDestroy: func() {
 			c.dev.cqs--
 			c.cqs--

@@ -23,7 +23,7 @@ type Config struct {
 	// Background. See docs/time.md.
 	Mode Mode
 	// TickDuration is the wall time of one tick in Background mode; zero
-	// means one nanosecond, the tick's nominal length.
+	// means one nanosecond, the tick's nominal length. Negative is EINVAL.
 	TickDuration time.Duration
 	// Seed seeds the one source of choice of the fabric: the Random
 	// schedule and the faults. The same seed and the same calls give the
@@ -54,6 +54,9 @@ type DeviceConfig struct {
 func (c *Config) validate() error {
 	if c.Mode > Background || c.Schedule > Random {
 		return fmt.Errorf("sim: unknown mode %d or schedule %d", c.Mode, c.Schedule)
+	}
+	if c.TickDuration < 0 {
+		return fmt.Errorf("sim: tick duration %v is negative", c.TickDuration)
 	}
 	if err := c.Faults.validate(); err != nil {
 		return err
@@ -130,8 +133,28 @@ type Fabric struct {
 
 // NewFabric returns a fabric with the devices cfg lists. It assigns the
 // InfiniBand LIDs that the configuration leaves zero, in device and port
-// order, so the same configuration always gives the same addresses.
+// order, so the same configuration always gives the same addresses. A
+// configuration it cannot build fails with an error matching
+// syscall.EINVAL that says what is wrong.
 func NewFabric(cfg Config) (*Fabric, error) {
+	f, err := newFabric(cfg)
+	if err != nil {
+		return nil, configErr("new_fabric", err)
+	}
+	return f, nil
+}
+
+// configErr gives an error of a configuration the errno of a bad argument,
+// EINVAL, keeping its text; one that carries an errno already is returned
+// as it is.
+func configErr(verb string, err error) error {
+	if err == nil || verr.Errno(err) != 0 {
+		return err
+	}
+	return verr.Wrap(verb, syscall.EINVAL, "", err)
+}
+
+func newFabric(cfg Config) (*Fabric, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}

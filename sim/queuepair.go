@@ -32,8 +32,16 @@ const firstQPN = 0x11
 // CreateQP creates a queue pair in pd (ibv_create_qp). It starts in RESET
 // with a qp_num unique on the device (QP-01). EINVAL for capacities above
 // the device's (QP-02), a missing CQ (QP-03), a UC QP with an SRQ (QP-04), or
-// objects of another context; ENOMEM beyond max_qp. The QP holds its PD
+// a CQ or SRQ made through another device context (of this device, another
+// device or another fabric), as the kernel, which looks them up among the
+// caller's handles, would say; ENOMEM beyond max_qp. A failed create changes
+// nothing, except that a QP number may have been used up. The QP holds its PD
 // (PD-02), CQs (CQ-11) and SRQ (SRQ-10) until destroyed.
+//
+// The SRQ may belong to another PD of the same context: neither the kernel
+// nor rxe or mlx5 compare the two PDs at creation, so real verbs accept it
+// (docs/srq.md). Receives taken from it are checked against the PD the
+// transport's receive rules name.
 func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	const verb = "ibv_create_qp"
 	d, unlock, err := pd.lockLive(verb)
@@ -43,6 +51,9 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	defer unlock()
 	c, f := pd.ctx, d.fabric
 	defer pd.traceCreateFailedLocked(verb, &err)
+	if err := pd.checkQPArgs(verb, attr); err != nil {
+		return nil, err
+	}
 	if d.qps >= d.attr.MaxQP {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_qp=%d QPs", d.attr.MaxQP)
 	}
@@ -85,6 +96,26 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 		f.eng.traceQP(q, d, fmt.Sprintf("create_qp %v (send %d, recv %d)", attr.Type, q.Cap().MaxSendWR, q.Cap().MaxRecvWR), "")
 	}
 	return q, nil
+}
+
+// checkQPArgs checks that the CQs and the SRQ given to CreateQP, when set,
+// were made through the PD's context (see checkOwner). A missing CQ is left
+// to qp.NewLocked, which reports QP-03.
+func (pd *PD) checkQPArgs(verb string, attr QPInitAttr) error {
+	if attr.SendCQ != nil {
+		if err := checkOwner(verb, "send_cq", pd, attr.SendCQ, sameContext); err != nil {
+			return err
+		}
+	}
+	if attr.RecvCQ != nil {
+		if err := checkOwner(verb, "recv_cq", pd, attr.RecvCQ, sameContext); err != nil {
+			return err
+		}
+	}
+	if attr.SRQ != nil {
+		return checkOwner(verb, "srq", pd, attr.SRQ, sameContext)
+	}
+	return nil
 }
 
 // modifyLimitsLocked describes the device's ports and depths for
@@ -151,6 +182,7 @@ func (pd *PD) CreateSRQ(attr SRQInitAttr) (_ *SRQ, err error) {
 		Lock:                &f.mu,
 		Async:               c.async,
 		Trace:               f.eng.srqTrace(),
+		PD:                  pd,
 		OnDestroy: func() {
 			d.srqs--
 			pd.releaseLocked(childSRQ)

@@ -191,6 +191,15 @@ func (c *CQ) Channel() *Channel {
 	return c.ch
 }
 
+// Owner returns Config.Owner as given at creation: who created the CQ. It
+// never changes, so reading it takes no lock.
+func (c *CQ) Owner() any {
+	if c == nil {
+		return nil
+	}
+	return c.cfg.Owner
+}
+
 // CompVector returns the completion vector given at creation.
 func (c *CQ) CompVector() int {
 	if c == nil {

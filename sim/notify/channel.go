@@ -32,6 +32,7 @@ type Channel[C comparable] struct {
 	q     queue[compEvent[C]]
 	refs  int // CQs using the channel (CHAN-09)
 	trace func(cq C, what, why string)
+	owner any // who created the channel; see SetOwner
 }
 
 var errNilChannel = verr.New("ibv_get_cq_event", syscall.EINVAL, "nil completion channel")
@@ -91,6 +92,23 @@ func (ch *Channel[C]) SetTrace(fn func(cq C, what, why string)) {
 	if ch != nil {
 		ch.trace = fn
 	}
+}
+
+// SetOwner records who created the channel (package sim records the device
+// context), for Owner. Call it before the channel is shared: the owner is
+// then read without the lock.
+func (ch *Channel[C]) SetOwner(o any) {
+	if ch != nil {
+		ch.owner = o
+	}
+}
+
+// Owner returns what SetOwner recorded, or nil.
+func (ch *Channel[C]) Owner() any {
+	if ch == nil {
+		return nil
+	}
+	return ch.owner
 }
 
 // traceFailed reports a failed read, except EAGAIN, which a busy loop would

@@ -370,6 +370,9 @@ func (q *QP) Destroyed() bool {
 	return q.life != live
 }
 
+// DestroyedLocked is Destroyed for a caller that holds the domain lock.
+func (q *QP) DestroyedLocked() bool { return q.life != live }
+
 // PD returns the protection domain the QP was created in (ibv_qp.pd), as
 // the creator gave it.
 func (q *QP) PD() any {

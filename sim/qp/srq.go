@@ -46,6 +46,7 @@ type SRQConfig struct {
 	HonourLimitAtCreate bool
 	Lock                *sync.Mutex
 	Async               *notify.AsyncQueue
+	PD                  any // the protection domain, handed back by PD
 	OnDestroy           func()
 	// Trace, if set, is told under the domain lock about every verb call on
 	// the SRQ (post, modify, destroy), with the error's text as why when
@@ -109,6 +110,16 @@ func (s *SRQ) Context() any {
 		return nil
 	}
 	return s.cfg.Context
+}
+
+// PD returns the protection domain the SRQ was created in (ibv_srq.pd), as
+// the creator gave it in SRQConfig.PD. It never changes, so reading it
+// takes no lock.
+func (s *SRQ) PD() any {
+	if s == nil {
+		return nil
+	}
+	return s.cfg.PD
 }
 
 // Len returns the number of receive WRs waiting in the SRQ.
