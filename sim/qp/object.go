@@ -371,7 +371,7 @@ func (q *QP) Destroyed() bool {
 }
 
 // DestroyedLocked is Destroyed for a caller that holds the domain lock.
-func (q *QP) DestroyedLocked() bool { return q.life != live }
+func (q *QP) DestroyedLocked() bool { return q != nil && q.life != live }
 
 // PD returns the protection domain the QP was created in (ibv_qp.pd), as
 // the creator gave it.
