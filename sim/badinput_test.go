@@ -22,7 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -67,9 +66,6 @@ type badEntry struct {
 // badCase is one bad input to one method.
 type badCase struct {
 	in string // the bad input, in words
-	// own, when set, is why the case waits for branch own (issue #15
-	// items 2 and 4); see pendingOwn.
-	own string
 	// want is the errno the call must fail with; 0 when the method returns
 	// no error (check its results with w.failf).
 	want syscall.Errno
@@ -77,14 +73,6 @@ type badCase struct {
 	// moves says the call may change the world (Tick moves the clock), so
 	// the snapshot is not compared.
 	moves bool
-}
-
-// pendingOwn marks a case fixed by branch own, which works on issue #15
-// items 2 and 4 in parallel: the case is skipped with this reason until
-// that branch is merged. BADINPUT_PENDING=1 in the environment runs the
-// pending cases anyway, to see which still fail.
-func pendingOwn(item string) string {
-	return "pending branch own: issue #15 " + item
 }
 
 // failf records a problem found by a case's call, for methods whose results
@@ -177,8 +165,8 @@ func TestBadInput(t *testing.T) {
 	for _, n := range pairs.n {
 		total += n
 	}
-	t.Logf("method × input pairs tried: %d (nil receiver %d, zero arguments %d, hand-written %d, skipped %d)",
-		total-pairs.n["skipped"], pairs.n["nil"], pairs.n["zero"], pairs.n["cases"], pairs.n["skipped"])
+	t.Logf("method × input pairs tried: %d (nil receiver %d, zero arguments %d, hand-written %d)",
+		total, pairs.n["nil"], pairs.n["zero"], pairs.n["cases"])
 }
 
 // testBadCoverage fails for an exported method without an entry in
@@ -344,10 +332,6 @@ func testBadCases(t *testing.T, pairs *badPairs) {
 	for _, key := range keys {
 		for _, c := range badTable[key].cases {
 			t.Run(key+"/"+c.in, func(t *testing.T) {
-				if c.own != "" && os.Getenv("BADINPUT_PENDING") == "" {
-					pairs.add("skipped")
-					t.Skip(c.own, "(BADINPUT_PENDING=1 runs it)")
-				}
 				pairs.add("cases")
 				runBadCase(t, c)
 			})
