@@ -25,8 +25,10 @@
 //
 // The same holds for bad arguments: a nil argument where an object, a
 // context.Context, a lock or a writer is needed, values out of range, an
-// object that has been destroyed, and an object of another fabric are
-// reported as an error carrying the errno libibverbs would set (EINVAL
-// mostly), and a refused call changes nothing. TestBadInput in this
+// object that has been destroyed, and an object of another fabric or of
+// another device context are reported as an error carrying the errno
+// libibverbs would set (EINVAL mostly), and a refused call changes
+// nothing. (An SRQ of another PD of the same context is accepted, as the
+// kernel accepts it; see docs/srq.md.) TestBadInput in this
 // package checks every exported method against these inputs.
 package sim
