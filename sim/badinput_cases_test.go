@@ -865,6 +865,32 @@ var badTable = map[string]badEntry{
 		}},
 	}},
 
+	// The other exported pointer types.
+	"QPAttr.Apply": {cases: []badCase{
+		{in: "nil source", call: func(w *badWorld) error {
+			a := qp.Attr{Timeout: 3}
+			a.Apply(nil, qp.AttrTimeout)
+			if a.Timeout != 3 {
+				w.failf("Apply(nil) changed the attributes: timeout %d", a.Timeout)
+			}
+			return nil
+		}},
+	}},
+	"WC.InvalidatedRkey": {reason: getter},
+	"WC.String":          {reason: getter + " (a nil *WC prints \"<nil>\")"},
+	"Log.Add":            {reason: anyValue + " (a record is data)"},
+	"Log.Len":            {reason: getter},
+	"Log.Records":        {reason: getter},
+	"Log.Reset":          {reason: noArgs},
+	"Log.WriteJSON": {cases: []badCase{
+		{in: "nil writer", want: einval, call: func(w *badWorld) error { return w.log.WriteJSON(nil) }},
+	}},
+	"Log.WriteText": {cases: []badCase{
+		{in: "nil writer", want: einval, call: func(w *badWorld) error { return w.log.WriteText(nil) }},
+	}},
+	"Error.Error":  {reason: getter + " (a nil *Error prints \"<nil>\")"},
+	"Error.Unwrap": {reason: getter},
+
 	// Functions of package sim.
 	"func.NewFabric": {cases: []badCase{
 		{in: "negative TickDuration", want: einval, call: func(*badWorld) error {
