@@ -291,3 +291,22 @@ func TestUDSendWithAHOfAnotherFabric(t *testing.T) {
 		t.Errorf("UD send through an AH of another fabric: %v, want LOC_QP_OP_ERR", &got)
 	}
 }
+
+// TestSRQMaxSGEZero pins the decision of docs/srq.md: max_sge 0 is not
+// refused but raised to one SGE, under every profile, as rxe does
+// (rxe_srq_chk_attr); the man page sets no lower bound.
+func TestSRQMaxSGEZero(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		w := newQPRig(t, sim.Config{Profile: p})
+		s, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 0}})
+		if err != nil {
+			t.Fatalf("%s: CreateSRQ with max_sge 0: %v", p.Name, err)
+		}
+		if a, err := s.Query(); err != nil || a.MaxSGE != 1 {
+			t.Errorf("%s: Query after max_sge 0: %+v, %v; want max_sge 1", p.Name, a, err)
+		}
+		if _, err := s.PostRecv([]qp.RecvWR{{WRID: 1}}); err != nil {
+			t.Errorf("%s: a receive without SGEs: %v", p.Name, err)
+		}
+	}
+}

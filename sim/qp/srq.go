@@ -95,6 +95,9 @@ func NewSRQLocked(cfg SRQConfig) (*SRQ, error) {
 	case a.MaxSGE > lim.MaxSRQSGE:
 		return nil, verr.Errorf(verbCreateSRQ, syscall.EINVAL, "max_sge %d above max_srq_sge=%d (SRQ-01)", a.MaxSGE, lim.MaxSRQSGE)
 	}
+	// max_sge 0 is not an error: the man page sets no lower bound, rxe
+	// (rxe_srq_chk_attr) raises it to its minimum of one SGE, and mlx5
+	// sizes its WQEs for at least one. Every profile does the same.
 	a.MaxSGE = max(a.MaxSGE, 1)
 	if !cfg.HonourLimitAtCreate || a.SRQLimit > a.MaxWR {
 		a.SRQLimit = 0
