@@ -144,8 +144,8 @@ var badTable = map[string]badEntry{
 	"Fabric.RunUntilIdle": {cases: []badCase{
 		{in: "limit MaxUint64 after the clock moved, retry timer armed", moves: true, call: func(w *badWorld) error {
 			// Every packet lost: the send's retry timer stays armed until
-			// retry_cnt is spent, which a limit of MaxUint64
-			// ticks lets happen.
+			// retry_cnt is spent, which a limit of MaxUint64 ticks lets
+			// happen.
 			badNoErr(w.f.SetFaults(sim.Faults{Drop: 1}))
 			w.f.Tick(10)
 			if _, err := w.qp.PostSend([]qp.SendWR{sendWR(w)}); err != nil {

@@ -3,13 +3,15 @@ package sim_test
 // The systematic bad-input test of the public API (issue #15). Every
 // exported method of the object types in badTypes must have an entry in
 // badTable (bad-input cases, or a written reason why it takes none); a
-// method added without one fails TestBadInput/coverage. Three sweeps then
+// method added without one fails TestBadInput/coverage. Four sweeps then
 // run:
 //
 //   - nil: every method on a nil receiver (the zero AsyncEvent for the one
 //     value type) with zero-valued arguments, by reflection;
 //   - zero: every method that takes arguments, on a live object, with
 //     zero-valued arguments, by reflection;
+//   - dead: every method of a type that can be destroyed, on a destroyed
+//     object, with zero-valued arguments, by reflection;
 //   - cases: the hand-written bad values of badTable.
 //
 // Each asserts that nothing panics, that every error carries a
@@ -170,13 +172,14 @@ func TestBadInput(t *testing.T) {
 	t.Run("coverage", testBadCoverage)
 	t.Run("nil", func(t *testing.T) { testBadNil(t, &pairs) })
 	t.Run("zero", func(t *testing.T) { testBadZero(t, &pairs) })
+	t.Run("dead", func(t *testing.T) { testBadDead(t, &pairs) })
 	t.Run("cases", func(t *testing.T) { testBadCases(t, &pairs) })
 	total := 0
 	for _, n := range pairs.n {
 		total += n
 	}
-	t.Logf("method × input pairs tried: %d (nil receiver %d, zero arguments %d, hand-written %d)",
-		total, pairs.n["nil"], pairs.n["zero"], pairs.n["cases"])
+	t.Logf("method × input pairs tried: %d (nil receiver %d, zero arguments %d, destroyed receiver %d, hand-written %d)",
+		total, pairs.n["nil"], pairs.n["zero"], pairs.n["dead"], pairs.n["cases"])
 }
 
 // testBadCoverage fails for an exported method without an entry in
@@ -340,6 +343,94 @@ func testBadZero(t *testing.T, pairs *badPairs) {
 			}
 			if d := w.checkTrace(n); d != "" {
 				t.Errorf("%s with zero arguments failed (%v) but traced:\n%s", key, err, d)
+			}
+		}
+	}
+}
+
+// dead returns w's destroyed (closed, deallocated, deregistered, acked)
+// object of type name, if the type has one. On a world without objects it
+// only reports whether the type has one.
+func (w *badWorld) dead(name string) (reflect.Value, bool) {
+	var v any
+	switch name {
+	case "Context":
+		v = w.deadCtx
+	case "PD":
+		v = w.deadPD
+	case "MR":
+		v = w.deadMR
+	case "AH":
+		v = w.deadAH
+	case "CQ":
+		v = w.deadCQ
+	case "CompChannel":
+		v = w.deadCh
+	case "QP":
+		v = w.deadQP
+	case "SRQ":
+		v = w.deadSRQ
+	case "AsyncQueue":
+		v = w.deadCtx.AsyncQueue()
+	case "AsyncEvent":
+		// An acked event, with every other event of the context acked
+		// too: the queue counts acks as libibverbs does, per object (per
+		// queue for port events), so while another is unacked a second
+		// Ack of this one is counted for that one and cannot be seen.
+		if w.f != nil {
+			badNoErr(w.ev.Ack())
+		}
+		v = w.deadEv
+	default:
+		return reflect.Value{}, false
+	}
+	return reflect.ValueOf(v), true
+}
+
+// testBadDead calls every method of every type that can be destroyed on a
+// destroyed object, with zero arguments, each in a fresh world. A
+// destroyed object can change nothing: whatever the call returns, the
+// world's snapshot must not move and the trace may only gain refusals;
+// an error must carry an errno.
+func testBadDead(t *testing.T, pairs *badPairs) {
+	for _, bt := range badTypes {
+		if _, ok := (&badWorld{}).dead(bt.name); !ok {
+			continue
+		}
+		for _, m := range methodsOf(bt.typ) {
+			key := bt.name + "." + m.Name
+			pairs.add("dead")
+			w := newBadWorld(t)
+			recv, _ := w.dead(bt.name)
+			mu := w.cq.Domain()
+			locked := strings.HasSuffix(m.Name, "Locked")
+			before, n := w.snapshot(), len(w.f.TraceRecords())
+			var out []reflect.Value
+			args := append([]reflect.Value{recv}, zeroArgs(m)...)
+			p, blocked := guard(func() {
+				if locked {
+					mu.Lock()
+					defer mu.Unlock()
+				}
+				out = m.Func.Call(args)
+			})
+			switch {
+			case p != nil:
+				t.Errorf("%s on a destroyed receiver panicked: %v", key, p)
+				continue
+			case blocked:
+				t.Errorf("%s on a destroyed receiver blocked", key)
+				continue
+			}
+			err, _ := lastError(out)
+			if err != nil && errnoOf(err) == 0 {
+				t.Errorf("%s on a destroyed receiver: error %q carries no syscall.Errno", key, err)
+			}
+			if d := diffSnapshots(before, w.snapshot()); d != "" {
+				t.Errorf("%s on a destroyed receiver (error %v) changed the world:\n%s", key, err, d)
+			}
+			if d := w.checkTrace(n); d != "" {
+				t.Errorf("%s on a destroyed receiver (error %v) traced:\n%s", key, err, d)
 			}
 		}
 	}
