@@ -19,7 +19,7 @@ type QPInitAttr struct {
 	Context  any     // qp_context
 	SendCQ   *CQ     // required (QP-03)
 	RecvCQ   *CQ     // required (QP-03); may equal SendCQ
-	SRQ      *SRQ    // optional; RC and UD only (QP-04)
+	SRQ      *SRQ    // optional; RC and UD only (QP-04); of this context, any PD
 	Cap      qp.Cap  // requested capacities (QP-02)
 	Type     qp.Type // qp.RC, qp.UC or qp.UD
 	SQSigAll bool    // every send WR is signaled (CQ-19)
