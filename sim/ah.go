@@ -18,6 +18,8 @@ type GlobalRoute = qp.GlobalRoute
 
 // AH is an address handle (struct ibv_ah): a path for UD work requests,
 // scoped to the PD it was created in (PD-03, PD-04).
+// On a nil *AH every method returns EINVAL or zero values; see the
+// package doc.
 type AH struct {
 	pd   *PD
 	attr AHAttr
@@ -28,9 +30,13 @@ type AH struct {
 // kernel checks (rdma_check_ah_attr, rdma_get_gid_attr), it is EINVAL when
 // PortNum is not a port of the device, when the port is Ethernet and the
 // attributes carry no GRH, and when a GRH names a SGID index outside the
-// port's GID table or an unused entry; EINVAL also for a nil or deallocated
-// PD, and ENOMEM when the device already has max_ah AHs. The AH holds the PD
-// until Destroy (PD-02).
+// port's GID table or an unused entry. As an InfiniBand provider checks
+// (rdmavt's rvt_check_ah, qib_check_ah), it is EINVAL too for an SL above 15,
+// a StaticRate that is no enum ibv_rate value (0, or 2 to 24) and, on an
+// InfiniBand port, a DLID of 0 (reserved) or a multicast DLID without a GRH;
+// on a RoCE port the DLID is not used and not checked. EINVAL also for a nil
+// or deallocated PD, and ENOMEM when the device already has max_ah AHs. The
+// AH holds the PD until Destroy (PD-02).
 func (pd *PD) CreateAH(attr AHAttr) (_ *AH, err error) {
 	const verb = "ibv_create_ah"
 	if pd == nil {
@@ -60,6 +66,9 @@ func (pd *PD) CreateAH(attr AHAttr) (_ *AH, err error) {
 	case attr.IsGlobal && p.gids[attr.GRH.SGIDIndex].IsZero():
 		return nil, verr.Errorf(verb, syscall.EINVAL, "GID entry %d of port %d is unused", attr.GRH.SGIDIndex, p.num)
 	}
+	if err := checkAHValues(verb, p, attr); err != nil {
+		return nil, err
+	}
 	if d.ahs >= d.attr.MaxAH {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_ah=%d AHs", d.attr.MaxAH)
 	}
@@ -70,6 +79,35 @@ func (pd *PD) CreateAH(attr AHAttr) (_ *AH, err error) {
 		e.record(e.nameLocked(d, "ah", ah), fmt.Sprintf("create_ah on %s: port %d dlid %#x global %v", e.nameOf(pd), attr.PortNum, attr.DLID, attr.IsGlobal), "")
 	}
 	return ah, nil
+}
+
+// The LID ranges of InfiniBand (IBA 4.1.3): 0 is reserved, 0xc000..0xfffe
+// are multicast, 0xffff is the permissive LID.
+const (
+	lidMulticastBase = 0xc000
+	lidPermissive    = 0xffff
+)
+
+// checkAHValues checks the fields of attr that are values, not table
+// indexes, for an AH leaving port p: EINVAL for an SL wider than its 4 bits,
+// a static rate outside enum ibv_rate (verbs.h: IBV_RATE_MAX 0, then 2 to
+// 24, IBV_RATE_2_5_GBPS to IBV_RATE_1200_GBPS; 1 is unassigned) and, on an
+// InfiniBand port, the reserved DLID 0 and a multicast DLID without a GRH.
+// A RoCE port addresses by GID, so its DLID is ignored.
+func checkAHValues(verb string, p *port, attr AHAttr) error {
+	switch {
+	case attr.SL > 15:
+		return verr.Errorf(verb, syscall.EINVAL, "sl %d does not fit in 4 bits", attr.SL)
+	case attr.StaticRate == 1 || attr.StaticRate > 24:
+		return verr.Errorf(verb, syscall.EINVAL, "static_rate %d is not an enum ibv_rate value", attr.StaticRate)
+	case p.attr.LinkLayer == LinkLayerEthernet:
+		return nil
+	case attr.DLID == 0:
+		return verr.Errorf(verb, syscall.EINVAL, "dlid 0 is reserved on InfiniBand port %d", p.num)
+	case attr.DLID >= lidMulticastBase && attr.DLID != lidPermissive && !attr.IsGlobal:
+		return verr.Errorf(verb, syscall.EINVAL, "multicast dlid %#x needs a GRH (is_global)", attr.DLID)
+	}
+	return nil
 }
 
 // PD returns the protection domain of the AH (ibv_ah.pd).

@@ -72,3 +72,54 @@ func TestCreateAH(t *testing.T) {
 	_, err = nilPD.CreateAH(sim.AHAttr{PortNum: 1})
 	wantErrno(t, "CreateAH on nil", err, syscall.EINVAL)
 }
+
+// TestCreateAHValues: the value checks of an InfiniBand provider's
+// create_ah (rdmavt's rvt_check_ah and qib_check_ah): SL is 4 bits, the
+// static rate an enum ibv_rate value (0, 2..24), DLID 0 is reserved and a
+// multicast DLID needs a GRH. On a RoCE port the DLID is not used and not
+// checked. Each used to be accepted.
+func TestCreateAHValues(t *testing.T) {
+	attr := sim.DefaultDeviceAttr()
+	attr.PhysPortCnt = 0
+	f := fabric(t, sim.Config{Devices: []sim.DeviceConfig{{Name: "d", Attr: attr, Ports: []sim.PortConfig{
+		{}, {Attr: sim.PortAttr{LinkLayer: sim.LinkLayerEthernet, GIDTblLen: 4}},
+	}}}})
+	ctx, _ := f.Devices()[0].Open()
+	pd, _ := ctx.AllocPD()
+	grh := sim.GlobalRoute{DGID: sim.GID{0: 0xfe, 1: 0x80, 15: 7}, HopLimit: 64}
+	for name, c := range map[string]sim.AHAttr{
+		"SL 16":                    {PortNum: 1, DLID: 1, SL: 16},
+		"SL 200":                   {PortNum: 1, DLID: 1, SL: 200},
+		"RoCE SL 16":               {PortNum: 2, SL: 16, IsGlobal: true, GRH: grh},
+		"static rate 1":            {PortNum: 1, DLID: 1, StaticRate: 1},
+		"static rate 25":           {PortNum: 1, DLID: 1, StaticRate: 25},
+		"static rate 200":          {PortNum: 1, DLID: 1, StaticRate: 200},
+		"IB DLID 0":                {PortNum: 1},
+		"IB DLID 0 with GRH":       {PortNum: 1, IsGlobal: true, GRH: grh},
+		"IB multicast without GRH": {PortNum: 1, DLID: 0xc001},
+	} {
+		ah, err := pd.CreateAH(c)
+		if ah != nil {
+			t.Errorf("%s: got an AH", name)
+			ah.Destroy()
+		}
+		wantErrno(t, name, err, syscall.EINVAL)
+	}
+	for name, c := range map[string]sim.AHAttr{
+		"SL 15":                 {PortNum: 1, DLID: 1, SL: 15},
+		"port rate":             {PortNum: 1, DLID: 1, StaticRate: 0},
+		"2.5 Gb/s":              {PortNum: 1, DLID: 1, StaticRate: 2},
+		"1200 Gb/s":             {PortNum: 1, DLID: 1, StaticRate: 24},
+		"permissive DLID":       {PortNum: 1, DLID: 0xffff},
+		"IB multicast with GRH": {PortNum: 1, DLID: 0xc001, IsGlobal: true, GRH: grh},
+		"RoCE DLID 0":           {PortNum: 2, IsGlobal: true, GRH: grh},
+		"RoCE DLID 7":           {PortNum: 2, DLID: 7, IsGlobal: true, GRH: grh},
+	} {
+		ah, err := pd.CreateAH(c)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		ah.Destroy()
+	}
+}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"io"
+	"math"
 	"syscall"
 	"time"
 
@@ -17,11 +18,19 @@ import (
 // timers fire in each mode.
 
 // Mode returns the execution mode.
-func (f *Fabric) Mode() Mode { return f.eng.mode }
+func (f *Fabric) Mode() Mode {
+	if f == nil {
+		return 0
+	}
+	return f.eng.mode
+}
 
 // Now returns the virtual time in ticks (one tick is one nanosecond of
 // simulated time).
 func (f *Fabric) Now() uint64 {
+	if f == nil {
+		return 0
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.eng.now
@@ -30,6 +39,9 @@ func (f *Fabric) Now() uint64 {
 // Step runs one ready engine event, chosen by the schedule, and reports
 // whether there was one. It never moves the clock.
 func (f *Fabric) Step() bool {
+	if f == nil {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.eng.stepLocked()
@@ -38,30 +50,55 @@ func (f *Fabric) Step() bool {
 // Stabilize runs ready events until none is left at the current tick and
 // returns how many ran. It never moves the clock.
 func (f *Fabric) Stabilize() int {
+	if f == nil {
+		return 0
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.eng.stabilizeLocked()
 }
 
+// MaxTick is the last tick of virtual time: 2^63-1 ticks, about 292 years
+// of simulated time. The clock saturates there: Tick, AdvanceToNext,
+// RunUntilIdle and Background mode never move it further, and a timer or
+// delayed packet due after MaxTick never fires (docs/time.md).
+const MaxTick uint64 = 1<<63 - 1
+
+// later returns the tick n ticks after t, saturating at math.MaxUint64
+// instead of wrapping; the clock never gets there (MaxTick).
+func later(t, n uint64) uint64 {
+	if n > math.MaxUint64-t {
+		return math.MaxUint64
+	}
+	return t + n
+}
+
 // Tick moves the clock n ticks forward. Every timer and delayed packet due
 // on the way runs at its own tick, and the engine stabilizes after each,
-// and at the end.
+// and at the end. The clock stops at MaxTick: a Tick that would pass it
+// (Tick(math.MaxUint64), say) moves the clock to MaxTick, where it stays.
 func (f *Fabric) Tick(n uint64) {
+	if f == nil {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.eng.advanceLocked(f.eng.now + n)
+	f.eng.advanceLocked(later(f.eng.now, n))
 }
 
 // AdvanceToNext stabilizes, then moves the clock to the next timer or
 // delayed packet and runs what is due there. It reports false when nothing
-// is pending, and the clock does not move.
+// is pending before MaxTick, and the clock does not move.
 func (f *Fabric) AdvanceToNext() bool {
+	if f == nil {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.eng
 	e.stabilizeLocked()
 	at, ok := e.nextDue()
-	if !ok {
+	if !ok || at > MaxTick {
 		return false
 	}
 	e.advanceLocked(max(at, e.now))
@@ -72,19 +109,27 @@ func (f *Fabric) AdvanceToNext() bool {
 // pending at all, or until limit ticks have passed (0: no limit). It
 // reports whether the engine is idle. With retry timers armed against a
 // silent peer this runs to RETRY_EXC_ERR; with rnr_retry = 7 against a
-// peer that never posts a receive it never ends, hence the limit.
+// peer that never posts a receive it never ends, hence the limit. Time
+// ends at MaxTick: an event due later leaves the clock there and the
+// engine not idle.
 func (f *Fabric) RunUntilIdle(limit uint64) bool {
+	if f == nil {
+		return false
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.eng
-	end := e.now + limit
+	end := later(e.now, limit)
+	if limit == 0 {
+		end = MaxTick
+	}
 	for {
 		e.stabilizeLocked()
 		at, ok := e.nextDue()
 		if !ok {
 			return true
 		}
-		if limit != 0 && at > end {
+		if at > end {
 			e.advanceLocked(end)
 			return false
 		}
@@ -95,16 +140,23 @@ func (f *Fabric) RunUntilIdle(limit uint64) bool {
 // Pending returns the number of engine events ready now and in the future
 // (armed timers and delayed packets).
 func (f *Fabric) Pending() (ready, future int) {
+	if f == nil {
+		return 0, 0
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e := f.eng
 	return e.pending(), e.later.len() + e.timers.len()
 }
 
-// SetFaults replaces the packet faults.
+// SetFaults replaces the packet faults. A probability outside [0, 1] is
+// EINVAL, and the faults stay as they were.
 func (f *Fabric) SetFaults(x Faults) error {
+	if f == nil {
+		return errNilFabric("set_faults")
+	}
 	if err := x.validate(); err != nil {
-		return err
+		return configErr("set_faults", err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -117,6 +169,9 @@ func (f *Fabric) SetFaults(x Faults) error {
 
 // Stats returns what the engine has done so far.
 func (f *Fabric) Stats() EngineStats {
+	if f == nil {
+		return EngineStats{}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.eng.stats
@@ -125,6 +180,9 @@ func (f *Fabric) Stats() EngineStats {
 // TraceRecords returns a copy of the trace, or nil when the fabric has
 // none.
 func (f *Fabric) TraceRecords() []trace.Record {
+	if f == nil {
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.eng.log == nil {
@@ -133,8 +191,12 @@ func (f *Fabric) TraceRecords() []trace.Record {
 	return f.eng.log.Records()
 }
 
-// WriteTrace writes the trace as text, one record per line.
+// WriteTrace writes the trace as text, one record per line. A fabric
+// without a trace writes nothing; a nil writer is EINVAL.
 func (f *Fabric) WriteTrace(w io.Writer) error {
+	if f == nil || w == nil {
+		return verr.New("write_trace", syscall.EINVAL, "nil fabric or writer")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.eng.log == nil {
@@ -178,6 +240,9 @@ func (d *Device) SetPortState(n uint8, up bool) error {
 // for it to end. The fabric's objects stay usable; the clock then moves
 // only through Tick and its relatives. Closing twice does nothing.
 func (f *Fabric) Close() error {
+	if f == nil {
+		return errNilFabric("close")
+	}
 	f.mu.Lock()
 	b := f.eng.bg
 	f.eng.bg = nil
@@ -205,8 +270,8 @@ func (b *background) kick() {
 }
 
 func (f *Fabric) startBackground(dur time.Duration) {
-	if dur <= 0 {
-		dur = time.Nanosecond
+	if dur == 0 {
+		dur = time.Nanosecond // the default; a negative one is refused by validate
 	}
 	b := &background{stop: make(chan struct{}), kickc: make(chan struct{}, 1), done: make(chan struct{})}
 	f.eng.bg = b
@@ -231,8 +296,8 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 		at, ok := e.nextDue()
 		f.mu.Unlock()
 		wait := time.Hour
-		if ok {
-			wait = min(time.Duration(at-target)*dur, time.Hour)
+		if ok && at <= MaxTick && at-target < uint64(time.Hour/dur) {
+			wait = time.Duration(at-target) * dur // cannot overflow: below an hour
 		}
 		t.Reset(wait)
 		select {
@@ -249,16 +314,21 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 // adapter had failed it; the QP then reacts as to any failed WR (RC: ERR,
 // later WRs flushed). st must be an error status. The fault is spent by that
 // next completion whatever it is (a WR that fails on its own, or is
-// flushed, keeps its own status), and RESET forgets it.
+// flushed, keeps its own status), and RESET forgets it. A QP of another
+// fabric, or one destroyed, is EINVAL.
 func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error {
+	const verb = "force_status"
 	if q == nil || st == wc.Success || st > wc.TMRndvIncomplete {
-		return verr.New("force_status", syscall.EINVAL, "a QP and an error status are needed")
+		return verr.New(verb, syscall.EINVAL, "a QP and an error status are needed")
 	}
-	if pd, _ := q.PD().(*PD); pd == nil || pd.ctx.dev.fabric != f {
-		return verr.New("force_status", syscall.EINVAL, "the QP is not on this fabric")
+	if err := checkOwner(verb, "the QP", f, q, sameFabric); err != nil {
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if q.DestroyedLocked() {
+		return verr.New(verb, syscall.EINVAL, "the QP has been destroyed")
+	}
 	q.ForceStatusLocked(wrID, recv, st)
 	return nil
 }
@@ -266,22 +336,29 @@ func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error 
 // InjectSRQError makes s hit a catastrophic error: IBV_EVENT_SRQ_ERR names
 // it (ASYNC-15) and every QP receiving through it goes to ERR with
 // IBV_EVENT_QP_FATAL, as an adapter that can no longer read the SRQ does
-// (see qp.SRQ.InjectError).
+// (see qp.SRQ.InjectError). A nil SRQ, one of another fabric or one
+// destroyed is EINVAL.
 func (f *Fabric) InjectSRQError(s *SRQ) error {
-	if s == nil || s.Domain() != &f.mu {
-		return verr.New("inject_srq_error", syscall.EINVAL, "the SRQ is not on this fabric")
+	if err := checkOwner("inject_srq_error", "the SRQ", f, s, sameFabric); err != nil {
+		return err
 	}
 	return s.InjectError()
 }
 
 // InjectFatal makes q hit a catastrophic work-queue error (ASYNC-08): it
-// goes to ERR, its queues are flushed and IBV_EVENT_QP_FATAL names it.
+// goes to ERR, its queues are flushed and IBV_EVENT_QP_FATAL names it. A QP
+// already in ERR stays there without another event. A nil QP, one of
+// another fabric or one destroyed is EINVAL.
 func (f *Fabric) InjectFatal(q *QP) error {
-	if pd, _ := q.PD().(*PD); pd == nil || pd.ctx.dev.fabric != f {
-		return verr.New("inject_fatal", syscall.EINVAL, "the QP is not on this fabric")
+	const verb = "inject_fatal"
+	if err := checkOwner(verb, "the QP", f, q, sameFabric); err != nil {
+		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if q.DestroyedLocked() {
+		return verr.New(verb, syscall.EINVAL, "the QP has been destroyed")
+	}
 	q.FatalLocked()
 	return nil
 }

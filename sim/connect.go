@@ -29,11 +29,19 @@ type ConnectOptions struct {
 // other: the exchange of QP numbers, PSNs and addresses that rdma_cm or an
 // out-of-band socket does in a real program, followed by the three
 // ibv_modify_qp calls per QP. a and b may be on different devices of the
-// fabric, including two QPs of one device (loopback).
+// fabric, including two QPs of one device (loopback), but not on two
+// fabrics, which no wire joins: that is EINVAL, and neither QP changes.
 func Connect(a, b *QP, o ConnectOptions) error {
 	const verb = "connect"
 	if a == nil || b == nil || a == b || a.Type() != b.Type() || a.Type() == qp.UD {
 		return verr.New(verb, syscall.EINVAL, "two distinct QPs of the same connected type (RC or UC) are needed")
+	}
+	if err := checkOwner(verb, "QP b", a, b, sameFabric); err != nil {
+		return err
+	}
+	if a.Destroyed() || b.Destroyed() {
+		// Checked before either QP is modified, so a refusal changes nothing.
+		return verr.New(verb, syscall.EINVAL, "a QP has been destroyed")
 	}
 	if o.Port == 0 {
 		o.Port = 1

@@ -21,6 +21,8 @@ type CompChannel = cq.Channel
 type AsyncEvent = notify.AsyncEvent
 
 // Device is one simulated adapter (struct ibv_device).
+// On a nil *Device every method returns EINVAL or zero values; see the
+// package doc.
 type Device struct {
 	fabric *Fabric
 	name   string
@@ -54,16 +56,36 @@ func newDevice(f *Fabric, dc DeviceConfig) *Device {
 }
 
 // Name returns the device name (ibv_get_device_name).
-func (d *Device) Name() string { return d.name }
+func (d *Device) Name() string {
+	if d == nil {
+		return ""
+	}
+	return d.name
+}
 
 // GUID returns the node GUID (ibv_get_device_guid).
-func (d *Device) GUID() uint64 { return d.attr.NodeGUID }
+func (d *Device) GUID() uint64 {
+	if d == nil {
+		return 0
+	}
+	return d.attr.NodeGUID
+}
 
 // Attr returns the device attributes (ibv_query_device).
-func (d *Device) Attr() DeviceAttr { return d.attr }
+func (d *Device) Attr() DeviceAttr {
+	if d == nil {
+		return DeviceAttr{}
+	}
+	return d.attr
+}
 
 // Fabric returns the fabric the device is on.
-func (d *Device) Fabric() *Fabric { return d.fabric }
+func (d *Device) Fabric() *Fabric {
+	if d == nil {
+		return nil
+	}
+	return d.fabric
+}
 
 // Open opens a context on the device (ibv_open_device).
 func (d *Device) Open() (*Context, error) {
@@ -80,6 +102,8 @@ func (d *Device) Open() (*Context, error) {
 
 // Context is an open device context (struct ibv_context): the owner of
 // channels, CQs and PDs, and of the async event queue.
+// On a nil *Context every method returns EINVAL or zero values; see the
+// package doc.
 type Context struct {
 	dev    *Device
 	async  *notify.AsyncQueue
@@ -90,10 +114,20 @@ type Context struct {
 }
 
 // Device returns the device the context was opened on.
-func (c *Context) Device() *Device { return c.dev }
+func (c *Context) Device() *Device {
+	if c == nil {
+		return nil
+	}
+	return c.dev
+}
 
 // NumCompVectors returns ibv_context.num_comp_vectors.
-func (c *Context) NumCompVectors() int { return c.dev.attr.NumCompVectors }
+func (c *Context) NumCompVectors() int {
+	if c == nil {
+		return 0
+	}
+	return c.dev.attr.NumCompVectors
+}
 
 // QueryDevice returns the device attributes (ibv_query_device).
 func (c *Context) QueryDevice() (DeviceAttr, error) {
@@ -132,6 +166,7 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 		return nil, err
 	}
 	ch := cq.NewChannel(&f.mu)
+	ch.SetOwner(c)
 	f.eng.traceChannelLocked(c.dev, ch)
 	return ch, nil
 }
@@ -155,7 +190,9 @@ func (c *Context) CreateCQ(cqe int, cqContext any, ch *CompChannel, compVector i
 
 // CreateCQEx creates a completion queue from attr (ibv_create_cq_ex). Besides
 // the checks of package cq it enforces the device's max_cq with ENOMEM
-// (CQ-06).
+// (CQ-06), and refuses with EINVAL a channel made through another device
+// context, of this device or another, as the kernel does when it looks the
+// channel up among the caller's descriptors.
 func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 	if c == nil {
 		return nil, verr.New("ibv_create_cq", syscall.EINVAL, "nil device context")
@@ -170,6 +207,11 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 	}()
 	if err := c.checkLocked("ibv_create_cq"); err != nil {
 		return nil, err
+	}
+	if attr.Channel != nil {
+		if err := checkOwner("ibv_create_cq", "channel", c, attr.Channel, sameContext); err != nil {
+			return nil, err
+		}
 	}
 	p := f.profile
 	cfg := cq.Config{
@@ -186,6 +228,7 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 		Async:         c.async,
 		Lock:          &f.mu,
 		Trace:         f.eng.cqTrace(),
+		Owner:         c,
 		OnDestroy: func() {
 			c.dev.cqs--
 			c.cqs--
@@ -229,7 +272,12 @@ func (c *Context) TryGetAsyncEvent() (AsyncEvent, error) {
 }
 
 // AsyncQueue returns the context's async event queue, for inspection.
-func (c *Context) AsyncQueue() *notify.AsyncQueue { return c.async }
+func (c *Context) AsyncQueue() *notify.AsyncQueue {
+	if c == nil {
+		return nil
+	}
+	return c.async
+}
 
 // Close closes the context (ibv_close_device). verbsim refuses with EBUSY
 // while CQs or PDs created through the context still exist, where

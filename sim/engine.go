@@ -305,6 +305,7 @@ func (e *engine) releaseDue() {
 // advanceLocked moves the clock forward to target, running every event on
 // the way at its own tick, and stabilizes at target.
 func (e *engine) advanceLocked(target uint64) {
+	target = min(target, MaxTick)
 	e.stabilizeLocked()
 	for {
 		at, ok := e.nextDue()
@@ -372,7 +373,7 @@ func (e *engine) traceQP(q *qp.QP, d *Device, what, why string) {
 // armLocked (re)starts t to fire after the given ticks.
 func (e *engine) armLocked(t *qp.Timer, after uint64) {
 	e.stopTimer(t)
-	t.At, t.Seq = e.now+after, e.next()
+	t.At, t.Seq = later(e.now, after), e.next()
 	e.timers.push(t)
 	if e.bg != nil {
 		e.bg.kick()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/qp"
@@ -13,20 +14,26 @@ import (
 // TestEngineBadInput: the engine's own calls refuse bad arguments with
 // EINVAL (or a configuration error) and change nothing.
 func TestEngineBadInput(t *testing.T) {
-	for _, cfg := range []sim.Config{
+	for i, cfg := range []sim.Config{
 		{Mode: sim.Background + 1},
 		{Schedule: sim.Random + 1},
 		{Faults: sim.Faults{Drop: -0.1}},
 		{Faults: sim.Faults{Duplicate: 1.5}},
+		{Profile: sim.Profile{CQOverrun: 7}},
+		{Devices: []sim.DeviceConfig{{}}},
+		{Mode: sim.Background, TickDuration: -1},
+		{TickDuration: -time.Second},
 	} {
-		if f, err := sim.NewFabric(cfg); err == nil {
-			f.Close()
-			t.Errorf("NewFabric(%+v) accepted", cfg)
+		if f, err := sim.NewFabric(cfg); !errors.Is(err, syscall.EINVAL) {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("NewFabric, config %d: %v, want EINVAL", i, err)
 		}
 	}
 	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{})
-	if err := f.SetFaults(sim.Faults{Delay: 2}); err == nil {
-		t.Error("SetFaults accepted a probability of 2")
+	if err := f.SetFaults(sim.Faults{Delay: 2}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("SetFaults with a probability of 2: %v, want EINVAL", err)
 	}
 	other, _, _ := twoDevices(t, sim.Config{})
 	einval := func(what string, err error) {

@@ -23,7 +23,7 @@ type Config struct {
 	// Background. See docs/time.md.
 	Mode Mode
 	// TickDuration is the wall time of one tick in Background mode; zero
-	// means one nanosecond, the tick's nominal length.
+	// means one nanosecond, the tick's nominal length. Negative is EINVAL.
 	TickDuration time.Duration
 	// Seed seeds the one source of choice of the fabric: the Random
 	// schedule and the faults. The same seed and the same calls give the
@@ -54,6 +54,9 @@ type DeviceConfig struct {
 func (c *Config) validate() error {
 	if c.Mode > Background || c.Schedule > Random {
 		return fmt.Errorf("sim: unknown mode %d or schedule %d", c.Mode, c.Schedule)
+	}
+	if c.TickDuration < 0 {
+		return fmt.Errorf("sim: tick duration %v is negative", c.TickDuration)
 	}
 	if err := c.Faults.validate(); err != nil {
 		return err
@@ -116,6 +119,9 @@ func defaultNodeGUID(i int) uint64 { return 0x0002c90300000000 | uint64(i+1)<<8 
 // Fabric is a simulated RDMA fabric: the adapters on it and the lock that
 // serializes every verb on their objects. Verbs may be called from many
 // goroutines; blocking calls wait outside the lock.
+//
+// On a nil *Fabric every method returns EINVAL or zero values; see the
+// package doc.
 type Fabric struct {
 	mu      sync.Mutex // the domain lock of every object on the fabric
 	profile Profile
@@ -127,8 +133,28 @@ type Fabric struct {
 
 // NewFabric returns a fabric with the devices cfg lists. It assigns the
 // InfiniBand LIDs that the configuration leaves zero, in device and port
-// order, so the same configuration always gives the same addresses.
+// order, so the same configuration always gives the same addresses. A
+// configuration it cannot build fails with an error matching
+// syscall.EINVAL that says what is wrong.
 func NewFabric(cfg Config) (*Fabric, error) {
+	f, err := newFabric(cfg)
+	if err != nil {
+		return nil, configErr("new_fabric", err)
+	}
+	return f, nil
+}
+
+// configErr gives an error of a configuration the errno of a bad argument,
+// EINVAL, keeping its text; one that carries an errno already is returned
+// as it is.
+func configErr(verb string, err error) error {
+	if err == nil || verr.Errno(err) != 0 {
+		return err
+	}
+	return verr.Wrap(verb, syscall.EINVAL, "", err)
+}
+
+func newFabric(cfg Config) (*Fabric, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -156,6 +182,11 @@ func NewFabric(cfg Config) (*Fabric, error) {
 	return f, nil
 }
 
+// errNilFabric is the error of verb called on a nil *Fabric.
+func errNilFabric(verb string) error {
+	return verr.New(verb, syscall.EINVAL, "nil fabric")
+}
+
 // indexPorts builds the routing tables: every LID of an InfiniBand port
 // and every GID of every port.
 func (f *Fabric) indexPorts() {
@@ -177,13 +208,26 @@ func (f *Fabric) indexPorts() {
 }
 
 // Profile returns the fabric's profile.
-func (f *Fabric) Profile() Profile { return f.profile }
+func (f *Fabric) Profile() Profile {
+	if f == nil {
+		return Profile{}
+	}
+	return f.profile
+}
 
 // Devices returns the adapters on the fabric (ibv_get_device_list).
-func (f *Fabric) Devices() []*Device { return append([]*Device(nil), f.devices...) }
+func (f *Fabric) Devices() []*Device {
+	if f == nil {
+		return nil
+	}
+	return append([]*Device(nil), f.devices...)
+}
 
 // Device returns the adapter named name, or ENODEV.
 func (f *Fabric) Device(name string) (*Device, error) {
+	if f == nil {
+		return nil, errNilFabric("ibv_open_device")
+	}
 	for _, d := range f.devices {
 		if d.name == name {
 			return d, nil

@@ -1,7 +1,9 @@
 package sim_test
 
 import (
+	"errors"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -107,15 +109,15 @@ func TestDeviceConfigRejected(t *testing.T) {
 		}), "GID"},
 	} {
 		_, err := sim.NewFabric(c.cfg)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: NewFabric: %v, want an error about %q", name, err, c.want)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("%s: NewFabric: %v, want EINVAL about %q", name, err, c.want)
 		}
 	}
 	if _, err := sim.NewFabric(sim.Config{Devices: []sim.DeviceConfig{
 		{Name: "a", Attr: sim.DeviceAttr{MaxCQ: 1, MaxCQE: 1, NumCompVectors: 1, NodeGUID: 7}},
 		{Name: "b", Attr: sim.DeviceAttr{MaxCQ: 1, MaxCQE: 1, NumCompVectors: 1, NodeGUID: 7}},
-	}}); err == nil || !strings.Contains(err.Error(), "GUID") {
-		t.Errorf("two devices with one node GUID: %v", err)
+	}}); err == nil || !strings.Contains(err.Error(), "GUID") || !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("two devices with one node GUID: %v, want EINVAL", err)
 	}
 }
 

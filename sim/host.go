@@ -49,10 +49,12 @@ func (h host) InvalidateLocked(pd any, rkey uint32) bool {
 	return true
 }
 
-// AHLocked implements qp.Host.
+// AHLocked implements qp.Host. An AH of another fabric is not found (the
+// WR then fails as with another PD's AH, PD-04); its destroyed flag belongs
+// to that fabric's lock, so it is not even read.
 func (h host) AHLocked(ah any) (qp.AHAttr, any, bool) {
 	a, ok := ah.(*AH)
-	if !ok || a == nil || a.dead {
+	if !ok || !onFabric(a, h.d.fabric) || a.dead {
 		return qp.AHAttr{}, nil, false
 	}
 	return a.attr, a.pd, true

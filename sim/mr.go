@@ -52,6 +52,8 @@ func checkAccess(verb string, access Access) (Access, error) {
 // MR is a registered memory region (struct ibv_mr). It aliases the caller's
 // buffer: the adapter reads and writes that very memory when work requests
 // execute, never a copy taken at registration (QP-36).
+// On a nil *MR every method returns EINVAL or zero values; see the
+// package doc.
 type MR struct {
 	pd     *PD
 	buf    []byte // nil once deregistered

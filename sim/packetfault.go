@@ -83,7 +83,8 @@ type PacketFault struct {
 	Count int
 }
 
-// Fault is a PacketFault armed on a fabric.
+// Fault is a PacketFault armed on a fabric. Its methods are safe for
+// concurrent use; on a nil Fault they do nothing and return zero values.
 type Fault struct {
 	f    *Fabric
 	id   int
@@ -131,10 +132,11 @@ func (x *Fault) Hits() int {
 }
 
 // Spent reports whether the fault has hit its Count of packets, or was
-// removed: it acts on no more.
+// removed: it acts on no more. On a nil Fault it is false, the zero value,
+// as every result-only method of verbsim's handles is.
 func (x *Fault) Spent() bool {
 	if x == nil {
-		return true
+		return false
 	}
 	x.f.mu.Lock()
 	defer x.f.mu.Unlock()

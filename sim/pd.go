@@ -11,7 +11,12 @@ import (
 // PD is a protection domain (struct ibv_pd): the scope of memory regions,
 // address handles, QPs, SRQs and memory windows. Every such object belongs
 // to exactly one PD, and objects of different PDs cannot be combined
-// (PD-03): an lkey or rkey only works for a QP of the MR's PD (MR-08).
+// (PD-03): an lkey or rkey only works for a QP of the MR's PD (MR-08). One
+// combination is allowed, as real providers allow it: a QP may take its
+// receives from an SRQ of another PD of the same context (see
+// PD.CreateQP and docs/srq.md).
+// On a nil *PD every method returns EINVAL or zero values; see the
+// package doc.
 type PD struct {
 	ctx      *Context
 	handle   uint32

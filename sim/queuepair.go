@@ -19,7 +19,7 @@ type QPInitAttr struct {
 	Context  any     // qp_context
 	SendCQ   *CQ     // required (QP-03)
 	RecvCQ   *CQ     // required (QP-03); may equal SendCQ
-	SRQ      *SRQ    // optional; RC and UD only (QP-04)
+	SRQ      *SRQ    // optional; RC and UD only (QP-04); of this context, any PD
 	Cap      qp.Cap  // requested capacities (QP-02)
 	Type     qp.Type // qp.RC, qp.UC or qp.UD
 	SQSigAll bool    // every send WR is signaled (CQ-19)
@@ -32,8 +32,16 @@ const firstQPN = 0x11
 // CreateQP creates a queue pair in pd (ibv_create_qp). It starts in RESET
 // with a qp_num unique on the device (QP-01). EINVAL for capacities above
 // the device's (QP-02), a missing CQ (QP-03), a UC QP with an SRQ (QP-04), or
-// objects of another context; ENOMEM beyond max_qp. The QP holds its PD
+// a CQ or SRQ made through another device context (of this device, another
+// device or another fabric), as the kernel, which looks them up among the
+// caller's handles, would say; ENOMEM beyond max_qp. A failed create changes
+// nothing, except that a QP number may have been used up. The QP holds its PD
 // (PD-02), CQs (CQ-11) and SRQ (SRQ-10) until destroyed.
+//
+// The SRQ may belong to another PD of the same context: neither the kernel
+// nor rxe or mlx5 compare the two PDs at creation, so real verbs accept it
+// (docs/srq.md). Receives taken from it are checked against the PD the
+// transport's receive rules name.
 func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	const verb = "ibv_create_qp"
 	d, unlock, err := pd.lockLive(verb)
@@ -43,14 +51,19 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	defer unlock()
 	c, f := pd.ctx, d.fabric
 	defer pd.traceCreateFailedLocked(verb, &err)
+	if err := pd.checkQPArgs(verb, attr); err != nil {
+		return nil, err
+	}
 	if d.qps >= d.attr.MaxQP {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_qp=%d QPs", d.attr.MaxQP)
 	}
-	d.qpn++
-	if d.qpn < firstQPN {
-		d.qpn = firstQPN
+	// The number is taken only if the QP is made: a refused create leaves
+	// the sequence as it was.
+	next := d.qpn + 1
+	if next < firstQPN {
+		next = firstQPN
 	}
-	num := d.qpn & 0xffffff
+	num := next & 0xffffff
 	q, err := qp.NewLocked(qp.Config{
 		Init: qp.InitAttr{
 			Context: attr.Context, SendCQ: attr.SendCQ, RecvCQ: attr.RecvCQ, SRQ: attr.SRQ,
@@ -76,12 +89,33 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 		return nil, err
 	}
 	pd.holdLocked(verb, childQP)
+	d.qpn = next
 	d.qps++
 	d.qpByNum[num] = q
 	if f.eng.tracing() {
 		f.eng.traceQP(q, d, fmt.Sprintf("create_qp %v (send %d, recv %d)", attr.Type, q.Cap().MaxSendWR, q.Cap().MaxRecvWR), "")
 	}
 	return q, nil
+}
+
+// checkQPArgs checks that the CQs and the SRQ given to CreateQP, when set,
+// were made through the PD's context (see checkOwner). A missing CQ is left
+// to qp.NewLocked, which reports QP-03.
+func (pd *PD) checkQPArgs(verb string, attr QPInitAttr) error {
+	if attr.SendCQ != nil {
+		if err := checkOwner(verb, "send_cq", pd, attr.SendCQ, sameContext); err != nil {
+			return err
+		}
+	}
+	if attr.RecvCQ != nil {
+		if err := checkOwner(verb, "recv_cq", pd, attr.RecvCQ, sameContext); err != nil {
+			return err
+		}
+	}
+	if attr.SRQ != nil {
+		return checkOwner(verb, "srq", pd, attr.SRQ, sameContext)
+	}
+	return nil
 }
 
 // modifyLimitsLocked describes the device's ports and depths for
@@ -148,6 +182,7 @@ func (pd *PD) CreateSRQ(attr SRQInitAttr) (_ *SRQ, err error) {
 		Lock:                &f.mu,
 		Async:               c.async,
 		Trace:               f.eng.srqTrace(),
+		PD:                  pd,
 		OnDestroy: func() {
 			d.srqs--
 			pd.releaseLocked(childSRQ)

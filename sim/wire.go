@@ -114,7 +114,7 @@ func (e *engine) arriveLocked(dst *port, p *qp.Packet) {
 		if maxd == 0 {
 			maxd = 10_000
 		}
-		ev.at = e.now + 1 + e.rng.Uint64N(maxd)
+		ev.at = later(e.now, 1+e.rng.Uint64N(maxd))
 		e.stats.Delayed++
 		if e.tracing() {
 			e.record(dst.dev.name, "delay "+describePacket(p), fmt.Sprintf("fault: arrives at t=%d", ev.at))

@@ -133,6 +133,10 @@ type Config struct {
 	// Lock is the domain lock, shared with Channel and Async. Nil: the
 	// channel's or async queue's lock, else a lock of the CQ's own.
 	Lock *sync.Mutex
+	// Owner, if set, identifies who created the CQ (package sim sets the
+	// device context). The CQ never looks at it; Owner hands it back, so a
+	// verb that is given the CQ can check that it belongs to the caller.
+	Owner any
 	// OnDestroy, if set, is called under the domain lock when the CQ stops
 	// counting against the device (at destroy, before the wait for acks).
 	OnDestroy func()

@@ -33,6 +33,11 @@ const (
 //
 // A CQ is safe for concurrent use; every method takes the domain lock, except
 // those named ...Locked, which expect the caller (the HCA engine) to hold it.
+//
+// On a nil handle a method never panics: one that returns an error returns
+// EINVAL (a syscall.Errno, through verr), one that does not returns the zero
+// value of each result (Destroyed reports false). Package sim's doc states
+// the convention for the whole API.
 type CQ struct {
 	mu *sync.Mutex
 
@@ -186,6 +191,15 @@ func (c *CQ) Channel() *Channel {
 	return c.ch
 }
 
+// Owner returns Config.Owner as given at creation: who created the CQ. It
+// never changes, so reading it takes no lock.
+func (c *CQ) Owner() any {
+	if c == nil {
+		return nil
+	}
+	return c.cfg.Owner
+}
+
 // CompVector returns the completion vector given at creation.
 func (c *CQ) CompVector() int {
 	if c == nil {
@@ -225,7 +239,7 @@ func (c *CQ) Armed() notify.Arm {
 // Snapshot returns an instant view of c.
 func (c *CQ) Snapshot() Snapshot {
 	if c == nil {
-		return Snapshot{Destroyed: true}
+		return Snapshot{}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -408,6 +422,9 @@ func (c *CQ) Destroy() error { return c.DestroyContext(context.Background()) }
 func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 	if c == nil {
 		return errNil(verbDestroy)
+	}
+	if ctx == nil {
+		return verr.New(verbDestroy, syscall.EINVAL, "nil context.Context")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

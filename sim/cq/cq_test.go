@@ -465,3 +465,42 @@ func TestConcurrentProducersConsumers(t *testing.T) {
 }
 
 func second[A any](_ A, err error) error { return err }
+
+// TestPushRejectsValuesOutsideTheEnums: a completion whose status, opcode
+// or flags are no value of enum ibv_wc_status, ibv_wc_opcode or
+// ibv_wc_flags is EINVAL and stores nothing; Push used to store status 999
+// and opcode 999 as they were.
+func TestPushRejectsValuesOutsideTheEnums(t *testing.T) {
+	c, err := cq.New(cq.Config{CQE: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ReqNotify(false); err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]wc.WC{
+		"status 999":        {Status: 999, Opcode: wc.Send},
+		"status 24":         {Status: wc.TMRndvIncomplete + 1, Opcode: wc.Send},
+		"opcode 999":        {Opcode: 999},
+		"opcode 8":          {Opcode: 8},
+		"opcode 138":        {Opcode: wc.Driver3 + 1},
+		"flags bit 7":       {Opcode: wc.Recv, WCFlags: 1 << 7},
+		"error status, 999": {Status: wc.RemOpErr, Opcode: 999},
+	}
+	for name, w := range bad {
+		if over, err := c.Push(w, false); over || !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("Push(%s) = %v, %v; want EINVAL", name, over, err)
+		}
+	}
+	if s := c.Snapshot(); s.Len != 0 || s.Stats.Added != 0 || s.Arm == notify.Disarmed {
+		t.Errorf("after the refused pushes: %d stored, %d added, arm %v", s.Len, s.Stats.Added, s.Arm)
+	}
+	for _, w := range []wc.WC{
+		{Status: wc.TMRndvIncomplete, Opcode: wc.AtomicWrite},
+		{Opcode: wc.Driver3, WCFlags: wc.GRH | wc.TMDataValid},
+	} {
+		if _, err := c.Push(w, false); err != nil {
+			t.Errorf("Push(%v): %v", &w, err)
+		}
+	}
+}

@@ -17,5 +17,7 @@
 // of hanging it.
 //
 // Every method is safe for concurrent use. A CQ shares one lock, the domain
-// lock, with its channel and async queue.
+// lock, with its channel and async queue. A nil *CQ is a handle to nothing:
+// verbs on it return EINVAL and accessors the zero value, as package sim's
+// doc states for the whole API.
 package cq

@@ -2,8 +2,10 @@ package cq
 
 import (
 	"fmt"
+	"syscall"
 
 	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
@@ -29,7 +31,10 @@ import (
 //     (NOTIFY-01..05): after the completion is pollable, never before
 //     (NOTIFY-12).
 //
-// Pushing to a destroyed CQ returns EINVAL. Push allocates nothing.
+// Pushing to a destroyed CQ returns EINVAL, and so does a completion whose
+// status, opcode or flags are no value of enum ibv_wc_status, ibv_wc_opcode
+// or ibv_wc_flags (see wc.Status.Valid and its siblings); nothing is stored
+// then. Push allocates nothing.
 func (c *CQ) Push(w wc.WC, solicited bool) (overrun bool, err error) {
 	if c == nil {
 		return false, errNil(verbPush)
@@ -57,6 +62,11 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 	}
 	if c.state != live {
 		return false, errDestroyed(verbPush)
+	}
+	if !w.Status.Valid() || !w.Opcode.Valid() || !w.WCFlags.Valid() {
+		return false, verr.Errorf(verbPush, syscall.EINVAL,
+			"status %d, opcode %d or wc_flags %#x is outside enum ibv_wc_status, ibv_wc_opcode or ibv_wc_flags",
+			uint32(w.Status), uint32(w.Opcode), uint32(w.WCFlags))
 	}
 	if c.n == c.cqe || c.overrun {
 		c.stats.Dropped++
@@ -118,7 +128,7 @@ func (c *CQ) Overrun() bool {
 // finish being destroyed).
 func (c *CQ) Destroyed() bool {
 	if c == nil {
-		return true
+		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

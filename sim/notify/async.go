@@ -53,6 +53,11 @@ func (e AsyncEvent) Ack() error {
 //
 // An AsyncQueue is safe for concurrent use. Its lock is the domain lock it was
 // made with.
+//
+// On a nil handle a method never panics: one that returns an error returns
+// EINVAL (a syscall.Errno, through verr), one that does not returns the zero
+// value of each result. Package sim's doc states the convention for the
+// whole API.
 type AsyncQueue struct {
 	q            queue[asyncEntry]
 	read, acked  uint64 // every event, including port events with no tally
@@ -113,10 +118,10 @@ func (q *AsyncQueue) Domain() *sync.Mutex {
 
 // RaiseLocked queues an event. For an event naming an object (see
 // EventType.Element), obj is that object and t its event accounting, which
-// GetAsyncEvent and Ack update; for a port event obj must be nil and port names
-// the port. A mismatch between typ and its element is EINVAL: an engine bug
-// must not turn into an event no reader can interpret. Events raised on a
-// closed queue are dropped.
+// GetAsyncEvent and Ack update; for a port event obj must be nil and port
+// names the port, numbered from 1. A mismatch between typ and its element is
+// EINVAL: an engine bug must not turn into an event no reader can interpret.
+// Events raised on a closed queue are dropped.
 //
 // Precondition: the domain lock is held.
 func (q *AsyncQueue) RaiseLocked(typ EventType, obj any, t *Tally, port uint8) error {
@@ -127,8 +132,8 @@ func (q *AsyncQueue) RaiseLocked(typ EventType, obj any, t *Tally, port uint8) e
 	case 0:
 		return verr.Errorf("async event", syscall.EINVAL, "unknown event type %d", uint32(typ))
 	case ElementPort:
-		if obj != nil || t != nil {
-			return verr.Errorf("async event", syscall.EINVAL, "%s names a port, not an object", typ.Name())
+		if obj != nil || t != nil || port == 0 {
+			return verr.Errorf("async event", syscall.EINVAL, "%s names a port (from 1), not an object", typ.Name())
 		}
 	default:
 		if obj == nil || t == nil {

@@ -23,10 +23,16 @@ import (
 //
 // A Channel is safe for concurrent use. Its lock is the domain lock it was
 // made with, shared with the CQs that use it.
+//
+// On a nil handle a method never panics: one that returns an error returns
+// EINVAL (a syscall.Errno, through verr), one that does not returns the zero
+// value of each result (Destroyed reports false). Package sim's doc states
+// the convention for the whole API.
 type Channel[C comparable] struct {
 	q     queue[compEvent[C]]
 	refs  int // CQs using the channel (CHAN-09)
 	trace func(cq C, what, why string)
+	owner any // who created the channel; see SetOwner
 }
 
 var errNilChannel = verr.New("ibv_get_cq_event", syscall.EINVAL, "nil completion channel")
@@ -61,7 +67,8 @@ func (ch *Channel[C]) Domain() *sync.Mutex {
 //
 // Precondition: the domain lock is held.
 func (ch *Channel[C]) PushLocked(cq C, cqContext any, t *Tally) {
-	if ch == nil {
+	var none C
+	if ch == nil || cq == none {
 		return
 	}
 	if ch.q.dead {
@@ -85,6 +92,23 @@ func (ch *Channel[C]) SetTrace(fn func(cq C, what, why string)) {
 	if ch != nil {
 		ch.trace = fn
 	}
+}
+
+// SetOwner records who created the channel (package sim records the device
+// context), for Owner. Call it before the channel is shared: the owner is
+// then read without the lock.
+func (ch *Channel[C]) SetOwner(o any) {
+	if ch != nil {
+		ch.owner = o
+	}
+}
+
+// Owner returns what SetOwner recorded, or nil.
+func (ch *Channel[C]) Owner() any {
+	if ch == nil {
+		return nil
+	}
+	return ch.owner
 }
 
 // traceFailed reports a failed read, except EAGAIN, which a busy loop would
@@ -227,7 +251,7 @@ func (ch *Channel[C]) Refs() int {
 // Destroyed reports whether Destroy has succeeded.
 func (ch *Channel[C]) Destroyed() bool {
 	if ch == nil {
-		return true
+		return false
 	}
 	ch.q.mu.Lock()
 	defer ch.q.mu.Unlock()

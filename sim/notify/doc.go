@@ -31,4 +31,12 @@
 // of their context) share one lock, the domain lock, handed to their
 // constructors. Methods named ...Locked expect the caller to hold it; the
 // others take it. Blocking reads wait outside the lock.
+//
+// # Nil handles
+//
+// Methods of a nil *Channel, *AsyncQueue or *Tally never panic: those that
+// return an error return EINVAL, the others the zero value of each result.
+// A nil context.Context given to a blocking read or a wait is EINVAL too,
+// whether or not an event is queued. Package sim's doc states the
+// convention for the whole API.
 package notify

@@ -63,9 +63,13 @@ func (q *queue[T]) popLocked(took func(T)) (T, bool) {
 	return v, true
 }
 
-// get blocks until an item is available, the queue is destroyed or ctx is done.
+// get blocks until an item is available, the queue is destroyed or ctx is
+// done. A nil ctx is EINVAL, whether or not an item is queued.
 func (q *queue[T]) get(ctx context.Context, took func(T)) (T, error) {
 	var zero T
+	if ctx == nil {
+		return zero, verr.New(q.verb, syscall.EINVAL, "nil context.Context")
+	}
 	q.mu.Lock()
 	for {
 		if q.dead {

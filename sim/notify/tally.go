@@ -18,7 +18,9 @@ import (
 // events discarded unread are never counted.
 //
 // A Tally belongs to its owner's lock domain: every method requires the
-// domain lock to be held. The zero value is ready to use.
+// domain lock to be held. The zero value is ready to use. On a nil *Tally
+// the accessors return zero values (Settled too: false) and AckComp and
+// WaitSettled return EINVAL.
 type Tally struct {
 	compRead, compAcked   uint64
 	asyncRead, asyncAcked uint64
@@ -29,6 +31,9 @@ type Tally struct {
 //
 // Precondition: the domain lock is held.
 func (t *Tally) Counts() (compRead, compAcked, asyncRead, asyncAcked uint64) {
+	if t == nil {
+		return 0, 0, 0, 0
+	}
 	return t.compRead, t.compAcked, t.asyncRead, t.asyncAcked
 }
 
@@ -36,13 +41,16 @@ func (t *Tally) Counts() (compRead, compAcked, asyncRead, asyncAcked uint64) {
 //
 // Precondition: the domain lock is held.
 func (t *Tally) Unacked() uint64 {
+	if t == nil {
+		return 0
+	}
 	return (t.compRead - t.compAcked) + (t.asyncRead - t.asyncAcked)
 }
 
 // Settled reports whether every read event has been acknowledged.
 //
 // Precondition: the domain lock is held.
-func (t *Tally) Settled() bool { return t.Unacked() == 0 }
+func (t *Tally) Settled() bool { return t != nil && t.Unacked() == 0 }
 
 // AckComp records n completion-event acknowledgements, as
 // ibv_ack_cq_events(cq, n) does. Acknowledging more events than were read is a
@@ -52,6 +60,9 @@ func (t *Tally) Settled() bool { return t.Unacked() == 0 }
 //
 // Precondition: the domain lock is held.
 func (t *Tally) AckComp(n int) error {
+	if t == nil {
+		return verr.New("ibv_ack_cq_events", syscall.EINVAL, "nil tally")
+	}
 	if n < 0 {
 		return verr.Errorf("ibv_ack_cq_events", syscall.EINVAL, "negative event count %d", n)
 	}
@@ -91,8 +102,13 @@ func (t *Tally) signal() {
 // blocked and holds it again on return, so acks from other goroutines can
 // arrive. Several goroutines may wait on one Tally.
 //
+// A nil tally, ctx or mu is EINVAL.
+//
 // Precondition: mu is the domain lock and is held.
 func (t *Tally) WaitSettled(ctx context.Context, mu *sync.Mutex) error {
+	if t == nil || ctx == nil || mu == nil {
+		return verr.New("wait_settled", syscall.EINVAL, "nil tally, context.Context or lock")
+	}
 	for !t.Settled() {
 		if t.wake == nil {
 			t.wake = make(chan struct{}, 1)

@@ -158,7 +158,7 @@ func (q *QP) ackLocked(psn uint32) (progress bool) {
 //
 // Precondition: the domain lock is held.
 func (q *QP) ReceiveLocked(p *Packet) {
-	if q.life != live || q.cfg.Host == nil {
+	if q == nil || p == nil || q.life != live || q.cfg.Host == nil {
 		return
 	}
 	switch p.Kind {
@@ -352,7 +352,7 @@ func (q *QP) rewindLocked(psn uint32) {
 //
 // Precondition: the domain lock is held.
 func (q *QP) TimerLocked(k TimerKind) {
-	if q.life != live || q.typ != RC || (q.state != RTS && q.state != SQD) {
+	if q == nil || q.life != live || q.typ != RC || (q.state != RTS && q.state != SQD) {
 		return
 	}
 	t := &q.tx
@@ -399,6 +399,9 @@ type forcedStatus struct {
 //
 // Precondition: the domain lock is held.
 func (q *QP) ForceStatusLocked(wrID uint64, recv bool, st wc.Status) {
+	if q == nil {
+		return
+	}
 	q.forced = append(q.forced, forcedStatus{wrid: wrID, recv: recv, status: st})
 }
 
@@ -435,7 +438,7 @@ func (q *QP) forgetForcedLocked() {
 //
 // Precondition: the domain lock is held.
 func (q *QP) FatalLocked() {
-	if q.life != live || q.state == Err {
+	if q == nil || q.life != live || q.state == Err {
 		return
 	}
 	q.traceLocked("fatal error", "fault: QP_FATAL (ASYNC-08)")

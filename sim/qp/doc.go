@@ -110,4 +110,11 @@
 // requires it; alternate paths only on InfiniBand ports; qp_access_flags
 // only the four QP bits. PSNs wider than 24 bits are not an error: the
 // kernel cuts them, and so do Normalize and Attr.Apply.
+//
+// # Nil handles
+//
+// Methods of a nil *QP or *SRQ never panic, the engine's ...Locked hooks
+// included: those that return an error return EINVAL, the others the zero
+// value of each result (State reports RESET, Destroyed false, Tally nil).
+// Package sim's doc states the convention for the whole API.
 package qp

@@ -35,6 +35,9 @@ func (q *QP) Modify(attr *Attr, mask AttrMask) error {
 
 // ModifyLocked is Modify for a caller that holds the domain lock.
 func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
+	if q == nil || attr == nil {
+		return verr.New(verbModify, syscall.EINVAL, "nil QP or attr")
+	}
 	if q.life != live {
 		err := verr.New(verbModify, syscall.EINVAL, "the QP has been destroyed")
 		q.traceLocked("modify_qp: failed", err.Error())
@@ -100,7 +103,7 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 //
 // Precondition: the domain lock is held.
 func (q *QP) SetErrorLocked() {
-	if q.life != live || q.state == Err {
+	if q == nil || q.life != live || q.state == Err {
 		return
 	}
 	q.state = Err

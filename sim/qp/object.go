@@ -88,6 +88,11 @@ const (
 // QP is a queue pair (struct ibv_qp): its state and attributes, its send and
 // receive queues, and its event accounting. It is safe for concurrent use;
 // every method takes the domain lock, except those named ...Locked.
+//
+// On a nil handle a method never panics: one that returns an error returns
+// EINVAL (a syscall.Errno, through verr), one that does not returns the zero
+// value of each result (Destroyed reports false). Package sim's doc states
+// the convention for the whole API.
 type QP struct {
 	mu    *sync.Mutex
 	num   uint32
@@ -258,7 +263,12 @@ func (q *QP) State() State {
 }
 
 // StateLocked is State for a caller that holds the domain lock.
-func (q *QP) StateLocked() State { return q.state }
+func (q *QP) StateLocked() State {
+	if q == nil {
+		return Reset
+	}
+	return q.state
+}
 
 // Stats returns the QP's counters.
 func (q *QP) Stats() Stats {
@@ -274,7 +284,12 @@ func (q *QP) Stats() Stats {
 // name it.
 //
 // Precondition: the domain lock is held while the tally is used.
-func (q *QP) Tally() *notify.Tally { return &q.tally }
+func (q *QP) Tally() *notify.Tally {
+	if q == nil {
+		return nil
+	}
+	return &q.tally
+}
 
 // Query returns the QP's attributes and its creation attributes
 // (ibv_query_qp). Attr holds every attribute set so far, the current state in
@@ -308,8 +323,8 @@ func (q *QP) Destroy() error { return q.DestroyContext(context.Background()) }
 // It waits, bounded by ctx, for the acks of the QP's async events already
 // read (ASYNC-05), like a CQ's destroy. On a destroyed QP it returns EINVAL.
 func (q *QP) DestroyContext(ctx context.Context) error {
-	if q == nil {
-		return verr.New(verbDestroy, syscall.EINVAL, "nil QP")
+	if q == nil || ctx == nil {
+		return verr.New(verbDestroy, syscall.EINVAL, "nil QP or context.Context")
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -344,15 +359,19 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 }
 
 // Destroyed reports whether the QP has been destroyed (or is waiting for acks
-// to finish being destroyed).
+// to finish being destroyed). A nil QP reports false, the zero value, like
+// every accessor on a nil handle.
 func (q *QP) Destroyed() bool {
 	if q == nil {
-		return true
+		return false
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.life != live
 }
+
+// DestroyedLocked is Destroyed for a caller that holds the domain lock.
+func (q *QP) DestroyedLocked() bool { return q != nil && q.life != live }
 
 // PD returns the protection domain the QP was created in (ibv_qp.pd), as
 // the creator gave it.

@@ -121,6 +121,9 @@ func (e *wqe) msgLen() uint64 {
 //
 // Precondition: the domain lock is held.
 func (q *QP) RunLocked() {
+	if q == nil {
+		return
+	}
 	q.tx.scheduled = false
 	h := q.cfg.Host
 	if h == nil || q.life != live || (q.state != RTS && q.state != SQD) {

@@ -46,6 +46,7 @@ type SRQConfig struct {
 	HonourLimitAtCreate bool
 	Lock                *sync.Mutex
 	Async               *notify.AsyncQueue
+	PD                  any // the protection domain, handed back by PD
 	OnDestroy           func()
 	// Trace, if set, is told under the domain lock about every verb call on
 	// the SRQ (post, modify, destroy), with the error's text as why when
@@ -56,6 +57,11 @@ type SRQConfig struct {
 // SRQ is a shared receive queue (struct ibv_srq): receive work requests that
 // every QP attached to it consumes in FIFO order (SRQ-08). It is safe for
 // concurrent use.
+//
+// On a nil handle a method never panics: one that returns an error returns
+// EINVAL (a syscall.Errno, through verr), one that does not returns the zero
+// value of each result (Destroyed reports false). Package sim's doc states
+// the convention for the whole API.
 type SRQ struct {
 	mu    *sync.Mutex
 	q     wq
@@ -89,6 +95,9 @@ func NewSRQLocked(cfg SRQConfig) (*SRQ, error) {
 	case a.MaxSGE > lim.MaxSRQSGE:
 		return nil, verr.Errorf(verbCreateSRQ, syscall.EINVAL, "max_sge %d above max_srq_sge=%d (SRQ-01)", a.MaxSGE, lim.MaxSRQSGE)
 	}
+	// max_sge 0 is not an error: the man page sets no lower bound, rxe
+	// (rxe_srq_chk_attr) raises it to its minimum of one SGE, and mlx5
+	// sizes its WQEs for at least one. Every profile does the same.
 	a.MaxSGE = max(a.MaxSGE, 1)
 	if !cfg.HonourLimitAtCreate || a.SRQLimit > a.MaxWR {
 		a.SRQLimit = 0
@@ -106,6 +115,16 @@ func (s *SRQ) Context() any {
 	return s.cfg.Context
 }
 
+// PD returns the protection domain the SRQ was created in (ibv_srq.pd), as
+// the creator gave it in SRQConfig.PD. It never changes, so reading it
+// takes no lock.
+func (s *SRQ) PD() any {
+	if s == nil {
+		return nil
+	}
+	return s.cfg.PD
+}
+
 // Len returns the number of receive WRs waiting in the SRQ.
 func (s *SRQ) Len() int {
 	if s == nil {
@@ -117,7 +136,12 @@ func (s *SRQ) Len() int {
 }
 
 // Tally returns the SRQ's async-event accounting.
-func (s *SRQ) Tally() *notify.Tally { return &s.tally }
+func (s *SRQ) Tally() *notify.Tally {
+	if s == nil {
+		return nil
+	}
+	return &s.tally
+}
 
 // PostRecv posts receive WRs to the SRQ (ibv_post_srq_recv), with the rules
 // of ibv_post_recv (SRQ-02): in order, stopping at the first bad one; EINVAL
@@ -158,6 +182,9 @@ func (s *SRQ) PostRecv(wrs []RecvWR) (n int, err error) {
 //
 // Precondition: the domain lock is held.
 func (s *SRQ) TakeLocked(into []SGE) (wrid uint64, sges []SGE, ok bool) {
+	if s == nil {
+		return 0, nil, false
+	}
 	if s.life != live || s.q.outstanding() == 0 {
 		return 0, into, false
 	}
@@ -298,8 +325,8 @@ func (s *SRQ) Destroy() error { return s.DestroyContext(context.Background()) }
 // attached (SRQ-10), then a wait, bounded by ctx, for the acks of the SRQ's
 // async events already read (ASYNC-05). EINVAL on a destroyed SRQ.
 func (s *SRQ) DestroyContext(ctx context.Context) (err error) {
-	if s == nil {
-		return verr.New(verbDestroySRQ, syscall.EINVAL, "nil SRQ")
+	if s == nil || ctx == nil {
+		return verr.New(verbDestroySRQ, syscall.EINVAL, "nil SRQ or context.Context")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

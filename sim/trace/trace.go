@@ -12,6 +12,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/verr"
 )
 
 // Record is one thing that happened.
@@ -33,7 +36,9 @@ func (r Record) String() string {
 	return fmt.Sprintf("t=%d #%d %s: %s (%s)", r.Tick, r.Seq, r.Object, r.What, r.Why)
 }
 
-// Log is an append-only list of records, bounded by Limit.
+// Log is an append-only list of records, bounded by Limit. On a nil *Log
+// Add and Reset do nothing, Len and Records return zero values, and the
+// writers return EINVAL, as a nil writer does (package sim's convention).
 type Log struct {
 	// Limit bounds the records kept; beyond it the oldest are overwritten
 	// (a ring) and counted in Dropped. Zero means no bound.
@@ -45,6 +50,9 @@ type Log struct {
 
 // Add appends r.
 func (l *Log) Add(r Record) {
+	if l == nil {
+		return
+	}
 	if l.Limit > 0 && len(l.records) >= l.Limit {
 		l.records[l.start] = r
 		l.start = (l.start + 1) % len(l.records)
@@ -55,20 +63,35 @@ func (l *Log) Add(r Record) {
 }
 
 // Len returns the number of records kept.
-func (l *Log) Len() int { return len(l.records) }
+func (l *Log) Len() int {
+	if l == nil {
+		return 0
+	}
+	return len(l.records)
+}
 
 // Records returns a copy of the records kept, oldest first.
 func (l *Log) Records() []Record {
+	if l == nil {
+		return nil
+	}
 	out := make([]Record, 0, len(l.records))
 	out = append(out, l.records[l.start:]...)
 	return append(out, l.records[:l.start]...)
 }
 
 // Reset forgets every record.
-func (l *Log) Reset() { l.records, l.start, l.Dropped = l.records[:0], 0, 0 }
+func (l *Log) Reset() {
+	if l != nil {
+		l.records, l.start, l.Dropped = l.records[:0], 0, 0
+	}
+}
 
 // WriteText writes one line per record (Record.String).
 func (l *Log) WriteText(w io.Writer) error {
+	if l == nil || w == nil {
+		return errNil("trace.WriteText")
+	}
 	bw := bufio.NewWriter(w)
 	for _, r := range l.Records() {
 		if _, err := fmt.Fprintln(bw, r.String()); err != nil {
@@ -80,6 +103,9 @@ func (l *Log) WriteText(w io.Writer) error {
 
 // WriteJSON writes one JSON object per record and line (JSON lines).
 func (l *Log) WriteJSON(w io.Writer) error {
+	if l == nil || w == nil {
+		return errNil("trace.WriteJSON")
+	}
 	enc := json.NewEncoder(w)
 	for _, r := range l.Records() {
 		if err := enc.Encode(r); err != nil {
@@ -87,4 +113,9 @@ func (l *Log) WriteJSON(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// errNil is the error of a writer called on a nil log or with a nil writer.
+func errNil(verb string) error {
+	return verr.New(verb, syscall.EINVAL, "nil log or writer")
 }

@@ -39,8 +39,12 @@ func Wrap(verb string, errno syscall.Errno, reason string, err error) *Error {
 	return &Error{Verb: verb, Errno: errno, Reason: reason, Cause: err}
 }
 
-// Error renders the error as "verb: ENAME (description): reason".
+// Error renders the error as "verb: ENAME (description): reason", and a nil
+// *Error as "<nil>", as fmt prints a nil pointer.
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	s := e.Verb + ": " + Name(e.Errno) + " (" + e.Errno.Error() + ")"
 	if e.Reason != "" {
 		s += ": " + e.Reason
@@ -51,8 +55,11 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Unwrap returns the errno and, if set, the cause.
+// Unwrap returns the errno and, if set, the cause; nil for a nil *Error.
 func (e *Error) Unwrap() []error {
+	if e == nil {
+		return nil
+	}
 	if e.Cause != nil {
 		return []error{e.Errno, e.Cause}
 	}

@@ -71,6 +71,12 @@ var opcodeNames = map[Opcode]string{
 	Driver3:         "IBV_WC_DRIVER3",
 }
 
+// Valid reports whether o is a value of enum ibv_wc_opcode: 0 to 7, 9, or
+// 128 to 137. It is a few comparisons, cheap enough for every completion.
+func (o Opcode) Valid() bool {
+	return o <= TSO || o == AtomicWrite || o >= Recv && o <= Driver3
+}
+
 // Name returns the C enumerator name of o, such as "IBV_WC_RECV", or "" if
 // o is not a value of enum ibv_wc_opcode.
 func (o Opcode) Name() string { return opcodeNames[o] }
@@ -136,6 +142,9 @@ var flagNames = [...]string{
 
 // knownFlags is the union of all defined bits.
 const knownFlags = Flags(1<<len(flagNames) - 1)
+
+// Valid reports whether f has only bits of enum ibv_wc_flags.
+func (f Flags) Valid() bool { return f&^knownFlags == 0 }
 
 // Name returns the C enumerator name when f is exactly one defined bit
 // (Name of WithImm is "IBV_WC_WITH_IMM"), and "" otherwise.

@@ -113,6 +113,9 @@ func (s Status) String() string {
 	return "unknown"
 }
 
+// Valid reports whether s is a value of enum ibv_wc_status (0 to 23).
+func (s Status) Valid() bool { return s < Status(len(statusInfo)) }
+
 // Name returns the C enumerator name of s, such as "IBV_WC_WR_FLUSH_ERR", or
 // "" if s is not a value of enum ibv_wc_status.
 func (s Status) Name() string {

@@ -73,7 +73,12 @@ type WC struct {
 // invalidated. It reads the same storage as ImmData, as the C union does,
 // and is meaningful only when Status is Success and WCFlags has WithInv
 // (WC-08).
-func (w *WC) InvalidatedRkey() uint32 { return w.ImmData }
+func (w *WC) InvalidatedRkey() uint32 {
+	if w == nil {
+		return 0
+	}
+	return w.ImmData
+}
 
 // String renders w on one line for test failures and walkthroughs, for
 // example

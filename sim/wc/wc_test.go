@@ -564,3 +564,19 @@ func TestInvalidatedRkeyIsImmData_WC08(t *testing.T) {
 		}
 	}
 }
+
+// TestValidMatchesTheEnums: Valid is true exactly for the values that have
+// an enumerator name.
+func TestValidMatchesTheEnums(t *testing.T) {
+	for i := range uint32(1024) {
+		if o := wc.Opcode(i); o.Valid() != (o.Name() != "") {
+			t.Errorf("Opcode(%d).Valid() = %v, Name() = %q", i, o.Valid(), o.Name())
+		}
+		if s := wc.Status(i); s.Valid() != (s.Name() != "") {
+			t.Errorf("Status(%d).Valid() = %v, Name() = %q", i, s.Valid(), s.Name())
+		}
+	}
+	if !(wc.GRH | wc.TMDataValid).Valid() || wc.Flags(1<<7).Valid() {
+		t.Error("Flags.Valid disagrees with the defined bits")
+	}
+}

@@ -1,0 +1,963 @@
+package sim_test
+
+import (
+	"context"
+	"math"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Reasons shared by methods that take no bad input beyond the sweeps.
+const (
+	getter   = "pure getter without arguments: the nil sweep checks its zero value, the zero sweep has nothing to pass"
+	noArgs   = "takes no arguments: the nil sweep checks the nil receiver; the state it may be called in is any"
+	engine   = "engine-facing ...Locked hook without arguments or whose callers validate them; the nil sweep checks the nil receiver and the zero sweep the zero arguments"
+	anyValue = "every value of its argument is legal; the nil and zero sweeps cover it"
+)
+
+const (
+	einval = syscall.EINVAL
+	ebusy  = syscall.EBUSY
+)
+
+// rcCaps are small capacities within the device's limits.
+var rcCaps = qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 2, MaxRecvSGE: 2}
+
+// createQP returns a case that creates a QP in w.pd from attr(w).
+func createQP(in string, want syscall.Errno, attr func(w *badWorld) sim.QPInitAttr) badCase {
+	return badCase{in: in, want: want, call: func(w *badWorld) error {
+		q, err := w.pd.CreateQP(attr(w))
+		if q != nil {
+			w.failf("CreateQP returned a QP with its error")
+		}
+		return err
+	}}
+}
+
+// rcOn is an RC QP's creation attributes with both CQs c.
+func rcOn(c *sim.CQ) sim.QPInitAttr {
+	return sim.QPInitAttr{SendCQ: c, RecvCQ: c, Type: qp.RC, Cap: rcCaps}
+}
+
+// withSRQ is an RC QP on w.cq receiving through s.
+func withSRQ(w *badWorld, s *sim.SRQ) sim.QPInitAttr {
+	a := rcOn(w.cq)
+	a.SRQ = s
+	return a
+}
+
+// createCQ returns a case that creates a CQ through w.ctx.
+func createCQ(in string, cqe int, ch func(w *badWorld) *sim.CompChannel, vec int) badCase {
+	return badCase{in: in, want: einval, call: func(w *badWorld) error {
+		c, err := w.ctx.CreateCQ(cqe, nil, ch(w), vec)
+		if c != nil {
+			w.failf("CreateCQ returned a CQ with its error")
+		}
+		return err
+	}}
+}
+
+func noCh(*badWorld) *sim.CompChannel { return nil }
+
+// createAH returns a case that creates an AH in w.pd from attr.
+func createAH(in string, attr func(w *badWorld) sim.AHAttr) badCase {
+	return badCase{in: in, want: einval, call: func(w *badWorld) error {
+		_, err := w.pd.CreateAH(attr(w))
+		return err
+	}}
+}
+
+// localAH is an address on port 1 of w's device, to be spoiled by a case.
+func localAH(w *badWorld) sim.AHAttr {
+	p, _ := w.ctx.QueryPort(1)
+	return sim.AHAttr{DLID: p.LID, PortNum: 1}
+}
+
+// postSend returns a case that posts wr(w) on w.qp (or on the QP q picks).
+func postSend(in string, want syscall.Errno, q func(w *badWorld) *sim.QP, wr func(w *badWorld) qp.SendWR) badCase {
+	return badCase{in: in, want: want, call: func(w *badWorld) error {
+		n, err := q(w).PostSend([]qp.SendWR{wr(w)})
+		if n != 0 {
+			w.failf("PostSend reported %d posted", n)
+		}
+		return err
+	}}
+}
+
+func rcQP(w *badWorld) *sim.QP { return w.qp }
+
+func sendWR(w *badWorld) qp.SendWR {
+	return qp.SendWR{WRID: 1, Opcode: wc.WRSend, SGList: []qp.SGE{w.sge()}, Flags: qp.SendSignaled}
+}
+
+func sges(w *badWorld, n int) []qp.SGE {
+	s := make([]qp.SGE, n)
+	for i := range s {
+		s[i] = w.sge()
+	}
+	return s
+}
+
+// badTable is the coverage table: every exported method of badTypes, by
+// "Type.Method", and the package's functions, by "func.Name".
+var badTable = map[string]badEntry{
+	// Fabric.
+	"Fabric.AdvanceToNext": {reason: noArgs},
+	"Fabric.Close":         {reason: noArgs + " (closing twice is documented to do nothing)"},
+	"Fabric.Devices":       {reason: getter},
+	"Fabric.Mode":          {reason: getter},
+	"Fabric.Now":           {reason: getter},
+	"Fabric.Pending":       {reason: getter},
+	"Fabric.Profile":       {reason: getter},
+	"Fabric.Stats":         {reason: getter},
+	"Fabric.Stabilize":     {reason: noArgs},
+	"Fabric.Step":          {reason: noArgs},
+	"Fabric.TraceRecords":  {reason: getter},
+	"Fabric.Device": {cases: []badCase{
+		{in: "empty name", want: syscall.ENODEV, call: func(w *badWorld) error { _, err := w.f.Device(""); return err }},
+		{in: "unknown name", want: syscall.ENODEV, call: func(w *badWorld) error { _, err := w.f.Device("nope"); return err }},
+		{in: "device of another fabric", want: syscall.ENODEV, call: func(w *badWorld) error { _, err := w.f.Device("other0"); return err }},
+	}},
+	"Fabric.ForceStatus": {cases: []badCase{
+		{in: "nil QP", want: einval, call: func(w *badWorld) error { return w.f.ForceStatus(nil, 1, false, wc.LocLenErr) }},
+		{in: "success status", want: einval, call: func(w *badWorld) error { return w.f.ForceStatus(w.qp, 1, false, wc.Success) }},
+		{in: "status 999", want: einval, call: func(w *badWorld) error { return w.f.ForceStatus(w.qp, 1, false, 999) }},
+		{in: "QP of another fabric", want: einval, call: func(w *badWorld) error { return w.f.ForceStatus(w.oqp, 1, false, wc.LocLenErr) }},
+		{in: "destroyed QP", want: einval,
+			call: func(w *badWorld) error { return w.f.ForceStatus(w.deadQP, 1, false, wc.LocLenErr) }},
+	}},
+	"Fabric.InjectFatal": {cases: []badCase{
+		{in: "nil QP", want: einval, call: func(w *badWorld) error { return w.f.InjectFatal(nil) }},
+		{in: "QP of another fabric", want: einval, call: func(w *badWorld) error { return w.f.InjectFatal(w.oqp) }},
+		{in: "destroyed QP", want: einval,
+			call: func(w *badWorld) error { return w.f.InjectFatal(w.deadQP) }},
+	}},
+	"Fabric.InjectPacketFault": {cases: []badCase{
+		{in: "no action", want: einval, call: func(w *badWorld) error {
+			_, err := w.f.InjectPacketFault(sim.PacketFault{})
+			return err
+		}},
+		{in: "action 99", want: einval, call: func(w *badWorld) error {
+			_, err := w.f.InjectPacketFault(sim.PacketFault{Action: 99})
+			return err
+		}},
+		{in: "delay of 0 ticks", want: einval, call: func(w *badWorld) error {
+			_, err := w.f.InjectPacketFault(sim.PacketFault{Action: sim.FaultDelay})
+			return err
+		}},
+		{in: "negative skip", want: einval, call: func(w *badWorld) error {
+			_, err := w.f.InjectPacketFault(sim.PacketFault{Action: sim.FaultDrop, Skip: -1})
+			return err
+		}},
+		{in: "negative count", want: einval, call: func(w *badWorld) error {
+			_, err := w.f.InjectPacketFault(sim.PacketFault{Action: sim.FaultDrop, Count: math.MinInt})
+			return err
+		}},
+	}},
+	"Fault.Hits":   {reason: getter},
+	"Fault.Spent":  {reason: getter},
+	"Fault.Remove": {reason: "takes no arguments; removing a removed fault (the dead sweep) or a nil one (the nil sweep) does nothing"},
+	"Fabric.InjectSRQError": {cases: []badCase{
+		{in: "nil SRQ", want: einval, call: func(w *badWorld) error { return w.f.InjectSRQError(nil) }},
+		{in: "SRQ of another fabric", want: einval, call: func(w *badWorld) error { return w.f.InjectSRQError(w.osrq) }},
+		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { return w.f.InjectSRQError(w.deadSRQ) }},
+	}},
+	"Fabric.RunUntilIdle": {cases: []badCase{
+		{in: "limit MaxUint64 after the clock moved, retry timer armed", moves: true, call: func(w *badWorld) error {
+			// Every packet lost: the send's retry timer stays armed until
+			// retry_cnt is spent, which a limit of MaxUint64 ticks lets
+			// happen.
+			badNoErr(w.f.SetFaults(sim.Faults{Drop: 1}))
+			w.f.Tick(10)
+			if _, err := w.qp.PostSend([]qp.SendWR{sendWR(w)}); err != nil {
+				w.failf("PostSend: %v", err)
+			}
+			before := w.f.Now()
+			if !w.f.RunUntilIdle(math.MaxUint64) {
+				w.failf("RunUntilIdle(MaxUint64) stopped before the engine was idle, at tick %d", w.f.Now())
+			}
+			if now := w.f.Now(); now <= before {
+				w.failf("the clock did not move from %d (the limit wrapped?)", before)
+			}
+			return nil
+		}},
+	}},
+	"Fabric.SetFaults": {cases: []badCase{
+		{in: "negative drop", want: einval,
+			call: func(w *badWorld) error { return w.f.SetFaults(sim.Faults{Drop: -1}) }},
+		{in: "duplicate above 1", want: einval,
+			call: func(w *badWorld) error { return w.f.SetFaults(sim.Faults{Duplicate: 2}) }},
+		{in: "NaN delay", want: einval,
+			call: func(w *badWorld) error { return w.f.SetFaults(sim.Faults{Delay: math.NaN()}) }},
+	}},
+	"Fabric.Tick": {cases: []badCase{
+		{in: "MaxUint64 after the clock moved", moves: true,
+			call: func(w *badWorld) error {
+				w.f.Tick(10)
+				w.f.Tick(math.MaxUint64)
+				if now := w.f.Now(); now != sim.MaxTick {
+					w.failf("the clock is at %d, want it saturated at MaxTick (it wrapped)", now)
+				}
+				return nil
+			}},
+	}},
+	"Fabric.WriteTrace": {cases: []badCase{
+		{in: "nil writer", want: einval, call: func(w *badWorld) error { return w.f.WriteTrace(nil) }},
+	}},
+
+	// Device.
+	"Device.Attr":   {reason: getter},
+	"Device.Fabric": {reason: getter},
+	"Device.GUID":   {reason: getter},
+	"Device.Name":   {reason: getter},
+	"Device.Open":   {reason: noArgs},
+	"Device.SetPortState": {cases: []badCase{
+		{in: "port 0", want: einval, call: func(w *badWorld) error { return w.dev.SetPortState(0, false) }},
+		{in: "port 2 of a one-port device", want: einval, call: func(w *badWorld) error { return w.dev.SetPortState(2, false) }},
+		{in: "port 255", want: einval, call: func(w *badWorld) error { return w.dev.SetPortState(255, true) }},
+	}},
+
+	// Context.
+	"Context.AsyncQueue":     {reason: getter},
+	"Context.Device":         {reason: getter},
+	"Context.NumCompVectors": {reason: getter},
+	"Context.AllocPD": {cases: []badCase{
+		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.AllocPD(); return err }},
+	}},
+	"Context.Close": {cases: []badCase{
+		{in: "closed context", want: einval, call: func(w *badWorld) error { return w.deadCtx.Close() }},
+		{in: "context with CQs and PDs", want: ebusy, call: func(w *badWorld) error { return w.ctx.Close() }},
+	}},
+	"Context.CreateCompChannel": {cases: []badCase{
+		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.CreateCompChannel(); return err }},
+	}},
+	"Context.CreateCQ": {cases: []badCase{
+		createCQ("cqe 0", 0, noCh, 0),
+		createCQ("cqe -1", -1, noCh, 0),
+		createCQ("cqe MinInt", math.MinInt, noCh, 0),
+		createCQ("cqe MaxInt", math.MaxInt, noCh, 0),
+		createCQ("comp_vector -1", 4, noCh, -1),
+		createCQ("comp_vector num_comp_vectors", 4, noCh, 4),
+		createCQ("comp_vector MaxInt", 4, noCh, math.MaxInt),
+		createCQ("destroyed channel", 4, func(w *badWorld) *sim.CompChannel { return w.deadCh }, 0),
+		createCQ("channel of another fabric", 4, func(w *badWorld) *sim.CompChannel { return w.och }, 0),
+		createCQ("channel of another context", 4,
+			func(w *badWorld) *sim.CompChannel { return w.ch2 }, 0),
+		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.CreateCQ(4, nil, nil, 0); return err }},
+	}},
+	"Context.CreateCQEx": {cases: []badCase{
+		{in: "cqe 0", want: einval, call: func(w *badWorld) error { _, err := w.ctx.CreateCQEx(sim.CQInitAttr{}); return err }},
+		{in: "comp_vector -1", want: einval, call: func(w *badWorld) error {
+			_, err := w.ctx.CreateCQEx(sim.CQInitAttr{CQE: 4, CompVector: -1})
+			return err
+		}},
+		{in: "channel of another fabric", want: einval, call: func(w *badWorld) error {
+			_, err := w.ctx.CreateCQEx(sim.CQInitAttr{CQE: 4, Channel: w.och})
+			return err
+		}},
+		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.CreateCQEx(sim.CQInitAttr{CQE: 4}); return err }},
+	}},
+	"Context.GetAsyncEvent": {cases: []badCase{
+		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
+			//lint:ignore SA1012 a nil context is the bad input under test
+			_, err := w.ctx.GetAsyncEvent(nil)
+			return err
+		}},
+		{in: "nil context.Context, nothing queued", want: einval, call: func(w *badWorld) error {
+			//lint:ignore SA1012 a nil context is the bad input under test
+			_, err := w.ctx2.GetAsyncEvent(nil)
+			return err
+		}},
+		{in: "closed context", want: syscall.EBADF, call: func(w *badWorld) error {
+			_, err := w.deadCtx.GetAsyncEvent(cancelled())
+			return err
+		}},
+	}},
+	"Context.TryGetAsyncEvent": {cases: []badCase{
+		{in: "closed context", want: syscall.EBADF, call: func(w *badWorld) error { _, err := w.deadCtx.TryGetAsyncEvent(); return err }},
+	}},
+	"Context.QueryDevice": {cases: []badCase{
+		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.QueryDevice(); return err }},
+	}},
+	"Context.QueryPort": {cases: []badCase{
+		{in: "port 0", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryPort(0); return err }},
+		{in: "port 2", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryPort(2); return err }},
+		{in: "port 255", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryPort(255); return err }},
+		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.QueryPort(1); return err }},
+	}},
+	"Context.QueryGID": {cases: []badCase{
+		{in: "port 0", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGID(0, 0); return err }},
+		{in: "port 255", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGID(255, 0); return err }},
+		{in: "index -1", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGID(1, -1); return err }},
+		{in: "index MaxInt", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGID(1, math.MaxInt); return err }},
+		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.QueryGID(1, 0); return err }},
+	}},
+	"Context.QueryPKey": {cases: []badCase{
+		{in: "port 0", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryPKey(0, 0); return err }},
+		{in: "index -1", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryPKey(1, -1); return err }},
+		{in: "index MinInt", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryPKey(1, math.MinInt); return err }},
+		{in: "index MaxInt", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryPKey(1, math.MaxInt); return err }},
+		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.QueryPKey(1, 0); return err }},
+	}},
+
+	// PD.
+	"PD.Context": {reason: getter},
+	"PD.Handle":  {reason: getter},
+	"PD.CreateAH": {cases: []badCase{
+		createAH("port 0", func(w *badWorld) sim.AHAttr { a := localAH(w); a.PortNum = 0; return a }),
+		createAH("port 9", func(w *badWorld) sim.AHAttr { a := localAH(w); a.PortNum = 9; return a }),
+		createAH("sgid_index 255", func(w *badWorld) sim.AHAttr {
+			a := localAH(w)
+			a.IsGlobal, a.GRH.SGIDIndex = true, 255
+			return a
+		}),
+		createAH("SL 200", func(w *badWorld) sim.AHAttr { a := localAH(w); a.SL = 200; return a }),
+		createAH("static rate 200", func(w *badWorld) sim.AHAttr { a := localAH(w); a.StaticRate = 200; return a }),
+		createAH("DLID 0", func(w *badWorld) sim.AHAttr { a := localAH(w); a.DLID = 0; return a }),
+		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.CreateAH(localAH(w)); return err }},
+	}},
+	"PD.CreateQP": {cases: []badCase{
+		createQP("no CQs", einval, func(w *badWorld) sim.QPInitAttr { return rcOn(nil) }),
+		createQP("no recv CQ", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.RecvCQ = nil; return a }),
+		createQP("destroyed CQ", einval, func(w *badWorld) sim.QPInitAttr { return rcOn(w.deadCQ) }),
+		createQP("CQ of another fabric", einval,
+			func(w *badWorld) sim.QPInitAttr { return rcOn(w.ocq) }),
+		createQP("CQ of another context", einval,
+			func(w *badWorld) sim.QPInitAttr { return rcOn(w.cq2) }),
+		createQP("destroyed SRQ", einval, func(w *badWorld) sim.QPInitAttr { return withSRQ(w, w.deadSRQ) }),
+		// Not bad input: real verbs accept an SRQ of another PD of the
+		// context, and so does verbsim (docs/srq.md, TestSRQOfAnotherPD).
+		{in: "SRQ of another PD (accepted, as the kernel does)", moves: true, call: func(w *badWorld) error {
+			q, err := w.pd.CreateQP(withSRQ(w, w.srqB))
+			if err != nil || q == nil {
+				w.failf("CreateQP with an SRQ of another PD: %v", err)
+			}
+			return nil
+		}},
+		createQP("SRQ of another context", einval,
+			func(w *badWorld) sim.QPInitAttr { return withSRQ(w, w.srq2) }),
+		createQP("SRQ of another fabric", einval,
+			func(w *badWorld) sim.QPInitAttr { return withSRQ(w, w.osrq) }),
+		createQP("UC with an SRQ", einval, func(w *badWorld) sim.QPInitAttr { a := withSRQ(w, w.srq); a.Type = qp.UC; return a }),
+		createQP("type 0", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Type = 0; return a }),
+		createQP("type 255", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Type = 255; return a }),
+		createQP("max_send_wr MaxUint32", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Cap.MaxSendWR = math.MaxUint32; return a }),
+		createQP("max_recv_sge MaxUint32", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Cap.MaxRecvSGE = math.MaxUint32; return a }),
+		createQP("max_inline_data MaxUint32", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Cap.MaxInlineData = math.MaxUint32; return a }),
+		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.CreateQP(rcOn(w.cq)); return err }},
+	}},
+	"PD.CreateSRQ": {cases: []badCase{
+		{in: "max_wr 0", want: einval, call: func(w *badWorld) error {
+			_, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 0, MaxSGE: 1}})
+			return err
+		}},
+		{in: "max_wr MaxUint32", want: einval, call: func(w *badWorld) error {
+			_, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: math.MaxUint32, MaxSGE: 1}})
+			return err
+		}},
+		// Not bad input: max_sge 0 becomes 1, as rxe does (docs/srq.md,
+		// TestSRQMaxSGEZero).
+		{in: "max_sge 0 (raised to 1, as rxe does)", moves: true, call: func(w *badWorld) error {
+			s, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 0}})
+			if a, qerr := s.Query(); err != nil || qerr != nil || a.MaxSGE != 1 {
+				w.failf("CreateSRQ with max_sge 0: %v, %v, max_sge %d; want it raised to 1", err, qerr, a.MaxSGE)
+			}
+			return nil
+		}},
+		{in: "max_sge MaxUint32", want: einval, call: func(w *badWorld) error {
+			_, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: math.MaxUint32}})
+			return err
+		}},
+		{in: "deallocated PD", want: einval, call: func(w *badWorld) error {
+			_, err := w.deadPD.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+			return err
+		}},
+	}},
+	"PD.Dealloc": {cases: []badCase{
+		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { return w.deadPD.Dealloc() }},
+		{in: "PD with children", want: ebusy, call: func(w *badWorld) error { return w.pd.Dealloc() }},
+	}},
+	"PD.RegMR": {cases: []badCase{
+		{in: "nil buffer", want: einval, call: func(w *badWorld) error { _, err := w.pd.RegMR(nil, sim.AccessLocalWrite); return err }},
+		{in: "empty buffer", want: einval, call: func(w *badWorld) error { _, err := w.pd.RegMR([]byte{}, sim.AccessLocalWrite); return err }},
+		{in: "REMOTE_WRITE without LOCAL_WRITE", want: einval, call: func(w *badWorld) error {
+			_, err := w.pd.RegMR(make([]byte, 8), sim.AccessRemoteWrite)
+			return err
+		}},
+		{in: "unknown access bit", want: einval, call: func(w *badWorld) error {
+			_, err := w.pd.RegMR(make([]byte, 8), sim.AccessLocalWrite|1<<30)
+			return err
+		}},
+		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.RegMR(make([]byte, 8), 0); return err }},
+	}},
+	"PD.RegMRIOVA": {cases: []badCase{
+		{in: "nil buffer", want: einval, call: func(w *badWorld) error { _, err := w.pd.RegMRIOVA(nil, 0x1000, sim.AccessLocalWrite); return err }},
+		{in: "hca_va MaxUint64 wraps", want: einval, call: func(w *badWorld) error {
+			_, err := w.pd.RegMRIOVA(make([]byte, 8), math.MaxUint64, sim.AccessLocalWrite)
+			return err
+		}},
+		{in: "ZERO_BASED with a non-zero hca_va", want: einval, call: func(w *badWorld) error {
+			_, err := w.pd.RegMRIOVA(make([]byte, 8), 0x1000, sim.AccessLocalWrite|sim.AccessZeroBased)
+			return err
+		}},
+		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.RegMRIOVA(make([]byte, 8), 0, 0); return err }},
+	}},
+
+	// MR.
+	"MR.Access": {reason: getter},
+	"MR.Addr":   {reason: getter},
+	"MR.IOVA":   {reason: getter},
+	"MR.LKey":   {reason: getter},
+	"MR.Length": {reason: getter},
+	"MR.PD":     {reason: getter},
+	"MR.RKey":   {reason: getter},
+	"MR.Dereg": {cases: []badCase{
+		{in: "deregistered MR", want: einval, call: func(w *badWorld) error { return w.deadMR.Dereg() }},
+	}},
+	"MR.Ref": {cases: []badCase{
+		{in: "deregistered MR", want: einval, call: func(w *badWorld) error { return w.deadMR.Ref() }},
+	}},
+	"MR.Unref": {cases: []badCase{
+		{in: "MR without references", call: func(w *badWorld) error { w.mr.Unref(); return nil }},
+		{in: "deregistered MR", call: func(w *badWorld) error { w.deadMR.Unref(); return nil }},
+	}},
+
+	// AH.
+	"AH.Attr": {reason: getter},
+	"AH.PD":   {reason: getter},
+	"AH.Destroy": {cases: []badCase{
+		{in: "destroyed AH", want: einval, call: func(w *badWorld) error { return w.deadAH.Destroy() }},
+	}},
+
+	// CQ.
+	"CQ.Armed":      {reason: getter},
+	"CQ.CQE":        {reason: getter},
+	"CQ.Channel":    {reason: getter},
+	"CQ.CompVector": {reason: getter},
+	"CQ.Context":    {reason: getter},
+	"CQ.Destroyed":  {reason: getter},
+	"CQ.Domain":     {reason: getter},
+	"CQ.Len":        {reason: getter},
+	"CQ.Overrun":    {reason: getter},
+	"CQ.Owner":      {reason: getter},
+	"CQ.Snapshot":   {reason: getter},
+	"CQ.AckEvents": {cases: []badCase{
+		{in: "n -1", want: einval, call: func(w *badWorld) error { return w.free.AckEvents(-1) }},
+		{in: "n MinInt", want: einval, call: func(w *badWorld) error { return w.free.AckEvents(math.MinInt) }},
+		{in: "more than read", want: einval, call: func(w *badWorld) error { return w.free.AckEvents(2) }},
+		{in: "n MaxInt", want: einval, call: func(w *badWorld) error { return w.free.AckEvents(math.MaxInt) }},
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.AckEvents(1) }},
+	}},
+	"CQ.Destroy": {cases: []badCase{
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.Destroy() }},
+		{in: "CQ used by QPs", want: ebusy, call: func(w *badWorld) error { return w.cq.Destroy() }},
+	}},
+	"CQ.DestroyContext": {cases: []badCase{
+		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
+			//lint:ignore SA1012 a nil context is the bad input under test
+			return w.free.DestroyContext(nil)
+		}},
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.DestroyContext(context.Background()) }},
+	}},
+	"CQ.Poll": {cases: []badCase{
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { _, err := w.deadCQ.Poll(make([]wc.WC, 1)); return err }},
+		{in: "nil slice", call: func(w *badWorld) error {
+			if n, err := w.free.Poll(nil); n != 0 || err != nil {
+				w.failf("Poll(nil) = %d, %v; want 0, nil (num_entries 0)", n, err)
+			}
+			return nil
+		}},
+	}},
+	"CQ.Push": {cases: []badCase{
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error {
+			_, err := w.deadCQ.Push(wc.WC{Status: wc.Success, Opcode: wc.Recv}, false)
+			return err
+		}},
+		{in: "status 999", want: einval, call: func(w *badWorld) error {
+			_, err := w.free.Push(wc.WC{Status: 999, Opcode: wc.Recv}, false)
+			return err
+		}},
+		{in: "opcode 999", want: einval, call: func(w *badWorld) error {
+			_, err := w.free.Push(wc.WC{Status: wc.Success, Opcode: 999}, false)
+			return err
+		}},
+	}},
+	"CQ.PushLocked": {cases: []badCase{
+		{in: "nil WC", want: einval, call: func(w *badWorld) error {
+			mu := w.free.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			_, err := w.free.PushLocked(nil, false)
+			return err
+		}},
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error {
+			mu := w.deadCQ.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			_, err := w.deadCQ.PushLocked(&wc.WC{Opcode: wc.Recv}, false)
+			return err
+		}},
+	}},
+	"CQ.PushWQELocked": {cases: []badCase{
+		{in: "nil WC", want: einval, call: func(w *badWorld) error {
+			mu := w.free.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			_, err := w.free.PushWQELocked(nil, false, nil, 0)
+			return err
+		}},
+	}},
+	"CQ.Ref": {cases: []badCase{
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.Ref() }},
+	}},
+	"CQ.RefLocked": {cases: []badCase{
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error {
+			mu := w.deadCQ.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			return w.deadCQ.RefLocked()
+		}},
+	}},
+	"CQ.ReqNotify": {cases: []badCase{
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.ReqNotify(true) }},
+	}},
+	"CQ.Resize": {cases: []badCase{
+		{in: "cqe 0", want: einval, call: func(w *badWorld) error { return w.free.Resize(0) }},
+		{in: "cqe -1", want: einval, call: func(w *badWorld) error { return w.free.Resize(-1) }},
+		{in: "cqe MaxInt", want: einval, call: func(w *badWorld) error { return w.free.Resize(math.MaxInt) }},
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.Resize(8) }},
+	}},
+	"CQ.Unref": {cases: []badCase{
+		{in: "CQ without references", call: func(w *badWorld) error { w.free.Unref(); return nil }},
+		{in: "destroyed CQ", call: func(w *badWorld) error { w.deadCQ.Unref(); return nil }},
+	}},
+	"CQ.UnrefLocked": {cases: []badCase{
+		{in: "CQ without references", call: func(w *badWorld) error {
+			mu := w.free.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			w.free.UnrefLocked()
+			return nil
+		}},
+	}},
+
+	// CompChannel.
+	"CompChannel.Destroyed": {reason: getter},
+	"CompChannel.Domain":    {reason: getter},
+	"CompChannel.Len":       {reason: getter},
+	"CompChannel.LenLocked": {reason: getter},
+	"CompChannel.Refs":      {reason: getter},
+	"CompChannel.Owner":     {reason: getter},
+	"CompChannel.SetOwner":  {reason: anyValue + " (package sim records the creating context once, before the channel is shared; an owner the owner check does not know makes it refuse the channel)"},
+	"CompChannel.SetTrace":  {reason: anyValue + " (nil turns tracing off)"},
+	"CompChannel.Destroy": {cases: []badCase{
+		{in: "destroyed channel", want: einval, call: func(w *badWorld) error { return w.deadCh.Destroy() }},
+		{in: "channel used by CQs", want: ebusy, call: func(w *badWorld) error { return w.ch.Destroy() }},
+	}},
+	"CompChannel.DiscardLocked": {cases: []badCase{
+		{in: "CQ of another channel", call: func(w *badWorld) error {
+			mu := w.ch.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			if n := w.ch.DiscardLocked(w.deadCQ); n != 0 {
+				w.failf("discarded %d events of a CQ that has none", n)
+			}
+			return nil
+		}},
+	}},
+	"CompChannel.GetEvent": {cases: []badCase{
+		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
+			//lint:ignore SA1012 a nil context is the bad input under test
+			_, _, err := w.ch.GetEvent(nil)
+			return err
+		}},
+		{in: "destroyed channel", want: syscall.EBADF, call: func(w *badWorld) error {
+			_, _, err := w.deadCh.GetEvent(cancelled())
+			return err
+		}},
+	}},
+	"CompChannel.TryGetEvent": {cases: []badCase{
+		{in: "destroyed channel", want: syscall.EBADF, call: func(w *badWorld) error { _, _, err := w.deadCh.TryGetEvent(); return err }},
+	}},
+	"CompChannel.PushLocked": {cases: []badCase{
+		{in: "nil CQ", call: func(w *badWorld) error {
+			mu := w.ch.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			w.ch.PushLocked(nil, nil, nil)
+			return nil
+		}},
+		{in: "destroyed channel", call: func(w *badWorld) error {
+			mu := w.deadCh.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			w.deadCh.PushLocked(w.free, nil, nil)
+			return nil
+		}},
+	}},
+	"CompChannel.RefLocked": {cases: []badCase{
+		{in: "destroyed channel", want: einval, call: func(w *badWorld) error {
+			mu := w.deadCh.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			return w.deadCh.RefLocked()
+		}},
+	}},
+	"CompChannel.UnrefLocked": {cases: []badCase{
+		{in: "channel without references", call: func(w *badWorld) error {
+			mu := w.deadCh.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			w.deadCh.UnrefLocked()
+			return nil
+		}},
+	}},
+
+	// QP.
+	"QP.Cap":               {reason: getter},
+	"QP.Context":           {reason: getter},
+	"QP.Destroyed":         {reason: getter},
+	"QP.DestroyedLocked":   {reason: getter},
+	"QP.Num":               {reason: getter},
+	"QP.Outstanding":       {reason: getter},
+	"QP.PD":                {reason: getter},
+	"QP.State":             {reason: getter},
+	"QP.StateLocked":       {reason: getter},
+	"QP.Stats":             {reason: getter},
+	"QP.Tally":             {reason: getter},
+	"QP.Type":              {reason: getter},
+	"QP.RunLocked":         {reason: engine},
+	"QP.SetErrorLocked":    {reason: engine},
+	"QP.FatalLocked":       {reason: engine + " (Fabric.InjectFatal is the verb)"},
+	"QP.ForceStatusLocked": {reason: engine + " (Fabric.ForceStatus is the verb and validates the status)"},
+	"QP.TimerLocked":       {reason: engine + " (an unknown timer kind is ignored)"},
+	"QP.ReceiveLocked": {cases: []badCase{
+		{in: "nil packet", call: func(w *badWorld) error {
+			mu := w.cq.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			w.qp.ReceiveLocked(nil)
+			return nil
+		}},
+	}},
+	"QP.Destroy": {cases: []badCase{
+		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { return w.deadQP.Destroy() }},
+	}},
+	"QP.DestroyContext": {cases: []badCase{
+		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
+			//lint:ignore SA1012 a nil context is the bad input under test
+			return w.qp.DestroyContext(nil)
+		}},
+		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { return w.deadQP.DestroyContext(context.Background()) }},
+	}},
+	"QP.Modify": {cases: []badCase{
+		{in: "nil attr", want: einval, call: func(w *badWorld) error { return w.qp.Modify(nil, qp.AttrState) }},
+		{in: "state 99", want: einval, call: func(w *badWorld) error { return w.qp.Modify(&qp.Attr{QPState: 99}, qp.AttrState) }},
+		{in: "unknown mask bit", want: einval, call: func(w *badWorld) error { return w.qp.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState|1<<30) }},
+		{in: "RTS to RTR", want: einval, call: func(w *badWorld) error { return w.qp.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState) }},
+		{in: "RESET to INIT on port 9", want: einval, call: func(w *badWorld) error {
+			return w.qp2.Modify(&qp.Attr{QPState: qp.Init, PortNum: 9}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags)
+		}},
+		{in: "timeout 255", want: einval, call: func(w *badWorld) error { return w.qp.Modify(&qp.Attr{Timeout: 255}, qp.AttrTimeout) }},
+		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { return w.deadQP.Modify(&qp.Attr{QPState: qp.Reset}, qp.AttrState) }},
+	}},
+	"QP.ModifyLocked": {cases: []badCase{
+		{in: "nil attr", want: einval, call: func(w *badWorld) error {
+			mu := w.cq.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			return w.qp.ModifyLocked(nil, qp.AttrState)
+		}},
+		{in: "destroyed QP", want: einval, call: func(w *badWorld) error {
+			mu := w.cq.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			return w.deadQP.ModifyLocked(&qp.Attr{QPState: qp.Reset}, qp.AttrState)
+		}},
+	}},
+	"QP.PostSend": {cases: []badCase{
+		postSend("opcode 99", einval, rcQP, func(w *badWorld) qp.SendWR { r := sendWR(w); r.Opcode = 99; return r }),
+		postSend("num_sge above max_send_sge", einval, rcQP, func(w *badWorld) qp.SendWR { r := sendWR(w); r.SGList = sges(w, 3); return r }),
+		postSend("unknown flag", einval, rcQP, func(w *badWorld) qp.SendWR { r := sendWR(w); r.Flags |= 1 << 20; return r }),
+		postSend("inline above max_inline_data", einval, rcQP, func(w *badWorld) qp.SendWR {
+			r := sendWR(w)
+			r.Flags |= qp.SendInline
+			r.SGList = []qp.SGE{{Addr: w.mr.Addr(), Length: 64, LKey: w.mr.LKey()}}
+			return r
+		}),
+		postSend("inline from unregistered memory", syscall.EFAULT, rcQP, func(w *badWorld) qp.SendWR {
+			r := sendWR(w)
+			r.Flags |= qp.SendInline
+			r.SGList = []qp.SGE{{Addr: 1, Length: 8}}
+			return r
+		}),
+		postSend("UD send without an AH", einval, func(w *badWorld) *sim.QP { return w.ud }, sendWR),
+		postSend("RDMA WRITE on UD", einval, func(w *badWorld) *sim.QP { return w.ud }, func(w *badWorld) qp.SendWR {
+			r := sendWR(w)
+			r.Opcode, r.AH = wc.WRRDMAWrite, w.ah
+			return r
+		}),
+		postSend("QP in RESET", einval, func(w *badWorld) *sim.QP { return w.qp2 }, sendWR),
+		postSend("destroyed QP", einval, func(w *badWorld) *sim.QP { return w.deadQP }, sendWR),
+	}},
+	"QP.PostRecv": {cases: []badCase{
+		{in: "num_sge above max_recv_sge", want: einval, call: func(w *badWorld) error {
+			_, err := w.qp.PostRecv([]qp.RecvWR{{WRID: 1, SGList: sges(w, 3)}})
+			return err
+		}},
+		{in: "QP with an SRQ", want: einval, call: func(w *badWorld) error {
+			_, err := w.sq.PostRecv([]qp.RecvWR{{WRID: 1, SGList: sges(w, 1)}})
+			return err
+		}},
+		{in: "QP in RESET", want: einval, call: func(w *badWorld) error {
+			_, err := w.qp2.PostRecv([]qp.RecvWR{{WRID: 1}})
+			return err
+		}},
+		{in: "destroyed QP", want: einval, call: func(w *badWorld) error {
+			_, err := w.deadQP.PostRecv([]qp.RecvWR{{WRID: 1}})
+			return err
+		}},
+		{in: "more than max_recv_wr", want: syscall.ENOMEM, moves: true, call: func(w *badWorld) error {
+			n, err := w.qp.PostRecv(make([]qp.RecvWR, 5))
+			if n != 4 {
+				w.failf("posted %d of 5 on a queue of 4", n)
+			}
+			return err
+		}},
+	}},
+	"QP.Query": {cases: []badCase{
+		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { _, _, err := w.deadQP.Query(); return err }},
+	}},
+
+	// SRQ.
+	"SRQ.Context": {reason: getter},
+	"SRQ.Domain":  {reason: getter},
+	"SRQ.Len":     {reason: getter},
+	"SRQ.PD":      {reason: getter},
+	"SRQ.Tally":   {reason: getter},
+	"SRQ.Destroy": {cases: []badCase{
+		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { return w.deadSRQ.Destroy() }},
+		{in: "SRQ used by a QP", want: ebusy, call: func(w *badWorld) error { return w.srq.Destroy() }},
+	}},
+	"SRQ.DestroyContext": {cases: []badCase{
+		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
+			//lint:ignore SA1012 a nil context is the bad input under test
+			return w.srqB.DestroyContext(nil)
+		}},
+		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { return w.deadSRQ.DestroyContext(context.Background()) }},
+	}},
+	"SRQ.InjectError": {cases: []badCase{
+		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { return w.deadSRQ.InjectError() }},
+	}},
+	"SRQ.Modify": {cases: []badCase{
+		{in: "nil attr", want: einval, call: func(w *badWorld) error { return w.srq.Modify(nil, qp.SRQLimit) }},
+		{in: "unknown mask bit", want: einval, call: func(w *badWorld) error { return w.srq.Modify(&qp.SRQAttr{SRQLimit: 1}, 1<<7) }},
+		{in: "limit above max_wr", want: einval, call: func(w *badWorld) error { return w.srq.Modify(&qp.SRQAttr{SRQLimit: 100}, qp.SRQLimit) }},
+		{in: "max_wr MaxUint32", want: einval, call: func(w *badWorld) error { return w.srq.Modify(&qp.SRQAttr{MaxWR: math.MaxUint32}, qp.SRQMaxWR) }},
+		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { return w.deadSRQ.Modify(&qp.SRQAttr{SRQLimit: 1}, qp.SRQLimit) }},
+	}},
+	"SRQ.PostRecv": {cases: []badCase{
+		{in: "num_sge above max_sge", want: einval, call: func(w *badWorld) error {
+			_, err := w.srq.PostRecv([]qp.RecvWR{{WRID: 1, SGList: sges(w, 3)}})
+			return err
+		}},
+		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error {
+			_, err := w.deadSRQ.PostRecv([]qp.RecvWR{{WRID: 1}})
+			return err
+		}},
+	}},
+	"SRQ.Query": {cases: []badCase{
+		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { _, err := w.deadSRQ.Query(); return err }},
+	}},
+	"SRQ.Take": {cases: []badCase{
+		{in: "destroyed SRQ", call: func(w *badWorld) error {
+			if _, _, ok := w.deadSRQ.Take(); ok {
+				w.failf("took a WR from a destroyed SRQ")
+			}
+			return nil
+		}},
+	}},
+	"SRQ.TakeLocked": {cases: []badCase{
+		{in: "destroyed SRQ", call: func(w *badWorld) error {
+			mu := w.deadSRQ.Domain()
+			mu.Lock()
+			defer mu.Unlock()
+			if _, _, ok := w.deadSRQ.TakeLocked(nil); ok {
+				w.failf("took a WR from a destroyed SRQ")
+			}
+			return nil
+		}},
+	}},
+
+	// AsyncQueue.
+	"AsyncQueue.Counts":   {reason: getter},
+	"AsyncQueue.Domain":   {reason: getter},
+	"AsyncQueue.Len":      {reason: getter},
+	"AsyncQueue.Raised":   {reason: anyValue + " (an unknown type was raised 0 times)"},
+	"AsyncQueue.SetTrace": {reason: anyValue + " (nil turns tracing off)"},
+	"AsyncQueue.Close": {cases: []badCase{
+		{in: "closed queue", want: einval, call: func(w *badWorld) error { return w.deadCtx.AsyncQueue().Close() }},
+	}},
+	"AsyncQueue.CloseLocked": {cases: []badCase{
+		{in: "closed queue", want: einval, call: func(w *badWorld) error {
+			q := w.deadCtx.AsyncQueue()
+			q.Domain().Lock()
+			defer q.Domain().Unlock()
+			return q.CloseLocked()
+		}},
+	}},
+	"AsyncQueue.DiscardLocked": {cases: []badCase{
+		{in: "nil object", call: func(w *badWorld) error {
+			q := w.ctx.AsyncQueue()
+			q.Domain().Lock()
+			defer q.Domain().Unlock()
+			if n := q.DiscardLocked(nil); n != 0 {
+				w.failf("discarded %d events of no object", n)
+			}
+			return nil
+		}},
+	}},
+	"AsyncQueue.GetAsyncEvent": {cases: []badCase{
+		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
+			//lint:ignore SA1012 a nil context is the bad input under test
+			_, err := w.ctx2.AsyncQueue().GetAsyncEvent(nil)
+			return err
+		}},
+	}},
+	"AsyncQueue.TryGetAsyncEvent": {cases: []badCase{
+		{in: "closed queue", want: syscall.EBADF, call: func(w *badWorld) error { _, err := w.deadCtx.AsyncQueue().TryGetAsyncEvent(); return err }},
+	}},
+	"AsyncQueue.RaiseLocked": {cases: []badCase{
+		{in: "event type 99", want: einval, call: func(w *badWorld) error {
+			q := w.ctx.AsyncQueue()
+			q.Domain().Lock()
+			defer q.Domain().Unlock()
+			return q.RaiseLocked(99, w.free, nil, 0)
+		}},
+		{in: "CQ_ERR without a CQ", want: einval, call: func(w *badWorld) error {
+			q := w.ctx.AsyncQueue()
+			q.Domain().Lock()
+			defer q.Domain().Unlock()
+			return q.RaiseLocked(notify.EventCQErr, nil, nil, 0)
+		}},
+		{in: "PORT_ERR on port 0", want: einval, call: func(w *badWorld) error {
+			q := w.ctx.AsyncQueue()
+			q.Domain().Lock()
+			defer q.Domain().Unlock()
+			return q.RaiseLocked(notify.EventPortErr, nil, nil, 0)
+		}},
+		{in: "closed queue (documented: dropped)", call: func(w *badWorld) error {
+			q := w.deadCtx.AsyncQueue()
+			q.Domain().Lock()
+			defer q.Domain().Unlock()
+			return q.RaiseLocked(notify.EventPortErr, nil, nil, 1)
+		}},
+	}},
+
+	// Tally.
+	"Tally.Counts":  {reason: getter},
+	"Tally.Settled": {reason: getter},
+	"Tally.Unacked": {reason: getter},
+	"Tally.AckComp": {cases: []badCase{
+		{in: "n -1", want: einval, call: func(w *badWorld) error { return tallyLocked(w, func(t *notify.Tally) error { return t.AckComp(-1) }) }},
+		{in: "more than read", want: einval, call: func(w *badWorld) error { return tallyLocked(w, func(t *notify.Tally) error { return t.AckComp(1) }) }},
+		{in: "n MaxInt", want: einval, call: func(w *badWorld) error {
+			return tallyLocked(w, func(t *notify.Tally) error { return t.AckComp(math.MaxInt) })
+		}},
+	}},
+	"Tally.WaitSettled": {cases: []badCase{
+		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
+			return tallyLocked(w, func(t *notify.Tally) error {
+				//lint:ignore SA1012 a nil context is the bad input under test
+				return t.WaitSettled(nil, w.cq.Domain())
+			})
+		}},
+		{in: "nil lock", want: einval, call: func(w *badWorld) error { return w.qp.Tally().WaitSettled(context.Background(), nil) }},
+	}},
+
+	// AsyncEvent.
+	"AsyncEvent.String": {reason: anyValue + " (a value method; the zero event prints)"},
+	"AsyncEvent.Ack": {cases: []badCase{
+		{in: "event acked twice", want: einval, moves: true, call: func(w *badWorld) error {
+			if err := w.ev.Ack(); err != nil {
+				w.failf("first ack: %v", err)
+			}
+			return w.ev.Ack()
+		}},
+	}},
+
+	// The other exported pointer types.
+	"QPAttr.Apply": {cases: []badCase{
+		{in: "nil source", call: func(w *badWorld) error {
+			a := qp.Attr{Timeout: 3}
+			a.Apply(nil, qp.AttrTimeout)
+			if a.Timeout != 3 {
+				w.failf("Apply(nil) changed the attributes: timeout %d", a.Timeout)
+			}
+			return nil
+		}},
+	}},
+	"WC.InvalidatedRkey": {reason: getter},
+	"WC.String":          {reason: getter + " (a nil *WC prints \"<nil>\")"},
+	"Log.Add":            {reason: anyValue + " (a record is data)"},
+	"Log.Len":            {reason: getter},
+	"Log.Records":        {reason: getter},
+	"Log.Reset":          {reason: noArgs},
+	"Log.WriteJSON": {cases: []badCase{
+		{in: "nil writer", want: einval, call: func(w *badWorld) error { return w.log.WriteJSON(nil) }},
+	}},
+	"Log.WriteText": {cases: []badCase{
+		{in: "nil writer", want: einval, call: func(w *badWorld) error { return w.log.WriteText(nil) }},
+	}},
+	"Error.Error":  {reason: getter + " (a nil *Error prints \"<nil>\")"},
+	"Error.Unwrap": {reason: getter},
+
+	// Functions of package sim.
+	"func.NewFabric": {cases: []badCase{
+		{in: "negative TickDuration", want: einval, call: func(*badWorld) error {
+			f, err := sim.NewFabric(sim.Config{Mode: sim.Background, TickDuration: -1})
+			if f != nil {
+				f.Close()
+			}
+			return err
+		}},
+		{in: "unknown mode", want: einval, call: func(*badWorld) error {
+			_, err := sim.NewFabric(sim.Config{Mode: 99})
+			return err
+		}},
+		{in: "duplicate device names", want: einval, call: func(*badWorld) error {
+			_, err := sim.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "a"}}})
+			return err
+		}},
+		{in: "fault probability 2", want: einval, call: func(*badWorld) error {
+			_, err := sim.NewFabric(sim.Config{Faults: sim.Faults{Drop: 2}})
+			return err
+		}},
+	}},
+	"func.Connect": {cases: []badCase{
+		{in: "nil QPs", want: einval, call: func(*badWorld) error { return sim.Connect(nil, nil, sim.ConnectOptions{}) }},
+		{in: "a QP with itself", want: einval, call: func(w *badWorld) error { return sim.Connect(w.qp2, w.qp2, sim.ConnectOptions{}) }},
+		{in: "UD QPs", want: einval, call: func(w *badWorld) error { return sim.Connect(w.ud, w.ud, sim.ConnectOptions{}) }},
+		{in: "port 9", want: einval, call: func(w *badWorld) error { return sim.Connect(w.qp2, w.sq, sim.ConnectOptions{Port: 9}) }},
+		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { return sim.Connect(w.qp2, w.deadQP, sim.ConnectOptions{}) }},
+		{in: "QPs of two fabrics", want: einval,
+			call: func(w *badWorld) error { return sim.Connect(w.qp2, w.oqp, sim.ConnectOptions{}) }},
+	}},
+	"func.ReadyUD": {cases: []badCase{
+		{in: "nil QP", want: einval, call: func(*badWorld) error { return sim.ReadyUD(nil, 1) }},
+		{in: "RC QP", want: einval, call: func(w *badWorld) error { return sim.ReadyUD(w.qp2, 1) }},
+	}},
+}
+
+// tallyLocked runs fn on w.qp's tally under the domain lock, as the tally
+// expects.
+func tallyLocked(w *badWorld, fn func(t *notify.Tally) error) error {
+	mu := w.cq.Domain()
+	mu.Lock()
+	defer mu.Unlock()
+	return fn(w.qp.Tally())
+}

@@ -1,0 +1,36 @@
+package sim
+
+import "fmt"
+
+// The helpers below let package sim_test's bad-input test see the
+// bookkeeping a rejected verb must leave alone.
+
+// DeviceCounts describes d's live objects of each kind, its last QP
+// number, its open contexts and its port states.
+func DeviceCounts(d *Device) string {
+	f := d.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := fmt.Sprintf("dev %s: cqs=%d pds=%d ahs=%d mrs=%d qps=%d srqs=%d qpn=%d contexts=%d",
+		d.name, d.cqs, d.pds, d.ahs, len(d.mrs.byIndex), d.qps, d.srqs, d.qpn, len(d.contexts))
+	for _, p := range d.ports {
+		s += fmt.Sprintf(" port%d=%v", p.num, p.attr.State)
+	}
+	return s
+}
+
+// ContextCounts describes c's state and live objects.
+func ContextCounts(c *Context) string {
+	f := c.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fmt.Sprintf("closed=%v cqs=%d pds=%d pdSeq=%d", c.closed, c.cqs, c.pds, c.pdSeq)
+}
+
+// PDCounts describes pd's state and children.
+func PDCounts(pd *PD) string {
+	f := pd.ctx.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fmt.Sprintf("pd %d: dead=%v children=%v", pd.handle, pd.dead, pd.children)
+}
