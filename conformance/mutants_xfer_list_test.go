@@ -38,6 +38,7 @@ func xReadingMutants() []mutant {
 		xReading("send overruns ignored", func(p *conformance.TransportProfile) { p.OverrunSendIgnored = true }, "CQ-24"),
 		xReading("XFER-30 B", func(p *conformance.TransportProfile) { p.WriteImmRKeyRemAccess = true }, "XFER-30"),
 		xReading("XFER-31 B", func(p *conformance.TransportProfile) { p.LateLocalCheck = true }, "XFER-31"),
+		xReading("SRQ-12 B", func(p *conformance.TransportProfile) { p.SRQRecvQPPD = true }, "SRQ-12"),
 	}
 }
 

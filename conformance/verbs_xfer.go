@@ -104,6 +104,10 @@ type TransportProfile struct {
 	// only when the response arrives, so the remote's error wins and a
 	// remote atomic executes (XFER-31 B, rxe). False: before sending (A).
 	LateLocalCheck bool
+	// SRQRecvQPPD: a receive WR taken from an SRQ is checked against the
+	// PD of the QP the message came in on (SRQ-12 B, rxe). False: against
+	// the SRQ's own PD (A).
+	SRQRecvQPPD bool
 }
 
 // TransportReader is an optional capability of a Device: the readings of the

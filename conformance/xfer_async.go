@@ -17,7 +17,13 @@ import (
 // the QPs made later).
 func (w *xWorld) srqOn(s *xSide, n uint32) SRQ {
 	w.t.Helper()
-	srq, err := s.pd.CreateSRQ(SRQInitAttr{Attr: qp.SRQAttr{MaxWR: n, MaxSGE: 1}})
+	return w.srqIn(s, s.pd, n)
+}
+
+// srqIn is srqOn with the SRQ in pd, a PD of side s's context.
+func (w *xWorld) srqIn(s *xSide, pd PD, n uint32) SRQ {
+	w.t.Helper()
+	srq, err := pd.CreateSRQ(SRQInitAttr{Attr: qp.SRQAttr{MaxWR: n, MaxSGE: 1}})
 	if err != nil || srq == nil {
 		w.t.Fatalf("side %s: ibv_create_srq: srq=%v err=%v", s.name, srq, err)
 	}

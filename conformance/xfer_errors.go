@@ -299,6 +299,42 @@ func init() {
 		}
 	})
 
+	register("SRQ-12", "[IMPL] a receive WR taken from an SRQ is checked against the SRQ's PD (rxe: the QP's)", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		srqPD := w.pdOn(w.b.ctx) // the QPs are in the side's own PD
+		srqMR := w.e.mrReg(srqPD, make([]byte, 256), xAccessAll)
+		for i, c := range []struct {
+			name      string
+			inSRQsPD  bool
+			succeedsA bool
+		}{
+			{"a receive buffer in the SRQ's PD, not the QP's", true, true},
+			{"a receive buffer in the QP's PD, not the SRQ's", false, false},
+		} {
+			s := w.srqIn(w.b, srqPD, 4)
+			ob := w.opts()
+			ob.srq = s
+			a, b := w.connect2(qp.RC, w.opts(), ob)
+			sge := w.b.sge(0, 64)
+			if c.inSRQsPD {
+				sge = qp.SGE{Addr: srqMR.Addr(), Length: 64, LKey: srqMR.LKey()}
+			}
+			id := uint64(10 * (i + 1))
+			if n, err := s.PostRecv([]qp.RecvWR{{WRID: id, SGList: []qp.SGE{sge}}}); n != 1 || err != nil {
+				t.Fatalf("%s: ibv_post_srq_recv: %d, %v", c.name, n, err)
+			}
+			a.post("a SEND", xSend(id+1, wc.WRSend, a.s.sge(0, 8)))
+			what := fmt.Sprintf("a SEND into %s (SRQRecvQPPD=%v)", c.name, w.tp.SRQRecvQPPD)
+			if c.succeedsA != w.tp.SRQRecvQPPD {
+				a.want(what+": requester", w.await(a.scq, 1, what)[0], id+1, wc.Success)
+				b.want(what+": receiver", w.await(b.rcq, 1, what)[0], id, wc.Success)
+				continue
+			}
+			a.want(what+": requester", w.await(a.scq, 1, what)[0], id+1, wc.RemOpErr)
+			b.want(what+": receiver", w.await(b.rcq, 1, what)[0], id, w.badRecvStatus())
+		}
+	})
+
 	register("XFER-17", "atomics: CMP_AND_SWP and FETCH_AND_ADD on a native-order word, returning the original", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		word := func(s *xSide, off int) uint64 { return binary.NativeEndian.Uint64(s.buf[off:]) }

@@ -27,6 +27,7 @@ func TransportProfile(t qp.TransportPolicy) conformance.TransportProfile {
 		OverrunSendIgnored:    t.OverrunSendIgnored,
 		WriteImmRKeyRemAccess: t.WriteImmRKeyRemAccess,
 		LateLocalCheck:        t.LateLocalCheck,
+		SRQRecvQPPD:           t.SRQRecvQPPD,
 	}
 }
 

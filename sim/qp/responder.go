@@ -176,6 +176,17 @@ func (q *QP) responderErrorLocked(p *Packet, syn Syndrome, recvStatus wc.Status,
 	q.SetErrorLocked()
 }
 
+// recvPD is the protection domain a held receive WR's scatter list is
+// checked against (SRQ-12): the SRQ's, for a WR taken from an SRQ, as the
+// IBTA has it; the QP's under the rxe reading, whose responder checks every
+// receive against the QP's PD; and the QP's for its own receive queue.
+func (q *QP) recvPD() any {
+	if s := q.init.SRQ; s != nil && !q.cfg.Transport.SRQRecvQPPD {
+		return s.PD()
+	}
+	return q.cfg.PD
+}
+
 // placeRecvLocked scatters payload at the current offset of the held
 // receive WR. It returns the failure status, or Success.
 func (q *QP) placeRecvLocked(payload []byte, at uint64) wc.Status {
@@ -186,7 +197,7 @@ func (q *QP) placeRecvLocked(payload []byte, at uint64) wc.Status {
 		}
 		return wc.LocLenErr
 	}
-	if !scatter(q.cfg.Host, q.cfg.PD, sges, at, payload) {
+	if !scatter(q.cfg.Host, q.recvPD(), sges, at, payload) {
 		if q.cfg.Transport.RecvProtQPOp {
 			return wc.LocQPOpErr
 		}

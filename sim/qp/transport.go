@@ -252,6 +252,10 @@ type TransportPolicy struct {
 	// atomic executes before the local error is found (XFER-31 B, rxe).
 	// False: every local SGE is checked before the request is sent (A).
 	LateLocalCheck bool
+	// SRQRecvQPPD: a receive WR taken from an SRQ is checked against the
+	// PD of the QP the message arrived on, as rxe does (SRQ-12 B). False:
+	// against the SRQ's own PD, as the IBTA has it (A).
+	SRQRecvQPPD bool
 }
 
 // RXETransport returns the transport readings of Linux soft-RoCE (spec/catalogue.md
@@ -260,7 +264,7 @@ func RXETransport() TransportPolicy {
 	return TransportPolicy{
 		RecvTooSmallRemInvReq: true, RecvProtQPOp: true, InfiniteRetry7: true, NoQPEvents: true,
 		AlwaysSQDrained: true, SendWCImm: true, NoSQE: true, OverrunSendIgnored: true,
-		WriteImmRKeyRemAccess: true, LateLocalCheck: true,
+		WriteImmRKeyRemAccess: true, LateLocalCheck: true, SRQRecvQPPD: true,
 	}
 }
 
@@ -283,6 +287,7 @@ func (p TransportPolicy) String() string {
 	add(p.OverrunSendIgnored, "send-overrun=ignored")
 	add(p.WriteImmRKeyRemAccess, "write-imm-bad-rkey=REM_ACCESS")
 	add(p.LateLocalCheck, "read-atomic-local-check=late")
+	add(p.SRQRecvQPPD, "srq-recv-pd=qp")
 	if len(s) == 0 {
 		return "man-pages"
 	}
