@@ -49,7 +49,9 @@ func TestSoak(t *testing.T) {
 			continue
 		}
 		t.Run(p.Name, func(t *testing.T) {
-			t.Logf("replay with: go test ./internal/soak -run 'TestSoak/%s' -soak.seed=%d -soak.rounds=%d -soak.wrs=%d", p.Name, seed, rounds, wrs)
+			// The seed replays the plan and the faults; the interleaving of
+			// the goroutines is the scheduler's.
+			t.Logf("replay with: go test ./internal/soak -run 'TestSoak/%s$' -soak.seed=%d -soak.rounds=%d -soak.wrs=%d (a duration run: the rounds it reports)", p.Name, seed, rounds, wrs)
 			cfg := Config{Seed: seed, Profile: p, Rounds: rounds, WRs: wrs, Duration: *durationFlag, Watchdog: *watchdogFlag}
 			if *durationFlag > 0 {
 				cfg.Logf = t.Logf
