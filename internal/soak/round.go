@@ -352,11 +352,12 @@ func (q *qpState) peerDone() bool { return q.peer.finished.Load() }
 
 // peerReady reports whether the next recv-consuming message may go: on RC
 // only when the peer has posted the receive it will consume (so no RNR
-// wait), on UC and UD when the peer has some receive posted.
+// wait), on UC and UD when the peer has some receive posted. A broken QP
+// need not wait: what it posts is flushed and consumes nothing.
 func (q *qpState) peerReady() bool {
 	p := q.peer
-	if p.exited.Load() || p.recvDead.Load() {
-		return true
+	if q.broken.Load() || p.exited.Load() || p.recvDead.Load() {
+		return true // this QP's sends are flushed, or the peer takes nothing more
 	}
 	if q.typ == qp.RC {
 		return uint64(p.recvReady.Load()) > q.msgSeq
@@ -514,13 +515,16 @@ func (q *qpState) destroy() {
 func (q *qpState) injectFatal(t *qpState) {
 	s := q.s
 	t.fatal.Store(true)
-	t.broken.Store(true) // before the call: its completions may be handled at once
 	if err := s.f.InjectFatal(t.q); err != nil {
 		if !t.destroyed.Load() {
 			s.fail("inject fatal into QP %#x: %v", t.num, err)
 		}
 		return
 	}
+	// Only now: a broken QP sends without waiting for the peer's receive,
+	// which must not happen while it can still transmit (RNR).
+	t.broken.Store(true)
+	poke(t.wake)
 	s.st.fatal.Add(1)
 }
 
