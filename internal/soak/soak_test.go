@@ -23,7 +23,7 @@ var (
 
 // The short run, the default and the one CI runs: per profile eight rounds
 // of 12 QPs posting up to 400 send WRs each, some 32,000 send WRs and
-// 14,000 receives. About two seconds per profile under -race on an idle
+// 14,000 receives. One to two seconds per profile under -race on an idle
 // two-core machine; it is bounded by these counts, never by time.
 const (
 	shortRounds = 8
