@@ -39,8 +39,11 @@ type recvState struct {
 	wRKey   uint32
 	wLen    uint32
 	commEst bool // COMM_EST raised (ASYNC-12)
-	// Results of recent atomics, replayed for duplicates (XFER-25).
-	atomics [4]atomicResult
+	// Results of recent atomics, replayed for duplicates (XFER-25). A
+	// requester may ask again for any of its max_rd_atomic unanswered
+	// atomics, which the responder serves up to its max_dest_rd_atomic
+	// (at most 255): the ring keeps more than that many.
+	atomics [256]atomicResult
 	atomicN int
 }
 

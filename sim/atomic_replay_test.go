@@ -1,0 +1,78 @@
+package sim_test
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// TestLostAtomicResponseBehindFourAtomics: with max_rd_atomic 16, five
+// FETCH_AND_ADDs and an RDMA WRITE are in flight and the response of the
+// first atomic is lost. The ACK of the WRITE passes that atomic, so the
+// requester asks for it again, with everything after it (go-back-N). The
+// responder must replay the saved result of every atomic it may be asked
+// about again (XFER-25): up to max_dest_rd_atomic of them.
+//
+// Found by internal/soak. A responder that remembers only its last four
+// atomics ignores the duplicate of the first, answers the rest, and ACKs
+// the WRITE again; that ACK passes the unanswered atomic once more, the
+// requester asks again at once, and the two exchange packets at the same
+// tick for ever, inside one Stabilize (or one verb in Auto mode), holding
+// the fabric's lock so that every other goroutine blocks.
+func TestLostAtomicResponseBehindFourAtomics(t *testing.T) {
+	f, a, b := rcPair(t, sim.Config{Mode: sim.Manual}, sim.ConnectOptions{RDAtomic: 16})
+	const n = 5
+	wrs := make([]qp.SendWR, n, n+1)
+	for i := range wrs {
+		wrs[i] = qp.SendWR{WRID: uint64(i), Opcode: wc.WRAtomicFetchAndAdd, Flags: qp.SendSignaled,
+			SGList: []qp.SGE{a.sge(8*i, 8)}, RemoteAddr: b.mr.Addr() + 1024, RKey: b.mr.RKey(), CompareAdd: 1}
+	}
+	wrs = append(wrs, qp.SendWR{WRID: n, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled,
+		SGList: []qp.SGE{a.sge(512, 64)}, RemoteAddr: b.mr.Addr() + 2048, RKey: b.mr.RKey()})
+	if _, err := a.q.PostSend(wrs); err != nil {
+		t.Fatal(err)
+	}
+	// FIFO: the requester's run puts the five requests on the wire, then
+	// they arrive in order. Lose the answer to the first.
+	if !f.Step() {
+		t.Fatal("no run event")
+	}
+	must(t, f.SetFaults(sim.Faults{Drop: 1}))
+	if !f.Step() {
+		t.Fatal("the first atomic did not arrive")
+	}
+	must(t, f.SetFaults(sim.Faults{}))
+	for steps := 0; f.Step(); steps++ {
+		if steps == 10_000 {
+			t.Fatalf("still %d ready events after %d steps at tick %d: requester and responder loop", pending(f), steps, f.Now())
+		}
+	}
+	f.RunUntilIdle(1 << 30) // ACK timeouts, if it comes to that
+	ws := a.poll(t, n+1)
+	for i, w := range ws {
+		if w.Status != wc.Success || w.WRID != uint64(i) {
+			t.Errorf("completion %d: %v", i, &w)
+		}
+		if i == n {
+			break
+		}
+		if got := binary.NativeEndian.Uint64(a.buf[8*i:]); got != uint64(i) {
+			t.Errorf("atomic %d returned %d, want %d", i, got, i)
+		}
+	}
+	if got := binary.NativeEndian.Uint64(b.buf[1024:]); got != n {
+		t.Errorf("the remote word is %d, want %d: an atomic ran twice or not at all", got, n)
+	}
+}
+
+func pending(f *sim.Fabric) int { r, _ := f.Pending(); return r }
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
