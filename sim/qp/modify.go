@@ -73,7 +73,7 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 		q.lastWQE = false
 		q.resetTransportLocked()
 	case next == RTR && prev == Init:
-		q.rx = recvState{epsn: q.attr.RQPSN, srqSGE: q.rx.srqSGE[:0]}
+		q.rx = q.rx.fresh(q.attr.RQPSN)
 	case next == RTS && prev == RTR:
 		q.tx = sendState{next: q.sq.tail, assigned: q.sq.tail, psn: q.attr.SQPSN,
 			retryLeft: q.attr.RetryCnt, rnrLeft: q.attr.RNRRetry}

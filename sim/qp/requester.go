@@ -42,10 +42,15 @@ type recvState struct {
 	// Results of recent atomics, replayed for duplicates (XFER-25). A
 	// requester may ask again for any of its max_rd_atomic unanswered
 	// atomics, which the responder serves up to its max_dest_rd_atomic
-	// (at most 255): the ring keeps more than that many.
-	atomics [256]atomicResult
+	// (at most 255): the ring keeps more than that many. It is allocated
+	// by the QP's first atomic, so that QPs that never see one do not
+	// carry its 6 KiB.
+	atomics []atomicResult
 	atomicN int
 }
+
+// atomicRing is the number of atomic results a responder keeps.
+const atomicRing = 256
 
 type atomicResult struct {
 	psn  uint32
@@ -91,8 +96,14 @@ func (q *QP) resetTransportLocked() {
 		h.StopLocked(&q.timers[TimerRNR])
 	}
 	q.tx = sendState{next: q.sq.tail, assigned: q.sq.tail, psn: q.attr.SQPSN}
-	srq := q.rx.srqSGE[:0]
-	q.rx = recvState{epsn: q.attr.RQPSN, srqSGE: srq}
+	q.rx = q.rx.fresh(q.attr.RQPSN)
+}
+
+// fresh returns the receive state of a responder that expects PSN epsn
+// next, keeping the buffers r allocated, emptied.
+func (r *recvState) fresh(epsn uint32) recvState {
+	clear(r.atomics)
+	return recvState{epsn: epsn, srqSGE: r.srqSGE[:0], atomics: r.atomics}
 }
 
 // isRdAtomic reports whether op waits for a response with data.

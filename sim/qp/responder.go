@@ -404,6 +404,9 @@ func (q *QP) atomicLocked(p *Packet) {
 		binary.NativeEndian.PutUint64(b, orig+p.CompareAdd)
 	}
 	r := &q.rx
+	if r.atomics == nil {
+		r.atomics = make([]atomicResult, atomicRing)
+	}
 	r.atomics[r.atomicN%len(r.atomics)] = atomicResult{psn: p.PSN, orig: orig, ok: true}
 	r.atomicN++
 	r.epsn = psnAdd(r.epsn, 1)
