@@ -76,3 +76,77 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestLostReadResponsesSpendRetries: every READ response is lost, and a
+// SEND behind the READ is acknowledged each time. Each ACK passes the
+// unanswered READ (an implied NAK), and the requester asks for it again:
+// that must spend retry_cnt like a timeout does, ending in RETRY_EXC_ERR,
+// never loop at one tick inside one verb.
+func TestLostReadResponsesSpendRetries(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			f, a, b := rcPair(t, sim.Config{Mode: sim.Manual, Profile: p}, sim.ConnectOptions{Timeout: 5, RetryCnt: 3})
+			if _, err := f.InjectPacketFault(sim.PacketFault{Match: sim.OfKind(sim.PacketReadResp), Action: sim.FaultDrop}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 9, SGList: []qp.SGE{b.sge(0, 64)}}}); err != nil {
+				t.Fatal(err)
+			}
+			wrs := []qp.SendWR{
+				{WRID: 1, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)},
+					RemoteAddr: b.mr.Addr() + 1024, RKey: b.mr.RKey()},
+				{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(64, 8)}},
+			}
+			if _, err := a.q.PostSend(wrs); err != nil {
+				t.Fatal(err)
+			}
+			for steps := 0; f.Step(); steps++ {
+				if steps == 10_000 {
+					t.Fatalf("still %d ready events after %d steps at tick %d: requester and responder loop", pending(f), steps, f.Now())
+				}
+			}
+			f.RunUntilIdle(1 << 40)
+			ws := a.poll(t, 2)
+			if ws[0].WRID != 1 || ws[0].Status != wc.RetryExcErr {
+				t.Errorf("the READ: %v, want RETRY_EXC_ERR", &ws[0])
+			}
+			if ws[1].WRID != 2 || ws[1].Status != wc.WRFlushErr {
+				t.Errorf("the SEND behind it: %v, want WR_FLUSH_ERR", &ws[1])
+			}
+		})
+	}
+}
+
+// TestLostReadResponsesUnlimitedRetries: under the rxe reading retry_cnt 7
+// retries for ever; the implied NAK then waits for the ACK timer, so time
+// passes between tries and no step loops at one tick.
+func TestLostReadResponsesUnlimitedRetries(t *testing.T) {
+	f, a, b := rcPair(t, sim.Config{Mode: sim.Manual, Profile: sim.RXEProfile()}, sim.ConnectOptions{Timeout: 5, RetryCnt: 7})
+	x, err := f.InjectPacketFault(sim.PacketFault{Match: sim.OfKind(sim.PacketReadResp), Action: sim.FaultDrop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 9, SGList: []qp.SGE{b.sge(0, 64)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.q.PostSend([]qp.SendWR{
+		{WRID: 1, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)},
+			RemoteAddr: b.mr.Addr() + 1024, RKey: b.mr.RKey()},
+		{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(64, 8)}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for steps := 0; f.Step(); steps++ {
+		if steps == 10_000 {
+			t.Fatalf("still %d ready events after %d steps at tick %d: requester and responder loop", pending(f), steps, f.Now())
+		}
+	}
+	const window = 100 * 4096 << 5 // a hundred ACK timeouts of code 5
+	if f.RunUntilIdle(window) {
+		t.Error("the fabric went idle: an unlimited retry budget gave up")
+	}
+	if hits := x.Hits(); hits < 10 {
+		t.Errorf("%d READ responses lost in %d ticks: the READ is not asked for again on every timeout", hits, window)
+	}
+	a.poll(t, 0)
+}

@@ -1,6 +1,7 @@
 package leakcheck
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,11 @@ func TestWaitFilters(t *testing.T) {
 	done := make(chan struct{})
 	go blockedHere(stop, done)
 	defer func() { close(stop); <-done }()
+	// The goroutine may not have been scheduled yet: wait, without a
+	// clock, until its stack shows it.
+	for !strings.Contains(Leftover(), "leakcheck.blockedHere") {
+		runtime.Gosched()
+	}
 	if left := wait(0, "no.such.function"); left != "" {
 		t.Fatalf("a goroutine the marks do not name is reported:\n%s", left)
 	}

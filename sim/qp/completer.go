@@ -143,14 +143,41 @@ func (q *QP) ackLocked(psn uint32) (progress bool) {
 			break
 		}
 		if isRdAtomic(e.wr.Opcode) {
-			q.rewindLocked(e.psn)
-			q.scheduleLocked()
+			q.impliedNAKLocked(e)
 			break
 		}
 		e.fin = true
 		progress = true
 	}
 	return progress
+}
+
+// impliedNAKLocked handles an acknowledgement beyond e, a READ or atomic
+// still waiting for its response: the response was lost (an implied NAK),
+// and asking for it again is a retry, which spends retry_cnt as an ACK
+// timeout does (XFER-10). One retry is started per round: until an ACK or
+// response moves things on, or the ACK timer fires, further implied NAKs
+// belong to the retry under way and are ignored, as rxe's completer
+// ignores them while its retry is started. Without that, a response lost
+// every time would have requester and responder exchange packets at one
+// tick for ever, inside one verb.
+func (q *QP) impliedNAKLocked(e *wqe) {
+	t := &q.tx
+	if t.impliedNAK {
+		return
+	}
+	t.impliedNAK = true
+	if !(q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7) {
+		if t.retryLeft == 0 {
+			q.traceLocked("retries exhausted", "implied NAK: READ/atomic response lost (XFER-10)")
+			q.failLocked(wc.RetryExcErr)
+			return
+		}
+		t.retryLeft--
+	}
+	q.traceLocked("implied NAK", "READ/atomic response lost; asked again (XFER-10)")
+	q.rewindLocked(e.psn)
+	q.scheduleLocked()
 }
 
 // ReceiveLocked handles a packet that the engine delivers to q: a request
@@ -238,6 +265,7 @@ func (q *QP) ackedPSNLocked() uint32 {
 // after an ACK or response moved things on.
 func (q *QP) progressLocked() {
 	q.tx.retryLeft, q.tx.rnrLeft = q.attr.RetryCnt, q.attr.RNRRetry
+	q.tx.impliedNAK = false
 	h := q.cfg.Host
 	h.StopLocked(&q.timers[TimerRetry])
 	if q.tx.next > q.sq.done && q.attr.Timeout != 0 {
@@ -375,6 +403,7 @@ func (q *QP) TimerLocked(k TimerKind) {
 		if !infinite {
 			t.retryLeft--
 		}
+		t.impliedNAK = false
 		q.traceLocked("ACK timeout", "retransmit (XFER-10)")
 		q.rewindLocked(q.ackedPSNLocked())
 		q.RunLocked()

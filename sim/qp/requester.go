@@ -19,6 +19,10 @@ type sendState struct {
 	halted     bool   // a local error stopped the queue (FLUSH-03)
 	rnrWait    bool   // waiting for the RNR timer
 	retryLeft  uint8
+	// impliedNAK: a retry for a READ or atomic response found lost
+	// (implied NAK) is under way; until the next progress or ACK timeout,
+	// later implied NAKs are part of it (XFER-10).
+	impliedNAK bool
 	rnrLeft    uint8
 	scheduled  bool
 	drainOwed  bool // SQ_DRAINED is due when the SQD drain ends (ASYNC-13)
@@ -295,6 +299,7 @@ func (q *QP) transmitLocked(e *wqe) bool {
 		e.got = 0
 		t.nextPkt = 0
 	}
+
 	for i := t.nextPkt; i < n; i++ {
 		p := h.NewPacketLocked()
 		p.Kind, p.Transport, p.Op = kind, q.typ, op
