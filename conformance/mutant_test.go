@@ -76,6 +76,15 @@ type hooks struct {
 	tick      func(c conformance.Clock, n uint64)
 	runIdle   func(c conformance.Clock, limit uint64) bool
 	queryPort func(c conformance.Context, port uint8) (conformance.PortInfo, error)
+
+	// The query capabilities (verbs_query.go, forwarded in
+	// mutants_query_test.go).
+	queryMask     func(q conformance.QP, mask qp.AttrMask) (qp.Attr, conformance.QPQueryInit, error)
+	queryDevEx    func(c conformance.Context, compMask uint32) (conformance.DeviceAttrEx, error)
+	queryPortEx   func(c conformance.Context, port uint8) (conformance.PortAttrEx, error)
+	queryGIDEx    func(c conformance.Context, port, index, flags uint32) (conformance.GIDEntry, error)
+	queryGIDTable func(c conformance.Context, maxEntries int, flags uint32) ([]conformance.GIDEntry, error)
+	getSRQNum     func(s conformance.SRQ) (uint32, error)
 }
 
 // mutant is a broken device and the rules that must catch it.

@@ -296,6 +296,27 @@ var badTable = map[string]badEntry{
 		{in: "index MaxInt", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGID(1, math.MaxInt); return err }},
 		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.QueryGID(1, 0); return err }},
 	}},
+	"Context.QueryGIDEx": {cases: []badCase{
+		{in: "port 0", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGIDEx(0, 0, 0); return err }},
+		{in: "port MaxUint32", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGIDEx(math.MaxUint32, 0, 0); return err }},
+		{in: "index gid_tbl_len", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGIDEx(1, 128, 0); return err }},
+		{in: "index MaxUint32", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGIDEx(1, math.MaxUint32, 0); return err }},
+		{in: "empty entry", want: syscall.ENODATA, call: func(w *badWorld) error { _, err := w.ctx.QueryGIDEx(1, 1, 0); return err }},
+		{in: "flags 1", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGIDEx(1, 0, 1); return err }},
+		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.QueryGIDEx(1, 0, 0); return err }},
+	}},
+	"Context.QueryGIDTable": {cases: []badCase{
+		{in: "max_entries 0", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGIDTable(0, 0); return err }},
+		{in: "max_entries -1", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGIDTable(-1, 0); return err }},
+		{in: "max_entries MinInt", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGIDTable(math.MinInt, 0); return err }},
+		{in: "flags MaxUint32", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryGIDTable(8, math.MaxUint32); return err }},
+		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.QueryGIDTable(8, 0); return err }},
+	}},
+	"Context.QueryDeviceEx": {cases: []badCase{
+		{in: "comp_mask 1", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryDeviceEx(1); return err }},
+		{in: "comp_mask MaxUint32", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryDeviceEx(math.MaxUint32); return err }},
+		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.QueryDeviceEx(0); return err }},
+	}},
 	"Context.QueryPKey": {cases: []badCase{
 		{in: "port 0", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryPKey(0, 0); return err }},
 		{in: "index -1", want: einval, call: func(w *badWorld) error { _, err := w.ctx.QueryPKey(1, -1); return err }},
@@ -729,6 +750,12 @@ var badTable = map[string]badEntry{
 			return err
 		}},
 	}},
+	"QP.QueryMask": {cases: []badCase{
+		{in: "IBV_QP_RATE_LIMIT", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.QueryMask(qp.AttrRateLimit); return err }},
+		{in: "bit 31", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.QueryMask(1 << 31); return err }},
+		{in: "every bit", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.QueryMask(^qp.AttrMask(0)); return err }},
+		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { _, _, err := w.deadQP.QueryMask(qp.AttrState); return err }},
+	}},
 	"QP.Query": {cases: []badCase{
 		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { _, _, err := w.deadQP.Query(); return err }},
 	}},
@@ -769,6 +796,10 @@ var badTable = map[string]badEntry{
 			_, err := w.deadSRQ.PostRecv([]qp.RecvWR{{WRID: 1}})
 			return err
 		}},
+	}},
+	"SRQ.GetSRQNum": {cases: []badCase{
+		{in: "basic (non-XRC) SRQ", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, err := w.srq.GetSRQNum(); return err }},
+		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { _, err := w.deadSRQ.GetSRQNum(); return err }},
 	}},
 	"SRQ.Query": {cases: []badCase{
 		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { _, err := w.deadSRQ.Query(); return err }},

@@ -2,10 +2,13 @@ package sim_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
@@ -70,4 +73,41 @@ func ExampleContext_CreateCQ() {
 	// 127 <nil>
 	// ibv_create_cq: EINVAL (invalid argument): cqe 4194304 is outside [1, max_cqe=4194303] (CQ-01)
 	// ibv_create_cq: EINVAL (invalid argument): comp_vector 4 is outside [0, num_comp_vectors=4) (CQ-03)
+}
+
+// ExampleContext_QueryGIDEx reads entry 0 of port 1's GID table with its
+// type, an empty entry, and the whole table (ibv_query_gid_ex,
+// ibv_query_gid_table; QUERY-05, QUERY-06).
+func ExampleContext_QueryGIDEx() {
+	fabric, _ := sim.NewFabric(sim.Config{})
+	vctx, _ := fabric.Devices()[0].Open()
+	g, err := vctx.QueryGIDEx(1, 0, 0)
+	fmt.Println(g.GID, g.GIDType, g.PortNum, err)
+	_, err = vctx.QueryGIDEx(1, 5, 0)
+	fmt.Println(errors.Is(err, syscall.ENODATA))
+	tbl, err := vctx.QueryGIDTable(8, 0)
+	fmt.Println(len(tbl), err)
+	// Output:
+	// fe80::2:c903:0:100 IB 1 <nil>
+	// true
+	// 1 <nil>
+}
+
+// ExampleQP_QueryMask shows that the mask of ibv_query_qp is a hint: every
+// attribute comes back, and only bits from IBV_QP_RATE_LIMIT up are
+// refused (QUERY-01, QUERY-02).
+func ExampleQP_QueryMask() {
+	fabric, _ := sim.NewFabric(sim.Config{})
+	vctx, _ := fabric.Devices()[0].Open()
+	pd, _ := vctx.AllocPD()
+	cq, _ := vctx.CreateCQ(4, nil, nil, 0)
+	q, _ := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC, SQSigAll: true,
+		Cap: qp.Cap{MaxSendWR: 2, MaxRecvWR: 2, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	a, init, err := q.QueryMask(qp.AttrState)
+	fmt.Println(a.QPState, a.Cap.MaxSendWR >= 2, init.SQSigAll, err)
+	_, _, err = q.QueryMask(qp.AttrState | qp.AttrRateLimit)
+	fmt.Println(errors.Is(err, syscall.EOPNOTSUPP))
+	// Output:
+	// RESET true true <nil>
+	// true
 }

@@ -104,6 +104,38 @@ type PortAttr struct {
 	ActiveWidth  uint8     // active_width (IBV_WIDTH_4X = 2)
 	ActiveSpeed  uint8     // active_speed (32: 25 Gb/s per lane)
 	LinkLayer    LinkLayer // link_layer
+
+	// The fields below complete struct ibv_port_attr of rdma-core 44
+	// (QUERY-04). rdma-core 44 has no active_speed_ex.
+
+	BadPKeyCntr   uint32 // bad_pkey_cntr: always 0 (verbsim counts no P_Key violations)
+	QKeyViolCntr  uint32 // qkey_viol_cntr: always 0
+	MaxVLNum      uint8  // max_vl_num: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14
+	SMSL          uint8  // sm_sl
+	SubnetTimeout uint8  // subnet_timeout
+	InitTypeReply uint8  // init_type_reply
+	// PhysState is phys_state; it follows State and cannot be configured:
+	// PhysLinkUp unless the port is down, PhysDisabled when it is.
+	PhysState     uint8
+	Flags         uint8  // flags (IBV_QPF_GRH_REQUIRED = 1): 0, verbsim never demands a GRH on its own
+	PortCapFlags2 uint16 // port_cap_flags2 (enum ibv_port_cap_flags2): 0
+}
+
+// The phys_state values QueryPort reports (IB_PORT_PHYS_STATE_* of the
+// kernel, as ibv_devinfo prints them).
+const (
+	PhysDisabled uint8 = 3 // DISABLED: the port is down (a pulled cable, SetPortState)
+	PhysLinkUp   uint8 = 5 // LINK_UP
+)
+
+// queried returns the attributes as ibv_query_port reports them, with
+// phys_state following the logical state.
+func (a PortAttr) queried() PortAttr {
+	a.PhysState = PhysLinkUp
+	if a.State == PortDown {
+		a.PhysState = PhysDisabled
+	}
+	return a
 }
 
 // DefaultPortAttr returns the attributes of a default port: an active 4X
@@ -118,6 +150,8 @@ func DefaultPortAttr() PortAttr {
 		PortCapFlags: PortCapSysImageGUIDSup | PortCapCMSup | PortCapClientRegSup,
 		MaxMsgSz:     1 << 30,
 		PKeyTblLen:   128,
+		MaxVLNum:     4,
+		PhysState:    PhysLinkUp,
 		ActiveWidth:  2,
 		ActiveSpeed:  32,
 		LinkLayer:    LinkLayerInfiniBand,
@@ -166,6 +200,11 @@ func (c *PortConfig) fill() error {
 	orDefault(&a.PKeyTblLen, def.PKeyTblLen)
 	orDefault(&a.ActiveWidth, def.ActiveWidth)
 	orDefault(&a.ActiveSpeed, def.ActiveSpeed)
+	if eth {
+		def.MaxVLNum = 1 // rxe reports one VL
+	}
+	orDefault(&a.MaxVLNum, def.MaxVLNum)
+	a.PhysState = a.queried().PhysState // derived from State, not configured
 	switch {
 	case a.LinkLayer > LinkLayerEthernet:
 		return fmt.Errorf("link_layer %d is not an IBV_LINK_LAYER value", a.LinkLayer)
@@ -181,6 +220,8 @@ func (c *PortConfig) fill() error {
 		return fmt.Errorf("%d GIDs for gid_tbl_len=%d", len(c.GIDs), a.GIDTblLen)
 	case len(c.PKeys) > int(a.PKeyTblLen):
 		return fmt.Errorf("%d P_Keys for pkey_tbl_len=%d", len(c.PKeys), a.PKeyTblLen)
+	case a.MaxVLNum > 5:
+		return fmt.Errorf("max_vl_num %d is above 5 (VL0-14)", a.MaxVLNum)
 	case a.LMC > 7:
 		return fmt.Errorf("lmc %d is above 7", a.LMC)
 	case eth && (a.LID != 0 || a.SMLID != 0 || a.LMC != 0):
@@ -339,7 +380,7 @@ func (c *Context) QueryPort(num uint8) (PortAttr, error) {
 	if err != nil {
 		return PortAttr{}, err
 	}
-	return p.attr, nil
+	return p.attr.queried(), nil
 }
 
 // QueryGID returns entry index of port num's GID table (ibv_query_gid). An

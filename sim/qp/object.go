@@ -293,10 +293,30 @@ func (q *QP) Tally() *notify.Tally {
 
 // Query returns the QP's attributes and its creation attributes
 // (ibv_query_qp). Attr holds every attribute set so far, the current state in
-// QPState and CurQPState, and the real capacities in Cap (QP-24).
-func (q *QP) Query() (Attr, InitAttr, error) {
+// QPState and CurQPState, and the real capacities in Cap (QP-24). It is
+// QueryMask with a mask that asks for everything.
+func (q *QP) Query() (Attr, InitAttr, error) { return q.QueryMask(QueryMaskAll) }
+
+// QueryMaskAll is every attribute bit ibv_query_qp accepts: IBV_QP_STATE
+// up to IBV_QP_DEST_QPN, and the four bits above it that older kernels
+// knew (QUERY-02).
+const QueryMaskAll = AttrRateLimit - 1
+
+// QueryMask is ibv_query_qp with attr_mask. The man page makes the mask a
+// hint, the minimum to return; like rxe (rxe_qp_to_attr) and rdma-core's
+// ibv_cmd_query_qp, which copy every field whatever the mask, verbsim
+// returns every attribute for any accepted mask, 0 included (QUERY-01).
+// The InitAttr holds qp_context, the CQs, the SRQ, the type, sq_sig_all
+// and the real capacities; with an SRQ, MaxRecvWR and MaxRecvSGE are 0.
+// A mask with a bit from IBV_QP_RATE_LIMIT up is EOPNOTSUPP, as
+// libibverbs refuses it on this path (QUERY-02).
+func (q *QP) QueryMask(mask AttrMask) (Attr, InitAttr, error) {
 	if q == nil {
 		return Attr{}, InitAttr{}, verr.New(verbQuery, syscall.EINVAL, "nil QP")
+	}
+	if mask&^QueryMaskAll != 0 {
+		return Attr{}, InitAttr{}, verr.Errorf(verbQuery, syscall.EOPNOTSUPP,
+			"attr_mask %#x has bits from IBV_QP_RATE_LIMIT up, which only the extended path takes (QUERY-02)", uint32(mask))
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()

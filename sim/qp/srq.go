@@ -293,6 +293,23 @@ func (s *SRQ) Query() (SRQAttr, error) {
 	return s.attr, nil
 }
 
+// GetSRQNum is ibv_get_srq_num: the SRQ number of an XRC SRQ, which a
+// remote XRC sender names. verbsim has no XRC SRQs, and on a basic SRQ it
+// returns EOPNOTSUPP, as rxe (libibverbs' default operation) and mlx4 do;
+// mlx5 would return its number (QUERY-07). A destroyed SRQ is EINVAL.
+func (s *SRQ) GetSRQNum() (uint32, error) {
+	const verb = "ibv_get_srq_num"
+	if s == nil {
+		return 0, verr.New(verb, syscall.EINVAL, "nil SRQ")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.life != live {
+		return 0, verr.New(verb, syscall.EINVAL, "the SRQ has been destroyed")
+	}
+	return 0, verr.New(verb, syscall.EOPNOTSUPP, "the SRQ is not an XRC SRQ (QUERY-07)")
+}
+
 // attachLocked records a QP receiving through the SRQ.
 func (s *SRQ) attachLocked() error {
 	if s.life != live {

@@ -1,0 +1,205 @@
+package conformance
+
+import (
+	"syscall"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/verbsim/verbsim/sim/qp"
+)
+
+// Cases of the QUERY family: the query verbs through the optional
+// capabilities of verbs_query.go.
+
+func init() {
+	register("QUERY-01", "ibv_query_qp returns every attribute and the init_attr whatever the mask", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		q := w.createWith(QPInitAttr{Type: qp.RC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true, Context: "qp-ctx"})
+		mq, ok := q.(QPMaskQuerier)
+		if !ok {
+			t.Logf("not checked: the QP has no ibv_query_qp with a mask (conformance.QPMaskQuerier)")
+			return
+		}
+		w.walk(q, qp.RTS)
+		full := w.query(q)
+		for _, mask := range []qp.AttrMask{0, qp.AttrState, qp.AttrCap, qp.AttrState | qp.AttrAccessFlags | qp.AttrSQPSN} {
+			a, init, err := mq.QueryMask(mask)
+			if err != nil {
+				t.Errorf("ibv_query_qp(mask %v): %v, want 0", mask, err)
+				continue
+			}
+			if d := cmp.Diff(full, a); d != "" {
+				t.Errorf("ibv_query_qp(mask %v) differs from the query of every attribute (-all +masked):\n%s", mask, d)
+			}
+			want := QPQueryInit{Cap: full.Cap, Type: qp.RC, SQSigAll: true, Context: "qp-ctx"}
+			if init != want {
+				t.Errorf("ibv_query_qp(mask %v): init_attr %+v, want %+v", mask, init, want)
+			}
+		}
+		if e.Ctx.Limits().MaxSRQWR == 0 {
+			return
+		}
+		s := w.srq(4, 1)
+		qs := w.createWith(QPInitAttr{Type: qp.RC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+		_, init, err := qs.(QPMaskQuerier).QueryMask(qp.AttrCap)
+		switch {
+		case err != nil:
+			t.Errorf("ibv_query_qp on a QP with an SRQ: %v", err)
+		case !init.HasSRQ || init.Cap.MaxRecvWR != 0 || init.Cap.MaxRecvSGE != 0:
+			t.Errorf("ibv_query_qp on a QP with an SRQ: init_attr srq=%v max_recv_wr=%d max_recv_sge=%d, want an SRQ and 0, 0",
+				init.HasSRQ, init.Cap.MaxRecvWR, init.Cap.MaxRecvSGE)
+		}
+	})
+
+	register("QUERY-02", "ibv_query_qp refuses mask bits from IBV_QP_RATE_LIMIT up with EOPNOTSUPP", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		q := w.create(qp.RC)
+		mq, ok := q.(QPMaskQuerier)
+		if !ok {
+			t.Logf("not checked: the QP has no ibv_query_qp with a mask (conformance.QPMaskQuerier)")
+			return
+		}
+		for _, mask := range []qp.AttrMask{qp.AttrRateLimit, qp.AttrState | qp.AttrRateLimit, 1 << 26, 1 << 31} {
+			_, _, err := mq.QueryMask(mask)
+			e.WantErrno("ibv_query_qp(mask "+mask.String()+")", err, syscall.EOPNOTSUPP)
+		}
+		for _, mask := range []qp.AttrMask{1 << 21, 1 << 24, qp.AttrDestQPN} {
+			_, _, err := mq.QueryMask(mask)
+			e.WantOK("ibv_query_qp(mask "+mask.String()+")", err)
+		}
+	})
+
+	register("QUERY-03", "ibv_query_device_ex: input comp_mask EINVAL, orig_attr, phys_port_cnt_ex, zero unsupported caps", func(t *T, e *Env) {
+		dq, ok := e.Ctx.(DeviceQuerier)
+		if !ok {
+			t.Logf("not checked: the context has no extended queries (conformance.DeviceQuerier)")
+			return
+		}
+		for _, m := range []uint32{1, 1 << 31} {
+			_, err := dq.QueryDeviceEx(m)
+			e.WantErrno("ibv_query_device_ex(comp_mask) with an unknown bit", err, syscall.EINVAL)
+		}
+		a, err := dq.QueryDeviceEx(0)
+		if err != nil {
+			t.Fatalf("ibv_query_device_ex: %v", err)
+		}
+		lim := e.Ctx.Limits()
+		switch {
+		case !a.SameAsQueryDevice:
+			t.Errorf("ibv_query_device_ex: orig_attr differs from ibv_query_device")
+		case int(a.PhysPortCnt) != lim.NumPorts || a.PhysPortCntEx != uint32(a.PhysPortCnt):
+			t.Errorf("ibv_query_device_ex: phys_port_cnt %d, phys_port_cnt_ex %d, want both %d", a.PhysPortCnt, a.PhysPortCntEx, lim.NumPorts)
+		case uint32(a.DeviceCapFlagsEx) != a.DeviceCapFlags:
+			t.Errorf("ibv_query_device_ex: device_cap_flags_ex %#x, whose low 32 bits should be device_cap_flags %#x", a.DeviceCapFlagsEx, a.DeviceCapFlags)
+		case a.Unsupported != 0 || a.CompMask != 0:
+			t.Errorf("ibv_query_device_ex: unsupported capabilities read %#x, comp_mask %#x; want 0", a.Unsupported, a.CompMask)
+		}
+	})
+
+	register("QUERY-04", "ibv_query_port: phys_state follows the link", func(t *T, e *Env) {
+		dq, ok := e.Ctx.(DeviceQuerier)
+		if !ok {
+			t.Logf("not checked: the context has no extended queries (conformance.DeviceQuerier)")
+			return
+		}
+		want := func(what string, state, phys uint8) {
+			t.Helper()
+			p, err := dq.QueryPortEx(1)
+			if err != nil || p.State != state || p.PhysState != phys {
+				t.Errorf("%s: ibv_query_port(1) = state %d, phys_state %d, %v; want %d, %d", what, p.State, p.PhysState, err, state, phys)
+			}
+		}
+		want("port up", 4, 5)
+		lc, ok := e.Dev.(LinkControl)
+		if !ok {
+			t.Logf("not checked: a port going down (conformance.LinkControl)")
+			return
+		}
+		e.WantOK("take port 1 down", lc.SetPortState(1, false))
+		want("port down", 1, 3)
+		e.WantOK("bring port 1 up", lc.SetPortState(1, true))
+		want("port up again", 4, 5)
+	})
+
+	register("QUERY-05", "ibv_query_gid_ex: the entry with its type; EINVAL outside the table, ENODATA for an empty entry", func(t *T, e *Env) {
+		dq, ok := e.Ctx.(DeviceQuerier)
+		pq, ok2 := e.Ctx.(PortQuerier)
+		if !ok || !ok2 {
+			t.Logf("not checked: the context has no extended queries (conformance.DeviceQuerier, PortQuerier)")
+			return
+		}
+		p, err := pq.QueryPort(1)
+		if err != nil {
+			t.Fatalf("ibv_query_port(1): %v", err)
+		}
+		g, err := dq.QueryGIDEx(1, 0, 0)
+		wantType := uint32(0)
+		if p.Ethernet {
+			wantType = 2
+		}
+		if want := (GIDEntry{GID: p.GID, GIDIndex: 0, PortNum: 1, GIDType: wantType}); err != nil || g != want {
+			t.Errorf("ibv_query_gid_ex(port 1, index 0) = %+v, %v; want %+v", g, err, want)
+		}
+		tbl := e.Ctx.Limits().Port.GIDTableLen
+		for _, c := range []struct {
+			what               string
+			port, index, flags uint32
+			want               syscall.Errno
+		}{
+			{"port 0", 0, 0, 0, syscall.EINVAL},
+			{"a port past phys_port_cnt", uint32(e.Ctx.Limits().NumPorts) + 1, 0, 0, syscall.EINVAL},
+			{"index gid_tbl_len", 1, uint32(tbl), 0, syscall.EINVAL},
+			{"flags 1", 1, 0, 1, syscall.EINVAL},
+		} {
+			_, err := dq.QueryGIDEx(c.port, c.index, c.flags)
+			e.WantErrno("ibv_query_gid_ex with "+c.what, err, c.want)
+		}
+		if tbl > 1 { // the default tables hold one GID, at index 0
+			_, err := dq.QueryGIDEx(1, uint32(tbl-1), 0)
+			e.WantErrno("ibv_query_gid_ex of the last, empty entry", err, syscall.ENODATA)
+		}
+	})
+
+	register("QUERY-06", "ibv_query_gid_table: the valid entries only; too little room or flags: EINVAL", func(t *T, e *Env) {
+		dq, ok := e.Ctx.(DeviceQuerier)
+		if !ok {
+			t.Logf("not checked: the context has no extended queries (conformance.DeviceQuerier)")
+			return
+		}
+		lim := e.Ctx.Limits()
+		var want []GIDEntry
+		for port := uint32(1); port <= uint32(lim.NumPorts); port++ {
+			for i := uint32(0); i < uint32(lim.Port.GIDTableLen); i++ {
+				if g, err := dq.QueryGIDEx(port, i, 0); err == nil {
+					want = append(want, g)
+				}
+			}
+		}
+		got, err := dq.QueryGIDTable(len(want)+4, 0)
+		if err != nil {
+			t.Fatalf("ibv_query_gid_table: %v", err)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("ibv_query_gid_table differs from the valid entries read one by one (-want +got):\n%s", d)
+		}
+		_, err = dq.QueryGIDTable(len(want)-1, 0)
+		e.WantErrno("ibv_query_gid_table with room for one entry fewer than the valid ones", err, syscall.EINVAL)
+		_, err = dq.QueryGIDTable(len(want), 1)
+		e.WantErrno("ibv_query_gid_table with flags 1", err, syscall.EINVAL)
+	})
+
+	register("QUERY-07", "ibv_get_srq_num on a basic SRQ is EOPNOTSUPP", func(t *T, e *Env) {
+		w := qpSetup(t, e)
+		if e.Ctx.Limits().MaxSRQWR == 0 {
+			t.Logf("not checked: the device has no SRQs")
+			return
+		}
+		s := w.srq(4, 1)
+		g, ok := s.(SRQNumGetter)
+		if !ok {
+			t.Logf("not checked: the SRQ has no ibv_get_srq_num (conformance.SRQNumGetter)")
+			return
+		}
+		_, err := g.GetSRQNum()
+		e.WantErrno("ibv_get_srq_num on a basic SRQ", err, syscall.EOPNOTSUPP)
+	})
+}
