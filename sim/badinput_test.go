@@ -94,8 +94,27 @@ func (w *badWorld) failf(format string, args ...any) {
 	w.problems = append(w.problems, fmt.Sprintf(format, args...))
 }
 
+// callZero calls method m on recv with zero arguments, holding mu when m
+// is an engine-facing ...Locked hook, and reports a panic or a call that
+// never returned (see guard).
+func callZero(m reflect.Method, recv reflect.Value, mu *sync.Mutex) (out []reflect.Value, panicked any, blocked bool) {
+	args := append([]reflect.Value{recv}, zeroArgs(m)...)
+	locked := strings.HasSuffix(m.Name, "Locked")
+	panicked, blocked = guard(func() {
+		if locked {
+			mu.Lock()
+			defer mu.Unlock()
+		}
+		out = m.Func.Call(args)
+	})
+	return out, panicked, blocked
+}
+
 // guard runs fn, turning a panic into a value and a call that does not
-// return within a few seconds into blocked.
+// return within a minute into blocked. Every call it guards returns in
+// microseconds; the bound only turns a call that blocks for ever (a bug)
+// into a failure with a name rather than a hung test, and is long enough
+// that no load on the machine makes a passing call look blocked.
 func guard(fn func()) (panicked any, blocked bool) {
 	done := make(chan any, 1)
 	go func() {
@@ -105,7 +124,7 @@ func guard(fn func()) (panicked any, blocked bool) {
 	select {
 	case p := <-done:
 		return p, false
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		return nil, true
 	}
 }
@@ -315,17 +334,8 @@ func testBadZero(t *testing.T, pairs *badPairs) {
 			pairs.add("zero")
 			w := newBadWorld(t)
 			recv, mu := w.live(bt.name)
-			locked := strings.HasSuffix(m.Name, "Locked")
 			before, n := w.snapshot(), len(w.f.TraceRecords())
-			var out []reflect.Value
-			args := append([]reflect.Value{recv}, zeroArgs(m)...)
-			p, blocked := guard(func() {
-				if locked {
-					mu.Lock()
-					defer mu.Unlock()
-				}
-				out = m.Func.Call(args)
-			})
+			out, p, blocked := callZero(m, recv, mu)
 			switch {
 			case p != nil:
 				t.Errorf("%s with zero arguments panicked: %v", key, p)
@@ -407,18 +417,8 @@ func testBadDead(t *testing.T, pairs *badPairs) {
 			pairs.add("dead")
 			w := newBadWorld(t)
 			recv, _ := w.dead(bt.name)
-			mu := w.cq.Domain()
-			locked := strings.HasSuffix(m.Name, "Locked")
 			before, n := w.snapshot(), len(w.f.TraceRecords())
-			var out []reflect.Value
-			args := append([]reflect.Value{recv}, zeroArgs(m)...)
-			p, blocked := guard(func() {
-				if locked {
-					mu.Lock()
-					defer mu.Unlock()
-				}
-				out = m.Func.Call(args)
-			})
+			out, p, blocked := callZero(m, recv, w.cq.Domain())
 			switch {
 			case p != nil:
 				t.Errorf("%s on a destroyed receiver panicked: %v", key, p)
