@@ -141,21 +141,7 @@ func TestFaultDelay(t *testing.T) {
 
 // TestFaultDuplicateUD: a duplicated UD datagram fills two receives.
 func TestFaultDuplicateUD(t *testing.T) {
-	f, da, db := twoDevices(t, sim.Config{})
-	a, b := newEnd(t, da, qp.UD, 1<<14), newEnd(t, db, qp.UD, 1<<14)
-	for _, q := range []*sim.QP{a.q, b.q} {
-		if err := sim.ReadyUD(q, 0x1111); err != nil {
-			t.Fatal(err)
-		}
-	}
-	port, err := b.ctx.QueryPort(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ah, err := a.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, a, b, ah := udPair(t, sim.Config{})
 	if _, err := f.InjectPacketFault(sim.PacketFault{Match: sim.FromQP(a.q), Action: sim.FaultDuplicate, Count: 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -259,27 +259,30 @@ func TestRCExactlyOnceUnderFaults(t *testing.T) {
 	}
 }
 
-func TestUDSend(t *testing.T) {
-	_, da, db := twoDevices(t, sim.Config{})
-	a, b := newEnd(t, da, qp.UD, 1<<14), newEnd(t, db, qp.UD, 1<<14)
-	if err := sim.ReadyUD(a.q, 0x1111); err != nil {
-		t.Fatal(err)
+// udPair makes a UD QP on each of two devices, both ready with Q_Key
+// 0x1111, and an AH on a's side addressed to b's port.
+func udPair(t testing.TB, cfg sim.Config) (f *sim.Fabric, a, b *end, ah *sim.AH) {
+	t.Helper()
+	f, da, db := twoDevices(t, cfg)
+	a, b = newEnd(t, da, qp.UD, 1<<14), newEnd(t, db, qp.UD, 1<<14)
+	for _, q := range []*sim.QP{a.q, b.q} {
+		if err := sim.ReadyUD(q, 0x1111); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := sim.ReadyUD(b.q, 0x1111); err != nil {
-		t.Fatal(err)
-	}
-	bp, _ := db.Open()
-	_ = bp
-	pa, _ := db.Open()
-	_ = pa
 	port, err := b.ctx.QueryPort(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ah, err := a.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1})
+	ah, err = a.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, a, b, ah
+}
+
+func TestUDSend(t *testing.T) {
+	_, a, b, ah := udPair(t, sim.Config{})
 	copy(a.buf, "abc")
 	if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 5, SGList: []qp.SGE{b.sge(0, 100)}}}); err != nil {
 		t.Fatal(err)
