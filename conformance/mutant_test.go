@@ -46,8 +46,10 @@ type hooks struct {
 	deallocPD   func(pd conformance.PD) error
 	regMR       func(pd conformance.PD, buf []byte, access uint32) (conformance.MR, error)
 	deregMR     func(mr conformance.MR) error
-	createAH    func(pd conformance.PD, attr conformance.AHAttr) (conformance.AH, error)
-	destroyAH   func(ah conformance.AH) error
+	// rereg replaces ibv_rereg_mr; it gets the inner MR and PD.
+	rereg     func(mr conformance.MR, flags uint32, pd conformance.PD, buf []byte, access uint32) (int, error)
+	createAH  func(pd conformance.PD, attr conformance.AHAttr) (conformance.AH, error)
+	destroyAH func(ah conformance.AH) error
 
 	// QP and SRQ verbs. createQP gets attr with the inner CQs and SRQ, and
 	// postSend requests whose AH is the inner one.
@@ -286,6 +288,19 @@ func (m *mMR) Dereg() error {
 		return m.h.deregMR(m.MR)
 	}
 	return m.MR.Dereg()
+}
+
+func (m *mMR) Rereg(flags uint32, pd conformance.PD, buf []byte, access uint32) (int, error) {
+	if p, ok := pd.(*mPD); ok {
+		pd = p.inner
+	}
+	if m.h.rereg != nil {
+		return m.h.rereg(m.MR, flags, pd, buf, access)
+	}
+	if r, ok := m.MR.(conformance.MRRereg); ok {
+		return r.Rereg(flags, pd, buf, access)
+	}
+	return -1, errors.ErrUnsupported
 }
 
 func (m *mMR) Ref() error {

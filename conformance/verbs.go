@@ -153,6 +153,20 @@ type MR interface {
 	Dereg() error
 }
 
+// MRRereg is an optional capability of an MR: ibv_rereg_mr (MR-12 to
+// MR-17). The cases of those rules log and end without it.
+type MRRereg interface {
+	// Rereg is ibv_rereg_mr. flags is an ibv_rereg_mr_flags value; pd is
+	// the new PD (CHANGE_PD; nil stands for a NULL pointer), buf the new
+	// buffer (CHANGE_TRANSLATION; nil or empty for NULL or length 0) and
+	// access the new ibv_access_flags (CHANGE_ACCESS). It returns what
+	// ibv_rereg_mr returns, 0 or an enum ibv_rereg_mr_err_code value (-1
+	// IBV_REREG_MR_ERR_INPUT ... -5), and, with a non-zero code, an error
+	// carrying errno. Afterwards LKey, RKey, Addr and Length report the
+	// MR's new fields.
+	Rereg(flags uint32, pd PD, buf []byte, access uint32) (code int, err error)
+}
+
 // AH is an address handle.
 type AH interface {
 	// Destroy is ibv_destroy_ah.
@@ -289,6 +303,18 @@ type Profile struct {
 	// stream then never fills the queue (QP-30). False: only once the
 	// completion covering it is polled (QP-29 reading A, mlx5).
 	FreeSlotOnRetire bool
+	// ReregKeepsKeys: a successful ibv_rereg_mr keeps the lkey and rkey, as
+	// rxe does (MR-15 B). False: every success gives new keys and the old
+	// ones stop working (A).
+	ReregKeepsKeys bool
+	// ReregNoTranslation: IBV_REREG_MR_CHANGE_TRANSLATION fails with
+	// EOPNOTSUPP and IBV_REREG_MR_ERR_CMD, the MR as it was (MR-16 B, rxe).
+	// False: supported (A).
+	ReregNoTranslation bool
+	// ReregFailKeepsMR: after IBV_REREG_MR_ERR_CMD the MR is as it was and
+	// works (MR-14 B, rxe). False: it is unusable until deregistered: its
+	// keys resolve no more and another ibv_rereg_mr is EINVAL (A).
+	ReregFailKeepsMR bool
 }
 
 // Outstander is an optional capability of a QP: how many send and receive

@@ -439,6 +439,31 @@ var badTable = map[string]badEntry{
 	"MR.Dereg": {cases: []badCase{
 		{in: "deregistered MR", want: einval, call: func(w *badWorld) error { return w.deadMR.Dereg() }},
 	}},
+	// A command error (IBV_REREG_MR_ERR_CMD) leaves the MR unusable under
+	// the default profile (MR-14): those cases move the world.
+	"MR.Rereg": {cases: []badCase{
+		{in: "unknown flag bit", want: einval, call: func(w *badWorld) error {
+			return w.mr.Rereg(1<<3|sim.ReregChangeAccess, nil, nil, sim.AccessLocalWrite)
+		}},
+		{in: "CHANGE_TRANSLATION with a nil buffer", want: einval, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangeTranslation, nil, nil, 0) }},
+		{in: "access without CHANGE_ACCESS", want: einval, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangePD, w.pdB, nil, sim.AccessLocalWrite) }},
+		{in: "CHANGE_PD with a nil PD", want: einval, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangePD, nil, nil, 0) }},
+		{in: "deregistered MR", want: einval, call: func(w *badWorld) error { return w.deadMR.Rereg(sim.ReregChangeAccess, nil, nil, 0) }},
+		{in: "flags 0", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(0, nil, nil, 0) }},
+		{in: "remote write without local write", want: einval, moves: true, call: func(w *badWorld) error {
+			return w.mr.Rereg(sim.ReregChangeAccess, nil, nil, sim.AccessRemoteWrite)
+		}},
+		{in: "unknown access bit", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangeAccess, nil, nil, 1<<12) }},
+		{in: "deallocated PD", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangePD, w.deadPD, nil, 0) }},
+		{in: "PD of another context", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangePD, w.pd2, nil, 0) }},
+		{in: "PD of another fabric", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangePD, w.opd, nil, 0) }},
+		{in: "an MR left unusable by a command error", want: einval, moves: true, call: func(w *badWorld) error {
+			_ = w.mr.Rereg(0, nil, nil, 0)
+			return w.mr.Rereg(sim.ReregChangeAccess, nil, nil, sim.AccessLocalWrite)
+		}},
+	}},
+	"ReregError.Error":  {reason: getter},
+	"ReregError.Unwrap": {reason: getter},
 	"MR.Ref": {cases: []badCase{
 		{in: "deregistered MR", want: einval, call: func(w *badWorld) error { return w.deadMR.Ref() }},
 	}},

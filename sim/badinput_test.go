@@ -67,6 +67,7 @@ var badTypes = []struct {
 	{"WC", reflect.TypeFor[*wc.WC]()},
 	{"Log", reflect.TypeFor[*trace.Log]()},
 	{"Error", reflect.TypeFor[*verr.Error]()},
+	{"ReregError", reflect.TypeFor[*sim.ReregError]()},
 }
 
 // badEntry is the coverage of one method: hand-written cases, or the
@@ -319,6 +320,12 @@ func (w *badWorld) live(name string) (reflect.Value, *sync.Mutex) {
 	return reflect.ValueOf(v), mu
 }
 
+// badZeroMoves lists the methods whose refusal of zero arguments changes
+// the world by design, with the reason.
+var badZeroMoves = map[string]string{
+	"MR.Rereg": "flags 0 is a command error (IBV_REREG_MR_ERR_CMD), after which the default profile leaves the MR unusable (MR-14)",
+}
+
 // testBadZero calls every method that takes arguments on a live object,
 // each in a fresh world, with zero-valued arguments. Zero values are often
 // legal (Tick(0), Poll(nil)), so the sweep asserts only what holds either
@@ -351,7 +358,9 @@ func testBadZero(t *testing.T, pairs *badPairs) {
 			if errnoOf(err) == 0 {
 				t.Errorf("%s with zero arguments: error %q carries no syscall.Errno", key, err)
 			}
-			if d := diffSnapshots(before, w.snapshot()); d != "" {
+			if why, ok := badZeroMoves[key]; ok {
+				t.Logf("%s with zero arguments: the snapshot is not compared: %s", key, why)
+			} else if d := diffSnapshots(before, w.snapshot()); d != "" {
 				t.Errorf("%s with zero arguments failed (%v) but changed the world:\n%s", key, err, d)
 			}
 			if d := w.checkTrace(n); d != "" {

@@ -225,7 +225,7 @@ func (w *badWorld) snapshot() string {
 		line("%s: len=%d attr=%+v err=%v %s", name, s.Len(), a, err, tallyString(s.Tally()))
 	}
 	for name, m := range map[string]*sim.MR{"mr": w.mr, "mrB": w.mrB, "omr": w.omr, "deadMR": w.deadMR} {
-		line("%s: addr=%#x len=%d lkey=%#x rkey=%#x access=%v", name, m.Addr(), m.Length(), m.LKey(), m.RKey(), m.Access())
+		line("%s: addr=%#x len=%d lkey=%#x rkey=%#x access=%v usable=%v", name, m.Addr(), m.Length(), m.LKey(), m.RKey(), m.Access(), sim.MRUsable(m))
 	}
 	for name, a := range map[string]*sim.AH{"ah": w.ah, "ahB": w.ahB, "oah": w.oah, "deadAH": w.deadAH} {
 		line("%s: %+v", name, a.Attr())

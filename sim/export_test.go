@@ -34,3 +34,20 @@ func PDCounts(pd *PD) string {
 	defer f.mu.Unlock()
 	return fmt.Sprintf("pd %d: dead=%v children=%v", pd.handle, pd.dead, pd.children)
 }
+
+// PDChildren returns pd's count of live objects of kind k.
+func PDChildren(pd *PD, k childKind) int {
+	f := pd.ctx.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return pd.children[k]
+}
+
+// MRUsable reports whether mr's keys may resolve: false once a command
+// error of ibv_rereg_mr left it unusable (MR-14).
+func MRUsable(mr *MR) bool {
+	f := mr.pd.ctx.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !mr.broken
+}

@@ -68,6 +68,10 @@ type MR struct {
 	// invalid is set by an incoming SEND_WITH_INV naming the rkey
 	// (XFER-29): the keys no longer resolve.
 	invalid bool
+	// broken is set by a re-registration that failed with a command error
+	// under the default profile (MR-14): the keys no longer resolve and
+	// only Dereg works.
+	broken bool
 }
 
 // PD returns the protection domain of the MR (ibv_mr.pd).
@@ -443,7 +447,7 @@ func (t *mrTable) lookup(pd *PD, key uint32, remote bool, addr, length uint64, n
 	if remote {
 		want = mr.rkey
 	}
-	if key != want || mr.invalid {
+	if key != want || mr.invalid || mr.broken {
 		return nil, faultKey
 	}
 	if mr.pd != pd {

@@ -36,6 +36,8 @@ type Profile struct {
 	// Transport: the readings of the transport rules (XFER-05, XFER-10,
 	// XFER-16, ASYNC-11, ASYNC-13, WC-13, FLUSH-10, CQ-24).
 	Transport qp.TransportPolicy
+	// MR: the readings of ibv_rereg_mr (MR-14, MR-15, MR-16).
+	MR MRPolicy
 }
 
 // DefaultProfile returns the profile that follows the man pages: the "Sim
@@ -49,7 +51,8 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // soon as its request completes or is flushed, before any poll (QP-29 B), a
 // srq_limit given at creation arms the limit (SRQ-01), and the transport
 // readings of qp.RXETransport (XFER-05 B, XFER-10 B, XFER-16 B, ASYNC-11,
-// ASYNC-13, WC-13, FLUSH-10 B, CQ-24 B).
+// ASYNC-13, WC-13, FLUSH-10 B, CQ-24 B), and ibv_rereg_mr as
+// rxe_rereg_user_mr does it (RXEMRPolicy: MR-14 B, MR-15 B, MR-16 B).
 func RXEProfile() Profile {
 	return Profile{
 		Name:             "rxe",
@@ -58,6 +61,7 @@ func RXEProfile() Profile {
 		QP:               qp.RXEPolicy(),
 		SRQLimitAtCreate: true,
 		Transport:        qp.RXETransport(),
+		MR:               RXEMRPolicy(),
 	}
 }
 

@@ -45,6 +45,9 @@ func Profile(p sim.Profile) conformance.Profile {
 		SRQLimitAtCreate:     p.SRQLimitAtCreate,
 		AlwaysSQDrained:      p.Transport.AlwaysSQDrained,
 		FreeSlotOnRetire:     p.QP.FreeSlotOnRetire,
+		ReregKeepsKeys:       p.MR.ReregKeepKeys,
+		ReregNoTranslation:   p.MR.ReregNoTranslation,
+		ReregFailKeepsMR:     p.MR.ReregFailKeepsMR,
 	}
 }
 
@@ -202,7 +205,28 @@ func (p pdAdapter) RegMR(buf []byte, access uint32) (conformance.MR, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mr, nil
+	return mrAdapter{mr}, nil
+}
+
+// mrAdapter is a *sim.MR with Rereg in the suite's terms.
+type mrAdapter struct{ *sim.MR }
+
+// Rereg is conformance.MRRereg: sim's MR.Rereg, with the failure class as
+// ibv_rereg_mr's return value.
+func (m mrAdapter) Rereg(flags uint32, pd conformance.PD, buf []byte, access uint32) (int, error) {
+	var spd *sim.PD
+	switch p := pd.(type) {
+	case nil:
+	case pdAdapter:
+		spd = p.pd
+	default:
+		return int(sim.ReregErrInput), verr.New("ibv_rereg_mr", syscall.EINVAL, "the PD does not belong to this implementation")
+	}
+	err := m.MR.Rereg(sim.ReregFlags(flags), spd, buf, sim.Access(access))
+	if err == nil {
+		return 0, nil
+	}
+	return int(sim.ReregFailureOf(err)), err
 }
 
 func (p pdAdapter) CreateAH(a conformance.AHAttr) (conformance.AH, error) {
@@ -322,8 +346,9 @@ var (
 	_ conformance.Referencer    = (*sim.CQ)(nil)
 	_ conformance.Depth         = channel{}
 	_ conformance.LimitedDevice = device{}
-	_ conformance.MR            = (*sim.MR)(nil)
-	_ conformance.Referencer    = (*sim.MR)(nil)
+	_ conformance.MR            = mrAdapter{}
+	_ conformance.Referencer    = mrAdapter{}
+	_ conformance.MRRereg       = mrAdapter{}
 	_ conformance.AH            = (*sim.AH)(nil)
 	_ conformance.QP            = qpAdapter{}
 	_ conformance.Outstander    = qpAdapter{}

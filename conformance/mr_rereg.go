@@ -1,0 +1,311 @@
+package conformance
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Cases of ibv_rereg_mr (MR-12 to MR-17), through the optional MRRereg
+// capability of an MR; without it they log and end.
+
+// The values of enum ibv_rereg_mr_flags and enum ibv_rereg_mr_err_code
+// (verbs.h), spelled out because MR-12 and MR-14 are about these numbers.
+const (
+	reregTranslation uint32 = 1
+	reregPD          uint32 = 2
+	reregAccess      uint32 = 4
+
+	reregErrInput = -1
+	reregErrCmd   = -4
+)
+
+// reregOf returns mr's ibv_rereg_mr, or nil after a log line when the MR
+// does not offer it.
+func (e *Env) reregOf(mr MR) MRRereg {
+	e.T.Helper()
+	if r, ok := mr.(MRRereg); ok {
+		return r
+	}
+	e.T.Logf("the MR offers no ibv_rereg_mr (conformance.MRRereg); nothing to check")
+	return nil
+}
+
+// rereg calls ibv_rereg_mr and checks the return value and errno: want is
+// 0 or an ibv_rereg_mr_err_code, errno the errno of a failure. It reports
+// false when the MR turned out not to support the verb after all.
+func (e *Env) rereg(what string, r MRRereg, flags uint32, pd PD, buf []byte, access uint32, want int, errno syscall.Errno) bool {
+	e.T.Helper()
+	code, err := r.Rereg(flags, pd, buf, access)
+	// errors.ErrUnsupported itself, not EOPNOTSUPP, which errors.Is also
+	// matches to it.
+	if err == errors.ErrUnsupported {
+		e.T.Logf("%s: ibv_rereg_mr is not supported: %v", what, err)
+		return false
+	}
+	call := fmt.Sprintf("%s: ibv_rereg_mr(flags=%#x, access=%#x)", what, flags, access)
+	switch {
+	case code != want:
+		e.T.Errorf("%s returned %d (error %v), want %d", call, code, err, want)
+	case want == 0 && err != nil:
+		e.T.Errorf("%s returned 0 with error %v", call, err)
+	case want != 0:
+		e.WantErrno(call, err, errno)
+	}
+	return true
+}
+
+// reregMR registers a fresh 64-byte buffer in pd with access and returns
+// the MR and its ibv_rereg_mr, or nil without the capability.
+func (e *Env) reregMR(pd PD, access uint32) (MR, MRRereg) {
+	e.T.Helper()
+	mr := e.mrReg(pd, make([]byte, 64), access)
+	return mr, e.reregOf(mr)
+}
+
+func init() {
+	register("MR-12", "ibv_rereg_mr: bad flags and arguments are EINVAL, ERR_INPUT (MR valid) or, for flags 0, ERR_CMD", func(t *T, e *Env) {
+		pd, pd2 := e.pdAlloc(), e.pdAlloc()
+		inputs := []struct {
+			name   string
+			flags  uint32
+			pd     PD
+			buf    []byte
+			access uint32
+		}{
+			{"an unknown flag bit", 1<<3 | reregAccess, nil, nil, accessLocalWrite},
+			{"every bit", ^uint32(0), pd2, make([]byte, 8), accessLocalWrite},
+			{"CHANGE_TRANSLATION with a NULL buffer", reregTranslation, nil, nil, 0},
+			{"CHANGE_TRANSLATION with length 0", reregTranslation, nil, []byte{}, 0},
+			{"access without CHANGE_ACCESS", reregPD, pd2, nil, accessLocalWrite},
+			{"access without any flag", 0, nil, nil, accessLocalWrite},
+		}
+		for _, in := range inputs {
+			mr, r := e.reregMR(pd, accessLocalWrite|accessRemoteWrite)
+			if r == nil {
+				return
+			}
+			l, rk, addr, n := mr.LKey(), mr.RKey(), mr.Addr(), mr.Length()
+			if !e.rereg(in.name, r, in.flags, in.pd, in.buf, in.access, reregErrInput, syscall.EINVAL) {
+				return
+			}
+			if mr.LKey() != l || mr.RKey() != rk || mr.Addr() != addr || mr.Length() != n {
+				t.Errorf("%s: ERR_INPUT changed the MR's fields", in.name)
+			}
+			// The old MR is valid: it can be re-registered.
+			e.rereg(in.name+", then a good call", r, reregAccess, nil, nil, accessLocalWrite, 0, 0)
+		}
+		mr, r := e.reregMR(pd, accessLocalWrite)
+		if r == nil {
+			return
+		}
+		e.rereg("flags 0", r, 0, nil, nil, 0, reregErrCmd, syscall.EINVAL)
+		e.WantOK("ibv_dereg_mr after a command error", mr.Dereg())
+	})
+
+	register("MR-13", "ibv_rereg_mr: CHANGE_PD moves the MR between PDs, CHANGE_TRANSLATION gives it the new buffer, CHANGE_ACCESS is checked as at registration", func(t *T, e *Env) {
+		old, nu := e.pdAlloc(), e.pdAlloc()
+		mr, r := e.reregMR(old, accessLocalWrite)
+		if r == nil {
+			return
+		}
+		e.WantErrno("ibv_dealloc_pd of the MR's PD", old.Dealloc(), syscall.EBUSY)
+		if !e.rereg("CHANGE_PD", r, reregPD, nu, nil, 0, 0, 0) {
+			return
+		}
+		e.WantErrno("ibv_dealloc_pd of the MR's new PD", nu.Dealloc(), syscall.EBUSY)
+		e.WantOK("ibv_dealloc_pd of the PD the MR left", old.Dealloc())
+		// Flags together: a new PD and new access in one call.
+		back := e.pdAlloc()
+		e.rereg("CHANGE_PD|CHANGE_ACCESS", r, reregPD|reregAccess, back, nil, accessLocalWrite|accessRemoteRead, 0, 0)
+		e.WantOK("ibv_dealloc_pd of the PD the MR left again", nu.Dealloc())
+		e.WantOK("ibv_dereg_mr", mr.Dereg())
+		e.WantOK("ibv_dealloc_pd once the MR is gone", back.Dealloc())
+
+		// CHANGE_TRANSLATION (MR-16 B refuses it).
+		pd := e.pdAlloc()
+		mr, r = e.reregMR(pd, accessLocalWrite)
+		buf := make([]byte, 5000)
+		if e.Profile.ReregNoTranslation {
+			e.rereg("CHANGE_TRANSLATION (MR-16 B)", r, reregTranslation, nil, buf, 0, reregErrCmd, syscall.EOPNOTSUPP)
+		} else {
+			e.rereg("CHANGE_TRANSLATION", r, reregTranslation, nil, buf, 0, 0, 0)
+			if mr.Length() != uint64(len(buf)) || mr.Addr() == 0 {
+				t.Errorf("after CHANGE_TRANSLATION to %d bytes: length %d addr %#x", len(buf), mr.Length(), mr.Addr())
+			}
+		}
+
+		// What the kernel refuses: ERR_CMD, EINVAL. Each on a fresh MR, since
+		// the MR may be unusable afterwards (MR-14).
+		ctx2, err := e.Dev.Open()
+		if err != nil {
+			t.Fatalf("opening a second context: %v", err)
+		}
+		t.Cleanup(func() { _ = ctx2.Close() })
+		other, err := ctx2.AllocPD()
+		if err != nil {
+			t.Fatalf("ibv_alloc_pd on the second context: %v", err)
+		}
+		t.Cleanup(func() { _ = other.Dealloc() })
+		dead := e.pdAlloc()
+		e.WantOK("ibv_dealloc_pd", dead.Dealloc())
+		cmds := []struct {
+			name   string
+			flags  uint32
+			pd     PD
+			access uint32
+		}{
+			{"REMOTE_WRITE without LOCAL_WRITE (MR-01)", reregAccess, nil, accessRemoteWrite},
+			{"REMOTE_ATOMIC without LOCAL_WRITE, with CHANGE_PD (MR-01)", reregAccess | reregPD, e.pdAlloc(), accessRemoteAtomic},
+			{"an unknown access bit (MR-09)", reregAccess, nil, 1 << 12},
+			{"a deallocated PD", reregPD, dead, 0},
+			{"a PD of another context", reregPD, other, 0},
+		}
+		for _, c := range cmds {
+			mr, r := e.reregMR(pd, accessLocalWrite)
+			e.rereg(c.name, r, c.flags, c.pd, nil, c.access, reregErrCmd, syscall.EINVAL)
+			e.WantOK("ibv_dereg_mr after "+c.name, mr.Dereg())
+		}
+	})
+
+	register("MR-14", "[IMPL] after ERR_CMD the MR is unusable (default) or as it was (rxe); ibv_dereg_mr works either way", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		target := w.e.mrReg(w.b.pd, make([]byte, 64), xAccessAll)
+		r := e.reregOf(target)
+		if r == nil {
+			return
+		}
+		if !e.rereg("REMOTE_WRITE without LOCAL_WRITE", r, reregAccess, nil, nil, accessRemoteWrite, reregErrCmd, syscall.EINVAL) {
+			return
+		}
+		keeps := e.Profile.ReregFailKeepsMR
+		a, _ := w.connect(qp.RC, w.opts())
+		a.post("a WRITE after the command error", a.xRemoteReq(1, wc.WRRDMAWrite, target.Addr(), target.RKey()))
+		want := wc.RemAccessErr
+		if keeps {
+			want = wc.Success
+		}
+		a.want(fmt.Sprintf("a WRITE to an MR after ERR_CMD (FailKeepsMR=%v)", keeps), w.await(a.scq, 1, "write")[0], 1, want)
+		if keeps {
+			e.rereg("a good call after ERR_CMD (B)", r, reregAccess, nil, nil, xAccessAll, 0, 0)
+		} else {
+			e.rereg("any call after ERR_CMD (A)", r, reregAccess, nil, nil, xAccessAll, reregErrInput, syscall.EINVAL)
+		}
+		e.WantOK("ibv_dereg_mr after ERR_CMD", target.Dereg())
+	})
+
+	register("MR-15", "[IMPL] keys after ibv_rereg_mr: new (default) or kept (rxe); the new rkey works", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		target := w.e.mrReg(w.b.pd, make([]byte, 64), xAccessAll)
+		r := e.reregOf(target)
+		if r == nil {
+			return
+		}
+		l, rk := target.LKey(), target.RKey()
+		if !e.rereg("CHANGE_ACCESS to the same flags", r, reregAccess, nil, nil, xAccessAll, 0, 0) {
+			return
+		}
+		kept := target.LKey() == l && target.RKey() == rk
+		if kept != e.Profile.ReregKeepsKeys {
+			t.Errorf("keys kept: %v (lkey %#x→%#x, rkey %#x→%#x), want %v", kept, l, target.LKey(), rk, target.RKey(), e.Profile.ReregKeepsKeys)
+		}
+		if !kept && (target.LKey() == l || target.RKey() == rk) {
+			t.Errorf("only one key changed: lkey %#x→%#x, rkey %#x→%#x", l, target.LKey(), rk, target.RKey())
+		}
+		a, _ := w.connect(qp.RC, w.opts())
+		a.post("a WRITE with the new rkey", a.xRemoteReq(1, wc.WRRDMAWrite, target.Addr(), target.RKey()))
+		a.want("a WRITE with the rkey after the rereg", w.await(a.scq, 1, "new rkey")[0], 1, wc.Success)
+		want := wc.RemAccessErr
+		if kept {
+			want = wc.Success
+		}
+		a.post("a WRITE with the rkey from before", a.xRemoteReq(2, wc.WRRDMAWrite, target.Addr(), rk))
+		a.want(fmt.Sprintf("a WRITE with the rkey from before the rereg (KeepsKeys=%v)", kept), w.await(a.scq, 1, "old rkey")[0], 2, want)
+	})
+
+	register("MR-16", "[IMPL] CHANGE_TRANSLATION: WRITEs land in the new buffer (default); EOPNOTSUPP, MR as it was (rxe)", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		oldBuf, newBuf := make([]byte, 64), make([]byte, 128)
+		target := w.e.mrReg(w.b.pd, oldBuf, xAccessAll)
+		r := e.reregOf(target)
+		if r == nil {
+			return
+		}
+		xFill(w.a.buf[:8], 0x40)
+		if e.Profile.ReregNoTranslation {
+			if !e.rereg("CHANGE_TRANSLATION (B)", r, reregTranslation, nil, newBuf, 0, reregErrCmd, syscall.EOPNOTSUPP) {
+				return
+			}
+			if target.Length() != 64 {
+				t.Errorf("a refused CHANGE_TRANSLATION changed the length to %d", target.Length())
+			}
+			if e.Profile.ReregFailKeepsMR {
+				a, _ := w.connect(qp.RC, w.opts())
+				a.post("a WRITE after the refused translation", a.xRemoteReq(1, wc.WRRDMAWrite, target.Addr(), target.RKey()))
+				a.want("a WRITE after the refused translation", w.await(a.scq, 1, "write")[0], 1, wc.Success)
+				if oldBuf[0] != 0x40 {
+					t.Errorf("the WRITE did not land in the MR's buffer")
+				}
+			}
+			return
+		}
+		if !e.rereg("CHANGE_TRANSLATION", r, reregTranslation, nil, newBuf, 0, 0, 0) {
+			return
+		}
+		if target.Length() != 128 {
+			t.Errorf("length after CHANGE_TRANSLATION: %d, want 128", target.Length())
+		}
+		a, _ := w.connect(qp.RC, w.opts())
+		a.post("a WRITE to the last 8 bytes", a.xRemoteReq(1, wc.WRRDMAWrite, target.Addr()+120, target.RKey()))
+		a.want("a WRITE into the new translation", w.await(a.scq, 1, "write")[0], 1, wc.Success)
+		if newBuf[120] != 0x40 || oldBuf[0] != 0 {
+			t.Errorf("the WRITE landed in the old buffer or nowhere: new[120]=%#x old[0]=%#x", newBuf[120], oldBuf[0])
+		}
+		a.post("a WRITE past the new end", a.xRemoteReq(2, wc.WRRDMAWrite, target.Addr()+121, target.RKey()))
+		a.want("a WRITE one byte past the new translation", w.await(a.scq, 1, "past")[0], 2, wc.RemAccessErr)
+	})
+
+	register("MR-17", "after ibv_rereg_mr, requests are checked against the new access and PD, posted before it or not", func(t *T, e *Env) {
+		w := xSetup(t, e)
+		// The PDs the MRs move to outlive them (cleanups run last first).
+		pdA2, pdB2 := w.pdOn(w.a.ctx), w.pdOn(w.b.ctx)
+		target := w.e.mrReg(w.b.pd, make([]byte, 64), xAccessAll)
+		r := e.reregOf(target)
+		if r == nil {
+			return
+		}
+		a, _ := w.connect(qp.RC, w.opts())
+		a.post("a WRITE before", a.xRemoteReq(1, wc.WRRDMAWrite, target.Addr(), target.RKey()))
+		a.want("a WRITE before the rereg", w.await(a.scq, 1, "before")[0], 1, wc.Success)
+		if !e.rereg("CHANGE_ACCESS without REMOTE_WRITE", r, reregAccess, nil, nil, accessLocalWrite|accessRemoteRead, 0, 0) {
+			return
+		}
+		a.post("a WRITE after REMOTE_WRITE was dropped", a.xRemoteReq(2, wc.WRRDMAWrite, target.Addr(), target.RKey()))
+		a.want("a WRITE after CHANGE_ACCESS dropped REMOTE_WRITE", w.await(a.scq, 1, "write")[0], 2, wc.RemAccessErr)
+		a, _ = w.connect(qp.RC, w.opts())
+		a.post("a READ, still granted", a.xRemoteReq(3, wc.WRRDMARead, target.Addr(), target.RKey()))
+		a.want("a READ after CHANGE_ACCESS kept REMOTE_READ", w.await(a.scq, 1, "read")[0], 3, wc.Success)
+
+		// CHANGE_PD away from the responder QP's PD: the rkey fails.
+		if !e.rereg("CHANGE_PD to another PD", r, reregPD, pdB2, nil, 0, 0, 0) {
+			return
+		}
+		a.post("a READ after CHANGE_PD", a.xRemoteReq(4, wc.WRRDMARead, target.Addr(), target.RKey()))
+		a.want("a READ through an MR moved to another PD", w.await(a.scq, 1, "pd")[0], 4, wc.RemAccessErr)
+
+		// A request posted before the rereg that runs after it (it waits in
+		// SQD): its local MR moved to another PD, so LOC_PROT_ERR, whatever
+		// the keys did.
+		a, b := w.connect(qp.RC, w.opts())
+		src := w.e.mrReg(w.a.pd, make([]byte, 64), xAccessAll)
+		sr := e.reregOf(src)
+		a.toState(qp.SQD)
+		a.post("a WRITE waiting in SQD", xRDMA(5, wc.WRRDMAWrite, b.s, 0, qp.SGE{Addr: src.Addr(), Length: 8, LKey: src.LKey()}))
+		e.rereg("CHANGE_PD of the waiting WRITE's source", sr, reregPD, pdA2, nil, 0, 0, 0)
+		a.toState(qp.RTS)
+		a.want("a WRITE whose source MR moved to another PD before it ran", w.await(a.scq, 1, "local")[0], 5, wc.LocProtErr)
+	})
+}

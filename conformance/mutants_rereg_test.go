@@ -1,0 +1,98 @@
+package conformance_test
+
+import (
+	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/sim"
+)
+
+// reregFwd forwards ibv_rereg_mr to the real MR after edit rewrites the
+// call; edit may answer itself by returning done.
+func reregFwd(edit func(flags, access *uint32, pd *conformance.PD) (code int, err error, done bool)) func(conformance.MR, uint32, conformance.PD, []byte, uint32) (int, error) {
+	return func(mr conformance.MR, flags uint32, pd conformance.PD, buf []byte, access uint32) (int, error) {
+		if code, err, done := edit(&flags, &access, &pd); done {
+			return code, err
+		}
+		return mr.(conformance.MRRereg).Rereg(flags, pd, buf, access)
+	}
+}
+
+// reregCode forwards ibv_rereg_mr and rewrites its return value.
+func reregCode(from, to int) func(conformance.MR, uint32, conformance.PD, []byte, uint32) (int, error) {
+	return func(mr conformance.MR, flags uint32, pd conformance.PD, buf []byte, access uint32) (int, error) {
+		code, err := mr.(conformance.MRRereg).Rereg(flags, pd, buf, access)
+		if code == from {
+			code = to
+		}
+		return code, err
+	}
+}
+
+// reregReading is a device that states a reading of ibv_rereg_mr it does
+// not follow.
+func reregReading(name string, base sim.Profile, edit func(p *conformance.Profile), rules ...string) mutant {
+	return mutant{name: "the device states " + name + " but does not follow it", rules: rules, base: base,
+		h: hooks{profile: func(p conformance.Profile) conformance.Profile { edit(&p); return p }}}
+}
+
+// Mutants of ibv_rereg_mr (MR-12 to MR-17).
+func init() {
+	mutants = append(mutants,
+		mutant{
+			name:  "rereg ignores CHANGE_ACCESS",
+			rules: []string{"MR-13", "MR-17"},
+			h: hooks{rereg: reregFwd(func(flags, access *uint32, _ *conformance.PD) (int, error, bool) {
+				*flags &^= 4
+				*access = 0
+				return 0, nil, *flags == 0
+			})},
+		},
+		mutant{
+			name:  "rereg ignores CHANGE_PD",
+			rules: []string{"MR-13", "MR-17"},
+			h: hooks{rereg: reregFwd(func(flags, _ *uint32, pd *conformance.PD) (int, error, bool) {
+				*flags &^= 2
+				*pd = nil
+				return 0, nil, *flags == 0
+			})},
+		},
+		mutant{
+			name:  "rereg ignores CHANGE_TRANSLATION",
+			rules: []string{"MR-13", "MR-16"},
+			h: hooks{rereg: reregFwd(func(flags, _ *uint32, _ *conformance.PD) (int, error, bool) {
+				*flags &^= 1
+				return 0, nil, *flags == 0
+			})},
+		},
+		mutant{
+			name:  "rereg accepts flags 0",
+			rules: []string{"MR-12"},
+			h: hooks{rereg: reregFwd(func(flags, _ *uint32, _ *conformance.PD) (int, error, bool) {
+				return 0, nil, *flags == 0
+			})},
+		},
+		mutant{
+			name:  "rereg drops unknown flag bits",
+			rules: []string{"MR-12"},
+			h: hooks{rereg: reregFwd(func(flags, _ *uint32, _ *conformance.PD) (int, error, bool) {
+				*flags &= 7
+				return 0, nil, false
+			})},
+		},
+		mutant{
+			name:  "rereg reports command errors as input errors",
+			rules: []string{"MR-12", "MR-13"},
+			h:     hooks{rereg: reregCode(-4, -1)},
+		},
+		mutant{
+			name:  "rereg reports input errors as command errors",
+			rules: []string{"MR-12"},
+			h:     hooks{rereg: reregCode(-1, -4)},
+		},
+		reregReading("MR-14 B (the MR survives a command error)", sim.DefaultProfile(), func(p *conformance.Profile) { p.ReregFailKeepsMR = true }, "MR-14"),
+		reregReading("MR-14 A (a command error leaves the MR unusable)", sim.RXEProfile(), func(p *conformance.Profile) { p.ReregFailKeepsMR = false }, "MR-14"),
+		reregReading("MR-15 B (keys kept)", sim.DefaultProfile(), func(p *conformance.Profile) { p.ReregKeepsKeys = true }, "MR-15"),
+		reregReading("MR-15 A (new keys)", sim.RXEProfile(), func(p *conformance.Profile) { p.ReregKeepsKeys = false }, "MR-15"),
+		reregReading("MR-16 B (no CHANGE_TRANSLATION)", sim.DefaultProfile(), func(p *conformance.Profile) { p.ReregNoTranslation = true }, "MR-16", "MR-13"),
+		reregReading("MR-16 A (CHANGE_TRANSLATION supported)", sim.RXEProfile(), func(p *conformance.Profile) { p.ReregNoTranslation = false }, "MR-16", "MR-13"),
+	)
+}

@@ -1,0 +1,284 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/verr"
+)
+
+// ReregFlags is enum ibv_rereg_mr_flags: which properties of an MR a
+// re-registration changes (MR-12).
+type ReregFlags uint32
+
+// The re-registration flags, with verbs.h values (MR-12).
+const (
+	ReregChangeTranslation ReregFlags = 1 << 0 // IBV_REREG_MR_CHANGE_TRANSLATION: a new buffer (address and length)
+	ReregChangePD          ReregFlags = 1 << 1 // IBV_REREG_MR_CHANGE_PD: a new protection domain
+	ReregChangeAccess      ReregFlags = 1 << 2 // IBV_REREG_MR_CHANGE_ACCESS: new access flags
+
+	// reregSupported is IBV_REREG_MR_FLAGS_SUPPORTED.
+	reregSupported = ReregChangeTranslation | ReregChangePD | ReregChangeAccess
+)
+
+// ReregFailure is enum ibv_rereg_mr_err_code: the value ibv_rereg_mr
+// returns on failure, which says what state the MR is in (MR-14).
+type ReregFailure int
+
+// The failure classes of the man page, with verbs.h values. verbsim pins no
+// pages and never forks, so only ReregErrInput and ReregErrCmd occur; the
+// other three are here so that a program can name every value.
+const (
+	// ReregErrInput: libibverbs found an input error before asking the
+	// kernel; the MR is unchanged and valid.
+	ReregErrInput ReregFailure = -1
+	// ReregErrDontForkNew: marking the new range don't-fork failed; the MR
+	// is unchanged and valid.
+	ReregErrDontForkNew ReregFailure = -2
+	// ReregErrDoForkOld: the MR was re-registered, but marking the old range
+	// do-fork again failed; the new MR is valid.
+	ReregErrDoForkOld ReregFailure = -3
+	// ReregErrCmd: the kernel command failed; the MR should not be used,
+	// only deregistered.
+	ReregErrCmd ReregFailure = -4
+	// ReregErrCmdAndDoForkNew: as ReregErrCmd, and the new range's fork
+	// state could not be restored.
+	ReregErrCmdAndDoForkNew ReregFailure = -5
+)
+
+var reregFailureNames = map[ReregFailure]string{
+	0:                       "OK",
+	ReregErrInput:           "IBV_REREG_MR_ERR_INPUT",
+	ReregErrDontForkNew:     "IBV_REREG_MR_ERR_DONT_FORK_NEW",
+	ReregErrDoForkOld:       "IBV_REREG_MR_ERR_DO_FORK_OLD",
+	ReregErrCmd:             "IBV_REREG_MR_ERR_CMD",
+	ReregErrCmdAndDoForkNew: "IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW",
+}
+
+// String returns the verbs.h name, e.g. "IBV_REREG_MR_ERR_CMD".
+func (f ReregFailure) String() string {
+	if s, ok := reregFailureNames[f]; ok {
+		return s
+	}
+	return fmt.Sprintf("ReregFailure(%d)", int(f))
+}
+
+// MRUsable reports whether the MR may still be used after a failure of this
+// class: true for the classes the man page calls "Old MR is valid" or "New
+// MR is valid".
+func (f ReregFailure) MRUsable() bool {
+	return f != ReregErrCmd && f != ReregErrCmdAndDoForkNew
+}
+
+// ReregError is the error MR.Rereg returns: the failure class next to the
+// errno error (which errors.Is matches against a syscall.Errno).
+type ReregError struct {
+	// Failure is what ibv_rereg_mr would have returned.
+	Failure ReregFailure
+	// Err carries the errno and the reason.
+	Err error
+}
+
+// Error describes the failure and its class.
+func (e *ReregError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("%v (%v)", e.Err, e.Failure)
+}
+
+// Unwrap returns Err, so errors.Is(err, syscall.EINVAL) works.
+func (e *ReregError) Unwrap() []error {
+	if e == nil || e.Err == nil {
+		return nil
+	}
+	return []error{e.Err}
+}
+
+// ReregFailureOf returns the failure class of an error from MR.Rereg, or 0
+// for nil and for any other error.
+func ReregFailureOf(err error) ReregFailure {
+	var re *ReregError
+	if errors.As(err, &re) && re != nil {
+		return re.Failure
+	}
+	return 0
+}
+
+func reregErr(f ReregFailure, errno syscall.Errno, format string, args ...any) error {
+	return &ReregError{Failure: f, Err: verr.Errorf("ibv_rereg_mr", errno, format, args...)}
+}
+
+// MRPolicy holds the readings of ibv_rereg_mr on which the man page and
+// soft-RoCE differ. The zero value is the man page's reading.
+type MRPolicy struct {
+	// ReregKeepKeys: a successful re-registration keeps the lkey and rkey,
+	// as rxe changes the PD and access of its MR in place (MR-15 B). False:
+	// every successful re-registration gives new keys and the old ones stop
+	// working, as a deregistration followed by a registration would (A).
+	ReregKeepKeys bool
+	// ReregNoTranslation: IBV_REREG_MR_CHANGE_TRANSLATION fails with
+	// EOPNOTSUPP (a command error that leaves the MR as it was), as rxe
+	// supports only CHANGE_PD and CHANGE_ACCESS (MR-16 B). False: supported.
+	ReregNoTranslation bool
+	// ReregFailKeepsMR: after a command error (ReregErrCmd) the MR is as it
+	// was and still works, as in the kernel, whose every check precedes any
+	// change (MR-14 B). False: the MR is unusable, its keys resolve no more
+	// and only Dereg works, as the man page says it "shouldn't be used" (A).
+	ReregFailKeepsMR bool
+}
+
+// RXEMRPolicy returns the readings of soft-RoCE's rxe_rereg_user_mr.
+func RXEMRPolicy() MRPolicy {
+	return MRPolicy{ReregKeepKeys: true, ReregNoTranslation: true, ReregFailKeepsMR: true}
+}
+
+// Rereg re-registers the MR (ibv_rereg_mr): conceptually a deregistration
+// followed by a registration, with the MR object kept. flags says what
+// changes: with ReregChangeTranslation the MR covers buf instead (its Addr,
+// Length and IOVA follow, IOVA being Addr, or 0 with AccessZeroBased, as
+// libibverbs passes the new address as hca_va); with ReregChangePD it
+// belongs to pd, which must be a live PD of the MR's device context, and
+// moves between the two PDs' counts of MRs (PD-02); with ReregChangeAccess
+// it gets access, checked as RegMR checks it (MR-01, MR-09). Arguments that
+// a flag does not ask for are ignored, except that access must then be 0.
+// The changes take effect together or not at all (MR-13).
+//
+// Under the default profile every success gives new keys, which the program
+// must read again with LKey and RKey; the rxe profile keeps them (MR-15).
+// Requests that execute after the call, including ones posted before it, are
+// checked against the new buffer, access and PD (MR-17).
+//
+// A failure is a *ReregError whose Failure is the class the man page names
+// and whose Err carries the errno (MR-14). ReregErrInput, with EINVAL and
+// the MR unchanged: a nil or deregistered MR, one left unusable by an
+// earlier failure, flags outside the three, access not 0 without
+// ReregChangeAccess, an empty buf with ReregChangeTranslation, a nil pd with
+// ReregChangePD. ReregErrCmd for what the kernel refuses: flags 0, access
+// that RegMR would refuse, a deallocated pd or one of another context
+// (EINVAL), a buf longer than max_mr_size (EINVAL), and under the rxe
+// profile ReregChangeTranslation (EOPNOTSUPP, MR-16). After ReregErrCmd the
+// default profile leaves the MR unusable: its keys stop resolving and only
+// Dereg works; the rxe profile leaves it as it was. Either way the program
+// must still Dereg it.
+func (mr *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) (err error) {
+	if mr == nil {
+		return reregErr(ReregErrInput, syscall.EINVAL, "nil MR")
+	}
+	d := mr.pd.ctx.dev
+	d.fabric.mu.Lock()
+	defer d.fabric.mu.Unlock()
+	if e := d.fabric.eng; e.tracing() {
+		defer func() {
+			if err != nil {
+				e.callLocked(e.nameOf(mr), fmt.Sprintf("rereg_mr flags %#x access %#x", uint32(flags), uint32(access)), err)
+			}
+		}()
+	}
+	err = mr.reregLocked(flags, pd, buf, access)
+	if err != nil && ReregFailureOf(err) == ReregErrCmd && !d.fabric.profile.MR.ReregFailKeepsMR {
+		mr.broken = true
+	}
+	return err
+}
+
+// reregLocked checks and applies a re-registration.
+//
+// Precondition: the domain lock is held.
+func (mr *MR) reregLocked(flags ReregFlags, pd *PD, buf []byte, access Access) error {
+	d := mr.pd.ctx.dev
+	pol := d.fabric.profile.MR
+	// What libibverbs checks before the command: ERR_INPUT, MR unchanged.
+	switch {
+	case mr.dead:
+		return reregErr(ReregErrInput, syscall.EINVAL, "the MR has been deregistered")
+	case mr.broken:
+		return reregErr(ReregErrInput, syscall.EINVAL, "an earlier ibv_rereg_mr failed with a command error; the MR can only be deregistered (MR-14)")
+	case flags&^reregSupported != 0:
+		return reregErr(ReregErrInput, syscall.EINVAL, "unknown flag bits %#x (MR-12)", uint32(flags&^reregSupported))
+	case flags&ReregChangeTranslation != 0 && len(buf) == 0:
+		return reregErr(ReregErrInput, syscall.EINVAL, "CHANGE_TRANSLATION with an empty buffer (MR-12)")
+	case access != 0 && flags&ReregChangeAccess == 0:
+		return reregErr(ReregErrInput, syscall.EINVAL, "access %#x given without CHANGE_ACCESS (MR-12)", uint32(access))
+	case flags&ReregChangePD != 0 && pd == nil:
+		return reregErr(ReregErrInput, syscall.EINVAL, "CHANGE_PD with a nil PD")
+	}
+	// What the kernel checks: ERR_CMD.
+	if flags == 0 {
+		return reregErr(ReregErrCmd, syscall.EINVAL, "flags 0 asks for no change (MR-12)")
+	}
+	newAccess := mr.access
+	if flags&ReregChangeAccess != 0 {
+		a, err := checkAccess("ibv_rereg_mr", access)
+		if err != nil {
+			return &ReregError{Failure: ReregErrCmd, Err: err}
+		}
+		newAccess = a
+	}
+	newPD := mr.pd
+	if flags&ReregChangePD != 0 {
+		if err := checkOwner("ibv_rereg_mr", "the new PD", mr.pd.ctx, pd, sameContext); err != nil {
+			return &ReregError{Failure: ReregErrCmd, Err: err}
+		}
+		if pd.dead {
+			return reregErr(ReregErrCmd, syscall.EINVAL, "the new PD has been deallocated")
+		}
+		newPD = pd
+	}
+	if flags&ReregChangeTranslation != 0 {
+		if pol.ReregNoTranslation {
+			return reregErr(ReregErrCmd, syscall.EOPNOTSUPP, "CHANGE_TRANSLATION is not supported; only CHANGE_PD and CHANGE_ACCESS are (MR-16)")
+		}
+		if n := uint64(len(buf)); n > d.attr.MaxMRSize {
+			return reregErr(ReregErrCmd, syscall.EINVAL, "length %d is above max_mr_size=%d", n, d.attr.MaxMRSize)
+		}
+	}
+	// Apply. Nothing below fails but the placement of a new buffer, which
+	// comes first.
+	if flags&ReregChangeTranslation != 0 {
+		addr, err := d.mrs.place("ibv_rereg_mr", buf, 0, false)
+		if err != nil {
+			return &ReregError{Failure: ReregErrCmd, Err: err}
+		}
+		d.mrs.unplace(mr.buf)
+		mr.buf, mr.length, mr.addr = buf, uint64(len(buf)), addr
+	}
+	zeroChanged := (newAccess^mr.access)&AccessZeroBased != 0
+	mr.access = newAccess
+	if flags&ReregChangeTranslation != 0 || zeroChanged {
+		mr.iova = mr.addr
+		if mr.access&AccessZeroBased != 0 {
+			mr.iova = 0
+		}
+	}
+	if newPD != mr.pd {
+		mr.pd.releaseLocked(childMR)
+		newPD.children[childMR]++
+		mr.pd = newPD
+	}
+	if !pol.ReregKeepKeys {
+		d.mrs.rekey(mr)
+		mr.invalid = false
+	}
+	if e := d.fabric.eng; e.tracing() {
+		e.record(e.nameOf(mr), fmt.Sprintf("rereg_mr flags %#x on %s: length %d access %#x lkey %#x rkey %#x",
+			uint32(flags), e.nameOf(mr.pd), mr.length, uint32(mr.access), mr.lkey, mr.rkey), "")
+	}
+	return nil
+}
+
+// rekey gives mr new keys with the same index: a new tag, different from
+// the old one, so the old keys resolve no more.
+func (t *mrTable) rekey(mr *MR) {
+	old := mr.lkey & 0x7f
+	for {
+		t.serial++
+		if tag := 1 + t.serial%127; tag != old {
+			idx := mr.lkey >> 8
+			mr.lkey = idx<<8 | tag
+			mr.rkey = idx<<8 | tag | 0x80
+			return
+		}
+	}
+}
