@@ -289,6 +289,13 @@ type Profile struct {
 	// stream then never fills the queue (QP-30). False: only once the
 	// completion covering it is polled (QP-29 reading A, mlx5).
 	FreeSlotOnRetire bool
+	// DeregBoundEINVAL: ibv_dereg_mr of an MR with bound memory windows
+	// fails with EINVAL, as rxe does; false: EBUSY (MR-06).
+	DeregBoundEINVAL bool
+	// MWType1NoZeroBased: binding a type 1 window ZERO_BASED fails with
+	// MW_BIND_ERR, as rxe does; false: it binds, as the man page allows
+	// (MW-05).
+	MWType1NoZeroBased bool
 }
 
 // Outstander is an optional capability of a QP: how many send and receive

@@ -45,6 +45,8 @@ func Profile(p sim.Profile) conformance.Profile {
 		SRQLimitAtCreate:     p.SRQLimitAtCreate,
 		AlwaysSQDrained:      p.Transport.AlwaysSQDrained,
 		FreeSlotOnRetire:     p.QP.FreeSlotOnRetire,
+		DeregBoundEINVAL:     p.DeregBoundEINVAL,
+		MWType1NoZeroBased:   p.MWType1NoZeroBased,
 	}
 }
 
@@ -205,6 +207,16 @@ func (p pdAdapter) RegMR(buf []byte, access uint32) (conformance.MR, error) {
 	return mr, nil
 }
 
+// AllocMW implements conformance.MWAllocator. The window is the *sim.MW
+// itself, which BIND_MW work requests carry.
+func (p pdAdapter) AllocMW(typ uint32) (conformance.MW, error) {
+	mw, err := p.pd.AllocMW(sim.MWType(typ))
+	if err != nil {
+		return nil, err
+	}
+	return mw, nil
+}
+
 func (p pdAdapter) CreateAH(a conformance.AHAttr) (conformance.AH, error) {
 	ah, err := p.pd.CreateAH(sim.AHAttr{
 		PortNum:  a.PortNum,
@@ -274,6 +286,11 @@ func (a qpAdapter) Modify(attr *qp.Attr, mask qp.AttrMask) error { return a.q.Mo
 func (a qpAdapter) PostSend(wrs []qp.SendWR) (int, error)        { return a.q.PostSend(wrs) }
 func (a qpAdapter) PostRecv(wrs []qp.RecvWR) (int, error)        { return a.q.PostRecv(wrs) }
 func (a qpAdapter) DestroyContext(ctx context.Context) error     { return a.q.DestroyContext(ctx) }
+
+// BindMW implements conformance.MWBinder.
+func (a qpAdapter) BindMW(mw conformance.MW, wrID uint64, flags qp.SendFlags, info qp.MWBindInfo) error {
+	return a.q.BindMW(mw, wrID, flags, info)
+}
 
 // Outstanding implements conformance.Outstander.
 func (a qpAdapter) Outstanding() (send, recv int) { return a.q.Outstanding() }
