@@ -40,7 +40,7 @@ func ExamplePD_AllocMW() {
 	smr, _ := cpd.RegMR(src, 0)
 	write := func(id uint64, at uint64) {
 		cqp.PostSend([]qp.SendWR{{WRID: id, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled,
-			SGList: []qp.SGE{{Addr: smr.Addr(), Length: uint32(len(src)), LKey: smr.LKey()}},
+			SGList:     []qp.SGE{{Addr: smr.Addr(), Length: uint32(len(src)), LKey: smr.LKey()}},
 			RemoteAddr: at, RKey: mw.RKey()}})
 		ccq.Poll(wcs)
 		fmt.Println("write", id, wcs[0].Status.Name())
