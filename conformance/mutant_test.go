@@ -68,6 +68,11 @@ type hooks struct {
 	takeSRQ    func(s conformance.SRQ) (uint64, []qp.SGE, bool)
 	injectSRQ  func(s conformance.SRQ) error // SRQErrorInjector
 
+	// Memory windows (conformance.MWAllocator, MWBinder). bindMW gets info
+	// with the inner MR.
+	allocMW func(pd conformance.PD, typ uint32) (conformance.MW, error)
+	bindMW  func(q conformance.QP, mw conformance.MW, wrID uint64, flags qp.SendFlags, info qp.MWBindInfo) error
+
 	// outstanding overrides conformance.Outstander on QPs.
 	outstanding func(q conformance.QP) (send, recv int)
 
@@ -269,6 +274,18 @@ func (p *mPD) CreateAH(attr conformance.AHAttr) (conformance.AH, error) {
 	return &mAH{inner: ah, h: p.h}, err
 }
 
+// AllocMW implements conformance.MWAllocator. Windows are not wrapped.
+func (p *mPD) AllocMW(typ uint32) (conformance.MW, error) {
+	if p.h.allocMW != nil {
+		return p.h.allocMW(p.inner, typ)
+	}
+	a, ok := p.inner.(conformance.MWAllocator)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return a.AllocMW(typ)
+}
+
 func (p *mPD) Dealloc() error {
 	if p.h.deallocPD != nil {
 		return p.h.deallocPD(p.inner)
@@ -421,17 +438,40 @@ func (q *mQP) Query() (qp.Attr, error) {
 func (q *mQP) PostSend(wrs []qp.SendWR) (int, error) {
 	copied := false
 	for i := range wrs {
-		if ah, ok := wrs[i].AH.(*mAH); ok {
-			if !copied { // never change the caller's list
-				wrs, copied = append([]qp.SendWR(nil), wrs...), true
-			}
+		ah, isAH := wrs[i].AH.(*mAH)
+		mr, isMR := wrs[i].Bind.MR.(*mMR)
+		if !isAH && !isMR {
+			continue
+		}
+		if !copied { // never change the caller's list
+			wrs, copied = append([]qp.SendWR(nil), wrs...), true
+		}
+		if isAH {
 			wrs[i].AH = ah.inner
+		}
+		if isMR {
+			wrs[i].Bind.MR = mr.MR
 		}
 	}
 	if q.h.postSend != nil {
 		return q.h.postSend(q.inner, wrs)
 	}
 	return q.inner.PostSend(wrs)
+}
+
+// BindMW implements conformance.MWBinder.
+func (q *mQP) BindMW(mw conformance.MW, wrID uint64, flags qp.SendFlags, info qp.MWBindInfo) error {
+	if mr, ok := info.MR.(*mMR); ok {
+		info.MR = mr.MR
+	}
+	if q.h.bindMW != nil {
+		return q.h.bindMW(q.inner, mw, wrID, flags, info)
+	}
+	b, ok := q.inner.(conformance.MWBinder)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	return b.BindMW(mw, wrID, flags, info)
 }
 
 func (q *mQP) PostRecv(wrs []qp.RecvWR) (int, error) {

@@ -773,8 +773,8 @@ func (r *tsRun) pollCQ(c, n int) bool {
 }
 
 // vocabulary checks what the model leaves to the suite: a status that no
-// RC, UC or UD traffic produces (the reliable datagram, memory window and
-// tag-matching ones, xNeverProduced) never comes; and a successful
+// RC, UC or UD traffic produces (the reliable datagram and tag-matching
+// ones, xNeverProduced) never comes; and a successful
 // completion has a classic opcode whose IBV_WC_RECV bit is set exactly when
 // it completes a receive request (WC-06). An error completion's opcode is
 // undefined (WC-03) and is not looked at.

@@ -315,6 +315,13 @@ type Profile struct {
 	// works (MR-14 B, rxe). False: it is unusable until deregistered: its
 	// keys resolve no more and another ibv_rereg_mr is EINVAL (A).
 	ReregFailKeepsMR bool
+	// DeregBoundEINVAL: ibv_dereg_mr of an MR with bound memory windows
+	// fails with EINVAL, as rxe does; false: EBUSY (MR-06).
+	DeregBoundEINVAL bool
+	// MWType1NoZeroBased: binding a type 1 window ZERO_BASED fails with
+	// MW_BIND_ERR, as rxe does; false: it binds, as the man page allows
+	// (MW-05).
+	MWType1NoZeroBased bool
 }
 
 // Outstander is an optional capability of a QP: how many send and receive

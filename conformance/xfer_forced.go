@@ -7,10 +7,11 @@ import (
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
-// Cases of the completion statuses that no traffic produces: the reliable
-// datagram statuses (WC-S03, S14, S15, S17, S18), which an RC, UC or UD QP
-// can never meet, and those that need a memory window or a broken adapter
-// (WC-S06, S07, S08, S16, S19..S21). Each case makes the adapter fail one
+// Cases of the completion statuses that ordinary traffic does not produce:
+// the reliable datagram statuses (WC-S03, S14, S15, S17, S18), which an RC,
+// UC or UD QP can never meet, MW_BIND_ERR (WC-S06), which only a failed
+// memory-window bind produces (MW-05), and those that need a broken adapter
+// (WC-S07, S08, S16, S19..S21). Each case makes the adapter fail one
 // request with the status (conformance.StatusForcer, as a fault would) on a
 // connected RC pair, once on the send side and once on the receive side,
 // and checks what a consumer sees: a completion with exactly that status,
@@ -20,8 +21,8 @@ import (
 // FLUSH-03); and the peer untouched, since the fault is local: it stays in
 // RTS, its own completions succeed and no async event names it.
 //
-// That the engine never produces the reliable datagram, memory window and
-// tag-matching statuses by itself is checked wherever completions are
+// That the engine never produces the reliable datagram and tag-matching
+// statuses by itself is checked wherever completions are
 // polled: by every transport case (xWorld.pollNow) and by the traffic state
 // machine.
 
@@ -47,11 +48,11 @@ var xForced = []struct {
 }
 
 // xNeverProduced are the statuses no RC, UC or UD traffic can end with:
-// the reliable datagram ones (WC-S03, S14, S15, S17, S18), MW_BIND_ERR
-// without memory windows (WC-S06) and the tag-matching ones (WC-S22).
+// the reliable datagram ones (WC-S03, S14, S15, S17, S18) and the
+// tag-matching ones (WC-S22). MW_BIND_ERR (WC-S06) is not among them: a
+// failed memory-window bind produces it (MW-05).
 var xNeverProduced = map[wc.Status]string{
 	wc.LocEECOpErr:      "WC-S03",
-	wc.MWBindErr:        "WC-S06",
 	wc.LocRDDViolErr:    "WC-S14",
 	wc.RemInvRDReqErr:   "WC-S15",
 	wc.InvEECNErr:       "WC-S17",

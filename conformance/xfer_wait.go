@@ -60,8 +60,8 @@ func (w *xWorld) pollNow(cq CQ) ([]wc.WC, error) {
 }
 
 // checkWC checks what any completion the transport produces must be: its
-// status is none of xNeverProduced unless the case forced it (WC-S03, S06,
-// S14, S15, S17, S18, S22); and, when it succeeded, its opcode is a classic
+// status is none of xNeverProduced unless the case forced it (WC-S03, S14,
+// S15, S17, S18, S22); and, when it succeeded, its opcode is a classic
 // one, never a tag-matching or driver opcode, whose IBV_WC_RECV bit is set
 // exactly when a receive request completed (WC-06). An error completion's
 // opcode is undefined (WC-03) and is not looked at.

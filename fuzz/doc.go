@@ -23,6 +23,10 @@
 //     (conformance.TrafficStateMachine): the profile, whether the fabric
 //     drops, duplicates and delays packets, and every step of RC, UC and UD
 //     traffic between QPs come from the input.
+//   - FuzzBindMW binds a memory window with fuzzed inputs (type, range,
+//     rights, new key, the MR's access, profile) on a connected RC pair and
+//     sends one remote request through its rkey, checking both statuses
+//     against a small oracle of MW-01 and MW-04..MW-06.
 //
 // # Running
 //

@@ -472,6 +472,35 @@ var badTable = map[string]badEntry{
 		{in: "deregistered MR", call: func(w *badWorld) error { w.deadMR.Unref(); return nil }},
 	}},
 
+	// MW.
+	"MW.PD":    {reason: getter},
+	"MW.Type":  {reason: getter},
+	"MW.RKey":  {reason: getter},
+	"MW.Bound": {reason: getter},
+	"MW.Dealloc": {cases: []badCase{
+		{in: "deallocated MW", want: einval, call: func(w *badWorld) error { return w.deadMW.Dealloc() }},
+	}},
+	"PD.AllocMW": {cases: []badCase{
+		{in: "type 0", want: einval, call: func(w *badWorld) error { _, err := w.pd.AllocMW(0); return err }},
+		{in: "type 3", want: einval, call: func(w *badWorld) error { _, err := w.pd.AllocMW(3); return err }},
+		{in: "huge type", want: einval, call: func(w *badWorld) error { _, err := w.pd.AllocMW(math.MaxUint32); return err }},
+		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.AllocMW(sim.MWType1); return err }},
+	}},
+	"QP.BindMW": {cases: []badCase{
+		bindMW("nil MW", func(w *badWorld) (*sim.QP, any) { return w.qp, nil }),
+		bindMW("typed nil MW", func(w *badWorld) (*sim.QP, any) { return w.qp, (*sim.MW)(nil) }),
+		bindMW("an MR as the MW", func(w *badWorld) (*sim.QP, any) { return w.qp, w.mr }),
+		bindMW("type 2 MW", func(w *badWorld) (*sim.QP, any) { return w.qp, w.mw2 }),
+		bindMW("deallocated MW", func(w *badWorld) (*sim.QP, any) { return w.qp, w.deadMW }),
+		bindMW("MW of another fabric", func(w *badWorld) (*sim.QP, any) { return w.qp, w.omw }),
+		bindMW("UD QP", func(w *badWorld) (*sim.QP, any) { return w.ud, w.mw }),
+		bindMW("QP in RESET", func(w *badWorld) (*sim.QP, any) { return w.qp2, w.mw }),
+		bindMW("destroyed QP", func(w *badWorld) (*sim.QP, any) { return w.deadQP, w.mw }),
+		{in: "unknown send flag", want: einval, call: func(w *badWorld) error {
+			return w.qp.BindMW(w.mw, 1, 1<<20, qp.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8})
+		}},
+	}},
+
 	// AH.
 	"AH.Attr": {reason: getter},
 	"AH.PD":   {reason: getter},
@@ -1016,4 +1045,13 @@ func tallyLocked(w *badWorld, fn func(t *notify.Tally) error) error {
 	mu.Lock()
 	defer mu.Unlock()
 	return fn(w.qp.Tally())
+}
+
+// bindMW is a QP.BindMW case that must fail with EINVAL, nothing posted and
+// the window's rkey unchanged (the snapshot covers it).
+func bindMW(in string, pick func(w *badWorld) (*sim.QP, any)) badCase {
+	return badCase{in: in, want: einval, call: func(w *badWorld) error {
+		q, mw := pick(w)
+		return q.BindMW(mw, 1, qp.SendSignaled, qp.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8, Access: sim.AccessRemoteRead})
+	}}
 }

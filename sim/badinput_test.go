@@ -53,6 +53,7 @@ var badTypes = []struct {
 	{"Context", reflect.TypeFor[*sim.Context]()},
 	{"PD", reflect.TypeFor[*sim.PD]()},
 	{"MR", reflect.TypeFor[*sim.MR]()},
+	{"MW", reflect.TypeFor[*sim.MW]()},
 	{"AH", reflect.TypeFor[*sim.AH]()},
 	{"CQ", reflect.TypeFor[*sim.CQ]()},
 	{"CompChannel", reflect.TypeFor[*sim.CompChannel]()},
@@ -288,6 +289,8 @@ func (w *badWorld) live(name string) (reflect.Value, *sync.Mutex) {
 		v = w.pd
 	case "MR":
 		v = w.mr
+	case "MW":
+		v = w.mw
 	case "AH":
 		v = w.ah
 	case "CQ":
@@ -382,6 +385,8 @@ func (w *badWorld) dead(name string) (reflect.Value, bool) {
 		v = w.deadPD
 	case "MR":
 		v = w.deadMR
+	case "MW":
+		v = w.deadMW
 	case "AH":
 		v = w.deadAH
 	case "CQ":

@@ -34,6 +34,9 @@ type badWorld struct {
 	ud    *sim.QP // UD, in RTS
 	sq    *sim.QP // RC on srq, in RESET
 	mr    *sim.MR
+	mwr   *sim.MR // with MW_BIND
+	mw    *sim.MW // type 1, unbound
+	mw2   *sim.MW // type 2, unbound
 	ah    *sim.AH
 	ev    sim.AsyncEvent // an async event read from ctx, not acked
 
@@ -56,6 +59,7 @@ type badWorld struct {
 	osrq *sim.SRQ
 	oqp  *sim.QP // RC in RESET
 	omr  *sim.MR
+	omw  *sim.MW
 	oah  *sim.AH
 
 	deadCtx *sim.Context // closed
@@ -65,6 +69,7 @@ type badWorld struct {
 	deadSRQ *sim.SRQ
 	deadQP  *sim.QP
 	deadMR  *sim.MR
+	deadMW  *sim.MW
 	deadAH  *sim.AH
 	deadEv  sim.AsyncEvent // read and acked
 
@@ -118,6 +123,9 @@ func newBadWorld(t testing.TB) *badWorld {
 	w.sq = badMust(w.pd.CreateQP(withSRQ))
 	buf := make([]byte, 64)
 	w.mr = badMust(w.pd.RegMR(buf, sim.AccessLocalWrite|sim.AccessRemoteWrite))
+	w.mwr = badMust(w.pd.RegMR(make([]byte, 64), sim.AccessLocalWrite|sim.AccessMWBind))
+	w.mw = badMust(w.pd.AllocMW(sim.MWType1))
+	w.mw2 = badMust(w.pd.AllocMW(sim.MWType2))
 	port := badMust(w.ctx.QueryPort(1))
 	w.ah = badMust(w.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1}))
 
@@ -157,6 +165,7 @@ func newBadWorld(t testing.TB) *badWorld {
 	orc.SendCQ, orc.RecvCQ = w.ocq, w.ocq
 	w.oqp = badMust(w.opd.CreateQP(orc))
 	w.omr = badMust(w.opd.RegMR(make([]byte, 64), sim.AccessLocalWrite))
+	w.omw = badMust(w.opd.AllocMW(sim.MWType1))
 	oport := badMust(w.octx.QueryPort(1))
 	w.oah = badMust(w.opd.CreateAH(sim.AHAttr{DLID: oport.LID, PortNum: 1}))
 
@@ -174,6 +183,8 @@ func newBadWorld(t testing.TB) *badWorld {
 	badNoErr(w.deadQP.Destroy())
 	w.deadMR = badMust(w.pd.RegMR(make([]byte, 64), sim.AccessLocalWrite))
 	badNoErr(w.deadMR.Dereg())
+	w.deadMW = badMust(w.pd.AllocMW(sim.MWType1))
+	badNoErr(w.deadMW.Dealloc())
 	w.deadAH = badMust(w.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1}))
 	badNoErr(w.deadAH.Destroy())
 	never := func(sim.Packet) bool { return false }
@@ -226,6 +237,9 @@ func (w *badWorld) snapshot() string {
 	}
 	for name, m := range map[string]*sim.MR{"mr": w.mr, "mrB": w.mrB, "omr": w.omr, "deadMR": w.deadMR} {
 		line("%s: addr=%#x len=%d lkey=%#x rkey=%#x access=%v usable=%v", name, m.Addr(), m.Length(), m.LKey(), m.RKey(), m.Access(), sim.MRUsable(m))
+	}
+	for name, m := range map[string]*sim.MW{"mw": w.mw, "mw2": w.mw2, "omw": w.omw, "deadMW": w.deadMW} {
+		line("%s: %s", name, sim.MWState(m))
 	}
 	for name, a := range map[string]*sim.AH{"ah": w.ah, "ahB": w.ahB, "oah": w.oah, "deadAH": w.deadAH} {
 		line("%s: %+v", name, a.Attr())

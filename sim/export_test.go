@@ -51,3 +51,12 @@ func MRUsable(mr *MR) bool {
 	defer f.mu.Unlock()
 	return !mr.broken
 }
+
+// MWState describes mw: its type, keys, binding and whether it is dead.
+func MWState(mw *MW) string {
+	f := mw.pd.ctx.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fmt.Sprintf("type=%v rkey=%#x key=%#x dead=%v bound=%v mr=%p addr=%#x len=%d access=%v live=%d",
+		mw.typ, mw.rkey, mw.key, mw.dead, mw.bound, mw.mr, mw.addr, mw.length, mw.access, mw.pd.ctx.dev.mrs.mwLive)
+}

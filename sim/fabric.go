@@ -262,7 +262,9 @@ const (
 	DeviceSysImageGUID   DeviceCapFlags = 1 << 11 // IBV_DEVICE_SYS_IMAGE_GUID
 	DeviceRCRNRNakGen    DeviceCapFlags = 1 << 12 // IBV_DEVICE_RC_RNR_NAK_GEN
 	DeviceSRQResize      DeviceCapFlags = 1 << 13 // IBV_DEVICE_SRQ_RESIZE (SRQ-07)
-	DeviceMemWindow      DeviceCapFlags = 1 << 17 // IBV_DEVICE_MEM_WINDOW
+	DeviceMemWindow      DeviceCapFlags = 1 << 17 // IBV_DEVICE_MEM_WINDOW: memory windows (PD.AllocMW, MW-01)
+	DeviceMemWindow2A    DeviceCapFlags = 1 << 23 // IBV_DEVICE_MEM_WINDOW_TYPE_2A: type 2A windows
+	DeviceMemWindow2B    DeviceCapFlags = 1 << 24 // IBV_DEVICE_MEM_WINDOW_TYPE_2B: type 2B windows (verbsim's type 2, MW-06)
 )
 
 // DeviceAttr holds the device attributes, modelled on struct ibv_device_attr
@@ -292,6 +294,7 @@ type DeviceAttr struct {
 	MaxCQ           int            // max_cq: CQs that may exist at once on the device (CQ-06)
 	MaxCQE          int            // max_cqe: the largest CQ (CQ-01)
 	MaxMR           int            // max_mr: MRs that may exist at once (ibv_reg_mr ENOMEM above); at most 1<<24
+	MaxMW           int            // max_mw: memory windows that may exist at once (ibv_alloc_mw ENOMEM above, MW-01)
 	MaxPD           int            // max_pd: PDs that may exist at once (ibv_alloc_pd ENOMEM above)
 	MaxQPRDAtom     int            // max_qp_rd_atom: READ/atomic requests a QP answers at once
 	MaxQPInitRDAtom int            // max_qp_init_rd_atom: READ/atomic requests a QP issues at once
@@ -319,12 +322,13 @@ func DefaultDeviceAttr() DeviceAttr {
 		VendorPartID:    4123,
 		MaxQP:           131072,
 		MaxQPWR:         32768,
-		DeviceCapFlags:  DeviceBadPKeyCntr | DeviceBadQKeyCntr | DeviceCurrQPStateMod | DevicePortActiveEvt | DeviceSysImageGUID | DeviceRCRNRNakGen | DeviceSRQResize,
+		DeviceCapFlags:  DeviceBadPKeyCntr | DeviceBadQKeyCntr | DeviceCurrQPStateMod | DevicePortActiveEvt | DeviceSysImageGUID | DeviceRCRNRNakGen | DeviceSRQResize | DeviceMemWindow | DeviceMemWindow2B,
 		MaxSGE:          30,
 		MaxSGERD:        30,
 		MaxCQ:           1 << 16,
 		MaxCQE:          1<<22 - 1,
 		MaxMR:           1 << 24,
+		MaxMW:           1 << 16,
 		MaxPD:           1 << 23,
 		MaxQPRDAtom:     16,
 		MaxQPInitRDAtom: 16,
@@ -353,6 +357,7 @@ func (a *DeviceAttr) fill() {
 	orDefault(&a.MaxSGE, def.MaxSGE)
 	orDefault(&a.MaxSGERD, def.MaxSGERD)
 	orDefault(&a.MaxMR, def.MaxMR)
+	orDefault(&a.MaxMW, def.MaxMW)
 	orDefault(&a.MaxPD, def.MaxPD)
 	orDefault(&a.MaxQPRDAtom, def.MaxQPRDAtom)
 	orDefault(&a.MaxQPInitRDAtom, def.MaxQPInitRDAtom)
@@ -372,7 +377,7 @@ func (a DeviceAttr) validate() error {
 		v    int
 	}{
 		{"max_qp", a.MaxQP}, {"max_qp_wr", a.MaxQPWR}, {"max_sge", a.MaxSGE}, {"max_sge_rd", a.MaxSGERD},
-		{"max_mr", a.MaxMR}, {"max_pd", a.MaxPD}, {"max_qp_rd_atom", a.MaxQPRDAtom},
+		{"max_mr", a.MaxMR}, {"max_mw", a.MaxMW}, {"max_pd", a.MaxPD}, {"max_qp_rd_atom", a.MaxQPRDAtom},
 		{"max_qp_init_rd_atom", a.MaxQPInitRDAtom}, {"max_ah", a.MaxAH}, {"max_srq", a.MaxSRQ},
 		{"max_srq_wr", a.MaxSRQWR}, {"max_srq_sge", a.MaxSRQSGE}, {"max_inline_data", a.MaxInline},
 	} {
@@ -383,6 +388,8 @@ func (a DeviceAttr) validate() error {
 	switch {
 	case a.MaxMR > maxMRIndex+1:
 		return fmt.Errorf("max_mr %d is above %d, the number of distinct MR keys", a.MaxMR, maxMRIndex+1)
+	case a.MaxMW > maxMRIndex+1:
+		return fmt.Errorf("max_mw %d is above %d, the number of distinct MW keys", a.MaxMW, maxMRIndex+1)
 	case a.AtomicCap > AtomicGlob:
 		return fmt.Errorf("atomic_cap %d is not an enum ibv_atomic_cap value", a.AtomicCap)
 	case len(a.FWVer) > 63:

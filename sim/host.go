@@ -31,17 +31,26 @@ func (h host) LocalLocked(pd any, s qp.SGE, write bool) ([]byte, bool) {
 	return b, f == faultNone
 }
 
-// RemoteLocked implements qp.Host.
-func (h host) RemoteLocked(pd any, rkey uint32, addr uint64, n uint32, need qp.AccessFlags) ([]byte, bool) {
+// RemoteLocked implements qp.Host: rkey names an MR or a memory window
+// (MW-06).
+func (h host) RemoteLocked(q *qp.QP, pd any, rkey uint32, addr uint64, n uint32, need qp.AccessFlags) ([]byte, bool) {
 	p, _ := pd.(*PD)
+	if n > 0 && h.d.mrs.byIndex[rkey>>8] == nil && h.d.mrs.mws[rkey>>8] != nil {
+		b, f := h.d.mrs.lookupMW(q, p, rkey, addr, uint64(n), need)
+		return b, f == faultNone
+	}
 	b, f := h.d.lookupRKeyLocked(p, rkey, addr, uint64(n), need)
 	return b, f == faultNone
 }
 
-// InvalidateLocked implements qp.Host (XFER-29).
+// InvalidateLocked implements qp.Host (XFER-29 for MRs; MW-07 for type 2
+// memory windows).
 func (h host) InvalidateLocked(pd any, rkey uint32) bool {
 	p, _ := pd.(*PD)
 	mr := h.d.mrs.byIndex[rkey>>8]
+	if mr == nil && h.d.mrs.mws[rkey>>8] != nil {
+		return h.d.mrs.invalidateMW(p, rkey)
+	}
 	if mr == nil || mr.rkey != rkey || mr.pd != p || mr.invalid {
 		return false
 	}

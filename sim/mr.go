@@ -221,8 +221,9 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 
 // Dereg deregisters the MR (ibv_dereg_mr). Its keys stop working at once:
 // work requests that still name them fail when they execute (MR-07), which
-// the verb does not wait for. It fails with EBUSY while memory windows are
-// bound to the MR (MR-06), and with EINVAL for a nil or deregistered MR.
+// the verb does not wait for. It fails while memory windows are bound to
+// the MR (MR-06): EBUSY, or EINVAL under Profile.DeregBoundEINVAL (rxe); and
+// with EINVAL for a nil or deregistered MR.
 func (mr *MR) Dereg() (err error) {
 	const verb = "ibv_dereg_mr"
 	if mr == nil {
@@ -238,7 +239,11 @@ func (mr *MR) Dereg() (err error) {
 		return verr.New(verb, syscall.EINVAL, "the MR has been deregistered")
 	}
 	if mr.binds > 0 {
-		return verr.Errorf(verb, syscall.EBUSY, "%d memory window(s) are bound to the MR (MR-06)", mr.binds)
+		errno := syscall.EBUSY
+		if d.fabric.profile.DeregBoundEINVAL {
+			errno = syscall.EINVAL
+		}
+		return verr.Errorf(verb, errno, "%d memory window(s) are bound to the MR (MR-06)", mr.binds)
 	}
 	d.mrs.remove(mr)
 	d.mrs.unplace(mr.buf)
@@ -248,9 +253,9 @@ func (mr *MR) Dereg() (err error) {
 	return nil
 }
 
-// Ref holds the MR the way a bound memory window does: Dereg fails with
-// EBUSY until the matching Unref (MR-06). It lets tests check the rule
-// before memory windows exist. EINVAL for a nil or deregistered MR.
+// Ref holds the MR the way a bound memory window does: Dereg fails (MR-06)
+// until the matching Unref. It lets tests check the rule without binding a
+// window. EINVAL for a nil or deregistered MR.
 func (mr *MR) Ref() error {
 	if mr == nil {
 		return verr.New("ibv_bind_mw", syscall.EINVAL, "nil MR")
@@ -307,6 +312,8 @@ const (
 type mrTable struct {
 	live    int
 	byIndex map[uint32]*MR
+	mws     map[uint32]*MW // memory windows, by the same index space
+	mwLive  int
 	next    uint32 // the next index to try
 	serial  uint32 // registrations so far, for the key tags
 	nextVA  uint64
@@ -320,6 +327,7 @@ type placement struct {
 
 func (t *mrTable) init() {
 	t.byIndex = map[uint32]*MR{}
+	t.mws = map[uint32]*MW{}
 	t.starts = map[*byte]*placement{}
 	t.nextVA = firstVA
 	t.next = 1
@@ -367,7 +375,7 @@ func (t *mrTable) insert(verb string, mr *MR) error {
 	for range maxMRIndex + 1 {
 		idx := t.next
 		t.next = (t.next + 1) & maxMRIndex
-		if t.byIndex[idx] != nil {
+		if t.byIndex[idx] != nil || t.mws[idx] != nil {
 			continue
 		}
 		t.serial++

@@ -35,7 +35,7 @@ const (
 )
 
 // contextOf returns the device context obj was made through: a *Context
-// itself, or a *PD, *CQ, *CompChannel, *SRQ, *QP, *AH or *MR of this
+// itself, or a *PD, *CQ, *CompChannel, *SRQ, *QP, *AH, *MR or *MW of this
 // package. It returns nil for a nil object and for one made outside this
 // package (a CQ of cq.New, say). It reads only what is fixed at creation
 // and allocates nothing, so the hot path may use it.
@@ -59,6 +59,10 @@ func contextOf(obj any) *Context {
 	case *AH:
 		pd = o.PD()
 	case *MR:
+		if o != nil {
+			pd = o.pd
+		}
+	case *MW:
 		if o != nil {
 			pd = o.pd
 		}

@@ -33,6 +33,14 @@ type Profile struct {
 	// SRQLimitAtCreate: a srq_limit given to ibv_create_srq arms the limit,
 	// as rxe does; the man page says it is ignored (SRQ-01).
 	SRQLimitAtCreate bool
+	// DeregBoundEINVAL: ibv_dereg_mr of an MR with bound memory windows
+	// fails with EINVAL, as rxe's rxe_dereg_mr says; false: EBUSY, the
+	// core's use count (MR-06).
+	DeregBoundEINVAL bool
+	// MWType1NoZeroBased: a type 1 window cannot be bound ZERO_BASED
+	// (MW_BIND_ERR), as rxe enforces IBTA o10-36.2.2; false: it can, as
+	// the ibv_bind_mw man page lists the flag without restriction (MW-05).
+	MWType1NoZeroBased bool
 	// Transport: the readings of the transport rules (XFER-05, XFER-10,
 	// XFER-16, ASYNC-11, ASYNC-13, WC-13, FLUSH-10, CQ-24).
 	Transport qp.TransportPolicy
@@ -49,19 +57,23 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // CQ keeps going (CQ-23 B), send-side errors never wake a solicited-only arm
 // (NOTIFY-05 B), CUR_STATE is trusted (QP-12), a work-queue slot is free as
 // soon as its request completes or is flushed, before any poll (QP-29 B), a
-// srq_limit given at creation arms the limit (SRQ-01), and the transport
+// srq_limit given at creation arms the limit (SRQ-01), deregistering an MR
+// with bound windows is EINVAL (MR-06), a type 1 window cannot be bound
+// ZERO_BASED (MW-05), and the transport
 // readings of qp.RXETransport (XFER-05 B, XFER-10 B, XFER-16 B, ASYNC-11,
 // ASYNC-13, WC-13, FLUSH-10 B, CQ-24 B), and ibv_rereg_mr as
 // rxe_rereg_user_mr does it (RXEMRPolicy: MR-14 B, MR-15 B, MR-16 B).
 func RXEProfile() Profile {
 	return Profile{
-		Name:             "rxe",
-		CQOverrun:        cq.OverrunDrop,
-		Solicited:        notify.SolicitedBitOnly,
-		QP:               qp.RXEPolicy(),
-		SRQLimitAtCreate: true,
-		Transport:        qp.RXETransport(),
-		MR:               RXEMRPolicy(),
+		Name:               "rxe",
+		CQOverrun:          cq.OverrunDrop,
+		Solicited:          notify.SolicitedBitOnly,
+		QP:                 qp.RXEPolicy(),
+		SRQLimitAtCreate:   true,
+		DeregBoundEINVAL:   true,
+		MWType1NoZeroBased: true,
+		Transport:          qp.RXETransport(),
+		MR:                 RXEMRPolicy(),
 	}
 }
 
@@ -87,6 +99,7 @@ func (p Profile) String() string {
 	if p.QP.FreeSlotOnRetire {
 		slots = "retire"
 	}
-	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s slot-free-on=%s srq-limit-at-create=%v transport=%s)",
-		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QP.ResetToErr, p.QP.CurState, slots, p.SRQLimitAtCreate, p.Transport)
+	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s slot-free-on=%s srq-limit-at-create=%v dereg-bound-einval=%v mw1-no-zero-based=%v transport=%s)",
+		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QP.ResetToErr, p.QP.CurState, slots, p.SRQLimitAtCreate,
+		p.DeregBoundEINVAL, p.MWType1NoZeroBased, p.Transport)
 }

@@ -4,6 +4,7 @@ package simdev
 
 import (
 	"context"
+	"slices"
 	"syscall"
 
 	"github.com/verbsim/verbsim/conformance"
@@ -48,6 +49,8 @@ func Profile(p sim.Profile) conformance.Profile {
 		ReregKeepsKeys:       p.MR.ReregKeepKeys,
 		ReregNoTranslation:   p.MR.ReregNoTranslation,
 		ReregFailKeepsMR:     p.MR.ReregFailKeepsMR,
+		DeregBoundEINVAL:     p.DeregBoundEINVAL,
+		MWType1NoZeroBased:   p.MWType1NoZeroBased,
 	}
 }
 
@@ -229,6 +232,16 @@ func (m mrAdapter) Rereg(flags uint32, pd conformance.PD, buf []byte, access uin
 	return int(sim.ReregFailureOf(err)), err
 }
 
+// AllocMW implements conformance.MWAllocator. The window is the *sim.MW
+// itself, which BIND_MW work requests carry.
+func (p pdAdapter) AllocMW(typ uint32) (conformance.MW, error) {
+	mw, err := p.pd.AllocMW(sim.MWType(typ))
+	if err != nil {
+		return nil, err
+	}
+	return mw, nil
+}
+
 func (p pdAdapter) CreateAH(a conformance.AHAttr) (conformance.AH, error) {
 	ah, err := p.pd.CreateAH(sim.AHAttr{
 		PortNum:  a.PortNum,
@@ -295,9 +308,39 @@ type qpAdapter struct{ q *sim.QP }
 
 func (a qpAdapter) Num() uint32                                  { return a.q.Num() }
 func (a qpAdapter) Modify(attr *qp.Attr, mask qp.AttrMask) error { return a.q.Modify(attr, mask) }
-func (a qpAdapter) PostSend(wrs []qp.SendWR) (int, error)        { return a.q.PostSend(wrs) }
+func (a qpAdapter) PostSend(wrs []qp.SendWR) (int, error)        { return a.q.PostSend(unwrapBinds(wrs)) }
 func (a qpAdapter) PostRecv(wrs []qp.RecvWR) (int, error)        { return a.q.PostRecv(wrs) }
 func (a qpAdapter) DestroyContext(ctx context.Context) error     { return a.q.DestroyContext(ctx) }
+
+// BindMW implements conformance.MWBinder.
+func (a qpAdapter) BindMW(mw conformance.MW, wrID uint64, flags qp.SendFlags, info qp.MWBindInfo) error {
+	info.MR = unwrapMR(info.MR)
+	return a.q.BindMW(mw, wrID, flags, info)
+}
+
+// unwrapMR turns the suite's view of an MR back into the *sim.MR that
+// sim's bind requests name.
+func unwrapMR(mr any) any {
+	if m, ok := mr.(mrAdapter); ok {
+		return m.MR
+	}
+	return mr
+}
+
+// unwrapBinds returns wrs with the MR of every type 2 bind request
+// unwrapped, copying the list only when one needs it.
+func unwrapBinds(wrs []qp.SendWR) []qp.SendWR {
+	for i := range wrs {
+		if _, ok := wrs[i].Bind.MR.(mrAdapter); ok {
+			out := slices.Clone(wrs)
+			for j := range out {
+				out[j].Bind.MR = unwrapMR(out[j].Bind.MR)
+			}
+			return out
+		}
+	}
+	return wrs
+}
 
 // Outstanding implements conformance.Outstander.
 func (a qpAdapter) Outstanding() (send, recv int) { return a.q.Outstanding() }

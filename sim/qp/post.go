@@ -20,27 +20,88 @@ var (
 	errRecvGone  = verr.New(verbRecv, syscall.EINVAL, "the QP has been destroyed")
 )
 
-// opAllowed is the opcode × transport matrix of QP-33. LOCAL_INV and
-// BIND_MW need memory windows and TSO segmentation offload, which verbsim
-// does not simulate: where the transport allows them they are refused with
-// EOPNOTSUPP rather than accepted and never run; elsewhere they are EINVAL
-// like any opcode the transport does not allow.
+// opAllowed is the opcode × transport matrix of QP-33. TSO segmentation
+// offload is not simulated: where the transport allows it, it is refused
+// with EOPNOTSUPP rather than accepted and never run; elsewhere it is
+// EINVAL like any opcode the transport does not allow. LOCAL_INV and
+// BIND_MW run on RC and UC QPs (memory windows, MW-04, MW-07).
 func opAllowed(op wc.WROpcode, t Type) (ok bool, unsupported bool) {
 	switch op {
 	case wc.WRSend, wc.WRSendWithImm:
 		return true, false
-	case wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRSendWithInv:
+	case wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRSendWithInv, wc.WRLocalInv, wc.WRBindMW:
 		return t == RC || t == UC, false
 	case wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
 		return t == RC, false
-	case wc.WRLocalInv, wc.WRBindMW:
-		// Allowed on RC and UC, but memory windows are not simulated.
-		return false, t == RC || t == UC
 	case wc.WRTSO:
 		// Allowed on UD (and raw packet QPs), but not simulated.
 		return false, t == UD
 	}
 	return false, false
+}
+
+// BindMW binds the type 1 memory window mw (a *sim.MW) as ibv_bind_mw
+// does: it posts a BIND_MW work request with the given wr_id and send
+// flags to q's send queue, which completes with IBV_WC_BIND_MW or, when a
+// bind check fails as the request executes, MW_BIND_ERR (MW-04). As the
+// verb returns, mw's rkey already reads as the key the window will have
+// once bound (ibv_inc_rkey of the old one); the man page asks the caller
+// to keep the old key in case the completion reports a failure, and the
+// window then keeps it. A zero info.Length unbinds the window.
+//
+// Errors, with nothing posted: EINVAL for a nil QP, a mw that is not a
+// live type 1 window of q's device (type 2 windows are bound with
+// PostSend, MW-04), a QP that is not RC or UC, and every error of
+// PostSend (state, flags, a full queue).
+func (q *QP) BindMW(mw any, wrID uint64, flags SendFlags, info MWBindInfo) (err error) {
+	const verb = "ibv_bind_mw"
+	if q == nil {
+		return verr.New(verb, syscall.EINVAL, "nil QP")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.tracing() {
+		defer func() { q.tracePostLocked("bind_mw", 1, 0, err) }()
+	}
+	if q.life != live {
+		return errSendGone
+	}
+	switch q.state {
+	case RTS, SQD, SQE, Err:
+	default:
+		return errSendState
+	}
+	if q.typ != RC && q.typ != UC {
+		return verr.Errorf(verb, syscall.EINVAL, "memory windows are bound on RC and UC QPs, not %v", q.typ)
+	}
+	if q.cfg.Host == nil {
+		return verr.New(verb, syscall.EOPNOTSUPP, "the QP has no adapter to bind windows with")
+	}
+	wr := SendWR{WRID: wrID, Opcode: wc.WRBindMW, Flags: flags, MW: mw, Bind: info}
+	if err := q.checkSendLocked(&wr); err != nil {
+		return err
+	}
+	if q.sq.full() {
+		if q.sq.freeOnRetire {
+			return errSendBusy
+		}
+		return errSendFull
+	}
+	key, err := q.cfg.Host.BindKeyLocked(mw)
+	if err != nil {
+		return err
+	}
+	wr.RKey = key
+	if q.state == Err || q.state == SQE {
+		defer q.flushSendLocked()
+	} else {
+		defer q.settleLocked()
+	}
+	if err := q.enqueueSendLocked(&wr); err != nil {
+		return err // not reached: the queue has room and a bind has no inline data
+	}
+	q.scheduleLocked()
+	return nil
 }
 
 // PostSend posts a list of send work requests (ibv_post_send). They are
@@ -100,6 +161,15 @@ func (q *QP) PostSend(wrs []SendWR) (n int, err error) {
 }
 
 func (q *QP) postSendLocked(w *SendWR) error {
+	if err := q.checkSendLocked(w); err != nil {
+		return err
+	}
+	return q.enqueueSendLocked(w)
+}
+
+// checkSendLocked runs PostSend's checks of one request that need no
+// slot: opcode, SGE count, flags, address handle, inline size (QP-32..35).
+func (q *QP) checkSendLocked(w *SendWR) error {
 	ok, unsupported := opAllowed(w.Opcode, q.typ)
 	switch {
 	case unsupported:
@@ -126,6 +196,14 @@ func (q *QP) postSendLocked(w *SendWR) error {
 			return verr.Errorf(verbSend, syscall.EINVAL, "inline payload of %d bytes above max_inline_data %d (QP-35)", n, q.cap.MaxInlineData)
 		}
 	}
+	return nil
+}
+
+// enqueueSendLocked takes a slot for w, a request that passed
+// checkSendLocked, capturing its inline payload: ENOMEM when the queue is
+// full (QP-29), EFAULT when the inline data is not in registered memory.
+func (q *QP) enqueueSendLocked(w *SendWR) error {
+	inline := w.Flags&SendInline != 0
 	if q.sq.full() {
 		if q.sq.freeOnRetire {
 			return errSendBusy

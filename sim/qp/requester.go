@@ -161,6 +161,21 @@ func (q *QP) RunLocked() {
 			if rd && t.rdInFlight >= int(q.attr.MaxRDAtomic) {
 				break // QP-40: waits, no error
 			}
+			if isLocalOp(e.wr.Opcode) {
+				// BIND_MW and LOCAL_INV touch no wire: they run now and
+				// finish at once, completing in order behind earlier WRs.
+				e.psn, e.npkts = t.psn, 0
+				e.status, e.fin = q.localOpLocked(e), true
+				t.assigned++
+				t.next++
+				t.nextPkt = 0
+				if e.status != wc.Success {
+					t.halted = true
+					q.traceLocked("local operation failed", e.status.Name())
+					break
+				}
+				continue
+			}
 			if st := q.checkLocalLocked(e); st != wc.Success {
 				e.status, e.fin = st, true
 				t.assigned++
@@ -191,6 +206,23 @@ func (q *QP) RunLocked() {
 		}
 	}
 	q.completeLocked()
+}
+
+// isLocalOp reports whether op runs in the adapter without a message.
+func isLocalOp(op wc.WROpcode) bool { return op == wc.WRBindMW || op == wc.WRLocalInv }
+
+// localOpLocked executes a BIND_MW (MW-04: MW_BIND_ERR on failure) or a
+// LOCAL_INV (MW-07: LOC_QP_OP_ERR when the rkey names nothing it may
+// invalidate, as rxe's requester reports).
+func (q *QP) localOpLocked(e *wqe) wc.Status {
+	h := q.cfg.Host
+	if e.wr.Opcode == wc.WRBindMW {
+		return h.BindLocked(q, &e.wr)
+	}
+	if !h.InvalidateLocked(q.cfg.PD, e.wr.Imm) {
+		return wc.LocQPOpErr
+	}
+	return wc.Success
 }
 
 // packetsLocked is how many PSNs e uses: one per MTU of payload (at least

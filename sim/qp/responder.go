@@ -278,7 +278,7 @@ func (q *QP) remoteOKLocked(p *Packet, need AccessFlags) bool {
 	if n == 0 {
 		return true
 	}
-	if _, ok := q.cfg.Host.RemoteLocked(q.cfg.PD, p.RKey, p.RemoteAddr, n, need); !ok {
+	if _, ok := q.cfg.Host.RemoteLocked(q, q.cfg.PD, p.RKey, p.RemoteAddr, n, need); !ok {
 		q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), notify.EventQPAccessErr, "rkey, range or MR rights (XFER-14)")
 		return false
 	}
@@ -332,7 +332,7 @@ func (q *QP) rcWriteLocked(p *Packet) {
 		return
 	}
 	if len(p.Payload) > 0 {
-		b, ok := q.cfg.Host.RemoteLocked(q.cfg.PD, r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
+		b, ok := q.cfg.Host.RemoteLocked(q, q.cfg.PD, r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
 		if !ok {
 			q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), notify.EventQPAccessErr, "the target MR went away (MR-07)")
 			return
@@ -371,7 +371,7 @@ func (q *QP) readResponsesLocked(req *Packet) {
 		size := min(mtu, req.DMALen-off)
 		var src []byte
 		if size > 0 {
-			b, ok := h.RemoteLocked(q.cfg.PD, req.RKey, req.RemoteAddr+uint64(off), size, AccessRemoteRead)
+			b, ok := h.RemoteLocked(q, q.cfg.PD, req.RKey, req.RemoteAddr+uint64(off), size, AccessRemoteRead)
 			if !ok {
 				q.responderErrorLocked(req, SynRemAccess, wc.Success, notify.EventQPAccessErr, "the READ target went away (MR-07)")
 				return
@@ -393,7 +393,7 @@ func (q *QP) atomicLocked(p *Packet) {
 	if !q.remoteOKLocked(p, AccessRemoteAtomic) {
 		return
 	}
-	b, _ := q.cfg.Host.RemoteLocked(q.cfg.PD, p.RKey, p.RemoteAddr, 8, AccessRemoteAtomic)
+	b, _ := q.cfg.Host.RemoteLocked(q, q.cfg.PD, p.RKey, p.RemoteAddr, 8, AccessRemoteAtomic)
 	orig := binary.NativeEndian.Uint64(b)
 	switch p.Op {
 	case wc.WRAtomicCmpAndSwp:
@@ -472,7 +472,7 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 				return
 			}
 			if p.DMALen > 0 {
-				if _, ok := q.cfg.Host.RemoteLocked(q.cfg.PD, p.RKey, p.RemoteAddr, p.DMALen, AccessRemoteWrite); !ok {
+				if _, ok := q.cfg.Host.RemoteLocked(q, q.cfg.PD, p.RKey, p.RemoteAddr, p.DMALen, AccessRemoteWrite); !ok {
 					q.traceLocked("UC message dropped", "rkey or range (XFER-14)")
 					return
 				}
@@ -500,7 +500,7 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 			return
 		}
 		if len(p.Payload) > 0 {
-			b, ok := q.cfg.Host.RemoteLocked(q.cfg.PD, r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
+			b, ok := q.cfg.Host.RemoteLocked(q, q.cfg.PD, r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
 			if !ok {
 				r.inMsg = false
 				return

@@ -30,10 +30,12 @@ type loopHost struct {
 }
 
 func (h *loopHost) LocalLocked(_ any, s SGE, _ bool) ([]byte, bool) { return nil, s.Length == 0 }
-func (h *loopHost) RemoteLocked(any, uint32, uint64, uint32, AccessFlags) ([]byte, bool) {
+func (h *loopHost) RemoteLocked(*QP, any, uint32, uint64, uint32, AccessFlags) ([]byte, bool) {
 	return nil, false
 }
 func (h *loopHost) InvalidateLocked(any, uint32) bool { return false }
+func (h *loopHost) BindLocked(*QP, *SendWR) wc.Status { return wc.MWBindErr }
+func (h *loopHost) BindKeyLocked(any) (uint32, error) { return 0, syscall.EINVAL }
 func (h *loopHost) AHLocked(any) (AHAttr, any, bool)  { return AHAttr{}, nil, false }
 func (h *loopHost) PortLocked(uint8) PortInfo {
 	return PortInfo{ActiveMTU: MTU1024, MaxMsgSz: 1 << 31, Up: true}

@@ -25,13 +25,21 @@ type Host interface {
 	// (MR-03, MR-04, MR-08). A zero-length element always resolves.
 	LocalLocked(pd any, s SGE, write bool) ([]byte, bool)
 	// RemoteLocked resolves the target of an incoming RDMA or atomic
-	// request at a responder in pd: the n bytes at addr, or false when rkey
-	// does not name a live MR of pd that covers them and grants need
-	// (XFER-14 level 2).
-	RemoteLocked(pd any, rkey uint32, addr uint64, n uint32, need AccessFlags) ([]byte, bool)
-	// InvalidateLocked invalidates rkey in pd (SEND_WITH_INV, XFER-29),
-	// reporting whether it named a live MR of pd.
+	// request at responder q in pd: the n bytes at addr, or false when rkey
+	// does not name a live MR of pd, or a memory window of pd bound for q,
+	// that covers them and grants need (XFER-14 level 2, MW-06).
+	RemoteLocked(q *QP, pd any, rkey uint32, addr uint64, n uint32, need AccessFlags) ([]byte, bool)
+	// InvalidateLocked invalidates rkey in pd (SEND_WITH_INV, XFER-29;
+	// LOCAL_INV, MW-07), reporting whether it named a live MR or a bound
+	// type 2 memory window of pd.
 	InvalidateLocked(pd any, rkey uint32) bool
+	// BindLocked executes a BIND_MW work request of q (MW-04, MW-05) and
+	// returns its status: Success or MWBindErr.
+	BindLocked(q *QP, wr *SendWR) wc.Status
+	// BindKeyLocked prepares ibv_bind_mw on mw: it returns the rkey the
+	// type 1 window will have once bound (its rkey with the next tag), or
+	// an error when mw is not a live type 1 window of this device.
+	BindKeyLocked(mw any) (uint32, error)
 	// AHLocked returns the address vector and PD of a UD send's AH.
 	AHLocked(ah any) (attr AHAttr, pd any, ok bool)
 	// PortLocked describes local port n (1-based).

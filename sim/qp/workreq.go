@@ -77,6 +77,9 @@ type SGE struct {
 //     order), or the rkey to invalidate for SEND_WITH_INV.
 //   - AH, RemoteQPN, RemoteQKey: UD destinations (wr.ud). AH is the address
 //     handle made by the PD (a *sim.AH).
+//   - MW, RKey and Bind: BIND_MW (wr.bind_mw): the memory window (a
+//     *sim.MW), the rkey it is to have once bound, and where it is bound.
+//   - Imm: for LOCAL_INV, the rkey to invalidate (invalidate_rkey).
 //
 // PostSend copies the request and its scatter/gather list, so the caller may
 // reuse both as soon as PostSend returns. The memory the elements point at is
@@ -96,6 +99,20 @@ type SendWR struct {
 	AH         any
 	RemoteQPN  uint32
 	RemoteQKey uint32
+	MW         any
+	Bind       MWBindInfo
+}
+
+// MWBindInfo is struct ibv_mw_bind_info: the MR (a *sim.MR) a memory
+// window is bound to, the window's first address and length in the MR's
+// address space, and the remote rights the window grants (REMOTE_READ,
+// REMOTE_WRITE, REMOTE_ATOMIC, and ZERO_BASED to address the window from
+// 0). A zero Length unbinds a type 1 window.
+type MWBindInfo struct {
+	MR     any
+	Addr   uint64
+	Length uint64
+	Access AccessFlags
 }
 
 // RecvWR is a receive work request (struct ibv_recv_wr).

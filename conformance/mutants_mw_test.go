@@ -1,0 +1,97 @@
+package conformance_test
+
+import (
+	"errors"
+	"sync"
+	"syscall"
+
+	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Mutants of the memory-window rules (MW-01..MW-07).
+
+func init() { mutants = append(mutants, mwMutants()...) }
+
+// widen makes a bind cover the whole MR: the window then ignores its range.
+func widen(info *qp.MWBindInfo) {
+	if mr, ok := info.MR.(conformance.MR); ok && info.Length > 0 {
+		info.Addr, info.Length = mr.Addr(), mr.Length()
+	}
+}
+
+func mwMutants() []mutant {
+	// pdsWithMW remembers the PDs that ever had a window, for the PD-02
+	// mutant.
+	var mu sync.Mutex
+	pdsWithMW := map[conformance.PD]bool{}
+	return []mutant{
+		{name: "ibv_alloc_mw takes any type as type 1", rules: []string{"MW-01"}, h: hooks{
+			allocMW: func(pd conformance.PD, typ uint32) (conformance.MW, error) {
+				if typ != 2 {
+					typ = 1
+				}
+				return pd.(conformance.MWAllocator).AllocMW(typ)
+			}}},
+		{name: "ibv_dealloc_pd with windows says EINVAL, not EBUSY", rules: []string{"MW-02"}, h: hooks{
+			allocMW: func(pd conformance.PD, typ uint32) (conformance.MW, error) {
+				mu.Lock()
+				pdsWithMW[pd] = true
+				mu.Unlock()
+				return pd.(conformance.MWAllocator).AllocMW(typ)
+			},
+			deallocPD: func(pd conformance.PD) error {
+				err := pd.Dealloc()
+				mu.Lock()
+				defer mu.Unlock()
+				if errors.Is(err, syscall.EBUSY) && pdsWithMW[pd] {
+					return verr.New("ibv_dealloc_pd", syscall.EINVAL, "mutant")
+				}
+				return err
+			}}},
+		{name: "ibv_dereg_mr of a held MR reports success and keeps it", rules: []string{"MR-06", "MW-03"}, h: hooks{
+			deregMR: func(mr conformance.MR) error {
+				_ = mr.Dereg() // a refusal is hidden
+				return nil
+			}}},
+		xEach("BIND_MW completes as SEND", []string{"MW-04"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+			if c.Status == wc.Success && c.Opcode == wc.BindMW {
+				c.Opcode = wc.Send
+			}
+		}),
+		xStatusMutant(wc.MWBindErr, wc.LocQPOpErr, "MW-05"),
+		{name: "binds cover the whole MR", rules: []string{"MW-06"}, h: hooks{
+			postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+				wrs = append([]qp.SendWR(nil), wrs...)
+				for i := range wrs {
+					if wrs[i].Opcode == wc.WRBindMW {
+						widen(&wrs[i].Bind)
+					}
+				}
+				return q.PostSend(wrs)
+			},
+			bindMW: func(q conformance.QP, mw conformance.MW, wrID uint64, flags qp.SendFlags, info qp.MWBindInfo) error {
+				widen(&info)
+				return q.(conformance.MWBinder).BindMW(mw, wrID, flags, info)
+			}}},
+		{name: "the device states the other ZERO_BASED type 1 reading", rules: []string{"MW-05"}, h: hooks{
+			profile: func(p conformance.Profile) conformance.Profile {
+				p.MWType1NoZeroBased = !p.MWType1NoZeroBased
+				return p
+			}}},
+		{name: "the device states the other errno of a refused dereg", rules: []string{"MW-03"}, h: hooks{
+			profile: func(p conformance.Profile) conformance.Profile { p.DeregBoundEINVAL = !p.DeregBoundEINVAL; return p }}},
+		{name: "LOCAL_INV names the wrong key", rules: []string{"MW-07"}, h: hooks{
+			postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+				wrs = append([]qp.SendWR(nil), wrs...)
+				for i := range wrs {
+					if wrs[i].Opcode == wc.WRLocalInv {
+						wrs[i].Imm ^= 0x100
+					}
+				}
+				return q.PostSend(wrs)
+			}}},
+	}
+}

@@ -1,0 +1,400 @@
+package conformance
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Cases of the memory-window rules (MW-01..MW-07). They run on a connected
+// RC pair of the transport cases (xSetup): side B allocates the windows,
+// binds them over an MR of its own registered with LOCAL_WRITE|MW_BIND
+// only (so every remote right a check sees comes from the window), and
+// side A accesses them through their rkeys. A device without memory
+// windows (no MWAllocator on its PDs) is not checked.
+
+// mwLen is the size of B's MR that windows are bound to; mwOff and mwWin
+// place the windows the cases bind inside it.
+const (
+	mwLen = 4096
+	mwOff = 256
+	mwWin = 512
+)
+
+// mwWorld is a connected RC pair with B's bindable MR.
+type mwWorld struct {
+	w    *xWorld
+	a, b *xEnd
+	mr   MR
+	buf  []byte
+}
+
+// mwSetup returns the world, or nil after logging that the device has no
+// memory windows.
+func mwSetup(t *T, e *Env) *mwWorld {
+	t.Helper()
+	w := xSetup(t, e)
+	if _, ok := w.b.pd.(MWAllocator); !ok {
+		t.Logf("not checked: the device has no memory windows (conformance.MWAllocator)")
+		return nil
+	}
+	m := &mwWorld{w: w, buf: make([]byte, mwLen)}
+	m.a, m.b = w.connect(qp.RC, w.opts())
+	m.mr = e.mrReg(w.b.pd, m.buf, accessLocalWrite|accessMWBind)
+	return m
+}
+
+// alloc allocates a window of type typ on B's PD.
+func (m *mwWorld) alloc(typ uint32) MW {
+	m.w.t.Helper()
+	mw, err := m.w.b.pd.(MWAllocator).AllocMW(typ)
+	if err != nil || mw == nil {
+		m.w.t.Fatalf("ibv_alloc_mw(type %d): %v, %v", typ, mw, err)
+	}
+	return mw
+}
+
+// info is a bind of [mwOff, mwOff+mwWin) of B's MR with access acc.
+func (m *mwWorld) info(acc qp.AccessFlags) qp.MWBindInfo {
+	return qp.MWBindInfo{MR: m.mr, Addr: m.mr.Addr() + mwOff, Length: mwWin, Access: acc}
+}
+
+// bind1 binds a type 1 window with ibv_bind_mw on x and returns its
+// completion.
+func (m *mwWorld) bind1(x *xEnd, mw MW, id uint64, info qp.MWBindInfo) wc.WC {
+	m.w.t.Helper()
+	b, ok := x.q.(MWBinder)
+	if !ok {
+		m.w.t.Fatalf("the QP has no ibv_bind_mw (conformance.MWBinder), but its PD allocates windows")
+	}
+	if err := b.BindMW(mw, id, qp.SendSignaled, info); err != nil {
+		m.w.t.Fatalf("ibv_bind_mw: %v", err)
+	}
+	return m.w.await(x.scq, 1, "the bind")[0]
+}
+
+// bind2 binds a type 2 window with a BIND_MW work request on x naming the
+// key rkey, and returns its completion.
+func (m *mwWorld) bind2(x *xEnd, mw MW, id uint64, rkey uint32, info qp.MWBindInfo) wc.WC {
+	m.w.t.Helper()
+	x.post("BIND_MW", qp.SendWR{WRID: id, Opcode: wc.WRBindMW, Flags: qp.SendSignaled, MW: mw, RKey: rkey, Bind: info})
+	return m.w.await(x.scq, 1, "the BIND_MW")[0]
+}
+
+// wantBound checks that c is the successful completion of bind id.
+func (m *mwWorld) wantBound(what string, x *xEnd, c wc.WC, id uint64) bool {
+	m.w.t.Helper()
+	if !x.want(what, c, id, wc.Success) {
+		return false
+	}
+	if c.Opcode != wc.BindMW {
+		m.w.t.Errorf("%s: opcode %v, want IBV_WC_BIND_MW (WC-04)", what, c.Opcode)
+	}
+	return true
+}
+
+// access makes A run op (8 bytes) at addr with rkey and returns the status.
+func (m *mwWorld) access(id uint64, op wc.WROpcode, addr uint64, rkey uint32) wc.Status {
+	m.w.t.Helper()
+	r := m.a.xRemoteReq(id, op, addr, rkey)
+	if op == wc.WRAtomicFetchAndAdd {
+		r.CompareAdd = 1
+	}
+	m.a.post(fmt.Sprintf("%v through a window", op), r)
+	c := m.w.await(m.a.scq, 1, fmt.Sprintf("%v through a window", op))[0]
+	if c.WRID != id {
+		m.w.t.Errorf("%v through a window: wr_id %d, want %d", op, c.WRID, id)
+	}
+	return c.Status
+}
+
+// incRKey is ibv_inc_rkey: the same index with the next tag.
+func incRKey(k uint32) uint32 { return k&^0xff | (k+1)&0xff }
+
+func init() {
+	register("MW-01", "ibv_alloc_mw takes types 1 and 2 and gives each window its own rkey; other types are EINVAL", func(t *T, e *Env) {
+		m := mwSetup(t, e)
+		if m == nil {
+			return
+		}
+		a := m.w.b.pd.(MWAllocator)
+		for _, typ := range []uint32{0, 3, 0x100} {
+			mw, err := a.AllocMW(typ)
+			e.WantErrno(fmt.Sprintf("ibv_alloc_mw(type %d)", typ), err, syscall.EINVAL)
+			if mw != nil {
+				t.Errorf("ibv_alloc_mw(type %d) returned a window with its error", typ)
+			}
+		}
+		m1, m2 := m.alloc(1), m.alloc(2)
+		if m1.RKey() == m2.RKey() || m1.RKey() == m.mr.RKey() || m2.RKey() == m.mr.RKey() {
+			t.Errorf("rkeys: type 1 %#x, type 2 %#x, MR %#x: each window needs its own", m1.RKey(), m2.RKey(), m.mr.RKey())
+		}
+		// An unbound window grants nothing.
+		if st := m.access(1, wc.WRRDMAWrite, m.mr.Addr()+mwOff, m1.RKey()); st != wc.RemAccessErr {
+			t.Errorf("WRITE through an unbound type 1 window: %v, want REM_ACCESS_ERR", st)
+		}
+		e.WantOK("ibv_dealloc_mw(type 1)", m1.Dealloc())
+		e.WantOK("ibv_dealloc_mw(type 2)", m2.Dealloc())
+		e.WantErrno("ibv_dealloc_mw twice", m1.Dealloc(), syscall.EINVAL)
+	})
+
+	register("MW-02", "a PD with memory windows cannot be deallocated (PD-02)", func(t *T, e *Env) {
+		pd := e.pdAlloc()
+		a, ok := pd.(MWAllocator)
+		if !ok {
+			t.Logf("not checked: the device has no memory windows (conformance.MWAllocator)")
+			return
+		}
+		for _, typ := range []uint32{1, 2} {
+			mw, err := a.AllocMW(typ)
+			if err != nil {
+				t.Fatalf("ibv_alloc_mw(type %d): %v", typ, err)
+			}
+			e.WantErrno(fmt.Sprintf("ibv_dealloc_pd with a type %d window", typ), pd.Dealloc(), syscall.EBUSY)
+			e.WantOK("ibv_dealloc_mw", mw.Dealloc())
+		}
+		e.WantOK("ibv_dealloc_pd once the windows are gone", pd.Dealloc())
+	})
+
+	register("MW-03", "a bound window holds its MR (MR-06) until it is deallocated, which unbinds it", func(t *T, e *Env) {
+		m := mwSetup(t, e)
+		if m == nil {
+			return
+		}
+		mw := m.alloc(1)
+		m.wantBound("type 1 bind", m.b, m.bind1(m.b, mw, 1, m.info(qp.AccessRemoteWrite)), 1)
+		want := syscall.EBUSY
+		if e.Profile.DeregBoundEINVAL {
+			want = syscall.EINVAL
+		}
+		e.WantErrno("ibv_dereg_mr with a bound window (MR-06)", m.mr.Dereg(), want)
+		rkey := mw.RKey()
+		e.WantOK("ibv_dealloc_mw of a bound window", mw.Dealloc())
+		if st := m.access(2, wc.WRRDMAWrite, m.mr.Addr()+mwOff, rkey); st != wc.RemAccessErr {
+			t.Errorf("WRITE through a deallocated window: %v, want REM_ACCESS_ERR", st)
+		}
+		e.WantOK("ibv_dereg_mr once the window is deallocated", m.mr.Dereg())
+	})
+
+	register("MW-04", "type 1 binds with ibv_bind_mw, type 2 with a BIND_MW request; both complete as IBV_WC_BIND_MW", func(t *T, e *Env) {
+		m := mwSetup(t, e)
+		if m == nil {
+			return
+		}
+		m1, m2 := m.alloc(1), m.alloc(2)
+		b, ok := m.b.q.(MWBinder)
+		if !ok {
+			t.Fatalf("the QP has no ibv_bind_mw (conformance.MWBinder), but its PD allocates windows")
+		}
+		e.WantErrno("ibv_bind_mw of a type 2 window", b.BindMW(m2, 9, qp.SendSignaled, m.info(qp.AccessRemoteRead)), syscall.EINVAL)
+		old := m1.RKey()
+		if err := b.BindMW(m1, 1, qp.SendSignaled, m.info(qp.AccessRemoteWrite)); err != nil {
+			t.Fatalf("ibv_bind_mw: %v", err)
+		}
+		if m1.RKey() == old || m1.RKey()>>8 != old>>8 {
+			t.Errorf("rkey after ibv_bind_mw %#x, was %#x: want the same index with a new tag", m1.RKey(), old)
+		}
+		m.wantBound("type 1 bind", m.b, m.w.await(m.b.scq, 1, "the bind")[0], 1)
+		key := incRKey(m2.RKey())
+		m.wantBound("type 2 BIND_MW", m.b, m.bind2(m.b, m2, 2, key, m.info(qp.AccessRemoteRead)), 2)
+		if m2.RKey() != key {
+			t.Errorf("type 2 rkey %#x after the bind, want the key the request named, %#x", m2.RKey(), key)
+		}
+		copy(m.buf[mwOff:], "through!")
+		if st := m.access(3, wc.WRRDMAWrite, m.mr.Addr()+mwOff+8, m1.RKey()); st != wc.Success {
+			t.Errorf("WRITE through the type 1 window: %v", st)
+		}
+		if st := m.access(4, wc.WRRDMARead, m.mr.Addr()+mwOff, key); st != wc.Success {
+			t.Errorf("READ through the type 2 window: %v", st)
+		} else if string(m.w.a.buf[:8]) != "through!" {
+			t.Errorf("READ through the type 2 window brought %q", m.w.a.buf[:8])
+		}
+		// A type 1 bind of length 0 unbinds.
+		m.wantBound("type 1 unbind", m.b, m.bind1(m.b, m1, 5, qp.MWBindInfo{}), 5)
+		if st := m.access(6, wc.WRRDMAWrite, m.mr.Addr()+mwOff, m1.RKey()); st != wc.RemAccessErr {
+			t.Errorf("WRITE through an unbound window: %v, want REM_ACCESS_ERR", st)
+		}
+	})
+
+	register("MW-05", "a bind that fails its checks completes with MW_BIND_ERR and leaves the window unbound", func(t *T, e *Env) {
+		bad := []struct {
+			name string
+			typ  uint32
+			mk   func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo)
+		}{
+			{"an MR without MW_BIND", 2, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
+				return incRKey(mw.RKey()), qp.MWBindInfo{MR: m.w.b.mr, Addr: m.w.b.addr(0), Length: 64, Access: qp.AccessRemoteRead}
+			}},
+			{"a range past the MR", 2, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
+				i := m.info(qp.AccessRemoteRead)
+				i.Addr = m.mr.Addr() + mwLen - 8
+				return incRKey(mw.RKey()), i
+			}},
+			{"a range before the MR", 1, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
+				i := m.info(qp.AccessRemoteRead)
+				i.Addr = m.mr.Addr() - 1
+				return 0, i
+			}},
+			{"LOCAL_WRITE among the window's rights", 1, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
+				return 0, m.info(qp.AccessLocalWrite | qp.AccessRemoteRead)
+			}},
+			{"MW_BIND among the window's rights", 2, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
+				return incRKey(mw.RKey()), m.info(qp.AccessMWBind)
+			}},
+			{"a new rkey of another index", 2, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
+				return mw.RKey() ^ 0x100, m.info(qp.AccessRemoteRead)
+			}},
+			{"a type 2 bind of length 0", 2, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
+				return incRKey(mw.RKey()), qp.MWBindInfo{MR: m.mr, Addr: m.mr.Addr(), Access: qp.AccessRemoteRead}
+			}},
+			{"a window of another PD", 2, nil},
+		}
+		for _, c := range bad {
+			m := mwSetup(t, e)
+			if m == nil {
+				return
+			}
+			var mw MW
+			var key uint32
+			var info qp.MWBindInfo
+			if c.mk == nil {
+				// The window is of a second PD of B's context.
+				pd, err := m.w.b.ctx.AllocPD()
+				if err != nil {
+					t.Fatalf("a second PD on side B: %v", err)
+				}
+				w, err := pd.(MWAllocator).AllocMW(c.typ)
+				if err != nil {
+					t.Fatalf("ibv_alloc_mw on a second PD: %v", err)
+				}
+				mw, key, info = w, incRKey(w.RKey()), m.info(qp.AccessRemoteRead)
+			} else {
+				mw = m.alloc(c.typ)
+				key, info = c.mk(m, mw)
+			}
+			what := fmt.Sprintf("bind of a type %d window with %s", c.typ, c.name)
+			var got wc.WC
+			if c.typ == 1 {
+				got = m.bind1(m.b, mw, 7, info)
+			} else {
+				got = m.bind2(m.b, mw, 7, key, info)
+			}
+			m.b.want(what, got, 7, wc.MWBindErr)
+			m.b.wantState(what, qp.Err)
+			m.a, m.b = m.w.connect(qp.RC, m.w.opts()) // the failed bind ended the pair
+			if st := m.access(8, wc.WRRDMARead, info.Addr, mw.RKey()); st != wc.RemAccessErr {
+				t.Errorf("%s: READ through the window: %v, want REM_ACCESS_ERR", what, st)
+			}
+		}
+		// ZERO_BASED on a type 1 window: [IMPL].
+		m := mwSetup(t, e)
+		if m == nil {
+			return
+		}
+		mw := m.alloc(1)
+		got := m.bind1(m.b, mw, 1, m.info(qp.AccessRemoteRead|qp.AccessZeroBased))
+		if e.Profile.MWType1NoZeroBased {
+			m.b.want("a ZERO_BASED type 1 bind (refused under this reading)", got, 1, wc.MWBindErr)
+			return
+		}
+		m.wantBound("a ZERO_BASED type 1 bind", m.b, got, 1)
+		copy(m.buf[mwOff+16:], "zerobase")
+		if st := m.access(2, wc.WRRDMARead, 16, mw.RKey()); st != wc.Success || string(m.w.a.buf[:8]) != "zerobase" {
+			t.Errorf("READ at offset 16 of a ZERO_BASED window: %v, %q", st, m.w.a.buf[:8])
+		}
+	})
+
+	register("MW-06", "remote access through a window's rkey is checked against the window's range, rights, PD and (type 2) QP", func(t *T, e *Env) {
+		for _, typ := range []uint32{1, 2} {
+			m := mwSetup(t, e)
+			if m == nil {
+				return
+			}
+			mw := m.alloc(typ)
+			info := m.info(qp.AccessRemoteWrite | qp.AccessRemoteAtomic)
+			if typ == 1 {
+				m.wantBound("type 1 bind", m.b, m.bind1(m.b, mw, 1, info), 1)
+			} else {
+				m.wantBound("type 2 bind", m.b, m.bind2(m.b, mw, 1, incRKey(mw.RKey()), info), 1)
+			}
+			base, k := m.mr.Addr()+mwOff, mw.RKey()
+			if st := m.access(2, wc.WRRDMAWrite, base+mwWin-8, k); st != wc.Success {
+				t.Errorf("type %d: WRITE of the window's last 8 bytes: %v", typ, st)
+			}
+			if st := m.access(3, wc.WRAtomicFetchAndAdd, base+8, k); st != wc.Success {
+				t.Errorf("type %d: FETCH_ADD inside the window: %v", typ, st)
+			}
+			if typ == 2 {
+				// Type 2 windows answer only on the QP that bound them.
+				a2, _ := m.w.connect(qp.RC, m.w.opts())
+				a2.post("WRITE on another QP", a2.xRemoteReq(4, wc.WRRDMAWrite, base, k))
+				a2.want(fmt.Sprintf("type %d: WRITE through another QP of the PD", typ), m.w.await(a2.scq, 1, "other QP")[0], 4, wc.RemAccessErr)
+			}
+			// Errors end the connection: one per pair.
+			for i, bad := range []struct {
+				name string
+				op   wc.WROpcode
+				addr uint64
+			}{
+				{"WRITE one byte past the window", wc.WRRDMAWrite, base + mwWin - 7},
+				{"WRITE just before the window", wc.WRRDMAWrite, base - 8},
+				{"READ without REMOTE_READ", wc.WRRDMARead, base},
+			} {
+				if i > 0 {
+					m.a, m.b = m.w.connect(qp.RC, m.w.opts())
+					// The window stays bound (type 1: any QP of the PD).
+					if typ == 2 {
+						break
+					}
+				}
+				if st := m.access(uint64(10+i), bad.op, bad.addr, k); st != wc.RemAccessErr {
+					t.Errorf("type %d: %s: %v, want REM_ACCESS_ERR", typ, bad.name, st)
+				}
+			}
+			_ = mw.Dealloc()
+		}
+	})
+
+	register("MW-07", "LOCAL_INV and SEND_WITH_INV unbind a type 2 window; a type 1 window cannot be invalidated", func(t *T, e *Env) {
+		for _, how := range []wc.WROpcode{wc.WRLocalInv, wc.WRSendWithInv} {
+			m := mwSetup(t, e)
+			if m == nil {
+				return
+			}
+			mw := m.alloc(2)
+			m.wantBound("type 2 bind", m.b, m.bind2(m.b, mw, 1, incRKey(mw.RKey()), m.info(qp.AccessRemoteWrite)), 1)
+			k := mw.RKey()
+			if how == wc.WRLocalInv {
+				m.b.post("LOCAL_INV", qp.SendWR{WRID: 2, Opcode: wc.WRLocalInv, Flags: qp.SendSignaled, Imm: k})
+				c := m.w.await(m.b.scq, 1, "LOCAL_INV")[0]
+				if m.b.want("LOCAL_INV of the window", c, 2, wc.Success) && c.Opcode != wc.LocalInv {
+					t.Errorf("LOCAL_INV completed as %v, want IBV_WC_LOCAL_INV (WC-04)", c.Opcode)
+				}
+			} else {
+				m.b.recvAt("a receive", 3, 0, 64)
+				r := xSend(2, wc.WRSendWithInv, m.a.s.sge(0, 8))
+				r.Imm = k
+				m.a.post("SEND_WITH_INV", r)
+				m.a.want("SEND_WITH_INV of the window", m.w.await(m.a.scq, 1, "SEND_WITH_INV")[0], 2, wc.Success)
+				c := m.w.await(m.b.rcq, 1, "SEND_WITH_INV: responder")[0]
+				if m.b.want("SEND_WITH_INV: responder", c, 3, wc.Success) && (c.WCFlags&wc.WithInv == 0 || c.InvalidatedRkey() != k) {
+					t.Errorf("SEND_WITH_INV: flags %v invalidated_rkey %#x, want WITH_INV and %#x", c.WCFlags, c.InvalidatedRkey(), k)
+				}
+			}
+			if st := m.access(4, wc.WRRDMAWrite, m.mr.Addr()+mwOff, k); st != wc.RemAccessErr {
+				t.Errorf("WRITE after %v of the window: %v, want REM_ACCESS_ERR", how, st)
+			}
+			e.WantOK(fmt.Sprintf("ibv_dereg_mr after %v unbound the window", how), m.mr.Dereg())
+		}
+		m := mwSetup(t, e)
+		if m == nil {
+			return
+		}
+		mw := m.alloc(1)
+		m.wantBound("type 1 bind", m.b, m.bind1(m.b, mw, 1, m.info(qp.AccessRemoteWrite)), 1)
+		m.b.post("LOCAL_INV of a type 1 window", qp.SendWR{WRID: 2, Opcode: wc.WRLocalInv, Flags: qp.SendSignaled, Imm: mw.RKey()})
+		m.b.want("LOCAL_INV of a type 1 window", m.w.await(m.b.scq, 1, "LOCAL_INV")[0], 2, wc.LocQPOpErr)
+	})
+}
