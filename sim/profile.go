@@ -99,7 +99,7 @@ func (p Profile) String() string {
 	if p.QP.FreeSlotOnRetire {
 		slots = "retire"
 	}
-	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s slot-free-on=%s srq-limit-at-create=%v dereg-bound-einval=%v mw1-no-zero-based=%v transport=%s)",
+	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s slot-free-on=%s srq-limit-at-create=%v dereg-bound-einval=%v mw1-no-zero-based=%v rereg=%s transport=%s)",
 		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QP.ResetToErr, p.QP.CurState, slots, p.SRQLimitAtCreate,
-		p.DeregBoundEINVAL, p.MWType1NoZeroBased, p.Transport)
+		p.DeregBoundEINVAL, p.MWType1NoZeroBased, p.MR, p.Transport)
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/verr"
@@ -127,6 +128,25 @@ type MRPolicy struct {
 	// change (MR-14 B). False: the MR is unusable, its keys resolve no more
 	// and only Dereg works, as the man page says it "shouldn't be used" (A).
 	ReregFailKeepsMR bool
+}
+
+// String lists the readings that differ from the man page's, comma
+// separated, or returns "man-pages" for the zero value.
+func (p MRPolicy) String() string {
+	var s []string
+	if p.ReregKeepKeys {
+		s = append(s, "keep-keys")
+	}
+	if p.ReregNoTranslation {
+		s = append(s, "no-translation")
+	}
+	if p.ReregFailKeepsMR {
+		s = append(s, "fail-keeps-mr")
+	}
+	if len(s) == 0 {
+		return "man-pages"
+	}
+	return strings.Join(s, ",")
 }
 
 // RXEMRPolicy returns the readings of soft-RoCE's rxe_rereg_user_mr.
