@@ -36,6 +36,10 @@ type Profile struct {
 	// Transport: the readings of the transport rules (XFER-05, XFER-10,
 	// XFER-16, ASYNC-11, ASYNC-13, WC-13, FLUSH-10, CQ-24).
 	Transport qp.TransportPolicy
+	// CQNoTimestamps: ibv_create_cq_ex refuses the completion-timestamp
+	// wc_flags with EOPNOTSUPP, as rxe, whose provider supports only
+	// IBV_WC_STANDARD_FLAGS, does (CQX-02). False: a CQ may ask for them.
+	CQNoTimestamps bool
 }
 
 // DefaultProfile returns the profile that follows the man pages: the "Sim
@@ -49,7 +53,8 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // soon as its request completes or is flushed, before any poll (QP-29 B), a
 // srq_limit given at creation arms the limit (SRQ-01), and the transport
 // readings of qp.RXETransport (XFER-05 B, XFER-10 B, XFER-16 B, ASYNC-11,
-// ASYNC-13, WC-13, FLUSH-10 B, CQ-24 B).
+// ASYNC-13, WC-13, FLUSH-10 B, CQ-24 B), and ibv_create_cq_ex offers no
+// completion timestamps (CQX-02).
 func RXEProfile() Profile {
 	return Profile{
 		Name:             "rxe",
@@ -58,6 +63,7 @@ func RXEProfile() Profile {
 		QP:               qp.RXEPolicy(),
 		SRQLimitAtCreate: true,
 		Transport:        qp.RXETransport(),
+		CQNoTimestamps:   true,
 	}
 }
 
@@ -83,6 +89,6 @@ func (p Profile) String() string {
 	if p.QP.FreeSlotOnRetire {
 		slots = "retire"
 	}
-	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s slot-free-on=%s srq-limit-at-create=%v transport=%s)",
-		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QP.ResetToErr, p.QP.CurState, slots, p.SRQLimitAtCreate, p.Transport)
+	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s slot-free-on=%s srq-limit-at-create=%v cq-timestamps=%v transport=%s)",
+		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QP.ResetToErr, p.QP.CurState, slots, p.SRQLimitAtCreate, !p.CQNoTimestamps, p.Transport)
 }
