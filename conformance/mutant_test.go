@@ -76,6 +76,9 @@ type hooks struct {
 	tick      func(c conformance.Clock, n uint64)
 	runIdle   func(c conformance.Clock, limit uint64) bool
 	queryPort func(c conformance.Context, port uint8) (conformance.PortInfo, error)
+
+	// cqx breaks extended CQs (mutants_cqex_test.go).
+	cqx *cqxHooks
 }
 
 // mutant is a broken device and the rules that must catch it.
@@ -509,6 +512,7 @@ func (e mAsync) Object() any {
 type mCQ struct {
 	inner conformance.CQ
 	h     *hooks
+	ex    conformance.ExCQ // the poll iterator, once asked for (mutants_cqex_test.go)
 }
 
 func (q *mCQ) CQE() int {

@@ -530,6 +530,7 @@ var badTable = map[string]badEntry{
 	"CQ.ReadCompletionTS":          readEx(func(c *sim.CQ) error { _, err := c.ReadCompletionTS(); return err }),
 	"CQ.ReadCompletionWallclockNS": readEx(func(c *sim.CQ) error { _, err := c.ReadCompletionWallclockNS(); return err }),
 	"CQ.WCFlags":                   {reason: getter},
+	"CQ.Current":                   readEx(func(c *sim.CQ) error { _, _, err := c.Current(); return err }),
 	"CQ.Poll": {cases: []badCase{
 		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { _, err := w.deadCQ.Poll(make([]wc.WC, 1)); return err }},
 		{in: "nil slice", call: func(w *badWorld) error {

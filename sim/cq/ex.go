@@ -224,6 +224,22 @@ func (c *CQ) EndPoll() error {
 	return nil
 }
 
+// Current returns the wr_id and status of the completion the iterator
+// points at, as c.WRID and c.Status do, but under the lock and with EINVAL
+// when there is none (CQX-07). It allocates nothing.
+func (c *CQ) Current() (wrID uint64, status wc.Status, err error) {
+	if c == nil {
+		return 0, 0, errNoCurrent
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, err := c.currentLocked(0)
+	if err != nil {
+		return 0, 0, err
+	}
+	return e.w.WRID, e.w.Status, nil
+}
+
 // setCurrentLocked publishes the current completion's wr_id and status.
 func (c *CQ) setCurrentLocked() {
 	w := &c.ring[c.slot(c.cur)].w
