@@ -336,6 +336,9 @@ type ExCQ interface {
 	ReadImmData() (uint32, error)
 	ReadQPNum() (uint32, error)
 	ReadSrcQP() (uint32, error)
+	ReadSLID() (uint32, error)
+	ReadSL() (uint8, error)
+	ReadDLIDPathBits() (uint8, error)
 	ReadCompletionTS() (uint64, error)
 	ReadCompletionWallclockNS() (uint64, error)
 }
