@@ -30,7 +30,7 @@ const (
 	OpCreateCQ              // ibv_create_cq: N (or AboveMax) cqe, Channel (<0: none), Vector
 	OpArm                   // ibv_req_notify_cq: CQ, Solicited
 	OpPush                  // Injector.Push: CQ, WC, Solicited
-	OpPoll                  // ibv_poll_cq: CQ, N entries (negative: 0)
+	OpPoll                  // ibv_poll_cq: CQ, N entries (negative: 0); Ex: through the poll iterator
 	OpGetEvent              // non-blocking ibv_get_cq_event: Channel
 	OpAck                   // ibv_ack_cq_events: CQ, N
 	OpResize                // ibv_resize_cq: CQ, N (or AboveMax)
@@ -85,6 +85,11 @@ type Op struct {
 	Up       bool     // OpModifyQP: instead of Target, the next state on the way to RTS
 	Illegal  bool     // OpModifyQP: spoil the minimal mask (drop a required bit or add CAP)
 	Signaled uint8    // OpPostSend: bit i set: request i is IBV_SEND_SIGNALED
+
+	// Ex makes OpPoll read up to N completions with ibv_start_poll,
+	// ibv_next_poll and ibv_end_poll instead of ibv_poll_cq, when N > 0
+	// and the CQ implements ExCQ (CQX-10): the model checks both APIs alike.
+	Ex bool
 }
 
 // String renders the op in one line, as it appears in failure logs.
@@ -106,6 +111,9 @@ func (o Op) String() string {
 	case OpPush:
 		return fmt.Sprintf("push cq=%d solicited=%t wc={%v}", o.CQ, o.Solicited, o.WC.String())
 	case OpPoll, OpAck, OpResize:
+		if o.Kind == OpPoll && o.Ex {
+			return fmt.Sprintf("%s-ex cq=%d n=%s", o.Kind, o.CQ, n)
+		}
 		return fmt.Sprintf("%s cq=%d n=%s", o.Kind, o.CQ, n)
 	case OpGetEvent, OpDestroyChannel:
 		return fmt.Sprintf("%s channel=%d", o.Kind, o.Channel)
@@ -460,6 +468,9 @@ func (m *Machine) createCQ(op Op) error {
 
 func (m *Machine) poll(op Op, i int, q CQ) error {
 	n := max(op.N, 0)
+	if x, ok := q.(ExCQ); ok && op.Ex && n > 0 {
+		return m.pollEx(op, i, x, n)
+	}
 	canary := wc.WC{WRID: 0xCA11A27, Status: wc.GeneralErr, VendorErr: 0xCA11A27}
 	buf := make([]wc.WC, n)
 	for j := range buf {
@@ -603,4 +614,74 @@ func (m *Machine) Check() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// pollEx reads up to n completions of CQ i with the poll iterator and checks
+// them, and each call's outcome, against the model as poll does (CQX-04,
+// CQX-05, CQX-08, CQX-10). Where ibv_poll_cq would report an error with
+// its completions (EIO after an overrun, CQ-23), the iterator reports it
+// in place of ENOENT at the end.
+func (m *Machine) pollEx(op Op, i int, q ExCQ, n int) error {
+	ps, want := m.m.PollFrom(i, n)
+	var dev []wc.WC
+	err := q.StartPoll()
+	for err == nil {
+		w, rerr := exRead(q)
+		if rerr != nil {
+			return fmt.Errorf("%v: reading completion %d through the iterator: %v (CQX-03)", op, len(dev), rerr)
+		}
+		dev = append(dev, w)
+		if len(dev) == n {
+			break
+		}
+		err = q.NextPoll()
+	}
+	started := len(dev) > 0
+	if started {
+		if e := m.same(op, "ibv_end_poll", q.EndPoll(), 0); e != nil {
+			return e
+		}
+	}
+	got, devm := meaningful(ps, dev)
+	m.h.Polled(i, devm)
+	// The call that ended the walk: start_poll on an empty CQ, or next_poll
+	// past the last completion; none when n completions were read.
+	if len(dev) < n {
+		end := want
+		if end == 0 {
+			end = syscall.ENOENT
+		}
+		verb := "ibv_next_poll at the end"
+		if !started {
+			verb = "ibv_start_poll"
+		}
+		if e := m.same(op, verb, err, end); e != nil {
+			return e
+		}
+	}
+	if d := cmp.Diff(got, devm, cmpopts.EquateEmpty()); d != "" {
+		return fmt.Errorf("%v: completions read through the poll iterator differ from the model's (%s, CQX-10) (-model +device):\n%s", op, pollRules(ps), d)
+	}
+	return nil
+}
+
+// exRead assembles the current completion from the iterator's fields, for
+// a CQ created with IBV_WC_STANDARD_FLAGS.
+func exRead(q ExCQ) (wc.WC, error) {
+	var w wc.WC
+	var errs [11]error
+	w.WRID, w.Status, errs[0] = q.Current()
+	w.Opcode, errs[1] = q.ReadOpcode()
+	w.VendorErr, errs[2] = q.ReadVendorErr()
+	w.WCFlags, errs[3] = q.ReadWCFlags()
+	w.ByteLen, errs[4] = q.ReadByteLen()
+	w.ImmData, errs[5] = q.ReadImmData()
+	w.QPNum, errs[6] = q.ReadQPNum()
+	w.SrcQP, errs[7] = q.ReadSrcQP()
+	var slid uint32
+	slid, errs[8] = q.ReadSLID()
+	w.SLID = uint16(slid)
+	w.SL, errs[9] = q.ReadSL()
+	w.DLIDPathBits, errs[10] = q.ReadDLIDPathBits()
+	return w, errors.Join(errs[:]...)
 }

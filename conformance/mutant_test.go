@@ -92,6 +92,8 @@ type hooks struct {
 	queryGIDEx    func(c conformance.Context, port, index, flags uint32) (conformance.GIDEntry, error)
 	queryGIDTable func(c conformance.Context, maxEntries int, flags uint32) ([]conformance.GIDEntry, error)
 	getSRQNum     func(s conformance.SRQ) (uint32, error)
+	// cqx breaks extended CQs (mutants_cqex_test.go).
+	cqx *cqxHooks
 }
 
 // mutant is a broken device and the rules that must catch it.
@@ -573,6 +575,7 @@ func (e mAsync) Object() any {
 type mCQ struct {
 	inner conformance.CQ
 	h     *hooks
+	ex    conformance.ExCQ // the poll iterator, once asked for (mutants_cqex_test.go)
 }
 
 func (q *mCQ) CQE() int {

@@ -230,7 +230,7 @@ func (s *smRun) pushBurst(t *rapid.T) {
 
 func (s *smRun) poll(t *rapid.T) {
 	if i, ok := s.anyCQ(t); ok {
-		s.step(t, Op{Kind: OpPoll, CQ: i, N: rapid.IntRange(0, 10).Draw(t, "n")})
+		s.step(t, Op{Kind: OpPoll, CQ: i, N: rapid.IntRange(0, 10).Draw(t, "n"), Ex: rapid.Bool().Draw(t, "ex")})
 	}
 }
 
@@ -254,7 +254,7 @@ func (s *smRun) consume(t *rapid.T) {
 	}
 	s.step(t, Op{Kind: OpAck, CQ: i, N: 1})
 	s.step(t, Op{Kind: OpArm, CQ: i, Solicited: rapid.Bool().Draw(t, "solicited")})
-	s.step(t, Op{Kind: OpPoll, CQ: i, N: rapid.IntRange(1, 10).Draw(t, "n")})
+	s.step(t, Op{Kind: OpPoll, CQ: i, N: rapid.IntRange(1, 10).Draw(t, "n"), Ex: rapid.Bool().Draw(t, "ex")})
 }
 
 // ack acks 0..3 events, or -1, on a CQ, those owing acks first.

@@ -146,8 +146,8 @@ func (s *smRun) qpCycle(t *rapid.T) {
 		Signaled: uint8(rapid.IntRange(0, 15).Draw(t, "signaled"))})
 	s.step(t, Op{Kind: OpModifyQP, QP: i, Target: qp.Err})
 	q := s.m.m.QP(i)
-	s.step(t, Op{Kind: OpPoll, CQ: q.Init.SendCQ, N: 8})
+	s.step(t, Op{Kind: OpPoll, CQ: q.Init.SendCQ, N: 8, Ex: rapid.Bool().Draw(t, "ex")})
 	if q.Init.RecvCQ != q.Init.SendCQ {
-		s.step(t, Op{Kind: OpPoll, CQ: q.Init.RecvCQ, N: 8})
+		s.step(t, Op{Kind: OpPoll, CQ: q.Init.RecvCQ, N: 8, Ex: rapid.Bool().Draw(t, "ex")})
 	}
 }

@@ -60,6 +60,12 @@ func smMutants() []mutant {
 				return nil
 			},
 		}},
+		{name: "ex: next_poll skips a completion", rules: []string{"CQX-05", "CQX-10"}, base: base, h: hooks{
+			cqx: &cqxHooks{iter: func(x conformance.ExCQ) conformance.ExCQ { return skipNext{x} }},
+		}},
+		{name: "ex: overrun reported as ENOENT", rules: []string{"CQX-05", "CQ-23"}, base: base, h: hooks{
+			cqx: &cqxHooks{iter: func(x conformance.ExCQ) conformance.ExCQ { return hideEIO{x} }},
+		}},
 		{name: "resize below the unpolled count accepted", rules: []string{"CQ-08"}, base: base, h: hooks{
 			resize: func(q conformance.CQ, n int) error {
 				if err := q.Resize(n); n < 1 {

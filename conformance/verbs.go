@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 
+	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/wc"
@@ -322,6 +323,57 @@ type Profile struct {
 	// MW_BIND_ERR, as rxe does; false: it binds, as the man page allows
 	// (MW-05).
 	MWType1NoZeroBased bool
+	// NoCQTimestamps: ibv_create_cq_ex offers no completion timestamps
+	// (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP is EOPNOTSUPP), as in rxe
+	// (CQX-02). False: it offers them.
+	NoCQTimestamps bool
+}
+
+// CQExAttr is struct ibv_cq_init_attr_ex without parent_domain.
+type CQExAttr struct {
+	CQE        int
+	Context    any
+	Channel    CompChannel // may be nil
+	CompVector int
+	WCFlags    cq.WCExFlags    // wc_flags (CQX-02, CQX-03)
+	CompMask   cq.InitAttrMask // comp_mask (CQX-01)
+	Flags      cq.CreateFlags  // flags, read with cq.InitAttrMaskFlags (CQX-01)
+}
+
+// ExCQCreator is an optional capability of a Context: ibv_create_cq_ex.
+// The CQ it returns implements ExCQ. The CQX cases need it.
+type ExCQCreator interface {
+	CreateCQEx(attr CQExAttr) (CQ, error)
+}
+
+// ExCQ is the poll iterator of an extended CQ (struct ibv_cq_ex). A CQ that
+// implements it may be polled with either API (CQX-10); an implementation
+// whose ibv_create_cq CQs implement it lets the state machine mix them.
+type ExCQ interface {
+	CQ
+	// StartPoll is ibv_start_poll: ENOENT on an empty CQ (CQX-04).
+	StartPoll() error
+	// NextPoll is ibv_next_poll: ENOENT past the last completion (CQX-05).
+	NextPoll() error
+	// EndPoll is ibv_end_poll; an error reports misuse (CQX-06).
+	EndPoll() error
+	// Current returns the wr_id and status fields of struct ibv_cq_ex for
+	// the current completion; an error when there is none (CQX-07).
+	Current() (wrID uint64, status wc.Status, err error)
+	// The ibv_wc_read_* accessors; an error for a field not requested in
+	// wc_flags (CQX-03) or when there is no current completion (CQX-07).
+	ReadOpcode() (wc.Opcode, error)
+	ReadVendorErr() (uint32, error)
+	ReadWCFlags() (wc.Flags, error)
+	ReadByteLen() (uint32, error)
+	ReadImmData() (uint32, error)
+	ReadQPNum() (uint32, error)
+	ReadSrcQP() (uint32, error)
+	ReadSLID() (uint32, error)
+	ReadSL() (uint8, error)
+	ReadDLIDPathBits() (uint8, error)
+	ReadCompletionTS() (uint64, error)
+	ReadCompletionWallclockNS() (uint64, error)
 }
 
 // Outstander is an optional capability of a QP: how many send and receive

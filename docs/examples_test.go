@@ -231,6 +231,36 @@ func Example_ignoreOverrun() {
 	// poll: 1 <nil>
 }
 
+// handle stands for the application's work on one completion.
+func handle(wrID uint64, st wc.Status, op wc.Opcode, n uint32, ts uint64) {
+	fmt.Println(wrID, st, op, n, ts)
+}
+
+func Example_extendedCQ() {
+	ctx := openDevice(sim.DefaultProfile())
+	fab := ctx.Device().Fabric()
+	q, _ := ctx.CreateCQEx(sim.CQInitAttr{CQE: 64, WCFlags: cq.WCStandardFlags | cq.WCExCompletionTimestamp})
+	fab.Tick(1000)
+	q.Push(wc.WC{WRID: 1, Opcode: wc.Recv, ByteLen: 64}, false)
+	fab.Tick(500)
+	q.Push(wc.WC{WRID: 2, Opcode: wc.Send, ByteLen: 8}, false)
+
+	if err := q.StartPoll(); err == nil { // ENOENT: empty, and no EndPoll
+		for ; err == nil; err = q.NextPoll() { // ENOENT at the end
+			op, _ := q.ReadOpcode()
+			n, _ := q.ReadByteLen()
+			ts, _ := q.ReadCompletionTS()
+			handle(q.WRID, q.Status, op, n, ts)
+		}
+		q.EndPoll() // consumes everything the batch visited
+	}
+	fmt.Println("left:", q.Len())
+	// Output:
+	// 1 success IBV_WC_RECV 64 1000
+	// 2 success IBV_WC_SEND 8 1500
+	// left: 0
+}
+
 func Example_destroy() {
 	verbs := openDevice(sim.DefaultProfile())
 	ch, err := verbs.CreateCompChannel()
@@ -692,8 +722,8 @@ func Example_profiles() {
 		fmt.Println(p)
 	}
 	// Output:
-	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire reset-to-err=false cur-state=must-match slot-free-on=poll srq-limit-at-create=false dereg-bound-einval=false mw1-no-zero-based=false rereg=man-pages transport=man-pages)
-	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted slot-free-on=retire srq-limit-at-create=true dereg-bound-einval=true mw1-no-zero-based=true rereg=keep-keys,no-translation,fail-keeps-mr transport=recv-too-small=REM_INV_REQ,recv-bad-lkey=LOC_QP_OP,retry7=infinite,qp-events=none,sq-drained=always,send-wc-imm,sqe=none,send-overrun=ignored,write-imm-bad-rkey=REM_ACCESS,read-atomic-local-check=late,srq-recv-pd=qp)
+	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire reset-to-err=false cur-state=must-match slot-free-on=poll srq-limit-at-create=false dereg-bound-einval=false mw1-no-zero-based=false rereg=man-pages cq-timestamps=true transport=man-pages)
+	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted slot-free-on=retire srq-limit-at-create=true dereg-bound-einval=true mw1-no-zero-based=true rereg=keep-keys,no-translation,fail-keeps-mr cq-timestamps=false transport=recv-too-small=REM_INV_REQ,recv-bad-lkey=LOC_QP_OP,retry7=infinite,qp-events=none,sq-drained=always,send-wc-imm,sqe=none,send-overrun=ignored,write-imm-bad-rkey=REM_ACCESS,read-atomic-local-check=late,srq-recv-pd=qp)
 }
 
 func Example_customProfile() {

@@ -56,6 +56,18 @@ var cqSeeds = []struct {
 		0x07, 0x02, // ack 1
 		0x09, 0x0A, // destroy-cq, destroy-channel
 	}},
+	{"ex-poll", []byte{
+		0x00, 0x11, 0x04, // channel, cq cqe=4 on it
+		0x02,       // arm cq 0
+		0x03, 0x00, // push send
+		0x03, 0x02, // push recv
+		0x03, 0x03, // push recv with imm
+		0x85, 0x01, // poll 1 through the iterator (CQX-10)
+		0x05, 0x01, // poll 1 with ibv_poll_cq
+		0x85, 0x04, // the iterator reaches the end: ENOENT
+		0x06, 0x07, 0x02, // get-event, ack 1
+		0x09, 0x0A, // destroy-cq, destroy-channel
+	}},
 	{"over-ack", []byte{
 		0x00, 0x11, 0x04, // channel, cq cqe=4 on it
 		0x02, 0x03, 0x02, // arm, push recv

@@ -89,7 +89,8 @@ func decodeCQ(c byte, a int, next func() byte, wrid *uint64) conformance.Op {
 		return conformance.Op{Kind: conformance.OpPush, CQ: a & 7, Solicited: x&8 != 0,
 			WC: conformance.WCKind(x & 7).WC(*wrid)}
 	case 0x5:
-		return conformance.Op{Kind: conformance.OpPoll, CQ: a & 7, N: int(next() % 17)}
+		// Bit 3 of the argument polls through the ibv_start_poll iterator.
+		return conformance.Op{Kind: conformance.OpPoll, CQ: a & 7, N: int(next() % 17), Ex: a&8 != 0}
 	case 0x6:
 		return conformance.Op{Kind: conformance.OpGetEvent, Channel: a & 3}
 	case 0x7:

@@ -10,6 +10,12 @@
 //     carrying a syscall.Errno, on any outcome that differs from the model,
 //     and on a broken invariant (FIFO, one-shot arm, no event without a
 //     completion after an arm, no more acks than reads).
+//     Bit 3 of a poll's argument reads through the ibv_start_poll iterator
+//     instead of ibv_poll_cq, so a run mixes the two APIs (CQX-10).
+//   - FuzzCQEx creates an extended CQ from fuzzed ibv_cq_init_attr_ex fields
+//     (wc_flags, comp_mask, flags, cqe) under every profile, then mixes
+//     pushes, ibv_poll_cq, the poll iterator and field reads, checked against
+//     a shadow queue (CQX-01..08).
 //   - FuzzQPOps is FuzzCQOps for QPs: DecodeQP's byte code creates QPs on
 //     CQs, walks them through their states, posts sends and receives, moves
 //     them to ERR (flushing into the CQs), resets and destroys them, among
@@ -38,6 +44,7 @@
 // To search for new failures, fuzz one target at a time:
 //
 //	go test -run='^$' -fuzz=FuzzCQOps -fuzztime=60s ./fuzz/
+//	go test -run='^$' -fuzz=FuzzCQEx -fuzztime=60s ./fuzz/
 //	go test -run='^$' -fuzz=FuzzQPOps -fuzztime=60s ./fuzz/
 //	go test -run='^$' -fuzz=FuzzStateMachine -fuzztime=60s ./fuzz/
 //	go test -run='^$' -fuzz=FuzzTrafficStateMachine -fuzztime=60s ./fuzz/

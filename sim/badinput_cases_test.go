@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/wc"
@@ -20,8 +21,9 @@ const (
 )
 
 const (
-	einval = syscall.EINVAL
-	ebusy  = syscall.EBUSY
+	einval     = syscall.EINVAL
+	ebusy      = syscall.EBUSY
+	eopnotsupp = syscall.EOPNOTSUPP
 )
 
 // rcCaps are small capacities within the device's limits.
@@ -48,6 +50,28 @@ func withSRQ(w *badWorld, s *sim.SRQ) sim.QPInitAttr {
 	a := rcOn(w.cq)
 	a.SRQ = s
 	return a
+}
+
+// createCQEx returns a case that creates a CQ through w.ctx from attr.
+func createCQEx(in string, want syscall.Errno, attr sim.CQInitAttr) badCase {
+	return badCase{in: in, want: want, call: func(w *badWorld) error {
+		c, err := w.ctx.CreateCQEx(attr)
+		if c != nil {
+			w.failf("CreateCQEx returned a CQ with its error")
+		}
+		return err
+	}}
+}
+
+// readEx returns the cases of an ibv_wc_read_* accessor: with no batch open
+// (on a CQ holding a completion) and on a destroyed CQ there is no current
+// completion, which is EINVAL (CQX-07). A field left out of wc_flags needs
+// an open batch: sim/cq's TestExReadNotRequested.
+func readEx(read func(c *sim.CQ) error) badEntry {
+	return badEntry{cases: []badCase{
+		{in: "no batch open", want: einval, call: func(w *badWorld) error { return read(w.free) }},
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return read(w.deadCQ) }},
+	}}
 }
 
 // createCQ returns a case that creates a CQ through w.ctx.
@@ -260,6 +284,17 @@ var badTable = map[string]badEntry{
 			return err
 		}},
 		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.CreateCQEx(sim.CQInitAttr{CQE: 4}); return err }},
+		createCQEx("wc_flags CVLAN", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: cq.WCExCVLAN}),
+		createCQEx("wc_flags FLOW_TAG", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: cq.WCExFlowTag}),
+		createCQEx("wc_flags TM_INFO", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: cq.WCExTMInfo}),
+		createCQEx("wc_flags bit 63", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: 1 << 63}),
+		createCQEx("wc_flags all", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: ^cq.WCExFlags(0)}),
+		createCQEx("comp_mask PD", eopnotsupp, sim.CQInitAttr{CQE: 4, CompMask: cq.InitAttrMaskPD}),
+		createCQEx("comp_mask bit 31", eopnotsupp, sim.CQInitAttr{CQE: 4, CompMask: 1 << 31}),
+		createCQEx("flags bit 2", eopnotsupp, sim.CQInitAttr{CQE: 4, CompMask: cq.InitAttrMaskFlags, Flags: 1 << 2}),
+		createCQEx("flags all", eopnotsupp, sim.CQInitAttr{CQE: 4, CompMask: cq.InitAttrMaskFlags, Flags: ^cq.CreateFlags(0)}),
+		createCQEx("unsupported wc_flags before cqe 0", eopnotsupp, sim.CQInitAttr{WCFlags: cq.WCExCVLAN}),
+		createCQEx("good wc_flags, cqe 0", einval, sim.CQInitAttr{WCFlags: cq.WCStandardFlags | cq.WCExCompletionTimestamp}),
 	}},
 	"Context.GetAsyncEvent": {cases: []badCase{
 		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
@@ -538,6 +573,39 @@ var badTable = map[string]badEntry{
 		}},
 		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.DestroyContext(context.Background()) }},
 	}},
+	"CQ.StartPoll": {cases: []badCase{
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.StartPoll() }},
+		{in: "empty CQ", want: syscall.ENOENT, call: func(w *badWorld) error { return w.cq.StartPoll() }},
+	}, reason: "a second StartPoll needs an open batch, which changes the CQ: sim/cq's TestExMisuse and conformance CQX-06"},
+	"CQ.NextPoll": {cases: []badCase{
+		{in: "no batch open", want: einval, call: func(w *badWorld) error { return w.free.NextPoll() }},
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.NextPoll() }},
+	}},
+	"CQ.EndPoll": {cases: []badCase{
+		{in: "no batch open", want: einval, call: func(w *badWorld) error { return w.free.EndPoll() }},
+		{in: "after a failed StartPoll", want: einval, call: func(w *badWorld) error {
+			if err := w.cq.StartPoll(); err == nil {
+				w.failf("StartPoll on an empty CQ succeeded")
+			}
+			return w.cq.EndPoll()
+		}},
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.EndPoll() }},
+	}},
+	"CQ.ReadOpcode":                readEx(func(c *sim.CQ) error { _, err := c.ReadOpcode(); return err }),
+	"CQ.ReadVendorErr":             readEx(func(c *sim.CQ) error { _, err := c.ReadVendorErr(); return err }),
+	"CQ.ReadWCFlags":               readEx(func(c *sim.CQ) error { _, err := c.ReadWCFlags(); return err }),
+	"CQ.ReadByteLen":               readEx(func(c *sim.CQ) error { _, err := c.ReadByteLen(); return err }),
+	"CQ.ReadImmData":               readEx(func(c *sim.CQ) error { _, err := c.ReadImmData(); return err }),
+	"CQ.ReadInvalidatedRkey":       readEx(func(c *sim.CQ) error { _, err := c.ReadInvalidatedRkey(); return err }),
+	"CQ.ReadQPNum":                 readEx(func(c *sim.CQ) error { _, err := c.ReadQPNum(); return err }),
+	"CQ.ReadSrcQP":                 readEx(func(c *sim.CQ) error { _, err := c.ReadSrcQP(); return err }),
+	"CQ.ReadSLID":                  readEx(func(c *sim.CQ) error { _, err := c.ReadSLID(); return err }),
+	"CQ.ReadSL":                    readEx(func(c *sim.CQ) error { _, err := c.ReadSL(); return err }),
+	"CQ.ReadDLIDPathBits":          readEx(func(c *sim.CQ) error { _, err := c.ReadDLIDPathBits(); return err }),
+	"CQ.ReadCompletionTS":          readEx(func(c *sim.CQ) error { _, err := c.ReadCompletionTS(); return err }),
+	"CQ.ReadCompletionWallclockNS": readEx(func(c *sim.CQ) error { _, err := c.ReadCompletionWallclockNS(); return err }),
+	"CQ.WCFlags":                   {reason: getter},
+	"CQ.Current":                   readEx(func(c *sim.CQ) error { _, _, err := c.Current(); return err }),
 	"CQ.Poll": {cases: []badCase{
 		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { _, err := w.deadCQ.Poll(make([]wc.WC, 1)); return err }},
 		{in: "nil slice", call: func(w *badWorld) error {

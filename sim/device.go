@@ -171,25 +171,48 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	return ch, nil
 }
 
-// CQInitAttr holds the arguments of ibv_create_cq_ex that verbsim models.
+// CQInitAttr holds the arguments of ibv_create_cq_ex, struct
+// ibv_cq_init_attr_ex. parent_domain is not modelled: InitAttrMaskPD in
+// CompMask is EOPNOTSUPP (CQX-01).
 type CQInitAttr struct {
 	CQE        int          // requested capacity (CQ-01, CQ-02)
 	Context    any          // cq_context (CQ-04)
 	Channel    *CompChannel // optional (CQ-05)
 	CompVector int          // (CQ-03)
-	// IgnoreOverrun is IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN (CQ-23).
+	// WCFlags is wc_flags: the fields the poll iterator may read beyond
+	// wr_id, status, opcode, vendor_err and wc_flags (CQX-03). Unsupported
+	// bits are EOPNOTSUPP (CQX-02). CreateCQ uses cq.WCStandardFlags.
+	WCFlags cq.WCExFlags
+	// CompMask is comp_mask: cq.InitAttrMaskFlags says Flags is given;
+	// any other bit is EOPNOTSUPP (CQX-01).
+	CompMask cq.InitAttrMask
+	// Flags is flags, read only with cq.InitAttrMaskFlags in CompMask:
+	// cq.CreateIgnoreOverrun (CQ-23), cq.CreateSingleThreaded (accepted, no
+	// effect); other bits are EOPNOTSUPP (CQX-01).
+	Flags cq.CreateFlags
+	// IgnoreOverrun is IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN (CQ-23), whether
+	// or not Flags says so too.
 	IgnoreOverrun bool
 }
 
 // CreateCQ creates a completion queue of at least cqe entries
 // (ibv_create_cq). cqContext is handed back with every event of the CQ; ch,
 // which may be nil, is the channel the CQ's events go to.
+//
+// The CQ is an extended CQ whose wc_flags are cq.WCStandardFlags, the
+// fields of struct ibv_wc: its completions may also be read with StartPoll
+// and the Read methods (CQX-03), as mlx5 allows.
 func (c *Context) CreateCQ(cqe int, cqContext any, ch *CompChannel, compVector int) (*CQ, error) {
-	return c.CreateCQEx(CQInitAttr{CQE: cqe, Context: cqContext, Channel: ch, CompVector: compVector})
+	return c.CreateCQEx(CQInitAttr{CQE: cqe, Context: cqContext, Channel: ch, CompVector: compVector, WCFlags: cq.WCStandardFlags})
 }
 
-// CreateCQEx creates a completion queue from attr (ibv_create_cq_ex). Besides
-// the checks of package cq it enforces the device's max_cq with ENOMEM
+// CreateCQEx creates a completion queue from attr (ibv_create_cq_ex): the
+// same *CQ as CreateCQ's, which both Poll and the poll iterator (StartPoll,
+// NextPoll, EndPoll) read. Unsupported comp_mask, wc_flags or flags bits are
+// EOPNOTSUPP and are checked first (CQX-01, CQX-02); the completion
+// timestamps count the fabric's virtual time at the device's HCACoreClock,
+// unless the profile has CQNoTimestamps (CQX-09). Besides the checks of
+// package cq it enforces the device's max_cq with ENOMEM
 // (CQ-06), and refuses with EINVAL a channel made through another device
 // context, of this device or another, as the kernel does when it looks the
 // channel up among the caller's descriptors.
@@ -220,6 +243,9 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 		Channel:       attr.Channel,
 		CompVector:    attr.CompVector,
 		IgnoreOverrun: attr.IgnoreOverrun,
+		WCFlags:       attr.WCFlags,
+		CompMask:      attr.CompMask,
+		Flags:         attr.Flags,
 		Limits:        cq.Limits{MaxCQE: c.dev.attr.MaxCQE, NumCompVectors: c.dev.attr.NumCompVectors},
 		Overrun:       p.CQOverrun,
 		Destroy:       p.CQDestroy,
@@ -233,6 +259,9 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 			c.dev.cqs--
 			c.cqs--
 		},
+	}
+	if !p.CQNoTimestamps {
+		cfg.Clock, cfg.ClockKHz = f.eng.clock, c.dev.attr.HCACoreClock
 	}
 	// Bad arguments are EINVAL even on a device that is out of CQs.
 	if err := cfg.Validate(); err != nil {

@@ -387,3 +387,7 @@ func (e *engine) stopTimer(t *qp.Timer) {
 		t.Index = -1
 	}
 }
+
+// clock returns the virtual time; the CQs' completion timestamps read it
+// under the domain lock (CQX-09).
+func (e *engine) clock() uint64 { return e.now }

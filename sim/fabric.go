@@ -306,6 +306,15 @@ type DeviceAttr struct {
 	PhysPortCnt     uint8          // phys_port_cnt: ports, numbered from 1
 	MaxInline       int            // the largest max_inline_data a QP may ask for (QP-02, QP-35)
 	NumCompVectors  int            // ibv_context.num_comp_vectors (CQ-03)
+	// HCACoreClock is hca_core_clock of struct ibv_device_attr_ex, in kHz:
+	// the rate of the clock completion timestamps count (CQX-09). The
+	// default, 1000000 (1 GHz), makes one clock cycle one tick of virtual
+	// time, so ibv_wc_read_completion_ts returns the tick itself.
+	HCACoreClock uint64
+	// CompletionTimestampMask is completion_timestamp_mask of struct
+	// ibv_device_attr_ex: the bits a completion timestamp uses. Default: all
+	// 64 (the virtual clock stops at MaxTick and never wraps).
+	CompletionTimestampMask uint64
 }
 
 // DefaultDeviceAttr returns the attributes of a default device, in the range
@@ -340,6 +349,9 @@ func DefaultDeviceAttr() DeviceAttr {
 		PhysPortCnt:     1,
 		MaxInline:       256,
 		NumCompVectors:  4,
+
+		HCACoreClock:            1e6,
+		CompletionTimestampMask: ^uint64(0),
 	}
 }
 
@@ -366,6 +378,8 @@ func (a *DeviceAttr) fill() {
 	orDefault(&a.MaxSRQWR, def.MaxSRQWR)
 	orDefault(&a.MaxSRQSGE, def.MaxSRQSGE)
 	orDefault(&a.MaxInline, def.MaxInline)
+	orDefault(&a.HCACoreClock, def.HCACoreClock)
+	orDefault(&a.CompletionTimestampMask, def.CompletionTimestampMask)
 }
 
 func (a DeviceAttr) validate() error {

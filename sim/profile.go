@@ -46,6 +46,10 @@ type Profile struct {
 	Transport qp.TransportPolicy
 	// MR: the readings of ibv_rereg_mr (MR-14, MR-15, MR-16).
 	MR MRPolicy
+	// CQNoTimestamps: ibv_create_cq_ex refuses the completion-timestamp
+	// wc_flags with EOPNOTSUPP, as rxe, whose provider supports only
+	// IBV_WC_STANDARD_FLAGS, does (CQX-02). False: a CQ may ask for them.
+	CQNoTimestamps bool
 }
 
 // DefaultProfile returns the profile that follows the man pages: the "Sim
@@ -61,8 +65,9 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // with bound windows is EINVAL (MR-06), a type 1 window cannot be bound
 // ZERO_BASED (MW-05), and the transport
 // readings of qp.RXETransport (XFER-05 B, XFER-10 B, XFER-16 B, ASYNC-11,
-// ASYNC-13, WC-13, FLUSH-10 B, CQ-24 B), and ibv_rereg_mr as
-// rxe_rereg_user_mr does it (RXEMRPolicy: MR-14 B, MR-15 B, MR-16 B).
+// ASYNC-13, WC-13, FLUSH-10 B, CQ-24 B), ibv_rereg_mr as rxe_rereg_user_mr
+// does it (RXEMRPolicy: MR-14 B, MR-15 B, MR-16 B), and ibv_create_cq_ex
+// offers no completion timestamps (CQX-02).
 func RXEProfile() Profile {
 	return Profile{
 		Name:               "rxe",
@@ -74,6 +79,7 @@ func RXEProfile() Profile {
 		MWType1NoZeroBased: true,
 		Transport:          qp.RXETransport(),
 		MR:                 RXEMRPolicy(),
+		CQNoTimestamps:     true,
 	}
 }
 
@@ -99,7 +105,7 @@ func (p Profile) String() string {
 	if p.QP.FreeSlotOnRetire {
 		slots = "retire"
 	}
-	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s slot-free-on=%s srq-limit-at-create=%v dereg-bound-einval=%v mw1-no-zero-based=%v rereg=%s transport=%s)",
+	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s slot-free-on=%s srq-limit-at-create=%v dereg-bound-einval=%v mw1-no-zero-based=%v rereg=%s cq-timestamps=%v transport=%s)",
 		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QP.ResetToErr, p.QP.CurState, slots, p.SRQLimitAtCreate,
-		p.DeregBoundEINVAL, p.MWType1NoZeroBased, p.MR, p.Transport)
+		p.DeregBoundEINVAL, p.MWType1NoZeroBased, p.MR, !p.CQNoTimestamps, p.Transport)
 }

@@ -51,6 +51,7 @@ func Profile(p sim.Profile) conformance.Profile {
 		ReregFailKeepsMR:     p.MR.ReregFailKeepsMR,
 		DeregBoundEINVAL:     p.DeregBoundEINVAL,
 		MWType1NoZeroBased:   p.MWType1NoZeroBased,
+		NoCQTimestamps:       p.CQNoTimestamps,
 	}
 }
 
@@ -174,6 +175,32 @@ func (c contextAdapter) CreateCQ(cqe int, cqContext any, ch conformance.CompChan
 	}
 	return q, nil
 }
+
+// CreateCQEx implements conformance.ExCQCreator; the *sim.CQ it returns
+// implements conformance.ExCQ.
+func (c contextAdapter) CreateCQEx(attr conformance.CQExAttr) (conformance.CQ, error) {
+	var sch *sim.CompChannel
+	if attr.Channel != nil {
+		a, ok := attr.Channel.(channel)
+		if !ok {
+			return nil, verr.New("ibv_create_cq_ex", syscall.EINVAL, "the channel does not belong to this implementation")
+		}
+		sch = a.ch
+	}
+	q, err := c.c.CreateCQEx(sim.CQInitAttr{
+		CQE: attr.CQE, Context: attr.Context, Channel: sch, CompVector: attr.CompVector,
+		WCFlags: attr.WCFlags, CompMask: attr.CompMask, Flags: attr.Flags,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+var (
+	_ conformance.ExCQCreator = contextAdapter{}
+	_ conformance.ExCQ        = (*sim.CQ)(nil)
+)
 
 func (c contextAdapter) GetAsyncEvent(ctx context.Context) (conformance.AsyncEvent, error) {
 	ev, err := c.c.GetAsyncEvent(ctx)

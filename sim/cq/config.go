@@ -17,6 +17,9 @@ const (
 	verbResize    = "ibv_resize_cq"
 	verbDestroy   = "ibv_destroy_cq"
 	verbPush      = "cq push"
+	verbStartPoll = "ibv_start_poll"
+	verbNextPoll  = "ibv_next_poll"
+	verbEndPoll   = "ibv_end_poll"
 	verbRef       = "ibv_create_qp" // QPs, SRQs and WQs take references when created
 )
 
@@ -122,6 +125,30 @@ type Config struct {
 	// completion silently, with no error state and no CQ_ERR.
 	IgnoreOverrun bool
 
+	// WCFlags is wc_flags of ibv_cq_init_attr_ex: the fields beyond wr_id,
+	// status, opcode, vendor_err and wc_flags that the poll iterator may
+	// read (CQX-03). Zero: none of them. Bits outside SupportedWCFlags are
+	// EOPNOTSUPP (CQX-02).
+	WCFlags WCExFlags
+	// CompMask is comp_mask of ibv_cq_init_attr_ex: which of the extended
+	// fields below are given. A bit other than InitAttrMaskFlags is
+	// EOPNOTSUPP (CQX-01); Flags is ignored unless InitAttrMaskFlags is set.
+	CompMask InitAttrMask
+	// Flags is flags of ibv_cq_init_attr_ex, read only when CompMask has
+	// InitAttrMaskFlags. CreateIgnoreOverrun sets IgnoreOverrun;
+	// CreateSingleThreaded is accepted and changes nothing; any other bit is
+	// EOPNOTSUPP (CQX-01).
+	Flags CreateFlags
+	// Clock, if set, returns the virtual time in nanoseconds; it is called
+	// under the domain lock when a completion is stored, and is what
+	// completion timestamps are made of (CQX-09). Nil, or a zero ClockKHz:
+	// the CQ cannot timestamp, and WCFlags asking for a timestamp is
+	// EOPNOTSUPP.
+	Clock func() uint64
+	// ClockKHz is the HCA core clock in kHz (hca_core_clock): a timestamp
+	// counts Clock()*ClockKHz/10^6 clock cycles.
+	ClockKHz uint64
+
 	Limits    Limits                 // zero: DefaultLimits
 	Overrun   OverrunPolicy          // CQ-23
 	Destroy   DestroyPolicy          // CQ-13
@@ -170,6 +197,25 @@ func (cfg *Config) validate() (int, error) {
 		cfg.Limits = DefaultLimits
 	}
 	lim := cfg.Limits
+	// The extended attributes are checked first, as providers do before
+	// they ask the kernel for the CQ: unsupported is EOPNOTSUPP (CQX-01,
+	// CQX-02).
+	if cfg.CompMask&^InitAttrMaskFlags != 0 {
+		return 0, verr.Errorf(verbCreate, syscall.EOPNOTSUPP,
+			"comp_mask %#x has bits other than IBV_CQ_INIT_ATTR_MASK_FLAGS (no parent domains) (CQX-01)", uint32(cfg.CompMask))
+	}
+	if bad := cfg.WCFlags &^ cfg.SupportedWCFlags(); bad != 0 {
+		return 0, verr.Errorf(verbCreate, syscall.EOPNOTSUPP,
+			"wc_flags %#x asks for fields this CQ cannot report (%#x) (CQX-02)", uint64(cfg.WCFlags), uint64(bad))
+	}
+	if cfg.CompMask&InitAttrMaskFlags != 0 {
+		if cfg.Flags&^(CreateSingleThreaded|CreateIgnoreOverrun) != 0 {
+			return 0, verr.Errorf(verbCreate, syscall.EOPNOTSUPP, "unknown create flags %#x (CQX-01)", uint32(cfg.Flags))
+		}
+		if cfg.Flags&CreateIgnoreOverrun != 0 {
+			cfg.IgnoreOverrun = true
+		}
+	}
 	if lim.MaxCQE < 1 || lim.NumCompVectors < 1 {
 		return 0, verr.Errorf(verbCreate, syscall.EINVAL, "invalid device limits %+v", lim)
 	}

@@ -39,6 +39,14 @@ const (
 // value of each result (Destroyed reports false). Package sim's doc states
 // the convention for the whole API.
 type CQ struct {
+	// WRID and Status are the wr_id and status of the completion the poll
+	// iterator points at, the two fields struct ibv_cq_ex carries: StartPoll
+	// and NextPoll set them when they succeed, EndPoll zeroes them. Only
+	// the goroutine running the batch may read them, between those calls;
+	// nothing else writes them.
+	WRID   uint64
+	Status wc.Status
+
 	mu *sync.Mutex
 
 	// ring holds the unpolled completions from head on. It starts small
@@ -63,6 +71,13 @@ type CQ struct {
 	// quiet: the last thing traced was a poll that found the CQ empty, so
 	// further empty polls are not traced.
 	quiet bool
+
+	// The poll iterator (ex.go): batch is open between a successful
+	// StartPoll and EndPoll; cur is the current completion's offset from
+	// head; end says NextPoll has gone past the last one.
+	batch bool
+	end   bool
+	cur   int
 }
 
 // traceLocked tells the trace hook, which must be set, about a call or an
@@ -90,6 +105,7 @@ type entry struct {
 	w   wc.WC
 	r   Retirer
 	seq uint64
+	ns  uint64 // Config.Clock when stored, for completion timestamps (CQX-09)
 }
 
 // Stats counts what happened to a CQ over its life.
@@ -104,17 +120,20 @@ type Stats struct {
 
 // Snapshot is an instant view of a CQ, for tests, tools and teaching.
 type Snapshot struct {
-	CQE         int        // capacity
-	Len         int        // unpolled completions
-	Arm         notify.Arm // pending request
-	Overrun     bool       // in the error state after an overrun
-	Refs        int        // QPs, SRQs or WQs holding the CQ
-	CompRead    uint64     // completion events read by ibv_get_cq_event
-	CompAcked   uint64     // ... and acknowledged
-	AsyncRead   uint64     // async events naming the CQ read
-	AsyncAcked  uint64     // ... and acknowledged
-	Destroying  bool       // destroyed, still waiting for acks
-	Destroyed   bool       // fully destroyed
+	CQE        int        // capacity
+	Len        int        // unpolled completions
+	Arm        notify.Arm // pending request
+	Overrun    bool       // in the error state after an overrun
+	Refs       int        // QPs, SRQs or WQs holding the CQ
+	CompRead   uint64     // completion events read by ibv_get_cq_event
+	CompAcked  uint64     // ... and acknowledged
+	AsyncRead  uint64     // async events naming the CQ read
+	AsyncAcked uint64     // ... and acknowledged
+	Destroying bool       // destroyed, still waiting for acks
+	Destroyed  bool       // fully destroyed
+	// Batch is the number of completions an open ibv_start_poll batch has
+	// pointed at so far, which EndPoll will consume; 0 with no batch open.
+	Batch       int
 	Stats       Stats
 	Completions []wc.WC // the unpolled completions, oldest first
 }
@@ -250,6 +269,12 @@ func (c *CQ) Snapshot() Snapshot {
 		Destroying: c.state == destroying, Destroyed: c.state == destroyed,
 		Stats: c.stats,
 	}
+	if c.batch {
+		s.Batch = c.cur
+		if !c.end {
+			s.Batch++
+		}
+	}
 	for i := 0; i < c.n; i++ {
 		s.Completions = append(s.Completions, c.ring[(c.head+i)%len(c.ring)].w)
 	}
@@ -267,7 +292,8 @@ func (c *CQ) Snapshot() Snapshot {
 // with them an error matching syscall.EIO, on every call. As with io.Reader,
 // process the n completions before looking at the error.
 //
-// On a destroyed CQ Poll returns 0 and EINVAL.
+// While an ibv_start_poll batch is open on c, Poll returns 0 and EBUSY
+// (CQX-06). On a destroyed CQ Poll returns 0 and EINVAL.
 func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 	if c == nil {
 		return 0, errNil(verbPoll)
@@ -279,21 +305,15 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 		c.traceErrLocked("poll_cq", err)
 		return 0, err
 	}
+	if c.batch {
+		c.traceErrLocked("poll_cq", errBatchOpenP)
+		return 0, errBatchOpenP
+	}
 	n := min(len(wcs), c.n)
 	for i := 0; i < n; i++ {
-		e := &c.ring[c.head]
-		wcs[i] = e.w
-		if e.r != nil {
-			e.r.RetireLocked(e.seq)
-		}
-		*e = entry{}
-		c.head++
-		if c.head == len(c.ring) {
-			c.head = 0
-		}
+		wcs[i] = c.ring[c.head].w
+		c.popLocked()
 	}
-	c.n -= n
-	c.stats.Polled += uint64(n)
 	if c.cfg.Trace != nil {
 		switch {
 		case n > 0:
@@ -360,7 +380,8 @@ func (c *CQ) AckEvents(n int) error {
 // lie in [1, MaxCQE] and must not be below the number of unpolled completions
 // (CQ-08); otherwise Resize returns EINVAL and changes nothing. The new capacity
 // is cqe rounded as at creation, so a smaller request may leave more room than
-// asked (CQ-09). Unpolled completions keep their order (CQ-10).
+// asked (CQ-09). Unpolled completions keep their order (CQ-10). While an
+// ibv_start_poll batch is open it returns EBUSY (CQX-06).
 func (c *CQ) Resize(cqe int) (err error) {
 	if c == nil {
 		return errNil(verbResize)
@@ -372,6 +393,9 @@ func (c *CQ) Resize(cqe int) (err error) {
 	}
 	if c.state != live {
 		return errDestroyed(verbResize)
+	}
+	if c.batch {
+		return errBatchOpenR
 	}
 	if cqe < 1 || cqe > c.cfg.Limits.MaxCQE {
 		return verr.Errorf(verbResize, syscall.EINVAL, "cqe %d is outside [1, max_cqe=%d] (CQ-08)", cqe, c.cfg.Limits.MaxCQE)
@@ -418,6 +442,8 @@ func (c *CQ) Destroy() error { return c.DestroyContext(context.Background()) }
 //     its channel; call DestroyContext again, after the acks, to finish.
 //   - Under the DestroyBusy policy, unacked events make it return EBUSY at once
 //     and change nothing instead.
+//   - An open ibv_start_poll batch does not stop it either: the batch ends
+//     with the CQ, and EndPoll then returns EINVAL (CQX-06).
 //   - On a CQ already destroyed it returns EINVAL.
 func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 	if c == nil {
@@ -443,6 +469,8 @@ func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 		}
 		c.state = destroying
 		c.arm = notify.Disarmed
+		c.batch, c.cur, c.end = false, 0, false
+		c.WRID, c.Status = 0, 0
 		c.ring, c.head, c.n, c.cqe = nil, 0, 0, 0
 		if c.ch != nil {
 			c.ch.DiscardLocked(c)

@@ -1,7 +1,10 @@
 // Package cq implements the completion queue of a simulated HCA: a ring of
 // work completions with the verbs ibv_create_cq, ibv_poll_cq,
 // ibv_req_notify_cq, ibv_ack_cq_events, ibv_resize_cq and ibv_destroy_cq, and
-// the producer side the transport engine feeds.
+// the producer side the transport engine feeds. The same CQ is the extended
+// CQ of ibv_create_cq_ex (Config.WCFlags, CompMask, Flags) with its poll
+// iterator: StartPoll, NextPoll, EndPoll and the Read methods (ex.go,
+// rules CQX-01..10 in spec/catalogue.md §17).
 //
 // A CQ holds at most CQE completions and hands them out in the order they
 // were added (CQ-17). Adding a completion to a full CQ overruns it (CQ-22):

@@ -82,3 +82,40 @@ func ExampleCQ_Push_overrun() {
 	// overrun: true
 	// 1 1 true
 }
+
+// An extended CQ is read with the poll iterator: StartPoll, NextPoll until
+// ENOENT, then EndPoll, which consumes the batch. Fields outside wc_flags
+// are refused.
+func ExampleCQ_StartPoll() {
+	var now uint64 // the virtual clock, in ns
+	c, _ := cq.New(cq.Config{
+		CQE:      8,
+		WCFlags:  cq.WCExByteLen | cq.WCExCompletionTimestamp,
+		Clock:    func() uint64 { return now },
+		ClockKHz: 1e6, // 1 GHz: a timestamp is the tick
+	})
+	for id := uint64(1); id <= 3; id++ {
+		now += 100
+		c.Push(wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Recv, ByteLen: uint32(10 * id)}, false)
+	}
+	err := c.StartPoll()
+	for ; err == nil; err = c.NextPoll() {
+		n, _ := c.ReadByteLen()
+		ts, _ := c.ReadCompletionTS()
+		fmt.Println(c.WRID, c.Status, n, ts)
+	}
+	fmt.Println("end:", errors.Is(err, syscall.ENOENT), c.Len(), "still in the CQ")
+	_, err = c.ReadImmData()
+	fmt.Println("imm_data not asked for:", errors.Is(err, syscall.EINVAL))
+	c.EndPoll()
+	fmt.Println("after end_poll:", c.Len())
+	fmt.Println("empty:", errors.Is(c.StartPoll(), syscall.ENOENT))
+	// Output:
+	// 1 success 10 100
+	// 2 success 20 200
+	// 3 success 30 300
+	// end: true 3 still in the CQ
+	// imm_data not asked for: true
+	// after end_poll: 0
+	// empty: true
+}

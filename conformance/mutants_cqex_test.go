@@ -1,0 +1,273 @@
+package conformance_test
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/sim/cq"
+	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// cqxHooks break extended CQs: create rewrites ibv_create_cq_ex, iter
+// replaces a CQ's poll iterator.
+type cqxHooks struct {
+	create func(c conformance.Context, attr conformance.CQExAttr) (conformance.CQ, error)
+	iter   func(inner conformance.ExCQ) conformance.ExCQ
+}
+
+// CreateCQEx implements conformance.ExCQCreator.
+func (c *mContext) CreateCQEx(attr conformance.CQExAttr) (conformance.CQ, error) {
+	if attr.Channel != nil {
+		attr.Channel = attr.Channel.(*mChannel).inner
+	}
+	cr := c.inner.(conformance.ExCQCreator)
+	var q conformance.CQ
+	var err error
+	if h := c.h.cqx; h != nil && h.create != nil {
+		q, err = h.create(c.inner, attr)
+	} else {
+		q, err = cr.CreateCQEx(attr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.wrapCQ(q), nil
+}
+
+// iterator returns the poll iterator of q: the inner CQ's, or the mutant's.
+func (q *mCQ) iterator() conformance.ExCQ {
+	if q.ex == nil {
+		q.ex = q.inner.(conformance.ExCQ)
+		if h := q.h.cqx; h != nil && h.iter != nil {
+			q.ex = h.iter(q.ex)
+		}
+	}
+	return q.ex
+}
+
+func (q *mCQ) StartPoll() error { return q.iterator().StartPoll() }
+func (q *mCQ) NextPoll() error  { return q.iterator().NextPoll() }
+func (q *mCQ) EndPoll() error   { return q.iterator().EndPoll() }
+func (q *mCQ) Current() (uint64, wc.Status, error) {
+	return q.iterator().Current()
+}
+func (q *mCQ) ReadOpcode() (wc.Opcode, error)    { return q.iterator().ReadOpcode() }
+func (q *mCQ) ReadVendorErr() (uint32, error)    { return q.iterator().ReadVendorErr() }
+func (q *mCQ) ReadWCFlags() (wc.Flags, error)    { return q.iterator().ReadWCFlags() }
+func (q *mCQ) ReadByteLen() (uint32, error)      { return q.iterator().ReadByteLen() }
+func (q *mCQ) ReadImmData() (uint32, error)      { return q.iterator().ReadImmData() }
+func (q *mCQ) ReadQPNum() (uint32, error)        { return q.iterator().ReadQPNum() }
+func (q *mCQ) ReadSrcQP() (uint32, error)        { return q.iterator().ReadSrcQP() }
+func (q *mCQ) ReadSLID() (uint32, error)         { return q.iterator().ReadSLID() }
+func (q *mCQ) ReadSL() (uint8, error)            { return q.iterator().ReadSL() }
+func (q *mCQ) ReadDLIDPathBits() (uint8, error)  { return q.iterator().ReadDLIDPathBits() }
+func (q *mCQ) ReadCompletionTS() (uint64, error) { return q.iterator().ReadCompletionTS() }
+func (q *mCQ) ReadCompletionWallclockNS() (uint64, error) {
+	return q.iterator().ReadCompletionWallclockNS()
+}
+
+// lax reads every field whatever wc_flags asked for, and outside batches
+// returns zero with no error: the providers' undefined behaviour, unreported.
+type lax struct{ conformance.ExCQ }
+
+func laxU32(v uint32, err error) (uint32, error) {
+	if errors.Is(err, syscall.EINVAL) {
+		return 0, nil
+	}
+	return v, err
+}
+
+func (l lax) ReadByteLen() (uint32, error) { return laxU32(l.ExCQ.ReadByteLen()) }
+func (l lax) ReadImmData() (uint32, error) { return laxU32(l.ExCQ.ReadImmData()) }
+func (l lax) ReadSrcQP() (uint32, error)   { return laxU32(l.ExCQ.ReadSrcQP()) }
+func (l lax) ReadOpcode() (wc.Opcode, error) {
+	v, err := l.ExCQ.ReadOpcode()
+	if errors.Is(err, syscall.EINVAL) {
+		return 0, nil
+	}
+	return v, err
+}
+func (l lax) Current() (uint64, wc.Status, error) {
+	id, st, err := l.ExCQ.Current()
+	if errors.Is(err, syscall.EINVAL) {
+		return 0, 0, nil
+	}
+	return id, st, err
+}
+
+// pollIter is an iterator built on ibv_poll_cq: each step polls one
+// completion out at once, so nothing waits for end_poll and poll_cq works
+// inside a batch.
+type pollIter struct {
+	conformance.ExCQ
+	cur  wc.WC
+	open bool
+}
+
+func (p *pollIter) step(verb string) error {
+	buf := make([]wc.WC, 1)
+	n, err := p.ExCQ.Poll(buf)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return verr.New(verb, syscall.ENOENT, "mutant: empty")
+	}
+	p.cur = buf[0]
+	return nil
+}
+
+func (p *pollIter) StartPoll() error {
+	if err := p.step("ibv_start_poll"); err != nil {
+		return err
+	}
+	p.open = true
+	return nil
+}
+
+func (p *pollIter) NextPoll() error {
+	if !p.open {
+		return verr.New("ibv_next_poll", syscall.EINVAL, "mutant: no batch")
+	}
+	return p.step("ibv_next_poll")
+}
+
+func (p *pollIter) EndPoll() error {
+	if !p.open {
+		return verr.New("ibv_end_poll", syscall.EINVAL, "mutant: no batch")
+	}
+	p.open = false
+	return nil
+}
+
+func (p *pollIter) Current() (uint64, wc.Status, error) { return p.cur.WRID, p.cur.Status, nil }
+func (p *pollIter) ReadOpcode() (wc.Opcode, error)      { return p.cur.Opcode, nil }
+func (p *pollIter) ReadByteLen() (uint32, error)        { return p.cur.ByteLen, nil }
+
+func init() {
+	create := func(f func(*conformance.CQExAttr)) *cqxHooks {
+		return &cqxHooks{create: func(c conformance.Context, attr conformance.CQExAttr) (conformance.CQ, error) {
+			f(&attr)
+			return c.(conformance.ExCQCreator).CreateCQEx(attr)
+		}}
+	}
+	iter := func(f func(conformance.ExCQ) conformance.ExCQ) *cqxHooks { return &cqxHooks{iter: f} }
+	mutants = append(mutants,
+		mutant{
+			name:  "cq_ex: unsupported wc_flags accepted",
+			rules: []string{"CQX-02"},
+			h: hooks{cqx: create(func(a *conformance.CQExAttr) {
+				a.WCFlags &= cq.WCStandardFlags | cq.WCExCompletionTimestamp | cq.WCExCompletionTimestampWallclock
+			})},
+		},
+		mutant{
+			name:  "cq_ex: comp_mask and flags not checked",
+			rules: []string{"CQX-01"},
+			h: hooks{cqx: create(func(a *conformance.CQExAttr) {
+				a.CompMask &= cq.InitAttrMaskFlags
+				a.Flags &= cq.CreateSingleThreaded | cq.CreateIgnoreOverrun
+			})},
+		},
+		mutant{
+			name:  "cq_ex: IGNORE_OVERRUN dropped",
+			rules: []string{"CQX-01"},
+			h:     hooks{cqx: create(func(a *conformance.CQExAttr) { a.Flags &^= cq.CreateIgnoreOverrun })},
+		},
+		mutant{
+			name:  "cq_ex: cq_context dropped",
+			rules: []string{"CQX-10"},
+			h:     hooks{cqx: create(func(a *conformance.CQExAttr) { a.Context = nil })},
+		},
+		mutant{
+			name:  "cq_ex: fields readable whatever wc_flags and outside batches",
+			rules: []string{"CQX-03", "CQX-07"},
+			h:     hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ { return lax{x} })},
+		},
+		mutant{
+			name:  "cq_ex: iterator built on poll_cq",
+			rules: []string{"CQX-06", "CQX-08"},
+			h:     hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ { return &pollIter{ExCQ: x} })},
+		},
+		mutant{
+			name:  "cq_ex: start_poll on an empty CQ succeeds",
+			rules: []string{"CQX-04"},
+			h: hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ {
+				return startOK{x}
+			})},
+		},
+		mutant{
+			name:  "cq_ex: next_poll skips a completion",
+			rules: []string{"CQX-05"},
+			h: hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ {
+				return skipNext{x}
+			})},
+		},
+		mutant{
+			name:  "cq_ex: second start_poll accepted",
+			rules: []string{"CQX-06"},
+			h: hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ {
+				return restart{x}
+			})},
+		},
+		mutant{
+			name:  "cq_ex: wallclock in microseconds",
+			rules: []string{"CQX-09"},
+			h: hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ {
+				return microWall{x}
+			})},
+		},
+	)
+}
+
+// startOK hides start_poll's ENOENT.
+type startOK struct{ conformance.ExCQ }
+
+func (s startOK) StartPoll() error {
+	if err := s.ExCQ.StartPoll(); !errors.Is(err, syscall.ENOENT) {
+		return err
+	}
+	return nil
+}
+
+// skipNext moves two completions per next_poll.
+type skipNext struct{ conformance.ExCQ }
+
+func (s skipNext) NextPoll() error {
+	if err := s.ExCQ.NextPoll(); err != nil {
+		return err
+	}
+	return s.ExCQ.NextPoll()
+}
+
+// restart accepts start_poll inside a batch.
+type restart struct{ conformance.ExCQ }
+
+func (r restart) StartPoll() error {
+	if err := r.ExCQ.StartPoll(); !errors.Is(err, syscall.EINVAL) {
+		return err
+	}
+	return nil
+}
+
+// microWall reports the wallclock timestamp in microseconds.
+type microWall struct{ conformance.ExCQ }
+
+func (m microWall) ReadCompletionWallclockNS() (uint64, error) {
+	v, err := m.ExCQ.ReadCompletionWallclockNS()
+	return v / 1000, err
+}
+
+// hideEIO reports the end of an overrun CQ as ENOENT.
+type hideEIO struct{ conformance.ExCQ }
+
+func (h hideEIO) StartPoll() error { return noEIO(h.ExCQ.StartPoll()) }
+func (h hideEIO) NextPoll() error  { return noEIO(h.ExCQ.NextPoll()) }
+
+func noEIO(err error) error {
+	if errors.Is(err, syscall.EIO) {
+		return verr.New("ibv_next_poll", syscall.ENOENT, "mutant: overrun hidden")
+	}
+	return err
+}
