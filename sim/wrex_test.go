@@ -247,11 +247,11 @@ func TestWRBuilderErrors(t *testing.T) {
 
 // wrOp is one random request of the differential test.
 type wrOp struct {
-	op     wc.WROpcode
-	flags  qp.SendFlags
-	sges   []qp.SGE
-	off    uint64
-	imm    uint32
+	op    wc.WROpcode
+	flags qp.SendFlags
+	sges  []qp.SGE
+	off   uint64
+	imm   uint32
 }
 
 // TestWRBuilderMatchesPostSend is the differential test of QPX-03 and
