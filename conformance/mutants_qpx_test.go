@@ -97,6 +97,11 @@ func qpxMutants() []mutant {
 			wrComplete: func(b conformance.WRBuilder) error { _ = b.WRComplete(); return nil }}},
 		{name: "ibv_wr_abort posts the batch", rules: []string{"QPX-04"}, h: hooks{
 			wrAbort: func(b conformance.WRBuilder) { _ = b.WRComplete() }}},
+		{name: "the device states the other send_ops reading", rules: []string{"QPX-01", "QPX-04"}, h: hooks{
+			profile: func(p conformance.Profile) conformance.Profile {
+				p.SendOpsRXE = !p.SendOpsRXE
+				return p
+			}}},
 		{name: "ibv_wr_start inside a batch starts it afresh", rules: []string{"QPX-05"}, h: hooks{
 			wrStart: func(b conformance.WRBuilder) { b.WRAbort(); b.WRStart() }}},
 	}

@@ -322,6 +322,12 @@ type Profile struct {
 	// MW_BIND_ERR, as rxe does; false: it binds, as the man page allows
 	// (MW-05).
 	MWType1NoZeroBased bool
+	// SendOpsRXE: a UC QP may not be created with IBV_QP_EX_WITH_LOCAL_INV
+	// (QPX-01), and ibv_wr_complete refuses a batch that overflows the send
+	// queue, max_send_sge or max_inline_data with ENOSPC (QPX-04), as rxe
+	// does; false: UC may ask for LOCAL_INV and the errnos are those of
+	// ibv_post_send (ENOMEM, EINVAL).
+	SendOpsRXE bool
 }
 
 // Outstander is an optional capability of a QP: how many send and receive

@@ -51,6 +51,7 @@ func Profile(p sim.Profile) conformance.Profile {
 		ReregFailKeepsMR:     p.MR.ReregFailKeepsMR,
 		DeregBoundEINVAL:     p.DeregBoundEINVAL,
 		MWType1NoZeroBased:   p.MWType1NoZeroBased,
+		SendOpsRXE:           p.QP.SendOpsRXE,
 	}
 }
 
