@@ -435,3 +435,52 @@ func BenchmarkWRBuilderSend64(b *testing.B) {
 		pollOne(b, y, w)
 	}
 }
+
+// QPX-03 with memory windows: a type 2 window bound and invalidated through
+// the builder (MW-04, MW-07).
+func TestWRBuilderMW(t *testing.T) {
+	a, b := exPair(t, sim.DefaultProfile())
+	mem := make([]byte, 256)
+	mr, err := a.pd.RegMR(mem, sim.AccessLocalWrite|sim.AccessMWBind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err := a.pd.AllocMW(sim.MWType2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := mw.RKey()&^0xff | (mw.RKey()+1)&0xff
+	a.q.SetWRFlags(qp.SendSignaled)
+	a.q.WRStart()
+	a.q.SetWRID(1)
+	a.q.WRBindMW(mw, key, qp.MWBindInfo{MR: mr, Addr: mr.Addr(), Length: 64, Access: sim.AccessRemoteWrite})
+	if err := a.q.WRComplete(); err != nil {
+		t.Fatal(err)
+	}
+	if c := a.poll(t, 1)[0]; c.Status != wc.Success || c.Opcode != wc.BindMW {
+		t.Fatalf("bind: %v", &c)
+	}
+	copy(b.buf, "via window")
+	write := func(id uint64) wc.Status {
+		if _, err := b.q.PostSend([]qp.SendWR{{WRID: id, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled,
+			SGList: []qp.SGE{b.sge(0, 10)}, RKey: key, RemoteAddr: mr.Addr()}}); err != nil {
+			t.Fatal(err)
+		}
+		return b.poll(t, 1)[0].Status
+	}
+	if st := write(2); st != wc.Success || string(mem[:10]) != "via window" {
+		t.Fatalf("WRITE through the window: %v, %q", st, mem[:10])
+	}
+	a.q.WRStart()
+	a.q.SetWRID(3)
+	a.q.WRLocalInv(key)
+	if err := a.q.WRComplete(); err != nil {
+		t.Fatal(err)
+	}
+	if c := a.poll(t, 1)[0]; c.Status != wc.Success || c.Opcode != wc.LocalInv {
+		t.Fatalf("LOCAL_INV: %v", &c)
+	}
+	if st := write(4); st != wc.RemAccessErr {
+		t.Errorf("WRITE after LOCAL_INV: %v, want REM_ACCESS_ERR", st)
+	}
+}

@@ -437,9 +437,9 @@ func (q *QP) WRSetUDAddr(ah any, remoteQPN, remoteQKey uint32) {
 // EFAULT for inline SGEs outside registered memory. Under the rxe reading
 // (Policy.SendOpsRXE) a full queue, too many SGEs and too much inline data
 // are ENOSPC. EOPNOTSUPP for an operation the QP's send_ops_flags leave
-// out, or a QP created without them (QPX-02); EINVAL without an open batch
-// or after a misuse (QPX-05). An empty batch succeeds. WRComplete
-// allocates nothing.
+// out, or a QP created without them, whatever the batch holds (QPX-02);
+// EINVAL without an open batch or after a misuse (QPX-05). An empty batch
+// of a QP with the builder succeeds. WRComplete allocates nothing.
 func (q *QP) WRComplete() (err error) {
 	if q == nil {
 		return verr.New(verbWR, syscall.EINVAL, "nil QP")
@@ -453,6 +453,12 @@ func (q *QP) WRComplete() (err error) {
 	defer b.reset()
 	if b.err != nil {
 		return b.err
+	}
+	switch {
+	case q.life != live:
+		return errSendGone
+	case !q.init.Ex:
+		return errWRNotEx // even an empty batch: the QP has no builder
 	}
 	for i := range b.wrs {
 		w, x := &b.wrs[i], &b.ext[i]
