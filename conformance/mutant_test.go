@@ -73,6 +73,14 @@ type hooks struct {
 	allocMW func(pd conformance.PD, typ uint32) (conformance.MW, error)
 	bindMW  func(q conformance.QP, mw conformance.MW, wrID uint64, flags qp.SendFlags, info qp.MWBindInfo) error
 
+	// The extended post API (conformance.QPExCreator, WRBuilder; forwarded
+	// in mutants_qpx_test.go). createQPEx gets attr with the inner CQs.
+	createQPEx func(pd conformance.PD, attr conformance.QPInitAttr, mask uint32, ops qp.SendOps) (conformance.QP, error)
+	setWRID    func(b conformance.WRBuilder, id uint64)
+	wrStart    func(b conformance.WRBuilder)
+	wrComplete func(b conformance.WRBuilder) error
+	wrAbort    func(b conformance.WRBuilder)
+
 	// outstanding overrides conformance.Outstander on QPs.
 	outstanding func(q conformance.QP) (send, recv int)
 

@@ -327,6 +327,12 @@ type Profile struct {
 	// (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP is EOPNOTSUPP), as in rxe
 	// (CQX-02). False: it offers them.
 	NoCQTimestamps bool
+	// SendOpsRXE: a UC QP may not be created with IBV_QP_EX_WITH_LOCAL_INV
+	// (QPX-01), and ibv_wr_complete refuses a batch that overflows the send
+	// queue, max_send_sge or max_inline_data with ENOSPC (QPX-04), as rxe
+	// does; false: UC may ask for LOCAL_INV and the errnos are those of
+	// ibv_post_send (ENOMEM, EINVAL).
+	SendOpsRXE bool
 }
 
 // CQExAttr is struct ibv_cq_init_attr_ex without parent_domain.

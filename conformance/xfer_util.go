@@ -210,6 +210,9 @@ type xOpts struct {
 	recvCh       CompChannel
 	sendCQ       CQ // CQs to use instead of new ones
 	recvCQ       CQ
+	// sendOps, when not zero, creates the QP with ibv_create_qp_ex and
+	// these send_ops_flags (QPExCreator).
+	sendOps qp.SendOps
 }
 
 // opts returns the default attributes: RC timers short enough for real
@@ -252,7 +255,13 @@ func (w *xWorld) newEnd(s *xSide, typ qp.Type, o xOpts) *xEnd {
 	if o.srq != nil {
 		attr.Cap.MaxRecvWR, attr.Cap.MaxRecvSGE = 0, 0
 	}
-	q, err := s.pd.CreateQP(attr)
+	var q QP
+	var err error
+	if c, ok := s.pd.(QPExCreator); ok && o.sendOps != 0 {
+		q, err = c.CreateQPEx(attr, QPInitAttrPD|QPInitAttrSendOpsFlags, o.sendOps)
+	} else {
+		q, err = s.pd.CreateQP(attr)
+	}
 	if err != nil || q == nil {
 		w.t.Fatalf("side %s: ibv_create_qp(%v): qp=%v err=%v", s.name, typ, q, err)
 	}

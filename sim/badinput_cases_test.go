@@ -18,6 +18,7 @@ const (
 	noArgs   = "takes no arguments: the nil sweep checks the nil receiver; the state it may be called in is any"
 	engine   = "engine-facing ...Locked hook without arguments or whose callers validate them; the nil sweep checks the nil receiver and the zero sweep the zero arguments"
 	anyValue = "every value of its argument is legal; the nil and zero sweeps cover it"
+	wrVoid   = "work request builder without a result (ibv_wr_*): outside a batch it does nothing, inside one its errors are deferred to WRComplete, whose cases pass it bad input; the nil sweep checks the nil receiver"
 )
 
 const (
@@ -377,6 +378,23 @@ var badTable = map[string]badEntry{
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.CreateAH(localAH(w)); return err }},
 	}},
 	"PD.CreateQP": {cases: []badCase{
+		createQP("comp_mask XRCD", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.CompMask = 1 << 1; return a }),
+		createQP("comp_mask bit 31", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.CompMask = 1 << 31; return a }),
+		createQP("send_ops_flags TSO", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr {
+			a := rcOn(w.cq)
+			a.CompMask, a.SendOpsFlags = sim.QPInitSendOpsFlags, qp.WithSend|qp.WithTSO
+			return a
+		}),
+		createQP("send_ops_flags unknown bit", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr {
+			a := rcOn(w.cq)
+			a.CompMask, a.SendOpsFlags = sim.QPInitSendOpsFlags, 1<<40
+			return a
+		}),
+		createQP("UD with RDMA_WRITE", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr {
+			a := rcOn(w.cq)
+			a.Type, a.CompMask, a.SendOpsFlags = qp.UD, sim.QPInitSendOpsFlags, qp.WithRDMAWrite
+			return a
+		}),
 		createQP("no CQs", einval, func(w *badWorld) sim.QPInitAttr { return rcOn(nil) }),
 		createQP("no recv CQ", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.RecvCQ = nil; return a }),
 		createQP("destroyed CQ", einval, func(w *badWorld) sim.QPInitAttr { return rcOn(w.deadCQ) }),
@@ -761,7 +779,63 @@ var badTable = map[string]badEntry{
 	}},
 
 	// QP.
-	"QP.Cap":               {reason: getter},
+	"QP.Cap":                 {reason: getter},
+	"QP.SendOpsFlags":        {reason: getter},
+	"QP.SetWRID":             {reason: anyValue},
+	"QP.SetWRFlags":          {reason: anyValue + " (unknown flags fail the batch at WRComplete, QP.WRComplete cases)"},
+	"QP.WRSend":              {reason: wrVoid},
+	"QP.WRSendImm":           {reason: wrVoid},
+	"QP.WRSendInv":           {reason: wrVoid},
+	"QP.WRRDMAWrite":         {reason: wrVoid},
+	"QP.WRRDMAWriteImm":      {reason: wrVoid},
+	"QP.WRRDMARead":          {reason: wrVoid},
+	"QP.WRAtomicCmpSwp":      {reason: wrVoid},
+	"QP.WRAtomicFetchAdd":    {reason: wrVoid},
+	"QP.WRBindMW":            {reason: wrVoid},
+	"QP.WRLocalInv":          {reason: wrVoid},
+	"QP.WRSetSGE":            {reason: wrVoid},
+	"QP.WRSetSGEList":        {reason: wrVoid},
+	"QP.WRSetInlineData":     {reason: wrVoid},
+	"QP.WRSetInlineDataList": {reason: wrVoid},
+	"QP.WRSetUDAddr":         {reason: wrVoid},
+	"QP.WRAbort":             {reason: noArgs + " (without an open batch it does nothing)"},
+	"QP.WRStart": {cases: []badCase{
+		{in: "twice", call: func(w *badWorld) error {
+			w.qp.WRStart()
+			w.qp.WRStart()
+			if err := w.qp.WRComplete(); err == nil {
+				w.failf("WRComplete after WRStart twice succeeded")
+			}
+			return nil
+		}},
+	}},
+	"QP.WRComplete": {cases: []badCase{
+		{in: "no WRStart", want: einval, call: func(w *badWorld) error { return w.qp.WRComplete() }},
+		{in: "builders outside a batch", want: einval, call: func(w *badWorld) error {
+			w.qp.WRSend()
+			w.qp.WRSetSGEList([]qp.SGE{{Addr: w.mr.Addr(), Length: 8, LKey: w.mr.LKey()}})
+			w.qp.WRSetInlineDataList([][]byte{nil, make([]byte, 1<<20)})
+			return w.qp.WRComplete()
+		}},
+		{in: "QP without send_ops_flags", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error {
+			w.qp.WRStart()
+			w.qp.WRSend()
+			w.qp.WRSetSGE(w.mr.LKey(), w.mr.Addr(), 8)
+			return w.qp.WRComplete()
+		}},
+		{in: "setter before any builder, nil arguments", want: einval, call: func(w *badWorld) error {
+			w.ud.WRStart()
+			w.ud.WRSetUDAddr(nil, 0, 0)
+			w.ud.WRSetSGEList(nil)
+			w.ud.WRSetInlineData(nil)
+			w.ud.WRBindMW(nil, 0, qp.MWBindInfo{})
+			return w.ud.WRComplete()
+		}},
+		{in: "destroyed QP", want: einval, call: func(w *badWorld) error {
+			w.deadQP.WRStart()
+			return w.deadQP.WRComplete()
+		}},
+	}},
 	"QP.Context":           {reason: getter},
 	"QP.Destroyed":         {reason: getter},
 	"QP.DestroyedLocked":   {reason: getter},

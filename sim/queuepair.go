@@ -23,7 +23,32 @@ type QPInitAttr struct {
 	Cap      qp.Cap  // requested capacities (QP-02)
 	Type     qp.Type // qp.RC, qp.UC or qp.UD
 	SQSigAll bool    // every send WR is signaled (CQ-19)
+
+	// CompMask is comp_mask of struct ibv_qp_init_attr_ex: which of the
+	// extended fields below are valid. Zero makes CreateQP ibv_create_qp;
+	// QPInitSendOpsFlags makes it ibv_create_qp_ex with send_ops_flags,
+	// giving the QP the work request builder (QP.WRStart, QPX-01).
+	CompMask QPInitMask
+	// SendOpsFlags is send_ops_flags: the operations the builder may start
+	// (qp.WithSend, ...). Read only with QPInitSendOpsFlags in CompMask.
+	SendOpsFlags qp.SendOps
 }
+
+// QPInitMask is comp_mask of struct ibv_qp_init_attr_ex (enum
+// ibv_qp_init_attr_mask).
+type QPInitMask uint32
+
+// The comp_mask bits verbsim accepts, with verbs.h values. The others
+// (XRCD, CREATE_FLAGS, MAX_TSO_HEADER, IND_TABLE, RX_HASH and any bit
+// verbs.h does not define) are refused with EOPNOTSUPP (QPX-01).
+const (
+	// QPInitPD (IBV_QP_INIT_ATTR_PD) says pd is set; it always is here,
+	// the receiver of CreateQP.
+	QPInitPD QPInitMask = 1 << 0
+	// QPInitSendOpsFlags (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) says
+	// SendOpsFlags is valid.
+	QPInitSendOpsFlags QPInitMask = 1 << 6
+)
 
 // firstQPN is the first QP number a device gives out: 0 and 1 are the
 // special QPs (SMI, GSI) of InfiniBand.
@@ -54,6 +79,9 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	if err := pd.checkQPArgs(verb, attr); err != nil {
 		return nil, err
 	}
+	if bad := attr.CompMask &^ (QPInitPD | QPInitSendOpsFlags); bad != 0 {
+		return nil, verr.Errorf("ibv_create_qp_ex", syscall.EOPNOTSUPP, "comp_mask bits %#x are not supported (QPX-01)", uint32(bad))
+	}
 	if d.qps >= d.attr.MaxQP {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_qp=%d QPs", d.attr.MaxQP)
 	}
@@ -68,6 +96,7 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 		Init: qp.InitAttr{
 			Context: attr.Context, SendCQ: attr.SendCQ, RecvCQ: attr.RecvCQ, SRQ: attr.SRQ,
 			Cap: attr.Cap, Type: attr.Type, SQSigAll: attr.SQSigAll,
+			Ex: attr.CompMask&QPInitSendOpsFlags != 0, SendOps: attr.SendOpsFlags,
 		},
 		QPNum:     num,
 		Device:    qp.DeviceLimits{MaxQPWR: uint32(d.attr.MaxQPWR), MaxSGE: uint32(d.attr.MaxSGE), MaxInline: uint32(d.attr.MaxInline)},

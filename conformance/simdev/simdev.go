@@ -52,6 +52,7 @@ func Profile(p sim.Profile) conformance.Profile {
 		DeregBoundEINVAL:     p.DeregBoundEINVAL,
 		MWType1NoZeroBased:   p.MWType1NoZeroBased,
 		NoCQTimestamps:       p.CQNoTimestamps,
+		SendOpsRXE:           p.QP.SendOpsRXE,
 	}
 }
 
@@ -286,8 +287,14 @@ func (p pdAdapter) CreateAH(a conformance.AHAttr) (conformance.AH, error) {
 func (p pdAdapter) Dealloc() error { return p.pd.Dealloc() }
 
 func (p pdAdapter) CreateQP(a conformance.QPInitAttr) (conformance.QP, error) {
+	return p.CreateQPEx(a, 0, 0)
+}
+
+// CreateQPEx implements conformance.QPExCreator.
+func (p pdAdapter) CreateQPEx(a conformance.QPInitAttr, compMask uint32, ops qp.SendOps) (conformance.QP, error) {
 	const verb = "ibv_create_qp"
-	attr := sim.QPInitAttr{Context: a.Context, Cap: a.Cap, Type: a.Type, SQSigAll: a.SQSigAll}
+	attr := sim.QPInitAttr{Context: a.Context, Cap: a.Cap, Type: a.Type, SQSigAll: a.SQSigAll,
+		CompMask: sim.QPInitMask(compMask), SendOpsFlags: ops}
 	var err error
 	if attr.SendCQ, err = simCQ(verb, a.SendCQ); err != nil {
 		return nil, err
@@ -369,6 +376,22 @@ func unwrapBinds(wrs []qp.SendWR) []qp.SendWR {
 	return wrs
 }
 
+// The work request builder (conformance.WRBuilder).
+func (a qpAdapter) SetWRID(id uint64)                    { a.q.SetWRID(id) }
+func (a qpAdapter) SetWRFlags(f qp.SendFlags)            { a.q.SetWRFlags(f) }
+func (a qpAdapter) WRStart()                             { a.q.WRStart() }
+func (a qpAdapter) WRComplete() error                    { return a.q.WRComplete() }
+func (a qpAdapter) WRAbort()                             { a.q.WRAbort() }
+func (a qpAdapter) WRSend()                              { a.q.WRSend() }
+func (a qpAdapter) WRSendImm(imm uint32)                 { a.q.WRSendImm(imm) }
+func (a qpAdapter) WRRDMAWrite(rkey uint32, addr uint64) { a.q.WRRDMAWrite(rkey, addr) }
+func (a qpAdapter) WRRDMARead(rkey uint32, addr uint64)  { a.q.WRRDMARead(rkey, addr) }
+func (a qpAdapter) WRSetSGE(lkey uint32, addr uint64, length uint32) {
+	a.q.WRSetSGE(lkey, addr, length)
+}
+func (a qpAdapter) WRSetSGEList(list []qp.SGE)  { a.q.WRSetSGEList(list) }
+func (a qpAdapter) WRSetInlineData(data []byte) { a.q.WRSetInlineData(data) }
+
 // Outstanding implements conformance.Outstander.
 func (a qpAdapter) Outstanding() (send, recv int) { return a.q.Outstanding() }
 
@@ -422,6 +445,8 @@ var (
 	_ conformance.AH            = (*sim.AH)(nil)
 	_ conformance.QP            = qpAdapter{}
 	_ conformance.Outstander    = qpAdapter{}
+	_ conformance.WRBuilder     = qpAdapter{}
+	_ conformance.QPExCreator   = pdAdapter{}
 	_ conformance.SRQ           = (*sim.SRQ)(nil)
 	_ conformance.Depth         = (*sim.SRQ)(nil)
 	_ conformance.Consumer      = (*sim.SRQ)(nil)

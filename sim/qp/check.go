@@ -56,6 +56,15 @@ type Policy struct {
 	// (reading A, mlx5), so a completion lost to an overrun keeps its slot
 	// until a later completion of the queue is polled or the QP is reset.
 	FreeSlotOnRetire bool
+	// SendOpsRXE takes rxe's readings of the work request builder
+	// (QPX-01, QPX-04): a UC QP may not ask for IBV_QP_EX_WITH_LOCAL_INV
+	// (rxe's UC set leaves it out), and a batch that overflows the send
+	// queue, gives more SGEs than max_send_sge or more inline bytes than
+	// max_inline_data is refused by ibv_wr_complete with ENOSPC, the errno
+	// rxe's builders record. False: the transport matrix of QP-33 decides
+	// the supported operations and wr_complete returns the errno
+	// ibv_post_send would (ENOMEM, EINVAL).
+	SendOpsRXE bool
 }
 
 // RXEPolicy returns the readings of Linux soft-RoCE (rxe): RESET→ERR
@@ -63,7 +72,9 @@ type Policy struct {
 // retired: rxe's completer and responder advance the queue's consumer index
 // when they finish with a WR, before the completion is posted, let alone
 // polled.
-func RXEPolicy() Policy { return Policy{CurState: CurStateTrusted, FreeSlotOnRetire: true} }
+func RXEPolicy() Policy {
+	return Policy{CurState: CurStateTrusted, FreeSlotOnRetire: true, SendOpsRXE: true}
+}
 
 // PortLimits describes one port as far as attribute values depend on it
 // (the relevant fields of struct ibv_port_attr). A zero field admits

@@ -25,6 +25,11 @@
 //     list of the smallest legal masks, for tests.
 //   - CheckModify validates a modify against the table, the CUR_STATE and
 //     SQD-drain rules and the device Limits, under a Policy.
+//   - SendOps is send_ops_flags of ibv_create_qp_ex; a QP created with
+//     InitAttr.Ex has the ibv_wr_* work request builder (QP.WRStart,
+//     the WR* builders and setters, QP.WRComplete, QP.WRAbort), which
+//     posts its batches whole or not at all through PostSend's checks
+//     (QPX-01..QPX-05).
 //
 // Rule IDs such as QP-07 refer to the verbs rules catalogue
 // (spec/catalogue.md).

@@ -48,6 +48,13 @@ type InitAttr struct {
 	// SRQ, if set, is where the QP takes its receive WRs; MaxRecvWR and
 	// MaxRecvSGE are then ignored (QP-04). Only RC and UD QPs may use one.
 	SRQ *SRQ
+	// Ex says the QP is created as by ibv_create_qp_ex with
+	// IBV_QP_INIT_ATTR_SEND_OPS_FLAGS in comp_mask: it then has the work
+	// request builder (WRStart ... WRComplete) for the operations SendOps
+	// names (QPX-01, QPX-02).
+	Ex bool
+	// SendOps is send_ops_flags, read only when Ex is set.
+	SendOps SendOps
 }
 
 // DeviceLimits are the device attributes that bound a QP's capacities.
@@ -115,6 +122,7 @@ type QP struct {
 	timers [2]Timer
 	forced []forcedStatus // faults: completions to fail
 	wcbuf  wc.WC          // the completion being pushed (keeps it off the heap)
+	bld    wrBatch        // the work request builder (ibv_wr_*, wrex.go)
 }
 
 // Stats counts what happened to a QP.
@@ -125,12 +133,14 @@ type Stats struct {
 }
 
 const (
-	verbCreate  = "ibv_create_qp"
-	verbModify  = "ibv_modify_qp"
-	verbQuery   = "ibv_query_qp"
-	verbDestroy = "ibv_destroy_qp"
-	verbSend    = "ibv_post_send"
-	verbRecv    = "ibv_post_recv"
+	verbCreate   = "ibv_create_qp"
+	verbModify   = "ibv_modify_qp"
+	verbQuery    = "ibv_query_qp"
+	verbDestroy  = "ibv_destroy_qp"
+	verbSend     = "ibv_post_send"
+	verbRecv     = "ibv_post_recv"
+	verbCreateEx = "ibv_create_qp_ex"
+	verbWR       = "ibv_wr_complete"
 )
 
 // NewLocked creates a QP in RESET (ibv_create_qp, QP-01). It checks the
@@ -151,6 +161,11 @@ func NewLocked(cfg Config) (*QP, error) {
 	}
 	if in.SRQ != nil && in.Type == UC {
 		return nil, verr.New(verbCreate, syscall.EINVAL, "only RC and UD QPs may be created with an SRQ (QP-04)")
+	}
+	if in.Ex {
+		if bad := in.SendOps &^ SupportedSendOps(in.Type, cfg.Policy); bad != 0 {
+			return nil, verr.Errorf(verbCreateEx, syscall.EOPNOTSUPP, "send_ops_flags %v not supported on a %v QP (QPX-01)", bad, in.Type)
+		}
 	}
 	lim := cfg.Device
 	c := in.Cap

@@ -192,7 +192,11 @@ func (q *QP) checkSendLocked(w *SendWR) error {
 		default:
 			return verr.Errorf(verbSend, syscall.EINVAL, "IBV_SEND_INLINE on %v (QP-34)", w.Opcode)
 		}
-		if n := Length(w.SGList); n > uint64(q.cap.MaxInlineData) {
+		n := Length(w.SGList)
+		if w.hasInline {
+			n = uint64(len(w.inline))
+		}
+		if n > uint64(q.cap.MaxInlineData) {
 			return verr.Errorf(verbSend, syscall.EINVAL, "inline payload of %d bytes above max_inline_data %d (QP-35)", n, q.cap.MaxInlineData)
 		}
 	}
@@ -213,7 +217,9 @@ func (q *QP) enqueueSendLocked(w *SendWR) error {
 	// Capture the inline payload before claiming the slot, so a failure
 	// leaves the queue as it was.
 	var payload []byte
-	if inline {
+	if inline && w.hasInline {
+		payload = append(q.sq.slot(q.sq.tail).inline[:0], w.inline...)
+	} else if inline {
 		e := q.sq.slot(q.sq.tail)
 		payload = e.inline[:0]
 		for _, s := range w.SGList {
@@ -235,6 +241,7 @@ func (q *QP) enqueueSendLocked(w *SendWR) error {
 	sge := append(e.sge[:0], w.SGList...)
 	e.wr = *w
 	e.wr.SGList = sge
+	e.wr.inline, e.wr.hasInline = nil, false
 	e.sge = sge
 	e.inline = payload
 	e.signaled = q.init.SQSigAll || w.Flags&SendSignaled != 0

@@ -101,6 +101,11 @@ type SendWR struct {
 	RemoteQKey uint32
 	MW         any
 	Bind       MWBindInfo
+
+	// inline is the payload the builder's WRSetInlineData gave, when
+	// hasInline is set: it replaces the bytes SGList names (QPX-03).
+	inline    []byte
+	hasInline bool
 }
 
 // MWBindInfo is struct ibv_mw_bind_info: the MR (a *sim.MR) a memory

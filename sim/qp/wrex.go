@@ -1,0 +1,558 @@
+package qp
+
+import (
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// This file holds the extended post API of ibv_create_qp_ex and
+// ibv_wr_post(3): the send_ops_flags a QP is created with and the work
+// request builder (WRStart, the WR* builders and setters, WRComplete,
+// WRAbort). The builder only collects requests; WRComplete hands the batch
+// to the checks and the enqueueing of PostSend (post.go), so the posting
+// rules live in one place.
+
+// SendOps is send_ops_flags of struct ibv_qp_init_attr_ex (enum
+// ibv_qp_create_send_ops_flags): the operations the builder of a QP may
+// start.
+type SendOps uint64
+
+// The send_ops_flags bits, with verbs.h values.
+const (
+	WithRDMAWrite      SendOps = 1 << 0  // IBV_QP_EX_WITH_RDMA_WRITE
+	WithRDMAWriteImm   SendOps = 1 << 1  // IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM
+	WithSend           SendOps = 1 << 2  // IBV_QP_EX_WITH_SEND
+	WithSendImm        SendOps = 1 << 3  // IBV_QP_EX_WITH_SEND_WITH_IMM
+	WithRDMARead       SendOps = 1 << 4  // IBV_QP_EX_WITH_RDMA_READ
+	WithAtomicCmpSwp   SendOps = 1 << 5  // IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP
+	WithAtomicFetchAdd SendOps = 1 << 6  // IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD
+	WithLocalInv       SendOps = 1 << 7  // IBV_QP_EX_WITH_LOCAL_INV
+	WithBindMW         SendOps = 1 << 8  // IBV_QP_EX_WITH_BIND_MW
+	WithSendInv        SendOps = 1 << 9  // IBV_QP_EX_WITH_SEND_WITH_INV
+	WithTSO            SendOps = 1 << 10 // IBV_QP_EX_WITH_TSO (not simulated)
+	WithAtomicWrite    SendOps = 1 << 12 // IBV_QP_EX_WITH_ATOMIC_WRITE (not simulated)
+	sendOpsAll                 = WithRDMAWrite | WithRDMAWriteImm | WithSend | WithSendImm | WithRDMARead | WithAtomicCmpSwp | WithAtomicFetchAdd | WithLocalInv | WithBindMW | WithSendInv
+	sendOpsUC                  = WithRDMAWrite | WithRDMAWriteImm | WithSend | WithSendImm | WithLocalInv | WithBindMW | WithSendInv
+	sendOpsUD                  = WithSend | WithSendImm
+)
+
+// String renders the bits as "SEND|RDMA_READ", or "0".
+func (o SendOps) String() string {
+	if o == 0 {
+		return "0"
+	}
+	names := [...]string{"RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "SEND", "SEND_WITH_IMM", "RDMA_READ",
+		"ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD", "LOCAL_INV", "BIND_MW", "SEND_WITH_INV", "TSO", "", "ATOMIC_WRITE"}
+	s := ""
+	for i, n := range names {
+		if n == "" || o&(1<<i) == 0 {
+			continue
+		}
+		if s != "" {
+			s += "|"
+		}
+		s += n
+		o &^= 1 << i
+	}
+	if o != 0 {
+		if s != "" {
+			s += "|"
+		}
+		s += "0x" + hex(uint64(o))
+	}
+	return s
+}
+
+// SupportedSendOps returns the send_ops_flags a QP of type t may be
+// created with (QPX-01): the operations of the transport matrix of QP-33
+// that verbsim executes. RC has all ten; UC the writes, sends, LOCAL_INV,
+// BIND_MW and SEND_WITH_INV; UD SEND and SEND_WITH_IMM. Under
+// p.SendOpsRXE the UC set lacks LOCAL_INV, as rxe's does. TSO and
+// ATOMIC_WRITE are never supported.
+func SupportedSendOps(t Type, p Policy) SendOps {
+	switch t {
+	case RC:
+		return sendOpsAll
+	case UC:
+		if p.SendOpsRXE {
+			return sendOpsUC &^ WithLocalInv
+		}
+		return sendOpsUC
+	case UD:
+		return sendOpsUD
+	}
+	return 0
+}
+
+// opSendOp maps a work request opcode to its send_ops_flags bit.
+func opSendOp(op wc.WROpcode) SendOps {
+	switch op {
+	case wc.WRRDMAWrite:
+		return WithRDMAWrite
+	case wc.WRRDMAWriteWithImm:
+		return WithRDMAWriteImm
+	case wc.WRSend:
+		return WithSend
+	case wc.WRSendWithImm:
+		return WithSendImm
+	case wc.WRRDMARead:
+		return WithRDMARead
+	case wc.WRAtomicCmpAndSwp:
+		return WithAtomicCmpSwp
+	case wc.WRAtomicFetchAndAdd:
+		return WithAtomicFetchAdd
+	case wc.WRLocalInv:
+		return WithLocalInv
+	case wc.WRBindMW:
+		return WithBindMW
+	case wc.WRSendWithInv:
+		return WithSendInv
+	}
+	return 0
+}
+
+// SendOpsFlags returns the send_ops_flags q was created with and whether
+// it was created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS at all (only then
+// has it a builder; ibv_qp_to_qp_ex returns NULL otherwise).
+func (q *QP) SendOpsFlags() (ops SendOps, ex bool) {
+	if q == nil {
+		return 0, false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.init.SendOps, q.init.Ex
+}
+
+// wrBatch is the builder state of a QP: the requests collected since
+// WRStart, with their SGE lists and inline payloads in per-QP arrays that
+// are reused from batch to batch, so a steady stream of batches allocates
+// nothing.
+type wrBatch struct {
+	open  bool
+	err   error // the first deferred error; WRComplete returns it
+	wrID  uint64
+	flags SendFlags
+	wrs   []SendWR
+	ext   []wrExt
+	sge   []SGE
+	inl   []byte
+}
+
+// wrExt says where the data of wrs[i] is kept until WRComplete.
+type wrExt struct {
+	sgeLo, sgeHi int
+	inlLo, inlHi int
+	base         SendFlags // wr_flags when the request was built
+}
+
+var (
+	errWRNotEx     = verr.New(verbWR, syscall.EOPNOTSUPP, "the QP was not created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS (QPX-01)")
+	errWROpNotSet  = verr.New(verbWR, syscall.EOPNOTSUPP, "the operation is not in the QP's send_ops_flags (QPX-02)")
+	errWRNoCurrent = verr.New(verbWR, syscall.EINVAL, "a setter was called before any WR builder of the batch (QPX-05)")
+	errWRTwice     = verr.New(verbWR, syscall.EINVAL, "ibv_wr_start called while a batch was open (QPX-05)")
+	errWRNotOpen   = verr.New(verbWR, syscall.EINVAL, "ibv_wr_complete called without ibv_wr_start (QPX-05)")
+	errWRSpace     = verr.New(verbWR, syscall.ENOSPC, "the batch does not fit the send queue, or a request has too many SGEs or inline bytes (QPX-04, rxe)")
+)
+
+func (b *wrBatch) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+// reset closes the batch and forgets its requests, keeping the arrays.
+func (b *wrBatch) reset() {
+	clear(b.wrs) // drop references to AHs, MWs, MRs
+	b.open, b.err = false, nil
+	b.wrs, b.ext, b.sge, b.inl = b.wrs[:0], b.ext[:0], b.sge[:0], b.inl[:0]
+}
+
+// SetWRID sets the wr_id that the next builders give their requests, the
+// qpx->wr_id field of struct ibv_qp_ex: set it before calling the builder.
+// It keeps its value from batch to batch.
+func (q *QP) SetWRID(id uint64) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	q.bld.wrID = id
+	q.mu.Unlock()
+}
+
+// SetWRFlags sets the send flags that the next builders give their
+// requests, the qpx->wr_flags field of struct ibv_qp_ex (SIGNALED, FENCE,
+// SOLICITED, INLINE, IP_CSUM, checked as PostSend checks send_flags). It
+// keeps its value from batch to batch.
+func (q *QP) SetWRFlags(f SendFlags) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	q.bld.flags = f
+	q.mu.Unlock()
+}
+
+// WRStart opens a batch of work requests (ibv_wr_start). The builders and
+// setters that follow add to it; WRComplete posts it, WRAbort discards it.
+// Calling WRStart while a batch is open is a misuse (in C the provider's
+// send-queue lock would deadlock): the open batch is poisoned and its
+// WRComplete fails with EINVAL, posting nothing (QPX-05).
+func (q *QP) WRStart() {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := &q.bld
+	if b.open {
+		b.fail(errWRTwice)
+		return
+	}
+	b.reset()
+	b.open = true
+}
+
+// WRAbort discards the open batch (ibv_wr_abort): nothing of it is
+// posted. Without an open batch it does nothing.
+func (q *QP) WRAbort() {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	q.bld.reset()
+	q.mu.Unlock()
+}
+
+// build starts a request of the open batch with the current wr_id and
+// wr_flags. Outside a batch, or once the batch has failed, it does
+// nothing.
+func (q *QP) build(w SendWR) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := &q.bld
+	switch {
+	case !b.open || b.err != nil:
+		return
+	case !q.init.Ex:
+		b.fail(errWRNotEx)
+		return
+	case q.init.SendOps&opSendOp(w.Opcode) == 0:
+		b.fail(errWROpNotSet)
+		return
+	case len(b.wrs) > int(q.cap.MaxSendWR):
+		// One request more than the queue can hold is kept, so that
+		// WRComplete reports what PostSend would for it; further ones
+		// change nothing and the batch fails as full anyway.
+		return
+	}
+	w.WRID, w.Flags = b.wrID, b.flags
+	b.wrs = append(b.wrs, w)
+	b.ext = append(b.ext, wrExt{base: b.flags})
+}
+
+// WRSend starts a SEND (ibv_wr_send); its data comes from the next data
+// setter.
+func (q *QP) WRSend() { q.build(SendWR{Opcode: wc.WRSend}) }
+
+// WRSendImm starts a SEND_WITH_IMM carrying imm (ibv_wr_send_imm; the
+// immediate data is opaque, in network byte order).
+func (q *QP) WRSendImm(imm uint32) { q.build(SendWR{Opcode: wc.WRSendWithImm, Imm: imm}) }
+
+// WRSendInv starts a SEND_WITH_INV that invalidates rkey at the
+// responder (ibv_wr_send_inv).
+func (q *QP) WRSendInv(rkey uint32) { q.build(SendWR{Opcode: wc.WRSendWithInv, Imm: rkey}) }
+
+// WRRDMAWrite starts an RDMA WRITE to addr under rkey (ibv_wr_rdma_write).
+func (q *QP) WRRDMAWrite(rkey uint32, addr uint64) {
+	q.build(SendWR{Opcode: wc.WRRDMAWrite, RKey: rkey, RemoteAddr: addr})
+}
+
+// WRRDMAWriteImm starts an RDMA WRITE_WITH_IMM (ibv_wr_rdma_write_imm).
+func (q *QP) WRRDMAWriteImm(rkey uint32, addr uint64, imm uint32) {
+	q.build(SendWR{Opcode: wc.WRRDMAWriteWithImm, RKey: rkey, RemoteAddr: addr, Imm: imm})
+}
+
+// WRRDMARead starts an RDMA READ from addr under rkey (ibv_wr_rdma_read);
+// the data setter names where the bytes land.
+func (q *QP) WRRDMARead(rkey uint32, addr uint64) {
+	q.build(SendWR{Opcode: wc.WRRDMARead, RKey: rkey, RemoteAddr: addr})
+}
+
+// WRAtomicCmpSwp starts an ATOMIC_CMP_AND_SWP on the 8 bytes at addr
+// (ibv_wr_atomic_cmp_swp).
+func (q *QP) WRAtomicCmpSwp(rkey uint32, addr, compare, swap uint64) {
+	q.build(SendWR{Opcode: wc.WRAtomicCmpAndSwp, RKey: rkey, RemoteAddr: addr, CompareAdd: compare, Swap: swap})
+}
+
+// WRAtomicFetchAdd starts an ATOMIC_FETCH_AND_ADD on the 8 bytes at addr
+// (ibv_wr_atomic_fetch_add).
+func (q *QP) WRAtomicFetchAdd(rkey uint32, addr, add uint64) {
+	q.build(SendWR{Opcode: wc.WRAtomicFetchAndAdd, RKey: rkey, RemoteAddr: addr, CompareAdd: add})
+}
+
+// WRBindMW starts a BIND_MW of the type 2 window mw (a *sim.MW) to the
+// new rkey (ibv_wr_bind_mw); see PostSend and MW-04.
+func (q *QP) WRBindMW(mw any, rkey uint32, info MWBindInfo) {
+	q.build(SendWR{Opcode: wc.WRBindMW, MW: mw, RKey: rkey, Bind: info})
+}
+
+// WRLocalInv starts a LOCAL_INV of rkey (ibv_wr_local_inv, MW-07).
+func (q *QP) WRLocalInv(rkey uint32) { q.build(SendWR{Opcode: wc.WRLocalInv, Imm: rkey}) }
+
+// current returns the request the setters change, or nil (and poisons the
+// batch) when there is none. Precondition: q.mu held, q not nil.
+func (q *QP) current() (*SendWR, *wrExt) {
+	b := &q.bld
+	if !b.open || b.err != nil {
+		return nil, nil
+	}
+	if len(b.wrs) == 0 {
+		b.fail(errWRNoCurrent)
+		return nil, nil
+	}
+	i := len(b.wrs) - 1
+	return &b.wrs[i], &b.ext[i]
+}
+
+// WRSetSGE makes one buffer the data of the last request built
+// (ibv_wr_set_sge). A zero length gives the request no data at all, as
+// rxe's and mlx5's setters do: it is then what PostSend makes of a
+// request with an empty SGList, not one with a zero-length element.
+func (q *QP) WRSetSGE(lkey uint32, addr uint64, length uint32) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	w, x := q.current()
+	if w == nil {
+		return
+	}
+	b := &q.bld
+	x.sgeLo = len(b.sge)
+	if length != 0 {
+		b.sge = append(b.sge, SGE{Addr: addr, Length: length, LKey: lkey})
+	}
+	x.sgeHi = len(b.sge)
+	w.Flags, w.hasInline = x.base, false
+}
+
+// WRSetSGEList makes the buffers of list, logically concatenated, the data
+// of the last request built (ibv_wr_set_sge_list). The list is copied;
+// more elements than max_send_sge fail the batch at WRComplete (QP-32).
+func (q *QP) WRSetSGEList(list []SGE) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	w, x := q.current()
+	if w == nil {
+		return
+	}
+	b := &q.bld
+	// One element over the limit is enough to fail as PostSend would.
+	n := min(len(list), int(q.cap.MaxSendSGE)+1)
+	x.sgeLo = len(b.sge)
+	b.sge = append(b.sge, list[:n]...)
+	x.sgeHi = len(b.sge)
+	w.Flags, w.hasInline = x.base, false
+}
+
+// WRSetInlineData makes a copy of data the inline payload of the last
+// request built (ibv_wr_set_inline_data): the request is sent as with
+// IBV_SEND_INLINE, and data may be reused at once. Only SEND and RDMA
+// WRITE opcodes take inline data (QP-34); more than max_inline_data bytes
+// fail the batch (QP-35).
+func (q *QP) WRSetInlineData(data []byte) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.setInlineLocked(data, nil)
+}
+
+// WRSetInlineDataList is WRSetInlineData for a list of buffers, logically
+// concatenated (ibv_wr_set_inline_data_list).
+func (q *QP) WRSetInlineDataList(bufs [][]byte) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.setInlineLocked(nil, bufs)
+}
+
+func (q *QP) setInlineLocked(one []byte, list [][]byte) {
+	w, x := q.current()
+	if w == nil {
+		return
+	}
+	b := &q.bld
+	// One byte over the limit is enough to fail as PostSend would.
+	room := int(q.cap.MaxInlineData) + 1
+	x.inlLo = len(b.inl)
+	add := func(p []byte) {
+		k := min(len(p), room)
+		b.inl = append(b.inl, p[:k]...)
+		room -= k
+	}
+	add(one)
+	for _, p := range list {
+		add(p)
+	}
+	x.inlHi = len(b.inl)
+	x.sgeLo, x.sgeHi = 0, 0
+	w.Flags, w.hasInline = x.base|SendInline, true
+}
+
+// WRSetUDAddr gives the last request built its UD destination
+// (ibv_wr_set_ud_addr): the address handle (a *sim.AH), the remote QP
+// number and Q_Key. A UD request without one fails the batch.
+func (q *QP) WRSetUDAddr(ah any, remoteQPN, remoteQKey uint32) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	w, _ := q.current()
+	if w == nil {
+		return
+	}
+	w.AH, w.RemoteQPN, w.RemoteQKey = ah, remoteQPN, remoteQKey
+}
+
+// WRComplete posts the open batch and closes it (ibv_wr_complete). The
+// batch is posted whole or not at all: the first deferred error of a
+// builder call, or the first request that PostSend would refuse, fails it
+// with nothing posted, and WRComplete returns that error with PostSend's
+// errno (QPX-03, QPX-04): EINVAL for the state, opcode, flags, SGE count
+// and inline size, ENOMEM when the queue has no room for the whole batch,
+// EFAULT for inline SGEs outside registered memory. Under the rxe reading
+// (Policy.SendOpsRXE) a full queue, too many SGEs and too much inline data
+// are ENOSPC. EOPNOTSUPP for an operation the QP's send_ops_flags leave
+// out, or a QP created without them, whatever the batch holds (QPX-02);
+// EINVAL without an open batch or after a misuse (QPX-05). An empty batch
+// of a QP with the builder succeeds. WRComplete allocates nothing.
+func (q *QP) WRComplete() (err error) {
+	if q == nil {
+		return verr.New(verbWR, syscall.EINVAL, "nil QP")
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := &q.bld
+	if !b.open {
+		return errWRNotOpen
+	}
+	defer b.reset()
+	if b.err != nil {
+		return b.err
+	}
+	switch {
+	case q.life != live:
+		return errSendGone
+	case !q.init.Ex:
+		return errWRNotEx // even an empty batch: the QP has no builder
+	}
+	for i := range b.wrs {
+		w, x := &b.wrs[i], &b.ext[i]
+		w.SGList = b.sge[x.sgeLo:x.sgeHi:x.sgeHi]
+		if w.hasInline {
+			w.inline = b.inl[x.inlLo:x.inlHi:x.inlHi]
+		}
+	}
+	if q.tracing() {
+		defer func() {
+			n := 0
+			if err == nil {
+				n = len(b.wrs)
+			}
+			q.tracePostLocked("wr_complete", len(b.wrs), n, err)
+		}()
+	}
+	return q.postBatchLocked(b.wrs)
+}
+
+// postBatchLocked posts wrs whole or not at all: it runs PostSend's checks
+// on every request, in PostSend's order, before enqueueing any.
+func (q *QP) postBatchLocked(wrs []SendWR) error {
+	if q.life != live {
+		return errSendGone
+	}
+	switch q.state {
+	case RTS, SQD, SQE, Err:
+	default:
+		return errSendState
+	}
+	free := len(q.sq.slots) - q.sq.occupied()
+	for i := range wrs {
+		w := &wrs[i]
+		if q.cfg.Policy.SendOpsRXE && q.tooBigLocked(w) {
+			return errWRSpace
+		}
+		if err := q.checkSendLocked(w); err != nil {
+			return err
+		}
+		if i >= free {
+			if q.cfg.Policy.SendOpsRXE {
+				return errWRSpace
+			}
+			if q.sq.freeOnRetire {
+				return errSendBusy
+			}
+			return errSendFull
+		}
+		if w.Flags&SendInline != 0 && !w.hasInline {
+			for _, s := range w.SGList {
+				if s.Length == 0 {
+					continue
+				}
+				ok := false
+				if q.cfg.Memory != nil {
+					_, ok = q.cfg.Memory.ReadLocked(s.Addr, s.Length)
+				}
+				if !ok {
+					return verr.Errorf(verbWR, syscall.EFAULT, "inline data at 0x%x+%d is not in registered memory", s.Addr, s.Length)
+				}
+			}
+		}
+	}
+	if len(wrs) == 0 {
+		return nil
+	}
+	if q.state == Err || q.state == SQE {
+		defer q.flushSendLocked()
+	} else {
+		defer q.settleLocked()
+	}
+	for i := range wrs {
+		if err := q.enqueueSendLocked(&wrs[i]); err != nil {
+			return err // not reached: the checks above cover every failure
+		}
+	}
+	q.scheduleLocked()
+	return nil
+}
+
+// tooBigLocked reports whether w has more SGEs than max_send_sge or an
+// inline payload above max_inline_data: what rxe's setters record as
+// ENOSPC before wr_complete runs.
+func (q *QP) tooBigLocked(w *SendWR) bool {
+	if len(w.SGList) > int(q.cap.MaxSendSGE) {
+		return true
+	}
+	if w.Flags&SendInline == 0 {
+		return false
+	}
+	n := Length(w.SGList)
+	if w.hasInline {
+		n = uint64(len(w.inline))
+	}
+	return n > uint64(q.cap.MaxInlineData)
+}
