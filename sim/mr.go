@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/qp"
@@ -318,11 +319,30 @@ type mrTable struct {
 	serial  uint32 // registrations so far, for the key tags
 	nextVA  uint64
 	starts  map[*byte]*placement // live registrations by first byte
+	// byAddr holds the placements in increasing address order, for
+	// readAddr: a new placement always takes the highest address, so it is
+	// appended; one whose last reference goes is marked gone and dropped by
+	// a compaction once gone placements are half of them.
+	byAddr []placed
+	gone   int    // gone placements still in byAddr
+	span   uint64 // the longest MR ever attached since the last compaction
 }
 
+// placed is an entry of mrTable.byAddr: the address beside the placement,
+// so that the binary search reads contiguous memory.
+type placed struct {
+	addr uint64
+	p    *placement
+}
+
+// placement is where a buffer's first byte sits in the simulated address
+// space, shared by every live registration of a buffer starting there.
 type placement struct {
 	addr uint64
-	refs int
+	refs int   // place calls not yet undone by unplace
+	mrs  []*MR // live MRs placed here (attach)
+	top  *MR   // the longest of mrs; nil when there is none
+	gone bool  // refs fell to 0: no longer in starts
 }
 
 func (t *mrTable) init() {
@@ -354,7 +374,9 @@ func (t *mrTable) place(verb string, buf []byte, iova uint64, withIOVA bool) (ui
 		return 0, verr.New(verb, syscall.ENOMEM, "the simulated address space is exhausted")
 	}
 	t.nextVA = end &^ (pageSize - 1)
-	t.starts[&buf[0]] = &placement{addr: addr, refs: 1}
+	p := &placement{addr: addr, refs: 1}
+	t.starts[&buf[0]] = p
+	t.byAddr = append(t.byAddr, placed{addr, p}) // addr is above every earlier placement's
 	return addr, nil
 }
 
@@ -366,11 +388,90 @@ func (t *mrTable) unplace(buf []byte) {
 	if p := t.starts[&buf[0]]; p != nil {
 		if p.refs--; p.refs == 0 {
 			delete(t.starts, &buf[0])
+			p.gone = true
+			if t.gone++; t.gone > len(t.byAddr)/2 {
+				t.compact()
+			}
 		}
 	}
 }
 
-// insert gives mr an index and its keys.
+// compact drops the gone placements from byAddr and recomputes span.
+func (t *mrTable) compact() {
+	t.span = 0
+	t.byAddr = slices.DeleteFunc(t.byAddr, func(e placed) bool {
+		if !e.p.gone && e.p.top != nil {
+			t.span = max(t.span, e.p.top.length)
+		}
+		return e.p.gone
+	})
+	t.gone = 0
+}
+
+// attach records mr, whose buffer has been placed, in its placement, for
+// readAddr.
+func (t *mrTable) attach(mr *MR) {
+	p := t.starts[&mr.buf[0]]
+	p.mrs = append(p.mrs, mr)
+	if p.top == nil || mr.length > p.top.length {
+		p.top = mr
+	}
+	t.span = max(t.span, mr.length)
+}
+
+// detach undoes attach, before the placement of mr's buffer is dropped.
+func (t *mrTable) detach(mr *MR) {
+	p := t.starts[&mr.buf[0]]
+	if p == nil {
+		return
+	}
+	if i := slices.Index(p.mrs, mr); i >= 0 {
+		p.mrs = slices.Delete(p.mrs, i, i+1)
+	}
+	if p.top == mr {
+		p.top = nil
+		for _, o := range p.mrs {
+			if p.top == nil || o.length > p.top.length {
+				p.top = o
+			}
+		}
+	}
+}
+
+// readAddr returns the n bytes at simulated address addr, if a live MR of
+// the device covers them all, whatever its keys, PD or access (the inline
+// payload of QP-35). Where registrations overlap in the simulated address
+// space (a buffer registered again, longer, from the same first byte), the
+// placement that starts nearest below addr and covers the range wins.
+// O(log placements) when the nearest placement covers the range, which is
+// the case unless registrations overlap; allocation free.
+//
+// Precondition: the domain lock is held.
+func (t *mrTable) readAddr(addr uint64, n uint32) ([]byte, bool) {
+	// i: the number of placements that start at or below addr.
+	lo, hi := 0, len(t.byAddr)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.byAddr[m].addr <= addr {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	for i := lo - 1; i >= 0; i-- {
+		e := t.byAddr[i]
+		off := addr - e.addr
+		if off >= t.span {
+			break // no MR is long enough to reach addr from here or below
+		}
+		if mr := e.p.top; mr != nil && off < mr.length && uint64(n) <= mr.length-off {
+			return mr.buf[off : off+uint64(n)], true
+		}
+	}
+	return nil, false
+}
+
+// insert gives mr, whose buffer has been placed, an index and its keys.
 func (t *mrTable) insert(verb string, mr *MR) error {
 	for range maxMRIndex + 1 {
 		idx := t.next
@@ -384,6 +485,7 @@ func (t *mrTable) insert(verb string, mr *MR) error {
 		mr.rkey = idx<<8 | tag | 0x80
 		t.byIndex[idx] = mr
 		t.live++
+		t.attach(mr)
 		return nil
 	}
 	return verr.New(verb, syscall.ENOMEM, "no MR key index is free")
@@ -393,6 +495,7 @@ func (t *mrTable) remove(mr *MR) {
 	if t.byIndex[mr.lkey>>8] == mr {
 		delete(t.byIndex, mr.lkey>>8)
 		t.live--
+		t.detach(mr)
 	}
 }
 

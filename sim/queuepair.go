@@ -168,15 +168,10 @@ func (d *Device) modifyLimitsLocked() qp.Limits {
 // payloads, whose keys are not checked (QP-35).
 type deviceMemory struct{ d *Device }
 
-// ReadLocked implements qp.Memory.
+// ReadLocked implements qp.Memory: a binary search of the device's
+// placements, not a scan of its MRs (issue #14).
 func (m deviceMemory) ReadLocked(addr uint64, n uint32) ([]byte, bool) {
-	for _, mr := range m.d.mrs.byIndex {
-		if addr >= mr.addr && addr-mr.addr < mr.length && uint64(n) <= mr.length-(addr-mr.addr) {
-			off := addr - mr.addr
-			return mr.buf[off : off+uint64(n)], true
-		}
-	}
-	return nil, false
+	return m.d.mrs.readAddr(addr, n)
 }
 
 // SRQInitAttr holds the arguments of ibv_create_srq.

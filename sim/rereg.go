@@ -261,8 +261,10 @@ func (mr *MR) reregLocked(flags ReregFlags, pd *PD, buf []byte, access Access) e
 		if err != nil {
 			return &ReregError{Failure: ReregErrCmd, Err: err}
 		}
+		d.mrs.detach(mr)
 		d.mrs.unplace(mr.buf)
 		mr.buf, mr.length, mr.addr = buf, uint64(len(buf)), addr
+		d.mrs.attach(mr)
 	}
 	zeroChanged := (newAccess^mr.access)&AccessZeroBased != 0
 	mr.access = newAccess

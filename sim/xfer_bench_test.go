@@ -3,6 +3,7 @@ package sim_test
 import (
 	"testing"
 
+	"github.com/verbsim/verbsim/internal/benchkit"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/trace"
@@ -40,20 +41,53 @@ func pollOne(b *testing.B, e *end, w []wc.WC) {
 	}
 }
 
+// runWorkload runs a workload of internal/benchkit (the ones `verbsim
+// bench` measures) for b.N iterations, after one untimed warm-up iteration.
+func runWorkload(b *testing.B, w benchkit.Workload, err error, size int64) {
+	b.Helper()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if w.Close != nil {
+		b.Cleanup(w.Close)
+	}
+	b.ReportAllocs()
+	b.SetBytes(size)
+	if _, err := w.Op(1); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	if _, err := w.Op(b.N); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkRCSend64: post a 64-byte SEND, then poll both completions.
-func BenchmarkRCSend64(b *testing.B) { benchRCSend64(b, sim.Config{}) }
+func BenchmarkRCSend64(b *testing.B) {
+	w, err := benchkit.RCSend64(sim.Config{})
+	runWorkload(b, w, err, 64)
+}
 
 // BenchmarkRCSend64Traced is BenchmarkRCSend64 with a trace being recorded
 // (bounded to 4096 records), to show what tracing costs.
 func BenchmarkRCSend64Traced(b *testing.B) {
-	benchRCSend64(b, sim.Config{Trace: &trace.Log{Limit: 4096}})
+	w, err := benchkit.RCSend64(sim.Config{Trace: &trace.Log{Limit: 4096}})
+	runWorkload(b, w, err, 64)
 }
 
-func benchRCSend64(b *testing.B, cfg sim.Config) {
-	_, x, y := benchPair(b, qp.RC, cfg)
-	recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{y.sge(0, 64)}}}
-	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{x.sge(0, 64)}}}
-	benchExchange(b, x, y, recv, send, 64)
+// BenchmarkInlineSend10kMRs is BenchmarkRCSend64 sent inline, with 10,000
+// more MRs registered on the sending device: the inline payload is found by
+// address among them (compare with BenchmarkInlineSendNoMRs).
+func BenchmarkInlineSend10kMRs(b *testing.B) {
+	w, err := benchkit.InlineSendMRs(sim.Config{}, 10_000)
+	runWorkload(b, w, err, 64)
+}
+
+// BenchmarkInlineSendNoMRs is BenchmarkInlineSend10kMRs without the extra
+// MRs.
+func BenchmarkInlineSendNoMRs(b *testing.B) {
+	w, err := benchkit.InlineSendMRs(sim.Config{}, 0)
+	runWorkload(b, w, err, 64)
 }
 
 // benchExchange posts recv on y and send on x, then polls one completion
@@ -94,44 +128,18 @@ func BenchmarkUDSend64(b *testing.B) {
 // BenchmarkRDMAWrite1MiB: an RDMA WRITE of 1 MiB (256 packets at MTU 4096),
 // post to completion. Compare with BenchmarkCopy1MiB.
 func BenchmarkRDMAWrite1MiB(b *testing.B) {
-	_, x, y := benchPair(b, qp.RC)
-	const n = 1 << 20
-	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled, SGList: []qp.SGE{x.sge(0, n)},
-		RemoteAddr: y.mr.Addr(), RKey: y.mr.RKey()}}
-	w := make([]wc.WC, 1)
-	b.ReportAllocs()
-	b.SetBytes(n)
-	for b.Loop() {
-		if _, err := x.q.PostSend(send); err != nil {
-			b.Fatal(err)
-		}
-		pollOne(b, x, w)
-	}
+	w, err := benchkit.RDMAWrite(sim.Config{}, 1<<20)
+	runWorkload(b, w, err, 1<<20)
 }
 
 // BenchmarkCopy1MiB is a plain copy() of 1 MiB, the floor for
 // BenchmarkRDMAWrite1MiB.
 func BenchmarkCopy1MiB(b *testing.B) {
-	src, dst := make([]byte, 1<<20), make([]byte, 1<<20)
-	b.ReportAllocs()
-	b.SetBytes(1 << 20)
-	for b.Loop() {
-		copy(dst, src)
-	}
+	runWorkload(b, benchkit.Copy(1<<20), nil, 1<<20)
 }
 
 // BenchmarkRDMARead4KiB: an RDMA READ of 4 KiB, post to completion.
 func BenchmarkRDMARead4KiB(b *testing.B) {
-	_, x, y := benchPair(b, qp.RC)
-	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, SGList: []qp.SGE{x.sge(0, 4096)},
-		RemoteAddr: y.mr.Addr(), RKey: y.mr.RKey()}}
-	w := make([]wc.WC, 1)
-	b.ReportAllocs()
-	b.SetBytes(4096)
-	for b.Loop() {
-		if _, err := x.q.PostSend(send); err != nil {
-			b.Fatal(err)
-		}
-		pollOne(b, x, w)
-	}
+	w, err := benchkit.RDMARead(sim.Config{}, 4096)
+	runWorkload(b, w, err, 4096)
 }

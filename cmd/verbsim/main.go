@@ -8,6 +8,7 @@
 //
 //	walkthrough   (the default) narrate a CQ, its arm state and its channel
 //	pingpong      ibv_rc_pingpong's exchange between two simulated devices
+//	bench         the performance figures against their floors (docs/performance.md)
 //	help [cmd]    list the commands and the global flags, or a command's flags
 //
 // Global flags, accepted before the command name and after it (a value
@@ -32,6 +33,13 @@
 // through a lossy, duplicating fabric, checks every message, and prints
 // rc_pingpong's summary with the virtual time and the faults; see
 // docs/pingpong.md.
+//
+// bench [-rounds n] [-time d] [-qps n] [-pairs n] [-mrs n] [-quick]
+// [-write file] runs every figure of the performance table (issue #14) next
+// to its floor, a plain-Go operation measured in the same process,
+// alternating the two round by round, and prints subject, floor, ratio and
+// target; -write docs/performance.md also writes the report page with the
+// machine, the load and the command.
 package main
 
 import (
@@ -85,6 +93,7 @@ type command struct {
 var commands = []command{
 	{"walkthrough", "narrate the completion queue, arming and events on live objects (the default)", walkthroughCmd},
 	{"pingpong", "run ibv_rc_pingpong's exchange between two simulated devices", pingpongCmd},
+	{"bench", "measure the performance figures against their floors; -write docs/performance.md", benchCmd},
 }
 
 // usage prints the top-level help: the commands and the global flags.

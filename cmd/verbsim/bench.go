@@ -1,0 +1,458 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/verbsim/verbsim/internal/benchkit"
+	"github.com/verbsim/verbsim/sim"
+)
+
+// benchOptions are the flags of `verbsim bench`.
+type benchOptions struct {
+	rounds int           // measured rounds per figure; the median is kept
+	per    time.Duration // the time one measurement of one side takes
+	qps    int           // idle QPs of the memory figure
+	pairs  int           // connected pairs of the scale figure
+	mrs    int           // extra MRs of the inline SEND figure
+	write  string        // a file to write the report page to
+	quick  bool          // tiny sizes and times, to check the command works
+}
+
+// kind says how a figure compares its subject with its floor.
+type kind uint8
+
+const (
+	slower     kind = iota // subject/floor, as a factor
+	throughput             // floor/subject, as a percentage of the floor's throughput
+	memory                 // bytes per object, no floor
+)
+
+// figure is one row of the report.
+type figure struct {
+	name, target string
+	kind         kind
+	subject      func(o benchOptions, cfg sim.Config) (benchkit.Workload, error)
+	floor        func(o benchOptions, cfg sim.Config) (benchkit.Workload, error)
+	subjectLabel func(o benchOptions) string // what the subject ran, beside its figure; may be nil
+	floorLabel   string                      // the floor's name, beside its figure
+	allocs       bool                        // report the subject's allocations per op
+	note         string                      // what limits the figure today, for the page
+}
+
+// noErr adapts a workload that cannot fail.
+func noErr(w benchkit.Workload) (benchkit.Workload, error) { return w, nil }
+
+// figures are the rows of issue #14's table, in its order.
+var figures = []figure{
+	{
+		name: "RC SEND 64 B, post → poll of both completions", target: "≤ 4×", kind: slower, allocs: true,
+		subject:    func(_ benchOptions, cfg sim.Config) (benchkit.Workload, error) { return benchkit.RCSend64(cfg) },
+		floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return noErr(benchkit.RingPushPop2()) },
+		floorLabel: "two mutex-guarded ring push+pops of a WC",
+		note: "About 80% of the time is the discrete-event engine: three engine events per message " +
+			"(run, request, ACK), two packets built, two route-map and two QP-number lookups, three MR-map " +
+			"lookups, a retry timer armed and stopped, 64-byte events copied by value when picked, and a " +
+			"division in the work-queue slot index. Posting and polling themselves are about 60 ns. The next " +
+			"step is the seam of issue #5 and a synchronous settle path for messages whose outcome cannot be " +
+			"told apart from the engine's (issue #14, Deliver 1).",
+	},
+	{
+		name: "poll a batch of 16 (with the retire step the engine uses)", target: "≤ 2×", kind: slower, allocs: true,
+		subject:    func(benchOptions, sim.Config) (benchkit.Workload, error) { return benchkit.PollBatch16() },
+		floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return noErr(benchkit.RingPop16()) },
+		floorLabel: "ring pop of 16",
+		note: "Per entry: a copy out of a 72-byte ring entry, an interface call to retire the WQE " +
+			"(about 25%) and zeroing the entry (about 10%). A plain []wc.WC ring filled with copy() and a " +
+			"concrete per-work-queue retire counter measured 1.75× the floor in the issue's profile.",
+	},
+	{
+		name: "arm + completion + blocked get-event wake-up + ack", target: "≤ 1.5×", kind: slower, allocs: true,
+		subject:    func(_ benchOptions, cfg sim.Config) (benchkit.Workload, error) { return benchkit.EventWakeup(cfg) },
+		floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return noErr(benchkit.ChannelPingPong()) },
+		floorLabel: "goroutine ping-pong over a Go channel",
+		note: "Blocking in GetEvent's two-case select (the event or the context's cancellation) is by " +
+			"itself about 1.39× the floor; a plain receive when the context cannot be cancelled " +
+			"(ctx.Done() == nil) would avoid it.",
+	},
+	{
+		name: "RDMA WRITE 1 MiB", target: "≥ 80%", kind: throughput,
+		subject:    func(_ benchOptions, cfg sim.Config) (benchkit.Workload, error) { return benchkit.RDMAWrite(cfg, 1<<20) },
+		floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return noErr(benchkit.Copy(1 << 20)) },
+		floorLabel: "copy() of 1 MiB",
+		note: "memmove is most of the CPU because the payload is copied twice, into each packet and " +
+			"then into the target, and all 256 packets (MTU 4096) exist before the first is delivered " +
+			"(about 3 MiB live). Packets that carry a reference to the source bytes, copied once at " +
+			"delivery, would halve the copying.",
+	},
+	{
+		name: "RDMA READ 4 KiB", target: "≤ 4×", kind: slower,
+		subject:    func(_ benchOptions, cfg sim.Config) (benchkit.Workload, error) { return benchkit.RDMARead(cfg, 4096) },
+		floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return noErr(benchkit.Copy(4096)) },
+		floorLabel: "copy() of 4 KiB",
+		note: "The copy is a small part: the time is the engine's fixed cost per message (the same " +
+			"events, packets and lookups as the RC SEND row), which a 4 KiB payload does not amortise.",
+	},
+	{
+		name: "idle RC QP with 16-deep queues", target: "≤ 2 KiB", kind: memory,
+		subjectLabel: func(o benchOptions) string { return commas(int64(o.qps)) + " QPs" },
+		note: "The work-request slot arrays are most of it: a send slot holds a copy of the whole send " +
+			"request with duplicated slice headers, receive slots use the same layout, and both arrays are " +
+			"allocated at create time. Compact slot layouts, allocated on first post, are the next step.",
+	},
+	{
+		name: "RC SEND 64 B with many active pairs vs 1 pair", target: "≤ 1.5×", kind: slower,
+		subject: func(o benchOptions, cfg sim.Config) (benchkit.Workload, error) {
+			return benchkit.ManyPairs(cfg, o.pairs)
+		},
+		floor:        func(_ benchOptions, cfg sim.Config) (benchkit.Workload, error) { return benchkit.ManyPairs(cfg, 1) },
+		subjectLabel: func(o benchOptions) string { return commas(int64(o.pairs)) + " pairs" },
+		floorLabel:   "1 pair",
+		note: "The same code runs per message; the difference is cache misses: each pair's QPs, slots " +
+			"and engine state are cold when its turn comes, and the per-device maps (routes, QP numbers) " +
+			"grow. Smaller QPs (the memory row) are the main lever.",
+	},
+	{
+		name: "inline SEND with many MRs registered on the device", target: "O(1): ≈ 1×", kind: slower,
+		subject: func(o benchOptions, cfg sim.Config) (benchkit.Workload, error) {
+			return benchkit.InlineSendMRs(cfg, o.mrs)
+		},
+		floor:        func(_ benchOptions, cfg sim.Config) (benchkit.Workload, error) { return benchkit.InlineSendMRs(cfg, 0) },
+		subjectLabel: func(o benchOptions) string { return commas(int64(o.mrs)) + " MRs" },
+		floorLabel:   "same send with no MRs",
+		note: "An inline SEND reads its payload by address, without a key (QP-35), so the device must " +
+			"find the registration that covers the address. This used to scan every MR of the device " +
+			"(3.7 ns per MR in the issue; 44.6 µs against 490 ns, 91×, in the first run of this command " +
+			"with 10,000 MRs, load 2.3 on 2 cores). The device now keeps its placements sorted by address " +
+			"and binary-searches them, so the row stays near 1× whatever the number of MRs.",
+	},
+}
+
+// result is a measured figure.
+type result struct {
+	fig              *figure
+	subject, floor   float64 // ns per op, or bytes per QP for memory
+	allocs           float64 // the subject's allocations per op, when measured
+	subjectLabel     string
+	hasAllocs        bool
+	subjectN, floorN int
+}
+
+// benchCmd runs `verbsim bench`.
+func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("verbsim bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g.register(fs)
+	var o benchOptions
+	fs.IntVar(&o.rounds, "rounds", 5, "measured rounds per figure; subject and floor alternate, and the median is kept")
+	fs.DurationVar(&o.per, "time", 200*time.Millisecond, "how long one measurement of one side runs")
+	fs.IntVar(&o.qps, "qps", 100_000, "idle QPs created for the memory figure")
+	fs.IntVar(&o.pairs, "pairs", 10_000, "connected pairs for the many-pairs figure")
+	fs.IntVar(&o.mrs, "mrs", 10_000, "MRs registered for the inline SEND figure")
+	fs.StringVar(&o.write, "write", "", "also write the report page (machine, load, command, table, notes) to this file, e.g. docs/performance.md")
+	fs.BoolVar(&o.quick, "quick", false, "a smoke run: 1 round of 1ms, 200 QPs, 20 pairs, 100 MRs (the figures mean nothing)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: verbsim bench [-rounds n] [-time d] [-qps n] [-pairs n] [-mrs n] [-quick] [-write file]\n\n"+
+			"Runs every figure of issue #14's performance table next to its floor, a plain-Go\n"+
+			"operation measured in the same process, alternating subject and floor round by round,\n"+
+			"and prints subject, floor, ratio and target for each (median of the rounds). With\n"+
+			"-write it also writes the report page: go run ./cmd/verbsim bench -write docs/performance.md\n\n"+
+			"Flags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "verbsim: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	p, ok := lookupProfile(g.profile)
+	if !ok {
+		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
+		return 2
+	}
+	if o.quick {
+		o.rounds, o.per, o.qps, o.pairs, o.mrs = 1, time.Millisecond, 200, 20, 100
+	}
+	if o.rounds < 1 || o.per <= 0 || o.qps < 1 || o.pairs < 1 || o.mrs < 0 {
+		fmt.Fprintf(stderr, "verbsim: -rounds, -time, -qps and -pairs must be positive, -mrs not negative\n")
+		return 2
+	}
+	cfg := sim.Config{Profile: p}
+	loadBefore := loadAvg()
+	// The memory figure runs last: its 100k QPs leave a heap behind that
+	// slowed the timed figures after it by 3× in a trial run. Each figure
+	// starts after a collection.
+	results := make([]result, len(figures))
+	var order []int
+	for i, f := range figures {
+		if f.kind != memory {
+			order = append(order, i)
+		}
+	}
+	for i, f := range figures {
+		if f.kind == memory {
+			order = append(order, i)
+		}
+	}
+	for _, i := range order {
+		fmt.Fprintf(stderr, "bench: %s\n", figures[i].name)
+		runtime.GC()
+		r, err := measure(&figures[i], o, cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "verbsim: bench %s: %v\n", figures[i].name, err)
+			return 1
+		}
+		results[i] = r
+	}
+	loadAfter := loadAvg()
+	table := renderTable(results, o)
+	fmt.Fprintf(stdout, "load average before %s, after %s; %d round(s) of %v per side, median\n\n", loadBefore, loadAfter, o.rounds, o.per)
+	fmt.Fprint(stdout, table)
+	if o.write != "" {
+		cmd := "verbsim bench"
+		if g.profile != "default" {
+			cmd += " -profile " + g.profile
+		}
+		if len(args) > 0 {
+			cmd += " " + strings.Join(args, " ")
+		}
+		page := renderPage(results, o, cmd, loadBefore, loadAfter, table)
+		if err := os.WriteFile(o.write, []byte(page), 0o644); err != nil {
+			fmt.Fprintf(stderr, "verbsim: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// measure runs one figure: set-up of both sides, a calibration that also
+// warms them up, then o.rounds rounds in which subject and floor alternate
+// (which goes first alternates too); it keeps the medians.
+func measure(f *figure, o benchOptions, cfg sim.Config) (result, error) {
+	r := result{fig: f}
+	if f.subjectLabel != nil {
+		r.subjectLabel = f.subjectLabel(o)
+	}
+	if f.kind == memory {
+		v, err := benchkit.IdleQPBytes(cfg, o.qps)
+		r.subject = v
+		return r, err
+	}
+	sub, err := f.subject(o, cfg)
+	if err != nil {
+		return r, err
+	}
+	defer closeWorkload(sub)
+	flo, err := f.floor(o, cfg)
+	if err != nil {
+		return r, err
+	}
+	defer closeWorkload(flo)
+	if r.subjectN, err = calibrate(sub.Op, o.per); err != nil {
+		return r, err
+	}
+	if r.floorN, err = calibrate(flo.Op, o.per); err != nil {
+		return r, err
+	}
+	var subs, flos []float64
+	run := func(op benchkit.Op, n int, into *[]float64) error {
+		d, err := op(n)
+		*into = append(*into, float64(d.Nanoseconds())/float64(n))
+		return err
+	}
+	for i := range o.rounds {
+		first, second := func() error { return run(flo.Op, r.floorN, &flos) }, func() error { return run(sub.Op, r.subjectN, &subs) }
+		if i%2 == 1 {
+			first, second = second, first
+		}
+		if err := first(); err != nil {
+			return r, err
+		}
+		if err := second(); err != nil {
+			return r, err
+		}
+	}
+	r.subject, r.floor = median(subs), median(flos)
+	if f.allocs {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := sub.Op(r.subjectN); err != nil {
+			return r, err
+		}
+		runtime.ReadMemStats(&after)
+		r.allocs, r.hasAllocs = float64(after.Mallocs-before.Mallocs)/float64(r.subjectN), true
+	}
+	return r, nil
+}
+
+func closeWorkload(w benchkit.Workload) {
+	if w.Close != nil {
+		w.Close()
+	}
+}
+
+// calibrate finds an iteration count for which op takes about per, growing
+// it as the testing package does.
+func calibrate(op benchkit.Op, per time.Duration) (int, error) {
+	n := 1
+	for {
+		d, err := op(n)
+		if err != nil {
+			return 0, err
+		}
+		if d >= per || n >= 1<<30 {
+			return n, nil
+		}
+		next := n * 100
+		if d > 0 {
+			next = int(float64(n) * 1.2 * float64(per) / float64(d))
+		}
+		n = max(min(next, 100*n), n+1)
+	}
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count).
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// fmtNS prints a duration in nanoseconds with a unit suited to its size.
+func fmtNS(ns float64) string {
+	switch {
+	case ns < 1e3:
+		return fmt.Sprintf("%.1f ns", ns)
+	case ns < 1e6:
+		return fmt.Sprintf("%.2f µs", ns/1e3)
+	default:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	}
+}
+
+// renderTable prints the results as a Markdown table, the form both the
+// terminal and the page use.
+func renderTable(rs []result, o benchOptions) string {
+	var b strings.Builder
+	b.WriteString("| figure | subject | floor (same run) | ratio | target |\n|---|---|---|---|---|\n")
+	for _, r := range rs {
+		f := r.fig
+		subject := fmtNS(r.subject)
+		if r.subjectLabel != "" {
+			subject += " (" + r.subjectLabel + ")"
+		}
+		var floor, ratio string
+		switch f.kind {
+		case slower:
+			floor = f.floorLabel + ": " + fmtNS(r.floor)
+			ratio = fmt.Sprintf("%.2f×", r.subject/r.floor)
+		case throughput:
+			floor = f.floorLabel + ": " + fmtNS(r.floor)
+			ratio = fmt.Sprintf("%.0f%% of copy throughput", 100*r.floor/r.subject)
+		case memory:
+			subject = fmt.Sprintf("%s B/QP (%s)", commas(int64(r.subject+0.5)), r.subjectLabel)
+			floor, ratio = "–", "–"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", f.name, subject, floor, ratio, f.target)
+	}
+	var allocs []string
+	for _, r := range rs {
+		if r.hasAllocs {
+			allocs = append(allocs, fmt.Sprintf("%.2f", r.allocs))
+		}
+	}
+	fmt.Fprintf(&b, "| allocations per op on the post, poll and event rows (runtime.MemStats) | %s | – | – | 0 (keep) |\n", strings.Join(allocs, ", "))
+	if o.quick {
+		b.WriteString("\n(-quick: sizes and times are tiny; these figures mean nothing)\n")
+	}
+	return b.String()
+}
+
+// commas writes n with thousands separators.
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + commas(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// loadAvg returns the three load averages of /proc/loadavg, or "unknown".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// cpuModel returns the first "model name" of /proc/cpuinfo, or "unknown".
+func cpuModel() string {
+	fh, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// renderPage is docs/performance.md.
+func renderPage(rs []result, o benchOptions, cmd, loadBefore, loadAfter, table string) string {
+	var b strings.Builder
+	b.WriteString("# Performance\n\n")
+	b.WriteString("<!-- Generated by `verbsim bench -write docs/performance.md`; edit cmd/verbsim/bench.go, not this file. -->\n\n")
+	b.WriteString("How fast verbsim is, measured as ratios against the machine's floors (issue #14). Every\n" +
+		"figure is a subject, a verbsim operation on real objects, and a floor, the least a plain Go program\n" +
+		"doing the same job must spend, run in the same process: subject and floor alternate in time,\n" +
+		"round by round (which goes first alternates too), and each is the median of its rounds. Ratios,\n" +
+		"not absolute times, are what carries from one machine and one load to another.\n\n")
+	b.WriteString("Regenerate it on a fresh clone with:\n\n    go run ./cmd/verbsim bench -write docs/performance.md\n\n")
+	b.WriteString("## Run\n\n")
+	fmt.Fprintf(&b, "- Machine: %s, %d logical CPUs (GOMAXPROCS %d), %s/%s, %s\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(&b, "- Load average (1, 5, 15 min): %s before, %s after\n", loadBefore, loadAfter)
+	fmt.Fprintf(&b, "- Command: `%s`\n", cmd)
+	fmt.Fprintf(&b, "- %d round(s) of %v per side per figure; %d idle QPs, %d pairs, %d MRs\n", o.rounds, o.per, o.qps, o.pairs, o.mrs)
+	fmt.Fprintf(&b, "- Date: %s\n\n", time.Now().UTC().Format("2006-01-02"))
+	b.WriteString("A loaded machine (load above its core count) slows subject and floor alike but not evenly:\n" +
+		"treat ratios measured under load as rough.\n\n")
+	b.WriteString("## Figures\n\n")
+	b.WriteString(table)
+	b.WriteString("\n## What limits each figure today\n\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "**%s.** %s\n\n", r.fig.name, r.fig.note)
+	}
+	b.WriteString("**Allocations.** The steady-state post, poll and event paths allocate nothing; unit tests\n" +
+		"assert it with testing.AllocsPerRun (sim/mr_test.go, sim/cq/bench_test.go); the figure above is\n" +
+		"the process-wide malloc count during the subject's run, divided by its iterations.\n")
+	return b.String()
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchQuick runs `verbsim bench -quick -write` so that the command and
+// every workload keep working. It asserts nothing about the figures: they
+// depend on the machine and its load.
+func TestBenchQuick(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "performance.md")
+	var out, errs bytes.Buffer
+	if code := run([]string{"bench", "-quick", "-write", page}, &out, &errs); code != 0 {
+		t.Fatalf("verbsim bench -quick: exit %d\n%s%s", code, out.String(), errs.String())
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range figures {
+		if !strings.Contains(out.String(), "| "+f.name+" |") {
+			t.Errorf("the table lacks %q:\n%s", f.name, out.String())
+		}
+		if !strings.Contains(string(b), "**"+f.name+".**") {
+			t.Errorf("the page has no note on %q", f.name)
+		}
+	}
+	for _, want := range []string{"## Run", "- Machine: ", "- Load average", "- Command: `verbsim bench -quick -write ", "| figure | subject | floor (same run) | ratio | target |", "-quick"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the page lacks %q:\n%s", want, b)
+		}
+	}
+}
+
+// TestBenchHelp checks bench's --help and its refusal of bad values.
+func TestBenchHelp(t *testing.T) {
+	for _, args := range [][]string{{"help", "bench"}, {"bench", "--help"}, {"-profile", "rxe", "bench", "-h"}} {
+		var out bytes.Buffer
+		if code := run(args, &out, &out); code != 0 || !strings.Contains(out.String(), "usage: verbsim bench") ||
+			!strings.Contains(out.String(), "-write string") {
+			t.Errorf("verbsim %v: exit %d, output %q; want bench's flags", args, code, out.String())
+		}
+	}
+	var out bytes.Buffer
+	if code := run([]string{"help"}, &out, &out); code != 0 || !strings.Contains(out.String(), "  bench ") {
+		t.Errorf("verbsim help does not list bench:\n%s", out.String())
+	}
+	for _, args := range [][]string{{"bench", "-rounds", "0"}, {"bench", "-pairs", "-1"}, {"bench", "extra"}, {"bench", "-profile", "nope"}} {
+		var out bytes.Buffer
+		if code := run(args, &out, &out); code != 2 {
+			t.Errorf("verbsim %v: exit %d, want 2", args, code)
+		}
+	}
+}
