@@ -68,10 +68,10 @@ type End struct {
 	QKey uint32
 
 	recvSize int
-	nextRecv int               // the next receive slot
-	recvs    map[uint64]int    // wr_id of a rig-posted receive → its offset
-	wcs      [16]wc.WC         // scratch for polling
-	cqs      [2]*sim.CQ        // the distinct CQs to poll, send first
+	nextRecv int            // the next receive slot
+	recvs    map[uint64]int // wr_id of a rig-posted receive → its offset
+	wcs      [16]wc.WC      // scratch for polling
+	cqs      [2]*sim.CQ     // the distinct CQs to poll, send first
 }
 
 // RC makes a fabric for t with o.Fabric and a connected RC pair on its
