@@ -189,13 +189,11 @@ func (f *Fabric) end(d *sim.Device, typ qp.Type, o PairOptions) *End {
 	var err error
 	e.Ctx, err = d.Open()
 	fail("open device", err)
-	f.mark(e.Ctx)
 	e.PD, err = e.Ctx.AllocPD()
 	fail("alloc PD", err)
 	if o.Channel {
 		e.Chan, err = e.Ctx.CreateCompChannel()
 		fail("create channel", err)
-		f.mark(e.Chan)
 	}
 	e.SendCQ, err = e.Ctx.CreateCQ(o.CQE, nil, e.Chan, 0)
 	fail("create send CQ", err)

@@ -16,8 +16,9 @@
 // # The fabric
 //
 // New makes a sim.Fabric bound to the test: closed by t.Cleanup, with a
-// check at cleanup that no goroutine is left blocked on the fabric's
-// channels or contexts, and (unless Options.NoTrace) a trace whose last
+// check at cleanup that every goroutine the test's goroutine started has
+// ended (say, an event loop blocked in GetEvent: give it t.Context(), which
+// ends before cleanup), and (unless Options.NoTrace) a trace whose last
 // records are written with t.Log when the test has failed, so that a
 // failed test shows what the engine did last. RC, UC and UD make a fabric
 // with two adapters, "a" and "b", and one connected End on each;
@@ -34,7 +35,7 @@
 //     delayed packet (Fabric.AdvanceToNext): a retransmission after an ACK
 //     timeout or an RNR NAK happens inside the wait. When the fabric has
 //     nothing pending at all, the wait yields to the other goroutines of the
-//     test (time.Sleep) and lets virtual time pass in steps of Bound/1000
+//     test (time.Sleep) and lets virtual time pass in steps of Bound/200
 //     (Fabric.Tick), so that a goroutine that is about to post gets its
 //     turn; after Bound it fails.
 //   - Background: the fabric's own goroutine moves the clock; the wait
@@ -86,6 +87,7 @@ package simtest
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -123,8 +125,10 @@ type Options struct {
 	// Bound is how much virtual time (in ticks: nanoseconds of simulated
 	// time) a wait may spend before it fails; 0 means 10 s.
 	Bound uint64
-	// NoLeakCheck skips the check at cleanup that no goroutine is left
-	// blocked on the fabric's channels and contexts.
+	// NoLeakCheck skips the check at cleanup that the goroutines started
+	// by the goroutine that called New have ended. The check waits for
+	// them as leakcheck.Wait does: it ends as soon as they are gone, and a
+	// goroutine that never ends fails the test after a minute.
 	NoLeakCheck bool
 }
 
@@ -135,16 +139,16 @@ const defaultBound = 10_000_000_000
 
 // idleSteps is how many steps of Bound/idleSteps a wait lets pass while the
 // fabric has nothing pending.
-const idleSteps = 1000
+const idleSteps = 200
 
 // Fabric is a sim.Fabric bound to a test. Its methods are sim.Fabric's, plus
 // the rig's pair makers and waits.
 type Fabric struct {
 	*sim.Fabric
-	t     testing.TB
-	opts  Options
-	log   *trace.Log
-	marks []string // pointers of the objects a leaked goroutine would wait on
+	t    testing.TB
+	opts Options
+	log  *trace.Log
+	mark string // what the stacks of the goroutines the test started contain
 }
 
 // New makes a fabric for the test t with the first of opts (the zero
@@ -176,7 +180,7 @@ func New(t testing.TB, opts ...Options) *Fabric {
 		t.Fatalf("simtest: new fabric: %v", err)
 	}
 	f.Fabric = sf
-	f.mark(sf)
+	f.mark = fmt.Sprintf(" in goroutine %d\n", goid())
 	t.Cleanup(f.cleanup)
 	return f
 }
@@ -187,9 +191,14 @@ func (f *Fabric) T() testing.TB { return f.t }
 // Options returns the options the fabric was made with, defaults filled in.
 func (f *Fabric) Options() Options { return f.opts }
 
-// mark records an object whose address identifies the goroutines that may
-// wait on it (a channel's GetEvent, a context's GetAsyncEvent).
-func (f *Fabric) mark(p any) { f.marks = append(f.marks, fmt.Sprintf("(%p", p)) }
+// goid returns the calling goroutine's number, as its stack names it.
+func goid() uint64 {
+	var buf [64]byte
+	s := string(buf[:runtime.Stack(buf[:], false)])
+	var id uint64
+	fmt.Sscanf(s, "goroutine %d ", &id)
+	return id
+}
 
 // cleanup closes the fabric, checks for goroutines left waiting on it and,
 // if the test failed, logs the trace's last records.
@@ -199,8 +208,8 @@ func (f *Fabric) cleanup() {
 		f.t.Errorf("simtest: close: %v", err)
 	}
 	if !f.opts.NoLeakCheck {
-		if left := leakcheck.Wait(f.marks...); left != "" {
-			f.t.Errorf("simtest: goroutines are still waiting on the fabric's objects after the test:\n%s", left)
+		if left := leakcheck.Wait(f.mark); left != "" {
+			f.t.Errorf("simtest: goroutines the test started are still running after it, with the fabric closed:\n%s", left)
 		}
 	}
 	if f.t.Failed() {

@@ -123,7 +123,7 @@ func (f *Fabric) Until(what string, cond func() bool, state func() string) bool 
 		switch f.Mode() {
 		case sim.Background:
 			// The fabric's goroutine moves the clock; poll, sleeping
-			// longer each time up to a thousandth of the bound.
+			// longer each time up to a two-hundredth of the bound.
 			time.Sleep(sleep)
 			sleep = min(2*sleep, time.Duration(step)*tickDur)
 			continue
