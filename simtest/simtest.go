@@ -6,8 +6,8 @@
 //	func TestSend(t *testing.T) {
 //		a, b := simtest.RC(t, simtest.PairOptions{Recvs: 1})
 //		a.Send(1, []byte("hello"))
-//		a.Await(1)                  // the SEND's completion
-//		w := b.Await(1)[0]          // the receive's
+//		a.Await(1)         // the SEND's completion
+//		w := b.Await(1)[0] // the receive's
 //		if got := b.Received(w); string(got) != "hello" {
 //			t.Errorf("got %q", got)
 //		}

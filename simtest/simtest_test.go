@@ -15,36 +15,23 @@ import (
 
 func TestMain(m *testing.M) { leakcheck.Main(m) }
 
-// TestRCFaultEventLoop is the README's test: an RC pair, a targeted fault
-// that drops a's first packet, and an event loop on b. The wait on a runs
-// the ACK timeout, so the retransmission happens inside it.
-func TestRCFaultEventLoop(t *testing.T) {
-	a, b := simtest.RC(t, simtest.PairOptions{Channel: true, Recvs: 1, Connect: sim.ConnectOptions{Timeout: 5}})
-	a.F.InjectPacketFault(sim.PacketFault{Match: sim.FromQP(a.QP), Action: sim.FaultDrop, Count: 1})
-	got := make(chan string, 1)
-	b.Arm()
-	go func() { // b's event loop: wait, ack, re-arm, drain
-		cq, _, err := b.Chan.GetEvent(t.Context())
-		if err != nil {
-			return
-		}
-		cq.AckEvents(1)
-		cq.ReqNotify(false)
-		var w [1]wc.WC
-		if n, _ := cq.Poll(w[:]); n == 1 {
-			got <- string(b.Received(w[0]))
-		}
-	}()
+// TestRCFaultEventLoop runs the example's test: an RC pair, a targeted
+// fault that drops a's first packet, and an event loop on b.
+func TestRCFaultEventLoop(t *testing.T) { pingAcrossALossyLink(t) }
+
+// TestAwaitRunsTheRetry: the wait moves the clock by exactly the ACK
+// timeout the retransmission waits for.
+func TestAwaitRunsTheRetry(t *testing.T) {
+	a, b := simtest.RC(t, simtest.PairOptions{Recvs: 1, Connect: sim.ConnectOptions{Timeout: 5}})
+	lost, _ := a.F.InjectPacketFault(sim.PacketFault{Match: sim.FromQP(a.QP), Action: sim.FaultDrop, Count: 1})
 	a.Send(1, []byte("ping"))
-	if w := a.Await(1)[0]; w.Status != wc.Success { // retransmitted after the ACK timeout
-		t.Fatalf("send: %v", w.Status)
+	if w := a.Await(1)[0]; w.Status != wc.Success {
+		t.Fatalf("send %v", &w)
 	}
-	if msg := <-got; msg != "ping" {
-		t.Errorf("b received %q", msg)
+	if now := a.F.Now(); now != qp.TimeoutTicks(5) || lost.Hits() != 1 {
+		t.Errorf("virtual time %d (want one ACK timeout, %d), %d lost", now, qp.TimeoutTicks(5), lost.Hits())
 	}
-	if now := a.F.Now(); now != qp.TimeoutTicks(5) {
-		t.Errorf("virtual time %d, want one ACK timeout (%d)", now, qp.TimeoutTicks(5))
-	}
+	b.Await(1)
 }
 
 // TestBubbleEventLoop is the synctest recipe: Background mode inside a
@@ -176,4 +163,15 @@ func TestAwaitEvent(t *testing.T) {
 		t.Errorf("clock %d, want the third retry at 30000", now)
 	}
 	a.Await(1)
+}
+
+// TestSend is the package doc's ten-line test.
+func TestSend(t *testing.T) {
+	a, b := simtest.RC(t, simtest.PairOptions{Recvs: 1})
+	a.Send(1, []byte("hello"))
+	a.Await(1)         // the SEND's completion
+	w := b.Await(1)[0] // the receive's
+	if got := b.Received(w); string(got) != "hello" {
+		t.Errorf("got %q", got)
+	}
 }
