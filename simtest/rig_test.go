@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/verbsim/verbsim/internal/leakcheck"
@@ -170,4 +171,23 @@ func TestBadOptions(t *testing.T) {
 		t.Error("a fabric was made")
 	}
 	tb.finish()
+}
+
+// TestAwaitNeverSatisfiedBackground: in Background mode inside a bubble an
+// unsatisfiable wait fails once the bound has passed on the fabric's clock,
+// with no wall time spent.
+func TestAwaitNeverSatisfiedBackground(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tb := &fakeTB{TB: t}
+		start := time.Now()
+		_, b := RC(tb, PairOptions{Fabric: Options{Mode: sim.Background, Bound: 2_000_000}})
+		b.Await(1)
+		if len(tb.fatals) != 1 || !strings.Contains(tb.fatals[0], "awaited 1 completion(s) on b's CQs") || strings.Contains(tb.fatals[0], "idle") {
+			t.Errorf("fatals %q", tb.fatals)
+		}
+		if d := time.Since(start); d < 2*time.Millisecond || d > 3*time.Millisecond {
+			t.Errorf("failed after %v of bubble time, want the 2ms bound", d)
+		}
+		tb.finish()
+	})
 }

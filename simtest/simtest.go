@@ -39,8 +39,11 @@
 //     (Fabric.Tick), so that a goroutine that is about to post gets its
 //     turn; after Bound it fails.
 //   - Background: the fabric's own goroutine moves the clock; the wait
-//     sleeps and polls, and fails once Bound has passed on the fabric's
-//     clock.
+//     sleeps and polls, and fails once Bound has passed in virtual time,
+//     which in this mode is wall time (or, inside a testing/synctest
+//     bubble, the bubble's fake time) at one tick per TickDuration: the
+//     fabric's goroutine sleeps while nothing is pending, so its clock
+//     alone would not show the time passing.
 //
 // A wait that fails calls t.Fatalf with what it awaited, the virtual time
 // it spent, and the fabric's pending events (ready, and future: timers and
