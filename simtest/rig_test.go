@@ -56,7 +56,7 @@ func TestAwaitNeverSatisfied(t *testing.T) {
 	}{
 		// No receive and rnr_retry 7: the RNR timer re-arms for ever.
 		{"rnr for ever", Options{Bound: 5_000_000}, true,
-			[]string{"awaited 1 completion(s) on a's CQs", "of virtual time", "1 future (timers, delayed packets)", "0 came"}},
+			[]string{"awaited 1 completion(s) on a's CQs", "of virtual time", "1 future (timers, delayed packets)", "next due: [t=5010000 a/qp 0x11: RNR wait]", "0 came"}},
 		// Nothing posted at all: the fabric is idle.
 		{"idle", Options{}, false,
 			[]string{"awaited 1 completion(s) on b's CQs", "10s (10000000000 ticks)", "0 ready, 0 future", "the fabric was idle"}},

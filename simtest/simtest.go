@@ -46,8 +46,9 @@
 //     alone would not show the time passing.
 //
 // A wait that fails calls t.Fatalf with what it awaited, the virtual time
-// it spent, and the fabric's pending events (ready, and future: timers and
-// delayed packets). Waits call t.Fatalf, so call them from the test's own
+// it spent, and the fabric's pending events: how many are ready, and the
+// next future ones (the armed timers and delayed packets, from
+// sim.Fabric.Future, each with its tick and QP). Waits call t.Fatalf, so call them from the test's own
 // goroutine.
 //
 // # Blocking verbs in Auto mode: the trap

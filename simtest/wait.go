@@ -151,6 +151,16 @@ func (f *Fabric) Until(what string, cond func() bool, state func() string) bool 
 	ready, future := f.Pending()
 	msg := fmt.Sprintf("simtest: awaited %s: not done within %s of virtual time (the fabric's clock from t=%d to t=%d); pending: %d ready, %d future (timers, delayed packets)",
 		what, ticks(spent), start, f.Now(), ready, future)
+	if fut := f.Future(); len(fut) > 0 {
+		msg += "; next due:"
+		for i, ev := range fut {
+			if i == 5 {
+				msg += fmt.Sprintf(" (and %d more)", len(fut)-i)
+				break
+			}
+			msg += " [" + ev.String() + "]"
+		}
+	}
 	if state != nil {
 		msg += "; " + state()
 	}
