@@ -48,6 +48,14 @@ type PairOptions struct {
 // registered buffer and QP. The lower half of Buf is where Send, Write and
 // Read take or put their local data (from offset 0); the upper half is
 // where the receives the rig posts land.
+//
+// The helpers that can fail the test (Post, Send, Write, Read, PostRecv,
+// Poll, Await, AwaitEvent, Arm) call t.Fatalf and belong to the test's
+// goroutine. An event-loop goroutine uses the fields (QP, CQs, Chan) with
+// the verbs directly; Received and SGE are safe to call from it as long as
+// the test goroutine is not posting receives at the same time. Poll and
+// Await take completions from both CQs, so do not poll the same end from
+// an event loop and the test goroutine at once.
 type End struct {
 	F    *Fabric
 	Name string // the device's name

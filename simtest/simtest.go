@@ -70,16 +70,24 @@
 //
 // For code whose goroutines block in GetEvent and rely on timers firing on
 // their own (code written for hardware), run the test inside a
-// testing/synctest bubble with Options{Mode: sim.Background}. The fabric's
+// testing/synctest bubble with Options{Mode: sim.Background}; InBubble does
+// both. The fabric's
 // goroutine then follows the bubble's fake clock: one tick per nanosecond
 // of bubble time, so timers fire at exact virtual instants, time.Now inside
 // the bubble reads exact timestamps, and the test takes no wall time
 // (TestBubbleEventLoop in this package shows an event loop, a retry timer
 // and exact timestamps):
 //
-//	synctest.Test(t, func(t *testing.T) {
-//		a, b := simtest.RC(t, simtest.PairOptions{Fabric: simtest.Options{Mode: sim.Background}, Channel: true})
+//	simtest.InBubble(t, simtest.Options{}, func(t *testing.T, f *simtest.Fabric) {
+//		a, b := f.RC(simtest.PairOptions{Channel: true})
 //		// start the event loop goroutine on b.Chan; post from a; wait ...
+//	})
+//
+// or, by hand (TestSynctestByHand):
+//
+//	synctest.Test(t, func(t *testing.T) {
+//		a, b := simtest.RC(t, simtest.PairOptions{Fabric: simtest.Options{Mode: sim.Background}})
+//		...
 //	})
 //
 // The fabric is closed by the bubble test's own Cleanup, before the bubble

@@ -40,12 +40,8 @@ func TestAwaitRunsTheRetry(t *testing.T) {
 // 995 µs of its own time; a's event loop sees the completion at exactly 1 ms.
 // Zero wall time passes in the sleeps.
 func TestBubbleEventLoop(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		a, b := simtest.RC(t, simtest.PairOptions{
-			Fabric:  simtest.Options{Mode: sim.Background},
-			Channel: true,
-			Connect: sim.ConnectOptions{MinRNRTimer: 1},
-		})
+	simtest.InBubble(t, simtest.Options{}, func(t *testing.T, f *simtest.Fabric) {
+		a, b := f.RC(simtest.PairOptions{Channel: true, Connect: sim.ConnectOptions{MinRNRTimer: 1}})
 		start := time.Now()
 		done := make(chan time.Duration, 1)
 		a.Arm()
@@ -69,8 +65,27 @@ func TestBubbleEventLoop(t *testing.T) {
 		if w := b.Await(1)[0]; string(b.Received(w)) != "late" {
 			t.Errorf("b received %q", b.Received(w))
 		}
-		if now := a.F.Now(); now != 1_000_000 {
+		if now := f.Now(); now != 1_000_000 {
 			t.Errorf("virtual clock at %d", now)
+		}
+	})
+}
+
+// TestSynctestByHand is the same recipe without InBubble, as the package
+// doc shows it: the fabric made inside synctest.Test, in Background mode.
+func TestSynctestByHand(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := simtest.RC(t, simtest.PairOptions{Fabric: simtest.Options{Mode: sim.Background}, Recvs: 1,
+			Connect: sim.ConnectOptions{Timeout: 5}})
+		a.F.InjectPacketFault(sim.PacketFault{Match: sim.FromQP(a.QP), Action: sim.FaultDrop, Count: 1})
+		start := time.Now()
+		a.Send(1, []byte("x"))
+		a.Await(1)
+		b.Await(1)
+		// The retransmission came one ACK timeout later; the wait polled
+		// in steps, so it saw the completion soon after, never before.
+		if d, want := time.Since(start), time.Duration(qp.TimeoutTicks(5)); d < want || d > 2*want {
+			t.Errorf("done after %v, want about %v", d, want)
 		}
 	})
 }
