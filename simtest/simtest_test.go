@@ -190,3 +190,33 @@ func TestSend(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestProfilesAndFaults: the profile is selectable, and under seeded
+// fabric-wide drops, duplicates and delays every SEND still completes
+// inside Await, which runs the retransmissions.
+func TestProfilesAndFaults(t *testing.T) {
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			a, b := simtest.RC(t, simtest.PairOptions{
+				Fabric:  simtest.Options{Profile: p, Seed: 7, Faults: sim.Faults{Drop: 0.2, Duplicate: 0.1, Delay: 0.1, MaxDelay: 1000}},
+				Recvs:   20,
+				Connect: sim.ConnectOptions{Timeout: 8},
+			})
+			if a.F.Profile().Name != p.Name {
+				t.Fatalf("profile %q", a.F.Profile().Name)
+			}
+			for i := range 20 {
+				a.Send(uint64(i), []byte{byte(i)})
+				if w := a.Await(1)[0]; w.Status != wc.Success || w.WRID != uint64(i) {
+					t.Fatalf("send %d: %v", i, &w)
+				}
+				if w := b.Await(1)[0]; b.Received(w)[0] != byte(i) {
+					t.Fatalf("receive %d: %v", i, b.Received(w))
+				}
+			}
+			if st := a.F.Stats(); st.Dropped == 0 {
+				t.Errorf("no packet dropped: %+v", st)
+			}
+		})
+	}
+}
