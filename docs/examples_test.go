@@ -20,6 +20,7 @@ import (
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/simtest"
 )
 
 // openDevice opens the first device of a new fabric that follows profile p.
@@ -1584,4 +1585,32 @@ func Example_forceStatus() {
 	// 2 IBV_WC_BAD_RESP_ERR
 	// 3 IBV_WC_WR_FLUSH_ERR
 	// A: ERR B: RTS
+}
+
+// TestPingAcrossALossyLink is the README's "Testing your code": an RC pair
+// made by simtest, a targeted fault, an event loop, a wait in virtual time.
+func TestPingAcrossALossyLink(t *testing.T) {
+	a, b := simtest.RC(t, simtest.PairOptions{Channel: true, Recvs: 1, Connect: sim.ConnectOptions{Timeout: 5}})
+	a.F.InjectPacketFault(sim.PacketFault{Match: sim.FromQP(a.QP), Action: sim.FaultDrop, Count: 1}) // lose a's first packet
+	got := make(chan string, 1)
+	b.Arm()
+	go func() { // b's event loop: wait, ack, re-arm, drain
+		cq, _, err := b.Chan.GetEvent(t.Context())
+		if err != nil {
+			return
+		}
+		cq.AckEvents(1)
+		cq.ReqNotify(false)
+		var w [1]wc.WC
+		if n, _ := cq.Poll(w[:]); n == 1 {
+			got <- string(b.Received(w[0]))
+		}
+	}()
+	a.Send(1, []byte("ping"))
+	if w := a.Await(1)[0]; w.Status != wc.Success { // Await runs the ACK timeout: the retry happens inside it
+		t.Fatalf("send: %v", w.Status)
+	}
+	if msg := <-got; msg != "ping" {
+		t.Errorf("b received %q", msg)
+	}
 }

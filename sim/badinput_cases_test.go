@@ -137,6 +137,7 @@ var badTable = map[string]badEntry{
 	"Fabric.Mode":          {reason: getter},
 	"Fabric.Now":           {reason: getter},
 	"Fabric.Pending":       {reason: getter},
+	"Fabric.Future":        {reason: getter},
 	"Fabric.Profile":       {reason: getter},
 	"Fabric.Stats":         {reason: getter},
 	"Fabric.Stabilize":     {reason: noArgs},

@@ -1,0 +1,75 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/verbsim/verbsim/sim/qp"
+)
+
+// FutureEvent describes one event of the fabric due later than now: an
+// armed QP timer or a delayed packet.
+type FutureEvent struct {
+	At     uint64 // the tick it is due at
+	Device string // the device it happens on (a delayed packet: where it arrives)
+	QPN    uint32 // the QP whose timer it is, or the QP the packet is delivered to
+	// What says what it is: "ACK timeout", "RNR wait", or the delayed
+	// packet ("delayed RC SEND psn=3").
+	What string
+}
+
+// String renders the event as "t=131072 a/qp 0x11: ACK timeout".
+func (e FutureEvent) String() string {
+	return fmt.Sprintf("t=%d %s/qp %#x: %s", e.At, e.Device, e.QPN, e.What)
+}
+
+// Future returns the fabric's future events, the armed timers and the
+// delayed packets, in the order they are due: what AdvanceToNext and
+// RunUntilIdle would run next. A test that waits for something uses it to
+// say what could still happen (package simtest names them when a wait
+// fails). Nil for a nil fabric or when nothing is pending.
+func (f *Fabric) Future() []FutureEvent {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.eng
+	type item struct {
+		ev  FutureEvent
+		seq uint64
+	}
+	var items []item
+	for _, t := range e.timers.items {
+		what := "ACK timeout"
+		if t.Kind == qp.TimerRNR {
+			what = "RNR wait"
+		}
+		name := ""
+		if d := f.deviceOf(t.QP); d != nil {
+			name = d.name
+		}
+		items = append(items, item{FutureEvent{At: t.At, Device: name, QPN: t.QP.Num(), What: what}, t.Seq})
+	}
+	for _, ev := range e.later.items {
+		name := ""
+		if ev.dev != nil {
+			name = ev.dev.name
+		}
+		p := ev.pkt
+		items = append(items, item{FutureEvent{At: ev.at, Device: name, QPN: p.DstQPN,
+			What: fmt.Sprintf("delayed %v %v psn=%d", p.Transport, p.Kind, p.PSN)}, ev.seq})
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		return cmp.Or(cmp.Compare(a.ev.At, b.ev.At), cmp.Compare(a.seq, b.seq))
+	})
+	out := make([]FutureEvent, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.ev)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

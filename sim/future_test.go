@@ -1,0 +1,44 @@
+package sim_test
+
+import (
+	"testing"
+
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// TestFuture: Future lists the armed timers and delayed packets in the
+// order they are due, and nothing once they have run.
+func TestFuture(t *testing.T) {
+	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{Timeout: 5, MinRNRTimer: 1})
+	if ev := f.Future(); ev != nil {
+		t.Fatalf("future of an idle fabric: %v", ev)
+	}
+	if _, err := f.InjectPacketFault(sim.PacketFault{Match: sim.FromQP(b.q), Action: sim.FaultDelay, Delay: 500, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}})
+	a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	ev := f.Future() // b's ACK arrives at a late; a's ACK timeout is armed
+	if len(ev) != 2 {
+		t.Fatalf("future %v", ev)
+	}
+	if ev[0].At != 500 || ev[0].Device != "a" || ev[0].QPN != a.q.Num() || ev[0].What != "delayed RC ACK psn=0" {
+		t.Errorf("first %+v", ev[0])
+	}
+	if ev[1].At != qp.TimeoutTicks(5) || ev[1].Device != "a" || ev[1].What != "ACK timeout" {
+		t.Errorf("second %+v", ev[1])
+	}
+	if s := ev[1].String(); s != "t=131072 a/qp 0x11: ACK timeout" {
+		t.Errorf("String %q", s)
+	}
+	f.RunUntilIdle(0)
+	if ev := f.Future(); ev != nil {
+		t.Errorf("future after RunUntilIdle: %v", ev)
+	}
+	var nilFabric *sim.Fabric
+	if nilFabric.Future() != nil {
+		t.Error("nil fabric")
+	}
+}
