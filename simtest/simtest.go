@@ -35,9 +35,10 @@
 //     delayed packet (Fabric.AdvanceToNext): a retransmission after an ACK
 //     timeout or an RNR NAK happens inside the wait. When the fabric has
 //     nothing pending at all, the wait yields to the other goroutines of the
-//     test (time.Sleep) and lets virtual time pass in steps of Bound/200
-//     (Fabric.Tick), so that a goroutine that is about to post gets its
-//     turn; after Bound it fails.
+//     test (time.Sleep, growing from 1 µs to 10 ms) and lets virtual time
+//     pass in steps of Bound/200 (Fabric.Tick), so that a goroutine that is
+//     about to post gets its turn; after Bound it fails. Only a wait that
+//     fails spends the seconds this adds up to.
 //   - Background: the fabric's own goroutine moves the clock; the wait
 //     sleeps and polls, and fails once Bound has passed in virtual time,
 //     which in this mode is wall time (or, inside a testing/synctest

@@ -144,8 +144,13 @@ func (f *Fabric) Until(what string, cond func() bool, state func() string) bool 
 			continue
 		}
 		// Nothing is pending: give the test's other goroutines their
-		// turn, and let virtual time pass while they take it.
+		// turn, and let virtual time pass while they take it. The sleep
+		// grows to 10 ms, so that an idle wait fails only after a couple
+		// of seconds of wall time in all: long enough that no load on
+		// the machine keeps a goroutine that would have acted from its
+		// turn, and only ever spent on a wait that fails.
 		time.Sleep(sleep)
+		sleep = min(2*sleep, 10*time.Millisecond)
 		f.Tick(min(step, bound-spent))
 	}
 	ready, future := f.Pending()
