@@ -167,21 +167,9 @@ func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 			"Flags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "verbsim: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
-	}
-	p, ok := lookupProfile(g.profile)
+	p, code, ok := parseCommand(fs, args, &g, stderr)
 	if !ok {
-		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
-		return 2
+		return code
 	}
 	if o.quick {
 		o.rounds, o.per, o.qps, o.pairs, o.mrs = 1, time.Millisecond, 200, 20, 100

@@ -161,25 +161,37 @@ func walkthroughCmd(g globalFlags, args []string, stdout, stderr io.Writer) int 
 			"command name: verbsim -profile rxe walkthrough.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "verbsim: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
-	}
-	p, ok := lookupProfile(g.profile)
+	p, code, ok := parseCommand(fs, args, &g, stderr)
 	if !ok {
-		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
-		return 2
+		return code
 	}
 	if err := walkthrough(stdout, p); err != nil {
 		fmt.Fprintf(stderr, "verbsim: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// parseCommand parses a command's flags, which take no arguments besides
+// flags, and looks up the profile the global flag names. When the command
+// should not run it reports false and the exit code: 0 after -help, 2
+// after a usage error (already printed).
+func parseCommand(fs *flag.FlagSet, args []string, g *globalFlags, stderr io.Writer) (sim.Profile, int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return sim.Profile{}, 0, false
+		}
+		return sim.Profile{}, 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "verbsim: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return sim.Profile{}, 2, false
+	}
+	p, ok := lookupProfile(g.profile)
+	if !ok {
+		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
+		return sim.Profile{}, 2, false
+	}
+	return p, 0, true
 }
