@@ -484,3 +484,23 @@ func TestWRBuilderMW(t *testing.T) {
 		t.Errorf("WRITE after LOCAL_INV: %v, want REM_ACCESS_ERR", st)
 	}
 }
+
+// TestWRBuilderSettersPastCapacity: a setter that follows a builder call
+// the queue had no room for must not change the last request kept; the
+// batch fails as PostSend fails the same list, with ENOMEM (found by
+// TestWRBuilderMatchesPostSend, seed 10142719386554965313).
+func TestWRBuilderSettersPastCapacity(t *testing.T) {
+	a, _ := exPair(t, sim.DefaultProfile())
+	q := a.q
+	depth, maxSGE := q.Cap().MaxSendWR, q.Cap().MaxSendSGE
+	q.WRStart()
+	for i := range depth + 2 {
+		q.WRSend()
+		if i == depth+1 {
+			q.WRSetSGEList(make([]qp.SGE, maxSGE+1))
+		}
+	}
+	if err := q.WRComplete(); !errors.Is(err, syscall.ENOMEM) {
+		t.Errorf("a batch of %d SENDs on a queue of %d, the last with %d SGEs: %v, want ENOMEM", depth+2, depth, maxSGE+1, err)
+	}
+}

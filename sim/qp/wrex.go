@@ -130,14 +130,17 @@ func (q *QP) SendOpsFlags() (ops SendOps, ex bool) {
 // are reused from batch to batch, so a steady stream of batches allocates
 // nothing.
 type wrBatch struct {
-	open  bool
-	err   error // the first deferred error; WRComplete returns it
-	wrID  uint64
-	flags SendFlags
-	wrs   []SendWR
-	ext   []wrExt
-	sge   []SGE
-	inl   []byte
+	open bool
+	err  error // the first deferred error; WRComplete returns it
+	// dropped: the last builder call was past the queue's capacity and
+	// kept nothing, so the setters that follow it apply to nothing.
+	dropped bool
+	wrID    uint64
+	flags   SendFlags
+	wrs     []SendWR
+	ext     []wrExt
+	sge     []SGE
+	inl     []byte
 }
 
 // wrExt says where the data of wrs[i] is kept until WRComplete.
@@ -165,7 +168,7 @@ func (b *wrBatch) fail(err error) {
 // reset closes the batch and forgets its requests, keeping the arrays.
 func (b *wrBatch) reset() {
 	clear(b.wrs) // drop references to AHs, MWs, MRs
-	b.open, b.err = false, nil
+	b.open, b.err, b.dropped = false, nil, false
 	b.wrs, b.ext, b.sge, b.inl = b.wrs[:0], b.ext[:0], b.sge[:0], b.inl[:0]
 }
 
@@ -247,9 +250,12 @@ func (q *QP) build(w SendWR) {
 	case len(b.wrs) > int(q.cap.MaxSendWR):
 		// One request more than the queue can hold is kept, so that
 		// WRComplete reports what PostSend would for it; further ones
-		// change nothing and the batch fails as full anyway.
+		// change nothing and the batch fails as full anyway. Their
+		// setters must not reach the last request kept.
+		b.dropped = true
 		return
 	}
+	b.dropped = false
 	w.WRID, w.Flags = b.wrID, b.flags
 	b.wrs = append(b.wrs, w)
 	b.ext = append(b.ext, wrExt{base: b.flags})
@@ -314,6 +320,9 @@ func (q *QP) current() (*SendWR, *wrExt) {
 	if len(b.wrs) == 0 {
 		b.fail(errWRNoCurrent)
 		return nil, nil
+	}
+	if b.dropped {
+		return nil, nil // the request being set up was not kept
 	}
 	i := len(b.wrs) - 1
 	return &b.wrs[i], &b.ext[i]
