@@ -722,8 +722,8 @@ func Example_profiles() {
 		fmt.Println(p)
 	}
 	// Output:
-	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire reset-to-err=false cur-state=must-match slot-free-on=poll srq-limit-at-create=false dereg-bound-einval=false mw1-no-zero-based=false rereg=man-pages cq-timestamps=true transport=man-pages)
-	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted slot-free-on=retire srq-limit-at-create=true dereg-bound-einval=true mw1-no-zero-based=true rereg=keep-keys,no-translation,fail-keeps-mr cq-timestamps=false transport=recv-too-small=REM_INV_REQ,recv-bad-lkey=LOC_QP_OP,retry7=infinite,qp-events=none,sq-drained=always,send-wc-imm,sqe=none,send-overrun=ignored,write-imm-bad-rkey=REM_ACCESS,read-atomic-local-check=late,srq-recv-pd=qp)
+	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire reset-to-err=false cur-state=must-match slot-free-on=poll srq-limit-at-create=false dereg-bound-einval=false mw1-no-zero-based=false rereg=man-pages cq-timestamps=true xrc=true transport=man-pages)
+	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted slot-free-on=retire srq-limit-at-create=true dereg-bound-einval=true mw1-no-zero-based=true rereg=keep-keys,no-translation,fail-keeps-mr cq-timestamps=false xrc=false transport=recv-too-small=REM_INV_REQ,recv-bad-lkey=LOC_QP_OP,retry7=infinite,qp-events=none,sq-drained=always,send-wc-imm,sqe=none,send-overrun=ignored,write-imm-bad-rkey=REM_ACCESS,read-atomic-local-check=late,srq-recv-pd=qp)
 }
 
 func Example_customProfile() {
