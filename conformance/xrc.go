@@ -3,6 +3,8 @@ package conformance
 import (
 	"context"
 	"syscall"
+
+	"github.com/verbsim/verbsim/sim/qp"
 )
 
 // xrcWorld is what the XRC cases work with: the context's XRCOpener, a PD
@@ -242,6 +244,12 @@ func init() {
 		e.WantOK("ibv_query_srq of an XRC SRQ", err)
 		if a.MaxWR < 4 {
 			t.Errorf("XRC SRQ max_wr %d, asked for 4", a.MaxWR)
+		}
+		q, err := w.pd.CreateQP(QPInitAttr{SendCQ: w.cq, RecvCQ: w.cq, SRQ: s1, Type: qp.RC,
+			Cap: qp.Cap{MaxSendWR: 1, MaxSendSGE: 1}})
+		e.WantErrno("ibv_create_qp with an XRC SRQ as its srq", err, syscall.EINVAL)
+		if q != nil {
+			_ = q.DestroyContext(context.Background())
 		}
 		e.WantErrno("ibv_destroy_cq of an XRC SRQ's CQ", w.cq.DestroyContext(context.Background()), syscall.EBUSY)
 		e.WantErrno("ibv_dealloc_pd of an XRC SRQ's PD", w.pd.Dealloc(), syscall.EBUSY)

@@ -1585,3 +1585,52 @@ func Example_forceStatus() {
 	// 3 IBV_WC_WR_FLUSH_ERR
 	// A: ERR B: RTS
 }
+
+// Example_xrcSRQ opens an XRC domain, creates an XRC SRQ in it and reads
+// its number, then tears down in order (docs/xrc.md).
+func Example_xrcSRQ() {
+	f, _ := sim.NewFabric(sim.Config{})
+	ctx, _ := f.Devices()[0].Open()
+	pd, _ := ctx.AllocPD()
+	cq, _ := ctx.CreateCQ(16, nil, nil, 0)
+
+	xrcd, err := ctx.OpenXRCD(sim.XRCDInitAttr{
+		CompMask: sim.XRCDInitFD | sim.XRCDInitOFlags,
+		FD:       -1, // a domain of our own: verbsim has no files
+		OFlags:   syscall.O_CREAT,
+	})
+	if err != nil {
+		fmt.Println("open_xrcd:", err)
+		return
+	}
+	srq, err := ctx.CreateSRQEx(sim.SRQInitAttrEx{
+		Attr:     qp.SRQAttr{MaxWR: 16, MaxSGE: 1},
+		CompMask: sim.SRQInitType | sim.SRQInitPD | sim.SRQInitXRCD | sim.SRQInitCQ,
+		Type:     sim.SRQTXRC,
+		PD:       pd, XRCD: xrcd, CQ: cq,
+	})
+	if err != nil {
+		fmt.Println("create_srq_ex:", err)
+		return
+	}
+	num, err := srq.GetSRQNum() // what a remote XRC sender names
+	fmt.Println("srq_num non-zero:", num != 0, err)
+
+	// The domain, the CQ and the PD are held by the SRQ.
+	fmt.Println("close_xrcd:", errors.Is(xrcd.Close(), syscall.EBUSY))
+	_ = srq.Destroy()
+	fmt.Println("close_xrcd after the SRQ:", xrcd.Close())
+	_ = cq.Destroy()
+	_ = pd.Dealloc()
+
+	// Under the rxe profile there is no XRC at all.
+	rxe, _ := sim.NewFabric(sim.Config{Profile: sim.RXEProfile()})
+	rctx, _ := rxe.Devices()[0].Open()
+	_, err = rctx.OpenXRCD(sim.XRCDInitAttr{CompMask: sim.XRCDInitFD | sim.XRCDInitOFlags, FD: -1})
+	fmt.Println("rxe open_xrcd:", errors.Is(err, syscall.EOPNOTSUPP))
+	// Output:
+	// srq_num non-zero: true <nil>
+	// close_xrcd: true
+	// close_xrcd after the SRQ: <nil>
+	// rxe open_xrcd: true
+}

@@ -437,6 +437,7 @@ var badTable = map[string]badEntry{
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.CreateAH(localAH(w)); return err }},
 	}},
 	"PD.CreateQP": {cases: []badCase{
+		createQP("XRC SRQ as srq", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.SRQ = w.xsrq; return a }),
 		createQP("comp_mask XRCD", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.CompMask = 1 << 1; return a }),
 		createQP("comp_mask bit 31", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.CompMask = 1 << 31; return a }),
 		createQP("send_ops_flags TSO", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr {

@@ -128,7 +128,8 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 }
 
 // checkQPArgs checks that the CQs and the SRQ given to CreateQP, when set,
-// were made through the PD's context (see checkOwner). A missing CQ is left
+// were made through the PD's context (see checkOwner), and that the SRQ is
+// not an XRC SRQ. A missing CQ is left
 // to qp.NewLocked, which reports QP-03.
 func (pd *PD) checkQPArgs(verb string, attr QPInitAttr) error {
 	if attr.SendCQ != nil {
@@ -142,7 +143,14 @@ func (pd *PD) checkQPArgs(verb string, attr QPInitAttr) error {
 		}
 	}
 	if attr.SRQ != nil {
-		return checkOwner(verb, "srq", pd, attr.SRQ, sameContext)
+		if err := checkOwner(verb, "srq", pd, attr.SRQ, sameContext); err != nil {
+			return err
+		}
+		if attr.SRQ.XRC() {
+			// The kernel's create_qp takes only a basic SRQ here; an XRC
+			// SRQ is reached through an XRC target QP (XRC-05).
+			return verr.New(verb, syscall.EINVAL, "the SRQ is an XRC SRQ (XRC-05)")
+		}
 	}
 	return nil
 }

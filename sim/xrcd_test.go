@@ -117,6 +117,8 @@ func TestCreateSRQEx_XRC04_XRC05(t *testing.T) {
 	if n, err := s1.PostRecv([]qp.RecvWR{{WRID: 7}}); n != 1 || err != nil {
 		t.Errorf("post to an XRC SRQ: %d %v", n, err)
 	}
+	_, err = pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: s1, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 1, MaxSendSGE: 1}})
+	wantErrno(t, "RC QP on an XRC SRQ", err, syscall.EINVAL)
 	wantErrno(t, "close XRCD with SRQs", x.Close(), syscall.EBUSY)
 	wantErrno(t, "destroy the SRQ's CQ", cq.Destroy(), syscall.EBUSY)
 	wantErrno(t, "dealloc the SRQ's PD", pd.Dealloc(), syscall.EBUSY)
