@@ -102,6 +102,8 @@ type hooks struct {
 	getSRQNum     func(s conformance.SRQ) (uint32, error)
 	// cqx breaks extended CQs (mutants_cqex_test.go).
 	cqx *cqxHooks
+	// xrc breaks the XRC verbs (mutants_xrc_test.go).
+	xrc *xrcHooks
 }
 
 // mutant is a broken device and the rules that must catch it.

@@ -327,6 +327,10 @@ type Profile struct {
 	// (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP is EOPNOTSUPP), as in rxe
 	// (CQX-02). False: it offers them.
 	NoCQTimestamps bool
+	// NoXRC: the device has no XRC verbs: ibv_open_xrcd and every
+	// ibv_create_srq_ex that ibv_create_srq cannot serve fail with
+	// EOPNOTSUPP, as in rxe (XRC-03). False: XRC domains and SRQs work.
+	NoXRC bool
 	// SendOpsRXE: a UC QP may not be created with IBV_QP_EX_WITH_LOCAL_INV
 	// (QPX-01), and ibv_wr_complete refuses a batch that overflows the send
 	// queue, max_send_sge or max_inline_data with ENOSPC (QPX-04), as rxe

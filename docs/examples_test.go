@@ -723,8 +723,8 @@ func Example_profiles() {
 		fmt.Println(p)
 	}
 	// Output:
-	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire reset-to-err=false cur-state=must-match slot-free-on=poll srq-limit-at-create=false dereg-bound-einval=false mw1-no-zero-based=false rereg=man-pages cq-timestamps=true transport=man-pages)
-	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted slot-free-on=retire srq-limit-at-create=true dereg-bound-einval=true mw1-no-zero-based=true rereg=keep-keys,no-translation,fail-keeps-mr cq-timestamps=false transport=recv-too-small=REM_INV_REQ,recv-bad-lkey=LOC_QP_OP,retry7=infinite,qp-events=none,sq-drained=always,send-wc-imm,sqe=none,send-overrun=ignored,write-imm-bad-rkey=REM_ACCESS,read-atomic-local-check=late,srq-recv-pd=qp)
+	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire reset-to-err=false cur-state=must-match slot-free-on=poll srq-limit-at-create=false dereg-bound-einval=false mw1-no-zero-based=false rereg=man-pages cq-timestamps=true xrc=true transport=man-pages)
+	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted slot-free-on=retire srq-limit-at-create=true dereg-bound-einval=true mw1-no-zero-based=true rereg=keep-keys,no-translation,fail-keeps-mr cq-timestamps=false xrc=false transport=recv-too-small=REM_INV_REQ,recv-bad-lkey=LOC_QP_OP,retry7=infinite,qp-events=none,sq-drained=always,send-wc-imm,sqe=none,send-overrun=ignored,write-imm-bad-rkey=REM_ACCESS,read-atomic-local-check=late,srq-recv-pd=qp)
 }
 
 func Example_customProfile() {
@@ -1613,4 +1613,53 @@ func TestPingAcrossALossyLink(t *testing.T) {
 	if msg := <-got; msg != "ping" {
 		t.Errorf("b received %q", msg)
 	}
+}
+
+// Example_xrcSRQ opens an XRC domain, creates an XRC SRQ in it and reads
+// its number, then tears down in order (docs/xrc.md).
+func Example_xrcSRQ() {
+	f, _ := sim.NewFabric(sim.Config{})
+	ctx, _ := f.Devices()[0].Open()
+	pd, _ := ctx.AllocPD()
+	cq, _ := ctx.CreateCQ(16, nil, nil, 0)
+
+	xrcd, err := ctx.OpenXRCD(sim.XRCDInitAttr{
+		CompMask: sim.XRCDInitFD | sim.XRCDInitOFlags,
+		FD:       -1, // a domain of our own: verbsim has no files
+		OFlags:   syscall.O_CREAT,
+	})
+	if err != nil {
+		fmt.Println("open_xrcd:", err)
+		return
+	}
+	srq, err := ctx.CreateSRQEx(sim.SRQInitAttrEx{
+		Attr:     qp.SRQAttr{MaxWR: 16, MaxSGE: 1},
+		CompMask: sim.SRQInitType | sim.SRQInitPD | sim.SRQInitXRCD | sim.SRQInitCQ,
+		Type:     sim.SRQTXRC,
+		PD:       pd, XRCD: xrcd, CQ: cq,
+	})
+	if err != nil {
+		fmt.Println("create_srq_ex:", err)
+		return
+	}
+	num, err := srq.GetSRQNum() // what a remote XRC sender names
+	fmt.Println("srq_num non-zero:", num != 0, err)
+
+	// The domain, the CQ and the PD are held by the SRQ.
+	fmt.Println("close_xrcd:", errors.Is(xrcd.Close(), syscall.EBUSY))
+	_ = srq.Destroy()
+	fmt.Println("close_xrcd after the SRQ:", xrcd.Close())
+	_ = cq.Destroy()
+	_ = pd.Dealloc()
+
+	// Under the rxe profile there is no XRC at all.
+	rxe, _ := sim.NewFabric(sim.Config{Profile: sim.RXEProfile()})
+	rctx, _ := rxe.Devices()[0].Open()
+	_, err = rctx.OpenXRCD(sim.XRCDInitAttr{CompMask: sim.XRCDInitFD | sim.XRCDInitOFlags, FD: -1})
+	fmt.Println("rxe open_xrcd:", errors.Is(err, syscall.EOPNOTSUPP))
+	// Output:
+	// srq_num non-zero: true <nil>
+	// close_xrcd: true
+	// close_xrcd after the SRQ: <nil>
+	// rxe open_xrcd: true
 }

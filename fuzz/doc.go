@@ -33,6 +33,10 @@
 //     rights, new key, the MR's access, profile) on a connected RC pair and
 //     sends one remote request through its rkey, checking both statuses
 //     against a small oracle of MW-01 and MW-04..MW-06.
+//   - FuzzXRC opens and closes XRC domains and creates, numbers and
+//     destroys SRQs through ibv_create_srq_ex in an order and with
+//     comp_masks, fds and srq_types taken from the input, under both
+//     profiles (XRC-01..05).
 //
 // # Running
 //
@@ -48,6 +52,7 @@
 //	go test -run='^$' -fuzz=FuzzQPOps -fuzztime=60s ./fuzz/
 //	go test -run='^$' -fuzz=FuzzStateMachine -fuzztime=60s ./fuzz/
 //	go test -run='^$' -fuzz=FuzzTrafficStateMachine -fuzztime=60s ./fuzz/
+//	go test -run='^$' -fuzz=FuzzXRC -fuzztime=60s ./fuzz/
 //
 // The progress line may show 0 execs/sec for a while: the fuzzer is then
 // minimizing a newly interesting input, for up to -fuzzminimizetime (60s by

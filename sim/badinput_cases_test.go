@@ -254,9 +254,68 @@ var badTable = map[string]badEntry{
 	"Context.AllocPD": {cases: []badCase{
 		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.AllocPD(); return err }},
 	}},
+	"XRCD.Context": {reason: getter},
+	"XRCD.Closed":  {reason: getter},
+	"XRCD.Close": {cases: []badCase{
+		{in: "closed XRCD", want: einval, call: func(w *badWorld) error { return w.deadXRCD.Close() }},
+		{in: "XRCD with an XRC SRQ", want: ebusy, call: func(w *badWorld) error { return w.xrcd.Close() }},
+	}},
 	"Context.Close": {cases: []badCase{
 		{in: "closed context", want: einval, call: func(w *badWorld) error { return w.deadCtx.Close() }},
 		{in: "context with CQs and PDs", want: ebusy, call: func(w *badWorld) error { return w.ctx.Close() }},
+	}},
+	"Context.OpenXRCD": {cases: []badCase{
+		openXRCD("closed context", einval, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) { return w.deadCtx, badXRCDAttr }),
+		openXRCD("comp_mask 0", einval, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) { return w.ctx, sim.XRCDInitAttr{FD: -1} }),
+		openXRCD("comp_mask FD only", einval, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) {
+			return w.ctx, sim.XRCDInitAttr{CompMask: sim.XRCDInitFD, FD: -1}
+		}),
+		openXRCD("comp_mask reserved bit", eopnotsupp, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) {
+			a := badXRCDAttr
+			a.CompMask |= 1 << 2
+			return w.ctx, a
+		}),
+		openXRCD("comp_mask bit 31", eopnotsupp, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) {
+			return w.ctx, sim.XRCDInitAttr{CompMask: 1 << 31, FD: -1}
+		}),
+		openXRCD("fd 0 with O_CREAT", syscall.EBADF, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) {
+			a := badXRCDAttr
+			a.FD, a.OFlags = 0, syscall.O_CREAT
+			return w.ctx, a
+		}),
+		openXRCD("fd MinInt", syscall.EBADF, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) {
+			a := badXRCDAttr
+			a.FD = math.MinInt
+			return w.ctx, a
+		}),
+	}},
+	"Context.CreateSRQEx": {cases: []badCase{
+		createSRQEx("closed context", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { return w.deadCtx }),
+		createSRQEx("comp_mask reserved bit", eopnotsupp, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask |= 1 << 5; return w.ctx }),
+		createSRQEx("comp_mask TM", eopnotsupp, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask |= sim.SRQInitTM; return w.ctx }),
+		createSRQEx("srq_type TM", eopnotsupp, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.Type = sim.SRQTTM; return w.ctx }),
+		createSRQEx("srq_type huge", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.Type = math.MaxUint32; return w.ctx }),
+		createSRQEx("no PD bit", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask &^= sim.SRQInitPD; return w.ctx }),
+		createSRQEx("no XRCD bit", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask &^= sim.SRQInitXRCD; return w.ctx }),
+		createSRQEx("no CQ bit", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask &^= sim.SRQInitCQ; return w.ctx }),
+		createSRQEx("nil PD", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.PD = nil; return w.ctx }),
+		createSRQEx("deallocated PD", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.PD = w.deadPD; return w.ctx }),
+		createSRQEx("PD of another context", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.PD = w.pd2; return w.ctx }),
+		createSRQEx("PD of another fabric", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.PD = w.opd; return w.ctx }),
+		createSRQEx("basic, PD of another context", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context {
+			a.CompMask, a.PD = sim.SRQInitPD, w.pd2
+			return w.ctx
+		}),
+		createSRQEx("nil XRCD", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.XRCD = nil; return w.ctx }),
+		createSRQEx("closed XRCD", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.XRCD = w.deadXRCD; return w.ctx }),
+		createSRQEx("XRCD of another context", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.XRCD = w.xrcd2; return w.ctx }),
+		createSRQEx("XRCD of another fabric", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.XRCD = w.oxrcd; return w.ctx }),
+		createSRQEx("nil CQ", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CQ = nil; return w.ctx }),
+		createSRQEx("destroyed CQ", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CQ = w.deadCQ; return w.ctx }),
+		createSRQEx("CQ of another context", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CQ = w.cq2; return w.ctx }),
+		createSRQEx("CQ of another fabric", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CQ = w.ocq; return w.ctx }),
+		createSRQEx("max_wr 0", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.Attr.MaxWR = 0; return w.ctx }),
+		createSRQEx("max_wr huge", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.Attr.MaxWR = math.MaxUint32; return w.ctx }),
 	}},
 	"Context.CreateCompChannel": {cases: []badCase{
 		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.CreateCompChannel(); return err }},
@@ -379,6 +438,7 @@ var badTable = map[string]badEntry{
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.CreateAH(localAH(w)); return err }},
 	}},
 	"PD.CreateQP": {cases: []badCase{
+		createQP("XRC SRQ as srq", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.SRQ = w.xsrq; return a }),
 		createQP("comp_mask XRCD", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.CompMask = 1 << 1; return a }),
 		createQP("comp_mask bit 31", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.CompMask = 1 << 31; return a }),
 		createQP("send_ops_flags TSO", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr {
@@ -998,6 +1058,7 @@ var badTable = map[string]badEntry{
 		{in: "basic (non-XRC) SRQ", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, err := w.srq.GetSRQNum(); return err }},
 		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { _, err := w.deadSRQ.GetSRQNum(); return err }},
 	}},
+	"SRQ.XRC": {reason: getter},
 	"SRQ.Query": {cases: []badCase{
 		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { _, err := w.deadSRQ.Query(); return err }},
 	}},
@@ -1196,5 +1257,31 @@ func bindMW(in string, pick func(w *badWorld) (*sim.QP, any)) badCase {
 	return badCase{in: in, want: einval, call: func(w *badWorld) error {
 		q, mw := pick(w)
 		return q.BindMW(mw, 1, qp.SendSignaled, qp.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8, Access: sim.AccessRemoteRead})
+	}}
+}
+
+// openXRCD is a case of Context.OpenXRCD: the context and the arguments.
+func openXRCD(in string, want syscall.Errno, args func(*badWorld) (*sim.Context, sim.XRCDInitAttr)) badCase {
+	return badCase{in: in, want: want, call: func(w *badWorld) error {
+		c, a := args(w)
+		x, err := c.OpenXRCD(a)
+		if x != nil {
+			w.failf("OpenXRCD returned a domain with %v", err)
+		}
+		return err
+	}}
+}
+
+// createSRQEx is a case of Context.CreateSRQEx: edit spoils the good XRC
+// SRQ arguments of w.xrcAttr and names the context to call it on.
+func createSRQEx(in string, want syscall.Errno, edit func(*badWorld, *sim.SRQInitAttrEx) *sim.Context) badCase {
+	return badCase{in: in, want: want, call: func(w *badWorld) error {
+		a := w.xrcAttr()
+		c := edit(w, &a)
+		s, err := c.CreateSRQEx(a)
+		if s != nil {
+			w.failf("CreateSRQEx returned an SRQ with %v", err)
+		}
+		return err
 	}}
 }

@@ -59,6 +59,7 @@ var badTypes = []struct {
 	{"CompChannel", reflect.TypeFor[*sim.CompChannel]()},
 	{"QP", reflect.TypeFor[*sim.QP]()},
 	{"SRQ", reflect.TypeFor[*sim.SRQ]()},
+	{"XRCD", reflect.TypeFor[*sim.XRCD]()},
 	{"AsyncQueue", reflect.TypeFor[*notify.AsyncQueue]()},
 	{"Tally", reflect.TypeFor[*notify.Tally]()},
 	{"AsyncEvent", reflect.TypeFor[sim.AsyncEvent]()},
@@ -287,6 +288,8 @@ func (w *badWorld) live(name string) (reflect.Value, *sync.Mutex) {
 		v = w.ctx
 	case "PD":
 		v = w.pd
+	case "XRCD":
+		v = w.xrcd
 	case "MR":
 		v = w.mr
 	case "MW":
@@ -383,6 +386,8 @@ func (w *badWorld) dead(name string) (reflect.Value, bool) {
 		v = w.deadCtx
 	case "PD":
 		v = w.deadPD
+	case "XRCD":
+		v = w.deadXRCD
 	case "MR":
 		v = w.deadMR
 	case "MW":

@@ -39,39 +39,44 @@ type badWorld struct {
 	mw2   *sim.MW // type 2, unbound
 	ah    *sim.AH
 	ev    sim.AsyncEvent // an async event read from ctx, not acked
+	xrcd  *sim.XRCD      // an XRC domain of ctx, with xsrq in it
+	xsrq  *sim.SRQ       // an XRC SRQ in xrcd, completing on cq
 
 	pdB  *sim.PD // a second PD of ctx
 	srqB *sim.SRQ
 	mrB  *sim.MR
 	ahB  *sim.AH
 
-	ctx2 *sim.Context // a second context of dev
-	pd2  *sim.PD
-	ch2  *sim.CompChannel
-	cq2  *sim.CQ
-	srq2 *sim.SRQ
-	qp2  *sim.QP // RC in RESET
+	ctx2  *sim.Context // a second context of dev
+	pd2   *sim.PD
+	ch2   *sim.CompChannel
+	cq2   *sim.CQ
+	srq2  *sim.SRQ
+	qp2   *sim.QP // RC in RESET
+	xrcd2 *sim.XRCD
 
-	octx *sim.Context // on the other fabric
-	opd  *sim.PD
-	och  *sim.CompChannel
-	ocq  *sim.CQ
-	osrq *sim.SRQ
-	oqp  *sim.QP // RC in RESET
-	omr  *sim.MR
-	omw  *sim.MW
-	oah  *sim.AH
+	octx  *sim.Context // on the other fabric
+	opd   *sim.PD
+	och   *sim.CompChannel
+	ocq   *sim.CQ
+	osrq  *sim.SRQ
+	oqp   *sim.QP // RC in RESET
+	omr   *sim.MR
+	omw   *sim.MW
+	oah   *sim.AH
+	oxrcd *sim.XRCD
 
-	deadCtx *sim.Context // closed
-	deadPD  *sim.PD      // deallocated
-	deadCh  *sim.CompChannel
-	deadCQ  *sim.CQ
-	deadSRQ *sim.SRQ
-	deadQP  *sim.QP
-	deadMR  *sim.MR
-	deadMW  *sim.MW
-	deadAH  *sim.AH
-	deadEv  sim.AsyncEvent // read and acked
+	deadCtx  *sim.Context // closed
+	deadPD   *sim.PD      // deallocated
+	deadCh   *sim.CompChannel
+	deadCQ   *sim.CQ
+	deadSRQ  *sim.SRQ
+	deadQP   *sim.QP
+	deadMR   *sim.MR
+	deadMW   *sim.MW
+	deadAH   *sim.AH
+	deadXRCD *sim.XRCD      // closed
+	deadEv   sim.AsyncEvent // read and acked
 
 	fault     *sim.Fault // armed; it matches no packet
 	deadFault *sim.Fault // removed
@@ -128,6 +133,8 @@ func newBadWorld(t testing.TB) *badWorld {
 	w.mw2 = badMust(w.pd.AllocMW(sim.MWType2))
 	port := badMust(w.ctx.QueryPort(1))
 	w.ah = badMust(w.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1}))
+	w.xrcd = badMust(w.ctx.OpenXRCD(badXRCDAttr))
+	w.xsrq = badMust(w.ctx.CreateSRQEx(w.xrcAttr()))
 
 	// One completion in free and one of its events read but not acked.
 	badNoErr(w.free.ReqNotify(false))
@@ -155,6 +162,7 @@ func newBadWorld(t testing.TB) *badWorld {
 	rc2 := rc
 	rc2.SendCQ, rc2.RecvCQ = w.cq2, w.cq2
 	w.qp2 = badMust(w.pd2.CreateQP(rc2))
+	w.xrcd2 = badMust(w.ctx2.OpenXRCD(badXRCDAttr))
 
 	w.octx = badMust(w.of.Devices()[0].Open())
 	w.opd = badMust(w.octx.AllocPD())
@@ -168,6 +176,7 @@ func newBadWorld(t testing.TB) *badWorld {
 	w.omw = badMust(w.opd.AllocMW(sim.MWType1))
 	oport := badMust(w.octx.QueryPort(1))
 	w.oah = badMust(w.opd.CreateAH(sim.AHAttr{DLID: oport.LID, PortNum: 1}))
+	w.oxrcd = badMust(w.octx.OpenXRCD(badXRCDAttr))
 
 	w.deadCtx = badMust(w.dev.Open())
 	badNoErr(w.deadCtx.Close())
@@ -187,11 +196,22 @@ func newBadWorld(t testing.TB) *badWorld {
 	badNoErr(w.deadMW.Dealloc())
 	w.deadAH = badMust(w.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1}))
 	badNoErr(w.deadAH.Destroy())
+	w.deadXRCD = badMust(w.ctx.OpenXRCD(badXRCDAttr))
+	badNoErr(w.deadXRCD.Close())
 	never := func(sim.Packet) bool { return false }
 	w.fault = badMust(w.f.InjectPacketFault(sim.PacketFault{Match: never, Action: sim.FaultDrop}))
 	w.deadFault = badMust(w.f.InjectPacketFault(sim.PacketFault{Match: never, Action: sim.FaultDrop}))
 	w.deadFault.Remove()
 	return w
+}
+
+// badXRCDAttr opens an XRC domain of one's own (fd -1).
+var badXRCDAttr = sim.XRCDInitAttr{CompMask: sim.XRCDInitFD | sim.XRCDInitOFlags, FD: -1}
+
+// xrcAttr returns the arguments of a good XRC SRQ in w.xrcd, on w.cq.
+func (w *badWorld) xrcAttr() sim.SRQInitAttrEx {
+	return sim.SRQInitAttrEx{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}, Type: sim.SRQTXRC,
+		CompMask: sim.SRQInitType | sim.SRQInitPD | sim.SRQInitXRCD | sim.SRQInitCQ, PD: w.pd, XRCD: w.xrcd, CQ: w.cq}
 }
 
 // sge returns a scatter/gather entry inside w.mr.
@@ -231,9 +251,13 @@ func (w *badWorld) snapshot() string {
 		a, ia, err := q.Query()
 		line("  query: %+v %+v %v", a, ia.Cap, err)
 	}
-	for name, s := range map[string]*sim.SRQ{"srq": w.srq, "srqB": w.srqB, "srq2": w.srq2, "osrq": w.osrq, "deadSRQ": w.deadSRQ} {
+	for name, s := range map[string]*sim.SRQ{"srq": w.srq, "srqB": w.srqB, "srq2": w.srq2, "osrq": w.osrq, "deadSRQ": w.deadSRQ, "xsrq": w.xsrq} {
 		a, err := s.Query()
-		line("%s: len=%d attr=%+v err=%v %s", name, s.Len(), a, err, tallyString(s.Tally()))
+		n, nerr := s.GetSRQNum()
+		line("%s: len=%d attr=%+v err=%v %s srqn=%#x/%v", name, s.Len(), a, err, tallyString(s.Tally()), n, nerr)
+	}
+	for name, x := range map[string]*sim.XRCD{"xrcd": w.xrcd, "xrcd2": w.xrcd2, "oxrcd": w.oxrcd, "deadXRCD": w.deadXRCD} {
+		line("%s: %s", name, sim.XRCDState(x))
 	}
 	for name, m := range map[string]*sim.MR{"mr": w.mr, "mrB": w.mrB, "omr": w.omr, "deadMR": w.deadMR} {
 		line("%s: addr=%#x len=%d lkey=%#x rkey=%#x access=%v usable=%v", name, m.Addr(), m.Length(), m.LKey(), m.RKey(), m.Access(), sim.MRUsable(m))

@@ -34,6 +34,7 @@ type Device struct {
 	mrs    mrTable // live MRs, their keys and the simulated address space
 	qps    int     // live QPs (max_qp)
 	srqs   int     // live SRQs (max_srq)
+	srqn   uint32  // the last XRC SRQ number given out (XRC-05)
 	qpn    uint32  // the last QP number given out (QP-01)
 	// qpByNum finds the QP a packet is addressed to.
 	qpByNum map[uint32]*QP
@@ -111,6 +112,7 @@ type Context struct {
 	cqs    int    // live CQs created through this context
 	pds    int    // live PDs allocated through this context
 	pdSeq  uint32 // handles of the context's PDs
+	xrcds  int    // open XRC domains (XRC-02)
 }
 
 // Device returns the device the context was opened on.
@@ -309,7 +311,7 @@ func (c *Context) AsyncQueue() *notify.AsyncQueue {
 }
 
 // Close closes the context (ibv_close_device). verbsim refuses with EBUSY
-// while CQs or PDs created through the context still exist, where
+// while CQs, PDs or XRC domains created through the context still exist, where
 // libibverbs would leak or tear them down: a test that forgets a destroy
 // hears about it.
 // Closing twice is EINVAL. Readers blocked on the async queue return EBADF.
@@ -331,6 +333,9 @@ func (c *Context) Close() (err error) {
 	}
 	if c.pds > 0 {
 		return verr.Errorf("ibv_close_device", syscall.EBUSY, "%d PD(s) allocated through the context still exist", c.pds)
+	}
+	if c.xrcds > 0 {
+		return verr.Errorf("ibv_close_device", syscall.EBUSY, "%d XRC domain(s) opened through the context are still open (XRC-02)", c.xrcds)
 	}
 	c.closed = true
 	for i, o := range c.dev.contexts {

@@ -11,8 +11,8 @@ func DeviceCounts(d *Device) string {
 	f := d.fabric
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := fmt.Sprintf("dev %s: cqs=%d pds=%d ahs=%d mrs=%d qps=%d srqs=%d qpn=%d contexts=%d",
-		d.name, d.cqs, d.pds, d.ahs, len(d.mrs.byIndex), d.qps, d.srqs, d.qpn, len(d.contexts))
+	s := fmt.Sprintf("dev %s: cqs=%d pds=%d ahs=%d mrs=%d qps=%d srqs=%d srqn=%d qpn=%d contexts=%d",
+		d.name, d.cqs, d.pds, d.ahs, len(d.mrs.byIndex), d.qps, d.srqs, d.srqn, d.qpn, len(d.contexts))
 	for _, p := range d.ports {
 		s += fmt.Sprintf(" port%d=%v", p.num, p.attr.State)
 	}
@@ -24,7 +24,15 @@ func ContextCounts(c *Context) string {
 	f := c.dev.fabric
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return fmt.Sprintf("closed=%v cqs=%d pds=%d pdSeq=%d", c.closed, c.cqs, c.pds, c.pdSeq)
+	return fmt.Sprintf("closed=%v cqs=%d pds=%d pdSeq=%d xrcds=%d", c.closed, c.cqs, c.pds, c.pdSeq, c.xrcds)
+}
+
+// XRCDState describes an XRC domain: closed, and its XRC SRQs.
+func XRCDState(x *XRCD) string {
+	f := x.ctx.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fmt.Sprintf("dead=%v srqs=%d", x.dead, x.srqs)
 }
 
 // PDCounts describes pd's state and children.

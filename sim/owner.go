@@ -35,7 +35,7 @@ const (
 )
 
 // contextOf returns the device context obj was made through: a *Context
-// itself, or a *PD, *CQ, *CompChannel, *SRQ, *QP, *AH, *MR or *MW of this
+// itself, or a *PD, *CQ, *CompChannel, *SRQ, *QP, *AH, *MR, *MW or *XRCD of this
 // package. It returns nil for a nil object and for one made outside this
 // package (a CQ of cq.New, say). It reads only what is fixed at creation
 // and allocates nothing, so the hot path may use it.
@@ -65,6 +65,10 @@ func contextOf(obj any) *Context {
 	case *MW:
 		if o != nil {
 			pd = o.pd
+		}
+	case *XRCD:
+		if o != nil {
+			return o.ctx
 		}
 	}
 	if pd == nil {

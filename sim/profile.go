@@ -50,6 +50,11 @@ type Profile struct {
 	// wc_flags with EOPNOTSUPP, as rxe, whose provider supports only
 	// IBV_WC_STANDARD_FLAGS, does (CQX-02). False: a CQ may ask for them.
 	CQNoTimestamps bool
+	// NoXRC: the device has no XRC verbs, as rxe's provider has none:
+	// ibv_open_xrcd and an ibv_create_srq_ex that ibv_create_srq cannot
+	// serve fail with EOPNOTSUPP, libibverbs' answer for a provider
+	// without them (XRC-03). False: XRC domains and XRC SRQs work.
+	NoXRC bool
 }
 
 // DefaultProfile returns the profile that follows the man pages: the "Sim
@@ -67,7 +72,8 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // readings of qp.RXETransport (XFER-05 B, XFER-10 B, XFER-16 B, ASYNC-11,
 // ASYNC-13, WC-13, FLUSH-10 B, CQ-24 B), ibv_rereg_mr as rxe_rereg_user_mr
 // does it (RXEMRPolicy: MR-14 B, MR-15 B, MR-16 B), and ibv_create_cq_ex
-// offers no completion timestamps (CQX-02).
+// offers no completion timestamps (CQX-02), and there are no XRC verbs
+// (XRC-03).
 func RXEProfile() Profile {
 	return Profile{
 		Name:               "rxe",
@@ -80,6 +86,7 @@ func RXEProfile() Profile {
 		Transport:          qp.RXETransport(),
 		MR:                 RXEMRPolicy(),
 		CQNoTimestamps:     true,
+		NoXRC:              true,
 	}
 }
 
@@ -105,7 +112,7 @@ func (p Profile) String() string {
 	if p.QP.FreeSlotOnRetire {
 		slots = "retire"
 	}
-	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s slot-free-on=%s srq-limit-at-create=%v dereg-bound-einval=%v mw1-no-zero-based=%v rereg=%s cq-timestamps=%v transport=%s)",
+	return fmt.Sprintf("%s (overrun=%s destroy=%s rounding=%s solicited=%s reset-to-err=%v cur-state=%s slot-free-on=%s srq-limit-at-create=%v dereg-bound-einval=%v mw1-no-zero-based=%v rereg=%s cq-timestamps=%v xrc=%v transport=%s)",
 		name, p.CQOverrun, p.CQDestroy, p.CQRounding, p.Solicited, p.QP.ResetToErr, p.QP.CurState, slots, p.SRQLimitAtCreate,
-		p.DeregBoundEINVAL, p.MWType1NoZeroBased, p.MR, !p.CQNoTimestamps, p.Transport)
+		p.DeregBoundEINVAL, p.MWType1NoZeroBased, p.MR, !p.CQNoTimestamps, !p.NoXRC, p.Transport)
 }

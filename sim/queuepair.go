@@ -128,7 +128,8 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 }
 
 // checkQPArgs checks that the CQs and the SRQ given to CreateQP, when set,
-// were made through the PD's context (see checkOwner). A missing CQ is left
+// were made through the PD's context (see checkOwner), and that the SRQ is
+// not an XRC SRQ. A missing CQ is left
 // to qp.NewLocked, which reports QP-03.
 func (pd *PD) checkQPArgs(verb string, attr QPInitAttr) error {
 	if attr.SendCQ != nil {
@@ -142,7 +143,14 @@ func (pd *PD) checkQPArgs(verb string, attr QPInitAttr) error {
 		}
 	}
 	if attr.SRQ != nil {
-		return checkOwner(verb, "srq", pd, attr.SRQ, sameContext)
+		if err := checkOwner(verb, "srq", pd, attr.SRQ, sameContext); err != nil {
+			return err
+		}
+		if attr.SRQ.XRC() {
+			// The kernel's create_qp takes only a basic SRQ here; an XRC
+			// SRQ is reached through an XRC target QP (XRC-05).
+			return verr.New(verb, syscall.EINVAL, "the SRQ is an XRC SRQ (XRC-05)")
+		}
 	}
 	return nil
 }
@@ -185,15 +193,32 @@ type SRQInitAttr struct {
 // holds its PD until destroyed (PD-02).
 func (pd *PD) CreateSRQ(attr SRQInitAttr) (_ *SRQ, err error) {
 	const verb = "ibv_create_srq"
-	d, unlock, err := pd.lockLive(verb)
+	_, unlock, err := pd.lockLive(verb)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	c, f := pd.ctx, d.fabric
+	return pd.createSRQLocked(verb, attr, nil)
+}
+
+// createSRQLocked creates an SRQ in pd, a basic one or, when x is set, an
+// XRC SRQ with its domain and CQ, which the caller has checked and whose CQ
+// reference it has taken (the SRQ gives it back when destroyed).
+//
+// Precondition: the domain lock is held; pd and its context are live.
+func (pd *PD) createSRQLocked(verb string, attr SRQInitAttr, x *xrcSRQ) (_ *SRQ, err error) {
+	c, d := pd.ctx, pd.ctx.dev
+	f := d.fabric
 	defer pd.traceCreateFailedLocked(verb, &err)
 	if d.srqs >= d.attr.MaxSRQ {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_srq=%d SRQs", d.attr.MaxSRQ)
+	}
+	num := uint32(0)
+	if x != nil {
+		num = (d.srqn + 1) & 0xffffff
+		if num == 0 {
+			num = 1
+		}
 	}
 	s, err := qp.NewSRQLocked(qp.SRQConfig{
 		Attr:    attr.Attr,
@@ -207,19 +232,33 @@ func (pd *PD) CreateSRQ(attr SRQInitAttr) (_ *SRQ, err error) {
 		Async:               c.async,
 		Trace:               f.eng.srqTrace(),
 		PD:                  pd,
+		XRC:                 x != nil,
+		Num:                 num,
 		OnDestroy: func() {
 			d.srqs--
 			pd.releaseLocked(childSRQ)
+			if x != nil {
+				x.xrcd.srqs--
+				x.cq.UnrefLocked()
+			}
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
+	if x != nil {
+		x.xrcd.srqs++
+		d.srqn = num
+	}
 	pd.holdLocked(verb, childSRQ)
 	d.srqs++
 	if e := f.eng; e.tracing() {
 		a := attr.Attr
-		e.record(e.nameLocked(d, "srq", s), fmt.Sprintf("create_srq on %s: max_wr %d max_sge %d srq_limit %d", e.nameOf(pd), a.MaxWR, a.MaxSGE, a.SRQLimit), "")
+		kind := "create_srq"
+		if x != nil {
+			kind = fmt.Sprintf("create_srq_ex xrc srqn %#x", num)
+		}
+		e.record(e.nameLocked(d, "srq", s), fmt.Sprintf("%s on %s: max_wr %d max_sge %d srq_limit %d", kind, e.nameOf(pd), a.MaxWR, a.MaxSGE, a.SRQLimit), "")
 	}
 	return s, nil
 }

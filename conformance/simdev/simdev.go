@@ -52,6 +52,7 @@ func Profile(p sim.Profile) conformance.Profile {
 		DeregBoundEINVAL:     p.DeregBoundEINVAL,
 		MWType1NoZeroBased:   p.MWType1NoZeroBased,
 		NoCQTimestamps:       p.CQNoTimestamps,
+		NoXRC:                p.NoXRC,
 		SendOpsRXE:           p.QP.SendOpsRXE,
 	}
 }

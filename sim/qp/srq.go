@@ -52,6 +52,11 @@ type SRQConfig struct {
 	// the SRQ (post, modify, destroy), with the error's text as why when
 	// the call failed.
 	Trace func(s *SRQ, what, why string)
+	// XRC makes the SRQ an XRC SRQ (IBV_SRQT_XRC): GetSRQNum returns Num,
+	// the number XRC senders name (XRC-05).
+	XRC bool
+	// Num is the XRC SRQ's number, unique among the device's SRQs.
+	Num uint32
 }
 
 // SRQ is a shared receive queue (struct ibv_srq): receive work requests that
@@ -294,9 +299,9 @@ func (s *SRQ) Query() (SRQAttr, error) {
 }
 
 // GetSRQNum is ibv_get_srq_num: the SRQ number of an XRC SRQ, which a
-// remote XRC sender names. verbsim has no XRC SRQs, and on a basic SRQ it
-// returns EOPNOTSUPP, as rxe (libibverbs' default operation) and mlx4 do;
-// mlx5 would return its number (QUERY-07). A destroyed SRQ is EINVAL.
+// remote XRC sender names (XRC-05). On a basic SRQ it returns EOPNOTSUPP,
+// as rxe (libibverbs' default operation) and mlx4 do; mlx5 would return its
+// number (QUERY-07). A destroyed SRQ is EINVAL.
 func (s *SRQ) GetSRQNum() (uint32, error) {
 	const verb = "ibv_get_srq_num"
 	if s == nil {
@@ -307,7 +312,18 @@ func (s *SRQ) GetSRQNum() (uint32, error) {
 	if s.life != live {
 		return 0, verr.New(verb, syscall.EINVAL, "the SRQ has been destroyed")
 	}
+	if s.cfg.XRC {
+		return s.cfg.Num, nil
+	}
 	return 0, verr.New(verb, syscall.EOPNOTSUPP, "the SRQ is not an XRC SRQ (QUERY-07)")
+}
+
+// XRC reports whether the SRQ is an XRC SRQ (IBV_SRQT_XRC).
+func (s *SRQ) XRC() bool {
+	if s == nil {
+		return false
+	}
+	return s.cfg.XRC
 }
 
 // attachLocked records a QP receiving through the SRQ.

@@ -1,0 +1,122 @@
+package conformance_test
+
+import (
+	"errors"
+
+	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/sim"
+)
+
+// xrcHooks break the XRC verbs (conformance.XRCOpener); each gets the inner
+// context, domain or arguments.
+type xrcHooks struct {
+	open      func(c conformance.XRCOpener, mask uint32, fd, oflags int) (conformance.XRCD, error)
+	close     func(x conformance.XRCD) error
+	createSRQ func(c conformance.XRCOpener, a conformance.SRQInitAttrEx) (conformance.SRQ, error)
+}
+
+// mXRCD wraps a domain so that its Close can be hooked.
+type mXRCD struct {
+	inner conformance.XRCD
+	h     *hooks
+}
+
+func (x *mXRCD) Close() error {
+	if x.h.xrc != nil && x.h.xrc.close != nil {
+		return x.h.xrc.close(x.inner)
+	}
+	return x.inner.Close()
+}
+
+// OpenXRCD implements conformance.XRCOpener.
+func (c *mContext) OpenXRCD(mask uint32, fd, oflags int) (conformance.XRCD, error) {
+	inner, ok := c.inner.(conformance.XRCOpener)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	var x conformance.XRCD
+	var err error
+	if c.h.xrc != nil && c.h.xrc.open != nil {
+		x, err = c.h.xrc.open(inner, mask, fd, oflags)
+	} else {
+		x, err = inner.OpenXRCD(mask, fd, oflags)
+	}
+	if x == nil {
+		return nil, err
+	}
+	return &mXRCD{inner: x, h: c.h}, err
+}
+
+// CreateSRQEx implements conformance.XRCOpener: the PD, domain and CQ are
+// unwrapped, the SRQ wrapped.
+func (c *mContext) CreateSRQEx(a conformance.SRQInitAttrEx) (conformance.SRQ, error) {
+	inner, ok := c.inner.(conformance.XRCOpener)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	if p, ok := a.PD.(*mPD); ok {
+		a.PD = p.inner
+	}
+	if x, ok := a.XRCD.(*mXRCD); ok {
+		a.XRCD = x.inner
+	}
+	if q, ok := a.CQ.(*mCQ); ok {
+		a.CQ = q.inner
+	}
+	var s conformance.SRQ
+	var err error
+	if c.h.xrc != nil && c.h.xrc.createSRQ != nil {
+		s, err = c.h.xrc.createSRQ(inner, a)
+	} else {
+		s, err = inner.CreateSRQEx(a)
+	}
+	if s == nil {
+		return nil, err
+	}
+	return c.outerSRQ(s), err
+}
+
+// Mutants of the XRC family.
+func init() {
+	mutants = append(mutants,
+		mutant{
+			name: "ibv_open_xrcd ignores the fd", rules: []string{"XRC-01"},
+			h: hooks{xrc: &xrcHooks{open: func(c conformance.XRCOpener, mask uint32, fd, oflags int) (conformance.XRCD, error) {
+				return c.OpenXRCD(mask, -1, oflags)
+			}}},
+		},
+		mutant{
+			name: "ibv_close_xrcd succeeds with SRQs in the domain, closing nothing", rules: []string{"XRC-02"},
+			h: hooks{xrc: &xrcHooks{close: func(conformance.XRCD) error { return nil }}},
+		},
+		mutant{
+			name: "a device without XRC serves every basic ibv_create_srq_ex", rules: []string{"XRC-03"},
+			base: sim.RXEProfile(),
+			h: hooks{xrc: &xrcHooks{createSRQ: func(c conformance.XRCOpener, a conformance.SRQInitAttrEx) (conformance.SRQ, error) {
+				if a.CompMask&(1<<0) == 0 || a.Type == 0 {
+					a.CompMask &= 1<<0 | 1<<1
+				}
+				return c.CreateSRQEx(a)
+			}}},
+		},
+		mutant{
+			name: "ibv_create_srq_ex takes an XRC SRQ's XRCD and CQ without their comp_mask bits", rules: []string{"XRC-04"},
+			h: hooks{xrc: &xrcHooks{createSRQ: func(c conformance.XRCOpener, a conformance.SRQInitAttrEx) (conformance.SRQ, error) {
+				if a.Type == 1 {
+					a.CompMask |= 1<<2 | 1<<3
+				}
+				return c.CreateSRQEx(a)
+			}}},
+		},
+		mutant{
+			name: "ibv_get_srq_num gives every XRC SRQ number 1", rules: []string{"XRC-05"},
+			h: hooks{getSRQNum: func(s conformance.SRQ) (uint32, error) {
+				n, err := s.(conformance.SRQNumGetter).GetSRQNum()
+				if err == nil {
+					n = 1
+				}
+				return n, err
+			}},
+		},
+	)
+}

@@ -1,0 +1,260 @@
+package conformance
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/qp"
+)
+
+// xrcWorld is what the XRC cases work with: the context's XRCOpener, a PD
+// and a CQ.
+type xrcWorld struct {
+	e  *Env
+	x  XRCOpener
+	pd PD
+	cq CQ
+}
+
+// xrcSetup returns the world, or nil (having logged why) when the device
+// has no XRC verbs or its profile says it refuses them (XRC-03 checks that).
+func xrcSetup(t *T, e *Env) *xrcWorld {
+	t.Helper()
+	x, ok := e.Ctx.(XRCOpener)
+	switch {
+	case !ok:
+		t.Logf("not checked: the context has no XRC verbs (conformance.XRCOpener)")
+		return nil
+	case e.Profile.NoXRC:
+		t.Logf("not checked: the profile has no XRC (XRC-03)")
+		return nil
+	case e.Ctx.Limits().MaxSRQWR == 0:
+		t.Logf("not checked: the device has no SRQs")
+		return nil
+	}
+	return &xrcWorld{e: e, x: x, pd: e.pdAlloc(), cq: e.CQ(4, nil, nil)}
+}
+
+// open opens a domain with fd -1 or fails the case; it is closed when the
+// case ends unless the case closed it.
+func (w *xrcWorld) open() XRCD {
+	w.e.T.Helper()
+	d, err := w.x.OpenXRCD(xrcdFDOFlags, -1, 0)
+	if err != nil || d == nil {
+		w.e.T.Fatalf("ibv_open_xrcd(fd -1): %v", err)
+	}
+	w.e.T.Cleanup(func() { _ = d.Close() })
+	return d
+}
+
+// xrcAttr returns the arguments of a good XRC SRQ in d.
+func (w *xrcWorld) xrcAttr(d XRCD) SRQInitAttrEx {
+	return SRQInitAttrEx{MaxWR: 4, MaxSGE: 1, CompMask: srqInitType | srqInitPD | srqInitXRCD | srqInitCQ,
+		Type: srqtXRC, PD: w.pd, XRCD: d, CQ: w.cq}
+}
+
+// srq creates an SRQ or fails the case; it is destroyed when the case ends
+// unless the case destroyed it.
+func (w *xrcWorld) srq(a SRQInitAttrEx) SRQ {
+	w.e.T.Helper()
+	s, err := w.x.CreateSRQEx(a)
+	if err != nil || s == nil {
+		w.e.T.Fatalf("ibv_create_srq_ex(%+v): %v", a, err)
+	}
+	w.e.T.Cleanup(func() { _ = s.DestroyContext(context.Background()) })
+	return s
+}
+
+func init() {
+	register("XRC-01", "ibv_open_xrcd checks comp_mask and fd; fd -1 opens a new domain", func(t *T, e *Env) {
+		w := xrcSetup(t, e)
+		if w == nil {
+			return
+		}
+		for _, c := range []struct {
+			what   string
+			mask   uint32
+			fd     int
+			oflags int
+			want   syscall.Errno
+		}{
+			{"comp_mask 0", 0, -1, 0, syscall.EINVAL},
+			{"comp_mask FD alone", 1 << 0, -1, 0, syscall.EINVAL},
+			{"comp_mask OFLAGS alone", 1 << 1, -1, 0, syscall.EINVAL},
+			{"comp_mask with the reserved bit", xrcdFDOFlags | 1<<2, -1, 0, syscall.EOPNOTSUPP},
+			{"comp_mask bit 31 alone", 1 << 31, -1, 0, syscall.EOPNOTSUPP},
+			{"fd 0 with O_CREAT", xrcdFDOFlags, 0, syscall.O_CREAT, syscall.EBADF},
+			{"fd -2", xrcdFDOFlags, -2, 0, syscall.EBADF},
+		} {
+			d, err := w.x.OpenXRCD(c.mask, c.fd, c.oflags)
+			e.WantErrno("ibv_open_xrcd with "+c.what, err, c.want)
+			if d != nil {
+				t.Errorf("ibv_open_xrcd with %s returned a domain", c.what)
+				_ = d.Close()
+			}
+		}
+		d1, err := w.x.OpenXRCD(xrcdFDOFlags, -1, syscall.O_CREAT)
+		e.WantOK("ibv_open_xrcd(fd -1, O_CREAT)", err)
+		d2, err := w.x.OpenXRCD(xrcdFDOFlags, -1, syscall.O_CREAT|syscall.O_EXCL)
+		e.WantOK("a second ibv_open_xrcd(fd -1, O_CREAT|O_EXCL)", err)
+		if d1 == nil || d2 == nil {
+			return
+		}
+		if d1 == d2 {
+			t.Errorf("two opens with fd -1 returned the same domain")
+		}
+		e.WantOK("ibv_close_xrcd", d1.Close())
+		e.WantOK("ibv_close_xrcd of the second", d2.Close())
+	})
+
+	register("XRC-02", "ibv_close_xrcd is EBUSY while an XRC SRQ is in the domain; twice is EINVAL", func(t *T, e *Env) {
+		w := xrcSetup(t, e)
+		if w == nil {
+			return
+		}
+		d := w.open()
+		s := w.srq(w.xrcAttr(d))
+		e.WantErrno("ibv_close_xrcd with an XRC SRQ", d.Close(), syscall.EBUSY)
+		e.WantErrno("ibv_close_device with a domain open", e.Ctx.Close(), syscall.EBUSY)
+		// The domain still works after the refused close.
+		s2 := w.srq(w.xrcAttr(d))
+		e.WantOK("ibv_destroy_srq", s.DestroyContext(context.Background()))
+		e.WantErrno("ibv_close_xrcd with one XRC SRQ left", d.Close(), syscall.EBUSY)
+		e.WantOK("ibv_destroy_srq of the second", s2.DestroyContext(context.Background()))
+		e.WantOK("ibv_close_xrcd after its SRQs", d.Close())
+		e.WantErrno("ibv_close_xrcd twice", d.Close(), syscall.EINVAL)
+		_, err := w.x.CreateSRQEx(w.xrcAttr(d))
+		e.WantErrno("an XRC SRQ in a closed domain", err, syscall.EINVAL)
+	})
+
+	register("XRC-03", "without XRC, open_xrcd and an XRC SRQ are EOPNOTSUPP; a basic create_srq_ex works", func(t *T, e *Env) {
+		x, ok := e.Ctx.(XRCOpener)
+		if !ok {
+			t.Logf("not checked: the context has no XRC verbs (conformance.XRCOpener)")
+			return
+		}
+		if e.Ctx.Limits().MaxSRQWR == 0 {
+			t.Logf("not checked: the device has no SRQs")
+			return
+		}
+		pd, cq := e.pdAlloc(), e.CQ(4, nil, nil)
+		d, err := x.OpenXRCD(xrcdFDOFlags, -1, 0)
+		if d != nil {
+			defer func() { _ = d.Close() }()
+		}
+		basic, berr := x.CreateSRQEx(SRQInitAttrEx{MaxWR: 1, CompMask: srqInitPD | srqInitType, Type: srqtBasic, PD: pd})
+		e.WantOK("a basic SRQ through ibv_create_srq_ex", berr)
+		if basic != nil {
+			defer func() { _ = basic.DestroyContext(context.Background()) }()
+		}
+		if !e.Profile.NoXRC {
+			e.WantOK("ibv_open_xrcd on a device with XRC", err)
+			return
+		}
+		e.WantErrno("ibv_open_xrcd without XRC", err, syscall.EOPNOTSUPP)
+		s, err := x.CreateSRQEx(SRQInitAttrEx{MaxWR: 1, CompMask: srqInitPD | srqInitType | srqInitXRCD | srqInitCQ, Type: srqtXRC, PD: pd, CQ: cq})
+		e.WantErrno("an XRC SRQ without XRC", err, syscall.EOPNOTSUPP)
+		if s != nil {
+			_ = s.DestroyContext(context.Background())
+		}
+		s, err = x.CreateSRQEx(SRQInitAttrEx{MaxWR: 1, CompMask: srqInitPD | srqInitCQ, PD: pd, CQ: cq})
+		e.WantErrno("a basic SRQ with the CQ bit without XRC", err, syscall.EOPNOTSUPP)
+		if s != nil {
+			_ = s.DestroyContext(context.Background())
+		}
+	})
+
+	register("XRC-04", "ibv_create_srq_ex checks comp_mask, srq_type and the objects named", func(t *T, e *Env) {
+		w := xrcSetup(t, e)
+		if w == nil {
+			return
+		}
+		d := w.open()
+		closed, err := w.x.OpenXRCD(xrcdFDOFlags, -1, 0)
+		e.WantOK("ibv_open_xrcd", err)
+		if closed != nil {
+			e.WantOK("ibv_close_xrcd", closed.Close())
+		}
+		deadCQ := e.CQ(4, nil, nil)
+		e.WantOK("ibv_destroy_cq", deadCQ.DestroyContext(context.Background()))
+		for _, c := range []struct {
+			what string
+			edit func(a *SRQInitAttrEx)
+			want syscall.Errno
+		}{
+			{"the reserved comp_mask bit", func(a *SRQInitAttrEx) { a.CompMask |= 1 << 5 }, syscall.EOPNOTSUPP},
+			{"IBV_SRQ_INIT_ATTR_TM", func(a *SRQInitAttrEx) { a.CompMask |= srqInitTM }, syscall.EOPNOTSUPP},
+			{"srq_type TM", func(a *SRQInitAttrEx) { a.Type = srqtTM }, syscall.EOPNOTSUPP},
+			{"srq_type 3", func(a *SRQInitAttrEx) { a.Type = 3 }, syscall.EINVAL},
+			{"no PD bit", func(a *SRQInitAttrEx) { a.CompMask &^= srqInitPD }, syscall.EINVAL},
+			{"no XRCD bit", func(a *SRQInitAttrEx) { a.CompMask &^= srqInitXRCD }, syscall.EINVAL},
+			{"no CQ bit", func(a *SRQInitAttrEx) { a.CompMask &^= srqInitCQ }, syscall.EINVAL},
+			{"a nil PD", func(a *SRQInitAttrEx) { a.PD = nil }, syscall.EINVAL},
+			{"a nil XRCD", func(a *SRQInitAttrEx) { a.XRCD = nil }, syscall.EINVAL},
+			{"a nil CQ", func(a *SRQInitAttrEx) { a.CQ = nil }, syscall.EINVAL},
+			{"a closed XRCD", func(a *SRQInitAttrEx) { a.XRCD = closed }, syscall.EINVAL},
+			{"a destroyed CQ", func(a *SRQInitAttrEx) { a.CQ = deadCQ }, syscall.EINVAL},
+			{"max_wr 0", func(a *SRQInitAttrEx) { a.MaxWR = 0 }, syscall.EINVAL},
+			{"max_wr above max_srq_wr", func(a *SRQInitAttrEx) { a.MaxWR = uint32(e.Ctx.Limits().MaxSRQWR) + 1 }, syscall.EINVAL},
+		} {
+			a := w.xrcAttr(d)
+			c.edit(&a)
+			s, err := w.x.CreateSRQEx(a)
+			e.WantErrno("ibv_create_srq_ex with "+c.what, err, c.want)
+			if s != nil {
+				t.Errorf("ibv_create_srq_ex with %s returned an SRQ", c.what)
+				_ = s.DestroyContext(context.Background())
+			}
+		}
+		// A basic SRQ: xrcd and cq are not read.
+		basic := w.srq(SRQInitAttrEx{MaxWR: 2, MaxSGE: 1, CompMask: srqInitPD | srqInitType | srqInitXRCD | srqInitCQ, Type: srqtBasic, PD: w.pd})
+		if g, ok := basic.(SRQNumGetter); ok {
+			_, err := g.GetSRQNum()
+			e.WantErrno("ibv_get_srq_num on a basic SRQ made by ibv_create_srq_ex", err, syscall.EOPNOTSUPP)
+		}
+		e.WantOK("ibv_close_xrcd with only a basic SRQ made beside it", d.Close())
+	})
+
+	register("XRC-05", "an XRC SRQ has a number, receives, and holds its PD, XRCD and CQ", func(t *T, e *Env) {
+		w := xrcSetup(t, e)
+		if w == nil {
+			return
+		}
+		d := w.open()
+		s1, s2 := w.srq(w.xrcAttr(d)), w.srq(w.xrcAttr(d))
+		g1, ok1 := s1.(SRQNumGetter)
+		g2, ok2 := s2.(SRQNumGetter)
+		if !ok1 || !ok2 {
+			t.Errorf("an XRC SRQ has no ibv_get_srq_num (conformance.SRQNumGetter)")
+			return
+		}
+		n1, err1 := g1.GetSRQNum()
+		n2, err2 := g2.GetSRQNum()
+		again, err3 := g1.GetSRQNum()
+		e.WantOK("ibv_get_srq_num", err1)
+		e.WantOK("ibv_get_srq_num of the second", err2)
+		e.WantOK("ibv_get_srq_num again", err3)
+		if n1 == 0 || n2 == 0 || n1 == n2 || again != n1 || n1 > 0xffffff || n2 > 0xffffff {
+			t.Errorf("XRC SRQ numbers %#x and %#x (then %#x): want distinct, non-zero, 24-bit and stable", n1, n2, again)
+		}
+		if n, err := s1.PostRecv(nil); n != 0 || err != nil {
+			t.Errorf("an empty post: %d, %v", n, err)
+		}
+		a, err := s1.Query()
+		e.WantOK("ibv_query_srq of an XRC SRQ", err)
+		if a.MaxWR < 4 {
+			t.Errorf("XRC SRQ max_wr %d, asked for 4", a.MaxWR)
+		}
+		q, err := w.pd.CreateQP(QPInitAttr{SendCQ: w.cq, RecvCQ: w.cq, SRQ: s1, Type: qp.RC,
+			Cap: qp.Cap{MaxSendWR: 1, MaxSendSGE: 1}})
+		e.WantErrno("ibv_create_qp with an XRC SRQ as its srq", err, syscall.EINVAL)
+		if q != nil {
+			_ = q.DestroyContext(context.Background())
+		}
+		e.WantErrno("ibv_destroy_cq of an XRC SRQ's CQ", w.cq.DestroyContext(context.Background()), syscall.EBUSY)
+		e.WantErrno("ibv_dealloc_pd of an XRC SRQ's PD", w.pd.Dealloc(), syscall.EBUSY)
+		e.WantOK("ibv_destroy_srq", s1.DestroyContext(context.Background()))
+		e.WantOK("ibv_destroy_srq of the second", s2.DestroyContext(context.Background()))
+		e.WantOK("ibv_destroy_cq after its XRC SRQs", w.cq.DestroyContext(context.Background()))
+	})
+}

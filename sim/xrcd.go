@@ -1,0 +1,268 @@
+package sim
+
+import (
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/verr"
+)
+
+// XRCDInitMask is comp_mask of struct ibv_xrcd_init_attr (enum
+// ibv_xrcd_init_attr_mask): which of its fields are valid.
+type XRCDInitMask uint32
+
+// The comp_mask bits of ibv_open_xrcd, with verbs.h values. Both must be
+// set (XRC-01).
+const (
+	XRCDInitFD     XRCDInitMask = 1 << 0 // IBV_XRCD_INIT_ATTR_FD: fd is valid
+	XRCDInitOFlags XRCDInitMask = 1 << 1 // IBV_XRCD_INIT_ATTR_OFLAGS: oflags is valid
+	// xrcdInitReserved is IBV_XRCD_INIT_ATTR_RESERVED: it and every bit
+	// above it are EOPNOTSUPP.
+	xrcdInitReserved XRCDInitMask = 1 << 2
+)
+
+// XRCDInitAttr holds the arguments of ibv_open_xrcd (struct
+// ibv_xrcd_init_attr).
+//
+// verbsim has no files: FD must be -1, which opens a new XRC domain of the
+// caller's own, as the kernel does for fd -1 whatever OFlags says. Sharing a
+// domain between processes through an inode (O_CREAT, O_EXCL on a real fd)
+// has no meaning here, and any other fd is EBADF, the kernel's answer for a
+// descriptor that names no open file (XRC-01).
+type XRCDInitAttr struct {
+	CompMask XRCDInitMask // must hold XRCDInitFD and XRCDInitOFlags
+	FD       int          // fd: -1
+	OFlags   int          // oflags (O_CREAT, O_EXCL): not read when FD is -1
+}
+
+// XRCD is an XRC domain (struct ibv_xrcd): the scope in which XRC SRQs, and
+// the XRC QPs that deliver into them, find each other. It is opened through
+// a device context and holds no PD. On a nil *XRCD every method returns
+// EINVAL or zero values; see the package doc.
+type XRCD struct {
+	ctx  *Context
+	dead bool
+	srqs int // live XRC SRQs in the domain (XRC-02)
+}
+
+const (
+	verbOpenXRCD  = "ibv_open_xrcd"
+	verbCloseXRCD = "ibv_close_xrcd"
+)
+
+// OpenXRCD opens an XRC domain (ibv_open_xrcd). EINVAL on a nil or closed
+// context and when comp_mask lacks XRCDInitFD or XRCDInitOFlags;
+// EOPNOTSUPP for comp_mask bits from IBV_XRCD_INIT_ATTR_RESERVED up (checked
+// first, as libibverbs does) and on a profile without XRC (XRC-03); EBADF for
+// an fd other than -1 (see XRCDInitAttr). The context cannot be closed while
+// the domain is open (XRC-02).
+func (c *Context) OpenXRCD(attr XRCDInitAttr) (_ *XRCD, err error) {
+	if c == nil {
+		return nil, verr.New(verbOpenXRCD, syscall.EINVAL, "nil device context")
+	}
+	f := c.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if e := f.eng; e.tracing() {
+		defer func() {
+			if err != nil {
+				e.callLocked(e.nameOf(c), "open_xrcd", err)
+			}
+		}()
+	}
+	if err := c.checkLocked(verbOpenXRCD); err != nil {
+		return nil, err
+	}
+	switch m := attr.CompMask; {
+	case f.profile.NoXRC:
+		return nil, verr.New(verbOpenXRCD, syscall.EOPNOTSUPP, "the device has no XRC verbs (XRC-03)")
+	case m >= xrcdInitReserved:
+		return nil, verr.Errorf(verbOpenXRCD, syscall.EOPNOTSUPP, "comp_mask %#x has bits from IBV_XRCD_INIT_ATTR_RESERVED up (XRC-01)", uint32(m))
+	case m&XRCDInitFD == 0 || m&XRCDInitOFlags == 0:
+		return nil, verr.Errorf(verbOpenXRCD, syscall.EINVAL, "comp_mask %#x lacks IBV_XRCD_INIT_ATTR_FD or IBV_XRCD_INIT_ATTR_OFLAGS (XRC-01)", uint32(m))
+	case attr.FD != -1:
+		return nil, verr.Errorf(verbOpenXRCD, syscall.EBADF, "fd %d: verbsim has no files; only fd -1 is accepted (XRC-01)", attr.FD)
+	}
+	x := &XRCD{ctx: c}
+	c.xrcds++
+	return x, nil
+}
+
+// Context returns the device context the domain was opened through
+// (ibv_xrcd.context).
+func (x *XRCD) Context() *Context {
+	if x == nil {
+		return nil
+	}
+	return x.ctx
+}
+
+// Closed reports whether Close has succeeded.
+func (x *XRCD) Closed() bool {
+	if x == nil {
+		return false
+	}
+	f := x.ctx.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return x.dead
+}
+
+// Close closes the XRC domain (ibv_close_xrcd). It fails with EBUSY,
+// changing nothing, while an XRC SRQ still belongs to the domain (XRC-02);
+// closing a nil or closed domain is EINVAL.
+func (x *XRCD) Close() error {
+	if x == nil {
+		return verr.New(verbCloseXRCD, syscall.EINVAL, "nil XRCD")
+	}
+	f := x.ctx.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := x.checkLocked(verbCloseXRCD); err != nil {
+		return err
+	}
+	if x.srqs > 0 {
+		return verr.Errorf(verbCloseXRCD, syscall.EBUSY, "%d XRC SRQ(s) still belong to the domain (XRC-02)", x.srqs)
+	}
+	x.dead = true
+	x.ctx.xrcds--
+	return nil
+}
+
+// checkLocked returns EINVAL for verb if the domain is closed.
+//
+// Precondition: the domain lock is held.
+func (x *XRCD) checkLocked(verb string) error {
+	if x.dead {
+		return verr.New(verb, syscall.EINVAL, "the XRCD has been closed")
+	}
+	return nil
+}
+
+// SRQType is srq_type of struct ibv_srq_init_attr_ex (enum ibv_srq_type).
+type SRQType uint32
+
+// The SRQ types, with verbs.h values.
+const (
+	SRQTBasic SRQType = 0 // IBV_SRQT_BASIC: an SRQ as ibv_create_srq makes it
+	SRQTXRC   SRQType = 1 // IBV_SRQT_XRC: an XRC SRQ, in an XRCD, with a CQ
+	SRQTTM    SRQType = 2 // IBV_SRQT_TM: tag matching, which verbsim lacks (EOPNOTSUPP)
+)
+
+// SRQInitMask is comp_mask of struct ibv_srq_init_attr_ex (enum
+// ibv_srq_init_attr_mask).
+type SRQInitMask uint32
+
+// The comp_mask bits of ibv_create_srq_ex, with verbs.h values.
+const (
+	SRQInitType SRQInitMask = 1 << 0 // IBV_SRQ_INIT_ATTR_TYPE: srq_type is valid (else BASIC)
+	SRQInitPD   SRQInitMask = 1 << 1 // IBV_SRQ_INIT_ATTR_PD: pd is valid (required)
+	SRQInitXRCD SRQInitMask = 1 << 2 // IBV_SRQ_INIT_ATTR_XRCD: xrcd is valid
+	SRQInitCQ   SRQInitMask = 1 << 3 // IBV_SRQ_INIT_ATTR_CQ: cq is valid
+	SRQInitTM   SRQInitMask = 1 << 4 // IBV_SRQ_INIT_ATTR_TM: tm_cap is valid (EOPNOTSUPP)
+	// srqInitReserved is IBV_SRQ_INIT_ATTR_RESERVED: it and every bit above
+	// it are EOPNOTSUPP.
+	srqInitReserved SRQInitMask = 1 << 5
+)
+
+// SRQInitAttrEx holds the arguments of ibv_create_srq_ex (struct
+// ibv_srq_init_attr_ex); tm_cap is left out, verbsim has no tag matching.
+type SRQInitAttrEx struct {
+	Context  any         // srq_context
+	Attr     qp.SRQAttr  // max_wr, max_sge, srq_limit (SRQ-01)
+	CompMask SRQInitMask // which of the fields below are valid
+	Type     SRQType     // srq_type, read with SRQInitType
+	PD       *PD         // pd, read with SRQInitPD (required)
+	XRCD     *XRCD       // xrcd, read with SRQInitXRCD (an XRC SRQ's domain)
+	CQ       *CQ         // cq, read with SRQInitCQ (an XRC SRQ's completions)
+}
+
+const verbCreateSRQEx = "ibv_create_srq_ex"
+
+// CreateSRQEx creates an SRQ from extended attributes (ibv_create_srq_ex),
+// through the context c (XRC-04):
+//   - comp_mask bits from IBV_SRQ_INIT_ATTR_RESERVED up, the TM bit and
+//     srq_type TM: EOPNOTSUPP; a profile without XRC refuses every request
+//     ibv_create_srq cannot serve so (XRC-03);
+//   - pd is required, and every object named must be live and of this
+//     context: EINVAL otherwise, as is an srq_type verbs.h does not define;
+//   - a BASIC SRQ (srq_type BASIC or no TYPE bit) is what PD.CreateSRQ
+//     makes; xrcd and cq are not read for it;
+//   - an XRC SRQ needs the XRCD and CQ bits and objects (EINVAL). It has a
+//     number, which GetSRQNum returns (XRC-05), and holds its PD, its XRCD
+//     (XRC-02) and its CQ (CQ-11) until destroyed.
+//
+// The SRQ's capacities follow SRQ-01 whatever its type.
+func (c *Context) CreateSRQEx(attr SRQInitAttrEx) (_ *SRQ, err error) {
+	if c == nil {
+		return nil, verr.New(verbCreateSRQEx, syscall.EINVAL, "nil device context")
+	}
+	m := attr.CompMask
+	typ := SRQTBasic
+	if m&SRQInitType != 0 {
+		typ = attr.Type
+	}
+	if m&^(SRQInitPD|SRQInitType) == 0 && m&SRQInitPD != 0 && typ == SRQTBasic {
+		// libibverbs hands this request to ibv_create_srq itself.
+		if err := checkOwner(verbCreateSRQEx, "pd", c, attr.PD, sameContext); err != nil {
+			return nil, err
+		}
+		return attr.PD.CreateSRQ(SRQInitAttr{Context: attr.Context, Attr: attr.Attr})
+	}
+	f := c.dev.fabric
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := c.checkLocked(verbCreateSRQEx); err != nil {
+		return nil, err
+	}
+	switch {
+	case f.profile.NoXRC:
+		return nil, verr.New(verbCreateSRQEx, syscall.EOPNOTSUPP, "the device has no ibv_create_srq_ex beyond ibv_create_srq (XRC-03)")
+	case m >= srqInitReserved:
+		return nil, verr.Errorf(verbCreateSRQEx, syscall.EOPNOTSUPP, "comp_mask %#x has bits from IBV_SRQ_INIT_ATTR_RESERVED up (XRC-04)", uint32(m))
+	case m&SRQInitTM != 0 || typ == SRQTTM:
+		return nil, verr.New(verbCreateSRQEx, syscall.EOPNOTSUPP, "the device has no tag matching (XRC-04)")
+	case m&SRQInitPD == 0:
+		return nil, verr.New(verbCreateSRQEx, syscall.EINVAL, "comp_mask lacks IBV_SRQ_INIT_ATTR_PD (XRC-04)")
+	case typ != SRQTBasic && typ != SRQTXRC:
+		return nil, verr.Errorf(verbCreateSRQEx, syscall.EINVAL, "srq_type %d is not defined (XRC-04)", uint32(typ))
+	}
+	if err := checkOwner(verbCreateSRQEx, "pd", c, attr.PD, sameContext); err != nil {
+		return nil, err
+	}
+	if err := attr.PD.checkLocked(verbCreateSRQEx); err != nil {
+		return nil, err
+	}
+	var x *xrcSRQ
+	if typ == SRQTXRC {
+		if m&SRQInitXRCD == 0 || m&SRQInitCQ == 0 {
+			return nil, verr.Errorf(verbCreateSRQEx, syscall.EINVAL, "an XRC SRQ needs IBV_SRQ_INIT_ATTR_XRCD and IBV_SRQ_INIT_ATTR_CQ in comp_mask %#x (XRC-04)", uint32(m))
+		}
+		if err := checkOwner(verbCreateSRQEx, "xrcd", c, attr.XRCD, sameContext); err != nil {
+			return nil, err
+		}
+		if err := attr.XRCD.checkLocked(verbCreateSRQEx); err != nil {
+			return nil, err
+		}
+		if err := checkOwner(verbCreateSRQEx, "cq", c, attr.CQ, sameContext); err != nil {
+			return nil, err
+		}
+		// The reference is taken first, which also checks that the CQ
+		// lives, and given back if the create fails.
+		if err := attr.CQ.RefLocked(); err != nil {
+			return nil, verr.Wrap(verbCreateSRQEx, syscall.EINVAL, "cq", err)
+		}
+		x = &xrcSRQ{xrcd: attr.XRCD, cq: attr.CQ}
+	}
+	s, err := attr.PD.createSRQLocked(verbCreateSRQEx, SRQInitAttr{Context: attr.Context, Attr: attr.Attr}, x)
+	if err != nil && x != nil {
+		x.cq.UnrefLocked()
+	}
+	return s, err
+}
+
+// xrcSRQ is what an XRC SRQ has besides a basic one: its domain and CQ.
+type xrcSRQ struct {
+	xrcd *XRCD
+	cq   *CQ
+}
