@@ -338,17 +338,12 @@ func (q *QP) WRSetSGE(lkey uint32, addr uint64, length uint32) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	w, x := q.current()
-	if w == nil {
+	if length == 0 {
+		q.setSGEsLocked(nil)
 		return
 	}
-	b := &q.bld
-	x.sgeLo = len(b.sge)
-	if length != 0 {
-		b.sge = append(b.sge, SGE{Addr: addr, Length: length, LKey: lkey})
-	}
-	x.sgeHi = len(b.sge)
-	w.Flags, w.hasInline = x.base, false
+	one := [1]SGE{{Addr: addr, Length: length, LKey: lkey}}
+	q.setSGEsLocked(one[:])
 }
 
 // WRSetSGEList makes the buffers of list, logically concatenated, the data
@@ -360,6 +355,12 @@ func (q *QP) WRSetSGEList(list []SGE) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.setSGEsLocked(list)
+}
+
+// setSGEsLocked makes a copy of list the scatter/gather list of the last
+// request built, in place of any data it had.
+func (q *QP) setSGEsLocked(list []SGE) {
 	w, x := q.current()
 	if w == nil {
 		return
