@@ -4,8 +4,7 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the ASYNC family that need no QP: reading and acknowledging async
@@ -18,31 +17,31 @@ import (
 // printed from libibverbs itself; the cases check the Go constants and the
 // device against the table.
 var asyncVerbsTypes = [...]struct {
-	typ  notify.EventType
+	typ  verbs.EventType
 	val  uint32
 	name string
 	str  string
 }{
-	{notify.EventCQErr, 0, "IBV_EVENT_CQ_ERR", "CQ error"},
-	{notify.EventQPFatal, 1, "IBV_EVENT_QP_FATAL", "local work queue catastrophic error"},
-	{notify.EventQPReqErr, 2, "IBV_EVENT_QP_REQ_ERR", "invalid request local work queue error"},
-	{notify.EventQPAccessErr, 3, "IBV_EVENT_QP_ACCESS_ERR", "local access violation work queue error"},
-	{notify.EventCommEst, 4, "IBV_EVENT_COMM_EST", "communication established"},
-	{notify.EventSQDrained, 5, "IBV_EVENT_SQ_DRAINED", "send queue drained"},
-	{notify.EventPathMig, 6, "IBV_EVENT_PATH_MIG", "path migrated"},
-	{notify.EventPathMigErr, 7, "IBV_EVENT_PATH_MIG_ERR", "path migration request error"},
-	{notify.EventDeviceFatal, 8, "IBV_EVENT_DEVICE_FATAL", "local catastrophic error"},
-	{notify.EventPortActive, 9, "IBV_EVENT_PORT_ACTIVE", "port active"},
-	{notify.EventPortErr, 10, "IBV_EVENT_PORT_ERR", "port error"},
-	{notify.EventLIDChange, 11, "IBV_EVENT_LID_CHANGE", "LID change"},
-	{notify.EventPKeyChange, 12, "IBV_EVENT_PKEY_CHANGE", "P_Key change"},
-	{notify.EventSMChange, 13, "IBV_EVENT_SM_CHANGE", "SM change"},
-	{notify.EventSRQErr, 14, "IBV_EVENT_SRQ_ERR", "SRQ catastrophic error"},
-	{notify.EventSRQLimitReached, 15, "IBV_EVENT_SRQ_LIMIT_REACHED", "SRQ limit reached"},
-	{notify.EventQPLastWQEReached, 16, "IBV_EVENT_QP_LAST_WQE_REACHED", "last WQE reached"},
-	{notify.EventClientReregister, 17, "IBV_EVENT_CLIENT_REREGISTER", "client reregistration"},
-	{notify.EventGIDChange, 18, "IBV_EVENT_GID_CHANGE", "GID table change"},
-	{notify.EventWQFatal, 19, "IBV_EVENT_WQ_FATAL", "WQ fatal"},
+	{verbs.EventCQErr, 0, "IBV_EVENT_CQ_ERR", "CQ error"},
+	{verbs.EventQPFatal, 1, "IBV_EVENT_QP_FATAL", "local work queue catastrophic error"},
+	{verbs.EventQPReqErr, 2, "IBV_EVENT_QP_REQ_ERR", "invalid request local work queue error"},
+	{verbs.EventQPAccessErr, 3, "IBV_EVENT_QP_ACCESS_ERR", "local access violation work queue error"},
+	{verbs.EventCommEst, 4, "IBV_EVENT_COMM_EST", "communication established"},
+	{verbs.EventSQDrained, 5, "IBV_EVENT_SQ_DRAINED", "send queue drained"},
+	{verbs.EventPathMig, 6, "IBV_EVENT_PATH_MIG", "path migrated"},
+	{verbs.EventPathMigErr, 7, "IBV_EVENT_PATH_MIG_ERR", "path migration request error"},
+	{verbs.EventDeviceFatal, 8, "IBV_EVENT_DEVICE_FATAL", "local catastrophic error"},
+	{verbs.EventPortActive, 9, "IBV_EVENT_PORT_ACTIVE", "port active"},
+	{verbs.EventPortErr, 10, "IBV_EVENT_PORT_ERR", "port error"},
+	{verbs.EventLIDChange, 11, "IBV_EVENT_LID_CHANGE", "LID change"},
+	{verbs.EventPKeyChange, 12, "IBV_EVENT_PKEY_CHANGE", "P_Key change"},
+	{verbs.EventSMChange, 13, "IBV_EVENT_SM_CHANGE", "SM change"},
+	{verbs.EventSRQErr, 14, "IBV_EVENT_SRQ_ERR", "SRQ catastrophic error"},
+	{verbs.EventSRQLimitReached, 15, "IBV_EVENT_SRQ_LIMIT_REACHED", "SRQ limit reached"},
+	{verbs.EventQPLastWQEReached, 16, "IBV_EVENT_QP_LAST_WQE_REACHED", "last WQE reached"},
+	{verbs.EventClientReregister, 17, "IBV_EVENT_CLIENT_REREGISTER", "client reregistration"},
+	{verbs.EventGIDChange, 18, "IBV_EVENT_GID_CHANGE", "GID table change"},
+	{verbs.EventWQFatal, 19, "IBV_EVENT_WQ_FATAL", "WQ fatal"},
 }
 
 // asyncOutOfRange are values past the v44 enum (20 is DEVICE_SPEED_CHANGE in
@@ -66,7 +65,7 @@ func init() {
 		if got.err != nil || got.v == nil {
 			t.Fatalf("the blocked ibv_get_async_event after an overrun: %v, %v; want CQ_ERR", got.v, got.err)
 		}
-		if got.v.EventType() != notify.EventCQErr || got.v.Object() != any(q) {
+		if got.v.EventType() != verbs.EventCQErr || got.v.Object() != any(q) {
 			t.Errorf("the blocked reader got %v naming %v, want CQ_ERR naming the CQ", got.v.EventType(), got.v.Object())
 		}
 		e.WantOK("ibv_ack_async_event", got.v.Ack())
@@ -97,7 +96,7 @@ func init() {
 		}{{"B", b}, {"A", a}} {
 			e.asyncOverrun(c.q)
 			ev := e.asyncTake("CQ " + c.name + " overran")
-			if ev.EventType() != notify.EventCQErr {
+			if ev.EventType() != verbs.EventCQErr {
 				t.Errorf("CQ %s overran: event type %d (%v), want CQ_ERR", c.name, uint32(ev.EventType()), ev.EventType())
 			}
 			if ev.Object() != any(c.q) {
@@ -155,7 +154,7 @@ func init() {
 		for i := range c {
 			w := SendWC(uint64(i))
 			if i%2 == 1 {
-				w = ErrWC(uint64(i), wc.RetryExcErr) // an unsuccessful completion is no CQ error
+				w = ErrWC(uint64(i), verbs.WCRetryExcErr) // an unsuccessful completion is no CQ error
 			}
 			if e.Push(q, w, i%2 == 1) {
 				t.Fatalf("completion %d of a CQ of %d overran", i+1, c)
@@ -169,7 +168,7 @@ func init() {
 			t.Fatalf("completion %d of a CQ of %d did not overrun", c+1, c)
 		}
 		ev = e.asyncTake("after an overrun")
-		if ev.EventType() != notify.EventCQErr || ev.Object() != any(q) {
+		if ev.EventType() != verbs.EventCQErr || ev.Object() != any(q) {
 			t.Errorf("the overrun raised %v naming %v, want CQ_ERR naming the CQ", ev.EventType(), ev.Object())
 		}
 		e.WantOK("ibv_ack_async_event", ev.Ack())
@@ -182,7 +181,7 @@ func init() {
 			}
 		}
 		for _, v := range asyncOutOfRange {
-			if got := notify.EventType(v).String(); got != "unknown" {
+			if got := verbs.EventType(v).String(); got != "unknown" {
 				t.Errorf("EventType(%d).String() = %q, want \"unknown\"", v, got)
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"syscall"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the CHAN family: completion channels, reading completion events
@@ -198,11 +198,11 @@ func init() {
 		q := e.CQ(4, nil, ch)
 		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
 		w := RecvWC(77)
-		w.ImmData, w.WCFlags = 0xfeed, wc.WithImm
+		w.ImmData, w.WCFlags = 0xfeed, verbs.WCWithImm
 		e.Push(q, w, false)
 		e.GetEvent("the event", ch)
 		e.WantOK("ibv_ack_cq_events", q.AckEvents(1))
-		if d := cmp.Diff([]wc.WC{w}, e.PollAll(q, 4)); d != "" {
+		if d := cmp.Diff([]verbs.WC{w}, e.PollAll(q, 4)); d != "" {
 			t.Errorf("the completion behind an event must still be polled (-want +got):\n%s", d)
 		}
 	})

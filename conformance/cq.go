@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the CQ family: completion queue lifecycle, polling and overrun.
@@ -141,7 +141,7 @@ func init() {
 		user := e.CQ(4, "user", ch)
 		q := e.CQ(4, nil, nil)
 		e.WantOK("ibv_req_notify_cq(next) on a CQ without a channel", q.ReqNotify(false))
-		want := []wc.WC{SendWC(1), ErrWC(2, wc.LocLenErr)}
+		want := []verbs.WC{SendWC(1), ErrWC(2, verbs.WCLocLenErr)}
 		for _, w := range want {
 			if e.Push(q, w, true) {
 				t.Errorf("wr_id %d overran a CQ of cqe=%d holding fewer", w.WRID, q.CQE())
@@ -219,7 +219,7 @@ func init() {
 		before := q.CQE()
 		max := e.Ctx.Limits().MaxCQE
 		const k = 10
-		var want []wc.WC
+		var want []verbs.WC
 		for i := range k {
 			w := RecvWC(uint64(100 + i))
 			e.Push(q, w, false)

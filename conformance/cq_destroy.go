@@ -5,7 +5,7 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Destroy cases of the CQ family: references, unacked events, abandoned
@@ -25,7 +25,7 @@ func init() {
 		defer cancel()
 
 		// Refused with completions stored: they stay, in order.
-		want := []wc.WC{SendWC(1), RecvWC(2), ErrWC(3, wc.RemAccessErr)}
+		want := []verbs.WC{SendWC(1), RecvWC(2), ErrWC(3, verbs.WCRemAccessErr)}
 		for _, w := range want {
 			e.Push(q, w, false)
 		}
@@ -51,7 +51,7 @@ func init() {
 			t.Errorf("the event names another CQ (context %v)", c)
 		}
 		e.WantOK("ibv_ack_cq_events", q.AckEvents(1))
-		if d := cqDiff([]wc.WC{RecvWC(4)}, e.PollAll(q, 2)); d != "" {
+		if d := cqDiff([]verbs.WC{RecvWC(4)}, e.PollAll(q, 2)); d != "" {
 			t.Errorf("completion after the refused destroy (-want +got):\n%s", d)
 		}
 		r.Unref()
@@ -125,7 +125,7 @@ func init() {
 		cha := e.Channel()
 		qa := e.CQ(4, nil, cha)
 		cqReadEvents(t, e, qa, cha, 1, 100)
-		wantA := []wc.WC{SendWC(150)}
+		wantA := []verbs.WC{SendWC(150)}
 		e.Push(qa, wantA[0], false)
 		// qb: two read, one acked.
 		chb := e.Channel()

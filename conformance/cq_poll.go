@@ -5,8 +5,7 @@ import (
 	"math/rand/v2"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Polling and overrun cases of the CQ family (CQ-14 to CQ-17, CQ-22, CQ-23).
@@ -21,7 +20,7 @@ func init() {
 				err error
 			}
 			done := make(chan result, 1)
-			buf := make([]wc.WC, 4)
+			buf := make([]verbs.WC, 4)
 			go func() {
 				n, err := q.Poll(buf)
 				done <- result{n, err}
@@ -57,7 +56,7 @@ func init() {
 		rng := rand.New(rand.NewPCG(15, 0xc0ffee))
 		q := e.CQ(32, nil, nil)
 		a := q.CQE()
-		var want []wc.WC
+		var want []verbs.WC
 		var seq uint64
 		for iter := range 400 {
 			for range rng.IntN(a - len(want) + 1) {
@@ -99,8 +98,8 @@ func init() {
 			backing := cqCanaries(4)
 			for _, s := range []struct {
 				name string
-				buf  []wc.WC
-			}{{"nil", nil}, {"empty", []wc.WC{}}, {"zero length, spare capacity", backing[:0]}} {
+				buf  []verbs.WC
+			}{{"nil", nil}, {"empty", []verbs.WC{}}, {"zero length, spare capacity", backing[:0]}} {
 				n, err := q.Poll(s.buf)
 				if n != 0 || err != nil {
 					t.Errorf("%s: ibv_poll_cq with a %s slice returned (%d, %v), want (0, nil)", what, s.name, n, err)
@@ -109,7 +108,7 @@ func init() {
 			cqCheckCanaries(t, backing, 0, what+": ibv_poll_cq with num_entries 0")
 		}
 		zero("an empty CQ")
-		want := []wc.WC{SendWC(1), RecvWC(2), ErrWC(3, wc.WRFlushErr)}
+		want := []verbs.WC{SendWC(1), RecvWC(2), ErrWC(3, verbs.WCWRFlushErr)}
 		for _, w := range want {
 			e.Push(q, w, false)
 		}
@@ -123,7 +122,7 @@ func init() {
 
 	register("CQ-17", "FIFO, no peek, no duplicates", func(t *T, e *Env) {
 		q := e.CQ(64, nil, nil)
-		var want []wc.WC
+		var want []verbs.WC
 		for i := range 40 {
 			w := SendWC(uint64(1000 + i))
 			if i%3 == 0 {
@@ -133,9 +132,9 @@ func init() {
 			want = append(want, w)
 		}
 		// Uneven batch sizes: concatenated batches must equal the insertion log.
-		var got []wc.WC
+		var got []verbs.WC
 		for _, k := range []int{1, 7, 2, 16, 64} {
-			buf := make([]wc.WC, k)
+			buf := make([]verbs.WC, k)
 			n, err := q.Poll(buf)
 			e.WantOK("ibv_poll_cq", err)
 			got = append(got, buf[:n]...)
@@ -143,7 +142,7 @@ func init() {
 		if d := cqDiff(want, got); d != "" {
 			t.Errorf("polled sequence differs from insertion order (-want +got):\n%s", d)
 		}
-		if n, _ := q.Poll(make([]wc.WC, 4)); n != 0 {
+		if n, _ := q.Poll(make([]verbs.WC, 4)); n != 0 {
 			t.Errorf("a drained CQ returned %d more completions", n)
 		}
 
@@ -159,7 +158,7 @@ func init() {
 				want = append(want, w)
 				pending++
 			}
-			buf := make([]wc.WC, 1+rng.IntN(20))
+			buf := make([]verbs.WC, 1+rng.IntN(20))
 			n, err := q.Poll(buf)
 			e.WantOK("ibv_poll_cq", err)
 			got = append(got, buf[:n]...)
@@ -195,7 +194,7 @@ func init() {
 		e.WantOK("ibv_ack_async_event", ev.Ack())
 		a := q.CQE()
 		// Stored completions are handed out, with EIO under the sticky reading.
-		buf := make([]wc.WC, a+4)
+		buf := make([]verbs.WC, a+4)
 		n, err := q.Poll(buf)
 		if d := cqDiff(want, buf[:n]); d != "" {
 			t.Errorf("the first poll after the overrun (-want +got):\n%s", d)
@@ -214,7 +213,7 @@ func init() {
 				t.Fatalf("after the drain the next completion overran; the profile says only the lost one is gone")
 			}
 			got := cqDrainOverrun(t, e, q, "after the drain")
-			if d := cqDiff([]wc.WC{extra}, got); d != "" {
+			if d := cqDiff([]verbs.WC{extra}, got); d != "" {
 				t.Errorf("completions added after the drain (-want +got):\n%s", d)
 			}
 			if ev, err := e.Ctx.TryGetAsyncEvent(); !errors.Is(err, syscall.EAGAIN) {
@@ -231,7 +230,7 @@ func init() {
 			t.Fatalf("after the drain a completion was stored; the CQ must stay in error after an overrun")
 		}
 		ev2 := cqWaitAsync(t, e, "the completion added to the CQ in error")
-		if ev2.EventType() != notify.EventCQErr || ev2.Object() != q {
+		if ev2.EventType() != verbs.EventCQErr || ev2.Object() != q {
 			t.Errorf("the completion added to the CQ in error raised %v naming %v, want CQ_ERR naming the CQ", ev2.EventType(), ev2.Object())
 		}
 		e.WantOK("ibv_ack_async_event", ev2.Ack())

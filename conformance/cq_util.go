@@ -8,8 +8,7 @@ import (
 	"syscall"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Helpers shared by the CQ family's cases.
@@ -19,12 +18,12 @@ import (
 // completion is compared by wr_id, status and qp_num alone: its other
 // fields are undefined (WC-03) and vendor_err is the device's own code
 // (WC-14), so a device need not hand back what was added.
-func cqDiff(want, got []wc.WC) string {
+func cqDiff(want, got []verbs.WC) string {
 	if slices.Equal(want, got) {
 		return ""
 	}
 	w, g := slices.Clone(want), slices.Clone(got)
-	for _, s := range [][]wc.WC{w, g} {
+	for _, s := range [][]verbs.WC{w, g} {
 		for i := range s {
 			s[i] = cqDefined(s[i])
 		}
@@ -34,11 +33,11 @@ func cqDiff(want, got []wc.WC) string {
 
 // cqDefined returns c with the fields it does not define cleared: for an
 // error completion, all but wr_id, status and qp_num.
-func cqDefined(c wc.WC) wc.WC {
-	if c.Status == wc.Success {
+func cqDefined(c verbs.WC) verbs.WC {
+	if c.Status == verbs.WCSuccess {
 		return c
 	}
-	return wc.WC{WRID: c.WRID, Status: c.Status, QPNum: c.QPNum}
+	return verbs.WC{WRID: c.WRID, Status: c.Status, QPNum: c.QPNum}
 }
 
 // cqDestroy destroys q, waiting patiently, and fails the case on error.
@@ -95,10 +94,10 @@ func cqReadEvents(t *T, e *Env, q CQ, ch CompChannel, n int, firstID uint64) {
 // cqOverrun fills q to its reported capacity, adds one completion more, and
 // reads the CQ_ERR that must follow (CQ-22), leaving it unacked. It returns
 // the completions that must have been stored and the event.
-func cqOverrun(t *T, e *Env, q CQ) ([]wc.WC, AsyncEvent) {
+func cqOverrun(t *T, e *Env, q CQ) ([]verbs.WC, AsyncEvent) {
 	t.Helper()
 	a := q.CQE()
-	var want []wc.WC
+	var want []verbs.WC
 	for i := range a {
 		w := RecvWC(uint64(500 + i))
 		if e.Push(q, w, false) {
@@ -110,7 +109,7 @@ func cqOverrun(t *T, e *Env, q CQ) ([]wc.WC, AsyncEvent) {
 		t.Fatalf("cqe=%d: completion %d, one beyond the capacity, did not overrun the CQ", a, a+1)
 	}
 	ev := cqWaitAsync(t, e, "after the overrun")
-	if ev.EventType() != notify.EventCQErr {
+	if ev.EventType() != verbs.EventCQErr {
 		t.Errorf("the overrun raised %v, want IBV_EVENT_CQ_ERR", ev.EventType())
 	}
 	if ev.Object() != q {
@@ -138,10 +137,10 @@ func cqFill(t *T, e *Env, q CQ, c int, what string) {
 // After an overrun the sticky reading (CQ-23 A) lets a poll report an error
 // matching EIO alongside its completions; any other error, or any error under
 // Profile.OverrunDrops, fails the case.
-func cqDrainOverrun(t *T, e *Env, q CQ, what string) []wc.WC {
+func cqDrainOverrun(t *T, e *Env, q CQ, what string) []verbs.WC {
 	t.Helper()
-	var all []wc.WC
-	buf := make([]wc.WC, 3)
+	var all []verbs.WC
+	buf := make([]verbs.WC, 3)
 	for range 1 << 20 {
 		n, err := q.Poll(buf)
 		if n < 0 || n > len(buf) {
@@ -160,13 +159,13 @@ func cqDrainOverrun(t *T, e *Env, q CQ, what string) []wc.WC {
 }
 
 // cqCanary is what a poll must leave alone in slot i.
-func cqCanary(i int) wc.WC {
-	return wc.WC{WRID: 0xdead_0000_0000_0000 | uint64(i), Status: wc.Status(0x7777), QPNum: 0xbad, VendorErr: uint32(i)}
+func cqCanary(i int) verbs.WC {
+	return verbs.WC{WRID: 0xdead_0000_0000_0000 | uint64(i), Status: verbs.WCStatus(0x7777), QPNum: 0xbad, VendorErr: uint32(i)}
 }
 
 // cqCanaries returns n canary completions.
-func cqCanaries(n int) []wc.WC {
-	buf := make([]wc.WC, n)
+func cqCanaries(n int) []verbs.WC {
+	buf := make([]verbs.WC, n)
 	for i := range buf {
 		buf[i] = cqCanary(i)
 	}
@@ -174,7 +173,7 @@ func cqCanaries(n int) []wc.WC {
 }
 
 // cqCheckCanaries fails the case if buf[from:] is not as cqCanaries left it.
-func cqCheckCanaries(t *T, buf []wc.WC, from int, what string) {
+func cqCheckCanaries(t *T, buf []verbs.WC, from int, what string) {
 	t.Helper()
 	for i := from; i < len(buf); i++ {
 		if buf[i] != cqCanary(i) {
@@ -186,18 +185,18 @@ func cqCheckCanaries(t *T, buf []wc.WC, from int, what string) {
 
 // cqRandomWC returns a completion with random contents and a wr_id unique per
 // seq.
-func cqRandomWC(r *rand.Rand, seq uint64) wc.WC {
-	opcodes := []wc.Opcode{wc.Send, wc.RDMAWrite, wc.RDMARead, wc.CompSwap, wc.FetchAdd, wc.Recv, wc.RecvRDMAWithImm}
-	return wc.WC{
+func cqRandomWC(r *rand.Rand, seq uint64) verbs.WC {
+	opcodes := []verbs.WCOpcode{verbs.WCSend, verbs.WCRDMAWrite, verbs.WCRDMARead, verbs.WCCompSwap, verbs.WCFetchAdd, verbs.WCRecv, verbs.WCRecvRDMAWithImm}
+	return verbs.WC{
 		WRID:         r.Uint64()<<24 | seq&0xffffff,
-		Status:       wc.Status(r.IntN(22)),
+		Status:       verbs.WCStatus(r.IntN(22)),
 		Opcode:       opcodes[r.IntN(len(opcodes))],
 		VendorErr:    r.Uint32(),
 		ByteLen:      r.Uint32(),
 		ImmData:      r.Uint32(),
 		QPNum:        r.Uint32() & 0xffffff,
 		SrcQP:        r.Uint32() & 0xffffff,
-		WCFlags:      wc.Flags(r.IntN(128)),
+		WCFlags:      verbs.WCFlags(r.IntN(128)),
 		PKeyIndex:    uint16(r.Uint32()),
 		SLID:         uint16(r.Uint32()),
 		SL:           uint8(r.IntN(16)),
@@ -211,7 +210,7 @@ type cqModel struct {
 	e    *Env
 	q    CQ
 	rng  *rand.Rand
-	want []wc.WC
+	want []verbs.WC
 	seq  uint64
 }
 
@@ -234,7 +233,7 @@ func (m *cqModel) add(k int) {
 // take polls up to k and checks they are the oldest.
 func (m *cqModel) take(k int) {
 	m.t.Helper()
-	buf := make([]wc.WC, k)
+	buf := make([]verbs.WC, k)
 	n, err := m.q.Poll(buf)
 	m.e.WantOK("ibv_poll_cq", err)
 	if exp := min(k, len(m.want)); n != exp {

@@ -6,8 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the CQX family: extended CQs (ibv_create_cq_ex) and the poll
@@ -83,17 +82,17 @@ func cqxDrain(t *T, e *Env, q ExCQ) []uint64 {
 
 func init() {
 	register("CQX-01", "comp_mask and flags: unsupported bits are EOPNOTSUPP", func(t *T, e *Env) {
-		cqxWant(t, e, "comp_mask=PD", CQExAttr{CQE: 4, CompMask: cq.InitAttrMaskPD}, syscall.EOPNOTSUPP)
+		cqxWant(t, e, "comp_mask=PD", CQExAttr{CQE: 4, CompMask: verbs.CQInitAttrMaskPD}, syscall.EOPNOTSUPP)
 		cqxWant(t, e, "comp_mask=1<<31", CQExAttr{CQE: 4, CompMask: 1 << 31}, syscall.EOPNOTSUPP)
-		cqxWant(t, e, "flags=1<<2", CQExAttr{CQE: 4, CompMask: cq.InitAttrMaskFlags, Flags: 1 << 2}, syscall.EOPNOTSUPP)
-		cqxMust(t, e, CQExAttr{CQE: 4, CompMask: cq.InitAttrMaskFlags, Flags: cq.CreateSingleThreaded})
+		cqxWant(t, e, "flags=1<<2", CQExAttr{CQE: 4, CompMask: verbs.CQInitAttrMaskFlags, Flags: 1 << 2}, syscall.EOPNOTSUPP)
+		cqxMust(t, e, CQExAttr{CQE: 4, CompMask: verbs.CQInitAttrMaskFlags, Flags: verbs.CQCreateSingleThreaded})
 		// flags is not read without IBV_CQ_INIT_ATTR_MASK_FLAGS.
 		cqxMust(t, e, CQExAttr{CQE: 4, Flags: 1 << 2})
 		// IGNORE_OVERRUN: an overrun raises no CQ_ERR and leaves no error
 		// state (CQ-23).
-		q := cqxMust(t, e, CQExAttr{CQE: 1, CompMask: cq.InitAttrMaskFlags, Flags: cq.CreateIgnoreOverrun})
+		q := cqxMust(t, e, CQExAttr{CQE: 1, CompMask: verbs.CQInitAttrMaskFlags, Flags: verbs.CQCreateIgnoreOverrun})
 		for i := range q.CQE() + 1 {
-			e.Push(q, wc.WC{WRID: uint64(i + 1), Opcode: wc.Send}, false)
+			e.Push(q, verbs.WC{WRID: uint64(i + 1), Opcode: verbs.WCSend}, false)
 		}
 		if ev, err := e.Ctx.TryGetAsyncEvent(); err == nil {
 			ev.Ack()
@@ -102,7 +101,7 @@ func init() {
 		if got := cqxDrain(t, e, q); len(got) != q.CQE() {
 			t.Errorf("after an ignored overrun the iterator read %d completions, want cqe=%d", len(got), q.CQE())
 		}
-		e.Push(q, wc.WC{WRID: 99, Opcode: wc.Send}, false)
+		e.Push(q, verbs.WC{WRID: 99, Opcode: verbs.WCSend}, false)
 		if got := cqxDrain(t, e, q); len(got) != 1 || got[0] != 99 {
 			t.Errorf("a CQ that ignores overruns did not take a completion after being drained: %v", got)
 		}
@@ -111,35 +110,35 @@ func init() {
 	register("CQX-02", "wc_flags: fields the device cannot report are EOPNOTSUPP, before cqe", func(t *T, e *Env) {
 		for _, f := range []struct {
 			name string
-			bits cq.WCExFlags
+			bits verbs.WCExFlags
 		}{
-			{"CVLAN", cq.WCExCVLAN}, {"FLOW_TAG", cq.WCExFlowTag}, {"TM_INFO", cq.WCExTMInfo}, {"1<<12", 1 << 12}, {"1<<63", 1 << 63},
+			{"CVLAN", verbs.WCExCVLAN}, {"FLOW_TAG", verbs.WCExFlowTag}, {"TM_INFO", verbs.WCExTMInfo}, {"1<<12", 1 << 12}, {"1<<63", 1 << 63},
 		} {
 			cqxWant(t, e, "wc_flags="+f.name, CQExAttr{CQE: 4, WCFlags: f.bits}, syscall.EOPNOTSUPP)
 			cqxWant(t, e, "cqe=0 wc_flags="+f.name, CQExAttr{CQE: 0, WCFlags: f.bits}, syscall.EOPNOTSUPP)
 		}
-		cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: cq.WCStandardFlags})
-		cqxWant(t, e, "cqe=0 standard wc_flags", CQExAttr{CQE: 0, WCFlags: cq.WCStandardFlags}, syscall.EINVAL)
-		ts := cq.WCExCompletionTimestamp | cq.WCExCompletionTimestampWallclock
+		cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: verbs.WCStandardFlags})
+		cqxWant(t, e, "cqe=0 standard wc_flags", CQExAttr{CQE: 0, WCFlags: verbs.WCStandardFlags}, syscall.EINVAL)
+		ts := verbs.WCExCompletionTimestamp | verbs.WCExCompletionTimestampWallclock
 		if e.Profile.NoCQTimestamps {
-			cqxWant(t, e, "wc_flags=COMPLETION_TIMESTAMP", CQExAttr{CQE: 4, WCFlags: cq.WCExCompletionTimestamp}, syscall.EOPNOTSUPP)
-			cqxWant(t, e, "wc_flags=COMPLETION_TIMESTAMP_WALLCLOCK", CQExAttr{CQE: 4, WCFlags: cq.WCExCompletionTimestampWallclock}, syscall.EOPNOTSUPP)
+			cqxWant(t, e, "wc_flags=COMPLETION_TIMESTAMP", CQExAttr{CQE: 4, WCFlags: verbs.WCExCompletionTimestamp}, syscall.EOPNOTSUPP)
+			cqxWant(t, e, "wc_flags=COMPLETION_TIMESTAMP_WALLCLOCK", CQExAttr{CQE: 4, WCFlags: verbs.WCExCompletionTimestampWallclock}, syscall.EOPNOTSUPP)
 		} else {
-			cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: cq.WCStandardFlags | ts})
+			cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: verbs.WCStandardFlags | ts})
 		}
 	})
 
 	register("CQX-03", "only the fields asked for in wc_flags can be read", func(t *T, e *Env) {
-		q := cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: cq.WCExQPNum})
-		e.Push(q, wc.WC{WRID: 5, Opcode: wc.Recv, ByteLen: 64, QPNum: 0x11, SrcQP: 0x22, ImmData: 7, WCFlags: wc.WithImm}, false)
+		q := cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: verbs.WCExQPNum})
+		e.Push(q, verbs.WC{WRID: 5, Opcode: verbs.WCRecv, ByteLen: 64, QPNum: 0x11, SrcQP: 0x22, ImmData: 7, WCFlags: verbs.WCWithImm}, false)
 		e.WantOK("ibv_start_poll", q.StartPoll())
 		if v, err := q.ReadQPNum(); err != nil || v != 0x11 {
 			t.Errorf("ibv_wc_read_qp_num with QP_NUM asked for: %#x, %v; want 0x11", v, err)
 		}
-		if v, err := q.ReadOpcode(); err != nil || v != wc.Recv {
+		if v, err := q.ReadOpcode(); err != nil || v != verbs.WCRecv {
 			t.Errorf("ibv_wc_read_opcode: %v, %v; want IBV_WC_RECV (always readable)", v, err)
 		}
-		if v, err := q.ReadWCFlags(); err != nil || v != wc.WithImm {
+		if v, err := q.ReadWCFlags(); err != nil || v != verbs.WCWithImm {
 			t.Errorf("ibv_wc_read_wc_flags: %v, %v; want WITH_IMM (always readable)", v, err)
 		}
 		if _, err := q.ReadVendorErr(); err != nil {
@@ -160,7 +159,7 @@ func init() {
 			t.Logf("not checked: the CQs of ibv_create_cq have no poll iterator")
 			return
 		}
-		e.Push(c, wc.WC{WRID: 6, Opcode: wc.Recv, ByteLen: 64, QPNum: 0x11, SrcQP: 0x22}, false)
+		e.Push(c, verbs.WC{WRID: 6, Opcode: verbs.WCRecv, ByteLen: 64, QPNum: 0x11, SrcQP: 0x22}, false)
 		e.WantOK("ibv_start_poll on a classic CQ", x.StartPoll())
 		if v, err := x.ReadByteLen(); err != nil || v != 64 {
 			t.Errorf("ibv_wc_read_byte_len on a classic CQ: %d, %v; want 64 (IBV_WC_STANDARD_FLAGS)", v, err)
@@ -172,31 +171,31 @@ func init() {
 	})
 
 	register("CQX-04", "start_poll on an empty CQ is ENOENT and opens nothing", func(t *T, e *Env) {
-		q := cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: cq.WCStandardFlags})
+		q := cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: verbs.WCStandardFlags})
 		e.WantErrno("ibv_start_poll on an empty CQ", q.StartPoll(), syscall.ENOENT)
 		// No batch is open: poll_cq works and end_poll is a misuse.
-		if n, err := q.Poll(make([]wc.WC, 1)); n != 0 || err != nil {
+		if n, err := q.Poll(make([]verbs.WC, 1)); n != 0 || err != nil {
 			t.Errorf("ibv_poll_cq after a start_poll that found nothing: %d, %v; want 0, nil", n, err)
 		}
 		if err := q.EndPoll(); err == nil {
 			t.Errorf("ibv_end_poll after a start_poll that failed succeeded; no batch was open (CQX-06)")
 		}
-		e.Push(q, wc.WC{WRID: 41, Opcode: wc.Send}, false)
-		e.Push(q, wc.WC{WRID: 42, Opcode: wc.Send}, false)
+		e.Push(q, verbs.WC{WRID: 41, Opcode: verbs.WCSend}, false)
+		e.Push(q, verbs.WC{WRID: 42, Opcode: verbs.WCSend}, false)
 		e.WantOK("ibv_start_poll", q.StartPoll())
-		if id, st, err := q.Current(); err != nil || id != 41 || st != wc.Success {
+		if id, st, err := q.Current(); err != nil || id != 41 || st != verbs.WCSuccess {
 			t.Errorf("after start_poll wr_id=%d status=%v (%v); want the oldest, 41, success", id, st, err)
 		}
 		e.WantOK("ibv_end_poll", q.EndPoll())
 	})
 
 	register("CQX-05", "next_poll walks the completions in order and ends with ENOENT", func(t *T, e *Env) {
-		q := cqxMust(t, e, CQExAttr{CQE: 16, WCFlags: cq.WCStandardFlags})
+		q := cqxMust(t, e, CQExAttr{CQE: 16, WCFlags: verbs.WCStandardFlags})
 		var want []uint64
 		for i := range 10 {
 			id := uint64(100 + i)
 			want = append(want, id)
-			e.Push(q, wc.WC{WRID: id, Opcode: wc.Recv, ByteLen: uint32(i)}, false)
+			e.Push(q, verbs.WC{WRID: id, Opcode: verbs.WCRecv, ByteLen: uint32(i)}, false)
 		}
 		got := cqxDrain(t, e, q)
 		if len(got) != len(want) {
@@ -208,10 +207,10 @@ func init() {
 			}
 		}
 		// A completion added after next_poll's ENOENT is the next one.
-		e.Push(q, wc.WC{WRID: 1, Opcode: wc.Send}, false)
+		e.Push(q, verbs.WC{WRID: 1, Opcode: verbs.WCSend}, false)
 		e.WantOK("ibv_start_poll", q.StartPoll())
 		e.WantErrno("ibv_next_poll at the end", q.NextPoll(), syscall.ENOENT)
-		e.Push(q, wc.WC{WRID: 2, Opcode: wc.Send}, false)
+		e.Push(q, verbs.WC{WRID: 2, Opcode: verbs.WCSend}, false)
 		e.WantOK("ibv_next_poll after a completion arrived", q.NextPoll())
 		if id, _, _ := q.Current(); id != 2 {
 			t.Errorf("after ENOENT and a new completion next_poll gave wr_id %d, want 2", id)
@@ -223,17 +222,17 @@ func init() {
 	})
 
 	register("CQX-06", "iterator misuse is reported and changes nothing", func(t *T, e *Env) {
-		q := cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: cq.WCStandardFlags})
+		q := cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: verbs.WCStandardFlags})
 		e.WantErrno("ibv_next_poll without start_poll", q.NextPoll(), syscall.EINVAL)
 		e.WantErrno("ibv_end_poll without start_poll", q.EndPoll(), syscall.EINVAL)
-		e.Push(q, wc.WC{WRID: 1, Opcode: wc.Send}, false)
-		e.Push(q, wc.WC{WRID: 2, Opcode: wc.Send}, false)
+		e.Push(q, verbs.WC{WRID: 1, Opcode: verbs.WCSend}, false)
+		e.Push(q, verbs.WC{WRID: 2, Opcode: verbs.WCSend}, false)
 		e.WantOK("ibv_start_poll", q.StartPoll())
 		e.WantErrno("ibv_start_poll inside a batch", q.StartPoll(), syscall.EINVAL)
 		if id, _, _ := q.Current(); id != 1 {
 			t.Errorf("the refused start_poll moved the iterator to wr_id %d", id)
 		}
-		n, err := q.Poll(make([]wc.WC, 2))
+		n, err := q.Poll(make([]verbs.WC, 2))
 		e.WantErrno("ibv_poll_cq inside a batch", err, syscall.EBUSY)
 		if n != 0 {
 			t.Errorf("ibv_poll_cq inside a batch returned %d completions", n)
@@ -245,15 +244,15 @@ func init() {
 			t.Errorf("after the batch ibv_poll_cq found %v, want wr_id 2 alone", got)
 		}
 		// Destroy ends an open batch.
-		e.Push(q, wc.WC{WRID: 3, Opcode: wc.Send}, false)
+		e.Push(q, verbs.WC{WRID: 3, Opcode: verbs.WCSend}, false)
 		e.WantOK("ibv_start_poll", q.StartPoll())
 		cqDestroy(t, e, q, "ibv_destroy_cq inside a batch")
 		e.WantErrno("ibv_end_poll after destroy", q.EndPoll(), syscall.EINVAL)
 	})
 
 	register("CQX-07", "no current completion outside a batch", func(t *T, e *Env) {
-		q := cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: cq.WCStandardFlags})
-		e.Push(q, wc.WC{WRID: 1, Opcode: wc.Send}, false)
+		q := cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: verbs.WCStandardFlags})
+		e.Push(q, verbs.WC{WRID: 1, Opcode: verbs.WCSend}, false)
 		if _, err := q.ReadOpcode(); err == nil {
 			t.Errorf("ibv_wc_read_opcode before start_poll succeeded")
 		}
@@ -272,9 +271,9 @@ func init() {
 	})
 
 	register("CQX-08", "a batch consumes what it visited at end_poll", func(t *T, e *Env) {
-		q := cqxMust(t, e, CQExAttr{CQE: 8, WCFlags: cq.WCStandardFlags})
+		q := cqxMust(t, e, CQExAttr{CQE: 8, WCFlags: verbs.WCStandardFlags})
 		for i := range 4 {
-			e.Push(q, wc.WC{WRID: uint64(i + 1), Opcode: wc.Send}, false)
+			e.Push(q, verbs.WC{WRID: uint64(i + 1), Opcode: verbs.WCSend}, false)
 		}
 		e.WantOK("ibv_start_poll", q.StartPoll())
 		e.WantOK("ibv_next_poll", q.NextPoll())
@@ -283,13 +282,13 @@ func init() {
 			t.Errorf("after a batch that visited 2 of 4, ibv_poll_cq found %v; want wr_ids 3 and 4", got)
 		}
 		// The current completion keeps its slot until end_poll.
-		full := cqxMust(t, e, CQExAttr{CQE: 1, WCFlags: cq.WCStandardFlags})
+		full := cqxMust(t, e, CQExAttr{CQE: 1, WCFlags: verbs.WCStandardFlags})
 		c := full.CQE()
 		for i := range c {
-			e.Push(full, wc.WC{WRID: uint64(i + 1), Opcode: wc.Send}, false)
+			e.Push(full, verbs.WC{WRID: uint64(i + 1), Opcode: verbs.WCSend}, false)
 		}
 		e.WantOK("ibv_start_poll", full.StartPoll())
-		if over := e.Push(full, wc.WC{WRID: 100, Opcode: wc.Send}, false); !over {
+		if over := e.Push(full, verbs.WC{WRID: 100, Opcode: verbs.WCSend}, false); !over {
 			t.Errorf("a completion added to a full CQ during a batch fitted; the batch's completions keep their slots until end_poll")
 		}
 		e.WantOK("ibv_end_poll", full.EndPoll())
@@ -300,7 +299,7 @@ func init() {
 			return // the CQ is in its error state for good (CQ-23 A)
 		}
 		cqxDrain(t, e, full)
-		if over := e.Push(full, wc.WC{WRID: 101, Opcode: wc.Send}, false); over {
+		if over := e.Push(full, verbs.WC{WRID: 101, Opcode: verbs.WCSend}, false); over {
 			t.Errorf("a completion added after end_poll emptied the CQ overran")
 		}
 	})
@@ -315,12 +314,12 @@ func init() {
 			t.Logf("not checked: the device's time is not virtual (conformance.Clock)")
 			return
 		}
-		q := cqxMust(t, e, CQExAttr{CQE: 8, WCFlags: cq.WCExCompletionTimestamp | cq.WCExCompletionTimestampWallclock})
+		q := cqxMust(t, e, CQExAttr{CQE: 8, WCFlags: verbs.WCExCompletionTimestamp | verbs.WCExCompletionTimestampWallclock})
 		clock.Tick(1000)
-		e.Push(q, wc.WC{WRID: 1, Opcode: wc.Send}, false)
+		e.Push(q, verbs.WC{WRID: 1, Opcode: verbs.WCSend}, false)
 		clock.Tick(250)
-		e.Push(q, wc.WC{WRID: 2, Opcode: wc.Send}, false)
-		e.Push(q, wc.WC{WRID: 3, Opcode: wc.Send}, false)
+		e.Push(q, verbs.WC{WRID: 2, Opcode: verbs.WCSend}, false)
+		e.Push(q, verbs.WC{WRID: 3, Opcode: verbs.WCSend}, false)
 		var ts, ns []uint64
 		err := q.StartPoll()
 		for ; err == nil; err = q.NextPoll() {
@@ -345,13 +344,13 @@ func init() {
 
 	register("CQX-10", "an extended CQ is a CQ: events, acks, destroy and mixed polling", func(t *T, e *Env) {
 		ch := e.Channel()
-		q := cqxMust(t, e, CQExAttr{CQE: 8, Context: "cqx", Channel: ch, WCFlags: cq.WCStandardFlags})
+		q := cqxMust(t, e, CQExAttr{CQE: 8, Context: "cqx", Channel: ch, WCFlags: verbs.WCStandardFlags})
 		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
-		e.Push(q, wc.WC{WRID: 1, Opcode: wc.Send}, false)
+		e.Push(q, verbs.WC{WRID: 1, Opcode: verbs.WCSend}, false)
 		if got := cqxDrain(t, e, q); len(got) != 1 {
 			t.Errorf("iterator read %v", got)
 		}
-		e.Push(q, wc.WC{WRID: 2, Opcode: wc.Send}, false)
+		e.Push(q, verbs.WC{WRID: 2, Opcode: verbs.WCSend}, false)
 		got, cqCtx := e.GetEvent("the event of an armed extended CQ", ch)
 		if got != CQ(q) || cqCtx != "cqx" {
 			t.Errorf("event names %v with context %v; want the extended CQ and \"cqx\" (CQ-04)", got, cqCtx)
@@ -359,10 +358,10 @@ func init() {
 		e.NoEvent("a second event without re-arming (NOTIFY-01)", ch)
 		// Mixed polling: poll_cq and the iterator share one queue.
 		for i := range 5 {
-			e.Push(q, wc.WC{WRID: uint64(10 + i), Opcode: wc.Send}, false)
+			e.Push(q, verbs.WC{WRID: uint64(10 + i), Opcode: verbs.WCSend}, false)
 		}
 		var ids []uint64
-		buf := make([]wc.WC, 1)
+		buf := make([]verbs.WC, 1)
 		if n, err := q.Poll(buf); n == 1 && err == nil {
 			ids = append(ids, buf[0].WRID)
 		}

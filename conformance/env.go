@@ -4,7 +4,7 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Env is what a case works with: a fresh device, an open context on it, the
@@ -72,7 +72,7 @@ func (e *Env) Injector(q CQ) Injector {
 
 // Push injects w into q and fails the case on error; it returns whether q
 // overran.
-func (e *Env) Push(q CQ, w wc.WC, solicited bool) bool {
+func (e *Env) Push(q CQ, w verbs.WC, solicited bool) bool {
 	e.T.Helper()
 	over, err := e.Injector(q).Push(w, solicited)
 	if err != nil {
@@ -82,26 +82,26 @@ func (e *Env) Push(q CQ, w wc.WC, solicited bool) bool {
 }
 
 // SendWC returns a successful send completion with wr_id id.
-func SendWC(id uint64) wc.WC {
-	return wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Send, QPNum: 0x11}
+func SendWC(id uint64) verbs.WC {
+	return verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCSend, QPNum: 0x11}
 }
 
 // RecvWC returns a successful receive completion with wr_id id.
-func RecvWC(id uint64) wc.WC {
-	return wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Recv, QPNum: 0x12, ByteLen: 64}
+func RecvWC(id uint64) verbs.WC {
+	return verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCRecv, QPNum: 0x12, ByteLen: 64}
 }
 
 // ErrWC returns an unsuccessful completion with wr_id id and status s.
-func ErrWC(id uint64, s wc.Status) wc.WC {
-	return wc.WC{WRID: id, Status: s, QPNum: 0x11, VendorErr: 0x99}
+func ErrWC(id uint64, s verbs.WCStatus) verbs.WC {
+	return verbs.WC{WRID: id, Status: s, QPNum: 0x11, VendorErr: 0x99}
 }
 
 // PollAll polls q until it is empty, max entries at a time, and returns
 // everything polled. It fails the case on an unexpected error.
-func (e *Env) PollAll(q CQ, max int) []wc.WC {
+func (e *Env) PollAll(q CQ, max int) []verbs.WC {
 	e.T.Helper()
-	var all []wc.WC
-	buf := make([]wc.WC, max)
+	var all []verbs.WC
+	buf := make([]verbs.WC, max)
 	for {
 		n, err := q.Poll(buf)
 		all = append(all, buf[:n]...)

@@ -9,9 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the FLUSH family that a modify to ERR or RESET shows without
@@ -32,7 +30,7 @@ import (
 // flushQP creates a QP of type typ with its own send and receive CQs and
 // takes it to where sends stay outstanding (hold), which it returns: RTS
 // for RC, SQD for UC and UD.
-func (w *qpWorld) flushQP(typ qp.Type, sigAll bool) (q QP, s qp.State, scq, rcq CQ) {
+func (w *qpWorld) flushQP(typ verbs.QPType, sigAll bool) (q QP, s verbs.QPState, scq, rcq CQ) {
 	w.t.Helper()
 	scq, rcq = w.e.CQ(64, nil, nil), w.e.CQ(64, nil, nil)
 	q = w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq, SQSigAll: sigAll})
@@ -57,7 +55,7 @@ func (w *qpWorld) flushNoAsync(what string) {
 func (w *qpWorld) flushLastWQE(what string, q QP) AsyncEvent {
 	w.t.Helper()
 	ev := cqWaitAsync(w.t, w.e, what)
-	if ev.EventType() != notify.EventQPLastWQEReached || ev.Object() != any(q) {
+	if ev.EventType() != verbs.EventQPLastWQEReached || ev.Object() != any(q) {
 		_ = ev.Ack()
 		w.t.Fatalf("%s: async event %v naming %v, want QP_LAST_WQE_REACHED naming the QP", what, ev.EventType(), ev.Object())
 	}
@@ -81,9 +79,9 @@ func init() {
 				// An RC QP may go on to SQD, where requests wait too (QP-39),
 				// but only while no send is outstanding: the drain would wait
 				// for an acknowledgement that never comes.
-				if rng.IntN(4) == 0 && state == qp.RTS && len(sends) == 0 {
-					w.step(q, qp.RTS, qp.SQD)
-					state = qp.SQD
+				if rng.IntN(4) == 0 && state == verbs.QPStateRTS && len(sends) == 0 {
+					w.step(q, verbs.QPStateRTS, verbs.QPStateSQD)
+					state = verbs.QPStateSQD
 				}
 				n := 1 + rng.IntN(4)
 				if rng.IntN(2) == 0 && len(sends)+n <= int(c.MaxSendWR) {
@@ -96,10 +94,10 @@ func init() {
 					recvs = append(recvs, ids...)
 				}
 			}
-			w.step(q, state, qp.Err)
+			w.step(q, state, verbs.QPStateErr)
 			what := fmt.Sprintf("round %d: %v QP, %v→ERR", round, typ, state)
 			got := w.collect(w.cq, len(sends)+len(recvs), what)
-			var gs, gr []wc.WC
+			var gs, gr []verbs.WC
 			for _, c := range got {
 				if c.WRID < 5000 {
 					gs = append(gs, c)
@@ -122,11 +120,11 @@ func init() {
 			wrs := w.sendIDs(q, 1, 2, 3, 4, 5)
 			for i := range wrs {
 				if i != 2 {
-					wrs[i].Flags &^= qp.SendSignaled
+					wrs[i].Flags &^= verbs.SendSignaled
 				}
 			}
 			w.postSend("mostly unsignaled sends", q, wrs)
-			w.step(q, s, qp.Err)
+			w.step(q, s, verbs.QPStateErr)
 			what := fmt.Sprintf("%v %v→ERR, sq_sig_all=0, one signaled send of five", typ, s)
 			w.wantFlushes(what, w.collect(scq, 5, what), idRange(1, 5))
 		}
@@ -140,7 +138,7 @@ func init() {
 		// case looks at nothing else.
 		w := qpSetup(t, e)
 		var qs []QP
-		var states []qp.State
+		var states []verbs.QPState
 		for i, typ := range qpTypes {
 			q, s := w.held(typ)
 			w.postSend("sends", q, w.sendIDs(q, uint64(10*i+1)))
@@ -148,7 +146,7 @@ func init() {
 			qs, states = append(qs, q), append(states, s)
 		}
 		for i, q := range qs {
-			w.step(q, states[i], qp.Err)
+			w.step(q, states[i], verbs.QPStateErr)
 		}
 		for _, c := range w.collect(w.cq, 2*len(qs), "three QPs flushed into one CQ") {
 			i := int(c.WRID / 10)
@@ -156,7 +154,7 @@ func init() {
 				t.Errorf("a flush completion with wr_id %d, which was never posted", c.WRID)
 				continue
 			}
-			if c.Status != wc.WRFlushErr {
+			if c.Status != verbs.WCWRFlushErr {
 				t.Errorf("wr_id %d: status %v, want WR_FLUSH_ERR", c.WRID, c.Status)
 			}
 			if c.QPNum != qs[i].Num() {
@@ -167,15 +165,15 @@ func init() {
 
 	register("FLUSH-07", "an SRQ's requests are not flushed when one of its QPs enters ERR", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		for _, typ := range []qp.Type{qp.RC, qp.UD} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 			s := w.srq(8, 1)
 			depth := srqQuery(w, s).MaxWR
 			rcq := e.CQ(64, nil, nil)
 			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: rcq, SRQ: s})
-			w.walk(q, qp.RTS)
+			w.walk(q, verbs.QPStateRTS)
 			ids := idRange(1, 5)
 			srqPost(w, "five receives", s, ids)
-			w.step(q, qp.RTS, qp.Err)
+			w.step(q, verbs.QPStateRTS, verbs.QPStateErr)
 			// QP_LAST_WQE_REACHED comes once the QP will take nothing more
 			// from the SRQ: whatever it flushes is flushed by then.
 			what := fmt.Sprintf("%v QP on an SRQ holding 5 requests, moved to ERR", typ)
@@ -201,15 +199,15 @@ func init() {
 				w.postSend("sends", q, w.sendIDs(q, 1, 2))
 				w.postRecv("receives", q, w.recvIDs(3, 4, 5))
 				if toErr {
-					w.step(q, via, qp.Err)
-					via = qp.Err
+					w.step(q, via, verbs.QPStateErr)
+					via = verbs.QPStateErr
 				}
 				what := fmt.Sprintf("%v %v→RESET", typ, via)
 				if toErr {
 					w.collect(scq, 2, what)
 					w.collect(rcq, 3, what)
 				}
-				w.step(q, via, qp.Reset)
+				w.step(q, via, verbs.QPStateReset)
 				for _, c := range []CQ{scq, rcq} {
 					if got := e.PollAll(c, 8); len(got) != 0 {
 						t.Errorf("%s produced completions %v", what, wrIDs(got))
@@ -223,7 +221,7 @@ func init() {
 				sends, recvs := idRange(100, int(c.MaxSendWR)), idRange(200, int(c.MaxRecvWR))
 				w.postSend(fmt.Sprintf("%s, back in %v: a full send queue", what, back), q, w.sendIDs(q, sends...))
 				w.postRecv(fmt.Sprintf("%s, back in %v: a full receive queue", what, back), q, w.recvIDs(recvs...))
-				w.step(q, back, qp.Err)
+				w.step(q, back, verbs.QPStateErr)
 				w.wantFlushes(what+", then ERR: send CQ", w.collect(scq, len(sends), what), sends)
 				w.wantFlushes(what+", then ERR: receive CQ", w.collect(rcq, len(recvs), what), recvs)
 			}
@@ -232,10 +230,10 @@ func init() {
 
 	register("FLUSH-13", "flush completions arrive after the modify, within a bounded wait", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		q, s, scq, rcq := w.flushQP(qp.RC, true)
+		q, s, scq, rcq := w.flushQP(verbs.QPTypeRC, true)
 		w.postSend("sends", q, w.sendIDs(q, 1, 2, 3, 4))
 		w.postRecv("receives", q, w.recvIDs(5, 6))
-		w.step(q, s, qp.Err)
+		w.step(q, s, verbs.QPStateErr)
 		// collect polls until they are there: the modify need not wait for
 		// them, but they must come.
 		w.wantFlushes("send CQ", w.collect(scq, 4, "RC RTS→ERR"), idRange(1, 4))
@@ -246,21 +244,21 @@ func init() {
 		w := qpSetup(t, e)
 		n := 0
 		for _, typ := range qpTypes {
-			for _, from := range []qp.State{qp.Init, qp.RTS, qp.SQD} {
+			for _, from := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTS, verbs.QPStateSQD} {
 				q := w.at(typ, from)
 				w.postRecv("receives", q, w.recvIDs(1))
 				n++
-				w.step(q, from, qp.Err)
+				w.step(q, from, verbs.QPStateErr)
 			}
 		}
 		// Once the flushes are there, the modifies are over.
 		w.collect(w.cq, n, "nine QPs flushed")
 		w.flushNoAsync("after nine QPs without an SRQ entered ERR")
 		s := w.srq(4, 1)
-		for _, typ := range []qp.Type{qp.RC, qp.UD} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
-			w.walk(q, qp.RTS)
-			w.step(q, qp.RTS, qp.Err)
+			w.walk(q, verbs.QPStateRTS)
+			w.step(q, verbs.QPStateRTS, verbs.QPStateErr)
 			what := fmt.Sprintf("%v QP on an SRQ entered ERR", typ)
 			e.WantOK("ibv_ack_async_event", w.flushLastWQE(what, q).Ack())
 			w.flushNoAsync(what + ", after LAST_WQE_REACHED")
@@ -273,7 +271,7 @@ func init() {
 		// which would take the event itself (sqDrained).
 		w := qpSetup(t, e)
 		toSQD := func(q QP, ask bool) error {
-			a := qpAttr(w.lim, qp.RTS, qp.SQD)
+			a := qpAttr(w.lim, verbs.QPStateRTS, verbs.QPStateSQD)
 			a.EnSQDAsyncNotify = ask
 			mask := bState
 			if ask {
@@ -283,14 +281,14 @@ func init() {
 		}
 		for _, typ := range qpTypes {
 			for _, ask := range []bool{true, false} {
-				q := w.at(typ, qp.RTS)
+				q := w.at(typ, verbs.QPStateRTS)
 				what := fmt.Sprintf("%v QP, RTS→SQD with nothing outstanding, en_sqd_async_notify=%t", typ, ask)
 				if err := toSQD(q, ask); err != nil {
 					t.Fatalf("%s: %v, want success", what, err)
 				}
 				if ask || e.Profile.AlwaysSQDrained {
 					ev := cqWaitAsync(t, e, what)
-					if ev.EventType() != notify.EventSQDrained || ev.Object() != any(q) {
+					if ev.EventType() != verbs.EventSQDrained || ev.Object() != any(q) {
 						t.Errorf("%s: async event %v naming %v, want SQ_DRAINED naming the QP", what, ev.EventType(), ev.Object())
 					}
 					e.WantOK("ibv_ack_async_event", ev.Ack())
@@ -301,7 +299,7 @@ func init() {
 		}
 		// An RC QP whose sends wait for an acknowledgement that never comes
 		// (hold) never finishes its drain, so SQ_DRAINED must not come.
-		q, _ := w.held(qp.RC)
+		q, _ := w.held(verbs.QPTypeRC)
 		w.postSend("sends awaiting an acknowledgement", q, w.sendIDs(q, 1, 2))
 		what := "RC QP, RTS→SQD with two sends in flight, en_sqd_async_notify=true"
 		if err := toSQD(q, true); err != nil {
@@ -315,11 +313,11 @@ func init() {
 		w := qpSetup(t, e)
 		s := w.srq(8, 1)
 		srqPost(w, "receives", s, idRange(1, 3))
-		for _, typ := range []qp.Type{qp.RC, qp.UD} {
-			for _, from := range []qp.State{qp.Init, qp.RTS} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
+			for _, from := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTS} {
 				q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 				w.walk(q, from)
-				w.step(q, from, qp.Err)
+				w.step(q, from, verbs.QPStateErr)
 				ev := w.flushLastWQE(fmt.Sprintf("%v QP on an SRQ, %v→ERR", typ, from), q)
 				e.WantOK("ibv_ack_async_event", ev.Ack())
 			}
@@ -329,9 +327,9 @@ func init() {
 	register("ASYNC-05", "destroying a QP or an SRQ waits for the ack of its event already read", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		s := w.srq(4, 1)
-		q := w.createWith(QPInitAttr{Type: qp.RC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
-		w.walk(q, qp.Init)
-		w.step(q, qp.Init, qp.Err)
+		q := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+		w.walk(q, verbs.QPStateInit)
+		w.step(q, verbs.QPStateInit, verbs.QPStateErr)
 		held := []struct {
 			what    string
 			ev      AsyncEvent
@@ -342,11 +340,11 @@ func init() {
 		s2 := w.srq(4, 1)
 		if c := srqConsumer(t, s2); c != nil {
 			srqPost(w, "two receives", s2, idRange(1, 2))
-			lim := qp.SRQAttr{SRQLimit: 2}
-			e.WantOK("ibv_modify_srq(srq_limit=2)", s2.Modify(&lim, qp.SRQLimit))
+			lim := verbs.SRQAttr{SRQLimit: 2}
+			e.WantOK("ibv_modify_srq(srq_limit=2)", s2.Modify(&lim, verbs.SRQLimit))
 			srqTake(w, c, 1)
 			ev := cqWaitAsync(t, e, "the SRQ fell below its limit")
-			if ev.EventType() != notify.EventSRQLimitReached {
+			if ev.EventType() != verbs.EventSRQLimitReached {
 				_ = ev.Ack()
 				t.Fatalf("the SRQ fell below its limit: event %v, want SRQ_LIMIT_REACHED", ev.EventType())
 			}
@@ -385,7 +383,7 @@ func init() {
 }
 
 // srqQuery queries s or fails the case.
-func srqQuery(w *qpWorld, s SRQ) qp.SRQAttr {
+func srqQuery(w *qpWorld, s SRQ) verbs.SRQAttr {
 	w.t.Helper()
 	a, err := s.Query()
 	if err != nil {
@@ -410,7 +408,7 @@ func flushOutstanding(t *T, e *Env) {
 		q, s, scq, rcq := w.flushQP(typ, true)
 		w.postSend("sends", q, w.sendIDs(q, 1, 2, 3))
 		w.postRecv("receives", q, w.recvIDs(11, 12, 13, 14))
-		w.step(q, s, qp.Err)
+		w.step(q, s, verbs.QPStateErr)
 		what := fmt.Sprintf("%v %v→ERR", typ, s)
 		sends, recvs := w.collect(scq, 3, what+": send CQ"), w.collect(rcq, 4, what+": receive CQ")
 		w.wantFlushes(what+": send CQ", sends, idRange(1, 3))
@@ -428,11 +426,11 @@ func flushOutstanding(t *T, e *Env) {
 func flushPostedInErr(t *T, e *Env) {
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
-		for _, from := range []qp.State{qp.Init, qp.RTS} {
+		for _, from := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTS} {
 			scq, rcq := e.CQ(64, nil, nil), e.CQ(64, nil, nil)
 			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
 			w.walk(q, from)
-			w.step(q, from, qp.Err)
+			w.step(q, from, verbs.QPStateErr)
 			what := fmt.Sprintf("%v in ERR (from %v)", typ, from)
 			n, err := q.PostSend(w.sendIDs(q, 1, 2))
 			w.wantPost(what+": ibv_post_send", n, err, 2, 0)

@@ -9,9 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/verbsim/verbsim/conformance/model"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // This file holds Op and Machine, which apply the same operations to any
@@ -67,24 +65,24 @@ func (k OpKind) String() string {
 // and so are the QP operations machine_qp.go names.
 type Op struct {
 	Kind      OpKind
-	CQ        int   // which CQ; for OpCreateQP, the send CQ
-	Channel   int   // which channel; for OpCreateCQ, negative means none
-	N         int   // cqe, num_entries, ack count, async event index, or requests posted
-	AboveMax  bool  // N is replaced by the device's max_cqe+1; for OpCreateQP, SendWR by max_qp_wr+1
-	Vector    int   // comp_vector for OpCreateCQ
-	Solicited bool  // solicited-only arm, or the solicited bit of a push
-	WC        wc.WC // the completion OpPush injects
+	CQ        int      // which CQ; for OpCreateQP, the send CQ
+	Channel   int      // which channel; for OpCreateCQ, negative means none
+	N         int      // cqe, num_entries, ack count, async event index, or requests posted
+	AboveMax  bool     // N is replaced by the device's max_cqe+1; for OpCreateQP, SendWR by max_qp_wr+1
+	Vector    int      // comp_vector for OpCreateCQ
+	Solicited bool     // solicited-only arm, or the solicited bit of a push
+	WC        verbs.WC // the completion OpPush injects
 
-	QP       int      // which QP
-	RecvCQ   int      // OpCreateQP: the receive CQ
-	QPType   qp.Type  // OpCreateQP: qp_type
-	SendWR   int      // OpCreateQP: max_send_wr
-	RecvWR   int      // OpCreateQP: max_recv_wr
-	SigAll   bool     // OpCreateQP: sq_sig_all
-	Target   qp.State // OpModifyQP: the state to move to
-	Up       bool     // OpModifyQP: instead of Target, the next state on the way to RTS
-	Illegal  bool     // OpModifyQP: spoil the minimal mask (drop a required bit or add CAP)
-	Signaled uint8    // OpPostSend: bit i set: request i is IBV_SEND_SIGNALED
+	QP       int           // which QP
+	RecvCQ   int           // OpCreateQP: the receive CQ
+	QPType   verbs.QPType  // OpCreateQP: qp_type
+	SendWR   int           // OpCreateQP: max_send_wr
+	RecvWR   int           // OpCreateQP: max_recv_wr
+	SigAll   bool          // OpCreateQP: sq_sig_all
+	Target   verbs.QPState // OpModifyQP: the state to move to
+	Up       bool          // OpModifyQP: instead of Target, the next state on the way to RTS
+	Illegal  bool          // OpModifyQP: spoil the minimal mask (drop a required bit or add CAP)
+	Signaled uint8         // OpPostSend: bit i set: request i is IBV_SEND_SIGNALED
 
 	// Ex makes OpPoll read up to N completions with ibv_start_poll,
 	// ibv_next_poll and ibv_end_poll instead of ibv_poll_cq, when N > 0
@@ -140,26 +138,26 @@ const (
 )
 
 // WC returns a completion of kind k with wr_id id.
-func (k WCKind) WC(id uint64) wc.WC {
+func (k WCKind) WC(id uint64) verbs.WC {
 	switch k {
 	case KindWrite:
 		w := SendWC(id)
-		w.Opcode = wc.RDMAWrite
+		w.Opcode = verbs.WCRDMAWrite
 		return w
 	case KindRecv:
 		return RecvWC(id)
 	case KindRecvImm:
 		w := RecvWC(id)
-		w.Opcode, w.WCFlags, w.ImmData = wc.RecvRDMAWithImm, wc.WithImm, uint32(id)
+		w.Opcode, w.WCFlags, w.ImmData = verbs.WCRecvRDMAWithImm, verbs.WCWithImm, uint32(id)
 		return w
 	case KindLocLen:
-		return ErrWC(id, wc.LocLenErr)
+		return ErrWC(id, verbs.WCLocLenErr)
 	case KindFlush:
-		return ErrWC(id, wc.WRFlushErr)
+		return ErrWC(id, verbs.WCWRFlushErr)
 	case KindRemAccess:
-		return ErrWC(id, wc.RemAccessErr)
+		return ErrWC(id, verbs.WCRemAccessErr)
 	case KindLocProt:
-		return ErrWC(id, wc.LocProtErr)
+		return ErrWC(id, verbs.WCLocProtErr)
 	}
 	return SendWC(id)
 }
@@ -471,8 +469,8 @@ func (m *Machine) poll(op Op, i int, q CQ) error {
 	if x, ok := q.(ExCQ); ok && op.Ex && n > 0 {
 		return m.pollEx(op, i, x, n)
 	}
-	canary := wc.WC{WRID: 0xCA11A27, Status: wc.GeneralErr, VendorErr: 0xCA11A27}
-	buf := make([]wc.WC, n)
+	canary := verbs.WC{WRID: 0xCA11A27, Status: verbs.WCGeneralErr, VendorErr: 0xCA11A27}
+	buf := make([]verbs.WC, n)
 	for j := range buf {
 		buf[j] = canary
 	}
@@ -579,7 +577,7 @@ func (m *Machine) getAsync(op Op) error {
 	if ev == nil {
 		return fmt.Errorf("%v: ibv_get_async_event returned no event and no error", op)
 	}
-	if ev.EventType() != notify.EventType(model.EventCQErr) || id != mev.CQ {
+	if ev.EventType() != verbs.EventType(model.EventCQErr) || id != mev.CQ {
 		return fmt.Errorf("%v: got %v naming cq %d; the model expects CQ_ERR naming cq %d (ASYNC-03, ASYNC-07)",
 			op, ev.EventType(), id, mev.CQ)
 	}
@@ -623,7 +621,7 @@ func (m *Machine) Check() error {
 // in place of ENOENT at the end.
 func (m *Machine) pollEx(op Op, i int, q ExCQ, n int) error {
 	ps, want := m.m.PollFrom(i, n)
-	var dev []wc.WC
+	var dev []verbs.WC
 	err := q.StartPoll()
 	for err == nil {
 		w, rerr := exRead(q)
@@ -667,8 +665,8 @@ func (m *Machine) pollEx(op Op, i int, q ExCQ, n int) error {
 
 // exRead assembles the current completion from the iterator's fields, for
 // a CQ created with IBV_WC_STANDARD_FLAGS.
-func exRead(q ExCQ) (wc.WC, error) {
-	var w wc.WC
+func exRead(q ExCQ) (verbs.WC, error) {
+	var w verbs.WC
 	var errs [11]error
 	w.WRID, w.Status, errs[0] = q.Current()
 	w.Opcode, errs[1] = q.ReadOpcode()

@@ -5,9 +5,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/conformance/model"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The QP operations of Machine: create, modify, post and destroy, compared
@@ -57,7 +55,7 @@ type machineQPs struct {
 // skipDrained reports whether ev is an SQ_DRAINED that a QP's RTS→SQD made
 // due (ASYNC-13), and if so counts it as read. The caller acks it.
 func (m *Machine) skipDrained(ev AsyncEvent) bool {
-	if ev.EventType() != notify.EventSQDrained {
+	if ev.EventType() != verbs.EventSQDrained {
 		return false
 	}
 	for i, q := range m.qps {
@@ -95,16 +93,16 @@ func (o Op) qpString() string {
 
 // upFrom is the state OpModifyQP with Up moves to: the next one on the way
 // RESET→INIT→RTR→RTS, back to RTS from SQD and SQE, and from ERR to RESET.
-func upFrom(s qp.State) qp.State {
+func upFrom(s verbs.QPState) verbs.QPState {
 	switch s {
-	case qp.Reset:
-		return qp.Init
-	case qp.Init:
-		return qp.RTR
-	case qp.Err:
-		return qp.Reset
+	case verbs.QPStateReset:
+		return verbs.QPStateInit
+	case verbs.QPStateInit:
+		return verbs.QPStateRTR
+	case verbs.QPStateErr:
+		return verbs.QPStateReset
 	}
-	return qp.RTS
+	return verbs.QPStateRTS
 }
 
 func (m *Machine) applyQP(op Op) error {
@@ -123,9 +121,9 @@ func (m *Machine) applyQP(op Op) error {
 		return m.postSend(op, i, q)
 	case OpPostRecv:
 		ids := m.wrIDs(op.N)
-		wrs := make([]qp.RecvWR, len(ids))
+		wrs := make([]verbs.RecvWR, len(ids))
 		for j, id := range ids {
-			wrs[j] = qp.RecvWR{WRID: id} // no SGE: a zero-length buffer (QP-32)
+			wrs[j] = verbs.RecvWR{WRID: id} // no SGE: a zero-length buffer (QP-32)
 		}
 		n, err := q.PostRecv(wrs)
 		wantN, fl, want := m.m.PostRecv(i, ids)
@@ -173,7 +171,7 @@ func (m *Machine) createQP(op Op) error {
 	}
 	q, err := m.pd.CreateQP(QPInitAttr{
 		SendCQ: m.cqs[in.SendCQ], RecvCQ: m.cqs[in.RecvCQ], Type: in.Type, SQSigAll: in.SQSigAll,
-		Cap: qp.Cap{MaxSendWR: uint32(in.MaxSendWR), MaxRecvWR: uint32(in.MaxRecvWR), MaxSendSGE: 1, MaxRecvSGE: 1},
+		Cap: verbs.QPCap{MaxSendWR: uint32(in.MaxSendWR), MaxRecvWR: uint32(in.MaxRecvWR), MaxSendSGE: 1, MaxRecvSGE: 1},
 	})
 	id, want := m.m.CreateQP(in)
 	if e := m.same(op, "ibv_create_qp", err, want); e != nil {
@@ -190,7 +188,7 @@ func (m *Machine) createQP(op Op) error {
 	if err != nil {
 		return fmt.Errorf("%v: ibv_query_qp of the new QP: %v", op, err)
 	}
-	if a.QPState != qp.Reset {
+	if a.QPState != verbs.QPStateReset {
 		return fmt.Errorf("%v: the new QP is in %v, not RESET (QP-01)", op, a.QPState)
 	}
 	if err := m.m.AcceptQP(id, q.Num(), int(a.Cap.MaxSendWR), int(a.Cap.MaxRecvWR)); err != nil {
@@ -205,7 +203,7 @@ func (m *Machine) modifyQP(op Op, i int, q QP) error {
 	if op.Up {
 		to = upFrom(from)
 	}
-	if to == qp.SQD && mq.Init.Type == qp.RC && len(mq.SQ.Outstanding) > 0 {
+	if to == verbs.QPStateSQD && mq.Init.Type == verbs.QPTypeRC && len(mq.SQ.Outstanding) > 0 {
 		return nil // the drain would wait for the sends (see the top of the file)
 	}
 	// The mask comes from the suite's table (qp.go) and the outcome from the
@@ -225,7 +223,7 @@ func (m *Machine) modifyQP(op Op, i int, q QP) error {
 	if e := m.same(op, fmt.Sprintf("ibv_modify_qp(%v→%v, %v)", from, to, mask), err, want); e != nil {
 		return e
 	}
-	if err == nil && from == qp.RTS && to == qp.SQD && m.prof.AlwaysSQDrained {
+	if err == nil && from == verbs.QPStateRTS && to == verbs.QPStateSQD && m.prof.AlwaysSQDrained {
 		if m.drained == nil {
 			m.drained = map[int]int{}
 		}
@@ -252,13 +250,13 @@ func (m *Machine) sameState(op Op, i int, q QP) error {
 
 func (m *Machine) postSend(op Op, i int, q QP) error {
 	mq := m.m.QP(i)
-	if mq.Init.Type != qp.RC && !mq.Destroyed {
+	if mq.Init.Type != verbs.QPTypeRC && !mq.Destroyed {
 		switch mq.State {
-		case qp.RTS, qp.SQD, qp.SQE:
+		case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE:
 			return nil // it would run (see the top of the file)
 		}
 	}
-	if mq.Init.Type == qp.UD && m.ah == nil {
+	if mq.Init.Type == verbs.QPTypeUD && m.ah == nil {
 		ah, err := m.pd.CreateAH(pdAHAttr)
 		if err != nil || ah == nil {
 			return fmt.Errorf("%v: ibv_create_ah: %v", op, err)
@@ -266,13 +264,13 @@ func (m *Machine) postSend(op Op, i int, q QP) error {
 		m.ah = ah
 	}
 	ids := m.wrIDs(op.N)
-	wrs := make([]qp.SendWR, len(ids))
+	wrs := make([]verbs.SendWR, len(ids))
 	for j, id := range ids {
-		wrs[j] = qp.SendWR{WRID: id, Opcode: wc.WRSend}
+		wrs[j] = verbs.SendWR{WRID: id, Opcode: verbs.WRSend}
 		if j < 8 && op.Signaled&(1<<j) != 0 {
-			wrs[j].Flags = qp.SendSignaled
+			wrs[j].Flags = verbs.SendSignaled
 		}
-		if mq.Init.Type == qp.UD {
+		if mq.Init.Type == verbs.QPTypeUD {
 			wrs[j].AH, wrs[j].RemoteQPN, wrs[j].RemoteQKey = m.ah, machineDestQPN, 0x11110000
 		}
 	}
@@ -308,8 +306,8 @@ func (m *Machine) flushed(fl []model.Flushed) {
 // a device completion that completes a QP's work request and agrees with the
 // model on wr_id, status and qp_num is replaced by the model's: the other
 // fields of an error completion mean nothing (FLUSH-06, WC-03).
-func meaningful(ps []model.Polled, dev []wc.WC) (want, got []wc.WC) {
-	got = append([]wc.WC(nil), dev...)
+func meaningful(ps []model.Polled, dev []verbs.WC) (want, got []verbs.WC) {
+	got = append([]verbs.WC(nil), dev...)
 	for j, p := range ps {
 		want = append(want, p.WC)
 		if p.QP >= 0 && j < len(got) {

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of ibv_rereg_mr (MR-12 to MR-17), through the optional MRRereg
@@ -182,11 +181,11 @@ func init() {
 			return
 		}
 		keeps := e.Profile.ReregFailKeepsMR
-		a, _ := w.connect(qp.RC, w.opts())
-		a.post("a WRITE after the command error", a.xRemoteReq(1, wc.WRRDMAWrite, target.Addr(), target.RKey()))
-		want := wc.RemAccessErr
+		a, _ := w.connect(verbs.QPTypeRC, w.opts())
+		a.post("a WRITE after the command error", a.xRemoteReq(1, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+		want := verbs.WCRemAccessErr
 		if keeps {
-			want = wc.Success
+			want = verbs.WCSuccess
 		}
 		a.want(fmt.Sprintf("a WRITE to an MR after ERR_CMD (FailKeepsMR=%v)", keeps), w.await(a.scq, 1, "write")[0], 1, want)
 		if keeps {
@@ -215,14 +214,14 @@ func init() {
 		if !kept && (target.LKey() == l || target.RKey() == rk) {
 			t.Errorf("only one key changed: lkey %#x→%#x, rkey %#x→%#x", l, target.LKey(), rk, target.RKey())
 		}
-		a, _ := w.connect(qp.RC, w.opts())
-		a.post("a WRITE with the new rkey", a.xRemoteReq(1, wc.WRRDMAWrite, target.Addr(), target.RKey()))
-		a.want("a WRITE with the rkey after the rereg", w.await(a.scq, 1, "new rkey")[0], 1, wc.Success)
-		want := wc.RemAccessErr
+		a, _ := w.connect(verbs.QPTypeRC, w.opts())
+		a.post("a WRITE with the new rkey", a.xRemoteReq(1, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+		a.want("a WRITE with the rkey after the rereg", w.await(a.scq, 1, "new rkey")[0], 1, verbs.WCSuccess)
+		want := verbs.WCRemAccessErr
 		if kept {
-			want = wc.Success
+			want = verbs.WCSuccess
 		}
-		a.post("a WRITE with the rkey from before", a.xRemoteReq(2, wc.WRRDMAWrite, target.Addr(), rk))
+		a.post("a WRITE with the rkey from before", a.xRemoteReq(2, verbs.WRRDMAWrite, target.Addr(), rk))
 		a.want(fmt.Sprintf("a WRITE with the rkey from before the rereg (KeepsKeys=%v)", kept), w.await(a.scq, 1, "old rkey")[0], 2, want)
 	})
 
@@ -243,9 +242,9 @@ func init() {
 				t.Errorf("a refused CHANGE_TRANSLATION changed the length to %d", target.Length())
 			}
 			if e.Profile.ReregFailKeepsMR {
-				a, _ := w.connect(qp.RC, w.opts())
-				a.post("a WRITE after the refused translation", a.xRemoteReq(1, wc.WRRDMAWrite, target.Addr(), target.RKey()))
-				a.want("a WRITE after the refused translation", w.await(a.scq, 1, "write")[0], 1, wc.Success)
+				a, _ := w.connect(verbs.QPTypeRC, w.opts())
+				a.post("a WRITE after the refused translation", a.xRemoteReq(1, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+				a.want("a WRITE after the refused translation", w.await(a.scq, 1, "write")[0], 1, verbs.WCSuccess)
 				if oldBuf[0] != 0x40 {
 					t.Errorf("the WRITE did not land in the MR's buffer")
 				}
@@ -258,14 +257,14 @@ func init() {
 		if target.Length() != 128 {
 			t.Errorf("length after CHANGE_TRANSLATION: %d, want 128", target.Length())
 		}
-		a, _ := w.connect(qp.RC, w.opts())
-		a.post("a WRITE to the last 8 bytes", a.xRemoteReq(1, wc.WRRDMAWrite, target.Addr()+120, target.RKey()))
-		a.want("a WRITE into the new translation", w.await(a.scq, 1, "write")[0], 1, wc.Success)
+		a, _ := w.connect(verbs.QPTypeRC, w.opts())
+		a.post("a WRITE to the last 8 bytes", a.xRemoteReq(1, verbs.WRRDMAWrite, target.Addr()+120, target.RKey()))
+		a.want("a WRITE into the new translation", w.await(a.scq, 1, "write")[0], 1, verbs.WCSuccess)
 		if newBuf[120] != 0x40 || oldBuf[0] != 0 {
 			t.Errorf("the WRITE landed in the old buffer or nowhere: new[120]=%#x old[0]=%#x", newBuf[120], oldBuf[0])
 		}
-		a.post("a WRITE past the new end", a.xRemoteReq(2, wc.WRRDMAWrite, target.Addr()+121, target.RKey()))
-		a.want("a WRITE one byte past the new translation", w.await(a.scq, 1, "past")[0], 2, wc.RemAccessErr)
+		a.post("a WRITE past the new end", a.xRemoteReq(2, verbs.WRRDMAWrite, target.Addr()+121, target.RKey()))
+		a.want("a WRITE one byte past the new translation", w.await(a.scq, 1, "past")[0], 2, verbs.WCRemAccessErr)
 	})
 
 	register("MR-17", "after ibv_rereg_mr, requests are checked against the new access and PD, posted before it or not", func(t *T, e *Env) {
@@ -277,35 +276,35 @@ func init() {
 		if r == nil {
 			return
 		}
-		a, _ := w.connect(qp.RC, w.opts())
-		a.post("a WRITE before", a.xRemoteReq(1, wc.WRRDMAWrite, target.Addr(), target.RKey()))
-		a.want("a WRITE before the rereg", w.await(a.scq, 1, "before")[0], 1, wc.Success)
+		a, _ := w.connect(verbs.QPTypeRC, w.opts())
+		a.post("a WRITE before", a.xRemoteReq(1, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+		a.want("a WRITE before the rereg", w.await(a.scq, 1, "before")[0], 1, verbs.WCSuccess)
 		if !e.rereg("CHANGE_ACCESS without REMOTE_WRITE", r, reregAccess, nil, nil, accessLocalWrite|accessRemoteRead, 0, 0) {
 			return
 		}
-		a.post("a WRITE after REMOTE_WRITE was dropped", a.xRemoteReq(2, wc.WRRDMAWrite, target.Addr(), target.RKey()))
-		a.want("a WRITE after CHANGE_ACCESS dropped REMOTE_WRITE", w.await(a.scq, 1, "write")[0], 2, wc.RemAccessErr)
-		a, _ = w.connect(qp.RC, w.opts())
-		a.post("a READ, still granted", a.xRemoteReq(3, wc.WRRDMARead, target.Addr(), target.RKey()))
-		a.want("a READ after CHANGE_ACCESS kept REMOTE_READ", w.await(a.scq, 1, "read")[0], 3, wc.Success)
+		a.post("a WRITE after REMOTE_WRITE was dropped", a.xRemoteReq(2, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+		a.want("a WRITE after CHANGE_ACCESS dropped REMOTE_WRITE", w.await(a.scq, 1, "write")[0], 2, verbs.WCRemAccessErr)
+		a, _ = w.connect(verbs.QPTypeRC, w.opts())
+		a.post("a READ, still granted", a.xRemoteReq(3, verbs.WRRDMARead, target.Addr(), target.RKey()))
+		a.want("a READ after CHANGE_ACCESS kept REMOTE_READ", w.await(a.scq, 1, "read")[0], 3, verbs.WCSuccess)
 
 		// CHANGE_PD away from the responder QP's PD: the rkey fails.
 		if !e.rereg("CHANGE_PD to another PD", r, reregPD, pdB2, nil, 0, 0, 0) {
 			return
 		}
-		a.post("a READ after CHANGE_PD", a.xRemoteReq(4, wc.WRRDMARead, target.Addr(), target.RKey()))
-		a.want("a READ through an MR moved to another PD", w.await(a.scq, 1, "pd")[0], 4, wc.RemAccessErr)
+		a.post("a READ after CHANGE_PD", a.xRemoteReq(4, verbs.WRRDMARead, target.Addr(), target.RKey()))
+		a.want("a READ through an MR moved to another PD", w.await(a.scq, 1, "pd")[0], 4, verbs.WCRemAccessErr)
 
 		// A request posted before the rereg that runs after it (it waits in
 		// SQD): its local MR moved to another PD, so LOC_PROT_ERR, whatever
 		// the keys did.
-		a, b := w.connect(qp.RC, w.opts())
+		a, b := w.connect(verbs.QPTypeRC, w.opts())
 		src := w.e.mrReg(w.a.pd, make([]byte, 64), xAccessAll)
 		sr := e.reregOf(src)
-		a.toState(qp.SQD)
-		a.post("a WRITE waiting in SQD", xRDMA(5, wc.WRRDMAWrite, b.s, 0, qp.SGE{Addr: src.Addr(), Length: 8, LKey: src.LKey()}))
+		a.toState(verbs.QPStateSQD)
+		a.post("a WRITE waiting in SQD", xRDMA(5, verbs.WRRDMAWrite, b.s, 0, verbs.SGE{Addr: src.Addr(), Length: 8, LKey: src.LKey()}))
 		e.rereg("CHANGE_PD of the waiting WRITE's source", sr, reregPD, pdA2, nil, 0, 0, 0)
-		a.toState(qp.RTS)
-		a.want("a WRITE whose source MR moved to another PD before it ran", w.await(a.scq, 1, "local")[0], 5, wc.LocProtErr)
+		a.toState(verbs.QPStateRTS)
+		a.want("a WRITE whose source MR moved to another PD before it ran", w.await(a.scq, 1, "local")[0], 5, verbs.WCLocProtErr)
 	})
 }

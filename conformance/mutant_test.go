@@ -18,8 +18,7 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // hooks override verbs of the wrapped device. A nil hook forwards. Hooks
@@ -29,19 +28,19 @@ type hooks struct {
 	limits      func(conformance.Limits) conformance.Limits
 	createCQ    func(c conformance.Context, cqe int, cqContext any, ch conformance.CompChannel, vec int) (conformance.CQ, error)
 	cqe         func(q conformance.CQ) int
-	poll        func(q conformance.CQ, wcs []wc.WC) (int, error)
+	poll        func(q conformance.CQ, wcs []verbs.WC) (int, error)
 	reqNotify   func(q conformance.CQ, solicitedOnly bool) error
 	ack         func(q conformance.CQ, n int) error
 	resize      func(q conformance.CQ, n int) error
 	destroyCQ   func(q conformance.CQ, ctx context.Context) error
-	push        func(q conformance.CQ, w wc.WC, solicited bool) (bool, error)
+	push        func(q conformance.CQ, w verbs.WC, solicited bool) (bool, error)
 	getEvent    func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error)
 	tryGetEvent func(ch conformance.CompChannel) (conformance.CQ, any, error)
 	destroyCh   func(ch conformance.CompChannel) error
 	getAsync    func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error)
 	tryAsync    func(c conformance.Context) (conformance.AsyncEvent, error)
 	injectFatal func(q conformance.QP) error
-	forceStatus func(q conformance.QP, wrID uint64, recv bool, st wc.Status) error
+	forceStatus func(q conformance.QP, wrID uint64, recv bool, st verbs.WCStatus) error
 	allocPD     func(c conformance.Context) (conformance.PD, error)
 	deallocPD   func(pd conformance.PD) error
 	regMR       func(pd conformance.PD, buf []byte, access uint32) (conformance.MR, error)
@@ -55,27 +54,27 @@ type hooks struct {
 	// postSend requests whose AH is the inner one.
 	createQP   func(pd conformance.PD, attr conformance.QPInitAttr) (conformance.QP, error)
 	qpNum      func(q conformance.QP) uint32
-	modifyQP   func(q conformance.QP, attr *qp.Attr, mask qp.AttrMask) error
-	queryQP    func(q conformance.QP) (qp.Attr, error)
-	postSend   func(q conformance.QP, wrs []qp.SendWR) (int, error)
-	postRecv   func(q conformance.QP, wrs []qp.RecvWR) (int, error)
+	modifyQP   func(q conformance.QP, attr *verbs.QPAttr, mask verbs.QPAttrMask) error
+	queryQP    func(q conformance.QP) (verbs.QPAttr, error)
+	postSend   func(q conformance.QP, wrs []verbs.SendWR) (int, error)
+	postRecv   func(q conformance.QP, wrs []verbs.RecvWR) (int, error)
 	destroyQP  func(q conformance.QP, ctx context.Context) error
 	createSRQ  func(pd conformance.PD, attr conformance.SRQInitAttr) (conformance.SRQ, error)
-	postSRQ    func(s conformance.SRQ, wrs []qp.RecvWR) (int, error)
-	modifySRQ  func(s conformance.SRQ, attr *qp.SRQAttr, mask qp.SRQAttrMask) error
-	querySRQ   func(s conformance.SRQ) (qp.SRQAttr, error)
+	postSRQ    func(s conformance.SRQ, wrs []verbs.RecvWR) (int, error)
+	modifySRQ  func(s conformance.SRQ, attr *verbs.SRQAttr, mask verbs.SRQAttrMask) error
+	querySRQ   func(s conformance.SRQ) (verbs.SRQAttr, error)
 	destroySRQ func(s conformance.SRQ, ctx context.Context) error
-	takeSRQ    func(s conformance.SRQ) (uint64, []qp.SGE, bool)
+	takeSRQ    func(s conformance.SRQ) (uint64, []verbs.SGE, bool)
 	injectSRQ  func(s conformance.SRQ) error // SRQErrorInjector
 
 	// Memory windows (conformance.MWAllocator, MWBinder). bindMW gets info
 	// with the inner MR.
 	allocMW func(pd conformance.PD, typ uint32) (conformance.MW, error)
-	bindMW  func(q conformance.QP, mw conformance.MW, wrID uint64, flags qp.SendFlags, info qp.MWBindInfo) error
+	bindMW  func(q conformance.QP, mw conformance.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error
 
 	// The extended post API (conformance.QPExCreator, WRBuilder; forwarded
 	// in mutants_qpx_test.go). createQPEx gets attr with the inner CQs.
-	createQPEx func(pd conformance.PD, attr conformance.QPInitAttr, mask uint32, ops qp.SendOps) (conformance.QP, error)
+	createQPEx func(pd conformance.PD, attr conformance.QPInitAttr, mask uint32, ops verbs.QPSendOps) (conformance.QP, error)
 	setWRID    func(b conformance.WRBuilder, id uint64)
 	wrStart    func(b conformance.WRBuilder)
 	wrComplete func(b conformance.WRBuilder) error
@@ -94,7 +93,7 @@ type hooks struct {
 
 	// The query capabilities (verbs_query.go, forwarded in
 	// mutants_query_test.go).
-	queryMask     func(q conformance.QP, mask qp.AttrMask) (qp.Attr, conformance.QPQueryInit, error)
+	queryMask     func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, conformance.QPQueryInit, error)
 	queryDevEx    func(c conformance.Context, compMask uint32) (conformance.DeviceAttrEx, error)
 	queryPortEx   func(c conformance.Context, port uint8) (conformance.PortAttrEx, error)
 	queryGIDEx    func(c conformance.Context, port, index, flags uint32) (conformance.GIDEntry, error)
@@ -433,21 +432,21 @@ func (q *mQP) Num() uint32 {
 	return q.inner.Num()
 }
 
-func (q *mQP) Modify(attr *qp.Attr, mask qp.AttrMask) error {
+func (q *mQP) Modify(attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 	if q.h.modifyQP != nil {
 		return q.h.modifyQP(q.inner, attr, mask)
 	}
 	return q.inner.Modify(attr, mask)
 }
 
-func (q *mQP) Query() (qp.Attr, error) {
+func (q *mQP) Query() (verbs.QPAttr, error) {
 	if q.h.queryQP != nil {
 		return q.h.queryQP(q.inner)
 	}
 	return q.inner.Query()
 }
 
-func (q *mQP) PostSend(wrs []qp.SendWR) (int, error) {
+func (q *mQP) PostSend(wrs []verbs.SendWR) (int, error) {
 	copied := false
 	for i := range wrs {
 		ah, isAH := wrs[i].AH.(*mAH)
@@ -456,7 +455,7 @@ func (q *mQP) PostSend(wrs []qp.SendWR) (int, error) {
 			continue
 		}
 		if !copied { // never change the caller's list
-			wrs, copied = append([]qp.SendWR(nil), wrs...), true
+			wrs, copied = append([]verbs.SendWR(nil), wrs...), true
 		}
 		if isAH {
 			wrs[i].AH = ah.inner
@@ -472,7 +471,7 @@ func (q *mQP) PostSend(wrs []qp.SendWR) (int, error) {
 }
 
 // BindMW implements conformance.MWBinder.
-func (q *mQP) BindMW(mw conformance.MW, wrID uint64, flags qp.SendFlags, info qp.MWBindInfo) error {
+func (q *mQP) BindMW(mw conformance.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error {
 	if mr, ok := info.MR.(*mMR); ok {
 		info.MR = mr.MR
 	}
@@ -486,7 +485,7 @@ func (q *mQP) BindMW(mw conformance.MW, wrID uint64, flags qp.SendFlags, info qp
 	return b.BindMW(mw, wrID, flags, info)
 }
 
-func (q *mQP) PostRecv(wrs []qp.RecvWR) (int, error) {
+func (q *mQP) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	if q.h.postRecv != nil {
 		return q.h.postRecv(q.inner, wrs)
 	}
@@ -500,7 +499,7 @@ func (q *mQP) InjectFatal() error {
 	return q.inner.(conformance.FatalInjector).InjectFatal()
 }
 
-func (q *mQP) ForceStatus(wrID uint64, recv bool, st wc.Status) error {
+func (q *mQP) ForceStatus(wrID uint64, recv bool, st verbs.WCStatus) error {
 	if q.h.forceStatus != nil {
 		return q.h.forceStatus(q.inner, wrID, recv, st)
 	}
@@ -526,21 +525,21 @@ type mSRQ struct {
 	h     *hooks
 }
 
-func (s *mSRQ) PostRecv(wrs []qp.RecvWR) (int, error) {
+func (s *mSRQ) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	if s.h.postSRQ != nil {
 		return s.h.postSRQ(s.inner, wrs)
 	}
 	return s.inner.PostRecv(wrs)
 }
 
-func (s *mSRQ) Modify(attr *qp.SRQAttr, mask qp.SRQAttrMask) error {
+func (s *mSRQ) Modify(attr *verbs.SRQAttr, mask verbs.SRQAttrMask) error {
 	if s.h.modifySRQ != nil {
 		return s.h.modifySRQ(s.inner, attr, mask)
 	}
 	return s.inner.Modify(attr, mask)
 }
 
-func (s *mSRQ) Query() (qp.SRQAttr, error) {
+func (s *mSRQ) Query() (verbs.SRQAttr, error) {
 	if s.h.querySRQ != nil {
 		return s.h.querySRQ(s.inner)
 	}
@@ -556,7 +555,7 @@ func (s *mSRQ) DestroyContext(ctx context.Context) error {
 
 func (s *mSRQ) Len() int { return s.inner.(conformance.Depth).Len() }
 
-func (s *mSRQ) Take() (uint64, []qp.SGE, bool) {
+func (s *mSRQ) Take() (uint64, []verbs.SGE, bool) {
 	if s.h.takeSRQ != nil {
 		return s.h.takeSRQ(s.inner)
 	}
@@ -595,7 +594,7 @@ func (q *mCQ) CQE() int {
 	return q.inner.CQE()
 }
 
-func (q *mCQ) Poll(wcs []wc.WC) (int, error) {
+func (q *mCQ) Poll(wcs []verbs.WC) (int, error) {
 	if q.h.poll != nil {
 		return q.h.poll(q.inner, wcs)
 	}
@@ -630,7 +629,7 @@ func (q *mCQ) DestroyContext(ctx context.Context) error {
 	return q.inner.DestroyContext(ctx)
 }
 
-func (q *mCQ) Push(w wc.WC, solicited bool) (bool, error) {
+func (q *mCQ) Push(w verbs.WC, solicited bool) (bool, error) {
 	if q.h.push != nil {
 		return q.h.push(q.inner, w, solicited)
 	}

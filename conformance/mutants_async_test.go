@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/conformance"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Mutants of the ASYNC family.
@@ -69,10 +68,10 @@ func rewriteAsync(f func(c conformance.Context, ev conformance.AsyncEvent) confo
 
 type retyped struct {
 	conformance.AsyncEvent
-	typ notify.EventType
+	typ verbs.EventType
 }
 
-func (e retyped) EventType() notify.EventType { return e.typ }
+func (e retyped) EventType() verbs.EventType { return e.typ }
 
 type renamed struct {
 	conformance.AsyncEvent
@@ -86,7 +85,7 @@ func (e renamed) Object() any { return e.obj }
 func cqErrNamesAnotherCQ() mutant {
 	b := newBook()
 	h := rewriteAsync(func(c conformance.Context, ev conformance.AsyncEvent) conformance.AsyncEvent {
-		if ev.EventType() != notify.EventCQErr {
+		if ev.EventType() != verbs.EventCQErr {
 			return ev
 		}
 		for _, q := range b.cqs(c) {
@@ -166,10 +165,10 @@ func asyncToTwoReaders() mutant {
 // fakeCQErr is a CQ_ERR the mutant makes up.
 type fakeCQErr struct{ q conformance.CQ }
 
-func (e fakeCQErr) EventType() notify.EventType { return notify.EventCQErr }
-func (e fakeCQErr) Object() any                 { return e.q }
-func (e fakeCQErr) Port() uint8                 { return 0 }
-func (e fakeCQErr) Ack() error                  { return nil }
+func (e fakeCQErr) EventType() verbs.EventType { return verbs.EventCQErr }
+func (e fakeCQErr) Object() any                { return e.q }
+func (e fakeCQErr) Port() uint8                { return 0 }
+func (e fakeCQErr) Ack() error                 { return nil }
 
 // cqErrOnErrorCompletion: an unsuccessful completion raises CQ_ERR naming its
 // CQ, as if CQ_ERR reported failed work requests rather than overruns.
@@ -191,9 +190,9 @@ func cqErrOnErrorCompletion() mutant {
 		rules: []string{"ASYNC-07"},
 		h: hooks{
 			createCQ: b.createCQ,
-			push: func(q conformance.CQ, w wc.WC, so bool) (bool, error) {
+			push: func(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
 				over, err := q.(conformance.Injector).Push(w, so)
-				if err == nil && !over && w.Status != wc.Success {
+				if err == nil && !over && w.Status != verbs.WCSuccess {
 					c := b.context(q)
 					mu.Lock()
 					fakes[c] = append(fakes[c], fakeCQErr{q})

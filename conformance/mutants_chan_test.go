@@ -10,7 +10,7 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Mutants of the CHAN family.
@@ -133,7 +133,7 @@ func init() {
 
 func consume(q conformance.CQ, c any, err error) (conformance.CQ, any, error) {
 	if err == nil && q != nil {
-		_, _ = q.Poll(make([]wc.WC, 1))
+		_, _ = q.Poll(make([]verbs.WC, 1))
 	}
 	return q, c, err
 }

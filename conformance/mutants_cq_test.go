@@ -14,7 +14,7 @@ import (
 	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Mutants of the CQ family. Each breaks one behaviour a CQ case checks; the
@@ -52,7 +52,7 @@ func init() {
 		mutant{
 			name:  "poll returns newest first",
 			rules: []string{"CQ-17"},
-			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				for i, j := 0, n-1; i < j; i, j = i+1, j-1 {
 					wcs[i], wcs[j] = wcs[j], wcs[i]
@@ -201,7 +201,7 @@ func init() {
 					if !errors.Is(err, syscall.EINVAL) || n < 1 {
 						return err
 					}
-					var one [1]wc.WC
+					var one [1]verbs.WC
 					if k, _ := q.Poll(one[:]); k == 0 {
 						return err
 					}
@@ -280,7 +280,7 @@ func init() {
 			name:  "verbs on a destroyed CQ succeed",
 			rules: []string{"CQ-12"},
 			h: hooks{
-				poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+				poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 					n, err := q.Poll(wcs)
 					if errors.Is(err, syscall.EINVAL) {
 						return 0, nil
@@ -394,7 +394,7 @@ func init() {
 		mutant{
 			name:  "poll on an empty CQ returns EAGAIN",
 			rules: []string{"CQ-14"},
-			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				if n == 0 && err == nil && len(wcs) > 0 {
 					return 0, verr.New("ibv_poll_cq", syscall.EAGAIN, "mutant: empty")
@@ -405,10 +405,10 @@ func init() {
 		mutant{
 			name:  "poll writes past the entries it returns",
 			rules: []string{"CQ-15"},
-			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				if n < cap(wcs) {
-					wcs[:cap(wcs)][n] = wc.WC{}
+					wcs[:cap(wcs)][n] = verbs.WC{}
 				}
 				return n, err
 			}},
@@ -416,7 +416,7 @@ func init() {
 		mutant{
 			name:  "poll returns one fewer than it could",
 			rules: []string{"CQ-15"},
-			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				if len(wcs) > 1 {
 					wcs = wcs[:len(wcs)-1]
 				}
@@ -426,9 +426,9 @@ func init() {
 		mutant{
 			name:  "poll of 0 entries removes one",
 			rules: []string{"CQ-16"},
-			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				if len(wcs) == 0 {
-					var one [1]wc.WC
+					var one [1]verbs.WC
 					_, _ = q.Poll(one[:])
 					return 0, nil
 				}
@@ -440,9 +440,9 @@ func init() {
 		mutant{
 			name:  "overrun stores the completion, evicting the oldest",
 			rules: []string{"CQ-22"},
-			h: hooks{push: func(q conformance.CQ, w wc.WC, solicited bool) (bool, error) {
+			h: hooks{push: func(q conformance.CQ, w verbs.WC, solicited bool) (bool, error) {
 				if s, ok := q.(*sim.CQ); ok && !s.Destroyed() && s.Len() >= s.CQE() {
-					var one [1]wc.WC
+					var one [1]verbs.WC
 					_, _ = s.Poll(one[:])
 				}
 				return q.(conformance.Injector).Push(w, solicited)
@@ -451,7 +451,7 @@ func init() {
 		mutant{
 			name:  "one overrun raises two CQ_ERR",
 			rules: []string{"CQ-22"},
-			h: hooks{push: func(q conformance.CQ, w wc.WC, solicited bool) (bool, error) {
+			h: hooks{push: func(q conformance.CQ, w verbs.WC, solicited bool) (bool, error) {
 				in := q.(conformance.Injector)
 				over, err := in.Push(w, solicited)
 				if over && err == nil {
@@ -475,7 +475,7 @@ func init() {
 		mutant{
 			name:  "poll with an error loses the completions it took",
 			rules: []string{"CQ-22", "CQ-23"},
-			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				if err != nil {
 					return 0, err
@@ -486,7 +486,7 @@ func init() {
 		mutant{
 			name:  "poll hides the overrun error",
 			rules: []string{"CQ-23"},
-			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				if errors.Is(err, syscall.EIO) {
 					err = nil
@@ -515,9 +515,9 @@ func init() {
 }
 
 // drainInner polls everything out of q, ignoring errors.
-func drainInner(q conformance.CQ) []wc.WC {
-	var all []wc.WC
-	buf := make([]wc.WC, 16)
+func drainInner(q conformance.CQ) []verbs.WC {
+	var all []verbs.WC
+	buf := make([]verbs.WC, 16)
 	for {
 		n, _ := q.Poll(buf)
 		if n == 0 {

@@ -5,9 +5,8 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/conformance"
-	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // cqxHooks break extended CQs: create rewrites ibv_create_cq_ex, iter
@@ -50,20 +49,20 @@ func (q *mCQ) iterator() conformance.ExCQ {
 func (q *mCQ) StartPoll() error { return q.iterator().StartPoll() }
 func (q *mCQ) NextPoll() error  { return q.iterator().NextPoll() }
 func (q *mCQ) EndPoll() error   { return q.iterator().EndPoll() }
-func (q *mCQ) Current() (uint64, wc.Status, error) {
+func (q *mCQ) Current() (uint64, verbs.WCStatus, error) {
 	return q.iterator().Current()
 }
-func (q *mCQ) ReadOpcode() (wc.Opcode, error)    { return q.iterator().ReadOpcode() }
-func (q *mCQ) ReadVendorErr() (uint32, error)    { return q.iterator().ReadVendorErr() }
-func (q *mCQ) ReadWCFlags() (wc.Flags, error)    { return q.iterator().ReadWCFlags() }
-func (q *mCQ) ReadByteLen() (uint32, error)      { return q.iterator().ReadByteLen() }
-func (q *mCQ) ReadImmData() (uint32, error)      { return q.iterator().ReadImmData() }
-func (q *mCQ) ReadQPNum() (uint32, error)        { return q.iterator().ReadQPNum() }
-func (q *mCQ) ReadSrcQP() (uint32, error)        { return q.iterator().ReadSrcQP() }
-func (q *mCQ) ReadSLID() (uint32, error)         { return q.iterator().ReadSLID() }
-func (q *mCQ) ReadSL() (uint8, error)            { return q.iterator().ReadSL() }
-func (q *mCQ) ReadDLIDPathBits() (uint8, error)  { return q.iterator().ReadDLIDPathBits() }
-func (q *mCQ) ReadCompletionTS() (uint64, error) { return q.iterator().ReadCompletionTS() }
+func (q *mCQ) ReadOpcode() (verbs.WCOpcode, error) { return q.iterator().ReadOpcode() }
+func (q *mCQ) ReadVendorErr() (uint32, error)      { return q.iterator().ReadVendorErr() }
+func (q *mCQ) ReadWCFlags() (verbs.WCFlags, error) { return q.iterator().ReadWCFlags() }
+func (q *mCQ) ReadByteLen() (uint32, error)        { return q.iterator().ReadByteLen() }
+func (q *mCQ) ReadImmData() (uint32, error)        { return q.iterator().ReadImmData() }
+func (q *mCQ) ReadQPNum() (uint32, error)          { return q.iterator().ReadQPNum() }
+func (q *mCQ) ReadSrcQP() (uint32, error)          { return q.iterator().ReadSrcQP() }
+func (q *mCQ) ReadSLID() (uint32, error)           { return q.iterator().ReadSLID() }
+func (q *mCQ) ReadSL() (uint8, error)              { return q.iterator().ReadSL() }
+func (q *mCQ) ReadDLIDPathBits() (uint8, error)    { return q.iterator().ReadDLIDPathBits() }
+func (q *mCQ) ReadCompletionTS() (uint64, error)   { return q.iterator().ReadCompletionTS() }
 func (q *mCQ) ReadCompletionWallclockNS() (uint64, error) {
 	return q.iterator().ReadCompletionWallclockNS()
 }
@@ -82,14 +81,14 @@ func laxU32(v uint32, err error) (uint32, error) {
 func (l lax) ReadByteLen() (uint32, error) { return laxU32(l.ExCQ.ReadByteLen()) }
 func (l lax) ReadImmData() (uint32, error) { return laxU32(l.ExCQ.ReadImmData()) }
 func (l lax) ReadSrcQP() (uint32, error)   { return laxU32(l.ExCQ.ReadSrcQP()) }
-func (l lax) ReadOpcode() (wc.Opcode, error) {
+func (l lax) ReadOpcode() (verbs.WCOpcode, error) {
 	v, err := l.ExCQ.ReadOpcode()
 	if errors.Is(err, syscall.EINVAL) {
 		return 0, nil
 	}
 	return v, err
 }
-func (l lax) Current() (uint64, wc.Status, error) {
+func (l lax) Current() (uint64, verbs.WCStatus, error) {
 	id, st, err := l.ExCQ.Current()
 	if errors.Is(err, syscall.EINVAL) {
 		return 0, 0, nil
@@ -102,12 +101,12 @@ func (l lax) Current() (uint64, wc.Status, error) {
 // inside a batch.
 type pollIter struct {
 	conformance.ExCQ
-	cur  wc.WC
+	cur  verbs.WC
 	open bool
 }
 
 func (p *pollIter) step(verb string) error {
-	buf := make([]wc.WC, 1)
+	buf := make([]verbs.WC, 1)
 	n, err := p.ExCQ.Poll(buf)
 	if err != nil {
 		return err
@@ -142,9 +141,9 @@ func (p *pollIter) EndPoll() error {
 	return nil
 }
 
-func (p *pollIter) Current() (uint64, wc.Status, error) { return p.cur.WRID, p.cur.Status, nil }
-func (p *pollIter) ReadOpcode() (wc.Opcode, error)      { return p.cur.Opcode, nil }
-func (p *pollIter) ReadByteLen() (uint32, error)        { return p.cur.ByteLen, nil }
+func (p *pollIter) Current() (uint64, verbs.WCStatus, error) { return p.cur.WRID, p.cur.Status, nil }
+func (p *pollIter) ReadOpcode() (verbs.WCOpcode, error)      { return p.cur.Opcode, nil }
+func (p *pollIter) ReadByteLen() (uint32, error)             { return p.cur.ByteLen, nil }
 
 func init() {
 	create := func(f func(*conformance.CQExAttr)) *cqxHooks {
@@ -159,21 +158,21 @@ func init() {
 			name:  "cq_ex: unsupported wc_flags accepted",
 			rules: []string{"CQX-02"},
 			h: hooks{cqx: create(func(a *conformance.CQExAttr) {
-				a.WCFlags &= cq.WCStandardFlags | cq.WCExCompletionTimestamp | cq.WCExCompletionTimestampWallclock
+				a.WCFlags &= verbs.WCStandardFlags | verbs.WCExCompletionTimestamp | verbs.WCExCompletionTimestampWallclock
 			})},
 		},
 		mutant{
 			name:  "cq_ex: comp_mask and flags not checked",
 			rules: []string{"CQX-01"},
 			h: hooks{cqx: create(func(a *conformance.CQExAttr) {
-				a.CompMask &= cq.InitAttrMaskFlags
-				a.Flags &= cq.CreateSingleThreaded | cq.CreateIgnoreOverrun
+				a.CompMask &= verbs.CQInitAttrMaskFlags
+				a.Flags &= verbs.CQCreateSingleThreaded | verbs.CQCreateIgnoreOverrun
 			})},
 		},
 		mutant{
 			name:  "cq_ex: IGNORE_OVERRUN dropped",
 			rules: []string{"CQX-01"},
-			h:     hooks{cqx: create(func(a *conformance.CQExAttr) { a.Flags &^= cq.CreateIgnoreOverrun })},
+			h:     hooks{cqx: create(func(a *conformance.CQExAttr) { a.Flags &^= verbs.CQCreateIgnoreOverrun })},
 		},
 		mutant{
 			name:  "cq_ex: cq_context dropped",

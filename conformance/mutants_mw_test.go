@@ -6,9 +6,8 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/conformance"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Mutants of the memory-window rules (MW-01..MW-07).
@@ -16,7 +15,7 @@ import (
 func init() { mutants = append(mutants, mwMutants()...) }
 
 // widen makes a bind cover the whole MR: the window then ignores its range.
-func widen(info *qp.MWBindInfo) {
+func widen(info *verbs.MWBindInfo) {
 	if mr, ok := info.MR.(conformance.MR); ok && info.Length > 0 {
 		info.Addr, info.Length = mr.Addr(), mr.Length()
 	}
@@ -56,23 +55,23 @@ func mwMutants() []mutant {
 				_ = mr.Dereg() // a refusal is hidden
 				return nil
 			}}},
-		xEach("BIND_MW completes as SEND", []string{"MW-04"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if c.Status == wc.Success && c.Opcode == wc.BindMW {
-				c.Opcode = wc.Send
+		xEach("BIND_MW completes as SEND", []string{"MW-04"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if c.Status == verbs.WCSuccess && c.Opcode == verbs.WCBindMW {
+				c.Opcode = verbs.WCSend
 			}
 		}),
-		xStatusMutant(wc.MWBindErr, wc.LocQPOpErr, "MW-05"),
+		xStatusMutant(verbs.WCMWBindErr, verbs.WCLocQPOpErr, "MW-05"),
 		{name: "binds cover the whole MR", rules: []string{"MW-06"}, h: hooks{
-			postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
-				wrs = append([]qp.SendWR(nil), wrs...)
+			postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+				wrs = append([]verbs.SendWR(nil), wrs...)
 				for i := range wrs {
-					if wrs[i].Opcode == wc.WRBindMW {
+					if wrs[i].Opcode == verbs.WRBindMW {
 						widen(&wrs[i].Bind)
 					}
 				}
 				return q.PostSend(wrs)
 			},
-			bindMW: func(q conformance.QP, mw conformance.MW, wrID uint64, flags qp.SendFlags, info qp.MWBindInfo) error {
+			bindMW: func(q conformance.QP, mw conformance.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error {
 				widen(&info)
 				return q.(conformance.MWBinder).BindMW(mw, wrID, flags, info)
 			}}},
@@ -84,10 +83,10 @@ func mwMutants() []mutant {
 		{name: "the device states the other errno of a refused dereg", rules: []string{"MW-03"}, h: hooks{
 			profile: func(p conformance.Profile) conformance.Profile { p.DeregBoundEINVAL = !p.DeregBoundEINVAL; return p }}},
 		{name: "LOCAL_INV names the wrong key", rules: []string{"MW-07"}, h: hooks{
-			postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
-				wrs = append([]qp.SendWR(nil), wrs...)
+			postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+				wrs = append([]verbs.SendWR(nil), wrs...)
 				for i := range wrs {
-					if wrs[i].Opcode == wc.WRLocalInv {
+					if wrs[i].Opcode == verbs.WRLocalInv {
 						wrs[i].Imm ^= 0x100
 					}
 				}

@@ -9,7 +9,7 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Mutants of the NOTIFY family. Several keep the arm in the mutant ("shadow
@@ -21,7 +21,7 @@ func init() {
 		mutant{
 			name:  "arm never disarms",
 			rules: []string{"NOTIFY-01", "NOTIFY-11"},
-			h: newShadowArm(armAsSpec, func(s *armState, w *wc.WC, so bool) bool {
+			h: newShadowArm(armAsSpec, func(s *armState, w *verbs.WC, so bool) bool {
 				return s.arm.Fires(w, so, notify.ErrorsFire)
 			}).hooks(),
 		},
@@ -34,8 +34,8 @@ func init() {
 				}
 				// Take everything out and put it back in order: the first
 				// completion put back fires the arm just made.
-				var held []wc.WC
-				buf := make([]wc.WC, 16)
+				var held []verbs.WC
+				buf := make([]verbs.WC, 16)
 				for {
 					n, err := q.Poll(buf)
 					held = append(held, buf[:n]...)
@@ -54,8 +54,8 @@ func init() {
 		mutant{
 			name:  "next arm ignores unsuccessful completions",
 			rules: []string{"NOTIFY-03"},
-			h: newShadowArm(armAsSpec, func(s *armState, w *wc.WC, so bool) bool {
-				if s.arm == notify.ArmNext && w.Status != wc.Success {
+			h: newShadowArm(armAsSpec, func(s *armState, w *verbs.WC, so bool) bool {
+				if s.arm == notify.ArmNext && w.Status != verbs.WCSuccess {
 					return false
 				}
 				return fireOnce(s, w, so)
@@ -64,8 +64,8 @@ func init() {
 		mutant{
 			name:  "solicited arm ignores the solicited bit of receives",
 			rules: []string{"NOTIFY-04"},
-			h: hooks{push: func(q conformance.CQ, w wc.WC, so bool) (bool, error) {
-				if w.Status == wc.Success && w.Opcode.IsRecv() {
+			h: hooks{push: func(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
+				if w.Status == verbs.WCSuccess && w.Opcode.IsRecv() {
 					so = false
 				}
 				return q.(conformance.Injector).Push(w, so)
@@ -74,8 +74,8 @@ func init() {
 		mutant{
 			name:  "solicited bit honoured on send completions",
 			rules: []string{"NOTIFY-04", "NOTIFY-16"},
-			h: newShadowArm(armAsSpec, func(s *armState, w *wc.WC, so bool) bool {
-				if s.arm == notify.ArmSolicited && w.Status == wc.Success && so {
+			h: newShadowArm(armAsSpec, func(s *armState, w *verbs.WC, so bool) bool {
+				if s.arm == notify.ArmSolicited && w.Status == verbs.WCSuccess && so {
 					s.arm = notify.Disarmed
 					return true
 				}
@@ -131,7 +131,7 @@ func init() {
 			h: newShadowArm(func(s *armState, so bool) {
 				s.arm = s.arm.Request(so)
 				s.n++
-			}, func(s *armState, w *wc.WC, so bool) bool {
+			}, func(s *armState, w *verbs.WC, so bool) bool {
 				if s.n == 0 || !s.arm.Fires(w, so, notify.ErrorsFire) {
 					return false
 				}
@@ -182,7 +182,7 @@ func init() {
 			h: newShadowArm(func(s *armState, so bool) {
 				s.arm = s.arm.Request(so)
 				s.qps = map[uint32]bool{}
-			}, func(s *armState, w *wc.WC, so bool) bool {
+			}, func(s *armState, w *verbs.WC, so bool) bool {
 				if !s.arm.Fires(w, so, notify.ErrorsFire) || s.qps[w.QPNum] {
 					return false
 				}
@@ -207,10 +207,10 @@ type shadowArm struct {
 	mu      sync.Mutex
 	state   map[conformance.CQ]*armState
 	request func(s *armState, solicitedOnly bool)
-	fires   func(s *armState, w *wc.WC, solicited bool) bool
+	fires   func(s *armState, w *verbs.WC, solicited bool) bool
 }
 
-func newShadowArm(request func(*armState, bool), fires func(*armState, *wc.WC, bool) bool) *shadowArm {
+func newShadowArm(request func(*armState, bool), fires func(*armState, *verbs.WC, bool) bool) *shadowArm {
 	return &shadowArm{state: map[conformance.CQ]*armState{}, request: request, fires: fires}
 }
 
@@ -237,7 +237,7 @@ func (s *shadowArm) reqNotify(q conformance.CQ, so bool) error {
 	return nil
 }
 
-func (s *shadowArm) push(q conformance.CQ, w wc.WC, so bool) (bool, error) {
+func (s *shadowArm) push(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
 	s.mu.Lock()
 	fire := s.fires(s.get(q), &w, so)
 	s.mu.Unlock()
@@ -253,7 +253,7 @@ func (s *shadowArm) push(q conformance.CQ, w wc.WC, so bool) (bool, error) {
 func armAsSpec(s *armState, so bool) { s.arm = s.arm.Request(so) }
 
 // fireOnce fires as NOTIFY-01..05 say (man-page reading) and consumes the arm.
-func fireOnce(s *armState, w *wc.WC, so bool) bool {
+func fireOnce(s *armState, w *verbs.WC, so bool) bool {
 	if s.arm.Fires(w, so, notify.ErrorsFire) {
 		s.arm = notify.Disarmed
 		return true
@@ -334,7 +334,7 @@ func (b *book) lastChannel(c conformance.Context) conformance.CompChannel {
 func pollDisarms() mutant {
 	s := newShadowArm(armAsSpec, fireOnce)
 	h := s.hooks()
-	h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+	h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 		s.mu.Lock()
 		s.get(q).arm = notify.Disarmed
 		s.mu.Unlock()
@@ -418,7 +418,7 @@ func eventBeforeCompletion() mutant {
 			getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
 				return hide(ch.GetEvent(ctx))
 			},
-			poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				mu.Lock()
 				h := hidden[q]
 				delete(hidden, q)
@@ -441,7 +441,7 @@ func pollCancelsEvents() mutant {
 		rules: []string{"NOTIFY-13"},
 		h: hooks{
 			createCQ: b.createCQ,
-			poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				if ch := b.channel(q); n > 0 && ch != nil {
 					for {

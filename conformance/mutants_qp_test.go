@@ -11,10 +11,9 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // CreateQP and CreateSRQ complete ghostPD (mutants_pd_test.go) as a
@@ -38,7 +37,7 @@ type wcKey struct {
 // qpInfo is what a qpTracker remembers of one inner QP.
 type qpInfo struct {
 	init conformance.QPInitAttr // with the inner CQs and SRQ
-	cap  qp.Cap                 // as created
+	cap  verbs.QPCap            // as created
 }
 
 // qpTracker records what the QP, FLUSH and SRQ mutants decide on: each inner
@@ -73,7 +72,7 @@ func (tr *qpTracker) info(q conformance.QP) *qpInfo {
 }
 
 // fake queues an async event that the context will report first.
-func (tr *qpTracker) fake(typ notify.EventType, obj any) {
+func (tr *qpTracker) fake(typ verbs.EventType, obj any) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	tr.fakes = append(tr.fakes, fakeEvent{typ, obj})
@@ -107,19 +106,19 @@ func (tr *qpTracker) hooks() hooks {
 			}
 			return q, err
 		},
-		postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+		postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 			n, err := q.PostSend(wrs)
 			init := tr.info(q).init
 			tr.mu.Lock()
 			for _, w := range wrs[:n] {
-				if !init.SQSigAll && w.Flags&qp.SendSignaled == 0 {
+				if !init.SQSigAll && w.Flags&verbs.SendSignaled == 0 {
 					tr.unsig[wcKey{init.SendCQ, q.Num(), w.WRID}] = true
 				}
 			}
 			tr.mu.Unlock()
 			return n, err
 		},
-		postRecv: func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
+		postRecv: func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
 			n, err := q.PostRecv(wrs)
 			rcq := tr.info(q).init.RecvCQ
 			tr.mu.Lock()
@@ -129,7 +128,7 @@ func (tr *qpTracker) hooks() hooks {
 			tr.mu.Unlock()
 			return n, err
 		},
-		postSRQ: func(s conformance.SRQ, wrs []qp.RecvWR) (int, error) {
+		postSRQ: func(s conformance.SRQ, wrs []verbs.RecvWR) (int, error) {
 			n, err := s.PostRecv(wrs)
 			tr.mu.Lock()
 			for _, w := range wrs[:n] {
@@ -149,26 +148,26 @@ func (tr *qpTracker) hooks() hooks {
 
 // fakeEvent is an async event a mutant makes up.
 type fakeEvent struct {
-	typ notify.EventType
+	typ verbs.EventType
 	obj any
 }
 
-func (f fakeEvent) EventType() notify.EventType { return f.typ }
-func (f fakeEvent) Object() any                 { return f.obj }
-func (f fakeEvent) Port() uint8                 { return 0 }
-func (f fakeEvent) Ack() error                  { return nil }
+func (f fakeEvent) EventType() verbs.EventType { return f.typ }
+func (f fakeEvent) Object() any                { return f.obj }
+func (f fakeEvent) Port() uint8                { return 0 }
+func (f fakeEvent) Ack() error                 { return nil }
 
 // qpStateOf returns the state the inner QP q reports.
-func qpStateOf(q conformance.QP) qp.State {
+func qpStateOf(q conformance.QP) verbs.QPState {
 	a, _ := q.Query()
 	return a.QPState
 }
 
 // qpTarget returns where a modify of q with mask goes, and where it starts.
-func qpTarget(q conformance.QP, attr *qp.Attr, mask qp.AttrMask) (from, to qp.State) {
+func qpTarget(q conformance.QP, attr *verbs.QPAttr, mask verbs.QPAttrMask) (from, to verbs.QPState) {
 	from = qpStateOf(q)
 	to = from
-	if mask&qp.AttrState != 0 {
+	if mask&verbs.QPAttrState != 0 {
 		to = attr.QPState
 	}
 	return from, to
@@ -177,10 +176,10 @@ func qpTarget(q conformance.QP, attr *qp.Attr, mask qp.AttrMask) (from, to qp.St
 func einval(verb string) error { return verr.New(verb, syscall.EINVAL, "mutant: refused") }
 
 // qpModifyMutant returns a mutant whose modify is f, with records kept.
-func qpModifyMutant(name string, rules []string, f func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error) mutant {
+func qpModifyMutant(name string, rules []string, f func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error) mutant {
 	tr := newQPTracker()
 	h := tr.hooks()
-	h.modifyQP = func(q conformance.QP, a *qp.Attr, m qp.AttrMask) error { return f(tr, q, a, m) }
+	h.modifyQP = func(q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error { return f(tr, q, a, m) }
 	return mutant{name: name, rules: rules, h: h}
 }
 
@@ -194,7 +193,7 @@ func qpHooksMutant(name string, rules []string, edit func(tr *qpTracker, h *hook
 
 // qpPostRefused: a post hook that accepts (and drops) requests in the given
 // state.
-func qpDropIn(s qp.State, post func(conformance.QP) (int, error), n int, q conformance.QP) (int, error) {
+func qpDropIn(s verbs.QPState, post func(conformance.QP) (int, error), n int, q conformance.QP) (int, error) {
 	if qpStateOf(q) == s {
 		return n, nil
 	}
@@ -233,34 +232,34 @@ func init() {
 		qpHooksMutant("a UC QP created with an SRQ ignores it", []string{"QP-04"}, func(tr *qpTracker, h *hooks) {
 			create := h.createQP
 			h.createQP = func(pd conformance.PD, a conformance.QPInitAttr) (conformance.QP, error) {
-				if a.Type == qp.UC {
+				if a.Type == verbs.QPTypeUC {
 					a.SRQ = nil
 				}
 				return create(pd, a)
 			}
 		}),
-		qpModifyMutant("qp_state UNKNOWN and beyond mean ERR", []string{"QP-06"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-			if m&qp.AttrState != 0 && a.QPState >= qp.Unknown && qpStateOf(q) != qp.Reset {
+		qpModifyMutant("qp_state UNKNOWN and beyond mean ERR", []string{"QP-06"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+			if m&verbs.QPAttrState != 0 && a.QPState >= verbs.QPStateUnknown && qpStateOf(q) != verbs.QPStateReset {
 				b := *a
-				b.QPState = qp.Err
-				return q.Modify(&b, qp.AttrState)
+				b.QPState = verbs.QPStateErr
+				return q.Modify(&b, verbs.QPAttrState)
 			}
 			return q.Modify(a, m)
 		}),
-		qpModifyMutant("RTR→RTR is accepted", []string{"QP-07"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-			if from, to := qpTarget(q, a, m); m&qp.AttrState != 0 && from == qp.RTR && to == qp.RTR {
+		qpModifyMutant("RTR→RTR is accepted", []string{"QP-07"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+			if from, to := qpTarget(q, a, m); m&verbs.QPAttrState != 0 && from == verbs.QPStateRTR && to == verbs.QPStateRTR {
 				return nil
 			}
 			return q.Modify(a, m)
 		}),
-		qpModifyMutant("SQD→SQD is refused", []string{"QP-07", "QP-19"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-			if from, to := qpTarget(q, a, m); m&qp.AttrState != 0 && from == qp.SQD && to == qp.SQD {
+		qpModifyMutant("SQD→SQD is refused", []string{"QP-07", "QP-19"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+			if from, to := qpTarget(q, a, m); m&verbs.QPAttrState != 0 && from == verbs.QPStateSQD && to == verbs.QPStateSQD {
 				return einval("ibv_modify_qp")
 			}
 			return q.Modify(a, m)
 		}),
-		qpModifyMutant("RESET→ERR is accepted under the Linux reading", []string{"QP-08"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-			if from, to := qpTarget(q, a, m); from == qp.Reset && to == qp.Err {
+		qpModifyMutant("RESET→ERR is accepted under the Linux reading", []string{"QP-08"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+			if from, to := qpTarget(q, a, m); from == verbs.QPStateReset && to == verbs.QPStateErr {
 				return nil
 			}
 			return q.Modify(a, m)
@@ -269,35 +268,35 @@ func init() {
 			name: "the profile allows RESET→ERR, the device does not", rules: []string{"QP-08"},
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.ResetToErr = true; return p }},
 		},
-		qpModifyMutant("moves to RESET and ERR drop the other bits", []string{"QP-09"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-			if m&qp.AttrState != 0 && (a.QPState == qp.Reset || a.QPState == qp.Err) {
-				m = qp.AttrState
+		qpModifyMutant("moves to RESET and ERR drop the other bits", []string{"QP-09"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+			if m&verbs.QPAttrState != 0 && (a.QPState == verbs.QPStateReset || a.QPState == verbs.QPStateErr) {
+				m = verbs.QPAttrState
 			}
 			return q.Modify(a, m)
 		}),
-		qpModifyMutant("bits a transition does not take are ignored", []string{"QP-10", "QP-21"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+		qpModifyMutant("bits a transition does not take are ignored", []string{"QP-10", "QP-21"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
 			if req, opt, ok := qp.Transition(from, to, tr.info(q).init.Type, qp.Policy{}); ok {
-				m &= req | opt | qp.AttrState
+				m &= req | opt | verbs.QPAttrState
 			}
 			return q.Modify(a, m)
 		}),
-		qpModifyMutant("missing required bits are taken from attr anyway", []string{"QP-10", "QP-14", "QP-16", "QP-17"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+		qpModifyMutant("missing required bits are taken from attr anyway", []string{"QP-10", "QP-14", "QP-16", "QP-17"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
-			if req, _, ok := qp.Transition(from, to, tr.info(q).init.Type, qp.Policy{}); ok && m&qp.AttrState != 0 {
+			if req, _, ok := qp.Transition(from, to, tr.info(q).init.Type, qp.Policy{}); ok && m&verbs.QPAttrState != 0 {
 				m |= req
 			}
 			return q.Modify(a, m)
 		}),
-		qpModifyMutant("an attribute-only modify in RTR succeeds and does nothing", []string{"QP-11"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-			if m&qp.AttrState == 0 && qpStateOf(q) == qp.RTR {
+		qpModifyMutant("an attribute-only modify in RTR succeeds and does nothing", []string{"QP-11"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+			if m&verbs.QPAttrState == 0 && qpStateOf(q) == verbs.QPStateRTR {
 				return nil
 			}
 			return q.Modify(a, m)
 		}),
-		qpModifyMutant("CUR_STATE is ignored outside the way into RTS", []string{"QP-12"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-			if s := qpStateOf(q); s == qp.Reset || s == qp.Init || s == qp.Err {
-				m &^= qp.AttrCurState
+		qpModifyMutant("CUR_STATE is ignored outside the way into RTS", []string{"QP-12"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+			if s := qpStateOf(q); s == verbs.QPStateReset || s == verbs.QPStateInit || s == verbs.QPStateErr {
+				m &^= verbs.QPAttrCurState
 			}
 			return q.Modify(a, m)
 		}),
@@ -305,10 +304,10 @@ func init() {
 			name: "the profile trusts CUR_STATE, the device checks it", rules: []string{"QP-12"},
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.CurStateTrusted = true; return p }},
 		},
-		qpModifyMutant("a refused modify still sets qkey and access flags", []string{"QP-13"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+		qpModifyMutant("a refused modify still sets qkey and access flags", []string{"QP-13"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			err := q.Modify(a, m)
 			if err != nil {
-				for _, b := range []qp.AttrMask{qp.AttrQKey, qp.AttrAccessFlags} {
+				for _, b := range []verbs.QPAttrMask{verbs.QPAttrQKey, verbs.QPAttrAccessFlags} {
 					if m&b != 0 {
 						_ = q.Modify(a, b)
 					}
@@ -316,38 +315,38 @@ func init() {
 			}
 			return err
 		}),
-		qpModifyMutant("UD refuses QKEY in INIT→INIT", []string{"QP-15"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-			if from, to := qpTarget(q, a, m); from == qp.Init && to == qp.Init && m&qp.AttrQKey != 0 && tr.info(q).init.Type == qp.UD {
+		qpModifyMutant("UD refuses QKEY in INIT→INIT", []string{"QP-15"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+			if from, to := qpTarget(q, a, m); from == verbs.QPStateInit && to == verbs.QPStateInit && m&verbs.QPAttrQKey != 0 && tr.info(q).init.Type == verbs.QPTypeUD {
 				return einval("ibv_modify_qp")
 			}
 			return q.Modify(a, m)
 		}),
-		qpModifyMutant("RC refuses MIN_RNR_TIMER in RTS→RTS", []string{"QP-18"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-			if from, to := qpTarget(q, a, m); from == qp.RTS && to == qp.RTS && m&qp.AttrMinRNRTimer != 0 && tr.info(q).init.Type == qp.RC {
+		qpModifyMutant("RC refuses MIN_RNR_TIMER in RTS→RTS", []string{"QP-18"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+			if from, to := qpTarget(q, a, m); from == verbs.QPStateRTS && to == verbs.QPStateRTS && m&verbs.QPAttrMinRNRTimer != 0 && tr.info(q).init.Type == verbs.QPTypeRC {
 				return einval("ibv_modify_qp")
 			}
 			return q.Modify(a, m)
 		}),
-		qpModifyMutant("CAP and RATE_LIMIT are accepted and ignored", []string{"QP-21"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-			return q.Modify(a, m&^(qp.AttrCap|qp.AttrRateLimit))
+		qpModifyMutant("CAP and RATE_LIMIT are accepted and ignored", []string{"QP-21"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+			return q.Modify(a, m&^(verbs.QPAttrCap|verbs.QPAttrRateLimit))
 		}),
-		qpModifyMutant("timeout above 31 is cut to 31", []string{"QP-22"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+		qpModifyMutant("timeout above 31 is cut to 31", []string{"QP-22"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			b := *a
 			b.Timeout = min(b.Timeout, 31)
 			return q.Modify(&b, m)
 		}),
-		qpModifyMutant("path_mtu is cut to 1024 instead of checked against the port", []string{"QP-22"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+		qpModifyMutant("path_mtu is cut to 1024 instead of checked against the port", []string{"QP-22"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			b := *a
-			if b.PathMTU.Valid() && b.PathMTU > qp.MTU1024 {
-				b.PathMTU = qp.MTU1024
+			if b.PathMTU.Valid() && b.PathMTU > verbs.MTU1024 {
+				b.PathMTU = verbs.MTU1024
 			}
 			return q.Modify(&b, m)
 		}),
 		qpHooksMutant("query says RTS while the QP is in SQD", []string{"QP-24"}, func(tr *qpTracker, h *hooks) {
-			h.queryQP = func(q conformance.QP) (qp.Attr, error) {
+			h.queryQP = func(q conformance.QP) (verbs.QPAttr, error) {
 				a, err := q.Query()
-				if a.QPState == qp.SQD {
-					a.QPState = qp.RTS
+				if a.QPState == verbs.QPStateSQD {
+					a.QPState = verbs.QPStateRTS
 				}
 				return a, err
 			}
@@ -358,42 +357,42 @@ func init() {
 	mutants = append(mutants,
 		qpHooksMutant("receives are accepted in RESET and dropped", []string{"QP-25"}, func(tr *qpTracker, h *hooks) {
 			post := h.postRecv
-			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
-				return qpDropIn(qp.Reset, func(q conformance.QP) (int, error) { return post(q, wrs) }, len(wrs), q)
+			h.postRecv = func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
+				return qpDropIn(verbs.QPStateReset, func(q conformance.QP) (int, error) { return post(q, wrs) }, len(wrs), q)
 			}
 		}),
 		qpHooksMutant("sends are accepted in RTR and dropped", []string{"QP-26"}, func(tr *qpTracker, h *hooks) {
 			post := h.postSend
-			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
-				return qpDropIn(qp.RTR, func(q conformance.QP) (int, error) { return post(q, wrs) }, len(wrs), q)
+			h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+				return qpDropIn(verbs.QPStateRTR, func(q conformance.QP) (int, error) { return post(q, wrs) }, len(wrs), q)
 			}
 		}),
 		qpHooksMutant("a bad request is skipped and the rest of the list posted", []string{"QP-27"}, func(tr *qpTracker, h *hooks) {
 			send, recv := h.postSend, h.postRecv
-			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+			h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 				return postEach(len(wrs), func(i int) (int, error) { return send(q, wrs[i:i+1]) })
 			}
-			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
+			h.postRecv = func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
 				return postEach(len(wrs), func(i int) (int, error) { return recv(q, wrs[i:i+1]) })
 			}
 		}),
 		qpHooksMutant("a full queue is EAGAIN", []string{"QP-28", "QP-29", "QP-31"}, func(tr *qpTracker, h *hooks) {
 			send, recv := h.postSend, h.postRecv
-			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) { return eagain(send(q, wrs)) }
-			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) { return eagain(recv(q, wrs)) }
+			h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) { return eagain(send(q, wrs)) }
+			h.postRecv = func(q conformance.QP, wrs []verbs.RecvWR) (int, error) { return eagain(recv(q, wrs)) }
 		}),
 		qpHooksMutant("slots are free once flushed, before the poll (QP-29 reading B)", []string{"QP-29", "QP-31"}, func(tr *qpTracker, h *hooks) {
 			send, recv := h.postSend, h.postRecv
-			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+			h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 				n, err := send(q, wrs)
-				if errors.Is(err, syscall.ENOMEM) && qpStateOf(q) == qp.Err {
+				if errors.Is(err, syscall.ENOMEM) && qpStateOf(q) == verbs.QPStateErr {
 					return len(wrs), nil
 				}
 				return n, err
 			}
-			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
+			h.postRecv = func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
 				n, err := recv(q, wrs)
-				if errors.Is(err, syscall.ENOMEM) && qpStateOf(q) == qp.Err {
+				if errors.Is(err, syscall.ENOMEM) && qpStateOf(q) == verbs.QPStateErr {
 					return len(wrs), nil
 				}
 				return n, err
@@ -401,9 +400,9 @@ func init() {
 		}),
 		qpHooksMutant("send slots are free once completed, before the poll (QP-29 reading B)", []string{"QP-29"}, func(tr *qpTracker, h *hooks) {
 			send := h.postSend
-			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+			h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 				n, err := send(q, wrs)
-				if errors.Is(err, syscall.ENOMEM) && qpStateOf(q) == qp.RTS {
+				if errors.Is(err, syscall.ENOMEM) && qpStateOf(q) == verbs.QPStateRTS {
 					if l, ok := tr.info(q).init.SendCQ.(interface{ Len() int }); ok && l.Len() > 0 {
 						return len(wrs), nil // as if the completed sends had left the queue
 					}
@@ -442,14 +441,14 @@ func init() {
 				}
 				return q, err
 			}
-			h.modifyQP = func(q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+			h.modifyQP = func(q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 				err := q.Modify(a, m)
-				if err == nil && qpStateOf(q) == qp.Reset {
+				if err == nil && qpStateOf(q) == verbs.QPStateReset {
 					forget(q) // FLUSH-08: a reset frees every slot
 				}
 				return err
 			}
-			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
+			h.postRecv = func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
 				room := int(tr.info(q).cap.MaxRecvWR)
 				tr.mu.Lock()
 				room -= held[q.Num()]
@@ -463,7 +462,7 @@ func init() {
 				}
 				return n, err
 			}
-			h.poll = func(c conformance.CQ, wcs []wc.WC) (int, error) {
+			h.poll = func(c conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := c.Poll(wcs)
 				tr.mu.Lock()
 				for _, w := range wcs[:max(n, 0)] {
@@ -477,7 +476,7 @@ func init() {
 		})),
 		qpHooksMutant("a receive without SGEs is refused", []string{"QP-32"}, func(tr *qpTracker, h *hooks) {
 			recv := h.postRecv
-			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
+			h.postRecv = func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
 				for i, w := range wrs {
 					if len(w.SGList) == 0 {
 						if n, err := recv(q, wrs[:i]); err != nil {
@@ -491,12 +490,12 @@ func init() {
 		}),
 		qpHooksMutant("RDMA WRITE on UD is posted as a SEND", []string{"QP-33"}, func(tr *qpTracker, h *hooks) {
 			send := h.postSend
-			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
-				if tr.info(q).init.Type == qp.UD {
-					wrs = append([]qp.SendWR(nil), wrs...)
+			h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+				if tr.info(q).init.Type == verbs.QPTypeUD {
+					wrs = append([]verbs.SendWR(nil), wrs...)
 					for i := range wrs {
-						if wrs[i].Opcode == wc.WRRDMAWrite {
-							wrs[i].Opcode = wc.WRSend
+						if wrs[i].Opcode == verbs.WRRDMAWrite {
+							wrs[i].Opcode = verbs.WRSend
 						}
 					}
 				}
@@ -505,11 +504,11 @@ func init() {
 		}),
 		qpHooksMutant("INLINE on an RDMA READ is ignored", []string{"QP-34"}, func(tr *qpTracker, h *hooks) {
 			send := h.postSend
-			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
-				wrs = append([]qp.SendWR(nil), wrs...)
+			h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+				wrs = append([]verbs.SendWR(nil), wrs...)
 				for i := range wrs {
-					if wrs[i].Opcode == wc.WRRDMARead {
-						wrs[i].Flags &^= qp.SendInline
+					if wrs[i].Opcode == verbs.WRRDMARead {
+						wrs[i].Flags &^= verbs.SendInline
 					}
 				}
 				return send(q, wrs)
@@ -517,12 +516,12 @@ func init() {
 		}),
 		qpHooksMutant("an inline payload too long is sent from memory instead", []string{"QP-35"}, func(tr *qpTracker, h *hooks) {
 			send := h.postSend
-			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+			h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 				max := uint64(tr.info(q).cap.MaxInlineData)
-				wrs = append([]qp.SendWR(nil), wrs...)
+				wrs = append([]verbs.SendWR(nil), wrs...)
 				for i := range wrs {
-					if qp.Length(wrs[i].SGList) > max {
-						wrs[i].Flags &^= qp.SendInline
+					if verbs.SGEListLength(wrs[i].SGList) > max {
+						wrs[i].Flags &^= verbs.SendInline
 					}
 				}
 				return send(q, wrs)
@@ -530,7 +529,7 @@ func init() {
 		}),
 		qpHooksMutant("destroy flushes what is outstanding", []string{"QP-37"}, func(tr *qpTracker, h *hooks) {
 			h.destroyQP = func(q conformance.QP, ctx context.Context) error {
-				_ = q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState)
+				_ = q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState)
 				return q.DestroyContext(ctx)
 			}
 		}),

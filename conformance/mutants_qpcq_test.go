@@ -5,8 +5,7 @@ import (
 	"sync"
 
 	"github.com/verbsim/verbsim/conformance"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Mutants of the cases where CQs meet QPs (CQ-07, CQ-25, CQ-26, NOTIFY-18
@@ -26,9 +25,9 @@ func qcCQs(tr *qpTracker, q conformance.QP) []conformance.CQ {
 
 // qcRewrite takes every completion out of the inner CQ c and puts back, in
 // order, what edit makes of each (dropping those for which it says false).
-func qcRewrite(c conformance.CQ, edit func(i int, w wc.WC, all []wc.WC) (wc.WC, bool)) {
-	var all []wc.WC
-	buf := make([]wc.WC, 16)
+func qcRewrite(c conformance.CQ, edit func(i int, w verbs.WC, all []verbs.WC) (verbs.WC, bool)) {
+	var all []verbs.WC
+	buf := make([]verbs.WC, 16)
 	for range 1 << 12 {
 		n, _ := c.Poll(buf)
 		if n == 0 {
@@ -46,7 +45,7 @@ func qcRewrite(c conformance.CQ, edit func(i int, w wc.WC, all []wc.WC) (wc.WC, 
 
 // qcLastOf returns the index of the last completion of all that names qpn,
 // or -1.
-func qcLastOf(all []wc.WC, qpn uint32) int {
+func qcLastOf(all []verbs.WC, qpn uint32) int {
 	last := -1
 	for i, w := range all {
 		if w.QPNum == qpn {
@@ -63,7 +62,7 @@ func init() {
 	mutants = append(mutants,
 		mutant{
 			name: "a CQ fed by several QPs names the first of them in every flush", rules: []string{"CQ-07"},
-			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				firstMu.Lock()
 				defer firstMu.Unlock()
@@ -80,28 +79,28 @@ func init() {
 				return n, err
 			}},
 		},
-		qpModifyMutant("a flush that fills the CQ to cqe overruns it", []string{"CQ-25"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+		qpModifyMutant("a flush that fills the CQ to cqe overruns it", []string{"CQ-25"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
-			if err != nil || to != qp.Err || from == qp.Err {
+			if err != nil || to != verbs.QPStateErr || from == verbs.QPStateErr {
 				return err
 			}
 			for _, c := range qcCQs(tr, q) {
 				if l, ok := c.(interface{ Len() int }); ok && l.Len() == c.CQE() {
-					_, _ = c.(conformance.Injector).Push(wc.WC{WRID: 0xf111ed, Status: wc.WRFlushErr, QPNum: q.Num()}, false)
+					_, _ = c.(conformance.Injector).Push(verbs.WC{WRID: 0xf111ed, Status: verbs.WCWRFlushErr, QPNum: q.Num()}, false)
 				}
 			}
 			return nil
 		}),
-		qpModifyMutant("RESET removes the newest completion of the QP from its CQs", []string{"CQ-26"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+		qpModifyMutant("RESET removes the newest completion of the QP from its CQs", []string{"CQ-26"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			_, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
-			if err != nil || to != qp.Reset {
+			if err != nil || to != verbs.QPStateReset {
 				return err
 			}
 			num := q.Num()
 			for _, c := range qcCQs(tr, q) {
-				qcRewrite(c, func(i int, w wc.WC, all []wc.WC) (wc.WC, bool) { return w, i != qcLastOf(all, num) })
+				qcRewrite(c, func(i int, w verbs.WC, all []verbs.WC) (verbs.WC, bool) { return w, i != qcLastOf(all, num) })
 			}
 			return nil
 		}),
@@ -117,7 +116,7 @@ func init() {
 				}
 				if err == nil {
 					for _, c := range cqs {
-						qcRewrite(c, func(_ int, w wc.WC, _ []wc.WC) (wc.WC, bool) {
+						qcRewrite(c, func(_ int, w verbs.WC, _ []verbs.WC) (verbs.WC, bool) {
 							if w.QPNum == num {
 								w.QPNum = 0
 							}
@@ -128,10 +127,10 @@ func init() {
 				return err
 			}
 		}),
-		qpModifyMutant("a flush re-arms the CQs it fed", []string{"NOTIFY-18"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+		qpModifyMutant("a flush re-arms the CQs it fed", []string{"NOTIFY-18"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
-			if err == nil && to == qp.Err && from != qp.Err {
+			if err == nil && to == verbs.QPStateErr && from != verbs.QPStateErr {
 				for _, c := range qcCQs(tr, q) {
 					_ = c.ReqNotify(false)
 				}

@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The extended post API through the mutant wrapper, and the mutants of
@@ -11,7 +12,7 @@ import (
 func init() { mutants = append(mutants, qpxMutants()...) }
 
 // CreateQPEx forwards conformance.QPExCreator.
-func (p *mPD) CreateQPEx(attr conformance.QPInitAttr, mask uint32, ops qp.SendOps) (conformance.QP, error) {
+func (p *mPD) CreateQPEx(attr conformance.QPInitAttr, mask uint32, ops verbs.QPSendOps) (conformance.QP, error) {
 	if attr.SendCQ != nil {
 		attr.SendCQ = attr.SendCQ.(*mCQ).inner
 	}
@@ -44,7 +45,7 @@ func (q *mQP) SetWRID(id uint64) {
 	}
 	q.wb().SetWRID(id)
 }
-func (q *mQP) SetWRFlags(f qp.SendFlags) { q.wb().SetWRFlags(f) }
+func (q *mQP) SetWRFlags(f verbs.SendFlags) { q.wb().SetWRFlags(f) }
 func (q *mQP) WRStart() {
 	if q.h.wrStart != nil {
 		q.h.wrStart(q.wb())
@@ -70,7 +71,7 @@ func (q *mQP) WRSendImm(imm uint32)                             { q.wb().WRSendI
 func (q *mQP) WRRDMAWrite(rkey uint32, addr uint64)             { q.wb().WRRDMAWrite(rkey, addr) }
 func (q *mQP) WRRDMARead(rkey uint32, addr uint64)              { q.wb().WRRDMARead(rkey, addr) }
 func (q *mQP) WRSetSGE(lkey uint32, addr uint64, length uint32) { q.wb().WRSetSGE(lkey, addr, length) }
-func (q *mQP) WRSetSGEList(list []qp.SGE)                       { q.wb().WRSetSGEList(list) }
+func (q *mQP) WRSetSGEList(list []verbs.SGE)                    { q.wb().WRSetSGEList(list) }
 func (q *mQP) WRSetInlineData(data []byte)                      { q.wb().WRSetInlineData(data) }
 
 var (
@@ -81,11 +82,11 @@ var (
 func qpxMutants() []mutant {
 	return []mutant{
 		{name: "ibv_create_qp_ex drops the send_ops_flags it does not support", rules: []string{"QPX-01"}, h: hooks{
-			createQPEx: func(pd conformance.PD, attr conformance.QPInitAttr, mask uint32, ops qp.SendOps) (conformance.QP, error) {
+			createQPEx: func(pd conformance.PD, attr conformance.QPInitAttr, mask uint32, ops verbs.QPSendOps) (conformance.QP, error) {
 				return pd.(conformance.QPExCreator).CreateQPEx(attr, mask&^conformance.QPInitAttrXRCD, ops&qp.SupportedSendOps(attr.Type, qp.RXEPolicy()))
 			}}},
 		{name: "ibv_create_qp_ex gives the builder every operation of the type", rules: []string{"QPX-02"}, h: hooks{
-			createQPEx: func(pd conformance.PD, attr conformance.QPInitAttr, mask uint32, ops qp.SendOps) (conformance.QP, error) {
+			createQPEx: func(pd conformance.PD, attr conformance.QPInitAttr, mask uint32, ops verbs.QPSendOps) (conformance.QP, error) {
 				if ops != 0 {
 					ops = qp.SupportedSendOps(attr.Type, qp.RXEPolicy())
 				}

@@ -3,12 +3,13 @@ package conformance_test
 import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The query capabilities of the wrapped device, each with its hook.
 
 // QueryMask implements conformance.QPMaskQuerier.
-func (q *mQP) QueryMask(mask qp.AttrMask) (qp.Attr, conformance.QPQueryInit, error) {
+func (q *mQP) QueryMask(mask verbs.QPAttrMask) (verbs.QPAttr, conformance.QPQueryInit, error) {
 	if q.h.queryMask != nil {
 		return q.h.queryMask(q.inner, mask)
 	}
@@ -60,20 +61,20 @@ func init() {
 	mutants = append(mutants,
 		mutant{
 			name: "ibv_query_qp honours the mask strictly: unasked attributes read zero", rules: []string{"QUERY-01"},
-			h: hooks{queryMask: func(q conformance.QP, mask qp.AttrMask) (qp.Attr, conformance.QPQueryInit, error) {
+			h: hooks{queryMask: func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, conformance.QPQueryInit, error) {
 				a, init, err := q.(conformance.QPMaskQuerier).QueryMask(mask)
-				if mask&qp.AttrAccessFlags == 0 {
+				if mask&verbs.QPAttrAccessFlags == 0 {
 					a.QPAccessFlags = 0
 				}
-				if mask&qp.AttrCap == 0 {
-					a.Cap = qp.Cap{}
+				if mask&verbs.QPAttrCap == 0 {
+					a.Cap = verbs.QPCap{}
 				}
 				return a, init, err
 			}},
 		},
 		mutant{
 			name: "ibv_query_qp's init_attr loses sq_sig_all", rules: []string{"QUERY-01"},
-			h: hooks{queryMask: func(q conformance.QP, mask qp.AttrMask) (qp.Attr, conformance.QPQueryInit, error) {
+			h: hooks{queryMask: func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, conformance.QPQueryInit, error) {
 				a, init, err := q.(conformance.QPMaskQuerier).QueryMask(mask)
 				init.SQSigAll = false
 				return a, init, err
@@ -81,7 +82,7 @@ func init() {
 		},
 		mutant{
 			name: "ibv_query_qp accepts IBV_QP_RATE_LIMIT", rules: []string{"QUERY-02"},
-			h: hooks{queryMask: func(q conformance.QP, mask qp.AttrMask) (qp.Attr, conformance.QPQueryInit, error) {
+			h: hooks{queryMask: func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, conformance.QPQueryInit, error) {
 				return q.(conformance.QPMaskQuerier).QueryMask(mask & qp.QueryMaskAll)
 			}},
 		},

@@ -10,14 +10,13 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // qpPollFilter returns a poll hook that drops the completions drop selects.
-func qpPollFilter(drop func(c wc.WC) bool) func(q conformance.CQ, wcs []wc.WC) (int, error) {
-	return func(q conformance.CQ, wcs []wc.WC) (int, error) {
+func qpPollFilter(drop func(c verbs.WC) bool) func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+	return func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 		n, err := q.Poll(wcs)
 		k := 0
 		for _, c := range wcs[:n] {
@@ -30,19 +29,19 @@ func qpPollFilter(drop func(c wc.WC) bool) func(q conformance.CQ, wcs []wc.WC) (
 	}
 }
 
-func isFlush(c wc.WC) bool { return c.Status == wc.WRFlushErr }
+func isFlush(c verbs.WC) bool { return c.Status == verbs.WCWRFlushErr }
 
 // Mutants of the FLUSH family and of the QP events (ASYNC-05, ASYNC-14).
 func init() {
 	mutants = append(mutants,
 		qpHooksMutant("receive requests complete with LOC_QP_OP_ERR, not FLUSH_ERR", []string{"FLUSH-01", "WC-S05"}, func(tr *qpTracker, h *hooks) {
-			h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				tr.mu.Lock()
 				defer tr.mu.Unlock()
 				for i, c := range wcs[:n] {
 					if isFlush(c) && tr.recv[wcKey{q, c.QPNum, c.WRID}] {
-						wcs[i].Status = wc.LocQPOpErr
+						wcs[i].Status = verbs.WCLocQPOpErr
 					}
 				}
 				return n, err
@@ -50,7 +49,7 @@ func init() {
 		}),
 		mutant{
 			name: "flush completions of one poll come last first", rules: []string{"FLUSH-02"},
-			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				var idx []int
 				for i, c := range wcs[:n] {
@@ -65,8 +64,8 @@ func init() {
 			}},
 		},
 		qpHooksMutant("unsignaled sends are not flushed", []string{"FLUSH-04"}, func(tr *qpTracker, h *hooks) {
-			h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
-				return qpPollFilter(func(c wc.WC) bool {
+			h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+				return qpPollFilter(func(c verbs.WC) bool {
 					tr.mu.Lock()
 					defer tr.mu.Unlock()
 					return isFlush(c) && tr.unsig[wcKey{q, c.QPNum, c.WRID}]
@@ -75,22 +74,22 @@ func init() {
 		}),
 		mutant{
 			name: "sends posted in SQE are accepted and dropped", rules: []string{"WC-S05"},
-			h: hooks{postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
-				return qpDropIn(qp.SQE, func(q conformance.QP) (int, error) { return q.PostSend(wrs) }, len(wrs), q)
+			h: hooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+				return qpDropIn(verbs.QPStateSQE, func(q conformance.QP) (int, error) { return q.PostSend(wrs) }, len(wrs), q)
 			}},
 		},
 		qpHooksMutant("requests posted in ERR are accepted and dropped", []string{"FLUSH-05", "WC-S05"}, func(tr *qpTracker, h *hooks) {
 			send, recv := h.postSend, h.postRecv
-			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
-				return qpDropIn(qp.Err, func(q conformance.QP) (int, error) { return send(q, wrs) }, len(wrs), q)
+			h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+				return qpDropIn(verbs.QPStateErr, func(q conformance.QP) (int, error) { return send(q, wrs) }, len(wrs), q)
 			}
-			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
-				return qpDropIn(qp.Err, func(q conformance.QP) (int, error) { return recv(q, wrs) }, len(wrs), q)
+			h.postRecv = func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
+				return qpDropIn(verbs.QPStateErr, func(q conformance.QP) (int, error) { return recv(q, wrs) }, len(wrs), q)
 			}
 		}),
 		mutant{
 			name: "flush completions carry qp_num 0", rules: []string{"FLUSH-06"},
-			h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				for i := range wcs[:n] {
 					if isFlush(wcs[i]) {
@@ -100,24 +99,24 @@ func init() {
 				return n, err
 			}},
 		},
-		qpModifyMutant("ERR of a QP on an SRQ flushes the SRQ's requests too", []string{"FLUSH-07"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+		qpModifyMutant("ERR of a QP on an SRQ flushes the SRQ's requests too", []string{"FLUSH-07"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
 			info := tr.info(q)
-			if err != nil || to != qp.Err || from == qp.Err || info.init.SRQ == nil {
+			if err != nil || to != verbs.QPStateErr || from == verbs.QPStateErr || info.init.SRQ == nil {
 				return err
 			}
 			tr.mu.Lock()
 			ids := tr.srqIDs[info.init.SRQ]
 			tr.mu.Unlock()
 			for _, id := range ids {
-				_, _ = info.init.RecvCQ.(conformance.Injector).Push(wc.WC{WRID: id, Status: wc.WRFlushErr, QPNum: q.Num()}, true)
+				_, _ = info.init.RecvCQ.(conformance.Injector).Push(verbs.WC{WRID: id, Status: verbs.WCWRFlushErr, QPNum: q.Num()}, true)
 			}
 			return nil
 		}),
-		qpModifyMutant("RESET flushes what is queued first", []string{"FLUSH-08"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-			if from, to := qpTarget(q, a, m); to == qp.Reset && from != qp.Reset && from != qp.Err {
-				_ = q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState)
+		qpModifyMutant("RESET flushes what is queued first", []string{"FLUSH-08"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+			if from, to := qpTarget(q, a, m); to == verbs.QPStateReset && from != verbs.QPStateReset && from != verbs.QPStateErr {
+				_ = q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState)
 			}
 			return q.Modify(a, m)
 		}),
@@ -125,11 +124,11 @@ func init() {
 			name: "flush completions never come", rules: []string{"FLUSH-13"},
 			h: hooks{poll: qpPollFilter(isFlush)},
 		},
-		qpModifyMutant("ERR by modify raises QP_FATAL", []string{"FLUSH-14"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+		qpModifyMutant("ERR by modify raises QP_FATAL", []string{"FLUSH-14"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
-			if err == nil && to == qp.Err && from != qp.Err {
-				tr.fake(notify.EventQPFatal, q)
+			if err == nil && to == verbs.QPStateErr && from != verbs.QPStateErr {
+				tr.fake(verbs.EventQPFatal, q)
 			}
 			return err
 		}),
@@ -139,7 +138,7 @@ func init() {
 				getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
 					for {
 						ev, err := c.GetAsyncEvent(ctx)
-						if err != nil || ev.EventType() != notify.EventQPLastWQEReached {
+						if err != nil || ev.EventType() != verbs.EventQPLastWQEReached {
 							return ev, err
 						}
 						_ = ev.Ack()
@@ -148,7 +147,7 @@ func init() {
 				tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
 					for {
 						ev, err := c.TryGetAsyncEvent()
-						if err != nil || ev.EventType() != notify.EventQPLastWQEReached {
+						if err != nil || ev.EventType() != verbs.EventQPLastWQEReached {
 							return ev, err
 						}
 						_ = ev.Ack()
@@ -170,7 +169,7 @@ func init() {
 }
 
 // skipEvents returns async hooks that ack and hide every event of type typ.
-func skipEvents(typ notify.EventType) (
+func skipEvents(typ verbs.EventType) (
 	func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error),
 	func(c conformance.Context) (conformance.AsyncEvent, error),
 ) {
@@ -198,7 +197,7 @@ func skipEvents(typ notify.EventType) (
 // Mutants of SQ_DRAINED (ASYNC-13) and of the profile's reading of it.
 func init() {
 	noDrained := mutant{name: "SQ_DRAINED is never delivered", rules: []string{"ASYNC-13"}}
-	noDrained.h.getAsync, noDrained.h.tryAsync = skipEvents(notify.EventSQDrained)
+	noDrained.h.getAsync, noDrained.h.tryAsync = skipEvents(verbs.EventSQDrained)
 	mutants = append(mutants,
 		noDrained,
 		mutant{
@@ -210,12 +209,12 @@ func init() {
 			name: "the profile says SQ_DRAINED comes unasked, the device raises it only when asked", rules: []string{"ASYNC-13"},
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.AlwaysSQDrained = true; return p }},
 		},
-		qpModifyMutant("SQ_DRAINED comes at once, before the sends in flight complete", []string{"ASYNC-13"}, func(tr *qpTracker, q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
+		qpModifyMutant("SQ_DRAINED comes at once, before the sends in flight complete", []string{"ASYNC-13"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
-			if err == nil && from == qp.RTS && to == qp.SQD && m&qp.AttrEnSQDAsyncNotify != 0 && a.EnSQDAsyncNotify {
+			if err == nil && from == verbs.QPStateRTS && to == verbs.QPStateSQD && m&verbs.QPAttrEnSQDAsyncNotify != 0 && a.EnSQDAsyncNotify {
 				if got, qerr := q.Query(); qerr == nil && got.SQDraining {
-					tr.fake(notify.EventSQDrained, q)
+					tr.fake(verbs.EventSQDrained, q)
 				}
 			}
 			return err
@@ -226,9 +225,9 @@ func init() {
 // Mutants of the SRQ family.
 func init() {
 	def := sim.DefaultDeviceAttr()
-	srqModify := func(name string, rules []string, f func(tr *qpTracker, s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error) mutant {
+	srqModify := func(name string, rules []string, f func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error) mutant {
 		return qpHooksMutant(name, rules, func(tr *qpTracker, h *hooks) {
-			h.modifySRQ = func(s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error { return f(tr, s, a, m) }
+			h.modifySRQ = func(s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error { return f(tr, s, a, m) }
 		})
 	}
 	mutants = append(mutants,
@@ -245,37 +244,37 @@ func init() {
 		},
 		qpHooksMutant("an SRQ post skips a bad request and posts the rest", []string{"SRQ-02"}, func(tr *qpTracker, h *hooks) {
 			post := h.postSRQ
-			h.postSRQ = func(s conformance.SRQ, wrs []qp.RecvWR) (int, error) {
+			h.postSRQ = func(s conformance.SRQ, wrs []verbs.RecvWR) (int, error) {
 				return postEach(len(wrs), func(i int) (int, error) { return post(s, wrs[i:i+1]) })
 			}
 		}),
 		qpHooksMutant("ibv_post_recv on a QP on an SRQ is accepted and dropped", []string{"SRQ-03"}, func(tr *qpTracker, h *hooks) {
 			post := h.postRecv
-			h.postRecv = func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
-				if tr.info(q).init.SRQ != nil && qpStateOf(q) != qp.Reset {
+			h.postRecv = func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
+				if tr.info(q).init.SRQ != nil && qpStateOf(q) != verbs.QPStateReset {
 					return len(wrs), nil
 				}
 				return post(q, wrs)
 			}
 		}),
-		srqModify("IBV_SRQ_LIMIT is accepted and ignored", []string{"SRQ-04", "SRQ-05"}, func(tr *qpTracker, s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error {
-			if m&^qp.SRQLimit == 0 {
+		srqModify("IBV_SRQ_LIMIT is accepted and ignored", []string{"SRQ-04", "SRQ-05"}, func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
+			if m&^verbs.SRQLimit == 0 {
 				return nil
 			}
-			return s.Modify(a, m&^qp.SRQLimit)
+			return s.Modify(a, m&^verbs.SRQLimit)
 		}),
-		srqModify("a limit above max_wr is cut to max_wr", []string{"SRQ-06"}, func(tr *qpTracker, s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error {
-			if cur, err := s.Query(); err == nil && m == qp.SRQLimit && a.SRQLimit > cur.MaxWR {
+		srqModify("a limit above max_wr is cut to max_wr", []string{"SRQ-06"}, func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
+			if cur, err := s.Query(); err == nil && m == verbs.SRQLimit && a.SRQLimit > cur.MaxWR {
 				b := *a
 				b.SRQLimit = cur.MaxWR
 				return s.Modify(&b, m)
 			}
 			return s.Modify(a, m)
 		}),
-		srqModify("a resize sticks when the limit beside it is refused", []string{"SRQ-06"}, func(tr *qpTracker, s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error {
+		srqModify("a resize sticks when the limit beside it is refused", []string{"SRQ-06"}, func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
 			err := s.Modify(a, m)
-			if err != nil && m == qp.SRQMaxWR|qp.SRQLimit {
-				_ = s.Modify(a, qp.SRQMaxWR)
+			if err != nil && m == verbs.SRQMaxWR|verbs.SRQLimit {
+				_ = s.Modify(a, verbs.SRQMaxWR)
 			}
 			return err
 		}),
@@ -283,8 +282,8 @@ func init() {
 			name: "the device resizes SRQs but does not say so", rules: []string{"SRQ-07"},
 			h: hooks{limits: func(l conformance.Limits) conformance.Limits { l.SRQResize = false; return l }},
 		},
-		srqModify("a resize below the queued requests succeeds and does nothing", []string{"SRQ-07"}, func(tr *qpTracker, s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error {
-			if err := s.Modify(a, m); err != nil && m != qp.SRQMaxWR {
+		srqModify("a resize below the queued requests succeeds and does nothing", []string{"SRQ-07"}, func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
+			if err := s.Modify(a, m); err != nil && m != verbs.SRQMaxWR {
 				return err
 			}
 			return nil
@@ -298,28 +297,28 @@ func init() {
 			}
 		}),
 		qpHooksMutant("the limit fires when the fill level reaches it, not below", []string{"SRQ-04"}, func(tr *qpTracker, h *hooks) {
-			h.takeSRQ = func(s conformance.SRQ) (uint64, []qp.SGE, bool) {
+			h.takeSRQ = func(s conformance.SRQ) (uint64, []verbs.SGE, bool) {
 				id, sges, ok := s.(conformance.Consumer).Take()
 				a, err := s.Query()
 				if ok && err == nil && a.SRQLimit > 0 && uint32(s.(conformance.Depth).Len()) == a.SRQLimit {
-					_ = s.Modify(&qp.SRQAttr{}, qp.SRQLimit)
-					tr.fake(notify.EventSRQLimitReached, s)
+					_ = s.Modify(&verbs.SRQAttr{}, verbs.SRQLimit)
+					tr.fake(verbs.EventSRQLimitReached, s)
 				}
 				return id, sges, ok
 			}
 		}),
 		qpHooksMutant("query still shows a limit that fired", []string{"SRQ-05"}, func(tr *qpTracker, h *hooks) {
 			armed := map[conformance.SRQ]uint32{}
-			h.modifySRQ = func(s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error {
+			h.modifySRQ = func(s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
 				err := s.Modify(a, m)
-				if err == nil && m&qp.SRQLimit != 0 {
+				if err == nil && m&verbs.SRQLimit != 0 {
 					tr.mu.Lock()
 					armed[s] = a.SRQLimit
 					tr.mu.Unlock()
 				}
 				return err
 			}
-			h.querySRQ = func(s conformance.SRQ) (qp.SRQAttr, error) {
+			h.querySRQ = func(s conformance.SRQ) (verbs.SRQAttr, error) {
 				a, err := s.Query()
 				tr.mu.Lock()
 				defer tr.mu.Unlock()
@@ -330,15 +329,15 @@ func init() {
 			}
 		}),
 		qpHooksMutant("requests leave the SRQ newest first", []string{"SRQ-08"}, func(tr *qpTracker, h *hooks) {
-			h.takeSRQ = func(s conformance.SRQ) (uint64, []qp.SGE, bool) {
+			h.takeSRQ = func(s conformance.SRQ) (uint64, []verbs.SGE, bool) {
 				c := s.(conformance.Consumer)
-				var all []qp.RecvWR
+				var all []verbs.RecvWR
 				for {
 					id, sges, ok := c.Take()
 					if !ok {
 						break
 					}
-					all = append(all, qp.RecvWR{WRID: id, SGList: sges})
+					all = append(all, verbs.RecvWR{WRID: id, SGList: sges})
 				}
 				if len(all) == 0 {
 					return 0, nil, false
@@ -366,13 +365,13 @@ func init() {
 				return nil
 			}
 		}),
-		srqModify("arming above the fill level fires at once", []string{"SRQ-11"}, func(tr *qpTracker, s conformance.SRQ, a *qp.SRQAttr, m qp.SRQAttrMask) error {
+		srqModify("arming above the fill level fires at once", []string{"SRQ-11"}, func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
 			err := s.Modify(a, m)
 			tr.mu.Lock()
 			queued := uint32(len(tr.srqIDs[s]))
 			tr.mu.Unlock()
-			if err == nil && m&qp.SRQLimit != 0 && a.SRQLimit > queued {
-				tr.fake(notify.EventSRQLimitReached, s)
+			if err == nil && m&verbs.SRQLimit != 0 && a.SRQLimit > queued {
+				tr.fake(verbs.EventSRQLimitReached, s)
 			}
 			return err
 		}),
@@ -381,11 +380,11 @@ func init() {
 
 // anonymousSRQEvent hides the SRQ an SRQ_LIMIT_REACHED names.
 func anonymousSRQEvent(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
-	if err != nil || ev.EventType() != notify.EventSRQLimitReached {
+	if err != nil || ev.EventType() != verbs.EventSRQLimitReached {
 		return ev, err
 	}
 	_ = ev.Ack()
-	return fakeEvent{notify.EventSRQLimitReached, nil}, nil
+	return fakeEvent{verbs.EventSRQLimitReached, nil}, nil
 }
 
 // TestQPCasesToleratePollQuirks runs the suite on a device whose CQs return
@@ -400,7 +399,7 @@ func TestQPCasesToleratePollQuirks(t *testing.T) {
 	var mu sync.Mutex // some cases poll from several goroutines
 	calls := map[conformance.CQ]int{}
 	rng := rand.New(rand.NewPCG(3, 13))
-	m := mutant{name: "slow, scrambling polls", h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+	m := mutant{name: "slow, scrambling polls", h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 		mu.Lock()
 		calls[q]++
 		skip := calls[q]%2 == 1

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/verbsim/verbsim/conformance"
-	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // InjectError implements conformance.SRQErrorInjector.
@@ -39,9 +39,9 @@ func init() {
 		mutant{
 			name: "SRQ_ERR names no SRQ", rules: []string{"ASYNC-15"},
 			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
-				return hideObject(notify.EventSRQErr)(c.TryGetAsyncEvent())
+				return hideObject(verbs.EventSRQErr)(c.TryGetAsyncEvent())
 			}, getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
-				return hideObject(notify.EventSRQErr)(c.GetAsyncEvent(ctx))
+				return hideObject(verbs.EventSRQErr)(c.GetAsyncEvent(ctx))
 			}},
 		},
 	)
@@ -49,7 +49,7 @@ func init() {
 
 // hideObject returns a filter that hides the object an event of type
 // typ names.
-func hideObject(typ notify.EventType) func(conformance.AsyncEvent, error) (conformance.AsyncEvent, error) {
+func hideObject(typ verbs.EventType) func(conformance.AsyncEvent, error) (conformance.AsyncEvent, error) {
 	return func(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
 		if err != nil || ev.EventType() != typ {
 			return ev, err

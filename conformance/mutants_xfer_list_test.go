@@ -5,9 +5,7 @@ import (
 	"slices"
 
 	"github.com/verbsim/verbsim/conformance"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The mutants of the transport cases (xfer_*.go), built on the recording
@@ -45,49 +43,49 @@ func xReadingMutants() []mutant {
 // xStatusMutants report wrong statuses or lose error completions.
 func xStatusMutants() []mutant {
 	return []mutant{
-		xStatusMutant(wc.RemAccessErr, wc.RemInvReqErr, "XFER-14", "WC-S10", "MR-07", "MR-08", "CQ-21"),
-		xStatusMutant(wc.RemInvReqErr, wc.RemAccessErr, "XFER-05", "WC-S09", "QP-40", "XFER-29"),
-		xStatusMutant(wc.LocProtErr, wc.LocLenErr, "XFER-16", "WC-S04", "MR-03"),
-		xStatusMutant(wc.LocLenErr, wc.LocProtErr, "XFER-23", "WC-S01", "XFER-17"),
-		xStatusMutant(wc.LocQPOpErr, wc.LocProtErr, "PD-04", "WC-S02"),
-		xStatusMutant(wc.RemOpErr, wc.RemAccessErr, "WC-S11", "XFER-16"),
-		xStatusMutant(wc.LocAccessErr, wc.WRFlushErr, "XFER-30", "WC-S08"),
-		xStatusMutant(wc.RetryExcErr, wc.RNRRetryExcErr, "XFER-10", "XFER-27", "XFER-28", "FLUSH-11", "WC-S12"),
-		xStatusMutant(wc.RNRRetryExcErr, wc.RetryExcErr, "XFER-07", "XFER-08", "SRQ-09", "WC-S13", "XFER-12"),
-		xEach("requests after a failed one repeat its status instead of flushing", []string{"FLUSH-03", "XFER-15"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+		xStatusMutant(verbs.WCRemAccessErr, verbs.WCRemInvReqErr, "XFER-14", "WC-S10", "MR-07", "MR-08", "CQ-21"),
+		xStatusMutant(verbs.WCRemInvReqErr, verbs.WCRemAccessErr, "XFER-05", "WC-S09", "QP-40", "XFER-29"),
+		xStatusMutant(verbs.WCLocProtErr, verbs.WCLocLenErr, "XFER-16", "WC-S04", "MR-03"),
+		xStatusMutant(verbs.WCLocLenErr, verbs.WCLocProtErr, "XFER-23", "WC-S01", "XFER-17"),
+		xStatusMutant(verbs.WCLocQPOpErr, verbs.WCLocProtErr, "PD-04", "WC-S02"),
+		xStatusMutant(verbs.WCRemOpErr, verbs.WCRemAccessErr, "WC-S11", "XFER-16"),
+		xStatusMutant(verbs.WCLocAccessErr, verbs.WCWRFlushErr, "XFER-30", "WC-S08"),
+		xStatusMutant(verbs.WCRetryExcErr, verbs.WCRNRRetryExcErr, "XFER-10", "XFER-27", "XFER-28", "FLUSH-11", "WC-S12"),
+		xStatusMutant(verbs.WCRNRRetryExcErr, verbs.WCRetryExcErr, "XFER-07", "XFER-08", "SRQ-09", "WC-S13", "XFER-12"),
+		xEach("requests after a failed one repeat its status instead of flushing", []string{"FLUSH-03", "XFER-15"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
 			if tr.isRecv(q, *c) {
 				return
 			}
 			switch st, ok := tr.lastErr[xKey{q, c.QPNum, 0}]; {
-			case c.Status == wc.WRFlushErr && ok:
+			case c.Status == verbs.WCWRFlushErr && ok:
 				c.Status = st
-			case c.Status != wc.Success && c.Status != wc.WRFlushErr:
+			case c.Status != verbs.WCSuccess && c.Status != verbs.WCWRFlushErr:
 				tr.lastErr[xKey{q, c.QPNum, 0}] = c.Status
 			}
 		}),
-		xBatch("flushed receives vanish", []string{"FLUSH-12"}, func(tr *xTr, q conformance.CQ, got []wc.WC, _ int) []wc.WC {
+		xBatch("flushed receives vanish", []string{"FLUSH-12"}, func(tr *xTr, q conformance.CQ, got []verbs.WC, _ int) []verbs.WC {
 			out := got[:0]
 			for _, c := range got {
-				if c.Status != wc.WRFlushErr || !tr.isRecv(q, c) {
+				if c.Status != verbs.WCWRFlushErr || !tr.isRecv(q, c) {
 					out = append(out, c)
 				}
 			}
 			return out
 		}),
-		xBatch("error completions of unsignaled requests vanish", []string{"CQ-21"}, func(tr *xTr, q conformance.CQ, got []wc.WC, _ int) []wc.WC {
+		xBatch("error completions of unsignaled requests vanish", []string{"CQ-21"}, func(tr *xTr, q conformance.CQ, got []verbs.WC, _ int) []verbs.WC {
 			out := got[:0]
 			for _, c := range got {
 				r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]
-				if c.Status == wc.Success || c.Status == wc.WRFlushErr || tr.isRecv(q, c) || !ok || r.Flags&qp.SendSignaled != 0 {
+				if c.Status == verbs.WCSuccess || c.Status == verbs.WCWRFlushErr || tr.isRecv(q, c) || !ok || r.Flags&verbs.SendSignaled != 0 {
 					out = append(out, c)
 				}
 			}
 			return out
 		}),
-		xEach("a zero-length RDMA request meets a remote access error", []string{"XFER-24"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == wc.Success && !tr.isRecv(q, *c) &&
-				(r.Opcode == wc.WRRDMARead || r.Opcode == wc.WRRDMAWrite) && qp.Length(r.SGList) == 0 {
-				c.Status = wc.RemAccessErr
+		xEach("a zero-length RDMA request meets a remote access error", []string{"XFER-24"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == verbs.WCSuccess && !tr.isRecv(q, *c) &&
+				(r.Opcode == verbs.WRRDMARead || r.Opcode == verbs.WRRDMAWrite) && verbs.SGEListLength(r.SGList) == 0 {
+				c.Status = verbs.WCRemAccessErr
 			}
 		}),
 	}
@@ -96,77 +94,77 @@ func xStatusMutants() []mutant {
 // xFieldMutants get a completion field wrong, or the order or number of
 // completions.
 func xFieldMutants() []mutant {
-	recv := func(c *wc.WC) bool { return c.Status == wc.Success && c.Opcode.IsRecv() }
-	send := func(c *wc.WC) bool { return c.Status == wc.Success && !c.Opcode.IsRecv() }
+	recv := func(c *verbs.WC) bool { return c.Status == verbs.WCSuccess && c.Opcode.IsRecv() }
+	send := func(c *verbs.WC) bool { return c.Status == verbs.WCSuccess && !c.Opcode.IsRecv() }
 	return []mutant{
-		xEach("wr_id keeps 48 bits", []string{"WC-01"}, func(tr *xTr, q conformance.CQ, c *wc.WC) { c.WRID &= 1<<48 - 1 }),
-		xEach("error completions carry qp_num 0", []string{"WC-02"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if c.Status != wc.Success {
+		xEach("wr_id keeps 48 bits", []string{"WC-01"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) { c.WRID &= 1<<48 - 1 }),
+		xEach("error completions carry qp_num 0", []string{"WC-02"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if c.Status != verbs.WCSuccess {
 				c.QPNum = 0
 			}
 		}),
-		xEach("RDMA WRITEs complete as SEND", []string{"WC-04", "XFER-11"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if send(c) && c.Opcode == wc.RDMAWrite {
-				c.Opcode = wc.Send
+		xEach("RDMA WRITEs complete as SEND", []string{"WC-04", "XFER-11"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if send(c) && c.Opcode == verbs.WCRDMAWrite {
+				c.Opcode = verbs.WCSend
 			}
 		}),
-		xEach("receive completions have IBV_WC_RECV clear", []string{"WC-06", "WC-05"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+		xEach("receive completions have IBV_WC_RECV clear", []string{"WC-06", "WC-05"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
 			if recv(c) {
-				c.Opcode &^= wc.Recv
+				c.Opcode &^= verbs.WCRecv
 			}
 		}),
-		xEach("RECV_RDMA_WITH_IMM reads TM_RECV", []string{"WC-06", "WC-05"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if recv(c) && c.Opcode == wc.RecvRDMAWithImm {
-				c.Opcode = wc.TMRecv
+		xEach("RECV_RDMA_WITH_IMM reads TM_RECV", []string{"WC-06", "WC-05"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if recv(c) && c.Opcode == verbs.WCRecvRDMAWithImm {
+				c.Opcode = verbs.WCTMRecv
 			}
 		}),
-		xEach("send completions read DRIVER1", []string{"WC-06", "WC-04"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+		xEach("send completions read DRIVER1", []string{"WC-06", "WC-04"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
 			if send(c) {
-				c.Opcode = wc.Driver1
+				c.Opcode = verbs.WCDriver1
 			}
 		}),
-		xEach("WRITE_WITH_IMM completes as RECV at the responder", []string{"WC-05", "XFER-12"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if recv(c) && c.Opcode == wc.RecvRDMAWithImm {
-				c.Opcode = wc.Recv
+		xEach("WRITE_WITH_IMM completes as RECV at the responder", []string{"WC-05", "XFER-12"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if recv(c) && c.Opcode == verbs.WCRecvRDMAWithImm {
+				c.Opcode = verbs.WCRecv
 			}
 		}),
-		xEach("receive completions lose WITH_IMM", []string{"WC-08", "WC-09", "XFER-04", "XFER-12"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+		xEach("receive completions lose WITH_IMM", []string{"WC-08", "WC-09", "XFER-04", "XFER-12"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
 			if recv(c) {
-				c.WCFlags &^= wc.WithImm
+				c.WCFlags &^= verbs.WCWithImm
 			}
 		}),
-		xEach("imm_data is byte-swapped", []string{"WC-09"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if recv(c) && c.WCFlags&wc.WithImm != 0 {
+		xEach("imm_data is byte-swapped", []string{"WC-09"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if recv(c) && c.WCFlags&verbs.WCWithImm != 0 {
 				v := c.ImmData
 				c.ImmData = v>>24 | v>>8&0xff00 | v<<8&0xff0000 | v<<24
 			}
 		}),
-		xEach("receive completions lose WITH_INV", []string{"WC-08", "XFER-29"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+		xEach("receive completions lose WITH_INV", []string{"WC-08", "XFER-29"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
 			if recv(c) {
-				c.WCFlags &^= wc.WithInv
+				c.WCFlags &^= verbs.WCWithInv
 			}
 		}),
-		xEach("UD receives always say GRH", []string{"WC-08"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if recv(c) && tr.types[xKey{q, c.QPNum, 0}] == qp.UD {
-				c.WCFlags |= wc.GRH
+		xEach("UD receives always say GRH", []string{"WC-08"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if recv(c) && tr.types[xKey{q, c.QPNum, 0}] == verbs.QPTypeUD {
+				c.WCFlags |= verbs.WCGRH
 			}
 		}),
-		xEach("UD receives name no source", []string{"WC-12"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+		xEach("UD receives name no source", []string{"WC-12"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
 			if recv(c) {
 				c.SrcQP, c.SLID = 0, 0
 			}
 		}),
-		xEach("READ and atomic completions report one byte more", []string{"WC-11", "XFER-13"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if send(c) && (c.Opcode == wc.RDMARead || c.Opcode == wc.FetchAdd || c.Opcode == wc.CompSwap) {
+		xEach("READ and atomic completions report one byte more", []string{"WC-11", "XFER-13"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if send(c) && (c.Opcode == verbs.WCRDMARead || c.Opcode == verbs.WCFetchAdd || c.Opcode == verbs.WCCompSwap) {
 				c.ByteLen++
 			}
 		}),
-		xEach("receive byte_len is one short", []string{"WC-10", "XFER-02", "XFER-03", "XFER-04", "XFER-06", "XFER-20", "XFER-21"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+		xEach("receive byte_len is one short", []string{"WC-10", "XFER-02", "XFER-03", "XFER-04", "XFER-06", "XFER-20", "XFER-21"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
 			if recv(c) && c.ByteLen > 0 {
 				c.ByteLen--
 			}
 		}),
-		xBatch("receive completions of one poll come in reverse order", []string{"XFER-01", "CQ-18"}, func(tr *xTr, q conformance.CQ, got []wc.WC, _ int) []wc.WC {
+		xBatch("receive completions of one poll come in reverse order", []string{"XFER-01", "CQ-18"}, func(tr *xTr, q conformance.CQ, got []verbs.WC, _ int) []verbs.WC {
 			var at []int
 			for i := range got {
 				if recv(&got[i]) {
@@ -178,7 +176,7 @@ func xFieldMutants() []mutant {
 			}
 			return got
 		}),
-		xBatch("two send completions of one QP trade places", []string{"CQ-18", "XFER-19"}, func(tr *xTr, q conformance.CQ, got []wc.WC, _ int) []wc.WC {
+		xBatch("two send completions of one QP trade places", []string{"CQ-18", "XFER-19"}, func(tr *xTr, q conformance.CQ, got []verbs.WC, _ int) []verbs.WC {
 			for i := 0; i+1 < len(got); i++ {
 				if send(&got[i]) && send(&got[i+1]) && got[i].QPNum == got[i+1].QPNum {
 					got[i], got[i+1] = got[i+1], got[i]
@@ -187,7 +185,7 @@ func xFieldMutants() []mutant {
 			}
 			return got
 		}),
-		xBatch("the last receive completion of a poll comes twice", []string{"XFER-25"}, func(tr *xTr, q conformance.CQ, got []wc.WC, room int) []wc.WC {
+		xBatch("the last receive completion of a poll comes twice", []string{"XFER-25"}, func(tr *xTr, q conformance.CQ, got []verbs.WC, room int) []verbs.WC {
 			for i := len(got) - 1; i >= 0; i-- {
 				if recv(&got[i]) && len(got) < room {
 					return append(got, got[i])
@@ -201,8 +199,8 @@ func xFieldMutants() []mutant {
 // xMemoryMutants write where they should not.
 func xMemoryMutants() []mutant {
 	return []mutant{
-		xEach("the first byte of every message received is flipped", []string{"XFER-02", "XFER-03", "XFER-09", "XFER-25", "XFER-26"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if c.Status != wc.Success || c.Opcode != wc.Recv || c.ByteLen == 0 {
+		xEach("the first byte of every message received is flipped", []string{"XFER-02", "XFER-03", "XFER-09", "XFER-25", "XFER-26"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if c.Status != verbs.WCSuccess || c.Opcode != verbs.WCRecv || c.ByteLen == 0 {
 				return
 			}
 			sges, ok := tr.recvs[xKey{q, c.QPNum, c.WRID}]
@@ -210,27 +208,27 @@ func xMemoryMutants() []mutant {
 				sges = tr.srq[c.WRID]
 			}
 			off := uint64(0)
-			if tr.types[xKey{q, c.QPNum, 0}] == qp.UD {
+			if tr.types[xKey{q, c.QPNum, 0}] == verbs.QPTypeUD {
 				off = 40
 			}
 			if a, ok := xAt(sges, off); ok && c.ByteLen > uint32(off) {
 				tr.flip(a)
 			}
 		}),
-		xEach("the first byte an RDMA WRITE placed is flipped when it completes", []string{"XFER-11"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == wc.Success && c.Opcode == wc.RDMAWrite && qp.Length(r.SGList) > 0 {
+		xEach("the first byte an RDMA WRITE placed is flipped when it completes", []string{"XFER-11"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == verbs.WCSuccess && c.Opcode == verbs.WCRDMAWrite && verbs.SGEListLength(r.SGList) > 0 {
 				tr.flip(r.RemoteAddr)
 			}
 		}),
-		xEach("the first byte a READ fetched is flipped when it completes", []string{"XFER-13", "QP-40"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == wc.Success && c.Opcode == wc.RDMARead {
+		xEach("the first byte a READ fetched is flipped when it completes", []string{"XFER-13", "QP-40"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == verbs.WCSuccess && c.Opcode == verbs.WCRDMARead {
 				if a, ok := xAt(r.SGList, 0); ok {
 					tr.flip(a)
 				}
 			}
 		}),
-		xEach("FETCH_AND_ADD results are corrupted", []string{"XFER-17"}, func(tr *xTr, q conformance.CQ, c *wc.WC) {
-			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == wc.Success && c.Opcode == wc.FetchAdd && r.CompareAdd != 0 {
+		xEach("FETCH_AND_ADD results are corrupted", []string{"XFER-17"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == verbs.WCSuccess && c.Opcode == verbs.WCFetchAdd && r.CompareAdd != 0 {
 				if a, ok := xAt(r.SGList, 0); ok {
 					tr.flip(a)
 				}
@@ -241,8 +239,8 @@ func xMemoryMutants() []mutant {
 
 // xVerbMutants change what a verb asks for.
 func xVerbMutants() []mutant {
-	inlinable := func(op wc.WROpcode) bool {
-		return op == wc.WRSend || op == wc.WRSendWithImm || op == wc.WRRDMAWrite || op == wc.WRRDMAWriteWithImm
+	inlinable := func(op verbs.WROpcode) bool {
+		return op == verbs.WRSend || op == verbs.WRSendWithImm || op == verbs.WRRDMAWrite || op == verbs.WRRDMAWriteWithImm
 	}
 	sigAll := func(v bool) func(tr *xTr, h *hooks) {
 		return func(tr *xTr, h *hooks) {
@@ -256,36 +254,36 @@ func xVerbMutants() []mutant {
 	return []mutant{
 		xMutant("sq_sig_all is always 0", []string{"QP-05", "CQ-19"}, sigAll(false)),
 		xMutant("sq_sig_all is always 1", []string{"CQ-19", "CQ-20", "WC-S00", "QP-30"}, sigAll(true)),
-		xPostEdit("FENCE is dropped", []string{"QP-38"}, func(tr *xTr, q conformance.QP, r *qp.SendWR) {
-			r.Flags &^= qp.SendFence
+		xPostEdit("FENCE is dropped", []string{"QP-38"}, func(tr *xTr, q conformance.QP, r *verbs.SendWR) {
+			r.Flags &^= verbs.SendFence
 		}),
 		{name: "the profile states NOTIFY-05 B, the device follows A", rules: []string{"NOTIFY-05"},
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.SolicitedBitOnly = true; return p }}},
-		xPostEdit("SOLICITED is dropped", []string{"NOTIFY-06", "NOTIFY-04"}, func(tr *xTr, q conformance.QP, r *qp.SendWR) {
-			r.Flags &^= qp.SendSolicited
+		xPostEdit("SOLICITED is dropped", []string{"NOTIFY-06", "NOTIFY-04"}, func(tr *xTr, q conformance.QP, r *verbs.SendWR) {
+			r.Flags &^= verbs.SendSolicited
 		}),
-		xPostEdit("SOLICITED is set on every request", []string{"NOTIFY-06", "NOTIFY-04"}, func(tr *xTr, q conformance.QP, r *qp.SendWR) {
-			r.Flags |= qp.SendSolicited
+		xPostEdit("SOLICITED is set on every request", []string{"NOTIFY-06", "NOTIFY-04"}, func(tr *xTr, q conformance.QP, r *verbs.SendWR) {
+			r.Flags |= verbs.SendSolicited
 		}),
-		xPostEdit("short payloads are copied at post time", []string{"QP-36"}, func(tr *xTr, q conformance.QP, r *qp.SendWR) {
-			if inlinable(r.Opcode) && qp.Length(r.SGList) <= 32 {
-				r.Flags |= qp.SendInline
+		xPostEdit("short payloads are copied at post time", []string{"QP-36"}, func(tr *xTr, q conformance.QP, r *verbs.SendWR) {
+			if inlinable(r.Opcode) && verbs.SGEListLength(r.SGList) <= 32 {
+				r.Flags |= verbs.SendInline
 			}
 		}),
-		xPostEdit("a UD message above 4096 bytes is cut to 4096 and sent", []string{"XFER-20"}, func(tr *xTr, q conformance.QP, r *qp.SendWR) {
-			if n := qp.Length(r.SGList); tr.qps[q].typ == qp.UD && n > 4096 && len(r.SGList) > 0 {
+		xPostEdit("a UD message above 4096 bytes is cut to 4096 and sent", []string{"XFER-20"}, func(tr *xTr, q conformance.QP, r *verbs.SendWR) {
+			if n := verbs.SGEListLength(r.SGList); tr.qps[q].typ == verbs.QPTypeUD && n > 4096 && len(r.SGList) > 0 {
 				r.SGList[len(r.SGList)-1].Length -= uint32(n - 4096)
 			}
 		}),
-		xPostEdit("UD sends carry the Q_Key the suite's QPs have, whatever the request says", []string{"XFER-22"}, func(tr *xTr, q conformance.QP, r *qp.SendWR) {
-			if tr.qps[q].typ == qp.UD {
+		xPostEdit("UD sends carry the Q_Key the suite's QPs have, whatever the request says", []string{"XFER-22"}, func(tr *xTr, q conformance.QP, r *verbs.SendWR) {
+			if tr.qps[q].typ == verbs.QPTypeUD {
 				r.RemoteQKey = 0x11110000
 			}
 		}),
 		xMutant("a WRITE posted alone runs only once its QP's send CQ is polled", []string{"XFER-18"}, func(tr *xTr, h *hooks) {
 			post := h.postSend
-			h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
-				if len(wrs) == 1 && wrs[0].Opcode == wc.WRRDMAWrite && len(wrs[0].SGList) > 0 {
+			h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+				if len(wrs) == 1 && wrs[0].Opcode == verbs.WRRDMAWrite && len(wrs[0].SGList) > 0 {
 					tr.mu.Lock()
 					tr.held[q] = append(tr.held[q], wrs[0])
 					tr.mu.Unlock()
@@ -293,7 +291,7 @@ func xVerbMutants() []mutant {
 				}
 				return post(q, wrs)
 			}
-			h.poll = func(c conformance.CQ, wcs []wc.WC) (int, error) {
+			h.poll = func(c conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := c.Poll(wcs)
 				tr.mu.Lock()
 				var run []conformance.QP
@@ -302,7 +300,7 @@ func xVerbMutants() []mutant {
 						run = append(run, q)
 					}
 				}
-				held := map[conformance.QP][]qp.SendWR{}
+				held := map[conformance.QP][]verbs.SendWR{}
 				for _, q := range run {
 					held[q] = tr.held[q]
 					delete(tr.held, q)
@@ -315,9 +313,9 @@ func xVerbMutants() []mutant {
 			}
 		}),
 		xMutant("RTS→SQD does nothing", []string{"QP-39", "QP-36", "MR-07"}, func(tr *xTr, h *hooks) {
-			h.modifyQP = func(q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-				if m&qp.AttrState != 0 && a.QPState == qp.SQD {
-					if cur, err := q.Query(); err == nil && cur.QPState == qp.RTS {
+			h.modifyQP = func(q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+				if m&verbs.QPAttrState != 0 && a.QPState == verbs.QPStateSQD {
+					if cur, err := q.Query(); err == nil && cur.QPState == verbs.QPStateRTS {
 						return nil
 					}
 				}
@@ -325,8 +323,8 @@ func xVerbMutants() []mutant {
 			}
 		}),
 		xMutant("max_dest_rd_atomic 0 reads 1", []string{"QP-40"}, func(tr *xTr, h *hooks) {
-			h.modifyQP = func(q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-				if m&qp.AttrMaxDestRDAtomic != 0 && a.MaxDestRDAtomic == 0 {
+			h.modifyQP = func(q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+				if m&verbs.QPAttrMaxDestRDAtomic != 0 && a.MaxDestRDAtomic == 0 {
 					b := *a
 					b.MaxDestRDAtomic = 1
 					a = &b
@@ -335,12 +333,12 @@ func xVerbMutants() []mutant {
 			}
 		}),
 		xMutant("an RC QP in ERR says SQE", []string{"FLUSH-09", "XFER-15"}, func(tr *xTr, h *hooks) {
-			h.queryQP = func(q conformance.QP) (qp.Attr, error) {
+			h.queryQP = func(q conformance.QP) (verbs.QPAttr, error) {
 				a, err := q.Query()
 				tr.mu.Lock()
 				defer tr.mu.Unlock()
-				if a.QPState == qp.Err && tr.qps[q].typ == qp.RC {
-					a.QPState = qp.SQE
+				if a.QPState == verbs.QPStateErr && tr.qps[q].typ == verbs.QPTypeRC {
+					a.QPState = verbs.QPStateSQE
 				}
 				return a, err
 			}
@@ -352,7 +350,7 @@ func xVerbMutants() []mutant {
 		{name: "QP_FATAL is never delivered", rules: []string{"ASYNC-08"},
 			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
 				ev, err := c.TryGetAsyncEvent()
-				if err == nil && ev.EventType() == notify.EventQPFatal {
+				if err == nil && ev.EventType() == verbs.EventQPFatal {
 					ev.Ack()
 					return c.TryGetAsyncEvent()
 				}
@@ -374,28 +372,28 @@ func xVerbMutants() []mutant {
 var xForcedIDs = []string{"WC-S03", "WC-S06", "WC-S07", "WC-S08", "WC-S14", "WC-S15", "WC-S16", "WC-S17", "WC-S18", "WC-S19", "WC-S20", "WC-S21"}
 
 // xForcedStatuses are the statuses of xForcedIDs.
-var xForcedStatuses = []wc.Status{wc.LocEECOpErr, wc.MWBindErr, wc.BadRespErr, wc.LocAccessErr, wc.LocRDDViolErr,
-	wc.RemInvRDReqErr, wc.RemAbortErr, wc.InvEECNErr, wc.InvEECStateErr, wc.FatalErr, wc.RespTimeoutErr, wc.GeneralErr}
+var xForcedStatuses = []verbs.WCStatus{verbs.WCLocEECOpErr, verbs.WCMWBindErr, verbs.WCBadRespErr, verbs.WCLocAccessErr, verbs.WCLocRDDViolErr,
+	verbs.WCRemInvRDReqErr, verbs.WCRemAbortErr, verbs.WCInvEECNErr, verbs.WCInvEECStateErr, verbs.WCFatalErr, verbs.WCRespTimeoutErr, verbs.WCGeneralErr}
 
 // xForcedMutants break the forced-status fault or what follows it.
 func xForcedMutants() []mutant {
-	forced := func(st wc.Status) int { return slices.Index(xForcedStatuses, st) }
+	forced := func(st verbs.WCStatus) int { return slices.Index(xForcedStatuses, st) }
 	return []mutant{
 		{name: "a forced status is ignored", rules: xForcedIDs,
-			h: hooks{forceStatus: func(conformance.QP, uint64, bool, wc.Status) error { return nil }}},
+			h: hooks{forceStatus: func(conformance.QP, uint64, bool, verbs.WCStatus) error { return nil }}},
 		{name: "a forced receive status strikes the send request of that wr_id", rules: xForcedIDs,
-			h: hooks{forceStatus: func(q conformance.QP, id uint64, _ bool, st wc.Status) error {
+			h: hooks{forceStatus: func(q conformance.QP, id uint64, _ bool, st verbs.WCStatus) error {
 				return q.(conformance.StatusForcer).ForceStatus(id, false, st)
 			}}},
-		xEach("a forced status reads as the next row's", xForcedIDs, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+		xEach("a forced status reads as the next row's", xForcedIDs, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
 			if i := forced(c.Status); i >= 0 {
 				c.Status = xForcedStatuses[(i+1)%len(xForcedStatuses)]
 			}
 		}),
-		xEach("requests after a forced failure repeat its status instead of flushing", xForcedIDs, func(tr *xTr, q conformance.CQ, c *wc.WC) {
+		xEach("requests after a forced failure repeat its status instead of flushing", xForcedIDs, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
 			k := xKey{q, c.QPNum, 0}
 			switch st, ok := tr.lastErr[k]; {
-			case c.Status == wc.WRFlushErr && ok:
+			case c.Status == verbs.WCWRFlushErr && ok:
 				c.Status = st
 			case forced(c.Status) >= 0:
 				tr.lastErr[k] = c.Status
@@ -403,7 +401,7 @@ func xForcedMutants() []mutant {
 		}),
 		xMutant("a QP that completed a forced status reads RTS", xForcedIDs, func(tr *xTr, h *hooks) {
 			failed := map[xKey]bool{} // by CQ and qp_num
-			h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				tr.mu.Lock()
 				defer tr.mu.Unlock()
@@ -414,13 +412,13 @@ func xForcedMutants() []mutant {
 				}
 				return n, err
 			}
-			h.queryQP = func(q conformance.QP) (qp.Attr, error) {
+			h.queryQP = func(q conformance.QP) (verbs.QPAttr, error) {
 				a, err := q.Query()
 				tr.mu.Lock()
 				defer tr.mu.Unlock()
 				x := tr.qps[q]
-				if a.QPState == qp.Err && (failed[xKey{x.scq, q.Num(), 0}] || failed[xKey{x.rcq, q.Num(), 0}]) {
-					a.QPState = qp.RTS
+				if a.QPState == verbs.QPStateErr && (failed[xKey{x.scq, q.Num(), 0}] || failed[xKey{x.rcq, q.Num(), 0}]) {
+					a.QPState = verbs.QPStateRTS
 				}
 				return a, err
 			}
@@ -428,8 +426,8 @@ func xForcedMutants() []mutant {
 		xMutant("a forced failure strikes the peer with a fatal error", xForcedIDs, func(tr *xTr, h *hooks) {
 			dest := map[conformance.QP]uint32{} // the remote QP number of each connected QP
 			modify := h.modifyQP
-			h.modifyQP = func(q conformance.QP, a *qp.Attr, m qp.AttrMask) error {
-				if m&qp.AttrDestQPN != 0 {
+			h.modifyQP = func(q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+				if m&verbs.QPAttrDestQPN != 0 {
 					tr.mu.Lock()
 					dest[q] = a.DestQPNum
 					tr.mu.Unlock()
@@ -439,7 +437,7 @@ func xForcedMutants() []mutant {
 				}
 				return q.Modify(a, m)
 			}
-			h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				var peers []conformance.QP
 				tr.mu.Lock()
@@ -546,7 +544,7 @@ func xElementMutants() []mutant {
 			func(tr *xTr, ev conformance.AsyncEvent) conformance.AsyncEvent {
 				s, ok := ev.Object().(conformance.SRQ)
 				i := slices.Index(srqs, s)
-				if !ok || ev.EventType() != notify.EventSRQLimitReached || i < 1 {
+				if !ok || ev.EventType() != verbs.EventSRQLimitReached || i < 1 {
 					return ev
 				}
 				return xRenamed{ev, srqs[i-1]}

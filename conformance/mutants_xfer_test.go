@@ -8,8 +8,7 @@ import (
 	"sync"
 
 	"github.com/verbsim/verbsim/conformance"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The wrapper forwards the transport capabilities (conformance/verbs_xfer.go)
@@ -89,7 +88,7 @@ type xKey struct {
 
 // xQP is what the tracker keeps of an inner QP.
 type xQP struct {
-	typ      qp.Type
+	typ      verbs.QPType
 	scq, rcq conformance.CQ
 }
 
@@ -100,12 +99,12 @@ type xTr struct {
 	mu      sync.Mutex
 	mem     []xMem
 	qps     map[conformance.QP]xQP
-	types   map[xKey]qp.Type // by CQ and qp_num (id 0)
-	sends   map[xKey]qp.SendWR
-	recvs   map[xKey][]qp.SGE
-	srq     map[uint64][]qp.SGE // receives posted to SRQs, by wr_id
-	lastErr map[xKey]wc.Status  // by CQ and qp_num
-	held    map[conformance.QP][]qp.SendWR
+	types   map[xKey]verbs.QPType // by CQ and qp_num (id 0)
+	sends   map[xKey]verbs.SendWR
+	recvs   map[xKey][]verbs.SGE
+	srq     map[uint64][]verbs.SGE  // receives posted to SRQs, by wr_id
+	lastErr map[xKey]verbs.WCStatus // by CQ and qp_num
+	held    map[conformance.QP][]verbs.SendWR
 }
 
 type xMem struct {
@@ -116,9 +115,9 @@ type xMem struct {
 
 // xHooks returns hooks that record, and a tracker; mutants change them.
 func xHooks() (*xTr, hooks) {
-	tr := &xTr{qps: map[conformance.QP]xQP{}, types: map[xKey]qp.Type{}, sends: map[xKey]qp.SendWR{},
-		recvs: map[xKey][]qp.SGE{}, srq: map[uint64][]qp.SGE{}, lastErr: map[xKey]wc.Status{},
-		held: map[conformance.QP][]qp.SendWR{}}
+	tr := &xTr{qps: map[conformance.QP]xQP{}, types: map[xKey]verbs.QPType{}, sends: map[xKey]verbs.SendWR{},
+		recvs: map[xKey][]verbs.SGE{}, srq: map[uint64][]verbs.SGE{}, lastErr: map[xKey]verbs.WCStatus{},
+		held: map[conformance.QP][]verbs.SendWR{}}
 	return tr, hooks{
 		regMR: func(pd conformance.PD, buf []byte, access uint32) (conformance.MR, error) {
 			mr, err := pd.RegMR(buf, access)
@@ -170,7 +169,7 @@ func xHooks() (*xTr, hooks) {
 			}
 			return q, err
 		},
-		postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+		postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 			n, err := q.PostSend(wrs)
 			tr.mu.Lock()
 			for _, r := range wrs[:n] {
@@ -179,7 +178,7 @@ func xHooks() (*xTr, hooks) {
 			tr.mu.Unlock()
 			return n, err
 		},
-		postRecv: func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
+		postRecv: func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
 			n, err := q.PostRecv(wrs)
 			tr.mu.Lock()
 			for _, r := range wrs[:n] {
@@ -188,7 +187,7 @@ func xHooks() (*xTr, hooks) {
 			tr.mu.Unlock()
 			return n, err
 		},
-		postSRQ: func(s conformance.SRQ, wrs []qp.RecvWR) (int, error) {
+		postSRQ: func(s conformance.SRQ, wrs []verbs.RecvWR) (int, error) {
 			n, err := s.PostRecv(wrs)
 			tr.mu.Lock()
 			for _, r := range wrs[:n] {
@@ -217,7 +216,7 @@ func (tr *xTr) flip(a uint64) {
 }
 
 // xAt returns the address of byte off of the buffer sges describe.
-func xAt(sges []qp.SGE, off uint64) (uint64, bool) {
+func xAt(sges []verbs.SGE, off uint64) (uint64, bool) {
 	for _, s := range sges {
 		if off < uint64(s.Length) {
 			return s.Addr + off, true
@@ -229,8 +228,8 @@ func xAt(sges []qp.SGE, off uint64) (uint64, bool) {
 
 // isRecv tells a receive completion on cq: by opcode when it succeeded, by
 // the receives posted when not.
-func (tr *xTr) isRecv(cq conformance.CQ, c wc.WC) bool {
-	if c.Status == wc.Success {
+func (tr *xTr) isRecv(cq conformance.CQ, c verbs.WC) bool {
+	if c.Status == verbs.WCSuccess {
 		return c.Opcode.IsRecv()
 	}
 	_, ok := tr.recvs[xKey{cq, c.QPNum, c.WRID}]
@@ -246,9 +245,9 @@ func xMutant(name string, rules []string, edit func(tr *xTr, h *hooks)) mutant {
 
 // xEach is a mutant whose poll passes every completion through f, under
 // the tracker's lock.
-func xEach(name string, rules []string, f func(tr *xTr, q conformance.CQ, c *wc.WC)) mutant {
+func xEach(name string, rules []string, f func(tr *xTr, q conformance.CQ, c *verbs.WC)) mutant {
 	return xMutant(name, rules, func(tr *xTr, h *hooks) {
-		h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+		h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			tr.mu.Lock()
 			defer tr.mu.Unlock()
@@ -261,8 +260,8 @@ func xEach(name string, rules []string, f func(tr *xTr, q conformance.CQ, c *wc.
 }
 
 // xStatusMutant rewrites one status into another.
-func xStatusMutant(from, to wc.Status, rules ...string) mutant {
-	return xEach(from.Name()+" reads "+to.Name(), rules, func(tr *xTr, _ conformance.CQ, c *wc.WC) {
+func xStatusMutant(from, to verbs.WCStatus, rules ...string) mutant {
+	return xEach(from.Name()+" reads "+to.Name(), rules, func(tr *xTr, _ conformance.CQ, c *verbs.WC) {
 		if c.Status == from {
 			c.Status = to
 		}
@@ -277,13 +276,13 @@ func xReading(name string, edit func(p *conformance.TransportProfile), rules ...
 }
 
 // xPostEdit is a mutant whose post_send passes every request through f.
-func xPostEdit(name string, rules []string, f func(tr *xTr, q conformance.QP, r *qp.SendWR)) mutant {
+func xPostEdit(name string, rules []string, f func(tr *xTr, q conformance.QP, r *verbs.SendWR)) mutant {
 	return xMutant(name, rules, func(tr *xTr, h *hooks) {
 		post := h.postSend
-		h.postSend = func(q conformance.QP, wrs []qp.SendWR) (int, error) {
-			wrs = append([]qp.SendWR(nil), wrs...)
+		h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+			wrs = append([]verbs.SendWR(nil), wrs...)
 			for i := range wrs {
-				wrs[i].SGList = append([]qp.SGE(nil), wrs[i].SGList...)
+				wrs[i].SGList = append([]verbs.SGE(nil), wrs[i].SGList...)
 				tr.mu.Lock()
 				f(tr, q, &wrs[i])
 				tr.mu.Unlock()
@@ -295,13 +294,13 @@ func xPostEdit(name string, rules []string, f func(tr *xTr, q conformance.QP, r 
 
 // xBatch is a mutant whose poll hands each batch to f, which returns the
 // batch to report (within the caller's slice).
-func xBatch(name string, rules []string, f func(tr *xTr, q conformance.CQ, got []wc.WC, room int) []wc.WC) mutant {
+func xBatch(name string, rules []string, f func(tr *xTr, q conformance.CQ, got []verbs.WC, room int) []verbs.WC) mutant {
 	return xMutant(name, rules, func(tr *xTr, h *hooks) {
-		h.poll = func(q conformance.CQ, wcs []wc.WC) (int, error) {
+		h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			tr.mu.Lock()
 			defer tr.mu.Unlock()
-			out := f(tr, q, append([]wc.WC(nil), wcs[:n]...), len(wcs))
+			out := f(tr, q, append([]verbs.WC(nil), wcs[:n]...), len(wcs))
 			return copy(wcs, out), err
 		}
 	})

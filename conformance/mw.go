@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the memory-window rules (MW-01..MW-07). They run on a connected
@@ -41,7 +40,7 @@ func mwSetup(t *T, e *Env) *mwWorld {
 		return nil
 	}
 	m := &mwWorld{w: w, buf: make([]byte, mwLen)}
-	m.a, m.b = w.connect(qp.RC, w.opts())
+	m.a, m.b = w.connect(verbs.QPTypeRC, w.opts())
 	m.mr = e.mrReg(w.b.pd, m.buf, accessLocalWrite|accessMWBind)
 	return m
 }
@@ -57,19 +56,19 @@ func (m *mwWorld) alloc(typ uint32) MW {
 }
 
 // info is a bind of [mwOff, mwOff+mwWin) of B's MR with access acc.
-func (m *mwWorld) info(acc qp.AccessFlags) qp.MWBindInfo {
-	return qp.MWBindInfo{MR: m.mr, Addr: m.mr.Addr() + mwOff, Length: mwWin, Access: acc}
+func (m *mwWorld) info(acc verbs.AccessFlags) verbs.MWBindInfo {
+	return verbs.MWBindInfo{MR: m.mr, Addr: m.mr.Addr() + mwOff, Length: mwWin, Access: acc}
 }
 
 // bind1 binds a type 1 window with ibv_bind_mw on x and returns its
 // completion.
-func (m *mwWorld) bind1(x *xEnd, mw MW, id uint64, info qp.MWBindInfo) wc.WC {
+func (m *mwWorld) bind1(x *xEnd, mw MW, id uint64, info verbs.MWBindInfo) verbs.WC {
 	m.w.t.Helper()
 	b, ok := x.q.(MWBinder)
 	if !ok {
 		m.w.t.Fatalf("the QP has no ibv_bind_mw (conformance.MWBinder), but its PD allocates windows")
 	}
-	if err := b.BindMW(mw, id, qp.SendSignaled, info); err != nil {
+	if err := b.BindMW(mw, id, verbs.SendSignaled, info); err != nil {
 		m.w.t.Fatalf("ibv_bind_mw: %v", err)
 	}
 	return m.w.await(x.scq, 1, "the bind")[0]
@@ -77,29 +76,29 @@ func (m *mwWorld) bind1(x *xEnd, mw MW, id uint64, info qp.MWBindInfo) wc.WC {
 
 // bind2 binds a type 2 window with a BIND_MW work request on x naming the
 // key rkey, and returns its completion.
-func (m *mwWorld) bind2(x *xEnd, mw MW, id uint64, rkey uint32, info qp.MWBindInfo) wc.WC {
+func (m *mwWorld) bind2(x *xEnd, mw MW, id uint64, rkey uint32, info verbs.MWBindInfo) verbs.WC {
 	m.w.t.Helper()
-	x.post("BIND_MW", qp.SendWR{WRID: id, Opcode: wc.WRBindMW, Flags: qp.SendSignaled, MW: mw, RKey: rkey, Bind: info})
+	x.post("BIND_MW", verbs.SendWR{WRID: id, Opcode: verbs.WRBindMW, Flags: verbs.SendSignaled, MW: mw, RKey: rkey, Bind: info})
 	return m.w.await(x.scq, 1, "the BIND_MW")[0]
 }
 
 // wantBound checks that c is the successful completion of bind id.
-func (m *mwWorld) wantBound(what string, x *xEnd, c wc.WC, id uint64) bool {
+func (m *mwWorld) wantBound(what string, x *xEnd, c verbs.WC, id uint64) bool {
 	m.w.t.Helper()
-	if !x.want(what, c, id, wc.Success) {
+	if !x.want(what, c, id, verbs.WCSuccess) {
 		return false
 	}
-	if c.Opcode != wc.BindMW {
+	if c.Opcode != verbs.WCBindMW {
 		m.w.t.Errorf("%s: opcode %v, want IBV_WC_BIND_MW (WC-04)", what, c.Opcode)
 	}
 	return true
 }
 
 // access makes A run op (8 bytes) at addr with rkey and returns the status.
-func (m *mwWorld) access(id uint64, op wc.WROpcode, addr uint64, rkey uint32) wc.Status {
+func (m *mwWorld) access(id uint64, op verbs.WROpcode, addr uint64, rkey uint32) verbs.WCStatus {
 	m.w.t.Helper()
 	r := m.a.xRemoteReq(id, op, addr, rkey)
-	if op == wc.WRAtomicFetchAndAdd {
+	if op == verbs.WRAtomicFetchAndAdd {
 		r.CompareAdd = 1
 	}
 	m.a.post(fmt.Sprintf("%v through a window", op), r)
@@ -132,7 +131,7 @@ func init() {
 			t.Errorf("rkeys: type 1 %#x, type 2 %#x, MR %#x: each window needs its own", m1.RKey(), m2.RKey(), m.mr.RKey())
 		}
 		// An unbound window grants nothing.
-		if st := m.access(1, wc.WRRDMAWrite, m.mr.Addr()+mwOff, m1.RKey()); st != wc.RemAccessErr {
+		if st := m.access(1, verbs.WRRDMAWrite, m.mr.Addr()+mwOff, m1.RKey()); st != verbs.WCRemAccessErr {
 			t.Errorf("WRITE through an unbound type 1 window: %v, want REM_ACCESS_ERR", st)
 		}
 		e.WantOK("ibv_dealloc_mw(type 1)", m1.Dealloc())
@@ -164,7 +163,7 @@ func init() {
 			return
 		}
 		mw := m.alloc(1)
-		m.wantBound("type 1 bind", m.b, m.bind1(m.b, mw, 1, m.info(qp.AccessRemoteWrite)), 1)
+		m.wantBound("type 1 bind", m.b, m.bind1(m.b, mw, 1, m.info(verbs.AccessRemoteWrite)), 1)
 		want := syscall.EBUSY
 		if e.Profile.DeregBoundEINVAL {
 			want = syscall.EINVAL
@@ -172,7 +171,7 @@ func init() {
 		e.WantErrno("ibv_dereg_mr with a bound window (MR-06)", m.mr.Dereg(), want)
 		rkey := mw.RKey()
 		e.WantOK("ibv_dealloc_mw of a bound window", mw.Dealloc())
-		if st := m.access(2, wc.WRRDMAWrite, m.mr.Addr()+mwOff, rkey); st != wc.RemAccessErr {
+		if st := m.access(2, verbs.WRRDMAWrite, m.mr.Addr()+mwOff, rkey); st != verbs.WCRemAccessErr {
 			t.Errorf("WRITE through a deallocated window: %v, want REM_ACCESS_ERR", st)
 		}
 		e.WantOK("ibv_dereg_mr once the window is deallocated", m.mr.Dereg())
@@ -188,9 +187,9 @@ func init() {
 		if !ok {
 			t.Fatalf("the QP has no ibv_bind_mw (conformance.MWBinder), but its PD allocates windows")
 		}
-		e.WantErrno("ibv_bind_mw of a type 2 window", b.BindMW(m2, 9, qp.SendSignaled, m.info(qp.AccessRemoteRead)), syscall.EINVAL)
+		e.WantErrno("ibv_bind_mw of a type 2 window", b.BindMW(m2, 9, verbs.SendSignaled, m.info(verbs.AccessRemoteRead)), syscall.EINVAL)
 		old := m1.RKey()
-		if err := b.BindMW(m1, 1, qp.SendSignaled, m.info(qp.AccessRemoteWrite)); err != nil {
+		if err := b.BindMW(m1, 1, verbs.SendSignaled, m.info(verbs.AccessRemoteWrite)); err != nil {
 			t.Fatalf("ibv_bind_mw: %v", err)
 		}
 		if m1.RKey() == old || m1.RKey()>>8 != old>>8 {
@@ -198,22 +197,22 @@ func init() {
 		}
 		m.wantBound("type 1 bind", m.b, m.w.await(m.b.scq, 1, "the bind")[0], 1)
 		key := incRKey(m2.RKey())
-		m.wantBound("type 2 BIND_MW", m.b, m.bind2(m.b, m2, 2, key, m.info(qp.AccessRemoteRead)), 2)
+		m.wantBound("type 2 BIND_MW", m.b, m.bind2(m.b, m2, 2, key, m.info(verbs.AccessRemoteRead)), 2)
 		if m2.RKey() != key {
 			t.Errorf("type 2 rkey %#x after the bind, want the key the request named, %#x", m2.RKey(), key)
 		}
 		copy(m.buf[mwOff:], "through!")
-		if st := m.access(3, wc.WRRDMAWrite, m.mr.Addr()+mwOff+8, m1.RKey()); st != wc.Success {
+		if st := m.access(3, verbs.WRRDMAWrite, m.mr.Addr()+mwOff+8, m1.RKey()); st != verbs.WCSuccess {
 			t.Errorf("WRITE through the type 1 window: %v", st)
 		}
-		if st := m.access(4, wc.WRRDMARead, m.mr.Addr()+mwOff, key); st != wc.Success {
+		if st := m.access(4, verbs.WRRDMARead, m.mr.Addr()+mwOff, key); st != verbs.WCSuccess {
 			t.Errorf("READ through the type 2 window: %v", st)
 		} else if string(m.w.a.buf[:8]) != "through!" {
 			t.Errorf("READ through the type 2 window brought %q", m.w.a.buf[:8])
 		}
 		// A type 1 bind of length 0 unbinds.
-		m.wantBound("type 1 unbind", m.b, m.bind1(m.b, m1, 5, qp.MWBindInfo{}), 5)
-		if st := m.access(6, wc.WRRDMAWrite, m.mr.Addr()+mwOff, m1.RKey()); st != wc.RemAccessErr {
+		m.wantBound("type 1 unbind", m.b, m.bind1(m.b, m1, 5, verbs.MWBindInfo{}), 5)
+		if st := m.access(6, verbs.WRRDMAWrite, m.mr.Addr()+mwOff, m1.RKey()); st != verbs.WCRemAccessErr {
 			t.Errorf("WRITE through an unbound window: %v, want REM_ACCESS_ERR", st)
 		}
 	})
@@ -222,32 +221,32 @@ func init() {
 		bad := []struct {
 			name string
 			typ  uint32
-			mk   func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo)
+			mk   func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo)
 		}{
-			{"an MR without MW_BIND", 2, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
-				return incRKey(mw.RKey()), qp.MWBindInfo{MR: m.w.b.mr, Addr: m.w.b.addr(0), Length: 64, Access: qp.AccessRemoteRead}
+			{"an MR without MW_BIND", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+				return incRKey(mw.RKey()), verbs.MWBindInfo{MR: m.w.b.mr, Addr: m.w.b.addr(0), Length: 64, Access: verbs.AccessRemoteRead}
 			}},
-			{"a range past the MR", 2, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
-				i := m.info(qp.AccessRemoteRead)
+			{"a range past the MR", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+				i := m.info(verbs.AccessRemoteRead)
 				i.Addr = m.mr.Addr() + mwLen - 8
 				return incRKey(mw.RKey()), i
 			}},
-			{"a range before the MR", 1, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
-				i := m.info(qp.AccessRemoteRead)
+			{"a range before the MR", 1, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+				i := m.info(verbs.AccessRemoteRead)
 				i.Addr = m.mr.Addr() - 1
 				return 0, i
 			}},
-			{"LOCAL_WRITE among the window's rights", 1, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
-				return 0, m.info(qp.AccessLocalWrite | qp.AccessRemoteRead)
+			{"LOCAL_WRITE among the window's rights", 1, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+				return 0, m.info(verbs.AccessLocalWrite | verbs.AccessRemoteRead)
 			}},
-			{"MW_BIND among the window's rights", 2, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
-				return incRKey(mw.RKey()), m.info(qp.AccessMWBind)
+			{"MW_BIND among the window's rights", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+				return incRKey(mw.RKey()), m.info(verbs.AccessMWBind)
 			}},
-			{"a new rkey of another index", 2, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
-				return mw.RKey() ^ 0x100, m.info(qp.AccessRemoteRead)
+			{"a new rkey of another index", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+				return mw.RKey() ^ 0x100, m.info(verbs.AccessRemoteRead)
 			}},
-			{"a type 2 bind of length 0", 2, func(m *mwWorld, mw MW) (uint32, qp.MWBindInfo) {
-				return incRKey(mw.RKey()), qp.MWBindInfo{MR: m.mr, Addr: m.mr.Addr(), Access: qp.AccessRemoteRead}
+			{"a type 2 bind of length 0", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+				return incRKey(mw.RKey()), verbs.MWBindInfo{MR: m.mr, Addr: m.mr.Addr(), Access: verbs.AccessRemoteRead}
 			}},
 			{"a window of another PD", 2, nil},
 		}
@@ -258,7 +257,7 @@ func init() {
 			}
 			var mw MW
 			var key uint32
-			var info qp.MWBindInfo
+			var info verbs.MWBindInfo
 			if c.mk == nil {
 				// The window is of a second PD of B's context.
 				pd, err := m.w.b.ctx.AllocPD()
@@ -269,22 +268,22 @@ func init() {
 				if err != nil {
 					t.Fatalf("ibv_alloc_mw on a second PD: %v", err)
 				}
-				mw, key, info = w, incRKey(w.RKey()), m.info(qp.AccessRemoteRead)
+				mw, key, info = w, incRKey(w.RKey()), m.info(verbs.AccessRemoteRead)
 			} else {
 				mw = m.alloc(c.typ)
 				key, info = c.mk(m, mw)
 			}
 			what := fmt.Sprintf("bind of a type %d window with %s", c.typ, c.name)
-			var got wc.WC
+			var got verbs.WC
 			if c.typ == 1 {
 				got = m.bind1(m.b, mw, 7, info)
 			} else {
 				got = m.bind2(m.b, mw, 7, key, info)
 			}
-			m.b.want(what, got, 7, wc.MWBindErr)
-			m.b.wantState(what, qp.Err)
-			m.a, m.b = m.w.connect(qp.RC, m.w.opts()) // the failed bind ended the pair
-			if st := m.access(8, wc.WRRDMARead, info.Addr, mw.RKey()); st != wc.RemAccessErr {
+			m.b.want(what, got, 7, verbs.WCMWBindErr)
+			m.b.wantState(what, verbs.QPStateErr)
+			m.a, m.b = m.w.connect(verbs.QPTypeRC, m.w.opts()) // the failed bind ended the pair
+			if st := m.access(8, verbs.WRRDMARead, info.Addr, mw.RKey()); st != verbs.WCRemAccessErr {
 				t.Errorf("%s: READ through the window: %v, want REM_ACCESS_ERR", what, st)
 			}
 		}
@@ -294,14 +293,14 @@ func init() {
 			return
 		}
 		mw := m.alloc(1)
-		got := m.bind1(m.b, mw, 1, m.info(qp.AccessRemoteRead|qp.AccessZeroBased))
+		got := m.bind1(m.b, mw, 1, m.info(verbs.AccessRemoteRead|verbs.AccessZeroBased))
 		if e.Profile.MWType1NoZeroBased {
-			m.b.want("a ZERO_BASED type 1 bind (refused under this reading)", got, 1, wc.MWBindErr)
+			m.b.want("a ZERO_BASED type 1 bind (refused under this reading)", got, 1, verbs.WCMWBindErr)
 			return
 		}
 		m.wantBound("a ZERO_BASED type 1 bind", m.b, got, 1)
 		copy(m.buf[mwOff+16:], "zerobase")
-		if st := m.access(2, wc.WRRDMARead, 16, mw.RKey()); st != wc.Success || string(m.w.a.buf[:8]) != "zerobase" {
+		if st := m.access(2, verbs.WRRDMARead, 16, mw.RKey()); st != verbs.WCSuccess || string(m.w.a.buf[:8]) != "zerobase" {
 			t.Errorf("READ at offset 16 of a ZERO_BASED window: %v, %q", st, m.w.a.buf[:8])
 		}
 	})
@@ -313,43 +312,43 @@ func init() {
 				return
 			}
 			mw := m.alloc(typ)
-			info := m.info(qp.AccessRemoteWrite | qp.AccessRemoteAtomic)
+			info := m.info(verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic)
 			if typ == 1 {
 				m.wantBound("type 1 bind", m.b, m.bind1(m.b, mw, 1, info), 1)
 			} else {
 				m.wantBound("type 2 bind", m.b, m.bind2(m.b, mw, 1, incRKey(mw.RKey()), info), 1)
 			}
 			base, k := m.mr.Addr()+mwOff, mw.RKey()
-			if st := m.access(2, wc.WRRDMAWrite, base+mwWin-8, k); st != wc.Success {
+			if st := m.access(2, verbs.WRRDMAWrite, base+mwWin-8, k); st != verbs.WCSuccess {
 				t.Errorf("type %d: WRITE of the window's last 8 bytes: %v", typ, st)
 			}
-			if st := m.access(3, wc.WRAtomicFetchAndAdd, base+8, k); st != wc.Success {
+			if st := m.access(3, verbs.WRAtomicFetchAndAdd, base+8, k); st != verbs.WCSuccess {
 				t.Errorf("type %d: FETCH_ADD inside the window: %v", typ, st)
 			}
 			if typ == 2 {
 				// Type 2 windows answer only on the QP that bound them.
-				a2, _ := m.w.connect(qp.RC, m.w.opts())
-				a2.post("WRITE on another QP", a2.xRemoteReq(4, wc.WRRDMAWrite, base, k))
-				a2.want(fmt.Sprintf("type %d: WRITE through another QP of the PD", typ), m.w.await(a2.scq, 1, "other QP")[0], 4, wc.RemAccessErr)
+				a2, _ := m.w.connect(verbs.QPTypeRC, m.w.opts())
+				a2.post("WRITE on another QP", a2.xRemoteReq(4, verbs.WRRDMAWrite, base, k))
+				a2.want(fmt.Sprintf("type %d: WRITE through another QP of the PD", typ), m.w.await(a2.scq, 1, "other QP")[0], 4, verbs.WCRemAccessErr)
 			}
 			// Errors end the connection: one per pair.
 			for i, bad := range []struct {
 				name string
-				op   wc.WROpcode
+				op   verbs.WROpcode
 				addr uint64
 			}{
-				{"WRITE one byte past the window", wc.WRRDMAWrite, base + mwWin - 7},
-				{"WRITE just before the window", wc.WRRDMAWrite, base - 8},
-				{"READ without REMOTE_READ", wc.WRRDMARead, base},
+				{"WRITE one byte past the window", verbs.WRRDMAWrite, base + mwWin - 7},
+				{"WRITE just before the window", verbs.WRRDMAWrite, base - 8},
+				{"READ without REMOTE_READ", verbs.WRRDMARead, base},
 			} {
 				if i > 0 {
-					m.a, m.b = m.w.connect(qp.RC, m.w.opts())
+					m.a, m.b = m.w.connect(verbs.QPTypeRC, m.w.opts())
 					// The window stays bound (type 1: any QP of the PD).
 					if typ == 2 {
 						break
 					}
 				}
-				if st := m.access(uint64(10+i), bad.op, bad.addr, k); st != wc.RemAccessErr {
+				if st := m.access(uint64(10+i), bad.op, bad.addr, k); st != verbs.WCRemAccessErr {
 					t.Errorf("type %d: %s: %v, want REM_ACCESS_ERR", typ, bad.name, st)
 				}
 			}
@@ -358,32 +357,32 @@ func init() {
 	})
 
 	register("MW-07", "LOCAL_INV and SEND_WITH_INV unbind a type 2 window; a type 1 window cannot be invalidated", func(t *T, e *Env) {
-		for _, how := range []wc.WROpcode{wc.WRLocalInv, wc.WRSendWithInv} {
+		for _, how := range []verbs.WROpcode{verbs.WRLocalInv, verbs.WRSendWithInv} {
 			m := mwSetup(t, e)
 			if m == nil {
 				return
 			}
 			mw := m.alloc(2)
-			m.wantBound("type 2 bind", m.b, m.bind2(m.b, mw, 1, incRKey(mw.RKey()), m.info(qp.AccessRemoteWrite)), 1)
+			m.wantBound("type 2 bind", m.b, m.bind2(m.b, mw, 1, incRKey(mw.RKey()), m.info(verbs.AccessRemoteWrite)), 1)
 			k := mw.RKey()
-			if how == wc.WRLocalInv {
-				m.b.post("LOCAL_INV", qp.SendWR{WRID: 2, Opcode: wc.WRLocalInv, Flags: qp.SendSignaled, Imm: k})
+			if how == verbs.WRLocalInv {
+				m.b.post("LOCAL_INV", verbs.SendWR{WRID: 2, Opcode: verbs.WRLocalInv, Flags: verbs.SendSignaled, Imm: k})
 				c := m.w.await(m.b.scq, 1, "LOCAL_INV")[0]
-				if m.b.want("LOCAL_INV of the window", c, 2, wc.Success) && c.Opcode != wc.LocalInv {
+				if m.b.want("LOCAL_INV of the window", c, 2, verbs.WCSuccess) && c.Opcode != verbs.WCLocalInv {
 					t.Errorf("LOCAL_INV completed as %v, want IBV_WC_LOCAL_INV (WC-04)", c.Opcode)
 				}
 			} else {
 				m.b.recvAt("a receive", 3, 0, 64)
-				r := xSend(2, wc.WRSendWithInv, m.a.s.sge(0, 8))
+				r := xSend(2, verbs.WRSendWithInv, m.a.s.sge(0, 8))
 				r.Imm = k
 				m.a.post("SEND_WITH_INV", r)
-				m.a.want("SEND_WITH_INV of the window", m.w.await(m.a.scq, 1, "SEND_WITH_INV")[0], 2, wc.Success)
+				m.a.want("SEND_WITH_INV of the window", m.w.await(m.a.scq, 1, "SEND_WITH_INV")[0], 2, verbs.WCSuccess)
 				c := m.w.await(m.b.rcq, 1, "SEND_WITH_INV: responder")[0]
-				if m.b.want("SEND_WITH_INV: responder", c, 3, wc.Success) && (c.WCFlags&wc.WithInv == 0 || c.InvalidatedRkey() != k) {
+				if m.b.want("SEND_WITH_INV: responder", c, 3, verbs.WCSuccess) && (c.WCFlags&verbs.WCWithInv == 0 || c.InvalidatedRkey() != k) {
 					t.Errorf("SEND_WITH_INV: flags %v invalidated_rkey %#x, want WITH_INV and %#x", c.WCFlags, c.InvalidatedRkey(), k)
 				}
 			}
-			if st := m.access(4, wc.WRRDMAWrite, m.mr.Addr()+mwOff, k); st != wc.RemAccessErr {
+			if st := m.access(4, verbs.WRRDMAWrite, m.mr.Addr()+mwOff, k); st != verbs.WCRemAccessErr {
 				t.Errorf("WRITE after %v of the window: %v, want REM_ACCESS_ERR", how, st)
 			}
 			e.WantOK(fmt.Sprintf("ibv_dereg_mr after %v unbound the window", how), m.mr.Dereg())
@@ -393,8 +392,8 @@ func init() {
 			return
 		}
 		mw := m.alloc(1)
-		m.wantBound("type 1 bind", m.b, m.bind1(m.b, mw, 1, m.info(qp.AccessRemoteWrite)), 1)
-		m.b.post("LOCAL_INV of a type 1 window", qp.SendWR{WRID: 2, Opcode: wc.WRLocalInv, Flags: qp.SendSignaled, Imm: mw.RKey()})
-		m.b.want("LOCAL_INV of a type 1 window", m.w.await(m.b.scq, 1, "LOCAL_INV")[0], 2, wc.LocQPOpErr)
+		m.wantBound("type 1 bind", m.b, m.bind1(m.b, mw, 1, m.info(verbs.AccessRemoteWrite)), 1)
+		m.b.post("LOCAL_INV of a type 1 window", verbs.SendWR{WRID: 2, Opcode: verbs.WRLocalInv, Flags: verbs.SendSignaled, Imm: mw.RKey()})
+		m.b.want("LOCAL_INV of a type 1 window", m.w.await(m.b.scq, 1, "LOCAL_INV")[0], 2, verbs.WCLocQPOpErr)
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"syscall"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the NOTIFY family: arming a CQ with ibv_req_notify_cq and the
@@ -60,12 +60,12 @@ func init() {
 		q := e.CQ(16, nil, ch)
 		for _, c := range []struct {
 			what string
-			w    wc.WC
+			w    verbs.WC
 		}{
 			{"a successful send", SendWC(1)},
 			{"a successful unsolicited receive", RecvWC(2)},
-			{"an unsuccessful completion", ErrWC(3, wc.LocLenErr)},
-			{"a flushed completion", ErrWC(4, wc.WRFlushErr)},
+			{"an unsuccessful completion", ErrWC(3, verbs.WCLocLenErr)},
+			{"a flushed completion", ErrWC(4, verbs.WCWRFlushErr)},
 		} {
 			e.WantOK("ibv_req_notify_cq(next)", q.ReqNotify(false))
 			e.Push(q, c.w, false)
@@ -88,7 +88,7 @@ func init() {
 
 		e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
 		imm := RecvWC(5)
-		imm.Opcode, imm.WCFlags, imm.ImmData = wc.RecvRDMAWithImm, wc.WithImm, 0x1234
+		imm.Opcode, imm.WCFlags, imm.ImmData = verbs.WCRecvRDMAWithImm, verbs.WCWithImm, 0x1234
 		e.Push(q, imm, true)
 		e.notifyWant("arm(solicited), then a solicited RDMA write with immediate", ch, q, 1)
 	})
@@ -97,18 +97,18 @@ func init() {
 		ch := e.Channel()
 		q := e.CQ(16, nil, ch)
 		e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
-		e.Push(q, ErrWC(1, wc.WRFlushErr), false) // a send-side flush: never solicited
+		e.Push(q, ErrWC(1, verbs.WCWRFlushErr), false) // a send-side flush: never solicited
 		if !e.Profile.SolicitedBitOnly {
 			e.notifyWant("arm(solicited), then a flushed send (man-page reading: every error fires)", ch, q, 1)
 			e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
-			recvErr := ErrWC(2, wc.LocLenErr)
+			recvErr := ErrWC(2, verbs.WCLocLenErr)
 			recvErr.QPNum = RecvWC(0).QPNum
 			e.Push(q, recvErr, false)
 			e.notifyWant("arm(solicited), then a failed receive without the solicited bit", ch, q, 1)
 			return
 		}
 		e.notifyWant("arm(solicited), then a flushed send (rxe reading: only the solicited bit counts)", ch, q, 0)
-		e.Push(q, ErrWC(2, wc.WRFlushErr), true)
+		e.Push(q, ErrWC(2, verbs.WCWRFlushErr), true)
 		e.notifyWant("arm(solicited), then an unsuccessful completion pushed as solicited", ch, q, 1)
 	})
 
@@ -185,14 +185,14 @@ func init() {
 		ch := e.Channel()
 		q := e.CQ(16, nil, ch)
 		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
-		var want []wc.WC
+		var want []verbs.WC
 		for i := range 10 {
 			w := SendWC(uint64(i))
 			switch i % 3 {
 			case 1:
 				w = RecvWC(uint64(i))
 			case 2:
-				w = ErrWC(uint64(i), wc.RemAccessErr)
+				w = ErrWC(uint64(i), verbs.WCRemAccessErr)
 			}
 			e.Push(q, w, i%2 == 0)
 			want = append(want, w)
@@ -234,7 +234,7 @@ func init() {
 		}
 		e.WantOK("ibv_ack_cq_events", q.AckEvents(1))
 		e.WantOK("re-arm", q.ReqNotify(false))
-		if n, err := q.Poll(make([]wc.WC, 4)); n != 0 || err != nil {
+		if n, err := q.Poll(make([]verbs.WC, 4)); n != 0 || err != nil {
 			t.Errorf("poll after the second event: %d, %v; want 0 (the completion was drained already)", n, err)
 		}
 	})
@@ -266,7 +266,7 @@ func init() {
 			e.NoEvent("drain, then re-arm, then wait, with a completion added before the re-arm (the wait would never end)", ch)
 		}
 		// The fix: poll once more after re-arming.
-		buf := make([]wc.WC, 4)
+		buf := make([]verbs.WC, 4)
 		if n, err := q.Poll(buf); n != 1 || err != nil || buf[0].WRID != 2 {
 			t.Errorf("poll after re-arming: %d, %v; want the completion the wait would have missed", n, err)
 		}
@@ -284,7 +284,7 @@ func init() {
 		q := e.CQ(16, nil, ch)
 		e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
 		write := SendWC(3)
-		write.Opcode = wc.RDMAWrite
+		write.Opcode = verbs.WCRDMAWrite
 		e.Push(q, SendWC(1), false)
 		e.Push(q, SendWC(2), true)
 		e.Push(q, write, true)
@@ -481,7 +481,7 @@ func (e *Env) notifyPollableAfterEvent(seed uint64) bool {
 			}
 		}
 		events += len(e.notifyTakeQuiet(ch))
-		buf := make([]wc.WC, 1+rng.IntN(4))
+		buf := make([]verbs.WC, 1+rng.IntN(4))
 		n, err := q.Poll(buf)
 		e.WantOK("ibv_poll_cq", err)
 		if events > 0 && n == 0 {
@@ -506,7 +506,7 @@ func (e *Env) notifyTakeQuiet(ch CompChannel) []CQ {
 }
 
 // notifyRandomWC returns a random completion and solicited bit.
-func notifyRandomWC(rng *rand.Rand, id uint64) (wc.WC, bool) {
+func notifyRandomWC(rng *rand.Rand, id uint64) (verbs.WC, bool) {
 	so := rng.IntN(2) == 0
 	switch rng.IntN(3) {
 	case 0:
@@ -514,7 +514,7 @@ func notifyRandomWC(rng *rand.Rand, id uint64) (wc.WC, bool) {
 	case 1:
 		return RecvWC(id), so
 	}
-	return ErrWC(id, wc.WRFlushErr), so
+	return ErrWC(id, verbs.WCWRFlushErr), so
 }
 
 // notifyPollableUnderContention checks NOTIFY-12 with a producer goroutine
@@ -551,7 +551,7 @@ func (e *Env) notifyPollableUnderContention(seed uint64, rounds int) {
 					case n: // each of the last two fires any arm
 						w, so = RecvWC(id), true
 					case n + 1:
-						w, so = ErrWC(id, wc.WRFlushErr), true
+						w, so = ErrWC(id, verbs.WCWRFlushErr), true
 					}
 					if _, err := in.Push(w, so); err != nil && perr == nil {
 						perr = err
@@ -570,7 +570,7 @@ func (e *Env) notifyPollableUnderContention(seed uint64, rounds int) {
 
 	ctx, cancel := patient()
 	defer cancel()
-	buf := make([]wc.WC, 8)
+	buf := make([]verbs.WC, 8)
 	for round := range rounds {
 		batches <- rng.IntN(16)
 		so := rng.IntN(2) == 0
@@ -667,7 +667,7 @@ func (e *Env) notifyRun(ch CompChannel, recipe []notifyStep, k int, forced []boo
 		asleep   bool
 		inserted int
 		polled   []uint64
-		buf      = make([]wc.WC, 1)
+		buf      = make([]verbs.WC, 1)
 	)
 	for steps := 0; ; steps++ {
 		if steps > 100*(k+1) {

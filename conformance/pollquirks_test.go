@@ -6,19 +6,19 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/conformance"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // scramble overwrites every field of an error completion that only a
 // successful one defines with values drawn from rng, and gives vendor_err,
 // the device's opaque code, a random non-zero value.
-func scramble(rng *rand.Rand, c *wc.WC) {
-	if c.Status == wc.Success {
+func scramble(rng *rand.Rand, c *verbs.WC) {
+	if c.Status == verbs.WCSuccess {
 		return
 	}
-	c.Opcode = wc.Opcode(rng.Uint32N(256))
+	c.Opcode = verbs.WCOpcode(rng.Uint32N(256))
 	c.ByteLen = rng.Uint32()
-	c.WCFlags = wc.Flags(rng.Uint32())
+	c.WCFlags = verbs.WCFlags(rng.Uint32())
 	c.ImmData = rng.Uint32()
 	c.SrcQP = rng.Uint32()
 	c.SLID = uint16(rng.Uint32())
@@ -40,7 +40,7 @@ func TestSuiteReadsFourFieldsOfErrors_WC03_WC14(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex // some cases poll from several goroutines
 	rng := rand.New(rand.NewPCG(3, 14))
-	m := mutant{name: "scrambling polls", h: hooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+	m := mutant{name: "scrambling polls", h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 		n, err := q.Poll(wcs)
 		mu.Lock()
 		defer mu.Unlock()

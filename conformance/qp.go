@@ -7,8 +7,7 @@ import (
 	"syscall"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the QP family that need no traffic, and the helpers the QP, FLUSH
@@ -27,97 +26,97 @@ import (
 // QP-38..40.
 
 // qpTypes are the transports the suite checks.
-var qpTypes = [...]qp.Type{qp.RC, qp.UC, qp.UD}
+var qpTypes = [...]verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
 
 // qpStates are the seven states, in enum order.
-var qpStates = [...]qp.State{qp.Reset, qp.Init, qp.RTR, qp.RTS, qp.SQD, qp.SQE, qp.Err}
+var qpStates = [...]verbs.QPState{verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr}
 
 // Short names for the mask bits, to keep the table readable.
 const (
-	bState   = qp.AttrState
-	bCur     = qp.AttrCurState
-	bSQDNote = qp.AttrEnSQDAsyncNotify
-	bAccess  = qp.AttrAccessFlags
-	bPKey    = qp.AttrPKeyIndex
-	bPort    = qp.AttrPort
-	bQKey    = qp.AttrQKey
-	bAV      = qp.AttrAV
-	bMTU     = qp.AttrPathMTU
-	bTimeout = qp.AttrTimeout
-	bRetry   = qp.AttrRetryCnt
-	bRNR     = qp.AttrRNRRetry
-	bRQPSN   = qp.AttrRQPSN
-	bRdAtom  = qp.AttrMaxQPRDAtomic
-	bAlt     = qp.AttrAltPath
-	bMinRNR  = qp.AttrMinRNRTimer
-	bSQPSN   = qp.AttrSQPSN
-	bDestAt  = qp.AttrMaxDestRDAtomic
-	bMig     = qp.AttrPathMigState
-	bCap     = qp.AttrCap
-	bDestQPN = qp.AttrDestQPN
-	bRate    = qp.AttrRateLimit
+	bState   = verbs.QPAttrState
+	bCur     = verbs.QPAttrCurState
+	bSQDNote = verbs.QPAttrEnSQDAsyncNotify
+	bAccess  = verbs.QPAttrAccessFlags
+	bPKey    = verbs.QPAttrPKeyIndex
+	bPort    = verbs.QPAttrPort
+	bQKey    = verbs.QPAttrQKey
+	bAV      = verbs.QPAttrAV
+	bMTU     = verbs.QPAttrPathMTU
+	bTimeout = verbs.QPAttrTimeout
+	bRetry   = verbs.QPAttrRetryCnt
+	bRNR     = verbs.QPAttrRNRRetry
+	bRQPSN   = verbs.QPAttrRQPSN
+	bRdAtom  = verbs.QPAttrMaxQPRDAtomic
+	bAlt     = verbs.QPAttrAltPath
+	bMinRNR  = verbs.QPAttrMinRNRTimer
+	bSQPSN   = verbs.QPAttrSQPSN
+	bDestAt  = verbs.QPAttrMaxDestRDAtomic
+	bMig     = verbs.QPAttrPathMigState
+	bCap     = verbs.QPAttrCap
+	bDestQPN = verbs.QPAttrDestQPN
+	bRate    = verbs.QPAttrRateLimit
 )
 
 // qpRule is one legal transition: the bits it requires and the bits it
 // allows besides IBV_QP_STATE, per transport (indexed like qpTypes).
-type qpRule struct{ req, opt [3]qp.AttrMask }
+type qpRule struct{ req, opt [3]verbs.QPAttrMask }
 
 // qpSame is a rule that is the same for every transport.
-func qpSame(req, opt qp.AttrMask) qpRule {
-	return qpRule{[3]qp.AttrMask{req, req, req}, [3]qp.AttrMask{opt, opt, opt}}
+func qpSame(req, opt verbs.QPAttrMask) qpRule {
+	return qpRule{[3]verbs.QPAttrMask{req, req, req}, [3]verbs.QPAttrMask{opt, opt, opt}}
 }
 
 var (
-	qpToRTSOpt = [3]qp.AttrMask{ // RTS→RTS and SQD→RTS (QP-18)
+	qpToRTSOpt = [3]verbs.QPAttrMask{ // RTS→RTS and SQD→RTS (QP-18)
 		bCur | bAccess | bAlt | bMig | bMinRNR,
 		bCur | bAccess | bAlt | bMig,
 		bCur | bQKey,
 	}
 	// qpTable is every legal transition but RESET→ERR, which depends on the
 	// profile (QP-08): QP-07 for the pairs, QP-09 and QP-14..20 for the bits.
-	qpTable = map[[2]qp.State]qpRule{
-		{qp.Reset, qp.Reset}: qpSame(0, 0),
-		{qp.Reset, qp.Init}: {req: [3]qp.AttrMask{
+	qpTable = map[[2]verbs.QPState]qpRule{
+		{verbs.QPStateReset, verbs.QPStateReset}: qpSame(0, 0),
+		{verbs.QPStateReset, verbs.QPStateInit}: {req: [3]verbs.QPAttrMask{
 			bPKey | bPort | bAccess, bPKey | bPort | bAccess, bPKey | bPort | bQKey}},
-		{qp.Init, qp.Reset}: qpSame(0, 0),
-		{qp.Init, qp.Err}:   qpSame(0, 0),
-		{qp.Init, qp.Init}: {opt: [3]qp.AttrMask{
+		{verbs.QPStateInit, verbs.QPStateReset}: qpSame(0, 0),
+		{verbs.QPStateInit, verbs.QPStateErr}:   qpSame(0, 0),
+		{verbs.QPStateInit, verbs.QPStateInit}: {opt: [3]verbs.QPAttrMask{
 			bPKey | bPort | bAccess, bPKey | bPort | bAccess, bPKey | bPort | bQKey}},
-		{qp.Init, qp.RTR}: {
-			req: [3]qp.AttrMask{
+		{verbs.QPStateInit, verbs.QPStateRTR}: {
+			req: [3]verbs.QPAttrMask{
 				bAV | bMTU | bDestQPN | bRQPSN | bDestAt | bMinRNR,
 				bAV | bMTU | bDestQPN | bRQPSN,
 				0},
-			opt: [3]qp.AttrMask{bAlt | bAccess | bPKey, bAlt | bAccess | bPKey, bPKey | bQKey}},
-		{qp.RTR, qp.Reset}: qpSame(0, 0),
-		{qp.RTR, qp.Err}:   qpSame(0, 0),
-		{qp.RTR, qp.RTS}: {
-			req: [3]qp.AttrMask{bSQPSN | bTimeout | bRetry | bRNR | bRdAtom, bSQPSN, bSQPSN},
+			opt: [3]verbs.QPAttrMask{bAlt | bAccess | bPKey, bAlt | bAccess | bPKey, bPKey | bQKey}},
+		{verbs.QPStateRTR, verbs.QPStateReset}: qpSame(0, 0),
+		{verbs.QPStateRTR, verbs.QPStateErr}:   qpSame(0, 0),
+		{verbs.QPStateRTR, verbs.QPStateRTS}: {
+			req: [3]verbs.QPAttrMask{bSQPSN | bTimeout | bRetry | bRNR | bRdAtom, bSQPSN, bSQPSN},
 			opt: qpToRTSOpt},
-		{qp.RTS, qp.Reset}: qpSame(0, 0),
-		{qp.RTS, qp.Err}:   qpSame(0, 0),
-		{qp.RTS, qp.RTS}:   {opt: qpToRTSOpt},
-		{qp.RTS, qp.SQD}:   qpSame(0, bSQDNote),
-		{qp.SQD, qp.Reset}: qpSame(0, 0),
-		{qp.SQD, qp.Err}:   qpSame(0, 0),
-		{qp.SQD, qp.RTS}:   {opt: qpToRTSOpt},
-		{qp.SQD, qp.SQD}: {opt: [3]qp.AttrMask{
+		{verbs.QPStateRTS, verbs.QPStateReset}: qpSame(0, 0),
+		{verbs.QPStateRTS, verbs.QPStateErr}:   qpSame(0, 0),
+		{verbs.QPStateRTS, verbs.QPStateRTS}:   {opt: qpToRTSOpt},
+		{verbs.QPStateRTS, verbs.QPStateSQD}:   qpSame(0, bSQDNote),
+		{verbs.QPStateSQD, verbs.QPStateReset}: qpSame(0, 0),
+		{verbs.QPStateSQD, verbs.QPStateErr}:   qpSame(0, 0),
+		{verbs.QPStateSQD, verbs.QPStateRTS}:   {opt: qpToRTSOpt},
+		{verbs.QPStateSQD, verbs.QPStateSQD}: {opt: [3]verbs.QPAttrMask{
 			bPort | bAV | bTimeout | bRetry | bRNR | bRdAtom | bDestAt | bAlt | bAccess | bPKey | bMinRNR | bMig,
 			bAV | bAlt | bAccess | bPKey | bMig,
 			bPKey | bQKey}},
-		{qp.SQE, qp.Reset}: qpSame(0, 0),
-		{qp.SQE, qp.Err}:   qpSame(0, 0),
-		{qp.SQE, qp.RTS}:   {opt: [3]qp.AttrMask{0, bCur | bAccess, bCur | bQKey}},
-		{qp.Err, qp.Reset}: qpSame(0, 0),
-		{qp.Err, qp.Err}:   qpSame(0, 0),
+		{verbs.QPStateSQE, verbs.QPStateReset}: qpSame(0, 0),
+		{verbs.QPStateSQE, verbs.QPStateErr}:   qpSame(0, 0),
+		{verbs.QPStateSQE, verbs.QPStateRTS}:   {opt: [3]verbs.QPAttrMask{0, bCur | bAccess, bCur | bQKey}},
+		{verbs.QPStateErr, verbs.QPStateReset}: qpSame(0, 0),
+		{verbs.QPStateErr, verbs.QPStateErr}:   qpSame(0, 0),
 	}
 )
 
-func qpTypeIndex(t qp.Type) int {
+func qpTypeIndex(t verbs.QPType) int {
 	switch t {
-	case qp.RC:
+	case verbs.QPTypeRC:
 		return 0
-	case qp.UC:
+	case verbs.QPTypeUC:
 		return 1
 	}
 	return 2
@@ -125,46 +124,46 @@ func qpTypeIndex(t qp.Type) int {
 
 // qpTransition reports whether a QP of type typ may go from one state to
 // another under profile p, and which bits that takes besides STATE.
-func qpTransition(p Profile, from, to qp.State, typ qp.Type) (req, opt qp.AttrMask, ok bool) {
-	if from == qp.Reset && to == qp.Err {
+func qpTransition(p Profile, from, to verbs.QPState, typ verbs.QPType) (req, opt verbs.QPAttrMask, ok bool) {
+	if from == verbs.QPStateReset && to == verbs.QPStateErr {
 		return 0, 0, p.ResetToErr
 	}
-	r, ok := qpTable[[2]qp.State{from, to}]
+	r, ok := qpTable[[2]verbs.QPState{from, to}]
 	i := qpTypeIndex(typ)
 	return r.req[i], r.opt[i], ok
 }
 
 // qpPath is how the suite reaches each state from RESET with modifies.
 // SQE is missing: only a failing send takes a QP there.
-var qpPath = map[qp.State][]qp.State{
-	qp.Reset: nil,
-	qp.Init:  {qp.Init},
-	qp.RTR:   {qp.Init, qp.RTR},
-	qp.RTS:   {qp.Init, qp.RTR, qp.RTS},
-	qp.SQD:   {qp.Init, qp.RTR, qp.RTS, qp.SQD},
-	qp.Err:   {qp.Init, qp.Err},
+var qpPath = map[verbs.QPState][]verbs.QPState{
+	verbs.QPStateReset: nil,
+	verbs.QPStateInit:  {verbs.QPStateInit},
+	verbs.QPStateRTR:   {verbs.QPStateInit, verbs.QPStateRTR},
+	verbs.QPStateRTS:   {verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS},
+	verbs.QPStateSQD:   {verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD},
+	verbs.QPStateErr:   {verbs.QPStateInit, verbs.QPStateErr},
 }
 
 // qpReachable are the states qpPath reaches, in enum order.
-var qpReachable = [...]qp.State{qp.Reset, qp.Init, qp.RTR, qp.RTS, qp.SQD, qp.Err}
+var qpReachable = [...]verbs.QPState{verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateErr}
 
 // qpAV is a primary or alternate path through port 1 that suits every link
 // layer: global, from GID index 0.
-var qpAV = qp.AHAttr{
+var qpAV = verbs.AHAttr{
 	PortNum: 1, DLID: 1, IsGlobal: true,
-	GRH: qp.GlobalRoute{DGID: [16]byte{0: 0xfe, 1: 0x80, 15: 1}, HopLimit: 64},
+	GRH: verbs.GlobalRoute{DGID: [16]byte{0: 0xfe, 1: 0x80, 15: 1}, HopLimit: 64},
 }
 
 // qpAttr returns attributes with a valid value in every field for a QP bound
 // to port 1 of a device with limits l, moving from one state to another:
 // whichever bits a modify names, no value makes it fail.
-func qpAttr(l Limits, from, to qp.State) qp.Attr {
-	mtu := min(qp.MTU1024, l.Port.MaxMTU)
-	return qp.Attr{
+func qpAttr(l Limits, from, to verbs.QPState) verbs.QPAttr {
+	mtu := min(verbs.MTU1024, l.Port.MaxMTU)
+	return verbs.QPAttr{
 		QPState: to, CurQPState: from,
-		PathMTU: mtu, PathMigState: qp.Migrated,
+		PathMTU: mtu, PathMigState: verbs.MigMigrated,
 		QKey: 0x11110000, RQPSN: 0x100, SQPSN: 0x200, DestQPNum: 0x42,
-		QPAccessFlags: qp.AccessRemoteWrite | qp.AccessRemoteRead,
+		QPAccessFlags: verbs.AccessRemoteWrite | verbs.AccessRemoteRead,
 		AHAttr:        qpAV, AltAHAttr: qpAV, AltPortNum: 1, AltTimeout: 14,
 		MaxRDAtomic:     uint8(min(1, l.MaxQPInitRDAtom)),
 		MaxDestRDAtomic: uint8(min(1, l.MaxQPRDAtom)),
@@ -174,7 +173,7 @@ func qpAttr(l Limits, from, to qp.State) qp.Attr {
 
 // qpUsable drops the bits whose valid values the device cannot have: there
 // are no alternate paths on an Ethernet port.
-func qpUsable(l Limits, m qp.AttrMask) qp.AttrMask {
+func qpUsable(l Limits, m verbs.QPAttrMask) verbs.QPAttrMask {
 	if l.Port.Ethernet {
 		m &^= bAlt
 	}
@@ -196,12 +195,12 @@ type qpWorld struct {
 	cq    CQ
 	mr    MR
 	ah    AH
-	types map[QP]qp.Type
+	types map[QP]verbs.QPType
 }
 
 func qpSetup(t *T, e *Env) *qpWorld {
 	t.Helper()
-	w := &qpWorld{t: t, e: e, lim: e.Ctx.Limits(), types: map[QP]qp.Type{}}
+	w := &qpWorld{t: t, e: e, lim: e.Ctx.Limits(), types: map[QP]verbs.QPType{}}
 	w.pd = e.pdAlloc()
 	w.cq = e.CQ(qpCQE, nil, nil)
 	w.mr = e.mrReg(w.pd, make([]byte, 4096), accessLocalWrite)
@@ -217,8 +216,8 @@ func (w *qpWorld) udAH() AH {
 }
 
 // qpCap are the capacities the cases ask for unless they say otherwise.
-func (w *qpWorld) qpCap() qp.Cap {
-	return qp.Cap{
+func (w *qpWorld) qpCap() verbs.QPCap {
+	return verbs.QPCap{
 		MaxSendWR: uint32(min(8, w.lim.MaxQPWR)), MaxRecvWR: uint32(min(8, w.lim.MaxQPWR)),
 		MaxSendSGE: uint32(min(2, w.lim.MaxSGE)), MaxRecvSGE: uint32(min(2, w.lim.MaxSGE)),
 		MaxInlineData: uint32(min(64, w.lim.MaxInline)),
@@ -226,7 +225,7 @@ func (w *qpWorld) qpCap() qp.Cap {
 }
 
 // create makes a QP of type typ with qpCap on the world's CQ.
-func (w *qpWorld) create(typ qp.Type) QP {
+func (w *qpWorld) create(typ verbs.QPType) QP {
 	w.t.Helper()
 	return w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
 }
@@ -277,7 +276,7 @@ func (w *qpWorld) tryCreate(a QPInitAttr) (QP, error) {
 // the end, after the QPs created later.
 func (w *qpWorld) srq(maxWR, maxSGE uint32) SRQ {
 	w.t.Helper()
-	s, err := w.pd.CreateSRQ(SRQInitAttr{Attr: qp.SRQAttr{MaxWR: maxWR, MaxSGE: maxSGE}})
+	s, err := w.pd.CreateSRQ(SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: maxWR, MaxSGE: maxSGE}})
 	if err != nil || s == nil {
 		w.t.Fatalf("ibv_create_srq(max_wr=%d, max_sge=%d): srq=%v err=%v", maxWR, maxSGE, s, err)
 	}
@@ -290,14 +289,14 @@ func (w *qpWorld) srq(maxWR, maxSGE uint32) SRQ {
 }
 
 // minimal returns the smallest legal mask from one state to another for q.
-func (w *qpWorld) minimal(q QP, from, to qp.State) qp.AttrMask {
+func (w *qpWorld) minimal(q QP, from, to verbs.QPState) verbs.QPAttrMask {
 	req, _, _ := qpTransition(w.e.Profile, from, to, w.types[q])
 	return bState | req
 }
 
 // step moves q from one state to another with the minimal mask, or fails
 // the case.
-func (w *qpWorld) step(q QP, from, to qp.State) {
+func (w *qpWorld) step(q QP, from, to verbs.QPState) {
 	w.t.Helper()
 	w.stepWith(q, from, to, nil)
 }
@@ -305,7 +304,7 @@ func (w *qpWorld) step(q QP, from, to qp.State) {
 // stepWith is step with the attributes qpAttr gives edited by set (when not
 // nil). A move from RTS to SQD also takes the SQ_DRAINED event it raises on
 // a device that raises it unasked (sqDrained).
-func (w *qpWorld) stepWith(q QP, from, to qp.State, set func(*qp.Attr)) {
+func (w *qpWorld) stepWith(q QP, from, to verbs.QPState, set func(*verbs.QPAttr)) {
 	w.t.Helper()
 	a := qpAttr(w.lim, from, to)
 	if set != nil {
@@ -315,7 +314,7 @@ func (w *qpWorld) stepWith(q QP, from, to qp.State, set func(*qp.Attr)) {
 	if err := q.Modify(&a, mask); err != nil {
 		w.t.Fatalf("%v QP: %v→%v with %v: %v, want success", w.types[q], from, to, mask, err)
 	}
-	if from == qp.RTS && to == qp.SQD {
+	if from == verbs.QPStateRTS && to == verbs.QPStateSQD {
 		w.sqDrained(q)
 	}
 }
@@ -339,7 +338,7 @@ func (w *qpWorld) sqDrained(q QP) {
 		ev := cqWaitAsync(w.t, w.e, what)
 		typ, obj := ev.EventType(), ev.Object()
 		w.e.WantOK("ibv_ack_async_event", ev.Ack())
-		if typ != notify.EventSQDrained {
+		if typ != verbs.EventSQDrained {
 			w.t.Fatalf("%s: async event %v naming %v, want SQ_DRAINED naming the QP", what, typ, obj)
 		}
 		if _, isQP := obj.(QP); !isQP {
@@ -365,14 +364,14 @@ func (w *qpWorld) sqDrained(q QP) {
 //     which never comes.
 //
 // Receives wait for a message in either state; nothing is sent to them.
-func (w *qpWorld) hold(q QP) qp.State {
+func (w *qpWorld) hold(q QP) verbs.QPState {
 	w.t.Helper()
-	silent := func(a *qp.Attr) { a.DestQPNum, a.Timeout = machineDestQPN, 0 }
-	path := []qp.State{qp.Init, qp.RTR, qp.RTS}
-	if w.types[q] != qp.RC {
-		path = append(path, qp.SQD)
+	silent := func(a *verbs.QPAttr) { a.DestQPNum, a.Timeout = machineDestQPN, 0 }
+	path := []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS}
+	if w.types[q] != verbs.QPTypeRC {
+		path = append(path, verbs.QPStateSQD)
 	}
-	cur := qp.Reset
+	cur := verbs.QPStateReset
 	for _, next := range path {
 		w.stepWith(q, cur, next, silent)
 		cur = next
@@ -381,16 +380,16 @@ func (w *qpWorld) hold(q QP) qp.State {
 }
 
 // held returns a new QP of type typ taken to hold's state, and the state.
-func (w *qpWorld) held(typ qp.Type) (QP, qp.State) {
+func (w *qpWorld) held(typ verbs.QPType) (QP, verbs.QPState) {
 	w.t.Helper()
 	q := w.create(typ)
 	return q, w.hold(q)
 }
 
 // walk takes q, which is in RESET, to state s along qpPath.
-func (w *qpWorld) walk(q QP, s qp.State) {
+func (w *qpWorld) walk(q QP, s verbs.QPState) {
 	w.t.Helper()
-	cur := qp.Reset
+	cur := verbs.QPStateReset
 	for _, next := range qpPath[s] {
 		w.step(q, cur, next)
 		cur = next
@@ -398,7 +397,7 @@ func (w *qpWorld) walk(q QP, s qp.State) {
 }
 
 // at returns a new QP of type typ in state s.
-func (w *qpWorld) at(typ qp.Type, s qp.State) QP {
+func (w *qpWorld) at(typ verbs.QPType, s verbs.QPState) QP {
 	w.t.Helper()
 	q := w.create(typ)
 	w.walk(q, s)
@@ -406,7 +405,7 @@ func (w *qpWorld) at(typ qp.Type, s qp.State) QP {
 }
 
 // query returns q's attributes or fails the case.
-func (w *qpWorld) query(q QP) qp.Attr {
+func (w *qpWorld) query(q QP) verbs.QPAttr {
 	w.t.Helper()
 	a, err := q.Query()
 	if err != nil {
@@ -417,7 +416,7 @@ func (w *qpWorld) query(q QP) qp.Attr {
 
 // refused checks that modify(a, mask) fails with EINVAL and that the QP's
 // attributes, state included, are what they were (QP-13).
-func (w *qpWorld) refused(what string, q QP, a qp.Attr, mask qp.AttrMask) bool {
+func (w *qpWorld) refused(what string, q QP, a verbs.QPAttr, mask verbs.QPAttrMask) bool {
 	w.t.Helper()
 	before := w.query(q)
 	err := q.Modify(&a, mask)
@@ -435,7 +434,7 @@ func (w *qpWorld) refused(what string, q QP, a qp.Attr, mask qp.AttrMask) bool {
 }
 
 // accepted checks that modify(a, mask) succeeds and leaves q in state to.
-func (w *qpWorld) accepted(what string, q QP, a qp.Attr, mask qp.AttrMask, to qp.State) bool {
+func (w *qpWorld) accepted(what string, q QP, a verbs.QPAttr, mask verbs.QPAttrMask, to verbs.QPState) bool {
 	w.t.Helper()
 	from := w.query(q).QPState
 	if err := q.Modify(&a, mask); err != nil {
@@ -473,13 +472,13 @@ func qpCapProperty(t *T, w *qpWorld) {
 	rng := rand.New(rand.NewPCG(2, 0x9902))
 	// Work-request counts stay moderate: a queue's memory grows with them.
 	wrs := func() uint32 { return uint32(rng.IntN(min(l.MaxQPWR, 256) + 1)) }
-	req := []qp.Cap{
+	req := []verbs.QPCap{
 		{MaxSendWR: uint32(l.MaxQPWR), MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1},
 		{MaxSendWR: 1, MaxRecvWR: uint32(l.MaxQPWR), MaxSendSGE: 1, MaxRecvSGE: 1},
 		{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: uint32(l.MaxSGE), MaxRecvSGE: uint32(l.MaxSGE), MaxInlineData: uint32(l.MaxInline)},
 	}
 	for range 24 {
-		req = append(req, qp.Cap{
+		req = append(req, verbs.QPCap{
 			MaxSendWR: wrs(), MaxRecvWR: wrs(),
 			MaxSendSGE: uint32(rng.IntN(l.MaxSGE + 1)), MaxRecvSGE: uint32(rng.IntN(l.MaxSGE + 1)),
 			MaxInlineData: uint32(rng.IntN(l.MaxInline + 1)),
@@ -510,13 +509,13 @@ func qpCapOverLimit(t *T, w *qpWorld) {
 	l := w.lim
 	over := []struct {
 		name string
-		set  func(*qp.Cap)
+		set  func(*verbs.QPCap)
 	}{
-		{"max_send_wr > max_qp_wr", func(c *qp.Cap) { c.MaxSendWR = uint32(l.MaxQPWR) + 1 }},
-		{"max_recv_wr > max_qp_wr", func(c *qp.Cap) { c.MaxRecvWR = uint32(l.MaxQPWR) + 1 }},
-		{"max_send_sge > max_sge", func(c *qp.Cap) { c.MaxSendSGE = uint32(l.MaxSGE) + 1 }},
-		{"max_recv_sge > max_sge", func(c *qp.Cap) { c.MaxRecvSGE = uint32(l.MaxSGE) + 1 }},
-		{"max_inline_data above the device's", func(c *qp.Cap) { c.MaxInlineData = uint32(l.MaxInline) + 1 }},
+		{"max_send_wr > max_qp_wr", func(c *verbs.QPCap) { c.MaxSendWR = uint32(l.MaxQPWR) + 1 }},
+		{"max_recv_wr > max_qp_wr", func(c *verbs.QPCap) { c.MaxRecvWR = uint32(l.MaxQPWR) + 1 }},
+		{"max_send_sge > max_sge", func(c *verbs.QPCap) { c.MaxSendSGE = uint32(l.MaxSGE) + 1 }},
+		{"max_recv_sge > max_sge", func(c *verbs.QPCap) { c.MaxRecvSGE = uint32(l.MaxSGE) + 1 }},
+		{"max_inline_data above the device's", func(c *verbs.QPCap) { c.MaxInlineData = uint32(l.MaxInline) + 1 }},
 	}
 	for i, o := range over {
 		c := w.qpCap()
@@ -533,13 +532,13 @@ func qpCapOverLimit(t *T, w *qpWorld) {
 // qpStateValues is enum ibv_qp_state of rdma-core 44 (QP-06). qp_test.go
 // checks it against the golden file printed from libibverbs.
 var qpStateValues = [...]struct {
-	s    qp.State
+	s    verbs.QPState
 	val  uint32
 	name string
 }{
-	{qp.Reset, 0, "IBV_QPS_RESET"}, {qp.Init, 1, "IBV_QPS_INIT"}, {qp.RTR, 2, "IBV_QPS_RTR"},
-	{qp.RTS, 3, "IBV_QPS_RTS"}, {qp.SQD, 4, "IBV_QPS_SQD"}, {qp.SQE, 5, "IBV_QPS_SQE"},
-	{qp.Err, 6, "IBV_QPS_ERR"}, {qp.Unknown, 7, "IBV_QPS_UNKNOWN"},
+	{verbs.QPStateReset, 0, "IBV_QPS_RESET"}, {verbs.QPStateInit, 1, "IBV_QPS_INIT"}, {verbs.QPStateRTR, 2, "IBV_QPS_RTR"},
+	{verbs.QPStateRTS, 3, "IBV_QPS_RTS"}, {verbs.QPStateSQD, 4, "IBV_QPS_SQD"}, {verbs.QPStateSQE, 5, "IBV_QPS_SQE"},
+	{verbs.QPStateErr, 6, "IBV_QPS_ERR"}, {verbs.QPStateUnknown, 7, "IBV_QPS_UNKNOWN"},
 }
 
 func init() {
@@ -549,7 +548,7 @@ func init() {
 		var live []QP
 		for i := range 12 {
 			q := w.create(qpTypes[i%3])
-			if s := w.query(q).QPState; s != qp.Reset {
+			if s := w.query(q).QPState; s != verbs.QPStateReset {
 				t.Errorf("QP %d (%v) starts in %v, want RESET", i, qpTypes[i%3], s)
 			}
 			if j, dup := nums[q.Num()]; dup {
@@ -567,11 +566,11 @@ func init() {
 		}
 		c := w.qpCap()
 		c.MaxSendWR = uint32(w.lim.MaxQPWR) + 1
-		q, err := w.tryCreate(QPInitAttr{Type: qp.RC, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+		q, err := w.tryCreate(QPInitAttr{Type: verbs.QPTypeRC, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
 		if q != nil || err == nil {
 			t.Errorf("ibv_create_qp above max_qp_wr: qp=%v err=%v, want no QP and an errno", q, err)
 		}
-		if q, err := w.tryCreate(QPInitAttr{Type: qp.Type(99), Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq}); q != nil || err == nil {
+		if q, err := w.tryCreate(QPInitAttr{Type: verbs.QPType(99), Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq}); q != nil || err == nil {
 			t.Errorf("ibv_create_qp(qp_type=99): qp=%v err=%v, want no QP and an errno", q, err)
 		}
 	})
@@ -613,12 +612,12 @@ func init() {
 	register("QP-04", "UC cannot use an SRQ; RC and UD with one ignore the receive caps", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		s := w.srq(16, 1)
-		q, err := w.tryCreate(QPInitAttr{Type: qp.UC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+		q, err := w.tryCreate(QPInitAttr{Type: verbs.QPTypeUC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 		if q != nil {
 			t.Errorf("ibv_create_qp(UC, srq) returned a QP")
 		}
 		e.WantErrno("ibv_create_qp(UC, srq)", err, syscall.EINVAL)
-		for _, typ := range []qp.Type{qp.RC, qp.UD} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 			c := w.qpCap()
 			c.MaxRecvWR, c.MaxRecvSGE = uint32(w.lim.MaxQPWR)+1, uint32(w.lim.MaxSGE)+1
 			q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
@@ -644,7 +643,7 @@ func init() {
 				if a.QPState != s {
 					t.Errorf("%v QP taken to %s: query says %d", typ, s.Name(), uint32(a.QPState))
 				}
-				for _, bad := range []qp.State{qp.Unknown, 8, 1 << 31} {
+				for _, bad := range []verbs.QPState{verbs.QPStateUnknown, 8, 1 << 31} {
 					w.refused(fmt.Sprintf("qp_state=%d from %v", uint32(bad), s), q, qpAttr(w.lim, s, bad), bState)
 				}
 			}
@@ -653,10 +652,10 @@ func init() {
 
 	register("QP-24", "query reports the current state after every modify", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		tour := []qp.State{qp.Init, qp.Init, qp.RTR, qp.RTS, qp.RTS, qp.SQD, qp.SQD, qp.RTS, qp.Err, qp.Err, qp.Reset, qp.Init, qp.Err}
+		tour := []verbs.QPState{verbs.QPStateInit, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQD, verbs.QPStateRTS, verbs.QPStateErr, verbs.QPStateErr, verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateErr}
 		for _, typ := range qpTypes {
 			q := w.create(typ)
-			cur := qp.Reset
+			cur := verbs.QPStateReset
 			for _, next := range tour {
 				w.step(q, cur, next)
 				if got := w.query(q).QPState; got != next {

@@ -8,9 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases where CQs meet real QPs: several QPs feeding one CQ (CQ-07, and
@@ -29,9 +27,9 @@ import (
 
 // qcStep moves q from one state to another with the minimal mask, like
 // step, with dest_qp_num machineDestQPN.
-func (w *qpWorld) qcStep(q QP, from, to qp.State) {
+func (w *qpWorld) qcStep(q QP, from, to verbs.QPState) {
 	w.t.Helper()
-	w.stepWith(q, from, to, func(a *qp.Attr) { a.DestQPNum = machineDestQPN })
+	w.stepWith(q, from, to, func(a *verbs.QPAttr) { a.DestQPNum = machineDestQPN })
 }
 
 // qcDrained takes q from RESET through RTS to SQD, where it accepts sends
@@ -40,8 +38,8 @@ func (w *qpWorld) qcStep(q QP, from, to qp.State) {
 // is the next event.
 func (w *qpWorld) qcDrained(q QP) {
 	w.t.Helper()
-	cur := qp.Reset
-	for _, next := range []qp.State{qp.Init, qp.RTR, qp.RTS, qp.SQD} {
+	cur := verbs.QPStateReset
+	for _, next := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD} {
 		w.qcStep(q, cur, next)
 		cur = next
 	}
@@ -68,7 +66,7 @@ func qcCount(qs []qcQueue) int {
 // of queues: each carries the number of the QP it was posted to (CQ-07,
 // FLUSH-06), and each queue's come in posting order (FLUSH-02), whatever
 // the interleaving of queues.
-func (w *qpWorld) qcCheck(what string, wcs []wc.WC, queues []qcQueue) {
+func (w *qpWorld) qcCheck(what string, wcs []verbs.WC, queues []qcQueue) {
 	w.t.Helper()
 	owner := map[uint64]int{}
 	for i, q := range queues {
@@ -93,7 +91,7 @@ func (w *qpWorld) qcCheck(what string, wcs []wc.WC, queues []qcQueue) {
 		if c.QPNum != queues[i].qpn {
 			report("%s: wr_id %d of the %s carries qp_num %#x, want %#x", what, c.WRID, queues[i].name, c.QPNum, queues[i].qpn)
 		}
-		if c.Status != wc.WRFlushErr {
+		if c.Status != verbs.WCWRFlushErr {
 			report("%s: wr_id %d of the %s has status %v, want WR_FLUSH_ERR", what, c.WRID, queues[i].name, c.Status)
 		}
 		got[i] = append(got[i], c.WRID)
@@ -111,7 +109,7 @@ func (w *qpWorld) qcCheck(what string, wcs []wc.WC, queues []qcQueue) {
 // qcFeed creates a QP of type typ on the two CQs, takes it to SQD and fills
 // it with sends (one unsignaled) and receives; it returns the QP and its
 // two queues.
-func (w *qpWorld) qcFeed(typ qp.Type, send, recv CQ, base uint64, sends, recvs int) (QP, qcQueue, qcQueue) {
+func (w *qpWorld) qcFeed(typ verbs.QPType, send, recv CQ, base uint64, sends, recvs int) (QP, qcQueue, qcQueue) {
 	w.t.Helper()
 	q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: send, RecvCQ: recv})
 	w.qcDrained(q)
@@ -119,7 +117,7 @@ func (w *qpWorld) qcFeed(typ qp.Type, send, recv CQ, base uint64, sends, recvs i
 	rq := qcQueue{fmt.Sprintf("receive queue of %v QP %#x", typ, q.Num()), q.Num(), idRange(base+500, recvs)}
 	wrs := w.sendIDs(q, sq.ids...)
 	if len(wrs) > 1 {
-		wrs[1].Flags &^= qp.SendSignaled // flushed all the same (FLUSH-04)
+		wrs[1].Flags &^= verbs.SendSignaled // flushed all the same (FLUSH-04)
 	}
 	w.postSend("sends in SQD", q, wrs)
 	w.postRecv("receives", q, w.recvIDs(rq.ids...))
@@ -137,7 +135,7 @@ func (w *qpWorld) qcSizing(rng *rand.Rand, round, extra int) {
 	var qs []QP
 	var queues []qcQueue
 	total := 0
-	add := func(typ qp.Type, sendWR, recvWR int) {
+	add := func(typ verbs.QPType, sendWR, recvWR int) {
 		c := w.qpCap()
 		c.MaxSendWR, c.MaxRecvWR = uint32(sendWR), uint32(recvWR)
 		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
@@ -161,7 +159,7 @@ func (w *qpWorld) qcSizing(rng *rand.Rand, round, extra int) {
 			t.Fatalf("round %d: cannot make queues of %d requests in all fit a CQ of cqe %d plus %d", round, total, cq.CQE(), extra)
 		}
 		if left := cq.CQE() + extra - total; left > 0 {
-			add(qp.UD, 0, min(left, w.lim.MaxQPWR))
+			add(verbs.QPTypeUD, 0, min(left, w.lim.MaxQPWR))
 		} else {
 			e.WantOK(fmt.Sprintf("ibv_resize_cq(%d)", total-extra), cq.Resize(total-extra))
 		}
@@ -175,14 +173,14 @@ func (w *qpWorld) qcSizing(rng *rand.Rand, round, extra int) {
 		rq := qcQueue{fmt.Sprintf("receive queue of QP %d", k), q.Num(), idRange(base+50000, int(real.MaxRecvWR))}
 		wrs := w.sendIDs(q, sq.ids...)
 		for i := range wrs {
-			wrs[i].Flags &^= qp.SendSignaled // flushes come all the same (FLUSH-04)
+			wrs[i].Flags &^= verbs.SendSignaled // flushes come all the same (FLUSH-04)
 		}
 		w.postSend("a full send queue, unsignaled", q, wrs)
 		w.postRecv("a full receive queue", q, w.recvIDs(rq.ids...))
 		queues = append(queues, sq, rq)
 	}
 	for _, q := range qs {
-		w.step(q, qp.SQD, qp.Err)
+		w.step(q, verbs.QPStateSQD, verbs.QPStateErr)
 	}
 	what := fmt.Sprintf("round %d: %d QPs with %d requests queued in all, flushed into a CQ of cqe %d", round, len(qs), total, cqe)
 	if extra == 0 {
@@ -191,7 +189,7 @@ func (w *qpWorld) qcSizing(rng *rand.Rand, round, extra int) {
 		return
 	}
 	ev := cqWaitAsync(t, e, what)
-	if ev.EventType() != notify.EventCQErr || ev.Object() != any(cq) {
+	if ev.EventType() != verbs.EventCQErr || ev.Object() != any(cq) {
 		t.Errorf("%s: async event %v naming %v, want CQ_ERR naming the CQ (CQ-22)", what, ev.EventType(), ev.Object())
 	}
 	e.WantOK("ibv_ack_async_event", ev.Ack())
@@ -202,10 +200,10 @@ func (w *qpWorld) qcSizing(rng *rand.Rand, round, extra int) {
 
 // qcPollUntil polls cq, for up to Patience, until the completions polled
 // include every wr_id of need, then until it is empty, and returns them all.
-func (w *qpWorld) qcPollUntil(cq CQ, need []uint64, what string) []wc.WC {
+func (w *qpWorld) qcPollUntil(cq CQ, need []uint64, what string) []verbs.WC {
 	w.t.Helper()
-	var got []wc.WC
-	buf := make([]wc.WC, 16)
+	var got []verbs.WC
+	buf := make([]verbs.WC, 16)
 	deadline := time.Now().Add(Patience)
 	var nap time.Duration
 	for {
@@ -232,9 +230,9 @@ func (w *qpWorld) qcPollUntil(cq CQ, need []uint64, what string) []wc.WC {
 // qcAllOrNone checks the completions of a QP that was reset or destroyed
 // after they were produced: all of them, in order per queue and intact, or
 // none (CQ-26).
-func (w *qpWorld) qcAllOrNone(what string, got []wc.WC, queues []qcQueue) {
+func (w *qpWorld) qcAllOrNone(what string, got []verbs.WC, queues []qcQueue) {
 	w.t.Helper()
-	var mine []wc.WC
+	var mine []verbs.WC
 	for _, c := range got {
 		for _, q := range queues {
 			if slices.Contains(q.ids, c.WRID) || c.QPNum == q.qpn {
@@ -258,11 +256,11 @@ func init() {
 		w := qpSetup(t, e)
 		shared, own := e.CQ(256, nil, nil), e.CQ(64, nil, nil)
 		feeds := []struct {
-			typ        qp.Type
+			typ        verbs.QPType
 			send, recv CQ
 		}{
-			{qp.RC, shared, shared}, {qp.UC, shared, shared}, {qp.UD, shared, shared},
-			{qp.RC, shared, shared}, {qp.UD, shared, own}, {qp.RC, own, shared},
+			{verbs.QPTypeRC, shared, shared}, {verbs.QPTypeUC, shared, shared}, {verbs.QPTypeUD, shared, shared},
+			{verbs.QPTypeRC, shared, shared}, {verbs.QPTypeUD, shared, own}, {verbs.QPTypeRC, own, shared},
 		}
 		var qs []QP
 		var onShared, onOwn []qcQueue
@@ -286,7 +284,7 @@ func init() {
 			}
 		}
 		for _, k := range []int{3, 0, 5, 2, 4, 1} { // not in creation order
-			w.step(qs[k], qp.SQD, qp.Err)
+			w.step(qs[k], verbs.QPStateSQD, verbs.QPStateErr)
 		}
 		what := fmt.Sprintf("%d queues of %d QPs of three transports flushed into one CQ", len(onShared), len(qs))
 		w.qcCheck(what, w.collect(shared, qcCount(onShared), what), onShared)
@@ -300,9 +298,9 @@ func init() {
 		cq := e.CQ(64, tag, ch)
 		for _, together := range []bool{false, true} {
 			var qs []QP
-			for i, typ := range []qp.Type{qp.RC, qp.UC, qp.UD, qp.RC} {
+			for i, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeRC} {
 				q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
-				w.qcStep(q, qp.Reset, qp.Init)
+				w.qcStep(q, verbs.QPStateReset, verbs.QPStateInit)
 				w.postRecv("receives", q, w.recvIDs(uint64(10*i+1), uint64(10*i+2)))
 				qs = append(qs, q)
 			}
@@ -313,13 +311,13 @@ func init() {
 				errs := make([]error, len(qs))
 				var wg sync.WaitGroup
 				for i, q := range qs {
-					wg.Go(func() { errs[i] = q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState) })
+					wg.Go(func() { errs[i] = q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState) })
 				}
 				wg.Wait()
 				e.WantOK("INIT→ERR", errors.Join(errs...))
 			} else {
 				for _, q := range qs {
-					w.step(q, qp.Init, qp.Err)
+					w.step(q, verbs.QPStateInit, verbs.QPStateErr)
 				}
 			}
 			w.collect(cq, 2*len(qs), what)
@@ -351,17 +349,17 @@ func init() {
 		w := qpSetup(t, e)
 		for _, how := range []string{"ERR→RESET", "destroy"} {
 			cq := e.CQ(64, nil, nil)
-			victim := w.createWith(QPInitAttr{Type: qp.RC, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
-			other := w.createWith(QPInitAttr{Type: qp.UD, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
-			w.qcStep(victim, qp.Reset, qp.Init)
-			w.qcStep(other, qp.Reset, qp.Init)
+			victim := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
+			other := w.createWith(QPInitAttr{Type: verbs.QPTypeUD, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
+			w.qcStep(victim, verbs.QPStateReset, verbs.QPStateInit)
+			w.qcStep(other, verbs.QPStateReset, verbs.QPStateInit)
 			vr := qcQueue{"receive queue of the QP " + how, victim.Num(), []uint64{1, 2, 3, 4, 5}}
 			vs := qcQueue{"send queue of the QP " + how, victim.Num(), []uint64{6, 7}}
 			or := qcQueue{"receive queue of the other QP", other.Num(), []uint64{11, 12, 13}}
 			w.postRecv("receives", victim, w.recvIDs(1, 2, 3))
 			w.postRecv("receives", other, w.recvIDs(11, 12, 13))
-			w.step(victim, qp.Init, qp.Err)
-			w.step(other, qp.Init, qp.Err)
+			w.step(victim, verbs.QPStateInit, verbs.QPStateErr)
+			w.step(other, verbs.QPStateInit, verbs.QPStateErr)
 			w.postRecv("receives in ERR", victim, w.recvIDs(4, 5)) // flushed at once (FLUSH-05)
 			w.postSend("sends in ERR", victim, w.sendIDs(victim, 6, 7))
 			what := fmt.Sprintf("completions of a QP before its %s", how)
@@ -370,10 +368,10 @@ func init() {
 				e.WantOK("ibv_destroy_qp", victim.DestroyContext(ctx))
 				cancel()
 			} else {
-				w.step(victim, qp.Err, qp.Reset)
+				w.step(victim, verbs.QPStateErr, verbs.QPStateReset)
 			}
 			got := w.qcPollUntil(cq, or.ids, what)
-			var others []wc.WC
+			var others []verbs.WC
 			for _, c := range got {
 				if c.QPNum == other.Num() {
 					others = append(others, c)
@@ -385,9 +383,9 @@ func init() {
 				continue
 			}
 			// The QP lives on: what it completes from now on is delivered.
-			w.qcStep(victim, qp.Reset, qp.Init)
+			w.qcStep(victim, verbs.QPStateReset, verbs.QPStateInit)
 			w.postRecv("a receive after the reset", victim, w.recvIDs(21))
-			w.step(victim, qp.Init, qp.Err)
+			w.step(victim, verbs.QPStateInit, verbs.QPStateErr)
 			w.wantFlushes(what+": after the reset", w.collect(cq, 1, what+": after the reset"), []uint64{21})
 		}
 	})

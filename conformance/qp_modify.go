@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the QP state machine: which transitions are legal (QP-07, QP-08),
@@ -23,9 +23,9 @@ const qpMaxFailures = 12
 // qpIllegalMasks are the masks tried on an illegal pair ending in to: STATE
 // alone, and STATE with what each legal way into to requires, so that a
 // device cannot pass by refusing for a missing bit.
-func qpIllegalMasks(p Profile, to qp.State, typ qp.Type) []qp.AttrMask {
-	masks := []qp.AttrMask{bState}
-	seen := map[qp.AttrMask]bool{bState: true}
+func qpIllegalMasks(p Profile, to verbs.QPState, typ verbs.QPType) []verbs.QPAttrMask {
+	masks := []verbs.QPAttrMask{bState}
+	seen := map[verbs.QPAttrMask]bool{bState: true}
 	for _, f := range qpStates {
 		if req, _, ok := qpTransition(p, f, to, typ); ok && !seen[bState|req] {
 			seen[bState|req] = true
@@ -37,8 +37,8 @@ func qpIllegalMasks(p Profile, to qp.State, typ qp.Type) []qp.AttrMask {
 
 // qpEdge is one (transport, from, to) triple.
 type qpEdge struct {
-	typ      qp.Type
-	from, to qp.State
+	typ      verbs.QPType
+	from, to verbs.QPState
 }
 
 // qpLegalEdges are the legal transitions out of the states a modify reaches.
@@ -59,7 +59,7 @@ func qpLegalEdges(p Profile) []qpEdge {
 // qpCheckEdges checks the mask rules of the given transitions on every
 // transport: the minimal mask works and no required bit may be left out;
 // each optional bit is accepted; every other bit is refused.
-func qpCheckEdges(t *T, e *Env, pairs ...[2]qp.State) {
+func qpCheckEdges(t *T, e *Env, pairs ...[2]verbs.QPState) {
 	t.Helper()
 	w := qpSetup(t, e)
 	for _, pr := range pairs {
@@ -75,7 +75,7 @@ func qpCheckEdges(t *T, e *Env, pairs ...[2]qp.State) {
 			for _, b := range req.Bits() {
 				w.refused(what+" without required "+b.String(), q, a, bState|req&^b)
 			}
-			for _, b := range (qp.KnownAttrs &^ (req | opt | bState)).Bits() {
+			for _, b := range (verbs.KnownQPAttrs &^ (req | opt | bState)).Bits() {
 				w.refused(what+" with "+b.String()+", which it does not take", q, a, bState|req|b)
 			}
 			if t.Failed() {
@@ -121,9 +121,9 @@ func init() {
 		w := qpSetup(t, e)
 		for _, typ := range qpTypes {
 			q := w.create(typ)
-			a := qpAttr(w.lim, qp.Reset, qp.Err)
+			a := qpAttr(w.lim, verbs.QPStateReset, verbs.QPStateErr)
 			if e.Profile.ResetToErr {
-				w.accepted("RESET→ERR (the profile allows it)", q, a, bState, qp.Err)
+				w.accepted("RESET→ERR (the profile allows it)", q, a, bState, verbs.QPStateErr)
 			} else {
 				w.refused("RESET→ERR (the profile follows the Linux table)", q, a, bState)
 			}
@@ -136,12 +136,12 @@ func init() {
 		for _, typ := range qpTypes {
 			for _, from := range qpReachable {
 				q := w.at(typ, from)
-				for _, to := range []qp.State{qp.Reset, qp.Err} {
+				for _, to := range []verbs.QPState{verbs.QPStateReset, verbs.QPStateErr} {
 					if _, _, ok := qpTransition(e.Profile, from, to, typ); !ok {
 						continue
 					}
 					a := qpAttr(w.lim, from, to)
-					for _, b := range (qp.KnownAttrs &^ bState).Bits() {
+					for _, b := range (verbs.KnownQPAttrs &^ bState).Bits() {
 						if !w.refused(fmt.Sprintf("%v %v→%v with %v", typ, from, to, b), q, a, bState|b) {
 							failed++
 						}
@@ -174,7 +174,7 @@ func init() {
 				drop := bits[rng.IntN(len(bits))]
 				w.refused(what+" without required "+drop.String(), q, a, mask&^drop)
 			}
-			foreign := (qp.KnownAttrs &^ (req | opt | bState)).Bits()
+			foreign := (verbs.KnownQPAttrs &^ (req | opt | bState)).Bits()
 			add := foreign[rng.IntN(len(foreign))]
 			w.refused(what+" with foreign "+add.String(), q, a, mask|add)
 			w.accepted(what+" with "+mask.String(), q, a, mask, ed.to)
@@ -190,12 +190,12 @@ func init() {
 			for _, s := range qpReachable {
 				q := w.at(typ, s)
 				a := qpAttr(w.lim, s, s)
-				a.QKey, a.MinRNRTimer, a.QPAccessFlags = 0x0badcafe, 3, qp.AccessRemoteAtomic
+				a.QKey, a.MinRNRTimer, a.QPAccessFlags = 0x0badcafe, 3, verbs.AccessRemoteAtomic
 				_, opt, ok := qpTransition(e.Profile, s, s, typ)
 				if !ok {
 					w.refused(fmt.Sprintf("%v in %v, mask 0", typ, s), q, a, 0)
 					// The attributes the way onwards takes are refused too.
-					_, onward, _ := qpTransition(e.Profile, qp.RTR, qp.RTS, typ)
+					_, onward, _ := qpTransition(e.Profile, verbs.QPStateRTR, verbs.QPStateRTS, typ)
 					for _, b := range (onward &^ bCur).Bits() {
 						w.refused(fmt.Sprintf("%v in %v, %v alone", typ, s, b), q, a, b)
 					}
@@ -221,31 +221,31 @@ func init() {
 	register("QP-12", "CUR_STATE only on the way into RTS, and what its value means follows the profile", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		for _, typ := range qpTypes {
-			for _, s := range []qp.State{qp.Init, qp.Reset, qp.Err} {
+			for _, s := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateReset, verbs.QPStateErr} {
 				q := w.at(typ, s)
 				w.refused(fmt.Sprintf("%v in %v, STATE|CUR_STATE", typ, s), q, qpAttr(w.lim, s, s), bState|bCur)
 			}
-			q := w.at(typ, qp.Init)
-			w.refused(fmt.Sprintf("%v INIT→RTR with CUR_STATE", typ), q, qpAttr(w.lim, qp.Init, qp.RTR), w.minimal(q, qp.Init, qp.RTR)|bCur)
-			for _, s := range []qp.State{qp.RTR, qp.RTS, qp.SQD} {
+			q := w.at(typ, verbs.QPStateInit)
+			w.refused(fmt.Sprintf("%v INIT→RTR with CUR_STATE", typ), q, qpAttr(w.lim, verbs.QPStateInit, verbs.QPStateRTR), w.minimal(q, verbs.QPStateInit, verbs.QPStateRTR)|bCur)
+			for _, s := range []verbs.QPState{verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD} {
 				q := w.at(typ, s)
-				w.accepted(fmt.Sprintf("%v %v→RTS with CUR_STATE=%v", typ, s, s), q, qpAttr(w.lim, s, qp.RTS), w.minimal(q, s, qp.RTS)|bCur, qp.RTS)
+				w.accepted(fmt.Sprintf("%v %v→RTS with CUR_STATE=%v", typ, s, s), q, qpAttr(w.lim, s, verbs.QPStateRTS), w.minimal(q, s, verbs.QPStateRTS)|bCur, verbs.QPStateRTS)
 			}
-			q = w.at(typ, qp.RTS)
-			bad := qpAttr(w.lim, qp.Unknown, qp.RTS)
+			q = w.at(typ, verbs.QPStateRTS)
+			bad := qpAttr(w.lim, verbs.QPStateUnknown, verbs.QPStateRTS)
 			w.refused(fmt.Sprintf("%v RTS→RTS with CUR_STATE=UNKNOWN", typ), q, bad, bState|bCur)
 		}
 		// A claim that is not the real state: UD in RTS says it is in RTR and
 		// brings what RTR→RTS takes (RTS→RTS does not take SQ_PSN).
-		q := w.at(qp.UD, qp.RTS)
-		a := qpAttr(w.lim, qp.RTR, qp.RTS)
+		q := w.at(verbs.QPTypeUD, verbs.QPStateRTS)
+		a := qpAttr(w.lim, verbs.QPStateRTR, verbs.QPStateRTS)
 		a.SQPSN = 0x777
 		mask := bState | bCur | bSQPSN
 		if !e.Profile.CurStateTrusted {
 			w.refused("UD in RTS claiming CUR_STATE=RTR (the profile says the claim must be true)", q, a, mask)
 			return
 		}
-		if w.accepted("UD in RTS claiming CUR_STATE=RTR (the profile trusts the claim)", q, a, mask, qp.RTS) && w.query(q).SQPSN != 0x777 {
+		if w.accepted("UD in RTS claiming CUR_STATE=RTR (the profile trusts the claim)", q, a, mask, verbs.QPStateRTS) && w.query(q).SQPSN != 0x777 {
 			t.Errorf("the modify validated as RTR→RTS succeeded but did not set sq_psn")
 		}
 	})
@@ -256,24 +256,24 @@ func init() {
 		// would change something; refused checks the query is identical.
 		rows := []struct {
 			name  string
-			typ   qp.Type
-			from  qp.State
-			to    qp.State
-			mask  qp.AttrMask
-			spoil func(*qp.Attr)
+			typ   verbs.QPType
+			from  verbs.QPState
+			to    verbs.QPState
+			mask  verbs.QPAttrMask
+			spoil func(*verbs.QPAttr)
 		}{
-			{"INIT→INIT: new qkey, pkey_index out of range", qp.UD, qp.Init, qp.Init, bState | bQKey | bPKey,
-				func(a *qp.Attr) { a.QKey = 0x5555; a.PKeyIndex = uint16(min(w.lim.Port.PKeyTableLen, 0xffff)) }},
-			{"RTR→RTS: new access flags, timeout 32", qp.RC, qp.RTR, qp.RTS, bState | bSQPSN | bTimeout | bRetry | bRNR | bRdAtom | bAccess,
-				func(a *qp.Attr) { a.QPAccessFlags = qp.AccessRemoteAtomic; a.Timeout = 32 }},
-			{"INIT→RTR: every required value, and QKEY on RC", qp.RC, qp.Init, qp.RTR, bState | bAV | bMTU | bDestQPN | bRQPSN | bDestAt | bMinRNR | bQKey,
-				func(a *qp.Attr) { a.RQPSN = 0x999 }},
-			{"RTS, no STATE: new min_rnr_timer and access flags, and RETRY_CNT", qp.RC, qp.RTS, qp.RTS, bMinRNR | bAccess | bRetry,
-				func(a *qp.Attr) { a.MinRNRTimer = 1; a.QPAccessFlags = 0 }},
-			{"UD RTS→SQD with an attribute it does not take", qp.UD, qp.RTS, qp.SQD, bState | bQKey,
-				func(a *qp.Attr) { a.QKey = 0x6666 }},
-			{"UD SQD→RTS: new qkey, cur_qp_state out of range", qp.UD, qp.SQD, qp.RTS, bState | bQKey | bCur,
-				func(a *qp.Attr) { a.QKey = 0x7777; a.CurQPState = 9 }},
+			{"INIT→INIT: new qkey, pkey_index out of range", verbs.QPTypeUD, verbs.QPStateInit, verbs.QPStateInit, bState | bQKey | bPKey,
+				func(a *verbs.QPAttr) { a.QKey = 0x5555; a.PKeyIndex = uint16(min(w.lim.Port.PKeyTableLen, 0xffff)) }},
+			{"RTR→RTS: new access flags, timeout 32", verbs.QPTypeRC, verbs.QPStateRTR, verbs.QPStateRTS, bState | bSQPSN | bTimeout | bRetry | bRNR | bRdAtom | bAccess,
+				func(a *verbs.QPAttr) { a.QPAccessFlags = verbs.AccessRemoteAtomic; a.Timeout = 32 }},
+			{"INIT→RTR: every required value, and QKEY on RC", verbs.QPTypeRC, verbs.QPStateInit, verbs.QPStateRTR, bState | bAV | bMTU | bDestQPN | bRQPSN | bDestAt | bMinRNR | bQKey,
+				func(a *verbs.QPAttr) { a.RQPSN = 0x999 }},
+			{"RTS, no STATE: new min_rnr_timer and access flags, and RETRY_CNT", verbs.QPTypeRC, verbs.QPStateRTS, verbs.QPStateRTS, bMinRNR | bAccess | bRetry,
+				func(a *verbs.QPAttr) { a.MinRNRTimer = 1; a.QPAccessFlags = 0 }},
+			{"UD RTS→SQD with an attribute it does not take", verbs.QPTypeUD, verbs.QPStateRTS, verbs.QPStateSQD, bState | bQKey,
+				func(a *verbs.QPAttr) { a.QKey = 0x6666 }},
+			{"UD SQD→RTS: new qkey, cur_qp_state out of range", verbs.QPTypeUD, verbs.QPStateSQD, verbs.QPStateRTS, bState | bQKey | bCur,
+				func(a *verbs.QPAttr) { a.QKey = 0x7777; a.CurQPState = 9 }},
 		}
 		for _, r := range rows {
 			q := w.at(r.typ, r.from)
@@ -284,34 +284,34 @@ func init() {
 	})
 
 	register("QP-14", "RESET→INIT: required PKEY_INDEX, PORT and ACCESS_FLAGS (RC, UC) or QKEY (UD)", func(t *T, e *Env) {
-		qpCheckEdges(t, e, [2]qp.State{qp.Reset, qp.Init})
+		qpCheckEdges(t, e, [2]verbs.QPState{verbs.QPStateReset, verbs.QPStateInit})
 	})
 	register("QP-15", "INIT→INIT: nothing required, the RESET→INIT attributes optional", func(t *T, e *Env) {
-		qpCheckEdges(t, e, [2]qp.State{qp.Init, qp.Init})
+		qpCheckEdges(t, e, [2]verbs.QPState{verbs.QPStateInit, verbs.QPStateInit})
 	})
 	register("QP-16", "INIT→RTR: the path and PSN for UC, plus responder depth and RNR timer for RC", func(t *T, e *Env) {
-		qpCheckEdges(t, e, [2]qp.State{qp.Init, qp.RTR})
+		qpCheckEdges(t, e, [2]verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR})
 	})
 	register("QP-17", "RTR→RTS: SQ_PSN, plus the retry and depth attributes for RC", func(t *T, e *Env) {
-		qpCheckEdges(t, e, [2]qp.State{qp.RTR, qp.RTS})
+		qpCheckEdges(t, e, [2]verbs.QPState{verbs.QPStateRTR, verbs.QPStateRTS})
 	})
 	register("QP-18", "RTS→RTS and SQD→RTS: nothing required, the transport's optional set", func(t *T, e *Env) {
-		qpCheckEdges(t, e, [2]qp.State{qp.RTS, qp.RTS}, [2]qp.State{qp.SQD, qp.RTS})
+		qpCheckEdges(t, e, [2]verbs.QPState{verbs.QPStateRTS, verbs.QPStateRTS}, [2]verbs.QPState{verbs.QPStateSQD, verbs.QPStateRTS})
 	})
 	register("QP-19", "RTS→SQD takes EN_SQD_ASYNC_NOTIFY; SQD→SQD the transport's optional set", func(t *T, e *Env) {
-		qpCheckEdges(t, e, [2]qp.State{qp.RTS, qp.SQD}, [2]qp.State{qp.SQD, qp.SQD})
+		qpCheckEdges(t, e, [2]verbs.QPState{verbs.QPStateRTS, verbs.QPStateSQD}, [2]verbs.QPState{verbs.QPStateSQD, verbs.QPStateSQD})
 	})
 
 	register("QP-21", "attributes a transport lacks, CAP and RATE_LIMIT are refused everywhere", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		failed := 0
 		for _, typ := range qpTypes {
-			var meaningful qp.AttrMask
+			var meaningful verbs.QPAttrMask
 			for pr := range qpTable {
 				req, opt, _ := qpTransition(e.Profile, pr[0], pr[1], typ)
 				meaningful |= req | opt
 			}
-			alien := qp.KnownAttrs &^ meaningful &^ bState
+			alien := verbs.KnownQPAttrs &^ meaningful &^ bState
 			if alien&(bCap|bRate) != bCap|bRate {
 				t.Fatalf("the suite's table lists CAP or RATE_LIMIT for %v", typ)
 			}
@@ -341,13 +341,13 @@ func init() {
 		qpCheckValues(t, w, w.lim)
 		// With a LimitedDevice, a port whose max_mtu is below the largest
 		// code shows that path_mtu is compared with the port, not the enum.
-		small := cqLimitedEnv(t, e, Limits{Port: PortLimits{MaxMTU: qp.MTU1024}})
+		small := cqLimitedEnv(t, e, Limits{Port: PortLimits{MaxMTU: verbs.MTU1024}})
 		if small == nil {
 			t.Logf("no LimitedDevice: path_mtu is checked only against this device's port")
 			return
 		}
 		sw := qpSetup(t, small)
-		if sw.lim.Port.MaxMTU != qp.MTU1024 {
+		if sw.lim.Port.MaxMTU != verbs.MTU1024 {
 			t.Fatalf("a device made WithLimits(Port.MaxMTU: 1024) reports max_mtu %v", sw.lim.Port.MaxMTU)
 		}
 		qpCheckValues(t, sw, sw.lim)
@@ -359,44 +359,44 @@ func qpCheckValues(t *T, w *qpWorld, l Limits) {
 	t.Helper()
 	type row struct {
 		name     string
-		typ      qp.Type
-		from, to qp.State
-		bit      qp.AttrMask // added to the minimal mask
-		set      func(*qp.Attr)
+		typ      verbs.QPType
+		from, to verbs.QPState
+		bit      verbs.QPAttrMask // added to the minimal mask
+		set      func(*verbs.QPAttr)
 		ok       bool
-		check    func(qp.Attr) bool // for accepted rows: what query must show
+		check    func(verbs.QPAttr) bool // for accepted rows: what query must show
 	}
 	rows := []row{
-		{"timeout 31", qp.RC, qp.RTR, qp.RTS, 0, func(a *qp.Attr) { a.Timeout = 31 }, true, func(a qp.Attr) bool { return a.Timeout == 31 }},
-		{"timeout 0 (wait forever)", qp.RC, qp.RTR, qp.RTS, 0, func(a *qp.Attr) { a.Timeout = 0 }, true, nil},
-		{"timeout 32", qp.RC, qp.RTR, qp.RTS, 0, func(a *qp.Attr) { a.Timeout = 32 }, false, nil},
-		{"retry_cnt 7", qp.RC, qp.RTR, qp.RTS, 0, func(a *qp.Attr) { a.RetryCnt = 7 }, true, nil},
-		{"retry_cnt 8", qp.RC, qp.RTR, qp.RTS, 0, func(a *qp.Attr) { a.RetryCnt = 8 }, false, nil},
-		{"rnr_retry 8", qp.RC, qp.RTR, qp.RTS, 0, func(a *qp.Attr) { a.RNRRetry = 8 }, false, nil},
-		{"min_rnr_timer 31", qp.RC, qp.Init, qp.RTR, 0, func(a *qp.Attr) { a.MinRNRTimer = 31 }, true, nil},
-		{"min_rnr_timer 32", qp.RC, qp.Init, qp.RTR, 0, func(a *qp.Attr) { a.MinRNRTimer = 32 }, false, nil},
-		{"path_mtu = the port's max_mtu", qp.UC, qp.Init, qp.RTR, 0, func(a *qp.Attr) { a.PathMTU = l.Port.MaxMTU }, true, nil},
-		{"path_mtu above the port's max_mtu", qp.UC, qp.Init, qp.RTR, 0, func(a *qp.Attr) { a.PathMTU = l.Port.MaxMTU + 1 }, false, nil},
-		{"path_mtu 0", qp.RC, qp.Init, qp.RTR, 0, func(a *qp.Attr) { a.PathMTU = 0 }, false, nil},
-		{"port_num 0", qp.RC, qp.Reset, qp.Init, 0, func(a *qp.Attr) { a.PortNum = 0 }, false, nil},
-		{"port_num past the last port", qp.UD, qp.Reset, qp.Init, 0, func(a *qp.Attr) { a.PortNum = uint8(min(l.NumPorts+1, 255)) }, false, nil},
-		{"pkey_index past the table", qp.RC, qp.Reset, qp.Init, 0, func(a *qp.Attr) { a.PKeyIndex = uint16(min(l.Port.PKeyTableLen, 0xffff)) }, false, nil},
-		{"sq_psn 0x1000001 is cut to 0x000001", qp.RC, qp.RTR, qp.RTS, 0, func(a *qp.Attr) { a.SQPSN = 0x1000001 }, true,
-			func(a qp.Attr) bool { return a.SQPSN == 0x000001 }},
-		{"sq_psn 0xff123456 (UD) is cut to 0x123456", qp.UD, qp.RTR, qp.RTS, 0, func(a *qp.Attr) { a.SQPSN = 0xff123456 }, true,
-			func(a qp.Attr) bool { return a.SQPSN == 0x123456 }},
-		{"rq_psn 0xffffffff is cut to 0xffffff", qp.UC, qp.Init, qp.RTR, 0, func(a *qp.Attr) { a.RQPSN = 0xffffffff }, true,
-			func(a qp.Attr) bool { return a.RQPSN == 0xffffff }},
+		{"timeout 31", verbs.QPTypeRC, verbs.QPStateRTR, verbs.QPStateRTS, 0, func(a *verbs.QPAttr) { a.Timeout = 31 }, true, func(a verbs.QPAttr) bool { return a.Timeout == 31 }},
+		{"timeout 0 (wait forever)", verbs.QPTypeRC, verbs.QPStateRTR, verbs.QPStateRTS, 0, func(a *verbs.QPAttr) { a.Timeout = 0 }, true, nil},
+		{"timeout 32", verbs.QPTypeRC, verbs.QPStateRTR, verbs.QPStateRTS, 0, func(a *verbs.QPAttr) { a.Timeout = 32 }, false, nil},
+		{"retry_cnt 7", verbs.QPTypeRC, verbs.QPStateRTR, verbs.QPStateRTS, 0, func(a *verbs.QPAttr) { a.RetryCnt = 7 }, true, nil},
+		{"retry_cnt 8", verbs.QPTypeRC, verbs.QPStateRTR, verbs.QPStateRTS, 0, func(a *verbs.QPAttr) { a.RetryCnt = 8 }, false, nil},
+		{"rnr_retry 8", verbs.QPTypeRC, verbs.QPStateRTR, verbs.QPStateRTS, 0, func(a *verbs.QPAttr) { a.RNRRetry = 8 }, false, nil},
+		{"min_rnr_timer 31", verbs.QPTypeRC, verbs.QPStateInit, verbs.QPStateRTR, 0, func(a *verbs.QPAttr) { a.MinRNRTimer = 31 }, true, nil},
+		{"min_rnr_timer 32", verbs.QPTypeRC, verbs.QPStateInit, verbs.QPStateRTR, 0, func(a *verbs.QPAttr) { a.MinRNRTimer = 32 }, false, nil},
+		{"path_mtu = the port's max_mtu", verbs.QPTypeUC, verbs.QPStateInit, verbs.QPStateRTR, 0, func(a *verbs.QPAttr) { a.PathMTU = l.Port.MaxMTU }, true, nil},
+		{"path_mtu above the port's max_mtu", verbs.QPTypeUC, verbs.QPStateInit, verbs.QPStateRTR, 0, func(a *verbs.QPAttr) { a.PathMTU = l.Port.MaxMTU + 1 }, false, nil},
+		{"path_mtu 0", verbs.QPTypeRC, verbs.QPStateInit, verbs.QPStateRTR, 0, func(a *verbs.QPAttr) { a.PathMTU = 0 }, false, nil},
+		{"port_num 0", verbs.QPTypeRC, verbs.QPStateReset, verbs.QPStateInit, 0, func(a *verbs.QPAttr) { a.PortNum = 0 }, false, nil},
+		{"port_num past the last port", verbs.QPTypeUD, verbs.QPStateReset, verbs.QPStateInit, 0, func(a *verbs.QPAttr) { a.PortNum = uint8(min(l.NumPorts+1, 255)) }, false, nil},
+		{"pkey_index past the table", verbs.QPTypeRC, verbs.QPStateReset, verbs.QPStateInit, 0, func(a *verbs.QPAttr) { a.PKeyIndex = uint16(min(l.Port.PKeyTableLen, 0xffff)) }, false, nil},
+		{"sq_psn 0x1000001 is cut to 0x000001", verbs.QPTypeRC, verbs.QPStateRTR, verbs.QPStateRTS, 0, func(a *verbs.QPAttr) { a.SQPSN = 0x1000001 }, true,
+			func(a verbs.QPAttr) bool { return a.SQPSN == 0x000001 }},
+		{"sq_psn 0xff123456 (UD) is cut to 0x123456", verbs.QPTypeUD, verbs.QPStateRTR, verbs.QPStateRTS, 0, func(a *verbs.QPAttr) { a.SQPSN = 0xff123456 }, true,
+			func(a verbs.QPAttr) bool { return a.SQPSN == 0x123456 }},
+		{"rq_psn 0xffffffff is cut to 0xffffff", verbs.QPTypeUC, verbs.QPStateInit, verbs.QPStateRTR, 0, func(a *verbs.QPAttr) { a.RQPSN = 0xffffffff }, true,
+			func(a verbs.QPAttr) bool { return a.RQPSN == 0xffffff }},
 	}
 	if l.MaxQPInitRDAtom < 255 {
 		rows = append(rows,
-			row{"max_rd_atomic = max_qp_init_rd_atom", qp.RC, qp.RTR, qp.RTS, 0, func(a *qp.Attr) { a.MaxRDAtomic = uint8(l.MaxQPInitRDAtom) }, true, nil},
-			row{"max_rd_atomic above max_qp_init_rd_atom", qp.RC, qp.RTR, qp.RTS, 0, func(a *qp.Attr) { a.MaxRDAtomic = uint8(l.MaxQPInitRDAtom + 1) }, false, nil})
+			row{"max_rd_atomic = max_qp_init_rd_atom", verbs.QPTypeRC, verbs.QPStateRTR, verbs.QPStateRTS, 0, func(a *verbs.QPAttr) { a.MaxRDAtomic = uint8(l.MaxQPInitRDAtom) }, true, nil},
+			row{"max_rd_atomic above max_qp_init_rd_atom", verbs.QPTypeRC, verbs.QPStateRTR, verbs.QPStateRTS, 0, func(a *verbs.QPAttr) { a.MaxRDAtomic = uint8(l.MaxQPInitRDAtom + 1) }, false, nil})
 	}
 	if l.MaxQPRDAtom < 255 {
 		rows = append(rows,
-			row{"max_dest_rd_atomic = max_qp_rd_atom", qp.RC, qp.Init, qp.RTR, 0, func(a *qp.Attr) { a.MaxDestRDAtomic = uint8(l.MaxQPRDAtom) }, true, nil},
-			row{"max_dest_rd_atomic above max_qp_rd_atom", qp.RC, qp.Init, qp.RTR, 0, func(a *qp.Attr) { a.MaxDestRDAtomic = uint8(l.MaxQPRDAtom + 1) }, false, nil})
+			row{"max_dest_rd_atomic = max_qp_rd_atom", verbs.QPTypeRC, verbs.QPStateInit, verbs.QPStateRTR, 0, func(a *verbs.QPAttr) { a.MaxDestRDAtomic = uint8(l.MaxQPRDAtom) }, true, nil},
+			row{"max_dest_rd_atomic above max_qp_rd_atom", verbs.QPTypeRC, verbs.QPStateInit, verbs.QPStateRTR, 0, func(a *verbs.QPAttr) { a.MaxDestRDAtomic = uint8(l.MaxQPRDAtom + 1) }, false, nil})
 	}
 	for _, r := range rows {
 		q := w.at(r.typ, r.from)

@@ -8,8 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the posting rules that need no traffic (QP-25..35, QP-37). What
@@ -29,13 +28,13 @@ import (
 // execution (QP-36), and the execution rules QP-38..40.
 
 // sge returns an SGE of n bytes at offset off in the world's MR.
-func (w *qpWorld) sge(off, n uint32) qp.SGE {
-	return qp.SGE{Addr: w.mr.Addr() + uint64(off), Length: n, LKey: w.mr.LKey()}
+func (w *qpWorld) sge(off, n uint32) verbs.SGE {
+	return verbs.SGE{Addr: w.mr.Addr() + uint64(off), Length: n, LKey: w.mr.LKey()}
 }
 
 // sges returns n SGEs of 8 bytes each in the world's MR.
-func (w *qpWorld) sges(n int) []qp.SGE {
-	out := make([]qp.SGE, n)
+func (w *qpWorld) sges(n int) []verbs.SGE {
+	out := make([]verbs.SGE, n)
 	for i := range out {
 		out[i] = w.sge(uint32(8*i), 8)
 	}
@@ -44,17 +43,17 @@ func (w *qpWorld) sges(n int) []qp.SGE {
 
 // send returns a SEND with wr_id id and no SGE, suited to q's transport: a
 // UD request carries the world's AH.
-func (w *qpWorld) send(q QP, id uint64) qp.SendWR {
-	r := qp.SendWR{WRID: id, Opcode: wc.WRSend, Flags: qp.SendSignaled}
-	if w.types[q] == qp.UD {
+func (w *qpWorld) send(q QP, id uint64) verbs.SendWR {
+	r := verbs.SendWR{WRID: id, Opcode: verbs.WRSend, Flags: verbs.SendSignaled}
+	if w.types[q] == verbs.QPTypeUD {
 		r.AH, r.RemoteQPN, r.RemoteQKey = w.udAH(), 0x42, 0x11110000
 	}
 	return r
 }
 
 // sendIDs returns SENDs with the given wr_ids.
-func (w *qpWorld) sendIDs(q QP, ids ...uint64) []qp.SendWR {
-	out := make([]qp.SendWR, len(ids))
+func (w *qpWorld) sendIDs(q QP, ids ...uint64) []verbs.SendWR {
+	out := make([]verbs.SendWR, len(ids))
 	for i, id := range ids {
 		out[i] = w.send(q, id)
 	}
@@ -62,16 +61,16 @@ func (w *qpWorld) sendIDs(q QP, ids ...uint64) []qp.SendWR {
 }
 
 // recvIDs returns receive requests with the given wr_ids and one SGE each.
-func (w *qpWorld) recvIDs(ids ...uint64) []qp.RecvWR {
-	out := make([]qp.RecvWR, len(ids))
+func (w *qpWorld) recvIDs(ids ...uint64) []verbs.RecvWR {
+	out := make([]verbs.RecvWR, len(ids))
 	for i, id := range ids {
-		out[i] = qp.RecvWR{WRID: id, SGList: []qp.SGE{w.sge(0, 64)}}
+		out[i] = verbs.RecvWR{WRID: id, SGList: []verbs.SGE{w.sge(0, 64)}}
 	}
 	return out
 }
 
 // postSend posts wrs on q and fails the case unless all of them are posted.
-func (w *qpWorld) postSend(what string, q QP, wrs []qp.SendWR) {
+func (w *qpWorld) postSend(what string, q QP, wrs []verbs.SendWR) {
 	w.t.Helper()
 	if n, err := q.PostSend(wrs); n != len(wrs) || err != nil {
 		w.t.Fatalf("%s: ibv_post_send of %d: %d posted, %v", what, len(wrs), n, err)
@@ -79,7 +78,7 @@ func (w *qpWorld) postSend(what string, q QP, wrs []qp.SendWR) {
 }
 
 // postRecv posts wrs on q and fails the case unless all of them are posted.
-func (w *qpWorld) postRecv(what string, q QP, wrs []qp.RecvWR) {
+func (w *qpWorld) postRecv(what string, q QP, wrs []verbs.RecvWR) {
 	w.t.Helper()
 	if n, err := q.PostRecv(wrs); n != len(wrs) || err != nil {
 		w.t.Fatalf("%s: ibv_post_recv of %d: %d posted, %v", what, len(wrs), n, err)
@@ -103,25 +102,25 @@ func (w *qpWorld) wantPost(what string, n int, err error, wantN int, errno sysca
 }
 
 // toErr moves q, which is in state from, to ERR.
-func (w *qpWorld) toErr(q QP, from qp.State) {
+func (w *qpWorld) toErr(q QP, from verbs.QPState) {
 	w.t.Helper()
 	switch from {
-	case qp.Err:
-	case qp.Reset:
-		w.step(q, qp.Reset, qp.Init)
-		w.step(q, qp.Init, qp.Err)
+	case verbs.QPStateErr:
+	case verbs.QPStateReset:
+		w.step(q, verbs.QPStateReset, verbs.QPStateInit)
+		w.step(q, verbs.QPStateInit, verbs.QPStateErr)
 	default:
-		w.step(q, from, qp.Err)
+		w.step(q, from, verbs.QPStateErr)
 	}
 }
 
 // collect polls cq until n completions have come, for up to Patience (a
 // flush may finish after the modify returned, FLUSH-13), checks that no
 // further completion is there, and returns the n.
-func (w *qpWorld) collect(cq CQ, n int, what string) []wc.WC {
+func (w *qpWorld) collect(cq CQ, n int, what string) []verbs.WC {
 	w.t.Helper()
-	got := make([]wc.WC, 0, n)
-	buf := make([]wc.WC, 64)
+	got := make([]verbs.WC, 0, n)
+	buf := make([]verbs.WC, 64)
 	deadline := time.Now().Add(Patience)
 	var nap time.Duration
 	for len(got) < n {
@@ -152,7 +151,7 @@ func qpNap(last time.Duration) time.Duration {
 }
 
 // wrIDs returns the wr_ids of wcs.
-func wrIDs(wcs []wc.WC) []uint64 {
+func wrIDs(wcs []verbs.WC) []uint64 {
 	out := make([]uint64, len(wcs))
 	for i, c := range wcs {
 		out[i] = c.WRID
@@ -171,13 +170,13 @@ func idRange(from uint64, n int) []uint64 {
 
 // wantFlushes checks that wcs are flush completions with the wr_ids ids, in
 // that order. Only wr_id and status are looked at (FLUSH-06).
-func (w *qpWorld) wantFlushes(what string, wcs []wc.WC, ids []uint64) {
+func (w *qpWorld) wantFlushes(what string, wcs []verbs.WC, ids []uint64) {
 	w.t.Helper()
 	if got := wrIDs(wcs); !slices.Equal(got, ids) {
 		w.t.Errorf("%s: flushed wr_ids %v, want %v", what, got, ids)
 	}
 	for _, c := range wcs {
-		if c.Status != wc.WRFlushErr {
+		if c.Status != verbs.WCWRFlushErr {
 			w.t.Errorf("%s: wr_id %d completed with %v, want WR_FLUSH_ERR", what, c.WRID, c.Status)
 		}
 	}
@@ -188,7 +187,7 @@ func (w *qpWorld) wantFlushes(what string, wcs []wc.WC, ids []uint64) {
 // every QP to ERR and checks that exactly the accepted requests complete,
 // each once: flushed, or (a UC or UD send posted in RTS, which executes at
 // once, XFER-22, XFER-26) successful. Only their number is checked.
-func qpPostStates(t *T, e *Env, recv bool, ok map[qp.State]bool) {
+func qpPostStates(t *T, e *Env, recv bool, ok map[verbs.QPState]bool) {
 	t.Helper()
 	w := qpSetup(t, e)
 	verb := "ibv_post_send"
@@ -235,11 +234,11 @@ func qpPostStates(t *T, e *Env, recv bool, ok map[qp.State]bool) {
 
 func init() {
 	register("QP-25", "receive requests post in every state but RESET", func(t *T, e *Env) {
-		qpPostStates(t, e, true, map[qp.State]bool{qp.Init: true, qp.RTR: true, qp.RTS: true, qp.SQD: true, qp.Err: true})
+		qpPostStates(t, e, true, map[verbs.QPState]bool{verbs.QPStateInit: true, verbs.QPStateRTR: true, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
 	})
 
 	register("QP-26", "send requests post in RTS, SQD and ERR, not before RTS", func(t *T, e *Env) {
-		qpPostStates(t, e, false, map[qp.State]bool{qp.RTS: true, qp.SQD: true, qp.Err: true})
+		qpPostStates(t, e, false, map[verbs.QPState]bool{verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
 	})
 
 	register("QP-27", "a list stops at its first bad request: exactly the ones before it are posted", func(t *T, e *Env) {
@@ -293,23 +292,23 @@ func init() {
 		w := qpSetup(t, e)
 		for i, r := range []struct {
 			name  string
-			typ   qp.Type
+			typ   verbs.QPType
 			spoil int // qpSpoil kind
 		}{
-			{"num_sge above max_send_sge", qp.RC, 0}, {"RDMA READ on UC", qp.UC, 1}, {"RDMA WRITE on UD", qp.UD, 1},
-			{"unknown opcode on RC", qp.RC, 1}, {"inline payload above max_inline_data", qp.RC, 2},
-			{"FENCE on UD", qp.UD, 3}, {"INLINE on RDMA READ", qp.RC, 4},
+			{"num_sge above max_send_sge", verbs.QPTypeRC, 0}, {"RDMA READ on UC", verbs.QPTypeUC, 1}, {"RDMA WRITE on UD", verbs.QPTypeUD, 1},
+			{"unknown opcode on RC", verbs.QPTypeRC, 1}, {"inline payload above max_inline_data", verbs.QPTypeRC, 2},
+			{"FENCE on UD", verbs.QPTypeUD, 3}, {"INLINE on RDMA READ", verbs.QPTypeRC, 4},
 		} {
-			q := w.at(r.typ, qp.RTS)
+			q := w.at(r.typ, verbs.QPStateRTS)
 			wr := w.send(q, uint64(i))
 			qpSpoil(w, q, w.query(q).Cap, &wr, r.spoil)
-			n, err := q.PostSend([]qp.SendWR{wr})
+			n, err := q.PostSend([]verbs.SendWR{wr})
 			w.wantPost(r.name, n, err, 0, syscall.EINVAL)
 		}
 		for _, typ := range qpTypes {
-			q := w.at(typ, qp.RTS)
+			q := w.at(typ, verbs.QPStateRTS)
 			c := w.query(q).Cap
-			n, err := q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: w.sges(int(c.MaxRecvSGE) + 1)}})
+			n, err := q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: w.sges(int(c.MaxRecvSGE) + 1)}})
 			w.wantPost(fmt.Sprintf("%v: num_sge above max_recv_sge", typ), n, err, 0, syscall.EINVAL)
 			// A full queue, on a QP that holds its sends outstanding: a UC
 			// or UD send in RTS may complete, and under QP-29 reading B free
@@ -335,52 +334,52 @@ func init() {
 	register("QP-32", "num_sge up to the QP's maximum, zero included", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		for _, typ := range qpTypes {
-			q := w.at(typ, qp.RTS)
+			q := w.at(typ, verbs.QPStateRTS)
 			c := w.query(q).Cap
 			for _, k := range []int{0, int(c.MaxSendSGE)} {
 				wr := w.send(q, uint64(k))
 				wr.SGList = w.sges(k)
-				n, err := q.PostSend([]qp.SendWR{wr})
+				n, err := q.PostSend([]verbs.SendWR{wr})
 				w.wantPost(fmt.Sprintf("%v: SEND with %d SGEs (max_send_sge %d)", typ, k, c.MaxSendSGE), n, err, 1, 0)
 			}
 			for _, k := range []int{0, int(c.MaxRecvSGE)} {
-				n, err := q.PostRecv([]qp.RecvWR{{WRID: uint64(k), SGList: w.sges(k)}})
+				n, err := q.PostRecv([]verbs.RecvWR{{WRID: uint64(k), SGList: w.sges(k)}})
 				w.wantPost(fmt.Sprintf("%v: receive with %d SGEs (max_recv_sge %d)", typ, k, c.MaxRecvSGE), n, err, 1, 0)
 			}
 			wr := w.send(q, 99)
 			wr.SGList = w.sges(int(c.MaxSendSGE) + 1)
-			n, err := q.PostSend([]qp.SendWR{wr})
+			n, err := q.PostSend([]verbs.SendWR{wr})
 			w.wantPost(fmt.Sprintf("%v: SEND with max_send_sge+1 SGEs", typ), n, err, 0, syscall.EINVAL)
 		}
 	})
 
 	register("QP-33", "which opcodes each transport takes", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		all := []qp.Type{qp.RC, qp.UC, qp.UD}
+		all := []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
 		matrix := []struct {
-			op wc.WROpcode
-			on []qp.Type
+			op verbs.WROpcode
+			on []verbs.QPType
 			// exotic opcodes need memory windows or segmentation offload,
 			// which a device may lack: it may refuse them with EOPNOTSUPP.
 			exotic bool
 		}{
-			{wc.WRSend, all, false}, {wc.WRSendWithImm, all, false},
-			{wc.WRRDMAWrite, all[:2], false}, {wc.WRRDMAWriteWithImm, all[:2], false}, {wc.WRSendWithInv, all[:2], false},
-			{wc.WRRDMARead, all[:1], false}, {wc.WRAtomicCmpAndSwp, all[:1], false}, {wc.WRAtomicFetchAndAdd, all[:1], false},
-			{wc.WRLocalInv, all[:2], true}, {wc.WRBindMW, all[:2], true}, {wc.WRTSO, all[2:], true},
+			{verbs.WRSend, all, false}, {verbs.WRSendWithImm, all, false},
+			{verbs.WRRDMAWrite, all[:2], false}, {verbs.WRRDMAWriteWithImm, all[:2], false}, {verbs.WRSendWithInv, all[:2], false},
+			{verbs.WRRDMARead, all[:1], false}, {verbs.WRAtomicCmpAndSwp, all[:1], false}, {verbs.WRAtomicFetchAndAdd, all[:1], false},
+			{verbs.WRLocalInv, all[:2], true}, {verbs.WRBindMW, all[:2], true}, {verbs.WRTSO, all[2:], true},
 		}
 		for _, typ := range qpTypes {
 			c := w.qpCap()
 			c.MaxSendWR = uint32(min(2*len(matrix), w.lim.MaxQPWR))
 			q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
-			w.walk(q, qp.RTS)
+			w.walk(q, verbs.QPStateRTS)
 			for i, m := range matrix {
 				wr := w.send(q, uint64(i))
 				wr.Opcode, wr.RemoteAddr, wr.RKey = m.op, 0x1000, 0x1234
-				if m.op == wc.WRAtomicCmpAndSwp || m.op == wc.WRAtomicFetchAndAdd || m.op == wc.WRRDMARead {
-					wr.SGList = []qp.SGE{w.sge(0, 8)}
+				if m.op == verbs.WRAtomicCmpAndSwp || m.op == verbs.WRAtomicFetchAndAdd || m.op == verbs.WRRDMARead {
+					wr.SGList = []verbs.SGE{w.sge(0, 8)}
 				}
-				n, err := q.PostSend([]qp.SendWR{wr})
+				n, err := q.PostSend([]verbs.SendWR{wr})
 				what := fmt.Sprintf("%v on %v", m.op, typ)
 				if m.exotic && errors.Is(err, syscall.EOPNOTSUPP) && n == 0 {
 					continue
@@ -397,61 +396,61 @@ func init() {
 	register("QP-34", "FENCE only on RC; INLINE only on SEND and WRITE; SOLICITED and SIGNALED anywhere", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		for _, typ := range qpTypes {
-			q := w.at(typ, qp.RTS)
+			q := w.at(typ, verbs.QPStateRTS)
 			wr := w.send(q, 1)
-			wr.Flags |= qp.SendFence
-			n, err := q.PostSend([]qp.SendWR{wr})
-			if typ == qp.RC {
+			wr.Flags |= verbs.SendFence
+			n, err := q.PostSend([]verbs.SendWR{wr})
+			if typ == verbs.QPTypeRC {
 				w.wantPost("FENCE on RC", n, err, 1, 0)
 			} else {
 				w.wantPost(fmt.Sprintf("FENCE on %v", typ), n, err, 0, syscall.EINVAL)
 			}
 			wr = w.send(q, 2)
-			wr.Flags = qp.SendSolicited // unsignaled and solicited: both fine
-			w.postSend(fmt.Sprintf("SOLICITED, unsignaled SEND on %v", typ), q, []qp.SendWR{wr})
+			wr.Flags = verbs.SendSolicited // unsignaled and solicited: both fine
+			w.postSend(fmt.Sprintf("SOLICITED, unsignaled SEND on %v", typ), q, []verbs.SendWR{wr})
 		}
-		q := w.at(qp.RC, qp.RTS)
-		for i, op := range []wc.WROpcode{wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd} {
+		q := w.at(verbs.QPTypeRC, verbs.QPStateRTS)
+		for i, op := range []verbs.WROpcode{verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm, verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd} {
 			wr := w.send(q, uint64(10+i))
-			wr.Opcode, wr.Flags, wr.RemoteAddr, wr.RKey = op, qp.SendInline|qp.SendSignaled, 0x1000, 0x1234
-			wr.SGList = []qp.SGE{w.sge(0, 8)}
-			n, err := q.PostSend([]qp.SendWR{wr})
+			wr.Opcode, wr.Flags, wr.RemoteAddr, wr.RKey = op, verbs.SendInline|verbs.SendSignaled, 0x1000, 0x1234
+			wr.SGList = []verbs.SGE{w.sge(0, 8)}
+			n, err := q.PostSend([]verbs.SendWR{wr})
 			switch op {
-			case wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
+			case verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd:
 				w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 0, syscall.EINVAL)
 			default:
 				w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 1, 0)
 			}
 		}
-		sig := w.createWith(QPInitAttr{Type: qp.RC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true})
-		w.walk(sig, qp.RTS)
+		sig := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true})
+		w.walk(sig, verbs.QPStateRTS)
 		wr := w.send(sig, 30)
-		wr.Flags = qp.SendSignaled | qp.SendSolicited
-		w.postSend("SIGNALED with sq_sig_all=1", sig, []qp.SendWR{wr})
+		wr.Flags = verbs.SendSignaled | verbs.SendSolicited
+		w.postSend("SIGNALED with sq_sig_all=1", sig, []verbs.SendWR{wr})
 	})
 
 	register("QP-35", "inline payload at most max_inline_data; lkeys of inline data are not checked", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		for _, typ := range qpTypes {
-			q := w.at(typ, qp.RTS)
+			q := w.at(typ, verbs.QPStateRTS)
 			max := w.query(q).Cap.MaxInlineData
 			if max == 0 || max >= 4096 {
 				t.Fatalf("%v QP asked for %d inline bytes reports max_inline_data %d", typ, w.qpCap().MaxInlineData, max)
 			}
 			for i, r := range []struct {
 				name  string
-				sges  []qp.SGE
+				sges  []verbs.SGE
 				errno syscall.Errno
 			}{
-				{"exactly max_inline_data", []qp.SGE{w.sge(0, max)}, 0},
-				{"max_inline_data in two SGEs with lkey 0", []qp.SGE{{Addr: w.mr.Addr(), Length: max / 2}, {Addr: w.mr.Addr() + 64, Length: max - max/2}}, 0},
-				{"max_inline_data+1", []qp.SGE{w.sge(0, max+1)}, syscall.EINVAL},
-				{"max_inline_data+1 over two SGEs", []qp.SGE{w.sge(0, max), w.sge(0, 1)}, syscall.EINVAL},
+				{"exactly max_inline_data", []verbs.SGE{w.sge(0, max)}, 0},
+				{"max_inline_data in two SGEs with lkey 0", []verbs.SGE{{Addr: w.mr.Addr(), Length: max / 2}, {Addr: w.mr.Addr() + 64, Length: max - max/2}}, 0},
+				{"max_inline_data+1", []verbs.SGE{w.sge(0, max+1)}, syscall.EINVAL},
+				{"max_inline_data+1 over two SGEs", []verbs.SGE{w.sge(0, max), w.sge(0, 1)}, syscall.EINVAL},
 			} {
 				wr := w.send(q, uint64(i))
-				wr.Flags |= qp.SendInline
+				wr.Flags |= verbs.SendInline
 				wr.SGList = r.sges
-				n, err := q.PostSend([]qp.SendWR{wr})
+				n, err := q.PostSend([]verbs.SendWR{wr})
 				want := 1
 				if r.errno != 0 {
 					want = 0
@@ -486,23 +485,23 @@ func init() {
 // 0 too many SGEs, 1 an opcode q's transport does not take, 2 an inline
 // payload above the QP's maximum, 3 FENCE (INLINE on RDMA READ on RC),
 // 4 INLINE on RDMA READ (too many SGEs on UC and UD).
-func qpSpoil(w *qpWorld, q QP, c qp.Cap, wr *qp.SendWR, kind int) {
+func qpSpoil(w *qpWorld, q QP, c verbs.QPCap, wr *verbs.SendWR, kind int) {
 	typ := w.types[q]
 	switch {
-	case kind == 1 && typ == qp.UD:
-		wr.Opcode = wc.WRRDMAWrite
-	case kind == 1 && typ == qp.UC:
-		wr.Opcode = wc.WRRDMARead
+	case kind == 1 && typ == verbs.QPTypeUD:
+		wr.Opcode = verbs.WRRDMAWrite
+	case kind == 1 && typ == verbs.QPTypeUC:
+		wr.Opcode = verbs.WRRDMARead
 	case kind == 1:
 		wr.Opcode = 99
 	case kind == 2:
-		wr.Flags |= qp.SendInline
-		wr.SGList = []qp.SGE{w.sge(0, c.MaxInlineData+1)}
-	case kind == 3 && typ != qp.RC:
-		wr.Flags |= qp.SendFence
-	case kind >= 3 && typ == qp.RC:
-		wr.Opcode, wr.Flags, wr.RemoteAddr, wr.RKey = wc.WRRDMARead, wr.Flags|qp.SendInline, 0x1000, 0x1234
-		wr.SGList = []qp.SGE{w.sge(0, 8)}
+		wr.Flags |= verbs.SendInline
+		wr.SGList = []verbs.SGE{w.sge(0, c.MaxInlineData+1)}
+	case kind == 3 && typ != verbs.QPTypeRC:
+		wr.Flags |= verbs.SendFence
+	case kind >= 3 && typ == verbs.QPTypeRC:
+		wr.Opcode, wr.Flags, wr.RemoteAddr, wr.RKey = verbs.WRRDMARead, wr.Flags|verbs.SendInline, 0x1000, 0x1234
+		wr.SGList = []verbs.SGE{w.sge(0, 8)}
 	default:
 		wr.SGList = w.sges(int(c.MaxSendSGE) + 1)
 	}
@@ -525,7 +524,7 @@ func qpCapacity(t *T, e *Env, recv bool) {
 		c := w.qpCap()
 		c.MaxSendWR, c.MaxRecvWR = uint32(min(5, w.lim.MaxQPWR)), uint32(min(5, w.lim.MaxQPWR))
 		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
-		s := qp.RTS
+		s := verbs.QPStateRTS
 		if recv {
 			w.walk(q, s)
 		} else {
@@ -545,7 +544,7 @@ func qpCapacity(t *T, e *Env, recv bool) {
 		w.wantPost(fmt.Sprintf("%s of max requests in %v", what, s), n, err, depth, 0)
 		n, err = post([]uint64{100})
 		w.wantPost(fmt.Sprintf("%s of one more in %v", what, s), n, err, 0, syscall.ENOMEM)
-		w.step(q, s, qp.Err)
+		w.step(q, s, verbs.QPStateErr)
 		if e.Profile.FreeSlotOnRetire {
 			qpCapacityOnRetire(t, w, cq, what, depth, post)
 			if t.Failed() {
@@ -569,7 +568,7 @@ func qpCapacity(t *T, e *Env, recv bool) {
 // completions frees exactly j slots; once everything is polled the queue
 // takes depth again (wr_ids 300..). want checks the completions polled;
 // kind names them in messages.
-func (w *qpWorld) qpReclaimOnPoll(cq CQ, what, kind string, extra uint64, depth int, post func([]uint64) (int, error), want func(string, []wc.WC, []uint64)) {
+func (w *qpWorld) qpReclaimOnPoll(cq CQ, what, kind string, extra uint64, depth int, post func([]uint64) (int, error), want func(string, []verbs.WC, []uint64)) {
 	w.t.Helper()
 	n, err := post([]uint64{extra})
 	w.wantPost(fmt.Sprintf("%s: one more before any %s is polled", what, kind), n, err, 0, syscall.ENOMEM)
@@ -592,12 +591,12 @@ func (w *qpWorld) qpReclaimOnPoll(cq CQ, what, kind string, extra uint64, depth 
 // (qpCapacityExecutedOnRetire).
 func qpCapacityExecuted(t *T, w *qpWorld) {
 	t.Helper()
-	for _, typ := range []qp.Type{qp.UC, qp.UD} {
+	for _, typ := range []verbs.QPType{verbs.QPTypeUC, verbs.QPTypeUD} {
 		cq := w.e.CQ(qpCQE, nil, nil)
 		c := w.qpCap()
 		c.MaxSendWR = uint32(min(5, w.lim.MaxQPWR))
 		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
-		w.walk(q, qp.RTS)
+		w.walk(q, verbs.QPStateRTS)
 		depth := int(w.query(q).Cap.MaxSendWR)
 		post := func(ids []uint64) (int, error) { return q.PostSend(w.sendIDs(q, ids...)) }
 		what := fmt.Sprintf("%v in RTS, max %d: ibv_post_send", typ, depth)
@@ -620,13 +619,13 @@ func qpCapacityExecuted(t *T, w *qpWorld) {
 
 // wantSuccesses checks that wcs are successful completions with the wr_ids
 // ids, in that order.
-func (w *qpWorld) wantSuccesses(what string, wcs []wc.WC, ids []uint64) {
+func (w *qpWorld) wantSuccesses(what string, wcs []verbs.WC, ids []uint64) {
 	w.t.Helper()
 	if got := wrIDs(wcs); !slices.Equal(got, ids) {
 		w.t.Errorf("%s: completed wr_ids %v, want %v", what, got, ids)
 	}
 	for _, c := range wcs {
-		if c.Status != wc.Success {
+		if c.Status != verbs.WCSuccess {
 			w.t.Errorf("%s: wr_id %d completed with %v, want success", what, c.WRID, c.Status)
 		}
 	}
@@ -634,10 +633,10 @@ func (w *qpWorld) wantSuccesses(what string, wcs []wc.WC, ids []uint64) {
 
 // collectSome polls exactly n completions from cq, waiting up to Patience,
 // and leaves whatever else is there.
-func (w *qpWorld) collectSome(cq CQ, n int) []wc.WC {
+func (w *qpWorld) collectSome(cq CQ, n int) []verbs.WC {
 	w.t.Helper()
-	got := make([]wc.WC, 0, n)
-	buf := make([]wc.WC, n)
+	got := make([]verbs.WC, 0, n)
+	buf := make([]verbs.WC, n)
 	deadline := time.Now().Add(Patience)
 	var nap time.Duration
 	for len(got) < n {

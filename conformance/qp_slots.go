@@ -6,8 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Slot reclaim under QP-29 reading B (Profile.FreeSlotOnRetire, rxe): a
@@ -94,7 +93,7 @@ func qpCapacityExecutedOnRetire(t *T, w *qpWorld, cq CQ, what string, depth int,
 // WRITEs posted on a complete and give back their slots with nothing
 // polled, so an all-unsignaled stream never fills the queue; it produces
 // no completion, and a signaled WRITE after it completes alone.
-func qp30OnRetire(w *xWorld, a *xEnd, depth int, write func(id uint64, signaled bool) qp.SendWR) {
+func qp30OnRetire(w *xWorld, a *xEnd, depth int, write func(id uint64, signaled bool) verbs.SendWR) {
 	t := w.t
 	t.Helper()
 	var nap time.Duration
@@ -104,7 +103,7 @@ func qp30OnRetire(w *xWorld, a *xEnd, depth int, write func(id uint64, signaled 
 		}
 	}
 	post := func(ids []uint64) (int, error) {
-		wrs := make([]qp.SendWR, len(ids))
+		wrs := make([]verbs.SendWR, len(ids))
 		for i, id := range ids {
 			wrs[i] = write(id, false)
 		}
@@ -121,5 +120,5 @@ func qp30OnRetire(w *xWorld, a *xEnd, depth int, write func(id uint64, signaled 
 		t.Fatalf("unsignaled successful WRITEs completed: %s", xShow(got))
 	}
 	a.post("a signaled WRITE after the unsignaled stream", write(99, true))
-	a.want("the signaled WRITE after four queue-fulls of unsignaled ones", w.await(a.scq, 1, "the signaled WRITE")[0], 99, wc.Success)
+	a.want("the signaled WRITE after four queue-fulls of unsignaled ones", w.await(a.scq, 1, "the signaled WRITE")[0], 99, verbs.WCSuccess)
 }

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The extended post API: ibv_create_qp_ex with send_ops_flags and the
@@ -16,10 +14,10 @@ import (
 
 // The send_ops_flags the cases ask for.
 const (
-	qpxRC = qp.WithRDMAWrite | qp.WithRDMAWriteImm | qp.WithSend | qp.WithSendImm | qp.WithRDMARead |
-		qp.WithAtomicCmpSwp | qp.WithAtomicFetchAdd | qp.WithLocalInv | qp.WithBindMW | qp.WithSendInv
-	qpxUC = qp.WithRDMAWrite | qp.WithRDMAWriteImm | qp.WithSend | qp.WithSendImm | qp.WithBindMW | qp.WithSendInv
-	qpxUD = qp.WithSend | qp.WithSendImm
+	qpxRC = verbs.QPExWithRDMAWrite | verbs.QPExWithRDMAWriteImm | verbs.QPExWithSend | verbs.QPExWithSendImm | verbs.QPExWithRDMARead |
+		verbs.QPExWithAtomicCmpSwp | verbs.QPExWithAtomicFetchAdd | verbs.QPExWithLocalInv | verbs.QPExWithBindMW | verbs.QPExWithSendInv
+	qpxUC = verbs.QPExWithRDMAWrite | verbs.QPExWithRDMAWriteImm | verbs.QPExWithSend | verbs.QPExWithSendImm | verbs.QPExWithBindMW | verbs.QPExWithSendInv
+	qpxUD = verbs.QPExWithSend | verbs.QPExWithSendImm
 )
 
 // qpxWorld is an RC pair whose A QP has the builder for ops.
@@ -31,7 +29,7 @@ type qpxWorld struct {
 
 // qpxSetup returns the world, or nil after logging that the device has no
 // extended post API.
-func qpxSetup(t *T, e *Env, ops qp.SendOps) *qpxWorld {
+func qpxSetup(t *T, e *Env, ops verbs.QPSendOps) *qpxWorld {
 	t.Helper()
 	w := xSetup(t, e)
 	if _, ok := w.a.pd.(QPExCreator); !ok {
@@ -40,7 +38,7 @@ func qpxSetup(t *T, e *Env, ops qp.SendOps) *qpxWorld {
 	}
 	oa := w.opts()
 	oa.sendOps = ops
-	a, b := w.connect2(qp.RC, oa, w.opts())
+	a, b := w.connect2(verbs.QPTypeRC, oa, w.opts())
 	wb, ok := a.q.(WRBuilder)
 	if !ok {
 		t.Fatalf("a QP created with send_ops_flags has no builder (conformance.WRBuilder)")
@@ -69,7 +67,7 @@ func (x *qpxWorld) wantErr(what string, err error, rule string, want ...syscall.
 			return
 		}
 	}
-	x.w.t.Errorf("%s: ibv_wr_complete returned %v (%s), want one of %v (%s)", what, err, verr.Name(verr.Errno(err)), want, rule)
+	x.w.t.Errorf("%s: ibv_wr_complete returned %v (%s), want one of %v (%s)", what, err, errnoOf(err), want, rule)
 }
 
 func init() {
@@ -82,7 +80,7 @@ func init() {
 		}
 		cq := w.a.cq(16, nil)
 		o := w.opts()
-		create := func(typ qp.Type, mask uint32, ops qp.SendOps) (QP, error) {
+		create := func(typ verbs.QPType, mask uint32, ops verbs.QPSendOps) (QP, error) {
 			q, err := c.CreateQPEx(QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: o.cap}, mask, ops)
 			if err == nil {
 				t.Cleanup(func() { c, cancel := graceful(); defer cancel(); _ = q.DestroyContext(c) })
@@ -90,13 +88,13 @@ func init() {
 			return q, err
 		}
 		for _, k := range []struct {
-			typ qp.Type
-			ops qp.SendOps
-			bad []qp.SendOps
+			typ verbs.QPType
+			ops verbs.QPSendOps
+			bad []verbs.QPSendOps
 		}{
-			{qp.RC, qpxRC, []qp.SendOps{qp.WithTSO, qp.WithAtomicWrite, 1 << 11, 1 << 20}},
-			{qp.UC, qpxUC, []qp.SendOps{qp.WithRDMARead, qp.WithAtomicCmpSwp, qp.WithAtomicFetchAdd, qp.WithTSO}},
-			{qp.UD, qpxUD, []qp.SendOps{qp.WithRDMAWrite, qp.WithRDMARead, qp.WithSendInv, qp.WithBindMW, qp.WithAtomicFetchAdd}},
+			{verbs.QPTypeRC, qpxRC, []verbs.QPSendOps{verbs.QPExWithTSO, verbs.QPExWithAtomicWrite, 1 << 11, 1 << 20}},
+			{verbs.QPTypeUC, qpxUC, []verbs.QPSendOps{verbs.QPExWithRDMARead, verbs.QPExWithAtomicCmpSwp, verbs.QPExWithAtomicFetchAdd, verbs.QPExWithTSO}},
+			{verbs.QPTypeUD, qpxUD, []verbs.QPSendOps{verbs.QPExWithRDMAWrite, verbs.QPExWithRDMARead, verbs.QPExWithSendInv, verbs.QPExWithBindMW, verbs.QPExWithAtomicFetchAdd}},
 		} {
 			q, err := create(k.typ, QPInitAttrPD|QPInitAttrSendOpsFlags, k.ops)
 			if err != nil {
@@ -105,31 +103,31 @@ func init() {
 				t.Errorf("%v QP created with send_ops_flags has no builder", k.typ)
 			}
 			for _, b := range k.bad {
-				if _, err := create(k.typ, QPInitAttrPD|QPInitAttrSendOpsFlags, qp.WithSend|b); !errors.Is(err, syscall.EOPNOTSUPP) {
+				if _, err := create(k.typ, QPInitAttrPD|QPInitAttrSendOpsFlags, verbs.QPExWithSend|b); !errors.Is(err, syscall.EOPNOTSUPP) {
 					t.Errorf("ibv_create_qp_ex(%v, send_ops_flags SEND|%v): %v, want EOPNOTSUPP (QPX-01)", k.typ, b, err)
 				}
 			}
 		}
 		// LOCAL_INV on UC: allowed by the man page, not by rxe.
-		_, err := create(qp.UC, QPInitAttrPD|QPInitAttrSendOpsFlags, qp.WithLocalInv)
+		_, err := create(verbs.QPTypeUC, QPInitAttrPD|QPInitAttrSendOpsFlags, verbs.QPExWithLocalInv)
 		switch {
 		case e.Profile.SendOpsRXE && !errors.Is(err, syscall.EOPNOTSUPP):
 			t.Errorf("ibv_create_qp_ex(UC, LOCAL_INV): %v, want EOPNOTSUPP (QPX-01, the rxe reading)", err)
 		case !e.Profile.SendOpsRXE && err != nil:
 			t.Errorf("ibv_create_qp_ex(UC, LOCAL_INV): %v, want success (QPX-01, the default reading)", err)
 		}
-		if _, err := create(qp.RC, QPInitAttrPD|QPInitAttrXRCD|QPInitAttrSendOpsFlags, qp.WithSend); !errors.Is(err, syscall.EOPNOTSUPP) {
+		if _, err := create(verbs.QPTypeRC, QPInitAttrPD|QPInitAttrXRCD|QPInitAttrSendOpsFlags, verbs.QPExWithSend); !errors.Is(err, syscall.EOPNOTSUPP) {
 			t.Errorf("ibv_create_qp_ex with comp_mask XRCD: %v, want EOPNOTSUPP (QPX-01)", err)
 		}
 	})
 
 	register("QPX-02", "a builder for an operation outside send_ops_flags fails the batch with EOPNOTSUPP", func(t *T, e *Env) {
-		x := qpxSetup(t, e, qp.WithSend)
+		x := qpxSetup(t, e, verbs.QPExWithSend)
 		if x == nil {
 			return
 		}
 		x.b.recvAt("receive", 1, 0, 64)
-		x.wb.SetWRFlags(qp.SendSignaled)
+		x.wb.SetWRFlags(verbs.SendSignaled)
 		x.wb.WRStart()
 		x.wb.WRSend()
 		x.wb.WRSetSGE(x.a.s.mr.LKey(), x.a.s.addr(0), 8)
@@ -144,7 +142,7 @@ func init() {
 		if err := x.wb.WRComplete(); err != nil {
 			t.Fatalf("a SEND on a QP with SEND: %v", err)
 		}
-		x.a.want("the SEND", x.w.await(x.a.scq, 1, "the SEND")[0], 7, wc.Success)
+		x.a.want("the SEND", x.w.await(x.a.scq, 1, "the SEND")[0], 7, verbs.WCSuccess)
 	})
 
 	register("QPX-03", "a batch of the builder lands as ibv_post_send would post it", func(t *T, e *Env) {
@@ -158,11 +156,11 @@ func init() {
 		x.b.recvAt("receive 1", 100, 0, 64)
 		x.b.recvAt("receive 2", 101, 64, 64)
 		wb := x.wb
-		wb.SetWRFlags(qp.SendSignaled)
+		wb.SetWRFlags(verbs.SendSignaled)
 		wb.WRStart()
 		wb.SetWRID(1)
 		wb.WRRDMAWrite(b.mr.RKey(), b.addr(256))
-		wb.WRSetSGEList([]qp.SGE{a.sge(0, 4), a.sge(10, 6)})
+		wb.WRSetSGEList([]verbs.SGE{a.sge(0, 4), a.sge(10, 6)})
 		wb.SetWRID(2)
 		wb.WRSendImm(0x1234)
 		wb.WRSetInlineData([]byte("inline"))
@@ -176,15 +174,15 @@ func init() {
 			t.Fatalf("ibv_wr_complete: %v", err)
 		}
 		ws := x.w.await(x.a.scq, 4, "the batch")
-		ops := []wc.Opcode{wc.RDMAWrite, wc.Send, wc.RDMARead, wc.Send}
+		ops := []verbs.WCOpcode{verbs.WCRDMAWrite, verbs.WCSend, verbs.WCRDMARead, verbs.WCSend}
 		for i, c := range ws {
-			if x.a.want("batch request", c, uint64(i+1), wc.Success) && c.Opcode != ops[i] {
+			if x.a.want("batch request", c, uint64(i+1), verbs.WCSuccess) && c.Opcode != ops[i] {
 				t.Errorf("request %d completed as %v, want %v (QPX-03)", i+1, c.Opcode, ops[i])
 			}
 		}
 		rs := x.w.await(x.b.rcq, 2, "the receives")
 		if len(rs) == 2 {
-			if rs[0].ByteLen != 6 || rs[0].WCFlags&wc.WithImm == 0 || rs[0].ImmData != 0x1234 {
+			if rs[0].ByteLen != 6 || rs[0].WCFlags&verbs.WCWithImm == 0 || rs[0].ImmData != 0x1234 {
 				t.Errorf("the SEND_WITH_IMM arrived as %v (QPX-03)", &rs[0])
 			}
 			if rs[1].ByteLen != 16 {
@@ -209,7 +207,7 @@ func init() {
 		}
 		a := x.a.s
 		x.b.recvAt("receive", 1, 0, 64)
-		x.wb.SetWRFlags(qp.SendSignaled)
+		x.wb.SetWRFlags(verbs.SendSignaled)
 		good := func() {
 			x.wb.WRSend()
 			x.wb.WRSetSGE(a.mr.LKey(), a.addr(0), 8)
@@ -221,7 +219,7 @@ func init() {
 			}
 			return []syscall.Errno{dflt}
 		}
-		over := make([]qp.SGE, x.a.o.cap.MaxSendSGE+1)
+		over := make([]verbs.SGE, x.a.o.cap.MaxSendSGE+1)
 		for i := range over {
 			over[i] = a.sge(i, 1)
 		}
@@ -240,7 +238,7 @@ func init() {
 					good()
 				}
 			}, tooBig(syscall.ENOMEM)},
-			{"unknown wr_flags", func() { x.wb.SetWRFlags(1 << 9); good(); x.wb.SetWRFlags(qp.SendSignaled) }, []syscall.Errno{syscall.EINVAL}},
+			{"unknown wr_flags", func() { x.wb.SetWRFlags(1 << 9); good(); x.wb.SetWRFlags(verbs.SendSignaled) }, []syscall.Errno{syscall.EINVAL}},
 		}
 		for _, c := range cases {
 			x.wb.WRStart()
@@ -259,7 +257,7 @@ func init() {
 		if err := x.wb.WRComplete(); err != nil {
 			t.Fatalf("a good batch after the failed ones: %v", err)
 		}
-		x.a.want("the good batch", x.w.await(x.a.scq, 1, "the good batch")[0], 5, wc.Success)
+		x.a.want("the good batch", x.w.await(x.a.scq, 1, "the good batch")[0], 5, verbs.WCSuccess)
 	})
 
 	register("QPX-05", "misuse of the builder's critical region fails with EINVAL and posts nothing", func(t *T, e *Env) {
@@ -269,7 +267,7 @@ func init() {
 		}
 		a := x.a.s
 		x.b.recvAt("receive", 1, 0, 64)
-		x.wb.SetWRFlags(qp.SendSignaled)
+		x.wb.SetWRFlags(verbs.SendSignaled)
 		x.wantErr("ibv_wr_complete without ibv_wr_start", x.wb.WRComplete(), "QPX-05", syscall.EINVAL)
 		x.wb.WRStart()
 		x.wb.WRSetSGE(a.mr.LKey(), a.addr(0), 8)

@@ -4,7 +4,7 @@ import (
 	"syscall"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the QUERY family: the query verbs through the optional
@@ -13,15 +13,15 @@ import (
 func init() {
 	register("QUERY-01", "ibv_query_qp returns every attribute and the init_attr whatever the mask", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		q := w.createWith(QPInitAttr{Type: qp.RC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true, Context: "qp-ctx"})
+		q := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true, Context: "qp-ctx"})
 		mq, ok := q.(QPMaskQuerier)
 		if !ok {
 			t.Logf("not checked: the QP has no ibv_query_qp with a mask (conformance.QPMaskQuerier)")
 			return
 		}
-		w.walk(q, qp.RTS)
+		w.walk(q, verbs.QPStateRTS)
 		full := w.query(q)
-		for _, mask := range []qp.AttrMask{0, qp.AttrState, qp.AttrCap, qp.AttrState | qp.AttrAccessFlags | qp.AttrSQPSN} {
+		for _, mask := range []verbs.QPAttrMask{0, verbs.QPAttrState, verbs.QPAttrCap, verbs.QPAttrState | verbs.QPAttrAccessFlags | verbs.QPAttrSQPSN} {
 			a, init, err := mq.QueryMask(mask)
 			if err != nil {
 				t.Errorf("ibv_query_qp(mask %v): %v, want 0", mask, err)
@@ -30,7 +30,7 @@ func init() {
 			if d := cmp.Diff(full, a); d != "" {
 				t.Errorf("ibv_query_qp(mask %v) differs from the query of every attribute (-all +masked):\n%s", mask, d)
 			}
-			want := QPQueryInit{Cap: full.Cap, Type: qp.RC, SQSigAll: true, Context: "qp-ctx"}
+			want := QPQueryInit{Cap: full.Cap, Type: verbs.QPTypeRC, SQSigAll: true, Context: "qp-ctx"}
 			if init != want {
 				t.Errorf("ibv_query_qp(mask %v): init_attr %+v, want %+v", mask, init, want)
 			}
@@ -39,8 +39,8 @@ func init() {
 			return
 		}
 		s := w.srq(4, 1)
-		qs := w.createWith(QPInitAttr{Type: qp.RC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
-		_, init, err := qs.(QPMaskQuerier).QueryMask(qp.AttrCap)
+		qs := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+		_, init, err := qs.(QPMaskQuerier).QueryMask(verbs.QPAttrCap)
 		switch {
 		case err != nil:
 			t.Errorf("ibv_query_qp on a QP with an SRQ: %v", err)
@@ -52,17 +52,17 @@ func init() {
 
 	register("QUERY-02", "ibv_query_qp refuses mask bits from IBV_QP_RATE_LIMIT up with EOPNOTSUPP", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		q := w.create(qp.RC)
+		q := w.create(verbs.QPTypeRC)
 		mq, ok := q.(QPMaskQuerier)
 		if !ok {
 			t.Logf("not checked: the QP has no ibv_query_qp with a mask (conformance.QPMaskQuerier)")
 			return
 		}
-		for _, mask := range []qp.AttrMask{qp.AttrRateLimit, qp.AttrState | qp.AttrRateLimit, 1 << 26, 1 << 31} {
+		for _, mask := range []verbs.QPAttrMask{verbs.QPAttrRateLimit, verbs.QPAttrState | verbs.QPAttrRateLimit, 1 << 26, 1 << 31} {
 			_, _, err := mq.QueryMask(mask)
 			e.WantErrno("ibv_query_qp(mask "+mask.String()+")", err, syscall.EOPNOTSUPP)
 		}
-		for _, mask := range []qp.AttrMask{1 << 21, 1 << 24, qp.AttrDestQPN} {
+		for _, mask := range []verbs.QPAttrMask{1 << 21, 1 << 24, verbs.QPAttrDestQPN} {
 			_, _, err := mq.QueryMask(mask)
 			e.WantOK("ibv_query_qp(mask "+mask.String()+")", err)
 		}

@@ -7,8 +7,7 @@ import (
 	"syscall"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the SRQ family that need no traffic: creation, posting, the
@@ -27,7 +26,7 @@ import (
 
 // srqCreate calls ibv_create_srq on w's PD and checks the failure
 // convention; a created SRQ is destroyed at the end of the case.
-func srqCreate(w *qpWorld, a qp.SRQAttr) (SRQ, error) {
+func srqCreate(w *qpWorld, a verbs.SRQAttr) (SRQ, error) {
 	w.t.Helper()
 	s, err := w.pd.CreateSRQ(SRQInitAttr{Attr: a})
 	if s != nil {
@@ -50,7 +49,7 @@ func srqCreate(w *qpWorld, a qp.SRQAttr) (SRQ, error) {
 func srqOverLimit(t *T, w *qpWorld) {
 	t.Helper()
 	l := w.lim
-	for _, r := range []qp.SRQAttr{{MaxWR: uint32(l.MaxSRQWR) + 1, MaxSGE: 1}, {MaxWR: 4, MaxSGE: uint32(l.MaxSRQSGE) + 1}} {
+	for _, r := range []verbs.SRQAttr{{MaxWR: uint32(l.MaxSRQWR) + 1, MaxSGE: 1}, {MaxWR: 4, MaxSGE: uint32(l.MaxSRQSGE) + 1}} {
 		s, err := srqCreate(w, r)
 		if s != nil {
 			t.Errorf("ibv_create_srq(max_wr=%d, max_sge=%d) above the device limits returned an SRQ", r.MaxWR, r.MaxSGE)
@@ -90,7 +89,7 @@ func srqTake(w *qpWorld, c Consumer, n int) []uint64 {
 func srqLimitEvent(w *qpWorld, what string, s SRQ) {
 	w.t.Helper()
 	ev := cqWaitAsync(w.t, w.e, what)
-	if ev.EventType() != notify.EventSRQLimitReached || ev.Object() != any(s) {
+	if ev.EventType() != verbs.EventSRQLimitReached || ev.Object() != any(s) {
 		w.t.Errorf("%s: async event %v naming %v, want SRQ_LIMIT_REACHED naming the SRQ", what, ev.EventType(), ev.Object())
 	}
 	w.e.WantOK("ibv_ack_async_event", ev.Ack())
@@ -106,7 +105,7 @@ func srqFill(w *qpWorld, what string, s SRQ, free int) {
 
 // srqRefused checks that ibv_modify_srq(a, mask) fails with EINVAL and
 // leaves the SRQ's attributes as they were.
-func srqRefused(w *qpWorld, what string, s SRQ, a qp.SRQAttr, mask qp.SRQAttrMask) {
+func srqRefused(w *qpWorld, what string, s SRQ, a verbs.SRQAttr, mask verbs.SRQAttrMask) {
 	w.t.Helper()
 	before := srqQuery(w, s)
 	err := s.Modify(&a, mask)
@@ -128,9 +127,9 @@ func init() {
 		}
 		l := w.lim
 		rng := rand.New(rand.NewPCG(1, 0x5101))
-		reqs := []qp.SRQAttr{{MaxWR: 1, MaxSGE: 1}, {MaxWR: uint32(l.MaxSRQWR), MaxSGE: 1}, {MaxWR: 4, MaxSGE: uint32(l.MaxSRQSGE)}}
+		reqs := []verbs.SRQAttr{{MaxWR: 1, MaxSGE: 1}, {MaxWR: uint32(l.MaxSRQWR), MaxSGE: 1}, {MaxWR: 4, MaxSGE: uint32(l.MaxSRQSGE)}}
 		for range 8 {
-			reqs = append(reqs, qp.SRQAttr{MaxWR: uint32(1 + rng.IntN(min(l.MaxSRQWR, 512))), MaxSGE: uint32(1 + rng.IntN(l.MaxSRQSGE))})
+			reqs = append(reqs, verbs.SRQAttr{MaxWR: uint32(1 + rng.IntN(min(l.MaxSRQWR, 512))), MaxSGE: uint32(1 + rng.IntN(l.MaxSRQSGE))})
 		}
 		for _, r := range reqs {
 			s, err := srqCreate(w, r)
@@ -146,7 +145,7 @@ func init() {
 			cancel()
 		}
 		srqOverLimit(t, qpSetup(t, e))
-		s, err := srqCreate(w, qp.SRQAttr{MaxWR: 16, MaxSGE: 1, SRQLimit: 4})
+		s, err := srqCreate(w, verbs.SRQAttr{MaxWR: 16, MaxSGE: 1, SRQLimit: 4})
 		if err != nil {
 			t.Fatalf("ibv_create_srq(max_wr=16, srq_limit=4): %v", err)
 		}
@@ -191,7 +190,7 @@ func init() {
 		s := w.srq(4, 1)
 		a := srqQuery(w, s)
 		for _, k := range []int{0, int(a.MaxSGE)} {
-			got, err := s.PostRecv([]qp.RecvWR{{WRID: 1, SGList: w.sges(k)}})
+			got, err := s.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: w.sges(k)}})
 			w.wantPost(fmt.Sprintf("a request with %d SGEs (max_sge %d)", k, a.MaxSGE), got, err, 1, 0)
 		}
 	})
@@ -199,11 +198,11 @@ func init() {
 	register("SRQ-03", "ibv_post_recv on a QP attached to an SRQ is EINVAL", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		s := w.srq(8, 1)
-		for _, typ := range []qp.Type{qp.RC, qp.UD} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
-			for _, st := range []qp.State{qp.Init, qp.RTR, qp.RTS} {
-				if st == qp.Init {
-					w.step(q, qp.Reset, qp.Init)
+			for _, st := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS} {
+				if st == verbs.QPStateInit {
+					w.step(q, verbs.QPStateReset, verbs.QPStateInit)
 				} else {
 					w.step(q, qpPath[st][len(qpPath[st])-2], st)
 				}
@@ -220,8 +219,8 @@ func init() {
 		max := srqQuery(w, s).MaxWR
 		srqPost(w, "receives", s, idRange(1, 2))
 		for _, n := range []uint32{1, 2, max, 3, 0, 5} {
-			a := qp.SRQAttr{SRQLimit: n}
-			e.WantOK(fmt.Sprintf("ibv_modify_srq(srq_limit=%d)", n), s.Modify(&a, qp.SRQLimit))
+			a := verbs.SRQAttr{SRQLimit: n}
+			e.WantOK(fmt.Sprintf("ibv_modify_srq(srq_limit=%d)", n), s.Modify(&a, verbs.SRQLimit))
 			if got := srqQuery(w, s); got.SRQLimit != n || got.MaxWR != max {
 				t.Errorf("after ibv_modify_srq(srq_limit=%d): query says srq_limit=%d max_wr=%d", n, got.SRQLimit, got.MaxWR)
 			}
@@ -235,8 +234,8 @@ func init() {
 			return
 		}
 		srqPost(w, "four receives", s, idRange(1, 4))
-		a := qp.SRQAttr{SRQLimit: 2}
-		e.WantOK("ibv_modify_srq(srq_limit=2) with 4 queued", s.Modify(&a, qp.SRQLimit))
+		a := verbs.SRQAttr{SRQLimit: 2}
+		e.WantOK("ibv_modify_srq(srq_limit=2) with 4 queued", s.Modify(&a, verbs.SRQLimit))
 		for left := 3; left >= 2; left-- {
 			srqTake(w, c, 1)
 			w.flushNoAsync(fmt.Sprintf("limit 2, %d requests left", left))
@@ -247,7 +246,7 @@ func init() {
 		srqTake(w, c, 1)
 		w.flushNoAsync("limit fired, 0 requests left: the limit is disarmed")
 		srqPost(w, "three receives", s, idRange(10, 3))
-		e.WantOK("ibv_modify_srq(srq_limit=2), re-arming", s.Modify(&a, qp.SRQLimit))
+		e.WantOK("ibv_modify_srq(srq_limit=2), re-arming", s.Modify(&a, verbs.SRQLimit))
 		srqTake(w, c, 2)
 		srqLimitEvent(w, "re-armed at 2, 1 request left", s)
 	})
@@ -262,19 +261,19 @@ func init() {
 		if got := srqQuery(w, s).SRQLimit; got != 0 {
 			t.Errorf("an SRQ never armed, holding 3 requests, reports srq_limit=%d, want 0", got)
 		}
-		a := qp.SRQAttr{SRQLimit: 2}
-		e.WantOK("ibv_modify_srq(srq_limit=2)", s.Modify(&a, qp.SRQLimit))
+		a := verbs.SRQAttr{SRQLimit: 2}
+		e.WantOK("ibv_modify_srq(srq_limit=2)", s.Modify(&a, verbs.SRQLimit))
 		if got := srqQuery(w, s).SRQLimit; got != 2 {
 			t.Errorf("an armed SRQ reports srq_limit=%d, want 2", got)
 		}
 		a.SRQLimit = 0
-		e.WantOK("ibv_modify_srq(srq_limit=0)", s.Modify(&a, qp.SRQLimit))
+		e.WantOK("ibv_modify_srq(srq_limit=0)", s.Modify(&a, verbs.SRQLimit))
 		if got := srqQuery(w, s).SRQLimit; got != 0 {
 			t.Errorf("a disarmed SRQ reports srq_limit=%d, want 0", got)
 		}
 		if c := srqConsumer(t, s); c != nil {
 			a.SRQLimit = 3
-			e.WantOK("ibv_modify_srq(srq_limit=3) with 3 queued", s.Modify(&a, qp.SRQLimit))
+			e.WantOK("ibv_modify_srq(srq_limit=3) with 3 queued", s.Modify(&a, verbs.SRQLimit))
 			srqTake(w, c, 1)
 			srqLimitEvent(w, "limit 3, 2 requests left", s)
 			if got := srqQuery(w, s).SRQLimit; got != 0 {
@@ -291,7 +290,7 @@ func init() {
 			return
 		}
 		first := w.recvIDs(idRange(1, 3)...)
-		first[1].SGList = []qp.SGE{w.sge(64, 16), w.sge(128, 32)}
+		first[1].SGList = []verbs.SGE{w.sge(64, 16), w.sge(128, 32)}
 		if n, err := s.PostRecv(first); n != 3 || err != nil {
 			t.Fatalf("ibv_post_srq_recv of 3: %d posted, %v", n, err)
 		}
@@ -317,16 +316,16 @@ func init() {
 		w := qpSetup(t, e)
 		s := w.srq(8, 1)
 		max := srqQuery(w, s).MaxWR
-		a := qp.SRQAttr{SRQLimit: 3}
-		e.WantOK("ibv_modify_srq(srq_limit=3)", s.Modify(&a, qp.SRQLimit))
-		srqRefused(w, "ibv_modify_srq(srq_limit=max_wr+1)", s, qp.SRQAttr{SRQLimit: max + 1}, qp.SRQLimit)
-		srqRefused(w, "ibv_modify_srq with an unknown mask bit", s, qp.SRQAttr{SRQLimit: 1}, qp.SRQLimit|1<<5)
+		a := verbs.SRQAttr{SRQLimit: 3}
+		e.WantOK("ibv_modify_srq(srq_limit=3)", s.Modify(&a, verbs.SRQLimit))
+		srqRefused(w, "ibv_modify_srq(srq_limit=max_wr+1)", s, verbs.SRQAttr{SRQLimit: max + 1}, verbs.SRQLimit)
+		srqRefused(w, "ibv_modify_srq with an unknown mask bit", s, verbs.SRQAttr{SRQLimit: 1}, verbs.SRQLimit|1<<5)
 		if w.lim.SRQResize {
-			srqRefused(w, "ibv_modify_srq(max_wr=2*max_wr, srq_limit above it)", s, qp.SRQAttr{MaxWR: 2 * max, SRQLimit: 2*max + 1}, qp.SRQMaxWR|qp.SRQLimit)
-			srqRefused(w, "ibv_modify_srq(max_wr=max_srq_wr+1, srq_limit=1)", s, qp.SRQAttr{MaxWR: uint32(w.lim.MaxSRQWR) + 1, SRQLimit: 1}, qp.SRQMaxWR|qp.SRQLimit)
+			srqRefused(w, "ibv_modify_srq(max_wr=2*max_wr, srq_limit above it)", s, verbs.SRQAttr{MaxWR: 2 * max, SRQLimit: 2*max + 1}, verbs.SRQMaxWR|verbs.SRQLimit)
+			srqRefused(w, "ibv_modify_srq(max_wr=max_srq_wr+1, srq_limit=1)", s, verbs.SRQAttr{MaxWR: uint32(w.lim.MaxSRQWR) + 1, SRQLimit: 1}, verbs.SRQMaxWR|verbs.SRQLimit)
 		}
 		a.SRQLimit = max
-		e.WantOK("ibv_modify_srq(srq_limit=max_wr)", s.Modify(&a, qp.SRQLimit))
+		e.WantOK("ibv_modify_srq(srq_limit=max_wr)", s.Modify(&a, verbs.SRQLimit))
 		srqFill(w, "after the refused modifies", s, int(max))
 	})
 
@@ -337,33 +336,33 @@ func init() {
 		srqPost(w, "receives", s, idRange(1, 4))
 		if !w.lim.SRQResize {
 			before := srqQuery(w, s)
-			a := qp.SRQAttr{MaxWR: 2 * max}
-			if err := s.Modify(&a, qp.SRQMaxWR); err == nil {
+			a := verbs.SRQAttr{MaxWR: 2 * max}
+			if err := s.Modify(&a, verbs.SRQMaxWR); err == nil {
 				t.Errorf("ibv_modify_srq(IBV_SRQ_MAX_WR) succeeded on a device without IBV_DEVICE_SRQ_RESIZE")
 			} else if after := srqQuery(w, s); after != before {
 				t.Errorf("a refused resize changed the SRQ from %+v to %+v", before, after)
 			}
 			return
 		}
-		srqRefused(w, "resizing to 3 with 4 requests queued", s, qp.SRQAttr{MaxWR: 3}, qp.SRQMaxWR)
-		a := qp.SRQAttr{MaxWR: 2 * max}
-		e.WantOK(fmt.Sprintf("ibv_modify_srq(max_wr=%d)", 2*max), s.Modify(&a, qp.SRQMaxWR))
+		srqRefused(w, "resizing to 3 with 4 requests queued", s, verbs.SRQAttr{MaxWR: 3}, verbs.SRQMaxWR)
+		a := verbs.SRQAttr{MaxWR: 2 * max}
+		e.WantOK(fmt.Sprintf("ibv_modify_srq(max_wr=%d)", 2*max), s.Modify(&a, verbs.SRQMaxWR))
 		grown := srqQuery(w, s).MaxWR
 		if grown < 2*max {
 			t.Errorf("after resizing to %d, query says max_wr=%d", 2*max, grown)
 		}
-		a = qp.SRQAttr{SRQLimit: 6}
-		e.WantOK("ibv_modify_srq(srq_limit=6)", s.Modify(&a, qp.SRQLimit))
-		srqRefused(w, "resizing to 5 below the armed limit 6", s, qp.SRQAttr{MaxWR: 5}, qp.SRQMaxWR)
-		a = qp.SRQAttr{MaxWR: 6}
-		e.WantOK("ibv_modify_srq(max_wr=6), with 4 queued and the limit at 6", s.Modify(&a, qp.SRQMaxWR))
+		a = verbs.SRQAttr{SRQLimit: 6}
+		e.WantOK("ibv_modify_srq(srq_limit=6)", s.Modify(&a, verbs.SRQLimit))
+		srqRefused(w, "resizing to 5 below the armed limit 6", s, verbs.SRQAttr{MaxWR: 5}, verbs.SRQMaxWR)
+		a = verbs.SRQAttr{MaxWR: 6}
+		e.WantOK("ibv_modify_srq(max_wr=6), with 4 queued and the limit at 6", s.Modify(&a, verbs.SRQMaxWR))
 		srqFill(w, "after shrinking to 6 with 4 queued", s, int(srqQuery(w, s).MaxWR)-4)
 	})
 
 	register("SRQ-10", "destroying an SRQ is EBUSY while a QP is attached", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		s := w.srq(8, 1)
-		q := w.createWith(QPInitAttr{Type: qp.RC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+		q := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 		ctx, cancel := patient()
 		defer cancel()
 		e.WantErrno("ibv_destroy_srq with a QP attached", s.DestroyContext(ctx), syscall.EBUSY)
@@ -377,8 +376,8 @@ func init() {
 		w := qpSetup(t, e)
 		s := w.srq(8, 1)
 		srqPost(w, "two receives", s, idRange(1, 2))
-		a := qp.SRQAttr{SRQLimit: 5}
-		e.WantOK("ibv_modify_srq(srq_limit=5) with 2 queued", s.Modify(&a, qp.SRQLimit))
+		a := verbs.SRQAttr{SRQLimit: 5}
+		e.WantOK("ibv_modify_srq(srq_limit=5) with 2 queued", s.Modify(&a, verbs.SRQLimit))
 		w.flushNoAsync("arming above the fill level")
 		if got := srqQuery(w, s).SRQLimit; got != 5 {
 			t.Errorf("after arming above the fill level, query says srq_limit=%d; nothing was consumed, so it is still armed", got)
@@ -396,10 +395,10 @@ func init() {
 		if ca == nil || cb == nil {
 			return
 		}
-		lim := qp.SRQAttr{SRQLimit: 2}
+		lim := verbs.SRQAttr{SRQLimit: 2}
 		for _, s := range []SRQ{a, b} {
 			srqPost(w, "two receives", s, idRange(1, 2))
-			e.WantOK("ibv_modify_srq(srq_limit=2)", s.Modify(&lim, qp.SRQLimit))
+			e.WantOK("ibv_modify_srq(srq_limit=2)", s.Modify(&lim, verbs.SRQLimit))
 		}
 		srqTake(w, cb, 1)
 		srqLimitEvent(w, "SRQ B fell below its limit", b)

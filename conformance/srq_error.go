@@ -4,8 +4,7 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // SRQErrorInjector is an optional capability of an SRQ: making it hit a
@@ -30,12 +29,12 @@ func init() {
 			tp = r.TransportReadings()
 		}
 		onSRQ := func(s SRQ) QP {
-			q := w.createWith(QPInitAttr{Type: qp.RC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
-			w.walk(q, qp.Init)
+			q := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+			w.walk(q, verbs.QPStateInit)
 			return q
 		}
 		users := []QP{onSRQ(bad), onSRQ(bad)}
-		bystanders := []QP{onSRQ(good), w.at(qp.RC, qp.Init)}
+		bystanders := []QP{onSRQ(good), w.at(verbs.QPTypeRC, verbs.QPStateInit)}
 		srqPost(w, "two receives on the SRQ that will fail", bad, idRange(1, 2))
 		e.WantOK("inject the SRQ error", inj.InjectError())
 
@@ -47,19 +46,19 @@ func init() {
 			wantFatal = 0
 		}
 		ev := cqWaitAsync(t, e, "after the SRQ error")
-		if ev.EventType() != notify.EventSRQErr || ev.Object() != any(bad) {
+		if ev.EventType() != verbs.EventSRQErr || ev.Object() != any(bad) {
 			t.Errorf("the first async event is %v naming %v, want SRQ_ERR naming the failed SRQ", ev.EventType(), ev.Object())
 		}
 		e.WantOK("ibv_ack_async_event(SRQ_ERR)", ev.Ack())
 		fatal := map[QP]int{}
 		for missing := len(users) * wantFatal; missing > 0; missing-- {
 			ev := cqWaitAsync(t, e, "waiting for QP_FATAL")
-			for ev.EventType() == notify.EventQPLastWQEReached {
+			for ev.EventType() == verbs.EventQPLastWQEReached {
 				e.WantOK("ibv_ack_async_event", ev.Ack())
 				ev = cqWaitAsync(t, e, "waiting for QP_FATAL")
 			}
 			q, _ := ev.Object().(QP)
-			if ev.EventType() == notify.EventQPFatal {
+			if ev.EventType() == verbs.EventQPFatal {
 				fatal[q]++
 			} else {
 				t.Errorf("async event %v naming %v; want QP_FATAL for the QPs of the failed SRQ", ev.EventType(), ev.Object())
@@ -74,7 +73,7 @@ func init() {
 			if err != nil {
 				t.Fatalf("ibv_get_async_event: %v", err)
 			}
-			if ev.EventType() != notify.EventQPLastWQEReached || (ev.Object() != any(users[0]) && ev.Object() != any(users[1])) {
+			if ev.EventType() != verbs.EventQPLastWQEReached || (ev.Object() != any(users[0]) && ev.Object() != any(users[1])) {
 				t.Errorf("unexpected async event %v naming %v after the SRQ error", ev.EventType(), ev.Object())
 			}
 			e.WantOK("ibv_ack_async_event", ev.Ack())
@@ -83,12 +82,12 @@ func init() {
 			if fatal[q] != wantFatal {
 				t.Errorf("QP %d of the failed SRQ: %d QP_FATAL events naming it, want %d (NoQPEvents=%v)", i, fatal[q], wantFatal, tp.NoQPEvents)
 			}
-			if s := w.query(q).QPState; s != qp.Err {
+			if s := w.query(q).QPState; s != verbs.QPStateErr {
 				t.Errorf("QP %d of the failed SRQ is in %v, want ERR", i, s)
 			}
 		}
 		for i, q := range bystanders {
-			if s := w.query(q).QPState; s != qp.Init {
+			if s := w.query(q).QPState; s != verbs.QPStateInit {
 				t.Errorf("bystander %d (another SRQ, or none) went from INIT to %v", i, s)
 			}
 		}

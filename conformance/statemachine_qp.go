@@ -1,7 +1,7 @@
 package conformance
 
 import (
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
 )
 
@@ -19,8 +19,8 @@ func (s *smRun) qpSteps() []smAction {
 		{"create-qp", 1, s.createQP},
 		{"qp-up", 3, s.qpUp},
 		{"modify-qp", 1, s.modifyQP},
-		{"qp-err", 1, func(t *rapid.T) { s.qpTo(t, qp.Err) }},
-		{"qp-reset", 1, func(t *rapid.T) { s.qpTo(t, qp.Reset) }},
+		{"qp-err", 1, func(t *rapid.T) { s.qpTo(t, verbs.QPStateErr) }},
+		{"qp-reset", 1, func(t *rapid.T) { s.qpTo(t, verbs.QPStateReset) }},
 		{"post-send", 2, s.postSend},
 		{"post-recv", 2, s.postRecv},
 		{"destroy-qp", 1, s.destroyQP},
@@ -44,7 +44,7 @@ func (s *smRun) startQPs(t *rapid.T) {
 }
 
 // anyQP draws a QP, live ones for which first holds first.
-func (s *smRun) anyQP(t *rapid.T, first func(st qp.State, typ qp.Type) bool) (int, bool) {
+func (s *smRun) anyQP(t *rapid.T, first func(st verbs.QPState, typ verbs.QPType) bool) (int, bool) {
 	return s.pick(t, "qp", len(s.m.qps), func(i int) bool {
 		q := s.m.m.QP(i)
 		return !q.Destroyed && first(q.State, q.Init.Type)
@@ -62,7 +62,7 @@ func (s *smRun) createQP(t *rapid.T) {
 	}
 	// Mostly RC, whose sends may be posted in every state; now and then a
 	// transport that does not exist.
-	typ := []qp.Type{qp.RC, qp.RC, qp.RC, qp.UC, qp.UD, qp.UD, qp.Type(99)}[rapid.IntRange(0, 6).Draw(t, "type")]
+	typ := []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeRC, verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeUD, verbs.QPType(99)}[rapid.IntRange(0, 6).Draw(t, "type")]
 	s.step(t, Op{
 		Kind: OpCreateQP, CQ: scq, RecvCQ: rcq, QPType: typ,
 		SendWR: 4 - rapid.IntRange(0, 4).Draw(t, "max_send_wr"), RecvWR: 4 - rapid.IntRange(0, 4).Draw(t, "max_recv_wr"),
@@ -72,7 +72,7 @@ func (s *smRun) createQP(t *rapid.T) {
 
 // qpUp takes a QP one step on the way to RTS, those not there yet first.
 func (s *smRun) qpUp(t *rapid.T) {
-	if i, ok := s.anyQP(t, func(st qp.State, _ qp.Type) bool { return st != qp.RTS }); ok {
+	if i, ok := s.anyQP(t, func(st verbs.QPState, _ verbs.QPType) bool { return st != verbs.QPStateRTS }); ok {
 		s.step(t, Op{Kind: OpModifyQP, QP: i, Up: true})
 	}
 }
@@ -80,16 +80,16 @@ func (s *smRun) qpUp(t *rapid.T) {
 // modifyQP tries any target, UNKNOWN included, now and then with a spoiled
 // mask.
 func (s *smRun) modifyQP(t *rapid.T) {
-	if i, ok := s.anyQP(t, func(qp.State, qp.Type) bool { return true }); ok {
+	if i, ok := s.anyQP(t, func(verbs.QPState, verbs.QPType) bool { return true }); ok {
 		s.step(t, Op{
-			Kind: OpModifyQP, QP: i, Target: qp.State(rapid.IntRange(0, int(qp.Unknown)).Draw(t, "target")),
+			Kind: OpModifyQP, QP: i, Target: verbs.QPState(rapid.IntRange(0, int(verbs.QPStateUnknown)).Draw(t, "target")),
 			Illegal: rapid.IntRange(0, 2).Draw(t, "illegal") == 0,
 		})
 	}
 }
 
 // qpTo moves a QP to ERR or RESET, those with requests outstanding first.
-func (s *smRun) qpTo(t *rapid.T, to qp.State) {
+func (s *smRun) qpTo(t *rapid.T, to verbs.QPState) {
 	if i, ok := s.pick(t, "qp", len(s.m.qps), func(i int) bool {
 		q := s.m.m.QP(i)
 		return !q.Destroyed && len(q.SQ.Outstanding)+len(q.RQ.Outstanding) > 0
@@ -101,8 +101,8 @@ func (s *smRun) qpTo(t *rapid.T, to qp.State) {
 // postSend posts up to four SENDs, RC QPs in RTS or SQD and QPs in ERR
 // first (the machine skips the posts that could execute).
 func (s *smRun) postSend(t *rapid.T) {
-	if i, ok := s.anyQP(t, func(st qp.State, typ qp.Type) bool {
-		return st == qp.Err || typ == qp.RC && (st == qp.RTS || st == qp.SQD)
+	if i, ok := s.anyQP(t, func(st verbs.QPState, typ verbs.QPType) bool {
+		return st == verbs.QPStateErr || typ == verbs.QPTypeRC && (st == verbs.QPStateRTS || st == verbs.QPStateSQD)
 	}); ok {
 		s.step(t, Op{
 			Kind: OpPostSend, QP: i, N: 4 - rapid.IntRange(0, 4).Draw(t, "n"),
@@ -113,13 +113,13 @@ func (s *smRun) postSend(t *rapid.T) {
 
 // postRecv posts up to four receives, on QPs past RESET first.
 func (s *smRun) postRecv(t *rapid.T) {
-	if i, ok := s.anyQP(t, func(st qp.State, _ qp.Type) bool { return st != qp.Reset }); ok {
+	if i, ok := s.anyQP(t, func(st verbs.QPState, _ verbs.QPType) bool { return st != verbs.QPStateReset }); ok {
 		s.step(t, Op{Kind: OpPostRecv, QP: i, N: 4 - rapid.IntRange(0, 4).Draw(t, "n")})
 	}
 }
 
 func (s *smRun) destroyQP(t *rapid.T) {
-	if i, ok := s.anyQP(t, func(qp.State, qp.Type) bool { return true }); ok {
+	if i, ok := s.anyQP(t, func(verbs.QPState, verbs.QPType) bool { return true }); ok {
 		s.step(t, Op{Kind: OpDestroyQP, QP: i})
 	}
 }
@@ -128,23 +128,23 @@ func (s *smRun) destroyQP(t *rapid.T) {
 // and sends (sometimes after draining to SQD), move it to ERR and poll what
 // that flushed.
 func (s *smRun) qpCycle(t *rapid.T) {
-	i, ok := s.anyQP(t, func(st qp.State, _ qp.Type) bool { return st != qp.Err })
+	i, ok := s.anyQP(t, func(st verbs.QPState, _ verbs.QPType) bool { return st != verbs.QPStateErr })
 	if !ok {
 		return
 	}
 	for range 3 {
-		if q := s.m.m.QP(i); q.Destroyed || q.State == qp.RTS {
+		if q := s.m.m.QP(i); q.Destroyed || q.State == verbs.QPStateRTS {
 			break
 		}
 		s.step(t, Op{Kind: OpModifyQP, QP: i, Up: true})
 	}
 	s.step(t, Op{Kind: OpPostRecv, QP: i, N: 4 - rapid.IntRange(0, 4).Draw(t, "n")})
 	if rapid.IntRange(0, 3).Draw(t, "drain first") == 1 { // sends posted in SQD wait (QP-26)
-		s.step(t, Op{Kind: OpModifyQP, QP: i, Target: qp.SQD})
+		s.step(t, Op{Kind: OpModifyQP, QP: i, Target: verbs.QPStateSQD})
 	}
 	s.step(t, Op{Kind: OpPostSend, QP: i, N: 4 - rapid.IntRange(0, 4).Draw(t, "n"),
 		Signaled: uint8(rapid.IntRange(0, 15).Draw(t, "signaled"))})
-	s.step(t, Op{Kind: OpModifyQP, QP: i, Target: qp.Err})
+	s.step(t, Op{Kind: OpModifyQP, QP: i, Target: verbs.QPStateErr})
 	q := s.m.m.QP(i)
 	s.step(t, Op{Kind: OpPoll, CQ: q.Init.SendCQ, N: 8, Ex: rapid.Bool().Draw(t, "ex")})
 	if q.Init.RecvCQ != q.Init.SendCQ {

@@ -14,9 +14,8 @@ import (
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
 )
 
@@ -93,7 +92,7 @@ func smMutants() []mutant {
 				}
 				return err
 			},
-			push: func(q conformance.CQ, w wc.WC, so bool) (bool, error) {
+			push: func(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
 				over, err := q.(conformance.Injector).Push(w, so)
 				if sticky[q] {
 					_ = q.ReqNotify(false)
@@ -102,7 +101,7 @@ func smMutants() []mutant {
 			},
 		}},
 		{name: "overrun not reported", rules: []string{"CQ-22"}, base: base, h: hooks{
-			push: func(q conformance.CQ, w wc.WC, so bool) (bool, error) {
+			push: func(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
 				_, err := q.(conformance.Injector).Push(w, so)
 				return false, err
 			},
@@ -111,7 +110,7 @@ func smMutants() []mutant {
 			tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
 				for {
 					ev, err := c.TryGetAsyncEvent()
-					if err != nil || ev.EventType() != notify.EventCQErr {
+					if err != nil || ev.EventType() != verbs.EventCQErr {
 						return ev, err
 					}
 					_ = ev.Ack()
@@ -119,7 +118,7 @@ func smMutants() []mutant {
 			},
 		}},
 		{name: "poll returns newest first", rules: []string{"CQ-17"}, base: base, h: hooks{
-			poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+			poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				slices.Reverse(wcs[:n])
 				return n, err

@@ -7,8 +7,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/conformance/model"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
 )
 
@@ -131,13 +130,13 @@ func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
 	r.setup()
 	// Start with a connection and a UD QP or two, so that the steps spend
 	// their budget on traffic.
-	r.createConn(t, []qp.Type{qp.RC, qp.UC}[rapid.IntRange(0, 1).Draw(t, "first connection")])
+	r.createConn(t, []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC}[rapid.IntRange(0, 1).Draw(t, "first connection")])
 	for range rapid.IntRange(0, 2).Draw(t, "ud qps") {
 		r.createUD(t)
 	}
 	repeatWeighted(t, r.checkStates, []smAction{
-		{"create-rc", 1, func(t *rapid.T) { r.createConn(t, qp.RC) }},
-		{"create-uc", 1, func(t *rapid.T) { r.createConn(t, qp.UC) }},
+		{"create-rc", 1, func(t *rapid.T) { r.createConn(t, verbs.QPTypeRC) }},
+		{"create-uc", 1, func(t *rapid.T) { r.createConn(t, verbs.QPTypeUC) }},
 		{"create-ud", 1, r.createUD},
 		{"post-recv", 4, r.postRecv},
 		{"post-send", 6, r.postSend},
@@ -169,7 +168,7 @@ type tsRun struct {
 // receive regions and RDMA WRITE target regions.
 type tsQP struct {
 	dev        int
-	typ        qp.Type
+	typ        verbs.QPType
 	q          QP
 	pd         PD
 	mr         MR
@@ -255,18 +254,18 @@ func (r *tsRun) pick(t *rapid.T, ok func(i int) bool) (int, bool) {
 
 // createQP creates a QP of type typ on device dev, with its PD, buffer and
 // MR, on CQs of the device.
-func (r *tsRun) createQP(t *rapid.T, dev int, typ qp.Type) int {
+func (r *tsRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 	pd, err := r.ctxs[dev].AllocPD()
 	r.fatal(err)
 	buf := make([]byte, (tsSendRegs+tsRecvRegs+tsTargets)*tsRegion)
-	mr, err := pd.RegMR(buf, uint32(qp.AccessLocalWrite|qp.AccessRemoteWrite))
+	mr, err := pd.RegMR(buf, uint32(verbs.AccessLocalWrite|verbs.AccessRemoteWrite))
 	r.fatal(err)
 	cqs := r.devCQs[dev]
 	scq := rapid.SampledFrom(cqs).Draw(t, "send cq")
 	rcq := rapid.SampledFrom(cqs).Draw(t, "recv cq")
 	sigAll := rapid.IntRange(0, 3).Draw(t, "sq_sig_all") == 3
 	q, err := pd.CreateQP(QPInitAttr{SendCQ: r.cqs[scq], RecvCQ: r.cqs[rcq], Type: typ, SQSigAll: sigAll,
-		Cap: qp.Cap{
+		Cap: verbs.QPCap{
 			MaxSendWR:  uint32(rapid.IntRange(1, tsMaxDepth).Draw(t, "max_send_wr")),
 			MaxRecvWR:  uint32(rapid.IntRange(1, tsMaxDepth).Draw(t, "max_recv_wr")),
 			MaxSendSGE: 3, MaxRecvSGE: 3, MaxInlineData: tsInline,
@@ -292,7 +291,7 @@ func (r *tsRun) createQP(t *rapid.T, dev int, typ qp.Type) int {
 	return i
 }
 
-func (r *tsRun) createConn(t *rapid.T, typ qp.Type) {
+func (r *tsRun) createConn(t *rapid.T, typ verbs.QPType) {
 	if len(r.qps)+2 > tsMaxQPs {
 		return
 	}
@@ -306,15 +305,15 @@ func (r *tsRun) createUD(t *rapid.T) {
 	if len(r.qps) >= tsMaxQPs {
 		return
 	}
-	i := r.createQP(t, rapid.IntRange(0, len(r.f.Devices())-1).Draw(t, "device"), qp.UD)
+	i := r.createQP(t, rapid.IntRange(0, len(r.f.Devices())-1).Draw(t, "device"), verbs.QPTypeUD)
 	r.readyUD(t, i)
 }
 
 // av returns the address vector of device dev's port 1.
-func (r *tsRun) av(dev int) qp.AHAttr {
+func (r *tsRun) av(dev int) verbs.AHAttr {
 	x := r.f.Address(dev)
-	return qp.AHAttr{DLID: x.DLID, SL: x.SL, IsGlobal: x.IsGlobal, PortNum: 1,
-		GRH: qp.GlobalRoute{DGID: x.DGID, SGIDIndex: x.SGIDIndex, HopLimit: x.HopLimit}}
+	return verbs.AHAttr{DLID: x.DLID, SL: x.SL, IsGlobal: x.IsGlobal, PortNum: 1,
+		GRH: verbs.GlobalRoute{DGID: x.DGID, SGIDIndex: x.SGIDIndex, HopLimit: x.HopLimit}}
 }
 
 // drawPSN draws a PSN, now and then just below the 24-bit wrap.
@@ -329,30 +328,30 @@ func drawPSN(t *rapid.T, label string) uint32 {
 // other, with ibv_modify_qp.
 func (r *tsRun) connect(t *rapid.T, a, b int) {
 	qa, qb := r.qps[a], r.qps[b]
-	rc := qa.typ == qp.RC
-	access := qp.AccessRemoteWrite
+	rc := qa.typ == verbs.QPTypeRC
+	access := verbs.AccessRemoteWrite
 	if rc {
-		access |= qp.AccessRemoteRead
+		access |= verbs.AccessRemoteRead
 	}
 	psn := [2]uint32{drawPSN(t, "psn"), drawPSN(t, "psn")}
 	var rnr [2]uint8
 	for k, q := range []*tsQP{qa, qb} {
-		r.fatal(q.q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1, QPAccessFlags: access},
-			qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
+		r.fatal(q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QPAccessFlags: access},
+			verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags))
 		other := []*tsQP{qb, qa}[k]
-		mask := qp.AttrState | qp.AttrAV | qp.AttrPathMTU | qp.AttrDestQPN | qp.AttrRQPSN
+		mask := verbs.QPAttrState | verbs.QPAttrAV | verbs.QPAttrPathMTU | verbs.QPAttrDestQPN | verbs.QPAttrRQPSN
 		if rc {
-			mask |= qp.AttrMaxDestRDAtomic | qp.AttrMinRNRTimer
+			mask |= verbs.QPAttrMaxDestRDAtomic | verbs.QPAttrMinRNRTimer
 		}
-		r.fatal(q.q.Modify(&qp.Attr{QPState: qp.RTR, PathMTU: qp.MTU256, DestQPNum: other.q.Num(), RQPSN: psn[1-k],
+		r.fatal(q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR, PathMTU: verbs.MTU256, DestQPNum: other.q.Num(), RQPSN: psn[1-k],
 			MaxDestRDAtomic: 1, MinRNRTimer: rapid.SampledFrom([]uint8{12, 14}).Draw(t, "min_rnr_timer"),
 			AHAttr: r.av(other.dev)}, mask))
 	}
 	for k, q := range []*tsQP{qa, qb} {
-		mask := qp.AttrState | qp.AttrSQPSN
-		attr := qp.Attr{QPState: qp.RTS, SQPSN: psn[k], MaxRDAtomic: 1}
+		mask := verbs.QPAttrState | verbs.QPAttrSQPSN
+		attr := verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: psn[k], MaxRDAtomic: 1}
 		if rc {
-			mask |= qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRDAtomic
+			mask |= verbs.QPAttrTimeout | verbs.QPAttrRetryCnt | verbs.QPAttrRNRRetry | verbs.QPAttrMaxQPRDAtomic
 			attr.Timeout = uint8(rapid.IntRange(4, 8).Draw(t, "timeout"))
 			attr.RetryCnt, attr.RNRRetry = 6, 7
 			if !r.faults {
@@ -374,10 +373,10 @@ func (r *tsRun) connect(t *rapid.T, a, b int) {
 func (r *tsRun) readyUD(t *rapid.T, i int) {
 	q := r.qps[i]
 	q.qkey = rapid.SampledFrom([]uint32{0x1111, 0x2222}).Draw(t, "qkey")
-	r.fatal(q.q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1, QKey: q.qkey},
-		qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey))
-	r.fatal(q.q.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState))
-	r.fatal(q.q.Modify(&qp.Attr{QPState: qp.RTS, SQPSN: drawPSN(t, "psn")}, qp.AttrState|qp.AttrSQPSN))
+	r.fatal(q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QKey: q.qkey},
+		verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrQKey))
+	r.fatal(q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR}, verbs.QPAttrState))
+	r.fatal(q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: drawPSN(t, "psn")}, verbs.QPAttrState|verbs.QPAttrSQPSN))
 	r.fatal(r.m.ReadyUD(i, q.qkey))
 	r.step("qp %d: UD ready, qkey %#x", i, q.qkey)
 }
@@ -385,7 +384,7 @@ func (r *tsRun) readyUD(t *rapid.T, i int) {
 // layout cuts n bytes at offset base of QP q's buffer into a scatter or
 // gather list of 0..3 elements (0 only for n = 0), laid out in memory in
 // the reverse of their list order.
-func (r *tsRun) layout(t *rapid.T, q *tsQP, base, n int) ([]qp.SGE, tsBuf) {
+func (r *tsRun) layout(t *rapid.T, q *tsQP, base, n int) ([]verbs.SGE, tsBuf) {
 	k := 0
 	if n > 0 || rapid.Bool().Draw(t, "one empty sge") {
 		k = rapid.IntRange(1, max(1, min(3, n))).Draw(t, "sges")
@@ -400,14 +399,14 @@ func (r *tsRun) layout(t *rapid.T, q *tsQP, base, n int) ([]qp.SGE, tsBuf) {
 		lens[k-1] = rest
 	}
 	b := tsBuf{offs: make([]int, k), lens: lens}
-	var sges []qp.SGE
+	var sges []verbs.SGE
 	off := base
 	for i := k - 1; i >= 0; i-- {
 		b.offs[i] = off
 		off += lens[i]
 	}
 	for i := range k {
-		sges = append(sges, qp.SGE{Addr: q.mr.Addr() + uint64(b.offs[i]), Length: uint32(lens[i]), LKey: q.mr.LKey()})
+		sges = append(sges, verbs.SGE{Addr: q.mr.Addr() + uint64(b.offs[i]), Length: uint32(lens[i]), LKey: q.mr.LKey()})
 	}
 	return sges, b
 }
@@ -422,7 +421,7 @@ func (r *tsRun) write(b tsBuf, data []byte) {
 }
 
 func (r *tsRun) postRecv(t *rapid.T) {
-	i, ok := r.pick(t, func(i int) bool { return r.m.State(i) != qp.Reset })
+	i, ok := r.pick(t, func(i int) bool { return r.m.State(i) != verbs.QPStateReset })
 	if !ok {
 		return
 	}
@@ -433,7 +432,7 @@ func (r *tsRun) postRecv(t *rapid.T) {
 		return
 	}
 	maxCap := tsMaxLen + 64
-	if q.typ == qp.UD {
+	if q.typ == verbs.QPTypeUD {
 		maxCap = r.prof.MTU + 2*model.GRHLen
 	}
 	capacity := []*rapid.Generator[int]{rapid.IntRange(0, 16), rapid.IntRange(0, maxCap)}
@@ -441,7 +440,7 @@ func (r *tsRun) postRecv(t *rapid.T) {
 		// Exactly the size of a message sent to the QP, or a byte short
 		// (XFER-05, XFER-06, XFER-21).
 		grh := 0
-		if q.typ == qp.UD {
+		if q.typ == verbs.QPTypeUD {
 			grh = model.GRHLen
 		}
 		near := rapid.Custom(func(t *rapid.T) int {
@@ -449,7 +448,7 @@ func (r *tsRun) postRecv(t *rapid.T) {
 		})
 		capacity = append(capacity, near)
 	}
-	var wrs []qp.RecvWR
+	var wrs []verbs.RecvWR
 	var rs []model.Recv
 	for range count {
 		id := r.nextWRID()
@@ -461,7 +460,7 @@ func (r *tsRun) postRecv(t *rapid.T) {
 		fill := id ^ 0xf111
 		r.write(b, model.Pattern(fill, c))
 		r.recvAt[id] = b
-		wrs = append(wrs, qp.RecvWR{WRID: id, SGList: sges})
+		wrs = append(wrs, verbs.RecvWR{WRID: id, SGList: sges})
 		rs = append(rs, model.Recv{WRID: id, Cap: c, Fill: fill})
 	}
 	if r.m.SettleBeforeRecv(i) {
@@ -552,7 +551,7 @@ func (r *tsRun) checkPost(i int, recv bool, asked, n int, err error) {
 
 // unpostRecvs gives back the buffers of receive requests that were not
 // posted.
-func (r *tsRun) unpostRecvs(wrs []qp.RecvWR) {
+func (r *tsRun) unpostRecvs(wrs []verbs.RecvWR) {
 	for _, w := range wrs {
 		b := r.recvAt[w.WRID]
 		r.qps[b.qp].recvFree = append(r.qps[b.qp].recvFree, b.region)
@@ -562,7 +561,7 @@ func (r *tsRun) unpostRecvs(wrs []qp.RecvWR) {
 
 // unpostSends gives back the buffers of send requests of QP i that were not
 // posted, the last ones of a list: their send regions and WRITE targets.
-func (r *tsRun) unpostSends(i int, wrs []qp.SendWR) {
+func (r *tsRun) unpostSends(i int, wrs []verbs.SendWR) {
 	r.qps[i].sends -= uint64(len(wrs))
 	for _, w := range wrs {
 		if b, ok := r.targetAt[w.WRID]; ok {
@@ -575,7 +574,7 @@ func (r *tsRun) unpostSends(i int, wrs []qp.SendWR) {
 func (r *tsRun) postSend(t *rapid.T) {
 	i, ok := r.pick(t, func(i int) bool {
 		st := r.m.State(i)
-		return (st == qp.RTS || st == qp.Err) && (r.qps[i].typ == qp.UD || r.m.Peer(i) >= 0)
+		return (st == verbs.QPStateRTS || st == verbs.QPStateErr) && (r.qps[i].typ == verbs.QPTypeUD || r.m.Peer(i) >= 0)
 	})
 	if !ok {
 		return
@@ -589,19 +588,19 @@ func (r *tsRun) postSend(t *rapid.T) {
 	}
 	var uds []int
 	for j, o := range r.qps {
-		if j != i && o.typ == qp.UD && r.m.State(j) != qp.Reset {
+		if j != i && o.typ == verbs.QPTypeUD && r.m.State(j) != verbs.QPStateReset {
 			uds = append(uds, j)
 		}
 	}
-	if q.typ == qp.UD && len(uds) == 0 {
+	if q.typ == verbs.QPTypeUD && len(uds) == 0 {
 		return
 	}
 	peer := r.m.Peer(i)
 	credit := 0
-	if q.typ == qp.RC && r.faults {
+	if q.typ == verbs.QPTypeRC && r.faults {
 		credit = r.m.Credit(i)
 	}
-	var wrs []qp.SendWR
+	var wrs []verbs.SendWR
 	var ss []model.Send
 	var inline []tsBuf
 	for range count {
@@ -609,26 +608,26 @@ func (r *tsRun) postSend(t *rapid.T) {
 		s := model.Send{WRID: id, Seed: id ^ 0x5eed, Dest: -1,
 			Signaled: rapid.IntRange(0, 3).Draw(t, "signaled") > 0,
 			Imm:      rapid.Uint32().Draw(t, "imm")}
-		ops := []wc.WROpcode{wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm}
-		if q.typ == qp.UD {
+		ops := []verbs.WROpcode{verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm}
+		if q.typ == verbs.QPTypeUD {
 			ops = ops[:2]
 		}
 		s.Op = rapid.SampledFrom(ops).Draw(t, "opcode")
-		if s.Op == wc.WRRDMAWrite && rapid.IntRange(0, 11).Draw(t, "bad rkey") == 0 {
+		if s.Op == verbs.WRRDMAWrite && rapid.IntRange(0, 11).Draw(t, "bad rkey") == 0 {
 			s.BadRKey = true
 		}
-		writes := s.Op == wc.WRRDMAWrite || s.Op == wc.WRRDMAWriteWithImm
+		writes := s.Op == verbs.WRRDMAWrite || s.Op == verbs.WRRDMAWriteWithImm
 		if writes && !s.BadRKey && len(r.qps[peer].targetFree) == 0 {
-			s.Op, writes = wc.WRSend, false
+			s.Op, writes = verbs.WRSend, false
 		}
-		if q.typ == qp.RC && r.faults && s.Op != wc.WRRDMAWrite {
+		if q.typ == verbs.QPTypeRC && r.faults && s.Op != verbs.WRRDMAWrite {
 			if credit == 0 {
 				break // under faults the model does not predict RNR
 			}
 			credit--
 		}
 		mtu := r.prof.MTU
-		if q.typ == qp.UD {
+		if q.typ == verbs.QPTypeUD {
 			// Up to the MTU and a little past it (XFER-20).
 			s.Len = rapid.OneOf(rapid.IntRange(0, mtu+model.GRHLen), rapid.SampledFrom([]int{mtu - 1, mtu, mtu + 1})).Draw(t, "length")
 		} else {
@@ -636,9 +635,9 @@ func (r *tsRun) postSend(t *rapid.T) {
 			s.Len = rapid.OneOf(rapid.IntRange(0, 16), rapid.IntRange(0, tsMaxLen),
 				rapid.SampledFrom([]int{mtu - 1, mtu, mtu + 1, 2 * mtu, 2*mtu + 1})).Draw(t, "length")
 		}
-		wr := qp.SendWR{WRID: id, Opcode: s.Op, Imm: s.Imm}
+		wr := verbs.SendWR{WRID: id, Opcode: s.Op, Imm: s.Imm}
 		if s.Signaled {
-			wr.Flags = qp.SendSignaled
+			wr.Flags = verbs.SendSignaled
 		}
 		base := int(q.sends%tsSendRegs) * tsRegion
 		q.sends++
@@ -650,7 +649,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 			// QP-35: the payload is copied during the post and the lkeys
 			// are not checked; the buffer is scribbled over once the post
 			// returns.
-			wr.Flags |= qp.SendInline
+			wr.Flags |= verbs.SendInline
 			for k := range wr.SGList {
 				wr.SGList[k].LKey = 0
 			}
@@ -673,7 +672,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 				wr.RemoteAddr = p.mr.Addr() + uint64(off)
 			}
 		}
-		if q.typ == qp.UD {
+		if q.typ == verbs.QPTypeUD {
 			s.Dest = rapid.SampledFrom(uds).Draw(t, "destination")
 			dq := r.qps[s.Dest]
 			wr.RemoteQPN, s.QKey = dq.q.Num(), dq.qkey
@@ -691,7 +690,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 			s.Global, s.SL = x.IsGlobal, x.SL
 		}
 		to := peer
-		if q.typ == qp.UD {
+		if q.typ == verbs.QPTypeUD {
 			to = s.Dest
 		}
 		if to >= 0 {
@@ -750,7 +749,7 @@ func (r *tsRun) poll(t *rapid.T) {
 // CQ was emptied.
 func (r *tsRun) pollCQ(c, n int) bool {
 	r.t.Helper()
-	wcs := make([]wc.WC, n)
+	wcs := make([]verbs.WC, n)
 	got, err := r.cqs[c].Poll(wcs)
 	if err != nil {
 		r.t.Fatalf("cq %d: ibv_poll_cq: %v", c, err)
@@ -778,11 +777,11 @@ func (r *tsRun) pollCQ(c, n int) bool {
 // completion has a classic opcode whose IBV_WC_RECV bit is set exactly when
 // it completes a receive request (WC-06). An error completion's opcode is
 // undefined (WC-03) and is not looked at.
-func (r *tsRun) vocabulary(w *wc.WC) error {
+func (r *tsRun) vocabulary(w *verbs.WC) error {
 	if id, never := xNeverProduced[w.Status]; never {
 		return fmt.Errorf("wr_id %#x of QP %#x completed with %v, which no RC, UC or UD traffic produces (%s)", w.WRID, w.QPNum, w.Status.Name(), id)
 	}
-	if w.Status != wc.Success {
+	if w.Status != verbs.WCSuccess {
 		return nil
 	}
 	_, recv := r.recvAt[w.WRID]
@@ -880,13 +879,13 @@ func (r *tsRun) settleAndDrain(*rapid.T) {
 }
 
 func (r *tsRun) toErr(t *rapid.T) {
-	i, ok := r.pick(t, func(i int) bool { return r.m.State(i) == qp.RTS })
+	i, ok := r.pick(t, func(i int) bool { return r.m.State(i) == verbs.QPStateRTS })
 	if !ok {
 		return
 	}
 	r.settle()
 	r.step("qp %d: modify to ERR", i)
-	r.fatal(r.qps[i].q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState))
+	r.fatal(r.qps[i].q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState))
 	r.fatal(r.m.ToErr(i))
 	r.settleIfNeeded()
 }
@@ -894,7 +893,7 @@ func (r *tsRun) toErr(t *rapid.T) {
 // reconnect moves a QP, and its peer, to ERR, drains every CQ, resets them
 // and brings them back: connected again, or ready with a new Q_Key.
 func (r *tsRun) reconnect(t *rapid.T) {
-	i, ok := r.pick(t, func(i int) bool { return r.m.State(i) != qp.Reset })
+	i, ok := r.pick(t, func(i int) bool { return r.m.State(i) != verbs.QPStateReset })
 	if !ok {
 		return
 	}
@@ -904,8 +903,8 @@ func (r *tsRun) reconnect(t *rapid.T) {
 	}
 	r.settle()
 	for _, j := range pair {
-		if r.m.State(j) != qp.Err {
-			r.fatal(r.qps[j].q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState))
+		if r.m.State(j) != verbs.QPStateErr {
+			r.fatal(r.qps[j].q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState))
 			r.fatal(r.m.ToErr(j))
 		}
 	}
@@ -913,7 +912,7 @@ func (r *tsRun) reconnect(t *rapid.T) {
 	r.drain()
 	for _, j := range pair {
 		r.step("qp %d: modify to RESET", j)
-		r.fatal(r.qps[j].q.Modify(&qp.Attr{QPState: qp.Reset}, qp.AttrState))
+		r.fatal(r.qps[j].q.Modify(&verbs.QPAttr{QPState: verbs.QPStateReset}, verbs.QPAttrState))
 		r.fatal(r.m.Reset(j))
 	}
 	if len(pair) == 2 {

@@ -12,9 +12,7 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
 )
 
@@ -61,10 +59,10 @@ func TestTrafficStateMachine(t *testing.T) {
 // gets the real object. A fresh set is made for every fabric, so that hooks
 // may count.
 type tmHooks struct {
-	poll     func(q conformance.CQ, wcs []wc.WC) (int, error)
-	postSend func(q conformance.QP, wrs []qp.SendWR) (int, error)
-	postRecv func(q conformance.QP, wrs []qp.RecvWR) (int, error)
-	query    func(q conformance.QP) (qp.Attr, error)
+	poll     func(q conformance.CQ, wcs []verbs.WC) (int, error)
+	postSend func(q conformance.QP, wrs []verbs.SendWR) (int, error)
+	postRecv func(q conformance.QP, wrs []verbs.RecvWR) (int, error)
+	query    func(q conformance.QP) (verbs.QPAttr, error)
 	tryAsync func(c conformance.Context) (conformance.AsyncEvent, error)
 	outst    func(q conformance.QP) (send, recv int)
 	// profile replaces what the fabric claims to follow: a device that
@@ -177,21 +175,21 @@ type tmQP struct {
 	h *tmHooks
 }
 
-func (q tmQP) PostSend(wrs []qp.SendWR) (int, error) {
+func (q tmQP) PostSend(wrs []verbs.SendWR) (int, error) {
 	if q.h.postSend != nil {
 		return q.h.postSend(q.QP, wrs)
 	}
 	return q.QP.PostSend(wrs)
 }
 
-func (q tmQP) PostRecv(wrs []qp.RecvWR) (int, error) {
+func (q tmQP) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	if q.h.postRecv != nil {
 		return q.h.postRecv(q.QP, wrs)
 	}
 	return q.QP.PostRecv(wrs)
 }
 
-func (q tmQP) Query() (qp.Attr, error) {
+func (q tmQP) Query() (verbs.QPAttr, error) {
 	if q.h.query != nil {
 		return q.h.query(q.QP)
 	}
@@ -211,7 +209,7 @@ type tmCQ struct {
 	h *tmHooks
 }
 
-func (q tmCQ) Poll(wcs []wc.WC) (int, error) {
+func (q tmCQ) Poll(wcs []verbs.WC) (int, error) {
 	if q.h.poll != nil {
 		return q.h.poll(q.CQ, wcs)
 	}
@@ -219,9 +217,9 @@ func (q tmCQ) Poll(wcs []wc.WC) (int, error) {
 }
 
 // rewrite returns a poll hook that applies f to every completion polled.
-func rewrite(f func(w *wc.WC)) func() *tmHooks {
+func rewrite(f func(w *verbs.WC)) func() *tmHooks {
 	return func() *tmHooks {
-		return &tmHooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+		return &tmHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			for i := range wcs[:n] {
 				f(&wcs[i])
@@ -233,10 +231,10 @@ func rewrite(f func(w *wc.WC)) func() *tmHooks {
 
 // everyFourth returns a poll hook that applies f to every fourth poll that
 // returned something.
-func everyFourth(f func(wcs []wc.WC, n int) int) func() *tmHooks {
+func everyFourth(f func(wcs []verbs.WC, n int) int) func() *tmHooks {
 	return func() *tmHooks {
 		count := 0
-		return &tmHooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+		return &tmHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			if n > 0 {
 				if count++; count%4 == 0 {
@@ -249,9 +247,9 @@ func everyFourth(f func(wcs []wc.WC, n int) int) func() *tmHooks {
 }
 
 // sends returns a post-send hook that applies f to a copy of every request.
-func sends(f func(w *qp.SendWR)) func() *tmHooks {
+func sends(f func(w *verbs.SendWR)) func() *tmHooks {
 	return func() *tmHooks {
-		return &tmHooks{postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+		return &tmHooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 			out := slices.Clone(wrs)
 			for i := range out {
 				out[i].SGList = slices.Clone(out[i].SGList)
@@ -262,97 +260,99 @@ func sends(f func(w *qp.SendWR)) func() *tmHooks {
 	}
 }
 
-func isWrite(op wc.WROpcode) bool { return op == wc.WRRDMAWrite || op == wc.WRRDMAWriteWithImm }
+func isWrite(op verbs.WROpcode) bool {
+	return op == verbs.WRRDMAWrite || op == verbs.WRRDMAWriteWithImm
+}
 
 // trafficMutants are broken fabrics the traffic state machine must catch.
 func trafficMutants() []trafficMutant {
 	def, rxe := sim.DefaultProfile(), sim.RXEProfile()
-	recvOK := func(w *wc.WC) bool { return w.Status == wc.Success && w.Opcode.IsRecv() }
+	recvOK := func(w *verbs.WC) bool { return w.Status == verbs.WCSuccess && w.Opcode.IsRecv() }
 	return []trafficMutant{
 		{name: "receive byte_len off by one", rules: []string{"WC-10"}, base: def,
-			hooks: rewrite(func(w *wc.WC) {
+			hooks: rewrite(func(w *verbs.WC) {
 				if recvOK(w) {
 					w.ByteLen++
 				}
 			})},
 		{name: "receive byte_len off by one, under faults", rules: []string{"WC-10", "XFER-26", "XFER-21"}, base: def, faults: true,
-			hooks: rewrite(func(w *wc.WC) {
+			hooks: rewrite(func(w *verbs.WC) {
 				if recvOK(w) {
 					w.ByteLen++
 				}
 			})},
 		{name: "imm_data altered", rules: []string{"WC-09"}, base: def,
-			hooks: rewrite(func(w *wc.WC) {
-				if recvOK(w) && w.WCFlags&wc.WithImm != 0 {
+			hooks: rewrite(func(w *verbs.WC) {
+				if recvOK(w) && w.WCFlags&verbs.WCWithImm != 0 {
 					w.ImmData ^= 1
 				}
 			})},
 		{name: "UD src_qp altered", rules: []string{"WC-12"}, base: def,
-			hooks: rewrite(func(w *wc.WC) { w.SrcQP ^= 1 })},
+			hooks: rewrite(func(w *verbs.WC) { w.SrcQP ^= 1 })},
 		{name: "send opcode always SEND", rules: []string{"WC-04"}, base: def,
-			hooks: rewrite(func(w *wc.WC) {
+			hooks: rewrite(func(w *verbs.WC) {
 				if !w.Opcode.IsRecv() {
-					w.Opcode = wc.Send
+					w.Opcode = verbs.WCSend
 				}
 			})},
 		{name: "receive completions have IBV_WC_RECV clear", rules: []string{"WC-06"}, base: def,
-			hooks: rewrite(func(w *wc.WC) {
+			hooks: rewrite(func(w *verbs.WC) {
 				if recvOK(w) {
-					w.Opcode &^= wc.Recv
+					w.Opcode &^= verbs.WCRecv
 				}
 			})},
 		{name: "send completions read DRIVER1", rules: []string{"WC-06"}, base: def,
-			hooks: rewrite(func(w *wc.WC) {
-				if w.Status == wc.Success && !w.Opcode.IsRecv() {
-					w.Opcode = wc.Driver1
+			hooks: rewrite(func(w *verbs.WC) {
+				if w.Status == verbs.WCSuccess && !w.Opcode.IsRecv() {
+					w.Opcode = verbs.WCDriver1
 				}
 			})},
 		{name: "RECV_RDMA_WITH_IMM reads TM_RECV", rules: []string{"WC-06"}, base: def,
-			hooks: rewrite(func(w *wc.WC) {
-				if w.Status == wc.Success && w.Opcode == wc.RecvRDMAWithImm {
-					w.Opcode = wc.TMRecv
+			hooks: rewrite(func(w *verbs.WC) {
+				if w.Status == verbs.WCSuccess && w.Opcode == verbs.WCRecvRDMAWithImm {
+					w.Opcode = verbs.WCTMRecv
 				}
 			})},
 		{name: "flushes read INV_EEC_STATE_ERR, an RD status", rules: []string{"WC-S18"}, base: rxe,
-			hooks: rewrite(func(w *wc.WC) {
-				if w.Status == wc.WRFlushErr {
-					w.Status = wc.InvEECStateErr
+			hooks: rewrite(func(w *verbs.WC) {
+				if w.Status == verbs.WCWRFlushErr {
+					w.Status = verbs.WCInvEECStateErr
 				}
 			})},
 		{name: "wr_id loses its high bits", rules: []string{"WC-01"}, base: def,
-			hooks: rewrite(func(w *wc.WC) { w.WRID &= 0xffffffff })},
+			hooks: rewrite(func(w *verbs.WC) { w.WRID &= 0xffffffff })},
 		// A flush turned into a success keeps the undefined opcode of the
 		// flush, which may not match the queue (WC-06).
 		{name: "flush reported as success", rules: []string{"FLUSH", "CQ-19", "WC-06"}, base: def,
-			hooks: rewrite(func(w *wc.WC) {
-				if w.Status == wc.WRFlushErr {
-					w.Status = wc.Success
+			hooks: rewrite(func(w *verbs.WC) {
+				if w.Status == verbs.WCWRFlushErr {
+					w.Status = verbs.WCSuccess
 				}
 			})},
 		{name: "rxe reading of XFER-05 under the default profile", rules: []string{"XFER-05"}, base: def,
-			hooks: rewrite(func(w *wc.WC) {
-				if w.Status == wc.LocLenErr {
-					w.Status = wc.RemInvReqErr
+			hooks: rewrite(func(w *verbs.WC) {
+				if w.Status == verbs.WCLocLenErr {
+					w.Status = verbs.WCRemInvReqErr
 				}
 			})},
 		{name: "default reading of XFER-05 under rxe", rules: []string{"XFER-05"}, base: rxe,
-			hooks: rewrite(func(w *wc.WC) {
-				if w.Status == wc.RemInvReqErr {
-					w.Status = wc.LocLenErr
+			hooks: rewrite(func(w *verbs.WC) {
+				if w.Status == verbs.WCRemInvReqErr {
+					w.Status = verbs.WCLocLenErr
 				}
 			})},
 		{name: "RNR exhaustion reported as transport retry exhaustion", rules: []string{"XFER-07"}, base: def,
-			hooks: rewrite(func(w *wc.WC) {
-				if w.Status == wc.RNRRetryExcErr {
-					w.Status = wc.RetryExcErr
+			hooks: rewrite(func(w *verbs.WC) {
+				if w.Status == verbs.WCRNRRetryExcErr {
+					w.Status = verbs.WCRetryExcErr
 				}
 			})},
 		{name: "a completion lost", rules: []string{"is missing", "CQ-18", "XFER-01"}, base: def,
-			hooks: everyFourth(func(wcs []wc.WC, n int) int { return copy(wcs, wcs[1:n]) })},
+			hooks: everyFourth(func(wcs []verbs.WC, n int) int { return copy(wcs, wcs[1:n]) })},
 		{name: "a completion lost, under faults", rules: []string{"is missing", "CQ-18", "XFER-01"}, base: rxe, faults: true,
-			hooks: everyFourth(func(wcs []wc.WC, n int) int { return copy(wcs, wcs[1:n]) })},
+			hooks: everyFourth(func(wcs []verbs.WC, n int) int { return copy(wcs, wcs[1:n]) })},
 		{name: "a completion twice", rules: []string{"CQ-17"}, base: def,
-			hooks: everyFourth(func(wcs []wc.WC, n int) int {
+			hooks: everyFourth(func(wcs []verbs.WC, n int) int {
 				if n < len(wcs) {
 					wcs[n] = wcs[n-1]
 					n++
@@ -360,20 +360,20 @@ func trafficMutants() []trafficMutant {
 				return n
 			})},
 		{name: "a batch reversed", rules: []string{"CQ-18", "XFER-01"}, base: def,
-			hooks: rewriteBatch(func(wcs []wc.WC) { slices.Reverse(wcs) })},
+			hooks: rewriteBatch(func(wcs []verbs.WC) { slices.Reverse(wcs) })},
 		{name: "unsignaled requests signaled", rules: []string{"CQ-19"}, base: def,
-			hooks: sends(func(w *qp.SendWR) { w.Flags |= qp.SendSignaled })},
+			hooks: sends(func(w *verbs.SendWR) { w.Flags |= verbs.SendSignaled })},
 		{name: "gather list reversed", rules: []string{"XFER-03", "XFER-02", "XFER-21", "XFER-11", "XFER-12", "XFER-18"}, base: def,
-			hooks: sends(func(w *qp.SendWR) { slices.Reverse(w.SGList) })},
+			hooks: sends(func(w *verbs.SendWR) { slices.Reverse(w.SGList) })},
 		{name: "WRITE lands a byte late", rules: []string{"XFER-11", "XFER-12", "XFER-18", "XFER-14"}, base: def,
-			hooks: sends(func(w *qp.SendWR) {
+			hooks: sends(func(w *verbs.SendWR) {
 				if isWrite(w.Opcode) {
 					w.RemoteAddr++
 				}
 			})},
 		{name: "receive scatter list shifted", rules: []string{"XFER-02", "XFER-21", "XFER-12"}, base: def,
 			hooks: func() *tmHooks {
-				return &tmHooks{postRecv: func(q conformance.QP, wrs []qp.RecvWR) (int, error) {
+				return &tmHooks{postRecv: func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
 					out := slices.Clone(wrs)
 					for i := range out {
 						if len(out[i].SGList) > 0 {
@@ -389,7 +389,7 @@ func trafficMutants() []trafficMutant {
 				return &tmHooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
 					for {
 						ev, err := c.TryGetAsyncEvent()
-						if err != nil || ev.EventType() != notify.EventQPReqErr {
+						if err != nil || ev.EventType() != verbs.EventQPReqErr {
 							return ev, err
 						}
 						_ = ev.Ack()
@@ -413,7 +413,7 @@ func trafficMutants() []trafficMutant {
 			hooks: claimFreeSlotOnRetire(true)},
 		{name: "a full send queue refuses with EAGAIN", rules: []string{"QP-27"}, base: def,
 			hooks: func() *tmHooks {
-				return &tmHooks{postSend: func(q conformance.QP, wrs []qp.SendWR) (int, error) {
+				return &tmHooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 					n, err := q.PostSend(wrs)
 					if errors.Is(err, syscall.ENOMEM) {
 						err = syscall.EAGAIN
@@ -423,10 +423,10 @@ func trafficMutants() []trafficMutant {
 			}},
 		{name: "state reads RTS in ERR", rules: []string{"QP-24"}, base: def,
 			hooks: func() *tmHooks {
-				return &tmHooks{query: func(q conformance.QP) (qp.Attr, error) {
+				return &tmHooks{query: func(q conformance.QP) (verbs.QPAttr, error) {
 					a, err := q.Query()
-					if a.QPState == qp.Err {
-						a.QPState = qp.RTS
+					if a.QPState == verbs.QPStateErr {
+						a.QPState = verbs.QPStateRTS
 					}
 					return a, err
 				}}
@@ -446,9 +446,9 @@ func claimFreeSlotOnRetire(onRetire bool) func() *tmHooks {
 }
 
 // rewriteBatch returns a poll hook that applies f to every batch polled.
-func rewriteBatch(f func(wcs []wc.WC)) func() *tmHooks {
+func rewriteBatch(f func(wcs []verbs.WC)) func() *tmHooks {
 	return func() *tmHooks {
-		return &tmHooks{poll: func(q conformance.CQ, wcs []wc.WC) (int, error) {
+		return &tmHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			f(wcs[:n])
 			return n, err

@@ -3,10 +3,7 @@ package conformance
 import (
 	"context"
 
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Device is the verbs surface of one adapter that the suite drives. Run
@@ -65,9 +62,9 @@ type Limits struct {
 // PortLimits are the attributes of a port (struct ibv_port_attr) that the
 // values of a QP's attributes are checked against (QP-22).
 type PortLimits struct {
-	MaxMTU       qp.MTU // max_mtu: the largest path_mtu
-	PKeyTableLen int    // pkey_tbl_len: pkey_index must be below it
-	GIDTableLen  int    // gid_tbl_len: grh.sgid_index must be below it
+	MaxMTU       verbs.MTU // max_mtu: the largest path_mtu
+	PKeyTableLen int       // pkey_tbl_len: pkey_index must be below it
+	GIDTableLen  int       // gid_tbl_len: grh.sgid_index must be below it
 	// Ethernet says link_layer is IBV_LINK_LAYER_ETHERNET (RoCE): address
 	// vectors must be global, and there are no alternate paths.
 	Ethernet bool
@@ -91,19 +88,19 @@ type PD interface {
 
 // QPInitAttr holds the fields of struct ibv_qp_init_attr the suite sets.
 type QPInitAttr struct {
-	Context  any     // qp_context
-	SendCQ   CQ      // send_cq; may be nil to check that it is required
-	RecvCQ   CQ      // recv_cq; may be the same CQ as SendCQ
-	SRQ      SRQ     // srq; nil for none
-	Cap      qp.Cap  // cap: the requested capacities
-	Type     qp.Type // qp_type
-	SQSigAll bool    // sq_sig_all
+	Context  any          // qp_context
+	SendCQ   CQ           // send_cq; may be nil to check that it is required
+	RecvCQ   CQ           // recv_cq; may be the same CQ as SendCQ
+	SRQ      SRQ          // srq; nil for none
+	Cap      verbs.QPCap  // cap: the requested capacities
+	Type     verbs.QPType // qp_type
+	SQSigAll bool         // sq_sig_all
 }
 
 // SRQInitAttr holds the fields of struct ibv_srq_init_attr.
 type SRQInitAttr struct {
-	Context any        // srq_context
-	Attr    qp.SRQAttr // attr: max_wr, max_sge, srq_limit
+	Context any           // srq_context
+	Attr    verbs.SRQAttr // attr: max_wr, max_sge, srq_limit
 }
 
 // QP is a queue pair. Work requests use the vocabulary of package qp; the AH
@@ -112,15 +109,15 @@ type QP interface {
 	// Num is ibv_qp.qp_num.
 	Num() uint32
 	// Modify is ibv_modify_qp.
-	Modify(attr *qp.Attr, mask qp.AttrMask) error
+	Modify(attr *verbs.QPAttr, mask verbs.QPAttrMask) error
 	// Query is ibv_query_qp with every attribute: the current state in
 	// QPState and the real capacities in Cap.
-	Query() (qp.Attr, error)
+	Query() (verbs.QPAttr, error)
 	// PostSend is ibv_post_send. It returns how many requests were posted,
 	// so that wrs[n] is *bad_wr when the error is not nil.
-	PostSend(wrs []qp.SendWR) (int, error)
+	PostSend(wrs []verbs.SendWR) (int, error)
 	// PostRecv is ibv_post_recv, counting as PostSend does.
-	PostRecv(wrs []qp.RecvWR) (int, error)
+	PostRecv(wrs []verbs.RecvWR) (int, error)
 	// DestroyContext is ibv_destroy_qp, with any wait bounded by ctx.
 	DestroyContext(ctx context.Context) error
 }
@@ -129,11 +126,11 @@ type QP interface {
 // number of receive requests waiting in it.
 type SRQ interface {
 	// PostRecv is ibv_post_srq_recv, counting as QP.PostSend does.
-	PostRecv(wrs []qp.RecvWR) (int, error)
+	PostRecv(wrs []verbs.RecvWR) (int, error)
 	// Modify is ibv_modify_srq.
-	Modify(attr *qp.SRQAttr, mask qp.SRQAttrMask) error
+	Modify(attr *verbs.SRQAttr, mask verbs.SRQAttrMask) error
 	// Query is ibv_query_srq.
-	Query() (qp.SRQAttr, error)
+	Query() (verbs.SRQAttr, error)
 	// DestroyContext is ibv_destroy_srq, with any wait bounded by ctx.
 	DestroyContext(ctx context.Context) error
 }
@@ -190,7 +187,7 @@ type CQ interface {
 	// CQE returns the capacity, ibv_cq.cqe.
 	CQE() int
 	// Poll is ibv_poll_cq with num_entries = len(wcs).
-	Poll(wcs []wc.WC) (int, error)
+	Poll(wcs []verbs.WC) (int, error)
 	// ReqNotify is ibv_req_notify_cq.
 	ReqNotify(solicitedOnly bool) error
 	// AckEvents is ibv_ack_cq_events.
@@ -215,7 +212,7 @@ type CompChannel interface {
 // AsyncEvent is an event from GetAsyncEvent.
 type AsyncEvent interface {
 	// EventType is event_type.
-	EventType() notify.EventType
+	EventType() verbs.EventType
 	// Object is the CQ (as returned by CreateCQ), QP, SRQ or WQ the event
 	// names, or nil for port events.
 	Object() any
@@ -230,7 +227,7 @@ type AsyncEvent interface {
 // every CQ and notification rule without traffic. solicited says the
 // message of a successful receive completion carried the solicited-event bit.
 type Injector interface {
-	Push(w wc.WC, solicited bool) (overrun bool, err error)
+	Push(w verbs.WC, solicited bool) (overrun bool, err error)
 }
 
 // Referencer is an optional capability of a CQ: holding it the way a QP does,
@@ -256,7 +253,7 @@ type LimitedDevice interface {
 // event fires (SRQ-04). With it the suite checks the SRQ rules about
 // consumption before there is traffic. ok is false when the SRQ is empty.
 type Consumer interface {
-	Take() (wrID uint64, sges []qp.SGE, ok bool)
+	Take() (wrID uint64, sges []verbs.SGE, ok bool)
 }
 
 // Depth is an optional capability of a completion channel: the number of
@@ -345,9 +342,9 @@ type CQExAttr struct {
 	Context    any
 	Channel    CompChannel // may be nil
 	CompVector int
-	WCFlags    cq.WCExFlags    // wc_flags (CQX-02, CQX-03)
-	CompMask   cq.InitAttrMask // comp_mask (CQX-01)
-	Flags      cq.CreateFlags  // flags, read with cq.InitAttrMaskFlags (CQX-01)
+	WCFlags    verbs.WCExFlags      // wc_flags (CQX-02, CQX-03)
+	CompMask   verbs.CQInitAttrMask // comp_mask (CQX-01)
+	Flags      verbs.CQCreateFlags  // flags, read with verbs.CQInitAttrMaskFlags (CQX-01)
 }
 
 // ExCQCreator is an optional capability of a Context: ibv_create_cq_ex.
@@ -369,12 +366,12 @@ type ExCQ interface {
 	EndPoll() error
 	// Current returns the wr_id and status fields of struct ibv_cq_ex for
 	// the current completion; an error when there is none (CQX-07).
-	Current() (wrID uint64, status wc.Status, err error)
+	Current() (wrID uint64, status verbs.WCStatus, err error)
 	// The ibv_wc_read_* accessors; an error for a field not requested in
 	// wc_flags (CQX-03) or when there is no current completion (CQX-07).
-	ReadOpcode() (wc.Opcode, error)
+	ReadOpcode() (verbs.WCOpcode, error)
 	ReadVendorErr() (uint32, error)
-	ReadWCFlags() (wc.Flags, error)
+	ReadWCFlags() (verbs.WCFlags, error)
 	ReadByteLen() (uint32, error)
 	ReadImmData() (uint32, error)
 	ReadQPNum() (uint32, error)

@@ -1,6 +1,6 @@
 package conformance
 
-import "github.com/verbsim/verbsim/sim/qp"
+import "github.com/verbsim/verbsim/verbs"
 
 // Memory windows (MW-01..MW-07) are optional: a device that has them
 // implements MWAllocator on its PDs and MWBinder on its QPs. Without them
@@ -14,7 +14,7 @@ type MWAllocator interface {
 }
 
 // MW is a memory window. It is the value a BIND_MW work request carries in
-// qp.SendWR.MW.
+// verbs.SendWR.MW.
 type MW interface {
 	// RKey is ibv_mw.rkey: after ibv_bind_mw, the key of the pending bind;
 	// after a BIND_MW work request of a type 2 window, the key it named
@@ -28,5 +28,5 @@ type MW interface {
 // type 1 window by posting a BIND_MW work request. info.MR is an MR of
 // the device (as RegMR returned it).
 type MWBinder interface {
-	BindMW(mw MW, wrID uint64, flags qp.SendFlags, info qp.MWBindInfo) error
+	BindMW(mw MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error
 }

@@ -1,6 +1,6 @@
 package conformance
 
-import "github.com/verbsim/verbsim/sim/qp"
+import "github.com/verbsim/verbsim/verbs"
 
 // The extended post API (QPX-01..QPX-05) is optional: a device that has it
 // implements QPExCreator on its PDs and WRBuilder on its QPs. Without them
@@ -17,7 +17,7 @@ const (
 // comp_mask and send_ops_flags (the PD bit is implied). A QP it creates
 // with QPInitAttrSendOpsFlags implements WRBuilder.
 type QPExCreator interface {
-	CreateQPEx(attr QPInitAttr, compMask uint32, sendOps qp.SendOps) (QP, error)
+	CreateQPEx(attr QPInitAttr, compMask uint32, sendOps verbs.QPSendOps) (QP, error)
 }
 
 // WRBuilder is an optional capability of a QP: the ibv_wr_* work request
@@ -26,7 +26,7 @@ type QPExCreator interface {
 // name.
 type WRBuilder interface {
 	SetWRID(id uint64)
-	SetWRFlags(f qp.SendFlags)
+	SetWRFlags(f verbs.SendFlags)
 	WRStart()
 	WRComplete() error
 	WRAbort()
@@ -35,6 +35,6 @@ type WRBuilder interface {
 	WRRDMAWrite(rkey uint32, addr uint64)
 	WRRDMARead(rkey uint32, addr uint64)
 	WRSetSGE(lkey uint32, addr uint64, length uint32)
-	WRSetSGEList(list []qp.SGE)
+	WRSetSGEList(list []verbs.SGE)
 	WRSetInlineData(data []byte)
 }

@@ -1,6 +1,6 @@
 package conformance
 
-import "github.com/verbsim/verbsim/sim/qp"
+import "github.com/verbsim/verbsim/verbs"
 
 // The query verbs (rules QUERY-01..07) are optional capabilities: a device
 // that lacks one has its cases log "not checked" and pass.
@@ -8,15 +8,15 @@ import "github.com/verbsim/verbsim/sim/qp"
 // QPMaskQuerier is an optional capability of a QP: ibv_query_qp with its
 // attr_mask, returning the init_attr as well (QUERY-01, QUERY-02).
 type QPMaskQuerier interface {
-	QueryMask(mask qp.AttrMask) (qp.Attr, QPQueryInit, error)
+	QueryMask(mask verbs.QPAttrMask) (verbs.QPAttr, QPQueryInit, error)
 }
 
 // QPQueryInit holds the fields of the init_attr ibv_query_qp returns that
 // the suite compares: the real capacities, the type, sq_sig_all, whether
 // the QP has an SRQ and qp_context.
 type QPQueryInit struct {
-	Cap      qp.Cap
-	Type     qp.Type
+	Cap      verbs.QPCap
+	Type     verbs.QPType
 	SQSigAll bool
 	HasSRQ   bool
 	Context  any

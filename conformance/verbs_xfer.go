@@ -1,9 +1,6 @@
 package conformance
 
-import (
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
-)
+import "github.com/verbsim/verbsim/verbs"
 
 // Optional capabilities that the transport cases (xfer_*.go) use. Each is
 // found by type assertion, like Injector and LimitedDevice; a device without
@@ -51,12 +48,12 @@ type LinkControl interface {
 // PortInfo holds the fields of struct ibv_port_attr (and GID index 0 of
 // ibv_query_gid) that connecting QPs and sizing messages need.
 type PortInfo struct {
-	Active    bool     // state is IBV_PORT_ACTIVE
-	LID       uint16   // lid: 0 on Ethernet (RoCE)
-	GID       [16]byte // GID table entry 0
-	ActiveMTU qp.MTU   // active_mtu: the MTU of UD messages (XFER-20)
-	MaxMsgSz  uint32   // max_msg_sz (XFER-23)
-	Ethernet  bool     // link_layer is IBV_LINK_LAYER_ETHERNET: paths must be global
+	Active    bool      // state is IBV_PORT_ACTIVE
+	LID       uint16    // lid: 0 on Ethernet (RoCE)
+	GID       [16]byte  // GID table entry 0
+	ActiveMTU verbs.MTU // active_mtu: the MTU of UD messages (XFER-20)
+	MaxMsgSz  uint32    // max_msg_sz (XFER-23)
+	Ethernet  bool      // link_layer is IBV_LINK_LAYER_ETHERNET: paths must be global
 }
 
 // PortQuerier is an optional capability of a Context: ibv_query_port and
@@ -132,5 +129,5 @@ type FatalInjector interface {
 type StatusForcer interface {
 	// ForceStatus makes the next completion of the send request (or, with
 	// recv, the receive request) whose wr_id is wrID complete with st.
-	ForceStatus(wrID uint64, recv bool, st wc.Status) error
+	ForceStatus(wrID uint64, recv bool, st verbs.WCStatus) error
 }

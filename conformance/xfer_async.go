@@ -3,9 +3,7 @@ package conformance
 import (
 	"fmt"
 
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the async events that traffic raises, as to what the events
@@ -23,7 +21,7 @@ func (w *xWorld) srqOn(s *xSide, n uint32) SRQ {
 // srqIn is srqOn with the SRQ in pd, a PD of side s's context.
 func (w *xWorld) srqIn(s *xSide, pd PD, n uint32) SRQ {
 	w.t.Helper()
-	srq, err := pd.CreateSRQ(SRQInitAttr{Attr: qp.SRQAttr{MaxWR: n, MaxSGE: 1}})
+	srq, err := pd.CreateSRQ(SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: n, MaxSGE: 1}})
 	if err != nil || srq == nil {
 		w.t.Fatalf("side %s: ibv_create_srq: srq=%v err=%v", s.name, srq, err)
 	}
@@ -39,15 +37,15 @@ func (w *xWorld) srqIn(s *xSide, pd PD, n uint32) SRQ {
 // buffer) and arms its limit at limit.
 func (w *xWorld) srqArm(s *xSide, srq SRQ, ids []uint64, limit uint32) {
 	w.t.Helper()
-	var wrs []qp.RecvWR
+	var wrs []verbs.RecvWR
 	for i, id := range ids {
-		wrs = append(wrs, qp.RecvWR{WRID: id, SGList: []qp.SGE{s.sge(4096+64*i, 64)}})
+		wrs = append(wrs, verbs.RecvWR{WRID: id, SGList: []verbs.SGE{s.sge(4096+64*i, 64)}})
 	}
 	if n, err := srq.PostRecv(wrs); n != len(wrs) || err != nil {
 		w.t.Fatalf("ibv_post_srq_recv of %d: %d posted, %v", len(wrs), n, err)
 	}
-	a := qp.SRQAttr{SRQLimit: limit}
-	w.e.WantOK(fmt.Sprintf("ibv_modify_srq(srq_limit=%d)", limit), srq.Modify(&a, qp.SRQLimit))
+	a := verbs.SRQAttr{SRQLimit: limit}
+	w.e.WantOK(fmt.Sprintf("ibv_modify_srq(srq_limit=%d)", limit), srq.Modify(&a, verbs.SRQLimit))
 }
 
 // xName describes what an event names, for failure messages.
@@ -67,7 +65,7 @@ func xName(obj any) string {
 
 // xNames checks the events of evs of type typ: want of them, each naming
 // obj (ASYNC-03).
-func (w *xWorld) xNames(what string, evs []xEvent, typ notify.EventType, obj any, name string, want int) {
+func (w *xWorld) xNames(what string, evs []xEvent, typ verbs.EventType, obj any, name string, want int) {
 	w.t.Helper()
 	n := 0
 	for _, ev := range evs {
@@ -92,15 +90,15 @@ func init() {
 		w.srqArm(w.b, other, idRange(11, 4), 2)
 		ob := w.opts()
 		ob.srq = s
-		a, b := w.connect2(qp.RC, w.opts(), ob)
+		a, b := w.connect2(verbs.QPTypeRC, w.opts(), ob)
 		// A second pair, on the other SRQ, stays idle.
 		oo := w.opts()
 		oo.srq = other
-		w.connect2(qp.RC, w.opts(), oo)
+		w.connect2(verbs.QPTypeRC, w.opts(), oo)
 		send := func(id uint64) {
-			a.post("a SEND", xSend(id, wc.WRSend, a.s.sge(0, 8)))
-			a.want("a SEND into the SRQ", w.await(a.scq, 1, "the SEND")[0], id, wc.Success)
-			b.want("the SRQ receive it consumed", w.await(b.rcq, 1, "the SRQ receive")[0], id, wc.Success)
+			a.post("a SEND", xSend(id, verbs.WRSend, a.s.sge(0, 8)))
+			a.want("a SEND into the SRQ", w.await(a.scq, 1, "the SEND")[0], id, verbs.WCSuccess)
+			b.want("the SRQ receive it consumed", w.await(b.rcq, 1, "the SRQ receive")[0], id, verbs.WCSuccess)
 		}
 		send(1)
 		send(2)
@@ -109,7 +107,7 @@ func init() {
 		}
 		send(3)
 		evs := w.allEvents()
-		w.xNames("three of four receives consumed, limit 2", evs, notify.EventSRQLimitReached, any(s), "the SRQ the SENDs drained", 1)
+		w.xNames("three of four receives consumed, limit 2", evs, verbs.EventSRQLimitReached, any(s), "the SRQ the SENDs drained", 1)
 		if len(evs) != 1 {
 			t.Errorf("three of four receives consumed, limit 2: events %v, want one SRQ_LIMIT_REACHED", evs)
 		}
@@ -146,46 +144,46 @@ func xElements(t *T, e *Env) {
 	w.srqArm(w.b, decoy, idRange(100, 4), 2)
 	od := w.opts()
 	od.srq = decoy
-	w.connect2(qp.RC, w.opts(), od)
-	w.connect(qp.RC, w.opts())
+	w.connect2(verbs.QPTypeRC, w.opts(), od)
+	w.connect(verbs.QPTypeRC, w.opts())
 
 	// COMM_EST: the first message reaching a QP in RTR.
 	ob := w.opts()
-	ob.upTo = qp.RTR
-	a, b := w.connect2(qp.RC, w.opts(), ob)
+	ob.upTo = verbs.QPStateRTR
+	a, b := w.connect2(verbs.QPTypeRC, w.opts(), ob)
 	b.recvAt("a receive", 1, 0, 64)
-	a.post("a SEND to a QP in RTR", xSend(1, wc.WRSend, a.s.sge(0, 8)))
+	a.post("a SEND to a QP in RTR", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
 	w.await(b.rcq, 1, "COMM_EST")
-	w.xNames("COMM_EST", w.allEvents(), notify.EventCommEst, any(b.q), "the QP in RTR", qpEvents)
+	w.xNames("COMM_EST", w.allEvents(), verbs.EventCommEst, any(b.q), "the QP in RTR", qpEvents)
 
 	// QP_REQ_ERR and QP_ACCESS_ERR: a bad request, at the responder.
 	for _, c := range []struct {
-		typ  notify.EventType
-		deny qp.AccessFlags
+		typ  verbs.EventType
+		deny verbs.AccessFlags
 		key  func(b *xEnd) uint32
 	}{
-		{notify.EventQPReqErr, qp.AccessRemoteWrite, func(b *xEnd) uint32 { return b.s.mr.RKey() }},
-		{notify.EventQPAccessErr, 0, func(b *xEnd) uint32 { return xBadKey(b.s.mr.RKey()) }},
+		{verbs.EventQPReqErr, verbs.AccessRemoteWrite, func(b *xEnd) uint32 { return b.s.mr.RKey() }},
+		{verbs.EventQPAccessErr, 0, func(b *xEnd) uint32 { return xBadKey(b.s.mr.RKey()) }},
 	} {
 		o := w.opts()
 		o.deny = c.deny
-		a, b := w.connect(qp.RC, o)
-		a.post("a bad WRITE", a.xRemoteReq(1, wc.WRRDMAWrite, b.s.addr(0), c.key(b)))
+		a, b := w.connect(verbs.QPTypeRC, o)
+		a.post("a bad WRITE", a.xRemoteReq(1, verbs.WRRDMAWrite, b.s.addr(0), c.key(b)))
 		w.await(a.scq, 1, c.typ.String())
 		w.xNames(c.typ.String(), w.allEvents(), c.typ, any(b.q), "the responder", qpEvents)
 	}
 
 	// QP_FATAL: a catastrophic error of one QP.
-	a, _ = w.connect(qp.RC, w.opts())
+	a, _ = w.connect(verbs.QPTypeRC, w.opts())
 	if fi, ok := a.q.(FatalInjector); ok {
 		w.e.WantOK("inject a fatal error", fi.InjectFatal())
-		w.xNames("QP_FATAL", w.allEvents(), notify.EventQPFatal, any(a.q), "the failed QP", qpEvents)
+		w.xNames("QP_FATAL", w.allEvents(), verbs.EventQPFatal, any(a.q), "the failed QP", qpEvents)
 	}
 
 	// SQ_DRAINED: RTS→SQD, asked for, with nothing in flight.
-	a, _ = w.connect(qp.RC, w.opts())
-	w.modify(a, "RTS→SQD", qp.Attr{QPState: qp.SQD, EnSQDAsyncNotify: true}, qp.AttrState|qp.AttrEnSQDAsyncNotify)
-	w.xNames("SQ_DRAINED", w.allEvents(), notify.EventSQDrained, any(a.q), "the drained QP", 1)
+	a, _ = w.connect(verbs.QPTypeRC, w.opts())
+	w.modify(a, "RTS→SQD", verbs.QPAttr{QPState: verbs.QPStateSQD, EnSQDAsyncNotify: true}, verbs.QPAttrState|verbs.QPAttrEnSQDAsyncNotify)
+	w.xNames("SQ_DRAINED", w.allEvents(), verbs.EventSQDrained, any(a.q), "the drained QP", 1)
 
 	// QP_LAST_WQE_REACHED and SRQ_LIMIT_REACHED: a peer's SENDs drain an
 	// SRQ below its limit; then one of its QPs enters ERR.
@@ -193,15 +191,15 @@ func xElements(t *T, e *Env) {
 	w.srqArm(w.b, s, idRange(1, 2), 2)
 	ob = w.opts()
 	ob.srq = s
-	a, b = w.connect2(qp.RC, w.opts(), ob)
+	a, b = w.connect2(verbs.QPTypeRC, w.opts(), ob)
 	ob2 := w.opts()
 	ob2.srq = s
-	w.connect2(qp.RC, w.opts(), ob2) // another QP on the same SRQ
-	a.post("a SEND into the SRQ", xSend(1, wc.WRSend, a.s.sge(0, 8)))
+	w.connect2(verbs.QPTypeRC, w.opts(), ob2) // another QP on the same SRQ
+	a.post("a SEND into the SRQ", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
 	w.await(b.rcq, 1, "SRQ_LIMIT_REACHED")
-	w.xNames("SRQ_LIMIT_REACHED", w.allEvents(), notify.EventSRQLimitReached, any(s), "the SRQ the SEND drained", 1)
-	b.toState(qp.Err)
-	w.xNames("QP_LAST_WQE_REACHED", w.allEvents(), notify.EventQPLastWQEReached, any(b.q), "the QP on the SRQ that entered ERR", 1)
+	w.xNames("SRQ_LIMIT_REACHED", w.allEvents(), verbs.EventSRQLimitReached, any(s), "the SRQ the SEND drained", 1)
+	b.toState(verbs.QPStateErr)
+	w.xNames("QP_LAST_WQE_REACHED", w.allEvents(), verbs.EventQPLastWQEReached, any(b.q), "the QP on the SRQ that entered ERR", 1)
 
 	// PORT_ERR and PORT_ACTIVE: a link flap of port 1.
 	lc, ok := e.Dev.(LinkControl)
@@ -210,14 +208,14 @@ func xElements(t *T, e *Env) {
 	}
 	w.e.WantOK("link down", lc.SetPortState(1, false))
 	w.e.WantOK("link up", lc.SetPortState(1, true))
-	var types []notify.EventType
+	var types []verbs.EventType
 	for _, ev := range w.allEvents() {
 		types = append(types, ev.typ)
 		if ev.port != 1 {
 			t.Errorf("link flap of port 1: %v names port %d", ev.typ, ev.port)
 		}
 	}
-	if len(types) != 2 || types[0] != notify.EventPortErr || types[1] != notify.EventPortActive {
+	if len(types) != 2 || types[0] != verbs.EventPortErr || types[1] != verbs.EventPortActive {
 		t.Errorf("link flap of port 1: events %v, want [PORT_ERR PORT_ACTIVE]", types)
 	}
 }

@@ -6,8 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the XFER family about where data goes when nothing fails:
@@ -17,30 +16,30 @@ import (
 // (XFER-24).
 
 // xTypes are the transports whose SENDs the cases exercise.
-var xTypes = [...]qp.Type{qp.RC, qp.UC, qp.UD}
+var xTypes = [...]verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
 
 // xPair connects a pair of QPs of type typ; for UD it also returns an AH
 // from A to B.
-func (w *xWorld) xPair(typ qp.Type, o xOpts) (a, b *xEnd, ah AH) {
+func (w *xWorld) xPair(typ verbs.QPType, o xOpts) (a, b *xEnd, ah AH) {
 	w.t.Helper()
 	a, b = w.connect(typ, o)
-	if typ == qp.UD {
+	if typ == verbs.QPTypeUD {
 		ah = w.ah(w.a, w.b, false)
 	}
 	return a, b, ah
 }
 
 // to addresses r from a to b: for UD, through ah.
-func xTo(r qp.SendWR, ah AH, b *xEnd) qp.SendWR {
-	if b.typ == qp.UD {
+func xTo(r verbs.SendWR, ah AH, b *xEnd) verbs.SendWR {
+	if b.typ == verbs.QPTypeUD {
 		return xUD(r, ah, b)
 	}
 	return r
 }
 
 // xGRH is the room a UD receive buffer keeps for the GRH (XFER-21).
-func xGRH(typ qp.Type) int {
-	if typ == qp.UD {
+func xGRH(typ verbs.QPType) int {
+	if typ == verbs.QPTypeUD {
 		return 40
 	}
 	return 0
@@ -53,7 +52,7 @@ func init() {
 		for round := range 9 {
 			typ := xTypes[round%3]
 			o := w.opts()
-			o.mtu = qp.MTU256
+			o.mtu = verbs.MTU256
 			a, b, ah := w.xPair(typ, o)
 			k := 1 + rng.IntN(8)
 			m := 1 + rng.IntN(k)
@@ -62,12 +61,12 @@ func init() {
 			}
 			for i := range m {
 				n := 1 + rng.IntN(1000)
-				if typ == qp.UD {
+				if typ == verbs.QPTypeUD {
 					n = 1 + rng.IntN(200)
 				}
-				op := wc.WRSend
+				op := verbs.WRSend
 				if rng.IntN(2) == 0 {
-					op = wc.WRSendWithImm
+					op = verbs.WRSendWithImm
 				}
 				a.post("a message", xTo(xSend(uint64(i), op, a.s.sge(0, n)), ah, b))
 			}
@@ -88,12 +87,12 @@ func init() {
 			a, b, ah := w.xPair(typ, w.opts())
 			// Up to max_recv_sge pieces, out of buffer order and with gaps.
 			nsge := 1 + rng.IntN(int(b.o.cap.MaxRecvSGE))
-			var sges []qp.SGE
+			var sges []verbs.SGE
 			var offs, lens []int
 			total := 0
 			for i := range nsge {
 				n := 1 + rng.IntN(300)
-				if i == 0 && typ == qp.UD {
+				if i == 0 && typ == verbs.QPTypeUD {
 					n += 40
 				}
 				off := 8192 * (nsge - i)
@@ -107,12 +106,12 @@ func init() {
 			}
 			msg := total - xGRH(typ) - rng.IntN(total-xGRH(typ))
 			xFill(a.s.buf[:msg], byte(round))
-			b.recv("a scattered receive", qp.RecvWR{WRID: 7, SGList: sges})
-			a.post("a message", xTo(xSend(1, wc.WRSend, a.s.sge(0, msg)), ah, b))
+			b.recv("a scattered receive", verbs.RecvWR{WRID: 7, SGList: sges})
+			a.post("a message", xTo(xSend(1, verbs.WRSend, a.s.sge(0, msg)), ah, b))
 			what := fmt.Sprintf("round %d: %v, %d bytes into %d SGEs of %v", round, typ, msg, nsge, lens)
 			w.await(a.scq, 1, what+": sender")
 			r := w.await(b.rcq, 1, what+": receiver")[0]
-			if !b.want(what, r, 7, wc.Success) {
+			if !b.want(what, r, 7, verbs.WCSuccess) {
 				continue
 			}
 			if int(r.ByteLen) != msg+xGRH(typ) {
@@ -143,7 +142,7 @@ func init() {
 			typ := xTypes[round%3]
 			a, b, ah := w.xPair(typ, w.opts())
 			nsge := 1 + rng.IntN(int(a.o.cap.MaxSendSGE))
-			var sges []qp.SGE
+			var sges []verbs.SGE
 			var want []byte
 			for range nsge {
 				n, off := rng.IntN(200), rng.IntN(xBufLen-200)
@@ -151,11 +150,11 @@ func init() {
 				want = append(want, a.s.buf[off:off+n]...)
 			}
 			b.recvAt("a receive", 9, 0, 4096)
-			a.post("a gathered message", xTo(xSend(1, wc.WRSend, sges...), ah, b))
+			a.post("a gathered message", xTo(xSend(1, verbs.WRSend, sges...), ah, b))
 			what := fmt.Sprintf("round %d: %v, %d SGEs, %d bytes", round, typ, nsge, len(want))
 			w.await(a.scq, 1, what+": sender")
 			r := w.await(b.rcq, 1, what+": receiver")[0]
-			if !b.want(what, r, 9, wc.Success) {
+			if !b.want(what, r, 9, verbs.WCSuccess) {
 				continue
 			}
 			g := xGRH(typ)
@@ -168,24 +167,24 @@ func init() {
 	register("XFER-04", "a SEND without SGEs consumes a receive and reports byte_len 0", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		for _, typ := range xTypes {
-			for _, op := range []wc.WROpcode{wc.WRSend, wc.WRSendWithImm} {
+			for _, op := range []verbs.WROpcode{verbs.WRSend, verbs.WRSendWithImm} {
 				a, b, ah := w.xPair(typ, w.opts())
 				b.recvAt("a receive", 5, 0, 64)
 				r := xTo(xSend(1, op), ah, b)
 				r.Imm = 0xfeedf00d
 				a.post("an empty message", r)
 				what := fmt.Sprintf("%v %v with num_sge 0", typ, op)
-				if s := w.await(a.scq, 1, what+": sender")[0]; !a.want(what+": sender", s, 1, wc.Success) {
+				if s := w.await(a.scq, 1, what+": sender")[0]; !a.want(what+": sender", s, 1, verbs.WCSuccess) {
 					continue
 				}
 				c := w.await(b.rcq, 1, what+": receiver")[0]
-				if !b.want(what+": receiver", c, 5, wc.Success) {
+				if !b.want(what+": receiver", c, 5, verbs.WCSuccess) {
 					continue
 				}
-				if int(c.ByteLen) != xGRH(typ) || c.Opcode != wc.Recv {
+				if int(c.ByteLen) != xGRH(typ) || c.Opcode != verbs.WCRecv {
 					t.Errorf("%s: receive completion %v len %d, want RECV len %d", what, c.Opcode, c.ByteLen, xGRH(typ))
 				}
-				if op == wc.WRSendWithImm && (c.WCFlags&wc.WithImm == 0 || c.ImmData != 0xfeedf00d) {
+				if op == verbs.WRSendWithImm && (c.WCFlags&verbs.WCWithImm == 0 || c.ImmData != 0xfeedf00d) {
 					t.Errorf("%s: flags %v imm %#x, want WITH_IMM and 0xfeedf00d", what, c.WCFlags, c.ImmData)
 				}
 			}
@@ -195,18 +194,18 @@ func init() {
 	register("XFER-11", "RDMA WRITE places the data, consumes no receive and completes nothing remotely", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		rng := rand.New(rand.NewPCG(11, 0x8811))
-		for _, typ := range []qp.Type{qp.RC, qp.UC} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 			o := w.opts()
-			o.mtu = qp.MTU256
+			o.mtu = verbs.MTU256
 			a, b := w.connect(typ, o)
 			b.recvAt("a receive kept for the SEND", 77, 60000, 64)
 			for round := range 6 {
 				n, src, dst := 1+rng.IntN(3000), rng.IntN(20000), 20000+rng.IntN(30000)
 				xFill(a.s.buf[src:src+n], byte(round+1))
-				a.post("a WRITE", xRDMA(uint64(round), wc.WRRDMAWrite, b.s, dst, a.s.sge(src, n)))
+				a.post("a WRITE", xRDMA(uint64(round), verbs.WRRDMAWrite, b.s, dst, a.s.sge(src, n)))
 				what := fmt.Sprintf("%v WRITE of %d bytes", typ, n)
 				c := w.await(a.scq, 1, what)[0]
-				if a.want(what, c, uint64(round), wc.Success) && c.Opcode != wc.RDMAWrite {
+				if a.want(what, c, uint64(round), verbs.WCSuccess) && c.Opcode != verbs.WCRDMAWrite {
 					t.Errorf("%s: requester opcode %v, want RDMA_WRITE", what, c.Opcode)
 				}
 				if !bytes.Equal(b.s.buf[dst:dst+n], a.s.buf[src:src+n]) {
@@ -214,7 +213,7 @@ func init() {
 				}
 			}
 			w.quiet(b.rcq, fmt.Sprintf("%v responder after six WRITEs", typ))
-			a.post("a SEND after the WRITEs", xSend(99, wc.WRSend, a.s.sge(0, 8)))
+			a.post("a SEND after the WRITEs", xSend(99, verbs.WRSend, a.s.sge(0, 8)))
 			w.await(a.scq, 1, "the SEND")
 			if r := w.await(b.rcq, 1, "the SEND's receive")[0]; r.WRID != 77 {
 				t.Errorf("%v: the SEND after six WRITEs consumed wr_id %d, want 77: the WRITEs took none", typ, r.WRID)
@@ -224,18 +223,18 @@ func init() {
 
 	register("XFER-12", "WRITE_WITH_IMM places the data and consumes one receive, even one without SGEs", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		for _, typ := range []qp.Type{qp.RC, qp.UC} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 			a, b := w.connect(typ, w.opts())
 			xFill(a.s.buf[:1500], 12)
-			b.recv("a receive without SGEs", qp.RecvWR{WRID: 31})
-			r := xRDMA(1, wc.WRRDMAWriteWithImm, b.s, 30000, a.s.sge(0, 1500))
+			b.recv("a receive without SGEs", verbs.RecvWR{WRID: 31})
+			r := xRDMA(1, verbs.WRRDMAWriteWithImm, b.s, 30000, a.s.sge(0, 1500))
 			r.Imm = 0x01020304
 			a.post("a WRITE_WITH_IMM", r)
 			what := fmt.Sprintf("%v WRITE_WITH_IMM of 1500 bytes", typ)
 			w.await(a.scq, 1, what+": requester")
 			c := w.await(b.rcq, 1, what+": responder")[0]
-			if b.want(what, c, 31, wc.Success) {
-				if c.Opcode != wc.RecvRDMAWithImm || c.WCFlags&wc.WithImm == 0 || c.ImmData != 0x01020304 || c.ByteLen != 1500 {
+			if b.want(what, c, 31, verbs.WCSuccess) {
+				if c.Opcode != verbs.WCRecvRDMAWithImm || c.WCFlags&verbs.WCWithImm == 0 || c.ImmData != 0x01020304 || c.ByteLen != 1500 {
 					t.Errorf("%s: %v flags %v imm %#x len %d, want RECV_RDMA_WITH_IMM, WITH_IMM, 0x01020304, 1500",
 						what, c.Opcode, c.WCFlags, c.ImmData, c.ByteLen)
 				}
@@ -247,12 +246,12 @@ func init() {
 		// Without a receive: RNR at an RC responder, silence at a UC one.
 		o := w.opts()
 		o.rnrRetry = 0
-		a, b := w.connect(qp.RC, o)
-		a.post("a WRITE_WITH_IMM to an empty receive queue", xRDMA(2, wc.WRRDMAWriteWithImm, b.s, 0, a.s.sge(0, 8)))
-		a.want("RC WRITE_WITH_IMM, no receive, rnr_retry 0", w.await(a.scq, 1, "RC, no receive")[0], 2, wc.RNRRetryExcErr)
-		a, b = w.connect(qp.UC, w.opts())
-		a.post("a WRITE_WITH_IMM to an empty receive queue", xRDMA(3, wc.WRRDMAWriteWithImm, b.s, 0, a.s.sge(0, 8)))
-		a.want("UC WRITE_WITH_IMM, no receive", w.await(a.scq, 1, "UC, no receive")[0], 3, wc.Success)
+		a, b := w.connect(verbs.QPTypeRC, o)
+		a.post("a WRITE_WITH_IMM to an empty receive queue", xRDMA(2, verbs.WRRDMAWriteWithImm, b.s, 0, a.s.sge(0, 8)))
+		a.want("RC WRITE_WITH_IMM, no receive, rnr_retry 0", w.await(a.scq, 1, "RC, no receive")[0], 2, verbs.WCRNRRetryExcErr)
+		a, b = w.connect(verbs.QPTypeUC, w.opts())
+		a.post("a WRITE_WITH_IMM to an empty receive queue", xRDMA(3, verbs.WRRDMAWriteWithImm, b.s, 0, a.s.sge(0, 8)))
+		a.want("UC WRITE_WITH_IMM, no receive", w.await(a.scq, 1, "UC, no receive")[0], 3, verbs.WCSuccess)
 		w.quiet(b.rcq, "UC WRITE_WITH_IMM without a receive")
 	})
 
@@ -260,20 +259,20 @@ func init() {
 		w := xSetup(t, e)
 		rng := rand.New(rand.NewPCG(13, 0x8813))
 		o := w.opts()
-		o.mtu = qp.MTU256
-		a, b := w.connect(qp.RC, o)
+		o.mtu = verbs.MTU256
+		a, b := w.connect(verbs.QPTypeRC, o)
 		xFill(b.s.buf, 13)
 		for round := range 8 {
 			n, src, dst := 1+rng.IntN(4000), rng.IntN(30000), rng.IntN(28000)
 			// Two local SGEs: the bytes read fill them in order.
 			cut := rng.IntN(n + 1)
-			a.post("a READ", xRDMA(uint64(round), wc.WRRDMARead, b.s, src, a.s.sge(dst, cut), a.s.sge(dst+32768, n-cut)))
+			a.post("a READ", xRDMA(uint64(round), verbs.WRRDMARead, b.s, src, a.s.sge(dst, cut), a.s.sge(dst+32768, n-cut)))
 			what := fmt.Sprintf("READ of %d bytes", n)
 			c := w.await(a.scq, 1, what)[0]
-			if !a.want(what, c, uint64(round), wc.Success) {
+			if !a.want(what, c, uint64(round), verbs.WCSuccess) {
 				continue
 			}
-			if c.Opcode != wc.RDMARead || int(c.ByteLen) != n {
+			if c.Opcode != verbs.WCRDMARead || int(c.ByteLen) != n {
 				t.Errorf("%s: %v byte_len %d, want RDMA_READ %d", what, c.Opcode, c.ByteLen, n)
 			}
 			got := append(slices.Clone(a.s.buf[dst:dst+cut]), a.s.buf[dst+32768:dst+32768+n-cut]...)
@@ -286,14 +285,14 @@ func init() {
 
 	register("XFER-18", "an earlier WRITE's data is in place when the later SEND completes remotely", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		for _, typ := range []qp.Type{qp.RC, qp.UC} {
-			for _, last := range []wc.WROpcode{wc.WRSend, wc.WRRDMAWriteWithImm} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
+			for _, last := range []verbs.WROpcode{verbs.WRSend, verbs.WRRDMAWriteWithImm} {
 				o := w.opts()
-				o.mtu = qp.MTU256
+				o.mtu = verbs.MTU256
 				a, b := w.connect(typ, o)
 				xFill(a.s.buf[:4000], byte(last)+1)
 				b.recvAt("the flag's receive", 1, 60000, 64)
-				a.post("a WRITE", xRDMA(10, wc.WRRDMAWrite, b.s, 8192, a.s.sge(0, 4000)))
+				a.post("a WRITE", xRDMA(10, verbs.WRRDMAWrite, b.s, 8192, a.s.sge(0, 4000)))
 				a.post("then the flag", xRDMA(11, last, b.s, 40000, a.s.sge(4000, 8)))
 				what := fmt.Sprintf("%v WRITE then %v", typ, last)
 				w.await(b.rcq, 1, what+": the flag's completion")
@@ -309,13 +308,13 @@ func init() {
 
 	register("XFER-21", "a UD receive keeps 40 bytes for the GRH; the payload starts at offset 40", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		a, b, ah := w.xPair(qp.UD, w.opts())
+		a, b, ah := w.xPair(verbs.QPTypeUD, w.opts())
 		copy(a.s.buf, "abc")
 		b.recvAt("a receive of 43 bytes", 1, 1000, 43)
-		a.post("a UD SEND of abc", xUD(xSend(1, wc.WRSend, a.s.sge(0, 3)), ah, b))
+		a.post("a UD SEND of abc", xUD(xSend(1, verbs.WRSend, a.s.sge(0, 3)), ah, b))
 		w.await(a.scq, 1, "sender")
 		c := w.await(b.rcq, 1, "receiver")[0]
-		if b.want("UD SEND of 3 bytes", c, 1, wc.Success) && c.ByteLen != 43 {
+		if b.want("UD SEND of 3 bytes", c, 1, verbs.WCSuccess) && c.ByteLen != 43 {
 			t.Errorf("byte_len %d, want 43 (40 + 3)", c.ByteLen)
 		}
 		if got := string(b.s.buf[1040:1043]); got != "abc" {
@@ -324,20 +323,20 @@ func init() {
 		// 42 bytes of room (40 + 2) do not hold 3 bytes of payload: the
 		// datagram is dropped and the receive waits for one that fits.
 		b.recvAt("a receive of 42 bytes", 2, 2000, 42)
-		a.post("abc again", xUD(xSend(2, wc.WRSend, a.s.sge(0, 3)), ah, b))
+		a.post("abc again", xUD(xSend(2, verbs.WRSend, a.s.sge(0, 3)), ah, b))
 		w.await(a.scq, 1, "sender, second datagram")
 		w.quiet(b.rcq, "3 bytes into a receive of 40+2")
-		a.post("two bytes", xUD(xSend(3, wc.WRSend, a.s.sge(0, 2)), ah, b))
+		a.post("two bytes", xUD(xSend(3, verbs.WRSend, a.s.sge(0, 2)), ah, b))
 		w.await(a.scq, 1, "sender, third datagram")
-		if c := w.await(b.rcq, 1, "2 bytes into a receive of 40+2")[0]; b.want("2 bytes into 40+2", c, 2, wc.Success) && c.ByteLen != 42 {
+		if c := w.await(b.rcq, 1, "2 bytes into a receive of 40+2")[0]; b.want("2 bytes into 40+2", c, 2, verbs.WCSuccess) && c.ByteLen != 42 {
 			t.Errorf("2 bytes into 40+2: byte_len %d, want 42", c.ByteLen)
 		}
 		// Through a global AH the GRH is there: its source and destination
 		// GIDs are the two ports' (IPv6 layout: SGID at 8, DGID at 24).
 		b.recvAt("a receive", 3, 3000, 100)
-		a.post("a datagram with a GRH", xUD(xSend(4, wc.WRSend, a.s.sge(0, 3)), w.ah(w.a, w.b, true), b))
+		a.post("a datagram with a GRH", xUD(xSend(4, verbs.WRSend, a.s.sge(0, 3)), w.ah(w.a, w.b, true), b))
 		w.await(a.scq, 1, "a datagram with a GRH")
-		if c := w.await(b.rcq, 1, "a datagram with a GRH: receiver")[0]; b.want("a datagram with a GRH", c, 3, wc.Success) {
+		if c := w.await(b.rcq, 1, "a datagram with a GRH: receiver")[0]; b.want("a datagram with a GRH", c, 3, verbs.WCSuccess) {
 			grh := b.s.buf[3000:3040]
 			if [16]byte(grh[8:24]) != w.a.port.GID || [16]byte(grh[24:40]) != w.b.port.GID || string(b.s.buf[3040:3043]) != "abc" {
 				t.Errorf("a datagram with a GRH: the first 40 bytes are not a GRH from %x to %x followed by the payload: % x", w.a.port.GID, w.b.port.GID, b.s.buf[3000:3043])
@@ -347,16 +346,16 @@ func init() {
 
 	register("XFER-24", "zero-length READ and WRITE need no valid rkey or address", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		a, b := w.connect(qp.RC, w.opts())
-		for i, op := range []wc.WROpcode{wc.WRRDMARead, wc.WRRDMAWrite} {
+		a, b := w.connect(verbs.QPTypeRC, w.opts())
+		for i, op := range []verbs.WROpcode{verbs.WRRDMARead, verbs.WRRDMAWrite} {
 			r := xSend(uint64(i), op)
 			r.RemoteAddr, r.RKey = 0xdead0000, 0
 			a.post(fmt.Sprintf("%v of 0 bytes with rkey 0", op), r)
 			what := fmt.Sprintf("zero-length %v with rkey 0 and a wild address", op)
-			a.want(what, w.await(a.scq, 1, what)[0], uint64(i), wc.Success)
+			a.want(what, w.await(a.scq, 1, what)[0], uint64(i), verbs.WCSuccess)
 		}
-		a.wantState("after two zero-length RDMA requests", qp.RTS)
-		b.wantState("after two zero-length RDMA requests", qp.RTS)
+		a.wantState("after two zero-length RDMA requests", verbs.QPStateRTS)
+		b.wantState("after two zero-length RDMA requests", verbs.QPStateRTS)
 	})
 }
 

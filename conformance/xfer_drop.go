@@ -5,8 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the XFER family about messages that vanish without an error at
@@ -28,22 +27,22 @@ func xMessage(s *xSide, off, n, i int) []byte {
 func init() {
 	register("XFER-09", "UC and UD with no receive posted: dropped at the receiver, SUCCESS at the sender", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		for _, typ := range []qp.Type{qp.UC, qp.UD} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeUC, verbs.QPTypeUD} {
 			a, b, ah := w.xPair(typ, w.opts())
 			xMessage(a.s, 0, 32, 1)
-			a.post("a message to an empty receive queue", xTo(xSend(1, wc.WRSend, a.s.sge(0, 32)), ah, b))
+			a.post("a message to an empty receive queue", xTo(xSend(1, verbs.WRSend, a.s.sge(0, 32)), ah, b))
 			what := fmt.Sprintf("%v SEND, no receive posted", typ)
-			a.want(what, w.await(a.scq, 1, what)[0], 1, wc.Success)
+			a.want(what, w.await(a.scq, 1, what)[0], 1, verbs.WCSuccess)
 			w.quiet(b.rcq, what)
-			b.wantState(what, qp.RTS)
+			b.wantState(what, verbs.QPStateRTS)
 			// The message is gone, not kept for a later receive.
 			g := xGRH(typ)
 			b.recvAt("a receive", 5, 1000, 64+g)
 			want := xMessage(a.s, 100, 32, 2)
-			a.post("a second message", xTo(xSend(2, wc.WRSend, a.s.sge(100, 32)), ah, b))
+			a.post("a second message", xTo(xSend(2, verbs.WRSend, a.s.sge(100, 32)), ah, b))
 			w.await(a.scq, 1, what+", second message")
 			c := w.await(b.rcq, 1, what+", second message: receiver")[0]
-			if b.want(what+", second message", c, 5, wc.Success) && !bytes.Equal(b.s.buf[1000+g:1032+g], want) {
+			if b.want(what+", second message", c, 5, verbs.WCSuccess) && !bytes.Equal(b.s.buf[1000+g:1032+g], want) {
 				t.Errorf("%s: the receive posted later holds other bytes than the second message", what)
 			}
 		}
@@ -55,45 +54,45 @@ func init() {
 		if mtu+41 > xBufLen/2 {
 			t.Fatalf("an active MTU of %d bytes does not fit the case's buffers", mtu)
 		}
-		a, b, ah := w.xPair(qp.UD, w.opts())
+		a, b, ah := w.xPair(verbs.QPTypeUD, w.opts())
 		b.recvAt("a receive room for MTU+1 bytes", 1, xBufLen/2, mtu+41)
-		a.post("MTU+1 bytes", xUD(xSend(1, wc.WRSend, a.s.sge(0, mtu+1)), ah, b))
+		a.post("MTU+1 bytes", xUD(xSend(1, verbs.WRSend, a.s.sge(0, mtu+1)), ah, b))
 		what := fmt.Sprintf("UD SEND of %d bytes (MTU %d)", mtu+1, mtu)
-		a.want(what, w.await(a.scq, 1, what)[0], 1, wc.Success)
+		a.want(what, w.await(a.scq, 1, what)[0], 1, verbs.WCSuccess)
 		w.quiet(b.rcq, what)
-		a.wantState(what, qp.RTS)
-		a.post("MTU bytes", xUD(xSend(2, wc.WRSend, a.s.sge(0, mtu)), ah, b))
+		a.wantState(what, verbs.QPStateRTS)
+		a.post("MTU bytes", xUD(xSend(2, verbs.WRSend, a.s.sge(0, mtu)), ah, b))
 		w.await(a.scq, 1, "MTU bytes")
-		if c := w.await(b.rcq, 1, "MTU bytes: receiver")[0]; b.want("UD SEND of MTU bytes", c, 1, wc.Success) && int(c.ByteLen) != mtu+40 {
+		if c := w.await(b.rcq, 1, "MTU bytes: receiver")[0]; b.want("UD SEND of MTU bytes", c, 1, verbs.WCSuccess) && int(c.ByteLen) != mtu+40 {
 			t.Errorf("UD SEND of MTU bytes: byte_len %d, want %d", c.ByteLen, mtu+40)
 		}
 	})
 
 	register("XFER-22", "UD: a wrong Q_Key or an unknown QPN drops the datagram silently", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		a, b, ah := w.xPair(qp.UD, w.opts())
+		a, b, ah := w.xPair(verbs.QPTypeUD, w.opts())
 		b.recvAt("a receive", 1, 0, 128)
-		bad := xUD(xSend(1, wc.WRSend, a.s.sge(0, 8)), ah, b)
+		bad := xUD(xSend(1, verbs.WRSend, a.s.sge(0, 8)), ah, b)
 		bad.RemoteQKey = xQKey + 1
-		lost := xUD(xSend(2, wc.WRSend, a.s.sge(0, 8)), ah, b)
+		lost := xUD(xSend(2, verbs.WRSend, a.s.sge(0, 8)), ah, b)
 		lost.RemoteQPN = b.q.Num() ^ 0x800000
 		a.post("a wrong Q_Key, then an unknown QPN", bad, lost)
 		for i, c := range w.await(a.scq, 2, "senders") {
-			a.want("UD SEND to a wrong Q_Key or QPN", c, uint64(i+1), wc.Success)
+			a.want("UD SEND to a wrong Q_Key or QPN", c, uint64(i+1), verbs.WCSuccess)
 		}
 		w.quiet(b.rcq, "UD SENDs with a wrong Q_Key and to an unknown QPN")
-		a.post("the right address", xUD(xSend(3, wc.WRSend, a.s.sge(0, 8)), ah, b))
+		a.post("the right address", xUD(xSend(3, verbs.WRSend, a.s.sge(0, 8)), ah, b))
 		w.await(a.scq, 1, "the right address")
-		b.want("UD SEND with the right Q_Key", w.await(b.rcq, 1, "the right address: receiver")[0], 1, wc.Success)
+		b.want("UD SEND with the right Q_Key", w.await(b.rcq, 1, "the right address: receiver")[0], 1, verbs.WCSuccess)
 	})
 
 	register("XFER-26", "UC: SUCCESS once sent; a message the receiver cannot take is discarded whole", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		o := w.opts()
-		o.mtu = qp.MTU256
-		a, b := w.connect(qp.UC, o)
-		a.post("a SEND to a QP without receives", xSend(1, wc.WRSend, a.s.sge(0, 700)))
-		a.want("UC SEND without a receive", w.await(a.scq, 1, "UC, no receive")[0], 1, wc.Success)
+		o.mtu = verbs.MTU256
+		a, b := w.connect(verbs.QPTypeUC, o)
+		a.post("a SEND to a QP without receives", xSend(1, verbs.WRSend, a.s.sge(0, 700)))
+		a.want("UC SEND without a receive", w.await(a.scq, 1, "UC, no receive")[0], 1, verbs.WCSuccess)
 		w.quiet(b.rcq, "UC SEND without a receive")
 		f, ok := e.Dev.(Faults)
 		if !ok {
@@ -110,10 +109,10 @@ func init() {
 		}
 		for i := range n {
 			xMessage(a.s, i*1024, size, i)
-			a.post("a message", xSend(uint64(i), wc.WRSend, a.s.sge(i*1024, size)))
+			a.post("a message", xSend(uint64(i), verbs.WRSend, a.s.sge(i*1024, size)))
 		}
 		for i, c := range w.await(a.scq, n, "UC sender on a lossy wire") {
-			a.want("UC sender on a lossy wire", c, uint64(i), wc.Success)
+			a.want("UC sender on a lossy wire", c, uint64(i), verbs.WCSuccess)
 		}
 		w.settle()
 		got, err := w.pollNow(b.rcq)
@@ -122,7 +121,7 @@ func init() {
 		}
 		last := -1
 		for k, c := range got {
-			if !b.want("UC receiver on a lossy wire", c, uint64(k), wc.Success) {
+			if !b.want("UC receiver on a lossy wire", c, uint64(k), verbs.WCSuccess) {
 				continue
 			}
 			msg := b.s.buf[k*1024 : k*1024+size]
@@ -139,7 +138,7 @@ func init() {
 
 	register("XFER-27", "a connected QP takes packets only from its dest_qp_num", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		for _, typ := range []qp.Type{qp.RC, qp.UC} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 			o := w.opts()
 			o.retry = 1
 			a, b := w.connect(typ, o)
@@ -148,57 +147,57 @@ func init() {
 			oc := o
 			oc.sqpsn = a.o.sqpsn
 			c := w.newEnd(w.a, typ, oc)
-			w.bring(c, b, qp.RTS)
+			w.bring(c, b, verbs.QPStateRTS)
 			b.recvAt("B's receive", 1, 0, 64)
 			xFill(c.s.buf[:8], 0x27)
 			before := bytes.Clone(b.s.buf[512:520])
-			c.post("a SEND from a stranger", xSend(9, wc.WRSend, c.s.sge(0, 8)), xRDMA(10, wc.WRRDMAWrite, b.s, 512, c.s.sge(0, 8)))
+			c.post("a SEND from a stranger", xSend(9, verbs.WRSend, c.s.sge(0, 8)), xRDMA(10, verbs.WRRDMAWrite, b.s, 512, c.s.sge(0, 8)))
 			what := fmt.Sprintf("%v SEND and WRITE from a QP B is not connected to", typ)
-			want := wc.Success
-			if typ == qp.RC {
-				want = wc.RetryExcErr // nobody answers
+			want := verbs.WCSuccess
+			if typ == verbs.QPTypeRC {
+				want = verbs.WCRetryExcErr // nobody answers
 			}
 			c.want(what, w.await(c.scq, 2, what)[0], 9, want)
 			w.quiet(b.rcq, what)
 			if !bytes.Equal(b.s.buf[512:520], before) {
 				t.Errorf("%s: the stranger's WRITE landed", what)
 			}
-			a.post("a SEND from the peer", xSend(1, wc.WRSend, a.s.sge(0, 8)))
+			a.post("a SEND from the peer", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
 			w.await(a.scq, 1, what+", then the peer")
-			b.want(what+", then the peer's SEND", w.await(b.rcq, 1, "the peer's SEND")[0], 1, wc.Success)
+			b.want(what+", then the peer's SEND", w.await(b.rcq, 1, "the peer's SEND")[0], 1, verbs.WCSuccess)
 		}
 	})
 
 	register("XFER-28", "a QP in RESET, INIT or ERR drops packets: RC senders fail RETRY_EXC_ERR, UC and UD succeed", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		for _, typ := range xTypes {
-			for _, st := range []qp.State{qp.Reset, qp.Init, qp.Err} {
+			for _, st := range []verbs.QPState{verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateErr} {
 				o := w.opts()
 				o.retry = 1
 				ob := o
 				ob.upTo = st
-				if st == qp.Err {
-					ob.upTo = qp.RTS
+				if st == verbs.QPStateErr {
+					ob.upTo = verbs.QPStateRTS
 				}
 				a, b := w.connect2(typ, o, ob)
-				if st == qp.Err {
-					b.toState(qp.Err)
+				if st == verbs.QPStateErr {
+					b.toState(verbs.QPStateErr)
 				}
 				var ah AH
-				if typ == qp.UD {
+				if typ == verbs.QPTypeUD {
 					ah = w.ah(w.a, w.b, false)
 				}
-				if st != qp.Reset {
+				if st != verbs.QPStateReset {
 					b.recvAt("a receive", 1, 0, 128)
-					if st == qp.Err {
+					if st == verbs.QPStateErr {
 						w.await(b.rcq, 1, "the receive posted in ERR is flushed")
 					}
 				}
-				a.post("a SEND", xTo(xSend(1, wc.WRSend, a.s.sge(0, 8)), ah, b))
+				a.post("a SEND", xTo(xSend(1, verbs.WRSend, a.s.sge(0, 8)), ah, b))
 				what := fmt.Sprintf("%v SEND to a QP in %v", typ, st)
-				want := wc.Success
-				if typ == qp.RC {
-					want = wc.RetryExcErr
+				want := verbs.WCSuccess
+				if typ == verbs.QPTypeRC {
+					want = verbs.WCRetryExcErr
 				}
 				a.want(what, w.await(a.scq, 1, what)[0], 1, want)
 				w.quiet(b.rcq, what)

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of events that traffic raises: the solicited-event bit (NOTIFY-06)
@@ -37,35 +35,35 @@ func init() {
 	register("NOTIFY-06", "IBV_SEND_SOLICITED sets the SE bit of SENDs and WRITE_WITH_IMM; nothing else completes remotely", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		for _, c := range []struct {
-			typ       qp.Type
-			op        wc.WROpcode
+			typ       verbs.QPType
+			op        verbs.WROpcode
 			solicited bool
 			fires     bool // a solicited-only arm fires
 			recv      bool // the responder gets a completion
 		}{
-			{qp.RC, wc.WRSend, false, false, true},
-			{qp.RC, wc.WRSend, true, true, true},
-			{qp.RC, wc.WRSendWithImm, true, true, true},
-			{qp.RC, wc.WRRDMAWriteWithImm, true, true, true},
-			{qp.RC, wc.WRRDMAWriteWithImm, false, false, true},
-			{qp.RC, wc.WRRDMAWrite, true, false, false},
-			{qp.UC, wc.WRSend, true, true, true},
-			{qp.UC, wc.WRRDMAWrite, true, false, false},
-			{qp.UD, wc.WRSend, true, true, true},
-			{qp.UD, wc.WRSend, false, false, true},
+			{verbs.QPTypeRC, verbs.WRSend, false, false, true},
+			{verbs.QPTypeRC, verbs.WRSend, true, true, true},
+			{verbs.QPTypeRC, verbs.WRSendWithImm, true, true, true},
+			{verbs.QPTypeRC, verbs.WRRDMAWriteWithImm, true, true, true},
+			{verbs.QPTypeRC, verbs.WRRDMAWriteWithImm, false, false, true},
+			{verbs.QPTypeRC, verbs.WRRDMAWrite, true, false, false},
+			{verbs.QPTypeUC, verbs.WRSend, true, true, true},
+			{verbs.QPTypeUC, verbs.WRRDMAWrite, true, false, false},
+			{verbs.QPTypeUD, verbs.WRSend, true, true, true},
+			{verbs.QPTypeUD, verbs.WRSend, false, false, true},
 		} {
 			ob := w.opts()
 			ob.recvCh = w.b.channel()
 			a, b := w.connect2(c.typ, w.opts(), ob)
 			var ah AH
-			if c.typ == qp.UD {
+			if c.typ == verbs.QPTypeUD {
 				ah = w.ah(w.a, w.b, false)
 			}
 			b.recvAt("a receive", 1, 0, 128)
 			e.WantOK("ibv_req_notify_cq(solicited_only=1)", b.rcq.ReqNotify(true))
 			r := xTo(xRDMA(1, c.op, b.s, 1024, a.s.sge(0, 8)), ah, b)
 			if c.solicited {
-				r.Flags |= qp.SendSolicited
+				r.Flags |= verbs.SendSolicited
 			}
 			a.post("the request", r)
 			what := fmt.Sprintf("%v %v, SOLICITED %v", c.typ, c.op, c.solicited)
@@ -85,14 +83,14 @@ func init() {
 		w := xSetup(t, e)
 		oa, ob := w.opts(), w.opts()
 		oa.sendCh, ob.recvCh = w.a.channel(), w.b.channel()
-		a, b := w.connect2(qp.RC, oa, ob)
+		a, b := w.connect2(verbs.QPTypeRC, oa, ob)
 		for i, sol := range []bool{false, true, false} {
 			b.recvAt("a receive", uint64(i), 0, 64)
 			e.WantOK("arming the responder's CQ", b.rcq.ReqNotify(true))
 			e.WantOK("arming the requester's CQ", a.scq.ReqNotify(true))
-			r := xSend(uint64(i), wc.WRSend, a.s.sge(0, 8))
+			r := xSend(uint64(i), verbs.WRSend, a.s.sge(0, 8))
 			if sol {
-				r.Flags |= qp.SendSolicited
+				r.Flags |= verbs.SendSolicited
 			}
 			a.post("a SEND", r)
 			what := fmt.Sprintf("SEND %d, SOLICITED %v", i, sol)
@@ -112,12 +110,12 @@ func init() {
 		rxe := e.Profile.SolicitedBitOnly
 		oa, ob := w.opts(), w.opts()
 		oa.sendCh, ob.recvCh = w.a.channel(), w.b.channel()
-		a, b := w.connect2(qp.RC, oa, ob)
+		a, b := w.connect2(verbs.QPTypeRC, oa, ob)
 		// A receive error caused by a packet without SE: too long a SEND.
 		b.recvAt("a 10-byte receive", 1, 0, 10)
 		e.WantOK("arming the responder's CQ", b.rcq.ReqNotify(true))
 		e.WantOK("arming the requester's CQ", a.scq.ReqNotify(true))
-		a.post("a 20-byte SEND without SOLICITED, then another", xSend(1, wc.WRSend, a.s.sge(0, 20)), xSend(2, wc.WRSend, a.s.sge(0, 8)))
+		a.post("a 20-byte SEND without SOLICITED, then another", xSend(1, verbs.WRSend, a.s.sge(0, 20)), xSend(2, verbs.WRSend, a.s.sge(0, 8)))
 		w.await(a.scq, 2, "requester: an error and a flush")
 		w.await(b.rcq, 1, "responder: a receive error")
 		bug := ""
@@ -142,32 +140,32 @@ func init() {
 		w := xSetup(t, e)
 		for _, c := range []struct {
 			name string
-			deny qp.AccessFlags
+			deny verbs.AccessFlags
 			run  func(a, b *xEnd)
 		}{
 			{"WRITE with a bad rkey", 0, func(a, b *xEnd) {
-				a.post("a bad WRITE", a.xRemoteReq(1, wc.WRRDMAWrite, b.s.addr(0), xBadKey(b.s.mr.RKey())))
+				a.post("a bad WRITE", a.xRemoteReq(1, verbs.WRRDMAWrite, b.s.addr(0), xBadKey(b.s.mr.RKey())))
 			}},
-			{"READ from a QP without REMOTE_READ", qp.AccessRemoteRead, func(a, b *xEnd) {
-				a.post("a READ", xRDMA(1, wc.WRRDMARead, b.s, 0, a.s.sge(0, 8)))
+			{"READ from a QP without REMOTE_READ", verbs.AccessRemoteRead, func(a, b *xEnd) {
+				a.post("a READ", xRDMA(1, verbs.WRRDMARead, b.s, 0, a.s.sge(0, 8)))
 			}},
 			{"SEND into a receive with a bad lkey", 0, func(a, b *xEnd) {
-				b.recv("a bad receive", qp.RecvWR{WRID: 1, SGList: []qp.SGE{{Addr: b.s.addr(0), Length: 64, LKey: xBadKey(b.s.mr.LKey())}}})
-				a.post("a SEND", xSend(1, wc.WRSend, a.s.sge(0, 8)))
+				b.recv("a bad receive", verbs.RecvWR{WRID: 1, SGList: []verbs.SGE{{Addr: b.s.addr(0), Length: 64, LKey: xBadKey(b.s.mr.LKey())}}})
+				a.post("a SEND", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
 			}},
 		} {
 			o := w.opts()
 			o.deny = c.deny
-			a, b := w.connect(qp.RC, o)
+			a, b := w.connect(verbs.QPTypeRC, o)
 			c.run(a, b)
 			w.await(a.scq, 1, c.name)
 			evs := w.allEvents()
-			n := xAbout(evs, notify.EventQPReqErr, b.q) + xAbout(evs, notify.EventQPAccessErr, b.q)
+			n := xAbout(evs, verbs.EventQPReqErr, b.q) + xAbout(evs, verbs.EventQPAccessErr, b.q)
 			want := 1
 			if w.tp.NoQPEvents {
 				want = 0
 			}
-			if n != want || len(evs) != n+xAbout(evs, notify.EventCommEst, b.q) {
+			if n != want || len(evs) != n+xAbout(evs, verbs.EventCommEst, b.q) {
 				t.Errorf("%s (NoQPEvents=%v): events %v, want %d QP_REQ_ERR or QP_ACCESS_ERR naming the responder and nothing else", c.name, w.tp.NoQPEvents, evs, want)
 			}
 		}
@@ -175,13 +173,13 @@ func init() {
 
 	register("ASYNC-12", "COMM_EST: the first packet reaching a QP in RTR, once (not under the rxe reading)", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		for _, typ := range []qp.Type{qp.RC, qp.UC} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 			ob := w.opts()
-			ob.upTo = qp.RTR
+			ob.upTo = verbs.QPStateRTR
 			a, b := w.connect2(typ, w.opts(), ob)
 			b.recvAt("receive 1", 1, 0, 64)
 			b.recvAt("receive 2", 2, 64, 64)
-			a.post("two SENDs to a QP in RTR", xSend(1, wc.WRSend, a.s.sge(0, 8)), xSend(2, wc.WRSend, a.s.sge(0, 8)))
+			a.post("two SENDs to a QP in RTR", xSend(1, verbs.WRSend, a.s.sge(0, 8)), xSend(2, verbs.WRSend, a.s.sge(0, 8)))
 			what := fmt.Sprintf("%v, two SENDs to a QP in RTR", typ)
 			w.await(b.rcq, 2, what+": the QP in RTR receives")
 			want := 1
@@ -189,10 +187,10 @@ func init() {
 				want = 0
 			}
 			evs := w.allEvents()
-			if got := xAbout(evs, notify.EventCommEst, b.q); got != want {
+			if got := xAbout(evs, verbs.EventCommEst, b.q); got != want {
 				t.Errorf("%s (NoQPEvents=%v): %d COMM_EST naming it, want %d; events %v", what, w.tp.NoQPEvents, got, want, evs)
 			}
-			if got := xAbout(evs, notify.EventCommEst, a.q); got != 0 {
+			if got := xAbout(evs, verbs.EventCommEst, a.q); got != 0 {
 				t.Errorf("%s: COMM_EST names the sender in RTS", what)
 			}
 		}
@@ -200,7 +198,7 @@ func init() {
 
 	register("ASYNC-08", "QP_FATAL: a catastrophic work-queue error takes the QP to ERR and names it (not under the rxe reading)", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		a, b := w.connect(qp.RC, w.opts())
+		a, b := w.connect(verbs.QPTypeRC, w.opts())
 		fi, ok := a.q.(FatalInjector)
 		if !ok {
 			// Real hardware offers no way to cause this on purpose.
@@ -211,16 +209,16 @@ func init() {
 		a.recvAt("a receive of its own", 9, 0, 64)
 		e.WantOK("inject a fatal error", fi.InjectFatal())
 		w.await(a.rcq, 1, "the fatal QP's receive")
-		a.wantState("after the fatal error", qp.Err)
+		a.wantState("after the fatal error", verbs.QPStateErr)
 		want := 1
 		if w.tp.NoQPEvents {
 			want = 0
 		}
 		evs := w.allEvents()
-		if got := xAbout(evs, notify.EventQPFatal, a.q); got != want {
+		if got := xAbout(evs, verbs.EventQPFatal, a.q); got != want {
 			t.Errorf("%d QP_FATAL naming the QP (NoQPEvents=%v), want %d; events %v", got, w.tp.NoQPEvents, want, evs)
 		}
-		if got := xAbout(evs, notify.EventQPFatal, b.q); got != 0 {
+		if got := xAbout(evs, verbs.EventQPFatal, b.q); got != 0 {
 			t.Errorf("QP_FATAL names the peer")
 		}
 	})
@@ -249,44 +247,44 @@ func xDrain(w *xWorld, f Faults, lost, ask bool) {
 	w.t.Helper()
 	o := w.opts()
 	o.minRNR = 14 // 1.28 ms: settling for a virtual second costs few RNR rounds
-	a, b := w.connect(qp.RC, o)
+	a, b := w.connect(verbs.QPTypeRC, o)
 	if lost {
 		b.recvAt("the receive", 1, 0, 64)
 		w.e.WantOK("dropping every packet", f.SetFaults(1, 0, 0))
 		defer func() { _ = f.SetFaults(0, 0, 0) }()
 	}
-	a.post("a SEND", xSend(1, wc.WRSend, a.s.sge(0, 8)))
+	a.post("a SEND", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
 	w.pause(100_000)
-	mask := qp.AttrState
+	mask := verbs.QPAttrState
 	if ask {
-		mask |= qp.AttrEnSQDAsyncNotify
+		mask |= verbs.QPAttrEnSQDAsyncNotify
 	}
-	w.modify(a, "RTS→SQD", qp.Attr{QPState: qp.SQD, EnSQDAsyncNotify: ask}, mask)
+	w.modify(a, "RTS→SQD", verbs.QPAttr{QPState: verbs.QPStateSQD, EnSQDAsyncNotify: ask}, mask)
 	what := fmt.Sprintf("RTS→SQD, en_sqd_async_notify=%v, with a SEND in flight (lost packets %v, RNR %v)", ask, lost, !lost)
 	attr, err := a.q.Query()
-	if err != nil || attr.QPState != qp.SQD {
+	if err != nil || attr.QPState != verbs.QPStateSQD {
 		w.t.Fatalf("%s: query: state %v err %v, want SQD", what, attr.QPState, err)
 	}
 	if !attr.SQDraining {
 		w.t.Errorf("%s: sq_draining is false before the SEND completed", what)
 	}
 	if !lost {
-		if xAbout(w.allEvents(), notify.EventSQDrained, a.q) != 0 {
+		if xAbout(w.allEvents(), verbs.EventSQDrained, a.q) != 0 {
 			w.t.Errorf("%s: SQ_DRAINED before the SEND completed", what)
 		}
 		b.recvAt("the receive", 1, 0, 64)
 	} else {
-		if xAbout(w.a.eventsNow(), notify.EventSQDrained, a.q) != 0 {
+		if xAbout(w.a.eventsNow(), verbs.EventSQDrained, a.q) != 0 {
 			w.t.Errorf("%s: SQ_DRAINED before the SEND completed", what)
 		}
 		w.e.WantOK("a clean wire again", f.SetFaults(0, 0, 0))
 	}
-	a.want(what, w.await(a.scq, 1, what)[0], 1, wc.Success)
+	a.want(what, w.await(a.scq, 1, what)[0], 1, verbs.WCSuccess)
 	want := 0
 	if ask || w.tp.AlwaysSQDrained {
 		want = 1
 	}
-	got := xAbout(w.allEvents(), notify.EventSQDrained, a.q)
+	got := xAbout(w.allEvents(), verbs.EventSQDrained, a.q)
 	if got != want {
 		w.t.Errorf("%s (AlwaysSQDrained=%v): %d SQ_DRAINED, want %d", what, w.tp.AlwaysSQDrained, got, want)
 	}

@@ -3,8 +3,7 @@ package conformance
 import (
 	"fmt"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the completion statuses that ordinary traffic does not produce:
@@ -30,35 +29,35 @@ import (
 // of them.
 var xForced = []struct {
 	id   string
-	st   wc.Status
+	st   verbs.WCStatus
 	what string
 }{
-	{"WC-S03", wc.LocEECOpErr, "an EE-context error (RD only)"},
-	{"WC-S06", wc.MWBindErr, "a failed memory-window bind"},
-	{"WC-S07", wc.BadRespErr, "a response with an unexpected opcode"},
-	{"WC-S08", wc.LocAccessErr, "a responder's local access error"},
-	{"WC-S14", wc.LocRDDViolErr, "an RDD violation (RD only)"},
-	{"WC-S15", wc.RemInvRDReqErr, "an invalid RD request (RD only)"},
-	{"WC-S16", wc.RemAbortErr, "a remote abort"},
-	{"WC-S17", wc.InvEECNErr, "an invalid EE-context number (RD only)"},
-	{"WC-S18", wc.InvEECStateErr, "an invalid EE-context state (RD only)"},
-	{"WC-S19", wc.FatalErr, "a catastrophic error"},
-	{"WC-S20", wc.RespTimeoutErr, "a response timeout"},
-	{"WC-S21", wc.GeneralErr, "any other error"},
+	{"WC-S03", verbs.WCLocEECOpErr, "an EE-context error (RD only)"},
+	{"WC-S06", verbs.WCMWBindErr, "a failed memory-window bind"},
+	{"WC-S07", verbs.WCBadRespErr, "a response with an unexpected opcode"},
+	{"WC-S08", verbs.WCLocAccessErr, "a responder's local access error"},
+	{"WC-S14", verbs.WCLocRDDViolErr, "an RDD violation (RD only)"},
+	{"WC-S15", verbs.WCRemInvRDReqErr, "an invalid RD request (RD only)"},
+	{"WC-S16", verbs.WCRemAbortErr, "a remote abort"},
+	{"WC-S17", verbs.WCInvEECNErr, "an invalid EE-context number (RD only)"},
+	{"WC-S18", verbs.WCInvEECStateErr, "an invalid EE-context state (RD only)"},
+	{"WC-S19", verbs.WCFatalErr, "a catastrophic error"},
+	{"WC-S20", verbs.WCRespTimeoutErr, "a response timeout"},
+	{"WC-S21", verbs.WCGeneralErr, "any other error"},
 }
 
 // xNeverProduced are the statuses no RC, UC or UD traffic can end with:
 // the reliable datagram ones (WC-S03, S14, S15, S17, S18) and the
 // tag-matching ones (WC-S22). MW_BIND_ERR (WC-S06) is not among them: a
 // failed memory-window bind produces it (MW-05).
-var xNeverProduced = map[wc.Status]string{
-	wc.LocEECOpErr:      "WC-S03",
-	wc.LocRDDViolErr:    "WC-S14",
-	wc.RemInvRDReqErr:   "WC-S15",
-	wc.InvEECNErr:       "WC-S17",
-	wc.InvEECStateErr:   "WC-S18",
-	wc.TMErr:            "WC-S22",
-	wc.TMRndvIncomplete: "WC-S22",
+var xNeverProduced = map[verbs.WCStatus]string{
+	verbs.WCLocEECOpErr:      "WC-S03",
+	verbs.WCLocRDDViolErr:    "WC-S14",
+	verbs.WCRemInvRDReqErr:   "WC-S15",
+	verbs.WCInvEECNErr:       "WC-S17",
+	verbs.WCInvEECStateErr:   "WC-S18",
+	verbs.WCTMErr:            "WC-S22",
+	verbs.WCTMRndvIncomplete: "WC-S22",
 }
 
 // xForcer returns x's StatusForcer, or nil after logging that the case is
@@ -74,7 +73,7 @@ func xForcer(t *T, x *xEnd) StatusForcer {
 }
 
 // xForcedCase forces st on a send request, then on a receive request.
-func xForcedCase(st wc.Status) func(t *T, e *Env) {
+func xForcedCase(st verbs.WCStatus) func(t *T, e *Env) {
 	return func(t *T, e *Env) {
 		w := xSetup(t, e)
 		xForcedSend(w, st)
@@ -85,9 +84,9 @@ func xForcedCase(st wc.Status) func(t *T, e *Env) {
 // xForcedSend fails the second of three SENDs of A with st. B receives all
 // three messages (the fault strikes A's completion, not the wire), and A's
 // own receive is flushed with its send queue.
-func xForcedSend(w *xWorld, st wc.Status) {
+func xForcedSend(w *xWorld, st verbs.WCStatus) {
 	w.t.Helper()
-	a, b := w.connect(qp.RC, w.opts())
+	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	f := xForcer(w.t, a)
 	if f == nil {
 		return
@@ -99,22 +98,22 @@ func xForcedSend(w *xWorld, st wc.Status) {
 	a.recvAt("A's receive", 9, 0, 64)
 	w.e.WantOK("forcing the status", f.ForceStatus(2, false, st))
 	w.forcing = true
-	a.post("three SENDs", xSend(1, wc.WRSend, a.s.sge(0, 8)), xSend(2, wc.WRSend, a.s.sge(8, 8)), xSend(3, wc.WRSend, a.s.sge(16, 8)))
+	a.post("three SENDs", xSend(1, verbs.WRSend, a.s.sge(0, 8)), xSend(2, verbs.WRSend, a.s.sge(8, 8)), xSend(3, verbs.WRSend, a.s.sge(16, 8)))
 	got := w.await(a.scq, 3, what)
-	a.want(what+": the first", got[0], 1, wc.Success)
+	a.want(what+": the first", got[0], 1, verbs.WCSuccess)
 	a.want(what+": the forced one", got[1], 2, st)
-	a.want(what+": the one after it", got[2], 3, wc.WRFlushErr)
-	a.want(what+": A's outstanding receive", w.await(a.rcq, 1, what+": A's receive")[0], 9, wc.WRFlushErr)
-	a.wantState(what, qp.Err)
+	a.want(what+": the one after it", got[2], 3, verbs.WCWRFlushErr)
+	a.want(what+": A's outstanding receive", w.await(a.rcq, 1, what+": A's receive")[0], 9, verbs.WCWRFlushErr)
+	a.wantState(what, verbs.QPStateErr)
 	w.xPeerUntouched(b, what, 3)
 }
 
 // xForcedRecv fails the second of three receives of B with st while A
 // sends two messages: B's third receive is flushed, and A's SENDs, which B
 // acknowledged, succeed.
-func xForcedRecv(w *xWorld, st wc.Status) {
+func xForcedRecv(w *xWorld, st verbs.WCStatus) {
 	w.t.Helper()
-	a, b := w.connect(qp.RC, w.opts())
+	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	f := xForcer(w.t, b)
 	if f == nil {
 		return
@@ -125,16 +124,16 @@ func xForcedRecv(w *xWorld, st wc.Status) {
 	}
 	w.e.WantOK("forcing the status", f.ForceStatus(12, true, st))
 	w.forcing = true
-	a.post("two SENDs", xSend(1, wc.WRSend, a.s.sge(0, 8)), xSend(2, wc.WRSend, a.s.sge(8, 8)))
+	a.post("two SENDs", xSend(1, verbs.WRSend, a.s.sge(0, 8)), xSend(2, verbs.WRSend, a.s.sge(8, 8)))
 	got := w.await(b.rcq, 3, what)
-	b.want(what+": the first", got[0], 11, wc.Success)
+	b.want(what+": the first", got[0], 11, verbs.WCSuccess)
 	b.want(what+": the forced one", got[1], 12, st)
-	b.want(what+": the one after it", got[2], 13, wc.WRFlushErr)
-	b.wantState(what, qp.Err)
+	b.want(what+": the one after it", got[2], 13, verbs.WCWRFlushErr)
+	b.wantState(what, verbs.QPStateErr)
 	w.xPeerUntouched(a, what, 0)
 	sends := w.await(a.scq, 2, what+": the peer's SENDs")
 	for i, c := range sends {
-		a.want(what+": the peer's SEND", c, uint64(1+i), wc.Success)
+		a.want(what+": the peer's SEND", c, uint64(1+i), verbs.WCSuccess)
 	}
 }
 
@@ -145,10 +144,10 @@ func (w *xWorld) xPeerUntouched(peer *xEnd, what string, recvs int) {
 	w.t.Helper()
 	if recvs > 0 {
 		for i, c := range w.await(peer.rcq, recvs, what+": the peer's receives") {
-			peer.want(what+": the peer's receive", c, uint64(11+i), wc.Success)
+			peer.want(what+": the peer's receive", c, uint64(11+i), verbs.WCSuccess)
 		}
 	}
-	peer.wantState(what+": the peer", qp.RTS)
+	peer.wantState(what+": the peer", verbs.QPStateRTS)
 	for _, ev := range w.allEvents() {
 		if ev.obj == any(peer.q) {
 			w.t.Errorf("%s: async event %v names the peer, whose requests did not fail", what, ev.typ)

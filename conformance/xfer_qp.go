@@ -9,8 +9,7 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the QP and CQ families that need requests to execute:
@@ -26,11 +25,11 @@ func init() {
 		for _, typ := range xTypes {
 			a, b, ah := w.xPair(typ, o)
 			b.recvAt("a receive", 1, 0, 128)
-			r := xTo(xSend(7, wc.WRSend, a.s.sge(0, 8)), ah, b)
-			r.Flags &^= qp.SendSignaled
+			r := xTo(xSend(7, verbs.WRSend, a.s.sge(0, 8)), ah, b)
+			r.Flags &^= verbs.SendSignaled
 			a.post("an unsignaled SEND", r)
 			what := fmt.Sprintf("%v, sq_sig_all=1, unsignaled SEND", typ)
-			a.want(what, w.await(a.scq, 1, what)[0], 7, wc.Success)
+			a.want(what, w.await(a.scq, 1, what)[0], 7, verbs.WCSuccess)
 		}
 	})
 
@@ -40,16 +39,16 @@ func init() {
 		for round := range 8 {
 			o := w.opts()
 			o.sigAll = round%2 == 0
-			a, b := w.connect(qp.RC, o)
+			a, b := w.connect(verbs.QPTypeRC, o)
 			n := 4 + rng.IntN(8)
 			var want []uint64
 			for i := range n {
 				b.recvAt("a receive", uint64(100+i), i*64, 64)
-				r := xSend(uint64(i), wc.WRSend, a.s.sge(0, 8))
+				r := xSend(uint64(i), verbs.WRSend, a.s.sge(0, 8))
 				if rng.IntN(2) == 0 {
-					r.Flags &^= qp.SendSignaled
+					r.Flags &^= verbs.SendSignaled
 				}
-				if o.sigAll || r.Flags&qp.SendSignaled != 0 {
+				if o.sigAll || r.Flags&verbs.SendSignaled != 0 {
 					want = append(want, uint64(i))
 				}
 				a.post("a SEND", r)
@@ -70,18 +69,18 @@ func init() {
 
 	register("CQ-21", "a failing unsignaled request still completes, with its wr_id", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		a, b := w.connect(qp.RC, w.opts())
-		r := xRDMA(0xfeed, wc.WRRDMAWrite, b.s, 0, a.s.sge(0, 8))
+		a, b := w.connect(verbs.QPTypeRC, w.opts())
+		r := xRDMA(0xfeed, verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 8))
 		r.Flags, r.RKey = 0, xBadKey(r.RKey)
 		a.post("an unsignaled WRITE with a bad rkey", r)
-		a.want("unsignaled WRITE with a bad rkey", w.await(a.scq, 1, "unsignaled error")[0], 0xfeed, wc.RemAccessErr)
+		a.want("unsignaled WRITE with a bad rkey", w.await(a.scq, 1, "unsignaled error")[0], 0xfeed, verbs.WCRemAccessErr)
 		o := w.opts()
 		o.rnrRetry = 0
-		a, _ = w.connect(qp.RC, o)
-		r = xSend(0xbeef, wc.WRSend, a.s.sge(0, 8))
+		a, _ = w.connect(verbs.QPTypeRC, o)
+		r = xSend(0xbeef, verbs.WRSend, a.s.sge(0, 8))
 		r.Flags = 0
 		a.post("an unsignaled SEND to an empty receive queue", r)
-		a.want("unsignaled SEND, RNR exhausted", w.await(a.scq, 1, "unsignaled RNR")[0], 0xbeef, wc.RNRRetryExcErr)
+		a.want("unsignaled SEND, RNR exhausted", w.await(a.scq, 1, "unsignaled RNR")[0], 0xbeef, verbs.WCRNRRetryExcErr)
 	})
 
 	register("CQ-18", "per work queue, completions come in posting order, whatever finishes first", func(t *T, e *Env) {
@@ -90,22 +89,22 @@ func init() {
 		shared, rshared := w.a.cq(512, nil), w.b.cq(512, nil)
 		oa, ob := w.opts(), w.opts()
 		oa.sendCQ, oa.recvCQ, ob.sendCQ, ob.recvCQ = shared, shared, rshared, rshared
-		oa.mtu, ob.mtu = qp.MTU256, qp.MTU256
+		oa.mtu, ob.mtu = verbs.MTU256, verbs.MTU256
 		var as, bs []*xEnd
 		for range 3 {
-			a, b := w.connect2(qp.RC, oa, ob)
+			a, b := w.connect2(verbs.QPTypeRC, oa, ob)
 			as, bs = append(as, a), append(bs, b)
 		}
 		want, rwant := map[uint32][]uint64{}, map[uint32][]uint64{}
 		total, rtotal := 0, 0
-		ops := []wc.WROpcode{wc.WRRDMARead, wc.WRSend, wc.WRRDMAWrite, wc.WRAtomicFetchAndAdd, wc.WRSendWithImm}
+		ops := []verbs.WROpcode{verbs.WRRDMARead, verbs.WRSend, verbs.WRRDMAWrite, verbs.WRAtomicFetchAndAdd, verbs.WRSendWithImm}
 		for i := range 40 {
 			k := rng.IntN(3)
 			a, b := as[k], bs[k]
 			op := ops[rng.IntN(len(ops))]
 			n := 1 + rng.IntN(1500)
 			sge := a.s.sge(8*i, n)
-			if op == wc.WRAtomicFetchAndAdd {
+			if op == verbs.WRAtomicFetchAndAdd {
 				sge = a.s.sge(60000+8*i, 8)
 			}
 			r := xRDMA(uint64(i), op, b.s, 8*(i%8), sge)
@@ -115,7 +114,7 @@ func init() {
 				want[a.q.Num()] = append(want[a.q.Num()], uint64(i))
 				total++
 			}
-			if op == wc.WRSend || op == wc.WRSendWithImm {
+			if op == verbs.WRSend || op == verbs.WRSendWithImm {
 				b.recvAt("a receive", uint64(1000+i), 20000, 2000)
 				rwant[b.q.Num()] = append(rwant[b.q.Num()], uint64(1000+i))
 				rtotal++
@@ -145,14 +144,14 @@ func init() {
 		w := xSetup(t, e)
 		o := w.opts()
 		o.cap.MaxSendWR = 8
-		a, b := w.connect(qp.RC, o)
+		a, b := w.connect(verbs.QPTypeRC, o)
 		attr, err := a.q.Query()
 		if err != nil {
 			t.Fatalf("ibv_query_qp: %v", err)
 		}
 		depth := int(attr.Cap.MaxSendWR)
-		write := func(id uint64, signaled bool) qp.SendWR {
-			r := xRDMA(id, wc.WRRDMAWrite, b.s, 0, a.s.sge(0, 8))
+		write := func(id uint64, signaled bool) verbs.SendWR {
+			r := xRDMA(id, verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 8))
 			if !signaled {
 				r.Flags = 0
 			}
@@ -169,35 +168,35 @@ func init() {
 				if got, _ := w.pollNow(a.scq); len(got) != 0 {
 					t.Fatalf("unsignaled successful WRITEs completed: %s", xShow(got))
 				}
-				n, err := a.q.PostSend([]qp.SendWR{write(99, true)})
+				n, err := a.q.PostSend([]verbs.SendWR{write(99, true)})
 				if n != 0 || !errors.Is(err, syscall.ENOMEM) {
 					t.Fatalf("after %d unsignaled WRITEs on a queue of %d: ibv_post_send = %d, %v; want ENOMEM", depth, depth, n, err)
 				}
 			}
 		}
 		// One signaled request per queue-full keeps the queue going.
-		a, _ = w.connect(qp.RC, o)
+		a, _ = w.connect(verbs.QPTypeRC, o)
 		for round := range 4 {
 			for i := range depth {
 				a.post("a WRITE", write(uint64(i), i == depth-1))
 			}
-			a.want("the signaled WRITE of a queue-full", w.await(a.scq, 1, fmt.Sprintf("round %d", round))[0], uint64(depth-1), wc.Success)
+			a.want("the signaled WRITE of a queue-full", w.await(a.scq, 1, fmt.Sprintf("round %d", round))[0], uint64(depth-1), verbs.WCSuccess)
 		}
 	})
 
 	register("QP-36", "non-inline buffers are read when the request executes, not when it is posted", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		for _, op := range []wc.WROpcode{wc.WRSend, wc.WRRDMAWrite} {
-			a, b := w.connect(qp.RC, w.opts())
+		for _, op := range []verbs.WROpcode{verbs.WRSend, verbs.WRRDMAWrite} {
+			a, b := w.connect(verbs.QPTypeRC, w.opts())
 			b.recvAt("a receive", 1, 0, 64)
-			a.toState(qp.SQD)
+			a.toState(verbs.QPStateSQD)
 			xFill(a.s.buf[:32], 1)
 			a.post("a request posted in SQD", xRDMA(1, op, b.s, 0, a.s.sge(0, 32)))
 			xFill(a.s.buf[:32], 2)
 			want := bytes.Clone(a.s.buf[:32])
-			a.toState(qp.RTS)
+			a.toState(verbs.QPStateRTS)
 			what := fmt.Sprintf("%v posted in SQD, its buffer changed before it executed", op)
-			a.want(what, w.await(a.scq, 1, what)[0], 1, wc.Success)
+			a.want(what, w.await(a.scq, 1, what)[0], 1, verbs.WCSuccess)
 			if !bytes.Equal(b.s.buf[:32], want) {
 				t.Errorf("%s: the peer got the bytes of post time, want those of execution time", what)
 			}
@@ -206,18 +205,18 @@ func init() {
 
 	register("QP-38", "a FENCEd request waits for the READs and atomics before it", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		a, b := w.connect(qp.RC, w.opts())
+		a, b := w.connect(verbs.QPTypeRC, w.opts())
 		xFill(b.s.buf[4096:4160], 0x38)
 		binary.NativeEndian.PutUint64(b.s.buf[8192:], 0x3838)
 		clear(a.s.buf[:128])
 		b.recvAt("receive 1", 1, 0, 64)
 		b.recvAt("receive 2", 2, 100, 64)
-		read := xRDMA(1, wc.WRRDMARead, b.s, 4096, a.s.sge(0, 64))
-		add := xRDMA(2, wc.WRAtomicFetchAndAdd, b.s, 8192, a.s.sge(64, 8))
-		s1 := xSend(3, wc.WRSend, a.s.sge(0, 64))
-		s2 := xSend(4, wc.WRSend, a.s.sge(64, 8))
-		s1.Flags |= qp.SendFence
-		s2.Flags |= qp.SendFence
+		read := xRDMA(1, verbs.WRRDMARead, b.s, 4096, a.s.sge(0, 64))
+		add := xRDMA(2, verbs.WRAtomicFetchAndAdd, b.s, 8192, a.s.sge(64, 8))
+		s1 := xSend(3, verbs.WRSend, a.s.sge(0, 64))
+		s2 := xSend(4, verbs.WRSend, a.s.sge(64, 8))
+		s1.Flags |= verbs.SendFence
+		s2.Flags |= verbs.SendFence
 		a.post("READ, FENCE SEND of its target, FETCH_AND_ADD, FENCE SEND of its result", read, s1, add, s2)
 		w.await(a.scq, 4, "requester")
 		w.await(b.rcq, 2, "responder")
@@ -232,15 +231,15 @@ func init() {
 	register("XFER-19", "a FENCEd request cannot overtake a READ; completions stay in queue order anyway", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		for _, fence := range []bool{true, false} {
-			a, b := w.connect(qp.RC, w.opts())
+			a, b := w.connect(verbs.QPTypeRC, w.opts())
 			old := bytes.Clone(xMessage(b.s, 0, 64, 1))
 			repl := xMessage(a.s, 1000, 64, 2)
 			b.recvAt("a receive over the READ's source", 1, 0, 64)
-			s := xSend(2, wc.WRSend, a.s.sge(1000, 64))
+			s := xSend(2, verbs.WRSend, a.s.sge(1000, 64))
 			if fence {
-				s.Flags |= qp.SendFence
+				s.Flags |= verbs.SendFence
 			}
-			a.post("a READ, then a SEND overwriting its source", xRDMA(1, wc.WRRDMARead, b.s, 0, a.s.sge(0, 64)), s)
+			a.post("a READ, then a SEND overwriting its source", xRDMA(1, verbs.WRRDMARead, b.s, 0, a.s.sge(0, 64)), s)
 			what := fmt.Sprintf("READ then SEND (FENCE %v) over the READ's source", fence)
 			got := w.await(a.scq, 2, what)
 			if ids := xIDs(got); !slices.Equal(ids, []uint64{1, 2}) {
@@ -261,21 +260,21 @@ func init() {
 
 	register("QP-39", "in SQD new send requests wait for RTS; the receive side keeps working", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		for _, typ := range []qp.Type{qp.RC, qp.UC} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 			a, b := w.connect(typ, w.opts())
-			a.toState(qp.SQD)
+			a.toState(verbs.QPStateSQD)
 			b.recvAt("B's receive", 1, 0, 64)
-			a.post("a SEND posted in SQD", xSend(1, wc.WRSend, a.s.sge(0, 8)))
+			a.post("a SEND posted in SQD", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
 			what := fmt.Sprintf("%v SEND posted in SQD", typ)
 			w.quiet(a.scq, what)
 			w.quiet(b.rcq, what+": the peer")
 			a.recvAt("A's receive", 2, 0, 64)
-			b.post("a SEND to the QP in SQD", xSend(3, wc.WRSend, b.s.sge(0, 8)))
+			b.post("a SEND to the QP in SQD", xSend(3, verbs.WRSend, b.s.sge(0, 8)))
 			w.await(b.scq, 1, what+": the peer's SEND")
-			a.want(what+": receiving in SQD", w.await(a.rcq, 1, "A receiving in SQD")[0], 2, wc.Success)
-			a.toState(qp.RTS)
-			a.want(what+", then RTS", w.await(a.scq, 1, what+", then RTS")[0], 1, wc.Success)
-			b.want(what+", then RTS: the peer", w.await(b.rcq, 1, "the peer")[0], 1, wc.Success)
+			a.want(what+": receiving in SQD", w.await(a.rcq, 1, "A receiving in SQD")[0], 2, verbs.WCSuccess)
+			a.toState(verbs.QPStateRTS)
+			a.want(what+", then RTS", w.await(a.scq, 1, what+", then RTS")[0], 1, verbs.WCSuccess)
+			b.want(what+", then RTS: the peer", w.await(b.rcq, 1, "the peer")[0], 1, verbs.WCSuccess)
 		}
 	})
 
@@ -283,16 +282,16 @@ func init() {
 		w := xSetup(t, e)
 		o := w.opts()
 		o.rdAtomic = 1
-		a, b := w.connect(qp.RC, o)
+		a, b := w.connect(verbs.QPTypeRC, o)
 		xFill(b.s.buf[:4096], 40)
-		var reqs []qp.SendWR
+		var reqs []verbs.SendWR
 		for i := range 6 {
-			op := wc.WRRDMARead
+			op := verbs.WRRDMARead
 			if i%3 == 2 {
-				op = wc.WRAtomicFetchAndAdd
+				op = verbs.WRAtomicFetchAndAdd
 			}
 			r := xRDMA(uint64(i), op, b.s, 512*i, a.s.sge(512*i, 512))
-			if op != wc.WRRDMARead {
+			if op != verbs.WRRDMARead {
 				r.SGList[0].Length = 8
 				r.CompareAdd = 1
 			}
@@ -300,18 +299,18 @@ func init() {
 		}
 		a.post("six READs and atomics, max_rd_atomic 1", reqs...)
 		for i, c := range w.await(a.scq, 6, "max_rd_atomic 1") {
-			a.want("a READ or atomic beyond max_rd_atomic", c, uint64(i), wc.Success)
+			a.want("a READ or atomic beyond max_rd_atomic", c, uint64(i), verbs.WCSuccess)
 		}
 		if !bytes.Equal(a.s.buf[:512], b.s.buf[:512]) || !bytes.Equal(a.s.buf[512:1024], b.s.buf[512:1024]) {
 			t.Errorf("max_rd_atomic 1: the READs did not fetch the data")
 		}
-		for _, op := range []wc.WROpcode{wc.WRRDMARead, wc.WRAtomicFetchAndAdd} {
+		for _, op := range []verbs.WROpcode{verbs.WRRDMARead, verbs.WRAtomicFetchAndAdd} {
 			ob := w.opts()
 			ob.destRdAtomic = 0
-			a, _ := w.connect2(qp.RC, w.opts(), ob)
+			a, _ := w.connect2(verbs.QPTypeRC, w.opts(), ob)
 			a.post("a request to a responder with max_dest_rd_atomic 0", xRDMA(1, op, w.b, 0, a.s.sge(0, 8)))
 			what := fmt.Sprintf("%v to a responder with max_dest_rd_atomic 0", op)
-			a.want(what, w.await(a.scq, 1, what)[0], 1, wc.RemInvReqErr)
+			a.want(what, w.await(a.scq, 1, what)[0], 1, verbs.WCRemInvReqErr)
 		}
 	})
 
@@ -325,7 +324,7 @@ func init() {
 			} else {
 				ob.rcqe = 1
 			}
-			a, b := w.connect2(qp.RC, oa, ob)
+			a, b := w.connect2(verbs.QPTypeRC, oa, ob)
 			cq := a.scq
 			if side != "send" {
 				cq = b.rcq
@@ -338,17 +337,17 @@ func init() {
 			for i := range n {
 				b.recvAt("a receive", uint64(i), 64*i, 64)
 				if side == "receive (WRITE_WITH_IMM)" {
-					a.post("a WRITE_WITH_IMM", xRDMA(uint64(i), wc.WRRDMAWriteWithImm, b.s, 64*i, a.s.sge(0, 8)))
+					a.post("a WRITE_WITH_IMM", xRDMA(uint64(i), verbs.WRRDMAWriteWithImm, b.s, 64*i, a.s.sge(0, 8)))
 				} else {
-					a.post("a SEND", xSend(uint64(i), wc.WRSend, a.s.sge(0, 8)))
+					a.post("a SEND", xSend(uint64(i), verbs.WRSend, a.s.sge(0, 8)))
 				}
 			}
 			w.settle()
-			x, want := a, qp.Err
+			x, want := a, verbs.QPStateErr
 			if side != "send" {
 				x = b
 			} else if w.tp.OverrunSendIgnored {
-				want = qp.RTS
+				want = verbs.QPStateRTS
 			}
 			x.wantState(fmt.Sprintf("%d completions into a %s CQ of %d (OverrunSendIgnored=%v)", n, side, n-1, w.tp.OverrunSendIgnored), want)
 			if side != "send" {
@@ -359,9 +358,9 @@ func init() {
 				what := fmt.Sprintf("the requester of %d messages (%s) whose last receive completion overran", n, side)
 				got := w.await(a.scq, n, what)
 				for i, c := range got {
-					st := wc.Success
+					st := verbs.WCSuccess
 					if i == n-1 {
-						st = wc.RetryExcErr
+						st = verbs.WCRetryExcErr
 					}
 					a.want(fmt.Sprintf("%s: message %d", what, i), c, uint64(i), st)
 				}
@@ -376,14 +375,14 @@ func init() {
 // their buffers may be reused (CQ-20, WC-S00).
 func xCovered(t *T, e *Env) {
 	w := xSetup(t, e)
-	a, b := w.connect(qp.RC, w.opts())
+	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	want := bytes.Clone(xMessage(a.s, 0, 64, 1))
 	want2 := bytes.Clone(xMessage(a.s, 64, 64, 2))
-	u1 := xRDMA(1, wc.WRRDMAWrite, b.s, 1000, a.s.sge(0, 64))
-	u2 := xRDMA(2, wc.WRRDMAWrite, b.s, 2000, a.s.sge(64, 64))
+	u1 := xRDMA(1, verbs.WRRDMAWrite, b.s, 1000, a.s.sge(0, 64))
+	u2 := xRDMA(2, verbs.WRRDMAWrite, b.s, 2000, a.s.sge(64, 64))
 	u1.Flags, u2.Flags = 0, 0
-	a.post("U, U, S", u1, u2, xRDMA(3, wc.WRRDMAWrite, b.s, 3000, a.s.sge(0, 8)))
-	a.want("U, U, S: the one completion", w.await(a.scq, 1, "U, U, S")[0], 3, wc.Success)
+	a.post("U, U, S", u1, u2, xRDMA(3, verbs.WRRDMAWrite, b.s, 3000, a.s.sge(0, 8)))
+	a.want("U, U, S: the one completion", w.await(a.scq, 1, "U, U, S")[0], 3, verbs.WCSuccess)
 	// The unsignaled buffers may be reused now.
 	clear(a.s.buf[:128])
 	w.settle()

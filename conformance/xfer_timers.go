@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases that wait for time: RNR (XFER-07, XFER-08, SRQ-09), the ACK
@@ -54,33 +52,33 @@ func (w *xWorld) noneYet(cq CQ, what string) bool {
 func init() {
 	register("XFER-07", "RC receiver not ready: RNR NAKs use rnr_retry; a receive posted in time lets the message through", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		for _, op := range []wc.WROpcode{wc.WRSend, wc.WRRDMAWriteWithImm} {
+		for _, op := range []verbs.WROpcode{verbs.WRSend, verbs.WRRDMAWriteWithImm} {
 			for _, retry := range []uint8{0, 2} {
 				o := w.opts()
 				o.rnrRetry = retry
-				a, b := w.connect(qp.RC, o)
-				a.post("a message to an empty receive queue", xRDMA(1, op, b.s, 0, a.s.sge(0, 8)), xSend(2, wc.WRSend, a.s.sge(0, 8)))
+				a, b := w.connect(verbs.QPTypeRC, o)
+				a.post("a message to an empty receive queue", xRDMA(1, op, b.s, 0, a.s.sge(0, 8)), xSend(2, verbs.WRSend, a.s.sge(0, 8)))
 				what := fmt.Sprintf("%v, no receive, rnr_retry %d", op, retry)
 				got := w.await(a.scq, 2, what)
-				a.want(what, got[0], 1, wc.RNRRetryExcErr)
-				a.want(what+": the request after it", got[1], 2, wc.WRFlushErr)
-				a.wantState(what, qp.Err)
-				b.wantState(what+" (an RNR is no error of the responder)", qp.RTS)
+				a.want(what, got[0], 1, verbs.WCRNRRetryExcErr)
+				a.want(what+": the request after it", got[1], 2, verbs.WCWRFlushErr)
+				a.wantState(what, verbs.QPStateErr)
+				b.wantState(what+" (an RNR is no error of the responder)", verbs.QPStateRTS)
 			}
 			// rnr_retry 7: retried until a receive comes. The message spans
 			// four packets.
 			o := w.opts()
-			o.minRNR, o.mtu = 1, qp.MTU256 // 10 µs
-			a, b := w.connect(qp.RC, o)
+			o.minRNR, o.mtu = 1, verbs.MTU256 // 10 µs
+			a, b := w.connect(verbs.QPTypeRC, o)
 			msg := xMessage(a.s, 0, 1000, int(op))
 			a.post("a message to an empty receive queue", xRDMA(1, op, b.s, 0, a.s.sge(0, 1000)))
 			what := fmt.Sprintf("%v of 4 packets, rnr_retry 7, the receive posted 5 ms later", op)
 			w.pause(5_000_000)
 			w.noneYet(a.scq, what+": before the receive")
 			b.recvAt("the late receive", 7, 0, 1024)
-			a.want(what, w.await(a.scq, 1, what)[0], 1, wc.Success)
+			a.want(what, w.await(a.scq, 1, what)[0], 1, verbs.WCSuccess)
 			c := w.await(b.rcq, 1, what+": responder")[0]
-			if b.want(what+": responder", c, 7, wc.Success) && (c.ByteLen != 1000 || !bytes.Equal(b.s.buf[:1000], msg)) {
+			if b.want(what+": responder", c, 7, verbs.WCSuccess) && (c.ByteLen != 1000 || !bytes.Equal(b.s.buf[:1000], msg)) {
 				t.Errorf("%s: byte_len %d, or the bytes differ from the message", what, c.ByteLen)
 			}
 		}
@@ -92,9 +90,9 @@ func init() {
 		// responder's own rnr_retry is 7.
 		oa, ob := w.opts(), w.opts()
 		oa.rnrRetry, ob.rnrRetry = 2, 7
-		a, _ := w.connect2(qp.RC, oa, ob)
-		a.post("a SEND to an empty receive queue", xSend(1, wc.WRSend, a.s.sge(0, 8)))
-		a.want("requester rnr_retry 2, responder rnr_retry 7", w.await(a.scq, 1, "budget")[0], 1, wc.RNRRetryExcErr)
+		a, _ := w.connect2(verbs.QPTypeRC, oa, ob)
+		a.post("a SEND to an empty receive queue", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
+		a.want("requester rnr_retry 2, responder rnr_retry 7", w.await(a.scq, 1, "budget")[0], 1, verbs.WCRNRRetryExcErr)
 		if w.clock == nil {
 			t.Logf("the device has no clock (conformance.Clock): the RNR delays are not measured")
 			return
@@ -109,8 +107,8 @@ func init() {
 				oa.minRNR = 1
 			}
 			oa.rnrRetry = 2
-			a, b := w.connect2(qp.RC, oa, ob)
-			a.post("a SEND to an empty receive queue", xSend(1, wc.WRSend, a.s.sge(0, 8)))
+			a, b := w.connect2(verbs.QPTypeRC, oa, ob)
+			a.post("a SEND to an empty receive queue", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
 			b.recvAt("a receive, in time for the first retry", 1, 0, 64)
 			what := fmt.Sprintf("responder min_rnr_timer %d (%d µs), requester's %d", c, r/1000, oa.minRNR)
 			w.clock.Tick(r - 1)
@@ -119,7 +117,7 @@ func init() {
 			}
 			w.clock.Tick(r)
 			got, _ := w.pollNow(a.scq)
-			if len(got) != 1 || got[0].Status != wc.Success {
+			if len(got) != 1 || got[0].Status != verbs.WCSuccess {
 				t.Errorf("%s: after twice the delay the message has not gone through: %s", what, xShow(got))
 			}
 		}
@@ -128,12 +126,12 @@ func init() {
 		oa, ob = w.opts(), w.opts()
 		oa.rnrRetry, ob.minRNR = 2, 14 // 1.28 ms
 		r := xRNRTicks(14)
-		a, _ = w.connect2(qp.RC, oa, ob)
-		a.post("a SEND to an empty receive queue", xSend(1, wc.WRSend, a.s.sge(0, 8)))
+		a, _ = w.connect2(verbs.QPTypeRC, oa, ob)
+		a.post("a SEND to an empty receive queue", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
 		w.clock.Tick(2*r - 1)
 		w.noneYet(a.scq, "rnr_retry 2, before the second retry")
 		w.clock.Tick(r)
-		if got, _ := w.pollNow(a.scq); len(got) != 1 || got[0].Status != wc.RNRRetryExcErr {
+		if got, _ := w.pollNow(a.scq); len(got) != 1 || got[0].Status != verbs.WCRNRRetryExcErr {
 			t.Errorf("rnr_retry 2: three delays after the first NAK, completions %s, want RNR_RETRY_EXC_ERR", xShow(got))
 		}
 	})
@@ -145,9 +143,9 @@ func init() {
 		for _, retry := range []uint8{0, 2, 7} {
 			o := w.opts()
 			o.timeout, o.retry = code, retry
-			a, b := w.connect(qp.RC, o)
-			b.toState(qp.Err) // a silent peer
-			a.post("two SENDs to a silent peer", xSend(1, wc.WRSend, a.s.sge(0, 8)), xSend(2, wc.WRSend, a.s.sge(0, 8)))
+			a, b := w.connect(verbs.QPTypeRC, o)
+			b.toState(verbs.QPStateErr) // a silent peer
+			a.post("two SENDs to a silent peer", xSend(1, verbs.WRSend, a.s.sge(0, 8)), xSend(2, verbs.WRSend, a.s.sge(0, 8)))
 			what := fmt.Sprintf("retry_cnt %d against a silent peer", retry)
 			if retry == 7 && w.tp.InfiniteRetry7 {
 				if w.clock != nil {
@@ -162,22 +160,22 @@ func init() {
 				w.clock.Tick(T)
 			}
 			got := w.await(a.scq, 2, what)
-			a.want(what, got[0], 1, wc.RetryExcErr)
-			a.want(what+": the request after it", got[1], 2, wc.WRFlushErr)
-			a.wantState(what, qp.Err)
+			a.want(what, got[0], 1, verbs.WCRetryExcErr)
+			a.want(what+": the request after it", got[1], 2, verbs.WCWRFlushErr)
+			a.wantState(what, verbs.QPStateErr)
 		}
 		o := w.opts()
 		o.timeout = 0
-		a, b := w.connect(qp.RC, o)
-		b.toState(qp.Err)
-		a.post("a SEND to a silent peer", xSend(1, wc.WRSend, a.s.sge(0, 8)))
+		a, b := w.connect(verbs.QPTypeRC, o)
+		b.toState(verbs.QPStateErr)
+		a.post("a SEND to a silent peer", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
 		if w.clock != nil {
 			w.clock.Tick(1 << 40) // 18 minutes
 		} else {
 			time.Sleep(Grace)
 		}
 		w.noneYet(a.scq, "timeout 0 (wait forever) against a silent peer")
-		a.wantState("timeout 0 against a silent peer", qp.RTS)
+		a.wantState("timeout 0 against a silent peer", verbs.QPStateRTS)
 	})
 
 	register("XFER-25", "RC delivers every message once and in order across losses, duplicates and delays", func(t *T, e *Env) {
@@ -199,31 +197,31 @@ func init() {
 
 	register("SRQ-09", "an empty SRQ is an empty receive queue: RNR on RC, a drop on UD", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		for _, typ := range []qp.Type{qp.RC, qp.UD} {
+		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 			s := w.srqOn(w.b, 8)
 			oa, ob := w.opts(), w.opts()
 			oa.rnrRetry = 0
 			ob.srq = s
 			a, b := w.connect2(typ, oa, ob)
 			var ah AH
-			if typ == qp.UD {
+			if typ == verbs.QPTypeUD {
 				ah = w.ah(w.a, w.b, false)
 			}
-			a.post("a SEND to a QP with an empty SRQ", xTo(xSend(1, wc.WRSend, a.s.sge(0, 8)), ah, b))
+			a.post("a SEND to a QP with an empty SRQ", xTo(xSend(1, verbs.WRSend, a.s.sge(0, 8)), ah, b))
 			what := fmt.Sprintf("%v SEND to a QP with an empty SRQ", typ)
-			want := wc.Success
-			if typ == qp.RC {
-				want = wc.RNRRetryExcErr
+			want := verbs.WCSuccess
+			if typ == verbs.QPTypeRC {
+				want = verbs.WCRNRRetryExcErr
 			}
 			a.want(what, w.await(a.scq, 1, what)[0], 1, want)
 			w.quiet(b.rcq, what)
-			if typ == qp.UD {
-				if n, err := s.PostRecv([]qp.RecvWR{{WRID: 5, SGList: []qp.SGE{b.s.sge(0, 128)}}}); n != 1 || err != nil {
+			if typ == verbs.QPTypeUD {
+				if n, err := s.PostRecv([]verbs.RecvWR{{WRID: 5, SGList: []verbs.SGE{b.s.sge(0, 128)}}}); n != 1 || err != nil {
 					t.Fatalf("ibv_post_srq_recv: %d, %v", n, err)
 				}
-				a.post("a second SEND", xUD(xSend(2, wc.WRSend, a.s.sge(0, 8)), ah, b))
+				a.post("a second SEND", xUD(xSend(2, verbs.WRSend, a.s.sge(0, 8)), ah, b))
 				w.await(a.scq, 1, what+", again")
-				b.want(what+", once the SRQ has a receive", w.await(b.rcq, 1, "receiver")[0], 5, wc.Success)
+				b.want(what+", once the SRQ has a receive", w.await(b.rcq, 1, "receiver")[0], 5, verbs.WCSuccess)
 			}
 		}
 	})
@@ -232,14 +230,14 @@ func init() {
 		w := xSetup(t, e)
 		o := w.opts()
 		o.retry = 2
-		a, b := w.connect(qp.RC, o)
+		a, b := w.connect(verbs.QPTypeRC, o)
 		b.recvAt("a receive", 1, 0, 64)
-		b.toState(qp.Err)
-		b.want("the receive of the QP moved to ERR", w.await(b.rcq, 1, "flush")[0], 1, wc.WRFlushErr)
-		a.post("a SEND, a WRITE and a READ to a QP in ERR", xSend(1, wc.WRSend, a.s.sge(0, 8)),
-			xRDMA(2, wc.WRRDMAWrite, b.s, 0, a.s.sge(0, 8)), xRDMA(3, wc.WRRDMARead, b.s, 0, a.s.sge(64, 8)))
+		b.toState(verbs.QPStateErr)
+		b.want("the receive of the QP moved to ERR", w.await(b.rcq, 1, "flush")[0], 1, verbs.WCWRFlushErr)
+		a.post("a SEND, a WRITE and a READ to a QP in ERR", xSend(1, verbs.WRSend, a.s.sge(0, 8)),
+			xRDMA(2, verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 8)), xRDMA(3, verbs.WRRDMARead, b.s, 0, a.s.sge(64, 8)))
 		got := w.await(a.scq, 3, "requester")
-		a.want("the first request to a QP in ERR", got[0], 1, wc.RetryExcErr)
+		a.want("the first request to a QP in ERR", got[0], 1, verbs.WCRetryExcErr)
 		w.quiet(b.rcq, "a QP in ERR receiving packets")
 	})
 
@@ -257,14 +255,14 @@ func init() {
 		}
 		e.WantOK("link up", lc.SetPortState(1, true))
 		evs := w.a.events()
-		var types []notify.EventType
+		var types []verbs.EventType
 		for _, ev := range evs {
 			types = append(types, ev.typ)
 			if ev.port != 1 || ev.obj != nil {
 				t.Errorf("%v names port %d and object %v, want port 1 and no object", ev.typ, ev.port, ev.obj)
 			}
 		}
-		if len(types) != 2 || types[0] != notify.EventPortErr || types[1] != notify.EventPortActive {
+		if len(types) != 2 || types[0] != verbs.EventPortErr || types[1] != verbs.EventPortActive {
 			t.Errorf("events after a link flap: %v, want [PORT_ERR PORT_ACTIVE]", types)
 		}
 		if !w.loop {
@@ -273,10 +271,10 @@ func init() {
 			}
 		}
 		// Traffic flows again once the link is up.
-		a, b := w.connect(qp.RC, w.opts())
+		a, b := w.connect(verbs.QPTypeRC, w.opts())
 		b.recvAt("a receive", 1, 0, 64)
-		a.post("a SEND after the flap", xSend(1, wc.WRSend, a.s.sge(0, 8)))
-		a.want("a SEND after the flap", w.await(a.scq, 1, "after the flap")[0], 1, wc.Success)
+		a.post("a SEND after the flap", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
+		a.want("a SEND after the flap", w.await(a.scq, 1, "after the flap")[0], 1, verbs.WCSuccess)
 		if w.clock == nil {
 			return
 		}
@@ -285,15 +283,15 @@ func init() {
 		// its retry budget.
 		o := w.opts()
 		o.timeout, o.retry = 8, 3
-		a, b = w.connect(qp.RC, o)
+		a, b = w.connect(verbs.QPTypeRC, o)
 		b.recvAt("a receive", 1, 0, 64)
 		e.WantOK("link down", lc.SetPortState(1, false))
-		a.post("a SEND while the link is down", xSend(1, wc.WRSend, a.s.sge(0, 8)))
+		a.post("a SEND while the link is down", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
 		w.clock.Tick(xTimeoutTicks(8) * 3 / 2)
 		w.noneYet(b.rcq, "a SEND while the link is down")
 		e.WantOK("link up", lc.SetPortState(1, true))
-		a.want("a SEND retransmitted after the link came back", w.await(a.scq, 1, "link back")[0], 1, wc.Success)
-		b.want("a SEND retransmitted after the link came back: receiver", w.await(b.rcq, 1, "link back")[0], 1, wc.Success)
+		a.want("a SEND retransmitted after the link came back", w.await(a.scq, 1, "link back")[0], 1, verbs.WCSuccess)
+		b.want("a SEND retransmitted after the link came back: receiver", w.await(b.rcq, 1, "link back")[0], 1, verbs.WCSuccess)
 		w.allEvents()
 	})
 }
@@ -305,8 +303,8 @@ func xExactlyOnce(w *xWorld, what string) {
 	w.t.Helper()
 	t := w.t
 	o := w.opts()
-	o.mtu, o.timeout, o.retry = qp.MTU256, 8, 7
-	a, b := w.connect(qp.RC, o)
+	o.mtu, o.timeout, o.retry = verbs.MTU256, 8, 7
+	a, b := w.connect(verbs.QPTypeRC, o)
 	const n = 12
 	const counter = 60000
 	clear(b.s.buf)
@@ -316,16 +314,16 @@ func xExactlyOnce(w *xWorld, what string) {
 	for i := range n {
 		xMessage(a.s, i*1024, 600, i)
 		xMessage(a.s, 24576+i*1024, 700, 100+i)
-		wi := xRDMA(uint64(4*i+1), wc.WRRDMAWriteWithImm, b.s, 24576+i*1024, a.s.sge(24576+i*1024, 700))
+		wi := xRDMA(uint64(4*i+1), verbs.WRRDMAWriteWithImm, b.s, 24576+i*1024, a.s.sge(24576+i*1024, 700))
 		wi.Imm = uint32(i)
-		rd := xRDMA(uint64(4*i+2), wc.WRRDMARead, b.s, 24576+i*1024, a.s.sge(40000+i*1024, 700))
-		add := xRDMA(uint64(4*i+3), wc.WRAtomicFetchAndAdd, b.s, counter, a.s.sge(59000+8*i, 8))
+		rd := xRDMA(uint64(4*i+2), verbs.WRRDMARead, b.s, 24576+i*1024, a.s.sge(40000+i*1024, 700))
+		add := xRDMA(uint64(4*i+3), verbs.WRAtomicFetchAndAdd, b.s, counter, a.s.sge(59000+8*i, 8))
 		add.CompareAdd = 1
-		a.post("a round", xSend(uint64(4*i), wc.WRSend, a.s.sge(i*1024, 600)), wi, rd, add)
+		a.post("a round", xSend(uint64(4*i), verbs.WRSend, a.s.sge(i*1024, 600)), wi, rd, add)
 	}
 	seen := map[uint64]bool{}
 	for k, c := range w.await(a.scq, 4*n, what+": requester") {
-		if !a.want(what+": requester", c, uint64(k), wc.Success) {
+		if !a.want(what+": requester", c, uint64(k), verbs.WCSuccess) {
 			continue
 		}
 		i := k / 4
@@ -343,14 +341,14 @@ func xExactlyOnce(w *xWorld, what string) {
 		}
 	}
 	for k, c := range w.await(b.rcq, 2*n, what+": responder") {
-		if !b.want(what+": responder", c, uint64(k), wc.Success) {
+		if !b.want(what+": responder", c, uint64(k), verbs.WCSuccess) {
 			continue
 		}
 		i := k / 2
-		if k%2 == 0 && (c.Opcode != wc.Recv || c.ByteLen != 600 || !bytes.Equal(b.s.buf[k*1024:k*1024+600], a.s.buf[i*1024:i*1024+600])) {
+		if k%2 == 0 && (c.Opcode != verbs.WCRecv || c.ByteLen != 600 || !bytes.Equal(b.s.buf[k*1024:k*1024+600], a.s.buf[i*1024:i*1024+600])) {
 			t.Errorf("%s: receive %d: %v byte_len %d, or its bytes are not SEND %d", what, k, c.Opcode, c.ByteLen, i)
 		}
-		if k%2 == 1 && (c.Opcode != wc.RecvRDMAWithImm || c.ImmData != uint32(i) || c.ByteLen != 700) {
+		if k%2 == 1 && (c.Opcode != verbs.WCRecvRDMAWithImm || c.ImmData != uint32(i) || c.ByteLen != 700) {
 			t.Errorf("%s: receive %d: %v imm %d byte_len %d, want WRITE_WITH_IMM %d of 700 bytes", what, k, c.Opcode, c.ImmData, c.ByteLen, i)
 		}
 	}

@@ -1,8 +1,7 @@
 package conformance
 
 import (
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Helpers of the transport cases (xfer_*.go): two sides, each with a context,
@@ -182,8 +181,8 @@ func (s *xSide) channel() CompChannel {
 }
 
 // sge names n bytes at offset off of the side's buffer.
-func (s *xSide) sge(off, n int) qp.SGE {
-	return qp.SGE{Addr: s.mr.Addr() + uint64(off), Length: uint32(n), LKey: s.mr.LKey()}
+func (s *xSide) sge(off, n int) verbs.SGE {
+	return verbs.SGE{Addr: s.mr.Addr() + uint64(off), Length: uint32(n), LKey: s.mr.LKey()}
 }
 
 // addr is the address of byte off of the side's buffer, for remote requests.
@@ -192,18 +191,18 @@ func (s *xSide) addr(off int) uint64 { return s.mr.Addr() + uint64(off) }
 // xOpts are the attributes the cases give their QPs; xw.opts returns the
 // defaults.
 type xOpts struct {
-	cap          qp.Cap
+	cap          verbs.QPCap
 	sigAll       bool
 	scqe, rcqe   int
-	mtu          qp.MTU // path MTU; 0: 1024 or the smaller active MTU
-	deny         qp.AccessFlags
+	mtu          verbs.MTU // path MTU; 0: 1024 or the smaller active MTU
+	deny         verbs.AccessFlags
 	timeout      uint8
 	retry        uint8
 	rnrRetry     uint8
 	minRNR       uint8
 	rdAtomic     uint8
 	destRdAtomic uint8
-	upTo         qp.State // how far connect walks the QP
+	upTo         verbs.QPState // how far connect walks the QP
 	srq          SRQ
 	sqpsn        uint32
 	sendCh       CompChannel // channels of the QP's CQs
@@ -212,14 +211,14 @@ type xOpts struct {
 	recvCQ       CQ
 	// sendOps, when not zero, creates the QP with ibv_create_qp_ex and
 	// these send_ops_flags (QPExCreator).
-	sendOps qp.SendOps
+	sendOps verbs.QPSendOps
 }
 
 // opts returns the default attributes: RC timers short enough for real
 // hardware (4 ms ACK timeout), rnr_retry 7, every remote access allowed.
 func (w *xWorld) opts() xOpts {
 	return xOpts{
-		cap: qp.Cap{
+		cap: verbs.QPCap{
 			MaxSendWR: uint32(min(64, w.lim.MaxQPWR)), MaxRecvWR: uint32(min(64, w.lim.MaxQPWR)),
 			MaxSendSGE: uint32(min(4, w.lim.MaxSGE)), MaxRecvSGE: uint32(min(4, w.lim.MaxSGE)),
 			MaxInlineData: uint32(min(64, w.lim.MaxInline)),
@@ -227,7 +226,7 @@ func (w *xWorld) opts() xOpts {
 		scqe: 64, rcqe: 64,
 		timeout: 10, retry: 3, rnrRetry: 7, minRNR: 1,
 		rdAtomic: uint8(min(4, w.lim.MaxQPInitRDAtom)), destRdAtomic: uint8(min(4, w.lim.MaxQPRDAtom)),
-		upTo: qp.RTS, sqpsn: 0x100,
+		upTo: verbs.QPStateRTS, sqpsn: 0x100,
 	}
 }
 
@@ -235,13 +234,13 @@ func (w *xWorld) opts() xOpts {
 type xEnd struct {
 	s        *xSide
 	q        QP
-	typ      qp.Type
+	typ      verbs.QPType
 	scq, rcq CQ
 	o        xOpts
 }
 
 // newEnd creates a QP of type typ on side s, in RESET.
-func (w *xWorld) newEnd(s *xSide, typ qp.Type, o xOpts) *xEnd {
+func (w *xWorld) newEnd(s *xSide, typ verbs.QPType, o xOpts) *xEnd {
 	w.t.Helper()
 	x := &xEnd{s: s, typ: typ, o: o}
 	x.scq, x.rcq = o.sendCQ, o.recvCQ
@@ -290,17 +289,17 @@ func (w *xWorld) noteQueues(x *xEnd) {
 
 // xAV is the path to side to, through port 1: by LID on an
 // InfiniBand port, by GID when the port has no LID or is Ethernet.
-func xAV(to *xSide, global bool) qp.AHAttr {
-	av := qp.AHAttr{PortNum: 1, DLID: to.port.LID}
+func xAV(to *xSide, global bool) verbs.AHAttr {
+	av := verbs.AHAttr{PortNum: 1, DLID: to.port.LID}
 	if global || to.port.Ethernet || to.port.LID == 0 {
 		av.IsGlobal = true
-		av.GRH = qp.GlobalRoute{DGID: to.port.GID, HopLimit: 64}
+		av.GRH = verbs.GlobalRoute{DGID: to.port.GID, HopLimit: 64}
 	}
 	return av
 }
 
 // modify applies one modify or fails the case.
-func (w *xWorld) modify(x *xEnd, what string, a qp.Attr, mask qp.AttrMask) {
+func (w *xWorld) modify(x *xEnd, what string, a verbs.QPAttr, mask verbs.QPAttrMask) {
 	w.t.Helper()
 	if err := x.q.Modify(&a, mask); err != nil {
 		w.t.Fatalf("side %s %v QP: %s (%v): %v", x.s.name, x.typ, what, mask, err)
@@ -309,48 +308,48 @@ func (w *xWorld) modify(x *xEnd, what string, a qp.Attr, mask qp.AttrMask) {
 
 // bring takes x from RESET to state to (INIT, RTR or RTS), connected to
 // peer (RC, UC) or with the Q_Key xQKey (UD).
-func (w *xWorld) bring(x, peer *xEnd, to qp.State) {
+func (w *xWorld) bring(x, peer *xEnd, to verbs.QPState) {
 	w.t.Helper()
 	o := x.o
-	if to == qp.Reset {
+	if to == verbs.QPStateReset {
 		return
 	}
-	access := (qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic) &^ o.deny
-	if x.typ == qp.UC {
-		access &= qp.AccessRemoteWrite
+	access := (verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic) &^ o.deny
+	if x.typ == verbs.QPTypeUC {
+		access &= verbs.AccessRemoteWrite
 	}
-	a := qp.Attr{QPState: qp.Init, PortNum: 1, QPAccessFlags: access, QKey: xQKey}
-	if x.typ == qp.UD {
-		w.modify(x, "RESET→INIT", a, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey)
+	a := verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QPAccessFlags: access, QKey: xQKey}
+	if x.typ == verbs.QPTypeUD {
+		w.modify(x, "RESET→INIT", a, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrQKey)
 	} else {
-		w.modify(x, "RESET→INIT", a, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags)
+		w.modify(x, "RESET→INIT", a, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags)
 	}
-	if to == qp.Init {
+	if to == verbs.QPStateInit {
 		return
 	}
-	a = qp.Attr{QPState: qp.RTR}
-	mask := qp.AttrState
-	if x.typ != qp.UD {
+	a = verbs.QPAttr{QPState: verbs.QPStateRTR}
+	mask := verbs.QPAttrState
+	if x.typ != verbs.QPTypeUD {
 		mtu := o.mtu
 		if mtu == 0 {
-			mtu = min(qp.MTU1024, x.s.port.ActiveMTU, peer.s.port.ActiveMTU)
+			mtu = min(verbs.MTU1024, x.s.port.ActiveMTU, peer.s.port.ActiveMTU)
 		}
 		a.AHAttr, a.PathMTU, a.DestQPNum, a.RQPSN = xAV(peer.s, false), mtu, peer.q.Num(), peer.o.sqpsn
-		mask |= qp.AttrAV | qp.AttrPathMTU | qp.AttrDestQPN | qp.AttrRQPSN
+		mask |= verbs.QPAttrAV | verbs.QPAttrPathMTU | verbs.QPAttrDestQPN | verbs.QPAttrRQPSN
 	}
-	if x.typ == qp.RC {
+	if x.typ == verbs.QPTypeRC {
 		a.MaxDestRDAtomic, a.MinRNRTimer = o.destRdAtomic, o.minRNR
-		mask |= qp.AttrMaxDestRDAtomic | qp.AttrMinRNRTimer
+		mask |= verbs.QPAttrMaxDestRDAtomic | verbs.QPAttrMinRNRTimer
 	}
 	w.modify(x, "INIT→RTR", a, mask)
-	if to == qp.RTR {
+	if to == verbs.QPStateRTR {
 		return
 	}
-	a = qp.Attr{QPState: qp.RTS, SQPSN: o.sqpsn}
-	mask = qp.AttrState | qp.AttrSQPSN
-	if x.typ == qp.RC {
+	a = verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: o.sqpsn}
+	mask = verbs.QPAttrState | verbs.QPAttrSQPSN
+	if x.typ == verbs.QPTypeRC {
 		a.Timeout, a.RetryCnt, a.RNRRetry, a.MaxRDAtomic = o.timeout, o.retry, o.rnrRetry, o.rdAtomic
-		mask |= qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRDAtomic
+		mask |= verbs.QPAttrTimeout | verbs.QPAttrRetryCnt | verbs.QPAttrRNRRetry | verbs.QPAttrMaxQPRDAtomic
 	}
 	w.modify(x, "RTR→RTS", a, mask)
 }
@@ -358,7 +357,7 @@ func (w *xWorld) bring(x, peer *xEnd, to qp.State) {
 // connect2 creates a QP of type typ on each side and walks each as far as
 // its options say (RTS by default), A connected to B and B to A; for UD the
 // QPs only get the Q_Key.
-func (w *xWorld) connect2(typ qp.Type, oa, ob xOpts) (a, b *xEnd) {
+func (w *xWorld) connect2(typ verbs.QPType, oa, ob xOpts) (a, b *xEnd) {
 	w.t.Helper()
 	ob.sqpsn = oa.sqpsn + 1000
 	a, b = w.newEnd(w.a, typ, oa), w.newEnd(w.b, typ, ob)
@@ -369,7 +368,7 @@ func (w *xWorld) connect2(typ qp.Type, oa, ob xOpts) (a, b *xEnd) {
 
 // connect is connect2 with the same options for both QPs, except the
 // objects of one side (CQs, channels, SRQ), which connect2 alone takes.
-func (w *xWorld) connect(typ qp.Type, o xOpts) (a, b *xEnd) {
+func (w *xWorld) connect(typ verbs.QPType, o xOpts) (a, b *xEnd) {
 	w.t.Helper()
 	o.sendCQ, o.recvCQ, o.sendCh, o.recvCh, o.srq = nil, nil, nil, nil, nil
 	return w.connect2(typ, o, o)
@@ -390,13 +389,13 @@ func (w *xWorld) ah(from, to *xSide, global bool) AH {
 
 // xUD makes r a UD send request to the QP to through ah, with the
 // right Q_Key.
-func xUD(r qp.SendWR, ah AH, to *xEnd) qp.SendWR {
+func xUD(r verbs.SendWR, ah AH, to *xEnd) verbs.SendWR {
 	r.AH, r.RemoteQPN, r.RemoteQKey = ah, to.q.Num(), xQKey
 	return r
 }
 
 // post posts wrs on x or fails the case.
-func (x *xEnd) post(what string, wrs ...qp.SendWR) {
+func (x *xEnd) post(what string, wrs ...verbs.SendWR) {
 	x.s.w.t.Helper()
 	if n, err := x.q.PostSend(wrs); n != len(wrs) || err != nil {
 		x.s.w.t.Fatalf("%s: ibv_post_send of %d on side %s: %d posted, %v", what, len(wrs), x.s.name, n, err)
@@ -404,7 +403,7 @@ func (x *xEnd) post(what string, wrs ...qp.SendWR) {
 }
 
 // recv posts wrs on x or fails the case.
-func (x *xEnd) recv(what string, wrs ...qp.RecvWR) {
+func (x *xEnd) recv(what string, wrs ...verbs.RecvWR) {
 	x.s.w.t.Helper()
 	if n, err := x.q.PostRecv(wrs); n != len(wrs) || err != nil {
 		x.s.w.t.Fatalf("%s: ibv_post_recv of %d on side %s: %d posted, %v", what, len(wrs), x.s.name, n, err)
@@ -414,11 +413,11 @@ func (x *xEnd) recv(what string, wrs ...qp.RecvWR) {
 // recvAt posts one receive of n bytes at offset off with wr_id id.
 func (x *xEnd) recvAt(what string, id uint64, off, n int) {
 	x.s.w.t.Helper()
-	x.recv(what, qp.RecvWR{WRID: id, SGList: []qp.SGE{x.s.sge(off, n)}})
+	x.recv(what, verbs.RecvWR{WRID: id, SGList: []verbs.SGE{x.s.sge(off, n)}})
 }
 
 // state queries x's state.
-func (x *xEnd) state() qp.State {
+func (x *xEnd) state() verbs.QPState {
 	x.s.w.t.Helper()
 	a, err := x.q.Query()
 	if err != nil {
@@ -428,7 +427,7 @@ func (x *xEnd) state() qp.State {
 }
 
 // wantState checks x's state.
-func (x *xEnd) wantState(what string, want qp.State) {
+func (x *xEnd) wantState(what string, want verbs.QPState) {
 	x.s.w.t.Helper()
 	if got := x.state(); got != want {
 		x.s.w.t.Errorf("%s: the %v QP of side %s is in %v, want %v", what, x.typ, x.s.name, got, want)
@@ -436,9 +435,9 @@ func (x *xEnd) wantState(what string, want qp.State) {
 }
 
 // toState modifies x to ERR, RESET or SQD (mask STATE only), or back to RTS.
-func (x *xEnd) toState(s qp.State) {
+func (x *xEnd) toState(s verbs.QPState) {
 	x.s.w.t.Helper()
-	x.s.w.modify(x, "→"+s.String(), qp.Attr{QPState: s}, qp.AttrState)
+	x.s.w.modify(x, "→"+s.String(), verbs.QPAttr{QPState: s}, verbs.QPAttrState)
 }
 
 // xFill writes a pattern derived from seed into b.
@@ -449,7 +448,7 @@ func xFill(b []byte, seed byte) {
 }
 
 // xIDs returns the wr_ids of wcs.
-func xIDs(wcs []wc.WC) []uint64 {
+func xIDs(wcs []verbs.WC) []uint64 {
 	out := make([]uint64, len(wcs))
 	for i, c := range wcs {
 		out[i] = c.WRID
@@ -458,13 +457,13 @@ func xIDs(wcs []wc.WC) []uint64 {
 }
 
 // xSend returns a signaled request of opcode op over sges.
-func xSend(id uint64, op wc.WROpcode, sges ...qp.SGE) qp.SendWR {
-	return qp.SendWR{WRID: id, Opcode: op, Flags: qp.SendSignaled, SGList: sges}
+func xSend(id uint64, op verbs.WROpcode, sges ...verbs.SGE) verbs.SendWR {
+	return verbs.SendWR{WRID: id, Opcode: op, Flags: verbs.SendSignaled, SGList: sges}
 }
 
 // xRDMA returns a signaled RDMA or atomic request to the remote buffer of
 // side to at offset off.
-func xRDMA(id uint64, op wc.WROpcode, to *xSide, off int, sges ...qp.SGE) qp.SendWR {
+func xRDMA(id uint64, op verbs.WROpcode, to *xSide, off int, sges ...verbs.SGE) verbs.SendWR {
 	r := xSend(id, op, sges...)
 	r.RemoteAddr, r.RKey = to.addr(off), to.mr.RKey()
 	return r
@@ -473,9 +472,9 @@ func xRDMA(id uint64, op wc.WROpcode, to *xSide, off int, sges ...qp.SGE) qp.Sen
 // badRecvStatus is the status of a receive WR whose own buffer fails the
 // protection check when a SEND lands in it (XFER-16): LOC_PROT_ERR, or
 // LOC_QP_OP_ERR under the RecvProtQPOp reading (rxe).
-func (w *xWorld) badRecvStatus() wc.Status {
+func (w *xWorld) badRecvStatus() verbs.WCStatus {
 	if w.tp.RecvProtQPOp {
-		return wc.LocQPOpErr
+		return verbs.WCLocQPOpErr
 	}
-	return wc.LocProtErr
+	return verbs.WCLocProtErr
 }

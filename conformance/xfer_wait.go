@@ -6,8 +6,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Waiting in the transport cases: for completions and async events that
@@ -35,9 +34,9 @@ func (w *xWorld) settle() {
 
 // xPollNow polls cq until it is empty, without letting time pass, and
 // returns what it got and the first error.
-func xPollNow(cq CQ) ([]wc.WC, error) {
-	var got []wc.WC
-	buf := make([]wc.WC, 32)
+func xPollNow(cq CQ) ([]verbs.WC, error) {
+	var got []verbs.WC
+	buf := make([]verbs.WC, 32)
 	for range 1 << 12 {
 		n, err := cq.Poll(buf)
 		got = append(got, buf[:n]...)
@@ -50,7 +49,7 @@ func xPollNow(cq CQ) ([]wc.WC, error) {
 
 // pollNow is xPollNow with the checks every completion of a transport case
 // must pass (checkWC).
-func (w *xWorld) pollNow(cq CQ) ([]wc.WC, error) {
+func (w *xWorld) pollNow(cq CQ) ([]verbs.WC, error) {
 	w.t.Helper()
 	got, err := xPollNow(cq)
 	for i := range got {
@@ -65,9 +64,9 @@ func (w *xWorld) pollNow(cq CQ) ([]wc.WC, error) {
 // one, never a tag-matching or driver opcode, whose IBV_WC_RECV bit is set
 // exactly when a receive request completed (WC-06). An error completion's
 // opcode is undefined (WC-03) and is not looked at.
-func (w *xWorld) checkWC(cq CQ, c *wc.WC) {
+func (w *xWorld) checkWC(cq CQ, c *verbs.WC) {
 	w.t.Helper()
-	if c.Status != wc.Success {
+	if c.Status != verbs.WCSuccess {
 		if id, never := xNeverProduced[c.Status]; never && !w.forcing {
 			w.t.Errorf("wr_id %d of QP %#x completed with %v, which no RC, UC or UD traffic produces (%s)", c.WRID, c.QPNum, c.Status, id)
 		}
@@ -91,10 +90,10 @@ func (w *xWorld) checkWC(cq CQ, c *wc.WC) {
 
 // xClassicOpcode reports whether o is one of the opcodes RC, UC and UD
 // traffic completes with (WC-04, WC-05, WC-07).
-func xClassicOpcode(o wc.Opcode) bool {
+func xClassicOpcode(o verbs.WCOpcode) bool {
 	switch o {
-	case wc.Send, wc.RDMAWrite, wc.RDMARead, wc.CompSwap, wc.FetchAdd, wc.BindMW, wc.LocalInv, wc.TSO, wc.AtomicWrite,
-		wc.Recv, wc.RecvRDMAWithImm:
+	case verbs.WCSend, verbs.WCRDMAWrite, verbs.WCRDMARead, verbs.WCCompSwap, verbs.WCFetchAdd, verbs.WCBindMW, verbs.WCLocalInv, verbs.WCTSO, verbs.WCAtomicWrite,
+		verbs.WCRecv, verbs.WCRecvRDMAWithImm:
 		return true
 	}
 	return false
@@ -103,7 +102,7 @@ func xClassicOpcode(o wc.Opcode) bool {
 // await polls cq until n completions have come, letting time pass in
 // between, and checks that no more came. On a device with a clock, an idle
 // device that produced fewer fails at once.
-func (w *xWorld) await(cq CQ, n int, what string) []wc.WC {
+func (w *xWorld) await(cq CQ, n int, what string) []verbs.WC {
 	w.t.Helper()
 	got, err := w.pollNow(cq)
 	deadline := time.Now().Add(Patience)
@@ -126,7 +125,7 @@ func (w *xWorld) await(cq CQ, n int, what string) []wc.WC {
 		}
 		nap = min(max(2*nap, 50*time.Microsecond), 10*time.Millisecond)
 		time.Sleep(nap)
-		var more []wc.WC
+		var more []verbs.WC
 		more, err = w.pollNow(cq)
 		got = append(got, more...)
 	}
@@ -150,13 +149,13 @@ func (w *xWorld) quiet(cq CQ, what string) {
 
 // xShow renders completions briefly: wr_id, status and, for successful
 // ones, opcode and byte_len.
-func xShow(wcs []wc.WC) string {
+func xShow(wcs []verbs.WC) string {
 	s := "["
 	for i, c := range wcs {
 		if i > 0 {
 			s += " "
 		}
-		if c.Status == wc.Success {
+		if c.Status == verbs.WCSuccess {
 			s += fmt.Sprintf("{%d %v len=%d qp=%#x}", c.WRID, c.Opcode, c.ByteLen, c.QPNum)
 		} else {
 			s += fmt.Sprintf("{%d %v qp=%#x}", c.WRID, c.Status, c.QPNum)
@@ -166,7 +165,7 @@ func xShow(wcs []wc.WC) string {
 }
 
 // want checks one completion's wr_id and status, and qp_num against x.
-func (x *xEnd) want(what string, c wc.WC, id uint64, st wc.Status) bool {
+func (x *xEnd) want(what string, c verbs.WC, id uint64, st verbs.WCStatus) bool {
 	x.s.w.t.Helper()
 	if c.WRID != id || c.Status != st || c.QPNum != x.q.Num() {
 		x.s.w.t.Errorf("%s: completion {wr_id %d, %v, qp %#x}, want {wr_id %d, %v, qp %#x}",
@@ -178,7 +177,7 @@ func (x *xEnd) want(what string, c wc.WC, id uint64, st wc.Status) bool {
 
 // xEvent is an async event, read and acked.
 type xEvent struct {
-	typ  notify.EventType
+	typ  verbs.EventType
 	obj  any
 	port uint8
 }
@@ -224,7 +223,7 @@ func (w *xWorld) allEvents() []xEvent {
 }
 
 // xAbout counts the events of evs of type typ that name obj.
-func xAbout(evs []xEvent, typ notify.EventType, obj any) int {
+func xAbout(evs []xEvent, typ verbs.EventType, obj any) int {
 	n := 0
 	for _, ev := range evs {
 		if ev.typ == typ && ev.obj == obj {

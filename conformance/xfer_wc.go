@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the WC family that traffic shows: the fields of completions
@@ -13,30 +12,30 @@ import (
 
 // xOp is a work request opcode and what it needs.
 type xOp struct {
-	op     wc.WROpcode
-	send   wc.Opcode // the requester's completion opcode (WC-04)
-	recv   wc.Opcode // the responder's, when it has one (WC-05)
-	recvs  bool      // it consumes a receive
-	remote bool      // it names remote memory
-	types  []qp.Type // the transports it runs on
+	op     verbs.WROpcode
+	send   verbs.WCOpcode // the requester's completion opcode (WC-04)
+	recv   verbs.WCOpcode // the responder's, when it has one (WC-05)
+	recvs  bool           // it consumes a receive
+	remote bool           // it names remote memory
+	types  []verbs.QPType // the transports it runs on
 }
 
 var xOps = []xOp{
-	{wc.WRSend, wc.Send, wc.Recv, true, false, []qp.Type{qp.RC, qp.UC, qp.UD}},
-	{wc.WRSendWithImm, wc.Send, wc.Recv, true, false, []qp.Type{qp.RC, qp.UC, qp.UD}},
-	{wc.WRSendWithInv, wc.Send, wc.Recv, true, false, []qp.Type{qp.RC, qp.UC}},
-	{wc.WRRDMAWrite, wc.RDMAWrite, 0, false, true, []qp.Type{qp.RC, qp.UC}},
-	{wc.WRRDMAWriteWithImm, wc.RDMAWrite, wc.RecvRDMAWithImm, true, true, []qp.Type{qp.RC, qp.UC}},
-	{wc.WRRDMARead, wc.RDMARead, 0, false, true, []qp.Type{qp.RC}},
-	{wc.WRAtomicCmpAndSwp, wc.CompSwap, 0, false, true, []qp.Type{qp.RC}},
-	{wc.WRAtomicFetchAndAdd, wc.FetchAdd, 0, false, true, []qp.Type{qp.RC}},
+	{verbs.WRSend, verbs.WCSend, verbs.WCRecv, true, false, []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}},
+	{verbs.WRSendWithImm, verbs.WCSend, verbs.WCRecv, true, false, []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}},
+	{verbs.WRSendWithInv, verbs.WCSend, verbs.WCRecv, true, false, []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC}},
+	{verbs.WRRDMAWrite, verbs.WCRDMAWrite, 0, false, true, []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC}},
+	{verbs.WRRDMAWriteWithImm, verbs.WCRDMAWrite, verbs.WCRecvRDMAWithImm, true, true, []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC}},
+	{verbs.WRRDMARead, verbs.WCRDMARead, 0, false, true, []verbs.QPType{verbs.QPTypeRC}},
+	{verbs.WRAtomicCmpAndSwp, verbs.WCCompSwap, 0, false, true, []verbs.QPType{verbs.QPTypeRC}},
+	{verbs.WRAtomicFetchAndAdd, verbs.WCFetchAdd, 0, false, true, []verbs.QPType{verbs.QPTypeRC}},
 }
 
 // xOne runs one request of opcode op from a to b (with a receive posted
 // when it consumes one) and returns the requester's completion and the
 // responder's, if any. imm is the immediate data; a SEND_WITH_INV
 // invalidates a fresh MR of b's PD, whose rkey it returns.
-func (w *xWorld) xOne(what string, o xOp, a, b *xEnd, ah AH, id, imm uint32, n int) (s wc.WC, r []wc.WC, inv uint32) {
+func (w *xWorld) xOne(what string, o xOp, a, b *xEnd, ah AH, id, imm uint32, n int) (s verbs.WC, r []verbs.WC, inv uint32) {
 	w.t.Helper()
 	if o.recvs {
 		b.recvAt(what, uint64(id)+1000, 0, n+xGRH(b.typ))
@@ -47,15 +46,15 @@ func (w *xWorld) xOne(what string, o xOp, a, b *xEnd, ah AH, id, imm uint32, n i
 		req.RemoteAddr, req.RKey = b.s.addr(8192), b.s.mr.RKey()
 	}
 	switch o.op {
-	case wc.WRSendWithInv:
+	case verbs.WRSendWithInv:
 		inv = w.e.mrReg(b.s.pd, make([]byte, 64), xAccessAll).RKey()
 		req.Imm = inv
-	case wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
-		req.SGList = []qp.SGE{a.s.sge(4096, 8)}
+	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd:
+		req.SGList = []verbs.SGE{a.s.sge(4096, 8)}
 	}
 	a.post(what, req)
 	s = w.await(a.scq, 1, what+": requester")[0]
-	a.want(what+": requester", s, uint64(id), wc.Success)
+	a.want(what+": requester", s, uint64(id), verbs.WCSuccess)
 	if o.recvs {
 		r = w.await(b.rcq, 1, what+": responder")
 	} else {
@@ -69,13 +68,13 @@ func init() {
 		w := xSetup(t, e)
 		rng := rand.New(rand.NewPCG(1, 0x7701))
 		for round := range 8 {
-			a, b := w.connect(qp.RC, w.opts())
+			a, b := w.connect(verbs.QPTypeRC, w.opts())
 			ns := 2 + rng.IntN(6)
 			nr := ns + rng.IntN(3)
 			rids, sids := make([]uint64, nr), make([]uint64, ns)
 			for i := range rids {
 				rids[i] = rng.Uint64()
-				b.recv("a receive", qp.RecvWR{WRID: rids[i], SGList: []qp.SGE{b.s.sge(i*64, 64)}})
+				b.recv("a receive", verbs.RecvWR{WRID: rids[i], SGList: []verbs.SGE{b.s.sge(i*64, 64)}})
 			}
 			bad := -1
 			if round%2 == 1 {
@@ -83,9 +82,9 @@ func init() {
 			}
 			for i := range sids {
 				sids[i] = rng.Uint64()
-				r := xSend(sids[i], wc.WRSend, a.s.sge(0, 16))
+				r := xSend(sids[i], verbs.WRSend, a.s.sge(0, 16))
 				if i == bad {
-					r = xRDMA(sids[i], wc.WRRDMAWrite, b.s, 0, a.s.sge(0, 16))
+					r = xRDMA(sids[i], verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 16))
 					r.RKey ^= 0x5a5a00
 				}
 				a.post("a request", r)
@@ -93,12 +92,12 @@ func init() {
 			what := fmt.Sprintf("round %d (bad request at %d of %d)", round, bad, ns)
 			got := w.await(a.scq, ns, what+": requester")
 			for i, c := range got {
-				st := wc.Success
+				st := verbs.WCSuccess
 				switch {
 				case i == bad:
-					st = wc.RemAccessErr
+					st = verbs.WCRemAccessErr
 				case bad >= 0 && i > bad:
-					st = wc.WRFlushErr
+					st = verbs.WCWRFlushErr
 				}
 				if c.WRID != sids[i] || c.Status != st {
 					t.Errorf("%s: send completion %d: wr_id %#x %v, want %#x %v", what, i, c.WRID, c.Status, sids[i], st)
@@ -124,12 +123,12 @@ func init() {
 		shared := w.a.cq(256, nil)
 		oa, ob := w.opts(), w.opts()
 		oa.sendCQ, oa.recvCQ = shared, shared
-		rc, rcb := w.connect2(qp.RC, oa, ob)
-		uc, ucb := w.connect2(qp.UC, oa, ob)
-		ud, udb := w.connect2(qp.UD, oa, ob)
+		rc, rcb := w.connect2(verbs.QPTypeRC, oa, ob)
+		uc, ucb := w.connect2(verbs.QPTypeUC, oa, ob)
+		ud, udb := w.connect2(verbs.QPTypeUD, oa, ob)
 		ah := w.ah(w.a, w.b, false)
 		owner := map[uint64]*xEnd{}
-		post := func(x *xEnd, id uint64, r qp.SendWR) {
+		post := func(x *xEnd, id uint64, r verbs.SendWR) {
 			owner[id] = x
 			r.WRID = id
 			x.post("a request", r)
@@ -142,13 +141,13 @@ func init() {
 			owner[id+5] = x
 			x.recvAt("a receive", id+5, 0, 128)
 			peer.recvAt("the peer's receive", 1, 0, 128)
-			post(x, id, xTo(xSend(0, wc.WRSend, x.s.sge(0, 8)), ah, peer))
-			peer.post("a reply", xTo(xSend(0, wc.WRSend, peer.s.sge(0, 8)), back, x))
+			post(x, id, xTo(xSend(0, verbs.WRSend, x.s.sge(0, 8)), ah, peer))
+			peer.post("a reply", xTo(xSend(0, verbs.WRSend, peer.s.sge(0, 8)), back, x))
 		}
-		bad := xRDMA(0, wc.WRRDMAWrite, w.b, 0, rc.s.sge(0, 8))
+		bad := xRDMA(0, verbs.WRRDMAWrite, w.b, 0, rc.s.sge(0, 8))
 		bad.RKey ^= 0x5a5a00
 		post(rc, 40, bad)
-		post(rc, 41, xSend(0, wc.WRSend, rc.s.sge(0, 8)))
+		post(rc, 41, xSend(0, verbs.WRSend, rc.s.sge(0, 8)))
 		owner[42] = rc
 		rc.recvAt("a receive flushed later", 42, 256, 8)
 		got := w.await(shared, len(owner), "three QPs on one CQ")
@@ -172,7 +171,7 @@ func init() {
 				id++
 				a, b, ah := w.xPair(typ, w.opts())
 				what := fmt.Sprintf("%v on %v", o.op, typ)
-				if s, _, _ := w.xOne(what, o, a, b, ah, id, 7, 16); s.Status == wc.Success && s.Opcode != o.send {
+				if s, _, _ := w.xOne(what, o, a, b, ah, id, 7, 16); s.Status == verbs.WCSuccess && s.Opcode != o.send {
 					t.Errorf("%s: requester opcode %v, want %v", what, s.Opcode, o.send)
 				}
 			}
@@ -188,7 +187,7 @@ func init() {
 				a, b, ah := w.xPair(typ, w.opts())
 				what := fmt.Sprintf("%v on %v", o.op, typ)
 				_, r, _ := w.xOne(what, o, a, b, ah, id, 7, 16)
-				if len(r) == 1 && r[0].Status == wc.Success && r[0].Opcode != o.recv {
+				if len(r) == 1 && r[0].Status == verbs.WCSuccess && r[0].Opcode != o.recv {
 					t.Errorf("%s: responder opcode %v, want %v", what, r[0].Opcode, o.recv)
 				}
 			}
@@ -218,14 +217,14 @@ func init() {
 		oa.recvCQ = oa.sendCQ
 		ob.sendCQ = w.b.cq(64, nil)
 		ob.recvCQ = ob.sendCQ
-		a, b := w.connect2(qp.RC, oa, ob)
+		a, b := w.connect2(verbs.QPTypeRC, oa, ob)
 		for i := range 3 {
 			a.recvAt("A's receive", uint64(100+i), 128*i, 128)
 			b.recvAt("B's receive", uint64(100+i), 128*i, 128)
 		}
-		a.post("A's requests", xSend(1, wc.WRSend, a.s.sge(1024, 8)), xRDMA(2, wc.WRRDMAWriteWithImm, b.s, 2048, a.s.sge(1024, 8)),
-			xRDMA(3, wc.WRRDMARead, b.s, 2048, a.s.sge(1024, 8)))
-		b.post("B's requests", xSend(1, wc.WRSendWithImm, b.s.sge(1024, 8)), xRDMA(2, wc.WRRDMAWrite, a.s, 2048, b.s.sge(1024, 8)))
+		a.post("A's requests", xSend(1, verbs.WRSend, a.s.sge(1024, 8)), xRDMA(2, verbs.WRRDMAWriteWithImm, b.s, 2048, a.s.sge(1024, 8)),
+			xRDMA(3, verbs.WRRDMARead, b.s, 2048, a.s.sge(1024, 8)))
+		b.post("B's requests", xSend(1, verbs.WRSendWithImm, b.s.sge(1024, 8)), xRDMA(2, verbs.WRRDMAWrite, a.s, 2048, b.s.sge(1024, 8)))
 		for _, x := range []*xEnd{a, b} {
 			for _, c := range w.await(x.scq, 4, "side "+x.s.name+": both queues on one CQ") {
 				xWantRecvBit(t, fmt.Sprintf("side %s, one CQ for both queues: wr_id %d", x.s.name, c.WRID), c, c.WRID >= 100)
@@ -245,17 +244,17 @@ func init() {
 				a, b, ah := w.xPair(typ, w.opts())
 				what := fmt.Sprintf("%v on %v", o.op, typ)
 				_, r, inv := w.xOne(what, o, a, b, ah, id, 0x12345678, 16)
-				if len(r) != 1 || r[0].Status != wc.Success {
+				if len(r) != 1 || r[0].Status != verbs.WCSuccess {
 					continue
 				}
 				f := r[0].WCFlags
-				if got, want := f&wc.WithImm != 0, o.op.HasImm(); got != want {
+				if got, want := f&verbs.WCWithImm != 0, o.op.HasImm(); got != want {
 					t.Errorf("%s: WITH_IMM is %v, want %v (flags %v)", what, got, want, f)
 				}
-				if got, want := f&wc.WithInv != 0, o.op == wc.WRSendWithInv; got != want {
+				if got, want := f&verbs.WCWithInv != 0, o.op == verbs.WRSendWithInv; got != want {
 					t.Errorf("%s: WITH_INV is %v, want %v (flags %v)", what, got, want, f)
 				}
-				if f&wc.WithInv != 0 && r[0].InvalidatedRkey() != inv {
+				if f&verbs.WCWithInv != 0 && r[0].InvalidatedRkey() != inv {
 					t.Errorf("%s: invalidated_rkey %#x, want %#x", what, r[0].InvalidatedRkey(), inv)
 				}
 			}
@@ -266,13 +265,13 @@ func init() {
 			if !global && (w.b.port.Ethernet || w.b.port.LID == 0) {
 				continue
 			}
-			a, b := w.connect(qp.UD, w.opts())
+			a, b := w.connect(verbs.QPTypeUD, w.opts())
 			ah := w.ah(w.a, w.b, global)
 			b.recvAt("a UD receive", 1, 0, 100)
-			a.post("a UD SEND", xUD(xSend(1, wc.WRSend, a.s.sge(0, 8)), ah, b))
+			a.post("a UD SEND", xUD(xSend(1, verbs.WRSend, a.s.sge(0, 8)), ah, b))
 			w.await(a.scq, 1, "UD sender")
 			r := w.await(b.rcq, 1, "UD receiver")[0]
-			if got := r.WCFlags&wc.GRH != 0; r.Status == wc.Success && got != global {
+			if got := r.WCFlags&verbs.WCGRH != 0; r.Status == verbs.WCSuccess && got != global {
 				t.Errorf("UD SEND through a global=%v AH: GRH flag %v, want %v", global, got, global)
 			}
 		}
@@ -284,14 +283,14 @@ func init() {
 		for round := range 12 {
 			typ := xTypes[round%3]
 			o := xOps[1] // SEND_WITH_IMM
-			if typ != qp.UD && round%2 == 0 {
+			if typ != verbs.QPTypeUD && round%2 == 0 {
 				o = xOps[4] // WRITE_WITH_IMM
 			}
 			a, b, ah := w.xPair(typ, w.opts())
 			imm := rng.Uint32()
 			what := fmt.Sprintf("%v on %v, imm %#08x", o.op, typ, imm)
-			if _, r, _ := w.xOne(what, o, a, b, ah, uint32(round), imm, 8); len(r) == 1 && r[0].Status == wc.Success {
-				if r[0].ImmData != imm || r[0].WCFlags&wc.WithImm == 0 {
+			if _, r, _ := w.xOne(what, o, a, b, ah, uint32(round), imm, 8); len(r) == 1 && r[0].Status == verbs.WCSuccess {
+				if r[0].ImmData != imm || r[0].WCFlags&verbs.WCWithImm == 0 {
 					t.Errorf("%s: imm_data %#08x flags %v, want %#08x with WITH_IMM", what, r[0].ImmData, r[0].WCFlags, imm)
 				}
 			}
@@ -304,16 +303,16 @@ func init() {
 		for round := range 12 {
 			typ := xTypes[round%3]
 			o := xOps[round%2] // SEND or SEND_WITH_IMM
-			if typ != qp.UD && round%4 == 3 {
+			if typ != verbs.QPTypeUD && round%4 == 3 {
 				o = xOps[4] // WRITE_WITH_IMM
 			}
 			n := rng.IntN(2000)
-			if typ == qp.UD {
+			if typ == verbs.QPTypeUD {
 				n = rng.IntN(min(2000, w.b.port.ActiveMTU.Bytes()+1))
 			}
 			a, b, ah := w.xPair(typ, w.opts())
 			what := fmt.Sprintf("%v of %d bytes on %v", o.op, n, typ)
-			if _, r, _ := w.xOne(what, o, a, b, ah, uint32(round), 1, n); len(r) == 1 && r[0].Status == wc.Success {
+			if _, r, _ := w.xOne(what, o, a, b, ah, uint32(round), 1, n); len(r) == 1 && r[0].Status == verbs.WCSuccess {
 				if want := n + xGRH(typ); int(r[0].ByteLen) != want {
 					t.Errorf("%s: byte_len %d, want %d", what, r[0].ByteLen, want)
 				}
@@ -325,14 +324,14 @@ func init() {
 		w := xSetup(t, e)
 		rng := rand.New(rand.NewPCG(11, 0x7711))
 		for round, o := range []xOp{xOps[5], xOps[5], xOps[5], xOps[6], xOps[7]} {
-			a, b, ah := w.xPair(qp.RC, w.opts())
+			a, b, ah := w.xPair(verbs.QPTypeRC, w.opts())
 			n := 1 + rng.IntN(3000)
 			want := n
-			if o.op != wc.WRRDMARead {
+			if o.op != verbs.WRRDMARead {
 				want = 8
 			}
 			what := fmt.Sprintf("%v of %d bytes", o.op, want)
-			if s, _, _ := w.xOne(what, o, a, b, ah, uint32(round), 0, n); s.Status == wc.Success && int(s.ByteLen) != want {
+			if s, _, _ := w.xOne(what, o, a, b, ah, uint32(round), 0, n); s.Status == verbs.WCSuccess && int(s.ByteLen) != want {
 				t.Errorf("%s: byte_len %d, want %d", what, s.ByteLen, want)
 			}
 		}
@@ -340,8 +339,8 @@ func init() {
 
 	register("WC-12", "a UD receive names the sender: src_qp, and slid on InfiniBand", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		b := w.newEnd(w.b, qp.UD, w.opts())
-		w.bring(b, nil, qp.RTS)
+		b := w.newEnd(w.b, verbs.QPTypeUD, w.opts())
+		w.bring(b, nil, verbs.QPStateRTS)
 		av := xAV(w.b, false)
 		ah, err := w.a.pd.CreateAH(AHAttr{PortNum: 1, DLID: av.DLID, SL: 3, IsGlobal: av.IsGlobal, DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit})
 		if err != nil {
@@ -349,14 +348,14 @@ func init() {
 		}
 		t.Cleanup(func() { _ = ah.Destroy() })
 		for i := range 3 {
-			a := w.newEnd(w.a, qp.UD, w.opts())
-			w.bring(a, nil, qp.RTS)
+			a := w.newEnd(w.a, verbs.QPTypeUD, w.opts())
+			w.bring(a, nil, verbs.QPStateRTS)
 			b.recvAt("a receive", uint64(i), i*128, 128)
-			a.post("a datagram", xUD(xSend(uint64(i), wc.WRSend, a.s.sge(0, 8)), ah, b))
+			a.post("a datagram", xUD(xSend(uint64(i), verbs.WRSend, a.s.sge(0, 8)), ah, b))
 			w.await(a.scq, 1, "sender")
 			r := w.await(b.rcq, 1, "receiver")[0]
 			what := fmt.Sprintf("datagram from the %d-th QP of side A", i+1)
-			if !b.want(what, r, uint64(i), wc.Success) {
+			if !b.want(what, r, uint64(i), verbs.WCSuccess) {
 				continue
 			}
 			if r.SrcQP != a.q.Num() {
@@ -371,14 +370,14 @@ func init() {
 	register("WC-13", "[IMPL] requester completions of *_WITH_IMM carry WITH_IMM only under the rxe reading", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		for i, o := range []xOp{xOps[1], xOps[4]} {
-			for _, typ := range []qp.Type{qp.RC, qp.UC} {
+			for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 				a, b, ah := w.xPair(typ, w.opts())
 				what := fmt.Sprintf("%v on %v", o.op, typ)
 				s, _, _ := w.xOne(what, o, a, b, ah, uint32(i), 0xabcd, 8)
-				if s.Status != wc.Success {
+				if s.Status != verbs.WCSuccess {
 					continue
 				}
-				if got := s.WCFlags&wc.WithImm != 0; got != w.tp.SendWCImm {
+				if got := s.WCFlags&verbs.WCWithImm != 0; got != w.tp.SendWCImm {
 					t.Errorf("%s: requester WITH_IMM is %v; the profile's reading (SendWCImm) says %v", what, got, w.tp.SendWCImm)
 				} else if got && s.ImmData != 0xabcd {
 					t.Errorf("%s: requester imm_data %#x, want 0xabcd", what, s.ImmData)
@@ -390,9 +389,9 @@ func init() {
 
 // xWantRecvBit checks a successful completion's opcode: a classic one, with
 // IBV_WC_RECV set exactly when recv (WC-06).
-func xWantRecvBit(t *T, what string, c wc.WC, recv bool) {
+func xWantRecvBit(t *T, what string, c verbs.WC, recv bool) {
 	t.Helper()
-	if c.Status != wc.Success {
+	if c.Status != verbs.WCSuccess {
 		return
 	}
 	if !xClassicOpcode(c.Opcode) || c.Opcode.IsRecv() != recv {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // xrcWorld is what the XRC cases work with: the context's XRCOpener, a PD
@@ -245,8 +245,8 @@ func init() {
 		if a.MaxWR < 4 {
 			t.Errorf("XRC SRQ max_wr %d, asked for 4", a.MaxWR)
 		}
-		q, err := w.pd.CreateQP(QPInitAttr{SendCQ: w.cq, RecvCQ: w.cq, SRQ: s1, Type: qp.RC,
-			Cap: qp.Cap{MaxSendWR: 1, MaxSendSGE: 1}})
+		q, err := w.pd.CreateQP(QPInitAttr{SendCQ: w.cq, RecvCQ: w.cq, SRQ: s1, Type: verbs.QPTypeRC,
+			Cap: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 1}})
 		e.WantErrno("ibv_create_qp with an XRC SRQ as its srq", err, syscall.EINVAL)
 		if q != nil {
 			_ = q.DestroyContext(context.Background())

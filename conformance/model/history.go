@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // History records what an implementation was seen to do, CQ by CQ, and
@@ -30,8 +30,8 @@ type History struct {
 }
 
 type cqHistory struct {
-	accepted   []wc.WC
-	polled     []wc.WC
+	accepted   []verbs.WC
+	polled     []verbs.WC
 	fifoOK     int  // polled[:fifoOK] is known to match accepted
 	arms       int  // successful ReqNotify calls
 	armPending bool // a successful arm since the last accepted completion
@@ -57,7 +57,7 @@ func (h *History) Armed(id int) {
 }
 
 // Accepted records a push to CQ id that stored w (no overrun, no error).
-func (h *History) Accepted(id int, w wc.WC) {
+func (h *History) Accepted(id int, w verbs.WC) {
 	c := h.cq(id)
 	c.accepted = append(c.accepted, w)
 	if c.armPending {
@@ -67,7 +67,7 @@ func (h *History) Accepted(id int, w wc.WC) {
 }
 
 // Polled records completions a Poll of CQ id returned.
-func (h *History) Polled(id int, ws []wc.WC) {
+func (h *History) Polled(id int, ws []verbs.WC) {
 	c := h.cq(id)
 	c.polled = append(c.polled, ws...)
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // OK is the Errno of a call that succeeded.
@@ -107,8 +107,8 @@ type CQ struct {
 	Refs    int  // holders that make destroy EBUSY (CQ-11)
 	QPs     int  // queues of live QPs completing here (CQ-11); one QP may count twice
 
-	WCs []wc.WC  // unpolled completions, oldest first
-	src []source // where each of WCs came from, in step with WCs
+	WCs []verbs.WC // unpolled completions, oldest first
+	src []source   // where each of WCs came from, in step with WCs
 
 	CompRead, CompAcked   int // completion events read and acked
 	AsyncRead, AsyncAcked int // CQ_ERR events read and acked
@@ -164,7 +164,7 @@ func (m *Model) NumChannels() int { return len(m.channels) }
 // CQ returns a copy of CQ id.
 func (m *Model) CQ(id int) CQ {
 	q := *m.cqs[id]
-	q.WCs = append([]wc.WC(nil), q.WCs...)
+	q.WCs = append([]verbs.WC(nil), q.WCs...)
 	q.src = append([]source(nil), q.src...)
 	return q
 }
@@ -256,15 +256,15 @@ func (m *Model) Arm(id int, solicitedOnly bool) syscall.Errno {
 
 // fires says whether a completion w, whose message carried the
 // solicited-event bit when solicited is set, satisfies the arm a.
-func (m *Model) fires(a Arm, w wc.WC, solicited bool) bool {
+func (m *Model) fires(a Arm, w verbs.WC, solicited bool) bool {
 	switch a {
 	case Next:
 		return true // NOTIFY-03
 	case Solicited:
-		if w.Status == wc.Success {
+		if w.Status == verbs.WCSuccess {
 			// NOTIFY-04: a successful receive of a solicited message; a
 			// successful send never, whatever the bit says (NOTIFY-16).
-			return solicited && (w.Opcode == wc.Recv || w.Opcode == wc.RecvRDMAWithImm)
+			return solicited && (w.Opcode == verbs.WCRecv || w.Opcode == verbs.WCRecvRDMAWithImm)
 		}
 		if m.readings.SolicitedBitOnly {
 			return solicited // NOTIFY-05 B
@@ -276,13 +276,13 @@ func (m *Model) fires(a Arm, w wc.WC, solicited bool) bool {
 
 // Push adds completion w to CQ id as the adapter would, and reports whether
 // the CQ overran.
-func (m *Model) Push(id int, w wc.WC, solicited bool) (overrun bool, errno syscall.Errno) {
+func (m *Model) Push(id int, w verbs.WC, solicited bool) (overrun bool, errno syscall.Errno) {
 	return m.push(id, w, solicited, source{qp: -1})
 }
 
 // push is Push for a completion that came from src: a work request of a
 // QP's queue, or (src.qp < 0) the Injector.
-func (m *Model) push(id int, w wc.WC, solicited bool, src source) (overrun bool, errno syscall.Errno) {
+func (m *Model) push(id int, w verbs.WC, solicited bool, src source) (overrun bool, errno syscall.Errno) {
 	q := m.cqs[id]
 	if q.State != Live {
 		return false, syscall.EINVAL
@@ -308,9 +308,9 @@ func (m *Model) push(id int, w wc.WC, solicited bool, src source) (overrun bool,
 
 // Poll is ibv_poll_cq on CQ id with num_entries n (n >= 0). It returns the
 // completions polled.
-func (m *Model) Poll(id int, n int) ([]wc.WC, syscall.Errno) {
+func (m *Model) Poll(id int, n int) ([]verbs.WC, syscall.Errno) {
 	ps, errno := m.PollFrom(id, n)
-	var out []wc.WC
+	var out []verbs.WC
 	for _, p := range ps {
 		out = append(out, p.WC)
 	}
@@ -319,7 +319,7 @@ func (m *Model) Poll(id int, n int) ([]wc.WC, syscall.Errno) {
 
 // Polled is a completion returned by PollFrom, with its origin.
 type Polled struct {
-	WC wc.WC
+	WC verbs.WC
 	// QP is the QP whose work request it completes, or -1 for a completion
 	// added with Push. Of a QP's completions only wr_id, status, qp_num and
 	// vendor_err are meaningful (FLUSH-06), and the model leaves vendor_err 0.
@@ -340,7 +340,7 @@ func (m *Model) PollFrom(id int, n int) ([]Polled, syscall.Errno) {
 		out = append(out, Polled{WC: q.WCs[i], QP: q.src[i].qp})
 		m.retire(q.src[i])
 	}
-	q.WCs = append([]wc.WC(nil), q.WCs[k:]...)
+	q.WCs = append([]verbs.WC(nil), q.WCs[k:]...)
 	q.src = append([]source(nil), q.src[k:]...)
 	if q.InError {
 		return out, syscall.EIO // CQ-23 A

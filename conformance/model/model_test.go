@@ -4,7 +4,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The model is the oracle of the state machine and the fuzz targets, so its
@@ -13,10 +13,14 @@ import (
 
 var lim = Limits{MaxCQE: 16, NumCompVectors: 2}
 
-func send(id uint64) wc.WC { return wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Send} }
-func recv(id uint64) wc.WC { return wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Recv} }
-func flush(id uint64) wc.WC {
-	return wc.WC{WRID: id, Status: wc.WRFlushErr}
+func send(id uint64) verbs.WC {
+	return verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCSend}
+}
+func recv(id uint64) verbs.WC {
+	return verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCRecv}
+}
+func flush(id uint64) verbs.WC {
+	return verbs.WC{WRID: id, Status: verbs.WCWRFlushErr}
 }
 
 // newCQ returns a model with one channel and one CQ of capacity capacity on
@@ -220,7 +224,7 @@ func TestHistory(t *testing.T) {
 	g.Accepted(0, send(1))
 	g.Accepted(0, send(2))
 	g.EventRead(0)
-	g.Polled(0, []wc.WC{send(2)})
+	g.Polled(0, []verbs.WC{send(2)})
 	g.Acked(0, 1)
 	if g.Check() == nil {
 		t.Error("out-of-order polling passed")

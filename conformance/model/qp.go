@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // This file models queue pairs as far as one adapter decides on its own:
@@ -44,7 +43,7 @@ func (w WorkQueue) Occupied() int { return int(w.Posted - w.Freed) }
 
 // QPInit is what ibv_create_qp is asked for.
 type QPInit struct {
-	Type           qp.Type
+	Type           verbs.QPType
 	SendCQ, RecvCQ int // CQ indices; they may be the same CQ (QP-03)
 	MaxSendWR      int
 	MaxRecvWR      int
@@ -55,7 +54,7 @@ type QPInit struct {
 type QP struct {
 	Init      QPInit
 	Destroyed bool
-	State     qp.State
+	State     verbs.QPState
 	Num       uint32 // qp_num, as the implementation chose it (QP-01)
 	SQ, RQ    WorkQueue
 }
@@ -64,7 +63,7 @@ type QP struct {
 // completion, and whether that CQ overran instead of storing it (CQ-22).
 type Flushed struct {
 	CQ      int
-	WC      wc.WC
+	WC      verbs.WC
 	Overrun bool
 }
 
@@ -86,7 +85,7 @@ func (m *Model) QP(id int) QP {
 // AcceptQP.
 func (m *Model) CreateQP(a QPInit) (int, syscall.Errno) {
 	switch a.Type {
-	case qp.RC, qp.UC, qp.UD:
+	case verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD:
 	default:
 		return -1, syscall.EINVAL
 	}
@@ -98,7 +97,7 @@ func (m *Model) CreateQP(a QPInit) (int, syscall.Errno) {
 	}
 	m.cqs[a.SendCQ].QPs++
 	m.cqs[a.RecvCQ].QPs++
-	m.qps = append(m.qps, &QP{Init: a, State: qp.Reset})
+	m.qps = append(m.qps, &QP{Init: a, State: verbs.QPStateReset})
 	return len(m.qps) - 1, OK
 }
 
@@ -123,7 +122,7 @@ func (m *Model) AcceptQP(id int, num uint32, sendDepth, recvDepth int) error {
 
 // QueryQP is ibv_query_qp: the current state (QP-24), or EINVAL on a
 // destroyed QP.
-func (m *Model) QueryQP(id int) (qp.State, syscall.Errno) {
+func (m *Model) QueryQP(id int) (verbs.QPState, syscall.Errno) {
 	q := m.qps[id]
 	if q.Destroyed {
 		return 0, syscall.EINVAL
@@ -133,33 +132,33 @@ func (m *Model) QueryQP(id int) (qp.State, syscall.Errno) {
 
 // Short names of the mask bits, for the table.
 const (
-	mPKey    = qp.AttrPKeyIndex
-	mPort    = qp.AttrPort
-	mQKey    = qp.AttrQKey
-	mAccess  = qp.AttrAccessFlags
-	mAV      = qp.AttrAV
-	mMTU     = qp.AttrPathMTU
-	mDestQPN = qp.AttrDestQPN
-	mRQPSN   = qp.AttrRQPSN
-	mSQPSN   = qp.AttrSQPSN
-	mDestAt  = qp.AttrMaxDestRDAtomic
-	mRdAtom  = qp.AttrMaxQPRDAtomic
-	mMinRNR  = qp.AttrMinRNRTimer
-	mTimeout = qp.AttrTimeout
-	mRetry   = qp.AttrRetryCnt
-	mRNR     = qp.AttrRNRRetry
-	mAlt     = qp.AttrAltPath
-	mCur     = qp.AttrCurState
-	mMig     = qp.AttrPathMigState
-	mNotify  = qp.AttrEnSQDAsyncNotify
+	mPKey    = verbs.QPAttrPKeyIndex
+	mPort    = verbs.QPAttrPort
+	mQKey    = verbs.QPAttrQKey
+	mAccess  = verbs.QPAttrAccessFlags
+	mAV      = verbs.QPAttrAV
+	mMTU     = verbs.QPAttrPathMTU
+	mDestQPN = verbs.QPAttrDestQPN
+	mRQPSN   = verbs.QPAttrRQPSN
+	mSQPSN   = verbs.QPAttrSQPSN
+	mDestAt  = verbs.QPAttrMaxDestRDAtomic
+	mRdAtom  = verbs.QPAttrMaxQPRDAtomic
+	mMinRNR  = verbs.QPAttrMinRNRTimer
+	mTimeout = verbs.QPAttrTimeout
+	mRetry   = verbs.QPAttrRetryCnt
+	mRNR     = verbs.QPAttrRNRRetry
+	mAlt     = verbs.QPAttrAltPath
+	mCur     = verbs.QPAttrCurState
+	mMig     = verbs.QPAttrPathMigState
+	mNotify  = verbs.QPAttrEnSQDAsyncNotify
 )
 
 // byType picks the value for transport t among the RC, UC and UD ones.
-func byType(t qp.Type, rc, uc, ud qp.AttrMask) qp.AttrMask {
+func byType(t verbs.QPType, rc, uc, ud verbs.QPAttrMask) verbs.QPAttrMask {
 	switch t {
-	case qp.RC:
+	case verbs.QPTypeRC:
 		return rc
-	case qp.UC:
+	case verbs.QPTypeUC:
 		return uc
 	}
 	return ud
@@ -167,39 +166,39 @@ func byType(t qp.Type, rc, uc, ud qp.AttrMask) qp.AttrMask {
 
 // transition is the model's table of legal transitions (QP-07, QP-08) and
 // of the bits each takes besides IBV_QP_STATE (QP-09, QP-14..20).
-func transition(from, to qp.State, t qp.Type, resetToErr bool) (req, opt qp.AttrMask, ok bool) {
+func transition(from, to verbs.QPState, t verbs.QPType, resetToErr bool) (req, opt verbs.QPAttrMask, ok bool) {
 	toRTS := byType(t, mCur|mAlt|mAccess|mMig|mMinRNR, mCur|mAlt|mAccess|mMig, mCur|mQKey) // QP-17, QP-18
 	initSet := byType(t, mPKey|mPort|mAccess, mPKey|mPort|mAccess, mPKey|mPort|mQKey)      // QP-14, QP-15
 	switch {
-	case from > qp.Err: // not a state a QP can be in
+	case from > verbs.QPStateErr: // not a state a QP can be in
 		return 0, 0, false
-	case to == qp.Reset: // QP-07, QP-09: from anywhere, STATE alone
+	case to == verbs.QPStateReset: // QP-07, QP-09: from anywhere, STATE alone
 		return 0, 0, true
-	case to == qp.Err && from == qp.Reset: // QP-08
+	case to == verbs.QPStateErr && from == verbs.QPStateReset: // QP-08
 		return 0, 0, resetToErr
-	case to == qp.Err:
+	case to == verbs.QPStateErr:
 		return 0, 0, true
 	}
-	switch [2]qp.State{from, to} {
-	case [2]qp.State{qp.Reset, qp.Init}:
+	switch [2]verbs.QPState{from, to} {
+	case [2]verbs.QPState{verbs.QPStateReset, verbs.QPStateInit}:
 		return initSet, 0, true
-	case [2]qp.State{qp.Init, qp.Init}:
+	case [2]verbs.QPState{verbs.QPStateInit, verbs.QPStateInit}:
 		return 0, initSet, true
-	case [2]qp.State{qp.Init, qp.RTR}: // QP-16
+	case [2]verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR}: // QP-16
 		uc := mAV | mMTU | mDestQPN | mRQPSN
 		return byType(t, uc|mDestAt|mMinRNR, uc, 0),
 			byType(t, mAlt|mAccess|mPKey, mAlt|mAccess|mPKey, mPKey|mQKey), true
-	case [2]qp.State{qp.RTR, qp.RTS}: // QP-17
+	case [2]verbs.QPState{verbs.QPStateRTR, verbs.QPStateRTS}: // QP-17
 		return byType(t, mSQPSN|mTimeout|mRetry|mRNR|mRdAtom, mSQPSN, mSQPSN), toRTS, true
-	case [2]qp.State{qp.RTS, qp.RTS}, [2]qp.State{qp.SQD, qp.RTS}: // QP-18
+	case [2]verbs.QPState{verbs.QPStateRTS, verbs.QPStateRTS}, [2]verbs.QPState{verbs.QPStateSQD, verbs.QPStateRTS}: // QP-18
 		return 0, toRTS, true
-	case [2]qp.State{qp.RTS, qp.SQD}: // QP-19
+	case [2]verbs.QPState{verbs.QPStateRTS, verbs.QPStateSQD}: // QP-19
 		return 0, mNotify, true
-	case [2]qp.State{qp.SQD, qp.SQD}:
+	case [2]verbs.QPState{verbs.QPStateSQD, verbs.QPStateSQD}:
 		return 0, byType(t,
 			mPort|mAV|mTimeout|mRetry|mRNR|mRdAtom|mDestAt|mAlt|mAccess|mPKey|mMinRNR|mMig,
 			mAV|mAlt|mAccess|mPKey|mMig, mPKey|mQKey), true
-	case [2]qp.State{qp.SQE, qp.RTS}: // QP-20
+	case [2]verbs.QPState{verbs.QPStateSQE, verbs.QPStateRTS}: // QP-20
 		return 0, byType(t, 0, mCur|mAccess, mCur|mQKey), true
 	}
 	return 0, 0, false
@@ -212,23 +211,23 @@ func transition(from, to qp.State, t qp.Type, resetToErr bool) (req, opt qp.Attr
 // changes nothing (QP-07, QP-10, QP-13). Entering ERR flushes both queues
 // (FLUSH-01); entering RESET empties them without completions (FLUSH-08).
 // It returns the flush completions produced.
-func (m *Model) ModifyQP(id int, to qp.State, mask qp.AttrMask) ([]Flushed, syscall.Errno) {
+func (m *Model) ModifyQP(id int, to verbs.QPState, mask verbs.QPAttrMask) ([]Flushed, syscall.Errno) {
 	q := m.qps[id]
 	if q.Destroyed {
 		return nil, syscall.EINVAL
 	}
-	if mask&qp.AttrState == 0 {
+	if mask&verbs.QPAttrState == 0 {
 		to = q.State
 	}
 	req, opt, ok := transition(q.State, to, q.Init.Type, m.readings.ResetToErr)
-	if !ok || mask&req != req || mask&^(req|opt|qp.AttrState) != 0 {
+	if !ok || mask&req != req || mask&^(req|opt|verbs.QPAttrState) != 0 {
 		return nil, syscall.EINVAL
 	}
 	q.State = to
 	switch to {
-	case qp.Err:
+	case verbs.QPStateErr:
 		return append(m.flush(id, false), m.flush(id, true)...), OK
-	case qp.Reset:
+	case verbs.QPStateReset:
 		q.SQ.reset()
 		q.RQ.reset()
 	}
@@ -259,7 +258,7 @@ func (m *Model) flush(id int, recv bool) []Flushed {
 	var out []Flushed
 	first := w.Posted - uint64(len(w.Outstanding))
 	for i, wrid := range w.Outstanding {
-		c := wc.WC{WRID: wrid, Status: wc.WRFlushErr, QPNum: q.Num}
+		c := verbs.WC{WRID: wrid, Status: verbs.WCWRFlushErr, QPNum: q.Num}
 		over, _ := m.push(cq, c, recv, source{qp: id, recv: recv, seq: first + uint64(i), epoch: w.epoch})
 		out = append(out, Flushed{CQ: cq, WC: c, Overrun: over})
 	}
@@ -316,13 +315,13 @@ func (m *Model) PostSend(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno)
 		return 0, nil, syscall.EINVAL
 	}
 	switch q.State {
-	case qp.RTS, qp.SQD, qp.SQE, qp.Err:
+	case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr:
 	default:
 		return 0, nil, syscall.EINVAL
 	}
 	n, errno := q.SQ.post(wrIDs)
 	var out []Flushed
-	if q.State == qp.Err || q.State == qp.SQE {
+	if q.State == verbs.QPStateErr || q.State == verbs.QPStateSQE {
 		out = m.flush(id, false)
 	}
 	return n, out, errno
@@ -333,12 +332,12 @@ func (m *Model) PostSend(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno)
 // flushed at once (FLUSH-05).
 func (m *Model) PostRecv(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno) {
 	q := m.qps[id]
-	if q.Destroyed || q.State == qp.Reset {
+	if q.Destroyed || q.State == verbs.QPStateReset {
 		return 0, nil, syscall.EINVAL
 	}
 	n, errno := q.RQ.post(wrIDs)
 	var out []Flushed
-	if q.State == qp.Err {
+	if q.State == verbs.QPStateErr {
 		out = m.flush(id, true)
 	}
 	return n, out, errno

@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // This file models traffic: what posted work requests become once they
@@ -132,19 +131,19 @@ type QPEvent struct {
 
 // QPSpec describes a QP as created.
 type QPSpec struct {
-	Type                 qp.Type // RC, UC or UD
-	Num                  uint32  // qp_num
-	LID                  uint16  // LID of its port: the slid of its UD datagrams (WC-12)
-	SendCQ, RecvCQ       int     // CQ indices
-	SendDepth, RecvDepth int     // the real max_send_wr and max_recv_wr (QP-29, QP-31)
-	SigAll               bool    // sq_sig_all (CQ-19)
+	Type                 verbs.QPType // RC, UC or UD
+	Num                  uint32       // qp_num
+	LID                  uint16       // LID of its port: the slid of its UD datagrams (WC-12)
+	SendCQ, RecvCQ       int          // CQ indices
+	SendDepth, RecvDepth int          // the real max_send_wr and max_recv_wr (QP-29, QP-31)
+	SigAll               bool         // sq_sig_all (CQ-19)
 }
 
 // Send is a send work request as the model sees it.
 type Send struct {
 	WRID     uint64
-	Op       wc.WROpcode // WRSend, WRSendWithImm, WRRDMAWrite or WRRDMAWriteWithImm
-	Len      int         // the message: Payload(Seed, Len)
+	Op       verbs.WROpcode // WRSend, WRSendWithImm, WRRDMAWrite or WRRDMAWriteWithImm
+	Len      int            // the message: Payload(Seed, Len)
 	Seed     uint64
 	Imm      uint32
 	Signaled bool   // IBV_SEND_SIGNALED
@@ -244,7 +243,7 @@ type twr struct {
 	lossy    bool // the message it gets is known only when its completion is seen
 	flushOK  bool // lossy: its QP entered ERR, so it may also be flushed
 	// the completion
-	allowed []wc.Status // the statuses it may have; nil while undecided
+	allowed []verbs.WCStatus // the statuses it may have; nil while undecided
 	due     due
 }
 
@@ -258,10 +257,10 @@ type tmsg struct {
 	released bool // its RDMA target has been checked for the last time
 }
 
-func (m *tmsg) needsRecv() bool { return m.Op != wc.WRRDMAWrite }
-func (m *tmsg) isSend() bool    { return m.Op == wc.WRSend || m.Op == wc.WRSendWithImm }
-func (m *tmsg) isWrite() bool   { return m.Op == wc.WRRDMAWrite || m.Op == wc.WRRDMAWriteWithImm }
-func (m *tmsg) hasImm() bool    { return m.Op == wc.WRSendWithImm || m.Op == wc.WRRDMAWriteWithImm }
+func (m *tmsg) needsRecv() bool { return m.Op != verbs.WRRDMAWrite }
+func (m *tmsg) isSend() bool    { return m.Op == verbs.WRSend || m.Op == verbs.WRSendWithImm }
+func (m *tmsg) isWrite() bool   { return m.Op == verbs.WRRDMAWrite || m.Op == verbs.WRRDMAWriteWithImm }
+func (m *tmsg) hasImm() bool    { return m.Op == verbs.WRSendWithImm || m.Op == verbs.WRRDMAWriteWithImm }
 func (m *tmsg) hasTarget() bool { return m.isWrite() && !m.BadRKey }
 
 // tdir is one direction of an RC or UC connection.
@@ -278,9 +277,9 @@ type tdir struct {
 // tqp is the model of one QP.
 type tqp struct {
 	QPSpec
-	state     qp.State
-	before    qp.State // with uncertain: the state it may still be in
-	uncertain bool     // it enters state when pending work runs, which may not have happened yet
+	state     verbs.QPState
+	before    verbs.QPState // with uncertain: the state it may still be in
+	uncertain bool          // it enters state when pending work runs, which may not have happened yet
 	peer      int
 	qkey      uint32
 	rnrRetry  uint8
@@ -313,7 +312,7 @@ func (m *Traffic) AddCQ() int { m.ncq++; return m.ncq - 1 }
 
 // AddQP adds a QP in RESET and returns its index.
 func (m *Traffic) AddQP(s QPSpec) int {
-	m.qps = append(m.qps, &tqp{QPSpec: s, state: qp.Reset, peer: -1})
+	m.qps = append(m.qps, &tqp{QPSpec: s, state: verbs.QPStateReset, peer: -1})
 	return len(m.qps) - 1
 }
 
@@ -322,7 +321,7 @@ func (m *Traffic) AddQP(s QPSpec) int {
 // rnrA times and that of b rnrB times (0 or 7).
 func (m *Traffic) Connect(a, b int, rnrA, rnrB uint8) error {
 	qa, qb := m.qps[a], m.qps[b]
-	if qa.Type != qb.Type || qa.Type == qp.UD || qa.state != qp.Reset || qb.state != qp.Reset {
+	if qa.Type != qb.Type || qa.Type == verbs.QPTypeUD || qa.state != verbs.QPStateReset || qb.state != verbs.QPStateReset {
 		return fmt.Errorf("connect qp %d and %d: two %v QPs in RESET needed", a, b, qa.Type)
 	}
 	qa.peer, qb.peer = b, a
@@ -330,22 +329,22 @@ func (m *Traffic) Connect(a, b int, rnrA, rnrB uint8) error {
 	qa.out = &tdir{from: a, to: b, matched: -1}
 	qb.out = &tdir{from: b, to: a, matched: -1}
 	qa.in, qb.in = qb.out, qa.out
-	qa.state, qb.state = qp.RTS, qp.RTS
+	qa.state, qb.state = verbs.QPStateRTS, verbs.QPStateRTS
 	return nil
 }
 
 // ReadyUD records that UD QP q, in RESET, was brought to RTS with Q_Key qkey.
 func (m *Traffic) ReadyUD(q int, qkey uint32) error {
 	t := m.qps[q]
-	if t.Type != qp.UD || t.state != qp.Reset {
+	if t.Type != verbs.QPTypeUD || t.state != verbs.QPStateReset {
 		return fmt.Errorf("ready qp %d: a UD QP in RESET needed", q)
 	}
-	t.qkey, t.state = qkey, qp.RTS
+	t.qkey, t.state = qkey, verbs.QPStateRTS
 	return nil
 }
 
 // State returns the state of QP q as far as the model knows it.
-func (m *Traffic) State(q int) qp.State { return m.qps[q].state }
+func (m *Traffic) State(q int) verbs.QPState { return m.qps[q].state }
 
 // Peer returns the QP q is connected to, or -1.
 func (m *Traffic) Peer(q int) int { return m.qps[q].peer }
@@ -411,7 +410,7 @@ func (m *Traffic) retired(t *tqp, w *twr) (sure, maybe bool) {
 // mayArrive reports whether a message may still reach a receive request of
 // lossy UC or UD QP t.
 func (m *Traffic) mayArrive(t *tqp) bool {
-	if t.Type == qp.UD {
+	if t.Type == verbs.QPTypeUD {
 		return len(t.udIn) > 0
 	}
 	if t.in == nil {
@@ -488,7 +487,7 @@ func (m *Traffic) Credit(q int) int {
 }
 
 // CheckState compares the state ibv_query_qp reported for QP q.
-func (m *Traffic) CheckState(q int, got qp.State) error {
+func (m *Traffic) CheckState(q int, got verbs.QPState) error {
 	t := m.qps[q]
 	if got == t.state || (t.uncertain && got == t.before) {
 		return nil
@@ -499,7 +498,7 @@ func (m *Traffic) CheckState(q int, got qp.State) error {
 	return fmt.Errorf("qp %d (%#x): ibv_query_qp state %v, want %v (QP-24)", q, t.Num, got, t.state)
 }
 
-func receiving(s qp.State) bool { return s == qp.RTR || s == qp.RTS }
+func receiving(s verbs.QPState) bool { return s == verbs.QPStateRTR || s == verbs.QPStateRTS }
 
 // free reports whether receive request w is waiting for a message.
 func (w *twr) free() bool { return w.recv && !w.consumed && w.allowed == nil && !w.lossy }
@@ -554,7 +553,7 @@ func (m *Traffic) timerDue() due {
 	return dueLater
 }
 
-func complete(w *twr, d due, st ...wc.Status) {
+func complete(w *twr, d due, st ...verbs.WCStatus) {
 	w.allowed, w.due = st, d
 }
 
@@ -562,7 +561,7 @@ func complete(w *twr, d due, st ...wc.Status) {
 // implementation accepted (CheckPost says how many it must).
 func (m *Traffic) PostRecv(q int, rs []Recv) error {
 	t := m.qps[q]
-	if t.state == qp.Reset {
+	if t.state == verbs.QPStateReset {
 		return fmt.Errorf("qp %d: the model does not post receives in RESET", q)
 	}
 	if _, room := m.Room(q); len(rs) > room.Max {
@@ -578,9 +577,9 @@ func (m *Traffic) PostRecv(q int, rs []Recv) error {
 		m.wrs[w.id] = w
 		t.rq = append(t.rq, w)
 		switch {
-		case t.state == qp.Err:
-			complete(w, m.flushDue(), wc.WRFlushErr) // FLUSH-05
-		case m.r.Lossy && t.Type != qp.RC:
+		case t.state == verbs.QPStateErr:
+			complete(w, m.flushDue(), verbs.WCWRFlushErr) // FLUSH-05
+		case m.r.Lossy && t.Type != verbs.QPTypeRC:
 			w.lossy, w.due = true, dueChance
 		}
 		// An RC stream waiting after an RNR NAK takes it only when its RNR
@@ -595,19 +594,19 @@ func (m *Traffic) PostRecv(q int, rs []Recv) error {
 // faults the model does not predict RNR.
 func (m *Traffic) PostSend(q int, ss []Send) error {
 	t := m.qps[q]
-	if t.state != qp.RTS && t.state != qp.Err {
+	if t.state != verbs.QPStateRTS && t.state != verbs.QPStateErr {
 		return fmt.Errorf("qp %d: the model posts sends in RTS and ERR only, not %v", q, t.state)
 	}
 	if room, _ := m.Room(q); len(ss) > room.Max {
 		return fmt.Errorf("qp %d: send queue full", q)
 	}
-	if t.Type != qp.UD && t.peer < 0 {
+	if t.Type != verbs.QPTypeUD && t.peer < 0 {
 		return fmt.Errorf("qp %d: not connected", q)
 	}
-	if m.r.Lossy && t.Type == qp.RC && t.state == qp.RTS && receiving(m.qps[t.peer].state) {
+	if m.r.Lossy && t.Type == verbs.QPTypeRC && t.state == verbs.QPStateRTS && receiving(m.qps[t.peer].state) {
 		need := 0
 		for _, s := range ss {
-			if s.Op != wc.WRRDMAWrite {
+			if s.Op != verbs.WRRDMAWrite {
 				need++
 			}
 		}
@@ -617,15 +616,15 @@ func (m *Traffic) PostSend(q int, ss []Send) error {
 	}
 	for _, s := range ss {
 		switch s.Op {
-		case wc.WRSend, wc.WRSendWithImm:
-		case wc.WRRDMAWrite, wc.WRRDMAWriteWithImm:
-			if t.Type == qp.UD {
+		case verbs.WRSend, verbs.WRSendWithImm:
+		case verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm:
+			if t.Type == verbs.QPTypeUD {
 				return fmt.Errorf("qp %d: RDMA on UD is refused at post (QP-33), not modelled", q)
 			}
 		default:
 			return fmt.Errorf("qp %d: opcode %v is not modelled", q, s.Op)
 		}
-		if s.BadRKey && s.Op != wc.WRRDMAWrite {
+		if s.BadRKey && s.Op != verbs.WRRDMAWrite {
 			return fmt.Errorf("qp %d: bad rkeys are modelled on plain RDMA WRITEs only", q)
 		}
 		if _, dup := m.wrs[s.WRID]; dup {
@@ -641,23 +640,23 @@ func (m *Traffic) PostSend(q int, ss []Send) error {
 		if msg.hasTarget() {
 			m.writes = append(m.writes, msg)
 		}
-		if t.state == qp.Err {
+		if t.state == verbs.QPStateErr {
 			msg.fate = fateFlushed // FLUSH-05: never sent
-			complete(w, m.flushDue(), wc.WRFlushErr)
+			complete(w, m.flushDue(), verbs.WCWRFlushErr)
 			continue
 		}
 		switch t.Type {
-		case qp.RC:
+		case verbs.QPTypeRC:
 			msg.to = t.peer
 			t.out.msgs = append(t.out.msgs, msg)
 			m.advanceRC(t.out)
-		case qp.UC:
+		case verbs.QPTypeUC:
 			msg.to = t.peer
 			t.out.msgs = append(t.out.msgs, msg)
-			complete(w, m.sendDue(), wc.Success) // XFER-26
+			complete(w, m.sendDue(), verbs.WCSuccess) // XFER-26
 			m.deliverUC(t.out, msg)
-		case qp.UD:
-			complete(w, m.sendDue(), wc.Success) // XFER-20, XFER-22: the sender succeeds whatever happens
+		case verbs.QPTypeUD:
+			complete(w, m.sendDue(), verbs.WCSuccess) // XFER-20, XFER-22: the sender succeeds whatever happens
 			m.deliverUD(msg)
 		}
 	}
@@ -669,7 +668,7 @@ func (m *Traffic) PostSend(q int, ss []Send) error {
 func (m *Traffic) advanceRC(d *tdir) {
 	s, r := m.qps[d.from], m.qps[d.to]
 	for d.next < len(d.msgs) && !d.blocked {
-		if s.state == qp.Err {
+		if s.state == verbs.QPStateErr {
 			return
 		}
 		msg := d.msgs[d.next]
@@ -678,13 +677,13 @@ func (m *Traffic) advanceRC(d *tdir) {
 			// XFER-28, FLUSH-11: no answer; retry_cnt runs out.
 			msg.fate = fateFailed
 			d.next++
-			m.failRequester(s, msg, m.timerDue(), wc.RetryExcErr)
+			m.failRequester(s, msg, m.timerDue(), verbs.WCRetryExcErr)
 			return
 		}
 		var rv *twr
 		if msg.needsRecv() {
 			if rv = r.freeRecv(); rv == nil {
-				if msg.Op == wc.WRRDMAWriteWithImm {
+				if msg.Op == verbs.WRRDMAWriteWithImm {
 					msg.placed = placedMaybe // the packets before the last one are placed (XFER-12)
 				}
 				if s.rnrRetry == 7 {
@@ -693,7 +692,7 @@ func (m *Traffic) advanceRC(d *tdir) {
 				}
 				msg.fate = fateFailed
 				d.next++
-				m.failRequester(s, msg, now, wc.RNRRetryExcErr) // XFER-07
+				m.failRequester(s, msg, now, verbs.WCRNRRetryExcErr) // XFER-07
 				return
 			}
 		}
@@ -701,34 +700,34 @@ func (m *Traffic) advanceRC(d *tdir) {
 		case msg.isSend() && msg.Len > rv.cap:
 			// XFER-05
 			rv.consumed, rv.msg = true, msg
-			st := wc.LocLenErr
+			st := verbs.WCLocLenErr
 			if m.r.RecvTooSmallRemInvReq {
-				st = wc.RemInvReqErr
+				st = verbs.WCRemInvReqErr
 			}
 			complete(rv, now, st)
-			m.responderError(d, msg, now, wc.RemInvReqErr)
+			m.responderError(d, msg, now, verbs.WCRemInvReqErr)
 			return
 		case msg.BadRKey && msg.Len > 0:
 			// XFER-14 level 2; a zero-length WRITE is not checked (XFER-24).
-			m.responderError(d, msg, now, wc.RemAccessErr)
+			m.responderError(d, msg, now, verbs.WCRemAccessErr)
 			return
 		}
 		if rv != nil {
 			rv.consumed, rv.msg = true, msg
-			complete(rv, now, wc.Success)
+			complete(rv, now, verbs.WCSuccess)
 		}
 		msg.fate = fateDelivered
 		if msg.isWrite() {
 			msg.placed = placedYes
 		}
-		complete(msg.wr, now, wc.Success)
+		complete(msg.wr, now, verbs.WCSuccess)
 		d.next++
 	}
 }
 
 // failRequester fails msg at its requester s with st and moves s to ERR
 // (FLUSH-03, FLUSH-09).
-func (m *Traffic) failRequester(s *tqp, msg *tmsg, d due, st wc.Status) {
+func (m *Traffic) failRequester(s *tqp, msg *tmsg, d due, st verbs.WCStatus) {
 	complete(msg.wr, d, st)
 	m.kill(d, s)
 }
@@ -738,15 +737,15 @@ func (m *Traffic) failRequester(s *tqp, msg *tmsg, d due, st wc.Status) {
 // FLUSH-12, XFER-15). Under faults the NAK may be lost along with the ACKs
 // of the unacknowledged requests before it; the requester then runs out of
 // retries on the oldest of them instead (XFER-10).
-func (m *Traffic) responderError(d *tdir, msg *tmsg, now due, st wc.Status) {
+func (m *Traffic) responderError(d *tdir, msg *tmsg, now due, st verbs.WCStatus) {
 	s, r := m.qps[d.from], m.qps[d.to]
 	msg.fate = fateFailed
-	allowed := []wc.Status{st}
+	allowed := []verbs.WCStatus{st}
 	if m.r.Lossy {
-		allowed = append(allowed, wc.RetryExcErr)
+		allowed = append(allowed, verbs.WCRetryExcErr)
 		for _, e := range d.msgs[d.acked:d.next] {
-			if m.wrs[e.wr.id] == e.wr && slices.Equal(e.wr.allowed, []wc.Status{wc.Success}) {
-				e.wr.allowed = []wc.Status{wc.Success, wc.RetryExcErr}
+			if m.wrs[e.wr.id] == e.wr && slices.Equal(e.wr.allowed, []verbs.WCStatus{verbs.WCSuccess}) {
+				e.wr.allowed = []verbs.WCStatus{verbs.WCSuccess, verbs.WCRetryExcErr}
 			}
 		}
 	}
@@ -754,7 +753,7 @@ func (m *Traffic) responderError(d *tdir, msg *tmsg, now due, st wc.Status) {
 	complete(msg.wr, now, allowed...)
 	if m.r.QPEvents {
 		ev := QPEvent{Type: EventQPReqErr, QP: d.to}
-		if st == wc.RemAccessErr {
+		if st == verbs.WCRemAccessErr {
 			ev.Type = EventQPAccessErr
 		}
 		m.events = append(m.events, ev)
@@ -769,19 +768,19 @@ func (m *Traffic) responderError(d *tdir, msg *tmsg, now due, st wc.Status) {
 func (m *Traffic) kill(d due, ts ...*tqp) {
 	var dead []*tqp
 	for _, t := range ts {
-		if t.state == qp.Err {
+		if t.state == verbs.QPStateErr {
 			continue
 		}
 		if d != dueNow && !t.uncertain {
 			t.before, t.uncertain = t.state, true
 		}
-		t.state = qp.Err
+		t.state = verbs.QPStateErr
 		dead = append(dead, t)
 	}
 	for _, t := range dead {
 		for _, w := range t.sq {
 			if w.allowed == nil {
-				complete(w, d, wc.WRFlushErr)
+				complete(w, d, verbs.WCWRFlushErr)
 				if w.msg.fate == fatePending {
 					w.msg.fate = fateFlushed
 				}
@@ -792,12 +791,12 @@ func (m *Traffic) kill(d due, ts ...*tqp) {
 			case w.lossy:
 				w.flushOK, w.due = true, max(w.due, d)
 			case w.allowed == nil:
-				complete(w, d, wc.WRFlushErr)
+				complete(w, d, verbs.WCWRFlushErr)
 			}
 		}
 	}
 	for _, t := range dead {
-		if t.Type == qp.RC && t.in != nil {
+		if t.Type == verbs.QPTypeRC && t.in != nil {
 			t.in.blocked = false
 			m.advanceRC(t.in)
 		}
@@ -841,7 +840,7 @@ func (m *Traffic) deliverUC(d *tdir, msg *tmsg) {
 		return
 	}
 	rv.consumed, rv.msg = true, msg
-	complete(rv, now, wc.Success)
+	complete(rv, now, verbs.WCSuccess)
 	msg.fate = fateDelivered
 	if msg.isWrite() {
 		msg.placed = placedYes
@@ -856,7 +855,7 @@ func (m *Traffic) deliverUD(msg *tmsg) {
 		return
 	}
 	r := m.qps[msg.Dest]
-	if r.Type != qp.UD || !receiving(r.state) || msg.QKey != r.qkey {
+	if r.Type != verbs.QPTypeUD || !receiving(r.state) || msg.QKey != r.qkey {
 		msg.fate = fateDropped // XFER-22, XFER-28
 		return
 	}
@@ -875,14 +874,14 @@ func (m *Traffic) deliverUD(msg *tmsg) {
 		return
 	}
 	rv.consumed, rv.msg = true, msg
-	complete(rv, m.deliverDue(), wc.Success)
+	complete(rv, m.deliverDue(), verbs.WCSuccess)
 	msg.fate = fateDelivered
 }
 
 // ToErr records that QP q was moved to ERR with ibv_modify_qp.
 func (m *Traffic) ToErr(q int) error {
 	t := m.qps[q]
-	if t.state == qp.Reset {
+	if t.state == verbs.QPStateReset {
 		return fmt.Errorf("qp %d: RESET→ERR is not modelled", q)
 	}
 	if t.uncertain {
@@ -896,7 +895,7 @@ func (m *Traffic) ToErr(q int) error {
 // to RESET (FLUSH-08); Connect or ReadyUD brings it back.
 func (m *Traffic) Reset(q int) error {
 	t := m.qps[q]
-	if t.state != qp.Err || t.uncertain {
+	if t.state != verbs.QPStateErr || t.uncertain {
 		return fmt.Errorf("qp %d: the model resets settled QPs in ERR only, not %v", q, t.state)
 	}
 	// Unsignaled requests that succeeded are held until a later
@@ -905,13 +904,13 @@ func (m *Traffic) Reset(q int) error {
 	// Everything else must have been polled: the model does not follow
 	// completions that outlive a reset (CQ-26).
 	for _, w := range append(slices.Clone(t.sq), t.rq...) {
-		if w.recv || w.signaled || !slices.Equal(w.allowed, []wc.Status{wc.Success}) {
+		if w.recv || w.signaled || !slices.Equal(w.allowed, []verbs.WCStatus{verbs.WCSuccess}) {
 			return fmt.Errorf("qp %d: request %#x not polled before the reset", q, w.id)
 		}
 		delete(m.wrs, w.id)
 	}
 	t.sq, t.rq = nil, nil
-	t.state, t.peer, t.out, t.in, t.udIn, t.flushedRQ = qp.Reset, -1, nil, nil, nil, false
+	t.state, t.peer, t.out, t.in, t.udIn, t.flushedRQ = verbs.QPStateReset, -1, nil, nil, nil, false
 	return nil
 }
 
@@ -924,7 +923,7 @@ func (m *Traffic) resumable(d *tdir) bool {
 func (m *Traffic) rcDirs() []*tdir {
 	var ds []*tdir
 	for _, t := range m.qps {
-		if t.Type == qp.RC && t.out != nil {
+		if t.Type == verbs.QPTypeRC && t.out != nil {
 			ds = append(ds, t.out)
 		}
 	}
@@ -972,7 +971,7 @@ func (m *Traffic) Settle() {
 // the fabric never goes idle (XFER-07, rnr_retry 7).
 func (m *Traffic) Stuck() bool {
 	for _, d := range m.rcDirs() {
-		if d.blocked && m.qps[d.from].state == qp.RTS && !m.resumable(d) {
+		if d.blocked && m.qps[d.from].state == verbs.QPStateRTS && !m.resumable(d) {
 			return true
 		}
 	}
@@ -1024,7 +1023,7 @@ func (m *Traffic) SettleBeforeRecv(q int) bool {
 // that nothing else is in flight when it fails.
 func (m *Traffic) PredictFatal(q int, ss []Send) bool {
 	t := m.qps[q]
-	if t.Type != qp.RC || t.state != qp.RTS {
+	if t.Type != verbs.QPTypeRC || t.state != verbs.QPStateRTS {
 		return false
 	}
 	extra := make([]*tmsg, len(ss))
@@ -1069,12 +1068,12 @@ func (w *twr) mustProduce() bool {
 	if w.recv {
 		return w.due == dueNow && (w.allowed != nil || w.lossy)
 	}
-	return w.allowed != nil && (w.signaled || !slices.Contains(w.allowed, wc.Success))
+	return w.allowed != nil && (w.signaled || !slices.Contains(w.allowed, verbs.WCSuccess))
 }
 
 // Poll checks the completions a poll of CQ cq for asked entries returned,
 // in order, and what they placed in memory.
-func (m *Traffic) Poll(cq, asked int, got []wc.WC, mem Memory) error {
+func (m *Traffic) Poll(cq, asked int, got []verbs.WC, mem Memory) error {
 	if len(got) > asked {
 		return fmt.Errorf("poll of %d returned %d completions (CQ-15)", asked, len(got))
 	}
@@ -1136,7 +1135,7 @@ func statuses(w *twr) string {
 }
 
 // observe checks one polled completion.
-func (m *Traffic) observe(cq int, w *wc.WC, mem Memory) error {
+func (m *Traffic) observe(cq int, w *verbs.WC, mem Memory) error {
 	x, ok := m.wrs[w.WRID]
 	if !ok {
 		return fmt.Errorf("wr_id %#x names no outstanding request: a duplicate, or invented (CQ-17, WC-01)", w.WRID)
@@ -1164,7 +1163,7 @@ func (m *Traffic) retire(ws []*twr) {
 	}
 }
 
-func (m *Traffic) observeSend(t *tqp, x *twr, w *wc.WC, mem Memory) error {
+func (m *Traffic) observeSend(t *tqp, x *twr, w *verbs.WC, mem Memory) error {
 	i := slices.Index(t.sq, x)
 	for _, e := range t.sq[:i] {
 		switch {
@@ -1172,10 +1171,10 @@ func (m *Traffic) observeSend(t *tqp, x *twr, w *wc.WC, mem Memory) error {
 			return fmt.Errorf("send request %#x completed before the earlier signaled request %#x (CQ-18)", x.id, e.id)
 		case e.allowed == nil:
 			return fmt.Errorf("send request %#x completed before the earlier request %#x could have (CQ-18)", x.id, e.id)
-		case !slices.Contains(e.allowed, wc.Success):
+		case !slices.Contains(e.allowed, verbs.WCSuccess):
 			return fmt.Errorf("the earlier unsignaled request %#x must complete with %v, which produces a completion (CQ-21)", e.id, statuses(e))
 		}
-		e.allowed = []wc.Status{wc.Success}
+		e.allowed = []verbs.WCStatus{verbs.WCSuccess}
 	}
 	if x.allowed == nil || x.due == duePending {
 		return fmt.Errorf("send request %#x cannot have completed yet", x.id)
@@ -1183,39 +1182,39 @@ func (m *Traffic) observeSend(t *tqp, x *twr, w *wc.WC, mem Memory) error {
 	if !slices.Contains(x.allowed, w.Status) {
 		return fmt.Errorf("status %v, want %v (%s)", w.Status.Name(), statuses(x), sendRule(t, x))
 	}
-	if w.Status == wc.Success && !x.signaled {
+	if w.Status == verbs.WCSuccess && !x.signaled {
 		return fmt.Errorf("unsignaled request %#x completed with SUCCESS (CQ-19)", x.id)
 	}
-	if w.Status != wc.Success {
+	if w.Status != verbs.WCSuccess {
 		// FLUSH-03: after the first failure, only flushes.
 		for _, e := range t.sq[i+1:] {
 			if len(e.allowed) > 1 {
-				e.allowed = []wc.Status{wc.WRFlushErr}
+				e.allowed = []verbs.WCStatus{verbs.WCWRFlushErr}
 			}
 		}
 	}
-	x.allowed = []wc.Status{w.Status}
+	x.allowed = []verbs.WCStatus{w.Status}
 	// The completion covers every earlier request of the queue (CQ-20).
 	m.retire(t.sq[:i+1])
 	t.sq = slices.Delete(t.sq, 0, i+1)
 	var errs []error
-	if w.Status == wc.Success {
+	if w.Status == verbs.WCSuccess {
 		msg := x.msg
-		op := wc.Send
+		op := verbs.WCSend
 		if msg.isWrite() {
-			op = wc.RDMAWrite
+			op = verbs.WCRDMAWrite
 		}
 		if w.Opcode != op {
 			errs = append(errs, fmt.Errorf("opcode %v, want %v (WC-04)", w.Opcode, op))
 		}
-		var flags wc.Flags
+		var flags verbs.WCFlags
 		if m.r.SendWCImm && msg.hasImm() {
-			flags = wc.WithImm
+			flags = verbs.WCWithImm
 		}
 		if w.WCFlags != flags {
 			errs = append(errs, fmt.Errorf("wc_flags %v, want %v (WC-13)", w.WCFlags, flags))
 		}
-		if t.Type == qp.RC && msg.hasTarget() {
+		if t.Type == verbs.QPTypeRC && msg.hasTarget() {
 			// The ACK says the data is in place (XFER-11).
 			errs = append(errs, m.checkTarget(msg, mem, "XFER-11"))
 		}
@@ -1225,23 +1224,23 @@ func (m *Traffic) observeSend(t *tqp, x *twr, w *wc.WC, mem Memory) error {
 
 func sendRule(t *tqp, x *twr) string {
 	switch {
-	case slices.Contains(x.allowed, wc.WRFlushErr):
+	case slices.Contains(x.allowed, verbs.WCWRFlushErr):
 		return "FLUSH-01, FLUSH-03, FLUSH-05"
-	case slices.Contains(x.allowed, wc.RemInvReqErr):
+	case slices.Contains(x.allowed, verbs.WCRemInvReqErr):
 		return "XFER-05"
-	case slices.Contains(x.allowed, wc.RemAccessErr):
+	case slices.Contains(x.allowed, verbs.WCRemAccessErr):
 		return "XFER-14"
-	case slices.Contains(x.allowed, wc.RNRRetryExcErr):
+	case slices.Contains(x.allowed, verbs.WCRNRRetryExcErr):
 		return "XFER-07"
-	case slices.Contains(x.allowed, wc.RetryExcErr):
+	case slices.Contains(x.allowed, verbs.WCRetryExcErr):
 		return "XFER-28, FLUSH-11"
-	case t.Type == qp.RC:
+	case t.Type == verbs.QPTypeRC:
 		return "XFER-25"
 	}
 	return "XFER-26"
 }
 
-func (m *Traffic) observeRecv(t *tqp, x *twr, w *wc.WC, mem Memory) error {
+func (m *Traffic) observeRecv(t *tqp, x *twr, w *verbs.WC, mem Memory) error {
 	if t.rq[0] != x {
 		return fmt.Errorf("receive request %#x completed before the older %#x (XFER-01, CQ-18)", x.id, t.rq[0].id)
 	}
@@ -1253,7 +1252,7 @@ func (m *Traffic) observeRecv(t *tqp, x *twr, w *wc.WC, mem Memory) error {
 		err = fmt.Errorf("receive request %#x completed, but no message can have reached it (XFER-01, XFER-07, XFER-09)", x.id)
 	case !slices.Contains(x.allowed, w.Status):
 		err = fmt.Errorf("status %v, want %v (%s)", w.Status.Name(), statuses(x), recvRule(x))
-	case w.Status == wc.Success:
+	case w.Status == verbs.WCSuccess:
 		err = m.checkRecv(t, x, x.msg, w, mem)
 	}
 	if err != nil {
@@ -1266,21 +1265,21 @@ func (m *Traffic) observeRecv(t *tqp, x *twr, w *wc.WC, mem Memory) error {
 
 func recvRule(x *twr) string {
 	switch {
-	case slices.Contains(x.allowed, wc.WRFlushErr):
+	case slices.Contains(x.allowed, verbs.WCWRFlushErr):
 		return "FLUSH-01, FLUSH-12"
-	case slices.Contains(x.allowed, wc.Success):
+	case slices.Contains(x.allowed, verbs.WCSuccess):
 		return "XFER-01, XFER-25"
 	}
 	return "XFER-05"
 }
 
 // observeLossy finds the message a receive on a lossy UC or UD QP got.
-func (m *Traffic) observeLossy(t *tqp, x *twr, w *wc.WC, mem Memory) error {
-	if w.Status == wc.WRFlushErr && x.flushOK {
+func (m *Traffic) observeLossy(t *tqp, x *twr, w *verbs.WC, mem Memory) error {
+	if w.Status == verbs.WCWRFlushErr && x.flushOK {
 		t.flushedRQ = true
 		return nil
 	}
-	if w.Status != wc.Success || t.flushedRQ {
+	if w.Status != verbs.WCSuccess || t.flushedRQ {
 		want := "SUCCESS"
 		if t.flushedRQ {
 			want = "WR_FLUSH_ERR: an older request was flushed (XFER-01, FLUSH-02)"
@@ -1290,15 +1289,15 @@ func (m *Traffic) observeLossy(t *tqp, x *twr, w *wc.WC, mem Memory) error {
 		return fmt.Errorf("status %v, want %s", w.Status.Name(), want)
 	}
 	cands := t.udIn
-	if t.Type == qp.UC {
+	if t.Type == verbs.QPTypeUC {
 		cands = t.in.msgs[t.in.matched+1:]
 	}
 	var first error
 	for _, msg := range cands {
-		if msg.fate != fateUnknown && (t.Type == qp.UC || !m.r.UDDuplicate || msg.fate != fateDelivered) {
+		if msg.fate != fateUnknown && (t.Type == verbs.QPTypeUC || !m.r.UDDuplicate || msg.fate != fateDelivered) {
 			continue
 		}
-		if !msg.needsRecv() || (msg.isSend() && msg.Len > x.cap) || (t.Type == qp.UD && msg.Len+GRHLen > x.cap) {
+		if !msg.needsRecv() || (msg.isSend() && msg.Len > x.cap) || (t.Type == verbs.QPTypeUD && msg.Len+GRHLen > x.cap) {
 			continue
 		}
 		if err := m.checkRecv(t, x, msg, w, mem); err != nil {
@@ -1314,7 +1313,7 @@ func (m *Traffic) observeLossy(t *tqp, x *twr, w *wc.WC, mem Memory) error {
 	if first == nil {
 		first = errors.New("no message that could have arrived is left")
 	}
-	if t.Type == qp.UC {
+	if t.Type == verbs.QPTypeUC {
 		return fmt.Errorf("the receive matches no message sent on the connection after the last one seen, intact and in order (XFER-26): %w", first)
 	}
 	return fmt.Errorf("the receive matches no datagram sent to the QP (XFER-21, XFER-22): %w", first)
@@ -1326,7 +1325,7 @@ func (m *Traffic) matched(t *tqp, msg *tmsg) {
 	if msg.isWrite() {
 		msg.placed = placedYes
 	}
-	if t.Type == qp.UC {
+	if t.Type == verbs.QPTypeUC {
 		d := t.in
 		j := slices.Index(d.msgs, msg)
 		for _, e := range d.msgs[d.matched+1 : j] {
@@ -1353,29 +1352,29 @@ func (m *Traffic) matched(t *tqp, msg *tmsg) {
 
 // checkRecv compares a successful receive completion of request x on QP t
 // with message msg, and the bytes it placed.
-func (m *Traffic) checkRecv(t *tqp, x *twr, msg *tmsg, w *wc.WC, mem Memory) error {
+func (m *Traffic) checkRecv(t *tqp, x *twr, msg *tmsg, w *verbs.WC, mem Memory) error {
 	var errs []error
-	op := wc.Recv
-	if msg.Op == wc.WRRDMAWriteWithImm {
-		op = wc.RecvRDMAWithImm
+	op := verbs.WCRecv
+	if msg.Op == verbs.WRRDMAWriteWithImm {
+		op = verbs.WCRecvRDMAWithImm
 	}
 	if w.Opcode != op {
 		errs = append(errs, fmt.Errorf("opcode %v, want %v (WC-05)", w.Opcode, op))
 	}
 	n := msg.Len
-	ud := t.Type == qp.UD
+	ud := t.Type == verbs.QPTypeUD
 	if ud {
 		n += GRHLen
 	}
 	if int(w.ByteLen) != n {
 		errs = append(errs, fmt.Errorf("byte_len %d, want %d (WC-10)", w.ByteLen, n))
 	}
-	var flags wc.Flags
+	var flags verbs.WCFlags
 	if msg.hasImm() {
-		flags |= wc.WithImm
+		flags |= verbs.WCWithImm
 	}
 	if ud && msg.Global {
-		flags |= wc.GRH
+		flags |= verbs.WCGRH
 	}
 	if w.WCFlags != flags {
 		errs = append(errs, fmt.Errorf("wc_flags %v, want %v (WC-08)", w.WCFlags, flags))
@@ -1401,7 +1400,7 @@ func (m *Traffic) checkRecv(t *tqp, x *twr, msg *tmsg, w *wc.WC, mem Memory) err
 	payload := Payload(msg.Seed, msg.Len)
 	tailFrom := msg.Len
 	switch {
-	case msg.Op == wc.WRRDMAWriteWithImm:
+	case msg.Op == verbs.WRRDMAWriteWithImm:
 		tailFrom = 0 // its scatter list is not used (XFER-12)
 	case ud:
 		if err := diff(buf[GRHLen:GRHLen+msg.Len], payload, "the payload at byte 40 of the receive buffer (XFER-21)"); err != nil {
@@ -1418,12 +1417,12 @@ func (m *Traffic) checkRecv(t *tqp, x *twr, msg *tmsg, w *wc.WC, mem Memory) err
 			return err
 		}
 	}
-	if msg.Op == wc.WRRDMAWriteWithImm {
+	if msg.Op == verbs.WRRDMAWriteWithImm {
 		if err := m.checkTarget(msg, mem, "XFER-12"); err != nil {
 			return err
 		}
 	}
-	if t.Type == qp.RC {
+	if t.Type == verbs.QPTypeRC {
 		// XFER-18: every earlier WRITE of the connection is in place.
 		d := t.in
 		for _, e := range d.msgs {
@@ -1474,7 +1473,7 @@ func (m *Traffic) Quiesced(mem Memory) (released []uint64, err error) {
 		}
 	}
 	for _, t := range m.qps {
-		if t.Type == qp.UC && t.out != nil {
+		if t.Type == verbs.QPTypeUC && t.out != nil {
 			d := t.in
 			for _, msg := range d.msgs[d.matched+1:] {
 				if msg.fate == fateUnknown {

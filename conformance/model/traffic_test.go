@@ -4,8 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The traffic model, pinned against the catalogue: each test builds a
@@ -44,7 +43,7 @@ type world struct {
 	mem *fakeMem
 }
 
-func newWorld(t *testing.T, r TrafficReadings, types ...qp.Type) *world {
+func newWorld(t *testing.T, r TrafficReadings, types ...verbs.QPType) *world {
 	w := &world{t: t, m: NewTraffic(r), mem: newMem()}
 	for i, typ := range types {
 		c := w.m.AddCQ()
@@ -71,7 +70,7 @@ func (w *world) recv(q int, rs ...Recv) {
 func (w *world) send(q int, ss ...Send) {
 	w.t.Helper()
 	for _, s := range ss {
-		if s.Op == wc.WRRDMAWrite || s.Op == wc.WRRDMAWriteWithImm {
+		if s.Op == verbs.WRRDMAWrite || s.Op == verbs.WRRDMAWriteWithImm {
 			w.mem.target[s.WRID] = Pattern(s.Fill, s.Len)
 		}
 	}
@@ -79,7 +78,7 @@ func (w *world) send(q int, ss ...Send) {
 }
 
 // poll feeds completions polled from cq, asking for asked.
-func (w *world) poll(cq, asked int, ws ...wc.WC) error {
+func (w *world) poll(cq, asked int, ws ...verbs.WC) error {
 	return w.m.Poll(cq, asked, ws, w.mem)
 }
 
@@ -96,22 +95,24 @@ func wantErr(t *testing.T, err error, subs ...string) {
 	}
 }
 
-func sendWC(id uint64, qpn uint32, st wc.Status, op wc.Opcode) wc.WC {
-	return wc.WC{WRID: id, Status: st, Opcode: op, QPNum: qpn}
+func sendWC(id uint64, qpn uint32, st verbs.WCStatus, op verbs.WCOpcode) verbs.WC {
+	return verbs.WC{WRID: id, Status: st, Opcode: op, QPNum: qpn}
 }
 
-func recvWC(id uint64, qpn uint32, s Send) wc.WC {
-	w := wc.WC{WRID: id, Opcode: wc.Recv, QPNum: qpn, ByteLen: uint32(s.Len)}
-	if s.Op == wc.WRRDMAWriteWithImm {
-		w.Opcode = wc.RecvRDMAWithImm
+func recvWC(id uint64, qpn uint32, s Send) verbs.WC {
+	w := verbs.WC{WRID: id, Opcode: verbs.WCRecv, QPNum: qpn, ByteLen: uint32(s.Len)}
+	if s.Op == verbs.WRRDMAWriteWithImm {
+		w.Opcode = verbs.WCRecvRDMAWithImm
 	}
-	if s.Op == wc.WRSendWithImm || s.Op == wc.WRRDMAWriteWithImm {
-		w.WCFlags, w.ImmData = wc.WithImm, s.Imm
+	if s.Op == verbs.WRSendWithImm || s.Op == verbs.WRRDMAWriteWithImm {
+		w.WCFlags, w.ImmData = verbs.WCWithImm, s.Imm
 	}
 	return w
 }
 
-func errWC(id uint64, qpn uint32, st wc.Status) wc.WC { return wc.WC{WRID: id, Status: st, QPNum: qpn} }
+func errWC(id uint64, qpn uint32, st verbs.WCStatus) verbs.WC {
+	return verbs.WC{WRID: id, Status: st, QPNum: qpn}
+}
 
 // TestTrafficRCInOrderOldestReceive: RC SENDs consume receive requests
 // oldest first and complete in order on both sides (XFER-01, XFER-25,
@@ -119,12 +120,12 @@ func errWC(id uint64, qpn uint32, st wc.Status) wc.WC { return wc.WC{WRID: id, S
 // bytes are scattered in order and the rest of the buffer is untouched
 // (XFER-02).
 func TestTrafficRCInOrderOldestReceive(t *testing.T) {
-	w := newWorld(t, exact, qp.RC, qp.RC)
+	w := newWorld(t, exact, verbs.QPTypeRC, verbs.QPTypeRC)
 	w.ok(w.m.Connect(0, 1, 7, 7))
 	r1, r2 := Recv{WRID: 11, Cap: 100, Fill: 1}, Recv{WRID: 12, Cap: 100, Fill: 2}
 	w.recv(1, r1, r2)
-	s1 := Send{WRID: 1, Op: wc.WRSend, Len: 50, Seed: 77, Signaled: true}
-	s2 := Send{WRID: 2, Op: wc.WRSendWithImm, Len: 20, Seed: 78, Imm: 0xdead, Signaled: true}
+	s1 := Send{WRID: 1, Op: verbs.WRSend, Len: 50, Seed: 77, Signaled: true}
+	s2 := Send{WRID: 2, Op: verbs.WRSendWithImm, Len: 20, Seed: 78, Imm: 0xdead, Signaled: true}
 	w.send(0, s1, s2)
 	w.mem.land(r1, s1, false)
 	w.mem.land(r2, s2, false)
@@ -138,17 +139,17 @@ func TestTrafficRCInOrderOldestReceive(t *testing.T) {
 	// Stopping short while a completion is due: the CQ cannot be empty.
 	wantErr(t, w.poll(1, 4, recvWC(11, 0x101, s1)), "is missing")
 
-	w = newWorld(t, exact, qp.RC, qp.RC)
+	w = newWorld(t, exact, verbs.QPTypeRC, verbs.QPTypeRC)
 	w.ok(w.m.Connect(0, 1, 7, 7))
 	w.recv(1, r1, r2)
 	w.send(0, s1, s2)
 	w.mem.land(r1, s1, false)
 	w.mem.land(r2, s2, false)
-	w.ok(w.poll(0, 4, sendWC(1, 0x100, wc.Success, wc.Send), sendWC(2, 0x100, wc.Success, wc.Send)))
+	w.ok(w.poll(0, 4, sendWC(1, 0x100, verbs.WCSuccess, verbs.WCSend), sendWC(2, 0x100, verbs.WCSuccess, verbs.WCSend)))
 	w.ok(w.poll(1, 4, recvWC(11, 0x101, s1), recvWC(12, 0x101, s2)))
 
 	// A corrupted byte past the message: XFER-02.
-	w = newWorld(t, exact, qp.RC, qp.RC)
+	w = newWorld(t, exact, verbs.QPTypeRC, verbs.QPTypeRC)
 	w.ok(w.m.Connect(0, 1, 7, 7))
 	w.recv(1, r1)
 	w.send(0, s1)
@@ -161,17 +162,17 @@ func TestTrafficRCInOrderOldestReceive(t *testing.T) {
 // and a completion covers the unsignaled requests before it (CQ-19, CQ-20);
 // they free their slots only then (QP-29 A).
 func TestTrafficSignaling(t *testing.T) {
-	w := newWorld(t, exact, qp.UC, qp.UC)
+	w := newWorld(t, exact, verbs.QPTypeUC, verbs.QPTypeUC)
 	w.ok(w.m.Connect(0, 1, 0, 0))
-	u1 := Send{WRID: 1, Op: wc.WRRDMAWrite, Len: 8, Seed: 5, Fill: 9}
-	u2 := Send{WRID: 2, Op: wc.WRRDMAWrite, Len: 8, Seed: 6, Fill: 9}
-	s3 := Send{WRID: 3, Op: wc.WRRDMAWrite, Len: 8, Seed: 7, Fill: 9, Signaled: true}
+	u1 := Send{WRID: 1, Op: verbs.WRRDMAWrite, Len: 8, Seed: 5, Fill: 9}
+	u2 := Send{WRID: 2, Op: verbs.WRRDMAWrite, Len: 8, Seed: 6, Fill: 9}
+	s3 := Send{WRID: 3, Op: verbs.WRRDMAWrite, Len: 8, Seed: 7, Fill: 9, Signaled: true}
 	w.send(0, u1, u2, s3)
 	if room, _ := w.m.Room(0); room != (Span{5, 5}) {
 		t.Fatalf("room %+v, want 5", room)
 	}
-	wantErr(t, w.poll(0, 1, sendWC(1, 0x100, wc.Success, wc.RDMAWrite)), "CQ-19")
-	w.ok(w.poll(0, 4, sendWC(3, 0x100, wc.Success, wc.RDMAWrite)))
+	wantErr(t, w.poll(0, 1, sendWC(1, 0x100, verbs.WCSuccess, verbs.WCRDMAWrite)), "CQ-19")
+	w.ok(w.poll(0, 4, sendWC(3, 0x100, verbs.WCSuccess, verbs.WCRDMAWrite)))
 	if room, _ := w.m.Room(0); room != (Span{8, 8}) {
 		t.Fatalf("room %+v after the covering completion, want 8", room)
 	}
@@ -207,11 +208,11 @@ func (w *world) wantRoom(q int, recv bool, want Span, when string) {
 // covering its request is polled, so a queue whose requests have all
 // completed is still full, and a post stops there with ENOMEM (QP-27).
 func TestTrafficSlotsOnPoll(t *testing.T) {
-	w := newWorld(t, exact, qp.UC, qp.UC)
+	w := newWorld(t, exact, verbs.QPTypeUC, verbs.QPTypeUC)
 	w.ok(w.m.Connect(0, 1, 0, 0))
 	var ss []Send
 	for i := range 8 {
-		ss = append(ss, Send{WRID: uint64(i + 1), Op: wc.WRRDMAWrite, Len: 4, Seed: uint64(i), Fill: 1})
+		ss = append(ss, Send{WRID: uint64(i + 1), Op: verbs.WRRDMAWrite, Len: 4, Seed: uint64(i), Fill: 1})
 	}
 	w.send(0, ss[:6]...)
 	w.wantRoom(0, false, Span{2, 2}, "six unsignaled WRITEs done, none covered")
@@ -229,10 +230,10 @@ func TestTrafficSlotsOnPoll(t *testing.T) {
 func TestTrafficSlotsOnRetire(t *testing.T) {
 	b := exact
 	b.FreeSlotOnRetire = true
-	w := newWorld(t, b, qp.UC, qp.UC)
+	w := newWorld(t, b, verbs.QPTypeUC, verbs.QPTypeUC)
 	w.ok(w.m.Connect(0, 1, 0, 0))
 	for i := range 20 { // well past the depth, nothing polled
-		w.send(0, Send{WRID: uint64(i + 1), Op: wc.WRRDMAWrite, Len: 4, Seed: uint64(i), Fill: 1})
+		w.send(0, Send{WRID: uint64(i + 1), Op: verbs.WRRDMAWrite, Len: 4, Seed: uint64(i), Fill: 1})
 	}
 	w.wantRoom(0, false, Span{8, 8}, "UC WRITEs done, none covered")
 	if held, _ := w.m.Held(0); held != 20 {
@@ -242,9 +243,9 @@ func TestTrafficSlotsOnRetire(t *testing.T) {
 	wantErr(t, w.m.CheckPost(0, false, 9, 6), "QP-29", "reading B", "accepted 6, want 8")
 
 	// RC behind an RNR wait (rnr_retry 7): nothing retires until the retry.
-	w = newWorld(t, b, qp.RC, qp.RC)
+	w = newWorld(t, b, verbs.QPTypeRC, verbs.QPTypeRC)
 	w.ok(w.m.Connect(0, 1, 7, 7))
-	s := Send{WRID: 1, Op: wc.WRSend, Len: 4, Seed: 1}
+	s := Send{WRID: 1, Op: verbs.WRSend, Len: 4, Seed: 1}
 	w.send(0, s)
 	w.wantRoom(0, false, Span{7, 7}, "a SEND waiting after an RNR NAK")
 	r := Recv{WRID: 11, Cap: 8, Fill: 1}
@@ -260,7 +261,7 @@ func TestTrafficSlotsOnRetire(t *testing.T) {
 	w.wantRoom(0, false, Span{8, 8}, "settled")
 	w.wantRoom(1, true, Span{8, 8}, "settled")
 	// A flush retires at once (FLUSH-13 under SyncFlush).
-	w.send(0, Send{WRID: 2, Op: wc.WRSend, Len: 4, Seed: 2, Signaled: true})
+	w.send(0, Send{WRID: 2, Op: verbs.WRSend, Len: 4, Seed: 2, Signaled: true})
 	w.wantRoom(0, false, Span{7, 7}, "a SEND waiting again")
 	w.ok(w.m.ToErr(0))
 	w.wantRoom(0, false, Span{8, 8}, "flushed")
@@ -269,12 +270,12 @@ func TestTrafficSlotsOnRetire(t *testing.T) {
 	// model sees only in its completion.
 	lossy := b
 	lossy.Lossy = true
-	w = newWorld(t, lossy, qp.UD, qp.UD)
+	w = newWorld(t, lossy, verbs.QPTypeUD, verbs.QPTypeUD)
 	w.ok(w.m.ReadyUD(0, 0x11))
 	w.ok(w.m.ReadyUD(1, 0x22))
 	w.recv(1, Recv{WRID: 11, Cap: 60, Fill: 1})
 	w.wantRoom(1, true, Span{7, 7}, "nothing sent to it")
-	w.send(0, Send{WRID: 1, Op: wc.WRSend, Len: 4, Seed: 1, Dest: 1, QKey: 0x22})
+	w.send(0, Send{WRID: 1, Op: verbs.WRSend, Len: 4, Seed: 1, Dest: 1, QKey: 0x22})
 	w.wantRoom(1, true, Span{7, 8}, "a datagram on its way")
 	w.m.Settle()
 	w.wantRoom(1, true, Span{7, 8}, "settled: arrived or lost")
@@ -292,23 +293,23 @@ func TestTrafficRecvTooSmall(t *testing.T) {
 	for _, rxe := range []bool{false, true} {
 		r := exact
 		r.RecvTooSmallRemInvReq = rxe
-		recvSt := wc.LocLenErr
+		recvSt := verbs.WCLocLenErr
 		if rxe {
-			recvSt = wc.RemInvReqErr
+			recvSt = verbs.WCRemInvReqErr
 		}
-		w := newWorld(t, r, qp.RC, qp.RC)
+		w := newWorld(t, r, verbs.QPTypeRC, verbs.QPTypeRC)
 		w.ok(w.m.Connect(0, 1, 7, 7))
 		w.recv(1, Recv{WRID: 11, Cap: 10, Fill: 1}, Recv{WRID: 12, Cap: 100, Fill: 2})
 		w.recv(0, Recv{WRID: 21, Cap: 100, Fill: 3})
-		w.send(0, Send{WRID: 1, Op: wc.WRSend, Len: 11, Seed: 1},
-			Send{WRID: 2, Op: wc.WRSend, Len: 1, Seed: 2})
+		w.send(0, Send{WRID: 1, Op: verbs.WRSend, Len: 11, Seed: 1},
+			Send{WRID: 2, Op: verbs.WRSend, Len: 1, Seed: 2})
 		for q := range 2 {
-			w.ok(w.m.CheckState(q, qp.Err))
+			w.ok(w.m.CheckState(q, verbs.QPStateErr))
 		}
-		wantErr(t, w.m.CheckState(1, qp.RTS), "QP-24")
-		wantErr(t, w.poll(0, 1, errWC(1, 0x100, wc.RemAccessErr)), "XFER-05")
-		w.ok(w.poll(0, 8, errWC(1, 0x100, wc.RemInvReqErr), errWC(2, 0x100, wc.WRFlushErr), errWC(21, 0x100, wc.WRFlushErr)))
-		w.ok(w.poll(1, 8, errWC(11, 0x101, recvSt), errWC(12, 0x101, wc.WRFlushErr)))
+		wantErr(t, w.m.CheckState(1, verbs.QPStateRTS), "QP-24")
+		wantErr(t, w.poll(0, 1, errWC(1, 0x100, verbs.WCRemAccessErr)), "XFER-05")
+		w.ok(w.poll(0, 8, errWC(1, 0x100, verbs.WCRemInvReqErr), errWC(2, 0x100, verbs.WCWRFlushErr), errWC(21, 0x100, verbs.WCWRFlushErr)))
+		w.ok(w.poll(1, 8, errWC(11, 0x101, recvSt), errWC(12, 0x101, verbs.WCWRFlushErr)))
 	}
 }
 
@@ -317,16 +318,16 @@ func TestTrafficRecvTooSmall(t *testing.T) {
 // waits, for ever (the fabric never idles), until a receive request is
 // posted and time passes (XFER-07).
 func TestTrafficRNR(t *testing.T) {
-	w := newWorld(t, exact, qp.RC, qp.RC)
+	w := newWorld(t, exact, verbs.QPTypeRC, verbs.QPTypeRC)
 	w.ok(w.m.Connect(0, 1, 0, 0))
-	w.send(0, Send{WRID: 1, Op: wc.WRSend, Len: 4, Seed: 1, Signaled: true})
-	w.ok(w.m.CheckState(0, qp.Err))
-	w.ok(w.m.CheckState(1, qp.RTS))
-	w.ok(w.poll(0, 2, errWC(1, 0x100, wc.RNRRetryExcErr)))
+	w.send(0, Send{WRID: 1, Op: verbs.WRSend, Len: 4, Seed: 1, Signaled: true})
+	w.ok(w.m.CheckState(0, verbs.QPStateErr))
+	w.ok(w.m.CheckState(1, verbs.QPStateRTS))
+	w.ok(w.poll(0, 2, errWC(1, 0x100, verbs.WCRNRRetryExcErr)))
 
-	w = newWorld(t, exact, qp.RC, qp.RC)
+	w = newWorld(t, exact, verbs.QPTypeRC, verbs.QPTypeRC)
 	w.ok(w.m.Connect(0, 1, 7, 7))
-	s := Send{WRID: 1, Op: wc.WRSend, Len: 4, Seed: 1, Signaled: true}
+	s := Send{WRID: 1, Op: verbs.WRSend, Len: 4, Seed: 1, Signaled: true}
 	w.send(0, s)
 	if !w.m.Stuck() {
 		t.Fatal("an RNR wait with rnr_retry 7 and no receive request must last for ever")
@@ -334,7 +335,7 @@ func TestTrafficRNR(t *testing.T) {
 	r := Recv{WRID: 11, Cap: 8, Fill: 1}
 	w.recv(1, r)
 	// The retry needs time: nothing is due yet.
-	wantErr(t, w.poll(0, 1, sendWC(1, 0x100, wc.Success, wc.Send)), "cannot have completed yet")
+	wantErr(t, w.poll(0, 1, sendWC(1, 0x100, verbs.WCSuccess, verbs.WCSend)), "cannot have completed yet")
 	w.ok(w.poll(0, 1))
 	w.m.Tick() // the retry may have run
 	w.ok(w.poll(0, 1))
@@ -344,7 +345,7 @@ func TestTrafficRNR(t *testing.T) {
 	}
 	w.mem.land(r, s, false)
 	wantErr(t, w.poll(0, 1), "is missing")
-	w.ok(w.poll(0, 1, sendWC(1, 0x100, wc.Success, wc.Send)))
+	w.ok(w.poll(0, 1, sendWC(1, 0x100, verbs.WCSuccess, verbs.WCSend)))
 	w.ok(w.poll(1, 2, recvWC(11, 0x101, s)))
 }
 
@@ -352,46 +353,46 @@ func TestTrafficRNR(t *testing.T) {
 // in RETRY_EXC_ERR once its timers have run (XFER-28, FLUSH-11); a UC
 // sender still succeeds and the message is lost.
 func TestTrafficDeadPeer(t *testing.T) {
-	w := newWorld(t, exact, qp.RC, qp.RC)
+	w := newWorld(t, exact, verbs.QPTypeRC, verbs.QPTypeRC)
 	w.ok(w.m.Connect(0, 1, 7, 7))
 	w.ok(w.m.ToErr(1))
-	w.send(0, Send{WRID: 1, Op: wc.WRRDMAWrite, Len: 4, Seed: 1, Fill: 2}, Send{WRID: 2, Op: wc.WRSend, Seed: 3})
+	w.send(0, Send{WRID: 1, Op: verbs.WRRDMAWrite, Len: 4, Seed: 1, Fill: 2}, Send{WRID: 2, Op: verbs.WRSend, Seed: 3})
 	if !w.m.Unsettled() {
 		t.Fatal("the requester's state depends on its timers: the model must ask to settle")
 	}
-	w.ok(w.m.CheckState(0, qp.RTS)) // not yet
+	w.ok(w.m.CheckState(0, verbs.QPStateRTS)) // not yet
 	w.ok(w.poll(0, 2))
 	w.m.Settle()
-	w.ok(w.m.CheckState(0, qp.Err))
-	w.ok(w.poll(0, 3, errWC(1, 0x100, wc.RetryExcErr), errWC(2, 0x100, wc.WRFlushErr)))
+	w.ok(w.m.CheckState(0, verbs.QPStateErr))
+	w.ok(w.poll(0, 3, errWC(1, 0x100, verbs.WCRetryExcErr), errWC(2, 0x100, verbs.WCWRFlushErr)))
 	if _, err := w.m.Quiesced(w.mem); err != nil { // the target was never written
 		t.Fatal(err)
 	}
 
-	w = newWorld(t, exact, qp.UC, qp.UC)
+	w = newWorld(t, exact, verbs.QPTypeUC, verbs.QPTypeUC)
 	w.ok(w.m.Connect(0, 1, 0, 0))
 	w.recv(1, Recv{WRID: 11, Cap: 8, Fill: 1})
 	w.ok(w.m.ToErr(1))
-	w.send(0, Send{WRID: 1, Op: wc.WRSend, Len: 4, Seed: 1, Signaled: true})
-	w.ok(w.poll(0, 2, sendWC(1, 0x100, wc.Success, wc.Send)))
-	w.ok(w.poll(1, 2, errWC(11, 0x101, wc.WRFlushErr)))
+	w.send(0, Send{WRID: 1, Op: verbs.WRSend, Len: 4, Seed: 1, Signaled: true})
+	w.ok(w.poll(0, 2, sendWC(1, 0x100, verbs.WCSuccess, verbs.WCSend)))
+	w.ok(w.poll(1, 2, errWC(11, 0x101, verbs.WCWRFlushErr)))
 }
 
 // TestTrafficUC: a UC message that finds no receive request, or does not
 // fit, is lost and the request stays for the next one (XFER-09, XFER-06);
 // the sender succeeds either way (XFER-26).
 func TestTrafficUC(t *testing.T) {
-	w := newWorld(t, exact, qp.UC, qp.UC)
+	w := newWorld(t, exact, verbs.QPTypeUC, verbs.QPTypeUC)
 	w.ok(w.m.Connect(0, 1, 0, 0))
-	lost := Send{WRID: 1, Op: wc.WRSend, Len: 4, Seed: 1, Signaled: true}
+	lost := Send{WRID: 1, Op: verbs.WRSend, Len: 4, Seed: 1, Signaled: true}
 	w.send(0, lost)
 	r := Recv{WRID: 11, Cap: 8, Fill: 1}
 	w.recv(1, r)
-	big := Send{WRID: 2, Op: wc.WRSend, Len: 9, Seed: 2, Signaled: true}
-	fits := Send{WRID: 3, Op: wc.WRSendWithImm, Len: 8, Seed: 3, Imm: 7, Signaled: true}
+	big := Send{WRID: 2, Op: verbs.WRSend, Len: 9, Seed: 2, Signaled: true}
+	fits := Send{WRID: 3, Op: verbs.WRSendWithImm, Len: 8, Seed: 3, Imm: 7, Signaled: true}
 	w.send(0, big, fits)
 	w.mem.land(r, fits, false)
-	w.ok(w.poll(0, 4, sendWC(1, 0x100, wc.Success, wc.Send), sendWC(2, 0x100, wc.Success, wc.Send), sendWC(3, 0x100, wc.Success, wc.Send)))
+	w.ok(w.poll(0, 4, sendWC(1, 0x100, verbs.WCSuccess, verbs.WCSend), sendWC(2, 0x100, verbs.WCSuccess, verbs.WCSend), sendWC(3, 0x100, verbs.WCSuccess, verbs.WCSend)))
 	wantErr(t, w.poll(1, 1, recvWC(11, 0x101, lost)), "WC-10")
 	w.ok(w.poll(1, 2, recvWC(11, 0x101, fits)))
 }
@@ -402,19 +403,19 @@ func TestTrafficUC(t *testing.T) {
 // another Q_Key is dropped (XFER-22), one too big for its request too
 // (XFER-06).
 func TestTrafficUD(t *testing.T) {
-	w := newWorld(t, exact, qp.UD, qp.UD)
+	w := newWorld(t, exact, verbs.QPTypeUD, verbs.QPTypeUD)
 	w.ok(w.m.ReadyUD(0, 0x11))
 	w.ok(w.m.ReadyUD(1, 0x22))
 	r := Recv{WRID: 11, Cap: 60, Fill: 1}
 	w.recv(1, r)
-	oversize := Send{WRID: 1, Op: wc.WRSend, Len: 257, Seed: 1, Dest: 1, QKey: 0x22, Signaled: true}
-	wrongKey := Send{WRID: 2, Op: wc.WRSend, Len: 4, Seed: 2, Dest: 1, QKey: 0x11, Signaled: true}
-	tooBig := Send{WRID: 3, Op: wc.WRSend, Len: 21, Seed: 3, Dest: 1, QKey: 0x22, Signaled: true}
-	good := Send{WRID: 4, Op: wc.WRSendWithImm, Len: 20, Seed: 4, Imm: 9, Dest: 1, QKey: 0x22, Signaled: true}
+	oversize := Send{WRID: 1, Op: verbs.WRSend, Len: 257, Seed: 1, Dest: 1, QKey: 0x22, Signaled: true}
+	wrongKey := Send{WRID: 2, Op: verbs.WRSend, Len: 4, Seed: 2, Dest: 1, QKey: 0x11, Signaled: true}
+	tooBig := Send{WRID: 3, Op: verbs.WRSend, Len: 21, Seed: 3, Dest: 1, QKey: 0x22, Signaled: true}
+	good := Send{WRID: 4, Op: verbs.WRSendWithImm, Len: 20, Seed: 4, Imm: 9, Dest: 1, QKey: 0x22, Signaled: true}
 	w.send(0, oversize, wrongKey, tooBig, good)
 	w.mem.land(r, good, true)
-	w.ok(w.poll(0, 8, sendWC(1, 0x100, wc.Success, wc.Send), sendWC(2, 0x100, wc.Success, wc.Send),
-		sendWC(3, 0x100, wc.Success, wc.Send), sendWC(4, 0x100, wc.Success, wc.Send)))
+	w.ok(w.poll(0, 8, sendWC(1, 0x100, verbs.WCSuccess, verbs.WCSend), sendWC(2, 0x100, verbs.WCSuccess, verbs.WCSend),
+		sendWC(3, 0x100, verbs.WCSuccess, verbs.WCSend), sendWC(4, 0x100, verbs.WCSuccess, verbs.WCSend)))
 	got := recvWC(11, 0x101, good)
 	got.ByteLen += GRHLen
 	got.SrcQP, got.SLID = 0x100, 1
@@ -430,13 +431,13 @@ func TestTrafficUD(t *testing.T) {
 func TestTrafficLossyUC(t *testing.T) {
 	r := exact
 	r.Lossy = true
-	w := newWorld(t, r, qp.UC, qp.UC)
+	w := newWorld(t, r, verbs.QPTypeUC, verbs.QPTypeUC)
 	w.ok(w.m.Connect(0, 1, 0, 0))
 	rs := []Recv{{WRID: 11, Cap: 64, Fill: 1}, {WRID: 12, Cap: 64, Fill: 2}, {WRID: 13, Cap: 64, Fill: 3}}
 	w.recv(1, rs...)
 	var ss []Send
 	for i := range 3 {
-		ss = append(ss, Send{WRID: uint64(i + 1), Op: wc.WRSend, Len: 16, Seed: uint64(100 + i)})
+		ss = append(ss, Send{WRID: uint64(i + 1), Op: verbs.WRSend, Len: 16, Seed: uint64(100 + i)})
 	}
 	w.send(0, ss...)
 	// Message 2 arrives in the first receive: message 1 was lost.
@@ -470,19 +471,19 @@ func TestTrafficLossyRCChain(t *testing.T) {
 	r.Lossy = true
 	for _, tc := range []struct {
 		name string
-		sq   []wc.WC
+		sq   []verbs.WC
 	}{
-		{"NAK arrives", []wc.WC{sendWC(1, 0x100, wc.Success, wc.Send), errWC(2, 0x100, wc.RemInvReqErr)}},
-		{"NAK lost", []wc.WC{sendWC(1, 0x100, wc.Success, wc.Send), errWC(2, 0x100, wc.RetryExcErr)}},
-		{"ACK and NAK lost", []wc.WC{errWC(1, 0x100, wc.RetryExcErr), errWC(2, 0x100, wc.WRFlushErr)}},
+		{"NAK arrives", []verbs.WC{sendWC(1, 0x100, verbs.WCSuccess, verbs.WCSend), errWC(2, 0x100, verbs.WCRemInvReqErr)}},
+		{"NAK lost", []verbs.WC{sendWC(1, 0x100, verbs.WCSuccess, verbs.WCSend), errWC(2, 0x100, verbs.WCRetryExcErr)}},
+		{"ACK and NAK lost", []verbs.WC{errWC(1, 0x100, verbs.WCRetryExcErr), errWC(2, 0x100, verbs.WCWRFlushErr)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, r, qp.RC, qp.RC)
+			w := newWorld(t, r, verbs.QPTypeRC, verbs.QPTypeRC)
 			w.ok(w.m.Connect(0, 1, 7, 7))
 			r1, r2 := Recv{WRID: 11, Cap: 8, Fill: 1}, Recv{WRID: 12, Cap: 8, Fill: 2}
 			w.recv(1, r1, r2)
-			s1 := Send{WRID: 1, Op: wc.WRSend, Len: 8, Seed: 1, Signaled: true}
-			s2 := Send{WRID: 2, Op: wc.WRSend, Len: 9, Seed: 2, Signaled: true}
+			s1 := Send{WRID: 1, Op: verbs.WRSend, Len: 8, Seed: 1, Signaled: true}
+			s2 := Send{WRID: 2, Op: verbs.WRSend, Len: 9, Seed: 2, Signaled: true}
 			if !w.m.PredictFatal(0, []Send{s1, s2}) {
 				t.Fatal("PredictFatal misses the receive that is too small")
 			}
@@ -490,12 +491,12 @@ func TestTrafficLossyRCChain(t *testing.T) {
 			w.m.Settle()
 			w.mem.land(r1, s1, false)
 			w.ok(w.poll(0, 3, tc.sq...))
-			w.ok(w.poll(1, 3, recvWC(11, 0x101, s1), errWC(12, 0x101, wc.LocLenErr)))
+			w.ok(w.poll(1, 3, recvWC(11, 0x101, s1), errWC(12, 0x101, verbs.WCLocLenErr)))
 		})
 	}
-	w := newWorld(t, r, qp.RC, qp.RC)
+	w := newWorld(t, r, verbs.QPTypeRC, verbs.QPTypeRC)
 	w.ok(w.m.Connect(0, 1, 7, 7))
-	if err := w.m.PostSend(0, []Send{{WRID: 1, Op: wc.WRSend}}); err == nil {
+	if err := w.m.PostSend(0, []Send{{WRID: 1, Op: verbs.WRSend}}); err == nil {
 		t.Fatal("an RC consumer without a receive request under faults must be refused: RNR is not modelled")
 	}
 }
@@ -505,18 +506,18 @@ func TestTrafficLossyRCChain(t *testing.T) {
 // responder (FLUSH-05), and either, byte by byte, if it may have been
 // partly placed.
 func TestTrafficWriteTargets(t *testing.T) {
-	w := newWorld(t, exact, qp.RC, qp.RC)
+	w := newWorld(t, exact, verbs.QPTypeRC, verbs.QPTypeRC)
 	w.ok(w.m.Connect(0, 1, 0, 7))
-	done := Send{WRID: 1, Op: wc.WRRDMAWrite, Len: 8, Seed: 1, Fill: 11, Signaled: true}
+	done := Send{WRID: 1, Op: verbs.WRRDMAWrite, Len: 8, Seed: 1, Fill: 11, Signaled: true}
 	w.send(0, done)
 	w.mem.target[1] = Payload(1, 8)
 	// A multi-packet WRITE_WITH_IMM that meets an RNR with rnr_retry 0.
-	partial := Send{WRID: 2, Op: wc.WRRDMAWriteWithImm, Len: 8, Seed: 2, Fill: 12}
+	partial := Send{WRID: 2, Op: verbs.WRRDMAWriteWithImm, Len: 8, Seed: 2, Fill: 12}
 	w.send(0, partial)
 	w.ok(w.m.ToErr(0))
-	never := Send{WRID: 3, Op: wc.WRRDMAWrite, Len: 8, Seed: 3, Fill: 13}
+	never := Send{WRID: 3, Op: verbs.WRRDMAWrite, Len: 8, Seed: 3, Fill: 13}
 	w.send(0, never)
-	w.ok(w.poll(0, 4, sendWC(1, 0x100, wc.Success, wc.RDMAWrite), errWC(2, 0x100, wc.RNRRetryExcErr), errWC(3, 0x100, wc.WRFlushErr)))
+	w.ok(w.poll(0, 4, sendWC(1, 0x100, verbs.WCSuccess, verbs.WCRDMAWrite), errWC(2, 0x100, verbs.WCRNRRetryExcErr), errWC(3, 0x100, verbs.WCWRFlushErr)))
 	mixed := Pattern(12, 8)
 	copy(mixed[:4], Payload(2, 8)[:4])
 	w.mem.target[2] = mixed

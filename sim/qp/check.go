@@ -176,7 +176,7 @@ func CheckModify(cur Current, typ Type, attr *Attr, mask AttrMask, lim Limits, p
 	if attr == nil {
 		return next, modifyErr("attr is nil")
 	}
-	if !typ.Supported() {
+	if !Supported(typ) {
 		return next, modifyErr("QP type %v is not simulated (RC, UC and UD are)", typ)
 	}
 	if !cur.State.Valid() {

@@ -154,7 +154,7 @@ func NewLocked(cfg Config) (*QP, error) {
 	switch {
 	case cfg.Lock == nil:
 		return nil, verr.New(verbCreate, syscall.EINVAL, "no domain lock given")
-	case !in.Type.Supported():
+	case !Supported(in.Type):
 		return nil, verr.Errorf(verbCreate, syscall.EINVAL, "qp_type %v is not simulated (RC, UC and UD are)", in.Type)
 	case isNil(in.SendCQ) || isNil(in.RecvCQ):
 		return nil, verr.New(verbCreate, syscall.EINVAL, "both send_cq and recv_cq are required (QP-03)")

@@ -78,7 +78,7 @@ func (q *QP) BindMW(mw any, wrID uint64, flags SendFlags, info MWBindInfo) (err 
 		return verr.New(verb, syscall.EOPNOTSUPP, "the QP has no adapter to bind windows with")
 	}
 	wr := SendWR{WRID: wrID, Opcode: wc.WRBindMW, Flags: flags, MW: mw, Bind: info}
-	if err := q.checkSendLocked(&wr); err != nil {
+	if err := q.checkSendLocked(&wr, builtInline{}); err != nil {
 		return err
 	}
 	if q.sq.full() {
@@ -97,7 +97,7 @@ func (q *QP) BindMW(mw any, wrID uint64, flags SendFlags, info MWBindInfo) (err 
 	} else {
 		defer q.settleLocked()
 	}
-	if err := q.enqueueSendLocked(&wr); err != nil {
+	if err := q.enqueueSendLocked(&wr, builtInline{}); err != nil {
 		return err // not reached: the queue has room and a bind has no inline data
 	}
 	q.scheduleLocked()
@@ -161,15 +161,24 @@ func (q *QP) PostSend(wrs []SendWR) (n int, err error) {
 }
 
 func (q *QP) postSendLocked(w *SendWR) error {
-	if err := q.checkSendLocked(w); err != nil {
+	if err := q.checkSendLocked(w, builtInline{}); err != nil {
 		return err
 	}
-	return q.enqueueSendLocked(w)
+	return q.enqueueSendLocked(w, builtInline{})
+}
+
+// builtInline is the payload the builder's WRSetInlineData gave a request,
+// when set is true: it replaces the bytes the request's SGList names
+// (QPX-03). PostSend's requests have none.
+type builtInline struct {
+	data []byte
+	set  bool
 }
 
 // checkSendLocked runs PostSend's checks of one request that need no
 // slot: opcode, SGE count, flags, address handle, inline size (QP-32..35).
-func (q *QP) checkSendLocked(w *SendWR) error {
+// in is the builder's inline payload of w, if any.
+func (q *QP) checkSendLocked(w *SendWR, in builtInline) error {
 	ok, unsupported := opAllowed(w.Opcode, q.typ)
 	switch {
 	case unsupported:
@@ -193,8 +202,8 @@ func (q *QP) checkSendLocked(w *SendWR) error {
 			return verr.Errorf(verbSend, syscall.EINVAL, "IBV_SEND_INLINE on %v (QP-34)", w.Opcode)
 		}
 		n := Length(w.SGList)
-		if w.hasInline {
-			n = uint64(len(w.inline))
+		if in.set {
+			n = uint64(len(in.data))
 		}
 		if n > uint64(q.cap.MaxInlineData) {
 			return verr.Errorf(verbSend, syscall.EINVAL, "inline payload of %d bytes above max_inline_data %d (QP-35)", n, q.cap.MaxInlineData)
@@ -206,7 +215,7 @@ func (q *QP) checkSendLocked(w *SendWR) error {
 // enqueueSendLocked takes a slot for w, a request that passed
 // checkSendLocked, capturing its inline payload: ENOMEM when the queue is
 // full (QP-29), EFAULT when the inline data is not in registered memory.
-func (q *QP) enqueueSendLocked(w *SendWR) error {
+func (q *QP) enqueueSendLocked(w *SendWR, in builtInline) error {
 	inline := w.Flags&SendInline != 0
 	if q.sq.full() {
 		if q.sq.freeOnRetire {
@@ -217,8 +226,8 @@ func (q *QP) enqueueSendLocked(w *SendWR) error {
 	// Capture the inline payload before claiming the slot, so a failure
 	// leaves the queue as it was.
 	var payload []byte
-	if inline && w.hasInline {
-		payload = append(q.sq.slot(q.sq.tail).inline[:0], w.inline...)
+	if inline && in.set {
+		payload = append(q.sq.slot(q.sq.tail).inline[:0], in.data...)
 	} else if inline {
 		e := q.sq.slot(q.sq.tail)
 		payload = e.inline[:0]
@@ -241,7 +250,6 @@ func (q *QP) enqueueSendLocked(w *SendWR) error {
 	sge := append(e.sge[:0], w.SGList...)
 	e.wr = *w
 	e.wr.SGList = sge
-	e.wr.inline, e.wr.hasInline = nil, false
 	e.sge = sge
 	e.inline = payload
 	e.signaled = q.init.SQSigAll || w.Flags&SendSignaled != 0

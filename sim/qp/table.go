@@ -114,7 +114,7 @@ var edgeIndex = func() (ix [Err + 1][Err + 1]*edge) {
 // callers that want to enumerate it. ok is false for an unsupported type,
 // a state outside Reset..Err, or a pair the table does not list.
 func Transition(from, to State, typ Type, pol Policy) (required, optional AttrMask, ok bool) {
-	if !typ.Supported() || !from.Valid() || !to.Valid() {
+	if !Supported(typ) || !from.Valid() || !to.Valid() {
 		return 0, 0, false
 	}
 	if from == Reset && to == Err {
@@ -146,7 +146,7 @@ func Transition(from, to State, typ Type, pol Policy) (required, optional AttrMa
 // It is written out by hand, independently of the table CheckModify uses,
 // so that tests can check one against the other.
 func MinimalMask(from, to State, typ Type) (mask AttrMask, ok bool) {
-	if !typ.Supported() {
+	if !Supported(typ) {
 		return 0, false
 	}
 	legal := false

@@ -14,56 +14,12 @@ import (
 // to the checks and the enqueueing of PostSend (post.go), so the posting
 // rules live in one place.
 
-// SendOps is send_ops_flags of struct ibv_qp_init_attr_ex (enum
-// ibv_qp_create_send_ops_flags): the operations the builder of a QP may
-// start.
-type SendOps uint64
-
-// The send_ops_flags bits, with verbs.h values.
+// The send_ops_flags each transport may have.
 const (
-	WithRDMAWrite      SendOps = 1 << 0  // IBV_QP_EX_WITH_RDMA_WRITE
-	WithRDMAWriteImm   SendOps = 1 << 1  // IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM
-	WithSend           SendOps = 1 << 2  // IBV_QP_EX_WITH_SEND
-	WithSendImm        SendOps = 1 << 3  // IBV_QP_EX_WITH_SEND_WITH_IMM
-	WithRDMARead       SendOps = 1 << 4  // IBV_QP_EX_WITH_RDMA_READ
-	WithAtomicCmpSwp   SendOps = 1 << 5  // IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP
-	WithAtomicFetchAdd SendOps = 1 << 6  // IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD
-	WithLocalInv       SendOps = 1 << 7  // IBV_QP_EX_WITH_LOCAL_INV
-	WithBindMW         SendOps = 1 << 8  // IBV_QP_EX_WITH_BIND_MW
-	WithSendInv        SendOps = 1 << 9  // IBV_QP_EX_WITH_SEND_WITH_INV
-	WithTSO            SendOps = 1 << 10 // IBV_QP_EX_WITH_TSO (not simulated)
-	WithAtomicWrite    SendOps = 1 << 12 // IBV_QP_EX_WITH_ATOMIC_WRITE (not simulated)
-	sendOpsAll                 = WithRDMAWrite | WithRDMAWriteImm | WithSend | WithSendImm | WithRDMARead | WithAtomicCmpSwp | WithAtomicFetchAdd | WithLocalInv | WithBindMW | WithSendInv
-	sendOpsUC                  = WithRDMAWrite | WithRDMAWriteImm | WithSend | WithSendImm | WithLocalInv | WithBindMW | WithSendInv
-	sendOpsUD                  = WithSend | WithSendImm
+	sendOpsAll = WithRDMAWrite | WithRDMAWriteImm | WithSend | WithSendImm | WithRDMARead | WithAtomicCmpSwp | WithAtomicFetchAdd | WithLocalInv | WithBindMW | WithSendInv
+	sendOpsUC  = WithRDMAWrite | WithRDMAWriteImm | WithSend | WithSendImm | WithLocalInv | WithBindMW | WithSendInv
+	sendOpsUD  = WithSend | WithSendImm
 )
-
-// String renders the bits as "SEND|RDMA_READ", or "0".
-func (o SendOps) String() string {
-	if o == 0 {
-		return "0"
-	}
-	names := [...]string{"RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "SEND", "SEND_WITH_IMM", "RDMA_READ",
-		"ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD", "LOCAL_INV", "BIND_MW", "SEND_WITH_INV", "TSO", "", "ATOMIC_WRITE"}
-	s := ""
-	for i, n := range names {
-		if n == "" || o&(1<<i) == 0 {
-			continue
-		}
-		if s != "" {
-			s += "|"
-		}
-		s += n
-		o &^= 1 << i
-	}
-	if o != 0 {
-		if s != "" {
-			s += "|"
-		}
-		s += "0x" + hex(uint64(o))
-	}
-	return s
-}
 
 // SupportedSendOps returns the send_ops_flags a QP of type t may be
 // created with (QPX-01): the operations of the transport matrix of QP-33
@@ -148,6 +104,16 @@ type wrExt struct {
 	sgeLo, sgeHi int
 	inlLo, inlHi int
 	base         SendFlags // wr_flags when the request was built
+	hasInline    bool      // b.inl[inlLo:inlHi] replaces the bytes SGList names (QPX-03)
+}
+
+// inlineOf returns the inline payload of wrs[i], if the builder gave one.
+func (b *wrBatch) inlineOf(i int) builtInline {
+	x := &b.ext[i]
+	if !x.hasInline {
+		return builtInline{}
+	}
+	return builtInline{data: b.inl[x.inlLo:x.inlHi:x.inlHi], set: true}
 }
 
 var (
@@ -371,7 +337,7 @@ func (q *QP) setSGEsLocked(list []SGE) {
 	x.sgeLo = len(b.sge)
 	b.sge = append(b.sge, list[:n]...)
 	x.sgeHi = len(b.sge)
-	w.Flags, w.hasInline = x.base, false
+	w.Flags, x.hasInline = x.base, false
 }
 
 // WRSetInlineData makes a copy of data the inline payload of the last
@@ -419,7 +385,7 @@ func (q *QP) setInlineLocked(one []byte, list [][]byte) {
 	}
 	x.inlHi = len(b.inl)
 	x.sgeLo, x.sgeHi = 0, 0
-	w.Flags, w.hasInline = x.base|SendInline, true
+	w.Flags, x.hasInline = x.base|SendInline, true
 }
 
 // WRSetUDAddr gives the last request built its UD destination
@@ -473,9 +439,6 @@ func (q *QP) WRComplete() (err error) {
 	for i := range b.wrs {
 		w, x := &b.wrs[i], &b.ext[i]
 		w.SGList = b.sge[x.sgeLo:x.sgeHi:x.sgeHi]
-		if w.hasInline {
-			w.inline = b.inl[x.inlLo:x.inlHi:x.inlHi]
-		}
 	}
 	if q.tracing() {
 		defer func() {
@@ -486,12 +449,14 @@ func (q *QP) WRComplete() (err error) {
 			q.tracePostLocked("wr_complete", len(b.wrs), n, err)
 		}()
 	}
-	return q.postBatchLocked(b.wrs)
+	return q.postBatchLocked(b)
 }
 
-// postBatchLocked posts wrs whole or not at all: it runs PostSend's checks
-// on every request, in PostSend's order, before enqueueing any.
-func (q *QP) postBatchLocked(wrs []SendWR) error {
+// postBatchLocked posts the requests of b whole or not at all: it runs
+// PostSend's checks on every request, in PostSend's order, before
+// enqueueing any.
+func (q *QP) postBatchLocked(b *wrBatch) error {
+	wrs := b.wrs
 	if q.life != live {
 		return errSendGone
 	}
@@ -503,10 +468,11 @@ func (q *QP) postBatchLocked(wrs []SendWR) error {
 	free := len(q.sq.slots) - q.sq.occupied()
 	for i := range wrs {
 		w := &wrs[i]
-		if q.cfg.Policy.SendOpsRXE && q.tooBigLocked(w) {
+		in := b.inlineOf(i)
+		if q.cfg.Policy.SendOpsRXE && q.tooBigLocked(w, in) {
 			return errWRSpace
 		}
-		if err := q.checkSendLocked(w); err != nil {
+		if err := q.checkSendLocked(w, in); err != nil {
 			return err
 		}
 		if i >= free {
@@ -518,7 +484,7 @@ func (q *QP) postBatchLocked(wrs []SendWR) error {
 			}
 			return errSendFull
 		}
-		if w.Flags&SendInline != 0 && !w.hasInline {
+		if w.Flags&SendInline != 0 && !in.set {
 			for _, s := range w.SGList {
 				if s.Length == 0 {
 					continue
@@ -542,7 +508,7 @@ func (q *QP) postBatchLocked(wrs []SendWR) error {
 		defer q.settleLocked()
 	}
 	for i := range wrs {
-		if err := q.enqueueSendLocked(&wrs[i]); err != nil {
+		if err := q.enqueueSendLocked(&wrs[i], b.inlineOf(i)); err != nil {
 			return err // not reached: the checks above cover every failure
 		}
 	}
@@ -553,7 +519,7 @@ func (q *QP) postBatchLocked(wrs []SendWR) error {
 // tooBigLocked reports whether w has more SGEs than max_send_sge or an
 // inline payload above max_inline_data: what rxe's setters record as
 // ENOSPC before wr_complete runs.
-func (q *QP) tooBigLocked(w *SendWR) bool {
+func (q *QP) tooBigLocked(w *SendWR, in builtInline) bool {
 	if len(w.SGList) > int(q.cap.MaxSendSGE) {
 		return true
 	}
@@ -561,8 +527,8 @@ func (q *QP) tooBigLocked(w *SendWR) bool {
 		return false
 	}
 	n := Length(w.SGList)
-	if w.hasInline {
-		n = uint64(len(w.inline))
+	if in.set {
+		n = uint64(len(in.data))
 	}
 	return n > uint64(q.cap.MaxInlineData)
 }

@@ -1,6 +1,4 @@
-package qp
-
-import "github.com/verbsim/verbsim/sim/wc"
+package verbs
 
 // SendFlags are the send_flags of a send work request (enum ibv_send_flags).
 type SendFlags uint32
@@ -11,9 +9,7 @@ const (
 	SendSignaled  SendFlags = 1 << 1 // IBV_SEND_SIGNALED: produce a completion when sq_sig_all is 0
 	SendSolicited SendFlags = 1 << 2 // IBV_SEND_SOLICITED: set the solicited-event bit
 	SendInline    SendFlags = 1 << 3 // IBV_SEND_INLINE: copy the payload at post time
-	SendIPCSum    SendFlags = 1 << 4 // IBV_SEND_IP_CSUM: checksum offload (UD/raw, not simulated)
-
-	sendFlagsKnown = SendFence | SendSignaled | SendSolicited | SendInline | SendIPCSum
+	SendIPCSum    SendFlags = 1 << 4 // IBV_SEND_IP_CSUM: checksum offload (UD/raw, not simulated by verbsim)
 )
 
 // String renders the flags as "SIGNALED|INLINE", or "0".
@@ -88,7 +84,7 @@ type SGE struct {
 type SendWR struct {
 	WRID   uint64
 	SGList []SGE
-	Opcode wc.WROpcode
+	Opcode WROpcode
 	Flags  SendFlags
 
 	Imm        uint32
@@ -101,11 +97,6 @@ type SendWR struct {
 	RemoteQKey uint32
 	MW         any
 	Bind       MWBindInfo
-
-	// inline is the payload the builder's WRSetInlineData gave, when
-	// hasInline is set: it replaces the bytes SGList names (QPX-03).
-	inline    []byte
-	hasInline bool
 }
 
 // MWBindInfo is struct ibv_mw_bind_info: the MR (a *sim.MR) a memory
@@ -126,8 +117,8 @@ type RecvWR struct {
 	SGList []SGE
 }
 
-// Length returns the total length of an SGE list.
-func Length(sges []SGE) uint64 {
+// SGEListLength returns the total length of an SGE list.
+func SGEListLength(sges []SGE) uint64 {
 	var n uint64
 	for _, s := range sges {
 		n += uint64(s.Length)

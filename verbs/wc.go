@@ -1,4 +1,4 @@
-package wc
+package verbs
 
 import (
 	"fmt"
@@ -9,39 +9,39 @@ import (
 // ibv_poll_cq. Fields keep the C order and widths.
 //
 // Which fields mean anything depends on Status and Opcode. When Status is
-// not Success only WRID, Status, QPNum and VendorErr may be read; every
+// not WCSuccess only WRID, Status, QPNum and VendorErr may be read; every
 // other field is undefined, and in particular Opcode may hold anything
-// (rxe leaves 0, which reads as Send) (WC-03, FLUSH-06).
+// (rxe leaves 0, which reads as WCSend) (WC-03, FLUSH-06).
 type WC struct {
 	// WRID is the caller's wr_id, copied bit-for-bit from the send WR or
 	// the consumed receive WR this completion reports. Valid for every
 	// status (WC-01).
 	WRID uint64
 	// Status says whether the WR succeeded and, if not, why. Always valid.
-	Status Status
+	Status WCStatus
 	// Opcode is the completed operation. Valid only when Status is
-	// Success (WC-03); see WROpcode.SendCompletion and
+	// WCSuccess (WC-03); see WROpcode.SendCompletion and
 	// WROpcode.RecvCompletion for the values (WC-04, WC-05).
-	Opcode Opcode
+	Opcode WCOpcode
 	// VendorErr is an opaque provider syndrome. Meaningful only when
-	// Status is not Success (WC-14).
+	// Status is not WCSuccess (WC-14).
 	VendorErr uint32
-	// ByteLen is valid only when Status is Success. On a receive WC it is
+	// ByteLen is valid only when Status is WCSuccess. On a receive WC it is
 	// the payload length placed in the buffer, excluding immediate data;
-	// for UD it includes the 40 GRH bytes, and for RecvRDMAWithImm it is
+	// for UD it includes the 40 WCGRH bytes, and for WCRecvRDMAWithImm it is
 	// the length of the RDMA write (WC-10). On a send-side WC it is the
-	// bytes read for RDMARead and 8 for the atomics; for Send and
-	// RDMAWrite it is provider-defined (the simulator reports the total
+	// bytes read for WCRDMARead and 8 for the atomics; for WCSend and
+	// WCRDMAWrite it is provider-defined (verbsim reports the total
 	// SGE length, but tests must not rely on it) (WC-11).
 	ByteLen uint32
-	// ImmData is the immediate data, valid only when Status is Success
-	// and WCFlags has WithImm (WC-09). In C it is a __be32: the value is
+	// ImmData is the immediate data, valid only when Status is WCSuccess
+	// and WCFlags has WCWithImm (WC-09). In C it is a __be32: the value is
 	// opaque, in network byte order, and is delivered bit-for-bit as the
-	// sender wrote it into the WR; nothing in the simulator swaps or
+	// sender wrote it into the WR; nothing in verbsim swaps or
 	// interprets it.
 	//
 	// In struct ibv_wc this storage is a union with invalidated_rkey,
-	// which is what it holds instead when WCFlags has WithInv (WC-08);
+	// which is what it holds instead when WCFlags has WCWithInv (WC-08);
 	// read it through InvalidatedRkey in that case. The two flags are
 	// never set together.
 	ImmData uint32
@@ -52,11 +52,11 @@ type WC struct {
 	// SrcQP is the sender's QP number, valid on successful UD receive WCs
 	// (WC-12).
 	SrcQP uint32
-	// WCFlags holds the GRH, WithImm, IPCSumOK and WithInv bits. Valid
-	// only when Status is Success (WC-08). The simulator sets WithImm and
-	// WithInv only on receive WCs, so consumers should test them only
+	// WCFlags holds the WCGRH, WCWithImm, WCIPCSumOK and WCWithInv bits. Valid
+	// only when Status is WCSuccess (WC-08). verbsim sets WCWithImm and
+	// WCWithInv only on receive WCs, so consumers should test them only
 	// there (WC-13).
-	WCFlags Flags
+	WCFlags WCFlags
 	// PKeyIndex is the P_Key index, meaningful only on a GSI QP's receive
 	// WCs (WC-12).
 	PKeyIndex uint16
@@ -71,7 +71,7 @@ type WC struct {
 
 // InvalidatedRkey returns the rkey that an incoming SEND_WITH_INV
 // invalidated. It reads the same storage as ImmData, as the C union does,
-// and is meaningful only when Status is Success and WCFlags has WithInv
+// and is meaningful only when Status is WCSuccess and WCFlags has WCWithInv
 // (WC-08).
 func (w *WC) InvalidatedRkey() uint32 {
 	if w == nil {
@@ -89,7 +89,7 @@ func (w *WC) InvalidatedRkey() uint32 {
 // The status is the enumerator name without IBV_WC_ in lower case (not the
 // ibv_wc_status_str text, which contains spaces). An error WC shows only
 // the four fields that are meaningful for it (WC-03). A successful WC adds
-// imm (when WithImm), inv_rkey (when WithInv), and src_qp, flags, slid, sl,
+// imm (when WCWithImm), inv_rkey (when WCWithInv), and src_qp, flags, slid, sl,
 // dlid_path_bits and pkey_index when they are non-zero.
 func (w *WC) String() string {
 	if w == nil {
@@ -97,7 +97,7 @@ func (w *WC) String() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "wr_id=%d status=%s", w.WRID, w.Status.token())
-	if w.Status != Success {
+	if w.Status != WCSuccess {
 		fmt.Fprintf(&b, " qp=%#x vendor_err=%#x", w.QPNum, w.VendorErr)
 		return b.String()
 	}
@@ -108,10 +108,10 @@ func (w *WC) String() string {
 	if w.WCFlags != 0 {
 		fmt.Fprintf(&b, " flags=%v", w.WCFlags)
 	}
-	if w.WCFlags&WithImm != 0 {
+	if w.WCFlags&WCWithImm != 0 {
 		fmt.Fprintf(&b, " imm=0x%08x", w.ImmData)
 	}
-	if w.WCFlags&WithInv != 0 {
+	if w.WCFlags&WCWithInv != 0 {
 		fmt.Fprintf(&b, " inv_rkey=%#x", w.InvalidatedRkey())
 	}
 	if w.SLID != 0 {

@@ -1,4 +1,6 @@
-package notify
+package verbs
+
+import "strconv"
 
 // EventType is the type of an asynchronous event (enum ibv_event_type). The
 // values are those of rdma-core 44's verbs.h (ASYNC-04).
@@ -92,20 +94,20 @@ func (t EventType) Name() string {
 	return ""
 }
 
-// Element says which member of an event's element union is meaningful.
-type Element uint8
+// EventElement says which member of an event's element union is meaningful.
+type EventElement uint8
 
 const (
-	_           Element = iota // invalid
-	ElementCQ                  // element.cq
-	ElementQP                  // element.qp
-	ElementSRQ                 // element.srq
-	ElementWQ                  // element.wq
-	ElementPort                // element.port_num
+	_           EventElement = iota // invalid
+	ElementCQ                       // element.cq
+	ElementQP                       // element.qp
+	ElementSRQ                      // element.srq
+	ElementWQ                       // element.wq
+	ElementPort                     // element.port_num
 )
 
 // String returns "cq", "qp", "srq", "wq" or "port".
-func (e Element) String() string {
+func (e EventElement) String() string {
 	switch e {
 	case ElementCQ:
 		return "cq"
@@ -118,7 +120,7 @@ func (e Element) String() string {
 	case ElementPort:
 		return "port"
 	}
-	return "Element(" + itoa(int(e)) + ")"
+	return "Element(" + strconv.Itoa(int(e)) + ")"
 }
 
 // Element returns which member of the event's element union t uses
@@ -126,7 +128,7 @@ func (e Element) String() string {
 // SQ_DRAINED, PATH_MIG(_ERR) and QP_LAST_WQE_REACHED; the SRQ for SRQ_ERR and
 // SRQ_LIMIT_REACHED; the WQ for WQ_FATAL; the port number for the port events
 // and DEVICE_FATAL. It returns 0 for an unknown type.
-func (t EventType) Element() Element {
+func (t EventType) Element() EventElement {
 	switch t {
 	case EventCQErr:
 		return ElementCQ

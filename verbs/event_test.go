@@ -1,13 +1,11 @@
-package notify_test
+package verbs_test
 
 import (
 	"testing"
 
 	"github.com/verbsim/verbsim/internal/abigolden"
-	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/verbs"
 )
-
-const goldenPath = "../wc/testdata/verbs44.golden"
 
 // TestEventTypesMatchGolden checks every EventType against the rows that
 // rdma-core 44 printed into the golden file: the constants have the verbs.h
@@ -24,7 +22,7 @@ func TestEventTypesMatchGolden(t *testing.T) {
 	}
 	named := 0
 	for v, g := range golden {
-		typ := notify.EventType(v)
+		typ := verbs.EventType(v)
 		if got := typ.String(); got != g.Str {
 			t.Errorf("EventType(%d).String() = %q, ibv_event_type_str gives %q", v, got, g.Str)
 		}
@@ -44,29 +42,29 @@ func TestEventTypesMatchGolden(t *testing.T) {
 	}
 	// Each constant must be the enumerator it is named after.
 	consts := []struct {
-		c    notify.EventType
+		c    verbs.EventType
 		name string
 	}{
-		{notify.EventCQErr, "IBV_EVENT_CQ_ERR"},
-		{notify.EventQPFatal, "IBV_EVENT_QP_FATAL"},
-		{notify.EventQPReqErr, "IBV_EVENT_QP_REQ_ERR"},
-		{notify.EventQPAccessErr, "IBV_EVENT_QP_ACCESS_ERR"},
-		{notify.EventCommEst, "IBV_EVENT_COMM_EST"},
-		{notify.EventSQDrained, "IBV_EVENT_SQ_DRAINED"},
-		{notify.EventPathMig, "IBV_EVENT_PATH_MIG"},
-		{notify.EventPathMigErr, "IBV_EVENT_PATH_MIG_ERR"},
-		{notify.EventDeviceFatal, "IBV_EVENT_DEVICE_FATAL"},
-		{notify.EventPortActive, "IBV_EVENT_PORT_ACTIVE"},
-		{notify.EventPortErr, "IBV_EVENT_PORT_ERR"},
-		{notify.EventLIDChange, "IBV_EVENT_LID_CHANGE"},
-		{notify.EventPKeyChange, "IBV_EVENT_PKEY_CHANGE"},
-		{notify.EventSMChange, "IBV_EVENT_SM_CHANGE"},
-		{notify.EventSRQErr, "IBV_EVENT_SRQ_ERR"},
-		{notify.EventSRQLimitReached, "IBV_EVENT_SRQ_LIMIT_REACHED"},
-		{notify.EventQPLastWQEReached, "IBV_EVENT_QP_LAST_WQE_REACHED"},
-		{notify.EventClientReregister, "IBV_EVENT_CLIENT_REREGISTER"},
-		{notify.EventGIDChange, "IBV_EVENT_GID_CHANGE"},
-		{notify.EventWQFatal, "IBV_EVENT_WQ_FATAL"},
+		{verbs.EventCQErr, "IBV_EVENT_CQ_ERR"},
+		{verbs.EventQPFatal, "IBV_EVENT_QP_FATAL"},
+		{verbs.EventQPReqErr, "IBV_EVENT_QP_REQ_ERR"},
+		{verbs.EventQPAccessErr, "IBV_EVENT_QP_ACCESS_ERR"},
+		{verbs.EventCommEst, "IBV_EVENT_COMM_EST"},
+		{verbs.EventSQDrained, "IBV_EVENT_SQ_DRAINED"},
+		{verbs.EventPathMig, "IBV_EVENT_PATH_MIG"},
+		{verbs.EventPathMigErr, "IBV_EVENT_PATH_MIG_ERR"},
+		{verbs.EventDeviceFatal, "IBV_EVENT_DEVICE_FATAL"},
+		{verbs.EventPortActive, "IBV_EVENT_PORT_ACTIVE"},
+		{verbs.EventPortErr, "IBV_EVENT_PORT_ERR"},
+		{verbs.EventLIDChange, "IBV_EVENT_LID_CHANGE"},
+		{verbs.EventPKeyChange, "IBV_EVENT_PKEY_CHANGE"},
+		{verbs.EventSMChange, "IBV_EVENT_SM_CHANGE"},
+		{verbs.EventSRQErr, "IBV_EVENT_SRQ_ERR"},
+		{verbs.EventSRQLimitReached, "IBV_EVENT_SRQ_LIMIT_REACHED"},
+		{verbs.EventQPLastWQEReached, "IBV_EVENT_QP_LAST_WQE_REACHED"},
+		{verbs.EventClientReregister, "IBV_EVENT_CLIENT_REREGISTER"},
+		{verbs.EventGIDChange, "IBV_EVENT_GID_CHANGE"},
+		{verbs.EventWQFatal, "IBV_EVENT_WQ_FATAL"},
 	}
 	if len(consts) != named {
 		t.Errorf("%d EventType constants, the golden file has %d enumerators", len(consts), named)

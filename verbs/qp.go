@@ -1,33 +1,33 @@
-package qp
+package verbs
 
 import (
 	"strconv"
 	"strings"
 )
 
-// State is the state of a queue pair, enum ibv_qp_state. The numbers are
-// fixed by the verbs ABI (QP-06): Reset is 0.
-type State uint32
+// QPState is the state of a queue pair, enum ibv_qp_state. The numbers are
+// fixed by the verbs ABI (QP-06): QPStateReset is 0.
+type QPState uint32
 
 // QP states with their verbs.h values (QP-06).
 const (
-	Reset State = 0 // IBV_QPS_RESET: just created, or reset; no WR is processed
-	Init  State = 1 // IBV_QPS_INIT: receives may be posted, nothing moves yet
-	RTR   State = 2 // IBV_QPS_RTR: ready to receive
-	RTS   State = 3 // IBV_QPS_RTS: ready to send
-	SQD   State = 4 // IBV_QPS_SQD: send queue drained (or draining)
-	SQE   State = 5 // IBV_QPS_SQE: send queue error; UD and UC only
-	Err   State = 6 // IBV_QPS_ERR: error; everything outstanding is flushed
-	// Unknown is IBV_QPS_UNKNOWN. It exists in the enum but is never the
+	QPStateReset QPState = 0 // IBV_QPS_RESET: just created, or reset; no WR is processed
+	QPStateInit  QPState = 1 // IBV_QPS_INIT: receives may be posted, nothing moves yet
+	QPStateRTR   QPState = 2 // IBV_QPS_RTR: ready to receive
+	QPStateRTS   QPState = 3 // IBV_QPS_RTS: ready to send
+	QPStateSQD   QPState = 4 // IBV_QPS_SQD: send queue drained (or draining)
+	QPStateSQE   QPState = 5 // IBV_QPS_SQE: send queue error; UD and UC only
+	QPStateErr   QPState = 6 // IBV_QPS_ERR: error; everything outstanding is flushed
+	// QPStateUnknown is IBV_QPS_UNKNOWN. It exists in the enum but is never the
 	// state of a QP and never a legal target of a modify.
-	Unknown State = 7
+	QPStateUnknown QPState = 7
 )
 
 var stateNames = [...]string{"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR", "UNKNOWN"}
 
 // String returns the short state name used in kernel and rdma-core
 // diagnostics ("RESET", "RTS", "ERR"), or "State(N)" outside the enum.
-func (s State) String() string {
+func (s QPState) String() string {
 	if int(s) < len(stateNames) {
 		return stateNames[s]
 	}
@@ -36,7 +36,7 @@ func (s State) String() string {
 
 // Name returns the C enumerator, such as "IBV_QPS_RTS", or "" outside the
 // enum.
-func (s State) Name() string {
+func (s QPState) Name() string {
 	if int(s) < len(stateNames) {
 		return "IBV_QPS_" + stateNames[s]
 	}
@@ -44,34 +44,34 @@ func (s State) Name() string {
 }
 
 // Valid reports whether s is one of the seven states a QP can be in
-// (Reset..Err). Unknown is not.
-func (s State) Valid() bool { return s <= Err }
+// (QPStateReset..QPStateErr). QPStateUnknown is not.
+func (s QPState) Valid() bool { return s <= QPStateErr }
 
-// Type is the transport service of a QP, enum ibv_qp_type.
+// QPType is the transport service of a QP, enum ibv_qp_type.
 //
-// Every value of the enum has a constant, but the simulator implements only
-// RC, UC and UD; the other types are rejected wherever a Type is checked.
-type Type uint32
+// Every value of the enum has a constant, but verbsim implements only
+// RC, UC and UD and rejects the others.
+type QPType uint32
 
 // QP types with their verbs.h values.
 const (
-	RC        Type = 2    // IBV_QPT_RC: reliable connected
-	UC        Type = 3    // IBV_QPT_UC: unreliable connected
-	UD        Type = 4    // IBV_QPT_UD: unreliable datagram
-	RawPacket Type = 8    // IBV_QPT_RAW_PACKET: not simulated
-	XRCSend   Type = 9    // IBV_QPT_XRC_SEND: not simulated
-	XRCRecv   Type = 10   // IBV_QPT_XRC_RECV: not simulated
-	Driver    Type = 0xff // IBV_QPT_DRIVER: not simulated
+	QPTypeRC        QPType = 2    // IBV_QPT_RC: reliable connected
+	QPTypeUC        QPType = 3    // IBV_QPT_UC: unreliable connected
+	QPTypeUD        QPType = 4    // IBV_QPT_UD: unreliable datagram
+	QPTypeRawPacket QPType = 8    // IBV_QPT_RAW_PACKET: not simulated
+	QPTypeXRCSend   QPType = 9    // IBV_QPT_XRC_SEND: not simulated
+	QPTypeXRCRecv   QPType = 10   // IBV_QPT_XRC_RECV: not simulated
+	QPTypeDriver    QPType = 0xff // IBV_QPT_DRIVER: not simulated
 )
 
-var typeNames = map[Type]string{
-	RC: "RC", UC: "UC", UD: "UD",
-	RawPacket: "RAW_PACKET", XRCSend: "XRC_SEND", XRCRecv: "XRC_RECV", Driver: "DRIVER",
+var typeNames = map[QPType]string{
+	QPTypeRC: "RC", QPTypeUC: "UC", QPTypeUD: "UD",
+	QPTypeRawPacket: "RAW_PACKET", QPTypeXRCSend: "XRC_SEND", QPTypeXRCRecv: "XRC_RECV", QPTypeDriver: "DRIVER",
 }
 
 // String returns the short name ("RC", "RAW_PACKET"), or "Type(N)" outside
 // the enum.
-func (t Type) String() string {
+func (t QPType) String() string {
 	if n, ok := typeNames[t]; ok {
 		return n
 	}
@@ -80,15 +80,12 @@ func (t Type) String() string {
 
 // Name returns the C enumerator, such as "IBV_QPT_RC", or "" outside the
 // enum.
-func (t Type) Name() string {
+func (t QPType) Name() string {
 	if n, ok := typeNames[t]; ok {
 		return "IBV_QPT_" + n
 	}
 	return ""
 }
-
-// Supported reports whether the simulator implements t: RC, UC or UD.
-func (t Type) Supported() bool { return t == RC || t == UC || t == UD }
 
 // MTU is a path or port MTU, enum ibv_mtu. The enum value is a code, not a
 // byte count: use Bytes for the size.
@@ -134,21 +131,21 @@ func (m MTU) Name() string {
 }
 
 // MigState is the path-migration state of a QP, enum ibv_mig_state. It
-// matters only to automatic path migration, which the simulator does not
+// matters only to automatic path migration, which verbsim does not
 // perform; the value is validated and stored.
 type MigState uint32
 
 // Migration states with their verbs.h values.
 const (
-	Migrated MigState = 0 // IBV_MIG_MIGRATED
-	Rearm    MigState = 1 // IBV_MIG_REARM
-	Armed    MigState = 2 // IBV_MIG_ARMED
+	MigMigrated MigState = 0 // IBV_MIG_MIGRATED
+	MigRearm    MigState = 1 // IBV_MIG_REARM
+	MigArmed    MigState = 2 // IBV_MIG_ARMED
 )
 
 var migNames = [...]string{"MIGRATED", "REARM", "ARMED"}
 
 // Valid reports whether m is one of the three migration states.
-func (m MigState) Valid() bool { return m <= Armed }
+func (m MigState) Valid() bool { return m <= MigArmed }
 
 // String returns "MIGRATED", "REARM" or "ARMED", or "MigState(N)".
 func (m MigState) String() string {
@@ -188,7 +185,7 @@ const (
 )
 
 // QPAccessBits are the access bits a QP's qp_access_flags may hold. rxe
-// refuses any other bit with EINVAL, and so does CheckModify.
+// refuses any other bit with EINVAL, and so does verbsim.
 const QPAccessBits = AccessLocalWrite | AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic
 
 var accessNames = []struct {

@@ -1,4 +1,4 @@
-package wc_test
+package verbs_test
 
 import (
 	"bytes"
@@ -13,96 +13,96 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/verbsim/verbsim/internal/abigolden"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
-const goldenPath = "testdata/verbs44.golden"
+const goldenPath = "../sim/wc/testdata/verbs44.golden"
 
 // Every exported constant of the package, paired with the C enumerator it
 // models. The golden tests look each name up in verbs44.golden.
 var (
 	allStatuses = []struct {
-		s    wc.Status
+		s    verbs.WCStatus
 		name string
 	}{
-		{wc.Success, "IBV_WC_SUCCESS"},
-		{wc.LocLenErr, "IBV_WC_LOC_LEN_ERR"},
-		{wc.LocQPOpErr, "IBV_WC_LOC_QP_OP_ERR"},
-		{wc.LocEECOpErr, "IBV_WC_LOC_EEC_OP_ERR"},
-		{wc.LocProtErr, "IBV_WC_LOC_PROT_ERR"},
-		{wc.WRFlushErr, "IBV_WC_WR_FLUSH_ERR"},
-		{wc.MWBindErr, "IBV_WC_MW_BIND_ERR"},
-		{wc.BadRespErr, "IBV_WC_BAD_RESP_ERR"},
-		{wc.LocAccessErr, "IBV_WC_LOC_ACCESS_ERR"},
-		{wc.RemInvReqErr, "IBV_WC_REM_INV_REQ_ERR"},
-		{wc.RemAccessErr, "IBV_WC_REM_ACCESS_ERR"},
-		{wc.RemOpErr, "IBV_WC_REM_OP_ERR"},
-		{wc.RetryExcErr, "IBV_WC_RETRY_EXC_ERR"},
-		{wc.RNRRetryExcErr, "IBV_WC_RNR_RETRY_EXC_ERR"},
-		{wc.LocRDDViolErr, "IBV_WC_LOC_RDD_VIOL_ERR"},
-		{wc.RemInvRDReqErr, "IBV_WC_REM_INV_RD_REQ_ERR"},
-		{wc.RemAbortErr, "IBV_WC_REM_ABORT_ERR"},
-		{wc.InvEECNErr, "IBV_WC_INV_EECN_ERR"},
-		{wc.InvEECStateErr, "IBV_WC_INV_EEC_STATE_ERR"},
-		{wc.FatalErr, "IBV_WC_FATAL_ERR"},
-		{wc.RespTimeoutErr, "IBV_WC_RESP_TIMEOUT_ERR"},
-		{wc.GeneralErr, "IBV_WC_GENERAL_ERR"},
-		{wc.TMErr, "IBV_WC_TM_ERR"},
-		{wc.TMRndvIncomplete, "IBV_WC_TM_RNDV_INCOMPLETE"},
+		{verbs.WCSuccess, "IBV_WC_SUCCESS"},
+		{verbs.WCLocLenErr, "IBV_WC_LOC_LEN_ERR"},
+		{verbs.WCLocQPOpErr, "IBV_WC_LOC_QP_OP_ERR"},
+		{verbs.WCLocEECOpErr, "IBV_WC_LOC_EEC_OP_ERR"},
+		{verbs.WCLocProtErr, "IBV_WC_LOC_PROT_ERR"},
+		{verbs.WCWRFlushErr, "IBV_WC_WR_FLUSH_ERR"},
+		{verbs.WCMWBindErr, "IBV_WC_MW_BIND_ERR"},
+		{verbs.WCBadRespErr, "IBV_WC_BAD_RESP_ERR"},
+		{verbs.WCLocAccessErr, "IBV_WC_LOC_ACCESS_ERR"},
+		{verbs.WCRemInvReqErr, "IBV_WC_REM_INV_REQ_ERR"},
+		{verbs.WCRemAccessErr, "IBV_WC_REM_ACCESS_ERR"},
+		{verbs.WCRemOpErr, "IBV_WC_REM_OP_ERR"},
+		{verbs.WCRetryExcErr, "IBV_WC_RETRY_EXC_ERR"},
+		{verbs.WCRNRRetryExcErr, "IBV_WC_RNR_RETRY_EXC_ERR"},
+		{verbs.WCLocRDDViolErr, "IBV_WC_LOC_RDD_VIOL_ERR"},
+		{verbs.WCRemInvRDReqErr, "IBV_WC_REM_INV_RD_REQ_ERR"},
+		{verbs.WCRemAbortErr, "IBV_WC_REM_ABORT_ERR"},
+		{verbs.WCInvEECNErr, "IBV_WC_INV_EECN_ERR"},
+		{verbs.WCInvEECStateErr, "IBV_WC_INV_EEC_STATE_ERR"},
+		{verbs.WCFatalErr, "IBV_WC_FATAL_ERR"},
+		{verbs.WCRespTimeoutErr, "IBV_WC_RESP_TIMEOUT_ERR"},
+		{verbs.WCGeneralErr, "IBV_WC_GENERAL_ERR"},
+		{verbs.WCTMErr, "IBV_WC_TM_ERR"},
+		{verbs.WCTMRndvIncomplete, "IBV_WC_TM_RNDV_INCOMPLETE"},
 	}
 	allOpcodes = []struct {
-		o    wc.Opcode
+		o    verbs.WCOpcode
 		name string
 	}{
-		{wc.Send, "IBV_WC_SEND"},
-		{wc.RDMAWrite, "IBV_WC_RDMA_WRITE"},
-		{wc.RDMARead, "IBV_WC_RDMA_READ"},
-		{wc.CompSwap, "IBV_WC_COMP_SWAP"},
-		{wc.FetchAdd, "IBV_WC_FETCH_ADD"},
-		{wc.BindMW, "IBV_WC_BIND_MW"},
-		{wc.LocalInv, "IBV_WC_LOCAL_INV"},
-		{wc.TSO, "IBV_WC_TSO"},
-		{wc.AtomicWrite, "IBV_WC_ATOMIC_WRITE"},
-		{wc.Recv, "IBV_WC_RECV"},
-		{wc.RecvRDMAWithImm, "IBV_WC_RECV_RDMA_WITH_IMM"},
-		{wc.TMAdd, "IBV_WC_TM_ADD"},
-		{wc.TMDel, "IBV_WC_TM_DEL"},
-		{wc.TMSync, "IBV_WC_TM_SYNC"},
-		{wc.TMRecv, "IBV_WC_TM_RECV"},
-		{wc.TMNoTag, "IBV_WC_TM_NO_TAG"},
-		{wc.Driver1, "IBV_WC_DRIVER1"},
-		{wc.Driver2, "IBV_WC_DRIVER2"},
-		{wc.Driver3, "IBV_WC_DRIVER3"},
+		{verbs.WCSend, "IBV_WC_SEND"},
+		{verbs.WCRDMAWrite, "IBV_WC_RDMA_WRITE"},
+		{verbs.WCRDMARead, "IBV_WC_RDMA_READ"},
+		{verbs.WCCompSwap, "IBV_WC_COMP_SWAP"},
+		{verbs.WCFetchAdd, "IBV_WC_FETCH_ADD"},
+		{verbs.WCBindMW, "IBV_WC_BIND_MW"},
+		{verbs.WCLocalInv, "IBV_WC_LOCAL_INV"},
+		{verbs.WCTSO, "IBV_WC_TSO"},
+		{verbs.WCAtomicWrite, "IBV_WC_ATOMIC_WRITE"},
+		{verbs.WCRecv, "IBV_WC_RECV"},
+		{verbs.WCRecvRDMAWithImm, "IBV_WC_RECV_RDMA_WITH_IMM"},
+		{verbs.WCTMAdd, "IBV_WC_TM_ADD"},
+		{verbs.WCTMDel, "IBV_WC_TM_DEL"},
+		{verbs.WCTMSync, "IBV_WC_TM_SYNC"},
+		{verbs.WCTMRecv, "IBV_WC_TM_RECV"},
+		{verbs.WCTMNoTag, "IBV_WC_TM_NO_TAG"},
+		{verbs.WCDriver1, "IBV_WC_DRIVER1"},
+		{verbs.WCDriver2, "IBV_WC_DRIVER2"},
+		{verbs.WCDriver3, "IBV_WC_DRIVER3"},
 	}
 	allFlags = []struct {
-		f    wc.Flags
+		f    verbs.WCFlags
 		name string
 	}{
-		{wc.GRH, "IBV_WC_GRH"},
-		{wc.WithImm, "IBV_WC_WITH_IMM"},
-		{wc.IPCSumOK, "IBV_WC_IP_CSUM_OK"},
-		{wc.WithInv, "IBV_WC_WITH_INV"},
-		{wc.TMSyncReq, "IBV_WC_TM_SYNC_REQ"},
-		{wc.TMMatch, "IBV_WC_TM_MATCH"},
-		{wc.TMDataValid, "IBV_WC_TM_DATA_VALID"},
+		{verbs.WCGRH, "IBV_WC_GRH"},
+		{verbs.WCWithImm, "IBV_WC_WITH_IMM"},
+		{verbs.WCIPCSumOK, "IBV_WC_IP_CSUM_OK"},
+		{verbs.WCWithInv, "IBV_WC_WITH_INV"},
+		{verbs.WCTMSyncReq, "IBV_WC_TM_SYNC_REQ"},
+		{verbs.WCTMMatch, "IBV_WC_TM_MATCH"},
+		{verbs.WCTMDataValid, "IBV_WC_TM_DATA_VALID"},
 	}
 	allWROpcodes = []struct {
-		o    wc.WROpcode
+		o    verbs.WROpcode
 		name string
 	}{
-		{wc.WRRDMAWrite, "IBV_WR_RDMA_WRITE"},
-		{wc.WRRDMAWriteWithImm, "IBV_WR_RDMA_WRITE_WITH_IMM"},
-		{wc.WRSend, "IBV_WR_SEND"},
-		{wc.WRSendWithImm, "IBV_WR_SEND_WITH_IMM"},
-		{wc.WRRDMARead, "IBV_WR_RDMA_READ"},
-		{wc.WRAtomicCmpAndSwp, "IBV_WR_ATOMIC_CMP_AND_SWP"},
-		{wc.WRAtomicFetchAndAdd, "IBV_WR_ATOMIC_FETCH_AND_ADD"},
-		{wc.WRLocalInv, "IBV_WR_LOCAL_INV"},
-		{wc.WRBindMW, "IBV_WR_BIND_MW"},
-		{wc.WRSendWithInv, "IBV_WR_SEND_WITH_INV"},
-		{wc.WRTSO, "IBV_WR_TSO"},
-		{wc.WRDriver1, "IBV_WR_DRIVER1"},
-		{wc.WRAtomicWrite, "IBV_WR_ATOMIC_WRITE"},
+		{verbs.WRRDMAWrite, "IBV_WR_RDMA_WRITE"},
+		{verbs.WRRDMAWriteWithImm, "IBV_WR_RDMA_WRITE_WITH_IMM"},
+		{verbs.WRSend, "IBV_WR_SEND"},
+		{verbs.WRSendWithImm, "IBV_WR_SEND_WITH_IMM"},
+		{verbs.WRRDMARead, "IBV_WR_RDMA_READ"},
+		{verbs.WRAtomicCmpAndSwp, "IBV_WR_ATOMIC_CMP_AND_SWP"},
+		{verbs.WRAtomicFetchAndAdd, "IBV_WR_ATOMIC_FETCH_AND_ADD"},
+		{verbs.WRLocalInv, "IBV_WR_LOCAL_INV"},
+		{verbs.WRBindMW, "IBV_WR_BIND_MW"},
+		{verbs.WRSendWithInv, "IBV_WR_SEND_WITH_INV"},
+		{verbs.WRTSO, "IBV_WR_TSO"},
+		{verbs.WRDriver1, "IBV_WR_DRIVER1"},
+		{verbs.WRAtomicWrite, "IBV_WR_ATOMIC_WRITE"},
 	}
 )
 
@@ -165,7 +165,7 @@ func TestStatusGolden_WCS00_WCS22_ASYNC17(t *testing.T) {
 		}
 	}
 	for v, r := range abigolden.Lookup(rows, abigolden.KindWCStatus) {
-		s := wc.Status(uint32(v))
+		s := verbs.WCStatus(uint32(v))
 		if got := s.String(); got != r.Str {
 			t.Errorf("Status(%d).String() = %q, ibv_wc_status_str = %q", v, got, r.Str)
 		}
@@ -210,7 +210,7 @@ func TestOpcodeGolden_WC07(t *testing.T) {
 		if _, ok := golden[int64(v)]; ok {
 			continue
 		}
-		o := wc.Opcode(v)
+		o := verbs.WCOpcode(v)
 		if o.Name() != "" {
 			t.Errorf("Opcode(%d).Name() = %q, verbs.h has no such value", v, o.Name())
 		}
@@ -271,7 +271,7 @@ func TestWROpcodeGolden_WC07(t *testing.T) {
 		if _, ok := golden[int64(v)]; ok {
 			continue
 		}
-		o := wc.WROpcode(v)
+		o := verbs.WROpcode(v)
 		if o.Name() != "" {
 			t.Errorf("WROpcode(%d).Name() = %q, verbs.h has no such value", v, o.Name())
 		}
@@ -298,7 +298,7 @@ func TestWCLayout(t *testing.T) {
 		Offset, Size int64
 	}
 	var got, want []member
-	typ := reflect.TypeFor[wc.WC]()
+	typ := reflect.TypeFor[verbs.WC]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
 		got = append(got, member{cName[f.Name], int64(f.Offset), int64(f.Type.Size())})
@@ -344,7 +344,7 @@ func TestGoldenMatchesLibibverbs(t *testing.T) {
 	}
 	bin := filepath.Join(t.TempDir(), "abigen")
 	build := exec.Command(gcc, "-std=c11", "-Wall", "-Wextra", "-Werror=switch",
-		"-o", bin, filepath.Join("internal", "abigen", "abigen.c"), "-libverbs")
+		"-o", bin, filepath.Join("..", "sim", "wc", "internal", "abigen", "abigen.c"), "-libverbs")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building abigen: %v\n%s", err, out)
 	}
@@ -357,32 +357,32 @@ func TestGoldenMatchesLibibverbs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale (-committed +installed libibverbs):\n%s\nregenerate as described in internal/abigen/README.md",
+		t.Errorf("%s is stale (-committed +installed libibverbs):\n%s\nregenerate as described in sim/wc/internal/abigen/README.md",
 			goldenPath, cmp.Diff(string(want), string(got)))
 	}
 }
 
 func TestSendCompletion_WC04(t *testing.T) {
-	want := map[wc.WROpcode]wc.Opcode{
-		wc.WRSend:              wc.Send,
-		wc.WRSendWithImm:       wc.Send,
-		wc.WRSendWithInv:       wc.Send,
-		wc.WRRDMAWrite:         wc.RDMAWrite,
-		wc.WRRDMAWriteWithImm:  wc.RDMAWrite,
-		wc.WRRDMARead:          wc.RDMARead,
-		wc.WRAtomicCmpAndSwp:   wc.CompSwap,
-		wc.WRAtomicFetchAndAdd: wc.FetchAdd,
-		wc.WRBindMW:            wc.BindMW,
-		wc.WRLocalInv:          wc.LocalInv,
-		wc.WRTSO:               wc.TSO,
+	want := map[verbs.WROpcode]verbs.WCOpcode{
+		verbs.WRSend:              verbs.WCSend,
+		verbs.WRSendWithImm:       verbs.WCSend,
+		verbs.WRSendWithInv:       verbs.WCSend,
+		verbs.WRRDMAWrite:         verbs.WCRDMAWrite,
+		verbs.WRRDMAWriteWithImm:  verbs.WCRDMAWrite,
+		verbs.WRRDMARead:          verbs.WCRDMARead,
+		verbs.WRAtomicCmpAndSwp:   verbs.WCCompSwap,
+		verbs.WRAtomicFetchAndAdd: verbs.WCFetchAdd,
+		verbs.WRBindMW:            verbs.WCBindMW,
+		verbs.WRLocalInv:          verbs.WCLocalInv,
+		verbs.WRTSO:               verbs.WCTSO,
 		// Not in WC-04's list: verbs.h enumerator pairing (and rxe).
-		wc.WRAtomicWrite: wc.AtomicWrite,
+		verbs.WRAtomicWrite: verbs.WCAtomicWrite,
 		// Not in WC-04's list: man:ibv_poll_cq NOTES.
-		wc.WRDriver1: wc.Driver1,
+		verbs.WRDriver1: verbs.WCDriver1,
 	}
-	got := make(map[wc.WROpcode]wc.Opcode)
+	got := make(map[verbs.WROpcode]verbs.WCOpcode)
 	for v := range uint32(256) {
-		o := wc.WROpcode(v)
+		o := verbs.WROpcode(v)
 		op, ok := o.SendCompletion()
 		if ok != (o.Name() != "") {
 			t.Errorf("%v.SendCompletion() ok = %v, want it true exactly for defined opcodes", o, ok)
@@ -404,15 +404,15 @@ func TestSendCompletion_WC04(t *testing.T) {
 }
 
 func TestRecvCompletion_WC05(t *testing.T) {
-	want := map[wc.WROpcode]wc.Opcode{
-		wc.WRSend:             wc.Recv,
-		wc.WRSendWithImm:      wc.Recv,
-		wc.WRSendWithInv:      wc.Recv,
-		wc.WRRDMAWriteWithImm: wc.RecvRDMAWithImm,
+	want := map[verbs.WROpcode]verbs.WCOpcode{
+		verbs.WRSend:             verbs.WCRecv,
+		verbs.WRSendWithImm:      verbs.WCRecv,
+		verbs.WRSendWithInv:      verbs.WCRecv,
+		verbs.WRRDMAWriteWithImm: verbs.WCRecvRDMAWithImm,
 	}
-	got := make(map[wc.WROpcode]wc.Opcode)
+	got := make(map[verbs.WROpcode]verbs.WCOpcode)
 	for v := range uint32(256) {
-		o := wc.WROpcode(v)
+		o := verbs.WROpcode(v)
 		op, ok := o.RecvCompletion()
 		if ok {
 			got[o] = op
@@ -430,19 +430,19 @@ func TestRecvCompletion_WC05(t *testing.T) {
 
 func TestWROpcodeClassify(t *testing.T) {
 	for v := range uint32(256) {
-		o := wc.WROpcode(v)
-		wantSend := o == wc.WRSend || o == wc.WRSendWithImm || o == wc.WRSendWithInv
+		o := verbs.WROpcode(v)
+		wantSend := o == verbs.WRSend || o == verbs.WRSendWithImm || o == verbs.WRSendWithInv
 		if o.IsSend() != wantSend {
 			t.Errorf("%v.IsSend() = %v", o, o.IsSend())
 		}
-		wantImm := o == wc.WRSendWithImm || o == wc.WRRDMAWriteWithImm
+		wantImm := o == verbs.WRSendWithImm || o == verbs.WRRDMAWriteWithImm
 		if o.HasImm() != wantImm {
 			t.Errorf("%v.HasImm() = %v", o, o.HasImm())
 		}
 		// A WR consumes a receive WR exactly when it is a SEND kind or
 		// carries immediate data into an RDMA write (WC-05).
 		_, recv := o.RecvCompletion()
-		if recv != (o.IsSend() || o == wc.WRRDMAWriteWithImm) {
+		if recv != (o.IsSend() || o == verbs.WRRDMAWriteWithImm) {
 			t.Errorf("%v: RecvCompletion ok = %v, IsSend = %v", o, recv, o.IsSend())
 		}
 	}
@@ -464,7 +464,7 @@ func TestIsRecv_WC06(t *testing.T) {
 	t.Run("trap", func(t *testing.T) {
 		// The bit test says "receive" for a completion that answers a
 		// send-side WR.
-		op, ok := wc.WRDriver1.SendCompletion()
+		op, ok := verbs.WRDriver1.SendCompletion()
 		if !ok || !op.IsRecv() || op.IsClassicRecv() {
 			t.Errorf("WRDriver1 completes as %v (ok=%v): IsRecv=%v IsClassicRecv=%v; want true, false",
 				op, ok, op.IsRecv(), op.IsClassicRecv())
@@ -476,37 +476,37 @@ func TestIsRecv_WC06(t *testing.T) {
 // opcode by type conversion is wrong: it gives the right answer for exactly
 // one WR opcode, by coincidence.
 func TestNumbering_WC07(t *testing.T) {
-	if uint32(wc.WRSend) != 2 || uint32(wc.Send) != 0 {
-		t.Errorf("SEND: WR %d, WC %d; want 2, 0", uint32(wc.WRSend), uint32(wc.Send))
+	if uint32(verbs.WRSend) != 2 || uint32(verbs.WCSend) != 0 {
+		t.Errorf("SEND: WR %d, WC %d; want 2, 0", uint32(verbs.WRSend), uint32(verbs.WCSend))
 	}
-	if uint32(wc.WRRDMAWrite) != 0 || uint32(wc.RDMAWrite) != 1 {
-		t.Errorf("RDMA_WRITE: WR %d, WC %d; want 0, 1", uint32(wc.WRRDMAWrite), uint32(wc.RDMAWrite))
+	if uint32(verbs.WRRDMAWrite) != 0 || uint32(verbs.WCRDMAWrite) != 1 {
+		t.Errorf("RDMA_WRITE: WR %d, WC %d; want 0, 1", uint32(verbs.WRRDMAWrite), uint32(verbs.WCRDMAWrite))
 	}
-	var coincide []wc.WROpcode
+	var coincide []verbs.WROpcode
 	for _, c := range allWROpcodes {
 		op, _ := c.o.SendCompletion()
-		if wc.Opcode(uint32(c.o)) == op {
+		if verbs.WCOpcode(uint32(c.o)) == op {
 			coincide = append(coincide, c.o)
 		}
 	}
-	if d := cmp.Diff([]wc.WROpcode{wc.WRRDMAWriteWithImm}, coincide); d != "" {
+	if d := cmp.Diff([]verbs.WROpcode{verbs.WRRDMAWriteWithImm}, coincide); d != "" {
 		t.Errorf("WR opcodes whose cast equals their completion (-want +got):\n%s", d)
 	}
 }
 
 func TestFlagsString_WC08(t *testing.T) {
 	for _, tc := range []struct {
-		f        wc.Flags
+		f        verbs.WCFlags
 		str, nam string
 	}{
 		{0, "0", ""},
-		{wc.GRH, "GRH", "IBV_WC_GRH"},
-		{wc.GRH | wc.WithImm, "GRH|WITH_IMM", ""},
-		{wc.WithInv | wc.IPCSumOK, "IP_CSUM_OK|WITH_INV", ""},
-		{wc.TMSyncReq | wc.TMMatch | wc.TMDataValid, "TM_SYNC_REQ|TM_MATCH|TM_DATA_VALID", ""},
+		{verbs.WCGRH, "GRH", "IBV_WC_GRH"},
+		{verbs.WCGRH | verbs.WCWithImm, "GRH|WITH_IMM", ""},
+		{verbs.WCWithInv | verbs.WCIPCSumOK, "IP_CSUM_OK|WITH_INV", ""},
+		{verbs.WCTMSyncReq | verbs.WCTMMatch | verbs.WCTMDataValid, "TM_SYNC_REQ|TM_MATCH|TM_DATA_VALID", ""},
 		{0x80, "0x80", ""},
-		{wc.WithImm | 0x300, "WITH_IMM|0x300", ""},
-		{^wc.Flags(0), "GRH|WITH_IMM|IP_CSUM_OK|WITH_INV|TM_SYNC_REQ|TM_MATCH|TM_DATA_VALID|0xffffff80", ""},
+		{verbs.WCWithImm | 0x300, "WITH_IMM|0x300", ""},
+		{^verbs.WCFlags(0), "GRH|WITH_IMM|IP_CSUM_OK|WITH_INV|TM_SYNC_REQ|TM_MATCH|TM_DATA_VALID|0xffffff80", ""},
 	} {
 		if got := tc.f.String(); got != tc.str {
 			t.Errorf("Flags(%#x).String() = %q, want %q", uint32(tc.f), got, tc.str)
@@ -520,32 +520,32 @@ func TestFlagsString_WC08(t *testing.T) {
 func TestWCString_WC03(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		w    *wc.WC
+		w    *verbs.WC
 		want string
 	}{
 		{"nil", nil, "<nil>"},
-		{"recv", &wc.WC{WRID: 7, Opcode: wc.Recv, ByteLen: 64, QPNum: 0x11},
+		{"recv", &verbs.WC{WRID: 7, Opcode: verbs.WCRecv, ByteLen: 64, QPNum: 0x11},
 			"wr_id=7 status=success opcode=IBV_WC_RECV byte_len=64 qp=0x11"},
-		{"recv with imm", &wc.WC{WRID: 1, Opcode: wc.RecvRDMAWithImm, ByteLen: 4096, QPNum: 0x12,
-			WCFlags: wc.WithImm, ImmData: 0x01020304},
+		{"recv with imm", &verbs.WC{WRID: 1, Opcode: verbs.WCRecvRDMAWithImm, ByteLen: 4096, QPNum: 0x12,
+			WCFlags: verbs.WCWithImm, ImmData: 0x01020304},
 			"wr_id=1 status=success opcode=IBV_WC_RECV_RDMA_WITH_IMM byte_len=4096 qp=0x12 flags=WITH_IMM imm=0x01020304"},
-		{"recv with inv", &wc.WC{WRID: 2, Opcode: wc.Recv, QPNum: 0x12, WCFlags: wc.WithInv, ImmData: 0xabc},
+		{"recv with inv", &verbs.WC{WRID: 2, Opcode: verbs.WCRecv, QPNum: 0x12, WCFlags: verbs.WCWithInv, ImmData: 0xabc},
 			"wr_id=2 status=success opcode=IBV_WC_RECV byte_len=0 qp=0x12 flags=WITH_INV inv_rkey=0xabc"},
-		{"ud recv", &wc.WC{WRID: 3, Opcode: wc.Recv, ByteLen: 104, QPNum: 0x20, SrcQP: 0x21,
-			WCFlags: wc.GRH, SLID: 5, SL: 1, DLIDPathBits: 2, PKeyIndex: 3},
+		{"ud recv", &verbs.WC{WRID: 3, Opcode: verbs.WCRecv, ByteLen: 104, QPNum: 0x20, SrcQP: 0x21,
+			WCFlags: verbs.WCGRH, SLID: 5, SL: 1, DLIDPathBits: 2, PKeyIndex: 3},
 			"wr_id=3 status=success opcode=IBV_WC_RECV byte_len=104 qp=0x20 src_qp=0x21 flags=GRH slid=5 sl=1 dlid_path_bits=2 pkey_index=3"},
-		{"send side", &wc.WC{WRID: 1<<64 - 1, Opcode: wc.RDMARead, ByteLen: 8, QPNum: 0x11},
+		{"send side", &verbs.WC{WRID: 1<<64 - 1, Opcode: verbs.WCRDMARead, ByteLen: 8, QPNum: 0x11},
 			"wr_id=18446744073709551615 status=success opcode=IBV_WC_RDMA_READ byte_len=8 qp=0x11"},
 		// Error WCs show only wr_id, status, qp and vendor_err: the
 		// garbage opcode, byte_len and flags are not rendered.
-		{"flush", &wc.WC{WRID: 8, Status: wc.WRFlushErr, Opcode: wc.Send, ByteLen: 99,
-			WCFlags: wc.WithImm, QPNum: 0x11},
+		{"flush", &verbs.WC{WRID: 8, Status: verbs.WCWRFlushErr, Opcode: verbs.WCSend, ByteLen: 99,
+			WCFlags: verbs.WCWithImm, QPNum: 0x11},
 			"wr_id=8 status=wr_flush_err qp=0x11 vendor_err=0x0"},
-		{"remote access", &wc.WC{WRID: 9, Status: wc.RemAccessErr, QPNum: 0x11, VendorErr: 0x88},
+		{"remote access", &verbs.WC{WRID: 9, Status: verbs.WCRemAccessErr, QPNum: 0x11, VendorErr: 0x88},
 			"wr_id=9 status=rem_access_err qp=0x11 vendor_err=0x88"},
-		{"unknown status", &wc.WC{WRID: 10, Status: 24, QPNum: 1},
+		{"unknown status", &verbs.WC{WRID: 10, Status: 24, QPNum: 1},
 			"wr_id=10 status=status(24) qp=0x1 vendor_err=0x0"},
-		{"unknown opcode", &wc.WC{Opcode: 8, QPNum: 1},
+		{"unknown opcode", &verbs.WC{Opcode: 8, QPNum: 1},
 			"wr_id=0 status=success opcode=IBV_WC_OPCODE(8) byte_len=0 qp=0x1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -558,7 +558,7 @@ func TestWCString_WC03(t *testing.T) {
 
 func TestInvalidatedRkeyIsImmData_WC08(t *testing.T) {
 	for _, v := range []uint32{0, 1, 0x12345678, 1<<32 - 1} {
-		w := wc.WC{ImmData: v}
+		w := verbs.WC{ImmData: v}
 		if got := w.InvalidatedRkey(); got != v {
 			t.Errorf("InvalidatedRkey() = %#x, want %#x (same storage as ImmData)", got, v)
 		}
@@ -569,14 +569,14 @@ func TestInvalidatedRkeyIsImmData_WC08(t *testing.T) {
 // an enumerator name.
 func TestValidMatchesTheEnums(t *testing.T) {
 	for i := range uint32(1024) {
-		if o := wc.Opcode(i); o.Valid() != (o.Name() != "") {
+		if o := verbs.WCOpcode(i); o.Valid() != (o.Name() != "") {
 			t.Errorf("Opcode(%d).Valid() = %v, Name() = %q", i, o.Valid(), o.Name())
 		}
-		if s := wc.Status(i); s.Valid() != (s.Name() != "") {
+		if s := verbs.WCStatus(i); s.Valid() != (s.Name() != "") {
 			t.Errorf("Status(%d).Valid() = %v, Name() = %q", i, s.Valid(), s.Name())
 		}
 	}
-	if !(wc.GRH | wc.TMDataValid).Valid() || wc.Flags(1<<7).Valid() {
+	if !(verbs.WCGRH | verbs.WCTMDataValid).Valid() || verbs.WCFlags(1<<7).Valid() {
 		t.Error("Flags.Valid disagrees with the defined bits")
 	}
 }

@@ -1,11 +1,11 @@
-package wc
+package verbs
 
 import "strconv"
 
 // WROpcode is the operation of a send work request, enum ibv_wr_opcode.
 //
 // It is a different enumeration from Opcode, with different numbers
-// (WC-07): WRSend is 2 here while the Send completion is 0. Map between the
+// (WC-07): WRSend is 2 here while the WCSend completion is 0. Map between the
 // two with SendCompletion and RecvCompletion.
 type WROpcode uint32
 
@@ -31,21 +31,21 @@ const (
 // its requester sees (WC-04).
 var wrInfo = map[WROpcode]struct {
 	name string
-	send Opcode
+	send WCOpcode
 }{
-	WRRDMAWrite:         {"IBV_WR_RDMA_WRITE", RDMAWrite},
-	WRRDMAWriteWithImm:  {"IBV_WR_RDMA_WRITE_WITH_IMM", RDMAWrite},
-	WRSend:              {"IBV_WR_SEND", Send},
-	WRSendWithImm:       {"IBV_WR_SEND_WITH_IMM", Send},
-	WRRDMARead:          {"IBV_WR_RDMA_READ", RDMARead},
-	WRAtomicCmpAndSwp:   {"IBV_WR_ATOMIC_CMP_AND_SWP", CompSwap},
-	WRAtomicFetchAndAdd: {"IBV_WR_ATOMIC_FETCH_AND_ADD", FetchAdd},
-	WRLocalInv:          {"IBV_WR_LOCAL_INV", LocalInv},
-	WRBindMW:            {"IBV_WR_BIND_MW", BindMW},
-	WRSendWithInv:       {"IBV_WR_SEND_WITH_INV", Send},
-	WRTSO:               {"IBV_WR_TSO", TSO},
-	WRDriver1:           {"IBV_WR_DRIVER1", Driver1},
-	WRAtomicWrite:       {"IBV_WR_ATOMIC_WRITE", AtomicWrite},
+	WRRDMAWrite:         {"IBV_WR_RDMA_WRITE", WCRDMAWrite},
+	WRRDMAWriteWithImm:  {"IBV_WR_RDMA_WRITE_WITH_IMM", WCRDMAWrite},
+	WRSend:              {"IBV_WR_SEND", WCSend},
+	WRSendWithImm:       {"IBV_WR_SEND_WITH_IMM", WCSend},
+	WRRDMARead:          {"IBV_WR_RDMA_READ", WCRDMARead},
+	WRAtomicCmpAndSwp:   {"IBV_WR_ATOMIC_CMP_AND_SWP", WCCompSwap},
+	WRAtomicFetchAndAdd: {"IBV_WR_ATOMIC_FETCH_AND_ADD", WCFetchAdd},
+	WRLocalInv:          {"IBV_WR_LOCAL_INV", WCLocalInv},
+	WRBindMW:            {"IBV_WR_BIND_MW", WCBindMW},
+	WRSendWithInv:       {"IBV_WR_SEND_WITH_INV", WCSend},
+	WRTSO:               {"IBV_WR_TSO", WCTSO},
+	WRDriver1:           {"IBV_WR_DRIVER1", WCDriver1},
+	WRAtomicWrite:       {"IBV_WR_ATOMIC_WRITE", WCAtomicWrite},
 }
 
 // Name returns the C enumerator name of o, such as "IBV_WR_SEND", or "" if
@@ -64,14 +64,14 @@ func (o WROpcode) String() string {
 // SendCompletion returns the opcode of the WC the requester gets for a WR
 // with opcode o (WC-04), and false for an unassigned o.
 //
-// The three SEND kinds all complete as Send and both RDMA WRITE kinds as
-// RDMAWrite; the immediate or invalidation is visible only at the
-// responder (rxe also flags WithImm on the requester's WC; see WC-13). Two pairs are not in WC-04's list and come from elsewhere:
-// WRAtomicWrite completes as AtomicWrite (the enumerators pair up in
-// verbs.h, and rxe maps them so), and WRDriver1 completes as Driver1
+// The three SEND kinds all complete as WCSend and both RDMA WRITE kinds as
+// WCRDMAWrite; the immediate or invalidation is visible only at the
+// responder (rxe also flags WCWithImm on the requester's WC; see WC-13). Two pairs are not in WC-04's list and come from elsewhere:
+// WRAtomicWrite completes as WCAtomicWrite (the enumerators pair up in
+// verbs.h, and rxe maps them so), and WRDriver1 completes as WCDriver1
 // (man:ibv_poll_cq NOTES: IBV_WC_DRIVER1 is the answer to IBV_WR_DRIVER1).
 // Only the opcode is mapped: an error WC's opcode is undefined (WC-03).
-func (o WROpcode) SendCompletion() (Opcode, bool) {
+func (o WROpcode) SendCompletion() (WCOpcode, bool) {
 	i, ok := wrInfo[o]
 	return i.send, ok
 }
@@ -79,25 +79,25 @@ func (o WROpcode) SendCompletion() (Opcode, bool) {
 // RecvCompletion returns the opcode of the WC the responder gets when a WR
 // with opcode o arrives, and false when the responder gets no WC at all
 // (WC-05). SEND, SEND_WITH_IMM and SEND_WITH_INV consume a receive WR and
-// complete as Recv; RDMA_WRITE_WITH_IMM consumes one and completes as
-// RecvRDMAWithImm. Plain RDMA WRITE, RDMA READ, the atomics, and the local
-// operations (LOCAL_INV, BIND_MW, TSO, DRIVER1) produce nothing at the
+// complete as WCRecv; RDMA_WRITE_WITH_IMM consumes one and completes as
+// WCRecvRDMAWithImm. Plain RDMA WRITE, RDMA READ, the atomics, and the local
+// operations (LOCAL_INV, BIND_MW, WCTSO, DRIVER1) produce nothing at the
 // responder.
-func (o WROpcode) RecvCompletion() (Opcode, bool) {
+func (o WROpcode) RecvCompletion() (WCOpcode, bool) {
 	switch o {
 	case WRSend, WRSendWithImm, WRSendWithInv:
-		return Recv, true
+		return WCRecv, true
 	case WRRDMAWriteWithImm:
-		return RecvRDMAWithImm, true
+		return WCRecvRDMAWithImm, true
 	}
 	return 0, false
 }
 
 // HasImm reports whether o carries immediate data: WRSendWithImm or
-// WRRDMAWriteWithImm. The responder's WC then has WithImm set (WC-09).
+// WRRDMAWriteWithImm. The responder's WC then has WCWithImm set (WC-09).
 func (o WROpcode) HasImm() bool { return o == WRSendWithImm || o == WRRDMAWriteWithImm }
 
 // IsSend reports whether o is one of the three SEND kinds (WRSend,
 // WRSendWithImm, WRSendWithInv), the opcodes that consume a receive WR and
-// complete as Recv at the responder.
+// complete as WCRecv at the responder.
 func (o WROpcode) IsSend() bool { return o == WRSend || o == WRSendWithImm || o == WRSendWithInv }

@@ -1,17 +1,17 @@
-package wc_test
+package verbs_test
 
 import (
 	"fmt"
 
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
-func ExampleStatus_String() {
+func ExampleWCStatus_String() {
 	// String is ibv_wc_status_str, capitalisation and all.
-	fmt.Println(wc.Success)
-	fmt.Println(wc.WRFlushErr)
-	fmt.Println(wc.WRFlushErr.Name())
-	fmt.Println(wc.Status(24)) // out of range
+	fmt.Println(verbs.WCSuccess)
+	fmt.Println(verbs.WCWRFlushErr)
+	fmt.Println(verbs.WCWRFlushErr.Name())
+	fmt.Println(verbs.WCStatus(24)) // out of range
 	// Output:
 	// success
 	// Work Request Flushed Error
@@ -20,7 +20,7 @@ func ExampleStatus_String() {
 }
 
 func ExampleWROpcode_SendCompletion() {
-	for _, wr := range []wc.WROpcode{wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWriteWithImm, wc.WRRDMARead} {
+	for _, wr := range []verbs.WROpcode{verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWriteWithImm, verbs.WRRDMARead} {
 		req, _ := wr.SendCompletion()
 		resp, ok := wr.RecvCompletion()
 		if !ok {
@@ -36,8 +36,8 @@ func ExampleWROpcode_SendCompletion() {
 	// IBV_WR_RDMA_READ            requester IBV_WC_RDMA_READ     responder -
 }
 
-func ExampleOpcode_IsRecv() {
-	for _, op := range []wc.Opcode{wc.Send, wc.Recv, wc.RecvRDMAWithImm, wc.Driver1} {
+func ExampleWCOpcode_IsRecv() {
+	for _, op := range []verbs.WCOpcode{verbs.WCSend, verbs.WCRecv, verbs.WCRecvRDMAWithImm, verbs.WCDriver1} {
 		fmt.Printf("%-26v IsRecv=%-5v IsClassicRecv=%v\n", op, op.IsRecv(), op.IsClassicRecv())
 	}
 	// Output:
@@ -48,10 +48,10 @@ func ExampleOpcode_IsRecv() {
 }
 
 func ExampleWC_String() {
-	ok := &wc.WC{WRID: 7, Opcode: wc.Recv, ByteLen: 64, QPNum: 0x11}
+	ok := &verbs.WC{WRID: 7, Opcode: verbs.WCRecv, ByteLen: 64, QPNum: 0x11}
 	// An error WC: only wr_id, status, qp_num and vendor_err mean
 	// anything, so the rest is not shown even if set.
-	flushed := &wc.WC{WRID: 8, Status: wc.WRFlushErr, Opcode: wc.Send, QPNum: 0x11}
+	flushed := &verbs.WC{WRID: 8, Status: verbs.WCWRFlushErr, Opcode: verbs.WCSend, QPNum: 0x11}
 	fmt.Println(ok)
 	fmt.Println(flushed)
 	// Output:

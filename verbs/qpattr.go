@@ -1,4 +1,4 @@
-package qp
+package verbs
 
 // PSNMask keeps the 24 bits a packet sequence number has on the wire.
 const PSNMask = 0xFFFFFF
@@ -14,23 +14,23 @@ type GlobalRoute struct {
 }
 
 // AHAttr is an address vector, the fields of struct ibv_ah_attr: where the
-// packets of a connected QP (AttrAV, AttrAltPath) go.
+// packets of a connected QP (QPAttrAV, QPAttrAltPath) go.
 type AHAttr struct {
 	GRH         GlobalRoute // meaningful only when IsGlobal
 	DLID        uint16      // destination LID
 	SL          uint8       // service level
 	SrcPathBits uint8       // source path bits (low LID bits when LMC > 0)
 	StaticRate  uint8       // enum ibv_rate; 0 means port rate
-	// IsGlobal says a GRH is present. Ports that report
+	// IsGlobal says a WCGRH is present. Ports that report
 	// IBV_QPF_GRH_REQUIRED, and every RoCE port, insist on it.
 	IsGlobal bool
 	PortNum  uint8 // local port the path leaves from (1-based)
 }
 
-// Cap holds the work-queue capacities of a QP, struct ibv_qp_cap. A modify
-// never changes them (AttrCap is refused, QP-21); creation and query use
+// QPCap holds the work-queue capacities of a QP, struct ibv_qp_cap. A modify
+// never changes them (QPAttrCap is refused, QP-21); creation and query use
 // them.
-type Cap struct {
+type QPCap struct {
 	MaxSendWR     uint32 // send WRs that may be outstanding
 	MaxRecvWR     uint32 // receive WRs that may be outstanding (0 with an SRQ)
 	MaxSendSGE    uint32 // scatter/gather entries per send WR
@@ -38,172 +38,172 @@ type Cap struct {
 	MaxInlineData uint32 // largest inline payload in bytes
 }
 
-// Attr holds the attributes of a QP, every field of struct ibv_qp_attr.
+// QPAttr holds the attributes of a QP, every field of struct ibv_qp_attr.
 // ibv_modify_qp reads the fields its mask names and ignores the rest;
 // ibv_query_qp fills them in. Comments name the mask bit that covers each
 // field and the transports it means something for.
-type Attr struct {
-	// QPState is the target state of a modify (AttrState), and the current
+type QPAttr struct {
+	// QPState is the target state of a modify (QPAttrState), and the current
 	// state in a query.
-	QPState State
+	QPState QPState
 	// CurQPState is the state the caller believes the QP is in
-	// (AttrCurState). See Policy.CurState for what is done with it.
-	CurQPState State
-	// PathMTU is the path MTU, RC and UC (AttrPathMTU). It must not exceed
+	// (QPAttrCurState). What is done with it is up to the implementation (verbsim: qp.Policy.CurState).
+	CurQPState QPState
+	// PathMTU is the path MTU, RC and UC (QPAttrPathMTU). It must not exceed
 	// the port's maximum.
 	PathMTU MTU
-	// PathMigState is the automatic path migration state (AttrPathMigState).
+	// PathMigState is the automatic path migration state (QPAttrPathMigState).
 	PathMigState MigState
-	// QKey is the Q_Key of a UD QP (AttrQKey).
+	// QKey is the Q_Key of a UD QP (QPAttrQKey).
 	QKey uint32
 	// RQPSN is the first PSN the receive side expects, RC and UC
-	// (AttrRQPSN). Only the low 24 bits are kept.
+	// (QPAttrRQPSN). Only the low 24 bits are kept.
 	RQPSN uint32
-	// SQPSN is the first PSN the send side uses (AttrSQPSN). Only the low
+	// SQPSN is the first PSN the send side uses (QPAttrSQPSN). Only the low
 	// 24 bits are kept.
 	SQPSN uint32
-	// DestQPNum is the remote QP number of an RC or UC QP (AttrDestQPN).
+	// DestQPNum is the remote QP number of an RC or UC QP (QPAttrDestQPN).
 	DestQPNum uint32
 	// QPAccessFlags are the remote operations the QP accepts as a
-	// responder, RC and UC (AttrAccessFlags); bits outside QPAccessBits are
+	// responder, RC and UC (QPAttrAccessFlags); bits outside QPAccessBits are
 	// refused.
 	QPAccessFlags AccessFlags
-	// Cap is the queue capacity (AttrCap, which no modify accepts).
-	Cap Cap
-	// AHAttr is the primary path of an RC or UC QP (AttrAV).
+	// Cap is the queue capacity (QPAttrCap, which no modify accepts).
+	Cap QPCap
+	// AHAttr is the primary path of an RC or UC QP (QPAttrAV).
 	AHAttr AHAttr
-	// AltAHAttr is the alternate path (AttrAltPath).
+	// AltAHAttr is the alternate path (QPAttrAltPath).
 	AltAHAttr AHAttr
 	// PKeyIndex is the index of the primary P_Key in the port's table
-	// (AttrPKeyIndex).
+	// (QPAttrPKeyIndex).
 	PKeyIndex uint16
-	// AltPKeyIndex is the P_Key index for the alternate path (AttrAltPath).
+	// AltPKeyIndex is the P_Key index for the alternate path (QPAttrAltPath).
 	AltPKeyIndex uint16
-	// EnSQDAsyncNotify asks for IBV_EVENT_SQ_DRAINED once RTS→SQD has
-	// finished draining (AttrEnSQDAsyncNotify; a uint8 flag in C).
+	// EnSQDAsyncNotify asks for IBV_EVENT_SQ_DRAINED once QPStateRTS→QPStateSQD has
+	// finished draining (QPAttrEnSQDAsyncNotify; a uint8 flag in C).
 	EnSQDAsyncNotify bool
-	// SQDraining is reported by a query in SQD: true while send WRs that
+	// SQDraining is reported by a query in QPStateSQD: true while send WRs that
 	// had started are still completing (a uint8 flag in C). A modify
 	// ignores it.
 	SQDraining bool
 	// MaxRDAtomic is how many RDMA reads and atomics this QP may have
-	// outstanding as requester, RC only (AttrMaxQPRDAtomic).
+	// outstanding as requester, RC only (QPAttrMaxQPRDAtomic).
 	MaxRDAtomic uint8
 	// MaxDestRDAtomic is how many incoming RDMA reads and atomics this QP
-	// can serve at once as responder, RC only (AttrMaxDestRDAtomic).
+	// can serve at once as responder, RC only (QPAttrMaxDestRDAtomic).
 	MaxDestRDAtomic uint8
 	// MinRNRTimer is the 5-bit code of the delay an RC responder asks for
-	// in an RNR NAK (AttrMinRNRTimer).
+	// in an RNR NAK (QPAttrMinRNRTimer).
 	MinRNRTimer uint8
-	// PortNum is the local port, 1-based (AttrPort).
+	// PortNum is the local port, 1-based (QPAttrPort).
 	PortNum uint8
 	// Timeout is the 5-bit code of the RC local ACK timeout,
-	// 4.096 µs × 2^Timeout; 0 waits forever (AttrTimeout).
+	// 4.096 µs × 2^Timeout; 0 waits forever (QPAttrTimeout).
 	Timeout uint8
 	// RetryCnt is how often an RC requester retransmits after a timeout,
-	// 0..7 (AttrRetryCnt).
+	// 0..7 (QPAttrRetryCnt).
 	RetryCnt uint8
 	// RNRRetry is how often an RC requester retries after an RNR NAK, 0..7;
-	// 7 means without limit (AttrRNRRetry).
+	// 7 means without limit (QPAttrRNRRetry).
 	RNRRetry uint8
-	// AltPortNum is the port of the alternate path (AttrAltPath).
+	// AltPortNum is the port of the alternate path (QPAttrAltPath).
 	AltPortNum uint8
 	// AltTimeout is the ACK timeout code of the alternate path
-	// (AttrAltPath).
+	// (QPAttrAltPath).
 	AltTimeout uint8
-	// RateLimit is the packet pacing rate in kbps (AttrRateLimit, raw
+	// RateLimit is the packet pacing rate in kbps (QPAttrRateLimit, raw
 	// packet QPs only).
 	RateLimit uint32
 }
 
-// Normalize returns attr as the kernel stores it: a PSN named by the mask
+// NormalizeQPAttr returns attr as the kernel stores it: a PSN named by the mask
 // loses its bits above 24 (QP-22; _ib_modify_qp masks them and only warns).
 // Fields the mask does not name are returned unchanged.
-func Normalize(attr Attr, mask AttrMask) Attr {
-	if mask&AttrRQPSN != 0 {
+func NormalizeQPAttr(attr QPAttr, mask QPAttrMask) QPAttr {
+	if mask&QPAttrRQPSN != 0 {
 		attr.RQPSN &= PSNMask
 	}
-	if mask&AttrSQPSN != 0 {
+	if mask&QPAttrSQPSN != 0 {
 		attr.SQPSN &= PSNMask
 	}
 	return attr
 }
 
 // Apply copies into a the fields of src that mask names, normalized as by
-// Normalize. It is the "set" half of ibv_modify_qp; call it only after
-// CheckModify accepted the same (attr, mask), so that a failed modify
+// NormalizeQPAttr. It is the "set" half of ibv_modify_qp; call it only after
+// the implementation's checks accepted the same (attr, mask), so that a failed modify
 // changes nothing (QP-13).
 //
-// The state bits are left to the caller: AttrState and AttrCurState change
+// The state bits are left to the caller: QPAttrState and QPAttrCurState change
 // neither QPState nor CurQPState, because entering a state has side
 // effects (flushing, resetting queues) that belong to the QP object. A nil
 // a or src does nothing.
-func (a *Attr) Apply(src *Attr, mask AttrMask) {
+func (a *QPAttr) Apply(src *QPAttr, mask QPAttrMask) {
 	if a == nil || src == nil {
 		return
 	}
-	s := Normalize(*src, mask)
-	if mask&AttrEnSQDAsyncNotify != 0 {
+	s := NormalizeQPAttr(*src, mask)
+	if mask&QPAttrEnSQDAsyncNotify != 0 {
 		a.EnSQDAsyncNotify = s.EnSQDAsyncNotify
 	}
-	if mask&AttrAccessFlags != 0 {
+	if mask&QPAttrAccessFlags != 0 {
 		a.QPAccessFlags = s.QPAccessFlags
 	}
-	if mask&AttrPKeyIndex != 0 {
+	if mask&QPAttrPKeyIndex != 0 {
 		a.PKeyIndex = s.PKeyIndex
 	}
-	if mask&AttrPort != 0 {
+	if mask&QPAttrPort != 0 {
 		a.PortNum = s.PortNum
 	}
-	if mask&AttrQKey != 0 {
+	if mask&QPAttrQKey != 0 {
 		a.QKey = s.QKey
 	}
-	if mask&AttrAV != 0 {
+	if mask&QPAttrAV != 0 {
 		a.AHAttr = s.AHAttr
 	}
-	if mask&AttrPathMTU != 0 {
+	if mask&QPAttrPathMTU != 0 {
 		a.PathMTU = s.PathMTU
 	}
-	if mask&AttrTimeout != 0 {
+	if mask&QPAttrTimeout != 0 {
 		a.Timeout = s.Timeout
 	}
-	if mask&AttrRetryCnt != 0 {
+	if mask&QPAttrRetryCnt != 0 {
 		a.RetryCnt = s.RetryCnt
 	}
-	if mask&AttrRNRRetry != 0 {
+	if mask&QPAttrRNRRetry != 0 {
 		a.RNRRetry = s.RNRRetry
 	}
-	if mask&AttrRQPSN != 0 {
+	if mask&QPAttrRQPSN != 0 {
 		a.RQPSN = s.RQPSN
 	}
-	if mask&AttrMaxQPRDAtomic != 0 {
+	if mask&QPAttrMaxQPRDAtomic != 0 {
 		a.MaxRDAtomic = s.MaxRDAtomic
 	}
-	if mask&AttrAltPath != 0 {
+	if mask&QPAttrAltPath != 0 {
 		a.AltAHAttr = s.AltAHAttr
 		a.AltPKeyIndex = s.AltPKeyIndex
 		a.AltPortNum = s.AltPortNum
 		a.AltTimeout = s.AltTimeout
 	}
-	if mask&AttrMinRNRTimer != 0 {
+	if mask&QPAttrMinRNRTimer != 0 {
 		a.MinRNRTimer = s.MinRNRTimer
 	}
-	if mask&AttrSQPSN != 0 {
+	if mask&QPAttrSQPSN != 0 {
 		a.SQPSN = s.SQPSN
 	}
-	if mask&AttrMaxDestRDAtomic != 0 {
+	if mask&QPAttrMaxDestRDAtomic != 0 {
 		a.MaxDestRDAtomic = s.MaxDestRDAtomic
 	}
-	if mask&AttrPathMigState != 0 {
+	if mask&QPAttrPathMigState != 0 {
 		a.PathMigState = s.PathMigState
 	}
-	if mask&AttrCap != 0 {
+	if mask&QPAttrCap != 0 {
 		a.Cap = s.Cap
 	}
-	if mask&AttrDestQPN != 0 {
+	if mask&QPAttrDestQPN != 0 {
 		a.DestQPNum = s.DestQPNum
 	}
-	if mask&AttrRateLimit != 0 {
+	if mask&QPAttrRateLimit != 0 {
 		a.RateLimit = s.RateLimit
 	}
 }

@@ -1,0 +1,62 @@
+// Package verbs is the vocabulary of the verbs API: the Go forms of the
+// structs and enums of rdma-core 44's <infiniband/verbs.h> that an
+// application passes to and gets back from the verbs (work requests, work
+// completions, QP attributes, async event types), with the C numbers of
+// every constant and pure helpers such as WROpcode.SendCompletion.
+//
+// It holds no engine code and imports only the standard library, so that
+// every implementation of the verbs can share it: verbsim's simulator
+// (package sim, which keeps its former names such as qp.SendWR and wc.WC as
+// aliases of these types), and another implementation such as a cgo
+// binding to a real libibverbs. Applications and the conformance suite
+// import verbs, never a transport's packages.
+//
+// Constants keep their C values, checked against a golden table printed
+// from the installed libibverbs (sim/wc/testdata/verbs44.golden). Rule IDs
+// such as WC-04 refer to the rules catalogue (spec/catalogue.md).
+//
+// # C names
+//
+//	C                                  Go
+//	enum ibv_qp_state   IBV_QPS_RTS     QPState     QPStateRTS
+//	enum ibv_qp_type    IBV_QPT_RC      QPType      QPTypeRC
+//	struct ibv_qp_attr                  QPAttr
+//	enum ibv_qp_attr_mask IBV_QP_STATE  QPAttrMask  QPAttrState
+//	struct ibv_qp_cap                   QPCap
+//	struct ibv_ah_attr                  AHAttr
+//	struct ibv_global_route             GlobalRoute
+//	enum ibv_mtu        IBV_MTU_1024    MTU         MTU1024
+//	enum ibv_mig_state  IBV_MIG_ARMED   MigState    MigArmed
+//	enum ibv_access_flags IBV_ACCESS_REMOTE_WRITE  AccessFlags  AccessRemoteWrite
+//	struct ibv_sge                      SGE
+//	struct ibv_send_wr                  SendWR
+//	struct ibv_recv_wr                  RecvWR
+//	struct ibv_mw_bind_info             MWBindInfo
+//	enum ibv_wr_opcode  IBV_WR_SEND     WROpcode    WRSend
+//	enum ibv_send_flags IBV_SEND_SIGNALED  SendFlags  SendSignaled
+//	enum ibv_qp_create_send_ops_flags IBV_QP_EX_WITH_SEND  QPSendOps  QPExWithSend
+//	struct ibv_wc                       WC
+//	enum ibv_wc_status  IBV_WC_SUCCESS  WCStatus    WCSuccess
+//	enum ibv_wc_opcode  IBV_WC_RECV     WCOpcode    WCRecv
+//	enum ibv_wc_flags   IBV_WC_WITH_IMM WCFlags     WCWithImm
+//	enum ibv_wc_flags_ex IBV_WC_EX_WITH_QP_NUM  WCExFlags  WCExQPNum
+//	enum ibv_cq_init_attr_mask          CQInitAttrMask
+//	enum ibv_create_cq_attr_flags       CQCreateFlags
+//	struct ibv_srq_attr                 SRQAttr
+//	enum ibv_srq_attr_mask IBV_SRQ_LIMIT  SRQAttrMask  SRQLimit
+//	enum ibv_event_type IBV_EVENT_CQ_ERR  EventType  EventCQErr
+//
+// # Two numbering traps
+//
+// WR and WC opcodes are unrelated enumerations (WC-07): a posted send is
+// WRSend (2) but completes as WCSend (0), a posted RDMA write is
+// WRRDMAWrite (0) but completes as WCRDMAWrite (1). A conversion such as
+// WCOpcode(wrOp) compiles and is wrong; use WROpcode.SendCompletion and
+// WROpcode.RecvCompletion.
+//
+// The receive bit is wider than it looks (WC-06): WCOpcode.IsRecv is the
+// verbs.h bit test, which is also true for the tag-matching and driver
+// opcodes; WCOpcode.IsClassicRecv asks whether a posted receive WR was
+// consumed. On a WC whose status is not WCSuccess the opcode is undefined
+// (WC-03): check Status first.
+package verbs
