@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 // TestValues_QP22 checks each value rule at and just past its bound, on a

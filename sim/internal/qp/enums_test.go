@@ -3,7 +3,7 @@ package qp_test
 import (
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 func TestSupported(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"testing/synctest"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/internal/cq"
+	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 

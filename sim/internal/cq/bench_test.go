@@ -3,7 +3,7 @@ package cq_test
 import (
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/cq"
+	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 

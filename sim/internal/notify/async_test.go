@@ -7,7 +7,7 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/internal/notify"
 )
 
 func raise(q *notify.AsyncQueue, typ notify.EventType, obj any, t *notify.Tally, port uint8) error {

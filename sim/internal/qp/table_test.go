@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 // TestTransitionsExhaustive_QP07_QP08 tries every (from, to) pair of the

@@ -1,11 +1,14 @@
 package qp_test
 
 import (
+	"sync"
+
 	"errors"
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/notify"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 // An RC QP is taken from RESET to RTS in three modifies, each carrying the
@@ -78,4 +81,53 @@ func ExampleTransition() {
 	// true SQ_PSN / CUR_STATE|ACCESS_FLAGS|ALT_PATH|PATH_MIG_STATE
 	// RESET→ERR by default: false
 	// RESET→ERR, IBTA reading: true
+}
+
+// An SRQ's limit event fires once when fewer than srq_limit receives remain,
+// and disarms the limit (SRQ-04, SRQ-05); re-arming below the limit waits
+// for the next take (SRQ-11). The engine is driven directly here, with the
+// lock that sim.Fabric would own.
+func ExampleSRQ_limit() {
+	var mu sync.Mutex // the domain lock, which sim.Fabric would own
+	async := notify.NewAsyncQueue(&mu)
+	mu.Lock()
+	srq, err := qp.NewSRQLocked(qp.SRQConfig{
+		Attr:   qp.SRQAttr{MaxWR: 8, MaxSGE: 1},
+		Device: qp.SRQLimits{MaxSRQWR: 64, MaxSRQSGE: 4},
+		Lock:   &mu, Async: async,
+	})
+	mu.Unlock()
+	mustOK(err)
+	take := func() uint64 { // one receive consumed by some QP (SRQ-08)
+		mu.Lock()
+		defer mu.Unlock()
+		id, _, _ := srq.TakeLocked(nil)
+		return id
+	}
+
+	srq.PostRecv([]qp.RecvWR{{WRID: 1}, {WRID: 2}, {WRID: 3}, {WRID: 4}})
+	mustOK(srq.Modify(&qp.SRQAttr{SRQLimit: 3}, qp.SRQLimit)) // fire when fewer than 3 remain
+	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len())
+	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len()) // SRQ-04
+	attr, _ := srq.Query()
+	fmt.Println("srq_limit now", attr.SRQLimit) // disarmed (SRQ-05)
+
+	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len()) // one-shot
+
+	mustOK(srq.Modify(&qp.SRQAttr{SRQLimit: 4}, qp.SRQLimit)) // already below: no event yet (SRQ-11)
+	fmt.Println("re-armed at 4 with", srq.Len(), "left: events", async.Len())
+	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len())
+	// Output:
+	// take 1 left 3 events 0
+	// take 2 left 2 events 1
+	// srq_limit now 0
+	// take 3 left 1 events 1
+	// re-armed at 4 with 1 left: events 1
+	// take 4 left 0 events 2
+}
+
+func mustOK(err error) {
+	if err != nil {
+		panic(err)
+	}
 }

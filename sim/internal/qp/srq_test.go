@@ -5,7 +5,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 

@@ -3,7 +3,7 @@ package notify_test
 import (
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 

@@ -3,7 +3,7 @@ package qp
 import (
 	"encoding/binary"
 
-	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/internal/notify"
 )
 
 // TestAckComp: batching (CHAN-07, CHAN-12) and over-ack detection (CHAN-08).
