@@ -64,7 +64,7 @@ func Example_createCQ() {
 	fmt.Println("cqe:", q.CQE(), err) // 5 rounded up to 2^3-1 (CQ-02)
 
 	// The cq_context comes back untouched (CQ-04).
-	fmt.Println("peer:", q.Context().(*conn).peer)
+	fmt.Println("peer:", q.CQContext().(*conn).peer)
 
 	_, err = verbs.CreateCQ(0, nil, nil, 0) // below 1 (CQ-01)
 	fmt.Println("cqe=0:", errno(err))
@@ -251,7 +251,7 @@ func Example_extendedCQ() {
 			op, _ := q.ReadOpcode()
 			n, _ := q.ReadByteLen()
 			ts, _ := q.ReadCompletionTS()
-			handle(q.WRID, q.Status, op, n, ts)
+			handle(q.WRID(), q.Status(), op, n, ts)
 		}
 		q.EndPoll() // consumes everything the batch visited
 	}
@@ -702,7 +702,7 @@ func Example_asyncEvent() {
 	fmt.Println(ev.Type.Name(), "=", uint32(ev.Type)) // ASYNC-04
 	fmt.Println(ev)                                   // type text and element (ASYNC-03)
 	if ev.Type.Element() == notify.ElementCQ {
-		fmt.Println("cq context:", ev.Object.(*sim.CQ).Context())
+		fmt.Println("cq context:", ev.Object.(*sim.CQ).CQContext())
 	}
 	fmt.Println("ack:", errno(ev.Ack()))       // ASYNC-05
 	fmt.Println("again:", errno(ev.Ack()))     // an over-ack

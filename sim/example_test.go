@@ -53,7 +53,7 @@ func Example() {
 		}
 		_ = cqCtx
 	}
-	fmt.Println("received 3 completions on", cq.Context())
+	fmt.Println("received 3 completions on", cq.CQContext())
 	// Output: received 3 completions on rx
 }
 

@@ -47,6 +47,10 @@ type CQ struct {
 	WRID   uint64
 	Status wc.Status
 
+	// Handle is the public handle of the CQ (a *sim.CQ), set once by its
+	// creator before the CQ is shared; the engine only hands it back.
+	Handle any
+
 	mu *sync.Mutex
 
 	// ring holds the unpolled completions from head on. It starts small

@@ -33,6 +33,10 @@ type Channel[C comparable] struct {
 	refs  int // CQs using the channel (CHAN-09)
 	trace func(cq C, what, why string)
 	owner any // who created the channel; see SetOwner
+
+	// Handle is the public handle of the channel (a *sim.CompChannel), set
+	// once by its creator before the channel is shared.
+	Handle any
 }
 
 var errNilChannel = verr.New("ibv_get_cq_event", syscall.EINVAL, "nil completion channel")
