@@ -81,6 +81,8 @@ func ruleText(id string) string {
 	return catalog[id]
 }
 
+var errOpcode = regexp.MustCompile(`^(completion .* IBV_WC_[A-Z_]+_ERR) IBV_WC_[A-Z_]+$`)
+
 var ruleRE = regexp.MustCompile(`\b[A-Z]+-S?[0-9]{2}\b`)
 
 // verbRecords are the trace records of a verb call itself, which the
@@ -120,10 +122,12 @@ func Run(s *Script, profile string) (*Result, error) {
 			if strings.Contains(r.What, "RNR NAK") {
 				ids = append(ids, "XFER-07")
 			}
-			if isVerbRecord(r.What) {
+			if isVerbRecord(r.What) || st.Verb == "complete" && strings.HasPrefix(r.What, "completion ") {
 				continue
 			}
-			sr.Engine = append(sr.Engine, EngineRecord{TimeNS: r.Tick, Object: r.Object, What: r.What, Why: r.Why})
+			// An error completion's opcode is not valid (FLUSH-06): do not show it.
+			what := errOpcode.ReplaceAllString(r.What, "$1")
+			sr.Engine = append(sr.Engine, EngineRecord{TimeNS: r.Tick, Object: r.Object, What: what, Why: r.Why})
 		}
 		sr.State = in.snapshot()
 		keys, text := sr.State.lines()
