@@ -138,6 +138,7 @@ var badTable = map[string]badEntry{
 	"Fabric.Now":           {reason: getter},
 	"Fabric.Pending":       {reason: getter},
 	"Fabric.Future":        {reason: getter},
+	"Fabric.Ready":         {reason: getter},
 	"Fabric.Profile":       {reason: getter},
 	"Fabric.Stats":         {reason: getter},
 	"Fabric.Stabilize":     {reason: noArgs},
@@ -771,6 +772,7 @@ var badTable = map[string]badEntry{
 	"CompChannel.Destroyed": {reason: getter},
 	"CompChannel.Domain":    {reason: getter},
 	"CompChannel.Len":       {reason: getter},
+	"CompChannel.Pending":   {reason: getter},
 	"CompChannel.LenLocked": {reason: getter},
 	"CompChannel.Refs":      {reason: getter},
 	"CompChannel.Owner":     {reason: getter},
@@ -1086,6 +1088,7 @@ var badTable = map[string]badEntry{
 	"AsyncQueue.Counts":   {reason: getter},
 	"AsyncQueue.Domain":   {reason: getter},
 	"AsyncQueue.Len":      {reason: getter},
+	"AsyncQueue.Pending":  {reason: getter},
 	"AsyncQueue.Raised":   {reason: anyValue + " (an unknown type was raised 0 times)"},
 	"AsyncQueue.SetTrace": {reason: anyValue + " (nil turns tracing off)"},
 	"AsyncQueue.Close": {cases: []badCase{
