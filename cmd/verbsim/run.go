@@ -123,7 +123,10 @@ func listCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		s, err := scenario.Parse(f, src)
 		title := ""
 		if err == nil && len(s.Steps[0].Narration) > 0 {
-			title, _, _ = strings.Cut(s.Steps[0].Narration[0], ":")
+			title = s.Steps[0].Narration[0]
+			if i := strings.IndexAny(title, ".:"); i >= 0 {
+				title = title[:i] // the first sentence or clause is the title
+			}
 		}
 		fmt.Fprintf(stdout, "  %-28s %s\n", strings.TrimSuffix(path.Base(f), ".scen"), title)
 	}
