@@ -138,6 +138,7 @@ var badTable = map[string]badEntry{
 	"Fabric.Now":           {reason: getter},
 	"Fabric.Pending":       {reason: getter},
 	"Fabric.Future":        {reason: getter},
+	"Fabric.Ready":         {reason: getter},
 	"Fabric.Profile":       {reason: getter},
 	"Fabric.Stats":         {reason: getter},
 	"Fabric.Stabilize":     {reason: noArgs},
@@ -769,10 +770,12 @@ var badTable = map[string]badEntry{
 	}},
 
 	// CompChannel.
-	"CompChannel.Destroyed": {reason: getter},
-	"CompChannel.Len":       {reason: getter},
-	"CompChannel.Refs":      {reason: getter},
-	"CompChannel.Context":   {reason: getter},
+	"CompChannel.Destroyed":      {reason: getter},
+	"CompChannel.Len":            {reason: getter},
+	"CompChannel.Pending":        {reason: getter},
+	"Context.PendingAsyncEvents": {reason: getter},
+	"CompChannel.Refs":           {reason: getter},
+	"CompChannel.Context":        {reason: getter},
 	"CompChannel.Destroy": {cases: []badCase{
 		{in: "destroyed channel", want: einval, call: func(w *badWorld) error { return w.deadCh.Destroy() }},
 		{in: "channel used by CQs", want: ebusy, call: func(w *badWorld) error { return w.ch.Destroy() }},
@@ -1083,6 +1086,7 @@ var badTable = map[string]badEntry{
 	"AsyncQueue.Counts":   {reason: getter},
 	"AsyncQueue.Domain":   {reason: getter},
 	"AsyncQueue.Len":      {reason: getter},
+	"AsyncQueue.Pending":  {reason: getter},
 	"AsyncQueue.Raised":   {reason: anyValue + " (an unknown type was raised 0 times)"},
 	"AsyncQueue.SetTrace": {reason: anyValue + " (nil turns tracing off)"},
 	"AsyncQueue.Close": {cases: []badCase{

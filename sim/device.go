@@ -303,6 +303,21 @@ func handleEvent(ev AsyncEvent, err error) (AsyncEvent, error) {
 	return ev, err
 }
 
+// PendingAsyncEvents returns the queued, unread async events of the context,
+// oldest first, without taking them: a read-only view for teaching and
+// debugging tools. The copies cannot be acknowledged. It is nil when nothing
+// is queued.
+func (c *Context) PendingAsyncEvents() []AsyncEvent {
+	if c == nil {
+		return nil
+	}
+	p := c.async.Pending()
+	for i := range p {
+		p[i], _ = handleEvent(p[i], nil)
+	}
+	return p
+}
+
 // AsyncQueue returns the context's async event queue, for inspection.
 func (c *Context) AsyncQueue() *notify.AsyncQueue {
 	if c == nil {

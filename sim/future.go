@@ -73,3 +73,28 @@ func (f *Fabric) Future() []FutureEvent {
 	}
 	return out
 }
+
+// Ready returns the engine events ready to run now, in the order they were
+// created: QPs with work to do, timers that have come due, and packets on
+// the wire waiting to be delivered. It is what a Manual fabric's Step and
+// Stabilize would run next (in FIFO order; a Random schedule or a Chooser
+// may pick another first), and the "packets in flight" of a timeline. It is
+// read-only and takes the fabric's lock. Nil for a nil fabric or when
+// nothing is ready.
+func (f *Fabric) Ready() []ReadyEvent {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.eng
+	if e.pending() == 0 {
+		return nil
+	}
+	out := make([]ReadyEvent, 0, e.pending())
+	for i := range e.ready[e.head:] {
+		out = append(out, e.describe(&e.ready[e.head+i]))
+	}
+	slices.SortFunc(out, func(a, b ReadyEvent) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
+}

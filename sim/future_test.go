@@ -42,3 +42,36 @@ func TestFuture(t *testing.T) {
 		t.Error("nil fabric")
 	}
 }
+
+// TestReady: Ready lists what a Manual fabric would run next, oldest first,
+// without running it.
+func TestReady(t *testing.T) {
+	f, a, b := rcPair(t, sim.Config{Mode: sim.Manual}, sim.ConnectOptions{})
+	f.Stabilize()
+	if ev := f.Ready(); ev != nil {
+		t.Fatalf("ready on an idle fabric: %v", ev)
+	}
+	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}})
+	a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	ev := f.Ready()
+	if len(ev) != 1 || ev[0].Kind != sim.EventRun || ev[0].Device != "a" || ev[0].QPN != a.q.Num() {
+		t.Fatalf("after post_send: %+v", ev)
+	}
+	if again := f.Ready(); len(again) != 1 {
+		t.Fatalf("Ready ran something: %+v", again)
+	}
+	f.Step() // a's requester puts the SEND on the wire
+	ev = f.Ready()
+	if len(ev) != 1 || ev[0].Kind != sim.EventPacket || ev[0].Device != "b" || ev[0].QPN != b.q.Num() ||
+		ev[0].Packet != qp.PktSend || ev[0].PSN != 0 {
+		t.Fatalf("after one step: %+v", ev)
+	}
+	f.Stabilize()
+	if ev := f.Ready(); ev != nil {
+		t.Errorf("after Stabilize: %+v", ev)
+	}
+	var nilFabric *sim.Fabric
+	if nilFabric.Ready() != nil {
+		t.Error("nil fabric")
+	}
+}

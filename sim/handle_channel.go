@@ -70,6 +70,21 @@ func (ch *CompChannel) Len() int { return ch.eng().Len() }
 // channel is already destroyed. Readers blocked in GetEvent return EBADF.
 func (ch *CompChannel) Destroy() error { return ch.eng().Destroy() }
 
+// Pending returns the CQs the queued, unread events name, oldest first,
+// without taking them: a read-only view for teaching and debugging tools.
+// It is nil when nothing is queued.
+func (ch *CompChannel) Pending() []*CQ {
+	p := ch.eng().Pending()
+	if len(p) == 0 {
+		return nil
+	}
+	out := make([]*CQ, len(p))
+	for i, q := range p {
+		out[i] = cqHandle(q)
+	}
+	return out
+}
+
 // Refs returns the number of CQs using the channel.
 func (ch *CompChannel) Refs() int { return ch.eng().Refs() }
 

@@ -9,6 +9,8 @@
 //	walkthrough   (the default) narrate a CQ, its arm state and its channel
 //	pingpong      ibv_rc_pingpong's exchange between two simulated devices
 //	bench         the performance figures against their floors (docs/performance.md)
+//	run FILE...   scenario files as annotated timelines (-format text|json)
+//	list          the built-in scenarios
 //	help [cmd]    list the commands and the global flags, or a command's flags
 //
 // Global flags, accepted before the command name and after it (a value
@@ -25,6 +27,11 @@
 // completions before and after arming, solicited versus next, the event that
 // finds an empty CQ, the lost wake-up, acknowledgements and destroy, and
 // overrun into IBV_EVENT_CQ_ERR.
+//
+// run [-format text|json] FILE... runs scenario files (docs/scenarios.md)
+// and prints, after each step, the verb's result, what the engine did, the
+// state that changed and the rules that explain it; a FILE not on disk names
+// a built-in scenario, which list shows.
 //
 // pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p]
 // [-dup p] [-delay p] [-seed n] [-trace file] runs ibv_rc_pingpong's
@@ -94,6 +101,8 @@ var commands = []command{
 	{"walkthrough", "narrate the completion queue, arming and events on live objects (the default)", walkthroughCmd},
 	{"pingpong", "run ibv_rc_pingpong's exchange between two simulated devices", pingpongCmd},
 	{"bench", "measure the performance figures against their floors; -write docs/performance.md", benchCmd},
+	{"run", "run scenario files (or built-in scenarios) and print their annotated timelines", runCmd},
+	{"list", "list the built-in scenarios", listCmd},
 }
 
 // usage prints the top-level help: the commands and the global flags.

@@ -42,3 +42,10 @@ func TimeoutTicks(t uint8) uint64 { return iqp.TimeoutTicks(t) }
 func Transition(from, to State, typ Type, pol Policy) (required, optional AttrMask, ok bool) {
 	return iqp.Transition(from, to, typ, pol)
 }
+
+// MinimalMask returns the attribute mask a modify from one state to another
+// needs for a QP of type typ: the required attributes and nothing else
+// (QP-14, QP-16, QP-17). ok is false for a transition that is not legal.
+func MinimalMask(from, to State, typ Type) (mask AttrMask, ok bool) {
+	return iqp.MinimalMask(from, to, typ)
+}

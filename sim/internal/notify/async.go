@@ -227,6 +227,30 @@ func (q *AsyncQueue) Len() int {
 	return q.q.items.Len()
 }
 
+// Pending returns the queued, unread events, oldest first, without reading
+// them: the queue and its counts are left as they were. The copies carry
+// Type, Object and Port only; having not been read, they cannot be
+// acknowledged (their Ack is EINVAL). It is a read-only view for tools and
+// teaching; it takes the domain lock. Nil when no event is queued or q is
+// nil.
+func (q *AsyncQueue) Pending() []AsyncEvent {
+	if q == nil {
+		return nil
+	}
+	q.q.mu.Lock()
+	defer q.q.mu.Unlock()
+	n := q.q.items.Len()
+	if n == 0 {
+		return nil
+	}
+	out := make([]AsyncEvent, n)
+	for i := range out {
+		e := q.q.items.At(i)
+		out[i] = AsyncEvent{Type: e.typ, Object: e.obj, Port: e.port}
+	}
+	return out
+}
+
 // Counts returns how many events have been read and acked in total.
 func (q *AsyncQueue) Counts() (read, acked uint64) {
 	if q == nil {

@@ -181,3 +181,34 @@ func TestElement(t *testing.T) {
 		}
 	}
 }
+
+// TestAsyncPending: Pending shows the queued events without reading them,
+// and its copies cannot be acknowledged.
+func TestAsyncPending(t *testing.T) {
+	q := notify.NewAsyncQueue(nil)
+	if p := q.Pending(); p != nil {
+		t.Fatalf("empty queue: %v", p)
+	}
+	var tally notify.Tally
+	obj := &fakeCQ{"cq"}
+	if err := raise(q, notify.EventCQErr, obj, &tally, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := raise(q, notify.EventPortErr, nil, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	p := q.Pending()
+	if len(p) != 2 || p[0].Type != notify.EventCQErr || p[0].Object != obj || p[1].Type != notify.EventPortErr || p[1].Port != 1 {
+		t.Fatalf("Pending = %v", p)
+	}
+	if read, _ := q.Counts(); read != 0 || q.Len() != 2 {
+		t.Fatalf("Pending read events: read %d, Len %d", read, q.Len())
+	}
+	if err := p[0].Ack(); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("Ack of a pending copy: %v, want EINVAL", err)
+	}
+	var nilQ *notify.AsyncQueue
+	if nilQ.Pending() != nil {
+		t.Error("nil queue")
+	}
+}

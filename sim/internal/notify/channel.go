@@ -163,6 +163,28 @@ func (ch *Channel[C]) Len() int {
 	return ch.q.items.Len()
 }
 
+// Pending returns the CQs that the queued, unread events name, oldest
+// first, without reading them: the channel, its counts and its readers are
+// left as they were. It is a read-only view for tools and teaching (verbsim
+// run shows it after every step); it takes the domain lock. Nil when no
+// event is queued or ch is nil.
+func (ch *Channel[C]) Pending() []C {
+	if ch == nil {
+		return nil
+	}
+	ch.q.mu.Lock()
+	defer ch.q.mu.Unlock()
+	n := ch.q.items.Len()
+	if n == 0 {
+		return nil
+	}
+	out := make([]C, n)
+	for i := range out {
+		out[i] = ch.q.items.At(i).cq
+	}
+	return out
+}
+
 // LenLocked is Len for a caller that holds the domain lock.
 func (ch *Channel[C]) LenLocked() int {
 	if ch == nil {

@@ -228,3 +228,36 @@ func TestTryGetEventAllocatesNothing(t *testing.T) {
 		t.Fatalf("TryGetEvent allocates %v times per call", n)
 	}
 }
+
+// TestChannelPending: Pending names the CQs of the queued events, oldest
+// first, and reads nothing: the counts and the queue stay as they were.
+func TestChannelPending(t *testing.T) {
+	ch := notify.NewChannel[*fakeCQ](nil)
+	if p := ch.Pending(); p != nil {
+		t.Fatalf("empty channel: %v", p)
+	}
+	var ta, tb notify.Tally
+	a, b := &fakeCQ{"a"}, &fakeCQ{"b"}
+	push(ch, a, nil, &ta)
+	push(ch, b, nil, &tb)
+	p := ch.Pending()
+	if len(p) != 2 || p[0] != a || p[1] != b {
+		t.Fatalf("Pending = %v", p)
+	}
+	if ch.Len() != 2 {
+		t.Fatalf("Pending consumed events: Len %d", ch.Len())
+	}
+	if cr, _, _, _ := counts(ch.Domain(), &ta); cr != 0 {
+		t.Fatalf("Pending counted a read: %d", cr)
+	}
+	if got, _, err := ch.TryGetEvent(); err != nil || got != a {
+		t.Fatalf("first event %v, %v", got, err)
+	}
+	if p := ch.Pending(); len(p) != 1 || p[0] != b {
+		t.Fatalf("after one read: %v", p)
+	}
+	var nilCh *notify.Channel[*fakeCQ]
+	if nilCh.Pending() != nil {
+		t.Error("nil channel")
+	}
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/verbsim/verbsim/internal/scenario"
+)
+
+// runCmd runs `verbsim run FILE...`: each scenario's annotated timeline.
+// A FILE that is not on disk is looked up among the built-in scenarios, by
+// file name with or without .scen ("verbsim run 01-cq-basics").
+func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("verbsim run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g.register(fs)
+	format := fs.String("format", "text", "output format: text (the annotated timeline) or json")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: verbsim run [-profile default|rxe] [-format text|json] FILE...\n\n"+
+			"Runs scenario files and prints, after each step, what the verb returned, what the\n"+
+			"engine did, the state that changed (CQ rings, arm states, channel events, acks,\n"+
+			"QP states and queue depths, packets in flight, virtual time) and the rules of\n"+
+			"spec/catalogue.md that explain it. A FILE not found on disk names a built-in\n"+
+			"scenario (verbsim list shows them). docs/scenarios.md describes the language.\n\nFlags:\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nCommands of the language:\n")
+		scenario.WriteHelp(stderr)
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if *format != "text" && *format != "json" {
+		fmt.Fprintf(stderr, "verbsim: unknown format %q (want text or json)\n", *format)
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "verbsim run: no scenario named (verbsim list shows the built-in ones)\n")
+		return 2
+	}
+	if _, ok := lookupProfile(g.profile); !ok {
+		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
+		return 2
+	}
+	for i, name := range fs.Args() {
+		src, file, err := readScenario(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "verbsim: %v\n", err)
+			return 1
+		}
+		s, err := scenario.Parse(file, src)
+		if err != nil {
+			fmt.Fprintf(stderr, "verbsim: %v\n", err)
+			return 1
+		}
+		res, runErr := scenario.Run(s, g.profile)
+		if i > 0 && *format == "text" {
+			fmt.Fprintln(stdout)
+		}
+		if res != nil {
+			if *format == "json" {
+				err = res.WriteJSON(stdout)
+			} else {
+				err = res.WriteText(stdout)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "verbsim: %v\n", err)
+				return 1
+			}
+		}
+		if runErr != nil {
+			fmt.Fprintf(stderr, "verbsim: %v\n", runErr)
+			return 1
+		}
+	}
+	return 0
+}
+
+// readScenario reads a scenario from disk or, failing that, from the
+// built-in tour.
+func readScenario(name string) ([]byte, string, error) {
+	src, err := os.ReadFile(name)
+	if err == nil {
+		return src, name, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, "", err
+	}
+	base := strings.TrimSuffix(path.Base(name), ".scen") + ".scen"
+	if b, err := fs.ReadFile(scenario.Tour, "tour/"+base); err == nil {
+		return b, "tour/" + base, nil
+	}
+	return nil, "", fmt.Errorf("%s: no such file, and no built-in scenario of that name (verbsim list shows them)", name)
+}
+
+// listCmd runs `verbsim list`: the built-in scenarios with their first
+// line of narration.
+func listCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("verbsim list", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	fset.Usage = func() {
+		fmt.Fprintf(stderr, "usage: verbsim list\n\nLists the built-in scenarios; run one with verbsim run NAME.\n")
+	}
+	if _, code, ok := parseCommand(fset, args, &g, stderr); !ok {
+		return code
+	}
+	files, err := fs.Glob(scenario.Tour, "tour/*.scen")
+	if err != nil {
+		fmt.Fprintf(stderr, "verbsim: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "Built-in scenarios (verbsim run NAME; -profile rxe for soft-RoCE):\n")
+	for _, f := range files {
+		src, _ := fs.ReadFile(scenario.Tour, f)
+		s, err := scenario.Parse(f, src)
+		title := ""
+		if err == nil && len(s.Steps[0].Narration) > 0 {
+			title = s.Steps[0].Narration[0]
+			if i := strings.IndexAny(title, ".:"); i >= 0 {
+				title = title[:i] // the first sentence or clause is the title
+			}
+		}
+		fmt.Fprintf(stdout, "  %-28s %s\n", strings.TrimSuffix(path.Base(f), ".scen"), title)
+	}
+	return 0
+}

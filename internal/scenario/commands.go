@@ -1,0 +1,164 @@
+package scenario
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// key describes the values one key=value argument takes.
+type key struct {
+	num   bool     // an unsigned number (decimal or 0x...)
+	prob  bool     // a probability in [0, 1]
+	list  bool     // may be a list (a,b,c)
+	oneOf []string // one of these words (each, for a list)
+	ref   string   // names an object of this kind (checked at run time)
+}
+
+// command is one entry of the command table.
+type command struct {
+	name     bool           // takes the new object's name as a bare word
+	keys     map[string]key // the key=value arguments it accepts
+	flags    []string       // the bare words it accepts
+	oneFlag  []string       // exactly one of these flags must be given
+	required []string       // keys that must be given
+	help     string         // one line, for verbsim run -help
+	verb     string         // the libibverbs call, for the help
+}
+
+func (c command) usage(verb string) string {
+	var parts []string
+	if c.name {
+		parts = append(parts, "NAME")
+	}
+	keys := make([]string, 0, len(c.keys))
+	for k := range c.keys {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := "N"
+		switch spec := c.keys[k]; {
+		case spec.ref != "":
+			v = spec.ref
+		case spec.oneOf != nil:
+			v = strings.Join(spec.oneOf, "|")
+		case spec.prob:
+			v = "P"
+		}
+		if c.keys[k].list {
+			v = "(" + v + ",...)"
+		}
+		if slices.Contains(c.required, k) {
+			parts = append(parts, k+"="+v)
+		} else {
+			parts = append(parts, "["+k+"="+v+"]")
+		}
+	}
+	for _, f := range c.flags {
+		parts = append(parts, "["+f+"]")
+	}
+	return "usage: " + verb + " " + strings.Join(parts, " ")
+}
+
+var (
+	numKey     = key{num: true}
+	numListKey = key{num: true, list: true}
+	states     = []string{"reset", "init", "rtr", "rts", "sqd", "sqe", "err"}
+	statuses   = []string{"loc_len_err", "loc_qp_op_err", "loc_prot_err", "wr_flush_err", "mw_bind_err",
+		"bad_resp_err", "loc_access_err", "rem_inv_req_err", "rem_access_err", "rem_op_err",
+		"retry_exc_err", "rnr_retry_exc_err", "rem_abort_err", "fatal_err", "resp_timeout_err", "general_err"}
+	maskBits = []string{"state", "cur_state", "en_sqd_async_notify", "access_flags", "pkey_index", "port", "qkey",
+		"av", "path_mtu", "timeout", "retry_cnt", "rnr_retry", "rq_psn", "max_qp_rd_atomic", "alt_path",
+		"min_rnr_timer", "sq_psn", "max_dest_rd_atomic", "path_mig_state", "cap", "dest_qpn"}
+	pktKinds  = []string{"send", "write", "read_req", "atomic", "read_resp", "atomic_ack", "ack"}
+	sendOps   = []string{"send", "send_imm", "write", "write_imm", "read", "cas", "faa"}
+	accesses  = []string{"local_write", "remote_write", "remote_read", "remote_atomic"}
+	qpTypes   = []string{"rc", "uc", "ud"}
+	wcOpcodes = []string{"send", "recv", "write", "read"}
+)
+
+// commandTable is every command of the language. The engine-facing half of
+// each lives in engine.go.
+var commandTable = map[string]command{
+	// The fabric and time.
+	"fabric": {keys: map[string]key{"devices": {list: true}, "mode": {oneOf: []string{"auto", "manual"}}, "seed": numKey},
+		help: "create the fabric: its devices (a,b by default) and who moves time (auto: every verb runs the engine to rest; manual: only step, stabilize, tick and run do)"},
+	"step":      {help: "run one ready engine event (manual mode)"},
+	"stabilize": {help: "run every engine event ready now, without moving the clock"},
+	"tick":      {keys: map[string]key{"ns": numKey, "us": numKey, "ms": numKey}, help: "move the virtual clock forward, running what falls due"},
+	"run":       {keys: map[string]key{"ms": numKey}, help: "run until nothing is left to do (at most ms of virtual time, 10 s by default)"},
+	"advance":   {help: "move the clock to the next timer or delayed packet and run it"},
+	// Faults and forced outcomes.
+	"faults": {keys: map[string]key{"drop": {prob: true}, "duplicate": {prob: true}, "delay": {prob: true}},
+		help: "set fabric-wide random packet faults (probabilities)"},
+	"fault": {keys: map[string]key{"action": {oneOf: []string{"drop", "delay", "duplicate"}}, "from": {ref: "qp"}, "to": {ref: "qp"},
+		"kind": {list: true, oneOf: pktKinds}, "skip": numKey, "count": numKey, "delay_ns": numKey},
+		required: []string{"action"}, help: "aim a fault at chosen packets (sim.Fabric.InjectPacketFault)"},
+	"force_status": {keys: map[string]key{"qp": {ref: "qp"}, "wr_id": numKey, "status": {oneOf: statuses}}, flags: []string{"recv"},
+		required: []string{"qp", "wr_id", "status"}, help: "make the next completion of a WR carry this error status"},
+	"fatal":     {keys: map[string]key{"qp": {ref: "qp"}}, required: []string{"qp"}, help: "the QP hits a catastrophic error (IBV_EVENT_QP_FATAL)"},
+	"srq_error": {keys: map[string]key{"srq": {ref: "srq"}}, required: []string{"srq"}, help: "the SRQ hits a catastrophic error (IBV_EVENT_SRQ_ERR)"},
+	"link": {keys: map[string]key{"dev": {}, "port": numKey}, flags: []string{"up", "down"}, oneFlag: []string{"up", "down"},
+		required: []string{"dev"}, help: "take a port down or up, as a cable pull would"},
+	"complete": {keys: map[string]key{"cq": {ref: "cq"}, "wr_id": numKey, "opcode": {oneOf: wcOpcodes}, "status": {oneOf: append([]string{"success"}, statuses...)}},
+		flags: []string{"solicited"}, required: []string{"cq", "wr_id"},
+		help: "the adapter writes a completion into the CQ directly, with no QP traffic (for CQ-only lessons)"},
+	// Objects.
+	"open_device":         {name: true, keys: map[string]key{"dev": {}}, verb: "ibv_open_device", help: "open a context on a device (a by default)"},
+	"alloc_pd":            {name: true, keys: map[string]key{"ctx": {ref: "ctx"}}, required: []string{"ctx"}, verb: "ibv_alloc_pd", help: "allocate a protection domain"},
+	"create_comp_channel": {name: true, keys: map[string]key{"ctx": {ref: "ctx"}}, required: []string{"ctx"}, verb: "ibv_create_comp_channel", help: "create a completion channel"},
+	"create_cq": {name: true, keys: map[string]key{"ctx": {ref: "ctx"}, "cqe": numKey, "channel": {ref: "channel"}},
+		required: []string{"ctx", "cqe"}, verb: "ibv_create_cq", help: "create a completion queue of at least cqe entries"},
+	"reg_mr": {name: true, keys: map[string]key{"pd": {ref: "pd"}, "size": numKey, "access": {list: true, oneOf: accesses}},
+		required: []string{"pd"}, verb: "ibv_reg_mr", help: "register a buffer (4096 bytes by default, LOCAL_WRITE)"},
+	"create_srq": {name: true, keys: map[string]key{"pd": {ref: "pd"}, "max_wr": numKey, "limit": numKey},
+		required: []string{"pd"}, verb: "ibv_create_srq", help: "create a shared receive queue"},
+	"create_qp": {name: true, keys: map[string]key{"pd": {ref: "pd"}, "type": {oneOf: qpTypes}, "cq": {ref: "cq"}, "send_cq": {ref: "cq"},
+		"recv_cq": {ref: "cq"}, "srq": {ref: "srq"}, "send_wr": numKey, "recv_wr": numKey}, flags: []string{"sq_sig_all"},
+		required: []string{"pd"}, verb: "ibv_create_qp", help: "create a queue pair (RC, 4 send and 4 receive WRs by default); cq= sets both CQs"},
+	"modify_qp": {keys: map[string]key{"qp": {ref: "qp"}, "state": {oneOf: states}, "peer": {ref: "qp"}, "mask": {list: true, oneOf: maskBits},
+		"timeout": numKey, "retry_cnt": numKey, "rnr_retry": numKey, "min_rnr_timer": numKey},
+		required: []string{"qp"}, verb: "ibv_modify_qp",
+		help: "move a QP to a state with the minimal attribute mask of the transition (mask= overrides it); peer= names the remote QP"},
+	"connect": {keys: map[string]key{"a": {ref: "qp"}, "b": {ref: "qp"}, "timeout": numKey, "retry_cnt": numKey, "rnr_retry": numKey, "min_rnr_timer": numKey},
+		required: []string{"a", "b"}, help: "take two RC or UC QPs to RTS, each connected to the other (the three ibv_modify_qp calls each, as rdma_cm would)"},
+	// Work requests and completions.
+	"post_send": {keys: map[string]key{"qp": {ref: "qp"}, "wr_id": numListKey, "opcode": {oneOf: sendOps}, "len": numKey, "mr": {ref: "mr"},
+		"remote": {ref: "mr"}}, flags: []string{"signaled", "solicited", "inline"},
+		required: []string{"qp", "wr_id"}, verb: "ibv_post_send", help: "post send WRs (a list of wr_ids posts a chain); len bytes (64 by default) from mr (the PD's first MR)"},
+	"post_recv": {keys: map[string]key{"qp": {ref: "qp"}, "wr_id": numListKey, "len": numKey, "mr": {ref: "mr"}},
+		required: []string{"qp", "wr_id"}, verb: "ibv_post_recv", help: "post receive WRs"},
+	"post_srq_recv": {keys: map[string]key{"srq": {ref: "srq"}, "wr_id": numListKey, "len": numKey, "mr": {ref: "mr"}},
+		required: []string{"srq", "wr_id"}, verb: "ibv_post_srq_recv", help: "post receive WRs to an SRQ"},
+	"poll_cq":       {keys: map[string]key{"cq": {ref: "cq"}, "n": numKey}, required: []string{"cq"}, verb: "ibv_poll_cq", help: "poll up to n completions (16 by default)"},
+	"req_notify_cq": {keys: map[string]key{"cq": {ref: "cq"}}, flags: []string{"next", "solicited"}, oneFlag: []string{"next", "solicited"}, required: []string{"cq"}, verb: "ibv_req_notify_cq", help: "arm the CQ: next (solicited_only=0) or solicited (solicited_only=1)"},
+	"get_cq_event":  {keys: map[string]key{"channel": {ref: "channel"}}, required: []string{"channel"}, verb: "ibv_get_cq_event", help: "read a completion event without blocking (EAGAIN when none is queued)"},
+	"ack_cq_events": {keys: map[string]key{"cq": {ref: "cq"}, "n": numKey}, required: []string{"cq"}, verb: "ibv_ack_cq_events", help: "acknowledge n events of the CQ (1 by default)"},
+	"get_async_event": {keys: map[string]key{"ctx": {ref: "ctx"}}, required: []string{"ctx"}, verb: "ibv_get_async_event",
+		help: "read an async event without blocking (EAGAIN when none is queued)"},
+	"ack_async_event": {keys: map[string]key{"ctx": {ref: "ctx"}}, required: []string{"ctx"}, verb: "ibv_ack_async_event", help: "acknowledge the oldest async event read and not yet acknowledged"},
+	// Destruction.
+	"destroy_cq":           {keys: map[string]key{"cq": {ref: "cq"}}, required: []string{"cq"}, verb: "ibv_destroy_cq", help: "destroy a CQ (waits at most 10 ms of wall time for acks)"},
+	"destroy_qp":           {keys: map[string]key{"qp": {ref: "qp"}}, required: []string{"qp"}, verb: "ibv_destroy_qp", help: "destroy a QP"},
+	"destroy_srq":          {keys: map[string]key{"srq": {ref: "srq"}}, required: []string{"srq"}, verb: "ibv_destroy_srq", help: "destroy an SRQ"},
+	"destroy_comp_channel": {keys: map[string]key{"channel": {ref: "channel"}}, required: []string{"channel"}, verb: "ibv_destroy_comp_channel", help: "destroy a completion channel"},
+}
+
+// WriteHelp lists the commands of the language, one per line.
+func WriteHelp(w io.Writer) {
+	names := make([]string, 0, len(commandTable))
+	for n := range commandTable {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		c := commandTable[n]
+		fmt.Fprintf(w, "  %s\n      %s", strings.TrimPrefix(c.usage(n), "usage: "), c.help)
+		if c.verb != "" {
+			fmt.Fprintf(w, " (%s)", c.verb)
+		}
+		fmt.Fprintln(w)
+	}
+}

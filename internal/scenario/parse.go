@@ -1,0 +1,284 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Script is a parsed scenario file.
+type Script struct {
+	Name  string // the file name, for errors
+	Steps []Step
+	// Trailer is the narration after the last step.
+	Trailer []string
+}
+
+// Step is one command of a script with the narration above it and the
+// expected output below it.
+type Step struct {
+	Line      int      // the line of the command, from 1
+	Narration []string // the comment lines above it, without "# "
+	Text      string   // the command line as written
+	Verb      string
+	Args      []Arg
+	// Expected is the block after "----", lines joined by "\n"; HasExpected
+	// says whether the step has one at all.
+	Expected    string
+	HasExpected bool
+}
+
+// Arg is one argument of a command: a flag or name (a bare word: Key set,
+// Vals nil), or key=value, or key=(v1,v2,...).
+type Arg struct {
+	Key  string
+	Vals []string
+	Bare bool
+}
+
+// Separator starts a step's expected output.
+const Separator = "----"
+
+// ProfileMark starts the part of an expected block that holds under one
+// profile only: ">> profile rxe".
+const ProfileMark = ">> profile "
+
+// ParseError is a malformed script: the file, the line and what was
+// expected there.
+type ParseError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// Parse reads a scenario. It checks every command against the command
+// table (name, keys, flags, values that must be numbers or one of a list),
+// so a script that parses only fails at run time on names it never
+// created. It never panics; a malformed script is a *ParseError.
+func Parse(name string, src []byte) (*Script, error) {
+	s := &Script{Name: name}
+	lines := strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	fail := func(line int, format string, args ...any) (*Script, error) {
+		return nil, &ParseError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
+	var narr []string
+	for i := 0; i < len(lines); i++ {
+		raw := lines[i]
+		line := strings.TrimSpace(raw)
+		switch {
+		case line == "":
+			continue
+		case line == "#" || strings.HasPrefix(line, "# "):
+			narr = append(narr, strings.TrimPrefix(strings.TrimPrefix(line, "#"), " "))
+			continue
+		case strings.HasPrefix(line, "#"):
+			return fail(i+1, "a comment starts with \"# \" (a space after #), got %q", clip(line))
+		case line == Separator:
+			return fail(i+1, "%q with no command above it: a command line must come first", Separator)
+		}
+		st := Step{Line: i + 1, Narration: narr, Text: line}
+		narr = nil
+		verb, args, err := splitCommand(line)
+		if err != nil {
+			return fail(i+1, "%v", err)
+		}
+		st.Verb, st.Args = verb, args
+		if err := check(verb, args); err != nil {
+			return fail(i+1, "%v", err)
+		}
+		if i+1 < len(lines) && strings.TrimSpace(lines[i+1]) == Separator {
+			i++
+			st.HasExpected = true
+			var out []string
+			for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != "" {
+				i++
+				out = append(out, strings.TrimRight(lines[i], " \t"))
+			}
+			st.Expected = strings.Join(out, "\n")
+		} else if i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != "" && !strings.HasPrefix(strings.TrimSpace(lines[i+1]), "#") {
+			return fail(i+2, "expected a blank line, a comment or %q after the command, got %q", Separator, clip(lines[i+1]))
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	s.Trailer = narr
+	if len(s.Steps) == 0 {
+		return fail(max(len(lines), 1), "the script has no command")
+	}
+	return s, nil
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// splitCommand splits a command line into its verb and arguments.
+func splitCommand(line string) (string, []Arg, error) {
+	fields := strings.Fields(line)
+	verb := fields[0]
+	if !isWord(verb) {
+		return "", nil, fmt.Errorf("expected a command name (letters, digits, _), got %q", clip(verb))
+	}
+	var args []Arg
+	for _, f := range fields[1:] {
+		key, val, ok := strings.Cut(f, "=")
+		if !ok {
+			if !isWord(f) {
+				return "", nil, fmt.Errorf("expected key=value or a word, got %q", clip(f))
+			}
+			args = append(args, Arg{Key: f, Bare: true})
+			continue
+		}
+		if !isWord(key) {
+			return "", nil, fmt.Errorf("expected key=value with a word as key, got %q", clip(f))
+		}
+		var vals []string
+		if strings.HasPrefix(val, "(") {
+			if !strings.HasSuffix(val, ")") {
+				return "", nil, fmt.Errorf("%s: a list is (a,b,c) with no spaces, got %q", key, clip(val))
+			}
+			vals = strings.Split(val[1:len(val)-1], ",")
+		} else {
+			vals = []string{val}
+		}
+		for _, v := range vals {
+			if v == "" || strings.ContainsAny(v, "()=,") {
+				return "", nil, fmt.Errorf("%s: expected a value, got %q", key, clip(val))
+			}
+		}
+		for _, a := range args {
+			if a.Key == key {
+				return "", nil, fmt.Errorf("%s is given twice", key)
+			}
+		}
+		args = append(args, Arg{Key: key, Vals: vals})
+	}
+	return verb, args, nil
+}
+
+func isWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '-' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// check validates a command against the table.
+func check(verb string, args []Arg) error {
+	c, ok := commandTable[verb]
+	if !ok {
+		return fmt.Errorf("unknown command %q (verbsim run -help lists the commands)", clip(verb))
+	}
+	named := false
+	have := map[string]bool{}
+	for _, a := range args {
+		if a.Bare {
+			switch {
+			case slices.Contains(c.flags, a.Key):
+				have[a.Key] = true
+			case c.name && !named:
+				named = true
+			default:
+				return fmt.Errorf("%s: unexpected word %q (%s)", verb, clip(a.Key), c.usage(verb))
+			}
+			continue
+		}
+		k, ok := c.keys[a.Key]
+		if !ok {
+			return fmt.Errorf("%s: unknown key %q (%s)", verb, clip(a.Key), c.usage(verb))
+		}
+		have[a.Key] = true
+		if len(a.Vals) > 1 && !k.list {
+			return fmt.Errorf("%s: %s takes one value, not a list", verb, a.Key)
+		}
+		for _, v := range a.Vals {
+			switch {
+			case k.num:
+				if _, err := parseNum(v); err != nil {
+					return fmt.Errorf("%s: %s=%s: expected a number", verb, a.Key, clip(v))
+				}
+			case k.prob:
+				p, err := strconv.ParseFloat(v, 64)
+				if err != nil || p < 0 || p > 1 {
+					return fmt.Errorf("%s: %s=%s: expected a probability in [0, 1]", verb, a.Key, clip(v))
+				}
+			case k.oneOf != nil:
+				if !slices.Contains(k.oneOf, v) {
+					return fmt.Errorf("%s: %s=%s: expected one of %s", verb, a.Key, clip(v), strings.Join(k.oneOf, ", "))
+				}
+			}
+		}
+	}
+	if c.name && !named {
+		return fmt.Errorf("%s: expected a name for the new object (%s)", verb, c.usage(verb))
+	}
+	for _, r := range c.required {
+		if !have[r] {
+			return fmt.Errorf("%s: missing %s= (%s)", verb, r, c.usage(verb))
+		}
+	}
+	if len(c.oneFlag) > 0 {
+		n := 0
+		for _, f := range c.oneFlag {
+			if have[f] {
+				n++
+			}
+		}
+		if n != 1 {
+			return fmt.Errorf("%s: expected exactly one of %s", verb, strings.Join(c.oneFlag, ", "))
+		}
+	}
+	return nil
+}
+
+// parseNum reads a decimal or 0x-prefixed unsigned number.
+func parseNum(s string) (uint64, error) {
+	return strconv.ParseUint(s, 0, 64)
+}
+
+// Format renders s back as a scenario file whose expected blocks are out
+// (one entry per step; a step whose entry is "" gets an empty block). It is
+// how -rewrite regenerates a golden file.
+func Format(s *Script, out []string) string {
+	var b strings.Builder
+	for i, st := range s.Steps {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		for _, n := range st.Narration {
+			if n == "" {
+				b.WriteString("#\n")
+			} else {
+				b.WriteString("# " + n + "\n")
+			}
+		}
+		b.WriteString(st.Text + "\n" + Separator + "\n")
+		if i < len(out) && out[i] != "" {
+			b.WriteString(out[i] + "\n")
+		}
+	}
+	if len(s.Trailer) > 0 {
+		b.WriteString("\n")
+		for _, n := range s.Trailer {
+			if n == "" {
+				b.WriteString("#\n")
+			} else {
+				b.WriteString("# " + n + "\n")
+			}
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,298 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/verbsim/verbsim/internal/rulesdoc"
+	"github.com/verbsim/verbsim/spec"
+)
+
+// Result is the timeline of one script under one profile.
+type Result struct {
+	File    string       `json:"file"`
+	Profile string       `json:"profile"`
+	Steps   []StepResult `json:"steps"`
+}
+
+// StepResult is one step of a timeline.
+type StepResult struct {
+	Line      int      `json:"line"`
+	Narration []string `json:"narration,omitempty"`
+	Command   string   `json:"command"`
+	// Said is what the command returned, in words.
+	Said []string `json:"said"`
+	// Errno and Error are set when the verb failed: the errno's name and
+	// the engine's message. A failed verb is part of the lesson, never
+	// the end of the run.
+	Errno string `json:"errno,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Engine is what the engine did during the step (packets, completions,
+	// timers, events), from its trace; the records of the command's own
+	// call are left out.
+	Engine []EngineRecord `json:"engine,omitempty"`
+	State  State          `json:"state"`
+	// Changed is the text timeline's state panel: the lines of the
+	// objects whose state changed in this step.
+	Changed []string `json:"-"`
+	Rules   []Rule   `json:"rules,omitempty"`
+}
+
+// EngineRecord is one thing the engine did.
+type EngineRecord struct {
+	TimeNS uint64 `json:"time_ns"`
+	Object string `json:"object"`
+	What   string `json:"what"`
+	Why    string `json:"why,omitempty"`
+}
+
+// Rule is a catalogue rule that explains a step.
+type Rule struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+var (
+	catOnce sync.Once
+	catalog map[string]string
+)
+
+// ruleText returns the one-line title of a catalogue rule, or "".
+func ruleText(id string) string {
+	catOnce.Do(func() {
+		catalog = map[string]string{}
+		rules, err := rulesdoc.ParseRules(bytes.NewReader(spec.Catalogue))
+		if err != nil {
+			return
+		}
+		for _, r := range rules {
+			if !r.Retired {
+				catalog[r.ID] = rulesdoc.Title(r.Text)
+			}
+		}
+	})
+	return catalog[id]
+}
+
+var errOpcode = regexp.MustCompile(`^(completion .* IBV_WC_[A-Z_]+_ERR) IBV_WC_[A-Z_]+$`)
+
+var ruleRE = regexp.MustCompile(`\b[A-Z]+-S?[0-9]{2}\b`)
+
+// verbRecords are the trace records of a verb call itself, which the
+// step's own result already says.
+var verbRecords = []string{"open_device", "alloc_pd", "create_comp_channel", "create_cq", "reg_mr", "create_srq", "create_qp",
+	"modify_qp", "post_send", "post_recv", "post_srq_recv", "poll_cq", "req_notify_cq", "get_cq_event", "ack_cq_events",
+	"get_async_event", "ack_async_event", "destroy_", "dereg_mr", "dealloc_pd", "close_device", "arm fault", "faults "}
+
+// Run runs a script under the named profile. A failed verb is printed into
+// the timeline; a name the script never created stops the run with an error
+// naming file:line.
+func Run(s *Script, profile string) (*Result, error) {
+	p, ok := lookupProfile(profile)
+	if !ok {
+		return nil, fmt.Errorf("unknown profile %q (want %s)", profile, strings.Join(Profiles(), " or "))
+	}
+	in := newInterp(s.Name, p)
+	defer in.close()
+	res := &Result{File: s.Name, Profile: profile}
+	prev := map[string]string{}
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		if err := in.exec(st); err != nil {
+			return res, err
+		}
+		sr := StepResult{Line: st.Line, Narration: st.Narration, Command: st.Text, Said: in.lines}
+		if in.err != nil {
+			sr.Errno, sr.Error, _ = strings.Cut(describeErr(in.err), ": ")
+		}
+		ids := slices.Clone(in.notes)
+		ids = append(ids, ruleRE.FindAllString(strings.Join(in.lines, "\n"), -1)...)
+		for _, r := range in.records() {
+			ids = append(ids, ruleRE.FindAllString(r.What+" "+r.Why, -1)...)
+			if strings.Contains(r.What, "arm fired") {
+				ids = append(ids, "NOTIFY-01", "NOTIFY-12")
+			}
+			if strings.Contains(r.What, "RNR NAK") {
+				ids = append(ids, "XFER-07")
+			}
+			if isVerbRecord(r.What) || st.Verb == "complete" && strings.HasPrefix(r.What, "completion ") {
+				continue
+			}
+			// An error completion's opcode is not valid (FLUSH-06): do not show it.
+			what := errOpcode.ReplaceAllString(r.What, "$1")
+			sr.Engine = append(sr.Engine, EngineRecord{TimeNS: r.Tick, Object: r.Object, What: what, Why: r.Why})
+		}
+		sr.State = in.snapshot()
+		keys, text := sr.State.lines()
+		for j, k := range keys {
+			if prev[k] == "" && strings.HasSuffix(text[j], ": nothing") {
+				continue // an empty wire is news only after a busy one
+			}
+			if prev[k] != text[j] {
+				sr.Changed = append(sr.Changed, text[j])
+				prev[k] = text[j]
+			}
+		}
+		seen := map[string]bool{}
+		for _, id := range ids {
+			if t := ruleText(id); t != "" && !seen[id] {
+				seen[id] = true
+				sr.Rules = append(sr.Rules, Rule{ID: id, Text: t})
+			}
+		}
+		res.Steps = append(res.Steps, sr)
+	}
+	return res, nil
+}
+
+func isVerbRecord(what string) bool {
+	for _, v := range verbRecords {
+		if strings.HasPrefix(what, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// Block renders one step as its expected-output block: what the command
+// returned, what the engine did, the state that changed, the time and the
+// rules. It never contains a blank line.
+func (r StepResult) Block(prevTime uint64) string {
+	var b strings.Builder
+	for _, l := range r.Said {
+		b.WriteString(l + "\n")
+	}
+	if len(r.Engine) > 0 {
+		b.WriteString("engine:\n")
+		for _, e := range r.Engine {
+			why := ""
+			if e.Why != "" {
+				why = " (" + e.Why + ")"
+			}
+			fmt.Fprintf(&b, "  at %s  %s: %s%s\n", fmtTime(e.TimeNS), e.Object, e.What, why)
+		}
+	}
+	if r.State.TimeNS != prevTime {
+		fmt.Fprintf(&b, "time: %s (virtual; it was %s)\n", fmtTime(r.State.TimeNS), fmtTime(prevTime))
+	}
+	if len(r.Changed) > 0 {
+		b.WriteString("state:\n")
+		for _, l := range r.Changed {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	if len(r.Rules) > 0 {
+		b.WriteString("rules:\n")
+		for _, ru := range r.Rules {
+			fmt.Fprintf(&b, "  %s  %s\n", ru.ID, ru.Text)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Blocks returns every step's block.
+func (r *Result) Blocks() []string {
+	out := make([]string, len(r.Steps))
+	var t uint64
+	for i, s := range r.Steps {
+		out[i] = s.Block(t)
+		t = s.State.TimeNS
+	}
+	return out
+}
+
+// WriteText writes the annotated timeline: each step's narration, its
+// command and its block.
+func (r *Result) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, profile %s (%s)\n", r.File, r.Profile, ProfileSummary(r.Profile))
+	var t uint64
+	for i, s := range r.Steps {
+		b.WriteString("\n")
+		for _, n := range s.Narration {
+			b.WriteString(strings.TrimRight("  "+n, " ") + "\n")
+		}
+		fmt.Fprintf(&b, "[%d] %s\n", i+1, s.Command)
+		for _, l := range strings.Split(s.Block(t), "\n") {
+			b.WriteString("    " + l + "\n")
+		}
+		t = s.State.TimeNS
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteJSON writes the timeline as one JSON object.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Merge combines the blocks of the same script run under several profiles
+// into the expected blocks of the file: a step on which every profile
+// agrees gets one block; one on which they differ gets a section per
+// profile, each started by ProfileMark.
+func Merge(results []*Result) []string {
+	if len(results) == 0 {
+		return nil
+	}
+	blocks := make([][]string, len(results))
+	n := 0
+	for i, r := range results {
+		blocks[i] = r.Blocks()
+		n = max(n, len(blocks[i]))
+	}
+	out := make([]string, n)
+	for j := range n {
+		same := true
+		for i := range results {
+			if j >= len(blocks[i]) || blocks[i][j] != blocks[0][j] {
+				same = false
+			}
+		}
+		if same {
+			out[j] = blocks[0][j]
+			continue
+		}
+		var parts []string
+		for i, r := range results {
+			b := "(the run stopped before this step)"
+			if j < len(blocks[i]) {
+				b = blocks[i][j]
+			}
+			parts = append(parts, ProfileMark+r.Profile+"\n"+b)
+		}
+		out[j] = strings.Join(parts, "\n")
+	}
+	return out
+}
+
+// fmtTime renders a virtual time in nanoseconds with its unit.
+func fmtTime(ns uint64) string {
+	if ns == 0 {
+		return "0 ns"
+	}
+	return fmtDur(ns)
+}
+
+// fmtDur renders a duration in nanoseconds exactly, in the largest unit
+// that keeps it readable: 640 ns, 4.096 µs, 67.108864 ms, 1.5 s.
+func fmtDur(ns uint64) string {
+	switch {
+	case ns < 1000:
+		return strconv.FormatUint(ns, 10) + " ns"
+	case ns < 1000000:
+		return strconv.FormatFloat(float64(ns)/1e3, 'f', -1, 64) + " µs"
+	case ns < 1000000000:
+		return strconv.FormatFloat(float64(ns)/1e6, 'f', -1, 64) + " ms"
+	}
+	return strconv.FormatFloat(float64(ns)/1e9, 'f', -1, 64) + " s"
+}
