@@ -321,25 +321,61 @@ func init() {
 				},
 			},
 		},
-		mutant{
-			name:  "unread events outlive their CQ",
-			rules: []string{"CQ-13"},
-			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
-				s, ok := q.(*sim.CQ)
-				if !ok || s.Channel() == nil {
-					return q.DestroyContext(ctx)
+		func() mutant {
+			// The events a destroy discarded are handed out again, after
+			// the channel's own, as if the destroy had left them queued.
+			type ghost struct {
+				cq   *sim.CQ
+				cctx any
+			}
+			var mu sync.Mutex
+			ghosts := map[*sim.CompChannel][]ghost{}
+			// haunt returns a queued event, else a ghost, else wait().
+			haunt := func(ch conformance.CompChannel, wait func() (conformance.CQ, any, error)) (conformance.CQ, any, error) {
+				if q, cctx, err := ch.TryGetEvent(); err == nil {
+					return q, cctx, err
 				}
-				ch := s.Channel()
-				before := ch.Len()
-				err := q.DestroyContext(ctx)
-				for range before - ch.Len() {
-					ch.Domain().Lock()
-					ch.PushLocked(s, s.Context(), new(notify.Tally))
-					ch.Domain().Unlock()
+				if u, ok := ch.(interface{ Unwrap() *sim.CompChannel }); ok {
+					mu.Lock()
+					g := ghosts[u.Unwrap()]
+					if len(g) > 0 {
+						ghosts[u.Unwrap()] = g[1:]
+					}
+					mu.Unlock()
+					if len(g) > 0 {
+						return g[0].cq, g[0].cctx, nil
+					}
 				}
-				return err
-			}},
-		},
+				return wait()
+			}
+			return mutant{
+				name:  "unread events outlive their CQ",
+				rules: []string{"CQ-13"},
+				h: hooks{
+					destroyCQ: func(q conformance.CQ, ctx context.Context) error {
+						s, ok := q.(*sim.CQ)
+						if !ok || s.Channel() == nil {
+							return q.DestroyContext(ctx)
+						}
+						ch := s.Channel()
+						before := ch.Len()
+						err := q.DestroyContext(ctx)
+						mu.Lock()
+						for range before - ch.Len() {
+							ghosts[ch] = append(ghosts[ch], ghost{s, s.Context()})
+						}
+						mu.Unlock()
+						return err
+					},
+					getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
+						return haunt(ch, func() (conformance.CQ, any, error) { return ch.GetEvent(ctx) })
+					},
+					tryGetEvent: func(ch conformance.CompChannel) (conformance.CQ, any, error) {
+						return haunt(ch, ch.TryGetEvent)
+					},
+				},
+			}
+		}(),
 		mutant{
 			name:  "abandoned destroy returns EINTR without the context's error",
 			rules: []string{"CQ-13"},

@@ -64,7 +64,7 @@ func Example_createCQ() {
 	fmt.Println("cqe:", q.CQE(), err) // 5 rounded up to 2^3-1 (CQ-02)
 
 	// The cq_context comes back untouched (CQ-04).
-	fmt.Println("peer:", q.Context().(*conn).peer)
+	fmt.Println("peer:", q.CQContext().(*conn).peer)
 
 	_, err = verbs.CreateCQ(0, nil, nil, 0) // below 1 (CQ-01)
 	fmt.Println("cqe=0:", errno(err))
@@ -251,7 +251,7 @@ func Example_extendedCQ() {
 			op, _ := q.ReadOpcode()
 			n, _ := q.ReadByteLen()
 			ts, _ := q.ReadCompletionTS()
-			handle(q.WRID, q.Status, op, n, ts)
+			handle(q.WRID(), q.Status(), op, n, ts)
 		}
 		q.EndPoll() // consumes everything the batch visited
 	}
@@ -702,7 +702,7 @@ func Example_asyncEvent() {
 	fmt.Println(ev.Type.Name(), "=", uint32(ev.Type)) // ASYNC-04
 	fmt.Println(ev)                                   // type text and element (ASYNC-03)
 	if ev.Type.Element() == notify.ElementCQ {
-		fmt.Println("cq context:", ev.Object.(*sim.CQ).Context())
+		fmt.Println("cq context:", ev.Object.(*sim.CQ).CQContext())
 	}
 	fmt.Println("ack:", errno(ev.Ack()))       // ASYNC-05
 	fmt.Println("again:", errno(ev.Ack()))     // an over-ack
@@ -1404,45 +1404,6 @@ func Example_postSRQ() {
 	// limit 5: EINVAL
 	// shrink to 3: EINVAL
 	// grow and arm: ok {MaxWR:8 MaxSGE:1 SRQLimit:2}
-}
-
-func Example_srqLimit() {
-	var mu sync.Mutex // the domain lock, which sim.Fabric would own
-	async := notify.NewAsyncQueue(&mu)
-	mu.Lock()
-	srq, err := qp.NewSRQLocked(qp.SRQConfig{
-		Attr:   qp.SRQAttr{MaxWR: 8, MaxSGE: 1},
-		Device: qp.SRQLimits{MaxSRQWR: 64, MaxSRQSGE: 4},
-		Lock:   &mu, Async: async,
-	})
-	mu.Unlock()
-	must(err)
-	take := func() uint64 { // one receive consumed by some QP (SRQ-08)
-		mu.Lock()
-		defer mu.Unlock()
-		id, _, _ := srq.TakeLocked(nil)
-		return id
-	}
-
-	srq.PostRecv([]qp.RecvWR{{WRID: 1}, {WRID: 2}, {WRID: 3}, {WRID: 4}})
-	must(srq.Modify(&qp.SRQAttr{SRQLimit: 3}, qp.SRQLimit)) // fire when fewer than 3 remain
-	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len())
-	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len()) // SRQ-04
-	attr, _ := srq.Query()
-	fmt.Println("srq_limit now", attr.SRQLimit) // disarmed (SRQ-05)
-
-	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len()) // one-shot
-
-	must(srq.Modify(&qp.SRQAttr{SRQLimit: 4}, qp.SRQLimit)) // already below: no event yet (SRQ-11)
-	fmt.Println("re-armed at 4 with", srq.Len(), "left: events", async.Len())
-	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len())
-	// Output:
-	// take 1 left 3 events 0
-	// take 2 left 2 events 1
-	// srq_limit now 0
-	// take 3 left 1 events 1
-	// re-armed at 4 with 1 left: events 1
-	// take 4 left 0 events 2
 }
 
 func Example_lastWQE() {

@@ -116,8 +116,8 @@ func runCQEx(t *testing.T, p sim.Profile, wcFlags cq.WCExFlags, mask cq.InitAttr
 					t.Fatalf("start_poll on an empty CQ succeeded")
 				}
 			default:
-				if err != nil || q.WRID != shadow[0] {
-					t.Fatalf("start_poll: %v wr_id %d, want %d", err, q.WRID, shadow[0])
+				if err != nil || q.WRID() != shadow[0] {
+					t.Fatalf("start_poll: %v wr_id %d, want %d", err, q.WRID(), shadow[0])
 				}
 				open, cur, end = true, 0, false
 			}
@@ -139,8 +139,8 @@ func runCQEx(t *testing.T, p sim.Profile, wcFlags cq.WCExFlags, mask cq.InitAttr
 					}
 				} else {
 					end = false
-					if err != nil || q.WRID != shadow[cur] {
-						t.Fatalf("next_poll: %v wr_id %d, want %d", err, q.WRID, shadow[cur])
+					if err != nil || q.WRID() != shadow[cur] {
+						t.Fatalf("next_poll: %v wr_id %d, want %d", err, q.WRID(), shadow[cur])
 					}
 				}
 			}

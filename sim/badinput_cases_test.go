@@ -6,9 +6,9 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/cq"
+	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
@@ -629,11 +629,12 @@ var badTable = map[string]badEntry{
 	"CQ.Channel":    {reason: getter},
 	"CQ.CompVector": {reason: getter},
 	"CQ.Context":    {reason: getter},
+	"CQ.CQContext":  {reason: getter},
+	"CQ.WRID":       {reason: getter},
+	"CQ.Status":     {reason: getter},
 	"CQ.Destroyed":  {reason: getter},
-	"CQ.Domain":     {reason: getter},
 	"CQ.Len":        {reason: getter},
 	"CQ.Overrun":    {reason: getter},
-	"CQ.Owner":      {reason: getter},
 	"CQ.Snapshot":   {reason: getter},
 	"CQ.AckEvents": {cases: []badCase{
 		{in: "n -1", want: einval, call: func(w *badWorld) error { return w.free.AckEvents(-1) }},
@@ -709,40 +710,40 @@ var badTable = map[string]badEntry{
 			return err
 		}},
 	}},
-	"CQ.PushLocked": {cases: []badCase{
+	"func.engine CQ.PushLocked": {cases: []badCase{
 		{in: "nil WC", want: einval, call: func(w *badWorld) error {
-			mu := w.free.Domain()
+			mu := sim.EngineCQ(w.free).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			_, err := w.free.PushLocked(nil, false)
+			_, err := sim.EngineCQ(w.free).PushLocked(nil, false)
 			return err
 		}},
 		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error {
-			mu := w.deadCQ.Domain()
+			mu := sim.EngineCQ(w.deadCQ).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			_, err := w.deadCQ.PushLocked(&wc.WC{Opcode: wc.Recv}, false)
+			_, err := sim.EngineCQ(w.deadCQ).PushLocked(&wc.WC{Opcode: wc.Recv}, false)
 			return err
 		}},
 	}},
-	"CQ.PushWQELocked": {cases: []badCase{
+	"func.engine CQ.PushWQELocked": {cases: []badCase{
 		{in: "nil WC", want: einval, call: func(w *badWorld) error {
-			mu := w.free.Domain()
+			mu := sim.EngineCQ(w.free).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			_, err := w.free.PushWQELocked(nil, false, nil, 0)
+			_, err := sim.EngineCQ(w.free).PushWQELocked(nil, false, nil, 0)
 			return err
 		}},
 	}},
 	"CQ.Ref": {cases: []badCase{
 		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.Ref() }},
 	}},
-	"CQ.RefLocked": {cases: []badCase{
+	"func.engine CQ.RefLocked": {cases: []badCase{
 		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error {
-			mu := w.deadCQ.Domain()
+			mu := sim.EngineCQ(w.deadCQ).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			return w.deadCQ.RefLocked()
+			return sim.EngineCQ(w.deadCQ).RefLocked()
 		}},
 	}},
 	"CQ.ReqNotify": {cases: []badCase{
@@ -758,36 +759,33 @@ var badTable = map[string]badEntry{
 		{in: "CQ without references", call: func(w *badWorld) error { w.free.Unref(); return nil }},
 		{in: "destroyed CQ", call: func(w *badWorld) error { w.deadCQ.Unref(); return nil }},
 	}},
-	"CQ.UnrefLocked": {cases: []badCase{
+	"func.engine CQ.UnrefLocked": {cases: []badCase{
 		{in: "CQ without references", call: func(w *badWorld) error {
-			mu := w.free.Domain()
+			mu := sim.EngineCQ(w.free).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			w.free.UnrefLocked()
+			sim.EngineCQ(w.free).UnrefLocked()
 			return nil
 		}},
 	}},
 
 	// CompChannel.
-	"CompChannel.Destroyed": {reason: getter},
-	"CompChannel.Domain":    {reason: getter},
-	"CompChannel.Len":       {reason: getter},
-	"CompChannel.Pending":   {reason: getter},
-	"CompChannel.LenLocked": {reason: getter},
-	"CompChannel.Refs":      {reason: getter},
-	"CompChannel.Owner":     {reason: getter},
-	"CompChannel.SetOwner":  {reason: anyValue + " (package sim records the creating context once, before the channel is shared; an owner the owner check does not know makes it refuse the channel)"},
-	"CompChannel.SetTrace":  {reason: anyValue + " (nil turns tracing off)"},
+	"CompChannel.Destroyed":      {reason: getter},
+	"CompChannel.Len":            {reason: getter},
+	"CompChannel.Pending":        {reason: getter},
+	"Context.PendingAsyncEvents": {reason: getter},
+	"CompChannel.Refs":           {reason: getter},
+	"CompChannel.Context":        {reason: getter},
 	"CompChannel.Destroy": {cases: []badCase{
 		{in: "destroyed channel", want: einval, call: func(w *badWorld) error { return w.deadCh.Destroy() }},
 		{in: "channel used by CQs", want: ebusy, call: func(w *badWorld) error { return w.ch.Destroy() }},
 	}},
-	"CompChannel.DiscardLocked": {cases: []badCase{
+	"func.engine CompChannel.DiscardLocked": {cases: []badCase{
 		{in: "CQ of another channel", call: func(w *badWorld) error {
-			mu := w.ch.Domain()
+			mu := sim.EngineChannel(w.ch).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			if n := w.ch.DiscardLocked(w.deadCQ); n != 0 {
+			if n := sim.EngineChannel(w.ch).DiscardLocked(sim.EngineCQ(w.deadCQ)); n != 0 {
 				w.failf("discarded %d events of a CQ that has none", n)
 			}
 			return nil
@@ -807,36 +805,36 @@ var badTable = map[string]badEntry{
 	"CompChannel.TryGetEvent": {cases: []badCase{
 		{in: "destroyed channel", want: syscall.EBADF, call: func(w *badWorld) error { _, _, err := w.deadCh.TryGetEvent(); return err }},
 	}},
-	"CompChannel.PushLocked": {cases: []badCase{
+	"func.engine CompChannel.PushLocked": {cases: []badCase{
 		{in: "nil CQ", call: func(w *badWorld) error {
-			mu := w.ch.Domain()
+			mu := sim.EngineChannel(w.ch).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			w.ch.PushLocked(nil, nil, nil)
+			sim.EngineChannel(w.ch).PushLocked(nil, nil, nil)
 			return nil
 		}},
 		{in: "destroyed channel", call: func(w *badWorld) error {
-			mu := w.deadCh.Domain()
+			mu := sim.EngineChannel(w.deadCh).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			w.deadCh.PushLocked(w.free, nil, nil)
+			sim.EngineChannel(w.deadCh).PushLocked(sim.EngineCQ(w.free), nil, nil)
 			return nil
 		}},
 	}},
-	"CompChannel.RefLocked": {cases: []badCase{
+	"func.engine CompChannel.RefLocked": {cases: []badCase{
 		{in: "destroyed channel", want: einval, call: func(w *badWorld) error {
-			mu := w.deadCh.Domain()
+			mu := sim.EngineChannel(w.deadCh).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			return w.deadCh.RefLocked()
+			return sim.EngineChannel(w.deadCh).RefLocked()
 		}},
 	}},
-	"CompChannel.UnrefLocked": {cases: []badCase{
+	"func.engine CompChannel.UnrefLocked": {cases: []badCase{
 		{in: "channel without references", call: func(w *badWorld) error {
-			mu := w.deadCh.Domain()
+			mu := sim.EngineChannel(w.deadCh).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			w.deadCh.UnrefLocked()
+			sim.EngineChannel(w.deadCh).UnrefLocked()
 			return nil
 		}},
 	}},
@@ -917,7 +915,7 @@ var badTable = map[string]badEntry{
 	"QP.TimerLocked":       {reason: engine + " (an unknown timer kind is ignored)"},
 	"QP.ReceiveLocked": {cases: []badCase{
 		{in: "nil packet", call: func(w *badWorld) error {
-			mu := w.cq.Domain()
+			mu := sim.EngineCQ(w.cq).Domain()
 			mu.Lock()
 			defer mu.Unlock()
 			w.qp.ReceiveLocked(nil)
@@ -947,13 +945,13 @@ var badTable = map[string]badEntry{
 	}},
 	"QP.ModifyLocked": {cases: []badCase{
 		{in: "nil attr", want: einval, call: func(w *badWorld) error {
-			mu := w.cq.Domain()
+			mu := sim.EngineCQ(w.cq).Domain()
 			mu.Lock()
 			defer mu.Unlock()
 			return w.qp.ModifyLocked(nil, qp.AttrState)
 		}},
 		{in: "destroyed QP", want: einval, call: func(w *badWorld) error {
-			mu := w.cq.Domain()
+			mu := sim.EngineCQ(w.cq).Domain()
 			mu.Lock()
 			defer mu.Unlock()
 			return w.deadQP.ModifyLocked(&qp.Attr{QPState: qp.Reset}, qp.AttrState)
@@ -1165,7 +1163,7 @@ var badTable = map[string]badEntry{
 		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
 			return tallyLocked(w, func(t *notify.Tally) error {
 				//lint:ignore SA1012 a nil context is the bad input under test
-				return t.WaitSettled(nil, w.cq.Domain())
+				return t.WaitSettled(nil, sim.EngineCQ(w.cq).Domain())
 			})
 		}},
 		{in: "nil lock", want: einval, call: func(w *badWorld) error { return w.qp.Tally().WaitSettled(context.Background(), nil) }},
@@ -1248,7 +1246,7 @@ var badTable = map[string]badEntry{
 // tallyLocked runs fn on w.qp's tally under the domain lock, as the tally
 // expects.
 func tallyLocked(w *badWorld, fn func(t *notify.Tally) error) error {
-	mu := w.cq.Domain()
+	mu := sim.EngineCQ(w.cq).Domain()
 	mu.Lock()
 	defer mu.Unlock()
 	return fn(w.qp.Tally())

@@ -33,8 +33,8 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"
@@ -277,7 +277,7 @@ func testBadNil(t *testing.T, pairs *badPairs) {
 // live returns the live object of w that stands for a receiver of type
 // name in the zero-argument sweep, and the lock its ...Locked methods need.
 func (w *badWorld) live(name string) (reflect.Value, *sync.Mutex) {
-	mu := w.cq.Domain()
+	mu := sim.EngineCQ(w.cq).Domain()
 	var v any
 	switch name {
 	case "Fabric":
@@ -437,7 +437,7 @@ func testBadDead(t *testing.T, pairs *badPairs) {
 			w := newBadWorld(t)
 			recv, _ := w.dead(bt.name)
 			before, n := w.snapshot(), len(w.f.TraceRecords())
-			out, p, blocked := callZero(m, recv, w.cq.Domain())
+			out, p, blocked := callZero(m, recv, sim.EngineCQ(w.cq).Domain())
 			switch {
 			case p != nil:
 				t.Errorf("%s on a destroyed receiver panicked: %v", key, p)

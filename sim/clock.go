@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"

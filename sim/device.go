@@ -5,17 +5,10 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/internal/cq"
+	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/verr"
 )
-
-// CQ is a completion queue; see package cq.
-type CQ = cq.CQ
-
-// CompChannel is a completion channel whose events name a *CQ; see
-// notify.Channel.
-type CompChannel = cq.Channel
 
 // AsyncEvent is an asynchronous event; see notify.AsyncEvent.
 type AsyncEvent = notify.AsyncEvent
@@ -170,7 +163,7 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	ch := cq.NewChannel(&f.mu)
 	ch.SetOwner(c)
 	f.eng.traceChannelLocked(c.dev, ch)
-	return ch, nil
+	return newChannel(ch), nil
 }
 
 // CQInitAttr holds the arguments of ibv_create_cq_ex, struct
@@ -242,7 +235,7 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 	cfg := cq.Config{
 		CQE:           attr.CQE,
 		Context:       attr.Context,
-		Channel:       attr.Channel,
+		Channel:       attr.Channel.eng(),
 		CompVector:    attr.CompVector,
 		IgnoreOverrun: attr.IgnoreOverrun,
 		WCFlags:       attr.WCFlags,
@@ -281,7 +274,7 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 	if name := f.eng.nameLocked(c.dev, "cq", q); name != "" {
 		f.eng.record(name, fmt.Sprintf("create_cq cqe=%d", attr.CQE), "")
 	}
-	return q, nil
+	return newCQ(q), nil
 }
 
 // GetAsyncEvent waits for the next async event of the context
@@ -290,7 +283,7 @@ func (c *Context) GetAsyncEvent(ctx context.Context) (AsyncEvent, error) {
 	if c == nil {
 		return AsyncEvent{}, verr.New("ibv_get_async_event", syscall.EINVAL, "nil device context")
 	}
-	return c.async.GetAsyncEvent(ctx)
+	return handleEvent(c.async.GetAsyncEvent(ctx))
 }
 
 // TryGetAsyncEvent returns the next async event or EAGAIN (a non-blocking
@@ -299,7 +292,30 @@ func (c *Context) TryGetAsyncEvent() (AsyncEvent, error) {
 	if c == nil {
 		return AsyncEvent{}, verr.New("ibv_get_async_event", syscall.EINVAL, "nil device context")
 	}
-	return c.async.TryGetAsyncEvent()
+	return handleEvent(c.async.TryGetAsyncEvent())
+}
+
+// handleEvent names the event's CQ by its handle.
+func handleEvent(ev AsyncEvent, err error) (AsyncEvent, error) {
+	if q, ok := ev.Object.(*cq.CQ); ok {
+		ev.Object = cqHandle(q)
+	}
+	return ev, err
+}
+
+// PendingAsyncEvents returns the queued, unread async events of the context,
+// oldest first, without taking them: a read-only view for teaching and
+// debugging tools. The copies cannot be acknowledged. It is nil when nothing
+// is queued.
+func (c *Context) PendingAsyncEvents() []AsyncEvent {
+	if c == nil {
+		return nil
+	}
+	p := c.async.Pending()
+	for i := range p {
+		p[i], _ = handleEvent(p[i], nil)
+	}
+	return p
 }
 
 // AsyncQueue returns the context's async event queue, for inspection.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/wc"
 )

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
@@ -53,7 +53,7 @@ func Example() {
 		}
 		_ = cqCtx
 	}
-	fmt.Println("received 3 completions on", cq.Context())
+	fmt.Println("received 3 completions on", cq.CQContext())
 	// Output: received 3 completions on rx
 }
 

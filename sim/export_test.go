@@ -1,6 +1,10 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/verbsim/verbsim/sim/internal/cq"
+)
 
 // The helpers below let package sim_test's bad-input test see the
 // bookkeeping a rejected verb must leave alone.
@@ -68,3 +72,10 @@ func MWState(mw *MW) string {
 	return fmt.Sprintf("type=%v rkey=%#x key=%#x dead=%v bound=%v mr=%p addr=%#x len=%d access=%v live=%d",
 		mw.typ, mw.rkey, mw.key, mw.dead, mw.bound, mw.mr, mw.addr, mw.length, mw.access, mw.pd.ctx.dev.mrs.mwLive)
 }
+
+// EngineCQ returns the engine object behind a CQ handle, for tests of the
+// engine-facing hooks.
+func EngineCQ(c *CQ) *cq.CQ { return c.eng() }
+
+// EngineChannel returns the engine object behind a channel handle.
+func EngineChannel(ch *CompChannel) *cq.Channel { return ch.eng() }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 // FutureEvent describes one event of the fabric due later than now: an

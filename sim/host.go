@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 // host connects the QPs of one device to the device's memory and ports and

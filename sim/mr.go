@@ -7,7 +7,7 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 

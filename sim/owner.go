@@ -3,6 +3,8 @@ package sim
 import (
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/internal/cq"
+
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -47,11 +49,12 @@ func contextOf(obj any) *Context {
 	case *PD:
 		pd = o
 	case *CQ:
+		return o.Context()
+	case *cq.CQ:
 		c, _ := o.Owner().(*Context)
 		return c
 	case *CompChannel:
-		c, _ := o.Owner().(*Context)
-		return c
+		return o.Context()
 	case *SRQ:
 		pd, _ = o.PD().(*PD)
 	case *QP:

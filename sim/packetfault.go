@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"
 )

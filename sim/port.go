@@ -6,7 +6,7 @@ import (
 	"net"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 

@@ -3,9 +3,9 @@ package sim
 import (
 	"fmt"
 
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/cq"
+	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 // Profile selects the reading of every rule on which providers disagree

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -94,7 +94,7 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	num := next & 0xffffff
 	q, err := qp.NewLocked(qp.Config{
 		Init: qp.InitAttr{
-			Context: attr.Context, SendCQ: attr.SendCQ, RecvCQ: attr.RecvCQ, SRQ: attr.SRQ,
+			Context: attr.Context, SendCQ: attr.SendCQ.engQP(), RecvCQ: attr.RecvCQ.engQP(), SRQ: attr.SRQ,
 			Cap: attr.Cap, Type: attr.Type, SQSigAll: attr.SQSigAll,
 			Ex: attr.CompMask&QPInitSendOpsFlags != 0, SendOps: attr.SendOpsFlags,
 		},
@@ -239,7 +239,7 @@ func (pd *PD) createSRQLocked(verb string, attr SRQInitAttr, x *xrcSRQ) (_ *SRQ,
 			pd.releaseLocked(childSRQ)
 			if x != nil {
 				x.xrcd.srqs--
-				x.cq.UnrefLocked()
+				x.cq.c.UnrefLocked()
 			}
 		},
 	})

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/notify"
+	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 

@@ -3,9 +3,9 @@ package sim
 import (
 	"fmt"
 
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/cq"
+	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 // Naming objects in the trace. A QP is named by its device and qp_num

@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 // Faults are the seeded, fabric-wide packet faults (DESIGN.md §3). Every

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 

@@ -3,8 +3,8 @@ package sim
 import (
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/wc"
 )

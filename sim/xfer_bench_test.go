@@ -5,7 +5,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/benchkit"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/wc"
 )

@@ -3,7 +3,7 @@ package sim
 import (
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -249,14 +249,14 @@ func (c *Context) CreateSRQEx(attr SRQInitAttrEx) (_ *SRQ, err error) {
 		}
 		// The reference is taken first, which also checks that the CQ
 		// lives, and given back if the create fails.
-		if err := attr.CQ.RefLocked(); err != nil {
+		if err := attr.CQ.c.RefLocked(); err != nil {
 			return nil, verr.Wrap(verbCreateSRQEx, syscall.EINVAL, "cq", err)
 		}
 		x = &xrcSRQ{xrcd: attr.XRCD, cq: attr.CQ}
 	}
 	s, err := attr.PD.createSRQLocked(verbCreateSRQEx, SRQInitAttr{Context: attr.Context, Attr: attr.Attr}, x)
 	if err != nil && x != nil {
-		x.cq.UnrefLocked()
+		x.cq.c.UnrefLocked()
 	}
 	return s, err
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 // both is the comp_mask every good ibv_open_xrcd carries.

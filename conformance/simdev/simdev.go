@@ -413,6 +413,9 @@ func (c channel) Destroy() error { return c.ch.Destroy() }
 
 func (c channel) Len() int { return c.ch.Len() }
 
+// Unwrap returns the simulator's channel, for the mutants of the suite.
+func (c channel) Unwrap() *sim.CompChannel { return c.ch }
+
 func cqOrNil(q *sim.CQ, cqContext any, err error) (conformance.CQ, any, error) {
 	if q == nil {
 		return nil, cqContext, err

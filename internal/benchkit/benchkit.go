@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/wc"
 )
@@ -208,37 +207,34 @@ func RingPushPop2() Workload {
 	}}
 }
 
-// retireCounter is the Retirer of PollBatch16: the per-WQE step the engine
-// takes for every completion it polls.
-type retireCounter struct{ n uint64 }
-
-func (r *retireCounter) RetireLocked(seq uint64) { r.n = seq }
-
 // PollBatch16 polls 16 completions per iteration from a CQ that always
-// holds them, each pushed as the engine pushes a work completion, with a
-// retire step. Refills are not timed.
+// holds them, each pushed as the adapter writes a work completion. Refills
+// are not timed.
 func PollBatch16() (Workload, error) {
 	const depth = 1 << 12
-	c, err := cq.New(cq.Config{CQE: depth})
+	f, err := sim.NewFabric(sim.Config{})
 	if err != nil {
 		return Workload{}, err
 	}
-	r := &retireCounter{}
+	vctx, err := f.Devices()[0].Open()
+	if err != nil {
+		return Workload{}, err
+	}
+	c, err := vctx.CreateCQ(depth, nil, nil, 0)
+	if err != nil {
+		return Workload{}, err
+	}
 	w := wc.WC{WRID: 1, Status: wc.Success, Opcode: wc.Recv, ByteLen: 64}
 	buf := make([]wc.WC, 16)
 	cqe, left := c.CQE(), 0
 	return Workload{Op: func(n int) (time.Duration, error) {
 		var d time.Duration
 		for n > 0 {
-			mu := c.Domain() // Len and CQE take it too: not called below
-			mu.Lock()
 			for ; left < cqe; left++ {
-				if _, err := c.PushWQELocked(&w, false, r, 1); err != nil {
-					mu.Unlock()
+				if _, err := c.Push(w, false); err != nil {
 					return 0, err
 				}
 			}
-			mu.Unlock()
 			batch := min(n, left/16)
 			left -= 16 * batch
 			start := time.Now()

@@ -297,7 +297,7 @@ func (s *side) runEvents(ctx context.Context) error {
 		s.events++
 		s.unacked++
 		if got != s.cq {
-			return fmt.Errorf("an event named another CQ (%v)", got.Context())
+			return fmt.Errorf("an event named another CQ (%v)", got.CQContext())
 		}
 		if err := got.AckEvents(1); err != nil {
 			return err

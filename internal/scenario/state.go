@@ -119,10 +119,10 @@ func (in *interp) snapshot() State {
 			attr, err := s.Query()
 			st.SRQs = append(st.SRQs, SRQState{Name: name, Len: s.Len(), MaxWR: attr.MaxWR, Limit: attr.SRQLimit, Broken: err != nil})
 		case "ctx":
-			q := in.obj.ctx[name].AsyncQueue()
+			c := in.obj.ctx[name]
 			a := AsyncState{Ctx: name, Pending: []string{}}
-			a.Read, a.Acked = q.Counts()
-			for _, ev := range q.Pending() {
+			a.Read, a.Acked = c.AsyncQueue().Counts()
+			for _, ev := range c.PendingAsyncEvents() {
 				a.Pending = append(a.Pending, in.describeAsync(ev))
 			}
 			st.Async = append(st.Async, a)

@@ -3,8 +3,9 @@ package cq
 import "github.com/verbsim/verbsim/verbs"
 
 // The names below are aliases of the verbs package, where these types and
-// constants now live (verbs holds the verbs vocabulary; this package the
-// engine). Existing code keeps compiling; new code should use verbs.
+// constants now live. This package holds only former names: the engine
+// moved to sim/internal. Existing code keeps compiling; new code should
+// use verbs.
 
 // WCExFlags is verbs.WCExFlags.
 type WCExFlags = verbs.WCExFlags

@@ -1,0 +1,139 @@
+package cq
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// Push adds a completion to c as the HCA does when a work request finishes,
+// and reports whether c overran. It is the producer side of the CQ: the
+// transport engine calls PushLocked; tests and tools may call Push to feed a
+// CQ directly (to drive an event loop without any QP, say).
+//
+// solicited says that the message behind a successful receive completion
+// carried the solicited-event bit (NOTIFY-04, NOTIFY-06); it is ignored for
+// successful send completions.
+//
+// In order:
+//   - If c is full, or already in its error state, the completion is not
+//     stored and c overruns (CQ-22): under OverrunError (the default) c enters
+//     its sticky error state and an IBV_EVENT_CQ_ERR naming c is raised on the
+//     async queue, again at every later overrun (CQ-23 reading A); under
+//     OverrunDrop only this completion is lost and the event raised (reading B,
+//     rxe); with IgnoreOverrun the completion is dropped silently. Push returns
+//     overrun true.
+//   - Otherwise the completion is stored, and then, if the pending request
+//     fires for it, c is disarmed and one event is queued on the channel
+//     (NOTIFY-01..05): after the completion is pollable, never before
+//     (NOTIFY-12).
+//
+// Pushing to a destroyed CQ returns EINVAL, and so does a completion whose
+// status, opcode or flags are no value of enum ibv_wc_status, ibv_wc_opcode
+// or ibv_wc_flags (see wc.Status.Valid and its siblings); nothing is stored
+// then. Push allocates nothing.
+func (c *CQ) Push(w wc.WC, solicited bool) (overrun bool, err error) {
+	if c == nil {
+		return false, errNil(verbPush)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.PushLocked(&w, solicited)
+}
+
+// PushLocked is Push for the engine, which holds the domain lock.
+//
+// Precondition: the domain lock is held.
+func (c *CQ) PushLocked(w *wc.WC, solicited bool) (overrun bool, err error) {
+	return c.PushWQELocked(w, solicited, nil, 0)
+}
+
+// PushWQELocked is PushLocked for a completion that retires work-queue
+// slots: when it is polled, r.RetireLocked(seq) is called under the domain
+// lock. If the push overruns, r is never called.
+//
+// Precondition: the domain lock is held.
+func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (overrun bool, err error) {
+	if c == nil || w == nil {
+		return false, errNil(verbPush)
+	}
+	if c.state != live {
+		return false, errDestroyed(verbPush)
+	}
+	if !w.Status.Valid() || !w.Opcode.Valid() || !w.WCFlags.Valid() {
+		return false, verr.Errorf(verbPush, syscall.EINVAL,
+			"status %d, opcode %d or wc_flags %#x is outside enum ibv_wc_status, ibv_wc_opcode or ibv_wc_flags",
+			uint32(w.Status), uint32(w.Opcode), uint32(w.WCFlags))
+	}
+	if c.n == c.cqe || c.overrun {
+		c.stats.Dropped++
+		if c.cfg.IgnoreOverrun {
+			return true, nil
+		}
+		if c.cfg.Overrun == OverrunError {
+			c.overrun = true
+		}
+		c.stats.Overruns++
+		if c.cfg.Trace != nil {
+			c.traceLocked(fmt.Sprintf("overrun: wr_id %#x lost", w.WRID), "CQ-22")
+		}
+		if c.async != nil {
+			if err := c.async.RaiseLocked(notify.EventCQErr, c, &c.tally, 0); err != nil {
+				return true, err
+			}
+		}
+		return true, nil
+	}
+	if c.n == len(c.ring) {
+		c.regrowLocked(min(2*len(c.ring), c.cqe))
+	}
+	tail := c.head + c.n
+	if tail >= len(c.ring) {
+		tail -= len(c.ring)
+	}
+	c.ring[tail] = entry{w: *w, r: r, seq: seq}
+	if c.cfg.Clock != nil {
+		c.ring[tail].ns = c.cfg.Clock()
+	}
+	c.n++
+	c.stats.Added++
+	if c.cfg.Trace != nil {
+		c.traceLocked(fmt.Sprintf("completion qp %#x wr_id %#x %s %s", w.QPNum, w.WRID, w.Status.Name(), w.Opcode.Name()), "")
+	}
+	if c.arm.Fires(w, solicited, c.cfg.Solicited) {
+		c.arm = notify.Disarmed
+		c.stats.ArmsFired++
+		if c.ch != nil {
+			c.ch.PushLocked(c, c.cfg.Context, &c.tally)
+			c.stats.EventsRaised++
+			if c.cfg.Trace != nil {
+				c.traceLocked("arm fired: event queued on the channel", "")
+			}
+		}
+	}
+	return false, nil
+}
+
+// Overrun reports whether c is in its error state after an overrun.
+func (c *CQ) Overrun() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.overrun
+}
+
+// Destroyed reports whether c has been destroyed (or is waiting for acks to
+// finish being destroyed).
+func (c *CQ) Destroyed() bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state != live
+}

@@ -1,0 +1,476 @@
+package qp
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// completeLocked retires the send WRs that have finished, oldest first
+// (CQ-18): a successful one produces a completion if it is signaled
+// (CQ-19, QP-05); a failed one always does (CQ-21) and takes the QP to its
+// error state, whose flush completes every later WR (FLUSH-03). An
+// unsignaled WR that succeeds produces nothing; the next signaled
+// completion covers it (CQ-20).
+func (q *QP) completeLocked() {
+	progress := false
+	for q.sq.done < q.tx.next && q.life == live {
+		e := q.sq.slot(q.sq.done)
+		if !e.fin {
+			break
+		}
+		if len(q.forced) > 0 {
+			e.status = q.takeForcedLocked(e.wr.WRID, false, e.status)
+		}
+		if e.status != wc.Success {
+			w := wc.WC{WRID: e.wr.WRID, Status: e.status, QPNum: q.num}
+			seq := q.sq.done
+			q.sq.done++
+			q.pushSendLocked(w, seq)
+			q.traceLocked("send WR failed", e.status.Name())
+			q.sendErrorLocked()
+			return
+		}
+		seq := q.sq.done
+		q.sq.done++
+		progress = true
+		if isRdAtomic(e.wr.Opcode) {
+			q.tx.rdInFlight--
+		}
+		if e.signaled {
+			op, _ := e.wr.Opcode.SendCompletion()
+			w := wc.WC{WRID: e.wr.WRID, Opcode: op, QPNum: q.num, ByteLen: uint32(e.msgLen())}
+			if q.cfg.Transport.SendWCImm && e.wr.Opcode.HasImm() {
+				w.WCFlags, w.ImmData = wc.WithImm, e.wr.Imm // WC-13 (B)
+			}
+			q.pushSendLocked(w, seq)
+		}
+	}
+	if q.tx.next == q.sq.done {
+		if h := q.cfg.Host; h != nil {
+			h.StopLocked(&q.timers[TimerRetry])
+		}
+	}
+	q.drainCheckLocked()
+	if progress && q.tx.next < q.sq.tail && !q.tx.halted && !q.tx.rnrWait {
+		q.scheduleLocked() // a FENCE or rd_atomic wait may be over
+	}
+}
+
+// pushSendLocked adds a send-side completion; an overrun applies CQ-24.
+//
+// The completion is passed by value and handed to the CQ from a buffer in
+// the QP, so that it does not escape to the heap: the CQ copies it.
+func (q *QP) pushSendLocked(w wc.WC, seq uint64) {
+	q.wcbuf = w
+	overrun, _ := q.init.SendCQ.PushWQELocked(&q.wcbuf, false, &q.sq, seq)
+	if overrun {
+		q.stats.CQOverruns++
+		if !q.cfg.Transport.OverrunSendIgnored {
+			q.SetErrorLocked() // CQ-24 (A)
+		}
+	}
+}
+
+// pushRecvLocked adds a receive completion and reports whether it overran
+// the CQ; an overrun moves the QP to ERR
+// under every reading (CQ-24). r is the receive queue, or nil for a WR
+// taken from an SRQ, whose slot is already free.
+func (q *QP) pushRecvLocked(w wc.WC, solicited bool, r Retirer, seq uint64) (overrun bool) {
+	q.wcbuf = w
+	overrun, _ = q.init.RecvCQ.PushWQELocked(&q.wcbuf, solicited, r, seq)
+	if overrun {
+		q.stats.CQOverruns++
+		q.SetErrorLocked()
+	}
+	return overrun
+}
+
+// sendErrorLocked moves the QP to the state a send error leads to: ERR for
+// RC (FLUSH-09), SQE for UD and UC unless the profile has no SQE
+// (FLUSH-10), flushing the send queue either way.
+func (q *QP) sendErrorLocked() {
+	if q.typ == RC || q.cfg.Transport.NoSQE || q.state == Err {
+		q.SetErrorLocked()
+		return
+	}
+	if q.state == SQE {
+		return
+	}
+	q.state = SQE
+	q.traceLocked("state SQE", "send error on a UD/UC QP (FLUSH-10)")
+	q.stopTimersLocked()
+	q.flushSendLocked()
+}
+
+func (q *QP) stopTimersLocked() {
+	if h := q.cfg.Host; h != nil {
+		h.StopLocked(&q.timers[TimerRetry])
+		h.StopLocked(&q.timers[TimerRNR])
+	}
+}
+
+// drainCheckLocked ends an SQD drain when nothing is in flight: SQ_DRAINED
+// is raised if it was asked for (ASYNC-13).
+func (q *QP) drainCheckLocked() {
+	if q.state != SQD || !q.tx.drainOwed || q.tx.assigned != q.sq.done {
+		return
+	}
+	q.tx.drainOwed = false
+	if q.cfg.Async != nil {
+		q.cfg.Async.RaiseLocked(notify.EventSQDrained, q, &q.tally, 0)
+	}
+}
+
+// drainingLocked reports whether an SQD drain is in progress: WRs that had
+// started (been given PSNs) have not completed, including one waiting for
+// its RNR retry (QP-23, QP-39).
+func (q *QP) drainingLocked() bool { return q.state == SQD && q.tx.assigned > q.sq.done }
+
+// ackLocked marks finished every WR whose last PSN is at or before psn,
+// unless it waits for response data. A READ or atomic that an ACK passes
+// without its response lost that response: the requester goes back to it.
+func (q *QP) ackLocked(psn uint32) (progress bool) {
+	for seq := q.sq.done; seq < q.tx.next; seq++ {
+		e := q.sq.slot(seq)
+		if e.fin {
+			continue
+		}
+		last := psnAdd(e.psn, e.npkts-1)
+		if psnDiff(last, psn) > 0 {
+			break
+		}
+		if isRdAtomic(e.wr.Opcode) {
+			q.impliedNAKLocked(e)
+			break
+		}
+		e.fin = true
+		progress = true
+	}
+	return progress
+}
+
+// impliedNAKLocked handles an acknowledgement beyond e, a READ or atomic
+// still waiting for its response: the response was lost (an implied NAK),
+// and asking for it again is a retry, which spends retry_cnt as an ACK
+// timeout does (XFER-10). One retry is started per round: until an ACK or
+// response moves things on, or the ACK timer fires, further implied NAKs
+// belong to the retry under way and are ignored, as rxe's completer
+// ignores them while its retry is started. Without that, a response lost
+// every time would have requester and responder exchange packets at one
+// tick for ever, inside one verb.
+func (q *QP) impliedNAKLocked(e *wqe) {
+	t := &q.tx
+	if t.impliedNAK {
+		return
+	}
+	t.impliedNAK = true
+	if !(q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7) {
+		if t.retryLeft == 0 {
+			q.traceLocked("retries exhausted", "implied NAK: READ/atomic response lost (XFER-10)")
+			q.failLocked(wc.RetryExcErr)
+			return
+		}
+		t.retryLeft--
+	}
+	q.traceLocked("implied NAK", "READ/atomic response lost; asked again (XFER-10)")
+	q.rewindLocked(e.psn)
+	q.scheduleLocked()
+}
+
+// ReceiveLocked handles a packet that the engine delivers to q: a request
+// for the responder, or an ACK or response for the requester.
+//
+// Precondition: the domain lock is held.
+func (q *QP) ReceiveLocked(p *Packet) {
+	if q == nil || p == nil || q.life != live || q.cfg.Host == nil {
+		return
+	}
+	switch p.Kind {
+	case PktSend, PktWrite, PktReadReq, PktAtomic:
+		q.respondLocked(p)
+	default:
+		q.completerLocked(p)
+	}
+}
+
+// completerLocked handles ACKs, NAKs and responses at an RC requester.
+func (q *QP) completerLocked(p *Packet) {
+	if q.typ != RC || (q.state != RTS && q.state != SQD) {
+		return
+	}
+	if p.SrcQPN != q.attr.DestQPNum {
+		return // XFER-27
+	}
+	t := &q.tx
+	switch p.Kind {
+	case PktAck:
+		if p.Syndrome != SynACK && psnDiff(p.PSN, q.ackedPSNLocked()) < 0 {
+			q.traceLocked("stale NAK ignored", "its PSN is already acknowledged")
+			return
+		}
+		switch p.Syndrome {
+		case SynACK:
+			if q.ackLocked(p.PSN) {
+				q.progressLocked()
+			}
+		case SynSeqErr:
+			q.ackLocked(psnAdd(p.PSN, psnMask)) // everything before p.PSN
+			q.rewindLocked(p.PSN)
+			q.scheduleLocked()
+		case SynRNR:
+			q.ackLocked(psnAdd(p.PSN, psnMask))
+			if t.rnrLeft == 0 {
+				q.failLocked(wc.RNRRetryExcErr)
+				break
+			}
+			if t.rnrLeft != 7 {
+				t.rnrLeft--
+			}
+			q.rewindLocked(p.PSN)
+			t.rnrWait = true
+			q.traceLocked("RNR wait", "XFER-07/08: the responder's min_rnr_timer")
+			q.cfg.Host.StopLocked(&q.timers[TimerRetry])
+			q.cfg.Host.ArmLocked(&q.timers[TimerRNR], RNRTicks(p.RNRTimer))
+		default:
+			q.ackLocked(psnAdd(p.PSN, psnMask))
+			st := wc.RemInvReqErr
+			switch p.Syndrome {
+			case SynRemAccess:
+				st = wc.RemAccessErr
+			case SynRemOp:
+				st = wc.RemOpErr
+			}
+			q.failLocked(st)
+		}
+	case PktReadResp, PktAtomicAck:
+		q.responseLocked(p)
+	}
+	q.completeLocked()
+}
+
+// ackedPSNLocked returns the first PSN of the oldest unfinished WR.
+func (q *QP) ackedPSNLocked() uint32 {
+	for seq := q.sq.done; seq < q.tx.next; seq++ {
+		if e := q.sq.slot(seq); !e.fin {
+			return e.psn
+		}
+	}
+	return q.tx.psn
+}
+
+// progressLocked restores the retry budgets and restarts the ACK timer
+// after an ACK or response moved things on.
+func (q *QP) progressLocked() {
+	q.tx.retryLeft, q.tx.rnrLeft = q.attr.RetryCnt, q.attr.RNRRetry
+	q.tx.impliedNAK = false
+	h := q.cfg.Host
+	h.StopLocked(&q.timers[TimerRetry])
+	if q.tx.next > q.sq.done && q.attr.Timeout != 0 {
+		h.ArmLocked(&q.timers[TimerRetry], TimeoutTicks(q.attr.Timeout))
+	}
+}
+
+// responseLocked places READ response data and atomic results.
+func (q *QP) responseLocked(p *Packet) {
+	for seq := q.sq.done; seq < q.tx.next; seq++ {
+		e := q.sq.slot(seq)
+		if e.fin || !isRdAtomic(e.wr.Opcode) {
+			continue
+		}
+		if psnAdd(e.psn, e.got) != p.PSN {
+			// Not the response this WR waits for next: a duplicate or one
+			// after a loss. Lost data is asked for again on timeout.
+			if psnDiff(p.PSN, e.psn) >= 0 && psnDiff(p.PSN, psnAdd(e.psn, e.npkts-1)) <= 0 {
+				return
+			}
+			continue
+		}
+		// Everything before this WR is implicitly acknowledged.
+		if q.ackLocked(psnAdd(e.psn, psnMask)) {
+			q.progressLocked()
+		}
+		if p.Kind == PktAtomicAck {
+			var b [8]byte
+			binary.NativeEndian.PutUint64(b[:], p.Orig)
+			if !q.scatterSendLocked(e, 0, b[:]) {
+				// Only under XFER-31 B: the remote has executed.
+				e.status = wc.LocProtErr
+			}
+			e.fin = true
+		} else {
+			mtu := uint64(q.mtuLocked())
+			if !q.scatterSendLocked(e, uint64(e.got)*mtu, p.Payload) {
+				e.status, e.fin = wc.LocProtErr, true
+				return
+			}
+			e.got++
+			if e.got == e.npkts {
+				e.fin = true
+			}
+		}
+		q.progressLocked()
+		return
+	}
+}
+
+// scatterSendLocked writes READ or atomic result bytes at offset off of e's
+// local SGEs, which must grant LOCAL_WRITE (MR-03).
+func (q *QP) scatterSendLocked(e *wqe, off uint64, src []byte) bool {
+	return scatter(q.cfg.Host, q.cfg.PD, e.wr.SGList, off, src)
+}
+
+// scatter writes src at offset off of the buffer an SGE list describes.
+func scatter(h Host, pd any, sges []SGE, off uint64, src []byte) bool {
+	for _, s := range sges {
+		if len(src) == 0 {
+			return true
+		}
+		if off >= uint64(s.Length) {
+			off -= uint64(s.Length)
+			continue
+		}
+		b, ok := h.LocalLocked(pd, s, true)
+		if !ok {
+			return false
+		}
+		n := copy(b[off:], src)
+		src = src[n:]
+		off = 0
+	}
+	return len(src) == 0
+}
+
+// failLocked completes the oldest unfinished WR with st; the QP goes to
+// ERR when the completer reaches it (FLUSH-03). An RNR or a NAK names the
+// oldest unacknowledged PSN, which belongs to that WR.
+func (q *QP) failLocked(st wc.Status) {
+	for seq := q.sq.done; seq < q.tx.next; seq++ {
+		e := q.sq.slot(seq)
+		if e.fin {
+			continue
+		}
+		e.status, e.fin = st, true
+		q.tx.halted = true
+		return
+	}
+}
+
+// rewindLocked makes the requester transmit again from psn (go-back-N):
+// from the oldest unfinished WR, and within it from psn when psn falls in
+// a SEND or WRITE. A READ or atomic is always asked for again whole.
+func (q *QP) rewindLocked(psn uint32) {
+	for seq := q.sq.done; seq < q.tx.next; seq++ {
+		e := q.sq.slot(seq)
+		if e.fin {
+			continue
+		}
+		q.tx.next, q.tx.nextPkt = seq, 0
+		if d := psnDiff(psn, e.psn); d > 0 && d < int32(e.npkts) && !isRdAtomic(e.wr.Opcode) {
+			q.tx.nextPkt = uint32(d)
+		}
+		return
+	}
+}
+
+// TimerLocked handles the expiry of one of q's timers (the engine calls
+// it).
+//
+// Precondition: the domain lock is held.
+func (q *QP) TimerLocked(k TimerKind) {
+	if q == nil || q.life != live || q.typ != RC || (q.state != RTS && q.state != SQD) {
+		return
+	}
+	t := &q.tx
+	switch k {
+	case TimerRNR:
+		t.rnrWait = false
+		q.traceLocked("RNR timer fired", "retry the message (XFER-07)")
+		q.RunLocked()
+	case TimerRetry:
+		if t.next == q.sq.done {
+			return
+		}
+		infinite := q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7
+		if t.retryLeft == 0 && !infinite {
+			q.traceLocked("retries exhausted", "XFER-10")
+			q.failLocked(wc.RetryExcErr)
+			q.completeLocked()
+			return
+		}
+		if !infinite {
+			t.retryLeft--
+		}
+		t.impliedNAK = false
+		q.traceLocked("ACK timeout", "retransmit (XFER-10)")
+		q.rewindLocked(q.ackedPSNLocked())
+		q.RunLocked()
+	}
+}
+
+// forcedStatus is a fault: the completion of the WR with wrid gets status.
+type forcedStatus struct {
+	wrid   uint64
+	recv   bool
+	status wc.Status
+}
+
+// ForceStatusLocked makes the next completion of the send WR (or, with
+// recv, the receive WR) whose wr_id is wrID complete with st instead of
+// succeeding, as if the adapter had failed it: the QP then goes to its
+// error state as for any failed WR, and the rest of the queue is flushed.
+// It is the "forced completion status" fault; st must not be Success.
+// The fault is spent by that next completion whatever it is: if the WR
+// fails on its own or is flushed, it keeps its own status and the fault is
+// gone. Moving the QP to RESET forgets every fault not yet spent.
+//
+// Precondition: the domain lock is held.
+func (q *QP) ForceStatusLocked(wrID uint64, recv bool, st wc.Status) {
+	if q == nil {
+		return
+	}
+	q.forced = append(q.forced, forcedStatus{wrid: wrID, recv: recv, status: st})
+}
+
+// takeForcedLocked spends the forced status of wrid, if there is one, on a
+// completion whose own status is st, and returns the status the completion
+// gets: the forced one if st is Success, st otherwise.
+func (q *QP) takeForcedLocked(wrid uint64, recv bool, st wc.Status) wc.Status {
+	for i, f := range q.forced {
+		if f.wrid == wrid && f.recv == recv {
+			q.forced = append(q.forced[:i], q.forced[i+1:]...)
+			if st != wc.Success {
+				q.traceLocked(fmt.Sprintf("forced status %s on wr_id %#x not applied", f.status.Name(), wrid),
+					"the WR completed with "+st.Name()+" first")
+				return st
+			}
+			q.traceLocked(fmt.Sprintf("forced status %s on wr_id %#x", f.status.Name(), wrid), "fault: forced status")
+			return f.status
+		}
+	}
+	return st
+}
+
+// forgetForcedLocked drops every forced status not yet spent (RESET).
+func (q *QP) forgetForcedLocked() {
+	if len(q.forced) > 0 {
+		q.traceLocked(fmt.Sprintf("%d forced status(es) forgotten", len(q.forced)), "RESET")
+		q.forced = q.forced[:0]
+	}
+}
+
+// FatalLocked is the catastrophic work-queue error of ASYNC-08: the QP goes
+// to ERR, flushing both queues, and IBV_EVENT_QP_FATAL names it (unless the
+// profile raises no QP events, as rxe, ASYNC-11).
+//
+// Precondition: the domain lock is held.
+func (q *QP) FatalLocked() {
+	if q == nil || q.life != live || q.state == Err {
+		return
+	}
+	q.traceLocked("fatal error", "fault: QP_FATAL (ASYNC-08)")
+	q.raiseLocked(notify.EventQPFatal)
+	q.SetErrorLocked()
+}

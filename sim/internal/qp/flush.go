@@ -1,0 +1,65 @@
+package qp
+
+import (
+	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// flushLocked completes every outstanding work request of both queues with
+// IBV_WC_WR_FLUSH_ERR, each on its own queue's CQ, in posting order and after
+// the ones already completed (FLUSH-01, FLUSH-02), unsignaled ones included
+// (FLUSH-04). Only wr_id, status, qp_num and vendor_err are meaningful in a
+// flush completion (FLUSH-06); verbsim leaves the opcode 0, as rxe does.
+//
+// For the solicited-only arm, receive flushes count as solicited and send
+// flushes do not: that is rxe's marking (NOTIFY-05 reading B); under the
+// default reading every unsuccessful completion fires anyway.
+//
+// A QP on an SRQ flushes only what it owns: the SRQ's WRs stay for the other
+// QPs (FLUSH-07), and IBV_EVENT_QP_LAST_WQE_REACHED tells the application
+// that this QP will take no more of them (ASYNC-14).
+func (q *QP) flushLocked() {
+	q.flushQueueLocked(&q.sq, q.init.SendCQ, false)
+	if q.rx.wqe && q.init.SRQ != nil {
+		// The SRQ WR this QP had taken for a message in progress.
+		w := wc.WC{WRID: q.rx.srqWRID, Status: wc.WRFlushErr, QPNum: q.num}
+		q.init.RecvCQ.PushWQELocked(&w, true, nil, 0)
+		q.stats.RecvFlushed++
+	}
+	q.rx.wqe, q.rx.inMsg = false, false
+	q.flushQueueLocked(&q.rq, q.init.RecvCQ, true)
+	if q.init.SRQ != nil && !q.lastWQE && q.cfg.Async != nil {
+		q.lastWQE = true
+		q.cfg.Async.RaiseLocked(notify.EventQPLastWQEReached, q, &q.tally, 0)
+	}
+}
+
+// flushSendLocked flushes only the send queue (SQE, and posts in SQE).
+func (q *QP) flushSendLocked() { q.flushQueueLocked(&q.sq, q.init.SendCQ, false) }
+
+func (q *QP) flushQueueLocked(w *wq, c CQ, recv bool) {
+	if !recv {
+		q.tx.next, q.tx.assigned, q.tx.nextPkt = w.tail, w.tail, 0
+		q.tx.rdInFlight, q.tx.halted = 0, false
+	}
+	for ; w.done < w.tail; w.done++ {
+		e := w.slot(w.done)
+		if len(q.forced) > 0 {
+			q.takeForcedLocked(e.wr.WRID, recv, wc.WRFlushErr)
+		}
+		comp := wc.WC{WRID: e.wr.WRID, Status: wc.WRFlushErr, QPNum: q.num}
+		overrun, _ := c.PushWQELocked(&comp, recv, w, w.done)
+		if overrun {
+			// The completion is lost (CQ-22). Under QP-29 reading A its slot
+			// stays occupied until a later completion of the queue is
+			// polled or the QP is reset, which is what a lost completion
+			// means; under reading B the flush has freed it.
+			q.stats.CQOverruns++
+		}
+		if recv {
+			q.stats.RecvFlushed++
+		} else {
+			q.stats.SendFlushed++
+		}
+	}
+}

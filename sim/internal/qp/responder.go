@@ -1,0 +1,590 @@
+package qp
+
+import (
+	"encoding/binary"
+
+	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// grhLen is the size of the Global Routing Header that starts every UD
+// receive buffer (XFER-21).
+const grhLen = 40
+
+// maxRDMALen is the largest RDMA length a responder accepts (XFER-23).
+const maxRDMALen = 1 << 31
+
+// respondLocked handles an incoming request. Only a QP in RTR, RTS, SQD or
+// SQE takes packets; in RESET, INIT and ERR they vanish without an answer
+// (XFER-28, FLUSH-11).
+func (q *QP) respondLocked(p *Packet) {
+	switch q.state {
+	case RTR, RTS, SQD, SQE:
+	default:
+		q.traceLocked("packet dropped", "the QP is not receiving (XFER-28)")
+		return
+	}
+	if p.Transport != q.typ {
+		return
+	}
+	if q.typ == UD {
+		q.udReceiveLocked(p)
+		return
+	}
+	if p.SrcQPN != q.attr.DestQPNum || (!p.Global && p.SLID != q.attr.AHAttr.DLID) {
+		q.traceLocked("packet ignored", "not from the connected peer (XFER-27)")
+		return
+	}
+	if q.state == RTR && !q.rx.commEst {
+		q.rx.commEst = true // ASYNC-12: the first packet in RTR
+		q.raiseLocked(notify.EventCommEst)
+	}
+	if q.typ == UC {
+		q.ucReceiveLocked(p)
+		return
+	}
+	d := psnDiff(p.PSN, q.rx.epsn)
+	switch {
+	case d < 0:
+		q.duplicateLocked(p)
+		return
+	case d > 0:
+		if !q.rx.nakSent {
+			q.rx.nakSent = true
+			q.nakLocked(p, SynSeqErr, q.rx.epsn)
+		}
+		return
+	}
+	q.rx.nakSent = false
+	switch p.Kind {
+	case PktSend:
+		q.rcSendLocked(p)
+	case PktWrite:
+		q.rcWriteLocked(p)
+	case PktReadReq:
+		if !q.remoteOKLocked(p, AccessRemoteRead) {
+			return
+		}
+		q.readResponsesLocked(p)
+		q.rx.epsn = psnAdd(q.rx.epsn, q.readPackets(p.DMALen))
+	case PktAtomic:
+		q.atomicLocked(p)
+	}
+}
+
+// raiseLocked raises a QP async event unless the profile has none
+// (ASYNC-11).
+func (q *QP) raiseLocked(t notify.EventType) {
+	if q.cfg.Transport.NoQPEvents || q.cfg.Async == nil {
+		return
+	}
+	q.cfg.Async.RaiseLocked(t, q, &q.tally, 0)
+}
+
+// nakLocked answers req with an ACK-kind packet: syndrome syn (an ACK
+// or a NAK) and PSN psn.
+func (q *QP) nakLocked(req *Packet, syn Syndrome, psn uint32) {
+	h := q.cfg.Host
+	a := h.NewPacketLocked()
+	a.reply(req, q.attr.PortNum, PktAck)
+	a.Syndrome, a.PSN = syn, psn
+	if syn == SynRNR {
+		a.RNRTimer = q.attr.MinRNRTimer
+	}
+	h.SendLocked(q, a)
+}
+
+// takeRecvLocked holds the oldest receive WR for an incoming message
+// (XFER-01): the head of the receive queue, or one taken from the SRQ
+// (SRQ-08). It reports false when there is none.
+func (q *QP) takeRecvLocked() bool {
+	if q.rx.wqe {
+		return true
+	}
+	if s := q.init.SRQ; s != nil {
+		wrid, sges, ok := s.TakeLocked(q.rx.srqSGE[:0])
+		if !ok {
+			return false
+		}
+		q.rx.srqWRID, q.rx.srqSGE, q.rx.wqe = wrid, sges, true
+		return true
+	}
+	if q.rq.outstanding() == 0 {
+		return false
+	}
+	q.rx.wqe = true
+	return true
+}
+
+// recvSGEs returns the scatter list of the held receive WR.
+func (q *QP) recvSGEs() ([]SGE, uint64) {
+	if q.init.SRQ != nil {
+		return q.rx.srqSGE, q.rx.srqWRID
+	}
+	e := q.rq.slot(q.rq.done)
+	return e.wr.SGList, e.wr.WRID
+}
+
+// completeRecvLocked completes the held receive WR with w. It reports
+// whether the completion overran the receive CQ, which leaves the QP in ERR
+// (CQ-24): an RC responder must then not acknowledge the message.
+func (q *QP) completeRecvLocked(w *wc.WC, solicited bool) (overrun bool) {
+	_, w.WRID = q.recvSGEs()
+	w.QPNum = q.num
+	q.rx.wqe = false
+	if len(q.forced) > 0 {
+		if st := q.takeForcedLocked(w.WRID, true, w.Status); st != w.Status {
+			*w = wc.WC{WRID: w.WRID, Status: st, QPNum: q.num}
+			defer q.SetErrorLocked()
+		}
+	}
+	if q.init.SRQ != nil {
+		return q.pushRecvLocked(*w, solicited, nil, 0)
+	}
+	seq := q.rq.done
+	q.rq.done++
+	return q.pushRecvLocked(*w, solicited, &q.rq, seq)
+}
+
+// ackReceivedLocked acknowledges p, the last packet of a message that
+// completed a receive WR, unless that completion overran the CQ: the QP is
+// then in ERR, and a QP in ERR answers nothing (FLUSH-11), so the requester
+// retries and fails as it would against a dead peer. Soft-RoCE does the
+// same: its responder posts the completion before it acknowledges, and a
+// failed post takes its error path with no ACK.
+func (q *QP) ackReceivedLocked(p *Packet, overrun bool) {
+	if overrun {
+		q.traceLocked("no ACK", "the receive completion overran the CQ; the QP is in ERR (CQ-24, FLUSH-11)")
+		return
+	}
+	q.nakLocked(p, SynACK, p.PSN)
+}
+
+// responderErrorLocked answers a bad request: a NAK with syn, the held
+// receive WR (if any) completed with recvStatus, the event ev (unless the
+// profile raises none) and the QP in ERR (FLUSH-12, XFER-15).
+func (q *QP) responderErrorLocked(p *Packet, syn Syndrome, recvStatus wc.Status, ev notify.EventType, why string) {
+	q.traceLocked("responder error "+syn.String(), why)
+	q.nakLocked(p, syn, p.PSN)
+	if q.rx.wqe && recvStatus != wc.Success {
+		// Solicited only if the packet carried the SE bit: what a
+		// solicited-only arm under NOTIFY-05 reading B looks at.
+		w := wc.WC{Status: recvStatus}
+		q.completeRecvLocked(&w, p.SE)
+	}
+	q.raiseLocked(ev)
+	q.SetErrorLocked()
+}
+
+// recvPD is the protection domain a held receive WR's scatter list is
+// checked against (SRQ-12): the SRQ's, for a WR taken from an SRQ, as the
+// IBTA has it; the QP's under the rxe reading, whose responder checks every
+// receive against the QP's PD; and the QP's for its own receive queue.
+func (q *QP) recvPD() any {
+	if s := q.init.SRQ; s != nil && !q.cfg.Transport.SRQRecvQPPD {
+		return s.PD()
+	}
+	return q.cfg.PD
+}
+
+// placeRecvLocked scatters payload at the current offset of the held
+// receive WR. It returns the failure status, or Success.
+func (q *QP) placeRecvLocked(payload []byte, at uint64) wc.Status {
+	sges, _ := q.recvSGEs()
+	if at+uint64(len(payload)) > Length(sges) {
+		if q.cfg.Transport.RecvTooSmallRemInvReq {
+			return wc.RemInvReqErr
+		}
+		return wc.LocLenErr
+	}
+	if !scatter(q.cfg.Host, q.recvPD(), sges, at, payload) {
+		if q.cfg.Transport.RecvProtQPOp {
+			return wc.LocQPOpErr
+		}
+		return wc.LocProtErr
+	}
+	return wc.Success
+}
+
+// rcSendLocked receives one packet of a SEND on an RC QP.
+func (q *QP) rcSendLocked(p *Packet) {
+	r := &q.rx
+	if p.First {
+		if !q.takeRecvLocked() {
+			r.nakSent = true
+			q.traceLocked("RNR NAK", "no receive WR (XFER-07)")
+			q.nakLocked(p, SynRNR, p.PSN)
+			return
+		}
+		r.inMsg, r.off = true, 0
+	}
+	if !r.inMsg {
+		q.responderErrorLocked(p, SynInvReq, wc.Success, notify.EventQPReqErr, "a middle packet without a first")
+		return
+	}
+	switch st := q.placeRecvLocked(p.Payload, uint64(r.off)); st {
+	case wc.Success:
+	case wc.LocLenErr, wc.RemInvReqErr:
+		q.responderErrorLocked(p, SynInvReq, st, notify.EventQPReqErr, "the message does not fit the receive WR (XFER-05)")
+		return
+	default:
+		q.responderErrorLocked(p, SynRemOp, st, notify.EventQPAccessErr, "bad SGE in the receive WR (XFER-16)")
+		return
+	}
+	r.off += uint32(len(p.Payload))
+	r.epsn = psnAdd(r.epsn, 1)
+	if !p.Last {
+		return
+	}
+	w := wc.WC{Opcode: wc.Recv, ByteLen: r.off, SrcQP: p.SrcQPN}
+	switch p.Op {
+	case wc.WRSendWithImm:
+		w.WCFlags, w.ImmData = wc.WithImm, p.Imm
+	case wc.WRSendWithInv:
+		if !q.cfg.Host.InvalidateLocked(q.cfg.PD, p.Imm) {
+			q.responderErrorLocked(p, SynInvReq, wc.LocQPOpErr, notify.EventQPReqErr, "SEND_WITH_INV names no MR of the PD (XFER-29)")
+			return
+		}
+		w.WCFlags, w.ImmData = wc.WithInv, p.Imm
+	}
+	r.inMsg = false
+	q.ackReceivedLocked(p, q.completeRecvLocked(&w, p.SE))
+}
+
+// remoteOKLocked checks an RDMA or atomic request against the QP's access
+// flags (XFER-14 level 1: REM_INV_REQ_ERR) and the rkey (level 2:
+// REM_ACCESS_ERR). A zero-length request needs no valid rkey (XFER-24).
+func (q *QP) remoteOKLocked(p *Packet, need AccessFlags) bool {
+	if q.attr.QPAccessFlags&need == 0 {
+		q.responderErrorLocked(p, SynInvReq, wc.Success, notify.EventQPReqErr, "the QP's access flags do not allow it (XFER-14)")
+		return false
+	}
+	if (p.Kind == PktReadReq || p.Kind == PktAtomic) && q.attr.MaxDestRDAtomic == 0 {
+		q.responderErrorLocked(p, SynInvReq, wc.Success, notify.EventQPReqErr, "max_dest_rd_atomic is 0 (QP-40)")
+		return false
+	}
+	if p.DMALen > maxRDMALen {
+		q.responderErrorLocked(p, SynInvReq, wc.Success, notify.EventQPReqErr, "RDMA length above 2^31 (XFER-23)")
+		return false
+	}
+	if p.Kind == PktAtomic && p.RemoteAddr%8 != 0 {
+		q.responderErrorLocked(p, SynInvReq, wc.Success, notify.EventQPReqErr, "misaligned atomic (XFER-17)")
+		return false
+	}
+	n := p.DMALen
+	if p.Kind == PktAtomic {
+		n = 8
+	}
+	if n == 0 {
+		return true
+	}
+	if _, ok := q.cfg.Host.RemoteLocked(q, q.cfg.PD, p.RKey, p.RemoteAddr, n, need); !ok {
+		q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), notify.EventQPAccessErr, "rkey, range or MR rights (XFER-14)")
+		return false
+	}
+	return true
+}
+
+// badRKeyRecvLocked decides what becomes of the receive WR of an RDMA WRITE
+// WITH IMMEDIATE that fails its rkey check at packet p (XFER-30): it takes
+// the receive WR and returns the status to complete it with, or returns
+// Success when no receive WR is to be completed (the QP's error then
+// flushes it). Under the man-page reading the message consumes a receive
+// WR from its first packet and the error is LOC_ACCESS_ERR; soft-RoCE takes
+// the receive WR only at the packet that carries the immediate and reports
+// REM_ACCESS_ERR, so a longer message's receive is flushed.
+func (q *QP) badRKeyRecvLocked(p *Packet) wc.Status {
+	if p.Kind != PktWrite || p.Op != wc.WRRDMAWriteWithImm {
+		return wc.Success
+	}
+	st := wc.LocAccessErr
+	if q.cfg.Transport.WriteImmRKeyRemAccess {
+		if !p.Last {
+			return wc.Success
+		}
+		st = wc.RemAccessErr
+	}
+	if !q.takeRecvLocked() {
+		return wc.Success
+	}
+	return st
+}
+
+// rcWriteLocked receives one packet of an RDMA WRITE on an RC QP.
+func (q *QP) rcWriteLocked(p *Packet) {
+	r := &q.rx
+	if p.First {
+		if !q.remoteOKLocked(p, AccessRemoteWrite) {
+			return
+		}
+		r.inMsg, r.off = true, 0
+		r.wAddr, r.wRKey, r.wLen = p.RemoteAddr, p.RKey, p.DMALen
+	}
+	if !r.inMsg {
+		q.responderErrorLocked(p, SynInvReq, wc.Success, notify.EventQPReqErr, "a middle packet without a first")
+		return
+	}
+	imm := p.Last && p.Op == wc.WRRDMAWriteWithImm
+	if imm && !q.takeRecvLocked() {
+		r.nakSent = true
+		q.traceLocked("RNR NAK", "WRITE_WITH_IMM without a receive WR (XFER-12)")
+		q.nakLocked(p, SynRNR, p.PSN)
+		return
+	}
+	if len(p.Payload) > 0 {
+		b, ok := q.cfg.Host.RemoteLocked(q, q.cfg.PD, r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
+		if !ok {
+			q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), notify.EventQPAccessErr, "the target MR went away (MR-07)")
+			return
+		}
+		copy(b, p.Payload)
+	}
+	r.off += uint32(len(p.Payload))
+	r.epsn = psnAdd(r.epsn, 1)
+	if !p.Last {
+		return
+	}
+	r.inMsg = false
+	overrun := false
+	if imm {
+		w := wc.WC{Opcode: wc.RecvRDMAWithImm, ByteLen: r.wLen, WCFlags: wc.WithImm, ImmData: p.Imm, SrcQP: p.SrcQPN}
+		overrun = q.completeRecvLocked(&w, p.SE)
+	}
+	q.ackReceivedLocked(p, overrun)
+}
+
+// readPackets is the number of response packets (and PSNs) of a READ of n
+// bytes.
+func (q *QP) readPackets(n uint32) uint32 {
+	mtu := uint32(q.mtuLocked())
+	return max(1, (n+mtu-1)/mtu)
+}
+
+// readResponsesLocked sends the responses of a READ request, reading the
+// target memory now.
+func (q *QP) readResponsesLocked(req *Packet) {
+	h := q.cfg.Host
+	mtu := q.mtuLocked()
+	n := q.readPackets(req.DMALen)
+	for i := uint32(0); i < n; i++ {
+		off := i * mtu
+		size := min(mtu, req.DMALen-off)
+		var src []byte
+		if size > 0 {
+			b, ok := h.RemoteLocked(q, q.cfg.PD, req.RKey, req.RemoteAddr+uint64(off), size, AccessRemoteRead)
+			if !ok {
+				q.responderErrorLocked(req, SynRemAccess, wc.Success, notify.EventQPAccessErr, "the READ target went away (MR-07)")
+				return
+			}
+			src = b
+		}
+		a := h.NewPacketLocked()
+		a.reply(req, q.attr.PortNum, PktReadResp)
+		a.PSN = psnAdd(req.PSN, i)
+		a.First, a.Last = i == 0, i == n-1
+		a.Payload = append(a.Payload[:0], src...)
+		h.SendLocked(q, a)
+	}
+}
+
+// atomicLocked executes an atomic (XFER-17) on the 8 bytes at the target,
+// in host byte order, and answers with the value found there.
+func (q *QP) atomicLocked(p *Packet) {
+	if !q.remoteOKLocked(p, AccessRemoteAtomic) {
+		return
+	}
+	b, _ := q.cfg.Host.RemoteLocked(q, q.cfg.PD, p.RKey, p.RemoteAddr, 8, AccessRemoteAtomic)
+	orig := binary.NativeEndian.Uint64(b)
+	switch p.Op {
+	case wc.WRAtomicCmpAndSwp:
+		if orig == p.CompareAdd {
+			binary.NativeEndian.PutUint64(b, p.Swap)
+		}
+	case wc.WRAtomicFetchAndAdd:
+		binary.NativeEndian.PutUint64(b, orig+p.CompareAdd)
+	}
+	r := &q.rx
+	if r.atomics == nil {
+		r.atomics = make([]atomicResult, atomicRing)
+	}
+	r.atomics[r.atomicN%len(r.atomics)] = atomicResult{psn: p.PSN, orig: orig, ok: true}
+	r.atomicN++
+	r.epsn = psnAdd(r.epsn, 1)
+	q.atomicAckLocked(p, orig)
+}
+
+func (q *QP) atomicAckLocked(req *Packet, orig uint64) {
+	h := q.cfg.Host
+	a := h.NewPacketLocked()
+	a.reply(req, q.attr.PortNum, PktAtomicAck)
+	a.PSN, a.Orig = req.PSN, orig
+	h.SendLocked(q, a)
+}
+
+// duplicateLocked answers a request the responder has already executed
+// (XFER-25): a READ is executed again, an atomic's saved result is sent
+// again (never executed twice), and a SEND or WRITE is acknowledged.
+func (q *QP) duplicateLocked(p *Packet) {
+	q.traceLocked("duplicate", "already executed; answered, not redone (XFER-25)")
+	switch p.Kind {
+	case PktReadReq:
+		if q.attr.QPAccessFlags&AccessRemoteRead != 0 {
+			q.readResponsesLocked(p)
+		}
+	case PktAtomic:
+		for _, a := range q.rx.atomics {
+			if a.ok && a.psn == p.PSN {
+				q.atomicAckLocked(p, a.orig)
+				return
+			}
+		}
+	default:
+		if p.Last {
+			q.nakLocked(p, SynACK, psnAdd(q.rx.epsn, psnMask))
+		}
+	}
+}
+
+// ucReceiveLocked receives a UC packet. UC has no ACKs: a lost packet, a
+// missing receive WR, a message too long or a bad target drops the whole
+// message silently (XFER-09, XFER-26), and the receive WR stays posted.
+func (q *QP) ucReceiveLocked(p *Packet) {
+	r := &q.rx
+	switch d := psnDiff(p.PSN, r.epsn); {
+	case d < 0:
+		q.traceLocked("UC duplicate dropped", "its PSN is behind the expected one")
+		return
+	case d > 0:
+		r.inMsg = false // packets were lost: the message in progress is gone
+	}
+	r.epsn = psnAdd(p.PSN, 1)
+	if p.First {
+		r.inMsg, r.off = false, 0
+		switch p.Kind {
+		case PktSend:
+			if !q.takeRecvLocked() {
+				q.traceLocked("UC message dropped", "no receive WR (XFER-09)")
+				return
+			}
+		case PktWrite:
+			if q.attr.QPAccessFlags&AccessRemoteWrite == 0 {
+				q.traceLocked("UC message dropped", "the QP's access flags (XFER-14)")
+				return
+			}
+			if p.DMALen > 0 {
+				if _, ok := q.cfg.Host.RemoteLocked(q, q.cfg.PD, p.RKey, p.RemoteAddr, p.DMALen, AccessRemoteWrite); !ok {
+					q.traceLocked("UC message dropped", "rkey or range (XFER-14)")
+					return
+				}
+			}
+			r.wAddr, r.wRKey, r.wLen = p.RemoteAddr, p.RKey, p.DMALen
+		default:
+			return
+		}
+		r.inMsg = true
+	}
+	if !r.inMsg {
+		return
+	}
+	switch p.Kind {
+	case PktSend:
+		if st := q.placeRecvLocked(p.Payload, uint64(r.off)); st != wc.Success {
+			r.inMsg = false
+			q.traceLocked("UC message dropped", "does not fit or bad receive SGE (XFER-06, XFER-26)")
+			return
+		}
+	case PktWrite:
+		if p.Last && p.Op == wc.WRRDMAWriteWithImm && !q.takeRecvLocked() {
+			r.inMsg = false
+			q.traceLocked("UC message dropped", "WRITE_WITH_IMM without a receive WR (XFER-12)")
+			return
+		}
+		if len(p.Payload) > 0 {
+			b, ok := q.cfg.Host.RemoteLocked(q, q.cfg.PD, r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
+			if !ok {
+				r.inMsg = false
+				return
+			}
+			copy(b, p.Payload)
+		}
+	}
+	r.off += uint32(len(p.Payload))
+	if !p.Last {
+		return
+	}
+	r.inMsg = false
+	var w wc.WC
+	switch {
+	case p.Kind == PktWrite && p.Op == wc.WRRDMAWriteWithImm:
+		w = wc.WC{Opcode: wc.RecvRDMAWithImm, ByteLen: r.wLen, WCFlags: wc.WithImm, ImmData: p.Imm, SrcQP: p.SrcQPN}
+	case p.Kind == PktWrite:
+		return
+	default:
+		w = wc.WC{Opcode: wc.Recv, ByteLen: r.off, SrcQP: p.SrcQPN}
+		switch p.Op {
+		case wc.WRSendWithImm:
+			w.WCFlags, w.ImmData = wc.WithImm, p.Imm
+		case wc.WRSendWithInv:
+			if !q.cfg.Host.InvalidateLocked(q.cfg.PD, p.Imm) {
+				return
+			}
+			w.WCFlags, w.ImmData = wc.WithInv, p.Imm
+		}
+	}
+	q.completeRecvLocked(&w, p.SE)
+}
+
+// udReceiveLocked receives a UD datagram: the Q_Key must match (XFER-22),
+// a receive WR must be there (XFER-09) and hold the 40-byte GRH plus the
+// payload (XFER-21), or the datagram is dropped and the WR stays posted
+// (XFER-06).
+func (q *QP) udReceiveLocked(p *Packet) {
+	if p.QKey != q.attr.QKey {
+		q.traceLocked("UD datagram dropped", "Q_Key mismatch (XFER-22)")
+		return
+	}
+	if !q.takeRecvLocked() {
+		q.traceLocked("UD datagram dropped", "no receive WR (XFER-09)")
+		return
+	}
+	sges, _ := q.recvSGEs()
+	if Length(sges) < uint64(len(p.Payload))+grhLen {
+		if q.init.SRQ != nil {
+			// XFER-06 (sim default, rxe): a WR taken from an SRQ cannot
+			// go back; it completes with REM_INV_REQ_ERR.
+			q.traceLocked("UD datagram too long", "the SRQ receive WR fails (XFER-06)")
+			w := wc.WC{Status: wc.RemInvReqErr}
+			q.completeRecvLocked(&w, p.SE)
+			return
+		}
+		q.traceLocked("UD datagram dropped", "receive WR too small; it stays posted (XFER-06)")
+		return
+	}
+	var grh [grhLen]byte
+	if p.Global {
+		grh[0] = 6 << 4 // IPv6 version
+		binary.BigEndian.PutUint16(grh[4:], uint16(len(p.Payload)))
+		grh[6], grh[7] = 0x1b, 64 // next header, hop limit
+		copy(grh[8:24], p.SGID[:])
+		copy(grh[24:40], p.DGID[:])
+	}
+	st := q.placeRecvLocked(grh[:], 0)
+	if st == wc.Success {
+		st = q.placeRecvLocked(p.Payload, grhLen)
+	}
+	if st != wc.Success {
+		w := wc.WC{Status: st}
+		q.completeRecvLocked(&w, true)
+		q.SetErrorLocked()
+		return
+	}
+	w := wc.WC{Opcode: wc.Recv, ByteLen: uint32(len(p.Payload)) + grhLen, SrcQP: p.SrcQPN, SLID: p.SLID, SL: p.SL}
+	if p.Global {
+		w.WCFlags |= wc.GRH
+	}
+	if p.Op == wc.WRSendWithImm {
+		w.WCFlags |= wc.WithImm
+		w.ImmData = p.Imm
+	}
+	q.completeRecvLocked(&w, p.SE)
+}
