@@ -150,5 +150,3 @@ func Length(sges []SGE) uint64 { return verbs.SGEListLength(sges) }
 // Supported reports whether the simulator implements t: RC, UC or UD.
 // (It was a method of Type before Type moved to verbs.)
 func Supported(t Type) bool { return t == RC || t == UC || t == UD }
-
-const sendFlagsKnown = SendFence | SendSignaled | SendSolicited | SendInline | SendIPCSum
