@@ -1407,13 +1407,13 @@ func Example_postSRQ() {
 }
 
 func Example_srqLimit() {
-	var mu sync.Mutex // the domain lock, which sim.Fabric would own
-	async := notify.NewAsyncQueue(&mu)
+	async := notify.NewAsyncQueue(nil) // in a domain of its own; sim.Fabric would own one
+	mu := async.Domain()
 	mu.Lock()
 	srq, err := qp.NewSRQLocked(qp.SRQConfig{
 		Attr:   qp.SRQAttr{MaxWR: 8, MaxSGE: 1},
 		Device: qp.SRQLimits{MaxSRQWR: 64, MaxSRQSGE: 4},
-		Lock:   &mu, Async: async,
+		Domain: mu, Async: async,
 	})
 	mu.Unlock()
 	must(err)

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"math"
 	"syscall"
 
@@ -633,6 +634,9 @@ var badTable = map[string]badEntry{
 	"CQ.Len":        {reason: getter},
 	"CQ.Overrun":    {reason: getter},
 	"CQ.Owner":      {reason: getter},
+	"CQ.TraceName":  {reason: getter},
+	"QP.TraceName":  {reason: getter},
+	"SRQ.TraceName": {reason: getter},
 	"CQ.Snapshot":   {reason: getter},
 	"CQ.AckEvents": {cases: []badCase{
 		{in: "n -1", want: einval, call: func(w *badWorld) error { return w.free.AckEvents(-1) }},
@@ -768,14 +772,15 @@ var badTable = map[string]badEntry{
 	}},
 
 	// CompChannel.
-	"CompChannel.Destroyed": {reason: getter},
-	"CompChannel.Domain":    {reason: getter},
-	"CompChannel.Len":       {reason: getter},
-	"CompChannel.LenLocked": {reason: getter},
-	"CompChannel.Refs":      {reason: getter},
-	"CompChannel.Owner":     {reason: getter},
-	"CompChannel.SetOwner":  {reason: anyValue + " (package sim records the creating context once, before the channel is shared; an owner the owner check does not know makes it refuse the channel)"},
-	"CompChannel.SetTrace":  {reason: anyValue + " (nil turns tracing off)"},
+	"CompChannel.Destroyed":    {reason: getter},
+	"CompChannel.Domain":       {reason: getter},
+	"CompChannel.Len":          {reason: getter},
+	"CompChannel.LenLocked":    {reason: getter},
+	"CompChannel.Refs":         {reason: getter},
+	"CompChannel.Owner":        {reason: getter},
+	"CompChannel.SetOwner":     {reason: anyValue + " (package sim records the creating context once, before the channel is shared; an owner the owner check does not know makes it refuse the channel)"},
+	"CompChannel.SetTraceName": {reason: anyValue + " (the name is only shown in the trace)"},
+	"CompChannel.TraceName":    {reason: getter},
 	"CompChannel.Destroy": {cases: []badCase{
 		{in: "destroyed channel", want: einval, call: func(w *badWorld) error { return w.deadCh.Destroy() }},
 		{in: "channel used by CQs", want: ebusy, call: func(w *badWorld) error { return w.ch.Destroy() }},
@@ -1083,11 +1088,12 @@ var badTable = map[string]badEntry{
 	}},
 
 	// AsyncQueue.
-	"AsyncQueue.Counts":   {reason: getter},
-	"AsyncQueue.Domain":   {reason: getter},
-	"AsyncQueue.Len":      {reason: getter},
-	"AsyncQueue.Raised":   {reason: anyValue + " (an unknown type was raised 0 times)"},
-	"AsyncQueue.SetTrace": {reason: anyValue + " (nil turns tracing off)"},
+	"AsyncQueue.Counts":       {reason: getter},
+	"AsyncQueue.Domain":       {reason: getter},
+	"AsyncQueue.Len":          {reason: getter},
+	"AsyncQueue.Raised":       {reason: anyValue + " (an unknown type was raised 0 times)"},
+	"AsyncQueue.SetTraceName": {reason: anyValue + " (the name is only shown in the trace)"},
+	"AsyncQueue.TraceName":    {reason: getter},
 	"AsyncQueue.Close": {cases: []badCase{
 		{in: "closed queue", want: einval, call: func(w *badWorld) error { return w.deadCtx.AsyncQueue().Close() }},
 	}},
@@ -1162,10 +1168,15 @@ var badTable = map[string]badEntry{
 		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
 			return tallyLocked(w, func(t *notify.Tally) error {
 				//lint:ignore SA1012 a nil context is the bad input under test
-				return t.WaitSettled(nil, w.cq.Domain())
+				return t.WaitSettled(nil, w.cq.Domain(), &domain.Waiter{})
 			})
 		}},
-		{in: "nil lock", want: einval, call: func(w *badWorld) error { return w.qp.Tally().WaitSettled(context.Background(), nil) }},
+		{in: "nil domain", want: einval, call: func(w *badWorld) error {
+			return w.qp.Tally().WaitSettled(context.Background(), nil, &domain.Waiter{})
+		}},
+		{in: "nil waiter", want: einval, call: func(w *badWorld) error {
+			return tallyLocked(w, func(t *notify.Tally) error { return t.WaitSettled(context.Background(), w.cq.Domain(), nil) })
+		}},
 	}},
 
 	// AsyncEvent.

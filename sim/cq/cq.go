@@ -3,7 +3,7 @@ package cq
 import (
 	"context"
 	"fmt"
-	"sync"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/notify"
@@ -15,9 +15,10 @@ import (
 // notify.Channel whose events name a *CQ.
 type Channel = notify.Channel[*CQ]
 
-// NewChannel returns a completion channel in the lock domain mu
-// (ibv_create_comp_channel). Pass the same mu to the CQs that will use it.
-func NewChannel(mu *sync.Mutex) *Channel { return notify.NewChannel[*CQ](mu) }
+// NewChannel returns a completion channel in domain d
+// (ibv_create_comp_channel); nil: a domain of its own. Pass the same domain
+// to the CQs that will use it.
+func NewChannel(d *domain.Domain) *Channel { return notify.NewChannel[*CQ](d) }
 
 // lifecycle of a CQ.
 type lifecycle uint8
@@ -47,7 +48,7 @@ type CQ struct {
 	WRID   uint64
 	Status wc.Status
 
-	mu *sync.Mutex
+	d *domain.Domain
 
 	// ring holds the unpolled completions from head on. It starts small
 	// and grows (doubling, copying in order) up to cqe, so a CQ created
@@ -80,17 +81,35 @@ type CQ struct {
 	cur   int
 }
 
-// traceLocked tells the trace hook, which must be set, about a call or an
-// event.
+// enter and leave bracket every verb on c: they take and release the
+// domain lock through the domain (domain.Domain.Enter and Leave), which
+// settles the engine in Auto mode. The records of c's verbs are made
+// during the call (traceLocked), as they read c's state.
+func (c *CQ) enter() { c.d.Enter(domain.Op{Obj: c}) }
+func (c *CQ) leave() { c.d.Leave(domain.Op{Obj: c}, nil) }
+
+// TraceName returns c's name in the trace: Config.Name, or "cq".
+func (c *CQ) TraceName() string {
+	if c == nil {
+		return ""
+	}
+	if c.cfg.Name == "" {
+		return "cq"
+	}
+	return c.cfg.Name
+}
+
+// traceLocked records, through the domain, a call or an event. The domain
+// must be tracing.
 func (c *CQ) traceLocked(what, why string) {
 	c.quiet = false
-	c.cfg.Trace(c, what, why)
+	c.d.Record(c, what, why)
 }
 
 // traceErrLocked traces a verb call that failed with err, or that succeeded
 // when err is nil, if the CQ is traced.
 func (c *CQ) traceErrLocked(what string, err error) {
-	if c.cfg.Trace == nil {
+	if !c.d.Tracing() {
 		return
 	}
 	why := ""
@@ -140,27 +159,28 @@ type Snapshot struct {
 
 // New creates a CQ (ibv_create_cq). See Config for the checks it makes.
 func New(cfg Config) (*CQ, error) {
-	mu := cfg.Lock
-	if mu == nil {
+	d := cfg.Domain
+	if d == nil {
 		switch {
 		case cfg.Channel != nil:
-			mu = cfg.Channel.Domain()
+			d = cfg.Channel.Domain()
 		case cfg.Async != nil:
-			mu = cfg.Async.Domain()
+			d = cfg.Async.Domain()
 		default:
-			mu = new(sync.Mutex)
+			d = domain.New()
 		}
-		cfg.Lock = mu
+		cfg.Domain = d
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	d.Enter(domain.Op{})
+	defer d.Leave(domain.Op{}, nil)
 	return NewLocked(cfg)
 }
 
-// NewLocked is New for a caller that holds cfg.Lock, which must not be nil.
+// NewLocked is New for a caller that holds cfg.Domain's lock; cfg.Domain
+// must not be nil.
 func NewLocked(cfg Config) (*CQ, error) {
-	if cfg.Lock == nil {
-		return nil, verr.New(verbCreate, syscall.EINVAL, "no domain lock given")
+	if cfg.Domain == nil {
+		return nil, verr.New(verbCreate, syscall.EINVAL, "no domain given")
 	}
 	capacity, err := cfg.validate()
 	if err != nil {
@@ -172,7 +192,7 @@ func NewLocked(cfg Config) (*CQ, error) {
 		}
 	}
 	c := &CQ{
-		mu:    cfg.Lock,
+		d:     cfg.Domain,
 		ring:  make([]entry, min(capacity, initialRing)),
 		cqe:   capacity,
 		ch:    cfg.Channel,
@@ -189,8 +209,8 @@ func (c *CQ) CQE() int {
 	if c == nil {
 		return 0
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	return c.cqe
 }
 
@@ -227,12 +247,12 @@ func (c *CQ) CompVector() int {
 	return c.cfg.CompVector
 }
 
-// Domain returns the lock that serializes c.
-func (c *CQ) Domain() *sync.Mutex {
+// Domain returns the domain that serializes c.
+func (c *CQ) Domain() *domain.Domain {
 	if c == nil {
 		return nil
 	}
-	return c.mu
+	return c.d
 }
 
 // Len returns the number of unpolled completions.
@@ -240,8 +260,8 @@ func (c *CQ) Len() int {
 	if c == nil {
 		return 0
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	return c.n
 }
 
@@ -250,8 +270,8 @@ func (c *CQ) Armed() notify.Arm {
 	if c == nil {
 		return notify.Disarmed
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	return c.arm
 }
 
@@ -260,8 +280,8 @@ func (c *CQ) Snapshot() Snapshot {
 	if c == nil {
 		return Snapshot{}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	cr, ca, ar, aa := c.tally.Counts()
 	s := Snapshot{
 		CQE: c.cqe, Len: c.n, Arm: c.arm, Overrun: c.overrun, Refs: c.refs,
@@ -298,8 +318,8 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 	if c == nil {
 		return 0, errNil(verbPoll)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbPoll)
 		c.traceErrLocked("poll_cq", err)
@@ -314,7 +334,7 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 		wcs[i] = c.ring[c.head].w
 		c.popLocked()
 	}
-	if c.cfg.Trace != nil {
+	if c.d.Tracing() {
 		switch {
 		case n > 0:
 			c.traceLocked(fmt.Sprintf("poll_cq: %d completion(s), first wr_id %#x %s, %d left", n, wcs[0].WRID, wcs[0].Status.Name(), c.n), "")
@@ -340,15 +360,15 @@ func (c *CQ) ReqNotify(solicitedOnly bool) error {
 	if c == nil {
 		return errNil(verbReqNotify)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbReqNotify)
 		c.traceErrLocked(fmt.Sprintf("req_notify_cq(solicited_only=%v)", solicitedOnly), err)
 		return err
 	}
 	c.arm = c.arm.Request(solicitedOnly)
-	if c.cfg.Trace != nil {
+	if c.d.Tracing() {
 		c.traceLocked(fmt.Sprintf("req_notify_cq(solicited_only=%v): arm %v", solicitedOnly, c.arm), "")
 	}
 	return nil
@@ -362,15 +382,16 @@ func (c *CQ) AckEvents(n int) error {
 	if c == nil {
 		return errNil(verbAck)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	var err error
 	if c.state == destroyed {
 		err = errDestroyed(verbAck)
 	} else {
 		err = c.tally.AckComp(n)
+		c.d.Wake(c) // a destroy may wait for these acks (CQ-13)
 	}
-	if c.cfg.Trace != nil {
+	if c.d.Tracing() {
 		c.traceErrLocked(fmt.Sprintf("ack_cq_events(%d)", n), err)
 	}
 	return err
@@ -386,9 +407,9 @@ func (c *CQ) Resize(cqe int) (err error) {
 	if c == nil {
 		return errNil(verbResize)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cfg.Trace != nil {
+	c.enter()
+	defer c.leave()
+	if c.d.Tracing() {
 		defer func() { c.traceErrLocked(fmt.Sprintf("resize_cq(%d): cqe %d", cqe, c.cqe), err) }()
 	}
 	if c.state != live {
@@ -452,9 +473,9 @@ func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 	if ctx == nil {
 		return verr.New(verbDestroy, syscall.EINVAL, "nil context.Context")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cfg.Trace != nil {
+	c.enter()
+	defer c.leave()
+	if c.d.Tracing() {
 		defer func() { c.traceErrLocked("destroy_cq", err) }()
 	}
 	switch c.state {
@@ -482,7 +503,8 @@ func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 			c.cfg.OnDestroy()
 		}
 	}
-	if err := c.tally.WaitSettled(ctx, c.mu); err != nil {
+	w := &domain.Waiter{Verb: verbDestroy, Obj: c, For: "the acks of events already read (CQ-13)"}
+	if err := c.tally.WaitSettled(ctx, c.d, w); err != nil {
 		return verr.Wrap(verbDestroy, syscall.EINTR,
 			"still waiting for acks of events already read (CQ-13); call again to finish", err)
 	}
@@ -528,8 +550,8 @@ func (c *CQ) Ref() error {
 	if c == nil {
 		return errNil(verbRef)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	return c.RefLocked()
 }
 
@@ -538,8 +560,8 @@ func (c *CQ) Unref() {
 	if c == nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	c.UnrefLocked()
 }
 
