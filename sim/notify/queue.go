@@ -20,6 +20,11 @@ type queue[T any] struct {
 	owner domain.Object // the channel or async queue: the waiters' key
 	items fifo.FIFO[T]
 	dead  bool
+	// free recycles the waiters of blocked reads, and the wake-up channel
+	// each keeps, so that a blocking read allocates nothing in the steady
+	// state. Kept per queue, under the domain lock: a channel made inside
+	// a testing/synctest bubble must stay there.
+	free  []*domain.Waiter
 	verb  string // verb named in errors from get
 	again error  // preallocated EAGAIN, so a busy non-blocking loop allocates nothing
 	gone  error  // preallocated EBADF for a destroyed queue
@@ -75,7 +80,13 @@ func (q *queue[T]) getLocked(ctx context.Context, took func(T)) (T, error) {
 func (q *queue[T]) waitLocked(ctx context.Context, took func(T)) (T, error) {
 	var v T
 	var ok bool
-	w := &domain.Waiter{Verb: q.verb, Obj: q.owner, For: "an event"}
+	var w *domain.Waiter
+	if n := len(q.free); n > 0 {
+		w, q.free = q.free[n-1], q.free[:n-1]
+	} else {
+		w = &domain.Waiter{Verb: q.verb, Obj: q.owner, For: "an event"}
+	}
+	defer func() { q.free = append(q.free, w) }() // Wait returns with the lock held
 	err := q.d.Wait(ctx, w, func() bool {
 		if q.dead {
 			return true
