@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
@@ -21,9 +22,10 @@ type GlobalRoute = qp.GlobalRoute
 // On a nil *AH every method returns EINVAL or zero values; see the
 // package doc.
 type AH struct {
-	pd   *PD
-	attr AHAttr
-	dead bool
+	tname string // the trace name, given at creation
+	pd    *PD
+	attr  AHAttr
+	dead  bool
 }
 
 // CreateAH creates an address handle in the PD (ibv_create_ah). As the
@@ -43,8 +45,8 @@ func (pd *PD) CreateAH(attr AHAttr) (_ *AH, err error) {
 		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
 	}
 	d := pd.ctx.dev
-	d.fabric.mu.Lock()
-	defer d.fabric.mu.Unlock()
+	d.fabric.d.Enter(domain.Op{})
+	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if e := d.fabric.eng; e.tracing() {
 		defer func() {
 			if err != nil {
@@ -134,8 +136,8 @@ func (ah *AH) Destroy() (err error) {
 		return verr.New(verb, syscall.EINVAL, "nil AH")
 	}
 	d := ah.pd.ctx.dev
-	d.fabric.mu.Lock()
-	defer d.fabric.mu.Unlock()
+	d.fabric.d.Enter(domain.Op{})
+	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if e := d.fabric.eng; e.tracing() {
 		defer func() { e.callLocked(e.nameOf(ah), "destroy_ah", err) }()
 	}

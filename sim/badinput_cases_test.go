@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"math"
 	"syscall"
 
@@ -635,6 +636,8 @@ var badTable = map[string]badEntry{
 	"CQ.Destroyed":  {reason: getter},
 	"CQ.Len":        {reason: getter},
 	"CQ.Overrun":    {reason: getter},
+	"QP.TraceName":  {reason: getter},
+	"SRQ.TraceName": {reason: getter},
 	"CQ.Snapshot":   {reason: getter},
 	"CQ.AckEvents": {cases: []badCase{
 		{in: "n -1", want: einval, call: func(w *badWorld) error { return w.free.AckEvents(-1) }},
@@ -1083,12 +1086,13 @@ var badTable = map[string]badEntry{
 	}},
 
 	// AsyncQueue.
-	"AsyncQueue.Counts":   {reason: getter},
-	"AsyncQueue.Domain":   {reason: getter},
-	"AsyncQueue.Len":      {reason: getter},
-	"AsyncQueue.Pending":  {reason: getter},
-	"AsyncQueue.Raised":   {reason: anyValue + " (an unknown type was raised 0 times)"},
-	"AsyncQueue.SetTrace": {reason: anyValue + " (nil turns tracing off)"},
+	"AsyncQueue.Counts":       {reason: getter},
+	"AsyncQueue.Domain":       {reason: getter},
+	"AsyncQueue.Len":          {reason: getter},
+	"AsyncQueue.Pending":      {reason: getter},
+	"AsyncQueue.Raised":       {reason: anyValue + " (an unknown type was raised 0 times)"},
+	"AsyncQueue.SetTraceName": {reason: anyValue + " (the name is only shown in the trace)"},
+	"AsyncQueue.TraceName":    {reason: getter},
 	"AsyncQueue.Close": {cases: []badCase{
 		{in: "closed queue", want: einval, call: func(w *badWorld) error { return w.deadCtx.AsyncQueue().Close() }},
 	}},
@@ -1163,10 +1167,15 @@ var badTable = map[string]badEntry{
 		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
 			return tallyLocked(w, func(t *notify.Tally) error {
 				//lint:ignore SA1012 a nil context is the bad input under test
-				return t.WaitSettled(nil, sim.EngineCQ(w.cq).Domain())
+				return t.WaitSettled(nil, sim.EngineCQ(w.cq).Domain(), &domain.Waiter{})
 			})
 		}},
-		{in: "nil lock", want: einval, call: func(w *badWorld) error { return w.qp.Tally().WaitSettled(context.Background(), nil) }},
+		{in: "nil domain", want: einval, call: func(w *badWorld) error {
+			return w.qp.Tally().WaitSettled(context.Background(), nil, &domain.Waiter{})
+		}},
+		{in: "nil waiter", want: einval, call: func(w *badWorld) error {
+			return tallyLocked(w, func(t *notify.Tally) error { return t.WaitSettled(context.Background(), sim.EngineCQ(w.cq).Domain(), nil) })
+		}},
 	}},
 
 	// AsyncEvent.

@@ -100,7 +100,7 @@ func (w *badWorld) failf(format string, args ...any) {
 // callZero calls method m on recv with zero arguments, holding mu when m
 // is an engine-facing ...Locked hook, and reports a panic or a call that
 // never returned (see guard).
-func callZero(m reflect.Method, recv reflect.Value, mu *sync.Mutex) (out []reflect.Value, panicked any, blocked bool) {
+func callZero(m reflect.Method, recv reflect.Value, mu sync.Locker) (out []reflect.Value, panicked any, blocked bool) {
 	args := append([]reflect.Value{recv}, zeroArgs(m)...)
 	locked := strings.HasSuffix(m.Name, "Locked")
 	panicked, blocked = guard(func() {
@@ -276,7 +276,7 @@ func testBadNil(t *testing.T, pairs *badPairs) {
 
 // live returns the live object of w that stands for a receiver of type
 // name in the zero-argument sweep, and the lock its ...Locked methods need.
-func (w *badWorld) live(name string) (reflect.Value, *sync.Mutex) {
+func (w *badWorld) live(name string) (reflect.Value, sync.Locker) {
 	mu := sim.EngineCQ(w.cq).Domain()
 	var v any
 	switch name {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"io"
 	"math"
 	"syscall"
@@ -31,8 +32,8 @@ func (f *Fabric) Now() uint64 {
 	if f == nil {
 		return 0
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	return f.eng.now
 }
 
@@ -42,8 +43,8 @@ func (f *Fabric) Step() bool {
 	if f == nil {
 		return false
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	return f.eng.stepLocked()
 }
 
@@ -53,8 +54,8 @@ func (f *Fabric) Stabilize() int {
 	if f == nil {
 		return 0
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	return f.eng.stabilizeLocked()
 }
 
@@ -81,8 +82,8 @@ func (f *Fabric) Tick(n uint64) {
 	if f == nil {
 		return
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	f.eng.advanceLocked(later(f.eng.now, n))
 }
 
@@ -93,8 +94,8 @@ func (f *Fabric) AdvanceToNext() bool {
 	if f == nil {
 		return false
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	e := f.eng
 	e.stabilizeLocked()
 	at, ok := e.nextDue()
@@ -116,8 +117,8 @@ func (f *Fabric) RunUntilIdle(limit uint64) bool {
 	if f == nil {
 		return false
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	e := f.eng
 	end := later(e.now, limit)
 	if limit == 0 {
@@ -143,8 +144,8 @@ func (f *Fabric) Pending() (ready, future int) {
 	if f == nil {
 		return 0, 0
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	e := f.eng
 	return e.pending(), e.later.len() + e.timers.len()
 }
@@ -158,8 +159,8 @@ func (f *Fabric) SetFaults(x Faults) error {
 	if err := x.validate(); err != nil {
 		return configErr("set_faults", err)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	f.eng.faults = x
 	if f.eng.tracing() {
 		f.eng.record("fabric", fmt.Sprintf("faults drop=%v duplicate=%v delay=%v", x.Drop, x.Duplicate, x.Delay), "")
@@ -172,8 +173,8 @@ func (f *Fabric) Stats() EngineStats {
 	if f == nil {
 		return EngineStats{}
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	return f.eng.stats
 }
 
@@ -183,8 +184,8 @@ func (f *Fabric) TraceRecords() []trace.Record {
 	if f == nil {
 		return nil
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	if f.eng.log == nil {
 		return nil
 	}
@@ -197,8 +198,8 @@ func (f *Fabric) WriteTrace(w io.Writer) error {
 	if f == nil || w == nil {
 		return verr.New("write_trace", syscall.EINVAL, "nil fabric or writer")
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	if f.eng.log == nil {
 		return nil
 	}
@@ -216,8 +217,8 @@ func (d *Device) SetPortState(n uint8, up bool) error {
 		return verr.Errorf(verb, syscall.EINVAL, "no port %d", n)
 	}
 	f := d.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	p := d.ports[n-1]
 	state, ev := PortDown, notify.EventPortErr
 	if up {
@@ -243,10 +244,10 @@ func (f *Fabric) Close() error {
 	if f == nil {
 		return errNilFabric("close")
 	}
-	f.mu.Lock()
+	f.d.Lock()
 	b := f.eng.bg
 	f.eng.bg = nil
-	f.mu.Unlock()
+	f.d.Unlock()
 	if b != nil {
 		close(b.stop)
 		<-b.done
@@ -285,7 +286,7 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for {
-		f.mu.Lock()
+		f.d.Lock()
 		e := f.eng
 		target := base + uint64(time.Since(start)/dur)
 		if e.now > target {
@@ -294,7 +295,7 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 		}
 		e.advanceLocked(target)
 		at, ok := e.nextDue()
-		f.mu.Unlock()
+		f.d.Unlock()
 		wait := time.Hour
 		if ok && at <= MaxTick && at-target < uint64(time.Hour/dur) {
 			wait = time.Duration(at-target) * dur // cannot overflow: below an hour
@@ -324,8 +325,8 @@ func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error 
 	if err := checkOwner(verb, "the QP", f, q, sameFabric); err != nil {
 		return err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	if q.DestroyedLocked() {
 		return verr.New(verb, syscall.EINVAL, "the QP has been destroyed")
 	}
@@ -354,8 +355,8 @@ func (f *Fabric) InjectFatal(q *QP) error {
 	if err := checkOwner(verb, "the QP", f, q, sameFabric); err != nil {
 		return err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	if q.DestroyedLocked() {
 		return verr.New(verb, syscall.EINVAL, "the QP has been destroyed")
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/cq"
@@ -86,11 +87,14 @@ func (d *Device) Open() (*Context, error) {
 	if d == nil {
 		return nil, verr.New("ibv_open_device", syscall.EINVAL, "nil device")
 	}
-	c := &Context{dev: d, async: notify.NewAsyncQueue(&d.fabric.mu)}
-	d.fabric.mu.Lock()
+	c := &Context{dev: d, async: notify.NewAsyncQueue(d.fabric.d)}
+	e := d.fabric.eng
+	d.fabric.d.Enter(domain.Op{})
 	d.contexts = append(d.contexts, c)
-	d.fabric.eng.traceAsyncLocked(c)
-	d.fabric.mu.Unlock()
+	name := e.nameLocked(d, "ctx", c)
+	c.async.SetTraceName(name)
+	e.record(name, "open_device", "")
+	d.fabric.d.Leave(domain.Op{}, nil)
 	return c, nil
 }
 
@@ -99,6 +103,7 @@ func (d *Device) Open() (*Context, error) {
 // On a nil *Context every method returns EINVAL or zero values; see the
 // package doc.
 type Context struct {
+	tname  string // the trace name, given at creation
 	dev    *Device
 	async  *notify.AsyncQueue
 	closed bool
@@ -136,8 +141,8 @@ func (c *Context) QueryDevice() (DeviceAttr, error) {
 }
 
 func (c *Context) check(verb string) error {
-	c.dev.fabric.mu.Lock()
-	defer c.dev.fabric.mu.Unlock()
+	c.dev.fabric.d.Enter(domain.Op{})
+	defer c.dev.fabric.d.Leave(domain.Op{}, nil)
 	return c.checkLocked(verb)
 }
 
@@ -154,15 +159,17 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 		return nil, verr.New("ibv_create_comp_channel", syscall.EINVAL, "nil device context")
 	}
 	f := c.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	if err := c.checkLocked("ibv_create_comp_channel"); err != nil {
 		f.eng.callLocked(f.eng.nameOf(c), "create_comp_channel", err)
 		return nil, err
 	}
-	ch := cq.NewChannel(&f.mu)
+	ch := cq.NewChannel(f.d)
 	ch.SetOwner(c)
-	f.eng.traceChannelLocked(c.dev, ch)
+	name := f.eng.nameLocked(c.dev, "chan", ch)
+	ch.SetTraceName(name)
+	f.eng.record(name, "create_comp_channel", "")
 	return newChannel(ch), nil
 }
 
@@ -216,8 +223,8 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 		return nil, verr.New("ibv_create_cq", syscall.EINVAL, "nil device context")
 	}
 	f := c.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	defer func() {
 		if err != nil {
 			f.eng.callLocked(f.eng.nameOf(c), fmt.Sprintf("create_cq cqe=%d", attr.CQE), err)
@@ -247,8 +254,8 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 		Rounding:      p.CQRounding,
 		Solicited:     p.Solicited,
 		Async:         c.async,
-		Lock:          &f.mu,
-		Trace:         f.eng.cqTrace(),
+		Domain:        f.d,
+		Name:          f.eng.peekName(c.dev, "cq"),
 		Owner:         c,
 		OnDestroy: func() {
 			c.dev.cqs--
@@ -271,7 +278,8 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 	}
 	c.dev.cqs++
 	c.cqs++
-	if name := f.eng.nameLocked(c.dev, "cq", q); name != "" {
+	name := f.eng.nameLocked(c.dev, "cq", q)
+	if f.eng.tracing() {
 		f.eng.record(name, fmt.Sprintf("create_cq cqe=%d", attr.CQE), "")
 	}
 	return newCQ(q), nil
@@ -336,8 +344,8 @@ func (c *Context) Close() (err error) {
 		return verr.New("ibv_close_device", syscall.EINVAL, "nil device context")
 	}
 	f := c.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	if f.eng.tracing() {
 		defer func() { f.eng.callLocked(f.eng.nameOf(c), "close_device", err) }()
 	}

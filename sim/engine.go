@@ -118,7 +118,6 @@ type engine struct {
 	// faultSeq numbers targeted faults in the trace.
 	faultSeq int
 	log      *trace.Log
-	names    map[any]string // trace names of CQs, SRQs, PDs, MRs, AHs, channels, contexts
 	stats    EngineStats
 	bg       *background
 }
@@ -323,9 +322,10 @@ func (e *engine) advanceLocked(target uint64) {
 	}
 }
 
-// settleLocked is the end of a verb: Auto and Background run until idle.
+// settleLocked is the end of a verb (the domain's Settle hook, called by
+// every Leave): Auto and Background run until idle.
 func (e *engine) settleLocked() {
-	if e.mode != Manual {
+	if e.mode != Manual && e.pending() > 0 {
 		e.stabilizeLocked()
 	}
 }
@@ -359,15 +359,14 @@ func (e *engine) clonePacket(p *qp.Packet) *qp.Packet {
 func (e *engine) tracing() bool { return e.log != nil }
 
 func (e *engine) record(object, what, why string) {
+	if e.log == nil {
+		return
+	}
 	e.log.Add(trace.Record{Tick: e.now, Seq: e.next(), Object: object, What: what, Why: why})
 }
 
-func (e *engine) traceQP(q *qp.QP, d *Device, what, why string) {
-	name := "?"
-	if d != nil {
-		name = d.name
-	}
-	e.record(fmt.Sprintf("%s/qp %#x", name, q.Num()), what, why)
+func (e *engine) traceQP(q *qp.QP, _ *Device, what, why string) {
+	e.f.d.Record(q, what, why)
 }
 
 // armLocked (re)starts t to fire after the given ticks.

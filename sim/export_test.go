@@ -13,8 +13,8 @@ import (
 // number, its open contexts and its port states.
 func DeviceCounts(d *Device) string {
 	f := d.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Lock()
+	defer f.d.Unlock()
 	s := fmt.Sprintf("dev %s: cqs=%d pds=%d ahs=%d mrs=%d qps=%d srqs=%d srqn=%d qpn=%d contexts=%d",
 		d.name, d.cqs, d.pds, d.ahs, len(d.mrs.byIndex), d.qps, d.srqs, d.srqn, d.qpn, len(d.contexts))
 	for _, p := range d.ports {
@@ -26,32 +26,32 @@ func DeviceCounts(d *Device) string {
 // ContextCounts describes c's state and live objects.
 func ContextCounts(c *Context) string {
 	f := c.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Lock()
+	defer f.d.Unlock()
 	return fmt.Sprintf("closed=%v cqs=%d pds=%d pdSeq=%d xrcds=%d", c.closed, c.cqs, c.pds, c.pdSeq, c.xrcds)
 }
 
 // XRCDState describes an XRC domain: closed, and its XRC SRQs.
 func XRCDState(x *XRCD) string {
 	f := x.ctx.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Lock()
+	defer f.d.Unlock()
 	return fmt.Sprintf("dead=%v srqs=%d", x.dead, x.srqs)
 }
 
 // PDCounts describes pd's state and children.
 func PDCounts(pd *PD) string {
 	f := pd.ctx.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Lock()
+	defer f.d.Unlock()
 	return fmt.Sprintf("pd %d: dead=%v children=%v", pd.handle, pd.dead, pd.children)
 }
 
 // PDChildren returns pd's count of live objects of kind k.
 func PDChildren(pd *PD, k childKind) int {
 	f := pd.ctx.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Lock()
+	defer f.d.Unlock()
 	return pd.children[k]
 }
 
@@ -59,16 +59,16 @@ func PDChildren(pd *PD, k childKind) int {
 // error of ibv_rereg_mr left it unusable (MR-14).
 func MRUsable(mr *MR) bool {
 	f := mr.pd.ctx.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Lock()
+	defer f.d.Unlock()
 	return !mr.broken
 }
 
 // MWState describes mw: its type, keys, binding and whether it is dead.
 func MWState(mw *MW) string {
 	f := mw.pd.ctx.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Lock()
+	defer f.d.Unlock()
 	return fmt.Sprintf("type=%v rkey=%#x key=%#x dead=%v bound=%v mr=%p addr=%#x len=%d access=%v live=%d",
 		mw.typ, mw.rkey, mw.key, mw.dead, mw.bound, mw.mr, mw.addr, mw.length, mw.access, mw.pd.ctx.dev.mrs.mwLive)
 }

@@ -3,7 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"sync"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 	"time"
 
@@ -123,7 +123,7 @@ func defaultNodeGUID(i int) uint64 { return 0x0002c90300000000 | uint64(i+1)<<8 
 // On a nil *Fabric every method returns EINVAL or zero values; see the
 // package doc.
 type Fabric struct {
-	mu      sync.Mutex // the domain lock of every object on the fabric
+	d       *domain.Domain // the domain of every object on the fabric: lock, trace, hooks
 	profile Profile
 	devices []*Device
 	eng     *engine
@@ -158,7 +158,7 @@ func newFabric(cfg Config) (*Fabric, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	f := &Fabric{profile: cfg.Profile}
+	f := &Fabric{profile: cfg.Profile, d: domain.New()}
 	if f.profile.Name == "" {
 		f.profile.Name = "default"
 	}
@@ -176,6 +176,7 @@ func newFabric(cfg Config) (*Fabric, error) {
 	}
 	f.indexPorts()
 	f.eng = newEngine(f, cfg)
+	f.eng.installLocked()
 	if cfg.Mode == Background {
 		f.startBackground(cfg.TickDuration)
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"slices"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
@@ -33,8 +34,8 @@ func (f *Fabric) Future() []FutureEvent {
 	if f == nil {
 		return nil
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	e := f.eng
 	type item struct {
 		ev  FutureEvent
@@ -85,8 +86,8 @@ func (f *Fabric) Ready() []ReadyEvent {
 	if f == nil {
 		return nil
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Lock()
+	defer f.d.Unlock()
 	e := f.eng
 	if e.pending() == 0 {
 		return nil

@@ -96,15 +96,6 @@ func (h host) ArmLocked(t *qp.Timer, after uint64) { h.eng().armLocked(t, after)
 // StopLocked implements qp.Host.
 func (h host) StopLocked(t *qp.Timer) { h.eng().stopTimer(t) }
 
-// SettleLocked implements qp.Host.
-func (h host) SettleLocked() { h.eng().settleLocked() }
-
-// TracingLocked implements qp.Host.
-func (h host) TracingLocked() bool { return h.eng().tracing() }
-
-// TraceLocked implements qp.Host.
-func (h host) TraceLocked(q *qp.QP, what, why string) { h.eng().traceQP(q, h.d, what, why) }
-
 // describePacket renders a packet for the trace.
 func describePacket(p *qp.Packet) string {
 	s := fmt.Sprintf("%v %s psn=%d", p.Transport, p.Kind, p.PSN)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"math"
 	"math/bits"
 	"slices"
@@ -56,6 +57,7 @@ func checkAccess(verb string, access Access) (Access, error) {
 // On a nil *MR every method returns EINVAL or zero values; see the
 // package doc.
 type MR struct {
+	tname  string // the trace name, given at creation
 	pd     *PD
 	buf    []byte // nil once deregistered
 	length uint64
@@ -168,8 +170,8 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
 	}
 	d := pd.ctx.dev
-	d.fabric.mu.Lock()
-	defer d.fabric.mu.Unlock()
+	d.fabric.d.Enter(domain.Op{})
+	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if e := d.fabric.eng; e.tracing() {
 		defer func() {
 			if err != nil {
@@ -231,8 +233,8 @@ func (mr *MR) Dereg() (err error) {
 		return verr.New(verb, syscall.EINVAL, "nil MR")
 	}
 	d := mr.pd.ctx.dev
-	d.fabric.mu.Lock()
-	defer d.fabric.mu.Unlock()
+	d.fabric.d.Enter(domain.Op{})
+	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if e := d.fabric.eng; e.tracing() {
 		defer func() { e.callLocked(e.nameOf(mr), "dereg_mr", err) }()
 	}
@@ -261,8 +263,8 @@ func (mr *MR) Ref() error {
 	if mr == nil {
 		return verr.New("ibv_bind_mw", syscall.EINVAL, "nil MR")
 	}
-	mr.pd.ctx.dev.fabric.mu.Lock()
-	defer mr.pd.ctx.dev.fabric.mu.Unlock()
+	mr.pd.ctx.dev.fabric.d.Enter(domain.Op{})
+	defer mr.pd.ctx.dev.fabric.d.Leave(domain.Op{}, nil)
 	return mr.bindLocked()
 }
 
@@ -271,8 +273,8 @@ func (mr *MR) Unref() {
 	if mr == nil {
 		return
 	}
-	mr.pd.ctx.dev.fabric.mu.Lock()
-	defer mr.pd.ctx.dev.fabric.mu.Unlock()
+	mr.pd.ctx.dev.fabric.d.Enter(domain.Op{})
+	defer mr.pd.ctx.dev.fabric.d.Leave(domain.Op{}, nil)
 	mr.unbindLocked()
 }
 

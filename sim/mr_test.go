@@ -313,7 +313,7 @@ func TestDereg_MR06(t *testing.T) {
 // kinds later layers record, keeps the PD from being deallocated.
 func TestChildKinds_PD02(t *testing.T) {
 	pd := testPD(t)
-	mu := &pd.ctx.dev.fabric.mu
+	mu := pd.ctx.dev.fabric.d
 	for k := range numChildKinds {
 		mu.Lock()
 		err := pd.holdLocked("test", k)

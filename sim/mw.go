@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
@@ -44,12 +45,13 @@ func (t MWType) String() string {
 // On a nil *MW every method returns EINVAL or zero values; see the
 // package doc.
 type MW struct {
-	pd   *PD
-	typ  MWType
-	idx  uint32 // the key index, fixed for the window's life
-	rkey uint32 // ibv_mw.rkey as the program reads it
-	key  uint32 // the rkey the adapter accepts while bound
-	dead bool
+	tname string // the trace name, given at creation
+	pd    *PD
+	typ   MWType
+	idx   uint32 // the key index, fixed for the window's life
+	rkey  uint32 // ibv_mw.rkey as the program reads it
+	key   uint32 // the rkey the adapter accepts while bound
+	dead  bool
 
 	bound  bool
 	mr     *MR // while bound with a non-zero length
@@ -73,8 +75,8 @@ func (pd *PD) AllocMW(typ MWType) (_ *MW, err error) {
 		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
 	}
 	d := pd.ctx.dev
-	d.fabric.mu.Lock()
-	defer d.fabric.mu.Unlock()
+	d.fabric.d.Enter(domain.Op{})
+	defer d.fabric.d.Leave(domain.Op{}, nil)
 	e := d.fabric.eng
 	if e.tracing() {
 		defer func() {
@@ -117,8 +119,8 @@ func (mw *MW) Dealloc() (err error) {
 		return verr.New(verb, syscall.EINVAL, "nil MW")
 	}
 	d := mw.pd.ctx.dev
-	d.fabric.mu.Lock()
-	defer d.fabric.mu.Unlock()
+	d.fabric.d.Enter(domain.Op{})
+	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if e := d.fabric.eng; e.tracing() {
 		defer func() { e.callLocked(e.nameOf(mw), "dealloc_mw", err) }()
 	}
@@ -160,8 +162,8 @@ func (mw *MW) RKey() uint32 {
 	if mw == nil {
 		return 0
 	}
-	mw.pd.ctx.dev.fabric.mu.Lock()
-	defer mw.pd.ctx.dev.fabric.mu.Unlock()
+	mw.pd.ctx.dev.fabric.d.Enter(domain.Op{})
+	defer mw.pd.ctx.dev.fabric.d.Leave(domain.Op{}, nil)
 	return mw.rkey
 }
 
@@ -170,8 +172,8 @@ func (mw *MW) Bound() bool {
 	if mw == nil {
 		return false
 	}
-	mw.pd.ctx.dev.fabric.mu.Lock()
-	defer mw.pd.ctx.dev.fabric.mu.Unlock()
+	mw.pd.ctx.dev.fabric.d.Enter(domain.Op{})
+	defer mw.pd.ctx.dev.fabric.d.Leave(domain.Op{}, nil)
 	return mw.bound && mw.mr != nil
 }
 

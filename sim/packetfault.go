@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
@@ -109,8 +110,8 @@ func (f *Fabric) InjectPacketFault(pf PacketFault) (*Fault, error) {
 	case pf.Skip < 0 || pf.Count < 0:
 		return nil, verr.Errorf(verb, syscall.EINVAL, "negative skip %d or count %d", pf.Skip, pf.Count)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	e := f.eng
 	e.faultSeq++
 	x := &Fault{f: f, id: e.faultSeq, spec: pf}
@@ -126,8 +127,8 @@ func (x *Fault) Hits() int {
 	if x == nil {
 		return 0
 	}
-	x.f.mu.Lock()
-	defer x.f.mu.Unlock()
+	x.f.d.Enter(domain.Op{})
+	defer x.f.d.Leave(domain.Op{}, nil)
 	return x.hits
 }
 
@@ -138,8 +139,8 @@ func (x *Fault) Spent() bool {
 	if x == nil {
 		return false
 	}
-	x.f.mu.Lock()
-	defer x.f.mu.Unlock()
+	x.f.d.Enter(domain.Op{})
+	defer x.f.d.Leave(domain.Op{}, nil)
 	return x.gone || x.spentLocked()
 }
 
@@ -150,8 +151,8 @@ func (x *Fault) Remove() {
 	if x == nil {
 		return
 	}
-	x.f.mu.Lock()
-	defer x.f.mu.Unlock()
+	x.f.d.Enter(domain.Op{})
+	defer x.f.d.Leave(domain.Op{}, nil)
 	if !x.gone {
 		x.gone = true
 		x.f.eng.disarmLocked(x)

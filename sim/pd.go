@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"strings"
 	"syscall"
 
@@ -18,6 +19,7 @@ import (
 // On a nil *PD every method returns EINVAL or zero values; see the
 // package doc.
 type PD struct {
+	tname    string // the trace name, given at creation
 	ctx      *Context
 	handle   uint32
 	dead     bool
@@ -56,8 +58,8 @@ func (c *Context) AllocPD() (_ *PD, err error) {
 	}
 	d := c.dev
 	e := d.fabric.eng
-	d.fabric.mu.Lock()
-	defer d.fabric.mu.Unlock()
+	d.fabric.d.Enter(domain.Op{})
+	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if err := c.checkLocked(verb); err != nil {
 		e.callLocked(e.nameOf(c), "alloc_pd", err)
 		return nil, err
@@ -103,8 +105,8 @@ func (pd *PD) Dealloc() (err error) {
 		return verr.New(verb, syscall.EINVAL, "nil PD")
 	}
 	d := pd.ctx.dev
-	d.fabric.mu.Lock()
-	defer d.fabric.mu.Unlock()
+	d.fabric.d.Enter(domain.Op{})
+	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if d.fabric.eng.tracing() {
 		defer func() { d.fabric.eng.callLocked(d.fabric.eng.nameOf(pd), "dealloc_pd", err) }()
 	}

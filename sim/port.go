@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"net"
 	"syscall"
 
@@ -374,8 +375,8 @@ func (c *Context) QueryPort(num uint8) (PortAttr, error) {
 	if c == nil {
 		return PortAttr{}, verr.New("ibv_query_port", syscall.EINVAL, "nil device context")
 	}
-	c.dev.fabric.mu.Lock()
-	defer c.dev.fabric.mu.Unlock()
+	c.dev.fabric.d.Enter(domain.Op{})
+	defer c.dev.fabric.d.Leave(domain.Op{}, nil)
 	p, err := c.queryPortLocked("ibv_query_port", num)
 	if err != nil {
 		return PortAttr{}, err
@@ -390,8 +391,8 @@ func (c *Context) QueryGID(num uint8, index int) (GID, error) {
 	if c == nil {
 		return GID{}, verr.New("ibv_query_gid", syscall.EINVAL, "nil device context")
 	}
-	c.dev.fabric.mu.Lock()
-	defer c.dev.fabric.mu.Unlock()
+	c.dev.fabric.d.Enter(domain.Op{})
+	defer c.dev.fabric.d.Leave(domain.Op{}, nil)
 	p, err := c.queryPortLocked("ibv_query_gid", num)
 	if err != nil {
 		return GID{}, err
@@ -408,8 +409,8 @@ func (c *Context) QueryPKey(num uint8, index int) (uint16, error) {
 	if c == nil {
 		return 0, verr.New("ibv_query_pkey", syscall.EINVAL, "nil device context")
 	}
-	c.dev.fabric.mu.Lock()
-	defer c.dev.fabric.mu.Unlock()
+	c.dev.fabric.d.Enter(domain.Op{})
+	defer c.dev.fabric.d.Leave(domain.Op{}, nil)
 	p, err := c.queryPortLocked("ibv_query_pkey", num)
 	if err != nil {
 		return 0, err

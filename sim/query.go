@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/verr"
@@ -62,8 +63,8 @@ func (c *Context) QueryGIDEx(num, index, flags uint32) (GIDEntry, error) {
 	if c == nil {
 		return GIDEntry{}, verr.New(verb, syscall.EINVAL, "nil device context")
 	}
-	c.dev.fabric.mu.Lock()
-	defer c.dev.fabric.mu.Unlock()
+	c.dev.fabric.d.Enter(domain.Op{})
+	defer c.dev.fabric.d.Leave(domain.Op{}, nil)
 	if err := c.checkLocked(verb); err != nil {
 		return GIDEntry{}, err
 	}
@@ -93,8 +94,8 @@ func (c *Context) QueryGIDTable(maxEntries int, flags uint32) ([]GIDEntry, error
 	if c == nil {
 		return nil, verr.New(verb, syscall.EINVAL, "nil device context")
 	}
-	c.dev.fabric.mu.Lock()
-	defer c.dev.fabric.mu.Unlock()
+	c.dev.fabric.d.Enter(domain.Op{})
+	defer c.dev.fabric.d.Leave(domain.Op{}, nil)
 	if err := c.checkLocked(verb); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
@@ -102,7 +103,8 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 		Device:    qp.DeviceLimits{MaxQPWR: uint32(d.attr.MaxQPWR), MaxSGE: uint32(d.attr.MaxSGE), MaxInline: uint32(d.attr.MaxInline)},
 		Modify:    d.modifyLimitsLocked(),
 		Policy:    f.profile.QP,
-		Lock:      &f.mu,
+		Domain:    f.d,
+		Name:      qpName(d, num),
 		Memory:    deviceMemory{d},
 		Host:      host{d},
 		Transport: f.profile.Transport,
@@ -228,9 +230,9 @@ func (pd *PD) createSRQLocked(verb string, attr SRQInitAttr, x *xrcSRQ) (_ *SRQ,
 			Resize: d.attr.DeviceCapFlags&DeviceSRQResize != 0,
 		},
 		HonourLimitAtCreate: f.profile.SRQLimitAtCreate,
-		Lock:                &f.mu,
+		Domain:              f.d,
+		Name:                f.eng.peekName(d, "srq"),
 		Async:               c.async,
-		Trace:               f.eng.srqTrace(),
 		PD:                  pd,
 		XRC:                 x != nil,
 		Num:                 num,
@@ -252,13 +254,14 @@ func (pd *PD) createSRQLocked(verb string, attr SRQInitAttr, x *xrcSRQ) (_ *SRQ,
 	}
 	pd.holdLocked(verb, childSRQ)
 	d.srqs++
+	name := f.eng.nameLocked(d, "srq", s)
 	if e := f.eng; e.tracing() {
 		a := attr.Attr
 		kind := "create_srq"
 		if x != nil {
 			kind = fmt.Sprintf("create_srq_ex xrc srqn %#x", num)
 		}
-		e.record(e.nameLocked(d, "srq", s), fmt.Sprintf("%s on %s: max_wr %d max_sge %d srq_limit %d", kind, e.nameOf(pd), a.MaxWR, a.MaxSGE, a.SRQLimit), "")
+		e.record(name, fmt.Sprintf("%s on %s: max_wr %d max_sge %d srq_limit %d", kind, e.nameOf(pd), a.MaxWR, a.MaxSGE, a.SRQLimit), "")
 	}
 	return s, nil
 }
@@ -279,16 +282,16 @@ func (pd *PD) lockLive(verb string) (d *Device, unlock func(), err error) {
 		return nil, nil, verr.New(verb, syscall.EINVAL, "nil PD")
 	}
 	d = pd.ctx.dev
-	mu := &d.fabric.mu
-	mu.Lock()
+	mu := d.fabric.d
+	mu.Enter(domain.Op{})
 	err = pd.ctx.checkLocked(verb)
 	if err == nil {
 		err = pd.checkLocked(verb)
 	}
 	if err != nil {
 		pd.traceCreateFailedLocked(verb, &err)
-		mu.Unlock()
+		mu.Leave(domain.Op{}, nil)
 		return nil, nil, err
 	}
-	return d, mu.Unlock, nil
+	return d, func() { mu.Leave(domain.Op{}, nil) }, nil
 }

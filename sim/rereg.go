@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"strings"
 	"syscall"
 
@@ -187,8 +188,8 @@ func (mr *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) (err er
 		return reregErr(ReregErrInput, syscall.EINVAL, "nil MR")
 	}
 	d := mr.pd.ctx.dev
-	d.fabric.mu.Lock()
-	defer d.fabric.mu.Unlock()
+	d.fabric.d.Enter(domain.Op{})
+	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if e := d.fabric.eng; e.tracing() {
 		defer func() {
 			if err != nil {

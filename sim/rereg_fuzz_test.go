@@ -202,8 +202,8 @@ func runReregFuzz(t *testing.T, p Profile, data []byte) {
 // checkReregModel compares the device with the model.
 func checkReregModel(t *testing.T, p Profile, d *Device, pds []*PD, mrs []*reregModel) {
 	t.Helper()
-	d.fabric.mu.Lock()
-	defer d.fabric.mu.Unlock()
+	d.fabric.d.Lock()
+	defer d.fabric.d.Unlock()
 	if d.mrs.live != len(mrs) || len(d.mrs.byIndex) != len(mrs) {
 		t.Fatalf("%s: the device has %d (%d indexed) MRs, the model %d", p.Name, d.mrs.live, len(d.mrs.byIndex), len(mrs))
 	}

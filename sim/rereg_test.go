@@ -51,8 +51,8 @@ func newReregWorld(t *testing.T, p Profile) *reregWorld {
 // with need.
 func (w *reregWorld) resolves(pd *PD, need Access) (local, remote protFault) {
 	d := w.ctx.dev
-	d.fabric.mu.Lock()
-	defer d.fabric.mu.Unlock()
+	d.fabric.d.Lock()
+	defer d.fabric.d.Unlock()
 	_, local = d.lookupLKeyLocked(pd, w.mr.LKey(), w.mr.IOVA(), 1, 0)
 	_, remote = d.lookupRKeyLocked(pd, w.mr.RKey(), w.mr.IOVA(), 1, need)
 	return local, remote
@@ -176,9 +176,9 @@ func TestReregSuccess_MR13_MR15_MR16(t *testing.T) {
 			}
 			if !keysKept {
 				d := w.ctx.dev
-				d.fabric.mu.Lock()
+				d.fabric.d.Lock()
 				_, f := d.lookupRKeyLocked(w.pd, w.rkey, w.mr.IOVA(), 1, 0)
-				d.fabric.mu.Unlock()
+				d.fabric.d.Unlock()
 				if f != faultKey {
 					t.Errorf("the old rkey after new keys: %v, want %v", f, faultKey)
 				}
@@ -222,10 +222,10 @@ func TestReregSuccess_MR13_MR15_MR16(t *testing.T) {
 				t.Errorf("after CHANGE_TRANSLATION with ZERO_BASED: length %d iova %#x addr %#x", w.mr.Length(), w.mr.IOVA(), w.mr.Addr())
 			}
 			d := w.ctx.dev
-			d.fabric.mu.Lock()
+			d.fabric.d.Lock()
 			b, f := d.lookupLKeyLocked(w.pd2, w.mr.LKey(), 999, 1, AccessLocalWrite)
 			_, f2 := d.lookupLKeyLocked(w.pd2, w.mr.LKey(), 1000, 1, 0)
-			d.fabric.mu.Unlock()
+			d.fabric.d.Unlock()
 			if f != faultNone || &b[0] != &nbuf[999] || f2 != faultRange {
 				t.Errorf("the new translation: last byte %v, one past %v", f, f2)
 			}

@@ -1,51 +1,78 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 
-	"github.com/verbsim/verbsim/sim/internal/cq"
-	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 // Naming objects in the trace. A QP is named by its device and qp_num
 // ("dev0/qp 0x11"); every other object by its device, its kind and its rank
 // among the objects of that kind created on the device ("dev0/cq#2"). Names
-// never involve addresses, so the same calls give the same trace. Names are
-// kept, destroyed objects' too, only while the fabric traces.
+// never involve addresses, so the same calls give the same trace. Every
+// object carries its own name from its creation on (the engine packages'
+// TraceName, sim's own objects' traceName), and every record reaches the
+// trace through the fabric's domain (domain.Domain), whose sink is the
+// fabric's trace log.
 
-// nameLocked gives obj, just created on d, its trace name and returns it;
-// "" when the fabric does not trace.
-func (e *engine) nameLocked(d *Device, kind string, obj any) string {
-	if e.log == nil {
-		return ""
+// installLocked connects the engine to the fabric's domain: the trace sink
+// (when the fabric traces) and the hooks a verb's Leave and a blocking
+// Wait call.
+func (e *engine) installLocked() {
+	d := e.f.d
+	if e.log != nil {
+		d.SetSinkLocked(e.record)
 	}
+	d.SetHooksLocked(domain.Hooks{
+		Settle:  e.settleLocked,
+		Advance: e.advanceNextLocked,
+		Pending: e.describePendingLocked,
+		Now:     e.clock,
+	}, e.mode == Auto)
+}
+
+// traceNamed is implemented by sim's own objects (PD, MR, MW, AH, XRCD,
+// Context), which keep their trace name unexported.
+type traceNamed interface {
+	traceName() string
+	setTraceName(string)
+}
+
+// peekName returns the name the next object of kind created on d will get.
+func (e *engine) peekName(d *Device, kind string) string {
 	if d.seq == nil {
 		d.seq = map[string]int{}
 	}
+	return fmt.Sprintf("%s/%s#%d", d.name, kind, d.seq[kind]+1)
+}
+
+// nameLocked gives obj, just created on d, its trace name and returns it.
+func (e *engine) nameLocked(d *Device, kind string, obj any) string {
+	name := e.peekName(d, kind)
 	d.seq[kind]++
-	name := fmt.Sprintf("%s/%s#%d", d.name, kind, d.seq[kind])
-	if e.names == nil {
-		e.names = map[any]string{}
+	if n, ok := obj.(traceNamed); ok {
+		n.setTraceName(name)
 	}
-	e.names[obj] = name
 	return name
 }
 
 // nameOf returns the trace name of obj.
 func (e *engine) nameOf(obj any) string {
-	if q, ok := obj.(*qp.QP); ok {
-		name := "?"
-		if d := e.f.deviceOf(q); d != nil {
-			name = d.name
-		}
-		return fmt.Sprintf("%s/qp %#x", name, q.Num())
-	}
-	if name, ok := e.names[obj]; ok {
-		return name
+	switch o := obj.(type) {
+	case domain.Object:
+		return o.TraceName()
+	case traceNamed:
+		return o.traceName()
 	}
 	return fmt.Sprintf("%T", obj)
 }
+
+// qpName is the trace name of QP number num on d.
+func qpName(d *Device, num uint32) string { return fmt.Sprintf("%s/qp %#x", d.name, num) }
 
 // callLocked records a verb call on object; a failed call (err != nil)
 // carries the error's text as its why.
@@ -60,56 +87,43 @@ func (e *engine) callLocked(object, what string, err error) {
 	e.record(object, what, why)
 }
 
-// cqTrace is the trace hook of the CQs, or nil when the fabric does not
-// trace.
-func (e *engine) cqTrace() func(*cq.CQ, string, string) {
-	if e.log == nil {
-		return nil
+// advanceNextLocked is AdvanceToNext under the lock: the hook through which
+// an Auto-mode wait lets virtual time pass.
+func (e *engine) advanceNextLocked() bool {
+	e.stabilizeLocked()
+	at, ok := e.nextDue()
+	if !ok || at > MaxTick {
+		return false
 	}
-	return func(c *cq.CQ, what, why string) { e.record(e.nameOf(c), what, why) }
+	e.advanceLocked(max(at, e.now))
+	return true
 }
 
-// srqTrace is the trace hook of the SRQs, or nil.
-func (e *engine) srqTrace() func(*qp.SRQ, string, string) {
-	if e.log == nil {
-		return nil
+// describePendingLocked names the engine's future events for the error of
+// a wait that gave up: the first few timers and delayed packets, by due
+// tick; "" when nothing is pending.
+func (e *engine) describePendingLocked() string {
+	var parts []string
+	if n := e.pending(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d event(s) ready now", n))
 	}
-	return func(s *qp.SRQ, what, why string) { e.record(e.nameOf(s), what, why) }
-}
-
-// traceChannelLocked names a new completion channel and hooks it to the
-// trace: an event read is recorded on the CQ it names.
-func (e *engine) traceChannelLocked(d *Device, ch *cq.Channel) {
-	name := e.nameLocked(d, "chan", ch)
-	if name == "" {
-		return
-	}
-	e.record(name, "create_comp_channel", "")
-	ch.SetTrace(func(c *cq.CQ, what, why string) {
-		object := name
-		if c != nil {
-			object = e.nameOf(c)
+	timers := slices.Clone(e.timers.items)
+	slices.SortFunc(timers, func(a, b *qp.Timer) int { return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(a.Seq, b.Seq)) })
+	for _, t := range timers {
+		if len(parts) >= 4 {
+			break
 		}
-		e.record(object, what, why)
-	})
-}
-
-// traceAsyncLocked names a new context and hooks its async event queue to
-// the trace.
-func (e *engine) traceAsyncLocked(c *Context) {
-	name := e.nameLocked(c.dev, "ctx", c)
-	if name == "" {
-		return
-	}
-	e.record(name, "open_device", "")
-	c.async.SetTrace(func(what string, typ notify.EventType, obj any, port uint8, why string) {
-		switch {
-		case what == "get_async_event" && why != "": // a failed read names no event
-		case obj == nil:
-			what = fmt.Sprintf("%s %s port %d", what, typ.Name(), port)
-		default:
-			what = fmt.Sprintf("%s %s %s", what, typ.Name(), e.nameOf(obj))
+		kind := "retry timer"
+		if t.Kind == qp.TimerRNR {
+			kind = "RNR timer"
 		}
-		e.record(name, what, why)
-	})
+		parts = append(parts, fmt.Sprintf("the %s of %s due at t=%d", kind, t.QP.TraceName(), t.At))
+	}
+	if n := e.later.len(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d delayed packet(s), the next due at t=%d", n, e.later.top().at))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ")
 }

@@ -247,8 +247,8 @@ func (w *wireWorld) inject(b [17]byte) {
 	}
 	p.CompareAdd, p.Swap, p.Orig = uint64(b[13]), uint64(b[14]), uint64(b[16])
 	n := int(b[14]) * 24 // up to 6120 bytes: more than any MTU
-	w.f.mu.Lock()
-	defer w.f.mu.Unlock()
+	w.f.d.Lock()
+	defer w.f.d.Unlock()
 	e := w.f.eng
 	pk := e.newPacket()
 	pay := pk.Payload[:0]

@@ -62,7 +62,7 @@ func rejectRDMAAbove2G(t *testing.T, prof Profile) {
 	}
 	pb, _ := b.ctx.QueryPort(1)
 
-	f.mu.Lock()
+	f.d.Lock()
 	p := f.eng.newPacket()
 	// The first packet of the message: one path MTU of payload.
 	*p = qp.Packet{Kind: qp.PktWrite, Transport: qp.RC, First: true, Op: wc.WRRDMAWrite,
@@ -71,7 +71,7 @@ func rejectRDMAAbove2G(t *testing.T, prof Profile) {
 	b.q.ReceiveLocked(p)
 	f.eng.freePacket(p)
 	f.eng.settleLocked()
-	f.mu.Unlock()
+	f.d.Unlock()
 
 	if s := b.q.State(); s != qp.Err {
 		t.Errorf("the responder is in %v after an RDMA WRITE of 2^31+1 bytes, want ERR", s)

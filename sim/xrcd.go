@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
@@ -40,9 +41,10 @@ type XRCDInitAttr struct {
 // a device context and holds no PD. On a nil *XRCD every method returns
 // EINVAL or zero values; see the package doc.
 type XRCD struct {
-	ctx  *Context
-	dead bool
-	srqs int // live XRC SRQs in the domain (XRC-02)
+	tname string // the trace name, given at creation
+	ctx   *Context
+	dead  bool
+	srqs  int // live XRC SRQs in the domain (XRC-02)
 }
 
 const (
@@ -61,8 +63,8 @@ func (c *Context) OpenXRCD(attr XRCDInitAttr) (_ *XRCD, err error) {
 		return nil, verr.New(verbOpenXRCD, syscall.EINVAL, "nil device context")
 	}
 	f := c.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	if e := f.eng; e.tracing() {
 		defer func() {
 			if err != nil {
@@ -103,8 +105,8 @@ func (x *XRCD) Closed() bool {
 		return false
 	}
 	f := x.ctx.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	return x.dead
 }
 
@@ -116,8 +118,8 @@ func (x *XRCD) Close() error {
 		return verr.New(verbCloseXRCD, syscall.EINVAL, "nil XRCD")
 	}
 	f := x.ctx.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	if err := x.checkLocked(verbCloseXRCD); err != nil {
 		return err
 	}
@@ -210,8 +212,8 @@ func (c *Context) CreateSRQEx(attr SRQInitAttrEx) (_ *SRQ, err error) {
 		return attr.PD.CreateSRQ(SRQInitAttr{Context: attr.Context, Attr: attr.Attr})
 	}
 	f := c.dev.fabric
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
 	if err := c.checkLocked(verbCreateSRQEx); err != nil {
 		return nil, err
 	}

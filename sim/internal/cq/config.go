@@ -1,7 +1,7 @@
 package cq
 
 import (
-	"sync"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
@@ -157,9 +157,12 @@ type Config struct {
 
 	// Async receives IBV_EVENT_CQ_ERR on overrun; nil drops those events.
 	Async *notify.AsyncQueue
-	// Lock is the domain lock, shared with Channel and Async. Nil: the
-	// channel's or async queue's lock, else a lock of the CQ's own.
-	Lock *sync.Mutex
+	// Domain is the domain the CQ lives in, shared with Channel and Async:
+	// its lock, trace sink and engine hooks. Nil: the channel's or async
+	// queue's domain, else a domain of the CQ's own.
+	Domain *domain.Domain
+	// Name is the CQ's name in the trace ("dev0/cq#1"); "" reads "cq".
+	Name string
 	// Owner, if set, identifies who created the CQ (package sim sets the
 	// device context). The CQ never looks at it; Owner hands it back, so a
 	// verb that is given the CQ can check that it belongs to the caller.
@@ -167,24 +170,17 @@ type Config struct {
 	// OnDestroy, if set, is called under the domain lock when the CQ stops
 	// counting against the device (at destroy, before the wait for acks).
 	OnDestroy func()
-	// Trace, if set, is told under the domain lock about every verb call on
-	// the CQ and everything that happens to it: polls, arms, acks, resizes,
-	// destroys, completions added, overruns and arms fired. why is the
-	// error's text when a call failed. Of consecutive polls that find the
-	// CQ empty only the first is told, so a busy loop does not drown the
-	// rest. Nil costs one comparison per verb.
-	Trace func(c *CQ, what, why string)
 }
 
 // Validate reports whether New would accept cfg's arguments, without
 // creating anything: EINVAL for a bad cqe, comp_vector, policy or lock domain.
 func (cfg Config) Validate() error {
-	if cfg.Lock == nil {
+	if cfg.Domain == nil {
 		switch {
 		case cfg.Channel != nil:
-			cfg.Lock = cfg.Channel.Domain()
+			cfg.Domain = cfg.Channel.Domain()
 		case cfg.Async != nil:
-			cfg.Lock = cfg.Async.Domain()
+			cfg.Domain = cfg.Async.Domain()
 		}
 	}
 	_, err := cfg.validate()
@@ -229,10 +225,10 @@ func (cfg *Config) validate() (int, error) {
 	if cfg.Overrun > OverrunDrop || cfg.Destroy > DestroyBusy || cfg.Rounding > RoundExact || cfg.Solicited > notify.SolicitedBitOnly {
 		return 0, verr.New(verbCreate, syscall.EINVAL, "unknown policy value")
 	}
-	if cfg.Channel != nil && cfg.Channel.Domain() != cfg.Lock {
+	if cfg.Channel != nil && cfg.Channel.Domain() != cfg.Domain {
 		return 0, verr.New(verbCreate, syscall.EINVAL, "the completion channel belongs to another lock domain (another fabric)")
 	}
-	if cfg.Async != nil && cfg.Async.Domain() != cfg.Lock {
+	if cfg.Async != nil && cfg.Async.Domain() != cfg.Domain {
 		return 0, verr.New(verbCreate, syscall.EINVAL, "the async event queue belongs to another lock domain")
 	}
 	return cfg.Rounding.round(cfg.CQE, lim.MaxCQE), nil

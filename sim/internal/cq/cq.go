@@ -3,7 +3,7 @@ package cq
 import (
 	"context"
 	"fmt"
-	"sync"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
@@ -15,9 +15,10 @@ import (
 // notify.Channel whose events name a *CQ.
 type Channel = notify.Channel[*CQ]
 
-// NewChannel returns a completion channel in the lock domain mu
-// (ibv_create_comp_channel). Pass the same mu to the CQs that will use it.
-func NewChannel(mu *sync.Mutex) *Channel { return notify.NewChannel[*CQ](mu) }
+// NewChannel returns a completion channel in domain d
+// (ibv_create_comp_channel); nil: a domain of its own. Pass the same domain
+// to the CQs that will use it.
+func NewChannel(d *domain.Domain) *Channel { return notify.NewChannel[*CQ](d) }
 
 // lifecycle of a CQ.
 type lifecycle uint8
@@ -51,7 +52,7 @@ type CQ struct {
 	// creator before the CQ is shared; the engine only hands it back.
 	Handle any
 
-	mu *sync.Mutex
+	d *domain.Domain
 
 	// ring holds the unpolled completions from head on. It starts small
 	// and grows (doubling, copying in order) up to cqe, so a CQ created
@@ -84,17 +85,35 @@ type CQ struct {
 	cur   int
 }
 
-// traceLocked tells the trace hook, which must be set, about a call or an
-// event.
+// enter and leave bracket every verb on c: they take and release the
+// domain lock through the domain (domain.Domain.Enter and Leave), which
+// settles the engine in Auto mode. The records of c's verbs are made
+// during the call (traceLocked), as they read c's state.
+func (c *CQ) enter() { c.d.Enter(domain.Op{Obj: c}) }
+func (c *CQ) leave() { c.d.Leave(domain.Op{Obj: c}, nil) }
+
+// TraceName returns c's name in the trace: Config.Name, or "cq".
+func (c *CQ) TraceName() string {
+	if c == nil {
+		return ""
+	}
+	if c.cfg.Name == "" {
+		return "cq"
+	}
+	return c.cfg.Name
+}
+
+// traceLocked records, through the domain, a call or an event. The domain
+// must be tracing.
 func (c *CQ) traceLocked(what, why string) {
 	c.quiet = false
-	c.cfg.Trace(c, what, why)
+	c.d.Record(c, what, why)
 }
 
 // traceErrLocked traces a verb call that failed with err, or that succeeded
 // when err is nil, if the CQ is traced.
 func (c *CQ) traceErrLocked(what string, err error) {
-	if c.cfg.Trace == nil {
+	if !c.d.Tracing() {
 		return
 	}
 	why := ""
@@ -144,27 +163,28 @@ type Snapshot struct {
 
 // New creates a CQ (ibv_create_cq). See Config for the checks it makes.
 func New(cfg Config) (*CQ, error) {
-	mu := cfg.Lock
-	if mu == nil {
+	d := cfg.Domain
+	if d == nil {
 		switch {
 		case cfg.Channel != nil:
-			mu = cfg.Channel.Domain()
+			d = cfg.Channel.Domain()
 		case cfg.Async != nil:
-			mu = cfg.Async.Domain()
+			d = cfg.Async.Domain()
 		default:
-			mu = new(sync.Mutex)
+			d = domain.New()
 		}
-		cfg.Lock = mu
+		cfg.Domain = d
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	d.Enter(domain.Op{})
+	defer d.Leave(domain.Op{}, nil)
 	return NewLocked(cfg)
 }
 
-// NewLocked is New for a caller that holds cfg.Lock, which must not be nil.
+// NewLocked is New for a caller that holds cfg.Domain's lock; cfg.Domain
+// must not be nil.
 func NewLocked(cfg Config) (*CQ, error) {
-	if cfg.Lock == nil {
-		return nil, verr.New(verbCreate, syscall.EINVAL, "no domain lock given")
+	if cfg.Domain == nil {
+		return nil, verr.New(verbCreate, syscall.EINVAL, "no domain given")
 	}
 	capacity, err := cfg.validate()
 	if err != nil {
@@ -176,7 +196,7 @@ func NewLocked(cfg Config) (*CQ, error) {
 		}
 	}
 	c := &CQ{
-		mu:    cfg.Lock,
+		d:     cfg.Domain,
 		ring:  make([]entry, min(capacity, initialRing)),
 		cqe:   capacity,
 		ch:    cfg.Channel,
@@ -193,8 +213,8 @@ func (c *CQ) CQE() int {
 	if c == nil {
 		return 0
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	return c.cqe
 }
 
@@ -231,12 +251,12 @@ func (c *CQ) CompVector() int {
 	return c.cfg.CompVector
 }
 
-// Domain returns the lock that serializes c.
-func (c *CQ) Domain() *sync.Mutex {
+// Domain returns the domain that serializes c.
+func (c *CQ) Domain() *domain.Domain {
 	if c == nil {
 		return nil
 	}
-	return c.mu
+	return c.d
 }
 
 // Len returns the number of unpolled completions.
@@ -244,8 +264,8 @@ func (c *CQ) Len() int {
 	if c == nil {
 		return 0
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	return c.n
 }
 
@@ -254,8 +274,8 @@ func (c *CQ) Armed() notify.Arm {
 	if c == nil {
 		return notify.Disarmed
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	return c.arm
 }
 
@@ -264,8 +284,8 @@ func (c *CQ) Snapshot() Snapshot {
 	if c == nil {
 		return Snapshot{}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	cr, ca, ar, aa := c.tally.Counts()
 	s := Snapshot{
 		CQE: c.cqe, Len: c.n, Arm: c.arm, Overrun: c.overrun, Refs: c.refs,
@@ -302,8 +322,8 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 	if c == nil {
 		return 0, errNil(verbPoll)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbPoll)
 		c.traceErrLocked("poll_cq", err)
@@ -318,7 +338,7 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 		wcs[i] = c.ring[c.head].w
 		c.popLocked()
 	}
-	if c.cfg.Trace != nil {
+	if c.d.Tracing() {
 		switch {
 		case n > 0:
 			c.traceLocked(fmt.Sprintf("poll_cq: %d completion(s), first wr_id %#x %s, %d left", n, wcs[0].WRID, wcs[0].Status.Name(), c.n), "")
@@ -344,15 +364,15 @@ func (c *CQ) ReqNotify(solicitedOnly bool) error {
 	if c == nil {
 		return errNil(verbReqNotify)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbReqNotify)
 		c.traceErrLocked(fmt.Sprintf("req_notify_cq(solicited_only=%v)", solicitedOnly), err)
 		return err
 	}
 	c.arm = c.arm.Request(solicitedOnly)
-	if c.cfg.Trace != nil {
+	if c.d.Tracing() {
 		c.traceLocked(fmt.Sprintf("req_notify_cq(solicited_only=%v): arm %v", solicitedOnly, c.arm), "")
 	}
 	return nil
@@ -366,15 +386,16 @@ func (c *CQ) AckEvents(n int) error {
 	if c == nil {
 		return errNil(verbAck)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	var err error
 	if c.state == destroyed {
 		err = errDestroyed(verbAck)
 	} else {
 		err = c.tally.AckComp(n)
+		c.d.Wake(c) // a destroy may wait for these acks (CQ-13)
 	}
-	if c.cfg.Trace != nil {
+	if c.d.Tracing() {
 		c.traceErrLocked(fmt.Sprintf("ack_cq_events(%d)", n), err)
 	}
 	return err
@@ -390,9 +411,9 @@ func (c *CQ) Resize(cqe int) (err error) {
 	if c == nil {
 		return errNil(verbResize)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cfg.Trace != nil {
+	c.enter()
+	defer c.leave()
+	if c.d.Tracing() {
 		defer func() { c.traceErrLocked(fmt.Sprintf("resize_cq(%d): cqe %d", cqe, c.cqe), err) }()
 	}
 	if c.state != live {
@@ -456,9 +477,9 @@ func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 	if ctx == nil {
 		return verr.New(verbDestroy, syscall.EINVAL, "nil context.Context")
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cfg.Trace != nil {
+	c.enter()
+	defer c.leave()
+	if c.d.Tracing() {
 		defer func() { c.traceErrLocked("destroy_cq", err) }()
 	}
 	switch c.state {
@@ -486,7 +507,8 @@ func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 			c.cfg.OnDestroy()
 		}
 	}
-	if err := c.tally.WaitSettled(ctx, c.mu); err != nil {
+	w := &domain.Waiter{Verb: verbDestroy, Obj: c, For: "the acks of events already read (CQ-13)"}
+	if err := c.tally.WaitSettled(ctx, c.d, w); err != nil {
 		return verr.Wrap(verbDestroy, syscall.EINTR,
 			"still waiting for acks of events already read (CQ-13); call again to finish", err)
 	}
@@ -532,8 +554,8 @@ func (c *CQ) Ref() error {
 	if c == nil {
 		return errNil(verbRef)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	return c.RefLocked()
 }
 
@@ -542,8 +564,8 @@ func (c *CQ) Unref() {
 	if c == nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	c.UnrefLocked()
 }
 

@@ -3,6 +3,7 @@ package cq_test
 import (
 	"context"
 	"errors"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"sync"
 	"syscall"
 	"testing"
@@ -15,21 +16,22 @@ import (
 )
 
 type world struct {
-	mu    sync.Mutex
+	mu    *domain.Domain
 	ch    *cq.Channel
 	async *notify.AsyncQueue
 }
 
 func newWorld() *world {
 	w := &world{}
-	w.ch = cq.NewChannel(&w.mu)
-	w.async = notify.NewAsyncQueue(&w.mu)
+	w.mu = domain.New()
+	w.ch = cq.NewChannel(w.mu)
+	w.async = notify.NewAsyncQueue(w.mu)
 	return w
 }
 
 func (w *world) cq(t *testing.T, cfg cq.Config) *cq.CQ {
 	t.Helper()
-	cfg.Lock = &w.mu
+	cfg.Domain = w.mu
 	if cfg.Async == nil {
 		cfg.Async = w.async
 	}
@@ -81,7 +83,7 @@ func TestNewValidates(t *testing.T) {
 		{CQE: 1, Limits: cq.Limits{MaxCQE: 0, NumCompVectors: 1}},
 	}
 	for _, cfg := range bad {
-		cfg.Lock = &w.mu
+		cfg.Domain = w.mu
 		if c, err := cq.New(cfg); !errors.Is(err, syscall.EINVAL) || c != nil {
 			t.Errorf("New(%+v) = %v, %v; want nil, EINVAL", cfg, c, err)
 		}

@@ -31,8 +31,8 @@ func (c *CQ) WCFlags() WCExFlags {
 	if c == nil {
 		return 0
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	return c.cfg.WCFlags
 }
 
@@ -72,8 +72,8 @@ func (c *CQ) StartPoll() error {
 	if c == nil {
 		return errNil(verbStartPoll)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbStartPoll)
 		c.traceErrLocked("start_poll", err)
@@ -88,7 +88,7 @@ func (c *CQ) StartPoll() error {
 		if c.overrun {
 			err = errStartEIO
 		}
-		if c.cfg.Trace != nil && (!c.quiet || c.overrun) {
+		if c.d.Tracing() && (!c.quiet || c.overrun) {
 			c.traceLocked("start_poll: empty", err.Error())
 			c.quiet = true
 		}
@@ -96,7 +96,7 @@ func (c *CQ) StartPoll() error {
 	}
 	c.batch, c.cur, c.end = true, 0, false
 	c.setCurrentLocked()
-	if c.cfg.Trace != nil {
+	if c.d.Tracing() {
 		c.traceLocked(fmt.Sprintf("start_poll: wr_id %#x %s, %d in the CQ", c.WRID, c.Status.Name(), c.n), "")
 	}
 	return nil
@@ -111,8 +111,8 @@ func (c *CQ) NextPoll() error {
 	if c == nil {
 		return errNil(verbNextPoll)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbNextPoll)
 		c.traceErrLocked("next_poll", err)
@@ -148,8 +148,8 @@ func (c *CQ) EndPoll() error {
 	if c == nil {
 		return errNil(verbEndPoll)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbEndPoll)
 		c.traceErrLocked("end_poll", err)
@@ -168,7 +168,7 @@ func (c *CQ) EndPoll() error {
 	}
 	c.batch, c.cur, c.end = false, 0, false
 	c.WRID, c.Status = 0, 0
-	if c.cfg.Trace != nil {
+	if c.d.Tracing() {
 		c.traceLocked(fmt.Sprintf("end_poll: %d completion(s) consumed, %d left", n, c.n), "")
 	}
 	return nil
@@ -181,8 +181,8 @@ func (c *CQ) Current() (wrID uint64, status wc.Status, err error) {
 	if c == nil {
 		return 0, 0, errNoCurrent
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	e, err := c.currentLocked(0)
 	if err != nil {
 		return 0, 0, err
@@ -245,8 +245,8 @@ func (c *CQ) ReadOpcode() (wc.Opcode, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	e, err := c.currentLocked(0)
 	if err != nil {
 		return 0, err
@@ -259,8 +259,8 @@ func (c *CQ) ReadVendorErr() (uint32, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	e, err := c.currentLocked(0)
 	if err != nil {
 		return 0, err
@@ -273,8 +273,8 @@ func (c *CQ) ReadWCFlags() (wc.Flags, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	e, err := c.currentLocked(0)
 	if err != nil {
 		return 0, err
@@ -319,8 +319,8 @@ func (c *CQ) read32(f WCExFlags) (uint32, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	e, err := c.currentLocked(f)
 	if err != nil {
 		return 0, err
@@ -353,8 +353,8 @@ func (c *CQ) ReadCompletionTS() (uint64, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	e, err := c.currentLocked(WCExCompletionTimestamp)
 	if err != nil {
 		return 0, err
@@ -369,8 +369,8 @@ func (c *CQ) ReadCompletionWallclockNS() (uint64, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	e, err := c.currentLocked(WCExCompletionTimestampWallclock)
 	if err != nil {
 		return 0, err

@@ -39,8 +39,8 @@ func (c *CQ) Push(w wc.WC, solicited bool) (overrun bool, err error) {
 	if c == nil {
 		return false, errNil(verbPush)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	return c.PushLocked(&w, solicited)
 }
 
@@ -77,7 +77,7 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 			c.overrun = true
 		}
 		c.stats.Overruns++
-		if c.cfg.Trace != nil {
+		if c.d.Tracing() {
 			c.traceLocked(fmt.Sprintf("overrun: wr_id %#x lost", w.WRID), "CQ-22")
 		}
 		if c.async != nil {
@@ -100,7 +100,7 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 	}
 	c.n++
 	c.stats.Added++
-	if c.cfg.Trace != nil {
+	if c.d.Tracing() {
 		c.traceLocked(fmt.Sprintf("completion qp %#x wr_id %#x %s %s", w.QPNum, w.WRID, w.Status.Name(), w.Opcode.Name()), "")
 	}
 	if c.arm.Fires(w, solicited, c.cfg.Solicited) {
@@ -109,7 +109,7 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 		if c.ch != nil {
 			c.ch.PushLocked(c, c.cfg.Context, &c.tally)
 			c.stats.EventsRaised++
-			if c.cfg.Trace != nil {
+			if c.d.Tracing() {
 				c.traceLocked("arm fired: event queued on the channel", "")
 			}
 		}
@@ -122,8 +122,8 @@ func (c *CQ) Overrun() bool {
 	if c == nil {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	return c.overrun
 }
 
@@ -133,7 +133,7 @@ func (c *CQ) Destroyed() bool {
 	if c == nil {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.enter()
+	defer c.leave()
 	return c.state != live
 }

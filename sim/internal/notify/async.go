@@ -2,10 +2,10 @@ package notify
 
 import (
 	"context"
-	"errors"
-	"sync"
+	"fmt"
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -63,32 +63,45 @@ type AsyncQueue struct {
 	read, acked  uint64 // every event, including port events with no tally
 	portUnacked  uint64 // port and device events read and not acked
 	raisedByType [EventWQFatal + 1]uint64
-	trace        AsyncTrace
+	name         string // the trace name; see SetTraceName
 }
 
-// AsyncTrace hears about the calls on an async event queue, under the domain
-// lock: what is "raise", "get_async_event" or "ack_async_event"; typ, obj and
-// port are the event's (zero for a failed read); why is the error's text when
-// the call failed.
-type AsyncTrace func(what string, typ EventType, obj any, port uint8, why string)
-
-// SetTrace makes fn hear about every event raised, read and acked on the
-// queue, and about every failed read other than EAGAIN and every failed ack.
-// Call it before the queue is shared.
-func (q *AsyncQueue) SetTrace(fn AsyncTrace) {
+// SetTraceName names the queue in the trace (package sim gives it its
+// context's name, "dev0/ctx#1"). Every event raised, read and acked on the
+// queue, every failed read other than EAGAIN and every failed ack is
+// recorded under that name. Call it before the queue is shared.
+func (q *AsyncQueue) SetTraceName(name string) {
 	if q != nil {
-		q.trace = fn
+		q.name = name
 	}
 }
 
-// traceFailed reports a failed read, except EAGAIN.
-func (q *AsyncQueue) traceFailed(err error) {
-	if q.trace == nil || errors.Is(err, syscall.EAGAIN) {
-		return
+// TraceName returns the queue's name in the trace.
+func (q *AsyncQueue) TraceName() string {
+	if q == nil {
+		return ""
 	}
-	q.q.mu.Lock()
-	defer q.q.mu.Unlock()
-	q.trace("get_async_event", 0, nil, 0, err.Error())
+	return q.name
+}
+
+// opLocked is the trace record of a call on the queue: what, with the
+// event's type and element when there is one. It formats only when the
+// domain traces.
+func (q *AsyncQueue) opLocked(what string, typ EventType, obj any, port uint8, failed bool) domain.Op {
+	op := domain.Op{Verb: what, Obj: q}
+	if !q.q.d.Tracing() || (failed && what == "get_async_event") { // a failed read names no event
+		return op
+	}
+	if obj == nil {
+		op.What = fmt.Sprintf("%s %s port %d", what, typ.Name(), port)
+	} else {
+		name := fmt.Sprintf("%T", obj)
+		if o, ok := obj.(domain.Object); ok {
+			name = o.TraceName()
+		}
+		op.What = fmt.Sprintf("%s %s %s", what, typ.Name(), name)
+	}
+	return op
 }
 
 var errNilQueue = verr.New("ibv_get_async_event", syscall.EINVAL, "nil async event queue")
@@ -100,20 +113,20 @@ type asyncEntry struct {
 	tally *Tally
 }
 
-// NewAsyncQueue returns an empty async event queue whose lock is mu, the
-// domain lock of the objects that raise events on it (nil: a lock of its own).
-func NewAsyncQueue(mu *sync.Mutex) *AsyncQueue {
-	q := new(AsyncQueue)
-	q.q.init(mu, "ibv_get_async_event")
+// NewAsyncQueue returns an empty async event queue in domain d, the domain
+// of the objects that raise events on it (nil: a domain of its own).
+func NewAsyncQueue(d *domain.Domain) *AsyncQueue {
+	q := &AsyncQueue{name: "async"}
+	q.q.init(d, q, "ibv_get_async_event")
 	return q
 }
 
-// Domain returns the lock that serializes the queue.
-func (q *AsyncQueue) Domain() *sync.Mutex {
+// Domain returns the domain that serializes the queue.
+func (q *AsyncQueue) Domain() *domain.Domain {
 	if q == nil {
 		return nil
 	}
-	return q.q.mu
+	return q.q.d
 }
 
 // RaiseLocked queues an event. For an event naming an object (see
@@ -145,8 +158,9 @@ func (q *AsyncQueue) RaiseLocked(typ EventType, obj any, t *Tally, port uint8) e
 	}
 	q.raisedByType[typ]++
 	q.q.pushLocked(asyncEntry{typ: typ, obj: obj, port: port, tally: t})
-	if q.trace != nil {
-		q.trace("raise", typ, obj, port, "")
+	if d := q.q.d; d.Tracing() {
+		op := q.opLocked("raise", typ, obj, port, false)
+		d.Record(q, op.What, "")
 	}
 	return nil
 }
@@ -158,9 +172,29 @@ func (q *AsyncQueue) took(e asyncEntry) {
 	} else {
 		q.portUnacked++
 	}
-	if q.trace != nil {
-		q.trace("get_async_event", e.typ, e.obj, e.port, "")
+}
+
+// get reads one event, blocking (ctx != nil) or not.
+func (q *AsyncQueue) get(ctx context.Context, block bool) (AsyncEvent, error) {
+	d := q.q.d
+	d.Enter(domain.Op{Verb: "get_async_event", Obj: q})
+	var e asyncEntry
+	var err error
+	if block {
+		e, err = q.q.getLocked(ctx, q.took)
+	} else {
+		e, err = q.q.tryGetLocked(q.took)
 	}
+	switch {
+	case err == nil:
+		d.Leave(q.opLocked("get_async_event", e.typ, e.obj, e.port, false), nil)
+		return q.event(e), nil
+	case err == q.q.again: // errors.Is would allocate in a busy loop
+		d.Leave(domain.Op{}, err)
+	default:
+		d.Leave(q.opLocked("get_async_event", 0, nil, 0, true), err)
+	}
+	return AsyncEvent{}, err
 }
 
 func (q *AsyncQueue) event(e asyncEntry) AsyncEvent {
@@ -174,12 +208,7 @@ func (q *AsyncQueue) GetAsyncEvent(ctx context.Context) (AsyncEvent, error) {
 	if q == nil {
 		return AsyncEvent{}, errNilQueue
 	}
-	e, err := q.q.get(ctx, q.took)
-	if err != nil {
-		q.traceFailed(err)
-		return AsyncEvent{}, err
-	}
-	return q.event(e), nil
+	return q.get(ctx, true)
 }
 
 // TryGetAsyncEvent returns the next async event, or EAGAIN at once when none
@@ -188,23 +217,19 @@ func (q *AsyncQueue) TryGetAsyncEvent() (AsyncEvent, error) {
 	if q == nil {
 		return AsyncEvent{}, errNilQueue
 	}
-	e, err := q.q.tryGet(q.took)
-	if err != nil {
-		q.traceFailed(err)
-		return AsyncEvent{}, err
-	}
-	return q.event(e), nil
+	return q.get(context.TODO(), false)
 }
 
 func (q *AsyncQueue) ack(e AsyncEvent) (err error) {
-	q.q.mu.Lock()
-	defer q.q.mu.Unlock()
-	if q.trace != nil {
-		defer func() { q.trace("ack_async_event", e.Type, e.Object, e.Port, errText(err)) }()
-	}
+	d := q.q.d
+	d.Enter(domain.Op{Verb: "ack_async_event", Obj: q})
+	defer func() { d.Leave(q.opLocked("ack_async_event", e.Type, e.Object, e.Port, err != nil), err) }()
 	if e.tally != nil {
 		if err := e.tally.ackAsync(); err != nil {
 			return err
+		}
+		if o, ok := e.Object.(domain.Object); ok {
+			d.Wake(o) // a destroy may wait for this ack (ASYNC-05)
 		}
 	} else {
 		if q.portUnacked == 0 {
@@ -222,8 +247,8 @@ func (q *AsyncQueue) Len() int {
 	if q == nil {
 		return 0
 	}
-	q.q.mu.Lock()
-	defer q.q.mu.Unlock()
+	q.q.d.Enter(domain.Op{})
+	defer q.q.d.Leave(domain.Op{}, nil)
 	return q.q.items.Len()
 }
 
@@ -237,8 +262,8 @@ func (q *AsyncQueue) Pending() []AsyncEvent {
 	if q == nil {
 		return nil
 	}
-	q.q.mu.Lock()
-	defer q.q.mu.Unlock()
+	q.q.d.Lock()
+	defer q.q.d.Unlock()
 	n := q.q.items.Len()
 	if n == 0 {
 		return nil
@@ -256,8 +281,8 @@ func (q *AsyncQueue) Counts() (read, acked uint64) {
 	if q == nil {
 		return 0, 0
 	}
-	q.q.mu.Lock()
-	defer q.q.mu.Unlock()
+	q.q.d.Enter(domain.Op{})
+	defer q.q.d.Leave(domain.Op{}, nil)
 	return q.read, q.acked
 }
 
@@ -266,8 +291,8 @@ func (q *AsyncQueue) Raised(typ EventType) uint64 {
 	if q == nil {
 		return 0
 	}
-	q.q.mu.Lock()
-	defer q.q.mu.Unlock()
+	q.q.d.Enter(domain.Op{})
+	defer q.q.d.Leave(domain.Op{}, nil)
 	if int(typ) < len(q.raisedByType) {
 		return q.raisedByType[typ]
 	}
@@ -291,8 +316,8 @@ func (q *AsyncQueue) Close() error {
 	if q == nil {
 		return errNilQueue
 	}
-	q.q.mu.Lock()
-	defer q.q.mu.Unlock()
+	q.q.d.Enter(domain.Op{})
+	defer q.q.d.Leave(domain.Op{}, nil)
 	return q.CloseLocked()
 }
 

@@ -2,10 +2,9 @@ package notify
 
 import (
 	"context"
-	"errors"
-	"sync"
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -30,9 +29,9 @@ import (
 // the convention for the whole API.
 type Channel[C comparable] struct {
 	q     queue[compEvent[C]]
-	refs  int // CQs using the channel (CHAN-09)
-	trace func(cq C, what, why string)
-	owner any // who created the channel; see SetOwner
+	refs  int    // CQs using the channel (CHAN-09)
+	name  string // the trace name; see SetTraceName
+	owner any    // who created the channel; see SetOwner
 
 	// Handle is the public handle of the channel (a *sim.CompChannel), set
 	// once by its creator before the channel is shared.
@@ -48,21 +47,37 @@ type compEvent[C comparable] struct {
 }
 
 // NewChannel returns an empty completion channel (ibv_create_comp_channel)
-// whose lock is mu, the domain lock of the objects that will use it. A nil mu
-// gives the channel a lock of its own, which only CQs created with that same
-// lock may share.
-func NewChannel[C comparable](mu *sync.Mutex) *Channel[C] {
-	ch := new(Channel[C])
-	ch.q.init(mu, "ibv_get_cq_event")
+// in domain d, the domain of the objects that will use it. A nil d gives the
+// channel a domain of its own, which only CQs created in that same domain
+// may share.
+func NewChannel[C comparable](d *domain.Domain) *Channel[C] {
+	ch := &Channel[C]{name: "chan"}
+	ch.q.init(d, ch, "ibv_get_cq_event")
 	return ch
 }
 
-// Domain returns the lock that serializes the channel and its CQs.
-func (ch *Channel[C]) Domain() *sync.Mutex {
+// Domain returns the domain that serializes the channel and its CQs.
+func (ch *Channel[C]) Domain() *domain.Domain {
 	if ch == nil {
 		return nil
 	}
-	return ch.q.mu
+	return ch.q.d
+}
+
+// SetTraceName names the channel in the trace ("dev0/chan#1"). Call it
+// before the channel is shared.
+func (ch *Channel[C]) SetTraceName(name string) {
+	if ch != nil {
+		ch.name = name
+	}
+}
+
+// TraceName returns the channel's name in the trace.
+func (ch *Channel[C]) TraceName() string {
+	if ch == nil {
+		return ""
+	}
+	return ch.name
 }
 
 // PushLocked queues an event for cq, whose user context is cqContext and whose
@@ -83,19 +98,6 @@ func (ch *Channel[C]) PushLocked(cq C, cqContext any, t *Tally) {
 
 func (ch *Channel[C]) took(ev compEvent[C]) {
 	ev.tally.compRead++
-	if ch.trace != nil {
-		ch.trace(ev.cq, "get_cq_event", "")
-	}
-}
-
-// SetTrace makes fn hear, under the domain lock, about every event read from
-// the channel (naming its CQ), every failed read other than EAGAIN and every
-// destroy (with the zero C). why is the error's text when the call failed.
-// Call it before the channel is shared.
-func (ch *Channel[C]) SetTrace(fn func(cq C, what, why string)) {
-	if ch != nil {
-		ch.trace = fn
-	}
 }
 
 // SetOwner records who created the channel (package sim records the device
@@ -115,16 +117,19 @@ func (ch *Channel[C]) Owner() any {
 	return ch.owner
 }
 
-// traceFailed reports a failed read, except EAGAIN, which a busy loop would
-// repeat without end.
-func (ch *Channel[C]) traceFailed(err error) {
-	if ch.trace == nil || err == nil || errors.Is(err, syscall.EAGAIN) {
-		return
+// readOp is the trace record of a read: an event read is recorded on the CQ
+// it names, a failed read on the channel, and EAGAIN, which a busy loop
+// would repeat without end, not at all.
+func (ch *Channel[C]) readOp(cq C, err error) domain.Op {
+	switch {
+	case err == nil:
+		if o, ok := any(cq).(domain.Object); ok {
+			return domain.Op{Verb: "get_cq_event", Obj: o}
+		}
+	case err == ch.q.again: // errors.Is would allocate in a busy loop
+		return domain.Op{}
 	}
-	var zero C
-	ch.q.mu.Lock()
-	defer ch.q.mu.Unlock()
-	ch.trace(zero, "get_cq_event", err.Error())
+	return domain.Op{Verb: "get_cq_event", Obj: ch}
 }
 
 // GetEvent waits for the next completion event and returns the CQ it names and
@@ -136,8 +141,10 @@ func (ch *Channel[C]) GetEvent(ctx context.Context) (cq C, cqContext any, err er
 	if ch == nil {
 		return cq, nil, errNilChannel
 	}
-	ev, err := ch.q.get(ctx, ch.took)
-	ch.traceFailed(err)
+	d := ch.q.d
+	d.Enter(domain.Op{Verb: "get_cq_event", Obj: ch})
+	ev, err := ch.q.getLocked(ctx, ch.took)
+	d.Leave(ch.readOp(ev.cq, err), err)
 	return ev.cq, ev.context, err
 }
 
@@ -147,8 +154,10 @@ func (ch *Channel[C]) TryGetEvent() (cq C, cqContext any, err error) {
 	if ch == nil {
 		return cq, nil, errNilChannel
 	}
-	ev, err := ch.q.tryGet(ch.took)
-	ch.traceFailed(err)
+	d := ch.q.d
+	d.Enter(domain.Op{Verb: "get_cq_event", Obj: ch})
+	ev, err := ch.q.tryGetLocked(ch.took)
+	d.Leave(ch.readOp(ev.cq, err), err)
 	return ev.cq, ev.context, err
 }
 
@@ -158,8 +167,8 @@ func (ch *Channel[C]) Len() int {
 	if ch == nil {
 		return 0
 	}
-	ch.q.mu.Lock()
-	defer ch.q.mu.Unlock()
+	ch.q.d.Enter(domain.Op{})
+	defer ch.q.d.Leave(domain.Op{}, nil)
 	return ch.q.items.Len()
 }
 
@@ -172,8 +181,8 @@ func (ch *Channel[C]) Pending() []C {
 	if ch == nil {
 		return nil
 	}
-	ch.q.mu.Lock()
-	defer ch.q.mu.Unlock()
+	ch.q.d.Lock()
+	defer ch.q.d.Unlock()
 	n := ch.q.items.Len()
 	if n == 0 {
 		return nil
@@ -238,9 +247,10 @@ func (ch *Channel[C]) Destroy() error {
 	if ch == nil {
 		return verr.New("ibv_destroy_comp_channel", syscall.EINVAL, "nil completion channel")
 	}
-	ch.q.mu.Lock()
-	defer ch.q.mu.Unlock()
+	op := domain.Op{Verb: "destroy_comp_channel", Obj: ch}
+	ch.q.d.Enter(op)
 	var err error
+	defer func() { ch.q.d.Leave(op, err) }()
 	switch {
 	case ch.q.dead:
 		err = verr.New("ibv_destroy_comp_channel", syscall.EINVAL, "the completion channel is already destroyed")
@@ -249,19 +259,7 @@ func (ch *Channel[C]) Destroy() error {
 	default:
 		ch.q.closeLocked()
 	}
-	if ch.trace != nil {
-		var zero C
-		ch.trace(zero, "destroy_comp_channel", errText(err))
-	}
 	return err
-}
-
-// errText is err's text, or "" for nil.
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 // Refs returns the number of CQs using the channel.
@@ -269,8 +267,8 @@ func (ch *Channel[C]) Refs() int {
 	if ch == nil {
 		return 0
 	}
-	ch.q.mu.Lock()
-	defer ch.q.mu.Unlock()
+	ch.q.d.Enter(domain.Op{})
+	defer ch.q.d.Leave(domain.Op{}, nil)
 	return ch.refs
 }
 
@@ -279,7 +277,7 @@ func (ch *Channel[C]) Destroyed() bool {
 	if ch == nil {
 		return false
 	}
-	ch.q.mu.Lock()
-	defer ch.q.mu.Unlock()
+	ch.q.d.Enter(domain.Op{})
+	defer ch.q.d.Leave(domain.Op{}, nil)
 	return ch.q.dead
 }

@@ -3,16 +3,18 @@ package notify_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/notify"
 )
 
 type fakeCQ struct{ name string }
+
+func (q *fakeCQ) TraceName() string { return q.name }
 
 func push(ch *notify.Channel[*fakeCQ], q *fakeCQ, ctx any, t *notify.Tally) {
 	mu := ch.Domain()
@@ -21,7 +23,7 @@ func push(ch *notify.Channel[*fakeCQ], q *fakeCQ, ctx any, t *notify.Tally) {
 	mu.Unlock()
 }
 
-func counts(mu *sync.Mutex, t *notify.Tally) (cr, ca, ar, aa uint64) {
+func counts(mu *domain.Domain, t *notify.Tally) (cr, ca, ar, aa uint64) {
 	mu.Lock()
 	defer mu.Unlock()
 	return t.Counts()

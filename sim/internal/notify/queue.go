@@ -2,52 +2,48 @@ package notify
 
 import (
 	"context"
-	"sync"
 	"syscall"
 
 	"github.com/verbsim/verbsim/internal/fifo"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
 // queue is the event FIFO shared by completion channels and async event
-// queues: pushes happen under the domain lock, and readers may block outside
-// it. A one-slot token channel wakes readers: a push leaves a token, a reader
-// that takes an event while more remain passes the token on, so every event
-// reaches exactly one reader (CHAN-11, ASYNC-06) and no wake-up is lost.
+// queues: pushes happen under the domain lock, and readers block through the
+// domain (domain.Wait), which lists them as waiters on the queue's owner. A
+// push wakes the waiters on the owner; each re-checks under the lock, so
+// every event reaches exactly one reader (CHAN-11, ASYNC-06) and no wake-up
+// is lost.
 type queue[T any] struct {
-	mu     *sync.Mutex
-	items  fifo.FIFO[T]
-	ready  chan struct{} // token: "the queue may be non-empty"
-	closed chan struct{} // closed when the queue is destroyed
-	dead   bool
-	verb   string // verb named in errors from get
-	again  error  // preallocated EAGAIN, so a busy non-blocking loop allocates nothing
-	gone   error  // preallocated EBADF for a destroyed queue
+	d     *domain.Domain
+	owner domain.Object // the channel or async queue: the waiters' key
+	items fifo.FIFO[T]
+	dead  bool
+	// free recycles the waiters of blocked reads, and the wake-up channel
+	// each keeps, so that a blocking read allocates nothing in the steady
+	// state. Kept per queue, under the domain lock: a channel made inside
+	// a testing/synctest bubble must stay there.
+	free  []*domain.Waiter
+	verb  string // verb named in errors from get
+	again error  // preallocated EAGAIN, so a busy non-blocking loop allocates nothing
+	gone  error  // preallocated EBADF for a destroyed queue
 }
 
-func (q *queue[T]) init(mu *sync.Mutex, verb string) {
-	if mu == nil {
-		mu = new(sync.Mutex)
+func (q *queue[T]) init(d *domain.Domain, owner domain.Object, verb string) {
+	if d == nil {
+		d = domain.New()
 	}
-	q.mu = mu
-	q.ready = make(chan struct{}, 1)
-	q.closed = make(chan struct{})
+	q.d, q.owner = d, owner
 	q.verb = verb
 	q.again = verr.New(verb, syscall.EAGAIN, "no event is queued")
 	q.gone = verr.New(verb, syscall.EBADF, "the event source has been destroyed")
 }
 
-// pushLocked appends v and wakes one reader.
+// pushLocked appends v and wakes the readers.
 func (q *queue[T]) pushLocked(v T) {
 	q.items.Push(v)
-	q.signal()
-}
-
-func (q *queue[T]) signal() {
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
+	q.d.Wake(q.owner)
 }
 
 // popLocked removes the oldest item, calling took on it under the lock.
@@ -57,45 +53,62 @@ func (q *queue[T]) popLocked(took func(T)) (T, bool) {
 		return v, false
 	}
 	took(v)
-	if q.items.Len() > 0 {
-		q.signal() // another reader may take the next one
-	}
 	return v, true
 }
 
-// get blocks until an item is available, the queue is destroyed or ctx is
-// done. A nil ctx is EINVAL, whether or not an item is queued.
-func (q *queue[T]) get(ctx context.Context, took func(T)) (T, error) {
+// getLocked blocks, through the domain, until an item is available, the
+// queue is destroyed or ctx is done. A nil ctx is EINVAL, whether or not an
+// item is queued.
+//
+// Precondition: the domain lock is held (the verb has entered the domain).
+func (q *queue[T]) getLocked(ctx context.Context, took func(T)) (T, error) {
 	var zero T
 	if ctx == nil {
 		return zero, verr.New(q.verb, syscall.EINVAL, "nil context.Context")
 	}
-	q.mu.Lock()
-	for {
-		if q.dead {
-			q.mu.Unlock()
-			return zero, q.gone
-		}
-		if v, ok := q.popLocked(took); ok {
-			q.mu.Unlock()
-			return v, nil
-		}
-		q.mu.Unlock()
-		select {
-		case <-q.ready:
-		case <-q.closed:
-		case <-ctx.Done():
-			return zero, verr.Wrap(q.verb, syscall.EINTR, "wait abandoned", ctx.Err())
-		}
-		q.mu.Lock()
+	if q.dead {
+		return zero, q.gone
 	}
+	if v, ok := q.popLocked(took); ok {
+		return v, nil
+	}
+	return q.waitLocked(ctx, took)
 }
 
-// tryGet returns an item if one is queued, or EAGAIN.
-func (q *queue[T]) tryGet(took func(T)) (T, error) {
+// waitLocked is the blocking part of getLocked, apart so that the fast path
+// allocates nothing.
+func (q *queue[T]) waitLocked(ctx context.Context, took func(T)) (T, error) {
+	var v T
+	var ok bool
+	var w *domain.Waiter
+	if n := len(q.free); n > 0 {
+		w, q.free = q.free[n-1], q.free[:n-1]
+	} else {
+		w = &domain.Waiter{Verb: q.verb, Obj: q.owner, For: "an event"}
+	}
+	defer func() { q.free = append(q.free, w) }() // Wait returns with the lock held
+	err := q.d.Wait(ctx, w, func() bool {
+		if q.dead {
+			return true
+		}
+		v, ok = q.popLocked(took)
+		return ok
+	})
+	switch {
+	case err != nil:
+		var zero T
+		return zero, verr.Wrap(q.verb, syscall.EINTR, "wait abandoned", err)
+	case !ok:
+		return v, q.gone
+	}
+	return v, nil
+}
+
+// tryGetLocked returns an item if one is queued, or EAGAIN.
+//
+// Precondition: the domain lock is held.
+func (q *queue[T]) tryGetLocked(took func(T)) (T, error) {
 	var zero T
-	q.mu.Lock()
-	defer q.mu.Unlock()
 	if q.dead {
 		return zero, q.gone
 	}
@@ -113,5 +126,5 @@ func (q *queue[T]) closeLocked() {
 	}
 	q.dead = true
 	q.items = fifo.FIFO[T]{}
-	close(q.closed)
+	q.d.Wake(q.owner)
 }

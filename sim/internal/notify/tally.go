@@ -2,9 +2,9 @@ package notify
 
 import (
 	"context"
-	"sync"
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -24,7 +24,6 @@ import (
 type Tally struct {
 	compRead, compAcked   uint64
 	asyncRead, asyncAcked uint64
-	wake                  chan struct{} // made by the first waiter; signalled on acks
 }
 
 // Counts returns the events read and acked, completion and async.
@@ -74,7 +73,6 @@ func (t *Tally) AckComp(n int) error {
 		return nil
 	}
 	t.compAcked += uint64(n)
-	t.signal()
 	return nil
 }
 
@@ -84,49 +82,27 @@ func (t *Tally) ackAsync() error {
 			"over-ack: every async event read for this object is already acked")
 	}
 	t.asyncAcked++
-	t.signal()
 	return nil
-}
-
-func (t *Tally) signal() {
-	if t.wake != nil {
-		select {
-		case t.wake <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // WaitSettled blocks until every read event has been acknowledged or ctx is
-// done, and returns ctx's error in the second case. It releases mu while
-// blocked and holds it again on return, so acks from other goroutines can
-// arrive. Several goroutines may wait on one Tally.
+// done; in the second case it returns the domain's wait error, which wraps
+// ctx's error and names what was waited for. It waits through d
+// (domain.Wait) as w, which must name the tally's owner: whoever records an
+// ack must then call d.Wake on that owner. Several goroutines may wait on
+// one Tally. w is made Timeless: only the application's acks settle a
+// tally, so an Auto-mode wait never moves the clock for it.
 //
-// A nil tally, ctx or mu is EINVAL.
+// A nil tally, ctx, d or w is EINVAL.
 //
-// Precondition: mu is the domain lock and is held.
-func (t *Tally) WaitSettled(ctx context.Context, mu *sync.Mutex) error {
-	if t == nil || ctx == nil || mu == nil {
-		return verr.New("wait_settled", syscall.EINVAL, "nil tally, context.Context or lock")
+// Precondition: the domain lock is held.
+func (t *Tally) WaitSettled(ctx context.Context, d *domain.Domain, w *domain.Waiter) error {
+	if t == nil || ctx == nil || d == nil || w == nil {
+		return verr.New("wait_settled", syscall.EINVAL, "nil tally, context.Context, domain or waiter")
 	}
-	for !t.Settled() {
-		if t.wake == nil {
-			t.wake = make(chan struct{}, 1)
-		}
-		wake := t.wake
-		mu.Unlock()
-		select {
-		case <-wake:
-			mu.Lock()
-		case <-ctx.Done():
-			mu.Lock()
-			if t.Settled() {
-				t.signal() // we may have missed the token: pass it on
-				return nil
-			}
-			return ctx.Err()
-		}
+	if t.Settled() {
+		return nil
 	}
-	t.signal() // wake any other waiter: the condition holds for everyone
-	return nil
+	w.Timeless = true
+	return d.Wait(ctx, w, t.Settled)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/notify"
 )
 
@@ -66,7 +67,7 @@ func TestWaitSettled(t *testing.T) {
 			wg.Go(func() {
 				mu.Lock()
 				defer mu.Unlock()
-				done <- tally.WaitSettled(context.Background(), mu)
+				done <- tally.WaitSettled(context.Background(), mu, &domain.Waiter{Obj: q})
 			})
 		}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -74,7 +75,7 @@ func TestWaitSettled(t *testing.T) {
 		go func() {
 			mu.Lock()
 			defer mu.Unlock()
-			cancelled <- tally.WaitSettled(ctx, mu)
+			cancelled <- tally.WaitSettled(ctx, mu, &domain.Waiter{Obj: q})
 		}()
 		synctest.Wait()
 		if len(done) != 0 {
@@ -87,6 +88,7 @@ func TestWaitSettled(t *testing.T) {
 		}
 		mu.Lock()
 		tally.AckComp(1)
+		mu.Wake(q)
 		mu.Unlock()
 		synctest.Wait()
 		if len(done) != 0 {
@@ -94,6 +96,7 @@ func TestWaitSettled(t *testing.T) {
 		}
 		mu.Lock()
 		tally.AckComp(1)
+		mu.Wake(q)
 		mu.Unlock()
 		wg.Wait()
 		for range 3 {

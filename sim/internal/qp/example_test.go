@@ -1,7 +1,6 @@
 package qp_test
 
 import (
-	"sync"
 
 	"errors"
 	"fmt"
@@ -88,13 +87,13 @@ func ExampleTransition() {
 // for the next take (SRQ-11). The engine is driven directly here, with the
 // lock that sim.Fabric would own.
 func ExampleSRQ_limit() {
-	var mu sync.Mutex // the domain lock, which sim.Fabric would own
-	async := notify.NewAsyncQueue(&mu)
+	async := notify.NewAsyncQueue(nil) // in a domain of its own; sim.Fabric would own one
+	mu := async.Domain()
 	mu.Lock()
 	srq, err := qp.NewSRQLocked(qp.SRQConfig{
 		Attr:   qp.SRQAttr{MaxWR: 8, MaxSGE: 1},
 		Device: qp.SRQLimits{MaxSRQWR: 64, MaxSRQSGE: 4},
-		Lock:   &mu, Async: async,
+		Domain: mu, Async: async,
 	})
 	mu.Unlock()
 	mustOK(err)

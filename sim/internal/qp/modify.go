@@ -28,8 +28,8 @@ func (q *QP) Modify(attr *Attr, mask AttrMask) error {
 	if attr == nil {
 		return verr.New(verbModify, syscall.EINVAL, "nil attr")
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	return q.ModifyLocked(attr, mask)
 }
 
@@ -94,7 +94,6 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 		// Attribute changes (retry counts, timeouts) apply from now on.
 		q.tx.retryLeft, q.tx.rnrLeft = q.attr.RetryCnt, q.attr.RNRRetry
 	}
-	q.settleLocked()
 	return nil
 }
 

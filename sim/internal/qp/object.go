@@ -2,8 +2,9 @@ package qp
 
 import (
 	"context"
+	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"reflect"
-	"sync"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
@@ -71,7 +72,11 @@ type Config struct {
 	Device DeviceLimits
 	Modify Limits // limits for attribute values (QP-22)
 	Policy Policy // readings of the implementation-defined rules
-	Lock   *sync.Mutex
+	// Domain is the domain the QP lives in (its lock, trace sink and
+	// engine hooks), shared with its CQs and SRQ. Required.
+	Domain *domain.Domain
+	// Name is the QP's name in the trace ("dev0/qp 0x11"); "": "qp 0x…".
+	Name   string
 	Memory Memory // for inline payloads; nil: inline sends fail with EFAULT
 	// Host connects the QP to an adapter and a fabric; nil: work requests
 	// stay queued until flushed (the local HCA without a transport).
@@ -101,7 +106,7 @@ const (
 // value of each result (Destroyed reports false). Package sim's doc states
 // the convention for the whole API.
 type QP struct {
-	mu    *sync.Mutex
+	d     *domain.Domain
 	num   uint32
 	typ   Type
 	init  InitAttr
@@ -148,12 +153,12 @@ const (
 // CQs (QP-03) and a supported type, and takes a reference on each CQ so
 // neither can be destroyed while the QP lives (CQ-11).
 //
-// Precondition: cfg.Lock is held.
+// Precondition: cfg.Domain's lock is held.
 func NewLocked(cfg Config) (*QP, error) {
 	in := cfg.Init
 	switch {
-	case cfg.Lock == nil:
-		return nil, verr.New(verbCreate, syscall.EINVAL, "no domain lock given")
+	case cfg.Domain == nil:
+		return nil, verr.New(verbCreate, syscall.EINVAL, "no domain given")
 	case !Supported(in.Type):
 		return nil, verr.Errorf(verbCreate, syscall.EINVAL, "qp_type %v is not simulated (RC, UC and UD are)", in.Type)
 	case isNil(in.SendCQ) || isNil(in.RecvCQ):
@@ -202,7 +207,7 @@ func NewLocked(cfg Config) (*QP, error) {
 		return nil, verr.Wrap(verbCreate, syscall.EINVAL, "recv_cq", err)
 	}
 	q := &QP{
-		mu:    cfg.Lock,
+		d:     cfg.Domain,
 		num:   cfg.QPNum,
 		typ:   in.Type,
 		init:  in,
@@ -272,8 +277,8 @@ func (q *QP) State() State {
 	if q == nil {
 		return Reset
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	return q.state
 }
 
@@ -290,8 +295,8 @@ func (q *QP) Stats() Stats {
 	if q == nil {
 		return Stats{}
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	return q.stats
 }
 
@@ -333,8 +338,8 @@ func (q *QP) QueryMask(mask AttrMask) (Attr, InitAttr, error) {
 		return Attr{}, InitAttr{}, verr.Errorf(verbQuery, syscall.EOPNOTSUPP,
 			"attr_mask %#x has bits from IBV_QP_RATE_LIMIT up, which only the extended path takes (QUERY-02)", uint32(mask))
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	if q.life != live {
 		return Attr{}, InitAttr{}, verr.New(verbQuery, syscall.EINVAL, "the QP has been destroyed")
 	}
@@ -361,8 +366,8 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 	if q == nil || ctx == nil {
 		return verr.New(verbDestroy, syscall.EINVAL, "nil QP or context.Context")
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	switch q.life {
 	case destroyed:
 		err := verr.New(verbDestroy, syscall.EINVAL, "the QP has been destroyed")
@@ -386,7 +391,7 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 			q.cfg.OnDestroy()
 		}
 	}
-	if err := q.tally.WaitSettled(ctx, q.mu); err != nil {
+	if err := q.tally.WaitSettled(ctx, q.d, &domain.Waiter{Verb: verbDestroy, Obj: q, For: "the acks of async events already read (ASYNC-05)"}); err != nil {
 		return verr.Wrap(verbDestroy, syscall.EINTR, "still waiting for acks of async events already read (ASYNC-05); call again to finish", err)
 	}
 	q.life = destroyed
@@ -400,8 +405,8 @@ func (q *QP) Destroyed() bool {
 	if q == nil {
 		return false
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	return q.life != live
 }
 
@@ -415,4 +420,23 @@ func (q *QP) PD() any {
 		return nil
 	}
 	return q.cfg.PD
+}
+
+// enter and leave bracket every verb on q: they take and release the
+// domain lock through the domain (domain.Domain.Enter and Leave), and
+// Leave settles the engine in Auto mode, which is how the work a post or a
+// modify gave the engine runs before the verb returns. The records of q's
+// verbs are made during the call (traceLocked), as they read q's state.
+func (q *QP) enter() { q.d.Enter(domain.Op{Obj: q}) }
+func (q *QP) leave() { q.d.Leave(domain.Op{Obj: q}, nil) }
+
+// TraceName returns q's name in the trace: Config.Name, or "qp 0x…".
+func (q *QP) TraceName() string {
+	if q == nil {
+		return ""
+	}
+	if q.cfg.Name == "" {
+		return fmt.Sprintf("qp %#x", q.num)
+	}
+	return q.cfg.Name
 }

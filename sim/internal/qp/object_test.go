@@ -3,7 +3,7 @@ package qp
 import (
 	"context"
 	"errors"
-	"sync"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 	"testing"
 
@@ -49,7 +49,7 @@ func (c *fakeCQ) RefLocked() error {
 func (c *fakeCQ) UnrefLocked() { c.refs-- }
 
 // poll removes every entry, retiring as it goes, and returns the completions.
-func (c *fakeCQ) poll(mu *sync.Mutex) []wc.WC {
+func (c *fakeCQ) poll(mu *domain.Domain) []wc.WC {
 	mu.Lock()
 	defer mu.Unlock()
 	var out []wc.WC
@@ -79,7 +79,7 @@ var testLimits = Limits{
 }
 
 type rig struct {
-	mu    sync.Mutex
+	mu    *domain.Domain
 	scq   *fakeCQ
 	rcq   *fakeCQ
 	async *notify.AsyncQueue
@@ -88,8 +88,8 @@ type rig struct {
 }
 
 func newRig() *rig {
-	r := &rig{scq: &fakeCQ{}, rcq: &fakeCQ{}, mem: fakeMem{}, qpnum: 0x100}
-	r.async = notify.NewAsyncQueue(&r.mu)
+	r := &rig{mu: domain.New(), scq: &fakeCQ{}, rcq: &fakeCQ{}, mem: fakeMem{}, qpnum: 0x100}
+	r.async = notify.NewAsyncQueue(r.mu)
 	return r
 }
 
@@ -111,7 +111,7 @@ func (r *rig) create(typ Type, c Cap, sigAll bool) (*QP, error) {
 		QPNum:  r.qpnum,
 		Device: DeviceLimits{MaxQPWR: 64, MaxSGE: 4, MaxInline: 64},
 		Modify: testLimits,
-		Lock:   &r.mu,
+		Domain: r.mu,
 		Memory: r.mem,
 		Async:  r.async,
 	})
@@ -188,12 +188,12 @@ func TestCreate(t *testing.T) {
 		{"QP-03 no recv CQ", func(c *Config) { c.Init.RecvCQ = nil }},
 		{"QP-03 typed nil CQ", func(c *Config) { c.Init.RecvCQ = nilCQ }},
 		{"type", func(c *Config) { c.Init.Type = RawPacket }},
-		{"lock", func(c *Config) { c.Lock = nil }},
+		{"lock", func(c *Config) { c.Domain = nil }},
 	}
 	for _, b := range bad {
 		cfg := Config{
 			Init:   InitAttr{Type: RC, SendCQ: r.scq, RecvCQ: r.rcq},
-			Device: DeviceLimits{MaxQPWR: 64, MaxSGE: 4, MaxInline: 64}, Lock: &r.mu,
+			Device: DeviceLimits{MaxQPWR: 64, MaxSGE: 4, MaxInline: 64}, Domain: r.mu,
 		}
 		b.cfg(&cfg)
 		r.mu.Lock()
@@ -219,9 +219,9 @@ func TestPostStates(t *testing.T) {
 		q := r.qp(t, UD, Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1})
 		if to == SQE {
 			walk(t, q, RTS)
-			q.mu.Lock()
+			q.d.Lock()
 			q.state = SQE // reachable only through a send error (issue #4)
-			q.mu.Unlock()
+			q.d.Unlock()
 		} else {
 			walk(t, q, to)
 		}
@@ -297,7 +297,7 @@ func TestSendQueueCapacity(t *testing.T) {
 	if _, err := q.PostSend(wr[2:]); !errors.Is(err, syscall.ENOMEM) {
 		t.Fatalf("post with flushed but unpolled completions: %v, want ENOMEM", err)
 	}
-	r.scq.poll(&r.mu)
+	r.scq.poll(r.mu)
 	if n, err := q.PostSend(wr[2:]); n != 1 || err != nil {
 		t.Fatalf("post after polling: %d, %v", n, err)
 	}
@@ -321,10 +321,10 @@ func TestFlush(t *testing.T) {
 		}
 		return out
 	}
-	if d := cmp.Diff(flush(1, 2), r.scq.poll(&r.mu)); d != "" {
+	if d := cmp.Diff(flush(1, 2), r.scq.poll(r.mu)); d != "" {
 		t.Errorf("send flushes (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(flush(10, 11), r.rcq.poll(&r.mu)); d != "" {
+	if d := cmp.Diff(flush(10, 11), r.rcq.poll(r.mu)); d != "" {
 		t.Errorf("receive flushes (-want +got):\n%s", d)
 	}
 	if r.async.Len() != 0 {
@@ -337,10 +337,10 @@ func TestFlush(t *testing.T) {
 	if n, err := q.PostRecv([]RecvWR{{WRID: 12}}); n != 1 || err != nil {
 		t.Fatalf("post_recv in ERR: %d, %v", n, err)
 	}
-	if d := cmp.Diff(flush(3), r.scq.poll(&r.mu)); d != "" {
+	if d := cmp.Diff(flush(3), r.scq.poll(r.mu)); d != "" {
 		t.Errorf("send flush after ERR (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(flush(12), r.rcq.poll(&r.mu)); d != "" {
+	if d := cmp.Diff(flush(12), r.rcq.poll(r.mu)); d != "" {
 		t.Errorf("receive flush after ERR (-want +got):\n%s", d)
 	}
 	// FLUSH-08: ERR→RESET empties silently, and the QP can be used again.
@@ -387,9 +387,9 @@ func TestInlineCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	copy(buf, "XXXXXXXXXXXX")
-	q.mu.Lock()
+	q.d.Lock()
 	got := string(q.sq.slot(0).inline)
-	q.mu.Unlock()
+	q.d.Unlock()
 	if got != "hellohello, verbs" {
 		t.Fatalf("captured %q", got)
 	}
@@ -464,10 +464,10 @@ func TestPostAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(200, func() {
 		q.PostSend(send)
 		q.PostRecv(recv)
-		q.mu.Lock()
+		q.d.Lock()
 		q.sq.done, q.sq.retired = q.sq.tail, q.sq.tail // as if completed and polled
 		q.rq.done, q.rq.retired = q.rq.tail, q.rq.tail
-		q.mu.Unlock()
+		q.d.Unlock()
 	}); n != 0 {
 		t.Fatalf("posting allocates %v times", n)
 	}

@@ -58,8 +58,8 @@ func (q *QP) BindMW(mw any, wrID uint64, flags SendFlags, info MWBindInfo) (err 
 	if q == nil {
 		return verr.New(verb, syscall.EINVAL, "nil QP")
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	if q.tracing() {
 		defer func() { q.tracePostLocked("bind_mw", 1, 0, err) }()
 	}
@@ -94,8 +94,6 @@ func (q *QP) BindMW(mw any, wrID uint64, flags SendFlags, info MWBindInfo) (err 
 	wr.RKey = key
 	if q.state == Err || q.state == SQE {
 		defer q.flushSendLocked()
-	} else {
-		defer q.settleLocked()
 	}
 	if err := q.enqueueSendLocked(&wr, builtInline{}); err != nil {
 		return err // not reached: the queue has room and a bind has no inline data
@@ -128,8 +126,8 @@ func (q *QP) PostSend(wrs []SendWR) (n int, err error) {
 	if q == nil {
 		return 0, verr.New(verbSend, syscall.EINVAL, "nil QP")
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	if q.tracing() {
 		defer func() { q.tracePostLocked("post_send", len(wrs), n, err) }()
 	}
@@ -143,8 +141,6 @@ func (q *QP) PostSend(wrs []SendWR) (n int, err error) {
 	}
 	if q.state == Err || q.state == SQE {
 		defer q.flushSendLocked() // also what was posted before a bad request
-	} else {
-		defer q.settleLocked()
 	}
 	for i := range wrs {
 		if err := q.postSendLocked(&wrs[i]); err != nil {
@@ -268,8 +264,8 @@ func (q *QP) PostRecv(wrs []RecvWR) (n int, err error) {
 	if q == nil {
 		return 0, verr.New(verbRecv, syscall.EINVAL, "nil QP")
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	if q.tracing() {
 		defer func() { q.tracePostLocked("post_recv", len(wrs), n, err) }()
 	}
@@ -308,8 +304,8 @@ func (q *QP) Outstanding() (send, recv int) {
 	if q == nil {
 		return 0, 0
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	return q.sq.outstanding(), q.rq.outstanding()
 }
 

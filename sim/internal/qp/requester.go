@@ -62,13 +62,6 @@ type atomicResult struct {
 	ok   bool
 }
 
-// settleLocked lets the engine run after a verb.
-func (q *QP) settleLocked() {
-	if h := q.cfg.Host; h != nil {
-		h.SettleLocked()
-	}
-}
-
 // scheduleLocked asks the engine to run the requester.
 func (q *QP) scheduleLocked() {
 	h := q.cfg.Host
@@ -79,18 +72,11 @@ func (q *QP) scheduleLocked() {
 	h.ScheduleLocked(q)
 }
 
-// tracing reports whether the host wants trace records.
-func (q *QP) tracing() bool {
-	h := q.cfg.Host
-	return h != nil && h.TracingLocked()
-}
+// tracing reports whether the domain wants trace records.
+func (q *QP) tracing() bool { return q.d.Tracing() }
 
-// traceLocked records what happened to q, if the host traces.
-func (q *QP) traceLocked(what, why string) {
-	if q.tracing() {
-		q.cfg.Host.TraceLocked(q, what, why)
-	}
-}
+// traceLocked records what happened to q, if the domain traces.
+func (q *QP) traceLocked(what, why string) { q.d.Record(q, what, why) }
 
 // resetTransportLocked forgets every transport state: RESET, and the
 // start of RTR and RTS.

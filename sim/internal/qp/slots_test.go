@@ -2,6 +2,7 @@ package qp
 
 import (
 	"errors"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 	"testing"
 
@@ -45,11 +46,9 @@ func (h *loopHost) SendLocked(_ *QP, p *Packet) {
 	p.SLID = fullAttr(RTS).AHAttr.DLID // every QP's peer is at that LID
 	h.pkts = append(h.pkts, p)
 }
-func (h *loopHost) ScheduleLocked(q *QP)            { h.ready = append(h.ready, q) }
-func (h *loopHost) ArmLocked(*Timer, uint64)        {}
-func (h *loopHost) StopLocked(*Timer)               {}
-func (h *loopHost) TracingLocked() bool             { return false }
-func (h *loopHost) TraceLocked(*QP, string, string) {}
+func (h *loopHost) ScheduleLocked(q *QP)     { h.ready = append(h.ready, q) }
+func (h *loopHost) ArmLocked(*Timer, uint64) {}
+func (h *loopHost) StopLocked(*Timer)        {}
 
 func (h *loopHost) SettleLocked() {
 	if h.running {
@@ -78,6 +77,9 @@ func (r *rig) slotQP(t *testing.T, typ Type, depth uint32, onRetire bool, h Host
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if lh, ok := h.(*loopHost); ok {
+		r.mu.SetHooksLocked(domain.Hooks{Settle: lh.SettleLocked}, true)
+	}
 	r.qpnum++
 	q, err := NewLocked(Config{
 		Init:   InitAttr{Type: typ, SendCQ: r.scq, RecvCQ: r.rcq, Cap: Cap{MaxSendWR: depth, MaxRecvWR: depth}},
@@ -85,7 +87,7 @@ func (r *rig) slotQP(t *testing.T, typ Type, depth uint32, onRetire bool, h Host
 		Device: DeviceLimits{MaxQPWR: 64, MaxSGE: 4, MaxInline: 64},
 		Modify: testLimits,
 		Policy: Policy{FreeSlotOnRetire: onRetire},
-		Lock:   &r.mu,
+		Domain: r.mu,
 		Memory: r.mem,
 		Host:   h,
 	})
@@ -163,8 +165,8 @@ func TestSlotReclaimFlush(t *testing.T) {
 				wantPosted(t, "a send in ERR, flushes unpolled", n, err, 0, syscall.ENOMEM)
 				n, err = q.PostRecv(recvs(30, 1))
 				wantPosted(t, "a receive in ERR, flushes unpolled", n, err, 0, syscall.ENOMEM)
-				r.scq.poll(&r.mu)
-				r.rcq.poll(&r.mu)
+				r.scq.poll(r.mu)
+				r.rcq.poll(r.mu)
 			}
 			// A list in ERR is flushed once it is posted: it still takes at
 			// most the queue's depth.
@@ -203,8 +205,8 @@ func TestSlotReclaimOverrun(t *testing.T) {
 			if len(r.scq.entries) != 1 || r.scq.lost != 2 {
 				t.Fatalf("%d flushes stored and %d lost, want 1 and 2", len(r.scq.entries), r.scq.lost)
 			}
-			r.scq.poll(&r.mu) // frees the slot of wr_id 0 under A
-			free := 2         // A: nothing polled covers the lost two yet
+			r.scq.poll(r.mu) // frees the slot of wr_id 0 under A
+			free := 2        // A: nothing polled covers the lost two yet
 			if rd.onRetire {
 				free = 4
 			}
@@ -213,16 +215,16 @@ func TestSlotReclaimOverrun(t *testing.T) {
 			wantPosted(t, "5 sends after the overrun", n, err, free, syscall.ENOMEM)
 			// Polling the flushes of the later sends covers the lost ones
 			// (CQ-20): all free under either reading.
-			r.scq.poll(&r.mu)
+			r.scq.poll(r.mu)
 			n, err = q.PostSend(sends(20, 5, true))
 			wantPosted(t, "5 sends after the overrun, later flushes polled", n, err, 4, syscall.ENOMEM)
-			r.scq.poll(&r.mu)
+			r.scq.poll(r.mu)
 			// Lost completions that nothing polled covers: under A only a
 			// reset frees their slots.
 			r.scq.cap = 1
 			n, err = q.PostSend(sends(30, 3, true))
 			wantPosted(t, "3 sends with room for one flush", n, err, 3, 0)
-			r.scq.poll(&r.mu)
+			r.scq.poll(r.mu)
 			n, err = q.PostSend(sends(40, 5, true))
 			wantPosted(t, "5 sends, two flushes lost", n, err, free, syscall.ENOMEM)
 			r.scq.entries = nil // never polled
@@ -267,8 +269,8 @@ func TestSlotReclaimCompleted(t *testing.T) {
 			wantPosted(t, "4 receives, 4 receive completions unpolled", n, err, free, errno)
 			n, err = a.PostSend(sends(10, 4, false))
 			wantPosted(t, "4 sends, 4 send completions unpolled", n, err, free, errno)
-			r.scq.poll(&r.mu)
-			r.rcq.poll(&r.mu)
+			r.scq.poll(r.mu)
+			r.rcq.poll(r.mu)
 
 			// An all-unsignaled stream with nobody receiving: UC drops
 			// what finds no receive WR, and the sends succeed anyway.

@@ -3,8 +3,8 @@ package qp
 import (
 	"context"
 	"fmt"
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"slices"
-	"sync"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
@@ -26,14 +26,17 @@ type SRQConfig struct {
 	// HonourLimitAtCreate arms the limit given at creation, as rxe does;
 	// the man page says it is ignored, the default (SRQ-01).
 	HonourLimitAtCreate bool
-	Lock                *sync.Mutex
-	Async               *notify.AsyncQueue
-	PD                  any // the protection domain, handed back by PD
-	OnDestroy           func()
-	// Trace, if set, is told under the domain lock about every verb call on
-	// the SRQ (post, modify, destroy), with the error's text as why when
-	// the call failed.
-	Trace func(s *SRQ, what, why string)
+	// Domain is the domain the SRQ lives in, shared with its QPs and CQs.
+	// Required.
+	Domain *domain.Domain
+	// Name is the SRQ's name in the trace ("dev0/srq#1"); "" reads "srq".
+	// Every verb call on the SRQ (post, modify, destroy) is recorded under
+	// it when the domain traces, with the error's text as why when the
+	// call failed.
+	Name      string
+	Async     *notify.AsyncQueue
+	PD        any // the protection domain, handed back by PD
+	OnDestroy func()
 	// XRC makes the SRQ an XRC SRQ (IBV_SRQT_XRC): GetSRQNum returns Num,
 	// the number XRC senders name (XRC-05).
 	XRC bool
@@ -50,7 +53,7 @@ type SRQConfig struct {
 // value of each result (Destroyed reports false). Package sim's doc states
 // the convention for the whole API.
 type SRQ struct {
-	mu    *sync.Mutex
+	d     *domain.Domain
 	q     wq
 	attr  SRQAttr
 	cfg   SRQConfig
@@ -75,8 +78,8 @@ const (
 func NewSRQLocked(cfg SRQConfig) (*SRQ, error) {
 	a, lim := cfg.Attr, cfg.Device
 	switch {
-	case cfg.Lock == nil:
-		return nil, verr.New(verbCreateSRQ, syscall.EINVAL, "no domain lock given")
+	case cfg.Domain == nil:
+		return nil, verr.New(verbCreateSRQ, syscall.EINVAL, "no domain given")
 	case a.MaxWR == 0 || a.MaxWR > lim.MaxSRQWR:
 		return nil, verr.Errorf(verbCreateSRQ, syscall.EINVAL, "max_wr %d is outside [1, max_srq_wr=%d] (SRQ-01)", a.MaxWR, lim.MaxSRQWR)
 	case a.MaxSGE > lim.MaxSRQSGE:
@@ -89,7 +92,7 @@ func NewSRQLocked(cfg SRQConfig) (*SRQ, error) {
 	if !cfg.HonourLimitAtCreate || a.SRQLimit > a.MaxWR {
 		a.SRQLimit = 0
 	}
-	s := &SRQ{mu: cfg.Lock, q: newWQ(int(a.MaxWR), int(a.MaxSGE), 0), attr: a, cfg: cfg}
+	s := &SRQ{d: cfg.Domain, q: newWQ(int(a.MaxWR), int(a.MaxSGE), 0), attr: a, cfg: cfg}
 	s.full = verr.New(verbPostSRQ, syscall.ENOMEM, "the SRQ is full (SRQ-02)")
 	return s, nil
 }
@@ -117,8 +120,8 @@ func (s *SRQ) Len() int {
 	if s == nil {
 		return 0
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.enter()
+	defer s.leave()
 	return s.q.outstanding()
 }
 
@@ -137,9 +140,9 @@ func (s *SRQ) PostRecv(wrs []RecvWR) (n int, err error) {
 	if s == nil {
 		return 0, verr.New(verbPostSRQ, syscall.EINVAL, "nil SRQ")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cfg.Trace != nil {
+	s.enter()
+	defer s.leave()
+	if s.d.Tracing() {
 		defer func() { s.traceLocked(fmt.Sprintf("post_srq_recv: %d of %d WR(s) posted", n, len(wrs)), err) }()
 	}
 	if s.life != live {
@@ -195,8 +198,8 @@ func (s *SRQ) Take() (wrid uint64, sges []SGE, ok bool) {
 	if s == nil {
 		return 0, nil, false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.enter()
+	defer s.leave()
 	return s.TakeLocked(nil)
 }
 
@@ -212,9 +215,9 @@ func (s *SRQ) Modify(attr *SRQAttr, mask SRQAttrMask) (err error) {
 	if s == nil || attr == nil {
 		return verr.New(verbModifySRQ, syscall.EINVAL, "nil SRQ or attr")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cfg.Trace != nil {
+	s.enter()
+	defer s.leave()
+	if s.d.Tracing() {
 		defer func() {
 			s.traceLocked(fmt.Sprintf("modify_srq mask %#x max_wr %d srq_limit %d", uint32(mask), attr.MaxWR, attr.SRQLimit), err)
 		}()
@@ -272,8 +275,8 @@ func (s *SRQ) Query() (SRQAttr, error) {
 	if s == nil {
 		return SRQAttr{}, verr.New("ibv_query_srq", syscall.EINVAL, "nil SRQ")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.enter()
+	defer s.leave()
 	if s.life != live {
 		return SRQAttr{}, verr.New("ibv_query_srq", syscall.EINVAL, "the SRQ has been destroyed")
 	}
@@ -289,8 +292,8 @@ func (s *SRQ) GetSRQNum() (uint32, error) {
 	if s == nil {
 		return 0, verr.New(verb, syscall.EINVAL, "nil SRQ")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.enter()
+	defer s.leave()
 	if s.life != live {
 		return 0, verr.New(verb, syscall.EINVAL, "the SRQ has been destroyed")
 	}
@@ -343,9 +346,9 @@ func (s *SRQ) DestroyContext(ctx context.Context) (err error) {
 	if s == nil || ctx == nil {
 		return verr.New(verbDestroySRQ, syscall.EINVAL, "nil SRQ or context.Context")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cfg.Trace != nil {
+	s.enter()
+	defer s.leave()
+	if s.d.Tracing() {
 		defer func() { s.traceLocked("destroy_srq", err) }()
 	}
 	switch s.life {
@@ -364,19 +367,19 @@ func (s *SRQ) DestroyContext(ctx context.Context) (err error) {
 			s.cfg.OnDestroy()
 		}
 	}
-	if err := s.tally.WaitSettled(ctx, s.mu); err != nil {
+	if err := s.tally.WaitSettled(ctx, s.d, &domain.Waiter{Verb: verbDestroySRQ, Obj: s, For: "the acks of async events already read (ASYNC-05)"}); err != nil {
 		return verr.Wrap(verbDestroySRQ, syscall.EINTR, "still waiting for acks of async events already read (ASYNC-05); call again to finish", err)
 	}
 	s.life = destroyed
 	return nil
 }
 
-// Domain returns the lock that serializes the SRQ and the QPs that use it.
-func (s *SRQ) Domain() *sync.Mutex {
+// Domain returns the domain that serializes the SRQ and the QPs that use it.
+func (s *SRQ) Domain() *domain.Domain {
 	if s == nil {
 		return nil
 	}
-	return s.mu
+	return s.d
 }
 
 // InjectError is a catastrophic SRQ error, a fault no verb causes:
@@ -390,13 +393,13 @@ func (s *SRQ) InjectError() error {
 	if s == nil {
 		return verr.New("inject_srq_error", syscall.EINVAL, "nil SRQ")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.enter()
+	defer s.leave()
 	if s.life != live {
 		return verr.New("inject_srq_error", syscall.EINVAL, "the SRQ has been destroyed")
 	}
-	if s.cfg.Trace != nil {
-		s.cfg.Trace(s, "catastrophic error", "fault: SRQ_ERR (ASYNC-15)")
+	if s.d.Tracing() {
+		s.d.Record(s, "catastrophic error", "fault: SRQ_ERR (ASYNC-15)")
 	}
 	if s.cfg.Async != nil {
 		s.cfg.Async.RaiseLocked(notify.EventSRQErr, s, &s.tally, 0)
@@ -407,14 +410,28 @@ func (s *SRQ) InjectError() error {
 	return nil
 }
 
-// traceLocked tells the trace hook, which must be set, about a call.
+// traceLocked records a call through the domain, which must be tracing.
 func (s *SRQ) traceLocked(what string, err error) {
 	why := ""
 	if err != nil {
 		why = err.Error()
 	}
-	s.cfg.Trace(s, what, why)
+	s.d.Record(s, what, why)
 }
 
 // maxSGE is the number of SGEs a receive WR of the SRQ may have.
 func (s *SRQ) maxSGE() int { return int(s.attr.MaxSGE) }
+
+func (s *SRQ) enter() { s.d.Enter(domain.Op{Obj: s}) }
+func (s *SRQ) leave() { s.d.Leave(domain.Op{Obj: s}, nil) }
+
+// TraceName returns the SRQ's name in the trace: SRQConfig.Name, or "srq".
+func (s *SRQ) TraceName() string {
+	if s == nil {
+		return ""
+	}
+	if s.cfg.Name == "" {
+		return "srq"
+	}
+	return s.cfg.Name
+}

@@ -13,7 +13,7 @@ func (r *rig) srq(t *testing.T, a SRQAttr, resize bool) *SRQ {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s, err := NewSRQLocked(SRQConfig{Attr: a, Device: SRQLimits{MaxSRQWR: 32, MaxSRQSGE: 2, Resize: resize}, Lock: &r.mu, Async: r.async})
+	s, err := NewSRQLocked(SRQConfig{Attr: a, Device: SRQLimits{MaxSRQWR: 32, MaxSRQSGE: 2, Resize: resize}, Domain: r.mu, Async: r.async})
 	if err != nil {
 		t.Fatalf("NewSRQLocked(%+v): %v", a, err)
 	}
@@ -32,7 +32,7 @@ func TestSRQCreate(t *testing.T) {
 	r := newRig()
 	for _, a := range []SRQAttr{{MaxWR: 0}, {MaxWR: 33}, {MaxWR: 4, MaxSGE: 3}} {
 		r.mu.Lock()
-		_, err := NewSRQLocked(SRQConfig{Attr: a, Device: SRQLimits{MaxSRQWR: 32, MaxSRQSGE: 2}, Lock: &r.mu})
+		_, err := NewSRQLocked(SRQConfig{Attr: a, Device: SRQLimits{MaxSRQWR: 32, MaxSRQSGE: 2}, Domain: r.mu})
 		r.mu.Unlock()
 		if !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("NewSRQLocked(%+v): %v, want EINVAL", a, err)
@@ -133,7 +133,7 @@ func TestSRQWithQPs(t *testing.T) {
 			Init:   InitAttr{Type: typ, SendCQ: r.scq, RecvCQ: r.rcq, SRQ: s, Cap: Cap{MaxSendWR: 2, MaxRecvWR: 99, MaxRecvSGE: 99}},
 			QPNum:  r.qpnum,
 			Device: DeviceLimits{MaxQPWR: 64, MaxSGE: 4, MaxInline: 64},
-			Modify: testLimits, Lock: &r.mu, Async: r.async,
+			Modify: testLimits, Domain: r.mu, Async: r.async,
 		})
 	}
 	if _, err := mk(UC); !errors.Is(err, syscall.EINVAL) {

@@ -58,15 +58,6 @@ type Host interface {
 	// TimerLocked.
 	ArmLocked(t *Timer, after uint64)
 	StopLocked(t *Timer)
-	// SettleLocked is called at the end of every verb that may have given
-	// the engine work; in the auto mode the engine runs until nothing is
-	// ready.
-	SettleLocked()
-	// TracingLocked reports whether trace records are wanted; TraceLocked
-	// records one. Callers check TracingLocked first so that an untraced
-	// run formats nothing.
-	TracingLocked() bool
-	TraceLocked(q *QP, what, why string)
 }
 
 // PortInfo is what the transport needs of a local port.

@@ -76,8 +76,8 @@ func (q *QP) SendOpsFlags() (ops SendOps, ex bool) {
 	if q == nil {
 		return 0, false
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	return q.init.SendOps, q.init.Ex
 }
 
@@ -145,9 +145,9 @@ func (q *QP) SetWRID(id uint64) {
 	if q == nil {
 		return
 	}
-	q.mu.Lock()
+	q.enter()
 	q.bld.wrID = id
-	q.mu.Unlock()
+	q.leave()
 }
 
 // SetWRFlags sets the send flags that the next builders give their
@@ -158,9 +158,9 @@ func (q *QP) SetWRFlags(f SendFlags) {
 	if q == nil {
 		return
 	}
-	q.mu.Lock()
+	q.enter()
 	q.bld.flags = f
-	q.mu.Unlock()
+	q.leave()
 }
 
 // WRStart opens a batch of work requests (ibv_wr_start). The builders and
@@ -172,8 +172,8 @@ func (q *QP) WRStart() {
 	if q == nil {
 		return
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	b := &q.bld
 	if b.open {
 		b.fail(errWRTwice)
@@ -189,9 +189,9 @@ func (q *QP) WRAbort() {
 	if q == nil {
 		return
 	}
-	q.mu.Lock()
+	q.enter()
 	q.bld.reset()
-	q.mu.Unlock()
+	q.leave()
 }
 
 // build starts a request of the open batch with the current wr_id and
@@ -201,8 +201,8 @@ func (q *QP) build(w SendWR) {
 	if q == nil {
 		return
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	b := &q.bld
 	switch {
 	case !b.open || b.err != nil:
@@ -277,7 +277,7 @@ func (q *QP) WRBindMW(mw any, rkey uint32, info MWBindInfo) {
 func (q *QP) WRLocalInv(rkey uint32) { q.build(SendWR{Opcode: wc.WRLocalInv, Imm: rkey}) }
 
 // current returns the request the setters change, or nil (and poisons the
-// batch) when there is none. Precondition: q.mu held, q not nil.
+// batch) when there is none. Precondition: the domain lock held, q not nil.
 func (q *QP) current() (*SendWR, *wrExt) {
 	b := &q.bld
 	if !b.open || b.err != nil {
@@ -302,8 +302,8 @@ func (q *QP) WRSetSGE(lkey uint32, addr uint64, length uint32) {
 	if q == nil {
 		return
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	if length == 0 {
 		q.setSGEsLocked(nil)
 		return
@@ -319,8 +319,8 @@ func (q *QP) WRSetSGEList(list []SGE) {
 	if q == nil {
 		return
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	q.setSGEsLocked(list)
 }
 
@@ -349,8 +349,8 @@ func (q *QP) WRSetInlineData(data []byte) {
 	if q == nil {
 		return
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	q.setInlineLocked(data, nil)
 }
 
@@ -360,8 +360,8 @@ func (q *QP) WRSetInlineDataList(bufs [][]byte) {
 	if q == nil {
 		return
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	q.setInlineLocked(nil, bufs)
 }
 
@@ -395,8 +395,8 @@ func (q *QP) WRSetUDAddr(ah any, remoteQPN, remoteQKey uint32) {
 	if q == nil {
 		return
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	w, _ := q.current()
 	if w == nil {
 		return
@@ -420,8 +420,8 @@ func (q *QP) WRComplete() (err error) {
 	if q == nil {
 		return verr.New(verbWR, syscall.EINVAL, "nil QP")
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
+	q.enter()
+	defer q.leave()
 	b := &q.bld
 	if !b.open {
 		return errWRNotOpen
@@ -504,8 +504,6 @@ func (q *QP) postBatchLocked(b *wrBatch) error {
 	}
 	if q.state == Err || q.state == SQE {
 		defer q.flushSendLocked()
-	} else {
-		defer q.settleLocked()
 	}
 	for i := range wrs {
 		if err := q.enqueueSendLocked(&wrs[i], b.inlineOf(i)); err != nil {

@@ -1,0 +1,391 @@
+// Package domain is the one seam between a goroutine and the engine of a
+// fabric: every verb enters and leaves through a Domain, and every blocking
+// wait waits through it.
+//
+// A Domain owns
+//   - the lock that guards every object of a fabric (what the ...Locked
+//     methods of the engine packages expect to be held);
+//   - the single trace sink, told about every verb (Leave) and every engine
+//     event (Record);
+//   - the engine hooks the fabric installs: settle after a verb in Auto
+//     mode, advance the clock to the next pending timer or delayed packet,
+//     describe what is pending, read the clock;
+//   - an optional Scheduler, the hook through which a schedule explorer runs
+//     goroutines one at a time and switches between them at verb
+//     boundaries and blocking waits;
+//   - the table of blocked waiters: which operation waits for what object,
+//     since which tick.
+//
+// With no sink and no scheduler, Enter and Leave cost a Lock and an Unlock
+// plus a few branches, and allocate nothing.
+package domain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+// Object is an engine object that can be named in the trace. Every object
+// carries its own name, given when it is created ("dev0/cq#1",
+// "dev0/qp 0x11").
+type Object interface {
+	TraceName() string
+}
+
+// Op describes one verb call. It is a small value: building one allocates
+// nothing.
+type Op struct {
+	// Verb is the verb's name as the trace shows it ("post_send"). An
+	// empty Verb is a call that is not recorded: a read that changes
+	// nothing, or a call whose record the verb has decided to skip (the
+	// second of consecutive empty polls).
+	Verb string
+	// Obj is the object the verb acts on; nil names the domain itself.
+	Obj Object
+	// What, if set, replaces Verb as the record's text: a verb that
+	// summarises its arguments ("post_send: 2 WR(s) posted") fills it in
+	// only when Tracing reports true, so an untraced call formats nothing.
+	What string
+}
+
+// Sink receives trace records: the object's name, what happened, and why
+// (an error's text, a rule, a fault; "" when there is nothing to say). It is
+// called with the domain lock held.
+type Sink func(object, what, why string)
+
+// Hooks are the engine's entry points a Domain calls, all with its lock
+// held. Any of them may be nil.
+type Hooks struct {
+	// Settle runs the engine after a verb (Auto and Background modes: until
+	// nothing is ready at the current tick). Leave calls it.
+	Settle func()
+	// Advance moves the clock to the next pending timer or delayed packet
+	// and runs what is due there; it reports false when nothing is
+	// pending. Auto-mode waits call it (see Wait).
+	Advance func() bool
+	// Pending describes what is pending (timers, delayed packets), for
+	// the error of a wait that gave up; "" when nothing is.
+	Pending func() string
+	// Now returns the virtual time in ticks.
+	Now func() uint64
+}
+
+// Scheduler controls which goroutine runs. A schedule explorer implements
+// it; with none attached, goroutines run as the Go runtime schedules them.
+//
+// Every method is called without the domain lock held.
+type Scheduler interface {
+	// Yield is called before a verb takes the lock: the scheduler may run
+	// other goroutines first and returns when the caller may proceed.
+	Yield(op Op)
+	// Block is called when w cannot proceed: the calling goroutine hands
+	// control to the scheduler, which returns once w has been unblocked
+	// (Unblock) and picked to run again, or when ctx ends (then with ctx's
+	// error). The caller re-checks its condition after Block returns.
+	Block(ctx context.Context, w *Waiter) error
+	// Unblock is told that the state w waits on changed: w may proceed
+	// when next picked. It is called with the domain lock held and must
+	// not block.
+	Unblock(w *Waiter)
+}
+
+// Waiter is one blocked operation: who waits for what.
+type Waiter struct {
+	Verb  string // the operation that waits ("ibv_get_cq_event")
+	Obj   Object // the object whose change can satisfy it (Wake's key)
+	For   string // what it waits for ("an event", "acks of events read")
+	Since uint64 // the tick it began waiting at
+	// Timeless marks a wait that the passing of virtual time cannot
+	// satisfy (acks only come from the application): in Auto mode it does
+	// not advance the clock.
+	Timeless bool
+
+	ch    chan struct{}
+	index int // position in the domain's table; -1 when not waiting
+}
+
+// String renders the waiter for errors and listings.
+func (w *Waiter) String() string {
+	name := "domain"
+	if w.Obj != nil {
+		name = w.Obj.TraceName()
+	}
+	return fmt.Sprintf("%s on %s waits for %s since t=%d", w.Verb, name, w.For, w.Since)
+}
+
+// Domain is a fabric's lock, trace sink, engine hooks, scheduler and
+// waiter table. The zero value is not ready; use New.
+type Domain struct {
+	mu      sync.Mutex
+	sink    Sink
+	sched   Scheduler
+	hooks   Hooks
+	auto    bool
+	waiters []*Waiter
+}
+
+// New returns a domain with no sink, no scheduler and no hooks.
+func New() *Domain { return &Domain{} }
+
+// Lock takes the domain lock, for a caller of ...Locked methods. Verbs use
+// Enter instead.
+func (d *Domain) Lock() { d.mu.Lock() }
+
+// Unlock releases the domain lock taken with Lock.
+func (d *Domain) Unlock() { d.mu.Unlock() }
+
+// SetSinkLocked installs the trace sink (nil: none).
+func (d *Domain) SetSinkLocked(s Sink) { d.sink = s }
+
+// SetHooksLocked installs the engine hooks; auto says that blocking waits
+// let virtual time pass (Auto mode, see Wait).
+func (d *Domain) SetHooksLocked(h Hooks, auto bool) { d.hooks, d.auto = h, auto }
+
+// SetScheduler attaches s (nil detaches). Call it while no verb runs.
+func (d *Domain) SetScheduler(s Scheduler) {
+	d.mu.Lock()
+	d.sched = s
+	d.mu.Unlock()
+}
+
+// Tracing reports whether a sink is installed, so that a caller formats a
+// record only when one is wanted.
+//
+// Precondition: the lock is held.
+func (d *Domain) Tracing() bool { return d.sink != nil }
+
+// Record adds a trace record about obj, if a sink is installed.
+//
+// Precondition: the lock is held.
+func (d *Domain) Record(obj Object, what, why string) {
+	if d.sink != nil {
+		d.sink(nameOf(obj), what, why)
+	}
+}
+
+func nameOf(obj Object) string {
+	if obj == nil {
+		return "domain"
+	}
+	return obj.TraceName()
+}
+
+// Enter begins a verb: with a scheduler attached it first yields to it,
+// outside the lock; then it takes the lock.
+func (d *Domain) Enter(op Op) {
+	if d.sched != nil {
+		d.sched.Yield(op)
+	}
+	d.mu.Lock()
+}
+
+// Leave ends a verb begun with Enter: it records the call (op and err's
+// text) if a sink is installed and op.Verb is set, settles the engine
+// (the Settle hook), and releases the lock.
+func (d *Domain) Leave(op Op, err error) {
+	if d.sink != nil && op.Verb != "" {
+		d.recordOp(op, err)
+	}
+	if d.hooks.Settle != nil {
+		d.hooks.Settle()
+	}
+	d.mu.Unlock()
+}
+
+// recordOp renders op's record.
+func (d *Domain) recordOp(op Op, err error) {
+	what := op.What
+	if what == "" {
+		what = op.Verb
+	}
+	why := ""
+	if err != nil {
+		why = err.Error()
+	}
+	d.sink(nameOf(op.Obj), what, why)
+}
+
+// Now returns the virtual time (0 with no clock hook).
+//
+// Precondition: the lock is held.
+func (d *Domain) Now() uint64 {
+	if d.hooks.Now == nil {
+		return 0
+	}
+	return d.hooks.Now()
+}
+
+// Waiters returns the operations blocked in Wait now, oldest first.
+//
+// Precondition: the lock is held.
+func (d *Domain) Waiters() []Waiter {
+	out := make([]Waiter, len(d.waiters))
+	for i, w := range d.waiters {
+		out[i] = *w
+		out[i].ch = nil
+	}
+	return out
+}
+
+// Wake tells the waiters on obj that its state changed; they re-check
+// their condition. With no one waiting it costs one comparison.
+//
+// Precondition: the lock is held.
+func (d *Domain) Wake(obj Object) {
+	if len(d.waiters) == 0 {
+		return
+	}
+	for _, w := range d.waiters {
+		if w.Obj == obj {
+			d.signal(w)
+		}
+	}
+}
+
+// Broadcast wakes every waiter.
+//
+// Precondition: the lock is held.
+func (d *Domain) Broadcast() {
+	for _, w := range d.waiters {
+		d.signal(w)
+	}
+}
+
+func (d *Domain) signal(w *Waiter) {
+	if d.sched != nil {
+		d.sched.Unblock(w)
+		return
+	}
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+// nothingPending is what a wait's error says when nothing at all was
+// pending.
+const nothingPending = "nothing is pending in the engine: only a verb call from another goroutine can satisfy it"
+
+// Wait blocks until ready reports true or ctx ends. It is called with the
+// lock held, returns with it held, and releases it while blocked; ready is
+// always evaluated under the lock. w says who waits for what: it is listed
+// in Waiters while blocked, and Wake(w.Obj) or Broadcast makes it re-check.
+//
+// In Auto mode (SetHooksLocked's auto) a wait that cannot be satisfied now
+// lets virtual time pass, unless w is Timeless: it advances the clock to the
+// next pending timer or delayed packet (the Advance hook, as
+// Fabric.AdvanceToNext does), re-checks, and repeats until ready holds or
+// nothing is pending; only then does it block for other goroutines. Between
+// two advances it releases the lock for a moment, so other goroutines keep
+// their turn. In Manual and Background modes it only blocks.
+//
+// With a scheduler attached, blocking hands control to it (Block) instead
+// of waiting on a channel.
+//
+// When ctx ends first, Wait returns an error that wraps ctx.Err() and
+// names what w waited for and what was pending in the engine then.
+func (d *Domain) Wait(ctx context.Context, w *Waiter, ready func() bool) error {
+	if ready() {
+		return nil
+	}
+	w.Since = d.Now()
+	if w.ch == nil && d.sched == nil {
+		w.ch = make(chan struct{}, 1)
+	}
+	d.add(w)
+	defer d.remove(w)
+	for {
+		if ready() {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return d.waitErr(w, err)
+		}
+		if d.auto && !w.Timeless && d.hooks.Advance != nil && d.hooks.Advance() {
+			if ready() {
+				return nil
+			}
+			// Let the other goroutines act between two steps of time.
+			d.mu.Unlock()
+			runtime.Gosched()
+			d.mu.Lock()
+			continue
+		}
+		d.mu.Unlock()
+		var err error
+		if s := d.sched; s != nil {
+			err = s.Block(ctx, w)
+		} else {
+			select {
+			case <-w.ch:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+		}
+		d.mu.Lock()
+		if err != nil {
+			if ready() {
+				return nil
+			}
+			return d.waitErr(w, err)
+		}
+	}
+}
+
+// WaitError is the error of a wait whose context ended first. It wraps the
+// context's error.
+type WaitError struct {
+	Waiter  string // who waited for what
+	Pending string // what the engine had pending
+	Err     error  // ctx.Err()
+}
+
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("%s; %s: %v", e.Waiter, e.Pending, e.Err)
+}
+
+// Unwrap returns the context's error.
+func (e *WaitError) Unwrap() error { return e.Err }
+
+func (d *Domain) waitErr(w *Waiter, err error) error {
+	pending := nothingPending
+	if d.hooks.Pending != nil {
+		if p := d.hooks.Pending(); p != "" {
+			pending = "pending: " + p
+			if !d.auto {
+				pending += " (the clock moves through Tick, AdvanceToNext or RunUntilIdle, or Background mode)"
+			}
+		}
+	}
+	desc := fmt.Sprintf("%s waited for %s from t=%d to t=%d", nameOf(w.Obj), w.For, w.Since, d.Now())
+	return &WaitError{Waiter: desc, Pending: strings.TrimSpace(pending), Err: err}
+}
+
+func (d *Domain) add(w *Waiter) {
+	w.index = len(d.waiters)
+	d.waiters = append(d.waiters, w)
+}
+
+func (d *Domain) remove(w *Waiter) {
+	i := w.index
+	if i < 0 || i >= len(d.waiters) || d.waiters[i] != w {
+		return
+	}
+	copy(d.waiters[i:], d.waiters[i+1:])
+	d.waiters[len(d.waiters)-1] = nil
+	d.waiters = d.waiters[:len(d.waiters)-1]
+	for j := i; j < len(d.waiters); j++ {
+		d.waiters[j].index = j
+	}
+	w.index = -1
+}
+
+// IsWaitError reports whether err came from a wait whose context ended.
+func IsWaitError(err error) bool {
+	var we *WaitError
+	return errors.As(err, &we)
+}
