@@ -1174,7 +1174,9 @@ var badTable = map[string]badEntry{
 			return w.qp.Tally().WaitSettled(context.Background(), nil, &domain.Waiter{})
 		}},
 		{in: "nil waiter", want: einval, call: func(w *badWorld) error {
-			return tallyLocked(w, func(t *notify.Tally) error { return t.WaitSettled(context.Background(), sim.EngineCQ(w.cq).Domain(), nil) })
+			return tallyLocked(w, func(t *notify.Tally) error {
+				return t.WaitSettled(context.Background(), sim.EngineCQ(w.cq).Domain(), nil)
+			})
 		}},
 	}},
 

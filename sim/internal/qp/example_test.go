@@ -1,7 +1,6 @@
 package qp_test
 
 import (
-
 	"errors"
 	"fmt"
 	"github.com/verbsim/verbsim/sim/internal/notify"
