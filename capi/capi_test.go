@@ -246,3 +246,67 @@ func TestUtils(t *testing.T) {
 		t.Errorf("VERBSIM_DEVICES=lots: err %v, output:\n%s", err, out)
 	}
 }
+
+// cprog compiles testdata/name.c against the system's verbs.h, linked with
+// the drop-in library, and returns the binary.
+func cprog(t *testing.T, dir, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	out, err := exec.Command("cc", "-Wall", "-Wextra", "-Werror", "-g", "-o", bin,
+		filepath.Join("testdata", name+".c"), "-L"+dir, "-libverbs").CombinedOutput()
+	if err != nil {
+		t.Fatalf("cc %s.c: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// TestLoopback runs testdata/loopback.c, an ordinary libibverbs program:
+// RC loopback between two QPs of one process with -e style events on a
+// pollable channel descriptor, RDMA WRITE, an inline SEND, the extended
+// QP's builders and the extended CQ's iterator, and bad arguments.
+func TestLoopback(t *testing.T) {
+	dir := lib(t)
+	bin := cprog(t, dir, "loopback")
+	for _, env := range [][]string{
+		nil,
+		{"VERBSIM_MODE=auto"},
+		{"VERBSIM_PROFILE=rxe", "VERBSIM_LINK=ib"},
+	} {
+		out, err := run(t, dir, env, bin)
+		if err != nil || !strings.Contains(out, "loopback: OK") {
+			t.Errorf("%v loopback: %v\n%s", env, err, out)
+		}
+	}
+}
+
+// TestLoopbackValgrind runs the loopback program under valgrind and fails
+// on any error report whose stack passes through the C glue or the
+// program. The Go runtime's own reports are false positives (valgrind does
+// not know Go's memory management) and are not counted.
+func TestLoopbackValgrind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	dir := lib(t)
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		t.Skip("valgrind not installed")
+	}
+	bin := cprog(t, dir, "loopback")
+	out, err := run(t, dir, nil, "valgrind", "--num-callers=40", "--leak-check=full", bin)
+	if !strings.Contains(out, "loopback: OK") {
+		t.Fatalf("valgrind loopback: %v\n%s", err, out)
+	}
+	ours := 0
+	for _, block := range strings.Split(out, "== \n") {
+		if !strings.Contains(block, "glue.c") && !strings.Contains(block, "misc.c") &&
+			!strings.Contains(block, "loopback.c") {
+			continue
+		}
+		if strings.Contains(block, "Invalid") || strings.Contains(block, "uninitialised") ||
+			strings.Contains(block, "Conditional jump") || strings.Contains(block, "definitely lost") {
+			ours++
+			t.Errorf("valgrind report in our code:\n%s", block)
+		}
+	}
+	t.Logf("valgrind: %d reports in the C glue or the program", ours)
+}

@@ -1337,7 +1337,9 @@ func (r *qpRec) bounceSGE(list []qp.SGE) ([]qp.SGE, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	return []qp.SGE{{Addr: pd.bounce.IOVA(), Length: uint32(n), LKey: pd.bounce.LKey()}}, nil
+	// The engine finds inline payloads by the MR's simulated address
+	// (ibv_mr.addr in Go terms), not by the IOVA work requests use.
+	return []qp.SGE{{Addr: pd.bounce.Addr(), Length: uint32(n), LKey: pd.bounce.LKey()}}, nil
 }
 
 func sgesFromC(dst []qp.SGE, p *C.struct_ibv_sge, n int) []qp.SGE {

@@ -1262,10 +1262,9 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 {
 	struct capi_swr b[POST_BATCH];
 	struct ibv_send_wr *first[POST_BATCH];
-	struct ibv_send_wr dummy, **badp = bad ? bad : &(struct ibv_send_wr *){ NULL };
+	struct ibv_send_wr **badp = bad ? bad : &(struct ibv_send_wr *){ NULL };
 	int ud;
 
-	(void)dummy;
 	if (!qp) {
 		*badp = wr;
 		return EINVAL;
