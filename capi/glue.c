@@ -59,6 +59,40 @@ static inline struct capi_channel *to_ch(struct ibv_comp_channel *p) { return (s
 #define ERRP(e) do { errno = (e); return NULL; } while (0)
 #define ERRI(e) do { errno = (e); return -1; } while (0)
 
+/* ---- fork ----------------------------------------------------------- */
+
+/*
+ * The simulator runs on the Go runtime, whose threads do not exist in a
+ * child of fork(): a call into Go there could hang. So after fork() (and
+ * before any exec) every verb fails at once with EOPNOTSUPP, after one
+ * message on stderr. docs/c-programs.md has the details.
+ */
+static volatile int forked;
+
+static void on_fork_child(void) { forked = 1; }
+
+__attribute__((constructor)) static void capi_init(void) { pthread_atfork(NULL, NULL, on_fork_child); }
+
+static int capi_forked(void)
+{
+	static int told;
+
+	if (!forked)
+		return 0;
+	if (!told) {
+		told = 1;
+		fprintf(stderr, "verbsim: libibverbs called in a child of fork(): the simulator does not "
+				"survive fork, so verbs fail with EOPNOTSUPP there (see docs/c-programs.md)\n");
+	}
+	errno = EOPNOTSUPP;
+	return 1;
+}
+
+#define FORKED_P() do { if (capi_forked()) return NULL; } while (0)
+#define FORKED_R() do { if (capi_forked()) return EOPNOTSUPP; } while (0)
+#define FORKED_M1() do { if (capi_forked()) return -1; } while (0)
+#define FORKED_V() do { if (capi_forked()) return; } while (0)
+
 /* ---- devices -------------------------------------------------------- */
 
 static pthread_mutex_t dev_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -113,6 +147,7 @@ static struct capi_device *to_dev(struct ibv_device *d)
 
 EXPORT struct ibv_device **ibv_get_device_list(int *num)
 {
+	FORKED_P();
 	struct ibv_device **l;
 	int rc = load_devices();
 
@@ -171,6 +206,7 @@ static int compat_query_device(struct ibv_context *c, struct ibv_device_attr *at
 
 EXPORT struct ibv_context *ibv_open_device(struct ibv_device *d)
 {
+	FORKED_P();
 	struct capi_device *cd = to_dev(d);
 	struct capi_context *c;
 	struct ibv_context *ic;
@@ -218,6 +254,7 @@ fail:
 
 EXPORT int ibv_close_device(struct ibv_context *ic)
 {
+	FORKED_M1();
 	struct capi_context *c = to_ctx(ic);
 	int rc;
 
@@ -237,6 +274,7 @@ EXPORT int ibv_close_device(struct ibv_context *ic)
 
 EXPORT int ibv_query_device(struct ibv_context *ic, struct ibv_device_attr *attr)
 {
+	FORKED_R();
 	struct capi_context *c = to_ctx(ic);
 
 	if (!c || !attr)
@@ -252,6 +290,7 @@ static int compat_query_device(struct ibv_context *c, struct ibv_device_attr *at
 static int op_query_device_ex(struct ibv_context *ic, const struct ibv_query_device_ex_input *in,
 			      struct ibv_device_attr_ex *attr, size_t len)
 {
+	FORKED_R();
 	struct capi_context *c = to_ctx(ic);
 	struct ibv_device_attr_ex full;
 	int rc;
@@ -270,6 +309,7 @@ static int op_query_device_ex(struct ibv_context *ic, const struct ibv_query_dev
 
 static int op_query_port(struct ibv_context *ic, uint8_t port, struct ibv_port_attr *attr, size_t len)
 {
+	FORKED_R();
 	struct capi_context *c = to_ctx(ic);
 	struct ibv_port_attr full;
 	int rc;
@@ -294,6 +334,7 @@ EXPORT int ibv_query_port(struct ibv_context *ic, uint8_t port, struct _compat_i
 
 EXPORT int ibv_query_gid(struct ibv_context *ic, uint8_t port, int index, union ibv_gid *gid)
 {
+	FORKED_M1();
 	struct capi_context *c = to_ctx(ic);
 	int rc;
 
@@ -307,6 +348,7 @@ EXPORT int ibv_query_gid(struct ibv_context *ic, uint8_t port, int index, union 
 
 EXPORT int ibv_query_pkey(struct ibv_context *ic, uint8_t port, int index, __be16 *pkey)
 {
+	FORKED_M1();
 	struct capi_context *c = to_ctx(ic);
 	uint16_t k;
 	int rc;
@@ -340,6 +382,7 @@ EXPORT int ibv_get_pkey_index(struct ibv_context *ic, uint8_t port, __be16 pkey)
 EXPORT int _ibv_query_gid_ex(struct ibv_context *ic, uint32_t port, uint32_t index,
 			     struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size)
 {
+	FORKED_R();
 	struct capi_context *c = to_ctx(ic);
 	struct ibv_gid_entry e;
 	uint32_t typ = 0;
@@ -431,6 +474,7 @@ static int wait_fd(int fd)
 
 EXPORT int ibv_get_async_event(struct ibv_context *ic, struct ibv_async_event *ev)
 {
+	FORKED_M1();
 	struct capi_context *c = to_ctx(ic);
 	uint32_t typ;
 	uintptr_t obj;
@@ -479,6 +523,7 @@ EXPORT int ibv_get_async_event(struct ibv_context *ic, struct ibv_async_event *e
 
 EXPORT void ibv_ack_async_event(struct ibv_async_event *ev)
 {
+	FORKED_V();
 	struct capi_context *c;
 	uintptr_t obj = 0;
 	int port = 0;
@@ -521,6 +566,7 @@ EXPORT void ibv_ack_async_event(struct ibv_async_event *ev)
 
 EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ic)
 {
+	FORKED_P();
 	struct capi_context *c = to_ctx(ic);
 	struct capi_pd *p;
 	uint32_t handle = 0;
@@ -543,6 +589,7 @@ EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ic)
 
 EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
+	FORKED_R();
 	int rc;
 
 	if (!pd)
@@ -556,6 +603,7 @@ EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access)
 {
+	FORKED_P();
 	struct capi_mr *m;
 	uint32_t lkey = 0, rkey = 0;
 	int rc;
@@ -602,6 +650,7 @@ EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len
 
 EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
+	FORKED_R();
 	int rc;
 
 	if (!mr)
@@ -615,6 +664,7 @@ EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 
 EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
+	FORKED_P();
 	struct capi_ah *a;
 	int rc;
 
@@ -635,6 +685,7 @@ EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 
 EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 {
+	FORKED_R();
 	int rc;
 
 	if (!ah)
@@ -703,6 +754,7 @@ EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc
 
 EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ic)
 {
+	FORKED_P();
 	struct capi_context *c = to_ctx(ic);
 	struct capi_channel *ch;
 	int rc;
@@ -730,6 +782,7 @@ EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ic)
 
 EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
+	FORKED_M1();
 	struct capi_channel *ch = to_ch(channel);
 	int rc;
 
@@ -745,6 +798,7 @@ EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 
 EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
+	FORKED_M1();
 	struct capi_channel *ch = to_ch(channel);
 	uintptr_t p = 0;
 	int rc;
@@ -768,6 +822,7 @@ EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq
 
 EXPORT void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
+	FORKED_V();
 	if (cq && nevents)
 		vs_ack_cq(to_cq(cq)->h, nevents);
 }
@@ -800,6 +855,7 @@ static void cqx_read_tm_info(struct ibv_cq_ex *cq, struct ibv_wc_tm_info *tm)
 
 static int cqx_step(struct ibv_cq_ex *cq, int next)
 {
+	FORKED_R();
 	struct capi_cq *c = to_cqx(cq);
 	int rc;
 
@@ -824,6 +880,7 @@ static int cqx_next_poll(struct ibv_cq_ex *cq) { return cqx_step(cq, 1); }
 
 static void cqx_end_poll(struct ibv_cq_ex *cq)
 {
+	FORKED_V();
 	struct capi_cq *c = to_cqx(cq);
 
 	if (c)
@@ -834,6 +891,7 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *ic, int cqe, void *cq_con
 				   struct ibv_comp_channel *channel, int vector, uint64_t wc_flags,
 				   uint32_t comp_mask, uint32_t flags)
 {
+	FORKED_P();
 	struct capi_context *c = to_ctx(ic);
 	struct capi_cq *q;
 	int real = 0, rc;
@@ -899,6 +957,7 @@ static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *ic, struct ibv_cq_i
 
 EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 {
+	FORKED_R();
 	struct capi_cq *q = to_cq(cq);
 	int rc;
 
@@ -917,6 +976,7 @@ EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 
 EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
+	FORKED_R();
 	struct capi_cq *q = to_cq(cq);
 	int real = 0, rc;
 
@@ -931,6 +991,7 @@ EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 
 static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
+	FORKED_M1();
 	struct capi_cq *q = to_cq(cq);
 	int total = 0;
 
@@ -950,6 +1011,7 @@ static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 
 static int op_req_notify_cq(struct ibv_cq *cq, int solicited)
 {
+	FORKED_R();
 	if (!cq)
 		return EINVAL;
 	return vs_req_notify(to_cq(cq)->h, solicited);
@@ -960,6 +1022,7 @@ static int op_req_notify_cq(struct ibv_cq *cq, int solicited)
 static void wr_op(struct ibv_qp_ex *qx, int op, uint32_t a32, uint32_t b32, uint64_t a64, uint64_t b64,
 		  uint64_t c64, uintptr_t obj)
 {
+	FORKED_V();
 	struct capi_qp *q = to_qpx(qx);
 	int rc;
 
@@ -980,6 +1043,7 @@ static void wrx_start(struct ibv_qp_ex *qx)
 
 static int wrx_complete(struct ibv_qp_ex *qx)
 {
+	FORKED_R();
 	struct capi_qp *q = to_qpx(qx);
 	int err;
 
@@ -1032,6 +1096,7 @@ static void wrx_set_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr, uint
 }
 static void wrx_set_sge_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_sge *l)
 {
+	FORKED_V();
 	struct capi_qp *q = to_qpx(qx);
 	int rc;
 
@@ -1047,6 +1112,7 @@ static void wrx_set_inline_data(struct ibv_qp_ex *qx, void *addr, size_t len)
 }
 static void wrx_set_inline_data_list(struct ibv_qp_ex *qx, size_t n, const struct ibv_data_buf *l)
 {
+	FORKED_V();
 	struct capi_qp *q = to_qpx(qx);
 	int rc;
 
@@ -1092,6 +1158,7 @@ static void wrx_atomic_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr,
 
 static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a)
 {
+	FORKED_P();
 	struct capi_qp_init in;
 	struct capi_qp *q;
 	struct ibv_qp_cap cap;
@@ -1208,6 +1275,7 @@ EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 
 EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
+	FORKED_R();
 	int rc;
 
 	if (!qp || !attr)
@@ -1222,6 +1290,7 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 
 EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, struct ibv_qp_init_attr *init)
 {
+	FORKED_R();
 	int rc;
 
 	if (!qp || !attr || !init)
@@ -1240,6 +1309,7 @@ EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, s
 
 EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
+	FORKED_R();
 	struct capi_qp *q = to_qp(qp);
 	int rc;
 
@@ -1264,6 +1334,10 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 	struct ibv_send_wr *first[POST_BATCH];
 	struct ibv_send_wr **badp = bad ? bad : &(struct ibv_send_wr *){ NULL };
 	int ud;
+	if (capi_forked()) {
+		*badp = wr;
+		return EOPNOTSUPP;
+	}
 
 	if (!qp) {
 		*badp = wr;
@@ -1387,6 +1461,10 @@ static int post_recv_list(uintptr_t h, int srq, struct ibv_recv_wr *wr, struct i
 static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct ibv_recv_wr **badp = bad ? bad : &(struct ibv_recv_wr *){ NULL };
+	if (capi_forked()) {
+		*badp = wr;
+		return EOPNOTSUPP;
+	}
 
 	if (!qp) {
 		*badp = wr;
@@ -1399,6 +1477,7 @@ static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_re
 
 EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
+	FORKED_P();
 	struct capi_srq *s;
 	int rc;
 
@@ -1422,6 +1501,7 @@ EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_att
 
 EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
+	FORKED_R();
 	if (!srq || !attr)
 		return EINVAL;
 	return vs_modify_srq(to_srq(srq)->h, attr, mask);
@@ -1429,6 +1509,7 @@ EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int ma
 
 EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 {
+	FORKED_R();
 	if (!srq || !attr)
 		return EINVAL;
 	return vs_query_srq(to_srq(srq)->h, attr);
@@ -1436,6 +1517,7 @@ EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 
 EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 {
+	FORKED_R();
 	int rc;
 
 	if (!srq)
@@ -1452,6 +1534,10 @@ EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct ibv_recv_wr **badp = bad ? bad : &(struct ibv_recv_wr *){ NULL };
+	if (capi_forked()) {
+		*badp = wr;
+		return EOPNOTSUPP;
+	}
 
 	if (!srq) {
 		*badp = wr;
@@ -1461,4 +1547,8 @@ static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct 
 }
 
 /* Flush the trace when the program exits. */
-__attribute__((destructor)) static void capi_fini(void) { vs_shutdown(); }
+__attribute__((destructor)) static void capi_fini(void)
+{
+	if (!forked)
+		vs_shutdown();
+}
