@@ -958,6 +958,10 @@ func vs_destroy_cq(h C.uintptr_t) C.int {
 	if r == nil {
 		return C.int(syscall.EINVAL)
 	}
+	// A CQ still in use is refused before anything changes (CQ-11).
+	if r.cq.Snapshot().Refs > 0 {
+		return C.int(syscall.EBUSY)
+	}
 	// Events the pump moved to the descriptor's queue but the program has
 	// not read are dropped, as the kernel drops a destroyed CQ's queued
 	// events; the engine counts them read, so they are acked for it.

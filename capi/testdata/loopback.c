@@ -342,7 +342,23 @@ int main(void)
 		CHECK(poll(&p, 1, 0) == 0, "async fd readable");
 	}
 
-	CHECK(ibv_destroy_cq(a.cq) == EBUSY, "a CQ in use is EBUSY");
+	/* A CQ in use is EBUSY, and the refusal loses none of its events. */
+	{
+		struct ibv_sge sge = { .addr = (uintptr_t)a.buf, .length = 8, .lkey = a.mr->lkey };
+		struct ibv_send_wr w = { .wr_id = 99, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+					 .send_flags = IBV_SEND_SIGNALED },
+				   *bad;
+		struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+
+		w.wr.rdma.remote_addr = (uintptr_t)b.buf;
+		w.wr.rdma.rkey = b.mr->rkey;
+		CHECK(!ibv_req_notify_cq(a.cq, 0), "arm");
+		CHECK(!ibv_post_send(a.qp, &w, &bad), "post");
+		CHECK(poll(&p, 1, 10000) == 1, "event");
+		CHECK(ibv_destroy_cq(a.cq) == EBUSY, "a CQ in use is EBUSY");
+		CHECK(wait_event(ch) == a.cq, "the event survived the refused destroy");
+		CHECK(ibv_poll_cq(a.cq, 4, wc) == 1 && wc[0].wr_id == 99, "completion");
+	}
 	for (int i = 0; i < 2; i++) {
 		struct end *e = ends[i];
 		CHECK(!ibv_destroy_qp(e->qp), "destroy_qp");
