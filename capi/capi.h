@@ -1,0 +1,149 @@
+/*
+ * capi.h: the objects of verbsim's drop-in libibverbs.so.1, shared by the
+ * C glue (glue.c, which owns the libibverbs ABI) and the Go engine
+ * (engine.go, which drives package sim). Every struct that a program sees
+ * starts with the libibverbs struct it is handed as; the field after it is
+ * the handle of the Go record (a runtime/cgo.Handle), so no Go pointer is
+ * ever kept in C memory.
+ */
+#ifndef VERBSIM_CAPI_H
+#define VERBSIM_CAPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+/* A device of the list ibv_get_device_list returns. */
+struct capi_device {
+	struct ibv_device dev;
+	int index;     /* position on the fabric */
+	uint64_t guid; /* node GUID, host order */
+};
+
+/* An open device context: struct verbs_context (whose struct ibv_context
+ * is its last field, with sz just before it) followed by our handle. */
+struct capi_context {
+	struct verbs_context vctx;
+	uintptr_t h;
+};
+
+struct capi_pd {
+	struct ibv_pd pd;
+	uintptr_t h;
+};
+
+struct capi_mr {
+	struct ibv_mr mr;
+	uintptr_t h;
+};
+
+struct capi_ah {
+	struct ibv_ah ah;
+	uintptr_t h;
+};
+
+struct capi_channel {
+	struct ibv_comp_channel ch;
+	uintptr_t h;
+};
+
+/* One work completion with the union of struct ibv_wc flattened, so Go can
+ * write it. glue.c checks that its layout is struct ibv_wc's. */
+struct capi_wc {
+	uint64_t wr_id;
+	uint32_t status;
+	uint32_t opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t wc_flags;
+	uint16_t pkey_index;
+	uint16_t slid;
+	uint8_t sl;
+	uint8_t dlid_path_bits;
+};
+
+/* Every CQ is an extended CQ; cur caches the completion the poll iterator
+ * stands on, so the read_* functions need no call into Go. */
+struct capi_cq {
+	struct ibv_cq_ex cq;
+	uintptr_t h;
+	struct capi_wc cur;
+	uint64_t ts;
+	uint64_t wallclock;
+	int polling; /* between a successful start_poll and end_poll */
+};
+
+/* Every QP is an extended QP with every wr_* slot set. wr_err is an error
+ * a builder the simulator lacks left for wr_complete. */
+struct capi_qp {
+	struct ibv_qp_ex qpx;
+	uintptr_t h;
+	int ex;     /* created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS */
+	int wr_err; /* errno wr_complete reports, 0 if none */
+};
+
+struct capi_srq {
+	struct ibv_srq srq;
+	uintptr_t h;
+};
+
+/* A send work request with the unions of struct ibv_send_wr resolved. */
+struct capi_swr {
+	uint64_t wr_id;
+	struct ibv_sge *sg_list;
+	uint32_t num_sge;
+	uint32_t opcode;
+	uint32_t flags;
+	uint32_t imm; /* imm_data, or invalidate_rkey */
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
+	uint32_t pad;
+	uint64_t compare_add;
+	uint64_t swap;
+	uintptr_t ah; /* handle of the AH, UD only */
+};
+
+/* A receive work request. */
+struct capi_rwr {
+	uint64_t wr_id;
+	struct ibv_sge *sg_list;
+	int32_t num_sge;
+};
+
+/* The arguments of create_qp that Go reads. */
+struct capi_qp_init {
+	uintptr_t send_cq;
+	uintptr_t recv_cq;
+	uintptr_t srq;
+	struct ibv_qp_cap cap;
+	uint32_t qp_type;
+	int32_t sq_sig_all;
+	uint32_t comp_mask;
+	uint64_t send_ops_flags;
+};
+
+/* Builder operations passed to vs_wr. */
+enum {
+	CAPI_WR_START = 1,
+	CAPI_WR_COMPLETE,
+	CAPI_WR_ABORT,
+	CAPI_WR_SEND,
+	CAPI_WR_SEND_IMM,
+	CAPI_WR_SEND_INV,
+	CAPI_WR_RDMA_WRITE,
+	CAPI_WR_RDMA_WRITE_IMM,
+	CAPI_WR_RDMA_READ,
+	CAPI_WR_ATOMIC_CMP_SWP,
+	CAPI_WR_ATOMIC_FETCH_ADD,
+	CAPI_WR_LOCAL_INV,
+	CAPI_WR_SET_SGE,
+	CAPI_WR_SET_UD_ADDR,
+	CAPI_WR_SET_INLINE,
+};
+
+#endif
