@@ -28,7 +28,6 @@ import (
 
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/wc"
@@ -209,8 +208,8 @@ type (
 		cancel  context.CancelFunc
 		done    chan struct{}
 		mu      sync.Mutex
-		queue   []notify.AsyncEvent // read from the engine, not yet by the program
-		out     []notify.AsyncEvent // read by the program, not yet acked
+		queue   []sim.AsyncEvent // read from the engine, not yet by the program
+		out     []sim.AsyncEvent // read by the program, not yet acked
 		dying   map[any]bool        // objects being destroyed
 	}
 	pdRec struct {
