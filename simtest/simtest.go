@@ -94,8 +94,8 @@
 // The fabric is closed by the bubble test's own Cleanup, before the bubble
 // ends, so synctest's check that no goroutine outlives the bubble holds.
 //
-// The rig is built on today's sim API and its types (sim.QP, qp.SendWR,
-// wc.WC); it will follow sim when the verbs vocabulary moves.
+// The rig hands out sim's handles (sim.QP, sim.CQ) and speaks the verbs
+// vocabulary (verbs.SendWR, verbs.WC).
 package simtest
 
 import (
