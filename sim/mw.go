@@ -237,7 +237,7 @@ func (h host) BindLocked(q *qp.QP, wr *qp.SendWR) wc.Status {
 		mw.qp = q
 	}
 	if b.Length > 0 {
-		mr := b.MR.(*MR)
+		mr := mrOf(b.MR)
 		mr.binds++
 		mw.mr, mw.addr, mw.length, mw.access = mr, b.Addr, b.Length, b.Access
 	}
@@ -263,7 +263,8 @@ func (h host) bindFaultLocked(q *qp.QP, mw *MW, wr *qp.SendWR) string {
 	case mw.typ == MWType2 && mw.bound:
 		return "the type 2 window is already bound; invalidate it first (MW-05)"
 	}
-	mr, ok := b.MR.(*MR)
+	mr := mrOf(b.MR)
+	ok := mr != nil
 	switch {
 	case !ok || mr == nil || mr.pd.ctx.dev != h.d || mr.dead || mr.invalid:
 		return "no valid MR given (MW-05)"

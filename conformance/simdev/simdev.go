@@ -13,6 +13,7 @@ import (
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // New returns a conformance.Device backed by the first device of a new
@@ -355,7 +356,7 @@ func (a qpAdapter) BindMW(mw conformance.MW, wrID uint64, flags qp.SendFlags, in
 
 // unwrapMR turns the suite's view of an MR back into the *sim.MR that
 // sim's bind requests name.
-func unwrapMR(mr any) any {
+func unwrapMR(mr verbs.MR) verbs.MR {
 	if m, ok := mr.(mrAdapter); ok {
 		return m.MR
 	}
