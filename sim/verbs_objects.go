@@ -318,3 +318,15 @@ var (
 	_ verbs.AH             = (*AH)(nil)
 	_ verbs.XRCD           = (*XRCD)(nil)
 )
+
+// VerbsPD returns pd as a verbs.PD (nil for nil).
+func VerbsPD(pd *PD) verbs.PD { return wrapPD(pd) }
+
+// VerbsMR returns mr as a verbs.MR with ibv_rereg_mr in verbs' terms
+// (verbs.MRReregisterer); nil for nil.
+func VerbsMR(mr *MR) verbs.MR {
+	if mr == nil {
+		return nil
+	}
+	return vMR{mr}
+}

@@ -203,3 +203,26 @@ var (
 	_ verbs.SRQNumGetter = vSRQ{}
 	_ verbs.AsyncEvent   = vAsyncEvent{}
 )
+
+// VerbsCQ returns q as a verbs.ExCQ (nil for nil): the view of a CQ made
+// through sim's own API that code written against package verbs takes.
+func VerbsCQ(q *CQ) verbs.ExCQ {
+	if q == nil {
+		return nil
+	}
+	return vCQ{q}
+}
+
+// VerbsChannel returns ch as a verbs.CompChannel (nil for nil).
+func VerbsChannel(ch *CompChannel) verbs.CompChannel { return wrapChannel(ch) }
+
+// VerbsQP returns q as a verbs.QP (nil for nil).
+func VerbsQP(q *QP) verbs.QP {
+	if q == nil {
+		return nil
+	}
+	return vQP{q}
+}
+
+// VerbsSRQ returns s as a verbs.SRQ (nil for nil).
+func VerbsSRQ(s *SRQ) verbs.SRQ { return wrapSRQ(s) }
