@@ -95,7 +95,10 @@
 // ends, so synctest's check that no goroutine outlives the bubble holds.
 //
 // The rig hands out sim's handles (sim.QP, sim.CQ) and speaks the verbs
-// vocabulary (verbs.SendWR, verbs.WC).
+// vocabulary (verbs.SendWR, verbs.WC). For code written against the
+// interfaces of package verbs, Fabric.Device gives a verbs.Device to build
+// on and End.Verbs shows a pair's objects through the interfaces;
+// examples/echo's test is the recipe.
 package simtest
 
 import (
