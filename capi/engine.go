@@ -31,6 +31,7 @@ import (
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The process's one fabric, made from the environment on first use.
@@ -210,7 +211,7 @@ type (
 		mu      sync.Mutex
 		queue   []sim.AsyncEvent // read from the engine, not yet by the program
 		out     []sim.AsyncEvent // read by the program, not yet acked
-		dying   map[any]bool        // objects being destroyed
+		dying   map[any]bool     // objects being destroyed
 	}
 	pdRec struct {
 		pd     *sim.PD
@@ -1525,8 +1526,8 @@ func vs_wr(h C.uintptr_t, op C.int, wrID C.uint64_t, flags C.uint32_t, a32, b32 
 	case C.CAPI_WR_SET_SGE:
 		q.WRSetSGE(uint32(a32), uint64(a64), uint32(b32))
 	case C.CAPI_WR_SET_UD_ADDR:
-		var ah any
-		if a := rec[ahRec](obj); a != nil {
+		var ah verbs.AH // a nil interface, not a nil *sim.AH, when there is none
+		if a := rec[ahRec](obj); a != nil && a.ah != nil {
 			ah = a.ah
 		}
 		q.WRSetUDAddr(ah, uint32(a32), uint32(b32))

@@ -587,6 +587,12 @@ type mCQ struct {
 	ex    conformance.ExCQ // the poll iterator, once asked for (mutants_cqex_test.go)
 }
 
+// The accessors of verbs.CQ forward to the inner CQ (the suite does not
+// compare what they return with its own objects).
+func (q *mCQ) Context() verbs.Context     { return q.inner.Context() }
+func (q *mCQ) CQContext() any             { return q.inner.CQContext() }
+func (q *mCQ) Channel() verbs.CompChannel { return q.inner.Channel() }
+
 func (q *mCQ) CQE() int {
 	if q.h.cqe != nil {
 		return q.h.cqe(q.inner)
@@ -643,6 +649,9 @@ type mChannel struct {
 	inner conformance.CompChannel
 	c     *mContext
 }
+
+// Context forwards to the inner channel.
+func (ch *mChannel) Context() verbs.Context { return ch.inner.Context() }
 
 func (ch *mChannel) GetEvent(ctx context.Context) (conformance.CQ, any, error) {
 	var q conformance.CQ

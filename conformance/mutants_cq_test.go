@@ -260,7 +260,7 @@ func init() {
 			name:  "destroy refuses a CQ with unpolled completions",
 			rules: []string{"CQ-12"},
 			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
-				if s, ok := q.(*sim.CQ); ok && !s.Destroyed() && s.Len() > 0 {
+				if s, ok := sim.CQOf(q); ok && !s.Destroyed() && s.Len() > 0 {
 					return verr.New("ibv_destroy_cq", syscall.EBUSY, "mutant: unpolled completions")
 				}
 				return q.DestroyContext(ctx)
@@ -270,7 +270,7 @@ func init() {
 			name:  "destroy refuses an armed CQ",
 			rules: []string{"CQ-12"},
 			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
-				if s, ok := q.(*sim.CQ); ok && !s.Destroyed() && s.Armed() != notify.Disarmed {
+				if s, ok := sim.CQOf(q); ok && !s.Destroyed() && s.Armed() != notify.Disarmed {
 					return verr.New("ibv_destroy_cq", syscall.EBUSY, "mutant: armed")
 				}
 				return q.DestroyContext(ctx)
@@ -301,7 +301,7 @@ func init() {
 			name:  "destroy does not wait for completion-event acks",
 			rules: []string{"CQ-13"},
 			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
-				if s, ok := q.(*sim.CQ); ok {
+				if s, ok := sim.CQOf(q); ok {
 					if snap := s.Snapshot(); snap.CompRead > snap.CompAcked {
 						_ = s.AckEvents(int(snap.CompRead - snap.CompAcked))
 					}
@@ -335,15 +335,15 @@ func init() {
 				if q, cctx, err := ch.TryGetEvent(); err == nil {
 					return q, cctx, err
 				}
-				if u, ok := ch.(interface{ Unwrap() *sim.CompChannel }); ok {
+				if sch, ok := sim.ChannelOf(ch); ok {
 					mu.Lock()
-					g := ghosts[u.Unwrap()]
+					g := ghosts[sch]
 					if len(g) > 0 {
-						ghosts[u.Unwrap()] = g[1:]
+						ghosts[sch] = g[1:]
 					}
 					mu.Unlock()
 					if len(g) > 0 {
-						return g[0].cq, g[0].cctx, nil
+						return sim.VerbsCQ(g[0].cq), g[0].cctx, nil
 					}
 				}
 				return wait()
@@ -353,7 +353,7 @@ func init() {
 				rules: []string{"CQ-13"},
 				h: hooks{
 					destroyCQ: func(q conformance.CQ, ctx context.Context) error {
-						s, ok := q.(*sim.CQ)
+						s, ok := sim.CQOf(q)
 						if !ok || s.Channel() == nil {
 							return q.DestroyContext(ctx)
 						}
@@ -362,7 +362,7 @@ func init() {
 						err := q.DestroyContext(ctx)
 						mu.Lock()
 						for range before - ch.Len() {
-							ghosts[ch] = append(ghosts[ch], ghost{s, s.Context()})
+							ghosts[ch] = append(ghosts[ch], ghost{s, s.CQContext()})
 						}
 						mu.Unlock()
 						return err
@@ -402,7 +402,7 @@ func init() {
 			rules: []string{"CQ-13"},
 			h: hooks{ack: func(q conformance.CQ, n int) error {
 				err := q.AckEvents(n)
-				if s, ok := q.(*sim.CQ); ok && n > 0 && errors.Is(err, syscall.EINVAL) {
+				if s, ok := sim.CQOf(q); ok && n > 0 && errors.Is(err, syscall.EINVAL) {
 					if snap := s.Snapshot(); snap.CompRead > snap.CompAcked {
 						_ = s.AckEvents(int(snap.CompRead - snap.CompAcked))
 					}
@@ -477,7 +477,7 @@ func init() {
 			name:  "overrun stores the completion, evicting the oldest",
 			rules: []string{"CQ-22"},
 			h: hooks{push: func(q conformance.CQ, w verbs.WC, solicited bool) (bool, error) {
-				if s, ok := q.(*sim.CQ); ok && !s.Destroyed() && s.Len() >= s.CQE() {
+				if s, ok := sim.CQOf(q); ok && !s.Destroyed() && s.Len() >= s.CQE() {
 					var one [1]verbs.WC
 					_, _ = s.Poll(one[:])
 				}

@@ -16,7 +16,7 @@ func init() { mutants = append(mutants, mwMutants()...) }
 
 // widen makes a bind cover the whole MR: the window then ignores its range.
 func widen(info *verbs.MWBindInfo) {
-	if mr, ok := info.MR.(conformance.MR); ok && info.Length > 0 {
+	if mr := info.MR; mr != nil && info.Length > 0 {
 		info.Addr, info.Length = mr.Addr(), mr.Length()
 	}
 }

@@ -135,21 +135,10 @@ type SRQ interface {
 	DestroyContext(ctx context.Context) error
 }
 
-// MR is a registered memory region: the fields of struct ibv_mr and
-// ibv_dereg_mr. Implementations may also offer Referencer, holding the MR
-// the way a bound memory window does (MR-06).
-type MR interface {
-	// LKey is ibv_mr.lkey.
-	LKey() uint32
-	// RKey is ibv_mr.rkey.
-	RKey() uint32
-	// Addr is ibv_mr.addr: the address of the first byte of the buffer.
-	Addr() uint64
-	// Length is ibv_mr.length.
-	Length() uint64
-	// Dereg is ibv_dereg_mr.
-	Dereg() error
-}
+// MR is a registered memory region: verbs.MR (the fields of struct ibv_mr
+// and ibv_dereg_mr). Implementations may also offer Referencer, holding the
+// MR the way a bound memory window does (MR-06).
+type MR = verbs.MR
 
 // MRRereg is an optional capability of an MR: ibv_rereg_mr (MR-12 to
 // MR-17). The cases of those rules log and end without it.
@@ -165,11 +154,8 @@ type MRRereg interface {
 	Rereg(flags uint32, pd PD, buf []byte, access uint32) (code int, err error)
 }
 
-// AH is an address handle.
-type AH interface {
-	// Destroy is ibv_destroy_ah.
-	Destroy() error
-}
+// AH is an address handle: verbs.AH.
+type AH = verbs.AH
 
 // AHAttr holds the fields of struct ibv_ah_attr the suite sets.
 type AHAttr struct {
@@ -182,32 +168,11 @@ type AHAttr struct {
 	HopLimit  uint8    // grh.hop_limit
 }
 
-// CQ is a completion queue.
-type CQ interface {
-	// CQE returns the capacity, ibv_cq.cqe.
-	CQE() int
-	// Poll is ibv_poll_cq with num_entries = len(wcs).
-	Poll(wcs []verbs.WC) (int, error)
-	// ReqNotify is ibv_req_notify_cq.
-	ReqNotify(solicitedOnly bool) error
-	// AckEvents is ibv_ack_cq_events.
-	AckEvents(n int) error
-	// Resize is ibv_resize_cq.
-	Resize(cqe int) error
-	// DestroyContext is ibv_destroy_cq, with any wait bounded by ctx.
-	DestroyContext(ctx context.Context) error
-}
+// CQ is a completion queue: verbs.CQ.
+type CQ = verbs.CQ
 
-// CompChannel is a completion channel.
-type CompChannel interface {
-	// GetEvent is ibv_get_cq_event on a blocking channel, bounded by ctx.
-	GetEvent(ctx context.Context) (cq CQ, cqContext any, err error)
-	// TryGetEvent is ibv_get_cq_event on a non-blocking channel: EAGAIN when
-	// nothing is queued.
-	TryGetEvent() (cq CQ, cqContext any, err error)
-	// Destroy is ibv_destroy_comp_channel.
-	Destroy() error
-}
+// CompChannel is a completion channel: verbs.CompChannel.
+type CompChannel = verbs.CompChannel
 
 // AsyncEvent is an event from GetAsyncEvent.
 type AsyncEvent interface {

@@ -13,16 +13,9 @@ type MWAllocator interface {
 	AllocMW(typ uint32) (MW, error)
 }
 
-// MW is a memory window. It is the value a BIND_MW work request carries in
-// verbs.SendWR.MW.
-type MW interface {
-	// RKey is ibv_mw.rkey: after ibv_bind_mw, the key of the pending bind;
-	// after a BIND_MW work request of a type 2 window, the key it named
-	// once the bind has executed.
-	RKey() uint32
-	// Dealloc is ibv_dealloc_mw.
-	Dealloc() error
-}
+// MW is a memory window: verbs.MW, the value a BIND_MW work request
+// carries in verbs.SendWR.MW.
+type MW = verbs.MW
 
 // MWBinder is an optional capability of a QP: ibv_bind_mw, which binds a
 // type 1 window by posting a BIND_MW work request. info.MR is an MR of

@@ -1,5 +1,7 @@
 package conformance
 
+import "github.com/verbsim/verbsim/verbs"
+
 // XRC (XRC-01..05) is optional: a device context that has XRC domains
 // implements XRCOpener. Without it the XRC cases log that they checked
 // nothing. A device whose profile says NoXRC must still implement it, and
@@ -16,11 +18,8 @@ type XRCOpener interface {
 	CreateSRQEx(attr SRQInitAttrEx) (SRQ, error)
 }
 
-// XRCD is an XRC domain.
-type XRCD interface {
-	// Close is ibv_close_xrcd.
-	Close() error
-}
+// XRCD is an XRC domain: verbs.XRCD.
+type XRCD = verbs.XRCD
 
 // SRQInitAttrEx holds the arguments of ibv_create_srq_ex the suite uses
 // (struct ibv_srq_init_attr_ex without srq_context and tm_cap).

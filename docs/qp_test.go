@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // transitionHeader is the header row of the transition table in qp.md.
@@ -15,13 +16,13 @@ const transitionHeader = "| transition | transport | must supply | may supply |"
 
 // edgeKey names one (from, to, transport) cell of the transition table.
 type edgeKey struct {
-	from, to qp.State
-	typ      qp.Type
+	from, to verbs.QPState
+	typ      verbs.QPType
 }
 
 // edgeBits is what one row says about an edge, and where it says it.
 type edgeBits struct {
-	req, opt qp.AttrMask
+	req, opt verbs.QPAttrMask
 	line     int
 }
 
@@ -33,9 +34,9 @@ type edgeBits struct {
 // does a typo on the page.
 func TestTransitionTableMatchesCode(t *testing.T) {
 	page := parseTransitionTable(t, "qp.md")
-	types := []qp.Type{qp.RC, qp.UC, qp.UD}
-	for from := qp.Reset; from <= qp.Err; from++ {
-		for to := qp.Reset; to <= qp.Err; to++ {
+	types := []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
+	for from := verbs.QPStateReset; from <= verbs.QPStateErr; from++ {
+		for to := verbs.QPStateReset; to <= verbs.QPStateErr; to++ {
 			for _, typ := range types {
 				k := edgeKey{from, to, typ}
 				req, opt, ok := qp.Transition(from, to, typ, qp.Policy{})
@@ -69,13 +70,13 @@ func parseTransitionTable(t *testing.T, name string) map[edgeKey]edgeBits {
 	}
 	defer f.Close()
 
-	states := map[string]qp.State{}
-	for s := qp.Reset; s <= qp.Err; s++ {
+	states := map[string]verbs.QPState{}
+	for s := verbs.QPStateReset; s <= verbs.QPStateErr; s++ {
 		states[s.String()] = s
 	}
-	types := map[string][]qp.Type{"RC": {qp.RC}, "UC": {qp.UC}, "UD": {qp.UD}, "all": {qp.RC, qp.UC, qp.UD}}
-	bits := map[string]qp.AttrMask{}
-	for _, b := range qp.KnownAttrs.Bits() {
+	types := map[string][]verbs.QPType{"RC": {verbs.QPTypeRC}, "UC": {verbs.QPTypeUC}, "UD": {verbs.QPTypeUD}, "all": {verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}}
+	bits := map[string]verbs.QPAttrMask{}
+	for _, b := range verbs.KnownQPAttrs.Bits() {
 		bits[strings.TrimPrefix(b.Name(), "IBV_QP_")] = b
 	}
 
@@ -110,7 +111,7 @@ func parseTransitionTable(t *testing.T, name string) map[edgeKey]edgeBits {
 		if err != nil {
 			t.Fatalf("%s:%d: %v", name, n, err)
 		}
-		var typs []qp.Type
+		var typs []verbs.QPType
 		for _, s := range strings.Split(cells[1], ",") {
 			ts, ok := types[strings.TrimSpace(s)]
 			if !ok {
@@ -145,7 +146,7 @@ func parseTransitionTable(t *testing.T, name string) map[edgeKey]edgeBits {
 	return out
 }
 
-func parseArrow(cell string, states map[string]qp.State) (froms []qp.State, to qp.State, err error) {
+func parseArrow(cell string, states map[string]verbs.QPState) (froms []verbs.QPState, to verbs.QPState, err error) {
 	lhs, rhs, ok := strings.Cut(cell, "→")
 	if !ok {
 		return nil, 0, fmt.Errorf("transition %q has no →", cell)
@@ -164,11 +165,11 @@ func parseArrow(cell string, states map[string]qp.State) (froms []qp.State, to q
 	return froms, to, nil
 }
 
-func parseBits(cell string, bits map[string]qp.AttrMask) (qp.AttrMask, error) {
+func parseBits(cell string, bits map[string]verbs.QPAttrMask) (verbs.QPAttrMask, error) {
 	if cell == "—" {
 		return 0, nil
 	}
-	var m qp.AttrMask
+	var m verbs.QPAttrMask
 	for _, f := range strings.Fields(cell) {
 		b, ok := bits[f]
 		if !ok {

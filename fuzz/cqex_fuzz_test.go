@@ -9,7 +9,7 @@ import (
 
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // FuzzCQEx creates an extended CQ from fuzzed ibv_cq_init_attr_ex fields and
@@ -19,17 +19,17 @@ import (
 // iterator consumes only at end_poll (CQX-08), misuse gives the documented
 // errno (CQX-06, CQX-07) and fields outside wc_flags are refused (CQX-03).
 func FuzzCQEx(f *testing.F) {
-	f.Add(uint64(cq.WCStandardFlags), uint32(0), uint32(0), int16(4), []byte{0, 0, 1, 2, 2, 3, 4, 1, 3})
-	f.Add(uint64(cq.WCExQPNum|cq.WCExCompletionTimestamp), uint32(1), uint32(2), int16(1), []byte{0, 0, 0, 1, 5, 2, 3, 4, 6})
+	f.Add(uint64(verbs.WCStandardFlags), uint32(0), uint32(0), int16(4), []byte{0, 0, 1, 2, 2, 3, 4, 1, 3})
+	f.Add(uint64(verbs.WCExQPNum|verbs.WCExCompletionTimestamp), uint32(1), uint32(2), int16(1), []byte{0, 0, 0, 1, 5, 2, 3, 4, 6})
 	f.Add(uint64(1<<8), uint32(2), uint32(4), int16(0), []byte{})
 	f.Fuzz(func(t *testing.T, wcFlags uint64, compMask, flags uint32, cqe int16, ops []byte) {
 		for _, p := range sim.Profiles() {
-			runCQEx(t, p, cq.WCExFlags(wcFlags), cq.InitAttrMask(compMask), cq.CreateFlags(flags), int(cqe), ops)
+			runCQEx(t, p, verbs.WCExFlags(wcFlags), verbs.CQInitAttrMask(compMask), verbs.CQCreateFlags(flags), int(cqe), ops)
 		}
 	})
 }
 
-func runCQEx(t *testing.T, p sim.Profile, wcFlags cq.WCExFlags, mask cq.InitAttrMask, flags cq.CreateFlags, cqe int, ops []byte) {
+func runCQEx(t *testing.T, p sim.Profile, wcFlags verbs.WCExFlags, mask verbs.CQInitAttrMask, flags verbs.CQCreateFlags, cqe int, ops []byte) {
 	f, err := sim.NewFabric(sim.Config{Profile: p})
 	if err != nil {
 		t.Fatal(err)
@@ -39,14 +39,14 @@ func runCQEx(t *testing.T, p sim.Profile, wcFlags cq.WCExFlags, mask cq.InitAttr
 		t.Fatal(err)
 	}
 	defer ctx.Close()
-	supported := cq.WCStandardFlags
+	supported := verbs.WCStandardFlags
 	if !p.CQNoTimestamps {
-		supported |= cq.WCExCompletionTimestamp | cq.WCExCompletionTimestampWallclock
+		supported |= verbs.WCExCompletionTimestamp | verbs.WCExCompletionTimestampWallclock
 	}
 	var want syscall.Errno
 	switch {
-	case mask&^cq.InitAttrMaskFlags != 0, wcFlags&^supported != 0,
-		mask&cq.InitAttrMaskFlags != 0 && flags&^(cq.CreateSingleThreaded|cq.CreateIgnoreOverrun) != 0:
+	case mask&^verbs.CQInitAttrMaskFlags != 0, wcFlags&^supported != 0,
+		mask&verbs.CQInitAttrMaskFlags != 0 && flags&^(verbs.CQCreateSingleThreaded|verbs.CQCreateIgnoreOverrun) != 0:
 		want = syscall.EOPNOTSUPP
 	case cqe < 1 || cqe > ctx.Device().Attr().MaxCQE:
 		want = syscall.EINVAL
@@ -68,7 +68,7 @@ func runCQEx(t *testing.T, p sim.Profile, wcFlags cq.WCExFlags, mask cq.InitAttr
 			t.Errorf("destroy: %v", err)
 		}
 	}()
-	ignore := mask&cq.InitAttrMaskFlags != 0 && flags&cq.CreateIgnoreOverrun != 0
+	ignore := mask&verbs.CQInitAttrMaskFlags != 0 && flags&verbs.CQCreateIgnoreOverrun != 0
 	var (
 		shadow []uint64 // wr_ids in the CQ, oldest first
 		open   bool
@@ -77,12 +77,12 @@ func runCQEx(t *testing.T, p sim.Profile, wcFlags cq.WCExFlags, mask cq.InitAttr
 		broken bool // overrun under the error reading: only drain checks hold
 		id     uint64
 	)
-	buf := make([]wc.WC, 4)
+	buf := make([]verbs.WC, 4)
 	for _, b := range ops {
 		switch b % 7 {
 		case 0: // push
 			id++
-			over, err := q.Push(wc.WC{WRID: id, Opcode: wc.Recv, QPNum: 5}, false)
+			over, err := q.Push(verbs.WC{WRID: id, Opcode: verbs.WCRecv, QPNum: 5}, false)
 			if err != nil {
 				t.Fatalf("push: %v", err)
 			}
@@ -180,13 +180,13 @@ func runCQEx(t *testing.T, p sim.Profile, wcFlags cq.WCExFlags, mask cq.InitAttr
 			shadow = shadow[n:]
 		case 5: // a read that needs byte_len
 			_, err := q.ReadByteLen()
-			ok := open && !end && wcFlags&cq.WCExByteLen != 0
+			ok := open && !end && wcFlags&verbs.WCExByteLen != 0
 			if (err == nil) != ok {
 				t.Fatalf("read_byte_len: %v; want success %v", err, ok)
 			}
 		case 6: // a read that needs the timestamp
 			_, err := q.ReadCompletionTS()
-			ok := open && !end && wcFlags&cq.WCExCompletionTimestamp != 0
+			ok := open && !end && wcFlags&verbs.WCExCompletionTimestamp != 0
 			if (err == nil) != ok {
 				t.Fatalf("read_completion_ts: %v; want success %v", err, ok)
 			}

@@ -2,7 +2,7 @@ package fuzz
 
 import (
 	"github.com/verbsim/verbsim/conformance"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // DecodeQP turns raw fuzz input into a sequence of operations on QPs and the
@@ -58,18 +58,18 @@ func DecodeQP(data []byte) []conformance.Op {
 			x, y := next(), next()
 			op = conformance.Op{
 				Kind: conformance.OpCreateQP, CQ: a & 3, RecvCQ: int(x & 3),
-				QPType: [4]qp.Type{qp.RC, qp.UC, qp.UD, qp.Type(99)}[x>>2&3], SigAll: x&0x10 != 0,
+				QPType: [4]verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPType(99)}[x>>2&3], SigAll: x&0x10 != 0,
 				SendWR: int(y & 7), AboveMax: y&7 == 7, RecvWR: int(y >> 3 & 7),
 			}
 		case 0x1, 0x2:
 			op = conformance.Op{Kind: conformance.OpModifyQP, QP: a & 7, Up: true}
 		case 0x3:
 			x := next()
-			op = conformance.Op{Kind: conformance.OpModifyQP, QP: a & 7, Target: qp.State(x & 7), Illegal: x&8 != 0}
+			op = conformance.Op{Kind: conformance.OpModifyQP, QP: a & 7, Target: verbs.QPState(x & 7), Illegal: x&8 != 0}
 		case 0x4:
-			op = conformance.Op{Kind: conformance.OpModifyQP, QP: a & 7, Target: qp.Err}
+			op = conformance.Op{Kind: conformance.OpModifyQP, QP: a & 7, Target: verbs.QPStateErr}
 			if a&8 != 0 {
-				op.Target = qp.Reset
+				op.Target = verbs.QPStateReset
 			}
 		case 0x5:
 			x := next()

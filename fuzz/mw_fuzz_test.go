@@ -6,9 +6,8 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // FuzzBindMW binds a memory window with inputs from the fuzzer (type, range,
@@ -19,9 +18,9 @@ import (
 //
 //	go test -run='^$' -fuzz=FuzzBindMW -fuzztime=60s ./fuzz/
 func FuzzBindMW(f *testing.F) {
-	rw := uint32(qp.AccessRemoteWrite | qp.AccessRemoteRead)
+	rw := uint32(verbs.AccessRemoteWrite | verbs.AccessRemoteRead)
 	f.Add(uint8(1), uint16(100), uint16(64), rw, uint8(0), uint8(3), uint16(110), uint8(8), uint8(0), false)
-	f.Add(uint8(2), uint16(0), uint16(4096), rw|uint32(qp.AccessZeroBased), uint8(0), uint8(3), uint16(8), uint8(8), uint8(1), true)
+	f.Add(uint8(2), uint16(0), uint16(4096), rw|uint32(verbs.AccessZeroBased), uint8(0), uint8(3), uint16(8), uint8(8), uint8(1), true)
 	f.Add(uint8(2), uint16(4000), uint16(200), rw, uint8(1), uint8(2), uint16(0), uint8(8), uint8(2), false)
 	f.Add(uint8(1), uint16(0), uint16(0), uint32(0), uint8(0), uint8(3), uint16(0), uint8(8), uint8(0), true)
 	f.Add(uint8(3), uint16(0), uint16(8), uint32(0), uint8(0), uint8(3), uint16(0), uint8(8), uint8(0), false)
@@ -45,8 +44,8 @@ func FuzzBindMW(f *testing.F) {
 			c, _ := d.Open()
 			pd, _ := c.AllocPD()
 			cq, _ := c.CreateCQ(8, nil, nil, 0)
-			q, _ := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
-				Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+			q, _ := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
+				Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
 			return end{pd, cq, q}
 		}
 		a, b := mk("a"), mk("b")
@@ -75,29 +74,29 @@ func FuzzBindMW(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acc := qp.AccessFlags(access)
-		info := qp.MWBindInfo{MR: mr, Addr: mr.Addr() + uint64(off), Length: uint64(length), Access: acc}
+		acc := verbs.AccessFlags(access)
+		info := verbs.MWBindInfo{MR: mr, Addr: mr.Addr() + uint64(off), Length: uint64(length), Access: acc}
 		key := mw.RKey()&^0xff | (mw.RKey()+1)&0xff
 		if keyBad != 0 {
 			key ^= uint32(keyBad) << 8
 		}
 		// The oracle of the bind (MW-05).
-		allowed := qp.AccessRemoteRead | qp.AccessRemoteWrite | qp.AccessRemoteAtomic | qp.AccessZeroBased
+		allowed := verbs.AccessRemoteRead | verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic | verbs.AccessZeroBased
 		ok := acc&^allowed == 0
 		if length > 0 || typ == 2 {
 			ok = ok && length > 0 && mrAccess&sim.AccessMWBind != 0 && int(off)+int(length) <= mrLen &&
-				(acc&(qp.AccessRemoteWrite|qp.AccessRemoteAtomic) == 0 || mrAccess&sim.AccessLocalWrite != 0)
+				(acc&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic) == 0 || mrAccess&sim.AccessLocalWrite != 0)
 		}
 		if typ == 2 {
 			ok = ok && keyBad == 0
 		}
-		if typ == 1 && length > 0 && acc&qp.AccessZeroBased != 0 && rxe {
+		if typ == 1 && length > 0 && acc&verbs.AccessZeroBased != 0 && rxe {
 			ok = false
 		}
 		if typ == 1 {
-			err = b.q.BindMW(mw, 1, qp.SendSignaled, info)
+			err = b.q.BindMW(mw, 1, verbs.SendSignaled, info)
 		} else {
-			_, err = b.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRBindMW, Flags: qp.SendSignaled, MW: mw, RKey: key, Bind: info}})
+			_, err = b.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRBindMW, Flags: verbs.SendSignaled, MW: mw, RKey: key, Bind: info}})
 		}
 		if err != nil {
 			var ve *verr.Error
@@ -106,13 +105,13 @@ func FuzzBindMW(f *testing.F) {
 			}
 			t.Fatalf("bind post: %v", err)
 		}
-		wcs := make([]wc.WC, 2)
+		wcs := make([]verbs.WC, 2)
 		if n, _ := b.cq.Poll(wcs); n != 1 {
 			t.Fatalf("%d bind completions", n)
 		}
-		want := wc.Success
+		want := verbs.WCSuccess
 		if !ok {
-			want = wc.MWBindErr
+			want = verbs.WCMWBindErr
 		}
 		if wcs[0].Status != want {
 			t.Fatalf("bind of type %d [%d,+%d) access %v on MR %v key-bad %d: %v, want %v", typ, off, length, acc, mrAccess, keyBad, wcs[0].Status, want)
@@ -125,15 +124,15 @@ func FuzzBindMW(f *testing.F) {
 		smr, _ := a.pd.RegMR(src, sim.AccessLocalWrite)
 		n := uint32(wlen)
 		ops := []struct {
-			op   wc.WROpcode
-			need qp.AccessFlags
-		}{{wc.WRRDMAWrite, qp.AccessRemoteWrite}, {wc.WRRDMARead, qp.AccessRemoteRead}, {wc.WRAtomicFetchAndAdd, qp.AccessRemoteAtomic}}
+			op   verbs.WROpcode
+			need verbs.AccessFlags
+		}{{verbs.WRRDMAWrite, verbs.AccessRemoteWrite}, {verbs.WRRDMARead, verbs.AccessRemoteRead}, {verbs.WRAtomicFetchAndAdd, verbs.AccessRemoteAtomic}}
 		o := ops[int(op)%len(ops)]
-		if o.op == wc.WRAtomicFetchAndAdd {
+		if o.op == verbs.WRAtomicFetchAndAdd {
 			n, woff = 8, woff&^7
 		}
 		base := mr.Addr() + uint64(off)
-		if acc&qp.AccessZeroBased != 0 {
+		if acc&verbs.AccessZeroBased != 0 {
 			base = 0
 		}
 		at := base + uint64(woff)
@@ -141,19 +140,19 @@ func FuzzBindMW(f *testing.F) {
 			return // a zero-length request needs no key (XFER-24)
 		}
 		good := acc&o.need != 0 && uint64(woff)+uint64(n) <= uint64(length)
-		if o.op == wc.WRAtomicFetchAndAdd && at%8 != 0 {
+		if o.op == verbs.WRAtomicFetchAndAdd && at%8 != 0 {
 			return // misaligned atomics are another rule (XFER-17)
 		}
-		if _, err := a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: o.op, Flags: qp.SendSignaled,
-			SGList: []qp.SGE{{Addr: smr.Addr(), Length: n, LKey: smr.LKey()}}, RemoteAddr: at, RKey: mw.RKey(), CompareAdd: 1}}); err != nil {
+		if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 2, Opcode: o.op, Flags: verbs.SendSignaled,
+			SGList: []verbs.SGE{{Addr: smr.Addr(), Length: n, LKey: smr.LKey()}}, RemoteAddr: at, RKey: mw.RKey(), CompareAdd: 1}}); err != nil {
 			t.Fatalf("post %v: %v", o.op, err)
 		}
 		if c, _ := a.cq.Poll(wcs); c != 1 {
 			t.Fatalf("%d completions of the %v", c, o.op)
 		}
-		want = wc.RemAccessErr
+		want = verbs.WCRemAccessErr
 		if good {
-			want = wc.Success
+			want = verbs.WCSuccess
 		}
 		if wcs[0].Status != want {
 			t.Fatalf("%v of %d bytes at window offset %d (window %d bytes, rights %v): %v, want %v", o.op, n, woff, length, acc, wcs[0].Status, want)

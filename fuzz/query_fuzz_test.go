@@ -7,6 +7,7 @@ import (
 
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // FuzzQueryInputs drives the query verbs with arbitrary masks, ports,
@@ -15,7 +16,7 @@ import (
 // and a GID entry read one by one is the one the table holds.
 func FuzzQueryInputs(f *testing.F) {
 	f.Add(uint32(0), uint32(1), uint32(0), uint32(0), 8, uint32(0))
-	f.Add(uint32(qp.AttrRateLimit), uint32(0), uint32(128), uint32(1), 0, uint32(1))
+	f.Add(uint32(verbs.QPAttrRateLimit), uint32(0), uint32(128), uint32(1), 0, uint32(1))
 	f.Add(uint32(1<<21), uint32(2), uint32(1), uint32(0), -1, uint32(0))
 	f.Fuzz(func(t *testing.T, mask, port, index, flags uint32, maxEntries int, compMask uint32) {
 		fab, err := sim.NewFabric(sim.Config{})
@@ -25,14 +26,14 @@ func FuzzQueryInputs(f *testing.F) {
 		c, _ := fab.Devices()[0].Open()
 		pd, _ := c.AllocPD()
 		cq, _ := c.CreateCQ(4, nil, nil, 0)
-		q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1}})
+		q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		full, _, _ := q.Query()
-		a, _, err := q.QueryMask(qp.AttrMask(mask))
+		a, _, err := q.QueryMask(verbs.QPAttrMask(mask))
 		switch {
-		case qp.AttrMask(mask)&^qp.QueryMaskAll != 0:
+		case verbs.QPAttrMask(mask)&^qp.QueryMaskAll != 0:
 			if !errors.Is(err, syscall.EOPNOTSUPP) {
 				t.Fatalf("QueryMask(%#x) = %v, want EOPNOTSUPP", mask, err)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // FuzzWRBuilder drives the work request builder of an RC QP (ibv_wr_*)
@@ -35,8 +36,8 @@ func FuzzWRBuilder(f *testing.F) {
 		if rxe {
 			p = sim.RXEProfile()
 		}
-		ops := qp.SendOps(data[0]) | qp.SendOps(data[0]&3)<<8 // bits 0..9
-		ops &= qp.SupportedSendOps(qp.RC, p.QP)
+		ops := verbs.QPSendOps(data[0]) | verbs.QPSendOps(data[0]&3)<<8 // bits 0..9
+		ops &= qp.SupportedSendOps(verbs.QPTypeRC, p.QP)
 		data = data[1:]
 		fab, err := sim.NewFabric(sim.Config{Profile: p, Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}})
 		if err != nil {
@@ -52,8 +53,8 @@ func FuzzWRBuilder(f *testing.F) {
 			c, _ := d.Open()
 			pd, _ := c.AllocPD()
 			cq, _ := c.CreateCQ(256, nil, nil, 0)
-			attr := sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
-				Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 64, MaxSendSGE: 2, MaxRecvSGE: 1, MaxInlineData: 16}}
+			attr := sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
+				Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 64, MaxSendSGE: 2, MaxRecvSGE: 1, MaxInlineData: 16}}
 			if ex {
 				attr.CompMask, attr.SendOpsFlags = sim.QPInitSendOpsFlags, ops
 			}
@@ -75,7 +76,7 @@ func FuzzWRBuilder(f *testing.F) {
 			n     int           // requests built in the open batch
 			cur   bool          // the batch has a request for setters
 		)
-		build := func(bit qp.SendOps, call func()) {
+		build := func(bit verbs.QPSendOps, call func()) {
 			call()
 			if !open || first != 0 {
 				return
@@ -106,7 +107,7 @@ func FuzzWRBuilder(f *testing.F) {
 					open, first, n, cur = true, 0, 0, false
 				}
 			case 1:
-				b.q.PostRecv([]qp.RecvWR{{SGList: []qp.SGE{{Addr: b.mr.Addr(), Length: 4096, LKey: b.mr.LKey()}}}})
+				b.q.PostRecv([]verbs.RecvWR{{SGList: []verbs.SGE{{Addr: b.mr.Addr(), Length: 4096, LKey: b.mr.LKey()}}}})
 				before := a.q.Stats().SendPosted
 				err := a.q.WRComplete()
 				posted := int(a.q.Stats().SendPosted - before)
@@ -133,29 +134,29 @@ func FuzzWRBuilder(f *testing.F) {
 				}
 				open = false
 			case 3:
-				build(qp.WithSend, a.q.WRSend)
+				build(verbs.QPExWithSend, a.q.WRSend)
 			case 4:
-				build(qp.WithSendImm, func() { a.q.WRSendImm(uint32(x)) })
+				build(verbs.QPExWithSendImm, func() { a.q.WRSendImm(uint32(x)) })
 			case 5:
-				build(qp.WithRDMAWrite, func() { a.q.WRRDMAWrite(rkey, raddr+uint64(x)*16) })
+				build(verbs.QPExWithRDMAWrite, func() { a.q.WRRDMAWrite(rkey, raddr+uint64(x)*16) })
 			case 6:
-				build(qp.WithRDMAWriteImm, func() { a.q.WRRDMAWriteImm(rkey, raddr+uint64(x)*16, 7) })
+				build(verbs.QPExWithRDMAWriteImm, func() { a.q.WRRDMAWriteImm(rkey, raddr+uint64(x)*16, 7) })
 			case 7:
-				build(qp.WithRDMARead, func() { a.q.WRRDMARead(rkey, raddr+uint64(x)*16) })
+				build(verbs.QPExWithRDMARead, func() { a.q.WRRDMARead(rkey, raddr+uint64(x)*16) })
 			case 8:
-				build(qp.WithAtomicCmpSwp, func() { a.q.WRAtomicCmpSwp(rkey, raddr+uint64(x)*8, 1, 2) })
+				build(verbs.QPExWithAtomicCmpSwp, func() { a.q.WRAtomicCmpSwp(rkey, raddr+uint64(x)*8, 1, 2) })
 			case 9:
-				build(qp.WithAtomicFetchAdd, func() { a.q.WRAtomicFetchAdd(rkey, raddr+uint64(x)*8, 1) })
+				build(verbs.QPExWithAtomicFetchAdd, func() { a.q.WRAtomicFetchAdd(rkey, raddr+uint64(x)*8, 1) })
 			case 10:
-				build(qp.WithSendInv, func() { a.q.WRSendInv(uint32(x)) })
+				build(verbs.QPExWithSendInv, func() { a.q.WRSendInv(uint32(x)) })
 			case 11:
-				build(qp.WithLocalInv, func() { a.q.WRLocalInv(uint32(x)) })
+				build(verbs.QPExWithLocalInv, func() { a.q.WRLocalInv(uint32(x)) })
 			case 12:
 				set(func() { a.q.WRSetSGE(a.mr.LKey(), a.mr.Addr()+uint64(x), uint32(x%40)) })
 			case 13:
-				l := make([]qp.SGE, x%4)
+				l := make([]verbs.SGE, x%4)
 				for i := range l {
-					l[i] = qp.SGE{Addr: a.mr.Addr() + uint64(i*8), Length: 8, LKey: a.mr.LKey()}
+					l[i] = verbs.SGE{Addr: a.mr.Addr() + uint64(i*8), Length: 8, LKey: a.mr.LKey()}
 				}
 				set(func() { a.q.WRSetSGEList(l) })
 			case 14:
@@ -166,7 +167,7 @@ func FuzzWRBuilder(f *testing.F) {
 				set(func() { a.q.WRSetUDAddr(nil, uint32(x), 0) })
 			case 17:
 				a.q.SetWRID(uint64(x))
-				a.q.SetWRFlags(qp.SendFlags(x) & (qp.SendSignaled | qp.SendSolicited | qp.SendFence | qp.SendInline | 1<<7))
+				a.q.SetWRFlags(verbs.SendFlags(x) & (verbs.SendSignaled | verbs.SendSolicited | verbs.SendFence | verbs.SendInline | 1<<7))
 			}
 		}
 		a.q.WRAbort()

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // FuzzXRC drives ibv_open_xrcd, ibv_close_xrcd, ibv_create_srq_ex,
@@ -81,7 +81,7 @@ func FuzzXRC(f *testing.F) {
 				}
 				okErr("Close", err, syscall.EBUSY, syscall.EINVAL)
 			case 2: // create: a = comp_mask bits (a&0x3f), b: type (b&3), domain (b>>2&7), max_wr (b>>5: 0..7)
-				attr := sim.SRQInitAttrEx{Attr: qp.SRQAttr{MaxWR: uint32(b >> 5), MaxSGE: 1},
+				attr := sim.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: uint32(b >> 5), MaxSGE: 1},
 					CompMask: sim.SRQInitMask(a & 0x3f), Type: sim.SRQType(b & 3), PD: pd, CQ: cq}
 				if len(xrcds) > 0 {
 					attr.XRCD = xrcds[int(b>>2&7)%len(xrcds)]

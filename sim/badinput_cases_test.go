@@ -11,6 +11,7 @@ import (
 	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Reasons shared by methods that take no bad input beyond the sweeps.
@@ -243,6 +244,7 @@ var badTable = map[string]badEntry{
 	"Device.GUID":   {reason: getter},
 	"Device.Name":   {reason: getter},
 	"Device.Open":   {reason: noArgs},
+	"Device.Verbs":  {reason: getter},
 	"Device.SetPortState": {cases: []badCase{
 		{in: "port 0", want: einval, call: func(w *badWorld) error { return w.dev.SetPortState(0, false) }},
 		{in: "port 2 of a one-port device", want: einval, call: func(w *badWorld) error { return w.dev.SetPortState(2, false) }},
@@ -253,6 +255,7 @@ var badTable = map[string]badEntry{
 	"Context.AsyncQueue":     {reason: getter},
 	"Context.Device":         {reason: getter},
 	"Context.NumCompVectors": {reason: getter},
+	"Context.Verbs":          {reason: getter},
 	"Context.AllocPD": {cases: []badCase{
 		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.AllocPD(); return err }},
 	}},
@@ -603,15 +606,15 @@ var badTable = map[string]badEntry{
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.AllocMW(sim.MWType1); return err }},
 	}},
 	"QP.BindMW": {cases: []badCase{
-		bindMW("nil MW", func(w *badWorld) (*sim.QP, any) { return w.qp, nil }),
-		bindMW("typed nil MW", func(w *badWorld) (*sim.QP, any) { return w.qp, (*sim.MW)(nil) }),
-		bindMW("an MR as the MW", func(w *badWorld) (*sim.QP, any) { return w.qp, w.mr }),
-		bindMW("type 2 MW", func(w *badWorld) (*sim.QP, any) { return w.qp, w.mw2 }),
-		bindMW("deallocated MW", func(w *badWorld) (*sim.QP, any) { return w.qp, w.deadMW }),
-		bindMW("MW of another fabric", func(w *badWorld) (*sim.QP, any) { return w.qp, w.omw }),
-		bindMW("UD QP", func(w *badWorld) (*sim.QP, any) { return w.ud, w.mw }),
-		bindMW("QP in RESET", func(w *badWorld) (*sim.QP, any) { return w.qp2, w.mw }),
-		bindMW("destroyed QP", func(w *badWorld) (*sim.QP, any) { return w.deadQP, w.mw }),
+		bindMW("nil MW", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp, nil }),
+		bindMW("typed nil MW", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp, (*sim.MW)(nil) }),
+		bindMW("an MW of another implementation", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp, foreignMW{} }),
+		bindMW("type 2 MW", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp, w.mw2 }),
+		bindMW("deallocated MW", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp, w.deadMW }),
+		bindMW("MW of another fabric", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp, w.omw }),
+		bindMW("UD QP", func(w *badWorld) (*sim.QP, verbs.MW) { return w.ud, w.mw }),
+		bindMW("QP in RESET", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp2, w.mw }),
+		bindMW("destroyed QP", func(w *badWorld) (*sim.QP, verbs.MW) { return w.deadQP, w.mw }),
 		{in: "unknown send flag", want: einval, call: func(w *badWorld) error {
 			return w.qp.BindMW(w.mw, 1, 1<<20, qp.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8})
 		}},
@@ -1265,7 +1268,7 @@ func tallyLocked(w *badWorld, fn func(t *notify.Tally) error) error {
 
 // bindMW is a QP.BindMW case that must fail with EINVAL, nothing posted and
 // the window's rkey unchanged (the snapshot covers it).
-func bindMW(in string, pick func(w *badWorld) (*sim.QP, any)) badCase {
+func bindMW(in string, pick func(w *badWorld) (*sim.QP, verbs.MW)) badCase {
 	return badCase{in: in, want: einval, call: func(w *badWorld) error {
 		q, mw := pick(w)
 		return q.BindMW(mw, 1, qp.SendSignaled, qp.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8, Access: sim.AccessRemoteRead})
@@ -1297,3 +1300,10 @@ func createSRQEx(in string, want syscall.Errno, edit func(*badWorld, *sim.SRQIni
 		return err
 	}}
 }
+
+// foreignMW is a memory window of another implementation of package verbs.
+type foreignMW struct{}
+
+func (foreignMW) RKey() uint32       { return 0 }
+func (foreignMW) Type() verbs.MWType { return verbs.MWType1 }
+func (foreignMW) Dealloc() error     { return nil }

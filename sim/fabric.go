@@ -9,6 +9,7 @@ import (
 
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Config configures a Fabric.
@@ -89,14 +90,14 @@ func (c *Config) validate() error {
 		if len(d.Ports) > 0 && len(d.Ports) != int(d.Attr.PhysPortCnt) {
 			return fmt.Errorf("sim: device %q: %d port configs for phys_port_cnt=%d", d.Name, len(d.Ports), d.Attr.PhysPortCnt)
 		}
-		d.Attr.fill()
+		fillDeviceAttr(&d.Attr)
 		if d.Attr.NodeGUID == 0 {
 			d.Attr.NodeGUID = defaultNodeGUID(i)
 		}
 		if d.Attr.SysImageGUID == 0 {
 			d.Attr.SysImageGUID = d.Attr.NodeGUID
 		}
-		if err := d.Attr.validate(); err != nil {
+		if err := validateDeviceAttr(d.Attr); err != nil {
 			return fmt.Errorf("sim: device %q: %w", d.Name, err)
 		}
 		ports := make([]PortConfig, d.Attr.PhysPortCnt)
@@ -237,40 +238,36 @@ func (f *Fabric) Device(name string) (*Device, error) {
 	return nil, verr.Errorf("ibv_open_device", syscall.ENODEV, "no device named %q", name)
 }
 
-// AtomicCap is enum ibv_atomic_cap: which atomic operations the device
-// performs, and how they relate to other agents' accesses.
-type AtomicCap uint32
+// AtomicCap is verbs.AtomicCap.
+type AtomicCap = verbs.AtomicCap
 
-// The values of enum ibv_atomic_cap.
+// Constants of package verbs, under their former names.
 const (
-	AtomicNone AtomicCap = 0 // IBV_ATOMIC_NONE: no atomic operations
-	AtomicHCA  AtomicCap = 1 // IBV_ATOMIC_HCA: atomic among this adapter's own accesses
-	AtomicGlob AtomicCap = 2 // IBV_ATOMIC_GLOB: atomic against every agent
+	AtomicNone = verbs.AtomicNone
+	AtomicHCA  = verbs.AtomicHCA
+	AtomicGlob = verbs.AtomicGlob
 )
 
-// DeviceCapFlags is the device_cap_flags mask of struct ibv_device_attr
-// (enum ibv_device_cap_flags). The constants below are the bits verbsim
-// models or reports; the others may be set and are reported unchanged.
-type DeviceCapFlags uint32
+// DeviceCapFlags is verbs.DeviceCapFlags.
+type DeviceCapFlags = verbs.DeviceCapFlags
 
-// Bits of enum ibv_device_cap_flags (values from verbs.h).
+// Constants of package verbs, under their former names.
 const (
-	DeviceBadPKeyCntr    DeviceCapFlags = 1 << 1  // IBV_DEVICE_BAD_PKEY_CNTR
-	DeviceBadQKeyCntr    DeviceCapFlags = 1 << 2  // IBV_DEVICE_BAD_QKEY_CNTR
-	DeviceChangePhyPort  DeviceCapFlags = 1 << 5  // IBV_DEVICE_CHANGE_PHY_PORT
-	DeviceCurrQPStateMod DeviceCapFlags = 1 << 7  // IBV_DEVICE_CURR_QP_STATE_MOD
-	DevicePortActiveEvt  DeviceCapFlags = 1 << 10 // IBV_DEVICE_PORT_ACTIVE_EVENT
-	DeviceSysImageGUID   DeviceCapFlags = 1 << 11 // IBV_DEVICE_SYS_IMAGE_GUID
-	DeviceRCRNRNakGen    DeviceCapFlags = 1 << 12 // IBV_DEVICE_RC_RNR_NAK_GEN
-	DeviceSRQResize      DeviceCapFlags = 1 << 13 // IBV_DEVICE_SRQ_RESIZE (SRQ-07)
-	DeviceMemWindow      DeviceCapFlags = 1 << 17 // IBV_DEVICE_MEM_WINDOW: memory windows (PD.AllocMW, MW-01)
-	DeviceMemWindow2A    DeviceCapFlags = 1 << 23 // IBV_DEVICE_MEM_WINDOW_TYPE_2A: type 2A windows
-	DeviceMemWindow2B    DeviceCapFlags = 1 << 24 // IBV_DEVICE_MEM_WINDOW_TYPE_2B: type 2B windows (verbsim's type 2, MW-06)
+	DeviceBadPKeyCntr    = verbs.DeviceBadPKeyCntr
+	DeviceBadQKeyCntr    = verbs.DeviceBadQKeyCntr
+	DeviceChangePhyPort  = verbs.DeviceChangePhyPort
+	DeviceCurrQPStateMod = verbs.DeviceCurrQPStateMod
+	DevicePortActiveEvt  = verbs.DevicePortActiveEvt
+	DeviceSysImageGUID   = verbs.DeviceSysImageGUID
+	DeviceRCRNRNakGen    = verbs.DeviceRCRNRNakGen
+	DeviceSRQResize      = verbs.DeviceSRQResize
+	DeviceMemWindow      = verbs.DeviceMemWindow
+	DeviceMemWindow2A    = verbs.DeviceMemWindow2A
+	DeviceMemWindow2B    = verbs.DeviceMemWindow2B
 )
 
-// DeviceAttr holds the device attributes, modelled on struct ibv_device_attr
-// (ibv_query_device), plus the limits verbsim enforces that libibverbs
-// reports elsewhere (NumCompVectors, MaxInline).
+// DeviceAttr is verbs.DeviceAttr: the attributes ibv_query_device reports,
+// and the configuration of a simulated device (DeviceConfig.Attr).
 //
 // A zero DeviceAttr stands for DefaultDeviceAttr. In a non-zero one, MaxCQ,
 // MaxCQE and NumCompVectors must be set (at least 1), as the completion core
@@ -280,43 +277,7 @@ const (
 // assigns. So DeviceAttr{MaxCQ: 1, MaxCQE: 255, NumCompVectors: 1} is a small
 // device without atomics; start from DefaultDeviceAttr() to change one limit
 // and keep the rest.
-type DeviceAttr struct {
-	FWVer           string         // fw_ver (at most 63 bytes)
-	NodeGUID        uint64         // node_guid; zero: assigned by the fabric
-	SysImageGUID    uint64         // sys_image_guid; zero: NodeGUID
-	MaxMRSize       uint64         // max_mr_size: the longest MR (ibv_reg_mr EINVAL above)
-	VendorID        uint32         // vendor_id (IEEE OUI)
-	VendorPartID    uint32         // vendor_part_id
-	MaxQP           int            // max_qp: QPs that may exist at once on the device
-	MaxQPWR         int            // max_qp_wr: work requests per work queue (QP-02)
-	DeviceCapFlags  DeviceCapFlags // device_cap_flags
-	MaxSGE          int            // max_sge: SGEs per send or receive WR (QP-02)
-	MaxSGERD        int            // max_sge_rd: SGEs per RDMA READ WR
-	MaxCQ           int            // max_cq: CQs that may exist at once on the device (CQ-06)
-	MaxCQE          int            // max_cqe: the largest CQ (CQ-01)
-	MaxMR           int            // max_mr: MRs that may exist at once (ibv_reg_mr ENOMEM above); at most 1<<24
-	MaxMW           int            // max_mw: memory windows that may exist at once (ibv_alloc_mw ENOMEM above, MW-01)
-	MaxPD           int            // max_pd: PDs that may exist at once (ibv_alloc_pd ENOMEM above)
-	MaxQPRDAtom     int            // max_qp_rd_atom: READ/atomic requests a QP answers at once
-	MaxQPInitRDAtom int            // max_qp_init_rd_atom: READ/atomic requests a QP issues at once
-	AtomicCap       AtomicCap      // atomic_cap
-	MaxAH           int            // max_ah: AHs that may exist at once (ibv_create_ah ENOMEM above)
-	MaxSRQ          int            // max_srq
-	MaxSRQWR        int            // max_srq_wr (SRQ-01)
-	MaxSRQSGE       int            // max_srq_sge (SRQ-01)
-	PhysPortCnt     uint8          // phys_port_cnt: ports, numbered from 1
-	MaxInline       int            // the largest max_inline_data a QP may ask for (QP-02, QP-35)
-	NumCompVectors  int            // ibv_context.num_comp_vectors (CQ-03)
-	// HCACoreClock is hca_core_clock of struct ibv_device_attr_ex, in kHz:
-	// the rate of the clock completion timestamps count (CQX-09). The
-	// default, 1000000 (1 GHz), makes one clock cycle one tick of virtual
-	// time, so ibv_wc_read_completion_ts returns the tick itself.
-	HCACoreClock uint64
-	// CompletionTimestampMask is completion_timestamp_mask of struct
-	// ibv_device_attr_ex: the bits a completion timestamp uses. Default: all
-	// 64 (the virtual clock stops at MaxTick and never wraps).
-	CompletionTimestampMask uint64
-}
+type DeviceAttr = verbs.DeviceAttr
 
 // DefaultDeviceAttr returns the attributes of a default device, in the range
 // of a current ConnectX-class adapter: the sizes are those a ConnectX-6
@@ -356,9 +317,9 @@ func DefaultDeviceAttr() DeviceAttr {
 	}
 }
 
-// fill gives the zero fields that have a default their default value; see
+// fillDeviceAttr gives the zero fields that have a default their default value; see
 // DeviceAttr. MaxCQ, MaxCQE and NumCompVectors stay as they are.
-func (a *DeviceAttr) fill() {
+func fillDeviceAttr(a *DeviceAttr) {
 	def := DefaultDeviceAttr()
 	orDefault(&a.FWVer, def.FWVer)
 	orDefault(&a.MaxMRSize, def.MaxMRSize)
@@ -383,7 +344,7 @@ func (a *DeviceAttr) fill() {
 	orDefault(&a.CompletionTimestampMask, def.CompletionTimestampMask)
 }
 
-func (a DeviceAttr) validate() error {
+func validateDeviceAttr(a DeviceAttr) error {
 	if a.MaxCQ < 1 || a.MaxCQE < 1 || a.NumCompVectors < 1 {
 		return errors.New("max_cq, max_cqe and num_comp_vectors must be at least 1")
 	}

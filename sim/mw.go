@@ -8,32 +8,17 @@ import (
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
-// MWType is enum ibv_mw_type: how a memory window is bound and invalidated.
-type MWType uint32
+// MWType is verbs.MWType.
+type MWType = verbs.MWType
 
-// The memory window types, with verbs.h values.
+// Constants of package verbs, under their former names.
 const (
-	// MWType1 (IBV_MW_TYPE_1) is bound with QP.BindMW (ibv_bind_mw) and
-	// unbound by a bind of length 0; any QP of its PD may use its rkey.
-	MWType1 MWType = 1
-	// MWType2 (IBV_MW_TYPE_2) is bound with a BIND_MW work request and
-	// unbound by LOCAL_INV or SEND_WITH_INV; it is type 2B: only the QP
-	// that bound it accepts its rkey (MW-06).
-	MWType2 MWType = 2
+	MWType1 = verbs.MWType1
+	MWType2 = verbs.MWType2
 )
-
-// String returns "TYPE_1", "TYPE_2" or "MWType(n)".
-func (t MWType) String() string {
-	switch t {
-	case MWType1:
-		return "TYPE_1"
-	case MWType2:
-		return "TYPE_2"
-	}
-	return fmt.Sprintf("MWType(%d)", uint32(t))
-}
 
 // MW is a memory window (struct ibv_mw): a key that grants remote access to
 // a part of an MR, with rights of its own, that the owner can bind, move
@@ -254,7 +239,7 @@ func (h host) BindLocked(q *qp.QP, wr *qp.SendWR) wc.Status {
 		mw.qp = q
 	}
 	if b.Length > 0 {
-		mr := b.MR.(*MR)
+		mr := mrOf(b.MR)
 		mr.binds++
 		mw.mr, mw.addr, mw.length, mw.access = mr, b.Addr, b.Length, b.Access
 	}
@@ -280,7 +265,8 @@ func (h host) bindFaultLocked(q *qp.QP, mw *MW, wr *qp.SendWR) string {
 	case mw.typ == MWType2 && mw.bound:
 		return "the type 2 window is already bound; invalidate it first (MW-05)"
 	}
-	mr, ok := b.MR.(*MR)
+	mr := mrOf(b.MR)
+	ok := mr != nil
 	switch {
 	case !ok || mr == nil || mr.pd.ctx.dev != h.d || mr.dead || mr.invalid:
 		return "no valid MR given (MW-05)"

@@ -3,37 +3,26 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
-	"net"
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
-// PortState is enum ibv_port_state, the logical state of a port.
-type PortState uint32
+// PortState is verbs.PortState.
+type PortState = verbs.PortState
 
-// The values of enum ibv_port_state (verbs.h).
+// Constants of package verbs, under their former names.
 const (
-	PortNOP         PortState = 0 // IBV_PORT_NOP: reserved, never reported
-	PortDown        PortState = 1 // IBV_PORT_DOWN
-	PortInit        PortState = 2 // IBV_PORT_INIT
-	PortArmed       PortState = 3 // IBV_PORT_ARMED
-	PortActive      PortState = 4 // IBV_PORT_ACTIVE
-	PortActiveDefer PortState = 5 // IBV_PORT_ACTIVE_DEFER
+	PortNOP         = verbs.PortNOP
+	PortDown        = verbs.PortDown
+	PortInit        = verbs.PortInit
+	PortArmed       = verbs.PortArmed
+	PortActive      = verbs.PortActive
+	PortActiveDefer = verbs.PortActiveDefer
 )
-
-var portStateNames = [...]string{"PORT_NOP", "PORT_DOWN", "PORT_INIT", "PORT_ARMED", "PORT_ACTIVE", "PORT_ACTIVE_DEFER"}
-
-// String returns the name ibv_devinfo prints for the state, e.g.
-// "PORT_ACTIVE".
-func (s PortState) String() string {
-	if int(s) < len(portStateNames) {
-		return portStateNames[s]
-	}
-	return fmt.Sprintf("PortState(%d)", uint32(s))
-}
 
 // MTU is enum ibv_mtu: a path MTU as its code, 1 (256 bytes) to 5 (4096).
 // It is the same type as qp.MTU, which a QP's path_mtu uses.
@@ -48,90 +37,39 @@ const (
 	MTU4096 = qp.MTU4096 // IBV_MTU_4096
 )
 
-// LinkLayer is ibv_port_attr.link_layer.
-type LinkLayer uint8
+// LinkLayer is verbs.LinkLayer.
+type LinkLayer = verbs.LinkLayer
 
-// The IBV_LINK_LAYER_* values (verbs.h).
+// Constants of package verbs, under their former names.
 const (
-	LinkLayerUnspecified LinkLayer = 0 // IBV_LINK_LAYER_UNSPECIFIED
-	LinkLayerInfiniBand  LinkLayer = 1 // IBV_LINK_LAYER_INFINIBAND: LIDs address ports
-	LinkLayerEthernet    LinkLayer = 2 // IBV_LINK_LAYER_ETHERNET (RoCE): no LIDs, GIDs address ports
+	LinkLayerUnspecified = verbs.LinkLayerUnspecified
+	LinkLayerInfiniBand  = verbs.LinkLayerInfiniBand
+	LinkLayerEthernet    = verbs.LinkLayerEthernet
 )
 
-// String returns "InfiniBand", "Ethernet" or "Unspecified".
-func (l LinkLayer) String() string {
-	switch l {
-	case LinkLayerInfiniBand:
-		return "InfiniBand"
-	case LinkLayerEthernet:
-		return "Ethernet"
-	case LinkLayerUnspecified:
-		return "Unspecified"
-	}
-	return fmt.Sprintf("LinkLayer(%d)", uint8(l))
-}
-
-// Bits of enum ibv_port_cap_flags (verbs.h) that the default ports report.
+// Constants of package verbs, under their former names.
 const (
-	PortCapSysImageGUIDSup uint32 = 1 << 11 // IBV_PORT_SYS_IMAGE_GUID_SUP
-	PortCapCMSup           uint32 = 1 << 16 // IBV_PORT_CM_SUP
-	PortCapClientRegSup    uint32 = 1 << 25 // IBV_PORT_CLIENT_REG_SUP
-	PortCapIPBasedGIDs     uint32 = 1 << 26 // IBV_PORT_IP_BASED_GIDS
+	PortCapSysImageGUIDSup = verbs.PortCapSysImageGUIDSup
+	PortCapCMSup           = verbs.PortCapCMSup
+	PortCapClientRegSup    = verbs.PortCapClientRegSup
+	PortCapIPBasedGIDs     = verbs.PortCapIPBasedGIDs
 )
 
-// GID is a 128-bit global identifier, union ibv_gid in network byte order.
-// It converts to and from [16]byte without a cast.
-type GID [16]byte
+// GID is verbs.GID.
+type GID = verbs.GID
 
-// String formats the GID as an IPv6 address, as ibv_devinfo -v does.
-func (g GID) String() string { return net.IP(g[:]).String() }
+// PortAttr is verbs.PortAttr.
+type PortAttr = verbs.PortAttr
 
-// IsZero reports whether every byte of g is zero (an unused table entry).
-func (g GID) IsZero() bool { return g == GID{} }
-
-// PortAttr holds the attributes of a port, modelled on struct
-// ibv_port_attr (ibv_query_port).
-type PortAttr struct {
-	State        PortState // state
-	MaxMTU       MTU       // max_mtu
-	ActiveMTU    MTU       // active_mtu: at most MaxMTU
-	GIDTblLen    int       // gid_tbl_len
-	PortCapFlags uint32    // port_cap_flags (enum ibv_port_cap_flags)
-	MaxMsgSz     uint32    // max_msg_sz: the longest message (XFER-23)
-	PKeyTblLen   uint16    // pkey_tbl_len
-	LID          uint16    // lid: base LID; 0 on Ethernet
-	SMLID        uint16    // sm_lid: LID of the subnet manager; 0 on Ethernet
-	LMC          uint8     // lmc: the port answers to LIDs [LID, LID+2^LMC)
-	ActiveWidth  uint8     // active_width (IBV_WIDTH_4X = 2)
-	ActiveSpeed  uint8     // active_speed (32: 25 Gb/s per lane)
-	LinkLayer    LinkLayer // link_layer
-
-	// The fields below complete struct ibv_port_attr of rdma-core 44
-	// (QUERY-04). rdma-core 44 has no active_speed_ex.
-
-	BadPKeyCntr   uint32 // bad_pkey_cntr: always 0 (verbsim counts no P_Key violations)
-	QKeyViolCntr  uint32 // qkey_viol_cntr: always 0
-	MaxVLNum      uint8  // max_vl_num: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14
-	SMSL          uint8  // sm_sl
-	SubnetTimeout uint8  // subnet_timeout
-	InitTypeReply uint8  // init_type_reply
-	// PhysState is phys_state; it follows State and cannot be configured:
-	// PhysLinkUp unless the port is down, PhysDisabled when it is.
-	PhysState     uint8
-	Flags         uint8  // flags (IBV_QPF_GRH_REQUIRED = 1): 0, verbsim never demands a GRH on its own
-	PortCapFlags2 uint16 // port_cap_flags2 (enum ibv_port_cap_flags2): 0
-}
-
-// The phys_state values QueryPort reports (IB_PORT_PHYS_STATE_* of the
-// kernel, as ibv_devinfo prints them).
+// Constants of package verbs, under their former names.
 const (
-	PhysDisabled uint8 = 3 // DISABLED: the port is down (a pulled cable, SetPortState)
-	PhysLinkUp   uint8 = 5 // LINK_UP
+	PhysDisabled = verbs.PhysDisabled
+	PhysLinkUp   = verbs.PhysLinkUp
 )
 
-// queried returns the attributes as ibv_query_port reports them, with
+// queriedPortAttr returns the attributes as ibv_query_port reports them, with
 // phys_state following the logical state.
-func (a PortAttr) queried() PortAttr {
+func queriedPortAttr(a PortAttr) PortAttr {
 	a.PhysState = PhysLinkUp
 	if a.State == PortDown {
 		a.PhysState = PhysDisabled
@@ -205,7 +143,7 @@ func (c *PortConfig) fill() error {
 		def.MaxVLNum = 1 // rxe reports one VL
 	}
 	orDefault(&a.MaxVLNum, def.MaxVLNum)
-	a.PhysState = a.queried().PhysState // derived from State, not configured
+	a.PhysState = queriedPortAttr(*a).PhysState // derived from State, not configured
 	switch {
 	case a.LinkLayer > LinkLayerEthernet:
 		return fmt.Errorf("link_layer %d is not an IBV_LINK_LAYER value", a.LinkLayer)
@@ -381,7 +319,7 @@ func (c *Context) QueryPort(num uint8) (PortAttr, error) {
 	if err != nil {
 		return PortAttr{}, err
 	}
-	return p.attr.queried(), nil
+	return queriedPortAttr(p.attr), nil
 }
 
 // QueryGID returns entry index of port num's GID table (ibv_query_gid). An

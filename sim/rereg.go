@@ -1,116 +1,49 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"github.com/verbsim/verbsim/sim/internal/domain"
 	"strings"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
-// ReregFlags is enum ibv_rereg_mr_flags: which properties of an MR a
-// re-registration changes (MR-12).
-type ReregFlags uint32
+// ReregFlags is verbs.ReregFlags.
+type ReregFlags = verbs.ReregFlags
 
-// The re-registration flags, with verbs.h values (MR-12).
+// Constants of package verbs, under their former names.
 const (
-	ReregChangeTranslation ReregFlags = 1 << 0 // IBV_REREG_MR_CHANGE_TRANSLATION: a new buffer (address and length)
-	ReregChangePD          ReregFlags = 1 << 1 // IBV_REREG_MR_CHANGE_PD: a new protection domain
-	ReregChangeAccess      ReregFlags = 1 << 2 // IBV_REREG_MR_CHANGE_ACCESS: new access flags
-
-	// reregSupported is IBV_REREG_MR_FLAGS_SUPPORTED.
-	reregSupported = ReregChangeTranslation | ReregChangePD | ReregChangeAccess
+	ReregChangeTranslation = verbs.ReregChangeTranslation
+	ReregChangePD          = verbs.ReregChangePD
+	ReregChangeAccess      = verbs.ReregChangeAccess
 )
 
-// ReregFailure is enum ibv_rereg_mr_err_code: the value ibv_rereg_mr
-// returns on failure, which says what state the MR is in (MR-14).
-type ReregFailure int
+// ReregFailure is verbs.ReregFailure.
+type ReregFailure = verbs.ReregFailure
 
-// The failure classes of the man page, with verbs.h values. verbsim pins no
-// pages and never forks, so only ReregErrInput and ReregErrCmd occur; the
-// other three are here so that a program can name every value.
+// Constants of package verbs, under their former names.
 const (
-	// ReregErrInput: libibverbs found an input error before asking the
-	// kernel; the MR is unchanged and valid.
-	ReregErrInput ReregFailure = -1
-	// ReregErrDontForkNew: marking the new range don't-fork failed; the MR
-	// is unchanged and valid.
-	ReregErrDontForkNew ReregFailure = -2
-	// ReregErrDoForkOld: the MR was re-registered, but marking the old range
-	// do-fork again failed; the new MR is valid.
-	ReregErrDoForkOld ReregFailure = -3
-	// ReregErrCmd: the kernel command failed; the MR should not be used,
-	// only deregistered.
-	ReregErrCmd ReregFailure = -4
-	// ReregErrCmdAndDoForkNew: as ReregErrCmd, and the new range's fork
-	// state could not be restored.
-	ReregErrCmdAndDoForkNew ReregFailure = -5
+	ReregErrInput           = verbs.ReregErrInput
+	ReregErrDontForkNew     = verbs.ReregErrDontForkNew
+	ReregErrDoForkOld       = verbs.ReregErrDoForkOld
+	ReregErrCmd             = verbs.ReregErrCmd
+	ReregErrCmdAndDoForkNew = verbs.ReregErrCmdAndDoForkNew
 )
 
-var reregFailureNames = map[ReregFailure]string{
-	0:                       "OK",
-	ReregErrInput:           "IBV_REREG_MR_ERR_INPUT",
-	ReregErrDontForkNew:     "IBV_REREG_MR_ERR_DONT_FORK_NEW",
-	ReregErrDoForkOld:       "IBV_REREG_MR_ERR_DO_FORK_OLD",
-	ReregErrCmd:             "IBV_REREG_MR_ERR_CMD",
-	ReregErrCmdAndDoForkNew: "IBV_REREG_MR_ERR_CMD_AND_DO_FORK_NEW",
-}
+// ReregError is verbs.ReregError.
+type ReregError = verbs.ReregError
 
-// String returns the verbs.h name, e.g. "IBV_REREG_MR_ERR_CMD".
-func (f ReregFailure) String() string {
-	if s, ok := reregFailureNames[f]; ok {
-		return s
-	}
-	return fmt.Sprintf("ReregFailure(%d)", int(f))
-}
-
-// MRUsable reports whether the MR may still be used after a failure of this
-// class: true for the classes the man page calls "Old MR is valid" or "New
-// MR is valid".
-func (f ReregFailure) MRUsable() bool {
-	return f != ReregErrCmd && f != ReregErrCmdAndDoForkNew
-}
-
-// ReregError is the error MR.Rereg returns: the failure class next to the
-// errno error (which errors.Is matches against a syscall.Errno).
-type ReregError struct {
-	// Failure is what ibv_rereg_mr would have returned.
-	Failure ReregFailure
-	// Err carries the errno and the reason.
-	Err error
-}
-
-// Error describes the failure and its class.
-func (e *ReregError) Error() string {
-	if e == nil {
-		return "<nil>"
-	}
-	return fmt.Sprintf("%v (%v)", e.Err, e.Failure)
-}
-
-// Unwrap returns Err, so errors.Is(err, syscall.EINVAL) works.
-func (e *ReregError) Unwrap() []error {
-	if e == nil || e.Err == nil {
-		return nil
-	}
-	return []error{e.Err}
-}
-
-// ReregFailureOf returns the failure class of an error from MR.Rereg, or 0
-// for nil and for any other error.
-func ReregFailureOf(err error) ReregFailure {
-	var re *ReregError
-	if errors.As(err, &re) && re != nil {
-		return re.Failure
-	}
-	return 0
-}
+// ReregFailureOf calls verbs.ReregFailureOf.
+func ReregFailureOf(err error) ReregFailure { return verbs.ReregFailureOf(err) }
 
 func reregErr(f ReregFailure, errno syscall.Errno, format string, args ...any) error {
 	return &ReregError{Failure: f, Err: verr.Errorf("ibv_rereg_mr", errno, format, args...)}
 }
+
+// reregSupported is IBV_REREG_MR_FLAGS_SUPPORTED.
+const reregSupported = ReregChangeTranslation | ReregChangePD | ReregChangeAccess
 
 // MRPolicy holds the readings of ibv_rereg_mr on which the man page and
 // soft-RoCE differ. The zero value is the man page's reading.

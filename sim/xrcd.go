@@ -6,35 +6,24 @@ import (
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
-// XRCDInitMask is comp_mask of struct ibv_xrcd_init_attr (enum
-// ibv_xrcd_init_attr_mask): which of its fields are valid.
-type XRCDInitMask uint32
+// XRCDInitMask is verbs.XRCDInitMask.
+type XRCDInitMask = verbs.XRCDInitMask
 
-// The comp_mask bits of ibv_open_xrcd, with verbs.h values. Both must be
-// set (XRC-01).
+// Constants of package verbs, under their former names.
 const (
-	XRCDInitFD     XRCDInitMask = 1 << 0 // IBV_XRCD_INIT_ATTR_FD: fd is valid
-	XRCDInitOFlags XRCDInitMask = 1 << 1 // IBV_XRCD_INIT_ATTR_OFLAGS: oflags is valid
-	// xrcdInitReserved is IBV_XRCD_INIT_ATTR_RESERVED: it and every bit
-	// above it are EOPNOTSUPP.
-	xrcdInitReserved XRCDInitMask = 1 << 2
+	XRCDInitFD     = verbs.XRCDInitFD
+	XRCDInitOFlags = verbs.XRCDInitOFlags
 )
 
-// XRCDInitAttr holds the arguments of ibv_open_xrcd (struct
-// ibv_xrcd_init_attr).
-//
-// verbsim has no files: FD must be -1, which opens a new XRC domain of the
-// caller's own, as the kernel does for fd -1 whatever OFlags says. Sharing a
-// domain between processes through an inode (O_CREAT, O_EXCL on a real fd)
-// has no meaning here, and any other fd is EBADF, the kernel's answer for a
-// descriptor that names no open file (XRC-01).
-type XRCDInitAttr struct {
-	CompMask XRCDInitMask // must hold XRCDInitFD and XRCDInitOFlags
-	FD       int          // fd: -1
-	OFlags   int          // oflags (O_CREAT, O_EXCL): not read when FD is -1
-}
+// xrcdInitReserved is IBV_XRCD_INIT_ATTR_RESERVED: it and every bit above
+// it are EOPNOTSUPP.
+const xrcdInitReserved XRCDInitMask = 1 << 2
+
+// XRCDInitAttr is verbs.XRCDInitAttr.
+type XRCDInitAttr = verbs.XRCDInitAttr
 
 // XRCD is an XRC domain (struct ibv_xrcd): the scope in which XRC SRQs, and
 // the XRC QPs that deliver into them, find each other. It is opened through
@@ -141,31 +130,31 @@ func (x *XRCD) checkLocked(verb string) error {
 	return nil
 }
 
-// SRQType is srq_type of struct ibv_srq_init_attr_ex (enum ibv_srq_type).
-type SRQType uint32
+// SRQType is verbs.SRQType.
+type SRQType = verbs.SRQType
 
-// The SRQ types, with verbs.h values.
+// Constants of package verbs, under their former names.
 const (
-	SRQTBasic SRQType = 0 // IBV_SRQT_BASIC: an SRQ as ibv_create_srq makes it
-	SRQTXRC   SRQType = 1 // IBV_SRQT_XRC: an XRC SRQ, in an XRCD, with a CQ
-	SRQTTM    SRQType = 2 // IBV_SRQT_TM: tag matching, which verbsim lacks (EOPNOTSUPP)
+	SRQTBasic = verbs.SRQTBasic
+	SRQTXRC   = verbs.SRQTXRC
+	SRQTTM    = verbs.SRQTTM
 )
 
-// SRQInitMask is comp_mask of struct ibv_srq_init_attr_ex (enum
-// ibv_srq_init_attr_mask).
-type SRQInitMask uint32
+// SRQInitMask is verbs.SRQInitMask.
+type SRQInitMask = verbs.SRQInitMask
 
-// The comp_mask bits of ibv_create_srq_ex, with verbs.h values.
+// Constants of package verbs, under their former names.
 const (
-	SRQInitType SRQInitMask = 1 << 0 // IBV_SRQ_INIT_ATTR_TYPE: srq_type is valid (else BASIC)
-	SRQInitPD   SRQInitMask = 1 << 1 // IBV_SRQ_INIT_ATTR_PD: pd is valid (required)
-	SRQInitXRCD SRQInitMask = 1 << 2 // IBV_SRQ_INIT_ATTR_XRCD: xrcd is valid
-	SRQInitCQ   SRQInitMask = 1 << 3 // IBV_SRQ_INIT_ATTR_CQ: cq is valid
-	SRQInitTM   SRQInitMask = 1 << 4 // IBV_SRQ_INIT_ATTR_TM: tm_cap is valid (EOPNOTSUPP)
-	// srqInitReserved is IBV_SRQ_INIT_ATTR_RESERVED: it and every bit above
-	// it are EOPNOTSUPP.
-	srqInitReserved SRQInitMask = 1 << 5
+	SRQInitType = verbs.SRQInitType
+	SRQInitPD   = verbs.SRQInitPD
+	SRQInitXRCD = verbs.SRQInitXRCD
+	SRQInitCQ   = verbs.SRQInitCQ
+	SRQInitTM   = verbs.SRQInitTM
 )
+
+// srqInitReserved is IBV_SRQ_INIT_ATTR_RESERVED: it and every bit above it
+// are EOPNOTSUPP.
+const srqInitReserved SRQInitMask = 1 << 5
 
 // SRQInitAttrEx holds the arguments of ibv_create_srq_ex (struct
 // ibv_srq_init_attr_ex); tm_cap is left out, verbsim has no tag matching.

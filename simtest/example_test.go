@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/wc"
 	"github.com/verbsim/verbsim/simtest"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // pingAcrossALossyLink is a new user's test: an RC pair, a targeted fault
@@ -24,13 +24,13 @@ func pingAcrossALossyLink(t *testing.T) {
 		}
 		cq.AckEvents(1)
 		cq.ReqNotify(false)
-		var w [1]wc.WC
+		var w [1]verbs.WC
 		if n, _ := cq.Poll(w[:]); n == 1 {
 			got <- string(b.Received(w[0]))
 		}
 	}()
 	a.Send(1, []byte("ping"))
-	if w := a.Await(1)[0]; w.Status != wc.Success { // Await runs the ACK timeout: the retry happens inside it
+	if w := a.Await(1)[0]; w.Status != verbs.WCSuccess { // Await runs the ACK timeout: the retry happens inside it
 		t.Fatalf("send: %v", w.Status)
 	}
 	if msg := <-got; msg != "ping" {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // PairOptions configure a pair of ends. The zero value gives each end a
@@ -78,7 +78,7 @@ type End struct {
 	recvSize int
 	nextRecv int            // the next receive slot
 	recvs    map[uint64]int // wr_id of a rig-posted receive → its offset
-	wcs      [16]wc.WC      // scratch for polling
+	wcs      [16]verbs.WC   // scratch for polling
 	cqs      [2]*sim.CQ     // the distinct CQs to poll, send first
 }
 
@@ -106,23 +106,23 @@ func UD(t testing.TB, o PairOptions) (a, b *End) {
 // device: a loopback pair on it). o.Fabric is ignored.
 func (f *Fabric) RC(o PairOptions) (a, b *End) {
 	f.t.Helper()
-	return f.pair(qp.RC, o)
+	return f.pair(verbs.QPTypeRC, o)
 }
 
 // UC makes a connected UC pair on the fabric's first two devices.
 func (f *Fabric) UC(o PairOptions) (a, b *End) {
 	f.t.Helper()
-	return f.pair(qp.UC, o)
+	return f.pair(verbs.QPTypeUC, o)
 }
 
 // UD makes a UD pair on the fabric's first two devices, each with an AH to
 // the other and Q_Key o.QKey.
 func (f *Fabric) UD(o PairOptions) (a, b *End) {
 	f.t.Helper()
-	return f.pair(qp.UD, o)
+	return f.pair(verbs.QPTypeUD, o)
 }
 
-func (f *Fabric) pair(typ qp.Type, o PairOptions) (a, b *End) {
+func (f *Fabric) pair(typ verbs.QPType, o PairOptions) (a, b *End) {
 	t := f.t
 	t.Helper()
 	if o.BufSize == 0 {
@@ -141,9 +141,9 @@ func (f *Fabric) pair(typ qp.Type, o PairOptions) (a, b *End) {
 		o.QKey = 0x11111111
 	}
 	if o.Access == 0 {
-		o.Access = qp.AccessLocalWrite | qp.AccessRemoteWrite
-		if typ == qp.RC {
-			o.Access |= qp.AccessRemoteRead | qp.AccessRemoteAtomic
+		o.Access = verbs.AccessLocalWrite | verbs.AccessRemoteWrite
+		if typ == verbs.QPTypeRC {
+			o.Access |= verbs.AccessRemoteRead | verbs.AccessRemoteAtomic
 		}
 	}
 	devs := f.Devices()
@@ -156,7 +156,7 @@ func (f *Fabric) pair(typ qp.Type, o PairOptions) (a, b *End) {
 	}
 	a, b = f.end(devs[0], typ, o), f.end(db, typ, o)
 	a.Peer, b.Peer = b, a
-	if typ == qp.UD {
+	if typ == verbs.QPTypeUD {
 		for _, e := range []*End{a, b} {
 			if err := sim.ReadyUD(e.QP, o.QKey); err != nil {
 				t.Fatalf("simtest: ready UD QP on %s: %v", e.Name, err)
@@ -184,7 +184,7 @@ func (f *Fabric) pair(typ qp.Type, o PairOptions) (a, b *End) {
 }
 
 // end makes one end on d.
-func (f *Fabric) end(d *sim.Device, typ qp.Type, o PairOptions) *End {
+func (f *Fabric) end(d *sim.Device, typ verbs.QPType, o PairOptions) *End {
 	t := f.t
 	t.Helper()
 	e := &End{F: f, Name: d.Name(), recvSize: o.RecvSize, recvs: map[uint64]int{}}
@@ -217,14 +217,14 @@ func (f *Fabric) end(d *sim.Device, typ qp.Type, o PairOptions) *End {
 	fail("register MR", err)
 	w := uint32(o.MaxWR)
 	e.QP, err = e.PD.CreateQP(sim.QPInitAttr{SendCQ: e.SendCQ, RecvCQ: e.RecvCQ, Type: typ,
-		Cap: qp.Cap{MaxSendWR: w, MaxRecvWR: w, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64}})
+		Cap: verbs.QPCap{MaxSendWR: w, MaxRecvWR: w, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64}})
 	fail("create QP", err)
 	return e
 }
 
 // SGE names n bytes at offset off of the end's buffer.
-func (e *End) SGE(off, n int) qp.SGE {
-	return qp.SGE{Addr: e.MR.Addr() + uint64(off), Length: uint32(n), LKey: e.MR.LKey()}
+func (e *End) SGE(off, n int) verbs.SGE {
+	return verbs.SGE{Addr: e.MR.Addr() + uint64(off), Length: uint32(n), LKey: e.MR.LKey()}
 }
 
 // Post posts send WRs on the end's QP, failing the test if PostSend fails.
@@ -232,7 +232,7 @@ func (e *End) SGE(off, n int) qp.SGE {
 // filled in).
 func (e *End) Post(wrs ...qp.SendWR) {
 	e.F.t.Helper()
-	if e.QP.Type() == qp.UD {
+	if e.QP.Type() == verbs.QPTypeUD {
 		for i := range wrs {
 			if wrs[i].AH == nil {
 				wrs[i].AH, wrs[i].RemoteQPN, wrs[i].RemoteQKey = e.AH, e.Peer.QP.Num(), e.Peer.QKey
@@ -249,7 +249,7 @@ func (e *End) Post(wrs ...qp.SendWR) {
 func (e *End) Send(wrID uint64, data []byte) {
 	e.F.t.Helper()
 	copy(e.Buf, data)
-	e.Post(qp.SendWR{WRID: wrID, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{e.SGE(0, len(data))}})
+	e.Post(verbs.SendWR{WRID: wrID, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{e.SGE(0, len(data))}})
 }
 
 // Write copies data to the start of the buffer and posts a signaled RDMA
@@ -257,7 +257,7 @@ func (e *End) Send(wrID uint64, data []byte) {
 func (e *End) Write(wrID uint64, data []byte, remoteOff int) {
 	e.F.t.Helper()
 	copy(e.Buf, data)
-	e.Post(qp.SendWR{WRID: wrID, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled, SGList: []qp.SGE{e.SGE(0, len(data))},
+	e.Post(verbs.SendWR{WRID: wrID, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled, SGList: []verbs.SGE{e.SGE(0, len(data))},
 		RemoteAddr: e.Peer.MR.Addr() + uint64(remoteOff), RKey: e.Peer.MR.RKey()})
 }
 
@@ -265,7 +265,7 @@ func (e *End) Write(wrID uint64, data []byte, remoteOff int) {
 // peer's buffer into the start of this end's buffer.
 func (e *End) Read(wrID uint64, n, remoteOff int) {
 	e.F.t.Helper()
-	e.Post(qp.SendWR{WRID: wrID, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, SGList: []qp.SGE{e.SGE(0, n)},
+	e.Post(verbs.SendWR{WRID: wrID, Opcode: verbs.WRRDMARead, Flags: verbs.SendSignaled, SGList: []verbs.SGE{e.SGE(0, n)},
 		RemoteAddr: e.Peer.MR.Addr() + uint64(remoteOff), RKey: e.Peer.MR.RKey()})
 }
 
@@ -273,7 +273,7 @@ func (e *End) Read(wrID uint64, n, remoteOff int) {
 // wr_id wrID; End.Received finds its bytes.
 func (e *End) PostRecv(wrID uint64, off, n int) {
 	e.F.t.Helper()
-	if _, err := e.QP.PostRecv([]qp.RecvWR{{WRID: wrID, SGList: []qp.SGE{e.SGE(off, n)}}}); err != nil {
+	if _, err := e.QP.PostRecv([]verbs.RecvWR{{WRID: wrID, SGList: []verbs.SGE{e.SGE(off, n)}}}); err != nil {
 		e.F.t.Fatalf("simtest: %s: post_recv: %v", e.Name, err)
 	}
 	e.recvs[wrID] = off
@@ -295,13 +295,13 @@ func (e *End) PostRecvSlot(wrID uint64) {
 // Received returns the bytes a successful receive completion w placed, for
 // a receive posted through the rig (for UD, after the 40 bytes reserved for
 // the GRH); nil for another WR.
-func (e *End) Received(w wc.WC) []byte {
+func (e *End) Received(w verbs.WC) []byte {
 	off, ok := e.recvs[w.WRID]
-	if !ok || w.Status != wc.Success {
+	if !ok || w.Status != verbs.WCSuccess {
 		return nil
 	}
 	n := int(w.ByteLen)
-	if e.QP.Type() == qp.UD {
+	if e.QP.Type() == verbs.QPTypeUD {
 		off, n = off+40, n-40
 	}
 	if n < 0 || off+n > len(e.Buf) {

@@ -94,8 +94,11 @@
 // The fabric is closed by the bubble test's own Cleanup, before the bubble
 // ends, so synctest's check that no goroutine outlives the bubble holds.
 //
-// The rig is built on today's sim API and its types (sim.QP, qp.SendWR,
-// wc.WC); it will follow sim when the verbs vocabulary moves.
+// The rig hands out sim's handles (sim.QP, sim.CQ) and speaks the verbs
+// vocabulary (verbs.SendWR, verbs.WC). For code written against the
+// interfaces of package verbs, Fabric.Device gives a verbs.Device to build
+// on and End.Verbs shows a pair's objects through the interfaces;
+// examples/echo's test is the recipe.
 package simtest
 
 import (

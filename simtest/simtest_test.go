@@ -9,8 +9,8 @@ import (
 	"github.com/verbsim/verbsim/internal/leakcheck"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
 	"github.com/verbsim/verbsim/simtest"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 func TestMain(m *testing.M) { leakcheck.Main(m) }
@@ -25,7 +25,7 @@ func TestAwaitRunsTheRetry(t *testing.T) {
 	a, b := simtest.RC(t, simtest.PairOptions{Recvs: 1, Connect: sim.ConnectOptions{Timeout: 5}})
 	lost, _ := a.F.InjectPacketFault(sim.PacketFault{Match: sim.FromQP(a.QP), Action: sim.FaultDrop, Count: 1})
 	a.Send(1, []byte("ping"))
-	if w := a.Await(1)[0]; w.Status != wc.Success {
+	if w := a.Await(1)[0]; w.Status != verbs.WCSuccess {
 		t.Fatalf("send %v", &w)
 	}
 	if now := a.F.Now(); now != qp.TimeoutTicks(5) || lost.Hits() != 1 {
@@ -51,8 +51,8 @@ func TestBubbleEventLoop(t *testing.T) {
 				return
 			}
 			cq.AckEvents(1)
-			var w [1]wc.WC
-			if n, _ := cq.Poll(w[:]); n == 1 && w[0].Status == wc.Success {
+			var w [1]verbs.WC
+			if n, _ := cq.Poll(w[:]); n == 1 && w[0].Status == verbs.WCSuccess {
 				done <- time.Since(start)
 			}
 		}()
@@ -93,7 +93,7 @@ func TestSynctestByHand(t *testing.T) {
 func TestRCWriteRead(t *testing.T) {
 	a, b := simtest.RC(t, simtest.PairOptions{SharedCQ: true})
 	a.Write(1, []byte("written"), 100)
-	if w := a.Await(1)[0]; w.Status != wc.Success || w.Opcode != wc.RDMAWrite {
+	if w := a.Await(1)[0]; w.Status != verbs.WCSuccess || w.Opcode != verbs.WCRDMAWrite {
 		t.Fatalf("write %v", &w)
 	}
 	if got := b.Buf[100:107]; string(got) != "written" {
@@ -101,7 +101,7 @@ func TestRCWriteRead(t *testing.T) {
 	}
 	copy(b.Buf[200:], "remote")
 	a.Read(2, 6, 200)
-	if w := a.Await(1)[0]; w.Status != wc.Success || w.ByteLen != 6 {
+	if w := a.Await(1)[0]; w.Status != verbs.WCSuccess || w.ByteLen != 6 {
 		t.Fatalf("read %v", &w)
 	}
 	if string(a.Buf[:6]) != "remote" {
@@ -142,7 +142,7 @@ func TestUD(t *testing.T) {
 		t.Errorf("received %v %q", &w, b.Received(w))
 	}
 	b.Send(2, []byte("reply")) // into the receive Recvs posted at a
-	if w := b.Await(1)[0]; w.Status != wc.Success {
+	if w := b.Await(1)[0]; w.Status != verbs.WCSuccess {
 		t.Errorf("reply %v", &w)
 	}
 	if ws := a.Poll(); len(ws) != 2 || ws[0].WRID != 1 || string(a.Received(ws[1])) != "reply" {
@@ -207,7 +207,7 @@ func TestProfilesAndFaults(t *testing.T) {
 			}
 			for i := range 20 {
 				a.Send(uint64(i), []byte{byte(i)})
-				if w := a.Await(1)[0]; w.Status != wc.Success || w.WRID != uint64(i) {
+				if w := a.Await(1)[0]; w.Status != verbs.WCSuccess || w.WRID != uint64(i) {
 					t.Fatalf("send %d: %v", i, &w)
 				}
 				if w := b.Await(1)[0]; b.Received(w)[0] != byte(i) {

@@ -7,19 +7,19 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Poll returns every completion the end's CQs hold now (the send CQ's
 // first), without waiting and without moving the clock. A failed poll fails
 // the test.
-func (e *End) Poll() []wc.WC { return e.PollN(-1) }
+func (e *End) Poll() []verbs.WC { return e.PollN(-1) }
 
 // PollN returns up to n of the completions the end's CQs hold now (all of
 // them when n is negative), the send CQ's first, without waiting.
-func (e *End) PollN(n int) []wc.WC {
+func (e *End) PollN(n int) []verbs.WC {
 	e.F.t.Helper()
-	var out []wc.WC
+	var out []verbs.WC
 	for _, c := range e.cqs {
 		for c != nil && n != 0 {
 			want := len(e.wcs)
@@ -46,9 +46,9 @@ func (e *End) PollN(n int) []wc.WC {
 // in virtual time (see the package doc): in Auto mode the wait runs the
 // timers the completions depend on. When they have not all come within
 // Options.Bound of virtual time, the test fails with what came.
-func (e *End) Await(n int) []wc.WC {
+func (e *End) Await(n int) []verbs.WC {
 	e.F.t.Helper()
-	var got []wc.WC
+	var got []verbs.WC
 	e.F.Until(fmt.Sprintf("%d completion(s) on %s's CQs", n, e.Name), func() bool {
 		got = append(got, e.PollN(n-len(got))...)
 		return len(got) >= n
@@ -177,7 +177,7 @@ func (f *Fabric) Until(what string, cond func() bool, state func() string) bool 
 }
 
 // wcList renders completions briefly.
-func wcList(ws []wc.WC) string {
+func wcList(ws []verbs.WC) string {
 	s := "["
 	for i := range ws {
 		if i > 0 {

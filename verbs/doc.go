@@ -11,6 +11,13 @@
 // binding to a real libibverbs. Applications and the conformance suite
 // import verbs, never a transport's packages.
 //
+// It also holds the interfaces an application programs against (Device,
+// Context, PD, MR, MW, AH, CQ, CompChannel, QP, SRQ, AsyncEvent and the
+// optional ExCQ, WRBuilder, MRReregisterer, XRCOpener, ...). verbsim
+// implements them ((*sim.Device).Verbs); so can a binding to libibverbs. A
+// program written against them runs on either: examples/echo is one, and
+// its test runs it on verbsim.
+//
 // Constants keep their C values, checked against a golden table printed
 // from the installed libibverbs (sim/wc/testdata/verbs44.golden). Rule IDs
 // such as WC-04 refer to the rules catalogue (spec/catalogue.md).
@@ -45,6 +52,20 @@
 //	struct ibv_srq_attr                 SRQAttr
 //	enum ibv_srq_attr_mask IBV_SRQ_LIMIT  SRQAttrMask  SRQLimit
 //	enum ibv_event_type IBV_EVENT_CQ_ERR  EventType  EventCQErr
+//	struct ibv_device_attr              DeviceAttr
+//	struct ibv_device_attr_ex           DeviceAttrEx
+//	struct ibv_port_attr                PortAttr
+//	enum ibv_port_state IBV_PORT_ACTIVE PortState   PortActive
+//	union ibv_gid                       GID
+//	struct ibv_gid_entry                GIDEntry
+//	enum ibv_mw_type    IBV_MW_TYPE_1   MWType      MWType1
+//	enum ibv_rereg_mr_flags             ReregFlags
+//	struct ibv_xrcd_init_attr           XRCDInitAttr
+//	enum ibv_srq_type   IBV_SRQT_XRC    SRQType     SRQTXRC
+//	struct ibv_device, ibv_context, ibv_pd, ibv_mr, ibv_mw, ibv_ah,
+//	ibv_cq, ibv_comp_channel, ibv_qp, ibv_srq, ibv_xrcd
+//	                                    Device, Context, PD, MR, MW, AH,
+//	                                    CQ, CompChannel, QP, SRQ, XRCD
 //
 // # Two numbering traps
 //

@@ -71,10 +71,11 @@ type SGE struct {
 //   - CompareAdd and Swap: atomics.
 //   - Imm: the immediate data of *_WITH_IMM opcodes (opaque, network byte
 //     order), or the rkey to invalidate for SEND_WITH_INV.
-//   - AH, RemoteQPN, RemoteQKey: UD destinations (wr.ud). AH is the address
-//     handle made by the PD (a *sim.AH).
-//   - MW, RKey and Bind: BIND_MW (wr.bind_mw): the memory window (a
-//     *sim.MW), the rkey it is to have once bound, and where it is bound.
+//   - AH, RemoteQPN, RemoteQKey: UD destinations (wr.ud). AH is an
+//     address handle of the QP's PD and implementation (PD.CreateAH).
+//   - MW, RKey and Bind: BIND_MW (wr.bind_mw): the memory window
+//     (PD.AllocMW), the rkey it is to have once bound, and where it is
+//     bound.
 //   - Imm: for LOCAL_INV, the rkey to invalidate (invalidate_rkey).
 //
 // PostSend copies the request and its scatter/gather list, so the caller may
@@ -92,20 +93,20 @@ type SendWR struct {
 	RKey       uint32
 	CompareAdd uint64
 	Swap       uint64
-	AH         any
+	AH         AH
 	RemoteQPN  uint32
 	RemoteQKey uint32
-	MW         any
+	MW         MW
 	Bind       MWBindInfo
 }
 
-// MWBindInfo is struct ibv_mw_bind_info: the MR (a *sim.MR) a memory
+// MWBindInfo is struct ibv_mw_bind_info: the MR (PD.RegMR) a memory
 // window is bound to, the window's first address and length in the MR's
 // address space, and the remote rights the window grants (REMOTE_READ,
 // REMOTE_WRITE, REMOTE_ATOMIC, and ZERO_BASED to address the window from
 // 0). A zero Length unbinds a type 1 window.
 type MWBindInfo struct {
-	MR     any
+	MR     MR
 	Addr   uint64
 	Length uint64
 	Access AccessFlags

@@ -70,7 +70,7 @@ var figures = []figure{
 		floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return noErr(benchkit.RingPop16()) },
 		floorLabel: "ring pop of 16",
 		note: "Per entry: a copy out of a 72-byte ring entry, an interface call to retire the WQE " +
-			"(about 25%) and zeroing the entry (about 10%). A plain []wc.WC ring filled with copy() and a " +
+			"(about 25%) and zeroing the entry (about 10%). A plain []verbs.WC ring filled with copy() and a " +
 			"concrete per-work-queue retire counter measured 1.75× the floor in the issue's profile.",
 	},
 	{

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // narrator writes the walkthrough: numbered steps, what the program does, and
@@ -63,8 +63,8 @@ func (n *narrator) show(name string, q *sim.CQ, ch *sim.CompChannel) {
 	n.printf("\n")
 }
 
-func short(w wc.WC) string {
-	if w.Status != wc.Success {
+func short(w verbs.WC) string {
+	if w.Status != verbs.WCSuccess {
 		return fmt.Sprintf("#%d:%s", w.WRID, strings.ToUpper(strings.ReplaceAll(w.Status.String(), " ", "_")))
 	}
 	op := strings.TrimPrefix(w.Opcode.Name(), "IBV_WC_")

@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // walkthrough narrates the completion side of an HCA on live objects. Every
@@ -54,12 +53,12 @@ func outcome(err error) string {
 	return err.Error()
 }
 
-func recv(id uint64) wc.WC {
-	return wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Recv, ByteLen: 64, QPNum: 0x11}
+func recv(id uint64) verbs.WC {
+	return verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCRecv, ByteLen: 64, QPNum: 0x11}
 }
 
-func send(id uint64) wc.WC {
-	return wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Send, QPNum: 0x11}
+func send(id uint64) verbs.WC {
+	return verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCSend, QPNum: 0x11}
 }
 
 // state is the objects the steps share.
@@ -109,7 +108,7 @@ func stepArmOnlyNew(n *narrator, _ *sim.Context) error {
 	n.do("ibv_get_cq_event again", outcome(err))
 	n.say("The event carries no completion (CHAN-10); we acknowledge it (CHAN-07) and poll the ring empty.")
 	n.do("ibv_ack_cq_events(cq-A, 1)", outcome(cq.AckEvents(1)))
-	buf := make([]wc.WC, 8)
+	buf := make([]verbs.WC, 8)
 	k, err := cq.Poll(buf)
 	n.do("ibv_poll_cq(cq-A, 8)", fmt.Sprintf("%d completions, %s", k, outcome(err)))
 	n.show("cq-A", cq, ch)
@@ -144,7 +143,7 @@ func stepSolicited(n *narrator, _ *sim.Context) error {
 
 	n.say("A failed completion is something a solicited-only waiter must hear about. The man pages say every unsuccessful completion fires it; soft-RoCE marks send-side completions unsolicited, so a send-side error does not (NOTIFY-05).")
 	cq.ReqNotify(true)
-	cq.Push(wc.WC{WRID: 9, Status: wc.WRFlushErr, QPNum: 0x11}, false)
+	cq.Push(verbs.WC{WRID: 9, Status: verbs.WCWRFlushErr, QPNum: 0x11}, false)
 	n.do("(adapter) send 9 completes with WR_FLUSH_ERR", "stored")
 	_, _, err = ch.TryGetEvent()
 	n.do("ibv_get_cq_event", outcome(err))
@@ -162,7 +161,7 @@ func stepSolicited(n *narrator, _ *sim.Context) error {
 }
 
 func drain(q *sim.CQ) int {
-	buf := make([]wc.WC, 16)
+	buf := make([]verbs.WC, 16)
 	total := 0
 	for {
 		k, _ := q.Poll(buf)
@@ -242,7 +241,7 @@ func stepOverrun(n *narrator, vctx *sim.Context) error {
 	ev, err := vctx.TryGetAsyncEvent()
 	n.do("ibv_get_async_event", fmt.Sprintf("%s: %v, element is cq-B: %v", outcome(err), ev, ev.Object == small))
 	n.do("ibv_ack_async_event", outcome(ev.Ack()))
-	buf := make([]wc.WC, 4)
+	buf := make([]verbs.WC, 4)
 	k, err := small.Poll(buf)
 	n.do("ibv_poll_cq(cq-B, 4)", fmt.Sprintf("%d completion(s), %s", k, outcome(err)))
 	n.say("What happens next depends on the adapter (CQ-23). By the man pages the CQ is now in error for good; soft-RoCE drops only the completion that did not fit and carries on.")
@@ -250,7 +249,7 @@ func stepOverrun(n *narrator, vctx *sim.Context) error {
 	n.do("(adapter) completes 23 after the drain", fmt.Sprintf("overrun=%v", over))
 	n.show("cq-B", small, nil)
 	if small.Overrun() {
-		n.do("CQ_ERR events raised so far", vctx.AsyncQueue().Raised(notify.EventCQErr))
+		n.do("CQ_ERR events raised so far", vctx.AsyncQueue().Raised(verbs.EventCQErr))
 	}
 	for {
 		ev, err := vctx.TryGetAsyncEvent()

@@ -13,6 +13,7 @@ import (
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // New returns a conformance.Device backed by the first device of a new
@@ -159,23 +160,23 @@ func (c contextAdapter) CreateCompChannel() (conformance.CompChannel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return channel{ch}, nil
+	return sim.VerbsChannel(ch), nil
 }
 
 func (c contextAdapter) CreateCQ(cqe int, cqContext any, ch conformance.CompChannel, compVector int) (conformance.CQ, error) {
 	var sch *sim.CompChannel
 	if ch != nil {
-		a, ok := ch.(channel)
+		a, ok := sim.ChannelOf(ch)
 		if !ok {
 			return nil, verr.New("ibv_create_cq", syscall.EINVAL, "the channel does not belong to this implementation")
 		}
-		sch = a.ch
+		sch = a
 	}
 	q, err := c.c.CreateCQ(cqe, cqContext, sch, compVector)
 	if err != nil {
 		return nil, err
 	}
-	return q, nil
+	return sim.VerbsCQ(q), nil
 }
 
 // CreateCQEx implements conformance.ExCQCreator; the *sim.CQ it returns
@@ -183,11 +184,11 @@ func (c contextAdapter) CreateCQ(cqe int, cqContext any, ch conformance.CompChan
 func (c contextAdapter) CreateCQEx(attr conformance.CQExAttr) (conformance.CQ, error) {
 	var sch *sim.CompChannel
 	if attr.Channel != nil {
-		a, ok := attr.Channel.(channel)
+		a, ok := sim.ChannelOf(attr.Channel)
 		if !ok {
 			return nil, verr.New("ibv_create_cq_ex", syscall.EINVAL, "the channel does not belong to this implementation")
 		}
-		sch = a.ch
+		sch = a
 	}
 	q, err := c.c.CreateCQEx(sim.CQInitAttr{
 		CQE: attr.CQE, Context: attr.Context, Channel: sch, CompVector: attr.CompVector,
@@ -196,12 +197,12 @@ func (c contextAdapter) CreateCQEx(attr conformance.CQExAttr) (conformance.CQ, e
 	if err != nil {
 		return nil, err
 	}
-	return q, nil
+	return sim.VerbsCQ(q), nil
 }
 
 var (
 	_ conformance.ExCQCreator = contextAdapter{}
-	_ conformance.ExCQ        = (*sim.CQ)(nil)
+	_ conformance.ExCQ        = sim.VerbsCQ(nil)
 )
 
 func (c contextAdapter) GetAsyncEvent(ctx context.Context) (conformance.AsyncEvent, error) {
@@ -322,7 +323,7 @@ func simCQ(verb string, q conformance.CQ) (*sim.CQ, error) {
 	if q == nil {
 		return nil, nil
 	}
-	c, ok := q.(*sim.CQ)
+	c, ok := sim.CQOf(q)
 	if !ok {
 		return nil, verr.New(verb, syscall.EINVAL, "the CQ does not belong to this implementation")
 	}
@@ -355,7 +356,7 @@ func (a qpAdapter) BindMW(mw conformance.MW, wrID uint64, flags qp.SendFlags, in
 
 // unwrapMR turns the suite's view of an MR back into the *sim.MR that
 // sim's bind requests name.
-func unwrapMR(mr any) any {
+func unwrapMR(mr verbs.MR) verbs.MR {
 	if m, ok := mr.(mrAdapter); ok {
 		return m.MR
 	}
@@ -401,28 +402,6 @@ func (a qpAdapter) Query() (qp.Attr, error) {
 	return attr, err
 }
 
-type channel struct{ ch *sim.CompChannel }
-
-func (c channel) GetEvent(ctx context.Context) (conformance.CQ, any, error) {
-	return cqOrNil(c.ch.GetEvent(ctx))
-}
-
-func (c channel) TryGetEvent() (conformance.CQ, any, error) { return cqOrNil(c.ch.TryGetEvent()) }
-
-func (c channel) Destroy() error { return c.ch.Destroy() }
-
-func (c channel) Len() int { return c.ch.Len() }
-
-// Unwrap returns the simulator's channel, for the mutants of the suite.
-func (c channel) Unwrap() *sim.CompChannel { return c.ch }
-
-func cqOrNil(q *sim.CQ, cqContext any, err error) (conformance.CQ, any, error) {
-	if q == nil {
-		return nil, cqContext, err
-	}
-	return q, cqContext, err
-}
-
 type asyncEvent struct{ ev sim.AsyncEvent }
 
 func (e asyncEvent) EventType() notify.EventType { return e.ev.Type }
@@ -431,17 +410,17 @@ func (e asyncEvent) Ack() error                  { return e.ev.Ack() }
 
 // Object returns the CQ or SRQ as the suite has it, and a QP as its adapter.
 func (e asyncEvent) Object() any {
-	if q, ok := e.ev.Object.(*sim.QP); ok {
-		return qpAdapter{q}
+	switch o := e.ev.Object.(type) {
+	case *sim.QP:
+		return qpAdapter{o}
+	case *sim.CQ:
+		return sim.VerbsCQ(o)
 	}
 	return e.ev.Object
 }
 
 var (
-	_ conformance.CQ            = (*sim.CQ)(nil)
-	_ conformance.Injector      = (*sim.CQ)(nil)
-	_ conformance.Referencer    = (*sim.CQ)(nil)
-	_ conformance.Depth         = channel{}
+	_ conformance.CQ            = sim.VerbsCQ(nil)
 	_ conformance.LimitedDevice = device{}
 	_ conformance.MR            = mrAdapter{}
 	_ conformance.Referencer    = mrAdapter{}

@@ -26,9 +26,9 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim/trace"
+	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
 )
 
 // HeaderSize is the length of the header at the start of every message:
@@ -340,6 +340,6 @@ func teardown(ctx context.Context, f *sim.Fabric, sides ...*side) error {
 // qpCap is what each side asks of its QP: a send queue of one, as in
 // rc_pingpong, since a side never has more than one send in flight; a
 // receive queue of RXDepth; one scatter/gather element each way.
-func qpCap(cfg Config) qp.Cap {
-	return qp.Cap{MaxSendWR: 1, MaxRecvWR: uint32(cfg.RXDepth), MaxSendSGE: 1, MaxRecvSGE: 1}
+func qpCap(cfg Config) verbs.QPCap {
+	return verbs.QPCap{MaxSendWR: 1, MaxRecvWR: uint32(cfg.RXDepth), MaxSendSGE: 1, MaxRecvSGE: 1}
 }

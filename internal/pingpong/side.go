@@ -10,8 +10,7 @@ import (
 	"runtime"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Side names one end of the connection.
@@ -113,11 +112,11 @@ type side struct {
 	events, emptyEvents       uint64
 	unacked                   int // events read and not acknowledged
 
-	wcs  []wc.WC
-	swr  [1]qp.SendWR
-	ssge [1]qp.SGE
-	rwr  [1]qp.RecvWR
-	rsge [1]qp.SGE
+	wcs  []verbs.WC
+	swr  [1]verbs.SendWR
+	ssge [1]verbs.SGE
+	rwr  [1]verbs.RecvWR
+	rsge [1]verbs.SGE
 }
 
 // open creates the side's objects on dev.
@@ -159,12 +158,12 @@ func (s *side) open(dev *sim.Device) error {
 	if s.cq, err = s.vctx.CreateCQ(cfg.RXDepth+1, s.who, s.ch, 0); err != nil {
 		return err
 	}
-	s.qp, err = s.pd.CreateQP(sim.QPInitAttr{Context: s.who, SendCQ: s.cq, RecvCQ: s.cq, Type: qp.RC, Cap: qpCap(cfg)})
+	s.qp, err = s.pd.CreateQP(sim.QPInitAttr{Context: s.who, SendCQ: s.cq, RecvCQ: s.cq, Type: verbs.QPTypeRC, Cap: qpCap(cfg)})
 	if err != nil {
 		return err
 	}
 	s.sqDepth = int(s.qp.Cap().MaxSendWR)
-	s.wcs = make([]wc.WC, 16)
+	s.wcs = make([]verbs.WC, 16)
 	s.digest = sha256.New()
 	s.expect = make([]byte, cfg.Size)
 	Message(s.expect, cfg.Seed, s.who.peer(), 0)
@@ -189,13 +188,13 @@ func (s *side) slot(i int) []byte {
 	return s.buf[i*n : (i+1)*n : (i+1)*n]
 }
 
-func (s *side) sge(i int) qp.SGE {
-	return qp.SGE{Addr: s.mr.Addr() + uint64(i*s.cfg.Size), Length: uint32(s.cfg.Size), LKey: s.mr.LKey()}
+func (s *side) sge(i int) verbs.SGE {
+	return verbs.SGE{Addr: s.mr.Addr() + uint64(i*s.cfg.Size), Length: uint32(s.cfg.Size), LKey: s.mr.LKey()}
 }
 
 func (s *side) postRecv(slot int) error {
 	s.rsge[0] = s.sge(slot)
-	s.rwr[0] = qp.RecvWR{WRID: uint64(slot), SGList: s.rsge[:]}
+	s.rwr[0] = verbs.RecvWR{WRID: uint64(slot), SGList: s.rsge[:]}
 	_, err := s.qp.PostRecv(s.rwr[:])
 	return err
 }
@@ -209,7 +208,7 @@ func (s *side) postSend() error {
 	i := s.cfg.RXDepth
 	Message(s.slot(i), s.cfg.Seed, s.who, uint64(s.sent))
 	s.ssge[0] = s.sge(i)
-	s.swr[0] = qp.SendWR{WRID: sendTag | uint64(s.sent), Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: s.ssge[:]}
+	s.swr[0] = verbs.SendWR{WRID: sendTag | uint64(s.sent), Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: s.ssge[:]}
 	if _, err := s.qp.PostSend(s.swr[:]); err != nil {
 		return fmt.Errorf("send %d: %w", s.sent, err)
 	}
@@ -343,8 +342,8 @@ func (s *side) pollOnce() (int, error) {
 // handle processes one completion: a send frees the send slot, a receive
 // is checked, hashed and replaced; and when both the send and the receive
 // the side was waiting for are in, it sends the next message.
-func (s *side) handle(w *wc.WC) error {
-	if w.Status != wc.Success {
+func (s *side) handle(w *verbs.WC) error {
+	if w.Status != verbs.WCSuccess {
 		what := fmt.Sprintf("receive %d", s.received)
 		if w.WRID&sendTag != 0 {
 			what = fmt.Sprintf("send %d", w.WRID&^sendTag)
@@ -354,7 +353,7 @@ func (s *side) handle(w *wc.WC) error {
 	if w.WRID&sendTag != 0 {
 		iter := int(w.WRID &^ sendTag)
 		switch {
-		case w.Opcode != wc.Send:
+		case w.Opcode != verbs.WCSend:
 			return fmt.Errorf("send %d completed with opcode %v", iter, w.Opcode)
 		case iter != s.sendsDone || s.inFlight == 0:
 			return fmt.Errorf("completion of send %d, expected send %d", iter, s.sendsDone)
@@ -367,7 +366,7 @@ func (s *side) handle(w *wc.WC) error {
 		switch {
 		case slot < 0 || slot >= s.cfg.RXDepth:
 			return fmt.Errorf("receive completion with unknown wr_id %#x", w.WRID)
-		case w.Opcode != wc.Recv:
+		case w.Opcode != verbs.WCRecv:
 			return fmt.Errorf("receive %d completed with opcode %v", s.received, w.Opcode)
 		case int(w.ByteLen) != s.cfg.Size:
 			return fmt.Errorf("receive %d: %d bytes, expected %d", s.received, w.ByteLen, s.cfg.Size)

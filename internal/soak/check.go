@@ -4,20 +4,19 @@ import (
 	"bytes"
 	"encoding/binary"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // organic reports whether the traffic can end a WR with st by itself:
 // flushed after an error, or out of retries against a peer that is gone.
 // Everything else must have been forced on that WR.
-func organic(st wc.Status) bool {
-	return st == wc.WRFlushErr || st == wc.RetryExcErr
+func organic(st verbs.WCStatus) bool {
+	return st == verbs.WCWRFlushErr || st == verbs.WCRetryExcErr
 }
 
 // handle checks one completion against the ledger and resolves its WR.
 // c.mu is held, and completions of c come in the CQ's order.
-func (s *soak) handle(c *cqState, w *wc.WC) {
+func (s *soak) handle(c *cqState, w *verbs.WC) {
 	s.st.completions.Add(1)
 	if int(w.Status) < len(s.st.byStatus) {
 		s.st.byStatus[w.Status].Add(1)
@@ -60,7 +59,7 @@ func (s *soak) handle(c *cqState, w *wc.WC) {
 		s.st.silent.Add(1)
 	}
 	r := &l.recs[seq%depth]
-	if w.Status == wc.Success {
+	if w.Status == verbs.WCSuccess {
 		switch {
 		case l.errored:
 			s.fail("QP %#x %s WR %d succeeds after an error on its queue", q.num, what, seq)
@@ -74,7 +73,7 @@ func (s *soak) handle(c *cqState, w *wc.WC) {
 			s.checkSend(c, q, r, w)
 		}
 	} else {
-		if l.errored && w.Status != wc.WRFlushErr {
+		if l.errored && w.Status != verbs.WCWRFlushErr {
 			s.fail("QP %#x %s WR %d: %v after an earlier error on its queue; only flushes may follow", q.num, what, seq, w.Status.Name())
 		}
 		if !organic(w.Status) && !s.wasForced(w.WRID, w.Status) {
@@ -93,7 +92,7 @@ func (s *soak) handle(c *cqState, w *wc.WC) {
 
 // checkSend checks a successful send-side completion: its opcode, and the
 // data of RC WRITEs (at the peer), READs and atomics.
-func (s *soak) checkSend(c *cqState, q *qpState, r *wrRec, w *wc.WC) {
+func (s *soak) checkSend(c *cqState, q *qpState, r *wrRec, w *verbs.WC) {
 	want, _ := wrOpcode[r.op].SendCompletion()
 	if w.Opcode != want {
 		s.fail("QP %#x send WR %d (%v): completion opcode %v", q.num, r.seq, wrOpcode[r.op], w.Opcode)
@@ -106,7 +105,7 @@ func (s *soak) checkSend(c *cqState, q *qpState, r *wrRec, w *wc.WC) {
 	}
 	switch r.op {
 	case opWrite, opWriteImm:
-		if q.typ != qp.RC {
+		if q.typ != verbs.QPTypeRC {
 			return // UC: on the wire is all a success says (XFER-26)
 		}
 		exp := c.want[:r.length]
@@ -147,14 +146,14 @@ func (s *soak) checkSend(c *cqState, q *qpState, r *wrRec, w *wc.WC) {
 
 // checkRecv checks a successful receive: the message it holds, its
 // immediate data, and its place in the order of its connection.
-func (s *soak) checkRecv(c *cqState, q *qpState, seq int64, w *wc.WC) {
+func (s *soak) checkRecv(c *cqState, q *qpState, seq int64, w *verbs.WC) {
 	p := q.peer
 	var msg uint64
 	switch w.Opcode {
-	case wc.Recv:
+	case verbs.WCRecv:
 		data := q.buf[recvOff(seq):][:slotLen]
 		n := int(w.ByteLen)
-		if q.typ == qp.UD {
+		if q.typ == verbs.QPTypeUD {
 			if n < grhLen || w.SrcQP != p.num {
 				s.fail("UD QP %#x recv %d: byte_len %d, src_qp %#x (peer %#x)", q.num, seq, n, w.SrcQP, p.num)
 				return
@@ -179,24 +178,24 @@ func (s *soak) checkRecv(c *cqState, q *qpState, seq int64, w *wc.WC) {
 			s.fail("QP %#x recv %d: message %d of conn %d differs at byte %d", q.num, seq, msg, q.connID, firstDiff(data[:n], exp))
 			return
 		}
-		hasImm := w.WCFlags&wc.WithImm != 0
+		hasImm := w.WCFlags&verbs.WCWithImm != 0
 		if hasImm != (kind == opSendImm) || hasImm && w.ImmData != immOf(q.connID, p.side, msg) {
 			s.fail("QP %#x recv %d: message %d (%v): flags %#x imm %#x", q.num, seq, msg, wrOpcode[kind], w.WCFlags, w.ImmData)
 		}
-	case wc.RecvRDMAWithImm:
-		if q.typ == qp.UD || w.WCFlags&wc.WithImm == 0 {
+	case verbs.WCRecvRDMAWithImm:
+		if q.typ == verbs.QPTypeUD || w.WCFlags&verbs.WCWithImm == 0 {
 			s.fail("QP %#x recv %d: RECV_RDMA_WITH_IMM on %v with flags %#x", q.num, seq, q.typ, w.WCFlags)
 			return
 		}
 		m32 := w.ImmData ^ immOf(q.connID, p.side, 0)
 		switch q.typ {
-		case qp.RC:
+		case verbs.QPTypeRC:
 			msg = q.rcNext
 			if uint32(msg) != m32 {
 				s.fail("RC conn %d: side %d expects message %d, a WRITE_WITH_IMM brings %d", q.connID, q.side, msg, m32)
 				return
 			}
-		case qp.UC:
+		case verbs.QPTypeUC:
 			msg = uint64(m32)
 			if msg < UCWindow {
 				n := w.ByteLen
@@ -212,17 +211,17 @@ func (s *soak) checkRecv(c *cqState, q *qpState, seq int64, w *wc.WC) {
 		return
 	}
 	switch q.typ {
-	case qp.RC: // exactly once, in order (XFER-25)
+	case verbs.QPTypeRC: // exactly once, in order (XFER-25)
 		if msg != q.rcNext {
 			s.fail("RC conn %d: side %d received message %d, expected %d", q.connID, q.side, msg, q.rcNext)
 		}
 		q.rcNext = msg + 1
-	case qp.UC: // lost messages are skipped; none arrives twice or late
+	case verbs.QPTypeUC: // lost messages are skipped; none arrives twice or late
 		if int64(msg) <= q.ucLast {
 			s.fail("UC conn %d: side %d received message %d after %d", q.connID, q.side, msg, q.ucLast)
 		}
 		q.ucLast = int64(msg)
-	case qp.UD: // duplicated and overtaken datagrams are legal
+	case verbs.QPTypeUD: // duplicated and overtaken datagrams are legal
 		if msg >= p.msgPosted.Load() {
 			s.fail("UD conn %d: side %d received message %d, only %d were sent", q.connID, q.side, msg, p.msgPosted.Load())
 		}

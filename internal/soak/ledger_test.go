@@ -4,8 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestLedgerCatches feeds the ledger completions by hand, without a
@@ -16,24 +15,24 @@ import (
 func TestLedgerCatches(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		wcs  func(q *qpState) []wc.WC // the send queue holds WRs 0..3; 2 is unsignaled
-		want string                   // "" means no violation
+		wcs  func(q *qpState) []verbs.WC // the send queue holds WRs 0..3; 2 is unsignaled
+		want string                      // "" means no violation
 	}{
-		{"in order", func(q *qpState) []wc.WC { return []wc.WC{ok(q, 0), ok(q, 1), ok(q, 3)} }, ""},
-		{"flushed tail", func(q *qpState) []wc.WC {
-			return []wc.WC{ok(q, 0), st(q, 1, wc.RetryExcErr), st(q, 2, wc.WRFlushErr), st(q, 3, wc.WRFlushErr)}
+		{"in order", func(q *qpState) []verbs.WC { return []verbs.WC{ok(q, 0), ok(q, 1), ok(q, 3)} }, ""},
+		{"flushed tail", func(q *qpState) []verbs.WC {
+			return []verbs.WC{ok(q, 0), st(q, 1, verbs.WCRetryExcErr), st(q, 2, verbs.WCWRFlushErr), st(q, 3, verbs.WCWRFlushErr)}
 		}, ""},
-		{"twice", func(q *qpState) []wc.WC { return []wc.WC{ok(q, 0), ok(q, 1), ok(q, 1)} }, "completes again"},
-		{"never posted", func(q *qpState) []wc.WC { return []wc.WC{ok(q, 4)} }, "only 4 were posted"},
-		{"lost", func(q *qpState) []wc.WC { return []wc.WC{ok(q, 0), ok(q, 3)} }, "WR 1 (signaled"},
-		{"unsignaled success", func(q *qpState) []wc.WC { return []wc.WC{ok(q, 0), ok(q, 1), ok(q, 2)} }, "unsignaled send WR 2"},
-		{"success after error", func(q *qpState) []wc.WC { return []wc.WC{st(q, 0, wc.RetryExcErr), ok(q, 1)} }, "succeeds after an error"},
-		{"error after error", func(q *qpState) []wc.WC {
-			return []wc.WC{st(q, 0, wc.RetryExcErr), st(q, 1, wc.RetryExcErr)}
+		{"twice", func(q *qpState) []verbs.WC { return []verbs.WC{ok(q, 0), ok(q, 1), ok(q, 1)} }, "completes again"},
+		{"never posted", func(q *qpState) []verbs.WC { return []verbs.WC{ok(q, 4)} }, "only 4 were posted"},
+		{"lost", func(q *qpState) []verbs.WC { return []verbs.WC{ok(q, 0), ok(q, 3)} }, "WR 1 (signaled"},
+		{"unsignaled success", func(q *qpState) []verbs.WC { return []verbs.WC{ok(q, 0), ok(q, 1), ok(q, 2)} }, "unsignaled send WR 2"},
+		{"success after error", func(q *qpState) []verbs.WC { return []verbs.WC{st(q, 0, verbs.WCRetryExcErr), ok(q, 1)} }, "succeeds after an error"},
+		{"error after error", func(q *qpState) []verbs.WC {
+			return []verbs.WC{st(q, 0, verbs.WCRetryExcErr), st(q, 1, verbs.WCRetryExcErr)}
 		}, "only flushes may follow"},
-		{"unforced status", func(q *qpState) []wc.WC { return []wc.WC{st(q, 0, wc.BadRespErr)} }, "not forced"},
-		{"other QP", func(q *qpState) []wc.WC { w := ok(q, 0); w.QPNum++; return []wc.WC{w} }, "names QP"},
-		{"other round", func(q *qpState) []wc.WC { w := ok(q, 0); w.WRID = wrid(99, false, 0); return []wc.WC{w} }, "not in this round"},
+		{"unforced status", func(q *qpState) []verbs.WC { return []verbs.WC{st(q, 0, verbs.WCBadRespErr)} }, "not forced"},
+		{"other QP", func(q *qpState) []verbs.WC { w := ok(q, 0); w.QPNum++; return []verbs.WC{w} }, "names QP"},
+		{"other round", func(q *qpState) []verbs.WC { w := ok(q, 0); w.WRID = wrid(99, false, 0); return []verbs.WC{w} }, "not in this round"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, c, q := ledgerRig()
@@ -54,9 +53,9 @@ func TestLedgerCatches(t *testing.T) {
 // ledgerRig is a soak with one UD QP (UD so that no data check gets in
 // the way) whose send queue holds four WRs, the third unsignaled.
 func ledgerRig() (*soak, *cqState, *qpState) {
-	s := &soak{forced: map[uint64][]wc.Status{}}
+	s := &soak{forced: map[uint64][]verbs.WCStatus{}}
 	c := &cqState{name: "cq"}
-	q := &qpState{s: s, idx: 7, num: 0x42, typ: qp.UD, wake: make(chan struct{}, 1)}
+	q := &qpState{s: s, idx: 7, num: 0x42, typ: verbs.QPTypeUD, wake: make(chan struct{}, 1)}
 	q.peer = q
 	q.sq.cq, q.rq.cq = c, c
 	q.sq.last.Store(-1)
@@ -69,10 +68,10 @@ func ledgerRig() (*soak, *cqState, *qpState) {
 	return s, c, q
 }
 
-func ok(q *qpState, seq int64) wc.WC {
-	return wc.WC{WRID: wrid(q.idx, false, seq), QPNum: q.num, Status: wc.Success, Opcode: wc.RDMAWrite}
+func ok(q *qpState, seq int64) verbs.WC {
+	return verbs.WC{WRID: wrid(q.idx, false, seq), QPNum: q.num, Status: verbs.WCSuccess, Opcode: verbs.WCRDMAWrite}
 }
 
-func st(q *qpState, seq int64, status wc.Status) wc.WC {
-	return wc.WC{WRID: wrid(q.idx, false, seq), QPNum: q.num, Status: status}
+func st(q *qpState, seq int64, status verbs.WCStatus) verbs.WC {
+	return verbs.WC{WRID: wrid(q.idx, false, seq), QPNum: q.num, Status: status}
 }

@@ -8,26 +8,25 @@ import (
 	"sync/atomic"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // connSpec is one connection of a round: its transport and the devices of
 // its two ends.
 type connSpec struct {
-	typ  qp.Type
+	typ  verbs.QPType
 	devs [2]int
 }
 
 // conns are the connections of every round: three RC (one looped back on
 // one device), two UC and a UD pair.
 var conns = []connSpec{
-	{qp.RC, [2]int{0, 1}},
-	{qp.RC, [2]int{1, 0}},
-	{qp.RC, [2]int{0, 0}},
-	{qp.UC, [2]int{0, 1}},
-	{qp.UC, [2]int{1, 0}},
-	{qp.UD, [2]int{0, 1}},
+	{verbs.QPTypeRC, [2]int{0, 1}},
+	{verbs.QPTypeRC, [2]int{1, 0}},
+	{verbs.QPTypeRC, [2]int{0, 0}},
+	{verbs.QPTypeUC, [2]int{0, 1}},
+	{verbs.QPTypeUC, [2]int{1, 0}},
+	{verbs.QPTypeUD, [2]int{0, 1}},
 }
 
 // opKind is what a send WR does.
@@ -44,10 +43,10 @@ const (
 	opDummy // the signaled SEND posted in ERR at the end of a round
 )
 
-var wrOpcode = [...]wc.WROpcode{
-	opSend: wc.WRSend, opSendImm: wc.WRSendWithImm, opWrite: wc.WRRDMAWrite,
-	opWriteImm: wc.WRRDMAWriteWithImm, opRead: wc.WRRDMARead,
-	opCAS: wc.WRAtomicCmpAndSwp, opFAA: wc.WRAtomicFetchAndAdd, opDummy: wc.WRSend,
+var wrOpcode = [...]verbs.WROpcode{
+	opSend: verbs.WRSend, opSendImm: verbs.WRSendWithImm, opWrite: verbs.WRRDMAWrite,
+	opWriteImm: verbs.WRRDMAWriteWithImm, opRead: verbs.WRRDMARead,
+	opCAS: verbs.WRAtomicCmpAndSwp, opFAA: verbs.WRAtomicFetchAndAdd, opDummy: verbs.WRSend,
 }
 
 // consumesRecv reports whether the op takes a receive WR at the peer.
@@ -88,7 +87,7 @@ type qpState struct {
 	idx    int    // global index, in the wr_id
 	connID uint32 // the connection's number over the whole run
 	side   int    // 0 or 1: which end of the connection
-	typ    qp.Type
+	typ    verbs.QPType
 	dev    *devState
 	q      *sim.QP
 	num    uint32
@@ -219,7 +218,7 @@ func (s *soak) runRound(r int) int {
 
 // newQP creates one QP with its buffer and MR, its CQs chosen at random
 // among its device's.
-func (s *soak) newQP(idx int, connID uint32, side int, typ qp.Type, d *devState, rng *rand.Rand) (*qpState, error) {
+func (s *soak) newQP(idx int, connID uint32, side int, typ verbs.QPType, d *devState, rng *rand.Rand) (*qpState, error) {
 	q := &qpState{
 		s: s, idx: idx, connID: connID, side: side, typ: typ, dev: d,
 		buf:       make([]byte, bufLen),
@@ -232,7 +231,7 @@ func (s *soak) newQP(idx int, connID uint32, side int, typ qp.Type, d *devState,
 	q.rq.last.Store(-1)
 	q.sq.cq = d.cqs[rng.IntN(len(d.cqs))]
 	q.rq.cq = d.cqs[rng.IntN(len(d.cqs))]
-	if typ == qp.UD {
+	if typ == verbs.QPTypeUD {
 		q.udSeen = map[uint64]bool{}
 	}
 	fill(q.buf[readSrcBase:][:readSrcLen], mix(s.cfg.Seed, tagReadSrc, uint64(connID), uint64(side)))
@@ -244,7 +243,7 @@ func (s *soak) newQP(idx int, connID uint32, side int, typ qp.Type, d *devState,
 	q.atomic = atomicBase + int((8-(q.mr.Addr()+atomicBase)%8)%8)
 	q.q, err = d.pd.CreateQP(sim.QPInitAttr{
 		Context: q, SendCQ: q.sq.cq.cq, RecvCQ: q.rq.cq.cq, Type: typ,
-		Cap: qp.Cap{MaxSendWR: depth, MaxRecvWR: depth, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: maxInline},
+		Cap: verbs.QPCap{MaxSendWR: depth, MaxRecvWR: depth, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: maxInline},
 	})
 	if err != nil {
 		q.mr.Dereg()
@@ -257,7 +256,7 @@ func (s *soak) newQP(idx int, connID uint32, side int, typ qp.Type, d *devState,
 // connect takes both ends to RTS: RC and UC connected to each other, UD
 // with an address handle to the other's port.
 func (s *soak) connect(a, b *qpState) error {
-	if a.typ != qp.UD {
+	if a.typ != verbs.QPTypeUD {
 		return sim.Connect(a.q, b.q, sim.ConnectOptions{
 			PathMTU: sim.MTU256, Timeout: 4, RetryCnt: 6, RNRRetry: 6, MinRNRTimer: 1,
 		})
@@ -359,7 +358,7 @@ func (q *qpState) peerReady() bool {
 	if q.broken.Load() || p.exited.Load() || p.recvDead.Load() {
 		return true // this QP's sends are flushed, or the peer takes nothing more
 	}
-	if q.typ == qp.RC {
+	if q.typ == verbs.QPTypeRC {
 		return uint64(p.recvReady.Load()) > q.msgSeq
 	}
 	return p.recvReady.Load() > p.rq.last.Load()+1
@@ -372,9 +371,9 @@ func (q *qpState) pick(last bool) {
 	var op opKind
 	x := r.IntN(100)
 	switch q.typ {
-	case qp.RC:
+	case verbs.QPTypeRC:
 		op = [...]opKind{opSend, opSend, opSend, opSendImm, opWrite, opWrite, opWriteImm, opRead, opRead, opCAS, opFAA}[x%11]
-	case qp.UC:
+	case verbs.QPTypeUC:
 		op = [...]opKind{opSend, opSend, opSendImm, opWrite, opWriteImm}[x%5]
 	default:
 		op = [...]opKind{opSend, opSend, opSendImm}[x%3]
@@ -402,8 +401,8 @@ func (q *qpState) postRecv() bool {
 	seq := q.rq.posted.Load()
 	q.rq.recs[seq%depth] = wrRec{seq: seq, signaled: true}
 	q.rq.posted.Add(1)
-	sge := []qp.SGE{{Addr: q.mr.Addr() + uint64(recvOff(seq)), Length: slotLen, LKey: q.mr.LKey()}}
-	if _, err := q.q.PostRecv([]qp.RecvWR{{WRID: wrid(q.idx, true, seq), SGList: sge}}); err != nil {
+	sge := []verbs.SGE{{Addr: q.mr.Addr() + uint64(recvOff(seq)), Length: slotLen, LKey: q.mr.LKey()}}
+	if _, err := q.q.PostRecv([]verbs.RecvWR{{WRID: wrid(q.idx, true, seq), SGList: sge}}); err != nil {
 		q.rq.posted.Add(-1)
 		s.fail("QP %#x: post_recv %d: %v", q.num, seq, err)
 		return false
@@ -423,12 +422,12 @@ func (q *qpState) postSend() bool {
 	rec.seq = seq
 	q.pending = false
 	dir := uint64(q.side)
-	wr := qp.SendWR{WRID: wrid(q.idx, false, seq), Opcode: wrOpcode[rec.op]}
+	wr := verbs.SendWR{WRID: wrid(q.idx, false, seq), Opcode: wrOpcode[rec.op]}
 	if rec.signaled {
-		wr.Flags |= qp.SendSignaled
+		wr.Flags |= verbs.SendSignaled
 	}
 	src := q.buf[sendOff(seq):][:rec.length]
-	sge := qp.SGE{Addr: q.mr.Addr() + uint64(sendOff(seq)), Length: rec.length, LKey: q.mr.LKey()}
+	sge := verbs.SGE{Addr: q.mr.Addr() + uint64(sendOff(seq)), Length: rec.length, LKey: q.mr.LKey()}
 	remote := func(off int) { wr.RemoteAddr, wr.RKey = p.mr.Addr()+uint64(off), p.mr.RKey() }
 	if rec.op.consumesRecv() {
 		rec.msg = q.msgSeq
@@ -441,11 +440,11 @@ func (q *qpState) postSend() bool {
 			wr.Imm = immOf(q.connID, q.side, rec.msg)
 		}
 		if rec.length <= maxInline && q.rng.IntN(3) == 0 {
-			wr.Flags |= qp.SendInline
+			wr.Flags |= verbs.SendInline
 		}
 	case opWrite, opWriteImm:
 		switch {
-		case q.typ == qp.RC:
+		case q.typ == verbs.QPTypeRC:
 			rec.wseq = q.wseq
 			q.wseq++
 			fill(src, mix(s.cfg.Seed, tagWrite, uint64(q.connID), dir, rec.wseq, uint64(rec.length)))
@@ -477,9 +476,9 @@ func (q *qpState) postSend() bool {
 		rec.length = 0
 	}
 	if rec.op != opDummy {
-		wr.SGList = []qp.SGE{sge}
+		wr.SGList = []verbs.SGE{sge}
 	}
-	if q.typ == qp.UD {
+	if q.typ == verbs.QPTypeUD {
 		wr.AH, wr.RemoteQPN, wr.RemoteQKey = q.ah, p.num, qkey
 	}
 	q.sq.recs[seq%depth] = rec
@@ -487,7 +486,7 @@ func (q *qpState) postSend() bool {
 	if rec.op.consumesRecv() {
 		q.msgPosted.Store(q.msgSeq)
 	}
-	if _, err := q.q.PostSend([]qp.SendWR{wr}); err != nil {
+	if _, err := q.q.PostSend([]verbs.SendWR{wr}); err != nil {
 		q.sq.posted.Add(-1)
 		s.fail("QP %#x: post_send %d (%v): %v", q.num, seq, wr.Opcode, err)
 		return false
@@ -529,7 +528,7 @@ func (q *qpState) injectFatal(t *qpState) {
 }
 
 // forcedStatuses are statuses the traffic never produces by itself.
-var forcedStatuses = []wc.Status{wc.BadRespErr, wc.GeneralErr, wc.RemAbortErr, wc.LocQPOpErr, wc.FatalErr}
+var forcedStatuses = []verbs.WCStatus{verbs.WCBadRespErr, verbs.WCGeneralErr, verbs.WCRemAbortErr, verbs.WCLocQPOpErr, verbs.WCFatalErr}
 
 // forceStatus makes a WR about to be posted on a random QP of the round
 // (send or receive) complete with a forced error status.
@@ -559,7 +558,7 @@ func (q *qpState) forceStatus() {
 	s.st.forced.Add(1)
 }
 
-func (s *soak) wasForced(id uint64, st wc.Status) bool {
+func (s *soak) wasForced(id uint64, st verbs.WCStatus) bool {
 	s.forcedMu.Lock()
 	defer s.forcedMu.Unlock()
 	for _, f := range s.forced[id] {
@@ -582,7 +581,7 @@ func (s *soak) wasForced(id uint64, st wc.Status) bool {
 func (s *soak) teardown(rq *roundQPs) {
 	for _, q := range rq.qps {
 		if q.q != nil && !q.destroyed.Load() {
-			if err := q.q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState); err != nil {
+			if err := q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState); err != nil {
 				s.fail("QP %#x to ERR: %v", q.num, err)
 			}
 		}
@@ -642,7 +641,7 @@ func (s *soak) checkRound(rq *roundQPs) {
 			}
 		}
 		p := q.peer
-		if q.typ != qp.RC {
+		if q.typ != verbs.QPTypeRC {
 			continue
 		}
 		// XFER-25: what the sender saw succeed was received, unless the

@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Config describes a soak. Zero fields take the defaults of Defaults.
@@ -168,7 +167,7 @@ type soak struct {
 	stopBusy atomic.Bool
 
 	forcedMu sync.Mutex
-	forced   map[uint64][]wc.Status
+	forced   map[uint64][]verbs.WCStatus
 
 	errMu sync.Mutex
 	errs  []error
@@ -203,7 +202,7 @@ type cqState struct {
 	name string
 	cq   *sim.CQ
 	mu   sync.Mutex
-	wcs  [16]wc.WC
+	wcs  [16]verbs.WC
 	want [readSrcLen]byte // scratch for expected data, under mu
 
 	eventsRead, eventsAcked atomic.Int64
@@ -240,7 +239,7 @@ func Run(cfg Config) (Report, error) {
 		cfg:    cfg,
 		cqs:    map[*sim.CQ]*cqState{},
 		kick:   make(chan struct{}, 1),
-		forced: map[uint64][]wc.Status{},
+		forced: map[uint64][]verbs.WCStatus{},
 	}
 	start := time.Now()
 	rep, err := s.run()
@@ -320,12 +319,12 @@ func (s *soak) run() (rep Report, _ error) {
 	rep.ByStatus, rep.Async = map[string]uint64{}, map[string]uint64{}
 	for i := range s.st.byStatus {
 		if n := s.st.byStatus[i].Load(); n > 0 {
-			rep.ByStatus[wc.Status(i).Name()] = n
+			rep.ByStatus[verbs.WCStatus(i).Name()] = n
 		}
 	}
 	for i := range s.st.async {
 		if n := s.st.async[i].Load(); n > 0 {
-			rep.Async[notify.EventType(i).Name()] = n
+			rep.Async[verbs.EventType(i).Name()] = n
 		}
 	}
 	rep.Engine = f.Stats()
@@ -621,7 +620,7 @@ func (s *soak) asyncLoop(ctx context.Context, d *devState) {
 			s.st.async[ev.Type].Add(1)
 		}
 		switch ev.Type {
-		case notify.EventQPFatal, notify.EventCommEst, notify.EventQPReqErr, notify.EventQPAccessErr:
+		case verbs.EventQPFatal, verbs.EventCommEst, verbs.EventQPReqErr, verbs.EventQPAccessErr:
 		default:
 			// A CQ_ERR would mean an overrun, which the CQ sizes rule out
 			// (CQ-25); nothing else is expected either.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The errors a post returns most, made once so a failed post in a hot loop
@@ -53,7 +54,7 @@ func opAllowed(op wc.WROpcode, t Type) (ok bool, unsupported bool) {
 // live type 1 window of q's device (type 2 windows are bound with
 // PostSend, MW-04), a QP that is not RC or UC, and every error of
 // PostSend (state, flags, a full queue).
-func (q *QP) BindMW(mw any, wrID uint64, flags SendFlags, info MWBindInfo) (err error) {
+func (q *QP) BindMW(mw verbs.MW, wrID uint64, flags SendFlags, info MWBindInfo) (err error) {
 	const verb = "ibv_bind_mw"
 	if q == nil {
 		return verr.New(verb, syscall.EINVAL, "nil QP")

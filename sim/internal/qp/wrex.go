@@ -5,6 +5,7 @@ import (
 
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // This file holds the extended post API of ibv_create_qp_ex and
@@ -269,7 +270,7 @@ func (q *QP) WRAtomicFetchAdd(rkey uint32, addr, add uint64) {
 
 // WRBindMW starts a BIND_MW of the type 2 window mw (a *sim.MW) to the
 // new rkey (ibv_wr_bind_mw); see PostSend and MW-04.
-func (q *QP) WRBindMW(mw any, rkey uint32, info MWBindInfo) {
+func (q *QP) WRBindMW(mw verbs.MW, rkey uint32, info MWBindInfo) {
 	q.build(SendWR{Opcode: wc.WRBindMW, MW: mw, RKey: rkey, Bind: info})
 }
 
@@ -391,7 +392,7 @@ func (q *QP) setInlineLocked(one []byte, list [][]byte) {
 // WRSetUDAddr gives the last request built its UD destination
 // (ibv_wr_set_ud_addr): the address handle (a *sim.AH), the remote QP
 // number and Q_Key. A UD request without one fails the batch.
-func (q *QP) WRSetUDAddr(ah any, remoteQPN, remoteQKey uint32) {
+func (q *QP) WRSetUDAddr(ah verbs.AH, remoteQPN, remoteQKey uint32) {
 	if q == nil {
 		return
 	}
