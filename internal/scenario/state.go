@@ -132,7 +132,7 @@ func (in *interp) snapshot() State {
 		st.InFlight = append(st.InFlight, in.describeReady(ev))
 	}
 	for _, ev := range in.f.Future() {
-		st.Future = append(st.Future, fmt.Sprintf("at %s: %s on qp %s", fmtTime(ev.At), ev.What, in.qpName(ev.QPN)))
+		st.Future = append(st.Future, fmt.Sprintf("at %s: %s on qp %s", fmtTime(ev.At), ev.What, in.qpName(ev.Device, ev.QPN)))
 	}
 	return st
 }
@@ -147,11 +147,11 @@ func armName(s string) string {
 func (in *interp) describeReady(ev sim.ReadyEvent) string {
 	switch ev.Kind {
 	case sim.EventPacket:
-		return fmt.Sprintf("packet %v psn %d to qp %s on %s", ev.Packet, ev.PSN, in.qpName(ev.QPN), ev.Device)
+		return fmt.Sprintf("packet %v psn %d to qp %s on %s", ev.Packet, ev.PSN, in.qpName(ev.Device, ev.QPN), ev.Device)
 	case sim.EventRun:
-		return fmt.Sprintf("qp %s has work to do (its requester or responder runs next)", in.qpName(ev.QPN))
+		return fmt.Sprintf("qp %s has work to do (its requester or responder runs next)", in.qpName(ev.Device, ev.QPN))
 	case sim.EventTimer:
-		return fmt.Sprintf("a timer of qp %s has come due", in.qpName(ev.QPN))
+		return fmt.Sprintf("a timer of qp %s has come due", in.qpName(ev.Device, ev.QPN))
 	}
 	return ev.Kind.String()
 }
