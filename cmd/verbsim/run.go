@@ -21,8 +21,9 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	g.register(fs)
 	format := fs.String("format", "text", "output format: text (the annotated timeline) or json")
+	step := fs.Bool("step", false, "wait for Enter between steps (stdin must be a terminal)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim run [-profile default|rxe] [-format text|json] FILE...\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim run [-profile default|rxe] [-format text|json] [-step] FILE...\n\n"+
 			"Runs scenario files and prints, after each step, what the verb returned, what the\n"+
 			"engine did, the state that changed (CQ rings, arm states, channel events, acks,\n"+
 			"QP states and queue depths, packets in flight, virtual time) and the rules of\n"+
@@ -50,6 +51,10 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
 		return 2
 	}
+	if *step && (*format != "text" || !stdinIsTerminal()) {
+		fmt.Fprintf(stderr, "verbsim run: -step waits for Enter on a terminal, and stdin is not one (or -format is json): printing the whole timeline\n")
+		*step = false
+	}
 	for i, name := range fs.Args() {
 		src, file, err := readScenario(name)
 		if err != nil {
@@ -66,9 +71,12 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout)
 		}
 		if res != nil {
-			if *format == "json" {
+			switch {
+			case *format == "json":
 				err = res.WriteJSON(stdout)
-			} else {
+			case *step:
+				err = stepThrough(res, stdout)
+			default:
 				err = res.WriteText(stdout)
 			}
 			if err != nil {
