@@ -66,7 +66,9 @@ type objects struct {
 	// cqDev is each CQ's device, to tell apart QPs of equal numbers on
 	// different devices.
 	cqDev map[string]string
-	kind  map[string]string // name -> kind, for the one namespace of names
+	// cqChan is each CQ's completion channel, "" for none.
+	cqChan map[string]string
+	kind   map[string]string // name -> kind, for the one namespace of names
 	// order lists the names in creation order, for the state panel.
 	order []string
 }
@@ -115,7 +117,7 @@ func newInterp(file string, p sim.Profile) *interp {
 		file: file, profile: p,
 		obj: objects{ctx: map[string]*sim.Context{}, pd: map[string]*sim.PD{}, ch: map[string]*sim.CompChannel{},
 			cq: map[string]*sim.CQ{}, mr: map[string]*mrObj{}, qp: map[string]*qpObj{}, srq: map[string]*sim.SRQ{},
-			ah: map[string]*sim.AH{}, cqDev: map[string]string{}, kind: map[string]string{}},
+			ah: map[string]*sim.AH{}, cqDev: map[string]string{}, cqChan: map[string]string{}, kind: map[string]string{}},
 		alias:   map[string]string{},
 		asyncRd: map[string][]sim.AsyncEvent{},
 	}
@@ -544,6 +546,7 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if err == nil {
 			in.obj.cq[name] = q
 			in.obj.cqDev[name] = in.obj.ctx[c].Device().Name()
+			in.obj.cqChan[name] = chName
 			in.aliasNewest("create_cq", "cq "+name)
 			if uint64(q.CQE()) != want {
 				in.say("cq->cqe = %d: the capacity may be more than asked for", q.CQE())

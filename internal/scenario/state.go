@@ -26,6 +26,8 @@ type State struct {
 // CQState is one CQ.
 type CQState struct {
 	Name      string   `json:"name"`
+	Device    string   `json:"device"`
+	Channel   string   `json:"channel,omitempty"` // the completion channel it reports to
 	CQE       int      `json:"cqe"`
 	Ring      []WCView `json:"ring"`
 	Arm       string   `json:"arm"` // none, next or solicited
@@ -90,7 +92,7 @@ func (in *interp) snapshot() State {
 		switch in.obj.kind[name] {
 		case "cq":
 			s := in.obj.cq[name].Snapshot()
-			c := CQState{Name: name, CQE: s.CQE, Arm: armName(s.Arm.String()), Read: s.CompRead, Acked: s.CompAcked,
+			c := CQState{Name: name, Device: in.obj.cqDev[name], Channel: in.obj.cqChan[name], CQE: s.CQE, Arm: armName(s.Arm.String()), Read: s.CompRead, Acked: s.CompAcked,
 				Overrun: s.Overrun, Destroyed: s.Destroyed || s.Destroying, Ring: []WCView{}}
 			for _, w := range s.Completions {
 				v := WCView{WRID: w.WRID, Status: statusName(w.Status)}
