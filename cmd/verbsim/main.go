@@ -6,17 +6,22 @@
 //
 // Commands:
 //
-//	walkthrough   (the default) narrate a CQ, its arm state and its channel
+//	tour          (the default) the guided tour: every built-in scenario in order
+//	walkthrough   narrate a CQ, its arm state and its channel
 //	pingpong      ibv_rc_pingpong's exchange between two simulated devices
 //	bench         the performance figures against their floors (docs/performance.md)
 //	run FILE...   scenario files as annotated timelines (-format text|json)
 //	list          the built-in scenarios
+//	explain ID    a rule of spec/catalogue.md in plain words, and a scenario showing it
 //	help [cmd]    list the commands and the global flags, or a command's flags
 //
 // Global flags, accepted before the command name and after it (a value
 // given after the command wins):
 //
 //	-profile default|rxe   behaviour profile: the man pages, or Linux soft-RoCE
+//
+// tour, what verbsim does with no command, runs every built-in scenario
+// (the files of internal/scenario/tour) in order, each under a heading.
 //
 // So `verbsim -profile rxe`, `verbsim -profile=rxe walkthrough`,
 // `verbsim walkthrough -profile rxe` and `verbsim -profile rxe pingpong -e`
@@ -28,10 +33,16 @@
 // finds an empty CQ, the lost wake-up, acknowledgements and destroy, and
 // overrun into IBV_EVENT_CQ_ERR.
 //
-// run [-format text|json] FILE... runs scenario files (docs/scenarios.md)
+// run [-format text|json] [-step] [-svg FILE] [-html FILE] FILE... runs scenario files (docs/scenarios.md)
 // and prints, after each step, the verb's result, what the engine did, the
 // state that changed and the rules that explain it; a FILE not on disk names
-// a built-in scenario, which list shows.
+// a built-in scenario, which list shows. -step waits for Enter between
+// steps when stdin is a terminal; -svg writes a sequence diagram of the
+// scenario and -html a self-contained page that steps through it.
+//
+// explain RULE-ID prints the catalogue's row for a rule (with each
+// profile's reading where they differ) and runs the first built-in
+// scenario whose timeline cites it.
 //
 // pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p]
 // [-dup p] [-delay p] [-seed n] [-trace file] runs ibv_rc_pingpong's
@@ -98,11 +109,13 @@ type command struct {
 // commands lists the subcommands in the order the usage shows them; the
 // first is the default.
 var commands = []command{
-	{"walkthrough", "narrate the completion queue, arming and events on live objects (the default)", walkthroughCmd},
+	{"tour", "the guided tour: every built-in scenario in order (the default)", tourCmd},
+	{"walkthrough", "narrate the completion queue, arming and events on live objects", walkthroughCmd},
 	{"pingpong", "run ibv_rc_pingpong's exchange between two simulated devices", pingpongCmd},
 	{"bench", "measure the performance figures against their floors; -write docs/performance.md", benchCmd},
 	{"run", "run scenario files (or built-in scenarios) and print their annotated timelines", runCmd},
 	{"list", "list the built-in scenarios", listCmd},
+	{"explain", "print a rule of spec/catalogue.md in plain words and run a scenario that shows it", explainCmd},
 }
 
 // usage prints the top-level help: the commands and the global flags.
@@ -117,7 +130,7 @@ func usage(w io.Writer) {
 	fs.SetOutput(w)
 	(&globalFlags{profile: "default"}).register(fs)
 	fs.PrintDefaults()
-	fmt.Fprintf(w, "\nExamples:\n  verbsim -profile rxe\n  verbsim -profile=rxe walkthrough\n  verbsim -profile rxe pingpong -n 1000 -e -drop 0.05\n")
+	fmt.Fprintf(w, "\nExamples:\n  verbsim\n  verbsim run -step 06-lost-wakeup\n  verbsim explain NOTIFY-02\n  verbsim -profile rxe\n  verbsim -profile=rxe walkthrough\n  verbsim -profile rxe pingpong -n 1000 -e -drop 0.05\n")
 }
 
 // run is main without the process: it parses args (os.Args[1:]), runs the

@@ -21,8 +21,11 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	g.register(fs)
 	format := fs.String("format", "text", "output format: text (the annotated timeline) or json")
+	step := fs.Bool("step", false, "wait for Enter between steps (stdin must be a terminal)")
+	svgOut := fs.String("svg", "", "also write a sequence diagram of the scenario to this `file` (SVG)")
+	htmlOut := fs.String("html", "", "also write a self-contained page that steps through the scenario to this `file`")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim run [-profile default|rxe] [-format text|json] FILE...\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim run [-profile default|rxe] [-format text|json] [-step] [-svg FILE] [-html FILE] FILE...\n\n"+
 			"Runs scenario files and prints, after each step, what the verb returned, what the\n"+
 			"engine did, the state that changed (CQ rings, arm states, channel events, acks,\n"+
 			"QP states and queue depths, packets in flight, virtual time) and the rules of\n"+
@@ -50,6 +53,14 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
 		return 2
 	}
+	if (*svgOut != "" || *htmlOut != "") && fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "verbsim run: -svg and -html draw one scenario; name exactly one\n")
+		return 2
+	}
+	if *step && (*format != "text" || !stdinIsTerminal()) {
+		fmt.Fprintf(stderr, "verbsim run: -step waits for Enter on a terminal, and stdin is not one (or -format is json): printing the whole timeline\n")
+		*step = false
+	}
 	for i, name := range fs.Args() {
 		src, file, err := readScenario(name)
 		if err != nil {
@@ -66,9 +77,12 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout)
 		}
 		if res != nil {
-			if *format == "json" {
+			switch {
+			case *format == "json":
 				err = res.WriteJSON(stdout)
-			} else {
+			case *step:
+				err = stepThrough(res, stdout)
+			default:
 				err = res.WriteText(stdout)
 			}
 			if err != nil {
@@ -80,8 +94,33 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "verbsim: %v\n", runErr)
 			return 1
 		}
+		for _, out := range []struct {
+			path  string
+			write func(io.Writer) error
+		}{{*svgOut, res.WriteSVG}, {*htmlOut, res.WriteHTML}} {
+			if out.path == "" {
+				continue
+			}
+			if err := writeFile(out.path, out.write); err != nil {
+				fmt.Fprintf(stderr, "verbsim: %v\n", err)
+				return 1
+			}
+		}
 	}
 	return 0
+}
+
+// writeFile creates path and writes it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // readScenario reads a scenario from disk or, failing that, from the

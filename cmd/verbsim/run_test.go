@@ -71,3 +71,23 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("-format xml: exit %d", code)
 	}
 }
+
+// TestRunPictures: -svg and -html write their files; they draw one
+// scenario only.
+func TestRunPictures(t *testing.T) {
+	dir := t.TempDir()
+	svg, page := filepath.Join(dir, "d.svg"), filepath.Join(dir, "p.html")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"run", "-svg", svg, "-html", page, "05-empty-event"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, f := range []string{svg, page} {
+		if b, err := os.ReadFile(f); err != nil || len(b) < 1000 {
+			t.Errorf("%s: %v, %d bytes", f, err, len(b))
+		}
+	}
+	errOut.Reset()
+	if code := run([]string{"run", "-svg", svg, "01-cq-basics", "02-arm-once"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "name exactly one") {
+		t.Errorf("two scenarios with -svg: exit %d: %s", code, errOut.String())
+	}
+}

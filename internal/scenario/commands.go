@@ -115,6 +115,11 @@ var commandTable = map[string]command{
 		required: []string{"pd"}, verb: "ibv_reg_mr", help: "register a buffer (4096 bytes by default, LOCAL_WRITE)"},
 	"create_srq": {name: true, keys: map[string]key{"pd": {ref: "pd"}, "max_wr": numKey, "limit": numKey},
 		required: []string{"pd"}, verb: "ibv_create_srq", help: "create a shared receive queue"},
+	"create_ah": {name: true, keys: map[string]key{"pd": {ref: "pd"}, "dest": {ref: "qp"}}, required: []string{"pd", "dest"}, verb: "ibv_create_ah",
+		help: "create an address handle for UD sends: the path to the port of dest's device"},
+	"modify_srq": {keys: map[string]key{"srq": {ref: "srq"}, "limit": numKey}, required: []string{"srq", "limit"}, verb: "ibv_modify_srq",
+		help: "arm the SRQ's limit event: when taking a WR leaves fewer than limit queued, IBV_EVENT_SRQ_LIMIT_REACHED (IBV_SRQ_LIMIT)"},
+	"query_srq": {keys: map[string]key{"srq": {ref: "srq"}}, required: []string{"srq"}, verb: "ibv_query_srq", help: "read the SRQ's max_wr, max_sge and srq_limit"},
 	"create_qp": {name: true, keys: map[string]key{"pd": {ref: "pd"}, "type": {oneOf: qpTypes}, "cq": {ref: "cq"}, "send_cq": {ref: "cq"},
 		"recv_cq": {ref: "cq"}, "srq": {ref: "srq"}, "send_wr": numKey, "recv_wr": numKey}, flags: []string{"sq_sig_all"},
 		required: []string{"pd"}, verb: "ibv_create_qp", help: "create a queue pair (RC, 4 send and 4 receive WRs by default); cq= sets both CQs"},
@@ -126,8 +131,9 @@ var commandTable = map[string]command{
 		required: []string{"a", "b"}, help: "take two RC or UC QPs to RTS, each connected to the other (the three ibv_modify_qp calls each, as rdma_cm would)"},
 	// Work requests and completions.
 	"post_send": {keys: map[string]key{"qp": {ref: "qp"}, "wr_id": numListKey, "opcode": {oneOf: sendOps}, "len": numKey, "mr": {ref: "mr"},
-		"remote": {ref: "mr"}}, flags: []string{"signaled", "solicited", "inline"},
-		required: []string{"qp", "wr_id"}, verb: "ibv_post_send", help: "post send WRs (a list of wr_ids posts a chain); len bytes (64 by default) from mr (the PD's first MR)"},
+		"remote": {ref: "mr"}, "rkey": numKey, "ah": {ref: "ah"}, "dest": {ref: "qp"}, "qkey": numKey}, flags: []string{"signaled", "solicited", "inline"},
+		required: []string{"qp", "wr_id"}, verb: "ibv_post_send",
+		help: "post send WRs (a list of wr_ids posts a chain); len bytes (64 by default) from mr (the PD's first MR); remote= targets an RDMA WR at that MR (rkey= overrides its rkey); UD: ah= and dest= (the remote QP; qkey 0x11111111 by default)"},
 	"post_recv": {keys: map[string]key{"qp": {ref: "qp"}, "wr_id": numListKey, "len": numKey, "mr": {ref: "mr"}},
 		required: []string{"qp", "wr_id"}, verb: "ibv_post_recv", help: "post receive WRs"},
 	"post_srq_recv": {keys: map[string]key{"srq": {ref: "srq"}, "wr_id": numListKey, "len": numKey, "mr": {ref: "mr"}},
@@ -142,6 +148,9 @@ var commandTable = map[string]command{
 	// Destruction.
 	"destroy_cq":           {keys: map[string]key{"cq": {ref: "cq"}}, required: []string{"cq"}, verb: "ibv_destroy_cq", help: "destroy a CQ (waits at most 10 ms of wall time for acks)"},
 	"destroy_qp":           {keys: map[string]key{"qp": {ref: "qp"}}, required: []string{"qp"}, verb: "ibv_destroy_qp", help: "destroy a QP"},
+	"destroy_ah":           {keys: map[string]key{"ah": {ref: "ah"}}, required: []string{"ah"}, verb: "ibv_destroy_ah", help: "destroy an address handle"},
+	"dereg_mr":             {keys: map[string]key{"mr": {ref: "mr"}}, required: []string{"mr"}, verb: "ibv_dereg_mr", help: "deregister a memory region: its lkey and rkey stop working"},
+	"dealloc_pd":           {keys: map[string]key{"pd": {ref: "pd"}}, required: []string{"pd"}, verb: "ibv_dealloc_pd", help: "free a protection domain (EBUSY while anything still uses it)"},
 	"destroy_srq":          {keys: map[string]key{"srq": {ref: "srq"}}, required: []string{"srq"}, verb: "ibv_destroy_srq", help: "destroy an SRQ"},
 	"destroy_comp_channel": {keys: map[string]key{"channel": {ref: "channel"}}, required: []string{"channel"}, verb: "ibv_destroy_comp_channel", help: "destroy a completion channel"},
 }

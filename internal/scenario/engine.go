@@ -55,14 +55,20 @@ func lookupProfile(name string) (sim.Profile, bool) {
 
 // objects are the named objects of a run.
 type objects struct {
-	ctx  map[string]*sim.Context
-	pd   map[string]*sim.PD
-	ch   map[string]*sim.CompChannel
-	cq   map[string]*sim.CQ
-	mr   map[string]*mrObj
-	qp   map[string]*qpObj
-	srq  map[string]*sim.SRQ
-	kind map[string]string // name -> kind, for the one namespace of names
+	ctx map[string]*sim.Context
+	pd  map[string]*sim.PD
+	ch  map[string]*sim.CompChannel
+	cq  map[string]*sim.CQ
+	mr  map[string]*mrObj
+	qp  map[string]*qpObj
+	srq map[string]*sim.SRQ
+	ah  map[string]*sim.AH
+	// cqDev is each CQ's device, to tell apart QPs of equal numbers on
+	// different devices.
+	cqDev map[string]string
+	// cqChan is each CQ's completion channel, "" for none.
+	cqChan map[string]string
+	kind   map[string]string // name -> kind, for the one namespace of names
 	// order lists the names in creation order, for the state panel.
 	order []string
 }
@@ -111,7 +117,7 @@ func newInterp(file string, p sim.Profile) *interp {
 		file: file, profile: p,
 		obj: objects{ctx: map[string]*sim.Context{}, pd: map[string]*sim.PD{}, ch: map[string]*sim.CompChannel{},
 			cq: map[string]*sim.CQ{}, mr: map[string]*mrObj{}, qp: map[string]*qpObj{}, srq: map[string]*sim.SRQ{},
-			kind: map[string]string{}},
+			ah: map[string]*sim.AH{}, cqDev: map[string]string{}, cqChan: map[string]string{}, kind: map[string]string{}},
 		alias:   map[string]string{},
 		asyncRd: map[string][]sim.AsyncEvent{},
 	}
@@ -539,6 +545,8 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		in.verbResult(fmt.Sprintf("ibv_create_cq(cqe=%d)", want), err)
 		if err == nil {
 			in.obj.cq[name] = q
+			in.obj.cqDev[name] = in.obj.ctx[c].Device().Name()
+			in.obj.cqChan[name] = chName
 			in.aliasNewest("create_cq", "cq "+name)
 			if uint64(q.CQE()) != want {
 				in.say("cq->cqe = %d: the capacity may be more than asked for", q.CQE())
@@ -579,6 +587,64 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		}
 	case "create_qp":
 		return in.doCreateQP(st, a, name)
+	case "create_ah":
+		p, d := a.ref("pd", "pd"), a.ref("dest", "qp")
+		if a.err != nil {
+			return a.err
+		}
+		dev := in.obj.qp[d].dev
+		ah, err := in.obj.pd[p].CreateAH(sim.AHAttr{DLID: in.lidOf(dev), PortNum: 1})
+		in.verbResult(fmt.Sprintf("ibv_create_ah(dlid %d: port 1 of %s)", in.lidOf(dev), dev), err)
+		if err == nil {
+			in.obj.ah[name] = ah
+			in.aliasNewest("create_ah", "ah "+name)
+			in.note("PD-03")
+		}
+	case "modify_srq":
+		n := a.ref("srq", "srq")
+		if a.err != nil {
+			return a.err
+		}
+		lim := uint32(min(a.num("limit", 0), 1<<31))
+		err := in.obj.srq[n].Modify(&qp.SRQAttr{SRQLimit: lim}, qp.SRQLimit)
+		in.verbResult(fmt.Sprintf("ibv_modify_srq(%s, srq_limit=%d, IBV_SRQ_LIMIT)", n, lim), err)
+		if err == nil {
+			in.say("armed: the event comes when taking a WR leaves fewer than %d queued", lim)
+		}
+		in.note("SRQ-04", "SRQ-06")
+	case "query_srq":
+		n := a.ref("srq", "srq")
+		if a.err != nil {
+			return a.err
+		}
+		attr, err := in.obj.srq[n].Query()
+		if err != nil {
+			in.verbResult("ibv_query_srq("+n+")", err)
+			return nil
+		}
+		in.say("ibv_query_srq(%s) = ok: max_wr %d, max_sge %d, srq_limit %d", n, attr.MaxWR, attr.MaxSGE, attr.SRQLimit)
+		if attr.SRQLimit == 0 {
+			in.say("srq_limit 0: the limit is not armed (never armed, or it has fired)")
+			in.note("SRQ-05")
+		}
+	case "destroy_ah":
+		n := a.ref("ah", "ah")
+		if a.err != nil {
+			return a.err
+		}
+		in.verbResult("ibv_destroy_ah("+n+")", in.obj.ah[n].Destroy())
+	case "dereg_mr":
+		n := a.ref("mr", "mr")
+		if a.err != nil {
+			return a.err
+		}
+		in.verbResult("ibv_dereg_mr("+n+")", in.obj.mr[n].mr.Dereg())
+	case "dealloc_pd":
+		n := a.ref("pd", "pd")
+		if a.err != nil {
+			return a.err
+		}
+		in.verbResult("ibv_dealloc_pd("+n+")", in.obj.pd[n].Dealloc())
 	case "modify_qp":
 		return in.doModify(st, a)
 	case "connect":
@@ -619,8 +685,8 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		}
 		in.say("ibv_poll_cq(%s, %d) = %d, oldest first:", c, n, got)
 		for _, w := range buf[:got] {
-			in.say("  %s", in.describeWC(w))
-			in.explainWC(w)
+			in.say("  %s", in.describeWC(in.obj.cqDev[c], w))
+			in.explainWC(in.obj.cqDev[c], w)
 		}
 		in.note("CQ-17")
 	case "req_notify_cq":
@@ -701,6 +767,12 @@ func (in *interp) doVerb(st *Step, a *args) error {
 			in.note("ASYNC-07")
 		case notify.EventQPFatal:
 			in.note("ASYNC-08")
+		case notify.EventQPAccessErr, notify.EventQPReqErr:
+			in.note("ASYNC-11", "XFER-15")
+		case notify.EventSRQLimitReached:
+			in.note("SRQ-04", "ASYNC-15")
+		case notify.EventQPLastWQEReached:
+			in.note("ASYNC-14")
 		}
 	case "ack_async_event":
 		c := a.ref("ctx", "ctx")
@@ -774,6 +846,8 @@ func kindOf(verb string) string {
 		return "srq"
 	case "create_qp":
 		return "qp"
+	case "create_ah":
+		return "ah"
 	}
 	return verb
 }
@@ -855,14 +929,7 @@ func (in *interp) doModify(st *Step, a *args) error {
 	}
 	var dlid uint16 = 1
 	if peer != "" {
-		if d, err := in.f.Device(in.obj.qp[peer].dev); err == nil {
-			if c, err := d.Open(); err == nil {
-				if pa, err := c.QueryPort(1); err == nil {
-					dlid = pa.LID
-				}
-				c.Close()
-			}
-		}
+		dlid = in.lidOf(in.obj.qp[peer].dev)
 	}
 	attr := qp.Attr{QPState: to, PortNum: 1, QKey: 0x11111111, QPAccessFlags: qp.AccessRemoteWrite | qp.AccessRemoteRead,
 		PathMTU: qp.MTU1024, DestQPNum: dest, MaxDestRDAtomic: 1, MinRNRTimer: uint8(a.num("min_rnr_timer", 12)),
@@ -877,6 +944,20 @@ func (in *interp) doModify(st *Step, a *args) error {
 		}
 	}
 	return nil
+}
+
+// lidOf returns the LID of port 1 of a device (1 when it cannot be read).
+func (in *interp) lidOf(dev string) uint16 {
+	var lid uint16 = 1
+	if d, err := in.f.Device(dev); err == nil {
+		if c, err := d.Open(); err == nil {
+			if pa, err := c.QueryPort(1); err == nil {
+				lid = pa.LID
+			}
+			c.Close()
+		}
+	}
+	return lid
 }
 
 // mrFor returns the MR a WR uses: the one named, or the first MR of pd.
@@ -898,6 +979,7 @@ var sendOpOf = map[string]wc.WROpcode{"send": wc.WRSend, "send_imm": wc.WRSendWi
 func (in *interp) doPostSend(st *Step, a *args) error {
 	n := a.ref("qp", "qp")
 	rem := a.ref("remote", "mr")
+	ah, dest := a.ref("ah", "ah"), a.ref("dest", "qp")
 	if a.err != nil {
 		return a.err
 	}
@@ -931,10 +1013,30 @@ func (in *interp) doPostSend(st *Step, a *args) error {
 		if rem != "" {
 			w.RemoteAddr, w.RKey = in.obj.mr[rem].mr.Addr(), in.obj.mr[rem].mr.RKey()
 		}
+		if _, ok := a.get("rkey"); ok {
+			w.RKey = uint32(a.num("rkey", 0))
+		}
+		if ah != "" {
+			w.AH = in.obj.ah[ah]
+		}
+		if dest != "" {
+			w.RemoteQPN, w.RemoteQKey = in.obj.qp[dest].q.Num(), uint32(a.num("qkey", 0x11111111))
+		}
 		wrs = append(wrs, w)
 	}
+	wasErr := o.q.State() == qp.Err
 	k, err := o.q.PostSend(wrs)
-	call := fmt.Sprintf("ibv_post_send(%s, %d WR(s): %s %v, flags %v)", n, len(wrs), strings.TrimPrefix(op.Name(), "IBV_WR_"), fmtIDs(ids), flags)
+	to := ""
+	switch {
+	case rem != "":
+		to = fmt.Sprintf(" to mr %s (rkey %#x)", rem, wrs[0].RKey)
+	case len(wrs) > 0 && wrs[0].RKey != 0:
+		to = fmt.Sprintf(" (rkey %#x)", wrs[0].RKey)
+	}
+	if dest != "" {
+		to += fmt.Sprintf(" to qp %s (qpn %#x, qkey %#x)", dest, wrs[0].RemoteQPN, wrs[0].RemoteQKey)
+	}
+	call := fmt.Sprintf("ibv_post_send(%s, %d WR(s): %s %v%s, flags %v)", n, len(wrs), strings.TrimPrefix(op.Name(), "IBV_WR_"), fmtIDs(ids), to, flags)
 	if err != nil {
 		in.verbResult(call, err)
 		if k > 0 {
@@ -952,7 +1054,7 @@ func (in *interp) doPostSend(st *Step, a *args) error {
 		in.say("unsignaled: a success makes no completion; an error or flush does")
 		in.note("CQ-19")
 	}
-	if k > 0 && o.q.State() == qp.Err {
+	if k > 0 && wasErr {
 		in.note("FLUSH-05")
 	}
 	return nil
@@ -1022,13 +1124,32 @@ func (in *interp) cqName(q *sim.CQ) string {
 	return "?"
 }
 
-func (in *interp) qpName(num uint32) string {
+// qpName returns the scenario name of QP num on device dev ("": any
+// device), or the number in hex.
+func (in *interp) qpName(dev string, num uint32) string {
 	for _, n := range in.obj.order {
-		if o, ok := in.obj.qp[n]; ok && o.q.Num() == num {
+		if o, ok := in.obj.qp[n]; ok && o.q.Num() == num && (dev == "" || o.dev == dev) {
 			return n
 		}
 	}
 	return fmt.Sprintf("%#x", num)
+}
+
+// isUD reports whether QP num of device dev is a UD QP.
+func (in *interp) isUD(dev string, num uint32) bool {
+	o, ok := in.obj.qp[in.qpName(dev, num)]
+	return ok && o.q.Type() == qp.UD
+}
+
+// peerName returns the name of QP num, preferring one on a device other
+// than dev: the sender of a UD message.
+func (in *interp) peerName(dev string, num uint32) string {
+	for _, n := range in.obj.order {
+		if o, ok := in.obj.qp[n]; ok && o.q.Num() == num && o.dev != dev {
+			return n
+		}
+	}
+	return in.qpName(dev, num)
 }
 
 func (in *interp) describeAsync(ev sim.AsyncEvent) string {
@@ -1037,7 +1158,12 @@ func (in *interp) describeAsync(ev sim.AsyncEvent) string {
 	case *sim.CQ:
 		return what + " on cq " + in.cqName(o)
 	case *sim.QP:
-		return what + " on qp " + in.qpName(o.Num())
+		for _, n := range in.obj.order {
+			if x, ok := in.obj.qp[n]; ok && x.q == o {
+				return what + " on qp " + n
+			}
+		}
+		return what + " on qp " + in.qpName("", o.Num())
 	case *sim.SRQ:
 		for n, s := range in.obj.srq {
 			if s == o {
@@ -1056,33 +1182,43 @@ func opName(o wc.Opcode) string { return strings.TrimPrefix(o.Name(), "IBV_WC_")
 func statusName(s wc.Status) string { return strings.TrimPrefix(s.Name(), "IBV_WC_") }
 
 // describeWC renders a completion for a learner.
-func (in *interp) describeWC(w wc.WC) string {
+func (in *interp) describeWC(dev string, w wc.WC) string {
 	if w.Status != wc.Success {
 		// Only wr_id, status, qp_num and vendor_err are valid in an error
 		// completion (FLUSH-06); the opcode is not shown.
 		if w.QPNum == 0 {
 			return fmt.Sprintf("wr_id %d  %s", w.WRID, statusName(w.Status))
 		}
-		return fmt.Sprintf("wr_id %d  %s  (qp %s)", w.WRID, statusName(w.Status), in.qpName(w.QPNum))
+		return fmt.Sprintf("wr_id %d  %s  (qp %s)", w.WRID, statusName(w.Status), in.qpName(dev, w.QPNum))
 	}
 	s := fmt.Sprintf("wr_id %d  SUCCESS  %s", w.WRID, opName(w.Opcode))
 	if w.Opcode.IsRecv() || w.Opcode == wc.RDMARead {
 		s += fmt.Sprintf("  %d bytes", w.ByteLen)
 	}
+	if in.isUD(dev, w.QPNum) && w.Opcode.IsRecv() {
+		grh := "no GRH flag: no GRH came, those 40 are undefined"
+		if w.WCFlags&wc.GRH != 0 {
+			grh = "GRH flag: the GRH is in those 40"
+		}
+		s += fmt.Sprintf(" = 40 kept for the GRH + %d of payload (%s)  src_qp %s", max(int(w.ByteLen)-40, 0), grh, in.peerName(dev, w.SrcQP))
+	}
 	if w.QPNum == 0 {
 		return s
 	}
-	return s + fmt.Sprintf("  (qp %s)", in.qpName(w.QPNum))
+	return s + fmt.Sprintf("  (qp %s)", in.qpName(dev, w.QPNum))
 }
 
 // explainWC notes the rules a polled completion shows.
-func (in *interp) explainWC(w wc.WC) {
+func (in *interp) explainWC(dev string, w wc.WC) {
 	switch w.Status {
 	case wc.Success:
+		if in.isUD(dev, w.QPNum) && w.Opcode.IsRecv() {
+			in.note("XFER-21", "WC-10", "WC-12")
+		}
 	case wc.WRFlushErr:
 		in.note("FLUSH-01")
 		for _, n := range in.obj.order {
-			if o, ok := in.obj.qp[n]; ok && o.q.Num() == w.QPNum && o.unsignaled[w.WRID] {
+			if o, ok := in.obj.qp[n]; ok && o.q.Num() == w.QPNum && o.dev == dev && o.unsignaled[w.WRID] {
 				in.note("FLUSH-04")
 			}
 		}
@@ -1091,7 +1227,9 @@ func (in *interp) explainWC(w wc.WC) {
 	case wc.RetryExcErr:
 		in.note("XFER-10")
 	case wc.RemAccessErr:
-		in.note("XFER-14")
+		in.note("XFER-14", "XFER-15")
+	case wc.RemInvReqErr, wc.LocLenErr:
+		in.note("XFER-05", "FLUSH-12")
 	default:
 		in.note("FLUSH-03")
 	}

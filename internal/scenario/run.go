@@ -89,7 +89,7 @@ var ruleRE = regexp.MustCompile(`\b[A-Z]+-S?[0-9]{2}\b`)
 // step's own result already says.
 var verbRecords = []string{"open_device", "alloc_pd", "create_comp_channel", "create_cq", "reg_mr", "create_srq", "create_qp",
 	"modify_qp", "post_send", "post_recv", "post_srq_recv", "poll_cq", "req_notify_cq", "get_cq_event", "ack_cq_events",
-	"get_async_event", "ack_async_event", "destroy_", "dereg_mr", "dealloc_pd", "close_device", "arm fault", "faults "}
+	"get_async_event", "ack_async_event", "destroy_", "dereg_mr", "dealloc_pd", "close_device", "arm fault", "faults ", "create_ah", "modify_srq", "query_srq"}
 
 // Run runs a script under the named profile. A failed verb is printed into
 // the timeline; a name the script never created stops the run with an error
@@ -211,19 +211,43 @@ func (r *Result) Blocks() []string {
 // WriteText writes the annotated timeline: each step's narration, its
 // command and its block.
 func (r *Result) WriteText(w io.Writer) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s, profile %s (%s)\n", r.File, r.Profile, ProfileSummary(r.Profile))
+	if err := r.WriteHeader(w); err != nil {
+		return err
+	}
+	for i := range r.Steps {
+		if err := r.WriteStep(w, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteHeader writes the first line of the text timeline: the file and
+// the profile.
+func (r *Result) WriteHeader(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "%s, profile %s (%s)\n", r.File, r.Profile, ProfileSummary(r.Profile))
+	return err
+}
+
+// WriteStep writes step i of the text timeline (from 0): a blank line, its
+// narration, its number and command, and its block.
+func (r *Result) WriteStep(w io.Writer, i int) error {
+	if i < 0 || i >= len(r.Steps) {
+		return nil
+	}
 	var t uint64
-	for i, s := range r.Steps {
-		b.WriteString("\n")
-		for _, n := range s.Narration {
-			b.WriteString(strings.TrimRight("  "+n, " ") + "\n")
-		}
-		fmt.Fprintf(&b, "[%d] %s\n", i+1, s.Command)
-		for _, l := range strings.Split(s.Block(t), "\n") {
-			b.WriteString("    " + l + "\n")
-		}
-		t = s.State.TimeNS
+	if i > 0 {
+		t = r.Steps[i-1].State.TimeNS
+	}
+	s := r.Steps[i]
+	var b strings.Builder
+	b.WriteString("\n")
+	for _, n := range s.Narration {
+		b.WriteString(strings.TrimRight("  "+n, " ") + "\n")
+	}
+	fmt.Fprintf(&b, "[%d] %s\n", i+1, s.Command)
+	for _, l := range strings.Split(s.Block(t), "\n") {
+		b.WriteString("    " + l + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -26,6 +26,8 @@ type State struct {
 // CQState is one CQ.
 type CQState struct {
 	Name      string   `json:"name"`
+	Device    string   `json:"device"`
+	Channel   string   `json:"channel,omitempty"` // the completion channel it reports to
 	CQE       int      `json:"cqe"`
 	Ring      []WCView `json:"ring"`
 	Arm       string   `json:"arm"` // none, next or solicited
@@ -90,7 +92,7 @@ func (in *interp) snapshot() State {
 		switch in.obj.kind[name] {
 		case "cq":
 			s := in.obj.cq[name].Snapshot()
-			c := CQState{Name: name, CQE: s.CQE, Arm: armName(s.Arm.String()), Read: s.CompRead, Acked: s.CompAcked,
+			c := CQState{Name: name, Device: in.obj.cqDev[name], Channel: in.obj.cqChan[name], CQE: s.CQE, Arm: armName(s.Arm.String()), Read: s.CompRead, Acked: s.CompAcked,
 				Overrun: s.Overrun, Destroyed: s.Destroyed || s.Destroying, Ring: []WCView{}}
 			for _, w := range s.Completions {
 				v := WCView{WRID: w.WRID, Status: statusName(w.Status)}
@@ -132,7 +134,7 @@ func (in *interp) snapshot() State {
 		st.InFlight = append(st.InFlight, in.describeReady(ev))
 	}
 	for _, ev := range in.f.Future() {
-		st.Future = append(st.Future, fmt.Sprintf("at %s: %s on qp %s", fmtTime(ev.At), ev.What, in.qpName(ev.QPN)))
+		st.Future = append(st.Future, fmt.Sprintf("at %s: %s on qp %s", fmtTime(ev.At), ev.What, in.qpName(ev.Device, ev.QPN)))
 	}
 	return st
 }
@@ -147,11 +149,11 @@ func armName(s string) string {
 func (in *interp) describeReady(ev sim.ReadyEvent) string {
 	switch ev.Kind {
 	case sim.EventPacket:
-		return fmt.Sprintf("packet %v psn %d to qp %s on %s", ev.Packet, ev.PSN, in.qpName(ev.QPN), ev.Device)
+		return fmt.Sprintf("packet %v psn %d to qp %s on %s", ev.Packet, ev.PSN, in.qpName(ev.Device, ev.QPN), ev.Device)
 	case sim.EventRun:
-		return fmt.Sprintf("qp %s has work to do (its requester or responder runs next)", in.qpName(ev.QPN))
+		return fmt.Sprintf("qp %s has work to do (its requester or responder runs next)", in.qpName(ev.Device, ev.QPN))
 	case sim.EventTimer:
-		return fmt.Sprintf("a timer of qp %s has come due", in.qpName(ev.QPN))
+		return fmt.Sprintf("a timer of qp %s has come due", in.qpName(ev.Device, ev.QPN))
 	}
 	return ev.Kind.String()
 }
