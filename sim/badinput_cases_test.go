@@ -249,9 +249,10 @@ var badTable = map[string]badEntry{
 	}},
 
 	// Context.
-	"Context.AsyncQueue":     {reason: getter},
-	"Context.Device":         {reason: getter},
-	"Context.NumCompVectors": {reason: getter},
+	"Context.AsyncEventCounts":  {reason: getter},
+	"Context.AsyncEventsRaised": {reason: anyValue + " (an unknown type was raised 0 times)"},
+	"Context.Device":            {reason: getter},
+	"Context.NumCompVectors":    {reason: getter},
 	"Context.AllocPD": {cases: []badCase{
 		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.AllocPD(); return err }},
 	}},
@@ -602,15 +603,14 @@ var badTable = map[string]badEntry{
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.AllocMW(sim.MWType1); return err }},
 	}},
 	"QP.BindMW": {cases: []badCase{
-		bindMW("nil MW", func(w *badWorld) (*sim.QP, any) { return w.qp, nil }),
-		bindMW("typed nil MW", func(w *badWorld) (*sim.QP, any) { return w.qp, (*sim.MW)(nil) }),
-		bindMW("an MR as the MW", func(w *badWorld) (*sim.QP, any) { return w.qp, w.mr }),
-		bindMW("type 2 MW", func(w *badWorld) (*sim.QP, any) { return w.qp, w.mw2 }),
-		bindMW("deallocated MW", func(w *badWorld) (*sim.QP, any) { return w.qp, w.deadMW }),
-		bindMW("MW of another fabric", func(w *badWorld) (*sim.QP, any) { return w.qp, w.omw }),
-		bindMW("UD QP", func(w *badWorld) (*sim.QP, any) { return w.ud, w.mw }),
-		bindMW("QP in RESET", func(w *badWorld) (*sim.QP, any) { return w.qp2, w.mw }),
-		bindMW("destroyed QP", func(w *badWorld) (*sim.QP, any) { return w.deadQP, w.mw }),
+		bindMW("nil MW", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp, nil }),
+		bindMW("typed nil MW", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp, (*sim.MW)(nil) }),
+		bindMW("type 2 MW", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp, w.mw2 }),
+		bindMW("deallocated MW", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp, w.deadMW }),
+		bindMW("MW of another fabric", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp, w.omw }),
+		bindMW("UD QP", func(w *badWorld) (*sim.QP, *sim.MW) { return w.ud, w.mw }),
+		bindMW("QP in RESET", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp2, w.mw }),
+		bindMW("destroyed QP", func(w *badWorld) (*sim.QP, *sim.MW) { return w.deadQP, w.mw }),
 		{in: "unknown send flag", want: einval, call: func(w *badWorld) error {
 			return w.qp.BindMW(w.mw, 1, 1<<20, qp.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8})
 		}},
@@ -897,28 +897,24 @@ var badTable = map[string]badEntry{
 			return w.deadQP.WRComplete()
 		}},
 	}},
-	"QP.Context":           {reason: getter},
-	"QP.Destroyed":         {reason: getter},
-	"QP.DestroyedLocked":   {reason: getter},
-	"QP.Num":               {reason: getter},
-	"QP.Outstanding":       {reason: getter},
-	"QP.PD":                {reason: getter},
-	"QP.State":             {reason: getter},
-	"QP.StateLocked":       {reason: getter},
-	"QP.Stats":             {reason: getter},
-	"QP.Tally":             {reason: getter},
-	"QP.Type":              {reason: getter},
-	"QP.RunLocked":         {reason: engine},
-	"QP.SetErrorLocked":    {reason: engine},
-	"QP.FatalLocked":       {reason: engine + " (Fabric.InjectFatal is the verb)"},
-	"QP.ForceStatusLocked": {reason: engine + " (Fabric.ForceStatus is the verb and validates the status)"},
-	"QP.TimerLocked":       {reason: engine + " (an unknown timer kind is ignored)"},
-	"QP.ReceiveLocked": {cases: []badCase{
+	"QP.QPContext":   {reason: getter},
+	"QP.SendCQ":      {reason: getter},
+	"QP.RecvCQ":      {reason: getter},
+	"QP.SRQ":         {reason: getter},
+	"QP.Context":     {reason: getter},
+	"QP.Destroyed":   {reason: getter},
+	"QP.Num":         {reason: getter},
+	"QP.Outstanding": {reason: getter},
+	"QP.PD":          {reason: getter},
+	"QP.State":       {reason: getter},
+	"QP.Stats":       {reason: getter},
+	"QP.Type":        {reason: getter},
+	"func.engine QP.ReceiveLocked": {cases: []badCase{
 		{in: "nil packet", call: func(w *badWorld) error {
 			mu := sim.EngineCQ(w.cq).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			w.qp.ReceiveLocked(nil)
+			sim.EngineQP(w.qp).ReceiveLocked(nil)
 			return nil
 		}},
 	}},
@@ -943,18 +939,18 @@ var badTable = map[string]badEntry{
 		{in: "timeout 255", want: einval, call: func(w *badWorld) error { return w.qp.Modify(&qp.Attr{Timeout: 255}, qp.AttrTimeout) }},
 		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { return w.deadQP.Modify(&qp.Attr{QPState: qp.Reset}, qp.AttrState) }},
 	}},
-	"QP.ModifyLocked": {cases: []badCase{
+	"func.engine QP.ModifyLocked": {cases: []badCase{
 		{in: "nil attr", want: einval, call: func(w *badWorld) error {
 			mu := sim.EngineCQ(w.cq).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			return w.qp.ModifyLocked(nil, qp.AttrState)
+			return sim.EngineQP(w.qp).ModifyLocked(nil, qp.AttrState)
 		}},
 		{in: "destroyed QP", want: einval, call: func(w *badWorld) error {
 			mu := sim.EngineCQ(w.cq).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			return w.deadQP.ModifyLocked(&qp.Attr{QPState: qp.Reset}, qp.AttrState)
+			return sim.EngineQP(w.deadQP).ModifyLocked(&qp.Attr{QPState: qp.Reset}, qp.AttrState)
 		}},
 	}},
 	"QP.PostSend": {cases: []badCase{
@@ -1018,11 +1014,10 @@ var badTable = map[string]badEntry{
 	}},
 
 	// SRQ.
-	"SRQ.Context": {reason: getter},
-	"SRQ.Domain":  {reason: getter},
-	"SRQ.Len":     {reason: getter},
-	"SRQ.PD":      {reason: getter},
-	"SRQ.Tally":   {reason: getter},
+	"SRQ.SRQContext": {reason: getter},
+	"SRQ.Context":    {reason: getter},
+	"SRQ.Len":        {reason: getter},
+	"SRQ.PD":         {reason: getter},
 	"SRQ.Destroy": {cases: []badCase{
 		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { return w.deadSRQ.Destroy() }},
 		{in: "SRQ used by a QP", want: ebusy, call: func(w *badWorld) error { return w.srq.Destroy() }},
@@ -1070,12 +1065,12 @@ var badTable = map[string]badEntry{
 			return nil
 		}},
 	}},
-	"SRQ.TakeLocked": {cases: []badCase{
+	"func.engine SRQ.TakeLocked": {cases: []badCase{
 		{in: "destroyed SRQ", call: func(w *badWorld) error {
-			mu := w.deadSRQ.Domain()
+			mu := sim.EngineSRQ(w.deadSRQ).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			if _, _, ok := w.deadSRQ.TakeLocked(nil); ok {
+			if _, _, ok := sim.EngineSRQ(w.deadSRQ).TakeLocked(nil); ok {
 				w.failf("took a WR from a destroyed SRQ")
 			}
 			return nil
@@ -1090,11 +1085,11 @@ var badTable = map[string]badEntry{
 	"AsyncQueue.Raised":   {reason: anyValue + " (an unknown type was raised 0 times)"},
 	"AsyncQueue.SetTrace": {reason: anyValue + " (nil turns tracing off)"},
 	"AsyncQueue.Close": {cases: []badCase{
-		{in: "closed queue", want: einval, call: func(w *badWorld) error { return w.deadCtx.AsyncQueue().Close() }},
+		{in: "closed queue", want: einval, call: func(w *badWorld) error { return sim.EngineAsyncQueue(w.deadCtx).Close() }},
 	}},
 	"AsyncQueue.CloseLocked": {cases: []badCase{
 		{in: "closed queue", want: einval, call: func(w *badWorld) error {
-			q := w.deadCtx.AsyncQueue()
+			q := sim.EngineAsyncQueue(w.deadCtx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
 			return q.CloseLocked()
@@ -1102,7 +1097,7 @@ var badTable = map[string]badEntry{
 	}},
 	"AsyncQueue.DiscardLocked": {cases: []badCase{
 		{in: "nil object", call: func(w *badWorld) error {
-			q := w.ctx.AsyncQueue()
+			q := sim.EngineAsyncQueue(w.ctx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
 			if n := q.DiscardLocked(nil); n != 0 {
@@ -1114,34 +1109,34 @@ var badTable = map[string]badEntry{
 	"AsyncQueue.GetAsyncEvent": {cases: []badCase{
 		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
 			//lint:ignore SA1012 a nil context is the bad input under test
-			_, err := w.ctx2.AsyncQueue().GetAsyncEvent(nil)
+			_, err := sim.EngineAsyncQueue(w.ctx2).GetAsyncEvent(nil)
 			return err
 		}},
 	}},
 	"AsyncQueue.TryGetAsyncEvent": {cases: []badCase{
-		{in: "closed queue", want: syscall.EBADF, call: func(w *badWorld) error { _, err := w.deadCtx.AsyncQueue().TryGetAsyncEvent(); return err }},
+		{in: "closed queue", want: syscall.EBADF, call: func(w *badWorld) error { _, err := sim.EngineAsyncQueue(w.deadCtx).TryGetAsyncEvent(); return err }},
 	}},
 	"AsyncQueue.RaiseLocked": {cases: []badCase{
 		{in: "event type 99", want: einval, call: func(w *badWorld) error {
-			q := w.ctx.AsyncQueue()
+			q := sim.EngineAsyncQueue(w.ctx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
 			return q.RaiseLocked(99, w.free, nil, 0)
 		}},
 		{in: "CQ_ERR without a CQ", want: einval, call: func(w *badWorld) error {
-			q := w.ctx.AsyncQueue()
+			q := sim.EngineAsyncQueue(w.ctx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
 			return q.RaiseLocked(notify.EventCQErr, nil, nil, 0)
 		}},
 		{in: "PORT_ERR on port 0", want: einval, call: func(w *badWorld) error {
-			q := w.ctx.AsyncQueue()
+			q := sim.EngineAsyncQueue(w.ctx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
 			return q.RaiseLocked(notify.EventPortErr, nil, nil, 0)
 		}},
 		{in: "closed queue (documented: dropped)", call: func(w *badWorld) error {
-			q := w.deadCtx.AsyncQueue()
+			q := sim.EngineAsyncQueue(w.deadCtx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
 			return q.RaiseLocked(notify.EventPortErr, nil, nil, 1)
@@ -1166,11 +1161,17 @@ var badTable = map[string]badEntry{
 				return t.WaitSettled(nil, sim.EngineCQ(w.cq).Domain())
 			})
 		}},
-		{in: "nil lock", want: einval, call: func(w *badWorld) error { return w.qp.Tally().WaitSettled(context.Background(), nil) }},
+		{in: "nil lock", want: einval, call: func(w *badWorld) error { return sim.EngineQP(w.qp).Tally().WaitSettled(context.Background(), nil) }},
 	}},
 
 	// AsyncEvent.
-	"AsyncEvent.String": {reason: anyValue + " (a value method; the zero event prints)"},
+	"AsyncEvent.Type":    {reason: getter},
+	"AsyncEvent.Element": {reason: getter},
+	"AsyncEvent.CQ":      {reason: getter},
+	"AsyncEvent.QP":      {reason: getter},
+	"AsyncEvent.SRQ":     {reason: getter},
+	"AsyncEvent.Port":    {reason: getter},
+	"AsyncEvent.String":  {reason: anyValue + " (a value method; the zero event prints)"},
 	"AsyncEvent.Ack": {cases: []badCase{
 		{in: "event acked twice", want: einval, moves: true, call: func(w *badWorld) error {
 			if err := w.ev.Ack(); err != nil {
@@ -1249,12 +1250,12 @@ func tallyLocked(w *badWorld, fn func(t *notify.Tally) error) error {
 	mu := sim.EngineCQ(w.cq).Domain()
 	mu.Lock()
 	defer mu.Unlock()
-	return fn(w.qp.Tally())
+	return fn(sim.EngineQP(w.qp).Tally())
 }
 
 // bindMW is a QP.BindMW case that must fail with EINVAL, nothing posted and
 // the window's rkey unchanged (the snapshot covers it).
-func bindMW(in string, pick func(w *badWorld) (*sim.QP, any)) badCase {
+func bindMW(in string, pick func(w *badWorld) (*sim.QP, *sim.MW)) badCase {
 	return badCase{in: in, want: einval, call: func(w *badWorld) error {
 		q, mw := pick(w)
 		return q.BindMW(mw, 1, qp.SendSignaled, qp.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8, Access: sim.AccessRemoteRead})

@@ -305,9 +305,9 @@ func (w *badWorld) live(name string) (reflect.Value, *sync.Mutex) {
 	case "SRQ":
 		v = w.srq
 	case "AsyncQueue":
-		v = w.ctx.AsyncQueue()
+		v = sim.EngineAsyncQueue(w.ctx)
 	case "Tally":
-		v = w.qp.Tally()
+		v = sim.EngineQP(w.qp).Tally()
 	case "AsyncEvent":
 		v = w.ev
 	case "Fault":
@@ -403,7 +403,7 @@ func (w *badWorld) dead(name string) (reflect.Value, bool) {
 	case "SRQ":
 		v = w.deadSRQ
 	case "AsyncQueue":
-		v = w.deadCtx.AsyncQueue()
+		v = sim.EngineAsyncQueue(w.deadCtx)
 	case "AsyncEvent":
 		// An acked event, with every other event of the context acked
 		// too: the queue counts acks as libibverbs does, per object (per

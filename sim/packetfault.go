@@ -209,7 +209,7 @@ func deviceOf(q *QP) string {
 	if q == nil {
 		return ""
 	}
-	if pd, ok := q.PD().(*PD); ok && pd != nil && pd.ctx != nil && pd.ctx.dev != nil {
+	if pd := q.PD(); pd != nil && pd.ctx != nil && pd.ctx.dev != nil {
 		return pd.ctx.dev.name
 	}
 	return ""

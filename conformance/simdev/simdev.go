@@ -350,7 +350,8 @@ func (a qpAdapter) DestroyContext(ctx context.Context) error     { return a.q.De
 // BindMW implements conformance.MWBinder.
 func (a qpAdapter) BindMW(mw conformance.MW, wrID uint64, flags qp.SendFlags, info qp.MWBindInfo) error {
 	info.MR = unwrapMR(info.MR)
-	return a.q.BindMW(mw, wrID, flags, info)
+	m, _ := mw.(*sim.MW) // another implementation's window: sim refuses nil
+	return a.q.BindMW(m, wrID, flags, info)
 }
 
 // unwrapMR turns the suite's view of an MR back into the *sim.MR that
@@ -425,16 +426,22 @@ func cqOrNil(q *sim.CQ, cqContext any, err error) (conformance.CQ, any, error) {
 
 type asyncEvent struct{ ev sim.AsyncEvent }
 
-func (e asyncEvent) EventType() notify.EventType { return e.ev.Type }
-func (e asyncEvent) Port() uint8                 { return e.ev.Port }
+func (e asyncEvent) EventType() notify.EventType { return e.ev.Type() }
+func (e asyncEvent) Port() uint8                 { return e.ev.Port() }
 func (e asyncEvent) Ack() error                  { return e.ev.Ack() }
 
 // Object returns the CQ or SRQ as the suite has it, and a QP as its adapter.
 func (e asyncEvent) Object() any {
-	if q, ok := e.ev.Object.(*sim.QP); ok {
+	if q := e.ev.QP(); q != nil {
 		return qpAdapter{q}
 	}
-	return e.ev.Object
+	if c := e.ev.CQ(); c != nil {
+		return c
+	}
+	if s := e.ev.SRQ(); s != nil {
+		return s
+	}
+	return nil
 }
 
 var (

@@ -696,7 +696,7 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		in.asyncRd[c] = append(in.asyncRd[c], ev)
 		in.say("ibv_get_async_event(%s) = ok: %s", c, in.describeAsync(ev))
 		in.note("ASYNC-05")
-		switch ev.Type {
+		switch ev.Type() {
 		case notify.EventCQErr:
 			in.note("ASYNC-07")
 		case notify.EventQPFatal:
@@ -1032,21 +1032,22 @@ func (in *interp) qpName(num uint32) string {
 }
 
 func (in *interp) describeAsync(ev sim.AsyncEvent) string {
-	what := strings.TrimPrefix(ev.Type.Name(), "IBV_EVENT_")
-	switch o := ev.Object.(type) {
-	case *sim.CQ:
-		return what + " on cq " + in.cqName(o)
-	case *sim.QP:
-		return what + " on qp " + in.qpName(o.Num())
-	case *sim.SRQ:
+	what := strings.TrimPrefix(ev.Type().Name(), "IBV_EVENT_")
+	if c := ev.CQ(); c != nil {
+		return what + " on cq " + in.cqName(c)
+	}
+	if q := ev.QP(); q != nil {
+		return what + " on qp " + in.qpName(q.Num())
+	}
+	if o := ev.SRQ(); o != nil {
 		for n, s := range in.obj.srq {
 			if s == o {
 				return what + " on srq " + n
 			}
 		}
 	}
-	if ev.Port != 0 {
-		return fmt.Sprintf("%s on port %d", what, ev.Port)
+	if ev.Port() != 0 {
+		return fmt.Sprintf("%s on port %d", what, ev.Port())
 	}
 	return what
 }
