@@ -187,7 +187,7 @@ func TestNilHandles(t *testing.T) {
 	}
 	q.Unref()
 	if n != 0 || q.CQE() != 0 || q.Len() != 0 || q.Context() != nil || q.Channel() != nil ||
-		q.Destroyed() || q.Overrun() || q.Armed() != notify.Disarmed || ch.Len() != 0 || ch.Destroyed() {
+		q.Destroyed() || q.Overrun() || q.Armed() != sim.CQDisarmed || ch.Len() != 0 || ch.Destroyed() {
 		t.Fatal("nil handle inspection returned non-zero values")
 	}
 }

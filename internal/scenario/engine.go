@@ -638,12 +638,12 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		}
 		after := q.Armed()
 		switch {
-		case before == notify.ArmNext && sol:
+		case before == sim.CQArmNext && sol:
 			in.say("the CQ stays armed for next: next outranks solicited")
 			in.note("NOTIFY-07")
-		case before == notify.ArmSolicited && !sol:
+		case before == sim.CQArmSolicited && !sol:
 			in.note("NOTIFY-07")
-		case before == after && before != notify.Disarmed:
+		case before == after && before != sim.CQDisarmed:
 			in.note("NOTIFY-08")
 		}
 		if q.Len() > 0 {
