@@ -41,9 +41,10 @@ import (
 )
 
 // badTypes are the types whose exported methods are covered: sim's object
-// types, the ones it aliases from packages cq, qp and notify, the notify
-// types its methods hand out, and every other exported type of sim's
-// packages with pointer methods.
+// types and handles, the engine's async queue and tally (reached through
+// export_test.go), and every other exported type of sim's packages with
+// pointer methods. The engine objects' own hooks are covered by the
+// func.engine entries.
 var badTypes = []struct {
 	name string
 	typ  reflect.Type

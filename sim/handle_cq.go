@@ -228,10 +228,14 @@ func (c *CQ) Destroy() error { return c.eng().Destroy() }
 //   - On a CQ already destroyed it returns EINVAL.
 func (c *CQ) DestroyContext(ctx context.Context) (err error) { return c.eng().DestroyContext(ctx) }
 
-// Ref is RefLocked for a caller that does not hold the domain lock.
+// Ref takes a reference on c, as a QP, SRQ or WQ using it does: while one
+// is held, Destroy returns EBUSY (CQ-11). It is a simulator control with no
+// verbs counterpart, for tests that play such a user. On a destroyed CQ it
+// returns EINVAL.
 func (c *CQ) Ref() error { return c.eng().Ref() }
 
-// Unref is UnrefLocked for a caller that does not hold the domain lock.
+// Unref drops a reference taken by Ref; without one, or on a destroyed CQ,
+// it does nothing. A simulator control, as Ref is.
 func (c *CQ) Unref() { c.eng().Unref() }
 
 // WCFlags returns the wc_flags the CQ was created with.
@@ -324,7 +328,7 @@ func (c *CQ) ReadCompletionWallclockNS() (uint64, error) { return c.eng().ReadCo
 
 // Push adds a completion to c as the HCA does when a work request finishes,
 // and reports whether c overran. It is the producer side of the CQ: the
-// transport engine calls PushLocked; tests and tools may call Push to feed a
+// transport engine feeds it the same way; tests and tools may call Push to feed a
 // CQ directly (to drive an event loop without any QP, say).
 //
 // solicited says that the message behind a successful receive completion
