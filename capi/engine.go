@@ -31,7 +31,6 @@ import (
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/wc"
-	"github.com/verbsim/verbsim/verbs"
 )
 
 // The process's one fabric, made from the environment on first use.
@@ -405,7 +404,7 @@ func (r *ctxRec) pump(ctx context.Context) {
 			return
 		}
 		r.mu.Lock()
-		if ev.Object != nil && r.dying[ev.Object] {
+		if evObject(ev) != nil && r.dying[evObject(ev)] {
 			ev.Ack()
 		} else {
 			r.queue = append(r.queue, ev)
@@ -426,7 +425,7 @@ func (r *ctxRec) forget(obj any) func() {
 	r.dying[obj] = true
 	kept := r.queue[:0]
 	for _, ev := range r.queue {
-		if ev.Object == obj {
+		if evObject(ev) == obj {
 			ev.Ack()
 			continue
 		}
@@ -647,11 +646,11 @@ func vs_get_async(h C.uintptr_t, typ *C.uint32_t, cptr *C.uintptr_t, port *C.int
 		fdClear(r.asyncFD)
 	}
 	r.out = append(r.out, ev)
-	*typ = C.uint32_t(ev.Type)
-	*port = C.int(ev.Port)
+	*typ = C.uint32_t(ev.Type())
+	*port = C.int(ev.Port())
 	*cptr = 0
-	if ev.Object != nil {
-		*cptr = C.uintptr_t(cptrOf(ev.Object))
+	if evObject(ev) != nil {
+		*cptr = C.uintptr_t(cptrOf(evObject(ev)))
 	}
 	return 0
 }
@@ -665,13 +664,13 @@ func vs_ack_async(h C.uintptr_t, typ C.uint32_t, cptr C.uintptr_t, port C.int) C
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, ev := range r.out {
-		if uint32(ev.Type) != uint32(typ) {
+		if uint32(ev.Type()) != uint32(typ) {
 			continue
 		}
-		if ev.Object != nil && C.uintptr_t(cptrOf(ev.Object)) != cptr {
+		if evObject(ev) != nil && C.uintptr_t(cptrOf(evObject(ev))) != cptr {
 			continue
 		}
-		if ev.Object == nil && C.int(ev.Port) != port {
+		if evObject(ev) == nil && C.int(ev.Port()) != port {
 			continue
 		}
 		r.out = append(r.out[:i], r.out[i+1:]...)
@@ -695,7 +694,7 @@ func vs_ack_port_event(typ C.uint32_t, port C.int) {
 	for _, r := range ctxs {
 		r.mu.Lock()
 		for i, ev := range r.out {
-			if ev.Object == nil && uint32(ev.Type) == uint32(typ) && C.int(ev.Port) == port {
+			if evObject(ev) == nil && uint32(ev.Type()) == uint32(typ) && C.int(ev.Port()) == port {
 				r.out = append(r.out[:i], r.out[i+1:]...)
 				r.mu.Unlock()
 				ev.Ack()
@@ -1526,8 +1525,8 @@ func vs_wr(h C.uintptr_t, op C.int, wrID C.uint64_t, flags C.uint32_t, a32, b32 
 	case C.CAPI_WR_SET_SGE:
 		q.WRSetSGE(uint32(a32), uint64(a64), uint32(b32))
 	case C.CAPI_WR_SET_UD_ADDR:
-		var ah verbs.AH // a nil interface, not a nil *sim.AH, when there is none
-		if a := rec[ahRec](obj); a != nil && a.ah != nil {
+		var ah *sim.AH
+		if a := rec[ahRec](obj); a != nil {
 			ah = a.ah
 		}
 		q.WRSetUDAddr(ah, uint32(a32), uint32(b32))
@@ -1665,4 +1664,19 @@ func describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "devices=%d ports=%d profile=%s mode=%v", fabCfg.devices, fabCfg.ports, fabCfg.profile.Name, fabCfg.mode)
 	return b.String()
+}
+
+// evObject returns the CQ, QP or SRQ handle an async event names, or nil
+// (an untyped nil) for a port or device event.
+func evObject(ev sim.AsyncEvent) any {
+	if q := ev.CQ(); q != nil {
+		return q
+	}
+	if q := ev.QP(); q != nil {
+		return q
+	}
+	if s := ev.SRQ(); s != nil {
+		return s
+	}
+	return nil
 }

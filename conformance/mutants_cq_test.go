@@ -270,7 +270,7 @@ func init() {
 			name:  "destroy refuses an armed CQ",
 			rules: []string{"CQ-12"},
 			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
-				if s, ok := sim.CQOf(q); ok && !s.Destroyed() && s.Armed() != notify.Disarmed {
+				if s, ok := sim.CQOf(q); ok && !s.Destroyed() && s.Armed() != sim.CQDisarmed {
 					return verr.New("ibv_destroy_cq", syscall.EBUSY, "mutant: armed")
 				}
 				return q.DestroyContext(ctx)

@@ -172,7 +172,7 @@ func Example_overrunDefault() {
 
 	ev, err := verbs.TryGetAsyncEvent()
 	must(err)
-	fmt.Println("async:", ev.Type.Name(), ev.Object == q) // ASYNC-07
+	fmt.Println("async:", ev.Type().Name(), ev.CQ() == q) // ASYNC-07
 	must(ev.Ack())
 
 	buf := make([]wc.WC, 4)
@@ -199,7 +199,7 @@ func Example_overrunRXE() {
 	ev, err := verbs.TryGetAsyncEvent()
 	must(err)
 	must(ev.Ack())
-	fmt.Println("overrun:", over, ev.Type.Name())
+	fmt.Println("overrun:", over, ev.Type().Name())
 
 	buf := make([]wc.WC, 4)
 	n, err := q.Poll(buf)
@@ -699,10 +699,10 @@ func Example_asyncEvent() {
 
 	ev, err := verbs.GetAsyncEvent(context.Background())
 	must(err)
-	fmt.Println(ev.Type.Name(), "=", uint32(ev.Type)) // ASYNC-04
-	fmt.Println(ev)                                   // type text and element (ASYNC-03)
-	if ev.Type.Element() == notify.ElementCQ {
-		fmt.Println("cq context:", ev.Object.(*sim.CQ).CQContext())
+	fmt.Println(ev.Type().Name(), "=", uint32(ev.Type())) // ASYNC-04
+	fmt.Println(ev)                                       // type text and element (ASYNC-03)
+	if ev.Type().Element() == notify.ElementCQ {
+		fmt.Println("cq context:", ev.CQ().CQContext())
 	}
 	fmt.Println("ack:", errno(ev.Ack()))       // ASYNC-05
 	fmt.Println("again:", errno(ev.Ack()))     // an over-ack
@@ -1064,7 +1064,7 @@ func Example_valueChecks() {
 func Example_postStates() {
 	verbs := openDevice(sim.DefaultProfile())
 	q, _ := newQP(verbs, qp.UD, qp.Cap{MaxSendWR: 8, MaxRecvWR: 8})
-	pd := q.PD().(*sim.PD) // the AH must be in the QP's PD (PD-04)
+	pd := q.PD() // the AH must be in the QP's PD (PD-04)
 	ah, err := pd.CreateAH(sim.AHAttr{DLID: 1, PortNum: 1})
 	must(err)
 	send := []qp.SendWR{{WRID: 1, Opcode: wc.WRSend, AH: ah, RemoteQPN: 0x99, RemoteQKey: 0x11111111}}
@@ -1278,7 +1278,7 @@ func Example_sqd() {
 	must(q.Modify(&drain, qp.AttrState|qp.AttrEnSQDAsyncNotify))
 	ev, err := verbs.TryGetAsyncEvent() // ASYNC-13: the drain is over
 	must(err)
-	fmt.Println(ev.Type.Name(), ev.Object == q)
+	fmt.Println(ev.Type().Name(), ev.QP() == q)
 	must(ev.Ack())
 
 	_, err = q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend}}) // accepted; waits for RTS
@@ -1427,7 +1427,7 @@ func Example_lastWQE() {
 
 	ev, err := verbs.TryGetAsyncEvent()
 	must(err)
-	fmt.Println(ev.Type.Name(), ev.Object == a) // ASYNC-14
+	fmt.Println(ev.Type().Name(), ev.QP() == a) // ASYNC-14
 	must(ev.Ack())
 
 	must(a.Destroy()) // now it is safe: a takes nothing more from the SRQ

@@ -11,7 +11,6 @@ import (
 	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/wc"
-	"github.com/verbsim/verbsim/verbs"
 )
 
 // Reasons shared by methods that take no bad input beyond the sweeps.
@@ -252,10 +251,11 @@ var badTable = map[string]badEntry{
 	}},
 
 	// Context.
-	"Context.AsyncQueue":     {reason: getter},
-	"Context.Device":         {reason: getter},
-	"Context.NumCompVectors": {reason: getter},
-	"Context.Verbs":          {reason: getter},
+	"Context.AsyncEventCounts":  {reason: getter},
+	"Context.AsyncEventsRaised": {reason: anyValue + " (an unknown type was raised 0 times)"},
+	"Context.Device":            {reason: getter},
+	"Context.NumCompVectors":    {reason: getter},
+	"Context.Verbs":             {reason: getter},
 	"Context.AllocPD": {cases: []badCase{
 		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.AllocPD(); return err }},
 	}},
@@ -606,15 +606,14 @@ var badTable = map[string]badEntry{
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.AllocMW(sim.MWType1); return err }},
 	}},
 	"QP.BindMW": {cases: []badCase{
-		bindMW("nil MW", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp, nil }),
-		bindMW("typed nil MW", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp, (*sim.MW)(nil) }),
-		bindMW("an MW of another implementation", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp, foreignMW{} }),
-		bindMW("type 2 MW", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp, w.mw2 }),
-		bindMW("deallocated MW", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp, w.deadMW }),
-		bindMW("MW of another fabric", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp, w.omw }),
-		bindMW("UD QP", func(w *badWorld) (*sim.QP, verbs.MW) { return w.ud, w.mw }),
-		bindMW("QP in RESET", func(w *badWorld) (*sim.QP, verbs.MW) { return w.qp2, w.mw }),
-		bindMW("destroyed QP", func(w *badWorld) (*sim.QP, verbs.MW) { return w.deadQP, w.mw }),
+		bindMW("nil MW", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp, nil }),
+		bindMW("typed nil MW", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp, (*sim.MW)(nil) }),
+		bindMW("type 2 MW", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp, w.mw2 }),
+		bindMW("deallocated MW", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp, w.deadMW }),
+		bindMW("MW of another fabric", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp, w.omw }),
+		bindMW("UD QP", func(w *badWorld) (*sim.QP, *sim.MW) { return w.ud, w.mw }),
+		bindMW("QP in RESET", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp2, w.mw }),
+		bindMW("destroyed QP", func(w *badWorld) (*sim.QP, *sim.MW) { return w.deadQP, w.mw }),
 		{in: "unknown send flag", want: einval, call: func(w *badWorld) error {
 			return w.qp.BindMW(w.mw, 1, 1<<20, qp.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8})
 		}},
@@ -639,8 +638,6 @@ var badTable = map[string]badEntry{
 	"CQ.Destroyed":  {reason: getter},
 	"CQ.Len":        {reason: getter},
 	"CQ.Overrun":    {reason: getter},
-	"QP.TraceName":  {reason: getter},
-	"SRQ.TraceName": {reason: getter},
 	"CQ.Snapshot":   {reason: getter},
 	"CQ.AckEvents": {cases: []badCase{
 		{in: "n -1", want: einval, call: func(w *badWorld) error { return w.free.AckEvents(-1) }},
@@ -903,28 +900,24 @@ var badTable = map[string]badEntry{
 			return w.deadQP.WRComplete()
 		}},
 	}},
-	"QP.Context":           {reason: getter},
-	"QP.Destroyed":         {reason: getter},
-	"QP.DestroyedLocked":   {reason: getter},
-	"QP.Num":               {reason: getter},
-	"QP.Outstanding":       {reason: getter},
-	"QP.PD":                {reason: getter},
-	"QP.State":             {reason: getter},
-	"QP.StateLocked":       {reason: getter},
-	"QP.Stats":             {reason: getter},
-	"QP.Tally":             {reason: getter},
-	"QP.Type":              {reason: getter},
-	"QP.RunLocked":         {reason: engine},
-	"QP.SetErrorLocked":    {reason: engine},
-	"QP.FatalLocked":       {reason: engine + " (Fabric.InjectFatal is the verb)"},
-	"QP.ForceStatusLocked": {reason: engine + " (Fabric.ForceStatus is the verb and validates the status)"},
-	"QP.TimerLocked":       {reason: engine + " (an unknown timer kind is ignored)"},
-	"QP.ReceiveLocked": {cases: []badCase{
+	"QP.QPContext":   {reason: getter},
+	"QP.SendCQ":      {reason: getter},
+	"QP.RecvCQ":      {reason: getter},
+	"QP.SRQ":         {reason: getter},
+	"QP.Context":     {reason: getter},
+	"QP.Destroyed":   {reason: getter},
+	"QP.Num":         {reason: getter},
+	"QP.Outstanding": {reason: getter},
+	"QP.PD":          {reason: getter},
+	"QP.State":       {reason: getter},
+	"QP.Stats":       {reason: getter},
+	"QP.Type":        {reason: getter},
+	"func.engine QP.ReceiveLocked": {cases: []badCase{
 		{in: "nil packet", call: func(w *badWorld) error {
 			mu := sim.EngineCQ(w.cq).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			w.qp.ReceiveLocked(nil)
+			sim.EngineQP(w.qp).ReceiveLocked(nil)
 			return nil
 		}},
 	}},
@@ -949,18 +942,18 @@ var badTable = map[string]badEntry{
 		{in: "timeout 255", want: einval, call: func(w *badWorld) error { return w.qp.Modify(&qp.Attr{Timeout: 255}, qp.AttrTimeout) }},
 		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { return w.deadQP.Modify(&qp.Attr{QPState: qp.Reset}, qp.AttrState) }},
 	}},
-	"QP.ModifyLocked": {cases: []badCase{
+	"func.engine QP.ModifyLocked": {cases: []badCase{
 		{in: "nil attr", want: einval, call: func(w *badWorld) error {
 			mu := sim.EngineCQ(w.cq).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			return w.qp.ModifyLocked(nil, qp.AttrState)
+			return sim.EngineQP(w.qp).ModifyLocked(nil, qp.AttrState)
 		}},
 		{in: "destroyed QP", want: einval, call: func(w *badWorld) error {
 			mu := sim.EngineCQ(w.cq).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			return w.deadQP.ModifyLocked(&qp.Attr{QPState: qp.Reset}, qp.AttrState)
+			return sim.EngineQP(w.deadQP).ModifyLocked(&qp.Attr{QPState: qp.Reset}, qp.AttrState)
 		}},
 	}},
 	"QP.PostSend": {cases: []badCase{
@@ -1024,11 +1017,10 @@ var badTable = map[string]badEntry{
 	}},
 
 	// SRQ.
-	"SRQ.Context": {reason: getter},
-	"SRQ.Domain":  {reason: getter},
-	"SRQ.Len":     {reason: getter},
-	"SRQ.PD":      {reason: getter},
-	"SRQ.Tally":   {reason: getter},
+	"SRQ.SRQContext": {reason: getter},
+	"SRQ.Context":    {reason: getter},
+	"SRQ.Len":        {reason: getter},
+	"SRQ.PD":         {reason: getter},
 	"SRQ.Destroy": {cases: []badCase{
 		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { return w.deadSRQ.Destroy() }},
 		{in: "SRQ used by a QP", want: ebusy, call: func(w *badWorld) error { return w.srq.Destroy() }},
@@ -1076,12 +1068,12 @@ var badTable = map[string]badEntry{
 			return nil
 		}},
 	}},
-	"SRQ.TakeLocked": {cases: []badCase{
+	"func.engine SRQ.TakeLocked": {cases: []badCase{
 		{in: "destroyed SRQ", call: func(w *badWorld) error {
-			mu := w.deadSRQ.Domain()
+			mu := sim.EngineSRQ(w.deadSRQ).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			if _, _, ok := w.deadSRQ.TakeLocked(nil); ok {
+			if _, _, ok := sim.EngineSRQ(w.deadSRQ).TakeLocked(nil); ok {
 				w.failf("took a WR from a destroyed SRQ")
 			}
 			return nil
@@ -1097,11 +1089,11 @@ var badTable = map[string]badEntry{
 	"AsyncQueue.SetTraceName": {reason: anyValue + " (the name is only shown in the trace)"},
 	"AsyncQueue.TraceName":    {reason: getter},
 	"AsyncQueue.Close": {cases: []badCase{
-		{in: "closed queue", want: einval, call: func(w *badWorld) error { return w.deadCtx.AsyncQueue().Close() }},
+		{in: "closed queue", want: einval, call: func(w *badWorld) error { return sim.EngineAsyncQueue(w.deadCtx).Close() }},
 	}},
 	"AsyncQueue.CloseLocked": {cases: []badCase{
 		{in: "closed queue", want: einval, call: func(w *badWorld) error {
-			q := w.deadCtx.AsyncQueue()
+			q := sim.EngineAsyncQueue(w.deadCtx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
 			return q.CloseLocked()
@@ -1109,7 +1101,7 @@ var badTable = map[string]badEntry{
 	}},
 	"AsyncQueue.DiscardLocked": {cases: []badCase{
 		{in: "nil object", call: func(w *badWorld) error {
-			q := w.ctx.AsyncQueue()
+			q := sim.EngineAsyncQueue(w.ctx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
 			if n := q.DiscardLocked(nil); n != 0 {
@@ -1121,34 +1113,34 @@ var badTable = map[string]badEntry{
 	"AsyncQueue.GetAsyncEvent": {cases: []badCase{
 		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
 			//lint:ignore SA1012 a nil context is the bad input under test
-			_, err := w.ctx2.AsyncQueue().GetAsyncEvent(nil)
+			_, err := sim.EngineAsyncQueue(w.ctx2).GetAsyncEvent(nil)
 			return err
 		}},
 	}},
 	"AsyncQueue.TryGetAsyncEvent": {cases: []badCase{
-		{in: "closed queue", want: syscall.EBADF, call: func(w *badWorld) error { _, err := w.deadCtx.AsyncQueue().TryGetAsyncEvent(); return err }},
+		{in: "closed queue", want: syscall.EBADF, call: func(w *badWorld) error { _, err := sim.EngineAsyncQueue(w.deadCtx).TryGetAsyncEvent(); return err }},
 	}},
 	"AsyncQueue.RaiseLocked": {cases: []badCase{
 		{in: "event type 99", want: einval, call: func(w *badWorld) error {
-			q := w.ctx.AsyncQueue()
+			q := sim.EngineAsyncQueue(w.ctx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
 			return q.RaiseLocked(99, w.free, nil, 0)
 		}},
 		{in: "CQ_ERR without a CQ", want: einval, call: func(w *badWorld) error {
-			q := w.ctx.AsyncQueue()
+			q := sim.EngineAsyncQueue(w.ctx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
 			return q.RaiseLocked(notify.EventCQErr, nil, nil, 0)
 		}},
 		{in: "PORT_ERR on port 0", want: einval, call: func(w *badWorld) error {
-			q := w.ctx.AsyncQueue()
+			q := sim.EngineAsyncQueue(w.ctx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
 			return q.RaiseLocked(notify.EventPortErr, nil, nil, 0)
 		}},
 		{in: "closed queue (documented: dropped)", call: func(w *badWorld) error {
-			q := w.deadCtx.AsyncQueue()
+			q := sim.EngineAsyncQueue(w.deadCtx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
 			return q.RaiseLocked(notify.EventPortErr, nil, nil, 1)
@@ -1174,7 +1166,7 @@ var badTable = map[string]badEntry{
 			})
 		}},
 		{in: "nil domain", want: einval, call: func(w *badWorld) error {
-			return w.qp.Tally().WaitSettled(context.Background(), nil, &domain.Waiter{})
+			return sim.EngineQP(w.qp).Tally().WaitSettled(context.Background(), nil, &domain.Waiter{})
 		}},
 		{in: "nil waiter", want: einval, call: func(w *badWorld) error {
 			return tallyLocked(w, func(t *notify.Tally) error {
@@ -1184,7 +1176,13 @@ var badTable = map[string]badEntry{
 	}},
 
 	// AsyncEvent.
-	"AsyncEvent.String": {reason: anyValue + " (a value method; the zero event prints)"},
+	"AsyncEvent.Type":    {reason: getter},
+	"AsyncEvent.Element": {reason: getter},
+	"AsyncEvent.CQ":      {reason: getter},
+	"AsyncEvent.QP":      {reason: getter},
+	"AsyncEvent.SRQ":     {reason: getter},
+	"AsyncEvent.Port":    {reason: getter},
+	"AsyncEvent.String":  {reason: anyValue + " (a value method; the zero event prints)"},
 	"AsyncEvent.Ack": {cases: []badCase{
 		{in: "event acked twice", want: einval, moves: true, call: func(w *badWorld) error {
 			if err := w.ev.Ack(); err != nil {
@@ -1263,12 +1261,12 @@ func tallyLocked(w *badWorld, fn func(t *notify.Tally) error) error {
 	mu := sim.EngineCQ(w.cq).Domain()
 	mu.Lock()
 	defer mu.Unlock()
-	return fn(w.qp.Tally())
+	return fn(sim.EngineQP(w.qp).Tally())
 }
 
 // bindMW is a QP.BindMW case that must fail with EINVAL, nothing posted and
 // the window's rkey unchanged (the snapshot covers it).
-func bindMW(in string, pick func(w *badWorld) (*sim.QP, verbs.MW)) badCase {
+func bindMW(in string, pick func(w *badWorld) (*sim.QP, *sim.MW)) badCase {
 	return badCase{in: in, want: einval, call: func(w *badWorld) error {
 		q, mw := pick(w)
 		return q.BindMW(mw, 1, qp.SendSignaled, qp.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8, Access: sim.AccessRemoteRead})
@@ -1300,10 +1298,3 @@ func createSRQEx(in string, want syscall.Errno, edit func(*badWorld, *sim.SRQIni
 		return err
 	}}
 }
-
-// foreignMW is a memory window of another implementation of package verbs.
-type foreignMW struct{}
-
-func (foreignMW) RKey() uint32       { return 0 }
-func (foreignMW) Type() verbs.MWType { return verbs.MWType1 }
-func (foreignMW) Dealloc() error     { return nil }

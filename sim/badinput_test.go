@@ -41,9 +41,10 @@ import (
 )
 
 // badTypes are the types whose exported methods are covered: sim's object
-// types, the ones it aliases from packages cq, qp and notify, the notify
-// types its methods hand out, and every other exported type of sim's
-// packages with pointer methods.
+// types and handles, the engine's async queue and tally (reached through
+// export_test.go), and every other exported type of sim's packages with
+// pointer methods. The engine objects' own hooks are covered by the
+// func.engine entries.
 var badTypes = []struct {
 	name string
 	typ  reflect.Type
@@ -305,9 +306,9 @@ func (w *badWorld) live(name string) (reflect.Value, sync.Locker) {
 	case "SRQ":
 		v = w.srq
 	case "AsyncQueue":
-		v = w.ctx.AsyncQueue()
+		v = sim.EngineAsyncQueue(w.ctx)
 	case "Tally":
-		v = w.qp.Tally()
+		v = sim.EngineQP(w.qp).Tally()
 	case "AsyncEvent":
 		v = w.ev
 	case "Fault":
@@ -403,7 +404,7 @@ func (w *badWorld) dead(name string) (reflect.Value, bool) {
 	case "SRQ":
 		v = w.deadSRQ
 	case "AsyncQueue":
-		v = w.deadCtx.AsyncQueue()
+		v = sim.EngineAsyncQueue(w.deadCtx)
 	case "AsyncEvent":
 		// An acked event, with every other event of the context acked
 		// too: the queue counts acks as libibverbs does, per object (per

@@ -233,8 +233,8 @@ func (w *badWorld) snapshot() string {
 	line("%s", sim.DeviceCounts(w.dev))
 	line("%s", sim.DeviceCounts(w.of.Devices()[0]))
 	for name, c := range map[string]*sim.Context{"ctx": w.ctx, "ctx2": w.ctx2, "deadCtx": w.deadCtx, "octx": w.octx} {
-		r, a := c.AsyncQueue().Counts()
-		line("%s: %s async: len=%d read=%d acked=%d", name, sim.ContextCounts(c), c.AsyncQueue().Len(), r, a)
+		r, a := sim.EngineAsyncQueue(c).Counts()
+		line("%s: %s async: len=%d read=%d acked=%d", name, sim.ContextCounts(c), sim.EngineAsyncQueue(c).Len(), r, a)
 	}
 	for name, pd := range map[string]*sim.PD{"pd": w.pd, "pdB": w.pdB, "pd2": w.pd2, "opd": w.opd, "deadPD": w.deadPD} {
 		line("%s: %s", name, sim.PDCounts(pd))
@@ -247,14 +247,14 @@ func (w *badWorld) snapshot() string {
 	}
 	for name, q := range map[string]*sim.QP{"qp": w.qp, "peer": w.peer, "ud": w.ud, "sq": w.sq, "qp2": w.qp2, "oqp": w.oqp, "deadQP": w.deadQP} {
 		s, r := q.Outstanding()
-		line("%s: num=%#x state=%v destroyed=%v out=%d/%d stats=%+v %s", name, q.Num(), q.State(), q.Destroyed(), s, r, q.Stats(), tallyString(q.Tally()))
+		line("%s: num=%#x state=%v destroyed=%v out=%d/%d stats=%+v %s", name, q.Num(), q.State(), q.Destroyed(), s, r, q.Stats(), tallyString(sim.EngineQP(q).Tally()))
 		a, ia, err := q.Query()
 		line("  query: %+v %+v %v", a, ia.Cap, err)
 	}
 	for name, s := range map[string]*sim.SRQ{"srq": w.srq, "srqB": w.srqB, "srq2": w.srq2, "osrq": w.osrq, "deadSRQ": w.deadSRQ, "xsrq": w.xsrq} {
 		a, err := s.Query()
 		n, nerr := s.GetSRQNum()
-		line("%s: len=%d attr=%+v err=%v %s srqn=%#x/%v", name, s.Len(), a, err, tallyString(s.Tally()), n, nerr)
+		line("%s: len=%d attr=%+v err=%v %s srqn=%#x/%v", name, s.Len(), a, err, tallyString(sim.EngineSRQ(s).Tally()), n, nerr)
 	}
 	for name, x := range map[string]*sim.XRCD{"xrcd": w.xrcd, "xrcd2": w.xrcd2, "oxrcd": w.oxrcd, "deadXRCD": w.deadXRCD} {
 		line("%s: %s", name, sim.XRCDState(x))

@@ -327,10 +327,10 @@ func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error 
 	}
 	f.d.Enter(domain.Op{})
 	defer f.d.Leave(domain.Op{}, nil)
-	if q.DestroyedLocked() {
+	if q.q.DestroyedLocked() {
 		return verr.New(verb, syscall.EINVAL, "the QP has been destroyed")
 	}
-	q.ForceStatusLocked(wrID, recv, st)
+	q.q.ForceStatusLocked(wrID, recv, st)
 	return nil
 }
 
@@ -357,9 +357,9 @@ func (f *Fabric) InjectFatal(q *QP) error {
 	}
 	f.d.Enter(domain.Op{})
 	defer f.d.Leave(domain.Op{}, nil)
-	if q.DestroyedLocked() {
+	if q.q.DestroyedLocked() {
 		return verr.New(verb, syscall.EINVAL, "the QP has been destroyed")
 	}
-	q.FatalLocked()
+	q.q.FatalLocked()
 	return nil
 }

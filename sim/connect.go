@@ -83,7 +83,7 @@ func Connect(a, b *QP, o ConnectOptions) error {
 
 // qpPort finds port n of q's device.
 func qpPort(q *QP, n uint8) (*port, error) {
-	pd, _ := q.PD().(*PD)
+	pd := q.PD()
 	if pd == nil || n == 0 || int(n) > len(pd.ctx.dev.ports) {
 		return nil, verr.Errorf("connect", syscall.EINVAL, "QP %#x has no port %d", q.Num(), n)
 	}

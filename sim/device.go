@@ -8,11 +8,10 @@ import (
 
 	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
-
-// AsyncEvent is an asynchronous event; see notify.AsyncEvent.
-type AsyncEvent = notify.AsyncEvent
 
 // Device is one simulated adapter (struct ibv_device).
 // On a nil *Device every method returns EINVAL or zero values; see the
@@ -31,7 +30,7 @@ type Device struct {
 	srqn   uint32  // the last XRC SRQ number given out (XRC-05)
 	qpn    uint32  // the last QP number given out (QP-01)
 	// qpByNum finds the QP a packet is addressed to.
-	qpByNum map[uint32]*QP
+	qpByNum map[uint32]*qp.QP
 	// contexts are the open contexts, which receive port events.
 	contexts []*Context
 	// seq counts the objects of each kind created on the device, to name
@@ -40,7 +39,7 @@ type Device struct {
 }
 
 func newDevice(f *Fabric, dc DeviceConfig) *Device {
-	d := &Device{fabric: f, name: dc.Name, attr: dc.Attr, qpByNum: map[uint32]*QP{}}
+	d := &Device{fabric: f, name: dc.Name, attr: dc.Attr, qpByNum: map[uint32]*qp.QP{}}
 	for i, pc := range dc.Ports {
 		p := newPort(uint8(i+1), dc.Attr.NodeGUID, pc)
 		p.dev = d
@@ -286,12 +285,16 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 }
 
 // GetAsyncEvent waits for the next async event of the context
-// (ibv_get_async_event). See notify.AsyncQueue.GetAsyncEvent.
+// (ibv_get_async_event, ASYNC-01). Events are handed out in the order
+// raised, each to exactly one reader (ASYNC-06). When ctx is done first it
+// returns an error matching syscall.EINTR and ctx's error, and takes no
+// event; on a closed context it returns EBADF.
 func (c *Context) GetAsyncEvent(ctx context.Context) (AsyncEvent, error) {
 	if c == nil {
 		return AsyncEvent{}, verr.New("ibv_get_async_event", syscall.EINVAL, "nil device context")
 	}
-	return handleEvent(c.async.GetAsyncEvent(ctx))
+	ev, err := c.async.GetAsyncEvent(ctx)
+	return asyncEvent(ev), err
 }
 
 // TryGetAsyncEvent returns the next async event or EAGAIN (a non-blocking
@@ -300,15 +303,8 @@ func (c *Context) TryGetAsyncEvent() (AsyncEvent, error) {
 	if c == nil {
 		return AsyncEvent{}, verr.New("ibv_get_async_event", syscall.EINVAL, "nil device context")
 	}
-	return handleEvent(c.async.TryGetAsyncEvent())
-}
-
-// handleEvent names the event's CQ by its handle.
-func handleEvent(ev AsyncEvent, err error) (AsyncEvent, error) {
-	if q, ok := ev.Object.(*cq.CQ); ok {
-		ev.Object = cqHandle(q)
-	}
-	return ev, err
+	ev, err := c.async.TryGetAsyncEvent()
+	return asyncEvent(ev), err
 }
 
 // PendingAsyncEvents returns the queued, unread async events of the context,
@@ -320,18 +316,34 @@ func (c *Context) PendingAsyncEvents() []AsyncEvent {
 		return nil
 	}
 	p := c.async.Pending()
-	for i := range p {
-		p[i], _ = handleEvent(p[i], nil)
-	}
-	return p
-}
-
-// AsyncQueue returns the context's async event queue, for inspection.
-func (c *Context) AsyncQueue() *notify.AsyncQueue {
-	if c == nil {
+	if len(p) == 0 {
 		return nil
 	}
-	return c.async
+	out := make([]AsyncEvent, len(p))
+	for i := range p {
+		out[i] = asyncEvent(p[i])
+	}
+	return out
+}
+
+// AsyncEventCounts returns how many async events of the context have been
+// read (GetAsyncEvent, TryGetAsyncEvent) and acknowledged in total: a
+// simulator view for tools, with no verbs counterpart.
+func (c *Context) AsyncEventCounts() (read, acked uint64) {
+	if c == nil {
+		return 0, 0
+	}
+	return c.async.Counts()
+}
+
+// AsyncEventsRaised returns how many async events of type typ the context
+// has raised, read or not: a simulator view for tools, with no verbs
+// counterpart.
+func (c *Context) AsyncEventsRaised(typ verbs.EventType) uint64 {
+	if c == nil {
+		return 0
+	}
+	return c.async.Raised(typ)
 }
 
 // Close closes the context (ibv_close_device). verbsim refuses with EBUSY

@@ -1,18 +1,19 @@
 // Package sim is the simulated RDMA fabric: adapters (Device), their
 // contexts, protection domains, memory regions, address handles, and the
-// transport engine that moves data between queue pairs. It wires together
-// the completion queue of package cq, the queue pair and SRQ of package qp
-// and the events of package notify, whose types it re-exports (CQ,
-// CompChannel, QP, SRQ, AsyncEvent). docs/design.md explains how it is
+// transport engine that moves data between queue pairs. CQ, CompChannel,
+// QP, SRQ and AsyncEvent are handles on the engine's objects (which live in
+// sim/internal and are not a public API): each method is a verb or a view
+// and takes the fabric's lock itself. docs/design.md explains how it is
 // built.
 //
 // # Nil handles and bad input
 //
 // A method called on a nil handle never panics. This holds for every
-// exported method of Fabric, Device, Context, PD, MR, AH, CQ,
-// CompChannel, QP, SRQ, notify.AsyncQueue and notify.Tally, including
-// the ...Locked hooks of the engine, and of the other pointer types of
-// sim's packages (qp.Attr, wc.WC, trace.Log, verr.Error):
+// exported method of Fabric, Device, Context, PD, MR, MW, AH, XRCD, CQ,
+// CompChannel, QP, SRQ and Fault (AsyncEvent is a value: its zero value
+// names nothing and Ack returns EINVAL), of the engine objects behind the
+// handles, and of the other pointer types of sim's packages (qp.Attr,
+// wc.WC, trace.Log, verr.Error):
 //
 //   - a method that returns an error returns one that matches
 //     syscall.EINVAL (errors.Is, or errors.As into a syscall.Errno), with
@@ -20,7 +21,7 @@
 //     verbsim reports it as the EINVAL the kernel gives for a handle it
 //     cannot find;
 //   - a method that returns no error (an accessor such as Device.Name,
-//     QP.Num, QP.Tally or CQ.Destroyed, or a control call such as
+//     QP.Num, QP.PD or CQ.Destroyed, or a control call such as
 //     Fabric.Tick) does nothing and returns the zero value of each result.
 //     In particular Destroyed reports false and State reports RESET (0) for
 //     a nil handle: there is no object to describe, so test for nil first.

@@ -71,11 +71,11 @@ func (k EventKind) String() string {
 // ReadyEvent describes an event ready to run, for a Chooser.
 type ReadyEvent struct {
 	Kind   EventKind
-	Seq    uint64        // the order in which it was created
-	Device string        // the device it happens on
-	QPN    uint32        // the QP it runs on or is addressed to
-	Packet qp.PacketKind // for EventPacket
-	PSN    uint32        // for EventPacket
+	Seq    uint64     // the order in which it was created
+	Device string     // the device it happens on
+	QPN    uint32     // the QP it runs on or is addressed to
+	Packet PacketKind // for EventPacket
+	PSN    uint32     // for EventPacket
 }
 
 // Chooser picks the next event among ready ones (at least one): it returns
@@ -207,7 +207,7 @@ func (e *engine) describe(ev *event) ReadyEvent {
 	case EventTimer:
 		r.QPN = ev.timer.QP.Num()
 	case EventPacket:
-		r.QPN, r.Packet, r.PSN = ev.pkt.DstQPN, ev.pkt.Kind, ev.pkt.PSN
+		r.QPN, r.Packet, r.PSN = ev.pkt.DstQPN, PacketKind(ev.pkt.Kind), ev.pkt.PSN
 	}
 	if ev.dev == nil && ev.timer != nil {
 		ev.dev = e.f.deviceOf(ev.timer.QP)

@@ -175,7 +175,7 @@ func TestLinkFlap(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev, err := b.ctx.TryGetAsyncEvent()
-	if err != nil || ev.Type != notify.EventPortErr || ev.Port != 1 {
+	if err != nil || ev.Type() != notify.EventPortErr || ev.Port() != 1 {
 		t.Fatalf("event %v, %v", ev, err)
 	}
 	ev.Ack()
@@ -183,7 +183,7 @@ func TestLinkFlap(t *testing.T) {
 	a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
 	a.poll(t, 0)
 	dev.SetPortState(1, true)
-	if ev, err := b.ctx.TryGetAsyncEvent(); err != nil || ev.Type != notify.EventPortActive {
+	if ev, err := b.ctx.TryGetAsyncEvent(); err != nil || ev.Type() != notify.EventPortActive {
 		t.Fatalf("event %v, %v", ev, err)
 	} else {
 		ev.Ack()
@@ -301,7 +301,7 @@ func TestSQDrainedOnlyWhenAsked(t *testing.T) {
 	}
 	toSQD(true)
 	ev, err := a.ctx.TryGetAsyncEvent()
-	if err != nil || ev.Type != notify.EventSQDrained {
+	if err != nil || ev.Type() != notify.EventSQDrained {
 		t.Fatalf("asked: %v, %v", ev, err)
 	}
 	ev.Ack()
@@ -310,7 +310,7 @@ func TestSQDrainedOnlyWhenAsked(t *testing.T) {
 	}
 	toSQD(false)
 	if ev, err := a.ctx.TryGetAsyncEvent(); err == nil {
-		t.Errorf("not asked, yet %v", ev.Type)
+		t.Errorf("not asked, yet %v", ev.Type())
 	}
 }
 
@@ -328,7 +328,7 @@ func TestSQDDrainCoversRNRWait(t *testing.T) {
 		t.Error("sq_draining is false while the SEND waits for its RNR retry")
 	}
 	if ev, err := a.ctx.TryGetAsyncEvent(); err == nil {
-		t.Errorf("%v before the SEND completed", ev.Type)
+		t.Errorf("%v before the SEND completed", ev.Type())
 	}
 	if err := a.q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState); err == nil {
 		t.Error("SQD→RTS accepted while draining (QP-23)")
@@ -337,7 +337,7 @@ func TestSQDDrainCoversRNRWait(t *testing.T) {
 	f.RunUntilIdle(0)
 	a.poll(t, 1)
 	ev, err := a.ctx.TryGetAsyncEvent()
-	if err != nil || ev.Type != notify.EventSQDrained {
+	if err != nil || ev.Type() != notify.EventSQDrained {
 		t.Fatalf("after the drain: %v, %v", ev, err)
 	}
 	ev.Ack()

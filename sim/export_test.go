@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/verbsim/verbsim/sim/internal/cq"
+	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 // The helpers below let package sim_test's bad-input test see the
@@ -79,3 +81,18 @@ func EngineCQ(c *CQ) *cq.CQ { return c.eng() }
 
 // EngineChannel returns the engine object behind a channel handle.
 func EngineChannel(ch *CompChannel) *cq.Channel { return ch.eng() }
+
+// EngineQP returns the engine object behind a QP handle.
+func EngineQP(q *QP) *qp.QP { return q.eng() }
+
+// EngineSRQ returns the engine object behind an SRQ handle.
+func EngineSRQ(s *SRQ) *qp.SRQ { return s.eng() }
+
+// EngineAsyncQueue returns the async event queue of a device context; nil
+// for a nil context.
+func EngineAsyncQueue(c *Context) *notify.AsyncQueue {
+	if c == nil {
+		return nil
+	}
+	return c.async
+}

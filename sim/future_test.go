@@ -63,7 +63,7 @@ func TestReady(t *testing.T) {
 	f.Step() // a's requester puts the SEND on the wire
 	ev = f.Ready()
 	if len(ev) != 1 || ev[0].Kind != sim.EventPacket || ev[0].Device != "b" || ev[0].QPN != b.q.Num() ||
-		ev[0].Packet != qp.PktSend || ev[0].PSN != 0 {
+		ev[0].Packet != sim.PacketSend || ev[0].PSN != 0 {
 		t.Fatalf("after one step: %+v", ev)
 	}
 	f.Stabilize()

@@ -17,8 +17,62 @@ import (
 // doc.
 type CQ struct{ c *cq.CQ }
 
-// CQSnapshot is an instant view of a CQ's counters and state (CQ.Snapshot).
-type CQSnapshot = cq.Snapshot
+// CQSnapshot is an instant view of a CQ (CQ.Snapshot), for tests, tools
+// and teaching.
+type CQSnapshot struct {
+	CQE        int    // capacity
+	Len        int    // unpolled completions
+	Arm        CQArm  // pending request
+	Overrun    bool   // in the error state after an overrun
+	Refs       int    // QPs, SRQs or WQs holding the CQ
+	CompRead   uint64 // completion events read by ibv_get_cq_event
+	CompAcked  uint64 // ... and acknowledged
+	AsyncRead  uint64 // async events naming the CQ read
+	AsyncAcked uint64 // ... and acknowledged
+	Destroying bool   // destroyed, still waiting for acks
+	Destroyed  bool   // fully destroyed
+	// Batch is the number of completions an open ibv_start_poll batch has
+	// pointed at so far, which EndPoll will consume; 0 with no batch open.
+	Batch       int
+	Stats       CQStats
+	Completions []wc.WC // the unpolled completions, oldest first
+}
+
+// CQStats counts what happened to a CQ over its life.
+type CQStats struct {
+	Added        uint64 // completions stored
+	Polled       uint64 // completions returned by Poll
+	Dropped      uint64 // completions lost to overrun
+	EventsRaised uint64 // completion events queued on the channel
+	ArmsFired    uint64 // requests consumed, with or without a channel
+	Overruns     uint64 // CQ_ERR events raised
+}
+
+// CQArm is the notification request pending on a CQ (CQ.Armed): what
+// ibv_req_notify_cq left behind. The zero value is CQDisarmed.
+type CQArm uint8
+
+// The CQArm values.
+const (
+	// CQDisarmed: no request pending; new completions raise no event.
+	CQDisarmed CQArm = iota
+	// CQArmSolicited: ibv_req_notify_cq(cq, 1) is pending; only a solicited
+	// receive completion or an unsuccessful one fires it (NOTIFY-04).
+	CQArmSolicited
+	// CQArmNext: ibv_req_notify_cq(cq, 0) is pending; the next completion
+	// fires it.
+	CQArmNext
+)
+
+// The values are the engine's, which Armed and Snapshot convert: these
+// fail to compile when the two lists part.
+var (
+	_ = [1]int{}[CQDisarmed-CQArm(notify.Disarmed)]
+	_ = [1]int{}[CQArmNext-CQArm(notify.ArmNext)]
+)
+
+// String returns "disarmed", "solicited" or "next".
+func (a CQArm) String() string { return notify.Arm(a).String() }
 
 // newCQ makes the handle of an engine CQ and records it there, so that the
 // engine's returns (the CQ of a channel event, of an async event) map back
@@ -100,10 +154,18 @@ func (c *CQ) CompVector() int { return c.eng().CompVector() }
 func (c *CQ) Len() int { return c.eng().Len() }
 
 // Armed returns the pending notification request.
-func (c *CQ) Armed() notify.Arm { return c.eng().Armed() }
+func (c *CQ) Armed() CQArm { return CQArm(c.eng().Armed()) }
 
 // Snapshot returns an instant view of c.
-func (c *CQ) Snapshot() CQSnapshot { return c.eng().Snapshot() }
+func (c *CQ) Snapshot() CQSnapshot {
+	s := c.eng().Snapshot()
+	return CQSnapshot{
+		CQE: s.CQE, Len: s.Len, Arm: CQArm(s.Arm), Overrun: s.Overrun, Refs: s.Refs,
+		CompRead: s.CompRead, CompAcked: s.CompAcked, AsyncRead: s.AsyncRead, AsyncAcked: s.AsyncAcked,
+		Destroying: s.Destroying, Destroyed: s.Destroyed, Batch: s.Batch,
+		Stats: CQStats(s.Stats), Completions: s.Completions,
+	}
+}
 
 // Poll removes up to len(wcs) completions, oldest first, copies them into
 // wcs and returns how many it copied (ibv_poll_cq). It never blocks (CQ-14),
@@ -124,8 +186,8 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) { return c.eng().Poll(wcs) }
 // completion added raises an event; with true only a solicited receive
 // completion or an unsuccessful one does (NOTIFY-03, NOTIFY-04). Completions
 // already in the CQ never fire it (NOTIFY-02), it fires at most once
-// (NOTIFY-01), and requests combine as notify.Arm.Request says (NOTIFY-07,
-// NOTIFY-08). Arming a CQ without a channel succeeds and delivers nothing
+// (NOTIFY-01), and requests combine: next outranks solicited in either call
+// order (NOTIFY-07) and repeated requests of one kind merge (NOTIFY-08). Arming a CQ without a channel succeeds and delivers nothing
 // (NOTIFY-17). On a destroyed CQ it returns EINVAL (NOTIFY-10).
 func (c *CQ) ReqNotify(solicitedOnly bool) error { return c.eng().ReqNotify(solicitedOnly) }
 
@@ -166,10 +228,14 @@ func (c *CQ) Destroy() error { return c.eng().Destroy() }
 //   - On a CQ already destroyed it returns EINVAL.
 func (c *CQ) DestroyContext(ctx context.Context) (err error) { return c.eng().DestroyContext(ctx) }
 
-// Ref is RefLocked for a caller that does not hold the domain lock.
+// Ref takes a reference on c, as a QP, SRQ or WQ using it does: while one
+// is held, Destroy returns EBUSY (CQ-11). It is a simulator control with no
+// verbs counterpart, for tests that play such a user. On a destroyed CQ it
+// returns EINVAL.
 func (c *CQ) Ref() error { return c.eng().Ref() }
 
-// Unref is UnrefLocked for a caller that does not hold the domain lock.
+// Unref drops a reference taken by Ref; without one, or on a destroyed CQ,
+// it does nothing. A simulator control, as Ref is.
 func (c *CQ) Unref() { c.eng().Unref() }
 
 // WCFlags returns the wc_flags the CQ was created with.
@@ -262,7 +328,7 @@ func (c *CQ) ReadCompletionWallclockNS() (uint64, error) { return c.eng().ReadCo
 
 // Push adds a completion to c as the HCA does when a work request finishes,
 // and reports whether c overran. It is the producer side of the CQ: the
-// transport engine calls PushLocked; tests and tools may call Push to feed a
+// transport engine feeds it the same way; tests and tools may call Push to feed a
 // CQ directly (to drive an event loop without any QP, say).
 //
 // solicited says that the message behind a successful receive completion

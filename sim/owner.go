@@ -56,9 +56,9 @@ func contextOf(obj any) *Context {
 	case *CompChannel:
 		return o.Context()
 	case *SRQ:
-		pd, _ = o.PD().(*PD)
+		pd = o.PD()
 	case *QP:
-		pd, _ = o.PD().(*PD)
+		pd = o.PD()
 	case *AH:
 		pd = o.PD()
 	case *MR:

@@ -11,18 +11,29 @@ import (
 )
 
 // PacketKind says what a packet on the wire carries.
-type PacketKind = qp.PacketKind
+type PacketKind uint8
 
-// The packet kinds. Requests go from requester to responder; responses and
-// acknowledgements come back.
+// The packet kinds. Requests flow from requester to responder, the rest
+// back.
 const (
-	PacketSend      = qp.PktSend      // SEND, SEND_WITH_IMM, SEND_WITH_INV
-	PacketWrite     = qp.PktWrite     // RDMA WRITE, RDMA WRITE WITH IMMEDIATE
-	PacketReadReq   = qp.PktReadReq   // RDMA READ request
-	PacketAtomic    = qp.PktAtomic    // CMP_AND_SWP, FETCH_AND_ADD request
-	PacketReadResp  = qp.PktReadResp  // RDMA READ response
-	PacketAtomicAck = qp.PktAtomicAck // atomic response
-	PacketAck       = qp.PktAck       // ACK, or a NAK (see Packet.NAK)
+	PacketSend      PacketKind = iota // SEND, SEND_WITH_IMM, SEND_WITH_INV
+	PacketWrite                       // RDMA WRITE, RDMA WRITE WITH IMMEDIATE
+	PacketReadReq                     // RDMA READ request
+	PacketAtomic                      // CMP_AND_SWP, FETCH_AND_ADD request
+	PacketReadResp                    // RDMA READ response
+	PacketAtomicAck                   // atomic response
+	PacketAck                         // ACK, or a NAK (see Packet.NAK)
+)
+
+// String names the kind as the trace does: SEND, WRITE, READ_REQ, ATOMIC,
+// READ_RESP, ATOMIC_ACK or ACK.
+func (k PacketKind) String() string { return qp.PacketKind(k).String() }
+
+// The kinds are the engine's values, which the aim of a fault converts:
+// these fail to compile when the two lists part.
+var (
+	_ = [1]int{}[PacketSend-PacketKind(qp.PktSend)]
+	_ = [1]int{}[PacketAck-PacketKind(qp.PktAck)]
 )
 
 // Packet describes a packet on the wire to a PacketFault's Match function.
@@ -210,7 +221,7 @@ func deviceOf(q *QP) string {
 	if q == nil {
 		return ""
 	}
-	if pd, ok := q.PD().(*PD); ok && pd != nil && pd.ctx != nil && pd.ctx.dev != nil {
+	if pd := q.PD(); pd != nil && pd.ctx != nil && pd.ctx.dev != nil {
 		return pd.ctx.dev.name
 	}
 	return ""
@@ -221,7 +232,7 @@ func deviceOf(q *QP) string {
 // (0 when none does) and that fault.
 func (e *engine) aimLocked(from *Device, dst *port, p *qp.Packet) (FaultAction, *Fault) {
 	view := Packet{
-		From: from.name, To: dst.dev.name, Transport: p.Transport, Kind: p.Kind, Op: p.Op,
+		From: from.name, To: dst.dev.name, Transport: p.Transport, Kind: PacketKind(p.Kind), Op: p.Op,
 		SrcQPN: p.SrcQPN, DstQPN: p.DstQPN, PSN: p.PSN, First: p.First, Last: p.Last,
 		NAK: p.Kind == qp.PktAck && p.Syndrome != qp.SynACK, Len: len(p.Payload),
 	}

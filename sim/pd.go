@@ -174,3 +174,12 @@ func (pd *PD) releaseLocked(k childKind) {
 //
 // Precondition: the domain lock is held.
 func (pd *PD) childrenLocked(k childKind) int { return pd.children[k] }
+
+// context returns the device context pd was allocated through; nil for a
+// nil PD.
+func (pd *PD) context() *Context {
+	if pd == nil {
+		return nil
+	}
+	return pd.ctx
+}

@@ -9,12 +9,6 @@ import (
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
-// QP is a queue pair; see package qp.
-type QP = qp.QP
-
-// SRQ is a shared receive queue; see package qp.
-type SRQ = qp.SRQ
-
 // QPInitAttr holds the arguments of ibv_create_qp (struct ibv_qp_init_attr).
 type QPInitAttr struct {
 	Context  any     // qp_context
@@ -95,7 +89,7 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	num := next & 0xffffff
 	q, err := qp.NewLocked(qp.Config{
 		Init: qp.InitAttr{
-			Context: attr.Context, SendCQ: attr.SendCQ.engQP(), RecvCQ: attr.RecvCQ.engQP(), SRQ: attr.SRQ,
+			Context: attr.Context, SendCQ: attr.SendCQ.engQP(), RecvCQ: attr.RecvCQ.engQP(), SRQ: attr.SRQ.eng(),
 			Cap: attr.Cap, Type: attr.Type, SQSigAll: attr.SQSigAll,
 			Ex: attr.CompMask&QPInitSendOpsFlags != 0, SendOps: attr.SendOpsFlags,
 		},
@@ -126,7 +120,7 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	if f.eng.tracing() {
 		f.eng.traceQP(q, d, fmt.Sprintf("create_qp %v (send %d, recv %d)", attr.Type, q.Cap().MaxSendWR, q.Cap().MaxRecvWR), "")
 	}
-	return q, nil
+	return newQP(q), nil
 }
 
 // checkQPArgs checks that the CQs and the SRQ given to CreateQP, when set,
@@ -263,7 +257,7 @@ func (pd *PD) createSRQLocked(verb string, attr SRQInitAttr, x *xrcSRQ) (_ *SRQ,
 		}
 		e.record(name, fmt.Sprintf("%s on %s: max_wr %d max_sge %d srq_limit %d", kind, e.nameOf(pd), a.MaxWR, a.MaxSGE, a.SRQLimit), "")
 	}
-	return s, nil
+	return newSRQ(s), nil
 }
 
 // traceCreateFailedLocked records the failure of a create verb in pd, if

@@ -167,7 +167,7 @@ func TestSRQThroughPD(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev, err := r.ctx.TryGetAsyncEvent()
-		if err != nil || ev.Type != notify.EventQPLastWQEReached || ev.Object != q {
+		if err != nil || ev.Type() != notify.EventQPLastWQEReached || ev.QP() != q {
 			t.Fatalf("%v, %v", ev, err)
 		}
 		ev.Ack()

@@ -126,7 +126,7 @@ func TestProfilesReachTheCQ(t *testing.T) {
 			}
 			q.Push(wc.WC{WRID: 2}, false) // overrun
 			ev, err := ctx.TryGetAsyncEvent()
-			if err != nil || ev.Type != notify.EventCQErr || ev.Object != q {
+			if err != nil || ev.Type() != notify.EventCQErr || ev.CQ() != q {
 				t.Fatalf("async event %v, %v", ev, err)
 			}
 			ev.Ack()
@@ -149,7 +149,7 @@ func TestAsyncBlocking(t *testing.T) {
 	if _, err := ctx.GetAsyncEvent(c); !errors.Is(err, context.Canceled) {
 		t.Fatalf("GetAsyncEvent with a cancelled context: %v", err)
 	}
-	if ctx.AsyncQueue().Len() != 0 || ctx.NumCompVectors() != 4 {
+	if len(ctx.PendingAsyncEvents()) != 0 || ctx.NumCompVectors() != 4 {
 		t.Fatal("fresh context not empty")
 	}
 }
@@ -187,7 +187,7 @@ func TestNilHandles(t *testing.T) {
 	}
 	q.Unref()
 	if n != 0 || q.CQE() != 0 || q.Len() != 0 || q.Context() != nil || q.Channel() != nil ||
-		q.Destroyed() || q.Overrun() || q.Armed() != notify.Disarmed || ch.Len() != 0 || ch.Destroyed() {
+		q.Destroyed() || q.Overrun() || q.Armed() != sim.CQDisarmed || ch.Len() != 0 || ch.Destroyed() {
 		t.Fatal("nil handle inspection returned non-zero values")
 	}
 }

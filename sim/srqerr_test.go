@@ -47,7 +47,7 @@ func TestInjectSRQError(t *testing.T) {
 			if err := f.InjectSRQError(srq); err != nil {
 				t.Fatal(err)
 			}
-			var events []notify.AsyncEvent
+			var events []sim.AsyncEvent
 			for {
 				ev, err := e.ctx.TryGetAsyncEvent()
 				if err != nil {
@@ -58,18 +58,18 @@ func TestInjectSRQError(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if len(events) == 0 || events[0].Type != notify.EventSRQErr || events[0].Object != srq {
+			if len(events) == 0 || events[0].Type() != notify.EventSRQErr || events[0].SRQ() != srq {
 				t.Fatalf("the first of %d events is not SRQ_ERR naming the SRQ", len(events))
 			}
 			fatal := map[*sim.QP]int{}
 			for _, ev := range events[1:] {
-				q, _ := ev.Object.(*sim.QP)
+				q := ev.QP()
 				switch {
 				case q == nil || (q != users[0] && q != users[1]):
 					t.Errorf("event %v names no QP of the SRQ", ev)
-				case ev.Type == notify.EventQPFatal:
+				case ev.Type() == notify.EventQPFatal:
 					fatal[q]++
-				case ev.Type != notify.EventQPLastWQEReached: // SRQ-09: ERR with an SRQ
+				case ev.Type() != notify.EventQPLastWQEReached: // SRQ-09: ERR with an SRQ
 					t.Errorf("unexpected event %v", ev)
 				}
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -90,17 +89,12 @@ func (v vChannel) TryGetEvent() (verbs.CQ, any, error) {
 // verbs.WRBuilder too.
 type vQP struct{ *QP }
 
-func (v vQP) Context() verbs.Context { return wrapContext(contextOf(v.QP)) }
-func (v vQP) QPContext() any         { return v.QP.Context() }
-
-func (v vQP) PD() verbs.PD {
-	pd, _ := v.QP.PD().(*PD)
-	return wrapPD(pd)
-}
-
-func (v vQP) SendCQ() verbs.CQ { q, _ := v.init(); return q.SendCQ }
-func (v vQP) RecvCQ() verbs.CQ { q, _ := v.init(); return q.RecvCQ }
-func (v vQP) SRQ() verbs.SRQ   { q, _ := v.init(); return q.SRQ }
+func (v vQP) Context() verbs.Context { return wrapContext(v.QP.Context()) }
+func (v vQP) QPContext() any         { return v.QP.QPContext() }
+func (v vQP) PD() verbs.PD           { return wrapPD(v.QP.PD()) }
+func (v vQP) SendCQ() verbs.CQ       { return wrapCQ(v.QP.SendCQ()) }
+func (v vQP) RecvCQ() verbs.CQ       { return wrapCQ(v.QP.RecvCQ()) }
+func (v vQP) SRQ() verbs.SRQ         { return wrapSRQ(v.QP.SRQ()) }
 
 // init returns the QP's init attributes in verbs' terms.
 func (v vQP) init() (verbs.QPInitAttr, error) {
@@ -108,15 +102,31 @@ func (v vQP) init() (verbs.QPInitAttr, error) {
 	if err != nil {
 		return verbs.QPInitAttr{}, err
 	}
-	out := verbs.QPInitAttr{Context: ia.Context, Cap: ia.Cap, Type: ia.Type, SQSigAll: ia.SQSigAll,
-		SRQ: wrapSRQ(ia.SRQ)}
-	if c, ok := ia.SendCQ.(*cq.CQ); ok {
-		out.SendCQ = wrapCQ(cqHandle(c))
+	return verbs.QPInitAttr{Context: ia.Context, Cap: ia.Cap, Type: ia.Type, SQSigAll: ia.SQSigAll,
+		SRQ: wrapSRQ(ia.SRQ), SendCQ: wrapCQ(ia.SendCQ), RecvCQ: wrapCQ(ia.RecvCQ)}, nil
+}
+
+// BindMW is ibv_bind_mw; an MW of another implementation is EINVAL.
+func (v vQP) BindMW(mw verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error {
+	m, ok := mw.(*MW)
+	if !ok && mw != nil {
+		return verr.New("ibv_bind_mw", syscall.EINVAL, "the MW was not created through sim's verbs")
 	}
-	if c, ok := ia.RecvCQ.(*cq.CQ); ok {
-		out.RecvCQ = wrapCQ(cqHandle(c))
-	}
-	return out, nil
+	return v.QP.BindMW(m, wrID, flags, info)
+}
+
+// WRBindMW is ibv_wr_bind_mw; an MW of another implementation fails the
+// batch at ibv_wr_complete, as a nil one does.
+func (v vQP) WRBindMW(mw verbs.MW, rkey uint32, info verbs.MWBindInfo) {
+	m, _ := mw.(*MW)
+	v.QP.WRBindMW(m, rkey, info)
+}
+
+// WRSetUDAddr is ibv_wr_set_ud_addr; an AH of another implementation fails
+// the batch at ibv_wr_complete, as a nil one does.
+func (v vQP) WRSetUDAddr(ah verbs.AH, remoteQPN, remoteQKey uint32) {
+	a, _ := ah.(*AH)
+	v.QP.WRSetUDAddr(a, remoteQPN, remoteQKey)
 }
 
 func (v vQP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
@@ -165,31 +175,24 @@ func checkWRObjects(w *verbs.SendWR) error {
 
 type vSRQ struct{ *SRQ }
 
-func (v vSRQ) Context() verbs.Context { return wrapContext(contextOf(v.SRQ)) }
-func (v vSRQ) SRQContext() any        { return v.SRQ.Context() }
+func (v vSRQ) Context() verbs.Context { return wrapContext(v.SRQ.Context()) }
+func (v vSRQ) SRQContext() any        { return v.SRQ.SRQContext() }
 
 // vAsyncEvent is an async event as a verbs.AsyncEvent.
 type vAsyncEvent struct{ ev AsyncEvent }
 
-func (v vAsyncEvent) EventType() verbs.EventType { return v.ev.Type }
-func (v vAsyncEvent) Port() uint8                { return v.ev.Port }
+func (v vAsyncEvent) EventType() verbs.EventType { return v.ev.Type() }
+func (v vAsyncEvent) Port() uint8                { return v.ev.Port() }
 func (v vAsyncEvent) Ack() error                 { return v.ev.Ack() }
 
-func (v vAsyncEvent) CQ() verbs.CQ {
-	q, _ := v.ev.Object.(*CQ)
-	return wrapCQ(q)
-}
+func (v vAsyncEvent) CQ() verbs.CQ   { return wrapCQ(v.ev.CQ()) }
+func (v vAsyncEvent) SRQ() verbs.SRQ { return wrapSRQ(v.ev.SRQ()) }
 
 func (v vAsyncEvent) QP() verbs.QP {
-	if q, _ := v.ev.Object.(*QP); q != nil {
+	if q := v.ev.QP(); q != nil {
 		return vQP{q}
 	}
 	return nil
-}
-
-func (v vAsyncEvent) SRQ() verbs.SRQ {
-	s, _ := v.ev.Object.(*SRQ)
-	return wrapSRQ(s)
 }
 
 // String describes the event as AsyncEvent.String does.

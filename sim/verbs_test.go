@@ -118,11 +118,21 @@ type foreignAH struct{}
 
 func (foreignAH) Destroy() error { return nil }
 
+// foreignMW is a memory window of another implementation.
+type foreignMW struct{}
+
+func (foreignMW) RKey() uint32       { return 0 }
+func (foreignMW) Type() verbs.MWType { return verbs.MWType1 }
+func (foreignMW) Dealloc() error     { return nil }
+
 func TestVerbsForeignObjects(t *testing.T) {
 	_, a, _ := vPair(t)
 	_, err := a.q.PostSend([]verbs.SendWR{{Opcode: verbs.WRSend, AH: foreignAH{}}})
 	if !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("foreign AH: %v, want EINVAL", err)
+	}
+	if err := a.q.BindMW(foreignMW{}, 1, verbs.SendSignaled, verbs.MWBindInfo{}); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("foreign MW: %v, want EINVAL", err)
 	}
 	var other verbs.CQ = struct{ verbs.CQ }{a.cq}
 	_, err = a.pd.CreateQP(verbs.QPInitAttr{SendCQ: other, RecvCQ: a.cq, Type: verbs.QPTypeRC})

@@ -68,7 +68,7 @@ func rejectRDMAAbove2G(t *testing.T, prof Profile) {
 	*p = qp.Packet{Kind: qp.PktWrite, Transport: qp.RC, First: true, Op: wc.WRRDMAWrite,
 		SrcQPN: a.q.Num(), DstQPN: b.q.Num(), PSN: 100, RemoteAddr: b.mr.Addr(), RKey: b.mr.RKey(),
 		DMALen: 1<<31 + 1, Payload: append(p.Payload[:0], make([]byte, 1024)...), Port: 1, SLID: pa.LID, DLID: pb.LID}
-	b.q.ReceiveLocked(p)
+	b.q.q.ReceiveLocked(p)
 	f.eng.freePacket(p)
 	f.eng.settleLocked()
 	f.d.Unlock()
@@ -82,7 +82,7 @@ func rejectRDMAAbove2G(t *testing.T, prof Profile) {
 		if err == nil {
 			t.Errorf("responder's async event %v; the profile raises none", ev)
 		}
-	case err != nil || ev.Type != notify.EventQPReqErr || ev.Object != b.q:
+	case err != nil || ev.Type() != notify.EventQPReqErr || ev.QP() != b.q:
 		t.Errorf("responder's async event: %v, %v; want QP_REQ_ERR naming it (ASYNC-09)", ev, err)
 	default:
 		ev.Ack()

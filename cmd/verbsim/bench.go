@@ -440,7 +440,7 @@ func renderPage(rs []result, o benchOptions, cmd, loadBefore, loadAfter, table s
 		fmt.Fprintf(&b, "**%s.** %s\n\n", r.fig.name, r.fig.note)
 	}
 	b.WriteString("**Allocations.** The steady-state post, poll and event paths allocate nothing; unit tests\n" +
-		"assert it with testing.AllocsPerRun (sim/mr_test.go, sim/cq/bench_test.go); the figure above is\n" +
+		"assert it with testing.AllocsPerRun (sim/mr_test.go, sim/internal/cq/bench_test.go); the figure above is\n" +
 		"the process-wide malloc count during the subject's run, divided by its iterations.\n")
 	return b.String()
 }

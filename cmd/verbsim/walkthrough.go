@@ -239,7 +239,7 @@ func stepOverrun(n *narrator, vctx *sim.Context) error {
 	over, _ := small.Push(recv(22), false)
 	n.do("(adapter) completes 21 and 22", fmt.Sprintf("overrun=%v", over))
 	ev, err := vctx.TryGetAsyncEvent()
-	n.do("ibv_get_async_event", fmt.Sprintf("%s: %v, element is cq-B: %v", outcome(err), ev, ev.Object == small))
+	n.do("ibv_get_async_event", fmt.Sprintf("%s: %v, element is cq-B: %v", outcome(err), ev, ev.CQ() == small))
 	n.do("ibv_ack_async_event", outcome(ev.Ack()))
 	buf := make([]verbs.WC, 4)
 	k, err := small.Poll(buf)
@@ -249,7 +249,7 @@ func stepOverrun(n *narrator, vctx *sim.Context) error {
 	n.do("(adapter) completes 23 after the drain", fmt.Sprintf("overrun=%v", over))
 	n.show("cq-B", small, nil)
 	if small.Overrun() {
-		n.do("CQ_ERR events raised so far", vctx.AsyncQueue().Raised(verbs.EventCQErr))
+		n.do("CQ_ERR events raised so far", vctx.AsyncEventsRaised(verbs.EventCQErr))
 	}
 	for {
 		ev, err := vctx.TryGetAsyncEvent()

@@ -351,7 +351,8 @@ func (a qpAdapter) DestroyContext(ctx context.Context) error     { return a.q.De
 // BindMW implements conformance.MWBinder.
 func (a qpAdapter) BindMW(mw conformance.MW, wrID uint64, flags qp.SendFlags, info qp.MWBindInfo) error {
 	info.MR = unwrapMR(info.MR)
-	return a.q.BindMW(mw, wrID, flags, info)
+	m, _ := mw.(*sim.MW) // another implementation's window: sim refuses nil
+	return a.q.BindMW(m, wrID, flags, info)
 }
 
 // unwrapMR turns the suite's view of an MR back into the *sim.MR that
@@ -404,19 +405,22 @@ func (a qpAdapter) Query() (qp.Attr, error) {
 
 type asyncEvent struct{ ev sim.AsyncEvent }
 
-func (e asyncEvent) EventType() notify.EventType { return e.ev.Type }
-func (e asyncEvent) Port() uint8                 { return e.ev.Port }
+func (e asyncEvent) EventType() notify.EventType { return e.ev.Type() }
+func (e asyncEvent) Port() uint8                 { return e.ev.Port() }
 func (e asyncEvent) Ack() error                  { return e.ev.Ack() }
 
 // Object returns the CQ or SRQ as the suite has it, and a QP as its adapter.
 func (e asyncEvent) Object() any {
-	switch o := e.ev.Object.(type) {
-	case *sim.QP:
-		return qpAdapter{o}
-	case *sim.CQ:
-		return sim.VerbsCQ(o)
+	if q := e.ev.QP(); q != nil {
+		return qpAdapter{q}
 	}
-	return e.ev.Object
+	if c := e.ev.CQ(); c != nil {
+		return sim.VerbsCQ(c)
+	}
+	if s := e.ev.SRQ(); s != nil {
+		return s
+	}
+	return nil
 }
 
 var (

@@ -95,7 +95,7 @@ var (
 
 // InjectFatal implements conformance.FatalInjector.
 func (a qpAdapter) InjectFatal() error {
-	pd, _ := a.q.PD().(*sim.PD)
+	pd := a.q.PD()
 	if pd == nil {
 		return errors.ErrUnsupported
 	}
@@ -105,7 +105,7 @@ func (a qpAdapter) InjectFatal() error {
 // ForceStatus implements conformance.StatusForcer through the fabric's
 // forced-status fault.
 func (a qpAdapter) ForceStatus(wrID uint64, recv bool, st wc.Status) error {
-	pd, _ := a.q.PD().(*sim.PD)
+	pd := a.q.PD()
 	if pd == nil {
 		return errors.ErrUnsupported
 	}

@@ -704,12 +704,12 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		}
 		after := q.Armed()
 		switch {
-		case before == notify.ArmNext && sol:
+		case before == sim.CQArmNext && sol:
 			in.say("the CQ stays armed for next: next outranks solicited")
 			in.note("NOTIFY-07")
-		case before == notify.ArmSolicited && !sol:
+		case before == sim.CQArmSolicited && !sol:
 			in.note("NOTIFY-07")
-		case before == after && before != notify.Disarmed:
+		case before == after && before != sim.CQDisarmed:
 			in.note("NOTIFY-08")
 		}
 		if q.Len() > 0 {
@@ -762,7 +762,7 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		in.asyncRd[c] = append(in.asyncRd[c], ev)
 		in.say("ibv_get_async_event(%s) = ok: %s", c, in.describeAsync(ev))
 		in.note("ASYNC-05")
-		switch ev.Type {
+		switch ev.Type() {
 		case notify.EventCQErr:
 			in.note("ASYNC-07")
 		case notify.EventQPFatal:
@@ -1153,26 +1153,27 @@ func (in *interp) peerName(dev string, num uint32) string {
 }
 
 func (in *interp) describeAsync(ev sim.AsyncEvent) string {
-	what := strings.TrimPrefix(ev.Type.Name(), "IBV_EVENT_")
-	switch o := ev.Object.(type) {
-	case *sim.CQ:
-		return what + " on cq " + in.cqName(o)
-	case *sim.QP:
+	what := strings.TrimPrefix(ev.Type().Name(), "IBV_EVENT_")
+	if c := ev.CQ(); c != nil {
+		return what + " on cq " + in.cqName(c)
+	}
+	if o := ev.QP(); o != nil {
 		for _, n := range in.obj.order {
 			if x, ok := in.obj.qp[n]; ok && x.q == o {
 				return what + " on qp " + n
 			}
 		}
 		return what + " on qp " + in.qpName("", o.Num())
-	case *sim.SRQ:
+	}
+	if o := ev.SRQ(); o != nil {
 		for n, s := range in.obj.srq {
 			if s == o {
 				return what + " on srq " + n
 			}
 		}
 	}
-	if ev.Port != 0 {
-		return fmt.Sprintf("%s on port %d", what, ev.Port)
+	if ev.Port() != 0 {
+		return fmt.Sprintf("%s on port %d", what, ev.Port())
 	}
 	return what
 }

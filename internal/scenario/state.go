@@ -123,7 +123,7 @@ func (in *interp) snapshot() State {
 		case "ctx":
 			c := in.obj.ctx[name]
 			a := AsyncState{Ctx: name, Pending: []string{}}
-			a.Read, a.Acked = c.AsyncQueue().Counts()
+			a.Read, a.Acked = c.AsyncEventCounts()
 			for _, ev := range c.PendingAsyncEvents() {
 				a.Pending = append(a.Pending, in.describeAsync(ev))
 			}

@@ -616,10 +616,10 @@ func (s *soak) asyncLoop(ctx context.Context, d *devState) {
 			}
 			return
 		}
-		if int(ev.Type) < len(s.st.async) {
-			s.st.async[ev.Type].Add(1)
+		if int(ev.Type()) < len(s.st.async) {
+			s.st.async[ev.Type()].Add(1)
 		}
-		switch ev.Type {
+		switch ev.Type() {
 		case verbs.EventQPFatal, verbs.EventCommEst, verbs.EventQPReqErr, verbs.EventQPAccessErr:
 		default:
 			// A CQ_ERR would mean an overrun, which the CQ sizes rule out

@@ -6,6 +6,12 @@
 // iterator: StartPoll, NextPoll, EndPoll and the Read methods (ex.go,
 // rules CQX-01..10 in spec/catalogue.md §17).
 //
+// This package is the engine behind sim.CQ, not a public API: it sits under
+// sim/internal, so only package sim and its tests import it, and users
+// reach a CQ through the handle sim.CQ, whose methods forward here. Its
+// exported names (the ...Locked hooks, Handle, Owner, Domain) are for
+// package sim; the verbs documentation of each call lives on the handle.
+//
 // A CQ holds at most CQE completions and hands them out in the order they
 // were added (CQ-17). Adding a completion to a full CQ overruns it (CQ-22):
 // the completion is lost and IBV_EVENT_CQ_ERR is raised on the async queue;

@@ -3,6 +3,12 @@
 // their event accounting, and the asynchronous event queue of a device
 // context.
 //
+// This package is the engine behind sim.CompChannel and sim.AsyncEvent, not
+// a public API: it sits under sim/internal, so only package sim and its
+// tests import it, and users reach channels and events through sim's
+// handles. Its exported names (the ...Locked hooks, Tally, AsyncQueue,
+// Domain) are for package sim.
+//
 // # Arming (ibv_req_notify_cq)
 //
 // Arm is the pending notification request of one CQ, as pure state. A request

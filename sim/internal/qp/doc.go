@@ -4,6 +4,14 @@
 // transitions with the attributes each one takes per transport, and
 // CheckModify, which validates a modify without changing anything.
 //
+// This package is the engine behind sim.QP and sim.SRQ, not a public API:
+// it sits under sim/internal, so only package sim and its tests import it,
+// and users reach a QP or SRQ through sim's handles, whose methods forward
+// here (their doc comments are the verbs documentation). Its exported names
+// (the ...Locked hooks, Tally, Handle, the Host and Memory interfaces) are
+// for package sim. The vocabulary (states, attributes, WRs) is package
+// verbs; this package aliases it.
+//
 // The QP object (its queues, posting, flushing) builds on these: it calls
 // CheckModify, applies the change with Attr.Apply only when that succeeded,
 // and then performs whatever entering the new state involves. Deciding

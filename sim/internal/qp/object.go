@@ -106,6 +106,10 @@ const (
 // value of each result (Destroyed reports false). Package sim's doc states
 // the convention for the whole API.
 type QP struct {
+	// Handle is the public handle of the QP (a *sim.QP), set once by its
+	// creator; the engine never reads it.
+	Handle any
+
 	d     *domain.Domain
 	num   uint32
 	typ   Type
@@ -412,6 +416,30 @@ func (q *QP) Destroyed() bool {
 
 // DestroyedLocked is Destroyed for a caller that holds the domain lock.
 func (q *QP) DestroyedLocked() bool { return q != nil && q.life != live }
+
+// SendCQ returns the send CQ given at creation. It never changes.
+func (q *QP) SendCQ() CQ {
+	if q == nil {
+		return nil
+	}
+	return q.init.SendCQ
+}
+
+// RecvCQ returns the receive CQ given at creation. It never changes.
+func (q *QP) RecvCQ() CQ {
+	if q == nil {
+		return nil
+	}
+	return q.init.RecvCQ
+}
+
+// SRQ returns the SRQ given at creation, or nil. It never changes.
+func (q *QP) SRQ() *SRQ {
+	if q == nil {
+		return nil
+	}
+	return q.init.SRQ
+}
 
 // PD returns the protection domain the QP was created in (ibv_qp.pd), as
 // the creator gave it.

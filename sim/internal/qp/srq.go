@@ -53,6 +53,10 @@ type SRQConfig struct {
 // value of each result (Destroyed reports false). Package sim's doc states
 // the convention for the whole API.
 type SRQ struct {
+	// Handle is the public handle of the SRQ (a *sim.SRQ), set once by its
+	// creator; the engine never reads it.
+	Handle any
+
 	d     *domain.Domain
 	q     wq
 	attr  SRQAttr
