@@ -2,9 +2,9 @@
 // contexts, protection domains, memory regions, address handles, and the
 // transport engine that moves data between queue pairs. CQ, CompChannel,
 // QP, SRQ and AsyncEvent are handles on the engine's objects (which live in
-// sim/internal and are not a public API): each method is a verb or a view
-// and takes the fabric's lock itself. docs/design.md explains how it is
-// built.
+// sim/internal and are not a public API): each method is a verb or a view,
+// and every one is safe to call from any goroutine. docs/design.md explains
+// how it is built.
 //
 // A verbs programmer starts from the table below: it names the Go method of
 // every ibv_* call the simulator implements. The Fabric's controls (time,
