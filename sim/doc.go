@@ -130,6 +130,7 @@
 //
 //	Control                               Go
 //	who drives the engine                 Config.Mode, Auto, Manual, Background, Fabric.Mode
+//	end the fabric and its clock          Fabric.Close
 //	run what is ready (Manual)            Fabric.Step, Fabric.Stabilize
 //	move virtual time                     Fabric.Tick, Fabric.AdvanceToNext, Fabric.RunUntilIdle, Fabric.Now
 //	see what is pending                   Fabric.Pending, Fabric.Ready, Fabric.Future
@@ -142,9 +143,11 @@
 //	SRQ error (IBV_EVENT_SRQ_ERR)         Fabric.InjectSRQError, SRQ.InjectError
 //	port down and up                      Device.SetPortState
 //	feed a CQ without a QP                CQ.Push
+//	take an SRQ's WR without traffic      SRQ.Take
+//	hold an object as a QP or MW would    CQ.Ref, CQ.Unref, MR.Ref, MR.Unref
 //	the trace                             Config.Trace, Fabric.TraceRecords, Fabric.WriteTrace
-//	counters                              Fabric.Stats, QP.Stats, Context.AsyncEventCounts
-//	snapshots                             QP.Outstanding, CQ.Snapshot, CompChannel.Pending
+//	counters                              Fabric.Stats, QP.Stats, Context.AsyncEventCounts, Context.AsyncEventsRaised
+//	snapshots                             QP.Outstanding, CQ.Snapshot, CQ.Armed, CompChannel.Pending, Context.PendingAsyncEvents
 //	readings of unsettled rules           Config.Profile, Fabric.Profile, DefaultProfile, RXEProfile, Profiles
 //
 // In the default Auto mode the engine runs whatever is ready after each
