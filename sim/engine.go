@@ -8,7 +8,7 @@ import (
 	"github.com/verbsim/verbsim/sim/trace"
 )
 
-// Mode says who drives the engine (DESIGN.md §2).
+// Mode says who drives the engine (docs/time.md).
 type Mode uint8
 
 // The execution modes.

@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The event loop the man pages recommend: arm, then wait for an event, ack
@@ -29,13 +28,13 @@ func Example() {
 
 	go func() { // the "hardware": three receives complete
 		for id := uint64(1); id <= 3; id++ {
-			cq.Push(wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Recv, ByteLen: 32}, false)
+			cq.Push(verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCRecv, ByteLen: 32}, false)
 		}
 	}()
 
 	wait, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	buf := make([]wc.WC, 8)
+	buf := make([]verbs.WC, 8)
 	for seen := 0; seen < 3; {
 		got, cqCtx, err := ch.GetEvent(wait) // ibv_get_cq_event
 		if err != nil {
@@ -101,11 +100,11 @@ func ExampleQP_QueryMask() {
 	vctx, _ := fabric.Devices()[0].Open()
 	pd, _ := vctx.AllocPD()
 	cq, _ := vctx.CreateCQ(4, nil, nil, 0)
-	q, _ := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC, SQSigAll: true,
-		Cap: qp.Cap{MaxSendWR: 2, MaxRecvWR: 2, MaxSendSGE: 1, MaxRecvSGE: 1}})
-	a, init, err := q.QueryMask(qp.AttrState)
+	q, _ := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC, SQSigAll: true,
+		Cap: verbs.QPCap{MaxSendWR: 2, MaxRecvWR: 2, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	a, init, err := q.QueryMask(verbs.QPAttrState)
 	fmt.Println(a.QPState, a.Cap.MaxSendWR >= 2, init.SQSigAll, err)
-	_, _, err = q.QueryMask(qp.AttrState | qp.AttrRateLimit)
+	_, _, err = q.QueryMask(verbs.QPAttrState | verbs.QPAttrRateLimit)
 	fmt.Println(errors.Is(err, syscall.EOPNOTSUPP))
 	// Output:
 	// RESET true true <nil>

@@ -117,9 +117,10 @@ func (c *Config) validate() error {
 // that the port GUIDs (node GUID + port - 1) of different devices never meet.
 func defaultNodeGUID(i int) uint64 { return 0x0002c90300000000 | uint64(i+1)<<8 }
 
-// Fabric is a simulated RDMA fabric: the adapters on it and the lock that
-// serializes every verb on their objects. Verbs may be called from many
-// goroutines; blocking calls wait outside the lock.
+// Fabric is a simulated RDMA fabric: the adapters on it, the engine that
+// moves packets between them, and its virtual clock. Verbs may be called
+// from many goroutines: the fabric runs them one at a time, and a blocking
+// call holds up no other while it waits.
 //
 // On a nil *Fabric every method returns EINVAL or zero values; see the
 // package doc.

@@ -4,8 +4,7 @@ import (
 	"fmt"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // What could still happen: a SEND into a queue with no receive gets an RNR
@@ -20,13 +19,13 @@ func ExampleFabric_Future() {
 		vctx, _ := dev.Open()
 		pd, _ := vctx.AllocPD()
 		cq, _ := vctx.CreateCQ(16, nil, nil, 0)
-		mrs[i], _ = pd.RegMR(make([]byte, 64), qp.AccessLocalWrite)
-		qps[i], _ = pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
-			Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+		mrs[i], _ = pd.RegMR(make([]byte, 64), verbs.AccessLocalWrite)
+		qps[i], _ = pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
+			Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	}
 	sim.Connect(qps[0], qps[1], sim.ConnectOptions{MinRNRTimer: 1}) // an RNR wait of 10 µs
-	qps[0].PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled,
-		SGList: []qp.SGE{{Addr: mrs[0].Addr(), Length: 8, LKey: mrs[0].LKey()}}}})
+	qps[0].PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled,
+		SGList: []verbs.SGE{{Addr: mrs[0].Addr(), Length: 8, LKey: mrs[0].LKey()}}}})
 	fmt.Println(fabric.Future())
 	// Output:
 	// [t=10000 a/qp 0x11: RNR wait]

@@ -7,8 +7,15 @@ import (
 )
 
 // CompChannel is a completion channel (struct ibv_comp_channel): where an
-// armed CQ reports that a completion arrived. It is a handle on the
-// engine's channel; every method takes the fabric's lock itself.
+// armed CQ reports that a completion arrived. Context.CreateCompChannel
+// makes one and Context.CreateCQ attaches CQs to it; CQ.ReqNotify arms a
+// CQ, GetEvent (blocking, with a context.Context) or TryGetEvent
+// (non-blocking, EAGAIN) is ibv_get_cq_event, and CQ.AckEvents
+// acknowledges what they returned. The loop that never misses a wake-up
+// is: wait, ack, re-arm, then poll until the CQ is empty (the package
+// Example; docs/notify.md). The cq_context GetEvent returns is whatever
+// the application gave CreateCQ, hence any. It is a handle on the engine's
+// channel; every method is safe to call from any goroutine.
 // On a nil *CompChannel every method returns EINVAL or zero values; see the
 // package doc.
 type CompChannel struct{ ch *cq.Channel }

@@ -11,7 +11,7 @@ import (
 // QP is a queue pair (struct ibv_qp, and struct ibv_qp_ex for a QP created
 // with QPInitSendOpsFlags: the work request builder WRStart ... WRComplete).
 // It is a handle on the engine's QP; every method is a verb or a view of
-// the QP and takes the fabric's lock itself.
+// the QP, safe to call from any goroutine.
 // On a nil *QP every method returns EINVAL or zero values; see the package
 // doc.
 type QP struct{ q *qp.QP }

@@ -9,7 +9,8 @@ import (
 
 // SRQ is a shared receive queue (struct ibv_srq): receive work requests
 // that every QP attached to it consumes in FIFO order (SRQ-08). It is a
-// handle on the engine's SRQ; every method takes the fabric's lock itself.
+// handle on the engine's SRQ; every method is safe to call from any
+// goroutine.
 // On a nil *SRQ every method returns EINVAL or zero values; see the package
 // doc.
 type SRQ struct{ s *qp.SRQ }

@@ -4,8 +4,7 @@ import (
 	"fmt"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // A server exposes 16 bytes of a larger buffer through a type 1 memory
@@ -18,8 +17,8 @@ func ExamplePD_AllocMW() {
 		vctx, _ := dev.Open()
 		pd, _ := vctx.AllocPD()
 		cq, _ := vctx.CreateCQ(16, nil, nil, 0)
-		q, _ := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
-			Cap: qp.Cap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 1, MaxRecvSGE: 1}})
+		q, _ := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
+			Cap: verbs.QPCap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 1, MaxRecvSGE: 1}})
 		return pd, cq, q
 	}
 	cpd, ccq, cqp := side("client")
@@ -30,8 +29,8 @@ func ExamplePD_AllocMW() {
 	mem := make([]byte, 4096)
 	mr, _ := spd.RegMR(mem, sim.AccessLocalWrite|sim.AccessMWBind)
 	mw, _ := spd.AllocMW(sim.MWType1)
-	sqp.BindMW(mw, 1, qp.SendSignaled, qp.MWBindInfo{MR: mr, Addr: mr.Addr() + 100, Length: 16, Access: sim.AccessRemoteWrite})
-	wcs := make([]wc.WC, 1)
+	sqp.BindMW(mw, 1, verbs.SendSignaled, verbs.MWBindInfo{MR: mr, Addr: mr.Addr() + 100, Length: 16, Access: sim.AccessRemoteWrite})
+	wcs := make([]verbs.WC, 1)
 	scq.Poll(wcs)
 	fmt.Println("bind:", wcs[0].Opcode, wcs[0].Status.Name())
 
@@ -39,8 +38,8 @@ func ExamplePD_AllocMW() {
 	src := []byte("hello, window!")
 	smr, _ := cpd.RegMR(src, 0)
 	write := func(id uint64, at uint64) {
-		cqp.PostSend([]qp.SendWR{{WRID: id, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled,
-			SGList:     []qp.SGE{{Addr: smr.Addr(), Length: uint32(len(src)), LKey: smr.LKey()}},
+		cqp.PostSend([]verbs.SendWR{{WRID: id, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled,
+			SGList:     []verbs.SGE{{Addr: smr.Addr(), Length: uint32(len(src)), LKey: smr.LKey()}},
 			RemoteAddr: at, RKey: mw.RKey()}})
 		ccq.Poll(wcs)
 		fmt.Println("write", id, wcs[0].Status.Name())

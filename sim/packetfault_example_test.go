@@ -4,8 +4,7 @@ import (
 	"fmt"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // A targeted fault: every packet the requester sends is lost, so its SEND
@@ -22,9 +21,9 @@ func ExampleFabric_InjectPacketFault() {
 		vctx, _ := dev.Open()
 		pd, _ := vctx.AllocPD()
 		cqs[i], _ = vctx.CreateCQ(16, nil, nil, 0)
-		mrs[i], _ = pd.RegMR(make([]byte, 64), qp.AccessLocalWrite)
-		qps[i], _ = pd.CreateQP(sim.QPInitAttr{SendCQ: cqs[i], RecvCQ: cqs[i], Type: qp.RC,
-			Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+		mrs[i], _ = pd.RegMR(make([]byte, 64), verbs.AccessLocalWrite)
+		qps[i], _ = pd.CreateQP(sim.QPInitAttr{SendCQ: cqs[i], RecvCQ: cqs[i], Type: verbs.QPTypeRC,
+			Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	}
 	sim.Connect(qps[0], qps[1], sim.ConnectOptions{Timeout: 5, RetryCnt: 2})
 
@@ -33,12 +32,12 @@ func ExampleFabric_InjectPacketFault() {
 		Action: sim.FaultDrop,
 		Count:  3,
 	})
-	qps[1].PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{{Addr: mrs[1].Addr(), Length: 64, LKey: mrs[1].LKey()}}}})
-	qps[0].PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled,
-		SGList: []qp.SGE{{Addr: mrs[0].Addr(), Length: 8, LKey: mrs[0].LKey()}}}})
+	qps[1].PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{{Addr: mrs[1].Addr(), Length: 64, LKey: mrs[1].LKey()}}}})
+	qps[0].PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled,
+		SGList: []verbs.SGE{{Addr: mrs[0].Addr(), Length: 8, LKey: mrs[0].LKey()}}}})
 	fabric.RunUntilIdle(0)
 
-	wcs := make([]wc.WC, 4)
+	wcs := make([]verbs.WC, 4)
 	n, _ := cqs[0].Poll(wcs)
 	fmt.Println(n, wcs[0].WRID, wcs[0].Status, "after", lost.Hits(), "packets lost")
 	fmt.Println("requester:", qps[0].State())

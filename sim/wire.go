@@ -6,7 +6,7 @@ import (
 	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
-// Faults are the seeded, fabric-wide packet faults (DESIGN.md §3). Every
+// Faults are the seeded, fabric-wide packet faults (docs/transport.md). Every
 // fault that fires is visible in the trace. The zero value injects
 // nothing.
 type Faults struct {

@@ -4,8 +4,7 @@ import (
 	"fmt"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // A client creates its QP with send_ops_flags (ibv_create_qp_ex) and posts
@@ -19,22 +18,22 @@ func ExampleQP_WRStart() {
 		vctx, _ := dev.Open()
 		pd, _ := vctx.AllocPD()
 		cq, _ := vctx.CreateCQ(16, nil, nil, 0)
-		attr.SendCQ, attr.RecvCQ, attr.Type = cq, cq, qp.RC
-		attr.Cap = qp.Cap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: 16}
+		attr.SendCQ, attr.RecvCQ, attr.Type = cq, cq, verbs.QPTypeRC
+		attr.Cap = verbs.QPCap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: 16}
 		q, _ := pd.CreateQP(attr)
 		return pd, cq, q
 	}
-	cpd, ccq, cqp := side("client", sim.QPInitAttr{CompMask: sim.QPInitSendOpsFlags, SendOpsFlags: qp.WithSend | qp.WithRDMAWrite})
+	cpd, ccq, cqp := side("client", sim.QPInitAttr{CompMask: sim.QPInitSendOpsFlags, SendOpsFlags: verbs.QPExWithSend | verbs.QPExWithRDMAWrite})
 	spd, scq, sqp := side("server", sim.QPInitAttr{})
 	sim.Connect(cqp, sqp, sim.ConnectOptions{})
 
 	mem := make([]byte, 64)
 	smr, _ := spd.RegMR(mem, sim.AccessLocalWrite|sim.AccessRemoteWrite)
-	sqp.PostRecv([]qp.RecvWR{{WRID: 9, SGList: []qp.SGE{{Addr: smr.Addr() + 32, Length: 32, LKey: smr.LKey()}}}})
+	sqp.PostRecv([]verbs.RecvWR{{WRID: 9, SGList: []verbs.SGE{{Addr: smr.Addr() + 32, Length: 32, LKey: smr.LKey()}}}})
 	src := []byte("written")
 	cmr, _ := cpd.RegMR(src, 0)
 
-	cqp.SetWRFlags(qp.SendSignaled) // qpx->wr_flags
+	cqp.SetWRFlags(verbs.SendSignaled) // qpx->wr_flags
 	cqp.WRStart()
 	cqp.SetWRID(1) // qpx->wr_id
 	cqp.WRRDMAWrite(smr.RKey(), smr.Addr())
@@ -44,7 +43,7 @@ func ExampleQP_WRStart() {
 	cqp.WRSetInlineData([]byte("sent"))
 	fmt.Println("complete:", cqp.WRComplete())
 
-	wcs := make([]wc.WC, 4)
+	wcs := make([]verbs.WC, 4)
 	n, _ := ccq.Poll(wcs)
 	for _, w := range wcs[:n] {
 		fmt.Println(w.WRID, w.Opcode, w.Status.Name())

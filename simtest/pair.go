@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -230,7 +229,7 @@ func (e *End) SGE(off, n int) verbs.SGE {
 // Post posts send WRs on the end's QP, failing the test if PostSend fails.
 // A UD WR without an AH is sent to the peer (AH, QP number and Q_Key
 // filled in).
-func (e *End) Post(wrs ...qp.SendWR) {
+func (e *End) Post(wrs ...verbs.SendWR) {
 	e.F.t.Helper()
 	if e.QP.Type() == verbs.QPTypeUD {
 		for i := range wrs {

@@ -220,3 +220,6 @@ func TestProfilesAndFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryInBubble runs the body of ExampleInBubble.
+func TestRetryInBubble(t *testing.T) { retryInBubble(t) }

@@ -44,7 +44,7 @@ type CQCreateFlags uint32
 const (
 	// CQCreateSingleThreaded is IBV_CREATE_CQ_ATTR_SINGLE_THREADED: the
 	// application promises to use the CQ from one thread. verbsim accepts it
-	// and keeps locking, since the CQ shares its lock with the engine.
+	// and still serializes the CQ's verbs with the rest of the fabric.
 	CQCreateSingleThreaded CQCreateFlags = 1 << 0
 	// CQCreateIgnoreOverrun is IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN (CQ-23).
 	CQCreateIgnoreOverrun CQCreateFlags = 1 << 1

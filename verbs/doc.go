@@ -6,8 +6,9 @@
 //
 // It holds no engine code and imports only the standard library, so that
 // every implementation of the verbs can share it: verbsim's simulator
-// (package sim, which keeps its former names such as qp.SendWR and wc.WC as
-// aliases of these types), and another implementation such as a cgo
+// (package sim; its older packages sim/qp, sim/wc, sim/cq and sim/notify
+// keep former names such as qp.SendWR and wc.WC as aliases of these
+// types), and another implementation such as a cgo
 // binding to a real libibverbs. Applications and the conformance suite
 // import verbs, never a transport's packages.
 //

@@ -178,7 +178,14 @@ type CompChannel interface {
 	Destroy() error
 }
 
-// QP is a queue pair (struct ibv_qp).
+// QP is a queue pair (struct ibv_qp). PD.CreateQP makes one in RESET;
+// Modify moves it through INIT, RTR and RTS (QPAttr with the QPAttrMask
+// bits the transition needs) before PostSend may send; receives may be
+// posted from INIT on. Completions go to SendCQ and RecvCQ as WC values.
+// A QP that PD's optional QPExCreator made with QPInitAttrSendOpsFlags
+// also implements WRBuilder (ibv_qp_to_qp_ex): find it by type assertion.
+// The simulator's *sim.QP behind a QP is sim.QPOf(q), for tests that aim
+// faults at it.
 type QP interface {
 	// Num is ibv_qp.qp_num.
 	Num() uint32
