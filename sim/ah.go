@@ -2,20 +2,21 @@ package sim
 
 import (
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
+
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
 // AHAttr describes the path to a remote port (struct ibv_ah_attr). It is
-// the same type as qp.AHAttr, which a QP's primary and alternate paths use.
-type AHAttr = qp.AHAttr
+// the same type as verbs.AHAttr, which a QP's primary and alternate paths use.
+type AHAttr = verbs.AHAttr
 
 // GlobalRoute is struct ibv_global_route: the GRH fields of a path. Its DGID
 // is a [16]byte, to which a GID assigns directly.
-type GlobalRoute = qp.GlobalRoute
+type GlobalRoute = verbs.GlobalRoute
 
 // AH is an address handle (struct ibv_ah): a path for UD work requests,
 // scoped to the PD it was created in (PD-03, PD-04).

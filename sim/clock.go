@@ -2,16 +2,16 @@ package sim
 
 import (
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
 	"io"
 	"math"
 	"syscall"
 	"time"
 
-	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
+
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
 )
 
 // This file is the fabric's control surface for the engine: the clock, the
@@ -220,9 +220,9 @@ func (d *Device) SetPortState(n uint8, up bool) error {
 	f.d.Enter(domain.Op{})
 	defer f.d.Leave(domain.Op{}, nil)
 	p := d.ports[n-1]
-	state, ev := PortDown, notify.EventPortErr
+	state, ev := PortDown, verbs.EventPortErr
 	if up {
-		state, ev = PortActive, notify.EventPortActive
+		state, ev = PortActive, verbs.EventPortActive
 	}
 	if p.attr.State == state {
 		return nil
@@ -317,9 +317,9 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 // next completion whatever it is (a WR that fails on its own, or is
 // flushed, keeps its own status), and RESET forgets it. A QP of another
 // fabric, or one destroyed, is EINVAL.
-func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st wc.Status) error {
+func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st verbs.WCStatus) error {
 	const verb = "force_status"
-	if q == nil || st == wc.Success || st > wc.TMRndvIncomplete {
+	if q == nil || st == verbs.WCSuccess || st > verbs.WCTMRndvIncomplete {
 		return verr.New(verb, syscall.EINVAL, "a QP and an error status are needed")
 	}
 	if err := checkOwner(verb, "the QP", f, q, sameFabric); err != nil {

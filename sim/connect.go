@@ -4,21 +4,21 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // ConnectOptions are the attributes Connect gives both QPs. Zero fields
 // take the defaults in parentheses.
 type ConnectOptions struct {
-	Port        uint8          // local port of both QPs (1)
-	PathMTU     MTU            // path_mtu (the smaller active MTU of the two ports)
-	Access      qp.AccessFlags // qp_access_flags (REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC)
-	Timeout     uint8          // local ACK timeout code (14: about 67 ms)
-	RetryCnt    uint8          // retry_cnt (7)
-	RNRRetry    uint8          // rnr_retry (7: without limit)
-	MinRNRTimer uint8          // min_rnr_timer (12: 0.64 ms)
-	RDAtomic    uint8          // max_rd_atomic and max_dest_rd_atomic (16)
+	Port        uint8             // local port of both QPs (1)
+	PathMTU     MTU               // path_mtu (the smaller active MTU of the two ports)
+	Access      verbs.AccessFlags // qp_access_flags (REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC)
+	Timeout     uint8             // local ACK timeout code (14: about 67 ms)
+	RetryCnt    uint8             // retry_cnt (7)
+	RNRRetry    uint8             // rnr_retry (7: without limit)
+	MinRNRTimer uint8             // min_rnr_timer (12: 0.64 ms)
+	RDAtomic    uint8             // max_rd_atomic and max_dest_rd_atomic (16)
 	// NoDefaults keeps zero values as zero (for Timeout, RetryCnt,
 	// RNRRetry, MinRNRTimer, RDAtomic and Access), to test those rules.
 	NoDefaults bool
@@ -33,7 +33,7 @@ type ConnectOptions struct {
 // fabrics, which no wire joins: that is EINVAL, and neither QP changes.
 func Connect(a, b *QP, o ConnectOptions) error {
 	const verb = "connect"
-	if a == nil || b == nil || a == b || a.Type() != b.Type() || a.Type() == qp.UD {
+	if a == nil || b == nil || a == b || a.Type() != b.Type() || a.Type() == verbs.QPTypeUD {
 		return verr.New(verb, syscall.EINVAL, "two distinct QPs of the same connected type (RC or UC) are needed")
 	}
 	if err := checkOwner(verb, "QP b", a, b, sameFabric); err != nil {
@@ -58,11 +58,11 @@ func Connect(a, b *QP, o ConnectOptions) error {
 		def(&o.MinRNRTimer, 12)
 		def(&o.RDAtomic, 16)
 		if o.Access == 0 {
-			o.Access = qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic
+			o.Access = verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic
 		}
 	}
-	if a.Type() == qp.UC {
-		o.Access &= qp.AccessRemoteWrite | qp.AccessLocalWrite
+	if a.Type() == verbs.QPTypeUC {
+		o.Access &= verbs.AccessRemoteWrite | verbs.AccessLocalWrite
 	}
 	pa, err := qpPort(a, o.Port)
 	if err != nil {
@@ -91,35 +91,35 @@ func qpPort(q *QP, n uint8) (*port, error) {
 }
 
 func toRTS(q *QP, remote uint32, rp *port, o ConnectOptions, sqpsn, rqpsn uint32) error {
-	av := qp.AHAttr{DLID: rp.attr.LID, PortNum: o.Port}
+	av := verbs.AHAttr{DLID: rp.attr.LID, PortNum: o.Port}
 	if rp.attr.LinkLayer == LinkLayerEthernet || rp.attr.LID == 0 {
 		av.IsGlobal = true
-		av.GRH = qp.GlobalRoute{DGID: rp.gids[0], HopLimit: 64}
+		av.GRH = verbs.GlobalRoute{DGID: rp.gids[0], HopLimit: 64}
 	}
-	rtr := qp.AttrState | qp.AttrAV | qp.AttrPathMTU | qp.AttrDestQPN | qp.AttrRQPSN
-	rts := qp.AttrState | qp.AttrSQPSN
-	if q.Type() == qp.RC {
-		rtr |= qp.AttrMaxDestRDAtomic | qp.AttrMinRNRTimer
-		rts |= qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRDAtomic
+	rtr := verbs.QPAttrState | verbs.QPAttrAV | verbs.QPAttrPathMTU | verbs.QPAttrDestQPN | verbs.QPAttrRQPSN
+	rts := verbs.QPAttrState | verbs.QPAttrSQPSN
+	if q.Type() == verbs.QPTypeRC {
+		rtr |= verbs.QPAttrMaxDestRDAtomic | verbs.QPAttrMinRNRTimer
+		rts |= verbs.QPAttrTimeout | verbs.QPAttrRetryCnt | verbs.QPAttrRNRRetry | verbs.QPAttrMaxQPRDAtomic
 	}
 	return errors.Join(
-		q.Modify(&qp.Attr{QPState: qp.Init, PortNum: o.Port, QPAccessFlags: o.Access},
-			qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags),
-		q.Modify(&qp.Attr{QPState: qp.RTR, PathMTU: o.PathMTU, DestQPNum: remote, RQPSN: rqpsn,
+		q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: o.Port, QPAccessFlags: o.Access},
+			verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags),
+		q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR, PathMTU: o.PathMTU, DestQPNum: remote, RQPSN: rqpsn,
 			MaxDestRDAtomic: o.RDAtomic, MinRNRTimer: o.MinRNRTimer, AHAttr: av}, rtr),
-		q.Modify(&qp.Attr{QPState: qp.RTS, SQPSN: sqpsn, Timeout: o.Timeout, RetryCnt: o.RetryCnt,
+		q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: sqpsn, Timeout: o.Timeout, RetryCnt: o.RetryCnt,
 			RNRRetry: o.RNRRetry, MaxRDAtomic: o.RDAtomic}, rts),
 	)
 }
 
 // ReadyUD takes a UD QP from RESET to RTS on port 1 with Q_Key qkey.
 func ReadyUD(q *QP, qkey uint32) error {
-	if q == nil || q.Type() != qp.UD {
+	if q == nil || q.Type() != verbs.QPTypeUD {
 		return verr.New("ready_ud", syscall.EINVAL, "a UD QP is needed")
 	}
 	return errors.Join(
-		q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1, QKey: qkey}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey),
-		q.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState),
-		q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState|qp.AttrSQPSN),
+		q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QKey: qkey}, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrQKey),
+		q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR}, verbs.QPAttrState),
+		q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS}, verbs.QPAttrState|verbs.QPAttrSQPSN),
 	)
 }

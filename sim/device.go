@@ -3,8 +3,9 @@ package sim
 import (
 	"context"
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
+
+	"github.com/verbsim/verbsim/sim/internal/domain"
 
 	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/internal/notify"
@@ -182,15 +183,15 @@ type CQInitAttr struct {
 	CompVector int          // (CQ-03)
 	// WCFlags is wc_flags: the fields the poll iterator may read beyond
 	// wr_id, status, opcode, vendor_err and wc_flags (CQX-03). Unsupported
-	// bits are EOPNOTSUPP (CQX-02). CreateCQ uses cq.WCStandardFlags.
-	WCFlags cq.WCExFlags
-	// CompMask is comp_mask: cq.InitAttrMaskFlags says Flags is given;
+	// bits are EOPNOTSUPP (CQX-02). CreateCQ uses verbs.WCStandardFlags.
+	WCFlags verbs.WCExFlags
+	// CompMask is comp_mask: verbs.CQInitAttrMaskFlags says Flags is given;
 	// any other bit is EOPNOTSUPP (CQX-01).
-	CompMask cq.InitAttrMask
-	// Flags is flags, read only with cq.InitAttrMaskFlags in CompMask:
-	// cq.CreateIgnoreOverrun (CQ-23), cq.CreateSingleThreaded (accepted, no
+	CompMask verbs.CQInitAttrMask
+	// Flags is flags, read only with verbs.CQInitAttrMaskFlags in CompMask:
+	// verbs.CQCreateIgnoreOverrun (CQ-23), verbs.CQCreateSingleThreaded (accepted, no
 	// effect); other bits are EOPNOTSUPP (CQX-01).
-	Flags cq.CreateFlags
+	Flags verbs.CQCreateFlags
 	// IgnoreOverrun is IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN (CQ-23), whether
 	// or not Flags says so too.
 	IgnoreOverrun bool
@@ -200,11 +201,11 @@ type CQInitAttr struct {
 // (ibv_create_cq). cqContext is handed back with every event of the CQ; ch,
 // which may be nil, is the channel the CQ's events go to.
 //
-// The CQ is an extended CQ whose wc_flags are cq.WCStandardFlags, the
+// The CQ is an extended CQ whose wc_flags are verbs.WCStandardFlags, the
 // fields of struct ibv_wc: its completions may also be read with StartPoll
 // and the Read methods (CQX-03), as mlx5 allows.
 func (c *Context) CreateCQ(cqe int, cqContext any, ch *CompChannel, compVector int) (*CQ, error) {
-	return c.CreateCQEx(CQInitAttr{CQE: cqe, Context: cqContext, Channel: ch, CompVector: compVector, WCFlags: cq.WCStandardFlags})
+	return c.CreateCQEx(CQInitAttr{CQE: cqe, Context: cqContext, Channel: ch, CompVector: compVector, WCFlags: verbs.WCStandardFlags})
 }
 
 // CreateCQEx creates a completion queue from attr (ibv_create_cq_ex): the

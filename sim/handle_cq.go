@@ -6,7 +6,7 @@ import (
 	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // CQ is a completion queue (struct ibv_cq, and struct ibv_cq_ex: every CQ
@@ -35,7 +35,7 @@ type CQSnapshot struct {
 	// pointed at so far, which EndPoll will consume; 0 with no batch open.
 	Batch       int
 	Stats       CQStats
-	Completions []wc.WC // the unpolled completions, oldest first
+	Completions []verbs.WC // the unpolled completions, oldest first
 }
 
 // CQStats counts what happened to a CQ over its life.
@@ -133,7 +133,7 @@ func (c *CQ) WRID() uint64 {
 
 // Status is status of struct ibv_cq_ex: the status of the completion the
 // poll iterator points at, valid as WRID is.
-func (c *CQ) Status() wc.Status {
+func (c *CQ) Status() verbs.WCStatus {
 	if c == nil {
 		return 0
 	}
@@ -180,7 +180,7 @@ func (c *CQ) Snapshot() CQSnapshot {
 //
 // While an ibv_start_poll batch is open on c, Poll returns 0 and EBUSY
 // (CQX-06). On a destroyed CQ Poll returns 0 and EINVAL.
-func (c *CQ) Poll(wcs []wc.WC) (int, error) { return c.eng().Poll(wcs) }
+func (c *CQ) Poll(wcs []verbs.WC) (int, error) { return c.eng().Poll(wcs) }
 
 // ReqNotify arms c (ibv_req_notify_cq). With solicitedOnly false the next
 // completion added raises an event; with true only a solicited receive
@@ -239,7 +239,7 @@ func (c *CQ) Ref() error { return c.eng().Ref() }
 func (c *CQ) Unref() { c.eng().Unref() }
 
 // WCFlags returns the wc_flags the CQ was created with.
-func (c *CQ) WCFlags() cq.WCExFlags { return c.eng().WCFlags() }
+func (c *CQ) WCFlags() verbs.WCExFlags { return c.eng().WCFlags() }
 
 // StartPoll opens a batch of completions (ibv_start_poll) and points the
 // iterator at the oldest one, whose wr_id and status it stores in c.WRID
@@ -277,22 +277,22 @@ func (c *CQ) EndPoll() error { return c.eng().EndPoll() }
 // Current returns the wr_id and status of the completion the iterator
 // points at, as c.WRID and c.Status do, but under the lock and with EINVAL
 // when there is none (CQX-07). It allocates nothing.
-func (c *CQ) Current() (wrID uint64, status wc.Status, err error) { return c.eng().Current() }
+func (c *CQ) Current() (wrID uint64, status verbs.WCStatus, err error) { return c.eng().Current() }
 
 // ReadOpcode is ibv_wc_read_opcode; always available.
-func (c *CQ) ReadOpcode() (wc.Opcode, error) { return c.eng().ReadOpcode() }
+func (c *CQ) ReadOpcode() (verbs.WCOpcode, error) { return c.eng().ReadOpcode() }
 
 // ReadVendorErr is ibv_wc_read_vendor_err; always available.
 func (c *CQ) ReadVendorErr() (uint32, error) { return c.eng().ReadVendorErr() }
 
 // ReadWCFlags is ibv_wc_read_wc_flags; always available.
-func (c *CQ) ReadWCFlags() (wc.Flags, error) { return c.eng().ReadWCFlags() }
+func (c *CQ) ReadWCFlags() (verbs.WCFlags, error) { return c.eng().ReadWCFlags() }
 
 // ReadByteLen is ibv_wc_read_byte_len; needs WCExByteLen.
 func (c *CQ) ReadByteLen() (uint32, error) { return c.eng().ReadByteLen() }
 
 // ReadImmData is ibv_wc_read_imm_data; needs WCExImm. The value is opaque
-// (a __be32 in C), as wc.WC.ImmData.
+// (a __be32 in C), as verbs.WC.ImmData.
 func (c *CQ) ReadImmData() (uint32, error) { return c.eng().ReadImmData() }
 
 // ReadInvalidatedRkey is ibv_wc_read_invalidated_rkey; needs WCExImm, since
@@ -350,9 +350,9 @@ func (c *CQ) ReadCompletionWallclockNS() (uint64, error) { return c.eng().ReadCo
 //
 // Pushing to a destroyed CQ returns EINVAL, and so does a completion whose
 // status, opcode or flags are no value of enum ibv_wc_status, ibv_wc_opcode
-// or ibv_wc_flags (see wc.Status.Valid and its siblings); nothing is stored
+// or ibv_wc_flags (see verbs.WCStatus.Valid and its siblings); nothing is stored
 // then. Push allocates nothing.
-func (c *CQ) Push(w wc.WC, solicited bool) (overrun bool, err error) {
+func (c *CQ) Push(w verbs.WC, solicited bool) (overrun bool, err error) {
 	return c.eng().Push(w, solicited)
 }
 

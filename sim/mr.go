@@ -2,32 +2,33 @@ package sim
 
 import (
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
 	"math"
 	"math/bits"
 	"slices"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
+
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
 // Access is enum ibv_access_flags: what the adapter may do with a memory
-// region. It is the same type as qp.AccessFlags, which a QP's
+// region. It is the same type as verbs.AccessFlags, which a QP's
 // qp_access_flags also use. Local read is always allowed (MR-02).
-type Access = qp.AccessFlags
+type Access = verbs.AccessFlags
 
 // The access flags, with verbs.h values (MR-05).
 const (
-	AccessLocalWrite      = qp.AccessLocalWrite      // IBV_ACCESS_LOCAL_WRITE: the adapter may write the memory locally (receives, READ results, atomic results)
-	AccessRemoteWrite     = qp.AccessRemoteWrite     // IBV_ACCESS_REMOTE_WRITE: peers may RDMA WRITE into it; needs LocalWrite (MR-01)
-	AccessRemoteRead      = qp.AccessRemoteRead      // IBV_ACCESS_REMOTE_READ: peers may RDMA READ it
-	AccessRemoteAtomic    = qp.AccessRemoteAtomic    // IBV_ACCESS_REMOTE_ATOMIC: peers may run atomics on it; needs LocalWrite (MR-01)
-	AccessMWBind          = qp.AccessMWBind          // IBV_ACCESS_MW_BIND: memory windows may be bound to it
-	AccessZeroBased       = qp.AccessZeroBased       // IBV_ACCESS_ZERO_BASED: work requests address it by offset from 0
-	AccessOnDemand        = qp.AccessOnDemand        // IBV_ACCESS_ON_DEMAND: on-demand paging (no effect in verbsim)
-	AccessHugeTLB         = qp.AccessHugeTLB         // IBV_ACCESS_HUGETLB: huge pages promised (no effect in verbsim)
-	AccessRelaxedOrdering = qp.AccessRelaxedOrdering // IBV_ACCESS_RELAXED_ORDERING, the first optional flag (no effect in verbsim)
+	AccessLocalWrite      = verbs.AccessLocalWrite      // IBV_ACCESS_LOCAL_WRITE: the adapter may write the memory locally (receives, READ results, atomic results)
+	AccessRemoteWrite     = verbs.AccessRemoteWrite     // IBV_ACCESS_REMOTE_WRITE: peers may RDMA WRITE into it; needs LocalWrite (MR-01)
+	AccessRemoteRead      = verbs.AccessRemoteRead      // IBV_ACCESS_REMOTE_READ: peers may RDMA READ it
+	AccessRemoteAtomic    = verbs.AccessRemoteAtomic    // IBV_ACCESS_REMOTE_ATOMIC: peers may run atomics on it; needs LocalWrite (MR-01)
+	AccessMWBind          = verbs.AccessMWBind          // IBV_ACCESS_MW_BIND: memory windows may be bound to it
+	AccessZeroBased       = verbs.AccessZeroBased       // IBV_ACCESS_ZERO_BASED: work requests address it by offset from 0
+	AccessOnDemand        = verbs.AccessOnDemand        // IBV_ACCESS_ON_DEMAND: on-demand paging (no effect in verbsim)
+	AccessHugeTLB         = verbs.AccessHugeTLB         // IBV_ACCESS_HUGETLB: huge pages promised (no effect in verbsim)
+	AccessRelaxedOrdering = verbs.AccessRelaxedOrdering // IBV_ACCESS_RELAXED_ORDERING, the first optional flag (no effect in verbsim)
 )
 
 const (

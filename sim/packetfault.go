@@ -2,12 +2,13 @@ package sim
 
 import (
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
 	"syscall"
+
+	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
 )
 
 // PacketKind says what a packet on the wire carries.
@@ -39,16 +40,16 @@ var (
 // Packet describes a packet on the wire to a PacketFault's Match function.
 // It is a copy: changing it changes nothing.
 type Packet struct {
-	From, To    string      // the names of the sending and receiving devices
-	Transport   qp.Type     // RC, UC or UD
-	Kind        PacketKind  // what it carries
-	Op          wc.WROpcode // the request's opcode (requests only)
-	SrcQPN      uint32      // the sending QP
-	DstQPN      uint32      // the QP it is addressed to
-	PSN         uint32      // its packet sequence number (24 bits)
-	First, Last bool        // where it sits in its message
-	NAK         bool        // an acknowledgement that is a NAK (RNR, sequence or error)
-	Len         int         // payload bytes
+	From, To    string         // the names of the sending and receiving devices
+	Transport   verbs.QPType   // RC, UC or UD
+	Kind        PacketKind     // what it carries
+	Op          verbs.WROpcode // the request's opcode (requests only)
+	SrcQPN      uint32         // the sending QP
+	DstQPN      uint32         // the QP it is addressed to
+	PSN         uint32         // its packet sequence number (24 bits)
+	First, Last bool           // where it sits in its message
+	NAK         bool           // an acknowledgement that is a NAK (RNR, sequence or error)
+	Len         int            // payload bytes
 }
 
 // FaultAction is what a PacketFault does to the packets it matches.

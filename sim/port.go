@@ -6,7 +6,6 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/domain"
-	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -25,16 +24,16 @@ const (
 )
 
 // MTU is enum ibv_mtu: a path MTU as its code, 1 (256 bytes) to 5 (4096).
-// It is the same type as qp.MTU, which a QP's path_mtu uses.
-type MTU = qp.MTU
+// It is the same type as verbs.MTU, which a QP's path_mtu uses.
+type MTU = verbs.MTU
 
 // The values of enum ibv_mtu (verbs.h).
 const (
-	MTU256  = qp.MTU256  // IBV_MTU_256
-	MTU512  = qp.MTU512  // IBV_MTU_512
-	MTU1024 = qp.MTU1024 // IBV_MTU_1024
-	MTU2048 = qp.MTU2048 // IBV_MTU_2048
-	MTU4096 = qp.MTU4096 // IBV_MTU_4096
+	MTU256  = verbs.MTU256  // IBV_MTU_256
+	MTU512  = verbs.MTU512  // IBV_MTU_512
+	MTU1024 = verbs.MTU1024 // IBV_MTU_1024
+	MTU2048 = verbs.MTU2048 // IBV_MTU_2048
+	MTU4096 = verbs.MTU4096 // IBV_MTU_4096
 )
 
 // LinkLayer is verbs.LinkLayer.
