@@ -35,6 +35,10 @@ type Options struct {
 	// AllowUnconsumed leaves completions in the CQs at the end alone: no
 	// Unconsumed failure.
 	AllowUnconsumed bool
+	// Name, if set, names the world in the replay tokens of its failures
+	// (TokenName reads it back), so that a tool can find the world a
+	// token belongs to: verbsim explore names its built-in patterns.
+	Name string
 }
 
 func (o Options) fill() Options {
@@ -101,7 +105,7 @@ func Explore(world func(*World), opts Options) Result {
 		st.done(r)
 		if r.failure != nil {
 			tok := encodeToken(token{strategy: o.Strategy, seed: o.Seed, schedule: uint64(i), maxSteps: uint64(o.MaxSteps),
-				allow: o.AllowUnconsumed, choices: r.choices})
+				allow: o.AllowUnconsumed, name: o.Name, choices: r.choices})
 			f, err := replay(world, tok)
 			if err != nil { // the world is not deterministic: report what the first run saw
 				f = r.failure
@@ -185,7 +189,15 @@ type token struct {
 	schedule uint64
 	maxSteps uint64
 	allow    bool
+	name     string
 	choices  []int
+}
+
+// TokenName returns the world's name a replay token carries (Options.Name;
+// "" when none was set).
+func TokenName(tok string) (string, error) {
+	t, err := decodeToken(tok)
+	return t.name, err
 }
 
 const tokenPrefix = "vx1."
@@ -198,8 +210,15 @@ func encodeToken(t token) string {
 	if t.allow {
 		flags |= 0x80
 	}
+	if t.name != "" {
+		flags |= 0x40
+	}
 	for _, v := range []uint64{flags, t.seed, t.schedule, t.maxSteps, uint64(len(t.choices))} {
 		raw = binary.AppendUvarint(raw, v)
+	}
+	if t.name != "" {
+		raw = binary.AppendUvarint(raw, uint64(len(t.name)))
+		raw = append(raw, t.name...)
 	}
 	for _, c := range t.choices {
 		raw = binary.AppendUvarint(raw, uint64(c))
@@ -233,9 +252,18 @@ func decodeToken(s string) (token, error) {
 			return bad("truncated")
 		}
 	}
-	t.strategy, t.allow, t.seed, t.schedule, t.maxSteps = Strategy(v[0]&0x7f), v[0]&0x80 != 0, v[1], v[2], v[3]
+	t.strategy, t.allow, t.seed, t.schedule, t.maxSteps = Strategy(v[0]&0x3f), v[0]&0x80 != 0, v[1], v[2], v[3]
 	if v[4] > uint64(len(raw)) {
 		return bad("truncated")
+	}
+	if v[0]&0x40 != 0 {
+		n, err := binary.ReadUvarint(rd)
+		if err != nil || n > uint64(rd.Len()) {
+			return bad("truncated")
+		}
+		name := make([]byte, n)
+		rd.Read(name)
+		t.name = string(name)
 	}
 	t.choices = make([]int, v[4])
 	for i := range t.choices {

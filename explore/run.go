@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim"
@@ -178,7 +179,7 @@ func (r *runner) othersWait() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return " (waiters: " + strings.Join(parts, "; ") + ")"
+	return " (every waiter of the domain: " + strings.Join(parts, "; ") + ")"
 }
 
 // ackState describes the events read and acked on every CQ that has some
@@ -252,4 +253,18 @@ func (r *runner) teardown() {
 		r.fabric.Close()
 	}
 	runtime.Gosched()
+}
+
+// runPlain runs world once without the explorer: a fabric in Auto mode,
+// the goroutines scheduled by Go. The benchmark compares it with explored
+// runs. Daemons are not supported (it waits for every goroutine).
+func runPlain(world func(*World)) {
+	r := &runner{plain: &sync.WaitGroup{}}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	world(&World{r: r})
+	r.plain.Wait()
+	r.cancel()
+	if r.fabric != nil {
+		r.fabric.Close()
+	}
 }

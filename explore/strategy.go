@@ -247,3 +247,6 @@ func (s *dfs) done(*runner) {
 	}
 	s.over = true
 }
+
+// rngFor is the random source of schedule i of a run seeded 1.
+func rngFor(i uint64) *rand.Rand { return rand.New(rand.NewPCG(1, i)) }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/internal/simhook"
@@ -33,6 +34,12 @@ func (w *World) NewFabric(cfg sim.Config) (*sim.Fabric, error) {
 	r := w.r
 	if r.fabric != nil {
 		return nil, errors.New("explore: the world already has a fabric")
+	}
+	if r.plain != nil { // an unexplored run, for the benchmark: Auto mode, no scheduler
+		cfg.Mode = sim.Auto
+		f, err := sim.NewFabric(cfg)
+		r.fabric = f
+		return f, err
 	}
 	cfg.Mode = sim.Manual
 	cfg.Schedule = sim.FIFO
@@ -231,9 +238,19 @@ type runner struct {
 	log      *trace.Log // the timeline's trace, nil when no timeline is wanted
 	timeline *strings.Builder
 	lastView map[string]string // the last state line written, by object
+
+	plain *sync.WaitGroup // set: an unexplored run (runPlain)
 }
 
 func (r *runner) spawn(name string, fn func(context.Context), daemon bool) {
+	if r.plain != nil {
+		r.plain.Add(1)
+		go func() {
+			defer r.plain.Done()
+			fn(r.ctx)
+		}()
+		return
+	}
 	g := &gor{id: len(r.gs), name: name, fn: fn, daemon: daemon, turn: make(chan struct{}, 1)}
 	r.gs = append(r.gs, g)
 	go func() {
@@ -398,7 +415,7 @@ func (r *runner) cqs() (cqs []named[*sim.CQ], chans []named[*sim.CompChannel]) {
 		}
 		switch h := simhook.HandleOf(o).(type) {
 		case *sim.CQ:
-			if !h.Destroyed() {
+			if !h.Snapshot().Destroyed { // a CQ whose destroy waits for acks is listed
 				cqs = append(cqs, named[*sim.CQ]{h, n})
 			}
 		case *sim.CompChannel:

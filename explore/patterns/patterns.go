@@ -27,23 +27,30 @@ type Pattern struct {
 	Doc string
 	// Want is the failure the explorer should find; 0 for a correct loop.
 	Want explore.Kind
+	// Also is a second kind of failure the same bug may show as (0: none).
+	Also explore.Kind
 	// World builds the world.
 	World func(w *explore.World)
 }
 
 // All returns the catalogue, the correct recipes first.
 func All() []Pattern {
-	return []Pattern{
-		{"recipe", "the documented recipe: get -> ack -> re-arm -> poll until empty; a producer adds 3 completions", 0, Recipe(3)},
-		{"recipe-2cq", "the recipe with 2 CQs on one channel, acking and re-arming the CQ the event names; 2 completions on each", 0, Recipe2CQ(2)},
-		{"drain-then-arm", "poll until empty, then arm, then sleep: a completion that lands between the empty poll and the arm raises no event, and the consumer sleeps on a non-empty CQ", explore.LostWakeup, DrainThenArm(3)},
-		{"one-poll-per-event", "one ibv_poll_cq of one completion per event: two completions behind one event leave one in the CQ, and no event comes for it", explore.LostWakeup, OnePollPerEvent(3)},
-		{"never-acked", "the ack of an event is put off to the next turn of the loop, so the last event read is never acknowledged: ibv_destroy_cq waits for ever", explore.DestroyBlocked, NeverAcked(3)},
-		{"ack-wrong-cq", "2 CQs on one channel, every event acknowledged on the first CQ: the second CQ's destroy waits for its acks for ever", explore.DestroyBlocked, AckWrongCQ(2)},
-		{"solicited-error-rxe", "arm solicited-only and count on an error completion to wake the loop, as the man page promises; under the rxe profile a send-side error does not fire a solicited-only arm", explore.LostWakeup, SolicitedError()},
-		{"teardown-race", "a teardown destroys the CQ once the producer is done, while the consumer may still be waiting on the channel: nothing wakes it", explore.Deadlock, TeardownRace(2)},
+	all := []Pattern{
+		{Name: "recipe", Doc: "the documented recipe: get -> ack -> re-arm -> poll until empty; a producer adds 3 completions", Want: 0, World: Recipe(3)},
+		{Name: "recipe-2cq", Doc: "the recipe with 2 CQs on one channel, acking and re-arming the CQ the event names; 2 completions on each", Want: 0, World: Recipe2CQ(2)},
+		{Name: "drain-then-arm", Doc: "poll until empty, then arm, then sleep: a completion that lands between the empty poll and the arm raises no event, and the consumer sleeps on a non-empty CQ", Want: explore.LostWakeup, World: DrainThenArm(3)},
+		{Name: "one-poll-per-event", Doc: "one ibv_poll_cq of one completion per event: two completions behind one event leave one in the CQ, and no event comes for it", Want: explore.LostWakeup, World: OnePollPerEvent(3)},
+		{Name: "never-acked", Doc: "the ack of an event is put off to the next turn of the loop, so the last event read is never acknowledged: ibv_destroy_cq waits for ever", Want: explore.DestroyBlocked, World: NeverAcked(3)},
+		{Name: "ack-wrong-cq", Doc: "2 CQs on one channel, every event acknowledged on the first CQ: the second CQ's destroy waits for its acks for ever", Want: explore.DestroyBlocked, World: AckWrongCQ(2)},
+		{Name: "solicited-error-rxe", Doc: "arm solicited-only and count on an error completion to wake the loop, as the man page promises; under the rxe profile a send-side error does not fire a solicited-only arm", Want: explore.LostWakeup, World: SolicitedError()},
+		{Name: "teardown-race", Want: explore.Deadlock, Also: explore.Assertion, World: TeardownRace(2), Doc: "a teardown destroys the CQ once the producer is done, while the consumer may still be waiting on the channel: nothing wakes it (or, when the consumer is between verbs, its next ack or poll fails with EINVAL)"},
 	}
+	return all
 }
+
+// Expected reports whether k is a failure the pattern is documented to
+// show (never, for a correct one).
+func (p Pattern) Expected(k explore.Kind) bool { return p.Want != 0 && (k == p.Want || k == p.Also) }
 
 // Lookup returns the pattern named name.
 func Lookup(name string) (Pattern, bool) {
@@ -338,3 +345,47 @@ func TeardownRace(n int) func(*explore.World) {
 
 // String is the pattern's name and doc.
 func (p Pattern) String() string { return fmt.Sprintf("%s: %s", p.Name, p.Doc) }
+
+// Measurement is how fast one strategy finds a pattern's failure, over
+// several seeds.
+type Measurement struct {
+	Strategy explore.Strategy
+	Seeds    int     // explorations run, seeds 1..Seeds
+	Found    int     // explorations that found the expected failure
+	Mean     float64 // schedules to the first failure, mean over those that found it
+	Worst    int     // ... and the most
+}
+
+// Measure explores p with strategy s from seeds 1..seeds (one exploration
+// for Exhaustive, which has no seed), each up to budget schedules, and
+// reports how many schedules the first failure took.
+func Measure(p Pattern, s explore.Strategy, seeds, budget int) Measurement {
+	m := Measurement{Strategy: s, Seeds: seeds}
+	if s == explore.Exhaustive {
+		m.Seeds = 1
+	}
+	total := 0
+	for seed := 1; seed <= m.Seeds; seed++ {
+		res := explore.Explore(p.World, explore.Options{Strategy: s, Seed: uint64(seed), Schedules: budget, Depth: 2, Preemptions: 2})
+		if f := res.Failure; f != nil && p.Expected(f.Kind) {
+			m.Found++
+			total += f.Schedule
+			m.Worst = max(m.Worst, f.Schedule)
+		}
+	}
+	if m.Found > 0 {
+		m.Mean = float64(total) / float64(m.Found)
+	}
+	return m
+}
+
+// String renders the measurement as a table cell: "mean (worst), found/seeds".
+func (m Measurement) String() string {
+	if m.Found == 0 {
+		return fmt.Sprintf("not found (0/%d)", m.Seeds)
+	}
+	if m.Seeds == 1 {
+		return fmt.Sprintf("%d", m.Worst)
+	}
+	return fmt.Sprintf("%.1f (worst %d), %d/%d", m.Mean, m.Worst, m.Found, m.Seeds)
+}

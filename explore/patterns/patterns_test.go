@@ -10,15 +10,21 @@ import (
 func TestPatterns(t *testing.T) {
 	for _, p := range patterns.All() {
 		t.Run(p.Name, func(t *testing.T) {
-			for _, s := range []explore.Strategy{explore.Random, explore.PCT} {
+			found := false
+			for _, s := range []explore.Strategy{explore.Random, explore.PCT, explore.Exhaustive} {
 				res := explore.Explore(p.World, explore.Options{Strategy: s, Seed: 1, Schedules: 300})
 				t.Logf("%v", res)
-				switch {
-				case p.Want == 0 && res.Failure != nil:
-					t.Errorf("%v\n%s", res.Failure, res.Failure.Timeline)
-				case p.Want != 0 && res.Failure != nil && res.Failure.Kind != p.Want:
-					t.Errorf("found %v, want %v: %v\n%s", res.Failure.Kind, p.Want, res.Failure, res.Failure.Timeline)
+				switch f := res.Failure; {
+				case p.Want == 0 && f != nil:
+					t.Errorf("%v\n%s", f, f.Timeline)
+				case p.Want != 0 && f != nil && !p.Expected(f.Kind):
+					t.Errorf("found %v, want %v: %v\n%s", f.Kind, p.Want, f, f.Timeline)
+				case f != nil:
+					found = true
 				}
+			}
+			if p.Want != 0 && !found {
+				t.Errorf("no strategy found the %v", p.Want)
 			}
 		})
 	}
