@@ -2,7 +2,7 @@ package sim_test
 
 import (
 	"context"
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"math"
 	"syscall"
 

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/trace"

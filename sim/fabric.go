@@ -3,7 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
 	"time"
 
