@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/cgo"
 	"strconv"
 	"strings"
@@ -1109,6 +1110,12 @@ func vs_poll_cq(h C.uintptr_t, n C.int, out *C.struct_capi_wc) C.int {
 	got, err := r.cq.Poll(r.wcs[:want])
 	if err != nil && got == 0 {
 		return -errno(err)
+	}
+	if got == 0 && fabWire != nil {
+		// A program busy-polling an empty CQ would take the fabric's lock
+		// back at once, again and again, and keep the goroutine that
+		// delivers packets from other processes waiting for it: let it run.
+		runtime.Gosched()
 	}
 	dst := unsafe.Slice(out, got)
 	for i := 0; i < got; i++ {
