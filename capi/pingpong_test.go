@@ -112,7 +112,7 @@ func pingpong(t *testing.T, dir string, limit time.Duration, env, srvEnv []strin
 // TestPingpong: ibv_rc_pingpong (plain, -e, -N, larger -s), ibv_uc_pingpong,
 // ibv_ud_pingpong and ibv_srq_pingpong complete their default iterations
 // on both sides, server and client in two processes; and rc_pingpong on
-// RoCE ports (the rxe profile, GID routing).
+// RoCE ports (the rxe profile, GID routing) and with packets lost.
 func TestPingpong(t *testing.T) {
 	dir := lib(t)
 	utils(t)
@@ -131,6 +131,9 @@ func TestPingpong(t *testing.T) {
 		{"ud", nil, "ibv_ud_pingpong", nil},
 		{"srq", nil, "ibv_srq_pingpong", nil},
 		{"rc-rxe", []string{"VERBSIM_PROFILE=rxe"}, "ibv_rc_pingpong", []string{"-g", "0"}},
+		// 2 % of the packets lost on arrival in each process: RC recovers
+		// by retransmission (67 ms ACK timeouts), so fewer iterations.
+		{"rc-drop", []string{"VERBSIM_DROP=0.02", "VERBSIM_SEED=7"}, "ibv_rc_pingpong", []string{"-n", "100"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
