@@ -207,6 +207,10 @@ var badTable = map[string]badEntry{
 		{in: "SRQ of another fabric", want: einval, call: func(w *badWorld) error { return w.f.InjectSRQError(w.osrq) }},
 		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { return w.f.InjectSRQError(w.deadSRQ) }},
 	}},
+	"Fabric.Receive": {cases: []badCase{
+		{in: "nil frame", want: einval, call: func(w *badWorld) error { return w.f.Receive(nil) }},
+		{in: "frame without magic", want: einval, call: func(w *badWorld) error { return w.f.Receive(make([]byte, 200)) }},
+	}},
 	"Fabric.RunUntilIdle": {cases: []badCase{
 		{in: "limit MaxUint64 after the clock moved, retry timer armed", moves: true, call: func(w *badWorld) error {
 			// Every packet lost: the send's retry timer stays armed until
