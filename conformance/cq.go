@@ -16,7 +16,7 @@ import (
 
 func init() {
 	register("CQ-01", "cqe bounds", func(t *T, e *Env) {
-		max := e.Ctx.Limits().MaxCQE
+		max := e.Limits().MaxCQE
 		for _, bad := range []int{0, -1, math.MinInt32, max + 1} {
 			q, err := e.Ctx.CreateCQ(bad, nil, nil, 0)
 			if q != nil {
@@ -60,7 +60,7 @@ func init() {
 			}
 			cqDestroy(t, env, q, "ibv_destroy_cq(cqe="+itoa(n)+")")
 		}
-		max := e.Ctx.Limits().MaxCQE
+		max := e.Limits().MaxCQE
 		sizes := []int{127, 128, 129, 255, 256, 257, 1000, 4095, 4096, 4097, 1<<16 - 1, 1 << 16}
 		for n := 1; n <= 70; n++ {
 			sizes = append(sizes, n)
@@ -86,7 +86,7 @@ func init() {
 	})
 
 	register("CQ-03", "comp_vector range", func(t *T, e *Env) {
-		nv := e.Ctx.Limits().NumCompVectors
+		nv := e.Limits().NumCompVectors
 		for _, bad := range []int{nv, nv + 1, -1, math.MinInt32} {
 			q, err := e.Ctx.CreateCQ(4, nil, nil, bad)
 			if q != nil {
@@ -173,12 +173,12 @@ func init() {
 	register("CQ-06", "max_cq exhausted: ENOMEM", func(t *T, e *Env) {
 		env := cqLimitedEnv(t, e, Limits{MaxCQ: 6})
 		if env == nil {
-			if m := e.Ctx.Limits().MaxCQ; m > 4096 {
+			if m := e.Limits().MaxCQ; m > 4096 {
 				t.Fatalf("max_cq is %d and the device cannot make one with smaller limits (conformance.LimitedDevice); this case needs either", m)
 			}
 			env = e
 		}
-		max := env.Ctx.Limits().MaxCQ
+		max := env.Limits().MaxCQ
 		qs := make([]CQ, 0, max)
 		for i := range max {
 			q, err := env.Ctx.CreateCQ(1+i%5, nil, nil, 0)
@@ -217,7 +217,7 @@ func init() {
 	register("CQ-08", "resize bounds: unpolled count and max_cqe", func(t *T, e *Env) {
 		q := e.CQ(16, nil, nil)
 		before := q.CQE()
-		max := e.Ctx.Limits().MaxCQE
+		max := e.Limits().MaxCQE
 		const k = 10
 		var want []verbs.WC
 		for i := range k {

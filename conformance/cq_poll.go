@@ -230,8 +230,8 @@ func init() {
 			t.Fatalf("after the drain a completion was stored; the CQ must stay in error after an overrun")
 		}
 		ev2 := cqWaitAsync(t, e, "the completion added to the CQ in error")
-		if ev2.EventType() != verbs.EventCQErr || ev2.Object() != q {
-			t.Errorf("the completion added to the CQ in error raised %v naming %v, want CQ_ERR naming the CQ", ev2.EventType(), ev2.Object())
+		if ev2.EventType() != verbs.EventCQErr || ev2.CQ() != q {
+			t.Errorf("the completion added to the CQ in error raised %v naming %v, want CQ_ERR naming the CQ", ev2.EventType(), named(ev2))
 		}
 		e.WantOK("ibv_ack_async_event", ev2.Ack())
 		for i := range 2 {

@@ -112,8 +112,8 @@ func cqOverrun(t *T, e *Env, q CQ) ([]verbs.WC, AsyncEvent) {
 	if ev.EventType() != verbs.EventCQErr {
 		t.Errorf("the overrun raised %v, want IBV_EVENT_CQ_ERR", ev.EventType())
 	}
-	if ev.Object() != q {
-		t.Errorf("the CQ_ERR names %v, not the CQ that overran", ev.Object())
+	if ev.CQ() != q {
+		t.Errorf("the CQ_ERR names %v, not the CQ that overran", named(ev))
 	}
 	return want, ev
 }
@@ -346,7 +346,7 @@ func cqLimitedEnv(t *T, e *Env, l Limits) *Env {
 	}
 	sub := &Env{T: t, Dev: dev, Ctx: ctx, Profile: dev.Profile()}
 	t.Cleanup(sub.teardown)
-	got := ctx.Limits()
+	got := sub.Limits()
 	if (l.MaxCQ != 0 && got.MaxCQ != l.MaxCQ) || (l.MaxCQE != 0 && got.MaxCQE != l.MaxCQE) ||
 		(l.NumCompVectors != 0 && got.NumCompVectors != l.NumCompVectors) {
 		t.Fatalf("a device made WithLimits(%+v) reports limits %+v", l, got)

@@ -10,16 +10,16 @@ import (
 )
 
 // Cases of the CQX family: extended CQs (ibv_create_cq_ex) and the poll
-// iterator. They need the ExCQCreator capability; completions are added
+// iterator. They need the verbs.ExCQCreator capability; completions are added
 // through the Injector capability, as in the CQ family.
 
 // cqxCreate creates an extended CQ from attr, or returns the error. A device
 // without ExCQCreator fails the case.
-func cqxCreate(t *T, e *Env, attr CQExAttr) (ExCQ, error) {
+func cqxCreate(t *T, e *Env, attr verbs.CQInitAttrEx) (ExCQ, error) {
 	t.Helper()
-	cr, ok := e.Ctx.(ExCQCreator)
+	cr, ok := e.Ctx.(verbs.ExCQCreator)
 	if !ok {
-		t.Fatalf("the context cannot create extended CQs (conformance.ExCQCreator); this case needs it")
+		t.Fatalf("the context cannot create extended CQs (verbs.ExCQCreator); this case needs it")
 	}
 	q, err := cr.CreateCQEx(attr)
 	if q == nil {
@@ -29,15 +29,11 @@ func cqxCreate(t *T, e *Env, attr CQExAttr) (ExCQ, error) {
 	if err != nil {
 		t.Errorf("ibv_create_cq_ex returned a CQ along with error %v", err)
 	}
-	x, ok := q.(ExCQ)
-	if !ok {
-		t.Fatalf("the CQ ibv_create_cq_ex returned has no poll iterator (conformance.ExCQ)")
-	}
-	return x, nil
+	return q, nil
 }
 
 // cqxMust creates an extended CQ from attr or fails the case.
-func cqxMust(t *T, e *Env, attr CQExAttr) ExCQ {
+func cqxMust(t *T, e *Env, attr verbs.CQInitAttrEx) ExCQ {
 	t.Helper()
 	q, err := cqxCreate(t, e, attr)
 	if err != nil {
@@ -47,7 +43,7 @@ func cqxMust(t *T, e *Env, attr CQExAttr) ExCQ {
 }
 
 // cqxWant checks that creating from attr fails with errno and returns no CQ.
-func cqxWant(t *T, e *Env, what string, attr CQExAttr, errno syscall.Errno) {
+func cqxWant(t *T, e *Env, what string, attr verbs.CQInitAttrEx, errno syscall.Errno) {
 	t.Helper()
 	q, err := cqxCreate(t, e, attr)
 	if q != nil {
@@ -82,15 +78,15 @@ func cqxDrain(t *T, e *Env, q ExCQ) []uint64 {
 
 func init() {
 	register("CQX-01", "comp_mask and flags: unsupported bits are EOPNOTSUPP", func(t *T, e *Env) {
-		cqxWant(t, e, "comp_mask=PD", CQExAttr{CQE: 4, CompMask: verbs.CQInitAttrMaskPD}, syscall.EOPNOTSUPP)
-		cqxWant(t, e, "comp_mask=1<<31", CQExAttr{CQE: 4, CompMask: 1 << 31}, syscall.EOPNOTSUPP)
-		cqxWant(t, e, "flags=1<<2", CQExAttr{CQE: 4, CompMask: verbs.CQInitAttrMaskFlags, Flags: 1 << 2}, syscall.EOPNOTSUPP)
-		cqxMust(t, e, CQExAttr{CQE: 4, CompMask: verbs.CQInitAttrMaskFlags, Flags: verbs.CQCreateSingleThreaded})
+		cqxWant(t, e, "comp_mask=PD", verbs.CQInitAttrEx{CQE: 4, CompMask: verbs.CQInitAttrMaskPD}, syscall.EOPNOTSUPP)
+		cqxWant(t, e, "comp_mask=1<<31", verbs.CQInitAttrEx{CQE: 4, CompMask: 1 << 31}, syscall.EOPNOTSUPP)
+		cqxWant(t, e, "flags=1<<2", verbs.CQInitAttrEx{CQE: 4, CompMask: verbs.CQInitAttrMaskFlags, Flags: 1 << 2}, syscall.EOPNOTSUPP)
+		cqxMust(t, e, verbs.CQInitAttrEx{CQE: 4, CompMask: verbs.CQInitAttrMaskFlags, Flags: verbs.CQCreateSingleThreaded})
 		// flags is not read without IBV_CQ_INIT_ATTR_MASK_FLAGS.
-		cqxMust(t, e, CQExAttr{CQE: 4, Flags: 1 << 2})
+		cqxMust(t, e, verbs.CQInitAttrEx{CQE: 4, Flags: 1 << 2})
 		// IGNORE_OVERRUN: an overrun raises no CQ_ERR and leaves no error
 		// state (CQ-23).
-		q := cqxMust(t, e, CQExAttr{CQE: 1, CompMask: verbs.CQInitAttrMaskFlags, Flags: verbs.CQCreateIgnoreOverrun})
+		q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 1, CompMask: verbs.CQInitAttrMaskFlags, Flags: verbs.CQCreateIgnoreOverrun})
 		for i := range q.CQE() + 1 {
 			e.Push(q, verbs.WC{WRID: uint64(i + 1), Opcode: verbs.WCSend}, false)
 		}
@@ -114,22 +110,22 @@ func init() {
 		}{
 			{"CVLAN", verbs.WCExCVLAN}, {"FLOW_TAG", verbs.WCExFlowTag}, {"TM_INFO", verbs.WCExTMInfo}, {"1<<12", 1 << 12}, {"1<<63", 1 << 63},
 		} {
-			cqxWant(t, e, "wc_flags="+f.name, CQExAttr{CQE: 4, WCFlags: f.bits}, syscall.EOPNOTSUPP)
-			cqxWant(t, e, "cqe=0 wc_flags="+f.name, CQExAttr{CQE: 0, WCFlags: f.bits}, syscall.EOPNOTSUPP)
+			cqxWant(t, e, "wc_flags="+f.name, verbs.CQInitAttrEx{CQE: 4, WCFlags: f.bits}, syscall.EOPNOTSUPP)
+			cqxWant(t, e, "cqe=0 wc_flags="+f.name, verbs.CQInitAttrEx{CQE: 0, WCFlags: f.bits}, syscall.EOPNOTSUPP)
 		}
-		cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: verbs.WCStandardFlags})
-		cqxWant(t, e, "cqe=0 standard wc_flags", CQExAttr{CQE: 0, WCFlags: verbs.WCStandardFlags}, syscall.EINVAL)
+		cqxMust(t, e, verbs.CQInitAttrEx{CQE: 4, WCFlags: verbs.WCStandardFlags})
+		cqxWant(t, e, "cqe=0 standard wc_flags", verbs.CQInitAttrEx{CQE: 0, WCFlags: verbs.WCStandardFlags}, syscall.EINVAL)
 		ts := verbs.WCExCompletionTimestamp | verbs.WCExCompletionTimestampWallclock
 		if e.Profile.NoCQTimestamps {
-			cqxWant(t, e, "wc_flags=COMPLETION_TIMESTAMP", CQExAttr{CQE: 4, WCFlags: verbs.WCExCompletionTimestamp}, syscall.EOPNOTSUPP)
-			cqxWant(t, e, "wc_flags=COMPLETION_TIMESTAMP_WALLCLOCK", CQExAttr{CQE: 4, WCFlags: verbs.WCExCompletionTimestampWallclock}, syscall.EOPNOTSUPP)
+			cqxWant(t, e, "wc_flags=COMPLETION_TIMESTAMP", verbs.CQInitAttrEx{CQE: 4, WCFlags: verbs.WCExCompletionTimestamp}, syscall.EOPNOTSUPP)
+			cqxWant(t, e, "wc_flags=COMPLETION_TIMESTAMP_WALLCLOCK", verbs.CQInitAttrEx{CQE: 4, WCFlags: verbs.WCExCompletionTimestampWallclock}, syscall.EOPNOTSUPP)
 		} else {
-			cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: verbs.WCStandardFlags | ts})
+			cqxMust(t, e, verbs.CQInitAttrEx{CQE: 4, WCFlags: verbs.WCStandardFlags | ts})
 		}
 	})
 
 	register("CQX-03", "only the fields asked for in wc_flags can be read", func(t *T, e *Env) {
-		q := cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: verbs.WCExQPNum})
+		q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 4, WCFlags: verbs.WCExQPNum})
 		e.Push(q, verbs.WC{WRID: 5, Opcode: verbs.WCRecv, ByteLen: 64, QPNum: 0x11, SrcQP: 0x22, ImmData: 7, WCFlags: verbs.WCWithImm}, false)
 		e.WantOK("ibv_start_poll", q.StartPoll())
 		if v, err := q.ReadQPNum(); err != nil || v != 0x11 {
@@ -171,7 +167,7 @@ func init() {
 	})
 
 	register("CQX-04", "start_poll on an empty CQ is ENOENT and opens nothing", func(t *T, e *Env) {
-		q := cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: verbs.WCStandardFlags})
+		q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 4, WCFlags: verbs.WCStandardFlags})
 		e.WantErrno("ibv_start_poll on an empty CQ", q.StartPoll(), syscall.ENOENT)
 		// No batch is open: poll_cq works and end_poll is a misuse.
 		if n, err := q.Poll(make([]verbs.WC, 1)); n != 0 || err != nil {
@@ -190,7 +186,7 @@ func init() {
 	})
 
 	register("CQX-05", "next_poll walks the completions in order and ends with ENOENT", func(t *T, e *Env) {
-		q := cqxMust(t, e, CQExAttr{CQE: 16, WCFlags: verbs.WCStandardFlags})
+		q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 16, WCFlags: verbs.WCStandardFlags})
 		var want []uint64
 		for i := range 10 {
 			id := uint64(100 + i)
@@ -222,7 +218,7 @@ func init() {
 	})
 
 	register("CQX-06", "iterator misuse is reported and changes nothing", func(t *T, e *Env) {
-		q := cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: verbs.WCStandardFlags})
+		q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 4, WCFlags: verbs.WCStandardFlags})
 		e.WantErrno("ibv_next_poll without start_poll", q.NextPoll(), syscall.EINVAL)
 		e.WantErrno("ibv_end_poll without start_poll", q.EndPoll(), syscall.EINVAL)
 		e.Push(q, verbs.WC{WRID: 1, Opcode: verbs.WCSend}, false)
@@ -251,7 +247,7 @@ func init() {
 	})
 
 	register("CQX-07", "no current completion outside a batch", func(t *T, e *Env) {
-		q := cqxMust(t, e, CQExAttr{CQE: 4, WCFlags: verbs.WCStandardFlags})
+		q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 4, WCFlags: verbs.WCStandardFlags})
 		e.Push(q, verbs.WC{WRID: 1, Opcode: verbs.WCSend}, false)
 		if _, err := q.ReadOpcode(); err == nil {
 			t.Errorf("ibv_wc_read_opcode before start_poll succeeded")
@@ -271,7 +267,7 @@ func init() {
 	})
 
 	register("CQX-08", "a batch consumes what it visited at end_poll", func(t *T, e *Env) {
-		q := cqxMust(t, e, CQExAttr{CQE: 8, WCFlags: verbs.WCStandardFlags})
+		q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 8, WCFlags: verbs.WCStandardFlags})
 		for i := range 4 {
 			e.Push(q, verbs.WC{WRID: uint64(i + 1), Opcode: verbs.WCSend}, false)
 		}
@@ -282,7 +278,7 @@ func init() {
 			t.Errorf("after a batch that visited 2 of 4, ibv_poll_cq found %v; want wr_ids 3 and 4", got)
 		}
 		// The current completion keeps its slot until end_poll.
-		full := cqxMust(t, e, CQExAttr{CQE: 1, WCFlags: verbs.WCStandardFlags})
+		full := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 1, WCFlags: verbs.WCStandardFlags})
 		c := full.CQE()
 		for i := range c {
 			e.Push(full, verbs.WC{WRID: uint64(i + 1), Opcode: verbs.WCSend}, false)
@@ -314,7 +310,7 @@ func init() {
 			t.Logf("not checked: the device's time is not virtual (conformance.Clock)")
 			return
 		}
-		q := cqxMust(t, e, CQExAttr{CQE: 8, WCFlags: verbs.WCExCompletionTimestamp | verbs.WCExCompletionTimestampWallclock})
+		q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 8, WCFlags: verbs.WCExCompletionTimestamp | verbs.WCExCompletionTimestampWallclock})
 		clock.Tick(1000)
 		e.Push(q, verbs.WC{WRID: 1, Opcode: verbs.WCSend}, false)
 		clock.Tick(250)
@@ -344,7 +340,7 @@ func init() {
 
 	register("CQX-10", "an extended CQ is a CQ: events, acks, destroy and mixed polling", func(t *T, e *Env) {
 		ch := e.Channel()
-		q := cqxMust(t, e, CQExAttr{CQE: 8, Context: "cqx", Channel: ch, WCFlags: verbs.WCStandardFlags})
+		q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 8, Context: "cqx", Channel: ch, WCFlags: verbs.WCStandardFlags})
 		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
 		e.Push(q, verbs.WC{WRID: 1, Opcode: verbs.WCSend}, false)
 		if got := cqxDrain(t, e, q); len(got) != 1 {

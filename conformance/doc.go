@@ -1,7 +1,7 @@
 // Package conformance is verbsim's rule suite: executable checks of the
-// verbs behaviour catalogued in spec/catalogue.md, written against
-// interfaces of the verbs surface (Device, Context, CQ, CompChannel,
-// AsyncEvent) rather than against any implementation's internals.
+// verbs behaviour catalogued in spec/catalogue.md, written against the
+// interfaces of package verbs rather than against any implementation's
+// internals.
 //
 // Run(t, newDevice) runs every case as a subtest named after its rule ID,
 // each on a fresh device; Check(newDevice) returns all failures joined. A
@@ -10,11 +10,46 @@
 //	CQ-08 (resize below unpolled): got nil, want EINVAL (conformance/cq.go:88)
 //
 // Behaviour that differs between providers is read from the device's
-// Profile, so one suite checks each reading. Capabilities that only a
-// simulator has (injecting completions, holding a CQ the way a QP does) are
-// optional interfaces found by type assertion.
+// Profile, so one suite checks each reading.
 //
-// Package simdev adapts verbsim's own sim package; conformance/sim_test.go
-// runs the suite against it under every built-in profile, and against
-// deliberately broken devices to show that the suite catches them.
+// # What an implementation provides
+//
+// Everything the suite drives is a verbs object; Context, PD, QP, SRQ, CQ,
+// CompChannel, MR, MW, AH, XRCD and AsyncEvent here are aliases of the
+// verbs interfaces. To run the suite, an implementation (verbsim's
+// simulator, or a binding to a real libibverbs) provides:
+//
+//   - Required: a Device, which is a verbs.Device plus Profile: the reading
+//     of each implementation-defined rule it follows. The zero Profile is
+//     the man pages' reading. Limits are read with ibv_query_device and
+//     ibv_query_port (LimitsOf); port 1 is the port the QPs use.
+//   - Optional verbs, found by type assertion; a case that needs a missing
+//     one logs that it checked nothing: verbs.ExCQCreator (CQX),
+//     verbs.QPExCreator and verbs.WRBuilder (QPX), verbs.XRCOpener and
+//     verbs.SRQNumGetter (XRC, QUERY-07), verbs.ExQuerier (QUERY-03,
+//     -05, -06), verbs.MRReregisterer (MR-12..17). A device without memory
+//     windows fails PD.AllocMW with EOPNOTSUPP and the MW cases end there.
+//   - Optional capabilities of the Device, which only a simulator or a
+//     test fabric has: LimitedDevice (a fresh device with small limits),
+//     PeerDevice (a second adapter on the same fabric; without it the
+//     transport cases run in loopback), Clock (virtual time; without it
+//     waits are in wall time, bounded by Patience), Faults, LinkControl and
+//     TransportReader (the transport readings; without it the defaults).
+//   - Optional capabilities of the objects, for the cases that need a
+//     completion, event or error no verb can produce on demand: Injector
+//     and Referencer on CQs, Referencer on MRs, Depth on channels and
+//     SRQs, Consumer and SRQErrorInjector on SRQs, Outstander,
+//     FatalInjector and StatusForcer on QPs. A real device has none of
+//     them; the cases that need Injector fail saying so, the others log
+//     and end.
+//
+// Objects must compare equal with == to themselves as every accessor
+// returns them (the CQ GetEvent returns is the CQ CreateCQ returned; an
+// async event's QP is the QP PD.CreateQP returned), as verbs requires.
+//
+// Package simdev gives the suite verbsim's own sim package, whose verbs
+// objects offer every optional capability; conformance/sim_test.go runs the
+// suite against it under every built-in profile, and against deliberately
+// broken devices (mutants wrapping the verbs interfaces) to show that the
+// suite catches them.
 package conformance

@@ -169,3 +169,14 @@ func errnoName(n syscall.Errno) string {
 	}
 	return n.Error()
 }
+
+// Limits reads the limits of the device under test (LimitsOf) or fails the
+// case.
+func (e *Env) Limits() Limits {
+	e.T.Helper()
+	l, err := LimitsOf(e.Ctx)
+	if err != nil {
+		e.T.Fatalf("reading the device limits (ibv_query_device, ibv_query_port): %v", err)
+	}
+	return l
+}

@@ -42,7 +42,7 @@ func (w *qpWorld) flushNoAsync(what string) {
 	w.t.Helper()
 	if ev, err := w.e.Ctx.TryGetAsyncEvent(); !errors.Is(err, syscall.EAGAIN) {
 		if ev != nil {
-			w.t.Errorf("%s: async event %v naming %v, want none", what, ev.EventType(), ev.Object())
+			w.t.Errorf("%s: async event %v naming %v, want none", what, ev.EventType(), named(ev))
 			_ = ev.Ack()
 			return
 		}
@@ -55,9 +55,9 @@ func (w *qpWorld) flushNoAsync(what string) {
 func (w *qpWorld) flushLastWQE(what string, q QP) AsyncEvent {
 	w.t.Helper()
 	ev := cqWaitAsync(w.t, w.e, what)
-	if ev.EventType() != verbs.EventQPLastWQEReached || ev.Object() != any(q) {
+	if ev.EventType() != verbs.EventQPLastWQEReached || ev.QP() != q {
 		_ = ev.Ack()
-		w.t.Fatalf("%s: async event %v naming %v, want QP_LAST_WQE_REACHED naming the QP", what, ev.EventType(), ev.Object())
+		w.t.Fatalf("%s: async event %v naming %v, want QP_LAST_WQE_REACHED naming the QP", what, ev.EventType(), named(ev))
 	}
 	return ev
 }
@@ -288,8 +288,8 @@ func init() {
 				}
 				if ask || e.Profile.AlwaysSQDrained {
 					ev := cqWaitAsync(t, e, what)
-					if ev.EventType() != verbs.EventSQDrained || ev.Object() != any(q) {
-						t.Errorf("%s: async event %v naming %v, want SQ_DRAINED naming the QP", what, ev.EventType(), ev.Object())
+					if ev.EventType() != verbs.EventSQDrained || ev.QP() != q {
+						t.Errorf("%s: async event %v naming %v, want SQ_DRAINED naming the QP", what, ev.EventType(), named(ev))
 					}
 					e.WantOK("ibv_ack_async_event", ev.Ack())
 				}

@@ -218,7 +218,10 @@ func NewMachine(newDevice NewDevice) (*Machine, error) {
 		return nil, fmt.Errorf("opening the device: %w", err)
 	}
 	p := dev.Profile()
-	lim := ctx.Limits()
+	lim, err := LimitsOf(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the limits: %w", err)
+	}
 	r := model.Readings{
 		OverrunDrops:     p.OverrunDrops,
 		DestroyBusy:      p.DestroyBusyOnUnacked,
@@ -560,7 +563,7 @@ func (m *Machine) getAsync(op Op) error {
 	mev, want := m.m.GetAsync()
 	id := -1
 	if err == nil && ev != nil {
-		if q, ok := ev.Object().(CQ); ok {
+		if q := ev.CQ(); q != nil {
 			id = m.cqID(q)
 		}
 		if id >= 0 {

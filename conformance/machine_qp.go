@@ -59,7 +59,7 @@ func (m *Machine) skipDrained(ev AsyncEvent) bool {
 		return false
 	}
 	for i, q := range m.qps {
-		if ev.Object() == any(q) && m.drained[i] > 0 {
+		if ev.QP() == q && m.drained[i] > 0 {
 			m.drained[i]--
 			return true
 		}
@@ -184,7 +184,7 @@ func (m *Machine) createQP(op Op) error {
 		return fmt.Errorf("%v: ibv_create_qp returned no QP and no error", op)
 	}
 	m.qps = append(m.qps, q)
-	a, err := q.Query()
+	a, err := queryQP(q)
 	if err != nil {
 		return fmt.Errorf("%v: ibv_query_qp of the new QP: %v", op, err)
 	}
@@ -238,7 +238,7 @@ func (m *Machine) sameState(op Op, i int, q QP) error {
 	if errno != 0 {
 		return nil
 	}
-	a, err := q.Query()
+	a, err := queryQP(q)
 	if err != nil {
 		return fmt.Errorf("%v: ibv_query_qp: %v", op, err)
 	}
@@ -340,7 +340,7 @@ func (m *Machine) checkQPs() []error {
 		if mq.Destroyed {
 			continue
 		}
-		a, err := q.Query()
+		a, err := queryQP(q)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("qp %d: ibv_query_qp: %v", i, err))
 			continue

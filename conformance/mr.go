@@ -3,6 +3,8 @@ package conformance
 import (
 	"fmt"
 	"syscall"
+
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the MR family: memory registration. Only what registration itself
@@ -26,7 +28,7 @@ const (
 // a refusal must come with EINVAL and no MR.
 func (e *Env) mrTry(pd PD, access uint32) bool {
 	e.T.Helper()
-	mr, err := pd.RegMR(make([]byte, 64), access)
+	mr, err := pd.RegMR(make([]byte, 64), verbs.AccessFlags(access))
 	if err != nil {
 		if mr != nil {
 			_ = mr.Dereg()

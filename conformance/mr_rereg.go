@@ -8,7 +8,7 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// Cases of ibv_rereg_mr (MR-12 to MR-17), through the optional MRRereg
+// Cases of ibv_rereg_mr (MR-12 to MR-17), through the optional verbs.MRReregisterer
 // capability of an MR; without it they log and end.
 
 // The values of enum ibv_rereg_mr_flags and enum ibv_rereg_mr_err_code
@@ -24,21 +24,22 @@ const (
 
 // reregOf returns mr's ibv_rereg_mr, or nil after a log line when the MR
 // does not offer it.
-func (e *Env) reregOf(mr MR) MRRereg {
+func (e *Env) reregOf(mr MR) verbs.MRReregisterer {
 	e.T.Helper()
-	if r, ok := mr.(MRRereg); ok {
+	if r, ok := mr.(verbs.MRReregisterer); ok {
 		return r
 	}
-	e.T.Logf("the MR offers no ibv_rereg_mr (conformance.MRRereg); nothing to check")
+	e.T.Logf("the MR offers no ibv_rereg_mr (verbs.MRReregisterer); nothing to check")
 	return nil
 }
 
 // rereg calls ibv_rereg_mr and checks the return value and errno: want is
 // 0 or an ibv_rereg_mr_err_code, errno the errno of a failure. It reports
 // false when the MR turned out not to support the verb after all.
-func (e *Env) rereg(what string, r MRRereg, flags uint32, pd PD, buf []byte, access uint32, want int, errno syscall.Errno) bool {
+func (e *Env) rereg(what string, r verbs.MRReregisterer, flags uint32, pd PD, buf []byte, access uint32, want int, errno syscall.Errno) bool {
 	e.T.Helper()
-	code, err := r.Rereg(flags, pd, buf, access)
+	err := r.Rereg(verbs.ReregFlags(flags), pd, buf, verbs.AccessFlags(access))
+	code := int(verbs.ReregFailureOf(err))
 	// errors.ErrUnsupported itself, not EOPNOTSUPP, which errors.Is also
 	// matches to it.
 	if err == errors.ErrUnsupported {
@@ -59,7 +60,7 @@ func (e *Env) rereg(what string, r MRRereg, flags uint32, pd PD, buf []byte, acc
 
 // reregMR registers a fresh 64-byte buffer in pd with access and returns
 // the MR and its ibv_rereg_mr, or nil without the capability.
-func (e *Env) reregMR(pd PD, access uint32) (MR, MRRereg) {
+func (e *Env) reregMR(pd PD, access uint32) (MR, verbs.MRReregisterer) {
 	e.T.Helper()
 	mr := e.mrReg(pd, make([]byte, 64), access)
 	return mr, e.reregOf(mr)

@@ -25,7 +25,7 @@ import (
 // receive the real (inner) objects.
 type hooks struct {
 	profile     func(conformance.Profile) conformance.Profile
-	limits      func(conformance.Limits) conformance.Limits
+	deviceAttr  func(verbs.DeviceAttr) verbs.DeviceAttr // what ibv_query_device reports (and so the limits)
 	createCQ    func(c conformance.Context, cqe int, cqContext any, ch conformance.CompChannel, vec int) (conformance.CQ, error)
 	cqe         func(q conformance.CQ) int
 	poll        func(q conformance.CQ, wcs []verbs.WC) (int, error)
@@ -43,11 +43,11 @@ type hooks struct {
 	forceStatus func(q conformance.QP, wrID uint64, recv bool, st verbs.WCStatus) error
 	allocPD     func(c conformance.Context) (conformance.PD, error)
 	deallocPD   func(pd conformance.PD) error
-	regMR       func(pd conformance.PD, buf []byte, access uint32) (conformance.MR, error)
+	regMR       func(pd conformance.PD, buf []byte, access verbs.AccessFlags) (conformance.MR, error)
 	deregMR     func(mr conformance.MR) error
 	// rereg replaces ibv_rereg_mr; it gets the inner MR and PD.
-	rereg     func(mr conformance.MR, flags uint32, pd conformance.PD, buf []byte, access uint32) (int, error)
-	createAH  func(pd conformance.PD, attr conformance.AHAttr) (conformance.AH, error)
+	rereg     func(mr conformance.MR, flags verbs.ReregFlags, pd conformance.PD, buf []byte, access verbs.AccessFlags) error
+	createAH  func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error)
 	destroyAH func(ah conformance.AH) error
 
 	// QP and SRQ verbs. createQP gets attr with the inner CQs and SRQ, and
@@ -55,7 +55,7 @@ type hooks struct {
 	createQP   func(pd conformance.PD, attr conformance.QPInitAttr) (conformance.QP, error)
 	qpNum      func(q conformance.QP) uint32
 	modifyQP   func(q conformance.QP, attr *verbs.QPAttr, mask verbs.QPAttrMask) error
-	queryQP    func(q conformance.QP) (verbs.QPAttr, error)
+	queryQP    func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error)
 	postSend   func(q conformance.QP, wrs []verbs.SendWR) (int, error)
 	postRecv   func(q conformance.QP, wrs []verbs.RecvWR) (int, error)
 	destroyQP  func(q conformance.QP, ctx context.Context) error
@@ -67,37 +67,33 @@ type hooks struct {
 	takeSRQ    func(s conformance.SRQ) (uint64, []verbs.SGE, bool)
 	injectSRQ  func(s conformance.SRQ) error // SRQErrorInjector
 
-	// Memory windows (conformance.MWAllocator, MWBinder). bindMW gets info
-	// with the inner MR.
-	allocMW func(pd conformance.PD, typ uint32) (conformance.MW, error)
+	// Memory windows (PD.AllocMW, QP.BindMW). bindMW gets info with the
+	// inner MR.
+	allocMW func(pd conformance.PD, typ verbs.MWType) (conformance.MW, error)
 	bindMW  func(q conformance.QP, mw conformance.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error
 
-	// The extended post API (conformance.QPExCreator, WRBuilder; forwarded
-	// in mutants_qpx_test.go). createQPEx gets attr with the inner CQs.
-	createQPEx func(pd conformance.PD, attr conformance.QPInitAttr, mask uint32, ops verbs.QPSendOps) (conformance.QP, error)
-	setWRID    func(b conformance.WRBuilder, id uint64)
-	wrStart    func(b conformance.WRBuilder)
-	wrComplete func(b conformance.WRBuilder) error
-	wrAbort    func(b conformance.WRBuilder)
+	// The extended post API (verbs.QPExCreator, WRBuilder; forwarded in
+	// mutants_qpx_test.go). createQPEx gets attr with the inner CQs.
+	createQPEx func(pd conformance.PD, attr verbs.QPInitAttrEx) (conformance.QP, error)
+	setWRID    func(b verbs.WRBuilder, id uint64)
+	wrStart    func(b verbs.WRBuilder)
+	wrComplete func(b verbs.WRBuilder) error
+	wrAbort    func(b verbs.WRBuilder)
 
 	// outstanding overrides conformance.Outstander on QPs.
 	outstanding func(q conformance.QP) (send, recv int)
 
 	// The transport capabilities (verbs_xfer.go, forwarded in
-	// mutants_xfer_test.go): the readings the device states, its clock and
-	// its port queries.
+	// mutants_xfer_test.go): the readings the device states and its clock.
 	transport func(conformance.TransportProfile) conformance.TransportProfile
 	tick      func(c conformance.Clock, n uint64)
 	runIdle   func(c conformance.Clock, limit uint64) bool
-	queryPort func(c conformance.Context, port uint8) (conformance.PortInfo, error)
 
-	// The query capabilities (verbs_query.go, forwarded in
-	// mutants_query_test.go).
-	queryMask     func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, conformance.QPQueryInit, error)
-	queryDevEx    func(c conformance.Context, compMask uint32) (conformance.DeviceAttrEx, error)
-	queryPortEx   func(c conformance.Context, port uint8) (conformance.PortAttrEx, error)
-	queryGIDEx    func(c conformance.Context, port, index, flags uint32) (conformance.GIDEntry, error)
-	queryGIDTable func(c conformance.Context, maxEntries int, flags uint32) ([]conformance.GIDEntry, error)
+	// The queries (forwarded in mutants_query_test.go).
+	queryPort     func(c conformance.Context, port uint8) (verbs.PortAttr, error)
+	queryDevEx    func(c conformance.Context, compMask uint32) (verbs.DeviceAttrEx, error)
+	queryGIDEx    func(c conformance.Context, port, index, flags uint32) (verbs.GIDEntry, error)
+	queryGIDTable func(c conformance.Context, maxEntries int, flags uint32) ([]verbs.GIDEntry, error)
 	getSRQNum     func(s conformance.SRQ) (uint32, error)
 	// cqx breaks extended CQs (mutants_cqex_test.go).
 	cqx *cqxHooks
@@ -128,12 +124,15 @@ type mDevice struct {
 	h     *hooks
 }
 
-func (d *mDevice) Open() (conformance.Context, error) {
+func (d *mDevice) Name() string { return d.inner.Name() }
+func (d *mDevice) GUID() uint64 { return d.inner.GUID() }
+
+func (d *mDevice) Open() (verbs.Context, error) {
 	c, err := d.inner.Open()
 	if err != nil {
 		return nil, err
 	}
-	return &mContext{inner: c, h: d.h, outer: map[conformance.CQ]*mCQ{}, qps: map[conformance.QP]*mQP{}}, nil
+	return &mContext{inner: c, dev: d, h: d.h, outer: map[conformance.CQ]*mCQ{}, qps: map[conformance.QP]*mQP{}}, nil
 }
 
 func (d *mDevice) Profile() conformance.Profile {
@@ -160,6 +159,7 @@ func (d *mDevice) WithLimits(l conformance.Limits) (conformance.Device, error) {
 
 type mContext struct {
 	inner conformance.Context
+	dev   *mDevice
 	h     *hooks
 	outer map[conformance.CQ]*mCQ
 
@@ -180,12 +180,30 @@ func (c *mContext) wrapCQ(q conformance.CQ) conformance.CQ {
 	return w
 }
 
-func (c *mContext) Limits() conformance.Limits {
-	l := c.inner.Limits()
-	if c.h.limits != nil {
-		l = c.h.limits(l)
+func (c *mContext) Device() verbs.Device { return c.dev }
+func (c *mContext) NumCompVectors() int  { return c.inner.NumCompVectors() }
+
+func (c *mContext) QueryDevice() (verbs.DeviceAttr, error) {
+	a, err := c.inner.QueryDevice()
+	if err == nil && c.h.deviceAttr != nil {
+		a = c.h.deviceAttr(a)
 	}
-	return l
+	return a, err
+}
+
+func (c *mContext) QueryPort(port uint8) (verbs.PortAttr, error) {
+	if c.h.queryPort != nil {
+		return c.h.queryPort(c.inner, port)
+	}
+	return c.inner.QueryPort(port)
+}
+
+func (c *mContext) QueryGID(port uint8, index int) (verbs.GID, error) {
+	return c.inner.QueryGID(port, index)
+}
+
+func (c *mContext) QueryPKey(port uint8, index int) (uint16, error) {
+	return c.inner.QueryPKey(port, index)
 }
 
 func (c *mContext) CreateCompChannel() (conformance.CompChannel, error) {
@@ -257,7 +275,10 @@ type mPD struct {
 	c     *mContext
 }
 
-func (p *mPD) RegMR(buf []byte, access uint32) (conformance.MR, error) {
+func (p *mPD) Context() verbs.Context { return p.c }
+func (p *mPD) Handle() uint32         { return p.inner.Handle() }
+
+func (p *mPD) RegMR(buf []byte, access verbs.AccessFlags) (conformance.MR, error) {
 	var mr conformance.MR
 	var err error
 	if p.h.regMR != nil {
@@ -271,7 +292,7 @@ func (p *mPD) RegMR(buf []byte, access uint32) (conformance.MR, error) {
 	return &mMR{MR: mr, h: p.h}, err
 }
 
-func (p *mPD) CreateAH(attr conformance.AHAttr) (conformance.AH, error) {
+func (p *mPD) CreateAH(attr verbs.AHAttr) (conformance.AH, error) {
 	var ah conformance.AH
 	var err error
 	if p.h.createAH != nil {
@@ -285,16 +306,12 @@ func (p *mPD) CreateAH(attr conformance.AHAttr) (conformance.AH, error) {
 	return &mAH{inner: ah, h: p.h}, err
 }
 
-// AllocMW implements conformance.MWAllocator. Windows are not wrapped.
-func (p *mPD) AllocMW(typ uint32) (conformance.MW, error) {
+// AllocMW is ibv_alloc_mw. Windows are not wrapped.
+func (p *mPD) AllocMW(typ verbs.MWType) (conformance.MW, error) {
 	if p.h.allocMW != nil {
 		return p.h.allocMW(p.inner, typ)
 	}
-	a, ok := p.inner.(conformance.MWAllocator)
-	if !ok {
-		return nil, errors.ErrUnsupported
-	}
-	return a.AllocMW(typ)
+	return p.inner.AllocMW(typ)
 }
 
 func (p *mPD) Dealloc() error {
@@ -318,17 +335,17 @@ func (m *mMR) Dereg() error {
 	return m.MR.Dereg()
 }
 
-func (m *mMR) Rereg(flags uint32, pd conformance.PD, buf []byte, access uint32) (int, error) {
+func (m *mMR) Rereg(flags verbs.ReregFlags, pd conformance.PD, buf []byte, access verbs.AccessFlags) error {
 	if p, ok := pd.(*mPD); ok {
 		pd = p.inner
 	}
 	if m.h.rereg != nil {
 		return m.h.rereg(m.MR, flags, pd, buf, access)
 	}
-	if r, ok := m.MR.(conformance.MRRereg); ok {
+	if r, ok := m.MR.(verbs.MRReregisterer); ok {
 		return r.Rereg(flags, pd, buf, access)
 	}
-	return -1, errors.ErrUnsupported
+	return errors.ErrUnsupported
 }
 
 func (m *mMR) Ref() error {
@@ -356,7 +373,8 @@ func (a *mAH) Destroy() error {
 	return a.inner.Destroy()
 }
 
-func (p *mPD) CreateQP(attr conformance.QPInitAttr) (conformance.QP, error) {
+// innerQPAttr returns attr with the inner CQs and SRQ.
+func innerQPAttr(attr conformance.QPInitAttr) conformance.QPInitAttr {
 	if attr.SendCQ != nil {
 		attr.SendCQ = attr.SendCQ.(*mCQ).inner
 	}
@@ -366,6 +384,11 @@ func (p *mPD) CreateQP(attr conformance.QPInitAttr) (conformance.QP, error) {
 	if attr.SRQ != nil {
 		attr.SRQ = attr.SRQ.(*mSRQ).inner
 	}
+	return attr
+}
+
+func (p *mPD) CreateQP(attr conformance.QPInitAttr) (conformance.QP, error) {
+	attr = innerQPAttr(attr)
 	var q conformance.QP
 	var err error
 	if p.h.createQP != nil {
@@ -425,6 +448,17 @@ type mQP struct {
 	h     *hooks
 }
 
+// The accessors of verbs.QP forward to the inner QP (the suite does not
+// compare what they return with its own objects).
+func (q *mQP) Type() verbs.QPType     { return q.inner.Type() }
+func (q *mQP) State() verbs.QPState   { return q.inner.State() }
+func (q *mQP) Context() verbs.Context { return q.inner.Context() }
+func (q *mQP) QPContext() any         { return q.inner.QPContext() }
+func (q *mQP) PD() verbs.PD           { return q.inner.PD() }
+func (q *mQP) SendCQ() verbs.CQ       { return q.inner.SendCQ() }
+func (q *mQP) RecvCQ() verbs.CQ       { return q.inner.RecvCQ() }
+func (q *mQP) SRQ() verbs.SRQ         { return q.inner.SRQ() }
+
 func (q *mQP) Num() uint32 {
 	if q.h.qpNum != nil {
 		return q.h.qpNum(q.inner)
@@ -439,11 +473,11 @@ func (q *mQP) Modify(attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 	return q.inner.Modify(attr, mask)
 }
 
-func (q *mQP) Query() (verbs.QPAttr, error) {
+func (q *mQP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
 	if q.h.queryQP != nil {
-		return q.h.queryQP(q.inner)
+		return q.h.queryQP(q.inner, mask)
 	}
-	return q.inner.Query()
+	return q.inner.Query(mask)
 }
 
 func (q *mQP) PostSend(wrs []verbs.SendWR) (int, error) {
@@ -470,7 +504,7 @@ func (q *mQP) PostSend(wrs []verbs.SendWR) (int, error) {
 	return q.inner.PostSend(wrs)
 }
 
-// BindMW implements conformance.MWBinder.
+// BindMW is ibv_bind_mw.
 func (q *mQP) BindMW(mw conformance.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error {
 	if mr, ok := info.MR.(*mMR); ok {
 		info.MR = mr.MR
@@ -478,11 +512,7 @@ func (q *mQP) BindMW(mw conformance.MW, wrID uint64, flags verbs.SendFlags, info
 	if q.h.bindMW != nil {
 		return q.h.bindMW(q.inner, mw, wrID, flags, info)
 	}
-	b, ok := q.inner.(conformance.MWBinder)
-	if !ok {
-		return errors.ErrUnsupported
-	}
-	return b.BindMW(mw, wrID, flags, info)
+	return q.inner.BindMW(mw, wrID, flags, info)
 }
 
 func (q *mQP) PostRecv(wrs []verbs.RecvWR) (int, error) {
@@ -525,6 +555,10 @@ type mSRQ struct {
 	h     *hooks
 }
 
+// The accessors of verbs.SRQ forward to the inner SRQ.
+func (s *mSRQ) Context() verbs.Context { return s.inner.Context() }
+func (s *mSRQ) SRQContext() any        { return s.inner.SRQContext() }
+
 func (s *mSRQ) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	if s.h.postSRQ != nil {
 		return s.h.postSRQ(s.inner, wrs)
@@ -562,23 +596,31 @@ func (s *mSRQ) Take() (uint64, []verbs.SGE, bool) {
 	return s.inner.(conformance.Consumer).Take()
 }
 
+// mAsync names the wrappers of the objects the inner event names.
 type mAsync struct {
 	conformance.AsyncEvent
 	c *mContext
 }
 
-func (e mAsync) Object() any {
-	o := e.AsyncEvent.Object()
-	if q, ok := o.(conformance.CQ); ok {
+func (e mAsync) CQ() verbs.CQ {
+	if q := e.AsyncEvent.CQ(); q != nil {
 		return e.c.wrapCQ(q)
 	}
-	if q, ok := o.(conformance.QP); ok {
+	return nil
+}
+
+func (e mAsync) QP() verbs.QP {
+	if q := e.AsyncEvent.QP(); q != nil {
 		return e.c.outerQP(q)
 	}
-	if s, ok := o.(conformance.SRQ); ok {
+	return nil
+}
+
+func (e mAsync) SRQ() verbs.SRQ {
+	if s := e.AsyncEvent.SRQ(); s != nil {
 		return e.c.outerSRQ(s)
 	}
-	return o
+	return nil
 }
 
 type mCQ struct {
@@ -805,4 +847,41 @@ func TestSlowMutantsExist(t *testing.T) {
 			t.Errorf("slowMutants names %q, which is no mutant", name)
 		}
 	}
+}
+
+// evObject is what ev names: its CQ, QP or SRQ, or nil.
+func evObject(ev conformance.AsyncEvent) any {
+	if q := ev.CQ(); q != nil {
+		return q
+	}
+	if q := ev.QP(); q != nil {
+		return q
+	}
+	if s := ev.SRQ(); s != nil {
+		return s
+	}
+	return nil
+}
+
+// objEvent is an async event that names obj (a CQ, QP or SRQ, or nil for
+// none) instead of what its AsyncEvent names.
+type objEvent struct {
+	conformance.AsyncEvent
+	obj any
+}
+
+func (e objEvent) CQ() verbs.CQ   { q, _ := e.obj.(verbs.CQ); return q }
+func (e objEvent) QP() verbs.QP   { q, _ := e.obj.(verbs.QP); return q }
+func (e objEvent) SRQ() verbs.SRQ { s, _ := e.obj.(verbs.SRQ); return s }
+
+// qAttr is ibv_query_qp of every attribute of the inner QP q.
+func qAttr(q conformance.QP) (verbs.QPAttr, error) {
+	a, _, err := q.Query(verbs.KnownQPAttrs &^ verbs.QPAttrRateLimit)
+	return a, err
+}
+
+// limits returns the limits of the inner context c (zero on error).
+func limits(c conformance.Context) conformance.Limits {
+	l, _ := conformance.LimitsOf(c)
+	return l
 }

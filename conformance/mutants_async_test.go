@@ -73,12 +73,7 @@ type retyped struct {
 
 func (e retyped) EventType() verbs.EventType { return e.typ }
 
-type renamed struct {
-	conformance.AsyncEvent
-	obj any
-}
-
-func (e renamed) Object() any { return e.obj }
+type renamed = objEvent
 
 // cqErrNamesAnotherCQ: CQ_ERR names the first CQ of the context, whichever
 // CQ overran.
@@ -89,7 +84,7 @@ func cqErrNamesAnotherCQ() mutant {
 			return ev
 		}
 		for _, q := range b.cqs(c) {
-			if q != ev.Object() {
+			if q != evObject(ev) {
 				return renamed{ev, q}
 			}
 		}
@@ -107,7 +102,7 @@ func destroyAcksAsync() mutant {
 	h := rewriteAsync(func(c conformance.Context, ev conformance.AsyncEvent) conformance.AsyncEvent {
 		mu.Lock()
 		defer mu.Unlock()
-		read[ev.Object()] = append(read[ev.Object()], ev)
+		read[evObject(ev)] = append(read[evObject(ev)], ev)
 		return ev
 	})
 	h.destroyCQ = func(q conformance.CQ, ctx context.Context) error {
@@ -166,7 +161,9 @@ func asyncToTwoReaders() mutant {
 type fakeCQErr struct{ q conformance.CQ }
 
 func (e fakeCQErr) EventType() verbs.EventType { return verbs.EventCQErr }
-func (e fakeCQErr) Object() any                { return e.q }
+func (e fakeCQErr) CQ() verbs.CQ               { return e.q }
+func (e fakeCQErr) QP() verbs.QP               { return nil }
+func (e fakeCQErr) SRQ() verbs.SRQ             { return nil }
 func (e fakeCQErr) Port() uint8                { return 0 }
 func (e fakeCQErr) Ack() error                 { return nil }
 

@@ -43,7 +43,7 @@ func init() {
 			name:  "cqe max_cqe refused",
 			rules: []string{"CQ-01"},
 			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
-				if cqe == c.Limits().MaxCQE {
+				if cqe == limits(c).MaxCQE {
 					return nil, verr.New("ibv_create_cq", syscall.EINVAL, "mutant: max_cqe refused")
 				}
 				return c.CreateCQ(cqe, cctx, ch, vec)
@@ -93,7 +93,7 @@ func init() {
 			name:  "comp_vector num_comp_vectors accepted",
 			rules: []string{"CQ-03"},
 			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
-				if vec == c.Limits().NumCompVectors {
+				if vec == limits(c).NumCompVectors {
 					vec = 0
 				}
 				return c.CreateCQ(cqe, cctx, ch, vec)
@@ -103,7 +103,7 @@ func init() {
 			name:  "last valid comp_vector refused",
 			rules: []string{"CQ-03"},
 			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
-				if nv := c.Limits().NumCompVectors; nv > 1 && vec == nv-1 {
+				if nv := limits(c).NumCompVectors; nv > 1 && vec == nv-1 {
 					return nil, verr.New("ibv_create_cq", syscall.EINVAL, "mutant: last vector refused")
 				}
 				return c.CreateCQ(cqe, cctx, ch, vec)
@@ -588,15 +588,13 @@ func preAck(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error
 }
 
 // anonymousEvent is an async event that names no object.
-type anonymousEvent struct{ conformance.AsyncEvent }
-
-func (anonymousEvent) Object() any { return nil }
+type anonymousEvent = objEvent
 
 func anonymous(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return anonymousEvent{ev}, nil
+	return anonymousEvent{ev, nil}, nil
 }
 
 // TestCQCasesUnderOtherReadings runs the suite on the simulator under readings

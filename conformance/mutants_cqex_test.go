@@ -12,17 +12,17 @@ import (
 // cqxHooks break extended CQs: create rewrites ibv_create_cq_ex, iter
 // replaces a CQ's poll iterator.
 type cqxHooks struct {
-	create func(c conformance.Context, attr conformance.CQExAttr) (conformance.CQ, error)
+	create func(c conformance.Context, attr verbs.CQInitAttrEx) (conformance.ExCQ, error)
 	iter   func(inner conformance.ExCQ) conformance.ExCQ
 }
 
-// CreateCQEx implements conformance.ExCQCreator.
-func (c *mContext) CreateCQEx(attr conformance.CQExAttr) (conformance.CQ, error) {
+// CreateCQEx implements verbs.ExCQCreator.
+func (c *mContext) CreateCQEx(attr verbs.CQInitAttrEx) (conformance.ExCQ, error) {
 	if attr.Channel != nil {
 		attr.Channel = attr.Channel.(*mChannel).inner
 	}
-	cr := c.inner.(conformance.ExCQCreator)
-	var q conformance.CQ
+	cr := c.inner.(verbs.ExCQCreator)
+	var q conformance.ExCQ
 	var err error
 	if h := c.h.cqx; h != nil && h.create != nil {
 		q, err = h.create(c.inner, attr)
@@ -32,7 +32,7 @@ func (c *mContext) CreateCQEx(attr conformance.CQExAttr) (conformance.CQ, error)
 	if err != nil {
 		return nil, err
 	}
-	return c.wrapCQ(q), nil
+	return c.wrapCQ(q).(*mCQ), nil
 }
 
 // iterator returns the poll iterator of q: the inner CQ's, or the mutant's.
@@ -59,10 +59,13 @@ func (q *mCQ) ReadByteLen() (uint32, error)        { return q.iterator().ReadByt
 func (q *mCQ) ReadImmData() (uint32, error)        { return q.iterator().ReadImmData() }
 func (q *mCQ) ReadQPNum() (uint32, error)          { return q.iterator().ReadQPNum() }
 func (q *mCQ) ReadSrcQP() (uint32, error)          { return q.iterator().ReadSrcQP() }
-func (q *mCQ) ReadSLID() (uint32, error)           { return q.iterator().ReadSLID() }
-func (q *mCQ) ReadSL() (uint8, error)              { return q.iterator().ReadSL() }
-func (q *mCQ) ReadDLIDPathBits() (uint8, error)    { return q.iterator().ReadDLIDPathBits() }
-func (q *mCQ) ReadCompletionTS() (uint64, error)   { return q.iterator().ReadCompletionTS() }
+func (q *mCQ) ReadInvalidatedRkey() (uint32, error) {
+	return q.iterator().ReadInvalidatedRkey()
+}
+func (q *mCQ) ReadSLID() (uint32, error)         { return q.iterator().ReadSLID() }
+func (q *mCQ) ReadSL() (uint8, error)            { return q.iterator().ReadSL() }
+func (q *mCQ) ReadDLIDPathBits() (uint8, error)  { return q.iterator().ReadDLIDPathBits() }
+func (q *mCQ) ReadCompletionTS() (uint64, error) { return q.iterator().ReadCompletionTS() }
 func (q *mCQ) ReadCompletionWallclockNS() (uint64, error) {
 	return q.iterator().ReadCompletionWallclockNS()
 }
@@ -146,10 +149,10 @@ func (p *pollIter) ReadOpcode() (verbs.WCOpcode, error)      { return p.cur.Opco
 func (p *pollIter) ReadByteLen() (uint32, error)             { return p.cur.ByteLen, nil }
 
 func init() {
-	create := func(f func(*conformance.CQExAttr)) *cqxHooks {
-		return &cqxHooks{create: func(c conformance.Context, attr conformance.CQExAttr) (conformance.CQ, error) {
+	create := func(f func(*verbs.CQInitAttrEx)) *cqxHooks {
+		return &cqxHooks{create: func(c conformance.Context, attr verbs.CQInitAttrEx) (conformance.ExCQ, error) {
 			f(&attr)
-			return c.(conformance.ExCQCreator).CreateCQEx(attr)
+			return c.(verbs.ExCQCreator).CreateCQEx(attr)
 		}}
 	}
 	iter := func(f func(conformance.ExCQ) conformance.ExCQ) *cqxHooks { return &cqxHooks{iter: f} }
@@ -157,14 +160,14 @@ func init() {
 		mutant{
 			name:  "cq_ex: unsupported wc_flags accepted",
 			rules: []string{"CQX-02"},
-			h: hooks{cqx: create(func(a *conformance.CQExAttr) {
+			h: hooks{cqx: create(func(a *verbs.CQInitAttrEx) {
 				a.WCFlags &= verbs.WCStandardFlags | verbs.WCExCompletionTimestamp | verbs.WCExCompletionTimestampWallclock
 			})},
 		},
 		mutant{
 			name:  "cq_ex: comp_mask and flags not checked",
 			rules: []string{"CQX-01"},
-			h: hooks{cqx: create(func(a *conformance.CQExAttr) {
+			h: hooks{cqx: create(func(a *verbs.CQInitAttrEx) {
 				a.CompMask &= verbs.CQInitAttrMaskFlags
 				a.Flags &= verbs.CQCreateSingleThreaded | verbs.CQCreateIgnoreOverrun
 			})},
@@ -172,12 +175,12 @@ func init() {
 		mutant{
 			name:  "cq_ex: IGNORE_OVERRUN dropped",
 			rules: []string{"CQX-01"},
-			h:     hooks{cqx: create(func(a *conformance.CQExAttr) { a.Flags &^= verbs.CQCreateIgnoreOverrun })},
+			h:     hooks{cqx: create(func(a *verbs.CQInitAttrEx) { a.Flags &^= verbs.CQCreateIgnoreOverrun })},
 		},
 		mutant{
 			name:  "cq_ex: cq_context dropped",
 			rules: []string{"CQX-10"},
-			h:     hooks{cqx: create(func(a *conformance.CQExAttr) { a.Context = nil })},
+			h:     hooks{cqx: create(func(a *verbs.CQInitAttrEx) { a.Context = nil })},
 		},
 		mutant{
 			name:  "cq_ex: fields readable whatever wc_flags and outside batches",

@@ -6,6 +6,7 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // lyingMR reports other fields than the MR it wraps; nil funcs forward.
@@ -44,8 +45,8 @@ func (m lyingMR) Length() uint64 {
 }
 
 // regLying returns a regMR hook that wraps every MR with lie.
-func regLying(lie func(conformance.MR) conformance.MR) func(conformance.PD, []byte, uint32) (conformance.MR, error) {
-	return func(pd conformance.PD, buf []byte, access uint32) (conformance.MR, error) {
+func regLying(lie func(conformance.MR) conformance.MR) func(conformance.PD, []byte, verbs.AccessFlags) (conformance.MR, error) {
+	return func(pd conformance.PD, buf []byte, access verbs.AccessFlags) (conformance.MR, error) {
 		mr, err := pd.RegMR(buf, access)
 		if err != nil {
 			return nil, err
@@ -56,13 +57,13 @@ func regLying(lie func(conformance.MR) conformance.MR) func(conformance.PD, []by
 
 // regAccess returns a regMR hook that refuses the access values refuse
 // selects (with EINVAL) and registers the others as fix rewrites them.
-func regAccess(refuse func(uint32) bool, fix func(uint32) uint32) func(conformance.PD, []byte, uint32) (conformance.MR, error) {
-	return func(pd conformance.PD, buf []byte, access uint32) (conformance.MR, error) {
-		if refuse != nil && refuse(access) {
+func regAccess(refuse func(uint32) bool, fix func(uint32) uint32) func(conformance.PD, []byte, verbs.AccessFlags) (conformance.MR, error) {
+	return func(pd conformance.PD, buf []byte, access verbs.AccessFlags) (conformance.MR, error) {
+		if refuse != nil && refuse(uint32(access)) {
 			return nil, verr.New("ibv_reg_mr", syscall.EINVAL, "mutant: refused")
 		}
 		if fix != nil {
-			access = fix(access)
+			access = verbs.AccessFlags(fix(uint32(access)))
 		}
 		return pd.RegMR(buf, access)
 	}

@@ -28,18 +28,18 @@ func mwMutants() []mutant {
 	pdsWithMW := map[conformance.PD]bool{}
 	return []mutant{
 		{name: "ibv_alloc_mw takes any type as type 1", rules: []string{"MW-01"}, h: hooks{
-			allocMW: func(pd conformance.PD, typ uint32) (conformance.MW, error) {
+			allocMW: func(pd conformance.PD, typ verbs.MWType) (conformance.MW, error) {
 				if typ != 2 {
 					typ = 1
 				}
-				return pd.(conformance.MWAllocator).AllocMW(typ)
+				return pd.AllocMW(typ)
 			}}},
 		{name: "ibv_dealloc_pd with windows says EINVAL, not EBUSY", rules: []string{"MW-02"}, h: hooks{
-			allocMW: func(pd conformance.PD, typ uint32) (conformance.MW, error) {
+			allocMW: func(pd conformance.PD, typ verbs.MWType) (conformance.MW, error) {
 				mu.Lock()
 				pdsWithMW[pd] = true
 				mu.Unlock()
-				return pd.(conformance.MWAllocator).AllocMW(typ)
+				return pd.AllocMW(typ)
 			},
 			deallocPD: func(pd conformance.PD) error {
 				err := pd.Dealloc()
@@ -73,7 +73,7 @@ func mwMutants() []mutant {
 			},
 			bindMW: func(q conformance.QP, mw conformance.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error {
 				widen(&info)
-				return q.(conformance.MWBinder).BindMW(mw, wrID, flags, info)
+				return q.BindMW(mw, wrID, flags, info)
 			}}},
 		{name: "the device states the other ZERO_BASED type 1 reading", rules: []string{"MW-05"}, h: hooks{
 			profile: func(p conformance.Profile) conformance.Profile {

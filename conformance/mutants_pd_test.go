@@ -7,6 +7,7 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // pdTracker counts the live MRs and AHs of each (inner) PD, for mutants
@@ -30,7 +31,7 @@ func newPDTracker() *pdTracker {
 // by the given functions (nil: forward).
 func (tr *pdTracker) hooks(dealloc func(pd conformance.PD, mrs, ahs, all int) error, dereg func(m conformance.MR, siblings int) error) hooks {
 	return hooks{
-		regMR: func(pd conformance.PD, buf []byte, access uint32) (conformance.MR, error) {
+		regMR: func(pd conformance.PD, buf []byte, access verbs.AccessFlags) (conformance.MR, error) {
 			mr, err := pd.RegMR(buf, access)
 			if err == nil {
 				tr.mu.Lock()
@@ -61,7 +62,7 @@ func (tr *pdTracker) hooks(dealloc func(pd conformance.PD, mrs, ahs, all int) er
 			}
 			return err
 		},
-		createAH: func(pd conformance.PD, attr conformance.AHAttr) (conformance.AH, error) {
+		createAH: func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error) {
 			ah, err := pd.CreateAH(attr)
 			if err == nil {
 				tr.mu.Lock()
@@ -99,13 +100,18 @@ func (tr *pdTracker) hooks(dealloc func(pd conformance.PD, mrs, ahs, all int) er
 // ghostPD is what a broken alloc returns along with its error.
 type ghostPD struct{}
 
-func (ghostPD) RegMR([]byte, uint32) (conformance.MR, error) {
+func (ghostPD) RegMR([]byte, verbs.AccessFlags) (conformance.MR, error) {
 	return nil, verr.New("ibv_reg_mr", syscall.EINVAL, "ghost PD")
 }
-func (ghostPD) CreateAH(conformance.AHAttr) (conformance.AH, error) {
+func (ghostPD) CreateAH(verbs.AHAttr) (conformance.AH, error) {
 	return nil, verr.New("ibv_create_ah", syscall.EINVAL, "ghost PD")
 }
-func (ghostPD) Dealloc() error { return nil }
+func (ghostPD) AllocMW(verbs.MWType) (conformance.MW, error) {
+	return nil, verr.New("ibv_alloc_mw", syscall.EINVAL, "ghost PD")
+}
+func (ghostPD) Context() verbs.Context { return nil }
+func (ghostPD) Handle() uint32         { return 0 }
+func (ghostPD) Dealloc() error         { return nil }
 
 func busy(verb string) error { return verr.New(verb, syscall.EBUSY, "mutant: busy") }
 

@@ -97,7 +97,7 @@ func (tr *qpTracker) hooks() hooks {
 			q, err := pd.CreateQP(a)
 			if err == nil && q != nil {
 				c := a.Cap
-				if got, err := q.Query(); err == nil {
+				if got, err := qAttr(q); err == nil {
 					c = got.Cap
 				}
 				tr.mu.Lock()
@@ -153,13 +153,15 @@ type fakeEvent struct {
 }
 
 func (f fakeEvent) EventType() verbs.EventType { return f.typ }
-func (f fakeEvent) Object() any                { return f.obj }
+func (f fakeEvent) CQ() verbs.CQ               { q, _ := f.obj.(verbs.CQ); return q }
+func (f fakeEvent) QP() verbs.QP               { q, _ := f.obj.(verbs.QP); return q }
+func (f fakeEvent) SRQ() verbs.SRQ             { s, _ := f.obj.(verbs.SRQ); return s }
 func (f fakeEvent) Port() uint8                { return 0 }
 func (f fakeEvent) Ack() error                 { return nil }
 
 // qpStateOf returns the state the inner QP q reports.
 func qpStateOf(q conformance.QP) verbs.QPState {
-	a, _ := q.Query()
+	a, _ := qAttr(q)
 	return a.QPState
 }
 
@@ -343,12 +345,12 @@ func init() {
 			return q.Modify(&b, m)
 		}),
 		qpHooksMutant("query says RTS while the QP is in SQD", []string{"QP-24"}, func(tr *qpTracker, h *hooks) {
-			h.queryQP = func(q conformance.QP) (verbs.QPAttr, error) {
-				a, err := q.Query()
+			h.queryQP = func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
+				a, ia, err := q.Query(mask)
 				if a.QPState == verbs.QPStateSQD {
 					a.QPState = verbs.QPStateRTS
 				}
-				return a, err
+				return a, ia, err
 			}
 		}),
 	)

@@ -11,23 +11,15 @@ import (
 
 func init() { mutants = append(mutants, qpxMutants()...) }
 
-// CreateQPEx forwards conformance.QPExCreator.
-func (p *mPD) CreateQPEx(attr conformance.QPInitAttr, mask uint32, ops verbs.QPSendOps) (conformance.QP, error) {
-	if attr.SendCQ != nil {
-		attr.SendCQ = attr.SendCQ.(*mCQ).inner
-	}
-	if attr.RecvCQ != nil {
-		attr.RecvCQ = attr.RecvCQ.(*mCQ).inner
-	}
-	if attr.SRQ != nil {
-		attr.SRQ = attr.SRQ.(*mSRQ).inner
-	}
+// CreateQPEx forwards verbs.QPExCreator.
+func (p *mPD) CreateQPEx(attr verbs.QPInitAttrEx) (conformance.QP, error) {
+	attr.QPInitAttr = innerQPAttr(attr.QPInitAttr)
 	var q conformance.QP
 	var err error
 	if p.h.createQPEx != nil {
-		q, err = p.h.createQPEx(p.inner, attr, mask, ops)
+		q, err = p.h.createQPEx(p.inner, attr)
 	} else {
-		q, err = p.inner.(conformance.QPExCreator).CreateQPEx(attr, mask, ops)
+		q, err = p.inner.(verbs.QPExCreator).CreateQPEx(attr)
 	}
 	if q == nil {
 		return nil, err
@@ -35,9 +27,9 @@ func (p *mPD) CreateQPEx(attr conformance.QPInitAttr, mask uint32, ops verbs.QPS
 	return p.c.outerQP(q), err
 }
 
-func (q *mQP) wb() conformance.WRBuilder { return q.inner.(conformance.WRBuilder) }
+func (q *mQP) wb() verbs.WRBuilder { return q.inner.(verbs.WRBuilder) }
 
-// The builder methods forward conformance.WRBuilder.
+// The builder methods forward verbs.WRBuilder.
 func (q *mQP) SetWRID(id uint64) {
 	if q.h.setWRID != nil {
 		q.h.setWRID(q.wb(), id)
@@ -73,37 +65,67 @@ func (q *mQP) WRRDMARead(rkey uint32, addr uint64)              { q.wb().WRRDMAR
 func (q *mQP) WRSetSGE(lkey uint32, addr uint64, length uint32) { q.wb().WRSetSGE(lkey, addr, length) }
 func (q *mQP) WRSetSGEList(list []verbs.SGE)                    { q.wb().WRSetSGEList(list) }
 func (q *mQP) WRSetInlineData(data []byte)                      { q.wb().WRSetInlineData(data) }
+func (q *mQP) WRSendInv(rkey uint32)                            { q.wb().WRSendInv(rkey) }
+func (q *mQP) WRRDMAWriteImm(rkey uint32, addr uint64, imm uint32) {
+	q.wb().WRRDMAWriteImm(rkey, addr, imm)
+}
+func (q *mQP) WRAtomicCmpSwp(rkey uint32, addr, compare, swap uint64) {
+	q.wb().WRAtomicCmpSwp(rkey, addr, compare, swap)
+}
+func (q *mQP) WRAtomicFetchAdd(rkey uint32, addr, add uint64) {
+	q.wb().WRAtomicFetchAdd(rkey, addr, add)
+}
+func (q *mQP) WRLocalInv(rkey uint32)            { q.wb().WRLocalInv(rkey) }
+func (q *mQP) WRSetInlineDataList(bufs [][]byte) { q.wb().WRSetInlineDataList(bufs) }
+
+// WRBindMW forwards with the inner MR.
+func (q *mQP) WRBindMW(mw conformance.MW, rkey uint32, info verbs.MWBindInfo) {
+	if mr, ok := info.MR.(*mMR); ok {
+		info.MR = mr.MR
+	}
+	q.wb().WRBindMW(mw, rkey, info)
+}
+
+// WRSetUDAddr forwards with the inner AH.
+func (q *mQP) WRSetUDAddr(ah conformance.AH, remoteQPN, remoteQKey uint32) {
+	if a, ok := ah.(*mAH); ok {
+		ah = a.inner
+	}
+	q.wb().WRSetUDAddr(ah, remoteQPN, remoteQKey)
+}
 
 var (
-	_ conformance.QPExCreator = (*mPD)(nil)
-	_ conformance.WRBuilder   = (*mQP)(nil)
+	_ verbs.QPExCreator = (*mPD)(nil)
+	_ verbs.WRBuilder   = (*mQP)(nil)
 )
 
 func qpxMutants() []mutant {
 	return []mutant{
 		{name: "ibv_create_qp_ex drops the send_ops_flags it does not support", rules: []string{"QPX-01"}, h: hooks{
-			createQPEx: func(pd conformance.PD, attr conformance.QPInitAttr, mask uint32, ops verbs.QPSendOps) (conformance.QP, error) {
-				return pd.(conformance.QPExCreator).CreateQPEx(attr, mask&^conformance.QPInitAttrXRCD, ops&qp.SupportedSendOps(attr.Type, qp.RXEPolicy()))
+			createQPEx: func(pd conformance.PD, attr verbs.QPInitAttrEx) (conformance.QP, error) {
+				attr.CompMask &^= verbs.QPInitAttrXRCD
+				attr.SendOpsFlags &= qp.SupportedSendOps(attr.Type, qp.RXEPolicy())
+				return pd.(verbs.QPExCreator).CreateQPEx(attr)
 			}}},
 		{name: "ibv_create_qp_ex gives the builder every operation of the type", rules: []string{"QPX-02"}, h: hooks{
-			createQPEx: func(pd conformance.PD, attr conformance.QPInitAttr, mask uint32, ops verbs.QPSendOps) (conformance.QP, error) {
-				if ops != 0 {
-					ops = qp.SupportedSendOps(attr.Type, qp.RXEPolicy())
+			createQPEx: func(pd conformance.PD, attr verbs.QPInitAttrEx) (conformance.QP, error) {
+				if attr.SendOpsFlags != 0 {
+					attr.SendOpsFlags = qp.SupportedSendOps(attr.Type, qp.RXEPolicy())
 				}
-				return pd.(conformance.QPExCreator).CreateQPEx(attr, mask, ops)
+				return pd.(verbs.QPExCreator).CreateQPEx(attr)
 			}}},
 		{name: "qpx->wr_id is ignored", rules: []string{"QPX-03"}, h: hooks{
-			setWRID: func(b conformance.WRBuilder, id uint64) {}}},
+			setWRID: func(b verbs.WRBuilder, id uint64) {}}},
 		{name: "ibv_wr_complete hides the failure of a batch", rules: []string{"QPX-04", "QPX-02"}, h: hooks{
-			wrComplete: func(b conformance.WRBuilder) error { _ = b.WRComplete(); return nil }}},
+			wrComplete: func(b verbs.WRBuilder) error { _ = b.WRComplete(); return nil }}},
 		{name: "ibv_wr_abort posts the batch", rules: []string{"QPX-04"}, h: hooks{
-			wrAbort: func(b conformance.WRBuilder) { _ = b.WRComplete() }}},
+			wrAbort: func(b verbs.WRBuilder) { _ = b.WRComplete() }}},
 		{name: "the device states the other send_ops reading", rules: []string{"QPX-01", "QPX-04"}, h: hooks{
 			profile: func(p conformance.Profile) conformance.Profile {
 				p.SendOpsRXE = !p.SendOpsRXE
 				return p
 			}}},
 		{name: "ibv_wr_start inside a batch starts it afresh", rules: []string{"QPX-05"}, h: hooks{
-			wrStart: func(b conformance.WRBuilder) { b.WRAbort(); b.WRStart() }}},
+			wrStart: func(b verbs.WRBuilder) { b.WRAbort(); b.WRStart() }}},
 	}
 }

@@ -1,29 +1,37 @@
 package conformance_test
 
 import (
+	"errors"
+
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // reregFwd forwards ibv_rereg_mr to the real MR after edit rewrites the
 // call; edit may answer itself by returning done.
-func reregFwd(edit func(flags, access *uint32, pd *conformance.PD) (code int, err error, done bool)) func(conformance.MR, uint32, conformance.PD, []byte, uint32) (int, error) {
-	return func(mr conformance.MR, flags uint32, pd conformance.PD, buf []byte, access uint32) (int, error) {
+func reregFwd(edit func(flags, access *uint32, pd *conformance.PD) (code int, err error, done bool)) func(conformance.MR, verbs.ReregFlags, conformance.PD, []byte, verbs.AccessFlags) error {
+	return func(mr conformance.MR, f verbs.ReregFlags, pd conformance.PD, buf []byte, a verbs.AccessFlags) error {
+		flags, access := uint32(f), uint32(a)
 		if code, err, done := edit(&flags, &access, &pd); done {
-			return code, err
+			if code == 0 {
+				return err
+			}
+			return &verbs.ReregError{Failure: verbs.ReregFailure(code), Err: err}
 		}
-		return mr.(conformance.MRRereg).Rereg(flags, pd, buf, access)
+		return mr.(verbs.MRReregisterer).Rereg(verbs.ReregFlags(flags), pd, buf, verbs.AccessFlags(access))
 	}
 }
 
 // reregCode forwards ibv_rereg_mr and rewrites its return value.
-func reregCode(from, to int) func(conformance.MR, uint32, conformance.PD, []byte, uint32) (int, error) {
-	return func(mr conformance.MR, flags uint32, pd conformance.PD, buf []byte, access uint32) (int, error) {
-		code, err := mr.(conformance.MRRereg).Rereg(flags, pd, buf, access)
-		if code == from {
-			code = to
+func reregCode(from, to verbs.ReregFailure) func(conformance.MR, verbs.ReregFlags, conformance.PD, []byte, verbs.AccessFlags) error {
+	return func(mr conformance.MR, flags verbs.ReregFlags, pd conformance.PD, buf []byte, access verbs.AccessFlags) error {
+		err := mr.(verbs.MRReregisterer).Rereg(flags, pd, buf, access)
+		var re *verbs.ReregError
+		if errors.As(err, &re) && re.Failure == from {
+			return &verbs.ReregError{Failure: to, Err: re.Err}
 		}
-		return code, err
+		return err
 	}
 }
 

@@ -213,7 +213,7 @@ func init() {
 			from, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
 			if err == nil && from == verbs.QPStateRTS && to == verbs.QPStateSQD && m&verbs.QPAttrEnSQDAsyncNotify != 0 && a.EnSQDAsyncNotify {
-				if got, qerr := q.Query(); qerr == nil && got.SQDraining {
+				if got, qerr := qAttr(q); qerr == nil && got.SQDraining {
 					tr.fake(verbs.EventSQDrained, q)
 				}
 			}
@@ -280,7 +280,7 @@ func init() {
 		}),
 		mutant{
 			name: "the device resizes SRQs but does not say so", rules: []string{"SRQ-07"},
-			h: hooks{limits: func(l conformance.Limits) conformance.Limits { l.SRQResize = false; return l }},
+			h: hooks{deviceAttr: func(a verbs.DeviceAttr) verbs.DeviceAttr { a.DeviceCapFlags &^= verbs.DeviceSRQResize; return a }},
 		},
 		srqModify("a resize below the queued requests succeeds and does nothing", []string{"SRQ-07"}, func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
 			if err := s.Modify(a, m); err != nil && m != verbs.SRQMaxWR {

@@ -315,7 +315,7 @@ func xVerbMutants() []mutant {
 		xMutant("RTS→SQD does nothing", []string{"QP-39", "QP-36", "MR-07"}, func(tr *xTr, h *hooks) {
 			h.modifyQP = func(q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 				if m&verbs.QPAttrState != 0 && a.QPState == verbs.QPStateSQD {
-					if cur, err := q.Query(); err == nil && cur.QPState == verbs.QPStateRTS {
+					if cur, err := qAttr(q); err == nil && cur.QPState == verbs.QPStateRTS {
 						return nil
 					}
 				}
@@ -333,14 +333,14 @@ func xVerbMutants() []mutant {
 			}
 		}),
 		xMutant("an RC QP in ERR says SQE", []string{"FLUSH-09", "XFER-15"}, func(tr *xTr, h *hooks) {
-			h.queryQP = func(q conformance.QP) (verbs.QPAttr, error) {
-				a, err := q.Query()
+			h.queryQP = func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
+				a, ia, err := q.Query(mask)
 				tr.mu.Lock()
 				defer tr.mu.Unlock()
 				if a.QPState == verbs.QPStateErr && tr.qps[q].typ == verbs.QPTypeRC {
 					a.QPState = verbs.QPStateSQE
 				}
-				return a, err
+				return a, ia, err
 			}
 		}),
 		{name: "the clock runs twice as fast", rules: []string{"XFER-08", "XFER-10"},
@@ -359,7 +359,7 @@ func xVerbMutants() []mutant {
 		{name: "port events lose their port number", rules: []string{"ASYNC-16"},
 			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
 				ev, err := c.TryGetAsyncEvent()
-				if err == nil && ev.Object() == nil {
+				if err == nil && evObject(ev) == nil {
 					return xPortless{ev}, nil
 				}
 				return ev, err
@@ -412,15 +412,15 @@ func xForcedMutants() []mutant {
 				}
 				return n, err
 			}
-			h.queryQP = func(q conformance.QP) (verbs.QPAttr, error) {
-				a, err := q.Query()
+			h.queryQP = func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
+				a, ia, err := q.Query(mask)
 				tr.mu.Lock()
 				defer tr.mu.Unlock()
 				x := tr.qps[q]
 				if a.QPState == verbs.QPStateErr && (failed[xKey{x.scq, q.Num(), 0}] || failed[xKey{x.rcq, q.Num(), 0}]) {
 					a.QPState = verbs.QPStateRTS
 				}
-				return a, err
+				return a, ia, err
 			}
 		}),
 		xMutant("a forced failure strikes the peer with a fatal error", xForcedIDs, func(tr *xTr, h *hooks) {
@@ -467,12 +467,7 @@ func xForcedMutants() []mutant {
 }
 
 // xRenamed is an async event that names another object than it should.
-type xRenamed struct {
-	conformance.AsyncEvent
-	obj any
-}
-
-func (e xRenamed) Object() any { return e.obj }
+type xRenamed = objEvent
 
 // xPortShifted is a port event that names the next port.
 type xPortShifted struct{ conformance.AsyncEvent }
@@ -506,8 +501,8 @@ func xElementMutants() []mutant {
 		xEventEdit("QP events name another QP of the device", []string{"ASYNC-03", "ASYNC-08", "ASYNC-12", "ASYNC-14"},
 			func(*xTr, *hooks) {},
 			func(tr *xTr, ev conformance.AsyncEvent) conformance.AsyncEvent {
-				q, ok := ev.Object().(conformance.QP)
-				if !ok {
+				q := ev.QP()
+				if q == nil {
 					return ev
 				}
 				// The QP of the lowest other number.
@@ -542,9 +537,9 @@ func xElementMutants() []mutant {
 				}
 			},
 			func(tr *xTr, ev conformance.AsyncEvent) conformance.AsyncEvent {
-				s, ok := ev.Object().(conformance.SRQ)
+				s := ev.SRQ()
 				i := slices.Index(srqs, s)
-				if !ok || ev.EventType() != verbs.EventSRQLimitReached || i < 1 {
+				if s == nil || ev.EventType() != verbs.EventSRQLimitReached || i < 1 {
 					return ev
 				}
 				return xRenamed{ev, srqs[i-1]}
@@ -552,7 +547,7 @@ func xElementMutants() []mutant {
 		xEventEdit("port events name the next port", []string{"ASYNC-03", "ASYNC-16"},
 			func(*xTr, *hooks) {},
 			func(tr *xTr, ev conformance.AsyncEvent) conformance.AsyncEvent {
-				if ev.Object() != nil {
+				if evObject(ev) != nil {
 					return ev
 				}
 				return xPortShifted{ev}

@@ -12,8 +12,8 @@ import (
 )
 
 // The wrapper forwards the transport capabilities (conformance/verbs_xfer.go)
-// through the hooks transport, tick, runIdle and queryPort; a peer device is
-// wrapped with the same hooks.
+// through the hooks transport, tick and runIdle; a peer device is wrapped
+// with the same hooks.
 
 // Peer implements conformance.PeerDevice.
 func (d *mDevice) Peer() (conformance.Device, error) {
@@ -69,14 +69,6 @@ func (d *mDevice) TransportReadings() conformance.TransportProfile {
 	return p
 }
 
-// QueryPort implements conformance.PortQuerier.
-func (c *mContext) QueryPort(port uint8) (conformance.PortInfo, error) {
-	if c.h.queryPort != nil {
-		return c.h.queryPort(c.inner, port)
-	}
-	return c.inner.(conformance.PortQuerier).QueryPort(port)
-}
-
 // xKey names a work request as its completion does: the (inner) CQ it
 // completes on, qp_num and wr_id. Every case makes new CQs, so keys of
 // earlier cases, whose QP numbers and wr_ids repeat, never match.
@@ -119,7 +111,7 @@ func xHooks() (*xTr, hooks) {
 		recvs: map[xKey][]verbs.SGE{}, srq: map[uint64][]verbs.SGE{}, lastErr: map[xKey]verbs.WCStatus{},
 		held: map[conformance.QP][]verbs.SendWR{}}
 	return tr, hooks{
-		regMR: func(pd conformance.PD, buf []byte, access uint32) (conformance.MR, error) {
+		regMR: func(pd conformance.PD, buf []byte, access verbs.AccessFlags) (conformance.MR, error) {
 			mr, err := pd.RegMR(buf, access)
 			if err == nil && len(buf) > 0 {
 				tr.mu.Lock()

@@ -5,14 +5,15 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
-// xrcHooks break the XRC verbs (conformance.XRCOpener); each gets the inner
+// xrcHooks break the XRC verbs (verbs.XRCOpener); each gets the inner
 // context, domain or arguments.
 type xrcHooks struct {
-	open      func(c conformance.XRCOpener, mask uint32, fd, oflags int) (conformance.XRCD, error)
+	open      func(c verbs.XRCOpener, attr verbs.XRCDInitAttr) (conformance.XRCD, error)
 	close     func(x conformance.XRCD) error
-	createSRQ func(c conformance.XRCOpener, a conformance.SRQInitAttrEx) (conformance.SRQ, error)
+	createSRQ func(c verbs.XRCOpener, a verbs.SRQInitAttrEx) (conformance.SRQ, error)
 }
 
 // mXRCD wraps a domain so that its Close can be hooked.
@@ -28,18 +29,18 @@ func (x *mXRCD) Close() error {
 	return x.inner.Close()
 }
 
-// OpenXRCD implements conformance.XRCOpener.
-func (c *mContext) OpenXRCD(mask uint32, fd, oflags int) (conformance.XRCD, error) {
-	inner, ok := c.inner.(conformance.XRCOpener)
+// OpenXRCD implements verbs.XRCOpener.
+func (c *mContext) OpenXRCD(attr verbs.XRCDInitAttr) (conformance.XRCD, error) {
+	inner, ok := c.inner.(verbs.XRCOpener)
 	if !ok {
 		return nil, errors.ErrUnsupported
 	}
 	var x conformance.XRCD
 	var err error
 	if c.h.xrc != nil && c.h.xrc.open != nil {
-		x, err = c.h.xrc.open(inner, mask, fd, oflags)
+		x, err = c.h.xrc.open(inner, attr)
 	} else {
-		x, err = inner.OpenXRCD(mask, fd, oflags)
+		x, err = inner.OpenXRCD(attr)
 	}
 	if x == nil {
 		return nil, err
@@ -47,10 +48,10 @@ func (c *mContext) OpenXRCD(mask uint32, fd, oflags int) (conformance.XRCD, erro
 	return &mXRCD{inner: x, h: c.h}, err
 }
 
-// CreateSRQEx implements conformance.XRCOpener: the PD, domain and CQ are
+// CreateSRQEx implements verbs.XRCOpener: the PD, domain and CQ are
 // unwrapped, the SRQ wrapped.
-func (c *mContext) CreateSRQEx(a conformance.SRQInitAttrEx) (conformance.SRQ, error) {
-	inner, ok := c.inner.(conformance.XRCOpener)
+func (c *mContext) CreateSRQEx(a verbs.SRQInitAttrEx) (conformance.SRQ, error) {
+	inner, ok := c.inner.(verbs.XRCOpener)
 	if !ok {
 		return nil, errors.ErrUnsupported
 	}
@@ -81,8 +82,9 @@ func init() {
 	mutants = append(mutants,
 		mutant{
 			name: "ibv_open_xrcd ignores the fd", rules: []string{"XRC-01"},
-			h: hooks{xrc: &xrcHooks{open: func(c conformance.XRCOpener, mask uint32, fd, oflags int) (conformance.XRCD, error) {
-				return c.OpenXRCD(mask, -1, oflags)
+			h: hooks{xrc: &xrcHooks{open: func(c verbs.XRCOpener, attr verbs.XRCDInitAttr) (conformance.XRCD, error) {
+				attr.FD = -1
+				return c.OpenXRCD(attr)
 			}}},
 		},
 		mutant{
@@ -92,18 +94,18 @@ func init() {
 		mutant{
 			name: "a device without XRC serves every basic ibv_create_srq_ex", rules: []string{"XRC-03"},
 			base: sim.RXEProfile(),
-			h: hooks{xrc: &xrcHooks{createSRQ: func(c conformance.XRCOpener, a conformance.SRQInitAttrEx) (conformance.SRQ, error) {
-				if a.CompMask&(1<<0) == 0 || a.Type == 0 {
-					a.CompMask &= 1<<0 | 1<<1
+			h: hooks{xrc: &xrcHooks{createSRQ: func(c verbs.XRCOpener, a verbs.SRQInitAttrEx) (conformance.SRQ, error) {
+				if a.CompMask&verbs.SRQInitType == 0 || a.Type == verbs.SRQTBasic {
+					a.CompMask &= verbs.SRQInitType | verbs.SRQInitPD
 				}
 				return c.CreateSRQEx(a)
 			}}},
 		},
 		mutant{
 			name: "ibv_create_srq_ex takes an XRC SRQ's XRCD and CQ without their comp_mask bits", rules: []string{"XRC-04"},
-			h: hooks{xrc: &xrcHooks{createSRQ: func(c conformance.XRCOpener, a conformance.SRQInitAttrEx) (conformance.SRQ, error) {
-				if a.Type == 1 {
-					a.CompMask |= 1<<2 | 1<<3
+			h: hooks{xrc: &xrcHooks{createSRQ: func(c verbs.XRCOpener, a verbs.SRQInitAttrEx) (conformance.SRQ, error) {
+				if a.Type == verbs.SRQTXRC {
+					a.CompMask |= verbs.SRQInitXRCD | verbs.SRQInitCQ
 				}
 				return c.CreateSRQEx(a)
 			}}},
@@ -111,7 +113,7 @@ func init() {
 		mutant{
 			name: "ibv_get_srq_num gives every XRC SRQ number 1", rules: []string{"XRC-05"},
 			h: hooks{getSRQNum: func(s conformance.SRQ) (uint32, error) {
-				n, err := s.(conformance.SRQNumGetter).GetSRQNum()
+				n, err := s.(verbs.SRQNumGetter).GetSRQNum()
 				if err == nil {
 					n = 1
 				}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"syscall"
+
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the PD family: protection domains and what belongs to them. Only
@@ -13,7 +15,7 @@ import (
 
 // pdAHAttr is a path every port accepts: global, so that it also suits an
 // Ethernet (RoCE) port, from GID index 0, which is always populated.
-var pdAHAttr = AHAttr{PortNum: 1, DLID: 1, IsGlobal: true, DGID: [16]byte{0: 0xfe, 1: 0x80, 15: 1}, HopLimit: 64}
+var pdAHAttr = verbs.AHAttr{PortNum: 1, DLID: 1, IsGlobal: true, GRH: verbs.GlobalRoute{DGID: [16]byte{0: 0xfe, 1: 0x80, 15: 1}, HopLimit: 64}}
 
 // pdAlloc allocates a PD on e's context or fails the case; the PD is
 // deallocated when the case ends, after the objects created in it.
@@ -34,7 +36,7 @@ func (e *Env) pdAlloc() PD {
 // the case ends.
 func (e *Env) mrReg(pd PD, buf []byte, access uint32) MR {
 	e.T.Helper()
-	mr, err := pd.RegMR(buf, access)
+	mr, err := pd.RegMR(buf, verbs.AccessFlags(access))
 	if err != nil {
 		e.T.Fatalf("ibv_reg_mr(len=%d, access=%#x): %v", len(buf), access, err)
 	}
@@ -88,7 +90,7 @@ func init() {
 			t.Logf("no LimitedDevice: the failure path of ibv_alloc_pd is not checked")
 			return
 		}
-		if got := small.Ctx.Limits().MaxPD; got != 2 {
+		if got := small.Limits().MaxPD; got != 2 {
 			t.Fatalf("a device made WithLimits(MaxPD: 2) reports max_pd=%d", got)
 		}
 		a := small.pdAlloc()
@@ -223,7 +225,7 @@ func pdTeardown(t *T, e *Env, rng *rand.Rand, round int) {
 		}
 		pdIdx := add(fmt.Sprintf("PD %d", p), pd.Dealloc)
 		for m := range rng.IntN(3) {
-			mr, err := pd.RegMR(make([]byte, 64+rng.IntN(4096)), accessLocalWrite|accessRemoteWrite)
+			mr, err := pd.RegMR(make([]byte, 64+rng.IntN(4096)), verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
 			if err != nil {
 				t.Fatalf("ibv_reg_mr: %v", err)
 			}

@@ -200,7 +200,7 @@ type qpWorld struct {
 
 func qpSetup(t *T, e *Env) *qpWorld {
 	t.Helper()
-	w := &qpWorld{t: t, e: e, lim: e.Ctx.Limits(), types: map[QP]verbs.QPType{}}
+	w := &qpWorld{t: t, e: e, lim: e.Limits(), types: map[QP]verbs.QPType{}}
 	w.pd = e.pdAlloc()
 	w.cq = e.CQ(qpCQE, nil, nil)
 	w.mr = e.mrReg(w.pd, make([]byte, 4096), accessLocalWrite)
@@ -336,15 +336,15 @@ func (w *qpWorld) sqDrained(q QP) {
 	what := fmt.Sprintf("%v QP moved from RTS to SQD without en_sqd_async_notify, on a device that raises SQ_DRAINED regardless (ASYNC-13)", w.types[q])
 	for {
 		ev := cqWaitAsync(w.t, w.e, what)
-		typ, obj := ev.EventType(), ev.Object()
+		typ, obj := ev.EventType(), ev.QP()
 		w.e.WantOK("ibv_ack_async_event", ev.Ack())
 		if typ != verbs.EventSQDrained {
-			w.t.Fatalf("%s: async event %v naming %v, want SQ_DRAINED naming the QP", what, typ, obj)
+			w.t.Fatalf("%s: async event %v naming %v, want SQ_DRAINED naming the QP", what, typ, named(ev))
 		}
-		if _, isQP := obj.(QP); !isQP {
-			w.t.Fatalf("%s: SQ_DRAINED naming %v, which is not a QP", what, obj)
+		if obj == nil {
+			w.t.Fatalf("%s: SQ_DRAINED naming %v, which is not a QP", what, named(ev))
 		}
-		if obj == any(q) {
+		if obj == q {
 			return
 		}
 	}
@@ -407,7 +407,7 @@ func (w *qpWorld) at(typ verbs.QPType, s verbs.QPState) QP {
 // query returns q's attributes or fails the case.
 func (w *qpWorld) query(q QP) verbs.QPAttr {
 	w.t.Helper()
-	a, err := q.Query()
+	a, err := queryQP(q)
 	if err != nil {
 		w.t.Fatalf("ibv_query_qp: %v", err)
 	}
@@ -457,7 +457,7 @@ func qpSmallEnv(t *T, e *Env) *Env {
 	if s == nil {
 		return nil
 	}
-	if got := s.Ctx.Limits(); got.MaxQPWR != want.MaxQPWR || got.MaxSGE != want.MaxSGE || got.MaxInline != want.MaxInline ||
+	if got := s.Limits(); got.MaxQPWR != want.MaxQPWR || got.MaxSGE != want.MaxSGE || got.MaxInline != want.MaxInline ||
 		got.MaxSRQWR != want.MaxSRQWR || got.MaxSRQSGE != want.MaxSRQSGE {
 		t.Fatalf("a device made WithLimits(%+v) reports %+v", want, got)
 	}

@@ -189,8 +189,8 @@ func (w *qpWorld) qcSizing(rng *rand.Rand, round, extra int) {
 		return
 	}
 	ev := cqWaitAsync(t, e, what)
-	if ev.EventType() != verbs.EventCQErr || ev.Object() != any(cq) {
-		t.Errorf("%s: async event %v naming %v, want CQ_ERR naming the CQ (CQ-22)", what, ev.EventType(), ev.Object())
+	if ev.EventType() != verbs.EventCQErr || ev.CQ() != cq {
+		t.Errorf("%s: async event %v naming %v, want CQ_ERR naming the CQ (CQ-22)", what, ev.EventType(), named(ev))
 	}
 	e.WantOK("ibv_ack_async_event", ev.Ack())
 	if got := cqDrainOverrun(t, e, cq, what); len(got) != cqe {

@@ -9,7 +9,7 @@ import (
 )
 
 // The extended post API: ibv_create_qp_ex with send_ops_flags and the
-// ibv_wr_* builder (QPX-01..QPX-05). A device without QPExCreator is not
+// ibv_wr_* builder (QPX-01..QPX-05). A device without verbs.QPExCreator is not
 // checked.
 
 // The send_ops_flags the cases ask for.
@@ -24,7 +24,7 @@ const (
 type qpxWorld struct {
 	w    *xWorld
 	a, b *xEnd
-	wb   WRBuilder
+	wb   verbs.WRBuilder
 }
 
 // qpxSetup returns the world, or nil after logging that the device has no
@@ -32,14 +32,14 @@ type qpxWorld struct {
 func qpxSetup(t *T, e *Env, ops verbs.QPSendOps) *qpxWorld {
 	t.Helper()
 	w := xSetup(t, e)
-	if _, ok := w.a.pd.(QPExCreator); !ok {
+	if _, ok := w.a.pd.(verbs.QPExCreator); !ok {
 		t.Logf("not checked: the device has no ibv_create_qp_ex (conformance.QPExCreator)")
 		return nil
 	}
 	oa := w.opts()
 	oa.sendOps = ops
 	a, b := w.connect2(verbs.QPTypeRC, oa, w.opts())
-	wb, ok := a.q.(WRBuilder)
+	wb, ok := a.q.(verbs.WRBuilder)
 	if !ok {
 		t.Fatalf("a QP created with send_ops_flags has no builder (conformance.WRBuilder)")
 	}
@@ -73,15 +73,16 @@ func (x *qpxWorld) wantErr(what string, err error, rule string, want ...syscall.
 func init() {
 	register("QPX-01", "ibv_create_qp_ex accepts the send_ops_flags of each QP type and refuses others with EOPNOTSUPP", func(t *T, e *Env) {
 		w := xSetup(t, e)
-		c, ok := w.a.pd.(QPExCreator)
+		c, ok := w.a.pd.(verbs.QPExCreator)
 		if !ok {
 			t.Logf("not checked: the device has no ibv_create_qp_ex (conformance.QPExCreator)")
 			return
 		}
 		cq := w.a.cq(16, nil)
 		o := w.opts()
-		create := func(typ verbs.QPType, mask uint32, ops verbs.QPSendOps) (QP, error) {
-			q, err := c.CreateQPEx(QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: o.cap}, mask, ops)
+		create := func(typ verbs.QPType, mask verbs.QPInitAttrMask, ops verbs.QPSendOps) (QP, error) {
+			q, err := c.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: o.cap},
+				CompMask: mask, SendOpsFlags: ops})
 			if err == nil {
 				t.Cleanup(func() { c, cancel := graceful(); defer cancel(); _ = q.DestroyContext(c) })
 			}
@@ -96,27 +97,27 @@ func init() {
 			{verbs.QPTypeUC, qpxUC, []verbs.QPSendOps{verbs.QPExWithRDMARead, verbs.QPExWithAtomicCmpSwp, verbs.QPExWithAtomicFetchAdd, verbs.QPExWithTSO}},
 			{verbs.QPTypeUD, qpxUD, []verbs.QPSendOps{verbs.QPExWithRDMAWrite, verbs.QPExWithRDMARead, verbs.QPExWithSendInv, verbs.QPExWithBindMW, verbs.QPExWithAtomicFetchAdd}},
 		} {
-			q, err := create(k.typ, QPInitAttrPD|QPInitAttrSendOpsFlags, k.ops)
+			q, err := create(k.typ, verbs.QPInitAttrPD|verbs.QPInitAttrSendOpsFlags, k.ops)
 			if err != nil {
 				t.Errorf("ibv_create_qp_ex(%v, send_ops_flags %v): %v", k.typ, k.ops, err)
-			} else if _, ok := q.(WRBuilder); !ok {
+			} else if _, ok := q.(verbs.WRBuilder); !ok {
 				t.Errorf("%v QP created with send_ops_flags has no builder", k.typ)
 			}
 			for _, b := range k.bad {
-				if _, err := create(k.typ, QPInitAttrPD|QPInitAttrSendOpsFlags, verbs.QPExWithSend|b); !errors.Is(err, syscall.EOPNOTSUPP) {
+				if _, err := create(k.typ, verbs.QPInitAttrPD|verbs.QPInitAttrSendOpsFlags, verbs.QPExWithSend|b); !errors.Is(err, syscall.EOPNOTSUPP) {
 					t.Errorf("ibv_create_qp_ex(%v, send_ops_flags SEND|%v): %v, want EOPNOTSUPP (QPX-01)", k.typ, b, err)
 				}
 			}
 		}
 		// LOCAL_INV on UC: allowed by the man page, not by rxe.
-		_, err := create(verbs.QPTypeUC, QPInitAttrPD|QPInitAttrSendOpsFlags, verbs.QPExWithLocalInv)
+		_, err := create(verbs.QPTypeUC, verbs.QPInitAttrPD|verbs.QPInitAttrSendOpsFlags, verbs.QPExWithLocalInv)
 		switch {
 		case e.Profile.SendOpsRXE && !errors.Is(err, syscall.EOPNOTSUPP):
 			t.Errorf("ibv_create_qp_ex(UC, LOCAL_INV): %v, want EOPNOTSUPP (QPX-01, the rxe reading)", err)
 		case !e.Profile.SendOpsRXE && err != nil:
 			t.Errorf("ibv_create_qp_ex(UC, LOCAL_INV): %v, want success (QPX-01, the default reading)", err)
 		}
-		if _, err := create(verbs.QPTypeRC, QPInitAttrPD|QPInitAttrXRCD|QPInitAttrSendOpsFlags, verbs.QPExWithSend); !errors.Is(err, syscall.EOPNOTSUPP) {
+		if _, err := create(verbs.QPTypeRC, verbs.QPInitAttrPD|verbs.QPInitAttrXRCD|verbs.QPInitAttrSendOpsFlags, verbs.QPExWithSend); !errors.Is(err, syscall.EOPNOTSUPP) {
 			t.Errorf("ibv_create_qp_ex with comp_mask XRCD: %v, want EOPNOTSUPP (QPX-01)", err)
 		}
 	})

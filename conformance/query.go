@@ -1,28 +1,24 @@
 package conformance
 
 import (
+	"reflect"
 	"syscall"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// Cases of the QUERY family: the query verbs through the optional
-// capabilities of verbs_query.go.
+// Cases of the QUERY family: ibv_query_qp with its mask, ibv_query_port,
+// and the extended queries of the optional verbs.ExQuerier.
 
 func init() {
 	register("QUERY-01", "ibv_query_qp returns every attribute and the init_attr whatever the mask", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		q := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true, Context: "qp-ctx"})
-		mq, ok := q.(QPMaskQuerier)
-		if !ok {
-			t.Logf("not checked: the QP has no ibv_query_qp with a mask (conformance.QPMaskQuerier)")
-			return
-		}
 		w.walk(q, verbs.QPStateRTS)
 		full := w.query(q)
 		for _, mask := range []verbs.QPAttrMask{0, verbs.QPAttrState, verbs.QPAttrCap, verbs.QPAttrState | verbs.QPAttrAccessFlags | verbs.QPAttrSQPSN} {
-			a, init, err := mq.QueryMask(mask)
+			a, init, err := q.Query(mask)
 			if err != nil {
 				t.Errorf("ibv_query_qp(mask %v): %v, want 0", mask, err)
 				continue
@@ -30,48 +26,43 @@ func init() {
 			if d := cmp.Diff(full, a); d != "" {
 				t.Errorf("ibv_query_qp(mask %v) differs from the query of every attribute (-all +masked):\n%s", mask, d)
 			}
-			want := QPQueryInit{Cap: full.Cap, Type: verbs.QPTypeRC, SQSigAll: true, Context: "qp-ctx"}
-			if init != want {
-				t.Errorf("ibv_query_qp(mask %v): init_attr %+v, want %+v", mask, init, want)
+			if init.Cap != full.Cap || init.Type != verbs.QPTypeRC || !init.SQSigAll || init.SRQ != nil || init.Context != "qp-ctx" {
+				t.Errorf("ibv_query_qp(mask %v): init_attr cap %+v, type %v, sq_sig_all %v, srq %v, qp_context %v; want %+v, RC, true, none, qp-ctx",
+					mask, init.Cap, init.Type, init.SQSigAll, init.SRQ, init.Context, full.Cap)
 			}
 		}
-		if e.Ctx.Limits().MaxSRQWR == 0 {
+		if e.Limits().MaxSRQWR == 0 {
 			return
 		}
 		s := w.srq(4, 1)
 		qs := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
-		_, init, err := qs.(QPMaskQuerier).QueryMask(verbs.QPAttrCap)
+		_, init, err := qs.Query(verbs.QPAttrCap)
 		switch {
 		case err != nil:
 			t.Errorf("ibv_query_qp on a QP with an SRQ: %v", err)
-		case !init.HasSRQ || init.Cap.MaxRecvWR != 0 || init.Cap.MaxRecvSGE != 0:
+		case init.SRQ == nil || init.Cap.MaxRecvWR != 0 || init.Cap.MaxRecvSGE != 0:
 			t.Errorf("ibv_query_qp on a QP with an SRQ: init_attr srq=%v max_recv_wr=%d max_recv_sge=%d, want an SRQ and 0, 0",
-				init.HasSRQ, init.Cap.MaxRecvWR, init.Cap.MaxRecvSGE)
+				init.SRQ != nil, init.Cap.MaxRecvWR, init.Cap.MaxRecvSGE)
 		}
 	})
 
 	register("QUERY-02", "ibv_query_qp refuses mask bits from IBV_QP_RATE_LIMIT up with EOPNOTSUPP", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		q := w.create(verbs.QPTypeRC)
-		mq, ok := q.(QPMaskQuerier)
-		if !ok {
-			t.Logf("not checked: the QP has no ibv_query_qp with a mask (conformance.QPMaskQuerier)")
-			return
-		}
 		for _, mask := range []verbs.QPAttrMask{verbs.QPAttrRateLimit, verbs.QPAttrState | verbs.QPAttrRateLimit, 1 << 26, 1 << 31} {
-			_, _, err := mq.QueryMask(mask)
+			_, _, err := q.Query(mask)
 			e.WantErrno("ibv_query_qp(mask "+mask.String()+")", err, syscall.EOPNOTSUPP)
 		}
 		for _, mask := range []verbs.QPAttrMask{1 << 21, 1 << 24, verbs.QPAttrDestQPN} {
-			_, _, err := mq.QueryMask(mask)
+			_, _, err := q.Query(mask)
 			e.WantOK("ibv_query_qp(mask "+mask.String()+")", err)
 		}
 	})
 
 	register("QUERY-03", "ibv_query_device_ex: input comp_mask EINVAL, orig_attr, phys_port_cnt_ex, zero unsupported caps", func(t *T, e *Env) {
-		dq, ok := e.Ctx.(DeviceQuerier)
+		dq, ok := e.Ctx.(verbs.ExQuerier)
 		if !ok {
-			t.Logf("not checked: the context has no extended queries (conformance.DeviceQuerier)")
+			t.Logf("not checked: the context has no extended queries (verbs.ExQuerier)")
 			return
 		}
 		for _, m := range []uint32{1, 1 << 31} {
@@ -82,29 +73,32 @@ func init() {
 		if err != nil {
 			t.Fatalf("ibv_query_device_ex: %v", err)
 		}
-		lim := e.Ctx.Limits()
+		base, err := e.Ctx.QueryDevice()
+		if err != nil {
+			t.Fatalf("ibv_query_device: %v", err)
+		}
+		// Every field after device_cap_flags_ex but phys_port_cnt_ex is a
+		// capability verbsim's profiles lack.
+		rest := a
+		rest.Orig, rest.CompMask, rest.DeviceCapFlagsEx, rest.PhysPortCntEx = verbs.DeviceAttr{}, 0, 0, 0
+		lim := e.Limits()
 		switch {
-		case !a.SameAsQueryDevice:
+		case a.Orig != base:
 			t.Errorf("ibv_query_device_ex: orig_attr differs from ibv_query_device")
-		case int(a.PhysPortCnt) != lim.NumPorts || a.PhysPortCntEx != uint32(a.PhysPortCnt):
-			t.Errorf("ibv_query_device_ex: phys_port_cnt %d, phys_port_cnt_ex %d, want both %d", a.PhysPortCnt, a.PhysPortCntEx, lim.NumPorts)
-		case uint32(a.DeviceCapFlagsEx) != a.DeviceCapFlags:
-			t.Errorf("ibv_query_device_ex: device_cap_flags_ex %#x, whose low 32 bits should be device_cap_flags %#x", a.DeviceCapFlagsEx, a.DeviceCapFlags)
-		case a.Unsupported != 0 || a.CompMask != 0:
-			t.Errorf("ibv_query_device_ex: unsupported capabilities read %#x, comp_mask %#x; want 0", a.Unsupported, a.CompMask)
+		case int(a.Orig.PhysPortCnt) != lim.NumPorts || a.PhysPortCntEx != uint32(a.Orig.PhysPortCnt):
+			t.Errorf("ibv_query_device_ex: phys_port_cnt %d, phys_port_cnt_ex %d, want both %d", a.Orig.PhysPortCnt, a.PhysPortCntEx, lim.NumPorts)
+		case uint32(a.DeviceCapFlagsEx) != uint32(a.Orig.DeviceCapFlags):
+			t.Errorf("ibv_query_device_ex: device_cap_flags_ex %#x, whose low 32 bits should be device_cap_flags %#x", a.DeviceCapFlagsEx, a.Orig.DeviceCapFlags)
+		case !reflect.ValueOf(rest).IsZero() || a.CompMask != 0:
+			t.Errorf("ibv_query_device_ex: unsupported capabilities read %+v, comp_mask %#x; want zero", rest, a.CompMask)
 		}
 	})
 
 	register("QUERY-04", "ibv_query_port: phys_state follows the link", func(t *T, e *Env) {
-		dq, ok := e.Ctx.(DeviceQuerier)
-		if !ok {
-			t.Logf("not checked: the context has no extended queries (conformance.DeviceQuerier)")
-			return
-		}
 		want := func(what string, state, phys uint8) {
 			t.Helper()
-			p, err := dq.QueryPortEx(1)
-			if err != nil || p.State != state || p.PhysState != phys {
+			p, err := e.Ctx.QueryPort(1)
+			if err != nil || uint8(p.State) != state || p.PhysState != phys {
 				t.Errorf("%s: ibv_query_port(1) = state %d, phys_state %d, %v; want %d, %d", what, p.State, p.PhysState, err, state, phys)
 			}
 		}
@@ -121,32 +115,31 @@ func init() {
 	})
 
 	register("QUERY-05", "ibv_query_gid_ex: the entry with its type; EINVAL outside the table, ENODATA for an empty entry", func(t *T, e *Env) {
-		dq, ok := e.Ctx.(DeviceQuerier)
-		pq, ok2 := e.Ctx.(PortQuerier)
-		if !ok || !ok2 {
-			t.Logf("not checked: the context has no extended queries (conformance.DeviceQuerier, PortQuerier)")
+		dq, ok := e.Ctx.(verbs.ExQuerier)
+		if !ok {
+			t.Logf("not checked: the context has no extended queries (verbs.ExQuerier)")
 			return
 		}
-		p, err := pq.QueryPort(1)
+		p, err := queryPortInfo(e.Ctx, 1)
 		if err != nil {
 			t.Fatalf("ibv_query_port(1): %v", err)
 		}
 		g, err := dq.QueryGIDEx(1, 0, 0)
-		wantType := uint32(0)
+		wantType := verbs.GIDTypeIB
 		if p.Ethernet {
-			wantType = 2
+			wantType = verbs.GIDTypeRoCEv2
 		}
-		if want := (GIDEntry{GID: p.GID, GIDIndex: 0, PortNum: 1, GIDType: wantType}); err != nil || g != want {
+		if want := (verbs.GIDEntry{GID: p.GID, GIDIndex: 0, PortNum: 1, GIDType: wantType}); err != nil || g != want {
 			t.Errorf("ibv_query_gid_ex(port 1, index 0) = %+v, %v; want %+v", g, err, want)
 		}
-		tbl := e.Ctx.Limits().Port.GIDTableLen
+		tbl := e.Limits().Port.GIDTableLen
 		for _, c := range []struct {
 			what               string
 			port, index, flags uint32
 			want               syscall.Errno
 		}{
 			{"port 0", 0, 0, 0, syscall.EINVAL},
-			{"a port past phys_port_cnt", uint32(e.Ctx.Limits().NumPorts) + 1, 0, 0, syscall.EINVAL},
+			{"a port past phys_port_cnt", uint32(e.Limits().NumPorts) + 1, 0, 0, syscall.EINVAL},
 			{"index gid_tbl_len", 1, uint32(tbl), 0, syscall.EINVAL},
 			{"flags 1", 1, 0, 1, syscall.EINVAL},
 		} {
@@ -160,13 +153,13 @@ func init() {
 	})
 
 	register("QUERY-06", "ibv_query_gid_table: the valid entries only; too little room or flags: EINVAL", func(t *T, e *Env) {
-		dq, ok := e.Ctx.(DeviceQuerier)
+		dq, ok := e.Ctx.(verbs.ExQuerier)
 		if !ok {
-			t.Logf("not checked: the context has no extended queries (conformance.DeviceQuerier)")
+			t.Logf("not checked: the context has no extended queries (verbs.ExQuerier)")
 			return
 		}
-		lim := e.Ctx.Limits()
-		var want []GIDEntry
+		lim := e.Limits()
+		var want []verbs.GIDEntry
 		for port := uint32(1); port <= uint32(lim.NumPorts); port++ {
 			for i := uint32(0); i < uint32(lim.Port.GIDTableLen); i++ {
 				if g, err := dq.QueryGIDEx(port, i, 0); err == nil {
@@ -189,14 +182,14 @@ func init() {
 
 	register("QUERY-07", "ibv_get_srq_num on a basic SRQ is EOPNOTSUPP", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		if e.Ctx.Limits().MaxSRQWR == 0 {
+		if e.Limits().MaxSRQWR == 0 {
 			t.Logf("not checked: the device has no SRQs")
 			return
 		}
 		s := w.srq(4, 1)
-		g, ok := s.(SRQNumGetter)
+		g, ok := s.(verbs.SRQNumGetter)
 		if !ok {
-			t.Logf("not checked: the SRQ has no ibv_get_srq_num (conformance.SRQNumGetter)")
+			t.Logf("not checked: the SRQ has no ibv_get_srq_num (verbs.SRQNumGetter)")
 			return
 		}
 		_, err := g.GetSRQNum()

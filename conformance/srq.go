@@ -89,8 +89,8 @@ func srqTake(w *qpWorld, c Consumer, n int) []uint64 {
 func srqLimitEvent(w *qpWorld, what string, s SRQ) {
 	w.t.Helper()
 	ev := cqWaitAsync(w.t, w.e, what)
-	if ev.EventType() != verbs.EventSRQLimitReached || ev.Object() != any(s) {
-		w.t.Errorf("%s: async event %v naming %v, want SRQ_LIMIT_REACHED naming the SRQ", what, ev.EventType(), ev.Object())
+	if ev.EventType() != verbs.EventSRQLimitReached || ev.SRQ() != s {
+		w.t.Errorf("%s: async event %v naming %v, want SRQ_LIMIT_REACHED naming the SRQ", what, ev.EventType(), named(ev))
 	}
 	w.e.WantOK("ibv_ack_async_event", ev.Ack())
 }

@@ -46,8 +46,8 @@ func init() {
 			wantFatal = 0
 		}
 		ev := cqWaitAsync(t, e, "after the SRQ error")
-		if ev.EventType() != verbs.EventSRQErr || ev.Object() != any(bad) {
-			t.Errorf("the first async event is %v naming %v, want SRQ_ERR naming the failed SRQ", ev.EventType(), ev.Object())
+		if ev.EventType() != verbs.EventSRQErr || ev.SRQ() != bad {
+			t.Errorf("the first async event is %v naming %v, want SRQ_ERR naming the failed SRQ", ev.EventType(), named(ev))
 		}
 		e.WantOK("ibv_ack_async_event(SRQ_ERR)", ev.Ack())
 		fatal := map[QP]int{}
@@ -57,11 +57,11 @@ func init() {
 				e.WantOK("ibv_ack_async_event", ev.Ack())
 				ev = cqWaitAsync(t, e, "waiting for QP_FATAL")
 			}
-			q, _ := ev.Object().(QP)
+			q := ev.QP()
 			if ev.EventType() == verbs.EventQPFatal {
 				fatal[q]++
 			} else {
-				t.Errorf("async event %v naming %v; want QP_FATAL for the QPs of the failed SRQ", ev.EventType(), ev.Object())
+				t.Errorf("async event %v naming %v; want QP_FATAL for the QPs of the failed SRQ", ev.EventType(), named(ev))
 			}
 			e.WantOK("ibv_ack_async_event", ev.Ack())
 		}
@@ -73,8 +73,8 @@ func init() {
 			if err != nil {
 				t.Fatalf("ibv_get_async_event: %v", err)
 			}
-			if ev.EventType() != verbs.EventQPLastWQEReached || (ev.Object() != any(users[0]) && ev.Object() != any(users[1])) {
-				t.Errorf("unexpected async event %v naming %v after the SRQ error", ev.EventType(), ev.Object())
+			if ev.EventType() != verbs.EventQPLastWQEReached || (ev.QP() != users[0] && ev.QP() != users[1]) {
+				t.Errorf("unexpected async event %v naming %v after the SRQ error", ev.EventType(), named(ev))
 			}
 			e.WantOK("ibv_ack_async_event", ev.Ack())
 		}

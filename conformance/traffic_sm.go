@@ -55,7 +55,7 @@ type TrafficFabric interface {
 	Devices() []Device
 	// Address returns the address vector of port 1 of device dev, as an AH
 	// or an INIT→RTR modify names it.
-	Address(dev int) AHAttr
+	Address(dev int) verbs.AHAttr
 	// Tick lets n nanoseconds of fabric time pass.
 	Tick(n uint64)
 	// RunUntilIdle lets time pass until nothing is pending, or until limit
@@ -258,7 +258,7 @@ func (r *tsRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 	pd, err := r.ctxs[dev].AllocPD()
 	r.fatal(err)
 	buf := make([]byte, (tsSendRegs+tsRecvRegs+tsTargets)*tsRegion)
-	mr, err := pd.RegMR(buf, uint32(verbs.AccessLocalWrite|verbs.AccessRemoteWrite))
+	mr, err := pd.RegMR(buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
 	r.fatal(err)
 	cqs := r.devCQs[dev]
 	scq := rapid.SampledFrom(cqs).Draw(t, "send cq")
@@ -271,7 +271,7 @@ func (r *tsRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 			MaxSendSGE: 3, MaxRecvSGE: 3, MaxInlineData: tsInline,
 		}})
 	r.fatal(err)
-	attr, err := q.Query()
+	attr, err := queryQP(q)
 	r.fatal(err)
 	tq := &tsQP{dev: dev, typ: typ, q: q, pd: pd, mr: mr, buf: buf, ahs: map[int]AH{}}
 	for i := range tsRecvRegs {
@@ -313,7 +313,7 @@ func (r *tsRun) createUD(t *rapid.T) {
 func (r *tsRun) av(dev int) verbs.AHAttr {
 	x := r.f.Address(dev)
 	return verbs.AHAttr{DLID: x.DLID, SL: x.SL, IsGlobal: x.IsGlobal, PortNum: 1,
-		GRH: verbs.GlobalRoute{DGID: x.DGID, SGIDIndex: x.SGIDIndex, HopLimit: x.HopLimit}}
+		GRH: verbs.GlobalRoute{DGID: x.GRH.DGID, SGIDIndex: x.GRH.SGIDIndex, HopLimit: x.GRH.HopLimit}}
 }
 
 // drawPSN draws a PSN, now and then just below the 24-bit wrap.
@@ -851,7 +851,7 @@ func (r *tsRun) drain() {
 				break
 			}
 			e := model.QPEvent{Type: int(ev.EventType()), QP: -1}
-			if q, ok := ev.Object().(QP); ok {
+			if q := ev.QP(); q != nil {
 				for i, o := range r.qps {
 					if o.dev == d && o.q.Num() == q.Num() {
 						e.QP = i
@@ -925,7 +925,7 @@ func (r *tsRun) reconnect(t *rapid.T) {
 // checkStates compares the state of every QP with the model's (QP-24).
 func (r *tsRun) checkStates(*rapid.T) {
 	for i, q := range r.qps {
-		attr, err := q.q.Query()
+		attr, err := queryQP(q.q)
 		r.fatal(err)
 		r.fatal(r.m.CheckState(i, attr.QPState))
 	}

@@ -62,7 +62,7 @@ type tmHooks struct {
 	poll     func(q conformance.CQ, wcs []verbs.WC) (int, error)
 	postSend func(q conformance.QP, wrs []verbs.SendWR) (int, error)
 	postRecv func(q conformance.QP, wrs []verbs.RecvWR) (int, error)
-	query    func(q conformance.QP) (verbs.QPAttr, error)
+	query    func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error)
 	tryAsync func(c conformance.Context) (conformance.AsyncEvent, error)
 	outst    func(q conformance.QP) (send, recv int)
 	// profile replaces what the fabric claims to follow: a device that
@@ -189,11 +189,11 @@ func (q tmQP) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	return q.QP.PostRecv(wrs)
 }
 
-func (q tmQP) Query() (verbs.QPAttr, error) {
+func (q tmQP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
 	if q.h.query != nil {
-		return q.h.query(q.QP)
+		return q.h.query(q.QP, mask)
 	}
-	return q.QP.Query()
+	return q.QP.Query(mask)
 }
 
 // Outstanding implements conformance.Outstander when the inner QP does.
@@ -423,12 +423,12 @@ func trafficMutants() []trafficMutant {
 			}},
 		{name: "state reads RTS in ERR", rules: []string{"QP-24"}, base: def,
 			hooks: func() *tmHooks {
-				return &tmHooks{query: func(q conformance.QP) (verbs.QPAttr, error) {
-					a, err := q.Query()
+				return &tmHooks{query: func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
+					a, ia, err := q.Query(mask)
 					if a.QPState == verbs.QPStateErr {
 						a.QPState = verbs.QPStateRTS
 					}
-					return a, err
+					return a, ia, err
 				}}
 			}},
 	}

@@ -45,9 +45,9 @@ type LinkControl interface {
 	SetPortState(port uint8, up bool) error
 }
 
-// PortInfo holds the fields of struct ibv_port_attr (and GID index 0 of
+// portInfo holds the fields of struct ibv_port_attr (and GID index 0 of
 // ibv_query_gid) that connecting QPs and sizing messages need.
-type PortInfo struct {
+type portInfo struct {
 	Active    bool      // state is IBV_PORT_ACTIVE
 	LID       uint16    // lid: 0 on Ethernet (RoCE)
 	GID       [16]byte  // GID table entry 0
@@ -56,11 +56,25 @@ type PortInfo struct {
 	Ethernet  bool      // link_layer is IBV_LINK_LAYER_ETHERNET: paths must be global
 }
 
-// PortQuerier is an optional capability of a Context: ibv_query_port and
-// ibv_query_gid, which is how a program learns the address its peer must
-// use. The transport cases need it to connect QPs.
-type PortQuerier interface {
-	QueryPort(port uint8) (PortInfo, error)
+// queryPortInfo reads port of c with ibv_query_port and ibv_query_gid, which
+// is how a program learns the address its peer must use.
+func queryPortInfo(c Context, port uint8) (portInfo, error) {
+	pa, err := c.QueryPort(port)
+	if err != nil {
+		return portInfo{}, err
+	}
+	gid, err := c.QueryGID(port, 0)
+	if err != nil {
+		return portInfo{}, err
+	}
+	return portInfo{
+		Active:    pa.State == verbs.PortActive,
+		LID:       pa.LID,
+		GID:       gid,
+		ActiveMTU: pa.ActiveMTU,
+		MaxMsgSz:  pa.MaxMsgSz,
+		Ethernet:  pa.LinkLayer == verbs.LinkLayerEthernet,
+	}, nil
 }
 
 // TransportProfile states which reading of each implementation-defined

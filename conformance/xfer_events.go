@@ -261,7 +261,7 @@ func xDrain(w *xWorld, f Faults, lost, ask bool) {
 	}
 	w.modify(a, "RTS→SQD", verbs.QPAttr{QPState: verbs.QPStateSQD, EnSQDAsyncNotify: ask}, mask)
 	what := fmt.Sprintf("RTS→SQD, en_sqd_async_notify=%v, with a SEND in flight (lost packets %v, RNR %v)", ask, lost, !lost)
-	attr, err := a.q.Query()
+	attr, err := queryQP(a.q)
 	if err != nil || attr.QPState != verbs.QPStateSQD {
 		w.t.Fatalf("%s: query: state %v err %v, want SQD", what, attr.QPState, err)
 	}
@@ -288,7 +288,7 @@ func xDrain(w *xWorld, f Faults, lost, ask bool) {
 	if got != want {
 		w.t.Errorf("%s (AlwaysSQDrained=%v): %d SQ_DRAINED, want %d", what, w.tp.AlwaysSQDrained, got, want)
 	}
-	if attr, err := a.q.Query(); err != nil || attr.SQDraining {
+	if attr, err := queryQP(a.q); err != nil || attr.SQDraining {
 		w.t.Errorf("%s: after the drain sq_draining is %v (err %v), want false", what, attr.SQDraining, err)
 	}
 }

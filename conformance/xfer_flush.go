@@ -64,7 +64,7 @@ var xStatuses = map[string]xStatus{
 	"WC-S02": {"UD SEND through an AH of another PD", verbs.QPTypeUD, verbs.WCLocQPOpErr, 0, func(w *xWorld, a, b *xEnd, _ AH) bool {
 		other := w.pdOn(w.a.ctx)
 		av := xAV(w.b, false)
-		ah, err := other.CreateAH(AHAttr{PortNum: 1, DLID: av.DLID, IsGlobal: av.IsGlobal, DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit})
+		ah, err := other.CreateAH(verbs.AHAttr{PortNum: 1, DLID: av.DLID, IsGlobal: av.IsGlobal, GRH: verbs.GlobalRoute{DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit}})
 		if err != nil {
 			w.t.Fatalf("ibv_create_ah in another PD: %v", err)
 		}

@@ -145,7 +145,7 @@ func init() {
 		o := w.opts()
 		o.cap.MaxSendWR = 8
 		a, b := w.connect(verbs.QPTypeRC, o)
-		attr, err := a.q.Query()
+		attr, err := queryQP(a.q)
 		if err != nil {
 			t.Fatalf("ibv_query_qp: %v", err)
 		}

@@ -250,7 +250,7 @@ func init() {
 		}
 		w.allEvents() // nothing before
 		e.WantOK("link down", lc.SetPortState(1, false))
-		if p, err := w.a.ctx.(PortQuerier).QueryPort(1); err != nil || p.Active {
+		if p, err := queryPortInfo(w.a.ctx, 1); err != nil || p.Active {
 			t.Errorf("ibv_query_port after the link went down: active=%v err=%v, want not active", p.Active, err)
 		}
 		e.WantOK("link up", lc.SetPortState(1, true))

@@ -53,7 +53,7 @@ type xSide struct {
 	pd   PD
 	buf  []byte
 	mr   MR
-	port PortInfo
+	port portInfo
 	cqs  []CQ
 	chs  []CompChannel
 }
@@ -87,7 +87,7 @@ type xQueues struct{ send, recv bool }
 // xSetup makes the two sides of a transport case.
 func xSetup(t *T, e *Env) *xWorld {
 	t.Helper()
-	w := &xWorld{t: t, e: e, lim: e.Ctx.Limits(), queues: map[xQueueKey]xQueues{}}
+	w := &xWorld{t: t, e: e, lim: e.Limits(), queues: map[xQueueKey]xQueues{}}
 	w.clock, _ = e.Dev.(Clock)
 	if r, ok := e.Dev.(TransportReader); ok {
 		w.tp = r.TransportReadings()
@@ -127,12 +127,8 @@ func (w *xWorld) side(name string, ctx Context, own bool) *xSide {
 			_ = ctx.Close()
 		})
 	}
-	pq, ok := ctx.(PortQuerier)
-	if !ok {
-		w.t.Fatalf("the context cannot query its ports (conformance.PortQuerier); connecting QPs needs the port's address")
-	}
 	var err error
-	if s.port, err = pq.QueryPort(1); err != nil {
+	if s.port, err = queryPortInfo(ctx, 1); err != nil {
 		w.t.Fatalf("side %s: ibv_query_port(1): %v", name, err)
 	}
 	s.pd = w.pdOn(ctx)
@@ -256,8 +252,9 @@ func (w *xWorld) newEnd(s *xSide, typ verbs.QPType, o xOpts) *xEnd {
 	}
 	var q QP
 	var err error
-	if c, ok := s.pd.(QPExCreator); ok && o.sendOps != 0 {
-		q, err = c.CreateQPEx(attr, QPInitAttrPD|QPInitAttrSendOpsFlags, o.sendOps)
+	if c, ok := s.pd.(verbs.QPExCreator); ok && o.sendOps != 0 {
+		q, err = c.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: attr,
+			CompMask: verbs.QPInitAttrPD | verbs.QPInitAttrSendOpsFlags, SendOpsFlags: o.sendOps})
 	} else {
 		q, err = s.pd.CreateQP(attr)
 	}
@@ -379,7 +376,7 @@ func (w *xWorld) connect(typ verbs.QPType, o xOpts) (a, b *xEnd) {
 func (w *xWorld) ah(from, to *xSide, global bool) AH {
 	w.t.Helper()
 	av := xAV(to, global)
-	ah, err := from.pd.CreateAH(AHAttr{PortNum: 1, DLID: av.DLID, IsGlobal: av.IsGlobal, DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit})
+	ah, err := from.pd.CreateAH(verbs.AHAttr{PortNum: 1, DLID: av.DLID, IsGlobal: av.IsGlobal, GRH: verbs.GlobalRoute{DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit}})
 	if err != nil || ah == nil {
 		w.t.Fatalf("side %s: ibv_create_ah: ah=%v err=%v", from.name, ah, err)
 	}
@@ -419,7 +416,7 @@ func (x *xEnd) recvAt(what string, id uint64, off, n int) {
 // state queries x's state.
 func (x *xEnd) state() verbs.QPState {
 	x.s.w.t.Helper()
-	a, err := x.q.Query()
+	a, err := queryQP(x.q)
 	if err != nil {
 		x.s.w.t.Fatalf("ibv_query_qp on side %s: %v", x.s.name, err)
 	}

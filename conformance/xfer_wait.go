@@ -203,7 +203,7 @@ func (s *xSide) eventsNow() []xEvent {
 		if err != nil {
 			s.w.t.Fatalf("side %s: ibv_get_async_event: %v", s.name, err)
 		}
-		out = append(out, xEvent{ev.EventType(), ev.Object(), ev.Port()})
+		out = append(out, xEvent{ev.EventType(), named(ev), ev.Port()})
 		if err := ev.Ack(); err != nil {
 			s.w.t.Errorf("side %s: ibv_ack_async_event: %v", s.name, err)
 		}

@@ -342,7 +342,7 @@ func init() {
 		b := w.newEnd(w.b, verbs.QPTypeUD, w.opts())
 		w.bring(b, nil, verbs.QPStateRTS)
 		av := xAV(w.b, false)
-		ah, err := w.a.pd.CreateAH(AHAttr{PortNum: 1, DLID: av.DLID, SL: 3, IsGlobal: av.IsGlobal, DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit})
+		ah, err := w.a.pd.CreateAH(verbs.AHAttr{PortNum: 1, DLID: av.DLID, SL: 3, IsGlobal: av.IsGlobal, GRH: verbs.GlobalRoute{DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit}})
 		if err != nil {
 			t.Fatalf("ibv_create_ah(sl=3): %v", err)
 		}

@@ -7,11 +7,20 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 )
 
+// xrcdFDOFlags is IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS.
+const xrcdFDOFlags = verbs.XRCDInitFD | verbs.XRCDInitOFlags
+
+// openXRCD is ibv_open_xrcd with struct ibv_xrcd_init_attr's comp_mask, fd
+// and oflags.
+func openXRCD(x verbs.XRCOpener, mask verbs.XRCDInitMask, fd, oflags int) (XRCD, error) {
+	return x.OpenXRCD(verbs.XRCDInitAttr{CompMask: mask, FD: fd, OFlags: oflags})
+}
+
 // xrcWorld is what the XRC cases work with: the context's XRCOpener, a PD
 // and a CQ.
 type xrcWorld struct {
 	e  *Env
-	x  XRCOpener
+	x  verbs.XRCOpener
 	pd PD
 	cq CQ
 }
@@ -20,15 +29,15 @@ type xrcWorld struct {
 // has no XRC verbs or its profile says it refuses them (XRC-03 checks that).
 func xrcSetup(t *T, e *Env) *xrcWorld {
 	t.Helper()
-	x, ok := e.Ctx.(XRCOpener)
+	x, ok := e.Ctx.(verbs.XRCOpener)
 	switch {
 	case !ok:
-		t.Logf("not checked: the context has no XRC verbs (conformance.XRCOpener)")
+		t.Logf("not checked: the context has no XRC verbs (verbs.XRCOpener)")
 		return nil
 	case e.Profile.NoXRC:
 		t.Logf("not checked: the profile has no XRC (XRC-03)")
 		return nil
-	case e.Ctx.Limits().MaxSRQWR == 0:
+	case e.Limits().MaxSRQWR == 0:
 		t.Logf("not checked: the device has no SRQs")
 		return nil
 	}
@@ -39,7 +48,7 @@ func xrcSetup(t *T, e *Env) *xrcWorld {
 // case ends unless the case closed it.
 func (w *xrcWorld) open() XRCD {
 	w.e.T.Helper()
-	d, err := w.x.OpenXRCD(xrcdFDOFlags, -1, 0)
+	d, err := openXRCD(w.x, xrcdFDOFlags, -1, 0)
 	if err != nil || d == nil {
 		w.e.T.Fatalf("ibv_open_xrcd(fd -1): %v", err)
 	}
@@ -48,14 +57,14 @@ func (w *xrcWorld) open() XRCD {
 }
 
 // xrcAttr returns the arguments of a good XRC SRQ in d.
-func (w *xrcWorld) xrcAttr(d XRCD) SRQInitAttrEx {
-	return SRQInitAttrEx{MaxWR: 4, MaxSGE: 1, CompMask: srqInitType | srqInitPD | srqInitXRCD | srqInitCQ,
-		Type: srqtXRC, PD: w.pd, XRCD: d, CQ: w.cq}
+func (w *xrcWorld) xrcAttr(d XRCD) verbs.SRQInitAttrEx {
+	return verbs.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}, CompMask: verbs.SRQInitType | verbs.SRQInitPD | verbs.SRQInitXRCD | verbs.SRQInitCQ,
+		Type: verbs.SRQTXRC, PD: w.pd, XRCD: d, CQ: w.cq}
 }
 
 // srq creates an SRQ or fails the case; it is destroyed when the case ends
 // unless the case destroyed it.
-func (w *xrcWorld) srq(a SRQInitAttrEx) SRQ {
+func (w *xrcWorld) srq(a verbs.SRQInitAttrEx) SRQ {
 	w.e.T.Helper()
 	s, err := w.x.CreateSRQEx(a)
 	if err != nil || s == nil {
@@ -73,7 +82,7 @@ func init() {
 		}
 		for _, c := range []struct {
 			what   string
-			mask   uint32
+			mask   verbs.XRCDInitMask
 			fd     int
 			oflags int
 			want   syscall.Errno
@@ -86,16 +95,16 @@ func init() {
 			{"fd 0 with O_CREAT", xrcdFDOFlags, 0, syscall.O_CREAT, syscall.EBADF},
 			{"fd -2", xrcdFDOFlags, -2, 0, syscall.EBADF},
 		} {
-			d, err := w.x.OpenXRCD(c.mask, c.fd, c.oflags)
+			d, err := openXRCD(w.x, c.mask, c.fd, c.oflags)
 			e.WantErrno("ibv_open_xrcd with "+c.what, err, c.want)
 			if d != nil {
 				t.Errorf("ibv_open_xrcd with %s returned a domain", c.what)
 				_ = d.Close()
 			}
 		}
-		d1, err := w.x.OpenXRCD(xrcdFDOFlags, -1, syscall.O_CREAT)
+		d1, err := openXRCD(w.x, xrcdFDOFlags, -1, syscall.O_CREAT)
 		e.WantOK("ibv_open_xrcd(fd -1, O_CREAT)", err)
-		d2, err := w.x.OpenXRCD(xrcdFDOFlags, -1, syscall.O_CREAT|syscall.O_EXCL)
+		d2, err := openXRCD(w.x, xrcdFDOFlags, -1, syscall.O_CREAT|syscall.O_EXCL)
 		e.WantOK("a second ibv_open_xrcd(fd -1, O_CREAT|O_EXCL)", err)
 		if d1 == nil || d2 == nil {
 			return
@@ -128,21 +137,21 @@ func init() {
 	})
 
 	register("XRC-03", "without XRC, open_xrcd and an XRC SRQ are EOPNOTSUPP; a basic create_srq_ex works", func(t *T, e *Env) {
-		x, ok := e.Ctx.(XRCOpener)
+		x, ok := e.Ctx.(verbs.XRCOpener)
 		if !ok {
-			t.Logf("not checked: the context has no XRC verbs (conformance.XRCOpener)")
+			t.Logf("not checked: the context has no XRC verbs (verbs.XRCOpener)")
 			return
 		}
-		if e.Ctx.Limits().MaxSRQWR == 0 {
+		if e.Limits().MaxSRQWR == 0 {
 			t.Logf("not checked: the device has no SRQs")
 			return
 		}
 		pd, cq := e.pdAlloc(), e.CQ(4, nil, nil)
-		d, err := x.OpenXRCD(xrcdFDOFlags, -1, 0)
+		d, err := openXRCD(x, xrcdFDOFlags, -1, 0)
 		if d != nil {
 			defer func() { _ = d.Close() }()
 		}
-		basic, berr := x.CreateSRQEx(SRQInitAttrEx{MaxWR: 1, CompMask: srqInitPD | srqInitType, Type: srqtBasic, PD: pd})
+		basic, berr := x.CreateSRQEx(verbs.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: 1}, CompMask: verbs.SRQInitPD | verbs.SRQInitType, Type: verbs.SRQTBasic, PD: pd})
 		e.WantOK("a basic SRQ through ibv_create_srq_ex", berr)
 		if basic != nil {
 			defer func() { _ = basic.DestroyContext(context.Background()) }()
@@ -152,12 +161,12 @@ func init() {
 			return
 		}
 		e.WantErrno("ibv_open_xrcd without XRC", err, syscall.EOPNOTSUPP)
-		s, err := x.CreateSRQEx(SRQInitAttrEx{MaxWR: 1, CompMask: srqInitPD | srqInitType | srqInitXRCD | srqInitCQ, Type: srqtXRC, PD: pd, CQ: cq})
+		s, err := x.CreateSRQEx(verbs.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: 1}, CompMask: verbs.SRQInitPD | verbs.SRQInitType | verbs.SRQInitXRCD | verbs.SRQInitCQ, Type: verbs.SRQTXRC, PD: pd, CQ: cq})
 		e.WantErrno("an XRC SRQ without XRC", err, syscall.EOPNOTSUPP)
 		if s != nil {
 			_ = s.DestroyContext(context.Background())
 		}
-		s, err = x.CreateSRQEx(SRQInitAttrEx{MaxWR: 1, CompMask: srqInitPD | srqInitCQ, PD: pd, CQ: cq})
+		s, err = x.CreateSRQEx(verbs.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: 1}, CompMask: verbs.SRQInitPD | verbs.SRQInitCQ, PD: pd, CQ: cq})
 		e.WantErrno("a basic SRQ with the CQ bit without XRC", err, syscall.EOPNOTSUPP)
 		if s != nil {
 			_ = s.DestroyContext(context.Background())
@@ -170,7 +179,7 @@ func init() {
 			return
 		}
 		d := w.open()
-		closed, err := w.x.OpenXRCD(xrcdFDOFlags, -1, 0)
+		closed, err := openXRCD(w.x, xrcdFDOFlags, -1, 0)
 		e.WantOK("ibv_open_xrcd", err)
 		if closed != nil {
 			e.WantOK("ibv_close_xrcd", closed.Close())
@@ -179,23 +188,23 @@ func init() {
 		e.WantOK("ibv_destroy_cq", deadCQ.DestroyContext(context.Background()))
 		for _, c := range []struct {
 			what string
-			edit func(a *SRQInitAttrEx)
+			edit func(a *verbs.SRQInitAttrEx)
 			want syscall.Errno
 		}{
-			{"the reserved comp_mask bit", func(a *SRQInitAttrEx) { a.CompMask |= 1 << 5 }, syscall.EOPNOTSUPP},
-			{"IBV_SRQ_INIT_ATTR_TM", func(a *SRQInitAttrEx) { a.CompMask |= srqInitTM }, syscall.EOPNOTSUPP},
-			{"srq_type TM", func(a *SRQInitAttrEx) { a.Type = srqtTM }, syscall.EOPNOTSUPP},
-			{"srq_type 3", func(a *SRQInitAttrEx) { a.Type = 3 }, syscall.EINVAL},
-			{"no PD bit", func(a *SRQInitAttrEx) { a.CompMask &^= srqInitPD }, syscall.EINVAL},
-			{"no XRCD bit", func(a *SRQInitAttrEx) { a.CompMask &^= srqInitXRCD }, syscall.EINVAL},
-			{"no CQ bit", func(a *SRQInitAttrEx) { a.CompMask &^= srqInitCQ }, syscall.EINVAL},
-			{"a nil PD", func(a *SRQInitAttrEx) { a.PD = nil }, syscall.EINVAL},
-			{"a nil XRCD", func(a *SRQInitAttrEx) { a.XRCD = nil }, syscall.EINVAL},
-			{"a nil CQ", func(a *SRQInitAttrEx) { a.CQ = nil }, syscall.EINVAL},
-			{"a closed XRCD", func(a *SRQInitAttrEx) { a.XRCD = closed }, syscall.EINVAL},
-			{"a destroyed CQ", func(a *SRQInitAttrEx) { a.CQ = deadCQ }, syscall.EINVAL},
-			{"max_wr 0", func(a *SRQInitAttrEx) { a.MaxWR = 0 }, syscall.EINVAL},
-			{"max_wr above max_srq_wr", func(a *SRQInitAttrEx) { a.MaxWR = uint32(e.Ctx.Limits().MaxSRQWR) + 1 }, syscall.EINVAL},
+			{"the reserved comp_mask bit", func(a *verbs.SRQInitAttrEx) { a.CompMask |= 1 << 5 }, syscall.EOPNOTSUPP},
+			{"IBV_SRQ_INIT_ATTR_TM", func(a *verbs.SRQInitAttrEx) { a.CompMask |= verbs.SRQInitTM }, syscall.EOPNOTSUPP},
+			{"srq_type TM", func(a *verbs.SRQInitAttrEx) { a.Type = verbs.SRQTTM }, syscall.EOPNOTSUPP},
+			{"srq_type 3", func(a *verbs.SRQInitAttrEx) { a.Type = 3 }, syscall.EINVAL},
+			{"no PD bit", func(a *verbs.SRQInitAttrEx) { a.CompMask &^= verbs.SRQInitPD }, syscall.EINVAL},
+			{"no XRCD bit", func(a *verbs.SRQInitAttrEx) { a.CompMask &^= verbs.SRQInitXRCD }, syscall.EINVAL},
+			{"no CQ bit", func(a *verbs.SRQInitAttrEx) { a.CompMask &^= verbs.SRQInitCQ }, syscall.EINVAL},
+			{"a nil PD", func(a *verbs.SRQInitAttrEx) { a.PD = nil }, syscall.EINVAL},
+			{"a nil XRCD", func(a *verbs.SRQInitAttrEx) { a.XRCD = nil }, syscall.EINVAL},
+			{"a nil CQ", func(a *verbs.SRQInitAttrEx) { a.CQ = nil }, syscall.EINVAL},
+			{"a closed XRCD", func(a *verbs.SRQInitAttrEx) { a.XRCD = closed }, syscall.EINVAL},
+			{"a destroyed CQ", func(a *verbs.SRQInitAttrEx) { a.CQ = deadCQ }, syscall.EINVAL},
+			{"max_wr 0", func(a *verbs.SRQInitAttrEx) { a.Attr.MaxWR = 0 }, syscall.EINVAL},
+			{"max_wr above max_srq_wr", func(a *verbs.SRQInitAttrEx) { a.Attr.MaxWR = uint32(e.Limits().MaxSRQWR) + 1 }, syscall.EINVAL},
 		} {
 			a := w.xrcAttr(d)
 			c.edit(&a)
@@ -207,8 +216,8 @@ func init() {
 			}
 		}
 		// A basic SRQ: xrcd and cq are not read.
-		basic := w.srq(SRQInitAttrEx{MaxWR: 2, MaxSGE: 1, CompMask: srqInitPD | srqInitType | srqInitXRCD | srqInitCQ, Type: srqtBasic, PD: w.pd})
-		if g, ok := basic.(SRQNumGetter); ok {
+		basic := w.srq(verbs.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: 2, MaxSGE: 1}, CompMask: verbs.SRQInitPD | verbs.SRQInitType | verbs.SRQInitXRCD | verbs.SRQInitCQ, Type: verbs.SRQTBasic, PD: w.pd})
+		if g, ok := basic.(verbs.SRQNumGetter); ok {
 			_, err := g.GetSRQNum()
 			e.WantErrno("ibv_get_srq_num on a basic SRQ made by ibv_create_srq_ex", err, syscall.EOPNOTSUPP)
 		}
@@ -222,8 +231,8 @@ func init() {
 		}
 		d := w.open()
 		s1, s2 := w.srq(w.xrcAttr(d)), w.srq(w.xrcAttr(d))
-		g1, ok1 := s1.(SRQNumGetter)
-		g2, ok2 := s2.(SRQNumGetter)
+		g1, ok1 := s1.(verbs.SRQNumGetter)
+		g2, ok2 := s2.(verbs.SRQNumGetter)
 		if !ok1 || !ok2 {
 			t.Errorf("an XRC SRQ has no ibv_get_srq_num (conformance.SRQNumGetter)")
 			return

@@ -16,11 +16,10 @@ import (
 
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
 	"github.com/verbsim/verbsim/simtest"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // openDevice opens the first device of a new fabric that follows profile p.
@@ -29,11 +28,11 @@ func openDevice(p sim.Profile) *sim.Context {
 	if err != nil {
 		panic(err)
 	}
-	verbs, err := fab.Devices()[0].Open()
+	dev, err := fab.Devices()[0].Open()
 	if err != nil {
 		panic(err)
 	}
-	return verbs
+	return dev
 }
 
 // errno names the errno an error carries, or "ok".
@@ -44,8 +43,12 @@ func errno(err error) string {
 	return verr.Name(verr.Errno(err))
 }
 
-func sendWC(id uint64) wc.WC { return wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Send} }
-func recvWC(id uint64) wc.WC { return wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Recv} }
+func sendWC(id uint64) verbs.WC {
+	return verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCSend}
+}
+func recvWC(id uint64) verbs.WC {
+	return verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCRecv}
+}
 
 // must panics on an unexpected error; examples only.
 func must(err error) {
@@ -57,18 +60,18 @@ func must(err error) {
 // ---- cq.md ----
 
 func Example_createCQ() {
-	verbs := openDevice(sim.DefaultProfile())
+	dev := openDevice(sim.DefaultProfile())
 
 	type conn struct{ peer string }
-	q, err := verbs.CreateCQ(5, &conn{peer: "10.0.0.7"}, nil, 0)
+	q, err := dev.CreateCQ(5, &conn{peer: "10.0.0.7"}, nil, 0)
 	fmt.Println("cqe:", q.CQE(), err) // 5 rounded up to 2^3-1 (CQ-02)
 
 	// The cq_context comes back untouched (CQ-04).
 	fmt.Println("peer:", q.CQContext().(*conn).peer)
 
-	_, err = verbs.CreateCQ(0, nil, nil, 0) // below 1 (CQ-01)
+	_, err = dev.CreateCQ(0, nil, nil, 0) // below 1 (CQ-01)
 	fmt.Println("cqe=0:", errno(err))
-	_, err = verbs.CreateCQ(8, nil, nil, verbs.NumCompVectors()) // one past the last vector (CQ-03)
+	_, err = dev.CreateCQ(8, nil, nil, dev.NumCompVectors()) // one past the last vector (CQ-03)
 	fmt.Println("bad vector:", errno(err))
 	// Output:
 	// cqe: 7 <nil>
@@ -83,14 +86,14 @@ func Example_deviceLimits() {
 		Attr: sim.DeviceAttr{MaxCQ: 1, MaxCQE: 255, NumCompVectors: 1},
 	}}})
 	must(err)
-	verbs, err := fab.Devices()[0].Open()
+	dev, err := fab.Devices()[0].Open()
 	must(err)
 
-	_, err = verbs.CreateCQ(256, nil, nil, 0)
+	_, err = dev.CreateCQ(256, nil, nil, 0)
 	fmt.Println("cqe > max_cqe:", errno(err)) // CQ-01
-	q, err := verbs.CreateCQ(255, nil, nil, 0)
+	q, err := dev.CreateCQ(255, nil, nil, 0)
 	fmt.Println("cqe = max_cqe:", q.CQE(), errno(err))
-	_, err = verbs.CreateCQ(1, nil, nil, 0)
+	_, err = dev.CreateCQ(1, nil, nil, 0)
 	fmt.Println("over max_cq:", errno(err)) // CQ-06
 	// Output:
 	// cqe > max_cqe: EINVAL
@@ -99,11 +102,11 @@ func Example_deviceLimits() {
 }
 
 func Example_poll() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, err := verbs.CreateCQ(16, nil, nil, 0)
+	dev := openDevice(sim.DefaultProfile())
+	q, err := dev.CreateCQ(16, nil, nil, 0)
 	must(err)
 
-	buf := make([]wc.WC, 4)
+	buf := make([]verbs.WC, 4)
 	n, err := q.Poll(buf) // an empty CQ: 0 at once, never a wait (CQ-14)
 	fmt.Println("empty:", n, err)
 
@@ -135,8 +138,8 @@ func Example_poll() {
 }
 
 func Example_resize() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, err := verbs.CreateCQ(15, nil, nil, 0)
+	dev := openDevice(sim.DefaultProfile())
+	q, err := dev.CreateCQ(15, nil, nil, 0)
 	must(err)
 	for id := uint64(1); id <= 3; id++ {
 		_, err := q.Push(recvWC(id), false)
@@ -149,7 +152,7 @@ func Example_resize() {
 	err = q.Resize(4) // may round up: 4 becomes 7 (CQ-09)
 	fmt.Println("resize(4):", errno(err), "cqe now", q.CQE())
 
-	buf := make([]wc.WC, 8)
+	buf := make([]verbs.WC, 8)
 	n, _ := q.Poll(buf) // order survives the resize (CQ-10)
 	for _, w := range buf[:n] {
 		fmt.Print(w.WRID, " ")
@@ -162,20 +165,20 @@ func Example_resize() {
 }
 
 func Example_overrunDefault() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, err := verbs.CreateCQ(1, nil, nil, 0) // capacity 1
+	dev := openDevice(sim.DefaultProfile())
+	q, err := dev.CreateCQ(1, nil, nil, 0) // capacity 1
 	must(err)
 
 	q.Push(sendWC(1), false)
 	over, _ := q.Push(sendWC(2), false) // no room: the CQ overruns (CQ-22)
 	fmt.Println("overrun:", over)
 
-	ev, err := verbs.TryGetAsyncEvent()
+	ev, err := dev.TryGetAsyncEvent()
 	must(err)
 	fmt.Println("async:", ev.Type().Name(), ev.CQ() == q) // ASYNC-07
 	must(ev.Ack())
 
-	buf := make([]wc.WC, 4)
+	buf := make([]verbs.WC, 4)
 	n, err := q.Poll(buf) // what was stored before the overrun, plus EIO
 	fmt.Println("poll:", n, errno(err))
 
@@ -190,18 +193,18 @@ func Example_overrunDefault() {
 }
 
 func Example_overrunRXE() {
-	verbs := openDevice(sim.RXEProfile())
-	q, err := verbs.CreateCQ(1, nil, nil, 0)
+	dev := openDevice(sim.RXEProfile())
+	q, err := dev.CreateCQ(1, nil, nil, 0)
 	must(err)
 
 	q.Push(sendWC(1), false)
 	over, _ := q.Push(sendWC(2), false) // lost, CQ_ERR raised
-	ev, err := verbs.TryGetAsyncEvent()
+	ev, err := dev.TryGetAsyncEvent()
 	must(err)
 	must(ev.Ack())
 	fmt.Println("overrun:", over, ev.Type().Name())
 
-	buf := make([]wc.WC, 4)
+	buf := make([]verbs.WC, 4)
 	n, err := q.Poll(buf)
 	fmt.Println("poll:", n, err, "wr_id", buf[0].WRID)
 
@@ -215,16 +218,16 @@ func Example_overrunRXE() {
 }
 
 func Example_ignoreOverrun() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, err := verbs.CreateCQEx(sim.CQInitAttr{CQE: 1, IgnoreOverrun: true})
+	dev := openDevice(sim.DefaultProfile())
+	q, err := dev.CreateCQEx(sim.CQInitAttr{CQE: 1, IgnoreOverrun: true})
 	must(err)
 
 	q.Push(sendWC(1), false)
 	over, _ := q.Push(sendWC(2), false) // dropped without a trace
-	_, err = verbs.TryGetAsyncEvent()
+	_, err = dev.TryGetAsyncEvent()
 	fmt.Println("overrun:", over, "async:", errno(err))
 
-	buf := make([]wc.WC, 4)
+	buf := make([]verbs.WC, 4)
 	n, err := q.Poll(buf)
 	fmt.Println("poll:", n, err)
 	// Output:
@@ -233,18 +236,18 @@ func Example_ignoreOverrun() {
 }
 
 // handle stands for the application's work on one completion.
-func handle(wrID uint64, st wc.Status, op wc.Opcode, n uint32, ts uint64) {
+func handle(wrID uint64, st verbs.WCStatus, op verbs.WCOpcode, n uint32, ts uint64) {
 	fmt.Println(wrID, st, op, n, ts)
 }
 
 func Example_extendedCQ() {
 	ctx := openDevice(sim.DefaultProfile())
 	fab := ctx.Device().Fabric()
-	q, _ := ctx.CreateCQEx(sim.CQInitAttr{CQE: 64, WCFlags: cq.WCStandardFlags | cq.WCExCompletionTimestamp})
+	q, _ := ctx.CreateCQEx(sim.CQInitAttr{CQE: 64, WCFlags: verbs.WCStandardFlags | verbs.WCExCompletionTimestamp})
 	fab.Tick(1000)
-	q.Push(wc.WC{WRID: 1, Opcode: wc.Recv, ByteLen: 64}, false)
+	q.Push(verbs.WC{WRID: 1, Opcode: verbs.WCRecv, ByteLen: 64}, false)
 	fab.Tick(500)
-	q.Push(wc.WC{WRID: 2, Opcode: wc.Send, ByteLen: 8}, false)
+	q.Push(verbs.WC{WRID: 2, Opcode: verbs.WCSend, ByteLen: 8}, false)
 
 	if err := q.StartPoll(); err == nil { // ENOENT: empty, and no EndPoll
 		for ; err == nil; err = q.NextPoll() { // ENOENT at the end
@@ -263,10 +266,10 @@ func Example_extendedCQ() {
 }
 
 func Example_destroy() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(8, nil, ch, 0)
+	q, err := dev.CreateCQ(8, nil, ch, 0)
 	must(err)
 
 	must(q.Ref()) // what a QP does to its CQs
@@ -292,10 +295,10 @@ func Example_destroy() {
 }
 
 func Example_destroyUnread() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(8, nil, ch, 0)
+	q, err := dev.CreateCQ(8, nil, ch, 0)
 	must(err)
 
 	must(q.ReqNotify(false))
@@ -313,10 +316,10 @@ func Example_destroyUnread() {
 // ---- notify.md ----
 
 func Example_armStates() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(8, nil, ch, 0)
+	q, err := dev.CreateCQ(8, nil, ch, 0)
 	must(err)
 
 	fmt.Println("created:        ", q.Armed())
@@ -340,10 +343,10 @@ func Example_armStates() {
 }
 
 func Example_onlyNewCompletions() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(8, nil, ch, 0)
+	q, err := dev.CreateCQ(8, nil, ch, 0)
 	must(err)
 
 	q.Push(recvWC(1), false) // already there when we arm
@@ -363,10 +366,10 @@ func Example_onlyNewCompletions() {
 }
 
 func Example_solicited() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(8, nil, ch, 0)
+	q, err := dev.CreateCQ(8, nil, ch, 0)
 	must(err)
 	must(q.ReqNotify(true))
 
@@ -381,12 +384,12 @@ func Example_solicited() {
 }
 
 func Example_solicitedErrors() {
-	sendErr := wc.WC{WRID: 9, Status: wc.RemAccessErr} // a failed send WR
+	sendErr := verbs.WC{WRID: 9, Status: verbs.WCRemAccessErr} // a failed send WR
 	for _, p := range sim.Profiles() {
-		verbs := openDevice(p)
-		ch, err := verbs.CreateCompChannel()
+		dev := openDevice(p)
+		ch, err := dev.CreateCompChannel()
 		must(err)
-		q, err := verbs.CreateCQ(8, nil, ch, 0)
+		q, err := dev.CreateCQ(8, nil, ch, 0)
 		must(err)
 		must(q.ReqNotify(true))
 		// The HCA never marks a send-side completion solicited.
@@ -402,8 +405,8 @@ func Example_solicitedErrors() {
 // re-arm, and only then poll until the CQ is empty. It returns when ctx ends
 // or a verb fails. The CQs on ch must have been armed before their first
 // completion could appear.
-func eventLoop(ctx context.Context, ch *sim.CompChannel, handle func(wc.WC)) error {
-	wcs := make([]wc.WC, 16)
+func eventLoop(ctx context.Context, ch *sim.CompChannel, handle func(verbs.WC)) error {
+	wcs := make([]verbs.WC, 16)
 	for {
 		q, _, err := ch.GetEvent(ctx) // 1. wait for an event
 		if err != nil {
@@ -431,10 +434,10 @@ func eventLoop(ctx context.Context, ch *sim.CompChannel, handle func(wc.WC)) err
 }
 
 func Example_eventLoop() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(64, nil, ch, 0)
+	q, err := dev.CreateCQ(64, nil, ch, 0)
 	must(err)
 	must(q.ReqNotify(false)) // arm before anything can complete
 
@@ -443,7 +446,7 @@ func Example_eventLoop() {
 	var got int
 	done := make(chan error)
 	go func() {
-		done <- eventLoop(ctx, ch, func(w wc.WC) {
+		done <- eventLoop(ctx, ch, func(w verbs.WC) {
 			if got++; got == total {
 				cancel()
 			}
@@ -466,12 +469,12 @@ func Example_eventLoop() {
 }
 
 func Example_lostWakeup() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(8, nil, ch, 0)
+	q, err := dev.CreateCQ(8, nil, ch, 0)
 	must(err)
-	buf := make([]wc.WC, 8)
+	buf := make([]verbs.WC, 8)
 
 	// The WRONG order: drain, then re-arm, then wait (NOTIFY-15).
 	n, _ := q.Poll(buf)
@@ -495,12 +498,12 @@ func Example_lostWakeup() {
 }
 
 func Example_emptyAfterEvent() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(8, nil, ch, 0)
+	q, err := dev.CreateCQ(8, nil, ch, 0)
 	must(err)
-	buf := make([]wc.WC, 8)
+	buf := make([]verbs.WC, 8)
 	must(q.ReqNotify(false))
 
 	q.Push(recvWC(1), false)
@@ -535,12 +538,12 @@ func Example_emptyAfterEvent() {
 // ---- channels.md ----
 
 func Example_sharedChannel() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	sendCQ, err := verbs.CreateCQ(8, "send side", ch, 0)
+	sendCQ, err := dev.CreateCQ(8, "send side", ch, 0)
 	must(err)
-	recvCQ, err := verbs.CreateCQ(8, "recv side", ch, 1)
+	recvCQ, err := dev.CreateCQ(8, "recv side", ch, 1)
 	must(err)
 	must(sendCQ.ReqNotify(false))
 	must(recvCQ.ReqNotify(false))
@@ -559,8 +562,8 @@ func Example_sharedChannel() {
 }
 
 func Example_nonBlocking() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
 
 	_, _, err = ch.TryGetEvent() // an O_NONBLOCK descriptor (CHAN-04)
@@ -576,10 +579,10 @@ func Example_nonBlocking() {
 }
 
 func Example_severalWaiters() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(8, nil, ch, 0)
+	q, err := dev.CreateCQ(8, nil, ch, 0)
 	must(err)
 	must(q.ReqNotify(false))
 
@@ -627,10 +630,10 @@ func drainChannel(ch *sim.CompChannel) error {
 }
 
 func Example_batchedAcks() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(8, nil, ch, 0)
+	q, err := dev.CreateCQ(8, nil, ch, 0)
 	must(err)
 	for id := uint64(1); id <= 3; id++ {
 		must(q.ReqNotify(false)) // re-armed before each event is read (NOTIFY-09)
@@ -648,10 +651,10 @@ func Example_batchedAcks() {
 }
 
 func Example_overAck() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(8, nil, ch, 0)
+	q, err := dev.CreateCQ(8, nil, ch, 0)
 	must(err)
 	must(q.ReqNotify(false))
 	q.Push(recvWC(1), false)
@@ -670,10 +673,10 @@ func Example_overAck() {
 }
 
 func Example_destroyOrder() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(8, nil, ch, 0)
+	q, err := dev.CreateCQ(8, nil, ch, 0)
 	must(err)
 
 	fmt.Println("channel first:", errno(ch.Destroy())) // CHAN-09
@@ -681,7 +684,7 @@ func Example_destroyOrder() {
 	fmt.Println("channel:", errno(ch.Destroy()))
 	_, _, err = ch.TryGetEvent()
 	fmt.Println("read after destroy:", errno(err))
-	fmt.Println("close:", errno(verbs.Close()))
+	fmt.Println("close:", errno(dev.Close()))
 	// Output:
 	// channel first: EBUSY
 	// cq: ok
@@ -691,22 +694,22 @@ func Example_destroyOrder() {
 }
 
 func Example_asyncEvent() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, err := verbs.CreateCQ(1, "orders", nil, 0)
+	dev := openDevice(sim.DefaultProfile())
+	q, err := dev.CreateCQ(1, "orders", nil, 0)
 	must(err)
 	q.Push(sendWC(1), false)
 	q.Push(sendWC(2), false) // overrun: CQ_ERR (CQ-22, ASYNC-07)
 
-	ev, err := verbs.GetAsyncEvent(context.Background())
+	ev, err := dev.GetAsyncEvent(context.Background())
 	must(err)
 	fmt.Println(ev.Type().Name(), "=", uint32(ev.Type())) // ASYNC-04
 	fmt.Println(ev)                                       // type text and element (ASYNC-03)
-	if ev.Type().Element() == notify.ElementCQ {
+	if ev.Type().Element() == verbs.ElementCQ {
 		fmt.Println("cq context:", ev.CQ().CQContext())
 	}
-	fmt.Println("ack:", errno(ev.Ack()))       // ASYNC-05
-	fmt.Println("again:", errno(ev.Ack()))     // an over-ack
-	fmt.Println(notify.EventType(42).String()) // ASYNC-17
+	fmt.Println("ack:", errno(ev.Ack()))      // ASYNC-05
+	fmt.Println("again:", errno(ev.Ack()))    // an over-ack
+	fmt.Println(verbs.EventType(42).String()) // ASYNC-17
 	// Output:
 	// IBV_EVENT_CQ_ERR = 0
 	// CQ error (cq)
@@ -733,10 +736,10 @@ func Example_customProfile() {
 		CQDestroy:  cq.DestroyBusy, // fail instead of waiting (CQ-13)
 		CQRounding: cq.RoundExact,  // capacity == request (CQ-02)
 	}
-	verbs := openDevice(strict)
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(strict)
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	q, err := verbs.CreateCQ(5, nil, ch, 0)
+	q, err := dev.CreateCQ(5, nil, ch, 0)
 	must(err)
 	fmt.Println("cqe:", q.CQE())
 
@@ -756,12 +759,12 @@ func Example_customProfile() {
 func TestEventLoopUnderEveryProfile(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		t.Run(p.Name, func(t *testing.T) {
-			verbs := openDevice(p)
-			ch, err := verbs.CreateCompChannel()
+			dev := openDevice(p)
+			ch, err := dev.CreateCompChannel()
 			if err != nil {
 				t.Fatal(err)
 			}
-			q, err := verbs.CreateCQ(16, nil, ch, 0)
+			q, err := dev.CreateCQ(16, nil, ch, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -773,7 +776,7 @@ func TestEventLoopUnderEveryProfile(t *testing.T) {
 			done := make(chan error, 1)
 			var got []uint64
 			go func() {
-				done <- eventLoop(ctx, ch, func(w wc.WC) {
+				done <- eventLoop(ctx, ch, func(w verbs.WC) {
 					if got = append(got, w.WRID); len(got) == 3 {
 						cancel()
 					}
@@ -798,10 +801,10 @@ func TestEventLoopUnderEveryProfile(t *testing.T) {
 
 // newQP allocates a PD and a CQ of 64 entries on verbs and creates a QP of
 // type typ with capacities c whose two queues share that CQ.
-func newQP(verbs *sim.Context, typ qp.Type, c qp.Cap) (*sim.QP, *sim.CQ) {
-	pd, err := verbs.AllocPD()
+func newQP(dev *sim.Context, typ verbs.QPType, c verbs.QPCap) (*sim.QP, *sim.CQ) {
+	pd, err := dev.AllocPD()
 	must(err)
-	q, err := verbs.CreateCQ(64, nil, nil, 0)
+	q, err := dev.CreateCQ(64, nil, nil, 0)
 	must(err)
 	p, err := pd.CreateQP(sim.QPInitAttr{SendCQ: q, RecvCQ: q, Type: typ, Cap: c})
 	must(err)
@@ -814,51 +817,51 @@ func Example_walkToRTS() {
 	pd, _ := vctx.AllocPD()                  // ibv_alloc_pd
 	cq, _ := vctx.CreateCQ(64, nil, nil, 0)  // ibv_create_cq
 	q, _ := pd.CreateQP(sim.QPInitAttr{      // ibv_create_qp: the QP starts in RESET
-		SendCQ: cq, RecvCQ: cq, Type: qp.RC,
-		Cap: qp.Cap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1},
+		SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1},
 	})
 	err := errors.Join( // ibv_modify_qp, three times: each mask names what its step sets
-		q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1, QPAccessFlags: qp.AccessRemoteWrite},
-			qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags),
-		q.Modify(&qp.Attr{QPState: qp.RTR, PathMTU: qp.MTU1024, DestQPNum: q.Num(), // loopback
-			MaxDestRDAtomic: 1, MinRNRTimer: 12, AHAttr: qp.AHAttr{DLID: 1, PortNum: 1}},
-			qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|qp.AttrRQPSN|qp.AttrMaxDestRDAtomic|qp.AttrMinRNRTimer),
-		q.Modify(&qp.Attr{QPState: qp.RTS, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 1},
-			qp.AttrState|qp.AttrSQPSN|qp.AttrTimeout|qp.AttrRetryCnt|qp.AttrRNRRetry|qp.AttrMaxQPRDAtomic),
+		q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QPAccessFlags: verbs.AccessRemoteWrite},
+			verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags),
+		q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR, PathMTU: verbs.MTU1024, DestQPNum: q.Num(), // loopback
+			MaxDestRDAtomic: 1, MinRNRTimer: 12, AHAttr: verbs.AHAttr{DLID: 1, PortNum: 1}},
+			verbs.QPAttrState|verbs.QPAttrAV|verbs.QPAttrPathMTU|verbs.QPAttrDestQPN|verbs.QPAttrRQPSN|verbs.QPAttrMaxDestRDAtomic|verbs.QPAttrMinRNRTimer),
+		q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 1},
+			verbs.QPAttrState|verbs.QPAttrSQPSN|verbs.QPAttrTimeout|verbs.QPAttrRetryCnt|verbs.QPAttrRNRRetry|verbs.QPAttrMaxQPRDAtomic),
 	)
 	fmt.Println(q.State(), err) // RTS <nil>
 
-	err = q.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState) // RTS→RTR is no transition
-	fmt.Println(q.State(), errors.Is(err, syscall.EINVAL))  // RTS true: nothing changed
+	err = q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR}, verbs.QPAttrState) // RTS→RTR is no transition
+	fmt.Println(q.State(), errors.Is(err, syscall.EINVAL))                      // RTS true: nothing changed
 	// Output:
 	// RTS <nil>
 	// RTS true
 }
 
 func Example_createQP() {
-	verbs := openDevice(sim.DefaultProfile())
-	pd, err := verbs.AllocPD()
+	dev := openDevice(sim.DefaultProfile())
+	pd, err := dev.AllocPD()
 	must(err)
-	cq, err := verbs.CreateCQ(64, nil, nil, 0)
+	cq, err := dev.CreateCQ(64, nil, nil, 0)
 	must(err)
 
 	q, err := pd.CreateQP(sim.QPInitAttr{
-		SendCQ: cq, RecvCQ: cq, Type: qp.RC, // one CQ may serve both queues (QP-03)
-		Cap: qp.Cap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 0, MaxRecvSGE: 2},
+		SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC, // one CQ may serve both queues (QP-03)
+		Cap: verbs.QPCap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 0, MaxRecvSGE: 2},
 	})
 	must(err)
 	fmt.Printf("qp_num %#x, state %v\n", q.Num(), q.State()) // QP-01
 	fmt.Printf("caps %+v\n", q.Cap())                        // never below the request (QP-02)
 
-	_, err = pd.CreateQP(sim.QPInitAttr{SendCQ: cq, Type: qp.RC}) // QP-03
+	_, err = pd.CreateQP(sim.QPInitAttr{SendCQ: cq, Type: verbs.QPTypeRC}) // QP-03
 	fmt.Println("no recv_cq:", errno(err))
-	maxWR := uint32(verbs.Device().Attr().MaxQPWR)
-	_, err = pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
-		Cap: qp.Cap{MaxSendWR: maxWR + 1}}) // QP-02
+	maxWR := uint32(dev.Device().Attr().MaxQPWR)
+	_, err = pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: maxWR + 1}}) // QP-02
 	fmt.Println("above max_qp_wr:", errno(err))
-	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 1}})
+	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 1}})
 	must(err)
-	_, err = pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: srq, Type: qp.UC}) // QP-04
+	_, err = pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: srq, Type: verbs.QPTypeUC}) // QP-04
 	fmt.Println("UC on an SRQ:", errno(err))
 
 	fmt.Println("destroy the CQ:", errno(cq.Destroy())) // the QP holds it (CQ-11)
@@ -874,8 +877,8 @@ func Example_createQP() {
 func Example_resetToErr() {
 	ibta := sim.Profile{Name: "ibta", QP: qp.Policy{ResetToErr: true}}
 	for _, p := range []sim.Profile{sim.DefaultProfile(), sim.RXEProfile(), ibta} {
-		q, _ := newQP(openDevice(p), qp.RC, qp.Cap{MaxSendWR: 1})
-		err := q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState) // QP-08
+		q, _ := newQP(openDevice(p), verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 1})
+		err := q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState) // QP-08
 		fmt.Printf("%-7s RESET→ERR: %s, now %v\n", p.Name, errno(err), q.State())
 	}
 	// Output:
@@ -887,44 +890,44 @@ func Example_resetToErr() {
 // connectRC takes an RC QP from RESET to RTS, connected to QP number remote
 // behind the port whose LID is dlid, with what each step requires.
 func connectRC(q *sim.QP, remote uint32, dlid uint16) error {
-	init := qp.Attr{QPState: qp.Init, PKeyIndex: 0, PortNum: 1,
-		QPAccessFlags: qp.AccessRemoteWrite | qp.AccessRemoteRead}
-	err := q.Modify(&init, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags)
+	init := verbs.QPAttr{QPState: verbs.QPStateInit, PKeyIndex: 0, PortNum: 1,
+		QPAccessFlags: verbs.AccessRemoteWrite | verbs.AccessRemoteRead}
+	err := q.Modify(&init, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags)
 	if err != nil {
 		return err
 	}
-	rtr := qp.Attr{QPState: qp.RTR, AHAttr: qp.AHAttr{DLID: dlid, PortNum: 1},
-		PathMTU: qp.MTU4096, DestQPNum: remote, RQPSN: 0x1000,
+	rtr := verbs.QPAttr{QPState: verbs.QPStateRTR, AHAttr: verbs.AHAttr{DLID: dlid, PortNum: 1},
+		PathMTU: verbs.MTU4096, DestQPNum: remote, RQPSN: 0x1000,
 		MaxDestRDAtomic: 4, MinRNRTimer: 12}
-	err = q.Modify(&rtr, qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|
-		qp.AttrRQPSN|qp.AttrMaxDestRDAtomic|qp.AttrMinRNRTimer)
+	err = q.Modify(&rtr, verbs.QPAttrState|verbs.QPAttrAV|verbs.QPAttrPathMTU|verbs.QPAttrDestQPN|
+		verbs.QPAttrRQPSN|verbs.QPAttrMaxDestRDAtomic|verbs.QPAttrMinRNRTimer)
 	if err != nil {
 		return err
 	}
-	rts := qp.Attr{QPState: qp.RTS, SQPSN: 0x2000,
+	rts := verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: 0x2000,
 		Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 4}
-	return q.Modify(&rts, qp.AttrState|qp.AttrSQPSN|qp.AttrTimeout|
-		qp.AttrRetryCnt|qp.AttrRNRRetry|qp.AttrMaxQPRDAtomic)
+	return q.Modify(&rts, verbs.QPAttrState|verbs.QPAttrSQPSN|verbs.QPAttrTimeout|
+		verbs.QPAttrRetryCnt|verbs.QPAttrRNRRetry|verbs.QPAttrMaxQPRDAtomic)
 }
 
 // activateUD takes a UD QP from RESET to RTS. A UD QP has no peer: the
 // destination travels in every send WR.
 func activateUD(q *sim.QP, qkey uint32) error {
-	init := qp.Attr{QPState: qp.Init, PKeyIndex: 0, PortNum: 1, QKey: qkey}
-	err := q.Modify(&init, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey)
+	init := verbs.QPAttr{QPState: verbs.QPStateInit, PKeyIndex: 0, PortNum: 1, QKey: qkey}
+	err := q.Modify(&init, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrQKey)
 	if err != nil {
 		return err
 	}
-	if err := q.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState); err != nil {
+	if err := q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR}, verbs.QPAttrState); err != nil {
 		return err
 	}
-	return q.Modify(&qp.Attr{QPState: qp.RTS, SQPSN: 0}, qp.AttrState|qp.AttrSQPSN)
+	return q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: 0}, verbs.QPAttrState|verbs.QPAttrSQPSN)
 }
 
 func Example_connect() {
-	verbs := openDevice(sim.DefaultProfile())
-	rc, _ := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4, MaxRecvWR: 4})
-	ud, _ := newQP(verbs, qp.UD, qp.Cap{MaxSendWR: 4, MaxRecvWR: 4})
+	dev := openDevice(sim.DefaultProfile())
+	rc, _ := newQP(dev, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4})
+	ud, _ := newQP(dev, verbs.QPTypeUD, verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4})
 	must(connectRC(rc, 0x99, 1))
 	must(activateUD(ud, 0x11111111))
 
@@ -940,17 +943,17 @@ func Example_connect() {
 }
 
 func Example_maskErrors() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, _ := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4})
-	init := qp.Attr{QPState: qp.Init, PortNum: 1}
+	dev := openDevice(sim.DefaultProfile())
+	q, _ := newQP(dev, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 4})
+	init := verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1}
 
-	err := q.Modify(&init, qp.AttrState|qp.AttrPort|qp.AttrAccessFlags) // QP-10: one short
+	err := q.Modify(&init, verbs.QPAttrState|verbs.QPAttrPort|verbs.QPAttrAccessFlags) // QP-10: one short
 	fmt.Println(err)
-	err = q.Modify(&init, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags|qp.AttrQKey) // QP-21
+	err = q.Modify(&init, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags|verbs.QPAttrQKey) // QP-21
 	fmt.Println(err)
-	err = q.Modify(&init, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags)
+	err = q.Modify(&init, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags)
 	fmt.Println(q.State(), err)
-	err = q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState|qp.AttrPort) // QP-09
+	err = q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState|verbs.QPAttrPort) // QP-09
 	fmt.Println(err)
 	// Output:
 	// ibv_modify_qp: EINVAL (invalid argument): QP-10: RESET→INIT on RC requires ACCESS_FLAGS|PKEY_INDEX|PORT; missing PKEY_INDEX
@@ -960,25 +963,25 @@ func Example_maskErrors() {
 }
 
 func Example_attributeOnly() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, _ := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4})
+	dev := openDevice(sim.DefaultProfile())
+	q, _ := newQP(dev, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 4})
 	must(connectRC(q, 0x99, 1))
 
 	// In RTS: a mask without STATE is checked as RTS→RTS (QP-11).
-	err := q.Modify(&qp.Attr{MinRNRTimer: 20}, qp.AttrMinRNRTimer)
+	err := q.Modify(&verbs.QPAttr{MinRNRTimer: 20}, verbs.QPAttrMinRNRTimer)
 	attr, _, _ := q.Query()
 	fmt.Println("RTS, min_rnr_timer only:", errno(err), attr.MinRNRTimer, attr.QPState)
 
 	// RTS→RTS does not take the PSNs: those are set on the way up.
-	err = q.Modify(&qp.Attr{SQPSN: 7}, qp.AttrSQPSN)
+	err = q.Modify(&verbs.QPAttr{SQPSN: 7}, verbs.QPAttrSQPSN)
 	fmt.Println("RTS, sq_psn only:", errno(err))
 
 	// RTR→RTR is not a transition, so in RTR nothing can be changed alone.
-	r, _ := newQP(verbs, qp.UD, qp.Cap{MaxSendWR: 4})
-	must(r.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey))
-	must(r.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState))
-	fmt.Println("RTR, qkey only:", errno(r.Modify(&qp.Attr{QKey: 5}, qp.AttrQKey)))
-	fmt.Println("RTR, empty mask:", errno(r.Modify(&qp.Attr{}, 0)))
+	r, _ := newQP(dev, verbs.QPTypeUD, verbs.QPCap{MaxSendWR: 4})
+	must(r.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1}, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrQKey))
+	must(r.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR}, verbs.QPAttrState))
+	fmt.Println("RTR, qkey only:", errno(r.Modify(&verbs.QPAttr{QKey: 5}, verbs.QPAttrQKey)))
+	fmt.Println("RTR, empty mask:", errno(r.Modify(&verbs.QPAttr{}, 0)))
 	// Output:
 	// RTS, min_rnr_timer only: ok 20 RTS
 	// RTS, sq_psn only: EINVAL
@@ -988,18 +991,18 @@ func Example_attributeOnly() {
 
 func Example_curState() {
 	for _, p := range sim.Profiles() {
-		q, _ := newQP(openDevice(p), qp.UD, qp.Cap{MaxSendWR: 4})
+		q, _ := newQP(openDevice(p), verbs.QPTypeUD, verbs.QPCap{MaxSendWR: 4})
 		must(activateUD(q, 0x11111111))
 
 		// The QP is in RTS; the caller claims RTR and sends what RTR→RTS takes.
-		stale := qp.Attr{QPState: qp.RTS, CurQPState: qp.RTR, SQPSN: 0x500}
-		err := q.Modify(&stale, qp.AttrState|qp.AttrCurState|qp.AttrSQPSN)
+		stale := verbs.QPAttr{QPState: verbs.QPStateRTS, CurQPState: verbs.QPStateRTR, SQPSN: 0x500}
+		err := q.Modify(&stale, verbs.QPAttrState|verbs.QPAttrCurState|verbs.QPAttrSQPSN)
 		attr, _, _ := q.Query()
 		fmt.Printf("%-7s claim RTR: %s, sq_psn %#x\n", p.Name, errno(err), attr.SQPSN)
 
 		// Claiming the true state is fine under both readings.
-		right := qp.Attr{QPState: qp.RTS, CurQPState: qp.RTS, QKey: 0x22}
-		err = q.Modify(&right, qp.AttrState|qp.AttrCurState|qp.AttrQKey)
+		right := verbs.QPAttr{QPState: verbs.QPStateRTS, CurQPState: verbs.QPStateRTS, QKey: 0x22}
+		err = q.Modify(&right, verbs.QPAttrState|verbs.QPAttrCurState|verbs.QPAttrQKey)
 		fmt.Printf("%-7s claim RTS: %s\n", p.Name, errno(err))
 	}
 	// Output:
@@ -1010,17 +1013,17 @@ func Example_curState() {
 }
 
 func Example_allOrNothing() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, _ := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4})
-	init := qp.Attr{QPState: qp.Init, PortNum: 1}
-	must(q.Modify(&init, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
+	dev := openDevice(sim.DefaultProfile())
+	q, _ := newQP(dev, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 4})
+	init := verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1}
+	must(q.Modify(&init, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags))
 	before, _, _ := q.Query()
 
-	rtr := qp.Attr{QPState: qp.RTR, AHAttr: qp.AHAttr{DLID: 1, PortNum: 1},
-		PathMTU: qp.MTU1024, DestQPNum: 0x99, MaxDestRDAtomic: 1,
+	rtr := verbs.QPAttr{QPState: verbs.QPStateRTR, AHAttr: verbs.AHAttr{DLID: 1, PortNum: 1},
+		PathMTU: verbs.MTU1024, DestQPNum: 0x99, MaxDestRDAtomic: 1,
 		MinRNRTimer: 32} // one bad value: the timer has 5 bits (QP-22)
-	err := q.Modify(&rtr, qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|
-		qp.AttrRQPSN|qp.AttrMaxDestRDAtomic|qp.AttrMinRNRTimer)
+	err := q.Modify(&rtr, verbs.QPAttrState|verbs.QPAttrAV|verbs.QPAttrPathMTU|verbs.QPAttrDestQPN|
+		verbs.QPAttrRQPSN|verbs.QPAttrMaxDestRDAtomic|verbs.QPAttrMinRNRTimer)
 	after, _, _ := q.Query()
 	fmt.Println(errno(err), "unchanged:", before == after) // QP-13
 	fmt.Println("state", after.QPState, "dest_qp_num", after.DestQPNum)
@@ -1030,27 +1033,27 @@ func Example_allOrNothing() {
 }
 
 func Example_valueChecks() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, _ := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4})
-	init := qp.Attr{QPState: qp.Init, PortNum: 2} // the device has one port
-	err := q.Modify(&init, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags)
+	dev := openDevice(sim.DefaultProfile())
+	q, _ := newQP(dev, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 4})
+	init := verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 2} // the device has one port
+	err := q.Modify(&init, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags)
 	fmt.Println("port 2:", errno(err))
 	must(connectRC(q, 0x99, 1))
 
-	err = q.Modify(&qp.Attr{Timeout: 32}, qp.AttrTimeout) // RTS→RTS does not take it
+	err = q.Modify(&verbs.QPAttr{Timeout: 32}, verbs.QPAttrTimeout) // RTS→RTS does not take it
 	fmt.Println("timeout in RTS:", errno(err))
-	err = q.Modify(&qp.Attr{QPState: qp.SQD}, qp.AttrState)
+	err = q.Modify(&verbs.QPAttr{QPState: verbs.QPStateSQD}, verbs.QPAttrState)
 	must(err)
-	err = q.Modify(&qp.Attr{Timeout: 32}, qp.AttrTimeout) // SQD→SQD does, up to 31
+	err = q.Modify(&verbs.QPAttr{Timeout: 32}, verbs.QPAttrTimeout) // SQD→SQD does, up to 31
 	fmt.Println("timeout 32 in SQD:", errno(err))
-	err = q.Modify(&qp.Attr{RetryCnt: 8}, qp.AttrRetryCnt)
+	err = q.Modify(&verbs.QPAttr{RetryCnt: 8}, verbs.QPAttrRetryCnt)
 	fmt.Println("retry_cnt 8:", errno(err))
 
 	// PSNs have 24 bits: wider values are cut, not refused.
-	p, _ := newQP(verbs, qp.UD, qp.Cap{MaxSendWR: 4})
-	must(p.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrQKey))
-	must(p.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState))
-	must(p.Modify(&qp.Attr{QPState: qp.RTS, SQPSN: 0x1000001}, qp.AttrState|qp.AttrSQPSN))
+	p, _ := newQP(dev, verbs.QPTypeUD, verbs.QPCap{MaxSendWR: 4})
+	must(p.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1}, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrQKey))
+	must(p.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR}, verbs.QPAttrState))
+	must(p.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: 0x1000001}, verbs.QPAttrState|verbs.QPAttrSQPSN))
 	attr, _, _ := p.Query()
 	fmt.Printf("sq_psn %#x\n", attr.SQPSN)
 	// Output:
@@ -1062,24 +1065,24 @@ func Example_valueChecks() {
 }
 
 func Example_postStates() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, _ := newQP(verbs, qp.UD, qp.Cap{MaxSendWR: 8, MaxRecvWR: 8})
+	dev := openDevice(sim.DefaultProfile())
+	q, _ := newQP(dev, verbs.QPTypeUD, verbs.QPCap{MaxSendWR: 8, MaxRecvWR: 8})
 	pd := q.PD() // the AH must be in the QP's PD (PD-04)
 	ah, err := pd.CreateAH(sim.AHAttr{DLID: 1, PortNum: 1})
 	must(err)
-	send := []qp.SendWR{{WRID: 1, Opcode: wc.WRSend, AH: ah, RemoteQPN: 0x99, RemoteQKey: 0x11111111}}
-	recv := []qp.RecvWR{{WRID: 2}}
+	send := []verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, AH: ah, RemoteQPN: 0x99, RemoteQKey: 0x11111111}}
+	recv := []verbs.RecvWR{{WRID: 2}}
 
 	steps := []struct {
-		attr qp.Attr
-		mask qp.AttrMask
+		attr verbs.QPAttr
+		mask verbs.QPAttrMask
 	}{
-		{qp.Attr{QPState: qp.Reset}, qp.AttrState},
-		{qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState | qp.AttrPKeyIndex | qp.AttrPort | qp.AttrQKey},
-		{qp.Attr{QPState: qp.RTR}, qp.AttrState},
-		{qp.Attr{QPState: qp.RTS}, qp.AttrState | qp.AttrSQPSN},
-		{qp.Attr{QPState: qp.SQD}, qp.AttrState},
-		{qp.Attr{QPState: qp.Err}, qp.AttrState},
+		{verbs.QPAttr{QPState: verbs.QPStateReset}, verbs.QPAttrState},
+		{verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1}, verbs.QPAttrState | verbs.QPAttrPKeyIndex | verbs.QPAttrPort | verbs.QPAttrQKey},
+		{verbs.QPAttr{QPState: verbs.QPStateRTR}, verbs.QPAttrState},
+		{verbs.QPAttr{QPState: verbs.QPStateRTS}, verbs.QPAttrState | verbs.QPAttrSQPSN},
+		{verbs.QPAttr{QPState: verbs.QPStateSQD}, verbs.QPAttrState},
+		{verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState},
 	}
 	for _, s := range steps {
 		must(q.Modify(&s.attr, s.mask))
@@ -1097,23 +1100,23 @@ func Example_postStates() {
 }
 
 func Example_postList() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, cq := newQP(verbs, qp.UC, qp.Cap{MaxSendWR: 8, MaxSendSGE: 1})
-	must(q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags))
-	must(q.Modify(&qp.Attr{QPState: qp.RTR, AHAttr: qp.AHAttr{DLID: 1, PortNum: 1}, PathMTU: qp.MTU1024, DestQPNum: 0x99},
-		qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|qp.AttrRQPSN))
-	must(q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState|qp.AttrSQPSN))
+	dev := openDevice(sim.DefaultProfile())
+	q, cq := newQP(dev, verbs.QPTypeUC, verbs.QPCap{MaxSendWR: 8, MaxSendSGE: 1})
+	must(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1}, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags))
+	must(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR, AHAttr: verbs.AHAttr{DLID: 1, PortNum: 1}, PathMTU: verbs.MTU1024, DestQPNum: 0x99},
+		verbs.QPAttrState|verbs.QPAttrAV|verbs.QPAttrPathMTU|verbs.QPAttrDestQPN|verbs.QPAttrRQPSN))
+	must(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS}, verbs.QPAttrState|verbs.QPAttrSQPSN))
 
-	wrs := []qp.SendWR{
-		{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled},
-		{WRID: 2, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled, RemoteAddr: 0x1000, RKey: 0x55},
-		{WRID: 3, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, RemoteAddr: 0x1000, RKey: 0x55}, // not on UC (QP-33)
-		{WRID: 4, Opcode: wc.WRSend, Flags: qp.SendSignaled},
+	wrs := []verbs.SendWR{
+		{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled},
+		{WRID: 2, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled, RemoteAddr: 0x1000, RKey: 0x55},
+		{WRID: 3, Opcode: verbs.WRRDMARead, Flags: verbs.SendSignaled, RemoteAddr: 0x1000, RKey: 0x55}, // not on UC (QP-33)
+		{WRID: 4, Opcode: verbs.WRSend, Flags: verbs.SendSignaled},
 	}
 	n, err := q.PostSend(wrs) // QP-27: n is the index of the bad WR
 	fmt.Println("posted:", n, "bad wr_id:", wrs[n].WRID)
 	fmt.Println(err)
-	wcs := make([]wc.WC, 4)
+	wcs := make([]verbs.WC, 4)
 	k, _ := cq.Poll(wcs) // UC sends complete once sent (XFER-26)
 	for _, c := range wcs[:k] {
 		fmt.Println("wr_id", c.WRID, c.Status)
@@ -1126,29 +1129,29 @@ func Example_postList() {
 }
 
 func Example_inline() {
-	verbs := openDevice(sim.DefaultProfile())
-	pd, err := verbs.AllocPD()
+	dev := openDevice(sim.DefaultProfile())
+	pd, err := dev.AllocPD()
 	must(err)
-	cq, err := verbs.CreateCQ(8, nil, nil, 0)
+	cq, err := dev.CreateCQ(8, nil, nil, 0)
 	must(err)
-	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
-		Cap: qp.Cap{MaxSendWR: 4, MaxSendSGE: 1, MaxInlineData: 64}})
+	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: 4, MaxSendSGE: 1, MaxInlineData: 64}})
 	must(err)
 	must(connectRC(q, 0x99, 1))
 	buf := []byte("hello, inline world")
 	mr, err := pd.RegMR(buf, 0)
 	must(err)
 
-	sge := []qp.SGE{{Addr: mr.Addr(), Length: 5, LKey: 0}} // the lkey is not checked (QP-35)
-	_, err = q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendInline, SGList: sge}})
+	sge := []verbs.SGE{{Addr: mr.Addr(), Length: 5, LKey: 0}} // the lkey is not checked (QP-35)
+	_, err = q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendInline, SGList: sge}})
 	fmt.Println("inline send:", errno(err))
 	copy(buf, "HELLO") // fine: the payload was copied during PostSend
 
 	sge[0].Length = 65
-	_, err = q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendInline, SGList: sge}})
+	_, err = q.PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendInline, SGList: sge}})
 	fmt.Println("65 bytes inline:", errno(err))
-	sge[0] = qp.SGE{Addr: 0x7f000000, Length: 4}
-	_, err = q.PostSend([]qp.SendWR{{WRID: 3, Opcode: wc.WRSend, Flags: qp.SendInline, SGList: sge}})
+	sge[0] = verbs.SGE{Addr: 0x7f000000, Length: 4}
+	_, err = q.PostSend([]verbs.SendWR{{WRID: 3, Opcode: verbs.WRSend, Flags: verbs.SendInline, SGList: sge}})
 	fmt.Println("unregistered:", errno(err))
 	// Output:
 	// inline send: ok
@@ -1157,20 +1160,20 @@ func Example_inline() {
 }
 
 func Example_slotReclaim() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, cq := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 2, MaxRecvWR: 2})
+	dev := openDevice(sim.DefaultProfile())
+	q, cq := newQP(dev, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 2, MaxRecvWR: 2})
 	must(connectRC(q, 0x99, 1))
 	send := func(id uint64) string {
-		_, err := q.PostSend([]qp.SendWR{{WRID: id, Opcode: wc.WRSend}}) // unsignaled
+		_, err := q.PostSend([]verbs.SendWR{{WRID: id, Opcode: verbs.WRSend}}) // unsignaled
 		return errno(err)
 	}
 	fmt.Println("post 1, 2, 3:", send(1), send(2), send(3)) // QP-29
 
-	must(q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState))
+	must(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState))
 	fmt.Println("flushed, in the CQ:", cq.Len())
 	fmt.Println("post 4:", send(4)) // the slots are not free until polled
 
-	buf := make([]wc.WC, 1)
+	buf := make([]verbs.WC, 1)
 	n, _ := cq.Poll(buf) // polling wr_id 1 frees its slot
 	fmt.Println("polled", n, "wr_id", buf[0].WRID, "then post 5:", send(5), "post 6:", send(6))
 	// Output:
@@ -1181,16 +1184,16 @@ func Example_slotReclaim() {
 }
 
 func Example_slotReclaimOnRetire() {
-	verbs := openDevice(sim.RXEProfile())
-	q, cq := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 2, MaxRecvWR: 2})
+	dev := openDevice(sim.RXEProfile())
+	q, cq := newQP(dev, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 2, MaxRecvWR: 2})
 	must(connectRC(q, 0x99, 1))
 	send := func(id uint64) string {
-		_, err := q.PostSend([]qp.SendWR{{WRID: id, Opcode: wc.WRSend}}) // unsignaled
+		_, err := q.PostSend([]verbs.SendWR{{WRID: id, Opcode: verbs.WRSend}}) // unsignaled
 		return errno(err)
 	}
 	fmt.Println("post 1, 2, 3:", send(1), send(2), send(3)) // still waiting for an ACK
 
-	must(q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState))
+	must(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState))
 	fmt.Println("flushed, in the CQ:", cq.Len())
 	fmt.Println("post 4, 5, 6:", send(4), send(5), send(6)) // each flushed at once, each slot free again
 	fmt.Println("in the CQ:", cq.Len())
@@ -1202,26 +1205,26 @@ func Example_slotReclaimOnRetire() {
 }
 
 func Example_flush() {
-	verbs := openDevice(sim.DefaultProfile())
-	pd, err := verbs.AllocPD()
+	dev := openDevice(sim.DefaultProfile())
+	pd, err := dev.AllocPD()
 	must(err)
-	sendCQ, err := verbs.CreateCQ(8, nil, nil, 0)
+	sendCQ, err := dev.CreateCQ(8, nil, nil, 0)
 	must(err)
-	recvCQ, err := verbs.CreateCQ(8, nil, nil, 0)
+	recvCQ, err := dev.CreateCQ(8, nil, nil, 0)
 	must(err)
-	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: sendCQ, RecvCQ: recvCQ, Type: qp.RC,
-		Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4}})
+	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: sendCQ, RecvCQ: recvCQ, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4}})
 	must(err)
 	must(connectRC(q, 0x99, 1))
 
-	q.PostRecv([]qp.RecvWR{{WRID: 10}, {WRID: 11}})
-	q.PostSend([]qp.SendWR{
-		{WRID: 1, Opcode: wc.WRSend}, // unsignaled: flushed all the same (FLUSH-04)
-		{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled},
+	q.PostRecv([]verbs.RecvWR{{WRID: 10}, {WRID: 11}})
+	q.PostSend([]verbs.SendWR{
+		{WRID: 1, Opcode: verbs.WRSend}, // unsignaled: flushed all the same (FLUSH-04)
+		{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled},
 	})
-	must(q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState)) // FLUSH-01
+	must(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState)) // FLUSH-01
 
-	buf := make([]wc.WC, 8)
+	buf := make([]verbs.WC, 8)
 	n, _ := sendCQ.Poll(buf)
 	for _, w := range buf[:n] { // in posting order (FLUSH-02)
 		fmt.Printf("send CQ: wr_id %d %v qp_num %#x\n", w.WRID, w.Status.Name(), w.QPNum)
@@ -1231,11 +1234,11 @@ func Example_flush() {
 		fmt.Printf("recv CQ: wr_id %d %v qp_num %#x\n", w.WRID, w.Status.Name(), w.QPNum)
 	}
 	fmt.Println("opcode of a receive flush:", buf[0].Opcode.Name()) // meaningless (FLUSH-06)
-	_, err = verbs.TryGetAsyncEvent()
+	_, err = dev.TryGetAsyncEvent()
 	fmt.Println("async event:", errno(err)) // none (FLUSH-14)
 
-	q.PostSend([]qp.SendWR{{WRID: 3, Opcode: wc.WRSend}}) // accepted in ERR ...
-	q.PostRecv([]qp.RecvWR{{WRID: 12}})
+	q.PostSend([]verbs.SendWR{{WRID: 3, Opcode: verbs.WRSend}}) // accepted in ERR ...
+	q.PostRecv([]verbs.RecvWR{{WRID: 12}})
 	n, _ = sendCQ.Poll(buf)
 	m, _ := recvCQ.Poll(buf[n:])
 	fmt.Println("posted in ERR:", n+m, "flushed at once") // FLUSH-05
@@ -1250,18 +1253,18 @@ func Example_flush() {
 }
 
 func Example_resetAndReuse() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, cq := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4, MaxRecvWR: 4})
+	dev := openDevice(sim.DefaultProfile())
+	q, cq := newQP(dev, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4})
 	must(connectRC(q, 0x99, 1))
-	q.PostRecv([]qp.RecvWR{{WRID: 1}, {WRID: 2}})
+	q.PostRecv([]verbs.RecvWR{{WRID: 1}, {WRID: 2}})
 
-	must(q.Modify(&qp.Attr{QPState: qp.Reset}, qp.AttrState)) // FLUSH-08
+	must(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateReset}, verbs.QPAttrState)) // FLUSH-08
 	send, recv := q.Outstanding()
 	attr, _, _ := q.Query()
 	fmt.Println("after RESET:", send, recv, "outstanding,", cq.Len(), "completions, dest_qp_num", attr.DestQPNum)
 
 	must(connectRC(q, 0x42, 1)) // the same QP, connected anew
-	_, err := q.PostRecv([]qp.RecvWR{{WRID: 3}})
+	_, err := q.PostRecv([]verbs.RecvWR{{WRID: 3}})
 	attr, _, _ = q.Query()
 	fmt.Printf("reused: %v, dest_qp_num %#x, post_recv %s\n", attr.QPState, attr.DestQPNum, errno(err))
 	// Output:
@@ -1270,20 +1273,20 @@ func Example_resetAndReuse() {
 }
 
 func Example_sqd() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, _ := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4})
+	dev := openDevice(sim.DefaultProfile())
+	q, _ := newQP(dev, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 4})
 	must(connectRC(q, 0x99, 1))
 
-	drain := qp.Attr{QPState: qp.SQD, EnSQDAsyncNotify: true}
-	must(q.Modify(&drain, qp.AttrState|qp.AttrEnSQDAsyncNotify))
-	ev, err := verbs.TryGetAsyncEvent() // ASYNC-13: the drain is over
+	drain := verbs.QPAttr{QPState: verbs.QPStateSQD, EnSQDAsyncNotify: true}
+	must(q.Modify(&drain, verbs.QPAttrState|verbs.QPAttrEnSQDAsyncNotify))
+	ev, err := dev.TryGetAsyncEvent() // ASYNC-13: the drain is over
 	must(err)
 	fmt.Println(ev.Type().Name(), ev.QP() == q)
 	must(ev.Ack())
 
-	_, err = q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend}}) // accepted; waits for RTS
+	_, err = q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend}}) // accepted; waits for RTS
 	fmt.Println("post in SQD:", errno(err))
-	must(q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState))
+	must(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS}, verbs.QPAttrState))
 	fmt.Println("back to", q.State())
 	// Output:
 	// IBV_EVENT_SQ_DRAINED true
@@ -1292,35 +1295,35 @@ func Example_sqd() {
 }
 
 func Example_teardown() {
-	verbs := openDevice(sim.DefaultProfile())
-	ch, err := verbs.CreateCompChannel()
+	dev := openDevice(sim.DefaultProfile())
+	ch, err := dev.CreateCompChannel()
 	must(err)
-	pd, err := verbs.AllocPD()
+	pd, err := dev.AllocPD()
 	must(err)
-	cq, err := verbs.CreateCQ(16, nil, ch, 0)
+	cq, err := dev.CreateCQ(16, nil, ch, 0)
 	must(err)
 	mr, err := pd.RegMR(make([]byte, 4096), sim.AccessLocalWrite)
 	must(err)
-	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
-		Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxRecvSGE: 1}})
+	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxRecvSGE: 1}})
 	must(err)
 	must(connectRC(q, 0x99, 1))
-	q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{{Addr: mr.Addr(), Length: 4096, LKey: mr.LKey()}}}})
+	q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{{Addr: mr.Addr(), Length: 4096, LKey: mr.LKey()}}}})
 
 	// Too early: each fails with EBUSY and changes nothing (PD-05).
 	fmt.Println("PD:", errno(pd.Dealloc()), "CQ:", errno(cq.Destroy()), "channel:", errno(ch.Destroy()))
 
 	// The order that always works.
-	must(q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState)) // 1. flush what is outstanding
-	buf := make([]wc.WC, 16)
+	must(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState)) // 1. flush what is outstanding
+	buf := make([]verbs.WC, 16)
 	n, _ := cq.Poll(buf) // 2. collect the flushes
 	fmt.Println("flushed:", n, buf[0].WRID)
-	must(q.Destroy())   // 3. the QP
-	must(mr.Dereg())    // 4. MRs, AHs, SRQs
-	must(pd.Dealloc())  // 5. the PD
-	must(cq.Destroy())  // 6. CQs, after their QPs
-	must(ch.Destroy())  // 7. channels, after their CQs
-	must(verbs.Close()) // 8. the device context
+	must(q.Destroy())  // 3. the QP
+	must(mr.Dereg())   // 4. MRs, AHs, SRQs
+	must(pd.Dealloc()) // 5. the PD
+	must(cq.Destroy()) // 6. CQs, after their QPs
+	must(ch.Destroy()) // 7. channels, after their CQs
+	must(dev.Close())  // 8. the device context
 	fmt.Println("all gone")
 	// Output:
 	// PD: EBUSY CQ: EBUSY channel: EBUSY
@@ -1329,15 +1332,15 @@ func Example_teardown() {
 }
 
 func Example_destroyOutstanding() {
-	verbs := openDevice(sim.DefaultProfile())
-	q, cq := newQP(verbs, qp.RC, qp.Cap{MaxSendWR: 4, MaxRecvWR: 4})
+	dev := openDevice(sim.DefaultProfile())
+	q, cq := newQP(dev, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4})
 	must(connectRC(q, 0x99, 1))
-	q.PostRecv([]qp.RecvWR{{WRID: 1}, {WRID: 2}})
-	q.PostSend([]qp.SendWR{{WRID: 3, Opcode: wc.WRSend, Flags: qp.SendSignaled}})
+	q.PostRecv([]verbs.RecvWR{{WRID: 1}, {WRID: 2}})
+	q.PostSend([]verbs.SendWR{{WRID: 3, Opcode: verbs.WRSend, Flags: verbs.SendSignaled}})
 
 	must(q.Destroy()) // QP-37: the three WRs vanish
 	fmt.Println("completions:", cq.Len())
-	_, err := q.PostRecv([]qp.RecvWR{{WRID: 4}})
+	_, err := q.PostRecv([]verbs.RecvWR{{WRID: 4}})
 	fmt.Println("post after destroy:", errno(err))
 	// Output:
 	// completions: 0
@@ -1347,27 +1350,27 @@ func Example_destroyOutstanding() {
 // ---- srq.md ----
 
 func Example_createSRQ() {
-	verbs := openDevice(sim.DefaultProfile())
-	pd, err := verbs.AllocPD()
+	dev := openDevice(sim.DefaultProfile())
+	pd, err := dev.AllocPD()
 	must(err)
-	cq, err := verbs.CreateCQ(64, nil, nil, 0)
+	cq, err := dev.CreateCQ(64, nil, nil, 0)
 	must(err)
 
-	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 16, MaxSGE: 0, SRQLimit: 4}})
+	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 16, MaxSGE: 0, SRQLimit: 4}})
 	must(err)
 	attr, _ := srq.Query()
 	fmt.Printf("%+v\n", attr) // SRQ-01: at least one SGE; the limit is ignored
 
-	maxWR := verbs.Device().Attr().MaxSRQWR
-	_, err = pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: uint32(maxWR) + 1}})
+	maxWR := dev.Device().Attr().MaxSRQWR
+	_, err = pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: uint32(maxWR) + 1}})
 	fmt.Println("above max_srq_wr:", errno(err))
 
-	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: srq, Type: qp.RC,
-		Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 100}}) // MaxRecvWR is ignored (QP-04)
+	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: srq, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 100}}) // MaxRecvWR is ignored (QP-04)
 	must(err)
 	fmt.Printf("qp caps %+v\n", q.Cap())
 	must(connectRC(q, 0x99, 1))
-	_, err = q.PostRecv([]qp.RecvWR{{WRID: 1}}) // receives go to the SRQ (SRQ-03)
+	_, err = q.PostRecv([]verbs.RecvWR{{WRID: 1}}) // receives go to the SRQ (SRQ-03)
 	fmt.Println("post_recv on the QP:", errno(err))
 	fmt.Println("destroy the SRQ:", errno(srq.Destroy())) // SRQ-10
 	// Output:
@@ -1379,23 +1382,23 @@ func Example_createSRQ() {
 }
 
 func Example_postSRQ() {
-	verbs := openDevice(sim.DefaultProfile())
-	pd, err := verbs.AllocPD()
+	dev := openDevice(sim.DefaultProfile())
+	pd, err := dev.AllocPD()
 	must(err)
-	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}})
 	must(err)
 
-	wrs := []qp.RecvWR{{WRID: 1}, {WRID: 2, SGList: make([]qp.SGE, 2)}, {WRID: 3}}
+	wrs := []verbs.RecvWR{{WRID: 1}, {WRID: 2, SGList: make([]verbs.SGE, 2)}, {WRID: 3}}
 	n, err := srq.PostRecv(wrs) // SRQ-02: stops at the bad one
 	fmt.Println("posted", n, errno(err))
-	n, err = srq.PostRecv([]qp.RecvWR{{WRID: 2}, {WRID: 3}, {WRID: 4}, {WRID: 5}})
+	n, err = srq.PostRecv([]verbs.RecvWR{{WRID: 2}, {WRID: 3}, {WRID: 4}, {WRID: 5}})
 	fmt.Println("posted", n, errno(err), "queued", srq.Len())
 
-	err = srq.Modify(&qp.SRQAttr{SRQLimit: 5}, qp.SRQLimit) // above the capacity (SRQ-06)
+	err = srq.Modify(&verbs.SRQAttr{SRQLimit: 5}, verbs.SRQLimit) // above the capacity (SRQ-06)
 	fmt.Println("limit 5:", errno(err))
-	err = srq.Modify(&qp.SRQAttr{MaxWR: 3}, qp.SRQMaxWR) // below what is queued (SRQ-07)
+	err = srq.Modify(&verbs.SRQAttr{MaxWR: 3}, verbs.SRQMaxWR) // below what is queued (SRQ-07)
 	fmt.Println("shrink to 3:", errno(err))
-	err = srq.Modify(&qp.SRQAttr{MaxWR: 8, SRQLimit: 2}, qp.SRQMaxWR|qp.SRQLimit)
+	err = srq.Modify(&verbs.SRQAttr{MaxWR: 8, SRQLimit: 2}, verbs.SRQMaxWR|verbs.SRQLimit)
 	attr, _ := srq.Query()
 	fmt.Printf("grow and arm: %s %+v\n", errno(err), attr)
 	// Output:
@@ -1407,25 +1410,25 @@ func Example_postSRQ() {
 }
 
 func Example_lastWQE() {
-	verbs := openDevice(sim.DefaultProfile())
-	pd, err := verbs.AllocPD()
+	dev := openDevice(sim.DefaultProfile())
+	pd, err := dev.AllocPD()
 	must(err)
-	cq, err := verbs.CreateCQ(64, nil, nil, 0)
+	cq, err := dev.CreateCQ(64, nil, nil, 0)
 	must(err)
-	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 1}})
+	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 1}})
 	must(err)
-	a, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: srq, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 4}})
+	a, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: srq, Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 4}})
 	must(err)
-	b, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: srq, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 4}})
+	b, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, SRQ: srq, Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 4}})
 	must(err)
 	must(connectRC(a, b.Num(), 1))
 	must(connectRC(b, a.Num(), 1))
-	srq.PostRecv([]qp.RecvWR{{WRID: 1}, {WRID: 2}, {WRID: 3}})
+	srq.PostRecv([]verbs.RecvWR{{WRID: 1}, {WRID: 2}, {WRID: 3}})
 
-	must(a.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState))
+	must(a.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState))
 	fmt.Println("completions:", cq.Len(), "still in the SRQ:", srq.Len()) // FLUSH-07
 
-	ev, err := verbs.TryGetAsyncEvent()
+	ev, err := dev.TryGetAsyncEvent()
 	must(err)
 	fmt.Println(ev.Type().Name(), ev.QP() == a) // ASYNC-14
 	must(ev.Ack())
@@ -1445,7 +1448,7 @@ func Example_srqLimitAtCreate() {
 	for _, p := range sim.Profiles() {
 		pd, err := openDevice(p).AllocPD()
 		must(err)
-		srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 1, SRQLimit: 2}})
+		srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 1, SRQLimit: 2}})
 		must(err)
 		attr, _ := srq.Query()
 		fmt.Printf("%-7s srq_limit after create: %d\n", p.Name, attr.SRQLimit) // SRQ-01
@@ -1469,25 +1472,25 @@ func Example_sendAndWrite() {
 		pd, _ := vctx.AllocPD()
 		e.cq, _ = vctx.CreateCQ(16, nil, nil, 0)
 		e.buf = make([]byte, 4096)
-		e.mr, _ = pd.RegMR(e.buf, qp.AccessLocalWrite|qp.AccessRemoteWrite)
-		e.q, _ = pd.CreateQP(sim.QPInitAttr{SendCQ: e.cq, RecvCQ: e.cq, Type: qp.RC,
-			Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+		e.mr, _ = pd.RegMR(e.buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
+		e.q, _ = pd.CreateQP(sim.QPInitAttr{SendCQ: e.cq, RecvCQ: e.cq, Type: verbs.QPTypeRC,
+			Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	}
 	// Exchange QP numbers and addresses, walk both QPs to RTS.
 	fmt.Println("connect:", sim.Connect(a.q, b.q, sim.ConnectOptions{}))
 
-	sge := func(e end, off, n int) []qp.SGE {
-		return []qp.SGE{{Addr: e.mr.Addr() + uint64(off), Length: uint32(n), LKey: e.mr.LKey()}}
+	sge := func(e end, off, n int) []verbs.SGE {
+		return []verbs.SGE{{Addr: e.mr.Addr() + uint64(off), Length: uint32(n), LKey: e.mr.LKey()}}
 	}
-	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: sge(b, 0, 64)}}) // ibv_post_recv
+	b.q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: sge(b, 0, 64)}}) // ibv_post_recv
 	copy(a.buf, "hello, verbs")
-	a.q.PostSend([]qp.SendWR{ // ibv_post_send: a SEND, then an RDMA WRITE to b's offset 100
-		{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: sge(a, 0, 12)},
-		{WRID: 3, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled, SGList: sge(a, 0, 12),
+	a.q.PostSend([]verbs.SendWR{ // ibv_post_send: a SEND, then an RDMA WRITE to b's offset 100
+		{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: sge(a, 0, 12)},
+		{WRID: 3, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled, SGList: sge(a, 0, 12),
 			RemoteAddr: b.mr.Addr() + 100, RKey: b.mr.RKey()},
 	})
 
-	wcs := make([]wc.WC, 4) // the default Auto mode has run both transfers
+	wcs := make([]verbs.WC, 4) // the default Auto mode has run both transfers
 	for _, e := range []end{a, b} {
 		n, _ := e.cq.Poll(wcs) // ibv_poll_cq
 		for _, w := range wcs[:n] {
@@ -1514,26 +1517,26 @@ func Example_forceStatus() {
 		vctx, _ := fabric.Devices()[i].Open()
 		pd, _ := vctx.AllocPD()
 		cqs[i], _ = vctx.CreateCQ(16, nil, nil, 0)
-		mrs[i], _ = pd.RegMR(make([]byte, 256), qp.AccessLocalWrite)
-		qps[i], _ = pd.CreateQP(sim.QPInitAttr{SendCQ: cqs[i], RecvCQ: cqs[i], Type: qp.RC,
-			Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+		mrs[i], _ = pd.RegMR(make([]byte, 256), verbs.AccessLocalWrite)
+		qps[i], _ = pd.CreateQP(sim.QPInitAttr{SendCQ: cqs[i], RecvCQ: cqs[i], Type: verbs.QPTypeRC,
+			Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	}
 	must(sim.Connect(qps[0], qps[1], sim.ConnectOptions{}))
 	a, b := qps[0], qps[1]
 	for id := uint64(11); id <= 13; id++ {
-		b.PostRecv([]qp.RecvWR{{WRID: id, SGList: []qp.SGE{{Addr: mrs[1].Addr() + 64*(id-11), Length: 64, LKey: mrs[1].LKey()}}}})
+		b.PostRecv([]verbs.RecvWR{{WRID: id, SGList: []verbs.SGE{{Addr: mrs[1].Addr() + 64*(id-11), Length: 64, LKey: mrs[1].LKey()}}}})
 	}
-	sge := []qp.SGE{{Addr: mrs[0].Addr(), Length: 8, LKey: mrs[0].LKey()}}
+	sge := []verbs.SGE{{Addr: mrs[0].Addr(), Length: 8, LKey: mrs[0].LKey()}}
 
 	// No RC traffic ends in BAD_RESP_ERR by itself: make the adapter fail
 	// the second of three SENDs with it.
-	must(fabric.ForceStatus(a, 2, false, wc.BadRespErr))
-	a.PostSend([]qp.SendWR{
-		{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: sge},
-		{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: sge},
-		{WRID: 3, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: sge},
+	must(fabric.ForceStatus(a, 2, false, verbs.WCBadRespErr))
+	a.PostSend([]verbs.SendWR{
+		{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: sge},
+		{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: sge},
+		{WRID: 3, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: sge},
 	})
-	wcs := make([]wc.WC, 4)
+	wcs := make([]verbs.WC, 4)
 	n, _ := cqs[0].Poll(wcs)
 	for _, w := range wcs[:n] {
 		fmt.Println(w.WRID, w.Status.Name()) // of an error completion, read nothing else
@@ -1562,13 +1565,13 @@ func TestPingAcrossALossyLink(t *testing.T) {
 		}
 		cq.AckEvents(1)
 		cq.ReqNotify(false)
-		var w [1]wc.WC
+		var w [1]verbs.WC
 		if n, _ := cq.Poll(w[:]); n == 1 {
 			got <- string(b.Received(w[0]))
 		}
 	}()
 	a.Send(1, []byte("ping"))
-	if w := a.Await(1)[0]; w.Status != wc.Success { // Await runs the ACK timeout: the retry happens inside it
+	if w := a.Await(1)[0]; w.Status != verbs.WCSuccess { // Await runs the ACK timeout: the retry happens inside it
 		t.Fatalf("send: %v", w.Status)
 	}
 	if msg := <-got; msg != "ping" {
@@ -1594,7 +1597,7 @@ func Example_xrcSRQ() {
 		return
 	}
 	srq, err := ctx.CreateSRQEx(sim.SRQInitAttrEx{
-		Attr:     qp.SRQAttr{MaxWR: 16, MaxSGE: 1},
+		Attr:     verbs.SRQAttr{MaxWR: 16, MaxSGE: 1},
 		CompMask: sim.SRQInitType | sim.SRQInitPD | sim.SRQInitXRCD | sim.SRQInitCQ,
 		Type:     sim.SRQTXRC,
 		PD:       pd, XRCD: xrcd, CQ: cq,
@@ -1637,9 +1640,9 @@ func Example_xrcSend() {
 	apd, _ := actx.AllocPD()
 	acq, _ := actx.CreateCQ(16, nil, nil, 0)
 	abuf := make([]byte, 64)
-	amr, _ := apd.RegMR(abuf, sim.Access(qp.AccessLocalWrite))
-	ini, err := apd.CreateQP(sim.QPInitAttr{SendCQ: acq, Type: qp.XRCSend,
-		Cap: qp.Cap{MaxSendWR: 4, MaxSendSGE: 1}})
+	amr, _ := apd.RegMR(abuf, sim.Access(verbs.AccessLocalWrite))
+	ini, err := apd.CreateQP(sim.QPInitAttr{SendCQ: acq, Type: verbs.QPTypeXRCSend,
+		Cap: verbs.QPCap{MaxSendWR: 4, MaxSendSGE: 1}})
 	if err != nil {
 		fmt.Println("create XRC_SEND:", err)
 		return
@@ -1648,22 +1651,22 @@ func Example_xrcSend() {
 	// The receiver: a domain, two XRC SRQs with a CQ each, a target QP.
 	bpd, _ := bctx.AllocPD()
 	bbuf := make([]byte, 128)
-	bmr, _ := bpd.RegMR(bbuf, sim.Access(qp.AccessLocalWrite))
+	bmr, _ := bpd.RegMR(bbuf, sim.Access(verbs.AccessLocalWrite))
 	xrcd, _ := bctx.OpenXRCD(sim.XRCDInitAttr{CompMask: sim.XRCDInitFD | sim.XRCDInitOFlags, FD: -1})
 	var cqs [2]*sim.CQ
 	var nums [2]uint32
 	for i := range cqs {
 		cqs[i], _ = bctx.CreateCQ(16, nil, nil, 0)
 		srq, _ := bctx.CreateSRQEx(sim.SRQInitAttrEx{
-			Attr:     qp.SRQAttr{MaxWR: 4, MaxSGE: 1},
+			Attr:     verbs.SRQAttr{MaxWR: 4, MaxSGE: 1},
 			CompMask: sim.SRQInitType | sim.SRQInitPD | sim.SRQInitXRCD | sim.SRQInitCQ,
 			Type:     sim.SRQTXRC, PD: bpd, XRCD: xrcd, CQ: cqs[i],
 		})
 		nums[i], _ = srq.GetSRQNum()
-		srq.PostRecv([]qp.RecvWR{{WRID: uint64(100 + i),
-			SGList: []qp.SGE{{Addr: bmr.Addr() + uint64(64*i), Length: 64, LKey: bmr.LKey()}}}})
+		srq.PostRecv([]verbs.RecvWR{{WRID: uint64(100 + i),
+			SGList: []verbs.SGE{{Addr: bmr.Addr() + uint64(64*i), Length: 64, LKey: bmr.LKey()}}}})
 	}
-	tgt, err := xrcd.CreateQP(sim.QPInitAttr{Type: qp.XRCRecv, CompMask: sim.QPInitXRCD})
+	tgt, err := xrcd.CreateQP(sim.QPInitAttr{Type: verbs.QPTypeXRCRecv, CompMask: sim.QPInitXRCD})
 	if err != nil {
 		fmt.Println("create XRC_RECV:", err)
 		return
@@ -1676,13 +1679,13 @@ func Example_xrcSend() {
 	// Each send names the SRQ it is for (qp_type.xrc.remote_srqn).
 	for i, text := range []string{"for SRQ 0", "for SRQ 1"} {
 		copy(abuf[32*i:], text)
-		ini.PostSend([]qp.SendWR{{WRID: uint64(i + 1), Opcode: wc.WRSend, Flags: qp.SendSignaled,
+		ini.PostSend([]verbs.SendWR{{WRID: uint64(i + 1), Opcode: verbs.WRSend, Flags: verbs.SendSignaled,
 			RemoteSRQN: nums[i],
-			SGList:     []qp.SGE{{Addr: amr.Addr() + uint64(32*i), Length: uint32(len(text)), LKey: amr.LKey()}}}})
+			SGList:     []verbs.SGE{{Addr: amr.Addr() + uint64(32*i), Length: uint32(len(text)), LKey: amr.LKey()}}}})
 	}
 	f.RunUntilIdle(1 << 40)
 
-	var w [1]wc.WC
+	var w [1]verbs.WC
 	for i, c := range cqs {
 		if n, _ := c.Poll(w[:]); n == 1 {
 			fmt.Printf("SRQ %d: wr_id %d %v %q, qp_num is the target's: %v\n",

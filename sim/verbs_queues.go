@@ -106,6 +106,26 @@ func (v vQP) init() (verbs.QPInitAttr, error) {
 		SRQ: wrapSRQ(ia.SRQ), SendCQ: wrapCQ(ia.SendCQ), RecvCQ: wrapCQ(ia.RecvCQ)}, nil
 }
 
+// InjectFatal makes the QP hit a catastrophic error (Fabric.InjectFatal):
+// the conformance suite's FatalInjector.
+func (v vQP) InjectFatal() error {
+	f := v.QP.Context().Device().Fabric()
+	if f == nil {
+		return verr.New("inject_fatal", syscall.EINVAL, "the QP belongs to no fabric")
+	}
+	return f.InjectFatal(v.QP)
+}
+
+// ForceStatus makes the next completion of a request of the QP fail with st
+// (Fabric.ForceStatus): the conformance suite's StatusForcer.
+func (v vQP) ForceStatus(wrID uint64, recv bool, st verbs.WCStatus) error {
+	f := v.QP.Context().Device().Fabric()
+	if f == nil {
+		return verr.New("force_status", syscall.EINVAL, "the QP belongs to no fabric")
+	}
+	return f.ForceStatus(v.QP, wrID, recv, st)
+}
+
 // BindMW is ibv_bind_mw; an MW of another implementation is EINVAL.
 func (v vQP) BindMW(mw verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error {
 	m, ok := mw.(*MW)

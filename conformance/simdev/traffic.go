@@ -3,6 +3,7 @@ package simdev
 import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TrafficMTU is the active MTU of the ports of a TrafficFabric: small, so
@@ -47,13 +48,13 @@ func TrafficFabric(p sim.Profile) conformance.NewTrafficFabric {
 			if err != nil {
 				return nil, err
 			}
-			av := conformance.AHAttr{PortNum: 1, DLID: pa.LID}
+			av := verbs.AHAttr{PortNum: 1, DLID: pa.LID}
 			if pa.LinkLayer == sim.LinkLayerEthernet {
 				gid, err := c.QueryGID(1, 0)
 				if err != nil {
 					return nil, err
 				}
-				av = conformance.AHAttr{PortNum: 1, IsGlobal: true, DGID: gid, HopLimit: 64}
+				av = verbs.AHAttr{PortNum: 1, IsGlobal: true, GRH: verbs.GlobalRoute{DGID: gid, HopLimit: 64}}
 			}
 			if err := c.Close(); err != nil {
 				return nil, err
@@ -68,12 +69,12 @@ func TrafficFabric(p sim.Profile) conformance.NewTrafficFabric {
 type trafficFabric struct {
 	f    *sim.Fabric
 	devs []conformance.Device
-	avs  []conformance.AHAttr
+	avs  []verbs.AHAttr
 }
 
 func (t *trafficFabric) Devices() []conformance.Device { return t.devs }
 
-func (t *trafficFabric) Address(dev int) conformance.AHAttr { return t.avs[dev] }
+func (t *trafficFabric) Address(dev int) verbs.AHAttr { return t.avs[dev] }
 
 func (t *trafficFabric) Tick(n uint64)                  { t.f.Tick(n) }
 func (t *trafficFabric) RunUntilIdle(limit uint64) bool { return t.f.RunUntilIdle(limit) }
