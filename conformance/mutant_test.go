@@ -84,9 +84,8 @@ type hooks struct {
 	outstanding func(q conformance.QP) (send, recv int)
 
 	// The transport capabilities (verbs_xfer.go, forwarded in
-	// mutants_xfer_test.go): the readings the device states, its clock and
-	// its port queries.
-	transport func(conformance.TransportProfile) conformance.TransportProfile
+	// mutants_xfer_test.go): its clock and its port queries. The transport
+	// readings the device states are part of its Profile (hook profile).
 	tick      func(c conformance.Clock, n uint64)
 	runIdle   func(c conformance.Clock, limit uint64) bool
 	queryPort func(c conformance.Context, port uint8) (conformance.PortInfo, error)

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -83,12 +84,12 @@ func qpxMutants() []mutant {
 	return []mutant{
 		{name: "ibv_create_qp_ex drops the send_ops_flags it does not support", rules: []string{"QPX-01"}, h: hooks{
 			createQPEx: func(pd conformance.PD, attr conformance.QPInitAttr, mask uint32, ops verbs.QPSendOps) (conformance.QP, error) {
-				return pd.(conformance.QPExCreator).CreateQPEx(attr, mask&^conformance.QPInitAttrXRCD, ops&qp.SupportedSendOps(attr.Type, qp.RXEPolicy()))
+				return pd.(conformance.QPExCreator).CreateQPEx(attr, mask&^conformance.QPInitAttrXRCD, ops&qp.SupportedSendOps(attr.Type, sim.RXEProfile().Readings))
 			}}},
 		{name: "ibv_create_qp_ex gives the builder every operation of the type", rules: []string{"QPX-02"}, h: hooks{
 			createQPEx: func(pd conformance.PD, attr conformance.QPInitAttr, mask uint32, ops verbs.QPSendOps) (conformance.QP, error) {
 				if ops != 0 {
-					ops = qp.SupportedSendOps(attr.Type, qp.RXEPolicy())
+					ops = qp.SupportedSendOps(attr.Type, sim.RXEProfile().Readings)
 				}
 				return pd.(conformance.QPExCreator).CreateQPEx(attr, mask, ops)
 			}}},

@@ -9,7 +9,6 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
@@ -35,29 +34,6 @@ func Factory(p sim.Profile) func() (conformance.Device, error) {
 // Wrap adapts d.
 func Wrap(d *sim.Device) conformance.Device { return device{d} }
 
-// Profile translates a sim.Profile into the suite's terms.
-func Profile(p sim.Profile) conformance.Profile {
-	return conformance.Profile{
-		OverrunDrops:         p.CQOverrun == cq.OverrunDrop,
-		DestroyBusyOnUnacked: p.CQDestroy == cq.DestroyBusy,
-		SolicitedBitOnly:     p.Solicited == notify.SolicitedBitOnly,
-		ExactCQE:             p.CQRounding == cq.RoundExact,
-		ResetToErr:           p.QP.ResetToErr,
-		CurStateTrusted:      p.QP.CurState == qp.CurStateTrusted,
-		SRQLimitAtCreate:     p.SRQLimitAtCreate,
-		AlwaysSQDrained:      p.Transport.AlwaysSQDrained,
-		FreeSlotOnRetire:     p.QP.FreeSlotOnRetire,
-		ReregKeepsKeys:       p.MR.ReregKeepKeys,
-		ReregNoTranslation:   p.MR.ReregNoTranslation,
-		ReregFailKeepsMR:     p.MR.ReregFailKeepsMR,
-		DeregBoundEINVAL:     p.DeregBoundEINVAL,
-		MWType1NoZeroBased:   p.MWType1NoZeroBased,
-		NoCQTimestamps:       p.CQNoTimestamps,
-		NoXRC:                p.NoXRC,
-		SendOpsRXE:           p.QP.SendOpsRXE,
-	}
-}
-
 type device struct{ d *sim.Device }
 
 func (d device) Open() (conformance.Context, error) {
@@ -68,7 +44,9 @@ func (d device) Open() (conformance.Context, error) {
 	return contextAdapter{c}, nil
 }
 
-func (d device) Profile() conformance.Profile { return Profile(d.d.Fabric().Profile()) }
+// Profile returns the readings of the fabric's profile: sim.Profile holds a
+// verbs.Readings, the type the suite reads.
+func (d device) Profile() conformance.Profile { return d.d.Fabric().Profile().Readings }
 
 // WithLimits implements conformance.LimitedDevice: a device on a new fabric
 // with the same profile and name, whose attributes are l (zero fields keep

@@ -5,36 +5,12 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
 // The transport capabilities of the adapter (conformance/verbs_xfer.go): a
 // peer device, the fabric's virtual clock, its faults and link control, the
-// transport readings of the profile, and port queries.
-
-// TransportProfile translates the transport readings of a sim profile into
-// the suite's terms.
-func TransportProfile(t qp.TransportPolicy) conformance.TransportProfile {
-	return conformance.TransportProfile{
-		RecvTooSmallRemInvReq: t.RecvTooSmallRemInvReq,
-		RecvProtQPOp:          t.RecvProtQPOp,
-		InfiniteRetry7:        t.InfiniteRetry7,
-		NoQPEvents:            t.NoQPEvents,
-		AlwaysSQDrained:       t.AlwaysSQDrained,
-		SendWCImm:             t.SendWCImm,
-		NoSQE:                 t.NoSQE,
-		OverrunSendIgnored:    t.OverrunSendIgnored,
-		WriteImmRKeyRemAccess: t.WriteImmRKeyRemAccess,
-		LateLocalCheck:        t.LateLocalCheck,
-		SRQRecvQPPD:           t.SRQRecvQPPD,
-	}
-}
-
-// TransportReadings implements conformance.TransportReader.
-func (d device) TransportReadings() conformance.TransportProfile {
-	return TransportProfile(d.d.Fabric().Profile().Transport)
-}
+// and port queries.
 
 // Peer implements conformance.PeerDevice: the next device of the fabric
 // after this one (wrapping around), or ErrUnsupported when the fabric has
@@ -85,12 +61,11 @@ func (c contextAdapter) QueryPort(port uint8) (conformance.PortInfo, error) {
 }
 
 var (
-	_ conformance.PeerDevice      = device{}
-	_ conformance.Clock           = device{}
-	_ conformance.Faults          = device{}
-	_ conformance.LinkControl     = device{}
-	_ conformance.TransportReader = device{}
-	_ conformance.PortQuerier     = contextAdapter{}
+	_ conformance.PeerDevice  = device{}
+	_ conformance.Clock       = device{}
+	_ conformance.Faults      = device{}
+	_ conformance.LinkControl = device{}
+	_ conformance.PortQuerier = contextAdapter{}
 )
 
 // InjectFatal implements conformance.FatalInjector.
