@@ -19,11 +19,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/cgo"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/verbsim/verbsim/sim"
@@ -40,6 +42,7 @@ var (
 	fabErr   error
 	fabTrace *trace.Log
 	fabCfg   envConfig
+	fabWire  *wire // the cross-process fabric (wire.go), nil with VERBSIM_FABRIC=none
 
 	openMu   sync.Mutex
 	openCtxs = map[*ctxRec]bool{}
@@ -54,6 +57,8 @@ type envConfig struct {
 	trace          string
 	faults         sim.Faults
 	seed           uint64
+	fabric         string // VERBSIM_FABRIC; "" for none
+	dieAfter       int64  // VERBSIM_DIE_AFTER
 }
 
 func envInt(name string, def, lo, hi int) (int, error) {
@@ -130,7 +135,32 @@ func readEnv() (envConfig, error) {
 		}
 	}
 	c.trace = os.Getenv("VERBSIM_TRACE")
+	switch f := os.Getenv("VERBSIM_FABRIC"); f {
+	case "":
+		c.fabric = fmt.Sprintf("uid%d", os.Getuid())
+	case "none":
+	default:
+		if err := checkFabricName(f); err != nil {
+			return c, err
+		}
+		c.fabric = f
+	}
+	if s := os.Getenv("VERBSIM_DIE_AFTER"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("VERBSIM_DIE_AFTER=%q: want a positive number of frames", s)
+		}
+		c.dieAfter = n
+	}
 	return c, nil
+}
+
+// wireRemote is the engine's Remote: packets for ports of other processes
+// leave through the wire.
+type wireRemote struct{ w *wire }
+
+func (r wireRemote) Send(p sim.RemotePacket) error {
+	return r.w.send(p.Device, p.Port, p.DLID, p.DGID, p.Global, p.Frame)
 }
 
 func initFabric() {
@@ -143,12 +173,34 @@ func initFabric() {
 		return
 	}
 	cfg := sim.Config{Profile: fabCfg.profile, Mode: fabCfg.mode, Faults: fabCfg.faults, Seed: fabCfg.seed}
+	var names []string
 	for i := 0; i < fabCfg.devices; i++ {
-		d := sim.DeviceConfig{Name: fmt.Sprintf("sim%d", i)}
-		for p := 0; p < fabCfg.ports; p++ {
+		names = append(names, fmt.Sprintf("sim%d", i))
+	}
+	if fabCfg.fabric != "" {
+		if fabWire, fabErr = newWire(fabCfg.fabric, names, fabCfg.ports); fabErr != nil {
+			fmt.Fprintf(os.Stderr, "verbsim: %v\n", fabErr)
+			return
+		}
+		fabWire.dieAfter = fabCfg.dieAfter
+		cfg.Remote = wireRemote{fabWire}
+	}
+	for _, name := range names {
+		d := sim.DeviceConfig{Name: name}
+		if fabWire != nil {
+			// The station numbers give the addresses (wire.go): node GUID
+			// from the first port's, port GUIDs (and so GIDs) and LIDs
+			// from each port's.
+			d.Attr = sim.DefaultDeviceAttr()
+			d.Attr.PhysPortCnt = 0
+			d.Attr.NodeGUID = stationGUID | uint64(fabWire.lid(name, 1))
+		}
+		for p := 1; p <= fabCfg.ports; p++ {
 			pa := sim.PortAttr{}
 			if fabCfg.ethernet {
 				pa.LinkLayer = sim.LinkLayerEthernet
+			} else if fabWire != nil {
+				pa.LID = fabWire.lid(name, p)
 			}
 			d.Ports = append(d.Ports, sim.PortConfig{Attr: pa})
 		}
@@ -162,6 +214,20 @@ func initFabric() {
 	debugf("%s", describe())
 	if fabErr != nil {
 		fmt.Fprintf(os.Stderr, "verbsim: %v\n", fabErr)
+		if fabWire != nil {
+			fabWire.close()
+			fabWire = nil
+		}
+		return
+	}
+	if fabWire != nil {
+		f := fab
+		fabWire.deliver = func(frame []byte) {
+			if err := f.Receive(frame); err != nil {
+				debugf("fabric %q: frame refused: %v", fabCfg.fabric, err)
+			}
+		}
+		fabWire.start()
 	}
 }
 
@@ -468,6 +534,9 @@ func vs_close(h C.uintptr_t) C.int {
 
 //export vs_shutdown
 func vs_shutdown() {
+	if fabWire != nil {
+		fabWire.flush(time.Second)
+	}
 	writeTrace()
 }
 
@@ -1041,6 +1110,12 @@ func vs_poll_cq(h C.uintptr_t, n C.int, out *C.struct_capi_wc) C.int {
 	got, err := r.cq.Poll(r.wcs[:want])
 	if err != nil && got == 0 {
 		return -errno(err)
+	}
+	if got == 0 && fabWire != nil {
+		// A program busy-polling an empty CQ would take the fabric's lock
+		// back at once, again and again, and keep the goroutine that
+		// delivers packets from other processes waiting for it: let it run.
+		runtime.Gosched()
 	}
 	dst := unsafe.Slice(out, got)
 	for i := 0; i < got; i++ {
@@ -1663,6 +1738,17 @@ func vs_post_srq_recv(h C.uintptr_t, in *C.struct_capi_rwr, n C.int, posted *C.i
 func describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "devices=%d ports=%d profile=%s mode=%v", fabCfg.devices, fabCfg.ports, fabCfg.profile.Name, fabCfg.mode)
+	if fabWire == nil {
+		b.WriteString(" fabric=none (this process only)")
+		return b.String()
+	}
+	fmt.Fprintf(&b, " fabric=%s stations:", fabCfg.fabric)
+	for i := 0; i < fabCfg.devices; i++ {
+		name := fmt.Sprintf("sim%d", i)
+		for p := 1; p <= fabCfg.ports; p++ {
+			fmt.Fprintf(&b, " %s/%d=%d", name, p, fabWire.lid(name, p))
+		}
+	}
 	return b.String()
 }
 

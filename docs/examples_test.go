@@ -1627,3 +1627,77 @@ func Example_xrcSRQ() {
 	// close_xrcd after the SRQ: <nil>
 	// rxe open_xrcd: true
 }
+
+// Example_xrcSend connects an XRC_SEND QP on device a to an XRC_RECV QP on
+// device b and sends one message to each of b's two XRC SRQs: each lands
+// on its own SRQ and completes on that SRQ's CQ (docs/xrc.md, XRC-06..10).
+func Example_xrcSend() {
+	f, _ := sim.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}})
+	actx, _ := f.Devices()[0].Open()
+	bctx, _ := f.Devices()[1].Open()
+
+	// The sender: a PD, a CQ and an XRC_SEND QP, which has no receive side.
+	apd, _ := actx.AllocPD()
+	acq, _ := actx.CreateCQ(16, nil, nil, 0)
+	abuf := make([]byte, 64)
+	amr, _ := apd.RegMR(abuf, sim.Access(qp.AccessLocalWrite))
+	ini, err := apd.CreateQP(sim.QPInitAttr{SendCQ: acq, Type: qp.XRCSend,
+		Cap: qp.Cap{MaxSendWR: 4, MaxSendSGE: 1}})
+	if err != nil {
+		fmt.Println("create XRC_SEND:", err)
+		return
+	}
+
+	// The receiver: a domain, two XRC SRQs with a CQ each, a target QP.
+	bpd, _ := bctx.AllocPD()
+	bbuf := make([]byte, 128)
+	bmr, _ := bpd.RegMR(bbuf, sim.Access(qp.AccessLocalWrite))
+	xrcd, _ := bctx.OpenXRCD(sim.XRCDInitAttr{CompMask: sim.XRCDInitFD | sim.XRCDInitOFlags, FD: -1})
+	var cqs [2]*sim.CQ
+	var nums [2]uint32
+	for i := range cqs {
+		cqs[i], _ = bctx.CreateCQ(16, nil, nil, 0)
+		srq, _ := bctx.CreateSRQEx(sim.SRQInitAttrEx{
+			Attr:     qp.SRQAttr{MaxWR: 4, MaxSGE: 1},
+			CompMask: sim.SRQInitType | sim.SRQInitPD | sim.SRQInitXRCD | sim.SRQInitCQ,
+			Type:     sim.SRQTXRC, PD: bpd, XRCD: xrcd, CQ: cqs[i],
+		})
+		nums[i], _ = srq.GetSRQNum()
+		srq.PostRecv([]qp.RecvWR{{WRID: uint64(100 + i),
+			SGList: []qp.SGE{{Addr: bmr.Addr() + uint64(64*i), Length: 64, LKey: bmr.LKey()}}}})
+	}
+	tgt, err := xrcd.CreateQP(sim.QPInitAttr{Type: qp.XRCRecv, CompMask: sim.QPInitXRCD})
+	if err != nil {
+		fmt.Println("create XRC_RECV:", err)
+		return
+	}
+	if err := sim.Connect(ini, tgt, sim.ConnectOptions{}); err != nil {
+		fmt.Println("connect:", err)
+		return
+	}
+
+	// Each send names the SRQ it is for (qp_type.xrc.remote_srqn).
+	for i, text := range []string{"for SRQ 0", "for SRQ 1"} {
+		copy(abuf[32*i:], text)
+		ini.PostSend([]qp.SendWR{{WRID: uint64(i + 1), Opcode: wc.WRSend, Flags: qp.SendSignaled,
+			RemoteSRQN: nums[i],
+			SGList:     []qp.SGE{{Addr: amr.Addr() + uint64(32*i), Length: uint32(len(text)), LKey: amr.LKey()}}}})
+	}
+	f.RunUntilIdle(1 << 40)
+
+	var w [1]wc.WC
+	for i, c := range cqs {
+		if n, _ := c.Poll(w[:]); n == 1 {
+			fmt.Printf("SRQ %d: wr_id %d %v %q, qp_num is the target's: %v\n",
+				i, w[0].WRID, w[0].Status, bbuf[64*i:64*i+int(w[0].ByteLen)], w[0].QPNum == tgt.Num())
+		}
+	}
+	for n, _ := acq.Poll(w[:]); n == 1; n, _ = acq.Poll(w[:]) {
+		fmt.Println("sender: wr_id", w[0].WRID, w[0].Status)
+	}
+	// Output:
+	// SRQ 0: wr_id 100 success "for SRQ 0", qp_num is the target's: true
+	// SRQ 1: wr_id 101 success "for SRQ 1", qp_num is the target's: true
+	// sender: wr_id 1 success
+	// sender: wr_id 2 success
+}

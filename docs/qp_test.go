@@ -34,7 +34,7 @@ type edgeBits struct {
 // does a typo on the page.
 func TestTransitionTableMatchesCode(t *testing.T) {
 	page := parseTransitionTable(t, "qp.md")
-	types := []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
+	types := []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv}
 	for from := verbs.QPStateReset; from <= verbs.QPStateErr; from++ {
 		for to := verbs.QPStateReset; to <= verbs.QPStateErr; to++ {
 			for _, typ := range types {
@@ -58,7 +58,7 @@ func TestTransitionTableMatchesCode(t *testing.T) {
 // parseTransitionTable reads the table that starts with transitionHeader.
 // A row is
 //
-//	| FROM[, FROM...] → TO | all, or RC/UC/UD separated by commas | bits | bits |
+//	| FROM[, FROM...] → TO | all, or RC/UC/UD/XRC_SEND/XRC_RECV separated by commas | bits | bits |
 //
 // where bits are mask names without IBV_QP_ (in backquotes or not),
 // separated by spaces, and "—" means none.
@@ -74,7 +74,9 @@ func parseTransitionTable(t *testing.T, name string) map[edgeKey]edgeBits {
 	for s := verbs.QPStateReset; s <= verbs.QPStateErr; s++ {
 		states[s.String()] = s
 	}
-	types := map[string][]verbs.QPType{"RC": {verbs.QPTypeRC}, "UC": {verbs.QPTypeUC}, "UD": {verbs.QPTypeUD}, "all": {verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}}
+	types := map[string][]verbs.QPType{"RC": {verbs.QPTypeRC}, "UC": {verbs.QPTypeUC}, "UD": {verbs.QPTypeUD},
+		"XRC_SEND": {verbs.QPTypeXRCSend}, "XRC_RECV": {verbs.QPTypeXRCRecv},
+		"all": {verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv}}
 	bits := map[string]verbs.QPAttrMask{}
 	for _, b := range verbs.KnownQPAttrs.Bits() {
 		bits[strings.TrimPrefix(b.Name(), "IBV_QP_")] = b

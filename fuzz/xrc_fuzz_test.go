@@ -15,12 +15,13 @@ import (
 // profiles. Each operation takes three bytes: op, a, b. Invariants: no
 // panic, only the documented errnos; an open succeeds exactly with both
 // comp_mask bits, no bit above them and fd -1; a close succeeds exactly
-// when no XRC SRQ is left in the domain; live XRC SRQs have distinct
+// when no XRC SRQ or XRC_RECV QP is left in the domain; live XRC SRQs have distinct
 // non-zero numbers; everything can be torn down at the end.
 func FuzzXRC(f *testing.F) {
 	f.Add(false, []byte{0, 3, 0xff, 2, 0x0f, 0x11, 3, 0, 0, 1, 0, 0, 4, 0, 0, 1, 0, 0})
 	f.Add(true, []byte{0, 3, 0xff, 2, 0x03, 0x01, 2, 0x0f, 0x21})
 	f.Add(false, []byte{0, 7, 0xff, 0, 3, 0, 2, 0x1f, 0x11, 2, 0x0f, 0x12})
+	f.Add(false, []byte{0, 3, 0xff, 5, 0, 0, 5, 0, 1, 1, 0, 0, 6, 0, 0, 1, 0, 0})
 	f.Fuzz(func(t *testing.T, rxe bool, data []byte) {
 		p := sim.DefaultProfile()
 		if rxe {
@@ -37,6 +38,7 @@ func FuzzXRC(f *testing.F) {
 		inDomain := map[*sim.XRCD]int{}
 		var srqs []*sim.SRQ
 		domainOf := map[*sim.SRQ]*sim.XRCD{}
+		var tgts []*sim.QP // XRC_RECV QPs; each also counts in inDomain (XRC-06)
 		okErr := func(what string, err error, allowed ...syscall.Errno) {
 			if err == nil {
 				return
@@ -49,7 +51,7 @@ func FuzzXRC(f *testing.F) {
 			t.Fatalf("%s: unexpected %v", what, err)
 		}
 		for i := 0; i+2 < len(data) && i < 3*64; i += 3 {
-			op, a, b := data[i]%5, data[i+1], data[i+2]
+			op, a, b := data[i]%7, data[i+1], data[i+2]
 			switch op {
 			case 0: // open: a = comp_mask bits (a&7, bit 3 -> 1<<31), b = fd (0xff -> -1)
 				mask := sim.XRCDInitMask(a & 7)
@@ -109,6 +111,36 @@ func FuzzXRC(f *testing.F) {
 				if x := domainOf[s]; x != nil {
 					inDomain[x]--
 				}
+			case 5: // create an XRC_RECV QP in domain a; b&1: without the XRCD bit
+				if len(xrcds) == 0 {
+					continue
+				}
+				x := xrcds[int(a)%len(xrcds)]
+				mask := sim.QPInitXRCD
+				if b&1 != 0 {
+					mask = sim.QPInitPD
+				}
+				q, err := x.CreateQP(sim.QPInitAttr{Type: verbs.QPTypeXRCRecv, CompMask: mask})
+				if want := !x.Closed() && b&1 == 0; (err == nil) != want {
+					t.Fatalf("XRCD.CreateQP(mask %#x, closed %v) = %v, want success %v", uint32(mask), x.Closed(), err, want)
+				}
+				okErr("XRCD.CreateQP", err, syscall.EINVAL)
+				if q != nil {
+					tgts = append(tgts, q)
+					inDomain[x]++
+				}
+			case 6: // destroy XRC_RECV QP a
+				if len(tgts) == 0 {
+					continue
+				}
+				k := int(a) % len(tgts)
+				q := tgts[k]
+				x := q.XRCD()
+				if err := q.Destroy(); err != nil {
+					t.Fatalf("Destroy: %v", err)
+				}
+				tgts = append(tgts[:k], tgts[k+1:]...)
+				inDomain[x]--
 			case 4: // get the numbers of every live SRQ
 				seen := map[uint32]bool{}
 				for _, s := range srqs {
@@ -126,6 +158,11 @@ func FuzzXRC(f *testing.F) {
 		}
 		for _, s := range srqs {
 			if err := s.Destroy(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, q := range tgts {
+			if err := q.Destroy(); err != nil {
 				t.Fatal(err)
 			}
 		}

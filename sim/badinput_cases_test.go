@@ -2,7 +2,7 @@ package sim_test
 
 import (
 	"context"
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"math"
 	"syscall"
 
@@ -37,6 +37,19 @@ func createQP(in string, want syscall.Errno, attr func(w *badWorld) sim.QPInitAt
 		q, err := w.pd.CreateQP(attr(w))
 		if q != nil {
 			w.failf("CreateQP returned a QP with its error")
+		}
+		return err
+	}}
+}
+
+// createXRCQP is a case of XRCD.CreateQP: mod adjusts good XRC_RECV
+// arguments and returns the domain to call it on.
+func createXRCQP(in string, want syscall.Errno, mod func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD) badCase {
+	return badCase{in: in, want: want, call: func(w *badWorld) error {
+		a := sim.QPInitAttr{Type: qp.XRCRecv, CompMask: sim.QPInitXRCD}
+		q, err := mod(w, &a).CreateQP(a)
+		if q != nil {
+			w.failf("XRCD.CreateQP returned a QP with its error")
 		}
 		return err
 	}}
@@ -194,6 +207,10 @@ var badTable = map[string]badEntry{
 		{in: "SRQ of another fabric", want: einval, call: func(w *badWorld) error { return w.f.InjectSRQError(w.osrq) }},
 		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { return w.f.InjectSRQError(w.deadSRQ) }},
 	}},
+	"Fabric.Receive": {cases: []badCase{
+		{in: "nil frame", want: einval, call: func(w *badWorld) error { return w.f.Receive(nil) }},
+		{in: "frame without magic", want: einval, call: func(w *badWorld) error { return w.f.Receive(make([]byte, 200)) }},
+	}},
 	"Fabric.RunUntilIdle": {cases: []badCase{
 		{in: "limit MaxUint64 after the clock moved, retry timer armed", moves: true, call: func(w *badWorld) error {
 			// Every packet lost: the send's retry timer stays armed until
@@ -260,7 +277,18 @@ var badTable = map[string]badEntry{
 		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.AllocPD(); return err }},
 	}},
 	"XRCD.Context": {reason: getter},
-	"XRCD.Closed":  {reason: getter},
+	"XRCD.CreateQP": {cases: []badCase{
+		createXRCQP("closed XRCD", einval, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD { return w.deadXRCD }),
+		createXRCQP("comp_mask without XRCD", einval, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD { a.CompMask = sim.QPInitPD; return w.xrcd }),
+		createXRCQP("comp_mask bit 31", eopnotsupp, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD { a.CompMask |= 1 << 31; return w.xrcd }),
+		createXRCQP("type RC", einval, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD { a.Type = qp.RC; return w.xrcd }),
+		createXRCQP("type XRC_SEND", einval, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD { a.Type = qp.XRCSend; return w.xrcd }),
+		createXRCQP("send_ops_flags", eopnotsupp, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD {
+			a.CompMask, a.SendOpsFlags = a.CompMask|sim.QPInitSendOpsFlags, qp.WithSend
+			return w.xrcd
+		}),
+	}},
+	"XRCD.Closed": {reason: getter},
 	"XRCD.Close": {cases: []badCase{
 		{in: "closed XRCD", want: einval, call: func(w *badWorld) error { return w.deadXRCD.Close() }},
 		{in: "XRCD with an XRC SRQ", want: ebusy, call: func(w *badWorld) error { return w.xrcd.Close() }},
@@ -444,7 +472,9 @@ var badTable = map[string]badEntry{
 	}},
 	"PD.CreateQP": {cases: []badCase{
 		createQP("XRC SRQ as srq", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.SRQ = w.xsrq; return a }),
-		createQP("comp_mask XRCD", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.CompMask = 1 << 1; return a }),
+		createQP("comp_mask XRCD (an XRC_RECV QP is made by XRCD.CreateQP)", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.CompMask = 1 << 1; return a }),
+		createQP("type XRC_RECV", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Type = qp.XRCRecv; return a }),
+		createQP("XRC_SEND without a send CQ", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Type, a.SendCQ = qp.XRCSend, nil; return a }),
 		createQP("comp_mask bit 31", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.CompMask = 1 << 31; return a }),
 		createQP("send_ops_flags TSO", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr {
 			a := rcOn(w.cq)
@@ -862,6 +892,7 @@ var badTable = map[string]badEntry{
 	"QP.WRSetInlineData":     {reason: wrVoid},
 	"QP.WRSetInlineDataList": {reason: wrVoid},
 	"QP.WRSetUDAddr":         {reason: wrVoid},
+	"QP.WRSetXRCSRQN":        {reason: wrVoid},
 	"QP.WRAbort":             {reason: noArgs + " (without an open batch it does nothing)"},
 	"QP.WRStart": {cases: []badCase{
 		{in: "twice", call: func(w *badWorld) error {
@@ -904,6 +935,7 @@ var badTable = map[string]badEntry{
 	"QP.SendCQ":      {reason: getter},
 	"QP.RecvCQ":      {reason: getter},
 	"QP.SRQ":         {reason: getter},
+	"QP.XRCD":        {reason: getter},
 	"QP.Context":     {reason: getter},
 	"QP.Destroyed":   {reason: getter},
 	"QP.Num":         {reason: getter},

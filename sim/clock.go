@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/trace"
@@ -260,6 +260,23 @@ type background struct {
 	stop  chan struct{}
 	kickc chan struct{}
 	done  chan struct{}
+	// The mapping of wall time to ticks, guarded by the fabric's lock:
+	// tick base + (time since start) / dur.
+	start time.Time
+	base  uint64
+	dur   time.Duration
+}
+
+// targetLocked is the tick the wall clock has reached, never below now
+// (a Tick may have moved the clock ahead: the mapping shifts so that it
+// stays monotonic).
+func (b *background) targetLocked(now uint64) uint64 {
+	target := b.base + uint64(time.Since(b.start)/b.dur)
+	if now > target {
+		b.base += now - target
+		target = now
+	}
+	return target
 }
 
 // kick wakes the goroutine to recompute its next deadline.
@@ -274,25 +291,19 @@ func (f *Fabric) startBackground(dur time.Duration) {
 	if dur == 0 {
 		dur = time.Nanosecond // the default; a negative one is refused by validate
 	}
-	b := &background{stop: make(chan struct{}), kickc: make(chan struct{}, 1), done: make(chan struct{})}
+	b := &background{stop: make(chan struct{}), kickc: make(chan struct{}, 1), done: make(chan struct{}), start: time.Now(), dur: dur}
 	f.eng.bg = b
 	go f.runBackground(b, dur)
 }
 
 func (f *Fabric) runBackground(b *background, dur time.Duration) {
 	defer close(b.done)
-	start := time.Now()
-	var base uint64
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for {
 		f.d.Lock()
 		e := f.eng
-		target := base + uint64(time.Since(start)/dur)
-		if e.now > target {
-			base += e.now - target // Tick was called: keep the mapping monotonic
-			target = e.now
-		}
+		target := b.targetLocked(e.now)
 		e.advanceLocked(target)
 		at, ok := e.nextDue()
 		f.d.Unlock()

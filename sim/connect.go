@@ -25,16 +25,16 @@ type ConnectOptions struct {
 	SQPSN      uint32 // the first PSN of a's send queue; b's is SQPSN+1000
 }
 
-// Connect takes two RC or UC QPs from RESET to RTS, each connected to the
-// other: the exchange of QP numbers, PSNs and addresses that rdma_cm or an
+// Connect takes two RC or UC QPs, or an XRC_SEND QP and an XRC_RECV QP
+// (in either order), from RESET to RTS, each connected to the other: the exchange of QP numbers, PSNs and addresses that rdma_cm or an
 // out-of-band socket does in a real program, followed by the three
 // ibv_modify_qp calls per QP. a and b may be on different devices of the
 // fabric, including two QPs of one device (loopback), but not on two
 // fabrics, which no wire joins: that is EINVAL, and neither QP changes.
 func Connect(a, b *QP, o ConnectOptions) error {
 	const verb = "connect"
-	if a == nil || b == nil || a == b || a.Type() != b.Type() || a.Type() == verbs.QPTypeUD {
-		return verr.New(verb, syscall.EINVAL, "two distinct QPs of the same connected type (RC or UC) are needed")
+	if a == nil || b == nil || a == b || !connectable(a.Type(), b.Type()) {
+		return verr.New(verb, syscall.EINVAL, "two distinct QPs of the same connected type (RC or UC), or an XRC_SEND and an XRC_RECV QP, are needed")
 	}
 	if err := checkOwner(verb, "QP b", a, b, sameFabric); err != nil {
 		return err
@@ -81,13 +81,27 @@ func Connect(a, b *QP, o ConnectOptions) error {
 	)
 }
 
+// connectable reports whether QPs of types a and b can be connected to
+// each other.
+func connectable(a, b verbs.QPType) bool {
+	switch a {
+	case verbs.QPTypeRC, verbs.QPTypeUC:
+		return a == b
+	case verbs.QPTypeXRCSend:
+		return b == verbs.QPTypeXRCRecv
+	case verbs.QPTypeXRCRecv:
+		return b == verbs.QPTypeXRCSend
+	}
+	return false
+}
+
 // qpPort finds port n of q's device.
 func qpPort(q *QP, n uint8) (*port, error) {
-	pd := q.PD()
-	if pd == nil || n == 0 || int(n) > len(pd.ctx.dev.ports) {
+	c := q.Context()
+	if c == nil || n == 0 || int(n) > len(c.dev.ports) {
 		return nil, verr.Errorf("connect", syscall.EINVAL, "QP %#x has no port %d", q.Num(), n)
 	}
-	return pd.ctx.dev.ports[n-1], nil
+	return c.dev.ports[n-1], nil
 }
 
 func toRTS(q *QP, remote uint32, rp *port, o ConnectOptions, sqpsn, rqpsn uint32) error {
@@ -98,9 +112,15 @@ func toRTS(q *QP, remote uint32, rp *port, o ConnectOptions, sqpsn, rqpsn uint32
 	}
 	rtr := verbs.QPAttrState | verbs.QPAttrAV | verbs.QPAttrPathMTU | verbs.QPAttrDestQPN | verbs.QPAttrRQPSN
 	rts := verbs.QPAttrState | verbs.QPAttrSQPSN
-	if q.Type() == verbs.QPTypeRC {
+	switch q.Type() {
+	case verbs.QPTypeRC:
 		rtr |= verbs.QPAttrMaxDestRDAtomic | verbs.QPAttrMinRNRTimer
 		rts |= verbs.QPAttrTimeout | verbs.QPAttrRetryCnt | verbs.QPAttrRNRRetry | verbs.QPAttrMaxQPRDAtomic
+	case verbs.QPTypeXRCSend:
+		rts |= verbs.QPAttrTimeout | verbs.QPAttrRetryCnt | verbs.QPAttrRNRRetry | verbs.QPAttrMaxQPRDAtomic
+	case verbs.QPTypeXRCRecv:
+		rtr |= verbs.QPAttrMaxDestRDAtomic | verbs.QPAttrMinRNRTimer
+		rts |= verbs.QPAttrTimeout
 	}
 	return errors.Join(
 		q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: o.Port, QPAccessFlags: o.Access},

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 
 	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/internal/notify"
@@ -32,6 +32,9 @@ type Device struct {
 	qpn    uint32  // the last QP number given out (QP-01)
 	// qpByNum finds the QP a packet is addressed to.
 	qpByNum map[uint32]*qp.QP
+	// srqByNum finds the XRC SRQ an XRC request names (XRC-10); nil until
+	// the first XRC SRQ.
+	srqByNum map[uint32]*qp.SRQ
 	// contexts are the open contexts, which receive port events.
 	contexts []*Context
 	// seq counts the objects of each kind created on the device, to name

@@ -82,7 +82,7 @@
 //	ibv_wc_read_completion_ts             CQ.ReadCompletionTS
 //	ibv_wc_read_completion_wallclock_ns   CQ.ReadCompletionWallclockNS
 //	ibv_create_qp                         PD.CreateQP
-//	ibv_create_qp_ex                      PD.CreateQP, QPInitAttr.CompMask, QPInitAttr.SendOpsFlags
+//	ibv_create_qp_ex                      PD.CreateQP, QPInitAttr.CompMask, QPInitAttr.SendOpsFlags, XRCD.CreateQP
 //	ibv_qp_to_qp_ex                       QP.SendOpsFlags
 //	ibv_modify_qp                         QP.Modify
 //	ibv_query_qp                          QP.Query, QP.QueryMask
@@ -108,6 +108,7 @@
 //	ibv_wr_set_inline_data                QP.WRSetInlineData
 //	ibv_wr_set_inline_data_list           QP.WRSetInlineDataList
 //	ibv_wr_set_ud_addr                    QP.WRSetUDAddr
+//	ibv_wr_set_xrc_srqn                   QP.WRSetXRCSRQN
 //	ibv_create_srq                        PD.CreateSRQ
 //	ibv_create_srq_ex                     Context.CreateSRQEx
 //	ibv_modify_srq                        SRQ.Modify

@@ -120,6 +120,8 @@ type engine struct {
 	log      *trace.Log
 	stats    EngineStats
 	bg       *background
+	remote   Remote // Config.Remote
+	frame    []byte // sendRemoteLocked's frame, reused
 }
 
 // EngineStats counts what the engine did.
@@ -131,6 +133,8 @@ type EngineStats struct {
 	Duplicated uint64 // packets duplicated by a fault
 	Delayed    uint64 // packets delayed by a fault
 	Timers     uint64 // timers fired
+	Sent       uint64 // packets handed to Config.Remote
+	Received   uint64 // frames that came in through Fabric.Receive
 }
 
 func newEngine(f *Fabric, cfg Config) *engine {
@@ -150,6 +154,7 @@ func newEngine(f *Fabric, cfg Config) *engine {
 		chooser: cfg.Chooser,
 		faults:  cfg.Faults,
 		log:     cfg.Trace,
+		remote:  cfg.Remote,
 	}
 	return e
 }
@@ -323,8 +328,10 @@ func (e *engine) advanceLocked(target uint64) {
 }
 
 // settleLocked is the end of a verb (the domain's Settle hook, called by
-// every Leave): Auto and Background run until idle.
+// every Leave): Auto and Background run until idle; a Background fabric
+// with a Remote first catches up with the wall clock.
 func (e *engine) settleLocked() {
+	e.catchUpLocked()
 	if e.mode != Manual && e.pending() > 0 {
 		e.stabilizeLocked()
 	}

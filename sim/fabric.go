@@ -3,7 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/policy"
 	"syscall"
 	"time"
@@ -41,6 +41,10 @@ type Config struct {
 	// verbs that change QPs. Read it through Fabric.TraceRecords while the
 	// fabric is in use.
 	Trace *trace.Log
+	// Remote, if set, carries the packets addressed to no port of this
+	// fabric to ports of other fabrics (see Remote and Fabric.Receive).
+	// Unset, such packets are dropped.
+	Remote Remote
 }
 
 // DeviceConfig describes one simulated adapter.

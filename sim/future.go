@@ -3,7 +3,7 @@ package sim
 import (
 	"cmp"
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"slices"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"

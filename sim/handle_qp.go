@@ -149,8 +149,25 @@ func (q *QP) PD() *PD {
 }
 
 // Context returns the device context the QP was created through
-// (ibv_qp.context): that of its PD.
-func (q *QP) Context() *Context { return q.PD().context() }
+// (ibv_qp.context): that of its PD, or of its XRC domain for an XRC_RECV
+// QP.
+func (q *QP) Context() *Context {
+	if x := q.XRCD(); x != nil {
+		return x.ctx
+	}
+	return q.PD().context()
+}
+
+// XRCD returns the XRC domain of an XRC_RECV QP (ibv_qp_init_attr_ex.xrcd),
+// or nil for every other QP (XRC-06).
+func (q *QP) XRCD() *XRCD {
+	x, _ := q.eng().XRCD().(*XRCD)
+	return x
+}
+
+// WRSetXRCSRQN gives the last request built the number of the XRC SRQ it
+// is for (ibv_wr_set_xrc_srqn), on an XRC_SEND QP (XRC-09).
+func (q *QP) WRSetXRCSRQN(remoteSRQN uint32) { q.eng().WRSetXRCSRQN(remoteSRQN) }
 
 // SendCQ returns the CQ of the QP's send completions (ibv_qp.send_cq).
 func (q *QP) SendCQ() *CQ { return cqOf(q.eng().SendCQ()) }

@@ -15,6 +15,12 @@ var _ qp.Host = host{}
 
 func (h host) eng() *engine { return h.d.fabric.eng }
 
+var _ qp.XRCHost = host{}
+
+// XRCSRQLocked implements qp.XRCHost: the live XRC SRQ numbered num on the
+// device, or nil (XRC-10).
+func (h host) XRCSRQLocked(num uint32) *qp.SRQ { return h.d.srqByNum[num] }
+
 // ReadLocked implements qp.Memory, for inline payloads.
 func (h host) ReadLocked(addr uint64, n uint32) ([]byte, bool) {
 	return deviceMemory(h).ReadLocked(addr, n)

@@ -58,6 +58,9 @@ func contextOf(obj any) *Context {
 	case *SRQ:
 		pd = o.PD()
 	case *QP:
+		if x := o.XRCD(); x != nil {
+			return x.ctx // an XRC_RECV QP has no PD
+		}
 		pd = o.PD()
 	case *AH:
 		pd = o.PD()

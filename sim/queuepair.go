@@ -2,7 +2,7 @@ package sim
 
 import (
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
@@ -12,11 +12,11 @@ import (
 // QPInitAttr holds the arguments of ibv_create_qp (struct ibv_qp_init_attr).
 type QPInitAttr struct {
 	Context  any     // qp_context
-	SendCQ   *CQ     // required (QP-03)
-	RecvCQ   *CQ     // required (QP-03); may equal SendCQ
+	SendCQ   *CQ     // required (QP-03); XRC_RECV: ignored (XRC-06)
+	RecvCQ   *CQ     // required (QP-03); may equal SendCQ; XRC: ignored (XRC-06)
 	SRQ      *SRQ    // optional; RC and UD only (QP-04); of this context, any PD
 	Cap      qp.Cap  // requested capacities (QP-02)
-	Type     qp.Type // qp.RC, qp.UC or qp.UD
+	Type     qp.Type // qp.RC, qp.UC, qp.UD or qp.XRCSend (qp.XRCRecv: XRCD.CreateQP)
 	SQSigAll bool    // every send WR is signaled (CQ-19)
 
 	// CompMask is comp_mask of struct ibv_qp_init_attr_ex: which of the
@@ -34,12 +34,17 @@ type QPInitAttr struct {
 type QPInitMask uint32
 
 // The comp_mask bits verbsim accepts, with verbs.h values. The others
-// (XRCD, CREATE_FLAGS, MAX_TSO_HEADER, IND_TABLE, RX_HASH and any bit
-// verbs.h does not define) are refused with EOPNOTSUPP (QPX-01).
+// (CREATE_FLAGS, MAX_TSO_HEADER, IND_TABLE, RX_HASH and any bit verbs.h
+// does not define) are refused with EOPNOTSUPP (QPX-01). XRCD is taken by
+// XRCD.CreateQP only; PD.CreateQP refuses it with EOPNOTSUPP, as the others
+// (QPX-01, XRC-06).
 const (
 	// QPInitPD (IBV_QP_INIT_ATTR_PD) says pd is set; it always is here,
 	// the receiver of CreateQP.
 	QPInitPD QPInitMask = 1 << 0
+	// QPInitXRCD (IBV_QP_INIT_ATTR_XRCD) says xrcd is set: the XRC domain
+	// of an XRC_RECV QP, the receiver of XRCD.CreateQP (XRC-06).
+	QPInitXRCD QPInitMask = 1 << 1
 	// QPInitSendOpsFlags (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) says
 	// SendOpsFlags is valid.
 	QPInitSendOpsFlags QPInitMask = 1 << 6
@@ -75,8 +80,32 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 		return nil, err
 	}
 	if bad := attr.CompMask &^ (QPInitPD | QPInitSendOpsFlags); bad != 0 {
-		return nil, verr.Errorf("ibv_create_qp_ex", syscall.EOPNOTSUPP, "comp_mask bits %#x are not supported (QPX-01)", uint32(bad))
+		return nil, verr.Errorf("ibv_create_qp_ex", syscall.EOPNOTSUPP, "comp_mask bits %#x are not supported here (QPX-01; an XRC_RECV QP is made by XRCD.CreateQP)", uint32(bad))
 	}
+	if err := checkXRCType(f, attr); err != nil {
+		return nil, err
+	}
+	if attr.Type == qp.XRCRecv {
+		return nil, verr.New("ibv_create_qp_ex", syscall.EINVAL, "an XRC_RECV QP is created in its XRC domain, with no PD: XRCD.CreateQP (XRC-06)")
+	}
+	return d.createQPLocked(verb, c, attr, pd, nil)
+}
+
+// checkXRCType refuses the XRC QP types on a profile without XRC (XRC-03).
+func checkXRCType(f *Fabric, attr QPInitAttr) error {
+	if f.profile.NoXRC && (attr.Type == qp.XRCSend || attr.Type == qp.XRCRecv) {
+		return verr.Errorf("ibv_create_qp_ex", syscall.EOPNOTSUPP, "the device has no XRC: qp_type %v (XRC-03)", attr.Type)
+	}
+	return nil
+}
+
+// createQPLocked creates a QP on d through context c: in pd, or for an
+// XRC_RECV QP in the XRC domain x (pd nil). The caller has checked its
+// arguments' owners.
+//
+// Precondition: the domain lock is held; c, pd and x are live.
+func (d *Device) createQPLocked(verb string, c *Context, attr QPInitAttr, pd *PD, x *XRCD) (*QP, error) {
+	f := d.fabric
 	if d.qps >= d.attr.MaxQP {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_qp=%d QPs", d.attr.MaxQP)
 	}
@@ -103,17 +132,26 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 		Host:      host{d},
 		Transport: f.pol.Transport,
 		Async:     c.async,
-		PD:        pd,
+		PD:        qpPDValue(pd),
+		XRCD:      xrcdValue(x),
 		OnDestroy: func() {
 			d.qps--
 			delete(d.qpByNum, num)
-			pd.releaseLocked(childQP)
+			if x != nil {
+				x.qps--
+			} else {
+				pd.releaseLocked(childQP)
+			}
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	pd.holdLocked(verb, childQP)
+	if x != nil {
+		x.qps++
+	} else {
+		pd.holdLocked(verb, childQP)
+	}
 	d.qpn = next
 	d.qps++
 	d.qpByNum[num] = q
@@ -121,6 +159,24 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 		f.eng.traceQP(q, d, fmt.Sprintf("create_qp %v (send %d, recv %d)", attr.Type, q.Cap().MaxSendWR, q.Cap().MaxRecvWR), "")
 	}
 	return newQP(q), nil
+}
+
+// qpPDValue is the PD a QP reports: pd, or an untyped nil for none, so
+// that QP.PD's type assertion sees no typed nil.
+func qpPDValue(pd *PD) any {
+	if pd == nil {
+		return nil
+	}
+	return pd
+}
+
+// xrcdValue is the XRC domain a QP's engine compares with its XRC SRQs':
+// x, or an untyped nil for a QP that is not an XRC target.
+func xrcdValue(x *XRCD) any {
+	if x == nil {
+		return nil
+	}
+	return x
 }
 
 // checkQPArgs checks that the CQs and the SRQ given to CreateQP, when set,
@@ -230,12 +286,15 @@ func (pd *PD) createSRQLocked(verb string, attr SRQInitAttr, x *xrcSRQ) (_ *SRQ,
 		PD:                  pd,
 		XRC:                 x != nil,
 		Num:                 num,
+		XRCD:                xrcSRQDomain(x),
+		CQ:                  xrcSRQCQ(x),
 		OnDestroy: func() {
 			d.srqs--
 			pd.releaseLocked(childSRQ)
 			if x != nil {
 				x.xrcd.srqs--
 				x.cq.c.UnrefLocked()
+				delete(d.srqByNum, num)
 			}
 		},
 	})
@@ -245,6 +304,10 @@ func (pd *PD) createSRQLocked(verb string, attr SRQInitAttr, x *xrcSRQ) (_ *SRQ,
 	if x != nil {
 		x.xrcd.srqs++
 		d.srqn = num
+		if d.srqByNum == nil {
+			d.srqByNum = map[uint32]*qp.SRQ{}
+		}
+		d.srqByNum[num] = s
 	}
 	pd.holdLocked(verb, childSRQ)
 	d.srqs++
@@ -288,4 +351,22 @@ func (pd *PD) lockLive(verb string) (d *Device, unlock func(), err error) {
 		return nil, nil, err
 	}
 	return d, func() { mu.Leave(domain.Op{}, nil) }, nil
+}
+
+// xrcSRQDomain is the domain an XRC SRQ's engine compares with an XRC
+// target's (XRC-10); nil for a basic SRQ.
+func xrcSRQDomain(x *xrcSRQ) any {
+	if x == nil {
+		return nil
+	}
+	return x.xrcd
+}
+
+// xrcSRQCQ is the CQ an XRC SRQ's completions go to (XRC-10); nil for a
+// basic SRQ.
+func xrcSRQCQ(x *xrcSRQ) qp.CQ {
+	if x == nil {
+		return nil
+	}
+	return x.cq.c
 }

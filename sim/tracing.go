@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
@@ -57,6 +57,7 @@ func (e *engine) nameLocked(d *Device, kind string, obj any) string {
 	if n, ok := obj.(traceNamed); ok {
 		n.setTraceName(name)
 	}
+	e.f.d.Created(obj)
 	return name
 }
 

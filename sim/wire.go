@@ -32,7 +32,9 @@ func (f Faults) validate() error {
 
 // sendLocked puts p on the wire from device d: it fills the source address,
 // routes p to the destination port, applies the faults and queues the
-// arrival.
+// arrival. A packet for an address no port of the fabric has leaves
+// through Config.Remote when one is set (sendRemoteLocked), with no fault
+// applied here: the receiving fabric applies its own.
 func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 	e.stats.Packets++
 	var src *port
@@ -52,6 +54,9 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 	switch {
 	case src.attr.State != PortActive:
 		e.dropLocked(d, from, p, "the local port is down")
+		return
+	case dst == nil && e.remote != nil:
+		e.sendRemoteLocked(d, from, p)
 		return
 	case dst == nil:
 		e.dropLocked(d, from, p, "no port has the destination address")

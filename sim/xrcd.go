@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
@@ -34,6 +34,7 @@ type XRCD struct {
 	ctx   *Context
 	dead  bool
 	srqs  int // live XRC SRQs in the domain (XRC-02)
+	qps   int // live XRC_RECV QPs in the domain (XRC-06)
 }
 
 const (
@@ -100,7 +101,8 @@ func (x *XRCD) Closed() bool {
 }
 
 // Close closes the XRC domain (ibv_close_xrcd). It fails with EBUSY,
-// changing nothing, while an XRC SRQ still belongs to the domain (XRC-02);
+// changing nothing, while an XRC SRQ (XRC-02) or an XRC_RECV QP (XRC-06)
+// still belongs to the domain;
 // closing a nil or closed domain is EINVAL.
 func (x *XRCD) Close() error {
 	if x == nil {
@@ -115,9 +117,65 @@ func (x *XRCD) Close() error {
 	if x.srqs > 0 {
 		return verr.Errorf(verbCloseXRCD, syscall.EBUSY, "%d XRC SRQ(s) still belong to the domain (XRC-02)", x.srqs)
 	}
+	if x.qps > 0 {
+		return verr.Errorf(verbCloseXRCD, syscall.EBUSY, "%d XRC_RECV QP(s) still belong to the domain (XRC-06)", x.qps)
+	}
 	x.dead = true
 	x.ctx.xrcds--
 	return nil
+}
+
+const verbCreateQPEx = "ibv_create_qp_ex"
+
+// CreateQP creates an XRC target QP in the domain: ibv_create_qp_ex with
+// qp_type IBV_QPT_XRC_RECV, IBV_QP_INIT_ATTR_XRCD in comp_mask and xrcd
+// set to x (XRC-06). The QP has no PD, no CQ and no queue of its own:
+// SendCQ, RecvCQ, SRQ and Cap are ignored, as the kernel ignores them, and
+// it reports zero capacities. It takes the messages of the XRC_SEND QP it
+// is connected to and delivers each into the XRC SRQ of this domain the
+// message names, completing on that SRQ's CQ (XRC-10).
+//
+// Errors, with nothing created: EINVAL on a nil or closed domain or
+// context, a comp_mask without QPInitXRCD, or a qp_type other than
+// XRCRecv; EOPNOTSUPP for other comp_mask bits than PD, XRCD and
+// SEND_OPS_FLAGS (QPX-01) and for send_ops_flags (the target sends
+// nothing); ENOMEM beyond max_qp. The QP holds the domain (Close is EBUSY)
+// until destroyed.
+func (x *XRCD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
+	if x == nil {
+		return nil, verr.New(verbCreateQPEx, syscall.EINVAL, "nil XRCD")
+	}
+	c := x.ctx
+	d := c.dev
+	f := d.fabric
+	f.d.Enter(domain.Op{})
+	defer f.d.Leave(domain.Op{}, nil)
+	if e := f.eng; e.tracing() {
+		defer func() {
+			if err != nil {
+				e.callLocked(e.nameOf(c), "create_qp_ex", err)
+			}
+		}()
+	}
+	if err := c.checkLocked(verbCreateQPEx); err != nil {
+		return nil, err
+	}
+	if err := x.checkLocked(verbCreateQPEx); err != nil {
+		return nil, err
+	}
+	if err := checkXRCType(f, attr); err != nil {
+		return nil, err
+	}
+	switch m := attr.CompMask; {
+	case m&^(QPInitPD|QPInitXRCD|QPInitSendOpsFlags) != 0:
+		return nil, verr.Errorf(verbCreateQPEx, syscall.EOPNOTSUPP, "comp_mask bits %#x are not supported (QPX-01)", uint32(m&^(QPInitPD|QPInitXRCD|QPInitSendOpsFlags)))
+	case m&QPInitXRCD == 0:
+		return nil, verr.New(verbCreateQPEx, syscall.EINVAL, "comp_mask lacks IBV_QP_INIT_ATTR_XRCD (XRC-06)")
+	case attr.Type != qp.XRCRecv:
+		return nil, verr.Errorf(verbCreateQPEx, syscall.EINVAL, "qp_type %v in an XRC domain: only XRC_RECV QPs are created there (XRC-06)", attr.Type)
+	}
+	attr.SendCQ, attr.RecvCQ, attr.SRQ = nil, nil, nil
+	return d.createQPLocked(verbCreateQPEx, c, attr, nil, x)
 }
 
 // checkLocked returns EINVAL for verb if the domain is closed.

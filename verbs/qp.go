@@ -59,8 +59,8 @@ const (
 	QPTypeUC        QPType = 3    // IBV_QPT_UC: unreliable connected
 	QPTypeUD        QPType = 4    // IBV_QPT_UD: unreliable datagram
 	QPTypeRawPacket QPType = 8    // IBV_QPT_RAW_PACKET: not simulated
-	QPTypeXRCSend   QPType = 9    // IBV_QPT_XRC_SEND: not simulated
-	QPTypeXRCRecv   QPType = 10   // IBV_QPT_XRC_RECV: not simulated
+	QPTypeXRCSend   QPType = 9    // IBV_QPT_XRC_SEND: an XRC initiator (see docs/xrc.md)
+	QPTypeXRCRecv   QPType = 10   // IBV_QPT_XRC_RECV: an XRC target (see docs/xrc.md)
 	QPTypeDriver    QPType = 0xff // IBV_QPT_DRIVER: not simulated
 )
 

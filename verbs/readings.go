@@ -84,10 +84,10 @@ type Readings struct {
 	// of the QP the message arrived on, as rxe does (SRQ-12 B). False:
 	// against the SRQ's own PD, as the IBTA has it (A).
 	SRQRecvQPPD bool
-	// NoXRC: the device has no XRC verbs: ibv_open_xrcd and every
-	// ibv_create_srq_ex that ibv_create_srq cannot serve fail with
-	// EOPNOTSUPP, libibverbs' answer for a provider without them, as rxe
-	// (XRC-03). False: XRC domains and XRC SRQs work.
+	// NoXRC: the device has no XRC verbs: ibv_open_xrcd, the XRC QP types
+	// and every ibv_create_srq_ex that ibv_create_srq cannot serve fail
+	// with EOPNOTSUPP, libibverbs' answer for a provider without them, as
+	// rxe (XRC-03). False: XRC domains, SRQs and QPs work.
 	NoXRC bool
 
 	// Memory regions and windows.

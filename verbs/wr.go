@@ -77,6 +77,8 @@ type SGE struct {
 //     (PD.AllocMW), the rkey it is to have once bound, and where it is
 //     bound.
 //   - Imm: for LOCAL_INV, the rkey to invalidate (invalidate_rkey).
+//   - RemoteSRQN: on an XRC_SEND QP, every request's XRC SRQ number at the
+//     target (qp_type.xrc.remote_srqn, the number ibv_get_srq_num gave).
 //
 // PostSend copies the request and its scatter/gather list, so the caller may
 // reuse both as soon as PostSend returns. The memory the elements point at is
@@ -98,6 +100,7 @@ type SendWR struct {
 	RemoteQKey uint32
 	MW         MW
 	Bind       MWBindInfo
+	RemoteSRQN uint32
 }
 
 // MWBindInfo is struct ibv_mw_bind_info: the MR (PD.RegMR) a memory

@@ -13,6 +13,7 @@
 //	run FILE...   scenario files as annotated timelines (-format text|json)
 //	list          the built-in scenarios
 //	explain ID    a rule of spec/catalogue.md in plain words, and a scenario showing it
+//	explore       the schedule explorer on the built-in completion-loop patterns
 //	help [cmd]    list the commands and the global flags, or a command's flags
 //
 // Global flags, accepted before the command name and after it (a value
@@ -51,6 +52,14 @@
 // through a lossy, duplicating fabric, checks every message, and prints
 // rc_pingpong's summary with the virtual time and the faults; see
 // docs/pingpong.md.
+//
+// explore [-strategy random|pct|exhaustive] [-seed n] [-schedules n]
+// [-depth d] [-preemptions k] [PATTERN...] explores the completion-loop
+// patterns of explore/patterns (-list) and prints, for each failure, its
+// replay token (and its annotated timeline when patterns are named);
+// explore -replay TOKEN runs the token's schedule again with the same
+// timeline; explore -measure N prints schedules to the first failure per
+// strategy over N seeds (docs/explore.md).
 //
 // bench [-rounds n] [-time d] [-qps n] [-pairs n] [-mrs n] [-quick]
 // [-write file] runs every figure of the performance table (issue #14) next
@@ -116,6 +125,7 @@ var commands = []command{
 	{"run", "run scenario files (or built-in scenarios) and print their annotated timelines", runCmd},
 	{"list", "list the built-in scenarios", listCmd},
 	{"explain", "print a rule of spec/catalogue.md in plain words and run a scenario that shows it", explainCmd},
+	{"explore", "find notification races in the built-in completion-loop patterns; -replay TOKEN", exploreCmd},
 }
 
 // usage prints the top-level help: the commands and the global flags.

@@ -1,7 +1,7 @@
 package cq
 
 import (
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"

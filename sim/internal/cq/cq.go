@@ -3,7 +3,7 @@ package cq
 import (
 	"context"
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"

@@ -3,7 +3,7 @@ package cq_test
 import (
 	"context"
 	"errors"
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"sync"
 	"syscall"
 	"testing"

@@ -4,8 +4,8 @@ import (
 	"context"
 	"syscall"
 
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/internal/fifo"
-	"github.com/verbsim/verbsim/sim/internal/domain"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 

@@ -133,11 +133,13 @@ func modifyErr(format string, args ...any) error {
 
 // transportBits is, per transport, every bit some edge accepts; a bit
 // outside it has no meaning for that transport (QP-21).
-var transportBits = func() (m [3]AttrMask) {
+var transportBits = func() (m [5]AttrMask) {
 	for _, e := range edges {
 		m[0] |= e.rc.req | e.rc.opt
 		m[1] |= e.uc.req | e.uc.opt
 		m[2] |= e.ud.req | e.ud.opt
+		m[3] |= e.xi.req | e.xi.opt
+		m[4] |= e.xt.req | e.xt.opt
 	}
 	return m
 }()
@@ -148,6 +150,10 @@ func meaningful(typ Type) AttrMask {
 		return transportBits[0] | AttrState
 	case UC:
 		return transportBits[1] | AttrState
+	case XRCSend:
+		return transportBits[3] | AttrState
+	case XRCRecv:
+		return transportBits[4] | AttrState
 	default:
 		return transportBits[2] | AttrState
 	}
@@ -177,7 +183,7 @@ func CheckModify(cur Current, typ Type, attr *Attr, mask AttrMask, lim Limits, p
 		return next, modifyErr("attr is nil")
 	}
 	if !Supported(typ) {
-		return next, modifyErr("QP type %v is not simulated (RC, UC and UD are)", typ)
+		return next, modifyErr("QP type %v is not simulated (RC, UC, UD, XRC_SEND and XRC_RECV are)", typ)
 	}
 	if !cur.State.Valid() {
 		return next, modifyErr("the QP is in no valid state (%v)", cur.State)

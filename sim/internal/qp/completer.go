@@ -79,8 +79,13 @@ func (q *QP) pushSendLocked(w wc.WC, seq uint64) {
 // under every reading (CQ-24). r is the receive queue, or nil for a WR
 // taken from an SRQ, whose slot is already free.
 func (q *QP) pushRecvLocked(w wc.WC, solicited bool, r Retirer, seq uint64) (overrun bool) {
+	c := q.recvCQ()
+	if c == nil {
+		q.traceLocked("receive completion lost", "the XRC SRQ was destroyed while the message arrived")
+		return false
+	}
 	q.wcbuf = w
-	overrun, _ = q.init.RecvCQ.PushWQELocked(&q.wcbuf, solicited, r, seq)
+	overrun, _ = c.PushWQELocked(&q.wcbuf, solicited, r, seq)
 	if overrun {
 		q.stats.CQOverruns++
 		q.SetErrorLocked()
@@ -92,7 +97,7 @@ func (q *QP) pushRecvLocked(w wc.WC, solicited bool, r Retirer, seq uint64) (ove
 // RC (FLUSH-09), SQE for UD and UC unless the profile has no SQE
 // (FLUSH-10), flushing the send queue either way.
 func (q *QP) sendErrorLocked() {
-	if q.typ == RC || q.cfg.Transport.NoSQE || q.state == Err {
+	if reliable(q.typ) || q.cfg.Transport.NoSQE || q.state == Err {
 		q.SetErrorLocked()
 		return
 	}
@@ -198,7 +203,7 @@ func (q *QP) ReceiveLocked(p *Packet) {
 
 // completerLocked handles ACKs, NAKs and responses at an RC requester.
 func (q *QP) completerLocked(p *Packet) {
-	if q.typ != RC || (q.state != RTS && q.state != SQD) {
+	if q.typ != RC && q.typ != XRCSend || (q.state != RTS && q.state != SQD) {
 		return
 	}
 	if p.SrcQPN != q.attr.DestQPNum {
@@ -380,7 +385,7 @@ func (q *QP) rewindLocked(psn uint32) {
 //
 // Precondition: the domain lock is held.
 func (q *QP) TimerLocked(k TimerKind) {
-	if q == nil || q.life != live || q.typ != RC || (q.state != RTS && q.state != SQD) {
+	if q == nil || q.life != live || !reliable(q.typ) || (q.state != RTS && q.state != SQD) {
 		return
 	}
 	t := &q.tx

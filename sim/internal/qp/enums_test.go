@@ -8,7 +8,7 @@ import (
 
 func TestSupported(t *testing.T) {
 	for _, ty := range []qp.Type{qp.RC, qp.UC, qp.UD, qp.RawPacket, qp.XRCSend, qp.XRCRecv, qp.Driver, qp.Type(5)} {
-		if want := ty == qp.RC || ty == qp.UC || ty == qp.UD; qp.Supported(ty) != want {
+		if want := ty == qp.RC || ty == qp.UC || ty == qp.UD || ty == qp.XRCSend || ty == qp.XRCRecv; qp.Supported(ty) != want {
 			t.Errorf("Supported(%v) = %v", ty, !want)
 		}
 	}

@@ -20,14 +20,19 @@ import (
 // that this QP will take no more of them (ASYNC-14).
 func (q *QP) flushLocked() {
 	q.flushQueueLocked(&q.sq, q.init.SendCQ, false)
-	if q.rx.wqe && q.init.SRQ != nil {
-		// The SRQ WR this QP had taken for a message in progress.
-		w := wc.WC{WRID: q.rx.srqWRID, Status: wc.WRFlushErr, QPNum: q.num}
-		q.init.RecvCQ.PushWQELocked(&w, true, nil, 0)
-		q.stats.RecvFlushed++
+	if q.rx.wqe && q.recvSRQ() != nil {
+		// The SRQ WR this QP had taken for a message in progress; an XRC
+		// target's goes to its XRC SRQ's CQ.
+		if c := q.recvCQ(); c != nil {
+			w := wc.WC{WRID: q.rx.srqWRID, Status: wc.WRFlushErr, QPNum: q.num}
+			c.PushWQELocked(&w, true, nil, 0)
+			q.stats.RecvFlushed++
+		}
 	}
 	q.rx.wqe, q.rx.inMsg = false, false
-	q.flushQueueLocked(&q.rq, q.init.RecvCQ, true)
+	if q.rq.outstanding() > 0 {
+		q.flushQueueLocked(&q.rq, q.init.RecvCQ, true)
+	}
 	if q.init.SRQ != nil && !q.lastWQE && q.cfg.Async != nil {
 		q.lastWQE = true
 		q.cfg.Async.RaiseLocked(notify.EventQPLastWQEReached, q, &q.tally, 0)
@@ -36,6 +41,28 @@ func (q *QP) flushLocked() {
 
 // flushSendLocked flushes only the send queue (SQE, and posts in SQE).
 func (q *QP) flushSendLocked() { q.flushQueueLocked(&q.sq, q.init.SendCQ, false) }
+
+// recvSRQ is the SRQ the held receive WR comes from: the QP's SRQ, or on an
+// XRC_RECV QP the XRC SRQ the request in progress names; nil for a QP with
+// its own receive queue.
+func (q *QP) recvSRQ() *SRQ {
+	if q.typ == XRCRecv {
+		return q.rx.xsrq
+	}
+	return q.init.SRQ
+}
+
+// recvCQ is where receive completions go: the receive CQ, or on an XRC_RECV
+// QP the CQ of the XRC SRQ in use, nil when that SRQ has been destroyed.
+func (q *QP) recvCQ() CQ {
+	if q.typ == XRCRecv {
+		if s := q.rx.xsrq; s != nil && s.life == live {
+			return s.cfg.CQ
+		}
+		return nil
+	}
+	return q.init.RecvCQ
+}
 
 func (q *QP) flushQueueLocked(w *wq, c CQ, recv bool) {
 	if !recv {

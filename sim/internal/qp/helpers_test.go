@@ -13,7 +13,7 @@ import (
 var (
 	allStates = []qp.State{qp.Reset, qp.Init, qp.RTR, qp.RTS, qp.SQD, qp.SQE, qp.Err, qp.Unknown}
 	qpStates  = allStates[:7] // the states a QP can be in
-	allTypes  = []qp.Type{qp.RC, qp.UC, qp.UD}
+	allTypes  = []qp.Type{qp.RC, qp.UC, qp.UD, qp.XRCSend, qp.XRCRecv}
 
 	defaultPolicy = qp.Policy{}
 	ibtaPolicy    = qp.Policy{ResetToErr: true}

@@ -3,7 +3,7 @@ package qp
 import (
 	"context"
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"reflect"
 	"syscall"
 
@@ -86,6 +86,9 @@ type Config struct {
 	Async     *notify.AsyncQueue // receives the QP's async events
 	PD        any                // the protection domain, for Query
 	OnDestroy func()             // called under the lock when the QP is destroyed
+	// XRCD is the XRC domain of an XRC_RECV QP: it delivers only into XRC
+	// SRQs whose SRQConfig.XRCD is the same value (XRC-10).
+	XRCD any
 }
 
 // lifecycle of a QP object.
@@ -165,8 +168,25 @@ func NewLocked(cfg Config) (*QP, error) {
 		return nil, verr.New(verbCreate, syscall.EINVAL, "no domain given")
 	case !Supported(in.Type):
 		return nil, verr.Errorf(verbCreate, syscall.EINVAL, "qp_type %v is not simulated (RC, UC and UD are)", in.Type)
-	case isNil(in.SendCQ) || isNil(in.RecvCQ):
+	case in.Type == XRCRecv && cfg.XRCD == nil:
+		return nil, verr.New(verbCreateEx, syscall.EINVAL, "an XRC_RECV QP needs an XRC domain (XRC-06)")
+	case in.Type == XRCSend && isNil(in.SendCQ):
+		return nil, verr.New(verbCreate, syscall.EINVAL, "an XRC_SEND QP needs a send_cq (XRC-06)")
+	case in.Type != XRCSend && in.Type != XRCRecv && (isNil(in.SendCQ) || isNil(in.RecvCQ)):
 		return nil, verr.New(verbCreate, syscall.EINVAL, "both send_cq and recv_cq are required (QP-03)")
+	}
+	switch in.Type {
+	case XRCSend:
+		// The kernel ignores the receive side of an initiator: no
+		// receive CQ, no SRQ, no receive queue (XRC-06).
+		in.RecvCQ, in.SRQ = nil, nil
+		in.Cap.MaxRecvWR, in.Cap.MaxRecvSGE = 0, 0
+	case XRCRecv:
+		// A target has neither queue nor CQ: its messages go to XRC SRQs
+		// and complete on their CQs (XRC-06, XRC-10).
+		in.SendCQ, in.RecvCQ, in.SRQ = nil, nil, nil
+		in.Cap = Cap{}
+		cfg.Init = in
 	}
 	if in.SRQ != nil && in.Type == UC {
 		return nil, verr.New(verbCreate, syscall.EINVAL, "only RC and UD QPs may be created with an SRQ (QP-04)")
@@ -176,6 +196,7 @@ func NewLocked(cfg Config) (*QP, error) {
 			return nil, verr.Errorf(verbCreateEx, syscall.EOPNOTSUPP, "send_ops_flags %v not supported on a %v QP (QPX-01)", bad, in.Type)
 		}
 	}
+	cfg.Init = in
 	lim := cfg.Device
 	c := in.Cap
 	if in.SRQ != nil {
@@ -192,8 +213,10 @@ func NewLocked(cfg Config) (*QP, error) {
 	// The real capacities: what was asked for, with at least one SGE per
 	// queue (a zero-SGE request still gets room for one, as providers do).
 	real := c
-	real.MaxSendSGE = max(real.MaxSendSGE, 1)
-	if in.SRQ == nil {
+	if in.Type != XRCRecv {
+		real.MaxSendSGE = max(real.MaxSendSGE, 1)
+	}
+	if in.SRQ == nil && in.Type != XRCSend && in.Type != XRCRecv {
 		real.MaxRecvSGE = max(real.MaxRecvSGE, 1)
 	}
 	if in.SRQ != nil {
@@ -201,14 +224,20 @@ func NewLocked(cfg Config) (*QP, error) {
 			return nil, err
 		}
 	}
-	if err := in.SendCQ.RefLocked(); err != nil {
-		in.SRQ.detachOrNothing()
-		return nil, verr.Wrap(verbCreate, syscall.EINVAL, "send_cq", err)
+	if in.SendCQ != nil {
+		if err := in.SendCQ.RefLocked(); err != nil {
+			in.SRQ.detachOrNothing()
+			return nil, verr.Wrap(verbCreate, syscall.EINVAL, "send_cq", err)
+		}
 	}
-	if err := in.RecvCQ.RefLocked(); err != nil {
-		in.SendCQ.UnrefLocked()
-		in.SRQ.detachOrNothing()
-		return nil, verr.Wrap(verbCreate, syscall.EINVAL, "recv_cq", err)
+	if in.RecvCQ != nil {
+		if err := in.RecvCQ.RefLocked(); err != nil {
+			if in.SendCQ != nil {
+				in.SendCQ.UnrefLocked()
+			}
+			in.SRQ.detachOrNothing()
+			return nil, verr.Wrap(verbCreate, syscall.EINVAL, "recv_cq", err)
+		}
 	}
 	q := &QP{
 		d:     cfg.Domain,
@@ -228,6 +257,9 @@ func NewLocked(cfg Config) (*QP, error) {
 	if in.SRQ != nil {
 		q.rx.srqSGE = make([]SGE, 0, in.SRQ.maxSGE())
 		in.SRQ.users = append(in.SRQ.users, q)
+	}
+	if in.Type == XRCRecv {
+		q.rx.srqSGE = make([]SGE, 0, lim.MaxSGE)
 	}
 	if cfg.Memory == nil && cfg.Host != nil {
 		q.cfg.Memory = cfg.Host
@@ -383,8 +415,12 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 		q.stopTimersLocked()
 		q.sq.reset()
 		q.rq.reset()
-		q.init.SendCQ.UnrefLocked()
-		q.init.RecvCQ.UnrefLocked()
+		if q.init.SendCQ != nil {
+			q.init.SendCQ.UnrefLocked()
+		}
+		if q.init.RecvCQ != nil {
+			q.init.RecvCQ.UnrefLocked()
+		}
 		if q.init.SRQ != nil {
 			q.init.SRQ.detachUserLocked(q)
 		}
@@ -416,6 +452,14 @@ func (q *QP) Destroyed() bool {
 
 // DestroyedLocked is Destroyed for a caller that holds the domain lock.
 func (q *QP) DestroyedLocked() bool { return q != nil && q.life != live }
+
+// XRCD returns the XRC domain of an XRC_RECV QP (Config.XRCD), or nil.
+func (q *QP) XRCD() any {
+	if q == nil {
+		return nil
+	}
+	return q.cfg.XRCD
+}
 
 // SendCQ returns the send CQ given at creation. It never changes.
 func (q *QP) SendCQ() CQ {

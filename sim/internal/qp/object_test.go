@@ -3,7 +3,7 @@ package qp
 import (
 	"context"
 	"errors"
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
 	"testing"
 

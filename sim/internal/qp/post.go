@@ -19,21 +19,24 @@ var (
 	errRecvFull  = verr.New(verbRecv, syscall.ENOMEM, "the receive queue is full (QP-31)")
 	errSendGone  = verr.New(verbSend, syscall.EINVAL, "the QP has been destroyed")
 	errRecvGone  = verr.New(verbRecv, syscall.EINVAL, "the QP has been destroyed")
+	errRecvXRC   = verr.New(verbRecv, syscall.EINVAL, "an XRC QP has no receive queue: an XRC_SEND QP receives nothing, an XRC_RECV QP's messages go to XRC SRQs (XRC-07)")
+	errSendNoSQ  = verr.New(verbSend, syscall.EINVAL, "an XRC_RECV QP has no send queue (XRC-07)")
 )
 
 // opAllowed is the opcode × transport matrix of QP-33. TSO segmentation
 // offload is not simulated: where the transport allows it, it is refused
 // with EOPNOTSUPP rather than accepted and never run; elsewhere it is
 // EINVAL like any opcode the transport does not allow. LOCAL_INV and
-// BIND_MW run on RC and UC QPs (memory windows, MW-04, MW-07).
+// BIND_MW run on RC and UC QPs (memory windows, MW-04, MW-07). An
+// XRC_SEND QP has RC's operations (XRC-09).
 func opAllowed(op wc.WROpcode, t Type) (ok bool, unsupported bool) {
 	switch op {
 	case wc.WRSend, wc.WRSendWithImm:
 		return true, false
 	case wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRSendWithInv, wc.WRLocalInv, wc.WRBindMW:
-		return t == RC || t == UC, false
+		return t == RC || t == UC || t == XRCSend, false
 	case wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
-		return t == RC, false
+		return t == RC || t == XRCSend, false
 	case wc.WRTSO:
 		// Allowed on UD (and raw packet QPs), but not simulated.
 		return false, t == UD
@@ -72,8 +75,8 @@ func (q *QP) BindMW(mw verbs.MW, wrID uint64, flags SendFlags, info MWBindInfo) 
 	default:
 		return errSendState
 	}
-	if q.typ != RC && q.typ != UC {
-		return verr.Errorf(verb, syscall.EINVAL, "memory windows are bound on RC and UC QPs, not %v", q.typ)
+	if q.typ != RC && q.typ != UC && q.typ != XRCSend {
+		return verr.Errorf(verb, syscall.EINVAL, "memory windows are bound on RC, UC and XRC_SEND QPs, not %v", q.typ)
 	}
 	if q.cfg.Host == nil {
 		return verr.New(verb, syscall.EOPNOTSUPP, "the QP has no adapter to bind windows with")
@@ -135,6 +138,9 @@ func (q *QP) PostSend(wrs []SendWR) (n int, err error) {
 	if q.life != live {
 		return 0, errSendGone
 	}
+	if q.typ == XRCRecv {
+		return 0, errSendNoSQ
+	}
 	switch q.state {
 	case RTS, SQD, SQE, Err:
 	default:
@@ -186,7 +192,7 @@ func (q *QP) checkSendLocked(w *SendWR, in builtInline) error {
 		return verr.Errorf(verbSend, syscall.EINVAL, "num_sge %d above max_send_sge %d (QP-32)", len(w.SGList), q.cap.MaxSendSGE)
 	case w.Flags&^sendFlagsKnown != 0:
 		return verr.Errorf(verbSend, syscall.EINVAL, "unknown send flags %v", w.Flags&^sendFlagsKnown)
-	case w.Flags&SendFence != 0 && q.typ != RC:
+	case w.Flags&SendFence != 0 && q.typ != RC && q.typ != XRCSend:
 		return verr.Errorf(verbSend, syscall.EINVAL, "IBV_SEND_FENCE on a %v QP (QP-34)", q.typ)
 	case q.typ == UD && w.AH == nil:
 		return verr.New(verbSend, syscall.EINVAL, "a UD send needs an address handle")
@@ -272,6 +278,9 @@ func (q *QP) PostRecv(wrs []RecvWR) (n int, err error) {
 	}
 	if q.life != live {
 		return 0, errRecvGone
+	}
+	if q.typ == XRCSend || q.typ == XRCRecv {
+		return 0, errRecvXRC
 	}
 	if q.state == Reset {
 		return 0, errRecvState

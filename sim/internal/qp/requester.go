@@ -38,6 +38,9 @@ type recvState struct {
 	// A receive WR taken from an SRQ: its wr_id and SGEs.
 	srqWRID uint64
 	srqSGE  []SGE
+	// xsrq is the XRC SRQ the request in progress names, on an XRC_RECV
+	// QP (XRC-10).
+	xsrq *SRQ
 	// The target of the WRITE in progress.
 	wAddr   uint64
 	wRKey   uint32
@@ -182,11 +185,11 @@ func (q *QP) RunLocked() {
 		}
 		t.next++
 		t.nextPkt = 0
-		if q.typ != RC {
+		if !reliable(q.typ) {
 			e.fin = true // UC and UD complete once sent (XFER-26)
 		}
 	}
-	if q.typ == RC && t.next > q.sq.done && q.attr.Timeout != 0 {
+	if reliable(q.typ) && t.next > q.sq.done && q.attr.Timeout != 0 {
 		if q.timers[TimerRetry].Index < 0 {
 			h.ArmLocked(&q.timers[TimerRetry], TimeoutTicks(q.attr.Timeout))
 		}
@@ -328,6 +331,7 @@ func (q *QP) transmitLocked(e *wqe) bool {
 		p.RemoteAddr, p.RKey = e.wr.RemoteAddr, e.wr.RKey
 		p.DMALen = uint32(total)
 		p.CompareAdd, p.Swap = e.wr.CompareAdd, e.wr.Swap
+		p.SRQN = e.wr.RemoteSRQN
 		if p.Last && e.wr.Flags&SendSolicited != 0 && (kind == PktSend || op == wc.WRRDMAWriteWithImm) {
 			p.SE = true // NOTIFY-06
 		}

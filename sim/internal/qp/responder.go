@@ -24,7 +24,11 @@ func (q *QP) respondLocked(p *Packet) {
 		q.traceLocked("packet dropped", "the QP is not receiving (XFER-28)")
 		return
 	}
-	if p.Transport != q.typ {
+	switch {
+	case q.typ == XRCSend:
+		return // an initiator has no responder
+	case q.typ == XRCRecv && p.Transport != XRCSend,
+		q.typ != XRCRecv && p.Transport != q.typ:
 		return
 	}
 	if q.typ == UD {
@@ -44,6 +48,9 @@ func (q *QP) respondLocked(p *Packet) {
 		return
 	}
 	d := psnDiff(p.PSN, q.rx.epsn)
+	if q.typ == XRCRecv && d <= 0 && !q.xrcSRQLocked(p, d == 0) {
+		return
+	}
 	switch {
 	case d < 0:
 		q.duplicateLocked(p)
@@ -70,6 +77,45 @@ func (q *QP) respondLocked(p *Packet) {
 	case PktAtomic:
 		q.atomicLocked(p)
 	}
+}
+
+// xrcSRQLocked finds the XRC SRQ request p names on an XRC_RECV QP
+// (XRC-10): a live XRC SRQ of the device, in the QP's XRC domain. It
+// reports false when there is none: an in-sequence request (inSeq) is then
+// answered with a remote access error NAK, the QP raising
+// QP_ACCESS_ERR and going to ERR; a duplicate is dropped.
+func (q *QP) xrcSRQLocked(p *Packet, inSeq bool) bool {
+	var s *SRQ
+	if h, ok := q.cfg.Host.(XRCHost); ok {
+		s = h.XRCSRQLocked(p.SRQN)
+	}
+	if s != nil && s.life == live && s.cfg.XRC && s.cfg.XRCD == q.cfg.XRCD {
+		if q.rx.xsrq != s && !q.rx.wqe {
+			q.rx.xsrq = s
+			if c := cap(q.rx.srqSGE); c < s.maxSGE() {
+				q.rx.srqSGE = make([]SGE, 0, s.maxSGE())
+			}
+		}
+		return true
+	}
+	if inSeq {
+		why := "the request names no XRC SRQ of the device (XRC-10)"
+		if s != nil {
+			why = "the XRC SRQ the request names is in another XRC domain (XRC-10)"
+		}
+		q.responderErrorLocked(p, SynRemAccess, wc.Success, notify.EventQPAccessErr, why)
+	}
+	return false
+}
+
+// respPD is the protection domain an incoming request's memory is checked
+// against: the QP's, or on an XRC_RECV QP, which has none, the PD of the XRC
+// SRQ the request names (XRC-10).
+func (q *QP) respPD() any {
+	if q.typ == XRCRecv {
+		return q.rx.xsrq.PD()
+	}
+	return q.cfg.PD
 }
 
 // raiseLocked raises a QP async event unless the profile has none
@@ -101,7 +147,10 @@ func (q *QP) takeRecvLocked() bool {
 	if q.rx.wqe {
 		return true
 	}
-	if s := q.init.SRQ; s != nil {
+	if q.typ == XRCRecv && (q.rx.xsrq == nil || q.rx.xsrq.life != live) {
+		return false
+	}
+	if s := q.recvSRQ(); s != nil {
 		wrid, sges, ok := s.TakeLocked(q.rx.srqSGE[:0])
 		if !ok {
 			return false
@@ -118,7 +167,7 @@ func (q *QP) takeRecvLocked() bool {
 
 // recvSGEs returns the scatter list of the held receive WR.
 func (q *QP) recvSGEs() ([]SGE, uint64) {
-	if q.init.SRQ != nil {
+	if q.recvSRQ() != nil {
 		return q.rx.srqSGE, q.rx.srqWRID
 	}
 	e := q.rq.slot(q.rq.done)
@@ -138,7 +187,7 @@ func (q *QP) completeRecvLocked(w *wc.WC, solicited bool) (overrun bool) {
 			defer q.SetErrorLocked()
 		}
 	}
-	if q.init.SRQ != nil {
+	if q.recvSRQ() != nil {
 		return q.pushRecvLocked(*w, solicited, nil, 0)
 	}
 	seq := q.rq.done
@@ -181,6 +230,9 @@ func (q *QP) responderErrorLocked(p *Packet, syn Syndrome, recvStatus wc.Status,
 // IBTA has it; the QP's under the rxe reading, whose responder checks every
 // receive against the QP's PD; and the QP's for its own receive queue.
 func (q *QP) recvPD() any {
+	if q.typ == XRCRecv {
+		return q.rx.xsrq.PD() // the target has no PD of its own (XRC-10)
+	}
 	if s := q.init.SRQ; s != nil && !q.cfg.Transport.SRQRecvQPPD {
 		return s.PD()
 	}
@@ -241,7 +293,7 @@ func (q *QP) rcSendLocked(p *Packet) {
 	case wc.WRSendWithImm:
 		w.WCFlags, w.ImmData = wc.WithImm, p.Imm
 	case wc.WRSendWithInv:
-		if !q.cfg.Host.InvalidateLocked(q.cfg.PD, p.Imm) {
+		if !q.cfg.Host.InvalidateLocked(q.respPD(), p.Imm) {
 			q.responderErrorLocked(p, SynInvReq, wc.LocQPOpErr, notify.EventQPReqErr, "SEND_WITH_INV names no MR of the PD (XFER-29)")
 			return
 		}
@@ -278,7 +330,7 @@ func (q *QP) remoteOKLocked(p *Packet, need AccessFlags) bool {
 	if n == 0 {
 		return true
 	}
-	if _, ok := q.cfg.Host.RemoteLocked(q, q.cfg.PD, p.RKey, p.RemoteAddr, n, need); !ok {
+	if _, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, n, need); !ok {
 		q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), notify.EventQPAccessErr, "rkey, range or MR rights (XFER-14)")
 		return false
 	}
@@ -332,7 +384,7 @@ func (q *QP) rcWriteLocked(p *Packet) {
 		return
 	}
 	if len(p.Payload) > 0 {
-		b, ok := q.cfg.Host.RemoteLocked(q, q.cfg.PD, r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
+		b, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
 		if !ok {
 			q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), notify.EventQPAccessErr, "the target MR went away (MR-07)")
 			return
@@ -371,7 +423,7 @@ func (q *QP) readResponsesLocked(req *Packet) {
 		size := min(mtu, req.DMALen-off)
 		var src []byte
 		if size > 0 {
-			b, ok := h.RemoteLocked(q, q.cfg.PD, req.RKey, req.RemoteAddr+uint64(off), size, AccessRemoteRead)
+			b, ok := h.RemoteLocked(q, q.respPD(), req.RKey, req.RemoteAddr+uint64(off), size, AccessRemoteRead)
 			if !ok {
 				q.responderErrorLocked(req, SynRemAccess, wc.Success, notify.EventQPAccessErr, "the READ target went away (MR-07)")
 				return
@@ -393,7 +445,7 @@ func (q *QP) atomicLocked(p *Packet) {
 	if !q.remoteOKLocked(p, AccessRemoteAtomic) {
 		return
 	}
-	b, _ := q.cfg.Host.RemoteLocked(q, q.cfg.PD, p.RKey, p.RemoteAddr, 8, AccessRemoteAtomic)
+	b, _ := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, 8, AccessRemoteAtomic)
 	orig := binary.NativeEndian.Uint64(b)
 	switch p.Op {
 	case wc.WRAtomicCmpAndSwp:
@@ -472,7 +524,7 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 				return
 			}
 			if p.DMALen > 0 {
-				if _, ok := q.cfg.Host.RemoteLocked(q, q.cfg.PD, p.RKey, p.RemoteAddr, p.DMALen, AccessRemoteWrite); !ok {
+				if _, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, p.DMALen, AccessRemoteWrite); !ok {
 					q.traceLocked("UC message dropped", "rkey or range (XFER-14)")
 					return
 				}
@@ -500,7 +552,7 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 			return
 		}
 		if len(p.Payload) > 0 {
-			b, ok := q.cfg.Host.RemoteLocked(q, q.cfg.PD, r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
+			b, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
 			if !ok {
 				r.inMsg = false
 				return
@@ -525,7 +577,7 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 		case wc.WRSendWithImm:
 			w.WCFlags, w.ImmData = wc.WithImm, p.Imm
 		case wc.WRSendWithInv:
-			if !q.cfg.Host.InvalidateLocked(q.cfg.PD, p.Imm) {
+			if !q.cfg.Host.InvalidateLocked(q.respPD(), p.Imm) {
 				return
 			}
 			w.WCFlags, w.ImmData = wc.WithInv, p.Imm

@@ -2,7 +2,7 @@ package qp
 
 import (
 	"errors"
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
 	"testing"
 

@@ -3,7 +3,7 @@ package qp
 import (
 	"context"
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/domain"
+	"github.com/verbsim/verbsim/internal/domain"
 	"slices"
 	"syscall"
 
@@ -42,6 +42,12 @@ type SRQConfig struct {
 	XRC bool
 	// Num is the XRC SRQ's number, unique among the device's SRQs.
 	Num uint32
+	// XRCD is an XRC SRQ's domain, compared with the XRCD of the XRC_RECV
+	// QP a message arrives on (XRC-10).
+	XRCD any
+	// CQ is where an XRC SRQ's receive completions go (XRC-10); the
+	// creator holds its reference.
+	CQ CQ
 }
 
 // SRQ is a shared receive queue (struct ibv_srq): receive work requests that

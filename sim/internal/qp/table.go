@@ -4,7 +4,9 @@ package qp
 // attribute bits each transport must supply and may supply. It follows the
 // Linux core's qp_state_table (drivers/infiniband/core/verbs.c), which
 // every driver that calls ib_modify_qp_is_ok enforces, restricted to the
-// three transports the simulator implements (QP-07, QP-09, QP-14..QP-21).
+// transports the simulator implements (QP-07, QP-09, QP-14..QP-21): RC, UC,
+// UD and XRC's initiator (xi, IB_QPT_XRC_INI) and target (xt,
+// IB_QPT_XRC_TGT) (XRC-08).
 // AttrState is implied on every edge and is never listed.
 
 // bitsFor is what one transport needs on one edge.
@@ -18,6 +20,7 @@ type bitsFor struct {
 type edge struct {
 	from, to   State
 	rc, uc, ud bitsFor
+	xi, xt     bitsFor // XRCSend, XRCRecv
 }
 
 // Attribute groups that several edges share.
@@ -41,56 +44,78 @@ var edges = []edge{
 	{from: Reset, to: Init,
 		rc: bitsFor{req: AttrPKeyIndex | AttrPort | AttrAccessFlags},
 		uc: bitsFor{req: AttrPKeyIndex | AttrPort | AttrAccessFlags},
-		ud: bitsFor{req: AttrPKeyIndex | AttrPort | AttrQKey}},
+		ud: bitsFor{req: AttrPKeyIndex | AttrPort | AttrQKey},
+		xi: bitsFor{req: AttrPKeyIndex | AttrPort | AttrAccessFlags},
+		xt: bitsFor{req: AttrPKeyIndex | AttrPort | AttrAccessFlags}},
 
 	{from: Init, to: Reset},
 	{from: Init, to: Err},
 	{from: Init, to: Init,
 		rc: bitsFor{opt: AttrPKeyIndex | AttrPort | AttrAccessFlags},
 		uc: bitsFor{opt: AttrPKeyIndex | AttrPort | AttrAccessFlags},
-		ud: bitsFor{opt: AttrPKeyIndex | AttrPort | AttrQKey}},
+		ud: bitsFor{opt: AttrPKeyIndex | AttrPort | AttrQKey},
+		xi: bitsFor{opt: AttrPKeyIndex | AttrPort | AttrAccessFlags},
+		xt: bitsFor{opt: AttrPKeyIndex | AttrPort | AttrAccessFlags}},
+	// The XRC initiator has no responder: it connects like UC; the target
+	// is RC's receive side.
 	{from: Init, to: RTR,
 		rc: bitsFor{req: connectRTR | rcResponder, opt: AttrAltPath | AttrAccessFlags | AttrPKeyIndex},
 		uc: bitsFor{req: connectRTR, opt: AttrAltPath | AttrAccessFlags | AttrPKeyIndex},
-		ud: bitsFor{opt: AttrPKeyIndex | AttrQKey}},
+		ud: bitsFor{opt: AttrPKeyIndex | AttrQKey},
+		xi: bitsFor{req: connectRTR, opt: AttrAltPath | AttrAccessFlags | AttrPKeyIndex},
+		xt: bitsFor{req: connectRTR | rcResponder, opt: AttrAltPath | AttrAccessFlags | AttrPKeyIndex}},
 
 	{from: RTR, to: Reset},
 	{from: RTR, to: Err},
+	// The XRC target sends nothing but responses: the kernel asks it for
+	// sq_psn and timeout only.
 	{from: RTR, to: RTS,
 		rc: bitsFor{req: AttrSQPSN | rcRequester, opt: connectedRTS | AttrMinRNRTimer},
 		uc: bitsFor{req: AttrSQPSN, opt: connectedRTS},
-		ud: bitsFor{req: AttrSQPSN, opt: datagramRTS}},
+		ud: bitsFor{req: AttrSQPSN, opt: datagramRTS},
+		xi: bitsFor{req: AttrSQPSN | rcRequester, opt: connectedRTS},
+		xt: bitsFor{req: AttrSQPSN | AttrTimeout, opt: connectedRTS | AttrMinRNRTimer}},
 
 	{from: RTS, to: Reset},
 	{from: RTS, to: Err},
 	{from: RTS, to: RTS,
 		rc: bitsFor{opt: connectedRTS | AttrMinRNRTimer},
 		uc: bitsFor{opt: connectedRTS},
-		ud: bitsFor{opt: datagramRTS}},
+		ud: bitsFor{opt: datagramRTS},
+		xi: bitsFor{opt: connectedRTS},
+		xt: bitsFor{opt: connectedRTS | AttrMinRNRTimer}},
 	{from: RTS, to: SQD,
 		rc: bitsFor{opt: AttrEnSQDAsyncNotify},
 		uc: bitsFor{opt: AttrEnSQDAsyncNotify},
-		ud: bitsFor{opt: AttrEnSQDAsyncNotify}},
+		ud: bitsFor{opt: AttrEnSQDAsyncNotify},
+		xi: bitsFor{opt: AttrEnSQDAsyncNotify},
+		xt: bitsFor{opt: AttrEnSQDAsyncNotify}},
 
 	{from: SQD, to: Reset},
 	{from: SQD, to: Err},
 	{from: SQD, to: RTS,
 		rc: bitsFor{opt: connectedRTS | AttrMinRNRTimer},
 		uc: bitsFor{opt: connectedRTS},
-		ud: bitsFor{opt: datagramRTS}},
+		ud: bitsFor{opt: datagramRTS},
+		xi: bitsFor{opt: connectedRTS},
+		xt: bitsFor{opt: connectedRTS | AttrMinRNRTimer}},
 	// In SQD a connected QP may be re-pointed: RC may change nearly
 	// everything it set on the way up, UC its path and keys.
 	{from: SQD, to: SQD,
 		rc: bitsFor{opt: AttrPort | AttrAV | rcRequester | AttrMaxDestRDAtomic |
 			AttrAltPath | AttrAccessFlags | AttrPKeyIndex | AttrMinRNRTimer | AttrPathMigState},
 		uc: bitsFor{opt: AttrAV | AttrAltPath | AttrAccessFlags | AttrPKeyIndex | AttrPathMigState},
-		ud: bitsFor{opt: AttrPKeyIndex | AttrQKey}},
+		ud: bitsFor{opt: AttrPKeyIndex | AttrQKey},
+		xi: bitsFor{opt: AttrPort | AttrAV | rcRequester |
+			AttrAltPath | AttrAccessFlags | AttrPKeyIndex | AttrPathMigState},
+		xt: bitsFor{opt: AttrPort | AttrAV | AttrTimeout | AttrMaxDestRDAtomic |
+			AttrAltPath | AttrAccessFlags | AttrPKeyIndex | AttrMinRNRTimer | AttrPathMigState}},
 
 	{from: SQE, to: Reset},
 	{from: SQE, to: Err},
-	// The kernel lists no attributes for RC here, so RC may take SQE→RTS
-	// with AttrState alone; it is unreachable because an RC QP never
-	// enters SQE (FLUSH-09).
+	// The kernel lists no attributes for RC (nor XRC) here, so RC may take
+	// SQE→RTS with AttrState alone; it is unreachable because an RC QP
+	// never enters SQE (FLUSH-09).
 	{from: SQE, to: RTS,
 		uc: bitsFor{opt: AttrCurState | AttrAccessFlags},
 		ud: bitsFor{opt: datagramRTS}},
@@ -133,6 +158,10 @@ func Transition(from, to State, typ Type, pol Policy) (required, optional AttrMa
 		b = e.uc
 	case UD:
 		b = e.ud
+	case XRCSend:
+		b = e.xi
+	case XRCRecv:
+		b = e.xt
 	}
 	return b.req, b.opt, true
 }
@@ -175,12 +204,14 @@ func MinimalMask(from, to State, typ Type) (mask AttrMask, ok bool) {
 		mask |= AttrPKeyIndex | AttrPort | AttrQKey
 	case from == Reset && to == Init:
 		mask |= AttrPKeyIndex | AttrPort | AttrAccessFlags
-	case from == Init && to == RTR && typ == RC:
+	case from == Init && to == RTR && (typ == RC || typ == XRCRecv):
 		mask |= AttrAV | AttrPathMTU | AttrDestQPN | AttrRQPSN | AttrMaxDestRDAtomic | AttrMinRNRTimer
-	case from == Init && to == RTR && typ == UC:
+	case from == Init && to == RTR && (typ == UC || typ == XRCSend):
 		mask |= AttrAV | AttrPathMTU | AttrDestQPN | AttrRQPSN
-	case from == RTR && to == RTS && typ == RC:
+	case from == RTR && to == RTS && (typ == RC || typ == XRCSend):
 		mask |= AttrSQPSN | AttrTimeout | AttrRetryCnt | AttrRNRRetry | AttrMaxQPRDAtomic
+	case from == RTR && to == RTS && typ == XRCRecv:
+		mask |= AttrSQPSN | AttrTimeout
 	case from == RTR && to == RTS:
 		mask |= AttrSQPSN
 	}

@@ -131,7 +131,23 @@ var want = func() map[string][2]qp.AttrMask {
 		m[from+">RTS/UD"] = [2]qp.AttrMask{0, curS | qkey}
 		m[from+">RTS/UC"] = [2]qp.AttrMask{0, curS | access | alt | mig}
 		m[from+">RTS/RC"] = [2]qp.AttrMask{0, curS | access | alt | mig | rnrT}
+		// XRC-08: the kernel's IB_QPT_XRC_INI and IB_QPT_XRC_TGT rows.
+		m[from+">RTS/XRC_SEND"] = [2]qp.AttrMask{0, curS | access | alt | mig}
+		m[from+">RTS/XRC_RECV"] = [2]qp.AttrMask{0, curS | access | alt | mig | rnrT}
 	}
+	for _, x := range []string{"XRC_SEND", "XRC_RECV"} {
+		m["RESET>INIT/"+x] = [2]qp.AttrMask{pkey | port | access, 0}
+		m["INIT>INIT/"+x] = [2]qp.AttrMask{0, pkey | port | access}
+		m["RTS>SQD/"+x] = [2]qp.AttrMask{0, qp.AttrEnSQDAsyncNotify}
+	}
+	m["INIT>RTR/XRC_SEND"] = [2]qp.AttrMask{qp.AttrAV | qp.AttrPathMTU | qp.AttrDestQPN | qp.AttrRQPSN, alt | access | pkey}
+	m["INIT>RTR/XRC_RECV"] = [2]qp.AttrMask{qp.AttrAV | qp.AttrPathMTU | qp.AttrDestQPN | qp.AttrRQPSN | qp.AttrMaxDestRDAtomic | rnrT, alt | access | pkey}
+	m["RTR>RTS/XRC_SEND"] = [2]qp.AttrMask{qp.AttrSQPSN | qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRDAtomic, curS | alt | access | mig}
+	m["RTR>RTS/XRC_RECV"] = [2]qp.AttrMask{qp.AttrSQPSN | qp.AttrTimeout, curS | alt | access | mig | rnrT}
+	m["SQD>SQD/XRC_SEND"] = [2]qp.AttrMask{0, port | qp.AttrAV | qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRDAtomic |
+		alt | access | pkey | mig}
+	m["SQD>SQD/XRC_RECV"] = [2]qp.AttrMask{0, port | qp.AttrAV | qp.AttrTimeout | qp.AttrMaxDestRDAtomic |
+		alt | access | pkey | rnrT | mig}
 	return m
 }()
 
@@ -193,7 +209,7 @@ func TestTransitionRejectsBadInput(t *testing.T) {
 		typ      qp.Type
 	}{
 		{qp.Reset, qp.Init, qp.RawPacket},
-		{qp.Reset, qp.Init, qp.XRCSend},
+		{qp.Reset, qp.Init, qp.Driver},
 		{qp.Unknown, qp.Reset, qp.RC},
 		{qp.Reset, qp.Unknown, qp.RC},
 		{qp.State(99), qp.Err, qp.UD},

@@ -60,6 +60,14 @@ type Host interface {
 	StopLocked(t *Timer)
 }
 
+// XRCHost is implemented by a Host whose device has XRC SRQs: an XRC_RECV
+// QP finds the SRQ a request names through it (XRC-10).
+type XRCHost interface {
+	// XRCSRQLocked returns the live XRC SRQ numbered num on the device,
+	// or nil.
+	XRCSRQLocked(num uint32) *SRQ
+}
+
 // PortInfo is what the transport needs of a local port.
 type PortInfo struct {
 	ActiveMTU MTU    // the MTU of UD messages (XFER-20)
@@ -155,6 +163,7 @@ type Packet struct {
 	CompareAdd  uint64
 	Swap        uint64
 	QKey        uint32   // UD
+	SRQN        uint32   // XRC: the XRC SRQ a request is for (XRCETH)
 	Syndrome    Syndrome // PktAck
 	RNRTimer    uint8    // the responder's min_rnr_timer code, in an RNR NAK
 	Orig        uint64   // PktAtomicAck: the value found at the target

@@ -146,8 +146,13 @@ func Normalize(attr Attr, mask AttrMask) Attr { return verbs.NormalizeQPAttr(att
 // Length is verbs.SGEListLength.
 func Length(sges []SGE) uint64 { return verbs.SGEListLength(sges) }
 
-// Supported reports whether the simulator implements t: RC, UC or UD.
+// Supported reports whether the simulator implements t: RC, UC, UD and
+// the two XRC types, XRCSend (the initiator) and XRCRecv (the target).
 // (It was a method of Type before Type moved to verbs.)
-func Supported(t Type) bool { return t == RC || t == UC || t == UD }
+func Supported(t Type) bool { return t == RC || t == UC || t == UD || t == XRCSend || t == XRCRecv }
+
+// reliable reports whether t is a reliable connected transport: RC, or
+// one side of XRC, which runs RC's protocol (ACKs, retries, RNR).
+func reliable(t Type) bool { return t == RC || t == XRCSend || t == XRCRecv }
 
 const sendFlagsKnown = SendFence | SendSignaled | SendSolicited | SendInline | SendIPCSum

@@ -24,13 +24,13 @@ const (
 
 // SupportedSendOps returns the send_ops_flags a QP of type t may be
 // created with (QPX-01): the operations of the transport matrix of QP-33
-// that verbsim executes. RC has all ten; UC the writes, sends, LOCAL_INV,
+// that verbsim executes. RC and XRC_SEND have all ten; UC the writes, sends, LOCAL_INV,
 // BIND_MW and SEND_WITH_INV; UD SEND and SEND_WITH_IMM. Under
 // p.SendOpsRXE the UC set lacks LOCAL_INV, as rxe's does. TSO and
 // ATOMIC_WRITE are never supported.
 func SupportedSendOps(t Type, p Policy) SendOps {
 	switch t {
-	case RC:
+	case RC, XRCSend:
 		return sendOpsAll
 	case UC:
 		if p.SendOpsRXE {
@@ -403,6 +403,21 @@ func (q *QP) WRSetUDAddr(ah verbs.AH, remoteQPN, remoteQKey uint32) {
 		return
 	}
 	w.AH, w.RemoteQPN, w.RemoteQKey = ah, remoteQPN, remoteQKey
+}
+
+// WRSetXRCSRQN gives the last request built the number of the XRC SRQ it is
+// for (ibv_wr_set_xrc_srqn), on an XRC_SEND QP (XRC-09).
+func (q *QP) WRSetXRCSRQN(remoteSRQN uint32) {
+	if q == nil {
+		return
+	}
+	q.enter()
+	defer q.leave()
+	w, _ := q.current()
+	if w == nil {
+		return
+	}
+	w.RemoteSRQN = remoteSRQN
 }
 
 // WRComplete posts the open batch and closes it (ibv_wr_complete). The

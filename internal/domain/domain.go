@@ -93,6 +93,15 @@ type Scheduler interface {
 	Unblock(w *Waiter)
 }
 
+// Observer is implemented by a Scheduler that wants to hear of every object
+// created in the domain (a schedule explorer lists the CQs and channels of
+// a world this way, to report what they hold).
+type Observer interface {
+	// Created is told of obj, just created and named. It is called with the
+	// domain lock held and must not block.
+	Created(obj any)
+}
+
 // Waiter is one blocked operation: who waits for what.
 type Waiter struct {
 	Verb  string // the operation that waits ("ibv_get_cq_event")
@@ -150,6 +159,19 @@ func (d *Domain) SetScheduler(s Scheduler) {
 	d.mu.Lock()
 	d.sched = s
 	d.mu.Unlock()
+}
+
+// Created tells the attached scheduler, if it is an Observer, that obj was
+// just created in the domain. With no scheduler it costs one comparison.
+//
+// Precondition: the lock is held.
+func (d *Domain) Created(obj any) {
+	if d.sched == nil {
+		return
+	}
+	if o, ok := d.sched.(Observer); ok {
+		o.Created(obj)
+	}
 }
 
 // Tracing reports whether a sink is installed, so that a caller formats a

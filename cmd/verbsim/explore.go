@@ -1,0 +1,141 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/verbsim/verbsim/explore"
+	"github.com/verbsim/verbsim/explore/patterns"
+)
+
+// exploreCmd runs `verbsim explore`: the built-in patterns of
+// explore/patterns under a strategy, or the replay of a token.
+func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("verbsim explore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	strategy := fs.String("strategy", "random", "random, pct or exhaustive")
+	seed := fs.Uint64("seed", 1, "seed of random and pct")
+	schedules := fs.Int("schedules", 1000, "schedules to run at most, per pattern")
+	depth := fs.Int("depth", 2, "pct's bug depth")
+	preempt := fs.Int("preemptions", 2, "exhaustive's preemption bound (-1: none)")
+	replay := fs.String("replay", "", "run the schedule of a replay token again and print its timeline")
+	list := fs.Bool("list", false, "list the patterns")
+	measure := fs.Int("measure", 0, "measure schedules to the first failure of every pattern and strategy over this many seeds (a markdown table)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: verbsim explore [flags] [PATTERN...]\n       verbsim explore -replay TOKEN\n\n"+
+			"Explores the built-in completion-loop patterns (-list) with the schedule\n"+
+			"explorer (docs/explore.md): each correct one must pass, each buggy one must\n"+
+			"fail the way it is documented to. With no PATTERN it runs them all and\n"+
+			"prints one line each with the replay token of the failure; naming patterns\n"+
+			"also prints each failure's annotated timeline. -replay runs a token's\n"+
+			"schedule again and prints the same failure and timeline.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	if *list {
+		for _, p := range patterns.All() {
+			want := "passes"
+			if p.Want != 0 {
+				want = "fails: " + p.Want.String()
+			}
+			fmt.Fprintf(stdout, "%-22s %s\n  %s\n", p.Name, want, p.Doc)
+		}
+		return 0
+	}
+	if *replay != "" {
+		return exploreReplay(*replay, stdout, stderr)
+	}
+	st, err := explore.ParseStrategy(*strategy)
+	if err != nil {
+		fmt.Fprintf(stderr, "verbsim: %v\n", err)
+		return 2
+	}
+	if *measure > 0 {
+		return exploreMeasure(*measure, *schedules, stdout)
+	}
+	chosen := patterns.All()
+	verbose := fs.NArg() > 0
+	if verbose {
+		chosen = nil
+		for _, name := range fs.Args() {
+			p, ok := patterns.Lookup(name)
+			if !ok {
+				fmt.Fprintf(stderr, "verbsim: no pattern %q (verbsim explore -list)\n", name)
+				return 2
+			}
+			chosen = append(chosen, p)
+		}
+	}
+	status := 0
+	for _, p := range chosen {
+		res := explore.Explore(p.World, explore.Options{Strategy: st, Seed: *seed, Schedules: *schedules,
+			Depth: *depth, Preemptions: *preempt, Name: p.Name})
+		verdict := "ok"
+		switch f := res.Failure; {
+		case p.Want == 0 && f != nil, p.Want != 0 && f != nil && !p.Expected(f.Kind):
+			verdict, status = "UNEXPECTED", 1
+		case p.Want != 0 && f == nil:
+			verdict = "not found"
+			if st != explore.Exhaustive || res.Complete {
+				status = 1
+			}
+		}
+		fmt.Fprintf(stdout, "%-22s %s  [%s]\n", p.Name, res, verdict)
+		if f := res.Failure; f != nil {
+			fmt.Fprintf(stdout, "  %s\n  replay: verbsim explore -replay %s\n", f.Message, f.Token)
+			if verbose {
+				fmt.Fprintf(stdout, "\n%s\n", f.Timeline)
+			}
+		}
+	}
+	return status
+}
+
+// exploreReplay runs a token of a built-in pattern again.
+func exploreReplay(tok string, stdout, stderr io.Writer) int {
+	name, err := explore.TokenName(tok)
+	if err != nil {
+		fmt.Fprintf(stderr, "verbsim: %v\n", err)
+		return 2
+	}
+	p, ok := patterns.Lookup(name)
+	if !ok {
+		fmt.Fprintf(stderr, "verbsim: the token names no built-in pattern (%q)\n", name)
+		return 2
+	}
+	f, err := explore.RunToken(p.World, tok)
+	if err != nil {
+		fmt.Fprintf(stderr, "verbsim: %v\n", err)
+		return 1
+	}
+	if f == nil {
+		fmt.Fprintf(stdout, "%s: the schedule passed\n", name)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: %v\n\n%s", name, f.Error(), f.Timeline)
+	return 0
+}
+
+// exploreMeasure prints the table of docs/explore.md: schedules to the
+// first failure of each buggy pattern, per strategy.
+func exploreMeasure(seeds, budget int, stdout io.Writer) int {
+	fmt.Fprintf(stdout, "| pattern | finds | random | pct (d=2) | exhaustive (2 preemptions) |\n|---|---|---|---|---|\n")
+	for _, p := range patterns.All() {
+		if p.Want == 0 {
+			continue
+		}
+		var cells []string
+		for _, s := range []explore.Strategy{explore.Random, explore.PCT, explore.Exhaustive} {
+			cells = append(cells, patterns.Measure(p, s, seeds, budget).String())
+		}
+		fmt.Fprintf(stdout, "| %s | %v | %s |\n", p.Name, p.Want, strings.Join(cells, " | "))
+	}
+	return 0
+}

@@ -1,0 +1,391 @@
+// Package patterns is the catalogue of completion-loop patterns for the
+// schedule explorer (package explore): the documented recipe, which every
+// strategy passes, and buggy variants of it, each with the failure the
+// explorer finds. verbsim explore runs them by name; docs/explore.md
+// describes each and measures how fast each strategy finds it.
+//
+// Every world here is small: one device context, one completion channel,
+// a CQ (two for the two-CQ patterns), a producer goroutine that adds
+// completions with CQ.Push (the simulator's way to make a completion
+// arrive, which raises the event exactly as the engine does) and a
+// consumer goroutine that runs the loop under test.
+package patterns
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/verbsim/verbsim/explore"
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
+)
+
+// Pattern is one world of the catalogue.
+type Pattern struct {
+	Name string
+	// Doc says what the loop does and, for a buggy one, what goes wrong.
+	Doc string
+	// Want is the failure the explorer should find; 0 for a correct loop.
+	Want explore.Kind
+	// Also is a second kind of failure the same bug may show as (0: none).
+	Also explore.Kind
+	// World builds the world.
+	World func(w *explore.World)
+}
+
+// All returns the catalogue, the correct recipes first.
+func All() []Pattern {
+	all := []Pattern{
+		{Name: "recipe", Doc: "the documented recipe: get -> ack -> re-arm -> poll until empty; a producer adds 3 completions", Want: 0, World: Recipe(3)},
+		{Name: "recipe-2cq", Doc: "the recipe with 2 CQs on one channel, acking and re-arming the CQ the event names; 2 completions on each", Want: 0, World: Recipe2CQ(2)},
+		{Name: "drain-then-arm", Doc: "poll until empty, then arm, then sleep: a completion that lands between the empty poll and the arm raises no event, and the consumer sleeps on a non-empty CQ", Want: explore.LostWakeup, World: DrainThenArm(3)},
+		{Name: "one-poll-per-event", Doc: "one ibv_poll_cq of one completion per event: two completions behind one event leave one in the CQ, and no event comes for it", Want: explore.LostWakeup, World: OnePollPerEvent(3)},
+		{Name: "never-acked", Doc: "the ack of an event is put off to the next turn of the loop, so the last event read is never acknowledged: ibv_destroy_cq waits for ever", Want: explore.DestroyBlocked, World: NeverAcked(3)},
+		{Name: "ack-wrong-cq", Doc: "2 CQs on one channel, every event acknowledged on the first CQ: the second CQ's destroy waits for its acks for ever", Want: explore.DestroyBlocked, World: AckWrongCQ(2)},
+		{Name: "solicited-error-rxe", Doc: "arm solicited-only and count on an error completion to wake the loop, as the man page promises; under the rxe profile a send-side error does not fire a solicited-only arm", Want: explore.LostWakeup, World: SolicitedError()},
+		{Name: "teardown-race", Want: explore.Deadlock, Also: explore.Assertion, World: TeardownRace(2), Doc: "a teardown destroys the CQ once the producer is done, while the consumer may still be waiting on the channel: nothing wakes it (or, when the consumer is between verbs, its next ack or poll fails with EINVAL)"},
+	}
+	return all
+}
+
+// Expected reports whether k is a failure the pattern is documented to
+// show (never, for a correct one).
+func (p Pattern) Expected(k explore.Kind) bool { return p.Want != 0 && (k == p.Want || k == p.Also) }
+
+// Lookup returns the pattern named name.
+func Lookup(name string) (Pattern, bool) {
+	for _, p := range All() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Pattern{}, false
+}
+
+// ends is what the worlds share: a context, a channel and CQs on it.
+type ends struct {
+	ctx *sim.Context
+	ch  *sim.CompChannel
+	cqs []*sim.CQ
+}
+
+func build(w *explore.World, cfg sim.Config, ncq int, arm bool) *ends {
+	if len(cfg.Devices) == 0 {
+		cfg.Devices = []sim.DeviceConfig{{Name: "a"}}
+	}
+	f, err := w.NewFabric(cfg)
+	if err != nil {
+		w.Fatalf("fabric: %v", err)
+	}
+	e := &ends{}
+	if e.ctx, err = f.Devices()[0].Open(); err != nil {
+		w.Fatalf("open: %v", err)
+	}
+	if e.ch, err = e.ctx.CreateCompChannel(); err != nil {
+		w.Fatalf("channel: %v", err)
+	}
+	for i := range ncq {
+		q, err := e.ctx.CreateCQ(16, i, e.ch, 0)
+		if err != nil {
+			w.Fatalf("cq: %v", err)
+		}
+		if arm {
+			q.ReqNotify(false)
+		}
+		e.cqs = append(e.cqs, q)
+	}
+	return e
+}
+
+// produce adds n successful receive completions to q, wrid base.., one
+// verb each.
+func produce(w *explore.World, q *sim.CQ, base, n int) {
+	for i := range n {
+		if _, err := q.Push(verbs.WC{WRID: uint64(base + i), Status: verbs.WCSuccess, Opcode: verbs.WCRecv}, false); err != nil {
+			w.Errorf("push: %v", err)
+		}
+	}
+}
+
+// recipe is the documented loop on one channel: wait for an event, ack it
+// on the CQ it names, re-arm that CQ, poll it until empty; until want
+// completions arrived.
+func recipe(ctx context.Context, w *explore.World, ch *sim.CompChannel, want int) int {
+	wcs := make([]verbs.WC, 4)
+	got := 0
+	for got < want {
+		q, _, err := ch.GetEvent(ctx)
+		if err != nil {
+			w.Errorf("get_cq_event: %v", err)
+			return got
+		}
+		if err := q.AckEvents(1); err != nil {
+			w.Errorf("ack: %v", err)
+		}
+		if err := q.ReqNotify(false); err != nil {
+			w.Errorf("req_notify: %v", err)
+		}
+		for {
+			n, err := q.Poll(wcs)
+			if err != nil {
+				w.Errorf("poll: %v", err)
+				return got
+			}
+			if n == 0 {
+				break
+			}
+			got += n
+		}
+	}
+	return got
+}
+
+// Recipe is the documented recipe with one producer adding n completions.
+func Recipe(n int) func(*explore.World) {
+	return func(w *explore.World) {
+		e := build(w, sim.Config{}, 1, true)
+		w.Go("producer", func(context.Context) { produce(w, e.cqs[0], 0, n) })
+		w.Go("consumer", func(ctx context.Context) {
+			if got := recipe(ctx, w, e.ch, n); got != n {
+				w.Errorf("consumer got %d completions, want %d", got, n)
+			}
+		})
+	}
+}
+
+// Recipe2CQ is the recipe with two CQs on one channel and n completions
+// on each, from one producer per CQ.
+func Recipe2CQ(n int) func(*explore.World) {
+	return func(w *explore.World) {
+		e := build(w, sim.Config{}, 2, true)
+		w.Go("producer0", func(context.Context) { produce(w, e.cqs[0], 0, n) })
+		w.Go("producer1", func(context.Context) { produce(w, e.cqs[1], 100, n) })
+		w.Go("consumer", func(ctx context.Context) {
+			if got := recipe(ctx, w, e.ch, 2*n); got != 2*n {
+				w.Errorf("consumer got %d completions, want %d", got, 2*n)
+			}
+		})
+	}
+}
+
+// DrainThenArm polls until empty, then arms, then sleeps.
+func DrainThenArm(n int) func(*explore.World) {
+	return func(w *explore.World) {
+		e := build(w, sim.Config{}, 1, false)
+		q := e.cqs[0]
+		w.Go("producer", func(context.Context) { produce(w, q, 0, n) })
+		w.Go("consumer", func(ctx context.Context) {
+			wcs := make([]verbs.WC, 4)
+			got := 0
+			for {
+				for {
+					k, _ := q.Poll(wcs)
+					if k == 0 {
+						break
+					}
+					got += k
+				}
+				if got >= n {
+					return
+				}
+				q.ReqNotify(false) // BUG: armed after the last poll, not before it
+				if _, _, err := e.ch.GetEvent(ctx); err != nil {
+					return
+				}
+				q.AckEvents(1)
+			}
+		})
+	}
+}
+
+// OnePollPerEvent takes one completion per event.
+func OnePollPerEvent(n int) func(*explore.World) {
+	return func(w *explore.World) {
+		e := build(w, sim.Config{}, 1, true)
+		w.Go("producer", func(context.Context) { produce(w, e.cqs[0], 0, n) })
+		w.Go("consumer", func(ctx context.Context) {
+			wcs := make([]verbs.WC, 1)
+			for got := 0; got < n; {
+				q, _, err := e.ch.GetEvent(ctx)
+				if err != nil {
+					return
+				}
+				q.AckEvents(1)
+				q.ReqNotify(false)
+				k, _ := q.Poll(wcs) // BUG: one completion per event
+				got += k
+			}
+		})
+	}
+}
+
+// NeverAcked acks each event at the top of the next turn of the loop, so
+// the last one is never acknowledged; then it destroys the CQ.
+func NeverAcked(n int) func(*explore.World) {
+	return func(w *explore.World) {
+		e := build(w, sim.Config{}, 1, true)
+		w.Go("producer", func(context.Context) { produce(w, e.cqs[0], 0, n) })
+		w.Go("consumer", func(ctx context.Context) {
+			wcs := make([]verbs.WC, 4)
+			var prev *sim.CQ
+			for got := 0; got < n; {
+				q, _, err := e.ch.GetEvent(ctx)
+				if err != nil {
+					return
+				}
+				if prev != nil {
+					prev.AckEvents(1) // BUG: the ack of the event before; the last one is never acked
+				}
+				prev = q
+				q.ReqNotify(false)
+				for {
+					k, _ := q.Poll(wcs)
+					if k == 0 {
+						break
+					}
+					got += k
+				}
+			}
+			if err := e.cqs[0].Destroy(); err != nil {
+				w.Errorf("destroy_cq: %v", err)
+			}
+		})
+	}
+}
+
+// AckWrongCQ acks every event on the first CQ, whichever CQ it named.
+func AckWrongCQ(n int) func(*explore.World) {
+	return func(w *explore.World) {
+		e := build(w, sim.Config{}, 2, true)
+		w.Go("producer0", func(context.Context) { produce(w, e.cqs[0], 0, n) })
+		w.Go("producer1", func(context.Context) { produce(w, e.cqs[1], 100, n) })
+		w.Go("consumer", func(ctx context.Context) {
+			wcs := make([]verbs.WC, 4)
+			acked := map[*sim.CQ]int{}
+			for got := 0; got < 2*n; {
+				q, _, err := e.ch.GetEvent(ctx)
+				if err != nil {
+					return
+				}
+				if e.cqs[0].AckEvents(1) == nil { // BUG: always the first CQ
+					acked[e.cqs[0]]++
+				}
+				q.ReqNotify(false)
+				for {
+					k, _ := q.Poll(wcs)
+					if k == 0 {
+						break
+					}
+					got += k
+				}
+			}
+			for _, q := range e.cqs {
+				if err := q.Destroy(); err != nil {
+					w.Errorf("destroy_cq: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// SolicitedError arms solicited-only and waits for an error completion
+// under the rxe profile.
+func SolicitedError() func(*explore.World) {
+	return func(w *explore.World) {
+		e := build(w, sim.Config{Profile: sim.RXEProfile()}, 1, false)
+		q := e.cqs[0]
+		w.Go("producer", func(context.Context) {
+			q.Push(verbs.WC{WRID: 1, Status: verbs.WCSuccess, Opcode: verbs.WCSend}, false)
+			q.Push(verbs.WC{WRID: 2, Status: verbs.WCRetryExcErr, Opcode: verbs.WCSend}, false)
+		})
+		w.Go("consumer", func(ctx context.Context) {
+			wcs := make([]verbs.WC, 4)
+			q.ReqNotify(true) // BUG on rxe: only the solicited bit fires it, and a send error has none
+			for {
+				for {
+					k, _ := q.Poll(wcs)
+					for _, c := range wcs[:k] {
+						if c.Status != verbs.WCSuccess {
+							return // the error the loop waits for
+						}
+					}
+					if k == 0 {
+						break
+					}
+				}
+				if _, _, err := e.ch.GetEvent(ctx); err != nil {
+					return
+				}
+				q.AckEvents(1)
+				q.ReqNotify(true)
+			}
+		})
+	}
+}
+
+// TeardownRace destroys the CQ as soon as the producer is done, while the
+// consumer may still wait on the channel.
+func TeardownRace(n int) func(*explore.World) {
+	return func(w *explore.World) {
+		e := build(w, sim.Config{}, 1, true)
+		q := e.cqs[0]
+		w.Go("producer", func(context.Context) {
+			produce(w, q, 0, n)
+			if err := q.Destroy(); err != nil { // BUG: the consumer may not have seen them yet
+				w.Errorf("destroy_cq: %v", err)
+			}
+		})
+		w.Go("consumer", func(ctx context.Context) {
+			if got := recipe(ctx, w, e.ch, n); got != n {
+				w.Errorf("consumer got %d completions, want %d", got, n)
+			}
+		})
+	}
+}
+
+// String is the pattern's name and doc.
+func (p Pattern) String() string { return fmt.Sprintf("%s: %s", p.Name, p.Doc) }
+
+// Measurement is how fast one strategy finds a pattern's failure, over
+// several seeds.
+type Measurement struct {
+	Strategy explore.Strategy
+	Seeds    int     // explorations run, seeds 1..Seeds
+	Found    int     // explorations that found the expected failure
+	Mean     float64 // schedules to the first failure, mean over those that found it
+	Worst    int     // ... and the most
+}
+
+// Measure explores p with strategy s from seeds 1..seeds (one exploration
+// for Exhaustive, which has no seed), each up to budget schedules, and
+// reports how many schedules the first failure took.
+func Measure(p Pattern, s explore.Strategy, seeds, budget int) Measurement {
+	m := Measurement{Strategy: s, Seeds: seeds}
+	if s == explore.Exhaustive {
+		m.Seeds = 1
+	}
+	total := 0
+	for seed := 1; seed <= m.Seeds; seed++ {
+		res := explore.Explore(p.World, explore.Options{Strategy: s, Seed: uint64(seed), Schedules: budget, Depth: 2, Preemptions: 2})
+		if f := res.Failure; f != nil && p.Expected(f.Kind) {
+			m.Found++
+			total += f.Schedule
+			m.Worst = max(m.Worst, f.Schedule)
+		}
+	}
+	if m.Found > 0 {
+		m.Mean = float64(total) / float64(m.Found)
+	}
+	return m
+}
+
+// String renders the measurement as a table cell: "mean (worst), found/seeds".
+func (m Measurement) String() string {
+	if m.Found == 0 {
+		return fmt.Sprintf("not found (0/%d)", m.Seeds)
+	}
+	if m.Seeds == 1 {
+		return fmt.Sprintf("%d", m.Worst)
+	}
+	return fmt.Sprintf("%.1f (worst %d), %d/%d", m.Mean, m.Worst, m.Found, m.Seeds)
+}

@@ -1,0 +1,270 @@
+package explore
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/verbsim/verbsim/internal/simhook"
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
+)
+
+// Failure is what a schedule that failed reports.
+type Failure struct {
+	Kind    Kind
+	Message string // what went wrong, and who waits for what
+	Step    int    // the step at which it was detected
+	// Schedule is the number of schedules run when it was found, this one
+	// included (1: the first).
+	Schedule int
+	// Token replays the schedule (Replay, verbsim explore -replay).
+	Token string
+	// Timeline is the annotated timeline of the schedule: every step, who
+	// moved, the verbs and engine events with their results, and the CQs
+	// and channels whenever they changed.
+	Timeline string
+}
+
+// Error renders the failure in one paragraph: kind, message, token.
+func (f *Failure) Error() string {
+	return fmt.Sprintf("explore: %v at step %d of schedule %d: %s\nreplay token: %s", f.Kind, f.Step, f.Schedule, f.Message, f.Token)
+}
+
+// picker is a strategy's decision for one choice point: the index of the
+// action to take among en (at least two).
+type picker interface {
+	pick(r *runner, en []action) int
+}
+
+// drainLimit bounds the steps of tearing a schedule down after its
+// context was cancelled.
+const drainLimit = 10000
+
+// runOnce runs one schedule of world with p making the choices. With
+// timeline set it also records the annotated timeline.
+func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Options) *runner {
+	r := &runner{back: make(chan struct{}), picker: p, max: maxSteps, last: -3}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	if timeline {
+		r.log = &trace.Log{}
+		r.timeline = &strings.Builder{}
+	}
+	w := &World{r: r}
+	setupDone := make(chan struct{})
+	go func() { // the world function, in a goroutine of its own so that Fatalf ends only it
+		defer close(setupDone)
+		defer func() {
+			if rec := recover(); rec != nil {
+				r.fail(Panic, fmt.Sprintf("the world function panicked: %v", rec))
+			}
+		}()
+		world(w)
+	}()
+	<-setupDone
+	if r.timeline != nil {
+		r.note("setup", "the world function")
+	}
+	r.startNew()
+	if r.timeline != nil {
+		r.note("start", "each goroutine runs to its first verb")
+	}
+	var buf []action
+	for r.failure == nil {
+		if r.steps >= r.max {
+			r.fail(StepBound, fmt.Sprintf("the schedule passed %d steps (Options.MaxSteps): a livelock, or a world that needs more", r.max))
+			break
+		}
+		en := r.enabled(buf)
+		buf = en
+		if len(en) == 0 {
+			if r.fabric != nil {
+				if _, future := r.fabric.Pending(); future > 0 {
+					r.steps++
+					r.do(action{clock: true})
+					r.noteAction(action{clock: true}, 1)
+					continue
+				}
+			}
+			r.quiescent(opts)
+			break
+		}
+		i := 0
+		if len(en) > 1 {
+			i = r.picker.pick(r, en)
+			r.choices = append(r.choices, i)
+		}
+		r.steps++
+		a := en[i]
+		r.do(a)
+		if r.timeline != nil {
+			r.noteAction(a, len(en))
+		}
+	}
+	r.teardown()
+	return r
+}
+
+// quiescent runs the detectors when nothing can move.
+func (r *runner) quiescent(opts *Options) {
+	var lost, destroy, dead []string
+	allDone := true
+	for _, g := range r.gs {
+		if g.state != gBlocked {
+			continue
+		}
+		w := g.waiter
+		desc := fmt.Sprintf("%s blocked: %v", g.name, w)
+		switch h := simhook.HandleOf(w.Obj).(type) {
+		case *sim.CompChannel:
+			cqs, _ := r.cqs()
+			for _, q := range cqs {
+				if q.h.Channel() == h && q.h.Len() > 0 {
+					lost = append(lost, fmt.Sprintf("%s, while %s holds %d completion(s) (arm: %v) and no event is queued for it",
+						desc, q.name, q.h.Len(), q.h.Armed()))
+				}
+			}
+		}
+		if strings.Contains(w.For, "ack") {
+			destroy = append(destroy, desc+"; "+r.ackState())
+		}
+		if !g.daemon {
+			allDone = false
+			dead = append(dead, desc)
+		}
+	}
+	switch {
+	case len(lost) > 0:
+		r.fail(LostWakeup, strings.Join(lost, "; "))
+	case len(destroy) > 0:
+		r.fail(DestroyBlocked, strings.Join(destroy, "; "))
+	case len(dead) > 0:
+		r.fail(Deadlock, strings.Join(dead, "; ")+r.othersWait())
+	}
+	if r.failure != nil || !allDone {
+		return
+	}
+	for _, fn := range r.finally {
+		fn()
+	}
+	if r.failure != nil || opts.AllowUnconsumed {
+		return
+	}
+	cqs, _ := r.cqs()
+	var left []string
+	for _, q := range cqs {
+		if n := q.h.Len(); n > 0 {
+			left = append(left, fmt.Sprintf("%s holds %d completion(s)", q.name, n))
+		}
+	}
+	if len(left) > 0 {
+		r.fail(Unconsumed, "every goroutine finished and "+strings.Join(left, ", "))
+	}
+}
+
+// othersWait lists every waiter of the domain, for a deadlock's message.
+func (r *runner) othersWait() string {
+	if r.d == nil {
+		return ""
+	}
+	r.d.Lock()
+	ws := r.d.Waiters()
+	r.d.Unlock()
+	var parts []string
+	for _, w := range ws {
+		parts = append(parts, w.String())
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (every waiter of the domain: " + strings.Join(parts, "; ") + ")"
+}
+
+// ackState describes the events read and acked on every CQ that has some
+// unacknowledged.
+func (r *runner) ackState() string {
+	cqs, _ := r.cqs()
+	var parts []string
+	for _, q := range cqs {
+		s := q.h.Snapshot()
+		if s.CompRead != s.CompAcked || s.AsyncRead != s.AsyncAcked {
+			parts = append(parts, fmt.Sprintf("%s: %d completion event(s) read, %d acked", q.name, s.CompRead, s.CompAcked))
+		}
+	}
+	if len(parts) == 0 {
+		return "no CQ has unacknowledged events"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// teardown ends the schedule: cancel the goroutines' context, let them
+// return (one at a time, in order), abort waits that no context ends, end
+// goroutines that keep going, and close the fabric.
+func (r *runner) teardown() {
+	r.tearing = true
+	r.cancel()
+	steps := 0
+	for {
+		var next *gor
+		for _, g := range r.gs {
+			if g.state != gDone && g.enabled() {
+				next = g
+				break
+			}
+		}
+		if next == nil {
+			if r.fabric != nil && len(r.fabric.Ready()) > 0 {
+				r.fabric.Step()
+				continue
+			}
+			stuck := false
+			for _, g := range r.gs {
+				if g.state == gBlocked {
+					g.abort, stuck = true, true
+				}
+			}
+			if !stuck {
+				break
+			}
+			continue
+		}
+		steps++
+		if steps > drainLimit && !next.kill {
+			for _, g := range r.gs {
+				if g.state != gDone && !g.kill {
+					g.kill = true
+					if r.failure == nil {
+						r.tearing = false
+						r.fail(NoExit, fmt.Sprintf("%s kept calling verbs after its context ended; it was stopped", g.name))
+						r.tearing = true
+					}
+				}
+			}
+		}
+		r.give(next)
+		r.startNew()
+	}
+	if r.d != nil {
+		r.d.SetScheduler(nil)
+	}
+	if r.fabric != nil {
+		r.fabric.Close()
+	}
+	runtime.Gosched()
+}
+
+// runPlain runs world once without the explorer: a fabric in Auto mode,
+// the goroutines scheduled by Go. The benchmark compares it with explored
+// runs. Daemons are not supported (it waits for every goroutine).
+func runPlain(world func(*World)) {
+	r := &runner{plain: &sync.WaitGroup{}}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	world(&World{r: r})
+	r.plain.Wait()
+	r.cancel()
+	if r.fabric != nil {
+		r.fabric.Close()
+	}
+}

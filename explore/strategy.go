@@ -1,0 +1,252 @@
+package explore
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Strategy says how the explorer picks at each choice point.
+type Strategy uint8
+
+// The strategies.
+const (
+	// Random is a seeded random walk: at every choice point one of the
+	// enabled goroutines and engine events, uniformly.
+	Random Strategy = iota
+	// PCT is probabilistic concurrency testing (Burckhardt, Kothari,
+	// Musuvathi, Nagarakatte, ASPLOS 2010): every goroutine (and the
+	// engine) gets a random priority, the highest enabled one runs, and at
+	// Depth-1 random steps the running one drops below all others. A bug
+	// that needs d ordering constraints is found with probability at least
+	// 1/(n k^(d-1)) per schedule (n goroutines, k steps).
+	PCT
+	// Exhaustive enumerates every schedule with at most
+	// Options.Preemptions preemptions (a switch away from a goroutine that
+	// could have gone on), depth first, and reports how many there were.
+	Exhaustive
+	// replayStrategy follows a token's choices.
+	replayStrategy
+)
+
+var strategyNames = [...]string{"random", "pct", "exhaustive", "replay"}
+
+// String names the strategy as the command line spells it.
+func (s Strategy) String() string {
+	if int(s) < len(strategyNames) {
+		return strategyNames[s]
+	}
+	return fmt.Sprintf("Strategy(%d)", uint8(s))
+}
+
+// ParseStrategy reads a strategy's name ("random", "pct", "exhaustive").
+func ParseStrategy(s string) (Strategy, error) {
+	for i, n := range strategyNames[:replayStrategy] {
+		if n == s {
+			return Strategy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("explore: unknown strategy %q (random, pct, exhaustive)", s)
+}
+
+// strategy hands out the picker of each schedule in turn.
+type strategy interface {
+	// next returns the picker of schedule i (0-based), nil when the
+	// strategy has nothing left to explore.
+	next(i int) picker
+	// done is told how the schedule went.
+	done(r *runner)
+}
+
+func newStrategy(o *Options) strategy {
+	switch o.Strategy {
+	case PCT:
+		return &pctStrategy{seed: o.Seed, depth: o.Depth, k: 20}
+	case Exhaustive:
+		return &dfs{bound: o.Preemptions}
+	}
+	return &randomStrategy{seed: o.Seed}
+}
+
+// randomStrategy is the seeded random walk.
+type randomStrategy struct{ seed uint64 }
+
+type randomPicker struct{ rng *rand.Rand }
+
+func (s *randomStrategy) next(i int) picker {
+	return &randomPicker{rand.New(rand.NewPCG(s.seed, uint64(i)))}
+}
+func (s *randomStrategy) done(*runner) {}
+
+func (p *randomPicker) pick(_ *runner, en []action) int { return p.rng.IntN(len(en)) }
+
+// pctStrategy is PCT; k, the estimate of a schedule's length, grows to the
+// longest schedule seen.
+type pctStrategy struct {
+	seed  uint64
+	depth int
+	k     int
+}
+
+type pctPicker struct {
+	rng    *rand.Rand
+	depth  int
+	prio   map[int]int
+	change map[int]int // step -> change point number (1..depth-1)
+}
+
+func (s *pctStrategy) next(i int) picker {
+	p := &pctPicker{rng: rand.New(rand.NewPCG(s.seed, uint64(i))), depth: s.depth, prio: map[int]int{}, change: map[int]int{}}
+	for j := 1; j < s.depth; j++ {
+		p.change[1+p.rng.IntN(s.k)] = j
+	}
+	return p
+}
+
+func (s *pctStrategy) done(r *runner) { s.k = max(s.k, r.steps) }
+
+func (p *pctPicker) priority(t int) int {
+	v, ok := p.prio[t]
+	if !ok {
+		v = p.depth + p.rng.IntN(1<<30)
+		p.prio[t] = v
+	}
+	return v
+}
+
+func (p *pctPicker) best(en []action) int {
+	b := -1
+	for i, a := range en {
+		if b < 0 || p.priority(a.thread()) > p.priority(en[b].thread()) {
+			b = i
+		}
+	}
+	return b
+}
+
+func (p *pctPicker) pick(r *runner, en []action) int {
+	b := p.best(en)
+	if j, ok := p.change[r.steps+1]; ok {
+		p.prio[en[b].thread()] = p.depth - j
+		b = p.best(en)
+	}
+	if en[b].thread() == -1 { // the engine: one of its ready events, at random
+		var evs []int
+		for i, a := range en {
+			if a.thread() == -1 {
+				evs = append(evs, i)
+			}
+		}
+		b = evs[p.rng.IntN(len(evs))]
+	}
+	return b
+}
+
+// replayPicker follows a recorded list of choices.
+type replayPicker struct {
+	choices  []int
+	n        int
+	diverged bool
+}
+
+func (p *replayPicker) pick(_ *runner, en []action) int {
+	if p.n >= len(p.choices) {
+		p.diverged = true
+		return 0
+	}
+	c := p.choices[p.n]
+	p.n++
+	if c >= len(en) {
+		p.diverged = true
+		return 0
+	}
+	return c
+}
+
+// dfs is the bounded exhaustive search: a depth-first walk of the tree of
+// choices, each schedule run from the start (the world is rebuilt every
+// time), with at most bound preemptions per schedule. At every choice
+// point it tries the goroutine that ran last first (no preemption), then
+// the others in order.
+type dfs struct {
+	bound int
+	stack []*node
+	depth int // decisions taken in the current schedule
+	over  bool
+}
+
+type node struct {
+	order []int // the options to try, in order
+	pos   int   // the one taken now
+	pre   []int // preemptions after taking order[i]
+}
+
+func (s *dfs) next(int) picker {
+	if s.over {
+		return nil
+	}
+	s.depth = 0
+	return s
+}
+
+func (s *dfs) pick(r *runner, en []action) int {
+	d := s.depth
+	s.depth++
+	if d < len(s.stack) {
+		n := s.stack[d]
+		return n.order[n.pos]
+	}
+	before := 0
+	if d > 0 {
+		p := s.stack[d-1]
+		before = p.pre[p.pos]
+	}
+	last := r.last
+	cont := -1
+	for i, a := range en {
+		if a.thread() == last {
+			cont = i
+			break
+		}
+	}
+	n := &node{}
+	add := func(i, cost int) {
+		if before+cost <= s.bound {
+			n.order = append(n.order, i)
+			n.pre = append(n.pre, before+cost)
+		}
+	}
+	if cont >= 0 {
+		for i, a := range en {
+			if a.thread() == last {
+				add(i, 0)
+			}
+		}
+		for i, a := range en {
+			if a.thread() != last {
+				add(i, 1)
+			}
+		}
+	} else {
+		for i := range en {
+			add(i, 0)
+		}
+	}
+	s.stack = append(s.stack, n)
+	return n.order[0]
+}
+
+func (s *dfs) done(*runner) {
+	s.stack = s.stack[:min(s.depth, len(s.stack))]
+	for len(s.stack) > 0 {
+		top := s.stack[len(s.stack)-1]
+		top.pos++
+		if top.pos < len(top.order) {
+			return
+		}
+		s.stack = s.stack[:len(s.stack)-1]
+	}
+	s.over = true
+}
+
+// rngFor is the random source of schedule i of a run seeded 1.
+func rngFor(i uint64) *rand.Rand { return rand.New(rand.NewPCG(1, i)) }

@@ -1,0 +1,440 @@
+package explore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/internal/simhook"
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
+)
+
+// World is one run of a world: the fabric, the goroutines and the
+// assertions of one schedule. The world function passed to Check, Replay
+// or Explore receives a fresh World for every schedule; it builds the
+// fabric (NewFabric or Fabric), creates what the goroutines share, and
+// starts them with Go and Daemon. The world function itself runs before
+// any goroutine moves and is not explored.
+type World struct {
+	r *runner
+}
+
+// NewFabric makes the world's fabric from cfg. The explorer drives it: the
+// fabric runs in Manual mode (cfg.Mode is ignored) and the explorer picks
+// the engine's ready events (cfg.Chooser and cfg.Schedule are ignored), so
+// every packet delivery and completion is a choice point. A world has one
+// fabric; a second call returns an error.
+func (w *World) NewFabric(cfg sim.Config) (*sim.Fabric, error) {
+	r := w.r
+	if r.fabric != nil {
+		return nil, errors.New("explore: the world already has a fabric")
+	}
+	if r.plain != nil { // an unexplored run, for the benchmark: Auto mode, no scheduler
+		cfg.Mode = sim.Auto
+		f, err := sim.NewFabric(cfg)
+		r.fabric = f
+		return f, err
+	}
+	cfg.Mode = sim.Manual
+	cfg.Schedule = sim.FIFO
+	cfg.Chooser = r.choose
+	if r.log != nil {
+		cfg.Trace = r.log
+	}
+	f, err := sim.NewFabric(cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := simhook.DomainOf(f)
+	if d == nil {
+		f.Close()
+		return nil, errors.New("explore: the fabric has no domain")
+	}
+	r.fabric, r.d = f, d
+	d.SetScheduler(r)
+	return f, nil
+}
+
+// Fabric returns the world's fabric, making it with two devices named "a"
+// and "b" when NewFabric has not been called. It panics if the fabric
+// cannot be made, which does not happen with that configuration.
+func (w *World) Fabric() *sim.Fabric {
+	if w.r.fabric == nil {
+		if _, err := w.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}}); err != nil {
+			panic(err)
+		}
+	}
+	return w.r.fabric
+}
+
+// Go starts a goroutine of the world. It runs only when the explorer gives
+// it the turn, and must return when its work is done or when ctx ends (the
+// explorer cancels ctx when the schedule ends, and reports a goroutine
+// still blocked at quiescence as a deadlock). It must reach the other
+// goroutines only through verbs of the world's fabric (Go values they
+// share are fine: only one goroutine moves at a time) and must not start
+// goroutines of its own with the go statement: use Go.
+func (w *World) Go(name string, fn func(ctx context.Context)) { w.r.spawn(name, fn, false) }
+
+// Daemon starts a goroutine like Go that may still be blocked when
+// everything else has finished: a server's event loop waiting for the
+// next request. It is not a deadlock for a daemon to wait there (a lost
+// wake-up still is: blocked in ibv_get_cq_event while its CQ holds
+// completions); the explorer cancels its ctx when the schedule ends.
+func (w *World) Daemon(name string, fn func(ctx context.Context)) { w.r.spawn(name, fn, true) }
+
+// Errorf records a failure of the world's own assertions, as t.Errorf
+// does; the schedule stops at the next choice point and is reported with
+// its token and timeline.
+func (w *World) Errorf(format string, args ...any) {
+	w.r.fail(Assertion, fmt.Sprintf(format, args...))
+}
+
+// Fatalf is Errorf followed by the end of the calling goroutine
+// (runtime.Goexit, as t.FailNow); in the world function it ends the
+// schedule.
+func (w *World) Fatalf(format string, args ...any) {
+	w.r.fail(Assertion, fmt.Sprintf(format, args...))
+	runtime.Goexit()
+}
+
+// Finally registers a check to run when the schedule ends with every
+// goroutine started by Go finished (daemons may still wait): assertions
+// about the final state, which report through Errorf.
+func (w *World) Finally(fn func()) { w.r.finally = append(w.r.finally, fn) }
+
+// Name returns the name of the goroutine that calls it ("" in the world
+// function).
+func (w *World) Name() string {
+	if g := w.r.cur; g != nil {
+		return g.name
+	}
+	return ""
+}
+
+// gstate is where a goroutine of the world is.
+type gstate uint8
+
+const (
+	gNew     gstate = iota // started, not yet run
+	gYield                 // paused before a verb
+	gBlocked               // in a blocking wait
+	gDone                  // returned
+)
+
+type gor struct {
+	id     int
+	name   string
+	fn     func(context.Context)
+	daemon bool
+	state  gstate
+	waiter *domain.Waiter
+	bctx   context.Context
+	woken  bool
+	abort  bool // Block returns errAborted: the schedule is being torn down
+	kill   bool // Yield ends the goroutine: it did not return after cancel
+	turn   chan struct{}
+}
+
+var errAborted = errors.New("explore: the schedule ended while this wait was blocked")
+
+func (g *gor) enabled() bool {
+	switch g.state {
+	case gNew, gYield:
+		return true
+	case gBlocked:
+		return g.woken || g.abort || g.bctx.Err() != nil
+	}
+	return false
+}
+
+// Kind classifies a failure.
+type Kind uint8
+
+// The kinds of failure the explorer detects.
+const (
+	// LostWakeup: a goroutine waits in ibv_get_cq_event for ever while a
+	// CQ of its channel holds completions and nothing can run.
+	LostWakeup Kind = iota + 1
+	// DestroyBlocked: a destroy waits for acks of events that were read
+	// and never acknowledged, and nothing can run.
+	DestroyBlocked
+	// Deadlock: a goroutine started with Go is blocked and nothing can run.
+	Deadlock
+	// Unconsumed: every goroutine started with Go finished and a CQ still
+	// holds completions nobody polled.
+	Unconsumed
+	// Panic: a goroutine of the world panicked.
+	Panic
+	// Assertion: the world's own check failed (World.Errorf, Fatalf).
+	Assertion
+	// StepBound: the schedule took more steps than Options.MaxSteps: a
+	// livelock, or a world that needs a larger bound.
+	StepBound
+	// NoExit: a goroutine kept running after its context ended.
+	NoExit
+)
+
+var kindNames = [...]string{"", "lost wake-up", "destroy blocked on unacked events", "deadlock",
+	"completions never consumed", "panic", "assertion", "step bound", "goroutine does not exit"}
+
+// String names the kind.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && k > 0 {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// action is one thing the explorer may let happen next: a goroutine's
+// next step, an engine event (by its sequence number), or the clock.
+type action struct {
+	g     *gor // nil for the engine or the clock
+	seq   uint64
+	clock bool
+	ev    sim.ReadyEvent
+}
+
+// thread is the identity a strategy gives the action: the goroutine's
+// index, -1 for the engine, -2 for the clock.
+func (a action) thread() int {
+	switch {
+	case a.g != nil:
+		return a.g.id
+	case a.clock:
+		return -2
+	}
+	return -1
+}
+
+// runner runs one schedule of a world. Its state is touched only by the
+// thread that has the turn (the controller, or the one goroutine it let
+// run), and the turn passes through channels, so it needs no lock.
+type runner struct {
+	fabric  *sim.Fabric
+	d       *domain.Domain
+	gs      []*gor
+	cur     *gor
+	back    chan struct{}
+	ctx     context.Context
+	cancel  context.CancelFunc
+	objs    []any
+	finally []func()
+	picker  picker
+	choices []int // the index picked at every decision with more than one option
+	steps   int
+	max     int
+	failure *Failure
+	tearing bool
+	chosen  uint64 // the Seq of the engine event Step runs
+	last    int    // the thread of the last action (action.thread)
+
+	log      *trace.Log // the timeline's trace, nil when no timeline is wanted
+	timeline *strings.Builder
+	lastView map[string]string // the last state line written, by object
+
+	plain *sync.WaitGroup // set: an unexplored run (runPlain)
+}
+
+func (r *runner) spawn(name string, fn func(context.Context), daemon bool) {
+	if r.plain != nil {
+		r.plain.Add(1)
+		go func() {
+			defer r.plain.Done()
+			fn(r.ctx)
+		}()
+		return
+	}
+	g := &gor{id: len(r.gs), name: name, fn: fn, daemon: daemon, turn: make(chan struct{}, 1)}
+	r.gs = append(r.gs, g)
+	go func() {
+		defer func() {
+			if rec := recover(); rec != nil {
+				r.fail(Panic, fmt.Sprintf("%s panicked: %v\n%s", g.name, rec, trimStack(debug.Stack())))
+			}
+			g.state = gDone
+			r.back <- struct{}{}
+		}()
+		<-g.turn
+		if g.kill {
+			return
+		}
+		g.fn(r.ctx)
+	}()
+}
+
+// trimStack keeps the frames of a panic's stack from the world's code on.
+func trimStack(b []byte) string {
+	s := string(b)
+	if i := strings.Index(s, "panic("); i >= 0 {
+		if j := strings.Index(s[i:], "\n"); j >= 0 {
+			s = s[i+j+1:]
+		}
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > 16 {
+		lines = lines[:16]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (r *runner) fail(k Kind, msg string) {
+	if r.failure == nil && !r.tearing {
+		r.failure = &Failure{Kind: k, Message: msg, Step: r.steps}
+	}
+}
+
+// Yield is the scheduler's hook before every verb: the running goroutine
+// hands the turn back to the controller and waits to be picked.
+func (r *runner) Yield(op domain.Op) {
+	g := r.cur
+	if g == nil { // the controller's own calls: the world function, Step, views
+		return
+	}
+	if g.kill {
+		runtime.Goexit()
+	}
+	g.state = gYield
+	r.back <- struct{}{}
+	<-g.turn
+	if g.kill {
+		runtime.Goexit()
+	}
+}
+
+// Block is the scheduler's hook for a blocking wait.
+func (r *runner) Block(ctx context.Context, w *domain.Waiter) error {
+	g := r.cur
+	if g == nil {
+		return errors.New("explore: a blocking wait in the world function, where nothing else can run")
+	}
+	g.state, g.waiter, g.bctx, g.woken = gBlocked, w, ctx, false
+	r.back <- struct{}{}
+	<-g.turn
+	g.waiter = nil
+	switch {
+	case g.woken:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return errAborted
+}
+
+// Unblock marks the goroutine blocked in w runnable.
+func (r *runner) Unblock(w *domain.Waiter) {
+	for _, g := range r.gs {
+		if g.state == gBlocked && g.waiter == w {
+			g.woken = true
+		}
+	}
+}
+
+// Created lists the objects of the world (domain.Observer).
+func (r *runner) Created(obj any) { r.objs = append(r.objs, obj) }
+
+// choose is the fabric's Chooser: the event the explorer picked.
+func (r *runner) choose(ready []sim.ReadyEvent) int {
+	for i, e := range ready {
+		if e.Seq == r.chosen {
+			return i
+		}
+	}
+	return 0
+}
+
+// give runs g until its next choice point.
+func (r *runner) give(g *gor) {
+	r.cur = g
+	g.turn <- struct{}{}
+	<-r.back
+	r.cur = nil
+}
+
+// startNew runs every goroutine that has not started up to its first
+// choice point, in the order they were started.
+func (r *runner) startNew() {
+	for i := 0; i < len(r.gs); i++ {
+		if g := r.gs[i]; g.state == gNew {
+			r.give(g)
+		}
+	}
+}
+
+// enabled lists what may happen next: goroutines in creation order, then
+// the engine's ready events in the order they were created.
+func (r *runner) enabled(buf []action) []action {
+	buf = buf[:0]
+	for _, g := range r.gs {
+		if g.enabled() {
+			buf = append(buf, action{g: g})
+		}
+	}
+	if r.fabric != nil {
+		for _, e := range r.fabric.Ready() {
+			buf = append(buf, action{seq: e.Seq, ev: e})
+		}
+	}
+	return buf
+}
+
+// do carries out a.
+func (r *runner) do(a action) {
+	r.last = a.thread()
+	switch {
+	case a.g != nil:
+		r.give(a.g)
+		r.startNew()
+	case a.clock:
+		r.fabric.AdvanceToNext()
+	default:
+		r.chosen = a.seq
+		r.fabric.Step()
+	}
+}
+
+// named is a CQ or channel handle of the world and its trace name.
+type named[H any] struct {
+	h    H
+	name string
+}
+
+// cqs returns the world's CQs and channels that are not destroyed, in the
+// order they were created.
+func (r *runner) cqs() (cqs []named[*sim.CQ], chans []named[*sim.CompChannel]) {
+	for _, o := range r.objs {
+		n := ""
+		if t, ok := o.(domain.Object); ok {
+			n = t.TraceName()
+		}
+		switch h := simhook.HandleOf(o).(type) {
+		case *sim.CQ:
+			if !h.Snapshot().Destroyed { // a CQ whose destroy waits for acks is listed
+				cqs = append(cqs, named[*sim.CQ]{h, n})
+			}
+		case *sim.CompChannel:
+			if !h.Destroyed() {
+				chans = append(chans, named[*sim.CompChannel]{h, n})
+			}
+		}
+	}
+	return cqs, chans
+}
+
+// nameOf returns the trace name of handle h of the world.
+func (r *runner) nameOf(h any) string {
+	for _, o := range r.objs {
+		if simhook.HandleOf(o) == h {
+			if t, ok := o.(domain.Object); ok {
+				return t.TraceName()
+			}
+		}
+	}
+	return fmt.Sprint(h)
+}

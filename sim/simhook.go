@@ -1,0 +1,31 @@
+package sim
+
+import (
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/internal/simhook"
+	"github.com/verbsim/verbsim/sim/internal/cq"
+)
+
+// The bridge to package explore (internal/simhook): the domain of a fabric
+// and the handles of the engine objects a domain names.
+func init() {
+	simhook.DomainOf = func(f any) *domain.Domain {
+		if fab, ok := f.(*Fabric); ok && fab != nil {
+			return fab.d
+		}
+		return nil
+	}
+	simhook.HandleOf = func(obj any) any {
+		switch o := obj.(type) {
+		case *cq.CQ:
+			if h := cqHandle(o); h != nil {
+				return h
+			}
+		case *cq.Channel:
+			if h := chanHandle(o); h != nil {
+				return h
+			}
+		}
+		return obj
+	}
+}
