@@ -222,17 +222,9 @@ func NewMachine(newDevice NewDevice) (*Machine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the limits: %w", err)
 	}
-	r := model.Readings{
-		OverrunDrops:     p.OverrunDrops,
-		DestroyBusy:      p.DestroyBusyOnUnacked,
-		SolicitedBitOnly: p.SolicitedBitOnly,
-		ExactCQE:         p.ExactCQE,
-		ResetToErr:       p.ResetToErr,
-		FreeSlotOnRetire: p.FreeSlotOnRetire,
-	}
 	return &Machine{
 		ctx: ctx, lim: lim, prof: p, lastEventCQ: -1,
-		m: model.New(r, model.Limits{MaxCQE: lim.MaxCQE, NumCompVectors: lim.NumCompVectors, MaxQPWR: lim.MaxQPWR}),
+		m: model.New(p, model.Limits{MaxCQE: lim.MaxCQE, NumCompVectors: lim.NumCompVectors, MaxQPWR: lim.MaxQPWR}),
 	}, nil
 }
 

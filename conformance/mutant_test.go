@@ -84,10 +84,10 @@ type hooks struct {
 	outstanding func(q conformance.QP) (send, recv int)
 
 	// The transport capabilities (verbs_xfer.go, forwarded in
-	// mutants_xfer_test.go): the readings the device states and its clock.
-	transport func(conformance.TransportProfile) conformance.TransportProfile
-	tick      func(c conformance.Clock, n uint64)
-	runIdle   func(c conformance.Clock, limit uint64) bool
+	// mutants_xfer_test.go): its clock. The transport readings the device
+	// states are part of its Profile (hook profile).
+	tick    func(c conformance.Clock, n uint64)
+	runIdle func(c conformance.Clock, limit uint64) bool
 
 	// The queries (forwarded in mutants_query_test.go).
 	queryPort     func(c conformance.Context, port uint8) (verbs.PortAttr, error)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -78,7 +77,7 @@ func init() {
 			name:  "a batched ack counts as one",
 			rules: []string{"CHAN-07", "CHAN-12"},
 			// EBUSY instead of a wait makes the missing acks show at once.
-			base: sim.Profile{Name: "busy", CQDestroy: cq.DestroyBusy},
+			base: sim.Profile{Name: "busy", Readings: verbs.Readings{DestroyBusyOnUnacked: true}},
 			h: hooks{ack: func(q conformance.CQ, n int) error {
 				return q.AckEvents(min(n, 1))
 			}},

@@ -11,8 +11,6 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -413,7 +411,7 @@ func init() {
 		mutant{
 			name:  "profile claims a waiting destroy, device refuses with EBUSY",
 			rules: []string{"CQ-13"},
-			base:  sim.Profile{Name: "busy", CQDestroy: cq.DestroyBusy},
+			base:  sim.Profile{Name: "busy", Readings: verbs.Readings{DestroyBusyOnUnacked: true}},
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile {
 				p.DestroyBusyOnUnacked = false
 				return p
@@ -422,7 +420,7 @@ func init() {
 		mutant{
 			name:  "EBUSY destroy drops the completions",
 			rules: []string{"CQ-13", "CQ-11"},
-			base:  sim.Profile{Name: "busy", CQDestroy: cq.DestroyBusy},
+			base:  sim.Profile{Name: "busy", Readings: verbs.Readings{DestroyBusyOnUnacked: true}},
 			h:     hooks{destroyCQ: destroyDroppingOnBusy},
 		},
 
@@ -603,10 +601,10 @@ func anonymous(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, er
 // device declares.
 func TestCQCasesUnderOtherReadings(t *testing.T) {
 	for _, p := range []sim.Profile{
-		{Name: "busy", CQDestroy: cq.DestroyBusy},
-		{Name: "exact", CQRounding: cq.RoundExact},
-		{Name: "rxe-busy-exact", CQOverrun: cq.OverrunDrop, CQDestroy: cq.DestroyBusy,
-			CQRounding: cq.RoundExact, Solicited: notify.SolicitedBitOnly},
+		{Name: "busy", Readings: verbs.Readings{DestroyBusyOnUnacked: true}},
+		{Name: "exact", Readings: verbs.Readings{ExactCQE: true}},
+		{Name: "rxe-busy-exact", Readings: verbs.Readings{OverrunDrops: true, DestroyBusyOnUnacked: true,
+			ExactCQE: true, SolicitedBitOnly: true}},
 	} {
 		t.Run(p.Name, func(t *testing.T) {
 			err := conformance.Check(simdev.Factory(p))

@@ -22,7 +22,7 @@ func init() {
 			name:  "arm never disarms",
 			rules: []string{"NOTIFY-01", "NOTIFY-11"},
 			h: newShadowArm(armAsSpec, func(s *armState, w *verbs.WC, so bool) bool {
-				return s.arm.Fires(w, so, notify.ErrorsFire)
+				return fires(s.arm, w, so)
 			}).hooks(),
 		},
 		mutant{
@@ -132,7 +132,7 @@ func init() {
 				s.arm = s.arm.Request(so)
 				s.n++
 			}, func(s *armState, w *verbs.WC, so bool) bool {
-				if s.n == 0 || !s.arm.Fires(w, so, notify.ErrorsFire) {
+				if s.n == 0 || !fires(s.arm, w, so) {
 					return false
 				}
 				if s.n--; s.n == 0 {
@@ -183,7 +183,7 @@ func init() {
 				s.arm = s.arm.Request(so)
 				s.qps = map[uint32]bool{}
 			}, func(s *armState, w *verbs.WC, so bool) bool {
-				if !s.arm.Fires(w, so, notify.ErrorsFire) || s.qps[w.QPNum] {
+				if !fires(s.arm, w, so) || s.qps[w.QPNum] {
 					return false
 				}
 				s.qps[w.QPNum] = true // the arm stays for the other QPs
@@ -252,9 +252,26 @@ func (s *shadowArm) push(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
 // armAsSpec combines requests as NOTIFY-07/08 say.
 func armAsSpec(s *armState, so bool) { s.arm = s.arm.Request(so) }
 
+// fires says whether arm a fires on completion w, solicited or not, under the
+// man-page reading of NOTIFY-05: next fires on any completion (NOTIFY-03),
+// solicited on a successful receive of a solicited message (NOTIFY-04,
+// NOTIFY-16) and on every unsuccessful completion (NOTIFY-05 A).
+func fires(a notify.Arm, w *verbs.WC, so bool) bool {
+	switch a {
+	case notify.ArmNext:
+		return true
+	case notify.ArmSolicited:
+		if w.Status == verbs.WCSuccess {
+			return so && w.Opcode.IsClassicRecv()
+		}
+		return true
+	}
+	return false
+}
+
 // fireOnce fires as NOTIFY-01..05 say (man-page reading) and consumes the arm.
 func fireOnce(s *armState, w *verbs.WC, so bool) bool {
-	if s.arm.Fires(w, so, notify.ErrorsFire) {
+	if fires(s.arm, w, so) {
 		s.arm = notify.Disarmed
 		return true
 	}

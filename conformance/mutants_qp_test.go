@@ -278,14 +278,14 @@ func init() {
 		}),
 		qpModifyMutant("bits a transition does not take are ignored", []string{"QP-10", "QP-21"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
-			if req, opt, ok := qp.Transition(from, to, tr.info(q).init.Type, qp.Policy{}); ok {
+			if req, opt, ok := qp.Transition(from, to, tr.info(q).init.Type, verbs.Readings{}); ok {
 				m &= req | opt | verbs.QPAttrState
 			}
 			return q.Modify(a, m)
 		}),
 		qpModifyMutant("missing required bits are taken from attr anyway", []string{"QP-10", "QP-14", "QP-16", "QP-17"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
-			if req, _, ok := qp.Transition(from, to, tr.info(q).init.Type, qp.Policy{}); ok && m&verbs.QPAttrState != 0 {
+			if req, _, ok := qp.Transition(from, to, tr.info(q).init.Type, verbs.Readings{}); ok && m&verbs.QPAttrState != 0 {
 				m |= req
 			}
 			return q.Modify(a, m)
@@ -540,7 +540,7 @@ func init() {
 
 // slotsOnRetire is the default profile with QP-29 reading B, the base of
 // the mutants of that reading.
-var slotsOnRetire = sim.Profile{Name: "slots-on-retire", QP: qp.Policy{FreeSlotOnRetire: true}}
+var slotsOnRetire = sim.Profile{Name: "slots-on-retire", Readings: verbs.Readings{FreeSlotOnRetire: true}}
 
 // withBase returns m on a device with profile p.
 func withBase(p sim.Profile, m mutant) mutant {
@@ -580,7 +580,7 @@ func eagain(n int, err error) (int, error) {
 func TestQPCasesUnderOtherReadings(t *testing.T) {
 	t.Parallel()
 	for _, p := range []sim.Profile{
-		{Name: "ibta-reset-to-err", QP: qp.Policy{ResetToErr: true}},
+		{Name: "ibta-reset-to-err", Readings: verbs.Readings{ResetToErr: true}},
 		slotsOnRetire,
 	} {
 		t.Run(p.Name, func(t *testing.T) {

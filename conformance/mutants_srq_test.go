@@ -10,7 +10,6 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -202,7 +201,7 @@ func init() {
 		noDrained,
 		mutant{
 			name: "the device raises SQ_DRAINED unasked, the profile says it does not", rules: []string{"ASYNC-13", "FLUSH-14"},
-			base: sim.Profile{Name: "always-sq-drained", Transport: qp.TransportPolicy{AlwaysSQDrained: true}},
+			base: sim.Profile{Name: "always-sq-drained", Readings: verbs.Readings{AlwaysSQDrained: true}},
 			h:    hooks{profile: func(p conformance.Profile) conformance.Profile { p.AlwaysSQDrained = false; return p }},
 		},
 		mutant{

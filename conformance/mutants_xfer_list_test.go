@@ -26,17 +26,17 @@ func init() {
 // not follow.
 func xReadingMutants() []mutant {
 	return []mutant{
-		xReading("XFER-05 B", func(p *conformance.TransportProfile) { p.RecvTooSmallRemInvReq = true }, "XFER-05"),
-		xReading("XFER-16 B", func(p *conformance.TransportProfile) { p.RecvProtQPOp = true }, "XFER-16", "MR-03"),
-		xReading("XFER-10 B", func(p *conformance.TransportProfile) { p.InfiniteRetry7 = true }, "XFER-10"),
-		xReading("no QP events", func(p *conformance.TransportProfile) { p.NoQPEvents = true }, "ASYNC-09", "ASYNC-10", "ASYNC-11", "ASYNC-12"),
-		xReading("SQ_DRAINED always", func(p *conformance.TransportProfile) { p.AlwaysSQDrained = true }, "ASYNC-13"),
-		xReading("WITH_IMM on send completions", func(p *conformance.TransportProfile) { p.SendWCImm = true }, "WC-13"),
-		xReading("no SQE", func(p *conformance.TransportProfile) { p.NoSQE = true }, "FLUSH-10"),
-		xReading("send overruns ignored", func(p *conformance.TransportProfile) { p.OverrunSendIgnored = true }, "CQ-24"),
-		xReading("XFER-30 B", func(p *conformance.TransportProfile) { p.WriteImmRKeyRemAccess = true }, "XFER-30"),
-		xReading("XFER-31 B", func(p *conformance.TransportProfile) { p.LateLocalCheck = true }, "XFER-31"),
-		xReading("SRQ-12 B", func(p *conformance.TransportProfile) { p.SRQRecvQPPD = true }, "SRQ-12"),
+		xReading("XFER-05 B", func(p *conformance.Profile) { p.RecvTooSmallRemInvReq = true }, "XFER-05"),
+		xReading("XFER-16 B", func(p *conformance.Profile) { p.RecvProtQPOp = true }, "XFER-16", "MR-03"),
+		xReading("XFER-10 B", func(p *conformance.Profile) { p.InfiniteRetry7 = true }, "XFER-10"),
+		xReading("no QP events", func(p *conformance.Profile) { p.NoQPEvents = true }, "ASYNC-09", "ASYNC-10", "ASYNC-11", "ASYNC-12"),
+		xReading("SQ_DRAINED always", func(p *conformance.Profile) { p.AlwaysSQDrained = true }, "ASYNC-13"),
+		xReading("WITH_IMM on send completions", func(p *conformance.Profile) { p.SendWCImm = true }, "WC-13"),
+		xReading("no SQE", func(p *conformance.Profile) { p.NoSQE = true }, "FLUSH-10"),
+		xReading("send overruns ignored", func(p *conformance.Profile) { p.OverrunSendIgnored = true }, "CQ-24"),
+		xReading("XFER-30 B", func(p *conformance.Profile) { p.WriteImmRKeyRemAccess = true }, "XFER-30"),
+		xReading("XFER-31 B", func(p *conformance.Profile) { p.LateLocalCheck = true }, "XFER-31"),
+		xReading("SRQ-12 B", func(p *conformance.Profile) { p.SRQRecvQPPD = true }, "SRQ-12"),
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 )
 
 // The wrapper forwards the transport capabilities (conformance/verbs_xfer.go)
-// through the hooks transport, tick and runIdle; a peer device is wrapped
-// with the same hooks.
+// through the hooks tick and runIdle; a peer device is wrapped with the
+// same hooks.
 
 // Peer implements conformance.PeerDevice.
 func (d *mDevice) Peer() (conformance.Device, error) {
@@ -55,18 +55,6 @@ func (d *mDevice) SetFaults(drop, duplicate, delay float64) error {
 // SetPortState implements conformance.LinkControl.
 func (d *mDevice) SetPortState(port uint8, up bool) error {
 	return d.inner.(conformance.LinkControl).SetPortState(port, up)
-}
-
-// TransportReadings implements conformance.TransportReader.
-func (d *mDevice) TransportReadings() conformance.TransportProfile {
-	var p conformance.TransportProfile
-	if r, ok := d.inner.(conformance.TransportReader); ok {
-		p = r.TransportReadings()
-	}
-	if d.h.transport != nil {
-		p = d.h.transport(p)
-	}
-	return p
 }
 
 // xKey names a work request as its completion does: the (inner) CQ it
@@ -262,9 +250,9 @@ func xStatusMutant(from, to verbs.WCStatus, rules ...string) mutant {
 
 // xReading is a mutant that states a transport reading its device does not
 // follow.
-func xReading(name string, edit func(p *conformance.TransportProfile), rules ...string) mutant {
+func xReading(name string, edit func(p *conformance.Profile), rules ...string) mutant {
 	return mutant{name: "the device states " + name + " but does not follow it", rules: rules,
-		h: hooks{transport: func(p conformance.TransportProfile) conformance.TransportProfile { edit(&p); return p }}}
+		h: hooks{profile: func(p conformance.Profile) conformance.Profile { edit(&p); return p }}}
 }
 
 // xPostEdit is a mutant whose post_send passes every request through f.

@@ -24,10 +24,7 @@ func init() {
 			t.Logf("SRQ_ERR not checked: the SRQ cannot be made to fail (conformance.SRQErrorInjector)")
 			return
 		}
-		var tp TransportProfile
-		if r, ok := e.Dev.(TransportReader); ok {
-			tp = r.TransportReadings()
-		}
+		tp := e.Profile
 		onSRQ := func(s SRQ) QP {
 			q := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 			w.walk(q, verbs.QPStateInit)

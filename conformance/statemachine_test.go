@@ -13,8 +13,6 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
 )
@@ -24,10 +22,12 @@ import (
 // profiles agree on (destroy with unacked events, CQ rounding, RESET→ERR).
 func smProfiles() []sim.Profile {
 	return append(sim.Profiles(), sim.Profile{
-		Name:       "busy-exact-ibta",
-		CQDestroy:  cq.DestroyBusy,
-		CQRounding: cq.RoundExact,
-		QP:         qp.Policy{ResetToErr: true},
+		Name: "busy-exact-ibta",
+		Readings: verbs.Readings{
+			DestroyBusyOnUnacked: true,
+			ExactCQE:             true,
+			ResetToErr:           true,
+		},
 	})
 }
 

@@ -14,15 +14,16 @@ import (
 // This file runs traffic between QPs as a rapid state machine
 // (TrafficStateMachine) against the traffic model of conformance/model.
 
-// TrafficProfile states which readings of the traffic rules a fabric
-// follows, and the properties of the fabric the state machine relies on.
+// TrafficProfile states the readings a fabric's devices follow and the
+// properties of the fabric the state machine relies on. The properties are
+// not readings of any rule: they say how the fabric is driven and what it
+// may do to packets.
 type TrafficProfile struct {
-	// RecvTooSmallRemInvReq: an RC receive request too small for its SEND
-	// completes with REM_INV_REQ_ERR (XFER-05 B, rxe); false: LOC_LEN_ERR.
-	RecvTooSmallRemInvReq bool
-	// SendWCImm: send completions of *_WITH_IMM requests carry WITH_IMM
-	// (WC-13, rxe).
-	SendWCImm bool
+	// Readings are the readings the devices follow (Device.Profile),
+	// embedded. The traffic model consults RecvTooSmallRemInvReq (XFER-05),
+	// SendWCImm (WC-13), NoQPEvents (ASYNC-11) and FreeSlotOnRetire (QP-29,
+	// QP-31).
+	verbs.Readings
 	// Settles: before a verb returns, the fabric has done everything that
 	// needs no time to pass (verbsim's Auto mode; docs/time.md). False:
 	// completions are only required once RunUntilIdle has run.
@@ -34,18 +35,10 @@ type TrafficProfile struct {
 	// overtaken by a later one of the same sender, or arrive twice. The rules
 	// promise neither order nor at-most-once delivery for UD.
 	UDReorder, UDDuplicate bool
-	// QPEvents: the responder of an RC request that fails there raises
-	// QP_REQ_ERR or QP_ACCESS_ERR (ASYNC-11 default); false: nothing (rxe).
-	QPEvents bool
 	// MTU is the active MTU of every port in bytes. The state machine sends
 	// UD datagrams up to MTU+40 bytes (XFER-20) and RC and UC messages of up
 	// to 640 bytes, so an MTU of 256 makes them span packets.
 	MTU int
-	// FreeSlotOnRetire: a send or receive slot is free again as soon as the
-	// device completes or flushes its request, before its completion is
-	// polled (QP-29 B, QP-31, rxe; Profile.FreeSlotOnRetire). False: only
-	// once the completion covering it is polled (QP-29 A).
-	FreeSlotOnRetire bool
 }
 
 // TrafficFabric is a fabric of two or more adapters whose ports reach one
@@ -115,17 +108,13 @@ func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
 	defer f.Close()
 	r := &tsRun{t: t, f: f, prof: f.TrafficProfile(), faults: faults,
 		recvAt: map[uint64]tsBuf{}, targetAt: map[uint64]tsBuf{}}
-	r.m = model.NewTraffic(model.TrafficReadings{
-		RecvTooSmallRemInvReq: r.prof.RecvTooSmallRemInvReq,
-		SendWCImm:             r.prof.SendWCImm,
-		Settles:               r.prof.Settles,
-		SyncFlush:             r.prof.SyncFlush,
-		Lossy:                 faults,
-		UDReorder:             r.prof.UDReorder,
-		UDDuplicate:           r.prof.UDDuplicate,
-		MTU:                   r.prof.MTU,
-		QPEvents:              r.prof.QPEvents,
-		FreeSlotOnRetire:      r.prof.FreeSlotOnRetire,
+	r.m = model.NewTraffic(r.prof.Readings, model.Fabric{
+		Settles:     r.prof.Settles,
+		SyncFlush:   r.prof.SyncFlush,
+		Lossy:       faults,
+		UDReorder:   r.prof.UDReorder,
+		UDDuplicate: r.prof.UDDuplicate,
+		MTU:         r.prof.MTU,
 	})
 	r.setup()
 	// Start with a connection and a UD QP or two, so that the steps spend

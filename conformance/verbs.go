@@ -124,77 +124,12 @@ type Depth interface {
 	Len() int
 }
 
-// Profile states which reading of the implementation-defined rules a device
-// follows. The zero value is the man-page reading (verbsim's default
-// profile).
-type Profile struct {
-	// OverrunDrops: after an overrun only the lost completion is gone and the
-	// CQ keeps working (CQ-23 reading B, rxe). False: the CQ stays in error.
-	OverrunDrops bool
-	// DestroyBusyOnUnacked: destroying a CQ with read but unacked events
-	// fails with EBUSY instead of waiting (CQ-13 alternative).
-	DestroyBusyOnUnacked bool
-	// SolicitedBitOnly: unsuccessful completions wake a solicited-only arm only
-	// when the producer marked them solicited (NOTIFY-05 reading B, rxe).
-	SolicitedBitOnly bool
-	// ExactCQE: the CQ capacity equals the request; false allows any capacity
-	// >= the request (CQ-02).
-	ExactCQE bool
-	// ResetToErr: RESET→ERR is a legal transition that takes IBV_QP_STATE
-	// alone (QP-08 reading A, IBTA). False: it is EINVAL, as in the Linux
-	// core's table.
-	ResetToErr bool
-	// CurStateTrusted: the value of IBV_QP_CUR_STATE replaces the QP's real
-	// state while a modify is validated, as rxe does (QP-12). False: it must
-	// be the real state.
-	CurStateTrusted bool
-	// SRQLimitAtCreate: a srq_limit given to ibv_create_srq arms the limit,
-	// as rxe does (SRQ-01). False: it is ignored, as the man page says.
-	SRQLimitAtCreate bool
-	// AlwaysSQDrained: RTS→SQD raises IBV_EVENT_SQ_DRAINED whether or not
-	// en_sqd_async_notify was set, as rxe does (ASYNC-13). False: only when
-	// it was set.
-	AlwaysSQDrained bool
-	// FreeSlotOnRetire: a send or receive slot is free again as soon as the
-	// device completes or flushes its request, before the completion is
-	// polled, as rxe does (QP-29 reading B, QP-31); an all-unsignaled send
-	// stream then never fills the queue (QP-30). False: only once the
-	// completion covering it is polled (QP-29 reading A, mlx5).
-	FreeSlotOnRetire bool
-	// ReregKeepsKeys: a successful ibv_rereg_mr keeps the lkey and rkey, as
-	// rxe does (MR-15 B). False: every success gives new keys and the old
-	// ones stop working (A).
-	ReregKeepsKeys bool
-	// ReregNoTranslation: IBV_REREG_MR_CHANGE_TRANSLATION fails with
-	// EOPNOTSUPP and IBV_REREG_MR_ERR_CMD, the MR as it was (MR-16 B, rxe).
-	// False: supported (A).
-	ReregNoTranslation bool
-	// ReregFailKeepsMR: after IBV_REREG_MR_ERR_CMD the MR is as it was and
-	// works (MR-14 B, rxe). False: it is unusable until deregistered: its
-	// keys resolve no more and another ibv_rereg_mr is EINVAL (A).
-	ReregFailKeepsMR bool
-	// DeregBoundEINVAL: ibv_dereg_mr of an MR with bound memory windows
-	// fails with EINVAL, as rxe does; false: EBUSY (MR-06).
-	DeregBoundEINVAL bool
-	// MWType1NoZeroBased: binding a type 1 window ZERO_BASED fails with
-	// MW_BIND_ERR, as rxe does; false: it binds, as the man page allows
-	// (MW-05).
-	MWType1NoZeroBased bool
-	// NoCQTimestamps: ibv_create_cq_ex offers no completion timestamps
-	// (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP is EOPNOTSUPP), as in rxe
-	// (CQX-02). False: it offers them.
-	NoCQTimestamps bool
-	// NoXRC: the device has no XRC verbs: ibv_open_xrcd and every
-	// ibv_create_srq_ex that ibv_create_srq cannot serve fail with
-	// EOPNOTSUPP, as in rxe (XRC-03). False: XRC domains and SRQs work.
-	NoXRC bool
-	// SendOpsRXE: a UC QP may not be created with IBV_QP_EX_WITH_LOCAL_INV
-	// (QPX-01), and ibv_wr_complete refuses a batch that overflows the send
-	// queue, max_send_sge or max_inline_data with ENOSPC (QPX-04), as rxe
-	// does; false: UC may ask for LOCAL_INV and the errnos are those of
-	// ibv_post_send (ENOMEM, EINVAL).
-	SendOpsRXE bool
-}
+// Profile states which reading of each implementation-defined rule a device
+// follows: verbs.Readings, the one declaration of the readings that the
+// simulator's profiles, this suite and its model (conformance/model) share.
+// The zero value is the man-page reading (verbsim's default profile). It is
+// an alias, so that the cases read e.Profile.OverrunDrops as before.
+type Profile = verbs.Readings
 
 // Outstander is an optional capability of a QP: how many send and receive
 // work requests are posted and not yet completed (or flushed). With it the

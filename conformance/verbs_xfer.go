@@ -77,57 +77,6 @@ func queryPortInfo(c Context, port uint8) (portInfo, error) {
 	}, nil
 }
 
-// TransportProfile states which reading of each implementation-defined
-// transport rule a device follows. The zero value is the default reading
-// (the man pages'; verbsim's default profile); soft-RoCE sets every field.
-type TransportProfile struct {
-	// RecvTooSmallRemInvReq: an RC SEND that does not fit the receive WR
-	// completes it with REM_INV_REQ_ERR at the responder (XFER-05 B, rxe).
-	// False: LOC_LEN_ERR (A).
-	RecvTooSmallRemInvReq bool
-	// RecvProtQPOp: a bad lkey in the receive WR an incoming SEND lands in
-	// completes it with LOC_QP_OP_ERR (XFER-16 B, rxe). False: LOC_PROT_ERR.
-	RecvProtQPOp bool
-	// InfiniteRetry7: retry_cnt = 7 retries without limit (XFER-10 B, rxe).
-	// False: exactly seven retries, then RETRY_EXC_ERR.
-	InfiniteRetry7 bool
-	// NoQPEvents: the responder raises none of QP_REQ_ERR, QP_ACCESS_ERR and
-	// COMM_EST (ASYNC-11, rxe). False: it raises them (ASYNC-09, -10, -12).
-	NoQPEvents bool
-	// AlwaysSQDrained: RTS→SQD raises SQ_DRAINED whether or not
-	// en_sqd_async_notify was set (ASYNC-13, rxe). False: only when set.
-	AlwaysSQDrained bool
-	// SendWCImm: send-side completions of *_WITH_IMM requests carry
-	// IBV_WC_WITH_IMM (WC-13, rxe). False: only receive completions do.
-	SendWCImm bool
-	// NoSQE: a send error of a UD or UC QP takes it to ERR, receive queue
-	// included (FLUSH-10 B, rxe). False: to SQE, and receives go on.
-	NoSQE bool
-	// OverrunSendIgnored: a send completion lost to a CQ overrun leaves its
-	// QP alone (CQ-24 B, rxe). False: the QP goes to ERR (A).
-	OverrunSendIgnored bool
-	// WriteImmRKeyRemAccess: an RC RDMA WRITE WITH IMMEDIATE whose rkey
-	// check fails completes the responder's receive WR with REM_ACCESS_ERR
-	// if the message is one packet, and flushes it if longer (XFER-30 B,
-	// rxe). False: the receive WR completes with LOC_ACCESS_ERR (A).
-	WriteImmRKeyRemAccess bool
-	// LateLocalCheck: a READ's or atomic's local scatter list is checked
-	// only when the response arrives, so the remote's error wins and a
-	// remote atomic executes (XFER-31 B, rxe). False: before sending (A).
-	LateLocalCheck bool
-	// SRQRecvQPPD: a receive WR taken from an SRQ is checked against the
-	// PD of the QP the message came in on (SRQ-12 B, rxe). False: against
-	// the SRQ's own PD (A).
-	SRQRecvQPPD bool
-}
-
-// TransportReader is an optional capability of a Device: the readings of the
-// transport rules it follows. A device without it is held to the default
-// readings (the zero TransportProfile).
-type TransportReader interface {
-	TransportReadings() TransportProfile
-}
-
 // FatalInjector is an optional capability of a QP: making it hit a
 // catastrophic work-queue error (ASYNC-08), as a fault would.
 type FatalInjector interface {

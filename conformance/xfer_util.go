@@ -66,7 +66,7 @@ type xWorld struct {
 	a, b  *xSide
 	loop  bool  // both sides are on one device
 	clock Clock // nil when the device has none
-	tp    TransportProfile
+	tp    Profile
 	// forcing says the case has forced a status (StatusForcer): the
 	// statuses of xNeverProduced may come.
 	forcing bool
@@ -89,9 +89,7 @@ func xSetup(t *T, e *Env) *xWorld {
 	t.Helper()
 	w := &xWorld{t: t, e: e, lim: e.Limits(), queues: map[xQueueKey]xQueues{}}
 	w.clock, _ = e.Dev.(Clock)
-	if r, ok := e.Dev.(TransportReader); ok {
-		w.tp = r.TransportReadings()
-	}
+	w.tp = e.Profile
 	w.a = w.side("A", e.Ctx, true)
 	ctx := e.Ctx
 	w.loop = true

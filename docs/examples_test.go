@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/simtest"
 	"github.com/verbsim/verbsim/verbs"
@@ -726,15 +724,17 @@ func Example_profiles() {
 		fmt.Println(p)
 	}
 	// Output:
-	// default (overrun=error destroy=wait rounding=pow2-1 solicited=errors-fire reset-to-err=false cur-state=must-match slot-free-on=poll srq-limit-at-create=false dereg-bound-einval=false mw1-no-zero-based=false rereg=man-pages cq-timestamps=true xrc=true transport=man-pages)
-	// rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted slot-free-on=retire srq-limit-at-create=true dereg-bound-einval=true mw1-no-zero-based=true rereg=keep-keys,no-translation,fail-keeps-mr cq-timestamps=false xrc=false transport=recv-too-small=REM_INV_REQ,recv-bad-lkey=LOC_QP_OP,retry7=infinite,qp-events=none,sq-drained=always,send-wc-imm,sqe=none,send-overrun=ignored,write-imm-bad-rkey=REM_ACCESS,read-atomic-local-check=late,srq-recv-pd=qp)
+	// default (man-pages)
+	// rxe (OverrunDrops OverrunSendIgnored NoCQTimestamps SolicitedBitOnly CurStateTrusted FreeSlotOnRetire SendOpsRXE SRQLimitAtCreate SRQRecvQPPD NoXRC DeregBoundEINVAL ReregFailKeepsMR ReregKeepsKeys ReregNoTranslation MWType1NoZeroBased RecvTooSmallRemInvReq InfiniteRetry7 RecvProtQPOp WriteImmRKeyRemAccess LateLocalCheck NoSQE SendWCImm NoQPEvents AlwaysSQDrained)
 }
 
 func Example_customProfile() {
 	strict := sim.Profile{
-		Name:       "strict",
-		CQDestroy:  cq.DestroyBusy, // fail instead of waiting (CQ-13)
-		CQRounding: cq.RoundExact,  // capacity == request (CQ-02)
+		Name: "strict",
+		Readings: verbs.Readings{
+			DestroyBusyOnUnacked: true, // fail instead of waiting (CQ-13)
+			ExactCQE:             true, // capacity == request (CQ-02)
+		},
 	}
 	dev := openDevice(strict)
 	ch, err := dev.CreateCompChannel()
@@ -875,7 +875,7 @@ func Example_createQP() {
 }
 
 func Example_resetToErr() {
-	ibta := sim.Profile{Name: "ibta", QP: qp.Policy{ResetToErr: true}}
+	ibta := sim.Profile{Name: "ibta", Readings: verbs.Readings{ResetToErr: true}}
 	for _, p := range []sim.Profile{sim.DefaultProfile(), sim.RXEProfile(), ibta} {
 		q, _ := newQP(openDevice(p), verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 1})
 		err := q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState) // QP-08

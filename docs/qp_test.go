@@ -39,7 +39,7 @@ func TestTransitionTableMatchesCode(t *testing.T) {
 		for to := verbs.QPStateReset; to <= verbs.QPStateErr; to++ {
 			for _, typ := range types {
 				k := edgeKey{from, to, typ}
-				req, opt, ok := qp.Transition(from, to, typ, qp.Policy{})
+				req, opt, ok := qp.Transition(from, to, typ, verbs.Readings{})
 				row, listed := page[k]
 				switch {
 				case ok && !listed:

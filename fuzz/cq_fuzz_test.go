@@ -10,17 +10,16 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
 )
 
 // profiles are the profiles every input runs under: the built-in ones and
 // one with the other reading of the destroy, rounding and RESET→ERR rules.
 func profiles() []sim.Profile {
-	return append(sim.Profiles(), sim.Profile{Name: "busy-exact-ibta", CQDestroy: cq.DestroyBusy, CQRounding: cq.RoundExact,
-		QP: qp.Policy{ResetToErr: true}})
+	return append(sim.Profiles(), sim.Profile{Name: "busy-exact-ibta",
+		Readings: verbs.Readings{DestroyBusyOnUnacked: true, ExactCQE: true, ResetToErr: true}})
 }
 
 // verbError rejects an error that is not a *verr.Error carrying an errno.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/cq"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -40,7 +39,7 @@ func runCQEx(t *testing.T, p sim.Profile, wcFlags verbs.WCExFlags, mask verbs.CQ
 	}
 	defer ctx.Close()
 	supported := verbs.WCStandardFlags
-	if !p.CQNoTimestamps {
+	if !p.NoCQTimestamps {
 		supported |= verbs.WCExCompletionTimestamp | verbs.WCExCompletionTimestampWallclock
 	}
 	var want syscall.Errno
@@ -87,11 +86,11 @@ func runCQEx(t *testing.T, p sim.Profile, wcFlags verbs.WCExFlags, mask verbs.CQ
 				t.Fatalf("push: %v", err)
 			}
 			full := len(shadow) >= q.CQE()
-			if over != (full || broken) && !(broken && !full && p.CQOverrun == cq.OverrunDrop) {
+			if over != (full || broken) && !(broken && !full && p.OverrunDrops) {
 				t.Fatalf("%s: push %d overran=%v with %d of %d stored", p.Name, id, over, len(shadow), q.CQE())
 			}
 			if over {
-				if !ignore && p.CQOverrun == cq.OverrunError {
+				if !ignore && !p.OverrunDrops {
 					broken = true
 				}
 				for {

@@ -37,7 +37,7 @@ func FuzzWRBuilder(f *testing.F) {
 			p = sim.RXEProfile()
 		}
 		ops := verbs.QPSendOps(data[0]) | verbs.QPSendOps(data[0]&3)<<8 // bits 0..9
-		ops &= qp.SupportedSendOps(verbs.QPTypeRC, p.QP)
+		ops &= qp.SupportedSendOps(verbs.QPTypeRC, p.Readings)
 		data = data[1:]
 		fab, err := sim.NewFabric(sim.Config{Profile: p, Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}})
 		if err != nil {

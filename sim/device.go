@@ -216,7 +216,7 @@ func (c *Context) CreateCQ(cqe int, cqContext any, ch *CompChannel, compVector i
 // NextPoll, EndPoll) read. Unsupported comp_mask, wc_flags or flags bits are
 // EOPNOTSUPP and are checked first (CQX-01, CQX-02); the completion
 // timestamps count the fabric's virtual time at the device's HCACoreClock,
-// unless the profile has CQNoTimestamps (CQX-09). Besides the checks of
+// unless the profile has NoCQTimestamps (CQX-09). Besides the checks of
 // package cq it enforces the device's max_cq with ENOMEM
 // (CQ-06), and refuses with EINVAL a channel made through another device
 // context, of this device or another, as the kernel does when it looks the
@@ -252,10 +252,10 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 		CompMask:      attr.CompMask,
 		Flags:         attr.Flags,
 		Limits:        cq.Limits{MaxCQE: c.dev.attr.MaxCQE, NumCompVectors: c.dev.attr.NumCompVectors},
-		Overrun:       p.CQOverrun,
-		Destroy:       p.CQDestroy,
-		Rounding:      p.CQRounding,
-		Solicited:     p.Solicited,
+		Overrun:       f.pol.Overrun,
+		Destroy:       f.pol.Destroy,
+		Rounding:      f.pol.Rounding,
+		Solicited:     f.pol.Solicited,
 		Async:         c.async,
 		Domain:        f.d,
 		Name:          f.eng.peekName(c.dev, "cq"),
@@ -265,7 +265,7 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 			c.cqs--
 		},
 	}
-	if !p.CQNoTimestamps {
+	if !p.NoCQTimestamps {
 		cfg.Clock, cfg.ClockKHz = f.eng.clock, c.dev.attr.HCACoreClock
 	}
 	// Bad arguments are EINVAL even on a device that is out of CQs.

@@ -19,7 +19,6 @@ func TestEngineBadInput(t *testing.T) {
 		{Schedule: sim.Random + 1},
 		{Faults: sim.Faults{Drop: -0.1}},
 		{Faults: sim.Faults{Duplicate: 1.5}},
-		{Profile: sim.Profile{CQOverrun: 7}},
 		{Devices: []sim.DeviceConfig{{}}},
 		{Mode: sim.Background, TickDuration: -1},
 		{TickDuration: -time.Second},

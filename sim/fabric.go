@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/sim/internal/policy"
 	"syscall"
 	"time"
 
@@ -64,9 +65,6 @@ func (c *Config) validate() error {
 		return fmt.Errorf("sim: tick duration %v is negative", c.TickDuration)
 	}
 	if err := c.Faults.validate(); err != nil {
-		return err
-	}
-	if err := c.Profile.validate(); err != nil {
 		return err
 	}
 	if len(c.Devices) == 0 {
@@ -131,6 +129,7 @@ func defaultNodeGUID(i int) uint64 { return 0x0002c90300000000 | uint64(i+1)<<8 
 type Fabric struct {
 	d       *domain.Domain // the domain of every object on the fabric: lock, trace, hooks
 	profile Profile
+	pol     policy.Engine // the engine's policies, from profile's readings
 	devices []*Device
 	eng     *engine
 	byLID   map[uint16]*port
@@ -164,7 +163,7 @@ func newFabric(cfg Config) (*Fabric, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	f := &Fabric{profile: cfg.Profile, d: domain.New()}
+	f := &Fabric{profile: cfg.Profile, pol: cfg.Profile.engine(), d: domain.New()}
 	if f.profile.Name == "" {
 		f.profile.Name = "default"
 	}

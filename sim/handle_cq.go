@@ -173,8 +173,8 @@ func (c *CQ) Snapshot() CQSnapshot {
 // good (CQ-17). An empty or nil wcs returns 0 and removes nothing (CQ-16).
 // Poll allocates nothing.
 //
-// After an overrun under the OverrunError policy the CQ is in its error state
-// (CQ-23): Poll still returns the completions stored before the overrun, and
+// After an overrun under the default reading (OverrunDrops false) the CQ is
+// in its error state (CQ-23): Poll still returns the completions stored before the overrun, and
 // with them an error matching syscall.EIO, on every call. As with io.Reader,
 // process the n completions before looking at the error.
 //
@@ -221,8 +221,8 @@ func (c *CQ) Destroy() error { return c.eng().Destroy() }
 //     returns an error matching syscall.EINTR and ctx's error. The CQ is then
 //     already unusable (every verb but AckEvents returns EINVAL) and still holds
 //     its channel; call DestroyContext again, after the acks, to finish.
-//   - Under the DestroyBusy policy, unacked events make it return EBUSY at once
-//     and change nothing instead.
+//   - Under the DestroyBusyOnUnacked reading, unacked events make it return
+//     EBUSY at once and change nothing instead.
 //   - An open ibv_start_poll batch does not stop it either: the batch ends
 //     with the CQ, and EndPoll then returns EINVAL (CQX-06).
 //   - On a CQ already destroyed it returns EINVAL.
@@ -337,10 +337,10 @@ func (c *CQ) ReadCompletionWallclockNS() (uint64, error) { return c.eng().ReadCo
 //
 // In order:
 //   - If c is full, or already in its error state, the completion is not
-//     stored and c overruns (CQ-22): under OverrunError (the default) c enters
+//     stored and c overruns (CQ-22): under the default reading c enters
 //     its sticky error state and an IBV_EVENT_CQ_ERR naming c is raised on the
 //     async queue, again at every later overrun (CQ-23 reading A); under
-//     OverrunDrop only this completion is lost and the event raised (reading B,
+//     OverrunDrops only this completion is lost and the event raised (reading B,
 //     rxe); with IgnoreOverrun the completion is dropped silently. Push returns
 //     overrun true.
 //   - Otherwise the completion is stored, and then, if the pending request

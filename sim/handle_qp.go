@@ -210,7 +210,7 @@ func (q *QP) BindMW(mw *MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBin
 //   - a UD request needs an address handle: EINVAL;
 //   - a free slot (QP-29): ENOMEM. Under the default reading a slot is
 //     free once the completion covering its request has been polled; under
-//     Policy.FreeSlotOnRetire once the request has completed or been
+//     Profile.FreeSlotOnRetire once the request has completed or been
 //     flushed.
 //
 // Requests posted in SQE or ERR are accepted and flushed at once (FLUSH-05).
@@ -336,7 +336,7 @@ func (q *QP) WRSetUDAddr(ah *AH, remoteQPN, remoteQKey uint32) {
 // errno (QPX-03, QPX-04): EINVAL for the state, opcode, flags, SGE count
 // and inline size, ENOMEM when the queue has no room for the whole batch,
 // EFAULT for inline SGEs outside registered memory. Under the rxe reading
-// (Policy.SendOpsRXE) a full queue, too many SGEs and too much inline data
+// (Profile.SendOpsRXE) a full queue, too many SGEs and too much inline data
 // are ENOSPC. EOPNOTSUPP for an operation the QP's send_ops_flags leave
 // out, or a QP created without them, whatever the batch holds (QPX-02);
 // EINVAL without an open batch or after a misuse (QPX-05). An empty batch

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"github.com/verbsim/verbsim/internal/domain"
-	"strings"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/verr"
@@ -44,49 +43,6 @@ func reregErr(f ReregFailure, errno syscall.Errno, format string, args ...any) e
 
 // reregSupported is IBV_REREG_MR_FLAGS_SUPPORTED.
 const reregSupported = ReregChangeTranslation | ReregChangePD | ReregChangeAccess
-
-// MRPolicy holds the readings of ibv_rereg_mr on which the man page and
-// soft-RoCE differ. The zero value is the man page's reading.
-type MRPolicy struct {
-	// ReregKeepKeys: a successful re-registration keeps the lkey and rkey,
-	// as rxe changes the PD and access of its MR in place (MR-15 B). False:
-	// every successful re-registration gives new keys and the old ones stop
-	// working, as a deregistration followed by a registration would (A).
-	ReregKeepKeys bool
-	// ReregNoTranslation: IBV_REREG_MR_CHANGE_TRANSLATION fails with
-	// EOPNOTSUPP (a command error that leaves the MR as it was), as rxe
-	// supports only CHANGE_PD and CHANGE_ACCESS (MR-16 B). False: supported.
-	ReregNoTranslation bool
-	// ReregFailKeepsMR: after a command error (ReregErrCmd) the MR is as it
-	// was and still works, as in the kernel, whose every check precedes any
-	// change (MR-14 B). False: the MR is unusable, its keys resolve no more
-	// and only Dereg works, as the man page says it "shouldn't be used" (A).
-	ReregFailKeepsMR bool
-}
-
-// String lists the readings that differ from the man page's, comma
-// separated, or returns "man-pages" for the zero value.
-func (p MRPolicy) String() string {
-	var s []string
-	if p.ReregKeepKeys {
-		s = append(s, "keep-keys")
-	}
-	if p.ReregNoTranslation {
-		s = append(s, "no-translation")
-	}
-	if p.ReregFailKeepsMR {
-		s = append(s, "fail-keeps-mr")
-	}
-	if len(s) == 0 {
-		return "man-pages"
-	}
-	return strings.Join(s, ",")
-}
-
-// RXEMRPolicy returns the readings of soft-RoCE's rxe_rereg_user_mr.
-func RXEMRPolicy() MRPolicy {
-	return MRPolicy{ReregKeepKeys: true, ReregNoTranslation: true, ReregFailKeepsMR: true}
-}
 
 // Rereg re-registers the MR (ibv_rereg_mr): conceptually a deregistration
 // followed by a registration, with the MR object kept. flags says what
@@ -131,7 +87,7 @@ func (mr *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) (err er
 		}()
 	}
 	err = mr.reregLocked(flags, pd, buf, access)
-	if err != nil && ReregFailureOf(err) == ReregErrCmd && !d.fabric.profile.MR.ReregFailKeepsMR {
+	if err != nil && ReregFailureOf(err) == ReregErrCmd && !d.fabric.profile.ReregFailKeepsMR {
 		mr.broken = true
 	}
 	return err
@@ -142,7 +98,7 @@ func (mr *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) (err er
 // Precondition: the domain lock is held.
 func (mr *MR) reregLocked(flags ReregFlags, pd *PD, buf []byte, access Access) error {
 	d := mr.pd.ctx.dev
-	pol := d.fabric.profile.MR
+	pol := d.fabric.profile.Readings
 	// What libibverbs checks before the command: ERR_INPUT, MR unchanged.
 	switch {
 	case mr.dead:
@@ -213,7 +169,7 @@ func (mr *MR) reregLocked(flags ReregFlags, pd *PD, buf []byte, access Access) e
 		newPD.children[childMR]++
 		mr.pd = newPD
 	}
-	if !pol.ReregKeepKeys {
+	if !pol.ReregKeepsKeys {
 		d.mrs.rekey(mr)
 		mr.invalid = false
 	}

@@ -150,7 +150,7 @@ func runReregFuzz(t *testing.T, p Profile, data []byte) {
 				switch class {
 				case ReregErrInput:
 				case ReregErrCmd:
-					if !p.MR.ReregFailKeepsMR {
+					if !p.ReregFailKeepsMR {
 						m.usable = false
 					}
 				default:
@@ -170,8 +170,8 @@ func runReregFuzz(t *testing.T, p Profile, data []byte) {
 			if flags&ReregChangeAccess != 0 {
 				m.access = access &^ (accessOptional &^ AccessRelaxedOrdering)
 			}
-			if p.MR.ReregKeepKeys != (m.mr.LKey() == m.lkey && m.mr.RKey() == m.rkey) {
-				t.Fatalf("%s %s: keys %#x/%#x → %#x/%#x, keep=%v", p.Name, what, m.lkey, m.rkey, m.mr.LKey(), m.mr.RKey(), p.MR.ReregKeepKeys)
+			if p.ReregKeepsKeys != (m.mr.LKey() == m.lkey && m.mr.RKey() == m.rkey) {
+				t.Fatalf("%s %s: keys %#x/%#x → %#x/%#x, keep=%v", p.Name, what, m.lkey, m.rkey, m.mr.LKey(), m.mr.RKey(), p.ReregKeepsKeys)
 			}
 			m.lkey, m.rkey = m.mr.LKey(), m.mr.RKey()
 		case 3: // alloc pd

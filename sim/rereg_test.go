@@ -102,7 +102,7 @@ func TestReregErrors_MR12_MR14(t *testing.T) {
 				if n := PDChildren(w.pd, childMR); n != 1 {
 					t.Errorf("the MR's PD counts %d MRs, want 1", n)
 				}
-				usable := c.class.MRUsable() || p.MR.ReregFailKeepsMR
+				usable := c.class.MRUsable() || p.ReregFailKeepsMR
 				l, r := w.resolves(w.pd, AccessRemoteWrite)
 				if got := l == faultNone && r == faultNone; got != usable {
 					t.Errorf("after the failure the keys resolve: %v (%v, %v), want %v", got, l, r, usable)
@@ -162,8 +162,8 @@ func TestReregSuccess_MR13_MR15_MR16(t *testing.T) {
 				t.Fatal(err)
 			}
 			keysKept := w.mr.LKey() == w.lkey && w.mr.RKey() == w.rkey
-			if keysKept != p.MR.ReregKeepKeys {
-				t.Errorf("CHANGE_ACCESS kept the keys: %v, want %v", keysKept, p.MR.ReregKeepKeys)
+			if keysKept != p.ReregKeepsKeys {
+				t.Errorf("CHANGE_ACCESS kept the keys: %v, want %v", keysKept, p.ReregKeepsKeys)
 			}
 			if w.mr.LKey()>>8 != w.lkey>>8 || w.mr.LKey() == w.mr.RKey() {
 				t.Errorf("new keys %#x/%#x: the index changed or lkey equals rkey", w.mr.LKey(), w.mr.RKey())
@@ -206,7 +206,7 @@ func TestReregSuccess_MR13_MR15_MR16(t *testing.T) {
 			// CHANGE_TRANSLATION.
 			nbuf := make([]byte, 1000)
 			err := w.mr.Rereg(ReregChangeTranslation|ReregChangeAccess, nil, nbuf, AccessLocalWrite|AccessZeroBased)
-			if p.MR.ReregNoTranslation {
+			if p.ReregNoTranslation {
 				if !errors.Is(err, syscall.EOPNOTSUPP) || ReregFailureOf(err) != ReregErrCmd {
 					t.Errorf("CHANGE_TRANSLATION under rxe: %v, want EOPNOTSUPP", err)
 				}

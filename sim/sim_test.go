@@ -29,7 +29,6 @@ func TestFabricConfig(t *testing.T) {
 		"unnamed":   {Devices: []sim.DeviceConfig{{}}},
 		"duplicate": {Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "a"}}},
 		"bad attr":  {Devices: []sim.DeviceConfig{{Name: "a", Attr: sim.DeviceAttr{MaxCQ: 1}}}},
-		"bad prof":  {Profile: sim.Profile{CQOverrun: 7}},
 	} {
 		if _, err := sim.NewFabric(cfg); err == nil {
 			t.Errorf("%s: NewFabric accepted %+v", name, cfg)
@@ -137,7 +136,7 @@ func TestProfilesReachTheCQ(t *testing.T) {
 			}
 		})
 	}
-	if s := sim.RXEProfile().String(); s != "rxe (overrun=drop destroy=wait rounding=pow2-1 solicited=solicited-bit-only reset-to-err=false cur-state=trusted slot-free-on=retire srq-limit-at-create=true dereg-bound-einval=true mw1-no-zero-based=true rereg=keep-keys,no-translation,fail-keeps-mr cq-timestamps=false xrc=false transport=recv-too-small=REM_INV_REQ,recv-bad-lkey=LOC_QP_OP,retry7=infinite,qp-events=none,sq-drained=always,send-wc-imm,sqe=none,send-overrun=ignored,write-imm-bad-rkey=REM_ACCESS,read-atomic-local-check=late,srq-recv-pd=qp)" {
+	if s := sim.RXEProfile().String(); s != "rxe (OverrunDrops OverrunSendIgnored NoCQTimestamps SolicitedBitOnly CurStateTrusted FreeSlotOnRetire SendOpsRXE SRQLimitAtCreate SRQRecvQPPD NoXRC DeregBoundEINVAL ReregFailKeepsMR ReregKeepsKeys ReregNoTranslation MWType1NoZeroBased RecvTooSmallRemInvReq InfiniteRetry7 RecvProtQPOp WriteImmRKeyRemAccess LateLocalCheck NoSQE SendWCImm NoQPEvents AlwaysSQDrained)" {
 		t.Fatalf("RXEProfile().String() = %q", s)
 	}
 }

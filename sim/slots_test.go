@@ -19,7 +19,7 @@ import (
 func TestSlotReclaimByProfile(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		t.Run(p.Name, func(t *testing.T) {
-			onRetire := p.QP.FreeSlotOnRetire
+			onRetire := p.FreeSlotOnRetire
 			if onRetire != (p.Name == "rxe") {
 				t.Fatalf("profile %s: FreeSlotOnRetire = %v", p.Name, onRetire)
 			}

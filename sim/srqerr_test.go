@@ -78,7 +78,7 @@ func TestInjectSRQError(t *testing.T) {
 					t.Errorf("qp %#x is in %v after its SRQ failed, want ERR", q.Num(), q.State())
 				}
 				want := 1
-				if prof.Transport.NoQPEvents {
+				if prof.NoQPEvents {
 					want = 0
 				}
 				if fatal[q] != want {

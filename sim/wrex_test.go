@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/internal/policy"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"
@@ -39,7 +40,7 @@ func newEndEx(t testing.TB, d *sim.Device, typ qp.Type, size int, ops qp.SendOps
 func exPair(t testing.TB, prof sim.Profile) (*end, *end) {
 	t.Helper()
 	_, da, db := twoDevices(t, sim.Config{Profile: prof})
-	ops := qp.SupportedSendOps(qp.RC, prof.QP)
+	ops := qp.SupportedSendOps(qp.RC, policy.Of(prof.Readings).QP)
 	a, b := newEndEx(t, da, qp.RC, 1<<14, ops), newEndEx(t, db, qp.RC, 1<<14, ops)
 	if err := sim.Connect(a.q, b.q, sim.ConnectOptions{PathMTU: qp.MTU256}); err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestCreateQPExSendOps(t *testing.T) {
 				return e.pd.CreateQP(sim.QPInitAttr{SendCQ: e.cq, RecvCQ: e.cq, Type: typ, Cap: exCap, CompMask: mask, SendOpsFlags: ops})
 			}
 			for _, typ := range []qp.Type{qp.RC, qp.UC, qp.UD} {
-				sup := qp.SupportedSendOps(typ, prof.QP)
+				sup := qp.SupportedSendOps(typ, policy.Of(prof.Readings).QP)
 				q, err := create(typ, sim.QPInitSendOpsFlags, sup)
 				if err != nil {
 					t.Fatalf("%v with %v: %v", typ, sup, err)
@@ -76,8 +77,8 @@ func TestCreateQPExSendOps(t *testing.T) {
 					}
 				}
 			}
-			ucLocalInv := qp.SupportedSendOps(qp.UC, prof.QP)&qp.WithLocalInv != 0
-			if ucLocalInv == prof.QP.SendOpsRXE {
+			ucLocalInv := qp.SupportedSendOps(qp.UC, policy.Of(prof.Readings).QP)&qp.WithLocalInv != 0
+			if ucLocalInv == prof.SendOpsRXE {
 				t.Errorf("UC LOCAL_INV supported = %v under %s", ucLocalInv, prof.Name)
 			}
 			for _, m := range []sim.QPInitMask{1 << 1, 1 << 2, 1 << 5, 1 << 7, 1 << 31} {
@@ -175,7 +176,7 @@ func TestWRBuilderErrors(t *testing.T) {
 	for _, prof := range sim.Profiles() {
 		t.Run(prof.Name, func(t *testing.T) {
 			a, _ := exPair(t, prof)
-			rxe := prof.QP.SendOpsRXE
+			rxe := prof.SendOpsRXE
 			space := func(dflt syscall.Errno) syscall.Errno {
 				if rxe {
 					return syscall.ENOSPC
@@ -328,7 +329,7 @@ func TestWRBuilderMatchesPostSend(t *testing.T) {
 			}
 			err2 := build(wrs)
 			e1, e2 := verr.Errno(err1), verr.Errno(err2)
-			if prof.QP.SendOpsRXE && e1 != 0 && e2 == syscall.ENOSPC {
+			if prof.SendOpsRXE && e1 != 0 && e2 == syscall.ENOSPC {
 				e1 = e2 // rxe's errno for overflow, SGE count and inline size
 			}
 			if e1 != e2 {

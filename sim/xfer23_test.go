@@ -78,7 +78,7 @@ func rejectRDMAAbove2G(t *testing.T, prof Profile) {
 	}
 	ev, err := b.ctx.TryGetAsyncEvent()
 	switch {
-	case prof.Transport.NoQPEvents: // ASYNC-11
+	case prof.NoQPEvents: // ASYNC-11
 		if err == nil {
 			t.Errorf("responder's async event %v; the profile raises none", ev)
 		}

@@ -47,7 +47,7 @@ type QPAttr struct {
 	// state in a query.
 	QPState QPState
 	// CurQPState is the state the caller believes the QP is in
-	// (QPAttrCurState). What is done with it is up to the implementation (verbsim: qp.Policy.CurState).
+	// (QPAttrCurState). What is done with it is up to the implementation (Readings.CurStateTrusted).
 	CurQPState QPState
 	// PathMTU is the path MTU, RC and UC (QPAttrPathMTU). It must not exceed
 	// the port's maximum.

@@ -10,6 +10,12 @@
 // syscall.Errno value (0 meaning success) so that comparing outcomes is a
 // comparison of numbers.
 //
+// Where the rules leave the reading to the implementation, the model follows
+// a verbs.Readings (the Readings named below), the one declaration of the
+// readings that the simulator's profiles and the suite share. The model
+// imports only package verbs, so that it stays independent of every
+// implementation it judges.
+//
 // # What the model covers
 //
 //   - CreateCQ: cqe in [1, max_cqe] and comp_vector in [0, num_comp_vectors),
@@ -40,7 +46,7 @@
 //     (CQ-13, ASYNC-05). "Would block" is an outcome of its own: the CQ is
 //     then destroying (every verb but Ack is EINVAL, it still holds its
 //     channel) until a later DestroyCQ finds the acks complete. Under
-//     Readings.DestroyBusy unacked events make it EBUSY instead.
+//     Readings.DestroyBusyOnUnacked unacked events make it EBUSY instead.
 //   - DestroyChannel: EBUSY while a CQ, destroying ones included, uses it
 //     (CHAN-09); EINVAL the second time.
 //   - Async events: GetAsync (EAGAIN when empty), AckAsync per CQ (over-ack

@@ -10,33 +10,6 @@ import (
 // OK is the Errno of a call that succeeded.
 const OK syscall.Errno = 0
 
-// Readings says which reading of each implementation-defined rule the
-// modelled device follows. The zero value is the man-page reading.
-type Readings struct {
-	// OverrunDrops: an overrun loses only the completion that did not fit
-	// and the CQ keeps working (CQ-23 B). False: the CQ stays in error, every
-	// later completion is lost with another CQ_ERR, and Poll fails with EIO.
-	OverrunDrops bool
-	// DestroyBusy: destroying a CQ with events read but not acked fails with
-	// EBUSY and changes nothing, instead of waiting (CQ-13 alternative).
-	DestroyBusy bool
-	// SolicitedBitOnly: an unsuccessful completion fires a solicited-only arm
-	// only when the producer marked it solicited (NOTIFY-05 B). False: every
-	// unsuccessful completion fires it (NOTIFY-05 A).
-	SolicitedBitOnly bool
-	// ExactCQE: the capacity equals the request. False: any capacity in
-	// [request, max_cqe] is accepted (CQ-02, CQ-09).
-	ExactCQE bool
-	// ResetToErr: RESET→ERR is a legal transition (QP-08 A, IBTA). False: it
-	// is EINVAL, as in the Linux core's table (QP-08 B).
-	ResetToErr bool
-	// FreeSlotOnRetire: a work-queue slot is free again as soon as its
-	// request is completed or flushed, whether its completion is polled or
-	// lost (QP-29 B, QP-31, rxe). False: only once the completion of the
-	// request, or of a later one of its queue, is polled (QP-29 A).
-	FreeSlotOnRetire bool
-}
-
 // Limits are the device limits the model enforces.
 type Limits struct {
 	MaxCQE         int // ibv_device_attr.max_cqe
@@ -139,7 +112,7 @@ type AsyncEvent struct {
 // Model is the reference model of one device context. CQs and channels are
 // named by the index at which they were created; indices are never reused.
 type Model struct {
-	readings Readings
+	readings verbs.Readings
 	limits   Limits
 	cqs      []*CQ
 	channels []*Channel
@@ -147,13 +120,15 @@ type Model struct {
 	qps      []*QP
 }
 
-// New returns an empty model of a device with limits lim following readings r.
-func New(r Readings, lim Limits) *Model {
+// New returns an empty model of a device with limits lim following readings
+// r. The model reads the readings from package verbs, the one declaration
+// the simulator and the suite share, and imports nothing of the engine.
+func New(r verbs.Readings, lim Limits) *Model {
 	return &Model{readings: r, limits: lim}
 }
 
 // Readings returns the readings the model follows.
-func (m *Model) Readings() Readings { return m.readings }
+func (m *Model) Readings() verbs.Readings { return m.readings }
 
 // NumCQs returns how many CQs have been created (destroyed ones included).
 func (m *Model) NumCQs() int { return len(m.cqs) }
@@ -402,7 +377,7 @@ func (m *Model) DestroyCQ(id int) (blocked bool, errno syscall.Errno) {
 		if q.Refs > 0 || q.QPs > 0 {
 			return false, syscall.EBUSY // CQ-11
 		}
-		if m.readings.DestroyBusy && q.Unacked() > 0 {
+		if m.readings.DestroyBusyOnUnacked && q.Unacked() > 0 {
 			return false, syscall.EBUSY
 		}
 		q.State = Destroying

@@ -25,7 +25,7 @@ func flush(id uint64) verbs.WC {
 
 // newCQ returns a model with one channel and one CQ of capacity capacity on
 // it.
-func newCQ(t *testing.T, r Readings, capacity int) (*Model, int, int) {
+func newCQ(t *testing.T, r verbs.Readings, capacity int) (*Model, int, int) {
 	t.Helper()
 	m := New(r, lim)
 	ch := m.CreateChannel()
@@ -47,7 +47,7 @@ func want[T comparable](t *testing.T, what string, got, want T) {
 }
 
 func TestCreateBounds(t *testing.T) { // CQ-01, CQ-02, CQ-03
-	m := New(Readings{}, lim)
+	m := New(verbs.Readings{}, lim)
 	for _, c := range []struct{ cqe, vec int }{{0, 0}, {-1, 0}, {17, 0}, {1, -1}, {1, 2}} {
 		_, errno := m.CreateCQ(c.cqe, nil, -1, c.vec)
 		want(t, "CreateCQ errno", errno, syscall.EINVAL)
@@ -60,7 +60,7 @@ func TestCreateBounds(t *testing.T) { // CQ-01, CQ-02, CQ-03
 	if err := m.AcceptCQE(q, 7); err != nil {
 		t.Error(err)
 	}
-	exact := New(Readings{ExactCQE: true}, lim)
+	exact := New(verbs.Readings{ExactCQE: true}, lim)
 	q, _ = exact.CreateCQ(4, nil, -1, 0)
 	if exact.AcceptCQE(q, 7) == nil {
 		t.Error("the exact reading accepted a rounded capacity")
@@ -68,7 +68,7 @@ func TestCreateBounds(t *testing.T) { // CQ-01, CQ-02, CQ-03
 }
 
 func TestArmRules(t *testing.T) {
-	m, q, ch := newCQ(t, Readings{}, 8)
+	m, q, ch := newCQ(t, verbs.Readings{}, 8)
 	m.Push(q, send(1), false)
 	m.Arm(q, false)
 	_, errno := m.GetEvent(ch)
@@ -98,7 +98,7 @@ func TestArmRules(t *testing.T) {
 
 func TestSolicitedErrors(t *testing.T) { // NOTIFY-05
 	for _, bitOnly := range []bool{false, true} {
-		m, q, _ := newCQ(t, Readings{SolicitedBitOnly: bitOnly}, 8)
+		m, q, _ := newCQ(t, verbs.Readings{SolicitedBitOnly: bitOnly}, 8)
 		m.Arm(q, true)
 		m.Push(q, flush(1), false)
 		want(t, "fired by an unsolicited flush", m.CQ(q).Arm == Disarmed, !bitOnly)
@@ -107,7 +107,7 @@ func TestSolicitedErrors(t *testing.T) { // NOTIFY-05
 
 func TestOverrun(t *testing.T) { // CQ-22, CQ-23
 	for _, drops := range []bool{false, true} {
-		m, q, _ := newCQ(t, Readings{OverrunDrops: drops}, 1)
+		m, q, _ := newCQ(t, verbs.Readings{OverrunDrops: drops}, 1)
 		m.Push(q, send(1), false)
 		over, _ := m.Push(q, send(2), false)
 		want(t, "overrun", over, true)
@@ -123,7 +123,7 @@ func TestOverrun(t *testing.T) { // CQ-22, CQ-23
 }
 
 func TestResizeKeepsUnpolled(t *testing.T) { // CQ-08, CQ-10
-	m, q, _ := newCQ(t, Readings{}, 8)
+	m, q, _ := newCQ(t, verbs.Readings{}, 8)
 	for i := range uint64(3) {
 		m.Push(q, send(i), false)
 	}
@@ -143,7 +143,7 @@ func TestResizeKeepsUnpolled(t *testing.T) { // CQ-08, CQ-10
 }
 
 func TestDestroyWaitsForAcks(t *testing.T) { // CQ-13, CHAN-09
-	m, q, ch := newCQ(t, Readings{}, 4)
+	m, q, ch := newCQ(t, verbs.Readings{}, 4)
 	m.Arm(q, false)
 	m.Push(q, send(1), false)
 	m.GetEvent(ch)
@@ -161,7 +161,7 @@ func TestDestroyWaitsForAcks(t *testing.T) { // CQ-13, CHAN-09
 	_, errno = m.GetEvent(ch)
 	want(t, "get event on a destroyed channel", errno, syscall.EBADF)
 
-	busy, q2, ch2 := newCQ(t, Readings{DestroyBusy: true}, 4)
+	busy, q2, ch2 := newCQ(t, verbs.Readings{DestroyBusyOnUnacked: true}, 4)
 	busy.Arm(q2, false)
 	busy.Push(q2, send(1), false)
 	busy.GetEvent(ch2)
@@ -171,7 +171,7 @@ func TestDestroyWaitsForAcks(t *testing.T) { // CQ-13, CHAN-09
 }
 
 func TestUnreadEventsDiscarded(t *testing.T) { // CQ-13
-	m, q, ch := newCQ(t, Readings{}, 1)
+	m, q, ch := newCQ(t, verbs.Readings{}, 1)
 	m.Arm(q, false)
 	m.Push(q, send(1), false)
 	m.Push(q, send(2), false) // overrun: an async event too
@@ -184,7 +184,7 @@ func TestUnreadEventsDiscarded(t *testing.T) { // CQ-13
 }
 
 func TestSharedChannelFIFO(t *testing.T) { // CHAN-02, CHAN-06
-	m := New(Readings{}, lim)
+	m := New(verbs.Readings{}, lim)
 	ch := m.CreateChannel()
 	a, _ := m.CreateCQ(2, "a", ch, 0)
 	b, _ := m.CreateCQ(2, "b", ch, 0)
@@ -202,7 +202,7 @@ func TestSharedChannelFIFO(t *testing.T) { // CHAN-02, CHAN-06
 }
 
 func TestRefs(t *testing.T) { // CQ-11
-	m, q, _ := newCQ(t, Readings{}, 1)
+	m, q, _ := newCQ(t, verbs.Readings{}, 1)
 	want(t, "ref", m.Ref(q), OK)
 	_, errno := m.DestroyCQ(q)
 	want(t, "destroy while referenced", errno, syscall.EBUSY)

@@ -15,7 +15,7 @@ var qpLim = Limits{MaxCQE: 16, NumCompVectors: 2, MaxQPWR: 8}
 var qpAllTypes = []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
 
 // minimal returns STATE plus the bits the model requires from→to.
-func minimal(t *testing.T, r Readings, from, to verbs.QPState, typ verbs.QPType) verbs.QPAttrMask {
+func minimal(t *testing.T, r verbs.Readings, from, to verbs.QPState, typ verbs.QPType) verbs.QPAttrMask {
 	t.Helper()
 	req, _, ok := transition(from, to, typ, r.ResetToErr)
 	if !ok {
@@ -27,7 +27,7 @@ func minimal(t *testing.T, r Readings, from, to verbs.QPState, typ verbs.QPType)
 // newQP returns a model with send and receive CQs of capacity 16 and a QP of
 // type typ with depths sq and rq on them, taken to state s along the way up
 // (or to ERR through INIT).
-func newQP(t *testing.T, r Readings, typ verbs.QPType, sq, rq int, s verbs.QPState) (m *Model, id, scq, rcq int) {
+func newQP(t *testing.T, r verbs.Readings, typ verbs.QPType, sq, rq int, s verbs.QPState) (m *Model, id, scq, rcq int) {
 	t.Helper()
 	m = New(r, qpLim)
 	scq, _ = m.CreateCQ(16, nil, -1, 0)
@@ -120,7 +120,7 @@ func TestQPTransitionMasks(t *testing.T) {
 			t.Errorf("%v %v→%v requires a bit the transport does not have (QP-21)", c.typ, c.from, c.to)
 		}
 	}
-	m, id, _, _ := newQP(t, Readings{}, verbs.QPTypeRC, 2, 2, verbs.QPStateInit)
+	m, id, _, _ := newQP(t, verbs.Readings{}, verbs.QPTypeRC, 2, 2, verbs.QPStateInit)
 	_, errno := m.ModifyQP(id, verbs.QPStateRTR, verbs.QPAttrState|mAV|mMTU|mDestQPN|mRQPSN|mDestAt) // one short
 	want(t, "INIT→RTR without MIN_RNR_TIMER (QP-10)", errno, syscall.EINVAL)
 	_, errno = m.ModifyQP(id, verbs.QPStateErr, verbs.QPAttrState|mPort)
@@ -140,7 +140,7 @@ func TestQPTransitionMasks(t *testing.T) {
 // TestQPCreate checks the creation checks and the CQ references (QP-02,
 // QP-03, CQ-11).
 func TestQPCreate(t *testing.T) {
-	m := New(Readings{}, qpLim)
+	m := New(verbs.Readings{}, qpLim)
 	a, _ := m.CreateCQ(4, nil, -1, 0)
 	b, _ := m.CreateCQ(4, nil, -1, 0)
 	for _, c := range []QPInit{
@@ -178,7 +178,7 @@ func TestQPCreate(t *testing.T) {
 // TestQPPostStates checks in which states posts are accepted (QP-25, QP-26).
 func TestQPPostStates(t *testing.T) {
 	for _, s := range []verbs.QPState{verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateErr} {
-		m, id, _, _ := newQP(t, Readings{}, verbs.QPTypeRC, 4, 4, s)
+		m, id, _, _ := newQP(t, verbs.Readings{}, verbs.QPTypeRC, 4, 4, s)
 		_, _, errno := m.PostSend(id, []uint64{1})
 		wantSend := OK
 		if s == verbs.QPStateReset || s == verbs.QPStateInit || s == verbs.QPStateRTR {
@@ -198,7 +198,7 @@ func TestQPPostStates(t *testing.T) {
 // posting order, with its wr_id and qp_num (FLUSH-01, 02, 04, 06), then
 // requests posted in ERR (FLUSH-05).
 func TestQPFlush(t *testing.T) {
-	m, id, scq, rcq := newQP(t, Readings{}, verbs.QPTypeRC, 4, 4, verbs.QPStateRTS)
+	m, id, scq, rcq := newQP(t, verbs.Readings{}, verbs.QPTypeRC, 4, 4, verbs.QPStateRTS)
 	m.PostSend(id, []uint64{1, 2, 3})
 	m.PostRecv(id, []uint64{10, 11})
 	fl, errno := m.ModifyQP(id, verbs.QPStateErr, verbs.QPAttrState)
@@ -227,7 +227,7 @@ func TestQPFlush(t *testing.T) {
 // it is polled (QP-29 A, QP-31), and that RESET frees everything while the
 // old completions stay pollable and free nothing (FLUSH-08, CQ-26).
 func TestQPCapacity(t *testing.T) {
-	m, id, _, rcq := newQP(t, Readings{}, verbs.QPTypeUD, 0, 2, verbs.QPStateRTS)
+	m, id, _, rcq := newQP(t, verbs.Readings{}, verbs.QPTypeUD, 0, 2, verbs.QPStateRTS)
 	n, _, errno := m.PostRecv(id, []uint64{1, 2, 3})
 	want(t, "posted of three on a depth of 2", n, 2)
 	want(t, "third post (QP-31)", errno, syscall.ENOMEM)
@@ -253,7 +253,7 @@ func TestQPCapacity(t *testing.T) {
 // and even when the completion is lost to an overrun; a list posted in ERR
 // still stops at the queue's depth, since it is flushed once queued.
 func TestQPCapacityOnRetire(t *testing.T) {
-	r := Readings{FreeSlotOnRetire: true}
+	r := verbs.Readings{FreeSlotOnRetire: true}
 	m, id, scq, rcq := newQP(t, r, verbs.QPTypeRC, 2, 2, verbs.QPStateRTS)
 	n, _, errno := m.PostSend(id, []uint64{1, 2, 3})
 	want(t, "sends posted of three on a depth of 2", n, 2)
@@ -299,7 +299,7 @@ func TestQPCapacityOnRetire(t *testing.T) {
 // overrun rule (CQ-22, CQ-23) and that a lost completion's slot stays taken
 // until a later completion of the queue is polled (QP-29 A).
 func TestQPFlushOverrun(t *testing.T) {
-	for _, r := range []Readings{{}, {OverrunDrops: true}} {
+	for _, r := range []verbs.Readings{{}, {OverrunDrops: true}} {
 		m := New(r, qpLim)
 		c, _ := m.CreateCQ(2, nil, -1, 0)
 		_ = m.AcceptCQE(c, 2)
@@ -329,7 +329,7 @@ func TestQPFlushOverrun(t *testing.T) {
 // TestQPFlushNotifies checks that a flush fires an arm like any completion,
 // and that under NOTIFY-05 B only receive flushes fire a solicited arm.
 func TestQPFlushNotifies(t *testing.T) {
-	for _, r := range []Readings{{}, {SolicitedBitOnly: true}} {
+	for _, r := range []verbs.Readings{{}, {SolicitedBitOnly: true}} {
 		m := New(r, qpLim)
 		ch := m.CreateChannel()
 		c, _ := m.CreateCQ(8, "ctx", ch, 0)
@@ -356,13 +356,13 @@ func TestQPFlushNotifies(t *testing.T) {
 // TestQPDestroy checks that destroying a QP drops its requests without
 // completions (QP-37) and leaves its completions in the CQ (CQ-26).
 func TestQPDestroy(t *testing.T) {
-	m, id, _, rcq := newQP(t, Readings{}, verbs.QPTypeRC, 4, 4, verbs.QPStateRTS)
+	m, id, _, rcq := newQP(t, verbs.Readings{}, verbs.QPTypeRC, 4, 4, verbs.QPStateRTS)
 	m.PostRecv(id, []uint64{1})
 	m.ModifyQP(id, verbs.QPStateErr, verbs.QPAttrState)
 	m.DestroyQP(id)
 	want(t, "completions of a destroyed QP (CQ-26)", len(m.CQ(rcq).WCs), 1)
 	m.Poll(rcq, 4) // retires nothing of a destroyed QP
-	m2, id2, scq2, rcq2 := newQP(t, Readings{}, verbs.QPTypeRC, 4, 4, verbs.QPStateRTS)
+	m2, id2, scq2, rcq2 := newQP(t, verbs.Readings{}, verbs.QPTypeRC, 4, 4, verbs.QPStateRTS)
 	m2.PostSend(id2, []uint64{1})
 	m2.PostRecv(id2, []uint64{2})
 	want(t, "DestroyQP", m2.DestroyQP(id2), OK)

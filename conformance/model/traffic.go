@@ -57,17 +57,17 @@ import (
 //     (Readings.FreeSlotOnRetire). Under B the model knows that only for
 //     what is due now, so Room gives bounds (see there).
 //
-// With TrafficReadings.Lossy the fabric may drop, duplicate and delay
+// With Fabric.Lossy the fabric may drop, duplicate and delay
 // packets. RC still delivers exactly once and in order; UC and UD deliver a
 // subsequence of what was sent, each message intact, and the model finds
 // out which one arrived from the completion and the bytes (UD may also
-// reorder and duplicate, per TrafficReadings).
+// reorder and duplicate, per Fabric).
 //
 // # Time
 //
 // The model has no clock. It knows, for each completion, whether it must
 // already be pollable (the device settles work that needs no time before the
-// verb returns: TrafficReadings.Settles), may be (it waits for a timer or a
+// verb returns: Fabric.Settles), may be (it waits for a timer or a
 // delayed packet) or may not be yet. Settle says that every timer and packet
 // has been processed; Tick says that some time has passed. A caller keeps
 // the model deterministic by calling Settle whenever Unsettled reports that
@@ -77,15 +77,11 @@ import (
 // reserved for the Global Routing Header; the payload follows (XFER-21).
 const GRHLen = 40
 
-// TrafficReadings are the readings of the traffic rules that
-// implementations choose between, and the properties of the fabric.
-type TrafficReadings struct {
-	// RecvTooSmallRemInvReq: an RC receive request too small for its SEND
-	// completes with REM_INV_REQ_ERR (XFER-05 B, rxe); false: LOC_LEN_ERR.
-	RecvTooSmallRemInvReq bool
-	// SendWCImm: send completions of *_WITH_IMM requests carry WITH_IMM
-	// (WC-13, rxe); false: send completions carry no flags.
-	SendWCImm bool
+// Fabric holds the properties of the fabric under test that the traffic
+// model relies on. They are not readings of any rule (those are
+// verbs.Readings): they say how the fabric is driven and what it may do to
+// packets, which the rules leave open.
+type Fabric struct {
 	// Settles: before a verb returns, the device has done everything that
 	// needs no time to pass: a SEND into a posted receive request, a WRITE,
 	// a UD datagram, and their completions on both sides (verbsim's Auto
@@ -103,17 +99,6 @@ type TrafficReadings struct {
 	// MTU is the active MTU of the ports in bytes: a longer UD datagram is
 	// not sent (XFER-20).
 	MTU int
-	// QPEvents: the responder of an RC request that fails there raises
-	// QP_REQ_ERR or QP_ACCESS_ERR (XFER-15, ASYNC-09, ASYNC-10, ASYNC-11
-	// default); false: it raises nothing (rxe).
-	QPEvents bool
-	// FreeSlotOnRetire: a work-queue slot is free again as soon as the
-	// device retires its request, completes or flushes it, whether its
-	// completion has been polled or not (QP-29 B, QP-31, rxe). False: only
-	// once the completion of the request, or of a later one of its queue
-	// that covers it, is polled (QP-29 A). Readings.FreeSlotOnRetire is the
-	// same reading for the QP model.
-	FreeSlotOnRetire bool
 }
 
 // The async events the traffic model predicts, with their verbs values
@@ -292,7 +277,8 @@ type tqp struct {
 // Traffic is the reference model of traffic between QPs of a fabric. QPs
 // and CQs are named by the index at which they were added.
 type Traffic struct {
-	r        TrafficReadings
+	r        verbs.Readings
+	f        Fabric
 	ncq      int
 	qps      []*tqp
 	wrs      map[uint64]*twr
@@ -301,9 +287,12 @@ type Traffic struct {
 	settling bool
 }
 
-// NewTraffic returns a model of a fabric with readings r and no QPs.
-func NewTraffic(r TrafficReadings) *Traffic {
-	return &Traffic{r: r, wrs: map[uint64]*twr{}}
+// NewTraffic returns a model of fabric f, whose devices follow readings r,
+// with no QPs. Of the readings it consults RecvTooSmallRemInvReq (XFER-05),
+// SendWCImm (WC-13), NoQPEvents (ASYNC-11) and FreeSlotOnRetire (QP-29,
+// QP-31).
+func NewTraffic(r verbs.Readings, f Fabric) *Traffic {
+	return &Traffic{r: r, f: f, wrs: map[uint64]*twr{}}
 }
 
 // AddCQ adds a CQ and returns its index. The model assumes the CQs never
@@ -514,7 +503,7 @@ func (t *tqp) freeRecv() *twr {
 
 // flushDue is when the flush of a verb's QP is pollable (FLUSH-13).
 func (m *Traffic) flushDue() due {
-	if m.r.SyncFlush || m.settling {
+	if m.f.SyncFlush || m.settling {
 		return dueNow
 	}
 	return dueLater
@@ -523,7 +512,7 @@ func (m *Traffic) flushDue() due {
 // sendDue is when a request that needs no answer completes: UC and UD
 // sends (XFER-26).
 func (m *Traffic) sendDue() due {
-	if m.r.Settles || m.settling {
+	if m.f.Settles || m.settling {
 		return dueNow
 	}
 	return dueLater
@@ -531,7 +520,7 @@ func (m *Traffic) sendDue() due {
 
 // runDue is when what an RC direction executes now is pollable.
 func (m *Traffic) runDue(d *tdir) due {
-	if m.settling || (m.r.Settles && !m.r.Lossy && !d.uncertain) {
+	if m.settling || (m.f.Settles && !m.f.Lossy && !d.uncertain) {
 		return dueNow
 	}
 	return dueLater
@@ -539,7 +528,7 @@ func (m *Traffic) runDue(d *tdir) due {
 
 // deliverDue is when a UC or UD message delivered now is pollable.
 func (m *Traffic) deliverDue() due {
-	if m.settling || (m.r.Settles && !m.r.Lossy) {
+	if m.settling || (m.f.Settles && !m.f.Lossy) {
 		return dueNow
 	}
 	return dueLater
@@ -579,7 +568,7 @@ func (m *Traffic) PostRecv(q int, rs []Recv) error {
 		switch {
 		case t.state == verbs.QPStateErr:
 			complete(w, m.flushDue(), verbs.WCWRFlushErr) // FLUSH-05
-		case m.r.Lossy && t.Type != verbs.QPTypeRC:
+		case m.f.Lossy && t.Type != verbs.QPTypeRC:
 			w.lossy, w.due = true, dueChance
 		}
 		// An RC stream waiting after an RNR NAK takes it only when its RNR
@@ -603,7 +592,7 @@ func (m *Traffic) PostSend(q int, ss []Send) error {
 	if t.Type != verbs.QPTypeUD && t.peer < 0 {
 		return fmt.Errorf("qp %d: not connected", q)
 	}
-	if m.r.Lossy && t.Type == verbs.QPTypeRC && t.state == verbs.QPStateRTS && receiving(m.qps[t.peer].state) {
+	if m.f.Lossy && t.Type == verbs.QPTypeRC && t.state == verbs.QPStateRTS && receiving(m.qps[t.peer].state) {
 		need := 0
 		for _, s := range ss {
 			if s.Op != verbs.WRRDMAWrite {
@@ -741,7 +730,7 @@ func (m *Traffic) responderError(d *tdir, msg *tmsg, now due, st verbs.WCStatus)
 	s, r := m.qps[d.from], m.qps[d.to]
 	msg.fate = fateFailed
 	allowed := []verbs.WCStatus{st}
-	if m.r.Lossy {
+	if m.f.Lossy {
 		allowed = append(allowed, verbs.WCRetryExcErr)
 		for _, e := range d.msgs[d.acked:d.next] {
 			if m.wrs[e.wr.id] == e.wr && slices.Equal(e.wr.allowed, []verbs.WCStatus{verbs.WCSuccess}) {
@@ -751,7 +740,7 @@ func (m *Traffic) responderError(d *tdir, msg *tmsg, now due, st verbs.WCStatus)
 	}
 	d.next++
 	complete(msg.wr, now, allowed...)
-	if m.r.QPEvents {
+	if !m.r.NoQPEvents {
 		ev := QPEvent{Type: EventQPReqErr, QP: d.to}
 		if st == verbs.WCRemAccessErr {
 			ev.Type = EventQPAccessErr
@@ -812,7 +801,7 @@ func (m *Traffic) deliverUC(d *tdir, msg *tmsg) {
 		msg.fate = fateDropped // XFER-28
 		return
 	}
-	if m.r.Lossy {
+	if m.f.Lossy {
 		msg.fate = fateUnknown
 		if msg.isWrite() {
 			msg.placed = placedMaybe
@@ -850,7 +839,7 @@ func (m *Traffic) deliverUC(d *tdir, msg *tmsg) {
 // deliverUD delivers UD datagram msg.
 func (m *Traffic) deliverUD(msg *tmsg) {
 	switch {
-	case msg.Len > m.r.MTU, msg.Dest < 0: // XFER-20; XFER-22 (no such QP)
+	case msg.Len > m.f.MTU, msg.Dest < 0: // XFER-20; XFER-22 (no such QP)
 		msg.fate = fateDropped
 		return
 	}
@@ -859,7 +848,7 @@ func (m *Traffic) deliverUD(msg *tmsg) {
 		msg.fate = fateDropped // XFER-22, XFER-28
 		return
 	}
-	if m.r.Lossy {
+	if m.f.Lossy {
 		msg.fate = fateUnknown
 		r.udIn = append(r.udIn, msg)
 		return
@@ -1294,7 +1283,7 @@ func (m *Traffic) observeLossy(t *tqp, x *twr, w *verbs.WC, mem Memory) error {
 	}
 	var first error
 	for _, msg := range cands {
-		if msg.fate != fateUnknown && (t.Type == verbs.QPTypeUC || !m.r.UDDuplicate || msg.fate != fateDelivered) {
+		if msg.fate != fateUnknown && (t.Type == verbs.QPTypeUC || !m.f.UDDuplicate || msg.fate != fateDelivered) {
 			continue
 		}
 		if !msg.needsRecv() || (msg.isSend() && msg.Len > x.cap) || (t.Type == verbs.QPTypeUD && msg.Len+GRHLen > x.cap) {
@@ -1340,10 +1329,10 @@ func (m *Traffic) matched(t *tqp, msg *tmsg) {
 	keep := t.udIn[:0]
 	for i, e := range t.udIn {
 		switch {
-		case e == msg && !m.r.UDDuplicate:
-		case !m.r.UDReorder && i < j && e.from == msg.from && e.fate == fateUnknown:
+		case e == msg && !m.f.UDDuplicate:
+		case !m.f.UDReorder && i < j && e.from == msg.from && e.fate == fateUnknown:
 			e.fate = fateDropped // an earlier datagram of the sender can no longer arrive
-		case e.fate == fateUnknown || (m.r.UDDuplicate && e.fate == fateDelivered):
+		case e.fate == fateUnknown || (m.f.UDDuplicate && e.fate == fateDelivered):
 			keep = append(keep, e)
 		}
 	}

@@ -12,8 +12,16 @@ import (
 // produces, and checks that the model accepts them and rejects a broken
 // variant with the rule it breaks.
 
-// exact is a perfect fabric on a device that settles within each verb.
-var exact = TrafficReadings{Settles: true, SyncFlush: true, MTU: 256}
+// trafficCfg is what a test world's model is made of: the readings of its
+// devices and the properties of its fabric.
+type trafficCfg struct {
+	verbs.Readings
+	Fabric
+}
+
+// exact is a perfect fabric on a device that settles within each verb and
+// raises no QP events.
+var exact = trafficCfg{Readings: verbs.Readings{NoQPEvents: true}, Fabric: Fabric{Settles: true, SyncFlush: true, MTU: 256}}
 
 // fakeMem is what a device placed: receive buffers and RDMA targets.
 type fakeMem struct{ recv, target map[uint64][]byte }
@@ -43,8 +51,8 @@ type world struct {
 	mem *fakeMem
 }
 
-func newWorld(t *testing.T, r TrafficReadings, types ...verbs.QPType) *world {
-	w := &world{t: t, m: NewTraffic(r), mem: newMem()}
+func newWorld(t *testing.T, r trafficCfg, types ...verbs.QPType) *world {
+	w := &world{t: t, m: NewTraffic(r.Readings, r.Fabric), mem: newMem()}
 	for i, typ := range types {
 		c := w.m.AddCQ()
 		w.m.AddQP(QPSpec{Type: typ, Num: 0x100 + uint32(i), LID: 1 + uint16(i), SendCQ: c, RecvCQ: c, SendDepth: 8, RecvDepth: 8})

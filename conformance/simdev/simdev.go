@@ -16,9 +16,6 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -41,47 +38,6 @@ func Factory(p sim.Profile) func() (conformance.Device, error) {
 // Wrap returns d's verbs device with the suite's Device capabilities.
 func Wrap(d *sim.Device) conformance.Device { return device{d.Verbs(), d} }
 
-// Profile translates a sim.Profile into the suite's terms.
-func Profile(p sim.Profile) conformance.Profile {
-	return conformance.Profile{
-		OverrunDrops:         p.CQOverrun == cq.OverrunDrop,
-		DestroyBusyOnUnacked: p.CQDestroy == cq.DestroyBusy,
-		SolicitedBitOnly:     p.Solicited == notify.SolicitedBitOnly,
-		ExactCQE:             p.CQRounding == cq.RoundExact,
-		ResetToErr:           p.QP.ResetToErr,
-		CurStateTrusted:      p.QP.CurState == qp.CurStateTrusted,
-		SRQLimitAtCreate:     p.SRQLimitAtCreate,
-		AlwaysSQDrained:      p.Transport.AlwaysSQDrained,
-		FreeSlotOnRetire:     p.QP.FreeSlotOnRetire,
-		ReregKeepsKeys:       p.MR.ReregKeepKeys,
-		ReregNoTranslation:   p.MR.ReregNoTranslation,
-		ReregFailKeepsMR:     p.MR.ReregFailKeepsMR,
-		DeregBoundEINVAL:     p.DeregBoundEINVAL,
-		MWType1NoZeroBased:   p.MWType1NoZeroBased,
-		NoCQTimestamps:       p.CQNoTimestamps,
-		NoXRC:                p.NoXRC,
-		SendOpsRXE:           p.QP.SendOpsRXE,
-	}
-}
-
-// TransportProfile translates the transport readings of a sim profile into
-// the suite's terms.
-func TransportProfile(t qp.TransportPolicy) conformance.TransportProfile {
-	return conformance.TransportProfile{
-		RecvTooSmallRemInvReq: t.RecvTooSmallRemInvReq,
-		RecvProtQPOp:          t.RecvProtQPOp,
-		InfiniteRetry7:        t.InfiniteRetry7,
-		NoQPEvents:            t.NoQPEvents,
-		AlwaysSQDrained:       t.AlwaysSQDrained,
-		SendWCImm:             t.SendWCImm,
-		NoSQE:                 t.NoSQE,
-		OverrunSendIgnored:    t.OverrunSendIgnored,
-		WriteImmRKeyRemAccess: t.WriteImmRKeyRemAccess,
-		LateLocalCheck:        t.LateLocalCheck,
-		SRQRecvQPPD:           t.SRQRecvQPPD,
-	}
-}
-
 // device is sim's verbs device (Name, GUID, Open) with the Device-level
 // capabilities of the suite, which act on the fabric of d.
 type device struct {
@@ -89,12 +45,7 @@ type device struct {
 	d *sim.Device
 }
 
-func (d device) Profile() conformance.Profile { return Profile(d.d.Fabric().Profile()) }
-
-// TransportReadings implements conformance.TransportReader.
-func (d device) TransportReadings() conformance.TransportProfile {
-	return TransportProfile(d.d.Fabric().Profile().Transport)
-}
+func (d device) Profile() conformance.Profile { return d.d.Fabric().Profile().Readings }
 
 // WithLimits implements conformance.LimitedDevice: a device on a new fabric
 // with the same profile and name, whose attributes are l (zero fields keep
@@ -177,10 +128,9 @@ func (d device) SetFaults(drop, duplicate, delay float64) error {
 func (d device) SetPortState(port uint8, up bool) error { return d.d.SetPortState(port, up) }
 
 var (
-	_ conformance.LimitedDevice   = device{}
-	_ conformance.PeerDevice      = device{}
-	_ conformance.Clock           = device{}
-	_ conformance.Faults          = device{}
-	_ conformance.LinkControl     = device{}
-	_ conformance.TransportReader = device{}
+	_ conformance.LimitedDevice = device{}
+	_ conformance.PeerDevice    = device{}
+	_ conformance.Clock         = device{}
+	_ conformance.Faults        = device{}
+	_ conformance.LinkControl   = device{}
 )

@@ -81,13 +81,13 @@ func (t *trafficFabric) RunUntilIdle(limit uint64) bool { return t.f.RunUntilIdl
 func (t *trafficFabric) Close() error                   { return t.f.Close() }
 
 func (t *trafficFabric) TrafficProfile() conformance.TrafficProfile {
-	p := t.f.Profile()
-	tr := p.Transport
 	return conformance.TrafficProfile{
-		RecvTooSmallRemInvReq: tr.RecvTooSmallRemInvReq,
-		SendWCImm:             tr.SendWCImm,
-		Settles:               true, // Auto mode (docs/time.md)
-		SyncFlush:             true, // docs/design.md, "Flush"
+		// The profile's readings. Under FreeSlotOnRetire (QP-29 B) the
+		// engine frees a slot in the verb call that retires its request
+		// (Auto mode); otherwise at the poll that covers it.
+		Readings:  t.f.Profile().Readings,
+		Settles:   true, // Auto mode (docs/time.md)
+		SyncFlush: true, // docs/design.md, "Flush"
 		// UD receivers check no PSNs (docs/transport.md): a datagram the
 		// Duplicate fault copied arrives twice, one receive completion
 		// each, and a delayed datagram may be overtaken by a later one of
@@ -96,10 +96,6 @@ func (t *trafficFabric) TrafficProfile() conformance.TrafficProfile {
 		UDReorder:   true,
 		UDDuplicate: true,
 		MTU:         TrafficMTU.Bytes(),
-		QPEvents:    !tr.NoQPEvents,
-		// QP-29: the engine frees a slot in the verb call that retires
-		// its request (Auto mode), or at the poll that covers it.
-		FreeSlotOnRetire: p.QP.FreeSlotOnRetire,
 	}
 }
 

@@ -91,7 +91,7 @@ func TestIdenticalDeliveryUnderFaults(t *testing.T) {
 	// nothing else here.
 	profile := sim.DefaultProfile()
 	profile.Name = "default, retry_cnt=7 without limit"
-	profile.Transport.InfiniteRetry7 = true
+	profile.InfiniteRetry7 = true
 
 	iters := roundTrips()
 	base := Config{Iters: iters, Size: 1000, MTU: sim.MTU256, Seed: 42, Profile: profile} // 4 packets a message

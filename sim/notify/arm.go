@@ -11,13 +11,3 @@ const (
 	ArmSolicited = inotify.ArmSolicited
 	ArmNext      = inotify.ArmNext
 )
-
-// SolicitedPolicy selects which completions fire a solicited-only arm; see
-// sim.Profile.Solicited.
-type SolicitedPolicy = inotify.SolicitedPolicy
-
-// The SolicitedPolicy values.
-const (
-	ErrorsFire       = inotify.ErrorsFire
-	SolicitedBitOnly = inotify.SolicitedBitOnly
-)
