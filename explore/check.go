@@ -32,6 +32,9 @@ type Options struct {
 	// MaxSteps bounds the steps of one schedule (default 2000); a schedule
 	// that reaches it fails with StepBound.
 	MaxSteps int
+	// NoShrink reports a failure with the schedule that found it, as it
+	// was: no shrinking (see Failure.Size).
+	NoShrink bool
 	// AllowUnconsumed leaves completions in the CQs at the end alone: no
 	// Unconsumed failure.
 	AllowUnconsumed bool
@@ -104,14 +107,20 @@ func Explore(world func(*World), opts Options) Result {
 		res.Steps += r.steps
 		st.done(r)
 		if r.failure != nil {
+			choices, size, runs := r.choices, sizeOf(r), 0
+			unshrunk := size
+			if !o.NoShrink {
+				choices, size, runs = shrink(world, r, &o)
+			}
 			tok := encodeToken(token{strategy: o.Strategy, seed: o.Seed, schedule: uint64(i), maxSteps: uint64(o.MaxSteps),
-				allow: o.AllowUnconsumed, name: o.Name, choices: r.choices})
+				allow: o.AllowUnconsumed, name: o.Name, choices: choices})
 			f, err := replay(world, tok)
 			if err != nil { // the world is not deterministic: report what the first run saw
 				f = r.failure
 				f.Timeline = "(no timeline: " + err.Error() + ")"
 			}
 			f.Schedule, f.Token = i+1, tok
+			f.Size, f.Unshrunk, f.ShrinkRuns = size, unshrunk, runs
 			res.Failure = f
 			return res
 		}
@@ -176,6 +185,8 @@ func replay(world func(*World), tok string) (*Failure, error) {
 		return nil, nil
 	}
 	f := *r.failure
+	f.Size = sizeOf(r)
+	f.Unshrunk = f.Size
 	f.Schedule = int(tk.schedule) + 1
 	f.Token = tok
 	f.Timeline = r.timeline.String()

@@ -26,6 +26,12 @@ type Failure struct {
 	// moved, the verbs and engine events with their results, and the CQs
 	// and channels whenever they changed.
 	Timeline string
+	// Size is the size of the schedule the token replays: the shrunk one
+	// unless Options.NoShrink was set. Unshrunk is the size of the
+	// schedule as the strategy found it, and ShrinkRuns the schedules the
+	// shrinker ran to get from one to the other.
+	Size, Unshrunk Size
+	ShrinkRuns     int
 }
 
 // Error renders the failure in one paragraph: kind, message, token.
@@ -94,7 +100,18 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 		i := 0
 		if len(en) > 1 {
 			i = r.picker.pick(r, en)
+			if i < 0 { // the strategy has seen every schedule through here
+				r.pruned = true
+				break
+			}
 			r.choices = append(r.choices, i)
+			r.threads = append(r.threads, en[i].thread())
+			if t := en[i].thread(); t != r.last && r.canContinue(en) {
+				r.preempts++
+			}
+		} else if f, ok := r.picker.(forcedObserver); ok && !f.forced(r, en[0]) {
+			r.pruned = true
+			break
 		}
 		r.steps++
 		a := en[i]
@@ -105,6 +122,23 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 	}
 	r.teardown()
 	return r
+}
+
+// forcedObserver is a picker that is also told of the steps that had one
+// option (the exhaustive search's sleep sets follow every step); false
+// stops the schedule as redundant.
+type forcedObserver interface {
+	forced(r *runner, a action) bool
+}
+
+// canContinue reports whether the thread that moved last is among en.
+func (r *runner) canContinue(en []action) bool {
+	for _, a := range en {
+		if a.thread() == r.last {
+			return true
+		}
+	}
+	return false
 }
 
 // quiescent runs the detectors when nothing can move.

@@ -228,12 +228,19 @@ type runner struct {
 	finally []func()
 	picker  picker
 	choices []int // the index picked at every decision with more than one option
+	threads []int // the thread (action.thread) picked at each of them
 	steps   int
 	max     int
 	failure *Failure
 	tearing bool
 	chosen  uint64 // the Seq of the engine event Step runs
 	last    int    // the thread of the last action (action.thread)
+	// preempts counts the decisions that switched away from the thread
+	// that moved last while it could have gone on.
+	preempts int
+	// pruned: the strategy stopped the schedule early because every
+	// schedule through it is equivalent to one already run (sleep sets).
+	pruned bool
 
 	log      *trace.Log // the timeline's trace, nil when no timeline is wanted
 	timeline *strings.Builder

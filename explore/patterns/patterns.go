@@ -354,6 +354,9 @@ type Measurement struct {
 	Found    int     // explorations that found the expected failure
 	Mean     float64 // schedules to the first failure, mean over those that found it
 	Worst    int     // ... and the most
+	// Before and After are the mean steps and preemptions of the failing
+	// schedules as found and once shrunk (explore.Failure.Size).
+	Before, After struct{ Steps, Preemptions float64 }
 }
 
 // Measure explores p with strategy s from seeds 1..seeds (one exploration
@@ -371,12 +374,28 @@ func Measure(p Pattern, s explore.Strategy, seeds, budget int) Measurement {
 			m.Found++
 			total += f.Schedule
 			m.Worst = max(m.Worst, f.Schedule)
+			m.Before.Steps += float64(f.Unshrunk.Steps)
+			m.Before.Preemptions += float64(f.Unshrunk.Preemptions)
+			m.After.Steps += float64(f.Size.Steps)
+			m.After.Preemptions += float64(f.Size.Preemptions)
 		}
 	}
 	if m.Found > 0 {
-		m.Mean = float64(total) / float64(m.Found)
+		n := float64(m.Found)
+		m.Mean = float64(total) / n
+		m.Before.Steps, m.Before.Preemptions = m.Before.Steps/n, m.Before.Preemptions/n
+		m.After.Steps, m.After.Preemptions = m.After.Steps/n, m.After.Preemptions/n
 	}
 	return m
+}
+
+// Shrunk renders the mean sizes before and after shrinking as a table
+// cell: "steps/preemptions -> steps/preemptions".
+func (m Measurement) Shrunk() string {
+	if m.Found == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f/%.1f → %.1f/%.1f", m.Before.Steps, m.Before.Preemptions, m.After.Steps, m.After.Preemptions)
 }
 
 // String renders the measurement as a table cell: "mean (worst), found/seeds".
