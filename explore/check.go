@@ -32,6 +32,9 @@ type Options struct {
 	// MaxSteps bounds the steps of one schedule (default 2000); a schedule
 	// that reaches it fails with StepBound.
 	MaxSteps int
+	// NoReduction turns off Exhaustive's partial-order reduction (sleep
+	// sets): every schedule within the bound is run, equivalent ones too.
+	NoReduction bool
 	// NoShrink reports a failure with the schedule that found it, as it
 	// was: no shrinking (see Failure.Size).
 	NoShrink bool
@@ -67,6 +70,10 @@ type Result struct {
 	Strategy  Strategy
 	Schedules int // schedules run
 	Steps     int // steps taken over all of them
+	// Pruned counts the schedules (included in Schedules) that Exhaustive's
+	// partial-order reduction stopped early as equivalent to one already
+	// run.
+	Pruned int
 	// Complete reports that Exhaustive ran every schedule within its
 	// bound: Schedules is then the number of distinct schedules.
 	Complete bool
@@ -77,6 +84,9 @@ type Result struct {
 // String summarises the result in one line.
 func (r Result) String() string {
 	s := fmt.Sprintf("%v: %d schedule(s), %d step(s)", r.Strategy, r.Schedules, r.Steps)
+	if r.Pruned > 0 {
+		s += fmt.Sprintf(" (%d pruned as equivalent)", r.Pruned)
+	}
 	if r.Complete {
 		s += ", complete"
 	}
@@ -105,6 +115,9 @@ func Explore(world func(*World), opts Options) Result {
 		r := runOnce(world, p, o.MaxSteps, false, &o)
 		res.Schedules++
 		res.Steps += r.steps
+		if r.pruned {
+			res.Pruned++
+		}
 		st.done(r)
 		if r.failure != nil {
 			choices, size, runs := r.choices, sizeOf(r), 0

@@ -134,6 +134,7 @@ type gor struct {
 	fn     func(context.Context)
 	daemon bool
 	state  gstate
+	op     domain.Op // the verb it is paused before (gYield)
 	waiter *domain.Waiter
 	bctx   context.Context
 	woken  bool
@@ -307,7 +308,7 @@ func (r *runner) Yield(op domain.Op) {
 	if g.kill {
 		runtime.Goexit()
 	}
-	g.state = gYield
+	g.state, g.op = gYield, op
 	r.back <- struct{}{}
 	<-g.turn
 	if g.kill {
