@@ -35,6 +35,8 @@ type Options struct {
 	// NoReduction turns off Exhaustive's partial-order reduction (sleep
 	// sets): every schedule within the bound is run, equivalent ones too.
 	NoReduction bool
+	// AllowOverrun lets CQs overrun: no Overrun failure.
+	AllowOverrun bool
 	// NoShrink reports a failure with the schedule that found it, as it
 	// was: no shrinking (see Failure.Size).
 	NoShrink bool

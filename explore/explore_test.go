@@ -136,6 +136,19 @@ func TestDetectors(t *testing.T) {
 			})
 			w.Go("client", func(context.Context) { push(q) })
 		}},
+		{"overrun", explore.Overrun, "overran: 2 completion(s) dropped", func(w *explore.World) {
+			_, q := oneCQ(w)
+			w.Go("p", func(context.Context) {
+				for range q.CQE() + 2 {
+					push(q)
+				}
+			})
+			w.Go("c", func(context.Context) {
+				for q.Len() > 0 {
+					q.Poll(make([]verbs.WC, 4))
+				}
+			})
+		}},
 		{"unconsumed", explore.Unconsumed, "holds 1 completion", func(w *explore.World) {
 			_, q := oneCQ(w)
 			w.Go("p", func(context.Context) { push(q) })

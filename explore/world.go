@@ -180,10 +180,20 @@ const (
 	StepBound
 	// NoExit: a goroutine kept running after its context ended.
 	NoExit
+	// Overrun: a CQ overran during the schedule (more completions than
+	// its capacity: IBV_EVENT_CQ_ERR raised, completions dropped);
+	// reported at quiescence before any other finding, as their likely
+	// cause. Options.AllowOverrun turns it off.
+	Overrun
+	// Uncompleted: nothing can move any more (no goroutine, no engine
+	// event, no timer) and a QP still has send work requests posted and
+	// never completed.
+	Uncompleted
 )
 
 var kindNames = [...]string{"", "lost wake-up", "destroy blocked on unacked events", "deadlock",
-	"completions never consumed", "panic", "assertion", "step bound", "goroutine does not exit"}
+	"completions never consumed", "panic", "assertion", "step bound", "goroutine does not exit",
+	"CQ overrun", "work requests never completed"}
 
 // String names the kind.
 func (k Kind) String() string {
