@@ -32,6 +32,14 @@ type Options struct {
 	// MaxSteps bounds the steps of one schedule (default 2000); a schedule
 	// that reaches it fails with StepBound.
 	MaxSteps int
+	// NoReduction turns off Exhaustive's partial-order reduction (sleep
+	// sets): every schedule within the bound is run, equivalent ones too.
+	NoReduction bool
+	// AllowOverrun lets CQs overrun: no Overrun failure.
+	AllowOverrun bool
+	// NoShrink reports a failure with the schedule that found it, as it
+	// was: no shrinking (see Failure.Size).
+	NoShrink bool
 	// AllowUnconsumed leaves completions in the CQs at the end alone: no
 	// Unconsumed failure.
 	AllowUnconsumed bool
@@ -64,6 +72,10 @@ type Result struct {
 	Strategy  Strategy
 	Schedules int // schedules run
 	Steps     int // steps taken over all of them
+	// Pruned counts the schedules (included in Schedules) that Exhaustive's
+	// partial-order reduction stopped early as equivalent to one already
+	// run.
+	Pruned int
 	// Complete reports that Exhaustive ran every schedule within its
 	// bound: Schedules is then the number of distinct schedules.
 	Complete bool
@@ -74,6 +86,9 @@ type Result struct {
 // String summarises the result in one line.
 func (r Result) String() string {
 	s := fmt.Sprintf("%v: %d schedule(s), %d step(s)", r.Strategy, r.Schedules, r.Steps)
+	if r.Pruned > 0 {
+		s += fmt.Sprintf(" (%d pruned as equivalent)", r.Pruned)
+	}
 	if r.Complete {
 		s += ", complete"
 	}
@@ -102,16 +117,25 @@ func Explore(world func(*World), opts Options) Result {
 		r := runOnce(world, p, o.MaxSteps, false, &o)
 		res.Schedules++
 		res.Steps += r.steps
+		if r.pruned {
+			res.Pruned++
+		}
 		st.done(r)
 		if r.failure != nil {
+			choices, size, runs := r.choices, sizeOf(r), 0
+			unshrunk := size
+			if !o.NoShrink {
+				choices, size, runs = shrink(world, r, &o)
+			}
 			tok := encodeToken(token{strategy: o.Strategy, seed: o.Seed, schedule: uint64(i), maxSteps: uint64(o.MaxSteps),
-				allow: o.AllowUnconsumed, name: o.Name, choices: r.choices})
+				allow: o.AllowUnconsumed, name: o.Name, choices: choices})
 			f, err := replay(world, tok)
 			if err != nil { // the world is not deterministic: report what the first run saw
 				f = r.failure
 				f.Timeline = "(no timeline: " + err.Error() + ")"
 			}
 			f.Schedule, f.Token = i+1, tok
+			f.Size, f.Unshrunk, f.ShrinkRuns = size, unshrunk, runs
 			res.Failure = f
 			return res
 		}
@@ -176,6 +200,8 @@ func replay(world func(*World), tok string) (*Failure, error) {
 		return nil, nil
 	}
 	f := *r.failure
+	f.Size = sizeOf(r)
+	f.Unshrunk = f.Size
 	f.Schedule = int(tk.schedule) + 1
 	f.Token = tok
 	f.Timeline = r.timeline.String()

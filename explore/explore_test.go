@@ -136,6 +136,19 @@ func TestDetectors(t *testing.T) {
 			})
 			w.Go("client", func(context.Context) { push(q) })
 		}},
+		{"overrun", explore.Overrun, "overran: 2 completion(s) dropped", func(w *explore.World) {
+			_, q := oneCQ(w)
+			w.Go("p", func(context.Context) {
+				for range q.CQE() + 2 {
+					push(q)
+				}
+			})
+			w.Go("c", func(context.Context) {
+				for q.Len() > 0 {
+					q.Poll(make([]verbs.WC, 4))
+				}
+			})
+		}},
 		{"unconsumed", explore.Unconsumed, "holds 1 completion", func(w *explore.World) {
 			_, q := oneCQ(w)
 			w.Go("p", func(context.Context) { push(q) })
@@ -193,5 +206,36 @@ func TestExhaustive(t *testing.T) {
 	// consumer is only switched away from when it blocks.
 	if r := explore.Explore(patterns.DrainThenArm(3), explore.Options{Strategy: explore.Exhaustive, Preemptions: -1}); r.Failure != nil || !r.Complete {
 		t.Errorf("drain-then-arm with no preemption: %v", r)
+	}
+}
+
+// TestShrink: every buggy pattern's failure is shrunk to a schedule no
+// larger than the one the strategy found, with the same kind, and its
+// token replays that shrunk schedule exactly.
+func TestShrink(t *testing.T) {
+	for _, p := range patterns.All() {
+		if p.Want == 0 {
+			continue
+		}
+		for _, s := range []explore.Strategy{explore.Random, explore.PCT} {
+			res := explore.Explore(p.World, explore.Options{Strategy: s, Seed: 5, Schedules: 300})
+			f := res.Failure
+			if f == nil {
+				t.Errorf("%s %v: nothing found", p.Name, s)
+				continue
+			}
+			raw := explore.Explore(p.World, explore.Options{Strategy: s, Seed: 5, Schedules: 300, NoShrink: true}).Failure
+			if raw == nil || raw.Kind != f.Kind || raw.Size != f.Unshrunk || raw.Size != raw.Unshrunk {
+				t.Errorf("%s %v: unshrunk %+v, shrunk failure says %+v", p.Name, s, raw, f.Unshrunk)
+			}
+			if f.Unshrunk.Preemptions < f.Size.Preemptions || (f.Unshrunk.Preemptions == f.Size.Preemptions && f.Unshrunk.Steps < f.Size.Steps) {
+				t.Errorf("%s %v: shrunk %+v is larger than %+v", p.Name, s, f.Size, f.Unshrunk)
+			}
+			g, err := explore.RunToken(p.World, f.Token)
+			if err != nil || g == nil || g.Kind != f.Kind || g.Size != f.Size || g.Timeline != f.Timeline {
+				t.Errorf("%s %v: replay of the shrunk token: %v %v", p.Name, s, g, err)
+			}
+			t.Logf("%s %v: %+v -> %+v in %d runs", p.Name, s, f.Unshrunk, f.Size, f.ShrinkRuns)
+		}
 	}
 }

@@ -26,6 +26,12 @@ type Failure struct {
 	// moved, the verbs and engine events with their results, and the CQs
 	// and channels whenever they changed.
 	Timeline string
+	// Size is the size of the schedule the token replays: the shrunk one
+	// unless Options.NoShrink was set. Unshrunk is the size of the
+	// schedule as the strategy found it, and ShrinkRuns the schedules the
+	// shrinker ran to get from one to the other.
+	Size, Unshrunk Size
+	ShrinkRuns     int
 }
 
 // Error renders the failure in one paragraph: kind, message, token.
@@ -94,7 +100,18 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 		i := 0
 		if len(en) > 1 {
 			i = r.picker.pick(r, en)
+			if i < 0 { // the strategy has seen every schedule through here
+				r.pruned = true
+				break
+			}
 			r.choices = append(r.choices, i)
+			r.threads = append(r.threads, en[i].thread())
+			if t := en[i].thread(); t != r.last && r.canContinue(en) {
+				r.preempts++
+			}
+		} else if f, ok := r.picker.(forcedObserver); ok && !f.forced(r, en[0]) {
+			r.pruned = true
+			break
 		}
 		r.steps++
 		a := en[i]
@@ -103,8 +120,32 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 			r.noteAction(a, len(en))
 		}
 	}
+	// An overrun is the likely cause of whatever failed after it (a poll
+	// that returned EIO, a lost wake-up): report it first.
+	if f := r.failure; f != nil && f.Kind != Overrun && !opts.AllowOverrun {
+		if over := r.overruns(); len(over) > 0 {
+			r.failure = &Failure{Kind: Overrun, Step: f.Step, Message: strings.Join(over, "; ") + "; then " + f.Kind.String() + ": " + f.Message}
+		}
+	}
 	r.teardown()
 	return r
+}
+
+// forcedObserver is a picker that is also told of the steps that had one
+// option (the exhaustive search's sleep sets follow every step); false
+// stops the schedule as redundant.
+type forcedObserver interface {
+	forced(r *runner, a action) bool
+}
+
+// canContinue reports whether the thread that moved last is among en.
+func (r *runner) canContinue(en []action) bool {
+	for _, a := range en {
+		if a.thread() == r.last {
+			return true
+		}
+	}
+	return false
 }
 
 // quiescent runs the detectors when nothing can move.
@@ -135,6 +176,10 @@ func (r *runner) quiescent(opts *Options) {
 			dead = append(dead, desc)
 		}
 	}
+	if over := r.overruns(); len(over) > 0 && !opts.AllowOverrun {
+		r.fail(Overrun, strings.Join(over, "; "))
+		return
+	}
 	switch {
 	case len(lost) > 0:
 		r.fail(LostWakeup, strings.Join(lost, "; "))
@@ -143,7 +188,14 @@ func (r *runner) quiescent(opts *Options) {
 	case len(dead) > 0:
 		r.fail(Deadlock, strings.Join(dead, "; ")+r.othersWait())
 	}
-	if r.failure != nil || !allDone {
+	if r.failure != nil {
+		return
+	}
+	if un := r.uncompleted(); len(un) > 0 {
+		r.fail(Uncompleted, "nothing can move and "+strings.Join(un, "; "))
+		return
+	}
+	if !allDone {
 		return
 	}
 	for _, fn := range r.finally {
@@ -162,6 +214,40 @@ func (r *runner) quiescent(opts *Options) {
 	if len(left) > 0 {
 		r.fail(Unconsumed, "every goroutine finished and "+strings.Join(left, ", "))
 	}
+}
+
+// overruns describes every CQ of the world that overran.
+func (r *runner) overruns() []string {
+	var out []string
+	for _, o := range r.objs {
+		q, ok := simhook.HandleOf(o).(*sim.CQ)
+		if !ok {
+			continue
+		}
+		s := q.Snapshot()
+		if s.Stats.Overruns > 0 || s.Stats.Dropped > 0 || s.Overrun {
+			out = append(out, fmt.Sprintf("%s (capacity %d) overran: %d completion(s) dropped, %d CQ_ERR event(s) raised",
+				r.nameOf(q), s.CQE, s.Stats.Dropped, s.Stats.Overruns))
+		}
+	}
+	return out
+}
+
+// uncompleted describes every QP of the world with send work requests
+// posted and not completed. Receives waiting for a message are not
+// listed: a server posts them ahead.
+func (r *runner) uncompleted() []string {
+	var out []string
+	for _, o := range r.objs {
+		q, ok := o.(*sim.QP)
+		if !ok {
+			continue
+		}
+		if send, recv := q.Outstanding(); send > 0 {
+			out = append(out, fmt.Sprintf("QP %#x has %d send work request(s) posted and never completed (%d receive(s) posted)", q.Num(), send, recv))
+		}
+	}
+	return out
 }
 
 // othersWait lists every waiter of the domain, for a deadlock's message.

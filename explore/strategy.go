@@ -62,7 +62,7 @@ func newStrategy(o *Options) strategy {
 	case PCT:
 		return &pctStrategy{seed: o.Seed, depth: o.Depth, k: 20}
 	case Exhaustive:
-		return &dfs{bound: o.Preemptions}
+		return &dfs{bound: o.Preemptions, reduce: !o.NoReduction}
 	}
 	return &randomStrategy{seed: o.Seed}
 }
@@ -167,17 +167,30 @@ func (p *replayPicker) pick(_ *runner, en []action) int {
 // time), with at most bound preemptions per schedule. At every choice
 // point it tries the goroutine that ran last first (no preemption), then
 // the others in order.
+//
+// With reduce set it prunes with sleep sets (por.go): at every node the
+// options already explored there, and the sleep set the node was reached
+// with, sleep in the subtree of the next option for as long as the steps
+// taken are independent of them; an option asleep is not tried, and a
+// schedule whose every option is asleep is stopped (runner.pruned).
 type dfs struct {
-	bound int
-	stack []*node
-	depth int // decisions taken in the current schedule
-	over  bool
+	bound  int
+	reduce bool
+	stack  []*node
+	depth  int // decisions taken in the current schedule
+	over   bool
+	sleep  []asleep // the sleep set of the current state
 }
 
 type node struct {
 	order []int // the options to try, in order
 	pos   int   // the one taken now
 	pre   []int // preemptions after taking order[i]
+	// With reduction: the sleep set the node was reached with, and the
+	// threads and footprints of its options.
+	sleep   []asleep
+	threads []int
+	fps     []footprint
 }
 
 func (s *dfs) next(int) picker {
@@ -185,7 +198,36 @@ func (s *dfs) next(int) picker {
 		return nil
 	}
 	s.depth = 0
+	s.sleep = nil
 	return s
+}
+
+// enter sets the sleep set of the subtree of n's current option.
+func (s *dfs) enter(n *node) {
+	if !s.reduce {
+		return
+	}
+	set := append([]asleep(nil), n.sleep...)
+	for _, j := range n.order[:n.pos] {
+		if n.threads[j] >= 0 {
+			set = append(set, asleep{n.threads[j], n.fps[j]})
+		}
+	}
+	s.sleep = wake(set, n.fps[n.order[n.pos]])
+}
+
+// forced follows a step that had one option: false when it is asleep.
+func (s *dfs) forced(r *runner, a action) bool {
+	if !s.reduce {
+		return true
+	}
+	if sleeping(s.sleep, a.thread()) {
+		return false
+	}
+	if len(s.sleep) > 0 {
+		s.sleep = wake(s.sleep, r.footprint(a))
+	}
+	return true
 }
 
 func (s *dfs) pick(r *runner, en []action) int {
@@ -193,6 +235,7 @@ func (s *dfs) pick(r *runner, en []action) int {
 	s.depth++
 	if d < len(s.stack) {
 		n := s.stack[d]
+		s.enter(n)
 		return n.order[n.pos]
 	}
 	before := 0
@@ -209,7 +252,17 @@ func (s *dfs) pick(r *runner, en []action) int {
 		}
 	}
 	n := &node{}
+	if s.reduce {
+		n.sleep = s.sleep
+		for _, a := range en {
+			n.threads = append(n.threads, a.thread())
+			n.fps = append(n.fps, r.footprint(a))
+		}
+	}
 	add := func(i, cost int) {
+		if s.reduce && sleeping(n.sleep, en[i].thread()) {
+			return
+		}
 		if before+cost <= s.bound {
 			n.order = append(n.order, i)
 			n.pre = append(n.pre, before+cost)
@@ -231,7 +284,11 @@ func (s *dfs) pick(r *runner, en []action) int {
 			add(i, 0)
 		}
 	}
+	if len(n.order) == 0 { // every option is asleep
+		return -1
+	}
 	s.stack = append(s.stack, n)
+	s.enter(n)
 	return n.order[0]
 }
 

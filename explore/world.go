@@ -134,6 +134,7 @@ type gor struct {
 	fn     func(context.Context)
 	daemon bool
 	state  gstate
+	op     domain.Op // the verb it is paused before (gYield)
 	waiter *domain.Waiter
 	bctx   context.Context
 	woken  bool
@@ -179,10 +180,20 @@ const (
 	StepBound
 	// NoExit: a goroutine kept running after its context ended.
 	NoExit
+	// Overrun: a CQ overran during the schedule (more completions than
+	// its capacity: IBV_EVENT_CQ_ERR raised, completions dropped);
+	// reported at quiescence before any other finding, as their likely
+	// cause. Options.AllowOverrun turns it off.
+	Overrun
+	// Uncompleted: nothing can move any more (no goroutine, no engine
+	// event, no timer) and a QP still has send work requests posted and
+	// never completed.
+	Uncompleted
 )
 
 var kindNames = [...]string{"", "lost wake-up", "destroy blocked on unacked events", "deadlock",
-	"completions never consumed", "panic", "assertion", "step bound", "goroutine does not exit"}
+	"completions never consumed", "panic", "assertion", "step bound", "goroutine does not exit",
+	"CQ overrun", "work requests never completed"}
 
 // String names the kind.
 func (k Kind) String() string {
@@ -228,12 +239,19 @@ type runner struct {
 	finally []func()
 	picker  picker
 	choices []int // the index picked at every decision with more than one option
+	threads []int // the thread (action.thread) picked at each of them
 	steps   int
 	max     int
 	failure *Failure
 	tearing bool
 	chosen  uint64 // the Seq of the engine event Step runs
 	last    int    // the thread of the last action (action.thread)
+	// preempts counts the decisions that switched away from the thread
+	// that moved last while it could have gone on.
+	preempts int
+	// pruned: the strategy stopped the schedule early because every
+	// schedule through it is equivalent to one already run (sleep sets).
+	pruned bool
 
 	log      *trace.Log // the timeline's trace, nil when no timeline is wanted
 	timeline *strings.Builder
@@ -300,7 +318,7 @@ func (r *runner) Yield(op domain.Op) {
 	if g.kill {
 		runtime.Goexit()
 	}
-	g.state = gYield
+	g.state, g.op = gYield, op
 	r.back <- struct{}{}
 	<-g.turn
 	if g.kill {

@@ -158,7 +158,9 @@ func (d *Device) createQPLocked(verb string, c *Context, attr QPInitAttr, pd *PD
 	if f.eng.tracing() {
 		f.eng.traceQP(q, d, fmt.Sprintf("create_qp %v (send %d, recv %d)", attr.Type, q.Cap().MaxSendWR, q.Cap().MaxRecvWR), "")
 	}
-	return newQP(q), nil
+	h := newQP(q)
+	f.d.Created(h) // a schedule explorer lists the QPs of its world
+	return h, nil
 }
 
 // qpPDValue is the PD a QP reports: pd, or an untyped nil for none, so

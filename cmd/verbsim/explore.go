@@ -89,7 +89,8 @@ func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "%-22s %s  [%s]\n", p.Name, res, verdict)
 		if f := res.Failure; f != nil {
-			fmt.Fprintf(stdout, "  %s\n  replay: verbsim explore -replay %s\n", f.Message, f.Token)
+			fmt.Fprintf(stdout, "  %s\n  schedule shrunk from %d steps, %d preemption(s) to %d steps, %d preemption(s) (%d runs)\n  replay: verbsim explore -replay %s\n",
+				f.Message, f.Unshrunk.Steps, f.Unshrunk.Preemptions, f.Size.Steps, f.Size.Preemptions, f.ShrinkRuns, f.Token)
 			if verbose {
 				fmt.Fprintf(stdout, "\n%s\n", f.Timeline)
 			}
@@ -127,15 +128,21 @@ func exploreReplay(tok string, stdout, stderr io.Writer) int {
 // first failure of each buggy pattern, per strategy.
 func exploreMeasure(seeds, budget int, stdout io.Writer) int {
 	fmt.Fprintf(stdout, "| pattern | finds | random | pct (d=2) | exhaustive (2 preemptions) |\n|---|---|---|---|---|\n")
+	var shrunk []string
 	for _, p := range patterns.All() {
 		if p.Want == 0 {
 			continue
 		}
-		var cells []string
+		var cells, sh []string
 		for _, s := range []explore.Strategy{explore.Random, explore.PCT, explore.Exhaustive} {
-			cells = append(cells, patterns.Measure(p, s, seeds, budget).String())
+			m := patterns.Measure(p, s, seeds, budget)
+			cells = append(cells, m.String())
+			sh = append(sh, m.Shrunk())
 		}
 		fmt.Fprintf(stdout, "| %s | %v | %s |\n", p.Name, p.Want, strings.Join(cells, " | "))
+		shrunk = append(shrunk, fmt.Sprintf("| %s | %s |", p.Name, strings.Join(sh, " | ")))
 	}
+	fmt.Fprintf(stdout, "\nShrinking (mean steps/preemptions of the failing schedule, as found → shrunk):\n\n"+
+		"| pattern | random | pct (d=2) | exhaustive (2 preemptions) |\n|---|---|---|---|\n%s\n", strings.Join(shrunk, "\n"))
 	return 0
 }

@@ -43,6 +43,9 @@ func All() []Pattern {
 		{Name: "never-acked", Doc: "the ack of an event is put off to the next turn of the loop, so the last event read is never acknowledged: ibv_destroy_cq waits for ever", Want: explore.DestroyBlocked, World: NeverAcked(3)},
 		{Name: "ack-wrong-cq", Doc: "2 CQs on one channel, every event acknowledged on the first CQ: the second CQ's destroy waits for its acks for ever", Want: explore.DestroyBlocked, World: AckWrongCQ(2)},
 		{Name: "solicited-error-rxe", Doc: "arm solicited-only and count on an error completion to wake the loop, as the man page promises; under the rxe profile a send-side error does not fire a solicited-only arm", Want: explore.LostWakeup, World: SolicitedError()},
+		{Name: "brpc-repoll-one-cq", Doc: "from apache/brpc #3415 (fixed by #3425): a recv CQ and a send CQ on one channel; both are polled empty, both are armed, and only the send CQ is polled again: a receive completion that lands between the recv CQ's empty poll and its arm is stranded", Want: explore.LostWakeup, World: BRPCRepollOneCQ(2)},
+		{Name: "ucx-ack-last-cq", Doc: "from openucx/ucx #1039: the wake-up path drains every queued event of the channel (2 CQs on it) and acks them all on the CQ of the last event: the other CQ's destroy waits for its acks for ever", Want: explore.DestroyBlocked, World: UCXAckLastCQ(2)},
+		{Name: "cq-too-small", Doc: "the CQ is sized for one batch (cqe 4 rounds up to the device's minimum) while the producer may add more before the event loop drains it: the CQ overruns (IBV_EVENT_CQ_ERR) and completions are lost", Want: explore.Overrun, World: CQTooSmall()},
 		{Name: "teardown-race", Want: explore.Deadlock, Also: explore.Assertion, World: TeardownRace(2), Doc: "a teardown destroys the CQ once the producer is done, while the consumer may still be waiting on the channel: nothing wakes it (or, when the consumer is between verbs, its next ack or poll fails with EINVAL)"},
 	}
 	return all
@@ -343,6 +346,119 @@ func TeardownRace(n int) func(*explore.World) {
 	}
 }
 
+// BRPCRepollOneCQ is the loop of apache/brpc's RdmaEndpoint::PollCq
+// before its fix (issue #3415, pull request #3425), reduced: it polls the
+// recv CQ until empty, then the send CQ until empty, then arms both and
+// polls again only the send CQ before it sleeps. A producer adds n
+// receive completions.
+func BRPCRepollOneCQ(n int) func(*explore.World) {
+	return func(w *explore.World) {
+		e := build(w, sim.Config{}, 2, true)
+		recvCQ, sendCQ := e.cqs[0], e.cqs[1]
+		w.Go("peer", func(context.Context) { produce(w, recvCQ, 0, n) })
+		w.Go("poller", func(ctx context.Context) {
+			wcs := make([]verbs.WC, 4)
+			drain := func(q *sim.CQ) int {
+				got := 0
+				for {
+					k, _ := q.Poll(wcs)
+					if k == 0 {
+						return got
+					}
+					got += k
+				}
+			}
+			got := 0
+			for got < n {
+				got += drain(recvCQ)
+				drain(sendCQ)
+				if got >= n {
+					return
+				}
+				recvCQ.ReqNotify(false)
+				sendCQ.ReqNotify(false)
+				drain(sendCQ) // BUG: the recv CQ is not polled again after its arm
+				q, _, err := e.ch.GetEvent(ctx)
+				if err != nil {
+					return
+				}
+				q.AckEvents(1)
+			}
+		})
+	}
+}
+
+// UCXAckLastCQ is the wake-up path of openucx/ucx before the fix of issue
+// #1039, reduced: after a blocking wait it drains every event queued on
+// the channel and acks the count on the CQ the last event named. Two CQs
+// share the channel, one producer each.
+func UCXAckLastCQ(n int) func(*explore.World) {
+	return func(w *explore.World) {
+		e := build(w, sim.Config{}, 2, true)
+		w.Go("producer0", func(context.Context) { produce(w, e.cqs[0], 0, n) })
+		w.Go("producer1", func(context.Context) { produce(w, e.cqs[1], 100, n) })
+		w.Go("worker", func(ctx context.Context) {
+			wcs := make([]verbs.WC, 4)
+			for got := 0; got < 2*n; {
+				last, _, err := e.ch.GetEvent(ctx)
+				if err != nil {
+					return
+				}
+				events := 1
+				for {
+					q, _, err := e.ch.TryGetEvent()
+					if err != nil {
+						break
+					}
+					last = q
+					events++
+				}
+				last.AckEvents(events) // BUG: every event acked on the last CQ
+				for _, q := range e.cqs {
+					q.ReqNotify(false)
+					for {
+						k, _ := q.Poll(wcs)
+						if k == 0 {
+							break
+						}
+						got += k
+					}
+				}
+			}
+			for _, q := range e.cqs {
+				if err := q.Destroy(); err != nil {
+					w.Errorf("destroy_cq: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// CQTooSmall sizes the CQ at the device's smallest while the producer
+// adds more completions than that before the event loop drains it.
+func CQTooSmall() func(*explore.World) {
+	return func(w *explore.World) {
+		f, err := w.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "a"}}})
+		if err != nil {
+			w.Fatalf("fabric: %v", err)
+		}
+		ctx, _ := f.Devices()[0].Open()
+		ch, _ := ctx.CreateCompChannel()
+		q, err := ctx.CreateCQ(4, nil, ch, 0) // BUG: sized for one batch
+		if err != nil {
+			w.Fatalf("cq: %v", err)
+		}
+		q.ReqNotify(false)
+		n := q.CQE() + 1
+		w.Go("producer", func(context.Context) {
+			for i := range n { // a device drops what does not fit, and tells no one but the async queue
+				q.Push(verbs.WC{WRID: uint64(i), Status: verbs.WCSuccess, Opcode: verbs.WCRecv}, false)
+			}
+		})
+		w.Go("consumer", func(ctx context.Context) { recipe(ctx, w, ch, n) })
+	}
+}
+
 // String is the pattern's name and doc.
 func (p Pattern) String() string { return fmt.Sprintf("%s: %s", p.Name, p.Doc) }
 
@@ -354,6 +470,9 @@ type Measurement struct {
 	Found    int     // explorations that found the expected failure
 	Mean     float64 // schedules to the first failure, mean over those that found it
 	Worst    int     // ... and the most
+	// Before and After are the mean steps and preemptions of the failing
+	// schedules as found and once shrunk (explore.Failure.Size).
+	Before, After struct{ Steps, Preemptions float64 }
 }
 
 // Measure explores p with strategy s from seeds 1..seeds (one exploration
@@ -371,12 +490,28 @@ func Measure(p Pattern, s explore.Strategy, seeds, budget int) Measurement {
 			m.Found++
 			total += f.Schedule
 			m.Worst = max(m.Worst, f.Schedule)
+			m.Before.Steps += float64(f.Unshrunk.Steps)
+			m.Before.Preemptions += float64(f.Unshrunk.Preemptions)
+			m.After.Steps += float64(f.Size.Steps)
+			m.After.Preemptions += float64(f.Size.Preemptions)
 		}
 	}
 	if m.Found > 0 {
-		m.Mean = float64(total) / float64(m.Found)
+		n := float64(m.Found)
+		m.Mean = float64(total) / n
+		m.Before.Steps, m.Before.Preemptions = m.Before.Steps/n, m.Before.Preemptions/n
+		m.After.Steps, m.After.Preemptions = m.After.Steps/n, m.After.Preemptions/n
 	}
 	return m
+}
+
+// Shrunk renders the mean sizes before and after shrinking as a table
+// cell: "steps/preemptions -> steps/preemptions".
+func (m Measurement) Shrunk() string {
+	if m.Found == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f/%.1f → %.1f/%.1f", m.Before.Steps, m.Before.Preemptions, m.After.Steps, m.After.Preemptions)
 }
 
 // String renders the measurement as a table cell: "mean (worst), found/seeds".
