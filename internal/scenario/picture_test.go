@@ -117,10 +117,10 @@ func TestHTML(t *testing.T) {
 		t.Fatalf("no inline script with the steps")
 	}
 	n := wellFormed(t, []byte(script.ReplaceAllString(page, "<script></script>")), false)
-	if n["html"] != 1 || n["style"] != 2 || n["script"] != 1 || n["svg"] != 2 || n["button"] != 2 {
+	if n["html"] != 1 || n["style"] != 2 || n["script"] != 1 || n["svg"] != 2 || n["button"] != 5 {
 		t.Errorf("elements: %v", n)
 	}
-	for _, id := range []string{"prev", "next", "jump", "slider", "diagram", "panel", "state", "out", "cmd", "step-1", "step-15"} {
+	for _, id := range []string{"prev", "next", "jump", "slider", "zin", "zout", "zfit", "diagram", "panel", "state", "out", "cmd", "step-1", "step-15"} {
 		if !strings.Contains(page, `id="`+id+`"`) {
 			t.Errorf("no element with id %q", id)
 		}
@@ -373,5 +373,29 @@ func TestDocImagesExist(t *testing.T) {
 	}
 	if n < 20 {
 		t.Errorf("%d pictures in the pages, want the tour's diagrams at least", n)
+	}
+}
+
+// TestLifelinesEnd: a lane ends, with a cross, at the step whose destroy
+// succeeded (not at a destroy that failed), and six lanes fit the page's
+// diagram pane in a 1400-pixel window (1400 - the 440-pixel panel - a
+// scroll bar) at 100%.
+func TestLifelinesEnd(t *testing.T) {
+	var b bytes.Buffer
+	if err := runTour(t, "07-acks-and-destroy").WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	ends := regexp.MustCompile(`<path class="end"[^>]*><title>([^<]*)</title>`).FindAllStringSubmatch(b.String(), -1)
+	if len(ends) != 2 || ends[0][1] != "CQ A destroyed in step 12" || ends[1][1] != "channel ch destroyed in step 14" {
+		t.Errorf("lifeline ends: %q", ends)
+	}
+	d := layout(runTour(t, "13-remote-access"))
+	if len(d.lanes) != 6 || d.w > 1400-440-15 {
+		t.Errorf("%d lanes, %v pixels wide", len(d.lanes), d.w)
+	}
+	for _, l := range d.lanes {
+		if want := map[string]int{"qp qa": 23}[l.key]; l.to != want && (want != 0 || l.to != -1) {
+			t.Errorf("lane %s ends at step index %d", l.key, l.to)
+		}
 	}
 }
