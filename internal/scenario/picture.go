@@ -166,7 +166,17 @@ func layout(r *Result) *diagram {
 		prevT = st.State.TimeNS
 		// The call.
 		target := 0
-		if m := refArg.FindStringSubmatch(st.Command); m != nil {
+		// A create names its new object with a bare word: the arrow goes
+		// to that object's lane, not to the CQ or SRQ it names (create_qp
+		// qa cq=cqa is a call on qa).
+		if f := strings.Fields(st.Command); strings.HasPrefix(f[0], "create_") && len(f) > 1 && !strings.Contains(f[1], "=") {
+			for _, k := range []string{"qp", "cq", "channel", "srq"} {
+				if j, ok := idx[k+" "+f[1]]; ok {
+					target = j
+				}
+			}
+		}
+		if m := refArg.FindStringSubmatch(st.Command); m != nil && target == 0 {
 			k := m[1]
 			if k == "a" {
 				k = "qp"

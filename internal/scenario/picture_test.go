@@ -393,6 +393,10 @@ func TestLifelinesEnd(t *testing.T) {
 	if len(d.lanes) != 6 || d.w > 1400-440-15 {
 		t.Errorf("%d lanes, %v pixels wide", len(d.lanes), d.w)
 	}
+	// create_qp qa pd=pa cq=cqa is a call on the new QP, not on its CQ.
+	if it := d.bands[5].items[0]; d.lanes[it.to].key != "qp qa" {
+		t.Errorf("step 6 (%s) points at lane %s", d.bands[5].cmd, d.lanes[it.to].key)
+	}
 	for _, l := range d.lanes {
 		if want := map[string]int{"qp qa": 23}[l.key]; l.to != want && (want != 0 || l.to != -1) {
 			t.Errorf("lane %s ends at step index %d", l.key, l.to)
