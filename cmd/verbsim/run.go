@@ -38,11 +38,25 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "\nCommands of the language:\n")
 		scenario.WriteHelp(stderr)
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
+	// Flags may also follow the scenario names (verbsim run 06-lost-wakeup
+	// -html lw.html); after "--" every argument is a name.
+	var names []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if err == flag.ErrHelp {
+				return 0
+			}
+			return 2
 		}
-		return 2
+		if fs.NArg() == 0 {
+			break
+		}
+		if used := len(rest) - fs.NArg(); used > 0 && rest[used-1] == "--" {
+			names = append(names, fs.Args()...)
+			break
+		}
+		names = append(names, fs.Arg(0))
+		rest = fs.Args()[1:]
 	}
 	if err := tf.check(); err != nil {
 		fmt.Fprintf(stderr, "verbsim run: %v\n", err)
@@ -52,7 +66,7 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verbsim: unknown format %q (want text or json)\n", *format)
 		return 2
 	}
-	if fs.NArg() == 0 {
+	if len(names) == 0 {
 		fmt.Fprintf(stderr, "verbsim run: no scenario named (verbsim list shows the built-in ones)\n")
 		return 2
 	}
@@ -60,7 +74,7 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
 		return 2
 	}
-	if (*svgOut != "" || *htmlOut != "") && fs.NArg() != 1 {
+	if (*svgOut != "" || *htmlOut != "") && len(names) != 1 {
 		fmt.Fprintf(stderr, "verbsim run: -svg and -html draw one scenario; name exactly one\n")
 		return 2
 	}
@@ -69,7 +83,7 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		*step = false
 	}
 	var traces []tracePart
-	for i, name := range fs.Args() {
+	for i, name := range names {
 		src, file, err := readScenario(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "verbsim: %v\n", err)

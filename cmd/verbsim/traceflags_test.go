@@ -96,3 +96,20 @@ func TestTraceFlagsEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestRunFlagsAfterNames: verbsim run takes its flags after the scenario
+// names too, and every argument after "--" is a name.
+func TestRunFlagsAfterNames(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "lw.html")
+	var out bytes.Buffer
+	if code := run([]string{"run", "06-lost-wakeup", "-html", page, "-trace", "-", "-trace-filter", "kind=event"}, &out, &out); code != 0 {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+	if _, err := os.Stat(page); err != nil || !strings.Contains(out.String(), "The engine's trace:") {
+		t.Errorf("no page (%v) or no trace in\n%s", err, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"run", "--", "-html"}, &out, &out); code != 1 || !strings.Contains(out.String(), "-html: no such file") {
+		t.Errorf("after --: exit %d, %s", code, out.String())
+	}
+}
