@@ -32,14 +32,15 @@
 // what a completion queue, its arm state and its completion channel do:
 // completions before and after arming, solicited versus next, the event that
 // finds an empty CQ, the lost wake-up, acknowledgements and destroy, and
-// overrun into IBV_EVENT_CQ_ERR.
+// overrun into IBV_EVENT_CQ_ERR. -trace FILE writes the fabric's trace.
 //
-// run [-format text|json] [-step] [-svg FILE] [-html FILE] FILE... runs scenario files (docs/scenarios.md)
+// run [-format text|json] [-step] [-svg FILE] [-html FILE] [-trace FILE] FILE... runs scenario files (docs/scenarios.md)
 // and prints, after each step, the verb's result, what the engine did, the
 // state that changed and the rules that explain it; a FILE not on disk names
 // a built-in scenario, which list shows. -step waits for Enter between
 // steps when stdin is a terminal; -svg writes a sequence diagram of the
-// scenario and -html a self-contained page that steps through it.
+// scenario and -html a self-contained page that steps through it; -trace
+// writes the engine's whole trace of each scenario.
 //
 // explain RULE-ID prints the catalogue's row for a rule (with each
 // profile's reading where they differ) and runs the first built-in
@@ -52,6 +53,12 @@
 // through a lossy, duplicating fabric, checks every message, and prints
 // rc_pingpong's summary with the virtual time and the faults; see
 // docs/pingpong.md.
+//
+// Every -trace takes -trace-filter obj=PATTERN|...,kind=KIND|... (kinds
+// verb, packet, completion, event, timer, state, fault, other) and
+// -trace-format text|json; the text prints the virtual time with its unit
+// and folds runs of identical records into one line with a count
+// (internal/tracefmt).
 //
 // explore [-strategy random|pct|exhaustive] [-seed n] [-schedules n]
 // [-depth d] [-preemptions k] [PATTERN...] explores the completion-loop
@@ -76,6 +83,7 @@ import (
 	"os"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 )
 
 func main() {
@@ -186,8 +194,10 @@ func walkthroughCmd(g globalFlags, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("verbsim walkthrough", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	g.register(fs)
+	var tf traceFlags
+	tf.register(fs, "the fabric's trace (every verb call and engine event of the walkthrough)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim walkthrough [-profile default|rxe]\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim walkthrough [-profile default|rxe] [-trace FILE [-trace-filter F] [-trace-format text|json]]\n\n"+
 			"Narrates, on live objects, what a completion queue, its arm state and its\n"+
 			"completion channel do. The global flag -profile may also come before the\n"+
 			"command name: verbsim -profile rxe walkthrough.\n\nFlags:\n")
@@ -197,7 +207,22 @@ func walkthroughCmd(g globalFlags, args []string, stdout, stderr io.Writer) int 
 	if !ok {
 		return code
 	}
-	if err := walkthrough(stdout, p); err != nil {
+	if err := tf.check(); err != nil {
+		fmt.Fprintf(stderr, "verbsim walkthrough: %v\n", err)
+		return 2
+	}
+	var log *trace.Log
+	if tf.on() {
+		log = &trace.Log{}
+	}
+	err := walkthrough(stdout, p, log)
+	if log != nil {
+		if werr := tf.write(stdout, log.Records(), log.Dropped); werr != nil {
+			fmt.Fprintf(stderr, "verbsim walkthrough: writing the trace: %v\n", werr)
+			return 1
+		}
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "verbsim: %v\n", err)
 		return 1
 	}

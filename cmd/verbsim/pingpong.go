@@ -14,16 +14,16 @@ import (
 	"github.com/verbsim/verbsim/sim"
 )
 
-const pingpongUsage = "usage: verbsim pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p] [-dup p] [-delay p] [-seed n] [-profile default|rxe] [-trace file]\n"
+const pingpongUsage = "usage: verbsim pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p] [-dup p] [-delay p] [-seed n] [-profile default|rxe] [-trace file [-trace-filter F] [-trace-format text|json]]\n"
 
 // pingpongCmd runs `verbsim pingpong`: ibv_rc_pingpong's exchange between
 // two devices of an in-memory fabric, and its summary.
 func pingpongCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
-	cfg, tracePath, exit, ok := parsePingpong(g, args, stderr)
+	cfg, tf, exit, ok := parsePingpong(g, args, stderr)
 	if !ok {
 		return exit
 	}
-	if tracePath != "" {
+	if tf.on() {
 		cfg.Trace = &trace.Log{Limit: 1_000_000}
 	}
 
@@ -31,7 +31,7 @@ func pingpongCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	r, err := pingpong.Run(ctx, cfg)
 	if cfg.Trace != nil {
-		if werr := writeTrace(tracePath, stdout, cfg.Trace); werr != nil {
+		if werr := tf.write(stdout, cfg.Trace.Records(), cfg.Trace.Dropped); werr != nil {
 			fmt.Fprintf(stderr, "verbsim pingpong: writing the trace: %v\n", werr)
 			return 1
 		}
@@ -45,9 +45,9 @@ func pingpongCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 }
 
 // parsePingpong parses pingpong's flags, args, on top of the global flags g,
-// into the run's configuration and the -trace path. When ok is false it has
-// printed why (or the help) and exit is the status to return.
-func parsePingpong(g globalFlags, args []string, stderr io.Writer) (cfg pingpong.Config, tracePath string, exit int, ok bool) {
+// into the run's configuration and the -trace flags. When ok is false it
+// has printed why (or the help) and exit is the status to return.
+func parsePingpong(g globalFlags, args []string, stderr io.Writer) (cfg pingpong.Config, tf traceFlags, exit int, ok bool) {
 	fs := flag.NewFlagSet("verbsim pingpong", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	iters := fs.Int("n", pingpong.DefaultIters, "number of round trips")
@@ -60,7 +60,7 @@ func parsePingpong(g globalFlags, args []string, stderr io.Writer) (cfg pingpong
 	delay := fs.Float64("delay", 0, "probability that a packet arrives 1 to 10 µs late, in [0, 1]")
 	seed := fs.Uint64("seed", 0, "seed of the faults and of the message payloads")
 	g.register(fs)
-	fs.StringVar(&tracePath, "trace", "", "write the fabric's trace (every verb call and engine event, the last 1,000,000) to this file; - for standard output")
+	tf.register(fs, "the fabric's trace (every verb call and engine event, the last 1,000,000)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, pingpongUsage)
 		fmt.Fprintf(stderr, "\nRuns ibv_rc_pingpong's exchange over an RC connection between two simulated\n"+
@@ -70,17 +70,20 @@ func parsePingpong(g globalFlags, args []string, stderr io.Writer) (cfg pingpong
 	}
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			return cfg, "", 0, false
+			return cfg, tf, 0, false
 		}
-		return cfg, "", 2, false
+		return cfg, tf, 2, false
 	}
-	usage := func(format string, a ...any) (pingpong.Config, string, int, bool) {
+	usage := func(format string, a ...any) (pingpong.Config, traceFlags, int, bool) {
 		fmt.Fprintf(stderr, "verbsim pingpong: "+format+"\n", a...)
 		fmt.Fprint(stderr, pingpongUsage)
-		return cfg, "", 2, false
+		return cfg, tf, 2, false
 	}
 	if fs.NArg() > 0 {
 		return usage("unexpected argument %q", fs.Arg(0))
+	}
+	if err := tf.check(); err != nil {
+		return usage("%v", err)
 	}
 	cfg = pingpong.Config{Iters: *iters, Size: *size, Events: *events, RXDepth: *rx,
 		Drop: *drop, Duplicate: *dup, Delay: *delay, Seed: *seed}
@@ -111,31 +114,7 @@ func parsePingpong(g globalFlags, args []string, stderr io.Writer) (cfg pingpong
 		return usage("unknown profile %q (want default or rxe)", g.profile)
 	}
 	cfg.Profile = p
-	return cfg, tracePath, 0, true
-}
-
-// writeTrace writes log as text to path, or to stdout when path is "-",
-// saying first how many older records the bounded log overwrote.
-func writeTrace(path string, stdout io.Writer, log *trace.Log) (err error) {
-	w := stdout
-	if path != "-" {
-		f, err := os.Create(path)
-		if err != nil {
-			return err
-		}
-		defer func() {
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}()
-		w = f
-	}
-	if log.Dropped > 0 {
-		if _, err := fmt.Fprintf(w, "# %d older records were overwritten\n", log.Dropped); err != nil {
-			return err
-		}
-	}
-	return log.WriteText(w)
+	return cfg, tf, 0, true
 }
 
 // printSummary prints rc_pingpong's two lines, then what only a simulator

@@ -24,8 +24,11 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	step := fs.Bool("step", false, "wait for Enter between steps (stdin must be a terminal)")
 	svgOut := fs.String("svg", "", "also write a sequence diagram of the scenario to this `file` (SVG)")
 	htmlOut := fs.String("html", "", "also write a self-contained page that steps through the scenario to this `file`")
+	var tf traceFlags
+	tf.register(fs, "the engine's whole trace of each scenario (verb calls included, objects named as the script names them)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim run [-profile default|rxe] [-format text|json] [-step] [-svg FILE] [-html FILE] FILE...\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim run [-profile default|rxe] [-format text|json] [-step] [-svg FILE] [-html FILE]\n"+
+			"       [-trace FILE [-trace-filter F] [-trace-format text|json]] FILE...\n\n"+
 			"Runs scenario files and prints, after each step, what the verb returned, what the\n"+
 			"engine did, the state that changed (CQ rings, arm states, channel events, acks,\n"+
 			"QP states and queue depths, packets in flight, virtual time) and the rules of\n"+
@@ -35,17 +38,35 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "\nCommands of the language:\n")
 		scenario.WriteHelp(stderr)
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
+	// Flags may also follow the scenario names (verbsim run 06-lost-wakeup
+	// -html lw.html); after "--" every argument is a name.
+	var names []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if err == flag.ErrHelp {
+				return 0
+			}
+			return 2
 		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if used := len(rest) - fs.NArg(); used > 0 && rest[used-1] == "--" {
+			names = append(names, fs.Args()...)
+			break
+		}
+		names = append(names, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if err := tf.check(); err != nil {
+		fmt.Fprintf(stderr, "verbsim run: %v\n", err)
 		return 2
 	}
 	if *format != "text" && *format != "json" {
 		fmt.Fprintf(stderr, "verbsim: unknown format %q (want text or json)\n", *format)
 		return 2
 	}
-	if fs.NArg() == 0 {
+	if len(names) == 0 {
 		fmt.Fprintf(stderr, "verbsim run: no scenario named (verbsim list shows the built-in ones)\n")
 		return 2
 	}
@@ -53,7 +74,7 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
 		return 2
 	}
-	if (*svgOut != "" || *htmlOut != "") && fs.NArg() != 1 {
+	if (*svgOut != "" || *htmlOut != "") && len(names) != 1 {
 		fmt.Fprintf(stderr, "verbsim run: -svg and -html draw one scenario; name exactly one\n")
 		return 2
 	}
@@ -61,7 +82,8 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verbsim run: -step waits for Enter on a terminal, and stdin is not one (or -format is json): printing the whole timeline\n")
 		*step = false
 	}
-	for i, name := range fs.Args() {
+	var traces []tracePart
+	for i, name := range names {
 		src, file, err := readScenario(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "verbsim: %v\n", err)
@@ -90,7 +112,13 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 				return 1
 			}
 		}
+		if res != nil && tf.on() {
+			traces = append(traces, tracePart{label: res.File + ", profile " + res.Profile, recs: res.Trace})
+		}
 		if runErr != nil {
+			if tf.on() {
+				_ = tf.writeAll(stdout, traces) // what ran up to the error, to look into it
+			}
 			fmt.Fprintf(stderr, "verbsim: %v\n", runErr)
 			return 1
 		}
@@ -105,6 +133,15 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "verbsim: %v\n", err)
 				return 1
 			}
+		}
+	}
+	if tf.on() {
+		if tf.path == "-" && *format == "text" {
+			fmt.Fprintf(stdout, "\nThe engine's trace:\n")
+		}
+		if err := tf.writeAll(stdout, traces); err != nil {
+			fmt.Fprintf(stderr, "verbsim: writing the trace: %v\n", err)
+			return 1
 		}
 	}
 	return 0

@@ -8,15 +8,17 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
 // walkthrough narrates the completion side of an HCA on live objects. Every
 // result it prints is what the engine returned, not a script.
-func walkthrough(w io.Writer, p sim.Profile) error {
+// When log is not nil the fabric records its trace there.
+func walkthrough(w io.Writer, p sim.Profile, log *trace.Log) error {
 	n := &narrator{w: w}
-	fabric, err := sim.NewFabric(sim.Config{Profile: p})
+	fabric, err := sim.NewFabric(sim.Config{Profile: p, Trace: log})
 	if err != nil {
 		return err
 	}

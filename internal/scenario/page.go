@@ -39,7 +39,7 @@ func (r *Result) WriteHTML(w io.Writer) error {
 	steps := make([]pageStep, len(r.Steps))
 	for i, st := range r.Steps {
 		_, lines := st.State.lines()
-		steps[i] = pageStep{N: i + 1, Narration: strings.Join(st.Narration, "\n"), Command: st.Command, Output: blocks[i],
+		steps[i] = pageStep{N: i + 1, Narration: paragraphs(st.Narration), Command: st.Command, Output: blocks[i],
 			State: lines, Changed: st.Changed, Time: fmtTime(st.State.TimeNS), Failed: st.Errno != ""}
 	}
 	return pageTemplate.Execute(w, map[string]any{
@@ -51,6 +51,24 @@ func (r *Result) WriteHTML(w io.Writer) error {
 		"Steps":   steps,
 		"N":       len(steps),
 	})
+}
+
+// paragraphs joins narration lines into paragraphs: the lines of a
+// paragraph with spaces, so that the page wraps them to its width, and the
+// paragraphs, which an empty line separates, with a blank line.
+func paragraphs(lines []string) string {
+	var out, cur []string
+	for _, l := range append(lines, "") {
+		if strings.TrimSpace(l) == "" {
+			if len(cur) > 0 {
+				out = append(out, strings.Join(cur, " "))
+			}
+			cur = nil
+			continue
+		}
+		cur = append(cur, strings.TrimSpace(l))
+	}
+	return strings.Join(out, "\n\n")
 }
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
@@ -75,13 +93,16 @@ input[type=range]{width:180px}
 main{flex:1;display:flex;min-height:0}
 #diagram{flex:1;overflow:auto;background:#fff;border-right:1px solid #c5ccd8}
 #diagram svg{display:block}
+.zoom{display:flex;gap:4px;align-items:center}
+.zoom button{padding:4px 9px}
+#zoomval{min-width:42px;text-align:center}
 #heads{position:sticky;top:0;z-index:1;background:#fff;width:max-content;border-bottom:1px solid #d5dbe5}
 #heads text{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;fill:#1d2330}
 #heads rect{fill:#eef2f8;stroke:#8a97ab}
 #heads .t{font-weight:bold;font-size:13px}
 #heads .s{fill:#5a6578;font-size:11px}
 #diagram .band{cursor:pointer}
-#panel{width:480px;flex:none;overflow:auto;padding:12px 16px;background:#f7f9fc}
+#panel{width:440px;flex:none;overflow:auto;padding:12px 16px;background:#f7f9fc}
 #panel h2{font-size:15px;margin:0 0 6px}
 #panel h3{font-size:13px;margin:14px 0 4px;color:#5a6578;text-transform:uppercase;letter-spacing:.04em}
 .narr{white-space:pre-wrap;margin:0 0 8px;font-style:italic;color:#3d4659}
@@ -98,12 +119,12 @@ ul.state li.changed{border-color:#e0b400;background:#fff8d6}
 <body>
 <header>
 <h1>{{.File}}</h1><span class="prof">profile {{.Profile}}: {{.Summary}}</span>
-<div class="controls">
+<div class="controls" title="keys: ← → (or j k) step, Home End, + − zoom, 0 fit; click a step in the diagram">
 <button id="prev" title="previous step (←)">◀ Previous</button>
 <button id="next" title="next step (→)">Next ▶</button>
 <label class="hint" for="jump">step</label><input id="jump" type="number" min="1" max="{{.N}}" value="1"><span class="hint">of {{.N}}</span>
 <input id="slider" type="range" min="1" max="{{.N}}" value="1" aria-label="step">
-<span class="hint">← → keys, Home, End; click a step in the diagram</span>
+<span class="zoom"><button id="zout" title="zoom out (-)">−</button><span class="hint" id="zoomval">100%</span><button id="zin" title="zoom in (+)">+</button><button id="zfit" title="fit the diagram to the width of its pane (0)">Fit</button></span>
 </div>
 </header>
 <main>
@@ -174,6 +195,27 @@ document.addEventListener("keydown", (e) => {
 for (const g of document.querySelectorAll("#diagram [data-step]")) {
   g.addEventListener("click", () => show(parseInt(g.dataset.step, 10) - 1));
 }
+// Zoom: both SVGs (the lane headings and the diagram) scale together; the
+// page opens at 100% when the diagram fits its pane, else fitted to it.
+const svgs = [...document.querySelectorAll("#diagram svg")].map((e) => ({e, w: +e.getAttribute("width"), h: +e.getAttribute("height")}));
+const fullW = Math.max(...svgs.map((s) => s.w));
+let zoom = 1;
+function setZoom(z) {
+  zoom = Math.min(2, Math.max(0.4, z));
+  for (const s of svgs) { s.e.style.width = (s.w * zoom) + "px"; s.e.style.height = (s.h * zoom) + "px"; }
+  $("zoomval").textContent = Math.round(zoom * 100) + "%";
+}
+const fit = () => Math.min(1, ($("diagram").clientWidth - 2) / fullW);
+$("zin").addEventListener("click", () => setZoom(zoom + 0.1));
+$("zout").addEventListener("click", () => setZoom(zoom - 0.1));
+$("zfit").addEventListener("click", () => setZoom(fit()));
+document.addEventListener("keydown", (e) => {
+  if (e.target.tagName === "INPUT") return;
+  if (e.key === "+" || e.key === "=") setZoom(zoom + 0.1);
+  else if (e.key === "-") setZoom(zoom - 0.1);
+  else if (e.key === "0") setZoom(fit());
+});
+setZoom(fit());
 const start = parseInt(location.hash.slice(1), 10);
 show(start >= 1 && start <= steps.length ? start - 1 : 0);
 </script>

@@ -19,13 +19,14 @@ import (
 
 // Diagram geometry, in SVG user units (pixels at 100%).
 const (
-	laneW    = 170 // the distance between two lanes
-	leftW    = 140 // the step column
+	laneW    = 130 // the distance between two lanes: six fit 1400 px beside the page's panel
+	leftW    = 120 // the step column
 	headH    = 56  // the lane headings
 	rowH     = 24  // one arrow or note
 	bandPad  = 8   // above and below each step's rows
 	charW    = 7.3 // the width of a character of the 12px label font, roughly
 	fontSize = 12
+	maxW     = 900 // labels may widen a diagram of few lanes up to this
 )
 
 // lane is one column of the diagram.
@@ -35,6 +36,7 @@ type lane struct {
 	sub   string // a second heading line: device, type
 	kind  string // app, qp, srq, cq, channel, async
 	from  int    // the step the object first appears in (its lifeline starts there)
+	to    int    // the step that destroyed it (its lifeline ends there), or -1
 	x     float64
 }
 
@@ -80,7 +82,7 @@ func layout(r *Result) *diagram {
 			return
 		}
 		idx[key] = len(d.lanes)
-		d.lanes = append(d.lanes, lane{key: key, label: label, sub: sub, kind: kind, from: step})
+		d.lanes = append(d.lanes, lane{key: key, label: label, sub: sub, kind: kind, from: step, to: -1})
 	}
 	add("app", "application", "your program", "app", 0)
 	// Lanes by kind, each kind in order of first appearance.
@@ -94,7 +96,7 @@ func layout(r *Result) *diagram {
 				}
 			case "srq":
 				for _, q := range s.SRQs {
-					add("srq "+q.Name, "SRQ "+q.Name, "shared receive queue", kind, i)
+					add("srq "+q.Name, "SRQ "+q.Name, "shared RQ", kind, i)
 				}
 			case "cq":
 				for _, c := range s.CQs {
@@ -102,12 +104,12 @@ func layout(r *Result) *diagram {
 				}
 			case "channel":
 				for _, c := range s.Channels {
-					add("channel "+c.Name, "channel "+c.Name, "completion channel", kind, i)
+					add("channel "+c.Name, "channel "+c.Name, "comp. channel", kind, i)
 				}
 			case "async":
 				for _, a := range s.Async {
 					if len(a.Pending) > 0 || a.Read > 0 {
-						add("async "+a.Ctx, "async "+a.Ctx, "events of context "+a.Ctx, kind, i)
+						add("async "+a.Ctx, "async "+a.Ctx, "events of "+a.Ctx, kind, i)
 					}
 				}
 			}
@@ -115,6 +117,22 @@ func layout(r *Result) *diagram {
 	}
 	for i := range d.lanes {
 		d.lanes[i].x = leftW + laneW/2 + float64(i)*laneW
+	}
+	// A lifeline ends at the step whose destroy verb succeeded.
+	for i, st := range r.Steps {
+		f := strings.Fields(st.Command)
+		if st.Errno != "" || len(f) < 2 || !strings.HasPrefix(f[0], "destroy_") {
+			continue
+		}
+		if m := refArg.FindStringSubmatch(st.Command); m != nil {
+			k := m[1]
+			if k == "a" {
+				k = "qp"
+			}
+			if j, ok := idx[k+" "+m[2]]; ok && d.lanes[j].to < 0 {
+				d.lanes[j].to = i
+			}
+		}
 	}
 	// The QP lane of (device, qp_num).
 	qpLane := func(dev, num string) (int, bool) {
@@ -148,7 +166,17 @@ func layout(r *Result) *diagram {
 		prevT = st.State.TimeNS
 		// The call.
 		target := 0
-		if m := refArg.FindStringSubmatch(st.Command); m != nil {
+		// A create names its new object with a bare word: the arrow goes
+		// to that object's lane, not to the CQ or SRQ it names (create_qp
+		// qa cq=cqa is a call on qa).
+		if f := strings.Fields(st.Command); strings.HasPrefix(f[0], "create_") && len(f) > 1 && !strings.Contains(f[1], "=") {
+			for _, k := range []string{"qp", "cq", "channel", "srq"} {
+				if j, ok := idx[k+" "+f[1]]; ok {
+					target = j
+				}
+			}
+		}
+		if m := refArg.FindStringSubmatch(st.Command); m != nil && target == 0 {
 			k := m[1]
 			if k == "a" {
 				k = "qp"
@@ -268,7 +296,17 @@ func layout(r *Result) *diagram {
 		y += b.h
 		d.bands = append(d.bands, b)
 	}
+	// Wide enough for the lanes, and for the labels that run right of
+	// them up to maxW (beyond that they are cut).
 	d.w = leftW + float64(len(d.lanes))*laneW
+	need := d.w
+	for _, b := range d.bands {
+		for _, it := range b.items {
+			x := min(d.lanes[it.from].x, d.lanes[it.to].x) + 6
+			need = max(need, x+float64(len([]rune(it.label)))*charW+12)
+		}
+	}
+	d.w = max(d.w, min(need, maxW))
 	d.h = y + 12
 	return d
 }
@@ -307,6 +345,7 @@ text{font-family:ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;font-s
 .lanehead .t{font-weight:bold;font-size:13px}
 .lanehead .s{fill:#5a6578;font-size:11px}
 .life{stroke:#b7c0cf;stroke-dasharray:4 4}
+.end{stroke:#5a6578;stroke-width:2;fill:none}
 .band rect.bg{fill:#fff}
 .band.odd rect.bg{fill:#f7f9fc}
 .band.cur rect.bg{fill:#fff4c8}
@@ -358,11 +397,19 @@ func (d *diagram) writeSVG(w io.Writer, standalone bool) error {
 		b.WriteString("</g>\n")
 	}
 	for _, l := range d.lanes {
-		top := float64(headH)
+		top, bottom := float64(headH), d.h-6
 		if l.from < len(d.bands) {
 			top = d.bands[l.from].y
 		}
-		fmt.Fprintf(&b, `<line class="life" x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f"/>`+"\n", l.x, top, l.x, d.h-6)
+		if l.to >= 0 && l.to < len(d.bands) {
+			bottom = d.bands[l.to].y + d.bands[l.to].h
+		}
+		fmt.Fprintf(&b, `<line class="life" x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f"/>`+"\n", l.x, top, l.x, bottom)
+		if l.to >= 0 {
+			// The UML mark of a destroyed object: a cross where its lifeline ends.
+			fmt.Fprintf(&b, `<path class="end" d="M%.0f,%.0f l10,10 m0,-10 l-10,10"><title>%s destroyed in step %d</title></path>`+"\n",
+				l.x-5, bottom-8, esc(l.label), l.to+1)
+		}
 	}
 	for _, bd := range d.bands {
 		fmt.Fprintf(&b, `<g class="items" data-step="%d">`+"\n", bd.n)

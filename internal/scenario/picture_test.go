@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"image/png"
 	"io"
 	"io/fs"
@@ -20,6 +21,12 @@ import (
 // runTour runs one tour scenario under the default profile.
 func runTour(t *testing.T, name string) *Result {
 	t.Helper()
+	return runTourProfile(t, name, "default")
+}
+
+// runTourProfile runs one tour scenario under the named profile.
+func runTourProfile(t *testing.T, name, profile string) *Result {
+	t.Helper()
 	src, err := fs.ReadFile(Tour, "tour/"+name+".scen")
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +35,7 @@ func runTour(t *testing.T, name string) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Run(s, "default")
+	r, err := Run(s, profile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,10 +117,10 @@ func TestHTML(t *testing.T) {
 		t.Fatalf("no inline script with the steps")
 	}
 	n := wellFormed(t, []byte(script.ReplaceAllString(page, "<script></script>")), false)
-	if n["html"] != 1 || n["style"] != 2 || n["script"] != 1 || n["svg"] != 2 || n["button"] != 2 {
+	if n["html"] != 1 || n["style"] != 2 || n["script"] != 1 || n["svg"] != 2 || n["button"] != 5 {
 		t.Errorf("elements: %v", n)
 	}
-	for _, id := range []string{"prev", "next", "jump", "slider", "diagram", "panel", "state", "out", "cmd", "step-1", "step-15"} {
+	for _, id := range []string{"prev", "next", "jump", "slider", "zin", "zout", "zfit", "diagram", "panel", "state", "out", "cmd", "step-1", "step-15"} {
 		if !strings.Contains(page, `id="`+id+`"`) {
 			t.Errorf("no element with id %q", id)
 		}
@@ -197,20 +204,202 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 }
 
+// docPictures are the diagrams of docs/img: every tour scenario under the
+// default profile (NAME.svg), and the one about the profiles under rxe as
+// well (NAME.rxe.svg).
+func docPictures(t *testing.T) map[string]func() *Result {
+	t.Helper()
+	files, err := fs.Glob(Tour, "tour/*.scen")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no tour scenarios: %v", err)
+	}
+	out := map[string]func() *Result{}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".scen")
+		out[name+".svg"] = func() *Result { return runTourProfile(t, name, "default") }
+	}
+	out["16-profiles-disagree.rxe.svg"] = func() *Result { return runTourProfile(t, "16-profiles-disagree", "rxe") }
+	return out
+}
+
 // TestDocPictures: the diagrams in docs/img are those the scenarios draw
-// now; bash scripts/scenario-pictures.sh regenerates them (and the PNGs).
+// now, one per tour scenario, and no SVG there is left over from a
+// scenario that is gone. bash scripts/scenario-pictures.sh regenerates
+// them (and the PNGs); so does go test ./internal/scenario -run
+// TestDocPictures -rewrite (the SVGs only).
 func TestDocPictures(t *testing.T) {
-	for _, name := range []string{"06-lost-wakeup", "13-remote-access"} {
-		want, err := os.ReadFile(filepath.Join("..", "..", "docs", "img", name+".svg"))
+	dir := filepath.Join("..", "..", "docs", "img")
+	want := docPictures(t)
+	for file, run := range want {
+		path := filepath.Join(dir, file)
+		var got bytes.Buffer
+		if err := run().WriteSVG(&got); err != nil {
+			t.Fatal(err)
+		}
+		if *rewrite {
+			if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		have, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("docs/img/%s: %v; bash scripts/scenario-pictures.sh draws it", file, err)
+			continue
+		}
+		if got.String() != string(have) {
+			t.Errorf("docs/img/%s is stale: bash scripts/scenario-pictures.sh regenerates it", file)
+		}
+	}
+	svgs, err := filepath.Glob(filepath.Join(dir, "*.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range svgs {
+		if want[filepath.Base(p)] == nil {
+			t.Errorf("docs/img/%s is no tour scenario's diagram: remove it, or add its scenario", filepath.Base(p))
+		}
+	}
+}
+
+// TestTutorialExcerpts: every text block of docs/verbs-in-one-hour.md is
+// an excerpt of the timeline of the scenario its section runs (the last
+// `verbsim run [-profile P] NAME` above it): its parts, separated by lines
+// of "...", appear in that timeline in order, each line for line.
+func TestTutorialExcerpts(t *testing.T) {
+	page := filepath.Join("..", "..", "docs", "verbs-in-one-hour.md")
+	src, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runLine := regexp.MustCompile(`verbsim run (?:-profile (\S+) )?(\d\d-[a-z0-9-]+)\s*$`)
+	name, profile := "", "default"
+	var block []string
+	inBlock, blocks := false, 0
+	for i, line := range strings.Split(string(src), "\n") {
+		switch {
+		case !inBlock && line == "```text":
+			inBlock, block = true, nil
+		case inBlock && line == "```":
+			inBlock = false
+			blocks++
+			if name == "" {
+				t.Errorf("%s:%d: a timeline excerpt before any verbsim run NAME", page, i+1)
+				continue
+			}
+			var out bytes.Buffer
+			if err := runTourProfile(t, name, profile).WriteText(&out); err != nil {
+				t.Fatal(err)
+			}
+			if msg := excerptOf(block, strings.Split(out.String(), "\n")); msg != "" {
+				t.Errorf("%s:%d: not an excerpt of verbsim run %s (profile %s): %s", page, i+1-len(block), name, profile, msg)
+			}
+		case inBlock:
+			block = append(block, line)
+		default:
+			if m := runLine.FindStringSubmatch(line); m != nil && !strings.Contains(line, "-trace") {
+				name, profile = m[2], "default"
+				if m[1] != "" {
+					profile = m[1]
+				}
+			}
+		}
+	}
+	if blocks < 16 {
+		t.Errorf("%d timeline excerpts, want one per tour scenario at least", blocks)
+	}
+}
+
+// excerptOf returns "" when the parts of block (separated by "...") are
+// runs of consecutive lines of timeline, in order, or what is amiss.
+func excerptOf(block, timeline []string) string {
+	at := 0
+	var part []string
+	flush := func() string {
+		if len(part) == 0 {
+			return ""
+		}
+		for j := at; j+len(part) <= len(timeline); j++ {
+			if slicesEqualStr(timeline[j:j+len(part)], part) {
+				at, part = j+len(part), nil
+				return ""
+			}
+		}
+		return fmt.Sprintf("the part beginning %q is not there (after line %d)", part[0], at)
+	}
+	for _, l := range block {
+		if l == "..." {
+			if msg := flush(); msg != "" {
+				return msg
+			}
+			continue
+		}
+		part = append(part, l)
+	}
+	return flush()
+}
+
+func slicesEqualStr(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestDocImagesExist: every picture a page of docs/ shows is in docs/img.
+func TestDocImagesExist(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no pages: %v", err)
+	}
+	img := regexp.MustCompile(`\]\((img/[^)]+)\)`)
+	n := 0
+	for _, p := range pages {
+		src, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got bytes.Buffer
-		if err := runTour(t, name).WriteSVG(&got); err != nil {
-			t.Fatal(err)
+		for _, m := range img.FindAllStringSubmatch(string(src), -1) {
+			n++
+			if _, err := os.Stat(filepath.Join("..", "..", "docs", m[1])); err != nil {
+				t.Errorf("%s shows %s: %v", filepath.Base(p), m[1], err)
+			}
 		}
-		if got.String() != string(want) {
-			t.Errorf("docs/img/%s.svg is stale: bash scripts/scenario-pictures.sh regenerates it", name)
+	}
+	if n < 20 {
+		t.Errorf("%d pictures in the pages, want the tour's diagrams at least", n)
+	}
+}
+
+// TestLifelinesEnd: a lane ends, with a cross, at the step whose destroy
+// succeeded (not at a destroy that failed), and six lanes fit the page's
+// diagram pane in a 1400-pixel window (1400 - the 440-pixel panel - a
+// scroll bar) at 100%.
+func TestLifelinesEnd(t *testing.T) {
+	var b bytes.Buffer
+	if err := runTour(t, "07-acks-and-destroy").WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	ends := regexp.MustCompile(`<path class="end"[^>]*><title>([^<]*)</title>`).FindAllStringSubmatch(b.String(), -1)
+	if len(ends) != 2 || ends[0][1] != "CQ A destroyed in step 12" || ends[1][1] != "channel ch destroyed in step 14" {
+		t.Errorf("lifeline ends: %q", ends)
+	}
+	d := layout(runTour(t, "13-remote-access"))
+	if len(d.lanes) != 6 || d.w > 1400-440-15 {
+		t.Errorf("%d lanes, %v pixels wide", len(d.lanes), d.w)
+	}
+	// create_qp qa pd=pa cq=cqa is a call on the new QP, not on its CQ.
+	if it := d.bands[5].items[0]; d.lanes[it.to].key != "qp qa" {
+		t.Errorf("step 6 (%s) points at lane %s", d.bands[5].cmd, d.lanes[it.to].key)
+	}
+	for _, l := range d.lanes {
+		if want := map[string]int{"qp qa": 23}[l.key]; l.to != want && (want != 0 || l.to != -1) {
+			t.Errorf("lane %s ends at step index %d", l.key, l.to)
 		}
 	}
 }

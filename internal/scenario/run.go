@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/verbsim/verbsim/internal/rulesdoc"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/spec"
 )
 
@@ -20,6 +21,9 @@ type Result struct {
 	File    string       `json:"file"`
 	Profile string       `json:"profile"`
 	Steps   []StepResult `json:"steps"`
+	// Trace is the engine's whole trace of the run, verb calls included,
+	// with the objects named as the script names them ("qp qa", "cq A").
+	Trace []trace.Record `json:"-"`
 }
 
 // StepResult is one step of a timeline.
@@ -114,7 +118,9 @@ func Run(s *Script, profile string) (*Result, error) {
 		}
 		ids := slices.Clone(in.notes)
 		ids = append(ids, ruleRE.FindAllString(strings.Join(in.lines, "\n"), -1)...)
-		for _, r := range in.records() {
+		recs := in.records()
+		res.Trace = append(res.Trace, recs...)
+		for _, r := range recs {
 			ids = append(ids, ruleRE.FindAllString(r.What+" "+r.Why, -1)...)
 			if strings.Contains(r.What, "arm fired") {
 				ids = append(ids, "NOTIFY-01", "NOTIFY-12")

@@ -35,6 +35,9 @@ type CQState struct {
 	Acked     uint64   `json:"events_acked"`
 	Overrun   bool     `json:"overrun,omitempty"`
 	Destroyed bool     `json:"destroyed,omitempty"`
+	// Destroying is a destroy begun and not finished: it waits for the
+	// acks of the events read (CQ-13).
+	Destroying bool `json:"destroying,omitempty"`
 }
 
 // WCView is one completion waiting in a CQ's ring.
@@ -93,7 +96,7 @@ func (in *interp) snapshot() State {
 		case "cq":
 			s := in.obj.cq[name].Snapshot()
 			c := CQState{Name: name, Device: in.obj.cqDev[name], Channel: in.obj.cqChan[name], CQE: s.CQE, Arm: armName(s.Arm.String()), Read: s.CompRead, Acked: s.CompAcked,
-				Overrun: s.Overrun, Destroyed: s.Destroyed || s.Destroying, Ring: []WCView{}}
+				Overrun: s.Overrun, Destroyed: s.Destroyed, Destroying: s.Destroying && !s.Destroyed, Ring: []WCView{}}
 			for _, w := range s.Completions {
 				v := WCView{WRID: w.WRID, Status: statusName(w.Status)}
 				if w.Status == 0 {
@@ -165,6 +168,10 @@ func (s State) lines() (keys, text []string) {
 	for _, c := range s.CQs {
 		if c.Destroyed {
 			add("cq "+c.Name, fmt.Sprintf("cq %s: destroyed", c.Name))
+			continue
+		}
+		if c.Destroying {
+			add("cq "+c.Name, fmt.Sprintf("cq %s: being destroyed, waiting for acks: events read %d, acked %d", c.Name, c.Read, c.Acked))
 			continue
 		}
 		var ring []string
