@@ -163,6 +163,7 @@ func (e *engine) push(ev event) {
 		e.ready, e.head = e.ready[:0], 0
 	}
 	e.ready = append(e.ready, ev)
+	e.f.d.Kick() // the next verb's Leave settles
 }
 
 // pending is the number of events ready now.
