@@ -105,8 +105,8 @@ type engine struct {
 	seq     uint64
 	ready   []event // events ready at now; [head:] are pending
 	head    int
-	later   heap[event]     // delayed packets, by (at, seq)
-	timers  heap[*qp.Timer] // armed timers, by (At, Seq); each knows its Index
+	later   heap[event] // delayed packets, by (at, seq)
+	timers  timerHeap   // armed timers, by (At, Seq); each knows its Index
 	pool    []*qp.Packet
 	rng     *rand.Rand
 	sched   Schedule
@@ -143,10 +143,6 @@ func newEngine(f *Fabric, cfg Config) *engine {
 		later: heap[event]{less: func(a, b event) bool {
 			return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 		}},
-		timers: heap[*qp.Timer]{
-			less:  func(a, b *qp.Timer) bool { return a.At < b.At || (a.At == b.At && a.Seq < b.Seq) },
-			moved: func(t *qp.Timer, i int) { t.Index = i },
-		},
 		f:       f,
 		mode:    cfg.Mode,
 		rng:     rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
@@ -168,6 +164,7 @@ func (e *engine) push(ev event) {
 		e.ready, e.head = e.ready[:0], 0
 	}
 	e.ready = append(e.ready, ev)
+	e.f.d.Kick() // the next verb's Leave settles
 }
 
 // pending is the number of events ready now.
@@ -193,7 +190,9 @@ func (e *engine) pick() event {
 		}
 	}
 	ev := e.ready[i]
-	e.ready[i] = e.ready[e.head]
+	if i != e.head { // FIFO picks the head: nothing to move
+		e.ready[i] = e.ready[e.head]
+	}
 	e.ready[e.head] = event{}
 	e.head++
 	if e.head > 64 && e.head*2 > len(e.ready) {

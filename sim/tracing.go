@@ -32,6 +32,7 @@ func (e *engine) installLocked() {
 		Advance: e.advanceNextLocked,
 		Pending: e.describePendingLocked,
 		Now:     e.clock,
+		OnKick:  true, // push kicks; settleLocked leaves nothing ready
 	}, e.mode == Auto)
 }
 
@@ -91,7 +92,9 @@ func (e *engine) callLocked(object, what string, err error) {
 // advanceNextLocked is AdvanceToNext under the lock: the hook through which
 // an Auto-mode wait lets virtual time pass.
 func (e *engine) advanceNextLocked() bool {
-	e.stabilizeLocked()
+	if e.pending() > 0 {
+		e.stabilizeLocked()
+	}
 	at, ok := e.nextDue()
 	if !ok || at > MaxTick {
 		return false

@@ -29,7 +29,8 @@ const (
 
 // wrInfo describes each WR opcode: its C name and the completion opcode
 // its requester sees (WC-04).
-var wrInfo = map[WROpcode]struct {
+// An array, not a map: SendCompletion runs once per send completion.
+var wrInfo = [...]struct {
 	name string
 	send WCOpcode
 }{
@@ -50,7 +51,12 @@ var wrInfo = map[WROpcode]struct {
 
 // Name returns the C enumerator name of o, such as "IBV_WR_SEND", or "" if
 // o is not a value of enum ibv_wr_opcode.
-func (o WROpcode) Name() string { return wrInfo[o].name }
+func (o WROpcode) Name() string {
+	if int(o) < len(wrInfo) {
+		return wrInfo[o].name
+	}
+	return ""
+}
 
 // String returns the C enumerator name of o, or "IBV_WR_OPCODE(12)" style
 // for an unassigned value (libibverbs has no string function for these).
@@ -72,8 +78,10 @@ func (o WROpcode) String() string {
 // (man:ibv_poll_cq NOTES: IBV_WC_DRIVER1 is the answer to IBV_WR_DRIVER1).
 // Only the opcode is mapped: an error WC's opcode is undefined (WC-03).
 func (o WROpcode) SendCompletion() (WCOpcode, bool) {
-	i, ok := wrInfo[o]
-	return i.send, ok
+	if int(o) >= len(wrInfo) || wrInfo[o].name == "" {
+		return 0, false
+	}
+	return wrInfo[o].send, true
 }
 
 // RecvCompletion returns the opcode of the WC the responder gets when a WR

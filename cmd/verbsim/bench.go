@@ -57,12 +57,17 @@ var figures = []figure{
 		subject:    func(_ benchOptions, cfg sim.Config) (benchkit.Workload, error) { return benchkit.RCSend64(cfg) },
 		floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return noErr(benchkit.RingPushPop2()) },
 		floorLabel: "two mutex-guarded ring push+pops of a WC",
-		note: "About 80% of the time is the discrete-event engine: three engine events per message " +
-			"(run, request, ACK), two packets built, two route-map and two QP-number lookups, three MR-map " +
-			"lookups, a retry timer armed and stopped, 64-byte events copied by value when picked, and a " +
-			"division in the work-queue slot index. Posting and polling themselves are about 60 ns. The next " +
-			"step is the seam of issue #5 and a synchronous settle path for messages whose outcome cannot be " +
-			"told apart from the engine's (issue #14, Deliver 1).",
+		note: "Most of the time is the discrete-event engine: three engine events per message " +
+			"(run, request, ACK), two packets built, two route-map (by LID: a map[uint16], the generic " +
+			"map path) and two QP-number lookups, three MR-map lookups, a retry timer armed and stopped, " +
+			"64-byte events copied when picked, and the work-queue slot index's division. Instruction " +
+			"counts (scripts/instr-compare.sh) are the reliable measure on a shared machine, where this " +
+			"row's wall time swings 1.5×: 5,762 instructions per message on the seam's main, 5,319 now " +
+			"(post defers open-coded, no map for the WR opcode table, a concrete timer heap, settle only " +
+			"after the engine was given work). Next: route and MR tables indexed by slices, a compact " +
+			"slot that does not copy the whole SendWR, and a synchronous settle path for messages whose " +
+			"outcome cannot be told apart from the engine's, proven by a differential test (issue #14, " +
+			"Deliver 1).",
 	},
 	{
 		name: "poll a batch of 16 (with the retire step the engine uses)", target: "≤ 2×", kind: slower, allocs: true,
@@ -78,9 +83,12 @@ var figures = []figure{
 		subject:    func(_ benchOptions, cfg sim.Config) (benchkit.Workload, error) { return benchkit.EventWakeup(cfg) },
 		floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return noErr(benchkit.ChannelPingPong()) },
 		floorLabel: "goroutine ping-pong over a Go channel",
-		note: "Blocking in GetEvent's two-case select (the event or the context's cancellation) is by " +
-			"itself about 1.39× the floor; a plain receive when the context cannot be cancelled " +
-			"(ctx.Done() == nil) would avoid it.",
+		note: "Since the seam, a verb that gives the engine no work leaves the domain with an Unlock " +
+			"(the engine kicks the domain when it makes work ready; Leave settles only then), and a " +
+			"GetEvent whose context cannot end (ctx.Done() == nil) blocks in a plain receive instead of " +
+			"a select: 4,382 instructions per round trip, against 5,228 on the seam's main and 4,564 " +
+			"before the seam. What is left is the Go scheduler's hand-off between the two goroutines, " +
+			"which the floor pays too, and six verbs' lock and unlock.",
 	},
 	{
 		name: "RDMA WRITE 1 MiB", target: "≥ 80%", kind: throughput,
@@ -103,9 +111,11 @@ var figures = []figure{
 	{
 		name: "idle RC QP with 16-deep queues", target: "≤ 2 KiB", kind: memory,
 		subjectLabel: func(o benchOptions) string { return commas(int64(o.qps)) + " QPs" },
-		note: "The work-request slot arrays are most of it: a send slot holds a copy of the whole send " +
-			"request with duplicated slice headers, receive slots use the same layout, and both arrays are " +
-			"allocated at create time. Compact slot layouts, allocated on first post, are the next step.",
+		note: "A work queue allocates its slots when first used (the first post), so an idle QP " +
+			"holds its counters, attributes and timers only. A QP once posted to still holds both slot " +
+			"arrays (about 8.7 KB with 16-deep queues): a send slot copies the whole send request with " +
+			"duplicated slice headers and receive slots use the same layout. Compact slot layouts are the " +
+			"next step for QPs in use.",
 	},
 	{
 		name: "RC SEND 64 B with many active pairs vs 1 pair", target: "≤ 1.5×", kind: slower,

@@ -61,8 +61,14 @@ type Sink func(object, what, why string)
 // held. Any of them may be nil.
 type Hooks struct {
 	// Settle runs the engine after a verb (Auto and Background modes: until
-	// nothing is ready at the current tick). Leave calls it.
+	// nothing is ready at the current tick). Leave calls it: after every
+	// verb, or, with OnKick, only after a verb during which Kick was called.
 	Settle func()
+	// OnKick says that the engine calls Kick whenever it makes work ready,
+	// and that Settle leaves nothing ready that a later Settle would run:
+	// Leave then calls Settle only when Kick was called since the last
+	// Settle, and a verb that made nothing ready leaves with an Unlock.
+	OnKick bool
 	// Advance moves the clock to the next pending timer or delayed packet
 	// and runs what is due there; it reports false when nothing is
 	// pending. Auto-mode waits call it (see Wait).
@@ -129,11 +135,17 @@ func (w *Waiter) String() string {
 // Domain is a fabric's lock, trace sink, engine hooks, scheduler and
 // waiter table. The zero value is not ready; use New.
 type Domain struct {
-	mu      sync.Mutex
-	sink    Sink
-	sched   Scheduler
-	hooks   Hooks
-	auto    bool
+	mu    sync.Mutex
+	sink  Sink
+	sched Scheduler
+	hooks Hooks
+	auto  bool
+	// slow says that Leave has more to do than an Unlock: a sink is
+	// installed, or the Settle hook is due (always without OnKick; after
+	// a Kick with it). Kept in one field so that Leave's fast path is one
+	// load and one branch.
+	slow    bool
+	kicked  bool // Kick was called since the last Settle (OnKick)
 	waiters []*Waiter
 }
 
@@ -148,11 +160,33 @@ func (d *Domain) Lock() { d.mu.Lock() }
 func (d *Domain) Unlock() { d.mu.Unlock() }
 
 // SetSinkLocked installs the trace sink (nil: none).
-func (d *Domain) SetSinkLocked(s Sink) { d.sink = s }
+func (d *Domain) SetSinkLocked(s Sink) { d.sink = s; d.updateSlow() }
 
 // SetHooksLocked installs the engine hooks; auto says that blocking waits
 // let virtual time pass (Auto mode, see Wait).
-func (d *Domain) SetHooksLocked(h Hooks, auto bool) { d.hooks, d.auto = h, auto }
+//
+// With h.OnKick the first Leave settles whether or not Kick was called: the
+// engine may have been given work before its hooks were installed.
+func (d *Domain) SetHooksLocked(h Hooks, auto bool) {
+	d.hooks, d.auto = h, auto
+	d.kicked = true
+	d.updateSlow()
+}
+
+// updateSlow recomputes slow from the sink, the hooks and kicked.
+func (d *Domain) updateSlow() {
+	settle := d.hooks.Settle != nil && (!d.hooks.OnKick || d.kicked)
+	d.slow = d.sink != nil || settle
+}
+
+// Kick tells the domain that the engine has made work ready: the next
+// Leave calls the Settle hook (see Hooks.OnKick). It costs two stores.
+//
+// Precondition: the lock is held.
+func (d *Domain) Kick() {
+	d.kicked = true
+	d.slow = true
+}
 
 // SetScheduler attaches s (nil detaches). Call it while no verb runs.
 func (d *Domain) SetScheduler(s Scheduler) {
@@ -200,20 +234,35 @@ func nameOf(obj Object) string {
 // outside the lock; then it takes the lock.
 func (d *Domain) Enter(op Op) {
 	if d.sched != nil {
-		d.sched.Yield(op)
+		d.yield(op)
 	}
 	d.mu.Lock()
 }
 
+// yield is Enter's call to the scheduler, apart so that Enter inlines.
+func (d *Domain) yield(op Op) { d.sched.Yield(op) }
+
 // Leave ends a verb begun with Enter: it records the call (op and err's
 // text) if a sink is installed and op.Verb is set, settles the engine
-// (the Settle hook), and releases the lock.
+// (the Settle hook; with Hooks.OnKick only after a Kick), and releases the
+// lock. With no sink and nothing to settle it is an Unlock and inlines.
 func (d *Domain) Leave(op Op, err error) {
+	if d.slow {
+		d.leaveSlow(op, err)
+		return
+	}
+	d.mu.Unlock()
+}
+
+// leaveSlow is Leave when a sink is installed or a settle is due.
+func (d *Domain) leaveSlow(op Op, err error) {
 	if d.sink != nil && op.Verb != "" {
 		d.recordOp(op, err)
 	}
-	if d.hooks.Settle != nil {
+	if d.hooks.Settle != nil && (d.kicked || !d.hooks.OnKick) {
 		d.hooks.Settle()
+		d.kicked = false
+		d.updateSlow()
 	}
 	d.mu.Unlock()
 }
@@ -258,9 +307,12 @@ func (d *Domain) Waiters() []Waiter {
 //
 // Precondition: the lock is held.
 func (d *Domain) Wake(obj Object) {
-	if len(d.waiters) == 0 {
-		return
+	if len(d.waiters) != 0 {
+		d.wake(obj)
 	}
+}
+
+func (d *Domain) wake(obj Object) {
 	for _, w := range d.waiters {
 		if w.Obj == obj {
 			d.signal(w)
@@ -320,10 +372,9 @@ func (d *Domain) Wait(ctx context.Context, w *Waiter, ready func() bool) error {
 	}
 	d.add(w)
 	defer d.remove(w)
+	// ready is evaluated after every change the lock let happen: the
+	// first check above holds until the lock is released.
 	for {
-		if ready() {
-			return nil
-		}
 		if err := ctx.Err(); err != nil {
 			return d.waitErr(w, err)
 		}
@@ -335,24 +386,29 @@ func (d *Domain) Wait(ctx context.Context, w *Waiter, ready func() bool) error {
 			d.mu.Unlock()
 			runtime.Gosched()
 			d.mu.Lock()
+			if ready() {
+				return nil
+			}
 			continue
 		}
 		d.mu.Unlock()
 		var err error
 		if s := d.sched; s != nil {
 			err = s.Block(ctx, w)
+		} else if done := ctx.Done(); done == nil {
+			<-w.ch // a context that cannot end: a plain receive
 		} else {
 			select {
 			case <-w.ch:
-			case <-ctx.Done():
+			case <-done:
 				err = ctx.Err()
 			}
 		}
 		d.mu.Lock()
+		if ready() {
+			return nil
+		}
 		if err != nil {
-			if ready() {
-				return nil
-			}
 			return d.waitErr(w, err)
 		}
 	}
@@ -395,6 +451,12 @@ func (d *Domain) add(w *Waiter) {
 func (d *Domain) remove(w *Waiter) {
 	i := w.index
 	if i < 0 || i >= len(d.waiters) || d.waiters[i] != w {
+		return
+	}
+	w.index = -1
+	if last := len(d.waiters) - 1; i == last { // the usual case: one waiter
+		d.waiters[last] = nil
+		d.waiters = d.waiters[:last]
 		return
 	}
 	copy(d.waiters[i:], d.waiters[i+1:])

@@ -39,6 +39,38 @@ func TestLeaveRecordsAndSettles(t *testing.T) {
 	}
 }
 
+func TestLeaveSettlesOnlyAfterKick(t *testing.T) {
+	d := New()
+	settles := 0
+	d.Lock()
+	d.SetHooksLocked(Hooks{Settle: func() { settles++ }, OnKick: true}, true)
+	d.Unlock()
+	verb := func(kick bool) {
+		d.Enter(Op{})
+		if kick {
+			d.Kick()
+		}
+		d.Leave(Op{}, nil)
+	}
+	verb(false) // the first Leave settles: work may predate the hooks
+	verb(false)
+	verb(true)
+	verb(false)
+	verb(true)
+	if settles != 3 {
+		t.Fatalf("%d settles, want 3 (the first Leave and one per Kick)", settles)
+	}
+	// A sink makes every Leave slow, but settles still wait for a Kick.
+	d.Lock()
+	d.SetSinkLocked(func(string, string, string) {})
+	d.Unlock()
+	verb(false)
+	verb(true)
+	if settles != 4 {
+		t.Fatalf("%d settles with a sink, want 4", settles)
+	}
+}
+
 func TestEnterLeaveAllocatesNothing(t *testing.T) {
 	d := New()
 	a := newObj("x")

@@ -144,7 +144,11 @@ func (ch *Channel[C]) GetEvent(ctx context.Context) (cq C, cqContext any, err er
 	d := ch.q.d
 	d.Enter(domain.Op{Verb: "get_cq_event", Obj: ch})
 	ev, err := ch.q.getLocked(ctx, ch.took)
-	d.Leave(ch.readOp(ev.cq, err), err)
+	var op domain.Op // the record is only built for a sink
+	if d.Tracing() {
+		op = ch.readOp(ev.cq, err)
+	}
+	d.Leave(op, err)
 	return ev.cq, ev.context, err
 }
 
@@ -157,7 +161,11 @@ func (ch *Channel[C]) TryGetEvent() (cq C, cqContext any, err error) {
 	d := ch.q.d
 	d.Enter(domain.Op{Verb: "get_cq_event", Obj: ch})
 	ev, err := ch.q.tryGetLocked(ch.took)
-	d.Leave(ch.readOp(ev.cq, err), err)
+	var op domain.Op
+	if d.Tracing() {
+		op = ch.readOp(ev.cq, err)
+	}
+	d.Leave(op, err)
 	return ev.cq, ev.context, err
 }
 

@@ -132,9 +132,17 @@ func (q *QP) PostSend(wrs []SendWR) (n int, err error) {
 	}
 	q.enter()
 	defer q.leave()
+	n, err = q.postSendsLocked(wrs)
 	if q.tracing() {
-		defer func() { q.tracePostLocked("post_send", len(wrs), n, err) }()
+		q.tracePostLocked("post_send", len(wrs), n, err)
 	}
+	return n, err
+}
+
+// postSendsLocked is PostSend under the lock. Apart from PostSend so that
+// both functions' defers stay open-coded (a function with many returns and
+// several defers runs its defers through the runtime's slow path).
+func (q *QP) postSendsLocked(wrs []SendWR) (int, error) {
 	if q.life != live {
 		return 0, errSendGone
 	}
@@ -273,9 +281,16 @@ func (q *QP) PostRecv(wrs []RecvWR) (n int, err error) {
 	}
 	q.enter()
 	defer q.leave()
+	n, err = q.postRecvsLocked(wrs)
 	if q.tracing() {
-		defer func() { q.tracePostLocked("post_recv", len(wrs), n, err) }()
+		q.tracePostLocked("post_recv", len(wrs), n, err)
 	}
+	return n, err
+}
+
+// postRecvsLocked is PostRecv under the lock (apart for the reason
+// postSendsLocked is).
+func (q *QP) postRecvsLocked(wrs []RecvWR) (int, error) {
 	if q.life != live {
 		return 0, errRecvGone
 	}

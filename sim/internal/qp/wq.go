@@ -14,7 +14,8 @@ import "github.com/verbsim/verbsim/sim/wc"
 // request, and retired is kept up to date but decides nothing. Nothing reads
 // a slot below done, so reading B may reuse it at once.
 type wq struct {
-	slots        []wqe
+	slots        []wqe  // allocated on first use (alloc): an idle QP holds none
+	depth        int    // the number of slots
 	retired      uint64 // oldest sequence whose covering completion is not polled
 	done         uint64 // oldest outstanding sequence
 	tail         uint64 // next sequence to post
@@ -43,7 +44,15 @@ type wqe struct {
 }
 
 func newWQ(depth, maxSGE, maxInline int) wq {
-	q := wq{slots: make([]wqe, depth), maxSGE: maxSGE, inline: maxInline}
+	return wq{depth: depth, maxSGE: maxSGE, inline: maxInline}
+}
+
+// alloc makes the slots, with their SGE and inline storage, when the queue
+// is first used: a QP that is created and never posted to (the many idle
+// QPs of a large test) keeps only the queue's counters.
+func (q *wq) alloc() {
+	depth, maxSGE, maxInline := q.depth, q.maxSGE, q.inline
+	q.slots = make([]wqe, depth)
 	sges := make([]SGE, depth*maxSGE)
 	var bytes []byte
 	if maxInline > 0 {
@@ -55,7 +64,6 @@ func newWQ(depth, maxSGE, maxInline int) wq {
 			q.slots[i].inline = bytes[i*maxInline : i*maxInline : (i+1)*maxInline]
 		}
 	}
-	return q
 }
 
 // occupied is the number of slots not yet free.
@@ -70,10 +78,15 @@ func (q *wq) occupied() int {
 func (q *wq) outstanding() int { return int(q.tail - q.done) }
 
 // full reports whether a post must fail with ENOMEM.
-func (q *wq) full() bool { return q.occupied() >= len(q.slots) }
+func (q *wq) full() bool { return q.occupied() >= q.depth }
 
 // slot returns the slot of sequence seq.
-func (q *wq) slot(seq uint64) *wqe { return &q.slots[seq%uint64(len(q.slots))] }
+func (q *wq) slot(seq uint64) *wqe {
+	if q.slots == nil {
+		q.alloc()
+	}
+	return &q.slots[seq%uint64(len(q.slots))]
+}
 
 // push claims the next slot. Precondition: !q.full().
 func (q *wq) push() *wqe {

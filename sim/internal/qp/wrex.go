@@ -481,7 +481,7 @@ func (q *QP) postBatchLocked(b *wrBatch) error {
 	default:
 		return errSendState
 	}
-	free := len(q.sq.slots) - q.sq.occupied()
+	free := q.sq.depth - q.sq.occupied()
 	for i := range wrs {
 		w := &wrs[i]
 		in := b.inlineOf(i)
