@@ -30,6 +30,20 @@ import (
 // disjoint. The code a goroutine runs between two verbs is part of its
 // step and is assumed to touch nothing shared but through verbs: with
 // reduction on, goroutines must not communicate through Go variables.
+//
+// A sleeping step keeps the footprint it was given when put to sleep. That
+// is sound because what a footprint depends on (the CQ's fill, arm and
+// queued events; the CQs on a channel) lies in the step's own cells, which
+// no step taken since touched; a sleeping goroutine stays enabled (it is
+// paused before a verb, or its wait was already woken), and a step that
+// wakes a waiter writes the cell the waiter's footprint names.
+//
+// Cells name objects by their index in the world's creation order, never
+// by handle: footprints are kept across schedules (a node's options, a
+// sleep set) and every schedule builds a new world. Keyed by handle, no
+// step of a later schedule shared a cell with a footprint kept from an
+// earlier one, so a step put to sleep there was never woken
+// (ucx-ack-last-cq lost an outcome that way).
 
 // cellPart names a part of an object.
 type cellPart uint8
@@ -40,8 +54,16 @@ const (
 	cellQueue                 // a channel's event queue
 )
 
+// cell is a part of an object, the object named by its index in
+// runner.objs (the order of creation). Footprints outlive the schedule
+// they were computed in (a node's options and a sleep set are computed
+// once and compared with the steps of every later schedule through that
+// node), and every schedule builds its world anew, so an object's handle
+// is not the same from one schedule to the next; its index is, for every
+// object that exists at the node: every schedule through the node runs
+// the same steps up to it, and objects created later get higher indices.
 type cell struct {
-	obj  any
+	obj  int
 	part cellPart
 }
 
@@ -87,30 +109,53 @@ func (r *runner) footprint(a action) footprint {
 	default:
 		return globalStep
 	}
+	var fp footprint
+	add := func(h any, part cellPart) {
+		id := r.objIndex(h)
+		if id < 0 { // not an object of the world: assume the worst
+			fp.global = true
+		}
+		fp.cells = append(fp.cells, cell{id, part})
+	}
 	switch h := simhook.HandleOf(obj).(type) {
 	case *sim.CQ:
 		if h.Len() >= h.CQE() {
 			return globalStep
 		}
-		fp := footprint{cells: []cell{{h, cellCQ}, {h, cellEvent}}}
+		add(h, cellCQ)
+		add(h, cellEvent)
 		if ch := h.Channel(); ch != nil && (h.Armed() != sim.CQDisarmed || slices.Contains(ch.Pending(), h)) {
-			fp.cells = append(fp.cells, cell{ch, cellQueue})
+			add(ch, cellQueue)
 		}
-		return fp
 	case *sim.CompChannel:
 		if verb != "get_cq_event" && verb != "ibv_get_cq_event" {
 			return globalStep
 		}
-		fp := footprint{cells: []cell{{h, cellQueue}}}
+		add(h, cellQueue)
 		cqs, _ := r.cqs()
 		for _, q := range cqs {
 			if q.h.Channel() == h {
-				fp.cells = append(fp.cells, cell{q.h, cellEvent})
+				add(q.h, cellEvent)
 			}
 		}
-		return fp
+	default:
+		return globalStep
 	}
-	return globalStep
+	if fp.global {
+		return globalStep
+	}
+	return fp
+}
+
+// objIndex returns the index in r.objs of the object whose handle is h,
+// -1 when there is none.
+func (r *runner) objIndex(h any) int {
+	for i, o := range r.objs {
+		if simhook.HandleOf(o) == h {
+			return i
+		}
+	}
+	return -1
 }
 
 // asleep is a step in a sleep set: a goroutine's next step, and its

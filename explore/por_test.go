@@ -23,6 +23,12 @@ func TestSleepSetsSound(t *testing.T) {
 		bounds = []int{1}
 	}
 	for name, w := range worlds {
+		bounds := bounds
+		if testing.Short() && name == "ucx-ack-last-cq" {
+			// A few seconds: the world whose unbounded search showed that
+			// footprints kept across schedules named objects by handle.
+			bounds = []int{1, 1000}
+		}
 		for _, b := range bounds {
 			if name == "independent-cqs" && b > 2 { // over a million schedules unreduced
 				continue
