@@ -68,7 +68,7 @@ func init() {
 		}
 	})
 
-	register("QUERY-03", "ibv_query_device_ex: input comp_mask EINVAL, orig_attr, phys_port_cnt_ex, zero unsupported caps", func(t *T, e *Env) {
+	register("QUERY-03", "ibv_query_device_ex: input comp_mask EINVAL, orig_attr, phys_port_cnt_ex, the timestamp clock, zero unsupported caps", func(t *T, e *Env) {
 		dq, ok := e.Ctx.(DeviceQuerier)
 		if !ok {
 			t.Logf("not checked: the context has no extended queries (conformance.DeviceQuerier)")
@@ -92,6 +92,16 @@ func init() {
 			t.Errorf("ibv_query_device_ex: device_cap_flags_ex %#x, whose low 32 bits should be device_cap_flags %#x", a.DeviceCapFlagsEx, a.DeviceCapFlags)
 		case a.Unsupported != 0 || a.CompMask != 0:
 			t.Errorf("ibv_query_device_ex: unsupported capabilities read %#x, comp_mask %#x; want 0", a.Unsupported, a.CompMask)
+		}
+		// The timestamp clock: reported exactly when CQs may ask for
+		// timestamps, as a mask of low bits (rc_pingpong -t computes a
+		// wrapped difference as mask - prev + ts + 1).
+		m := a.CompletionTimestampMask
+		switch {
+		case e.Profile.NoCQTimestamps && (m != 0 || a.HCACoreClock != 0):
+			t.Errorf("ibv_query_device_ex: completion_timestamp_mask %#x, hca_core_clock %d on a device without completion timestamps; want 0, 0", m, a.HCACoreClock)
+		case !e.Profile.NoCQTimestamps && (m == 0 || m&(m+1) != 0 || a.HCACoreClock == 0):
+			t.Errorf("ibv_query_device_ex: completion_timestamp_mask %#x, hca_core_clock %d on a device with completion timestamps; want a non-zero mask of low bits and a non-zero clock", m, a.HCACoreClock)
 		}
 	})
 

@@ -40,13 +40,18 @@ type DeviceQuerier interface {
 
 // DeviceAttrEx holds the fields of struct ibv_device_attr_ex the suite
 // checks. Unsupported sums the extended capabilities a device without
-// them reports as zero; verbsim has none of them.
+// them reports as zero; verbsim has none of them (the timestamp clock has
+// fields of its own).
 type DeviceAttrEx struct {
 	PhysPortCnt      uint8  // orig_attr.phys_port_cnt
 	DeviceCapFlags   uint32 // orig_attr.device_cap_flags
 	CompMask         uint32 // comp_mask
 	DeviceCapFlagsEx uint64 // device_cap_flags_ex
 	PhysPortCntEx    uint32 // phys_port_cnt_ex
+	// CompletionTimestampMask and HCACoreClock are completion_timestamp_mask
+	// and hca_core_clock: non-zero exactly when the device timestamps
+	// completions (QUERY-03, CQX-09).
+	CompletionTimestampMask, HCACoreClock uint64
 	// SameAsQueryDevice says orig_attr equals what ibv_query_device returns.
 	SameAsQueryDevice bool
 	// Unsupported is non-zero when any capability the device does not

@@ -29,22 +29,25 @@ func (c contextAdapter) QueryDeviceEx(compMask uint32) (conformance.DeviceAttrEx
 	if err != nil {
 		return conformance.DeviceAttrEx{}, err
 	}
-	// Everything after device_cap_flags_ex except phys_port_cnt_ex is a
-	// capability verbsim lacks.
+	// Everything after device_cap_flags_ex except phys_port_cnt_ex and the
+	// timestamp clock is a capability verbsim lacks.
 	rest := a
 	rest.Orig, rest.CompMask, rest.DeviceCapFlagsEx, rest.PhysPortCntEx = sim.DeviceAttr{}, 0, 0, 0
+	rest.CompletionTimestampMask, rest.HCACoreClock = 0, 0
 	var unsupported uint64
 	if !reflect.ValueOf(rest).IsZero() {
 		unsupported = 1
 	}
 	return conformance.DeviceAttrEx{
-		PhysPortCnt:       a.Orig.PhysPortCnt,
-		DeviceCapFlags:    uint32(a.Orig.DeviceCapFlags),
-		CompMask:          a.CompMask,
-		DeviceCapFlagsEx:  a.DeviceCapFlagsEx,
-		PhysPortCntEx:     a.PhysPortCntEx,
-		SameAsQueryDevice: a.Orig == base,
-		Unsupported:       unsupported,
+		PhysPortCnt:             a.Orig.PhysPortCnt,
+		DeviceCapFlags:          uint32(a.Orig.DeviceCapFlags),
+		CompMask:                a.CompMask,
+		DeviceCapFlagsEx:        a.DeviceCapFlagsEx,
+		PhysPortCntEx:           a.PhysPortCntEx,
+		CompletionTimestampMask: a.CompletionTimestampMask,
+		HCACoreClock:            a.HCACoreClock,
+		SameAsQueryDevice:       a.Orig == base,
+		Unsupported:             unsupported,
 	}, nil
 }
 
