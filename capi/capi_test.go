@@ -284,6 +284,20 @@ func TestLoopback(t *testing.T) {
 	}
 }
 
+// TestMWRereg: memory windows (ibv_alloc_mw, ibv_bind_mw, ibv_dealloc_mw)
+// and ibv_rereg_mr from C (capi/testdata/mwrereg.c), under the default and
+// the rxe profile (whose rereg keeps the keys, MR-15).
+func TestMWRereg(t *testing.T) {
+	dir := lib(t)
+	bin := cprog(t, dir, "mwrereg")
+	for _, env := range [][]string{nil, {"VERBSIM_PROFILE=rxe", "VERBSIM_LINK=ib"}} {
+		out, err := run(t, dir, env, bin)
+		if err != nil || !strings.Contains(out, "mwrereg: OK") {
+			t.Errorf("%v mwrereg: %v\n%s", env, err, out)
+		}
+	}
+}
+
 // TestLoopbackValgrind runs the loopback program under valgrind and fails
 // on any error report whose stack passes through the C glue or the
 // program. The Go runtime's own reports are false positives (valgrind does

@@ -34,6 +34,7 @@ import (
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The process's one fabric, made from the environment on first use.
@@ -917,6 +918,98 @@ func vs_dereg_mr(h C.uintptr_t) C.int {
 		return errno(err)
 	}
 	freeHandle(h)
+	return 0
+}
+
+//export vs_rereg_mr
+func vs_rereg_mr(h C.uintptr_t, flags C.int, pdh C.uintptr_t, addr unsafe.Pointer, length C.size_t, access C.int,
+	lkey, rkey *C.uint32_t, eno *C.int) C.int {
+	r := rec[mrRec](h)
+	if r == nil || lkey == nil || rkey == nil || eno == nil || (addr == nil && length != 0) {
+		if eno != nil {
+			*eno = C.int(syscall.EINVAL)
+		}
+		return C.int(sim.ReregErrInput)
+	}
+	var pd *sim.PD
+	if pdh != 0 {
+		pr := rec[pdRec](pdh)
+		if pr == nil {
+			*eno = C.int(syscall.EINVAL)
+			return C.int(sim.ReregErrInput)
+		}
+		pd = pr.pd
+	}
+	var buf []byte
+	if addr != nil {
+		buf = bytesAt(addr, uint64(length))
+	}
+	if err := r.mr.Rereg(sim.ReregFlags(flags), pd, buf, sim.Access(access)); err != nil {
+		*eno = errno(err)
+		var re *sim.ReregError
+		if errors.As(err, &re) {
+			return C.int(re.Failure)
+		}
+		return C.int(sim.ReregErrInput)
+	}
+	*lkey, *rkey = C.uint32_t(r.mr.LKey()), C.uint32_t(r.mr.RKey())
+	return 0
+}
+
+// Memory windows.
+
+type mwRec struct{ mw *sim.MW }
+
+//export vs_alloc_mw
+func vs_alloc_mw(pdh C.uintptr_t, typ C.int, out *C.uintptr_t, rkey *C.uint32_t) C.int {
+	r := rec[pdRec](pdh)
+	if r == nil || out == nil || rkey == nil {
+		return C.int(syscall.EINVAL)
+	}
+	mw, err := r.pd.AllocMW(sim.MWType(typ))
+	if err != nil {
+		return errno(err)
+	}
+	*out = newHandle(&mwRec{mw: mw})
+	adopt(r.ctx, *out, rankMR, vs_dealloc_mw)
+	*rkey = C.uint32_t(mw.RKey())
+	return 0
+}
+
+//export vs_dealloc_mw
+func vs_dealloc_mw(h C.uintptr_t) C.int {
+	r := rec[mwRec](h)
+	if r == nil {
+		return C.int(syscall.EINVAL)
+	}
+	if err := r.mw.Dealloc(); err != nil {
+		return errno(err)
+	}
+	freeHandle(h)
+	return 0
+}
+
+// vs_bind_mw is ibv_bind_mw, a type 1 window: mrh 0 with length 0 unbinds.
+//
+//export vs_bind_mw
+func vs_bind_mw(qph, mwh C.uintptr_t, wrID C.uint64_t, flags C.uint32_t, mrh C.uintptr_t,
+	addr, length C.uint64_t, access C.uint32_t, rkey *C.uint32_t) C.int {
+	q, w := rec[qpRec](qph), rec[mwRec](mwh)
+	if q == nil || w == nil || rkey == nil {
+		return C.int(syscall.EINVAL)
+	}
+	info := verbs.MWBindInfo{Addr: uint64(addr), Length: uint64(length), Access: verbs.AccessFlags(access)}
+	if mrh != 0 {
+		m := rec[mrRec](mrh)
+		if m == nil {
+			return C.int(syscall.EINVAL)
+		}
+		info.MR = m.mr
+	}
+	if err := q.q.BindMW(w.mw, uint64(wrID), verbs.SendFlags(flags), info); err != nil {
+		return errno(err)
+	}
+	*rkey = C.uint32_t(w.mw.RKey())
 	return 0
 }
 
