@@ -37,6 +37,11 @@ struct capi_mr {
 	uintptr_t h;
 };
 
+struct capi_mw {
+	struct ibv_mw mw;
+	uintptr_t h;
+};
+
 struct capi_ah {
 	struct ibv_ah ah;
 	uintptr_t h;

@@ -187,23 +187,28 @@ func TestExportedSymbols(t *testing.T) {
 
 // utils makes sure Debian's ibverbs-utils are installed, installing them
 // with apt-get when possible, and skips the test otherwise.
-func utils(t *testing.T) {
+func utils(t *testing.T) { aptTool(t, "ibverbs-utils", "ibv_devinfo") }
+
+// aptTool makes sure Debian's package pkg, which installs bin, is there:
+// installed with apt-get when missing and possible, else the test is
+// skipped with the reason.
+func aptTool(t *testing.T, pkg, bin string) {
 	t.Helper()
-	if _, err := exec.LookPath("ibv_devinfo"); err == nil {
+	if _, err := exec.LookPath(bin); err == nil {
 		return
 	}
 	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
-		t.Skip("ibverbs-utils not installed and cannot be installed here (needs root and apt-get)")
+		t.Skipf("%s not installed and cannot be installed here (needs root and apt-get)", pkg)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "apt-get", "install", "-y", "-qq", "ibverbs-utils")
+	cmd := exec.CommandContext(ctx, "apt-get", "install", "-y", "-qq", pkg)
 	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("ibverbs-utils could not be installed (no network?): %v\n%s", err, out)
+		t.Skipf("%s could not be installed (no network?): %v\n%s", pkg, err, out)
 	}
-	if _, err := exec.LookPath("ibv_devinfo"); err != nil {
-		t.Skip("ibverbs-utils installed but ibv_devinfo not found")
+	if _, err := exec.LookPath(bin); err != nil {
+		t.Skipf("%s installed but %s not found", pkg, bin)
 	}
 }
 
@@ -275,6 +280,20 @@ func TestLoopback(t *testing.T) {
 		out, err := run(t, dir, env, bin)
 		if err != nil || !strings.Contains(out, "loopback: OK") {
 			t.Errorf("%v loopback: %v\n%s", env, err, out)
+		}
+	}
+}
+
+// TestMWRereg: memory windows (ibv_alloc_mw, ibv_bind_mw, ibv_dealloc_mw)
+// and ibv_rereg_mr from C (capi/testdata/mwrereg.c), under the default and
+// the rxe profile (whose rereg keeps the keys, MR-15).
+func TestMWRereg(t *testing.T) {
+	dir := lib(t)
+	bin := cprog(t, dir, "mwrereg")
+	for _, env := range [][]string{nil, {"VERBSIM_PROFILE=rxe", "VERBSIM_LINK=ib"}} {
+		out, err := run(t, dir, env, bin)
+		if err != nil || !strings.Contains(out, "mwrereg: OK") {
+			t.Errorf("%v mwrereg: %v\n%s", env, err, out)
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/cgo"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,7 @@ import (
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The process's one fabric, made from the environment on first use.
@@ -358,7 +360,77 @@ func rec[T any](h C.uintptr_t) *T {
 
 func newHandle(v any) C.uintptr_t { return C.uintptr_t(cgo.NewHandle(v)) }
 
-func freeHandle(h C.uintptr_t) { cgo.Handle(h).Delete() }
+func freeHandle(h C.uintptr_t) {
+	kidsMu.Lock()
+	delete(kids, h)
+	kidsMu.Unlock()
+	cgo.Handle(h).Delete()
+}
+
+// The objects created through each device context, so that closing a
+// context with objects left tears them down as the kernel does when the
+// program closes its device descriptor: libibverbs' ibv_close_device
+// succeeds whatever is left (perftest's ib_send_bw client leaves its
+// receive CQ). The engine itself refuses such a close with EBUSY.
+type kid struct {
+	ctx     *ctxRec
+	rank    int // the order of teardown: QPs first, PDs last
+	destroy func(C.uintptr_t) C.int
+}
+
+const (
+	rankQP = iota
+	rankSRQ
+	rankMR // MRs, MWs and AHs
+	rankCQ
+	rankPD
+	rankXRCD
+)
+
+var (
+	kidsMu sync.Mutex
+	kids   = map[C.uintptr_t]kid{}
+)
+
+// adopt records h, made through ctx, as an object of ctx.
+func adopt(ctx *ctxRec, h C.uintptr_t, rank int, destroy func(C.uintptr_t) C.int) {
+	if ctx == nil {
+		return
+	}
+	kidsMu.Lock()
+	kids[h] = kid{ctx: ctx, rank: rank, destroy: destroy}
+	kidsMu.Unlock()
+}
+
+// orphans destroys what is left of ctx's objects, in dependency order. The
+// C objects stay allocated (the program still holds them, as libibverbs
+// leaves a provider's leftovers to the process).
+func orphans(ctx *ctxRec) {
+	kidsMu.Lock()
+	var hs []C.uintptr_t
+	for h, k := range kids {
+		if k.ctx == ctx {
+			hs = append(hs, h)
+		}
+	}
+	sort.Slice(hs, func(i, j int) bool {
+		a, b := kids[hs[i]], kids[hs[j]]
+		if a.rank != b.rank {
+			return a.rank < b.rank
+		}
+		return hs[i] < hs[j]
+	})
+	ks := make([]kid, len(hs))
+	for i, h := range hs {
+		ks[i] = kids[h]
+	}
+	kidsMu.Unlock()
+	for i, h := range hs {
+		if rc := ks[i].destroy(h); rc != 0 {
+			debugf("close_device: tearing down a leftover object: errno %d", int(rc))
+		}
+	}
+}
 
 // bytesAt is the C memory [p, p+n) as a byte slice. The simulator reads and
 // writes it in place, as an adapter does the registered pages.
@@ -517,7 +589,13 @@ func vs_close(h C.uintptr_t) C.int {
 		return C.int(syscall.EINVAL)
 	}
 	if err := r.c.Close(); err != nil {
-		return errno(err)
+		if !errors.Is(err, syscall.EBUSY) {
+			return errno(err)
+		}
+		orphans(r)
+		if err := r.c.Close(); err != nil {
+			return errno(err)
+		}
 	}
 	r.cancel()
 	<-r.done
@@ -787,6 +865,7 @@ func vs_alloc_pd(h C.uintptr_t, out *C.uintptr_t, handle *C.uint32_t) C.int {
 		return errno(err)
 	}
 	*out = newHandle(&pdRec{pd: pd, ctx: r})
+	adopt(r, *out, rankPD, vs_dealloc_pd)
 	*handle = C.uint32_t(pd.Handle())
 	return 0
 }
@@ -824,6 +903,7 @@ func vs_reg_mr(h C.uintptr_t, addr unsafe.Pointer, length C.size_t, iova C.uint6
 		return errno(err)
 	}
 	*out = newHandle(&mrRec{mr: mr})
+	adopt(r.ctx, *out, rankMR, vs_dereg_mr)
 	*lkey, *rkey = C.uint32_t(mr.LKey()), C.uint32_t(mr.RKey())
 	return 0
 }
@@ -838,6 +918,98 @@ func vs_dereg_mr(h C.uintptr_t) C.int {
 		return errno(err)
 	}
 	freeHandle(h)
+	return 0
+}
+
+//export vs_rereg_mr
+func vs_rereg_mr(h C.uintptr_t, flags C.int, pdh C.uintptr_t, addr unsafe.Pointer, length C.size_t, access C.int,
+	lkey, rkey *C.uint32_t, eno *C.int) C.int {
+	r := rec[mrRec](h)
+	if r == nil || lkey == nil || rkey == nil || eno == nil || (addr == nil && length != 0) {
+		if eno != nil {
+			*eno = C.int(syscall.EINVAL)
+		}
+		return C.int(sim.ReregErrInput)
+	}
+	var pd *sim.PD
+	if pdh != 0 {
+		pr := rec[pdRec](pdh)
+		if pr == nil {
+			*eno = C.int(syscall.EINVAL)
+			return C.int(sim.ReregErrInput)
+		}
+		pd = pr.pd
+	}
+	var buf []byte
+	if addr != nil {
+		buf = bytesAt(addr, uint64(length))
+	}
+	if err := r.mr.Rereg(sim.ReregFlags(flags), pd, buf, sim.Access(access)); err != nil {
+		*eno = errno(err)
+		var re *sim.ReregError
+		if errors.As(err, &re) {
+			return C.int(re.Failure)
+		}
+		return C.int(sim.ReregErrInput)
+	}
+	*lkey, *rkey = C.uint32_t(r.mr.LKey()), C.uint32_t(r.mr.RKey())
+	return 0
+}
+
+// Memory windows.
+
+type mwRec struct{ mw *sim.MW }
+
+//export vs_alloc_mw
+func vs_alloc_mw(pdh C.uintptr_t, typ C.int, out *C.uintptr_t, rkey *C.uint32_t) C.int {
+	r := rec[pdRec](pdh)
+	if r == nil || out == nil || rkey == nil {
+		return C.int(syscall.EINVAL)
+	}
+	mw, err := r.pd.AllocMW(sim.MWType(typ))
+	if err != nil {
+		return errno(err)
+	}
+	*out = newHandle(&mwRec{mw: mw})
+	adopt(r.ctx, *out, rankMR, vs_dealloc_mw)
+	*rkey = C.uint32_t(mw.RKey())
+	return 0
+}
+
+//export vs_dealloc_mw
+func vs_dealloc_mw(h C.uintptr_t) C.int {
+	r := rec[mwRec](h)
+	if r == nil {
+		return C.int(syscall.EINVAL)
+	}
+	if err := r.mw.Dealloc(); err != nil {
+		return errno(err)
+	}
+	freeHandle(h)
+	return 0
+}
+
+// vs_bind_mw is ibv_bind_mw, a type 1 window: mrh 0 with length 0 unbinds.
+//
+//export vs_bind_mw
+func vs_bind_mw(qph, mwh C.uintptr_t, wrID C.uint64_t, flags C.uint32_t, mrh C.uintptr_t,
+	addr, length C.uint64_t, access C.uint32_t, rkey *C.uint32_t) C.int {
+	q, w := rec[qpRec](qph), rec[mwRec](mwh)
+	if q == nil || w == nil || rkey == nil {
+		return C.int(syscall.EINVAL)
+	}
+	info := verbs.MWBindInfo{Addr: uint64(addr), Length: uint64(length), Access: verbs.AccessFlags(access)}
+	if mrh != 0 {
+		m := rec[mrRec](mrh)
+		if m == nil {
+			return C.int(syscall.EINVAL)
+		}
+		info.MR = m.mr
+	}
+	if err := q.q.BindMW(w.mw, uint64(wrID), verbs.SendFlags(flags), info); err != nil {
+		return errno(err)
+	}
+	*rkey = C.uint32_t(w.mw.RKey())
 	return 0
 }
 
@@ -889,6 +1061,7 @@ func vs_create_ah(h C.uintptr_t, attr *C.struct_ibv_ah_attr, out *C.uintptr_t) C
 		return errno(err)
 	}
 	*out = newHandle(&ahRec{ah: ah})
+	adopt(r.ctx, *out, rankMR, vs_destroy_ah)
 	return 0
 }
 
@@ -1016,6 +1189,7 @@ func vs_create_cq(h C.uintptr_t, cqe C.int, chh C.uintptr_t, vector C.int, wcFla
 	cr.cq = c
 	setCptr(c, uintptr(cptr))
 	*out = newHandle(cr)
+	adopt(r, *out, rankCQ, vs_destroy_cq)
 	*real = C.int(c.CQE())
 	return 0
 }
@@ -1272,6 +1446,7 @@ func vs_create_qp(h C.uintptr_t, in *C.struct_capi_qp_init, cptr C.uintptr_t, ou
 		max_inline_data: C.uint32_t(c.MaxInlineData)}
 	*qpn = C.uint32_t(q.Num())
 	*out = newHandle(qr)
+	adopt(qr.ctx, *out, rankQP, vs_destroy_qp)
 	return 0
 }
 
@@ -1668,6 +1843,7 @@ func vs_create_srq(h C.uintptr_t, attr *C.struct_ibv_srq_attr, cptr C.uintptr_t,
 	}
 	setCptr(s, uintptr(cptr))
 	*out = newHandle(&srqRec{s: s, ctx: pd.ctx, cptr: uintptr(cptr)})
+	adopt(pd.ctx, *out, rankSRQ, vs_destroy_srq)
 	return 0
 }
 

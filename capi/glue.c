@@ -203,6 +203,9 @@ static int op_query_device_ex(struct ibv_context *c, const struct ibv_query_devi
 static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *attr);
 static struct ibv_qp *op_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr);
 static int compat_query_device(struct ibv_context *c, struct ibv_device_attr *attr);
+static struct ibv_mw *op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+static int op_dealloc_mw(struct ibv_mw *mw);
+static int op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b);
 
 EXPORT struct ibv_context *ibv_open_device(struct ibv_device *d)
 {
@@ -237,6 +240,9 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *d)
 	ic->ops.post_send = op_post_send;
 	ic->ops.post_recv = op_post_recv;
 	ic->ops.post_srq_recv = op_post_srq_recv;
+	ic->ops.alloc_mw = op_alloc_mw;
+	ic->ops.dealloc_mw = op_dealloc_mw;
+	ic->ops.bind_mw = op_bind_mw;
 	c->vctx.sz = sizeof(struct verbs_context);
 	c->vctx.query_port = op_query_port;
 	c->vctx.query_device_ex = op_query_device_ex;
@@ -659,6 +665,109 @@ EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	if (rc)
 		return rc;
 	free(to_mr(mr));
+	return 0;
+}
+
+/* ibv_rereg_mr: libibverbs' argument checks, then the engine (MR-13..17).
+ * The result is 0 or an IBV_REREG_MR_ERR_* class with errno set. */
+EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	uint32_t lkey = 0, rkey = 0;
+	int rc, eno = 0;
+
+	if (capi_forked()) {
+		errno = EOPNOTSUPP;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (!mr || ((flags & IBV_REREG_MR_CHANGE_PD) && !pd) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	/* The engine would give the moved MR an address of its own simulated
+	 * space, where libibverbs passes the new buffer's address as hca_va:
+	 * refuse the translation as rxe does (MR-16) until it can take one. */
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		errno = EOPNOTSUPP;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	access &= ~IBV_ACCESS_OPTIONAL_RANGE;
+	rc = vs_rereg_mr(to_mr(mr)->h, flags, (flags & IBV_REREG_MR_CHANGE_PD) ? to_pd(pd)->h : 0,
+			 (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? addr : NULL,
+			 (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? length : 0, access, &lkey, &rkey, &eno);
+	if (rc) {
+		errno = eno;
+		return rc;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		mr->pd = pd;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr->addr = addr;
+		mr->length = length;
+	}
+	mr->handle = lkey;
+	mr->lkey = lkey;
+	mr->rkey = rkey;
+	return 0;
+}
+
+/* ---- memory windows (context ops: ibv_alloc_mw, ibv_dealloc_mw and
+ * ibv_bind_mw are inline in verbs.h) ----------------------------------- */
+
+static struct ibv_mw *op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	FORKED_P();
+	struct capi_mw *w;
+	uint32_t rkey = 0;
+	int rc;
+
+	if (!pd)
+		ERRP(EINVAL);
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		ERRP(ENOMEM);
+	rc = vs_alloc_mw(to_pd(pd)->h, (int)type, (uintptr_t *)&w->h, &rkey);
+	if (rc) {
+		free(w);
+		ERRP(rc);
+	}
+	w->mw.context = pd->context;
+	w->mw.pd = pd;
+	w->mw.rkey = rkey;
+	w->mw.handle = rkey;
+	w->mw.type = type;
+	return &w->mw;
+}
+
+static int op_dealloc_mw(struct ibv_mw *mw)
+{
+	FORKED_R();
+	int rc;
+
+	if (!mw)
+		return EINVAL;
+	rc = vs_dealloc_mw(((struct capi_mw *)mw)->h);
+	if (rc)
+		return rc;
+	free(mw);
+	return 0;
+}
+
+static int op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b)
+{
+	FORKED_R();
+	const struct ibv_mw_bind_info *bi;
+	uint32_t rkey = 0;
+	int rc;
+
+	if (!qp || !mw || !b)
+		return EINVAL;
+	bi = &b->bind_info;
+	rc = vs_bind_mw(to_qp(qp)->h, ((struct capi_mw *)mw)->h, b->wr_id, b->send_flags,
+			bi->mr ? to_mr(bi->mr)->h : 0, bi->addr, bi->length, bi->mw_access_flags, &rkey);
+	if (rc)
+		return rc;
+	mw->rkey = rkey;
 	return 0;
 }
 

@@ -125,6 +125,9 @@ func TestPingpong(t *testing.T) {
 		{"rc", nil, "ibv_rc_pingpong", nil},
 		{"rc-e", nil, "ibv_rc_pingpong", []string{"-e"}},
 		{"rc-N", nil, "ibv_rc_pingpong", []string{"-N"}},
+		// Completion timestamps: ibv_query_device_ex reports the clock
+		// (QUERY-03) and the receive completions carry its cycles (CQX-09).
+		{"rc-t", nil, "ibv_rc_pingpong", []string{"-t"}},
 		{"rc-s65536", nil, "ibv_rc_pingpong", []string{"-s", "65536", "-n", "200"}},
 		{"rc-s1M", nil, "ibv_rc_pingpong", []string{"-s", "1048576", "-n", "20", "-m", "4096"}},
 		{"uc", nil, "ibv_uc_pingpong", nil},
@@ -151,6 +154,9 @@ func TestPingpong(t *testing.T) {
 				}
 				if !strings.Contains(side.out, " bytes in ") || !strings.Contains(side.out, " seconds = ") || !strings.Contains(side.out, " iters in ") {
 					t.Errorf("%s printed no bytes/iters line", side.name)
+				}
+				if c.name == "rc-t" && !strings.Contains(side.out, "Average receive completion clock cycles = ") {
+					t.Errorf("%s printed no completion clock cycles", side.name)
 				}
 			}
 			t.Logf("%s %s: both sides done in %v", c.prog, strings.Join(c.args, " "), r.took.Round(time.Millisecond))

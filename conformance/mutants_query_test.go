@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -82,6 +83,23 @@ func init() {
 			h: hooks{queryDevEx: func(c conformance.Context, m uint32) (verbs.DeviceAttrEx, error) {
 				a, err := c.(verbs.ExQuerier).QueryDeviceEx(m)
 				a.PhysPortCntEx = 0
+				return a, err
+			}},
+		},
+		mutant{
+			name: "ibv_query_device_ex reports no timestamp clock though CQs timestamp", rules: []string{"QUERY-03"},
+			h: hooks{queryDevEx: func(c conformance.Context, m uint32) (verbs.DeviceAttrEx, error) {
+				a, err := c.(verbs.ExQuerier).QueryDeviceEx(m)
+				a.CompletionTimestampMask, a.HCACoreClock = 0, 0
+				return a, err
+			}},
+		},
+		mutant{
+			name: "ibv_query_device_ex reports a timestamp clock on rxe, which has none", rules: []string{"QUERY-03"},
+			base: sim.RXEProfile(),
+			h: hooks{queryDevEx: func(c conformance.Context, m uint32) (verbs.DeviceAttrEx, error) {
+				a, err := c.(verbs.ExQuerier).QueryDeviceEx(m)
+				a.CompletionTimestampMask, a.HCACoreClock = 1<<48-1, 1e6
 				return a, err
 			}},
 		},

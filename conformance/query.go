@@ -59,7 +59,7 @@ func init() {
 		}
 	})
 
-	register("QUERY-03", "ibv_query_device_ex: input comp_mask EINVAL, orig_attr, phys_port_cnt_ex, zero unsupported caps", func(t *T, e *Env) {
+	register("QUERY-03", "ibv_query_device_ex: input comp_mask EINVAL, orig_attr, phys_port_cnt_ex, the timestamp clock, zero unsupported caps", func(t *T, e *Env) {
 		dq, ok := e.Ctx.(verbs.ExQuerier)
 		if !ok {
 			t.Logf("not checked: the context has no extended queries (verbs.ExQuerier)")
@@ -77,10 +77,11 @@ func init() {
 		if err != nil {
 			t.Fatalf("ibv_query_device: %v", err)
 		}
-		// Every field after device_cap_flags_ex but phys_port_cnt_ex is a
-		// capability verbsim's profiles lack.
+		// Every field after device_cap_flags_ex but phys_port_cnt_ex and
+		// the timestamp clock is a capability verbsim's profiles lack.
 		rest := a
 		rest.Orig, rest.CompMask, rest.DeviceCapFlagsEx, rest.PhysPortCntEx = verbs.DeviceAttr{}, 0, 0, 0
+		rest.CompletionTimestampMask, rest.HCACoreClock = 0, 0 // checked below
 		lim := e.Limits()
 		switch {
 		case a.Orig != base:
@@ -91,6 +92,16 @@ func init() {
 			t.Errorf("ibv_query_device_ex: device_cap_flags_ex %#x, whose low 32 bits should be device_cap_flags %#x", a.DeviceCapFlagsEx, a.Orig.DeviceCapFlags)
 		case !reflect.ValueOf(rest).IsZero() || a.CompMask != 0:
 			t.Errorf("ibv_query_device_ex: unsupported capabilities read %+v, comp_mask %#x; want zero", rest, a.CompMask)
+		}
+		// The timestamp clock: reported exactly when CQs may ask for
+		// timestamps, as a mask of low bits (rc_pingpong -t computes a
+		// wrapped difference as mask - prev + ts + 1).
+		m := a.CompletionTimestampMask
+		switch {
+		case e.Profile.NoCQTimestamps && (m != 0 || a.HCACoreClock != 0):
+			t.Errorf("ibv_query_device_ex: completion_timestamp_mask %#x, hca_core_clock %d on a device without completion timestamps; want 0, 0", m, a.HCACoreClock)
+		case !e.Profile.NoCQTimestamps && (m == 0 || m&(m+1) != 0 || a.HCACoreClock == 0):
+			t.Errorf("ibv_query_device_ex: completion_timestamp_mask %#x, hca_core_clock %d on a device with completion timestamps; want a non-zero mask of low bits and a non-zero clock", m, a.HCACoreClock)
 		}
 	})
 

@@ -122,7 +122,11 @@ type PCIAtomicCaps = verbs.PCIAtomicCaps
 
 // QueryDeviceEx is ibv_query_device_ex. compMask is the comp_mask of
 // struct ibv_query_device_ex_input (0 for a NULL input): libibverbs
-// defines no bit of it and refuses any with EINVAL (QUERY-03).
+// defines no bit of it and refuses any with EINVAL (QUERY-03). Unless the
+// profile has CQNoTimestamps, completion_timestamp_mask and hca_core_clock
+// are the device's (DeviceAttr.CompletionTimestampMask, HCACoreClock), the
+// clock of the completion timestamps; every other extended capability reads
+// zero.
 func (c *Context) QueryDeviceEx(compMask uint32) (DeviceAttrEx, error) {
 	const verb = "ibv_query_device_ex"
 	if c == nil {
@@ -135,9 +139,15 @@ func (c *Context) QueryDeviceEx(compMask uint32) (DeviceAttrEx, error) {
 		return DeviceAttrEx{}, err
 	}
 	a := c.dev.attr
-	return DeviceAttrEx{
+	ax := DeviceAttrEx{
 		Orig:             a,
 		DeviceCapFlagsEx: uint64(a.DeviceCapFlags),
 		PhysPortCntEx:    uint32(a.PhysPortCnt),
-	}, nil
+	}
+	// The clock that ibv_wc_read_completion_ts counts in (CQX-09), when
+	// the profile lets CQs timestamp completions at all (CQX-02).
+	if !c.dev.fabric.profile.NoCQTimestamps {
+		ax.CompletionTimestampMask, ax.HCACoreClock = a.CompletionTimestampMask, a.HCACoreClock
+	}
+	return ax, nil
 }

@@ -100,3 +100,45 @@ func TestSlotReclaimByProfile(t *testing.T) {
 		})
 	}
 }
+
+// TestSlotFreedWhenIteratorReachesIt: under the default reading of QP-29 a
+// send slot is held until its completion is polled, and the poll iterator
+// polls a completion when it reaches it, before end_poll consumes it from
+// the CQ (CQX-08), as mlx5 does: ibv_rc_pingpong -t posts its next SEND
+// from inside the batch, on a queue of depth 1.
+func TestSlotFreedWhenIteratorReachesIt(t *testing.T) {
+	_, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{})
+	depth := int(a.q.Cap().MaxSendWR)
+	write := func(id uint64) error {
+		_, err := a.q.PostSend([]qp.SendWR{{WRID: id, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled,
+			SGList: []qp.SGE{a.sge(0, 8)}, RemoteAddr: b.mr.Addr(), RKey: b.mr.RKey()}})
+		return err
+	}
+	for i := range depth {
+		if err := write(uint64(i)); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if err := write(100); !errors.Is(err, syscall.ENOMEM) {
+		t.Fatalf("a write beyond max_send_wr with nothing polled: %v, want ENOMEM", err)
+	}
+	if err := a.cq.StartPoll(); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(101); err != nil {
+		t.Fatalf("a write once start_poll reached the first completion: %v, want its slot free", err)
+	}
+	if err := write(102); !errors.Is(err, syscall.ENOMEM) {
+		t.Fatalf("a second write with one completion reached: %v, want ENOMEM", err)
+	}
+	if err := a.cq.NextPoll(); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(103); err != nil {
+		t.Fatalf("a write once next_poll reached the second completion: %v", err)
+	}
+	if err := a.cq.EndPoll(); err != nil {
+		t.Fatal(err)
+	}
+	a.poll(t, depth)
+}

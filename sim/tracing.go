@@ -32,7 +32,11 @@ func (e *engine) installLocked() {
 		Advance: e.advanceNextLocked,
 		Pending: e.describePendingLocked,
 		Now:     e.clock,
-		OnKick:  true, // push kicks; settleLocked leaves nothing ready
+		// Push kicks, and settleLocked leaves nothing ready, so a Leave
+		// need settle only after a kick; except on a fabric with a Remote,
+		// whose clock must catch up with the wall clock at every verb
+		// (catchUpLocked).
+		OnKick: e.remote == nil,
 	}, e.mode == Auto)
 }
 

@@ -230,17 +230,18 @@ type GIDEntry struct {
 // DeviceAttrEx is struct ibv_device_attr_ex (ibv_query_device_ex): the
 // attributes of ibv_query_device in Orig, and the extended capabilities,
 // which are zero wherever the device lacks the feature (QUERY-03; verbsim
-// has no on-demand paging, completion timestamps, TSO, RSS, work queues,
-// packet pacing, raw packets, tag matching, CQ moderation, device memory or
-// PCI atomics, and reports those as zero).
+// has no on-demand paging, TSO, RSS, work queues, packet pacing, raw
+// packets, tag matching, CQ moderation, device memory or PCI atomics, and
+// reports those as zero; it reports completion timestamps where its
+// profile offers them).
 type DeviceAttrEx struct {
 	Orig DeviceAttr // orig_attr: what QueryDevice returns
 	// CompMask is comp_mask, the output one: which fields after it are
 	// valid beyond the base set. libibverbs leaves it 0.
 	CompMask                uint32
 	ODPCaps                 ODPCaps          // odp_caps: zero
-	CompletionTimestampMask uint64           // completion_timestamp_mask: 0, no timestamps
-	HCACoreClock            uint64           // hca_core_clock (kHz): 0, unsupported
+	CompletionTimestampMask uint64           // completion_timestamp_mask: the bits a timestamp uses; 0 without timestamps
+	HCACoreClock            uint64           // hca_core_clock (kHz): the timestamps' clock; 0 without timestamps
 	DeviceCapFlagsEx        uint64           // device_cap_flags_ex: the low 32 bits are device_cap_flags
 	TSOCaps                 TSOCaps          // tso_caps: zero
 	RSSCaps                 RSSCaps          // rss_caps: zero

@@ -59,6 +59,8 @@ var (
 //
 // While the batch is open the completions it has passed stay in the CQ and
 // count against its capacity; EndPoll consumes them all at once (CQX-08).
+// The work-queue slots of a completion are freed as soon as the iterator
+// reaches it, as mlx5 frees them.
 // Completions added during the batch are seen by NextPoll. Calling StartPoll
 // again before EndPoll is EINVAL and changes nothing (CQX-06); so is any
 // iterator call on a destroyed CQ.
@@ -190,10 +192,18 @@ func (c *CQ) Current() (wrID uint64, status wc.Status, err error) {
 	return e.w.WRID, e.w.Status, nil
 }
 
-// setCurrentLocked publishes the current completion's wr_id and status.
+// setCurrentLocked publishes the current completion's wr_id and status, and
+// frees the work-queue slots it covers (QP-29 reading A): mlx5 moves its
+// queue's tail as it parses the CQE in start_poll and next_poll, so a
+// program may post from inside a batch (ibv_rc_pingpong -t does), while the
+// CQ slot stays taken until end_poll (CQX-08).
 func (c *CQ) setCurrentLocked() {
-	w := &c.ring[c.slot(c.cur)].w
-	c.WRID, c.Status = w.WRID, w.Status
+	e := &c.ring[c.slot(c.cur)]
+	if e.r != nil {
+		e.r.RetireLocked(e.seq)
+		e.r = nil
+	}
+	c.WRID, c.Status = e.w.WRID, e.w.Status
 }
 
 // slot returns the ring index of the i-th unpolled completion.

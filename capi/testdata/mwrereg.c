@@ -1,0 +1,203 @@
+/*
+ * mwrereg.c: memory windows and ibv_rereg_mr through verbsim's drop-in
+ * library, as an ordinary libibverbs program uses them. Two connected RC QPs
+ * of one process: a type 1 window bound with ibv_bind_mw grants an RDMA
+ * WRITE into its range and refuses one outside it (REM_ACCESS_ERR); an MR
+ * re-registered to another PD with new rights receives a WRITE under its
+ * new keys; bad arguments fail cleanly. Prints "mwrereg: OK".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+#define CHECK(cond, ...)                                                          \
+	do {                                                                      \
+		if (!(cond)) {                                                    \
+			fprintf(stderr, "mwrereg.c:%d: %s: ", __LINE__, #cond);   \
+			fprintf(stderr, __VA_ARGS__);                             \
+			fprintf(stderr, " (errno %d %s)\n", errno, strerror(errno)); \
+			exit(1);                                                  \
+		}                                                                 \
+	} while (0)
+
+enum { SIZE = 8192 };
+
+static void to_rts(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid, int access)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = access;
+	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), "INIT");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.dlid = dlid;
+	a.ah_attr.port_num = 1;
+	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), "RTR");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), "RTS");
+}
+
+static struct ibv_wc wait1(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, &wc);
+		CHECK(n >= 0, "poll");
+	} while (n == 0);
+	return wc;
+}
+
+static void write_to(struct ibv_qp *qp, struct ibv_mr *mr, char *src, uint32_t len, uint64_t raddr, uint32_t rkey,
+		     uint64_t id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)src, .length = len, .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	CHECK(!ibv_post_send(qp, &wr, &bad), "post write");
+}
+
+int main(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cqa, *cqb;
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *mra, *mrb;
+	struct ibv_mw *mw;
+	struct ibv_port_attr pa;
+	struct ibv_qp_init_attr ia;
+	struct ibv_mw_bind bind;
+	struct ibv_wc wc;
+	char *a, *b, *b2;
+	uint32_t oldkey;
+	int rc;
+
+	CHECK(list && list[0], "no device");
+	ctx = ibv_open_device(list[0]);
+	CHECK(ctx, "open");
+	CHECK(!ibv_query_port(ctx, 1, &pa), "query_port");
+	pd = ibv_alloc_pd(ctx);
+	a = calloc(1, SIZE);
+	b = calloc(1, SIZE);
+	b2 = calloc(1, SIZE);
+	mra = ibv_reg_mr(pd, a, SIZE, IBV_ACCESS_LOCAL_WRITE);
+	mrb = ibv_reg_mr(pd, b, SIZE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
+	CHECK(pd && mra && mrb, "pd, mr");
+	cqa = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	cqb = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	memset(&ia, 0, sizeof(ia));
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 8;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	ia.send_cq = ia.recv_cq = cqa;
+	qa = ibv_create_qp(pd, &ia);
+	ia.send_cq = ia.recv_cq = cqb;
+	qb = ibv_create_qp(pd, &ia);
+	CHECK(cqa && cqb && qa && qb, "cq, qp");
+	to_rts(qa, qb->qp_num, pa.lid, 0);
+	to_rts(qb, qa->qp_num, pa.lid, IBV_ACCESS_REMOTE_WRITE);
+
+	/* A type 1 window over b[1024, 2048), bound by ibv_bind_mw on b's QP. */
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	CHECK(mw && mw->type == IBV_MW_TYPE_1 && mw->pd == pd, "alloc_mw");
+	oldkey = mw->rkey;
+	memset(&bind, 0, sizeof(bind));
+	bind.wr_id = 77;
+	bind.send_flags = IBV_SEND_SIGNALED;
+	bind.bind_info.mr = mrb;
+	bind.bind_info.addr = (uintptr_t)b + 1024;
+	bind.bind_info.length = 1024;
+	bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	CHECK(!(rc = ibv_bind_mw(qb, mw, &bind)), "bind_mw: %d", rc);
+	CHECK(mw->rkey != oldkey, "the bound window keeps its old rkey %#x", oldkey);
+	wc = wait1(cqb);
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW && wc.wr_id == 77, "bind WC %s %d",
+	      ibv_wc_status_str(wc.status), wc.opcode);
+
+	/* A WRITE through the window lands in its range. */
+	memset(a, 'w', 64);
+	write_to(qa, mra, a, 64, (uintptr_t)b + 1024, mw->rkey, 1);
+	wc = wait1(cqa);
+	CHECK(wc.status == IBV_WC_SUCCESS, "write through the window: %s", ibv_wc_status_str(wc.status));
+	CHECK(b[1024] == 'w' && b[1087] == 'w' && b[1088] == 0, "window bytes");
+
+	/* Outside it: a remote access error, and the QP goes to ERROR. */
+	write_to(qa, mra, a, 64, (uintptr_t)b + 2048, mw->rkey, 2);
+	wc = wait1(cqa);
+	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR, "write outside the window: %s", ibv_wc_status_str(wc.status));
+	CHECK(b[2048] == 0, "nothing written outside the window");
+
+	/* Bad arguments. */
+	CHECK(ibv_dealloc_mw(mw) == 0, "dealloc_mw");
+	errno = 0;
+	CHECK(!ibv_alloc_mw(pd, (enum ibv_mw_type)9) && errno == EINVAL, "alloc_mw of type 9");
+	errno = 0;
+	CHECK(ibv_rereg_mr(NULL, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, 0) == IBV_REREG_MR_ERR_INPUT &&
+		      errno == EINVAL, "rereg NULL");
+	errno = 0;
+	CHECK(ibv_rereg_mr(mrb, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, NULL, 0, 0) == IBV_REREG_MR_ERR_INPUT &&
+		      errno == EINVAL, "rereg translation without a buffer");
+
+	/* ibv_rereg_mr: a new buffer is refused as rxe refuses it (MR-16);
+	 * new access rights and a new PD take effect, under the MR's new keys. */
+	CHECK(!ibv_destroy_qp(qa) && !ibv_destroy_qp(qb), "destroy qps");
+	ia.send_cq = ia.recv_cq = cqa;
+	qa = ibv_create_qp(pd, &ia);
+	CHECK(qa, "qp again");
+	errno = 0;
+	rc = ibv_rereg_mr(mrb, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b2, SIZE, 0);
+	CHECK(rc == IBV_REREG_MR_ERR_CMD && errno == EOPNOTSUPP, "rereg translation: %d", rc);
+	{
+		struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+		struct ibv_qp *q2;
+
+		CHECK(pd2, "pd2");
+		CHECK(!(rc = ibv_rereg_mr(mrb, IBV_REREG_MR_CHANGE_PD | IBV_REREG_MR_CHANGE_ACCESS, pd2, NULL, 0,
+					   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)), "rereg pd+access: %d", rc);
+		CHECK(mrb->pd == pd2 && mrb->addr == b, "rereg: pd and addr");
+		CHECK(ibv_dealloc_pd(pd2) == EBUSY, "a PD holding a re-registered MR deallocated");
+		ia.send_cq = ia.recv_cq = cqb;
+		q2 = ibv_create_qp(pd2, &ia);
+		CHECK(q2, "qp on pd2");
+		to_rts(qa, q2->qp_num, pa.lid, 0);
+		to_rts(q2, qa->qp_num, pa.lid, IBV_ACCESS_REMOTE_WRITE);
+		memset(a, 'r', 32);
+		write_to(qa, mra, a, 32, (uintptr_t)b + 100, mrb->rkey, 3);
+		wc = wait1(cqa);
+		CHECK(wc.status == IBV_WC_SUCCESS, "write after rereg: %s", ibv_wc_status_str(wc.status));
+		CHECK(b[100] == 'r' && b[131] == 'r', "bytes after rereg");
+		CHECK(!ibv_destroy_qp(q2) && !ibv_destroy_qp(qa), "destroy");
+		CHECK(!ibv_dereg_mr(mrb) && !ibv_dealloc_pd(pd2), "dereg mrb, dealloc pd2");
+	}
+	CHECK(!ibv_dereg_mr(mra), "dereg");
+	CHECK(!ibv_destroy_cq(cqa) && !ibv_destroy_cq(cqb), "destroy cq");
+	CHECK(!ibv_dealloc_pd(pd), "dealloc pd");
+	CHECK(!ibv_close_device(ctx), "close");
+	ibv_free_device_list(list);
+	free(a), free(b), free(b2);
+	printf("mwrereg: OK\n");
+	return 0;
+}
