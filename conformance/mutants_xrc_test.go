@@ -14,12 +14,35 @@ type xrcHooks struct {
 	open      func(c verbs.XRCOpener, attr verbs.XRCDInitAttr) (conformance.XRCD, error)
 	close     func(x conformance.XRCD) error
 	createSRQ func(c verbs.XRCOpener, a verbs.SRQInitAttrEx) (conformance.SRQ, error)
+	// createQP replaces XRCD.CreateQP; it gets attr with the inner CQs and
+	// SRQ.
+	createQP func(x conformance.XRCD, attr verbs.QPInitAttrEx) (conformance.QP, error)
+	// setSRQN replaces ibv_wr_set_xrc_srqn on the builder.
+	setSRQN func(b verbs.WRBuilder, remoteSRQN uint32)
 }
 
-// mXRCD wraps a domain so that its Close can be hooked.
+// mXRCD wraps a domain so that its Close and CreateQP can be hooked.
 type mXRCD struct {
 	inner conformance.XRCD
 	h     *hooks
+	c     *mContext
+}
+
+// CreateQP forwards verbs.XRCD.CreateQP: the CQs and SRQ are unwrapped,
+// the QP wrapped.
+func (x *mXRCD) CreateQP(attr verbs.QPInitAttrEx) (conformance.QP, error) {
+	attr.QPInitAttr = innerQPAttr(attr.QPInitAttr)
+	var q conformance.QP
+	var err error
+	if x.h.xrc != nil && x.h.xrc.createQP != nil {
+		q, err = x.h.xrc.createQP(x.inner, attr)
+	} else {
+		q, err = x.inner.CreateQP(attr)
+	}
+	if q == nil {
+		return nil, err
+	}
+	return x.c.outerQP(q), err
 }
 
 func (x *mXRCD) Close() error {
@@ -45,7 +68,7 @@ func (c *mContext) OpenXRCD(attr verbs.XRCDInitAttr) (conformance.XRCD, error) {
 	if x == nil {
 		return nil, err
 	}
-	return &mXRCD{inner: x, h: c.h}, err
+	return &mXRCD{inner: x, h: c.h, c: c}, err
 }
 
 // CreateSRQEx implements verbs.XRCOpener: the PD, domain and CQ are
