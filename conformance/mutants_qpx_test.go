@@ -78,6 +78,13 @@ func (q *mQP) WRAtomicFetchAdd(rkey uint32, addr, add uint64) {
 }
 func (q *mQP) WRLocalInv(rkey uint32)            { q.wb().WRLocalInv(rkey) }
 func (q *mQP) WRSetInlineDataList(bufs [][]byte) { q.wb().WRSetInlineDataList(bufs) }
+func (q *mQP) WRSetXRCSRQN(remoteSRQN uint32) {
+	if q.h.xrc != nil && q.h.xrc.setSRQN != nil {
+		q.h.xrc.setSRQN(q.wb(), remoteSRQN)
+		return
+	}
+	q.wb().WRSetXRCSRQN(remoteSRQN)
+}
 
 // WRBindMW forwards with the inner MR.
 func (q *mQP) WRBindMW(mw conformance.MW, rkey uint32, info verbs.MWBindInfo) {

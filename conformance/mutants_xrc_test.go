@@ -2,6 +2,8 @@ package conformance_test
 
 import (
 	"errors"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
@@ -14,12 +16,35 @@ type xrcHooks struct {
 	open      func(c verbs.XRCOpener, attr verbs.XRCDInitAttr) (conformance.XRCD, error)
 	close     func(x conformance.XRCD) error
 	createSRQ func(c verbs.XRCOpener, a verbs.SRQInitAttrEx) (conformance.SRQ, error)
+	// createQP replaces XRCD.CreateQP; it gets attr with the inner CQs and
+	// SRQ.
+	createQP func(x conformance.XRCD, attr verbs.QPInitAttrEx) (conformance.QP, error)
+	// setSRQN replaces ibv_wr_set_xrc_srqn on the builder.
+	setSRQN func(b verbs.WRBuilder, remoteSRQN uint32)
 }
 
-// mXRCD wraps a domain so that its Close can be hooked.
+// mXRCD wraps a domain so that its Close and CreateQP can be hooked.
 type mXRCD struct {
 	inner conformance.XRCD
 	h     *hooks
+	c     *mContext
+}
+
+// CreateQP forwards verbs.XRCD.CreateQP: the CQs and SRQ are unwrapped,
+// the QP wrapped.
+func (x *mXRCD) CreateQP(attr verbs.QPInitAttrEx) (conformance.QP, error) {
+	attr.QPInitAttr = innerQPAttr(attr.QPInitAttr)
+	var q conformance.QP
+	var err error
+	if x.h.xrc != nil && x.h.xrc.createQP != nil {
+		q, err = x.h.xrc.createQP(x.inner, attr)
+	} else {
+		q, err = x.inner.CreateQP(attr)
+	}
+	if q == nil {
+		return nil, err
+	}
+	return x.c.outerQP(q), err
 }
 
 func (x *mXRCD) Close() error {
@@ -45,7 +70,7 @@ func (c *mContext) OpenXRCD(attr verbs.XRCDInitAttr) (conformance.XRCD, error) {
 	if x == nil {
 		return nil, err
 	}
-	return &mXRCD{inner: x, h: c.h}, err
+	return &mXRCD{inner: x, h: c.h, c: c}, err
 }
 
 // CreateSRQEx implements verbs.XRCOpener: the PD, domain and CQ are
@@ -120,5 +145,103 @@ func init() {
 				return n, err
 			}},
 		},
+		mutant{
+			name: "ibv_create_qp takes an XRC_SEND QP's receive CQ as its send CQ", rules: []string{"XRC-06"},
+			h: hooks{createQP: func(pd conformance.PD, attr conformance.QPInitAttr) (conformance.QP, error) {
+				if attr.Type == verbs.QPTypeXRCSend && attr.SendCQ == nil {
+					attr.SendCQ = attr.RecvCQ
+				}
+				return pd.CreateQP(attr)
+			}},
+		},
+		mutant{
+			name: "an XRC domain makes a target QP without IBV_QP_INIT_ATTR_XRCD", rules: []string{"XRC-06"},
+			h: hooks{xrc: &xrcHooks{createQP: func(x conformance.XRCD, attr verbs.QPInitAttrEx) (conformance.QP, error) {
+				attr.CompMask |= verbs.QPInitAttrXRCD
+				return x.CreateQP(attr)
+			}}},
+		},
+		mutant{
+			name: "receives posted to an XRC QP are accepted and dropped", rules: []string{"XRC-07"},
+			h: hooks{postRecv: func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
+				if t := q.Type(); t == verbs.QPTypeXRCSend || t == verbs.QPTypeXRCRecv {
+					return len(wrs), nil
+				}
+				return q.PostRecv(wrs)
+			}},
+		},
+		mutant{
+			name: "the XRC initiator accepts the responder's attributes and ignores them", rules: []string{"XRC-08"},
+			h: hooks{modifyQP: func(q conformance.QP, attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
+				if q.Type() == verbs.QPTypeXRCSend {
+					mask &^= verbs.QPAttrMinRNRTimer | verbs.QPAttrMaxDestRDAtomic
+				}
+				return q.Modify(attr, mask)
+			}},
+		},
+		mutant{
+			name: "the XRC target's RTR→RTS demands RC's requester attributes", rules: []string{"XRC-08"},
+			h: hooks{modifyQP: func(q conformance.QP, attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
+				const requester = verbs.QPAttrRetryCnt | verbs.QPAttrRNRRetry | verbs.QPAttrMaxQPRDAtomic
+				if q.Type() == verbs.QPTypeXRCRecv && attr.QPState == verbs.QPStateRTS && mask&verbs.QPAttrState != 0 && mask&requester != requester {
+					return syscall.EINVAL
+				}
+				return q.Modify(attr, mask&^requester)
+			}},
+		},
+		mutant{
+			name: "ibv_post_send on an XRC_SEND QP drops remote_srqn", rules: []string{"XRC-09"},
+			h: hooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+				if q.Type() == verbs.QPTypeXRCSend {
+					wrs = append([]verbs.SendWR(nil), wrs...)
+					for i := range wrs {
+						wrs[i].RemoteSRQN = 0
+					}
+				}
+				return q.PostSend(wrs)
+			}},
+		},
+		mutant{
+			name: "ibv_wr_set_xrc_srqn does nothing", rules: []string{"XRC-09"},
+			h: hooks{xrc: &xrcHooks{setSRQN: func(verbs.WRBuilder, uint32) {}}},
+		},
+		mutant{
+			name: "an XRC SRQ's completion names the initiator as qp_num", rules: []string{"XRC-10"},
+			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+				n, err := q.Poll(wcs)
+				for i := range wcs[:n] {
+					if c := &wcs[i]; c.Status == verbs.WCSuccess && c.Opcode.IsRecv() && c.SrcQP != 0 {
+						c.QPNum, c.SrcQP = c.SrcQP, c.QPNum
+					}
+				}
+				return n, err
+			}},
+		},
+		xrcRedirectMutant(),
 	)
+}
+
+// xrcRedirectMutant sends a request whose XRC SRQ number is out of the
+// range the device hands out to the SRQ last numbered, instead of failing
+// it.
+func xrcRedirectMutant() mutant {
+	var lastSRQN atomic.Uint32
+	return mutant{
+		name: "a message to a bad XRC SRQ number goes to the SRQ last numbered", rules: []string{"XRC-10"},
+		h: hooks{getSRQNum: func(s conformance.SRQ) (uint32, error) {
+			n, err := s.(verbs.SRQNumGetter).GetSRQNum()
+			lastSRQN.Store(n)
+			return n, err
+		}, postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+			if q.Type() == verbs.QPTypeXRCSend {
+				wrs = append([]verbs.SendWR(nil), wrs...)
+				for i := range wrs {
+					if wrs[i].RemoteSRQN >= 0xf00000 {
+						wrs[i].RemoteSRQN = lastSRQN.Load()
+					}
+				}
+			}
+			return q.PostSend(wrs)
+		}},
+	}
 }

@@ -2,8 +2,10 @@ package conformance
 
 import "github.com/verbsim/verbsim/verbs"
 
-// XRC (XRC-01..05) is optional: a device context that has XRC domains
-// implements verbs.XRCOpener. Without it the XRC cases log that they checked
+// XRC (XRC-01..10) is optional: a device context that has XRC domains
+// implements verbs.XRCOpener; its domains make XRC target QPs
+// (verbs.XRCD.CreateQP), and an XRC_SEND QP with a builder implements
+// verbs.WRBuilder.WRSetXRCSRQN. Without it the XRC cases log that they checked
 // nothing. A device whose profile says NoXRC must still implement it, and
 // refuse (XRC-03).
 

@@ -302,7 +302,7 @@ func (w *xWorld) modify(x *xEnd, what string, a verbs.QPAttr, mask verbs.QPAttrM
 }
 
 // bring takes x from RESET to state to (INIT, RTR or RTS), connected to
-// peer (RC, UC) or with the Q_Key xQKey (UD).
+// peer (RC, UC, the XRC initiator and target) or with the Q_Key xQKey (UD).
 func (w *xWorld) bring(x, peer *xEnd, to verbs.QPState) {
 	w.t.Helper()
 	o := x.o
@@ -332,7 +332,7 @@ func (w *xWorld) bring(x, peer *xEnd, to verbs.QPState) {
 		a.AHAttr, a.PathMTU, a.DestQPNum, a.RQPSN = xAV(peer.s, false), mtu, peer.q.Num(), peer.o.sqpsn
 		mask |= verbs.QPAttrAV | verbs.QPAttrPathMTU | verbs.QPAttrDestQPN | verbs.QPAttrRQPSN
 	}
-	if x.typ == verbs.QPTypeRC {
+	if x.typ == verbs.QPTypeRC || x.typ == verbs.QPTypeXRCRecv { // a responder (XRC-08)
 		a.MaxDestRDAtomic, a.MinRNRTimer = o.destRdAtomic, o.minRNR
 		mask |= verbs.QPAttrMaxDestRDAtomic | verbs.QPAttrMinRNRTimer
 	}
@@ -342,9 +342,13 @@ func (w *xWorld) bring(x, peer *xEnd, to verbs.QPState) {
 	}
 	a = verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: o.sqpsn}
 	mask = verbs.QPAttrState | verbs.QPAttrSQPSN
-	if x.typ == verbs.QPTypeRC {
+	switch x.typ {
+	case verbs.QPTypeRC, verbs.QPTypeXRCSend: // a requester (XRC-08)
 		a.Timeout, a.RetryCnt, a.RNRRetry, a.MaxRDAtomic = o.timeout, o.retry, o.rnrRetry, o.rdAtomic
 		mask |= verbs.QPAttrTimeout | verbs.QPAttrRetryCnt | verbs.QPAttrRNRRetry | verbs.QPAttrMaxQPRDAtomic
+	case verbs.QPTypeXRCRecv: // the XRC target: sq_psn and timeout only
+		a.Timeout = o.timeout
+		mask |= verbs.QPAttrTimeout
 	}
 	w.modify(x, "RTR→RTS", a, mask)
 }

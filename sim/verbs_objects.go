@@ -184,7 +184,7 @@ func (v vContext) OpenXRCD(attr verbs.XRCDInitAttr) (verbs.XRCD, error) {
 	if err != nil {
 		return nil, err
 	}
-	return x, nil
+	return vXRCD{x}, nil
 }
 
 // CreateSRQEx implements verbs.XRCOpener.
@@ -198,7 +198,7 @@ func (v vContext) CreateSRQEx(attr verbs.SRQInitAttrEx) (verbs.SRQ, error) {
 		}
 	}
 	if attr.XRCD != nil {
-		if a.XRCD, ok = attr.XRCD.(*XRCD); !ok || a.XRCD == nil {
+		if a.XRCD, ok = XRCDOf(attr.XRCD); !ok {
 			return nil, foreign(verb, "XRCD")
 		}
 	}
@@ -254,23 +254,9 @@ func (v vPD) CreateQPEx(attr verbs.QPInitAttrEx) (verbs.QP, error) {
 	if attr.CompMask != 0 {
 		verb = "ibv_create_qp_ex"
 	}
-	a := QPInitAttr{Context: attr.Context, Cap: attr.Cap, Type: attr.Type, SQSigAll: attr.SQSigAll,
-		CompMask: QPInitMask(attr.CompMask), SendOpsFlags: attr.SendOpsFlags}
-	var ok bool
-	if attr.SendCQ != nil {
-		if a.SendCQ, ok = CQOf(attr.SendCQ); !ok {
-			return nil, foreign(verb, "send CQ")
-		}
-	}
-	if attr.RecvCQ != nil {
-		if a.RecvCQ, ok = CQOf(attr.RecvCQ); !ok {
-			return nil, foreign(verb, "receive CQ")
-		}
-	}
-	if attr.SRQ != nil {
-		if a.SRQ, ok = SRQOf(attr.SRQ); !ok {
-			return nil, foreign(verb, "SRQ")
-		}
+	a, err := qpInitAttrOf(verb, attr)
+	if err != nil {
+		return nil, err
 	}
 	q, err := v.pd.CreateQP(a)
 	if err != nil {
@@ -279,12 +265,70 @@ func (v vPD) CreateQPEx(attr verbs.QPInitAttrEx) (verbs.QP, error) {
 	return vQP{q}, nil
 }
 
+// qpInitAttrOf returns attr in sim's terms; a CQ or SRQ of another
+// implementation is EINVAL for verb.
+func qpInitAttrOf(verb string, attr verbs.QPInitAttrEx) (QPInitAttr, error) {
+	a := QPInitAttr{Context: attr.Context, Cap: attr.Cap, Type: attr.Type, SQSigAll: attr.SQSigAll,
+		CompMask: QPInitMask(attr.CompMask), SendOpsFlags: attr.SendOpsFlags}
+	var ok bool
+	if attr.SendCQ != nil {
+		if a.SendCQ, ok = CQOf(attr.SendCQ); !ok {
+			return QPInitAttr{}, foreign(verb, "send CQ")
+		}
+	}
+	if attr.RecvCQ != nil {
+		if a.RecvCQ, ok = CQOf(attr.RecvCQ); !ok {
+			return QPInitAttr{}, foreign(verb, "receive CQ")
+		}
+	}
+	if attr.SRQ != nil {
+		if a.SRQ, ok = SRQOf(attr.SRQ); !ok {
+			return QPInitAttr{}, foreign(verb, "SRQ")
+		}
+	}
+	return a, nil
+}
+
 func (v vPD) CreateSRQ(attr verbs.SRQInitAttr) (verbs.SRQ, error) {
 	s, err := v.pd.CreateSRQ(SRQInitAttr{Context: attr.Context, Attr: attr.Attr})
 	if err != nil {
 		return nil, err
 	}
 	return vSRQ{s}, nil
+}
+
+// vXRCD is an XRC domain as a verbs.XRCD: sim's XRCD with CreateQP in
+// verbs' terms.
+type vXRCD struct{ x *XRCD }
+
+func (v vXRCD) Close() error { return v.x.Close() }
+
+// CreateQP implements verbs.XRCD: XRCD.CreateQP. A CQ or SRQ of another
+// implementation is EINVAL, though the target QP would not read it.
+func (v vXRCD) CreateQP(attr verbs.QPInitAttrEx) (verbs.QP, error) {
+	a, err := qpInitAttrOf(verbCreateQPEx, attr)
+	if err != nil {
+		return nil, err
+	}
+	q, err := v.x.CreateQP(a)
+	if err != nil {
+		return nil, err
+	}
+	return vQP{q}, nil
+}
+
+// XRCDOf returns the simulator's XRC domain behind x, if x is one.
+func XRCDOf(x verbs.XRCD) (*XRCD, bool) {
+	v, ok := x.(vXRCD)
+	return v.x, ok && v.x != nil
+}
+
+// VerbsXRCD returns x as a verbs.XRCD (nil for nil).
+func VerbsXRCD(x *XRCD) verbs.XRCD {
+	if x == nil {
+		return nil
+	}
+	return vXRCD{x}
 }
 
 // vMR is an MR as a verbs.MR: sim's MR with Rereg in verbs' terms. The
@@ -316,7 +360,7 @@ var (
 	_ verbs.MR             = (*MR)(nil)
 	_ verbs.MW             = (*MW)(nil)
 	_ verbs.AH             = (*AH)(nil)
-	_ verbs.XRCD           = (*XRCD)(nil)
+	_ verbs.XRCD           = vXRCD{}
 )
 
 // VerbsPD returns pd as a verbs.PD (nil for nil).

@@ -225,3 +225,57 @@ func BenchmarkVerbsEvent(b *testing.B) {
 		}
 	}
 }
+
+// foreignXRCD is an XRC domain of another implementation.
+type foreignXRCD struct{}
+
+func (foreignXRCD) Close() error { return nil }
+func (foreignXRCD) CreateQP(verbs.QPInitAttrEx) (verbs.QP, error) {
+	return nil, nil
+}
+
+// TestVerbsXRCD: the XRC target QP through verbs.XRCD.CreateQP (XRC-06),
+// the domain view's identity, and foreign objects refused.
+func TestVerbsXRCD(t *testing.T) {
+	_, a, _ := vPair(t)
+	x := a.ctx.(verbs.XRCOpener)
+	d, err := x.OpenXRCD(verbs.XRCDInitAttr{CompMask: verbs.XRCDInitFD | verbs.XRCDInitOFlags, FD: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sx, ok := sim.XRCDOf(d); !ok || sim.VerbsXRCD(sx) != d {
+		t.Error("XRCDOf and VerbsXRCD do not round-trip")
+	}
+	if _, ok := sim.XRCDOf(foreignXRCD{}); ok {
+		t.Error("XRCDOf accepted a foreign domain")
+	}
+	_, err = x.CreateSRQEx(verbs.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: 1, MaxSGE: 1}, CompMask: verbs.SRQInitType | verbs.SRQInitPD | verbs.SRQInitXRCD | verbs.SRQInitCQ,
+		Type: verbs.SRQTXRC, PD: a.pd, XRCD: foreignXRCD{}, CQ: a.cq})
+	if !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("an XRC SRQ in a foreign domain: %v, want EINVAL", err)
+	}
+	var other verbs.CQ = struct{ verbs.CQ }{a.cq}
+	_, err = d.CreateQP(verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{Type: verbs.QPTypeXRCRecv, SendCQ: other}, CompMask: verbs.QPInitAttrXRCD})
+	if !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("a target QP given a foreign CQ: %v, want EINVAL", err)
+	}
+	q, err := d.CreateQP(verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{Type: verbs.QPTypeXRCRecv}, CompMask: verbs.QPInitAttrXRCD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Type() != verbs.QPTypeXRCRecv || q.PD() != nil || q.SendCQ() != nil || q.Context() != a.ctx {
+		t.Errorf("target QP: type %v, PD %v, send CQ %v", q.Type(), q.PD(), q.SendCQ())
+	}
+	if sq, ok := sim.QPOf(q); !ok || sim.VerbsXRCD(sq.XRCD()) != d {
+		t.Error("the target QP's domain is not the one it was created in")
+	}
+	if err := d.Close(); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("close_xrcd with a target QP: %v, want EBUSY", err)
+	}
+	if err := q.DestroyContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Errorf("close_xrcd: %v", err)
+	}
+}

@@ -342,7 +342,8 @@ type ExCQ interface {
 
 // QPInitAttrEx holds the arguments of ibv_create_qp_ex (struct
 // ibv_qp_init_attr_ex) that go beyond ibv_create_qp's; the PD is the one
-// CreateQPEx is called on.
+// CreateQPEx is called on, the XRC domain the one XRCD.CreateQP is called
+// on.
 type QPInitAttrEx struct {
 	QPInitAttr
 	CompMask     QPInitAttrMask // comp_mask; QPInitAttrPD is implied
@@ -392,12 +393,23 @@ type WRBuilder interface {
 	WRSetSGEList(list []SGE)
 	WRSetInlineData(data []byte)
 	WRSetInlineDataList(bufs [][]byte)
+	// WRSetXRCSRQN is ibv_wr_set_xrc_srqn: on an XRC_SEND QP, the number of
+	// the remote XRC SRQ the request just built is for (XRC-09).
+	WRSetXRCSRQN(remoteSRQN uint32)
 }
 
 // XRCD is an XRC domain (struct ibv_xrcd).
 type XRCD interface {
-	// Close is ibv_close_xrcd.
+	// Close is ibv_close_xrcd: EBUSY while an XRC SRQ or an XRC target QP
+	// of the domain exists.
 	Close() error
+	// CreateQP is ibv_create_qp_ex on the domain's device context with
+	// IBV_QP_INIT_ATTR_XRCD in comp_mask and xrcd set to this domain: it
+	// makes an XRC target QP (QPTypeXRCRecv), which has no PD, no CQ and
+	// no queue of its own and delivers into the domain's XRC SRQs
+	// (XRC-06). attr.CompMask must hold QPInitAttrXRCD; the CQs, SRQ and
+	// capacities are not read. The QP holds the domain until destroyed.
+	CreateQP(attr QPInitAttrEx) (QP, error)
 }
 
 // SRQInitAttrEx holds the arguments of ibv_create_srq_ex (struct
@@ -413,7 +425,9 @@ type SRQInitAttrEx struct {
 }
 
 // XRCOpener is an optional capability of a Context: ibv_open_xrcd and
-// ibv_create_srq_ex. An SRQ it creates implements SRQNumGetter.
+// ibv_create_srq_ex. An SRQ it creates implements SRQNumGetter. The XRC
+// initiator QP (QPTypeXRCSend) is made by PD.CreateQP, the target by
+// XRCD.CreateQP.
 type XRCOpener interface {
 	OpenXRCD(attr XRCDInitAttr) (XRCD, error)
 	CreateSRQEx(attr SRQInitAttrEx) (SRQ, error)
