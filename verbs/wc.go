@@ -50,7 +50,8 @@ type WC struct {
 	// tells completions apart (WC-02).
 	QPNum uint32
 	// SrcQP is the sender's QP number, valid on successful UD receive WCs
-	// (WC-12).
+	// (WC-12) and on receive WCs of an XRC SRQ, where it is the XRC
+	// initiator's (XRC-10).
 	SrcQP uint32
 	// WCFlags holds the WCGRH, WCWithImm, WCIPCSumOK and WCWithInv bits. Valid
 	// only when Status is WCSuccess (WC-08). verbsim sets WCWithImm and
