@@ -44,6 +44,11 @@ type Device struct {
 
 func newDevice(f *Fabric, dc DeviceConfig) *Device {
 	d := &Device{fabric: f, name: dc.Name, attr: dc.Attr, qpByNum: map[uint32]*qp.QP{}}
+	// A profile without XRC (XRC-03) has no IBV_DEVICE_XRC, whatever the
+	// configured flags hold.
+	if f.profile.NoXRC {
+		d.attr.DeviceCapFlags &^= DeviceXRC
+	}
 	for i, pc := range dc.Ports {
 		p := newPort(uint8(i+1), dc.Attr.NodeGUID, pc)
 		p.dev = d

@@ -268,6 +268,7 @@ const (
 	DeviceMemWindow      = verbs.DeviceMemWindow
 	DeviceMemWindow2A    = verbs.DeviceMemWindow2A
 	DeviceMemWindow2B    = verbs.DeviceMemWindow2B
+	DeviceXRC            = verbs.DeviceXRC
 )
 
 // DeviceAttr is verbs.DeviceAttr: the attributes ibv_query_device reports,
@@ -297,7 +298,7 @@ func DefaultDeviceAttr() DeviceAttr {
 		VendorPartID:    4123,
 		MaxQP:           131072,
 		MaxQPWR:         32768,
-		DeviceCapFlags:  DeviceBadPKeyCntr | DeviceBadQKeyCntr | DeviceCurrQPStateMod | DevicePortActiveEvt | DeviceSysImageGUID | DeviceRCRNRNakGen | DeviceSRQResize | DeviceMemWindow | DeviceMemWindow2B,
+		DeviceCapFlags:  DeviceBadPKeyCntr | DeviceBadQKeyCntr | DeviceCurrQPStateMod | DevicePortActiveEvt | DeviceSysImageGUID | DeviceRCRNRNakGen | DeviceSRQResize | DeviceMemWindow | DeviceXRC | DeviceMemWindow2B,
 		MaxSGE:          30,
 		MaxSGERD:        30,
 		MaxCQ:           1 << 16,

@@ -32,6 +32,7 @@ const (
 	DeviceRCRNRNakGen    DeviceCapFlags = 1 << 12 // IBV_DEVICE_RC_RNR_NAK_GEN
 	DeviceSRQResize      DeviceCapFlags = 1 << 13 // IBV_DEVICE_SRQ_RESIZE (SRQ-07)
 	DeviceMemWindow      DeviceCapFlags = 1 << 17 // IBV_DEVICE_MEM_WINDOW: memory windows (PD.AllocMW, MW-01)
+	DeviceXRC            DeviceCapFlags = 1 << 20 // IBV_DEVICE_XRC: XRC domains, SRQs and QPs (XRC-03)
 	DeviceMemWindow2A    DeviceCapFlags = 1 << 23 // IBV_DEVICE_MEM_WINDOW_TYPE_2A: type 2A windows
 	DeviceMemWindow2B    DeviceCapFlags = 1 << 24 // IBV_DEVICE_MEM_WINDOW_TYPE_2B: type 2B windows (verbsim's type 2, MW-06)
 )
