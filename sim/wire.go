@@ -188,5 +188,8 @@ func (f *Fabric) route(p *qp.Packet) *port {
 	if p.Global {
 		return f.byGID[p.DGID]
 	}
+	if int(p.DLID) < len(f.lids) {
+		return f.lids[p.DLID]
+	}
 	return f.byLID[p.DLID]
 }
