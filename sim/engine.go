@@ -377,9 +377,12 @@ func (e *engine) traceQP(q *qp.QP, _ *Device, what, why string) {
 
 // armLocked (re)starts t to fire after the given ticks.
 func (e *engine) armLocked(t *qp.Timer, after uint64) {
-	e.stopTimer(t)
 	t.At, t.Seq = later(e.now, after), e.next()
-	e.timers.push(t)
+	if i := t.Index; i >= 0 && i < e.timers.len() && e.timers.items[i] == t {
+		e.timers.fix(i) // armed: re-keyed in place; the order of (At, Seq) keys is total
+	} else {
+		e.timers.push(t)
+	}
 	if e.bg != nil {
 		e.bg.kick()
 	}
