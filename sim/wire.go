@@ -167,7 +167,7 @@ func (e *engine) deliverLocked(ev event) {
 		}
 		return
 	}
-	q := dst.dev.qpByNum[p.DstQPN]
+	q := dst.dev.qpLocked(p.DstQPN)
 	if q == nil {
 		e.stats.Dropped++
 		if e.tracing() {
