@@ -157,8 +157,7 @@ func (e *engine) dropLocked(d *Device, from *qp.QP, p *qp.Packet, why string) {
 }
 
 // deliverLocked hands an arriving packet to its QP.
-func (e *engine) deliverLocked(ev event) {
-	p, dst := ev.pkt, ev.dst
+func (e *engine) deliverLocked(p *qp.Packet, dst *port) {
 	defer e.freePacket(p)
 	if dst.attr.State != PortActive {
 		e.stats.Dropped++
