@@ -211,7 +211,7 @@ func (c *CQ) popLocked() {
 	if e.r != nil {
 		e.r.RetireLocked(e.seq)
 	}
-	*e = entry{}
+	e.r = nil // the stale rest of the entry holds no pointer
 	c.head++
 	if c.head == len(c.ring) {
 		c.head = 0
