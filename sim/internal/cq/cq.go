@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/verbsim/verbsim/internal/domain"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -81,7 +82,9 @@ const (
 // notification request armed on it, and its event accounting.
 //
 // A CQ is safe for concurrent use; every method takes the domain lock, except
-// those named ...Locked, which expect the caller (the HCA engine) to hold it.
+// those named ...Locked, which expect the caller (the HCA engine) to hold it,
+// and the Read methods of the poll iterator, which read a copy of the
+// current completion that belongs to the goroutine running the batch.
 //
 // On a nil handle a method never panics: one that returns an error returns
 // EINVAL (a syscall.Errno, through verr), one that does not returns the zero
@@ -131,6 +134,14 @@ type CQ struct {
 	batch bool
 	end   bool
 	cur   int
+	// The current completion, copied by the iterator under the lock for
+	// the Read methods, which do not take it: readable says the batch is
+	// open and points at a completion (set by the batch's goroutine,
+	// cleared by it or by Destroy); only the batch's goroutine writes
+	// curWC and curNS.
+	readable atomic.Bool
+	curWC    wc.WC
+	curNS    uint64
 }
 
 // enter and leave bracket every verb on c: they take and release the
@@ -561,6 +572,7 @@ func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 		c.state = destroying
 		c.arm = notify.Disarmed
 		c.batch, c.cur, c.end = false, 0, false
+		c.readable.Store(false)
 		c.WRID, c.Status = 0, 0
 		c.ring, c.head, c.n, c.cqe = nil, 0, 0, 0
 		if c.ch != nil {
