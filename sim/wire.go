@@ -158,12 +158,12 @@ func (e *engine) dropLocked(d *Device, from *qp.QP, p *qp.Packet, why string) {
 
 // deliverLocked hands an arriving packet to its QP.
 func (e *engine) deliverLocked(p *qp.Packet, dst *port) {
-	defer e.freePacket(p)
 	if dst.attr.State != PortActive {
 		e.stats.Dropped++
 		if e.tracing() {
 			e.record(dst.dev.name, "drop "+describePacket(p), "the port went down")
 		}
+		e.freePacket(p)
 		return
 	}
 	q := dst.dev.qpLocked(p.DstQPN)
@@ -172,6 +172,7 @@ func (e *engine) deliverLocked(p *qp.Packet, dst *port) {
 		if e.tracing() {
 			e.record(dst.dev.name, "drop "+describePacket(p), fmt.Sprintf("no QP %#x", p.DstQPN))
 		}
+		e.freePacket(p)
 		return
 	}
 	e.stats.Delivered++
@@ -179,6 +180,7 @@ func (e *engine) deliverLocked(p *qp.Packet, dst *port) {
 		e.traceQP(q, dst.dev, "receive "+describePacket(p), "")
 	}
 	q.ReceiveLocked(p)
+	e.freePacket(p) // no defer: ReceiveLocked does not panic on a packet
 }
 
 // route finds the port a packet is addressed to: by GID when it carries a
