@@ -184,11 +184,12 @@ func (c *CQ) Current() (wrID uint64, status wc.Status, err error) {
 	if c == nil {
 		return 0, 0, errNoCurrent
 	}
-	w, err := c.current(0)
-	if err != nil {
-		return 0, 0, err
+	c.enter()
+	defer c.leave()
+	if c.state != live || !c.batch || c.end {
+		return 0, 0, errNoCurrent
 	}
-	return w.WRID, w.Status, nil
+	return c.curWC.WRID, c.curWC.Status, nil
 }
 
 // setCurrentLocked publishes the current completion's wr_id and status.
