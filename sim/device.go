@@ -32,6 +32,9 @@ type Device struct {
 	qpn    uint32  // the last QP number given out (QP-01)
 	// qpByNum finds the QP a packet is addressed to.
 	qpByNum map[uint32]*qp.QP
+	// recentQPs caches qpByNum for deliverLocked: the live QP numbered n,
+	// if a packet reached it lately, is at recentQPs[n%len(recentQPs)].
+	recentQPs [16]*qp.QP
 	// srqByNum finds the XRC SRQ an XRC request names (XRC-10); nil until
 	// the first XRC SRQ.
 	srqByNum map[uint32]*qp.SRQ
@@ -390,4 +393,17 @@ func (c *Context) Close() (err error) {
 		}
 	}
 	return c.async.CloseLocked()
+}
+
+// qpLocked returns the live QP numbered num on d, or nil.
+func (d *Device) qpLocked(num uint32) *qp.QP {
+	c := &d.recentQPs[num%uint32(len(d.recentQPs))]
+	if q := *c; q != nil && q.Num() == num {
+		return q
+	}
+	q := d.qpByNum[num]
+	if q != nil {
+		*c = q
+	}
+	return q
 }

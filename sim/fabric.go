@@ -132,9 +132,17 @@ type Fabric struct {
 	pol     policy.Engine // the engine's policies, from profile's readings
 	devices []*Device
 	eng     *engine
-	byLID   map[uint16]*port
-	byGID   map[GID]*port
+	// lids routes the LIDs below len(lids) by index (a map read of a
+	// uint16 key takes Go's generic path: ~135 instructions a packet);
+	// byLID holds the LIDs at or above maxDenseLID, which a configuration
+	// may set, so that the slice stays small.
+	lids  []*port
+	byLID map[uint16]*port
+	byGID map[GID]*port
 }
+
+// maxDenseLID bounds Fabric.lids: LIDs from it up are routed through a map.
+const maxDenseLID = 4096
 
 // NewFabric returns a fabric with the devices cfg lists. It assigns the
 // InfiniBand LIDs that the configuration leaves zero, in device and port
@@ -196,12 +204,20 @@ func errNilFabric(verb string) error {
 // indexPorts builds the routing tables: every LID of an InfiniBand port
 // and every GID of every port.
 func (f *Fabric) indexPorts() {
-	f.byLID, f.byGID = map[uint16]*port{}, map[GID]*port{}
+	f.lids, f.byLID, f.byGID = nil, map[uint16]*port{}, map[GID]*port{}
 	for _, d := range f.devices {
 		for _, p := range d.ports {
 			if p.attr.LinkLayer == LinkLayerInfiniBand && p.attr.LID != 0 {
 				for l := range uint16(1) << p.attr.LMC {
-					f.byLID[p.attr.LID+l] = p
+					lid := p.attr.LID + l
+					if lid >= maxDenseLID {
+						f.byLID[lid] = p
+						continue
+					}
+					if int(lid) >= len(f.lids) {
+						f.lids = append(f.lids, make([]*port, int(lid)+1-len(f.lids))...)
+					}
+					f.lids[lid] = p
 				}
 			}
 			for _, g := range p.gids {

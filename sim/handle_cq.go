@@ -12,7 +12,10 @@ import (
 // CQ is a completion queue (struct ibv_cq, and struct ibv_cq_ex: every CQ
 // may also be read with the poll iterator StartPoll, NextPoll, EndPoll and
 // the Read methods). It is a handle on the engine's CQ; every method is a
-// verb or a view of the CQ, safe to call from any goroutine.
+// verb or a view of the CQ, safe to call from any goroutine, except that
+// the Read methods read the iterator's copy of the current completion
+// without the lock: call them from the goroutine running the batch, as
+// ibv_wc_read_* in C (Current reads it under the lock).
 // On a nil *CQ every method returns EINVAL or zero values; see the package
 // doc.
 type CQ struct{ c *cq.CQ }

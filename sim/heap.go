@@ -125,6 +125,13 @@ func (h *timerHeap) remove(i int) *qp.Timer {
 	return t
 }
 
+// fix restores the heap order after the timer at position i changed its
+// key.
+func (h *timerHeap) fix(i int) {
+	h.down(i)
+	h.up(i)
+}
+
 func (h *timerHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
 	h.items[i].Index = i

@@ -41,7 +41,7 @@ func (h host) LocalLocked(pd any, s qp.SGE, write bool) ([]byte, bool) {
 // (MW-06).
 func (h host) RemoteLocked(q *qp.QP, pd any, rkey uint32, addr uint64, n uint32, need qp.AccessFlags) ([]byte, bool) {
 	p, _ := pd.(*PD)
-	if n > 0 && h.d.mrs.byIndex[rkey>>8] == nil && h.d.mrs.mws[rkey>>8] != nil {
+	if n > 0 && h.d.mrs.mrLocked(rkey>>8) == nil && h.d.mrs.mws[rkey>>8] != nil {
 		b, f := h.d.mrs.lookupMW(q, p, rkey, addr, uint64(n), need)
 		return b, f == faultNone
 	}

@@ -137,6 +137,9 @@ func (d *Device) createQPLocked(verb string, c *Context, attr QPInitAttr, pd *PD
 		OnDestroy: func() {
 			d.qps--
 			delete(d.qpByNum, num)
+			if c := &d.recentQPs[num%uint32(len(d.recentQPs))]; *c != nil && (*c).Num() == num {
+				*c = nil
+			}
 			if x != nil {
 				x.qps--
 			} else {

@@ -157,22 +157,22 @@ func (e *engine) dropLocked(d *Device, from *qp.QP, p *qp.Packet, why string) {
 }
 
 // deliverLocked hands an arriving packet to its QP.
-func (e *engine) deliverLocked(ev event) {
-	p, dst := ev.pkt, ev.dst
-	defer e.freePacket(p)
+func (e *engine) deliverLocked(p *qp.Packet, dst *port) {
 	if dst.attr.State != PortActive {
 		e.stats.Dropped++
 		if e.tracing() {
 			e.record(dst.dev.name, "drop "+describePacket(p), "the port went down")
 		}
+		e.freePacket(p)
 		return
 	}
-	q := dst.dev.qpByNum[p.DstQPN]
+	q := dst.dev.qpLocked(p.DstQPN)
 	if q == nil {
 		e.stats.Dropped++
 		if e.tracing() {
 			e.record(dst.dev.name, "drop "+describePacket(p), fmt.Sprintf("no QP %#x", p.DstQPN))
 		}
+		e.freePacket(p)
 		return
 	}
 	e.stats.Delivered++
@@ -180,6 +180,7 @@ func (e *engine) deliverLocked(ev event) {
 		e.traceQP(q, dst.dev, "receive "+describePacket(p), "")
 	}
 	q.ReceiveLocked(p)
+	e.freePacket(p) // no defer: ReceiveLocked does not panic on a packet
 }
 
 // route finds the port a packet is addressed to: by GID when it carries a
@@ -187,6 +188,9 @@ func (e *engine) deliverLocked(ev event) {
 func (f *Fabric) route(p *qp.Packet) *port {
 	if p.Global {
 		return f.byGID[p.DGID]
+	}
+	if int(p.DLID) < len(f.lids) {
+		return f.lids[p.DLID]
 	}
 	return f.byLID[p.DLID]
 }

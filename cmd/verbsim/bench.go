@@ -58,25 +58,36 @@ var figures = []figure{
 		floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return noErr(benchkit.RingPushPop2()) },
 		floorLabel: "two mutex-guarded ring push+pops of a WC",
 		note: "Most of the time is the discrete-event engine: three engine events per message " +
-			"(run, request, ACK), two packets built, two route-map (by LID: a map[uint16], the generic " +
-			"map path) and two QP-number lookups, three MR-map lookups, a retry timer armed and stopped, " +
-			"64-byte events copied when picked, and the work-queue slot index's division. Instruction " +
-			"counts (scripts/instr-compare.sh) are the reliable measure on a shared machine, where this " +
-			"row's wall time swings 1.5×: 5,762 instructions per message on the seam's main, 5,319 now " +
-			"(post defers open-coded, no map for the WR opcode table, a concrete timer heap, settle only " +
-			"after the engine was given work). Next: route and MR tables indexed by slices, a compact " +
-			"slot that does not copy the whole SendWR, and a synchronous settle path for messages whose " +
-			"outcome cannot be told apart from the engine's, proven by a differential test (issue #14, " +
-			"Deliver 1).",
+			"(run, request, ACK), two packets built and routed, three MR-key resolutions, the ACK " +
+			"timer armed and re-armed. Instruction counts (scripts/instr-compare.sh; GOGC=off steadies " +
+			"them) are the reliable measure on a shared machine, where this row's wall time swings " +
+			"1.5×: 5,762 instructions per message on the seam's main, 5,350 after the first pass, " +
+			"4,597 now: LIDs below 4096 routed by a slice index (the map[uint16] took Go's generic " +
+			"map path, ~270 a message), QP numbers and MR key indexes read through 16-entry " +
+			"direct-mapped caches of the device's maps, an armed timer re-keyed in place and restarted " +
+			"with one arm, the picked 64-byte event copied once, a power-of-two work-queue ring (a " +
+			"mask, not a division), no defer per delivered packet. What is left is spread thin: the " +
+			"CQ push and poll, packet build and gather, posting; the next large step is a " +
+			"synchronous settle path for messages whose outcome cannot be told apart from the " +
+			"engine's, proven by a differential test (issue #14, Deliver 1), and a compact slot " +
+			"that does not copy the whole SendWR.",
 	},
 	{
 		name: "poll a batch of 16 (with the retire step the engine uses)", target: "≤ 2×", kind: slower, allocs: true,
 		subject:    func(benchOptions, sim.Config) (benchkit.Workload, error) { return benchkit.PollBatch16() },
 		floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return noErr(benchkit.RingPop16()) },
 		floorLabel: "ring pop of 16",
-		note: "Per entry: a copy out of a 72-byte ring entry, an interface call to retire the WQE " +
-			"(about 25%) and zeroing the entry (about 10%). A plain []verbs.WC ring filled with copy() and a " +
-			"concrete per-work-queue retire counter measured 1.75× the floor in the issue's profile.",
+		note: "Poll copies from at most two contiguous runs of the ring, tells each run of one " +
+			"work queue's completions once (a retirer's contract is cumulative), and clears only the " +
+			"entry's retirer reference instead of zeroing it: instructions inside Poll for a batch of " +
+			"16 went 1,169 → 567 (no retirer, this row) and 1,361 → 930 (work-queue retirers), a poll " +
+			"of one 209 → 175 (callgrind, GOGC=off), which brings the row within its target. What is " +
+			"left per entry is the copy out of a " +
+			"72-byte ring entry and the loop; the lock and its deferred release are per call. A plain " +
+			"[]verbs.WC ring with copy() measured 1.75× the floor in the issue's profile. The ex-CQ " +
+			"iterator's read methods no longer lock (the iterator copies the current completion): " +
+			"BenchmarkExPollBatch16 15,363 → 9,993 instructions per batch, refills included; " +
+			"NextPoll still locks, as it must see completions pushed meanwhile.",
 	},
 	{
 		name: "arm + completion + blocked get-event wake-up + ack", target: "≤ 1.5×", kind: slower, allocs: true,
@@ -97,8 +108,14 @@ var figures = []figure{
 		floorLabel: "copy() of 1 MiB",
 		note: "memmove is most of the CPU because the payload is copied twice, into each packet and " +
 			"then into the target, and all 256 packets (MTU 4096) exist before the first is delivered " +
-			"(about 3 MiB live). Packets that carry a reference to the source bytes, copied once at " +
-			"delivery, would halve the copying.",
+			"(about 3 MiB live). Not changed yet, because a packet that borrows the source bytes and " +
+			"copies them once at delivery must deliver what a copy at transmit would have (QP-36): " +
+			"exact when nothing writes the source between the two, which holds outside Manual mode " +
+			"with no delay fault (transmit and delivery fall in one settle) except for the engine's " +
+			"own DMA writes into an overlapping range (a loopback WRITE onto its own source, an " +
+			"earlier queued WRITE or RECV into it). The next step: borrow under those conditions and " +
+			"have every engine write into memory first copy out the in-flight borrowed spans it " +
+			"overlaps, with a differential test against the copying path.",
 	},
 	{
 		name: "RDMA READ 4 KiB", target: "≤ 4×", kind: slower,

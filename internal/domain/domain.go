@@ -188,6 +188,15 @@ func (d *Domain) Kick() {
 	d.slow = true
 }
 
+// Yield is a scheduling point for a verb that takes no lock (the ex-CQ's
+// read methods): with a scheduler attached it calls it as Enter would;
+// otherwise it does nothing. It must not be called with the lock held.
+func (d *Domain) Yield(op Op) {
+	if d.sched != nil {
+		d.yield(op)
+	}
+}
+
 // SetScheduler attaches s (nil detaches). Call it while no verb runs.
 func (d *Domain) SetScheduler(s Scheduler) {
 	d.mu.Lock()

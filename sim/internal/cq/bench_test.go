@@ -3,6 +3,7 @@ package cq_test
 import (
 	"testing"
 
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/wc"
 )
@@ -51,20 +52,49 @@ func BenchmarkPoll1(b *testing.B) { benchPoll(b, 1) }
 // BenchmarkPollBatch16 polls 16 completions per call.
 func BenchmarkPollBatch16(b *testing.B) { benchPoll(b, 16) }
 
+// BenchmarkPollBatch16Retire polls 16 completions per call, each pushed
+// with a retirer as a work queue's are.
+func BenchmarkPollBatch16Retire(b *testing.B) { benchPollRetire(b, 16, &countRetirer{}) }
+
+// countRetirer is a retirer as cheap as a work queue's.
+type countRetirer struct{ retired uint64 }
+
+func (r *countRetirer) RetireLocked(seq uint64) {
+	if seq+1 > r.retired {
+		r.retired = seq + 1
+	}
+}
+
 // benchPoll measures Poll with a batch of n from a CQ that always holds
 // completions; refills happen with the timer stopped, so only Poll counts.
-func benchPoll(b *testing.B, n int) {
+func benchPoll(b *testing.B, n int) { benchPollRetire(b, n, nil) }
+
+// benchPollRetire is benchPoll with completions pushed with retirer r (nil:
+// none).
+func benchPollRetire(b *testing.B, n int, r *countRetirer) {
 	const depth = 1 << 14
-	c := benchCQ(b, depth)
+	d := domain.New()
+	c, err := cq.New(cq.Config{CQE: depth, Domain: d})
+	if err != nil {
+		b.Fatal(err)
+	}
 	w := send(1)
 	buf := make([]wc.WC, n)
 	left := 0
+	seq := uint64(0)
 	b.ReportAllocs()
 	for b.Loop() {
 		if left < n {
 			b.StopTimer()
 			for range depth - left {
-				c.Push(w, false)
+				if r == nil {
+					c.Push(w, false)
+					continue
+				}
+				d.Lock()
+				c.PushWQELocked(&w, false, r, seq)
+				d.Unlock()
+				seq++
 			}
 			left = depth
 			b.StartTimer()

@@ -106,7 +106,10 @@ func (r Rounding) round(n, max int) int {
 
 // Retirer is told, under the domain lock, when the completion it was pushed
 // with has been polled. A work queue uses it to free its slots only once the
-// completion covering them is polled, the strict reading of QP-29.
+// completion covering them is polled, the strict reading of QP-29. Being
+// told seq covers every earlier seq the same retirer was pushed with, so
+// Poll tells a run of one retirer's completions once, with the last seq
+// (its seqs increase: a work queue's completions come in order, CQ-18).
 //
 // It is an alias of an unnamed interface so that package qp can declare the
 // identical type without importing this package.

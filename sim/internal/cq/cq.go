@@ -4,12 +4,61 @@ import (
 	"context"
 	"fmt"
 	"github.com/verbsim/verbsim/internal/domain"
+	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"
 )
+
+// sameRetirer reports whether a and b hold the same type and data word:
+// the same pointer, for the work queues that retire. It reads the two words
+// of each interface instead of comparing them with ==, which calls the
+// runtime (~20 instructions) for every entry a poll returns. A false
+// "different" (a value type boxed twice) only splits a run: the retirer
+// is told once more.
+func sameRetirer(a, b Retirer) bool {
+	x := (*[2]unsafe.Pointer)(unsafe.Pointer(&a))
+	y := (*[2]unsafe.Pointer)(unsafe.Pointer(&b))
+	return x[0] == y[0] && x[1] == y[1]
+}
+
+// retireRun tells retirers of polled entries: a retirer frees its slots up
+// to the seq it is told (Retirer), so a run of one retirer's entries is
+// told once, with its highest seq.
+type retireRun struct {
+	r   Retirer
+	seq uint64
+}
+
+// take copies the completions of seg into out (as long as seg), notes
+// their retirers, and drops the entries' references to them.
+func (t *retireRun) take(out []wc.WC, seg []entry) {
+	out = out[:len(seg)]
+	for i := range seg {
+		e := &seg[i]
+		out[i] = e.w
+		if r := e.r; r != nil {
+			switch {
+			case !sameRetirer(r, t.r):
+				t.flush()
+				t.r, t.seq = r, e.seq
+			case e.seq > t.seq:
+				t.seq = e.seq
+			}
+			e.r = nil // the stale rest of the entry holds no pointer
+		}
+	}
+}
+
+// flush tells the current run's retirer.
+func (t *retireRun) flush() {
+	if t.r != nil {
+		t.r.RetireLocked(t.seq)
+	}
+}
 
 // Channel is the completion channel type CQs deliver events to: a
 // notify.Channel whose events name a *CQ.
@@ -33,7 +82,9 @@ const (
 // notification request armed on it, and its event accounting.
 //
 // A CQ is safe for concurrent use; every method takes the domain lock, except
-// those named ...Locked, which expect the caller (the HCA engine) to hold it.
+// those named ...Locked, which expect the caller (the HCA engine) to hold it,
+// and the Read methods of the poll iterator, which read a copy of the
+// current completion that belongs to the goroutine running the batch.
 //
 // On a nil handle a method never panics: one that returns an error returns
 // EINVAL (a syscall.Errno, through verr), one that does not returns the zero
@@ -83,6 +134,14 @@ type CQ struct {
 	batch bool
 	end   bool
 	cur   int
+	// The current completion, copied by the iterator under the lock for
+	// the Read methods, which do not take it: readable says the batch is
+	// open and points at a completion (set by the batch's goroutine,
+	// cleared by it or by Destroy); only the batch's goroutine writes
+	// curWC and curNS.
+	readable atomic.Bool
+	curWC    wc.WC
+	curNS    uint64
 }
 
 // enter and leave bracket every verb on c: they take and release the
@@ -334,10 +393,28 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 		return 0, errBatchOpenP
 	}
 	n := min(len(wcs), c.n)
-	for i := 0; i < n; i++ {
-		wcs[i] = c.ring[c.head].w
-		c.popLocked()
+	// The unpolled entries are ring[head:] then ring[:head]: copy from at
+	// most two contiguous runs.
+	if n == 1 { // the common poll of one, without the run bookkeeping
+		e := &c.ring[c.head]
+		wcs[0] = e.w
+		if e.r != nil {
+			e.r.RetireLocked(e.seq)
+			e.r = nil
+		}
+	} else if n > 1 {
+		r := retireRun{}
+		first := min(n, len(c.ring)-c.head)
+		r.take(wcs[:first], c.ring[c.head:c.head+first])
+		r.take(wcs[first:n], c.ring[:n-first])
+		r.flush()
 	}
+	head := c.head + n
+	if head >= len(c.ring) {
+		head -= len(c.ring)
+	}
+	c.head, c.n = head, c.n-n
+	c.stats.Polled += uint64(n)
 	if c.d.Tracing() {
 		switch {
 		case n > 0:
@@ -495,6 +572,7 @@ func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 		c.state = destroying
 		c.arm = notify.Disarmed
 		c.batch, c.cur, c.end = false, 0, false
+		c.readable.Store(false)
 		c.WRID, c.Status = 0, 0
 		c.ring, c.head, c.n, c.cqe = nil, 0, 0, 0
 		if c.ch != nil {

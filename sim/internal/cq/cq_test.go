@@ -262,7 +262,9 @@ type retirer struct{ seqs []uint64 }
 func (r *retirer) RetireLocked(seq uint64) { r.seqs = append(r.seqs, seq) }
 
 // TestRetirerSeesPolls: a completion pushed with a retirer reports its seq
-// when polled, in order, and not before; an overrun completion never does.
+// when polled, and not before; a run of one retirer's completions polled
+// together is told once, with its last seq (which covers the earlier ones);
+// an overrun completion never does.
 func TestRetirerSeesPolls(t *testing.T) {
 	w := newWorld()
 	r := &retirer{}
@@ -277,8 +279,40 @@ func TestRetirerSeesPolls(t *testing.T) {
 		t.Fatalf("retired before polling: %v", r.seqs)
 	}
 	pollAll(t, c)
-	if d := cmp.Diff([]uint64{5, 6}, r.seqs); d != "" {
+	if d := cmp.Diff([]uint64{6}, r.seqs); d != "" {
 		t.Fatalf("retired (-want +got):\n%s", d)
+	}
+}
+
+// TestRetirerRuns: Poll tells each run of one retirer's completions once,
+// with the run's highest seq, in the order the runs were polled; a
+// completion without a retirer ends no run.
+func TestRetirerRuns(t *testing.T) {
+	w := newWorld()
+	a, b := &retirer{}, &retirer{}
+	c := w.cq(t, cq.Config{CQE: 16, Rounding: cq.RoundExact})
+	w.mu.Lock()
+	for _, p := range []struct {
+		r   *retirer
+		seq uint64
+	}{{a, 1}, {a, 2}, {nil, 0}, {a, 3}, {b, 7}, {b, 8}, {a, 4}} {
+		x := send(p.seq)
+		var r cq.Retirer
+		if p.r != nil {
+			r = p.r
+		}
+		c.PushWQELocked(&x, false, r, p.seq)
+	}
+	w.mu.Unlock()
+	buf := make([]wc.WC, 16)
+	if n, err := c.Poll(buf); n != 7 || err != nil {
+		t.Fatalf("Poll = %d, %v", n, err)
+	}
+	if d := cmp.Diff([]uint64{3, 4}, a.seqs); d != "" {
+		t.Fatalf("a retired (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]uint64{8}, b.seqs); d != "" {
+		t.Fatalf("b retired (-want +got):\n%s", d)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"syscall"
 
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"
 )
@@ -130,6 +131,7 @@ func (c *CQ) NextPoll() error {
 	if c.cur >= c.n {
 		// Past the last completion; one added later is the next.
 		c.cur, c.end = c.n, true
+		c.readable.Store(false)
 		if c.overrun {
 			return errNextEIO
 		}
@@ -169,6 +171,7 @@ func (c *CQ) EndPoll() error {
 		c.popLocked()
 	}
 	c.batch, c.cur, c.end = false, 0, false
+	c.readable.Store(false)
 	c.WRID, c.Status = 0, 0
 	if c.d.Tracing() {
 		c.traceLocked(fmt.Sprintf("end_poll: %d completion(s) consumed, %d left", n, c.n), "")
@@ -185,11 +188,10 @@ func (c *CQ) Current() (wrID uint64, status wc.Status, err error) {
 	}
 	c.enter()
 	defer c.leave()
-	e, err := c.currentLocked(0)
-	if err != nil {
-		return 0, 0, err
+	if c.state != live || !c.batch || c.end {
+		return 0, 0, errNoCurrent
 	}
-	return e.w.WRID, e.w.Status, nil
+	return c.curWC.WRID, c.curWC.Status, nil
 }
 
 // setCurrentLocked publishes the current completion's wr_id and status, and
@@ -204,6 +206,24 @@ func (c *CQ) setCurrentLocked() {
 		e.r = nil
 	}
 	c.WRID, c.Status = e.w.WRID, e.w.Status
+	c.curWC, c.curNS = e.w, e.ns
+	c.readable.Store(true)
+}
+
+// current returns the completion the iterator points at, or an error if
+// there is none or need is not in wc_flags. It takes no lock: it reads the
+// copy the iterator made (a read, like ibv_wc_read_*, belongs to the
+// goroutine running the batch); with a scheduler attached it is still a
+// scheduling point.
+func (c *CQ) current(need WCExFlags) (*wc.WC, error) {
+	c.d.Yield(domain.Op{Obj: c})
+	if !c.readable.Load() {
+		return nil, errNoCurrent
+	}
+	if c.cfg.WCFlags&need != need {
+		return nil, errNotAsked
+	}
+	return &c.curWC, nil
 }
 
 // slot returns the ring index of the i-th unpolled completion.
@@ -221,25 +241,13 @@ func (c *CQ) popLocked() {
 	if e.r != nil {
 		e.r.RetireLocked(e.seq)
 	}
-	*e = entry{}
+	e.r = nil // the stale rest of the entry holds no pointer
 	c.head++
 	if c.head == len(c.ring) {
 		c.head = 0
 	}
 	c.n--
 	c.stats.Polled++
-}
-
-// currentLocked returns the entry the iterator points at, or an error if
-// there is none or need is not in wc_flags.
-func (c *CQ) currentLocked(need WCExFlags) (*entry, error) {
-	if c.state != live || !c.batch || c.end {
-		return nil, errNoCurrent
-	}
-	if c.cfg.WCFlags&need != need {
-		return nil, errNotAsked
-	}
-	return &c.ring[c.slot(c.cur)], nil
 }
 
 // The Read methods return a field of the current completion
@@ -255,13 +263,11 @@ func (c *CQ) ReadOpcode() (wc.Opcode, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	c.enter()
-	defer c.leave()
-	e, err := c.currentLocked(0)
+	w, err := c.current(0)
 	if err != nil {
 		return 0, err
 	}
-	return e.w.Opcode, nil
+	return w.Opcode, nil
 }
 
 // ReadVendorErr is ibv_wc_read_vendor_err; always available.
@@ -269,13 +275,11 @@ func (c *CQ) ReadVendorErr() (uint32, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	c.enter()
-	defer c.leave()
-	e, err := c.currentLocked(0)
+	w, err := c.current(0)
 	if err != nil {
 		return 0, err
 	}
-	return e.w.VendorErr, nil
+	return w.VendorErr, nil
 }
 
 // ReadWCFlags is ibv_wc_read_wc_flags; always available.
@@ -283,13 +287,11 @@ func (c *CQ) ReadWCFlags() (wc.Flags, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	c.enter()
-	defer c.leave()
-	e, err := c.currentLocked(0)
+	w, err := c.current(0)
 	if err != nil {
 		return 0, err
 	}
-	return e.w.WCFlags, nil
+	return w.WCFlags, nil
 }
 
 // ReadByteLen is ibv_wc_read_byte_len; needs WCExByteLen.
@@ -329,13 +331,10 @@ func (c *CQ) read32(f WCExFlags) (uint32, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	c.enter()
-	defer c.leave()
-	e, err := c.currentLocked(f)
+	w, err := c.current(f)
 	if err != nil {
 		return 0, err
 	}
-	w := &e.w
 	switch f {
 	case WCExByteLen:
 		return w.ByteLen, nil
@@ -363,13 +362,10 @@ func (c *CQ) ReadCompletionTS() (uint64, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	c.enter()
-	defer c.leave()
-	e, err := c.currentLocked(WCExCompletionTimestamp)
-	if err != nil {
+	if _, err := c.current(WCExCompletionTimestamp); err != nil {
 		return 0, err
 	}
-	return cycles(e.ns, c.cfg.ClockKHz), nil
+	return cycles(c.curNS, c.cfg.ClockKHz), nil
 }
 
 // ReadCompletionWallclockNS is ibv_wc_read_completion_wallclock_ns; needs
@@ -379,13 +375,10 @@ func (c *CQ) ReadCompletionWallclockNS() (uint64, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	c.enter()
-	defer c.leave()
-	e, err := c.currentLocked(WCExCompletionTimestampWallclock)
-	if err != nil {
+	if _, err := c.current(WCExCompletionTimestampWallclock); err != nil {
 		return 0, err
 	}
-	return e.ns, nil
+	return c.curNS, nil
 }
 
 // cycles converts ns nanoseconds into cycles of a khz clock, saturating.

@@ -272,9 +272,10 @@ func (q *QP) progressLocked() {
 	q.tx.retryLeft, q.tx.rnrLeft = q.attr.RetryCnt, q.attr.RNRRetry
 	q.tx.impliedNAK = false
 	h := q.cfg.Host
-	h.StopLocked(&q.timers[TimerRetry])
 	if q.tx.next > q.sq.done && q.attr.Timeout != 0 {
-		h.ArmLocked(&q.timers[TimerRetry], TimeoutTicks(q.attr.Timeout))
+		h.ArmLocked(&q.timers[TimerRetry], TimeoutTicks(q.attr.Timeout)) // restarts it
+	} else {
+		h.StopLocked(&q.timers[TimerRetry])
 	}
 }
 

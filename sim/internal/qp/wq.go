@@ -1,6 +1,10 @@
 package qp
 
-import "github.com/verbsim/verbsim/sim/wc"
+import (
+	"math/bits"
+
+	"github.com/verbsim/verbsim/sim/wc"
+)
 
 // A work queue (send or receive) is a ring of slots indexed by a sequence
 // number that never goes back, not even when the QP is reset. [done, tail)
@@ -15,6 +19,7 @@ import "github.com/verbsim/verbsim/sim/wc"
 // a slot below done, so reading B may reuse it at once.
 type wq struct {
 	slots        []wqe  // allocated on first use (alloc): an idle QP holds none
+	mask         uint64 // len(slots)-1: the length is a power of two
 	depth        int    // the number of slots
 	retired      uint64 // oldest sequence whose covering completion is not polled
 	done         uint64 // oldest outstanding sequence
@@ -49,10 +54,14 @@ func newWQ(depth, maxSGE, maxInline int) wq {
 
 // alloc makes the slots, with their SGE and inline storage, when the queue
 // is first used: a QP that is created and never posted to (the many idle
-// QPs of a large test) keeps only the queue's counters.
+// QPs of a large test) keeps only the queue's counters. The ring has the
+// depth rounded up to a power of two, so that a slot's index is a mask,
+// not a division; at most depth of them are occupied (full).
 func (q *wq) alloc() {
 	depth, maxSGE, maxInline := q.depth, q.maxSGE, q.inline
+	depth = 1 << bits.Len(uint(max(depth, 1)-1))
 	q.slots = make([]wqe, depth)
+	q.mask = uint64(depth - 1)
 	sges := make([]SGE, depth*maxSGE)
 	var bytes []byte
 	if maxInline > 0 {
@@ -85,7 +94,7 @@ func (q *wq) slot(seq uint64) *wqe {
 	if q.slots == nil {
 		q.alloc()
 	}
-	return &q.slots[seq%uint64(len(q.slots))]
+	return &q.slots[seq&q.mask]
 }
 
 // push claims the next slot. Precondition: !q.full().
