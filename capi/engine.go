@@ -1,7 +1,7 @@
 package main
 
 // engine.go is the one file of the drop-in library that calls package sim
-// (and its vocabulary packages): every //export here takes plain C values
+// (and its vocabulary packages), with xrc.go for XRC: every //export here takes plain C values
 // and handles from glue.c and returns an errno (0 on success). Keeping the
 // simulator's names in this file alone lets the rest of capi survive
 // renames of sim's types.
@@ -1412,16 +1412,20 @@ func vs_create_qp(h C.uintptr_t, in *C.struct_capi_qp_init, cptr C.uintptr_t, ou
 		return C.int(syscall.EINVAL)
 	}
 	scq, rcq := rec[cqRec](in.send_cq), rec[cqRec](in.recv_cq)
-	if scq == nil || rcq == nil {
+	xrc := qp.Type(in.qp_type) == qp.XRCSend // no receive side (XRC-06)
+	if scq == nil || (rcq == nil && !xrc) {
 		return C.int(syscall.EINVAL)
 	}
 	attr := sim.QPInitAttr{
-		SendCQ: scq.cq, RecvCQ: rcq.cq,
+		SendCQ: scq.cq,
 		Cap: qp.Cap{MaxSendWR: uint32(in.cap.max_send_wr), MaxRecvWR: uint32(in.cap.max_recv_wr),
 			MaxSendSGE: uint32(in.cap.max_send_sge), MaxRecvSGE: uint32(in.cap.max_recv_sge),
 			MaxInlineData: uint32(in.cap.max_inline_data)},
 		Type:     qp.Type(in.qp_type),
 		SQSigAll: in.sq_sig_all != 0,
+	}
+	if rcq != nil {
+		attr.RecvCQ = rcq.cq
 	}
 	if in.srq != 0 {
 		s := rec[srqRec](in.srq)
@@ -1636,6 +1640,7 @@ func vs_post_send(h C.uintptr_t, in *C.struct_capi_swr, n C.int, posted *C.int) 
 			Imm: uint32(w.imm), RemoteAddr: uint64(w.remote_addr), RKey: uint32(w.rkey),
 			CompareAdd: uint64(w.compare_add), Swap: uint64(w.swap),
 			RemoteQPN: uint32(w.remote_qpn), RemoteQKey: uint32(w.remote_qkey),
+			RemoteSRQN: uint32(w.xrc_srqn),
 		}
 		if w.ah != 0 {
 			a := rec[ahRec](w.ah)
@@ -1645,7 +1650,7 @@ func vs_post_send(h C.uintptr_t, in *C.struct_capi_swr, n C.int, posted *C.int) 
 			}
 			sw.AH = a.ah
 		}
-		if sw.Flags&qp.SendInline != 0 {
+		if sw.Flags&qp.SendInline != 0 && r.pd != nil { // an XRC_RECV QP has no PD, and sends nothing
 			inline = true
 		}
 		r.swrs = append(r.swrs, sw)
@@ -1774,6 +1779,8 @@ func vs_wr(h C.uintptr_t, op C.int, wrID C.uint64_t, flags C.uint32_t, a32, b32 
 		q.WRLocalInv(uint32(a32))
 	case C.CAPI_WR_SET_SGE:
 		q.WRSetSGE(uint32(a32), uint64(a64), uint32(b32))
+	case C.CAPI_WR_SET_XRC_SRQN:
+		q.WRSetXRCSRQN(uint32(a32))
 	case C.CAPI_WR_SET_UD_ADDR:
 		var ah *sim.AH
 		if a := rec[ahRec](obj); a != nil {

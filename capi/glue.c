@@ -73,7 +73,7 @@ static void on_fork_child(void) { forked = 1; }
 
 __attribute__((constructor)) static void capi_init(void) { pthread_atfork(NULL, NULL, on_fork_child); }
 
-static int capi_forked(void)
+int capi_forked(void)
 {
 	static int told;
 
@@ -248,6 +248,7 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *d)
 	c->vctx.query_device_ex = op_query_device_ex;
 	c->vctx.create_cq_ex = op_create_cq_ex;
 	c->vctx.create_qp_ex = op_create_qp_ex;
+	capi_xrc_ops(&c->vctx);
 	return ic;
 fail:
 	if (ic->async_fd >= 0)
@@ -1256,8 +1257,7 @@ static void wrx_send_tso(struct ibv_qp_ex *qx, void *hdr, uint16_t hdr_sz, uint1
 }
 static void wrx_set_xrc_srqn(struct ibv_qp_ex *qx, uint32_t srqn)
 {
-	(void)srqn;
-	wrx_unsupported(qx);
+	wr_op(qx, CAPI_WR_SET_XRC_SRQN, srqn, 0, 0, 0, 0, 0);
 }
 static void wrx_atomic_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr, const void *wr)
 {
@@ -1274,15 +1274,18 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 	uint32_t qpn = 0;
 	int rc;
 
-	if (!pd || !a || !a->send_cq || !a->recv_cq)
+	/* An XRC_SEND QP has no receive side: recv_cq and srq are ignored. */
+	int xrc = a && a->qp_type == IBV_QPT_XRC_SEND;
+
+	if (!pd || !a || !a->send_cq || (!a->recv_cq && !xrc))
 		ERRP(EINVAL);
-	if (a->send_cq->context != pd->context || a->recv_cq->context != pd->context ||
-	    (a->srq && a->srq->context != pd->context))
+	if (a->send_cq->context != pd->context ||
+	    (!xrc && (a->recv_cq->context != pd->context || (a->srq && a->srq->context != pd->context))))
 		ERRP(EINVAL);
 	memset(&in, 0, sizeof(in));
 	in.send_cq = to_cq(a->send_cq)->h;
-	in.recv_cq = to_cq(a->recv_cq)->h;
-	in.srq = a->srq ? to_srq(a->srq)->h : 0;
+	in.recv_cq = xrc ? 0 : to_cq(a->recv_cq)->h;
+	in.srq = a->srq && !xrc ? to_srq(a->srq)->h : 0;
 	in.cap = a->cap;
 	in.qp_type = a->qp_type;
 	in.sq_sig_all = a->sq_sig_all;
@@ -1366,6 +1369,10 @@ static struct ibv_qp *op_create_qp_ex(struct ibv_context *ic, struct ibv_qp_init
 
 	if (!ic || !a)
 		ERRP(EINVAL);
+	if (capi_forked())
+		return NULL;
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_XRCD) && a->qp_type == IBV_QPT_XRC_RECV)
+		return capi_create_xrc_recv_qp(ic, a);
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd || a->pd->context != ic)
 		ERRP(EINVAL);
 	if (a->comp_mask & ~known)
@@ -1524,6 +1531,8 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 				s->remote_qpn = wr->wr.ud.remote_qpn;
 				s->remote_qkey = wr->wr.ud.remote_qkey;
 			}
+			if (qp->qp_type == IBV_QPT_XRC_SEND)
+				s->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 		}
 		rc = vs_post_send(to_qp(qp)->h, b, n, &posted);
 		if (rc) {
