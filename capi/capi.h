@@ -111,6 +111,12 @@ struct capi_swr {
 	uint64_t compare_add;
 	uint64_t swap;
 	uintptr_t ah; /* handle of the AH, UD only */
+	/* BIND_MW (wr.bind_mw): the window and the MR (handles, 0 for none),
+	 * the rights; rkey is the window's new rkey, remote_addr and
+	 * compare_add the address and length of the range bound. */
+	uintptr_t mw;
+	uintptr_t mr;
+	uint32_t mw_access;
 };
 
 /* A receive work request. */
@@ -155,6 +161,9 @@ enum {
 
 /* glue.c: whether this is a child of fork() (then errno is EOPNOTSUPP). */
 int capi_forked(void);
+
+/* mw.c */
+int capi_bind_wr(struct capi_swr *s, const struct ibv_send_wr *wr);
 
 /* xrc.c */
 void capi_xrc_ops(struct verbs_context *v);

@@ -1,7 +1,8 @@
 package main
 
 // engine.go is the one file of the drop-in library that calls package sim
-// (and its vocabulary packages), with xrc.go for XRC: every //export here takes plain C values
+// (and its vocabulary packages), with xrc.go for XRC and mw.go for type 2
+// windows: every //export here takes plain C values
 // and handles from glue.c and returns an errno (0 on success). Keeping the
 // simulator's names in this file alone lets the rest of capi survive
 // renames of sim's types.
@@ -1650,6 +1651,10 @@ func vs_post_send(h C.uintptr_t, in *C.struct_capi_swr, n C.int, posted *C.int) 
 			}
 			sw.AH = a.ah
 		}
+		if w.mw != 0 && !bindFromC(w, &sw) {
+			*posted = C.int(i)
+			return C.int(syscall.EINVAL)
+		}
 		if sw.Flags&qp.SendInline != 0 && r.pd != nil { // an XRC_RECV QP has no PD, and sends nothing
 			inline = true
 		}
@@ -1748,7 +1753,7 @@ func vs_wr(h C.uintptr_t, op C.int, wrID C.uint64_t, flags C.uint32_t, a32, b32 
 	switch op {
 	case C.CAPI_WR_SEND, C.CAPI_WR_SEND_IMM, C.CAPI_WR_SEND_INV, C.CAPI_WR_RDMA_WRITE,
 		C.CAPI_WR_RDMA_WRITE_IMM, C.CAPI_WR_RDMA_READ, C.CAPI_WR_ATOMIC_CMP_SWP,
-		C.CAPI_WR_ATOMIC_FETCH_ADD, C.CAPI_WR_LOCAL_INV:
+		C.CAPI_WR_ATOMIC_FETCH_ADD, C.CAPI_WR_LOCAL_INV, C.CAPI_WR_BIND_MW:
 		q.SetWRID(uint64(wrID))
 		q.SetWRFlags(qp.SendFlags(flags))
 	}
@@ -1779,6 +1784,8 @@ func vs_wr(h C.uintptr_t, op C.int, wrID C.uint64_t, flags C.uint32_t, a32, b32 
 		q.WRLocalInv(uint32(a32))
 	case C.CAPI_WR_SET_SGE:
 		q.WRSetSGE(uint32(a32), uint64(a64), uint32(b32))
+	case C.CAPI_WR_BIND_MW:
+		wrBindMW(q, a32, b32, a64, b64, c64, obj)
 	case C.CAPI_WR_SET_XRC_SRQN:
 		q.WRSetXRCSRQN(uint32(a32))
 	case C.CAPI_WR_SET_UD_ADDR:

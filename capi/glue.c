@@ -1247,8 +1247,15 @@ static void wrx_unsupported(struct ibv_qp_ex *qx)
 }
 static void wrx_bind_mw(struct ibv_qp_ex *qx, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bi)
 {
-	(void)mw, (void)rkey, (void)bi;
-	wrx_unsupported(qx);
+	if (!mw || !bi) {
+		struct capi_qp *q = to_qpx(qx);
+
+		if (q && !q->wr_err)
+			q->wr_err = EINVAL;
+		return;
+	}
+	wr_op(qx, CAPI_WR_BIND_MW, rkey, bi->mw_access_flags, bi->addr, bi->length, bi->mr ? to_mr(bi->mr)->h : 0,
+	      ((struct capi_mw *)mw)->h);
 }
 static void wrx_send_tso(struct ibv_qp_ex *qx, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
@@ -1500,6 +1507,18 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 				s->swap = wr->wr.atomic.swap;
 				break;
 			case IBV_WR_BIND_MW:
+				if (capi_bind_wr(s, wr)) {
+					*badp = wr;
+					if (n) {
+						rc = vs_post_send(to_qp(qp)->h, b, n, &posted);
+						if (rc) {
+							*badp = first[posted];
+							return rc;
+						}
+					}
+					return EINVAL;
+				}
+				break;
 			case IBV_WR_TSO:
 			case IBV_WR_DRIVER1:
 			case IBV_WR_ATOMIC_WRITE:
