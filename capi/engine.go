@@ -945,7 +945,8 @@ func vs_rereg_mr(h C.uintptr_t, flags C.int, pdh C.uintptr_t, addr unsafe.Pointe
 	if addr != nil {
 		buf = bytesAt(addr, uint64(length))
 	}
-	if err := r.mr.Rereg(sim.ReregFlags(flags), pd, buf, sim.Access(access)); err != nil {
+	// libibverbs passes the new buffer's address as hca_va (MR-13).
+	if err := r.mr.ReregIOVA(sim.ReregFlags(flags), pd, buf, uint64(uintptr(addr)), sim.Access(access)); err != nil {
 		*eno = errno(err)
 		var re *sim.ReregError
 		if errors.As(err, &re) {

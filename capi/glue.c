@@ -685,13 +685,8 @@ EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *a
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	/* The engine would give the moved MR an address of its own simulated
-	 * space, where libibverbs passes the new buffer's address as hca_va:
-	 * refuse the translation as rxe does (MR-16) until it can take one. */
-	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-		errno = EOPNOTSUPP;
-		return IBV_REREG_MR_ERR_CMD;
-	}
+	/* A new buffer is addressed by work requests from its own address,
+	 * which libibverbs passes as hca_va (vs_rereg_mr: MR.ReregIOVA). */
 	access &= ~IBV_ACCESS_OPTIONAL_RANGE;
 	rc = vs_rereg_mr(to_mr(mr)->h, flags, (flags & IBV_REREG_MR_CHANGE_PD) ? to_pd(pd)->h : 0,
 			 (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? addr : NULL,
