@@ -109,3 +109,37 @@ func TestXSRQPingpong(t *testing.T) {
 		}
 	})
 }
+
+// TestXRCMWValgrind runs testdata/xrc.c and testdata/mwrereg.c under
+// valgrind, as TestLoopbackValgrind runs loopback.c: no report whose stack
+// passes through the C glue (glue.c, xrc.c, mw.c, misc.c) or the program.
+func TestXRCMWValgrind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	dir := lib(t)
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		t.Skip("valgrind not installed")
+	}
+	for _, name := range []string{"xrc", "mwrereg"} {
+		bin := cprog(t, dir, name)
+		out, err := run(t, dir, []string{"VERBSIM_FABRIC=none"}, "valgrind", "--num-callers=40", "--leak-check=full", bin)
+		if !strings.Contains(out, name+": OK") {
+			t.Fatalf("valgrind %s: %v\n%s", name, err, out)
+		}
+		ours := 0
+		for _, block := range strings.Split(out, "== \n") {
+			if !strings.Contains(block, "glue.c") && !strings.Contains(block, "misc.c") &&
+				!strings.Contains(block, "xrc.c") && !strings.Contains(block, "mw.c") &&
+				!strings.Contains(block, name+".c") {
+				continue
+			}
+			if strings.Contains(block, "Invalid") || strings.Contains(block, "uninitialised") ||
+				strings.Contains(block, "Conditional jump") || strings.Contains(block, "definitely lost") {
+				ours++
+				t.Errorf("valgrind report in our code:\n%s", block)
+			}
+		}
+		t.Logf("valgrind %s: %d reports in the C glue or the program", name, ours)
+	}
+}
