@@ -19,12 +19,16 @@ type Size struct {
 	Steps       int // steps taken up to the failure
 	Preemptions int // decisions that switched away from a thread that could go on
 	Choices     int // decisions with more than one option (the token's length)
+	Faults      int // packet faults drawn (outcomes other than deliver)
 }
 
-// less orders sizes: preemptions, then steps, then decisions.
+// less orders sizes: preemptions, then faults, then steps, then decisions.
 func (a Size) less(b Size) bool {
 	if a.Preemptions != b.Preemptions {
 		return a.Preemptions < b.Preemptions
+	}
+	if a.Faults != b.Faults {
+		return a.Faults < b.Faults
 	}
 	if a.Steps != b.Steps {
 		return a.Steps < b.Steps
@@ -33,7 +37,7 @@ func (a Size) less(b Size) bool {
 }
 
 func sizeOf(r *runner) Size {
-	return Size{Steps: r.failure.Step, Preemptions: r.preempts, Choices: len(r.choices)}
+	return Size{Steps: r.failure.Step, Preemptions: r.preempts, Choices: len(r.choices), Faults: r.faults}
 }
 
 // shrinkRuns bounds the schedules one shrink may run.
