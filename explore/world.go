@@ -28,7 +28,10 @@ type World struct {
 // NewFabric makes the world's fabric from cfg. The explorer drives it: the
 // fabric runs in Manual mode (cfg.Mode is ignored) and the explorer picks
 // the engine's ready events (cfg.Chooser and cfg.Schedule are ignored), so
-// every packet delivery and completion is a choice point. A world has one
+// every packet delivery and completion is a choice point. When cfg.Faults
+// has fault probabilities, the fate of every packet (deliver, drop,
+// duplicate, delay) is a choice point too, within Options.MaxFaults, and
+// the fabric's seeded source no longer decides it. A world has one
 // fabric; a second call returns an error.
 func (w *World) NewFabric(cfg sim.Config) (*sim.Fabric, error) {
 	r := w.r
