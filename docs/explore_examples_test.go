@@ -189,8 +189,11 @@ func Example_explorePingpong() {
 		fmt.Println(s, "failure:", res.Failure)
 	}
 
+	res := explore.Explore(pingpongWorld(sim.Faults{}, 0), explore.Options{Strategy: explore.Exhaustive, Preemptions: -1, Schedules: 100000})
+	fmt.Println("no loss, retry_cnt 0: complete", res.Complete, "failure:", res.Failure)
+
 	lossy := sim.Faults{Drop: 0.1}
-	res := explore.Explore(pingpongWorld(lossy, 7), explore.Options{Strategy: explore.Exhaustive, Preemptions: -1, Schedules: 100000})
+	res = explore.Explore(pingpongWorld(lossy, 7), explore.Options{Strategy: explore.Exhaustive, Preemptions: -1, Schedules: 100000})
 	fmt.Println("one lost packet, retry_cnt 7: complete", res.Complete, "failure:", res.Failure)
 
 	res = explore.Explore(pingpongWorld(lossy, 0), explore.Options{Strategy: explore.Exhaustive, Preemptions: -1, Schedules: 100000})
@@ -201,6 +204,7 @@ func Example_explorePingpong() {
 	// Output:
 	// random failure: <nil>
 	// pct failure: <nil>
+	// no loss, retry_cnt 0: complete true failure: <nil>
 	// one lost packet, retry_cnt 7: complete true failure: <nil>
 	// one lost packet, retry_cnt 0: assertion - client: wr_id 0x8000000000000000 completed with IBV_WC_RETRY_EXC_ERR - faults drawn: 1
 	// replayed: true
