@@ -5,13 +5,14 @@ import "slices"
 // Shrinking: before a failure is reported, its schedule is made smaller
 // while it still fails the same way. The shrinker works on the list of
 // threads picked at every decision with more than one option (a goroutine,
-// or the engine), which survives edits better than the indices do: it runs
-// variants of that list (the tail cut off, chunks removed, one decision
-// replaced by the default) in which a thread that is not enabled, and
-// every decision past the list, take the default, "let the thread that
-// moved last go on" (no preemption). It keeps a variant when it fails
-// with the same Kind and is smaller: fewer preemptions first, then fewer
-// steps, then fewer decisions. The token is made from the indices the
+// the engine, or the outcome of a packet-fault draw), which survives edits
+// better than the indices do: it runs variants of that list (the tail cut
+// off, chunks removed, one decision replaced by the default) in which a
+// thread that is not enabled, and every decision past the list, take the
+// default, "let the thread that moved last go on" (no preemption; at a
+// fault draw, the first outcome: deliver). It keeps a variant when it
+// fails with the same Kind and is smaller: fewer preemptions first, then
+// fewer faults, then fewer steps, then fewer decisions. The token is made from the indices the
 // smallest run actually took, so it replays exactly.
 
 // Size measures a schedule.
