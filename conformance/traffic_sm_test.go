@@ -431,6 +431,25 @@ func trafficMutants() []trafficMutant {
 					return a, ia, err
 				}}
 			}},
+		// Memory windows (traffic_mw.go).
+		{name: "a failed bind reported as a successful one", rules: []string{"MW-05"}, base: def,
+			hooks: rewrite(func(w *verbs.WC) {
+				if w.Status == verbs.WCMWBindErr {
+					w.Status, w.Opcode = verbs.WCSuccess, verbs.WCBindMW
+				}
+			})},
+		{name: "a LOCAL_INV of nothing reported as a success", rules: []string{"MW-07"}, base: rxe,
+			hooks: rewrite(func(w *verbs.WC) {
+				if w.Status == verbs.WCLocQPOpErr {
+					w.Status, w.Opcode = verbs.WCSuccess, verbs.WCLocalInv
+				}
+			})},
+		{name: "READs and atomics aim 8 bytes further", rules: []string{"XFER-13", "XFER-17", "MW-06", "QP-24"}, base: def,
+			hooks: sends(func(w *verbs.SendWR) {
+				if w.Opcode == verbs.WRRDMARead || w.Opcode == verbs.WRAtomicCmpAndSwp || w.Opcode == verbs.WRAtomicFetchAndAdd {
+					w.RemoteAddr += 8
+				}
+			})},
 	}
 }
 
