@@ -66,21 +66,41 @@ func (w *tsMW) drawKey(t *rapid.T) uint32 {
 // its keys, or a SEND_WITH_INV of one. It returns nil otherwise.
 func (r *tsRun) drawWinAccess(t *rapid.T, peer int, s *model.Send) *tsWinAccess {
 	ws := r.liveMWs(peer)
-	if len(ws) == 0 || !rapid.Bool().Draw(t, "through a window") {
-		return nil
-	}
 	var bound []*tsMW
 	for _, w := range ws {
 		if _, ok := r.m.MWKey(w.idx); ok {
 			bound = append(bound, w)
 		}
 	}
-	if len(bound) > 0 && rapid.IntRange(0, 3).Draw(t, "a bound window") != 2 {
+	if len(ws) == 0 || (len(bound) == 0 || rapid.Bool().Draw(t, "not")) && !rapid.Bool().Draw(t, "through a window") {
+		return nil
+	}
+	// Mostly a bound window, through its current key; now and then one
+	// that grants nothing (MW-01, MW-03, MW-07).
+	unbound := rapid.Bool().Draw(t, "unbound") && rapid.Bool().Draw(t, "window")
+	switch {
+	case len(bound) > 0 && !unbound:
 		ws = bound
+	case len(bound) == 0 && !unbound:
+		return nil
 	}
 	w := rapid.SampledFrom(ws).Draw(t, "window")
-	s.Op = rapid.SampledFrom([]verbs.WROpcode{verbs.WRRDMAWrite, verbs.WRRDMARead,
-		verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRSendWithInv}).Draw(t, "window opcode")
+	ops := []verbs.WROpcode{verbs.WRRDMAWrite, verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRSendWithInv}
+	if rapid.Bool().Draw(t, "any opcode") && rapid.Bool().Draw(t, "really any") {
+		// Mostly what the window's last bind allows: a failed access
+		// ends the connection (MW-06, XFER-14).
+	} else {
+		var ok []verbs.WROpcode
+		for _, op := range ops {
+			need := map[verbs.WROpcode]verbs.AccessFlags{verbs.WRRDMAWrite: verbs.AccessRemoteWrite, verbs.WRRDMARead: verbs.AccessRemoteRead,
+				verbs.WRAtomicCmpAndSwp: verbs.AccessRemoteAtomic, verbs.WRAtomicFetchAndAdd: verbs.AccessRemoteAtomic}[op]
+			if need == 0 || w.bind.Access&need != 0 {
+				ok = append(ok, op)
+			}
+		}
+		ops = ok
+	}
+	s.Op = rapid.SampledFrom(ops).Draw(t, "window opcode")
 	s.RKey = w.drawKey(t)
 	a := &tsWinAccess{w: w, n: -1}
 	switch s.Op {
@@ -89,7 +109,11 @@ func (r *tsRun) drawWinAccess(t *rapid.T, peer int, s *model.Send) *tsWinAccess 
 	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd:
 		a.n = 8
 	default:
-		a.n = rapid.OneOf(rapid.IntRange(0, 16), rapid.IntRange(0, min(tsExposed, int(w.bind.Length)+2))).Draw(t, "window access length")
+		l := min(tsExposed, int(w.bind.Length))
+		a.n = rapid.IntRange(0, l).Draw(t, "window access length")
+		if rapid.Bool().Draw(t, "longer") && rapid.Bool().Draw(t, "than the window") {
+			a.n = l + 1
+		}
 	}
 	s.Window = true
 	return a
@@ -105,11 +129,18 @@ func (a *tsWinAccess) place(t *rapid.T, s *model.Send) {
 	l := int(a.w.bind.Length)
 	var off int
 	if s.Op == verbs.WRAtomicCmpAndSwp || s.Op == verbs.WRAtomicFetchAndAdd {
-		off = 8 * rapid.IntRange(0, max(0, l/8)).Draw(t, "atomic slot") // 8-byte aligned (XFER-17)
+		last := max(0, l/8-1) // the last whole 8-byte slot
+		if rapid.Bool().Draw(t, "past") && rapid.Bool().Draw(t, "the last slot") {
+			last++
+		}
+		off = 8 * rapid.IntRange(0, last).Draw(t, "atomic slot") // 8-byte aligned (XFER-17)
 		s.Compare = rapid.Uint64().Draw(t, "compare")
 		s.SwapAdd = rapid.Uint64().Draw(t, "swap or add")
 	} else {
-		off = rapid.OneOf(rapid.IntRange(0, max(0, l-s.Len)), rapid.Just(l-s.Len), rapid.Just(l-s.Len+1), rapid.Just(-1)).Draw(t, "window offset")
+		off = rapid.IntRange(0, max(0, l-s.Len)).Draw(t, "window offset")
+		if rapid.Bool().Draw(t, "at an edge") && rapid.Bool().Draw(t, "of the window") {
+			off = rapid.SampledFrom([]int{l - s.Len, l - s.Len + 1, -1}).Draw(t, "edge")
+		}
 	}
 	if a.w.bind.Access&verbs.AccessZeroBased != 0 {
 		s.RAddr = uint64(int64(off))

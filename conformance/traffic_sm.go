@@ -138,7 +138,7 @@ func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
 		{"settle", 1, r.settleAndDrain},
 		{"qp-err", 1, r.toErr},
 		{"reconnect", 1, r.reconnect},
-		{"mw-alloc", 2, r.mwAlloc},
+		{"mw-alloc", 1, r.mwAlloc},
 		{"mw-bind", 3, r.mwBind},
 		{"mw-inv", 1, r.mwInv},
 		{"mw-dealloc", 1, r.mwDealloc},

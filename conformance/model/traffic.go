@@ -1282,6 +1282,10 @@ func sendRule(t *tqp, x *twr) string {
 		return "XFER-07"
 	case slices.Contains(x.allowed, verbs.WCRetryExcErr):
 		return "XFER-28, FLUSH-11"
+	case x.msg != nil && x.msg.Window:
+		return "MW-06, XFER-25"
+	case x.msg != nil && isLocalOp(x.msg.Op):
+		return "MW-04, MW-05, MW-07"
 	case t.Type == verbs.QPTypeRC:
 		return "XFER-25"
 	}
