@@ -1,0 +1,57 @@
+/* C helpers of package cverbs: the static inline verbs of verbs.h, and
+ * flat descriptions of work requests that Go fills without touching the
+ * unions of struct ibv_send_wr. */
+#ifndef CVERBS_H
+#define CVERBS_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <infiniband/verbs.h>
+
+/* cv_send is one send work request as Go describes it; cv_post_send turns
+ * an array of them into a chain of struct ibv_send_wr. */
+typedef struct {
+	uint64_t wr_id;
+	uint32_t opcode, flags, imm;
+	int num_sge, sge_off;
+	uint64_t remote_addr;
+	uint32_t rkey;
+	uint64_t compare_add, swap;
+	struct ibv_ah *ah;
+	uint32_t remote_qpn, remote_qkey;
+	struct ibv_mw *mw;
+	struct ibv_mr *bind_mr;
+	uint64_t bind_addr, bind_length;
+	uint32_t bind_access;
+	uint32_t remote_srqn;
+} cv_send;
+
+/* cv_recv is one receive work request. */
+typedef struct {
+	uint64_t wr_id;
+	int num_sge, sge_off;
+} cv_recv;
+
+int cv_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a);
+int cv_post_send(struct ibv_qp *qp, cv_send *f, int n, struct ibv_sge *sges, struct ibv_send_wr *wrs, int *bad);
+int cv_post_recv(struct ibv_qp *qp, cv_recv *f, int n, struct ibv_sge *sges, struct ibv_recv_wr *wrs, int *bad);
+int cv_post_srq_recv(struct ibv_srq *srq, cv_recv *f, int n, struct ibv_sge *sges, struct ibv_recv_wr *wrs, int *bad);
+int cv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int cv_req_notify_cq(struct ibv_cq *cq, int solicited);
+struct ibv_mw *cv_alloc_mw(struct ibv_pd *pd, int type);
+int cv_dealloc_mw(struct ibv_mw *mw);
+int cv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, uint64_t wr_id, uint32_t flags,
+	struct ibv_mr *mr, uint64_t addr, uint64_t length, uint32_t access);
+struct ibv_device *cv_device(struct ibv_device **l, int i);
+void cv_set_ah_gid(struct ibv_ah_attr *a, const uint8_t *gid);
+void cv_get_ah_gid(const struct ibv_ah_attr *a, uint8_t *gid);
+void cv_gid_raw(const union ibv_gid *g, uint8_t *out);
+void *cv_event_element(struct ibv_async_event *ev, int *port);
+
+
+
+struct ibv_mr *cv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access);
+int cv_set_nonblock_fd(int fd);
+int cv_wait(int fd, int wake);
+int cv_wake(int fd);
+#endif

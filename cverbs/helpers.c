@@ -1,0 +1,214 @@
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+#include "cverbs.h"
+
+int cv_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a)
+{
+	return ibv_query_port(c, port, a);
+}
+
+static void fill_send(struct ibv_send_wr *w, const cv_send *s, struct ibv_sge *sges, int ud)
+{
+	memset(w, 0, sizeof(*w));
+	w->wr_id = s->wr_id;
+	w->sg_list = s->num_sge ? sges + s->sge_off : NULL;
+	w->num_sge = s->num_sge;
+	w->opcode = s->opcode;
+	w->send_flags = s->flags;
+	w->imm_data = s->imm; /* also invalidate_rkey */
+	if (s->opcode == IBV_WR_BIND_MW) {
+		w->bind_mw.mw = s->mw;
+		w->bind_mw.rkey = s->rkey;
+		w->bind_mw.bind_info.mr = s->bind_mr;
+		w->bind_mw.bind_info.addr = s->bind_addr;
+		w->bind_mw.bind_info.length = s->bind_length;
+		w->bind_mw.bind_info.mw_access_flags = s->bind_access;
+	}
+	if (ud) {
+		w->wr.ud.ah = s->ah;
+		w->wr.ud.remote_qpn = s->remote_qpn;
+		w->wr.ud.remote_qkey = s->remote_qkey;
+	} else if (s->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || s->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		w->wr.atomic.remote_addr = s->remote_addr;
+		w->wr.atomic.rkey = s->rkey;
+		w->wr.atomic.compare_add = s->compare_add;
+		w->wr.atomic.swap = s->swap;
+	} else {
+		w->wr.rdma.remote_addr = s->remote_addr;
+		w->wr.rdma.rkey = s->rkey;
+	}
+	w->qp_type.xrc.remote_srqn = s->remote_srqn;
+}
+
+/* The union wr of struct ibv_send_wr is read by the QP's type first (a UD
+ * QP's requests carry wr.ud whatever their opcode, as UD programs fill
+ * them), then by the opcode. */
+
+int cv_post_send(struct ibv_qp *qp, cv_send *f, int n, struct ibv_sge *sges, struct ibv_send_wr *wrs, int *bad)
+{
+	struct ibv_send_wr *badwr = NULL;
+	int i, rc;
+
+	for (i = 0; i < n; i++) {
+		fill_send(&wrs[i], &f[i], sges, qp->qp_type == IBV_QPT_UD);
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+	}
+	rc = ibv_post_send(qp, n ? wrs : NULL, &badwr);
+	*bad = badwr ? (int)(badwr - wrs) : n;
+	return rc;
+}
+
+static void fill_recv(struct ibv_recv_wr *wrs, const cv_recv *f, int n, struct ibv_sge *sges)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		wrs[i].wr_id = f[i].wr_id;
+		wrs[i].sg_list = f[i].num_sge ? sges + f[i].sge_off : NULL;
+		wrs[i].num_sge = f[i].num_sge;
+		wrs[i].next = i + 1 < n ? &wrs[i + 1] : NULL;
+	}
+}
+
+int cv_post_recv(struct ibv_qp *qp, cv_recv *f, int n, struct ibv_sge *sges, struct ibv_recv_wr *wrs, int *bad)
+{
+	struct ibv_recv_wr *badwr = NULL;
+	int rc;
+
+	fill_recv(wrs, f, n, sges);
+	rc = ibv_post_recv(qp, n ? wrs : NULL, &badwr);
+	*bad = badwr ? (int)(badwr - wrs) : n;
+	return rc;
+}
+
+int cv_post_srq_recv(struct ibv_srq *srq, cv_recv *f, int n, struct ibv_sge *sges, struct ibv_recv_wr *wrs, int *bad)
+{
+	struct ibv_recv_wr *badwr = NULL;
+	int rc;
+
+	fill_recv(wrs, f, n, sges);
+	rc = ibv_post_srq_recv(srq, n ? wrs : NULL, &badwr);
+	*bad = badwr ? (int)(badwr - wrs) : n;
+	return rc;
+}
+
+int cv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	return ibv_poll_cq(cq, n, wc);
+}
+
+int cv_req_notify_cq(struct ibv_cq *cq, int solicited)
+{
+	return ibv_req_notify_cq(cq, solicited);
+}
+
+struct ibv_mw *cv_alloc_mw(struct ibv_pd *pd, int type)
+{
+	return ibv_alloc_mw(pd, (enum ibv_mw_type)type);
+}
+
+int cv_dealloc_mw(struct ibv_mw *mw)
+{
+	return ibv_dealloc_mw(mw);
+}
+
+int cv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, uint64_t wr_id, uint32_t flags,
+	struct ibv_mr *mr, uint64_t addr, uint64_t length, uint32_t access)
+{
+	struct ibv_mw_bind b;
+
+	memset(&b, 0, sizeof(b));
+	b.wr_id = wr_id;
+	b.send_flags = flags;
+	b.bind_info.mr = mr;
+	b.bind_info.addr = addr;
+	b.bind_info.length = length;
+	b.bind_info.mw_access_flags = access;
+	return ibv_bind_mw(qp, mw, &b);
+}
+
+struct ibv_device *cv_device(struct ibv_device **l, int i)
+{
+	return l[i];
+}
+
+void cv_set_ah_gid(struct ibv_ah_attr *a, const uint8_t *gid)
+{
+	memcpy(a->grh.dgid.raw, gid, 16);
+}
+
+void cv_get_ah_gid(const struct ibv_ah_attr *a, uint8_t *gid)
+{
+	memcpy(gid, a->grh.dgid.raw, 16);
+}
+
+void cv_gid_raw(const union ibv_gid *g, uint8_t *out)
+{
+	memcpy(out, g->raw, 16);
+}
+
+/* cv_event_element returns the object an async event names, or NULL with
+ * *port set for port and device events. */
+void *cv_event_element(struct ibv_async_event *ev, int *port)
+{
+	*port = 0;
+	switch (ev->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		return ev->element.cq;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return ev->element.srq;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return ev->element.qp;
+	case IBV_EVENT_WQ_FATAL:
+		return ev->element.wq;
+	default:
+		*port = ev->element.port_num;
+		return NULL;
+	}
+}
+
+struct ibv_mr *cv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return ibv_reg_mr(pd, addr, length, access);
+}
+
+int cv_set_nonblock_fd(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return errno;
+	if (fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return errno;
+	return 0;
+}
+
+/* cv_wait waits until fd or wake is readable; it returns 1 when wake is. */
+int cv_wait(int fd, int wake)
+{
+	struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = wake, .events = POLLIN}};
+	for (;;) {
+		int n = poll(p, wake >= 0 ? 2 : 1, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		return wake >= 0 && (p[1].revents & POLLIN) ? 1 : 0;
+	}
+}
+
+int cv_wake(int fd)
+{
+	uint64_t one = 1;
+	return write(fd, &one, sizeof(one)) == sizeof(one) ? 0 : errno;
+}
