@@ -54,4 +54,18 @@ struct ibv_mr *cv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int acces
 int cv_set_nonblock_fd(int fd);
 int cv_wait(int fd, int wake);
 int cv_wake(int fd);
+struct ibv_cq_ex *cv_create_cq_ex(struct ibv_context *c, uint32_t cqe, struct ibv_comp_channel *ch,
+	uint32_t vector, uint64_t wc_flags, uint32_t comp_mask, uint32_t flags);
+int cv_start_poll(struct ibv_cq_ex *cq);
+int cv_next_poll(struct ibv_cq_ex *cq);
+void cv_end_poll(struct ibv_cq_ex *cq);
+/* cv_read reads field f (enum cv_field) of the current completion. */
+uint64_t cv_read(struct ibv_cq_ex *cq, int f);
+enum cv_field {
+	CV_OPCODE, CV_VENDOR_ERR, CV_WC_FLAGS, CV_BYTE_LEN, CV_IMM, CV_INV_RKEY, CV_QP_NUM,
+	CV_SRC_QP, CV_SLID, CV_SL, CV_DLID_PATH_BITS, CV_TS, CV_WALLCLOCK,
+};
+int cv_query_device_ex(struct ibv_context *c, uint32_t comp_mask, struct ibv_device_attr_ex *a);
+int cv_query_gid_ex(struct ibv_context *c, uint32_t port, uint32_t index, struct ibv_gid_entry *e, uint32_t flags);
+long cv_query_gid_table(struct ibv_context *c, struct ibv_gid_entry *e, size_t max, uint32_t flags);
 #endif

@@ -212,3 +212,74 @@ int cv_wake(int fd)
 	uint64_t one = 1;
 	return write(fd, &one, sizeof(one)) == sizeof(one) ? 0 : errno;
 }
+
+struct ibv_cq_ex *cv_create_cq_ex(struct ibv_context *c, uint32_t cqe, struct ibv_comp_channel *ch,
+	uint32_t vector, uint64_t wc_flags, uint32_t comp_mask, uint32_t flags)
+{
+	struct ibv_cq_init_attr_ex a;
+
+	memset(&a, 0, sizeof(a));
+	a.cqe = cqe;
+	a.channel = ch;
+	a.comp_vector = vector;
+	a.wc_flags = wc_flags;
+	a.comp_mask = comp_mask;
+	a.flags = flags;
+	return ibv_create_cq_ex(c, &a);
+}
+
+int cv_start_poll(struct ibv_cq_ex *cq)
+{
+	struct ibv_poll_cq_attr a = {0};
+
+	return ibv_start_poll(cq, &a);
+}
+
+int cv_next_poll(struct ibv_cq_ex *cq)
+{
+	return ibv_next_poll(cq);
+}
+
+void cv_end_poll(struct ibv_cq_ex *cq)
+{
+	ibv_end_poll(cq);
+}
+
+uint64_t cv_read(struct ibv_cq_ex *cq, int f)
+{
+	switch (f) {
+	case CV_OPCODE: return ibv_wc_read_opcode(cq);
+	case CV_VENDOR_ERR: return ibv_wc_read_vendor_err(cq);
+	case CV_WC_FLAGS: return ibv_wc_read_wc_flags(cq);
+	case CV_BYTE_LEN: return ibv_wc_read_byte_len(cq);
+	case CV_IMM: return (uint32_t)ibv_wc_read_imm_data(cq);
+	case CV_INV_RKEY: return ibv_wc_read_invalidated_rkey(cq);
+	case CV_QP_NUM: return ibv_wc_read_qp_num(cq);
+	case CV_SRC_QP: return ibv_wc_read_src_qp(cq);
+	case CV_SLID: return ibv_wc_read_slid(cq);
+	case CV_SL: return ibv_wc_read_sl(cq);
+	case CV_DLID_PATH_BITS: return ibv_wc_read_dlid_path_bits(cq);
+	case CV_TS: return ibv_wc_read_completion_ts(cq);
+	case CV_WALLCLOCK: return ibv_wc_read_completion_wallclock_ns(cq);
+	}
+	return 0;
+}
+
+int cv_query_device_ex(struct ibv_context *c, uint32_t comp_mask, struct ibv_device_attr_ex *a)
+{
+	struct ibv_query_device_ex_input in;
+
+	memset(&in, 0, sizeof(in));
+	in.comp_mask = comp_mask;
+	return ibv_query_device_ex(c, comp_mask ? &in : NULL, a);
+}
+
+int cv_query_gid_ex(struct ibv_context *c, uint32_t port, uint32_t index, struct ibv_gid_entry *e, uint32_t flags)
+{
+	return ibv_query_gid_ex(c, port, index, e, flags);
+}
+
+long cv_query_gid_table(struct ibv_context *c, struct ibv_gid_entry *e, size_t max, uint32_t flags)
+{
+	return ibv_query_gid_table(c, e, max, flags);
+}

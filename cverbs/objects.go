@@ -167,16 +167,13 @@ func (p *pd) RegMR(buf []byte, access verbs.AccessFlags) (verbs.MR, error) {
 	}
 	defer p.mu.Unlock()
 	m := &mr{life: life{ctx: p.ctx}, pd: p}
-	var addr unsafe.Pointer
-	if len(buf) > 0 {
-		addr = unsafe.Pointer(&buf[0])
-		m.pin.Pin(addr)
-	}
+	addr, pin := pinned(buf)
 	r, err := C.cv_reg_mr(p.p, addr, C.size_t(len(buf)), C.int(access))
 	if r == nil {
-		m.pin.Unpin()
+		pin.Unpin()
 		return nil, errOf("ibv_reg_mr", err)
 	}
+	m.pin = pin
 	m.m = r
 	m.buf = buf
 	m.fields()
@@ -190,13 +187,16 @@ type mr struct {
 	m   *C.struct_ibv_mr
 	pd  *pd
 	buf []byte
-	pin runtime.Pinner
+	pin *runtime.Pinner
 
 	lkey, rkey   uint32
 	addr, length uint64
 }
 
 func (m *mr) fields() {
+	if m.m == nil {
+		return
+	}
 	m.lkey, m.rkey = uint32(m.m.lkey), uint32(m.m.rkey)
 	m.addr, m.length = uint64(uintptr(m.m.addr)), uint64(m.m.length)
 }
@@ -205,6 +205,58 @@ func (m *mr) LKey() uint32   { m.mu.Lock(); defer m.mu.Unlock(); return m.lkey }
 func (m *mr) RKey() uint32   { m.mu.Lock(); defer m.mu.Unlock(); return m.rkey }
 func (m *mr) Addr() uint64   { m.mu.Lock(); defer m.mu.Unlock(); return m.addr }
 func (m *mr) Length() uint64 { m.mu.Lock(); defer m.mu.Unlock(); return m.length }
+
+// pinned returns the address of buf's first byte (nil for an empty buf),
+// pinned so that C may keep it.
+func pinned(buf []byte) (unsafe.Pointer, *runtime.Pinner) {
+	pin := new(runtime.Pinner)
+	if len(buf) == 0 {
+		return nil, pin
+	}
+	addr := unsafe.Pointer(&buf[0])
+	pin.Pin(addr)
+	return addr, pin
+}
+
+// Rereg is ibv_rereg_mr (verbs.MRReregisterer). With
+// IBV_REREG_MR_CHANGE_TRANSLATION the new buffer is pinned, and the old one
+// released once the MR no longer covers it.
+func (m *mr) Rereg(flags verbs.ReregFlags, newPD verbs.PD, buf []byte, access verbs.AccessFlags) error {
+	var cpd *C.struct_ibv_pd
+	if newPD != nil {
+		p, ok := newPD.(*pd)
+		if !ok {
+			return &verbs.ReregError{Failure: verbs.ReregErrInput, Err: einval("ibv_rereg_mr (a PD of another implementation)")}
+		}
+		if err := p.lock("ibv_rereg_mr (a deallocated PD)"); err != nil {
+			// C cannot be handed a freed PD; the kernel would fail the
+			// command on its stale handle.
+			return &verbs.ReregError{Failure: verbs.ReregErrCmd, Err: err}
+		}
+		cpd = p.p
+		p.mu.Unlock()
+	}
+	if err := m.lock("ibv_rereg_mr"); err != nil {
+		return &verbs.ReregError{Failure: verbs.ReregErrInput, Err: err}
+	}
+	defer m.mu.Unlock()
+	var addr unsafe.Pointer
+	pin := new(runtime.Pinner)
+	if flags&verbs.ReregChangeTranslation != 0 {
+		addr, pin = pinned(buf)
+	}
+	rc, err := C.ibv_rereg_mr(m.m, C.int(flags), cpd, addr, C.size_t(len(buf)), C.int(access))
+	m.fields()
+	if rc != 0 {
+		pin.Unpin()
+		return &verbs.ReregError{Failure: verbs.ReregFailure(rc), Err: errOf("ibv_rereg_mr", err)}
+	}
+	if flags&verbs.ReregChangeTranslation != 0 {
+		m.pin.Unpin()
+		m.pin, m.buf = pin, buf
+	}
+	return nil
+}
 
 // Dereg is ibv_dereg_mr; the buffer is unpinned once it succeeds.
 func (m *mr) Dereg() error {
@@ -462,7 +514,7 @@ func (ch *channel) TryGetEvent() (verbs.CQ, any, error) {
 	}
 	q := v.(*cq)
 	q.comp.got()
-	return q, q.cqContext, nil
+	return q.self, q.cqContext, nil
 }
 
 // Destroy is ibv_destroy_comp_channel.
@@ -505,6 +557,7 @@ func (c *devContext) CreateCQ(cqe int, cqContext any, ch verbs.CompChannel, comp
 		return nil, errOf("ibv_create_cq", err)
 	}
 	q := &cq{life: life{ctx: c}, c: p, cqContext: cqContext, cqe: int(p.cqe)}
+	q.self = q
 	if gch != nil {
 		q.ch = gch
 	}
@@ -521,6 +574,15 @@ type cq struct {
 	cqe       int
 
 	wc *C.struct_ibv_wc
+
+	// self is the object the program holds: q, or the exCQ around it.
+	self verbs.CQ
+	// ex is the struct ibv_cq_ex of a CQ made by ibv_create_cq_ex, with
+	// the wc_flags it was asked for and the state of its poll iterator.
+	ex         *C.struct_ibv_cq_ex
+	wcFlags    verbs.WCExFlags
+	inBatch    bool
+	hasCurrent bool
 
 	comp  events // completion events (ibv_get_cq_event, ibv_ack_cq_events)
 	async events // CQ_ERR events (ibv_get_async_event, ibv_ack_async_event)
@@ -553,6 +615,9 @@ func (q *cq) Poll(wcs []verbs.WC) (int, error) {
 		return 0, err
 	}
 	defer q.mu.Unlock()
+	if q.inBatch {
+		return 0, &Error{Verb: "ibv_poll_cq (inside an ibv_start_poll batch)", Errno: syscall.EBUSY}
+	}
 	if q.wc == nil {
 		q.wc = (*C.struct_ibv_wc)(C.calloc(pollBatch, C.size_t(unsafe.Sizeof(C.struct_ibv_wc{}))))
 	}
@@ -635,6 +700,9 @@ func (q *cq) Resize(cqe int) error {
 	if cqe < 0 || cqe > 1<<31-1 {
 		return einval("ibv_resize_cq")
 	}
+	if q.inBatch {
+		return &Error{Verb: "ibv_resize_cq (inside an ibv_start_poll batch)", Errno: syscall.EBUSY}
+	}
 	if rc, e := C.ibv_resize_cq(q.c, C.int(cqe)); rc != 0 {
 		return rcErrno("ibv_resize_cq", rc, e)
 	}
@@ -658,6 +726,10 @@ func (q *cq) DestroyContext(ctx context.Context) error {
 		return err
 	}
 	defer q.mu.Unlock()
+	if q.inBatch {
+		C.cv_end_poll(q.ex)
+		q.inBatch, q.hasCurrent = false, false
+	}
 	if rc, e := C.ibv_destroy_cq(q.c); rc != 0 {
 		return rcErrno("ibv_destroy_cq", rc, e)
 	}
@@ -674,8 +746,13 @@ func cCQ(x verbs.CQ) (*C.struct_ibv_cq, bool) {
 	if x == nil {
 		return nil, true
 	}
-	q, ok := x.(*cq)
-	if !ok {
+	var q *cq
+	switch o := x.(type) {
+	case *cq:
+		q = o
+	case *exCQ:
+		q = o.cq
+	default:
 		return nil, false
 	}
 	q.mu.Lock()
@@ -718,7 +795,7 @@ func (c *devContext) TryGetAsyncEvent() (verbs.AsyncEvent, error) {
 		v, _ := registry.Load(p)
 		switch o := v.(type) {
 		case *cq:
-			ev.cq, ev.counter = o, &o.async
+			ev.cq, ev.counter = o.self, &o.async
 		case *qp:
 			ev.qp, ev.counter = o, &o.async
 		case *srq:
@@ -737,7 +814,7 @@ type asyncEvent struct {
 	ev      C.struct_ibv_async_event
 	typ     verbs.EventType
 	port    uint8
-	cq      *cq
+	cq      verbs.CQ
 	qp      *qp
 	srq     *srq
 	counter *events
@@ -750,12 +827,7 @@ func (e *asyncEvent) EventType() verbs.EventType { return e.typ }
 func (e *asyncEvent) Port() uint8                { return e.port }
 
 // CQ is element.cq, or nil.
-func (e *asyncEvent) CQ() verbs.CQ {
-	if e.cq == nil {
-		return nil
-	}
-	return e.cq
-}
+func (e *asyncEvent) CQ() verbs.CQ { return e.cq }
 
 // QP is element.qp, or nil.
 func (e *asyncEvent) QP() verbs.QP {

@@ -55,8 +55,7 @@ func (q *qp) initAttr(ia *C.struct_ibv_qp_init_attr, a *verbs.QPInitAttr) error 
 		s.mu.Unlock()
 		q.srq = s
 	}
-	q.sendCQ, _ = a.SendCQ.(*cq)
-	q.recvCQ, _ = a.RecvCQ.(*cq)
+	q.sendCQ, q.recvCQ = a.SendCQ, a.RecvCQ
 	ia.cap = toCap(a.Cap)
 	ia.qp_type = C.enum_ibv_qp_type(a.Type)
 	if a.SQSigAll {
@@ -99,8 +98,8 @@ type qp struct {
 	c         *C.struct_ibv_qp
 	pd        *pd
 	qpContext any
-	sendCQ    *cq
-	recvCQ    *cq
+	sendCQ    verbs.CQ
+	recvCQ    verbs.CQ
 	srq       *srq
 	num       uint32
 	typ       verbs.QPType
@@ -132,20 +131,10 @@ func (q *qp) PD() verbs.PD {
 }
 
 // SendCQ is ibv_qp.send_cq.
-func (q *qp) SendCQ() verbs.CQ {
-	if q.sendCQ == nil {
-		return nil
-	}
-	return q.sendCQ
-}
+func (q *qp) SendCQ() verbs.CQ { return q.sendCQ }
 
 // RecvCQ is ibv_qp.recv_cq.
-func (q *qp) RecvCQ() verbs.CQ {
-	if q.recvCQ == nil {
-		return nil
-	}
-	return q.recvCQ
-}
+func (q *qp) RecvCQ() verbs.CQ { return q.recvCQ }
 
 // SRQ is ibv_qp.srq.
 func (q *qp) SRQ() verbs.SRQ {
