@@ -68,4 +68,15 @@ enum cv_field {
 int cv_query_device_ex(struct ibv_context *c, uint32_t comp_mask, struct ibv_device_attr_ex *a);
 int cv_query_gid_ex(struct ibv_context *c, uint32_t port, uint32_t index, struct ibv_gid_entry *e, uint32_t flags);
 long cv_query_gid_table(struct ibv_context *c, struct ibv_gid_entry *e, size_t max, uint32_t flags);
+struct ibv_qp *cv_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr *ia, uint32_t comp_mask,
+	struct ibv_pd *pd, struct ibv_xrcd *xrcd, uint64_t send_ops, struct ibv_qp_cap *cap_out);
+/* cv_wr is one ibv_wr_* call: op (enum cv_wr_op) with its arguments. */
+enum cv_wr_op {
+	CV_WR_START, CV_WR_COMPLETE, CV_WR_ABORT, CV_WR_SEND, CV_WR_SEND_IMM, CV_WR_SEND_INV,
+	CV_WR_WRITE, CV_WR_WRITE_IMM, CV_WR_READ, CV_WR_CMP_SWP, CV_WR_FETCH_ADD, CV_WR_LOCAL_INV,
+	CV_WR_BIND_MW, CV_WR_UD_ADDR, CV_WR_SGE, CV_WR_SGE_LIST, CV_WR_INLINE, CV_WR_INLINE_LIST,
+	CV_WR_XRC_SRQN,
+};
+int cv_wr(struct ibv_qp_ex *q, int op, uint32_t a32, uint64_t a64, uint64_t b64, uint64_t c64, void *p, void *p2, uint32_t b32);
+void cv_wr_set(struct ibv_qp_ex *q, uint64_t wr_id, unsigned int flags);
 #endif

@@ -283,3 +283,68 @@ long cv_query_gid_table(struct ibv_context *c, struct ibv_gid_entry *e, size_t m
 {
 	return ibv_query_gid_table(c, e, max, flags);
 }
+
+struct ibv_qp *cv_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr *ia, uint32_t comp_mask,
+	struct ibv_pd *pd, struct ibv_xrcd *xrcd, uint64_t send_ops, struct ibv_qp_cap *cap_out)
+{
+	struct ibv_qp_init_attr_ex a;
+	struct ibv_qp *qp;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_context = ia->qp_context;
+	a.send_cq = ia->send_cq;
+	a.recv_cq = ia->recv_cq;
+	a.srq = ia->srq;
+	a.cap = ia->cap;
+	a.qp_type = ia->qp_type;
+	a.sq_sig_all = ia->sq_sig_all;
+	a.comp_mask = comp_mask;
+	a.pd = pd;
+	a.xrcd = xrcd;
+	a.send_ops_flags = send_ops;
+	qp = ibv_create_qp_ex(c, &a);
+	if (qp)
+		*cap_out = a.cap;
+	return qp;
+}
+
+void cv_wr_set(struct ibv_qp_ex *q, uint64_t wr_id, unsigned int flags)
+{
+	q->wr_id = wr_id;
+	q->wr_flags = flags;
+}
+
+int cv_wr(struct ibv_qp_ex *q, int op, uint32_t a32, uint64_t a64, uint64_t b64, uint64_t c64, void *p, void *p2, uint32_t b32)
+{
+	struct ibv_mw_bind_info bi;
+
+	switch (op) {
+	case CV_WR_START: ibv_wr_start(q); break;
+	case CV_WR_COMPLETE: return ibv_wr_complete(q);
+	case CV_WR_ABORT: ibv_wr_abort(q); break;
+	case CV_WR_SEND: ibv_wr_send(q); break;
+	case CV_WR_SEND_IMM: ibv_wr_send_imm(q, a32); break;
+	case CV_WR_SEND_INV: ibv_wr_send_inv(q, a32); break;
+	case CV_WR_WRITE: ibv_wr_rdma_write(q, a32, a64); break;
+	case CV_WR_WRITE_IMM: ibv_wr_rdma_write_imm(q, a32, a64, b32); break;
+	case CV_WR_READ: ibv_wr_rdma_read(q, a32, a64); break;
+	case CV_WR_CMP_SWP: ibv_wr_atomic_cmp_swp(q, a32, a64, b64, c64); break;
+	case CV_WR_FETCH_ADD: ibv_wr_atomic_fetch_add(q, a32, a64, b64); break;
+	case CV_WR_LOCAL_INV: ibv_wr_local_inv(q, a32); break;
+	case CV_WR_BIND_MW:
+		memset(&bi, 0, sizeof(bi));
+		bi.mr = p2;
+		bi.addr = a64;
+		bi.length = b64;
+		bi.mw_access_flags = (unsigned int)c64;
+		ibv_wr_bind_mw(q, p, a32, &bi);
+		break;
+	case CV_WR_UD_ADDR: ibv_wr_set_ud_addr(q, p, a32, b32); break;
+	case CV_WR_SGE: ibv_wr_set_sge(q, a32, a64, b32); break;
+	case CV_WR_SGE_LIST: ibv_wr_set_sge_list(q, a64, p); break;
+	case CV_WR_INLINE: ibv_wr_set_inline_data(q, p, a64); break;
+	case CV_WR_INLINE_LIST: ibv_wr_set_inline_data_list(q, a64, p); break;
+	case CV_WR_XRC_SRQN: ibv_wr_set_xrc_srqn(q, a32); break;
+	}
+	return 0;
+}

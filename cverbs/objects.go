@@ -797,7 +797,7 @@ func (c *devContext) TryGetAsyncEvent() (verbs.AsyncEvent, error) {
 		case *cq:
 			ev.cq, ev.counter = o.self, &o.async
 		case *qp:
-			ev.qp, ev.counter = o, &o.async
+			ev.qp, ev.counter = o.self, &o.async
 		case *srq:
 			ev.srq, ev.counter = o, &o.async
 		}
@@ -815,7 +815,7 @@ type asyncEvent struct {
 	typ     verbs.EventType
 	port    uint8
 	cq      verbs.CQ
-	qp      *qp
+	qp      verbs.QP
 	srq     *srq
 	counter *events
 
@@ -830,12 +830,7 @@ func (e *asyncEvent) Port() uint8                { return e.port }
 func (e *asyncEvent) CQ() verbs.CQ { return e.cq }
 
 // QP is element.qp, or nil.
-func (e *asyncEvent) QP() verbs.QP {
-	if e.qp == nil {
-		return nil
-	}
-	return e.qp
-}
+func (e *asyncEvent) QP() verbs.QP { return e.qp }
 
 // SRQ is element.srq, or nil.
 func (e *asyncEvent) SRQ() verbs.SRQ {

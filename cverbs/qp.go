@@ -30,6 +30,7 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 		return nil, errOf("ibv_create_qp", err)
 	}
 	q.created(c)
+	q.self = q
 	return q, nil
 }
 
@@ -108,6 +109,9 @@ type qp struct {
 	send  sendScratch
 	recv  recvScratch
 	async events
+
+	// self is the object the program holds: q, or the qpEx around it.
+	self verbs.QP
 }
 
 func (q *qp) Num() uint32            { return q.num }
