@@ -79,4 +79,9 @@ enum cv_wr_op {
 };
 int cv_wr(struct ibv_qp_ex *q, int op, uint32_t a32, uint64_t a64, uint64_t b64, uint64_t c64, void *p, void *p2, uint32_t b32);
 void cv_wr_set(struct ibv_qp_ex *q, uint64_t wr_id, unsigned int flags);
+struct ibv_xrcd *cv_open_xrcd(struct ibv_context *c, uint32_t comp_mask, int fd, int oflags);
+int cv_close_xrcd(struct ibv_xrcd *x);
+struct ibv_srq *cv_create_srq_ex(struct ibv_context *c, struct ibv_srq_attr *attr, uint32_t comp_mask,
+	uint32_t type, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_cq *cq);
+int cv_get_srq_num(struct ibv_srq *s, uint32_t *num);
 #endif

@@ -348,3 +348,39 @@ int cv_wr(struct ibv_qp_ex *q, int op, uint32_t a32, uint64_t a64, uint64_t b64,
 	}
 	return 0;
 }
+
+struct ibv_xrcd *cv_open_xrcd(struct ibv_context *c, uint32_t comp_mask, int fd, int oflags)
+{
+	struct ibv_xrcd_init_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.comp_mask = comp_mask;
+	a.fd = fd;
+	a.oflags = oflags;
+	return ibv_open_xrcd(c, &a);
+}
+
+int cv_close_xrcd(struct ibv_xrcd *x)
+{
+	return ibv_close_xrcd(x);
+}
+
+struct ibv_srq *cv_create_srq_ex(struct ibv_context *c, struct ibv_srq_attr *attr, uint32_t comp_mask,
+	uint32_t type, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_cq *cq)
+{
+	struct ibv_srq_init_attr_ex a;
+
+	memset(&a, 0, sizeof(a));
+	a.attr = *attr;
+	a.comp_mask = comp_mask;
+	a.srq_type = type;
+	a.pd = pd;
+	a.xrcd = xrcd;
+	a.cq = cq;
+	return ibv_create_srq_ex(c, &a);
+}
+
+int cv_get_srq_num(struct ibv_srq *s, uint32_t *num)
+{
+	return ibv_get_srq_num(s, num);
+}
