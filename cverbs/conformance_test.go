@@ -293,16 +293,16 @@ func runChild(self, dir, prof string) ([]byte, error) {
 const childTimeout = "4m"
 
 // destroyHang returns the case during which the child timed out inside
-// ibv_destroy_qp, or "". This is a bug of the drop-in library, seen about
-// once in three runs of the default profile (and never under rxe, whose
-// reading raises no QP async events): after cases where a responder QP
-// raises QP_REQ_ERR or QP_ACCESS_ERR (transfer errors, READ depth, error
-// statuses; docs/c-programs.md names the cases), the engine's QP destroy
-// waits for the ack of an async event read from the engine while neither
-// the library's queue
-// behind async_fd nor its list of events handed to the program holds one
-// (a dump of the library's goroutines and queues at the hang); where the
-// unacknowledged event went is not known yet.
+// ibv_destroy_qp, or "". This is a bug of the drop-in library, seen in about
+// one full run in three of the default profile and never under rxe, whose
+// reading raises no QP async events. An event log of the library at a hang
+// shows: the library's pump reads a QP_REQ_ERR for a QP from the engine;
+// the program calls ibv_destroy_qp on that QP, which marks it dying; the
+// pump then acknowledges the event (without error) because its QP is
+// dying; and the engine's destroy, waiting for the acks of the QP's events
+// already read (domain.Wait with a context that cannot end), never wakes.
+// Either the ack's wake-up is lost or the QP's tally counts a read that no
+// event carries; the next step is a trace of the tally at the hang.
 func destroyHang(out []byte) string {
 	s := string(out)
 	i := strings.Index(s, "panic: test timed out")
