@@ -66,6 +66,13 @@ func TestConformanceDevice(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cverbs.Open(%q): %v", name, err)
 	}
+	// Without a virtual clock the transport cases let things settle for
+	// Grace of wall time before they read what happened; through C, async
+	// events cross one more goroutine (the drop-in's pump, or the kernel)
+	// before ibv_get_async_event sees them, which 50 ms did not always
+	// cover on a loaded machine (an element-naming case once found no LAST_WQE_REACHED).
+	defer func(g time.Duration) { conformance.Grace = g }(conformance.Grace)
+	conformance.Grace = 150 * time.Millisecond
 	conformance.Run(t, func() (conformance.Device, error) { return device{d, r}, nil })
 }
 
@@ -215,14 +222,8 @@ func TestConformanceThroughC(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			start := time.Now()
 			out, err := runChild(self, dir, p.Name)
-			if hung := destroyHang(out); hung != "" {
-				// A known drop-in bug (see destroyHang): say so loudly and
-				// run the profile once more; a second hang fails.
-				t.Logf("KNOWN DROP-IN BUG: ibv_destroy_qp never returned during %s (default profile, after responder QP errors); running the profile again", hung)
-				out, err = runChild(self, dir, p.Name)
-				if hung := destroyHang(out); hung != "" {
-					t.Fatalf("ibv_destroy_qp hung again, during %s:\n%s", hung, tail(out, 60))
-				}
+			if hung := timedOut(out); hung != "" {
+				t.Errorf("the child timed out during %s (its goroutines follow):\n%s", hung, tail(out, 80))
 			}
 			if os.Getenv("CVERBS_KEEP") != "" {
 				_ = os.WriteFile(filepath.Join(os.Getenv("CVERBS_KEEP"), "cverbs-"+p.Name+".log"), out, 0o644)
@@ -292,21 +293,15 @@ func runChild(self, dir, prof string) ([]byte, error) {
 // minute under -race on a loaded machine.
 const childTimeout = "4m"
 
-// destroyHang returns the case during which the child timed out inside
-// ibv_destroy_qp, or "". This is a bug of the drop-in library, seen in about
-// one full run in three of the default profile and never under rxe, whose
-// reading raises no QP async events. An event log of the library at a hang
-// shows: the library's pump reads a QP_REQ_ERR for a QP from the engine;
-// the program calls ibv_destroy_qp on that QP, which marks it dying; the
-// pump then acknowledges the event (without error) because its QP is
-// dying; and the engine's destroy, waiting for the acks of the QP's events
-// already read (domain.Wait with a context that cannot end), never wakes.
-// Either the ack's wake-up is lost or the QP's tally counts a read that no
-// event carries; the next step is a trace of the tally at the hang.
-func destroyHang(out []byte) string {
+// timedOut returns the case during which the child's -test.timeout fired,
+// or "". A hang through C used to be ibv_destroy_qp waiting for ever for
+// the ack of an async event already acknowledged (the ack woke waiters by
+// the event's handle, the destroy waited by the engine object; fixed in
+// sim/handle_event.go, sim.TestAckWakesDestroy).
+func timedOut(out []byte) string {
 	s := string(out)
 	i := strings.Index(s, "panic: test timed out")
-	if i < 0 || !strings.Contains(s[i:], "ibv_destroy_qp") {
+	if i < 0 {
 		return ""
 	}
 	m := regexp.MustCompile(`(?m)^\s+TestConformanceDevice/(\S+) \(`).FindStringSubmatch(s[i:])
@@ -324,18 +319,14 @@ func tail(b []byte, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestDestroyHang checks that a child's timeout inside ibv_destroy_qp is
-// recognised, and nothing else is.
-func TestDestroyHang(t *testing.T) {
+// TestTimedOut checks that a child's timeout is recognised with the case it
+// interrupted, and a run that ended is not taken for one.
+func TestTimedOut(t *testing.T) {
 	hung := []byte("=== RUN   TestConformanceDevice/XX-40/x\npanic: test timed out after 4m0s\n\trunning tests:\n\t\tTestConformanceDevice (4m0s)\n\t\tTestConformanceDevice/XX-40/max_rd_atomic (3m55s)\n\ngoroutine 7 [syscall]:\ngithub.com/verbsim/verbsim/cverbs._C2func_ibv_destroy_qp(0x7f)\n")
-	if got := destroyHang(hung); got != "XX-40/max_rd_atomic" {
-		t.Errorf("destroyHang of a hang in ibv_destroy_qp = %q, want XX-40/max_rd_atomic", got)
+	if got := timedOut(hung); got != "XX-40/max_rd_atomic" {
+		t.Errorf("timedOut of a hang = %q, want XX-40/max_rd_atomic", got)
 	}
-	other := []byte("panic: test timed out after 4m0s\n\trunning tests:\n\t\tTestConformanceDevice/XX-01/x (3m55s)\ngoroutine 7 [syscall]:\ncverbs._C2func_ibv_poll_cq\n")
-	if got := destroyHang(other); got != "" {
-		t.Errorf("destroyHang of another timeout = %q, want none", got)
-	}
-	if got := destroyHang([]byte("--- PASS: TestConformanceDevice (7.00s)\n")); got != "" {
-		t.Errorf("destroyHang of a run that ended = %q", got)
+	if got := timedOut([]byte("--- PASS: TestConformanceDevice (7.00s)\n")); got != "" {
+		t.Errorf("timedOut of a run that ended = %q", got)
 	}
 }
