@@ -32,12 +32,14 @@
 //     for the acknowledgement of the events read for them, as libibverbs'
 //     destroys do without a bound.
 //
-// The binding offers the optional verbs a libibverbs has (extended CQs,
-// the work request builder, XRC, ibv_rereg_mr, the extended queries) where
-// implemented below, and none of the simulator's test capabilities
-// (virtual time, fault injection, injected completions): through it the
-// conformance suite runs the cases a real device can run (see
-// docs/c-programs.md, "The Go binding").
+// The binding offers every optional verb of package verbs (extended CQs,
+// the work request builder, XRC, ibv_rereg_mr, the extended queries) and
+// none of the simulator's test capabilities (virtual time, fault
+// injection, injected completions): through it the conformance suite runs
+// the cases a real device can run (see docs/c-programs.md, "The Go
+// binding"). A Go program using it against verbsim's drop-in library holds
+// two Go runtimes in one process, which Go does not support
+// (golang/go#18976); docs/c-programs.md says what was measured.
 //
 // Without cgo, or on a system without libibverbs, the package has no
 // functions: the cgo files need the libibverbs headers and library
