@@ -31,6 +31,18 @@ type device struct {
 
 func (d device) Profile() conformance.Profile { return d.readings }
 
+// peerDevice is a device with a second adapter on the same fabric
+// (conformance.PeerDevice): the transport cases then run between the two
+// instead of in loopback.
+type peerDevice struct {
+	device
+	peer verbs.Device
+}
+
+func (d peerDevice) Peer() (conformance.Device, error) {
+	return device{d.peer, d.readings}, nil
+}
+
 // readingsOf returns the readings of the built-in profile called name.
 func readingsOf(name string) (verbs.Readings, bool) {
 	for _, p := range sim.Profiles() {
@@ -44,7 +56,8 @@ func readingsOf(name string) (verbs.Readings, bool) {
 // TestConformanceDevice runs the conformance suite through the binding
 // against the device CVERBS_DEVICE of whatever libibverbs the process
 // loaded, holding it to the readings of the profile CVERBS_PROFILE
-// (default or rxe). It runs only when CVERBS_DEVICE is set: by hand
+// (default or rxe), with CVERBS_PEER (if set) as the second adapter of the
+// transport cases. It runs only when CVERBS_DEVICE is set: by hand
 // against a real adapter or soft-RoCE (docs/c-programs.md), and as the
 // child process of TestConformanceThroughC against the drop-in library.
 // Cases that need a capability only a simulator has fail saying "this case
@@ -73,7 +86,15 @@ func TestConformanceDevice(t *testing.T) {
 	// cover on a loaded machine (an element-naming case once found no LAST_WQE_REACHED).
 	defer func(g time.Duration) { conformance.Grace = g }(conformance.Grace)
 	conformance.Grace = 150 * time.Millisecond
-	conformance.Run(t, func() (conformance.Device, error) { return device{d, r}, nil })
+	var dev conformance.Device = device{d, r}
+	if name := os.Getenv("CVERBS_PEER"); name != "" {
+		p, err := cverbs.Open(name)
+		if err != nil {
+			t.Fatalf("cverbs.Open(%q) (CVERBS_PEER): %v", name, err)
+		}
+		dev = peerDevice{device{d, r}, p}
+	}
+	conformance.Run(t, func() (conformance.Device, error) { return dev, nil })
 }
 
 // dropIn returns the directory of the drop-in libibverbs.so.1:
