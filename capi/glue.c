@@ -680,7 +680,7 @@ EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *a
 		errno = EOPNOTSUPP;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	if (!mr || ((flags & IBV_REREG_MR_CHANGE_PD) && !pd) ||
+	if (!mr || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) || ((flags & IBV_REREG_MR_CHANGE_PD) && !pd) ||
 	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length))) {
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
@@ -892,10 +892,10 @@ EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	int rc;
 
 	if (!ch)
-		ERRI(EINVAL);
+		return EINVAL;
 	rc = vs_destroy_channel(ch->h);
 	if (rc)
-		ERRI(rc);
+		return rc; /* libibverbs returns the errno (EBUSY), as ibv_destroy_cq does */
 	close(ch->ch.fd);
 	free(ch);
 	return 0;

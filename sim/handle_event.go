@@ -18,11 +18,16 @@ import (
 // cannot be acknowledged.
 type AsyncEvent struct {
 	ev notify.AsyncEvent // ev.Object holds the handle (*CQ, *QP or *SRQ)
+	// engine is the object as the engine raised it (*cq.CQ, *qp.QP or
+	// *qp.SRQ): Ack hands it back, because the ack wakes a destroy that
+	// waits for it by that object, not by its handle (ASYNC-05).
+	engine any
 }
 
 // asyncEvent makes the event the engine returned name its object by
 // handle.
 func asyncEvent(ev notify.AsyncEvent) AsyncEvent {
+	engine := ev.Object
 	switch o := ev.Object.(type) {
 	case *cq.CQ:
 		ev.Object = cqHandle(o)
@@ -31,7 +36,7 @@ func asyncEvent(ev notify.AsyncEvent) AsyncEvent {
 	case *qp.SRQ:
 		ev.Object = srqHandle(o)
 	}
-	return AsyncEvent{ev}
+	return AsyncEvent{ev: ev, engine: engine}
 }
 
 // Type returns the event type (event_type).
@@ -71,7 +76,11 @@ func (e AsyncEvent) Port() uint8 { return e.ev.Port }
 // libibverbs would silently corrupt its counters instead (CHAN-08). An
 // event that was not returned by GetAsyncEvent or TryGetAsyncEvent (the
 // zero AsyncEvent, one of PendingAsyncEvents) returns EINVAL.
-func (e AsyncEvent) Ack() error { return e.ev.Ack() }
+func (e AsyncEvent) Ack() error {
+	ev := e.ev
+	ev.Object = e.engine
+	return ev.Ack()
+}
 
 // String renders the event as its type text and element, e.g.
 // "CQ error (cq)" or "port active (port 1)".
