@@ -11,15 +11,15 @@
 
 #include "capi.h"
 
-/* capi_bind_wr copies wr.bind_mw of a BIND_MW request into s: EINVAL for a
- * request naming no window. */
+/* capi_bind_wr copies wr.bind_mw of a BIND_MW request into s. A request
+ * naming no window goes to the engine as one, which accepts it at post and
+ * completes it with IBV_WC_MW_BIND_ERR (MW-05), as in process; a real
+ * provider would dereference the NULL. */
 int capi_bind_wr(struct capi_swr *s, const struct ibv_send_wr *wr)
 {
 	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
 
-	if (!wr->bind_mw.mw)
-		return EINVAL;
-	s->mw = ((struct capi_mw *)wr->bind_mw.mw)->h;
+	s->mw = wr->bind_mw.mw ? ((struct capi_mw *)wr->bind_mw.mw)->h : 0;
 	s->mr = bi->mr ? ((struct capi_mr *)bi->mr)->h : 0;
 	s->rkey = wr->bind_mw.rkey;
 	s->remote_addr = bi->addr;

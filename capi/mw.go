@@ -30,17 +30,23 @@ func bindInfo(mrh C.uintptr_t, addr, length C.uint64_t, access C.uint32_t) (verb
 }
 
 // bindFromC completes sw, a BIND_MW request of ibv_post_send, from the
-// bind fields of w; false when a handle names nothing.
+// bind fields of w; false when a handle names nothing. No window at all
+// (a NULL bind_mw.mw) is a nil window, which the engine accepts at post and
+// completes with MW_BIND_ERR, as in process.
 func bindFromC(w *C.struct_capi_swr, sw *qp.SendWR) bool {
-	mw := rec[mwRec](w.mw)
-	if mw == nil {
-		return false
+	var win *sim.MW
+	if w.mw != 0 {
+		mw := rec[mwRec](w.mw)
+		if mw == nil {
+			return false
+		}
+		win = mw.mw
 	}
 	info, ok := bindInfo(w.mr, w.remote_addr, w.compare_add, w.mw_access)
 	if !ok {
 		return false
 	}
-	sw.MW, sw.Bind = mw.mw, info
+	sw.MW, sw.Bind = win, info
 	return true
 }
 

@@ -106,7 +106,9 @@ func init() {
 			{"comp_mask OFLAGS alone", 1 << 1, -1, 0, syscall.EINVAL},
 			{"comp_mask with the reserved bit", xrcdFDOFlags | 1<<2, -1, 0, syscall.EOPNOTSUPP},
 			{"comp_mask bit 31 alone", 1 << 31, -1, 0, syscall.EOPNOTSUPP},
-			{"fd 0 with O_CREAT", xrcdFDOFlags, 0, syscall.O_CREAT, syscall.EBADF},
+			// A descriptor no process has open: EBADF from the kernel
+			// (fdget fails) and from the simulator, which has no files.
+			{"a closed fd with O_CREAT", xrcdFDOFlags, 1 << 30, syscall.O_CREAT, syscall.EBADF},
 			{"fd -2", xrcdFDOFlags, -2, 0, syscall.EBADF},
 		} {
 			d, err := openXRCD(w.x, c.mask, c.fd, c.oflags)
@@ -138,7 +140,6 @@ func init() {
 		d := w.open()
 		s := w.srq(w.xrcAttr(d))
 		e.WantErrno("ibv_close_xrcd with an XRC SRQ", d.Close(), syscall.EBUSY)
-		e.WantErrno("ibv_close_device with a domain open", e.Ctx.Close(), syscall.EBUSY)
 		// The domain still works after the refused close.
 		s2 := w.srq(w.xrcAttr(d))
 		e.WantOK("ibv_destroy_srq", s.DestroyContext(context.Background()))

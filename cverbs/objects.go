@@ -324,16 +324,36 @@ type mw struct {
 	w    *C.struct_ibv_mw
 	typ  verbs.MWType
 	rkey uint32
+	// posted is set once a BIND_MW request for this type 2 window was
+	// posted through this binding, whose key rkey then holds.
+	posted bool
 }
 
-// RKey is ibv_mw.rkey, which ibv_bind_mw changes.
+// RKey is ibv_mw.rkey, which ibv_bind_mw changes. For a type 2 window it
+// is the key of the last BIND_MW request posted for it through this
+// binding: C providers leave ibv_mw.rkey at the allocation's key when a
+// BIND_MW request (ibv_post_send, ibv_wr_bind_mw) binds a type 2 window,
+// and a C program keeps the key it chose itself; the verbs interface
+// reports the window's key, as the simulator's handle does.
 func (w *mw) RKey() uint32 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.dead && !w.ctx.closed.Load() {
+	if !w.dead && !w.ctx.closed.Load() && !w.posted {
 		w.rkey = uint32(w.w.rkey)
 	}
 	return w.rkey
+}
+
+// boundTo records that a BIND_MW request with rkey was posted for x, if x
+// is a type 2 window of this binding.
+func boundTo(x verbs.MW, rkey uint32) {
+	w, ok := x.(*mw)
+	if !ok || w.typ != verbs.MWType2 {
+		return
+	}
+	w.mu.Lock()
+	w.rkey, w.posted = rkey, true
+	w.mu.Unlock()
 }
 
 func (w *mw) Type() verbs.MWType { return w.typ }

@@ -381,8 +381,18 @@ func (q *qp) PostSend(wrs []verbs.SendWR) (int, error) {
 		return 0, bad
 	}
 	var posted C.int
-	if rc, e := C.cv_post_send(q.c, s.f, C.int(n), s.sges, s.wrs, &posted); rc != 0 {
-		return int(posted), rcErrno("ibv_post_send", rc, e)
+	rc, e := C.cv_post_send(q.c, s.f, C.int(n), s.sges, s.wrs, &posted)
+	done := n
+	if rc != 0 {
+		done = int(posted)
+	}
+	for i := range wrs[:done] {
+		if wrs[i].Opcode == verbs.WRBindMW {
+			boundTo(wrs[i].MW, wrs[i].RKey)
+		}
+	}
+	if rc != 0 {
+		return done, rcErrno("ibv_post_send", rc, e)
 	}
 	return n, bad
 }

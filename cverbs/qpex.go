@@ -58,6 +58,13 @@ type qpEx struct {
 	builders int
 	misuse   bool
 	arena    []unsafe.Pointer
+	binds    []pendingBind // the batch's BIND_MW requests, recorded at wr_complete
+}
+
+// pendingBind is an ibv_wr_bind_mw of the open batch.
+type pendingBind struct {
+	mw   verbs.MW
+	rkey uint32
 }
 
 var _ verbs.WRBuilder = (*qpEx)(nil)
@@ -98,6 +105,8 @@ func (q *qpEx) WRStart() {
 
 func (q *qpEx) endBatch() {
 	q.inBatch = false
+	clear(q.binds)
+	q.binds = q.binds[:0]
 	for _, p := range q.arena {
 		C.free(p)
 	}
@@ -121,6 +130,9 @@ func (q *qpEx) WRComplete() error {
 	rc, e := C.cv_wr(q.x, C.CV_WR_COMPLETE, 0, 0, 0, 0, nil, nil, 0)
 	if rc != 0 {
 		return rcErrno("ibv_wr_complete", rc, e)
+	}
+	for _, b := range q.binds {
+		boundTo(b.mw, b.rkey)
 	}
 	return nil
 }
@@ -193,6 +205,11 @@ func (q *qpEx) WRBindMW(x verbs.MW, rkey uint32, info verbs.MWBindInfo) {
 		return
 	}
 	q.builder(C.CV_WR_BIND_MW, rkey, info.Addr, info.Length, uint64(info.Access), unsafe.Pointer(w), unsafe.Pointer(m), 0)
+	q.mu.Lock()
+	if q.inBatch {
+		q.binds = append(q.binds, pendingBind{x, rkey})
+	}
+	q.mu.Unlock()
 }
 
 func (q *qpEx) WRSetUDAddr(x verbs.AH, remoteQPN, remoteQKey uint32) {
