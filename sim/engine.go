@@ -45,7 +45,8 @@ const (
 	// FIFO runs ready events in the order they became ready.
 	FIFO Schedule = iota
 	// Random picks a ready event with the fabric's seeded source; the same
-	// seed and calls give the same order.
+	// seed and calls give the same order. It never picks a packet while an
+	// earlier packet of its path is ready (XFER-32, see Chooser).
 	Random
 )
 

@@ -134,3 +134,31 @@ func TestChooserSeesEligibleXFER32(t *testing.T) {
 	a.poll(t, 1)
 	b.poll(t, 1)
 }
+
+// TestPathOrderAllocFree: choosing among the events that may run next
+// allocates nothing once warm (the hot-path rule): a 4-packet RC SEND
+// under the Random schedule and under a Chooser, post to both completions.
+func TestPathOrderAllocFree(t *testing.T) {
+	for name, cfg := range map[string]sim.Config{"random": {Schedule: sim.Random, Seed: 1}, "chooser": {Chooser: lastReady}} {
+		_, a, b := rcPair(t, cfg, sim.ConnectOptions{PathMTU: qp.MTU256})
+		recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 1024)}}}
+		send := []qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 1000)}}}
+		w := make([]wc.WC, 1)
+		round := func() {
+			b.q.PostRecv(recv)
+			a.q.PostSend(send)
+			if n, _ := a.cq.Poll(w); n != 1 || w[0].Status != wc.Success {
+				t.Fatalf("%s: send %d %v", name, n, w[0].Status)
+			}
+			if n, _ := b.cq.Poll(w); n != 1 || w[0].Status != wc.Success {
+				t.Fatalf("%s: recv %d %v", name, n, w[0].Status)
+			}
+		}
+		for range 10 {
+			round()
+		}
+		if n := testing.AllocsPerRun(100, round); n != 0 {
+			t.Errorf("%s: %v allocs per message", name, n)
+		}
+	}
+}
