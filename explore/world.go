@@ -434,7 +434,9 @@ func (r *runner) startNew() {
 }
 
 // enabled lists what may happen next: goroutines in creation order, then
-// the engine's ready events in the order they were created.
+// the engine's ready events in the order they were created, but for the
+// packets behind an earlier packet of their path, which cannot arrive
+// before it (XFER-32).
 func (r *runner) enabled(buf []action) []action {
 	buf = buf[:0]
 	for _, g := range r.gs {
@@ -444,7 +446,9 @@ func (r *runner) enabled(buf []action) []action {
 	}
 	if r.fabric != nil {
 		for _, e := range r.fabric.Ready() {
-			buf = append(buf, action{seq: e.Seq, ev: e})
+			if !e.Behind {
+				buf = append(buf, action{seq: e.Seq, ev: e})
+			}
 		}
 	}
 	return buf

@@ -158,7 +158,8 @@
 // the wall clock (or with the fake clock of a testing/synctest bubble).
 // Manual mode runs nothing until Step or Stabilize, and a Chooser then
 // decides the order of ready events, which is how a schedule explorer
-// drives the engine. The examples of Fabric.SetFaults, Fabric.ForceStatus,
+// drives the engine; no schedule delivers a packet before an earlier one
+// of its path (XFER-32). The examples of Fabric.SetFaults, Fabric.ForceStatus,
 // Fabric.InjectFatal, Fabric.InjectPacketFault and Chooser show each.
 //
 // # The verbs interfaces

@@ -45,7 +45,8 @@ const (
 	// FIFO runs ready events in the order they became ready.
 	FIFO Schedule = iota
 	// Random picks a ready event with the fabric's seeded source; the same
-	// seed and calls give the same order.
+	// seed and calls give the same order. It never picks a packet while an
+	// earlier packet of its path is ready (XFER-32, see Chooser).
 	Random
 )
 
@@ -77,12 +78,25 @@ type ReadyEvent struct {
 	QPN    uint32     // the QP it runs on or is addressed to
 	Packet PacketKind // for EventPacket
 	PSN    uint32     // for EventPacket
+	// Behind is set on a packet that cannot arrive yet: an earlier packet
+	// of its path is still ready, and a path delivers in the order it
+	// was sent (XFER-32). Fabric.Ready reports such packets; a Chooser is
+	// never offered one.
+	Behind bool
 }
 
-// Chooser picks the next event among ready ones (at least one): it returns
-// an index into ready. It replaces the Schedule, which is how a schedule
-// explorer drives the engine. It runs under the fabric's lock and must not
-// call verbs.
+// Chooser picks the next event among the ready ones that may run next (at
+// least two): it returns an index into ready. It replaces the Schedule,
+// which is how a schedule explorer drives the engine. It runs under the
+// fabric's lock and must not call verbs.
+//
+// ready lists the events in the order they became ready, leaving out every
+// packet that has an earlier packet of its path still ready (XFER-32): a
+// path is one source QP's packets to one destination QP through one pair
+// of port addresses on one service level, and it delivers in the order it
+// sent. Only a fault (a delay) reorders a path. Runs, timers and packets
+// of other paths are always offered. With a single event that may run,
+// the Chooser is not asked.
 type Chooser func(ready []ReadyEvent) int
 
 // event is one engine event.
@@ -130,6 +144,13 @@ type engine struct {
 	// argument, reused.
 	choose func(*simhook.FaultDraw) int
 	draw   simhook.FaultDraw
+
+	// elig is pick's scratch: the indices in ready of the events that may
+	// run next. anyOrder lets Random and Chooser picks take any ready
+	// event, as before XFER-32 (tests only: the mutant that the
+	// regression tests must catch).
+	elig     []int
+	anyOrder bool
 }
 
 // EngineStats counts what the engine did.
@@ -180,29 +201,33 @@ func (e *engine) pending() int { return len(e.ready) - e.head }
 
 // pick removes the next ready event and returns a pointer to it, valid
 // until the next pick: events are 64 bytes, copied once here instead of at
-// every return and call.
+// every return and call. FIFO takes the oldest; Random and a Chooser
+// choose among the events that may run next (eligible). The rest keep the
+// order in which they became ready.
 func (e *engine) pick() *event {
 	i := e.head
-	if n := e.pending(); n > 1 {
-		switch {
-		case e.chooser != nil:
-			e.scratch = e.scratch[:0]
-			for _, ev := range e.ready[e.head:] {
-				e.scratch = append(e.scratch, e.describe(&ev))
+	if e.pending() > 1 && (e.chooser != nil || e.sched == Random) {
+		el := e.eligible()
+		if n := len(el); n > 1 {
+			c := 0
+			if e.chooser != nil {
+				e.scratch = e.scratch[:0]
+				for _, j := range el {
+					e.scratch = append(e.scratch, e.describe(&e.ready[j]))
+				}
+				if c = e.chooser(e.scratch); c < 0 || c >= n {
+					c = 0
+				}
+			} else {
+				c = e.rng.IntN(n)
 			}
-			c := e.chooser(e.scratch)
-			if c < 0 || c >= n {
-				c = 0
-			}
-			i += c
-		case e.sched == Random:
-			i += e.rng.IntN(n)
+			i = el[c]
 		}
 	}
 	ev := &e.picked
 	*ev = e.ready[i]
 	if i != e.head { // FIFO picks the head: nothing to move
-		e.ready[i] = e.ready[e.head]
+		copy(e.ready[e.head+1:i+1], e.ready[e.head:i])
 	}
 	e.ready[e.head] = event{}
 	e.head++
@@ -212,6 +237,58 @@ func (e *engine) pick() *event {
 		e.ready, e.head = e.ready[:n], 0
 	}
 	return ev
+}
+
+// eligible lists in e.elig the indices of the ready events that may run
+// next: every one but a packet with an earlier packet of its path still
+// ready (XFER-32). ready is in the order the events became ready (push
+// appends, pick keeps the order), so "earlier" is "before it in ready".
+// A bitmap of path hashes spares the search for the usual packet that is
+// alone on its path.
+func (e *engine) eligible() []int {
+	el := e.elig[:0]
+	var seen [4]uint64
+	for j := e.head; j < len(e.ready); j++ {
+		if ev := &e.ready[j]; ev.kind == EventPacket && !e.anyOrder {
+			h := pathHash(ev.pkt)
+			if seen[h>>6]&(1<<(h&63)) != 0 && e.behind(j) {
+				continue
+			}
+			seen[h>>6] |= 1 << (h & 63)
+		}
+		el = append(el, j)
+	}
+	e.elig = el
+	return el
+}
+
+// behind reports whether the packet at ready[j] has an earlier packet of
+// its path still ready. It looks back from j: packets of one message
+// are usually next to each other.
+func (e *engine) behind(j int) bool {
+	ev := &e.ready[j]
+	for k := j - 1; k >= e.head; k-- {
+		if o := &e.ready[k]; o.kind == EventPacket && o.dst == ev.dst && samePath(o.pkt, ev.pkt) {
+			return true
+		}
+	}
+	return false
+}
+
+// samePath reports whether two packets arriving at one port travel on one
+// path, which delivers in the order it sent (XFER-32): the same source
+// and destination QP, the same source and destination addresses (LIDs and
+// GIDs: another LID of a port, as LMC gives, may be routed another way)
+// and the same service level.
+func samePath(a, b *qp.Packet) bool {
+	return a.SrcQPN == b.SrcQPN && a.DstQPN == b.DstQPN && a.SLID == b.SLID && a.DLID == b.DLID &&
+		a.SL == b.SL && a.Global == b.Global && a.SGID == b.SGID && a.DGID == b.DGID
+}
+
+// pathHash is a hash of p's path in [0, 256).
+func pathHash(p *qp.Packet) uint32 {
+	h := p.SrcQPN*0x9e3779b1 ^ p.DstQPN*0x85ebca6b ^ (uint32(p.SLID)<<16|uint32(p.DLID))*0xc2b2ae35 ^ uint32(p.SL)
+	return h >> 24
 }
 
 func (e *engine) describe(ev *event) ReadyEvent {

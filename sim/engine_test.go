@@ -109,7 +109,8 @@ func TestManualStep(t *testing.T) {
 	b.poll(t, 1)
 }
 
-// TestChooser: an injected chooser sees every ready event and picks.
+// TestChooser: an injected chooser sees the ready events that may run next
+// and picks.
 func TestChooser(t *testing.T) {
 	var seen []string
 	pick := func(ready []sim.ReadyEvent) int {
@@ -123,9 +124,9 @@ func TestChooser(t *testing.T) {
 	if len(seen) == 0 {
 		t.Fatal("the chooser was never asked")
 	}
-	// The chooser delivered the second SEND first: the responder NAKs the
-	// gap, and RC recovers the order, the last packet by retransmission
-	// once its ACK timeout passes.
+	// The chooser picks the newest event it is offered, but the second
+	// SEND is offered only once the first has arrived: the two travel on
+	// one path (XFER-32).
 	f.RunUntilIdle(0)
 	r := b.poll(t, 2)
 	if r[0].WRID != 1 || r[1].WRID != 2 {

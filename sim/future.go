@@ -79,9 +79,10 @@ func (f *Fabric) Future() []FutureEvent {
 // created: QPs with work to do, timers that have come due, and packets on
 // the wire waiting to be delivered. It is what a Manual fabric's Step and
 // Stabilize would run next (in FIFO order; a Random schedule or a Chooser
-// may pick another first), and the "packets in flight" of a timeline. It is
-// read-only and takes the fabric's lock. Nil for a nil fabric or when
-// nothing is ready.
+// may pick another first, but never a packet marked Behind: an earlier
+// packet of its path comes first, XFER-32), and the "packets in flight"
+// of a timeline. It is read-only and takes the fabric's lock. Nil for a
+// nil fabric or when nothing is ready.
 func (f *Fabric) Ready() []ReadyEvent {
 	if f == nil {
 		return nil
@@ -93,8 +94,10 @@ func (f *Fabric) Ready() []ReadyEvent {
 		return nil
 	}
 	out := make([]ReadyEvent, 0, e.pending())
-	for i := range e.ready[e.head:] {
-		out = append(out, e.describe(&e.ready[e.head+i]))
+	for j := e.head; j < len(e.ready); j++ {
+		r := e.describe(&e.ready[j])
+		r.Behind = e.ready[j].kind == EventPacket && !e.anyOrder && e.behind(j)
+		out = append(out, r)
 	}
 	slices.SortFunc(out, func(a, b ReadyEvent) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out

@@ -35,4 +35,11 @@ func init() {
 			fab.d.Unlock()
 		}
 	}
+	simhook.SetAnyOrder = func(f any, on bool) {
+		if fab, ok := f.(*Fabric); ok && fab != nil {
+			fab.d.Lock()
+			fab.eng.anyOrder = on
+			fab.d.Unlock()
+		}
+	}
 }

@@ -75,3 +75,11 @@ type FaultDraw struct {
 // non-zero, and returns the index of the outcome in d.Outcomes; it must not
 // call verbs. Set by package sim.
 var SetFaultChooser func(fabric any, choose func(d *FaultDraw) int)
+
+// SetAnyOrder, with on, lets a *sim.Fabric's Random schedule and Chooser
+// run any ready event next, a packet before an earlier one of its path
+// included: the engine as it was before XFER-32 (packets of one path
+// arrive in the order they were sent). It is the mutant that the
+// regression tests of XFER-32 must catch; nothing else sets it. Set by
+// package sim.
+var SetAnyOrder func(fabric any, on bool)
