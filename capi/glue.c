@@ -1368,7 +1368,10 @@ static struct ibv_qp *op_create_qp_ex(struct ibv_context *ic, struct ibv_qp_init
 		ERRP(EINVAL);
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd || a->pd->context != ic)
 		ERRP(EINVAL);
-	if (a->comp_mask & ~known)
+	if (a->comp_mask & ~known & ~IBV_QP_INIT_ATTR_CREATE_FLAGS)
+		ERRP(EOPNOTSUPP);
+	/* No creation flag is supported (rxe: EOPNOTSUPP); none asked is fine. */
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags)
 		ERRP(EOPNOTSUPP);
 	return create_qp(a->pd, a);
 }

@@ -306,12 +306,16 @@ type DeviceAttr = verbs.DeviceAttr
 // 65536 as the completion core chose it, and MaxInline, a verbsim choice
 // (256 bytes; rxe allows 400). The capability flags are the ones verbsim
 // honours, SRQ resizing included (rxe also reports it; mlx5 does not).
+// The identity is not Mellanox's: programs and test suites pick
+// vendor-specific paths (mlx5 create flags, mlx5-only tests) from
+// vendor_id, so the device reports 0xffffff, the "no IEEE OUI" value
+// software devices such as rxe report, and part 0.
 func DefaultDeviceAttr() DeviceAttr {
 	return DeviceAttr{
 		FWVer:           "20.37.1700",
 		MaxMRSize:       ^uint64(0),
-		VendorID:        0x02c9,
-		VendorPartID:    4123,
+		VendorID:        0xffffff,
+		VendorPartID:    0,
 		MaxQP:           131072,
 		MaxQPWR:         32768,
 		DeviceCapFlags:  DeviceBadPKeyCntr | DeviceBadQKeyCntr | DeviceCurrQPStateMod | DevicePortActiveEvt | DeviceSysImageGUID | DeviceRCRNRNakGen | DeviceSRQResize | DeviceMemWindow | DeviceXRC | DeviceMemWindow2B,
