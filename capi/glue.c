@@ -1276,6 +1276,9 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 
 	if (!pd || !a || !a->send_cq || !a->recv_cq)
 		ERRP(EINVAL);
+	/* A QP type the device lacks, as rxe answers (rxe_qp_chk_init). */
+	if (a->qp_type == IBV_QPT_RAW_PACKET || a->qp_type == IBV_QPT_DRIVER)
+		ERRP(EOPNOTSUPP);
 	if (a->send_cq->context != pd->context || a->recv_cq->context != pd->context ||
 	    (a->srq && a->srq->context != pd->context))
 		ERRP(EINVAL);
