@@ -328,3 +328,15 @@ Ran 5 tests in 0.010s
 		t.Errorf("pyverbsRan: %d, want 5", n)
 	}
 }
+
+// TestParentDomain: parent domains from C (capi/testdata/parentdomain.c):
+// an MR, an extended CQ and an RC QP of a parent domain carry a WRITE and
+// a SEND; the wrapped PD is EBUSY while a parent domain uses it.
+func TestParentDomain(t *testing.T) {
+	dir := lib(t)
+	bin := cprog(t, dir, "parentdomain")
+	out, err := run(t, dir, []string{"VERBSIM_FABRIC=none"}, bin)
+	if err != nil || !strings.Contains(out, "parentdomain: OK") {
+		t.Errorf("parentdomain: %v\n%s", err, out)
+	}
+}
