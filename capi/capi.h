@@ -114,10 +114,16 @@ struct capi_swr {
 	uint32_t rkey;
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
-	uint32_t pad;
+	uint32_t xrc_srqn; /* qp_type.xrc.remote_srqn, XRC_SEND only */
 	uint64_t compare_add;
 	uint64_t swap;
 	uintptr_t ah; /* handle of the AH, UD only */
+	/* BIND_MW (wr.bind_mw): the window and the MR (handles, 0 for none),
+	 * the rights; rkey is the window's new rkey, remote_addr and
+	 * compare_add the address and length of the range bound. */
+	uintptr_t mw;
+	uintptr_t mr;
+	uint32_t mw_access;
 };
 
 /* A receive work request. */
@@ -156,6 +162,18 @@ enum {
 	CAPI_WR_SET_SGE,
 	CAPI_WR_SET_UD_ADDR,
 	CAPI_WR_SET_INLINE,
+	CAPI_WR_SET_XRC_SRQN,
+	CAPI_WR_BIND_MW,
 };
+
+/* glue.c: whether this is a child of fork() (then errno is EOPNOTSUPP). */
+int capi_forked(void);
+
+/* mw.c */
+int capi_bind_wr(struct capi_swr *s, const struct ibv_send_wr *wr);
+
+/* xrc.c */
+void capi_xrc_ops(struct verbs_context *v);
+struct ibv_qp *capi_create_xrc_recv_qp(struct ibv_context *ic, struct ibv_qp_init_attr_ex *a);
 
 #endif

@@ -1,7 +1,8 @@
 package main
 
 // engine.go is the one file of the drop-in library that calls package sim
-// (and its vocabulary packages): every //export here takes plain C values
+// (and its vocabulary packages), with xrc.go for XRC and mw.go for type 2
+// windows: every //export here takes plain C values
 // and handles from glue.c and returns an errno (0 on success). Keeping the
 // simulator's names in this file alone lets the rest of capi survive
 // renames of sim's types.
@@ -947,7 +948,8 @@ func vs_rereg_mr(h C.uintptr_t, flags C.int, pdh C.uintptr_t, addr unsafe.Pointe
 	if addr != nil {
 		buf = bytesAt(addr, uint64(length))
 	}
-	if err := r.mr.Rereg(sim.ReregFlags(flags), pd, buf, sim.Access(access)); err != nil {
+	// libibverbs passes the new buffer's address as hca_va (MR-13).
+	if err := r.mr.ReregIOVA(sim.ReregFlags(flags), pd, buf, uint64(uintptr(addr)), sim.Access(access)); err != nil {
 		*eno = errno(err)
 		var re *sim.ReregError
 		if errors.As(err, &re) {
@@ -1415,16 +1417,20 @@ func vs_create_qp(h C.uintptr_t, in *C.struct_capi_qp_init, cptr C.uintptr_t, ou
 		return C.int(syscall.EINVAL)
 	}
 	scq, rcq := rec[cqRec](in.send_cq), rec[cqRec](in.recv_cq)
-	if scq == nil || rcq == nil {
+	xrc := qp.Type(in.qp_type) == qp.XRCSend // no receive side (XRC-06)
+	if scq == nil || (rcq == nil && !xrc) {
 		return C.int(syscall.EINVAL)
 	}
 	attr := sim.QPInitAttr{
-		SendCQ: scq.cq, RecvCQ: rcq.cq,
+		SendCQ: scq.cq,
 		Cap: qp.Cap{MaxSendWR: uint32(in.cap.max_send_wr), MaxRecvWR: uint32(in.cap.max_recv_wr),
 			MaxSendSGE: uint32(in.cap.max_send_sge), MaxRecvSGE: uint32(in.cap.max_recv_sge),
 			MaxInlineData: uint32(in.cap.max_inline_data)},
 		Type:     qp.Type(in.qp_type),
 		SQSigAll: in.sq_sig_all != 0,
+	}
+	if rcq != nil {
+		attr.RecvCQ = rcq.cq
 	}
 	if in.srq != 0 {
 		s := rec[srqRec](in.srq)
@@ -1639,6 +1645,7 @@ func vs_post_send(h C.uintptr_t, in *C.struct_capi_swr, n C.int, posted *C.int) 
 			Imm: uint32(w.imm), RemoteAddr: uint64(w.remote_addr), RKey: uint32(w.rkey),
 			CompareAdd: uint64(w.compare_add), Swap: uint64(w.swap),
 			RemoteQPN: uint32(w.remote_qpn), RemoteQKey: uint32(w.remote_qkey),
+			RemoteSRQN: uint32(w.xrc_srqn),
 		}
 		if w.ah != 0 {
 			a := rec[ahRec](w.ah)
@@ -1648,7 +1655,11 @@ func vs_post_send(h C.uintptr_t, in *C.struct_capi_swr, n C.int, posted *C.int) 
 			}
 			sw.AH = a.ah
 		}
-		if sw.Flags&qp.SendInline != 0 {
+		if w.mw != 0 && !bindFromC(w, &sw) {
+			*posted = C.int(i)
+			return C.int(syscall.EINVAL)
+		}
+		if sw.Flags&qp.SendInline != 0 && r.pd != nil { // an XRC_RECV QP has no PD, and sends nothing
 			inline = true
 		}
 		r.swrs = append(r.swrs, sw)
@@ -1746,7 +1757,7 @@ func vs_wr(h C.uintptr_t, op C.int, wrID C.uint64_t, flags C.uint32_t, a32, b32 
 	switch op {
 	case C.CAPI_WR_SEND, C.CAPI_WR_SEND_IMM, C.CAPI_WR_SEND_INV, C.CAPI_WR_RDMA_WRITE,
 		C.CAPI_WR_RDMA_WRITE_IMM, C.CAPI_WR_RDMA_READ, C.CAPI_WR_ATOMIC_CMP_SWP,
-		C.CAPI_WR_ATOMIC_FETCH_ADD, C.CAPI_WR_LOCAL_INV:
+		C.CAPI_WR_ATOMIC_FETCH_ADD, C.CAPI_WR_LOCAL_INV, C.CAPI_WR_BIND_MW:
 		q.SetWRID(uint64(wrID))
 		q.SetWRFlags(qp.SendFlags(flags))
 	}
@@ -1777,6 +1788,10 @@ func vs_wr(h C.uintptr_t, op C.int, wrID C.uint64_t, flags C.uint32_t, a32, b32 
 		q.WRLocalInv(uint32(a32))
 	case C.CAPI_WR_SET_SGE:
 		q.WRSetSGE(uint32(a32), uint64(a64), uint32(b32))
+	case C.CAPI_WR_BIND_MW:
+		wrBindMW(q, a32, b32, a64, b64, c64, obj)
+	case C.CAPI_WR_SET_XRC_SRQN:
+		q.WRSetXRCSRQN(uint32(a32))
 	case C.CAPI_WR_SET_UD_ADDR:
 		var ah *sim.AH
 		if a := rec[ahRec](obj); a != nil {

@@ -75,7 +75,7 @@ static void on_fork_child(void) { forked = 1; }
 
 __attribute__((constructor)) static void capi_init(void) { pthread_atfork(NULL, NULL, on_fork_child); }
 
-static int capi_forked(void)
+int capi_forked(void)
 {
 	static int told;
 
@@ -251,6 +251,7 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *d)
 	c->vctx.create_cq_ex = op_create_cq_ex;
 	c->vctx.create_qp_ex = op_create_qp_ex;
 	c->vctx.alloc_parent_domain = op_alloc_parent_domain;
+	capi_xrc_ops(&c->vctx);
 	return ic;
 fail:
 	if (ic->async_fd >= 0)
@@ -733,13 +734,8 @@ EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *a
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	/* The engine would give the moved MR an address of its own simulated
-	 * space, where libibverbs passes the new buffer's address as hca_va:
-	 * refuse the translation as rxe does (MR-16) until it can take one. */
-	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-		errno = EOPNOTSUPP;
-		return IBV_REREG_MR_ERR_CMD;
-	}
+	/* A new buffer is addressed by work requests from its own address,
+	 * which libibverbs passes as hca_va (vs_rereg_mr: MR.ReregIOVA). */
 	access &= ~IBV_ACCESS_OPTIONAL_RANGE;
 	rc = vs_rereg_mr(to_mr(mr)->h, flags, (flags & IBV_REREG_MR_CHANGE_PD) ? to_pd(pd)->h : 0,
 			 (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? addr : NULL,
@@ -1299,8 +1295,15 @@ static void wrx_unsupported(struct ibv_qp_ex *qx)
 }
 static void wrx_bind_mw(struct ibv_qp_ex *qx, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bi)
 {
-	(void)mw, (void)rkey, (void)bi;
-	wrx_unsupported(qx);
+	if (!mw || !bi) {
+		struct capi_qp *q = to_qpx(qx);
+
+		if (q && !q->wr_err)
+			q->wr_err = EINVAL;
+		return;
+	}
+	wr_op(qx, CAPI_WR_BIND_MW, rkey, bi->mw_access_flags, bi->addr, bi->length, bi->mr ? to_mr(bi->mr)->h : 0,
+	      ((struct capi_mw *)mw)->h);
 }
 static void wrx_send_tso(struct ibv_qp_ex *qx, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
@@ -1309,8 +1312,7 @@ static void wrx_send_tso(struct ibv_qp_ex *qx, void *hdr, uint16_t hdr_sz, uint1
 }
 static void wrx_set_xrc_srqn(struct ibv_qp_ex *qx, uint32_t srqn)
 {
-	(void)srqn;
-	wrx_unsupported(qx);
+	wr_op(qx, CAPI_WR_SET_XRC_SRQN, srqn, 0, 0, 0, 0, 0);
 }
 static void wrx_atomic_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr, const void *wr)
 {
@@ -1327,18 +1329,21 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 	uint32_t qpn = 0;
 	int rc;
 
-	if (!pd || !a || !a->send_cq || !a->recv_cq)
+	/* An XRC_SEND QP has no receive side: recv_cq and srq are ignored. */
+	int xrc = a && a->qp_type == IBV_QPT_XRC_SEND;
+
+	if (!pd || !a || !a->send_cq || (!a->recv_cq && !xrc))
 		ERRP(EINVAL);
 	/* A QP type the device lacks, as rxe answers (rxe_qp_chk_init). */
 	if (a->qp_type == IBV_QPT_RAW_PACKET || a->qp_type == IBV_QPT_DRIVER)
 		ERRP(EOPNOTSUPP);
-	if (a->send_cq->context != pd->context || a->recv_cq->context != pd->context ||
-	    (a->srq && a->srq->context != pd->context))
+	if (a->send_cq->context != pd->context ||
+	    (!xrc && (a->recv_cq->context != pd->context || (a->srq && a->srq->context != pd->context))))
 		ERRP(EINVAL);
 	memset(&in, 0, sizeof(in));
 	in.send_cq = to_cq(a->send_cq)->h;
-	in.recv_cq = to_cq(a->recv_cq)->h;
-	in.srq = a->srq ? to_srq(a->srq)->h : 0;
+	in.recv_cq = xrc ? 0 : to_cq(a->recv_cq)->h;
+	in.srq = a->srq && !xrc ? to_srq(a->srq)->h : 0;
 	in.cap = a->cap;
 	in.qp_type = a->qp_type;
 	in.sq_sig_all = a->sq_sig_all;
@@ -1422,6 +1427,10 @@ static struct ibv_qp *op_create_qp_ex(struct ibv_context *ic, struct ibv_qp_init
 
 	if (!ic || !a)
 		ERRP(EINVAL);
+	if (capi_forked())
+		return NULL;
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_XRCD) && a->qp_type == IBV_QPT_XRC_RECV)
+		return capi_create_xrc_recv_qp(ic, a);
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd || a->pd->context != ic)
 		ERRP(EINVAL);
 	if (a->comp_mask & ~known & ~IBV_QP_INIT_ATTR_CREATE_FLAGS)
@@ -1552,6 +1561,18 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 				s->swap = wr->wr.atomic.swap;
 				break;
 			case IBV_WR_BIND_MW:
+				if (capi_bind_wr(s, wr)) {
+					*badp = wr;
+					if (n) {
+						rc = vs_post_send(to_qp(qp)->h, b, n, &posted);
+						if (rc) {
+							*badp = first[posted];
+							return rc;
+						}
+					}
+					return EINVAL;
+				}
+				break;
 			case IBV_WR_TSO:
 			case IBV_WR_DRIVER1:
 			case IBV_WR_ATOMIC_WRITE:
@@ -1583,6 +1604,8 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 				s->remote_qpn = wr->wr.ud.remote_qpn;
 				s->remote_qkey = wr->wr.ud.remote_qkey;
 			}
+			if (qp->qp_type == IBV_QPT_XRC_SEND)
+				s->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 		}
 		rc = vs_post_send(to_qp(qp)->h, b, n, &posted);
 		if (rc) {

@@ -36,6 +36,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/verbsim/verbsim/sim"
 )
 
 const (
@@ -43,7 +45,7 @@ const (
 	// OUI; the low 16 bits are the station number.
 	stationGUID   = 0x0002c90300000000
 	maxStation    = 0xbfff // the last unicast LID
-	maxFrame      = 106 + 4096
+	maxFrame      = sim.MaxFrame
 	maxQueued     = 64 << 20               // bytes of frames waiting for a port's sender
 	sendWait      = 250 * time.Millisecond // SO_SNDTIMEO: how long a full peer may hold a frame
 	recvBufBytes  = 4 << 20

@@ -611,6 +611,20 @@ var badTable = map[string]badEntry{
 			return w.mr.Rereg(sim.ReregChangeAccess, nil, nil, sim.AccessLocalWrite)
 		}},
 	}},
+	// ReregIOVA shares Rereg's checks; its own: a wrapping hca_va.
+	"MR.ReregIOVA": {cases: []badCase{
+		{in: "unknown flag bit", want: einval, call: func(w *badWorld) error {
+			return w.mr.ReregIOVA(1<<3|sim.ReregChangeAccess, nil, nil, 0, sim.AccessLocalWrite)
+		}},
+		{in: "CHANGE_TRANSLATION with a nil buffer", want: einval, call: func(w *badWorld) error {
+			return w.mr.ReregIOVA(sim.ReregChangeTranslation, nil, nil, 0x1000, 0)
+		}},
+		{in: "deregistered MR", want: einval, call: func(w *badWorld) error { return w.deadMR.ReregIOVA(sim.ReregChangeAccess, nil, nil, 0, 0) }},
+		{in: "hca_va + length wraps", want: einval, moves: true, call: func(w *badWorld) error {
+			return w.mr.ReregIOVA(sim.ReregChangeTranslation, nil, make([]byte, 64), ^uint64(0)-8, 0)
+		}},
+		{in: "flags 0", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.ReregIOVA(0, nil, nil, 0, 0) }},
+	}},
 	"ReregError.Error":  {reason: getter},
 	"ReregError.Unwrap": {reason: getter},
 	"MR.Ref": {cases: []badCase{

@@ -330,7 +330,8 @@ func (w *badWorld) live(name string) (reflect.Value, sync.Locker) {
 // badZeroMoves lists the methods whose refusal of zero arguments changes
 // the world by design, with the reason.
 var badZeroMoves = map[string]string{
-	"MR.Rereg": "flags 0 is a command error (IBV_REREG_MR_ERR_CMD), after which the default profile leaves the MR unusable (MR-14)",
+	"MR.Rereg":     "flags 0 is a command error (IBV_REREG_MR_ERR_CMD), after which the default profile leaves the MR unusable (MR-14)",
+	"MR.ReregIOVA": "flags 0 is a command error (IBV_REREG_MR_ERR_CMD), after which the default profile leaves the MR unusable (MR-14)",
 }
 
 // testBadZero calls every method that takes arguments on a live object,

@@ -45,7 +45,7 @@
 //	ibv_dealloc_pd                        PD.Dealloc
 //	ibv_reg_mr                            PD.RegMR
 //	ibv_reg_mr_iova                       PD.RegMRIOVA
-//	ibv_rereg_mr                          MR.Rereg
+//	ibv_rereg_mr                          MR.Rereg, MR.ReregIOVA
 //	ibv_dereg_mr                          MR.Dereg
 //	ibv_alloc_mw                          PD.AllocMW
 //	ibv_dealloc_mw                        MW.Dealloc

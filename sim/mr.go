@@ -64,6 +64,10 @@ type MR struct {
 	length uint64
 	addr   uint64 // simulated virtual address of buf[0]
 	iova   uint64 // the address work requests use for buf[0]
+	// va is the address of buf[0] for work requests when the MR is not
+	// ZERO_BASED: addr, or the hca_va of RegMRIOVA or ReregIOVA. A
+	// re-registration that drops ZERO_BASED gives iova this value again.
+	va     uint64
 	lkey   uint32
 	rkey   uint32
 	access Access
@@ -205,10 +209,10 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 	if err != nil {
 		return nil, err
 	}
-	mr := &MR{pd: pd, buf: buf, length: n, addr: addr, access: access}
+	mr := &MR{pd: pd, buf: buf, length: n, addr: addr, access: access, va: addr}
 	switch {
 	case withIOVA:
-		mr.iova = iova
+		mr.iova, mr.va = iova, iova
 	case access&AccessZeroBased == 0:
 		mr.iova = addr
 	}

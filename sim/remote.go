@@ -149,7 +149,7 @@ func (e *engine) catchUpLocked() {
 // The frame of one packet: a fixed header of frameHeader bytes, big-endian,
 // then the payload to the end of the frame.
 //
-//	0  magic "VS", version (1)
+//	0  magic "VS", version (2)
 //	3  kind, transport, flags (first 1, last 2, SE 4, global 8), opcode,
 //	   syndrome, RNR timer code, SL
 //	10 source QPN, destination QPN, PSN, immediate (4 bytes each)
@@ -157,10 +157,14 @@ func (e *engine) catchUpLocked() {
 //	42 compare-add (8), swap (8), Q_Key (4), original value (8)
 //	70 source LID, destination LID (2 each)
 //	74 source GID, destination GID (16 each)
-//	106 payload
+//	106 XRC SRQ number (4; the XRCETH of an XRC request, else 0)
+//	110 payload
+//
+// Version 2 added the SRQ number (and the XRC transports), so that
+// ibv_xsrq_pingpong runs between two processes.
 const (
-	frameVersion = 1
-	frameHeader  = 106
+	frameVersion = 2
+	frameHeader  = 110
 	// MaxFramePayload is the largest payload a frame carries: one packet
 	// at the largest path MTU (4096 bytes).
 	MaxFramePayload = 4096
@@ -207,6 +211,7 @@ func appendFrame(b []byte, p *qp.Packet) []byte {
 	b = be.AppendUint16(b, p.DLID)
 	b = append(b, p.SGID[:]...)
 	b = append(b, p.DGID[:]...)
+	b = be.AppendUint32(b, p.SRQN)
 	return append(b, p.Payload...)
 }
 
@@ -226,7 +231,7 @@ func checkFrame(frame []byte) error {
 		return fmt.Errorf("frame payload of %d bytes is above %d", len(frame)-frameHeader, MaxFramePayload)
 	case qp.PacketKind(frame[3]) > qp.PktAck:
 		return fmt.Errorf("unknown packet kind %d", frame[3])
-	case qp.Type(frame[4]) != qp.RC && qp.Type(frame[4]) != qp.UC && qp.Type(frame[4]) != qp.UD:
+	case !frameTransport(qp.Type(frame[4])):
 		return fmt.Errorf("unknown transport %d", frame[4])
 	case frame[5]&^(frameFirst|frameLast|frameSE|frameGlobal) != 0:
 		return fmt.Errorf("unknown flags %#x", frame[5])
@@ -238,6 +243,16 @@ func checkFrame(frame []byte) error {
 		return fmt.Errorf("RNR timer code %d is above 31", frame[8])
 	}
 	return nil
+}
+
+// frameTransport reports whether t is a transport whose packets cross
+// between fabrics: RC, UC, UD and the two XRC types.
+func frameTransport(t qp.Type) bool {
+	switch t {
+	case qp.RC, qp.UC, qp.UD, qp.XRCSend, qp.XRCRecv:
+		return true
+	}
+	return false
 }
 
 // decodeFrame fills p (a packet from the pool, whose payload buffer it
@@ -272,6 +287,7 @@ func decodeFrame(frame []byte, p *qp.Packet) {
 	}
 	copy(p.SGID[:], frame[74:90])
 	copy(p.DGID[:], frame[90:106])
+	p.SRQN = be.Uint32(frame[106:])
 	p.Payload = append(buf, frame[frameHeader:]...)
 	// Port is the sending port of the other fabric; it means nothing here.
 }

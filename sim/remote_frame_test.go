@@ -21,7 +21,9 @@ func FuzzFrame(f *testing.F) {
 	f.Add(appendFrame(nil, p))
 	p.Payload = nil
 	f.Add(appendFrame(nil, p))
-	f.Add([]byte("VS\x01"))
+	p.Transport, p.SRQN = qp.XRCSend, 0x123456
+	f.Add(appendFrame(nil, p))
+	f.Add([]byte("VS\x02"))
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		var p qp.Packet
 		if checkFrame(frame) != nil {
@@ -43,7 +45,7 @@ func TestFrameRoundTrip(t *testing.T) {
 	in := qp.Packet{Kind: qp.PktAtomic, Transport: qp.UD, Last: true, Op: wc.WRAtomicCmpAndSwp,
 		SrcQPN: 0xffffff, DstQPN: 1, PSN: 5, Imm: 0xdeadbeef, RemoteAddr: ^uint64(0), RKey: 0x1234,
 		DMALen: 8, CompareAdd: 1, Swap: 2, QKey: 3, Syndrome: qp.SynRemOp, RNRTimer: 31, Orig: 4, SL: 15,
-		SLID: 0xbfff, DLID: 0x10, SGID: GID{1, 2, 3}, DGID: GID{4, 5, 6}, Payload: bytes.Repeat([]byte{0xa5}, MaxFramePayload)}
+		SLID: 0xbfff, DLID: 0x10, SGID: GID{1, 2, 3}, DGID: GID{4, 5, 6}, SRQN: 0xabcdef, Payload: bytes.Repeat([]byte{0xa5}, MaxFramePayload)}
 	fr := appendFrame(nil, &in)
 	if len(fr) != MaxFrame {
 		t.Fatalf("frame of %d bytes, want %d", len(fr), MaxFrame)
@@ -66,7 +68,7 @@ func TestFrameRoundTrip(t *testing.T) {
 		t.Errorf("decoded %+v\nwant    %+v", out, in)
 	}
 	for _, bad := range [][]byte{nil, fr[:frameHeader-1], append(append([]byte{}, fr...), 0),
-		append([]byte{'V', 'S', 2}, fr[3:]...), append([]byte{'V', 'S', 1, 99}, fr[4:]...)} {
+		append([]byte{'V', 'S', 1}, fr[3:]...), append([]byte{'V', 'S', 2, 99}, fr[4:]...)} {
 		if err := checkFrame(bad); err == nil {
 			t.Errorf("frame %x... decoded", bad[:min(len(bad), 8)])
 		}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"github.com/verbsim/verbsim/internal/domain"
+	"math"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/verr"
@@ -86,17 +87,52 @@ func (mr *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) (err er
 			}
 		}()
 	}
-	err = mr.reregLocked(flags, pd, buf, access)
+	err = mr.reregLocked(flags, pd, buf, 0, false, access)
 	if err != nil && ReregFailureOf(err) == ReregErrCmd && !d.fabric.profile.ReregFailKeepsMR {
 		mr.broken = true
 	}
 	return err
 }
 
-// reregLocked checks and applies a re-registration.
+// ReregIOVA is Rereg as a C program's ibv_rereg_mr reaches the kernel:
+// libibverbs passes the new buffer's address as hca_va, and with
+// ReregChangeTranslation work requests address buf[0] as hcaVA (ibv_mr.addr
+// in C), not as the simulated address Rereg gives it; from 0 when the MR is
+// ZERO_BASED after the change. A registration with PD.RegMRIOVA and its
+// re-registrations with ReregIOVA thus keep the program's addresses, and an
+// MR that drops ZERO_BASED later counts from hcaVA again. Without
+// ReregChangeTranslation hcaVA is ignored, as the kernel ignores hca_va.
+//
+// Errors are Rereg's, and ReregErrCmd with EINVAL when hcaVA + len(buf)
+// wraps around, or when buf is already registered at an address whose
+// offset in its 4 KiB page differs from hcaVA's (as for RegMRIOVA). The
+// rxe profile refuses the translation (MR-16) as Rereg does.
+func (mr *MR) ReregIOVA(flags ReregFlags, pd *PD, buf []byte, hcaVA uint64, access Access) (err error) {
+	if mr == nil {
+		return reregErr(ReregErrInput, syscall.EINVAL, "nil MR")
+	}
+	d := mr.pd.ctx.dev
+	d.fabric.d.Enter(domain.Op{})
+	defer d.fabric.d.Leave(domain.Op{}, nil)
+	if e := d.fabric.eng; e.tracing() {
+		defer func() {
+			if err != nil {
+				e.callLocked(e.nameOf(mr), fmt.Sprintf("rereg_mr flags %#x hca_va %#x access %#x", uint32(flags), hcaVA, uint32(access)), err)
+			}
+		}()
+	}
+	err = mr.reregLocked(flags, pd, buf, hcaVA, true, access)
+	if err != nil && ReregFailureOf(err) == ReregErrCmd && !d.fabric.profile.ReregFailKeepsMR {
+		mr.broken = true
+	}
+	return err
+}
+
+// reregLocked checks and applies a re-registration; withIOVA says hcaVA
+// is the new buffer's address for work requests (ReregIOVA).
 //
 // Precondition: the domain lock is held.
-func (mr *MR) reregLocked(flags ReregFlags, pd *PD, buf []byte, access Access) error {
+func (mr *MR) reregLocked(flags ReregFlags, pd *PD, buf []byte, hcaVA uint64, withIOVA bool, access Access) error {
 	d := mr.pd.ctx.dev
 	pol := d.fabric.profile.Readings
 	// What libibverbs checks before the command: ERR_INPUT, MR unchanged.
@@ -143,23 +179,29 @@ func (mr *MR) reregLocked(flags ReregFlags, pd *PD, buf []byte, access Access) e
 		if n := uint64(len(buf)); n > d.attr.MaxMRSize {
 			return reregErr(ReregErrCmd, syscall.EINVAL, "length %d is above max_mr_size=%d", n, d.attr.MaxMRSize)
 		}
+		if n := uint64(len(buf)); withIOVA && hcaVA > math.MaxUint64-(n-1) {
+			return reregErr(ReregErrCmd, syscall.EINVAL, "hca_va %#x + length %d wraps around", hcaVA, n)
+		}
 	}
 	// Apply. Nothing below fails but the placement of a new buffer, which
 	// comes first.
 	if flags&ReregChangeTranslation != 0 {
-		addr, err := d.mrs.place("ibv_rereg_mr", buf, 0, false)
+		addr, err := d.mrs.place("ibv_rereg_mr", buf, hcaVA, withIOVA)
 		if err != nil {
 			return &ReregError{Failure: ReregErrCmd, Err: err}
 		}
 		d.mrs.detach(mr)
 		d.mrs.unplace(mr.buf)
-		mr.buf, mr.length, mr.addr = buf, uint64(len(buf)), addr
+		mr.buf, mr.length, mr.addr, mr.va = buf, uint64(len(buf)), addr, addr
+		if withIOVA {
+			mr.va = hcaVA
+		}
 		d.mrs.attach(mr)
 	}
 	zeroChanged := (newAccess^mr.access)&AccessZeroBased != 0
 	mr.access = newAccess
 	if flags&ReregChangeTranslation != 0 || zeroChanged {
-		mr.iova = mr.addr
+		mr.iova = mr.va
 		if mr.access&AccessZeroBased != 0 {
 			mr.iova = 0
 		}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"syscall"
 	"testing"
+	"unsafe"
 )
 
 // FuzzRereg runs sequences of ibv_reg_mr, ibv_dereg_mr, ibv_rereg_mr (with
-// any flags, PD, buffer and access), ibv_alloc_pd and ibv_dealloc_pd on one
+// any flags, PD, buffer and access; as Rereg and as ReregIOVA with the
+// buffer's address, which then is the IOVA), ibv_alloc_pd and ibv_dealloc_pd on one
 // device, under both profiles, and after every operation checks the MR
 // invariants against a model: nothing panics; every failure carries an
 // errno, and a failed Rereg its class; an input error changes nothing and a
@@ -25,6 +27,9 @@ func FuzzRereg(f *testing.F) {
 	f.Add([]byte{0, 1, 3, 0x01, 2, 0, 0, 0, 0, 0, 2, 0, 4, 0, 0, 0x01, 1, 0})
 	// reg, rereg CHANGE_TRANSLATION|CHANGE_ACCESS with ZERO_BASED, rereg to another context's PD.
 	f.Add([]byte{0, 0, 4, 0x07, 2, 0, 5, 0, 5, 0x21, 2, 0, 2, 2, 0, 0, 3, 1, 2, 0, 2, 9, 0, 0})
+	// reg, rereg by hca_va CHANGE_TRANSLATION to another buffer, then
+	// CHANGE_ACCESS to ZERO_BASED and back.
+	f.Add([]byte{0, 0, 4, 0x03, 5, 0, 1, 0, 5, 0, 5, 0, 4, 0, 0x23, 5, 0, 4, 0, 0x03})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, p := range Profiles() {
 			runReregFuzz(t, p, data)
@@ -108,7 +113,7 @@ func runReregFuzz(t *testing.T, p Profile, data []byte) {
 		}
 	}
 	for steps := 0; len(data) > 0 && steps < 128; steps++ {
-		op := next() % 5
+		op := next() % 6
 		switch op {
 		case 0: // reg
 			pd, buf, access := pickPD(next()), pickBuf(next()), pickAccess(next())
@@ -131,7 +136,7 @@ func runReregFuzz(t *testing.T, p Profile, data []byte) {
 				t.Fatalf("%s a second dereg_mr: %v", p.Name, err)
 			}
 			mrs = append(mrs[:i], mrs[i+1:]...)
-		case 2: // rereg
+		case 2, 5: // rereg; 5: by hca_va, the buffer's address, as from C
 			if len(mrs) == 0 {
 				continue
 			}
@@ -139,7 +144,16 @@ func runReregFuzz(t *testing.T, p Profile, data []byte) {
 			flags := ReregFlags(next())
 			pd, buf, access := pickPD(next()), pickBuf(next()), pickAccess(next())
 			wasUsable := m.usable
-			err := m.mr.Rereg(flags, pd, buf, access)
+			var err error
+			var hca uint64
+			if op == 5 {
+				if len(buf) > 0 {
+					hca = uint64(uintptr(unsafe.Pointer(&buf[0])))
+				}
+				err = m.mr.ReregIOVA(flags, pd, buf, hca, access)
+			} else {
+				err = m.mr.Rereg(flags, pd, buf, access)
+			}
 			what := fmt.Sprintf("rereg_mr(flags %#x, access %#x)", uint32(flags), uint32(access))
 			if err != nil {
 				errnoOK(what, err)
@@ -166,6 +180,9 @@ func runReregFuzz(t *testing.T, p Profile, data []byte) {
 			}
 			if flags&ReregChangeTranslation != 0 {
 				m.first, m.length = &buf[0], uint64(len(buf))
+				if op == 5 && m.mr.Access()&AccessZeroBased == 0 && m.mr.IOVA() != hca {
+					t.Fatalf("%s %s by hca_va %#x: iova %#x", p.Name, what, hca, m.mr.IOVA())
+				}
 			}
 			if flags&ReregChangeAccess != 0 {
 				m.access = access &^ (accessOptional &^ AccessRelaxedOrdering)
