@@ -25,7 +25,22 @@ func TestPerftest(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.prog, func(t *testing.T) {
-			r := pingpong(t, dir, 60*time.Second, nil, nil, c.prog, c.args...)
+			var r ppResult
+			for try := 1; ; try++ {
+				r = pingpong(t, dir, 60*time.Second, nil, nil, c.prog, c.args...)
+				if !uncalibrated(r) {
+					break
+				}
+				// perftest times its report with the CPU's cycle counter,
+				// calibrated against gettimeofday at report time; on a
+				// loaded machine a preempted sample spoils the fit and the
+				// program exits without its table, after the traffic ran.
+				// That is the tool's clock, not the library: run again.
+				t.Logf("try %d: %s could not calibrate its cycle counter (machine busy); again", try, c.prog)
+				if try == 5 {
+					t.Skipf("%s could not calibrate its cycle counter in %d tries on this loaded machine (perftest's get_cpu_mhz: r^2 < 0.9); its traffic ran each time", c.prog, try)
+				}
+			}
 			if r.srvErr != nil {
 				t.Errorf("server: %v", r.srvErr)
 			}
@@ -51,4 +66,16 @@ func TestPerftest(t *testing.T) {
 			t.Logf("%s: both sides done in %v", c.prog, r.took.Round(time.Millisecond))
 		})
 	}
+}
+
+// uncalibrated tells whether a side of r gave up on its report because
+// perftest's cycle-counter calibration failed ("Correlation coefficient
+// r^2: ... < 0.9", then "Can't produce a report").
+func uncalibrated(r ppResult) bool {
+	for _, out := range []string{r.srv, r.cli} {
+		if strings.Contains(out, "Correlation coefficient r^2") && strings.Contains(out, "Can't produce a report") {
+			return true
+		}
+	}
+	return false
 }

@@ -72,6 +72,8 @@ const (
 	tsSendRegs   = 16      // send regions per QP: at most this many sends held (QP-36)
 	tsRecvRegs   = 16      // receive regions per QP: at most this many receives held
 	tsTargets    = 12      // RDMA WRITE target regions per QP
+	tsExposed    = 256     // bytes at the end of an RC QP's MR that only memory windows reach
+	tsMaxMWs     = 3       // live windows per QP
 	tsMaxLen     = 640     // the longest RC or UC message
 	tsMaxDepth   = 6       // the deepest queue asked for
 	tsInline     = 64      // max_inline_data asked for
@@ -91,7 +93,9 @@ const (
 // WRITEs (some with a bad rkey) and WRITEs with immediate of random sizes,
 // signaling and gather lists, and UD datagrams to random QPs with right or
 // wrong Q_Keys, poll CQs with random batch sizes, let time pass or run the
-// fabric until idle, move QPs to ERR, and reset and reconnect them. A post
+// fabric until idle, move QPs to ERR, and reset and reconnect them; they
+// also allocate, bind, invalidate and deallocate memory windows and reach
+// them with WRITEs, READs and atomics (traffic_mw.go). A post
 // now and then asks for more than the queue takes: it must stop with ENOMEM
 // where QP-29 and QP-31 say under the fabric's reading
 // (TrafficProfile.FreeSlotOnRetire), and under reading B the posts use the
@@ -107,7 +111,7 @@ func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
 	}
 	defer f.Close()
 	r := &tsRun{t: t, f: f, prof: f.TrafficProfile(), faults: faults,
-		recvAt: map[uint64]tsBuf{}, targetAt: map[uint64]tsBuf{}}
+		recvAt: map[uint64]tsBuf{}, targetAt: map[uint64]tsBuf{}, localAt: map[uint64]tsBuf{}}
 	r.m = model.NewTraffic(r.prof.Readings, model.Fabric{
 		Settles:     r.prof.Settles,
 		SyncFlush:   r.prof.SyncFlush,
@@ -134,6 +138,10 @@ func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
 		{"settle", 1, r.settleAndDrain},
 		{"qp-err", 1, r.toErr},
 		{"reconnect", 1, r.reconnect},
+		{"mw-alloc", 1, r.mwAlloc},
+		{"mw-bind", 3, r.mwBind},
+		{"mw-inv", 1, r.mwInv},
+		{"mw-dealloc", 1, r.mwDealloc},
 	})
 }
 
@@ -151,6 +159,8 @@ type tsRun struct {
 	wrid     uint64
 	recvAt   map[uint64]tsBuf // where each receive request's scatter list is
 	targetAt map[uint64]tsBuf // where each RDMA WRITE's target is
+	localAt  map[uint64]tsBuf // where each RDMA READ's or atomic's local scatter list is
+	mws      []*tsMW          // memory windows (traffic_mw.go)
 }
 
 // tsQP is a QP with its own PD, and an MR over its buffer: send regions,
@@ -195,6 +205,12 @@ func (r *tsRun) Recv(wrID uint64) []byte { return r.read(r.recvAt[wrID]) }
 
 // Target implements model.Memory.
 func (r *tsRun) Target(wrID uint64) []byte { return r.read(r.targetAt[wrID]) }
+
+// Local implements model.Memory.
+func (r *tsRun) Local(wrID uint64) []byte { return r.read(r.localAt[wrID]) }
+
+// Exposed implements model.Memory.
+func (r *tsRun) Exposed(q int) []byte { return r.qps[q].buf[tsExposedOff:] }
 
 func (r *tsRun) read(b tsBuf) []byte {
 	var out []byte
@@ -246,8 +262,8 @@ func (r *tsRun) pick(t *rapid.T, ok func(i int) bool) (int, bool) {
 func (r *tsRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 	pd, err := r.ctxs[dev].AllocPD()
 	r.fatal(err)
-	buf := make([]byte, (tsSendRegs+tsRecvRegs+tsTargets)*tsRegion)
-	mr, err := pd.RegMR(buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
+	buf := make([]byte, tsExposedOff+tsExposed)
+	mr, err := pd.RegMR(buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessMWBind)
 	r.fatal(err)
 	cqs := r.devCQs[dev]
 	scq := rapid.SampledFrom(cqs).Draw(t, "send cq")
@@ -275,6 +291,10 @@ func (r *tsRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 		SendDepth: int(attr.Cap.MaxSendWR), RecvDepth: int(attr.Cap.MaxRecvWR),
 		SigAll: sigAll,
 	})
+	if typ == verbs.QPTypeRC {
+		copy(buf[tsExposedOff:], model.Pattern(uint64(i)^0xe4b0, tsExposed))
+		r.m.Expose(i, mr.Addr()+tsExposedOff, buf[tsExposedOff:])
+	}
 	r.step("qp %d: %v %#x on device %d, cqs %d/%d, depths %d/%d, sq_sig_all=%v", i, typ, q.Num(), dev, scq, rcq,
 		attr.Cap.MaxSendWR, attr.Cap.MaxRecvWR, sigAll)
 	return i
@@ -320,7 +340,7 @@ func (r *tsRun) connect(t *rapid.T, a, b int) {
 	rc := qa.typ == verbs.QPTypeRC
 	access := verbs.AccessRemoteWrite
 	if rc {
-		access |= verbs.AccessRemoteRead
+		access |= verbs.AccessRemoteRead | verbs.AccessRemoteAtomic
 	}
 	psn := [2]uint32{drawPSN(t, "psn"), drawPSN(t, "psn")}
 	var rnr [2]uint8
@@ -602,21 +622,27 @@ func (r *tsRun) postSend(t *rapid.T) {
 			ops = ops[:2]
 		}
 		s.Op = rapid.SampledFrom(ops).Draw(t, "opcode")
-		if s.Op == verbs.WRRDMAWrite && rapid.IntRange(0, 11).Draw(t, "bad rkey") == 0 {
+		var win *tsWinAccess
+		if q.typ == verbs.QPTypeRC {
+			win = r.drawWinAccess(t, peer, &s)
+		}
+		if win == nil && s.Op == verbs.WRRDMAWrite && rapid.IntRange(0, 11).Draw(t, "bad rkey") == 0 {
 			s.BadRKey = true
 		}
-		writes := s.Op == verbs.WRRDMAWrite || s.Op == verbs.WRRDMAWriteWithImm
+		writes := (s.Op == verbs.WRRDMAWrite || s.Op == verbs.WRRDMAWriteWithImm) && win == nil
 		if writes && !s.BadRKey && len(r.qps[peer].targetFree) == 0 {
 			s.Op, writes = verbs.WRSend, false
 		}
-		if q.typ == verbs.QPTypeRC && r.faults && s.Op != verbs.WRRDMAWrite {
+		if q.typ == verbs.QPTypeRC && r.faults && (s.Op == verbs.WRSend || s.Op == verbs.WRSendWithImm || s.Op == verbs.WRRDMAWriteWithImm || s.Op == verbs.WRSendWithInv) {
 			if credit == 0 {
 				break // under faults the model does not predict RNR
 			}
 			credit--
 		}
 		mtu := r.prof.MTU
-		if q.typ == verbs.QPTypeUD {
+		if win != nil && win.n >= 0 {
+			s.Len = win.n
+		} else if q.typ == verbs.QPTypeUD {
 			// Up to the MTU and a little past it (XFER-20).
 			s.Len = rapid.OneOf(rapid.IntRange(0, mtu+model.GRHLen), rapid.SampledFrom([]int{mtu - 1, mtu, mtu + 1})).Draw(t, "length")
 		} else {
@@ -624,17 +650,40 @@ func (r *tsRun) postSend(t *rapid.T) {
 			s.Len = rapid.OneOf(rapid.IntRange(0, 16), rapid.IntRange(0, tsMaxLen),
 				rapid.SampledFrom([]int{mtu - 1, mtu, mtu + 1, 2 * mtu, 2*mtu + 1})).Draw(t, "length")
 		}
+		if win != nil {
+			win.place(t, &s)
+			r.compareNow(t, peer, &s, win.w)
+		}
 		wr := verbs.SendWR{WRID: id, Opcode: s.Op, Imm: s.Imm}
+		if s.Op == verbs.WRSendWithInv {
+			wr.Imm = s.RKey
+		}
 		if s.Signaled {
 			wr.Flags = verbs.SendSignaled
 		}
 		base := int(q.sends%tsSendRegs) * tsRegion
 		q.sends++
 		sges, b := r.layout(t, q, base, s.Len)
+		if s.Op == verbs.WRAtomicCmpAndSwp || s.Op == verbs.WRAtomicFetchAndAdd {
+			// One 8-byte SGE (XFER-17).
+			b = tsBuf{offs: []int{base}, lens: []int{8}}
+			sges = []verbs.SGE{{Addr: q.mr.Addr() + uint64(base), Length: 8, LKey: q.mr.LKey()}}
+		}
 		b.qp = i
 		r.write(b, model.Payload(s.Seed, s.Len))
 		wr.SGList = sges
-		if s.Len <= tsInline && rapid.IntRange(0, 3).Draw(t, "inline") == 0 {
+		fetches := s.Op == verbs.WRRDMARead || s.Op == verbs.WRAtomicCmpAndSwp || s.Op == verbs.WRAtomicFetchAndAdd
+		if fetches {
+			r.localAt[id] = b
+		}
+		if s.Window {
+			wr.RKey, wr.RemoteAddr = s.RKey, s.RAddr
+			wr.CompareAdd, wr.Swap = s.SwapAdd, 0
+			if s.Op == verbs.WRAtomicCmpAndSwp {
+				wr.CompareAdd, wr.Swap = s.Compare, s.SwapAdd
+			}
+		}
+		if !fetches && s.Len <= tsInline && rapid.IntRange(0, 3).Draw(t, "inline") == 0 {
 			// QP-35: the payload is copied during the post and the lkeys
 			// are not checked; the buffer is scribbled over once the post
 			// returns.
@@ -691,6 +740,13 @@ func (r *tsRun) postSend(t *rapid.T) {
 		}
 		wrs = append(wrs, wr)
 		ss = append(ss, s)
+		if s.Op == verbs.WRRDMARead && r.faults {
+			// A READ retried under faults reads again, perhaps after
+			// later WRITEs of the same stream: post it last, and settle
+			// once it is posted, so that it reads what it read the first
+			// time.
+			break
+		}
 	}
 	if len(wrs) == 0 {
 		return
@@ -713,6 +769,9 @@ func (r *tsRun) postSend(t *rapid.T) {
 	}
 	r.step("qp %d: post %d sends %+v: %d accepted", i, len(ss), ss, n)
 	r.fatal(r.m.PostSend(i, ss[:n]))
+	if r.faults && n > 0 && ss[n-1].Op == verbs.WRRDMARead {
+		r.settle()
+	}
 	r.settleIfNeeded()
 }
 
@@ -751,6 +810,7 @@ func (r *tsRun) pollCQ(c, n int) bool {
 	}
 	r.fatal(r.m.Poll(c, n, wcs[:got], r))
 	for _, w := range wcs[:got] {
+		delete(r.localAt, w.WRID)
 		if b, ok := r.recvAt[w.WRID]; ok {
 			q := r.qps[b.qp]
 			q.recvFree = append(q.recvFree, b.region)

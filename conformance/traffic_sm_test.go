@@ -319,7 +319,9 @@ func trafficMutants() []trafficMutant {
 					w.Status = verbs.WCInvEECStateErr
 				}
 			})},
-		{name: "wr_id loses its high bits", rules: []string{"WC-01"}, base: def,
+		// A wr_id the suite does not know is also a completion of no
+		// receive request it posted (WC-06), whichever check sees it first.
+		{name: "wr_id loses its high bits", rules: []string{"WC-01", "WC-06"}, base: def,
 			hooks: rewrite(func(w *verbs.WC) { w.WRID &= 0xffffffff })},
 		// A flush turned into a success keeps the undefined opcode of the
 		// flush, which may not match the queue (WC-06).
@@ -431,6 +433,25 @@ func trafficMutants() []trafficMutant {
 					return a, ia, err
 				}}
 			}},
+		// Memory windows (traffic_mw.go).
+		{name: "a failed bind reported as a successful one", rules: []string{"MW-05"}, base: def,
+			hooks: rewrite(func(w *verbs.WC) {
+				if w.Status == verbs.WCMWBindErr {
+					w.Status, w.Opcode = verbs.WCSuccess, verbs.WCBindMW
+				}
+			})},
+		{name: "a LOCAL_INV of nothing reported as a success", rules: []string{"MW-07"}, base: rxe,
+			hooks: rewrite(func(w *verbs.WC) {
+				if w.Status == verbs.WCLocQPOpErr {
+					w.Status, w.Opcode = verbs.WCSuccess, verbs.WCLocalInv
+				}
+			})},
+		{name: "READs and atomics aim 8 bytes further", rules: []string{"XFER-13", "XFER-17", "MW-06", "QP-24"}, base: def,
+			hooks: sends(func(w *verbs.SendWR) {
+				if w.Opcode == verbs.WRRDMARead || w.Opcode == verbs.WRAtomicCmpAndSwp || w.Opcode == verbs.WRAtomicFetchAndAdd {
+					w.RemoteAddr += 8
+				}
+			})},
 	}
 }
 
@@ -467,6 +488,7 @@ func TestTrafficStateMachineCatchesMutants(t *testing.T) {
 	setFlag(t, "rapid.shrinktime", "1ms")  // detection is all that matters here
 	setFlag(t, "rapid.seed", "20261122")   // the same walks on every run
 	setFlag(t, "rapid.checks", "200")
+	setFlag(t, "rapid.steps", strconv.Itoa(trafficSteps)) // windows need a few steps to be allocated, bound and reached
 	for _, p := range sim.Profiles() {
 		for _, faults := range []bool{false, true} {
 			r := &recorder{name: "identity"}

@@ -10,14 +10,22 @@ import (
 
 // TestSnippetsAreExamples checks that every ```go block of the pages in this
 // directory appears, line for line (indentation and blank lines aside), in
-// examples_test.go, where it is compiled and its output checked. A page
+// examples_test.go or another *examples_test.go file (explore_examples_test.go),
+// where it is compiled and its output checked. A page
 // that shows code the examples do not run fails here.
 func TestSnippetsAreExamples(t *testing.T) {
-	src, err := os.ReadFile("examples_test.go")
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob("*examples_test.go")
+	if err != nil || len(files) == 0 {
+		t.Fatal("no examples_test.go", err)
 	}
-	examples := normalize(strings.Split(string(src), "\n"))
+	var examples [][]string
+	for _, name := range files {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		examples = append(examples, normalize(strings.Split(string(src), "\n")))
+	}
 	pages, err := filepath.Glob("*.md")
 	if err != nil {
 		t.Fatal(err)
@@ -26,8 +34,12 @@ func TestSnippetsAreExamples(t *testing.T) {
 	for _, page := range pages {
 		for _, b := range goBlocks(t, page) {
 			blocks++
-			if !containsRun(examples, normalize(b.lines)) {
-				t.Errorf("%s:%d: this go block is not in examples_test.go; copy it from (or into) an Example there", page, b.line)
+			found := false
+			for _, ex := range examples {
+				found = found || containsRun(ex, normalize(b.lines))
+			}
+			if !found {
+				t.Errorf("%s:%d: this go block is not in %s; copy it from (or into) an Example there", page, b.line, strings.Join(files, " or "))
 			}
 		}
 	}

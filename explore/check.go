@@ -43,10 +43,18 @@ type Options struct {
 	// AllowUnconsumed leaves completions in the CQs at the end alone: no
 	// Unconsumed failure.
 	AllowUnconsumed bool
+	// MaxFaults bounds the packet faults one schedule may draw when the
+	// world's fabric has fault probabilities (sim.Config.Faults,
+	// Fabric.SetFaults): past it every packet is delivered. 0 takes the
+	// default, 1 for Exhaustive (so that its search stays finite) and no
+	// bound for Random and PCT; negative: no faults at all.
+	MaxFaults int
 	// Name, if set, names the world in the replay tokens of its failures
 	// (TokenName reads it back), so that a tool can find the world a
 	// token belongs to: verbsim explore names its built-in patterns.
 	Name string
+
+	budget int // the fault budget fill computed: -1 for no bound
 }
 
 func (o Options) fill() Options {
@@ -63,6 +71,16 @@ func (o Options) fill() Options {
 	}
 	if o.MaxSteps <= 0 {
 		o.MaxSteps = 2000
+	}
+	switch {
+	case o.MaxFaults < 0:
+		o.budget = 0
+	case o.MaxFaults > 0:
+		o.budget = o.MaxFaults
+	case o.Strategy == Exhaustive:
+		o.budget = 1
+	default:
+		o.budget = -1
 	}
 	return o
 }
@@ -128,7 +146,7 @@ func Explore(world func(*World), opts Options) Result {
 				choices, size, runs = shrink(world, r, &o)
 			}
 			tok := encodeToken(token{strategy: o.Strategy, seed: o.Seed, schedule: uint64(i), maxSteps: uint64(o.MaxSteps),
-				allow: o.AllowUnconsumed, name: o.Name, choices: choices})
+				allow: o.AllowUnconsumed, name: o.Name, budget: o.budget, choices: choices})
 			f, err := replay(world, tok)
 			if err != nil { // the world is not deterministic: report what the first run saw
 				f = r.failure
@@ -191,6 +209,7 @@ func replay(world func(*World), tok string) (*Failure, error) {
 		return nil, err
 	}
 	o := Options{MaxSteps: int(tk.maxSteps), AllowUnconsumed: tk.allow}.fill()
+	o.budget = tk.budget
 	p := &replayPicker{choices: tk.choices}
 	r := runOnce(world, p, o.MaxSteps, true, &o)
 	if p.diverged || p.n != len(tk.choices) {
@@ -216,6 +235,7 @@ type token struct {
 	maxSteps uint64
 	allow    bool
 	name     string
+	budget   int // the fault budget (Options.MaxFaults): -1 for no bound
 	choices  []int
 }
 
@@ -239,12 +259,18 @@ func encodeToken(t token) string {
 	if t.name != "" {
 		flags |= 0x40
 	}
+	if t.budget >= 0 {
+		flags |= 0x20
+	}
 	for _, v := range []uint64{flags, t.seed, t.schedule, t.maxSteps, uint64(len(t.choices))} {
 		raw = binary.AppendUvarint(raw, v)
 	}
 	if t.name != "" {
 		raw = binary.AppendUvarint(raw, uint64(len(t.name)))
 		raw = append(raw, t.name...)
+	}
+	if t.budget >= 0 {
+		raw = binary.AppendUvarint(raw, uint64(t.budget))
 	}
 	for _, c := range t.choices {
 		raw = binary.AppendUvarint(raw, uint64(c))
@@ -278,7 +304,7 @@ func decodeToken(s string) (token, error) {
 			return bad("truncated")
 		}
 	}
-	t.strategy, t.allow, t.seed, t.schedule, t.maxSteps = Strategy(v[0]&0x3f), v[0]&0x80 != 0, v[1], v[2], v[3]
+	t.strategy, t.allow, t.seed, t.schedule, t.maxSteps = Strategy(v[0]&0x1f), v[0]&0x80 != 0, v[1], v[2], v[3]
 	if v[4] > uint64(len(raw)) {
 		return bad("truncated")
 	}
@@ -290,6 +316,14 @@ func decodeToken(s string) (token, error) {
 		name := make([]byte, n)
 		rd.Read(name)
 		t.name = string(name)
+	}
+	t.budget = -1 // a token made before fault draws were choice points: none were drawn
+	if v[0]&0x20 != 0 {
+		b, err := binary.ReadUvarint(rd)
+		if err != nil || b > 1<<20 {
+			return bad("truncated")
+		}
+		t.budget = int(b)
 	}
 	t.choices = make([]int, v[4])
 	for i := range t.choices {

@@ -14,11 +14,15 @@ import (
 //
 // A step's footprint is the set of cells it may read or write:
 //
-//   - a verb on a CQ (the domain names the CQ, not the verb) touches the
-//     CQ's ring and arm, and its event counts; it also touches its
-//     channel's event queue when the CQ is armed (a completion added now
-//     may raise an event) or has an event queued there (a destroy
-//     discards it);
+//   - a verb on a CQ (the domain names the CQ and the verb, Op.Verb):
+//     ibv_poll_cq touches the CQ's ring of completions; ibv_req_notify_cq
+//     its arm (arming never looks at the completions already there,
+//     NOTIFY-02); ibv_ack_cq_events its event counts; a completion added
+//     (the simulator's CQ.Push) the ring and the arm, and the channel's
+//     event queue when the CQ is armed (the completion raises an event);
+//     any other verb on a CQ (destroy, resize, the extended poll, the
+//     simulator's reads) all of those, and the channel's queue when the
+//     CQ is armed or has an event queued there (a destroy discards it);
 //   - ibv_get_cq_event (a verb, or a woken wait) touches the channel's
 //     queue and the event counts of every CQ on the channel;
 //   - everything else is global, dependent on every step: verbs on QPs,
@@ -49,7 +53,8 @@ import (
 type cellPart uint8
 
 const (
-	cellCQ    cellPart = iota // a CQ's ring, arm and state
+	cellRing  cellPart = iota // a CQ's ring of completions (and its overrun state)
+	cellArm                   // a CQ's arm
 	cellEvent                 // a CQ's events read and acked
 	cellQueue                 // a channel's event queue
 )
@@ -119,13 +124,32 @@ func (r *runner) footprint(a action) footprint {
 	}
 	switch h := simhook.HandleOf(obj).(type) {
 	case *sim.CQ:
-		if h.Len() >= h.CQE() {
-			return globalStep
-		}
-		add(h, cellCQ)
-		add(h, cellEvent)
-		if ch := h.Channel(); ch != nil && (h.Armed() != sim.CQDisarmed || slices.Contains(ch.Pending(), h)) {
-			add(ch, cellQueue)
+		switch verb {
+		case "ibv_poll_cq":
+			add(h, cellRing)
+		case "ibv_req_notify_cq":
+			add(h, cellArm)
+		case "ibv_ack_cq_events":
+			add(h, cellEvent)
+		case "cq push":
+			if h.Len() >= h.CQE() {
+				return globalStep
+			}
+			add(h, cellRing)
+			add(h, cellArm)
+			if ch := h.Channel(); ch != nil && h.Armed() != sim.CQDisarmed {
+				add(ch, cellQueue)
+			}
+		default: // any other verb on the CQ: all of it
+			if h.Len() >= h.CQE() {
+				return globalStep
+			}
+			add(h, cellRing)
+			add(h, cellArm)
+			add(h, cellEvent)
+			if ch := h.Channel(); ch != nil && (h.Armed() != sim.CQDisarmed || slices.Contains(ch.Pending(), h)) {
+				add(ch, cellQueue)
+			}
 		}
 	case *sim.CompChannel:
 		if verb != "get_cq_event" && verb != "ibv_get_cq_event" {

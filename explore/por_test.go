@@ -30,7 +30,7 @@ func TestSleepSetsSound(t *testing.T) {
 			bounds = []int{1, 1000}
 		}
 		for _, b := range bounds {
-			if (name == "independent-cqs" || name == "cq-too-small") && b > 2 {
+			if (name == "independent-cqs" || name == "cq-too-small" || name == "ud-expects-every-packet") && b > 2 {
 				// Over a million schedules unreduced: the search stops at
 				// Outcomes' cap, so it would compare two partial searches
 				// and take most of a minute (minutes under -race).

@@ -52,7 +52,7 @@ const drainLimit = 10000
 // runOnce runs one schedule of world with p making the choices. With
 // timeline set it also records the annotated timeline.
 func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Options) *runner {
-	r := &runner{back: make(chan struct{}), picker: p, max: maxSteps, last: -3}
+	r := &runner{back: make(chan struct{}), picker: p, max: maxSteps, last: -3, budget: opts.budget}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if timeline {
 		r.log = &trace.Log{}
@@ -90,7 +90,7 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 				if _, future := r.fabric.Pending(); future > 0 {
 					r.steps++
 					r.do(action{clock: true})
-					r.noteAction(action{clock: true}, 1)
+					r.noteAction(action{clock: true}, 1, "")
 					continue
 				}
 			}
@@ -115,9 +115,13 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 		}
 		r.steps++
 		a := en[i]
+		verb := ""
+		if r.timeline != nil {
+			verb = r.nextVerb(a)
+		}
 		r.do(a)
 		if r.timeline != nil {
-			r.noteAction(a, len(en))
+			r.noteAction(a, len(en), verb)
 		}
 	}
 	// An overrun is the likely cause of whatever failed after it (a poll

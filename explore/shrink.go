@@ -5,13 +5,14 @@ import "slices"
 // Shrinking: before a failure is reported, its schedule is made smaller
 // while it still fails the same way. The shrinker works on the list of
 // threads picked at every decision with more than one option (a goroutine,
-// or the engine), which survives edits better than the indices do: it runs
-// variants of that list (the tail cut off, chunks removed, one decision
-// replaced by the default) in which a thread that is not enabled, and
-// every decision past the list, take the default, "let the thread that
-// moved last go on" (no preemption). It keeps a variant when it fails
-// with the same Kind and is smaller: fewer preemptions first, then fewer
-// steps, then fewer decisions. The token is made from the indices the
+// the engine, or the outcome of a packet-fault draw), which survives edits
+// better than the indices do: it runs variants of that list (the tail cut
+// off, chunks removed, one decision replaced by the default) in which a
+// thread that is not enabled, and every decision past the list, take the
+// default, "let the thread that moved last go on" (no preemption; at a
+// fault draw, the first outcome: deliver). It keeps a variant when it
+// fails with the same Kind and is smaller: fewer preemptions first, then
+// fewer faults, then fewer steps, then fewer decisions. The token is made from the indices the
 // smallest run actually took, so it replays exactly.
 
 // Size measures a schedule.
@@ -19,12 +20,16 @@ type Size struct {
 	Steps       int // steps taken up to the failure
 	Preemptions int // decisions that switched away from a thread that could go on
 	Choices     int // decisions with more than one option (the token's length)
+	Faults      int // packet faults drawn (outcomes other than deliver)
 }
 
-// less orders sizes: preemptions, then steps, then decisions.
+// less orders sizes: preemptions, then faults, then steps, then decisions.
 func (a Size) less(b Size) bool {
 	if a.Preemptions != b.Preemptions {
 		return a.Preemptions < b.Preemptions
+	}
+	if a.Faults != b.Faults {
+		return a.Faults < b.Faults
 	}
 	if a.Steps != b.Steps {
 		return a.Steps < b.Steps
@@ -33,7 +38,7 @@ func (a Size) less(b Size) bool {
 }
 
 func sizeOf(r *runner) Size {
-	return Size{Steps: r.failure.Step, Preemptions: r.preempts, Choices: len(r.choices)}
+	return Size{Steps: r.failure.Step, Preemptions: r.preempts, Choices: len(r.choices), Faults: r.faults}
 }
 
 // shrinkRuns bounds the schedules one shrink may run.

@@ -77,7 +77,29 @@ func (s *randomStrategy) next(i int) picker {
 }
 func (s *randomStrategy) done(*runner) {}
 
-func (p *randomPicker) pick(_ *runner, en []action) int { return p.rng.IntN(len(en)) }
+func (p *randomPicker) pick(_ *runner, en []action) int {
+	if en[0].fault {
+		return weighted(p.rng, en)
+	}
+	return p.rng.IntN(len(en))
+}
+
+// weighted picks one outcome of a fault draw with the probability the
+// fabric's configured faults give it.
+func weighted(rng *rand.Rand, en []action) int {
+	total := 0.0
+	for _, a := range en {
+		total += a.out.P
+	}
+	x := rng.Float64() * total
+	for i, a := range en {
+		if x < a.out.P {
+			return i
+		}
+		x -= a.out.P
+	}
+	return 0
+}
 
 // pctStrategy is PCT; k, the estimate of a schedule's length, grows to the
 // longest schedule seen.
@@ -124,6 +146,9 @@ func (p *pctPicker) best(en []action) int {
 }
 
 func (p *pctPicker) pick(r *runner, en []action) int {
+	if en[0].fault { // a fault draw: by the configured probabilities
+		return weighted(p.rng, en)
+	}
 	b := p.best(en)
 	if j, ok := p.change[r.steps+1]; ok {
 		p.prio[en[b].thread()] = p.depth - j

@@ -20,8 +20,39 @@ func (r *runner) note(label, text string) {
 	r.viewIfChanged()
 }
 
-// noteAction writes step r.steps: action a, taken among n.
-func (r *runner) noteAction(a action, n int) {
+// nextVerb names what goroutine action a runs first when taken: the verb
+// it is paused before (by name when the verb gives one, Op.Verb) and its
+// object, or the wait it returns from.
+func (r *runner) nextVerb(a action) string {
+	g := a.g
+	if g == nil {
+		return ""
+	}
+	switch g.state {
+	case gYield:
+		obj := ""
+		if g.op.Obj != nil {
+			obj = g.op.Obj.TraceName()
+		}
+		switch {
+		case g.op.Verb != "" && obj != "":
+			return g.op.Verb + " on " + obj
+		case g.op.Verb != "":
+			return g.op.Verb
+		case obj != "":
+			return "a verb on " + obj
+		}
+	case gBlocked:
+		if w := g.waiter; w != nil {
+			return "returns from " + w.Verb
+		}
+	}
+	return ""
+}
+
+// noteAction writes step r.steps: action a, taken among n; verb names
+// what a goroutine ran first (nextVerb, before the step).
+func (r *runner) noteAction(a action, n int, verb string) {
 	if r.timeline == nil {
 		return
 	}
@@ -29,6 +60,9 @@ func (r *runner) noteAction(a action, n int) {
 	switch {
 	case a.g != nil:
 		who = a.g.name
+		if verb != "" {
+			who += ": " + verb
+		}
 	case a.clock:
 		who = fmt.Sprintf("clock -> t=%d", r.fabric.Now())
 	default:

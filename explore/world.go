@@ -28,7 +28,10 @@ type World struct {
 // NewFabric makes the world's fabric from cfg. The explorer drives it: the
 // fabric runs in Manual mode (cfg.Mode is ignored) and the explorer picks
 // the engine's ready events (cfg.Chooser and cfg.Schedule are ignored), so
-// every packet delivery and completion is a choice point. A world has one
+// every packet delivery and completion is a choice point. When cfg.Faults
+// has fault probabilities, the fate of every packet (deliver, drop,
+// duplicate, delay) is a choice point too, within Options.MaxFaults, and
+// the fabric's seeded source no longer decides it. A world has one
 // fabric; a second call returns an error.
 func (w *World) NewFabric(cfg sim.Config) (*sim.Fabric, error) {
 	r := w.r
@@ -58,6 +61,7 @@ func (w *World) NewFabric(cfg sim.Config) (*sim.Fabric, error) {
 	}
 	r.fabric, r.d = f, d
 	d.SetScheduler(r)
+	simhook.SetFaultChooser(f, r.chooseFault)
 	return f, nil
 }
 
@@ -204,22 +208,33 @@ func (k Kind) String() string {
 }
 
 // action is one thing the explorer may let happen next: a goroutine's
-// next step, an engine event (by its sequence number), or the clock.
+// next step, an engine event (by its sequence number), or the clock; or,
+// at a packet-fault draw, one outcome for the packet.
 type action struct {
 	g     *gor // nil for the engine or the clock
 	seq   uint64
 	clock bool
 	ev    sim.ReadyEvent
+	fault bool // an outcome of a fault draw: out
+	out   simhook.FaultOutcome
 }
 
 // thread is the identity a strategy gives the action: the goroutine's
-// index, -1 for the engine, -2 for the clock.
+// index, -1 for the engine, -2 for the clock, and for the outcome of a
+// fault draw -10 (deliver), -11 (drop), -12 (duplicate), -13 (a delay of
+// 1 tick), -14 (a longer delay).
 func (a action) thread() int {
 	switch {
 	case a.g != nil:
 		return a.g.id
 	case a.clock:
 		return -2
+	case a.fault:
+		t := -10 - int(a.out.Kind)
+		if a.out.Kind == simhook.FaultDelay && a.out.Delay > 1 {
+			t--
+		}
+		return t
 	}
 	return -1
 }
@@ -249,6 +264,10 @@ type runner struct {
 	// preempts counts the decisions that switched away from the thread
 	// that moved last while it could have gone on.
 	preempts int
+	// budget bounds the faults a schedule draws (-1: no bound); faults
+	// counts those drawn (every outcome but deliver).
+	budget, faults int
+	fbuf           []action
 	// pruned: the strategy stopped the schedule early because every
 	// schedule through it is equivalent to one already run (sleep sets).
 	pruned bool
@@ -365,6 +384,35 @@ func (r *runner) choose(ready []sim.ReadyEvent) int {
 		}
 	}
 	return 0
+}
+
+// chooseFault is the fabric's packet-fault chooser: a draw is a decision
+// of the strategy among the outcomes the configured faults allow (no
+// fault first), unless the schedule has drawn its budget of faults, or the
+// schedule is being torn down: then the packet is delivered.
+func (r *runner) chooseFault(d *simhook.FaultDraw) int {
+	deliver := d.Outcomes[0].Kind == simhook.FaultDeliver
+	if deliver && (r.tearing || r.picker == nil || (r.budget >= 0 && r.faults >= r.budget)) {
+		return 0
+	}
+	en := r.fbuf[:0]
+	for _, o := range d.Outcomes {
+		en = append(en, action{fault: true, out: o})
+	}
+	r.fbuf = en
+	i := 0
+	if len(en) > 1 && !r.tearing && r.picker != nil {
+		i = r.picker.pick(r, en)
+		if i < 0 || i >= len(en) {
+			i = 0
+		}
+		r.choices = append(r.choices, i)
+		r.threads = append(r.threads, en[i].thread())
+	}
+	if d.Outcomes[i].Kind != simhook.FaultDeliver {
+		r.faults++
+	}
+	return i
 }
 
 // give runs g until its next choice point.

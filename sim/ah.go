@@ -33,7 +33,8 @@ type AH struct {
 // kernel checks (rdma_check_ah_attr, rdma_get_gid_attr), it is EINVAL when
 // PortNum is not a port of the device, when the port is Ethernet and the
 // attributes carry no GRH, and when a GRH names a SGID index outside the
-// port's GID table or an unused entry. As an InfiniBand provider checks
+// port's GID table, and ENODATA when it names an unused entry (AV-01,
+// AV-02). As an InfiniBand provider checks
 // (rdmavt's rvt_check_ah, qib_check_ah), it is EINVAL too for an SL above 15,
 // a StaticRate that is no enum ibv_rate value (0, or 2 to 24) and, on an
 // InfiniBand port, a DLID of 0 (reserved) or a multicast DLID without a GRH;
@@ -66,8 +67,8 @@ func (pd *PD) CreateAH(attr AHAttr) (_ *AH, err error) {
 		return nil, verr.Errorf(verb, syscall.EINVAL, "port %d is Ethernet (RoCE), where every path needs a GRH (is_global)", p.num)
 	case attr.IsGlobal && int(attr.GRH.SGIDIndex) >= len(p.gids):
 		return nil, verr.Errorf(verb, syscall.EINVAL, "sgid_index %d is outside [0, gid_tbl_len=%d)", attr.GRH.SGIDIndex, len(p.gids))
-	case attr.IsGlobal && p.gids[attr.GRH.SGIDIndex].IsZero():
-		return nil, verr.Errorf(verb, syscall.EINVAL, "GID entry %d of port %d is unused", attr.GRH.SGIDIndex, p.num)
+	case attr.IsGlobal && p.unusedGID(int(attr.GRH.SGIDIndex)):
+		return nil, verr.Errorf(verb, syscall.ENODATA, "GID entry %d of port %d is unused (AV-02)", attr.GRH.SGIDIndex, p.num)
 	}
 	if err := checkAHValues(verb, p, attr); err != nil {
 		return nil, err
@@ -90,6 +91,9 @@ const (
 	lidMulticastBase = 0xc000
 	lidPermissive    = 0xffff
 )
+
+// unusedGID reports whether entry i of the port's GID table holds no GID.
+func (p *port) unusedGID(i int) bool { return p.gids[i].IsZero() }
 
 // checkAHValues checks the fields of attr that are values, not table
 // indexes, for an AH leaving port p: EINVAL for an SL wider than its 4 bits,

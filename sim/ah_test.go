@@ -21,19 +21,28 @@ func TestCreateAH(t *testing.T) {
 	other, _ := ctx.AllocPD()
 	grh := sim.GlobalRoute{DGID: sim.GID{0: 0xfe, 1: 0x80, 15: 7}, HopLimit: 64}
 	for name, c := range map[string]sim.AHAttr{
-		"port 0":             {PortNum: 0, DLID: 1},
-		"port 3":             {PortNum: 3, DLID: 1},
-		"RoCE without GRH":   {PortNum: 2},
-		"sgid index 4":       {PortNum: 2, IsGlobal: true, GRH: sim.GlobalRoute{SGIDIndex: 4}},
-		"unused sgid entry":  {PortNum: 2, IsGlobal: true, GRH: sim.GlobalRoute{SGIDIndex: 1}},
-		"IB sgid index 128":  {PortNum: 1, DLID: 1, IsGlobal: true, GRH: sim.GlobalRoute{SGIDIndex: 128}},
-		"IB unused sgid ent": {PortNum: 1, DLID: 1, IsGlobal: true, GRH: sim.GlobalRoute{SGIDIndex: 3}},
+		"port 0":            {PortNum: 0, DLID: 1},
+		"port 3":            {PortNum: 3, DLID: 1},
+		"RoCE without GRH":  {PortNum: 2},
+		"sgid index 4":      {PortNum: 2, IsGlobal: true, GRH: sim.GlobalRoute{SGIDIndex: 4}},
+		"IB sgid index 128": {PortNum: 1, DLID: 1, IsGlobal: true, GRH: sim.GlobalRoute{SGIDIndex: 128}},
 	} {
 		ah, err := pd.CreateAH(c)
 		if ah != nil {
 			t.Errorf("%s: got an AH", name)
 		}
 		wantErrno(t, name, err, syscall.EINVAL)
+	}
+	// An unused GID entry is ENODATA, as rdma_get_gid_attr says (AV-02).
+	for name, c := range map[string]sim.AHAttr{
+		"unused sgid entry":  {PortNum: 2, IsGlobal: true, GRH: sim.GlobalRoute{SGIDIndex: 1}},
+		"IB unused sgid ent": {PortNum: 1, DLID: 1, IsGlobal: true, GRH: sim.GlobalRoute{SGIDIndex: 3}},
+	} {
+		ah, err := pd.CreateAH(c)
+		if ah != nil {
+			t.Errorf("%s: got an AH", name)
+		}
+		wantErrno(t, name, err, syscall.ENODATA)
 	}
 	ib, err := pd.CreateAH(sim.AHAttr{PortNum: 1, DLID: 5, SL: 3})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 )
@@ -123,6 +124,12 @@ type engine struct {
 	remote   Remote // Config.Remote
 	frame    []byte // sendRemoteLocked's frame, reused
 	picked   event  // the event pick took last (kept until the next pick)
+
+	// choose decides the packet-fault draws instead of rng when set (the
+	// schedule explorer, through simhook.SetFaultChooser); draw is its
+	// argument, reused.
+	choose func(*simhook.FaultDraw) int
+	draw   simhook.FaultDraw
 }
 
 // EngineStats counts what the engine did.

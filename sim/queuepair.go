@@ -224,6 +224,7 @@ func (d *Device) modifyLimitsLocked() qp.Limits {
 			GIDTableLen:  len(p.gids),
 			GRHRequired:  eth,
 			Ethernet:     eth,
+			UnusedGID:    p.unusedGID,
 		})
 	}
 	return l

@@ -28,4 +28,11 @@ func init() {
 		}
 		return obj
 	}
+	simhook.SetFaultChooser = func(f any, choose func(*simhook.FaultDraw) int) {
+		if fab, ok := f.(*Fabric); ok && fab != nil {
+			fab.d.Lock()
+			fab.eng.choose = choose
+			fab.d.Unlock()
+		}
+	}
 }

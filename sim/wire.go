@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
@@ -95,6 +96,10 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 		}
 	}
 	f := &e.faults
+	if e.choose != nil && (f.Drop > 0 || f.Duplicate > 0 || f.Delay > 0) {
+		e.chosenFaultLocked(d, from, dst, p)
+		return
+	}
 	if f.Drop > 0 && e.rng.Float64() < f.Drop {
 		e.dropLocked(d, from, p, "fault: drop")
 		return
@@ -107,6 +112,70 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 		e.arriveLocked(dst, e.clonePacket(p))
 	}
 	e.arriveLocked(dst, p)
+}
+
+// faultOutcomes lists the outcomes the faults f make possible for one
+// packet, no fault first, with their probabilities. A delay is offered at
+// its two extremes: 1 tick (after everything ready now, before any timer
+// due later) and MaxDelay ticks.
+func faultOutcomes(out []simhook.FaultOutcome, f Faults) []simhook.FaultOutcome {
+	keep := 1 - f.Drop
+	if f.Drop < 1 && f.Duplicate < 1 && f.Delay < 1 {
+		out = append(out, simhook.FaultOutcome{Kind: simhook.FaultDeliver, P: keep * (1 - f.Duplicate) * (1 - f.Delay)})
+	}
+	if f.Drop > 0 {
+		out = append(out, simhook.FaultOutcome{Kind: simhook.FaultDrop, P: f.Drop})
+	}
+	if keep > 0 && f.Duplicate > 0 {
+		out = append(out, simhook.FaultOutcome{Kind: simhook.FaultDuplicate, P: keep * f.Duplicate})
+	}
+	if keep > 0 && f.Delay > 0 {
+		maxd := f.MaxDelay
+		if maxd == 0 {
+			maxd = 10_000
+		}
+		p := keep * (1 - f.Duplicate) * f.Delay
+		if maxd == 1 {
+			out = append(out, simhook.FaultOutcome{Kind: simhook.FaultDelay, Delay: 1, P: p})
+		} else {
+			out = append(out, simhook.FaultOutcome{Kind: simhook.FaultDelay, Delay: 1, P: p / 2},
+				simhook.FaultOutcome{Kind: simhook.FaultDelay, Delay: maxd, P: p / 2})
+		}
+	}
+	return out
+}
+
+// chosenFaultLocked is sendLocked's fault draw when a chooser (the schedule
+// explorer) decides it: one decision per packet among the outcomes the
+// configured faults make possible. The draw is traced with its outcome.
+func (e *engine) chosenFaultLocked(d *Device, from *qp.QP, dst *port, p *qp.Packet) {
+	dr := &e.draw
+	dr.Packet = fmt.Sprintf("%s from %s qp %#x to %s qp %#x", describePacket(p), d.name, p.SrcQPN, dst.dev.name, p.DstQPN)
+	dr.Outcomes = faultOutcomes(dr.Outcomes[:0], e.faults)
+	c := 0
+	if len(dr.Outcomes) > 1 {
+		c = e.choose(dr)
+		if c < 0 || c >= len(dr.Outcomes) {
+			c = 0
+		}
+	}
+	o := dr.Outcomes[c]
+	if e.tracing() {
+		e.traceQP(from, d, "fault draw: "+o.String()+" "+describePacket(p), fmt.Sprintf("chosen among %d outcome(s)", len(dr.Outcomes)))
+	}
+	switch o.Kind {
+	case simhook.FaultDrop:
+		e.dropLocked(d, from, p, "fault: drop")
+	case simhook.FaultDuplicate:
+		e.stats.Duplicated++
+		e.arriveAtLocked(dst, e.clonePacket(p), e.now)
+		e.arriveAtLocked(dst, p, e.now)
+	case simhook.FaultDelay:
+		e.stats.Delayed++
+		e.arriveAtLocked(dst, p, later(e.now, o.Delay))
+	default:
+		e.arriveAtLocked(dst, p, e.now)
+	}
 }
 
 // arriveLocked queues the arrival of p at port dst: now, or later when the

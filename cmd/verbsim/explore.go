@@ -20,6 +20,7 @@ func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 	schedules := fs.Int("schedules", 1000, "schedules to run at most, per pattern")
 	depth := fs.Int("depth", 2, "pct's bug depth")
 	preempt := fs.Int("preemptions", 2, "exhaustive's preemption bound (-1: none)")
+	maxFaults := fs.Int("max-faults", 0, "packet faults a schedule may draw when a pattern's fabric has fault probabilities (0: 1 for exhaustive, no bound otherwise; -1: none)")
 	replay := fs.String("replay", "", "run the schedule of a replay token again and print its timeline")
 	list := fs.Bool("list", false, "list the patterns")
 	measure := fs.Int("measure", 0, "measure schedules to the first failure of every pattern and strategy over this many seeds (a markdown table)")
@@ -76,7 +77,7 @@ func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 	status := 0
 	for _, p := range chosen {
 		res := explore.Explore(p.World, explore.Options{Strategy: st, Seed: *seed, Schedules: *schedules,
-			Depth: *depth, Preemptions: *preempt, Name: p.Name})
+			Depth: *depth, Preemptions: *preempt, MaxFaults: *maxFaults, Name: p.Name})
 		verdict := "ok"
 		switch f := res.Failure; {
 		case p.Want == 0 && f != nil, p.Want != 0 && f != nil && !p.Expected(f.Kind):
@@ -89,8 +90,12 @@ func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "%-22s %s  [%s]\n", p.Name, res, verdict)
 		if f := res.Failure; f != nil {
-			fmt.Fprintf(stdout, "  %s\n  schedule shrunk from %d steps, %d preemption(s) to %d steps, %d preemption(s) (%d runs)\n  replay: verbsim explore -replay %s\n",
-				f.Message, f.Unshrunk.Steps, f.Unshrunk.Preemptions, f.Size.Steps, f.Size.Preemptions, f.ShrinkRuns, f.Token)
+			faults := ""
+			if f.Unshrunk.Faults > 0 {
+				faults = fmt.Sprintf(" (%d packet fault(s) drawn, %d once shrunk)", f.Unshrunk.Faults, f.Size.Faults)
+			}
+			fmt.Fprintf(stdout, "  %s\n  schedule shrunk from %d steps, %d preemption(s) to %d steps, %d preemption(s)%s (%d runs)\n  replay: verbsim explore -replay %s\n",
+				f.Message, f.Unshrunk.Steps, f.Unshrunk.Preemptions, f.Size.Steps, f.Size.Preemptions, faults, f.ShrinkRuns, f.Token)
 			if verbose {
 				fmt.Fprintf(stdout, "\n%s\n", f.Timeline)
 			}

@@ -87,8 +87,15 @@
 //     Completions already in a CQ stay there in both cases (CQ-26, the
 //     reading verbsim follows) and free no slot when polled.
 //
-// Nothing executes: a QP's only completions are flush completions, and SQE,
-// whose only way in is a failing send, is never entered.
+// Traffic (traffic.go) executes what QPs post, and window.go adds memory
+// windows on RC QPs: type 1 and 2 windows, binds and their MW_BIND_ERR
+// checks, LOCAL_INV and SEND_WITH_INV, and RDMA WRITE, READ and atomics
+// through window keys, with the bytes of the memory windows expose
+// (MW-01..MW-07, XFER-13, XFER-17, XFER-29).
+//
+// In the QP model alone, nothing executes: a QP's only completions are
+// flush completions, and SQE, whose only way in is a failing send, is never
+// entered.
 //
 // # What it leaves out, on purpose
 //

@@ -138,6 +138,21 @@ type Send struct {
 	QKey     uint32 // UD: the Q_Key the request carries
 	Global   bool   // UD: the address handle has a GRH
 	SL       uint8  // UD: the address handle's service level
+
+	// Memory windows (window.go). Window: an RDMA WRITE, an RDMA READ or an
+	// atomic whose rkey, RKey, is a window's (or was: a stale key), at
+	// remote address RAddr; READ and atomics are modelled through windows
+	// only. RKey is also the key a LOCAL_INV or SEND_WITH_INV names.
+	Window bool
+	RKey   uint32
+	RAddr  uint64
+	// Compare and SwapAdd are the operands of an atomic (8 bytes long).
+	Compare, SwapAdd uint64
+	// MW and Bind describe a BIND_MW: the model's window index, and the
+	// range and rights asked for; RKey is then the new key of a type 2
+	// window (a type 1 window's comes from ibv_bind_mw, MW-04).
+	MW   int
+	Bind MWBind
 }
 
 // Recv is a receive work request: a scatter list of Cap bytes that held
@@ -156,6 +171,11 @@ type Memory interface {
 	// Target returns the bytes of the RDMA WRITE target of send request
 	// wrID (Len bytes).
 	Target(wrID uint64) []byte
+	// Local returns the bytes of the local scatter list of RDMA READ or
+	// atomic send request wrID, concatenated in list order (Len bytes).
+	Local(wrID uint64) []byte
+	// Exposed returns the bytes of QP q's exposed area (Traffic.Expose).
+	Exposed(q int) []byte
 }
 
 // Pattern returns n bytes that depend on seed alone: the contents the
@@ -239,14 +259,17 @@ type tmsg struct {
 	wr       *twr
 	fate     fate
 	placed   placement
-	released bool // its RDMA target has been checked for the last time
+	released bool   // its RDMA target has been checked for the last time
+	got      []byte // a READ or atomic that executed: the bytes it must bring back
 }
 
-func (m *tmsg) needsRecv() bool { return m.Op != verbs.WRRDMAWrite }
-func (m *tmsg) isSend() bool    { return m.Op == verbs.WRSend || m.Op == verbs.WRSendWithImm }
+func (m *tmsg) needsRecv() bool { return m.isSend() || m.Op == verbs.WRRDMAWriteWithImm }
+func (m *tmsg) isSend() bool {
+	return m.Op == verbs.WRSend || m.Op == verbs.WRSendWithImm || m.Op == verbs.WRSendWithInv
+}
 func (m *tmsg) isWrite() bool   { return m.Op == verbs.WRRDMAWrite || m.Op == verbs.WRRDMAWriteWithImm }
 func (m *tmsg) hasImm() bool    { return m.Op == verbs.WRSendWithImm || m.Op == verbs.WRRDMAWriteWithImm }
-func (m *tmsg) hasTarget() bool { return m.isWrite() && !m.BadRKey }
+func (m *tmsg) hasTarget() bool { return m.isWrite() && !m.BadRKey && !m.Window }
 
 // tdir is one direction of an RC or UC connection.
 type tdir struct {
@@ -272,6 +295,10 @@ type tqp struct {
 	out, in   *tdir
 	udIn      []*tmsg // lossy UD: datagrams that may still arrive
 	flushedRQ bool    // lossy: a receive completed with WR_FLUSH_ERR, so the later ones do too
+	// The exposed area (window.go): the last bytes of the QP's MR, which
+	// windows are bound to, at exposedAt, and what they hold.
+	exposedAt uint64
+	exposed   []byte
 }
 
 // Traffic is the reference model of traffic between QPs of a fabric. QPs
@@ -285,6 +312,7 @@ type Traffic struct {
 	writes   []*tmsg // RDMA WRITEs whose targets have not been released
 	events   []QPEvent
 	settling bool
+	wins     []*twin // memory windows (window.go)
 }
 
 // NewTraffic returns a model of fabric f, whose devices follow readings r,
@@ -595,7 +623,7 @@ func (m *Traffic) PostSend(q int, ss []Send) error {
 	if m.f.Lossy && t.Type == verbs.QPTypeRC && t.state == verbs.QPStateRTS && receiving(m.qps[t.peer].state) {
 		need := 0
 		for _, s := range ss {
-			if s.Op != verbs.WRRDMAWrite {
+			if (&tmsg{Send: s}).needsRecv() {
 				need++
 			}
 		}
@@ -610,8 +638,15 @@ func (m *Traffic) PostSend(q int, ss []Send) error {
 			if t.Type == verbs.QPTypeUD {
 				return fmt.Errorf("qp %d: RDMA on UD is refused at post (QP-33), not modelled", q)
 			}
+		case verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRSendWithInv, verbs.WRBindMW, verbs.WRLocalInv:
+			if err := m.checkWindowOp(q, s, len(ss)); err != nil {
+				return err
+			}
 		default:
 			return fmt.Errorf("qp %d: opcode %v is not modelled", q, s.Op)
+		}
+		if s.Window && s.Op != verbs.WRRDMAWrite && s.Op != verbs.WRRDMARead && !isAtomic(s.Op) {
+			return fmt.Errorf("qp %d: window keys are modelled on RDMA WRITE, READ and atomics only", q)
 		}
 		if s.BadRKey && s.Op != verbs.WRRDMAWrite {
 			return fmt.Errorf("qp %d: bad rkeys are modelled on plain RDMA WRITEs only", q)
@@ -629,22 +664,27 @@ func (m *Traffic) PostSend(q int, ss []Send) error {
 		if msg.hasTarget() {
 			m.writes = append(m.writes, msg)
 		}
+		if s.Op == verbs.WRBindMW {
+			m.bindPosted(msg)
+		}
 		if t.state == verbs.QPStateErr {
 			msg.fate = fateFlushed // FLUSH-05: never sent
 			complete(w, m.flushDue(), verbs.WCWRFlushErr)
 			continue
 		}
-		switch t.Type {
-		case verbs.QPTypeRC:
+		switch {
+		case isLocalOp(s.Op):
+			m.localOp(q, t, msg)
+		case t.Type == verbs.QPTypeRC:
 			msg.to = t.peer
 			t.out.msgs = append(t.out.msgs, msg)
 			m.advanceRC(t.out)
-		case verbs.QPTypeUC:
+		case t.Type == verbs.QPTypeUC:
 			msg.to = t.peer
 			t.out.msgs = append(t.out.msgs, msg)
 			complete(w, m.sendDue(), verbs.WCSuccess) // XFER-26
 			m.deliverUC(t.out, msg)
-		case verbs.QPTypeUD:
+		case t.Type == verbs.QPTypeUD:
 			complete(w, m.sendDue(), verbs.WCSuccess) // XFER-20, XFER-22: the sender succeeds whatever happens
 			m.deliverUD(msg)
 		}
@@ -699,6 +739,17 @@ func (m *Traffic) advanceRC(d *tdir) {
 		case msg.BadRKey && msg.Len > 0:
 			// XFER-14 level 2; a zero-length WRITE is not checked (XFER-24).
 			m.responderError(d, msg, now, verbs.WCRemAccessErr)
+			return
+		case msg.Window && !m.windowAccess(d.to, msg):
+			// MW-06, XFER-14.
+			m.responderError(d, msg, now, verbs.WCRemAccessErr)
+			return
+		case msg.Op == verbs.WRSendWithInv && !m.invalidate(d.to, msg.RKey):
+			// XFER-29: the receive request was taken and fails too; the
+			// rules name the requester's status only.
+			rv.consumed, rv.msg = true, msg
+			complete(rv, now, verbs.WCLocQPOpErr, verbs.WCRemInvReqErr)
+			m.responderError(d, msg, now, verbs.WCRemInvReqErr)
 			return
 		}
 		if rv != nil {
@@ -1045,7 +1096,11 @@ func (m *Traffic) fatal(d *tdir, extra []*tmsg) bool {
 				return true
 			}
 			free = free[1:]
-		} else if msg.BadRKey && msg.Len > 0 {
+		}
+		if msg.Window || msg.Op == verbs.WRSendWithInv {
+			return true // whether it fails depends on windows: settle first, to be safe
+		}
+		if msg.BadRKey && msg.Len > 0 {
 			return true
 		}
 	}
@@ -1189,10 +1244,7 @@ func (m *Traffic) observeSend(t *tqp, x *twr, w *verbs.WC, mem Memory) error {
 	var errs []error
 	if w.Status == verbs.WCSuccess {
 		msg := x.msg
-		op := verbs.WCSend
-		if msg.isWrite() {
-			op = verbs.WCRDMAWrite
-		}
+		op := sendOpcode(msg.Op)
 		if w.Opcode != op {
 			errs = append(errs, fmt.Errorf("opcode %v, want %v (WC-04)", w.Opcode, op))
 		}
@@ -1207,6 +1259,7 @@ func (m *Traffic) observeSend(t *tqp, x *twr, w *verbs.WC, mem Memory) error {
 			// The ACK says the data is in place (XFER-11).
 			errs = append(errs, m.checkTarget(msg, mem, "XFER-11"))
 		}
+		errs = append(errs, checkFetched(msg, w, mem))
 	}
 	return errors.Join(errs...)
 }
@@ -1215,14 +1268,24 @@ func sendRule(t *tqp, x *twr) string {
 	switch {
 	case slices.Contains(x.allowed, verbs.WCWRFlushErr):
 		return "FLUSH-01, FLUSH-03, FLUSH-05"
-	case slices.Contains(x.allowed, verbs.WCRemInvReqErr):
+	case slices.Contains(x.allowed, verbs.WCRemInvReqErr) && x.msg.Op != verbs.WRSendWithInv:
 		return "XFER-05"
 	case slices.Contains(x.allowed, verbs.WCRemAccessErr):
-		return "XFER-14"
+		return "XFER-14, MW-06"
+	case slices.Contains(x.allowed, verbs.WCMWBindErr):
+		return "MW-05"
+	case slices.Contains(x.allowed, verbs.WCLocQPOpErr):
+		return "MW-07"
+	case slices.Contains(x.allowed, verbs.WCRemInvReqErr) && x.msg.Op == verbs.WRSendWithInv:
+		return "XFER-29, MW-07"
 	case slices.Contains(x.allowed, verbs.WCRNRRetryExcErr):
 		return "XFER-07"
 	case slices.Contains(x.allowed, verbs.WCRetryExcErr):
 		return "XFER-28, FLUSH-11"
+	case x.msg != nil && x.msg.Window:
+		return "MW-06, XFER-25"
+	case x.msg != nil && isLocalOp(x.msg.Op):
+		return "MW-04, MW-05, MW-07"
 	case t.Type == verbs.QPTypeRC:
 		return "XFER-25"
 	}
@@ -1362,6 +1425,12 @@ func (m *Traffic) checkRecv(t *tqp, x *twr, msg *tmsg, w *verbs.WC, mem Memory) 
 	if msg.hasImm() {
 		flags |= verbs.WCWithImm
 	}
+	if msg.Op == verbs.WRSendWithInv {
+		flags |= verbs.WCWithInv
+		if w.InvalidatedRkey() != msg.RKey {
+			errs = append(errs, fmt.Errorf("invalidated_rkey %#x, want %#x (XFER-29)", w.InvalidatedRkey(), msg.RKey))
+		}
+	}
 	if ud && msg.Global {
 		flags |= verbs.WCGRH
 	}
@@ -1480,6 +1549,11 @@ func (m *Traffic) Quiesced(mem Memory) (released []uint64, err error) {
 	}
 	keep := m.writes[:0]
 	var errs []error
+	for i, t := range m.qps {
+		if t.exposed != nil {
+			errs = append(errs, diff(mem.Exposed(i), t.exposed, fmt.Sprintf("the exposed area of qp %d, which only windows reach (MW-06, XFER-13, XFER-17)", i)))
+		}
+	}
 	for _, msg := range m.writes {
 		if msg.fate == fatePending {
 			keep = append(keep, msg)

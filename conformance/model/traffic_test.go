@@ -24,12 +24,19 @@ type trafficCfg struct {
 var exact = trafficCfg{Readings: verbs.Readings{NoQPEvents: true}, Fabric: Fabric{Settles: true, SyncFlush: true, MTU: 256}}
 
 // fakeMem is what a device placed: receive buffers and RDMA targets.
-type fakeMem struct{ recv, target map[uint64][]byte }
+type fakeMem struct {
+	recv, target, local map[uint64][]byte
+	exposed             map[int][]byte
+}
 
-func newMem() *fakeMem { return &fakeMem{recv: map[uint64][]byte{}, target: map[uint64][]byte{}} }
+func newMem() *fakeMem {
+	return &fakeMem{recv: map[uint64][]byte{}, target: map[uint64][]byte{}, local: map[uint64][]byte{}, exposed: map[int][]byte{}}
+}
 
 func (f *fakeMem) Recv(id uint64) []byte   { return f.recv[id] }
 func (f *fakeMem) Target(id uint64) []byte { return f.target[id] }
+func (f *fakeMem) Local(id uint64) []byte  { return f.local[id] }
+func (f *fakeMem) Exposed(q int) []byte    { return f.exposed[q] }
 
 // posted gives receive r its initial contents.
 func (f *fakeMem) posted(r Recv) { f.recv[r.WRID] = Pattern(r.Fill, r.Cap) }

@@ -46,6 +46,7 @@ func All() []Pattern {
 		{Name: "brpc-repoll-one-cq", Doc: "from apache/brpc #3415 (fixed by #3425): a recv CQ and a send CQ on one channel; both are polled empty, both are armed, and only the send CQ is polled again: a receive completion that lands between the recv CQ's empty poll and its arm is stranded", Want: explore.LostWakeup, World: BRPCRepollOneCQ(2)},
 		{Name: "ucx-ack-last-cq", Doc: "from openucx/ucx #1039: the wake-up path drains every queued event of the channel (2 CQs on it) and acks them all on the CQ of the last event: the other CQ's destroy waits for its acks for ever", Want: explore.DestroyBlocked, World: UCXAckLastCQ(2)},
 		{Name: "cq-too-small", Doc: "the CQ is sized for one batch (cqe 4 rounds up to the device's minimum) while the producer may add more before the event loop drains it: the CQ overruns (IBV_EVENT_CQ_ERR) and completions are lost", Want: explore.Overrun, World: CQTooSmall()},
+		{Name: "ud-expects-every-packet", Want: explore.Deadlock, World: UDExpectsEveryPacket(3, sim.Faults{Drop: 0.1}), Doc: "a UD receiver runs the recipe until it has one receive completion per datagram the sender posted, as if UD were reliable; the fabric may drop a packet (Faults{Drop: 0.1}): the sender's completions all succeed (UD does not know) and the receiver waits for ever. Found only through fault draws: without faults every schedule passes"},
 		{Name: "teardown-race", Want: explore.Deadlock, Also: explore.Assertion, World: TeardownRace(2), Doc: "a teardown destroys the CQ once the producer is done, while the consumer may still be waiting on the channel: nothing wakes it (or, when the consumer is between verbs, its next ack or poll fails with EINVAL)"},
 	}
 	return all
@@ -460,6 +461,80 @@ func CQTooSmall() func(*explore.World) {
 }
 
 // String is the pattern's name and doc.
+// UDExpectsEveryPacket sends n UD datagrams from device a to device b of
+// a fabric with the given packet faults; both sides run the recipe on a
+// channel of their own, the sender until its n sends completed, the
+// receiver until n datagrams arrived (BUG: UD is unreliable, a datagram
+// may be lost and nothing resends it).
+func UDExpectsEveryPacket(n int, faults sim.Faults) func(*explore.World) {
+	return func(w *explore.World) {
+		f, err := w.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}, Faults: faults})
+		if err != nil {
+			w.Fatalf("fabric: %v", err)
+		}
+		type end struct {
+			ctx *sim.Context
+			pd  *sim.PD
+			ch  *sim.CompChannel
+			cq  *sim.CQ
+			qp  *sim.QP
+			mr  *sim.MR
+		}
+		open := func(d *sim.Device) end {
+			var e end
+			var err error
+			if e.ctx, err = d.Open(); err != nil {
+				w.Fatalf("open: %v", err)
+			}
+			e.pd, _ = e.ctx.AllocPD()
+			e.ch, _ = e.ctx.CreateCompChannel()
+			e.cq, _ = e.ctx.CreateCQ(16, nil, e.ch, 0)
+			e.mr, _ = e.pd.RegMR(make([]byte, 64*(n+1)), verbs.AccessLocalWrite)
+			e.qp, err = e.pd.CreateQP(sim.QPInitAttr{SendCQ: e.cq, RecvCQ: e.cq, Type: verbs.QPTypeUD,
+				Cap: verbs.QPCap{MaxSendWR: uint32(n), MaxRecvWR: uint32(n), MaxSendSGE: 1, MaxRecvSGE: 1}})
+			if err != nil {
+				w.Fatalf("create_qp: %v", err)
+			}
+			if err := sim.ReadyUD(e.qp, 0x1111); err != nil {
+				w.Fatalf("ready: %v", err)
+			}
+			e.cq.ReqNotify(false)
+			return e
+		}
+		snd, rcv := open(f.Devices()[0]), open(f.Devices()[1])
+		for i := range n { // a UD receive buffer has room for the 40-byte GRH
+			sge := verbs.SGE{Addr: rcv.mr.Addr() + uint64(64*i), Length: 64, LKey: rcv.mr.LKey()}
+			if _, err := rcv.qp.PostRecv([]verbs.RecvWR{{WRID: uint64(i), SGList: []verbs.SGE{sge}}}); err != nil {
+				w.Fatalf("post_recv: %v", err)
+			}
+		}
+		port, _ := rcv.ctx.QueryPort(1)
+		ah, err := snd.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1})
+		if err != nil {
+			w.Fatalf("create_ah: %v", err)
+		}
+		w.Go("sender", func(ctx context.Context) {
+			for i := range n {
+				sge := verbs.SGE{Addr: snd.mr.Addr(), Length: 8, LKey: snd.mr.LKey()}
+				wr := verbs.SendWR{WRID: uint64(100 + i), Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{sge},
+					AH: ah, RemoteQPN: rcv.qp.Num(), RemoteQKey: 0x1111}
+				if _, err := snd.qp.PostSend([]verbs.SendWR{wr}); err != nil {
+					w.Errorf("post_send: %v", err)
+					return
+				}
+			}
+			if got := recipe(ctx, w, snd.ch, n); got != n {
+				w.Errorf("sender got %d completions, want %d", got, n)
+			}
+		})
+		w.Go("receiver", func(ctx context.Context) {
+			if got := recipe(ctx, w, rcv.ch, n); got != n { // BUG: waits for every datagram
+				w.Errorf("receiver got %d datagrams, want %d", got, n)
+			}
+		})
+	}
+}
+
 func (p Pattern) String() string { return fmt.Sprintf("%s: %s", p.Name, p.Doc) }
 
 // Measurement is how fast one strategy finds a pattern's failure, over

@@ -42,7 +42,10 @@ type Op struct {
 	// Verb is the verb's name as the trace shows it ("post_send"). An
 	// empty Verb is a call that is not recorded: a read that changes
 	// nothing, or a call whose record the verb has decided to skip (the
-	// second of consecutive empty polls).
+	// second of consecutive empty polls). The op given to Enter names
+	// the verb about to run, for the scheduler (Yield); a verb that
+	// leaves it empty is one the scheduler cannot tell apart from others
+	// on its object.
 	Verb string
 	// Obj is the object the verb acts on; nil names the domain itself.
 	Obj Object

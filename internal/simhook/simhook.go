@@ -4,7 +4,11 @@
 // fabric's domain without sim exporting its engine.
 package simhook
 
-import "github.com/verbsim/verbsim/internal/domain"
+import (
+	"strconv"
+
+	"github.com/verbsim/verbsim/internal/domain"
+)
 
 // DomainOf returns the domain of a *sim.Fabric (nil for anything else). Set
 // by package sim.
@@ -15,3 +19,59 @@ var DomainOf func(fabric any) *domain.Domain
 // *sim.CompChannel, a *sim.Context; the object itself when it has no other
 // handle. Set by package sim.
 var HandleOf func(obj any) any
+
+// FaultKind is what a packet-fault draw decides for one packet.
+type FaultKind uint8
+
+// The outcomes of a packet-fault draw.
+const (
+	FaultDeliver   FaultKind = iota // no fault: the packet arrives now
+	FaultDrop                       // the packet is lost
+	FaultDuplicate                  // the packet arrives twice
+	FaultDelay                      // the packet arrives Delay ticks late
+)
+
+var faultKindNames = [...]string{"deliver", "drop", "duplicate", "delay"}
+
+// String names the outcome ("deliver", "drop", "duplicate", "delay").
+func (k FaultKind) String() string {
+	if int(k) < len(faultKindNames) {
+		return faultKindNames[k]
+	}
+	return "FaultKind(?)"
+}
+
+// FaultOutcome is one possible outcome of a draw.
+type FaultOutcome struct {
+	Kind  FaultKind
+	Delay uint64  // ticks, for FaultDelay
+	P     float64 // its probability under the fabric's configured faults
+}
+
+// String renders the outcome ("drop", "delay 1 tick").
+func (o FaultOutcome) String() string {
+	if o.Kind == FaultDelay {
+		if o.Delay == 1 {
+			return "delay 1 tick"
+		}
+		return "delay " + strconv.FormatUint(o.Delay, 10) + " ticks"
+	}
+	return o.Kind.String()
+}
+
+// FaultDraw is one packet-fault draw of a fabric whose faults (Config.Faults,
+// Fabric.SetFaults) have a non-zero probability: the packet and the outcomes
+// its configured faults make possible, the one with no fault (FaultDeliver)
+// first when it is possible.
+type FaultDraw struct {
+	Packet   string // the packet and its destination, as the trace names them
+	Outcomes []FaultOutcome
+}
+
+// SetFaultChooser makes choose decide the packet-fault draws of a *sim.Fabric
+// (nil: the fabric's seeded source decides again, as without an explorer).
+// choose is called with the domain lock held, once per packet put on the
+// wire between two ports of the fabric while a fault probability is
+// non-zero, and returns the index of the outcome in d.Outcomes; it must not
+// call verbs. Set by package sim.
+var SetFaultChooser func(fabric any, choose func(d *FaultDraw) int)

@@ -8,7 +8,8 @@ import (
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
-// Verb names used in errors.
+// Verb names used in errors, and the names the verbs enter the domain
+// with (CQ.enter).
 const (
 	verbCreate    = "ibv_create_cq"
 	verbPoll      = "ibv_poll_cq"
@@ -21,6 +22,8 @@ const (
 	verbNextPoll  = "ibv_next_poll"
 	verbEndPoll   = "ibv_end_poll"
 	verbRef       = "ibv_create_qp" // QPs, SRQs and WQs take references when created
+	verbUnref     = "ibv_destroy_qp"
+	verbRead      = "cq read" // the simulator's reads of a CQ's state (Len, Snapshot, ...)
 )
 
 // Limits are the device attributes that bound a CQ.

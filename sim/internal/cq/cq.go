@@ -147,9 +147,11 @@ type CQ struct {
 // enter and leave bracket every verb on c: they take and release the
 // domain lock through the domain (domain.Domain.Enter and Leave), which
 // settles the engine in Auto mode. The records of c's verbs are made
-// during the call (traceLocked), as they read c's state.
-func (c *CQ) enter() { c.d.Enter(domain.Op{Obj: c}) }
-func (c *CQ) leave() { c.d.Leave(domain.Op{Obj: c}, nil) }
+// during the call (traceLocked), as they read c's state. enter names the
+// verb, which a scheduler sees (domain.Scheduler.Yield): a schedule
+// explorer tells the verbs on one CQ apart by it.
+func (c *CQ) enter(verb string) { c.d.Enter(domain.Op{Verb: verb, Obj: c}) }
+func (c *CQ) leave()            { c.d.Leave(domain.Op{Obj: c}, nil) }
 
 // TraceName returns c's name in the trace: Config.Name, or "cq".
 func (c *CQ) TraceName() string {
@@ -272,7 +274,7 @@ func (c *CQ) CQE() int {
 	if c == nil {
 		return 0
 	}
-	c.enter()
+	c.enter(verbRead)
 	defer c.leave()
 	return c.cqe
 }
@@ -323,7 +325,7 @@ func (c *CQ) Len() int {
 	if c == nil {
 		return 0
 	}
-	c.enter()
+	c.enter(verbRead)
 	defer c.leave()
 	return c.n
 }
@@ -333,7 +335,7 @@ func (c *CQ) Armed() notify.Arm {
 	if c == nil {
 		return notify.Disarmed
 	}
-	c.enter()
+	c.enter(verbRead)
 	defer c.leave()
 	return c.arm
 }
@@ -343,7 +345,7 @@ func (c *CQ) Snapshot() Snapshot {
 	if c == nil {
 		return Snapshot{}
 	}
-	c.enter()
+	c.enter(verbRead)
 	defer c.leave()
 	cr, ca, ar, aa := c.tally.Counts()
 	s := Snapshot{
@@ -381,7 +383,7 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 	if c == nil {
 		return 0, errNil(verbPoll)
 	}
-	c.enter()
+	c.enter(verbPoll)
 	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbPoll)
@@ -441,7 +443,7 @@ func (c *CQ) ReqNotify(solicitedOnly bool) error {
 	if c == nil {
 		return errNil(verbReqNotify)
 	}
-	c.enter()
+	c.enter(verbReqNotify)
 	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbReqNotify)
@@ -463,7 +465,7 @@ func (c *CQ) AckEvents(n int) error {
 	if c == nil {
 		return errNil(verbAck)
 	}
-	c.enter()
+	c.enter(verbAck)
 	defer c.leave()
 	var err error
 	if c.state == destroyed {
@@ -488,7 +490,7 @@ func (c *CQ) Resize(cqe int) (err error) {
 	if c == nil {
 		return errNil(verbResize)
 	}
-	c.enter()
+	c.enter(verbResize)
 	defer c.leave()
 	if c.d.Tracing() {
 		defer func() { c.traceErrLocked(fmt.Sprintf("resize_cq(%d): cqe %d", cqe, c.cqe), err) }()
@@ -554,7 +556,7 @@ func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 	if ctx == nil {
 		return verr.New(verbDestroy, syscall.EINVAL, "nil context.Context")
 	}
-	c.enter()
+	c.enter(verbDestroy)
 	defer c.leave()
 	if c.d.Tracing() {
 		defer func() { c.traceErrLocked("destroy_cq", err) }()
@@ -632,7 +634,7 @@ func (c *CQ) Ref() error {
 	if c == nil {
 		return errNil(verbRef)
 	}
-	c.enter()
+	c.enter(verbRef)
 	defer c.leave()
 	return c.RefLocked()
 }
@@ -642,7 +644,7 @@ func (c *CQ) Unref() {
 	if c == nil {
 		return
 	}
-	c.enter()
+	c.enter(verbUnref)
 	defer c.leave()
 	c.UnrefLocked()
 }

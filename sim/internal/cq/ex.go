@@ -32,7 +32,7 @@ func (c *CQ) WCFlags() WCExFlags {
 	if c == nil {
 		return 0
 	}
-	c.enter()
+	c.enter(verbRead)
 	defer c.leave()
 	return c.cfg.WCFlags
 }
@@ -75,7 +75,7 @@ func (c *CQ) StartPoll() error {
 	if c == nil {
 		return errNil(verbStartPoll)
 	}
-	c.enter()
+	c.enter(verbStartPoll)
 	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbStartPoll)
@@ -114,7 +114,7 @@ func (c *CQ) NextPoll() error {
 	if c == nil {
 		return errNil(verbNextPoll)
 	}
-	c.enter()
+	c.enter(verbNextPoll)
 	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbNextPoll)
@@ -152,7 +152,7 @@ func (c *CQ) EndPoll() error {
 	if c == nil {
 		return errNil(verbEndPoll)
 	}
-	c.enter()
+	c.enter(verbEndPoll)
 	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbEndPoll)
@@ -186,7 +186,7 @@ func (c *CQ) Current() (wrID uint64, status wc.Status, err error) {
 	if c == nil {
 		return 0, 0, errNoCurrent
 	}
-	c.enter()
+	c.enter(verbRead)
 	defer c.leave()
 	if c.state != live || !c.batch || c.end {
 		return 0, 0, errNoCurrent
@@ -216,7 +216,7 @@ func (c *CQ) setCurrentLocked() {
 // goroutine running the batch); with a scheduler attached it is still a
 // scheduling point.
 func (c *CQ) current(need WCExFlags) (*wc.WC, error) {
-	c.d.Yield(domain.Op{Obj: c})
+	c.d.Yield(domain.Op{Verb: verbRead, Obj: c})
 	if !c.readable.Load() {
 		return nil, errNoCurrent
 	}

@@ -39,7 +39,7 @@ func (c *CQ) Push(w wc.WC, solicited bool) (overrun bool, err error) {
 	if c == nil {
 		return false, errNil(verbPush)
 	}
-	c.enter()
+	c.enter(verbPush)
 	defer c.leave()
 	return c.PushLocked(&w, solicited)
 }
@@ -122,7 +122,7 @@ func (c *CQ) Overrun() bool {
 	if c == nil {
 		return false
 	}
-	c.enter()
+	c.enter(verbRead)
 	defer c.leave()
 	return c.overrun
 }
@@ -133,7 +133,7 @@ func (c *CQ) Destroyed() bool {
 	if c == nil {
 		return false
 	}
-	c.enter()
+	c.enter(verbRead)
 	defer c.leave()
 	return c.state != live
 }

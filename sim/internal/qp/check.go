@@ -89,6 +89,9 @@ type PortLimits struct {
 	// Ethernet says the link layer is Ethernet (RoCE). The Linux core
 	// supports alternate paths only on InfiniBand ports.
 	Ethernet bool
+	// UnusedGID reports whether GID table entry i (below GIDTableLen)
+	// holds no GID; nil means every entry is in use.
+	UnusedGID func(i int) bool
 }
 
 // Limits holds the device and port limits that attribute values are
@@ -351,21 +354,53 @@ func checkAltPath(attr *Attr, qpPort uint8, lim Limits) error {
 	return nil
 }
 
-// checkAV validates an address vector: its port exists, it is global where
-// the port requires it, and its source GID index is in the port's table.
+// The LIDs a connected QP's path may not name (IBA 4.1.3): 0 is reserved,
+// and from 0xc000 up they are multicast and, 0xffff, permissive.
+const (
+	lidReserved      = 0
+	lidMulticastBase = 0xc000
+)
+
+// checkAV validates an address vector as the kernel and an InfiniBand
+// provider do (AV-01..AV-03): its port exists (EINVAL), it is global where
+// the port requires it (EINVAL), a GRH's source GID index lies in the
+// port's table (EINVAL) and names a GID (ENODATA, as rdma_get_gid_attr
+// says), the SL fits in 4 bits and the static rate is an enum ibv_rate
+// value (EINVAL, rdmavt's rvt_check_ah), and on an InfiniBand port the DLID
+// is a unicast LID (EINVAL: 0 is reserved, and rvt_modify_qp refuses
+// multicast and permissive LIDs on a QP's paths). A RoCE port addresses by
+// GID, so its DLID is not looked at.
 func checkAV(field string, av *AHAttr, lim Limits) error {
 	p, ok := lim.port(av.PortNum)
 	if !ok {
-		return modifyErr("QP-22: %s.port_num %d does not exist (the device has %d ports)", field, av.PortNum, len(lim.Ports))
+		return modifyErr("QP-22: %s.port_num %d does not exist (the device has %d ports; AV-01)", field, av.PortNum, len(lim.Ports))
 	}
-	if !av.IsGlobal {
-		if p.GRHRequired {
-			return modifyErr("QP-22: %s: port %d requires a GRH (is_global=1)", field, av.PortNum)
+	if av.IsGlobal {
+		if int(av.GRH.SGIDIndex) >= p.GIDTableLen {
+			return modifyErr("QP-22: %s.grh.sgid_index %d is outside port %d's GID table (%d entries; AV-02)", field, av.GRH.SGIDIndex, av.PortNum, p.GIDTableLen)
 		}
-		return nil
+		if p.UnusedGID != nil && p.UnusedGID(int(av.GRH.SGIDIndex)) {
+			return verr.Errorf(modifyVerb, syscall.ENODATA, "QP-22: %s.grh.sgid_index %d names an unused entry of port %d's GID table (AV-02)", field, av.GRH.SGIDIndex, av.PortNum)
+		}
+	} else if p.GRHRequired {
+		return modifyErr("QP-22: %s: port %d requires a GRH (is_global=1; AV-01)", field, av.PortNum)
 	}
-	if int(av.GRH.SGIDIndex) >= p.GIDTableLen {
-		return modifyErr("QP-22: %s.grh.sgid_index %d is outside port %d's GID table (%d entries)", field, av.GRH.SGIDIndex, av.PortNum, p.GIDTableLen)
+	switch {
+	case av.SL > 15:
+		return modifyErr("QP-22: %s.sl %d does not fit in 4 bits (AV-03)", field, av.SL)
+	case !validRate(av.StaticRate):
+		return modifyErr("QP-22: %s.static_rate %d is not an enum ibv_rate value (AV-03)", field, av.StaticRate)
+	case p.Ethernet:
+		return nil
+	case av.DLID == lidReserved:
+		return modifyErr("QP-22: %s.dlid 0 is reserved on InfiniBand port %d (AV-03)", field, av.PortNum)
+	case av.DLID >= lidMulticastBase:
+		return modifyErr("QP-22: %s.dlid %#x is a multicast or permissive LID, which a QP's path cannot name (AV-03)", field, av.DLID)
 	}
 	return nil
 }
+
+// validRate reports whether r is an enum ibv_rate value: IBV_RATE_MAX (0,
+// the port's rate) or IBV_RATE_2_5_GBPS (2) to IBV_RATE_1200_GBPS (24); 1
+// is unassigned.
+func validRate(r uint8) bool { return r == 0 || (r >= 2 && r <= 24) }

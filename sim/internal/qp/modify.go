@@ -28,7 +28,7 @@ func (q *QP) Modify(attr *Attr, mask AttrMask) error {
 	if attr == nil {
 		return verr.New(verbModify, syscall.EINVAL, "nil attr")
 	}
-	q.enter()
+	q.enterVerb(verbModify)
 	defer q.leave()
 	return q.ModifyLocked(attr, mask)
 }

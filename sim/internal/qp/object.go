@@ -402,7 +402,7 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 	if q == nil || ctx == nil {
 		return verr.New(verbDestroy, syscall.EINVAL, "nil QP or context.Context")
 	}
-	q.enter()
+	q.enterVerb(verbDestroy)
 	defer q.leave()
 	switch q.life {
 	case destroyed:
@@ -502,6 +502,10 @@ func (q *QP) PD() any {
 // verbs are made during the call (traceLocked), as they read q's state.
 func (q *QP) enter() { q.d.Enter(domain.Op{Obj: q}) }
 func (q *QP) leave() { q.d.Leave(domain.Op{Obj: q}, nil) }
+
+// enterVerb is enter naming the verb, which a scheduler sees
+// (domain.Scheduler.Yield): the explorer's timeline shows it.
+func (q *QP) enterVerb(verb string) { q.d.Enter(domain.Op{Verb: verb, Obj: q}) }
 
 // TraceName returns q's name in the trace: Config.Name, or "qp 0x…".
 func (q *QP) TraceName() string {

@@ -130,7 +130,7 @@ func (q *QP) PostSend(wrs []SendWR) (n int, err error) {
 	if q == nil {
 		return 0, verr.New(verbSend, syscall.EINVAL, "nil QP")
 	}
-	q.enter()
+	q.enterVerb(verbSend)
 	defer q.leave()
 	n, err = q.postSendsLocked(wrs)
 	if q.tracing() {
@@ -279,7 +279,7 @@ func (q *QP) PostRecv(wrs []RecvWR) (n int, err error) {
 	if q == nil {
 		return 0, verr.New(verbRecv, syscall.EINVAL, "nil QP")
 	}
-	q.enter()
+	q.enterVerb(verbRecv)
 	defer q.leave()
 	n, err = q.postRecvsLocked(wrs)
 	if q.tracing() {

@@ -1,8 +1,11 @@
 package qp_test
 
 import (
+	"errors"
 	"reflect"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
@@ -100,6 +103,21 @@ func TestValues_QP22(t *testing.T) {
 			a.AltAHAttr = qp.AHAttr{PortNum: 2, IsGlobal: true}
 		}, "InfiniBand ports only"},
 		{"alt path from a RoCE QP", qp.UC, qp.RTS, qp.RTS, qp.AttrAltPath, func(_ *qp.Attr, c *qp.Current) { c.Port = 2 }, "InfiniBand ports only"},
+		// address vector values (AV-03)
+		{"AV sl 15", qp.RC, qp.Init, qp.RTR, 0, func(a *qp.Attr, _ *qp.Current) { a.AHAttr.SL = 15 }, ""},
+		{"AV sl 16", qp.RC, qp.Init, qp.RTR, 0, func(a *qp.Attr, _ *qp.Current) { a.AHAttr.SL = 16 }, "ah_attr.sl 16 does not fit"},
+		{"AV static_rate 24", qp.UC, qp.Init, qp.RTR, 0, func(a *qp.Attr, _ *qp.Current) { a.AHAttr.StaticRate = 24 }, ""},
+		{"AV static_rate 1", qp.UC, qp.Init, qp.RTR, 0, func(a *qp.Attr, _ *qp.Current) { a.AHAttr.StaticRate = 1 }, "static_rate 1 is not"},
+		{"AV static_rate 25", qp.RC, qp.Init, qp.RTR, 0, func(a *qp.Attr, _ *qp.Current) { a.AHAttr.StaticRate = 25 }, "static_rate 25 is not"},
+		{"AV dlid 0 on InfiniBand", qp.RC, qp.Init, qp.RTR, 0, func(a *qp.Attr, _ *qp.Current) { a.AHAttr.DLID = 0 }, "dlid 0 is reserved"},
+		{"AV multicast dlid", qp.RC, qp.Init, qp.RTR, 0, func(a *qp.Attr, _ *qp.Current) { a.AHAttr.DLID = 0xc001 }, "multicast or permissive"},
+		{"AV permissive dlid", qp.UC, qp.Init, qp.RTR, 0, func(a *qp.Attr, _ *qp.Current) { a.AHAttr.DLID = 0xffff }, "multicast or permissive"},
+		{"AV dlid 0 on RoCE", qp.UC, qp.Init, qp.RTR, 0, func(a *qp.Attr, c *qp.Current) {
+			onPort2(a, c)
+			a.AHAttr.DLID = 0
+		}, ""},
+		{"alt AV sl 16", qp.RC, qp.RTS, qp.RTS, qp.AttrAltPath, func(a *qp.Attr, _ *qp.Current) { a.AltAHAttr.SL = 16 }, "alt_ah_attr.sl 16"},
+		{"alt AV dlid 0", qp.RC, qp.Init, qp.RTR, qp.AttrAltPath, func(a *qp.Attr, _ *qp.Current) { a.AltAHAttr.DLID = 0 }, "alt_ah_attr.dlid 0"},
 		// PSNs are cut, not refused
 		{"sq_psn 0x1000001", qp.RC, qp.RTR, qp.RTS, 0, func(a *qp.Attr, _ *qp.Current) { a.SQPSN = 0x1000001 }, ""},
 		{"rq_psn 0xFFFFFFFF", qp.UC, qp.Init, qp.RTR, 0, func(a *qp.Attr, _ *qp.Current) { a.RQPSN = 0xFFFFFFFF }, ""},
@@ -206,5 +224,37 @@ func TestApplyCoversEveryField_QP13(t *testing.T) {
 	dst.Apply(nil, qp.KnownAttrs)
 	if dst != (qp.Attr{}) {
 		t.Error("Apply(nil) changed the attributes")
+	}
+}
+
+// TestUnusedGID_AV02: a GRH naming an unused GID table entry is ENODATA,
+// on the primary and the alternate path, and a used one is accepted.
+func TestUnusedGID_AV02(t *testing.T) {
+	lim := testLimits
+	lim.Ports = slices.Clone(lim.Ports)
+	lim.Ports[0].UnusedGID = func(i int) bool { return i >= 2 }
+	for _, c := range []struct {
+		name string
+		mask qp.AttrMask
+		edit func(a *qp.Attr)
+		want error
+	}{
+		{"sgid_index 1", 0, func(a *qp.Attr) { a.AHAttr.IsGlobal, a.AHAttr.GRH.SGIDIndex = true, 1 }, nil},
+		{"sgid_index 2", 0, func(a *qp.Attr) { a.AHAttr.IsGlobal, a.AHAttr.GRH.SGIDIndex = true, 2 }, syscall.ENODATA},
+		{"alt sgid_index 15", qp.AttrAltPath, nil, syscall.ENODATA},
+		{"alt sgid_index 0", qp.AttrAltPath, func(a *qp.Attr) { a.AltAHAttr.GRH.SGIDIndex = 0 }, nil},
+	} {
+		attr := goodAttr(qp.Init, qp.RTR)
+		if c.edit != nil {
+			c.edit(&attr)
+		}
+		mask, _ := qp.MinimalMask(qp.Init, qp.RTR, qp.RC)
+		_, err := qp.CheckModify(current(qp.Init), qp.RC, &attr, mask|c.mask, lim, defaultPolicy)
+		switch {
+		case c.want == nil && err != nil:
+			t.Errorf("%s: %v, want success", c.name, err)
+		case c.want != nil && !errors.Is(err, c.want):
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
 	}
 }
