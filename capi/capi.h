@@ -30,6 +30,13 @@ struct capi_context {
 struct capi_pd {
 	struct ibv_pd pd;
 	uintptr_t h;
+	/* A parent domain (ibv_alloc_parent_domain) is a PD of its own for
+	 * the program and the engine's PD of the protection domain it wraps
+	 * (h is that PD's handle): base is the wrapped PD, NULL for a plain
+	 * PD; parents counts a plain PD's parent domains. */
+	struct capi_pd *base;
+	int parents;
+	void *pd_context;
 };
 
 struct capi_mr {

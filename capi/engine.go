@@ -106,6 +106,9 @@ func readEnv() (envConfig, error) {
 	default:
 		return c, fmt.Errorf("VERBSIM_PROFILE=%q: want default or rxe", p)
 	}
+	if err := applyReadings(&c.profile.Readings, os.Getenv("VERBSIM_READINGS")); err != nil {
+		return c, err
+	}
 	switch l := os.Getenv("VERBSIM_LINK"); l {
 	case "":
 	case "ib":

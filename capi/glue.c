@@ -53,6 +53,8 @@ static inline struct capi_qp *to_qp(struct ibv_qp *p) { return (struct capi_qp *
 static inline struct capi_qp *to_qpx(struct ibv_qp_ex *p) { return (struct capi_qp *)p; }
 static inline struct capi_srq *to_srq(struct ibv_srq *p) { return (struct capi_srq *)p; }
 static inline struct capi_channel *to_ch(struct ibv_comp_channel *p) { return (struct capi_channel *)p; }
+static struct ibv_pd *op_alloc_parent_domain(struct ibv_context *ic, struct ibv_parent_domain_init_attr *a);
+static int dealloc_parent_domain(struct capi_pd *p);
 
 /* Return conventions: ERRP sets errno and returns NULL; ERRI sets errno and
  * returns -1; verbs that return an errno return it directly. */
@@ -248,6 +250,7 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *d)
 	c->vctx.query_device_ex = op_query_device_ex;
 	c->vctx.create_cq_ex = op_create_cq_ex;
 	c->vctx.create_qp_ex = op_create_qp_ex;
+	c->vctx.alloc_parent_domain = op_alloc_parent_domain;
 	capi_xrc_ops(&c->vctx);
 	return ic;
 fail:
@@ -601,10 +604,56 @@ EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 
 	if (!pd)
 		return EINVAL;
+	if (to_pd(pd)->base)
+		return dealloc_parent_domain(to_pd(pd));
+	/* A PD wrapped by parent domains is in use, as mlx5 answers. */
+	if (__atomic_load_n(&to_pd(pd)->parents, __ATOMIC_ACQUIRE))
+		return EBUSY;
 	rc = vs_dealloc_pd(to_pd(pd)->h);
 	if (rc)
 		return rc;
 	free(to_pd(pd));
+	return 0;
+}
+
+/*
+ * Parent domains (ibv_alloc_parent_domain): a PD that wraps a protection
+ * domain, optionally with a thread domain and the program's allocators for
+ * the provider's queue buffers. Every verb given a parent domain acts on
+ * the wrapped PD. verbsim keeps no queue buffers in the program's memory,
+ * so it never calls the allocators; it has no thread domains
+ * (ibv_alloc_td is EOPNOTSUPP), so a td is EINVAL.
+ */
+static struct ibv_pd *op_alloc_parent_domain(struct ibv_context *ic, struct ibv_parent_domain_init_attr *a)
+{
+	FORKED_P();
+	const uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	struct capi_pd *base, *p;
+
+	if (!ic || !a || !a->pd || a->pd->context != ic || a->td || (a->comp_mask & ~known))
+		ERRP(EINVAL);
+	if ((a->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) && (!a->alloc || !a->free))
+		ERRP(EINVAL);
+	base = to_pd(a->pd);
+	if (base->base)
+		ERRP(EINVAL); /* a parent domain wraps a protection domain */
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		ERRP(ENOMEM);
+	p->pd.context = ic;
+	p->pd.handle = base->pd.handle;
+	p->h = base->h;
+	p->base = base;
+	if (a->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		p->pd_context = a->pd_context;
+	__atomic_add_fetch(&base->parents, 1, __ATOMIC_ACQ_REL);
+	return &p->pd;
+}
+
+static int dealloc_parent_domain(struct capi_pd *p)
+{
+	__atomic_sub_fetch(&p->base->parents, 1, __ATOMIC_ACQ_REL);
+	free(p);
 	return 0;
 }
 
@@ -1054,9 +1103,13 @@ static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *ic, struct ibv_cq_i
 {
 	if (!a)
 		ERRP(EINVAL);
-	if (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
-		ERRP(EOPNOTSUPP);
-	return create_cq(ic, a->cqe, a->cq_context, a->channel, a->comp_vector, a->wc_flags, a->comp_mask,
+	/* parent_domain must be a parent domain of the context (its
+	 * allocators are not needed: see op_alloc_parent_domain). */
+	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!a->parent_domain || a->parent_domain->context != ic || !to_pd(a->parent_domain)->base))
+		ERRP(EINVAL);
+	return create_cq(ic, a->cqe, a->cq_context, a->channel, a->comp_vector, a->wc_flags,
+			 a->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_PD,
 			 (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) ? a->flags : 0);
 }
 
@@ -1281,6 +1334,9 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 
 	if (!pd || !a || !a->send_cq || (!a->recv_cq && !xrc))
 		ERRP(EINVAL);
+	/* A QP type the device lacks, as rxe answers (rxe_qp_chk_init). */
+	if (a->qp_type == IBV_QPT_RAW_PACKET || a->qp_type == IBV_QPT_DRIVER)
+		ERRP(EOPNOTSUPP);
 	if (a->send_cq->context != pd->context ||
 	    (!xrc && (a->recv_cq->context != pd->context || (a->srq && a->srq->context != pd->context))))
 		ERRP(EINVAL);
@@ -1377,7 +1433,10 @@ static struct ibv_qp *op_create_qp_ex(struct ibv_context *ic, struct ibv_qp_init
 		return capi_create_xrc_recv_qp(ic, a);
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd || a->pd->context != ic)
 		ERRP(EINVAL);
-	if (a->comp_mask & ~known)
+	if (a->comp_mask & ~known & ~IBV_QP_INIT_ATTR_CREATE_FLAGS)
+		ERRP(EOPNOTSUPP);
+	/* No creation flag is supported (rxe: EOPNOTSUPP); none asked is fine. */
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags)
 		ERRP(EOPNOTSUPP);
 	return create_qp(a->pd, a);
 }

@@ -253,7 +253,7 @@ func (r *tsRun) mwBind(t *rapid.T) {
 		access |= verbs.AccessZeroBased
 	}
 	if rapid.IntRange(0, 15).Draw(t, "a right windows lack") == 7 {
-		access |= verbs.AccessLocalWrite // MW-05: MW_BIND_ERR
+		access |= verbs.AccessMWBind // MW-05: MW_BIND_ERR (LOCAL_WRITE would be accepted)
 	}
 	b := model.MWBind{Addr: q.mr.Addr() + tsExposedOff + uint64(start), Length: uint64(length), Access: access}
 	info := verbs.MWBindInfo{MR: q.mr, Addr: b.Addr, Length: b.Length, Access: access}

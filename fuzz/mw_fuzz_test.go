@@ -81,7 +81,7 @@ func FuzzBindMW(f *testing.F) {
 			key ^= uint32(keyBad) << 8
 		}
 		// The oracle of the bind (MW-05).
-		allowed := verbs.AccessRemoteRead | verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic | verbs.AccessZeroBased
+		allowed := verbs.AccessLocalWrite | verbs.AccessRemoteRead | verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic | verbs.AccessZeroBased
 		ok := acc&^allowed == 0
 		if length > 0 || typ == 2 {
 			ok = ok && length > 0 && mrAccess&sim.AccessMWBind != 0 && int(off)+int(length) <= mrLen &&

@@ -306,11 +306,17 @@ type DeviceAttr = verbs.DeviceAttr
 // 65536 as the completion core chose it, and MaxInline, a verbsim choice
 // (256 bytes; rxe allows 400). The capability flags are the ones verbsim
 // honours, SRQ resizing included (rxe also reports it; mlx5 does not).
+// The vendor is not Mellanox: test suites pick vendor-specific paths
+// (mlx5 create flags, mlx5-only tests) from vendor_id, so the device
+// reports 0xffffff, the "no IEEE OUI" value software devices such as rxe
+// report. The part stays 4123: perftest chooses its defaults (inline
+// sizes, the ibv_wr_* API) from vendor_part_id alone, and those of a
+// ConnectX-6 suit the limits above.
 func DefaultDeviceAttr() DeviceAttr {
 	return DeviceAttr{
 		FWVer:           "20.37.1700",
 		MaxMRSize:       ^uint64(0),
-		VendorID:        0x02c9,
+		VendorID:        0xffffff,
 		VendorPartID:    4123,
 		MaxQP:           131072,
 		MaxQPWR:         32768,

@@ -195,8 +195,11 @@ func (mw *MW) unbindLocked() {
 // incRKey is ibv_inc_rkey: the same index with the next tag.
 func incRKey(k uint32) uint32 { return k&^0xff | (k+1)&0xff }
 
-// mwAccessAllowed are the rights a window may be bound with (MW-05).
-const mwAccessAllowed = AccessRemoteRead | AccessRemoteWrite | AccessRemoteAtomic | AccessZeroBased
+// mwAccessAllowed are the flags a window may be bound with (MW-05).
+// LOCAL_WRITE is accepted and grants nothing (a window is reached only
+// through its rkey), as rxe (RXE_ACCESS_SUPPORTED_MW) and mlx5 accept it;
+// rdma-core's own tests bind windows with LOCAL_WRITE|REMOTE_WRITE.
+const mwAccessAllowed = AccessLocalWrite | AccessRemoteRead | AccessRemoteWrite | AccessRemoteAtomic | AccessZeroBased
 
 // BindKeyLocked implements qp.Host for QP.BindMW.
 func (h host) BindKeyLocked(w any) (uint32, error) {

@@ -170,8 +170,8 @@ func TestBindErrors_MW05(t *testing.T) {
 		"range past the MR": func(mr, plain *sim.MR, mw *sim.MW) qp.SendWR {
 			return qp.SendWR{Opcode: wc.WRBindMW, MW: mw, RKey: mw.RKey() + 1, Bind: qp.MWBindInfo{MR: mr, Addr: mr.Addr() + 4000, Length: 97}}
 		},
-		"local write right": func(mr, plain *sim.MR, mw *sim.MW) qp.SendWR {
-			return qp.SendWR{Opcode: wc.WRBindMW, MW: mw, RKey: mw.RKey() + 1, Bind: qp.MWBindInfo{MR: mr, Addr: mr.Addr(), Length: 8, Access: qp.AccessLocalWrite}}
+		"MW_BIND right": func(mr, plain *sim.MR, mw *sim.MW) qp.SendWR {
+			return qp.SendWR{Opcode: wc.WRBindMW, MW: mw, RKey: mw.RKey() + 1, Bind: qp.MWBindInfo{MR: mr, Addr: mr.Addr(), Length: 8, Access: qp.AccessMWBind}}
 		},
 		"rkey of another index": func(mr, plain *sim.MR, mw *sim.MW) qp.SendWR {
 			return qp.SendWR{Opcode: wc.WRBindMW, MW: mw, RKey: mw.RKey() + 0x100, Bind: qp.MWBindInfo{MR: mr, Addr: mr.Addr(), Length: 8}}

@@ -158,6 +158,11 @@ type Readings struct {
 	// en_sqd_async_notify was set, as rxe does (ASYNC-13). False: only when
 	// it was set.
 	AlwaysSQDrained bool
+	// ResetPurgesCQ: moving a QP to RESET, or destroying it, deletes its
+	// completions still waiting in its CQs, as mlx5 does (mlx5_cq_clean;
+	// CQ-26 B). False: they stay to be polled, as on rxe (A). No built-in
+	// profile sets it; the drop-in library's VERBSIM_READINGS does.
+	ResetPurgesCQ bool
 }
 
 // names returns the name and value of every reading, in declaration order.
@@ -197,6 +202,7 @@ func (r Readings) names() []struct {
 		{"SendWCImm", r.SendWCImm},
 		{"NoQPEvents", r.NoQPEvents},
 		{"AlwaysSQDrained", r.AlwaysSQDrained},
+		{"ResetPurgesCQ", r.ResetPurgesCQ},
 	}
 }
 

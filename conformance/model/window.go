@@ -43,8 +43,9 @@ type twin struct {
 	MWBind
 }
 
-// mwRights are the rights a window may be bound with (MW-05).
-const mwRights = verbs.AccessRemoteRead | verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic | verbs.AccessZeroBased
+// mwRights are the flags a window may be bound with (MW-05); LOCAL_WRITE
+// is accepted and grants nothing, as rxe and mlx5 accept it.
+const mwRights = verbs.AccessLocalWrite | verbs.AccessRemoteRead | verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic | verbs.AccessZeroBased
 
 func isAtomic(op verbs.WROpcode) bool {
 	return op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd

@@ -42,6 +42,7 @@ func Of(r verbs.Readings) Engine {
 			WriteImmRKeyRemAccess: r.WriteImmRKeyRemAccess,
 			LateLocalCheck:        r.LateLocalCheck,
 			SRQRecvQPPD:           r.SRQRecvQPPD,
+			ResetPurgesCQ:         r.ResetPurgesCQ,
 		},
 	}
 	if r.OverrunDrops {

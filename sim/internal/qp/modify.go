@@ -72,6 +72,7 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 		q.attr = Attr{}
 		q.lastWQE = false
 		q.resetTransportLocked()
+		q.purgeCQsLocked()
 	case next == RTR && prev == Init:
 		q.rx = q.rx.fresh(q.attr.RQPSN)
 	case next == RTS && prev == RTR:
@@ -109,4 +110,21 @@ func (q *QP) SetErrorLocked() {
 	q.traceLocked("state ERR", "an error moved the QP to ERR")
 	q.stopTimersLocked()
 	q.flushLocked()
+}
+
+// purgeCQsLocked deletes q's completions still in its CQs when the
+// transport reading asks for it (CQ-26 B, mlx5): at RESET and at destroy.
+func (q *QP) purgeCQsLocked() {
+	if !q.cfg.Transport.ResetPurgesCQ {
+		return
+	}
+	type purger interface{ PurgeQPLocked(qpn uint32) int }
+	if p, ok := q.init.SendCQ.(purger); ok {
+		p.PurgeQPLocked(q.num)
+	}
+	if q.init.RecvCQ != q.init.SendCQ {
+		if p, ok := q.init.RecvCQ.(purger); ok {
+			p.PurgeQPLocked(q.num)
+		}
+	}
 }

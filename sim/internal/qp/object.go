@@ -415,6 +415,7 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 		q.stopTimersLocked()
 		q.sq.reset()
 		q.rq.reset()
+		q.purgeCQsLocked()
 		if q.init.SendCQ != nil {
 			q.init.SendCQ.UnrefLocked()
 		}

@@ -264,6 +264,9 @@ type TransportPolicy struct {
 	// PD of the QP the message arrived on, as rxe does (SRQ-12 B). False:
 	// against the SRQ's own PD, as the IBTA has it (A).
 	SRQRecvQPPD bool
+	// ResetPurgesCQ: RESET and destroy delete the QP's completions still
+	// in its CQs (CQ-26 B, mlx5). False: they stay (A, rxe).
+	ResetPurgesCQ bool
 }
 
 // RXETransport returns the transport readings of Linux soft-RoCE (spec/catalogue.md
@@ -296,6 +299,7 @@ func (p TransportPolicy) String() string {
 	add(p.WriteImmRKeyRemAccess, "write-imm-bad-rkey=REM_ACCESS")
 	add(p.LateLocalCheck, "read-atomic-local-check=late")
 	add(p.SRQRecvQPPD, "srq-recv-pd=qp")
+	add(p.ResetPurgesCQ, "reset-purges-cq")
 	if len(s) == 0 {
 		return "man-pages"
 	}

@@ -1,0 +1,46 @@
+package cq
+
+import "fmt"
+
+// PurgeQPLocked deletes the unpolled completions of the QP numbered qpn
+// from c, keeping the others in order, and returns how many it deleted:
+// what mlx5 does when a QP is reset or destroyed (mlx5_cq_clean; CQ-26 B,
+// the reading ResetPurgesCQ). Their work requests retire nothing: the QP
+// forgot its queues. Events already raised stay. While a poll batch is
+// open (StartPoll without EndPoll) the CQ is left alone, as the batch's
+// goroutine reads it without the lock.
+func (c *CQ) PurgeQPLocked(qpn uint32) int {
+	if c == nil || c.state != live || c.batch || c.n == 0 {
+		return 0
+	}
+	size := len(c.ring)
+	kept := 0
+	for i := 0; i < c.n; i++ {
+		from := c.head + i
+		if from >= size {
+			from -= size
+		}
+		if c.ring[from].w.QPNum == qpn {
+			continue
+		}
+		to := c.head + kept
+		if to >= size {
+			to -= size
+		}
+		c.ring[to] = c.ring[from]
+		kept++
+	}
+	gone := c.n - kept
+	for i := kept; i < c.n; i++ {
+		at := c.head + i
+		if at >= size {
+			at -= size
+		}
+		c.ring[at] = entry{}
+	}
+	c.n = kept
+	if gone > 0 && c.d.Tracing() {
+		c.traceLocked(fmt.Sprintf("purged %d completion(s) of qp %#x", gone, qpn), "CQ-26 B")
+	}
+	return gone
+}
