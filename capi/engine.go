@@ -60,8 +60,9 @@ type envConfig struct {
 	trace          string
 	faults         sim.Faults
 	seed           uint64
-	fabric         string // VERBSIM_FABRIC; "" for none
-	dieAfter       int64  // VERBSIM_DIE_AFTER
+	fabric         string        // VERBSIM_FABRIC; "" for none
+	dieAfter       int64         // VERBSIM_DIE_AFTER
+	tick           time.Duration // VERBSIM_TICK; 0 for the engine's default (1 ns)
 }
 
 func envInt(name string, def, lo, hi int) (int, error) {
@@ -151,6 +152,13 @@ func readEnv() (envConfig, error) {
 		}
 		c.fabric = f
 	}
+	if s := os.Getenv("VERBSIM_TICK"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < time.Nanosecond || d > time.Millisecond {
+			return c, fmt.Errorf("VERBSIM_TICK=%q: want a duration from 1ns to 1ms", s)
+		}
+		c.tick = d
+	}
 	if s := os.Getenv("VERBSIM_DIE_AFTER"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 1 {
@@ -178,7 +186,7 @@ func initFabric() {
 	if fabCfg.devices == 0 {
 		return
 	}
-	cfg := sim.Config{Profile: fabCfg.profile, Mode: fabCfg.mode, Faults: fabCfg.faults, Seed: fabCfg.seed}
+	cfg := sim.Config{Profile: fabCfg.profile, Mode: fabCfg.mode, Faults: fabCfg.faults, Seed: fabCfg.seed, TickDuration: fabCfg.tick}
 	var names []string
 	for i := 0; i < fabCfg.devices; i++ {
 		names = append(names, fmt.Sprintf("sim%d", i))
@@ -1932,6 +1940,9 @@ func vs_post_srq_recv(h C.uintptr_t, in *C.struct_capi_rwr, n C.int, posted *C.i
 func describe() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "devices=%d ports=%d profile=%s mode=%v", fabCfg.devices, fabCfg.ports, fabCfg.profile.Name, fabCfg.mode)
+	if fabCfg.tick != 0 {
+		fmt.Fprintf(&b, " tick=%v", fabCfg.tick)
+	}
 	if fabWire == nil {
 		b.WriteString(" fabric=none (this process only)")
 		return b.String()

@@ -78,7 +78,12 @@ func pingpong(t *testing.T, dir string, limit time.Duration, env, srvEnv []strin
 	t.Helper()
 	port := freePort(t)
 	fabric := fmt.Sprintf("test%d-%d", os.Getpid(), port)
-	env = append(append(os.Environ(), "LD_LIBRARY_PATH="+dir, "VERBSIM_FABRIC="+fabric), env...)
+	// VERBSIM_TICK: virtual time at a tenth of real speed, so that an RC
+	// retry timer (the programs' timeout 14: 67 ms, 7 retries) waits out a
+	// peer process the loaded machine does not run for up to 5 s, not
+	// 0.5 s; the traffic itself is not slowed (a lost packet's retry is:
+	// rc-drop takes 8 s instead of 1). A caller's env overrides it.
+	env = append(append(os.Environ(), "LD_LIBRARY_PATH="+dir, "VERBSIM_FABRIC="+fabric, "VERBSIM_TICK=10ns"), env...)
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	pargs := append([]string{"-p", fmt.Sprint(port)}, args...)
@@ -179,7 +184,7 @@ func TestPingpongDeadPeer(t *testing.T) {
 	dir := lib(t)
 	utils(t)
 	start := time.Now()
-	r := pingpong(t, dir, 30*time.Second, nil, []string{"VERBSIM_DIE_AFTER=300"}, "ibv_rc_pingpong", "-n", "100000")
+	r := pingpong(t, dir, 30*time.Second, []string{"VERBSIM_TICK=1ns"}, []string{"VERBSIM_DIE_AFTER=300"}, "ibv_rc_pingpong", "-n", "100000")
 	if r.cliErr == nil {
 		t.Fatal("the client succeeded with its server dead")
 	}

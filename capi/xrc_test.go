@@ -72,7 +72,7 @@ func TestXSRQPingpong(t *testing.T) {
 	// messages of both clients' XRC_SEND QPs, through two target QPs.
 	t.Run("c2", func(t *testing.T) {
 		port := freePort(t)
-		env := append(os.Environ(), "LD_LIBRARY_PATH="+dir, fmt.Sprintf("VERBSIM_FABRIC=test%d-%d", os.Getpid(), port))
+		env := append(os.Environ(), "LD_LIBRARY_PATH="+dir, fmt.Sprintf("VERBSIM_FABRIC=test%d-%d", os.Getpid(), port), "VERBSIM_TICK=10ns") // as pingpong
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		p := fmt.Sprint(port)
