@@ -123,6 +123,11 @@ type engine struct {
 	remote   Remote // Config.Remote
 	frame    []byte // sendRemoteLocked's frame, reused
 	picked   event  // the event pick took last (kept until the next pick)
+	// noDirect turns the direct path off (direct.go): every message goes
+	// through the engine's events. Tests set it to compare the two paths.
+	noDirect  bool
+	directBuf []byte // DirectScratchLocked's buffer
+	directs   uint64 // messages the direct path carried out (tests read it)
 }
 
 // EngineStats counts what the engine did.
