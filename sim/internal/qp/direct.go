@@ -166,17 +166,21 @@ func (q *QP) directLocked() bool {
 	}
 	e := q.sq.slot(seq)
 	op := e.wr.Opcode
-	recv := false // the message completes a receive WR
+	recv := false             // the message completes a receive WR
+	need := AccessRemoteWrite // the access it needs at the responder
 	switch op {
 	case wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWriteWithImm:
 		recv = true
 	case wc.WRRDMAWrite:
-	case wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
-		if q.attr.MaxRDAtomic == 0 {
-			return false
-		}
+	case wc.WRRDMARead:
+		need = AccessRemoteRead
+	case wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
+		need = AccessRemoteAtomic
 	default:
 		return false
+	}
+	if need != AccessRemoteWrite && q.attr.MaxRDAtomic == 0 {
+		return false // QP-40: it waits
 	}
 	n := e.msgLen()
 	if n > uint64(q.mtuLocked()) {
@@ -200,7 +204,14 @@ func (q *QP) directLocked() bool {
 		r.rx.epsn != t.psn || r.rx.inMsg || r.rx.wqe || n > uint64(r.mtuLocked()) {
 		return false
 	}
-	if q.checkLocalLocked(e) != wc.Success {
+	// The requester's checks (checkLocalLocked): the message size
+	// (XFER-23, XFER-17) here, the local SGEs (XFER-16, MR-03, MR-08) as
+	// they are resolved below, which visits every non-empty one with the
+	// same access (a zero-length SGE always resolves). Under the XFER-31 B
+	// reading the engine checks a READ's or an atomic's SGEs only as the
+	// answer is placed; resolving them first is the same, since a failure
+	// goes to the engine.
+	if n > uint64(q.cfg.Host.PortLocked(q.attr.PortNum).MaxMsgSz) || (need == AccessRemoteAtomic && n != 8) {
 		return false
 	}
 	// The receive completion must fit: an overrun there leaves the
@@ -213,18 +224,11 @@ func (q *QP) directLocked() bool {
 	var src, dst pieces
 	var target []byte // the remote bytes of a WRITE, READ or atomic
 	var recvE *wqe    // the receive WR a SEND or WRITE_WITH_IMM takes
-	need := AccessRemoteWrite
-	switch op {
-	case wc.WRRDMARead:
-		need = AccessRemoteRead
-	case wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
-		need = AccessRemoteAtomic
-	}
 	if op != wc.WRSend && op != wc.WRSendWithImm {
-		if r.attr.QPAccessFlags&need == 0 || (isRdAtomic(op) && r.attr.MaxDestRDAtomic == 0) {
+		if r.attr.QPAccessFlags&need == 0 || (need != AccessRemoteWrite && r.attr.MaxDestRDAtomic == 0) {
 			return false
 		}
-		if isAtomic := need == AccessRemoteAtomic; isAtomic && e.wr.RemoteAddr%8 != 0 {
+		if need == AccessRemoteAtomic && e.wr.RemoteAddr%8 != 0 {
 			return false
 		}
 		if n > 0 {
