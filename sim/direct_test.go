@@ -9,6 +9,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/internal/policy"
+	iqp "github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/sim/wc"
@@ -117,7 +119,8 @@ func newDWorld(t *rapid.T, s dShape, direct bool) *dWorld {
 		e.local, err = e.pd.RegMR(e.lbuf, qp.AccessLocalWrite)
 		must(err)
 		e.q, err = e.pd.CreateQP(sim.QPInitAttr{SendCQ: e.scq, RecvCQ: e.rcq, Type: qp.RC,
-			Cap: qp.Cap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64}})
+			Cap:      qp.Cap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64},
+			CompMask: sim.QPInitPD | sim.QPInitSendOpsFlags, SendOpsFlags: iqp.SupportedSendOps(qp.RC, policy.Of(prof.Readings).QP)})
 		must(err)
 		w.ends = append(w.ends, e)
 	}
@@ -156,6 +159,7 @@ type dAction struct {
 	tick      uint64
 	two       bool // post a second WR in the same call
 	prepost   bool // post a receive on the peer first
+	builder   bool // post through ibv_wr_start .. ibv_wr_complete
 }
 
 func (a dAction) String() string {
@@ -241,6 +245,7 @@ func drawAction(t *rapid.T, ends int, clean bool) dAction {
 		a.imm = rapid.Uint32().Draw(t, "imm")
 		a.two = rapid.IntRange(0, 7).Draw(t, "two") == 0
 		a.prepost = clean && rapid.IntRange(0, 3).Draw(t, "prepost") != 0
+		a.builder = rapid.IntRange(0, 3).Draw(t, "builder") == 0
 	case actRecv:
 		a.n = rapid.IntRange(1, 4).Draw(t, "recvs")
 		size := 1024
@@ -314,6 +319,9 @@ func (w *dWorld) apply(a dAction) string {
 			wr2.Flags = qp.SendSignaled
 			wrs = append(wrs, wr2)
 		}
+		if a.builder {
+			return pre + fmt.Sprintf("wr_complete %v", verr.Errno(build(e.q, wrs)))
+		}
 		n, err := e.q.PostSend(wrs)
 		return fmt.Sprintf("%spost_send %d %v", pre, n, verr.Errno(err))
 	case actRecv:
@@ -378,6 +386,33 @@ func (w *dWorld) apply(a dAction) string {
 		return "tick"
 	}
 	return ""
+}
+
+// build posts wrs through the work request builder.
+func build(q *sim.QP, wrs []qp.SendWR) error {
+	q.WRStart()
+	for _, w := range wrs {
+		q.SetWRID(w.WRID)
+		q.SetWRFlags(w.Flags)
+		switch w.Opcode {
+		case wc.WRSend:
+			q.WRSend()
+		case wc.WRSendWithImm:
+			q.WRSendImm(w.Imm)
+		case wc.WRRDMAWrite:
+			q.WRRDMAWrite(w.RKey, w.RemoteAddr)
+		case wc.WRRDMAWriteWithImm:
+			q.WRRDMAWriteImm(w.RKey, w.RemoteAddr, w.Imm)
+		case wc.WRRDMARead:
+			q.WRRDMARead(w.RKey, w.RemoteAddr)
+		case wc.WRAtomicCmpAndSwp:
+			q.WRAtomicCmpSwp(w.RKey, w.RemoteAddr, w.CompareAdd, w.Swap)
+		case wc.WRAtomicFetchAndAdd:
+			q.WRAtomicFetchAdd(w.RKey, w.RemoteAddr, w.CompareAdd)
+		}
+		q.WRSetSGEList(w.SGList)
+	}
+	return q.WRComplete()
 }
 
 // observe describes everything a program or a test could read of w.
