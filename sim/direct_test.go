@@ -56,6 +56,8 @@ type dShape struct {
 	retry    uint8
 	rdAtomic uint8
 	clean    bool // no bad keys, no forced errors, receives that fit
+	random   bool // the Random schedule
+	seed     uint64
 }
 
 // dWorld is one fabric of the test.
@@ -69,7 +71,11 @@ const dBuf = 4096
 
 func newDWorld(t *rapid.T, s dShape, direct bool) *dWorld {
 	prof := sim.Profiles()[s.profile]
-	f, err := sim.NewFabric(sim.Config{Profile: prof, Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}})
+	cfg := sim.Config{Profile: prof, Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}, Seed: s.seed}
+	if s.random {
+		cfg.Schedule = sim.Random
+	}
+	f, err := sim.NewFabric(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +191,7 @@ const (
 	actError
 	actTick
 	actReconnect
+	actFaults
 )
 
 func drawAction(t *rapid.T, ends int, clean bool) dAction {
@@ -192,7 +199,7 @@ func drawAction(t *rapid.T, ends int, clean bool) dAction {
 	rare := func(n int, label string) bool { return !clean && rapid.IntRange(0, n-1).Draw(t, label) == 0 }
 	a := dAction{
 		kind: rapid.SampledFrom([]int{actSend, actSend, actSend, actSend, actSend, actRecv, actRecv, actRecv, actRecv,
-			actPoll, actPoll, actPoll, actPoll, actArm, actEvent, actAsync, actError, actTick, actTick, actReconnect, actReconnect, actReconnect}).Draw(t, "kind"),
+			actPoll, actPoll, actPoll, actPoll, actArm, actEvent, actAsync, actError, actTick, actTick, actReconnect, actReconnect, actReconnect, actFaults}).Draw(t, "kind"),
 		end: rapid.IntRange(0, ends-1).Draw(t, "end"),
 	}
 	switch a.kind {
@@ -269,6 +276,10 @@ func drawAction(t *rapid.T, ends int, clean bool) dAction {
 			a.kind = actPoll
 			a.n = 1
 		}
+	case actFaults:
+		// Faults on (the engine path only) or off again, with delayed
+		// packets perhaps still due.
+		a.n = max(0, rapid.IntRange(-2, 2).Draw(t, "faults"))
 	case actTick:
 		a.tick = rapid.SampledFrom([]uint64{0, 1, 10_000, 100_000, 1 << 22, 1 << 26}).Draw(t, "tick")
 	}
@@ -378,6 +389,15 @@ func (w *dWorld) apply(a dAction) string {
 			s += fmt.Sprintf(" reset %v", verr.Errno(q.Modify(&verbs.QPAttr{QPState: qp.Reset}, verbs.QPAttrState)))
 		}
 		return s + fmt.Sprintf(" connect %v", verr.Errno(sim.Connect(x.q, y.q, w.conn)))
+	case actFaults:
+		x := sim.Faults{}
+		switch a.n {
+		case 1:
+			x = sim.Faults{Delay: 0.5, MaxDelay: 50_000}
+		case 2:
+			x = sim.Faults{Drop: 0.1, Duplicate: 0.2, Delay: 0.2}
+		}
+		return fmt.Sprintf("faults %v", verr.Errno(w.f.SetFaults(x)))
 	case actTick:
 		if a.tick == 0 {
 			return fmt.Sprintf("advance %v", w.f.AdvanceToNext())
@@ -446,6 +466,8 @@ func drawShape(t *rapid.T) dShape {
 		retry:    rapid.SampledFrom([]uint8{0, 2, 7}).Draw(t, "retry"),
 		rdAtomic: rapid.SampledFrom([]uint8{0, 1, 4, 4}).Draw(t, "rd atomic"),
 		clean:    rapid.Bool().Draw(t, "clean"),
+		random:   rapid.Bool().Draw(t, "random schedule"),
+		seed:     rapid.Uint64().Draw(t, "seed"),
 	}
 	if s.clean {
 		s.rnrRetry, s.rdAtomic = 7, 4
