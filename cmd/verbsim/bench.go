@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -24,6 +25,7 @@ type benchOptions struct {
 	mrs    int           // extra MRs of the inline SEND figure
 	write  string        // a file to write the report page to
 	quick  bool          // tiny sizes and times, to check the command works
+	only   string        // a regular expression: run the figures whose name matches
 }
 
 // kind says how a figure compares its subject with its floor.
@@ -185,8 +187,9 @@ func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.mrs, "mrs", 10_000, "MRs registered for the inline SEND figure")
 	fs.StringVar(&o.write, "write", "", "also write the report page (machine, load, command, table, notes) to this file, e.g. docs/performance.md")
 	fs.BoolVar(&o.quick, "quick", false, "a smoke run: 1 round of 1ms, 200 QPs, 20 pairs, 100 MRs (the figures mean nothing)")
+	fs.StringVar(&o.only, "only", "", "run only the figures whose name matches this regular expression, e.g. -only 'RC SEND 64 B, post' (not with -write)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim bench [-rounds n] [-time d] [-qps n] [-pairs n] [-mrs n] [-quick] [-write file]\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim bench [-rounds n] [-time d] [-qps n] [-pairs n] [-mrs n] [-quick] [-only regexp] [-write file]\n\n"+
 			"Runs every figure of issue #14's performance table next to its floor, a plain-Go\n"+
 			"operation measured in the same process, alternating subject and floor round by round,\n"+
 			"and prints subject, floor, ratio and target for each (median of the rounds). With\n"+
@@ -205,6 +208,18 @@ func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verbsim: -rounds, -time, -qps and -pairs must be positive, -mrs not negative\n")
 		return 2
 	}
+	var only *regexp.Regexp
+	if o.only != "" {
+		var err error
+		if only, err = regexp.Compile(o.only); err != nil {
+			fmt.Fprintf(stderr, "verbsim: -only: %v\n", err)
+			return 2
+		}
+		if o.write != "" {
+			fmt.Fprintf(stderr, "verbsim: -only and -write: the page needs every figure\n")
+			return 2
+		}
+	}
 	cfg := sim.Config{Profile: p}
 	loadBefore := loadAvg()
 	// The memory figure runs last: its 100k QPs leave a heap behind that
@@ -213,14 +228,18 @@ func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	results := make([]result, len(figures))
 	var order []int
 	for i, f := range figures {
-		if f.kind != memory {
+		if f.kind != memory && (only == nil || only.MatchString(f.name)) {
 			order = append(order, i)
 		}
 	}
 	for i, f := range figures {
-		if f.kind == memory {
+		if f.kind == memory && (only == nil || only.MatchString(f.name)) {
 			order = append(order, i)
 		}
+	}
+	if len(order) == 0 {
+		fmt.Fprintf(stderr, "verbsim: -only %q matches no figure\n", o.only)
+		return 2
 	}
 	for _, i := range order {
 		fmt.Fprintf(stderr, "bench: %s\n", figures[i].name)
@@ -369,6 +388,9 @@ func renderTable(rs []result, o benchOptions) string {
 	b.WriteString("| figure | subject | floor (same run) | ratio | target |\n|---|---|---|---|---|\n")
 	for _, r := range rs {
 		f := r.fig
+		if f == nil {
+			continue // not run (-only)
+		}
 		subject := fmtNS(r.subject)
 		if r.subjectLabel != "" {
 			subject += " (" + r.subjectLabel + ")"
