@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"testing/synctest"
 
 	"pgregory.net/rapid"
 
@@ -58,6 +59,7 @@ type dShape struct {
 	clean    bool // no bad keys, no forced errors, receives that fit
 	random   bool // the Random schedule
 	seed     uint64
+	mode     sim.Mode
 }
 
 // dWorld is one fabric of the test.
@@ -69,9 +71,9 @@ type dWorld struct {
 
 const dBuf = 4096
 
-func newDWorld(t *rapid.T, s dShape, direct bool) *dWorld {
+func newDWorld(t fataler, s dShape, direct bool) *dWorld {
 	prof := sim.Profiles()[s.profile]
-	cfg := sim.Config{Profile: prof, Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}, Seed: s.seed}
+	cfg := sim.Config{Profile: prof, Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}, Seed: s.seed, Mode: s.mode}
 	if s.random {
 		cfg.Schedule = sim.Random
 	}
@@ -484,31 +486,36 @@ func drawShape(t *rapid.T) dShape {
 }
 
 // TestDirectMatchesEngine is the differential test of the direct path.
-func TestDirectMatchesEngine(t *testing.T) {
+func TestDirectMatchesEngine(t *testing.T) { testDirectMatchesEngine(t, sim.Auto) }
+
+// TestDirectMatchesEngineBackground is TestDirectMatchesEngine in
+// Background mode, in a synctest bubble: the bubble's clock, which the
+// fabrics' goroutines follow, stands still while the test goroutine runs,
+// so virtual time moves only through the workload's ticks, in both worlds
+// alike.
+func TestDirectMatchesEngineBackground(t *testing.T) { testDirectMatchesEngine(t, sim.Background) }
+
+func testDirectMatchesEngine(t *testing.T, mode sim.Mode) {
 	var directs, engineDirects uint64
 	rapid.Check(t, func(rt *rapid.T) {
 		s := drawShape(rt)
-		d, g := newDWorld(rt, s, true), newDWorld(rt, s, false)
-		defer d.f.Close()
-		defer g.f.Close()
-		if od, og := d.observe(), g.observe(); od != og {
-			rt.Fatalf("the worlds differ from the start:\n%s\n%s", od, og)
+		s.mode = mode
+		acts := make([]dAction, rapid.IntRange(30, 150).Draw(rt, "steps"))
+		for i := range acts {
+			acts[i] = drawAction(rt, 2*s.pairs, s.clean)
 		}
-		steps := rapid.IntRange(30, 150).Draw(rt, "steps")
-		for i := range steps {
-			a := drawAction(rt, 2*s.pairs, s.clean)
-			rd, rg := d.apply(a), g.apply(a)
-			if rd != rg {
-				rt.Fatalf("step %d %v: direct: %s\nengine: %s", i, a, rd, rg)
-			}
-			if od, og := d.observe(), g.observe(); od != og {
-				rt.Fatalf("step %d %v (%s):\n%s", i, a, rd, diffLines(od, og))
-			}
+		var msg string
+		var nd, ng uint64
+		if mode == sim.Background {
+			synctest.Test(t, func(t *testing.T) { msg, nd, ng = runDiff(t, s, acts) })
+		} else {
+			msg, nd, ng = runDiff(rt, s, acts)
 		}
-		_, n := sim.EngineSeq(d.f)
-		directs += n
-		_, n = sim.EngineSeq(g.f)
-		engineDirects += n
+		if msg != "" {
+			rt.Fatal(msg)
+		}
+		directs += nd
+		engineDirects += ng
 	})
 	if engineDirects != 0 {
 		t.Errorf("the fabric forced through the engine carried out %d messages directly", engineDirects)
@@ -517,6 +524,33 @@ func TestDirectMatchesEngine(t *testing.T) {
 		t.Error("no message took the direct path: the test compares nothing")
 	}
 	t.Logf("%d messages carried out directly", directs)
+}
+
+// fataler is *testing.T or *rapid.T.
+type fataler interface{ Fatal(args ...any) }
+
+// runDiff runs acts on two worlds of shape s, one with the direct path and
+// one without, and describes the first difference (empty when there is
+// none); it returns how many messages each carried out directly.
+func runDiff(t fataler, s dShape, acts []dAction) (diff string, directs, engineDirects uint64) {
+	d, g := newDWorld(t, s, true), newDWorld(t, s, false)
+	defer d.f.Close()
+	defer g.f.Close()
+	if od, og := d.observe(), g.observe(); od != og {
+		return fmt.Sprintf("the worlds differ from the start:\n%s\n%s", od, og), 0, 0
+	}
+	for i, a := range acts {
+		rd, rg := d.apply(a), g.apply(a)
+		if rd != rg {
+			return fmt.Sprintf("step %d %v: direct: %s\nengine: %s", i, a, rd, rg), 0, 0
+		}
+		if od, og := d.observe(), g.observe(); od != og {
+			return fmt.Sprintf("step %d %v (%s):\n%s", i, a, rd, diffLines(od, og)), 0, 0
+		}
+	}
+	_, directs = sim.EngineSeq(d.f)
+	_, engineDirects = sim.EngineSeq(g.f)
+	return "", directs, engineDirects
 }
 
 // diffLines shows the lines of a and b that differ.
