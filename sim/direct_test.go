@@ -47,9 +47,10 @@ type dEnd struct {
 type dShape struct {
 	profile  int
 	pairs    int
-	loopback []bool // pair i has both ends on device a
-	sharedCQ []bool // end j uses one CQ for both queues
-	oneCQ    []bool // a loopback pair i whose two ends share the first end's send CQ
+	loopback []bool              // pair i has both ends on device a
+	sharedCQ []bool              // end j uses one CQ for both queues
+	oneCQ    []bool              // a loopback pair i whose two ends share the first end's send CQ
+	access   []verbs.AccessFlags // pair i's qp_access_flags
 	cqe      []int
 	mtu      qp.MTU
 	timeout  uint8
@@ -65,8 +66,8 @@ type dShape struct {
 // dWorld is one fabric of the test.
 type dWorld struct {
 	f    *sim.Fabric
-	conn sim.ConnectOptions
-	ends []*dEnd // pair i is ends[2i], ends[2i+1]
+	conn []sim.ConnectOptions // pair i's
+	ends []*dEnd              // pair i is ends[2i], ends[2i+1]
 }
 
 const dBuf = 4096
@@ -135,8 +136,8 @@ func newDWorld(t fataler, s dShape, direct bool) *dWorld {
 	for p := range s.pairs {
 		o := sim.ConnectOptions{PathMTU: s.mtu, Timeout: s.timeout, RNRRetry: s.rnrRetry, RetryCnt: s.retry,
 			MinRNRTimer: 1, RDAtomic: s.rdAtomic, NoDefaults: true,
-			Access: qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic}
-		w.conn = o
+			Access: s.access[p]}
+		w.conn = append(w.conn, o)
 		if err := sim.Connect(w.ends[2*p].q, w.ends[2*p+1].q, o); err != nil {
 			t.Fatal(err)
 		}
@@ -390,7 +391,7 @@ func (w *dWorld) apply(a dAction) string {
 		for _, q := range []*sim.QP{x.q, y.q} {
 			s += fmt.Sprintf(" reset %v", verr.Errno(q.Modify(&verbs.QPAttr{QPState: qp.Reset}, verbs.QPAttrState)))
 		}
-		return s + fmt.Sprintf(" connect %v", verr.Errno(sim.Connect(x.q, y.q, w.conn)))
+		return s + fmt.Sprintf(" connect %v", verr.Errno(sim.Connect(x.q, y.q, w.conn[a.end/2])))
 	case actFaults:
 		x := sim.Faults{}
 		switch a.n {
@@ -473,10 +474,16 @@ func drawShape(t *rapid.T) dShape {
 	}
 	if s.clean {
 		s.rnrRetry, s.rdAtomic = 7, 4
+		for i := range s.access {
+			s.access[i] = qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic
+		}
 	}
 	for range s.pairs {
 		s.loopback = append(s.loopback, rapid.IntRange(0, 3).Draw(t, "loopback") == 0)
 		s.oneCQ = append(s.oneCQ, rapid.Bool().Draw(t, "one cq"))
+		all := qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic
+		s.access = append(s.access, rapid.SampledFrom([]verbs.AccessFlags{all, all, all,
+			qp.AccessRemoteWrite, qp.AccessRemoteRead | qp.AccessRemoteAtomic, 0}).Draw(t, "access"))
 	}
 	for range 2 * s.pairs {
 		s.sharedCQ = append(s.sharedCQ, rapid.Bool().Draw(t, "shared cq"))
