@@ -82,6 +82,14 @@ func newDWorld(t fataler, s dShape, direct bool) *dWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A set-up failure closes the fabric: in a synctest bubble its clock
+	// goroutine would otherwise run on in the bubble's fake time for ever.
+	built := false
+	defer func() {
+		if !built {
+			f.Close()
+		}
+	}()
 	sim.SetDirect(f, direct)
 	w := &dWorld{f: f}
 	ctxs := map[int]*sim.Context{}
@@ -142,6 +150,7 @@ func newDWorld(t fataler, s dShape, direct bool) *dWorld {
 			t.Fatal(err)
 		}
 	}
+	built = true
 	return w
 }
 
@@ -540,8 +549,9 @@ type fataler interface{ Fatal(args ...any) }
 // one without, and describes the first difference (empty when there is
 // none); it returns how many messages each carried out directly.
 func runDiff(t fataler, s dShape, acts []dAction) (diff string, directs, engineDirects uint64) {
-	d, g := newDWorld(t, s, true), newDWorld(t, s, false)
+	d := newDWorld(t, s, true)
 	defer d.f.Close()
+	g := newDWorld(t, s, false)
 	defer g.f.Close()
 	if od, og := d.observe(), g.observe(); od != og {
 		return fmt.Sprintf("the worlds differ from the start:\n%s\n%s", od, og), 0, 0
