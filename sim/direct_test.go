@@ -204,6 +204,7 @@ const (
 	actTick
 	actReconnect
 	actFaults
+	actForce
 )
 
 func drawAction(t *rapid.T, ends int, clean bool) dAction {
@@ -211,7 +212,7 @@ func drawAction(t *rapid.T, ends int, clean bool) dAction {
 	rare := func(n int, label string) bool { return !clean && rapid.IntRange(0, n-1).Draw(t, label) == 0 }
 	a := dAction{
 		kind: rapid.SampledFrom([]int{actSend, actSend, actSend, actSend, actSend, actRecv, actRecv, actRecv, actRecv,
-			actPoll, actPoll, actPoll, actPoll, actArm, actEvent, actAsync, actError, actTick, actTick, actReconnect, actReconnect, actReconnect, actFaults}).Draw(t, "kind"),
+			actPoll, actPoll, actPoll, actPoll, actArm, actEvent, actAsync, actError, actTick, actTick, actReconnect, actReconnect, actReconnect, actFaults, actForce}).Draw(t, "kind"),
 		end: rapid.IntRange(0, ends-1).Draw(t, "end"),
 	}
 	switch a.kind {
@@ -288,6 +289,14 @@ func drawAction(t *rapid.T, ends int, clean bool) dAction {
 			a.kind = actPoll
 			a.n = 1
 		}
+	case actForce:
+		// A forced error status on the next completion of a receive WR
+		// (the first of an actRecv, or a prepost's) or, rarely, fatal.
+		if clean {
+			a.kind, a.n = actPoll, 1
+			break
+		}
+		a.n = rapid.IntRange(0, 2).Draw(t, "force")
 	case actFaults:
 		// Faults on (the engine path only) or off again, with delayed
 		// packets perhaps still due.
@@ -401,6 +410,12 @@ func (w *dWorld) apply(a dAction) string {
 			s += fmt.Sprintf(" reset %v", verr.Errno(q.Modify(&verbs.QPAttr{QPState: qp.Reset}, verbs.QPAttrState)))
 		}
 		return s + fmt.Sprintf(" connect %v", verr.Errno(sim.Connect(x.q, y.q, w.conn[a.end/2])))
+	case actForce:
+		id := []uint64{uint64(a.end)<<32 | 1000, 7, 0}[a.n]
+		if a.n == 2 {
+			return fmt.Sprintf("fatal %v", verr.Errno(w.f.InjectFatal(e.q)))
+		}
+		return fmt.Sprintf("force %v", verr.Errno(w.f.ForceStatus(e.q, id, true, verbs.WCLocLenErr)))
 	case actFaults:
 		x := sim.Faults{}
 		switch a.n {
