@@ -166,6 +166,13 @@ func (q *QP) directLocked() bool {
 		t.nextPkt != 0 || t.rdInFlight != 0 || q.timers[TimerRetry].Index >= 0 || q.timers[TimerRNR].Index >= 0 {
 		return false
 	}
+	// The engine first: a fabric that traces, injects faults or runs in
+	// Manual mode stops here.
+	h := q.direct
+	r, slid, global := h.DirectPeerLocked(q, q.attr.PortNum, &q.attr.AHAttr, q.attr.DestQPNum)
+	if r == nil || r == q || r.life != live || r.typ != RC || r.cfg.Host == nil || r.init.SRQ != nil || len(r.forced) > 0 {
+		return false
+	}
 	e := q.sq.slot(seq)
 	op := e.wr.Opcode
 	recv := false             // the message completes a receive WR
@@ -186,11 +193,6 @@ func (q *QP) directLocked() bool {
 	}
 	n := e.msgLen()
 	if n > uint64(q.mtuLocked()) {
-		return false
-	}
-	h := q.direct
-	r, slid, global := h.DirectPeerLocked(q, q.attr.PortNum, &q.attr.AHAttr, q.attr.DestQPNum)
-	if r == nil || r == q || r.life != live || r.typ != RC || r.cfg.Host == nil || r.init.SRQ != nil || len(r.forced) > 0 {
 		return false
 	}
 	switch r.state {
