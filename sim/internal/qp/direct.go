@@ -33,8 +33,8 @@ import (
 // The request is the only one of its PostSend call or builder batch (a
 // list runs as one requester run, every request before the first
 // answer). The requester q: RC, in RTS, nothing in flight or queued
-// before this request (no WR started and unfinished, none waiting, no RNR wait, no
-// armed timer, no forced status), and the request one of SEND,
+// before this request (no WR started and unfinished, none waiting, no
+// RNR wait, no armed timer, no forced status), and the request one of SEND,
 // SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ, the two
 // atomics, of at most one path MTU on both sides (one packet each way),
 // passing the requester's checks (XFER-16, XFER-23, MR-03) and, for a READ
