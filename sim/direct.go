@@ -81,15 +81,15 @@ func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *qp.AHAttr, dstQPN ui
 	return to, src.attr.LID, global
 }
 
-// DirectDoneLocked implements qp.DirectHost: the run, the request and the
-// answer as events, two packets put on the wire and delivered.
-func (h host) DirectDoneLocked(seqs uint64) {
+// DirectDoneLocked implements qp.DirectHost: the run, the request and (RC)
+// the answer as events, their packets put on the wire and delivered.
+func (h host) DirectDoneLocked(events, packets, seqs uint64) {
 	e := h.eng()
 	e.seq += seqs
 	e.directs++
-	e.stats.Events += 3
-	e.stats.Packets += 2
-	e.stats.Delivered += 2
+	e.stats.Events += events
+	e.stats.Packets += packets
+	e.stats.Delivered += packets
 }
 
 // DirectScratchLocked implements qp.DirectHost.

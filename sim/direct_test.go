@@ -20,7 +20,7 @@ import (
 
 // The differential test of the direct path (sim/internal/qp/direct.go,
 // docs/transport.md "The direct path"): random workloads on one to three
-// RC pairs run on two fabrics built alike, one with the direct path and
+// RC or UC pairs run on two fabrics built alike, one with the direct path and
 // one forced through the engine's events, and every observation must be
 // the same after every step: what each verb returned, every field of
 // every completion polled or still queued, the memory of every buffer, QP
@@ -51,6 +51,7 @@ type dShape struct {
 	sharedCQ []bool              // end j uses one CQ for both queues
 	oneCQ    []bool              // a loopback pair i whose two ends share the first end's send CQ
 	access   []verbs.AccessFlags // pair i's qp_access_flags
+	uc       []bool              // pair i is UC, not RC
 	cqe      []int
 	mtu      qp.MTU
 	timeout  uint8
@@ -135,9 +136,13 @@ func newDWorld(t fataler, s dShape, direct bool) *dWorld {
 		must(err)
 		e.local, err = e.pd.RegMR(e.lbuf, qp.AccessLocalWrite)
 		must(err)
-		e.q, err = e.pd.CreateQP(sim.QPInitAttr{SendCQ: e.scq, RecvCQ: e.rcq, Type: qp.RC,
+		typ := qp.RC
+		if s.uc[i/2] {
+			typ = qp.UC
+		}
+		e.q, err = e.pd.CreateQP(sim.QPInitAttr{SendCQ: e.scq, RecvCQ: e.rcq, Type: typ,
 			Cap:      qp.Cap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64},
-			CompMask: sim.QPInitPD | sim.QPInitSendOpsFlags, SendOpsFlags: iqp.SupportedSendOps(qp.RC, policy.Of(prof.Readings).QP)})
+			CompMask: sim.QPInitPD | sim.QPInitSendOpsFlags, SendOpsFlags: iqp.SupportedSendOps(typ, policy.Of(prof.Readings).QP)})
 		must(err)
 		w.ends = append(w.ends, e)
 	}
@@ -145,6 +150,9 @@ func newDWorld(t fataler, s dShape, direct bool) *dWorld {
 		o := sim.ConnectOptions{PathMTU: s.mtu, Timeout: s.timeout, RNRRetry: s.rnrRetry, RetryCnt: s.retry,
 			MinRNRTimer: 1, RDAtomic: s.rdAtomic, NoDefaults: true,
 			Access: s.access[p]}
+		if s.uc[p] {
+			o.Access &= qp.AccessRemoteWrite
+		}
 		w.conn = append(w.conn, o)
 		if err := sim.Connect(w.ends[2*p].q, w.ends[2*p+1].q, o); err != nil {
 			t.Fatal(err)
@@ -505,6 +513,7 @@ func drawShape(t *rapid.T) dShape {
 	for range s.pairs {
 		s.loopback = append(s.loopback, rapid.IntRange(0, 3).Draw(t, "loopback") == 0)
 		s.oneCQ = append(s.oneCQ, rapid.Bool().Draw(t, "one cq"))
+		s.uc = append(s.uc, rapid.IntRange(0, 3).Draw(t, "uc") == 0)
 		all := qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic
 		s.access = append(s.access, rapid.SampledFrom([]verbs.AccessFlags{all, all, all,
 			qp.AccessRemoteWrite, qp.AccessRemoteRead | qp.AccessRemoteAtomic, 0}).Draw(t, "access"))

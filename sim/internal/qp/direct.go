@@ -6,7 +6,7 @@ import (
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
-// The direct path: an RC message carried out inside the post verb.
+// The direct path: an RC or UC message carried out inside the post verb.
 //
 // In Auto and Background mode the engine settles a posted RC request at
 // the verb's Leave, at the tick it was posted, in three events: the
@@ -16,7 +16,9 @@ import (
 // completes it). When nothing else can take part, those three events are a
 // pure function of the two QPs and the memory they name, so the post can
 // compute their outcome directly: no packet is built, routed or queued, no
-// timer is armed and stopped, and the payload is copied once.
+// timer is armed and stopped, and the payload is copied once. A UC message
+// is two events, the run (which completes the send WR: XFER-26) and the
+// delivery, with no answer.
 // directLocked does it under the conditions below and leaves everything
 // else, every failure included, to the engine, deciding before it changes
 // anything. docs/transport.md ("The direct path") says why each condition
@@ -32,7 +34,7 @@ import (
 //
 // The request is the only one of its PostSend call or builder batch (a
 // list runs as one requester run, every request before the first
-// answer). The requester q: RC, in RTS, nothing in flight or queued
+// answer). The requester q: RC or UC, in RTS, nothing in flight or queued
 // before this request (no WR started and unfinished, none waiting, no
 // RNR wait, no armed timer, no forced status), and the request one of SEND,
 // SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ, the two
@@ -40,7 +42,7 @@ import (
 // passing the requester's checks (XFER-16, XFER-23, MR-03) and, for a READ
 // or an atomic, with max_rd_atomic above 0 (QP-40).
 //
-// The responder: another QP, RC, in RTS, SQD or SQE, or in RTR once
+// The responder: another QP of the same type, in RTS, SQD or SQE, or in RTR once
 // COMM_EST has been raised (ASYNC-12), connected back to q (XFER-27),
 // expecting the request's PSN with no message in progress, no SRQ, no
 // forced status, and a request it would accept: access flags and keys
@@ -72,10 +74,10 @@ type DirectHost interface {
 	// or Remote is set, Manual mode, a port on the way or back is down, or
 	// no QP is there.
 	DirectPeerLocked(q *QP, port uint8, av *AHAttr, dstQPN uint32) (to *QP, slid uint16, global bool)
-	// DirectDoneLocked accounts for the three engine events a direct
-	// message stands for: its counters, and seqs sequence numbers (events
-	// and timer arms) the engine would have drawn.
-	DirectDoneLocked(seqs uint64)
+	// DirectDoneLocked accounts for the engine events a direct message
+	// stands for: events events run, packets packets sent and delivered,
+	// and seqs sequence numbers (events and timer arms) drawn.
+	DirectDoneLocked(events, packets, seqs uint64)
 	// DirectScratchLocked returns a buffer of at least n bytes (n is at
 	// most 4096) that the caller may use until it returns.
 	DirectScratchLocked(n int) []byte
@@ -161,7 +163,7 @@ func cqRoom(c CQ) int {
 func (q *QP) directLocked() bool {
 	t := &q.tx
 	seq := q.sq.tail - 1
-	if q.typ != RC || q.state != RTS || len(q.forced) > 0 ||
+	if (q.typ != RC && q.typ != UC) || q.state != RTS || len(q.forced) > 0 ||
 		t.next != seq || t.assigned != seq || q.sq.done != seq || t.scheduled || t.rnrWait || t.halted ||
 		t.nextPkt != 0 || t.rdInFlight != 0 || q.timers[TimerRetry].Index >= 0 || q.timers[TimerRNR].Index >= 0 {
 		return false
@@ -170,7 +172,7 @@ func (q *QP) directLocked() bool {
 	// Manual mode stops here.
 	h := q.direct
 	r, slid, global := h.DirectPeerLocked(q, q.attr.PortNum, &q.attr.AHAttr, q.attr.DestQPNum)
-	if r == nil || r == q || r.life != live || r.typ != RC || r.cfg.Host == nil || r.init.SRQ != nil || len(r.forced) > 0 {
+	if r == nil || r == q || r.life != live || r.typ != q.typ || r.cfg.Host == nil || r.init.SRQ != nil || len(r.forced) > 0 {
 		return false
 	}
 	e := q.sq.slot(seq)
@@ -273,10 +275,7 @@ func (q *QP) directLocked() bool {
 	}
 
 	// The requester's run: PSNs, the request on its way, the ACK timer.
-	seqs := uint64(3) // the run, the request and the answer
-	if q.attr.Timeout != 0 {
-		seqs += 2 // armed by the run, restarted by the answer
-	}
+	rc := q.typ == RC
 	rd := isRdAtomic(op)
 	e.psn, e.npkts, e.got = t.psn, 1, 0
 	t.psn = psnAdd(t.psn, 1)
@@ -285,10 +284,18 @@ func (q *QP) directLocked() bool {
 		t.rdInFlight++
 	}
 	t.next++
+	if !rc {
+		// UC completes once sent (XFER-26): the send completion comes
+		// before the message arrives, in the run, and nothing answers.
+		e.fin = true
+		q.completeLocked()
+	}
 
 	// The responder.
 	rx := &r.rx
-	rx.nakSent = false
+	if rc {
+		rx.nakSent = false // UC keeps no NAK state
+	}
 	solicited := e.wr.Flags&SendSolicited != 0
 	switch op {
 	case wc.WRSend, wc.WRSendWithImm:
@@ -323,11 +330,19 @@ func (q *QP) directLocked() bool {
 		move(h, &dst, &src, 8)
 	}
 
+	if !rc {
+		h.DirectDoneLocked(2, 1, 2) // the run and the request
+		return true
+	}
 	// The completer: the WR is finished, the budgets restored.
+	seqs := uint64(3) // the run, the request and the answer
+	if q.attr.Timeout != 0 {
+		seqs += 2 // the ACK timer armed by the run, restarted by the answer
+	}
 	e.fin = true
 	t.retryLeft, t.rnrLeft = q.attr.RetryCnt, q.attr.RNRRetry
 	t.impliedNAK = false
-	h.DirectDoneLocked(seqs)
+	h.DirectDoneLocked(3, 2, seqs)
 	q.completeLocked()
 	return true
 }
