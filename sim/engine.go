@@ -151,6 +151,12 @@ type engine struct {
 	// regression tests must catch).
 	elig     []int
 	anyOrder bool
+
+	// noDirect turns the direct path off (direct.go): every message goes
+	// through the engine's events. Tests set it to compare the two paths.
+	noDirect  bool
+	directBuf []byte // DirectScratchLocked's buffer
+	directs   uint64 // messages the direct path carried out (tests read it)
 }
 
 // EngineStats counts what the engine did.

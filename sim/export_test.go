@@ -96,3 +96,19 @@ func EngineAsyncQueue(c *Context) *notify.AsyncQueue {
 	}
 	return c.async
 }
+
+// SetDirect turns the direct path (direct.go) on or off for f: off, every
+// message goes through the engine's events.
+func SetDirect(f *Fabric, on bool) {
+	f.d.Lock()
+	defer f.d.Unlock()
+	f.eng.noDirect = !on
+}
+
+// EngineSeq returns the engine's last sequence number and how many
+// messages the direct path carried out.
+func EngineSeq(f *Fabric) (seq, directs uint64) {
+	f.d.Lock()
+	defer f.d.Unlock()
+	return f.eng.seq, f.eng.directs
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -24,6 +25,7 @@ type benchOptions struct {
 	mrs    int           // extra MRs of the inline SEND figure
 	write  string        // a file to write the report page to
 	quick  bool          // tiny sizes and times, to check the command works
+	only   string        // a regular expression: run the figures whose name matches
 }
 
 // kind says how a figure compares its subject with its floor.
@@ -57,20 +59,24 @@ var figures = []figure{
 		subject:    func(_ benchOptions, cfg sim.Config) (benchkit.Workload, error) { return benchkit.RCSend64(cfg) },
 		floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return noErr(benchkit.RingPushPop2()) },
 		floorLabel: "two mutex-guarded ring push+pops of a WC",
-		note: "Most of the time is the discrete-event engine: three engine events per message " +
-			"(run, request, ACK), two packets built and routed, three MR-key resolutions, the ACK " +
-			"timer armed and re-armed. Instruction counts (scripts/instr-compare.sh; GOGC=off steadies " +
-			"them) are the reliable measure on a shared machine, where this row's wall time swings " +
-			"1.5×: 5,762 instructions per message on the seam's main, 5,350 after the first pass, " +
-			"4,597 now: LIDs below 4096 routed by a slice index (the map[uint16] took Go's generic " +
-			"map path, ~270 a message), QP numbers and MR key indexes read through 16-entry " +
-			"direct-mapped caches of the device's maps, an armed timer re-keyed in place and restarted " +
-			"with one arm, the picked 64-byte event copied once, a power-of-two work-queue ring (a " +
-			"mask, not a division), no defer per delivered packet. What is left is spread thin: the " +
-			"CQ push and poll, packet build and gather, posting; the next large step is a " +
-			"synchronous settle path for messages whose outcome cannot be told apart from the " +
-			"engine's, proven by a differential test (issue #14, Deliver 1), and a compact slot " +
-			"that does not copy the whole SendWR.",
+		note: "Since the direct path (issue #14, Deliver 1), a lone one-packet RC request that meets an " +
+			"idle engine with no fault, trace, Chooser or Remote, and a responder ready to accept it, is " +
+			"carried out inside PostSend: no packet built, routed or queued, no ACK timer armed and " +
+			"stopped, the payload copied once and the source resolved once " +
+			"(sim/internal/qp/direct.go; the conditions and the rules they preserve in " +
+			"docs/transport.md#the-direct-path; TestDirectMatchesEngine runs random workloads both ways, " +
+			"in Auto and Background mode, and requires identical observations). Instruction counts " +
+			"(scripts/instr-compare.sh with GOGC=off; on a shared machine this row's wall time swings " +
+			"1.5×, instructions do not): 5,762 per message on the seam's main, 4,597 after the engine " +
+			"pass (LID slice routing, QPN and MR-key caches, timers re-armed in place), 2,900 now. What " +
+			"is left, per message (callgrind): the direct path about 1,620, of which the two CQ pushes " +
+			"with their completion bookkeeping about 550, two MR-key resolutions through qp.Host about " +
+			"100 each, the route and QP lookups both ways 160; the PostSend call around it about 440 (the " +
+			"whole SendWR copied into its slot, the checks, the lock and its deferred release); PostRecv " +
+			"315; the two polls 470. The engine's share is gone: ≤ 4× (about 600 instructions for four " +
+			"verbs) would need another shape of the verbs' hot path itself (a compact slot instead of a " +
+			"SendWR copy, completions written once into the CQ ring, a lighter verb entry), not less " +
+			"engine work.",
 	},
 	{
 		name: "poll a batch of 16 (with the retire step the engine uses)", target: "≤ 2×", kind: slower, allocs: true,
@@ -122,8 +128,11 @@ var figures = []figure{
 		subject:    func(_ benchOptions, cfg sim.Config) (benchkit.Workload, error) { return benchkit.RDMARead(cfg, 4096) },
 		floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return noErr(benchkit.Copy(4096)) },
 		floorLabel: "copy() of 4 KiB",
-		note: "The copy is a small part: the time is the engine's fixed cost per message (the same " +
-			"events, packets and lookups as the RC SEND row), which a 4 KiB payload does not amortise.",
+		note: "A READ of one packet takes the direct path of the RC SEND row: the target is copied once, " +
+			"straight into the local buffer, instead of into a response packet and then out of it, and " +
+			"the three events, two packets and the timer are gone: 4,770 → 2,363 instructions per READ " +
+			"(scripts/instr-compare.sh, GOGC=off). What is left is the fixed cost of the verbs around it " +
+			"(post, poll, the CQ push) and the copy itself.",
 	},
 	{
 		name: "idle RC QP with 16-deep queues", target: "≤ 2 KiB", kind: memory,
@@ -142,9 +151,11 @@ var figures = []figure{
 		floor:        func(_ benchOptions, cfg sim.Config) (benchkit.Workload, error) { return benchkit.ManyPairs(cfg, 1) },
 		subjectLabel: func(o benchOptions) string { return commas(int64(o.pairs)) + " pairs" },
 		floorLabel:   "1 pair",
-		note: "The same code runs per message; the difference is cache misses: each pair's QPs, slots " +
-			"and engine state are cold when its turn comes, and the per-device maps (routes, QP numbers) " +
-			"grow. Smaller QPs (the memory row) are the main lever.",
+		note: "The same code runs per message (the direct path, as in the RC SEND row); the difference " +
+			"is cache misses: each pair's QPs, slots and CQs are cold when its turn comes, and the " +
+			"per-device maps (routes, QP numbers) grow. The direct path cut both sides (2.38 µs → about " +
+			"1.6 µs with 10,000 pairs, 350 → about 210 ns with one), the one-pair side more, so the ratio " +
+			"rose: what is left is almost all cache misses. Smaller QPs (the memory row) are the main lever.",
 	},
 	{
 		name: "inline SEND with many MRs registered on the device", target: "O(1): ≈ 1×", kind: slower,
@@ -185,8 +196,9 @@ func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.mrs, "mrs", 10_000, "MRs registered for the inline SEND figure")
 	fs.StringVar(&o.write, "write", "", "also write the report page (machine, load, command, table, notes) to this file, e.g. docs/performance.md")
 	fs.BoolVar(&o.quick, "quick", false, "a smoke run: 1 round of 1ms, 200 QPs, 20 pairs, 100 MRs (the figures mean nothing)")
+	fs.StringVar(&o.only, "only", "", "run only the figures whose name matches this regular expression, e.g. -only 'RC SEND 64 B, post' (not with -write)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim bench [-rounds n] [-time d] [-qps n] [-pairs n] [-mrs n] [-quick] [-write file]\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim bench [-rounds n] [-time d] [-qps n] [-pairs n] [-mrs n] [-quick] [-only regexp] [-write file]\n\n"+
 			"Runs every figure of issue #14's performance table next to its floor, a plain-Go\n"+
 			"operation measured in the same process, alternating subject and floor round by round,\n"+
 			"and prints subject, floor, ratio and target for each (median of the rounds). With\n"+
@@ -205,6 +217,18 @@ func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verbsim: -rounds, -time, -qps and -pairs must be positive, -mrs not negative\n")
 		return 2
 	}
+	var only *regexp.Regexp
+	if o.only != "" {
+		var err error
+		if only, err = regexp.Compile(o.only); err != nil {
+			fmt.Fprintf(stderr, "verbsim: -only: %v\n", err)
+			return 2
+		}
+		if o.write != "" {
+			fmt.Fprintf(stderr, "verbsim: -only and -write: the page needs every figure\n")
+			return 2
+		}
+	}
 	cfg := sim.Config{Profile: p}
 	loadBefore := loadAvg()
 	// The memory figure runs last: its 100k QPs leave a heap behind that
@@ -213,14 +237,18 @@ func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	results := make([]result, len(figures))
 	var order []int
 	for i, f := range figures {
-		if f.kind != memory {
+		if f.kind != memory && (only == nil || only.MatchString(f.name)) {
 			order = append(order, i)
 		}
 	}
 	for i, f := range figures {
-		if f.kind == memory {
+		if f.kind == memory && (only == nil || only.MatchString(f.name)) {
 			order = append(order, i)
 		}
+	}
+	if len(order) == 0 {
+		fmt.Fprintf(stderr, "verbsim: -only %q matches no figure\n", o.only)
+		return 2
 	}
 	for _, i := range order {
 		fmt.Fprintf(stderr, "bench: %s\n", figures[i].name)
@@ -369,6 +397,9 @@ func renderTable(rs []result, o benchOptions) string {
 	b.WriteString("| figure | subject | floor (same run) | ratio | target |\n|---|---|---|---|---|\n")
 	for _, r := range rs {
 		f := r.fig
+		if f == nil {
+			continue // not run (-only)
+		}
 		subject := fmtNS(r.subject)
 		if r.subjectLabel != "" {
 			subject += " (" + r.subjectLabel + ")"

@@ -56,3 +56,22 @@ func TestBenchHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchOnly runs one figure with -only, and refuses -only with -write
+// and a pattern that matches nothing.
+func TestBenchOnly(t *testing.T) {
+	var out, errs bytes.Buffer
+	if code := run([]string{"bench", "-quick", "-only", "^RC SEND 64 B, post"}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errs.String())
+	}
+	if got := strings.Count(out.String(), "\n| "); got != 3 {
+		t.Errorf("%d rows, want the header, the figure and the allocations:\n%s", got, out.String())
+	}
+	for _, args := range [][]string{{"-only", "x", "-write", filepath.Join(t.TempDir(), "p.md")}, {"-only", "no such figure"}, {"-only", "("}} {
+		out.Reset()
+		errs.Reset()
+		if code := run(append([]string{"bench", "-quick"}, args...), &out, &errs); code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, code, errs.String())
+		}
+	}
+}

@@ -69,11 +69,12 @@
 // strategy over N seeds (docs/explore.md).
 //
 // bench [-rounds n] [-time d] [-qps n] [-pairs n] [-mrs n] [-quick]
-// [-write file] runs every figure of the performance table (issue #14) next
-// to its floor, a plain-Go operation measured in the same process,
-// alternating the two round by round, and prints subject, floor, ratio and
-// target; -write docs/performance.md also writes the report page with the
-// machine, the load and the command.
+// [-only regexp] [-write file] runs every figure of the performance table
+// (issue #14) next to its floor, a plain-Go operation measured in the same
+// process, alternating the two round by round, and prints subject, floor,
+// ratio and target; -only runs the figures whose name matches; -write
+// docs/performance.md also writes the report page with the machine, the
+// load and the command.
 package main
 
 import (

@@ -117,6 +117,17 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 	return false, nil
 }
 
+// RoomLocked is the number of completions c takes before it overruns: 0
+// when it is full, in its error state or destroyed.
+//
+// Precondition: the domain lock is held.
+func (c *CQ) RoomLocked() int {
+	if c == nil || c.state != live || c.overrun {
+		return 0
+	}
+	return c.cqe - c.n
+}
+
 // Overrun reports whether c is in its error state after an overrun.
 func (c *CQ) Overrun() bool {
 	if c == nil {

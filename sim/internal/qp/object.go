@@ -26,6 +26,9 @@ type CQ interface {
 	// RefLocked and UnrefLocked hold the CQ so it cannot be destroyed (CQ-11).
 	RefLocked() error
 	UnrefLocked()
+	// RoomLocked is the number of completions the CQ takes before it
+	// overruns: 0 when it is full, in its error state or destroyed.
+	RoomLocked() int
 }
 
 // Memory resolves simulated virtual addresses to the bytes of registered
@@ -135,6 +138,7 @@ type QP struct {
 	forced []forcedStatus // faults: completions to fail
 	wcbuf  wc.WC          // the completion being pushed (keeps it off the heap)
 	bld    wrBatch        // the work request builder (ibv_wr_*, wrex.go)
+	direct DirectHost     // cfg.Host, when it offers the direct path (direct.go)
 }
 
 // Stats counts what happened to a QP.
@@ -264,6 +268,7 @@ func NewLocked(cfg Config) (*QP, error) {
 	if cfg.Memory == nil && cfg.Host != nil {
 		q.cfg.Memory = cfg.Host
 	}
+	q.direct, _ = cfg.Host.(DirectHost)
 	return q, nil
 }
 
@@ -283,6 +288,11 @@ func (q *QP) Num() uint32 {
 	}
 	return q.num
 }
+
+// PortNumLocked returns the port the QP sends from (port_num).
+//
+// Precondition: the domain lock is held.
+func (q *QP) PortNumLocked() uint8 { return q.attr.PortNum }
 
 // Type returns the transport type.
 func (q *QP) Type() Type {

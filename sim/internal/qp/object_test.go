@@ -38,6 +38,13 @@ func (c *fakeCQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) 
 	return false, nil
 }
 
+func (c *fakeCQ) RoomLocked() int {
+	if c.cap > 0 {
+		return c.cap - len(c.entries)
+	}
+	return 1 << 20
+}
+
 func (c *fakeCQ) RefLocked() error {
 	if c.dead {
 		return errors.New("dead CQ")

@@ -165,6 +165,9 @@ func (q *QP) postSendsLocked(wrs []SendWR) (int, error) {
 			return i, err
 		}
 	}
+	if len(wrs) == 1 && q.direct != nil && q.directLocked() {
+		return 1, nil // carried out in the verb (direct.go)
+	}
 	if len(wrs) > 0 {
 		q.scheduleLocked()
 	}

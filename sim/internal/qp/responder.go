@@ -446,23 +446,36 @@ func (q *QP) atomicLocked(p *Packet) {
 		return
 	}
 	b, _ := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, 8, AccessRemoteAtomic)
+	orig := atomicApply(b, p.Op, p.CompareAdd, p.Swap)
+	r := &q.rx
+	r.saveAtomic(p.PSN, orig)
+	r.epsn = psnAdd(r.epsn, 1)
+	q.atomicAckLocked(p, orig)
+}
+
+// atomicApply executes the atomic op on the 8 bytes b, in host byte order,
+// and returns the value found there (XFER-17).
+func atomicApply(b []byte, op wc.WROpcode, compareAdd, swap uint64) uint64 {
 	orig := binary.NativeEndian.Uint64(b)
-	switch p.Op {
+	switch op {
 	case wc.WRAtomicCmpAndSwp:
-		if orig == p.CompareAdd {
-			binary.NativeEndian.PutUint64(b, p.Swap)
+		if orig == compareAdd {
+			binary.NativeEndian.PutUint64(b, swap)
 		}
 	case wc.WRAtomicFetchAndAdd:
-		binary.NativeEndian.PutUint64(b, orig+p.CompareAdd)
+		binary.NativeEndian.PutUint64(b, orig+compareAdd)
 	}
-	r := &q.rx
+	return orig
+}
+
+// saveAtomic keeps the result of the atomic at psn for duplicates
+// (XFER-25).
+func (r *recvState) saveAtomic(psn uint32, orig uint64) {
 	if r.atomics == nil {
 		r.atomics = make([]atomicResult, atomicRing)
 	}
-	r.atomics[r.atomicN%len(r.atomics)] = atomicResult{psn: p.PSN, orig: orig, ok: true}
+	r.atomics[r.atomicN%len(r.atomics)] = atomicResult{psn: psn, orig: orig, ok: true}
 	r.atomicN++
-	r.epsn = psnAdd(r.epsn, 1)
-	q.atomicAckLocked(p, orig)
 }
 
 func (q *QP) atomicAckLocked(req *Packet, orig uint64) {

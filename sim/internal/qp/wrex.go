@@ -526,6 +526,9 @@ func (q *QP) postBatchLocked(b *wrBatch) error {
 			return err // not reached: the checks above cover every failure
 		}
 	}
+	if len(wrs) == 1 && q.direct != nil && q.directLocked() {
+		return nil // carried out in the verb (direct.go)
+	}
 	q.scheduleLocked()
 	return nil
 }

@@ -1,0 +1,102 @@
+package sim
+
+import (
+	"github.com/verbsim/verbsim/sim/internal/qp"
+)
+
+// The direct path (sim/internal/qp/direct.go, docs/transport.md "The
+// direct path"): a posted RC message whose three engine events could not
+// be told apart from a computation inside the post verb is carried out
+// there. This file is the engine's side: when it may, where the request
+// goes, and the counters the events would have moved.
+
+var _ qp.DirectHost = host{}
+
+// directOK reports whether the engine lets a post carry out its message
+// itself: Auto or Background mode, no Chooser (the explorer's hook), no
+// trace, no packet fault, random or targeted, no Remote (a Background
+// fabric with one catches up with the wall clock before it settles), and
+// nothing ready (the settle would run it first; with one event ready at a
+// time, a Random schedule draws nothing, so it qualifies). Future events
+// (timers, delayed packets) do not matter: the clock does not move while
+// the message is carried out, in either path.
+func (e *engine) directOK() bool {
+	return !e.noDirect && e.mode != Manual && e.chooser == nil && e.log == nil && !e.f.d.Tracing() &&
+		e.remote == nil && e.faults.Drop == 0 && e.faults.Duplicate == 0 && e.faults.Delay == 0 &&
+		len(e.aimed) == 0 && e.pending() == 0 && !e.running
+}
+
+// routeTo is route for an address given by its parts.
+func (f *Fabric) routeTo(global bool, dlid uint16, dgid GID) *port {
+	if global {
+		return f.byGID[dgid]
+	}
+	if int(dlid) < len(f.lids) {
+		return f.lids[dlid]
+	}
+	return f.byLID[dlid]
+}
+
+// activePort returns d's port n (1-based) if it is active, else nil.
+func (d *Device) activePort(n uint8) *port {
+	if n < 1 || int(n) > len(d.ports) {
+		return nil
+	}
+	if p := d.ports[n-1]; p != nil && p.attr.State == PortActive {
+		return p
+	}
+	return nil
+}
+
+// DirectPeerLocked implements qp.DirectHost: the QP a request from q
+// reaches, as sendLocked and deliverLocked would find it, provided the
+// answer (an ACK or a response, addressed to the request's source, as
+// qp.Packet.reply does) finds q the same way.
+func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *qp.AHAttr, dstQPN uint32) (*qp.QP, uint16, bool) {
+	e := h.eng()
+	if !e.directOK() {
+		return nil, 0, false
+	}
+	src := h.d.activePort(portNum)
+	if src == nil {
+		return nil, 0, false
+	}
+	global := av.IsGlobal || src.attr.LinkLayer == LinkLayerEthernet
+	dst := e.f.routeTo(global, av.DLID, av.GRH.DGID)
+	if dst == nil || dst.attr.State != PortActive {
+		return nil, 0, false
+	}
+	to := dst.dev.qpLocked(dstQPN)
+	if to == nil {
+		return nil, 0, false
+	}
+	from := dst.dev.activePort(to.PortNumLocked())
+	if from == nil {
+		return nil, 0, false
+	}
+	back := e.f.routeTo(global || from.attr.LinkLayer == LinkLayerEthernet, src.attr.LID, src.gids[0])
+	if back == nil || back.attr.State != PortActive || back.dev.qpLocked(q.Num()) != q {
+		return nil, 0, false
+	}
+	return to, src.attr.LID, global
+}
+
+// DirectDoneLocked implements qp.DirectHost: the run, the request and (RC)
+// the answer as events, their packets put on the wire and delivered.
+func (h host) DirectDoneLocked(events, packets, seqs uint64) {
+	e := h.eng()
+	e.seq += seqs
+	e.directs++
+	e.stats.Events += events
+	e.stats.Packets += packets
+	e.stats.Delivered += packets
+}
+
+// DirectScratchLocked implements qp.DirectHost.
+func (h host) DirectScratchLocked(n int) []byte {
+	e := h.eng()
+	if cap(e.directBuf) < n {
+		e.directBuf = make([]byte, max(n, 4096))
+	}
+	return e.directBuf[:n]
+}

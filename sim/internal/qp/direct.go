@@ -1,0 +1,348 @@
+package qp
+
+import (
+	"encoding/binary"
+
+	"github.com/verbsim/verbsim/sim/wc"
+)
+
+// The direct path: an RC or UC message carried out inside the post verb.
+//
+// In Auto and Background mode the engine settles a posted RC request at
+// the verb's Leave, at the tick it was posted, in three events: the
+// requester's run (the request packet), the request's delivery (the
+// responder places the data, completes a receive WR, sends the ACK or the
+// response) and the answer's delivery (the completer finishes the WR and
+// completes it). When nothing else can take part, those three events are a
+// pure function of the two QPs and the memory they name, so the post can
+// compute their outcome directly: no packet is built, routed or queued, no
+// timer is armed and stopped, and the payload is copied once. A UC message
+// is two events, the run (which completes the send WR: XFER-26) and the
+// delivery, with no answer.
+// directLocked does it under the conditions below and leaves everything
+// else, every failure included, to the engine, deciding before it changes
+// anything. docs/transport.md ("The direct path") says why each condition
+// is there; TestDirectMatchesEngine (sim/direct_test.go) runs random
+// workloads both ways and requires identical observations.
+//
+// The engine (DirectHost.DirectPeerLocked) must be in Auto or Background
+// mode with no Chooser, no trace, no packet fault (random or targeted), no
+// Remote, no ready event (nothing queued anywhere: a settle would run that
+// first, and a Random schedule would draw), and the direct path not turned
+// off. The request must route to a live QP over active ports, and the
+// answer must route back to the requester the same way (XFER-27).
+//
+// The request is the only one of its PostSend call or builder batch (a
+// list runs as one requester run, every request before the first
+// answer). The requester q: RC or UC, in RTS, nothing in flight or queued
+// before this request (no WR started and unfinished, none waiting, no
+// RNR wait, no armed timer, no forced status), and the request one of SEND,
+// SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ, the two
+// atomics, of at most one path MTU on both sides (one packet each way),
+// passing the requester's checks (XFER-16, XFER-23, MR-03) and, for a READ
+// or an atomic, with max_rd_atomic above 0 (QP-40).
+//
+// The responder: another QP of the same type, in RTS, SQD or SQE, or in RTR once
+// COMM_EST has been raised (ASYNC-12), connected back to q (XFER-27),
+// expecting the request's PSN with no message in progress, no SRQ, no
+// forced status, and a request it would accept: access flags and keys
+// (XFER-14, MW-06), max_dest_rd_atomic (QP-40), atomic alignment (XFER-17),
+// a posted receive WR for a SEND or WRITE_WITH_IMM (else RNR: XFER-07) that
+// holds the message (XFER-05) in memory that resolves (XFER-16).
+//
+// The receive CQ must have room: its overrun (CQ-22) leaves the responder
+// in ERR without an ACK (CQ-24). The send completion is pushed by the
+// completer's own code (completeLocked), the same in both paths, overrun
+// included.
+//
+// What the direct path then does is what the three events do, in their
+// order: the PSNs, the data (gathered before it is placed, as a packet
+// would carry it, so an overlap of source and target behaves the same,
+// QP-36), the receive completion (with its arm and channel event,
+// NOTIFY-01..06) before the send completion (CQ-18, CQ-19, CQ-20), the
+// retry budgets restored, the ACK timer left stopped as the ACK leaves it,
+// the clock unmoved (links have no latency), and the engine's counters and
+// sequence numbers advanced as the three events would advance them.
+
+// DirectHost is implemented by a Host whose engine can let a post carry
+// out its request itself (the direct path above).
+type DirectHost interface {
+	// DirectPeerLocked returns the QP a request from q, sent from local
+	// port port to address av and QP dstQPN, would be delivered to, with
+	// the request's source LID and whether it carries a GRH; nil when the
+	// engine must run it: the engine is not idle, a fault, trace, Chooser
+	// or Remote is set, Manual mode, a port on the way or back is down, or
+	// no QP is there.
+	DirectPeerLocked(q *QP, port uint8, av *AHAttr, dstQPN uint32) (to *QP, slid uint16, global bool)
+	// DirectDoneLocked accounts for the engine events a direct message
+	// stands for: events events run, packets packets sent and delivered,
+	// and seqs sequence numbers (events and timer arms) drawn.
+	DirectDoneLocked(events, packets, seqs uint64)
+	// DirectScratchLocked returns a buffer of at least n bytes (n is at
+	// most 4096) that the caller may use until it returns.
+	DirectScratchLocked(n int) []byte
+}
+
+// maxPieces is the most resolved SGEs a direct message gathers from or
+// places into; a longer list goes to the engine.
+const maxPieces = 4
+
+// pieces are the resolved bytes of a scatter/gather list.
+type pieces struct {
+	b [maxPieces][]byte
+	n int
+}
+
+// resolve fills p with the bytes of the SGEs that gather (write false)
+// or scatter (write true) visit to move n bytes from offset 0, in their
+// order: non-empty SGEs until n bytes are covered. It reports false when
+// one does not resolve, the list is shorter than n or needs more than
+// maxPieces.
+func (p *pieces) resolve(h Host, pd any, sges []SGE, n uint64, write bool) bool {
+	p.n = 0
+	for _, s := range sges {
+		if n == 0 {
+			break
+		}
+		if s.Length == 0 {
+			continue
+		}
+		if p.n == maxPieces {
+			return false
+		}
+		b, ok := h.LocalLocked(pd, s, write)
+		if !ok {
+			return false
+		}
+		p.b[p.n] = b
+		p.n++
+		n -= min(uint64(len(b)), n)
+	}
+	return n == 0
+}
+
+// one makes p the single piece b.
+func (p *pieces) one(b []byte) {
+	p.b[0], p.n = b, 1
+}
+
+// move copies n bytes from the pieces src to the pieces dst as a packet
+// would: gathered whole, then placed, so that overlapping source and
+// target read the source as it was before the copy.
+func move(h DirectHost, dst, src *pieces, n int) {
+	if n == 0 {
+		return
+	}
+	if src.n == 1 && dst.n == 1 {
+		copy(dst.b[0], src.b[0][:n]) // memmove: the same as through a buffer
+		return
+	}
+	buf := h.DirectScratchLocked(n)[:n]
+	off := 0
+	for _, b := range src.b[:src.n] {
+		off += copy(buf[off:], b)
+	}
+	for _, b := range dst.b[:dst.n] {
+		c := copy(b, buf)
+		buf = buf[c:]
+	}
+}
+
+// cqRoom is the number of completions c can take without overrunning.
+func cqRoom(c CQ) int {
+	if c == nil {
+		return 0
+	}
+	return c.RoomLocked()
+}
+
+// directLocked carries out the send WR just posted (the last of the send
+// queue) as the engine would, when the conditions of the direct path hold;
+// it reports false, having changed nothing, when they do not and the
+// engine must run it.
+func (q *QP) directLocked() bool {
+	t := &q.tx
+	seq := q.sq.tail - 1
+	if (q.typ != RC && q.typ != UC) || q.state != RTS || len(q.forced) > 0 ||
+		t.next != seq || t.assigned != seq || q.sq.done != seq || t.scheduled || t.rnrWait || t.halted ||
+		t.nextPkt != 0 || t.rdInFlight != 0 || q.timers[TimerRetry].Index >= 0 || q.timers[TimerRNR].Index >= 0 {
+		return false
+	}
+	// The engine first: a fabric that traces, injects faults or runs in
+	// Manual mode stops here.
+	h := q.direct
+	r, slid, global := h.DirectPeerLocked(q, q.attr.PortNum, &q.attr.AHAttr, q.attr.DestQPNum)
+	if r == nil || r == q || r.life != live || r.typ != q.typ || r.cfg.Host == nil || r.init.SRQ != nil || len(r.forced) > 0 {
+		return false
+	}
+	e := q.sq.slot(seq)
+	op := e.wr.Opcode
+	recv := false             // the message completes a receive WR
+	need := AccessRemoteWrite // the access it needs at the responder
+	switch op {
+	case wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWriteWithImm:
+		recv = true
+	case wc.WRRDMAWrite:
+	case wc.WRRDMARead:
+		need = AccessRemoteRead
+	case wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
+		need = AccessRemoteAtomic
+	default:
+		return false
+	}
+	if need != AccessRemoteWrite && q.attr.MaxRDAtomic == 0 {
+		return false // QP-40: it waits
+	}
+	n := e.msgLen()
+	if n > uint64(q.mtuLocked()) {
+		return false
+	}
+	switch r.state {
+	case RTS, SQD, SQE:
+	case RTR:
+		if !r.rx.commEst {
+			return false
+		}
+	default:
+		return false
+	}
+	if r.attr.DestQPNum != q.num || (!global && slid != r.attr.AHAttr.DLID) ||
+		r.rx.epsn != t.psn || r.rx.inMsg || r.rx.wqe || n > uint64(r.mtuLocked()) {
+		return false
+	}
+	// The requester's checks (checkLocalLocked): the message size
+	// (XFER-23, XFER-17) here, the local SGEs (XFER-16, MR-03, MR-08) as
+	// they are resolved below, which visits every non-empty one with the
+	// same access (a zero-length SGE always resolves). Under the XFER-31 B
+	// reading the engine checks a READ's or an atomic's SGEs only as the
+	// answer is placed; resolving them first is the same, since a failure
+	// goes to the engine.
+	if n > uint64(q.cfg.Host.PortLocked(q.attr.PortNum).MaxMsgSz) || (need == AccessRemoteAtomic && n != 8) {
+		return false
+	}
+	// The receive completion must fit: an overrun there leaves the
+	// responder in ERR with no ACK (CQ-24). An overrun of the send CQ
+	// happens in the completer, whose code both paths run (completeLocked).
+	if recv && cqRoom(r.recvCQ()) == 0 {
+		return false
+	}
+	// The responder's checks, and the bytes each side reads and writes.
+	var src, dst pieces
+	var target []byte // the remote bytes of a WRITE, READ or atomic
+	var recvE *wqe    // the receive WR a SEND or WRITE_WITH_IMM takes
+	if op != wc.WRSend && op != wc.WRSendWithImm {
+		if r.attr.QPAccessFlags&need == 0 || (need != AccessRemoteWrite && r.attr.MaxDestRDAtomic == 0) {
+			return false
+		}
+		if need == AccessRemoteAtomic && e.wr.RemoteAddr%8 != 0 {
+			return false
+		}
+		if n > 0 {
+			b, ok := r.cfg.Host.RemoteLocked(r, r.respPD(), e.wr.RKey, e.wr.RemoteAddr, uint32(n), need)
+			if !ok {
+				return false
+			}
+			target = b
+		}
+	}
+	if recv {
+		if r.rq.outstanding() == 0 {
+			return false // RNR
+		}
+		recvE = r.rq.slot(r.rq.done)
+	}
+	switch op {
+	case wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm:
+		if e.wr.Flags&SendInline != 0 {
+			src.one(e.inline)
+		} else if !src.resolve(q.cfg.Host, q.cfg.PD, e.wr.SGList, n, false) {
+			return false
+		}
+		if op == wc.WRSend || op == wc.WRSendWithImm {
+			if n > Length(recvE.wr.SGList) || !dst.resolve(r.cfg.Host, r.recvPD(), recvE.wr.SGList, n, true) {
+				return false
+			}
+		} else if n > 0 {
+			dst.one(target)
+		}
+	default: // READ and atomics: the answer lands in the local SGEs
+		if !dst.resolve(q.cfg.Host, q.cfg.PD, e.wr.SGList, n, true) {
+			return false
+		}
+		if n > 0 {
+			src.one(target)
+		}
+	}
+
+	// The requester's run: PSNs, the request on its way, the ACK timer.
+	rc := q.typ == RC
+	rd := isRdAtomic(op)
+	e.psn, e.npkts, e.got = t.psn, 1, 0
+	t.psn = psnAdd(t.psn, 1)
+	t.assigned++
+	if rd {
+		t.rdInFlight++
+	}
+	t.next++
+	if !rc {
+		// UC completes once sent (XFER-26): the send completion comes
+		// before the message arrives, in the run, and nothing answers.
+		e.fin = true
+		q.completeLocked()
+	}
+
+	// The responder.
+	rx := &r.rx
+	if rc {
+		rx.nakSent = false // UC keeps no NAK state
+	}
+	solicited := e.wr.Flags&SendSolicited != 0
+	switch op {
+	case wc.WRSend, wc.WRSendWithImm:
+		move(h, &dst, &src, int(n))
+		rx.off = uint32(n)
+		rx.epsn = psnAdd(rx.epsn, 1)
+		w := wc.WC{Opcode: wc.Recv, ByteLen: uint32(n), SrcQP: q.num}
+		if op == wc.WRSendWithImm {
+			w.WCFlags, w.ImmData = wc.WithImm, e.wr.Imm
+		}
+		r.completeRecvLocked(&w, solicited)
+	case wc.WRRDMAWrite, wc.WRRDMAWriteWithImm:
+		rx.wAddr, rx.wRKey, rx.wLen = e.wr.RemoteAddr, e.wr.RKey, uint32(n)
+		move(h, &dst, &src, int(n))
+		rx.off = uint32(n)
+		rx.epsn = psnAdd(rx.epsn, 1)
+		if op == wc.WRRDMAWriteWithImm {
+			w := wc.WC{Opcode: wc.RecvRDMAWithImm, ByteLen: uint32(n), WCFlags: wc.WithImm, ImmData: e.wr.Imm, SrcQP: q.num}
+			r.completeRecvLocked(&w, solicited)
+		}
+	case wc.WRRDMARead:
+		rx.epsn = psnAdd(rx.epsn, 1)
+		move(h, &dst, &src, int(n)) // the response placed by the completer
+		e.got = 1
+	default:
+		orig := atomicApply(target, op, e.wr.CompareAdd, e.wr.Swap)
+		rx.saveAtomic(e.psn, orig)
+		rx.epsn = psnAdd(rx.epsn, 1)
+		var b [8]byte
+		binary.NativeEndian.PutUint64(b[:], orig)
+		src.one(b[:])
+		move(h, &dst, &src, 8)
+	}
+
+	if !rc {
+		h.DirectDoneLocked(2, 1, 2) // the run and the request
+		return true
+	}
+	// The completer: the WR is finished, the budgets restored.
+	seqs := uint64(3) // the run, the request and the answer
+	if q.attr.Timeout != 0 {
+		seqs += 2 // the ACK timer armed by the run, restarted by the answer
+	}
+	e.fin = true
+	t.retryLeft, t.rnrLeft = q.attr.RetryCnt, q.attr.RNRRetry
+	t.impliedNAK = false
+	h.DirectDoneLocked(3, 2, seqs)
+	q.completeLocked()
+	return true
+}
