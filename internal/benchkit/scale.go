@@ -190,8 +190,8 @@ type scaleRun struct {
 	rounds       int
 	pds          [2]*sim.PD
 	mr           [2]*sim.MR
-	cqs          [2][]*sim.CQ  // per device, per worker
-	qps          [2][]*sim.QP  // per device, per pair
+	cqs          [2][]*sim.CQ // per device, per worker
+	qps          [2][]*sim.QP // per device, per pair
 	sends, recvs atomic.Int64 // completions polled
 }
 
