@@ -21,7 +21,7 @@ import (
 // ScaleConfig sizes a scale run.
 type ScaleConfig struct {
 	Pairs   int // connected RC QP pairs on one fabric
-	Msgs    int // messages per pair, both directions together (rounded up to even)
+	Msgs    int // timed messages per pair, both directions together (rounded up to even)
 	Workers int // goroutines that post and poll; each owns a contiguous shard of the pairs
 	// Total, if positive, fixes the total number of messages instead of
 	// Msgs: each pair then carries Total/Pairs of them (rounded up to
@@ -33,22 +33,32 @@ type ScaleConfig struct {
 // ScaleBatch is how many pairs of its shard a worker posts to before it
 // polls: each pair gets one SEND each way, then the worker polls its two
 // CQs until the batch's 4 completions per pair are in, reposting each
-// receive as its completion comes.
+// receive as its completion comes. A round of one message each way on
+// every pair runs before the timed rounds: it allocates the work queues'
+// slots (a queue allocates them at its first post) and is reported apart.
 const ScaleBatch = 32
 
 // ScaleResult is what a scale run measured.
 type ScaleResult struct {
 	Pairs, Workers int
-	Messages       int64 // SENDs carried: receive completions polled
-	Sends          int64 // send completions polled
+	Messages       int64 // SENDs carried in the timed rounds: receive completions polled
+	Sends          int64 // send completions polled in the timed rounds
+	WarmMessages   int64 // SENDs carried in the first, untimed round (2 per pair)
+	WarmWall       time.Duration
 	Wall           time.Duration
 	CPU            time.Duration // user+system time of the whole process during the exchange
 	SetupWall      time.Duration // creating, connecting and pre-posting the pairs
 	SetupBytes     float64       // live heap per pair after set-up (after a GC)
 	RunBytes       float64       // live heap per pair after the exchange (slots now allocated)
+	PeakBytes      float64       // HeapPeak less the heap before set-up, per pair
 	HeapPeak       uint64        // highest heap object bytes seen (sampled every 5 ms, and at each phase's end)
 	VmHWM          uint64        // the process's peak resident set, bytes, since the reset before the run; 0 if unknown
 	VmHWMReset     bool          // whether /proc/self/clear_refs reset the peak before the run
+}
+
+// WarmNsPerMsg is the wall time per message of the first round.
+func (r ScaleResult) WarmNsPerMsg() float64 {
+	return float64(r.WarmWall.Nanoseconds()) / float64(r.WarmMessages)
 }
 
 // NsPerMsg is the wall time per message.
@@ -97,7 +107,7 @@ func Scale(cfg sim.Config, c ScaleConfig) (ScaleResult, error) {
 		return r, err
 	}
 	defer f.Close()
-	s := &scaleRun{rounds: rounds}
+	s := &scaleRun{}
 	for d, dev := range f.Devices() {
 		ctx, err := dev.Open()
 		if err != nil {
@@ -157,37 +167,62 @@ func Scale(cfg sim.Config, c ScaleConfig) (ScaleResult, error) {
 	peak.sample()
 	r.SetupBytes = float64(liveHeap()-base) / float64(c.Pairs)
 
-	cpu0 := cpuTime()
+	// The first round, untimed, then a collection so that the garbage of
+	// set-up is not collected during the timed rounds.
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make([]error, c.Workers)
-	for w := range c.Workers {
-		wg.Go(func() {
-			errs[w] = s.work(w, w*c.Pairs/c.Workers, (w+1)*c.Pairs/c.Workers)
-		})
+	if err := s.runWorkers(c, 1); err != nil {
+		peak.stop()
+		return r, err
 	}
-	wg.Wait()
+	r.WarmWall = time.Since(start)
+	r.WarmMessages = s.recvs.Swap(0)
+	warmSends := s.sends.Swap(0)
+	runtime.GC()
+
+	cpu0 := cpuTime()
+	start = time.Now()
+	err = s.runWorkers(c, rounds)
 	r.Wall = time.Since(start)
 	r.CPU = cpuTime() - cpu0
 	peak.stop()
 	r.HeapPeak = peak.max.Load()
+	r.PeakBytes = (float64(r.HeapPeak) - float64(base)) / float64(c.Pairs)
 	r.VmHWM = vmHWM()
 	r.Messages, r.Sends = s.recvs.Load(), s.sends.Load()
-	for _, err := range errs {
-		if err != nil {
-			return r, err
-		}
+	if err != nil {
+		return r, err
 	}
 	r.RunBytes = float64(liveHeap()-base) / float64(c.Pairs)
+	if want := int64(c.Pairs) * 2; r.WarmMessages != want || warmSends != want {
+		return r, fmt.Errorf("scale: first round: %d receive and %d send completions, want %d each", r.WarmMessages, warmSends, want)
+	}
 	if want := int64(c.Pairs) * int64(2*rounds); r.Messages != want || r.Sends != want {
 		return r, fmt.Errorf("scale: %d receive and %d send completions, want %d each", r.Messages, r.Sends, want)
 	}
 	return r, nil
 }
 
+// runWorkers runs c.Workers workers of rounds rounds each and returns the
+// first error.
+func (s *scaleRun) runWorkers(c ScaleConfig, rounds int) error {
+	var wg sync.WaitGroup
+	errs := make([]error, c.Workers)
+	for w := range c.Workers {
+		wg.Go(func() {
+			errs[w] = s.work(w, w*c.Pairs/c.Workers, (w+1)*c.Pairs/c.Workers, rounds)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // scaleRun is the shared state of a scale run's workers.
 type scaleRun struct {
-	rounds       int
 	pds          [2]*sim.PD
 	mr           [2]*sim.MR
 	cqs          [2][]*sim.CQ // per device, per worker
@@ -202,7 +237,7 @@ func (s *scaleRun) sge(d, i int) qp.SGE {
 }
 
 // work runs worker w's rounds over pairs [lo, hi).
-func (s *scaleRun) work(w, lo, hi int) error {
+func (s *scaleRun) work(w, lo, hi, rounds int) error {
 	var send [2][]qp.SendWR
 	var recv [2][]qp.RecvWR
 	for d := range 2 {
@@ -212,7 +247,7 @@ func (s *scaleRun) work(w, lo, hi int) error {
 	wcs := make([]wc.WC, 16)
 	var sends, recvs int64
 	defer func() { s.sends.Add(sends); s.recvs.Add(recvs) }()
-	for range s.rounds {
+	for range rounds {
 		for b := lo; b < hi; b += ScaleBatch {
 			e := min(b+ScaleBatch, hi)
 			for p := b; p < e; p++ {
