@@ -64,13 +64,19 @@ func renderScale(rows []scaleRow) string {
 		"|---|---|---|---|---|---|---|---|\n")
 	for _, row := range rows {
 		for _, r := range []benchkit.ScaleResult{row.base, row.many} {
-			vs := "–"
+			vs, cpu := "–", "unknown"
+			if r.CPU > 0 {
+				cpu = fmtNS(r.CPUNsPerMsg())
+			}
 			if r.Pairs > 1 {
-				vs = fmt.Sprintf("%.2f×, %.2f×", r.NsPerMsg()/row.base.NsPerMsg(), r.CPUNsPerMsg()/row.base.CPUNsPerMsg())
+				vs = fmt.Sprintf("%.2f×", r.NsPerMsg()/row.base.NsPerMsg())
+				if r.CPU > 0 && row.base.CPU > 0 {
+					vs += fmt.Sprintf(", %.2f×", r.CPUNsPerMsg()/row.base.CPUNsPerMsg())
+				}
 			}
 			fmt.Fprintf(&b, "| %s | %s (%d) | %s | %s | %s | %s | %s | %s |\n",
 				row.mode, commas(int64(r.Pairs)), r.Workers, commas(r.Messages), commas(int64(r.MsgsPerSec())),
-				fmtNS(r.NsPerMsg()), fmtNS(r.CPUNsPerMsg()), vs, fmtNS(r.WarmNsPerMsg()))
+				fmtNS(r.NsPerMsg()), cpu, vs, fmtNS(r.WarmNsPerMsg()))
 		}
 	}
 	b.WriteString("\n| mode | pairs | set-up time per pair | heap per pair after set-up | after the run | heap peak (per pair) | VmHWM |\n" +
