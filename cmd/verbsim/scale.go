@@ -120,7 +120,7 @@ func scaleHow(o benchOptions) string {
 
 // scaleNote says what limits the scale run, for the page.
 const scaleNote = "**What limits it.** Per message, the same code runs as with one pair (the direct path of the " +
-	"RC SEND row); what grows is memory traffic. A CPU profile of the timed rounds (10,000 pairs, 300 " +
+	"RC SEND row); what grows is memory traffic. A CPU profile of a run that its timed rounds dominate (10,000 pairs, 300 " +
 	"messages per pair, Auto mode, 4 workers; `go test -cpuprofile` of benchkit.Scale, load about 3.5 on " +
 	"2 cores) puts 53% of the CPU in the direct path, and its single most expensive line is the first read " +
 	"of the responder's posted receive (its SGE list, about 20% of all CPU with the address resolution " +
