@@ -18,14 +18,17 @@ import (
 
 // benchOptions are the flags of `verbsim bench`.
 type benchOptions struct {
-	rounds int           // measured rounds per figure; the median is kept
-	per    time.Duration // the time one measurement of one side takes
-	qps    int           // idle QPs of the memory figure
-	pairs  int           // connected pairs of the scale figure
-	mrs    int           // extra MRs of the inline SEND figure
-	write  string        // a file to write the report page to
-	quick  bool          // tiny sizes and times, to check the command works
-	only   string        // a regular expression: run the figures whose name matches
+	rounds  int           // measured rounds per figure; the median is kept
+	per     time.Duration // the time one measurement of one side takes
+	qps     int           // idle QPs of the memory figure
+	pairs   int           // connected pairs of the scale figure
+	mrs     int           // extra MRs of the inline SEND figure
+	write   string        // a file to write the report page to
+	quick   bool          // tiny sizes and times, to check the command works
+	only    string        // a regular expression: run the figures whose name matches
+	scale   bool          // run only the scale section
+	msgs    int           // messages per pair of the scale run
+	workers int           // worker goroutines of the scale run
 }
 
 // kind says how a figure compares its subject with its floor.
@@ -192,16 +195,21 @@ func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.rounds, "rounds", 5, "measured rounds per figure; subject and floor alternate, and the median is kept")
 	fs.DurationVar(&o.per, "time", 200*time.Millisecond, "how long one measurement of one side runs")
 	fs.IntVar(&o.qps, "qps", 100_000, "idle QPs created for the memory figure")
-	fs.IntVar(&o.pairs, "pairs", 10_000, "connected pairs for the many-pairs figure")
+	fs.IntVar(&o.pairs, "pairs", 10_000, "connected pairs for the many-pairs figure and the scale run")
+	fs.BoolVar(&o.scale, "scale", false, "run only the scale run: -pairs pairs exchanging -msgs messages each, in Auto and Background mode, against 1 pair (not with -write or -only)")
+	fs.IntVar(&o.msgs, "msgs", 50, "messages per pair in the scale run (rounded up to even: one SEND each way per round)")
+	fs.IntVar(&o.workers, "workers", 4, "worker goroutines of the scale run, each owning a shard of the pairs")
 	fs.IntVar(&o.mrs, "mrs", 10_000, "MRs registered for the inline SEND figure")
 	fs.StringVar(&o.write, "write", "", "also write the report page (machine, load, command, table, notes) to this file, e.g. docs/performance.md")
 	fs.BoolVar(&o.quick, "quick", false, "a smoke run: 1 round of 1ms, 200 QPs, 20 pairs, 100 MRs (the figures mean nothing)")
 	fs.StringVar(&o.only, "only", "", "run only the figures whose name matches this regular expression, e.g. -only 'RC SEND 64 B, post' (not with -write)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim bench [-rounds n] [-time d] [-qps n] [-pairs n] [-mrs n] [-quick] [-only regexp] [-write file]\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim bench [-rounds n] [-time d] [-qps n] [-pairs n] [-mrs n] [-msgs n] [-workers n] [-quick] [-only regexp | -scale] [-write file]\n\n"+
 			"Runs every figure of issue #14's performance table next to its floor, a plain-Go\n"+
 			"operation measured in the same process, alternating subject and floor round by round,\n"+
-			"and prints subject, floor, ratio and target for each (median of the rounds). With\n"+
+			"and prints subject, floor, ratio and target for each (median of the rounds), then a\n"+
+			"scale run: -pairs connected pairs exchanging messages in Auto and Background mode\n"+
+			"against 1 pair (-scale runs only that). With\n"+
 			"-write it also writes the report page: go run ./cmd/verbsim bench -write docs/performance.md\n\n"+
 			"Flags:\n")
 		fs.PrintDefaults()
@@ -211,11 +219,19 @@ func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if o.quick {
-		o.rounds, o.per, o.qps, o.pairs, o.mrs = 1, time.Millisecond, 200, 20, 100
+		o.rounds, o.per, o.qps, o.pairs, o.mrs, o.msgs = 1, time.Millisecond, 200, 20, 100, 4
 	}
-	if o.rounds < 1 || o.per <= 0 || o.qps < 1 || o.pairs < 1 || o.mrs < 0 {
-		fmt.Fprintf(stderr, "verbsim: -rounds, -time, -qps and -pairs must be positive, -mrs not negative\n")
+	if o.rounds < 1 || o.per <= 0 || o.qps < 1 || o.pairs < 1 || o.mrs < 0 || o.msgs < 1 || o.workers < 1 {
+		fmt.Fprintf(stderr, "verbsim: -rounds, -time, -qps, -pairs, -msgs and -workers must be positive, -mrs not negative\n")
 		return 2
+	}
+	if o.scale && (o.write != "" || o.only != "") {
+		fmt.Fprintf(stderr, "verbsim: -scale runs the scale run alone: not with -write or -only\n")
+		return 2
+	}
+	cfg := sim.Config{Profile: p}
+	if o.scale {
+		return scaleCmd(o, cfg, stdout, stderr)
 	}
 	var only *regexp.Regexp
 	if o.only != "" {
@@ -229,7 +245,6 @@ func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	cfg := sim.Config{Profile: p}
 	loadBefore := loadAvg()
 	// The memory figure runs last: its 100k QPs leave a heap behind that
 	// slowed the timed figures after it by 3× in a trial run. Each figure
@@ -260,10 +275,24 @@ func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		}
 		results[i] = r
 	}
+	var scale []scaleRow
+	if only == nil {
+		// Last: its 10,000 pairs leave a heap behind, as the memory figure's QPs do.
+		var err error
+		if scale, err = runScale(o, cfg, stderr); err != nil {
+			fmt.Fprintf(stderr, "verbsim: bench scale run: %v\n", err)
+			return 1
+		}
+	}
 	loadAfter := loadAvg()
 	table := renderTable(results, o)
 	fmt.Fprintf(stdout, "load average before %s, after %s; %d round(s) of %v per side, median\n\n", loadBefore, loadAfter, o.rounds, o.per)
 	fmt.Fprint(stdout, table)
+	var scaleTable string
+	if scale != nil {
+		scaleTable = renderScale(scale)
+		fmt.Fprintf(stdout, "\nScale run: %s\n\n%s", scaleHow(o), scaleTable)
+	}
 	if o.write != "" {
 		cmd := "verbsim bench"
 		if g.profile != "default" {
@@ -272,7 +301,7 @@ func benchCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		if len(args) > 0 {
 			cmd += " " + strings.Join(args, " ")
 		}
-		page := renderPage(results, o, cmd, loadBefore, loadAfter, table)
+		page := renderPage(results, o, cmd, loadBefore, loadAfter, table, scaleTable)
 		if err := os.WriteFile(o.write, []byte(page), 0o644); err != nil {
 			fmt.Fprintf(stderr, "verbsim: %v\n", err)
 			return 1
@@ -473,7 +502,7 @@ func cpuModel() string {
 }
 
 // renderPage is docs/performance.md.
-func renderPage(rs []result, o benchOptions, cmd, loadBefore, loadAfter, table string) string {
+func renderPage(rs []result, o benchOptions, cmd, loadBefore, loadAfter, table, scaleTable string) string {
 	var b strings.Builder
 	b.WriteString("# Performance\n\n")
 	b.WriteString("<!-- Generated by `verbsim bench -write docs/performance.md`; edit cmd/verbsim/bench.go, not this file. -->\n\n")
@@ -487,7 +516,7 @@ func renderPage(rs []result, o benchOptions, cmd, loadBefore, loadAfter, table s
 	fmt.Fprintf(&b, "- Machine: %s, %d logical CPUs (GOMAXPROCS %d), %s/%s, %s\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Fprintf(&b, "- Load average (1, 5, 15 min): %s before, %s after\n", loadBefore, loadAfter)
 	fmt.Fprintf(&b, "- Command: `%s`\n", cmd)
-	fmt.Fprintf(&b, "- %d round(s) of %v per side per figure; %d idle QPs, %d pairs, %d MRs\n", o.rounds, o.per, o.qps, o.pairs, o.mrs)
+	fmt.Fprintf(&b, "- %d round(s) of %v per side per figure; %d idle QPs, %d pairs, %d MRs; scale run: %d pairs, %d messages per pair, %d workers\n", o.rounds, o.per, o.qps, o.pairs, o.mrs, o.pairs, o.msgs+o.msgs%2, o.workers)
 	fmt.Fprintf(&b, "- Date: %s\n\n", time.Now().UTC().Format("2006-01-02"))
 	b.WriteString("A loaded machine (load above its core count) slows subject and floor alike but not evenly:\n" +
 		"treat ratios measured under load as rough.\n\n")
@@ -500,5 +529,13 @@ func renderPage(rs []result, o benchOptions, cmd, loadBefore, loadAfter, table s
 	b.WriteString("**Allocations.** The steady-state post, poll and event paths allocate nothing; unit tests\n" +
 		"assert it with testing.AllocsPerRun (sim/mr_test.go, sim/internal/cq/bench_test.go); the figure above is\n" +
 		"the process-wide malloc count during the subject's run, divided by its iterations.\n")
+	if scaleTable != "" {
+		b.WriteString("\n## Scale run\n\n")
+		b.WriteString("Not a timed test and not a ratio against a floor: how verbsim holds up with many connections\n" +
+			"at once (issue #14, Deliver 3), run after the figures above in the same process. ")
+		b.WriteString(scaleHow(o) + "\n\n")
+		b.WriteString(scaleTable)
+		b.WriteString("\n" + scaleNote + "\n")
+	}
 	return b.String()
 }

@@ -29,7 +29,8 @@ func TestBenchQuick(t *testing.T) {
 			t.Errorf("the page has no note on %q", f.name)
 		}
 	}
-	for _, want := range []string{"## Run", "- Machine: ", "- Load average", "- Command: `verbsim bench -quick -write ", "| figure | subject | floor (same run) | ratio | target |", "-quick"} {
+	for _, want := range []string{"## Run", "- Machine: ", "- Load average", "- Command: `verbsim bench -quick -write ", "| figure | subject | floor (same run) | ratio | target |", "-quick",
+		"## Scale run", "| auto | 20 (4) | 80 |", "| background | 1 | ", "VmHWM"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the page lacks %q:\n%s", want, b)
 		}
@@ -49,7 +50,8 @@ func TestBenchHelp(t *testing.T) {
 	if code := run([]string{"help"}, &out, &out); code != 0 || !strings.Contains(out.String(), "  bench ") {
 		t.Errorf("verbsim help does not list bench:\n%s", out.String())
 	}
-	for _, args := range [][]string{{"bench", "-rounds", "0"}, {"bench", "-pairs", "-1"}, {"bench", "extra"}, {"bench", "-profile", "nope"}} {
+	for _, args := range [][]string{{"bench", "-rounds", "0"}, {"bench", "-pairs", "-1"}, {"bench", "-msgs", "0"}, {"bench", "-workers", "0"},
+		{"bench", "-scale", "-write", "x.md"}, {"bench", "-scale", "-only", "x"}, {"bench", "extra"}, {"bench", "-profile", "nope"}} {
 		var out bytes.Buffer
 		if code := run(args, &out, &out); code != 2 {
 			t.Errorf("verbsim %v: exit %d, want 2", args, code)
@@ -73,5 +75,24 @@ func TestBenchOnly(t *testing.T) {
 		if code := run(append([]string{"bench", "-quick"}, args...), &out, &errs); code != 2 {
 			t.Errorf("%v: exit %d, want 2\n%s", args, code, errs.String())
 		}
+	}
+}
+
+// TestBenchScale runs `verbsim bench -scale` with a few pairs: the scale run
+// alone, in both modes, against 1 pair. Every message completing is checked
+// inside the run (benchkit.Scale fails otherwise); nothing about time is.
+func TestBenchScale(t *testing.T) {
+	var out, errs bytes.Buffer
+	if code := run([]string{"bench", "-scale", "-pairs", "10", "-msgs", "3", "-workers", "3"}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errs.String())
+	}
+	for _, want := range []string{"| auto | 1 (1) | 40 |", "| auto | 10 (3) | 40 |", "| background | 1 (1) | 40 |", "| background | 10 (3) | 40 |",
+		"| auto | 10 | ", "| background | 10 | ", "4 timed messages per pair", "3 worker goroutines"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "| figure |") {
+		t.Errorf("-scale ran the figures too:\n%s", out.String())
 	}
 }

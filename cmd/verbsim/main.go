@@ -68,13 +68,15 @@
 // timeline; explore -measure N prints schedules to the first failure per
 // strategy over N seeds (docs/explore.md).
 //
-// bench [-rounds n] [-time d] [-qps n] [-pairs n] [-mrs n] [-quick]
-// [-only regexp] [-write file] runs every figure of the performance table
+// bench [-rounds n] [-time d] [-qps n] [-pairs n] [-mrs n] [-msgs n]
+// [-workers n] [-quick] [-only regexp | -scale] [-write file] runs every figure of the performance table
 // (issue #14) next to its floor, a plain-Go operation measured in the same
 // process, alternating the two round by round, and prints subject, floor,
 // ratio and target; -only runs the figures whose name matches; -write
 // docs/performance.md also writes the report page with the machine, the
-// load and the command.
+// load and the command. After the figures it runs the scale run: -pairs
+// connected pairs exchanging -msgs messages each with -workers goroutines,
+// in Auto and Background mode, against 1 pair; -scale runs only that.
 package main
 
 import (
