@@ -37,6 +37,7 @@ func xReadingMutants() []mutant {
 		xReading("XFER-30 B", func(p *conformance.Profile) { p.WriteImmRKeyRemAccess = true }, "XFER-30"),
 		xReading("XFER-31 B", func(p *conformance.Profile) { p.LateLocalCheck = true }, "XFER-31"),
 		xReading("SRQ-12 B", func(p *conformance.Profile) { p.SRQRecvQPPD = true }, "SRQ-12"),
+		xReading("XFER-29 B", func(p *conformance.Profile) { p.SendInvErrAcked = true }, "XFER-29", "MW-07"),
 	}
 }
 

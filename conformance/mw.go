@@ -400,5 +400,34 @@ func init() {
 		m.wantBound("type 1 bind", m.b, m.bind1(m.b, mw, 1, m.info(verbs.AccessRemoteWrite)), 1)
 		m.b.post("LOCAL_INV of a type 1 window", verbs.SendWR{WRID: 2, Opcode: verbs.WRLocalInv, Flags: verbs.SendSignaled, Imm: mw.RKey()})
 		m.b.want("LOCAL_INV of a type 1 window", m.w.await(m.b.scq, 1, "LOCAL_INV")[0], 2, verbs.WCLocQPOpErr)
+
+		// A peer's SEND_WITH_INV of a type 1 window's key, or of a type 2
+		// window's key once invalidated, fails as XFER-29 says for a key
+		// that cannot be invalidated, by the profile's reading.
+		for _, stale := range []bool{false, true} {
+			m := mwSetup(t, e)
+			if m == nil {
+				return
+			}
+			var k uint32
+			what := "SEND_WITH_INV of a type 1 window"
+			if stale {
+				what = "SEND_WITH_INV of an invalidated type 2 window"
+				mw := m.alloc(2)
+				m.wantBound("type 2 bind", m.b, m.bind2(m.b, mw, 1, incRKey(mw.RKey()), m.info(verbs.AccessRemoteWrite)), 1)
+				k = mw.RKey()
+				m.b.post("LOCAL_INV", verbs.SendWR{WRID: 2, Opcode: verbs.WRLocalInv, Flags: verbs.SendSignaled, Imm: k})
+				m.b.want("LOCAL_INV of the window", m.w.await(m.b.scq, 1, "LOCAL_INV")[0], 2, verbs.WCSuccess)
+			} else {
+				mw := m.alloc(1)
+				m.wantBound("type 1 bind", m.b, m.bind1(m.b, mw, 1, m.info(verbs.AccessRemoteWrite)), 1)
+				k = mw.RKey()
+			}
+			m.b.recvAt("a receive", 3, 0, 64)
+			r := xSend(4, verbs.WRSendWithInv, m.a.s.sge(0, 8))
+			r.Imm = k
+			m.a.post(what, r)
+			xSendInvFails(m.w, m.a, m.b, 4, 3, what)
+		}
 	})
 }

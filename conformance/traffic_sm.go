@@ -21,8 +21,8 @@ import (
 type TrafficProfile struct {
 	// Readings are the readings the devices follow (Device.Profile),
 	// embedded. The traffic model consults RecvTooSmallRemInvReq (XFER-05),
-	// SendWCImm (WC-13), NoQPEvents (ASYNC-11) and FreeSlotOnRetire (QP-29,
-	// QP-31).
+	// SendInvErrAcked (XFER-29), SendWCImm (WC-13), NoQPEvents (ASYNC-11)
+	// and FreeSlotOnRetire (QP-29, QP-31).
 	verbs.Readings
 	// Settles: before a verb returns, the fabric has done everything that
 	// needs no time to pass (verbsim's Auto mode; docs/time.md). False:

@@ -446,6 +446,13 @@ func trafficMutants() []trafficMutant {
 					w.Status, w.Opcode = verbs.WCSuccess, verbs.WCLocalInv
 				}
 			})},
+		{name: "an rxe fabric claims XFER-29 A: a failed SEND_WITH_INV acknowledged", rules: []string{"XFER-29", "MW-07"}, base: rxe,
+			hooks: func() *tmHooks {
+				return &tmHooks{profile: func(p conformance.TrafficProfile) conformance.TrafficProfile {
+					p.SendInvErrAcked = false
+					return p
+				}}
+			}},
 		{name: "READs and atomics aim 8 bytes further", rules: []string{"XFER-13", "XFER-17", "MW-06", "QP-24"}, base: def,
 			hooks: sends(func(w *verbs.SendWR) {
 				if w.Opcode == verbs.WRRDMARead || w.Opcode == verbs.WRAtomicCmpAndSwp || w.Opcode == verbs.WRAtomicFetchAndAdd {

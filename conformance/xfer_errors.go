@@ -480,9 +480,7 @@ func init() {
 		r := xSend(3, verbs.WRSendWithInv, a.s.sge(0, 8))
 		r.Imm = xBadKey(b.s.mr.RKey())
 		a.post("SEND_WITH_INV of an unknown rkey", r)
-		a.want("RC SEND_WITH_INV of an unknown rkey", w.await(a.scq, 1, "unknown rkey")[0], 3, verbs.WCRemInvReqErr)
-		a.wantState("requester after an invalid SEND_WITH_INV", verbs.QPStateErr)
-		b.wantState("responder after an invalid SEND_WITH_INV", verbs.QPStateErr)
+		xSendInvFails(w, a, b, 3, 1, "RC SEND_WITH_INV of an unknown rkey")
 	})
 
 	register("ASYNC-09", "an invalid request (QP access flags) raises QP_REQ_ERR on the responder, unless the reading has no QP events", func(t *T, e *Env) {
@@ -492,6 +490,26 @@ func init() {
 	register("ASYNC-10", "an access violation (rkey) raises QP_ACCESS_ERR on the responder, unless the reading has no QP events", func(t *T, e *Env) {
 		xResponderEvent(t, e, xRemote{name: "WRITE with a bad rkey", badKey: true}, verbs.EventQPAccessErr)
 	})
+}
+
+// xSendInvFails checks the outcome of an RC SEND_WITH_INV (WR id id)
+// whose rkey the responder cannot invalidate, the receive WR rid held for
+// it (XFER-29): under reading A the send fails with REM_INV_REQ_ERR, the
+// receive with LOC_QP_OP_ERR and both QPs end in ERR; under reading B
+// (SendInvErrAcked, rxe) the send succeeds and the requester stays in RTS,
+// and the receive fails with REM_INV_REQ_ERR and the responder alone is in
+// ERR.
+func xSendInvFails(w *xWorld, a, b *xEnd, id, rid uint64, what string) {
+	w.t.Helper()
+	sendSt, recvSt, reqState := verbs.WCRemInvReqErr, verbs.WCLocQPOpErr, verbs.QPStateErr
+	if w.tp.SendInvErrAcked {
+		sendSt, recvSt, reqState = verbs.WCSuccess, verbs.WCRemInvReqErr, verbs.QPStateRTS
+	}
+	what = fmt.Sprintf("%s (SendInvErrAcked=%v)", what, w.tp.SendInvErrAcked)
+	a.want(what, w.await(a.scq, 1, what)[0], id, sendSt)
+	b.want(what+": responder", w.await(b.rcq, 1, what+": responder")[0], rid, recvSt)
+	a.wantState(what+": requester", reqState)
+	b.wantState(what+": responder", verbs.QPStateErr)
 }
 
 // xResponderEvent makes one bad RC WRITE of row r and checks the responder's

@@ -37,7 +37,8 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // windows is EINVAL (MR-06), ibv_rereg_mr as rxe_rereg_user_mr does it
 // (MR-14 B, MR-15 B, MR-16 B), a type 1 window cannot be bound ZERO_BASED
 // (MW-05), and the transport readings XFER-05 B, XFER-10 B, XFER-16 B,
-// XFER-30 B, XFER-31 B, FLUSH-10 B, WC-13, ASYNC-11 and ASYNC-13.
+// XFER-29 B, XFER-30 B, XFER-31 B, FLUSH-10 B, WC-13, ASYNC-11 and
+// ASYNC-13.
 func RXEProfile() Profile {
 	return Profile{Name: "rxe", Readings: verbs.Readings{
 		OverrunDrops:          true,
@@ -60,6 +61,7 @@ func RXEProfile() Profile {
 		RecvProtQPOp:          true,
 		WriteImmRKeyRemAccess: true,
 		LateLocalCheck:        true,
+		SendInvErrAcked:       true,
 		NoSQE:                 true,
 		SendWCImm:             true,
 		NoQPEvents:            true,

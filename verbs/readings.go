@@ -143,6 +143,15 @@ type Readings struct {
 	// error is found (XFER-31 B, rxe). False: every local SGE is checked
 	// before the request is sent (A).
 	LateLocalCheck bool
+	// SendInvErrAcked: an RC SEND_WITH_INV whose rkey cannot be invalidated
+	// at the responder is acknowledged: the requester's send completes
+	// successfully and its QP stays in RTS, while the responder completes
+	// the receive WR with REM_INV_REQ_ERR and moves to ERR, as rxe's
+	// responder does (RESPST_ERR_INVALIDATE_RKEY, class J; XFER-29 B).
+	// False: a NAK invalid request: the requester's send fails with
+	// REM_INV_REQ_ERR, the receive WR with LOC_QP_OP_ERR, and both QPs
+	// end in ERR (A).
+	SendInvErrAcked bool
 	// NoSQE: a send error of a UD or UC QP takes it to ERR, receive queue
 	// included (FLUSH-10 B, rxe). False: to SQE; receives go on and SQE→RTS
 	// is allowed (A).
@@ -198,6 +207,7 @@ func (r Readings) names() []struct {
 		{"RecvProtQPOp", r.RecvProtQPOp},
 		{"WriteImmRKeyRemAccess", r.WriteImmRKeyRemAccess},
 		{"LateLocalCheck", r.LateLocalCheck},
+		{"SendInvErrAcked", r.SendInvErrAcked},
 		{"NoSQE", r.NoSQE},
 		{"SendWCImm", r.SendWCImm},
 		{"NoQPEvents", r.NoQPEvents},

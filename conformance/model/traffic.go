@@ -317,8 +317,8 @@ type Traffic struct {
 
 // NewTraffic returns a model of fabric f, whose devices follow readings r,
 // with no QPs. Of the readings it consults RecvTooSmallRemInvReq (XFER-05),
-// SendWCImm (WC-13), NoQPEvents (ASYNC-11) and FreeSlotOnRetire (QP-29,
-// QP-31).
+// SendInvErrAcked (XFER-29), SendWCImm (WC-13), NoQPEvents (ASYNC-11) and
+// FreeSlotOnRetire (QP-29, QP-31).
 func NewTraffic(r verbs.Readings, f Fabric) *Traffic {
 	return &Traffic{r: r, f: f, wrs: map[uint64]*twr{}}
 }
@@ -745,10 +745,14 @@ func (m *Traffic) advanceRC(d *tdir) {
 			m.responderError(d, msg, now, verbs.WCRemAccessErr)
 			return
 		case msg.Op == verbs.WRSendWithInv && !m.invalidate(d.to, msg.RKey):
-			// XFER-29: the receive request was taken and fails too; the
-			// rules name the requester's status only.
+			// XFER-29: the receive request was taken and fails too.
 			rv.consumed, rv.msg = true, msg
-			complete(rv, now, verbs.WCLocQPOpErr, verbs.WCRemInvReqErr)
+			if m.r.SendInvErrAcked {
+				// Reading B: acknowledged; the responder alone fails.
+				m.sendInvAcked(d, msg, rv, now)
+				return
+			}
+			complete(rv, now, verbs.WCLocQPOpErr)
 			m.responderError(d, msg, now, verbs.WCRemInvReqErr)
 			return
 		}
@@ -799,6 +803,29 @@ func (m *Traffic) responderError(d *tdir, msg *tmsg, now due, st verbs.WCStatus)
 		m.events = append(m.events, ev)
 	}
 	m.kill(now, r, s)
+}
+
+// sendInvAcked is XFER-29 reading B (SendInvErrAcked, rxe): a SEND_WITH_INV
+// whose rkey cannot be invalidated is acknowledged, so msg's send WR
+// succeeds, its receive WR rv fails with REM_INV_REQ_ERR, and the responder
+// alone goes to ERR. On a lossy fabric the ACK may be lost and the send WR
+// run out of retries instead; the model then does not know whether the
+// requester is in ERR, so the traffic state machine posts no SEND_WITH_INV
+// under faults with this reading.
+func (m *Traffic) sendInvAcked(d *tdir, msg *tmsg, rv *twr, now due) {
+	r := m.qps[d.to]
+	complete(rv, now, verbs.WCRemInvReqErr)
+	msg.fate = fateFailed // executed; its receive request failed
+	d.next++
+	if m.f.Lossy {
+		complete(msg.wr, now, verbs.WCSuccess, verbs.WCRetryExcErr)
+	} else {
+		complete(msg.wr, now, verbs.WCSuccess)
+	}
+	if !m.r.NoQPEvents {
+		m.events = append(m.events, QPEvent{Type: EventQPReqErr, QP: d.to})
+	}
+	m.kill(now, r)
 }
 
 // kill moves the QPs ts to ERR together: every outstanding request is

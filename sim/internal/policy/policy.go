@@ -19,7 +19,7 @@ type Engine struct {
 	Rounding  cq.Rounding            // CQ-02
 	Solicited notify.SolicitedPolicy // NOTIFY-05
 	QP        qp.Policy              // QP-08, QP-12, QP-29, QP-31, QPX-01, QPX-04
-	Transport qp.TransportPolicy     // XFER-05, -10, -16, -30, -31, ASYNC-11, -13, WC-13, FLUSH-10, CQ-24, SRQ-12
+	Transport qp.TransportPolicy     // XFER-05, -10, -16, -29, -30, -31, ASYNC-11, -13, WC-13, FLUSH-10, CQ-24, SRQ-12
 }
 
 // Of returns the engine policies that follow r.
@@ -41,6 +41,7 @@ func Of(r verbs.Readings) Engine {
 			OverrunSendIgnored:    r.OverrunSendIgnored,
 			WriteImmRKeyRemAccess: r.WriteImmRKeyRemAccess,
 			LateLocalCheck:        r.LateLocalCheck,
+			SendInvErrAcked:       r.SendInvErrAcked,
 			SRQRecvQPPD:           r.SRQRecvQPPD,
 			ResetPurgesCQ:         r.ResetPurgesCQ,
 		},

@@ -294,6 +294,10 @@ func (q *QP) rcSendLocked(p *Packet) {
 		w.WCFlags, w.ImmData = wc.WithImm, p.Imm
 	case wc.WRSendWithInv:
 		if !q.cfg.Host.InvalidateLocked(q.respPD(), p.Imm) {
+			if q.cfg.Transport.SendInvErrAcked {
+				q.sendInvAckedErrorLocked(p)
+				return
+			}
 			q.responderErrorLocked(p, SynInvReq, wc.LocQPOpErr, notify.EventQPReqErr, "SEND_WITH_INV names no MR of the PD (XFER-29)")
 			return
 		}
@@ -301,6 +305,20 @@ func (q *QP) rcSendLocked(p *Packet) {
 	}
 	r.inMsg = false
 	q.ackReceivedLocked(p, q.completeRecvLocked(&w, p.SE))
+}
+
+// sendInvAckedErrorLocked fails an RC SEND_WITH_INV whose rkey could not be
+// invalidated under XFER-29 reading B (rxe's class J): the held receive WR
+// completes with REM_INV_REQ_ERR, the message is still acknowledged (unless
+// that completion overran the CQ), so the requester's send succeeds, and
+// the responder alone goes to ERR.
+func (q *QP) sendInvAckedErrorLocked(p *Packet) {
+	q.traceLocked("responder error", "SEND_WITH_INV names nothing it may invalidate; acknowledged (XFER-29 B)")
+	q.rx.inMsg = false
+	w := wc.WC{Status: wc.RemInvReqErr}
+	q.ackReceivedLocked(p, q.completeRecvLocked(&w, p.SE))
+	q.raiseLocked(notify.EventQPReqErr)
+	q.SetErrorLocked()
 }
 
 // remoteOKLocked checks an RDMA or atomic request against the QP's access

@@ -260,6 +260,11 @@ type TransportPolicy struct {
 	// atomic executes before the local error is found (XFER-31 B, rxe).
 	// False: every local SGE is checked before the request is sent (A).
 	LateLocalCheck bool
+	// SendInvErrAcked: an RC SEND_WITH_INV whose rkey cannot be
+	// invalidated is acknowledged; the responder alone fails, its receive
+	// WR with REM_INV_REQ_ERR, and goes to ERR (XFER-29 B, rxe). False: a
+	// NAK invalid request; the receive WR completes with LOC_QP_OP_ERR (A).
+	SendInvErrAcked bool
 	// SRQRecvQPPD: a receive WR taken from an SRQ is checked against the
 	// PD of the QP the message arrived on, as rxe does (SRQ-12 B). False:
 	// against the SRQ's own PD, as the IBTA has it (A).
@@ -276,6 +281,7 @@ func RXETransport() TransportPolicy {
 		RecvTooSmallRemInvReq: true, RecvProtQPOp: true, InfiniteRetry7: true, NoQPEvents: true,
 		AlwaysSQDrained: true, SendWCImm: true, NoSQE: true, OverrunSendIgnored: true,
 		WriteImmRKeyRemAccess: true, LateLocalCheck: true, SRQRecvQPPD: true,
+		SendInvErrAcked: true,
 	}
 }
 
@@ -298,6 +304,7 @@ func (p TransportPolicy) String() string {
 	add(p.OverrunSendIgnored, "send-overrun=ignored")
 	add(p.WriteImmRKeyRemAccess, "write-imm-bad-rkey=REM_ACCESS")
 	add(p.LateLocalCheck, "read-atomic-local-check=late")
+	add(p.SendInvErrAcked, "send-inv-bad-rkey=acked")
 	add(p.SRQRecvQPPD, "srq-recv-pd=qp")
 	add(p.ResetPurgesCQ, "reset-purges-cq")
 	if len(s) == 0 {
