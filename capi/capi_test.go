@@ -197,16 +197,7 @@ func aptTool(t *testing.T, pkg, bin string) {
 	if _, err := exec.LookPath(bin); err == nil {
 		return
 	}
-	if _, err := exec.LookPath("apt-get"); err != nil || os.Geteuid() != 0 {
-		t.Skipf("%s not installed and cannot be installed here (needs root and apt-get)", pkg)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "apt-get", "install", "-y", "-qq", pkg)
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("%s could not be installed (no network?): %v\n%s", pkg, err, out)
-	}
+	aptPackage(t, pkg)
 	if _, err := exec.LookPath(bin); err != nil {
 		t.Skipf("%s installed but %s not found", pkg, bin)
 	}

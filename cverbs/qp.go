@@ -450,24 +450,37 @@ func (q *qp) BindMW(x verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.M
 // DestroyContext is ibv_destroy_qp once every async event read for the QP
 // is acknowledged, waiting for that until ctx ends.
 func (q *qp) DestroyContext(ctx context.Context) error {
-	if err := q.lock("ibv_destroy_qp"); err != nil {
+	return q.destroyAcked(ctx, "ibv_destroy_qp", &q.async, unsafe.Pointer(q.c), func() (C.int, error) {
+		rc, e := C.ibv_destroy_qp(q.c)
+		return rc, e
+	}, func() {
+		q.send.free()
+		q.recv.free()
+	})
+}
+
+// destroyAcked is the destroy of an object with async events (a QP, an
+// SRQ): it waits until every event read for it is acknowledged (until ctx
+// ends), then, with the object's lock held, calls destroy and, when that
+// succeeds, marks the object dead, forgets c and calls release.
+func (l *life) destroyAcked(ctx context.Context, verb string, ev *events, c unsafe.Pointer, destroy func() (C.int, error), release func()) error {
+	if err := l.lock(verb); err != nil {
 		return err
 	}
-	q.mu.Unlock()
-	if err := q.async.settled(ctx); err != nil {
-		return interrupted("ibv_destroy_qp", ctx)
+	l.mu.Unlock()
+	if err := ev.settled(ctx); err != nil {
+		return interrupted(verb, ctx)
 	}
-	if err := q.lock("ibv_destroy_qp"); err != nil {
+	if err := l.lock(verb); err != nil {
 		return err
 	}
-	defer q.mu.Unlock()
-	if rc, e := C.ibv_destroy_qp(q.c); rc != 0 {
-		return rcErrno("ibv_destroy_qp", rc, e)
+	defer l.mu.Unlock()
+	if rc, e := destroy(); rc != 0 {
+		return rcErrno(verb, rc, e)
 	}
-	q.dead = true
-	forget(unsafe.Pointer(q.c))
-	q.send.free()
-	q.recv.free()
+	l.dead = true
+	forget(c)
+	release()
 	return nil
 }
 
@@ -548,22 +561,8 @@ func (s *srq) Query() (verbs.SRQAttr, error) {
 // DestroyContext is ibv_destroy_srq once every async event read for the
 // SRQ is acknowledged, waiting for that until ctx ends.
 func (s *srq) DestroyContext(ctx context.Context) error {
-	if err := s.lock("ibv_destroy_srq"); err != nil {
-		return err
-	}
-	s.mu.Unlock()
-	if err := s.async.settled(ctx); err != nil {
-		return interrupted("ibv_destroy_srq", ctx)
-	}
-	if err := s.lock("ibv_destroy_srq"); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	if rc, e := C.ibv_destroy_srq(s.s); rc != 0 {
-		return rcErrno("ibv_destroy_srq", rc, e)
-	}
-	s.dead = true
-	forget(unsafe.Pointer(s.s))
-	s.recv.free()
-	return nil
+	return s.destroyAcked(ctx, "ibv_destroy_srq", &s.async, unsafe.Pointer(s.s), func() (C.int, error) {
+		rc, e := C.ibv_destroy_srq(s.s)
+		return rc, e
+	}, s.recv.free)
 }
