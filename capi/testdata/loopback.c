@@ -18,15 +18,7 @@
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
 
-#define CHECK(cond, ...)                                                          \
-	do {                                                                      \
-		if (!(cond)) {                                                    \
-			fprintf(stderr, "loopback.c:%d: %s: ", __LINE__, #cond);  \
-			fprintf(stderr, __VA_ARGS__);                             \
-			fprintf(stderr, " (errno %d %s)\n", errno, strerror(errno)); \
-			exit(1);                                                  \
-		}                                                                 \
-	} while (0)
+#include "check.h"
 
 enum { SIZE = 4096, ITERS = 500 };
 

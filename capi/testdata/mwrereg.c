@@ -17,15 +17,7 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
-#define CHECK(cond, ...)                                                          \
-	do {                                                                      \
-		if (!(cond)) {                                                    \
-			fprintf(stderr, "mwrereg.c:%d: %s: ", __LINE__, #cond);   \
-			fprintf(stderr, __VA_ARGS__);                             \
-			fprintf(stderr, " (errno %d %s)\n", errno, strerror(errno)); \
-			exit(1);                                                  \
-		}                                                                 \
-	} while (0)
+#include "check.h"
 
 enum { SIZE = 8192 };
 
