@@ -83,9 +83,16 @@ func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *qp.AHAttr, dstQPN ui
 
 // DirectDoneLocked implements qp.DirectHost: the run, the request packets
 // and (RC) the answers as events, their packets put on the wire and
-// delivered.
+// delivered. When the events would have armed the ACK timer (sequence
+// numbers drawn beyond the events), a Background fabric's clock goroutine
+// is woken as the arm would have woken it (armLocked): it then brings the
+// clock up to the wall clock, so that virtual time moves on under a
+// workload of direct messages as it did under the engine's.
 func (h host) DirectDoneLocked(events, packets, seqs uint64, multi bool) {
 	e := h.eng()
+	if e.bg != nil && seqs > events {
+		e.bg.kick()
+	}
 	e.seq += seqs
 	e.directs++
 	if multi {
