@@ -5,7 +5,7 @@ import (
 )
 
 // The direct path (sim/internal/qp/direct.go, docs/transport.md "The
-// direct path"): a posted RC message whose three engine events could not
+// direct path"): a posted RC or UC message whose engine events could not
 // be told apart from a computation inside the post verb is carried out
 // there. This file is the engine's side: when it may, where the request
 // goes, and the counters the events would have moved.
@@ -81,12 +81,23 @@ func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *qp.AHAttr, dstQPN ui
 	return to, src.attr.LID, global
 }
 
-// DirectDoneLocked implements qp.DirectHost: the run, the request and (RC)
-// the answer as events, their packets put on the wire and delivered.
-func (h host) DirectDoneLocked(events, packets, seqs uint64) {
+// DirectDoneLocked implements qp.DirectHost: the run, the request packets
+// and (RC) the answers as events, their packets put on the wire and
+// delivered. When the events would have armed the ACK timer (sequence
+// numbers drawn beyond the events), a Background fabric's clock goroutine
+// is woken as the arm would have woken it (armLocked): it then brings the
+// clock up to the wall clock, so that virtual time moves on under a
+// workload of direct messages as it did under the engine's.
+func (h host) DirectDoneLocked(events, packets, seqs uint64, multi bool) {
 	e := h.eng()
+	if e.bg != nil && seqs > events {
+		e.bg.kick()
+	}
 	e.seq += seqs
 	e.directs++
+	if multi {
+		e.directMulti++
+	}
 	e.stats.Events += events
 	e.stats.Packets += packets
 	e.stats.Delivered += packets

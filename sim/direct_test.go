@@ -50,6 +50,7 @@ type dShape struct {
 	loopback []bool              // pair i has both ends on device a
 	sharedCQ []bool              // end j uses one CQ for both queues
 	oneCQ    []bool              // a loopback pair i whose two ends share the first end's send CQ
+	oneMem   []bool              // a loopback pair i whose two ends share the first end's PD, buffers and MRs: source and target overlap
 	access   []verbs.AccessFlags // pair i's qp_access_flags
 	uc       []bool              // pair i is UC, not RC
 	cqe      []int
@@ -106,17 +107,24 @@ func newDWorld(t fataler, s dShape, direct bool) *dWorld {
 			}
 			ctxs[dev] = c
 		}
-		e := &dEnd{ctx: c, device: dev, buf: make([]byte, dBuf), lbuf: make([]byte, 256)}
-		for k := range e.buf {
-			e.buf[k] = byte(i*31 + k)
-		}
 		must := func(err error) {
 			if err != nil {
 				t.Fatal(err)
 			}
 		}
-		e.pd, err = c.AllocPD()
-		must(err)
+		shared := i%2 == 1 && s.loopback[i/2] && s.oneMem[i/2]
+		e := &dEnd{ctx: c, device: dev}
+		if shared {
+			p := w.ends[i-1]
+			e.pd, e.buf, e.lbuf, e.mr, e.local = p.pd, p.buf, p.lbuf, p.mr, p.local
+		} else {
+			e.buf, e.lbuf = make([]byte, dBuf), make([]byte, 256)
+			for k := range e.buf {
+				e.buf[k] = byte(i*31 + k)
+			}
+			e.pd, err = c.AllocPD()
+			must(err)
+		}
 		e.ch, err = c.CreateCompChannel()
 		must(err)
 		first := i%2 == 1 && s.loopback[i/2] && s.oneCQ[i/2]
@@ -132,10 +140,12 @@ func newDWorld(t fataler, s dShape, direct bool) *dWorld {
 			e.rcq, err = c.CreateCQ(s.cqe[i], nil, e.ch, 0)
 			must(err)
 		}
-		e.mr, err = e.pd.RegMR(e.buf, qp.AccessLocalWrite|qp.AccessRemoteWrite|qp.AccessRemoteRead|qp.AccessRemoteAtomic)
-		must(err)
-		e.local, err = e.pd.RegMR(e.lbuf, qp.AccessLocalWrite)
-		must(err)
+		if !shared {
+			e.mr, err = e.pd.RegMR(e.buf, qp.AccessLocalWrite|qp.AccessRemoteWrite|qp.AccessRemoteRead|qp.AccessRemoteAtomic)
+			must(err)
+			e.local, err = e.pd.RegMR(e.lbuf, qp.AccessLocalWrite)
+			must(err)
+		}
 		typ := qp.RC
 		if s.uc[i/2] {
 			typ = qp.UC
@@ -230,7 +240,10 @@ func drawAction(t *rapid.T, ends int, clean bool) dAction {
 		a.flags = qp.SendFlags(rapid.SampledFrom([]uint32{0, uint32(qp.SendSignaled), uint32(qp.SendSignaled),
 			uint32(qp.SendSignaled | qp.SendSolicited), uint32(qp.SendSignaled | qp.SendInline), uint32(qp.SendInline),
 			uint32(qp.SendFence | qp.SendSignaled)}).Draw(t, "flags"))
-		size := rapid.SampledFrom([]int{0, 1, 8, 8, 64, 100, 256, 300, 700}).Draw(t, "size")
+		// Sizes of several packets at the small MTUs drawShape picks
+		// (256, 512, 1024): multi-packet messages, some longer than the
+		// receive WRs hold.
+		size := rapid.SampledFrom([]int{0, 1, 8, 8, 64, 100, 256, 300, 700, 1024, 1500, 2048, 3000}).Draw(t, "size")
 		if a.op == wc.WRAtomicCmpAndSwp || a.op == wc.WRAtomicFetchAndAdd {
 			size = 8
 			if rare(6, "atomic size 4") {
@@ -495,7 +508,7 @@ func drawShape(t *rapid.T) dShape {
 	s := dShape{
 		profile:  rapid.IntRange(0, len(sim.Profiles())-1).Draw(t, "profile"),
 		pairs:    rapid.IntRange(1, 3).Draw(t, "pairs"),
-		mtu:      rapid.SampledFrom([]qp.MTU{qp.MTU256, qp.MTU1024}).Draw(t, "mtu"),
+		mtu:      rapid.SampledFrom([]qp.MTU{qp.MTU256, qp.MTU256, qp.MTU512, qp.MTU1024}).Draw(t, "mtu"),
 		timeout:  rapid.SampledFrom([]uint8{0, 8, 14}).Draw(t, "timeout"),
 		rnrRetry: rapid.SampledFrom([]uint8{0, 1, 7, 7}).Draw(t, "rnr retry"),
 		retry:    rapid.SampledFrom([]uint8{0, 2, 7}).Draw(t, "retry"),
@@ -513,6 +526,7 @@ func drawShape(t *rapid.T) dShape {
 	for range s.pairs {
 		s.loopback = append(s.loopback, rapid.IntRange(0, 3).Draw(t, "loopback") == 0)
 		s.oneCQ = append(s.oneCQ, rapid.Bool().Draw(t, "one cq"))
+		s.oneMem = append(s.oneMem, rapid.Bool().Draw(t, "one memory"))
 		s.uc = append(s.uc, rapid.IntRange(0, 3).Draw(t, "uc") == 0)
 		all := qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic
 		s.access = append(s.access, rapid.SampledFrom([]verbs.AccessFlags{all, all, all,
@@ -536,7 +550,7 @@ func TestDirectMatchesEngine(t *testing.T) { testDirectMatchesEngine(t, sim.Auto
 func TestDirectMatchesEngineBackground(t *testing.T) { testDirectMatchesEngine(t, sim.Background) }
 
 func testDirectMatchesEngine(t *testing.T, mode sim.Mode) {
-	var directs, engineDirects uint64
+	var directs, multi, engineDirects uint64
 	rapid.Check(t, func(rt *rapid.T) {
 		s := drawShape(rt)
 		s.mode = mode
@@ -545,16 +559,17 @@ func testDirectMatchesEngine(t *testing.T, mode sim.Mode) {
 			acts[i] = drawAction(rt, 2*s.pairs, s.clean)
 		}
 		var msg string
-		var nd, ng uint64
+		var nd, nm, ng uint64
 		if mode == sim.Background {
-			synctest.Test(t, func(t *testing.T) { msg, nd, ng = runDiff(t, s, acts) })
+			synctest.Test(t, func(t *testing.T) { msg, nd, nm, ng = runDiff(t, s, acts) })
 		} else {
-			msg, nd, ng = runDiff(rt, s, acts)
+			msg, nd, nm, ng = runDiff(rt, s, acts)
 		}
 		if msg != "" {
 			rt.Fatal(msg)
 		}
 		directs += nd
+		multi += nm
 		engineDirects += ng
 	})
 	if engineDirects != 0 {
@@ -563,7 +578,10 @@ func testDirectMatchesEngine(t *testing.T, mode sim.Mode) {
 	if directs == 0 {
 		t.Error("no message took the direct path: the test compares nothing")
 	}
-	t.Logf("%d messages carried out directly", directs)
+	if multi == 0 {
+		t.Error("no message of several packets took the direct path")
+	}
+	t.Logf("%d messages carried out directly, %d of several packets", directs, multi)
 }
 
 // fataler is *testing.T or *rapid.T.
@@ -572,26 +590,26 @@ type fataler interface{ Fatal(args ...any) }
 // runDiff runs acts on two worlds of shape s, one with the direct path and
 // one without, and describes the first difference (empty when there is
 // none); it returns how many messages each carried out directly.
-func runDiff(t fataler, s dShape, acts []dAction) (diff string, directs, engineDirects uint64) {
+func runDiff(t fataler, s dShape, acts []dAction) (diff string, directs, multi, engineDirects uint64) {
 	d := newDWorld(t, s, true)
 	defer d.f.Close()
 	g := newDWorld(t, s, false)
 	defer g.f.Close()
 	if od, og := d.observe(), g.observe(); od != og {
-		return fmt.Sprintf("the worlds differ from the start:\n%s\n%s", od, og), 0, 0
+		return fmt.Sprintf("the worlds differ from the start:\n%s\n%s", od, og), 0, 0, 0
 	}
 	for i, a := range acts {
 		rd, rg := d.apply(a), g.apply(a)
 		if rd != rg {
-			return fmt.Sprintf("step %d %v: direct: %s\nengine: %s", i, a, rd, rg), 0, 0
+			return fmt.Sprintf("step %d %v: direct: %s\nengine: %s", i, a, rd, rg), 0, 0, 0
 		}
 		if od, og := d.observe(), g.observe(); od != og {
-			return fmt.Sprintf("step %d %v (%s):\n%s", i, a, rd, diffLines(od, og)), 0, 0
+			return fmt.Sprintf("step %d %v (%s):\n%s", i, a, rd, diffLines(od, og)), 0, 0, 0
 		}
 	}
 	_, directs = sim.EngineSeq(d.f)
 	_, engineDirects = sim.EngineSeq(g.f)
-	return "", directs, engineDirects
+	return "", directs, sim.EngineDirectMulti(d.f), engineDirects
 }
 
 // diffLines shows the lines of a and b that differ.

@@ -154,9 +154,10 @@ type engine struct {
 
 	// noDirect turns the direct path off (direct.go): every message goes
 	// through the engine's events. Tests set it to compare the two paths.
-	noDirect  bool
-	directBuf []byte // DirectScratchLocked's buffer
-	directs   uint64 // messages the direct path carried out (tests read it)
+	noDirect    bool
+	directBuf   []byte // DirectScratchLocked's buffer
+	directs     uint64 // messages the direct path carried out (tests read it)
+	directMulti uint64 // of them, messages of several packets one way
 }
 
 // EngineStats counts what the engine did.

@@ -112,3 +112,11 @@ func EngineSeq(f *Fabric) (seq, directs uint64) {
 	defer f.d.Unlock()
 	return f.eng.seq, f.eng.directs
 }
+
+// EngineDirectMulti returns how many of the messages the direct path
+// carried out had several packets one way.
+func EngineDirectMulti(f *Fabric) uint64 {
+	f.d.Lock()
+	defer f.d.Unlock()
+	return f.eng.directMulti
+}

@@ -9,16 +9,18 @@ import (
 // The direct path: an RC or UC message carried out inside the post verb.
 //
 // In Auto and Background mode the engine settles a posted RC request at
-// the verb's Leave, at the tick it was posted, in three events: the
-// requester's run (the request packet), the request's delivery (the
-// responder places the data, completes a receive WR, sends the ACK or the
-// response) and the answer's delivery (the completer finishes the WR and
-// completes it). When nothing else can take part, those three events are a
+// the verb's Leave, at the tick it was posted: the requester's run (every
+// request packet, their payload gathered from memory now), the request
+// packets' deliveries (the responder places the data and, at the last,
+// completes a receive WR and sends the ACK, or it sends every response of
+// a READ at once) and the answers' deliveries (the completer places a
+// READ's data, finishes the WR and completes it). When nothing else can
+// take part, those events are a
 // pure function of the two QPs and the memory they name, so the post can
 // compute their outcome directly: no packet is built, routed or queued, no
 // timer is armed and stopped, and the payload is copied once. A UC message
-// is two events, the run (which completes the send WR: XFER-26) and the
-// delivery, with no answer.
+// is the run (which completes the send WR: XFER-26) and the deliveries,
+// with no answer.
 // directLocked does it under the conditions below and leaves everything
 // else, every failure included, to the engine, deciding before it changes
 // anything. docs/transport.md ("The direct path") says why each condition
@@ -38,8 +40,10 @@ import (
 // before this request (no WR started and unfinished, none waiting, no
 // RNR wait, no armed timer, no forced status), and the request one of SEND,
 // SEND_WITH_IMM, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ, the two
-// atomics, of at most one path MTU on both sides (one packet each way),
-// passing the requester's checks (XFER-16, XFER-23, MR-03) and, for a READ
+// atomics (one packet each way), of any length the engine would carry
+// (several packets each cut by the same path MTU at both ends, since the
+// responder cuts a READ's responses by its own; one packet when the MTUs
+// differ), passing the requester's checks (XFER-16, XFER-23, MR-03) and, for a READ
 // or an atomic, with max_rd_atomic above 0 (QP-40).
 //
 // The responder: another QP of the same type, in RTS, SQD or SQE, or in RTR once
@@ -55,14 +59,18 @@ import (
 // completer's own code (completeLocked), the same in both paths, overrun
 // included.
 //
-// What the direct path then does is what the three events do, in their
-// order: the PSNs, the data (gathered before it is placed, as a packet
-// would carry it, so an overlap of source and target behaves the same,
-// QP-36), the receive completion (with its arm and channel event,
+// What the direct path then does is what the events do, in their order:
+// the PSNs, one per packet, the data (gathered whole before any of it is
+// placed, as the run gathers every request packet, and a READ's request
+// every response, before the first is delivered, so an overlap of source
+// and target behaves the same, QP-36), the receive completion (with its arm and channel event,
 // NOTIFY-01..06) before the send completion (CQ-18, CQ-19, CQ-20), the
 // retry budgets restored, the ACK timer left stopped as the ACK leaves it,
 // the clock unmoved (links have no latency), and the engine's counters and
-// sequence numbers advanced as the three events would advance them.
+// sequence numbers advanced as the events would advance them: one event
+// and one packet per request packet, one ACK for a SEND or WRITE (the
+// responder acknowledges only a message's last packet), one response per
+// packet of a READ, each restarting the ACK timer.
 
 // DirectHost is implemented by a Host whose engine can let a post carry
 // out its request itself (the direct path above).
@@ -76,12 +84,18 @@ type DirectHost interface {
 	DirectPeerLocked(q *QP, port uint8, av *AHAttr, dstQPN uint32) (to *QP, slid uint16, global bool)
 	// DirectDoneLocked accounts for the engine events a direct message
 	// stands for: events events run, packets packets sent and delivered,
-	// and seqs sequence numbers (events and timer arms) drawn.
-	DirectDoneLocked(events, packets, seqs uint64)
+	// and seqs sequence numbers (events and timer arms) drawn; multi
+	// reports a message of more than one request or response packet.
+	DirectDoneLocked(events, packets, seqs uint64, multi bool)
 	// DirectScratchLocked returns a buffer of at least n bytes (n is at
-	// most 4096) that the caller may use until it returns.
+	// most maxScratch) that the caller may use until it returns.
 	DirectScratchLocked(n int) []byte
 }
+
+// maxScratch is the longest message a direct path gathers through a
+// buffer (when either side has several SGEs); a longer one with several
+// SGEs on a side goes to the engine. One SGE on each side needs no buffer.
+const maxScratch = 64 << 10
 
 // maxPieces is the most resolved SGEs a direct message gathers from or
 // places into; a longer list goes to the engine.
@@ -194,7 +208,13 @@ func (q *QP) directLocked() bool {
 		return false // QP-40: it waits
 	}
 	n := e.msgLen()
-	if n > uint64(q.mtuLocked()) {
+	// The packets each way: one per path MTU (at least one) for a SEND or
+	// a WRITE, one request and as many responses for a READ, all cut by
+	// the same MTU at both ends (the responder cuts a READ's responses by
+	// its own), and one each way for an atomic.
+	mtu := q.mtuLocked()
+	npkts := q.packetsLocked(e)
+	if rm := r.mtuLocked(); rm != mtu && n > uint64(min(mtu, rm)) {
 		return false
 	}
 	switch r.state {
@@ -207,7 +227,7 @@ func (q *QP) directLocked() bool {
 		return false
 	}
 	if r.attr.DestQPNum != q.num || (!global && slid != r.attr.AHAttr.DLID) ||
-		r.rx.epsn != t.psn || r.rx.inMsg || r.rx.wqe || n > uint64(r.mtuLocked()) {
+		r.rx.epsn != t.psn || r.rx.inMsg || r.rx.wqe {
 		return false
 	}
 	// The requester's checks (checkLocalLocked): the message size
@@ -217,7 +237,7 @@ func (q *QP) directLocked() bool {
 	// reading the engine checks a READ's or an atomic's SGEs only as the
 	// answer is placed; resolving them first is the same, since a failure
 	// goes to the engine.
-	if n > uint64(q.cfg.Host.PortLocked(q.attr.PortNum).MaxMsgSz) || (need == AccessRemoteAtomic && n != 8) {
+	if n > uint64(q.cfg.Host.PortLocked(q.attr.PortNum).MaxMsgSz) || n > maxRDMALen || (need == AccessRemoteAtomic && n != 8) {
 		return false
 	}
 	// The receive completion must fit: an overrun there leaves the
@@ -273,12 +293,15 @@ func (q *QP) directLocked() bool {
 			src.one(target)
 		}
 	}
+	if (src.n > 1 || dst.n > 1) && n > maxScratch {
+		return false // move needs a buffer that long
+	}
 
 	// The requester's run: PSNs, the request on its way, the ACK timer.
 	rc := q.typ == RC
 	rd := isRdAtomic(op)
-	e.psn, e.npkts, e.got = t.psn, 1, 0
-	t.psn = psnAdd(t.psn, 1)
+	e.psn, e.npkts, e.got = t.psn, npkts, 0
+	t.psn = psnAdd(t.psn, npkts)
 	t.assigned++
 	if rd {
 		t.rdInFlight++
@@ -301,7 +324,7 @@ func (q *QP) directLocked() bool {
 	case wc.WRSend, wc.WRSendWithImm:
 		move(h, &dst, &src, int(n))
 		rx.off = uint32(n)
-		rx.epsn = psnAdd(rx.epsn, 1)
+		rx.epsn = psnAdd(rx.epsn, npkts)
 		w := wc.WC{Opcode: wc.Recv, ByteLen: uint32(n), SrcQP: q.num}
 		if op == wc.WRSendWithImm {
 			w.WCFlags, w.ImmData = wc.WithImm, e.wr.Imm
@@ -311,15 +334,15 @@ func (q *QP) directLocked() bool {
 		rx.wAddr, rx.wRKey, rx.wLen = e.wr.RemoteAddr, e.wr.RKey, uint32(n)
 		move(h, &dst, &src, int(n))
 		rx.off = uint32(n)
-		rx.epsn = psnAdd(rx.epsn, 1)
+		rx.epsn = psnAdd(rx.epsn, npkts)
 		if op == wc.WRRDMAWriteWithImm {
 			w := wc.WC{Opcode: wc.RecvRDMAWithImm, ByteLen: uint32(n), WCFlags: wc.WithImm, ImmData: e.wr.Imm, SrcQP: q.num}
 			r.completeRecvLocked(&w, solicited)
 		}
 	case wc.WRRDMARead:
-		rx.epsn = psnAdd(rx.epsn, 1)
-		move(h, &dst, &src, int(n)) // the response placed by the completer
-		e.got = 1
+		rx.epsn = psnAdd(rx.epsn, npkts)
+		move(h, &dst, &src, int(n)) // the responses placed by the completer
+		e.got = npkts
 	default:
 		orig := atomicApply(target, op, e.wr.CompareAdd, e.wr.Swap)
 		rx.saveAtomic(e.psn, orig)
@@ -330,19 +353,29 @@ func (q *QP) directLocked() bool {
 		move(h, &dst, &src, 8)
 	}
 
+	np := uint64(npkts)
+	multi := npkts > 1
 	if !rc {
-		h.DirectDoneLocked(2, 1, 2) // the run and the request
+		h.DirectDoneLocked(1+np, np, 1+np, multi) // the run and the request packets
 		return true
 	}
-	// The completer: the WR is finished, the budgets restored.
-	seqs := uint64(3) // the run, the request and the answer
+	// The completer: the WR is finished, the budgets restored. A SEND or
+	// WRITE is answered by one ACK, for its last packet (the responder
+	// acknowledges nothing before); a READ by one response per packet,
+	// each of which restarts the ACK timer; an atomic by one.
+	events := 2 + np  // the run, the request packets and the ACK, or the request and the responses
+	arms := uint64(2) // the ACK timer armed by the run, restarted by the ACK
+	if op == wc.WRRDMARead {
+		arms = 1 + np // restarted by every response
+	}
+	seqs := events
 	if q.attr.Timeout != 0 {
-		seqs += 2 // the ACK timer armed by the run, restarted by the answer
+		seqs += arms
 	}
 	e.fin = true
 	t.retryLeft, t.rnrLeft = q.attr.RetryCnt, q.attr.RNRRetry
 	t.impliedNAK = false
-	h.DirectDoneLocked(3, 2, seqs)
+	h.DirectDoneLocked(events, events-1, seqs, multi)
 	q.completeLocked()
 	return true
 }
