@@ -257,14 +257,22 @@ func (q *qp) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error
 	return fromQPAttr(&a), init, nil
 }
 
-// sendScratch is the C memory PostSend builds its requests in.
-type sendScratch struct {
-	f    *C.cv_send
-	wrs  *C.struct_ibv_send_wr
+// scratch is the C memory a post builds its requests in: the flat
+// requests F the C helper reads, the work requests W it fills, and the
+// scatter/gather entries; it grows and is kept for the next post.
+type scratch[F, W any] struct {
+	f    *F
+	wrs  *W
 	nwr  int
 	sges *C.struct_ibv_sge
 	nsge int
 }
+
+// sendScratch is the C memory PostSend builds its requests in.
+type sendScratch = scratch[C.cv_send, C.struct_ibv_send_wr]
+
+// recvScratch is the C memory PostRecv and PostSRQRecv build theirs in.
+type recvScratch = scratch[C.cv_recv, C.struct_ibv_recv_wr]
 
 func grow[T any](p **T, have *int, need int) {
 	if need <= *have {
@@ -279,7 +287,7 @@ func grow[T any](p **T, have *int, need int) {
 	*have = n
 }
 
-func (s *sendScratch) reserve(nwr, nsge int) {
+func (s *scratch[F, W]) reserve(nwr, nsge int) {
 	have := s.nwr
 	grow(&s.f, &have, nwr)
 	have = s.nwr
@@ -288,36 +296,11 @@ func (s *sendScratch) reserve(nwr, nsge int) {
 	grow(&s.sges, &s.nsge, nsge)
 }
 
-func (s *sendScratch) free() {
+func (s *scratch[F, W]) free() {
 	C.free(unsafe.Pointer(s.f))
 	C.free(unsafe.Pointer(s.wrs))
 	C.free(unsafe.Pointer(s.sges))
-	*s = sendScratch{}
-}
-
-// recvScratch is the C memory PostRecv builds its requests in.
-type recvScratch struct {
-	f    *C.cv_recv
-	wrs  *C.struct_ibv_recv_wr
-	nwr  int
-	sges *C.struct_ibv_sge
-	nsge int
-}
-
-func (s *recvScratch) reserve(nwr, nsge int) {
-	have := s.nwr
-	grow(&s.f, &have, nwr)
-	have = s.nwr
-	grow(&s.wrs, &have, nwr)
-	s.nwr = have
-	grow(&s.sges, &s.nsge, nsge)
-}
-
-func (s *recvScratch) free() {
-	C.free(unsafe.Pointer(s.f))
-	C.free(unsafe.Pointer(s.wrs))
-	C.free(unsafe.Pointer(s.sges))
-	*s = recvScratch{}
+	*s = scratch[F, W]{}
 }
 
 func fillSGEs(dst []C.struct_ibv_sge, src []verbs.SGE) {
@@ -403,7 +386,7 @@ func (q *qp) PostRecv(wrs []verbs.RecvWR) (int, error) {
 		return 0, err
 	}
 	defer q.mu.Unlock()
-	f, wr, sg := q.recv.build(wrs)
+	f, wr, sg := buildRecv(&q.recv, wrs)
 	var posted C.int
 	if rc, e := C.cv_post_recv(q.c, f, C.int(len(wrs)), sg, wr, &posted); rc != 0 {
 		return int(posted), rcErrno("ibv_post_recv", rc, e)
@@ -411,7 +394,8 @@ func (q *qp) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	return len(wrs), nil
 }
 
-func (s *recvScratch) build(wrs []verbs.RecvWR) (*C.cv_recv, *C.struct_ibv_recv_wr, *C.struct_ibv_sge) {
+// buildRecv fills s with wrs for the C helper.
+func buildRecv(s *recvScratch, wrs []verbs.RecvWR) (*C.cv_recv, *C.struct_ibv_recv_wr, *C.struct_ibv_sge) {
 	nsge := 0
 	for i := range wrs {
 		nsge += len(wrs[i].SGList)
@@ -523,7 +507,7 @@ func (s *srq) PostRecv(wrs []verbs.RecvWR) (int, error) {
 		return 0, err
 	}
 	defer s.mu.Unlock()
-	f, wr, sg := s.recv.build(wrs)
+	f, wr, sg := buildRecv(&s.recv, wrs)
 	var posted C.int
 	if rc, e := C.cv_post_srq_recv(s.s, f, C.int(len(wrs)), sg, wr, &posted); rc != 0 {
 		return int(posted), rcErrno("ibv_post_srq_recv", rc, e)
