@@ -15,17 +15,24 @@ import (
 func canonical(w *World) {
 	f, _ := w.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "a"}}})
 	ctx, _ := f.Devices()[0].Open()
+	recipePair(w, ctx, 3)
+}
+
+// recipePair starts, on a CQ of its own with its own channel, a producer
+// that adds n completions and a consumer that runs the documented recipe
+// (get, ack, re-arm, poll until empty) until it has them all.
+func recipePair(w *World, ctx *sim.Context, n int) {
 	ch, _ := ctx.CreateCompChannel()
 	q, _ := ctx.CreateCQ(16, nil, ch, 0)
 	q.ReqNotify(false)
 	w.Go("producer", func(context.Context) {
-		for i := range 3 {
+		for i := range n {
 			q.Push(verbs.WC{WRID: uint64(i), Status: verbs.WCSuccess, Opcode: verbs.WCRecv}, false)
 		}
 	})
 	w.Go("consumer", func(c context.Context) {
 		wcs := make([]verbs.WC, 4)
-		for got := 0; got < 3; {
+		for got := 0; got < n; {
 			q, _, err := ch.GetEvent(c)
 			if err != nil {
 				return

@@ -1,10 +1,7 @@
 package explore
 
 import (
-	"context"
-
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/verbs"
 )
 
 // outcomes runs every schedule of the exhaustive search of world (not
@@ -40,30 +37,8 @@ func outcomes(world func(*World), bound int, reduce bool) (set map[string]bool, 
 func independentCQs(w *World) {
 	f, _ := w.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "a"}}})
 	ctx, _ := f.Devices()[0].Open()
-	for i := range 2 {
-		ch, _ := ctx.CreateCompChannel()
-		q, _ := ctx.CreateCQ(16, nil, ch, 0)
-		q.ReqNotify(false)
-		w.Go("producer", func(context.Context) {
-			for j := range 2 {
-				q.Push(verbs.WC{WRID: uint64(j), Status: verbs.WCSuccess, Opcode: verbs.WCRecv}, false)
-			}
-		})
-		w.Go("consumer", func(c context.Context) {
-			wcs := make([]verbs.WC, 4)
-			for got := 0; got < 2; {
-				q, _, err := ch.GetEvent(c)
-				if err != nil {
-					return
-				}
-				q.AckEvents(1)
-				q.ReqNotify(false)
-				for n, _ := q.Poll(wcs); n > 0; n, _ = q.Poll(wcs) {
-					got += n
-				}
-			}
-		})
-		_ = i
+	for range 2 {
+		recipePair(w, ctx, 2)
 	}
 }
 
