@@ -144,6 +144,27 @@ func recipe(ctx context.Context, w *explore.World, ch *sim.CompChannel, want int
 	return got
 }
 
+// drain polls q until it is empty and returns how many completions it took.
+func drain(q *sim.CQ, wcs []verbs.WC) int {
+	got := 0
+	for {
+		k, _ := q.Poll(wcs)
+		if k == 0 {
+			return got
+		}
+		got += k
+	}
+}
+
+// destroyAll destroys every CQ of cqs, reporting a failure to the world.
+func destroyAll(w *explore.World, cqs []*sim.CQ) {
+	for _, q := range cqs {
+		if err := q.Destroy(); err != nil {
+			w.Errorf("destroy_cq: %v", err)
+		}
+	}
+}
+
 // Recipe is the documented recipe with one producer adding n completions.
 func Recipe(n int) func(*explore.World) {
 	return func(w *explore.World) {
@@ -182,13 +203,7 @@ func DrainThenArm(n int) func(*explore.World) {
 			wcs := make([]verbs.WC, 4)
 			got := 0
 			for {
-				for {
-					k, _ := q.Poll(wcs)
-					if k == 0 {
-						break
-					}
-					got += k
-				}
+				got += drain(q, wcs)
 				if got >= n {
 					return
 				}
@@ -242,13 +257,7 @@ func NeverAcked(n int) func(*explore.World) {
 				}
 				prev = q
 				q.ReqNotify(false)
-				for {
-					k, _ := q.Poll(wcs)
-					if k == 0 {
-						break
-					}
-					got += k
-				}
+				got += drain(q, wcs)
 			}
 			if err := e.cqs[0].Destroy(); err != nil {
 				w.Errorf("destroy_cq: %v", err)
@@ -275,19 +284,9 @@ func AckWrongCQ(n int) func(*explore.World) {
 					acked[e.cqs[0]]++
 				}
 				q.ReqNotify(false)
-				for {
-					k, _ := q.Poll(wcs)
-					if k == 0 {
-						break
-					}
-					got += k
-				}
+				got += drain(q, wcs)
 			}
-			for _, q := range e.cqs {
-				if err := q.Destroy(); err != nil {
-					w.Errorf("destroy_cq: %v", err)
-				}
-			}
+			destroyAll(w, e.cqs)
 		})
 	}
 }
@@ -359,26 +358,16 @@ func BRPCRepollOneCQ(n int) func(*explore.World) {
 		w.Go("peer", func(context.Context) { produce(w, recvCQ, 0, n) })
 		w.Go("poller", func(ctx context.Context) {
 			wcs := make([]verbs.WC, 4)
-			drain := func(q *sim.CQ) int {
-				got := 0
-				for {
-					k, _ := q.Poll(wcs)
-					if k == 0 {
-						return got
-					}
-					got += k
-				}
-			}
 			got := 0
 			for got < n {
-				got += drain(recvCQ)
-				drain(sendCQ)
+				got += drain(recvCQ, wcs)
+				drain(sendCQ, wcs)
 				if got >= n {
 					return
 				}
 				recvCQ.ReqNotify(false)
 				sendCQ.ReqNotify(false)
-				drain(sendCQ) // BUG: the recv CQ is not polled again after its arm
+				drain(sendCQ, wcs) // BUG: the recv CQ is not polled again after its arm
 				q, _, err := e.ch.GetEvent(ctx)
 				if err != nil {
 					return
@@ -417,20 +406,10 @@ func UCXAckLastCQ(n int) func(*explore.World) {
 				last.AckEvents(events) // BUG: every event acked on the last CQ
 				for _, q := range e.cqs {
 					q.ReqNotify(false)
-					for {
-						k, _ := q.Poll(wcs)
-						if k == 0 {
-							break
-						}
-						got += k
-					}
+					got += drain(q, wcs)
 				}
 			}
-			for _, q := range e.cqs {
-				if err := q.Destroy(); err != nil {
-					w.Errorf("destroy_cq: %v", err)
-				}
-			}
+			destroyAll(w, e.cqs)
 		})
 	}
 }
