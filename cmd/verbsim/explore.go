@@ -41,12 +41,13 @@ func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *list {
+		w := nameWidth(patterns.All())
 		for _, p := range patterns.All() {
 			want := "passes"
 			if p.Want != 0 {
 				want = "fails: " + p.Want.String()
 			}
-			fmt.Fprintf(stdout, "%-22s %s\n  %s\n", p.Name, want, p.Doc)
+			fmt.Fprintf(stdout, "%-*s %s\n  %s\n", w, p.Name, want, p.Doc)
 		}
 		return 0
 	}
@@ -75,6 +76,7 @@ func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	status := 0
+	w := nameWidth(chosen)
 	for _, p := range chosen {
 		res := explore.Explore(p.World, explore.Options{Strategy: st, Seed: *seed, Schedules: *schedules,
 			Depth: *depth, Preemptions: *preempt, MaxFaults: *maxFaults, Name: p.Name})
@@ -88,7 +90,7 @@ func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 				status = 1
 			}
 		}
-		fmt.Fprintf(stdout, "%-22s %s  [%s]\n", p.Name, res, verdict)
+		fmt.Fprintf(stdout, "%-*s %s  [%s]\n", w, p.Name, res, verdict)
 		if f := res.Failure; f != nil {
 			faults := ""
 			if f.Unshrunk.Faults > 0 {
@@ -150,4 +152,14 @@ func exploreMeasure(seeds, budget int, stdout io.Writer) int {
 	fmt.Fprintf(stdout, "\nShrinking (mean steps/preemptions of the failing schedule, as found → shrunk):\n\n"+
 		"| pattern | random | pct (d=2) | exhaustive (2 preemptions) |\n|---|---|---|---|\n%s\n", strings.Join(shrunk, "\n"))
 	return 0
+}
+
+// nameWidth is the width of the longest pattern name, so the columns after
+// the names line up.
+func nameWidth(ps []patterns.Pattern) int {
+	w := 0
+	for _, p := range ps {
+		w = max(w, len(p.Name))
+	}
+	return w
 }
