@@ -17,16 +17,20 @@ package main
 // its own QPN space, and a packet is addressed by (LID or GID, QPN).
 //
 // Flow control. Send never blocks the engine: it queues a copy of the frame
-// for the port's sender goroutine (up to maxQueued bytes; beyond, the frame
-// is lost). The engine sends a whole message at once, and a receiving
-// socket holds only a few datagrams (net.unix.max_dgram_qlen, 10 by
-// default), so the sender waits (up to sendWait per frame) while the
-// receiver's queue is full: a burst is paced to what the receiver drains,
-// instead of losing its tail (an RC responder acknowledges a message at its
-// last packet, so a lost tail costs a whole retransmission). A frame still
-// refused then, or one for a station nobody holds (ECONNREFUSED: the
-// process died), is lost. The engine sees a lost packet: RC retransmits and
-// finally reports IBV_WC_RETRY_EXC_ERR, UC and UD lose the message.
+// for the destination (up to maxQueued bytes per port; beyond, the frame is
+// lost). The engine sends a whole message at once, and a receiving socket
+// holds only a few datagrams (net.unix.max_dgram_qlen, 10 by default), so a
+// goroutine per destination with frames waiting sends them in order, waiting
+// (up to sendWait per frame) while that receiver's queue is full: a burst is
+// paced to what the receiver drains, instead of losing its tail (an RC
+// responder acknowledges a message at its last packet, so a lost tail costs
+// a whole retransmission). Destinations do not wait for each other: a peer
+// that stops reading (a stopped or descheduled process) holds back only the
+// frames addressed to it, as a congested link to one host would. A frame
+// still refused after sendWait, or one for a station nobody holds
+// (ECONNREFUSED: the process died), is lost. The engine sees a lost packet:
+// RC retransmits and finally reports IBV_WC_RETRY_EXC_ERR, UC and UD lose
+// the message.
 
 import (
 	"encoding/binary"
@@ -46,7 +50,7 @@ const (
 	stationGUID   = 0x0002c90300000000
 	maxStation    = 0xbfff // the last unicast LID
 	maxFrame      = sim.MaxFrame
-	maxQueued     = 64 << 20               // bytes of frames waiting for a port's sender
+	maxQueued     = 64 << 20               // bytes of frames waiting at a port, every destination
 	sendWait      = 250 * time.Millisecond // SO_SNDTIMEO: how long a full peer may hold a frame
 	recvBufBytes  = 4 << 20
 	maxFabricName = 64
@@ -61,7 +65,6 @@ type wire struct {
 
 	mu       sync.Mutex
 	received int64
-	addrs    map[uint16]*syscall.SockaddrUnix
 }
 
 // station is one port of this process on the fabric.
@@ -70,11 +73,19 @@ type station struct {
 	n    uint16
 	fd   int
 	pool sync.Pool
-	wake chan struct{} // the sender has frames to send
 
 	mu     sync.Mutex
-	queue  [][]byte // frames to send: the station number, then the frame
-	queued int      // their bytes
+	out    map[uint16]*outq // frames waiting, by destination station
+	queued int              // their bytes, every destination
+}
+
+// outq is a station's frames for one destination, oldest first. While it
+// is not empty exactly one goroutine (drain) sends them; the frame being
+// sent stays first in the queue until it has left, so that send sees a
+// destination as busy until then and cannot overtake it.
+type outq struct {
+	to    *syscall.SockaddrUnix
+	queue [][]byte
 }
 
 func stationName(fabric string, n uint16) string {
@@ -98,7 +109,7 @@ func checkFabricName(s string) error {
 // newWire attaches to fabric with one block of ports consecutive stations
 // for each device name; a device's stations are n, n+1, … for its ports.
 func newWire(fabric string, devices []string, ports int) (*wire, error) {
-	w := &wire{fabric: fabric, stations: map[string][]*station{}, addrs: map[uint16]*syscall.SockaddrUnix{}}
+	w := &wire{fabric: fabric, stations: map[string][]*station{}}
 	next := 1
 	for _, d := range devices {
 		st, err := w.allocBlock(&next, ports)
@@ -149,7 +160,7 @@ func (w *wire) bind(n uint16) (*station, error) {
 	tv := syscall.NsecToTimeval(sendWait.Nanoseconds())
 	_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
 	_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, recvBufBytes)
-	s := &station{w: w, n: n, fd: fd, wake: make(chan struct{}, 1)}
+	s := &station{w: w, n: n, fd: fd, out: map[uint16]*outq{}}
 	s.pool.New = func() any { b := make([]byte, 0, maxFrame); return &b }
 	return s, nil
 }
@@ -164,12 +175,12 @@ func (w *wire) close() {
 	}
 }
 
-// start runs a receiver and a sender per station.
+// start runs a receiver per station (senders start per destination, while
+// frames wait for it).
 func (w *wire) start() {
 	for _, st := range w.stations {
 		for _, s := range st {
 			go s.receive()
-			go s.send()
 		}
 	}
 }
@@ -229,54 +240,42 @@ func (w *wire) send(dev string, port uint8, dlid uint16, dgid [16]byte, global b
 	if len(frame) > maxFrame {
 		return fmt.Errorf("frame of %d bytes is above %d", len(frame), maxFrame)
 	}
-	// Straight out when nothing waits before it: an acknowledgement then
-	// leaves before the completion it follows is visible to the program,
-	// as an adapter's does, so a program that exits right after its last
-	// completion does not take its last ACK with it.
 	s.mu.Lock()
-	if len(s.queue) == 0 {
-		err := syscall.Sendto(s.fd, frame, syscall.MSG_DONTWAIT, w.addr(n))
+	defer s.mu.Unlock()
+	q := s.out[n]
+	if q == nil {
+		// Each queue has its own address: Sendto writes into it.
+		q = &outq{to: &syscall.SockaddrUnix{Name: stationName(w.fabric, n)}}
+		s.out[n] = q
+	}
+	// Straight out when nothing waits before it for this destination: an
+	// acknowledgement then leaves before the completion it follows is
+	// visible to the program, as an adapter's does, so a program that
+	// exits right after its last completion does not take its last ACK
+	// with it.
+	if len(q.queue) == 0 {
+		err := syscall.Sendto(s.fd, frame, syscall.MSG_DONTWAIT, q.to)
 		for err == syscall.EINTR {
-			err = syscall.Sendto(s.fd, frame, syscall.MSG_DONTWAIT, w.addr(n))
+			err = syscall.Sendto(s.fd, frame, syscall.MSG_DONTWAIT, q.to)
 		}
 		if err != syscall.EAGAIN {
-			s.mu.Unlock()
 			return err // nil, or the peer is gone (ECONNREFUSED): lost
 		}
 	}
-	s.mu.Unlock()
-	bp := s.pool.Get().(*[]byte)
-	b := append((*bp)[:0], 0, 0)
-	binary.BigEndian.PutUint16(b, n)
-	b = append(b, frame...)
-	s.mu.Lock()
-	if s.queued+len(b) > maxQueued {
-		s.mu.Unlock()
-		s.pool.Put(&b)
+	if s.queued+len(frame) > maxQueued {
 		return errQueueFull
 	}
-	s.queue = append(s.queue, b)
+	bp := s.pool.Get().(*[]byte)
+	b := append((*bp)[:0], frame...)
+	q.queue = append(q.queue, b)
 	s.queued += len(b)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
+	if len(q.queue) == 1 {
+		go s.drain(q)
 	}
 	return nil
 }
 
-func (w *wire) addr(n uint16) *syscall.SockaddrUnix {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	a := w.addrs[n]
-	if a == nil {
-		a = &syscall.SockaddrUnix{Name: stationName(w.fabric, n)}
-		w.addrs[n] = a
-	}
-	return a
-}
-
-// flush waits, at most d, until every station's queue is empty: at exit,
+// flush waits, at most d, until no frame waits at any station: at exit,
 // so that the last packets of a program (an ACK, a final SEND) leave.
 func (w *wire) flush(d time.Duration) {
 	deadline := time.Now().Add(d)
@@ -284,7 +283,7 @@ func (w *wire) flush(d time.Duration) {
 		for _, s := range st {
 			for time.Now().Before(deadline) {
 				s.mu.Lock()
-				n := len(s.queue)
+				n := s.queued
 				s.mu.Unlock()
 				if n == 0 {
 					break
@@ -295,38 +294,29 @@ func (w *wire) flush(d time.Duration) {
 	}
 }
 
-// send is a station's sender: frames leave in the order the engine sent
-// them. A frame the peer refuses is dropped; see the file comment.
-func (s *station) send() {
-	for range s.wake {
-		for s.sendOne() {
-		}
-	}
-}
-
-// sendOne sends the first queued frame; false when there is none.
-func (s *station) sendOne() bool {
-	s.mu.Lock()
-	if len(s.queue) == 0 {
+// drain sends q's frames in order until the queue is empty, then ends. A
+// frame the peer refuses for sendWait is dropped; see the file comment.
+func (s *station) drain(q *outq) {
+	for {
+		s.mu.Lock()
+		b := q.queue[0]
 		s.mu.Unlock()
-		return false
-	}
-	b := s.queue[0]
-	s.queue[0] = nil
-	s.queue = s.queue[1:]
-	s.queued -= len(b)
-	s.mu.Unlock()
-	{
-		to := s.w.addr(binary.BigEndian.Uint16(b))
 		for {
-			err := syscall.Sendto(s.fd, b[2:], 0, to)
-			if err != syscall.EINTR {
+			if err := syscall.Sendto(s.fd, b, 0, q.to); err != syscall.EINTR {
 				break
 			}
 		}
+		s.mu.Lock()
+		q.queue[0] = nil
+		q.queue = q.queue[1:]
+		s.queued -= len(b)
+		done := len(q.queue) == 0
+		s.mu.Unlock()
 		s.pool.Put(&b)
+		if done {
+			return
+		}
 	}
-	return true
 }
 
 // receive feeds every frame that arrives at the station to the fabric.
