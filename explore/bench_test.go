@@ -60,7 +60,7 @@ func BenchmarkExplore(b *testing.B) {
 		explored += time.Since(t0)
 		steps += r.steps
 		t1 := time.Now()
-		runPlain(canonical)
+		RunPlain(canonical)
 		plain += time.Since(t1)
 		runs++
 	}

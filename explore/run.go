@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -345,16 +346,39 @@ func (r *runner) teardown() {
 	runtime.Gosched()
 }
 
-// runPlain runs world once without the explorer: a fabric in Auto mode,
-// the goroutines scheduled by Go. The benchmark compares it with explored
-// runs. Daemons are not supported (it waits for every goroutine).
-func runPlain(world func(*World)) {
+// RunPlain runs world once without the explorer, as an ordinary test
+// would: its fabric in Auto mode, its goroutines started at once and
+// scheduled by Go. It returns when every goroutine started with Go has
+// returned (it waits for ever if one never does: nothing here detects a
+// deadlock or a lost wake-up); daemons then see their context end and are
+// waited for, the Finally checks run, and the fabric is closed. It returns
+// the first failure a goroutine reported through Errorf or Fatalf, or a
+// panic, with Step 0 and no token; nil otherwise.
+//
+// A plain run is one interleaving Go happened to choose, so passing tells
+// little; its cost is the floor the explorer's cost per schedule is
+// measured against (`verbsim bench`).
+func RunPlain(world func(*World)) *Failure {
 	r := &runner{plain: &sync.WaitGroup{}}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	world(&World{r: r})
+	r.plain.Add(1)
+	go func() { // its own goroutine, so that Fatalf in world ends only it
+		defer r.plain.Done()
+		defer func() {
+			if rec := recover(); rec != nil {
+				r.fail(Panic, fmt.Sprintf("the world function panicked: %v\n%s", rec, trimStack(debug.Stack())))
+			}
+		}()
+		world(&World{r: r})
+	}()
 	r.plain.Wait()
 	r.cancel()
+	r.daemons.Wait()
+	for _, fn := range r.finally {
+		fn()
+	}
 	if r.fabric != nil {
 		r.fabric.Close()
 	}
+	return r.failure
 }

@@ -276,14 +276,27 @@ type runner struct {
 	timeline *strings.Builder
 	lastView map[string]string // the last state line written, by object
 
-	plain *sync.WaitGroup // set: an unexplored run (runPlain)
+	// An unexplored run (RunPlain): plain is set, daemons counts its
+	// daemons apart, and failMu guards failure (its goroutines run at once).
+	plain   *sync.WaitGroup
+	daemons sync.WaitGroup
+	failMu  sync.Mutex
 }
 
 func (r *runner) spawn(name string, fn func(context.Context), daemon bool) {
 	if r.plain != nil {
-		r.plain.Add(1)
+		wg := r.plain
+		if daemon {
+			wg = &r.daemons
+		}
+		wg.Add(1)
 		go func() {
-			defer r.plain.Done()
+			defer wg.Done()
+			defer func() {
+				if rec := recover(); rec != nil {
+					r.fail(Panic, fmt.Sprintf("%s panicked: %v\n%s", name, rec, trimStack(debug.Stack())))
+				}
+			}()
 			fn(r.ctx)
 		}()
 		return
@@ -322,6 +335,10 @@ func trimStack(b []byte) string {
 }
 
 func (r *runner) fail(k Kind, msg string) {
+	if r.plain != nil {
+		r.failMu.Lock()
+		defer r.failMu.Unlock()
+	}
 	if r.failure == nil && !r.tearing {
 		r.failure = &Failure{Kind: k, Message: msg, Step: r.steps}
 	}

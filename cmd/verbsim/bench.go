@@ -38,6 +38,7 @@ const (
 	slower     kind = iota // subject/floor, as a factor
 	throughput             // floor/subject, as a percentage of the floor's throughput
 	memory                 // bytes per object, no floor
+	schedules              // subject/floor, as a factor, the subject also as schedules per second
 )
 
 // figure is one row of the report.
@@ -173,6 +174,25 @@ var figures = []figure{
 			"and binary-searches them, so the row stays near 1× whatever the number of MRs.",
 	},
 }
+
+// explorerFigure is the explorer's row, after issue #14's table: the issue
+// asks for its schedules per second once the explorer exists, and names no
+// target.
+var explorerFigure = figure{
+	name: "schedule explorer: one schedule of the recipe world (random walk)", target: "– (none set)", kind: schedules,
+	subject:    func(benchOptions, sim.Config) (benchkit.Workload, error) { return benchkit.ExploreRecipe(), nil },
+	floor:      func(benchOptions, sim.Config) (benchkit.Workload, error) { return benchkit.PlainRecipe(), nil },
+	floorLabel: "a plain run of the same world (explore.RunPlain: Auto mode, Go's scheduler)",
+	note: "The world is explore/patterns' \"recipe\": a producer adds 3 completions and a consumer runs " +
+		"get, ack, re-arm, poll until empty, about 9 steps per schedule. Per schedule the explorer builds " +
+		"the world's fabric in Manual mode, hands the turn from goroutine to goroutine over channels at " +
+		"every verb (two hand-offs per step) and lists the engine's ready events; the plain run builds " +
+		"the same fabric and lets Go schedule the goroutines. The fabric's creation dominates both " +
+		"sides; the explorer's own overhead is about 1 µs per step (`go test -bench Explore ./explore` " +
+		"reports it apart).",
+}
+
+func init() { figures = append(figures, explorerFigure) }
 
 // result is a measured figure.
 type result struct {
@@ -442,6 +462,10 @@ func renderTable(rs []result, o benchOptions) string {
 		case memory:
 			subject = fmt.Sprintf("%s B/QP (%s)", commas(int64(r.subject+0.5)), r.subjectLabel)
 			floor, ratio = "–", "–"
+		case schedules:
+			subject = fmt.Sprintf("%s per schedule (%s schedules/s)", fmtNS(r.subject), commas(int64(1e9/r.subject+0.5)))
+			floor = f.floorLabel + ": " + fmtNS(r.floor)
+			ratio = fmt.Sprintf("%.2f×", r.subject/r.floor)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", f.name, subject, floor, ratio, f.target)
 	}

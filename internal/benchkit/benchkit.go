@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/verbsim/verbsim/explore"
+	"github.com/verbsim/verbsim/explore/patterns"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/wc"
@@ -512,4 +514,41 @@ func InlineSendMRs(cfg sim.Config, mrs int) (Workload, error) {
 	recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{y.SGE(0, 64)}}}
 	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled | qp.SendInline, SGList: []qp.SGE{x.SGE(0, 64)}}}
 	return Workload{Op: Exchange([]*sim.QP{x.QP}, []*sim.QP{y.QP}, x, y, recv, send), Close: func() { f.Close() }}, nil
+}
+
+// ExploreRecipe explores the documented event-loop recipe (a producer adds
+// 3 completions, a consumer runs get, ack, re-arm, poll until empty: the
+// explorer's catalogue world "recipe") with the random walk: one schedule
+// per iteration, a new seed per call.
+func ExploreRecipe() Workload {
+	seed := uint64(1)
+	world := patterns.Recipe(3)
+	return Workload{Op: func(n int) (time.Duration, error) {
+		seed++
+		start := time.Now()
+		res := explore.Explore(world, explore.Options{Strategy: explore.Random, Seed: seed, Schedules: n})
+		d := time.Since(start)
+		if res.Failure != nil {
+			return d, res.Failure
+		}
+		if res.Schedules != n {
+			return d, fmt.Errorf("explored %d schedules, want %d", res.Schedules, n)
+		}
+		return d, nil
+	}}
+}
+
+// PlainRecipe is the floor of ExploreRecipe: the same world run plainly
+// (explore.RunPlain: Auto mode, Go's scheduler), once per iteration.
+func PlainRecipe() Workload {
+	world := patterns.Recipe(3)
+	return Workload{Op: func(n int) (time.Duration, error) {
+		start := time.Now()
+		for range n {
+			if f := explore.RunPlain(world); f != nil {
+				return 0, f
+			}
+		}
+		return time.Since(start), nil
+	}}
 }
