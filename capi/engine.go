@@ -394,6 +394,7 @@ const (
 	rankQP = iota
 	rankSRQ
 	rankMR // MRs, MWs and AHs
+	rankDM // device memory, once its MRs are gone (DM-05)
 	rankCQ
 	rankPD
 	rankXRCD
@@ -703,6 +704,7 @@ func vs_query_device_ex(h C.uintptr_t, out *C.struct_ibv_device_attr_ex) C.int {
 	out.hca_core_clock = C.uint64_t(a.HCACoreClock)
 	out.device_cap_flags_ex = C.uint64_t(a.DeviceCapFlagsEx)
 	out.phys_port_cnt_ex = C.uint32_t(a.PhysPortCntEx)
+	out.max_dm_size = C.uint64_t(a.MaxDMSize)
 	return 0
 }
 
