@@ -9,7 +9,8 @@ import (
 // TestDM runs testdata/dm.c: device memory from C (capi/testdata/dm.c): allocation rules and
 // the page budget, the copies, an MR on device memory carrying an RDMA
 // WRITE, a READ and a SEND, EBUSY while it exists, and a child of fork()
-// with device memory of its own; under the rxe profile, none at all.
+// with device memory of its own; with VERBSIM_DM_KIB=8 two pages of it;
+// under the rxe profile, none at all.
 func TestDM(t *testing.T) {
 	dir := lib(t)
 	bin := cprog(t, dir, "dm")
@@ -18,6 +19,7 @@ func TestDM(t *testing.T) {
 		args []string
 	}{
 		{[]string{"VERBSIM_FABRIC=none"}, nil},
+		{[]string{"VERBSIM_FABRIC=none", "VERBSIM_DM_KIB=8"}, nil},
 		{[]string{"VERBSIM_FABRIC=none", "VERBSIM_PROFILE=rxe"}, []string{"none"}},
 	} {
 		out, err := run(t, dir, c.env, bin, c.args...)
