@@ -25,6 +25,9 @@ struct capi_device {
 struct capi_context {
 	struct verbs_context vctx;
 	uintptr_t h;
+	/* The device's attributes as read at open, which a child of fork()
+	 * is answered from (dm.c). */
+	struct ibv_device_attr_ex child_attr;
 };
 
 struct capi_pd {
@@ -168,9 +171,15 @@ enum {
 
 /* glue.c: whether this is a child of fork() (then errno is EOPNOTSUPP). */
 int capi_forked(void);
+int capi_in_child(void);
 
 /* mw.c */
 int capi_bind_wr(struct capi_swr *s, const struct ibv_send_wr *wr);
+
+/* dm.c */
+void capi_dm_ops(struct capi_context *c);
+int capi_child_query_device_ex(struct capi_context *c, const struct ibv_query_device_ex_input *in,
+			       struct ibv_device_attr_ex *attr, size_t len);
 
 /* xrc.c */
 void capi_xrc_ops(struct verbs_context *v);

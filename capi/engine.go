@@ -63,6 +63,7 @@ type envConfig struct {
 	fabric         string        // VERBSIM_FABRIC; "" for none
 	dieAfter       int64         // VERBSIM_DIE_AFTER
 	tick           time.Duration // VERBSIM_TICK; 0 for the engine's default (1 ns)
+	dmKiB          int           // VERBSIM_DM_KIB; 0 for the default max_dm_size (DM-01)
 }
 
 func envInt(name string, def, lo, hi int) (int, error) {
@@ -97,6 +98,9 @@ func readEnv() (envConfig, error) {
 	}
 	if c.ports, err = envInt("VERBSIM_PORTS", 1, 1, 8); err != nil {
 		return c, err
+	}
+	if c.dmKiB, err = envInt("VERBSIM_DM_KIB", 0, 4, 1<<20); err != nil || c.dmKiB%4 != 0 {
+		return c, fmt.Errorf("VERBSIM_DM_KIB=%q: want a multiple of 4 in [4, %d] (%v)", os.Getenv("VERBSIM_DM_KIB"), 1<<20, err)
 	}
 	switch p := os.Getenv("VERBSIM_PROFILE"); p {
 	case "", "default":
@@ -208,6 +212,13 @@ func initFabric() {
 			d.Attr = sim.DefaultDeviceAttr()
 			d.Attr.PhysPortCnt = 0
 			d.Attr.NodeGUID = stationGUID | uint64(fabWire.lid(name, 1))
+		}
+		if fabCfg.dmKiB != 0 { // device memory of the size asked (DM-01)
+			if d.Attr == (sim.DeviceAttr{}) {
+				d.Attr = sim.DefaultDeviceAttr()
+				d.Attr.PhysPortCnt = 0
+			}
+			d.Attr.MaxDMSize = uint64(fabCfg.dmKiB) << 10
 		}
 		for p := 1; p <= fabCfg.ports; p++ {
 			pa := sim.PortAttr{}
@@ -394,6 +405,7 @@ const (
 	rankQP = iota
 	rankSRQ
 	rankMR // MRs, MWs and AHs
+	rankDM // device memory, once its MRs are gone (DM-05)
 	rankCQ
 	rankPD
 	rankXRCD
@@ -703,6 +715,7 @@ func vs_query_device_ex(h C.uintptr_t, out *C.struct_ibv_device_attr_ex) C.int {
 	out.hca_core_clock = C.uint64_t(a.HCACoreClock)
 	out.device_cap_flags_ex = C.uint64_t(a.DeviceCapFlagsEx)
 	out.phys_port_cnt_ex = C.uint32_t(a.PhysPortCntEx)
+	out.max_dm_size = C.uint64_t(a.MaxDMSize)
 	return 0
 }
 

@@ -90,6 +90,10 @@ int capi_forked(void)
 	return 1;
 }
 
+/* capi_in_child says, without a message, whether this is a child of
+ * fork() (dm.c serves device memory there from the child's own memory). */
+int capi_in_child(void) { return forked; }
+
 #define FORKED_P() do { if (capi_forked()) return NULL; } while (0)
 #define FORKED_R() do { if (capi_forked()) return EOPNOTSUPP; } while (0)
 #define FORKED_M1() do { if (capi_forked()) return -1; } while (0)
@@ -252,6 +256,7 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *d)
 	c->vctx.create_qp_ex = op_create_qp_ex;
 	c->vctx.alloc_parent_domain = op_alloc_parent_domain;
 	capi_xrc_ops(&c->vctx);
+	capi_dm_ops(c);
 	return ic;
 fail:
 	if (ic->async_fd >= 0)
@@ -300,10 +305,13 @@ static int compat_query_device(struct ibv_context *c, struct ibv_device_attr *at
 static int op_query_device_ex(struct ibv_context *ic, const struct ibv_query_device_ex_input *in,
 			      struct ibv_device_attr_ex *attr, size_t len)
 {
-	FORKED_R();
 	struct capi_context *c = to_ctx(ic);
 	struct ibv_device_attr_ex full;
 	int rc;
+
+	if (capi_in_child() && c) /* device memory in a child needs it (dm.c) */
+		return capi_child_query_device_ex(c, in, attr, len);
+	FORKED_R();
 
 	if (!c || !attr || len < sizeof(attr->orig_attr))
 		return EINVAL;

@@ -27,7 +27,9 @@
 //     one logs that it checked nothing: verbs.ExCQCreator (CQX),
 //     verbs.QPExCreator and verbs.WRBuilder (QPX), verbs.XRCOpener and
 //     verbs.SRQNumGetter (XRC, QUERY-07), verbs.ExQuerier (QUERY-03,
-//     -05, -06), verbs.MRReregisterer (MR-12..17). A device without memory
+//     -05, -06), verbs.MRReregisterer (MR-12..17), verbs.DMAllocator and
+//     verbs.DMMRRegisterer (DM; under a Profile with NoDM, DM-02 checks
+//     that ibv_alloc_dm refuses with EOPNOTSUPP). A device without memory
 //     windows fails PD.AllocMW with EOPNOTSUPP and the MW cases end there.
 //   - Optional capabilities of the Device, which only a simulator or a
 //     test fabric has: LimitedDevice (a fresh device with small limits),

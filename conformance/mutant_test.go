@@ -99,6 +99,8 @@ type hooks struct {
 	cqx *cqxHooks
 	// xrc breaks the XRC verbs (mutants_xrc_test.go).
 	xrc *xrcHooks
+	// dm breaks device memory (mutants_dm_test.go).
+	dm *dmHooks
 }
 
 // mutant is a broken device and the rules that must catch it.

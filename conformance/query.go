@@ -82,6 +82,7 @@ func init() {
 		rest := a
 		rest.Orig, rest.CompMask, rest.DeviceCapFlagsEx, rest.PhysPortCntEx = verbs.DeviceAttr{}, 0, 0, 0
 		rest.CompletionTimestampMask, rest.HCACoreClock = 0, 0 // checked below
+		rest.MaxDMSize = 0                                     // DM-02, checked below
 		lim := e.Limits()
 		switch {
 		case a.Orig != base:
@@ -92,6 +93,13 @@ func init() {
 			t.Errorf("ibv_query_device_ex: device_cap_flags_ex %#x, whose low 32 bits should be device_cap_flags %#x", a.DeviceCapFlagsEx, a.Orig.DeviceCapFlags)
 		case !reflect.ValueOf(rest).IsZero() || a.CompMask != 0:
 			t.Errorf("ibv_query_device_ex: unsupported capabilities read %+v, comp_mask %#x; want zero", rest, a.CompMask)
+		}
+		// Device memory (DM-01, DM-02): whole pages, none without it.
+		switch dm := a.MaxDMSize; {
+		case e.Profile.NoDM && dm != 0:
+			t.Errorf("ibv_query_device_ex: max_dm_size %d on a device without device memory (DM-02); want 0", dm)
+		case dm%4096 != 0:
+			t.Errorf("ibv_query_device_ex: max_dm_size %d is not a multiple of 4 KiB (DM-01)", dm)
 		}
 		// The timestamp clock: reported exactly when CQs may ask for
 		// timestamps, as a mask of low bits (rc_pingpong -t computes a

@@ -37,6 +37,11 @@
 //     destroys SRQs through ibv_create_srq_ex in an order and with
 //     comp_masks, fds and srq_types taken from the input, under both
 //     profiles (XRC-01..05).
+//   - FuzzDM allocates, copies, registers on, deregisters and frees
+//     device memory with lengths, alignments, comp_masks, offsets and
+//     access flags from the input, under both profiles, against a shadow
+//     of the device's page map and of every allocation's bytes
+//     (DM-01..06).
 //
 // # Running
 //
@@ -53,6 +58,7 @@
 //	go test -run='^$' -fuzz=FuzzStateMachine -fuzztime=60s ./fuzz/
 //	go test -run='^$' -fuzz=FuzzTrafficStateMachine -fuzztime=60s ./fuzz/
 //	go test -run='^$' -fuzz=FuzzXRC -fuzztime=60s ./fuzz/
+//	go test -run='^$' -fuzz=FuzzDM -fuzztime=60s ./fuzz/
 //
 // The progress line may show 0 execs/sec for a while: the fuzzer is then
 // minimizing a newly interesting input, for up to -fuzzminimizetime (60s by

@@ -551,6 +551,85 @@ var badTable = map[string]badEntry{
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { return w.deadPD.Dealloc() }},
 		{in: "PD with children", want: ebusy, call: func(w *badWorld) error { return w.pd.Dealloc() }},
 	}},
+	"Context.AllocDM": {cases: []badCase{
+		allocDM("closed context", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) { return w.deadCtx, sim.AllocDMAttr{Length: 64} }),
+		allocDM("length 0", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) { return w.ctx, sim.AllocDMAttr{} }),
+		allocDM("length above max_dm_size", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) {
+			return w.ctx, sim.AllocDMAttr{Length: w.dev.Attr().MaxDMSize + 1}
+		}),
+		allocDM("length MaxUint64", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) {
+			return w.ctx, sim.AllocDMAttr{Length: math.MaxUint64}
+		}),
+		allocDM("comp_mask 1", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) {
+			return w.ctx, sim.AllocDMAttr{Length: 64, CompMask: 1}
+		}),
+		allocDM("log_align_req 13", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) {
+			return w.ctx, sim.AllocDMAttr{Length: 64, LogAlignReq: 13}
+		}),
+		allocDM("log_align_req MaxUint32", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) {
+			return w.ctx, sim.AllocDMAttr{Length: 64, LogAlignReq: math.MaxUint32}
+		}),
+		allocDM("the whole budget while some is taken", syscall.ENOMEM, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) {
+			return w.ctx, sim.AllocDMAttr{Length: w.dev.Attr().MaxDMSize}
+		}),
+	}},
+	"DM.Context": {reason: getter},
+	"DM.Length":  {reason: getter},
+	"DM.Free": {cases: []badCase{
+		{in: "freed DM", want: einval, call: func(w *badWorld) error { return w.deadDM.Free() }},
+		{in: "DM with an MR", want: ebusy, call: func(w *badWorld) error { return w.dm.Free() }},
+	}},
+	"DM.MemcpyTo": {cases: []badCase{
+		{in: "freed DM", want: einval, call: func(w *badWorld) error { return w.deadDM.MemcpyTo(0, make([]byte, 4)) }},
+		{in: "offset 1", want: einval, call: func(w *badWorld) error { return w.dm.MemcpyTo(1, make([]byte, 4)) }},
+		{in: "length 3", want: einval, call: func(w *badWorld) error { return w.dm.MemcpyTo(0, make([]byte, 3)) }},
+		{in: "past the end", want: syscall.EFAULT, call: func(w *badWorld) error { return w.dm.MemcpyTo(252, make([]byte, 8)) }},
+		{in: "offset past the end", want: syscall.EFAULT, call: func(w *badWorld) error { return w.dm.MemcpyTo(260, make([]byte, 4)) }},
+		{in: "offset MaxUint64", want: syscall.EFAULT, call: func(w *badWorld) error { return w.dm.MemcpyTo(math.MaxUint64, make([]byte, 4)) }},
+	}},
+	"DM.MemcpyFrom": {cases: []badCase{
+		{in: "freed DM", want: einval, call: func(w *badWorld) error { return w.deadDM.MemcpyFrom(make([]byte, 4), 0) }},
+		{in: "offset 2", want: einval, call: func(w *badWorld) error { return w.dm.MemcpyFrom(make([]byte, 4), 2) }},
+		{in: "length 5", want: einval, call: func(w *badWorld) error { return w.dm.MemcpyFrom(make([]byte, 5), 0) }},
+		{in: "length past the end", want: syscall.EFAULT, call: func(w *badWorld) error { return w.dm.MemcpyFrom(make([]byte, 260), 0) }},
+		{in: "offset MaxUint64-3", want: syscall.EFAULT, call: func(w *badWorld) error { return w.dm.MemcpyFrom(make([]byte, 8), math.MaxUint64-3) }},
+	}},
+	"MR.DM": {reason: getter},
+	"PD.RegDMMR": {cases: []badCase{
+		regDMMR("deallocated PD", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
+			return w.deadPD, w.dm, 0, 64, sim.AccessZeroBased
+		}),
+		regDMMR("nil DM", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
+			return w.pd, nil, 0, 64, sim.AccessZeroBased
+		}),
+		regDMMR("freed DM", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
+			return w.pd, w.deadDM, 0, 64, sim.AccessZeroBased
+		}),
+		regDMMR("DM of another context", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
+			return w.pd, w.dm2, 0, 64, sim.AccessZeroBased
+		}),
+		regDMMR("without ZERO_BASED", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
+			return w.pd, w.dm, 0, 64, sim.AccessLocalWrite
+		}),
+		regDMMR("MW_BIND", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
+			return w.pd, w.dm, 0, 64, sim.AccessZeroBased | sim.AccessLocalWrite | sim.AccessMWBind
+		}),
+		regDMMR("ON_DEMAND", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
+			return w.pd, w.dm, 0, 64, sim.AccessZeroBased | sim.AccessOnDemand
+		}),
+		regDMMR("REMOTE_WRITE without LOCAL_WRITE", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
+			return w.pd, w.dm, 0, 64, sim.AccessZeroBased | sim.AccessRemoteWrite
+		}),
+		regDMMR("length past the end", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
+			return w.pd, w.dm, 0, 260, sim.AccessZeroBased
+		}),
+		regDMMR("offset past the end", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
+			return w.pd, w.dm, 257, 0, sim.AccessZeroBased
+		}),
+		regDMMR("offset+length wraps", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
+			return w.pd, w.dm, 8, math.MaxUint64 - 4, sim.AccessZeroBased
+		}),
+	}},
 	"PD.RegMR": {cases: []badCase{
 		{in: "nil buffer", want: einval, call: func(w *badWorld) error { _, err := w.pd.RegMR(nil, sim.AccessLocalWrite); return err }},
 		{in: "empty buffer", want: einval, call: func(w *badWorld) error { _, err := w.pd.RegMR([]byte{}, sim.AccessLocalWrite); return err }},
@@ -1316,6 +1395,30 @@ func bindMW(in string, pick func(w *badWorld) (*sim.QP, *sim.MW)) badCase {
 	return badCase{in: in, want: einval, call: func(w *badWorld) error {
 		q, mw := pick(w)
 		return q.BindMW(mw, 1, qp.SendSignaled, qp.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8, Access: sim.AccessRemoteRead})
+	}}
+}
+
+// allocDM is a case of Context.AllocDM: the context and the attributes.
+func allocDM(in string, want syscall.Errno, args func(*badWorld) (*sim.Context, sim.AllocDMAttr)) badCase {
+	return badCase{in: in, want: want, call: func(w *badWorld) error {
+		c, a := args(w)
+		dm, err := c.AllocDM(a)
+		if err == nil || dm != nil {
+			w.failf("AllocDM returned %v with %v", dm, err)
+		}
+		return err
+	}}
+}
+
+// regDMMR is a case of PD.RegDMMR: the PD and the arguments.
+func regDMMR(in string, want syscall.Errno, args func(*badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access)) badCase {
+	return badCase{in: in, want: want, call: func(w *badWorld) error {
+		pd, dm, off, n, acc := args(w)
+		mr, err := pd.RegDMMR(dm, off, n, acc)
+		if err == nil || mr != nil {
+			w.failf("RegDMMR returned %v with %v", mr, err)
+		}
+		return err
 	}}
 }
 

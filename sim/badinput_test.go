@@ -61,6 +61,7 @@ var badTypes = []struct {
 	{"QP", reflect.TypeFor[*sim.QP]()},
 	{"SRQ", reflect.TypeFor[*sim.SRQ]()},
 	{"XRCD", reflect.TypeFor[*sim.XRCD]()},
+	{"DM", reflect.TypeFor[*sim.DM]()},
 	{"AsyncQueue", reflect.TypeFor[*notify.AsyncQueue]()},
 	{"Tally", reflect.TypeFor[*notify.Tally]()},
 	{"AsyncEvent", reflect.TypeFor[sim.AsyncEvent]()},
@@ -291,6 +292,8 @@ func (w *badWorld) live(name string) (reflect.Value, sync.Locker) {
 		v = w.pd
 	case "XRCD":
 		v = w.xrcd
+	case "DM":
+		v = w.dm
 	case "MR":
 		v = w.mr
 	case "MW":
@@ -390,6 +393,8 @@ func (w *badWorld) dead(name string) (reflect.Value, bool) {
 		v = w.deadPD
 	case "XRCD":
 		v = w.deadXRCD
+	case "DM":
+		v = w.deadDM
 	case "MR":
 		v = w.deadMR
 	case "MW":

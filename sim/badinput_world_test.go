@@ -41,6 +41,8 @@ type badWorld struct {
 	ev    sim.AsyncEvent // an async event read from ctx, not acked
 	xrcd  *sim.XRCD      // an XRC domain of ctx, with xsrq in it
 	xsrq  *sim.SRQ       // an XRC SRQ in xrcd, completing on cq
+	dm    *sim.DM        // device memory of ctx, 256 bytes
+	dmmr  *sim.MR        // an MR of pd on all of dm, so dm's Free is EBUSY
 
 	pdB  *sim.PD // a second PD of ctx
 	srqB *sim.SRQ
@@ -54,6 +56,7 @@ type badWorld struct {
 	srq2  *sim.SRQ
 	qp2   *sim.QP // RC in RESET
 	xrcd2 *sim.XRCD
+	dm2   *sim.DM
 
 	octx  *sim.Context // on the other fabric
 	opd   *sim.PD
@@ -76,6 +79,7 @@ type badWorld struct {
 	deadMW   *sim.MW
 	deadAH   *sim.AH
 	deadXRCD *sim.XRCD      // closed
+	deadDM   *sim.DM        // freed
 	deadEv   sim.AsyncEvent // read and acked
 
 	fault     *sim.Fault // armed; it matches no packet
@@ -135,6 +139,8 @@ func newBadWorld(t testing.TB) *badWorld {
 	w.ah = badMust(w.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1}))
 	w.xrcd = badMust(w.ctx.OpenXRCD(badXRCDAttr))
 	w.xsrq = badMust(w.ctx.CreateSRQEx(w.xrcAttr()))
+	w.dm = badMust(w.ctx.AllocDM(sim.AllocDMAttr{Length: 256}))
+	w.dmmr = badMust(w.pd.RegDMMR(w.dm, 0, 256, sim.AccessZeroBased|sim.AccessLocalWrite|sim.AccessRemoteWrite))
 
 	// One completion in free and one of its events read but not acked.
 	badNoErr(w.free.ReqNotify(false))
@@ -163,6 +169,7 @@ func newBadWorld(t testing.TB) *badWorld {
 	rc2.SendCQ, rc2.RecvCQ = w.cq2, w.cq2
 	w.qp2 = badMust(w.pd2.CreateQP(rc2))
 	w.xrcd2 = badMust(w.ctx2.OpenXRCD(badXRCDAttr))
+	w.dm2 = badMust(w.ctx2.AllocDM(sim.AllocDMAttr{Length: 64}))
 
 	w.octx = badMust(w.of.Devices()[0].Open())
 	w.opd = badMust(w.octx.AllocPD())
@@ -198,6 +205,8 @@ func newBadWorld(t testing.TB) *badWorld {
 	badNoErr(w.deadAH.Destroy())
 	w.deadXRCD = badMust(w.ctx.OpenXRCD(badXRCDAttr))
 	badNoErr(w.deadXRCD.Close())
+	w.deadDM = badMust(w.ctx.AllocDM(sim.AllocDMAttr{Length: 64}))
+	badNoErr(w.deadDM.Free())
 	never := func(sim.Packet) bool { return false }
 	w.fault = badMust(w.f.InjectPacketFault(sim.PacketFault{Match: never, Action: sim.FaultDrop}))
 	w.deadFault = badMust(w.f.InjectPacketFault(sim.PacketFault{Match: never, Action: sim.FaultDrop}))
@@ -259,7 +268,12 @@ func (w *badWorld) snapshot() string {
 	for name, x := range map[string]*sim.XRCD{"xrcd": w.xrcd, "xrcd2": w.xrcd2, "oxrcd": w.oxrcd, "deadXRCD": w.deadXRCD} {
 		line("%s: %s", name, sim.XRCDState(x))
 	}
-	for name, m := range map[string]*sim.MR{"mr": w.mr, "mrB": w.mrB, "omr": w.omr, "deadMR": w.deadMR} {
+	for name, d := range map[string]*sim.DM{"dm": w.dm, "dm2": w.dm2, "deadDM": w.deadDM} {
+		head := make([]byte, 8)
+		err := d.MemcpyFrom(head, 0)
+		line("%s: len=%d head=%x %v", name, d.Length(), head, err)
+	}
+	for name, m := range map[string]*sim.MR{"mr": w.mr, "mrB": w.mrB, "omr": w.omr, "deadMR": w.deadMR, "dmmr": w.dmmr} {
 		line("%s: addr=%#x len=%d lkey=%#x rkey=%#x access=%v usable=%v", name, m.Addr(), m.Length(), m.LKey(), m.RKey(), m.Access(), sim.MRUsable(m))
 	}
 	for name, m := range map[string]*sim.MW{"mw": w.mw, "mw2": w.mw2, "omw": w.omw, "deadMW": w.deadMW} {

@@ -40,6 +40,8 @@ type Device struct {
 	srqByNum map[uint32]*qp.SRQ
 	// contexts are the open contexts, which receive port events.
 	contexts []*Context
+	// dm is the device memory that AllocDM shares out (DM-03).
+	dm dmPool
 	// seq counts the objects of each kind created on the device, to name
 	// them in traces; nil until the first is named.
 	seq map[string]int
@@ -52,6 +54,7 @@ func newDevice(f *Fabric, dc DeviceConfig) *Device {
 	if f.profile.NoXRC {
 		d.attr.DeviceCapFlags &^= DeviceXRC
 	}
+	d.dm.init(d)
 	for i, pc := range dc.Ports {
 		p := newPort(uint8(i+1), dc.Attr.NodeGUID, pc)
 		p.dev = d
@@ -122,6 +125,7 @@ type Context struct {
 	pds    int    // live PDs allocated through this context
 	pdSeq  uint32 // handles of the context's PDs
 	xrcds  int    // open XRC domains (XRC-02)
+	dms    int    // live device memory allocations (DM-05)
 }
 
 // Device returns the device the context was opened on.
@@ -359,7 +363,7 @@ func (c *Context) AsyncEventsRaised(typ verbs.EventType) uint64 {
 }
 
 // Close closes the context (ibv_close_device). verbsim refuses with EBUSY
-// while CQs, PDs or XRC domains created through the context still exist, where
+// while CQs, PDs, XRC domains or device memory created through the context still exist, where
 // libibverbs would leak or tear them down: a test that forgets a destroy
 // hears about it.
 // Closing twice is EINVAL. Readers blocked on the async queue return EBADF.
@@ -384,6 +388,9 @@ func (c *Context) Close() (err error) {
 	}
 	if c.xrcds > 0 {
 		return verr.Errorf("ibv_close_device", syscall.EBUSY, "%d XRC domain(s) opened through the context are still open (XRC-02)", c.xrcds)
+	}
+	if c.dms > 0 {
+		return verr.Errorf("ibv_close_device", syscall.EBUSY, "%d device memory allocation(s) made through the context still exist (DM-05)", c.dms)
 	}
 	c.closed = true
 	for i, o := range c.dev.contexts {

@@ -54,6 +54,11 @@
 //	ibv_destroy_ah                        AH.Destroy
 //	ibv_open_xrcd                         Context.OpenXRCD
 //	ibv_close_xrcd                        XRCD.Close
+//	ibv_alloc_dm                          Context.AllocDM
+//	ibv_free_dm                           DM.Free
+//	ibv_memcpy_to_dm                      DM.MemcpyTo
+//	ibv_memcpy_from_dm                    DM.MemcpyFrom
+//	ibv_reg_dm_mr                         PD.RegDMMR
 //	ibv_create_comp_channel               Context.CreateCompChannel
 //	ibv_destroy_comp_channel              CompChannel.Destroy
 //	ibv_create_cq                         Context.CreateCQ

@@ -316,6 +316,7 @@ func DefaultDeviceAttr() DeviceAttr {
 	return DeviceAttr{
 		FWVer:           "20.37.1700",
 		MaxMRSize:       ^uint64(0),
+		MaxDMSize:       128 << 10,
 		VendorID:        0xffffff,
 		VendorPartID:    4123,
 		MaxQP:           131072,
@@ -350,6 +351,7 @@ func fillDeviceAttr(a *DeviceAttr) {
 	def := DefaultDeviceAttr()
 	orDefault(&a.FWVer, def.FWVer)
 	orDefault(&a.MaxMRSize, def.MaxMRSize)
+	orDefault(&a.MaxDMSize, def.MaxDMSize)
 	orDefault(&a.VendorID, def.VendorID)
 	orDefault(&a.VendorPartID, def.VendorPartID)
 	orDefault(&a.PhysPortCnt, def.PhysPortCnt)
@@ -397,6 +399,8 @@ func validateDeviceAttr(a DeviceAttr) error {
 		return fmt.Errorf("atomic_cap %d is not an enum ibv_atomic_cap value", a.AtomicCap)
 	case len(a.FWVer) > 63:
 		return fmt.Errorf("fw_ver %q does not fit in 64 bytes with its NUL", a.FWVer)
+	case a.MaxDMSize%pageSize != 0 || a.MaxDMSize > maxDMSize:
+		return fmt.Errorf("max_dm_size %d is not a multiple of %d up to %d (DM-01)", a.MaxDMSize, pageSize, uint64(maxDMSize))
 	case a.MaxMRSize == 0 || a.PhysPortCnt == 0:
 		return errors.New("max_mr_size and phys_port_cnt must be at least 1")
 	}

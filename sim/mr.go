@@ -80,6 +80,10 @@ type MR struct {
 	// under the default profile (MR-14): the keys no longer resolve and
 	// only Dereg works.
 	broken bool
+	// dm is the device memory of an MR of RegDMMR (DM-06), nil for one
+	// over host memory; its buf lies in dm's memory and is not placed in
+	// the simulated address space.
+	dm *DM
 }
 
 // PD returns the protection domain of the MR (ibv_mr.pd).
@@ -254,7 +258,11 @@ func (mr *MR) Dereg() (err error) {
 		return verr.Errorf(verb, errno, "%d memory window(s) are bound to the MR (MR-06)", mr.binds)
 	}
 	d.mrs.remove(mr)
-	d.mrs.unplace(mr.buf)
+	if mr.dm != nil {
+		mr.dm.mrs-- // DM-05
+	} else {
+		d.mrs.unplace(mr.buf)
+	}
 	mr.pd.releaseLocked(childMR)
 	mr.dead = true
 	mr.buf = nil
@@ -499,7 +507,9 @@ func (t *mrTable) insert(verb string, mr *MR) error {
 		t.byIndex[idx] = mr
 		t.recent[idx%uint32(len(t.recent))] = mr
 		t.live++
-		t.attach(mr)
+		if mr.dm == nil {
+			t.attach(mr)
+		}
 		return nil
 	}
 	return verr.New(verb, syscall.ENOMEM, "no MR key index is free")
@@ -512,7 +522,9 @@ func (t *mrTable) remove(mr *MR) {
 			*c = nil
 		}
 		t.live--
-		t.detach(mr)
+		if mr.dm == nil {
+			t.detach(mr)
+		}
 	}
 }
 

@@ -14,3 +14,5 @@ func (pd *PD) traceName() string         { return pd.tname }
 func (pd *PD) setTraceName(n string)     { pd.tname = n }
 func (x *XRCD) traceName() string        { return x.tname }
 func (x *XRCD) setTraceName(n string)    { x.tname = n }
+func (dm *DM) traceName() string         { return dm.tname }
+func (dm *DM) setTraceName(n string)     { dm.tname = n }

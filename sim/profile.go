@@ -33,8 +33,8 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // work-queue slot is free as soon as its request completes or is flushed
 // (QP-29 B), rxe's work request builder (QPX-01, QPX-04), a srq_limit given
 // at creation arms the limit (SRQ-01), SRQ receives checked against the QP's
-// PD (SRQ-12 B), no XRC verbs (XRC-03), deregistering an MR with bound
-// windows is EINVAL (MR-06), ibv_rereg_mr as rxe_rereg_user_mr does it
+// PD (SRQ-12 B), no XRC verbs (XRC-03), no device memory (DM-02),
+// deregistering an MR with bound windows is EINVAL (MR-06), ibv_rereg_mr as rxe_rereg_user_mr does it
 // (MR-14 B, MR-15 B, MR-16 B), a type 1 window cannot be bound ZERO_BASED
 // (MW-05), and the transport readings XFER-05 B, XFER-10 B, XFER-16 B,
 // XFER-29 B, XFER-30 B, XFER-31 B, FLUSH-10 B, WC-13, ASYNC-11 and
@@ -51,6 +51,7 @@ func RXEProfile() Profile {
 		SRQLimitAtCreate:      true,
 		SRQRecvQPPD:           true,
 		NoXRC:                 true,
+		NoDM:                  true,
 		DeregBoundEINVAL:      true,
 		ReregFailKeepsMR:      true,
 		ReregKeepsKeys:        true,

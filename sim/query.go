@@ -125,8 +125,8 @@ type PCIAtomicCaps = verbs.PCIAtomicCaps
 // defines no bit of it and refuses any with EINVAL (QUERY-03). Unless the
 // profile has CQNoTimestamps, completion_timestamp_mask and hca_core_clock
 // are the device's (DeviceAttr.CompletionTimestampMask, HCACoreClock), the
-// clock of the completion timestamps; every other extended capability reads
-// zero.
+// clock of the completion timestamps; max_dm_size is DeviceAttr.MaxDMSize
+// (DM-01, DM-02); every other extended capability reads zero.
 func (c *Context) QueryDeviceEx(compMask uint32) (DeviceAttrEx, error) {
 	const verb = "ibv_query_device_ex"
 	if c == nil {
@@ -143,6 +143,7 @@ func (c *Context) QueryDeviceEx(compMask uint32) (DeviceAttrEx, error) {
 		Orig:             a,
 		DeviceCapFlagsEx: uint64(a.DeviceCapFlags),
 		PhysPortCntEx:    uint32(a.PhysPortCnt),
+		MaxDMSize:        a.MaxDMSize, // 0 under NoDM (DM-02)
 	}
 	// The clock that ibv_wc_read_completion_ts counts in (CQX-09), when
 	// the profile lets CQs timestamp completions at all (CQX-02).

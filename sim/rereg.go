@@ -154,6 +154,9 @@ func (mr *MR) reregLocked(flags ReregFlags, pd *PD, buf []byte, hcaVA uint64, wi
 	if flags == 0 {
 		return reregErr(ReregErrCmd, syscall.EINVAL, "flags 0 asks for no change (MR-12)")
 	}
+	if mr.dm != nil {
+		return reregErr(ReregErrCmd, syscall.EINVAL, "the MR lies in device memory, which the kernel does not re-register (DM-06)")
+	}
 	newAccess := mr.access
 	if flags&ReregChangeAccess != 0 {
 		a, err := checkAccess("ibv_rereg_mr", access)

@@ -53,6 +53,7 @@ type DeviceAttr struct {
 	NodeGUID        uint64         // node_guid; zero: assigned by the fabric
 	SysImageGUID    uint64         // sys_image_guid; zero: NodeGUID
 	MaxMRSize       uint64         // max_mr_size: the longest MR (ibv_reg_mr EINVAL above)
+	MaxDMSize       uint64         // max_dm_size of ibv_device_attr_ex (ibv_query_device has none): device memory, a multiple of 4 KiB; 0 for none (DM-01)
 	VendorID        uint32         // vendor_id (IEEE OUI)
 	VendorPartID    uint32         // vendor_part_id
 	MaxQP           int            // max_qp: QPs that may exist at once on the device
@@ -251,7 +252,7 @@ type DeviceAttrEx struct {
 	RawPacketCaps           uint32           // raw_packet_caps: 0
 	TMCaps                  TMCaps           // tm_caps: zero
 	CQModCaps               CQModCaps        // cq_mod_caps: zero
-	MaxDMSize               uint64           // max_dm_size: 0, no device memory
+	MaxDMSize               uint64           // max_dm_size: the device memory ibv_alloc_dm shares out; 0 without any (DM-01)
 	PCIAtomicCaps           PCIAtomicCaps    // pci_atomic_caps: zero
 	XRCODPCaps              uint32           // xrc_odp_caps: 0
 	PhysPortCntEx           uint32           // phys_port_cnt_ex: the same count as phys_port_cnt

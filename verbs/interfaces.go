@@ -18,7 +18,8 @@ import "context"
 //   - Objects compare equal with ==: the CQ GetEvent returns is the CQ
 //     CreateCQ returned, and so on for every accessor.
 //   - Optional features are separate small interfaces (ExCQCreator,
-//     MRReregisterer, XRCOpener, QPExCreator, ExQuerier) found by type
+//     MRReregisterer, XRCOpener, QPExCreator, ExQuerier, DMAllocator,
+//     DMMRRegisterer) found by type
 //     assertion; a device without the feature may also implement them and
 //     fail with EOPNOTSUPP, as libibverbs does.
 

@@ -89,6 +89,11 @@ type Readings struct {
 	// with EOPNOTSUPP, libibverbs' answer for a provider without them, as
 	// rxe (XRC-03). False: XRC domains, SRQs and QPs work.
 	NoXRC bool
+	// NoDM: the device has no device memory: max_dm_size is 0 and
+	// ibv_alloc_dm fails with EOPNOTSUPP, libibverbs' answer for a provider
+	// without alloc_dm, as rxe (DM-02). False: ibv_alloc_dm shares out
+	// max_dm_size bytes of device memory.
+	NoDM bool
 
 	// Memory regions and windows.
 
@@ -197,6 +202,7 @@ func (r Readings) names() []struct {
 		{"SRQLimitAtCreate", r.SRQLimitAtCreate},
 		{"SRQRecvQPPD", r.SRQRecvQPPD},
 		{"NoXRC", r.NoXRC},
+		{"NoDM", r.NoDM},
 		{"DeregBoundEINVAL", r.DeregBoundEINVAL},
 		{"ReregFailKeepsMR", r.ReregFailKeepsMR},
 		{"ReregKeepsKeys", r.ReregKeepsKeys},

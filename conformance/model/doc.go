@@ -108,6 +108,11 @@
 //   - Of QPs: attribute values (QP-22), CUR_STATE (QP-12), SRQs, QP async
 //     events, max_qp, and everything traffic brings (issue #4).
 //   - The capacity of a CQ that is destroying or destroyed.
+//   - Device memory (DM-01..07). Its verbs are argument checks and a page
+//     budget that the table cases cover, and an MR on it is, for traffic,
+//     a zero-based MR whose bytes live elsewhere: the traffic model names
+//     MRs by key and whether they exist, never by where their bytes are,
+//     so it would predict nothing new.
 //
 // History, in history.go, is not part of the model: it records what an
 // implementation was seen to do and checks the invariants any correct
