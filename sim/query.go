@@ -125,8 +125,8 @@ type PCIAtomicCaps = verbs.PCIAtomicCaps
 // defines no bit of it and refuses any with EINVAL (QUERY-03). Unless the
 // profile has CQNoTimestamps, completion_timestamp_mask and hca_core_clock
 // are the device's (DeviceAttr.CompletionTimestampMask, HCACoreClock), the
-// clock of the completion timestamps; every other extended capability reads
-// zero.
+// clock of the completion timestamps; odp_caps and xrc_odp_caps are the
+// profile's (ODP-01); every other extended capability reads zero.
 func (c *Context) QueryDeviceEx(compMask uint32) (DeviceAttrEx, error) {
 	const verb = "ibv_query_device_ex"
 	if c == nil {
@@ -149,5 +149,6 @@ func (c *Context) QueryDeviceEx(compMask uint32) (DeviceAttrEx, error) {
 	if !c.dev.fabric.profile.NoCQTimestamps {
 		ax.CompletionTimestampMask, ax.HCACoreClock = a.CompletionTimestampMask, a.HCACoreClock
 	}
+	ax.ODPCaps, ax.XRCODPCaps = odpCaps(c.dev.fabric.profile)
 	return ax, nil
 }
