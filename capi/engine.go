@@ -19,6 +19,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"runtime/cgo"
@@ -714,6 +715,11 @@ func vs_query_device_ex(h C.uintptr_t, out *C.struct_ibv_device_attr_ex) C.int {
 	out.completion_timestamp_mask = C.uint64_t(a.CompletionTimestampMask)
 	out.hca_core_clock = C.uint64_t(a.HCACoreClock)
 	out.device_cap_flags_ex = C.uint64_t(a.DeviceCapFlagsEx)
+	out.odp_caps.general_caps = C.uint64_t(a.ODPCaps.GeneralCaps)
+	out.odp_caps.per_transport_caps.rc_odp_caps = C.uint32_t(a.ODPCaps.RCODPCaps)
+	out.odp_caps.per_transport_caps.uc_odp_caps = C.uint32_t(a.ODPCaps.UCODPCaps)
+	out.odp_caps.per_transport_caps.ud_odp_caps = C.uint32_t(a.ODPCaps.UDODPCaps)
+	out.xrc_odp_caps = C.uint32_t(a.XRCODPCaps)
 	out.phys_port_cnt_ex = C.uint32_t(a.PhysPortCntEx)
 	out.max_dm_size = C.uint64_t(a.MaxDMSize)
 	return 0
@@ -920,8 +926,11 @@ func vs_dealloc_pd(h C.uintptr_t) C.int {
 func vs_reg_mr(h C.uintptr_t, addr unsafe.Pointer, length C.size_t, iova C.uint64_t, access C.uint32_t,
 	out *C.uintptr_t, lkey, rkey *C.uint32_t) C.int {
 	r := rec[pdRec](h)
-	if r == nil || out == nil || lkey == nil || rkey == nil || (addr == nil && length != 0) {
+	if r == nil || out == nil || lkey == nil || rkey == nil {
 		return C.int(syscall.EINVAL)
+	}
+	if addr == nil && length != 0 {
+		return C.int(implicitODP(r, uint64(length), sim.Access(access)))
 	}
 	mr, err := r.pd.RegMRIOVA(bytesAt(addr, uint64(length)), uint64(iova), sim.Access(access))
 	if err != nil {
@@ -930,6 +939,51 @@ func vs_reg_mr(h C.uintptr_t, addr unsafe.Pointer, length C.size_t, iova C.uint6
 	*out = newHandle(&mrRec{mr: mr})
 	adopt(r.ctx, *out, rankMR, vs_dereg_mr)
 	*lkey, *rkey = C.uint32_t(mr.LKey()), C.uint32_t(mr.RKey())
+	return 0
+}
+
+// implicitODP is the errno of a registration at address NULL (ODP-02):
+// with length SIZE_MAX and ON_DEMAND it asks for an implicit on-demand MR,
+// which a device without ODP refuses as it refuses any ON_DEMAND
+// registration (EOPNOTSUPP, the core's access check), and one with ODP but
+// without IBV_ODP_SUPPORT_IMPLICIT refuses with EINVAL, as mlx5 and rxe
+// do. verbsim never offers implicit ODP: the MR would cover every address
+// of the process, and an access to unmapped memory would crash the
+// process instead of failing its work request. Anything else at NULL is
+// EINVAL.
+func implicitODP(r *pdRec, length uint64, access sim.Access) syscall.Errno {
+	if length != math.MaxUint64 || access&sim.AccessOnDemand == 0 {
+		return syscall.EINVAL
+	}
+	a, err := r.ctx.c.QueryDeviceEx(0)
+	switch {
+	case err != nil:
+		return syscall.Errno(errno(err))
+	case a.ODPCaps.GeneralCaps&verbs.ODPSupport == 0:
+		return syscall.EOPNOTSUPP
+	}
+	return syscall.EINVAL
+}
+
+// vs_advise_mr is ibv_advise_mr (PD.AdviseMR): the SGEs are copied, as
+// the kernel copies them in.
+//
+//export vs_advise_mr
+func vs_advise_mr(h C.uintptr_t, advice, flags C.uint32_t, sgl *C.struct_ibv_sge, n C.uint32_t) C.int {
+	r := rec[pdRec](h)
+	if r == nil {
+		return C.int(syscall.EINVAL)
+	}
+	var list []verbs.SGE
+	if n > 0 {
+		list = make([]verbs.SGE, n)
+		for i, s := range unsafe.Slice(sgl, int(n)) {
+			list[i] = verbs.SGE{Addr: uint64(s.addr), Length: uint32(s.length), LKey: uint32(s.lkey)}
+		}
+	}
+	if err := r.pd.AdviseMR(sim.AdviseMRAdvice(advice), sim.AdviseMRFlags(flags), list); err != nil {
+		return errno(err)
+	}
 	return 0
 }
 

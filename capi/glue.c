@@ -212,6 +212,8 @@ static int compat_query_device(struct ibv_context *c, struct ibv_device_attr *at
 static struct ibv_mw *op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 static int op_dealloc_mw(struct ibv_mw *mw);
 static int op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b);
+static int op_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+			struct ibv_sge *sg_list, uint32_t num_sge);
 
 EXPORT struct ibv_context *ibv_open_device(struct ibv_device *d)
 {
@@ -252,6 +254,7 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *d)
 	c->vctx.sz = sizeof(struct verbs_context);
 	c->vctx.query_port = op_query_port;
 	c->vctx.query_device_ex = op_query_device_ex;
+	c->vctx.advise_mr = op_advise_mr;
 	c->vctx.create_cq_ex = op_create_cq_ex;
 	c->vctx.create_qp_ex = op_create_qp_ex;
 	c->vctx.alloc_parent_domain = op_alloc_parent_domain;
@@ -672,7 +675,9 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 	uint32_t lkey = 0, rkey = 0;
 	int rc;
 
-	if (!pd || (!addr && length))
+	/* addr NULL with length SIZE_MAX asks for an implicit on-demand MR:
+	 * the engine says why it cannot have one (ODP-02). */
+	if (!pd || (!addr && length && !(length == SIZE_MAX && (access & IBV_ACCESS_ON_DEMAND))))
 		ERRP(EINVAL);
 	/* Optional access bits are hints a device may ignore (verbs.h). */
 	access &= ~IBV_ACCESS_OPTIONAL_RANGE;
@@ -762,6 +767,17 @@ EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *a
 	mr->lkey = lkey;
 	mr->rkey = rkey;
 	return 0;
+}
+
+/* ibv_advise_mr is inline in verbs.h and calls this verbs_context op; it
+ * returns an errno, not -1 (ODP-04..06). */
+static int op_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+			struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	FORKED_R();
+	if (!pd || (num_sge && !sg_list))
+		return EINVAL;
+	return vs_advise_mr(to_pd(pd)->h, advice, flags, sg_list, num_sge);
 }
 
 /* ---- memory windows (context ops: ibv_alloc_mw, ibv_dealloc_mw and

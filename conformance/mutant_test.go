@@ -95,6 +95,9 @@ type hooks struct {
 	queryGIDEx    func(c conformance.Context, port, index, flags uint32) (verbs.GIDEntry, error)
 	queryGIDTable func(c conformance.Context, maxEntries int, flags uint32) ([]verbs.GIDEntry, error)
 	getSRQNum     func(s conformance.SRQ) (uint32, error)
+	// adviseMR replaces ibv_advise_mr (mutants_odp_test.go); it gets the
+	// inner PD.
+	adviseMR func(pd conformance.PD, advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, sgl []verbs.SGE) error
 	// cqx breaks extended CQs (mutants_cqex_test.go).
 	cqx *cqxHooks
 	// xrc breaks the XRC verbs (mutants_xrc_test.go).

@@ -77,12 +77,14 @@ func init() {
 		if err != nil {
 			t.Fatalf("ibv_query_device: %v", err)
 		}
-		// Every field after device_cap_flags_ex but phys_port_cnt_ex and
-		// the timestamp clock is a capability verbsim's profiles lack.
+		// Every field after device_cap_flags_ex but phys_port_cnt_ex, the
+		// timestamp clock and the ODP caps is a capability verbsim's
+		// profiles lack.
 		rest := a
 		rest.Orig, rest.CompMask, rest.DeviceCapFlagsEx, rest.PhysPortCntEx = verbs.DeviceAttr{}, 0, 0, 0
 		rest.CompletionTimestampMask, rest.HCACoreClock = 0, 0 // checked below
 		rest.MaxDMSize = 0                                     // DM-02, checked below
+		rest.ODPCaps, rest.XRCODPCaps = verbs.ODPCaps{}, 0     // ODP-01
 		lim := e.Limits()
 		switch {
 		case a.Orig != base:

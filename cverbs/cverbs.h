@@ -51,6 +51,7 @@ void *cv_event_element(struct ibv_async_event *ev, int *port);
 
 
 struct ibv_mr *cv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access);
+int cv_advise_mr(struct ibv_pd *pd, uint32_t advice, uint32_t flags, struct ibv_sge *sgl, uint32_t n);
 int cv_set_nonblock_fd(int fd);
 int cv_wait(int fd, int wake);
 int cv_wake(int fd);

@@ -33,7 +33,8 @@
 //     destroys do without a bound.
 //
 // The binding offers every optional verb of package verbs (extended CQs,
-// the work request builder, XRC, ibv_rereg_mr, the extended queries) and
+// the work request builder, XRC, ibv_rereg_mr, the extended queries,
+// ibv_advise_mr) and
 // none of the simulator's test capabilities (virtual time, fault
 // injection, injected completions): through it the conformance suite runs
 // the cases a real device can run (see docs/c-programs.md, "The Go

@@ -183,6 +183,12 @@ struct ibv_mr *cv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int acces
 	return ibv_reg_mr(pd, addr, length, access);
 }
 
+/* ibv_advise_mr is inline in verbs.h; it returns an errno. */
+int cv_advise_mr(struct ibv_pd *pd, uint32_t advice, uint32_t flags, struct ibv_sge *sgl, uint32_t n)
+{
+	return ibv_advise_mr(pd, (enum ibv_advise_mr_advice)advice, flags, sgl, n);
+}
+
 int cv_set_nonblock_fd(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);

@@ -181,6 +181,29 @@ func (p *pd) RegMR(buf []byte, access verbs.AccessFlags) (verbs.MR, error) {
 	return m, nil
 }
 
+// AdviseMR is ibv_advise_mr (verbs.MRAdviser). The SGEs are copied to C
+// memory's layout, struct ibv_sge.
+func (p *pd) AdviseMR(advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, sgl []verbs.SGE) error {
+	if err := p.lock("ibv_advise_mr"); err != nil {
+		return err
+	}
+	defer p.mu.Unlock()
+	var first *C.struct_ibv_sge
+	if len(sgl) > 0 {
+		cs := make([]C.struct_ibv_sge, len(sgl))
+		for i, s := range sgl {
+			cs[i] = C.struct_ibv_sge{addr: C.uint64_t(s.Addr), length: C.uint32_t(s.Length), lkey: C.uint32_t(s.LKey)}
+		}
+		first = &cs[0]
+	}
+	if rc := C.cv_advise_mr(p.p, C.uint32_t(advice), C.uint32_t(flags), first, C.uint32_t(len(sgl))); rc != 0 {
+		return rcErr("ibv_advise_mr", rc)
+	}
+	return nil
+}
+
+var _ verbs.MRAdviser = (*pd)(nil)
+
 // mr is a struct ibv_mr; buf is the pinned Go memory it covers.
 type mr struct {
 	life

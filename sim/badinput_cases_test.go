@@ -656,6 +656,61 @@ var badTable = map[string]badEntry{
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.RegMRIOVA(make([]byte, 8), 0, 0); return err }},
 	}},
 
+	// ibv_advise_mr (ODP-04 to ODP-06). An on-demand MR is registered by the
+	// cases that need one, so they move the world.
+	"PD.AdviseMR": {cases: []badCase{
+		{in: "empty sg_list", want: einval, call: func(w *badWorld) error { return w.pd.AdviseMR(sim.AdvisePrefetch, 0, nil) }},
+		{in: "unknown flag bit", want: einval, call: func(w *badWorld) error {
+			return w.pd.AdviseMR(sim.AdvisePrefetch, 1<<1, []qp.SGE{{Addr: w.mr.IOVA(), Length: 1, LKey: w.mr.LKey()}})
+		}},
+		{in: "unknown advice", want: eopnotsupp, call: func(w *badWorld) error {
+			return w.pd.AdviseMR(3, sim.AdviseMRFlagFlush, []qp.SGE{{Addr: w.mr.IOVA(), Length: 1, LKey: w.mr.LKey()}})
+		}},
+		{in: "lkey of no MR", want: syscall.ENOENT, call: func(w *badWorld) error {
+			return w.pd.AdviseMR(sim.AdvisePrefetch, sim.AdviseMRFlagFlush, []qp.SGE{{Length: 1, LKey: 0xfffff01}})
+		}},
+		{in: "lkey of an MR without ON_DEMAND", want: syscall.ENOENT, call: func(w *badWorld) error {
+			return w.pd.AdviseMR(sim.AdvisePrefetch, sim.AdviseMRFlagFlush, []qp.SGE{{Addr: w.mr.IOVA(), Length: 1, LKey: w.mr.LKey()}})
+		}},
+		{in: "lkey of a deregistered MR", want: syscall.ENOENT, call: func(w *badWorld) error {
+			return w.pd.AdviseMR(sim.AdvisePrefetch, 0, []qp.SGE{{Addr: w.deadMR.IOVA(), Length: 1, LKey: w.deadMR.LKey()}})
+		}},
+		{in: "rkey of a memory window", want: einval, call: func(w *badWorld) error {
+			return w.pd.AdviseMR(sim.AdvisePrefetch, 0, []qp.SGE{{Length: 1, LKey: w.mw.RKey()}})
+		}},
+		{in: "deallocated PD", want: einval, call: func(w *badWorld) error {
+			return w.deadPD.AdviseMR(sim.AdvisePrefetch, 0, []qp.SGE{{Addr: w.mr.IOVA(), Length: 1, LKey: w.mr.LKey()}})
+		}},
+		{in: "on-demand MR of another PD", want: syscall.EPERM, moves: true, call: func(w *badWorld) error {
+			mr, err := w.pdB.RegMR(make([]byte, 64), sim.AccessLocalWrite|sim.AccessOnDemand)
+			if err != nil {
+				return err
+			}
+			return w.pd.AdviseMR(sim.AdvisePrefetch, 0, []qp.SGE{{Addr: mr.IOVA(), Length: 1, LKey: mr.LKey()}})
+		}},
+		{in: "PREFETCH_WRITE on a read-only on-demand MR", want: syscall.EPERM, moves: true, call: func(w *badWorld) error {
+			mr, err := w.pd.RegMR(make([]byte, 64), sim.AccessRemoteRead|sim.AccessOnDemand)
+			if err != nil {
+				return err
+			}
+			return w.pd.AdviseMR(sim.AdvisePrefetchWrite, 0, []qp.SGE{{Addr: mr.IOVA(), Length: 1, LKey: mr.LKey()}})
+		}},
+		{in: "FLUSH with a range past the MR's last page", want: syscall.EFAULT, moves: true, call: func(w *badWorld) error {
+			mr, err := w.pd.RegMR(make([]byte, 64), sim.AccessLocalWrite|sim.AccessOnDemand)
+			if err != nil {
+				return err
+			}
+			return w.pd.AdviseMR(sim.AdvisePrefetch, sim.AdviseMRFlagFlush, []qp.SGE{{Addr: mr.IOVA() + 4000, Length: 200, LKey: mr.LKey()}})
+		}},
+		{in: "FLUSH with a range below the MR", want: syscall.EFAULT, moves: true, call: func(w *badWorld) error {
+			mr, err := w.pd.RegMR(make([]byte, 64), sim.AccessLocalWrite|sim.AccessOnDemand)
+			if err != nil {
+				return err
+			}
+			return w.pd.AdviseMR(sim.AdvisePrefetch, sim.AdviseMRFlagFlush, []qp.SGE{{Addr: mr.IOVA() - 1, Length: 2, LKey: mr.LKey()}})
+		}},
+	}},
+
 	// MR.
 	"MR.Access": {reason: getter},
 	"MR.Addr":   {reason: getter},

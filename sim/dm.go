@@ -287,7 +287,7 @@ func (pd *PD) RegDMMR(dm *DM, offset, length uint64, access Access) (_ *MR, err 
 	case offset > dm.length || length > dm.length-offset:
 		return nil, verr.Errorf(verb, syscall.EINVAL, "offset %d + length %d is beyond the %d bytes of the DM (DM-06)", offset, length, dm.length)
 	}
-	access, err = checkAccess(verb, access)
+	access, err = checkAccess(verb, access, d.fabric.profile.NoODP) // ON_DEMAND is refused above (DM-06)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,7 @@
 //	ibv_reg_mr_iova                       PD.RegMRIOVA
 //	ibv_rereg_mr                          MR.Rereg, MR.ReregIOVA
 //	ibv_dereg_mr                          MR.Dereg
+//	ibv_advise_mr                         PD.AdviseMR
 //	ibv_alloc_mw                          PD.AllocMW
 //	ibv_dealloc_mw                        MW.Dealloc
 //	ibv_bind_mw                           QP.BindMW

@@ -26,7 +26,7 @@ const (
 	AccessRemoteAtomic    = verbs.AccessRemoteAtomic    // IBV_ACCESS_REMOTE_ATOMIC: peers may run atomics on it; needs LocalWrite (MR-01)
 	AccessMWBind          = verbs.AccessMWBind          // IBV_ACCESS_MW_BIND: memory windows may be bound to it
 	AccessZeroBased       = verbs.AccessZeroBased       // IBV_ACCESS_ZERO_BASED: work requests address it by offset from 0
-	AccessOnDemand        = verbs.AccessOnDemand        // IBV_ACCESS_ON_DEMAND: on-demand paging (no effect in verbsim)
+	AccessOnDemand        = verbs.AccessOnDemand        // IBV_ACCESS_ON_DEMAND: on-demand paging; EOPNOTSUPP on a device without it (ODP-02), otherwise the MR works as any other
 	AccessHugeTLB         = verbs.AccessHugeTLB         // IBV_ACCESS_HUGETLB: huge pages promised (no effect in verbsim)
 	AccessRelaxedOrdering = verbs.AccessRelaxedOrdering // IBV_ACCESS_RELAXED_ORDERING, the first optional flag (no effect in verbsim)
 )
@@ -41,13 +41,17 @@ const (
 )
 
 // checkAccess applies the registration-time rules to access and returns the
-// flags the MR keeps: unknown optional flags are dropped.
-func checkAccess(verb string, access Access) (Access, error) {
+// flags the MR keeps: unknown optional flags are dropped. noODP says the
+// device has no on-demand paging (ODP-02).
+func checkAccess(verb string, access Access, noODP bool) (Access, error) {
 	if bad := access &^ (accessKnown | accessOptional); bad != 0 {
 		return 0, verr.Errorf(verb, syscall.EINVAL, "unknown access bits %#x (MR-09)", uint32(bad))
 	}
 	if access&(AccessRemoteWrite|AccessRemoteAtomic) != 0 && access&AccessLocalWrite == 0 {
 		return 0, verr.Errorf(verb, syscall.EINVAL, "access %v asks for remote write or atomic access without LOCAL_WRITE (MR-01)", access)
+	}
+	if access&AccessOnDemand != 0 && noODP {
+		return 0, verr.New(verb, syscall.EOPNOTSUPP, "ON_DEMAND on a device without on-demand paging (ODP-02)")
 	}
 	return access &^ (accessOptional &^ AccessRelaxedOrdering), nil
 }
@@ -158,7 +162,8 @@ func (mr *MR) Access() Access {
 // a nil or deallocated PD, REMOTE_WRITE or REMOTE_ATOMIC without
 // LOCAL_WRITE (MR-01), unknown access bits outside the optional range
 // (MR-09), an empty buf (the kernel pins no pages for a zero length) or one
-// longer than max_mr_size; ENOMEM when the device has max_mr MRs.
+// longer than max_mr_size; EOPNOTSUPP for AccessOnDemand under a profile
+// without on-demand paging (ODP-02); ENOMEM when the device has max_mr MRs.
 func (pd *PD) RegMR(buf []byte, access Access) (*MR, error) {
 	return pd.regMR("ibv_reg_mr", buf, 0, false, access)
 }
@@ -191,7 +196,7 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 	if err := pd.checkLocked(verb); err != nil {
 		return nil, err
 	}
-	access, err = checkAccess(verb, access)
+	access, err = checkAccess(verb, access, d.fabric.profile.NoODP)
 	if err != nil {
 		return nil, err
 	}

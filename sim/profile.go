@@ -34,8 +34,9 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // (QP-29 B), rxe's work request builder (QPX-01, QPX-04), a srq_limit given
 // at creation arms the limit (SRQ-01), SRQ receives checked against the QP's
 // PD (SRQ-12 B), no XRC verbs (XRC-03), no device memory (DM-02),
-// deregistering an MR with bound windows is EINVAL (MR-06), ibv_rereg_mr as rxe_rereg_user_mr does it
-// (MR-14 B, MR-15 B, MR-16 B), a type 1 window cannot be bound ZERO_BASED
+// deregistering an MR with bound windows is EINVAL (MR-06), ibv_rereg_mr as
+// rxe_rereg_user_mr does it (MR-14 B, MR-15 B, MR-16 B), no on-demand paging
+// (ODP-01, ODP-02, ODP-04), a type 1 window cannot be bound ZERO_BASED
 // (MW-05), and the transport readings XFER-05 B, XFER-10 B, XFER-16 B,
 // XFER-29 B, XFER-30 B, XFER-31 B, FLUSH-10 B, WC-13, ASYNC-11 and
 // ASYNC-13.
@@ -56,6 +57,7 @@ func RXEProfile() Profile {
 		ReregFailKeepsMR:      true,
 		ReregKeepsKeys:        true,
 		ReregNoTranslation:    true,
+		NoODP:                 true,
 		MWType1NoZeroBased:    true,
 		RecvTooSmallRemInvReq: true,
 		InfiniteRetry7:        true,

@@ -126,7 +126,8 @@ type PCIAtomicCaps = verbs.PCIAtomicCaps
 // profile has CQNoTimestamps, completion_timestamp_mask and hca_core_clock
 // are the device's (DeviceAttr.CompletionTimestampMask, HCACoreClock), the
 // clock of the completion timestamps; max_dm_size is DeviceAttr.MaxDMSize
-// (DM-01, DM-02); every other extended capability reads zero.
+// (DM-01, DM-02); odp_caps and xrc_odp_caps are the profile's (ODP-01);
+// every other extended capability reads zero.
 func (c *Context) QueryDeviceEx(compMask uint32) (DeviceAttrEx, error) {
 	const verb = "ibv_query_device_ex"
 	if c == nil {
@@ -150,5 +151,6 @@ func (c *Context) QueryDeviceEx(compMask uint32) (DeviceAttrEx, error) {
 	if !c.dev.fabric.profile.NoCQTimestamps {
 		ax.CompletionTimestampMask, ax.HCACoreClock = a.CompletionTimestampMask, a.HCACoreClock
 	}
+	ax.ODPCaps, ax.XRCODPCaps = odpCaps(c.dev.fabric.profile)
 	return ax, nil
 }

@@ -159,7 +159,7 @@ func (mr *MR) reregLocked(flags ReregFlags, pd *PD, buf []byte, hcaVA uint64, wi
 	}
 	newAccess := mr.access
 	if flags&ReregChangeAccess != 0 {
-		a, err := checkAccess("ibv_rereg_mr", access)
+		a, err := checkAccess("ibv_rereg_mr", access, pol.NoODP)
 		if err != nil {
 			return &ReregError{Failure: ReregErrCmd, Err: err}
 		}

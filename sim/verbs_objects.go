@@ -220,6 +220,11 @@ func (v vPD) Context() verbs.Context { return wrapContext(v.pd.Context()) }
 func (v vPD) Handle() uint32         { return v.pd.Handle() }
 func (v vPD) Dealloc() error         { return v.pd.Dealloc() }
 
+// AdviseMR implements verbs.MRAdviser.
+func (v vPD) AdviseMR(advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, sgl []verbs.SGE) error {
+	return v.pd.AdviseMR(advice, flags, sgl)
+}
+
 func (v vPD) RegMR(buf []byte, access verbs.AccessFlags) (verbs.MR, error) {
 	mr, err := v.pd.RegMR(buf, access)
 	if err != nil {
@@ -355,6 +360,7 @@ var (
 	_ verbs.XRCOpener      = vContext{}
 	_ verbs.PD             = vPD{}
 	_ verbs.QPExCreator    = vPD{}
+	_ verbs.MRAdviser      = vPD{}
 	_ verbs.MR             = vMR{}
 	_ verbs.MRReregisterer = vMR{}
 	_ verbs.MR             = (*MR)(nil)

@@ -185,7 +185,8 @@ const (
 )
 
 // QPAccessBits are the access bits a QP's qp_access_flags may hold. rxe
-// refuses any other bit with EINVAL, and so does verbsim.
+// refuses any other bit with EINVAL, and so does verbsim, but for
+// AccessOnDemand, which both accept and ignore (ODP-03).
 const QPAccessBits = AccessLocalWrite | AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic
 
 var accessNames = []struct {

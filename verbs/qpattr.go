@@ -66,7 +66,7 @@ type QPAttr struct {
 	DestQPNum uint32
 	// QPAccessFlags are the remote operations the QP accepts as a
 	// responder, RC and UC (QPAttrAccessFlags); bits outside QPAccessBits are
-	// refused.
+	// refused, but for AccessOnDemand, accepted and ignored (ODP-03).
 	QPAccessFlags AccessFlags
 	// Cap is the queue capacity (QPAttrCap, which no modify accepts).
 	Cap QPCap

@@ -117,6 +117,13 @@ type Readings struct {
 	// supports only CHANGE_PD and CHANGE_ACCESS (MR-16 B). False: supported
 	// (A).
 	ReregNoTranslation bool
+	// NoODP: the device has no on-demand paging: odp_caps and xrc_odp_caps
+	// read zero, ibv_reg_mr and ibv_rereg_mr refuse IBV_ACCESS_ON_DEMAND
+	// with EOPNOTSUPP and ibv_advise_mr fails with EOPNOTSUPP, as rxe
+	// in the kernels of rdma-core 44's time (Linux 6.1, no rxe_odp.c)
+	// (ODP-01, ODP-02). False: on-demand MRs and ibv_advise_mr work, as on
+	// mlx5.
+	NoODP bool
 	// MWType1NoZeroBased: binding a type 1 window with
 	// IBV_ACCESS_ZERO_BASED fails with MW_BIND_ERR, as rxe enforces IBTA
 	// o10-36.2.2 (MW-05). False: it binds, as the ibv_bind_mw man page lists
@@ -207,6 +214,7 @@ func (r Readings) names() []struct {
 		{"ReregFailKeepsMR", r.ReregFailKeepsMR},
 		{"ReregKeepsKeys", r.ReregKeepsKeys},
 		{"ReregNoTranslation", r.ReregNoTranslation},
+		{"NoODP", r.NoODP},
 		{"MWType1NoZeroBased", r.MWType1NoZeroBased},
 		{"RecvTooSmallRemInvReq", r.RecvTooSmallRemInvReq},
 		{"InfiniteRetry7", r.InfiniteRetry7},

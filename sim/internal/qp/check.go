@@ -323,8 +323,10 @@ func checkValues(cur Current, attr *Attr, mask AttrMask, next State, lim Limits)
 	if mask&AttrPathMigState != 0 && !attr.PathMigState.Valid() {
 		return modifyErr("QP-22: path_mig_state %d is not an enum ibv_mig_state value", uint32(attr.PathMigState))
 	}
-	if mask&AttrAccessFlags != 0 && attr.QPAccessFlags&^QPAccessBits != 0 {
-		return modifyErr("QP-22: qp_access_flags %v has bits a QP does not use (%v)", attr.QPAccessFlags, attr.QPAccessFlags&^QPAccessBits)
+	// ON_DEMAND is accepted and means nothing to a QP: rxe lists it among
+	// the QP's supported access bits and mlx5 ignores it (ODP-03).
+	if bad := attr.QPAccessFlags &^ (QPAccessBits | AccessOnDemand); mask&AttrAccessFlags != 0 && bad != 0 {
+		return modifyErr("QP-22: qp_access_flags %v has bits a QP does not use (%v)", attr.QPAccessFlags, bad)
 	}
 	return nil
 }

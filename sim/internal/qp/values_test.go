@@ -43,6 +43,7 @@ func TestValues_QP22(t *testing.T) {
 		// qp_access_flags
 		{"access: all four QP bits", qp.UC, qp.Reset, qp.Init, 0, func(a *qp.Attr, _ *qp.Current) { a.QPAccessFlags = qp.QPAccessBits }, ""},
 		{"access: none", qp.UC, qp.Reset, qp.Init, 0, func(a *qp.Attr, _ *qp.Current) { a.QPAccessFlags = 0 }, ""},
+		{"access: ON_DEMAND is accepted (ODP-03)", qp.RC, qp.Reset, qp.Init, 0, func(a *qp.Attr, _ *qp.Current) { a.QPAccessFlags |= qp.AccessOnDemand }, ""},
 		{"access: MW_BIND", qp.UC, qp.Reset, qp.Init, 0, func(a *qp.Attr, _ *qp.Current) { a.QPAccessFlags |= qp.AccessMWBind }, "bits a QP does not use (MW_BIND)"},
 		{"access: bit 12", qp.RC, qp.Init, qp.Init, qp.AttrAccessFlags, func(a *qp.Attr, _ *qp.Current) { a.QPAccessFlags = 1 << 12 }, "bits a QP does not use (0x1000)"},
 		// ah_attr
