@@ -16,3 +16,9 @@ func BenchmarkEventWakeup(b *testing.B) {
 	w, err := benchkit.EventWakeup(sim.Config{})
 	runWorkload(b, w, err, 0)
 }
+
+// BenchmarkChannelPingPong is the floor of BenchmarkEventWakeup: one round
+// trip between two goroutines over Go channels (benchkit.ChannelPingPong).
+func BenchmarkChannelPingPong(b *testing.B) {
+	runWorkload(b, benchkit.ChannelPingPong(), nil, 0)
+}

@@ -251,13 +251,40 @@ func (d *Domain) Enter(op Op) {
 	d.mu.Lock()
 }
 
-// yield is Enter's call to the scheduler, apart so that Enter inlines.
+// TryEnter is the fast path of Enter, small enough to inline into a verb
+// (Enter is not): with no scheduler attached and the lock free it takes
+// the lock and reports true. Otherwise it does nothing and reports false,
+// and the caller calls Enter. The hot verbs (poll, arm, ack, get event,
+// push) begin with
+//
+//	if !d.TryEnter() {
+//		d.Enter(op)
+//	}
+//
+// so that the op is only built when a scheduler may look at it.
+func (d *Domain) TryEnter() bool { return d.sched == nil && d.mu.TryLock() }
+
+// FastLeave reports whether Leave would do nothing but release the lock
+// (no sink, nothing to settle); a hot verb then calls Unlock instead, which
+// inlines where Leave does not:
+//
+//	if d.FastLeave() {
+//		d.Unlock()
+//	} else {
+//		d.Leave(op, err)
+//	}
+//
+// Precondition: the lock is held.
+func (d *Domain) FastLeave() bool { return !d.slow }
+
+// yield is Enter's call to the scheduler, apart so that Enter stays small.
 func (d *Domain) yield(op Op) { d.sched.Yield(op) }
 
 // Leave ends a verb begun with Enter: it records the call (op and err's
 // text) if a sink is installed and op.Verb is set, settles the engine
 // (the Settle hook; with Hooks.OnKick only after a Kick), and releases the
-// lock. With no sink and nothing to settle it is an Unlock and inlines.
+// lock. With no sink and nothing to settle it is an Unlock (see
+// FastLeave).
 func (d *Domain) Leave(op Op, err error) {
 	if d.slow {
 		d.leaveSlow(op, err)
@@ -383,9 +410,15 @@ func (d *Domain) Wait(ctx context.Context, w *Waiter, ready func() bool) error {
 		w.ch = make(chan struct{}, 1)
 	}
 	d.add(w)
-	defer d.remove(w)
+	err := d.block(ctx, w, ready)
+	d.remove(w) // not deferred: a blocked read pays for every instruction
+	return err
+}
+
+// block is Wait's loop, for a waiter already in the table.
+func (d *Domain) block(ctx context.Context, w *Waiter, ready func() bool) error {
 	// ready is evaluated after every change the lock let happen: the
-	// first check above holds until the lock is released.
+	// first check in Wait holds until the lock is released.
 	for {
 		if err := ctx.Err(); err != nil {
 			return d.waitErr(w, err)
