@@ -22,3 +22,11 @@ func BenchmarkEventWakeup(b *testing.B) {
 func BenchmarkChannelPingPong(b *testing.B) {
 	runWorkload(b, benchkit.ChannelPingPong(), nil, 0)
 }
+
+// BenchmarkRCSend64Background is BenchmarkRCSend64 on a Background fabric,
+// whose clock goroutine follows the wall clock: what that mode adds to a
+// message.
+func BenchmarkRCSend64Background(b *testing.B) {
+	w, err := benchkit.RCSend64(sim.Config{Mode: sim.Background})
+	runWorkload(b, w, err, 64)
+}
