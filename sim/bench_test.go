@@ -16,3 +16,17 @@ func BenchmarkEventWakeup(b *testing.B) {
 	w, err := benchkit.EventWakeup(sim.Config{})
 	runWorkload(b, w, err, 0)
 }
+
+// BenchmarkChannelPingPong is the floor of BenchmarkEventWakeup: one round
+// trip between two goroutines over Go channels (benchkit.ChannelPingPong).
+func BenchmarkChannelPingPong(b *testing.B) {
+	runWorkload(b, benchkit.ChannelPingPong(), nil, 0)
+}
+
+// BenchmarkRCSend64Background is BenchmarkRCSend64 on a Background fabric,
+// whose clock goroutine follows the wall clock: what that mode adds to a
+// message.
+func BenchmarkRCSend64Background(b *testing.B) {
+	w, err := benchkit.RCSend64(sim.Config{Mode: sim.Background})
+	runWorkload(b, w, err, 64)
+}

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"math"
+
 	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
@@ -91,7 +93,7 @@ func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *qp.AHAttr, dstQPN ui
 func (h host) DirectDoneLocked(events, packets, seqs uint64, multi bool) {
 	e := h.eng()
 	if e.bg != nil && seqs > events {
-		e.bg.kick()
+		e.bg.kickLocked(math.MaxUint64) // no timer left armed: only the clock moves on
 	}
 	e.seq += seqs
 	e.directs++

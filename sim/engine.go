@@ -479,7 +479,7 @@ func (e *engine) armLocked(t *qp.Timer, after uint64) {
 		e.timers.push(t)
 	}
 	if e.bg != nil {
-		e.bg.kick()
+		e.bg.kickLocked(t.At)
 	}
 }
 

@@ -195,7 +195,7 @@ func (e *engine) arriveLocked(dst *port, p *qp.Packet) {
 		}
 		e.later.push(ev)
 		if e.bg != nil {
-			e.bg.kick()
+			e.bg.kickLocked(ev.at)
 		}
 		return
 	}
@@ -213,7 +213,7 @@ func (e *engine) arriveAtLocked(dst *port, p *qp.Packet, at uint64) {
 	ev.at = at
 	e.later.push(ev)
 	if e.bg != nil {
-		e.bg.kick()
+		e.bg.kickLocked(ev.at)
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // Object is an engine object that can be named in the trace. Every object
@@ -114,7 +115,7 @@ type Observer interface {
 // Waiter is one blocked operation: who waits for what.
 type Waiter struct {
 	Verb  string // the operation that waits ("ibv_get_cq_event")
-	Obj   Object // the object whose change can satisfy it (Wake's key)
+	Obj   Object // the object whose change can satisfy it (Wake's key, compared by identity)
 	For   string // what it waits for ("an event", "acks of events read")
 	Since uint64 // the tick it began waiting at
 	// Timeless marks a wait that the passing of virtual time cannot
@@ -251,13 +252,40 @@ func (d *Domain) Enter(op Op) {
 	d.mu.Lock()
 }
 
-// yield is Enter's call to the scheduler, apart so that Enter inlines.
+// TryEnter is the fast path of Enter, small enough to inline into a verb
+// (Enter is not): with no scheduler attached and the lock free it takes
+// the lock and reports true. Otherwise it does nothing and reports false,
+// and the caller calls Enter. The hot verbs (poll, arm, ack, get event,
+// push) begin with
+//
+//	if !d.TryEnter() {
+//		d.Enter(op)
+//	}
+//
+// so that the op is only built when a scheduler may look at it.
+func (d *Domain) TryEnter() bool { return d.sched == nil && d.mu.TryLock() }
+
+// FastLeave reports whether Leave would do nothing but release the lock
+// (no sink, nothing to settle); a hot verb then calls Unlock instead, which
+// inlines where Leave does not:
+//
+//	if d.FastLeave() {
+//		d.Unlock()
+//	} else {
+//		d.Leave(op, err)
+//	}
+//
+// Precondition: the lock is held.
+func (d *Domain) FastLeave() bool { return !d.slow }
+
+// yield is Enter's call to the scheduler, apart so that Enter stays small.
 func (d *Domain) yield(op Op) { d.sched.Yield(op) }
 
 // Leave ends a verb begun with Enter: it records the call (op and err's
 // text) if a sink is installed and op.Verb is set, settles the engine
 // (the Settle hook; with Hooks.OnKick only after a Kick), and releases the
-// lock. With no sink and nothing to settle it is an Unlock and inlines.
+// lock. With no sink and nothing to settle it is an Unlock (see
+// FastLeave).
 func (d *Domain) Leave(op Op, err error) {
 	if d.slow {
 		d.leaveSlow(op, err)
@@ -326,10 +354,21 @@ func (d *Domain) Wake(obj Object) {
 
 func (d *Domain) wake(obj Object) {
 	for _, w := range d.waiters {
-		if w.Obj == obj {
+		if sameObject(w.Obj, obj) {
 			d.signal(w)
 		}
 	}
+}
+
+// sameObject reports whether a and b hold the same dynamic type and data
+// word: the same object, for the pointers every engine object is. It reads
+// the two words of each interface instead of comparing them with ==, which
+// calls the runtime on every waiter a push wakes. Objects are compared by
+// identity (Waiter.Obj).
+func sameObject(a, b Object) bool {
+	x := (*[2]unsafe.Pointer)(unsafe.Pointer(&a))
+	y := (*[2]unsafe.Pointer)(unsafe.Pointer(&b))
+	return x[0] == y[0] && x[1] == y[1]
 }
 
 // Broadcast wakes every waiter.
@@ -378,17 +417,37 @@ func (d *Domain) Wait(ctx context.Context, w *Waiter, ready func() bool) error {
 	if ready() {
 		return nil
 	}
+	return d.WaitNotReady(ctx, w, ready)
+}
+
+// WaitNotReady is Wait for a caller that has just seen its condition false
+// under the lock it still holds: it skips Wait's first evaluation of ready
+// and goes straight to blocking (or, in Auto mode, to advancing the clock),
+// re-checking ready after every change as Wait does. A blocked read that
+// has found its queue empty calls it.
+func (d *Domain) WaitNotReady(ctx context.Context, w *Waiter, ready func() bool) error {
 	w.Since = d.Now()
 	if w.ch == nil && d.sched == nil {
 		w.ch = make(chan struct{}, 1)
 	}
 	d.add(w)
-	defer d.remove(w)
+	err := d.block(ctx, w, ready)
+	d.remove(w) // not deferred: a blocked read pays for every instruction
+	return err
+}
+
+// block is Wait's loop, for a waiter already in the table.
+func (d *Domain) block(ctx context.Context, w *Waiter, ready func() bool) error {
 	// ready is evaluated after every change the lock let happen: the
-	// first check above holds until the lock is released.
+	// caller's first check holds until the lock is released.
+	// A context whose Done is nil can never end (context.Context): its Err
+	// is nil for good, and it is not asked again.
+	done := ctx.Done()
 	for {
-		if err := ctx.Err(); err != nil {
-			return d.waitErr(w, err)
+		if done != nil {
+			if err := ctx.Err(); err != nil {
+				return d.waitErr(w, err)
+			}
 		}
 		if d.auto && !w.Timeless && d.hooks.Advance != nil && d.hooks.Advance() {
 			if ready() {
@@ -407,7 +466,7 @@ func (d *Domain) Wait(ctx context.Context, w *Waiter, ready func() bool) error {
 		var err error
 		if s := d.sched; s != nil {
 			err = s.Block(ctx, w)
-		} else if done := ctx.Done(); done == nil {
+		} else if done == nil {
 			<-w.ch // a context that cannot end: a plain receive
 		} else {
 			select {

@@ -129,6 +129,55 @@ func TestWaitWokenByAnotherGoroutine(t *testing.T) {
 	}
 }
 
+// TestWaitNotReadyBlocksFirst: WaitNotReady does not evaluate ready before
+// it blocks (its caller just did), re-checks after a Wake, and leaves the
+// table empty; TryEnter and FastLeave bracket it as Enter and Leave would.
+func TestWaitNotReadyBlocksFirst(t *testing.T) {
+	d := New()
+	a := newObj("a/chan#1")
+	ready, checks := false, 0
+	done := make(chan error)
+	go func() {
+		if !d.TryEnter() {
+			d.Enter(Op{})
+		}
+		err := d.WaitNotReady(context.Background(), &Waiter{Verb: "get", Obj: a, For: "an event"}, func() bool {
+			checks++
+			return ready
+		})
+		if !d.FastLeave() {
+			t.Error("FastLeave false with no sink and no hooks")
+		}
+		d.Unlock()
+		done <- err
+	}()
+	for {
+		d.Lock()
+		n := len(d.Waiters())
+		d.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	d.Enter(Op{})
+	if checks != 0 {
+		t.Errorf("ready evaluated %d time(s) before the wait blocked", checks)
+	}
+	d.Wake(newObj("a/chan#1")) // another object of the same name: no wake-up
+	ready = true
+	d.Wake(a)
+	d.Leave(Op{}, nil)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	d.Lock()
+	defer d.Unlock()
+	if n := len(d.Waiters()); n != 0 || checks != 1 {
+		t.Fatalf("%d waiters left, ready evaluated %d time(s); want 0 and 1", n, checks)
+	}
+}
+
 func TestWaitErrorNamesWhatWasPending(t *testing.T) {
 	d := New()
 	d.Lock()

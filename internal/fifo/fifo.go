@@ -22,7 +22,11 @@ func (q *FIFO[T]) Push(v T) {
 	if q.n == len(q.buf) {
 		q.grow()
 	}
-	q.buf[(q.head+q.n)%len(q.buf)] = v
+	i := q.head + q.n // < 2*len(q.buf): one subtraction, not a division
+	if i >= len(q.buf) {
+		i -= len(q.buf)
+	}
+	q.buf[i] = v
 	q.n++
 }
 
@@ -34,9 +38,8 @@ func (q *FIFO[T]) Pop() (v T, ok bool) {
 	var zero T
 	v = q.buf[q.head]
 	q.buf[q.head] = zero // drop references held by the slot
-	q.head = (q.head + 1) % len(q.buf)
 	q.n--
-	if q.n == 0 {
+	if q.head++; q.n == 0 || q.head == len(q.buf) {
 		q.head = 0
 	}
 	return v, true

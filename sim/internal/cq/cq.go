@@ -150,6 +150,20 @@ type CQ struct {
 // during the call (traceLocked), as they read c's state. enter names the
 // verb, which a scheduler sees (domain.Scheduler.Yield): a schedule
 // explorer tells the verbs on one CQ apart by it.
+//
+// The hot verbs (Poll, ReqNotify, AckEvents, Push) inline the domain's
+// fast paths instead, which neither helper can (a helper that calls Enter
+// is over the inliner's budget):
+//
+//	if !c.d.TryEnter() {
+//		c.enter(verb)
+//	}
+//	...
+//	if c.d.FastLeave() {
+//		c.d.Unlock()
+//	} else {
+//		c.leave()
+//	}
 func (c *CQ) enter(verb string) { c.d.Enter(domain.Op{Verb: verb, Obj: c}) }
 func (c *CQ) leave()            { c.d.Leave(domain.Op{Obj: c}, nil) }
 
@@ -383,16 +397,13 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 	if c == nil {
 		return 0, errNil(verbPoll)
 	}
-	c.enter(verbPoll)
-	defer c.leave()
-	if c.state != live {
-		err := errDestroyed(verbPoll)
-		c.traceErrLocked("poll_cq", err)
-		return 0, err
+	if !c.d.TryEnter() {
+		c.enter(verbPoll)
 	}
-	if c.batch {
-		c.traceErrLocked("poll_cq", errBatchOpenP)
-		return 0, errBatchOpenP
+	if c.state != live || c.batch {
+		err := c.pollErrLocked()
+		c.leave()
+		return 0, err
 	}
 	n := min(len(wcs), c.n)
 	// The unpolled entries are ring[head:] then ring[:head]: copy from at
@@ -418,18 +429,46 @@ func (c *CQ) Poll(wcs []wc.WC) (int, error) {
 	c.head, c.n = head, c.n-n
 	c.stats.Polled += uint64(n)
 	if c.d.Tracing() {
-		switch {
-		case n > 0:
-			c.traceLocked(fmt.Sprintf("poll_cq: %d completion(s), first wr_id %#x %s, %d left", n, wcs[0].WRID, wcs[0].Status.Name(), c.n), "")
-		case !c.quiet:
-			c.traceLocked(fmt.Sprintf("poll_cq(%d): empty", len(wcs)), "")
-			c.quiet = true
-		}
+		c.tracePollLocked(wcs, n)
 	}
+	var err error
 	if c.overrun {
-		return n, c.errEIO
+		err = c.errEIO
 	}
-	return n, nil
+	// The lock is released without a defer: an empty poll in a busy loop
+	// pays for every instruction, and nothing above panics.
+	if c.d.FastLeave() {
+		c.d.Unlock()
+	} else {
+		c.leave()
+	}
+	return n, err
+}
+
+// pollErrLocked is the error of Poll on a destroyed CQ or one with an open
+// batch, traced; apart so that Poll keeps a small frame.
+//
+//go:noinline
+func (c *CQ) pollErrLocked() error {
+	var err error = errBatchOpenP
+	if c.state != live {
+		err = errDestroyed(verbPoll)
+	}
+	c.traceErrLocked("poll_cq", err)
+	return err
+}
+
+// tracePollLocked records a poll that returned n completions into wcs.
+//
+//go:noinline
+func (c *CQ) tracePollLocked(wcs []wc.WC, n int) {
+	switch {
+	case n > 0:
+		c.traceLocked(fmt.Sprintf("poll_cq: %d completion(s), first wr_id %#x %s, %d left", n, wcs[0].WRID, wcs[0].Status.Name(), c.n), "")
+	case !c.quiet:
+		c.traceLocked(fmt.Sprintf("poll_cq(%d): empty", len(wcs)), "")
+		c.quiet = true
+	}
 }
 
 // ReqNotify arms c (ibv_req_notify_cq). With solicitedOnly false the next
@@ -443,17 +482,36 @@ func (c *CQ) ReqNotify(solicitedOnly bool) error {
 	if c == nil {
 		return errNil(verbReqNotify)
 	}
-	c.enter(verbReqNotify)
-	defer c.leave()
+	if !c.d.TryEnter() {
+		c.enter(verbReqNotify)
+	}
+	if c.state != live || c.d.Tracing() {
+		err := c.reqNotifySlowLocked(solicitedOnly)
+		c.leave()
+		return err
+	}
+	c.arm = c.arm.Request(solicitedOnly)
+	// No defer: the event path calls ReqNotify once per event.
+	if c.d.FastLeave() {
+		c.d.Unlock()
+	} else {
+		c.leave()
+	}
+	return nil
+}
+
+// reqNotifySlowLocked is ReqNotify on a destroyed or traced CQ, apart so
+// that the common call keeps a small frame.
+//
+//go:noinline
+func (c *CQ) reqNotifySlowLocked(solicitedOnly bool) error {
 	if c.state != live {
 		err := errDestroyed(verbReqNotify)
 		c.traceErrLocked(fmt.Sprintf("req_notify_cq(solicited_only=%v)", solicitedOnly), err)
 		return err
 	}
 	c.arm = c.arm.Request(solicitedOnly)
-	if c.d.Tracing() {
-		c.traceLocked(fmt.Sprintf("req_notify_cq(solicited_only=%v): arm %v", solicitedOnly, c.arm), "")
-	}
+	c.traceLocked(fmt.Sprintf("req_notify_cq(solicited_only=%v): arm %v", solicitedOnly, c.arm), "")
 	return nil
 }
 
@@ -465,8 +523,9 @@ func (c *CQ) AckEvents(n int) error {
 	if c == nil {
 		return errNil(verbAck)
 	}
-	c.enter(verbAck)
-	defer c.leave()
+	if !c.d.TryEnter() {
+		c.enter(verbAck)
+	}
 	var err error
 	if c.state == destroyed {
 		err = errDestroyed(verbAck)
@@ -475,9 +534,23 @@ func (c *CQ) AckEvents(n int) error {
 		c.d.Wake(c) // a destroy may wait for these acks (CQ-13)
 	}
 	if c.d.Tracing() {
-		c.traceErrLocked(fmt.Sprintf("ack_cq_events(%d)", n), err)
+		c.traceAckLocked(n, err)
+	}
+	// No defer: the event path calls AckEvents once per event.
+	if c.d.FastLeave() {
+		c.d.Unlock()
+	} else {
+		c.leave()
 	}
 	return err
+}
+
+// traceAckLocked records an ack, apart so that AckEvents keeps a small
+// frame.
+//
+//go:noinline
+func (c *CQ) traceAckLocked(n int, err error) {
+	c.traceErrLocked(fmt.Sprintf("ack_cq_events(%d)", n), err)
 }
 
 // Resize changes the capacity of c to at least cqe (ibv_resize_cq). cqe must

@@ -39,9 +39,17 @@ func (c *CQ) Push(w wc.WC, solicited bool) (overrun bool, err error) {
 	if c == nil {
 		return false, errNil(verbPush)
 	}
-	c.enter(verbPush)
-	defer c.leave()
-	return c.PushLocked(&w, solicited)
+	if !c.d.TryEnter() {
+		c.enter(verbPush)
+	}
+	overrun, err = c.PushWQELocked(&w, solicited, nil, 0)
+	// No defer: PushWQELocked does not panic, and a defer costs.
+	if c.d.FastLeave() {
+		c.d.Unlock()
+	} else {
+		c.leave()
+	}
+	return overrun, err
 }
 
 // PushLocked is Push for the engine, which holds the domain lock.

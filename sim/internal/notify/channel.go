@@ -142,14 +142,27 @@ func (ch *Channel[C]) GetEvent(ctx context.Context) (cq C, cqContext any, err er
 		return cq, nil, errNilChannel
 	}
 	d := ch.q.d
-	d.Enter(domain.Op{Verb: "get_cq_event", Obj: ch})
+	if !d.TryEnter() { // the domain's fast path, inlined (domain.Domain.TryEnter)
+		d.Enter(domain.Op{Verb: "get_cq_event", Obj: ch})
+	}
 	ev, err := ch.q.getLocked(ctx, ch.took)
-	var op domain.Op // the record is only built for a sink
+	if d.FastLeave() {
+		d.Unlock()
+	} else {
+		ch.leave(ev.cq, err)
+	}
+	return ev.cq, ev.context, err
+}
+
+// leave is GetEvent's and TryGetEvent's Leave when it has more to do than
+// an unlock; the record is only built for a sink.
+func (ch *Channel[C]) leave(cq C, err error) {
+	d := ch.q.d
+	var op domain.Op
 	if d.Tracing() {
-		op = ch.readOp(ev.cq, err)
+		op = ch.readOp(cq, err)
 	}
 	d.Leave(op, err)
-	return ev.cq, ev.context, err
 }
 
 // TryGetEvent is GetEvent on a channel whose descriptor is in non-blocking

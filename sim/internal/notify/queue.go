@@ -69,10 +69,11 @@ func (q *queue[T]) getLocked(ctx context.Context, took func(T)) (T, error) {
 	if q.dead {
 		return zero, q.gone
 	}
-	if v, ok := q.popLocked(took); ok {
-		return v, nil
+	if q.items.Len() == 0 {
+		return q.waitLocked(ctx, took)
 	}
-	return q.waitLocked(ctx, took)
+	v, _ := q.popLocked(took)
+	return v, nil
 }
 
 // waitLocked is the blocking part of getLocked, apart so that the fast path
@@ -86,14 +87,15 @@ func (q *queue[T]) waitLocked(ctx context.Context, took func(T)) (T, error) {
 	} else {
 		w = &domain.Waiter{Verb: q.verb, Obj: q.owner, For: "an event"}
 	}
-	defer func() { q.free = append(q.free, w) }() // Wait returns with the lock held
-	err := q.d.Wait(ctx, w, func() bool {
+	// getLocked has just found the queue empty and live.
+	err := q.d.WaitNotReady(ctx, w, func() bool {
 		if q.dead {
 			return true
 		}
 		v, ok = q.popLocked(took)
 		return ok
 	})
+	q.free = append(q.free, w) // Wait returns with the lock held
 	switch {
 	case err != nil:
 		var zero T
