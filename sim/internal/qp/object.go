@@ -137,6 +137,7 @@ type QP struct {
 	timers [2]Timer
 	forced []forcedStatus // faults: completions to fail
 	wcbuf  wc.WC          // the completion being pushed (keeps it off the heap)
+	bindWR SendWR         // the BIND_MW request handed to Host.BindLocked (likewise)
 	bld    wrBatch        // the work request builder (ibv_wr_*, wrex.go)
 	direct DirectHost     // cfg.Host, when it offers the direct path (direct.go)
 }
@@ -251,7 +252,7 @@ func NewLocked(cfg Config) (*QP, error) {
 		cap:   real,
 		state: Reset,
 		sq:    newWQ(int(real.MaxSendWR), int(real.MaxSendSGE), int(real.MaxInlineData)),
-		rq:    newWQ(int(real.MaxRecvWR), int(real.MaxRecvSGE), 0),
+		rq:    newRecvWQ(int(real.MaxRecvWR), int(real.MaxRecvSGE)),
 		cfg:   cfg,
 	}
 	q.sq.freeOnRetire, q.rq.freeOnRetire = cfg.Policy.FreeSlotOnRetire, cfg.Policy.FreeSlotOnRetire
