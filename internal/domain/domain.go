@@ -162,6 +162,18 @@ func (d *Domain) Lock() { d.mu.Lock() }
 // Unlock releases the domain lock taken with Lock.
 func (d *Domain) Unlock() { d.mu.Unlock() }
 
+// EnterIsLock reports whether Enter would only take the lock: no
+// scheduler is installed. A hot verb may then call Lock and skip building
+// its Op (Enter does not inline). Like Enter, it reads the scheduler
+// without the lock: one is installed before the domain's verbs run.
+func (d *Domain) EnterIsLock() bool { return d.sched == nil }
+
+// LeaveIsUnlock reports whether Leave would only release the lock: no
+// sink installed and nothing to settle. A hot verb may then call Unlock.
+//
+// Precondition: the lock is held.
+func (d *Domain) LeaveIsUnlock() bool { return !d.slow }
+
 // SetSinkLocked installs the trace sink (nil: none).
 func (d *Domain) SetSinkLocked(s Sink) { d.sink = s; d.updateSlow() }
 

@@ -150,8 +150,21 @@ type CQ struct {
 // during the call (traceLocked), as they read c's state. enter names the
 // verb, which a scheduler sees (domain.Scheduler.Yield): a schedule
 // explorer tells the verbs on one CQ apart by it.
-func (c *CQ) enter(verb string) { c.d.Enter(domain.Op{Verb: verb, Obj: c}) }
-func (c *CQ) leave()            { c.d.Leave(domain.Op{Obj: c}, nil) }
+func (c *CQ) enter(verb string) {
+	if c.d.EnterIsLock() { // Lock inlines; Enter does not
+		c.d.Lock()
+		return
+	}
+	c.d.Enter(domain.Op{Verb: verb, Obj: c})
+}
+
+func (c *CQ) leave() {
+	if c.d.LeaveIsUnlock() {
+		c.d.Unlock()
+		return
+	}
+	c.d.Leave(domain.Op{Obj: c}, nil)
+}
 
 // TraceName returns c's name in the trace: Config.Name, or "cq".
 func (c *CQ) TraceName() string {

@@ -512,11 +512,23 @@ func (q *QP) PD() any {
 // modify gave the engine runs before the verb returns. The records of q's
 // verbs are made during the call (traceLocked), as they read q's state.
 func (q *QP) enter() { q.d.Enter(domain.Op{Obj: q}) }
-func (q *QP) leave() { q.d.Leave(domain.Op{Obj: q}, nil) }
+func (q *QP) leave() {
+	if q.d.LeaveIsUnlock() {
+		q.d.Unlock()
+		return
+	}
+	q.d.Leave(domain.Op{Obj: q}, nil)
+}
 
 // enterVerb is enter naming the verb, which a scheduler sees
 // (domain.Scheduler.Yield): the explorer's timeline shows it.
-func (q *QP) enterVerb(verb string) { q.d.Enter(domain.Op{Verb: verb, Obj: q}) }
+func (q *QP) enterVerb(verb string) {
+	if q.d.EnterIsLock() {
+		q.d.Lock()
+		return
+	}
+	q.d.Enter(domain.Op{Verb: verb, Obj: q})
+}
 
 // TraceName returns q's name in the trace: Config.Name, or "qp 0x…".
 func (q *QP) TraceName() string {
