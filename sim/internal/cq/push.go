@@ -95,7 +95,7 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 		tail -= len(c.ring)
 	}
 	c.ring[tail] = entry{w: *w, r: r, seq: seq}
-	if c.cfg.Clock != nil {
+	if c.stamp {
 		c.ring[tail].ns = c.cfg.Clock()
 	}
 	c.n++

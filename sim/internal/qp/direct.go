@@ -113,6 +113,12 @@ type pieces struct {
 // one does not resolve, the list is shorter than n or needs more than
 // maxPieces.
 func (p *pieces) resolve(h Host, pd any, sges []SGE, n uint64, write bool) bool {
+	if len(sges) == 1 && n != 0 && uint64(sges[0].Length) == n {
+		// The common case: one SGE, exactly the message.
+		b, ok := h.LocalLocked(pd, sges[0], write)
+		p.b[0], p.n = b, 1
+		return ok
+	}
 	p.n = 0
 	for _, s := range sges {
 		if n == 0 {
@@ -213,7 +219,10 @@ func (q *QP) directLocked() bool {
 	// the same MTU at both ends (the responder cuts a READ's responses by
 	// its own), and one each way for an atomic.
 	mtu := q.mtuLocked()
-	npkts := q.packetsLocked(e)
+	npkts := uint32(1) // packetsLocked, with the MTU in hand
+	if need != AccessRemoteAtomic {
+		npkts = uint32(max(1, (n+uint64(mtu)-1)/uint64(mtu)))
+	}
 	if rm := r.mtuLocked(); rm != mtu && n > uint64(min(mtu, rm)) {
 		return false
 	}
