@@ -265,7 +265,7 @@ func (q *QP) enqueueSendLocked(w *SendWR, in builtInline) error {
 	}
 	e := q.sq.push()
 	e.wrid = w.WRID
-	e.sge = append(e.sge[:0], w.SGList...)
+	e.setSGEs(w.SGList)
 	e.inline = payload
 	e.raddr, e.rkey, e.imm = w.RemoteAddr, w.RKey, w.Imm
 	e.op, e.flags = w.Opcode, w.Flags
@@ -326,7 +326,7 @@ func (q *QP) postRecvsLocked(wrs []RecvWR) (int, error) {
 		}
 		e := q.rq.rpush()
 		e.wrid = w.WRID
-		e.sge = append(e.sge[:0], w.SGList...)
+		e.setSGEs(w.SGList)
 		q.stats.RecvPosted++
 	}
 	return len(wrs), nil

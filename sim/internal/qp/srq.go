@@ -168,7 +168,7 @@ func (s *SRQ) PostRecv(wrs []RecvWR) (n int, err error) {
 		}
 		e := s.q.rpush()
 		e.wrid = w.WRID
-		e.sge = append(e.sge[:0], w.SGList...)
+		e.setSGEs(w.SGList)
 	}
 	return len(wrs), nil
 }
@@ -273,7 +273,7 @@ func (s *SRQ) resizeLocked(capacity int) {
 		old := s.q.rslot(seq)
 		e := n.rpush()
 		e.wrid = old.wrid
-		e.sge = append(e.sge[:0], old.sge...)
+		e.setSGEs(old.sge)
 	}
 	s.q = n
 }

@@ -226,3 +226,14 @@ func (q *wq) RetireLocked(seq uint64) {
 func (q *wq) reset() {
 	q.retired, q.done = q.tail, q.tail
 }
+
+// setSGEs copies list into the slot's SGE storage: one element without a
+// call to memmove (the common case), more with copy.
+func (e *rqe) setSGEs(list []SGE) {
+	if len(list) == 1 && cap(e.sge) >= 1 {
+		e.sge = e.sge[:1]
+		e.sge[0] = list[0]
+		return
+	}
+	e.sge = append(e.sge[:0], list...)
+}
