@@ -49,9 +49,9 @@ func (q *QP) completeLocked() {
 			q.pushSendLocked(w, seq)
 		}
 	}
-	if q.tx.next == q.sq.done {
+	if q.tx.next == q.sq.done && q.timers[TimerRetry].Index >= 0 {
 		if h := q.cfg.Host; h != nil {
-			h.StopLocked(&q.timers[TimerRetry])
+			h.StopLocked(&q.timers[TimerRetry]) // a stopped timer has Index -1
 		}
 	}
 	q.drainCheckLocked()
