@@ -137,6 +137,7 @@ func (d *Device) createQPLocked(verb string, c *Context, attr QPInitAttr, pd *PD
 		OnDestroy: func() {
 			d.qps--
 			d.qpByNum.del(num)
+			f.topo++
 			if x != nil {
 				x.qps--
 			} else {
@@ -155,6 +156,7 @@ func (d *Device) createQPLocked(verb string, c *Context, attr QPInitAttr, pd *PD
 	d.qpn = next
 	d.qps++
 	d.qpByNum.set(num, q)
+	f.topo++
 	if f.eng.tracing() {
 		f.eng.traceQP(q, d, fmt.Sprintf("create_qp %v (send %d, recv %d)", attr.Type, q.Cap().MaxSendWR, q.Cap().MaxRecvWR), "")
 	}

@@ -92,6 +92,33 @@ type DirectHost interface {
 	DirectScratchLocked(n int) []byte
 }
 
+// DirectCache is where a DirectHost keeps what DirectPeerLocked found for
+// a QP (DirectCacheLocked): the peer, the source LID and the GRH flag,
+// with what they were derived from: the host's own generation of its
+// topology (port states, QPs created and destroyed) and the attribute
+// generations (AttrGenLocked) of the QP and of the peer. The host checks
+// them all before it trusts the entry.
+type DirectCache struct {
+	To     *QP
+	Topo   uint64 // the host's generation
+	Self   uint64 // the QP's AttrGenLocked
+	Peer   uint64 // To's AttrGenLocked
+	SLID   uint16
+	Global bool
+}
+
+// DirectCacheLocked returns q's DirectCache.
+//
+// Precondition: the domain lock is held.
+func (q *QP) DirectCacheLocked() *DirectCache { return &q.dcache }
+
+// AttrGenLocked counts the successful modify calls of q: its attributes
+// (port, address vector, destination QP) are those they had when it
+// returned the same count.
+//
+// Precondition: the domain lock is held.
+func (q *QP) AttrGenLocked() uint64 { return q.attrGen }
+
 // maxScratch is the longest message a direct path gathers through a
 // buffer (when either side has several SGEs); a longer one with several
 // SGEs on a side goes to the engine. One SGE on each side needs no buffer.

@@ -137,9 +137,13 @@ type QP struct {
 	timers [2]Timer
 	forced []forcedStatus // faults: completions to fail
 	wcbuf  wc.WC          // the completion being pushed (keeps it off the heap)
-	bindWR SendWR         // the BIND_MW request handed to Host.BindLocked (likewise)
-	bld    wrBatch        // the work request builder (ibv_wr_*, wrex.go)
-	direct DirectHost     // cfg.Host, when it offers the direct path (direct.go)
+	// attrGen counts the changes of attr (ModifyLocked), so that what a
+	// host derives from them can be cached (DirectCache).
+	attrGen uint64
+	dcache  DirectCache
+	bindWR  SendWR     // the BIND_MW request handed to Host.BindLocked (likewise)
+	bld     wrBatch    // the work request builder (ibv_wr_*, wrex.go)
+	direct  DirectHost // cfg.Host, when it offers the direct path (direct.go)
 }
 
 // Stats counts what happened to a QP.
