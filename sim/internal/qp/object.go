@@ -141,7 +141,6 @@ type QP struct {
 	// host derives from them can be cached (DirectCache).
 	attrGen uint64
 	dcache  DirectCache
-	bindWR  SendWR     // the BIND_MW request handed to Host.BindLocked (likewise)
 	bld     wrBatch    // the work request builder (ibv_wr_*, wrex.go)
 	direct  DirectHost // cfg.Host, when it offers the direct path (direct.go)
 }

@@ -260,7 +260,7 @@ func (q *QP) enqueueSendLocked(w *SendWR, in builtInline) error {
 			payload = append(payload, b...)
 		}
 	}
-	if q.sq.ext == nil && (q.typ == UD || q.typ == XRCSend || needsExt(w)) {
+	if !q.sq.hasExt && (q.typ == UD || q.typ == XRCSend || needsExt(w)) {
 		q.sq.allocExt()
 	}
 	e := q.sq.push()

@@ -206,8 +206,11 @@ func isLocalOp(op wc.WROpcode) bool { return op == wc.WRBindMW || op == wc.WRLoc
 func (q *QP) localOpLocked(e *wqe) wc.Status {
 	h := q.cfg.Host
 	if e.op == wc.WRBindMW {
-		q.bindWR = e.sendWR()
-		return h.BindLocked(q, &q.bindWR)
+		if q.sq.bindWR == nil { // made at the first bind: most QPs never bind
+			q.sq.bindWR = new(SendWR)
+		}
+		*q.sq.bindWR = e.sendWR()
+		return h.BindLocked(q, q.sq.bindWR)
 	}
 	if !h.InvalidateLocked(q.cfg.PD, e.imm) {
 		return wc.LocQPOpErr

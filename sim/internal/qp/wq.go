@@ -19,18 +19,19 @@ import (
 // request, and retired is kept up to date but decides nothing. Nothing reads
 // a slot below done, so reading B may reuse it at once.
 type wq struct {
-	slots        []wqe    // send slots, allocated on first use (alloc): an idle QP holds none
-	rslots       []rqe    // receive slots (recv queues), the same way
-	ext          []wqeExt // the send slots' rarely used fields, allocated on first need
-	mask         uint64   // len(slots)-1: the length is a power of two
-	depth        int      // the number of slots
-	retired      uint64   // oldest sequence whose covering completion is not polled
-	done         uint64   // oldest outstanding sequence
-	tail         uint64   // next sequence to post
+	slots        []wqe   // send slots, allocated on first use (alloc): an idle QP holds none
+	rslots       []rqe   // receive slots (recv queues), the same way
+	bindWR       *SendWR // the BIND_MW request handed to Host.BindLocked, made at the first bind
+	mask         uint64  // len(slots)-1: the length is a power of two
+	depth        int     // the number of slots
+	retired      uint64  // oldest sequence whose covering completion is not polled
+	done         uint64  // oldest outstanding sequence
+	tail         uint64  // next sequence to post
 	maxSGE       int
 	inline       int  // max_inline_data (send queues)
 	recv         bool // a receive queue: rslots, not slots
 	freeOnRetire bool // QP-29 reading B
+	hasExt       bool // the send slots have their wqeExt (allocExt)
 }
 
 // rqe is a receive slot, and the start of a send slot: the request's
@@ -44,8 +45,8 @@ type rqe struct {
 // wqe is a send slot: the fields of the posted request that every opcode
 // may use, packed, instead of a copy of the whole SendWR (whose slice
 // header the SGE list would duplicate); the fields only atomics, binds and
-// UD or XRC destinations use are in x, which points into the queue's ext
-// array once a request needs them (ext, wqeExt).
+// UD or XRC destinations use are in x, which points into an array the
+// queue makes once a request needs them (allocExt, wqeExt).
 type wqe struct {
 	rqe
 	inline []byte // capacity max_inline_data; the captured payload
@@ -62,7 +63,7 @@ type wqe struct {
 	status   wc.Status
 	fin      bool
 	signaled bool
-	x        *wqeExt // nil until the queue's ext array exists
+	x        *wqeExt // nil until the queue has made them (allocExt)
 }
 
 // wqeExt holds the fields of a send request that atomics (CompareAdd,
@@ -104,10 +105,11 @@ func (q *wq) allocExt() {
 	if q.slots == nil {
 		q.alloc()
 	}
-	q.ext = make([]wqeExt, len(q.slots))
+	ext := make([]wqeExt, len(q.slots))
 	for i := range q.slots {
-		q.slots[i].x = &q.ext[i]
+		q.slots[i].x = &ext[i]
 	}
+	q.hasExt = true
 }
 
 // sendWR rebuilds the request e holds (for Host.BindLocked).
