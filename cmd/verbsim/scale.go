@@ -132,8 +132,8 @@ const scaleNote = "**What limits it.** Per message, the same code runs as with o
 	"hand-offs and cache-line moves between cores; a run with 1 worker measured about 1.1 µs per message " +
 	"against 1.4-1.7 µs with 4 (both modes). Memory per pair is mostly work-request slots, which a work " +
 	"queue allocates at its first post: since the compact slots (a send slot 112 B, a receive slot 32 B; " +
-	"the idle-QP row's note) a pair is about 5.3 KiB once a receive is posted on each side and 9.8 KiB " +
-	"once both sides have sent, against 11.6 and 20.1 KiB before, and 10,000 pairs peak near 100 MiB of " +
+	"the idle-QP row's note) a pair is about 5 KiB once a receive is posted on each side and 9.5 KiB " +
+	"once both sides have sent, against 11.6 and 20.1 KiB before, and 10,000 pairs peak below 100 MiB of " +
 	"heap instead of 200. Background " +
 	"mode costs about the same per message as Auto here (within run-to-run noise): with no timer armed on the direct path, the " +
 	"clock goroutine has nothing to wake for."
