@@ -228,6 +228,7 @@ func (d *Device) SetPortState(n uint8, up bool) error {
 		return nil
 	}
 	p.attr.State = state
+	f.topo++
 	if f.eng.tracing() {
 		f.eng.record(fmt.Sprintf("%s/port %d", d.name, n), "link "+state.String(), "fault: link flap")
 	}

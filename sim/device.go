@@ -31,10 +31,7 @@ type Device struct {
 	srqn   uint32  // the last XRC SRQ number given out (XRC-05)
 	qpn    uint32  // the last QP number given out (QP-01)
 	// qpByNum finds the QP a packet is addressed to.
-	qpByNum map[uint32]*qp.QP
-	// recentQPs caches qpByNum for deliverLocked: the live QP numbered n,
-	// if a packet reached it lately, is at recentQPs[n%len(recentQPs)].
-	recentQPs [16]*qp.QP
+	qpByNum qpTable
 	// srqByNum finds the XRC SRQ an XRC request names (XRC-10); nil until
 	// the first XRC SRQ.
 	srqByNum map[uint32]*qp.SRQ
@@ -48,7 +45,7 @@ type Device struct {
 }
 
 func newDevice(f *Fabric, dc DeviceConfig) *Device {
-	d := &Device{fabric: f, name: dc.Name, attr: dc.Attr, qpByNum: map[uint32]*qp.QP{}}
+	d := &Device{fabric: f, name: dc.Name, attr: dc.Attr}
 	// A profile without XRC (XRC-03) has no IBV_DEVICE_XRC, whatever the
 	// configured flags hold.
 	if f.profile.NoXRC {
@@ -403,14 +400,68 @@ func (c *Context) Close() (err error) {
 }
 
 // qpLocked returns the live QP numbered num on d, or nil.
-func (d *Device) qpLocked(num uint32) *qp.QP {
-	c := &d.recentQPs[num%uint32(len(d.recentQPs))]
-	if q := *c; q != nil && q.Num() == num {
-		return q
+func (d *Device) qpLocked(num uint32) *qp.QP { return d.qpByNum.get(num) }
+
+// qpTable finds a device's live QPs by number, indexed directly: a
+// directory of pages of qpPageLen numbers each, a page made when the
+// first QP numbered in it is created and dropped when its last one is
+// destroyed. QP numbers are given out in sequence (QP-01), so the live
+// ones fill few pages, and a lookup is two loads instead of a map's hash
+// and probe (the many-pairs figure of docs/performance.md). The directory
+// grows to the highest number given out, at most 2^24/qpPageLen entries.
+type qpTable struct {
+	pages []*qpPage
+}
+
+const qpPageLen = 256
+
+type qpPage struct {
+	q    [qpPageLen]*qp.QP
+	live int
+}
+
+// get returns the QP numbered num, or nil.
+func (t *qpTable) get(num uint32) *qp.QP {
+	i := num / qpPageLen
+	if i >= uint32(len(t.pages)) {
+		return nil
 	}
-	q := d.qpByNum[num]
-	if q != nil {
-		*c = q
+	p := t.pages[i]
+	if p == nil {
+		return nil
 	}
-	return q
+	return p.q[num%qpPageLen]
+}
+
+// set records q as the QP numbered num (a number not in use).
+func (t *qpTable) set(num uint32, q *qp.QP) {
+	i := int(num / qpPageLen)
+	if i >= len(t.pages) {
+		t.pages = append(t.pages, make([]*qpPage, i+1-len(t.pages))...)
+	}
+	p := t.pages[i]
+	if p == nil {
+		p = new(qpPage)
+		t.pages[i] = p
+	}
+	if p.q[num%qpPageLen] == nil {
+		p.live++
+	}
+	p.q[num%qpPageLen] = q
+}
+
+// del forgets the QP numbered num.
+func (t *qpTable) del(num uint32) {
+	i := num / qpPageLen
+	if i >= uint32(len(t.pages)) || t.pages[i] == nil {
+		return
+	}
+	p := t.pages[i]
+	if p.q[num%qpPageLen] != nil {
+		p.q[num%qpPageLen] = nil
+		p.live--
+	}
+	if p.live == 0 {
+		t.pages[i] = nil
+	}
 }

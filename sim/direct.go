@@ -59,6 +59,13 @@ func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *qp.AHAttr, dstQPN ui
 	if !e.directOK() {
 		return nil, 0, false
 	}
+	// The answer depends on q's attributes (portNum, av, dstQPN), the
+	// peer's port, the ports' states and the QPs of the devices: the last
+	// answer holds while none of them has changed.
+	c := q.DirectCacheLocked()
+	if c.To != nil && c.Topo == e.f.topo && c.Self == q.AttrGenLocked() && c.Peer == c.To.AttrGenLocked() {
+		return c.To, c.SLID, c.Global
+	}
 	src := h.d.activePort(portNum)
 	if src == nil {
 		return nil, 0, false
@@ -80,6 +87,7 @@ func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *qp.AHAttr, dstQPN ui
 	if back == nil || back.attr.State != PortActive || back.dev.qpLocked(q.Num()) != q {
 		return nil, 0, false
 	}
+	*c = qp.DirectCache{To: to, Topo: e.f.topo, Self: q.AttrGenLocked(), Peer: to.AttrGenLocked(), SLID: src.attr.LID, Global: global}
 	return to, src.attr.LID, global
 }
 

@@ -223,6 +223,7 @@ const (
 	actReconnect
 	actFaults
 	actForce
+	actPort
 )
 
 func drawAction(t *rapid.T, ends int, clean bool) dAction {
@@ -230,7 +231,7 @@ func drawAction(t *rapid.T, ends int, clean bool) dAction {
 	rare := func(n int, label string) bool { return !clean && rapid.IntRange(0, n-1).Draw(t, label) == 0 }
 	a := dAction{
 		kind: rapid.SampledFrom([]int{actSend, actSend, actSend, actSend, actSend, actRecv, actRecv, actRecv, actRecv,
-			actPoll, actPoll, actPoll, actPoll, actArm, actEvent, actAsync, actError, actTick, actTick, actReconnect, actReconnect, actReconnect, actFaults, actForce}).Draw(t, "kind"),
+			actPoll, actPoll, actPoll, actPoll, actArm, actEvent, actAsync, actError, actTick, actTick, actReconnect, actReconnect, actReconnect, actFaults, actForce, actPort}).Draw(t, "kind"),
 		end: rapid.IntRange(0, ends-1).Draw(t, "end"),
 	}
 	switch a.kind {
@@ -322,6 +323,14 @@ func drawAction(t *rapid.T, ends int, clean bool) dAction {
 		// Faults on (the engine path only) or off again, with delayed
 		// packets perhaps still due.
 		a.n = max(0, rapid.IntRange(-2, 2).Draw(t, "faults"))
+	case actPort:
+		// The end's port down (and its traffic with it) or up again: what
+		// the direct path's cached route must notice (DirectCache).
+		if clean {
+			a.kind, a.n = actPoll, 1
+			break
+		}
+		a.n = rapid.IntRange(0, 1).Draw(t, "port up")
 	case actTick:
 		a.tick = rapid.SampledFrom([]uint64{0, 1, 10_000, 100_000, 1 << 22, 1 << 26}).Draw(t, "tick")
 	}
@@ -446,6 +455,8 @@ func (w *dWorld) apply(a dAction) string {
 			x = sim.Faults{Drop: 0.1, Duplicate: 0.2, Delay: 0.2}
 		}
 		return fmt.Sprintf("faults %v", verr.Errno(w.f.SetFaults(x)))
+	case actPort:
+		return fmt.Sprintf("port up=%v %v", a.n == 1, verr.Errno(w.f.Devices()[e.device].SetPortState(1, a.n == 1)))
 	case actTick:
 		if a.tick == 0 {
 			return fmt.Sprintf("advance %v", w.f.AdvanceToNext())

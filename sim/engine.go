@@ -320,7 +320,7 @@ func (e *engine) describe(ev *event) ReadyEvent {
 // deviceOf finds the device of a QP, for traces and choosers.
 func (f *Fabric) deviceOf(q *qp.QP) *Device {
 	for _, d := range f.devices {
-		if d.qpByNum[q.Num()] == q {
+		if d.qpByNum.get(q.Num()) == q {
 			return d
 		}
 	}

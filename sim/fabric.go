@@ -139,6 +139,10 @@ type Fabric struct {
 	lids  []*port
 	byLID map[uint16]*port
 	byGID map[GID]*port
+	// topo counts the changes that can change where a packet goes: a
+	// port's state set, a QP created or destroyed (the direct path's
+	// DirectCache is checked against it).
+	topo uint64
 }
 
 // maxDenseLID bounds Fabric.lids: LIDs from it up are routed through a map.

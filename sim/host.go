@@ -33,7 +33,7 @@ func (h host) LocalLocked(pd any, s qp.SGE, write bool) ([]byte, bool) {
 	if write {
 		need = qp.AccessLocalWrite
 	}
-	b, f := h.d.lookupLKeyLocked(p, s.LKey, s.Addr, uint64(s.Length), need)
+	b, f := h.d.mrs.lookup(p, s.LKey, false, s.Addr, uint64(s.Length), need) // lookupLKeyLocked, one call less
 	return b, f == faultNone
 }
 

@@ -136,10 +136,8 @@ func (d *Device) createQPLocked(verb string, c *Context, attr QPInitAttr, pd *PD
 		XRCD:      xrcdValue(x),
 		OnDestroy: func() {
 			d.qps--
-			delete(d.qpByNum, num)
-			if c := &d.recentQPs[num%uint32(len(d.recentQPs))]; *c != nil && (*c).Num() == num {
-				*c = nil
-			}
+			d.qpByNum.del(num)
+			f.topo++
 			if x != nil {
 				x.qps--
 			} else {
@@ -157,7 +155,8 @@ func (d *Device) createQPLocked(verb string, c *Context, attr QPInitAttr, pd *PD
 	}
 	d.qpn = next
 	d.qps++
-	d.qpByNum[num] = q
+	d.qpByNum.set(num, q)
+	f.topo++
 	if f.eng.tracing() {
 		f.eng.traceQP(q, d, fmt.Sprintf("create_qp %v (send %d, recv %d)", attr.Type, q.Cap().MaxSendWR, q.Cap().MaxRecvWR), "")
 	}

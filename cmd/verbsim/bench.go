@@ -72,15 +72,19 @@ var figures = []figure{
 			"in Auto and Background mode, and requires identical observations). Instruction counts " +
 			"(scripts/instr-compare.sh with GOGC=off; on a shared machine this row's wall time swings " +
 			"1.5×, instructions do not): 5,762 per message on the seam's main, 4,597 after the engine " +
-			"pass (LID slice routing, QPN and MR-key caches, timers re-armed in place), 2,900 now. What " +
-			"is left, per message (callgrind): the direct path about 1,620, of which the two CQ pushes " +
-			"with their completion bookkeeping about 550, two MR-key resolutions through qp.Host about " +
-			"100 each, the route and QP lookups both ways 160; the PostSend call around it about 440 (the " +
-			"whole SendWR copied into its slot, the checks, the lock and its deferred release); PostRecv " +
-			"315; the two polls 470. The engine's share is gone: ≤ 4× (about 600 instructions for four " +
-			"verbs) would need another shape of the verbs' hot path itself (a compact slot instead of a " +
-			"SendWR copy, completions written once into the CQ ring, a lighter verb entry), not less " +
-			"engine work.",
+			"pass (LID slice routing, QPN and MR-key caches, timers re-armed in place), 3,045 with the direct " +
+			"path, 2,438 now (hot-path pass: compact work-queue slots, a verb entry that takes the lock " +
+			"directly when no scheduler or sink is installed, completions built in place and written " +
+			"once into the ring, the clock read only for CQs that ask for timestamps, one SGE resolved " +
+			"without the list walk, the peer's route cached on the QP against topology and attribute " +
+			"generations). What is left, per message (callgrind): PostSend 1,765, of which the direct " +
+			"path 1,387 (the two SGE resolutions through qp.Host about 140 each, the send completion " +
+			"234 and the receive completion 180, of which the CQ pushes about 80 each, the cached route " +
+			"68, the copy 59, the rest its checks), the post's own checks and slot 195 and the verb " +
+			"entry and exit about 110; PostRecv 221; the two polls about 390. Each is now a few dozen " +
+			"lines of a few instructions: ≤ 4× (about 600 instructions for four verbs) would need " +
+			"another shape altogether (no interface calls between the QP, the CQ and the host, one " +
+			"function per verb), not one more lever.",
 	},
 	{
 		name: "poll a batch of 16 (with the retire step the engine uses)", target: "≤ 2×", kind: slower, allocs: true,
@@ -147,16 +151,20 @@ var figures = []figure{
 			"straight into the local buffer, instead of into a response packet and then out of it, and " +
 			"the three events, two packets and the timer are gone: 4,770 → 2,363 instructions per READ " +
 			"(scripts/instr-compare.sh, GOGC=off). What is left is the fixed cost of the verbs around it " +
-			"(post, poll, the CQ push) and the copy itself.",
+			"(post, poll, the CQ push) and the copy itself; the hot-path pass of the RC SEND row took it " +
+			"from 2,491 to 2,126 (scripts/instr-compare.sh, GOGC=off).",
 	},
 	{
 		name: "idle RC QP with 16-deep queues", target: "≤ 2 KiB", kind: memory,
 		subjectLabel: func(o benchOptions) string { return commas(int64(o.qps)) + " QPs" },
 		note: "A work queue allocates its slots when first used (the first post), so an idle QP " +
-			"holds its counters, attributes and timers only. A QP once posted to still holds both slot " +
-			"arrays (about 8.7 KB with 16-deep queues): a send slot copies the whole send request with " +
-			"duplicated slice headers and receive slots use the same layout. Compact slot layouts are the " +
-			"next step for QPs in use.",
+			"holds its counters, attributes and timers only (1,681 B: the direct path's cached route and " +
+			"the attribute generation added 113 B to 1,568). A QP once posted to holds its slot arrays: " +
+			"a send slot keeps the request's fields packed (112 B; atomics', binds' and UD/XRC " +
+			"destinations' fields in a side array made at the first request that needs them) instead " +
+			"of a copy of the whole send request with a duplicated SGE slice header (248 B), and a " +
+			"receive slot only its wr_id and SGE list (32 B): 2,816 B of slots with 16-deep queues and " +
+			"one SGE, against 8,704 B before.",
 	},
 	{
 		name: "RC SEND 64 B with many active pairs vs 1 pair", target: "≤ 1.5×", kind: slower,
@@ -167,10 +175,12 @@ var figures = []figure{
 		subjectLabel: func(o benchOptions) string { return commas(int64(o.pairs)) + " pairs" },
 		floorLabel:   "1 pair",
 		note: "The same code runs per message (the direct path, as in the RC SEND row); the difference " +
-			"is cache misses: each pair's QPs, slots and CQs are cold when its turn comes, and the " +
-			"per-device maps (routes, QP numbers) grow. The direct path cut both sides (2.38 µs → about " +
-			"1.6 µs with 10,000 pairs, 350 → about 210 ns with one), the one-pair side more, so the ratio " +
-			"rose: what is left is almost all cache misses. Smaller QPs (the memory row) are the main lever.",
+			"is cache misses: each pair's QPs, slots and CQs are cold when its turn comes. The direct " +
+			"path cut both sides (2.38 µs → about 1.6 µs with 10,000 pairs, 350 → about 210 ns with " +
+			"one); the hot-path pass cut the lines a message touches (slots a third of their size, QP " +
+			"numbers in a directly indexed table instead of a map, the route cached on the QP): 1.65 µs " +
+			"→ 1.03 µs with 10,000 pairs and 215 → 193 ns with one, 7.7× → 5.4× (one run each, load " +
+			"about 5 on 2 cores). What is left is the cold QP, slot, CQ and MR lines themselves.",
 	},
 	{
 		name: "inline SEND with many MRs registered on the device", target: "O(1): ≈ 1×", kind: slower,

@@ -126,15 +126,15 @@ const scaleNote = "**What limits it.** Per message, the same code runs as with o
 	"of the responder's posted receive (its SGE list, about 20% of all CPU with the address resolution " +
 	"behind it): that slot was last touched 10,000 pairs ago and is cold. Copying the receive's SGE list " +
 	"into its slot in PostRecv is another 8% for the same reason, and finding the peer QP by number in " +
-	"the device's map of 20,000 QPs (DirectPeerLocked → qpLocked) 13%. Workers do not add throughput: " +
+	"the device's map of 20,000 QPs (DirectPeerLocked → qpLocked) 13% (that profile predates the hot-path " +
+	"pass: QP numbers are now found in a directly indexed table and the peer is cached on the QP). Workers do not add throughput: " +
 	"every verb of the fabric takes its one lock (internal/domain), so 4 workers on 2 cores only add lock " +
 	"hand-offs and cache-line moves between cores; a run with 1 worker measured about 1.1 µs per message " +
-	"against 1.4-1.7 µs with 4 (both modes). Memory per pair is mostly work-request slots: a work queue " +
-	"allocates its 16 slots at its first post, a slot holds a whole work request (about 4.3 KiB per queue " +
-	"of 16), so a pair is about 3 KiB of QPs, 11.6 KiB once a receive is posted on each side and 20 KiB " +
-	"once both sides have sent; 10,000 pairs peak near 200 MiB of heap. The levers are in sim/internal/qp: " +
-	"compact slots (the idle-QP row's note) shrink both the memory and the cold lines a message touches, " +
-	"and a QP-number table indexed directly instead of a map would drop the lookup's misses. Background " +
+	"against 1.4-1.7 µs with 4 (both modes). Memory per pair is mostly work-request slots, which a work " +
+	"queue allocates at its first post: since the compact slots (a send slot 112 B, a receive slot 32 B; " +
+	"the idle-QP row's note) a pair is about 5 KiB once a receive is posted on each side and 9.5 KiB " +
+	"once both sides have sent, against 11.6 and 20.1 KiB before, and 10,000 pairs peak below 100 MiB of " +
+	"heap instead of 200. Background " +
 	"mode costs about the same per message as Auto here (within run-to-run noise): with no timer armed on the direct path, the " +
 	"clock goroutine has nothing to wake for."
 

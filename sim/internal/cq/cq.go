@@ -109,9 +109,12 @@ type CQ struct {
 	// and grows (doubling, copying in order) up to cqe, so a CQ created
 	// with millions of entries costs memory only for what it holds.
 	ring []entry
-	cqe  int // the capacity reported to the application
-	head int // oldest entry
-	n    int // unpolled entries
+	// stamp: completions record the virtual time they were stored at,
+	// which only a CQ whose wc_flags ask for a timestamp can read (CQX-09).
+	stamp bool
+	cqe   int // the capacity reported to the application
+	head  int // oldest entry
+	n     int // unpolled entries
 
 	arm     notify.Arm
 	overrun bool // in the error state after an overrun (OverrunError policy)
@@ -164,8 +167,19 @@ type CQ struct {
 //	} else {
 //		c.leave()
 //	}
-func (c *CQ) enter(verb string) { c.d.Enter(domain.Op{Verb: verb, Obj: c}) }
-func (c *CQ) leave()            { c.d.Leave(domain.Op{Obj: c}, nil) }
+func (c *CQ) enter(verb string) {
+	if !c.d.TryEnter() {
+		c.d.Enter(domain.Op{Verb: verb, Obj: c})
+	}
+}
+
+func (c *CQ) leave() {
+	if c.d.FastLeave() {
+		c.d.Unlock()
+		return
+	}
+	c.d.Leave(domain.Op{Obj: c}, nil)
+}
 
 // TraceName returns c's name in the trace: Config.Name, or "cq".
 func (c *CQ) TraceName() string {
@@ -277,6 +291,7 @@ func NewLocked(cfg Config) (*CQ, error) {
 		ch:    cfg.Channel,
 		async: cfg.Async,
 		cfg:   cfg,
+		stamp: cfg.Clock != nil && cfg.WCFlags&(WCExCompletionTimestamp|WCExCompletionTimestampWallclock) != 0,
 	}
 	c.errEIO = verr.New(verbPoll, syscall.EIO, "the CQ overran and is in its error state (CQ-23)")
 	return c, nil

@@ -102,9 +102,10 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 	if tail >= len(c.ring) {
 		tail -= len(c.ring)
 	}
-	c.ring[tail] = entry{w: *w, r: r, seq: seq}
-	if c.cfg.Clock != nil {
-		c.ring[tail].ns = c.cfg.Clock()
+	e := &c.ring[tail] // written field by field: no temporary entry
+	e.w, e.r, e.seq = *w, r, seq
+	if c.stamp {
+		e.ns = c.cfg.Clock()
 	}
 	c.n++
 	c.stats.Added++

@@ -22,13 +22,13 @@ func (q *QP) completeLocked() {
 			break
 		}
 		if len(q.forced) > 0 {
-			e.status = q.takeForcedLocked(e.wr.WRID, false, e.status)
+			e.status = q.takeForcedLocked(e.wrid, false, e.status)
 		}
 		if e.status != wc.Success {
-			w := wc.WC{WRID: e.wr.WRID, Status: e.status, QPNum: q.num}
+			w := wc.WC{WRID: e.wrid, Status: e.status, QPNum: q.num}
 			seq := q.sq.done
 			q.sq.done++
-			q.pushSendLocked(w, seq)
+			q.pushSendLocked(&w, seq)
 			q.traceLocked("send WR failed", e.status.Name())
 			q.sendErrorLocked()
 			return
@@ -36,21 +36,22 @@ func (q *QP) completeLocked() {
 		seq := q.sq.done
 		q.sq.done++
 		progress = true
-		if isRdAtomic(e.wr.Opcode) {
+		if isRdAtomic(e.op) {
 			q.tx.rdInFlight--
 		}
 		if e.signaled {
-			op, _ := e.wr.Opcode.SendCompletion()
-			w := wc.WC{WRID: e.wr.WRID, Opcode: op, QPNum: q.num, ByteLen: uint32(e.msgLen())}
-			if q.cfg.Transport.SendWCImm && e.wr.Opcode.HasImm() {
-				w.WCFlags, w.ImmData = wc.WithImm, e.wr.Imm // WC-13 (B)
+			op, _ := e.op.SendCompletion()
+			w := &q.wcbuf // written in place: the CQ copies it once, into its ring
+			*w = wc.WC{WRID: e.wrid, Opcode: op, QPNum: q.num, ByteLen: uint32(e.msgLen())}
+			if q.cfg.Transport.SendWCImm && e.op.HasImm() {
+				w.WCFlags, w.ImmData = wc.WithImm, e.imm // WC-13 (B)
 			}
 			q.pushSendLocked(w, seq)
 		}
 	}
-	if q.tx.next == q.sq.done {
+	if q.tx.next == q.sq.done && q.timers[TimerRetry].Index >= 0 {
 		if h := q.cfg.Host; h != nil {
-			h.StopLocked(&q.timers[TimerRetry])
+			h.StopLocked(&q.timers[TimerRetry]) // a stopped timer has Index -1
 		}
 	}
 	q.drainCheckLocked()
@@ -61,10 +62,13 @@ func (q *QP) completeLocked() {
 
 // pushSendLocked adds a send-side completion; an overrun applies CQ-24.
 //
-// The completion is passed by value and handed to the CQ from a buffer in
-// the QP, so that it does not escape to the heap: the CQ copies it.
-func (q *QP) pushSendLocked(w wc.WC, seq uint64) {
-	q.wcbuf = w
+// The completion is handed to the CQ from a buffer in the QP, so that it
+// does not escape to the heap: the CQ copies it. A caller may build it
+// there (q.wcbuf) and save a copy.
+func (q *QP) pushSendLocked(w *wc.WC, seq uint64) {
+	if w != &q.wcbuf {
+		q.wcbuf = *w
+	}
 	overrun, _ := q.init.SendCQ.PushWQELocked(&q.wcbuf, false, &q.sq, seq)
 	if overrun {
 		q.stats.CQOverruns++
@@ -78,13 +82,17 @@ func (q *QP) pushSendLocked(w wc.WC, seq uint64) {
 // the CQ; an overrun moves the QP to ERR
 // under every reading (CQ-24). r is the receive queue, or nil for a WR
 // taken from an SRQ, whose slot is already free.
-func (q *QP) pushRecvLocked(w wc.WC, solicited bool, r Retirer, seq uint64) (overrun bool) {
+//
+// w is handed over as pushSendLocked's is (q.wcbuf saves a copy).
+func (q *QP) pushRecvLocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (overrun bool) {
 	c := q.recvCQ()
 	if c == nil {
 		q.traceLocked("receive completion lost", "the XRC SRQ was destroyed while the message arrived")
 		return false
 	}
-	q.wcbuf = w
+	if w != &q.wcbuf {
+		q.wcbuf = *w
+	}
 	overrun, _ = c.PushWQELocked(&q.wcbuf, solicited, r, seq)
 	if overrun {
 		q.stats.CQOverruns++
@@ -147,7 +155,7 @@ func (q *QP) ackLocked(psn uint32) (progress bool) {
 		if psnDiff(last, psn) > 0 {
 			break
 		}
-		if isRdAtomic(e.wr.Opcode) {
+		if isRdAtomic(e.op) {
 			q.impliedNAKLocked(e)
 			break
 		}
@@ -283,7 +291,7 @@ func (q *QP) progressLocked() {
 func (q *QP) responseLocked(p *Packet) {
 	for seq := q.sq.done; seq < q.tx.next; seq++ {
 		e := q.sq.slot(seq)
-		if e.fin || !isRdAtomic(e.wr.Opcode) {
+		if e.fin || !isRdAtomic(e.op) {
 			continue
 		}
 		if psnAdd(e.psn, e.got) != p.PSN {
@@ -325,7 +333,7 @@ func (q *QP) responseLocked(p *Packet) {
 // scatterSendLocked writes READ or atomic result bytes at offset off of e's
 // local SGEs, which must grant LOCAL_WRITE (MR-03).
 func (q *QP) scatterSendLocked(e *wqe, off uint64, src []byte) bool {
-	return scatter(q.cfg.Host, q.cfg.PD, e.wr.SGList, off, src)
+	return scatter(q.cfg.Host, q.cfg.PD, e.sge, off, src)
 }
 
 // scatter writes src at offset off of the buffer an SGE list describes.
@@ -374,7 +382,7 @@ func (q *QP) rewindLocked(psn uint32) {
 			continue
 		}
 		q.tx.next, q.tx.nextPkt = seq, 0
-		if d := psnDiff(psn, e.psn); d > 0 && d < int32(e.npkts) && !isRdAtomic(e.wr.Opcode) {
+		if d := psnDiff(psn, e.psn); d > 0 && d < int32(e.npkts) && !isRdAtomic(e.op) {
 			q.tx.nextPkt = uint32(d)
 		}
 		return

@@ -92,6 +92,33 @@ type DirectHost interface {
 	DirectScratchLocked(n int) []byte
 }
 
+// DirectCache is where a DirectHost keeps what DirectPeerLocked found for
+// a QP (DirectCacheLocked): the peer, the source LID and the GRH flag,
+// with what they were derived from: the host's own generation of its
+// topology (port states, QPs created and destroyed) and the attribute
+// generations (AttrGenLocked) of the QP and of the peer. The host checks
+// them all before it trusts the entry.
+type DirectCache struct {
+	To     *QP
+	Topo   uint64 // the host's generation
+	Self   uint64 // the QP's AttrGenLocked
+	Peer   uint64 // To's AttrGenLocked
+	SLID   uint16
+	Global bool
+}
+
+// DirectCacheLocked returns q's DirectCache.
+//
+// Precondition: the domain lock is held.
+func (q *QP) DirectCacheLocked() *DirectCache { return &q.dcache }
+
+// AttrGenLocked counts the successful modify calls of q: its attributes
+// (port, address vector, destination QP) are those they had when it
+// returned the same count.
+//
+// Precondition: the domain lock is held.
+func (q *QP) AttrGenLocked() uint64 { return q.attrGen }
+
 // maxScratch is the longest message a direct path gathers through a
 // buffer (when either side has several SGEs); a longer one with several
 // SGEs on a side goes to the engine. One SGE on each side needs no buffer.
@@ -113,6 +140,12 @@ type pieces struct {
 // one does not resolve, the list is shorter than n or needs more than
 // maxPieces.
 func (p *pieces) resolve(h Host, pd any, sges []SGE, n uint64, write bool) bool {
+	if len(sges) == 1 && n != 0 && uint64(sges[0].Length) == n {
+		// The common case: one SGE, exactly the message.
+		b, ok := h.LocalLocked(pd, sges[0], write)
+		p.b[0], p.n = b, 1
+		return ok
+	}
 	p.n = 0
 	for _, s := range sges {
 		if n == 0 {
@@ -190,7 +223,7 @@ func (q *QP) directLocked() bool {
 		return false
 	}
 	e := q.sq.slot(seq)
-	op := e.wr.Opcode
+	op := e.op
 	recv := false             // the message completes a receive WR
 	need := AccessRemoteWrite // the access it needs at the responder
 	switch op {
@@ -213,7 +246,10 @@ func (q *QP) directLocked() bool {
 	// the same MTU at both ends (the responder cuts a READ's responses by
 	// its own), and one each way for an atomic.
 	mtu := q.mtuLocked()
-	npkts := q.packetsLocked(e)
+	npkts := uint32(1) // packetsLocked, with the MTU in hand
+	if need != AccessRemoteAtomic {
+		npkts = uint32(max(1, (n+uint64(mtu)-1)/uint64(mtu)))
+	}
 	if rm := r.mtuLocked(); rm != mtu && n > uint64(min(mtu, rm)) {
 		return false
 	}
@@ -249,16 +285,16 @@ func (q *QP) directLocked() bool {
 	// The responder's checks, and the bytes each side reads and writes.
 	var src, dst pieces
 	var target []byte // the remote bytes of a WRITE, READ or atomic
-	var recvE *wqe    // the receive WR a SEND or WRITE_WITH_IMM takes
+	var recvE *rqe    // the receive WR a SEND or WRITE_WITH_IMM takes
 	if op != wc.WRSend && op != wc.WRSendWithImm {
 		if r.attr.QPAccessFlags&need == 0 || (need != AccessRemoteWrite && r.attr.MaxDestRDAtomic == 0) {
 			return false
 		}
-		if need == AccessRemoteAtomic && e.wr.RemoteAddr%8 != 0 {
+		if need == AccessRemoteAtomic && e.raddr%8 != 0 {
 			return false
 		}
 		if n > 0 {
-			b, ok := r.cfg.Host.RemoteLocked(r, r.respPD(), e.wr.RKey, e.wr.RemoteAddr, uint32(n), need)
+			b, ok := r.cfg.Host.RemoteLocked(r, r.respPD(), e.rkey, e.raddr, uint32(n), need)
 			if !ok {
 				return false
 			}
@@ -269,24 +305,24 @@ func (q *QP) directLocked() bool {
 		if r.rq.outstanding() == 0 {
 			return false // RNR
 		}
-		recvE = r.rq.slot(r.rq.done)
+		recvE = r.rq.rslot(r.rq.done)
 	}
 	switch op {
 	case wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm:
-		if e.wr.Flags&SendInline != 0 {
+		if e.flags&SendInline != 0 {
 			src.one(e.inline)
-		} else if !src.resolve(q.cfg.Host, q.cfg.PD, e.wr.SGList, n, false) {
+		} else if !src.resolve(q.cfg.Host, q.cfg.PD, e.sge, n, false) {
 			return false
 		}
 		if op == wc.WRSend || op == wc.WRSendWithImm {
-			if n > Length(recvE.wr.SGList) || !dst.resolve(r.cfg.Host, r.recvPD(), recvE.wr.SGList, n, true) {
+			if n > Length(recvE.sge) || !dst.resolve(r.cfg.Host, r.recvPD(), recvE.sge, n, true) {
 				return false
 			}
 		} else if n > 0 {
 			dst.one(target)
 		}
 	default: // READ and atomics: the answer lands in the local SGEs
-		if !dst.resolve(q.cfg.Host, q.cfg.PD, e.wr.SGList, n, true) {
+		if !dst.resolve(q.cfg.Host, q.cfg.PD, e.sge, n, true) {
 			return false
 		}
 		if n > 0 {
@@ -319,32 +355,34 @@ func (q *QP) directLocked() bool {
 	if rc {
 		rx.nakSent = false // UC keeps no NAK state
 	}
-	solicited := e.wr.Flags&SendSolicited != 0
+	solicited := e.flags&SendSolicited != 0
 	switch op {
 	case wc.WRSend, wc.WRSendWithImm:
 		move(h, &dst, &src, int(n))
 		rx.off = uint32(n)
 		rx.epsn = psnAdd(rx.epsn, npkts)
-		w := wc.WC{Opcode: wc.Recv, ByteLen: uint32(n), SrcQP: q.num}
+		w := &r.wcbuf // written in place: the CQ copies it once
+		*w = wc.WC{Opcode: wc.Recv, ByteLen: uint32(n), SrcQP: q.num}
 		if op == wc.WRSendWithImm {
-			w.WCFlags, w.ImmData = wc.WithImm, e.wr.Imm
+			w.WCFlags, w.ImmData = wc.WithImm, e.imm
 		}
-		r.completeRecvLocked(&w, solicited)
+		r.completeRecvLocked(w, solicited)
 	case wc.WRRDMAWrite, wc.WRRDMAWriteWithImm:
-		rx.wAddr, rx.wRKey, rx.wLen = e.wr.RemoteAddr, e.wr.RKey, uint32(n)
+		rx.wAddr, rx.wRKey, rx.wLen = e.raddr, e.rkey, uint32(n)
 		move(h, &dst, &src, int(n))
 		rx.off = uint32(n)
 		rx.epsn = psnAdd(rx.epsn, npkts)
 		if op == wc.WRRDMAWriteWithImm {
-			w := wc.WC{Opcode: wc.RecvRDMAWithImm, ByteLen: uint32(n), WCFlags: wc.WithImm, ImmData: e.wr.Imm, SrcQP: q.num}
-			r.completeRecvLocked(&w, solicited)
+			w := &r.wcbuf
+			*w = wc.WC{Opcode: wc.RecvRDMAWithImm, ByteLen: uint32(n), WCFlags: wc.WithImm, ImmData: e.imm, SrcQP: q.num}
+			r.completeRecvLocked(w, solicited)
 		}
 	case wc.WRRDMARead:
 		rx.epsn = psnAdd(rx.epsn, npkts)
 		move(h, &dst, &src, int(n)) // the responses placed by the completer
 		e.got = npkts
 	default:
-		orig := atomicApply(target, op, e.wr.CompareAdd, e.wr.Swap)
+		orig := atomicApply(target, op, e.ext().compareAdd, e.ext().swap)
 		rx.saveAtomic(e.psn, orig)
 		rx.epsn = psnAdd(rx.epsn, 1)
 		var b [8]byte

@@ -70,11 +70,11 @@ func (q *QP) flushQueueLocked(w *wq, c CQ, recv bool) {
 		q.tx.rdInFlight, q.tx.halted = 0, false
 	}
 	for ; w.done < w.tail; w.done++ {
-		e := w.slot(w.done)
+		wrid := w.wrid(w.done)
 		if len(q.forced) > 0 {
-			q.takeForcedLocked(e.wr.WRID, recv, wc.WRFlushErr)
+			q.takeForcedLocked(wrid, recv, wc.WRFlushErr)
 		}
-		comp := wc.WC{WRID: e.wr.WRID, Status: wc.WRFlushErr, QPNum: q.num}
+		comp := wc.WC{WRID: wrid, Status: wc.WRFlushErr, QPNum: q.num}
 		overrun, _ := c.PushWQELocked(&comp, recv, w, w.done)
 		if overrun {
 			// The completion is lost (CQ-22). Under QP-29 reading A its slot

@@ -56,6 +56,7 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 	}
 	norm := Normalize(*attr, mask)
 	q.attr.Apply(&norm, mask)
+	q.attrGen++ // a RESET below clears attr: the same change
 	prev := q.state
 	q.state = next
 	if q.tracing() {

@@ -137,8 +137,12 @@ type QP struct {
 	timers [2]Timer
 	forced []forcedStatus // faults: completions to fail
 	wcbuf  wc.WC          // the completion being pushed (keeps it off the heap)
-	bld    wrBatch        // the work request builder (ibv_wr_*, wrex.go)
-	direct DirectHost     // cfg.Host, when it offers the direct path (direct.go)
+	// attrGen counts the changes of attr (ModifyLocked), so that what a
+	// host derives from them can be cached (DirectCache).
+	attrGen uint64
+	dcache  DirectCache
+	bld     wrBatch    // the work request builder (ibv_wr_*, wrex.go)
+	direct  DirectHost // cfg.Host, when it offers the direct path (direct.go)
 }
 
 // Stats counts what happened to a QP.
@@ -251,7 +255,7 @@ func NewLocked(cfg Config) (*QP, error) {
 		cap:   real,
 		state: Reset,
 		sq:    newWQ(int(real.MaxSendWR), int(real.MaxSendSGE), int(real.MaxInlineData)),
-		rq:    newWQ(int(real.MaxRecvWR), int(real.MaxRecvSGE), 0),
+		rq:    newRecvWQ(int(real.MaxRecvWR), int(real.MaxRecvSGE)),
 		cfg:   cfg,
 	}
 	q.sq.freeOnRetire, q.rq.freeOnRetire = cfg.Policy.FreeSlotOnRetire, cfg.Policy.FreeSlotOnRetire
@@ -511,11 +515,21 @@ func (q *QP) PD() any {
 // modify gave the engine runs before the verb returns. The records of q's
 // verbs are made during the call (traceLocked), as they read q's state.
 func (q *QP) enter() { q.d.Enter(domain.Op{Obj: q}) }
-func (q *QP) leave() { q.d.Leave(domain.Op{Obj: q}, nil) }
+func (q *QP) leave() {
+	if q.d.FastLeave() {
+		q.d.Unlock()
+		return
+	}
+	q.d.Leave(domain.Op{Obj: q}, nil)
+}
 
 // enterVerb is enter naming the verb, which a scheduler sees
 // (domain.Scheduler.Yield): the explorer's timeline shows it.
-func (q *QP) enterVerb(verb string) { q.d.Enter(domain.Op{Verb: verb, Obj: q}) }
+func (q *QP) enterVerb(verb string) {
+	if !q.d.TryEnter() {
+		q.d.Enter(domain.Op{Verb: verb, Obj: q})
+	}
+}
 
 // TraceName returns q's name in the trace: Config.Name, or "qp 0x…".
 func (q *QP) TraceName() string {

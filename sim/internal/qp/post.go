@@ -260,14 +260,21 @@ func (q *QP) enqueueSendLocked(w *SendWR, in builtInline) error {
 			payload = append(payload, b...)
 		}
 	}
+	if !q.sq.hasExt && (q.typ == UD || q.typ == XRCSend || needsExt(w)) {
+		q.sq.allocExt()
+	}
 	e := q.sq.push()
-	sge := append(e.sge[:0], w.SGList...)
-	e.wr = *w
-	e.wr.SGList = sge
-	e.sge = sge
+	e.wrid = w.WRID
+	e.setSGEs(w.SGList)
 	e.inline = payload
-	e.signaled = q.init.SQSigAll || w.Flags&SendSignaled != 0
-	e.psn, e.npkts, e.got, e.fin, e.status = 0, 0, 0, false, wc.Success
+	e.raddr, e.rkey, e.imm = w.RemoteAddr, w.RKey, w.Imm
+	e.op, e.flags = w.Opcode, w.Flags
+	e.psn, e.npkts, e.got, e.status = 0, 0, 0, wc.Success
+	e.fin, e.signaled = false, q.init.SQSigAll || w.Flags&SendSignaled != 0
+	if x := e.x; x != nil {
+		*x = wqeExt{compareAdd: w.CompareAdd, swap: w.Swap, ah: w.AH, mw: w.MW, bind: w.Bind,
+			remoteQPN: w.RemoteQPN, remoteQKey: w.RemoteQKey, remoteSRQN: w.RemoteSRQN}
+	}
 	q.stats.SendPosted++
 	return nil
 }
@@ -317,10 +324,9 @@ func (q *QP) postRecvsLocked(wrs []RecvWR) (int, error) {
 		if q.rq.full() {
 			return i, errRecvFull
 		}
-		e := q.rq.push()
-		sge := append(e.sge[:0], w.SGList...)
-		e.wr = SendWR{WRID: w.WRID, SGList: sge}
-		e.sge = sge
+		e := q.rq.rpush()
+		e.wrid = w.WRID
+		e.setSGEs(w.SGList)
 		q.stats.RecvPosted++
 	}
 	return len(wrs), nil

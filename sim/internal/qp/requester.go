@@ -114,10 +114,10 @@ func (q *QP) mtuLocked() uint32 {
 
 // msgLen is the length of a send WR's message.
 func (e *wqe) msgLen() uint64 {
-	if e.wr.Flags&SendInline != 0 {
+	if e.flags&SendInline != 0 {
 		return uint64(len(e.inline))
 	}
-	return Length(e.wr.SGList)
+	return Length(e.sge)
 }
 
 // RunLocked is the requester: it transmits the send WRs that may start, in
@@ -143,14 +143,14 @@ func (q *QP) RunLocked() {
 			if q.state == SQD {
 				break // QP-39: nothing new starts while draining
 			}
-			rd := isRdAtomic(e.wr.Opcode)
-			if e.wr.Flags&SendFence != 0 && t.rdInFlight > 0 {
+			rd := isRdAtomic(e.op)
+			if e.flags&SendFence != 0 && t.rdInFlight > 0 {
 				break // QP-38
 			}
 			if rd && t.rdInFlight >= int(q.attr.MaxRDAtomic) {
 				break // QP-40: waits, no error
 			}
-			if isLocalOp(e.wr.Opcode) {
+			if isLocalOp(e.op) {
 				// BIND_MW and LOCAL_INV touch no wire: they run now and
 				// finish at once, completing in order behind earlier WRs.
 				e.psn, e.npkts = t.psn, 0
@@ -205,10 +205,14 @@ func isLocalOp(op wc.WROpcode) bool { return op == wc.WRBindMW || op == wc.WRLoc
 // invalidate, as rxe's requester reports).
 func (q *QP) localOpLocked(e *wqe) wc.Status {
 	h := q.cfg.Host
-	if e.wr.Opcode == wc.WRBindMW {
-		return h.BindLocked(q, &e.wr)
+	if e.op == wc.WRBindMW {
+		if q.sq.bindWR == nil { // made at the first bind: most QPs never bind
+			q.sq.bindWR = new(SendWR)
+		}
+		*q.sq.bindWR = e.sendWR()
+		return h.BindLocked(q, q.sq.bindWR)
 	}
-	if !h.InvalidateLocked(q.cfg.PD, e.wr.Imm) {
+	if !h.InvalidateLocked(q.cfg.PD, e.imm) {
 		return wc.LocQPOpErr
 	}
 	return wc.Success
@@ -217,7 +221,7 @@ func (q *QP) localOpLocked(e *wqe) wc.Status {
 // packetsLocked is how many PSNs e uses: one per MTU of payload (at least
 // one), and for a READ one per response packet.
 func (q *QP) packetsLocked(e *wqe) uint32 {
-	switch e.wr.Opcode {
+	switch e.op {
 	case wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
 		return 1
 	}
@@ -239,25 +243,25 @@ func (q *QP) checkLocalLocked(e *wqe) wc.Status {
 	if n > uint64(h.PortLocked(q.attr.PortNum).MaxMsgSz) {
 		return wc.LocLenErr
 	}
-	op := e.wr.Opcode
+	op := e.op
 	if op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd {
 		if n != 8 {
 			return wc.LocLenErr
 		}
 	}
 	if q.typ == UD {
-		if _, pd, ok := h.AHLocked(e.wr.AH); !ok || pd != q.cfg.PD {
+		if _, pd, ok := h.AHLocked(e.ext().ah); !ok || pd != q.cfg.PD {
 			return wc.LocQPOpErr
 		}
 	}
-	if e.wr.Flags&SendInline != 0 {
+	if e.flags&SendInline != 0 {
 		return wc.Success
 	}
 	write := isRdAtomic(op)
 	if write && q.cfg.Transport.LateLocalCheck {
 		return wc.Success // checked as the response is placed (XFER-31 B)
 	}
-	for _, s := range e.wr.SGList {
+	for _, s := range e.sge {
 		if _, ok := h.LocalLocked(q.cfg.PD, s, write); !ok {
 			return wc.LocProtErr
 		}
@@ -269,11 +273,11 @@ func (q *QP) checkLocalLocked(e *wqe) wc.Status {
 // dst, reading registered memory now (QP-36). It fails when an SGE no
 // longer resolves (MR-07).
 func (q *QP) gatherLocked(e *wqe, off uint64, dst []byte) bool {
-	if e.wr.Flags&SendInline != 0 {
+	if e.flags&SendInline != 0 {
 		copy(dst, e.inline[off:])
 		return true
 	}
-	for _, s := range e.wr.SGList {
+	for _, s := range e.sge {
 		if len(dst) == 0 {
 			return true
 		}
@@ -297,7 +301,7 @@ func (q *QP) gatherLocked(e *wqe, off uint64, dst []byte) bool {
 func (q *QP) transmitLocked(e *wqe) bool {
 	h := q.cfg.Host
 	t := &q.tx
-	op := e.wr.Opcode
+	op := e.op
 	total := e.msgLen()
 	mtu := uint64(q.mtuLocked())
 	if q.typ == UD && total > mtu {
@@ -327,12 +331,12 @@ func (q *QP) transmitLocked(e *wqe) bool {
 		p.First, p.Last = i == 0, i == n-1
 		p.SrcQPN = q.num
 		p.PSN = psnAdd(e.psn, i)
-		p.Imm = e.wr.Imm
-		p.RemoteAddr, p.RKey = e.wr.RemoteAddr, e.wr.RKey
+		p.Imm = e.imm
+		p.RemoteAddr, p.RKey = e.raddr, e.rkey
 		p.DMALen = uint32(total)
-		p.CompareAdd, p.Swap = e.wr.CompareAdd, e.wr.Swap
-		p.SRQN = e.wr.RemoteSRQN
-		if p.Last && e.wr.Flags&SendSolicited != 0 && (kind == PktSend || op == wc.WRRDMAWriteWithImm) {
+		p.CompareAdd, p.Swap = e.ext().compareAdd, e.ext().swap
+		p.SRQN = e.ext().remoteSRQN
+		if p.Last && e.flags&SendSolicited != 0 && (kind == PktSend || op == wc.WRRDMAWriteWithImm) {
 			p.SE = true // NOTIFY-06
 		}
 		if kind == PktSend || kind == PktWrite {
@@ -360,9 +364,9 @@ func (q *QP) addressLocked(e *wqe, p *Packet) {
 	av := q.attr.AHAttr
 	p.DstQPN = q.attr.DestQPNum
 	if q.typ == UD {
-		av, _, _ = q.cfg.Host.AHLocked(e.wr.AH)
-		p.DstQPN = e.wr.RemoteQPN
-		p.QKey = e.wr.RemoteQKey
+		av, _, _ = q.cfg.Host.AHLocked(e.ext().ah)
+		p.DstQPN = e.ext().remoteQPN
+		p.QKey = e.ext().remoteQKey
 		if p.QKey&0x80000000 != 0 {
 			p.QKey = q.attr.QKey // a Q_Key with its top bit set means the QP's own
 		}

@@ -170,8 +170,8 @@ func (q *QP) recvSGEs() ([]SGE, uint64) {
 	if q.recvSRQ() != nil {
 		return q.rx.srqSGE, q.rx.srqWRID
 	}
-	e := q.rq.slot(q.rq.done)
-	return e.wr.SGList, e.wr.WRID
+	e := q.rq.rslot(q.rq.done)
+	return e.sge, e.wrid
 }
 
 // completeRecvLocked completes the held receive WR with w. It reports
@@ -188,11 +188,11 @@ func (q *QP) completeRecvLocked(w *wc.WC, solicited bool) (overrun bool) {
 		}
 	}
 	if q.recvSRQ() != nil {
-		return q.pushRecvLocked(*w, solicited, nil, 0)
+		return q.pushRecvLocked(w, solicited, nil, 0)
 	}
 	seq := q.rq.done
 	q.rq.done++
-	return q.pushRecvLocked(*w, solicited, &q.rq, seq)
+	return q.pushRecvLocked(w, solicited, &q.rq, seq)
 }
 
 // ackReceivedLocked acknowledges p, the last packet of a message that

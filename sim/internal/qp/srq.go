@@ -102,7 +102,7 @@ func NewSRQLocked(cfg SRQConfig) (*SRQ, error) {
 	if !cfg.HonourLimitAtCreate || a.SRQLimit > a.MaxWR {
 		a.SRQLimit = 0
 	}
-	s := &SRQ{d: cfg.Domain, q: newWQ(int(a.MaxWR), int(a.MaxSGE), 0), attr: a, cfg: cfg}
+	s := &SRQ{d: cfg.Domain, q: newRecvWQ(int(a.MaxWR), int(a.MaxSGE)), attr: a, cfg: cfg}
 	s.full = verr.New(verbPostSRQ, syscall.ENOMEM, "the SRQ is full (SRQ-02)")
 	return s, nil
 }
@@ -166,10 +166,9 @@ func (s *SRQ) PostRecv(wrs []RecvWR) (n int, err error) {
 		if s.q.full() {
 			return i, s.full
 		}
-		e := s.q.push()
-		sge := append(e.sge[:0], w.SGList...)
-		e.wr = SendWR{WRID: w.WRID, SGList: sge}
-		e.sge = sge
+		e := s.q.rpush()
+		e.wrid = w.WRID
+		e.setSGEs(w.SGList)
 	}
 	return len(wrs), nil
 }
@@ -188,8 +187,8 @@ func (s *SRQ) TakeLocked(into []SGE) (wrid uint64, sges []SGE, ok bool) {
 	if s.life != live || s.q.outstanding() == 0 {
 		return 0, into, false
 	}
-	e := s.q.slot(s.q.done)
-	wrid, sges = e.wr.WRID, append(into, e.wr.SGList...)
+	e := s.q.rslot(s.q.done)
+	wrid, sges = e.wrid, append(into, e.sge...)
 	s.q.done++
 	s.q.retired = s.q.done
 	if s.attr.SRQLimit > 0 && uint32(s.q.outstanding()) < s.attr.SRQLimit {
@@ -268,13 +267,13 @@ func (s *SRQ) Modify(attr *SRQAttr, mask SRQAttrMask) (err error) {
 }
 
 func (s *SRQ) resizeLocked(capacity int) {
-	n := newWQ(capacity, int(s.attr.MaxSGE), 0)
+	n := newRecvWQ(capacity, int(s.attr.MaxSGE))
 	n.retired, n.done, n.tail = s.q.done, s.q.done, s.q.done
 	for seq := s.q.done; seq < s.q.tail; seq++ {
-		old := s.q.slot(seq)
-		e := n.push()
-		e.sge = append(e.sge[:0], old.wr.SGList...)
-		e.wr = SendWR{WRID: old.wr.WRID, SGList: e.sge}
+		old := s.q.rslot(seq)
+		e := n.rpush()
+		e.wrid = old.wrid
+		e.setSGEs(old.sge)
 	}
 	s.q = n
 }
