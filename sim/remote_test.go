@@ -67,7 +67,7 @@ func (w *memWire) attach(t *testing.T, name string, lid uint16, eth bool, faults
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &memNode{f: f, in: make(chan []byte, 64), done: make(chan struct{})}
+	n := &memNode{f: f, in: make(chan []byte, 1024), done: make(chan struct{})}
 	c, err := f.Devices()[0].Open()
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +189,7 @@ func TestRemoteRC(t *testing.T) {
 	for _, eth := range []bool{false, true} {
 		name := map[bool]string{false: "ib", true: "eth"}[eth]
 		t.Run(name, func(t *testing.T) {
-			a, b, _, _, _ := remotePair(t, qp.RC, eth, sim.Faults{}, 16, 7)
+			a, b, _, _, _ := remotePair(t, qp.RC, eth, sim.Faults{}, 18, 7) // 1.07 s: see TestRemoteRCLossy
 			msg := bytes.Repeat([]byte("verbsim!"), 100) // 4 packets at MTU 256
 			copy(a.buf, msg)
 			if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 7, SGList: []qp.SGE{b.sge(0, 500), b.sge(1000, 500)}}}); err != nil {
@@ -245,9 +245,13 @@ func TestRemoteRC(t *testing.T) {
 func TestRemoteRCLossy(t *testing.T) {
 	// The two fabrics run in Background mode, their clocks on the wall
 	// clock: a retry timeout fires if the peer's goroutines do not run for
-	// that long. 268 ms (timeout 16) with 7 retries tolerates a peer starved
-	// for two seconds (a loaded machine under -race); 4 ms failed there.
-	a, b, _, _, _ := remotePair(t, qp.RC, false, sim.Faults{Drop: 0.1, Duplicate: 0.05}, 16, 7)
+	// that long, and 8 timeouts in a row without progress end the QP in
+	// RETRY_EXC_ERR. 4 ms failed on a loaded machine under -race, and
+	// 268 ms (timeout 16: a peer starved for 2 s) once at load 8; 1.07 s
+	// (timeout 18) tolerates a peer starved for 8 s. Each packet the fault
+	// drops costs a timeout at most (a later packet's arrival NAKs the gap
+	// at once), so the run takes a few seconds.
+	a, b, _, _, _ := remotePair(t, qp.RC, false, sim.Faults{Drop: 0.05, Duplicate: 0.05}, 18, 7)
 	const n = 200
 	for i := 0; i < n; i += 50 {
 		var rwrs []qp.RecvWR
