@@ -190,7 +190,7 @@ func TestRemoteRC(t *testing.T) {
 		name := map[bool]string{false: "ib", true: "eth"}[eth]
 		t.Run(name, func(t *testing.T) {
 			a, b, _, _, _ := remotePair(t, qp.RC, eth, sim.Faults{}, 18, 7) // 1.07 s: see TestRemoteRCLossy
-			msg := bytes.Repeat([]byte("verbsim!"), 100) // 4 packets at MTU 256
+			msg := bytes.Repeat([]byte("verbsim!"), 100)                    // 4 packets at MTU 256
 			copy(a.buf, msg)
 			if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 7, SGList: []qp.SGE{b.sge(0, 500), b.sge(1000, 500)}}}); err != nil {
 				t.Fatal(err)
