@@ -291,6 +291,7 @@ type (
 		queue   []sim.AsyncEvent // read from the engine, not yet by the program
 		out     []sim.AsyncEvent // read by the program, not yet acked
 		dying   map[any]bool     // objects being destroyed
+		feed    *feed[sim.AsyncEvent]
 	}
 	pdRec struct {
 		pd     *sim.PD
@@ -308,6 +309,7 @@ type (
 		dying  map[*cqRec]bool
 		done   chan struct{}
 		cancel context.CancelFunc
+		feed   *feed[any] // of the cq_context of each event
 	}
 	cqRec struct {
 		cq   *sim.CQ
@@ -534,6 +536,7 @@ func vs_open(i C.int, asyncFD C.int, h *C.uintptr_t, ncomp *C.int) C.int {
 		return errno(err)
 	}
 	r := &ctxRec{c: c, asyncFD: int(asyncFD), done: make(chan struct{}), dying: map[any]bool{}}
+	r.feed = newFeed(&r.mu, c.GetAsyncEvent, c.TryGetAsyncEvent, r.take)
 	var ctx context.Context
 	ctx, r.cancel = context.WithCancel(context.Background())
 	go r.pump(ctx)
@@ -545,24 +548,23 @@ func vs_open(i C.int, asyncFD C.int, h *C.uintptr_t, ncomp *C.int) C.int {
 	return 0
 }
 
-// pump moves the context's async events to the queue behind its descriptor.
+// pump moves the context's async events to the queue behind its
+// descriptor (feed).
 func (r *ctxRec) pump(ctx context.Context) {
 	defer close(r.done)
-	for {
-		ev, err := r.c.GetAsyncEvent(ctx)
-		if err != nil {
-			return
-		}
-		r.mu.Lock()
-		if evObject(ev) != nil && r.dying[evObject(ev)] {
-			ev.Ack()
-		} else {
-			r.queue = append(r.queue, ev)
-			if len(r.queue) == 1 {
-				fdRaise(r.asyncFD)
-			}
-		}
-		r.mu.Unlock()
+	r.feed.run(ctx)
+}
+
+// take queues an async event for the program, or acknowledges it at once
+// when it names an object being destroyed. r.mu is held.
+func (r *ctxRec) take(ev sim.AsyncEvent) {
+	if evObject(ev) != nil && r.dying[evObject(ev)] {
+		ev.Ack()
+		return
+	}
+	r.queue = append(r.queue, ev)
+	if len(r.queue) == 1 {
+		fdRaise(r.asyncFD)
 	}
 }
 
@@ -796,6 +798,9 @@ func vs_get_async(h C.uintptr_t, typ *C.uint32_t, cptr *C.uintptr_t, port *C.int
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.queue) == 0 {
+		r.feed.syncLocked()
+	}
 	if len(r.queue) == 0 {
 		return C.int(syscall.EAGAIN)
 	}
@@ -1104,6 +1109,13 @@ func vs_create_channel(h C.uintptr_t, fd C.int, out *C.uintptr_t) C.int {
 		return errno(err)
 	}
 	cr := &chRec{ch: ch, fd: int(fd), dying: map[*cqRec]bool{}, done: make(chan struct{})}
+	cr.feed = newFeed(&cr.mu, func(ctx context.Context) (any, error) {
+		_, cqc, err := ch.GetEvent(ctx)
+		return cqc, err
+	}, func() (any, error) {
+		_, cqc, err := ch.TryGetEvent()
+		return cqc, err
+	}, cr.take)
 	var ctx context.Context
 	ctx, cr.cancel = context.WithCancel(context.Background())
 	go cr.pump(ctx)
@@ -1111,28 +1123,28 @@ func vs_create_channel(h C.uintptr_t, fd C.int, out *C.uintptr_t) C.int {
 	return 0
 }
 
-// pump moves the channel's events to the queue behind its descriptor.
+// pump moves the channel's events to the queue behind its descriptor
+// (feed).
 func (r *chRec) pump(ctx context.Context) {
 	defer close(r.done)
-	for {
-		_, cqc, err := r.ch.GetEvent(ctx)
-		if err != nil {
-			return
-		}
-		c, _ := cqc.(*cqRec)
-		if c == nil {
-			continue
-		}
-		r.mu.Lock()
-		if r.dying[c] {
-			c.cq.AckEvents(1)
-		} else {
-			r.queue = append(r.queue, c)
-			if len(r.queue) == 1 {
-				fdRaise(r.fd)
-			}
-		}
-		r.mu.Unlock()
+	r.feed.run(ctx)
+}
+
+// take queues a completion event, given its CQ's cq_context (the CQ's
+// record), for the program, or acknowledges it at once when the CQ is
+// being destroyed. r.mu is held.
+func (r *chRec) take(cqc any) {
+	c, _ := cqc.(*cqRec)
+	if c == nil {
+		return
+	}
+	if r.dying[c] {
+		c.cq.AckEvents(1)
+		return
+	}
+	r.queue = append(r.queue, c)
+	if len(r.queue) == 1 {
+		fdRaise(r.fd)
 	}
 }
 
@@ -1159,6 +1171,9 @@ func vs_chan_get(h C.uintptr_t, cptr *C.uintptr_t) C.int {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.queue) == 0 {
+		r.feed.syncLocked()
+	}
 	if len(r.queue) == 0 {
 		if r.ch.Destroyed() {
 			return C.int(syscall.EBADF)
