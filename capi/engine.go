@@ -501,16 +501,35 @@ func vs_init(n *C.int) C.int {
 	return 0
 }
 
+// extraDevice returns the k-th device made by the test hooks
+// (testhooks.go, test-mode library only), or nil; nil in the production
+// library, which has no such devices.
+var extraDevice func(k int) *sim.Device
+
+// deviceAt returns the device of index i: the fabric's devices, then those
+// the test hooks made; nil for none.
+func deviceAt(i int) *sim.Device {
+	devs := fab.Devices()
+	switch {
+	case i < 0:
+		return nil
+	case i < len(devs):
+		return devs[i]
+	case extraDevice != nil:
+		return extraDevice(i - len(devs))
+	}
+	return nil
+}
+
 //export vs_device
 func vs_device(i C.int, name *C.char, guid *C.uint64_t) C.int {
 	if fab == nil || name == nil || guid == nil {
 		return C.int(syscall.EINVAL)
 	}
-	devs := fab.Devices()
-	if i < 0 || int(i) >= len(devs) {
+	d := deviceAt(int(i))
+	if d == nil {
 		return C.int(syscall.ENODEV)
 	}
-	d := devs[i]
 	n := d.Name()
 	if len(n) > 63 {
 		n = n[:63]
@@ -527,11 +546,11 @@ func vs_open(i C.int, asyncFD C.int, h *C.uintptr_t, ncomp *C.int) C.int {
 	if fab == nil || h == nil || ncomp == nil {
 		return C.int(syscall.EINVAL)
 	}
-	devs := fab.Devices()
-	if i < 0 || int(i) >= len(devs) {
+	d := deviceAt(int(i))
+	if d == nil {
 		return C.int(syscall.ENODEV)
 	}
-	c, err := devs[i].Open()
+	c, err := d.Open()
 	if err != nil {
 		return errno(err)
 	}
