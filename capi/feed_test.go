@@ -52,7 +52,7 @@ func (q *fakeQueue) get(ctx context.Context) (int, error) {
 // TestFeedOrder: a reader that finds the descriptor's queue empty while the
 // pump holds an event taken from the engine waits for the pump to queue it
 // before it moves the later ones, so events keep the order they were
-// raised in (CHAN-06), and none the engine had queued is missed.
+// raised in (the channel rule of FIFO order), and none the engine had queued is missed.
 func TestFeedOrder(t *testing.T) {
 	var mu sync.Mutex
 	var out []int
