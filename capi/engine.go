@@ -809,15 +809,20 @@ func vs_query_pkey(h C.uintptr_t, port C.uint8_t, index C.int, out *C.uint16_t) 
 
 // Async events.
 
+// vs_get_async takes the oldest async event for ibv_get_async_event, or
+// returns EAGAIN. With sync set (a non-blocking descriptor about to say
+// EAGAIN) it first moves the events the engine has raised and the pump not
+// yet moved (feed.go).
+//
 //export vs_get_async
-func vs_get_async(h C.uintptr_t, typ *C.uint32_t, cptr *C.uintptr_t, port *C.int) C.int {
+func vs_get_async(h C.uintptr_t, typ *C.uint32_t, cptr *C.uintptr_t, port *C.int, sync C.int) C.int {
 	r := rec[ctxRec](h)
 	if r == nil || typ == nil || cptr == nil || port == nil {
 		return C.int(syscall.EINVAL)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.queue) == 0 {
+	if len(r.queue) == 0 && sync != 0 {
 		r.feed.syncLocked()
 	}
 	if len(r.queue) == 0 {
@@ -1182,15 +1187,18 @@ func vs_destroy_channel(h C.uintptr_t) C.int {
 	return 0
 }
 
+// vs_chan_get takes the oldest completion event for ibv_get_cq_event, or
+// returns EAGAIN; sync as for vs_get_async.
+//
 //export vs_chan_get
-func vs_chan_get(h C.uintptr_t, cptr *C.uintptr_t) C.int {
+func vs_chan_get(h C.uintptr_t, cptr *C.uintptr_t, sync C.int) C.int {
 	r := rec[chRec](h)
 	if r == nil || cptr == nil {
 		return C.int(syscall.EINVAL)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.queue) == 0 {
+	if len(r.queue) == 0 && sync != 0 {
 		r.feed.syncLocked()
 	}
 	if len(r.queue) == 0 {

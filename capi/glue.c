@@ -502,12 +502,19 @@ EXPORT int ibv_get_async_event(struct ibv_context *ic, struct ibv_async_event *e
 	if (!c || !ev)
 		ERRI(EINVAL);
 	for (;;) {
-		rc = vs_get_async(c->h, &typ, &obj, &port);
+		rc = vs_get_async(c->h, &typ, &obj, &port, 0);
 		if (!rc)
 			break;
 		if (rc != EAGAIN)
 			ERRI(rc);
 		rc = wait_fd(ic->async_fd);
+		if (rc == EAGAIN) {
+			/* Non-blocking: EAGAIN only once the events the engine
+			 * raised are taken too (feed.go). */
+			rc = vs_get_async(c->h, &typ, &obj, &port, 1);
+			if (!rc)
+				break;
+		}
 		if (rc)
 			ERRI(rc);
 	}
@@ -969,12 +976,19 @@ EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq
 	if (!ch || !cq || !cq_context)
 		ERRI(EINVAL);
 	for (;;) {
-		rc = vs_chan_get(ch->h, &p);
+		rc = vs_chan_get(ch->h, &p, 0);
 		if (!rc)
 			break;
 		if (rc != EAGAIN)
 			ERRI(rc);
 		rc = wait_fd(ch->ch.fd);
+		if (rc == EAGAIN) {
+			/* Non-blocking: EAGAIN only once the events the engine
+			 * raised are taken too (feed.go). */
+			rc = vs_chan_get(ch->h, &p, 1);
+			if (!rc)
+				break;
+		}
 		if (rc)
 			ERRI(rc);
 	}
