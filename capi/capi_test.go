@@ -115,36 +115,7 @@ func TestExportedSymbols(t *testing.T) {
 	if !bytes.Contains(out, []byte("Library soname: [libibverbs.so.1]")) {
 		t.Errorf("SONAME is not libibverbs.so.1:\n%s", out)
 	}
-	out, err = exec.Command("readelf", "--dyn-syms", "-W", so).CombinedOutput()
-	if err != nil {
-		t.Fatalf("readelf --dyn-syms: %v\n%s", err, out)
-	}
-	got := map[string]string{} // defined symbol -> default version
-	nodes := map[string]bool{}
-	for _, line := range strings.Split(string(out), "\n") {
-		fs := strings.Fields(line)
-		// Num: Value Size Type Bind Vis Ndx Name
-		if len(fs) < 8 || !strings.HasSuffix(fs[0], ":") || fs[0] == "Num:" || fs[6] == "UND" {
-			continue
-		}
-		if fs[4] == "LOCAL" {
-			continue
-		}
-		name := fs[7]
-		if sym, ver, ok := strings.Cut(name, "@@"); ok {
-			got[sym] = ver
-			continue
-		}
-		if fs[6] == "ABS" && strings.HasPrefix(name, "IBVERBS_") {
-			nodes[name] = true
-			continue
-		}
-		if strings.Contains(name, "@") {
-			got[name] = "(non-default version)"
-			continue
-		}
-		got[name] = "(unversioned)"
-	}
+	got, nodes := dynamicSymbols(t, so)
 	want := readPairs(t, "real_default_versions.txt")
 	var bad []string
 	for sym, ver := range want {
@@ -183,6 +154,125 @@ func TestExportedSymbols(t *testing.T) {
 		t.Errorf("real_default_versions.txt lists only %d names", len(want))
 	}
 	t.Logf("%d exports, %d version nodes", len(got), len(nodes))
+}
+
+// dynamicSymbols reads the dynamic symbol table of the library so: every
+// defined symbol with its default version node, and the version nodes
+// defined.
+func dynamicSymbols(t *testing.T, so string) (got map[string]string, nodes map[string]bool) {
+	t.Helper()
+	out, err := exec.Command("readelf", "--dyn-syms", "-W", so).CombinedOutput()
+	if err != nil {
+		t.Fatalf("readelf --dyn-syms: %v\n%s", err, out)
+	}
+	got = map[string]string{} // defined symbol -> default version
+	nodes = map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		fs := strings.Fields(line)
+		// Num: Value Size Type Bind Vis Ndx Name
+		if len(fs) < 8 || !strings.HasSuffix(fs[0], ":") || fs[0] == "Num:" || fs[6] == "UND" {
+			continue
+		}
+		if fs[4] == "LOCAL" {
+			continue
+		}
+		name := fs[7]
+		if sym, ver, ok := strings.Cut(name, "@@"); ok {
+			got[sym] = ver
+			continue
+		}
+		if fs[6] == "ABS" && (strings.HasPrefix(name, "IBVERBS_") || strings.HasPrefix(name, "VERBSIM_")) {
+			nodes[name] = true
+			continue
+		}
+		if strings.Contains(name, "@") {
+			got[name] = "(non-default version)"
+			continue
+		}
+		got[name] = "(unversioned)"
+	}
+	return got, nodes
+}
+
+// The test-mode library (build.sh --test-hooks), built once per test
+// binary when a test asks for it.
+var (
+	testLibOnce sync.Once
+	testLibDir  string
+	testLibErr  string
+)
+
+// testLib builds the test-mode library into a directory of its own under
+// the production library's temporary directory.
+func testLib(t *testing.T) string {
+	t.Helper()
+	lib(t)
+	testLibOnce.Do(func() {
+		dir := filepath.Join(libTmp, "test-hooks")
+		out, err := exec.Command("bash", "build.sh", "--test-hooks", dir).CombinedOutput()
+		if err != nil {
+			testLibErr = "build.sh --test-hooks: " + err.Error() + "\n" + string(out)
+			return
+		}
+		testLibDir = dir
+	})
+	if testLibDir == "" {
+		t.Fatal(testLibErr)
+	}
+	return testLibDir
+}
+
+// TestTestHookSymbols checks the test-mode library's exports: exactly the
+// production library's (same names, same version nodes) plus the hooks of
+// verbsim_test.h, each at VERBSIM_TEST_1 (testhooks.map).
+func TestTestHookSymbols(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the library a second time")
+	}
+	prod := lib(t)
+	dir := testLib(t)
+	if _, err := exec.LookPath("readelf"); err != nil {
+		t.Skip("readelf missing (binutils)")
+	}
+	want, wantNodes := dynamicSymbols(t, filepath.Join(prod, "libibverbs.so.1"))
+	hooks := []string{"verbsim_test_cq_push", "verbsim_test_cq_ref", "verbsim_test_cq_unref",
+		"verbsim_test_mr_ref", "verbsim_test_mr_unref", "verbsim_test_device"}
+	for _, h := range hooks {
+		want[h] = "VERBSIM_TEST_1"
+	}
+	wantNodes["VERBSIM_TEST_1"] = true
+	got, nodes := dynamicSymbols(t, filepath.Join(dir, "libibverbs.so.1"))
+	var bad []string
+	for sym, ver := range want {
+		if g, ok := got[sym]; !ok {
+			bad = append(bad, "missing "+sym+"@@"+ver)
+		} else if g != ver {
+			bad = append(bad, sym+" is at "+g+", want "+ver)
+		}
+	}
+	for sym, ver := range got {
+		if _, ok := want[sym]; !ok {
+			bad = append(bad, "extra export "+sym+" "+ver)
+		}
+	}
+	for n := range wantNodes {
+		if !nodes[n] {
+			bad = append(bad, "version node "+n+" not defined")
+		}
+	}
+	for n := range nodes {
+		if !wantNodes[n] {
+			bad = append(bad, "extra version node "+n)
+		}
+	}
+	sort.Strings(bad)
+	for _, s := range bad {
+		t.Error(s)
+	}
+	if len(want) != len(got) {
+		t.Errorf("%d exports, want %d", len(got), len(want))
+	}
+	t.Logf("%d exports (%d hooks), %d version nodes", len(got), len(hooks), len(nodes))
 }
 
 // utils makes sure Debian's ibverbs-utils are installed, installing them

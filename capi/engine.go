@@ -303,6 +303,7 @@ type (
 		queue   []sim.AsyncEvent // read from the engine, not yet by the program
 		out     []sim.AsyncEvent // read by the program, not yet acked
 		dying   map[any]bool     // objects being destroyed
+		feed    *feed[sim.AsyncEvent]
 	}
 	pdRec struct {
 		pd     *sim.PD
@@ -320,6 +321,7 @@ type (
 		dying  map[*cqRec]bool
 		done   chan struct{}
 		cancel context.CancelFunc
+		feed   *feed[any] // of the cq_context of each event
 	}
 	cqRec struct {
 		cq   *sim.CQ
@@ -512,16 +514,35 @@ func vs_init(n *C.int) C.int {
 	return 0
 }
 
+// extraDevice returns the k-th device made by the test hooks
+// (testhooks.go, test-mode library only), or nil; nil in the production
+// library, which has no such devices.
+var extraDevice func(k int) *sim.Device
+
+// deviceAt returns the device of index i: the fabric's devices, then those
+// the test hooks made; nil for none.
+func deviceAt(i int) *sim.Device {
+	devs := fab.Devices()
+	switch {
+	case i < 0:
+		return nil
+	case i < len(devs):
+		return devs[i]
+	case extraDevice != nil:
+		return extraDevice(i - len(devs))
+	}
+	return nil
+}
+
 //export vs_device
 func vs_device(i C.int, name *C.char, guid *C.uint64_t) C.int {
 	if fab == nil || name == nil || guid == nil {
 		return C.int(syscall.EINVAL)
 	}
-	devs := fab.Devices()
-	if i < 0 || int(i) >= len(devs) {
+	d := deviceAt(int(i))
+	if d == nil {
 		return C.int(syscall.ENODEV)
 	}
-	d := devs[i]
 	n := d.Name()
 	if len(n) > 63 {
 		n = n[:63]
@@ -538,15 +559,16 @@ func vs_open(i C.int, asyncFD C.int, h *C.uintptr_t, ncomp *C.int) C.int {
 	if fab == nil || h == nil || ncomp == nil {
 		return C.int(syscall.EINVAL)
 	}
-	devs := fab.Devices()
-	if i < 0 || int(i) >= len(devs) {
+	d := deviceAt(int(i))
+	if d == nil {
 		return C.int(syscall.ENODEV)
 	}
-	c, err := devs[i].Open()
+	c, err := d.Open()
 	if err != nil {
 		return errno(err)
 	}
 	r := &ctxRec{c: c, asyncFD: int(asyncFD), done: make(chan struct{}), dying: map[any]bool{}}
+	r.feed = newFeed(&r.mu, c.GetAsyncEvent, c.TryGetAsyncEvent, r.take)
 	var ctx context.Context
 	ctx, r.cancel = context.WithCancel(context.Background())
 	go r.pump(ctx)
@@ -558,24 +580,23 @@ func vs_open(i C.int, asyncFD C.int, h *C.uintptr_t, ncomp *C.int) C.int {
 	return 0
 }
 
-// pump moves the context's async events to the queue behind its descriptor.
+// pump moves the context's async events to the queue behind its
+// descriptor (feed).
 func (r *ctxRec) pump(ctx context.Context) {
 	defer close(r.done)
-	for {
-		ev, err := r.c.GetAsyncEvent(ctx)
-		if err != nil {
-			return
-		}
-		r.mu.Lock()
-		if evObject(ev) != nil && r.dying[evObject(ev)] {
-			ev.Ack()
-		} else {
-			r.queue = append(r.queue, ev)
-			if len(r.queue) == 1 {
-				fdRaise(r.asyncFD)
-			}
-		}
-		r.mu.Unlock()
+	r.feed.run(ctx)
+}
+
+// take queues an async event for the program, or acknowledges it at once
+// when it names an object being destroyed. r.mu is held.
+func (r *ctxRec) take(ev sim.AsyncEvent) {
+	if evObject(ev) != nil && r.dying[evObject(ev)] {
+		ev.Ack()
+		return
+	}
+	r.queue = append(r.queue, ev)
+	if len(r.queue) == 1 {
+		fdRaise(r.asyncFD)
 	}
 }
 
@@ -807,14 +828,22 @@ func vs_query_pkey(h C.uintptr_t, port C.uint8_t, index C.int, out *C.uint16_t) 
 
 // Async events.
 
+// vs_get_async takes the oldest async event for ibv_get_async_event, or
+// returns EAGAIN. With sync set (a non-blocking descriptor about to say
+// EAGAIN) it first moves the events the engine has raised and the pump not
+// yet moved (feed.go).
+//
 //export vs_get_async
-func vs_get_async(h C.uintptr_t, typ *C.uint32_t, cptr *C.uintptr_t, port *C.int) C.int {
+func vs_get_async(h C.uintptr_t, typ *C.uint32_t, cptr *C.uintptr_t, port *C.int, sync C.int) C.int {
 	r := rec[ctxRec](h)
 	if r == nil || typ == nil || cptr == nil || port == nil {
 		return C.int(syscall.EINVAL)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.queue) == 0 && sync != 0 {
+		r.feed.syncLocked()
+	}
 	if len(r.queue) == 0 {
 		return C.int(syscall.EAGAIN)
 	}
@@ -1171,6 +1200,13 @@ func vs_create_channel(h C.uintptr_t, fd C.int, out *C.uintptr_t) C.int {
 		return errno(err)
 	}
 	cr := &chRec{ch: ch, fd: int(fd), dying: map[*cqRec]bool{}, done: make(chan struct{})}
+	cr.feed = newFeed(&cr.mu, func(ctx context.Context) (any, error) {
+		_, cqc, err := ch.GetEvent(ctx)
+		return cqc, err
+	}, func() (any, error) {
+		_, cqc, err := ch.TryGetEvent()
+		return cqc, err
+	}, cr.take)
 	var ctx context.Context
 	ctx, cr.cancel = context.WithCancel(context.Background())
 	go cr.pump(ctx)
@@ -1178,28 +1214,28 @@ func vs_create_channel(h C.uintptr_t, fd C.int, out *C.uintptr_t) C.int {
 	return 0
 }
 
-// pump moves the channel's events to the queue behind its descriptor.
+// pump moves the channel's events to the queue behind its descriptor
+// (feed).
 func (r *chRec) pump(ctx context.Context) {
 	defer close(r.done)
-	for {
-		_, cqc, err := r.ch.GetEvent(ctx)
-		if err != nil {
-			return
-		}
-		c, _ := cqc.(*cqRec)
-		if c == nil {
-			continue
-		}
-		r.mu.Lock()
-		if r.dying[c] {
-			c.cq.AckEvents(1)
-		} else {
-			r.queue = append(r.queue, c)
-			if len(r.queue) == 1 {
-				fdRaise(r.fd)
-			}
-		}
-		r.mu.Unlock()
+	r.feed.run(ctx)
+}
+
+// take queues a completion event, given its CQ's cq_context (the CQ's
+// record), for the program, or acknowledges it at once when the CQ is
+// being destroyed. r.mu is held.
+func (r *chRec) take(cqc any) {
+	c, _ := cqc.(*cqRec)
+	if c == nil {
+		return
+	}
+	if r.dying[c] {
+		c.cq.AckEvents(1)
+		return
+	}
+	r.queue = append(r.queue, c)
+	if len(r.queue) == 1 {
+		fdRaise(r.fd)
 	}
 }
 
@@ -1218,14 +1254,20 @@ func vs_destroy_channel(h C.uintptr_t) C.int {
 	return 0
 }
 
+// vs_chan_get takes the oldest completion event for ibv_get_cq_event, or
+// returns EAGAIN; sync as for vs_get_async.
+//
 //export vs_chan_get
-func vs_chan_get(h C.uintptr_t, cptr *C.uintptr_t) C.int {
+func vs_chan_get(h C.uintptr_t, cptr *C.uintptr_t, sync C.int) C.int {
 	r := rec[chRec](h)
 	if r == nil || cptr == nil {
 		return C.int(syscall.EINVAL)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(r.queue) == 0 && sync != 0 {
+		r.feed.syncLocked()
+	}
 	if len(r.queue) == 0 {
 		if r.ch.Destroyed() {
 			return C.int(syscall.EBADF)

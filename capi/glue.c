@@ -141,6 +141,11 @@ out:
 	return rc;
 }
 
+#ifdef VERBSIM_TEST_HOOKS
+/* testhooks.c: a device verbsim_test_device made, or NULL. */
+struct capi_device *capi_test_to_dev(struct ibv_device *d);
+#endif
+
 static struct capi_device *to_dev(struct ibv_device *d)
 {
 	if (!d || ndevs <= 0)
@@ -148,7 +153,11 @@ static struct capi_device *to_dev(struct ibv_device *d)
 	for (int i = 0; i < ndevs; i++)
 		if (&devs[i].dev == d)
 			return &devs[i];
+#ifdef VERBSIM_TEST_HOOKS
+	return capi_test_to_dev(d);
+#else
 	return NULL;
+#endif
 }
 
 EXPORT struct ibv_device **ibv_get_device_list(int *num)
@@ -504,12 +513,19 @@ EXPORT int ibv_get_async_event(struct ibv_context *ic, struct ibv_async_event *e
 	if (!c || !ev)
 		ERRI(EINVAL);
 	for (;;) {
-		rc = vs_get_async(c->h, &typ, &obj, &port);
+		rc = vs_get_async(c->h, &typ, &obj, &port, 0);
 		if (!rc)
 			break;
 		if (rc != EAGAIN)
 			ERRI(rc);
 		rc = wait_fd(ic->async_fd);
+		if (rc == EAGAIN) {
+			/* Non-blocking: EAGAIN only once the events the engine
+			 * raised are taken too (feed.go). */
+			rc = vs_get_async(c->h, &typ, &obj, &port, 1);
+			if (!rc)
+				break;
+		}
 		if (rc)
 			ERRI(rc);
 	}
@@ -984,12 +1000,19 @@ EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq
 	if (!ch || !cq || !cq_context)
 		ERRI(EINVAL);
 	for (;;) {
-		rc = vs_chan_get(ch->h, &p);
+		rc = vs_chan_get(ch->h, &p, 0);
 		if (!rc)
 			break;
 		if (rc != EAGAIN)
 			ERRI(rc);
 		rc = wait_fd(ch->ch.fd);
+		if (rc == EAGAIN) {
+			/* Non-blocking: EAGAIN only once the events the engine
+			 * raised are taken too (feed.go). */
+			rc = vs_chan_get(ch->h, &p, 1);
+			if (!rc)
+				break;
+		}
 		if (rc)
 			ERRI(rc);
 	}

@@ -40,7 +40,52 @@ type peerDevice struct {
 }
 
 func (d peerDevice) Peer() (conformance.Device, error) {
-	return device{d.peer, d.readings}, nil
+	return wrap(d.peer, d.readings, nil), nil
+}
+
+// limitedDevice is a device of verbsim's test-mode library
+// (cverbs.SimHooks): it makes fresh devices with small limits
+// (conformance.LimitedDevice) through the library's test hook.
+type limitedDevice struct{ device }
+
+func (d limitedDevice) WithLimits(l conformance.Limits) (conformance.Device, error) {
+	return withLimits(d.device, l)
+}
+
+// limitedPeerDevice is a peerDevice of the test-mode library.
+type limitedPeerDevice struct{ peerDevice }
+
+func (d limitedPeerDevice) WithLimits(l conformance.Limits) (conformance.Device, error) {
+	return withLimits(d.device, l)
+}
+
+func withLimits(d device, l conformance.Limits) (conformance.Device, error) {
+	nd, err := cverbs.WithLimits(d.Device, cverbs.Limits{
+		MaxCQ: l.MaxCQ, MaxCQE: l.MaxCQE, NumCompVectors: l.NumCompVectors, MaxPD: l.MaxPD,
+		MaxQPWR: l.MaxQPWR, MaxSGE: l.MaxSGE, MaxInline: l.MaxInline,
+		MaxQPRDAtom: l.MaxQPRDAtom, MaxQPInitRDAtom: l.MaxQPInitRDAtom,
+		MaxSRQWR: l.MaxSRQWR, MaxSRQSGE: l.MaxSRQSGE, PortMaxMTU: l.Port.MaxMTU,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return wrap(nd, d.readings, nil), nil
+}
+
+// wrap returns d as a conformance device following readings r, with peer
+// as its second adapter if not nil, and able to make devices with small
+// limits when the library has verbsim's test hooks.
+func wrap(d verbs.Device, r verbs.Readings, peer verbs.Device) conformance.Device {
+	base := device{d, r}
+	switch {
+	case peer == nil && !cverbs.SimHooks():
+		return base
+	case peer == nil:
+		return limitedDevice{base}
+	case !cverbs.SimHooks():
+		return peerDevice{base, peer}
+	}
+	return limitedPeerDevice{peerDevice{base, peer}}
 }
 
 // readingsOf returns the readings of the built-in profile called name.
@@ -88,19 +133,23 @@ func TestConformanceDevice(t *testing.T) {
 	// that still fails is run once more alone before it counts.
 	defer func(g time.Duration) { conformance.Grace = g }(conformance.Grace)
 	conformance.Grace = 400 * time.Millisecond
-	var dev conformance.Device = device{d, r}
+	var peer verbs.Device
 	if name := os.Getenv("CVERBS_PEER"); name != "" {
-		p, err := cverbs.Open(name)
-		if err != nil {
+		if peer, err = cverbs.Open(name); err != nil {
 			t.Fatalf("cverbs.Open(%q) (CVERBS_PEER): %v", name, err)
 		}
-		dev = peerDevice{device{d, r}, p}
+	}
+	dev := wrap(d, r, peer)
+	if os.Getenv("CVERBS_WANT_HOOKS") != "" && !cverbs.SimHooks() {
+		t.Fatalf("CVERBS_WANT_HOOKS is set and the library has no test hooks (build it with capi/build.sh --test-hooks)")
 	}
 	conformance.Run(t, func() (conformance.Device, error) { return dev, nil })
 }
 
-// dropIn returns the directory of the drop-in libibverbs.so.1:
-// VERBSIM_LIB if set, else a fresh build of capi/ (capi/build.sh).
+// dropIn returns the directory of the drop-in libibverbs.so.1 in its
+// test mode: VERBSIM_LIB if set (which should be built with --test-hooks),
+// else a fresh build of capi/ (capi/build.sh --test-hooks), whose test
+// hooks back the simulator capabilities (cverbs.SimHooks).
 func dropIn(t *testing.T) string {
 	if dir := os.Getenv("VERBSIM_LIB"); dir != "" {
 		return dir
@@ -109,12 +158,16 @@ func dropIn(t *testing.T) string {
 		t.Skip("no C compiler: the drop-in library cannot be built")
 	}
 	dir := t.TempDir()
-	out, err := exec.Command("bash", "../capi/build.sh", dir).CombinedOutput()
+	out, err := exec.Command("bash", "../capi/build.sh", "--test-hooks", dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("capi/build.sh: %v\n%s", err, out)
 	}
 	return dir
 }
+
+// testHooks says whether the library dropIn gives is the test-mode build:
+// the one it builds, not one VERBSIM_LIB names.
+func testHooks() bool { return os.Getenv("VERBSIM_LIB") == "" }
 
 // dropInGaps are the cases the drop-in library is known to fail through C
 // while the simulator passes them in process: bugs or gaps of capi/, each
@@ -217,10 +270,12 @@ func parse(out []byte) []*verdict {
 // binding against verbsim's drop-in libibverbs.so.1, once per built-in
 // profile, each in a child process (the library is found through
 // LD_LIBRARY_PATH at exec, and takes its profile from VERBSIM_PROFILE). The
-// simulator seen from C must pass every case it passes in process; the
-// cases that need a capability only the Go simulator offers (injected
-// completions, held references, small limits...) are reported as skipped
-// with the capability they need.
+// simulator seen from C must pass every case it passes in process. The
+// library is the test-mode build, whose hooks give the binding the
+// simulator's capabilities the cases need (injected completions, held
+// references, small limits): a case that still says it needs one fails
+// the test. With VERBSIM_LIB naming another build, such cases are
+// reported as skipped with the capability they need.
 func TestConformanceThroughC(t *testing.T) {
 	if os.Getenv("CVERBS_DEVICE") != "" {
 		t.Skip("running as the suite's child process")
@@ -259,6 +314,9 @@ func TestConformanceThroughC(t *testing.T) {
 				switch v.status {
 				case "SKIP":
 					needs[strings.TrimPrefix(v.lines[0], "needs ")]++
+					if testHooks() {
+						t.Errorf("%s through C %s, which the test-mode library's hooks should give", v.name, v.lines[0])
+					}
 				case "GAP":
 					t.Logf("%s: known drop-in gap: %s", v.name, gap)
 				case "FAIL", "":
@@ -315,6 +373,7 @@ func runChild(self, dir, prof string, only ...string) ([]byte, error) {
 	cmd := exec.Command(self, "-test.run="+run, "-test.v", "-test.count=1", "-test.timeout="+childTimeout)
 	cmd.Env = append(os.Environ(),
 		"CVERBS_DEVICE=sim0",
+		"CVERBS_WANT_HOOKS="+map[bool]string{true: "1"}[testHooks()],
 		"CVERBS_PROFILE="+prof,
 		"VERBSIM_PROFILE="+prof,
 		"VERBSIM_FABRIC=none", // this process only: no other test's stations

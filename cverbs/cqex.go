@@ -44,11 +44,16 @@ func (c *devContext) CreateCQEx(attr verbs.CQInitAttrEx) (verbs.ExCQ, error) {
 	q := &cq{life: life{ctx: c}, c: p, cqContext: attr.Context, cqe: int(p.cqe), ex: x, wcFlags: attr.WCFlags}
 	e := &exCQ{q}
 	q.self = e
+	var out verbs.ExCQ = e
+	if SimHooks() {
+		h := &hookExCQ{e}
+		q.self, out = h, h
+	}
 	if gch != nil {
 		q.ch = gch
 	}
 	track(unsafe.Pointer(p), q)
-	return e, nil
+	return out, nil
 }
 
 // exCQ is a CQ made by ibv_create_cq_ex: the classic verbs, and the poll

@@ -85,4 +85,20 @@ int cv_close_xrcd(struct ibv_xrcd *x);
 struct ibv_srq *cv_create_srq_ex(struct ibv_context *c, struct ibv_srq_attr *attr, uint32_t comp_mask,
 	uint32_t type, struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_cq *cq);
 int cv_get_srq_num(struct ibv_srq *s, uint32_t *num);
+/* The test hooks of verbsim's test-mode library (capi/verbsim_test.h,
+ * version node VERBSIM_TEST_1), found with dlvsym by cv_sim_hooks (1 when
+ * all are there); cv_sim_limits has the layout of struct
+ * verbsim_test_limits. */
+typedef struct {
+	int max_cq, max_cqe, num_comp_vectors, max_pd;
+	int max_qp_wr, max_sge, max_inline;
+	int max_qp_rd_atom, max_qp_init_rd_atom;
+	int max_srq_wr, max_srq_sge;
+	int port_max_mtu;
+} cv_sim_limits;
+int cv_sim_hooks(void);
+int cv_sim_cq_push(struct ibv_cq *cq, const struct ibv_wc *wc, int solicited, int *overrun);
+int cv_sim_cq_ref(struct ibv_cq *cq, int take);
+int cv_sim_mr_ref(struct ibv_mr *mr, int take);
+int cv_sim_device(struct ibv_device *like, const cv_sim_limits *l, struct ibv_device **out);
 #endif

@@ -34,9 +34,13 @@
 //
 // The binding offers every optional verb of package verbs (extended CQs,
 // the work request builder, XRC, ibv_rereg_mr, the extended queries,
-// ibv_advise_mr) and
-// none of the simulator's test capabilities (virtual time, fault
-// injection, injected completions): through it the conformance suite runs
+// ibv_advise_mr, device memory). Of the simulator's test capabilities it
+// offers only those that verbsim's test-mode drop-in library
+// (capi/build.sh --test-hooks) backs with its test hooks, and only when the
+// process loaded that library (SimHooks):
+// then CQs also have Push, Ref and Unref, MRs Ref and Unref, and
+// WithLimits makes devices with small limits. With any other libibverbs
+// the objects have none of these methods, so the conformance suite runs
 // the cases a real device can run (see docs/c-programs.md, "The Go
 // binding"). A Go program using it against verbsim's drop-in library holds
 // two Go runtimes in one process, which Go does not support

@@ -178,6 +178,9 @@ func (p *pd) RegMR(buf []byte, access verbs.AccessFlags) (verbs.MR, error) {
 	m.buf = buf
 	m.fields()
 	track(unsafe.Pointer(r), m)
+	if SimHooks() {
+		return &hookMR{m}, nil
+	}
 	return m, nil
 }
 
@@ -314,8 +317,13 @@ func cMR(x verbs.MR) (*C.struct_ibv_mr, bool) {
 	if x == nil {
 		return nil, true
 	}
-	m, ok := x.(*mr)
-	if !ok {
+	var m *mr
+	switch o := x.(type) {
+	case *mr:
+		m = o
+	case *hookMR:
+		m = o.mr
+	default:
 		return nil, false
 	}
 	m.mu.Lock()
@@ -601,11 +609,14 @@ func (c *devContext) CreateCQ(cqe int, cqContext any, ch verbs.CompChannel, comp
 	}
 	q := &cq{life: life{ctx: c}, c: p, cqContext: cqContext, cqe: int(p.cqe)}
 	q.self = q
+	if SimHooks() {
+		q.self = &hookCQ{q}
+	}
 	if gch != nil {
 		q.ch = gch
 	}
 	track(unsafe.Pointer(p), q)
-	return q, nil
+	return q.self, nil
 }
 
 // cq is a struct ibv_cq. wc is C memory for ibv_poll_cq.
@@ -652,7 +663,14 @@ func (q *cq) CQE() int {
 	return q.cqe
 }
 
-// Poll is ibv_poll_cq, pollBatch completions per C call.
+// Poll is ibv_poll_cq, pollBatch completions per C call. A call that
+// returns fewer completions than asked for, but some, is followed by one
+// more for the rest of wcs: C cannot return completions and an error from
+// one call, so a CQ in its error state after an overrun (CQ-23, the man
+// page's reading) hands out its stored completions first and fails the
+// next call with EIO; the second call gives the error with the
+// completions, as the verbs interface's Poll does. It returns 0 (nothing
+// more) on a CQ that is not in error.
 func (q *cq) Poll(wcs []verbs.WC) (int, error) {
 	if err := q.lock("ibv_poll_cq"); err != nil {
 		return 0, err
@@ -679,7 +697,7 @@ func (q *cq) Poll(wcs []verbs.WC) (int, error) {
 			fromWC(&wcs[n+i], &cw[i])
 		}
 		n += int(got)
-		if int(got) < want {
+		if got == 0 {
 			break
 		}
 	}
@@ -794,6 +812,10 @@ func cCQ(x verbs.CQ) (*C.struct_ibv_cq, bool) {
 	case *cq:
 		q = o
 	case *exCQ:
+		q = o.cq
+	case *hookCQ:
+		q = o.cq
+	case *hookExCQ:
 		q = o.cq
 	default:
 		return nil, false

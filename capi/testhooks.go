@@ -1,0 +1,191 @@
+//go:build verbsim_testhooks
+
+package main
+
+// testhooks.go is the Go side of the test hooks (verbsim_test.h,
+// testhooks.c), built only into the test-mode library: build.sh
+// --test-hooks sets the build tag verbsim_testhooks, which also defines
+// VERBSIM_TEST_HOOKS for the C files, and adds the version node
+// VERBSIM_TEST_1 (testhooks.map). Each hook calls the very method of
+// package sim that the in-process conformance device (conformance/simdev)
+// uses for the same capability.
+
+/*
+#cgo CFLAGS: -DVERBSIM_TEST_HOOKS
+#include <stdint.h>
+#include "capi.h"
+#include "verbsim_test.h"
+*/
+import "C"
+
+import (
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
+)
+
+// testDevs are the devices verbsim_test_device made, each on a fabric of
+// its own; the k-th has the device index len(fab.Devices())+k.
+var (
+	testMu   sync.Mutex
+	testDevs []*sim.Device
+)
+
+func init() {
+	extraDevice = func(k int) *sim.Device {
+		testMu.Lock()
+		defer testMu.Unlock()
+		if k < 0 || k >= len(testDevs) {
+			return nil
+		}
+		return testDevs[k]
+	}
+}
+
+//export vs_test_cq_push
+func vs_test_cq_push(h C.uintptr_t, w *C.struct_capi_wc, solicited C.int, overrun *C.int) C.int {
+	r := rec[cqRec](h)
+	if r == nil || w == nil || overrun == nil {
+		return C.int(syscall.EINVAL)
+	}
+	over, err := r.cq.Push(verbs.WC{
+		WRID:         uint64(w.wr_id),
+		Status:       verbs.WCStatus(w.status),
+		Opcode:       verbs.WCOpcode(w.opcode),
+		VendorErr:    uint32(w.vendor_err),
+		ByteLen:      uint32(w.byte_len),
+		ImmData:      uint32(w.imm_data),
+		QPNum:        uint32(w.qp_num),
+		SrcQP:        uint32(w.src_qp),
+		WCFlags:      verbs.WCFlags(w.wc_flags),
+		PKeyIndex:    uint16(w.pkey_index),
+		SLID:         uint16(w.slid),
+		SL:           uint8(w.sl),
+		DLIDPathBits: uint8(w.dlid_path_bits),
+	}, solicited != 0)
+	if err != nil {
+		return errno(err)
+	}
+	if over {
+		*overrun = 1
+	} else {
+		*overrun = 0
+	}
+	return 0
+}
+
+//export vs_test_cq_ref
+func vs_test_cq_ref(h C.uintptr_t, take C.int) C.int {
+	r := rec[cqRec](h)
+	if r == nil {
+		return C.int(syscall.EINVAL)
+	}
+	if take == 0 {
+		r.cq.Unref()
+		return 0
+	}
+	return errno(r.cq.Ref())
+}
+
+//export vs_test_mr_ref
+func vs_test_mr_ref(h C.uintptr_t, take C.int) C.int {
+	r := rec[mrRec](h)
+	if r == nil {
+		return C.int(syscall.EINVAL)
+	}
+	if take == 0 {
+		r.mr.Unref()
+		return 0
+	}
+	return errno(r.mr.Ref())
+}
+
+//export vs_test_device
+func vs_test_device(name *C.char, l *C.struct_verbsim_test_limits, index *C.int, guid *C.uint64_t, outName *C.char) C.int {
+	if fab == nil || name == nil || l == nil || index == nil || guid == nil || outName == nil {
+		return C.int(syscall.EINVAL)
+	}
+	var like *sim.Device
+	for _, d := range fab.Devices() {
+		if d.Name() == C.GoString(name) {
+			like = d
+		}
+	}
+	if like == nil {
+		return C.int(syscall.ENODEV)
+	}
+	d, err := withLimits(like, l)
+	if err != nil {
+		return errno(err)
+	}
+	testMu.Lock()
+	testDevs = append(testDevs, d)
+	*index = C.int(len(fab.Devices()) + len(testDevs) - 1)
+	testMu.Unlock()
+	*guid = C.uint64_t(d.GUID())
+	n := d.Name()
+	if len(n) > 63 {
+		n = n[:63]
+	}
+	dst := unsafe.Slice((*byte)(unsafe.Pointer(outName)), 64)
+	copy(dst, n)
+	dst[len(n)] = 0
+	return 0
+}
+
+// withLimits makes a device like d on a new fabric of the same
+// configuration (profile, mode, faults, seed; no wire, no trace), whose
+// attributes are d's but for the non-zero limits of l, as
+// conformance/simdev's WithLimits does in process.
+func withLimits(d *sim.Device, l *C.struct_verbsim_test_limits) (*sim.Device, error) {
+	a := d.Attr()
+	for _, f := range []struct {
+		dst *int
+		v   C.int
+	}{
+		{&a.MaxCQ, l.max_cq}, {&a.MaxCQE, l.max_cqe}, {&a.NumCompVectors, l.num_comp_vectors}, {&a.MaxPD, l.max_pd},
+		{&a.MaxQPWR, l.max_qp_wr}, {&a.MaxSGE, l.max_sge}, {&a.MaxInline, l.max_inline},
+		{&a.MaxQPRDAtom, l.max_qp_rd_atom}, {&a.MaxQPInitRDAtom, l.max_qp_init_rd_atom},
+		{&a.MaxSRQWR, l.max_srq_wr}, {&a.MaxSRQSGE, l.max_srq_sge},
+	} {
+		if f.v < 0 {
+			return nil, syscall.EINVAL
+		}
+		if f.v != 0 {
+			*f.dst = int(f.v)
+		}
+	}
+	// The ports as ibv_query_port shows them (link layer, MTUs, state);
+	// the GID and P_Key tables get default contents and the new fabric
+	// assigns the LIDs.
+	c, err := d.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	ports := make([]sim.PortConfig, a.PhysPortCnt)
+	for i := range ports {
+		pa, err := c.QueryPort(uint8(i + 1))
+		if err != nil {
+			return nil, err
+		}
+		pa.LID, pa.SMLID = 0, 0
+		ports[i].Attr = pa
+	}
+	if l.port_max_mtu != 0 && len(ports) > 0 {
+		m := verbs.MTU(l.port_max_mtu)
+		ports[0].Attr.MaxMTU = m
+		ports[0].Attr.ActiveMTU = min(ports[0].Attr.ActiveMTU, m)
+	}
+	a.PhysPortCnt = 0
+	cfg := sim.Config{Profile: fabCfg.profile, Mode: fabCfg.mode, Faults: fabCfg.faults, Seed: fabCfg.seed, TickDuration: fabCfg.tick,
+		Devices: []sim.DeviceConfig{{Name: d.Name(), Attr: a, Ports: ports}}}
+	f, err := sim.NewFabric(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return f.Devices()[0], nil
+}
