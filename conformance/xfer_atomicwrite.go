@@ -30,7 +30,7 @@ func awWant(w *xWorld, a *xEnd, b *xSide, what string, id uint64, off int, want 
 }
 
 func init() {
-	register("XFER-33", "[IMPL] ATOMIC_WRITE stores 8 bytes: posted and built, RC only, REMOTE_WRITE, aligned, completes as ATOMIC_WRITE", func(t *T, e *Env) {
+	register("XFER-33", "[IMPL] ATOMIC_WRITE stores 8 bytes: posted and built, RC and XRC_SEND only, REMOTE_WRITE, aligned, completes as ATOMIC_WRITE", func(t *T, e *Env) {
 		w := xSetup(t, e)
 		v1 := []byte("ATOMIC-1")
 		v2 := []byte("inline-2")
@@ -61,6 +61,16 @@ func init() {
 			} else {
 				awWant(x.w, x.a, x.b.s, "ibv_wr_atomic_write", 3, 32, []byte("built--3"))
 			}
+		}
+
+		// XRC_SEND has RC's operations (XRC-09): to the target's domain.
+		if p := xrcXferSetup(t, e); p != nil {
+			ini, tgt := p.connect(p.opts(), p.opts())
+			r := p.srq(p.d, tgt)
+			copy(ini.s.buf[1024:], v1)
+			ini.post("an XRC ATOMIC_WRITE", xrcTo(xRDMA(6, verbs.WRAtomicWrite, p.b, 4096, ini.s.sge(1024, 8)), r.n))
+			awWant(p.xWorld, ini, p.b, "an XRC ATOMIC_WRITE", 6, 4096, v1)
+			p.quiet(r.cq, "the SRQ's CQ after an XRC ATOMIC_WRITE (WC-05)")
 		}
 
 		// Not on UC: refused at the post (QP-33).
