@@ -167,6 +167,7 @@ enum {
 	CAPI_WR_SET_INLINE,
 	CAPI_WR_SET_XRC_SRQN,
 	CAPI_WR_BIND_MW,
+	CAPI_WR_ATOMIC_WRITE,
 };
 
 /* glue.c: whether this is a child of fork() (then errno is EOPNOTSUPP). */

@@ -1874,7 +1874,7 @@ func vs_wr(h C.uintptr_t, op C.int, wrID C.uint64_t, flags C.uint32_t, a32, b32 
 	switch op {
 	case C.CAPI_WR_SEND, C.CAPI_WR_SEND_IMM, C.CAPI_WR_SEND_INV, C.CAPI_WR_RDMA_WRITE,
 		C.CAPI_WR_RDMA_WRITE_IMM, C.CAPI_WR_RDMA_READ, C.CAPI_WR_ATOMIC_CMP_SWP,
-		C.CAPI_WR_ATOMIC_FETCH_ADD, C.CAPI_WR_LOCAL_INV, C.CAPI_WR_BIND_MW:
+		C.CAPI_WR_ATOMIC_FETCH_ADD, C.CAPI_WR_LOCAL_INV, C.CAPI_WR_BIND_MW, C.CAPI_WR_ATOMIC_WRITE:
 		q.SetWRID(uint64(wrID))
 		q.SetWRFlags(qp.SendFlags(flags))
 	}
@@ -1901,6 +1901,10 @@ func vs_wr(h C.uintptr_t, op C.int, wrID C.uint64_t, flags C.uint32_t, a32, b32 
 		q.WRAtomicCmpSwp(uint32(a32), uint64(a64), uint64(b64), uint64(c64))
 	case C.CAPI_WR_ATOMIC_FETCH_ADD:
 		q.WRAtomicFetchAdd(uint32(a32), uint64(a64), uint64(b64))
+	case C.CAPI_WR_ATOMIC_WRITE:
+		var v [8]byte
+		binary.NativeEndian.PutUint64(v[:], uint64(b64))
+		q.WRAtomicWrite(uint32(a32), uint64(a64), v)
 	case C.CAPI_WR_LOCAL_INV:
 		q.WRLocalInv(uint32(a32))
 	case C.CAPI_WR_SET_SGE:

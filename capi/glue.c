@@ -1367,10 +1367,22 @@ static void wrx_set_xrc_srqn(struct ibv_qp_ex *qx, uint32_t srqn)
 {
 	wr_op(qx, CAPI_WR_SET_XRC_SRQN, srqn, 0, 0, 0, 0, 0);
 }
+/* The 8 bytes atomic_wr points to are copied now and travel as one
+ * uint64 in host byte order (XFER-33). A NULL pointer fails the batch. */
 static void wrx_atomic_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr, const void *wr)
 {
-	(void)rkey, (void)addr, (void)wr;
-	wrx_unsupported(qx);
+	struct capi_qp *q = to_qpx(qx);
+	uint64_t v;
+
+	if (!q)
+		return;
+	if (!wr) {
+		if (!q->wr_err)
+			q->wr_err = EFAULT;
+		return;
+	}
+	memcpy(&v, wr, sizeof(v));
+	wr_op(qx, CAPI_WR_ATOMIC_WRITE, rkey, 0, addr, v, 0, 0);
 }
 
 static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a)
@@ -1603,6 +1615,7 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 			case IBV_WR_RDMA_WRITE:
 			case IBV_WR_RDMA_WRITE_WITH_IMM:
 			case IBV_WR_RDMA_READ:
+			case IBV_WR_ATOMIC_WRITE: /* wr.rdma, as rxe reads it */
 				s->remote_addr = wr->wr.rdma.remote_addr;
 				s->rkey = wr->wr.rdma.rkey;
 				break;
@@ -1628,7 +1641,6 @@ static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 				break;
 			case IBV_WR_TSO:
 			case IBV_WR_DRIVER1:
-			case IBV_WR_ATOMIC_WRITE:
 				*badp = wr;
 				if (n) {
 					rc = vs_post_send(to_qp(qp)->h, b, n, &posted);

@@ -76,6 +76,9 @@ func (q *mQP) WRAtomicCmpSwp(rkey uint32, addr, compare, swap uint64) {
 func (q *mQP) WRAtomicFetchAdd(rkey uint32, addr, add uint64) {
 	q.wb().WRAtomicFetchAdd(rkey, addr, add)
 }
+func (q *mQP) WRAtomicWrite(rkey uint32, addr uint64, value [8]byte) {
+	q.wb().WRAtomicWrite(rkey, addr, value)
+}
 func (q *mQP) WRLocalInv(rkey uint32)            { q.wb().WRLocalInv(rkey) }
 func (q *mQP) WRSetInlineDataList(bufs [][]byte) { q.wb().WRSetInlineDataList(bufs) }
 func (q *mQP) WRSetXRCSRQN(remoteSRQN uint32) {

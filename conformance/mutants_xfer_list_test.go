@@ -44,10 +44,10 @@ func xReadingMutants() []mutant {
 // xStatusMutants report wrong statuses or lose error completions.
 func xStatusMutants() []mutant {
 	return []mutant{
-		xStatusMutant(verbs.WCRemAccessErr, verbs.WCRemInvReqErr, "XFER-14", "WC-S10", "MR-07", "MR-08", "CQ-21"),
-		xStatusMutant(verbs.WCRemInvReqErr, verbs.WCRemAccessErr, "XFER-05", "WC-S09", "QP-40", "XFER-29"),
+		xStatusMutant(verbs.WCRemAccessErr, verbs.WCRemInvReqErr, "XFER-14", "WC-S10", "MR-07", "MR-08", "CQ-21", "XFER-33"),
+		xStatusMutant(verbs.WCRemInvReqErr, verbs.WCRemAccessErr, "XFER-05", "WC-S09", "QP-40", "XFER-29", "XFER-33"),
 		xStatusMutant(verbs.WCLocProtErr, verbs.WCLocLenErr, "XFER-16", "WC-S04", "MR-03"),
-		xStatusMutant(verbs.WCLocLenErr, verbs.WCLocProtErr, "XFER-23", "WC-S01", "XFER-17"),
+		xStatusMutant(verbs.WCLocLenErr, verbs.WCLocProtErr, "XFER-23", "WC-S01", "XFER-17", "XFER-33"),
 		xStatusMutant(verbs.WCLocQPOpErr, verbs.WCLocProtErr, "PD-04", "WC-S02"),
 		xStatusMutant(verbs.WCRemOpErr, verbs.WCRemAccessErr, "WC-S11", "XFER-16"),
 		xStatusMutant(verbs.WCLocAccessErr, verbs.WCWRFlushErr, "XFER-30", "WC-S08"),
@@ -226,6 +226,16 @@ func xMemoryMutants() []mutant {
 				if a, ok := xAt(r.SGList, 0); ok {
 					tr.flip(a)
 				}
+			}
+		}),
+		xEach("the word an ATOMIC_WRITE stored is flipped when it completes", []string{"XFER-33"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if r, ok := tr.sends[xKey{q, c.QPNum, c.WRID}]; ok && c.Status == verbs.WCSuccess && c.Opcode == verbs.WCAtomicWrite {
+				tr.flip(r.RemoteAddr)
+			}
+		}),
+		xEach("ATOMIC_WRITE completes as RDMA_WRITE", []string{"XFER-33"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+			if c.Status == verbs.WCSuccess && c.Opcode == verbs.WCAtomicWrite {
+				c.Opcode = verbs.WCRDMAWrite
 			}
 		}),
 		xEach("FETCH_AND_ADD results are corrupted", []string{"XFER-17"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {

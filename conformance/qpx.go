@@ -15,7 +15,8 @@ import (
 // The send_ops_flags the cases ask for.
 const (
 	qpxRC = verbs.QPExWithRDMAWrite | verbs.QPExWithRDMAWriteImm | verbs.QPExWithSend | verbs.QPExWithSendImm | verbs.QPExWithRDMARead |
-		verbs.QPExWithAtomicCmpSwp | verbs.QPExWithAtomicFetchAdd | verbs.QPExWithLocalInv | verbs.QPExWithBindMW | verbs.QPExWithSendInv
+		verbs.QPExWithAtomicCmpSwp | verbs.QPExWithAtomicFetchAdd | verbs.QPExWithLocalInv | verbs.QPExWithBindMW | verbs.QPExWithSendInv |
+		verbs.QPExWithAtomicWrite
 	qpxUC = verbs.QPExWithRDMAWrite | verbs.QPExWithRDMAWriteImm | verbs.QPExWithSend | verbs.QPExWithSendImm | verbs.QPExWithBindMW | verbs.QPExWithSendInv
 	qpxUD = verbs.QPExWithSend | verbs.QPExWithSendImm
 )
@@ -93,9 +94,9 @@ func init() {
 			ops verbs.QPSendOps
 			bad []verbs.QPSendOps
 		}{
-			{verbs.QPTypeRC, qpxRC, []verbs.QPSendOps{verbs.QPExWithTSO, verbs.QPExWithAtomicWrite, 1 << 11, 1 << 20}},
-			{verbs.QPTypeUC, qpxUC, []verbs.QPSendOps{verbs.QPExWithRDMARead, verbs.QPExWithAtomicCmpSwp, verbs.QPExWithAtomicFetchAdd, verbs.QPExWithTSO}},
-			{verbs.QPTypeUD, qpxUD, []verbs.QPSendOps{verbs.QPExWithRDMAWrite, verbs.QPExWithRDMARead, verbs.QPExWithSendInv, verbs.QPExWithBindMW, verbs.QPExWithAtomicFetchAdd}},
+			{verbs.QPTypeRC, qpxRC, []verbs.QPSendOps{verbs.QPExWithTSO, 1 << 11, 1 << 20}},
+			{verbs.QPTypeUC, qpxUC, []verbs.QPSendOps{verbs.QPExWithRDMARead, verbs.QPExWithAtomicCmpSwp, verbs.QPExWithAtomicFetchAdd, verbs.QPExWithTSO, verbs.QPExWithAtomicWrite}},
+			{verbs.QPTypeUD, qpxUD, []verbs.QPSendOps{verbs.QPExWithRDMAWrite, verbs.QPExWithRDMARead, verbs.QPExWithSendInv, verbs.QPExWithBindMW, verbs.QPExWithAtomicFetchAdd, verbs.QPExWithAtomicWrite}},
 		} {
 			q, err := create(k.typ, verbs.QPInitAttrPD|verbs.QPInitAttrSendOpsFlags, k.ops)
 			if err != nil {

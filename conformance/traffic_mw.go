@@ -85,7 +85,7 @@ func (r *tsRun) drawWinAccess(t *rapid.T, peer int, s *model.Send) *tsWinAccess 
 		return nil
 	}
 	w := rapid.SampledFrom(ws).Draw(t, "window")
-	ops := []verbs.WROpcode{verbs.WRRDMAWrite, verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRSendWithInv}
+	ops := []verbs.WROpcode{verbs.WRRDMAWrite, verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite, verbs.WRSendWithInv}
 	if r.faults && r.prof.SendInvErrAcked {
 		// Under XFER-29 reading B a failed SEND_WITH_INV is acknowledged
 		// and only the responder fails; were the ACK lost, the requester
@@ -100,7 +100,8 @@ func (r *tsRun) drawWinAccess(t *rapid.T, peer int, s *model.Send) *tsWinAccess 
 		var ok []verbs.WROpcode
 		for _, op := range ops {
 			need := map[verbs.WROpcode]verbs.AccessFlags{verbs.WRRDMAWrite: verbs.AccessRemoteWrite, verbs.WRRDMARead: verbs.AccessRemoteRead,
-				verbs.WRAtomicCmpAndSwp: verbs.AccessRemoteAtomic, verbs.WRAtomicFetchAndAdd: verbs.AccessRemoteAtomic}[op]
+				verbs.WRAtomicCmpAndSwp: verbs.AccessRemoteAtomic, verbs.WRAtomicFetchAndAdd: verbs.AccessRemoteAtomic,
+				verbs.WRAtomicWrite: verbs.AccessRemoteWrite}[op]
 			if need == 0 || w.bind.Access&need != 0 {
 				ok = append(ok, op)
 			}
@@ -116,7 +117,7 @@ func (r *tsRun) drawWinAccess(t *rapid.T, peer int, s *model.Send) *tsWinAccess 
 	switch s.Op {
 	case verbs.WRSendWithInv:
 		return a
-	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd:
+	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite:
 		a.n = 8
 	default:
 		l := min(tsExposed, int(w.bind.Length))
@@ -138,14 +139,16 @@ func (a *tsWinAccess) place(t *rapid.T, s *model.Send) {
 	}
 	l := int(a.w.bind.Length)
 	var off int
-	if s.Op == verbs.WRAtomicCmpAndSwp || s.Op == verbs.WRAtomicFetchAndAdd {
+	if s.Op == verbs.WRAtomicCmpAndSwp || s.Op == verbs.WRAtomicFetchAndAdd || s.Op == verbs.WRAtomicWrite {
 		last := max(0, l/8-1) // the last whole 8-byte slot
 		if rapid.Bool().Draw(t, "past") && rapid.Bool().Draw(t, "the last slot") {
 			last++
 		}
-		off = 8 * rapid.IntRange(0, last).Draw(t, "atomic slot") // 8-byte aligned (XFER-17)
-		s.Compare = rapid.Uint64().Draw(t, "compare")
-		s.SwapAdd = rapid.Uint64().Draw(t, "swap or add")
+		off = 8 * rapid.IntRange(0, last).Draw(t, "atomic slot") // 8-byte aligned (XFER-17, XFER-33)
+		if s.Op != verbs.WRAtomicWrite {
+			s.Compare = rapid.Uint64().Draw(t, "compare")
+			s.SwapAdd = rapid.Uint64().Draw(t, "swap or add")
+		}
 	} else {
 		off = rapid.IntRange(0, max(0, l-s.Len)).Draw(t, "window offset")
 		if rapid.Bool().Draw(t, "at an edge") && rapid.Bool().Draw(t, "of the window") {

@@ -76,7 +76,7 @@ enum cv_wr_op {
 	CV_WR_START, CV_WR_COMPLETE, CV_WR_ABORT, CV_WR_SEND, CV_WR_SEND_IMM, CV_WR_SEND_INV,
 	CV_WR_WRITE, CV_WR_WRITE_IMM, CV_WR_READ, CV_WR_CMP_SWP, CV_WR_FETCH_ADD, CV_WR_LOCAL_INV,
 	CV_WR_BIND_MW, CV_WR_UD_ADDR, CV_WR_SGE, CV_WR_SGE_LIST, CV_WR_INLINE, CV_WR_INLINE_LIST,
-	CV_WR_XRC_SRQN,
+	CV_WR_XRC_SRQN, CV_WR_ATOMIC_WRITE,
 };
 int cv_wr(struct ibv_qp_ex *q, int op, uint32_t a32, uint64_t a64, uint64_t b64, uint64_t c64, void *p, void *p2, uint32_t b32);
 void cv_wr_set(struct ibv_qp_ex *q, uint64_t wr_id, unsigned int flags);

@@ -336,6 +336,7 @@ int cv_wr(struct ibv_qp_ex *q, int op, uint32_t a32, uint64_t a64, uint64_t b64,
 	case CV_WR_READ: ibv_wr_rdma_read(q, a32, a64); break;
 	case CV_WR_CMP_SWP: ibv_wr_atomic_cmp_swp(q, a32, a64, b64, c64); break;
 	case CV_WR_FETCH_ADD: ibv_wr_atomic_fetch_add(q, a32, a64, b64); break;
+	case CV_WR_ATOMIC_WRITE: ibv_wr_atomic_write(q, a32, a64, &b64); break;
 	case CV_WR_LOCAL_INV: ibv_wr_local_inv(q, a32); break;
 	case CV_WR_BIND_MW:
 		memset(&bi, 0, sizeof(bi));

@@ -8,6 +8,7 @@ package cverbs
 import "C"
 
 import (
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/verbsim/verbsim/verbs"
@@ -189,6 +190,12 @@ func (q *qpEx) WRAtomicCmpSwp(rkey uint32, addr, compare, swap uint64) {
 }
 func (q *qpEx) WRAtomicFetchAdd(rkey uint32, addr, add uint64) {
 	q.builder(C.CV_WR_FETCH_ADD, rkey, addr, add, 0, nil, nil, 0)
+}
+
+// WRAtomicWrite is ibv_wr_atomic_write; the 8 bytes travel as one uint64
+// in host byte order, so C sees them unchanged.
+func (q *qpEx) WRAtomicWrite(rkey uint32, addr uint64, value [8]byte) {
+	q.builder(C.CV_WR_ATOMIC_WRITE, rkey, addr, binary.NativeEndian.Uint64(value[:]), 0, nil, nil, 0)
 }
 
 // WRBindMW is ibv_wr_bind_mw; a window or MR of another implementation, or

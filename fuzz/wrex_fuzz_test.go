@@ -36,7 +36,7 @@ func FuzzWRBuilder(f *testing.F) {
 		if rxe {
 			p = sim.RXEProfile()
 		}
-		ops := verbs.QPSendOps(data[0]) | verbs.QPSendOps(data[0]&3)<<8 // bits 0..9
+		ops := verbs.QPSendOps(data[0]) | verbs.QPSendOps(data[0]&3)<<8 | verbs.QPSendOps(data[0]&0x10)<<8 // bits 0..9 and 12 (ATOMIC_WRITE)
 		ops &= qp.SupportedSendOps(verbs.QPTypeRC, p.Readings)
 		data = data[1:]
 		fab, err := sim.NewFabric(sim.Config{Profile: p, Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}})
@@ -96,7 +96,7 @@ func FuzzWRBuilder(f *testing.F) {
 		rkey, raddr := b.mr.RKey(), b.mr.Addr()
 		for steps := 0; len(data) > 0 && steps < MaxOps; steps++ {
 			op, x := next(), next()
-			switch op % 18 {
+			switch op % 19 {
 			case 0:
 				a.q.WRStart()
 				if open {
@@ -168,6 +168,8 @@ func FuzzWRBuilder(f *testing.F) {
 			case 17:
 				a.q.SetWRID(uint64(x))
 				a.q.SetWRFlags(verbs.SendFlags(x) & (verbs.SendSignaled | verbs.SendSolicited | verbs.SendFence | verbs.SendInline | 1<<7))
+			case 18:
+				build(verbs.QPExWithAtomicWrite, func() { a.q.WRAtomicWrite(rkey, raddr+uint64(x)*8, [8]byte{byte(x)}) })
 			}
 		}
 		a.q.WRAbort()

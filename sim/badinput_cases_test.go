@@ -1033,6 +1033,7 @@ var badTable = map[string]badEntry{
 	"QP.WRRDMARead":          {reason: wrVoid},
 	"QP.WRAtomicCmpSwp":      {reason: wrVoid},
 	"QP.WRAtomicFetchAdd":    {reason: wrVoid},
+	"QP.WRAtomicWrite":       {reason: wrVoid},
 	"QP.WRBindMW":            {reason: wrVoid},
 	"QP.WRLocalInv":          {reason: wrVoid},
 	"QP.WRSetSGE":            {reason: wrVoid},

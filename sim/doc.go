@@ -107,6 +107,7 @@
 //	ibv_wr_rdma_read                      QP.WRRDMARead
 //	ibv_wr_atomic_cmp_swp                 QP.WRAtomicCmpSwp
 //	ibv_wr_atomic_fetch_add               QP.WRAtomicFetchAdd
+//	ibv_wr_atomic_write                   QP.WRAtomicWrite
 //	ibv_wr_bind_mw                        QP.WRBindMW
 //	ibv_wr_local_inv                      QP.WRLocalInv
 //	ibv_wr_set_sge                        QP.WRSetSGE

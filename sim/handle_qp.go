@@ -293,6 +293,12 @@ func (q *QP) WRAtomicFetchAdd(rkey uint32, addr, add uint64) {
 	q.eng().WRAtomicFetchAdd(rkey, addr, add)
 }
 
+// WRAtomicWrite starts an ATOMIC_WRITE of the 8 bytes value to addr
+// (ibv_wr_atomic_write, XFER-33); value is copied into the request.
+func (q *QP) WRAtomicWrite(rkey uint32, addr uint64, value [8]byte) {
+	q.eng().WRAtomicWrite(rkey, addr, value)
+}
+
 // WRBindMW starts a BIND_MW of the type 2 window mw (a *sim.MW) to the
 // new rkey (ibv_wr_bind_mw); see PostSend and MW-04.
 func (q *QP) WRBindMW(mw *MW, rkey uint32, info verbs.MWBindInfo) { q.eng().WRBindMW(mw, rkey, info) }

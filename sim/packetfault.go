@@ -20,9 +20,9 @@ const (
 	PacketSend      PacketKind = iota // SEND, SEND_WITH_IMM, SEND_WITH_INV
 	PacketWrite                       // RDMA WRITE, RDMA WRITE WITH IMMEDIATE
 	PacketReadReq                     // RDMA READ request
-	PacketAtomic                      // CMP_AND_SWP, FETCH_AND_ADD request
+	PacketAtomic                      // CMP_AND_SWP, FETCH_AND_ADD, ATOMIC_WRITE request
 	PacketReadResp                    // RDMA READ response
-	PacketAtomicAck                   // atomic response
+	PacketAtomicAck                   // atomic response (ATOMIC_WRITE: without a value)
 	PacketAck                         // ACK, or a NAK (see Packet.NAK)
 )
 

@@ -269,7 +269,7 @@ func TestWRBuilderMatchesPostSend(t *testing.T) {
 		for i := range a1.buf {
 			a1.buf[i], a2.buf[i] = byte(i), byte(i)
 		}
-		ops := []wc.WROpcode{wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd}
+		ops := []wc.WROpcode{wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd, wc.WRAtomicWrite}
 		for round := range rapid.IntRange(1, 6).Draw(rt, "rounds") {
 			for _, e := range []*end{b1, b2} {
 				rs := make([]qp.RecvWR, 4)
@@ -322,6 +322,8 @@ func TestWRBuilderMatchesPostSend(t *testing.T) {
 						q.WRAtomicCmpSwp(rkey, addr, uint64(o.imm), 3)
 					case wc.WRAtomicFetchAndAdd:
 						q.WRAtomicFetchAdd(rkey, addr, uint64(o.imm))
+					case wc.WRAtomicWrite:
+						q.WRAtomicWrite(rkey, addr, [8]byte{1}) // the SGE list below replaces the bytes
 					}
 					q.WRSetSGEList(o.sges)
 				}

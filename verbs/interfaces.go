@@ -387,6 +387,9 @@ type WRBuilder interface {
 	WRRDMARead(rkey uint32, addr uint64)
 	WRAtomicCmpSwp(rkey uint32, addr, compare, swap uint64)
 	WRAtomicFetchAdd(rkey uint32, addr, add uint64)
+	// WRAtomicWrite is ibv_wr_atomic_write: value, the 8 bytes its
+	// atomic_wr points to, is copied into the request (XFER-33).
+	WRAtomicWrite(rkey uint32, addr uint64, value [8]byte)
 	WRLocalInv(rkey uint32)
 	WRBindMW(mw MW, rkey uint32, info MWBindInfo)
 	WRSetUDAddr(ah AH, remoteQPN, remoteQKey uint32)

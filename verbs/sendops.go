@@ -18,7 +18,7 @@ const (
 	QPExWithBindMW         QPSendOps = 1 << 8  // IBV_QP_EX_WITH_BIND_MW
 	QPExWithSendInv        QPSendOps = 1 << 9  // IBV_QP_EX_WITH_SEND_WITH_INV
 	QPExWithTSO            QPSendOps = 1 << 10 // IBV_QP_EX_WITH_TSO (not simulated)
-	QPExWithAtomicWrite    QPSendOps = 1 << 12 // IBV_QP_EX_WITH_ATOMIC_WRITE (not simulated)
+	QPExWithAtomicWrite    QPSendOps = 1 << 12 // IBV_QP_EX_WITH_ATOMIC_WRITE (RC, XRC_SEND; XFER-33)
 )
 
 // String renders the bits as "SEND|RDMA_READ", or "0".

@@ -638,15 +638,15 @@ func (m *Traffic) PostSend(q int, ss []Send) error {
 			if t.Type == verbs.QPTypeUD {
 				return fmt.Errorf("qp %d: RDMA on UD is refused at post (QP-33), not modelled", q)
 			}
-		case verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRSendWithInv, verbs.WRBindMW, verbs.WRLocalInv:
+		case verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite, verbs.WRSendWithInv, verbs.WRBindMW, verbs.WRLocalInv:
 			if err := m.checkWindowOp(q, s, len(ss)); err != nil {
 				return err
 			}
 		default:
 			return fmt.Errorf("qp %d: opcode %v is not modelled", q, s.Op)
 		}
-		if s.Window && s.Op != verbs.WRRDMAWrite && s.Op != verbs.WRRDMARead && !isAtomic(s.Op) {
-			return fmt.Errorf("qp %d: window keys are modelled on RDMA WRITE, READ and atomics only", q)
+		if s.Window && s.Op != verbs.WRRDMAWrite && s.Op != verbs.WRRDMARead && !isEight(s.Op) {
+			return fmt.Errorf("qp %d: window keys are modelled on RDMA WRITE, READ, atomics and ATOMIC_WRITE only", q)
 		}
 		if s.BadRKey && s.Op != verbs.WRRDMAWrite {
 			return fmt.Errorf("qp %d: bad rkeys are modelled on plain RDMA WRITEs only", q)

@@ -51,6 +51,10 @@ func isAtomic(op verbs.WROpcode) bool {
 	return op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd
 }
 
+// isEight reports whether op moves exactly one 8-byte word: the two
+// fetching atomics and ATOMIC_WRITE (XFER-17, XFER-33).
+func isEight(op verbs.WROpcode) bool { return isAtomic(op) || op == verbs.WRAtomicWrite }
+
 func isLocalOp(op verbs.WROpcode) bool { return op == verbs.WRBindMW || op == verbs.WRLocalInv }
 
 // incRKey is ibv_inc_rkey: the same index, the next tag (MW-04).
@@ -67,6 +71,8 @@ func sendOpcode(op verbs.WROpcode) verbs.WCOpcode {
 		return verbs.WCCompSwap
 	case verbs.WRAtomicFetchAndAdd:
 		return verbs.WCFetchAdd
+	case verbs.WRAtomicWrite:
+		return verbs.WCAtomicWrite
 	case verbs.WRBindMW:
 		return verbs.WCBindMW
 	case verbs.WRLocalInv:
@@ -131,12 +137,12 @@ func (m *Traffic) checkWindowOp(q int, s Send, n int) error {
 		return fmt.Errorf("qp %d: %v is modelled on RC QPs only", q, s.Op)
 	}
 	switch {
-	case s.Op == verbs.WRRDMARead || isAtomic(s.Op):
+	case s.Op == verbs.WRRDMARead || isEight(s.Op):
 		if !s.Window {
 			return fmt.Errorf("qp %d: %v is modelled through window keys only", q, s.Op)
 		}
-		if isAtomic(s.Op) && s.Len != 8 {
-			return fmt.Errorf("qp %d: an atomic of %d bytes is refused (XFER-17), not modelled", q, s.Len)
+		if isEight(s.Op) && s.Len != 8 {
+			return fmt.Errorf("qp %d: an atomic of %d bytes is refused (XFER-17, XFER-33), not modelled", q, s.Len)
 		}
 	case isLocalOp(s.Op):
 		if n != 1 {
@@ -236,8 +242,8 @@ func (m *Traffic) invalidate(q int, rkey uint32) bool {
 // at responder QP q (MW-06) and, if it passes, executes it on the exposed
 // area: a WRITE places its payload, a READ takes the bytes it will bring
 // back, an atomic takes the old word and stores the new one (XFER-17, in
-// the host's byte order, verbsim's reading). A zero-length WRITE or READ
-// checks nothing (XFER-24).
+// the host's byte order, verbsim's reading), an ATOMIC_WRITE stores its 8
+// bytes (XFER-33). A zero-length WRITE or READ checks nothing (XFER-24).
 func (m *Traffic) windowAccess(q int, msg *tmsg) bool {
 	if msg.Len == 0 && !isAtomic(msg.Op) {
 		if msg.Op == verbs.WRRDMARead {
@@ -276,7 +282,7 @@ func (m *Traffic) windowAccess(q int, msg *tmsg) bool {
 	at := x.Addr - t.exposedAt + off
 	area := t.exposed[at : at+n]
 	switch msg.Op {
-	case verbs.WRRDMAWrite:
+	case verbs.WRRDMAWrite, verbs.WRAtomicWrite:
 		copy(area, Payload(msg.Seed, msg.Len))
 	case verbs.WRRDMARead:
 		msg.got = append([]byte(nil), area...)

@@ -306,7 +306,9 @@ func (q *QP) responseLocked(p *Packet) {
 		if q.ackLocked(psnAdd(e.psn, psnMask)) {
 			q.progressLocked()
 		}
-		if p.Kind == PktAtomicAck {
+		if p.Kind == PktAtomicAck && e.op == wc.WRAtomicWrite {
+			e.fin = true // its response carries nothing to place (XFER-33)
+		} else if p.Kind == PktAtomicAck {
 			var b [8]byte
 			binary.NativeEndian.PutUint64(b[:], p.Orig)
 			if !q.scatterSendLocked(e, 0, b[:]) {

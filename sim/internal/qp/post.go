@@ -35,7 +35,7 @@ func opAllowed(op wc.WROpcode, t Type) (ok bool, unsupported bool) {
 		return true, false
 	case wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRSendWithInv, wc.WRLocalInv, wc.WRBindMW:
 		return t == RC || t == UC || t == XRCSend, false
-	case wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
+	case wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd, wc.WRAtomicWrite:
 		return t == RC || t == XRCSend, false
 	case wc.WRTSO:
 		// Allowed on UD (and raw packet QPs), but not simulated.
@@ -211,13 +211,18 @@ func (q *QP) checkSendLocked(w *SendWR, in builtInline) error {
 	inline := w.Flags&SendInline != 0
 	if inline {
 		switch w.Opcode {
-		case wc.WRSend, wc.WRSendWithImm, wc.WRSendWithInv, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm:
+		case wc.WRSend, wc.WRSendWithImm, wc.WRSendWithInv, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRAtomicWrite:
 		default:
 			return verr.Errorf(verbSend, syscall.EINVAL, "IBV_SEND_INLINE on %v (QP-34)", w.Opcode)
 		}
 		n := Length(w.SGList)
 		if in.set {
 			n = uint64(len(in.data))
+		}
+		// The builder's ATOMIC_WRITE carries its 8 bytes in the request
+		// itself, not as inline data (XFER-33).
+		if w.Opcode == wc.WRAtomicWrite && in.set {
+			n = 0
 		}
 		if n > uint64(q.cap.MaxInlineData) {
 			return verr.Errorf(verbSend, syscall.EINVAL, "inline payload of %d bytes above max_inline_data %d (QP-35)", n, q.cap.MaxInlineData)

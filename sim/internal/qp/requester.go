@@ -1,6 +1,8 @@
 package qp
 
 import (
+	"encoding/binary"
+
 	"github.com/verbsim/verbsim/sim/wc"
 )
 
@@ -99,8 +101,16 @@ func (r *recvState) fresh(epsn uint32) recvState {
 	return recvState{epsn: epsn, srqSGE: r.srqSGE[:0], atomics: r.atomics}
 }
 
-// isRdAtomic reports whether op waits for a response with data.
+// isRdAtomic reports whether op waits for a response and counts against
+// max_rd_atomic: READ, the two fetching atomics and ATOMIC_WRITE, whose
+// response carries no data (XFER-33).
 func isRdAtomic(op wc.WROpcode) bool {
+	return op == wc.WRRDMARead || op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd || op == wc.WRAtomicWrite
+}
+
+// fetches reports whether op's response brings bytes that land in the
+// local SGEs: READ and the two fetching atomics.
+func fetches(op wc.WROpcode) bool {
 	return op == wc.WRRDMARead || op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd
 }
 
@@ -222,7 +232,7 @@ func (q *QP) localOpLocked(e *wqe) wc.Status {
 // one), and for a READ one per response packet.
 func (q *QP) packetsLocked(e *wqe) uint32 {
 	switch e.op {
-	case wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
+	case wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd, wc.WRAtomicWrite:
 		return 1
 	}
 	if q.typ == UD {
@@ -244,7 +254,7 @@ func (q *QP) checkLocalLocked(e *wqe) wc.Status {
 		return wc.LocLenErr
 	}
 	op := e.op
-	if op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd {
+	if op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd || op == wc.WRAtomicWrite {
 		if n != 8 {
 			return wc.LocLenErr
 		}
@@ -257,7 +267,7 @@ func (q *QP) checkLocalLocked(e *wqe) wc.Status {
 	if e.flags&SendInline != 0 {
 		return wc.Success
 	}
-	write := isRdAtomic(op)
+	write := fetches(op)
 	if write && q.cfg.Transport.LateLocalCheck {
 		return wc.Success // checked as the response is placed (XFER-31 B)
 	}
@@ -315,8 +325,21 @@ func (q *QP) transmitLocked(e *wqe) bool {
 		kind = PktWrite
 	case op == wc.WRRDMARead:
 		kind = PktReadReq
-	case op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd:
+	case op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd || op == wc.WRAtomicWrite:
 		kind = PktAtomic
+	}
+	var awValue uint64
+	if op == wc.WRAtomicWrite {
+		// The 8 bytes to write, read from the request's data now
+		// (XFER-33, as QP-36), and carried in the packet's Swap.
+		var v [8]byte
+		if !q.gatherLocked(e, 0, v[:]) {
+			e.status, e.fin = wc.LocProtErr, true
+			t.halted = true
+			t.next++
+			return false
+		}
+		awValue = binary.NativeEndian.Uint64(v[:])
 	}
 	n := e.npkts
 	if kind == PktReadReq {
@@ -335,6 +358,9 @@ func (q *QP) transmitLocked(e *wqe) bool {
 		p.RemoteAddr, p.RKey = e.raddr, e.rkey
 		p.DMALen = uint32(total)
 		p.CompareAdd, p.Swap = e.ext().compareAdd, e.ext().swap
+		if op == wc.WRAtomicWrite {
+			p.CompareAdd, p.Swap = 0, awValue
+		}
 		p.SRQN = e.ext().remoteSRQN
 		if p.Last && e.flags&SendSolicited != 0 && (kind == PktSend || op == wc.WRRDMAWriteWithImm) {
 			p.SE = true // NOTIFY-06

@@ -458,12 +458,18 @@ func (q *QP) readResponsesLocked(req *Packet) {
 }
 
 // atomicLocked executes an atomic (XFER-17) on the 8 bytes at the target,
-// in host byte order, and answers with the value found there.
+// in host byte order, and answers with the value found there. An
+// ATOMIC_WRITE (XFER-33) needs REMOTE_WRITE rather than REMOTE_ATOMIC,
+// stores its 8 bytes, and is answered without a value.
 func (q *QP) atomicLocked(p *Packet) {
-	if !q.remoteOKLocked(p, AccessRemoteAtomic) {
+	need := AccessRemoteAtomic
+	if p.Op == wc.WRAtomicWrite {
+		need = AccessRemoteWrite
+	}
+	if !q.remoteOKLocked(p, need) {
 		return
 	}
-	b, _ := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, 8, AccessRemoteAtomic)
+	b, _ := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, 8, need)
 	orig := atomicApply(b, p.Op, p.CompareAdd, p.Swap)
 	r := &q.rx
 	r.saveAtomic(p.PSN, orig)
@@ -482,6 +488,9 @@ func atomicApply(b []byte, op wc.WROpcode, compareAdd, swap uint64) uint64 {
 		}
 	case wc.WRAtomicFetchAndAdd:
 		binary.NativeEndian.PutUint64(b, orig+compareAdd)
+	case wc.WRAtomicWrite:
+		binary.NativeEndian.PutUint64(b, swap)
+		return 0 // its response carries no value
 	}
 	return orig
 }

@@ -17,17 +17,17 @@ import (
 
 // The send_ops_flags each transport may have.
 const (
-	sendOpsAll = WithRDMAWrite | WithRDMAWriteImm | WithSend | WithSendImm | WithRDMARead | WithAtomicCmpSwp | WithAtomicFetchAdd | WithLocalInv | WithBindMW | WithSendInv
+	sendOpsAll = WithRDMAWrite | WithRDMAWriteImm | WithSend | WithSendImm | WithRDMARead | WithAtomicCmpSwp | WithAtomicFetchAdd | WithLocalInv | WithBindMW | WithSendInv | WithAtomicWrite
 	sendOpsUC  = WithRDMAWrite | WithRDMAWriteImm | WithSend | WithSendImm | WithLocalInv | WithBindMW | WithSendInv
 	sendOpsUD  = WithSend | WithSendImm
 )
 
 // SupportedSendOps returns the send_ops_flags a QP of type t may be
 // created with (QPX-01): the operations of the transport matrix of QP-33
-// that verbsim executes. RC and XRC_SEND have all ten; UC the writes, sends, LOCAL_INV,
-// BIND_MW and SEND_WITH_INV; UD SEND and SEND_WITH_IMM. Under
-// p.SendOpsRXE the UC set lacks LOCAL_INV, as rxe's does. TSO and
-// ATOMIC_WRITE are never supported.
+// that verbsim executes. RC and XRC_SEND have all eleven (ATOMIC_WRITE
+// among them, XFER-33); UC the writes, sends, LOCAL_INV, BIND_MW and
+// SEND_WITH_INV; UD SEND and SEND_WITH_IMM. Under p.SendOpsRXE the UC set
+// lacks LOCAL_INV, as rxe's does. TSO is never supported.
 func SupportedSendOps(t Type, p Policy) SendOps {
 	switch t {
 	case RC, XRCSend:
@@ -66,6 +66,8 @@ func opSendOp(op wc.WROpcode) SendOps {
 		return WithBindMW
 	case wc.WRSendWithInv:
 		return WithSendInv
+	case wc.WRAtomicWrite:
+		return WithAtomicWrite
 	}
 	return 0
 }
@@ -204,6 +206,11 @@ func (q *QP) build(w SendWR) {
 	}
 	q.enter()
 	defer q.leave()
+	q.buildLocked(w)
+}
+
+// buildLocked is build under the lock.
+func (q *QP) buildLocked(w SendWR) {
 	b := &q.bld
 	switch {
 	case !b.open || b.err != nil:
@@ -266,6 +273,30 @@ func (q *QP) WRAtomicCmpSwp(rkey uint32, addr, compare, swap uint64) {
 // (ibv_wr_atomic_fetch_add).
 func (q *QP) WRAtomicFetchAdd(rkey uint32, addr, add uint64) {
 	q.build(SendWR{Opcode: wc.WRAtomicFetchAndAdd, RKey: rkey, RemoteAddr: addr, CompareAdd: add})
+}
+
+// WRAtomicWrite starts an ATOMIC_WRITE of the 8 bytes value to addr under
+// rkey (ibv_wr_atomic_write, XFER-33). The bytes are copied into the
+// request, so value may be reused at once; the request needs no data
+// setter and, unlike inline data, no max_inline_data. A data setter called
+// after it replaces the value, as with any request.
+func (q *QP) WRAtomicWrite(rkey uint32, addr uint64, value [8]byte) {
+	if q == nil {
+		return
+	}
+	q.enter()
+	defer q.leave()
+	b := &q.bld
+	n := len(b.wrs)
+	q.buildLocked(SendWR{Opcode: wc.WRAtomicWrite, RKey: rkey, RemoteAddr: addr})
+	if len(b.wrs) == n+1 && !b.dropped {
+		w, x := &b.wrs[n], &b.ext[n]
+		x.inlLo = len(b.inl)
+		b.inl = append(b.inl, value[:]...)
+		x.inlHi = len(b.inl)
+		x.sgeLo, x.sgeHi = 0, 0
+		w.Flags, x.hasInline = x.base|SendInline, true
+	}
 }
 
 // WRBindMW starts a BIND_MW of the type 2 window mw (a *sim.MW) to the
