@@ -613,7 +613,7 @@ func (c *devContext) CreateCQ(cqe int, cqContext any, ch verbs.CompChannel, comp
 	q := &cq{life: life{ctx: c}, c: p, cqContext: cqContext, cqe: int(p.cqe)}
 	q.self = q
 	if SimHooks() {
-		q.self = &hookCQ{q}
+		q.self = q.hooked()
 	}
 	if gch != nil {
 		q.ch = gch

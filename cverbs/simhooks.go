@@ -55,6 +55,23 @@ func (h *hookCQ) Ref() error { return h.cq.ref(true) }
 // Unref drops a hold taken by Ref (verbsim_test_cq_unref).
 func (h *hookCQ) Unref() { _ = h.cq.ref(false) }
 
+// hooked returns what the program holds for a CQ of ibv_create_cq on
+// verbsim's test-mode library: a hookCQ, or a hookExCQ when the library
+// built the CQ as an extended CQ with IBV_WC_STANDARD_FLAGS (its poll
+// iterator set, as verbsim's drop-in does, like mlx5: CQX-03), so that the
+// conformance suite reads a classic CQ with the iterator and mixes both
+// APIs on it (CQX-10). Another libibverbs need not give a CQ of
+// ibv_create_cq an iterator (rxe does not), so the binding offers it on
+// verbsim's library only.
+func (q *cq) hooked() verbs.CQ {
+	x := (*C.struct_ibv_cq_ex)(unsafe.Pointer(q.c))
+	if x.start_poll == nil || x.next_poll == nil || x.end_poll == nil {
+		return &hookCQ{q}
+	}
+	q.ex, q.wcFlags = x, verbs.WCStandardFlags
+	return &hookExCQ{&exCQ{q}}
+}
+
 // Push is hookCQ.Push.
 func (h *hookExCQ) Push(w verbs.WC, solicited bool) (bool, error) { return h.cq.push(w, solicited) }
 
