@@ -128,9 +128,11 @@ type engine struct {
 	chooser Chooser
 	scratch []ReadyEvent
 	running bool
+
 	// advancing says that advanceLocked is moving the clock: what runs
 	// then runs at its own tick, which is the present of what it arms.
 	advancing bool
+
 	faults  Faults
 	aimed   []*Fault // armed targeted faults, in the order they were added
 	// faultSeq numbers targeted faults in the trace.
