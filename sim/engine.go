@@ -128,11 +128,6 @@ type engine struct {
 	chooser Chooser
 	scratch []ReadyEvent
 	running bool
-
-	// advancing says that advanceLocked is moving the clock: what runs
-	// then runs at its own tick, which is the present of what it arms.
-	advancing bool
-
 	faults  Faults
 	aimed   []*Fault // armed targeted faults, in the order they were added
 	// faultSeq numbers targeted faults in the trace.
@@ -163,6 +158,10 @@ type engine struct {
 	directBuf   []byte // DirectScratchLocked's buffer
 	directs     uint64 // messages the direct path carried out (tests read it)
 	directMulti uint64 // of them, messages of several packets one way
+
+	// advancing says that advanceLocked is moving the clock: what runs
+	// then runs at its own tick, which is the present of what it arms.
+	advancing bool
 }
 
 // EngineStats counts what the engine did.
