@@ -173,8 +173,8 @@ func TestBackgroundRNR(t *testing.T) {
 // are lost right after an idle second is retried on its ACK timeout, not
 // at once. Armed from the stale tick, the timer and each retry fell due as
 // soon as the goroutine caught up, and the QP ended in RETRY_EXC_ERR at
-// once (ASYNC-13 through C found it). In a synctest bubble, as
-// TestBackgroundRNR.
+// once (the suite's SQ_DRAINED case with losses found it through C). In
+// a synctest bubble, as TestBackgroundRNR.
 func TestBackgroundIdleTimer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// Timeout 10: 4096 << 10 ns, about 4.2 ms; three retries.
