@@ -172,6 +172,9 @@ enum {
 /* glue.c: whether this is a child of fork() (then errno is EOPNOTSUPP). */
 int capi_forked(void);
 int capi_in_child(void);
+/* glue.c: fills the ibv_mr of a registration the engine made and returns it. */
+struct ibv_mr *capi_mr_fill(struct capi_mr *m, struct ibv_pd *pd, void *addr, size_t length, uint32_t lkey,
+			    uint32_t rkey);
 
 /* mw.c */
 int capi_bind_wr(struct capi_swr *s, const struct ibv_send_wr *wr);

@@ -190,14 +190,7 @@ static struct ibv_mr *op_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm, uint6
 		ERRP(rc);
 	}
 	/* Zero-based, with no host address: addr is NULL (DM-06). */
-	m->mr.context = pd->context;
-	m->mr.pd = pd;
-	m->mr.addr = NULL;
-	m->mr.length = length;
-	m->mr.handle = lkey;
-	m->mr.lkey = lkey;
-	m->mr.rkey = rkey;
-	return &m->mr;
+	return capi_mr_fill(m, pd, NULL, length, lkey, rkey);
 }
 
 /* capi_dm_ops fills the device memory slots of a new context's

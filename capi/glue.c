@@ -707,6 +707,12 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint6
 		free(m);
 		ERRP(rc);
 	}
+	return capi_mr_fill(m, pd, addr, length, lkey, rkey);
+}
+
+struct ibv_mr *capi_mr_fill(struct capi_mr *m, struct ibv_pd *pd, void *addr, size_t length, uint32_t lkey,
+			    uint32_t rkey)
+{
 	m->mr.context = pd->context;
 	m->mr.pd = pd;
 	m->mr.addr = addr;

@@ -27,14 +27,21 @@ func (f *Fabric) Mode() Mode {
 }
 
 // Now returns the virtual time in ticks (one tick is one nanosecond of
-// simulated time).
+// simulated time). In Background mode it first brings the clock up to the
+// wall clock, running what falls due on the way, as the fabric's clock
+// goroutine does when it looks: that goroutine looks only as often as it
+// must (bgQuantum), so without this a reading could lag the wall clock.
 func (f *Fabric) Now() uint64 {
 	if f == nil {
 		return 0
 	}
 	f.d.Enter(domain.Op{})
 	defer f.d.Leave(domain.Op{}, nil)
-	return f.eng.now
+	e := f.eng
+	if b := e.bg; b != nil {
+		e.advanceLocked(b.targetLocked(e.now))
+	}
+	return e.now
 }
 
 // Step runs one ready engine event, chosen by the schedule, and reports

@@ -3,6 +3,8 @@ package sim_test
 import (
 	"math"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/internal/qp"
@@ -51,4 +53,23 @@ func TestTickSaturates(t *testing.T) {
 	if n, _ := a.cq.Poll(make([]wc.WC, 1)); n != 0 {
 		t.Error("the send completed although its timer can never fire")
 	}
+}
+
+// TestBackgroundNowFollowsWallClock: in Background mode Now is the wall
+// clock's tick however seldom the clock goroutine looks (it looks only when
+// a timer falls due or verbs ask for it). In a synctest bubble the wall
+// clock is the bubble's, so the reading is exact.
+func TestBackgroundNowFollowsWallClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, err := sim.NewFabric(sim.Config{Mode: sim.Background, Devices: []sim.DeviceConfig{{Name: "a"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		t0 := f.Now()
+		time.Sleep(3 * time.Millisecond)
+		if got := f.Now() - t0; got != uint64(3*time.Millisecond) {
+			t.Errorf("Now moved %d ticks over 3 ms of wall time, want %d", got, 3*time.Millisecond)
+		}
+	})
 }

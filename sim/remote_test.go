@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
@@ -152,6 +153,8 @@ func (e *end) waitWCs(t *testing.T, want int) []wc.WC {
 	buf := make([]wc.WC, 16)
 	// Only a hang ends here: the transport always settles every WR
 	// (success or an error after its retries), so the bound is generous.
+	// The tests run in synctest bubbles, where this is the bubble's clock:
+	// a hang fails at once, when every goroutine is blocked.
 	deadline := time.Now().Add(60 * time.Second)
 	for len(out) < want {
 		n, err := e.cq.Poll(buf[:min(len(buf), want-len(out))])
@@ -189,53 +192,55 @@ func TestRemoteRC(t *testing.T) {
 	for _, eth := range []bool{false, true} {
 		name := map[bool]string{false: "ib", true: "eth"}[eth]
 		t.Run(name, func(t *testing.T) {
-			a, b, _, _, _ := remotePair(t, qp.RC, eth, sim.Faults{}, 18, 7) // 1.07 s: see TestRemoteRCLossy
-			msg := bytes.Repeat([]byte("verbsim!"), 100)                    // 4 packets at MTU 256
-			copy(a.buf, msg)
-			if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 7, SGList: []qp.SGE{b.sge(0, 500), b.sge(1000, 500)}}}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSendWithImm, Imm: 0xdeadbeef, Flags: qp.SendSignaled,
-				SGList: []qp.SGE{a.sge(0, 300), a.sge(300, 500)}}}); err != nil {
-				t.Fatal(err)
-			}
-			if s := a.waitWCs(t, 1)[0]; s.Status != wc.Success || s.Opcode != wc.Send {
-				t.Errorf("send WC %v", &s)
-			}
-			r := b.waitWCs(t, 1)[0]
-			if r.Status != wc.Success || r.ByteLen != 800 || r.ImmData != 0xdeadbeef || r.SrcQP != a.q.Num() {
-				t.Errorf("recv WC %v", &r)
-			}
-			if got := append(append([]byte{}, b.buf[:500]...), b.buf[1000:1300]...); !bytes.Equal(got, msg) {
-				t.Error("scattered bytes differ")
-			}
-			for i := range 3000 {
-				a.buf[8192+i] = byte(i * 7)
-			}
-			binary.NativeEndian.PutUint64(b.buf[64:], 40)
-			if _, err := a.q.PostSend([]qp.SendWR{
-				{WRID: 2, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(8192, 3000)},
-					RemoteAddr: b.mr.Addr() + 4096, RKey: b.mr.RKey()},
-				{WRID: 3, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(20000, 3000)},
-					RemoteAddr: b.mr.Addr() + 4096, RKey: b.mr.RKey()},
-				{WRID: 4, Opcode: wc.WRAtomicFetchAndAdd, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(128, 8)},
-					RemoteAddr: b.mr.Addr() + 64, RKey: b.mr.RKey(), CompareAdd: 2},
-				{WRID: 5, Opcode: wc.WRAtomicCmpAndSwp, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(136, 8)},
-					RemoteAddr: b.mr.Addr() + 64, RKey: b.mr.RKey(), CompareAdd: 42, Swap: 99},
-			}); err != nil {
-				t.Fatal(err)
-			}
-			for i, w := range a.waitWCs(t, 4) {
-				if w.Status != wc.Success || w.WRID != uint64(i+2) {
-					t.Errorf("WC %d: %v", i, &w)
+			synctest.Test(t, func(t *testing.T) {
+				a, b, _, _, _ := remotePair(t, qp.RC, eth, sim.Faults{}, 16, 7)
+				msg := bytes.Repeat([]byte("verbsim!"), 100) // 4 packets at MTU 256
+				copy(a.buf, msg)
+				if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 7, SGList: []qp.SGE{b.sge(0, 500), b.sge(1000, 500)}}}); err != nil {
+					t.Fatal(err)
 				}
-			}
-			if !bytes.Equal(b.buf[4096:7096], a.buf[8192:11192]) || !bytes.Equal(a.buf[20000:23000], a.buf[8192:11192]) {
-				t.Error("RDMA WRITE then READ did not move the data")
-			}
-			if binary.NativeEndian.Uint64(a.buf[128:]) != 40 || binary.NativeEndian.Uint64(a.buf[136:]) != 42 || binary.NativeEndian.Uint64(b.buf[64:]) != 99 {
-				t.Error("atomics")
-			}
+				if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSendWithImm, Imm: 0xdeadbeef, Flags: qp.SendSignaled,
+					SGList: []qp.SGE{a.sge(0, 300), a.sge(300, 500)}}}); err != nil {
+					t.Fatal(err)
+				}
+				if s := a.waitWCs(t, 1)[0]; s.Status != wc.Success || s.Opcode != wc.Send {
+					t.Errorf("send WC %v", &s)
+				}
+				r := b.waitWCs(t, 1)[0]
+				if r.Status != wc.Success || r.ByteLen != 800 || r.ImmData != 0xdeadbeef || r.SrcQP != a.q.Num() {
+					t.Errorf("recv WC %v", &r)
+				}
+				if got := append(append([]byte{}, b.buf[:500]...), b.buf[1000:1300]...); !bytes.Equal(got, msg) {
+					t.Error("scattered bytes differ")
+				}
+				for i := range 3000 {
+					a.buf[8192+i] = byte(i * 7)
+				}
+				binary.NativeEndian.PutUint64(b.buf[64:], 40)
+				if _, err := a.q.PostSend([]qp.SendWR{
+					{WRID: 2, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(8192, 3000)},
+						RemoteAddr: b.mr.Addr() + 4096, RKey: b.mr.RKey()},
+					{WRID: 3, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(20000, 3000)},
+						RemoteAddr: b.mr.Addr() + 4096, RKey: b.mr.RKey()},
+					{WRID: 4, Opcode: wc.WRAtomicFetchAndAdd, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(128, 8)},
+						RemoteAddr: b.mr.Addr() + 64, RKey: b.mr.RKey(), CompareAdd: 2},
+					{WRID: 5, Opcode: wc.WRAtomicCmpAndSwp, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(136, 8)},
+						RemoteAddr: b.mr.Addr() + 64, RKey: b.mr.RKey(), CompareAdd: 42, Swap: 99},
+				}); err != nil {
+					t.Fatal(err)
+				}
+				for i, w := range a.waitWCs(t, 4) {
+					if w.Status != wc.Success || w.WRID != uint64(i+2) {
+						t.Errorf("WC %d: %v", i, &w)
+					}
+				}
+				if !bytes.Equal(b.buf[4096:7096], a.buf[8192:11192]) || !bytes.Equal(a.buf[20000:23000], a.buf[8192:11192]) {
+					t.Error("RDMA WRITE then READ did not move the data")
+				}
+				if binary.NativeEndian.Uint64(a.buf[128:]) != 40 || binary.NativeEndian.Uint64(a.buf[136:]) != 42 || binary.NativeEndian.Uint64(b.buf[64:]) != 99 {
+					t.Error("atomics")
+				}
+			})
 		})
 	}
 }
@@ -243,96 +248,99 @@ func TestRemoteRC(t *testing.T) {
 // TestRemoteRCLossy: with a tenth of the packets lost and some duplicated
 // on arrival, 300 SENDs still arrive exactly once and in order.
 func TestRemoteRCLossy(t *testing.T) {
-	// The two fabrics run in Background mode, their clocks on the wall
-	// clock: a retry timeout fires if the peer's goroutines do not run for
-	// that long, and 8 timeouts in a row without progress end the QP in
-	// RETRY_EXC_ERR. 4 ms failed on a loaded machine under -race, and
-	// 268 ms (timeout 16: a peer starved for 2 s) once at load 8; 1.07 s
-	// (timeout 18) tolerates a peer starved for 8 s. Each packet the fault
-	// drops costs a timeout at most (a later packet's arrival NAKs the gap
-	// at once), so the run takes a few seconds.
-	a, b, _, _, _ := remotePair(t, qp.RC, false, sim.Faults{Drop: 0.05, Duplicate: 0.05}, 18, 7)
-	const n = 200
-	for i := 0; i < n; i += 50 {
-		var rwrs []qp.RecvWR
-		for j := range 50 {
-			rwrs = append(rwrs, qp.RecvWR{WRID: uint64(i + j), SGList: []qp.SGE{b.sge((j%50)*600, 600)}})
-		}
-		if _, err := b.q.PostRecv(rwrs); err != nil {
-			t.Fatal(err)
-		}
-		var swrs []qp.SendWR
-		for j := range 50 {
-			swrs = append(swrs, qp.SendWR{WRID: uint64(i + j), Opcode: wc.WRSendWithImm, Imm: uint32(i + j),
-				Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 600)}})
-		}
-		if _, err := a.q.PostSend(swrs); err != nil {
-			t.Fatal(err)
-		}
-		for j, w := range a.waitWCs(t, 50) {
-			if w.Status != wc.Success || w.WRID != uint64(i+j) {
-				t.Fatalf("send WC %d: %v", i+j, &w)
+	synctest.Test(t, func(t *testing.T) {
+		// The two fabrics run in Background mode inside a synctest bubble:
+		// their clocks follow the bubble's, which moves only when every
+		// goroutine of the bubble is blocked, so a retry timeout fires only
+		// when a packet is really lost, never because a loaded machine did
+		// not run the peer's goroutines in time.
+		a, b, _, _, _ := remotePair(t, qp.RC, false, sim.Faults{Drop: 0.1, Duplicate: 0.05}, 16, 7)
+		const n = 200
+		for i := 0; i < n; i += 50 {
+			var rwrs []qp.RecvWR
+			for j := range 50 {
+				rwrs = append(rwrs, qp.RecvWR{WRID: uint64(i + j), SGList: []qp.SGE{b.sge((j%50)*600, 600)}})
+			}
+			if _, err := b.q.PostRecv(rwrs); err != nil {
+				t.Fatal(err)
+			}
+			var swrs []qp.SendWR
+			for j := range 50 {
+				swrs = append(swrs, qp.SendWR{WRID: uint64(i + j), Opcode: wc.WRSendWithImm, Imm: uint32(i + j),
+					Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 600)}})
+			}
+			if _, err := a.q.PostSend(swrs); err != nil {
+				t.Fatal(err)
+			}
+			for j, w := range a.waitWCs(t, 50) {
+				if w.Status != wc.Success || w.WRID != uint64(i+j) {
+					t.Fatalf("send WC %d: %v", i+j, &w)
+				}
+			}
+			for j, w := range b.waitWCs(t, 50) {
+				if w.Status != wc.Success || w.ImmData != uint32(i+j) {
+					t.Fatalf("recv WC %d: %v", i+j, &w)
+				}
 			}
 		}
-		for j, w := range b.waitWCs(t, 50) {
-			if w.Status != wc.Success || w.ImmData != uint32(i+j) {
-				t.Fatalf("recv WC %d: %v", i+j, &w)
-			}
+		if n, _ := b.cq.Poll(make([]wc.WC, 4)); n != 0 {
+			t.Errorf("%d extra completions", n)
 		}
-	}
-	if n, _ := b.cq.Poll(make([]wc.WC, 4)); n != 0 {
-		t.Errorf("%d extra completions", n)
-	}
+	})
 }
 
 // TestRemoteDeadPeer: when the peer's process is gone, every packet to it
 // is lost, and the requester ends in RETRY_EXC_ERR after retry_cnt
 // timeouts, never waiting for ever.
 func TestRemoteDeadPeer(t *testing.T) {
-	a, _, _, nb, w := remotePair(t, qp.RC, false, sim.Faults{}, 8, 3) // 1 ms timeout
-	w.kill(nb)
-	start := time.Now()
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 9, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 10)}}}); err != nil {
-		t.Fatal(err)
-	}
-	if s := a.waitWCs(t, 1)[0]; s.Status != wc.RetryExcErr || s.WRID != 9 {
-		t.Errorf("send WC %v, want RETRY_EXC_ERR", &s)
-	}
-	t.Logf("RETRY_EXC_ERR after %v", time.Since(start))
-	if a.q.State() != qp.Err {
-		t.Errorf("QP state %v, want ERR", a.q.State())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		a, _, _, nb, w := remotePair(t, qp.RC, false, sim.Faults{}, 8, 3) // 1 ms timeout
+		w.kill(nb)
+		start := time.Now()
+		if _, err := a.q.PostSend([]qp.SendWR{{WRID: 9, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 10)}}}); err != nil {
+			t.Fatal(err)
+		}
+		if s := a.waitWCs(t, 1)[0]; s.Status != wc.RetryExcErr || s.WRID != 9 {
+			t.Errorf("send WC %v, want RETRY_EXC_ERR", &s)
+		}
+		t.Logf("RETRY_EXC_ERR after %v", time.Since(start))
+		if a.q.State() != qp.Err {
+			t.Errorf("QP state %v, want ERR", a.q.State())
+		}
+	})
 }
 
 // TestRemoteUD: a UD datagram crosses fabrics through an AH naming the
 // other fabric's LID, with its GRH space and source QPN.
 func TestRemoteUD(t *testing.T) {
-	w := &memWire{}
-	fa, _ := w.attach(t, "a", 1, false, sim.Faults{}, 1)
-	fb, _ := w.attach(t, "b", 2, false, sim.Faults{}, 2)
-	a, b := newEnd(t, fa.Devices()[0], qp.UD, 1<<14), newEnd(t, fb.Devices()[0], qp.UD, 1<<14)
-	for _, e := range []*end{a, b} {
-		if err := sim.ReadyUD(e.q, 0x1111); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		w := &memWire{}
+		fa, _ := w.attach(t, "a", 1, false, sim.Faults{}, 1)
+		fb, _ := w.attach(t, "b", 2, false, sim.Faults{}, 2)
+		a, b := newEnd(t, fa.Devices()[0], qp.UD, 1<<14), newEnd(t, fb.Devices()[0], qp.UD, 1<<14)
+		for _, e := range []*end{a, b} {
+			if err := sim.ReadyUD(e.q, 0x1111); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ah, err := a.pd.CreateAH(sim.AHAttr{DLID: 2, PortNum: 1})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	ah, err := a.pd.CreateAH(sim.AHAttr{DLID: 2, PortNum: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 3, SGList: []qp.SGE{b.sge(0, 40+100)}}}); err != nil {
-		t.Fatal(err)
-	}
-	copy(a.buf, "datagram")
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 100)},
-		AH: ah, RemoteQPN: b.q.Num(), RemoteQKey: 0x1111}}); err != nil {
-		t.Fatal(err)
-	}
-	if s := a.waitWCs(t, 1)[0]; s.Status != wc.Success {
-		t.Errorf("send WC %v", &s)
-	}
-	r := b.waitWCs(t, 1)[0]
-	if r.Status != wc.Success || r.ByteLen != 140 || r.SrcQP != a.q.Num() || r.SLID != 1 || string(b.buf[40:48]) != "datagram" {
-		t.Errorf("recv WC %v", &r)
-	}
+		if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 3, SGList: []qp.SGE{b.sge(0, 40+100)}}}); err != nil {
+			t.Fatal(err)
+		}
+		copy(a.buf, "datagram")
+		if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 100)},
+			AH: ah, RemoteQPN: b.q.Num(), RemoteQKey: 0x1111}}); err != nil {
+			t.Fatal(err)
+		}
+		if s := a.waitWCs(t, 1)[0]; s.Status != wc.Success {
+			t.Errorf("send WC %v", &s)
+		}
+		r := b.waitWCs(t, 1)[0]
+		if r.Status != wc.Success || r.ByteLen != 140 || r.SrcQP != a.q.Num() || r.SLID != 1 || string(b.buf[40:48]) != "datagram" {
+			t.Errorf("recv WC %v", &r)
+		}
+	})
 }

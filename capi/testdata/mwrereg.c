@@ -18,49 +18,9 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "rc.h"
 
 enum { SIZE = 8192 };
-
-static void to_rts(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid, int access)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = access;
-	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), "INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = dlid;
-	a.ah_attr.port_num = 1;
-	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), "RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), "RTS");
-}
-
-static struct ibv_wc wait1(struct ibv_cq *cq)
-{
-	struct ibv_wc wc;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, &wc);
-		CHECK(n >= 0, "poll");
-	} while (n == 0);
-	return wc;
-}
 
 static void write_to(struct ibv_qp *qp, struct ibv_mr *mr, char *src, uint32_t len, uint64_t raddr, uint32_t rkey,
 		     uint64_t id)
@@ -112,8 +72,8 @@ static void type2(struct ibv_context *ctx, struct ibv_pd *pd, uint16_t lid)
 	CHECK(qa && qb, "type 2 qps");
 	qbx = ibv_qp_to_qp_ex(qb);
 	CHECK(qbx, "qp_ex");
-	to_rts(qa, qb->qp_num, lid, 0);
-	to_rts(qb, qa->qp_num, lid, IBV_ACCESS_REMOTE_WRITE);
+	rc_to_rts(qa, qb->qp_num, lid, 0);
+	rc_to_rts(qb, qa->qp_num, lid, IBV_ACCESS_REMOTE_WRITE);
 
 	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	CHECK(mw && mw->type == IBV_MW_TYPE_2, "alloc type 2");
@@ -260,8 +220,8 @@ int main(void)
 	ia.send_cq = ia.recv_cq = cqb;
 	qb = ibv_create_qp(pd, &ia);
 	CHECK(cqa && cqb && qa && qb, "cq, qp");
-	to_rts(qa, qb->qp_num, pa.lid, 0);
-	to_rts(qb, qa->qp_num, pa.lid, IBV_ACCESS_REMOTE_WRITE);
+	rc_to_rts(qa, qb->qp_num, pa.lid, 0);
+	rc_to_rts(qb, qa->qp_num, pa.lid, IBV_ACCESS_REMOTE_WRITE);
 
 	/* A type 1 window over b[1024, 2048), bound by ibv_bind_mw on b's QP. */
 	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
@@ -331,8 +291,8 @@ int main(void)
 		ia.send_cq = ia.recv_cq = cqb;
 		q2 = ibv_create_qp(pd2, &ia);
 		CHECK(q2, "qp on pd2");
-		to_rts(qa, q2->qp_num, pa.lid, 0);
-		to_rts(q2, qa->qp_num, pa.lid, IBV_ACCESS_REMOTE_WRITE);
+		rc_to_rts(qa, q2->qp_num, pa.lid, 0);
+		rc_to_rts(q2, qa->qp_num, pa.lid, IBV_ACCESS_REMOTE_WRITE);
 		memset(a, 'r', 32);
 		write_to(qa, mra, a, 32, (uintptr_t)cur + 100, mrb->rkey, 3);
 		wc = wait1(cqa);

@@ -16,38 +16,9 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "rc.h"
 
 enum { SIZE = 8192 };
-
-static void to_rts(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	/* test_odp.py puts ON_DEMAND in qp_access_flags too (ODP-03). */
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND;
-	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), "INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = dlid;
-	a.ah_attr.port_num = 1;
-	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), "RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), "RTS");
-}
 
 /* write_through sends an RDMA WRITE from src to dst over two connected QPs. */
 static void write_through(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_mr *src, struct ibv_mr *dst)
@@ -71,8 +42,8 @@ static void write_through(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv
 	a = ibv_create_qp(pd, &ia);
 	b = ibv_create_qp(pd, &ia);
 	CHECK(a && b, "create_qp");
-	to_rts(a, b->qp_num, port.lid);
-	to_rts(b, a->qp_num, port.lid);
+	rc_to_rts(a, b->qp_num, port.lid, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND);
+	rc_to_rts(b, a->qp_num, port.lid, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND);
 	memset(src->addr, 0x5a, SIZE);
 	memset(dst->addr, 0, SIZE);
 	sge.addr = (uintptr_t)src->addr;

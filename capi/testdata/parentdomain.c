@@ -15,6 +15,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "rc.h"
 
 enum { SIZE = 4096 };
 
@@ -30,52 +31,6 @@ static void *alloc_buf(struct ibv_pd *pd, void *ctx, size_t size, size_t align, 
 static void free_buf(struct ibv_pd *pd, void *ctx, void *ptr, uint64_t type)
 {
 	(void)pd; (void)ctx; (void)ptr; (void)type;
-}
-
-static void to_rts(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), "INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = dlid;
-	a.ah_attr.port_num = 1;
-	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
-	      "RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	CHECK(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
-	      "RTS");
-}
-
-static struct ibv_wc wait1(struct ibv_cq *cq)
-{
-	struct ibv_wc wc;
-	int n;
-
-	for (int i = 0; i < 10000000; i++) {
-		n = ibv_poll_cq(cq, 1, &wc);
-		CHECK(n >= 0, "poll");
-		if (n == 1)
-			return wc;
-	}
-	CHECK(0, "no completion");
-	return wc;
 }
 
 int main(void)
@@ -148,8 +103,8 @@ int main(void)
 	qa = ibv_create_qp(par, &qia);
 	qb = ibv_create_qp(pd, &qia);
 	CHECK(qa && qa->pd == par && qb, "create_qp");
-	to_rts(qa, qb->qp_num, pa.lid);
-	to_rts(qb, qa->qp_num, pa.lid);
+	rc_to_rts(qa, qb->qp_num, pa.lid, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	rc_to_rts(qb, qa->qp_num, pa.lid, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 
 	/* An RDMA WRITE from the parent domain's QP and MR to the plain PD's. */
 	strcpy(a, "through a parent domain");

@@ -19,6 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "rc.h"
 
 enum { SIZE = 4096 };
 
@@ -79,18 +80,6 @@ static void connect_pair(struct ibv_qp *snd, struct ibv_qp *rcv, uint16_t lid)
 	       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 		       IBV_QP_MAX_QP_RD_ATOMIC,
 	       "send RTS");
-}
-
-static struct ibv_wc wait1(struct ibv_cq *cq)
-{
-	struct ibv_wc wc;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, &wc);
-		CHECK(n >= 0, "poll");
-	} while (n == 0);
-	return wc;
 }
 
 static struct ibv_srq *xrc_srq(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_xrcd *x, struct ibv_cq *cq)
