@@ -240,7 +240,15 @@ func TestTestHookSymbols(t *testing.T) {
 	for _, h := range hooks {
 		want[h] = "VERBSIM_TEST_1"
 	}
+	hooks2 := []string{"verbsim_test_qp_fatal", "verbsim_test_qp_force_status", "verbsim_test_qp_outstanding",
+		"verbsim_test_srq_take", "verbsim_test_srq_len", "verbsim_test_srq_error",
+		"verbsim_test_channel_len", "verbsim_test_port_state", "verbsim_test_faults"}
+	for _, h := range hooks2 {
+		want[h] = "VERBSIM_TEST_2"
+	}
+	hooks = append(hooks, hooks2...)
 	wantNodes["VERBSIM_TEST_1"] = true
+	wantNodes["VERBSIM_TEST_2"] = true
 	got, nodes := dynamicSymbols(t, filepath.Join(dir, "libibverbs.so.1"))
 	var bad []string
 	for sym, ver := range want {

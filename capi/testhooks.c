@@ -117,3 +117,112 @@ EXPORT int verbsim_test_device(struct ibv_device *like, const struct verbsim_tes
 	*out = &t->d.dev;
 	return 0;
 }
+
+/* The hooks of VERBSIM_TEST_2. */
+
+EXPORT int verbsim_test_qp_fatal(struct ibv_qp *qp)
+{
+	if (capi_forked())
+		return EOPNOTSUPP;
+	return qp ? vs_test_qp_fatal(((struct capi_qp *)qp)->h) : EINVAL;
+}
+
+EXPORT int verbsim_test_qp_force_status(struct ibv_qp *qp, uint64_t wr_id, int recv, enum ibv_wc_status status)
+{
+	if (capi_forked())
+		return EOPNOTSUPP;
+	return qp ? vs_test_qp_force_status(((struct capi_qp *)qp)->h, wr_id, recv, (int)status) : EINVAL;
+}
+
+EXPORT int verbsim_test_qp_outstanding(struct ibv_qp *qp, int *send, int *recv)
+{
+	int s = 0, r = 0, rc;
+
+	if (capi_forked())
+		return EOPNOTSUPP;
+	if (!qp || !send || !recv)
+		return EINVAL;
+	rc = vs_test_qp_outstanding(((struct capi_qp *)qp)->h, &s, &r);
+	if (!rc) {
+		*send = s;
+		*recv = r;
+	}
+	return rc;
+}
+
+EXPORT int verbsim_test_srq_take(struct ibv_srq *srq, uint64_t *wr_id, struct ibv_sge *sg_list, int max_sge,
+				 int *num_sge)
+{
+	if (capi_forked())
+		return EOPNOTSUPP;
+	if (!srq || !wr_id || !num_sge || max_sge < 0 || (max_sge > 0 && !sg_list))
+		return EINVAL;
+	return vs_test_srq_take(((struct capi_srq *)srq)->h, wr_id, sg_list, max_sge, num_sge);
+}
+
+EXPORT int verbsim_test_srq_len(struct ibv_srq *srq, int *len)
+{
+	if (capi_forked())
+		return EOPNOTSUPP;
+	if (!srq || !len)
+		return EINVAL;
+	return vs_test_srq_len(((struct capi_srq *)srq)->h, len);
+}
+
+EXPORT int verbsim_test_srq_error(struct ibv_srq *srq)
+{
+	if (capi_forked())
+		return EOPNOTSUPP;
+	return srq ? vs_test_srq_error(((struct capi_srq *)srq)->h) : EINVAL;
+}
+
+EXPORT int verbsim_test_channel_len(struct ibv_comp_channel *ch, int *len)
+{
+	if (capi_forked())
+		return EOPNOTSUPP;
+	if (!ch || !len)
+		return EINVAL;
+	return vs_test_channel_len(((struct capi_channel *)ch)->h, len);
+}
+
+/* dev_index returns the fabric index of dev, a device of
+ * ibv_get_device_list or of verbsim_test_device, or -1. */
+static int dev_index(struct ibv_device *dev)
+{
+	struct capi_device *t = capi_test_to_dev(dev);
+	struct ibv_device **l;
+	int n = 0, index = -1;
+
+	if (t)
+		return t->index;
+	l = ibv_get_device_list(&n);
+	if (!l)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (l[i] == dev)
+			index = ((struct capi_device *)dev)->index;
+	ibv_free_device_list(l);
+	return index;
+}
+
+EXPORT int verbsim_test_port_state(struct ibv_device *dev, uint8_t port, int up)
+{
+	int index;
+
+	if (capi_forked())
+		return EOPNOTSUPP;
+	if (!dev || (index = dev_index(dev)) < 0)
+		return EINVAL;
+	return vs_test_port_state(index, port, up);
+}
+
+EXPORT int verbsim_test_faults(struct ibv_device *dev, double drop, double duplicate, double delay)
+{
+	int index;
+
+	if (capi_forked())
+		return EOPNOTSUPP;
+	if (!dev || (index = dev_index(dev)) < 0)
+		return EINVAL;
+	return vs_test_faults(index, drop, duplicate, delay);
+}

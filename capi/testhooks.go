@@ -5,8 +5,8 @@ package main
 // testhooks.go is the Go side of the test hooks (verbsim_test.h,
 // testhooks.c), built only into the test-mode library: build.sh
 // --test-hooks sets the build tag verbsim_testhooks, which also defines
-// VERBSIM_TEST_HOOKS for the C files, and adds the version node
-// VERBSIM_TEST_1 (testhooks.map). Each hook calls the very method of
+// VERBSIM_TEST_HOOKS for the C files, and adds the version nodes
+// VERBSIM_TEST_1 and VERBSIM_TEST_2 (testhooks.map). Each hook calls the very method of
 // package sim that the in-process conformance device (conformance/simdev)
 // uses for the same capability.
 
@@ -188,4 +188,114 @@ func withLimits(d *sim.Device, l *C.struct_verbsim_test_limits) (*sim.Device, er
 		return nil, err
 	}
 	return f.Devices()[0], nil
+}
+
+// The hooks of VERBSIM_TEST_2.
+
+//export vs_test_qp_fatal
+func vs_test_qp_fatal(h C.uintptr_t) C.int {
+	r := rec[qpRec](h)
+	if r == nil {
+		return C.int(syscall.EINVAL)
+	}
+	f := r.q.Context().Device().Fabric()
+	return errno(f.InjectFatal(r.q))
+}
+
+//export vs_test_qp_force_status
+func vs_test_qp_force_status(h C.uintptr_t, wrID C.uint64_t, recv C.int, status C.int) C.int {
+	r := rec[qpRec](h)
+	if r == nil || status < 0 {
+		return C.int(syscall.EINVAL)
+	}
+	f := r.q.Context().Device().Fabric()
+	return errno(f.ForceStatus(r.q, uint64(wrID), recv != 0, verbs.WCStatus(status)))
+}
+
+//export vs_test_qp_outstanding
+func vs_test_qp_outstanding(h C.uintptr_t, send, recv *C.int) C.int {
+	r := rec[qpRec](h)
+	if r == nil || send == nil || recv == nil {
+		return C.int(syscall.EINVAL)
+	}
+	s, rv := r.q.Outstanding()
+	*send, *recv = C.int(s), C.int(rv)
+	return 0
+}
+
+//export vs_test_srq_take
+func vs_test_srq_take(h C.uintptr_t, wrID *C.uint64_t, sgl *C.struct_ibv_sge, max C.int, num *C.int) C.int {
+	r := rec[srqRec](h)
+	if r == nil || wrID == nil || num == nil || max < 0 || (max > 0 && sgl == nil) {
+		return C.int(syscall.EINVAL)
+	}
+	id, sges, ok := r.s.Take()
+	if !ok {
+		return C.int(syscall.ENOENT)
+	}
+	*wrID = C.uint64_t(id)
+	*num = C.int(len(sges))
+	if max > 0 {
+		dst := unsafe.Slice(sgl, int(max))
+		for i := range min(len(sges), int(max)) {
+			dst[i] = C.struct_ibv_sge{addr: C.uint64_t(sges[i].Addr), length: C.uint32_t(sges[i].Length), lkey: C.uint32_t(sges[i].LKey)}
+		}
+	}
+	return 0
+}
+
+//export vs_test_srq_len
+func vs_test_srq_len(h C.uintptr_t, n *C.int) C.int {
+	r := rec[srqRec](h)
+	if r == nil || n == nil {
+		return C.int(syscall.EINVAL)
+	}
+	*n = C.int(r.s.Len())
+	return 0
+}
+
+//export vs_test_srq_error
+func vs_test_srq_error(h C.uintptr_t) C.int {
+	r := rec[srqRec](h)
+	if r == nil {
+		return C.int(syscall.EINVAL)
+	}
+	return errno(r.s.InjectError())
+}
+
+// vs_test_channel_len counts the channel's unread events: those queued
+// behind its descriptor and those the engine still holds (Len, what the
+// in-process channel reports). The engine's are moved behind the
+// descriptor first, as a non-blocking read does (feed.syncLocked), so
+// that an event the pump holds between the two queues is counted once.
+//
+//export vs_test_channel_len
+func vs_test_channel_len(h C.uintptr_t, n *C.int) C.int {
+	r := rec[chRec](h)
+	if r == nil || n == nil {
+		return C.int(syscall.EINVAL)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.feed.syncLocked()
+	*n = C.int(len(r.queue) + r.ch.Len())
+	return 0
+}
+
+//export vs_test_port_state
+func vs_test_port_state(index C.int, port C.uint8_t, up C.int) C.int {
+	d := deviceAt(int(index))
+	if fab == nil || d == nil {
+		return C.int(syscall.EINVAL)
+	}
+	return errno(d.SetPortState(uint8(port), up != 0))
+}
+
+//export vs_test_faults
+func vs_test_faults(index C.int, drop, duplicate, delay C.double) C.int {
+	d := deviceAt(int(index))
+	if fab == nil || d == nil {
+		return C.int(syscall.EINVAL)
+	}
+	return errno(d.Fabric().SetFaults(sim.Faults{Drop: float64(drop), Duplicate: float64(duplicate), Delay: float64(delay)}))
 }

@@ -72,20 +72,50 @@ func withLimits(d device, l conformance.Limits) (conformance.Device, error) {
 	return wrap(nd, d.readings, nil), nil
 }
 
+// controlledDevice is a limitedDevice of a test-mode library with the
+// fabric's controls (cverbs.SimControls): it takes its port down and up
+// (conformance.LinkControl) and sets packet faults (conformance.Faults).
+type controlledDevice struct{ limitedDevice }
+
+func (d controlledDevice) SetPortState(port uint8, up bool) error {
+	return cverbs.SetPortState(d.Device, port, up)
+}
+
+func (d controlledDevice) SetFaults(drop, duplicate, delay float64) error {
+	return cverbs.SetFaults(d.Device, drop, duplicate, delay)
+}
+
+// controlledPeerDevice is a limitedPeerDevice with the fabric's controls.
+type controlledPeerDevice struct{ limitedPeerDevice }
+
+func (d controlledPeerDevice) SetPortState(port uint8, up bool) error {
+	return cverbs.SetPortState(d.Device, port, up)
+}
+
+func (d controlledPeerDevice) SetFaults(drop, duplicate, delay float64) error {
+	return cverbs.SetFaults(d.Device, drop, duplicate, delay)
+}
+
 // wrap returns d as a conformance device following readings r, with peer
-// as its second adapter if not nil, and able to make devices with small
-// limits when the library has verbsim's test hooks.
+// as its second adapter if not nil, able to make devices with small
+// limits when the library has verbsim's test hooks, and to control its
+// link and the fabric's packet faults when it has those of
+// VERBSIM_TEST_2.
 func wrap(d verbs.Device, r verbs.Readings, peer verbs.Device) conformance.Device {
 	base := device{d, r}
 	switch {
 	case peer == nil && !cverbs.SimHooks():
 		return base
-	case peer == nil:
+	case peer == nil && !cverbs.SimControls():
 		return limitedDevice{base}
+	case peer == nil:
+		return controlledDevice{limitedDevice{base}}
 	case !cverbs.SimHooks():
 		return peerDevice{base, peer}
+	case !cverbs.SimControls():
+		return limitedPeerDevice{peerDevice{base, peer}}
 	}
-	return limitedPeerDevice{peerDevice{base, peer}}
+	return controlledPeerDevice{limitedPeerDevice{peerDevice{base, peer}}}
 }
 
 // readingsOf returns the readings of the built-in profile called name.

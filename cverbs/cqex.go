@@ -23,7 +23,7 @@ func (c *devContext) CreateCQEx(attr verbs.CQInitAttrEx) (verbs.ExCQ, error) {
 	var gch *channel
 	if attr.Channel != nil {
 		var ok bool
-		if gch, ok = attr.Channel.(*channel); !ok {
+		if gch, ok = channelOf(attr.Channel); !ok {
 			return nil, einval("ibv_create_cq_ex (a channel of another implementation)")
 		}
 		if err := gch.lock("ibv_create_cq_ex (a destroyed channel)"); err != nil {

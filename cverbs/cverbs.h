@@ -101,4 +101,16 @@ int cv_sim_cq_push(struct ibv_cq *cq, const struct ibv_wc *wc, int solicited, in
 int cv_sim_cq_ref(struct ibv_cq *cq, int take);
 int cv_sim_mr_ref(struct ibv_mr *mr, int take);
 int cv_sim_device(struct ibv_device *like, const cv_sim_limits *l, struct ibv_device **out);
+/* The hooks of version node VERBSIM_TEST_2, found by cv_sim_hooks2 (1 when
+ * all are there); each is EOPNOTSUPP when missing. */
+int cv_sim_hooks2(void);
+int cv_sim_qp_fatal(struct ibv_qp *qp);
+int cv_sim_qp_force_status(struct ibv_qp *qp, uint64_t wr_id, int recv, int status);
+int cv_sim_qp_outstanding(struct ibv_qp *qp, int *send, int *recv);
+int cv_sim_srq_take(struct ibv_srq *srq, uint64_t *wr_id, struct ibv_sge *sg_list, int max_sge, int *num_sge);
+int cv_sim_srq_len(struct ibv_srq *srq, int *len);
+int cv_sim_srq_error(struct ibv_srq *srq);
+int cv_sim_channel_len(struct ibv_comp_channel *ch, int *len);
+int cv_sim_port_state(struct ibv_device *dev, uint8_t port, int up);
+int cv_sim_faults(struct ibv_device *dev, double drop, double duplicate, double delay);
 #endif

@@ -39,7 +39,11 @@
 // (capi/build.sh --test-hooks) backs with its test hooks, and only when the
 // process loaded that library (SimHooks):
 // then CQs also have Push, Ref and Unref, MRs Ref and Unref, and
-// WithLimits makes devices with small limits. With any other libibverbs
+// WithLimits makes devices with small limits; with the hooks of its second
+// version node (SimControls) QPs also have InjectFatal, ForceStatus and
+// Outstanding, SRQs Take, Len and InjectError, channels Len, CQs of
+// ibv_create_cq the poll iterator, and SetPortState and SetFaults act on
+// a device. With any other libibverbs
 // the objects have none of these methods, so the conformance suite runs
 // the cases a real device can run (see docs/c-programs.md, "The Go
 // binding"). A Go program using it against verbsim's drop-in library holds

@@ -521,7 +521,7 @@ func (c *devContext) CreateCompChannel() (verbs.CompChannel, error) {
 	}
 	x := &channel{life: life{ctx: c}, ch: ch, fd: ch.fd}
 	track(unsafe.Pointer(ch), x)
-	return x, nil
+	return x.hooked(), nil
 }
 
 // channel is a struct ibv_comp_channel.
@@ -529,6 +529,9 @@ type channel struct {
 	life
 	ch *C.struct_ibv_comp_channel
 	fd C.int
+	// self is the object the program holds: ch, or the hookChannel
+	// around it.
+	self verbs.CompChannel
 }
 
 func (ch *channel) Context() verbs.Context { return ch.ctx }
@@ -591,7 +594,7 @@ func (c *devContext) CreateCQ(cqe int, cqContext any, ch verbs.CompChannel, comp
 	var gch *channel
 	if ch != nil {
 		var ok bool
-		if gch, ok = ch.(*channel); !ok {
+		if gch, ok = channelOf(ch); !ok {
 			return nil, einval("ibv_create_cq (a channel of another implementation)")
 		}
 		if err := gch.lock("ibv_create_cq (a destroyed channel)"); err != nil {
@@ -610,7 +613,7 @@ func (c *devContext) CreateCQ(cqe int, cqContext any, ch verbs.CompChannel, comp
 	q := &cq{life: life{ctx: c}, c: p, cqContext: cqContext, cqe: int(p.cqe)}
 	q.self = q
 	if SimHooks() {
-		q.self = &hookCQ{q}
+		q.self = q.hooked()
 	}
 	if gch != nil {
 		q.ch = gch
@@ -653,7 +656,7 @@ func (q *cq) Channel() verbs.CompChannel {
 	if q.ch == nil {
 		return nil
 	}
-	return q.ch
+	return q.ch.self
 }
 
 // CQE is ibv_cq.cqe.
@@ -902,7 +905,7 @@ func (e *asyncEvent) SRQ() verbs.SRQ {
 	if e.srq == nil {
 		return nil
 	}
-	return e.srq
+	return e.srq.self
 }
 
 // Ack is ibv_ack_async_event; a second Ack is EINVAL.

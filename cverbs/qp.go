@@ -30,8 +30,7 @@ func (p *pd) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 		return nil, errOf("ibv_create_qp", err)
 	}
 	q.created(c)
-	q.self = q
-	return q, nil
+	return q.hooked(), nil
 }
 
 // initAttr fills ia from a, and q's CQs and SRQ; objects of another
@@ -45,7 +44,7 @@ func (q *qp) initAttr(ia *C.struct_ibv_qp_init_attr, a *verbs.QPInitAttr) error 
 		return einval("ibv_create_qp (recv_cq)")
 	}
 	if a.SRQ != nil {
-		s, isOurs := a.SRQ.(*srq)
+		s, isOurs := srqOf(a.SRQ)
 		if !isOurs {
 			return einval("ibv_create_qp (srq)")
 		}
@@ -145,7 +144,7 @@ func (q *qp) SRQ() verbs.SRQ {
 	if q.srq == nil {
 		return nil
 	}
-	return q.srq
+	return q.srq.self
 }
 
 // Modify is ibv_modify_qp.
@@ -482,7 +481,7 @@ func (p *pd) CreateSRQ(attr verbs.SRQInitAttr) (verbs.SRQ, error) {
 	}
 	s := &srq{life: life{ctx: p.ctx}, s: c, srqContext: attr.Context}
 	track(unsafe.Pointer(c), s)
-	return s, nil
+	return s.hooked(), nil
 }
 
 func toSRQAttr(a verbs.SRQAttr) C.struct_ibv_srq_attr {
@@ -496,6 +495,8 @@ type srq struct {
 	srqContext any
 	recv       recvScratch
 	async      events
+	// self is the object the program holds: s, or the hookSRQ around it.
+	self verbs.SRQ
 }
 
 func (s *srq) Context() verbs.Context { return s.ctx }

@@ -33,15 +33,13 @@ func (p *pd) CreateQPEx(attr verbs.QPInitAttrEx) (verbs.QP, error) {
 		return nil, errOf("ibv_create_qp_ex", err)
 	}
 	q.created(c)
-	q.self = q
 	if attr.CompMask&verbs.QPInitAttrSendOpsFlags != 0 {
 		if x := C.ibv_qp_to_qp_ex(c); x != nil {
 			e := &qpEx{qp: q, x: x}
-			q.self = e
-			return e, nil
+			return e.hooked(), nil
 		}
 	}
-	return q, nil
+	return q.hooked(), nil
 }
 
 // qpEx is a QP with the work request builder (struct ibv_qp_ex). The

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -72,10 +73,64 @@ func TestSimHooksDevice(t *testing.T) {
 	if _, ref := mr.(conformance.Referencer); ref != hooks {
 		t.Errorf("MR: Referencer %v, want %v", ref, hooks)
 	}
+	// The capabilities of VERBSIM_TEST_2's hooks, and a CQ of
+	// ibv_create_cq with the poll iterator.
+	if got := cverbs.SimControls(); got != hooks {
+		t.Errorf("SimControls() = %v, want %v", got, hooks)
+	}
+	if _, ex := q.(verbs.ExCQ); ex != hooks {
+		t.Errorf("CQ of ibv_create_cq: ExCQ %v, want %v", ex, hooks)
+	}
+	srq, err := pd.CreateSRQ(verbs.SRQInitAttr{Context: "srq", Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qp, err := pd.CreateQP(verbs.QPInitAttr{Type: verbs.QPTypeRC, SendCQ: q, RecvCQ: q, SRQ: srq,
+		Cap: verbs.QPCap{MaxSendWR: 2, MaxSendSGE: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if qp.SRQ() != srq {
+		t.Errorf("QP.SRQ() is not the SRQ CreateSRQ returned")
+	}
+	qpx, err := pd.(verbs.QPExCreator).CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{Type: verbs.QPTypeRC,
+		SendCQ: q, RecvCQ: q, Cap: verbs.QPCap{MaxSendWR: 2, MaxRecvWR: 2, MaxSendSGE: 1, MaxRecvSGE: 1}},
+		CompMask: verbs.QPInitAttrSendOpsFlags, SendOpsFlags: verbs.QPExWithSend})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := qpx.(verbs.WRBuilder); !ok {
+		t.Errorf("the QP of ibv_create_qp_ex with send_ops_flags has no builder")
+	}
+	for _, c := range []struct {
+		what string
+		obj  any
+	}{{"QP", qp}, {"QP with the builder", qpx}} {
+		_, fatal := c.obj.(conformance.FatalInjector)
+		_, force := c.obj.(conformance.StatusForcer)
+		_, out := c.obj.(conformance.Outstander)
+		if fatal != hooks || force != hooks || out != hooks {
+			t.Errorf("%s: FatalInjector %v, StatusForcer %v, Outstander %v; want %v", c.what, fatal, force, out, hooks)
+		}
+	}
+	_, cons := srq.(conformance.Consumer)
+	_, depth := srq.(conformance.Depth)
+	_, serr := srq.(conformance.SRQErrorInjector)
+	if cons != hooks || depth != hooks || serr != hooks {
+		t.Errorf("SRQ: Consumer %v, Depth %v, SRQErrorInjector %v; want %v", cons, depth, serr, hooks)
+	}
+	if _, depth := ch.(conformance.Depth); depth != hooks {
+		t.Errorf("channel: Depth %v, want %v", depth, hooks)
+	}
 	_, err = cverbs.WithLimits(d, cverbs.Limits{MaxCQ: 1})
 	if !hooks {
 		if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, syscall.EOPNOTSUPP) {
 			t.Errorf("WithLimits without the hooks: %v, want EOPNOTSUPP and errors.ErrUnsupported", err)
+		}
+		for what, err := range map[string]error{"SetPortState": cverbs.SetPortState(d, 1, true), "SetFaults": cverbs.SetFaults(d, 0, 0, 0)} {
+			if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, syscall.EOPNOTSUPP) {
+				t.Errorf("%s without the hooks: %v, want EOPNOTSUPP and errors.ErrUnsupported", what, err)
+			}
 		}
 		return
 	}
@@ -103,6 +158,115 @@ func TestSimHooksDevice(t *testing.T) {
 	if n, err := q.Poll(wcs); n != 1 || err != nil || wcs[0] != w {
 		t.Errorf("Poll: %d %v %+v, want %+v", n, err, wcs[0], w)
 	}
+	if d := ch.(conformance.Depth).Len(); d != 0 {
+		t.Errorf("channel depth %d after its only event was read, want 0", d)
+	}
+	if err := q.ReqNotify(false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.(conformance.Injector).Push(w, false); err != nil {
+		t.Fatal(err)
+	}
+	if d := ch.(conformance.Depth).Len(); d != 1 {
+		t.Errorf("channel depth %d with one event queued, want 1", d)
+	}
+	if got, _, err := ch.TryGetEvent(); err != nil || got != q {
+		t.Fatalf("TryGetEvent: %v %v", got, err)
+	}
+	if err := q.AckEvents(1); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := q.Poll(wcs); n != 1 || err != nil {
+		t.Fatalf("Poll: %d %v", n, err)
+	}
+
+	// The SRQ: depth, consumption with the SGEs posted, then its error,
+	// whose events name the very SRQ and QP objects.
+	sges := []verbs.SGE{{Addr: 0x1000, Length: 8, LKey: mr.LKey()}, {Addr: 0x2000, Length: 16, LKey: mr.LKey()}}
+	if n, err := srq.PostRecv([]verbs.RecvWR{{WRID: 11, SGList: sges}, {WRID: 12, SGList: sges[:1]}}); n != 2 || err != nil {
+		t.Fatalf("PostRecv: %d %v", n, err)
+	}
+	if n := srq.(conformance.Depth).Len(); n != 2 {
+		t.Errorf("SRQ depth %d, want 2", n)
+	}
+	if id, got, ok := srq.(conformance.Consumer).Take(); !ok || id != 11 || !slices.Equal(got, sges) {
+		t.Errorf("Take: %d %v %v, want 11 %v", id, got, ok, sges)
+	}
+	if n := srq.(conformance.Depth).Len(); n != 1 {
+		t.Errorf("SRQ depth %d after a Take, want 1", n)
+	}
+	if s, r := qp.(conformance.Outstander).Outstanding(); s != 0 || r != 0 {
+		t.Errorf("Outstanding of an idle QP: %d, %d", s, r)
+	}
+	if err := qp.(conformance.StatusForcer).ForceStatus(1, false, verbs.WCSuccess); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("ForceStatus(SUCCESS): %v, want EINVAL", err)
+	}
+	if err := qp.(conformance.StatusForcer).ForceStatus(1, false, verbs.WCRemOpErr); err != nil {
+		t.Errorf("ForceStatus: %v", err)
+	}
+	if err := qp.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1}, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags); err != nil {
+		t.Fatal(err)
+	}
+	if err := srq.(conformance.SRQErrorInjector).InjectError(); err != nil {
+		t.Fatalf("SRQ InjectError: %v", err)
+	}
+	seen := map[verbs.EventType]bool{}
+	for {
+		ev, err := ctx.TryGetAsyncEvent()
+		if err != nil {
+			break
+		}
+		seen[ev.EventType()] = true
+		switch ev.EventType() {
+		case verbs.EventSRQErr:
+			if ev.SRQ() != srq {
+				t.Errorf("SRQ_ERR names %v, not the SRQ", ev.SRQ())
+			}
+		case verbs.EventQPFatal:
+			if ev.QP() != qp {
+				t.Errorf("QP_FATAL names %v, not the QP", ev.QP())
+			}
+		}
+		if err := ev.Ack(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !seen[verbs.EventSRQErr] || !seen[verbs.EventQPFatal] {
+		t.Errorf("events after the SRQ error: %v, want SRQ_ERR and QP_FATAL", seen)
+	}
+	if err := qpx.(conformance.FatalInjector).InjectFatal(); err != nil {
+		t.Errorf("InjectFatal: %v", err)
+	}
+	if err := qp.DestroyContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := qp.(conformance.FatalInjector).InjectFatal(); err == nil {
+		t.Errorf("InjectFatal on a destroyed QP succeeded")
+	}
+
+	// The link and the fabric's faults.
+	if err := cverbs.SetPortState(d, 1, false); err != nil {
+		t.Fatalf("SetPortState(down): %v", err)
+	}
+	if pa, err := ctx.QueryPort(1); err != nil || pa.State == verbs.PortActive {
+		t.Errorf("port 1 after SetPortState(down): %v %v", pa.State, err)
+	}
+	if err := cverbs.SetPortState(d, 1, true); err != nil {
+		t.Fatalf("SetPortState(up): %v", err)
+	}
+	if pa, err := ctx.QueryPort(1); err != nil || pa.State != verbs.PortActive {
+		t.Errorf("port 1 after SetPortState(up): %v %v", pa.State, err)
+	}
+	if err := cverbs.SetPortState(d, 9, true); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("SetPortState of port 9: %v, want EINVAL", err)
+	}
+	if err := cverbs.SetFaults(d, 2, 0, 0); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("SetFaults(2, 0, 0): %v, want EINVAL", err)
+	}
+	if err := cverbs.SetFaults(d, 0, 0, 0); err != nil {
+		t.Errorf("SetFaults(0, 0, 0): %v", err)
+	}
+
 	// Held, the CQ and the MR cannot be destroyed.
 	r := q.(conformance.Referencer)
 	if err := r.Ref(); err != nil {

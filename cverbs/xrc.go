@@ -62,8 +62,7 @@ func (d *xrcd) CreateQP(attr verbs.QPInitAttrEx) (verbs.QP, error) {
 	}
 	q := &qp{life: life{ctx: d.ctx}, qpContext: attr.Context}
 	q.created(c)
-	q.self = q
-	return q, nil
+	return q.hooked(), nil
 }
 
 // CreateSRQEx is ibv_create_srq_ex (verbs.XRCOpener).
@@ -106,7 +105,7 @@ func (c *devContext) CreateSRQEx(attr verbs.SRQInitAttrEx) (verbs.SRQ, error) {
 	}
 	x := &srq{life: life{ctx: c}, s: s, srqContext: attr.Context}
 	track(unsafe.Pointer(s), x)
-	return x, nil
+	return x.hooked(), nil
 }
 
 // GetSRQNum is ibv_get_srq_num (verbs.SRQNumGetter).

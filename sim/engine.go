@@ -158,6 +158,10 @@ type engine struct {
 	directBuf   []byte // DirectScratchLocked's buffer
 	directs     uint64 // messages the direct path carried out (tests read it)
 	directMulti uint64 // of them, messages of several packets one way
+
+	// advancing says that advanceLocked is moving the clock: what runs
+	// then runs at its own tick, which is the present of what it arms.
+	advancing bool
 }
 
 // EngineStats counts what the engine did.
@@ -404,6 +408,10 @@ func (e *engine) releaseDue() {
 // the way at its own tick, and stabilizes at target.
 func (e *engine) advanceLocked(target uint64) {
 	target = min(target, MaxTick)
+	if !e.advancing {
+		e.advancing = true
+		defer func() { e.advancing = false }()
+	}
 	e.stabilizeLocked()
 	for {
 		at, ok := e.nextDue()
@@ -470,9 +478,20 @@ func (e *engine) traceQP(q *qp.QP, _ *Device, what, why string) {
 	e.f.d.Record(q, what, why)
 }
 
-// armLocked (re)starts t to fire after the given ticks.
+// armLocked (re)starts t to fire after the given ticks. A verb of a
+// Background fabric whose clock goroutine sleeps (nothing was due, so the
+// clock was left behind the wall clock) arms from the wall clock's tick:
+// from the stale one, the timer would fall due as soon as the goroutine
+// caught up, and an RC requester whose packets are lost after an idle
+// spell would spend every retry at once (RETRY_EXC_ERR without waiting).
+// While the goroutine polls the clock lags by bgQuantum at most, and
+// what runs as the clock advances arms from its own tick.
 func (e *engine) armLocked(t *qp.Timer, after uint64) {
-	t.At, t.Seq = later(e.now, after), e.next()
+	now := e.now
+	if e.bg != nil && !e.advancing && !e.bg.polling {
+		now = e.bg.targetLocked(now)
+	}
+	t.At, t.Seq = later(now, after), e.next()
 	if i := t.Index; i >= 0 && i < e.timers.len() && e.timers.items[i] == t {
 		e.timers.fix(i) // armed: re-keyed in place; the order of (At, Seq) keys is total
 	} else {

@@ -167,6 +167,40 @@ func TestBackgroundRNR(t *testing.T) {
 	})
 }
 
+// TestBackgroundIdleTimer: a Background fabric left idle (its clock
+// goroutine asleep, the clock behind the wall clock) arms a retry timer
+// from the wall clock's tick, not from the stale one: a SEND whose packets
+// are lost right after an idle second is retried on its ACK timeout, not
+// at once. Armed from the stale tick, the timer and each retry fell due as
+// soon as the goroutine caught up, and the QP ended in RETRY_EXC_ERR at
+// once (the suite's SQ_DRAINED case with losses found it through C). In
+// a synctest bubble, as TestBackgroundRNR.
+func TestBackgroundIdleTimer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Timeout 10: 4096 << 10 ns, about 4.2 ms; three retries.
+		f, a, _ := rcPair(t, sim.Config{Mode: sim.Background}, sim.ConnectOptions{Timeout: 10, RetryCnt: 3})
+		time.Sleep(time.Second) // idle: nothing armed, the clock goroutine asleep
+		if err := f.SetFaults(sim.Faults{Drop: 1}); err != nil {
+			t.Fatal(err)
+		}
+		a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		var w [1]wc.WC
+		if n, _ := a.cq.Poll(w[:]); n != 0 || a.q.State() != qp.RTS {
+			t.Fatalf("1 ms after the SEND: %d completions (%v), state %v; want none before the 4 ms ACK timeout, RTS", n, &w[0], a.q.State())
+		}
+		time.Sleep(100 * time.Millisecond) // 4 timeouts: the retries are spent
+		synctest.Wait()
+		if n, _ := a.cq.Poll(w[:]); n != 1 || w[0].Status != wc.RetryExcErr {
+			t.Errorf("after the retries: %d completions (%v), want RETRY_EXC_ERR", n, &w[0])
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 // TestLinkFlap: a port going down loses packets and raises PORT_ERR; up
 // raises PORT_ACTIVE and RC recovers by retransmission (ASYNC-16).
 func TestLinkFlap(t *testing.T) {
