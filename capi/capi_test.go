@@ -117,19 +117,7 @@ func TestExportedSymbols(t *testing.T) {
 	}
 	got, nodes := dynamicSymbols(t, so)
 	want := readPairs(t, "real_default_versions.txt")
-	var bad []string
-	for sym, ver := range want {
-		if g, ok := got[sym]; !ok {
-			bad = append(bad, "missing "+sym+"@@"+ver)
-		} else if g != ver {
-			bad = append(bad, sym+" is at "+g+", want "+ver)
-		}
-	}
-	for sym, ver := range got {
-		if _, ok := want[sym]; !ok {
-			bad = append(bad, "extra export "+sym+" "+ver)
-		}
-	}
+	bad := exportDiff(got, want)
 	for _, f := range []string{"REQUIRED_all.txt", "utils_union.txt"} {
 		for sym, ver := range readPairs(t, f) {
 			if got[sym] != ver {
@@ -154,6 +142,25 @@ func TestExportedSymbols(t *testing.T) {
 		t.Errorf("real_default_versions.txt lists only %d names", len(want))
 	}
 	t.Logf("%d exports, %d version nodes", len(got), len(nodes))
+}
+
+// exportDiff lists how the exports got (symbol -> default version node)
+// differ from want: names missing, at another node, or extra.
+func exportDiff(got, want map[string]string) []string {
+	var bad []string
+	for sym, ver := range want {
+		if g, ok := got[sym]; !ok {
+			bad = append(bad, "missing "+sym+"@@"+ver)
+		} else if g != ver {
+			bad = append(bad, sym+" is at "+g+", want "+ver)
+		}
+	}
+	for sym, ver := range got {
+		if _, ok := want[sym]; !ok {
+			bad = append(bad, "extra export "+sym+" "+ver)
+		}
+	}
+	return bad
 }
 
 // dynamicSymbols reads the dynamic symbol table of the library so: every
@@ -250,19 +257,7 @@ func TestTestHookSymbols(t *testing.T) {
 	wantNodes["VERBSIM_TEST_1"] = true
 	wantNodes["VERBSIM_TEST_2"] = true
 	got, nodes := dynamicSymbols(t, filepath.Join(dir, "libibverbs.so.1"))
-	var bad []string
-	for sym, ver := range want {
-		if g, ok := got[sym]; !ok {
-			bad = append(bad, "missing "+sym+"@@"+ver)
-		} else if g != ver {
-			bad = append(bad, sym+" is at "+g+", want "+ver)
-		}
-	}
-	for sym, ver := range got {
-		if _, ok := want[sym]; !ok {
-			bad = append(bad, "extra export "+sym+" "+ver)
-		}
-	}
+	bad := exportDiff(got, want)
 	for n := range wantNodes {
 		if !nodes[n] {
 			bad = append(bad, "version node "+n+" not defined")
