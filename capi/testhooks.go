@@ -161,19 +161,9 @@ func withLimits(d *sim.Device, l *C.struct_verbsim_test_limits) (*sim.Device, er
 	// The ports as ibv_query_port shows them (link layer, MTUs, state);
 	// the GID and P_Key tables get default contents and the new fabric
 	// assigns the LIDs.
-	c, err := d.Open()
+	ports, err := d.PortConfigs()
 	if err != nil {
 		return nil, err
-	}
-	defer c.Close()
-	ports := make([]sim.PortConfig, a.PhysPortCnt)
-	for i := range ports {
-		pa, err := c.QueryPort(uint8(i + 1))
-		if err != nil {
-			return nil, err
-		}
-		pa.LID, pa.SMLID = 0, 0
-		ports[i].Attr = pa
 	}
 	if l.port_max_mtu != 0 && len(ports) > 0 {
 		m := verbs.MTU(l.port_max_mtu)

@@ -255,12 +255,13 @@ var badTable = map[string]badEntry{
 	}},
 
 	// Device.
-	"Device.Attr":   {reason: getter},
-	"Device.Fabric": {reason: getter},
-	"Device.GUID":   {reason: getter},
-	"Device.Name":   {reason: getter},
-	"Device.Open":   {reason: noArgs},
-	"Device.Verbs":  {reason: getter},
+	"Device.Attr":        {reason: getter},
+	"Device.Fabric":      {reason: getter},
+	"Device.GUID":        {reason: getter},
+	"Device.Name":        {reason: getter},
+	"Device.Open":        {reason: noArgs},
+	"Device.PortConfigs": {reason: noArgs},
+	"Device.Verbs":       {reason: getter},
 	"Device.SetPortState": {cases: []badCase{
 		{in: "port 0", want: einval, call: func(w *badWorld) error { return w.dev.SetPortState(0, false) }},
 		{in: "port 2 of a one-port device", want: einval, call: func(w *badWorld) error { return w.dev.SetPortState(2, false) }},

@@ -93,6 +93,33 @@ func (d *Device) Fabric() *Fabric {
 	return d.fabric
 }
 
+// PortConfigs returns the configuration of the device's ports as
+// ibv_query_port shows them (link layer, MTUs, state, speeds), port 1
+// first, for making a device like this one on another fabric: LIDs are
+// left zero for that fabric to assign, and the GID and P_Key tables to
+// their defaults. EINVAL on a nil device; it opens a context of its own for
+// the queries and closes it.
+func (d *Device) PortConfigs() ([]PortConfig, error) {
+	if d == nil {
+		return nil, verr.New("ibv_query_port", syscall.EINVAL, "nil device")
+	}
+	c, err := d.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	ports := make([]PortConfig, d.Attr().PhysPortCnt)
+	for i := range ports {
+		pa, err := c.QueryPort(uint8(i + 1))
+		if err != nil {
+			return nil, err
+		}
+		pa.LID, pa.SMLID = 0, 0
+		ports[i].Attr = pa
+	}
+	return ports, nil
+}
+
 // Open opens a context on the device (ibv_open_device).
 func (d *Device) Open() (*Context, error) {
 	if d == nil {

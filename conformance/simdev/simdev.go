@@ -67,7 +67,7 @@ func (d device) WithLimits(l conformance.Limits) (conformance.Device, error) {
 	}
 	cfg := sim.DeviceConfig{Name: d.d.Name(), Attr: a}
 	if l.Port.MaxMTU != 0 {
-		ports, err := d.ports()
+		ports, err := d.d.PortConfigs()
 		if err != nil {
 			return nil, err
 		}
@@ -76,27 +76,6 @@ func (d device) WithLimits(l conformance.Limits) (conformance.Device, error) {
 		cfg.Ports = ports
 	}
 	return New(sim.Config{Profile: d.d.Fabric().Profile(), Devices: []sim.DeviceConfig{cfg}})
-}
-
-// ports returns the configuration of the device's ports as far as
-// ibv_query_port shows it: their GID and P_Key tables get default contents,
-// and the fabric assigns the LIDs anew.
-func (d device) ports() ([]sim.PortConfig, error) {
-	c, err := d.d.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	ports := make([]sim.PortConfig, d.d.Attr().PhysPortCnt)
-	for i := range ports {
-		pa, err := c.QueryPort(uint8(i + 1))
-		if err != nil {
-			return nil, err
-		}
-		pa.LID, pa.SMLID = 0, 0
-		ports[i].Attr = pa
-	}
-	return ports, nil
 }
 
 // Peer implements conformance.PeerDevice: the next device of the fabric
