@@ -180,7 +180,11 @@ var figures = []figure{
 			"one); the hot-path pass cut the lines a message touches (slots a third of their size, QP " +
 			"numbers in a directly indexed table instead of a map, the route cached on the QP): 1.65 µs " +
 			"→ 1.03 µs with 10,000 pairs and 215 → 193 ns with one, 7.7× → 5.4× (one run each, load " +
-			"about 5 on 2 cores). What is left is the cold QP, slot, CQ and MR lines themselves.",
+			"about 5 on 2 cores). What is left is the cold QP, slot, CQ and MR lines themselves, so ≤ 1.5× " +
+			"is not in reach by cutting instructions: the next step is the layout of what one message " +
+			"touches (the QP's hot fields and its first slots in one allocation, the CQ's ring entry), in as " +
+			"few cache lines as possible; this VM exposes no hardware counters (perf) to count the misses, so " +
+			"that work needs a machine that does.",
 	},
 	{
 		name: "inline SEND with many MRs registered on the device", target: "O(1): ≈ 1×", kind: slower,
