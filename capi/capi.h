@@ -173,6 +173,10 @@ enum {
 /* glue.c: whether this is a child of fork() (then errno is EOPNOTSUPP). */
 int capi_forked(void);
 int capi_in_child(void);
+/* glue.c: sets the fields every new QP's ibv_qp starts with (context,
+ * qp_context, handle and number, RESET, type, mutex and cond) and returns it. */
+struct ibv_qp *capi_qp_base_init(struct ibv_qp *b, struct ibv_context *ic, const struct ibv_qp_init_attr_ex *a,
+				 uint32_t qpn);
 /* glue.c: fills the ibv_mr of a registration the engine made and returns it. */
 struct ibv_mr *capi_mr_fill(struct capi_mr *m, struct ibv_pd *pd, void *addr, size_t length, uint32_t lkey,
 			    uint32_t rkey);

@@ -1385,6 +1385,20 @@ static void wrx_atomic_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t addr,
 	wr_op(qx, CAPI_WR_ATOMIC_WRITE, rkey, 0, addr, v, 0, 0);
 }
 
+struct ibv_qp *capi_qp_base_init(struct ibv_qp *b, struct ibv_context *ic, const struct ibv_qp_init_attr_ex *a,
+				 uint32_t qpn)
+{
+	b->context = ic;
+	b->qp_context = a->qp_context;
+	b->handle = qpn;
+	b->qp_num = qpn;
+	b->state = IBV_QPS_RESET;
+	b->qp_type = a->qp_type;
+	pthread_mutex_init(&b->mutex, NULL);
+	pthread_cond_init(&b->cond, NULL);
+	return b;
+}
+
 static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a)
 {
 	FORKED_P();
@@ -1424,19 +1438,11 @@ static struct ibv_qp *create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr_ex *a
 	}
 	q->ex = !!(a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS);
 	a->cap = cap;
-	struct ibv_qp *b = &q->qpx.qp_base;
-	b->context = pd->context;
-	b->qp_context = a->qp_context;
+	struct ibv_qp *b = capi_qp_base_init(&q->qpx.qp_base, pd->context, a, qpn);
 	b->pd = pd;
 	b->send_cq = a->send_cq;
 	b->recv_cq = a->recv_cq;
 	b->srq = a->srq;
-	b->handle = qpn;
-	b->qp_num = qpn;
-	b->state = IBV_QPS_RESET;
-	b->qp_type = a->qp_type;
-	pthread_mutex_init(&b->mutex, NULL);
-	pthread_cond_init(&b->cond, NULL);
 	struct ibv_qp_ex *x = &q->qpx;
 	x->comp_mask = 0;
 	x->wr_atomic_cmp_swp = wrx_atomic_cmp_swp;

@@ -156,16 +156,7 @@ struct ibv_qp *capi_create_xrc_recv_qp(struct ibv_context *ic, struct ibv_qp_ini
 		ERRP(rc);
 	}
 	memset(&a->cap, 0, sizeof(a->cap));
-	struct ibv_qp *b = &q->qpx.qp_base;
-	b->context = ic;
-	b->qp_context = a->qp_context;
-	b->handle = qpn;
-	b->qp_num = qpn;
-	b->state = IBV_QPS_RESET;
-	b->qp_type = a->qp_type;
-	pthread_mutex_init(&b->mutex, NULL);
-	pthread_cond_init(&b->cond, NULL);
-	return b;
+	return capi_qp_base_init(&q->qpx.qp_base, ic, a, qpn);
 }
 
 /* capi_xrc_ops fills the XRC slots of a new context's verbs_context. */

@@ -106,15 +106,7 @@ func TestWaitWokenByAnotherGoroutine(t *testing.T) {
 		d.Leave(Op{}, nil)
 		done <- err
 	}()
-	for {
-		d.Lock()
-		n := len(d.Waiters())
-		d.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	awaitWaiters(d, 1)
 	d.Enter(Op{})
 	ready = true
 	d.Wake(a)
@@ -151,15 +143,7 @@ func TestWaitNotReadyBlocksFirst(t *testing.T) {
 		d.Unlock()
 		done <- err
 	}()
-	for {
-		d.Lock()
-		n := len(d.Waiters())
-		d.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	awaitWaiters(d, 1)
 	d.Enter(Op{})
 	if checks != 0 {
 		t.Errorf("ready evaluated %d time(s) before the wait blocked", checks)
@@ -398,5 +382,19 @@ func TestSchedulerInterleavesDeterministically(t *testing.T) {
 		if got := runControlled(t); got != first {
 			t.Fatalf("schedule differs between runs:\n %s\n %s", first, got)
 		}
+	}
+}
+
+// awaitWaiters returns once d's wait table holds n waiters (a goroutine of
+// the test has blocked in Wait).
+func awaitWaiters(d *Domain, n int) {
+	for {
+		d.Lock()
+		got := len(d.Waiters())
+		d.Unlock()
+		if got == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
