@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // dmRec is a block of device memory allocated through a context.
@@ -29,7 +30,7 @@ func vs_alloc_dm(h C.uintptr_t, length C.size_t, logAlign, compMask C.uint32_t, 
 	if r == nil || out == nil {
 		return C.int(syscall.EINVAL)
 	}
-	dm, err := r.c.AllocDM(sim.AllocDMAttr{Length: uint64(length), LogAlignReq: uint32(logAlign), CompMask: uint32(compMask)})
+	dm, err := r.c.AllocDM(verbs.AllocDMAttr{Length: uint64(length), LogAlignReq: uint32(logAlign), CompMask: uint32(compMask)})
 	if err != nil {
 		return errno(err)
 	}
@@ -80,7 +81,7 @@ func vs_reg_dm_mr(pdh, dmh C.uintptr_t, offset C.uint64_t, length C.size_t, acce
 	if p == nil || d == nil || out == nil || lkey == nil || rkey == nil {
 		return C.int(syscall.EINVAL)
 	}
-	mr, err := p.pd.RegDMMR(d.dm, uint64(offset), uint64(length), sim.Access(access))
+	mr, err := p.pd.RegDMMR(d.dm, uint64(offset), uint64(length), verbs.AccessFlags(access))
 	if err != nil {
 		return errno(err)
 	}

@@ -32,10 +32,7 @@ import (
 	"unsafe"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/cq"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/trace"
-	"github.com/verbsim/verbsim/sim/wc"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -215,16 +212,16 @@ func initFabric() {
 			d.Attr.NodeGUID = stationGUID | uint64(fabWire.lid(name, 1))
 		}
 		if fabCfg.dmKiB != 0 { // device memory of the size asked (DM-01)
-			if d.Attr == (sim.DeviceAttr{}) {
+			if d.Attr == (verbs.DeviceAttr{}) {
 				d.Attr = sim.DefaultDeviceAttr()
 				d.Attr.PhysPortCnt = 0
 			}
 			d.Attr.MaxDMSize = uint64(fabCfg.dmKiB) << 10
 		}
 		for p := 1; p <= fabCfg.ports; p++ {
-			pa := sim.PortAttr{}
+			pa := verbs.PortAttr{}
 			if fabCfg.ethernet {
-				pa.LinkLayer = sim.LinkLayerEthernet
+				pa.LinkLayer = verbs.LinkLayerEthernet
 			} else if fabWire != nil {
 				pa.LID = fabWire.lid(name, p)
 			}
@@ -329,7 +326,7 @@ type (
 		ctx  *ctxRec
 		cptr uintptr
 		mu   sync.Mutex
-		wcs  []wc.WC
+		wcs  []verbs.WC
 	}
 	qpRec struct {
 		q    *sim.QP
@@ -337,17 +334,17 @@ type (
 		ctx  *ctxRec
 		cptr uintptr
 		mu   sync.Mutex
-		swrs []qp.SendWR
-		rwrs []qp.RecvWR
-		sges []qp.SGE
+		swrs []verbs.SendWR
+		rwrs []verbs.RecvWR
+		sges []verbs.SGE
 	}
 	srqRec struct {
 		s    *sim.SRQ
 		ctx  *ctxRec
 		cptr uintptr
 		mu   sync.Mutex
-		rwrs []qp.RecvWR
-		sges []qp.SGE
+		rwrs []verbs.RecvWR
+		sges []verbs.SGE
 	}
 )
 
@@ -684,7 +681,7 @@ func be64(v uint64) C.uint64_t {
 	return C.uint64_t(binary.NativeEndian.Uint64(b[:]))
 }
 
-func fillDeviceAttr(out *C.struct_ibv_device_attr, a *sim.DeviceAttr) {
+func fillDeviceAttr(out *C.struct_ibv_device_attr, a *verbs.DeviceAttr) {
 	*out = C.struct_ibv_device_attr{}
 	fw := a.FWVer
 	if len(fw) > 63 {
@@ -959,9 +956,9 @@ func vs_reg_mr(h C.uintptr_t, addr unsafe.Pointer, length C.size_t, iova C.uint6
 		return C.int(syscall.EINVAL)
 	}
 	if addr == nil && length != 0 {
-		return C.int(implicitODP(r, uint64(length), sim.Access(access)))
+		return C.int(implicitODP(r, uint64(length), verbs.AccessFlags(access)))
 	}
-	mr, err := r.pd.RegMRIOVA(bytesAt(addr, uint64(length)), uint64(iova), sim.Access(access))
+	mr, err := r.pd.RegMRIOVA(bytesAt(addr, uint64(length)), uint64(iova), verbs.AccessFlags(access))
 	if err != nil {
 		return errno(err)
 	}
@@ -980,8 +977,8 @@ func vs_reg_mr(h C.uintptr_t, addr unsafe.Pointer, length C.size_t, iova C.uint6
 // of the process, and an access to unmapped memory would crash the
 // process instead of failing its work request. Anything else at NULL is
 // EINVAL.
-func implicitODP(r *pdRec, length uint64, access sim.Access) syscall.Errno {
-	if length != math.MaxUint64 || access&sim.AccessOnDemand == 0 {
+func implicitODP(r *pdRec, length uint64, access verbs.AccessFlags) syscall.Errno {
+	if length != math.MaxUint64 || access&verbs.AccessOnDemand == 0 {
 		return syscall.EINVAL
 	}
 	a, err := r.ctx.c.QueryDeviceEx(0)
@@ -1010,7 +1007,7 @@ func vs_advise_mr(h C.uintptr_t, advice, flags C.uint32_t, sgl *C.struct_ibv_sge
 			list[i] = verbs.SGE{Addr: uint64(s.addr), Length: uint32(s.length), LKey: uint32(s.lkey)}
 		}
 	}
-	if err := r.pd.AdviseMR(sim.AdviseMRAdvice(advice), sim.AdviseMRFlags(flags), list); err != nil {
+	if err := r.pd.AdviseMR(verbs.AdviseMRAdvice(advice), verbs.AdviseMRFlags(flags), list); err != nil {
 		return errno(err)
 	}
 	return 0
@@ -1037,14 +1034,14 @@ func vs_rereg_mr(h C.uintptr_t, flags C.int, pdh C.uintptr_t, addr unsafe.Pointe
 		if eno != nil {
 			*eno = C.int(syscall.EINVAL)
 		}
-		return C.int(sim.ReregErrInput)
+		return C.int(verbs.ReregErrInput)
 	}
 	var pd *sim.PD
 	if pdh != 0 {
 		pr := rec[pdRec](pdh)
 		if pr == nil {
 			*eno = C.int(syscall.EINVAL)
-			return C.int(sim.ReregErrInput)
+			return C.int(verbs.ReregErrInput)
 		}
 		pd = pr.pd
 	}
@@ -1053,13 +1050,13 @@ func vs_rereg_mr(h C.uintptr_t, flags C.int, pdh C.uintptr_t, addr unsafe.Pointe
 		buf = bytesAt(addr, uint64(length))
 	}
 	// libibverbs passes the new buffer's address as hca_va (MR-13).
-	if err := r.mr.ReregIOVA(sim.ReregFlags(flags), pd, buf, uint64(uintptr(addr)), sim.Access(access)); err != nil {
+	if err := r.mr.ReregIOVA(verbs.ReregFlags(flags), pd, buf, uint64(uintptr(addr)), verbs.AccessFlags(access)); err != nil {
 		*eno = errno(err)
-		var re *sim.ReregError
+		var re *verbs.ReregError
 		if errors.As(err, &re) {
 			return C.int(re.Failure)
 		}
-		return C.int(sim.ReregErrInput)
+		return C.int(verbs.ReregErrInput)
 	}
 	*lkey, *rkey = C.uint32_t(r.mr.LKey()), C.uint32_t(r.mr.RKey())
 	return 0
@@ -1075,7 +1072,7 @@ func vs_alloc_mw(pdh C.uintptr_t, typ C.int, out *C.uintptr_t, rkey *C.uint32_t)
 	if r == nil || out == nil || rkey == nil {
 		return C.int(syscall.EINVAL)
 	}
-	mw, err := r.pd.AllocMW(sim.MWType(typ))
+	mw, err := r.pd.AllocMW(verbs.MWType(typ))
 	if err != nil {
 		return errno(err)
 	}
@@ -1124,8 +1121,8 @@ func vs_bind_mw(qph, mwh C.uintptr_t, wrID C.uint64_t, flags C.uint32_t, mrh C.u
 
 // Address handles.
 
-func ahFromC(a *C.struct_ibv_ah_attr) sim.AHAttr {
-	out := sim.AHAttr{
+func ahFromC(a *C.struct_ibv_ah_attr) verbs.AHAttr {
+	out := verbs.AHAttr{
 		DLID:        uint16(a.dlid),
 		SL:          uint8(a.sl),
 		SrcPathBits: uint8(a.src_path_bits),
@@ -1142,7 +1139,7 @@ func ahFromC(a *C.struct_ibv_ah_attr) sim.AHAttr {
 	return out
 }
 
-func ahToC(a *sim.AHAttr, out *C.struct_ibv_ah_attr) {
+func ahToC(a *verbs.AHAttr, out *C.struct_ibv_ah_attr) {
 	*out = C.struct_ibv_ah_attr{}
 	out.dlid = C.uint16_t(a.DLID)
 	out.sl = C.uint8_t(a.SL)
@@ -1300,7 +1297,7 @@ func vs_create_cq(h C.uintptr_t, cqe C.int, chh C.uintptr_t, vector C.int, wcFla
 	}
 	cr := &cqRec{ch: ch, ctx: r, cptr: uintptr(cptr)}
 	attr := sim.CQInitAttr{CQE: int(cqe), Context: cr, CompVector: int(vector),
-		WCFlags: cq.WCExFlags(wcFlags), CompMask: cq.InitAttrMask(compMask), Flags: cq.CreateFlags(flags)}
+		WCFlags: verbs.WCExFlags(wcFlags), CompMask: verbs.CQInitAttrMask(compMask), Flags: verbs.CQCreateFlags(flags)}
 	if ch != nil {
 		attr.Channel = ch.ch
 	}
@@ -1369,7 +1366,7 @@ func vs_destroy_cq(h C.uintptr_t) C.int {
 	return 0
 }
 
-func wcToC(w *wc.WC, o *C.struct_capi_wc) {
+func wcToC(w *verbs.WC, o *C.struct_capi_wc) {
 	o.wr_id = C.uint64_t(w.WRID)
 	o.status = C.uint32_t(w.Status)
 	o.opcode = C.uint32_t(w.Opcode)
@@ -1401,7 +1398,7 @@ func vs_poll_cq(h C.uintptr_t, n C.int, out *C.struct_capi_wc) C.int {
 		want = 64
 	}
 	if cap(r.wcs) < want {
-		r.wcs = make([]wc.WC, want)
+		r.wcs = make([]verbs.WC, want)
 	}
 	got, err := r.cq.Poll(r.wcs[:want])
 	if err != nil && got == 0 {
@@ -1478,7 +1475,7 @@ func vs_cq_poll_ex(h C.uintptr_t, next C.int, out *C.struct_capi_wc, ts, wall *C
 	if err != nil {
 		return errno(err)
 	}
-	w := wc.WC{WRID: id, Status: st}
+	w := verbs.WC{WRID: id, Status: st}
 	if v, err := c.ReadOpcode(); err == nil {
 		w.Opcode = v
 	}
@@ -1491,7 +1488,7 @@ func vs_cq_poll_ex(h C.uintptr_t, next C.int, out *C.struct_capi_wc, ts, wall *C
 	if v, err := c.ReadWCFlags(); err == nil {
 		w.WCFlags = v
 	}
-	if w.WCFlags&wc.WithInv != 0 {
+	if w.WCFlags&verbs.WCWithInv != 0 {
 		if v, err := c.ReadInvalidatedRkey(); err == nil {
 			w.ImmData = v
 		}
@@ -1534,16 +1531,16 @@ func vs_create_qp(h C.uintptr_t, in *C.struct_capi_qp_init, cptr C.uintptr_t, ou
 		return C.int(syscall.EINVAL)
 	}
 	scq, rcq := rec[cqRec](in.send_cq), rec[cqRec](in.recv_cq)
-	xrc := qp.Type(in.qp_type) == qp.XRCSend // no receive side (XRC-06)
+	xrc := verbs.QPType(in.qp_type) == verbs.QPTypeXRCSend // no receive side (XRC-06)
 	if scq == nil || (rcq == nil && !xrc) {
 		return C.int(syscall.EINVAL)
 	}
 	attr := sim.QPInitAttr{
 		SendCQ: scq.cq,
-		Cap: qp.Cap{MaxSendWR: uint32(in.cap.max_send_wr), MaxRecvWR: uint32(in.cap.max_recv_wr),
+		Cap: verbs.QPCap{MaxSendWR: uint32(in.cap.max_send_wr), MaxRecvWR: uint32(in.cap.max_recv_wr),
 			MaxSendSGE: uint32(in.cap.max_send_sge), MaxRecvSGE: uint32(in.cap.max_recv_sge),
 			MaxInlineData: uint32(in.cap.max_inline_data)},
-		Type:     qp.Type(in.qp_type),
+		Type:     verbs.QPType(in.qp_type),
 		SQSigAll: in.sq_sig_all != 0,
 	}
 	if rcq != nil {
@@ -1558,7 +1555,7 @@ func vs_create_qp(h C.uintptr_t, in *C.struct_capi_qp_init, cptr C.uintptr_t, ou
 	}
 	if in.comp_mask&C.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS != 0 {
 		attr.CompMask = sim.QPInitSendOpsFlags
-		attr.SendOpsFlags = qp.SendOps(in.send_ops_flags)
+		attr.SendOpsFlags = verbs.QPSendOps(in.send_ops_flags)
 	}
 	q, err := pd.pd.CreateQP(attr)
 	if err != nil {
@@ -1599,16 +1596,16 @@ func vs_modify_qp(h C.uintptr_t, a *C.struct_ibv_qp_attr, mask C.int) C.int {
 	if r == nil || a == nil {
 		return C.int(syscall.EINVAL)
 	}
-	attr := qp.Attr{
-		QPState:          qp.State(a.qp_state),
-		CurQPState:       qp.State(a.cur_qp_state),
-		PathMTU:          qp.MTU(a.path_mtu),
-		PathMigState:     qp.MigState(a.path_mig_state),
+	attr := verbs.QPAttr{
+		QPState:          verbs.QPState(a.qp_state),
+		CurQPState:       verbs.QPState(a.cur_qp_state),
+		PathMTU:          verbs.MTU(a.path_mtu),
+		PathMigState:     verbs.MigState(a.path_mig_state),
 		QKey:             uint32(a.qkey),
 		RQPSN:            uint32(a.rq_psn),
 		SQPSN:            uint32(a.sq_psn),
 		DestQPNum:        uint32(a.dest_qp_num),
-		QPAccessFlags:    qp.AccessFlags(a.qp_access_flags),
+		QPAccessFlags:    verbs.AccessFlags(a.qp_access_flags),
 		AHAttr:           ahFromC(&a.ah_attr),
 		AltAHAttr:        ahFromC(&a.alt_ah_attr),
 		PKeyIndex:        uint16(a.pkey_index),
@@ -1624,11 +1621,11 @@ func vs_modify_qp(h C.uintptr_t, a *C.struct_ibv_qp_attr, mask C.int) C.int {
 		AltPortNum:       uint8(a.alt_port_num),
 		AltTimeout:       uint8(a.alt_timeout),
 		RateLimit:        uint32(a.rate_limit),
-		Cap: qp.Cap{MaxSendWR: uint32(a.cap.max_send_wr), MaxRecvWR: uint32(a.cap.max_recv_wr),
+		Cap: verbs.QPCap{MaxSendWR: uint32(a.cap.max_send_wr), MaxRecvWR: uint32(a.cap.max_recv_wr),
 			MaxSendSGE: uint32(a.cap.max_send_sge), MaxRecvSGE: uint32(a.cap.max_recv_sge),
 			MaxInlineData: uint32(a.cap.max_inline_data)},
 	}
-	return errno(r.q.Modify(&attr, qp.AttrMask(mask)))
+	return errno(r.q.Modify(&attr, verbs.QPAttrMask(mask)))
 }
 
 //export vs_query_qp
@@ -1637,7 +1634,7 @@ func vs_query_qp(h C.uintptr_t, mask C.int, a *C.struct_ibv_qp_attr, ia *C.struc
 	if r == nil || a == nil || ia == nil {
 		return C.int(syscall.EINVAL)
 	}
-	attr, init, err := r.q.QueryMask(qp.AttrMask(mask))
+	attr, init, err := r.q.QueryMask(verbs.QPAttrMask(mask))
 	if err != nil {
 		return errno(err)
 	}
@@ -1693,7 +1690,7 @@ func vs_query_qp(h C.uintptr_t, mask C.int, a *C.struct_ibv_qp_attr, ia *C.struc
 // registered memory) into the PD's bounce MR and returns one SGE naming the
 // copy. The engine copies inline payloads when the request is posted, so
 // the bounce buffer is free again as soon as PostSend returns.
-func (r *qpRec) bounceSGE(list []qp.SGE) ([]qp.SGE, error) {
+func (r *qpRec) bounceSGE(list []verbs.SGE) ([]verbs.SGE, error) {
 	pd := r.pd
 	if pd.bounce == nil {
 		pd.bbuf = make([]byte, 1<<16)
@@ -1718,15 +1715,15 @@ func (r *qpRec) bounceSGE(list []qp.SGE) ([]qp.SGE, error) {
 	}
 	// The engine finds inline payloads by the MR's simulated address
 	// (ibv_mr.addr in Go terms), not by the IOVA work requests use.
-	return []qp.SGE{{Addr: pd.bounce.Addr(), Length: uint32(n), LKey: pd.bounce.LKey()}}, nil
+	return []verbs.SGE{{Addr: pd.bounce.Addr(), Length: uint32(n), LKey: pd.bounce.LKey()}}, nil
 }
 
-func sgesFromC(dst []qp.SGE, p *C.struct_ibv_sge, n int) []qp.SGE {
+func sgesFromC(dst []verbs.SGE, p *C.struct_ibv_sge, n int) []verbs.SGE {
 	if n <= 0 || p == nil {
 		return dst
 	}
 	for _, s := range unsafe.Slice(p, n) {
-		dst = append(dst, qp.SGE{Addr: uint64(s.addr), Length: uint32(s.length), LKey: uint32(s.lkey)})
+		dst = append(dst, verbs.SGE{Addr: uint64(s.addr), Length: uint32(s.length), LKey: uint32(s.lkey)})
 	}
 	return dst
 }
@@ -1757,8 +1754,8 @@ func vs_post_send(h C.uintptr_t, in *C.struct_capi_swr, n C.int, posted *C.int) 
 			return C.int(syscall.EINVAL)
 		}
 		r.sges = sgesFromC(r.sges, w.sg_list, int(w.num_sge))
-		sw := qp.SendWR{
-			WRID: uint64(w.wr_id), Opcode: wc.WROpcode(w.opcode), Flags: qp.SendFlags(w.flags),
+		sw := verbs.SendWR{
+			WRID: uint64(w.wr_id), Opcode: verbs.WROpcode(w.opcode), Flags: verbs.SendFlags(w.flags),
 			Imm: uint32(w.imm), RemoteAddr: uint64(w.remote_addr), RKey: uint32(w.rkey),
 			CompareAdd: uint64(w.compare_add), Swap: uint64(w.swap),
 			RemoteQPN: uint32(w.remote_qpn), RemoteQKey: uint32(w.remote_qkey),
@@ -1776,7 +1773,7 @@ func vs_post_send(h C.uintptr_t, in *C.struct_capi_swr, n C.int, posted *C.int) 
 			*posted = C.int(i)
 			return C.int(syscall.EINVAL)
 		}
-		if sw.Flags&qp.SendInline != 0 && r.pd != nil { // an XRC_RECV QP has no PD, and sends nothing
+		if sw.Flags&verbs.SendInline != 0 && r.pd != nil { // an XRC_RECV QP has no PD, and sends nothing
 			inline = true
 		}
 		r.swrs = append(r.swrs, sw)
@@ -1795,7 +1792,7 @@ func vs_post_send(h C.uintptr_t, in *C.struct_capi_swr, n C.int, posted *C.int) 
 		// buffer, so the buffer holds only one payload at once.
 		for i := range r.swrs {
 			w := r.swrs[i]
-			if w.Flags&qp.SendInline != 0 {
+			if w.Flags&verbs.SendInline != 0 {
 				l, err := r.bounceSGE(w.SGList)
 				if err != nil {
 					*posted = C.int(i)
@@ -1803,7 +1800,7 @@ func vs_post_send(h C.uintptr_t, in *C.struct_capi_swr, n C.int, posted *C.int) 
 				}
 				w.SGList = l
 			}
-			if _, err := r.q.PostSend([]qp.SendWR{w}); err != nil {
+			if _, err := r.q.PostSend([]verbs.SendWR{w}); err != nil {
 				*posted = C.int(i)
 				return errno(err)
 			}
@@ -1816,7 +1813,7 @@ func vs_post_send(h C.uintptr_t, in *C.struct_capi_swr, n C.int, posted *C.int) 
 	return errno(err)
 }
 
-func recvFromC(dst []qp.RecvWR, sges []qp.SGE, in *C.struct_capi_rwr, n int) ([]qp.RecvWR, []qp.SGE, bool) {
+func recvFromC(dst []verbs.RecvWR, sges []verbs.SGE, in *C.struct_capi_rwr, n int) ([]verbs.RecvWR, []verbs.SGE, bool) {
 	ws := unsafe.Slice(in, n)
 	dst = dst[:0]
 	sges = sges[:0]
@@ -1825,7 +1822,7 @@ func recvFromC(dst []qp.RecvWR, sges []qp.SGE, in *C.struct_capi_rwr, n int) ([]
 			return dst, sges, false
 		}
 		sges = sgesFromC(sges, ws[i].sg_list, int(ws[i].num_sge))
-		dst = append(dst, qp.RecvWR{WRID: uint64(ws[i].wr_id)})
+		dst = append(dst, verbs.RecvWR{WRID: uint64(ws[i].wr_id)})
 	}
 	off := 0
 	for i := range dst {
@@ -1876,7 +1873,7 @@ func vs_wr(h C.uintptr_t, op C.int, wrID C.uint64_t, flags C.uint32_t, a32, b32 
 		C.CAPI_WR_RDMA_WRITE_IMM, C.CAPI_WR_RDMA_READ, C.CAPI_WR_ATOMIC_CMP_SWP,
 		C.CAPI_WR_ATOMIC_FETCH_ADD, C.CAPI_WR_LOCAL_INV, C.CAPI_WR_BIND_MW, C.CAPI_WR_ATOMIC_WRITE:
 		q.SetWRID(uint64(wrID))
-		q.SetWRFlags(qp.SendFlags(flags))
+		q.SetWRFlags(verbs.SendFlags(flags))
 	}
 	switch op {
 	case C.CAPI_WR_START:
@@ -1971,7 +1968,7 @@ func vs_create_srq(h C.uintptr_t, attr *C.struct_ibv_srq_attr, cptr C.uintptr_t,
 	if pd == nil || attr == nil || out == nil || cptr == 0 {
 		return C.int(syscall.EINVAL)
 	}
-	s, err := pd.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: uint32(attr.max_wr),
+	s, err := pd.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: uint32(attr.max_wr),
 		MaxSGE: uint32(attr.max_sge), SRQLimit: uint32(attr.srq_limit)}})
 	if err != nil {
 		return errno(err)
@@ -1992,8 +1989,8 @@ func vs_modify_srq(h C.uintptr_t, attr *C.struct_ibv_srq_attr, mask C.int) C.int
 	if r == nil || attr == nil {
 		return C.int(syscall.EINVAL)
 	}
-	a := qp.SRQAttr{MaxWR: uint32(attr.max_wr), MaxSGE: uint32(attr.max_sge), SRQLimit: uint32(attr.srq_limit)}
-	return errno(r.s.Modify(&a, qp.SRQAttrMask(mask)))
+	a := verbs.SRQAttr{MaxWR: uint32(attr.max_wr), MaxSGE: uint32(attr.max_sge), SRQLimit: uint32(attr.srq_limit)}
+	return errno(r.s.Modify(&a, verbs.SRQAttrMask(mask)))
 }
 
 //export vs_query_srq

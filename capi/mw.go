@@ -11,7 +11,6 @@ import "C"
 
 import (
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -33,7 +32,7 @@ func bindInfo(mrh C.uintptr_t, addr, length C.uint64_t, access C.uint32_t) (verb
 // bind fields of w; false when a handle names nothing. No window at all
 // (a NULL bind_mw.mw) is a nil window, which the engine accepts at post and
 // completes with MW_BIND_ERR, as in process.
-func bindFromC(w *C.struct_capi_swr, sw *qp.SendWR) bool {
+func bindFromC(w *C.struct_capi_swr, sw *verbs.SendWR) bool {
 	var win *sim.MW
 	if w.mw != 0 {
 		mw := rec[mwRec](w.mw)

@@ -16,7 +16,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // xrcdRec is one open of an XRC domain. Opens that name the same file
@@ -73,7 +73,7 @@ func vs_open_xrcd(h C.uintptr_t, compMask C.uint32_t, byFile C.int, dev, ino C.u
 	case m&xrcdFD == 0 || m&xrcdOFlags == 0:
 		return C.int(syscall.EINVAL)
 	}
-	attr := sim.XRCDInitAttr{CompMask: sim.XRCDInitFD | sim.XRCDInitOFlags, FD: -1, OFlags: int(oflags)}
+	attr := verbs.XRCDInitAttr{CompMask: verbs.XRCDInitFD | verbs.XRCDInitOFlags, FD: -1, OFlags: int(oflags)}
 	if byFile == 0 {
 		x, err := r.c.OpenXRCD(attr)
 		if err != nil {
@@ -150,9 +150,9 @@ func vs_create_srq_ex(h C.uintptr_t, a *C.struct_ibv_srq_attr, compMask, srqType
 		return C.int(syscall.EINVAL)
 	}
 	attr := sim.SRQInitAttrEx{
-		Attr:     qp.SRQAttr{MaxWR: uint32(a.max_wr), MaxSGE: uint32(a.max_sge), SRQLimit: uint32(a.srq_limit)},
-		CompMask: sim.SRQInitMask(compMask),
-		Type:     sim.SRQType(srqType),
+		Attr:     verbs.SRQAttr{MaxWR: uint32(a.max_wr), MaxSGE: uint32(a.max_sge), SRQLimit: uint32(a.srq_limit)},
+		CompMask: verbs.SRQInitMask(compMask),
+		Type:     verbs.SRQType(srqType),
 	}
 	if p := rec[pdRec](pdh); p != nil {
 		attr.PD = p.pd
@@ -203,9 +203,9 @@ func vs_create_xrc_recv_qp(xrcdh C.uintptr_t, in *C.struct_capi_qp_init, cptr C.
 		return C.int(syscall.EINVAL)
 	}
 	q, err := x.x.CreateQP(sim.QPInitAttr{
-		Type:         qp.Type(in.qp_type),
+		Type:         verbs.QPType(in.qp_type),
 		CompMask:     sim.QPInitMask(in.comp_mask),
-		SendOpsFlags: qp.SendOps(in.send_ops_flags),
+		SendOpsFlags: verbs.QPSendOps(in.send_ops_flags),
 	})
 	if err != nil {
 		return errno(err)

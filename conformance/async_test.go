@@ -12,7 +12,7 @@ import (
 // file, every enumerator of the golden file must have a row, and every
 // out-of-range probe must render as the golden file says.
 func TestAsyncVerbsTypesMatchGolden(t *testing.T) {
-	rows, err := abigolden.Load("../sim/wc/testdata/verbs44.golden")
+	rows, err := abigolden.Load("../verbs/testdata/verbs44.golden")
 	if err != nil {
 		t.Fatal(err)
 	}

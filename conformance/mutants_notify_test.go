@@ -8,7 +8,6 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/notify"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -55,7 +54,7 @@ func init() {
 			name:  "next arm ignores unsuccessful completions",
 			rules: []string{"NOTIFY-03"},
 			h: newShadowArm(armAsSpec, func(s *armState, w *verbs.WC, so bool) bool {
-				if s.arm == notify.ArmNext && w.Status != verbs.WCSuccess {
+				if s.arm == sim.CQArmNext && w.Status != verbs.WCSuccess {
 					return false
 				}
 				return fireOnce(s, w, so)
@@ -75,8 +74,8 @@ func init() {
 			name:  "solicited bit honoured on send completions",
 			rules: []string{"NOTIFY-04", "NOTIFY-16"},
 			h: newShadowArm(armAsSpec, func(s *armState, w *verbs.WC, so bool) bool {
-				if s.arm == notify.ArmSolicited && w.Status == verbs.WCSuccess && so {
-					s.arm = notify.Disarmed
+				if s.arm == sim.CQArmSolicited && w.Status == verbs.WCSuccess && so {
+					s.arm = sim.CQDisarmed
 					return true
 				}
 				return fireOnce(s, w, so)
@@ -110,9 +109,9 @@ func init() {
 			name:  "solicited arm downgrades a pending next",
 			rules: []string{"NOTIFY-07"},
 			h: newShadowArm(func(s *armState, so bool) {
-				s.arm = notify.ArmNext
+				s.arm = sim.CQArmNext
 				if so {
-					s.arm = notify.ArmSolicited
+					s.arm = sim.CQArmSolicited
 				}
 			}, fireOnce).hooks(),
 		},
@@ -120,8 +119,8 @@ func init() {
 			name:  "next does not upgrade a pending solicited arm",
 			rules: []string{"NOTIFY-07"},
 			h: newShadowArm(func(s *armState, so bool) {
-				if s.arm == notify.Disarmed {
-					s.arm = s.arm.Request(so)
+				if s.arm == sim.CQDisarmed {
+					s.arm = armRequest(s.arm, so)
 				}
 			}, fireOnce).hooks(),
 		},
@@ -129,14 +128,14 @@ func init() {
 			name:  "arms stack instead of collapsing",
 			rules: []string{"NOTIFY-08"},
 			h: newShadowArm(func(s *armState, so bool) {
-				s.arm = s.arm.Request(so)
+				s.arm = armRequest(s.arm, so)
 				s.n++
 			}, func(s *armState, w *verbs.WC, so bool) bool {
 				if s.n == 0 || !fires(s.arm, w, so) {
 					return false
 				}
 				if s.n--; s.n == 0 {
-					s.arm = notify.Disarmed
+					s.arm = sim.CQDisarmed
 				}
 				return true
 			}).hooks(),
@@ -180,7 +179,7 @@ func init() {
 			name:  "one event per QP feeding the CQ",
 			rules: []string{"NOTIFY-18"},
 			h: newShadowArm(func(s *armState, so bool) {
-				s.arm = s.arm.Request(so)
+				s.arm = armRequest(s.arm, so)
 				s.qps = map[uint32]bool{}
 			}, func(s *armState, w *verbs.WC, so bool) bool {
 				if !fires(s.arm, w, so) || s.qps[w.QPNum] {
@@ -195,7 +194,7 @@ func init() {
 
 // armState is a shadow arm of one CQ.
 type armState struct {
-	arm notify.Arm
+	arm sim.CQArm
 	n   int             // pending requests, for mutants that stack them
 	qps map[uint32]bool // QPs that already fired, for per-QP arms
 }
@@ -250,17 +249,27 @@ func (s *shadowArm) push(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
 }
 
 // armAsSpec combines requests as NOTIFY-07/08 say.
-func armAsSpec(s *armState, so bool) { s.arm = s.arm.Request(so) }
+func armAsSpec(s *armState, so bool) { s.arm = armRequest(s.arm, so) }
+
+// armRequest is the arm state after one more ibv_req_notify_cq call: a
+// request for any completion wins over a solicited-only one, and requests
+// do not stack (NOTIFY-07, NOTIFY-08).
+func armRequest(a sim.CQArm, solicitedOnly bool) sim.CQArm {
+	if !solicitedOnly || a == sim.CQArmNext {
+		return sim.CQArmNext
+	}
+	return sim.CQArmSolicited
+}
 
 // fires says whether arm a fires on completion w, solicited or not, under the
 // man-page reading of NOTIFY-05: next fires on any completion (NOTIFY-03),
 // solicited on a successful receive of a solicited message (NOTIFY-04,
 // NOTIFY-16) and on every unsuccessful completion (NOTIFY-05 A).
-func fires(a notify.Arm, w *verbs.WC, so bool) bool {
+func fires(a sim.CQArm, w *verbs.WC, so bool) bool {
 	switch a {
-	case notify.ArmNext:
+	case sim.CQArmNext:
 		return true
-	case notify.ArmSolicited:
+	case sim.CQArmSolicited:
 		if w.Status == verbs.WCSuccess {
 			return so && w.Opcode.IsClassicRecv()
 		}
@@ -272,7 +281,7 @@ func fires(a notify.Arm, w *verbs.WC, so bool) bool {
 // fireOnce fires as NOTIFY-01..05 say (man-page reading) and consumes the arm.
 func fireOnce(s *armState, w *verbs.WC, so bool) bool {
 	if fires(s.arm, w, so) {
-		s.arm = notify.Disarmed
+		s.arm = sim.CQDisarmed
 		return true
 	}
 	return false
@@ -353,7 +362,7 @@ func pollDisarms() mutant {
 	h := s.hooks()
 	h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 		s.mu.Lock()
-		s.get(q).arm = notify.Disarmed
+		s.get(q).arm = sim.CQDisarmed
 		s.mu.Unlock()
 		return q.Poll(wcs)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -278,14 +277,14 @@ func init() {
 		}),
 		qpModifyMutant("bits a transition does not take are ignored", []string{"QP-10", "QP-21"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
-			if req, opt, ok := qp.Transition(from, to, tr.info(q).init.Type, verbs.Readings{}); ok {
+			if req, opt, ok := verbs.Transition(from, to, tr.info(q).init.Type, verbs.Readings{}); ok {
 				m &= req | opt | verbs.QPAttrState
 			}
 			return q.Modify(a, m)
 		}),
 		qpModifyMutant("missing required bits are taken from attr anyway", []string{"QP-10", "QP-14", "QP-16", "QP-17"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
-			if req, _, ok := qp.Transition(from, to, tr.info(q).init.Type, verbs.Readings{}); ok && m&verbs.QPAttrState != 0 {
+			if req, _, ok := verbs.Transition(from, to, tr.info(q).init.Type, verbs.Readings{}); ok && m&verbs.QPAttrState != 0 {
 				m |= req
 			}
 			return q.Modify(a, m)

@@ -3,7 +3,6 @@ package conformance_test
 import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -115,13 +114,13 @@ func qpxMutants() []mutant {
 		{name: "ibv_create_qp_ex drops the send_ops_flags it does not support", rules: []string{"QPX-01"}, h: hooks{
 			createQPEx: func(pd conformance.PD, attr verbs.QPInitAttrEx) (conformance.QP, error) {
 				attr.CompMask &^= verbs.QPInitAttrXRCD
-				attr.SendOpsFlags &= qp.SupportedSendOps(attr.Type, sim.RXEProfile().Readings)
+				attr.SendOpsFlags &= verbs.SupportedSendOps(attr.Type, sim.RXEProfile().Readings)
 				return pd.(verbs.QPExCreator).CreateQPEx(attr)
 			}}},
 		{name: "ibv_create_qp_ex gives the builder every operation of the type", rules: []string{"QPX-02"}, h: hooks{
 			createQPEx: func(pd conformance.PD, attr verbs.QPInitAttrEx) (conformance.QP, error) {
 				if attr.SendOpsFlags != 0 {
-					attr.SendOpsFlags = qp.SupportedSendOps(attr.Type, sim.RXEProfile().Readings)
+					attr.SendOpsFlags = verbs.SupportedSendOps(attr.Type, sim.RXEProfile().Readings)
 				}
 				return pd.(verbs.QPExCreator).CreateQPEx(attr)
 			}}},

@@ -3,7 +3,6 @@ package conformance_test
 import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -69,7 +68,7 @@ func init() {
 		mutant{
 			name: "ibv_query_qp accepts IBV_QP_RATE_LIMIT", rules: []string{"QUERY-02"},
 			h: hooks{queryQP: func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
-				return q.Query(mask & qp.QueryMaskAll)
+				return q.Query(mask & verbs.QueryableQPAttrs)
 			}},
 		},
 		mutant{

@@ -10,7 +10,7 @@ import (
 // against: every row is an enumerator and value that rdma-core 44 printed
 // into the golden file, and every enumerator of the file has a row.
 func TestQPStateValuesMatchGolden(t *testing.T) {
-	rows, err := abigolden.Load("../sim/wc/testdata/verbs44.golden")
+	rows, err := abigolden.Load("../verbs/testdata/verbs44.golden")
 	if err != nil {
 		t.Fatal(err)
 	}

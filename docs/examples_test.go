@@ -81,7 +81,7 @@ func Example_createCQ() {
 func Example_deviceLimits() {
 	fab, err := sim.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{
 		Name: "tiny0",
-		Attr: sim.DeviceAttr{MaxCQ: 1, MaxCQE: 255, NumCompVectors: 1},
+		Attr: verbs.DeviceAttr{MaxCQ: 1, MaxCQE: 255, NumCompVectors: 1},
 	}}})
 	must(err)
 	dev, err := fab.Devices()[0].Open()
@@ -1068,7 +1068,7 @@ func Example_postStates() {
 	dev := openDevice(sim.DefaultProfile())
 	q, _ := newQP(dev, verbs.QPTypeUD, verbs.QPCap{MaxSendWR: 8, MaxRecvWR: 8})
 	pd := q.PD() // the AH must be in the QP's PD (PD-04)
-	ah, err := pd.CreateAH(sim.AHAttr{DLID: 1, PortNum: 1})
+	ah, err := pd.CreateAH(verbs.AHAttr{DLID: 1, PortNum: 1})
 	must(err)
 	send := []verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, AH: ah, RemoteQPN: 0x99, RemoteQKey: 0x11111111}}
 	recv := []verbs.RecvWR{{WRID: 2}}
@@ -1302,7 +1302,7 @@ func Example_teardown() {
 	must(err)
 	cq, err := dev.CreateCQ(16, nil, ch, 0)
 	must(err)
-	mr, err := pd.RegMR(make([]byte, 4096), sim.AccessLocalWrite)
+	mr, err := pd.RegMR(make([]byte, 4096), verbs.AccessLocalWrite)
 	must(err)
 	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
 		Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxRecvSGE: 1}})
@@ -1587,8 +1587,8 @@ func Example_xrcSRQ() {
 	pd, _ := ctx.AllocPD()
 	cq, _ := ctx.CreateCQ(16, nil, nil, 0)
 
-	xrcd, err := ctx.OpenXRCD(sim.XRCDInitAttr{
-		CompMask: sim.XRCDInitFD | sim.XRCDInitOFlags,
+	xrcd, err := ctx.OpenXRCD(verbs.XRCDInitAttr{
+		CompMask: verbs.XRCDInitFD | verbs.XRCDInitOFlags,
 		FD:       -1, // a domain of our own: verbsim has no files
 		OFlags:   syscall.O_CREAT,
 	})
@@ -1598,8 +1598,8 @@ func Example_xrcSRQ() {
 	}
 	srq, err := ctx.CreateSRQEx(sim.SRQInitAttrEx{
 		Attr:     verbs.SRQAttr{MaxWR: 16, MaxSGE: 1},
-		CompMask: sim.SRQInitType | sim.SRQInitPD | sim.SRQInitXRCD | sim.SRQInitCQ,
-		Type:     sim.SRQTXRC,
+		CompMask: verbs.SRQInitType | verbs.SRQInitPD | verbs.SRQInitXRCD | verbs.SRQInitCQ,
+		Type:     verbs.SRQTXRC,
 		PD:       pd, XRCD: xrcd, CQ: cq,
 	})
 	if err != nil {
@@ -1619,7 +1619,7 @@ func Example_xrcSRQ() {
 	// Under the rxe profile there is no XRC at all.
 	rxe, _ := sim.NewFabric(sim.Config{Profile: sim.RXEProfile()})
 	rctx, _ := rxe.Devices()[0].Open()
-	_, err = rctx.OpenXRCD(sim.XRCDInitAttr{CompMask: sim.XRCDInitFD | sim.XRCDInitOFlags, FD: -1})
+	_, err = rctx.OpenXRCD(verbs.XRCDInitAttr{CompMask: verbs.XRCDInitFD | verbs.XRCDInitOFlags, FD: -1})
 	fmt.Println("rxe open_xrcd:", errors.Is(err, syscall.EOPNOTSUPP))
 	// Output:
 	// srq_num non-zero: true <nil>
@@ -1640,7 +1640,7 @@ func Example_xrcSend() {
 	apd, _ := actx.AllocPD()
 	acq, _ := actx.CreateCQ(16, nil, nil, 0)
 	abuf := make([]byte, 64)
-	amr, _ := apd.RegMR(abuf, sim.Access(verbs.AccessLocalWrite))
+	amr, _ := apd.RegMR(abuf, verbs.AccessFlags(verbs.AccessLocalWrite))
 	ini, err := apd.CreateQP(sim.QPInitAttr{SendCQ: acq, Type: verbs.QPTypeXRCSend,
 		Cap: verbs.QPCap{MaxSendWR: 4, MaxSendSGE: 1}})
 	if err != nil {
@@ -1651,16 +1651,16 @@ func Example_xrcSend() {
 	// The receiver: a domain, two XRC SRQs with a CQ each, a target QP.
 	bpd, _ := bctx.AllocPD()
 	bbuf := make([]byte, 128)
-	bmr, _ := bpd.RegMR(bbuf, sim.Access(verbs.AccessLocalWrite))
-	xrcd, _ := bctx.OpenXRCD(sim.XRCDInitAttr{CompMask: sim.XRCDInitFD | sim.XRCDInitOFlags, FD: -1})
+	bmr, _ := bpd.RegMR(bbuf, verbs.AccessFlags(verbs.AccessLocalWrite))
+	xrcd, _ := bctx.OpenXRCD(verbs.XRCDInitAttr{CompMask: verbs.XRCDInitFD | verbs.XRCDInitOFlags, FD: -1})
 	var cqs [2]*sim.CQ
 	var nums [2]uint32
 	for i := range cqs {
 		cqs[i], _ = bctx.CreateCQ(16, nil, nil, 0)
 		srq, _ := bctx.CreateSRQEx(sim.SRQInitAttrEx{
 			Attr:     verbs.SRQAttr{MaxWR: 4, MaxSGE: 1},
-			CompMask: sim.SRQInitType | sim.SRQInitPD | sim.SRQInitXRCD | sim.SRQInitCQ,
-			Type:     sim.SRQTXRC, PD: bpd, XRCD: xrcd, CQ: cqs[i],
+			CompMask: verbs.SRQInitType | verbs.SRQInitPD | verbs.SRQInitXRCD | verbs.SRQInitCQ,
+			Type:     verbs.SRQTXRC, PD: bpd, XRCD: xrcd, CQ: cqs[i],
 		})
 		nums[i], _ = srq.GetSRQNum()
 		srq.PostRecv([]verbs.RecvWR{{WRID: uint64(100 + i),

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -27,10 +26,10 @@ type edgeBits struct {
 }
 
 // TestTransitionTableMatchesCode checks the hand-written table of qp.md,
-// "What each transition takes", against qp.Transition under the default
+// "What each transition takes", against verbs.Transition under the default
 // policy: every legal (from, to, transport) appears exactly once with the
 // same required and optional bits, and nothing else appears. A change to the
-// kernel table in sim/qp that the page does not follow fails here, and so
+// kernel table in verbs that the page does not follow fails here, and so
 // does a typo on the page.
 func TestTransitionTableMatchesCode(t *testing.T) {
 	page := parseTransitionTable(t, "qp.md")
@@ -39,7 +38,7 @@ func TestTransitionTableMatchesCode(t *testing.T) {
 		for to := verbs.QPStateReset; to <= verbs.QPStateErr; to++ {
 			for _, typ := range types {
 				k := edgeKey{from, to, typ}
-				req, opt, ok := qp.Transition(from, to, typ, verbs.Readings{})
+				req, opt, ok := verbs.Transition(from, to, typ, verbs.Readings{})
 				row, listed := page[k]
 				switch {
 				case ok && !listed:

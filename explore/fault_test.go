@@ -94,7 +94,7 @@ func TestFaultBudget(t *testing.T) {
 			rq.PostRecv([]verbs.RecvWR{{WRID: uint64(i), SGList: []verbs.SGE{{Addr: rmr.Addr() + uint64(64*i), Length: 64, LKey: rmr.LKey()}}}})
 		}
 		port, _ := rctx.QueryPort(1)
-		ah, _ := spd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1})
+		ah, _ := spd.CreateAH(verbs.AHAttr{DLID: port.LID, PortNum: 1})
 		w.Go("sender", func(context.Context) {
 			for i := range 2 {
 				sq.PostSend([]verbs.SendWR{{WRID: uint64(i), Opcode: verbs.WRSend, SGList: []verbs.SGE{{Addr: smr.Addr(), Length: 8, LKey: smr.LKey()}},

@@ -91,7 +91,7 @@ func rcRetryZero(anyOrder bool) func(*explore.World) {
 			return s
 		}
 		server, client := open(f.Devices()[0]), open(f.Devices()[1])
-		o := sim.ConnectOptions{PathMTU: sim.MTU256, Timeout: 4, RetryCnt: 0, RNRRetry: 7, MinRNRTimer: 12, RDAtomic: 1, NoDefaults: true}
+		o := sim.ConnectOptions{PathMTU: verbs.MTU256, Timeout: 4, RetryCnt: 0, RNRRetry: 7, MinRNRTimer: 12, RDAtomic: 1, NoDefaults: true}
 		if err := sim.Connect(client.q, server.q, o); err != nil {
 			w.Fatalf("connect: %v", err)
 		}

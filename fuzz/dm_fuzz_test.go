@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // FuzzDM drives ibv_alloc_dm, ibv_free_dm, ibv_memcpy_to_dm,
@@ -63,7 +64,7 @@ func FuzzDM(f *testing.F) {
 				if a == 255 && b == 255 {
 					length = max + uint64(cc&1)
 				}
-				attr := sim.AllocDMAttr{Length: length, LogAlignReq: uint32(cc >> 4), CompMask: uint32(cc>>3) & 1}
+				attr := verbs.AllocDMAttr{Length: length, LogAlignReq: uint32(cc >> 4), CompMask: uint32(cc>>3) & 1}
 				dm, err := c.AllocDM(attr)
 				var errno syscall.Errno
 				first, pages := -1, 0
@@ -141,13 +142,13 @@ func FuzzDM(f *testing.F) {
 					continue
 				}
 				d := dms[int(a)%len(dms)]
-				access := sim.Access(a>>3) & (sim.AccessLocalWrite | sim.AccessRemoteWrite | sim.AccessRemoteRead | sim.AccessRemoteAtomic | sim.AccessMWBind | sim.AccessZeroBased)
+				access := verbs.AccessFlags(a>>3) & (verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic | verbs.AccessMWBind | verbs.AccessZeroBased)
 				off, n := uint64(b), uint64(cc)
 				var errno syscall.Errno
 				switch {
-				case access&sim.AccessZeroBased == 0, access&sim.AccessMWBind != 0,
+				case access&verbs.AccessZeroBased == 0, access&verbs.AccessMWBind != 0,
 					off > uint64(len(d.mem)) || n > uint64(len(d.mem))-off,
-					access&(sim.AccessRemoteWrite|sim.AccessRemoteAtomic) != 0 && access&sim.AccessLocalWrite == 0:
+					access&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic) != 0 && access&verbs.AccessLocalWrite == 0:
 					errno = syscall.EINVAL
 				}
 				mr, err := pd.RegDMMR(d.dm, off, n, access)

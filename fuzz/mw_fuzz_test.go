@@ -52,19 +52,19 @@ func FuzzBindMW(f *testing.F) {
 		if err := sim.Connect(a.q, b.q, sim.ConnectOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		mrAccess := sim.Access(0)
+		mrAccess := verbs.AccessFlags(0)
 		if mrBits&1 != 0 {
-			mrAccess |= sim.AccessLocalWrite
+			mrAccess |= verbs.AccessLocalWrite
 		}
 		if mrBits&2 != 0 {
-			mrAccess |= sim.AccessMWBind
+			mrAccess |= verbs.AccessMWBind
 		}
 		mem := make([]byte, mrLen)
 		mr, err := b.pd.RegMR(mem, mrAccess)
 		if err != nil {
 			t.Fatal(err)
 		}
-		mw, err := b.pd.AllocMW(sim.MWType(typ))
+		mw, err := b.pd.AllocMW(verbs.MWType(typ))
 		if typ != 1 && typ != 2 {
 			if !errors.Is(err, syscall.EINVAL) || mw != nil {
 				t.Fatalf("AllocMW(%d) = %v, %v; want EINVAL (MW-01)", typ, mw, err)
@@ -84,8 +84,8 @@ func FuzzBindMW(f *testing.F) {
 		allowed := verbs.AccessLocalWrite | verbs.AccessRemoteRead | verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic | verbs.AccessZeroBased
 		ok := acc&^allowed == 0
 		if length > 0 || typ == 2 {
-			ok = ok && length > 0 && mrAccess&sim.AccessMWBind != 0 && int(off)+int(length) <= mrLen &&
-				(acc&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic) == 0 || mrAccess&sim.AccessLocalWrite != 0)
+			ok = ok && length > 0 && mrAccess&verbs.AccessMWBind != 0 && int(off)+int(length) <= mrLen &&
+				(acc&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic) == 0 || mrAccess&verbs.AccessLocalWrite != 0)
 		}
 		if typ == 2 {
 			ok = ok && keyBad == 0
@@ -121,7 +121,7 @@ func FuzzBindMW(f *testing.F) {
 		}
 		// One remote request through the window (MW-06).
 		src := make([]byte, 256)
-		smr, _ := a.pd.RegMR(src, sim.AccessLocalWrite)
+		smr, _ := a.pd.RegMR(src, verbs.AccessLocalWrite)
 		n := uint32(wlen)
 		ops := []struct {
 			op   verbs.WROpcode

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -33,7 +32,7 @@ func FuzzQueryInputs(f *testing.F) {
 		full, _, _ := q.Query()
 		a, _, err := q.QueryMask(verbs.QPAttrMask(mask))
 		switch {
-		case verbs.QPAttrMask(mask)&^qp.QueryMaskAll != 0:
+		case verbs.QPAttrMask(mask)&^verbs.QueryableQPAttrs != 0:
 			if !errors.Is(err, syscall.EOPNOTSUPP) {
 				t.Fatalf("QueryMask(%#x) = %v, want EOPNOTSUPP", mask, err)
 			}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -37,7 +36,7 @@ func FuzzWRBuilder(f *testing.F) {
 			p = sim.RXEProfile()
 		}
 		ops := verbs.QPSendOps(data[0]) | verbs.QPSendOps(data[0]&3)<<8 | verbs.QPSendOps(data[0]&0x10)<<8 // bits 0..9 and 12 (ATOMIC_WRITE)
-		ops &= qp.SupportedSendOps(verbs.QPTypeRC, p.Readings)
+		ops &= verbs.SupportedSendOps(verbs.QPTypeRC, p.Readings)
 		data = data[1:]
 		fab, err := sim.NewFabric(sim.Config{Profile: p, Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}})
 		if err != nil {
@@ -62,7 +61,7 @@ func FuzzWRBuilder(f *testing.F) {
 			if err != nil {
 				t.Fatalf("create: %v", err)
 			}
-			mr, _ := pd.RegMR(make([]byte, 4096), sim.AccessLocalWrite|sim.AccessRemoteWrite|sim.AccessRemoteRead|sim.AccessRemoteAtomic)
+			mr, _ := pd.RegMR(make([]byte, 4096), verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRemoteRead|verbs.AccessRemoteAtomic)
 			return end{q, mr}
 		}
 		a, b := mk("a", true), mk("b", false)

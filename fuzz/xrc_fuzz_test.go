@@ -54,13 +54,13 @@ func FuzzXRC(f *testing.F) {
 			op, a, b := data[i]%7, data[i+1], data[i+2]
 			switch op {
 			case 0: // open: a = comp_mask bits (a&7, bit 3 -> 1<<31), b = fd (0xff -> -1)
-				mask := sim.XRCDInitMask(a & 7)
+				mask := verbs.XRCDInitMask(a & 7)
 				if a&8 != 0 {
 					mask |= 1 << 31
 				}
 				fd := int(int8(b))
-				x, err := c.OpenXRCD(sim.XRCDInitAttr{CompMask: mask, FD: fd, OFlags: int(a >> 4)})
-				want := !rxe && mask == sim.XRCDInitFD|sim.XRCDInitOFlags && fd == -1
+				x, err := c.OpenXRCD(verbs.XRCDInitAttr{CompMask: mask, FD: fd, OFlags: int(a >> 4)})
+				want := !rxe && mask == verbs.XRCDInitFD|verbs.XRCDInitOFlags && fd == -1
 				if (err == nil) != want {
 					t.Fatalf("OpenXRCD(mask %#x, fd %d) = %v, want success %v", uint32(mask), fd, err, want)
 				}
@@ -84,7 +84,7 @@ func FuzzXRC(f *testing.F) {
 				okErr("Close", err, syscall.EBUSY, syscall.EINVAL)
 			case 2: // create: a = comp_mask bits (a&0x3f), b: type (b&3), domain (b>>2&7), max_wr (b>>5: 0..7)
 				attr := sim.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: uint32(b >> 5), MaxSGE: 1},
-					CompMask: sim.SRQInitMask(a & 0x3f), Type: sim.SRQType(b & 3), PD: pd, CQ: cq}
+					CompMask: verbs.SRQInitMask(a & 0x3f), Type: verbs.SRQType(b & 3), PD: pd, CQ: cq}
 				if len(xrcds) > 0 {
 					attr.XRCD = xrcds[int(b>>2&7)%len(xrcds)]
 				}

@@ -10,14 +10,6 @@ import (
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
-// AHAttr describes the path to a remote port (struct ibv_ah_attr). It is
-// the same type as verbs.AHAttr, which a QP's primary and alternate paths use.
-type AHAttr = verbs.AHAttr
-
-// GlobalRoute is struct ibv_global_route: the GRH fields of a path. Its DGID
-// is a [16]byte, to which a GID assigns directly.
-type GlobalRoute = verbs.GlobalRoute
-
 // AH is an address handle (struct ibv_ah): a path for UD work requests,
 // scoped to the PD it was created in (PD-03, PD-04).
 // On a nil *AH every method returns EINVAL or zero values; see the
@@ -25,7 +17,7 @@ type GlobalRoute = verbs.GlobalRoute
 type AH struct {
 	tname string // the trace name, given at creation
 	pd    *PD
-	attr  AHAttr
+	attr  verbs.AHAttr
 	dead  bool
 }
 
@@ -41,7 +33,7 @@ type AH struct {
 // on a RoCE port the DLID is not used and not checked. EINVAL also for a nil
 // or deallocated PD, and ENOMEM when the device already has max_ah AHs. The
 // AH holds the PD until Destroy (PD-02).
-func (pd *PD) CreateAH(attr AHAttr) (_ *AH, err error) {
+func (pd *PD) CreateAH(attr verbs.AHAttr) (_ *AH, err error) {
 	const verb = "ibv_create_ah"
 	if pd == nil {
 		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
@@ -63,7 +55,7 @@ func (pd *PD) CreateAH(attr AHAttr) (_ *AH, err error) {
 	switch {
 	case p == nil:
 		return nil, verr.Errorf(verb, syscall.EINVAL, "port %d is outside [1, phys_port_cnt=%d]", attr.PortNum, len(d.ports))
-	case p.attr.LinkLayer == LinkLayerEthernet && !attr.IsGlobal:
+	case p.attr.LinkLayer == verbs.LinkLayerEthernet && !attr.IsGlobal:
 		return nil, verr.Errorf(verb, syscall.EINVAL, "port %d is Ethernet (RoCE), where every path needs a GRH (is_global)", p.num)
 	case attr.IsGlobal && int(attr.GRH.SGIDIndex) >= len(p.gids):
 		return nil, verr.Errorf(verb, syscall.EINVAL, "sgid_index %d is outside [0, gid_tbl_len=%d)", attr.GRH.SGIDIndex, len(p.gids))
@@ -101,13 +93,13 @@ func (p *port) unusedGID(i int) bool { return p.gids[i].IsZero() }
 // 24, IBV_RATE_2_5_GBPS to IBV_RATE_1200_GBPS; 1 is unassigned) and, on an
 // InfiniBand port, the reserved DLID 0 and a multicast DLID without a GRH.
 // A RoCE port addresses by GID, so its DLID is ignored.
-func checkAHValues(verb string, p *port, attr AHAttr) error {
+func checkAHValues(verb string, p *port, attr verbs.AHAttr) error {
 	switch {
 	case attr.SL > 15:
 		return verr.Errorf(verb, syscall.EINVAL, "sl %d does not fit in 4 bits", attr.SL)
 	case attr.StaticRate == 1 || attr.StaticRate > 24:
 		return verr.Errorf(verb, syscall.EINVAL, "static_rate %d is not an enum ibv_rate value", attr.StaticRate)
-	case p.attr.LinkLayer == LinkLayerEthernet:
+	case p.attr.LinkLayer == verbs.LinkLayerEthernet:
 		return nil
 	case attr.DLID == 0:
 		return verr.Errorf(verb, syscall.EINVAL, "dlid 0 is reserved on InfiniBand port %d", p.num)
@@ -126,9 +118,9 @@ func (ah *AH) PD() *PD {
 }
 
 // Attr returns the attributes the AH was created with.
-func (ah *AH) Attr() AHAttr {
+func (ah *AH) Attr() verbs.AHAttr {
 	if ah == nil {
-		return AHAttr{}
+		return verbs.AHAttr{}
 	}
 	return ah.attr
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestCreateAH: the checks of ibv_create_ah, max_ah, and the PD the AH
@@ -14,18 +15,18 @@ func TestCreateAH(t *testing.T) {
 	attr.MaxAH = 2
 	attr.PhysPortCnt = 0
 	f := fabric(t, sim.Config{Devices: []sim.DeviceConfig{{Name: "d", Attr: attr, Ports: []sim.PortConfig{
-		{}, {Attr: sim.PortAttr{LinkLayer: sim.LinkLayerEthernet, GIDTblLen: 4}},
+		{}, {Attr: verbs.PortAttr{LinkLayer: verbs.LinkLayerEthernet, GIDTblLen: 4}},
 	}}}})
 	ctx, _ := f.Devices()[0].Open()
 	pd, _ := ctx.AllocPD()
 	other, _ := ctx.AllocPD()
-	grh := sim.GlobalRoute{DGID: sim.GID{0: 0xfe, 1: 0x80, 15: 7}, HopLimit: 64}
-	for name, c := range map[string]sim.AHAttr{
+	grh := verbs.GlobalRoute{DGID: verbs.GID{0: 0xfe, 1: 0x80, 15: 7}, HopLimit: 64}
+	for name, c := range map[string]verbs.AHAttr{
 		"port 0":            {PortNum: 0, DLID: 1},
 		"port 3":            {PortNum: 3, DLID: 1},
 		"RoCE without GRH":  {PortNum: 2},
-		"sgid index 4":      {PortNum: 2, IsGlobal: true, GRH: sim.GlobalRoute{SGIDIndex: 4}},
-		"IB sgid index 128": {PortNum: 1, DLID: 1, IsGlobal: true, GRH: sim.GlobalRoute{SGIDIndex: 128}},
+		"sgid index 4":      {PortNum: 2, IsGlobal: true, GRH: verbs.GlobalRoute{SGIDIndex: 4}},
+		"IB sgid index 128": {PortNum: 1, DLID: 1, IsGlobal: true, GRH: verbs.GlobalRoute{SGIDIndex: 128}},
 	} {
 		ah, err := pd.CreateAH(c)
 		if ah != nil {
@@ -34,9 +35,9 @@ func TestCreateAH(t *testing.T) {
 		wantErrno(t, name, err, syscall.EINVAL)
 	}
 	// An unused GID entry is ENODATA, as rdma_get_gid_attr says (AV-02).
-	for name, c := range map[string]sim.AHAttr{
-		"unused sgid entry":  {PortNum: 2, IsGlobal: true, GRH: sim.GlobalRoute{SGIDIndex: 1}},
-		"IB unused sgid ent": {PortNum: 1, DLID: 1, IsGlobal: true, GRH: sim.GlobalRoute{SGIDIndex: 3}},
+	for name, c := range map[string]verbs.AHAttr{
+		"unused sgid entry":  {PortNum: 2, IsGlobal: true, GRH: verbs.GlobalRoute{SGIDIndex: 1}},
+		"IB unused sgid ent": {PortNum: 1, DLID: 1, IsGlobal: true, GRH: verbs.GlobalRoute{SGIDIndex: 3}},
 	} {
 		ah, err := pd.CreateAH(c)
 		if ah != nil {
@@ -44,20 +45,20 @@ func TestCreateAH(t *testing.T) {
 		}
 		wantErrno(t, name, err, syscall.ENODATA)
 	}
-	ib, err := pd.CreateAH(sim.AHAttr{PortNum: 1, DLID: 5, SL: 3})
+	ib, err := pd.CreateAH(verbs.AHAttr{PortNum: 1, DLID: 5, SL: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	roce, err := other.CreateAH(sim.AHAttr{PortNum: 2, IsGlobal: true, GRH: grh})
+	roce, err := other.CreateAH(verbs.AHAttr{PortNum: 2, IsGlobal: true, GRH: grh})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ib.PD() != pd || roce.PD() != other || ib.Attr().DLID != 5 || roce.Attr().GRH != grh {
 		t.Errorf("AH fields: %+v %+v", ib.Attr(), roce.Attr())
 	}
-	_, err = pd.CreateAH(sim.AHAttr{PortNum: 1, DLID: 6})
+	_, err = pd.CreateAH(verbs.AHAttr{PortNum: 1, DLID: 6})
 	wantErrno(t, "CreateAH over max_ah", err, syscall.ENOMEM)
-	_, err = pd.CreateAH(sim.AHAttr{PortNum: 9})
+	_, err = pd.CreateAH(verbs.AHAttr{PortNum: 9})
 	wantErrno(t, "a bad AH on a full device is still EINVAL", err, syscall.EINVAL)
 
 	// PD-03: each AH holds its own PD only.
@@ -69,16 +70,16 @@ func TestCreateAH(t *testing.T) {
 		t.Fatalf("Dealloc once its AH is gone: %v", err)
 	}
 	wantErrno(t, "Destroy twice", roce.Destroy(), syscall.EINVAL)
-	if _, err := pd.CreateAH(sim.AHAttr{PortNum: 1, DLID: 6}); err != nil {
+	if _, err := pd.CreateAH(verbs.AHAttr{PortNum: 1, DLID: 6}); err != nil {
 		t.Fatalf("CreateAH after a Destroy freed a slot: %v", err)
 	}
 	var nilAH *sim.AH
 	wantErrno(t, "Destroy(nil)", nilAH.Destroy(), syscall.EINVAL)
-	if nilAH.PD() != nil || nilAH.Attr() != (sim.AHAttr{}) {
+	if nilAH.PD() != nil || nilAH.Attr() != (verbs.AHAttr{}) {
 		t.Error("a nil AH reports fields")
 	}
 	var nilPD *sim.PD
-	_, err = nilPD.CreateAH(sim.AHAttr{PortNum: 1})
+	_, err = nilPD.CreateAH(verbs.AHAttr{PortNum: 1})
 	wantErrno(t, "CreateAH on nil", err, syscall.EINVAL)
 }
 
@@ -91,12 +92,12 @@ func TestCreateAHValues(t *testing.T) {
 	attr := sim.DefaultDeviceAttr()
 	attr.PhysPortCnt = 0
 	f := fabric(t, sim.Config{Devices: []sim.DeviceConfig{{Name: "d", Attr: attr, Ports: []sim.PortConfig{
-		{}, {Attr: sim.PortAttr{LinkLayer: sim.LinkLayerEthernet, GIDTblLen: 4}},
+		{}, {Attr: verbs.PortAttr{LinkLayer: verbs.LinkLayerEthernet, GIDTblLen: 4}},
 	}}}})
 	ctx, _ := f.Devices()[0].Open()
 	pd, _ := ctx.AllocPD()
-	grh := sim.GlobalRoute{DGID: sim.GID{0: 0xfe, 1: 0x80, 15: 7}, HopLimit: 64}
-	for name, c := range map[string]sim.AHAttr{
+	grh := verbs.GlobalRoute{DGID: verbs.GID{0: 0xfe, 1: 0x80, 15: 7}, HopLimit: 64}
+	for name, c := range map[string]verbs.AHAttr{
 		"SL 16":                    {PortNum: 1, DLID: 1, SL: 16},
 		"SL 200":                   {PortNum: 1, DLID: 1, SL: 200},
 		"RoCE SL 16":               {PortNum: 2, SL: 16, IsGlobal: true, GRH: grh},
@@ -114,7 +115,7 @@ func TestCreateAHValues(t *testing.T) {
 		}
 		wantErrno(t, name, err, syscall.EINVAL)
 	}
-	for name, c := range map[string]sim.AHAttr{
+	for name, c := range map[string]verbs.AHAttr{
 		"SL 15":                 {PortNum: 1, DLID: 1, SL: 15},
 		"port rate":             {PortNum: 1, DLID: 1, StaticRate: 0},
 		"2.5 Gb/s":              {PortNum: 1, DLID: 1, StaticRate: 2},

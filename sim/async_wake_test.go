@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestAckWakesDestroy: a destroy that waits for the ack of an event already
@@ -22,10 +21,10 @@ func TestAckWakesDestroy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.Push(wc.WC{WRID: 1}, false)
-	q.Push(wc.WC{WRID: 2}, false) // overrun: CQ_ERR
+	q.Push(verbs.WC{WRID: 1}, false)
+	q.Push(verbs.WC{WRID: 2}, false) // overrun: CQ_ERR
 	ev, err := ctx.TryGetAsyncEvent()
-	if err != nil || ev.Type() != notify.EventCQErr {
+	if err != nil || ev.Type() != verbs.EventCQErr {
 		t.Fatalf("async event %v, %v", ev, err)
 	}
 	done := make(chan error, 1)

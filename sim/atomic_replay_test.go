@@ -5,8 +5,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestLostAtomicResponseBehindFourAtomics: with max_rd_atomic 16, five
@@ -25,13 +24,13 @@ import (
 func TestLostAtomicResponseBehindFourAtomics(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{Mode: sim.Manual}, sim.ConnectOptions{RDAtomic: 16})
 	const n = 5
-	wrs := make([]qp.SendWR, n, n+1)
+	wrs := make([]verbs.SendWR, n, n+1)
 	for i := range wrs {
-		wrs[i] = qp.SendWR{WRID: uint64(i), Opcode: wc.WRAtomicFetchAndAdd, Flags: qp.SendSignaled,
-			SGList: []qp.SGE{a.sge(8*i, 8)}, RemoteAddr: b.mr.Addr() + 1024, RKey: b.mr.RKey(), CompareAdd: 1}
+		wrs[i] = verbs.SendWR{WRID: uint64(i), Opcode: verbs.WRAtomicFetchAndAdd, Flags: verbs.SendSignaled,
+			SGList: []verbs.SGE{a.sge(8*i, 8)}, RemoteAddr: b.mr.Addr() + 1024, RKey: b.mr.RKey(), CompareAdd: 1}
 	}
-	wrs = append(wrs, qp.SendWR{WRID: n, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled,
-		SGList: []qp.SGE{a.sge(512, 64)}, RemoteAddr: b.mr.Addr() + 2048, RKey: b.mr.RKey()})
+	wrs = append(wrs, verbs.SendWR{WRID: n, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled,
+		SGList: []verbs.SGE{a.sge(512, 64)}, RemoteAddr: b.mr.Addr() + 2048, RKey: b.mr.RKey()})
 	if _, err := a.q.PostSend(wrs); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +52,7 @@ func TestLostAtomicResponseBehindFourAtomics(t *testing.T) {
 	f.RunUntilIdle(1 << 30) // ACK timeouts, if it comes to that
 	ws := a.poll(t, n+1)
 	for i, w := range ws {
-		if w.Status != wc.Success || w.WRID != uint64(i) {
+		if w.Status != verbs.WCSuccess || w.WRID != uint64(i) {
 			t.Errorf("completion %d: %v", i, &w)
 		}
 		if i == n {
@@ -89,13 +88,13 @@ func TestLostReadResponsesSpendRetries(t *testing.T) {
 			if _, err := f.InjectPacketFault(sim.PacketFault{Match: sim.OfKind(sim.PacketReadResp), Action: sim.FaultDrop}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 9, SGList: []qp.SGE{b.sge(0, 64)}}}); err != nil {
+			if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: 9, SGList: []verbs.SGE{b.sge(0, 64)}}}); err != nil {
 				t.Fatal(err)
 			}
-			wrs := []qp.SendWR{
-				{WRID: 1, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)},
+			wrs := []verbs.SendWR{
+				{WRID: 1, Opcode: verbs.WRRDMARead, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)},
 					RemoteAddr: b.mr.Addr() + 1024, RKey: b.mr.RKey()},
-				{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(64, 8)}},
+				{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(64, 8)}},
 			}
 			if _, err := a.q.PostSend(wrs); err != nil {
 				t.Fatal(err)
@@ -107,10 +106,10 @@ func TestLostReadResponsesSpendRetries(t *testing.T) {
 			}
 			f.RunUntilIdle(1 << 40)
 			ws := a.poll(t, 2)
-			if ws[0].WRID != 1 || ws[0].Status != wc.RetryExcErr {
+			if ws[0].WRID != 1 || ws[0].Status != verbs.WCRetryExcErr {
 				t.Errorf("the READ: %v, want RETRY_EXC_ERR", &ws[0])
 			}
-			if ws[1].WRID != 2 || ws[1].Status != wc.WRFlushErr {
+			if ws[1].WRID != 2 || ws[1].Status != verbs.WCWRFlushErr {
 				t.Errorf("the SEND behind it: %v, want WR_FLUSH_ERR", &ws[1])
 			}
 		})
@@ -126,13 +125,13 @@ func TestLostReadResponsesUnlimitedRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 9, SGList: []qp.SGE{b.sge(0, 64)}}}); err != nil {
+	if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: 9, SGList: []verbs.SGE{b.sge(0, 64)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.q.PostSend([]qp.SendWR{
-		{WRID: 1, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)},
+	if _, err := a.q.PostSend([]verbs.SendWR{
+		{WRID: 1, Opcode: verbs.WRRDMARead, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)},
 			RemoteAddr: b.mr.Addr() + 1024, RKey: b.mr.RKey()},
-		{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(64, 8)}},
+		{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(64, 8)}},
 	}); err != nil {
 		t.Fatal(err)
 	}

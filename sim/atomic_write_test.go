@@ -5,8 +5,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestAtomicWriteDuplicateNotStoredAgain: the response to an ATOMIC_WRITE
@@ -23,8 +22,8 @@ func TestAtomicWriteDuplicateNotStoredAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			binary.NativeEndian.PutUint64(a.buf[0:], 0x1122334455667788)
-			if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRAtomicWrite, Flags: qp.SendSignaled,
-				SGList: []qp.SGE{a.sge(0, 8)}, RemoteAddr: b.mr.Addr() + 64, RKey: b.mr.RKey()}}); err != nil {
+			if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRAtomicWrite, Flags: verbs.SendSignaled,
+				SGList: []verbs.SGE{a.sge(0, 8)}, RemoteAddr: b.mr.Addr() + 64, RKey: b.mr.RKey()}}); err != nil {
 				t.Fatal(err)
 			}
 			for f.Step() {
@@ -38,7 +37,7 @@ func TestAtomicWriteDuplicateNotStoredAgain(t *testing.T) {
 			binary.NativeEndian.PutUint64(b.buf[64:], 7) // the application's own store
 			f.RunUntilIdle(1 << 30)
 			w := a.poll(t, 1)[0]
-			if w.Status != wc.Success || w.Opcode != wc.AtomicWrite || w.ByteLen != 8 {
+			if w.Status != verbs.WCSuccess || w.Opcode != verbs.WCAtomicWrite || w.ByteLen != 8 {
 				t.Errorf("requester WC %v, want ATOMIC_WRITE, SUCCESS, byte_len 8", &w)
 			}
 			if got := binary.NativeEndian.Uint64(b.buf[64:]); got != 7 {

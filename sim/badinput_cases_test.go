@@ -2,15 +2,14 @@ package sim_test
 
 import (
 	"context"
-	"github.com/verbsim/verbsim/internal/domain"
 	"math"
 	"syscall"
 
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
+
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
 )
 
 // Reasons shared by methods that take no bad input beyond the sweeps.
@@ -29,7 +28,7 @@ const (
 )
 
 // rcCaps are small capacities within the device's limits.
-var rcCaps = qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 2, MaxRecvSGE: 2}
+var rcCaps = verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 2, MaxRecvSGE: 2}
 
 // createQP returns a case that creates a QP in w.pd from attr(w).
 func createQP(in string, want syscall.Errno, attr func(w *badWorld) sim.QPInitAttr) badCase {
@@ -46,7 +45,7 @@ func createQP(in string, want syscall.Errno, attr func(w *badWorld) sim.QPInitAt
 // arguments and returns the domain to call it on.
 func createXRCQP(in string, want syscall.Errno, mod func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD) badCase {
 	return badCase{in: in, want: want, call: func(w *badWorld) error {
-		a := sim.QPInitAttr{Type: qp.XRCRecv, CompMask: sim.QPInitXRCD}
+		a := sim.QPInitAttr{Type: verbs.QPTypeXRCRecv, CompMask: sim.QPInitXRCD}
 		q, err := mod(w, &a).CreateQP(a)
 		if q != nil {
 			w.failf("XRCD.CreateQP returned a QP with its error")
@@ -57,7 +56,7 @@ func createXRCQP(in string, want syscall.Errno, mod func(w *badWorld, a *sim.QPI
 
 // rcOn is an RC QP's creation attributes with both CQs c.
 func rcOn(c *sim.CQ) sim.QPInitAttr {
-	return sim.QPInitAttr{SendCQ: c, RecvCQ: c, Type: qp.RC, Cap: rcCaps}
+	return sim.QPInitAttr{SendCQ: c, RecvCQ: c, Type: verbs.QPTypeRC, Cap: rcCaps}
 }
 
 // withSRQ is an RC QP on w.cq receiving through s.
@@ -81,7 +80,7 @@ func createCQEx(in string, want syscall.Errno, attr sim.CQInitAttr) badCase {
 // readEx returns the cases of an ibv_wc_read_* accessor: with no batch open
 // (on a CQ holding a completion) and on a destroyed CQ there is no current
 // completion, which is EINVAL (CQX-07). A field left out of wc_flags needs
-// an open batch: sim/cq's TestExReadNotRequested.
+// an open batch: sim/internal/cq's TestExReadNotRequested.
 func readEx(read func(c *sim.CQ) error) badEntry {
 	return badEntry{cases: []badCase{
 		{in: "no batch open", want: einval, call: func(w *badWorld) error { return read(w.free) }},
@@ -103,7 +102,7 @@ func createCQ(in string, cqe int, ch func(w *badWorld) *sim.CompChannel, vec int
 func noCh(*badWorld) *sim.CompChannel { return nil }
 
 // createAH returns a case that creates an AH in w.pd from attr.
-func createAH(in string, attr func(w *badWorld) sim.AHAttr) badCase {
+func createAH(in string, attr func(w *badWorld) verbs.AHAttr) badCase {
 	return badCase{in: in, want: einval, call: func(w *badWorld) error {
 		_, err := w.pd.CreateAH(attr(w))
 		return err
@@ -111,15 +110,15 @@ func createAH(in string, attr func(w *badWorld) sim.AHAttr) badCase {
 }
 
 // localAH is an address on port 1 of w's device, to be spoiled by a case.
-func localAH(w *badWorld) sim.AHAttr {
+func localAH(w *badWorld) verbs.AHAttr {
 	p, _ := w.ctx.QueryPort(1)
-	return sim.AHAttr{DLID: p.LID, PortNum: 1}
+	return verbs.AHAttr{DLID: p.LID, PortNum: 1}
 }
 
 // postSend returns a case that posts wr(w) on w.qp (or on the QP q picks).
-func postSend(in string, want syscall.Errno, q func(w *badWorld) *sim.QP, wr func(w *badWorld) qp.SendWR) badCase {
+func postSend(in string, want syscall.Errno, q func(w *badWorld) *sim.QP, wr func(w *badWorld) verbs.SendWR) badCase {
 	return badCase{in: in, want: want, call: func(w *badWorld) error {
-		n, err := q(w).PostSend([]qp.SendWR{wr(w)})
+		n, err := q(w).PostSend([]verbs.SendWR{wr(w)})
 		if n != 0 {
 			w.failf("PostSend reported %d posted", n)
 		}
@@ -129,12 +128,12 @@ func postSend(in string, want syscall.Errno, q func(w *badWorld) *sim.QP, wr fun
 
 func rcQP(w *badWorld) *sim.QP { return w.qp }
 
-func sendWR(w *badWorld) qp.SendWR {
-	return qp.SendWR{WRID: 1, Opcode: wc.WRSend, SGList: []qp.SGE{w.sge()}, Flags: qp.SendSignaled}
+func sendWR(w *badWorld) verbs.SendWR {
+	return verbs.SendWR{WRID: 1, Opcode: verbs.WRSend, SGList: []verbs.SGE{w.sge()}, Flags: verbs.SendSignaled}
 }
 
-func sges(w *badWorld, n int) []qp.SGE {
-	s := make([]qp.SGE, n)
+func sges(w *badWorld, n int) []verbs.SGE {
+	s := make([]verbs.SGE, n)
 	for i := range s {
 		s[i] = w.sge()
 	}
@@ -164,12 +163,12 @@ var badTable = map[string]badEntry{
 		{in: "device of another fabric", want: syscall.ENODEV, call: func(w *badWorld) error { _, err := w.f.Device("other0"); return err }},
 	}},
 	"Fabric.ForceStatus": {cases: []badCase{
-		{in: "nil QP", want: einval, call: func(w *badWorld) error { return w.f.ForceStatus(nil, 1, false, wc.LocLenErr) }},
-		{in: "success status", want: einval, call: func(w *badWorld) error { return w.f.ForceStatus(w.qp, 1, false, wc.Success) }},
+		{in: "nil QP", want: einval, call: func(w *badWorld) error { return w.f.ForceStatus(nil, 1, false, verbs.WCLocLenErr) }},
+		{in: "success status", want: einval, call: func(w *badWorld) error { return w.f.ForceStatus(w.qp, 1, false, verbs.WCSuccess) }},
 		{in: "status 999", want: einval, call: func(w *badWorld) error { return w.f.ForceStatus(w.qp, 1, false, 999) }},
-		{in: "QP of another fabric", want: einval, call: func(w *badWorld) error { return w.f.ForceStatus(w.oqp, 1, false, wc.LocLenErr) }},
+		{in: "QP of another fabric", want: einval, call: func(w *badWorld) error { return w.f.ForceStatus(w.oqp, 1, false, verbs.WCLocLenErr) }},
 		{in: "destroyed QP", want: einval,
-			call: func(w *badWorld) error { return w.f.ForceStatus(w.deadQP, 1, false, wc.LocLenErr) }},
+			call: func(w *badWorld) error { return w.f.ForceStatus(w.deadQP, 1, false, verbs.WCLocLenErr) }},
 	}},
 	"Fabric.InjectFatal": {cases: []badCase{
 		{in: "nil QP", want: einval, call: func(w *badWorld) error { return w.f.InjectFatal(nil) }},
@@ -218,7 +217,7 @@ var badTable = map[string]badEntry{
 			// happen.
 			badNoErr(w.f.SetFaults(sim.Faults{Drop: 1}))
 			w.f.Tick(10)
-			if _, err := w.qp.PostSend([]qp.SendWR{sendWR(w)}); err != nil {
+			if _, err := w.qp.PostSend([]verbs.SendWR{sendWR(w)}); err != nil {
 				w.failf("PostSend: %v", err)
 			}
 			before := w.f.Now()
@@ -282,10 +281,10 @@ var badTable = map[string]badEntry{
 		createXRCQP("closed XRCD", einval, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD { return w.deadXRCD }),
 		createXRCQP("comp_mask without XRCD", einval, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD { a.CompMask = sim.QPInitPD; return w.xrcd }),
 		createXRCQP("comp_mask bit 31", eopnotsupp, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD { a.CompMask |= 1 << 31; return w.xrcd }),
-		createXRCQP("type RC", einval, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD { a.Type = qp.RC; return w.xrcd }),
-		createXRCQP("type XRC_SEND", einval, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD { a.Type = qp.XRCSend; return w.xrcd }),
+		createXRCQP("type RC", einval, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD { a.Type = verbs.QPTypeRC; return w.xrcd }),
+		createXRCQP("type XRC_SEND", einval, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD { a.Type = verbs.QPTypeXRCSend; return w.xrcd }),
 		createXRCQP("send_ops_flags", eopnotsupp, func(w *badWorld, a *sim.QPInitAttr) *sim.XRCD {
-			a.CompMask, a.SendOpsFlags = a.CompMask|sim.QPInitSendOpsFlags, qp.WithSend
+			a.CompMask, a.SendOpsFlags = a.CompMask|sim.QPInitSendOpsFlags, verbs.QPExWithSend
 			return w.xrcd
 		}),
 	}},
@@ -299,25 +298,25 @@ var badTable = map[string]badEntry{
 		{in: "context with CQs and PDs", want: ebusy, call: func(w *badWorld) error { return w.ctx.Close() }},
 	}},
 	"Context.OpenXRCD": {cases: []badCase{
-		openXRCD("closed context", einval, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) { return w.deadCtx, badXRCDAttr }),
-		openXRCD("comp_mask 0", einval, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) { return w.ctx, sim.XRCDInitAttr{FD: -1} }),
-		openXRCD("comp_mask FD only", einval, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) {
-			return w.ctx, sim.XRCDInitAttr{CompMask: sim.XRCDInitFD, FD: -1}
+		openXRCD("closed context", einval, func(w *badWorld) (*sim.Context, verbs.XRCDInitAttr) { return w.deadCtx, badXRCDAttr }),
+		openXRCD("comp_mask 0", einval, func(w *badWorld) (*sim.Context, verbs.XRCDInitAttr) { return w.ctx, verbs.XRCDInitAttr{FD: -1} }),
+		openXRCD("comp_mask FD only", einval, func(w *badWorld) (*sim.Context, verbs.XRCDInitAttr) {
+			return w.ctx, verbs.XRCDInitAttr{CompMask: verbs.XRCDInitFD, FD: -1}
 		}),
-		openXRCD("comp_mask reserved bit", eopnotsupp, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) {
+		openXRCD("comp_mask reserved bit", eopnotsupp, func(w *badWorld) (*sim.Context, verbs.XRCDInitAttr) {
 			a := badXRCDAttr
 			a.CompMask |= 1 << 2
 			return w.ctx, a
 		}),
-		openXRCD("comp_mask bit 31", eopnotsupp, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) {
-			return w.ctx, sim.XRCDInitAttr{CompMask: 1 << 31, FD: -1}
+		openXRCD("comp_mask bit 31", eopnotsupp, func(w *badWorld) (*sim.Context, verbs.XRCDInitAttr) {
+			return w.ctx, verbs.XRCDInitAttr{CompMask: 1 << 31, FD: -1}
 		}),
-		openXRCD("fd 0 with O_CREAT", syscall.EBADF, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) {
+		openXRCD("fd 0 with O_CREAT", syscall.EBADF, func(w *badWorld) (*sim.Context, verbs.XRCDInitAttr) {
 			a := badXRCDAttr
 			a.FD, a.OFlags = 0, syscall.O_CREAT
 			return w.ctx, a
 		}),
-		openXRCD("fd MinInt", syscall.EBADF, func(w *badWorld) (*sim.Context, sim.XRCDInitAttr) {
+		openXRCD("fd MinInt", syscall.EBADF, func(w *badWorld) (*sim.Context, verbs.XRCDInitAttr) {
 			a := badXRCDAttr
 			a.FD = math.MinInt
 			return w.ctx, a
@@ -326,18 +325,18 @@ var badTable = map[string]badEntry{
 	"Context.CreateSRQEx": {cases: []badCase{
 		createSRQEx("closed context", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { return w.deadCtx }),
 		createSRQEx("comp_mask reserved bit", eopnotsupp, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask |= 1 << 5; return w.ctx }),
-		createSRQEx("comp_mask TM", eopnotsupp, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask |= sim.SRQInitTM; return w.ctx }),
-		createSRQEx("srq_type TM", eopnotsupp, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.Type = sim.SRQTTM; return w.ctx }),
+		createSRQEx("comp_mask TM", eopnotsupp, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask |= verbs.SRQInitTM; return w.ctx }),
+		createSRQEx("srq_type TM", eopnotsupp, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.Type = verbs.SRQTTM; return w.ctx }),
 		createSRQEx("srq_type huge", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.Type = math.MaxUint32; return w.ctx }),
-		createSRQEx("no PD bit", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask &^= sim.SRQInitPD; return w.ctx }),
-		createSRQEx("no XRCD bit", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask &^= sim.SRQInitXRCD; return w.ctx }),
-		createSRQEx("no CQ bit", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask &^= sim.SRQInitCQ; return w.ctx }),
+		createSRQEx("no PD bit", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask &^= verbs.SRQInitPD; return w.ctx }),
+		createSRQEx("no XRCD bit", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask &^= verbs.SRQInitXRCD; return w.ctx }),
+		createSRQEx("no CQ bit", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.CompMask &^= verbs.SRQInitCQ; return w.ctx }),
 		createSRQEx("nil PD", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.PD = nil; return w.ctx }),
 		createSRQEx("deallocated PD", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.PD = w.deadPD; return w.ctx }),
 		createSRQEx("PD of another context", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.PD = w.pd2; return w.ctx }),
 		createSRQEx("PD of another fabric", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.PD = w.opd; return w.ctx }),
 		createSRQEx("basic, PD of another context", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context {
-			a.CompMask, a.PD = sim.SRQInitPD, w.pd2
+			a.CompMask, a.PD = verbs.SRQInitPD, w.pd2
 			return w.ctx
 		}),
 		createSRQEx("nil XRCD", einval, func(w *badWorld, a *sim.SRQInitAttrEx) *sim.Context { a.XRCD = nil; return w.ctx }),
@@ -379,17 +378,17 @@ var badTable = map[string]badEntry{
 			return err
 		}},
 		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.CreateCQEx(sim.CQInitAttr{CQE: 4}); return err }},
-		createCQEx("wc_flags CVLAN", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: cq.WCExCVLAN}),
-		createCQEx("wc_flags FLOW_TAG", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: cq.WCExFlowTag}),
-		createCQEx("wc_flags TM_INFO", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: cq.WCExTMInfo}),
+		createCQEx("wc_flags CVLAN", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: verbs.WCExCVLAN}),
+		createCQEx("wc_flags FLOW_TAG", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: verbs.WCExFlowTag}),
+		createCQEx("wc_flags TM_INFO", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: verbs.WCExTMInfo}),
 		createCQEx("wc_flags bit 63", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: 1 << 63}),
-		createCQEx("wc_flags all", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: ^cq.WCExFlags(0)}),
-		createCQEx("comp_mask PD", eopnotsupp, sim.CQInitAttr{CQE: 4, CompMask: cq.InitAttrMaskPD}),
+		createCQEx("wc_flags all", eopnotsupp, sim.CQInitAttr{CQE: 4, WCFlags: ^verbs.WCExFlags(0)}),
+		createCQEx("comp_mask PD", eopnotsupp, sim.CQInitAttr{CQE: 4, CompMask: verbs.CQInitAttrMaskPD}),
 		createCQEx("comp_mask bit 31", eopnotsupp, sim.CQInitAttr{CQE: 4, CompMask: 1 << 31}),
-		createCQEx("flags bit 2", eopnotsupp, sim.CQInitAttr{CQE: 4, CompMask: cq.InitAttrMaskFlags, Flags: 1 << 2}),
-		createCQEx("flags all", eopnotsupp, sim.CQInitAttr{CQE: 4, CompMask: cq.InitAttrMaskFlags, Flags: ^cq.CreateFlags(0)}),
-		createCQEx("unsupported wc_flags before cqe 0", eopnotsupp, sim.CQInitAttr{WCFlags: cq.WCExCVLAN}),
-		createCQEx("good wc_flags, cqe 0", einval, sim.CQInitAttr{WCFlags: cq.WCStandardFlags | cq.WCExCompletionTimestamp}),
+		createCQEx("flags bit 2", eopnotsupp, sim.CQInitAttr{CQE: 4, CompMask: verbs.CQInitAttrMaskFlags, Flags: 1 << 2}),
+		createCQEx("flags all", eopnotsupp, sim.CQInitAttr{CQE: 4, CompMask: verbs.CQInitAttrMaskFlags, Flags: ^verbs.CQCreateFlags(0)}),
+		createCQEx("unsupported wc_flags before cqe 0", eopnotsupp, sim.CQInitAttr{WCFlags: verbs.WCExCVLAN}),
+		createCQEx("good wc_flags, cqe 0", einval, sim.CQInitAttr{WCFlags: verbs.WCStandardFlags | verbs.WCExCompletionTimestamp}),
 	}},
 	"Context.GetAsyncEvent": {cases: []badCase{
 		{in: "nil context.Context", want: einval, call: func(w *badWorld) error {
@@ -459,27 +458,31 @@ var badTable = map[string]badEntry{
 	"PD.Context": {reason: getter},
 	"PD.Handle":  {reason: getter},
 	"PD.CreateAH": {cases: []badCase{
-		createAH("port 0", func(w *badWorld) sim.AHAttr { a := localAH(w); a.PortNum = 0; return a }),
-		createAH("port 9", func(w *badWorld) sim.AHAttr { a := localAH(w); a.PortNum = 9; return a }),
-		createAH("sgid_index 255", func(w *badWorld) sim.AHAttr {
+		createAH("port 0", func(w *badWorld) verbs.AHAttr { a := localAH(w); a.PortNum = 0; return a }),
+		createAH("port 9", func(w *badWorld) verbs.AHAttr { a := localAH(w); a.PortNum = 9; return a }),
+		createAH("sgid_index 255", func(w *badWorld) verbs.AHAttr {
 			a := localAH(w)
 			a.IsGlobal, a.GRH.SGIDIndex = true, 255
 			return a
 		}),
-		createAH("SL 200", func(w *badWorld) sim.AHAttr { a := localAH(w); a.SL = 200; return a }),
-		createAH("static rate 200", func(w *badWorld) sim.AHAttr { a := localAH(w); a.StaticRate = 200; return a }),
-		createAH("DLID 0", func(w *badWorld) sim.AHAttr { a := localAH(w); a.DLID = 0; return a }),
+		createAH("SL 200", func(w *badWorld) verbs.AHAttr { a := localAH(w); a.SL = 200; return a }),
+		createAH("static rate 200", func(w *badWorld) verbs.AHAttr { a := localAH(w); a.StaticRate = 200; return a }),
+		createAH("DLID 0", func(w *badWorld) verbs.AHAttr { a := localAH(w); a.DLID = 0; return a }),
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.CreateAH(localAH(w)); return err }},
 	}},
 	"PD.CreateQP": {cases: []badCase{
 		createQP("XRC SRQ as srq", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.SRQ = w.xsrq; return a }),
 		createQP("comp_mask XRCD (an XRC_RECV QP is made by XRCD.CreateQP)", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.CompMask = 1 << 1; return a }),
-		createQP("type XRC_RECV", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Type = qp.XRCRecv; return a }),
-		createQP("XRC_SEND without a send CQ", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Type, a.SendCQ = qp.XRCSend, nil; return a }),
+		createQP("type XRC_RECV", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Type = verbs.QPTypeXRCRecv; return a }),
+		createQP("XRC_SEND without a send CQ", einval, func(w *badWorld) sim.QPInitAttr {
+			a := rcOn(w.cq)
+			a.Type, a.SendCQ = verbs.QPTypeXRCSend, nil
+			return a
+		}),
 		createQP("comp_mask bit 31", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.CompMask = 1 << 31; return a }),
 		createQP("send_ops_flags TSO", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr {
 			a := rcOn(w.cq)
-			a.CompMask, a.SendOpsFlags = sim.QPInitSendOpsFlags, qp.WithSend|qp.WithTSO
+			a.CompMask, a.SendOpsFlags = sim.QPInitSendOpsFlags, verbs.QPExWithSend|verbs.QPExWithTSO
 			return a
 		}),
 		createQP("send_ops_flags unknown bit", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr {
@@ -489,7 +492,7 @@ var badTable = map[string]badEntry{
 		}),
 		createQP("UD with RDMA_WRITE", syscall.EOPNOTSUPP, func(w *badWorld) sim.QPInitAttr {
 			a := rcOn(w.cq)
-			a.Type, a.CompMask, a.SendOpsFlags = qp.UD, sim.QPInitSendOpsFlags, qp.WithRDMAWrite
+			a.Type, a.CompMask, a.SendOpsFlags = verbs.QPTypeUD, sim.QPInitSendOpsFlags, verbs.QPExWithRDMAWrite
 			return a
 		}),
 		createQP("no CQs", einval, func(w *badWorld) sim.QPInitAttr { return rcOn(nil) }),
@@ -513,7 +516,7 @@ var badTable = map[string]badEntry{
 			func(w *badWorld) sim.QPInitAttr { return withSRQ(w, w.srq2) }),
 		createQP("SRQ of another fabric", einval,
 			func(w *badWorld) sim.QPInitAttr { return withSRQ(w, w.osrq) }),
-		createQP("UC with an SRQ", einval, func(w *badWorld) sim.QPInitAttr { a := withSRQ(w, w.srq); a.Type = qp.UC; return a }),
+		createQP("UC with an SRQ", einval, func(w *badWorld) sim.QPInitAttr { a := withSRQ(w, w.srq); a.Type = verbs.QPTypeUC; return a }),
 		createQP("type 0", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Type = 0; return a }),
 		createQP("type 255", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Type = 255; return a }),
 		createQP("max_send_wr MaxUint32", einval, func(w *badWorld) sim.QPInitAttr { a := rcOn(w.cq); a.Cap.MaxSendWR = math.MaxUint32; return a }),
@@ -523,28 +526,28 @@ var badTable = map[string]badEntry{
 	}},
 	"PD.CreateSRQ": {cases: []badCase{
 		{in: "max_wr 0", want: einval, call: func(w *badWorld) error {
-			_, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 0, MaxSGE: 1}})
+			_, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 0, MaxSGE: 1}})
 			return err
 		}},
 		{in: "max_wr MaxUint32", want: einval, call: func(w *badWorld) error {
-			_, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: math.MaxUint32, MaxSGE: 1}})
+			_, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: math.MaxUint32, MaxSGE: 1}})
 			return err
 		}},
 		// Not bad input: max_sge 0 becomes 1, as rxe does (docs/srq.md,
 		// TestSRQMaxSGEZero).
 		{in: "max_sge 0 (raised to 1, as rxe does)", moves: true, call: func(w *badWorld) error {
-			s, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 0}})
+			s, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 0}})
 			if a, qerr := s.Query(); err != nil || qerr != nil || a.MaxSGE != 1 {
 				w.failf("CreateSRQ with max_sge 0: %v, %v, max_sge %d; want it raised to 1", err, qerr, a.MaxSGE)
 			}
 			return nil
 		}},
 		{in: "max_sge MaxUint32", want: einval, call: func(w *badWorld) error {
-			_, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: math.MaxUint32}})
+			_, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: math.MaxUint32}})
 			return err
 		}},
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error {
-			_, err := w.deadPD.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+			_, err := w.deadPD.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}})
 			return err
 		}},
 	}},
@@ -553,25 +556,25 @@ var badTable = map[string]badEntry{
 		{in: "PD with children", want: ebusy, call: func(w *badWorld) error { return w.pd.Dealloc() }},
 	}},
 	"Context.AllocDM": {cases: []badCase{
-		allocDM("closed context", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) { return w.deadCtx, sim.AllocDMAttr{Length: 64} }),
-		allocDM("length 0", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) { return w.ctx, sim.AllocDMAttr{} }),
-		allocDM("length above max_dm_size", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) {
-			return w.ctx, sim.AllocDMAttr{Length: w.dev.Attr().MaxDMSize + 1}
+		allocDM("closed context", einval, func(w *badWorld) (*sim.Context, verbs.AllocDMAttr) { return w.deadCtx, verbs.AllocDMAttr{Length: 64} }),
+		allocDM("length 0", einval, func(w *badWorld) (*sim.Context, verbs.AllocDMAttr) { return w.ctx, verbs.AllocDMAttr{} }),
+		allocDM("length above max_dm_size", einval, func(w *badWorld) (*sim.Context, verbs.AllocDMAttr) {
+			return w.ctx, verbs.AllocDMAttr{Length: w.dev.Attr().MaxDMSize + 1}
 		}),
-		allocDM("length MaxUint64", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) {
-			return w.ctx, sim.AllocDMAttr{Length: math.MaxUint64}
+		allocDM("length MaxUint64", einval, func(w *badWorld) (*sim.Context, verbs.AllocDMAttr) {
+			return w.ctx, verbs.AllocDMAttr{Length: math.MaxUint64}
 		}),
-		allocDM("comp_mask 1", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) {
-			return w.ctx, sim.AllocDMAttr{Length: 64, CompMask: 1}
+		allocDM("comp_mask 1", einval, func(w *badWorld) (*sim.Context, verbs.AllocDMAttr) {
+			return w.ctx, verbs.AllocDMAttr{Length: 64, CompMask: 1}
 		}),
-		allocDM("log_align_req 13", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) {
-			return w.ctx, sim.AllocDMAttr{Length: 64, LogAlignReq: 13}
+		allocDM("log_align_req 13", einval, func(w *badWorld) (*sim.Context, verbs.AllocDMAttr) {
+			return w.ctx, verbs.AllocDMAttr{Length: 64, LogAlignReq: 13}
 		}),
-		allocDM("log_align_req MaxUint32", einval, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) {
-			return w.ctx, sim.AllocDMAttr{Length: 64, LogAlignReq: math.MaxUint32}
+		allocDM("log_align_req MaxUint32", einval, func(w *badWorld) (*sim.Context, verbs.AllocDMAttr) {
+			return w.ctx, verbs.AllocDMAttr{Length: 64, LogAlignReq: math.MaxUint32}
 		}),
-		allocDM("the whole budget while some is taken", syscall.ENOMEM, func(w *badWorld) (*sim.Context, sim.AllocDMAttr) {
-			return w.ctx, sim.AllocDMAttr{Length: w.dev.Attr().MaxDMSize}
+		allocDM("the whole budget while some is taken", syscall.ENOMEM, func(w *badWorld) (*sim.Context, verbs.AllocDMAttr) {
+			return w.ctx, verbs.AllocDMAttr{Length: w.dev.Attr().MaxDMSize}
 		}),
 	}},
 	"DM.Context": {reason: getter},
@@ -597,61 +600,61 @@ var badTable = map[string]badEntry{
 	}},
 	"MR.DM": {reason: getter},
 	"PD.RegDMMR": {cases: []badCase{
-		regDMMR("deallocated PD", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
-			return w.deadPD, w.dm, 0, 64, sim.AccessZeroBased
+		regDMMR("deallocated PD", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, verbs.AccessFlags) {
+			return w.deadPD, w.dm, 0, 64, verbs.AccessZeroBased
 		}),
-		regDMMR("nil DM", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
-			return w.pd, nil, 0, 64, sim.AccessZeroBased
+		regDMMR("nil DM", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, verbs.AccessFlags) {
+			return w.pd, nil, 0, 64, verbs.AccessZeroBased
 		}),
-		regDMMR("freed DM", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
-			return w.pd, w.deadDM, 0, 64, sim.AccessZeroBased
+		regDMMR("freed DM", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, verbs.AccessFlags) {
+			return w.pd, w.deadDM, 0, 64, verbs.AccessZeroBased
 		}),
-		regDMMR("DM of another context", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
-			return w.pd, w.dm2, 0, 64, sim.AccessZeroBased
+		regDMMR("DM of another context", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, verbs.AccessFlags) {
+			return w.pd, w.dm2, 0, 64, verbs.AccessZeroBased
 		}),
-		regDMMR("without ZERO_BASED", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
-			return w.pd, w.dm, 0, 64, sim.AccessLocalWrite
+		regDMMR("without ZERO_BASED", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, verbs.AccessFlags) {
+			return w.pd, w.dm, 0, 64, verbs.AccessLocalWrite
 		}),
-		regDMMR("MW_BIND", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
-			return w.pd, w.dm, 0, 64, sim.AccessZeroBased | sim.AccessLocalWrite | sim.AccessMWBind
+		regDMMR("MW_BIND", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, verbs.AccessFlags) {
+			return w.pd, w.dm, 0, 64, verbs.AccessZeroBased | verbs.AccessLocalWrite | verbs.AccessMWBind
 		}),
-		regDMMR("ON_DEMAND", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
-			return w.pd, w.dm, 0, 64, sim.AccessZeroBased | sim.AccessOnDemand
+		regDMMR("ON_DEMAND", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, verbs.AccessFlags) {
+			return w.pd, w.dm, 0, 64, verbs.AccessZeroBased | verbs.AccessOnDemand
 		}),
-		regDMMR("REMOTE_WRITE without LOCAL_WRITE", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
-			return w.pd, w.dm, 0, 64, sim.AccessZeroBased | sim.AccessRemoteWrite
+		regDMMR("REMOTE_WRITE without LOCAL_WRITE", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, verbs.AccessFlags) {
+			return w.pd, w.dm, 0, 64, verbs.AccessZeroBased | verbs.AccessRemoteWrite
 		}),
-		regDMMR("length past the end", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
-			return w.pd, w.dm, 0, 260, sim.AccessZeroBased
+		regDMMR("length past the end", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, verbs.AccessFlags) {
+			return w.pd, w.dm, 0, 260, verbs.AccessZeroBased
 		}),
-		regDMMR("offset past the end", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
-			return w.pd, w.dm, 257, 0, sim.AccessZeroBased
+		regDMMR("offset past the end", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, verbs.AccessFlags) {
+			return w.pd, w.dm, 257, 0, verbs.AccessZeroBased
 		}),
-		regDMMR("offset+length wraps", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access) {
-			return w.pd, w.dm, 8, math.MaxUint64 - 4, sim.AccessZeroBased
+		regDMMR("offset+length wraps", einval, func(w *badWorld) (*sim.PD, *sim.DM, uint64, uint64, verbs.AccessFlags) {
+			return w.pd, w.dm, 8, math.MaxUint64 - 4, verbs.AccessZeroBased
 		}),
 	}},
 	"PD.RegMR": {cases: []badCase{
-		{in: "nil buffer", want: einval, call: func(w *badWorld) error { _, err := w.pd.RegMR(nil, sim.AccessLocalWrite); return err }},
-		{in: "empty buffer", want: einval, call: func(w *badWorld) error { _, err := w.pd.RegMR([]byte{}, sim.AccessLocalWrite); return err }},
+		{in: "nil buffer", want: einval, call: func(w *badWorld) error { _, err := w.pd.RegMR(nil, verbs.AccessLocalWrite); return err }},
+		{in: "empty buffer", want: einval, call: func(w *badWorld) error { _, err := w.pd.RegMR([]byte{}, verbs.AccessLocalWrite); return err }},
 		{in: "REMOTE_WRITE without LOCAL_WRITE", want: einval, call: func(w *badWorld) error {
-			_, err := w.pd.RegMR(make([]byte, 8), sim.AccessRemoteWrite)
+			_, err := w.pd.RegMR(make([]byte, 8), verbs.AccessRemoteWrite)
 			return err
 		}},
 		{in: "unknown access bit", want: einval, call: func(w *badWorld) error {
-			_, err := w.pd.RegMR(make([]byte, 8), sim.AccessLocalWrite|1<<30)
+			_, err := w.pd.RegMR(make([]byte, 8), verbs.AccessLocalWrite|1<<30)
 			return err
 		}},
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.RegMR(make([]byte, 8), 0); return err }},
 	}},
 	"PD.RegMRIOVA": {cases: []badCase{
-		{in: "nil buffer", want: einval, call: func(w *badWorld) error { _, err := w.pd.RegMRIOVA(nil, 0x1000, sim.AccessLocalWrite); return err }},
+		{in: "nil buffer", want: einval, call: func(w *badWorld) error { _, err := w.pd.RegMRIOVA(nil, 0x1000, verbs.AccessLocalWrite); return err }},
 		{in: "hca_va MaxUint64 wraps", want: einval, call: func(w *badWorld) error {
-			_, err := w.pd.RegMRIOVA(make([]byte, 8), math.MaxUint64, sim.AccessLocalWrite)
+			_, err := w.pd.RegMRIOVA(make([]byte, 8), math.MaxUint64, verbs.AccessLocalWrite)
 			return err
 		}},
 		{in: "ZERO_BASED with a non-zero hca_va", want: einval, call: func(w *badWorld) error {
-			_, err := w.pd.RegMRIOVA(make([]byte, 8), 0x1000, sim.AccessLocalWrite|sim.AccessZeroBased)
+			_, err := w.pd.RegMRIOVA(make([]byte, 8), 0x1000, verbs.AccessLocalWrite|verbs.AccessZeroBased)
 			return err
 		}},
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.RegMRIOVA(make([]byte, 8), 0, 0); return err }},
@@ -660,55 +663,55 @@ var badTable = map[string]badEntry{
 	// ibv_advise_mr (ODP-04 to ODP-06). An on-demand MR is registered by the
 	// cases that need one, so they move the world.
 	"PD.AdviseMR": {cases: []badCase{
-		{in: "empty sg_list", want: einval, call: func(w *badWorld) error { return w.pd.AdviseMR(sim.AdvisePrefetch, 0, nil) }},
+		{in: "empty sg_list", want: einval, call: func(w *badWorld) error { return w.pd.AdviseMR(verbs.AdvisePrefetch, 0, nil) }},
 		{in: "unknown flag bit", want: einval, call: func(w *badWorld) error {
-			return w.pd.AdviseMR(sim.AdvisePrefetch, 1<<1, []qp.SGE{{Addr: w.mr.IOVA(), Length: 1, LKey: w.mr.LKey()}})
+			return w.pd.AdviseMR(verbs.AdvisePrefetch, 1<<1, []verbs.SGE{{Addr: w.mr.IOVA(), Length: 1, LKey: w.mr.LKey()}})
 		}},
 		{in: "unknown advice", want: eopnotsupp, call: func(w *badWorld) error {
-			return w.pd.AdviseMR(3, sim.AdviseMRFlagFlush, []qp.SGE{{Addr: w.mr.IOVA(), Length: 1, LKey: w.mr.LKey()}})
+			return w.pd.AdviseMR(3, verbs.AdviseMRFlagFlush, []verbs.SGE{{Addr: w.mr.IOVA(), Length: 1, LKey: w.mr.LKey()}})
 		}},
 		{in: "lkey of no MR", want: syscall.ENOENT, call: func(w *badWorld) error {
-			return w.pd.AdviseMR(sim.AdvisePrefetch, sim.AdviseMRFlagFlush, []qp.SGE{{Length: 1, LKey: 0xfffff01}})
+			return w.pd.AdviseMR(verbs.AdvisePrefetch, verbs.AdviseMRFlagFlush, []verbs.SGE{{Length: 1, LKey: 0xfffff01}})
 		}},
 		{in: "lkey of an MR without ON_DEMAND", want: syscall.ENOENT, call: func(w *badWorld) error {
-			return w.pd.AdviseMR(sim.AdvisePrefetch, sim.AdviseMRFlagFlush, []qp.SGE{{Addr: w.mr.IOVA(), Length: 1, LKey: w.mr.LKey()}})
+			return w.pd.AdviseMR(verbs.AdvisePrefetch, verbs.AdviseMRFlagFlush, []verbs.SGE{{Addr: w.mr.IOVA(), Length: 1, LKey: w.mr.LKey()}})
 		}},
 		{in: "lkey of a deregistered MR", want: syscall.ENOENT, call: func(w *badWorld) error {
-			return w.pd.AdviseMR(sim.AdvisePrefetch, 0, []qp.SGE{{Addr: w.deadMR.IOVA(), Length: 1, LKey: w.deadMR.LKey()}})
+			return w.pd.AdviseMR(verbs.AdvisePrefetch, 0, []verbs.SGE{{Addr: w.deadMR.IOVA(), Length: 1, LKey: w.deadMR.LKey()}})
 		}},
 		{in: "rkey of a memory window", want: einval, call: func(w *badWorld) error {
-			return w.pd.AdviseMR(sim.AdvisePrefetch, 0, []qp.SGE{{Length: 1, LKey: w.mw.RKey()}})
+			return w.pd.AdviseMR(verbs.AdvisePrefetch, 0, []verbs.SGE{{Length: 1, LKey: w.mw.RKey()}})
 		}},
 		{in: "deallocated PD", want: einval, call: func(w *badWorld) error {
-			return w.deadPD.AdviseMR(sim.AdvisePrefetch, 0, []qp.SGE{{Addr: w.mr.IOVA(), Length: 1, LKey: w.mr.LKey()}})
+			return w.deadPD.AdviseMR(verbs.AdvisePrefetch, 0, []verbs.SGE{{Addr: w.mr.IOVA(), Length: 1, LKey: w.mr.LKey()}})
 		}},
 		{in: "on-demand MR of another PD", want: syscall.EPERM, moves: true, call: func(w *badWorld) error {
-			mr, err := w.pdB.RegMR(make([]byte, 64), sim.AccessLocalWrite|sim.AccessOnDemand)
+			mr, err := w.pdB.RegMR(make([]byte, 64), verbs.AccessLocalWrite|verbs.AccessOnDemand)
 			if err != nil {
 				return err
 			}
-			return w.pd.AdviseMR(sim.AdvisePrefetch, 0, []qp.SGE{{Addr: mr.IOVA(), Length: 1, LKey: mr.LKey()}})
+			return w.pd.AdviseMR(verbs.AdvisePrefetch, 0, []verbs.SGE{{Addr: mr.IOVA(), Length: 1, LKey: mr.LKey()}})
 		}},
 		{in: "PREFETCH_WRITE on a read-only on-demand MR", want: syscall.EPERM, moves: true, call: func(w *badWorld) error {
-			mr, err := w.pd.RegMR(make([]byte, 64), sim.AccessRemoteRead|sim.AccessOnDemand)
+			mr, err := w.pd.RegMR(make([]byte, 64), verbs.AccessRemoteRead|verbs.AccessOnDemand)
 			if err != nil {
 				return err
 			}
-			return w.pd.AdviseMR(sim.AdvisePrefetchWrite, 0, []qp.SGE{{Addr: mr.IOVA(), Length: 1, LKey: mr.LKey()}})
+			return w.pd.AdviseMR(verbs.AdvisePrefetchWrite, 0, []verbs.SGE{{Addr: mr.IOVA(), Length: 1, LKey: mr.LKey()}})
 		}},
 		{in: "FLUSH with a range past the MR's last page", want: syscall.EFAULT, moves: true, call: func(w *badWorld) error {
-			mr, err := w.pd.RegMR(make([]byte, 64), sim.AccessLocalWrite|sim.AccessOnDemand)
+			mr, err := w.pd.RegMR(make([]byte, 64), verbs.AccessLocalWrite|verbs.AccessOnDemand)
 			if err != nil {
 				return err
 			}
-			return w.pd.AdviseMR(sim.AdvisePrefetch, sim.AdviseMRFlagFlush, []qp.SGE{{Addr: mr.IOVA() + 4000, Length: 200, LKey: mr.LKey()}})
+			return w.pd.AdviseMR(verbs.AdvisePrefetch, verbs.AdviseMRFlagFlush, []verbs.SGE{{Addr: mr.IOVA() + 4000, Length: 200, LKey: mr.LKey()}})
 		}},
 		{in: "FLUSH with a range below the MR", want: syscall.EFAULT, moves: true, call: func(w *badWorld) error {
-			mr, err := w.pd.RegMR(make([]byte, 64), sim.AccessLocalWrite|sim.AccessOnDemand)
+			mr, err := w.pd.RegMR(make([]byte, 64), verbs.AccessLocalWrite|verbs.AccessOnDemand)
 			if err != nil {
 				return err
 			}
-			return w.pd.AdviseMR(sim.AdvisePrefetch, sim.AdviseMRFlagFlush, []qp.SGE{{Addr: mr.IOVA() - 1, Length: 2, LKey: mr.LKey()}})
+			return w.pd.AdviseMR(verbs.AdvisePrefetch, verbs.AdviseMRFlagFlush, []verbs.SGE{{Addr: mr.IOVA() - 1, Length: 2, LKey: mr.LKey()}})
 		}},
 	}},
 
@@ -727,36 +730,36 @@ var badTable = map[string]badEntry{
 	// the default profile (MR-14): those cases move the world.
 	"MR.Rereg": {cases: []badCase{
 		{in: "unknown flag bit", want: einval, call: func(w *badWorld) error {
-			return w.mr.Rereg(1<<3|sim.ReregChangeAccess, nil, nil, sim.AccessLocalWrite)
+			return w.mr.Rereg(1<<3|verbs.ReregChangeAccess, nil, nil, verbs.AccessLocalWrite)
 		}},
-		{in: "CHANGE_TRANSLATION with a nil buffer", want: einval, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangeTranslation, nil, nil, 0) }},
-		{in: "access without CHANGE_ACCESS", want: einval, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangePD, w.pdB, nil, sim.AccessLocalWrite) }},
-		{in: "CHANGE_PD with a nil PD", want: einval, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangePD, nil, nil, 0) }},
-		{in: "deregistered MR", want: einval, call: func(w *badWorld) error { return w.deadMR.Rereg(sim.ReregChangeAccess, nil, nil, 0) }},
+		{in: "CHANGE_TRANSLATION with a nil buffer", want: einval, call: func(w *badWorld) error { return w.mr.Rereg(verbs.ReregChangeTranslation, nil, nil, 0) }},
+		{in: "access without CHANGE_ACCESS", want: einval, call: func(w *badWorld) error { return w.mr.Rereg(verbs.ReregChangePD, w.pdB, nil, verbs.AccessLocalWrite) }},
+		{in: "CHANGE_PD with a nil PD", want: einval, call: func(w *badWorld) error { return w.mr.Rereg(verbs.ReregChangePD, nil, nil, 0) }},
+		{in: "deregistered MR", want: einval, call: func(w *badWorld) error { return w.deadMR.Rereg(verbs.ReregChangeAccess, nil, nil, 0) }},
 		{in: "flags 0", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(0, nil, nil, 0) }},
 		{in: "remote write without local write", want: einval, moves: true, call: func(w *badWorld) error {
-			return w.mr.Rereg(sim.ReregChangeAccess, nil, nil, sim.AccessRemoteWrite)
+			return w.mr.Rereg(verbs.ReregChangeAccess, nil, nil, verbs.AccessRemoteWrite)
 		}},
-		{in: "unknown access bit", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangeAccess, nil, nil, 1<<12) }},
-		{in: "deallocated PD", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangePD, w.deadPD, nil, 0) }},
-		{in: "PD of another context", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangePD, w.pd2, nil, 0) }},
-		{in: "PD of another fabric", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(sim.ReregChangePD, w.opd, nil, 0) }},
+		{in: "unknown access bit", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(verbs.ReregChangeAccess, nil, nil, 1<<12) }},
+		{in: "deallocated PD", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(verbs.ReregChangePD, w.deadPD, nil, 0) }},
+		{in: "PD of another context", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(verbs.ReregChangePD, w.pd2, nil, 0) }},
+		{in: "PD of another fabric", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.Rereg(verbs.ReregChangePD, w.opd, nil, 0) }},
 		{in: "an MR left unusable by a command error", want: einval, moves: true, call: func(w *badWorld) error {
 			_ = w.mr.Rereg(0, nil, nil, 0)
-			return w.mr.Rereg(sim.ReregChangeAccess, nil, nil, sim.AccessLocalWrite)
+			return w.mr.Rereg(verbs.ReregChangeAccess, nil, nil, verbs.AccessLocalWrite)
 		}},
 	}},
 	// ReregIOVA shares Rereg's checks; its own: a wrapping hca_va.
 	"MR.ReregIOVA": {cases: []badCase{
 		{in: "unknown flag bit", want: einval, call: func(w *badWorld) error {
-			return w.mr.ReregIOVA(1<<3|sim.ReregChangeAccess, nil, nil, 0, sim.AccessLocalWrite)
+			return w.mr.ReregIOVA(1<<3|verbs.ReregChangeAccess, nil, nil, 0, verbs.AccessLocalWrite)
 		}},
 		{in: "CHANGE_TRANSLATION with a nil buffer", want: einval, call: func(w *badWorld) error {
-			return w.mr.ReregIOVA(sim.ReregChangeTranslation, nil, nil, 0x1000, 0)
+			return w.mr.ReregIOVA(verbs.ReregChangeTranslation, nil, nil, 0x1000, 0)
 		}},
-		{in: "deregistered MR", want: einval, call: func(w *badWorld) error { return w.deadMR.ReregIOVA(sim.ReregChangeAccess, nil, nil, 0, 0) }},
+		{in: "deregistered MR", want: einval, call: func(w *badWorld) error { return w.deadMR.ReregIOVA(verbs.ReregChangeAccess, nil, nil, 0, 0) }},
 		{in: "hca_va + length wraps", want: einval, moves: true, call: func(w *badWorld) error {
-			return w.mr.ReregIOVA(sim.ReregChangeTranslation, nil, make([]byte, 64), ^uint64(0)-8, 0)
+			return w.mr.ReregIOVA(verbs.ReregChangeTranslation, nil, make([]byte, 64), ^uint64(0)-8, 0)
 		}},
 		{in: "flags 0", want: einval, moves: true, call: func(w *badWorld) error { return w.mr.ReregIOVA(0, nil, nil, 0, 0) }},
 	}},
@@ -782,7 +785,7 @@ var badTable = map[string]badEntry{
 		{in: "type 0", want: einval, call: func(w *badWorld) error { _, err := w.pd.AllocMW(0); return err }},
 		{in: "type 3", want: einval, call: func(w *badWorld) error { _, err := w.pd.AllocMW(3); return err }},
 		{in: "huge type", want: einval, call: func(w *badWorld) error { _, err := w.pd.AllocMW(math.MaxUint32); return err }},
-		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.AllocMW(sim.MWType1); return err }},
+		{in: "deallocated PD", want: einval, call: func(w *badWorld) error { _, err := w.deadPD.AllocMW(verbs.MWType1); return err }},
 	}},
 	"QP.BindMW": {cases: []badCase{
 		bindMW("nil MW", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp, nil }),
@@ -794,7 +797,7 @@ var badTable = map[string]badEntry{
 		bindMW("QP in RESET", func(w *badWorld) (*sim.QP, *sim.MW) { return w.qp2, w.mw }),
 		bindMW("destroyed QP", func(w *badWorld) (*sim.QP, *sim.MW) { return w.deadQP, w.mw }),
 		{in: "unknown send flag", want: einval, call: func(w *badWorld) error {
-			return w.qp.BindMW(w.mw, 1, 1<<20, qp.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8})
+			return w.qp.BindMW(w.mw, 1, 1<<20, verbs.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8})
 		}},
 	}},
 
@@ -839,7 +842,7 @@ var badTable = map[string]badEntry{
 	"CQ.StartPoll": {cases: []badCase{
 		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.StartPoll() }},
 		{in: "empty CQ", want: syscall.ENOENT, call: func(w *badWorld) error { return w.cq.StartPoll() }},
-	}, reason: "a second StartPoll needs an open batch, which changes the CQ: sim/cq's TestExMisuse and conformance CQX-06"},
+	}, reason: "a second StartPoll needs an open batch, which changes the CQ: sim/internal/cq's TestExMisuse and conformance CQX-06"},
 	"CQ.NextPoll": {cases: []badCase{
 		{in: "no batch open", want: einval, call: func(w *badWorld) error { return w.free.NextPoll() }},
 		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { return w.deadCQ.NextPoll() }},
@@ -870,7 +873,7 @@ var badTable = map[string]badEntry{
 	"CQ.WCFlags":                   {reason: getter},
 	"CQ.Current":                   readEx(func(c *sim.CQ) error { _, _, err := c.Current(); return err }),
 	"CQ.Poll": {cases: []badCase{
-		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { _, err := w.deadCQ.Poll(make([]wc.WC, 1)); return err }},
+		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error { _, err := w.deadCQ.Poll(make([]verbs.WC, 1)); return err }},
 		{in: "nil slice", call: func(w *badWorld) error {
 			if n, err := w.free.Poll(nil); n != 0 || err != nil {
 				w.failf("Poll(nil) = %d, %v; want 0, nil (num_entries 0)", n, err)
@@ -880,15 +883,15 @@ var badTable = map[string]badEntry{
 	}},
 	"CQ.Push": {cases: []badCase{
 		{in: "destroyed CQ", want: einval, call: func(w *badWorld) error {
-			_, err := w.deadCQ.Push(wc.WC{Status: wc.Success, Opcode: wc.Recv}, false)
+			_, err := w.deadCQ.Push(verbs.WC{Status: verbs.WCSuccess, Opcode: verbs.WCRecv}, false)
 			return err
 		}},
 		{in: "status 999", want: einval, call: func(w *badWorld) error {
-			_, err := w.free.Push(wc.WC{Status: 999, Opcode: wc.Recv}, false)
+			_, err := w.free.Push(verbs.WC{Status: 999, Opcode: verbs.WCRecv}, false)
 			return err
 		}},
 		{in: "opcode 999", want: einval, call: func(w *badWorld) error {
-			_, err := w.free.Push(wc.WC{Status: wc.Success, Opcode: 999}, false)
+			_, err := w.free.Push(verbs.WC{Status: verbs.WCSuccess, Opcode: 999}, false)
 			return err
 		}},
 	}},
@@ -904,7 +907,7 @@ var badTable = map[string]badEntry{
 			mu := sim.EngineCQ(w.deadCQ).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			_, err := sim.EngineCQ(w.deadCQ).PushLocked(&wc.WC{Opcode: wc.Recv}, false)
+			_, err := sim.EngineCQ(w.deadCQ).PushLocked(&verbs.WC{Opcode: verbs.WCRecv}, false)
 			return err
 		}},
 	}},
@@ -1058,7 +1061,7 @@ var badTable = map[string]badEntry{
 		{in: "no WRStart", want: einval, call: func(w *badWorld) error { return w.qp.WRComplete() }},
 		{in: "builders outside a batch", want: einval, call: func(w *badWorld) error {
 			w.qp.WRSend()
-			w.qp.WRSetSGEList([]qp.SGE{{Addr: w.mr.Addr(), Length: 8, LKey: w.mr.LKey()}})
+			w.qp.WRSetSGEList([]verbs.SGE{{Addr: w.mr.Addr(), Length: 8, LKey: w.mr.LKey()}})
 			w.qp.WRSetInlineDataList([][]byte{nil, make([]byte, 1<<20)})
 			return w.qp.WRComplete()
 		}},
@@ -1073,7 +1076,7 @@ var badTable = map[string]badEntry{
 			w.ud.WRSetUDAddr(nil, 0, 0)
 			w.ud.WRSetSGEList(nil)
 			w.ud.WRSetInlineData(nil)
-			w.ud.WRBindMW(nil, 0, qp.MWBindInfo{})
+			w.ud.WRBindMW(nil, 0, verbs.MWBindInfo{})
 			return w.ud.WRComplete()
 		}},
 		{in: "destroyed QP", want: einval, call: func(w *badWorld) error {
@@ -1114,50 +1117,56 @@ var badTable = map[string]badEntry{
 		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { return w.deadQP.DestroyContext(context.Background()) }},
 	}},
 	"QP.Modify": {cases: []badCase{
-		{in: "nil attr", want: einval, call: func(w *badWorld) error { return w.qp.Modify(nil, qp.AttrState) }},
-		{in: "state 99", want: einval, call: func(w *badWorld) error { return w.qp.Modify(&qp.Attr{QPState: 99}, qp.AttrState) }},
-		{in: "unknown mask bit", want: einval, call: func(w *badWorld) error { return w.qp.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState|1<<30) }},
-		{in: "RTS to RTR", want: einval, call: func(w *badWorld) error { return w.qp.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState) }},
-		{in: "RESET to INIT on port 9", want: einval, call: func(w *badWorld) error {
-			return w.qp2.Modify(&qp.Attr{QPState: qp.Init, PortNum: 9}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags)
+		{in: "nil attr", want: einval, call: func(w *badWorld) error { return w.qp.Modify(nil, verbs.QPAttrState) }},
+		{in: "state 99", want: einval, call: func(w *badWorld) error { return w.qp.Modify(&verbs.QPAttr{QPState: 99}, verbs.QPAttrState) }},
+		{in: "unknown mask bit", want: einval, call: func(w *badWorld) error {
+			return w.qp.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS}, verbs.QPAttrState|1<<30)
 		}},
-		{in: "timeout 255", want: einval, call: func(w *badWorld) error { return w.qp.Modify(&qp.Attr{Timeout: 255}, qp.AttrTimeout) }},
-		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { return w.deadQP.Modify(&qp.Attr{QPState: qp.Reset}, qp.AttrState) }},
+		{in: "RTS to RTR", want: einval, call: func(w *badWorld) error {
+			return w.qp.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR}, verbs.QPAttrState)
+		}},
+		{in: "RESET to INIT on port 9", want: einval, call: func(w *badWorld) error {
+			return w.qp2.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 9}, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags)
+		}},
+		{in: "timeout 255", want: einval, call: func(w *badWorld) error { return w.qp.Modify(&verbs.QPAttr{Timeout: 255}, verbs.QPAttrTimeout) }},
+		{in: "destroyed QP", want: einval, call: func(w *badWorld) error {
+			return w.deadQP.Modify(&verbs.QPAttr{QPState: verbs.QPStateReset}, verbs.QPAttrState)
+		}},
 	}},
 	"func.engine QP.ModifyLocked": {cases: []badCase{
 		{in: "nil attr", want: einval, call: func(w *badWorld) error {
 			mu := sim.EngineCQ(w.cq).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			return sim.EngineQP(w.qp).ModifyLocked(nil, qp.AttrState)
+			return sim.EngineQP(w.qp).ModifyLocked(nil, verbs.QPAttrState)
 		}},
 		{in: "destroyed QP", want: einval, call: func(w *badWorld) error {
 			mu := sim.EngineCQ(w.cq).Domain()
 			mu.Lock()
 			defer mu.Unlock()
-			return sim.EngineQP(w.deadQP).ModifyLocked(&qp.Attr{QPState: qp.Reset}, qp.AttrState)
+			return sim.EngineQP(w.deadQP).ModifyLocked(&verbs.QPAttr{QPState: verbs.QPStateReset}, verbs.QPAttrState)
 		}},
 	}},
 	"QP.PostSend": {cases: []badCase{
-		postSend("opcode 99", einval, rcQP, func(w *badWorld) qp.SendWR { r := sendWR(w); r.Opcode = 99; return r }),
-		postSend("num_sge above max_send_sge", einval, rcQP, func(w *badWorld) qp.SendWR { r := sendWR(w); r.SGList = sges(w, 3); return r }),
-		postSend("unknown flag", einval, rcQP, func(w *badWorld) qp.SendWR { r := sendWR(w); r.Flags |= 1 << 20; return r }),
-		postSend("inline above max_inline_data", einval, rcQP, func(w *badWorld) qp.SendWR {
+		postSend("opcode 99", einval, rcQP, func(w *badWorld) verbs.SendWR { r := sendWR(w); r.Opcode = 99; return r }),
+		postSend("num_sge above max_send_sge", einval, rcQP, func(w *badWorld) verbs.SendWR { r := sendWR(w); r.SGList = sges(w, 3); return r }),
+		postSend("unknown flag", einval, rcQP, func(w *badWorld) verbs.SendWR { r := sendWR(w); r.Flags |= 1 << 20; return r }),
+		postSend("inline above max_inline_data", einval, rcQP, func(w *badWorld) verbs.SendWR {
 			r := sendWR(w)
-			r.Flags |= qp.SendInline
-			r.SGList = []qp.SGE{{Addr: w.mr.Addr(), Length: 64, LKey: w.mr.LKey()}}
+			r.Flags |= verbs.SendInline
+			r.SGList = []verbs.SGE{{Addr: w.mr.Addr(), Length: 64, LKey: w.mr.LKey()}}
 			return r
 		}),
-		postSend("inline from unregistered memory", syscall.EFAULT, rcQP, func(w *badWorld) qp.SendWR {
+		postSend("inline from unregistered memory", syscall.EFAULT, rcQP, func(w *badWorld) verbs.SendWR {
 			r := sendWR(w)
-			r.Flags |= qp.SendInline
-			r.SGList = []qp.SGE{{Addr: 1, Length: 8}}
+			r.Flags |= verbs.SendInline
+			r.SGList = []verbs.SGE{{Addr: 1, Length: 8}}
 			return r
 		}),
 		postSend("UD send without an AH", einval, func(w *badWorld) *sim.QP { return w.ud }, sendWR),
-		postSend("RDMA WRITE on UD", einval, func(w *badWorld) *sim.QP { return w.ud }, func(w *badWorld) qp.SendWR {
+		postSend("RDMA WRITE on UD", einval, func(w *badWorld) *sim.QP { return w.ud }, func(w *badWorld) verbs.SendWR {
 			r := sendWR(w)
-			r.Opcode, r.AH = wc.WRRDMAWrite, w.ah
+			r.Opcode, r.AH = verbs.WRRDMAWrite, w.ah
 			return r
 		}),
 		postSend("QP in RESET", einval, func(w *badWorld) *sim.QP { return w.qp2 }, sendWR),
@@ -1165,23 +1174,23 @@ var badTable = map[string]badEntry{
 	}},
 	"QP.PostRecv": {cases: []badCase{
 		{in: "num_sge above max_recv_sge", want: einval, call: func(w *badWorld) error {
-			_, err := w.qp.PostRecv([]qp.RecvWR{{WRID: 1, SGList: sges(w, 3)}})
+			_, err := w.qp.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: sges(w, 3)}})
 			return err
 		}},
 		{in: "QP with an SRQ", want: einval, call: func(w *badWorld) error {
-			_, err := w.sq.PostRecv([]qp.RecvWR{{WRID: 1, SGList: sges(w, 1)}})
+			_, err := w.sq.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: sges(w, 1)}})
 			return err
 		}},
 		{in: "QP in RESET", want: einval, call: func(w *badWorld) error {
-			_, err := w.qp2.PostRecv([]qp.RecvWR{{WRID: 1}})
+			_, err := w.qp2.PostRecv([]verbs.RecvWR{{WRID: 1}})
 			return err
 		}},
 		{in: "destroyed QP", want: einval, call: func(w *badWorld) error {
-			_, err := w.deadQP.PostRecv([]qp.RecvWR{{WRID: 1}})
+			_, err := w.deadQP.PostRecv([]verbs.RecvWR{{WRID: 1}})
 			return err
 		}},
 		{in: "more than max_recv_wr", want: syscall.ENOMEM, moves: true, call: func(w *badWorld) error {
-			n, err := w.qp.PostRecv(make([]qp.RecvWR, 5))
+			n, err := w.qp.PostRecv(make([]verbs.RecvWR, 5))
 			if n != 4 {
 				w.failf("posted %d of 5 on a queue of 4", n)
 			}
@@ -1189,10 +1198,10 @@ var badTable = map[string]badEntry{
 		}},
 	}},
 	"QP.QueryMask": {cases: []badCase{
-		{in: "IBV_QP_RATE_LIMIT", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.QueryMask(qp.AttrRateLimit); return err }},
+		{in: "IBV_QP_RATE_LIMIT", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.QueryMask(verbs.QPAttrRateLimit); return err }},
 		{in: "bit 31", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.QueryMask(1 << 31); return err }},
-		{in: "every bit", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.QueryMask(^qp.AttrMask(0)); return err }},
-		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { _, _, err := w.deadQP.QueryMask(qp.AttrState); return err }},
+		{in: "every bit", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.QueryMask(^verbs.QPAttrMask(0)); return err }},
+		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { _, _, err := w.deadQP.QueryMask(verbs.QPAttrState); return err }},
 	}},
 	"QP.Query": {cases: []badCase{
 		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { _, _, err := w.deadQP.Query(); return err }},
@@ -1218,19 +1227,19 @@ var badTable = map[string]badEntry{
 		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { return w.deadSRQ.InjectError() }},
 	}},
 	"SRQ.Modify": {cases: []badCase{
-		{in: "nil attr", want: einval, call: func(w *badWorld) error { return w.srq.Modify(nil, qp.SRQLimit) }},
-		{in: "unknown mask bit", want: einval, call: func(w *badWorld) error { return w.srq.Modify(&qp.SRQAttr{SRQLimit: 1}, 1<<7) }},
-		{in: "limit above max_wr", want: einval, call: func(w *badWorld) error { return w.srq.Modify(&qp.SRQAttr{SRQLimit: 100}, qp.SRQLimit) }},
-		{in: "max_wr MaxUint32", want: einval, call: func(w *badWorld) error { return w.srq.Modify(&qp.SRQAttr{MaxWR: math.MaxUint32}, qp.SRQMaxWR) }},
-		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { return w.deadSRQ.Modify(&qp.SRQAttr{SRQLimit: 1}, qp.SRQLimit) }},
+		{in: "nil attr", want: einval, call: func(w *badWorld) error { return w.srq.Modify(nil, verbs.SRQLimit) }},
+		{in: "unknown mask bit", want: einval, call: func(w *badWorld) error { return w.srq.Modify(&verbs.SRQAttr{SRQLimit: 1}, 1<<7) }},
+		{in: "limit above max_wr", want: einval, call: func(w *badWorld) error { return w.srq.Modify(&verbs.SRQAttr{SRQLimit: 100}, verbs.SRQLimit) }},
+		{in: "max_wr MaxUint32", want: einval, call: func(w *badWorld) error { return w.srq.Modify(&verbs.SRQAttr{MaxWR: math.MaxUint32}, verbs.SRQMaxWR) }},
+		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error { return w.deadSRQ.Modify(&verbs.SRQAttr{SRQLimit: 1}, verbs.SRQLimit) }},
 	}},
 	"SRQ.PostRecv": {cases: []badCase{
 		{in: "num_sge above max_sge", want: einval, call: func(w *badWorld) error {
-			_, err := w.srq.PostRecv([]qp.RecvWR{{WRID: 1, SGList: sges(w, 3)}})
+			_, err := w.srq.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: sges(w, 3)}})
 			return err
 		}},
 		{in: "destroyed SRQ", want: einval, call: func(w *badWorld) error {
-			_, err := w.deadSRQ.PostRecv([]qp.RecvWR{{WRID: 1}})
+			_, err := w.deadSRQ.PostRecv([]verbs.RecvWR{{WRID: 1}})
 			return err
 		}},
 	}},
@@ -1313,19 +1322,19 @@ var badTable = map[string]badEntry{
 			q := sim.EngineAsyncQueue(w.ctx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
-			return q.RaiseLocked(notify.EventCQErr, nil, nil, 0)
+			return q.RaiseLocked(verbs.EventCQErr, nil, nil, 0)
 		}},
 		{in: "PORT_ERR on port 0", want: einval, call: func(w *badWorld) error {
 			q := sim.EngineAsyncQueue(w.ctx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
-			return q.RaiseLocked(notify.EventPortErr, nil, nil, 0)
+			return q.RaiseLocked(verbs.EventPortErr, nil, nil, 0)
 		}},
 		{in: "closed queue (documented: dropped)", call: func(w *badWorld) error {
 			q := sim.EngineAsyncQueue(w.deadCtx)
 			q.Domain().Lock()
 			defer q.Domain().Unlock()
-			return q.RaiseLocked(notify.EventPortErr, nil, nil, 1)
+			return q.RaiseLocked(verbs.EventPortErr, nil, nil, 1)
 		}},
 	}},
 
@@ -1377,8 +1386,8 @@ var badTable = map[string]badEntry{
 	// The other exported pointer types.
 	"QPAttr.Apply": {cases: []badCase{
 		{in: "nil source", call: func(w *badWorld) error {
-			a := qp.Attr{Timeout: 3}
-			a.Apply(nil, qp.AttrTimeout)
+			a := verbs.QPAttr{Timeout: 3}
+			a.Apply(nil, verbs.QPAttrTimeout)
 			if a.Timeout != 3 {
 				w.failf("Apply(nil) changed the attributes: timeout %d", a.Timeout)
 			}
@@ -1451,12 +1460,12 @@ func tallyLocked(w *badWorld, fn func(t *notify.Tally) error) error {
 func bindMW(in string, pick func(w *badWorld) (*sim.QP, *sim.MW)) badCase {
 	return badCase{in: in, want: einval, call: func(w *badWorld) error {
 		q, mw := pick(w)
-		return q.BindMW(mw, 1, qp.SendSignaled, qp.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8, Access: sim.AccessRemoteRead})
+		return q.BindMW(mw, 1, verbs.SendSignaled, verbs.MWBindInfo{MR: w.mwr, Addr: w.mwr.Addr(), Length: 8, Access: verbs.AccessRemoteRead})
 	}}
 }
 
 // allocDM is a case of Context.AllocDM: the context and the attributes.
-func allocDM(in string, want syscall.Errno, args func(*badWorld) (*sim.Context, sim.AllocDMAttr)) badCase {
+func allocDM(in string, want syscall.Errno, args func(*badWorld) (*sim.Context, verbs.AllocDMAttr)) badCase {
 	return badCase{in: in, want: want, call: func(w *badWorld) error {
 		c, a := args(w)
 		dm, err := c.AllocDM(a)
@@ -1468,7 +1477,7 @@ func allocDM(in string, want syscall.Errno, args func(*badWorld) (*sim.Context, 
 }
 
 // regDMMR is a case of PD.RegDMMR: the PD and the arguments.
-func regDMMR(in string, want syscall.Errno, args func(*badWorld) (*sim.PD, *sim.DM, uint64, uint64, sim.Access)) badCase {
+func regDMMR(in string, want syscall.Errno, args func(*badWorld) (*sim.PD, *sim.DM, uint64, uint64, verbs.AccessFlags)) badCase {
 	return badCase{in: in, want: want, call: func(w *badWorld) error {
 		pd, dm, off, n, acc := args(w)
 		mr, err := pd.RegDMMR(dm, off, n, acc)
@@ -1480,7 +1489,7 @@ func regDMMR(in string, want syscall.Errno, args func(*badWorld) (*sim.PD, *sim.
 }
 
 // openXRCD is a case of Context.OpenXRCD: the context and the arguments.
-func openXRCD(in string, want syscall.Errno, args func(*badWorld) (*sim.Context, sim.XRCDInitAttr)) badCase {
+func openXRCD(in string, want syscall.Errno, args func(*badWorld) (*sim.Context, verbs.XRCDInitAttr)) badCase {
 	return badCase{in: in, want: want, call: func(w *badWorld) error {
 		c, a := args(w)
 		x, err := c.OpenXRCD(a)

@@ -34,10 +34,9 @@ import (
 
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // badTypes are the types whose exported methods are covered: sim's object
@@ -67,11 +66,11 @@ var badTypes = []struct {
 	{"AsyncEvent", reflect.TypeFor[sim.AsyncEvent]()},
 	{"Fault", reflect.TypeFor[*sim.Fault]()},
 	// The other exported pointer types of sim's packages.
-	{"QPAttr", reflect.TypeFor[*qp.Attr]()},
-	{"WC", reflect.TypeFor[*wc.WC]()},
+	{"QPAttr", reflect.TypeFor[*verbs.QPAttr]()},
+	{"WC", reflect.TypeFor[*verbs.WC]()},
 	{"Log", reflect.TypeFor[*trace.Log]()},
 	{"Error", reflect.TypeFor[*verr.Error]()},
-	{"ReregError", reflect.TypeFor[*sim.ReregError]()},
+	{"ReregError", reflect.TypeFor[*verbs.ReregError]()},
 }
 
 // badEntry is the coverage of one method: hand-written cases, or the
@@ -317,9 +316,9 @@ func (w *badWorld) live(name string) (reflect.Value, sync.Locker) {
 	case "Fault":
 		v = w.fault
 	case "QPAttr":
-		v = &qp.Attr{Timeout: 3}
+		v = &verbs.QPAttr{Timeout: 3}
 	case "WC":
-		v = &wc.WC{WRID: 1}
+		v = &verbs.WC{WRID: 1}
 	case "Log":
 		v = w.log
 	case "Error":

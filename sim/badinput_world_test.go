@@ -8,9 +8,8 @@ import (
 
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // badWorld is the set of objects the bad-input tests call verbs on and
@@ -117,34 +116,34 @@ func newBadWorld(t testing.TB) *badWorld {
 	w.ch = badMust(w.ctx.CreateCompChannel())
 	w.cq = badMust(w.ctx.CreateCQ(16, "cq", w.ch, 0))
 	w.free = badMust(w.ctx.CreateCQ(4, "free", w.ch, 1))
-	w.srq = badMust(w.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 2}}))
-	rc := sim.QPInitAttr{SendCQ: w.cq, RecvCQ: w.cq, Type: qp.RC,
-		Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 2, MaxRecvSGE: 2, MaxInlineData: 16}}
+	w.srq = badMust(w.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 2}}))
+	rc := sim.QPInitAttr{SendCQ: w.cq, RecvCQ: w.cq, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 2, MaxRecvSGE: 2, MaxInlineData: 16}}
 	w.qp = badMust(w.pd.CreateQP(rc))
 	w.peer = badMust(w.pd.CreateQP(rc))
 	badNoErr(sim.Connect(w.qp, w.peer, sim.ConnectOptions{}))
 	ud := rc
-	ud.Type = qp.UD
+	ud.Type = verbs.QPTypeUD
 	w.ud = badMust(w.pd.CreateQP(ud))
 	badNoErr(sim.ReadyUD(w.ud, 0x11111111))
 	withSRQ := rc
 	withSRQ.SRQ, withSRQ.Cap.MaxRecvWR, withSRQ.Cap.MaxRecvSGE = w.srq, 0, 0
 	w.sq = badMust(w.pd.CreateQP(withSRQ))
 	buf := make([]byte, 64)
-	w.mr = badMust(w.pd.RegMR(buf, sim.AccessLocalWrite|sim.AccessRemoteWrite))
-	w.mwr = badMust(w.pd.RegMR(make([]byte, 64), sim.AccessLocalWrite|sim.AccessMWBind))
-	w.mw = badMust(w.pd.AllocMW(sim.MWType1))
-	w.mw2 = badMust(w.pd.AllocMW(sim.MWType2))
+	w.mr = badMust(w.pd.RegMR(buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite))
+	w.mwr = badMust(w.pd.RegMR(make([]byte, 64), verbs.AccessLocalWrite|verbs.AccessMWBind))
+	w.mw = badMust(w.pd.AllocMW(verbs.MWType1))
+	w.mw2 = badMust(w.pd.AllocMW(verbs.MWType2))
 	port := badMust(w.ctx.QueryPort(1))
-	w.ah = badMust(w.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1}))
+	w.ah = badMust(w.pd.CreateAH(verbs.AHAttr{DLID: port.LID, PortNum: 1}))
 	w.xrcd = badMust(w.ctx.OpenXRCD(badXRCDAttr))
 	w.xsrq = badMust(w.ctx.CreateSRQEx(w.xrcAttr()))
-	w.dm = badMust(w.ctx.AllocDM(sim.AllocDMAttr{Length: 256}))
-	w.dmmr = badMust(w.pd.RegDMMR(w.dm, 0, 256, sim.AccessZeroBased|sim.AccessLocalWrite|sim.AccessRemoteWrite))
+	w.dm = badMust(w.ctx.AllocDM(verbs.AllocDMAttr{Length: 256}))
+	w.dmmr = badMust(w.pd.RegDMMR(w.dm, 0, 256, verbs.AccessZeroBased|verbs.AccessLocalWrite|verbs.AccessRemoteWrite))
 
 	// One completion in free and one of its events read but not acked.
 	badNoErr(w.free.ReqNotify(false))
-	badMust(w.free.Push(wc.WC{WRID: 7, Status: wc.Success, Opcode: wc.Recv}, false))
+	badMust(w.free.Push(verbs.WC{WRID: 7, Status: verbs.WCSuccess, Opcode: verbs.WCRecv}, false))
 	if c, _, err := w.ch.TryGetEvent(); err != nil || c != w.free {
 		t.Fatalf("event of free: %v, %v", c, err)
 	}
@@ -156,33 +155,33 @@ func newBadWorld(t testing.TB) *badWorld {
 	w.ev = badMust(w.ctx.TryGetAsyncEvent())
 
 	w.pdB = badMust(w.ctx.AllocPD())
-	w.srqB = badMust(w.pdB.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 2}}))
-	w.mrB = badMust(w.pdB.RegMR(make([]byte, 64), sim.AccessLocalWrite))
-	w.ahB = badMust(w.pdB.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1}))
+	w.srqB = badMust(w.pdB.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 2}}))
+	w.mrB = badMust(w.pdB.RegMR(make([]byte, 64), verbs.AccessLocalWrite))
+	w.ahB = badMust(w.pdB.CreateAH(verbs.AHAttr{DLID: port.LID, PortNum: 1}))
 
 	w.ctx2 = badMust(w.dev.Open())
 	w.pd2 = badMust(w.ctx2.AllocPD())
 	w.ch2 = badMust(w.ctx2.CreateCompChannel())
 	w.cq2 = badMust(w.ctx2.CreateCQ(16, nil, w.ch2, 0))
-	w.srq2 = badMust(w.pd2.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 2}}))
+	w.srq2 = badMust(w.pd2.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 2}}))
 	rc2 := rc
 	rc2.SendCQ, rc2.RecvCQ = w.cq2, w.cq2
 	w.qp2 = badMust(w.pd2.CreateQP(rc2))
 	w.xrcd2 = badMust(w.ctx2.OpenXRCD(badXRCDAttr))
-	w.dm2 = badMust(w.ctx2.AllocDM(sim.AllocDMAttr{Length: 64}))
+	w.dm2 = badMust(w.ctx2.AllocDM(verbs.AllocDMAttr{Length: 64}))
 
 	w.octx = badMust(w.of.Devices()[0].Open())
 	w.opd = badMust(w.octx.AllocPD())
 	w.och = badMust(w.octx.CreateCompChannel())
 	w.ocq = badMust(w.octx.CreateCQ(16, nil, w.och, 0))
-	w.osrq = badMust(w.opd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 2}}))
+	w.osrq = badMust(w.opd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 2}}))
 	orc := rc
 	orc.SendCQ, orc.RecvCQ = w.ocq, w.ocq
 	w.oqp = badMust(w.opd.CreateQP(orc))
-	w.omr = badMust(w.opd.RegMR(make([]byte, 64), sim.AccessLocalWrite))
-	w.omw = badMust(w.opd.AllocMW(sim.MWType1))
+	w.omr = badMust(w.opd.RegMR(make([]byte, 64), verbs.AccessLocalWrite))
+	w.omw = badMust(w.opd.AllocMW(verbs.MWType1))
 	oport := badMust(w.octx.QueryPort(1))
-	w.oah = badMust(w.opd.CreateAH(sim.AHAttr{DLID: oport.LID, PortNum: 1}))
+	w.oah = badMust(w.opd.CreateAH(verbs.AHAttr{DLID: oport.LID, PortNum: 1}))
 	w.oxrcd = badMust(w.octx.OpenXRCD(badXRCDAttr))
 
 	w.deadCtx = badMust(w.dev.Open())
@@ -193,19 +192,19 @@ func newBadWorld(t testing.TB) *badWorld {
 	badNoErr(w.deadCh.Destroy())
 	w.deadCQ = badMust(w.ctx.CreateCQ(4, nil, nil, 0))
 	badNoErr(w.deadCQ.Destroy())
-	w.deadSRQ = badMust(w.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 2}}))
+	w.deadSRQ = badMust(w.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 2}}))
 	badNoErr(w.deadSRQ.Destroy())
 	w.deadQP = badMust(w.pd.CreateQP(rc))
 	badNoErr(w.deadQP.Destroy())
-	w.deadMR = badMust(w.pd.RegMR(make([]byte, 64), sim.AccessLocalWrite))
+	w.deadMR = badMust(w.pd.RegMR(make([]byte, 64), verbs.AccessLocalWrite))
 	badNoErr(w.deadMR.Dereg())
-	w.deadMW = badMust(w.pd.AllocMW(sim.MWType1))
+	w.deadMW = badMust(w.pd.AllocMW(verbs.MWType1))
 	badNoErr(w.deadMW.Dealloc())
-	w.deadAH = badMust(w.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1}))
+	w.deadAH = badMust(w.pd.CreateAH(verbs.AHAttr{DLID: port.LID, PortNum: 1}))
 	badNoErr(w.deadAH.Destroy())
 	w.deadXRCD = badMust(w.ctx.OpenXRCD(badXRCDAttr))
 	badNoErr(w.deadXRCD.Close())
-	w.deadDM = badMust(w.ctx.AllocDM(sim.AllocDMAttr{Length: 64}))
+	w.deadDM = badMust(w.ctx.AllocDM(verbs.AllocDMAttr{Length: 64}))
 	badNoErr(w.deadDM.Free())
 	never := func(sim.Packet) bool { return false }
 	w.fault = badMust(w.f.InjectPacketFault(sim.PacketFault{Match: never, Action: sim.FaultDrop}))
@@ -215,17 +214,17 @@ func newBadWorld(t testing.TB) *badWorld {
 }
 
 // badXRCDAttr opens an XRC domain of one's own (fd -1).
-var badXRCDAttr = sim.XRCDInitAttr{CompMask: sim.XRCDInitFD | sim.XRCDInitOFlags, FD: -1}
+var badXRCDAttr = verbs.XRCDInitAttr{CompMask: verbs.XRCDInitFD | verbs.XRCDInitOFlags, FD: -1}
 
 // xrcAttr returns the arguments of a good XRC SRQ in w.xrcd, on w.cq.
 func (w *badWorld) xrcAttr() sim.SRQInitAttrEx {
-	return sim.SRQInitAttrEx{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}, Type: sim.SRQTXRC,
-		CompMask: sim.SRQInitType | sim.SRQInitPD | sim.SRQInitXRCD | sim.SRQInitCQ, PD: w.pd, XRCD: w.xrcd, CQ: w.cq}
+	return sim.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}, Type: verbs.SRQTXRC,
+		CompMask: verbs.SRQInitType | verbs.SRQInitPD | verbs.SRQInitXRCD | verbs.SRQInitCQ, PD: w.pd, XRCD: w.xrcd, CQ: w.cq}
 }
 
 // sge returns a scatter/gather entry inside w.mr.
-func (w *badWorld) sge() qp.SGE {
-	return qp.SGE{Addr: w.mr.Addr(), Length: 8, LKey: w.mr.LKey()}
+func (w *badWorld) sge() verbs.SGE {
+	return verbs.SGE{Addr: w.mr.Addr(), Length: 8, LKey: w.mr.LKey()}
 }
 
 // snapshot describes everything a rejected verb must leave unchanged:

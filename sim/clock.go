@@ -227,9 +227,9 @@ func (d *Device) SetPortState(n uint8, up bool) error {
 	f.d.Enter(domain.Op{})
 	defer f.d.Leave(domain.Op{}, nil)
 	p := d.ports[n-1]
-	state, ev := PortDown, verbs.EventPortErr
+	state, ev := verbs.PortDown, verbs.EventPortErr
 	if up {
-		state, ev = PortActive, verbs.EventPortActive
+		state, ev = verbs.PortActive, verbs.EventPortActive
 	}
 	if p.attr.State == state {
 		return nil
@@ -402,7 +402,7 @@ func (f *Fabric) ForceStatus(q *QP, wrID uint64, recv bool, st verbs.WCStatus) e
 // InjectSRQError makes s hit a catastrophic error: IBV_EVENT_SRQ_ERR names
 // it (ASYNC-15) and every QP receiving through it goes to ERR with
 // IBV_EVENT_QP_FATAL, as an adapter that can no longer read the SRQ does
-// (see qp.SRQ.InjectError). A nil SRQ, one of another fabric or one
+// (ASYNC-15). A nil SRQ, one of another fabric or one
 // destroyed is EINVAL.
 func (f *Fabric) InjectSRQError(s *SRQ) error {
 	if err := checkOwner("inject_srq_error", "the SRQ", f, s, sameFabric); err != nil {

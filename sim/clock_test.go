@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestTickSaturates: the clock stops at sim.MaxTick instead of wrapping.
@@ -31,7 +30,7 @@ func TestTickSaturates(t *testing.T) {
 	if err := b.q.Destroy(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}}); err != nil {
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}}); err != nil {
 		t.Fatal(err)
 	}
 	f.Stabilize()
@@ -50,7 +49,7 @@ func TestTickSaturates(t *testing.T) {
 	if now := f.Now(); now != sim.MaxTick {
 		t.Errorf("Now() = %d after the calls at the end of time", now)
 	}
-	if n, _ := a.cq.Poll(make([]wc.WC, 1)); n != 0 {
+	if n, _ := a.cq.Poll(make([]verbs.WC, 1)); n != 0 {
 		t.Error("the send completed although its timer can never fire")
 	}
 }

@@ -12,7 +12,7 @@ import (
 // take the defaults in parentheses.
 type ConnectOptions struct {
 	Port        uint8             // local port of both QPs (1)
-	PathMTU     MTU               // path_mtu (the smaller active MTU of the two ports)
+	PathMTU     verbs.MTU         // path_mtu (the smaller active MTU of the two ports)
 	Access      verbs.AccessFlags // qp_access_flags (REMOTE_WRITE|REMOTE_READ|REMOTE_ATOMIC)
 	Timeout     uint8             // local ACK timeout code (14: about 67 ms)
 	RetryCnt    uint8             // retry_cnt (7)
@@ -106,7 +106,7 @@ func qpPort(q *QP, n uint8) (*port, error) {
 
 func toRTS(q *QP, remote uint32, rp *port, o ConnectOptions, sqpsn, rqpsn uint32) error {
 	av := verbs.AHAttr{DLID: rp.attr.LID, PortNum: o.Port}
-	if rp.attr.LinkLayer == LinkLayerEthernet || rp.attr.LID == 0 {
+	if rp.attr.LinkLayer == verbs.LinkLayerEthernet || rp.attr.LID == 0 {
 		av.IsGlobal = true
 		av.GRH = verbs.GlobalRoute{DGID: rp.gids[0], HopLimit: 64}
 	}

@@ -20,7 +20,7 @@ import (
 type Device struct {
 	fabric *Fabric
 	name   string
-	attr   DeviceAttr
+	attr   verbs.DeviceAttr
 	ports  []*port // port n is ports[n-1]
 	cqs    int     // live CQs on the device, across contexts (CQ-06)
 	pds    int     // live PDs, across contexts (max_pd)
@@ -49,7 +49,7 @@ func newDevice(f *Fabric, dc DeviceConfig) *Device {
 	// A profile without XRC (XRC-03) has no IBV_DEVICE_XRC, whatever the
 	// configured flags hold.
 	if f.profile.NoXRC {
-		d.attr.DeviceCapFlags &^= DeviceXRC
+		d.attr.DeviceCapFlags &^= verbs.DeviceXRC
 	}
 	d.dm.init(d)
 	for i, pc := range dc.Ports {
@@ -78,9 +78,9 @@ func (d *Device) GUID() uint64 {
 }
 
 // Attr returns the device attributes (ibv_query_device).
-func (d *Device) Attr() DeviceAttr {
+func (d *Device) Attr() verbs.DeviceAttr {
 	if d == nil {
-		return DeviceAttr{}
+		return verbs.DeviceAttr{}
 	}
 	return d.attr
 }
@@ -169,12 +169,12 @@ func (c *Context) NumCompVectors() int {
 }
 
 // QueryDevice returns the device attributes (ibv_query_device).
-func (c *Context) QueryDevice() (DeviceAttr, error) {
+func (c *Context) QueryDevice() (verbs.DeviceAttr, error) {
 	if c == nil {
-		return DeviceAttr{}, verr.New("ibv_query_device", syscall.EINVAL, "nil device context")
+		return verbs.DeviceAttr{}, verr.New("ibv_query_device", syscall.EINVAL, "nil device context")
 	}
 	if err := c.check("ibv_query_device"); err != nil {
-		return DeviceAttr{}, err
+		return verbs.DeviceAttr{}, err
 	}
 	return c.dev.attr, nil
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The direct path (sim/internal/qp/direct.go, docs/transport.md "The
@@ -29,7 +30,7 @@ func (e *engine) directOK() bool {
 }
 
 // routeTo is route for an address given by its parts.
-func (f *Fabric) routeTo(global bool, dlid uint16, dgid GID) *port {
+func (f *Fabric) routeTo(global bool, dlid uint16, dgid verbs.GID) *port {
 	if global {
 		return f.byGID[dgid]
 	}
@@ -44,7 +45,7 @@ func (d *Device) activePort(n uint8) *port {
 	if n < 1 || int(n) > len(d.ports) {
 		return nil
 	}
-	if p := d.ports[n-1]; p != nil && p.attr.State == PortActive {
+	if p := d.ports[n-1]; p != nil && p.attr.State == verbs.PortActive {
 		return p
 	}
 	return nil
@@ -54,7 +55,7 @@ func (d *Device) activePort(n uint8) *port {
 // reaches, as sendLocked and deliverLocked would find it, provided the
 // answer (an ACK or a response, addressed to the request's source, as
 // qp.Packet.reply does) finds q the same way.
-func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *qp.AHAttr, dstQPN uint32) (*qp.QP, uint16, bool) {
+func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *verbs.AHAttr, dstQPN uint32) (*qp.QP, uint16, bool) {
 	e := h.eng()
 	if !e.directOK() {
 		return nil, 0, false
@@ -70,9 +71,9 @@ func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *qp.AHAttr, dstQPN ui
 	if src == nil {
 		return nil, 0, false
 	}
-	global := av.IsGlobal || src.attr.LinkLayer == LinkLayerEthernet
+	global := av.IsGlobal || src.attr.LinkLayer == verbs.LinkLayerEthernet
 	dst := e.f.routeTo(global, av.DLID, av.GRH.DGID)
-	if dst == nil || dst.attr.State != PortActive {
+	if dst == nil || dst.attr.State != verbs.PortActive {
 		return nil, 0, false
 	}
 	to := dst.dev.qpLocked(dstQPN)
@@ -83,8 +84,8 @@ func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *qp.AHAttr, dstQPN ui
 	if from == nil {
 		return nil, 0, false
 	}
-	back := e.f.routeTo(global || from.attr.LinkLayer == LinkLayerEthernet, src.attr.LID, src.gids[0])
-	if back == nil || back.attr.State != PortActive || back.dev.qpLocked(q.Num()) != q {
+	back := e.f.routeTo(global || from.attr.LinkLayer == verbs.LinkLayerEthernet, src.attr.LID, src.gids[0])
+	if back == nil || back.attr.State != verbs.PortActive || back.dev.qpLocked(q.Num()) != q {
 		return nil, 0, false
 	}
 	*c = qp.DirectCache{To: to, Topo: e.f.topo, Self: q.AttrGenLocked(), Peer: to.AttrGenLocked(), SLID: src.attr.LID, Global: global}

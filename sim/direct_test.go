@@ -10,11 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/policy"
-	iqp "github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -54,7 +50,7 @@ type dShape struct {
 	access   []verbs.AccessFlags // pair i's qp_access_flags
 	uc       []bool              // pair i is UC, not RC
 	cqe      []int
-	mtu      qp.MTU
+	mtu      verbs.MTU
 	timeout  uint8
 	rnrRetry uint8
 	retry    uint8
@@ -141,18 +137,18 @@ func newDWorld(t fataler, s dShape, direct bool) *dWorld {
 			must(err)
 		}
 		if !shared {
-			e.mr, err = e.pd.RegMR(e.buf, qp.AccessLocalWrite|qp.AccessRemoteWrite|qp.AccessRemoteRead|qp.AccessRemoteAtomic)
+			e.mr, err = e.pd.RegMR(e.buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRemoteRead|verbs.AccessRemoteAtomic)
 			must(err)
-			e.local, err = e.pd.RegMR(e.lbuf, qp.AccessLocalWrite)
+			e.local, err = e.pd.RegMR(e.lbuf, verbs.AccessLocalWrite)
 			must(err)
 		}
-		typ := qp.RC
+		typ := verbs.QPTypeRC
 		if s.uc[i/2] {
-			typ = qp.UC
+			typ = verbs.QPTypeUC
 		}
 		e.q, err = e.pd.CreateQP(sim.QPInitAttr{SendCQ: e.scq, RecvCQ: e.rcq, Type: typ,
-			Cap:      qp.Cap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64},
-			CompMask: sim.QPInitPD | sim.QPInitSendOpsFlags, SendOpsFlags: iqp.SupportedSendOps(typ, policy.Of(prof.Readings).QP)})
+			Cap:      verbs.QPCap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64},
+			CompMask: sim.QPInitPD | sim.QPInitSendOpsFlags, SendOpsFlags: verbs.SupportedSendOps(typ, prof.Readings)})
 		must(err)
 		w.ends = append(w.ends, e)
 	}
@@ -161,7 +157,7 @@ func newDWorld(t fataler, s dShape, direct bool) *dWorld {
 			MinRNRTimer: 1, RDAtomic: s.rdAtomic, NoDefaults: true,
 			Access: s.access[p]}
 		if s.uc[p] {
-			o.Access &= qp.AccessRemoteWrite
+			o.Access &= verbs.AccessRemoteWrite
 		}
 		w.conn = append(w.conn, o)
 		if err := sim.Connect(w.ends[2*p].q, w.ends[2*p+1].q, o); err != nil {
@@ -184,8 +180,8 @@ type dSGE struct {
 type dAction struct {
 	kind      int
 	end       int
-	op        wc.WROpcode
-	flags     qp.SendFlags
+	op        verbs.WROpcode
+	flags     verbs.SendFlags
 	sges      []dSGE
 	remoteOff int
 	badRKey   int // 0 good, 1 the local-only MR's rkey, 2 a made-up key
@@ -201,8 +197,8 @@ type dAction struct {
 func (a dAction) String() string {
 	return fmt.Sprintf("%+v", struct {
 		Kind, End int
-		Op        wc.WROpcode
-		Flags     qp.SendFlags
+		Op        verbs.WROpcode
+		Flags     verbs.SendFlags
 		SGEs      []dSGE
 		ROff, Bad int
 		N         int
@@ -236,16 +232,16 @@ func drawAction(t *rapid.T, ends int, clean bool) dAction {
 	}
 	switch a.kind {
 	case actSend:
-		a.op = rapid.SampledFrom([]wc.WROpcode{wc.WRSend, wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWrite,
-			wc.WRRDMAWriteWithImm, wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd}).Draw(t, "op")
-		a.flags = qp.SendFlags(rapid.SampledFrom([]uint32{0, uint32(qp.SendSignaled), uint32(qp.SendSignaled),
-			uint32(qp.SendSignaled | qp.SendSolicited), uint32(qp.SendSignaled | qp.SendInline), uint32(qp.SendInline),
-			uint32(qp.SendFence | qp.SendSignaled)}).Draw(t, "flags"))
+		a.op = rapid.SampledFrom([]verbs.WROpcode{verbs.WRSend, verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWrite,
+			verbs.WRRDMAWriteWithImm, verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd}).Draw(t, "op")
+		a.flags = verbs.SendFlags(rapid.SampledFrom([]uint32{0, uint32(verbs.SendSignaled), uint32(verbs.SendSignaled),
+			uint32(verbs.SendSignaled | verbs.SendSolicited), uint32(verbs.SendSignaled | verbs.SendInline), uint32(verbs.SendInline),
+			uint32(verbs.SendFence | verbs.SendSignaled)}).Draw(t, "flags"))
 		// Sizes of several packets at the small MTUs drawShape picks
 		// (256, 512, 1024): multi-packet messages, some longer than the
 		// receive WRs hold.
 		size := rapid.SampledFrom([]int{0, 1, 8, 8, 64, 100, 256, 300, 700, 1024, 1500, 2048, 3000}).Draw(t, "size")
-		if a.op == wc.WRAtomicCmpAndSwp || a.op == wc.WRAtomicFetchAndAdd {
+		if a.op == verbs.WRAtomicCmpAndSwp || a.op == verbs.WRAtomicFetchAndAdd {
 			size = 8
 			if rare(6, "atomic size 4") {
 				size = 4
@@ -270,13 +266,13 @@ func drawAction(t *rapid.T, ends int, clean bool) dAction {
 				lim = 256
 			}
 			s.off = rapid.IntRange(0, lim-n).Draw(t, "off")
-			if a.op == wc.WRAtomicCmpAndSwp || a.op == wc.WRAtomicFetchAndAdd {
+			if a.op == verbs.WRAtomicCmpAndSwp || a.op == verbs.WRAtomicFetchAndAdd {
 				s.off &^= 7
 			}
 			a.sges = append(a.sges, s)
 		}
 		a.remoteOff = rapid.IntRange(0, dBuf-size).Draw(t, "remote off")
-		if a.op == wc.WRAtomicCmpAndSwp || a.op == wc.WRAtomicFetchAndAdd {
+		if a.op == verbs.WRAtomicCmpAndSwp || a.op == verbs.WRAtomicFetchAndAdd {
 			if !rare(10, "misaligned") {
 				a.remoteOff &^= 7
 			}
@@ -337,14 +333,14 @@ func drawAction(t *rapid.T, ends int, clean bool) dAction {
 	return a
 }
 
-func (w *dWorld) sgeList(e *dEnd, ss []dSGE) []qp.SGE {
-	out := make([]qp.SGE, len(ss))
+func (w *dWorld) sgeList(e *dEnd, ss []dSGE) []verbs.SGE {
+	out := make([]verbs.SGE, len(ss))
 	for i, s := range ss {
 		mr := e.mr
 		if s.local {
 			mr = e.local
 		}
-		out[i] = qp.SGE{Addr: mr.Addr() + uint64(s.off), Length: uint32(s.n), LKey: mr.LKey()}
+		out[i] = verbs.SGE{Addr: mr.Addr() + uint64(s.off), Length: uint32(s.n), LKey: mr.LKey()}
 		if s.bad {
 			out[i].LKey ^= 0x5a00
 		}
@@ -358,7 +354,7 @@ func (w *dWorld) apply(a dAction) string {
 	peer := w.ends[a.end^1]
 	switch a.kind {
 	case actSend:
-		wr := qp.SendWR{WRID: uint64(a.end)<<32 | uint64(a.imm&0xffff), Opcode: a.op, Flags: a.flags,
+		wr := verbs.SendWR{WRID: uint64(a.end)<<32 | uint64(a.imm&0xffff), Opcode: a.op, Flags: a.flags,
 			SGList: w.sgeList(e, a.sges), Imm: a.imm, RemoteAddr: peer.mr.Addr() + uint64(a.remoteOff),
 			RKey: peer.mr.RKey(), CompareAdd: uint64(a.imm) * 3, Swap: uint64(a.imm) ^ 0xfeed}
 		switch a.badRKey {
@@ -369,16 +365,16 @@ func (w *dWorld) apply(a dAction) string {
 		}
 		pre := ""
 		if a.prepost {
-			r := qp.RecvWR{WRID: 7, SGList: []qp.SGE{{Addr: peer.mr.Addr() + 1024, Length: 2048, LKey: peer.mr.LKey()}}}
-			n, err := peer.q.PostRecv([]qp.RecvWR{r})
+			r := verbs.RecvWR{WRID: 7, SGList: []verbs.SGE{{Addr: peer.mr.Addr() + 1024, Length: 2048, LKey: peer.mr.LKey()}}}
+			n, err := peer.q.PostRecv([]verbs.RecvWR{r})
 			pre = fmt.Sprintf("post_recv %d %v, ", n, verr.Errno(err))
 		}
-		wrs := []qp.SendWR{wr}
+		wrs := []verbs.SendWR{wr}
 		if a.two {
 			wr2 := wr
 			wr2.WRID++
-			wr2.Opcode = wc.WRSend
-			wr2.Flags = qp.SendSignaled
+			wr2.Opcode = verbs.WRSend
+			wr2.Flags = verbs.SendSignaled
 			wrs = append(wrs, wr2)
 		}
 		if a.builder {
@@ -387,9 +383,9 @@ func (w *dWorld) apply(a dAction) string {
 		n, err := e.q.PostSend(wrs)
 		return fmt.Sprintf("%spost_send %d %v", pre, n, verr.Errno(err))
 	case actRecv:
-		rs := make([]qp.RecvWR, a.n)
+		rs := make([]verbs.RecvWR, a.n)
 		for i := range rs {
-			rs[i] = qp.RecvWR{WRID: uint64(a.end)<<32 | uint64(1000+i), SGList: w.sgeList(e, a.sges)}
+			rs[i] = verbs.RecvWR{WRID: uint64(a.end)<<32 | uint64(1000+i), SGList: w.sgeList(e, a.sges)}
 		}
 		n, err := e.q.PostRecv(rs)
 		return fmt.Sprintf("post_recv %d %v", n, verr.Errno(err))
@@ -431,13 +427,13 @@ func (w *dWorld) apply(a dAction) string {
 		}
 		return s
 	case actError:
-		return fmt.Sprintf("modify ERR %v", verr.Errno(e.q.Modify(&verbs.QPAttr{QPState: qp.Err}, verbs.QPAttrState)))
+		return fmt.Sprintf("modify ERR %v", verr.Errno(e.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState)))
 	case actReconnect:
 		// Both QPs of the pair back to RESET and connected again.
 		x, y := w.ends[a.end&^1], w.ends[a.end|1]
 		s := ""
 		for _, q := range []*sim.QP{x.q, y.q} {
-			s += fmt.Sprintf(" reset %v", verr.Errno(q.Modify(&verbs.QPAttr{QPState: qp.Reset}, verbs.QPAttrState)))
+			s += fmt.Sprintf(" reset %v", verr.Errno(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateReset}, verbs.QPAttrState)))
 		}
 		return s + fmt.Sprintf(" connect %v", verr.Errno(sim.Connect(x.q, y.q, w.conn[a.end/2])))
 	case actForce:
@@ -468,25 +464,25 @@ func (w *dWorld) apply(a dAction) string {
 }
 
 // build posts wrs through the work request builder.
-func build(q *sim.QP, wrs []qp.SendWR) error {
+func build(q *sim.QP, wrs []verbs.SendWR) error {
 	q.WRStart()
 	for _, w := range wrs {
 		q.SetWRID(w.WRID)
 		q.SetWRFlags(w.Flags)
 		switch w.Opcode {
-		case wc.WRSend:
+		case verbs.WRSend:
 			q.WRSend()
-		case wc.WRSendWithImm:
+		case verbs.WRSendWithImm:
 			q.WRSendImm(w.Imm)
-		case wc.WRRDMAWrite:
+		case verbs.WRRDMAWrite:
 			q.WRRDMAWrite(w.RKey, w.RemoteAddr)
-		case wc.WRRDMAWriteWithImm:
+		case verbs.WRRDMAWriteWithImm:
 			q.WRRDMAWriteImm(w.RKey, w.RemoteAddr, w.Imm)
-		case wc.WRRDMARead:
+		case verbs.WRRDMARead:
 			q.WRRDMARead(w.RKey, w.RemoteAddr)
-		case wc.WRAtomicCmpAndSwp:
+		case verbs.WRAtomicCmpAndSwp:
 			q.WRAtomicCmpSwp(w.RKey, w.RemoteAddr, w.CompareAdd, w.Swap)
-		case wc.WRAtomicFetchAndAdd:
+		case verbs.WRAtomicFetchAndAdd:
 			q.WRAtomicFetchAdd(w.RKey, w.RemoteAddr, w.CompareAdd)
 		}
 		q.WRSetSGEList(w.SGList)
@@ -519,7 +515,7 @@ func drawShape(t *rapid.T) dShape {
 	s := dShape{
 		profile:  rapid.IntRange(0, len(sim.Profiles())-1).Draw(t, "profile"),
 		pairs:    rapid.IntRange(1, 3).Draw(t, "pairs"),
-		mtu:      rapid.SampledFrom([]qp.MTU{qp.MTU256, qp.MTU256, qp.MTU512, qp.MTU1024}).Draw(t, "mtu"),
+		mtu:      rapid.SampledFrom([]verbs.MTU{verbs.MTU256, verbs.MTU256, verbs.MTU512, verbs.MTU1024}).Draw(t, "mtu"),
 		timeout:  rapid.SampledFrom([]uint8{0, 8, 14}).Draw(t, "timeout"),
 		rnrRetry: rapid.SampledFrom([]uint8{0, 1, 7, 7}).Draw(t, "rnr retry"),
 		retry:    rapid.SampledFrom([]uint8{0, 2, 7}).Draw(t, "retry"),
@@ -531,7 +527,7 @@ func drawShape(t *rapid.T) dShape {
 	if s.clean {
 		s.rnrRetry, s.rdAtomic = 7, 4
 		for i := range s.access {
-			s.access[i] = qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic
+			s.access[i] = verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic
 		}
 	}
 	for range s.pairs {
@@ -539,9 +535,9 @@ func drawShape(t *rapid.T) dShape {
 		s.oneCQ = append(s.oneCQ, rapid.Bool().Draw(t, "one cq"))
 		s.oneMem = append(s.oneMem, rapid.Bool().Draw(t, "one memory"))
 		s.uc = append(s.uc, rapid.IntRange(0, 3).Draw(t, "uc") == 0)
-		all := qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic
+		all := verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic
 		s.access = append(s.access, rapid.SampledFrom([]verbs.AccessFlags{all, all, all,
-			qp.AccessRemoteWrite, qp.AccessRemoteRead | qp.AccessRemoteAtomic, 0}).Draw(t, "access"))
+			verbs.AccessRemoteWrite, verbs.AccessRemoteRead | verbs.AccessRemoteAtomic, 0}).Draw(t, "access"))
 	}
 	for range 2 * s.pairs {
 		s.sharedCQ = append(s.sharedCQ, rapid.Bool().Draw(t, "shared cq"))

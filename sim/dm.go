@@ -16,9 +16,6 @@ import (
 // device owns DeviceAttr.MaxDMSize bytes, shared out by every context on
 // the device in whole 4 KiB pages.
 
-// AllocDMAttr is verbs.AllocDMAttr.
-type AllocDMAttr = verbs.AllocDMAttr
-
 const (
 	// maxDMSize bounds DeviceAttr.MaxDMSize (1 GiB; mlx5's on-chip memory
 	// is a few hundred KiB).
@@ -33,7 +30,7 @@ const (
 	dmBlock = 64
 	// dmAccessAllowed are the access flags ibv_reg_dm_mr takes (mlx5's
 	// MLX5_DM_ALLOWED_ACCESS), the optional range included (DM-06).
-	dmAccessAllowed = AccessLocalWrite | AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic | AccessZeroBased | accessOptional
+	dmAccessAllowed = verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic | verbs.AccessZeroBased | accessOptional
 )
 
 const (
@@ -106,7 +103,7 @@ type DM struct {
 // comp_mask other than 0, a length of 0 or above max_dm_size, and a
 // log_align_req above 12 (DM-01); EOPNOTSUPP on a device without device
 // memory (DM-02); ENOMEM when no run of free pages is long enough (DM-03).
-func (c *Context) AllocDM(attr AllocDMAttr) (_ *DM, err error) {
+func (c *Context) AllocDM(attr verbs.AllocDMAttr) (_ *DM, err error) {
 	if c == nil {
 		return nil, verr.New(verbAllocDM, syscall.EINVAL, "nil device context")
 	}
@@ -255,7 +252,7 @@ func (dm *DM) MemcpyFrom(dst []byte, offset uint64) error {
 // REMOTE_ATOMIC, ZERO_BASED and the optional range, REMOTE_WRITE or
 // REMOTE_ATOMIC without LOCAL_WRITE (MR-01), and a range beyond the DM
 // (DM-06); ENOMEM when the device has max_mr MRs.
-func (pd *PD) RegDMMR(dm *DM, offset, length uint64, access Access) (_ *MR, err error) {
+func (pd *PD) RegDMMR(dm *DM, offset, length uint64, access verbs.AccessFlags) (_ *MR, err error) {
 	const verb = verbRegDMMR
 	if pd == nil {
 		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
@@ -280,7 +277,7 @@ func (pd *PD) RegDMMR(dm *DM, offset, length uint64, access Access) (_ *MR, err 
 		return nil, verr.New(verb, syscall.EINVAL, "the DM has been freed")
 	case dm.ctx != pd.ctx:
 		return nil, verr.New(verb, syscall.EINVAL, "the DM and the PD belong to different device contexts (DM-06)")
-	case access&AccessZeroBased == 0:
+	case access&verbs.AccessZeroBased == 0:
 		return nil, verr.Errorf(verb, syscall.EINVAL, "access %v lacks ZERO_BASED; device memory MRs are zero-based (DM-06)", access)
 	case access&^dmAccessAllowed != 0:
 		return nil, verr.Errorf(verb, syscall.EINVAL, "access bits %#x are not allowed on device memory (DM-06)", uint32(access&^dmAccessAllowed))

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Device memory: allocate 100 bytes on the adapter, copy in and out in
@@ -18,7 +19,7 @@ func ExampleContext_AllocDM() {
 	ax, _ := ctx.QueryDeviceEx(0)
 	fmt.Println("max_dm_size", ax.MaxDMSize)
 
-	dm, _ := ctx.AllocDM(sim.AllocDMAttr{Length: 100})
+	dm, _ := ctx.AllocDM(verbs.AllocDMAttr{Length: 100})
 	fmt.Println(dm.MemcpyTo(8, []byte("on chip!")))
 	out := make([]byte, 8)
 	fmt.Println(dm.MemcpyFrom(out, 8), string(out))
@@ -26,7 +27,7 @@ func ExampleContext_AllocDM() {
 	fmt.Println(errors.Is(err, syscall.EINVAL))
 
 	pd, _ := ctx.AllocPD()
-	mr, _ := pd.RegDMMR(dm, 8, 64, sim.AccessZeroBased|sim.AccessLocalWrite|sim.AccessRemoteWrite)
+	mr, _ := pd.RegDMMR(dm, 8, 64, verbs.AccessZeroBased|verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
 	fmt.Println(mr.Addr(), mr.Length(), errors.Is(dm.Free(), syscall.EBUSY))
 	fmt.Println(mr.Dereg(), dm.Free(), pd.Dealloc())
 	// Output:

@@ -32,15 +32,15 @@ func TestAllocDMArguments_DM01(t *testing.T) {
 		t.Fatalf("max_dm_size %d (orig %d), %v; want 128 KiB", ax.MaxDMSize, ax.Orig.MaxDMSize, err)
 	}
 	for _, tc := range []struct {
-		attr sim.AllocDMAttr
+		attr verbs.AllocDMAttr
 		want error
 	}{
-		{sim.AllocDMAttr{}, syscall.EINVAL},
-		{sim.AllocDMAttr{Length: ax.MaxDMSize + 1}, syscall.EINVAL},
-		{sim.AllocDMAttr{Length: 64, CompMask: 1}, syscall.EINVAL},
-		{sim.AllocDMAttr{Length: 64, LogAlignReq: 13}, syscall.EINVAL},
-		{sim.AllocDMAttr{Length: 4, LogAlignReq: 12}, nil},
-		{sim.AllocDMAttr{Length: 100, LogAlignReq: 6}, nil},
+		{verbs.AllocDMAttr{}, syscall.EINVAL},
+		{verbs.AllocDMAttr{Length: ax.MaxDMSize + 1}, syscall.EINVAL},
+		{verbs.AllocDMAttr{Length: 64, CompMask: 1}, syscall.EINVAL},
+		{verbs.AllocDMAttr{Length: 64, LogAlignReq: 13}, syscall.EINVAL},
+		{verbs.AllocDMAttr{Length: 4, LogAlignReq: 12}, nil},
+		{verbs.AllocDMAttr{Length: 100, LogAlignReq: 6}, nil},
 	} {
 		dm, err := c.AllocDM(tc.attr)
 		if !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) {
@@ -66,7 +66,7 @@ func TestNoDM_DM02(t *testing.T) {
 	if err != nil || ax.MaxDMSize != 0 {
 		t.Fatalf("max_dm_size %d, %v; want 0", ax.MaxDMSize, err)
 	}
-	if dm, err := c.AllocDM(sim.AllocDMAttr{Length: 64}); !errors.Is(err, syscall.EOPNOTSUPP) || dm != nil {
+	if dm, err := c.AllocDM(verbs.AllocDMAttr{Length: 64}); !errors.Is(err, syscall.EOPNOTSUPP) || dm != nil {
 		t.Errorf("AllocDM under rxe: %v, %v; want EOPNOTSUPP", dm, err)
 	}
 }
@@ -84,13 +84,13 @@ func TestDMBudget_DM03(t *testing.T) {
 		if i%2 == 1 {
 			ctx = c2 // the contexts share the device's memory
 		}
-		dm, err := ctx.AllocDM(sim.AllocDMAttr{Length: 4097})
+		dm, err := ctx.AllocDM(verbs.AllocDMAttr{Length: 4097})
 		if err != nil {
 			t.Fatalf("allocation %d: %v", i, err)
 		}
 		dms = append(dms, dm)
 	}
-	if _, err := c.AllocDM(sim.AllocDMAttr{Length: 4}); !errors.Is(err, syscall.ENOMEM) {
+	if _, err := c.AllocDM(verbs.AllocDMAttr{Length: 4}); !errors.Is(err, syscall.ENOMEM) {
 		t.Fatalf("AllocDM with every page taken: %v, want ENOMEM", err)
 	}
 	// Freeing two neighbours gives a run of four pages back.
@@ -99,11 +99,11 @@ func TestDMBudget_DM03(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	big, err := c.AllocDM(sim.AllocDMAttr{Length: 4 * 4096})
+	big, err := c.AllocDM(verbs.AllocDMAttr{Length: 4 * 4096})
 	if err != nil {
 		t.Fatalf("AllocDM into the freed run: %v", err)
 	}
-	if _, err := c.AllocDM(sim.AllocDMAttr{Length: 4}); !errors.Is(err, syscall.ENOMEM) {
+	if _, err := c.AllocDM(verbs.AllocDMAttr{Length: 4}); !errors.Is(err, syscall.ENOMEM) {
 		t.Fatalf("AllocDM with every page taken again: %v, want ENOMEM", err)
 	}
 	for _, dm := range append(append(dms[:4], dms[6:]...), big) {
@@ -111,7 +111,7 @@ func TestDMBudget_DM03(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if dm, err := c.AllocDM(sim.AllocDMAttr{Length: 128 << 10}); err != nil {
+	if dm, err := c.AllocDM(verbs.AllocDMAttr{Length: 128 << 10}); err != nil {
 		t.Errorf("AllocDM of the whole budget after freeing everything: %v", err)
 	} else if err := dm.Free(); err != nil {
 		t.Error(err)
@@ -120,7 +120,7 @@ func TestDMBudget_DM03(t *testing.T) {
 
 func TestDMCopy_DM04(t *testing.T) {
 	_, c := dmContext(t, sim.DefaultProfile())
-	dm, err := c.AllocDM(sim.AllocDMAttr{Length: 100})
+	dm, err := c.AllocDM(verbs.AllocDMAttr{Length: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,11 +168,11 @@ func TestDMCopy_DM04(t *testing.T) {
 func TestDMFreeBusy_DM05(t *testing.T) {
 	_, c := dmContext(t, sim.DefaultProfile())
 	pd, _ := c.AllocPD()
-	dm, err := c.AllocDM(sim.AllocDMAttr{Length: 256})
+	dm, err := c.AllocDM(verbs.AllocDMAttr{Length: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mr, err := pd.RegDMMR(dm, 0, 128, sim.AccessZeroBased|sim.AccessLocalWrite)
+	mr, err := pd.RegDMMR(dm, 0, 128, verbs.AccessZeroBased|verbs.AccessLocalWrite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,25 +205,25 @@ func TestDMFreeBusy_DM05(t *testing.T) {
 func TestRegDMMR_DM06(t *testing.T) {
 	f, c := dmContext(t, sim.DefaultProfile())
 	pd, _ := c.AllocPD()
-	dm, err := c.AllocDM(sim.AllocDMAttr{Length: 100})
+	dm, err := c.AllocDM(verbs.AllocDMAttr{Length: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	zb := sim.AccessZeroBased
+	zb := verbs.AccessZeroBased
 	for _, tc := range []struct {
 		off, n uint64
-		access sim.Access
+		access verbs.AccessFlags
 		want   error
 	}{
-		{0, 100, sim.AccessLocalWrite, syscall.EINVAL},
+		{0, 100, verbs.AccessLocalWrite, syscall.EINVAL},
 		{0, 104, zb, syscall.EINVAL},
 		{101, 0, zb, syscall.EINVAL},
 		{4, 97, zb, syscall.EINVAL},
-		{0, 8, zb | sim.AccessMWBind | sim.AccessLocalWrite, syscall.EINVAL},
-		{0, 8, zb | sim.AccessRemoteAtomic, syscall.EINVAL}, // MR-01
-		{0, 0, zb | sim.AccessLocalWrite, nil},
+		{0, 8, zb | verbs.AccessMWBind | verbs.AccessLocalWrite, syscall.EINVAL},
+		{0, 8, zb | verbs.AccessRemoteAtomic, syscall.EINVAL}, // MR-01
+		{0, 0, zb | verbs.AccessLocalWrite, nil},
 		{100, 0, zb, nil},
-		{4, 96, zb | sim.AccessLocalWrite | sim.AccessRemoteWrite | sim.AccessRemoteRead | sim.AccessRemoteAtomic | sim.AccessRelaxedOrdering, nil},
+		{4, 96, zb | verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic | verbs.AccessRelaxedOrdering, nil},
 	} {
 		mr, err := pd.RegDMMR(dm, tc.off, tc.n, tc.access)
 		if !errors.Is(err, tc.want) || (err == nil) != (tc.want == nil) {
@@ -235,7 +235,7 @@ func TestRegDMMR_DM06(t *testing.T) {
 		if mr.Addr() != 0 || mr.IOVA() != 0 || mr.Length() != tc.n || mr.DM() != dm || mr.LKey() == mr.RKey() {
 			t.Errorf("RegDMMR(%d, %d): addr %#x iova %#x length %d", tc.off, tc.n, mr.Addr(), mr.IOVA(), mr.Length())
 		}
-		if err := mr.Rereg(sim.ReregChangeAccess, nil, nil, sim.AccessLocalWrite); !errors.Is(err, syscall.EINVAL) {
+		if err := mr.Rereg(verbs.ReregChangeAccess, nil, nil, verbs.AccessLocalWrite); !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("Rereg of a DM MR: %v, want EINVAL", err)
 		}
 		if err := mr.Dereg(); err != nil {
@@ -256,11 +256,11 @@ func TestRegDMMR_DM06(t *testing.T) {
 // atomics on its rkey, addressed from 0, and a local SGE of a SEND.
 func TestDMMRTraffic_DM07(t *testing.T) {
 	a, b := simtest.RC(t, simtest.PairOptions{})
-	dm, err := b.Ctx.AllocDM(sim.AllocDMAttr{Length: 256})
+	dm, err := b.Ctx.AllocDM(verbs.AllocDMAttr{Length: 256})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mr, err := b.PD.RegDMMR(dm, 64, 128, sim.AccessZeroBased|sim.AccessLocalWrite|sim.AccessRemoteWrite|sim.AccessRemoteRead|sim.AccessRemoteAtomic)
+	mr, err := b.PD.RegDMMR(dm, 64, 128, verbs.AccessZeroBased|verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRemoteRead|verbs.AccessRemoteAtomic)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,11 +315,11 @@ func TestDMMRTraffic_DM07(t *testing.T) {
 // scatters into it.
 func TestDMMRLocal_DM07(t *testing.T) {
 	a, b := simtest.RC(t, simtest.PairOptions{})
-	dm, err := b.Ctx.AllocDM(sim.AllocDMAttr{Length: 64})
+	dm, err := b.Ctx.AllocDM(verbs.AllocDMAttr{Length: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mr, err := b.PD.RegDMMR(dm, 0, 64, sim.AccessZeroBased|sim.AccessLocalWrite)
+	mr, err := b.PD.RegDMMR(dm, 0, 64, verbs.AccessZeroBased|verbs.AccessLocalWrite)
 	if err != nil {
 		t.Fatal(err)
 	}

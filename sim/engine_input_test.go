@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestEngineBadInput: the engine's own calls refuse bad arguments with
@@ -41,13 +40,13 @@ func TestEngineBadInput(t *testing.T) {
 			t.Errorf("%s: %v, want EINVAL", what, err)
 		}
 	}
-	einval("ForceStatus(nil)", f.ForceStatus(nil, 1, false, wc.RemOpErr))
-	einval("ForceStatus(Success)", f.ForceStatus(a.q, 1, false, wc.Success))
+	einval("ForceStatus(nil)", f.ForceStatus(nil, 1, false, verbs.WCRemOpErr))
+	einval("ForceStatus(Success)", f.ForceStatus(a.q, 1, false, verbs.WCSuccess))
 	einval("ForceStatus(status 99)", f.ForceStatus(a.q, 1, false, 99))
-	einval("ForceStatus(QP of another fabric)", other.ForceStatus(a.q, 1, false, wc.RemOpErr))
+	einval("ForceStatus(QP of another fabric)", other.ForceStatus(a.q, 1, false, verbs.WCRemOpErr))
 	einval("InjectFatal(QP of another fabric)", other.InjectFatal(a.q))
 	einval("InjectSRQError(nil)", f.InjectSRQError(nil))
-	srq, err := b.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+	srq, err := b.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,12 +58,12 @@ func TestEngineBadInput(t *testing.T) {
 	einval("Connect(a, a)", sim.Connect(a.q, a.q, sim.ConnectOptions{}))
 	einval("ReadyUD(RC QP)", sim.ReadyUD(a.q, 1))
 	// Nothing changed: the connection still works.
-	if a.q.State() != qp.RTS || b.q.State() != qp.RTS {
+	if a.q.State() != verbs.QPStateRTS || b.q.State() != verbs.QPStateRTS {
 		t.Fatalf("states %v %v", a.q.State(), b.q.State())
 	}
-	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}})
-	a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
-	if w := a.poll(t, 1)[0]; w.Status != wc.Success {
+	b.q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{b.sge(0, 64)}}})
+	a.q.PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
+	if w := a.poll(t, 1)[0]; w.Status != verbs.WCSuccess {
 		t.Errorf("send after the bad calls: %v", &w)
 	}
 	b.poll(t, 1)

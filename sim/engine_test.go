@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // busyWorkload runs several RC and UD QP pairs with sends, writes, reads
@@ -25,8 +24,8 @@ func busyWorkload(t *testing.T, seed uint64) string {
 		Faults: sim.Faults{Drop: 0.05, Duplicate: 0.05, Delay: 0.05, MaxDelay: 100}})
 	var pairs [][2]*end
 	for range 3 {
-		a, b := newEnd(t, da, qp.RC, 1<<14), newEnd(t, db, qp.RC, 1<<14)
-		if err := sim.Connect(a.q, b.q, sim.ConnectOptions{PathMTU: qp.MTU256, Timeout: 3}); err != nil {
+		a, b := newEnd(t, da, verbs.QPTypeRC, 1<<14), newEnd(t, db, verbs.QPTypeRC, 1<<14)
+		if err := sim.Connect(a.q, b.q, sim.ConnectOptions{PathMTU: verbs.MTU256, Timeout: 3}); err != nil {
 			t.Fatal(err)
 		}
 		pairs = append(pairs, [2]*end{a, b})
@@ -35,14 +34,14 @@ func busyWorkload(t *testing.T, seed uint64) string {
 		for i, p := range pairs {
 			a, b := p[0], p[1]
 			off := (round % 8) * 1024
-			if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: uint64(round), SGList: []qp.SGE{b.sge(off, 1024)}}}); err != nil {
+			if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: uint64(round), SGList: []verbs.SGE{b.sge(off, 1024)}}}); err != nil {
 				t.Fatal(err)
 			}
-			wrs := []qp.SendWR{
-				{WRID: uint64(round*10 + 1), Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(off, 700)}},
-				{WRID: uint64(round*10 + 2), Opcode: wc.WRRDMAWrite, SGList: []qp.SGE{a.sge(off, 500)},
+			wrs := []verbs.SendWR{
+				{WRID: uint64(round*10 + 1), Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(off, 700)}},
+				{WRID: uint64(round*10 + 2), Opcode: verbs.WRRDMAWrite, SGList: []verbs.SGE{a.sge(off, 500)},
 					RemoteAddr: b.mr.Addr() + 9000, RKey: b.mr.RKey()},
-				{WRID: uint64(round*10 + 3), Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(9000+i*64, 64)},
+				{WRID: uint64(round*10 + 3), Opcode: verbs.WRRDMARead, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(9000+i*64, 64)},
 					RemoteAddr: b.mr.Addr() + 9000, RKey: b.mr.RKey()},
 			}
 			if _, err := a.q.PostSend(wrs); err != nil {
@@ -91,8 +90,8 @@ func TestDeterminism(t *testing.T) {
 // TestManualStep: in Manual mode nothing moves until the caller steps.
 func TestManualStep(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{Mode: sim.Manual}, sim.ConnectOptions{})
-	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}})
-	a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	b.q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{b.sge(0, 64)}}})
+	a.q.PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
 	a.poll(t, 0)
 	b.poll(t, 0)
 	if ready, _ := f.Pending(); ready != 1 {
@@ -118,9 +117,9 @@ func TestChooser(t *testing.T) {
 		return len(ready) - 1
 	}
 	f, a, b := rcPair(t, sim.Config{Chooser: pick}, sim.ConnectOptions{})
-	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}, {WRID: 2, SGList: []qp.SGE{b.sge(64, 64)}}})
-	a.q.PostSend([]qp.SendWR{{WRID: 3, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}},
-		{WRID: 4, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	b.q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{b.sge(0, 64)}}, {WRID: 2, SGList: []verbs.SGE{b.sge(64, 64)}}})
+	a.q.PostSend([]verbs.SendWR{{WRID: 3, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}},
+		{WRID: 4, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
 	if len(seen) == 0 {
 		t.Fatal("the chooser was never asked")
 	}
@@ -141,11 +140,11 @@ func TestChooser(t *testing.T) {
 func TestBackgroundRNR(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, a, b := rcPair(t, sim.Config{Mode: sim.Background}, sim.ConnectOptions{MinRNRTimer: 1, RNRRetry: 7})
-		a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+		a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
 		time.Sleep(time.Millisecond)
-		b.q.PostRecv([]qp.RecvWR{{WRID: 2, SGList: []qp.SGE{b.sge(0, 64)}}})
+		b.q.PostRecv([]verbs.RecvWR{{WRID: 2, SGList: []verbs.SGE{b.sge(0, 64)}}})
 		deadline := time.Now().Add(10 * time.Second)
-		var w [1]wc.WC
+		var w [1]verbs.WC
 		for {
 			if n, _ := a.cq.Poll(w[:]); n == 1 {
 				break
@@ -155,7 +154,7 @@ func TestBackgroundRNR(t *testing.T) {
 			}
 			time.Sleep(100 * time.Microsecond)
 		}
-		if w[0].Status != wc.Success {
+		if w[0].Status != verbs.WCSuccess {
 			t.Errorf("send %v", &w[0])
 		}
 		if f.Now() < qp.RNRTicks(1) {
@@ -183,16 +182,16 @@ func TestBackgroundIdleTimer(t *testing.T) {
 		if err := f.SetFaults(sim.Faults{Drop: 1}); err != nil {
 			t.Fatal(err)
 		}
-		a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+		a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
 		time.Sleep(time.Millisecond)
 		synctest.Wait()
-		var w [1]wc.WC
-		if n, _ := a.cq.Poll(w[:]); n != 0 || a.q.State() != qp.RTS {
+		var w [1]verbs.WC
+		if n, _ := a.cq.Poll(w[:]); n != 0 || a.q.State() != verbs.QPStateRTS {
 			t.Fatalf("1 ms after the SEND: %d completions (%v), state %v; want none before the 4 ms ACK timeout, RTS", n, &w[0], a.q.State())
 		}
 		time.Sleep(100 * time.Millisecond) // 4 timeouts: the retries are spent
 		synctest.Wait()
-		if n, _ := a.cq.Poll(w[:]); n != 1 || w[0].Status != wc.RetryExcErr {
+		if n, _ := a.cq.Poll(w[:]); n != 1 || w[0].Status != verbs.WCRetryExcErr {
 			t.Errorf("after the retries: %d completions (%v), want RETRY_EXC_ERR", n, &w[0])
 		}
 		if err := f.Close(); err != nil {
@@ -210,21 +209,21 @@ func TestLinkFlap(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev, err := b.ctx.TryGetAsyncEvent()
-	if err != nil || ev.Type() != notify.EventPortErr || ev.Port() != 1 {
+	if err != nil || ev.Type() != verbs.EventPortErr || ev.Port() != 1 {
 		t.Fatalf("event %v, %v", ev, err)
 	}
 	ev.Ack()
-	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}})
-	a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	b.q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{b.sge(0, 64)}}})
+	a.q.PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
 	a.poll(t, 0)
 	dev.SetPortState(1, true)
-	if ev, err := b.ctx.TryGetAsyncEvent(); err != nil || ev.Type() != notify.EventPortActive {
+	if ev, err := b.ctx.TryGetAsyncEvent(); err != nil || ev.Type() != verbs.EventPortActive {
 		t.Fatalf("event %v, %v", ev, err)
 	} else {
 		ev.Ack()
 	}
 	f.RunUntilIdle(0)
-	if w := a.poll(t, 1)[0]; w.Status != wc.Success {
+	if w := a.poll(t, 1)[0]; w.Status != verbs.WCSuccess {
 		t.Errorf("send %v", &w)
 	}
 	b.poll(t, 1)
@@ -234,20 +233,20 @@ func TestLinkFlap(t *testing.T) {
 // rest.
 func TestForceStatus(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{})
-	if err := f.ForceStatus(a.q, 2, false, wc.RemOpErr); err != nil {
+	if err := f.ForceStatus(a.q, 2, false, verbs.WCRemOpErr); err != nil {
 		t.Fatal(err)
 	}
-	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}, {WRID: 2, SGList: []qp.SGE{b.sge(64, 64)}}})
-	a.q.PostSend([]qp.SendWR{
-		{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}},
-		{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}},
-		{WRID: 3, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}},
+	b.q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{b.sge(0, 64)}}, {WRID: 2, SGList: []verbs.SGE{b.sge(64, 64)}}})
+	a.q.PostSend([]verbs.SendWR{
+		{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}},
+		{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}},
+		{WRID: 3, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}},
 	})
 	ws := a.poll(t, 3)
-	if ws[0].Status != wc.Success || ws[1].Status != wc.RemOpErr || ws[2].Status != wc.WRFlushErr {
+	if ws[0].Status != verbs.WCSuccess || ws[1].Status != verbs.WCRemOpErr || ws[2].Status != verbs.WCWRFlushErr {
 		t.Errorf("statuses %v %v %v", ws[0].Status, ws[1].Status, ws[2].Status)
 	}
-	if a.q.State() != qp.Err {
+	if a.q.State() != verbs.QPStateErr {
 		t.Errorf("state %v", a.q.State())
 	}
 }
@@ -264,24 +263,24 @@ func TestForcedStatusIsSpentOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(f.ForceStatus(a.q, 2, false, wc.GeneralErr)) // spent by a flush
-	must(f.ForceStatus(a.q, 5, false, wc.GeneralErr)) // never spent
-	must(a.q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState))
-	a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
-	if w := a.poll(t, 1)[0]; w.Status != wc.WRFlushErr {
+	must(f.ForceStatus(a.q, 2, false, verbs.WCGeneralErr)) // spent by a flush
+	must(f.ForceStatus(a.q, 5, false, verbs.WCGeneralErr)) // never spent
+	must(a.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState))
+	a.q.PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
+	if w := a.poll(t, 1)[0]; w.Status != verbs.WCWRFlushErr {
 		t.Fatalf("the WR posted in ERR completed with %v, want WR_FLUSH_ERR", w.Status)
 	}
 	for _, e := range []*end{a, b} {
-		must(e.q.Modify(&qp.Attr{QPState: qp.Reset}, qp.AttrState))
+		must(e.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateReset}, verbs.QPAttrState))
 	}
 	must(sim.Connect(a.q, b.q, sim.ConnectOptions{}))
-	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}, {WRID: 2, SGList: []qp.SGE{b.sge(64, 64)}}})
-	a.q.PostSend([]qp.SendWR{
-		{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}},
-		{WRID: 5, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}},
+	b.q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{b.sge(0, 64)}}, {WRID: 2, SGList: []verbs.SGE{b.sge(64, 64)}}})
+	a.q.PostSend([]verbs.SendWR{
+		{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}},
+		{WRID: 5, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}},
 	})
 	for _, w := range a.poll(t, 2) {
-		if w.Status != wc.Success {
+		if w.Status != verbs.WCSuccess {
 			t.Errorf("wr_id %d after RESET and reconnect: %v, want SUCCESS", w.WRID, w.Status)
 		}
 	}
@@ -295,9 +294,9 @@ func TestPeerDestroyedMidStream(t *testing.T) {
 	if err := b.q.DestroyContext(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, SGList: []qp.SGE{a.sge(0, 8)}}})
+	a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, SGList: []verbs.SGE{a.sge(0, 8)}}})
 	f.RunUntilIdle(0)
-	if w := a.poll(t, 1)[0]; w.Status != wc.RetryExcErr {
+	if w := a.poll(t, 1)[0]; w.Status != verbs.WCRetryExcErr {
 		t.Errorf("send %v", &w)
 	}
 }
@@ -306,15 +305,15 @@ func TestPeerDestroyedMidStream(t *testing.T) {
 // happen only when the caller steps and moves the clock (XFER-07, XFER-08).
 func TestManualRNR(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{Mode: sim.Manual}, sim.ConnectOptions{MinRNRTimer: 3, RNRRetry: 1})
-	a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
 	f.Stabilize() // send, RNR NAK, back at the requester
-	b.q.PostRecv([]qp.RecvWR{{WRID: 2, SGList: []qp.SGE{b.sge(0, 64)}}})
+	b.q.PostRecv([]verbs.RecvWR{{WRID: 2, SGList: []verbs.SGE{b.sge(0, 64)}}})
 	f.Stabilize()
 	a.poll(t, 0)
 	f.Tick(qp.RNRTicks(3) - 1) // 0.03 ms less one tick: still waiting
 	a.poll(t, 0)
 	f.Tick(1)
-	if w := a.poll(t, 1)[0]; w.Status != wc.Success {
+	if w := a.poll(t, 1)[0]; w.Status != verbs.WCSuccess {
 		t.Errorf("send %v", &w)
 	}
 	b.poll(t, 1)
@@ -326,21 +325,21 @@ func TestSQDrainedOnlyWhenAsked(t *testing.T) {
 	_, a, _ := rcPair(t, sim.Config{}, sim.ConnectOptions{})
 	toSQD := func(ask bool) {
 		t.Helper()
-		mask := qp.AttrState
+		mask := verbs.QPAttrState
 		if ask {
-			mask |= qp.AttrEnSQDAsyncNotify
+			mask |= verbs.QPAttrEnSQDAsyncNotify
 		}
-		if err := a.q.Modify(&qp.Attr{QPState: qp.SQD, EnSQDAsyncNotify: ask}, mask); err != nil {
+		if err := a.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateSQD, EnSQDAsyncNotify: ask}, mask); err != nil {
 			t.Fatal(err)
 		}
 	}
 	toSQD(true)
 	ev, err := a.ctx.TryGetAsyncEvent()
-	if err != nil || ev.Type() != notify.EventSQDrained {
+	if err != nil || ev.Type() != verbs.EventSQDrained {
 		t.Fatalf("asked: %v, %v", ev, err)
 	}
 	ev.Ack()
-	if err := a.q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState); err != nil {
+	if err := a.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS}, verbs.QPAttrState); err != nil {
 		t.Fatal(err)
 	}
 	toSQD(false)
@@ -354,9 +353,9 @@ func TestSQDrainedOnlyWhenAsked(t *testing.T) {
 // until the retry succeeds (QP-39, ASYNC-13).
 func TestSQDDrainCoversRNRWait(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{RNRRetry: 7, MinRNRTimer: 1})
-	a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
 	f.Tick(5_000) // inside the first 10 µs RNR wait
-	if err := a.q.Modify(&qp.Attr{QPState: qp.SQD, EnSQDAsyncNotify: true}, qp.AttrState|qp.AttrEnSQDAsyncNotify); err != nil {
+	if err := a.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateSQD, EnSQDAsyncNotify: true}, verbs.QPAttrState|verbs.QPAttrEnSQDAsyncNotify); err != nil {
 		t.Fatal(err)
 	}
 	if attr, _, _ := a.q.Query(); !attr.SQDraining {
@@ -365,14 +364,14 @@ func TestSQDDrainCoversRNRWait(t *testing.T) {
 	if ev, err := a.ctx.TryGetAsyncEvent(); err == nil {
 		t.Errorf("%v before the SEND completed", ev.Type())
 	}
-	if err := a.q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState); err == nil {
+	if err := a.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS}, verbs.QPAttrState); err == nil {
 		t.Error("SQD→RTS accepted while draining (QP-23)")
 	}
-	b.q.PostRecv([]qp.RecvWR{{WRID: 2, SGList: []qp.SGE{b.sge(0, 64)}}})
+	b.q.PostRecv([]verbs.RecvWR{{WRID: 2, SGList: []verbs.SGE{b.sge(0, 64)}}})
 	f.RunUntilIdle(0)
 	a.poll(t, 1)
 	ev, err := a.ctx.TryGetAsyncEvent()
-	if err != nil || ev.Type() != notify.EventSQDrained {
+	if err != nil || ev.Type() != verbs.EventSQDrained {
 		t.Fatalf("after the drain: %v, %v", ev, err)
 	}
 	ev.Ack()

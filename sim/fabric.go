@@ -3,10 +3,11 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"github.com/verbsim/verbsim/internal/domain"
-	"github.com/verbsim/verbsim/sim/internal/policy"
 	"syscall"
 	"time"
+
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/sim/internal/policy"
 
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
@@ -49,8 +50,8 @@ type Config struct {
 
 // DeviceConfig describes one simulated adapter.
 type DeviceConfig struct {
-	Name string     // as ibv_get_device_name reports it; must be unique
-	Attr DeviceAttr // zero: DefaultDeviceAttr; see DeviceAttr for partial values
+	Name string           // as ibv_get_device_name reports it; must be unique
+	Attr verbs.DeviceAttr // zero: DefaultDeviceAttr; see DeviceAttr for partial values
 	// Ports configures the ports, port 1 first. Empty: Attr.PhysPortCnt
 	// ports with DefaultPortAttr. When set, Attr.PhysPortCnt must be zero
 	// (it becomes len(Ports)) or equal len(Ports).
@@ -82,7 +83,7 @@ func (c *Config) validate() error {
 			return fmt.Errorf("sim: two devices are named %q", d.Name)
 		}
 		seen[d.Name] = true
-		if d.Attr == (DeviceAttr{}) {
+		if d.Attr == (verbs.DeviceAttr{}) {
 			d.Attr = DefaultDeviceAttr()
 			d.Attr.PhysPortCnt = 0 // taken from Ports below
 		}
@@ -138,7 +139,7 @@ type Fabric struct {
 	// may set, so that the slice stays small.
 	lids  []*port
 	byLID map[uint16]*port
-	byGID map[GID]*port
+	byGID map[verbs.GID]*port
 	// topo counts the changes that can change where a packet goes: a
 	// port's state set, a QP created or destroyed (the direct path's
 	// DirectCache is checked against it).
@@ -208,10 +209,10 @@ func errNilFabric(verb string) error {
 // indexPorts builds the routing tables: every LID of an InfiniBand port
 // and every GID of every port.
 func (f *Fabric) indexPorts() {
-	f.lids, f.byLID, f.byGID = nil, map[uint16]*port{}, map[GID]*port{}
+	f.lids, f.byLID, f.byGID = nil, map[uint16]*port{}, map[verbs.GID]*port{}
 	for _, d := range f.devices {
 		for _, p := range d.ports {
-			if p.attr.LinkLayer == LinkLayerInfiniBand && p.attr.LID != 0 {
+			if p.attr.LinkLayer == verbs.LinkLayerInfiniBand && p.attr.LID != 0 {
 				for l := range uint16(1) << p.attr.LMC {
 					lid := p.attr.LID + l
 					if lid >= maxDenseLID {
@@ -262,48 +263,6 @@ func (f *Fabric) Device(name string) (*Device, error) {
 	return nil, verr.Errorf("ibv_open_device", syscall.ENODEV, "no device named %q", name)
 }
 
-// AtomicCap is verbs.AtomicCap.
-type AtomicCap = verbs.AtomicCap
-
-// Constants of package verbs, under their former names.
-const (
-	AtomicNone = verbs.AtomicNone
-	AtomicHCA  = verbs.AtomicHCA
-	AtomicGlob = verbs.AtomicGlob
-)
-
-// DeviceCapFlags is verbs.DeviceCapFlags.
-type DeviceCapFlags = verbs.DeviceCapFlags
-
-// Constants of package verbs, under their former names.
-const (
-	DeviceBadPKeyCntr    = verbs.DeviceBadPKeyCntr
-	DeviceBadQKeyCntr    = verbs.DeviceBadQKeyCntr
-	DeviceChangePhyPort  = verbs.DeviceChangePhyPort
-	DeviceCurrQPStateMod = verbs.DeviceCurrQPStateMod
-	DevicePortActiveEvt  = verbs.DevicePortActiveEvt
-	DeviceSysImageGUID   = verbs.DeviceSysImageGUID
-	DeviceRCRNRNakGen    = verbs.DeviceRCRNRNakGen
-	DeviceSRQResize      = verbs.DeviceSRQResize
-	DeviceMemWindow      = verbs.DeviceMemWindow
-	DeviceMemWindow2A    = verbs.DeviceMemWindow2A
-	DeviceMemWindow2B    = verbs.DeviceMemWindow2B
-	DeviceXRC            = verbs.DeviceXRC
-)
-
-// DeviceAttr is verbs.DeviceAttr: the attributes ibv_query_device reports,
-// and the configuration of a simulated device (DeviceConfig.Attr).
-//
-// A zero DeviceAttr stands for DefaultDeviceAttr. In a non-zero one, MaxCQ,
-// MaxCQE and NumCompVectors must be set (at least 1), as the completion core
-// has always required; every other field left zero takes its value from
-// DefaultDeviceAttr, except AtomicCap and DeviceCapFlags, whose zero is a
-// setting (no atomics, no capability bits), and the GUIDs, which the fabric
-// assigns. So DeviceAttr{MaxCQ: 1, MaxCQE: 255, NumCompVectors: 1} is a small
-// device without atomics; start from DefaultDeviceAttr() to change one limit
-// and keep the rest.
-type DeviceAttr = verbs.DeviceAttr
-
 // DefaultDeviceAttr returns the attributes of a default device, in the range
 // of a current ConnectX-class adapter: the sizes are those a ConnectX-6
 // (vendor part 4123) reports through ibv_devinfo -v, except MaxCQ, kept at
@@ -316,8 +275,8 @@ type DeviceAttr = verbs.DeviceAttr
 // report. The part stays 4123: perftest chooses its defaults (inline
 // sizes, the ibv_wr_* API) from vendor_part_id alone, and those of a
 // ConnectX-6 suit the limits above.
-func DefaultDeviceAttr() DeviceAttr {
-	return DeviceAttr{
+func DefaultDeviceAttr() verbs.DeviceAttr {
+	return verbs.DeviceAttr{
 		FWVer:           "20.37.1700",
 		MaxMRSize:       ^uint64(0),
 		MaxDMSize:       128 << 10,
@@ -325,7 +284,7 @@ func DefaultDeviceAttr() DeviceAttr {
 		VendorPartID:    4123,
 		MaxQP:           131072,
 		MaxQPWR:         32768,
-		DeviceCapFlags:  DeviceBadPKeyCntr | DeviceBadQKeyCntr | DeviceCurrQPStateMod | DevicePortActiveEvt | DeviceSysImageGUID | DeviceRCRNRNakGen | DeviceSRQResize | DeviceMemWindow | DeviceXRC | DeviceMemWindow2B,
+		DeviceCapFlags:  verbs.DeviceBadPKeyCntr | verbs.DeviceBadQKeyCntr | verbs.DeviceCurrQPStateMod | verbs.DevicePortActiveEvt | verbs.DeviceSysImageGUID | verbs.DeviceRCRNRNakGen | verbs.DeviceSRQResize | verbs.DeviceMemWindow | verbs.DeviceXRC | verbs.DeviceMemWindow2B,
 		MaxSGE:          30,
 		MaxSGERD:        30,
 		MaxCQ:           1 << 16,
@@ -335,7 +294,7 @@ func DefaultDeviceAttr() DeviceAttr {
 		MaxPD:           1 << 23,
 		MaxQPRDAtom:     16,
 		MaxQPInitRDAtom: 16,
-		AtomicCap:       AtomicHCA,
+		AtomicCap:       verbs.AtomicHCA,
 		MaxAH:           1<<31 - 1,
 		MaxSRQ:          1 << 23,
 		MaxSRQWR:        1<<15 - 1,
@@ -351,7 +310,7 @@ func DefaultDeviceAttr() DeviceAttr {
 
 // fillDeviceAttr gives the zero fields that have a default their default value; see
 // DeviceAttr. MaxCQ, MaxCQE and NumCompVectors stay as they are.
-func fillDeviceAttr(a *DeviceAttr) {
+func fillDeviceAttr(a *verbs.DeviceAttr) {
 	def := DefaultDeviceAttr()
 	orDefault(&a.FWVer, def.FWVer)
 	orDefault(&a.MaxMRSize, def.MaxMRSize)
@@ -377,7 +336,7 @@ func fillDeviceAttr(a *DeviceAttr) {
 	orDefault(&a.CompletionTimestampMask, def.CompletionTimestampMask)
 }
 
-func validateDeviceAttr(a DeviceAttr) error {
+func validateDeviceAttr(a verbs.DeviceAttr) error {
 	if a.MaxCQ < 1 || a.MaxCQE < 1 || a.NumCompVectors < 1 {
 		return errors.New("max_cq, max_cqe and num_comp_vectors must be at least 1")
 	}
@@ -399,7 +358,7 @@ func validateDeviceAttr(a DeviceAttr) error {
 		return fmt.Errorf("max_mr %d is above %d, the number of distinct MR keys", a.MaxMR, maxMRIndex+1)
 	case a.MaxMW > maxMRIndex+1:
 		return fmt.Errorf("max_mw %d is above %d, the number of distinct MW keys", a.MaxMW, maxMRIndex+1)
-	case a.AtomicCap > AtomicGlob:
+	case a.AtomicCap > verbs.AtomicGlob:
 		return fmt.Errorf("atomic_cap %d is not an enum ibv_atomic_cap value", a.AtomicCap)
 	case len(a.FWVer) > 63:
 		return fmt.Errorf("fw_ver %q does not fit in 64 bytes with its NUL", a.FWVer)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 func fabric(t testing.TB, cfg sim.Config) *sim.Fabric {
@@ -34,7 +35,7 @@ func TestDefaultDeviceAttr(t *testing.T) {
 			t.Errorf("device %d attributes differ from DefaultDeviceAttr (-want +got):\n%s", i, diff)
 		}
 	}
-	if def.DeviceCapFlags&sim.DeviceSRQResize == 0 || def.AtomicCap != sim.AtomicHCA || def.PhysPortCnt != 1 {
+	if def.DeviceCapFlags&verbs.DeviceSRQResize == 0 || def.AtomicCap != verbs.AtomicHCA || def.PhysPortCnt != 1 {
 		t.Errorf("default cap flags %#x, atomic cap %d, ports %d", def.DeviceCapFlags, def.AtomicCap, def.PhysPortCnt)
 	}
 	if def.MaxCQ != 1<<16 || def.MaxCQE != 1<<22-1 || def.NumCompVectors != 4 {
@@ -47,7 +48,7 @@ func TestDefaultDeviceAttr(t *testing.T) {
 // DeviceCapFlags.
 func TestPartialDeviceAttr(t *testing.T) {
 	f := fabric(t, sim.Config{Devices: []sim.DeviceConfig{{Name: "small",
-		Attr: sim.DeviceAttr{MaxCQ: 2, MaxCQE: 16, NumCompVectors: 1, MaxPD: 3, FWVer: "1.2.3"}}}})
+		Attr: verbs.DeviceAttr{MaxCQ: 2, MaxCQE: 16, NumCompVectors: 1, MaxPD: 3, FWVer: "1.2.3"}}}})
 	a := f.Devices()[0].Attr()
 	def := sim.DefaultDeviceAttr()
 	if a.MaxCQ != 2 || a.MaxCQE != 16 || a.NumCompVectors != 1 || a.MaxPD != 3 || a.FWVer != "1.2.3" {
@@ -57,7 +58,7 @@ func TestPartialDeviceAttr(t *testing.T) {
 		a.MaxMRSize != def.MaxMRSize || a.VendorID != def.VendorID || a.PhysPortCnt != 1 {
 		t.Errorf("the unset limits did not take the defaults: %+v", a)
 	}
-	if a.AtomicCap != sim.AtomicNone || a.DeviceCapFlags != 0 {
+	if a.AtomicCap != verbs.AtomicNone || a.DeviceCapFlags != 0 {
 		t.Errorf("atomic cap %d and cap flags %#x: zero is a setting and must stay", a.AtomicCap, a.DeviceCapFlags)
 	}
 }
@@ -89,22 +90,22 @@ func TestDeviceConfigRejected(t *testing.T) {
 		"port count":        {dev(func(d *sim.DeviceConfig) { d.Attr.PhysPortCnt = 2; d.Ports = []sim.PortConfig{{}} }), "phys_port_cnt"},
 		"bad state":         {port(func(p *sim.PortConfig) { p.Attr.State = 6 }), "state"},
 		"bad mtu":           {port(func(p *sim.PortConfig) { p.Attr.MaxMTU = 6 }), "mtu"},
-		"active above max":  {port(func(p *sim.PortConfig) { p.Attr.MaxMTU, p.Attr.ActiveMTU = sim.MTU1024, sim.MTU2048 }), "active_mtu"},
+		"active above max":  {port(func(p *sim.PortConfig) { p.Attr.MaxMTU, p.Attr.ActiveMTU = verbs.MTU1024, verbs.MTU2048 }), "active_mtu"},
 		"bad link layer":    {port(func(p *sim.PortConfig) { p.Attr.LinkLayer = 3 }), "link_layer"},
-		"too many GIDs":     {port(func(p *sim.PortConfig) { p.Attr.GIDTblLen = 1; p.GIDs = make([]sim.GID, 2) }), "GIDs"},
+		"too many GIDs":     {port(func(p *sim.PortConfig) { p.Attr.GIDTblLen = 1; p.GIDs = make([]verbs.GID, 2) }), "GIDs"},
 		"huge GID table":    {port(func(p *sim.PortConfig) { p.Attr.GIDTblLen = 1 << 20 }), "gid_tbl_len"},
 		"too many P_Keys":   {port(func(p *sim.PortConfig) { p.Attr.PKeyTblLen = 1; p.PKeys = []uint16{1, 2} }), "P_Keys"},
 		"lmc 8":             {port(func(p *sim.PortConfig) { p.Attr.LMC = 8 }), "lmc"},
 		"multicast lid":     {port(func(p *sim.PortConfig) { p.Attr.LID = 0xc000 }), "lid"},
 		"unaligned lid":     {port(func(p *sim.PortConfig) { p.Attr.LID, p.Attr.LMC = 5, 2 }), "lid"},
-		"ethernet with lid": {port(func(p *sim.PortConfig) { p.Attr.LinkLayer, p.Attr.LID = sim.LinkLayerEthernet, 7 }), "Ethernet"},
+		"ethernet with lid": {port(func(p *sim.PortConfig) { p.Attr.LinkLayer, p.Attr.LID = verbs.LinkLayerEthernet, 7 }), "Ethernet"},
 		"two ports one lid": {dev(func(d *sim.DeviceConfig) {
 			d.Attr.PhysPortCnt = 2
-			d.Ports = []sim.PortConfig{{Attr: sim.PortAttr{LID: 9}}, {Attr: sim.PortAttr{LID: 9}}}
+			d.Ports = []sim.PortConfig{{Attr: verbs.PortAttr{LID: 9}}, {Attr: verbs.PortAttr{LID: 9}}}
 		}), "taken"},
 		"one GID two ports": {dev(func(d *sim.DeviceConfig) {
-			g := sim.GID{0: 0xfe, 1: 0x80, 15: 1}
-			d.Ports = []sim.PortConfig{{GIDs: []sim.GID{g}}, {GIDs: []sim.GID{g}}}
+			g := verbs.GID{0: 0xfe, 1: 0x80, 15: 1}
+			d.Ports = []sim.PortConfig{{GIDs: []verbs.GID{g}}, {GIDs: []verbs.GID{g}}}
 			d.Attr.PhysPortCnt = 0
 		}), "GID"},
 	} {
@@ -114,8 +115,8 @@ func TestDeviceConfigRejected(t *testing.T) {
 		}
 	}
 	if _, err := sim.NewFabric(sim.Config{Devices: []sim.DeviceConfig{
-		{Name: "a", Attr: sim.DeviceAttr{MaxCQ: 1, MaxCQE: 1, NumCompVectors: 1, NodeGUID: 7}},
-		{Name: "b", Attr: sim.DeviceAttr{MaxCQ: 1, MaxCQE: 1, NumCompVectors: 1, NodeGUID: 7}},
+		{Name: "a", Attr: verbs.DeviceAttr{MaxCQ: 1, MaxCQE: 1, NumCompVectors: 1, NodeGUID: 7}},
+		{Name: "b", Attr: verbs.DeviceAttr{MaxCQ: 1, MaxCQE: 1, NumCompVectors: 1, NodeGUID: 7}},
 	}}); err == nil || !strings.Contains(err.Error(), "GUID") || !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("two devices with one node GUID: %v, want EINVAL", err)
 	}
@@ -123,7 +124,7 @@ func TestDeviceConfigRejected(t *testing.T) {
 
 // TestConfigNotModified: NewFabric fills in defaults on its own copy.
 func TestConfigNotModified(t *testing.T) {
-	devs := []sim.DeviceConfig{{Name: "a", Attr: sim.DeviceAttr{MaxCQ: 1, MaxCQE: 1, NumCompVectors: 1}}}
+	devs := []sim.DeviceConfig{{Name: "a", Attr: verbs.DeviceAttr{MaxCQ: 1, MaxCQE: 1, NumCompVectors: 1}}}
 	fabric(t, sim.Config{Devices: devs})
 	if devs[0].Attr.MaxQP != 0 || devs[0].Ports != nil {
 		t.Errorf("NewFabric changed the caller's config: %+v", devs[0])

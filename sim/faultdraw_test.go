@@ -104,7 +104,7 @@ func udDatagram(t *testing.T, f *sim.Fabric) (send func(), recv func() int) {
 		b.qp.PostRecv([]verbs.RecvWR{{WRID: uint64(i), SGList: []verbs.SGE{{Addr: b.mr.Addr() + uint64(64*i), Length: 64, LKey: b.mr.LKey()}}}})
 	}
 	port, _ := b.ctx.QueryPort(1)
-	ah, err := a.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1})
+	ah, err := a.pd.CreateAH(verbs.AHAttr{DLID: port.LID, PortNum: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestFuture: Future lists the armed timers and delayed packets in the
@@ -18,8 +17,8 @@ func TestFuture(t *testing.T) {
 	if _, err := f.InjectPacketFault(sim.PacketFault{Match: sim.FromQP(b.q), Action: sim.FaultDelay, Delay: 500, Count: 1}); err != nil {
 		t.Fatal(err)
 	}
-	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}})
-	a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	b.q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{b.sge(0, 64)}}})
+	a.q.PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
 	ev := f.Future() // b's ACK arrives at a late; a's ACK timeout is armed
 	if len(ev) != 2 {
 		t.Fatalf("future %v", ev)
@@ -27,7 +26,7 @@ func TestFuture(t *testing.T) {
 	if ev[0].At != 500 || ev[0].Device != "a" || ev[0].QPN != a.q.Num() || ev[0].What != "delayed RC ACK psn=0" {
 		t.Errorf("first %+v", ev[0])
 	}
-	if ev[1].At != qp.TimeoutTicks(5) || ev[1].Device != "a" || ev[1].What != "ACK timeout" {
+	if ev[1].At != uint64(verbs.ACKTimeout(5)) || ev[1].Device != "a" || ev[1].What != "ACK timeout" {
 		t.Errorf("second %+v", ev[1])
 	}
 	if s := ev[1].String(); s != "t=131072 a/qp 0x11: ACK timeout" {
@@ -51,8 +50,8 @@ func TestReady(t *testing.T) {
 	if ev := f.Ready(); ev != nil {
 		t.Fatalf("ready on an idle fabric: %v", ev)
 	}
-	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}})
-	a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+	b.q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{b.sge(0, 64)}}})
+	a.q.PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
 	ev := f.Ready()
 	if len(ev) != 1 || ev[0].Kind != sim.EventRun || ev[0].Device != "a" || ev[0].QPN != a.q.Num() {
 		t.Fatalf("after post_send: %+v", ev)

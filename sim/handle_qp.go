@@ -110,7 +110,7 @@ func (q *QP) Stats() QPStats { return QPStats(q.eng().Stats()) }
 // (ibv_query_qp). Attr holds every attribute set so far, the current state in
 // QPState and CurQPState, and the real capacities in Cap (QP-24). It is
 // QueryMask with a mask that asks for everything.
-func (q *QP) Query() (verbs.QPAttr, QPInitAttr, error) { return q.QueryMask(qp.QueryMaskAll) }
+func (q *QP) Query() (verbs.QPAttr, QPInitAttr, error) { return q.QueryMask(verbs.QueryableQPAttrs) }
 
 // QueryMask is ibv_query_qp with attr_mask. The man page makes the mask a
 // hint, the minimum to return; like rxe (rxe_qp_to_attr) and rdma-core's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // host connects the QPs of one device to the device's memory and ports and
@@ -27,11 +28,11 @@ func (h host) ReadLocked(addr uint64, n uint32) ([]byte, bool) {
 }
 
 // LocalLocked implements qp.Host.
-func (h host) LocalLocked(pd any, s qp.SGE, write bool) ([]byte, bool) {
+func (h host) LocalLocked(pd any, s verbs.SGE, write bool) ([]byte, bool) {
 	p, _ := pd.(*PD)
-	need := Access(0)
+	need := verbs.AccessFlags(0)
 	if write {
-		need = qp.AccessLocalWrite
+		need = verbs.AccessLocalWrite
 	}
 	b, f := h.d.mrs.lookup(p, s.LKey, false, s.Addr, uint64(s.Length), need) // lookupLKeyLocked, one call less
 	return b, f == faultNone
@@ -39,7 +40,7 @@ func (h host) LocalLocked(pd any, s qp.SGE, write bool) ([]byte, bool) {
 
 // RemoteLocked implements qp.Host: rkey names an MR or a memory window
 // (MW-06).
-func (h host) RemoteLocked(q *qp.QP, pd any, rkey uint32, addr uint64, n uint32, need qp.AccessFlags) ([]byte, bool) {
+func (h host) RemoteLocked(q *qp.QP, pd any, rkey uint32, addr uint64, n uint32, need verbs.AccessFlags) ([]byte, bool) {
 	p, _ := pd.(*PD)
 	if n > 0 && h.d.mrs.mrLocked(rkey>>8) == nil && h.d.mrs.mws[rkey>>8] != nil {
 		b, f := h.d.mrs.lookupMW(q, p, rkey, addr, uint64(n), need)
@@ -67,10 +68,10 @@ func (h host) InvalidateLocked(pd any, rkey uint32) bool {
 // AHLocked implements qp.Host. An AH of another fabric is not found (the
 // WR then fails as with another PD's AH, PD-04); its destroyed flag belongs
 // to that fabric's lock, so it is not even read.
-func (h host) AHLocked(ah any) (qp.AHAttr, any, bool) {
+func (h host) AHLocked(ah any) (verbs.AHAttr, any, bool) {
 	a, ok := ah.(*AH)
 	if !ok || !onFabric(a, h.d.fabric) || a.dead {
-		return qp.AHAttr{}, nil, false
+		return verbs.AHAttr{}, nil, false
 	}
 	return a.attr, a.pd, true
 }
@@ -78,10 +79,10 @@ func (h host) AHLocked(ah any) (qp.AHAttr, any, bool) {
 // PortLocked implements qp.Host.
 func (h host) PortLocked(n uint8) qp.PortInfo {
 	if n == 0 || int(n) > len(h.d.ports) {
-		return qp.PortInfo{ActiveMTU: qp.MTU256}
+		return qp.PortInfo{ActiveMTU: verbs.MTU256}
 	}
 	a := h.d.ports[n-1].attr
-	return qp.PortInfo{ActiveMTU: a.ActiveMTU, MaxMsgSz: a.MaxMsgSz, Up: a.State == PortActive}
+	return qp.PortInfo{ActiveMTU: a.ActiveMTU, MaxMsgSz: a.MaxMsgSz, Up: a.State == verbs.PortActive}
 }
 
 // NewPacketLocked implements qp.Host.

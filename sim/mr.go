@@ -13,47 +13,29 @@ import (
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
-// Access is enum ibv_access_flags: what the adapter may do with a memory
-// region. It is the same type as verbs.AccessFlags, which a QP's
-// qp_access_flags also use. Local read is always allowed (MR-02).
-type Access = verbs.AccessFlags
-
-// The access flags, with verbs.h values (MR-05).
-const (
-	AccessLocalWrite      = verbs.AccessLocalWrite      // IBV_ACCESS_LOCAL_WRITE: the adapter may write the memory locally (receives, READ results, atomic results)
-	AccessRemoteWrite     = verbs.AccessRemoteWrite     // IBV_ACCESS_REMOTE_WRITE: peers may RDMA WRITE into it; needs LocalWrite (MR-01)
-	AccessRemoteRead      = verbs.AccessRemoteRead      // IBV_ACCESS_REMOTE_READ: peers may RDMA READ it
-	AccessRemoteAtomic    = verbs.AccessRemoteAtomic    // IBV_ACCESS_REMOTE_ATOMIC: peers may run atomics on it; needs LocalWrite (MR-01)
-	AccessMWBind          = verbs.AccessMWBind          // IBV_ACCESS_MW_BIND: memory windows may be bound to it
-	AccessZeroBased       = verbs.AccessZeroBased       // IBV_ACCESS_ZERO_BASED: work requests address it by offset from 0
-	AccessOnDemand        = verbs.AccessOnDemand        // IBV_ACCESS_ON_DEMAND: on-demand paging; EOPNOTSUPP on a device without it (ODP-02), otherwise the MR works as any other
-	AccessHugeTLB         = verbs.AccessHugeTLB         // IBV_ACCESS_HUGETLB: huge pages promised (no effect in verbsim)
-	AccessRelaxedOrdering = verbs.AccessRelaxedOrdering // IBV_ACCESS_RELAXED_ORDERING, the first optional flag (no effect in verbsim)
-)
-
 const (
 	// accessOptional is IBV_ACCESS_OPTIONAL_RANGE, bits 20 to 29: flags a
 	// device may ignore. Unknown ones are accepted and dropped, as the kernel
 	// accepts (or libibverbs masks) them.
-	accessOptional Access = 0x3ff00000
-	accessKnown           = AccessLocalWrite | AccessRemoteWrite | AccessRemoteRead | AccessRemoteAtomic |
-		AccessMWBind | AccessZeroBased | AccessOnDemand | AccessHugeTLB | AccessRelaxedOrdering
+	accessOptional verbs.AccessFlags = 0x3ff00000
+	accessKnown                      = verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic |
+		verbs.AccessMWBind | verbs.AccessZeroBased | verbs.AccessOnDemand | verbs.AccessHugeTLB | verbs.AccessRelaxedOrdering
 )
 
 // checkAccess applies the registration-time rules to access and returns the
 // flags the MR keeps: unknown optional flags are dropped. noODP says the
 // device has no on-demand paging (ODP-02).
-func checkAccess(verb string, access Access, noODP bool) (Access, error) {
+func checkAccess(verb string, access verbs.AccessFlags, noODP bool) (verbs.AccessFlags, error) {
 	if bad := access &^ (accessKnown | accessOptional); bad != 0 {
 		return 0, verr.Errorf(verb, syscall.EINVAL, "unknown access bits %#x (MR-09)", uint32(bad))
 	}
-	if access&(AccessRemoteWrite|AccessRemoteAtomic) != 0 && access&AccessLocalWrite == 0 {
+	if access&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic) != 0 && access&verbs.AccessLocalWrite == 0 {
 		return 0, verr.Errorf(verb, syscall.EINVAL, "access %v asks for remote write or atomic access without LOCAL_WRITE (MR-01)", access)
 	}
-	if access&AccessOnDemand != 0 && noODP {
+	if access&verbs.AccessOnDemand != 0 && noODP {
 		return 0, verr.New(verb, syscall.EOPNOTSUPP, "ON_DEMAND on a device without on-demand paging (ODP-02)")
 	}
-	return access &^ (accessOptional &^ AccessRelaxedOrdering), nil
+	return access &^ (accessOptional &^ verbs.AccessRelaxedOrdering), nil
 }
 
 // MR is a registered memory region (struct ibv_mr). It aliases the caller's
@@ -74,7 +56,7 @@ type MR struct {
 	va     uint64
 	lkey   uint32
 	rkey   uint32
-	access Access
+	access verbs.AccessFlags
 	dead   bool
 	binds  int // memory windows bound to the MR (MR-06)
 	// invalid is set by an incoming SEND_WITH_INV naming the rkey
@@ -147,7 +129,7 @@ func (mr *MR) RKey() uint32 {
 
 // Access returns the access flags the MR was registered with, less unknown
 // optional flags.
-func (mr *MR) Access() Access {
+func (mr *MR) Access() verbs.AccessFlags {
 	if mr == nil {
 		return 0
 	}
@@ -164,7 +146,7 @@ func (mr *MR) Access() Access {
 // (MR-09), an empty buf (the kernel pins no pages for a zero length) or one
 // longer than max_mr_size; EOPNOTSUPP for AccessOnDemand under a profile
 // without on-demand paging (ODP-02); ENOMEM when the device has max_mr MRs.
-func (pd *PD) RegMR(buf []byte, access Access) (*MR, error) {
+func (pd *PD) RegMR(buf []byte, access verbs.AccessFlags) (*MR, error) {
 	return pd.regMR("ibv_reg_mr", buf, 0, false, access)
 }
 
@@ -175,11 +157,11 @@ func (pd *PD) RegMR(buf []byte, access Access) (*MR, error) {
 // the buffer's address: verbsim places a new buffer to match, so this only
 // fails for a buffer that another live MR already placed. The other errors
 // are RegMR's.
-func (pd *PD) RegMRIOVA(buf []byte, hcaVA uint64, access Access) (*MR, error) {
+func (pd *PD) RegMRIOVA(buf []byte, hcaVA uint64, access verbs.AccessFlags) (*MR, error) {
 	return pd.regMR("ibv_reg_mr_iova", buf, hcaVA, true, access)
 }
 
-func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access Access) (_ *MR, err error) {
+func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access verbs.AccessFlags) (_ *MR, err error) {
 	if pd == nil {
 		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
 	}
@@ -206,7 +188,7 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 		return nil, verr.New(verb, syscall.EINVAL, "the buffer is empty; a registration covers at least one byte")
 	case n > d.attr.MaxMRSize:
 		return nil, verr.Errorf(verb, syscall.EINVAL, "length %d is above max_mr_size=%d", n, d.attr.MaxMRSize)
-	case withIOVA && access&AccessZeroBased != 0 && iova != 0:
+	case withIOVA && access&verbs.AccessZeroBased != 0 && iova != 0:
 		return nil, verr.Errorf(verb, syscall.EINVAL, "ZERO_BASED asks for offsets from 0 but hca_va is %#x", iova)
 	case withIOVA && iova > math.MaxUint64-(n-1):
 		return nil, verr.Errorf(verb, syscall.EINVAL, "hca_va %#x + length %d wraps around", iova, n)
@@ -222,7 +204,7 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 	switch {
 	case withIOVA:
 		mr.iova, mr.va = iova, iova
-	case access&AccessZeroBased == 0:
+	case access&verbs.AccessZeroBased == 0:
 		mr.iova = addr
 	}
 	if err := d.mrs.insert(verb, mr); err != nil {
@@ -567,7 +549,7 @@ func (f protFault) String() string {
 // free.
 //
 // Precondition: the domain lock is held.
-func (d *Device) lookupLKeyLocked(pd *PD, lkey uint32, addr, length uint64, need Access) ([]byte, protFault) {
+func (d *Device) lookupLKeyLocked(pd *PD, lkey uint32, addr, length uint64, need verbs.AccessFlags) ([]byte, protFault) {
 	return d.mrs.lookup(pd, lkey, false, addr, length, need)
 }
 
@@ -576,7 +558,7 @@ func (d *Device) lookupLKeyLocked(pd *PD, lkey uint32, addr, length uint64, need
 // (AccessRemoteWrite, AccessRemoteRead or AccessRemoteAtomic).
 //
 // Precondition: the domain lock is held.
-func (d *Device) lookupRKeyLocked(pd *PD, rkey uint32, addr, length uint64, need Access) ([]byte, protFault) {
+func (d *Device) lookupRKeyLocked(pd *PD, rkey uint32, addr, length uint64, need verbs.AccessFlags) ([]byte, protFault) {
 	return d.mrs.lookup(pd, rkey, true, addr, length, need)
 }
 
@@ -593,7 +575,7 @@ func (t *mrTable) mrLocked(idx uint32) *MR {
 	return mr
 }
 
-func (t *mrTable) lookup(pd *PD, key uint32, remote bool, addr, length uint64, need Access) ([]byte, protFault) {
+func (t *mrTable) lookup(pd *PD, key uint32, remote bool, addr, length uint64, need verbs.AccessFlags) ([]byte, protFault) {
 	if length == 0 {
 		return nil, faultNone
 	}

@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/internal/abigolden"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // testPD returns a PD on a fresh default device, or one with attr.
-func testPD(t testing.TB, attr ...DeviceAttr) *PD {
+func testPD(t testing.TB, attr ...verbs.DeviceAttr) *PD {
 	t.Helper()
 	cfg := Config{}
 	if len(attr) > 0 {
@@ -42,17 +43,17 @@ func errnoIs(err error, want syscall.Errno) bool {
 // TestAccessGolden_MR05: the Access constants are enum ibv_access_flags of
 // rdma-core 44, bit for bit.
 func TestAccessGolden_MR05(t *testing.T) {
-	rows, err := abigolden.Load("wc/testdata/verbs44.golden")
+	rows, err := abigolden.Load("../verbs/testdata/verbs44.golden")
 	if err != nil {
 		t.Fatal(err)
 	}
 	golden := abigolden.Lookup(rows, abigolden.KindAccessFlags)
-	ours := map[string]Access{
-		"IBV_ACCESS_LOCAL_WRITE": AccessLocalWrite, "IBV_ACCESS_REMOTE_WRITE": AccessRemoteWrite,
-		"IBV_ACCESS_REMOTE_READ": AccessRemoteRead, "IBV_ACCESS_REMOTE_ATOMIC": AccessRemoteAtomic,
-		"IBV_ACCESS_MW_BIND": AccessMWBind, "IBV_ACCESS_ZERO_BASED": AccessZeroBased,
-		"IBV_ACCESS_ON_DEMAND": AccessOnDemand, "IBV_ACCESS_HUGETLB": AccessHugeTLB,
-		"IBV_ACCESS_RELAXED_ORDERING": AccessRelaxedOrdering,
+	ours := map[string]verbs.AccessFlags{
+		"IBV_ACCESS_LOCAL_WRITE": verbs.AccessLocalWrite, "IBV_ACCESS_REMOTE_WRITE": verbs.AccessRemoteWrite,
+		"IBV_ACCESS_REMOTE_READ": verbs.AccessRemoteRead, "IBV_ACCESS_REMOTE_ATOMIC": verbs.AccessRemoteAtomic,
+		"IBV_ACCESS_MW_BIND": verbs.AccessMWBind, "IBV_ACCESS_ZERO_BASED": verbs.AccessZeroBased,
+		"IBV_ACCESS_ON_DEMAND": verbs.AccessOnDemand, "IBV_ACCESS_HUGETLB": verbs.AccessHugeTLB,
+		"IBV_ACCESS_RELAXED_ORDERING": verbs.AccessRelaxedOrdering,
 	}
 	if len(golden) != len(ours) {
 		t.Errorf("verbs.h has %d access flags, sim %d", len(golden), len(ours))
@@ -71,24 +72,24 @@ func TestRegMRAccess(t *testing.T) {
 	pd := testPD(t)
 	for _, c := range []struct {
 		rule   string
-		access Access
+		access verbs.AccessFlags
 		errno  syscall.Errno
-		kept   Access
+		kept   verbs.AccessFlags
 	}{
 		{"MR-02", 0, 0, 0},
-		{"MR-01", AccessRemoteRead, 0, AccessRemoteRead},
-		{"MR-01", AccessRemoteWrite, syscall.EINVAL, 0},
-		{"MR-01", AccessRemoteAtomic, syscall.EINVAL, 0},
-		{"MR-01", AccessRemoteWrite | AccessRemoteRead | AccessMWBind, syscall.EINVAL, 0},
-		{"MR-01", AccessLocalWrite | AccessRemoteWrite | AccessRemoteAtomic, 0, AccessLocalWrite | AccessRemoteWrite | AccessRemoteAtomic},
-		{"MR-05", AccessMWBind | AccessZeroBased | AccessOnDemand | AccessHugeTLB | AccessRelaxedOrdering, 0,
-			AccessMWBind | AccessZeroBased | AccessOnDemand | AccessHugeTLB | AccessRelaxedOrdering},
+		{"MR-01", verbs.AccessRemoteRead, 0, verbs.AccessRemoteRead},
+		{"MR-01", verbs.AccessRemoteWrite, syscall.EINVAL, 0},
+		{"MR-01", verbs.AccessRemoteAtomic, syscall.EINVAL, 0},
+		{"MR-01", verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessMWBind, syscall.EINVAL, 0},
+		{"MR-01", verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic, 0, verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic},
+		{"MR-05", verbs.AccessMWBind | verbs.AccessZeroBased | verbs.AccessOnDemand | verbs.AccessHugeTLB | verbs.AccessRelaxedOrdering, 0,
+			verbs.AccessMWBind | verbs.AccessZeroBased | verbs.AccessOnDemand | verbs.AccessHugeTLB | verbs.AccessRelaxedOrdering},
 		{"MR-09", 1 << 8, syscall.EINVAL, 0},
-		{"MR-09", AccessLocalWrite | 1<<12, syscall.EINVAL, 0},
+		{"MR-09", verbs.AccessLocalWrite | 1<<12, syscall.EINVAL, 0},
 		{"MR-09", 1 << 19, syscall.EINVAL, 0},
 		{"MR-09", 1 << 30, syscall.EINVAL, 0},
 		{"MR-09", 1 << 31, syscall.EINVAL, 0},
-		{"MR-09", AccessLocalWrite | 1<<21 | 1<<29, 0, AccessLocalWrite},
+		{"MR-09", verbs.AccessLocalWrite | 1<<21 | 1<<29, 0, verbs.AccessLocalWrite},
 	} {
 		mr, err := pd.RegMR(make([]byte, 16), c.access)
 		if !errnoIs(err, c.errno) {
@@ -168,7 +169,7 @@ func TestKeys_MR04(t *testing.T) {
 		seen := map[uint32]bool{}
 		var live []*MR
 		for i := range 300 {
-			mr, err := pd.RegMR(make([]byte, 1+i%7), AccessLocalWrite)
+			mr, err := pd.RegMR(make([]byte, 1+i%7), verbs.AccessLocalWrite)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -213,11 +214,11 @@ func TestAddresses_MR04(t *testing.T) {
 	if ma.Addr() != firstVA || mb.Addr() != firstVA+2*pageSize || ma.IOVA() != ma.Addr() || ma.Length() != 5000 {
 		t.Errorf("addresses %#x %#x, iova %#x", ma.Addr(), mb.Addr(), ma.IOVA())
 	}
-	again, _ := pd.RegMR(a, AccessLocalWrite)
+	again, _ := pd.RegMR(a, verbs.AccessLocalWrite)
 	if again.Addr() != ma.Addr() || again.LKey() == ma.LKey() {
 		t.Errorf("the same buffer again: addr %#x (first %#x), lkey %#x (first %#x)", again.Addr(), ma.Addr(), again.LKey(), ma.LKey())
 	}
-	zb, _ := pd.RegMR(b, AccessZeroBased)
+	zb, _ := pd.RegMR(b, verbs.AccessZeroBased)
 	if zb.IOVA() != 0 || zb.Addr() != mb.Addr() {
 		t.Errorf("ZERO_BASED: iova %#x addr %#x", zb.IOVA(), zb.Addr())
 	}
@@ -234,14 +235,14 @@ func TestAddresses_MR04(t *testing.T) {
 	if m, err := pd.RegMRIOVA(c, 0x9123, 0); err != nil || m.Addr() != mc.Addr() {
 		t.Errorf("RegMRIOVA with the same page offset: %v", err)
 	}
-	if m, err := pd.RegMRIOVA(make([]byte, 8), 0, AccessZeroBased); err != nil || m.IOVA() != 0 {
+	if m, err := pd.RegMRIOVA(make([]byte, 8), 0, verbs.AccessZeroBased); err != nil || m.IOVA() != 0 {
 		t.Errorf("RegMRIOVA(0, ZERO_BASED): %v", err)
 	}
 	for name, c := range map[string]struct {
 		iova   uint64
-		access Access
+		access verbs.AccessFlags
 	}{
-		"ZERO_BASED with hca_va": {0x1000, AccessZeroBased},
+		"ZERO_BASED with hca_va": {0x1000, verbs.AccessZeroBased},
 		"wrapping hca_va":        {math.MaxUint64 - 6, 0},
 	} {
 		if _, err := pd.RegMRIOVA(make([]byte, 8), c.iova, c.access); !errors.Is(err, syscall.EINVAL) {
@@ -266,7 +267,7 @@ func TestAddresses_MR04(t *testing.T) {
 // on nil, and releases the PD.
 func TestDereg_MR06(t *testing.T) {
 	pd := testPD(t)
-	mr, _ := pd.RegMR(make([]byte, 32), AccessLocalWrite|AccessMWBind)
+	mr, _ := pd.RegMR(make([]byte, 32), verbs.AccessLocalWrite|verbs.AccessMWBind)
 	if err := mr.Ref(); err != nil {
 		t.Fatal(err)
 	}
@@ -353,9 +354,9 @@ func TestLookup(t *testing.T) {
 	d := pd.ctx.dev
 	other, _ := pd.ctx.AllocPD()
 	buf := make([]byte, 100)
-	mr, _ := pd.RegMR(buf, AccessLocalWrite|AccessRemoteRead)
+	mr, _ := pd.RegMR(buf, verbs.AccessLocalWrite|verbs.AccessRemoteRead)
 	ro, _ := pd.RegMR(make([]byte, 10), 0)
-	zb, _ := pd.RegMRIOVA(make([]byte, 10), 0, AccessRemoteWrite|AccessLocalWrite)
+	zb, _ := pd.RegMRIOVA(make([]byte, 10), 0, verbs.AccessRemoteWrite|verbs.AccessLocalWrite)
 	base := mr.IOVA()
 	for _, c := range []struct {
 		rule         string
@@ -363,31 +364,31 @@ func TestLookup(t *testing.T) {
 		key          uint32
 		remote       bool
 		addr, length uint64
-		need         Access
+		need         verbs.AccessFlags
 		want         protFault
 	}{
 		{"MR-04", pd, mr.LKey(), false, base, 100, 0, faultNone},
-		{"MR-04", pd, mr.LKey(), false, base + 99, 1, AccessLocalWrite, faultNone},
+		{"MR-04", pd, mr.LKey(), false, base + 99, 1, verbs.AccessLocalWrite, faultNone},
 		{"MR-04", pd, mr.LKey(), false, base - 1, 1, 0, faultRange},
 		{"MR-04", pd, mr.LKey(), false, base, 101, 0, faultRange},
 		{"MR-04", pd, mr.LKey(), false, base + 100, 1, 0, faultRange},
 		{"MR-04", pd, mr.LKey(), false, base + 50, math.MaxUint64, 0, faultRange},
 		{"MR-04", pd, mr.RKey(), false, base, 1, 0, faultKey},
-		{"MR-04", pd, mr.LKey(), true, base, 1, AccessRemoteRead, faultKey},
+		{"MR-04", pd, mr.LKey(), true, base, 1, verbs.AccessRemoteRead, faultKey},
 		{"MR-04", pd, mr.LKey() ^ 0x100, false, base, 1, 0, faultKey},
 		{"MR-04", pd, 0, false, base, 1, 0, faultKey},
 		{"MR-04", pd, zb.LKey(), false, 0, 10, 0, faultNone},
 		{"MR-04", pd, zb.LKey(), false, zb.Addr(), 1, 0, faultRange},
-		{"MR-04", pd, zb.RKey(), true, 9, 1, AccessRemoteWrite, faultNone},
+		{"MR-04", pd, zb.RKey(), true, 9, 1, verbs.AccessRemoteWrite, faultNone},
 		{"MR-08", other, mr.LKey(), false, base, 1, 0, faultPD},
-		{"MR-08", other, mr.RKey(), true, base, 1, AccessRemoteRead, faultPD},
+		{"MR-08", other, mr.RKey(), true, base, 1, verbs.AccessRemoteRead, faultPD},
 		{"MR-02", pd, ro.LKey(), false, ro.IOVA(), 10, 0, faultNone},
-		{"MR-03", pd, ro.LKey(), false, ro.IOVA(), 10, AccessLocalWrite, faultAccess},
-		{"MR-01", pd, mr.RKey(), true, base, 8, AccessRemoteRead, faultNone},
-		{"MR-01", pd, mr.RKey(), true, base, 8, AccessRemoteWrite, faultAccess},
-		{"MR-01", pd, mr.RKey(), true, base, 8, AccessRemoteAtomic, faultAccess},
-		{"zero length", pd, 0, true, 0, 0, AccessRemoteWrite, faultNone},
-		{"zero length", other, 0xdead, false, 1 << 63, 0, AccessLocalWrite, faultNone},
+		{"MR-03", pd, ro.LKey(), false, ro.IOVA(), 10, verbs.AccessLocalWrite, faultAccess},
+		{"MR-01", pd, mr.RKey(), true, base, 8, verbs.AccessRemoteRead, faultNone},
+		{"MR-01", pd, mr.RKey(), true, base, 8, verbs.AccessRemoteWrite, faultAccess},
+		{"MR-01", pd, mr.RKey(), true, base, 8, verbs.AccessRemoteAtomic, faultAccess},
+		{"zero length", pd, 0, true, 0, 0, verbs.AccessRemoteWrite, faultNone},
+		{"zero length", other, 0xdead, false, 1 << 63, 0, verbs.AccessLocalWrite, faultNone},
 	} {
 		var got []byte
 		var f protFault
@@ -407,7 +408,7 @@ func TestLookup(t *testing.T) {
 	}
 	// The slice is the caller's memory, read and written in place: what the
 	// transport relies on to read buffers when a WR executes.
-	s, _ := d.lookupLKeyLocked(pd, mr.LKey(), base+10, 5, AccessLocalWrite)
+	s, _ := d.lookupLKeyLocked(pd, mr.LKey(), base+10, 5, verbs.AccessLocalWrite)
 	copy(s, "hello")
 	buf[10] = 'j'
 	if string(buf[10:15]) != "jello" || string(s) != "jello" || cap(s) != 5 {
@@ -417,7 +418,7 @@ func TestLookup(t *testing.T) {
 	if err := mr.Dereg(); err != nil {
 		t.Fatal(err)
 	}
-	if _, f := d.lookupRKeyLocked(pd, mr.RKey(), base, 1, AccessRemoteRead); f != faultKey {
+	if _, f := d.lookupRKeyLocked(pd, mr.RKey(), base, 1, verbs.AccessRemoteRead); f != faultKey {
 		t.Errorf("MR-07: a deregistered rkey resolves: %v", f)
 	}
 	for f, want := range map[protFault]string{faultNone: "none", faultKey: "invalid key", faultPD: "MR of another PD",
@@ -435,7 +436,7 @@ func BenchmarkLKeyLookup(b *testing.B) {
 	d := pd.ctx.dev
 	var mrs []*MR
 	for range 1000 {
-		mr, err := pd.RegMR(make([]byte, 4096), AccessLocalWrite)
+		mr, err := pd.RegMR(make([]byte, 4096), verbs.AccessLocalWrite)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -444,7 +445,7 @@ func BenchmarkLKeyLookup(b *testing.B) {
 	mr := mrs[500]
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, f := d.lookupLKeyLocked(pd, mr.LKey(), mr.IOVA()+64, 1024, AccessLocalWrite); f != faultNone {
+		if _, f := d.lookupLKeyLocked(pd, mr.LKey(), mr.IOVA()+64, 1024, verbs.AccessLocalWrite); f != faultNone {
 			b.Fatal(f)
 		}
 	}
@@ -453,10 +454,10 @@ func BenchmarkLKeyLookup(b *testing.B) {
 // TestLookupAllocs pins BenchmarkLKeyLookup's promise in a test.
 func TestLookupAllocs(t *testing.T) {
 	pd := testPD(t)
-	mr, _ := pd.RegMR(make([]byte, 64), AccessLocalWrite)
+	mr, _ := pd.RegMR(make([]byte, 64), verbs.AccessLocalWrite)
 	d := pd.ctx.dev
 	if n := testing.AllocsPerRun(100, func() {
-		d.lookupLKeyLocked(pd, mr.LKey(), mr.IOVA(), 64, AccessLocalWrite)
+		d.lookupLKeyLocked(pd, mr.LKey(), mr.IOVA(), 64, verbs.AccessLocalWrite)
 		d.lookupRKeyLocked(pd, mr.RKey(), mr.IOVA(), 64, 0)
 	}); n != 0 {
 		t.Errorf("a lookup allocates %v times", n)

@@ -3,6 +3,8 @@ package sim
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // scanRead is the inline read as it was before the address index: any live
@@ -44,7 +46,7 @@ func TestReadAddrMatchesScan(t *testing.T) {
 		for step := range 300 {
 			switch op := rng.IntN(10); {
 			case op < 5 || len(live) == 0:
-				mr, err := pd.RegMR(buf(), AccessLocalWrite)
+				mr, err := pd.RegMR(buf(), verbs.AccessLocalWrite)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -56,7 +58,7 @@ func TestReadAddrMatchesScan(t *testing.T) {
 				}
 				live = append(live[:i], live[i+1:]...)
 			default:
-				if err := live[rng.IntN(len(live))].Rereg(ReregChangeTranslation, nil, buf(), 0); err != nil {
+				if err := live[rng.IntN(len(live))].Rereg(verbs.ReregChangeTranslation, nil, buf(), 0); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -107,7 +109,7 @@ func TestReadAddrAllocs(t *testing.T) {
 	pd := testPD(t)
 	var mrs []*MR
 	for range 100 {
-		mr, _ := pd.RegMR(make([]byte, 64), AccessLocalWrite)
+		mr, _ := pd.RegMR(make([]byte, 64), verbs.AccessLocalWrite)
 		mrs = append(mrs, mr)
 	}
 	m := deviceMemory{pd.ctx.dev}
@@ -126,7 +128,7 @@ func BenchmarkReadAddr10kMRs(b *testing.B) {
 	pd := testPD(b)
 	var mrs []*MR
 	for range 10_000 {
-		mr, _ := pd.RegMR(make([]byte, 64), AccessLocalWrite)
+		mr, _ := pd.RegMR(make([]byte, 64), verbs.AccessLocalWrite)
 		mrs = append(mrs, mr)
 	}
 	m := deviceMemory{pd.ctx.dev}

@@ -2,22 +2,13 @@ package sim
 
 import (
 	"fmt"
-	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
+
+	"github.com/verbsim/verbsim/internal/domain"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
 	"github.com/verbsim/verbsim/verbs"
-)
-
-// MWType is verbs.MWType.
-type MWType = verbs.MWType
-
-// Constants of package verbs, under their former names.
-const (
-	MWType1 = verbs.MWType1
-	MWType2 = verbs.MWType2
 )
 
 // MW is a memory window (struct ibv_mw): a key that grants remote access to
@@ -32,7 +23,7 @@ const (
 type MW struct {
 	tname string // the trace name, given at creation
 	pd    *PD
-	typ   MWType
+	typ   verbs.MWType
 	idx   uint32 // the key index, fixed for the window's life
 	rkey  uint32 // ibv_mw.rkey as the program reads it
 	key   uint32 // the rkey the adapter accepts while bound
@@ -42,7 +33,7 @@ type MW struct {
 	mr     *MR // while bound with a non-zero length
 	addr   uint64
 	length uint64
-	access Access
+	access verbs.AccessFlags
 	qp     *qp.QP // type 2: the QP that bound it
 }
 
@@ -54,7 +45,7 @@ type MW struct {
 // capability flags lack DeviceMemWindow (or, for type 2, both
 // DeviceMemWindow2A and DeviceMemWindow2B); ENOMEM when the device already
 // has max_mw windows. The window holds its PD (PD-02) until Dealloc.
-func (pd *PD) AllocMW(typ MWType) (_ *MW, err error) {
+func (pd *PD) AllocMW(typ verbs.MWType) (_ *MW, err error) {
 	const verb = "ibv_alloc_mw"
 	if pd == nil {
 		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
@@ -75,11 +66,11 @@ func (pd *PD) AllocMW(typ MWType) (_ *MW, err error) {
 	}
 	caps := d.attr.DeviceCapFlags
 	switch {
-	case typ != MWType1 && typ != MWType2:
+	case typ != verbs.MWType1 && typ != verbs.MWType2:
 		return nil, verr.Errorf(verb, syscall.EINVAL, "%v is not an ibv_mw_type (MW-01)", typ)
-	case caps&DeviceMemWindow == 0:
+	case caps&verbs.DeviceMemWindow == 0:
 		return nil, verr.New(verb, syscall.EOPNOTSUPP, "the device does not report IBV_DEVICE_MEM_WINDOW (MW-01)")
-	case typ == MWType2 && caps&(DeviceMemWindow2A|DeviceMemWindow2B) == 0:
+	case typ == verbs.MWType2 && caps&(verbs.DeviceMemWindow2A|verbs.DeviceMemWindow2B) == 0:
 		return nil, verr.New(verb, syscall.EOPNOTSUPP, "the device reports no type 2 memory windows (MW-01)")
 	case d.mrs.mwLive >= d.attr.MaxMW:
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_mw=%d memory windows (MW-01)", d.attr.MaxMW)
@@ -131,7 +122,7 @@ func (mw *MW) PD() *PD {
 }
 
 // Type returns the window's type (ibv_mw.type).
-func (mw *MW) Type() MWType {
+func (mw *MW) Type() verbs.MWType {
 	if mw == nil {
 		return 0
 	}
@@ -199,7 +190,7 @@ func incRKey(k uint32) uint32 { return k&^0xff | (k+1)&0xff }
 // LOCAL_WRITE is accepted and grants nothing (a window is reached only
 // through its rkey), as rxe (RXE_ACCESS_SUPPORTED_MW) and mlx5 accept it;
 // rdma-core's own tests bind windows with LOCAL_WRITE|REMOTE_WRITE.
-const mwAccessAllowed = AccessLocalWrite | AccessRemoteRead | AccessRemoteWrite | AccessRemoteAtomic | AccessZeroBased
+const mwAccessAllowed = verbs.AccessLocalWrite | verbs.AccessRemoteRead | verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic | verbs.AccessZeroBased
 
 // BindKeyLocked implements qp.Host for QP.BindMW.
 func (h host) BindKeyLocked(w any) (uint32, error) {
@@ -212,7 +203,7 @@ func (h host) BindKeyLocked(w any) (uint32, error) {
 		return 0, verr.New(verb, syscall.EINVAL, "the memory window belongs to another device")
 	case mw.dead:
 		return 0, verr.New(verb, syscall.EINVAL, "the MW has been deallocated")
-	case mw.typ != MWType1:
+	case mw.typ != verbs.MWType1:
 		return 0, verr.Errorf(verb, syscall.EINVAL, "ibv_bind_mw binds type 1 windows; a %v window is bound with a BIND_MW work request (MW-04)", mw.typ)
 	}
 	mw.rkey = incRKey(mw.rkey)
@@ -222,22 +213,22 @@ func (h host) BindKeyLocked(w any) (uint32, error) {
 // BindLocked implements qp.Host: it runs the checks of a bind as it
 // executes and binds, or returns MWBindErr with nothing changed (MW-04,
 // MW-05).
-func (h host) BindLocked(q *qp.QP, wr *qp.SendWR) wc.Status {
+func (h host) BindLocked(q *qp.QP, wr *verbs.SendWR) verbs.WCStatus {
 	mw, ok := wr.MW.(*MW)
 	if !ok || mw == nil || mw.pd.ctx.dev != h.d || mw.dead {
-		return wc.MWBindErr
+		return verbs.WCMWBindErr
 	}
 	if why := h.bindFaultLocked(q, mw, wr); why != "" {
 		if h.eng().tracing() {
 			h.eng().traceQP(q, h.d, "bind_mw refused", why)
 		}
-		return wc.MWBindErr
+		return verbs.WCMWBindErr
 	}
 	b := wr.Bind
 	mw.unbindLocked()
 	mw.key = wr.RKey
 	mw.bound = b.Length > 0
-	if mw.typ == MWType2 {
+	if mw.typ == verbs.MWType2 {
 		mw.rkey = wr.RKey
 		mw.qp = q
 	}
@@ -246,11 +237,11 @@ func (h host) BindLocked(q *qp.QP, wr *qp.SendWR) wc.Status {
 		mr.binds++
 		mw.mr, mw.addr, mw.length, mw.access = mr, b.Addr, b.Length, b.Access
 	}
-	return wc.Success
+	return verbs.WCSuccess
 }
 
 // bindFaultLocked says why wr may not bind mw on q, or returns "".
-func (h host) bindFaultLocked(q *qp.QP, mw *MW, wr *qp.SendWR) string {
+func (h host) bindFaultLocked(q *qp.QP, mw *MW, wr *verbs.SendWR) string {
 	b := wr.Bind
 	switch {
 	case wr.RKey>>8 != mw.idx:
@@ -259,13 +250,13 @@ func (h host) bindFaultLocked(q *qp.QP, mw *MW, wr *qp.SendWR) string {
 		return "the window belongs to another PD than the QP (MW-05)"
 	case b.Access&^mwAccessAllowed != 0:
 		return fmt.Sprintf("access %v holds rights a window cannot grant (MW-05)", b.Access)
-	case b.Length == 0 && mw.typ == MWType2:
+	case b.Length == 0 && mw.typ == verbs.MWType2:
 		return "a type 2 window cannot be bound with length 0 (MW-05)"
 	case b.Length == 0:
 		return "" // a type 1 unbind
-	case mw.typ == MWType1 && b.Access&AccessZeroBased != 0 && h.d.fabric.profile.MWType1NoZeroBased:
+	case mw.typ == verbs.MWType1 && b.Access&verbs.AccessZeroBased != 0 && h.d.fabric.profile.MWType1NoZeroBased:
 		return "a type 1 window cannot be ZERO_BASED under this profile (MW-05, IBTA o10-36.2.2)"
-	case mw.typ == MWType2 && mw.bound:
+	case mw.typ == verbs.MWType2 && mw.bound:
 		return "the type 2 window is already bound; invalidate it first (MW-05)"
 	}
 	mr := mrOf(b.MR)
@@ -275,9 +266,9 @@ func (h host) bindFaultLocked(q *qp.QP, mw *MW, wr *qp.SendWR) string {
 		return "no valid MR given (MW-05)"
 	case mr.pd != q.PD():
 		return "the MR belongs to another PD than the QP (MW-05)"
-	case mr.access&AccessMWBind == 0:
+	case mr.access&verbs.AccessMWBind == 0:
 		return "the MR was not registered with IBV_ACCESS_MW_BIND (MW-05)"
-	case b.Access&(AccessRemoteWrite|AccessRemoteAtomic) != 0 && mr.access&AccessLocalWrite == 0:
+	case b.Access&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic) != 0 && mr.access&verbs.AccessLocalWrite == 0:
 		return "remote write or atomic rights need an MR with LOCAL_WRITE (MW-05)"
 	case b.Addr < mr.iova || b.Addr-mr.iova > mr.length || b.Length > mr.length-(b.Addr-mr.iova):
 		return "the window leaves the MR (MW-05)"
@@ -289,18 +280,18 @@ func (h host) bindFaultLocked(q *qp.QP, mw *MW, wr *qp.SendWR) string {
 // the window must be bound with the key, be of pd, for type 2 have been
 // bound by q, grant need and cover [addr, addr+length), counted from the
 // window's address or, with ZERO_BASED, from 0.
-func (t *mrTable) lookupMW(q *qp.QP, pd *PD, rkey uint32, addr, length uint64, need Access) ([]byte, protFault) {
+func (t *mrTable) lookupMW(q *qp.QP, pd *PD, rkey uint32, addr, length uint64, need verbs.AccessFlags) ([]byte, protFault) {
 	mw := t.mws[rkey>>8]
 	switch {
 	case mw == nil || !mw.bound || mw.mr == nil || mw.key != rkey || mw.mr.invalid:
 		return nil, faultKey
-	case mw.pd != pd || (mw.typ == MWType2 && mw.qp != q):
+	case mw.pd != pd || (mw.typ == verbs.MWType2 && mw.qp != q):
 		return nil, faultPD
 	case mw.access&need != need:
 		return nil, faultAccess
 	}
 	off := addr
-	if mw.access&AccessZeroBased == 0 {
+	if mw.access&verbs.AccessZeroBased == 0 {
 		if addr < mw.addr {
 			return nil, faultRange
 		}
@@ -317,7 +308,7 @@ func (t *mrTable) lookupMW(q *qp.QP, pd *PD, rkey uint32, addr, length uint64, n
 // (LOCAL_INV, SEND_WITH_INV: MW-07), reporting whether there was one.
 func (t *mrTable) invalidateMW(pd *PD, rkey uint32) bool {
 	mw := t.mws[rkey>>8]
-	if mw == nil || mw.typ != MWType2 || !mw.bound || mw.key != rkey || mw.pd != pd {
+	if mw == nil || mw.typ != verbs.MWType2 || !mw.bound || mw.key != rkey || mw.pd != pd {
 		return false
 	}
 	mw.unbindLocked()

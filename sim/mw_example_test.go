@@ -27,9 +27,9 @@ func ExamplePD_AllocMW() {
 
 	// The server's MR allows binding windows; it grants no remote access.
 	mem := make([]byte, 4096)
-	mr, _ := spd.RegMR(mem, sim.AccessLocalWrite|sim.AccessMWBind)
-	mw, _ := spd.AllocMW(sim.MWType1)
-	sqp.BindMW(mw, 1, verbs.SendSignaled, verbs.MWBindInfo{MR: mr, Addr: mr.Addr() + 100, Length: 16, Access: sim.AccessRemoteWrite})
+	mr, _ := spd.RegMR(mem, verbs.AccessLocalWrite|verbs.AccessMWBind)
+	mw, _ := spd.AllocMW(verbs.MWType1)
+	sqp.BindMW(mw, 1, verbs.SendSignaled, verbs.MWBindInfo{MR: mr, Addr: mr.Addr() + 100, Length: 16, Access: verbs.AccessRemoteWrite})
 	wcs := make([]verbs.WC, 1)
 	scq.Poll(wcs)
 	fmt.Println("bind:", wcs[0].Opcode, wcs[0].Status.Name())

@@ -17,20 +17,6 @@ import (
 // drop-in library could not turn an access to unmapped memory into an
 // error completion instead of a crash (docs/pd-mr.md).
 
-// AdviseMRAdvice is verbs.AdviseMRAdvice (enum ibv_advise_mr_advice).
-type AdviseMRAdvice = verbs.AdviseMRAdvice
-
-// AdviseMRFlags is verbs.AdviseMRFlags (enum ibv_advise_mr_flag).
-type AdviseMRFlags = verbs.AdviseMRFlags
-
-// The advice values and the flag of ibv_advise_mr, with verbs.h values.
-const (
-	AdvisePrefetch        = verbs.AdvisePrefetch        // IBV_ADVISE_MR_ADVICE_PREFETCH
-	AdvisePrefetchWrite   = verbs.AdvisePrefetchWrite   // IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE
-	AdvisePrefetchNoFault = verbs.AdvisePrefetchNoFault // IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT
-	AdviseMRFlagFlush     = verbs.AdviseMRFlagFlush     // IBV_ADVISE_MR_FLAG_FLUSH
-)
-
 // The ODP capabilities a device reports unless its profile has NoODP
 // (ODP-01): every operation of each transport, less what the transport
 // cannot do at all (UC has no READ, atomics or SRQ, QP-04; UD only sends
@@ -45,11 +31,11 @@ const (
 
 // odpCaps returns the odp_caps and xrc_odp_caps of a device under p
 // (ODP-01): zero under NoODP; the XRC ones zero without XRC verbs too.
-func odpCaps(p Profile) (ODPCaps, uint32) {
+func odpCaps(p Profile) (verbs.ODPCaps, uint32) {
 	if p.NoODP {
-		return ODPCaps{}, 0
+		return verbs.ODPCaps{}, 0
 	}
-	c := ODPCaps{GeneralCaps: verbs.ODPSupport, RCODPCaps: odpRC, UCODPCaps: odpUC, UDODPCaps: odpUD}
+	c := verbs.ODPCaps{GeneralCaps: verbs.ODPSupport, RCODPCaps: odpRC, UCODPCaps: odpUC, UDODPCaps: odpUD}
 	if p.NoXRC {
 		return c, 0
 	}
@@ -59,7 +45,7 @@ func odpCaps(p Profile) (ODPCaps, uint32) {
 // accessWritable is what makes an MR's memory writable for
 // PREFETCH_WRITE: the kernel counts MW_BIND too, since a window bound to
 // the MR may grant writes (ODP-05).
-const accessWritable = AccessLocalWrite | AccessRemoteWrite | AccessRemoteAtomic | AccessMWBind
+const accessWritable = verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessRemoteAtomic | verbs.AccessMWBind
 
 // AdviseMR is ibv_advise_mr: advice about the ranges of sgl, each within
 // the on-demand MR of pd whose lkey it carries. Nothing is paged in
@@ -80,7 +66,7 @@ const accessWritable = AccessLocalWrite | AccessRemoteWrite | AccessRemoteAtomic
 //     page the MR touches (ODP-06). Without the flag the kernel queues the
 //     work after checking the keys and drops its errors, so the ranges are
 //     not checked.
-func (pd *PD) AdviseMR(advice AdviseMRAdvice, flags AdviseMRFlags, sgl []verbs.SGE) (err error) {
+func (pd *PD) AdviseMR(advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, sgl []verbs.SGE) (err error) {
 	const verb = "ibv_advise_mr"
 	if pd == nil {
 		return verr.New(verb, syscall.EINVAL, "nil PD")
@@ -102,9 +88,9 @@ func (pd *PD) AdviseMR(advice AdviseMRAdvice, flags AdviseMRFlags, sgl []verbs.S
 		return verr.New(verb, syscall.EOPNOTSUPP, "the device has no on-demand paging (ODP-04)")
 	case len(sgl) == 0:
 		return verr.New(verb, syscall.EINVAL, "the scatter/gather list is empty (ODP-04)")
-	case flags&^AdviseMRFlagFlush != 0:
-		return verr.Errorf(verb, syscall.EINVAL, "unknown flag bits %#x (ODP-04)", uint32(flags&^AdviseMRFlagFlush))
-	case advice > AdvisePrefetchNoFault:
+	case flags&^verbs.AdviseMRFlagFlush != 0:
+		return verr.Errorf(verb, syscall.EINVAL, "unknown flag bits %#x (ODP-04)", uint32(flags&^verbs.AdviseMRFlagFlush))
+	case advice > verbs.AdvisePrefetchNoFault:
 		return verr.Errorf(verb, syscall.EOPNOTSUPP, "unknown advice %d (ODP-04)", uint32(advice))
 	}
 	for i, s := range sgl {
@@ -112,7 +98,7 @@ func (pd *PD) AdviseMR(advice AdviseMRAdvice, flags AdviseMRFlags, sgl []verbs.S
 		if err != nil {
 			return err
 		}
-		if flags&AdviseMRFlagFlush != 0 {
+		if flags&verbs.AdviseMRFlagFlush != 0 {
 			if err := mr.checkPrefetchRange(verb, i, s); err != nil {
 				return err
 			}
@@ -124,7 +110,7 @@ func (pd *PD) AdviseMR(advice AdviseMRAdvice, flags AdviseMRFlags, sgl []verbs.S
 // prefetchable resolves the lkey of SGE i for ibv_advise_mr (ODP-05).
 //
 // Precondition: the domain lock is held.
-func (t *mrTable) prefetchable(verb string, pd *PD, advice AdviseMRAdvice, i int, lkey uint32) (*MR, error) {
+func (t *mrTable) prefetchable(verb string, pd *PD, advice verbs.AdviseMRAdvice, i int, lkey uint32) (*MR, error) {
 	mr := t.mrLocked(lkey >> 8)
 	if mr == nil || mr.lkey != lkey || mr.invalid || mr.broken {
 		if mw := t.mws[lkey>>8]; mw != nil && !mw.dead && (mw.rkey == lkey || mw.key == lkey) {
@@ -133,11 +119,11 @@ func (t *mrTable) prefetchable(verb string, pd *PD, advice AdviseMRAdvice, i int
 		return nil, verr.Errorf(verb, syscall.ENOENT, "sg_list[%d]: lkey %#x names no live MR (ODP-05)", i, lkey)
 	}
 	switch {
-	case mr.access&AccessOnDemand == 0:
+	case mr.access&verbs.AccessOnDemand == 0:
 		return nil, verr.Errorf(verb, syscall.ENOENT, "sg_list[%d]: the MR of lkey %#x was registered without ON_DEMAND (ODP-05)", i, lkey)
 	case mr.pd != pd:
 		return nil, verr.Errorf(verb, syscall.EPERM, "sg_list[%d]: the MR of lkey %#x belongs to another PD (ODP-05)", i, lkey)
-	case advice == AdvisePrefetchWrite && mr.access&accessWritable == 0:
+	case advice == verbs.AdvisePrefetchWrite && mr.access&accessWritable == 0:
 		return nil, verr.Errorf(verb, syscall.EPERM, "sg_list[%d]: PREFETCH_WRITE on an MR without write access (access %v, ODP-05)", i, mr.access)
 	}
 	return mr, nil

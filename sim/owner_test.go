@@ -7,8 +7,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // ownerWorld is what the ownership tests combine: two devices on one
@@ -58,7 +57,7 @@ func newOwnerWorld(t *testing.T) *ownerWorld {
 	}
 	w.cqA, w.cqA2, w.cqB, w.cqX = cq(w.a), cq(w.a2), cq(w.b), cq(w.x)
 	srq := func(p *sim.PD) *sim.SRQ {
-		s, err := p.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+		s, err := p.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}})
 		must(err)
 		return s
 	}
@@ -86,8 +85,8 @@ func TestCreateQPRejectsObjectsOfAnotherOwner(t *testing.T) {
 		"SRQ of another fabric":      {SendCQ: w.cqA, RecvCQ: w.cqA, SRQ: w.srqX},
 		"SRQ of another context":     {SendCQ: w.cqA, RecvCQ: w.cqA, SRQ: w.srqA2},
 	} {
-		attr.Type = qp.RC
-		attr.Cap = qp.Cap{MaxSendWR: 4, MaxRecvWR: 4}
+		attr.Type = verbs.QPTypeRC
+		attr.Cap = verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4}
 		q, err := w.pd.CreateQP(attr)
 		if !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("%s: CreateQP = %p, %v; want EINVAL", name, q, err)
@@ -118,13 +117,13 @@ func TestSRQOfAnotherPD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srq, err := other.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+	srq, err := other.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range []qp.Type{qp.RC, qp.UD} {
+	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 		q, err := w.pd.CreateQP(sim.QPInitAttr{SendCQ: w.cqA, RecvCQ: w.cqA, SRQ: srq, Type: typ,
-			Cap: qp.Cap{MaxSendWR: 4}})
+			Cap: verbs.QPCap{MaxSendWR: 4}})
 		if err != nil {
 			t.Fatalf("%v QP with an SRQ of another PD: %v", typ, err)
 		}
@@ -149,8 +148,8 @@ func TestSRQOfAnotherPD(t *testing.T) {
 func TestForeignCQRace(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{})
 	x := newOwnerWorld(t)
-	q, err := a.pd.CreateQP(sim.QPInitAttr{SendCQ: x.cqX, RecvCQ: a.cq, Type: qp.RC,
-		Cap: qp.Cap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	q, err := a.pd.CreateQP(sim.QPInitAttr{SendCQ: x.cqX, RecvCQ: a.cq, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	if errors.Is(err, syscall.EINVAL) {
 		return // refused, as it must be
 	}
@@ -158,8 +157,8 @@ func TestForeignCQRace(t *testing.T) {
 	if err != nil {
 		return
 	}
-	peer, err := b.pd.CreateQP(sim.QPInitAttr{SendCQ: b.cq, RecvCQ: b.cq, Type: qp.RC,
-		Cap: qp.Cap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	peer, err := b.pd.CreateQP(sim.QPInitAttr{SendCQ: b.cq, RecvCQ: b.cq, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +168,7 @@ func TestForeignCQRace(t *testing.T) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Go(func() {
-		buf := make([]wc.WC, 4)
+		buf := make([]verbs.WC, 4)
 		for {
 			select {
 			case <-stop:
@@ -180,8 +179,8 @@ func TestForeignCQRace(t *testing.T) {
 		}
 	})
 	for i := range 20 {
-		peer.PostRecv([]qp.RecvWR{{WRID: uint64(i), SGList: []qp.SGE{b.sge(0, 8)}}})
-		q.PostSend([]qp.SendWR{{WRID: uint64(i), Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}})
+		peer.PostRecv([]verbs.RecvWR{{WRID: uint64(i), SGList: []verbs.SGE{b.sge(0, 8)}}})
+		q.PostSend([]verbs.SendWR{{WRID: uint64(i), Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
 		f.Stabilize()
 	}
 	close(stop)
@@ -224,7 +223,7 @@ func TestCreateCQRejectsChannelOfAnotherContext(t *testing.T) {
 func TestConnectRejectsQPsOfAnotherFabric(t *testing.T) {
 	w := newOwnerWorld(t)
 	mk := func(pd *sim.PD, cq *sim.CQ) *sim.QP {
-		q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4}})
+		q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +233,7 @@ func TestConnectRejectsQPsOfAnotherFabric(t *testing.T) {
 	if err := sim.Connect(a, x, sim.ConnectOptions{}); !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("Connect across fabrics: %v, want EINVAL", err)
 	}
-	if a.State() != qp.Reset || x.State() != qp.Reset {
+	if a.State() != verbs.QPStateReset || x.State() != verbs.QPStateReset {
 		t.Errorf("states after the refused Connect: %v, %v; want RESET", a.State(), x.State())
 	}
 	// Two devices of one fabric still connect.
@@ -252,7 +251,7 @@ func TestFaultsOnDestroyedQP(t *testing.T) {
 	if err := a.q.Destroy(); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.ForceStatus(a.q, 1, false, wc.RemOpErr); !errors.Is(err, syscall.EINVAL) {
+	if err := f.ForceStatus(a.q, 1, false, verbs.WCRemOpErr); !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("ForceStatus on a destroyed QP: %v, want EINVAL", err)
 	}
 	if err := f.InjectFatal(a.q); !errors.Is(err, syscall.EINVAL) {
@@ -270,24 +269,24 @@ func TestFaultsOnDestroyedQP(t *testing.T) {
 // engine read the AH's destroyed flag under the wrong lock).
 func TestUDSendWithAHOfAnotherFabric(t *testing.T) {
 	f, da, _ := twoDevices(t, sim.Config{})
-	a := newEnd(t, da, qp.UD, 1<<10)
+	a := newEnd(t, da, verbs.QPTypeUD, 1<<10)
 	if err := sim.ReadyUD(a.q, 1); err != nil {
 		t.Fatal(err)
 	}
 	w := newOwnerWorld(t)
-	ah, err := w.pdX.CreateAH(sim.AHAttr{DLID: 1, PortNum: 1})
+	ah, err := w.pdX.CreateAH(verbs.AHAttr{DLID: 1, PortNum: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { ah.Destroy() })
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled,
-		SGList: []qp.SGE{a.sge(0, 3)}, AH: ah, RemoteQPN: 0x99, RemoteQKey: 1}}); err != nil {
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled,
+		SGList: []verbs.SGE{a.sge(0, 3)}, AH: ah, RemoteQPN: 0x99, RemoteQKey: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	f.Stabilize()
 	wg.Wait()
-	if got := a.poll(t, 1)[0]; got.Status != wc.LocQPOpErr {
+	if got := a.poll(t, 1)[0]; got.Status != verbs.WCLocQPOpErr {
 		t.Errorf("UD send through an AH of another fabric: %v, want LOC_QP_OP_ERR", &got)
 	}
 }
@@ -298,14 +297,14 @@ func TestUDSendWithAHOfAnotherFabric(t *testing.T) {
 func TestSRQMaxSGEZero(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		w := newQPRig(t, sim.Config{Profile: p})
-		s, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 0}})
+		s, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 0}})
 		if err != nil {
 			t.Fatalf("%s: CreateSRQ with max_sge 0: %v", p.Name, err)
 		}
 		if a, err := s.Query(); err != nil || a.MaxSGE != 1 {
 			t.Errorf("%s: Query after max_sge 0: %+v, %v; want max_sge 1", p.Name, a, err)
 		}
-		if _, err := s.PostRecv([]qp.RecvWR{{WRID: 1}}); err != nil {
+		if _, err := s.PostRecv([]verbs.RecvWR{{WRID: 1}}); err != nil {
 			t.Errorf("%s: a receive without SGEs: %v", p.Name, err)
 		}
 	}

@@ -8,17 +8,16 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 func sendOne(t *testing.T, a, b *end, id uint64) {
 	t.Helper()
-	if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: id, SGList: []qp.SGE{b.sge(0, 64)}}}); err != nil {
+	if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: id, SGList: []verbs.SGE{b.sge(0, 64)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: id, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}}}); err != nil {
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: id, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -34,15 +33,15 @@ func TestFaultDropsOneAck(t *testing.T) {
 	}
 	sendOne(t, a, b, 1)
 	f.RunUntilIdle(0) // Auto mode runs what is ready; the retry timer needs the clock moved
-	if s := a.poll(t, 1)[0]; s.Status != wc.Success {
+	if s := a.poll(t, 1)[0]; s.Status != verbs.WCSuccess {
 		t.Errorf("send %v", &s)
 	}
 	b.poll(t, 1) // exactly one receive: the resent request is a duplicate
 	if x.Hits() != 1 || !x.Spent() {
 		t.Errorf("hits %d, spent %v; want 1, true", x.Hits(), x.Spent())
 	}
-	if f.Now() < qp.TimeoutTicks(5) {
-		t.Errorf("clock at %d: the send completed without waiting for its timeout (%d)", f.Now(), qp.TimeoutTicks(5))
+	if f.Now() < uint64(verbs.ACKTimeout(5)) {
+		t.Errorf("clock at %d: the send completed without waiting for its timeout (%d)", f.Now(), uint64(verbs.ACKTimeout(5)))
 	}
 	if st := f.Stats(); st.Dropped != 1 {
 		t.Errorf("dropped %d packets, want 1", st.Dropped)
@@ -59,10 +58,10 @@ func TestFaultExhaustsRetries(t *testing.T) {
 	}
 	sendOne(t, a, b, 1)
 	f.RunUntilIdle(0)
-	if s := a.poll(t, 1)[0]; s.Status != wc.RetryExcErr || s.WRID != 1 {
+	if s := a.poll(t, 1)[0]; s.Status != verbs.WCRetryExcErr || s.WRID != 1 {
 		t.Errorf("send %v, want RETRY_EXC_ERR", &s)
 	}
-	if a.q.State() != qp.Err {
+	if a.q.State() != verbs.QPStateErr {
 		t.Errorf("QP in %v, want ERR", a.q.State())
 	}
 	if x.Hits() != 3 {
@@ -94,7 +93,7 @@ func TestFaultSkipAimsAtOnePacket(t *testing.T) {
 		sendOne(t, a, b, id)
 	}
 	for _, s := range a.poll(t, 3) {
-		if s.Status != wc.Success {
+		if s.Status != verbs.WCSuccess {
 			t.Errorf("send %v", &s)
 		}
 	}
@@ -127,7 +126,7 @@ func TestFaultDelay(t *testing.T) {
 	}
 	sendOne(t, a, b, 1)
 	f.RunUntilIdle(0)
-	if s := a.poll(t, 1)[0]; s.Status != wc.Success {
+	if s := a.poll(t, 1)[0]; s.Status != verbs.WCSuccess {
 		t.Errorf("send %v", &s)
 	}
 	b.poll(t, 1)
@@ -145,10 +144,10 @@ func TestFaultDuplicateUD(t *testing.T) {
 	if _, err := f.InjectPacketFault(sim.PacketFault{Match: sim.FromQP(a.q), Action: sim.FaultDuplicate, Count: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 5, SGList: []qp.SGE{b.sge(0, 100)}}, {WRID: 6, SGList: []qp.SGE{b.sge(100, 100)}}}); err != nil {
+	if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: 5, SGList: []verbs.SGE{b.sge(0, 100)}}, {WRID: 6, SGList: []verbs.SGE{b.sge(100, 100)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 3)},
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 3)},
 		AH: ah, RemoteQPN: b.q.Num(), RemoteQKey: 0x1111}}); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +168,7 @@ func TestFaultRemove(t *testing.T) {
 	x.Remove()
 	x.Remove()
 	sendOne(t, a, b, 1)
-	if s := a.poll(t, 1)[0]; s.Status != wc.Success {
+	if s := a.poll(t, 1)[0]; s.Status != verbs.WCSuccess {
 		t.Errorf("send %v", &s)
 	}
 	if x.Hits() != 0 || !x.Spent() {
@@ -202,7 +201,7 @@ func TestFaultBadInput(t *testing.T) {
 		t.Error("a nil fault should return zero values")
 	}
 	sendOne(t, a, b, 1) // nothing was armed
-	if s := a.poll(t, 1)[0]; s.Status != wc.Success {
+	if s := a.poll(t, 1)[0]; s.Status != verbs.WCSuccess {
 		t.Errorf("send %v", &s)
 	}
 }

@@ -7,9 +7,8 @@ import (
 
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // pathOrderRun runs, on a Manual fabric made with cfg, an RC connection
@@ -21,32 +20,32 @@ func pathOrderRun(t *testing.T, cfg sim.Config, anyOrder bool) []string {
 	t.Helper()
 	log := &trace.Log{}
 	cfg.Mode, cfg.Trace = sim.Manual, log
-	f, a, b := rcPair(t, cfg, sim.ConnectOptions{PathMTU: qp.MTU256, NoDefaults: true, Timeout: 14,
+	f, a, b := rcPair(t, cfg, sim.ConnectOptions{PathMTU: verbs.MTU256, NoDefaults: true, Timeout: 14,
 		RetryCnt: 0, RNRRetry: 7, MinRNRTimer: 12, RDAtomic: 16,
-		Access: qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic})
+		Access: verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic})
 	simhook.SetAnyOrder(f, anyOrder)
-	if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 10, SGList: []qp.SGE{b.sge(0, 1024)}},
-		{WRID: 11, SGList: []qp.SGE{b.sge(1024, 64)}}}); err != nil {
+	if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: 10, SGList: []verbs.SGE{b.sge(0, 1024)}},
+		{WRID: 11, SGList: []verbs.SGE{b.sge(1024, 64)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.q.PostSend([]qp.SendWR{
-		{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 1000)}},
-		{WRID: 2, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 700)},
+	if _, err := a.q.PostSend([]verbs.SendWR{
+		{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 1000)}},
+		{WRID: 2, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 700)},
 			RemoteAddr: b.mr.Addr() + 4096, RKey: b.mr.RKey()},
-		{WRID: 3, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 8)}},
+		{WRID: 3, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	f.RunUntilIdle(1 << 40)
 	var bad []string
-	var w [16]wc.WC
+	var w [16]verbs.WC
 	for _, e := range []*end{a, b} {
 		n, _ := e.cq.Poll(w[:])
 		if n != 3 && e == a || n != 2 && e == b {
 			bad = append(bad, fmt.Sprintf("%d completions", n))
 		}
 		for _, c := range w[:n] {
-			if c.Status != wc.Success {
+			if c.Status != verbs.WCSuccess {
 				bad = append(bad, fmt.Sprintf("wr %d: %v", c.WRID, c.Status))
 			}
 		}
@@ -103,9 +102,9 @@ func TestChooserSeesEligibleXFER32(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{Mode: sim.Manual, Chooser: func(ready []sim.ReadyEvent) int {
 		offered = append(offered, append([]sim.ReadyEvent(nil), ready...))
 		return 0
-	}}, sim.ConnectOptions{PathMTU: qp.MTU256})
-	b.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 1024)}}})
-	a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 1000)}}})
+	}}, sim.ConnectOptions{PathMTU: verbs.MTU256})
+	b.q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{b.sge(0, 1024)}}})
+	a.q.PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 1000)}}})
 	if !f.Step() { // the requester: 4 packets on the wire
 		t.Fatal("nothing ran")
 	}
@@ -140,17 +139,17 @@ func TestChooserSeesEligibleXFER32(t *testing.T) {
 // under the Random schedule and under a Chooser, post to both completions.
 func TestPathOrderAllocFree(t *testing.T) {
 	for name, cfg := range map[string]sim.Config{"random": {Schedule: sim.Random, Seed: 1}, "chooser": {Chooser: lastReady}} {
-		_, a, b := rcPair(t, cfg, sim.ConnectOptions{PathMTU: qp.MTU256})
-		recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 1024)}}}
-		send := []qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 1000)}}}
-		w := make([]wc.WC, 1)
+		_, a, b := rcPair(t, cfg, sim.ConnectOptions{PathMTU: verbs.MTU256})
+		recv := []verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{b.sge(0, 1024)}}}
+		send := []verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 1000)}}}
+		w := make([]verbs.WC, 1)
 		round := func() {
 			b.q.PostRecv(recv)
 			a.q.PostSend(send)
-			if n, _ := a.cq.Poll(w); n != 1 || w[0].Status != wc.Success {
+			if n, _ := a.cq.Poll(w); n != 1 || w[0].Status != verbs.WCSuccess {
 				t.Fatalf("%s: send %d %v", name, n, w[0].Status)
 			}
-			if n, _ := b.cq.Poll(w); n != 1 || w[0].Status != wc.Success {
+			if n, _ := b.cq.Poll(w); n != 1 || w[0].Status != verbs.WCSuccess {
 				t.Fatalf("%s: recv %d %v", name, n, w[0].Status)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 func wantErrno(t *testing.T, what string, err error, errno syscall.Errno) {
@@ -72,7 +73,7 @@ func TestDeallocPD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ah, err := pd.CreateAH(sim.AHAttr{PortNum: 1, DLID: 1})
+	ah, err := pd.CreateAH(verbs.AHAttr{PortNum: 1, DLID: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestDeallocPD(t *testing.T) {
 	// A deallocated PD takes no new objects.
 	_, err = pd.RegMR(make([]byte, 8), 0)
 	wantErrno(t, "RegMR on a deallocated PD", err, syscall.EINVAL)
-	_, err = pd.CreateAH(sim.AHAttr{PortNum: 1})
+	_, err = pd.CreateAH(verbs.AHAttr{PortNum: 1})
 	wantErrno(t, "CreateAH on a deallocated PD", err, syscall.EINVAL)
 	if err := ctx.Close(); err != nil {
 		t.Fatalf("Close after the PD is gone: %v", err)
@@ -112,11 +113,11 @@ func ExamplePD_RegMR() {
 
 	pd, _ := vctx.AllocPD()
 	buf := make([]byte, 4096) // yours: the MR aliases it, nothing is copied
-	mr, err := pd.RegMR(buf, sim.AccessLocalWrite|sim.AccessRemoteWrite)
+	mr, err := pd.RegMR(buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
 	fmt.Println(err)
 	fmt.Printf("addr=%#x length=%d lkey=%#x rkey=%#x\n", mr.Addr(), mr.Length(), mr.LKey(), mr.RKey())
 
-	_, err = pd.RegMR(buf, sim.AccessRemoteWrite) // no LOCAL_WRITE (MR-01)
+	_, err = pd.RegMR(buf, verbs.AccessRemoteWrite) // no LOCAL_WRITE (MR-01)
 	fmt.Println(err)
 	fmt.Println(pd.Dealloc()) // the MR still belongs to it (PD-02)
 

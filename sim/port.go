@@ -10,68 +10,12 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// PortState is verbs.PortState.
-type PortState = verbs.PortState
-
-// Constants of package verbs, under their former names.
-const (
-	PortNOP         = verbs.PortNOP
-	PortDown        = verbs.PortDown
-	PortInit        = verbs.PortInit
-	PortArmed       = verbs.PortArmed
-	PortActive      = verbs.PortActive
-	PortActiveDefer = verbs.PortActiveDefer
-)
-
-// MTU is enum ibv_mtu: a path MTU as its code, 1 (256 bytes) to 5 (4096).
-// It is the same type as verbs.MTU, which a QP's path_mtu uses.
-type MTU = verbs.MTU
-
-// The values of enum ibv_mtu (verbs.h).
-const (
-	MTU256  = verbs.MTU256  // IBV_MTU_256
-	MTU512  = verbs.MTU512  // IBV_MTU_512
-	MTU1024 = verbs.MTU1024 // IBV_MTU_1024
-	MTU2048 = verbs.MTU2048 // IBV_MTU_2048
-	MTU4096 = verbs.MTU4096 // IBV_MTU_4096
-)
-
-// LinkLayer is verbs.LinkLayer.
-type LinkLayer = verbs.LinkLayer
-
-// Constants of package verbs, under their former names.
-const (
-	LinkLayerUnspecified = verbs.LinkLayerUnspecified
-	LinkLayerInfiniBand  = verbs.LinkLayerInfiniBand
-	LinkLayerEthernet    = verbs.LinkLayerEthernet
-)
-
-// Constants of package verbs, under their former names.
-const (
-	PortCapSysImageGUIDSup = verbs.PortCapSysImageGUIDSup
-	PortCapCMSup           = verbs.PortCapCMSup
-	PortCapClientRegSup    = verbs.PortCapClientRegSup
-	PortCapIPBasedGIDs     = verbs.PortCapIPBasedGIDs
-)
-
-// GID is verbs.GID.
-type GID = verbs.GID
-
-// PortAttr is verbs.PortAttr.
-type PortAttr = verbs.PortAttr
-
-// Constants of package verbs, under their former names.
-const (
-	PhysDisabled = verbs.PhysDisabled
-	PhysLinkUp   = verbs.PhysLinkUp
-)
-
 // queriedPortAttr returns the attributes as ibv_query_port reports them, with
 // phys_state following the logical state.
-func queriedPortAttr(a PortAttr) PortAttr {
-	a.PhysState = PhysLinkUp
-	if a.State == PortDown {
-		a.PhysState = PhysDisabled
+func queriedPortAttr(a verbs.PortAttr) verbs.PortAttr {
+	a.PhysState = verbs.PhysLinkUp
+	if a.State == verbs.PortDown {
+		a.PhysState = verbs.PhysDisabled
 	}
 	return a
 }
@@ -79,20 +23,20 @@ func queriedPortAttr(a PortAttr) PortAttr {
 // DefaultPortAttr returns the attributes of a default port: an active 4X
 // InfiniBand port at 4096-byte MTU with 128 GIDs and 128 P_Keys, whose LID
 // and SM LID the fabric assigns.
-func DefaultPortAttr() PortAttr {
-	return PortAttr{
-		State:        PortActive,
-		MaxMTU:       MTU4096,
-		ActiveMTU:    MTU4096,
+func DefaultPortAttr() verbs.PortAttr {
+	return verbs.PortAttr{
+		State:        verbs.PortActive,
+		MaxMTU:       verbs.MTU4096,
+		ActiveMTU:    verbs.MTU4096,
 		GIDTblLen:    128,
-		PortCapFlags: PortCapSysImageGUIDSup | PortCapCMSup | PortCapClientRegSup,
+		PortCapFlags: verbs.PortCapSysImageGUIDSup | verbs.PortCapCMSup | verbs.PortCapClientRegSup,
 		MaxMsgSz:     1 << 30,
 		PKeyTblLen:   128,
 		MaxVLNum:     4,
-		PhysState:    PhysLinkUp,
+		PhysState:    verbs.PhysLinkUp,
 		ActiveWidth:  2,
 		ActiveSpeed:  32,
-		LinkLayer:    LinkLayerInfiniBand,
+		LinkLayer:    verbs.LinkLayerInfiniBand,
 	}
 }
 
@@ -101,13 +45,13 @@ func DefaultPortAttr() PortAttr {
 // defaults to 256 GIDs, one P_Key, IP-based GIDs and no LIDs. LMC zero is
 // kept; LID and SMLID zero on InfiniBand are assigned by the fabric.
 type PortConfig struct {
-	Attr PortAttr
+	Attr verbs.PortAttr
 	// GIDs are the first entries of the GID table. An empty or zero entry 0
 	// becomes the port's link-local GID: fe80::/64 followed by the port GUID
 	// (InfiniBand) or by the port GUID with its universal/local bit flipped
 	// as an EUI-64 from a MAC address would be (Ethernet). The port GUID is
 	// the node GUID plus the port number minus one.
-	GIDs []GID
+	GIDs []verbs.GID
 	// PKeys are the first entries of the P_Key table. Empty: one entry,
 	// 0xffff, the default full-membership partition.
 	PKeys []uint16
@@ -121,13 +65,13 @@ const (
 func (c *PortConfig) fill() error {
 	a := &c.Attr
 	def := DefaultPortAttr()
-	if a.LinkLayer == LinkLayerUnspecified {
+	if a.LinkLayer == verbs.LinkLayerUnspecified {
 		a.LinkLayer = def.LinkLayer
 	}
-	eth := a.LinkLayer == LinkLayerEthernet
+	eth := a.LinkLayer == verbs.LinkLayerEthernet
 	if eth {
 		def.GIDTblLen, def.PKeyTblLen = 256, 1
-		def.PortCapFlags = PortCapIPBasedGIDs | PortCapCMSup
+		def.PortCapFlags = verbs.PortCapIPBasedGIDs | verbs.PortCapCMSup
 	}
 	orDefault(&a.State, def.State)
 	orDefault(&a.MaxMTU, def.MaxMTU)
@@ -144,9 +88,9 @@ func (c *PortConfig) fill() error {
 	orDefault(&a.MaxVLNum, def.MaxVLNum)
 	a.PhysState = queriedPortAttr(*a).PhysState // derived from State, not configured
 	switch {
-	case a.LinkLayer > LinkLayerEthernet:
+	case a.LinkLayer > verbs.LinkLayerEthernet:
 		return fmt.Errorf("link_layer %d is not an IBV_LINK_LAYER value", a.LinkLayer)
-	case a.State > PortActiveDefer:
+	case a.State > verbs.PortActiveDefer:
 		return fmt.Errorf("state %d is not an enum ibv_port_state value", a.State)
 	case a.MaxMTU.Bytes() == 0 || a.ActiveMTU.Bytes() == 0:
 		return fmt.Errorf("max_mtu %d or active_mtu %d is not an enum ibv_mtu value", a.MaxMTU, a.ActiveMTU)
@@ -177,17 +121,17 @@ type port struct {
 	dev   *Device
 	num   uint8
 	guid  uint64
-	attr  PortAttr
-	gids  []GID
+	attr  verbs.PortAttr
+	gids  []verbs.GID
 	pkeys []uint16
 }
 
 func newPort(num uint8, nodeGUID uint64, c PortConfig) *port {
 	p := &port{num: num, guid: nodeGUID + uint64(num) - 1, attr: c.Attr}
-	p.gids = make([]GID, c.Attr.GIDTblLen)
+	p.gids = make([]verbs.GID, c.Attr.GIDTblLen)
 	copy(p.gids, c.GIDs)
 	if p.gids[0].IsZero() {
-		p.gids[0] = linkLocalGID(p.guid, c.Attr.LinkLayer == LinkLayerEthernet)
+		p.gids[0] = linkLocalGID(p.guid, c.Attr.LinkLayer == verbs.LinkLayerEthernet)
 	}
 	p.pkeys = make([]uint16, c.Attr.PKeyTblLen)
 	if len(c.PKeys) == 0 {
@@ -200,11 +144,11 @@ func newPort(num uint8, nodeGUID uint64, c PortConfig) *port {
 // linkLocalGID returns fe80::/64 with the interface identifier iid; on
 // Ethernet the universal/local bit is flipped, as in an EUI-64 made from a
 // MAC address.
-func linkLocalGID(iid uint64, eth bool) GID {
+func linkLocalGID(iid uint64, eth bool) verbs.GID {
 	if eth {
 		iid ^= 0x02 << 56
 	}
-	g := GID{0: 0xfe, 1: 0x80}
+	g := verbs.GID{0: 0xfe, 1: 0x80}
 	for i := range 8 {
 		g[8+i] = byte(iid >> (56 - 8*i))
 	}
@@ -236,7 +180,7 @@ func (f *Fabric) addressPorts() error {
 	for _, d := range f.devices {
 		for _, p := range d.ports {
 			owner[p] = fmt.Sprintf("%s port %d", d.name, p.num)
-			if p.attr.LinkLayer != LinkLayerInfiniBand {
+			if p.attr.LinkLayer != verbs.LinkLayerInfiniBand {
 				continue
 			}
 			ib = append(ib, p)
@@ -267,7 +211,7 @@ func (f *Fabric) addressPorts() error {
 			p.attr.SMLID = ib[0].attr.LID
 		}
 	}
-	gids := map[GID]*port{}
+	gids := map[verbs.GID]*port{}
 	for _, d := range f.devices {
 		for _, p := range d.ports {
 			for _, g := range p.gids {
@@ -308,15 +252,15 @@ func (c *Context) queryPortLocked(verb string, num uint8) (*port, error) {
 
 // QueryPort returns the attributes of port num, numbered from 1
 // (ibv_query_port). Port 0 or above phys_port_cnt is EINVAL.
-func (c *Context) QueryPort(num uint8) (PortAttr, error) {
+func (c *Context) QueryPort(num uint8) (verbs.PortAttr, error) {
 	if c == nil {
-		return PortAttr{}, verr.New("ibv_query_port", syscall.EINVAL, "nil device context")
+		return verbs.PortAttr{}, verr.New("ibv_query_port", syscall.EINVAL, "nil device context")
 	}
 	c.dev.fabric.d.Enter(domain.Op{})
 	defer c.dev.fabric.d.Leave(domain.Op{}, nil)
 	p, err := c.queryPortLocked("ibv_query_port", num)
 	if err != nil {
-		return PortAttr{}, err
+		return verbs.PortAttr{}, err
 	}
 	return queriedPortAttr(p.attr), nil
 }
@@ -324,18 +268,18 @@ func (c *Context) QueryPort(num uint8) (PortAttr, error) {
 // QueryGID returns entry index of port num's GID table (ibv_query_gid). An
 // index outside [0, gid_tbl_len) is EINVAL; an unused entry reads as the
 // zero GID, as libibverbs reports it.
-func (c *Context) QueryGID(num uint8, index int) (GID, error) {
+func (c *Context) QueryGID(num uint8, index int) (verbs.GID, error) {
 	if c == nil {
-		return GID{}, verr.New("ibv_query_gid", syscall.EINVAL, "nil device context")
+		return verbs.GID{}, verr.New("ibv_query_gid", syscall.EINVAL, "nil device context")
 	}
 	c.dev.fabric.d.Enter(domain.Op{})
 	defer c.dev.fabric.d.Leave(domain.Op{}, nil)
 	p, err := c.queryPortLocked("ibv_query_gid", num)
 	if err != nil {
-		return GID{}, err
+		return verbs.GID{}, err
 	}
 	if index < 0 || index >= len(p.gids) {
-		return GID{}, verr.Errorf("ibv_query_gid", syscall.EINVAL, "index %d is outside [0, gid_tbl_len=%d)", index, len(p.gids))
+		return verbs.GID{}, verr.Errorf("ibv_query_gid", syscall.EINVAL, "index %d is outside [0, gid_tbl_len=%d)", index, len(p.gids))
 	}
 	return p.gids[index], nil
 }

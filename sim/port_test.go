@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestDefaultPort: one active InfiniBand port with a LID, the SM's LID, the
@@ -97,19 +98,19 @@ func TestPortAddressing(t *testing.T) {
 	attr := sim.DefaultDeviceAttr()
 	attr.PhysPortCnt = 0
 	f := fabric(t, sim.Config{Devices: []sim.DeviceConfig{
-		{Name: "a", Attr: attr, Ports: []sim.PortConfig{{}, {Attr: sim.PortAttr{LID: 2}}, {Attr: sim.PortAttr{LMC: 2}}}},
+		{Name: "a", Attr: attr, Ports: []sim.PortConfig{{}, {Attr: verbs.PortAttr{LID: 2}}, {Attr: verbs.PortAttr{LMC: 2}}}},
 		{Name: "b", Attr: attr, Ports: []sim.PortConfig{
-			{Attr: sim.PortAttr{LinkLayer: sim.LinkLayerEthernet}},
-			{GIDs: []sim.GID{{}, {0: 0x20, 15: 9}}, PKeys: []uint16{0x8001, 0x7fff}},
+			{Attr: verbs.PortAttr{LinkLayer: verbs.LinkLayerEthernet}},
+			{GIDs: []verbs.GID{{}, {0: 0x20, 15: 9}}, PKeys: []uint16{0x8001, 0x7fff}},
 		}},
 	}})
 	type want struct {
 		lid, sm uint16
-		ll      sim.LinkLayer
+		ll      verbs.LinkLayer
 	}
 	wants := [][]want{
-		{{1, 1, sim.LinkLayerInfiniBand}, {2, 1, sim.LinkLayerInfiniBand}, {4, 1, sim.LinkLayerInfiniBand}},
-		{{0, 0, sim.LinkLayerEthernet}, {3, 1, sim.LinkLayerInfiniBand}},
+		{{1, 1, verbs.LinkLayerInfiniBand}, {2, 1, verbs.LinkLayerInfiniBand}, {4, 1, verbs.LinkLayerInfiniBand}},
+		{{0, 0, verbs.LinkLayerEthernet}, {3, 1, verbs.LinkLayerInfiniBand}},
 	}
 	for di, d := range f.Devices() {
 		ctx, err := d.Open()
@@ -131,7 +132,7 @@ func TestPortAddressing(t *testing.T) {
 	}
 	ctx, _ := f.Devices()[1].Open()
 	eth, _ := ctx.QueryPort(1)
-	if eth.GIDTblLen != 256 || eth.PKeyTblLen != 1 || eth.PortCapFlags&sim.PortCapIPBasedGIDs == 0 {
+	if eth.GIDTblLen != 256 || eth.PKeyTblLen != 1 || eth.PortCapFlags&verbs.PortCapIPBasedGIDs == 0 {
 		t.Errorf("Ethernet port defaults: %+v", eth)
 	}
 	// Port GUID = node GUID + port - 1; on Ethernet the U/L bit is flipped.
@@ -161,23 +162,23 @@ func TestPortAddressing(t *testing.T) {
 // TestEnumStrings covers the String methods and MTU.Bytes.
 func TestEnumStrings(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
-		{sim.PortDown.String(), "PORT_DOWN"},
-		{sim.PortActiveDefer.String(), "PORT_ACTIVE_DEFER"},
-		{sim.PortState(9).String(), "PortState(9)"},
-		{sim.MTU256.String(), "256"},
-		{sim.MTU(0).String(), "MTU(0)"},
-		{sim.LinkLayerEthernet.String(), "Ethernet"},
-		{sim.LinkLayerUnspecified.String(), "Unspecified"},
-		{sim.LinkLayer(7).String(), "LinkLayer(7)"},
-		{(sim.AccessLocalWrite | sim.AccessRemoteRead).String(), "LOCAL_WRITE|REMOTE_READ"},
-		{sim.Access(0).String(), "0"},
-		{(sim.AccessRelaxedOrdering | 1<<12).String(), "RELAXED_ORDERING|0x1000"},
+		{verbs.PortDown.String(), "PORT_DOWN"},
+		{verbs.PortActiveDefer.String(), "PORT_ACTIVE_DEFER"},
+		{verbs.PortState(9).String(), "PortState(9)"},
+		{verbs.MTU256.String(), "256"},
+		{verbs.MTU(0).String(), "MTU(0)"},
+		{verbs.LinkLayerEthernet.String(), "Ethernet"},
+		{verbs.LinkLayerUnspecified.String(), "Unspecified"},
+		{verbs.LinkLayer(7).String(), "LinkLayer(7)"},
+		{(verbs.AccessLocalWrite | verbs.AccessRemoteRead).String(), "LOCAL_WRITE|REMOTE_READ"},
+		{verbs.AccessFlags(0).String(), "0"},
+		{(verbs.AccessRelaxedOrdering | 1<<12).String(), "RELAXED_ORDERING|0x1000"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
 		}
 	}
-	for m, b := range map[sim.MTU]int{0: 0, sim.MTU256: 256, sim.MTU512: 512, sim.MTU1024: 1024, sim.MTU2048: 2048, sim.MTU4096: 4096, 6: 0} {
+	for m, b := range map[verbs.MTU]int{0: 0, verbs.MTU256: 256, verbs.MTU512: 512, verbs.MTU1024: 1024, verbs.MTU2048: 2048, verbs.MTU4096: 4096, 6: 0} {
 		if m.Bytes() != b {
 			t.Errorf("MTU(%d).Bytes() = %d, want %d", m, m.Bytes(), b)
 		}
@@ -194,20 +195,20 @@ func TestEnumsMatchVerbsH(t *testing.T) {
 	}
 	enums := parseEnums(string(src))
 	for name, v := range map[string]uint64{
-		"IBV_PORT_NOP": uint64(sim.PortNOP), "IBV_PORT_DOWN": uint64(sim.PortDown), "IBV_PORT_INIT": uint64(sim.PortInit),
-		"IBV_PORT_ARMED": uint64(sim.PortArmed), "IBV_PORT_ACTIVE": uint64(sim.PortActive), "IBV_PORT_ACTIVE_DEFER": uint64(sim.PortActiveDefer),
-		"IBV_MTU_256": uint64(sim.MTU256), "IBV_MTU_512": uint64(sim.MTU512), "IBV_MTU_1024": uint64(sim.MTU1024),
-		"IBV_MTU_2048": uint64(sim.MTU2048), "IBV_MTU_4096": uint64(sim.MTU4096),
-		"IBV_LINK_LAYER_UNSPECIFIED": uint64(sim.LinkLayerUnspecified), "IBV_LINK_LAYER_INFINIBAND": uint64(sim.LinkLayerInfiniBand),
-		"IBV_LINK_LAYER_ETHERNET": uint64(sim.LinkLayerEthernet),
-		"IBV_ATOMIC_NONE":         uint64(sim.AtomicNone), "IBV_ATOMIC_HCA": uint64(sim.AtomicHCA), "IBV_ATOMIC_GLOB": uint64(sim.AtomicGlob),
-		"IBV_DEVICE_BAD_PKEY_CNTR": uint64(sim.DeviceBadPKeyCntr), "IBV_DEVICE_BAD_QKEY_CNTR": uint64(sim.DeviceBadQKeyCntr),
-		"IBV_DEVICE_CHANGE_PHY_PORT": uint64(sim.DeviceChangePhyPort), "IBV_DEVICE_CURR_QP_STATE_MOD": uint64(sim.DeviceCurrQPStateMod),
-		"IBV_DEVICE_PORT_ACTIVE_EVENT": uint64(sim.DevicePortActiveEvt), "IBV_DEVICE_SYS_IMAGE_GUID": uint64(sim.DeviceSysImageGUID),
-		"IBV_DEVICE_RC_RNR_NAK_GEN": uint64(sim.DeviceRCRNRNakGen), "IBV_DEVICE_SRQ_RESIZE": uint64(sim.DeviceSRQResize),
-		"IBV_DEVICE_MEM_WINDOW":       uint64(sim.DeviceMemWindow),
-		"IBV_PORT_SYS_IMAGE_GUID_SUP": uint64(sim.PortCapSysImageGUIDSup), "IBV_PORT_CM_SUP": uint64(sim.PortCapCMSup),
-		"IBV_PORT_CLIENT_REG_SUP": uint64(sim.PortCapClientRegSup), "IBV_PORT_IP_BASED_GIDS": uint64(sim.PortCapIPBasedGIDs),
+		"IBV_PORT_NOP": uint64(verbs.PortNOP), "IBV_PORT_DOWN": uint64(verbs.PortDown), "IBV_PORT_INIT": uint64(verbs.PortInit),
+		"IBV_PORT_ARMED": uint64(verbs.PortArmed), "IBV_PORT_ACTIVE": uint64(verbs.PortActive), "IBV_PORT_ACTIVE_DEFER": uint64(verbs.PortActiveDefer),
+		"IBV_MTU_256": uint64(verbs.MTU256), "IBV_MTU_512": uint64(verbs.MTU512), "IBV_MTU_1024": uint64(verbs.MTU1024),
+		"IBV_MTU_2048": uint64(verbs.MTU2048), "IBV_MTU_4096": uint64(verbs.MTU4096),
+		"IBV_LINK_LAYER_UNSPECIFIED": uint64(verbs.LinkLayerUnspecified), "IBV_LINK_LAYER_INFINIBAND": uint64(verbs.LinkLayerInfiniBand),
+		"IBV_LINK_LAYER_ETHERNET": uint64(verbs.LinkLayerEthernet),
+		"IBV_ATOMIC_NONE":         uint64(verbs.AtomicNone), "IBV_ATOMIC_HCA": uint64(verbs.AtomicHCA), "IBV_ATOMIC_GLOB": uint64(verbs.AtomicGlob),
+		"IBV_DEVICE_BAD_PKEY_CNTR": uint64(verbs.DeviceBadPKeyCntr), "IBV_DEVICE_BAD_QKEY_CNTR": uint64(verbs.DeviceBadQKeyCntr),
+		"IBV_DEVICE_CHANGE_PHY_PORT": uint64(verbs.DeviceChangePhyPort), "IBV_DEVICE_CURR_QP_STATE_MOD": uint64(verbs.DeviceCurrQPStateMod),
+		"IBV_DEVICE_PORT_ACTIVE_EVENT": uint64(verbs.DevicePortActiveEvt), "IBV_DEVICE_SYS_IMAGE_GUID": uint64(verbs.DeviceSysImageGUID),
+		"IBV_DEVICE_RC_RNR_NAK_GEN": uint64(verbs.DeviceRCRNRNakGen), "IBV_DEVICE_SRQ_RESIZE": uint64(verbs.DeviceSRQResize),
+		"IBV_DEVICE_MEM_WINDOW":       uint64(verbs.DeviceMemWindow),
+		"IBV_PORT_SYS_IMAGE_GUID_SUP": uint64(verbs.PortCapSysImageGUIDSup), "IBV_PORT_CM_SUP": uint64(verbs.PortCapCMSup),
+		"IBV_PORT_CLIENT_REG_SUP": uint64(verbs.PortCapClientRegSup), "IBV_PORT_IP_BASED_GIDS": uint64(verbs.PortCapIPBasedGIDs),
 	} {
 		got, ok := enums[name]
 		if !ok {

@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -17,10 +15,10 @@ func TestResetPurgesCQ_CQ26(t *testing.T) {
 	for _, purge := range []bool{false, true} {
 		p := sim.DefaultProfile()
 		p.Readings.ResetPurgesCQ = purge
-		_, a, _ := rcPair(t, sim.Config{Profile: p}, sim.ConnectOptions{PathMTU: qp.MTU1024})
+		_, a, _ := rcPair(t, sim.Config{Profile: p}, sim.ConnectOptions{PathMTU: verbs.MTU1024})
 		post := func() {
 			t.Helper()
-			if _, err := a.q.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{a.sge(0, 8)}}, {WRID: 2, SGList: []qp.SGE{a.sge(8, 8)}}}); err != nil {
+			if _, err := a.q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{a.sge(0, 8)}}, {WRID: 2, SGList: []verbs.SGE{a.sge(8, 8)}}}); err != nil {
 				t.Fatal(err)
 			}
 			if err := a.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState); err != nil {
@@ -36,7 +34,7 @@ func TestResetPurgesCQ_CQ26(t *testing.T) {
 			want = 0
 		}
 		for _, w := range a.poll(t, want) {
-			if w.Status != wc.WRFlushErr {
+			if w.Status != verbs.WCWRFlushErr {
 				t.Errorf("purge=%v: %v after RESET, want a flush", purge, &w)
 			}
 		}

@@ -8,25 +8,12 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// GIDType is verbs.GIDType.
-type GIDType = verbs.GIDType
-
-// Constants of package verbs, under their former names.
-const (
-	GIDTypeIB     = verbs.GIDTypeIB
-	GIDTypeRoCEv1 = verbs.GIDTypeRoCEv1
-	GIDTypeRoCEv2 = verbs.GIDTypeRoCEv2
-)
-
-// GIDEntry is verbs.GIDEntry.
-type GIDEntry = verbs.GIDEntry
-
-func (p *port) entry(i int) GIDEntry {
-	t := GIDTypeIB
-	if p.attr.LinkLayer == LinkLayerEthernet {
-		t = GIDTypeRoCEv2
+func (p *port) entry(i int) verbs.GIDEntry {
+	t := verbs.GIDTypeIB
+	if p.attr.LinkLayer == verbs.LinkLayerEthernet {
+		t = verbs.GIDTypeRoCEv2
 	}
-	return GIDEntry{GID: p.gids[i], GIDIndex: uint32(i), PortNum: uint32(p.num), GIDType: t}
+	return verbs.GIDEntry{GID: p.gids[i], GIDIndex: uint32(i), PortNum: uint32(p.num), GIDType: t}
 }
 
 // QueryGIDEx returns entry index of port num's GID table with its type
@@ -34,28 +21,28 @@ func (p *port) entry(i int) GIDEntry {
 // refuses unknown flags); a port outside [1, phys_port_cnt] or an index
 // outside [0, gid_tbl_len) is EINVAL; an index inside the table that holds
 // no GID is ENODATA, where ibv_query_gid reads the zero GID (QUERY-05).
-func (c *Context) QueryGIDEx(num, index, flags uint32) (GIDEntry, error) {
+func (c *Context) QueryGIDEx(num, index, flags uint32) (verbs.GIDEntry, error) {
 	const verb = "ibv_query_gid_ex"
 	if c == nil {
-		return GIDEntry{}, verr.New(verb, syscall.EINVAL, "nil device context")
+		return verbs.GIDEntry{}, verr.New(verb, syscall.EINVAL, "nil device context")
 	}
 	c.dev.fabric.d.Enter(domain.Op{})
 	defer c.dev.fabric.d.Leave(domain.Op{}, nil)
 	if err := c.checkLocked(verb); err != nil {
-		return GIDEntry{}, err
+		return verbs.GIDEntry{}, err
 	}
 	if flags != 0 {
-		return GIDEntry{}, verr.Errorf(verb, syscall.EINVAL, "flags %#x: none are defined (QUERY-05)", flags)
+		return verbs.GIDEntry{}, verr.Errorf(verb, syscall.EINVAL, "flags %#x: none are defined (QUERY-05)", flags)
 	}
 	if num == 0 || num > uint32(len(c.dev.ports)) {
-		return GIDEntry{}, verr.Errorf(verb, syscall.EINVAL, "port %d is outside [1, phys_port_cnt=%d] (QUERY-05)", num, len(c.dev.ports))
+		return verbs.GIDEntry{}, verr.Errorf(verb, syscall.EINVAL, "port %d is outside [1, phys_port_cnt=%d] (QUERY-05)", num, len(c.dev.ports))
 	}
 	p := c.dev.ports[num-1]
 	if index >= uint32(len(p.gids)) {
-		return GIDEntry{}, verr.Errorf(verb, syscall.EINVAL, "index %d is outside [0, gid_tbl_len=%d) (QUERY-05)", index, len(p.gids))
+		return verbs.GIDEntry{}, verr.Errorf(verb, syscall.EINVAL, "index %d is outside [0, gid_tbl_len=%d) (QUERY-05)", index, len(p.gids))
 	}
 	if p.gids[index].IsZero() {
-		return GIDEntry{}, verr.Errorf(verb, syscall.ENODATA, "entry %d of port %d holds no GID (QUERY-05)", index, num)
+		return verbs.GIDEntry{}, verr.Errorf(verb, syscall.ENODATA, "entry %d of port %d holds no GID (QUERY-05)", index, num)
 	}
 	return p.entry(int(index)), nil
 }
@@ -65,7 +52,7 @@ func (c *Context) QueryGIDEx(num, index, flags uint32) (GIDEntry, error) {
 // maxEntries is the room the caller has: 0, or fewer than the valid
 // entries, is EINVAL, as are flags other than 0 (QUERY-06). The C call
 // returns the count; here it is the length of the slice.
-func (c *Context) QueryGIDTable(maxEntries int, flags uint32) ([]GIDEntry, error) {
+func (c *Context) QueryGIDTable(maxEntries int, flags uint32) ([]verbs.GIDEntry, error) {
 	const verb = "ibv_query_gid_table"
 	if c == nil {
 		return nil, verr.New(verb, syscall.EINVAL, "nil device context")
@@ -81,7 +68,7 @@ func (c *Context) QueryGIDTable(maxEntries int, flags uint32) ([]GIDEntry, error
 	if maxEntries <= 0 {
 		return nil, verr.Errorf(verb, syscall.EINVAL, "max_entries %d: room for at least one entry is needed (QUERY-06)", maxEntries)
 	}
-	var out []GIDEntry
+	var out []verbs.GIDEntry
 	for _, p := range c.dev.ports {
 		for i, g := range p.gids {
 			if g.IsZero() {
@@ -96,30 +83,6 @@ func (c *Context) QueryGIDTable(maxEntries int, flags uint32) ([]GIDEntry, error
 	return out, nil
 }
 
-// DeviceAttrEx is verbs.DeviceAttrEx.
-type DeviceAttrEx = verbs.DeviceAttrEx
-
-// ODPCaps is verbs.ODPCaps.
-type ODPCaps = verbs.ODPCaps
-
-// TSOCaps is verbs.TSOCaps.
-type TSOCaps = verbs.TSOCaps
-
-// RSSCaps is verbs.RSSCaps.
-type RSSCaps = verbs.RSSCaps
-
-// PacketPacingCaps is verbs.PacketPacingCaps.
-type PacketPacingCaps = verbs.PacketPacingCaps
-
-// TMCaps is verbs.TMCaps.
-type TMCaps = verbs.TMCaps
-
-// CQModCaps is verbs.CQModCaps.
-type CQModCaps = verbs.CQModCaps
-
-// PCIAtomicCaps is verbs.PCIAtomicCaps.
-type PCIAtomicCaps = verbs.PCIAtomicCaps
-
 // QueryDeviceEx is ibv_query_device_ex. compMask is the comp_mask of
 // struct ibv_query_device_ex_input (0 for a NULL input): libibverbs
 // defines no bit of it and refuses any with EINVAL (QUERY-03). Unless the
@@ -128,19 +91,19 @@ type PCIAtomicCaps = verbs.PCIAtomicCaps
 // clock of the completion timestamps; max_dm_size is DeviceAttr.MaxDMSize
 // (DM-01, DM-02); odp_caps and xrc_odp_caps are the profile's (ODP-01);
 // every other extended capability reads zero.
-func (c *Context) QueryDeviceEx(compMask uint32) (DeviceAttrEx, error) {
+func (c *Context) QueryDeviceEx(compMask uint32) (verbs.DeviceAttrEx, error) {
 	const verb = "ibv_query_device_ex"
 	if c == nil {
-		return DeviceAttrEx{}, verr.New(verb, syscall.EINVAL, "nil device context")
+		return verbs.DeviceAttrEx{}, verr.New(verb, syscall.EINVAL, "nil device context")
 	}
 	if compMask != 0 {
-		return DeviceAttrEx{}, verr.Errorf(verb, syscall.EINVAL, "input comp_mask %#x: no bit is defined (QUERY-03)", compMask)
+		return verbs.DeviceAttrEx{}, verr.Errorf(verb, syscall.EINVAL, "input comp_mask %#x: no bit is defined (QUERY-03)", compMask)
 	}
 	if err := c.check(verb); err != nil {
-		return DeviceAttrEx{}, err
+		return verbs.DeviceAttrEx{}, err
 	}
 	a := c.dev.attr
-	ax := DeviceAttrEx{
+	ax := verbs.DeviceAttrEx{
 		Orig:             a,
 		DeviceCapFlagsEx: uint64(a.DeviceCapFlags),
 		PhysPortCntEx:    uint32(a.PhysPortCnt),

@@ -2,8 +2,10 @@ package sim
 
 import (
 	"fmt"
-	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
+
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
@@ -11,13 +13,13 @@ import (
 
 // QPInitAttr holds the arguments of ibv_create_qp (struct ibv_qp_init_attr).
 type QPInitAttr struct {
-	Context  any     // qp_context
-	SendCQ   *CQ     // required (QP-03); XRC_RECV: ignored (XRC-06)
-	RecvCQ   *CQ     // required (QP-03); may equal SendCQ; XRC: ignored (XRC-06)
-	SRQ      *SRQ    // optional; RC and UD only (QP-04); of this context, any PD
-	Cap      qp.Cap  // requested capacities (QP-02)
-	Type     qp.Type // qp.RC, qp.UC, qp.UD or qp.XRCSend (qp.XRCRecv: XRCD.CreateQP)
-	SQSigAll bool    // every send WR is signaled (CQ-19)
+	Context  any          // qp_context
+	SendCQ   *CQ          // required (QP-03); XRC_RECV: ignored (XRC-06)
+	RecvCQ   *CQ          // required (QP-03); may equal SendCQ; XRC: ignored (XRC-06)
+	SRQ      *SRQ         // optional; RC and UD only (QP-04); of this context, any PD
+	Cap      verbs.QPCap  // requested capacities (QP-02)
+	Type     verbs.QPType // QPTypeRC, QPTypeUC, QPTypeUD or QPTypeXRCSend (QPTypeXRCRecv: XRCD.CreateQP)
+	SQSigAll bool         // every send WR is signaled (CQ-19)
 
 	// CompMask is comp_mask of struct ibv_qp_init_attr_ex: which of the
 	// extended fields below are valid. Zero makes CreateQP ibv_create_qp;
@@ -25,8 +27,8 @@ type QPInitAttr struct {
 	// giving the QP the work request builder (QP.WRStart, QPX-01).
 	CompMask QPInitMask
 	// SendOpsFlags is send_ops_flags: the operations the builder may start
-	// (qp.WithSend, ...). Read only with QPInitSendOpsFlags in CompMask.
-	SendOpsFlags qp.SendOps
+	// (verbs.QPExWithSend, ...). Read only with QPInitSendOpsFlags in CompMask.
+	SendOpsFlags verbs.QPSendOps
 }
 
 // QPInitMask is comp_mask of struct ibv_qp_init_attr_ex (enum
@@ -85,7 +87,7 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	if err := checkXRCType(f, attr); err != nil {
 		return nil, err
 	}
-	if attr.Type == qp.XRCRecv {
+	if attr.Type == verbs.QPTypeXRCRecv {
 		return nil, verr.New("ibv_create_qp_ex", syscall.EINVAL, "an XRC_RECV QP is created in its XRC domain, with no PD: XRCD.CreateQP (XRC-06)")
 	}
 	return d.createQPLocked(verb, c, attr, pd, nil)
@@ -93,7 +95,7 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 
 // checkXRCType refuses the XRC QP types on a profile without XRC (XRC-03).
 func checkXRCType(f *Fabric, attr QPInitAttr) error {
-	if f.profile.NoXRC && (attr.Type == qp.XRCSend || attr.Type == qp.XRCRecv) {
+	if f.profile.NoXRC && (attr.Type == verbs.QPTypeXRCSend || attr.Type == verbs.QPTypeXRCRecv) {
 		return verr.Errorf("ibv_create_qp_ex", syscall.EOPNOTSUPP, "the device has no XRC: qp_type %v (XRC-03)", attr.Type)
 	}
 	return nil
@@ -216,9 +218,9 @@ func (pd *PD) checkQPArgs(verb string, attr QPInitAttr) error {
 func (d *Device) modifyLimitsLocked() qp.Limits {
 	l := qp.Limits{MaxQPRDAtom: d.attr.MaxQPRDAtom, MaxQPInitRDAtom: d.attr.MaxQPInitRDAtom}
 	for _, p := range d.ports {
-		eth := p.attr.LinkLayer == LinkLayerEthernet
+		eth := p.attr.LinkLayer == verbs.LinkLayerEthernet
 		l.Ports = append(l.Ports, qp.PortLimits{
-			MaxMTU:       qp.MTU(p.attr.MaxMTU),
+			MaxMTU:       verbs.MTU(p.attr.MaxMTU),
 			PKeyTableLen: len(p.pkeys),
 			GIDTableLen:  len(p.gids),
 			GRHRequired:  eth,
@@ -241,8 +243,8 @@ func (m deviceMemory) ReadLocked(addr uint64, n uint32) ([]byte, bool) {
 
 // SRQInitAttr holds the arguments of ibv_create_srq.
 type SRQInitAttr struct {
-	Context any        // srq_context
-	Attr    qp.SRQAttr // max_wr, max_sge, srq_limit (SRQ-01)
+	Context any           // srq_context
+	Attr    verbs.SRQAttr // max_wr, max_sge, srq_limit (SRQ-01)
 }
 
 // CreateSRQ creates a shared receive queue in pd (ibv_create_srq): EINVAL
@@ -282,7 +284,7 @@ func (pd *PD) createSRQLocked(verb string, attr SRQInitAttr, x *xrcSRQ) (_ *SRQ,
 		Context: attr.Context,
 		Device: qp.SRQLimits{
 			MaxSRQWR: uint32(d.attr.MaxSRQWR), MaxSRQSGE: uint32(d.attr.MaxSRQSGE),
-			Resize: d.attr.DeviceCapFlags&DeviceSRQResize != 0,
+			Resize: d.attr.DeviceCapFlags&verbs.DeviceSRQResize != 0,
 		},
 		HonourLimitAtCreate: f.profile.SRQLimitAtCreate,
 		Domain:              f.d,

@@ -8,9 +8,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 type qpRig struct {
@@ -33,7 +31,7 @@ func newQPRig(t testing.TB, cfg sim.Config) *qpRig {
 	return &qpRig{ctx, pd, cq}
 }
 
-func (r *qpRig) qp(t testing.TB, typ qp.Type, c qp.Cap) *sim.QP {
+func (r *qpRig) qp(t testing.TB, typ verbs.QPType, c verbs.QPCap) *sim.QP {
 	t.Helper()
 	q, err := r.pd.CreateQP(sim.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, Type: typ, Cap: c})
 	if err != nil {
@@ -45,16 +43,16 @@ func (r *qpRig) qp(t testing.TB, typ qp.Type, c qp.Cap) *sim.QP {
 // toRTS takes an RC QP to RTS with the attributes a real connection uses.
 func toRTS(q *sim.QP, remote uint32) error {
 	steps := []struct {
-		attr qp.Attr
-		mask qp.AttrMask
+		attr verbs.QPAttr
+		mask verbs.QPAttrMask
 	}{
-		{qp.Attr{QPState: qp.Init, PKeyIndex: 0, PortNum: 1, QPAccessFlags: qp.AccessRemoteWrite | qp.AccessRemoteRead},
-			qp.AttrState | qp.AttrPKeyIndex | qp.AttrPort | qp.AttrAccessFlags},
-		{qp.Attr{QPState: qp.RTR, PathMTU: qp.MTU1024, DestQPNum: remote, RQPSN: 0, MaxDestRDAtomic: 1, MinRNRTimer: 12,
-			AHAttr: qp.AHAttr{DLID: 1, PortNum: 1}},
-			qp.AttrState | qp.AttrAV | qp.AttrPathMTU | qp.AttrDestQPN | qp.AttrRQPSN | qp.AttrMaxDestRDAtomic | qp.AttrMinRNRTimer},
-		{qp.Attr{QPState: qp.RTS, SQPSN: 0, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 1},
-			qp.AttrState | qp.AttrSQPSN | qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRDAtomic},
+		{verbs.QPAttr{QPState: verbs.QPStateInit, PKeyIndex: 0, PortNum: 1, QPAccessFlags: verbs.AccessRemoteWrite | verbs.AccessRemoteRead},
+			verbs.QPAttrState | verbs.QPAttrPKeyIndex | verbs.QPAttrPort | verbs.QPAttrAccessFlags},
+		{verbs.QPAttr{QPState: verbs.QPStateRTR, PathMTU: verbs.MTU1024, DestQPNum: remote, RQPSN: 0, MaxDestRDAtomic: 1, MinRNRTimer: 12,
+			AHAttr: verbs.AHAttr{DLID: 1, PortNum: 1}},
+			verbs.QPAttrState | verbs.QPAttrAV | verbs.QPAttrPathMTU | verbs.QPAttrDestQPN | verbs.QPAttrRQPSN | verbs.QPAttrMaxDestRDAtomic | verbs.QPAttrMinRNRTimer},
+		{verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: 0, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 1},
+			verbs.QPAttrState | verbs.QPAttrSQPSN | verbs.QPAttrTimeout | verbs.QPAttrRetryCnt | verbs.QPAttrRNRRetry | verbs.QPAttrMaxQPRDAtomic},
 	}
 	for _, s := range steps {
 		if err := q.Modify(&s.attr, s.mask); err != nil {
@@ -66,8 +64,8 @@ func toRTS(q *sim.QP, remote uint32) error {
 
 func TestCreateQPThroughPD(t *testing.T) {
 	r := newQPRig(t, sim.Config{})
-	a := r.qp(t, qp.RC, qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1})
-	b := r.qp(t, qp.RC, qp.Cap{MaxSendWR: 4, MaxRecvWR: 4})
+	a := r.qp(t, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1})
+	b := r.qp(t, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4})
 	if a.Num() == b.Num() || a.Num() < 0x11 {
 		t.Fatalf("qp_nums %#x, %#x", a.Num(), b.Num())
 	}
@@ -81,10 +79,10 @@ func TestCreateQPThroughPD(t *testing.T) {
 	if err := r.pd.Dealloc(); !errors.Is(err, syscall.EBUSY) {
 		t.Fatalf("dealloc PD under a QP: %v, want EBUSY", err)
 	}
-	if _, err := r.pd.CreateQP(sim.QPInitAttr{SendCQ: r.cq, Type: qp.RC}); !errors.Is(err, syscall.EINVAL) {
+	if _, err := r.pd.CreateQP(sim.QPInitAttr{SendCQ: r.cq, Type: verbs.QPTypeRC}); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("QP without a recv CQ: %v, want EINVAL", err)
 	}
-	if _, err := r.pd.CreateQP(sim.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 1 << 20}}); !errors.Is(err, syscall.EINVAL) {
+	if _, err := r.pd.CreateQP(sim.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 1 << 20}}); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("QP above max_qp_wr: %v, want EINVAL", err)
 	}
 	for _, q := range []*sim.QP{a, b} {
@@ -104,13 +102,13 @@ func TestMaxQP(t *testing.T) {
 	attr := sim.DefaultDeviceAttr()
 	attr.MaxQP = 2
 	r := newQPRig(t, sim.Config{Devices: []sim.DeviceConfig{{Name: "d", Attr: attr}}})
-	a := r.qp(t, qp.UD, qp.Cap{})
-	r.qp(t, qp.UD, qp.Cap{})
-	if _, err := r.pd.CreateQP(sim.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, Type: qp.UD}); !errors.Is(err, syscall.ENOMEM) {
+	a := r.qp(t, verbs.QPTypeUD, verbs.QPCap{})
+	r.qp(t, verbs.QPTypeUD, verbs.QPCap{})
+	if _, err := r.pd.CreateQP(sim.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, Type: verbs.QPTypeUD}); !errors.Is(err, syscall.ENOMEM) {
 		t.Fatalf("third QP: %v, want ENOMEM", err)
 	}
 	a.Destroy()
-	r.qp(t, qp.UD, qp.Cap{})
+	r.qp(t, verbs.QPTypeUD, verbs.QPCap{})
 }
 
 // TestInlineFromRegisteredMemory: an inline send reads registered memory
@@ -122,11 +120,11 @@ func TestInlineFromRegisteredMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := r.qp(t, qp.RC, qp.Cap{MaxSendWR: 2, MaxSendSGE: 1, MaxInlineData: 16})
+	q := r.qp(t, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 2, MaxSendSGE: 1, MaxInlineData: 16})
 	if err := toRTS(q, 0x99); err != nil {
 		t.Fatal(err)
 	}
-	wr := []qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendInline, SGList: []qp.SGE{{Addr: mr.Addr(), Length: 7, LKey: 0}}}}
+	wr := []verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendInline, SGList: []verbs.SGE{{Addr: mr.Addr(), Length: 7, LKey: 0}}}}
 	if _, err := q.PostSend(wr); err != nil {
 		t.Fatalf("inline post from registered memory: %v", err)
 	}
@@ -141,7 +139,7 @@ func TestInlineFromRegisteredMemory(t *testing.T) {
 func TestSRQThroughPD(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		r := newQPRig(t, sim.Config{Profile: p})
-		s, err := r.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 1, SRQLimit: 2}})
+		s, err := r.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 1, SRQLimit: 2}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +150,7 @@ func TestSRQThroughPD(t *testing.T) {
 		if err := r.pd.Dealloc(); !errors.Is(err, syscall.EBUSY) {
 			t.Fatalf("dealloc PD under an SRQ: %v", err)
 		}
-		q, err := r.pd.CreateQP(sim.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, SRQ: s, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 1}})
+		q, err := r.pd.CreateQP(sim.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, SRQ: s, Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,14 +158,14 @@ func TestSRQThroughPD(t *testing.T) {
 			t.Fatalf("destroy SRQ under a QP: %v", err)
 		}
 		// ERR on an SRQ QP raises LAST_WQE_REACHED (ASYNC-14).
-		if err := q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags); err != nil {
+		if err := q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1}, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags); err != nil {
 			t.Fatal(err)
 		}
-		if err := q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState); err != nil {
+		if err := q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState); err != nil {
 			t.Fatal(err)
 		}
 		ev, err := r.ctx.TryGetAsyncEvent()
-		if err != nil || ev.Type() != notify.EventQPLastWQEReached || ev.QP() != q {
+		if err != nil || ev.Type() != verbs.EventQPLastWQEReached || ev.QP() != q {
 			t.Fatalf("%v, %v", ev, err)
 		}
 		ev.Ack()
@@ -188,25 +186,25 @@ func ExamplePD_CreateQP() {
 	pd, _ := vctx.AllocPD()
 	cq, _ := vctx.CreateCQ(64, nil, nil, 0)
 	q, _ := pd.CreateQP(sim.QPInitAttr{
-		SendCQ: cq, RecvCQ: cq, Type: qp.RC,
-		Cap: qp.Cap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1},
+		SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1},
 	})
 	fmt.Println(q.State())
 
 	// RESET→INIT: pkey index, port and access flags are required for RC (QP-14).
-	q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1, QPAccessFlags: qp.AccessRemoteWrite},
-		qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags)
+	q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QPAccessFlags: verbs.AccessRemoteWrite},
+		verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags)
 	// INIT→RTR: the path and the remote QP (QP-16).
-	q.Modify(&qp.Attr{QPState: qp.RTR, PathMTU: qp.MTU1024, DestQPNum: 0x12, MaxDestRDAtomic: 1,
-		MinRNRTimer: 12, AHAttr: qp.AHAttr{DLID: 1, PortNum: 1}},
-		qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|qp.AttrRQPSN|qp.AttrMaxDestRDAtomic|qp.AttrMinRNRTimer)
+	q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR, PathMTU: verbs.MTU1024, DestQPNum: 0x12, MaxDestRDAtomic: 1,
+		MinRNRTimer: 12, AHAttr: verbs.AHAttr{DLID: 1, PortNum: 1}},
+		verbs.QPAttrState|verbs.QPAttrAV|verbs.QPAttrPathMTU|verbs.QPAttrDestQPN|verbs.QPAttrRQPSN|verbs.QPAttrMaxDestRDAtomic|verbs.QPAttrMinRNRTimer)
 	// RTR→RTS: timers and retry counts (QP-17).
-	err := q.Modify(&qp.Attr{QPState: qp.RTS, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 1},
-		qp.AttrState|qp.AttrSQPSN|qp.AttrTimeout|qp.AttrRetryCnt|qp.AttrRNRRetry|qp.AttrMaxQPRDAtomic)
+	err := q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 1},
+		verbs.QPAttrState|verbs.QPAttrSQPSN|verbs.QPAttrTimeout|verbs.QPAttrRetryCnt|verbs.QPAttrRNRRetry|verbs.QPAttrMaxQPRDAtomic)
 	fmt.Println(q.State(), err)
 
 	// An illegal transition changes nothing (QP-07, QP-13).
-	err = q.Modify(&qp.Attr{QPState: qp.RTR}, qp.AttrState)
+	err = q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR}, verbs.QPAttrState)
 	fmt.Println(q.State(), errors.Is(err, syscall.EINVAL))
 	// Output:
 	// RESET
@@ -221,21 +219,21 @@ func ExamplePD_CreateQP() {
 // one send WR. The fabric is in Manual mode, so nothing executes.
 func BenchmarkPostSend(b *testing.B) {
 	r := newQPRig(b, sim.Config{Mode: sim.Manual})
-	q := r.qp(b, qp.RC, qp.Cap{MaxSendWR: 1024, MaxSendSGE: 2})
+	q := r.qp(b, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 1024, MaxSendSGE: 2})
 	if err := toRTS(q, 0x99); err != nil {
 		b.Fatal(err)
 	}
-	wr := []qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{{Addr: 0x1000, Length: 64, LKey: 0x101}}}}
-	buf := make([]wc.WC, 256)
+	wr := []verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{{Addr: 0x1000, Length: 64, LKey: 0x101}}}}
+	buf := make([]verbs.WC, 256)
 	posted := 0
 	b.ReportAllocs()
 	for b.Loop() {
 		if posted == 1024 {
 			b.StopTimer()
-			q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState)
+			q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState)
 			for n, _ := r.cq.Poll(buf); n > 0; n, _ = r.cq.Poll(buf) {
 			}
-			q.Modify(&qp.Attr{QPState: qp.Reset}, qp.AttrState)
+			q.Modify(&verbs.QPAttr{QPState: verbs.QPStateReset}, verbs.QPAttrState)
 			toRTS(q, 0x99)
 			posted = 0
 			b.StartTimer()
@@ -251,7 +249,7 @@ func BenchmarkPostSend(b *testing.B) {
 // destroys it.
 func BenchmarkCreateDestroyQP(b *testing.B) {
 	r := newQPRig(b, sim.Config{})
-	attr := sim.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 1, MaxRecvSGE: 1}}
+	attr := sim.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 1, MaxRecvSGE: 1}}
 	b.ReportAllocs()
 	for b.Loop() {
 		q, err := r.pd.CreateQP(attr)
@@ -269,7 +267,7 @@ func BenchmarkIdleQPMemory(b *testing.B) {
 	attr := sim.DefaultDeviceAttr()
 	for b.Loop() {
 		r := newQPRig(b, sim.Config{Devices: []sim.DeviceConfig{{Name: "d", Attr: attr}}})
-		init := sim.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}}
+		init := sim.QPInitAttr{SendCQ: r.cq, RecvCQ: r.cq, Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}}
 		qps := make([]*sim.QP, 0, n)
 		var before, after runtime.MemStats
 		runtime.GC()

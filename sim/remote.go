@@ -8,7 +8,7 @@ import (
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Remote carries packets between a fabric and ports that are not on it:
@@ -43,7 +43,7 @@ type RemotePacket struct {
 	// The destination: a LID, or a GID when Global (the packet carries a
 	// GRH; always on Ethernet ports).
 	DLID   uint16
-	DGID   GID
+	DGID   verbs.GID
 	Global bool
 	DQPN   uint32 // the destination QP number
 	Frame  []byte // the encoded packet, for the other side's Fabric.Receive
@@ -83,7 +83,7 @@ func (f *Fabric) Receive(frame []byte) error {
 		}
 		e.freePacket(p)
 		return nil
-	case dst.attr.State != PortActive:
+	case dst.attr.State != verbs.PortActive:
 		e.stats.Dropped++
 		if e.tracing() {
 			e.record(dst.dev.name, "drop "+describePacket(p), "the port is down")
@@ -122,7 +122,7 @@ func (e *engine) sendRemoteLocked(d *Device, from *qp.QP, p *qp.Packet) {
 	if e.tracing() {
 		to := fmt.Sprintf("to lid %#x qp %#x, off the fabric", p.DLID, p.DstQPN)
 		if p.Global {
-			to = fmt.Sprintf("to gid %v qp %#x, off the fabric", GID(p.DGID), p.DstQPN)
+			to = fmt.Sprintf("to gid %v qp %#x, off the fabric", verbs.GID(p.DGID), p.DstQPN)
 		}
 		e.traceQP(from, d, "send "+describePacket(p), to)
 	}
@@ -231,11 +231,11 @@ func checkFrame(frame []byte) error {
 		return fmt.Errorf("frame payload of %d bytes is above %d", len(frame)-frameHeader, MaxFramePayload)
 	case qp.PacketKind(frame[3]) > qp.PktAck:
 		return fmt.Errorf("unknown packet kind %d", frame[3])
-	case !frameTransport(qp.Type(frame[4])):
+	case !frameTransport(verbs.QPType(frame[4])):
 		return fmt.Errorf("unknown transport %d", frame[4])
 	case frame[5]&^(frameFirst|frameLast|frameSE|frameGlobal) != 0:
 		return fmt.Errorf("unknown flags %#x", frame[5])
-	case frame[6] > byte(wc.WRAtomicWrite):
+	case frame[6] > byte(verbs.WRAtomicWrite):
 		return fmt.Errorf("unknown opcode %d", frame[6])
 	case qp.Syndrome(frame[7]) > qp.SynRemOp:
 		return fmt.Errorf("unknown syndrome %d", frame[7])
@@ -247,9 +247,9 @@ func checkFrame(frame []byte) error {
 
 // frameTransport reports whether t is a transport whose packets cross
 // between fabrics: RC, UC, UD and the two XRC types.
-func frameTransport(t qp.Type) bool {
+func frameTransport(t verbs.QPType) bool {
 	switch t {
-	case qp.RC, qp.UC, qp.UD, qp.XRCSend, qp.XRCRecv:
+	case verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv:
 		return true
 	}
 	return false
@@ -262,12 +262,12 @@ func decodeFrame(frame []byte, p *qp.Packet) {
 	buf := p.Payload[:0]
 	*p = qp.Packet{
 		Kind:       qp.PacketKind(frame[3]),
-		Transport:  qp.Type(frame[4]),
+		Transport:  verbs.QPType(frame[4]),
 		First:      frame[5]&frameFirst != 0,
 		Last:       frame[5]&frameLast != 0,
 		SE:         frame[5]&frameSE != 0,
 		Global:     frame[5]&frameGlobal != 0,
-		Op:         wc.WROpcode(frame[6]),
+		Op:         verbs.WROpcode(frame[6]),
 		Syndrome:   qp.Syndrome(frame[7]),
 		RNRTimer:   frame[8],
 		SL:         frame[9],

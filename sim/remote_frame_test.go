@@ -6,22 +6,22 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // FuzzFrame: frames come from other processes, so decodeFrame must refuse
 // or accept any bytes without panicking, and a frame it accepts encodes
 // back to the same bytes (every field survives, nothing is invented).
 func FuzzFrame(f *testing.F) {
-	p := &qp.Packet{Kind: qp.PktSend, Transport: qp.RC, First: true, Last: true, SE: true, Op: wc.WRSendWithImm,
+	p := &qp.Packet{Kind: qp.PktSend, Transport: verbs.QPTypeRC, First: true, Last: true, SE: true, Op: verbs.WRSendWithImm,
 		SrcQPN: 0x11, DstQPN: 0x12, PSN: 0xabcdef, Imm: 7, RemoteAddr: 1 << 40, RKey: 3, DMALen: 4096,
 		CompareAdd: 5, Swap: 6, QKey: 0x1111, Syndrome: qp.SynRNR, RNRTimer: 12, Orig: 9, SL: 3,
-		SLID: 1, DLID: 2, Global: true, SGID: GID{0: 0xfe, 1: 0x80, 15: 1}, DGID: GID{0: 0xfe, 1: 0x80, 15: 2},
+		SLID: 1, DLID: 2, Global: true, SGID: verbs.GID{0: 0xfe, 1: 0x80, 15: 1}, DGID: verbs.GID{0: 0xfe, 1: 0x80, 15: 2},
 		Payload: []byte("payload")}
 	f.Add(appendFrame(nil, p))
 	p.Payload = nil
 	f.Add(appendFrame(nil, p))
-	p.Transport, p.SRQN = qp.XRCSend, 0x123456
+	p.Transport, p.SRQN = verbs.QPTypeXRCSend, 0x123456
 	f.Add(appendFrame(nil, p))
 	f.Add([]byte("VS\x02"))
 	f.Fuzz(func(t *testing.T, frame []byte) {
@@ -42,10 +42,10 @@ func FuzzFrame(f *testing.F) {
 // TestFrameRoundTrip: every field of a packet crosses a frame, and the
 // decoder reuses the pooled payload buffer.
 func TestFrameRoundTrip(t *testing.T) {
-	in := qp.Packet{Kind: qp.PktAtomic, Transport: qp.UD, Last: true, Op: wc.WRAtomicCmpAndSwp,
+	in := qp.Packet{Kind: qp.PktAtomic, Transport: verbs.QPTypeUD, Last: true, Op: verbs.WRAtomicCmpAndSwp,
 		SrcQPN: 0xffffff, DstQPN: 1, PSN: 5, Imm: 0xdeadbeef, RemoteAddr: ^uint64(0), RKey: 0x1234,
 		DMALen: 8, CompareAdd: 1, Swap: 2, QKey: 3, Syndrome: qp.SynRemOp, RNRTimer: 31, Orig: 4, SL: 15,
-		SLID: 0xbfff, DLID: 0x10, SGID: GID{1, 2, 3}, DGID: GID{4, 5, 6}, SRQN: 0xabcdef, Payload: bytes.Repeat([]byte{0xa5}, MaxFramePayload)}
+		SLID: 0xbfff, DLID: 0x10, SGID: verbs.GID{1, 2, 3}, DGID: verbs.GID{4, 5, 6}, SRQN: 0xabcdef, Payload: bytes.Repeat([]byte{0xa5}, MaxFramePayload)}
 	fr := appendFrame(nil, &in)
 	if len(fr) != MaxFrame {
 		t.Fatalf("frame of %d bytes, want %d", len(fr), MaxFrame)

@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // memWire joins fabrics of one process as separate processes would be
@@ -21,7 +20,7 @@ import (
 type memWire struct {
 	mu    sync.Mutex
 	byLID map[uint16]*memNode
-	byGID map[sim.GID]*memNode
+	byGID map[verbs.GID]*memNode
 }
 
 type memNode struct {
@@ -59,9 +58,9 @@ func (w *memWire) attach(t *testing.T, name string, lid uint16, eth bool, faults
 	t.Helper()
 	attr := sim.DefaultDeviceAttr()
 	attr.NodeGUID = 0x0002c90300000000 | uint64(lid)<<8
-	pa := sim.PortAttr{LID: lid}
+	pa := verbs.PortAttr{LID: lid}
 	if eth {
-		pa = sim.PortAttr{LinkLayer: sim.LinkLayerEthernet}
+		pa = verbs.PortAttr{LinkLayer: verbs.LinkLayerEthernet}
 	}
 	f, err := sim.NewFabric(sim.Config{Mode: sim.Background, Remote: memRemote{w}, Faults: faults, Seed: seed,
 		Devices: []sim.DeviceConfig{{Name: name, Attr: attr, Ports: []sim.PortConfig{{Attr: pa}}}}})
@@ -79,7 +78,7 @@ func (w *memWire) attach(t *testing.T, name string, lid uint16, eth bool, faults
 	}
 	w.mu.Lock()
 	if w.byLID == nil {
-		w.byLID, w.byGID = map[uint16]*memNode{}, map[sim.GID]*memNode{}
+		w.byLID, w.byGID = map[uint16]*memNode{}, map[verbs.GID]*memNode{}
 	}
 	if !eth {
 		w.byLID[lid] = n
@@ -118,27 +117,27 @@ func connectRemote(t *testing.T, a, peer *end, sqpsn, rqpsn uint32, timeout, ret
 	if err != nil {
 		t.Fatal(err)
 	}
-	av := qp.AHAttr{DLID: pattr.LID, PortNum: 1}
-	if pattr.LinkLayer == sim.LinkLayerEthernet {
+	av := verbs.AHAttr{DLID: pattr.LID, PortNum: 1}
+	if pattr.LinkLayer == verbs.LinkLayerEthernet {
 		gid, _ := peer.ctx.QueryGID(1, 0)
-		av.IsGlobal, av.GRH = true, qp.GlobalRoute{DGID: gid, HopLimit: 64}
+		av.IsGlobal, av.GRH = true, verbs.GlobalRoute{DGID: gid, HopLimit: 64}
 	}
-	access := qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic
-	if a.q.Type() == qp.UC {
-		access = qp.AccessRemoteWrite
+	access := verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic
+	if a.q.Type() == verbs.QPTypeUC {
+		access = verbs.AccessRemoteWrite
 	}
-	rtr := qp.AttrState | qp.AttrAV | qp.AttrPathMTU | qp.AttrDestQPN | qp.AttrRQPSN
-	rts := qp.AttrState | qp.AttrSQPSN
-	if a.q.Type() == qp.RC {
-		rtr |= qp.AttrMaxDestRDAtomic | qp.AttrMinRNRTimer
-		rts |= qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRDAtomic
+	rtr := verbs.QPAttrState | verbs.QPAttrAV | verbs.QPAttrPathMTU | verbs.QPAttrDestQPN | verbs.QPAttrRQPSN
+	rts := verbs.QPAttrState | verbs.QPAttrSQPSN
+	if a.q.Type() == verbs.QPTypeRC {
+		rtr |= verbs.QPAttrMaxDestRDAtomic | verbs.QPAttrMinRNRTimer
+		rts |= verbs.QPAttrTimeout | verbs.QPAttrRetryCnt | verbs.QPAttrRNRRetry | verbs.QPAttrMaxQPRDAtomic
 	}
 	if err := errors.Join(
-		a.q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1, QPAccessFlags: access},
-			qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags),
-		a.q.Modify(&qp.Attr{QPState: qp.RTR, PathMTU: qp.MTU256, DestQPNum: peer.q.Num(), RQPSN: rqpsn,
+		a.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QPAccessFlags: access},
+			verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags),
+		a.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR, PathMTU: verbs.MTU256, DestQPNum: peer.q.Num(), RQPSN: rqpsn,
 			MaxDestRDAtomic: 4, MinRNRTimer: 1, AHAttr: av}, rtr),
-		a.q.Modify(&qp.Attr{QPState: qp.RTS, SQPSN: sqpsn, Timeout: timeout, RetryCnt: retry,
+		a.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: sqpsn, Timeout: timeout, RetryCnt: retry,
 			RNRRetry: 7, MaxRDAtomic: 4}, rts),
 	); err != nil {
 		t.Fatal(err)
@@ -147,10 +146,10 @@ func connectRemote(t *testing.T, a, peer *end, sqpsn, rqpsn uint32, timeout, ret
 
 // waitWCs polls e's CQ until want completions arrived, failing after a
 // few seconds of wall time.
-func (e *end) waitWCs(t *testing.T, want int) []wc.WC {
+func (e *end) waitWCs(t *testing.T, want int) []verbs.WC {
 	t.Helper()
-	var out []wc.WC
-	buf := make([]wc.WC, 16)
+	var out []verbs.WC
+	buf := make([]verbs.WC, 16)
 	// Only a hang ends here: the transport always settles every WR
 	// (success or an error after its retries), so the bound is generous.
 	// The tests run in synctest bubbles, where this is the bubble's clock:
@@ -174,7 +173,7 @@ func (e *end) waitWCs(t *testing.T, want int) []wc.WC {
 
 // remotePair is an RC (or UC) pair whose ends live on two fabrics joined
 // by a memWire.
-func remotePair(t *testing.T, typ qp.Type, eth bool, faults sim.Faults, timeout, retry uint8) (a, b *end, na, nb *memNode, w *memWire) {
+func remotePair(t *testing.T, typ verbs.QPType, eth bool, faults sim.Faults, timeout, retry uint8) (a, b *end, na, nb *memNode, w *memWire) {
 	w = &memWire{}
 	fa, na := w.attach(t, "a", 1, eth, faults, 1)
 	fb, nb := w.attach(t, "b", 2, eth, faults, 2)
@@ -193,21 +192,21 @@ func TestRemoteRC(t *testing.T) {
 		name := map[bool]string{false: "ib", true: "eth"}[eth]
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				a, b, _, _, _ := remotePair(t, qp.RC, eth, sim.Faults{}, 16, 7)
+				a, b, _, _, _ := remotePair(t, verbs.QPTypeRC, eth, sim.Faults{}, 16, 7)
 				msg := bytes.Repeat([]byte("verbsim!"), 100) // 4 packets at MTU 256
 				copy(a.buf, msg)
-				if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 7, SGList: []qp.SGE{b.sge(0, 500), b.sge(1000, 500)}}}); err != nil {
+				if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: 7, SGList: []verbs.SGE{b.sge(0, 500), b.sge(1000, 500)}}}); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSendWithImm, Imm: 0xdeadbeef, Flags: qp.SendSignaled,
-					SGList: []qp.SGE{a.sge(0, 300), a.sge(300, 500)}}}); err != nil {
+				if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSendWithImm, Imm: 0xdeadbeef, Flags: verbs.SendSignaled,
+					SGList: []verbs.SGE{a.sge(0, 300), a.sge(300, 500)}}}); err != nil {
 					t.Fatal(err)
 				}
-				if s := a.waitWCs(t, 1)[0]; s.Status != wc.Success || s.Opcode != wc.Send {
+				if s := a.waitWCs(t, 1)[0]; s.Status != verbs.WCSuccess || s.Opcode != verbs.WCSend {
 					t.Errorf("send WC %v", &s)
 				}
 				r := b.waitWCs(t, 1)[0]
-				if r.Status != wc.Success || r.ByteLen != 800 || r.ImmData != 0xdeadbeef || r.SrcQP != a.q.Num() {
+				if r.Status != verbs.WCSuccess || r.ByteLen != 800 || r.ImmData != 0xdeadbeef || r.SrcQP != a.q.Num() {
 					t.Errorf("recv WC %v", &r)
 				}
 				if got := append(append([]byte{}, b.buf[:500]...), b.buf[1000:1300]...); !bytes.Equal(got, msg) {
@@ -217,20 +216,20 @@ func TestRemoteRC(t *testing.T) {
 					a.buf[8192+i] = byte(i * 7)
 				}
 				binary.NativeEndian.PutUint64(b.buf[64:], 40)
-				if _, err := a.q.PostSend([]qp.SendWR{
-					{WRID: 2, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(8192, 3000)},
+				if _, err := a.q.PostSend([]verbs.SendWR{
+					{WRID: 2, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(8192, 3000)},
 						RemoteAddr: b.mr.Addr() + 4096, RKey: b.mr.RKey()},
-					{WRID: 3, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(20000, 3000)},
+					{WRID: 3, Opcode: verbs.WRRDMARead, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(20000, 3000)},
 						RemoteAddr: b.mr.Addr() + 4096, RKey: b.mr.RKey()},
-					{WRID: 4, Opcode: wc.WRAtomicFetchAndAdd, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(128, 8)},
+					{WRID: 4, Opcode: verbs.WRAtomicFetchAndAdd, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(128, 8)},
 						RemoteAddr: b.mr.Addr() + 64, RKey: b.mr.RKey(), CompareAdd: 2},
-					{WRID: 5, Opcode: wc.WRAtomicCmpAndSwp, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(136, 8)},
+					{WRID: 5, Opcode: verbs.WRAtomicCmpAndSwp, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(136, 8)},
 						RemoteAddr: b.mr.Addr() + 64, RKey: b.mr.RKey(), CompareAdd: 42, Swap: 99},
 				}); err != nil {
 					t.Fatal(err)
 				}
 				for i, w := range a.waitWCs(t, 4) {
-					if w.Status != wc.Success || w.WRID != uint64(i+2) {
+					if w.Status != verbs.WCSuccess || w.WRID != uint64(i+2) {
 						t.Errorf("WC %d: %v", i, &w)
 					}
 				}
@@ -254,36 +253,36 @@ func TestRemoteRCLossy(t *testing.T) {
 		// goroutine of the bubble is blocked, so a retry timeout fires only
 		// when a packet is really lost, never because a loaded machine did
 		// not run the peer's goroutines in time.
-		a, b, _, _, _ := remotePair(t, qp.RC, false, sim.Faults{Drop: 0.1, Duplicate: 0.05}, 16, 7)
+		a, b, _, _, _ := remotePair(t, verbs.QPTypeRC, false, sim.Faults{Drop: 0.1, Duplicate: 0.05}, 16, 7)
 		const n = 200
 		for i := 0; i < n; i += 50 {
-			var rwrs []qp.RecvWR
+			var rwrs []verbs.RecvWR
 			for j := range 50 {
-				rwrs = append(rwrs, qp.RecvWR{WRID: uint64(i + j), SGList: []qp.SGE{b.sge((j%50)*600, 600)}})
+				rwrs = append(rwrs, verbs.RecvWR{WRID: uint64(i + j), SGList: []verbs.SGE{b.sge((j%50)*600, 600)}})
 			}
 			if _, err := b.q.PostRecv(rwrs); err != nil {
 				t.Fatal(err)
 			}
-			var swrs []qp.SendWR
+			var swrs []verbs.SendWR
 			for j := range 50 {
-				swrs = append(swrs, qp.SendWR{WRID: uint64(i + j), Opcode: wc.WRSendWithImm, Imm: uint32(i + j),
-					Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 600)}})
+				swrs = append(swrs, verbs.SendWR{WRID: uint64(i + j), Opcode: verbs.WRSendWithImm, Imm: uint32(i + j),
+					Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 600)}})
 			}
 			if _, err := a.q.PostSend(swrs); err != nil {
 				t.Fatal(err)
 			}
 			for j, w := range a.waitWCs(t, 50) {
-				if w.Status != wc.Success || w.WRID != uint64(i+j) {
+				if w.Status != verbs.WCSuccess || w.WRID != uint64(i+j) {
 					t.Fatalf("send WC %d: %v", i+j, &w)
 				}
 			}
 			for j, w := range b.waitWCs(t, 50) {
-				if w.Status != wc.Success || w.ImmData != uint32(i+j) {
+				if w.Status != verbs.WCSuccess || w.ImmData != uint32(i+j) {
 					t.Fatalf("recv WC %d: %v", i+j, &w)
 				}
 			}
 		}
-		if n, _ := b.cq.Poll(make([]wc.WC, 4)); n != 0 {
+		if n, _ := b.cq.Poll(make([]verbs.WC, 4)); n != 0 {
 			t.Errorf("%d extra completions", n)
 		}
 	})
@@ -294,17 +293,17 @@ func TestRemoteRCLossy(t *testing.T) {
 // timeouts, never waiting for ever.
 func TestRemoteDeadPeer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		a, _, _, nb, w := remotePair(t, qp.RC, false, sim.Faults{}, 8, 3) // 1 ms timeout
+		a, _, _, nb, w := remotePair(t, verbs.QPTypeRC, false, sim.Faults{}, 8, 3) // 1 ms timeout
 		w.kill(nb)
 		start := time.Now()
-		if _, err := a.q.PostSend([]qp.SendWR{{WRID: 9, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 10)}}}); err != nil {
+		if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 9, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 10)}}}); err != nil {
 			t.Fatal(err)
 		}
-		if s := a.waitWCs(t, 1)[0]; s.Status != wc.RetryExcErr || s.WRID != 9 {
+		if s := a.waitWCs(t, 1)[0]; s.Status != verbs.WCRetryExcErr || s.WRID != 9 {
 			t.Errorf("send WC %v, want RETRY_EXC_ERR", &s)
 		}
 		t.Logf("RETRY_EXC_ERR after %v", time.Since(start))
-		if a.q.State() != qp.Err {
+		if a.q.State() != verbs.QPStateErr {
 			t.Errorf("QP state %v, want ERR", a.q.State())
 		}
 	})
@@ -317,29 +316,29 @@ func TestRemoteUD(t *testing.T) {
 		w := &memWire{}
 		fa, _ := w.attach(t, "a", 1, false, sim.Faults{}, 1)
 		fb, _ := w.attach(t, "b", 2, false, sim.Faults{}, 2)
-		a, b := newEnd(t, fa.Devices()[0], qp.UD, 1<<14), newEnd(t, fb.Devices()[0], qp.UD, 1<<14)
+		a, b := newEnd(t, fa.Devices()[0], verbs.QPTypeUD, 1<<14), newEnd(t, fb.Devices()[0], verbs.QPTypeUD, 1<<14)
 		for _, e := range []*end{a, b} {
 			if err := sim.ReadyUD(e.q, 0x1111); err != nil {
 				t.Fatal(err)
 			}
 		}
-		ah, err := a.pd.CreateAH(sim.AHAttr{DLID: 2, PortNum: 1})
+		ah, err := a.pd.CreateAH(verbs.AHAttr{DLID: 2, PortNum: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 3, SGList: []qp.SGE{b.sge(0, 40+100)}}}); err != nil {
+		if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: 3, SGList: []verbs.SGE{b.sge(0, 40+100)}}}); err != nil {
 			t.Fatal(err)
 		}
 		copy(a.buf, "datagram")
-		if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 100)},
+		if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 100)},
 			AH: ah, RemoteQPN: b.q.Num(), RemoteQKey: 0x1111}}); err != nil {
 			t.Fatal(err)
 		}
-		if s := a.waitWCs(t, 1)[0]; s.Status != wc.Success {
+		if s := a.waitWCs(t, 1)[0]; s.Status != verbs.WCSuccess {
 			t.Errorf("send WC %v", &s)
 		}
 		r := b.waitWCs(t, 1)[0]
-		if r.Status != wc.Success || r.ByteLen != 140 || r.SrcQP != a.q.Num() || r.SLID != 1 || string(b.buf[40:48]) != "datagram" {
+		if r.Status != verbs.WCSuccess || r.ByteLen != 140 || r.SrcQP != a.q.Num() || r.SLID != 1 || string(b.buf[40:48]) != "datagram" {
 			t.Errorf("recv WC %v", &r)
 		}
 	})

@@ -2,48 +2,24 @@ package sim
 
 import (
 	"fmt"
-	"github.com/verbsim/verbsim/internal/domain"
 	"math"
 	"syscall"
+
+	"github.com/verbsim/verbsim/internal/domain"
 
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// ReregFlags is verbs.ReregFlags.
-type ReregFlags = verbs.ReregFlags
-
-// Constants of package verbs, under their former names.
-const (
-	ReregChangeTranslation = verbs.ReregChangeTranslation
-	ReregChangePD          = verbs.ReregChangePD
-	ReregChangeAccess      = verbs.ReregChangeAccess
-)
-
-// ReregFailure is verbs.ReregFailure.
-type ReregFailure = verbs.ReregFailure
-
-// Constants of package verbs, under their former names.
-const (
-	ReregErrInput           = verbs.ReregErrInput
-	ReregErrDontForkNew     = verbs.ReregErrDontForkNew
-	ReregErrDoForkOld       = verbs.ReregErrDoForkOld
-	ReregErrCmd             = verbs.ReregErrCmd
-	ReregErrCmdAndDoForkNew = verbs.ReregErrCmdAndDoForkNew
-)
-
-// ReregError is verbs.ReregError.
-type ReregError = verbs.ReregError
-
 // ReregFailureOf calls verbs.ReregFailureOf.
-func ReregFailureOf(err error) ReregFailure { return verbs.ReregFailureOf(err) }
+func ReregFailureOf(err error) verbs.ReregFailure { return verbs.ReregFailureOf(err) }
 
-func reregErr(f ReregFailure, errno syscall.Errno, format string, args ...any) error {
-	return &ReregError{Failure: f, Err: verr.Errorf("ibv_rereg_mr", errno, format, args...)}
+func reregErr(f verbs.ReregFailure, errno syscall.Errno, format string, args ...any) error {
+	return &verbs.ReregError{Failure: f, Err: verr.Errorf("ibv_rereg_mr", errno, format, args...)}
 }
 
 // reregSupported is IBV_REREG_MR_FLAGS_SUPPORTED.
-const reregSupported = ReregChangeTranslation | ReregChangePD | ReregChangeAccess
+const reregSupported = verbs.ReregChangeTranslation | verbs.ReregChangePD | verbs.ReregChangeAccess
 
 // Rereg re-registers the MR (ibv_rereg_mr): conceptually a deregistration
 // followed by a registration, with the MR object kept. flags says what
@@ -73,9 +49,9 @@ const reregSupported = ReregChangeTranslation | ReregChangePD | ReregChangeAcces
 // default profile leaves the MR unusable: its keys stop resolving and only
 // Dereg works; the rxe profile leaves it as it was. Either way the program
 // must still Dereg it.
-func (mr *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) (err error) {
+func (mr *MR) Rereg(flags verbs.ReregFlags, pd *PD, buf []byte, access verbs.AccessFlags) (err error) {
 	if mr == nil {
-		return reregErr(ReregErrInput, syscall.EINVAL, "nil MR")
+		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "nil MR")
 	}
 	d := mr.pd.ctx.dev
 	d.fabric.d.Enter(domain.Op{})
@@ -88,7 +64,7 @@ func (mr *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) (err er
 		}()
 	}
 	err = mr.reregLocked(flags, pd, buf, 0, false, access)
-	if err != nil && ReregFailureOf(err) == ReregErrCmd && !d.fabric.profile.ReregFailKeepsMR {
+	if err != nil && ReregFailureOf(err) == verbs.ReregErrCmd && !d.fabric.profile.ReregFailKeepsMR {
 		mr.broken = true
 	}
 	return err
@@ -107,9 +83,9 @@ func (mr *MR) Rereg(flags ReregFlags, pd *PD, buf []byte, access Access) (err er
 // wraps around, or when buf is already registered at an address whose
 // offset in its 4 KiB page differs from hcaVA's (as for RegMRIOVA). The
 // rxe profile refuses the translation (MR-16) as Rereg does.
-func (mr *MR) ReregIOVA(flags ReregFlags, pd *PD, buf []byte, hcaVA uint64, access Access) (err error) {
+func (mr *MR) ReregIOVA(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint64, access verbs.AccessFlags) (err error) {
 	if mr == nil {
-		return reregErr(ReregErrInput, syscall.EINVAL, "nil MR")
+		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "nil MR")
 	}
 	d := mr.pd.ctx.dev
 	d.fabric.d.Enter(domain.Op{})
@@ -122,7 +98,7 @@ func (mr *MR) ReregIOVA(flags ReregFlags, pd *PD, buf []byte, hcaVA uint64, acce
 		}()
 	}
 	err = mr.reregLocked(flags, pd, buf, hcaVA, true, access)
-	if err != nil && ReregFailureOf(err) == ReregErrCmd && !d.fabric.profile.ReregFailKeepsMR {
+	if err != nil && ReregFailureOf(err) == verbs.ReregErrCmd && !d.fabric.profile.ReregFailKeepsMR {
 		mr.broken = true
 	}
 	return err
@@ -132,66 +108,66 @@ func (mr *MR) ReregIOVA(flags ReregFlags, pd *PD, buf []byte, hcaVA uint64, acce
 // is the new buffer's address for work requests (ReregIOVA).
 //
 // Precondition: the domain lock is held.
-func (mr *MR) reregLocked(flags ReregFlags, pd *PD, buf []byte, hcaVA uint64, withIOVA bool, access Access) error {
+func (mr *MR) reregLocked(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint64, withIOVA bool, access verbs.AccessFlags) error {
 	d := mr.pd.ctx.dev
 	pol := d.fabric.profile.Readings
 	// What libibverbs checks before the command: ERR_INPUT, MR unchanged.
 	switch {
 	case mr.dead:
-		return reregErr(ReregErrInput, syscall.EINVAL, "the MR has been deregistered")
+		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "the MR has been deregistered")
 	case mr.broken:
-		return reregErr(ReregErrInput, syscall.EINVAL, "an earlier ibv_rereg_mr failed with a command error; the MR can only be deregistered (MR-14)")
+		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "an earlier ibv_rereg_mr failed with a command error; the MR can only be deregistered (MR-14)")
 	case flags&^reregSupported != 0:
-		return reregErr(ReregErrInput, syscall.EINVAL, "unknown flag bits %#x (MR-12)", uint32(flags&^reregSupported))
-	case flags&ReregChangeTranslation != 0 && len(buf) == 0:
-		return reregErr(ReregErrInput, syscall.EINVAL, "CHANGE_TRANSLATION with an empty buffer (MR-12)")
-	case access != 0 && flags&ReregChangeAccess == 0:
-		return reregErr(ReregErrInput, syscall.EINVAL, "access %#x given without CHANGE_ACCESS (MR-12)", uint32(access))
-	case flags&ReregChangePD != 0 && pd == nil:
-		return reregErr(ReregErrInput, syscall.EINVAL, "CHANGE_PD with a nil PD")
+		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "unknown flag bits %#x (MR-12)", uint32(flags&^reregSupported))
+	case flags&verbs.ReregChangeTranslation != 0 && len(buf) == 0:
+		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "CHANGE_TRANSLATION with an empty buffer (MR-12)")
+	case access != 0 && flags&verbs.ReregChangeAccess == 0:
+		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "access %#x given without CHANGE_ACCESS (MR-12)", uint32(access))
+	case flags&verbs.ReregChangePD != 0 && pd == nil:
+		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "CHANGE_PD with a nil PD")
 	}
 	// What the kernel checks: ERR_CMD.
 	if flags == 0 {
-		return reregErr(ReregErrCmd, syscall.EINVAL, "flags 0 asks for no change (MR-12)")
+		return reregErr(verbs.ReregErrCmd, syscall.EINVAL, "flags 0 asks for no change (MR-12)")
 	}
 	if mr.dm != nil {
-		return reregErr(ReregErrCmd, syscall.EINVAL, "the MR lies in device memory, which the kernel does not re-register (DM-06)")
+		return reregErr(verbs.ReregErrCmd, syscall.EINVAL, "the MR lies in device memory, which the kernel does not re-register (DM-06)")
 	}
 	newAccess := mr.access
-	if flags&ReregChangeAccess != 0 {
+	if flags&verbs.ReregChangeAccess != 0 {
 		a, err := checkAccess("ibv_rereg_mr", access, pol.NoODP)
 		if err != nil {
-			return &ReregError{Failure: ReregErrCmd, Err: err}
+			return &verbs.ReregError{Failure: verbs.ReregErrCmd, Err: err}
 		}
 		newAccess = a
 	}
 	newPD := mr.pd
-	if flags&ReregChangePD != 0 {
+	if flags&verbs.ReregChangePD != 0 {
 		if err := checkOwner("ibv_rereg_mr", "the new PD", mr.pd.ctx, pd, sameContext); err != nil {
-			return &ReregError{Failure: ReregErrCmd, Err: err}
+			return &verbs.ReregError{Failure: verbs.ReregErrCmd, Err: err}
 		}
 		if pd.dead {
-			return reregErr(ReregErrCmd, syscall.EINVAL, "the new PD has been deallocated")
+			return reregErr(verbs.ReregErrCmd, syscall.EINVAL, "the new PD has been deallocated")
 		}
 		newPD = pd
 	}
-	if flags&ReregChangeTranslation != 0 {
+	if flags&verbs.ReregChangeTranslation != 0 {
 		if pol.ReregNoTranslation {
-			return reregErr(ReregErrCmd, syscall.EOPNOTSUPP, "CHANGE_TRANSLATION is not supported; only CHANGE_PD and CHANGE_ACCESS are (MR-16)")
+			return reregErr(verbs.ReregErrCmd, syscall.EOPNOTSUPP, "CHANGE_TRANSLATION is not supported; only CHANGE_PD and CHANGE_ACCESS are (MR-16)")
 		}
 		if n := uint64(len(buf)); n > d.attr.MaxMRSize {
-			return reregErr(ReregErrCmd, syscall.EINVAL, "length %d is above max_mr_size=%d", n, d.attr.MaxMRSize)
+			return reregErr(verbs.ReregErrCmd, syscall.EINVAL, "length %d is above max_mr_size=%d", n, d.attr.MaxMRSize)
 		}
 		if n := uint64(len(buf)); withIOVA && hcaVA > math.MaxUint64-(n-1) {
-			return reregErr(ReregErrCmd, syscall.EINVAL, "hca_va %#x + length %d wraps around", hcaVA, n)
+			return reregErr(verbs.ReregErrCmd, syscall.EINVAL, "hca_va %#x + length %d wraps around", hcaVA, n)
 		}
 	}
 	// Apply. Nothing below fails but the placement of a new buffer, which
 	// comes first.
-	if flags&ReregChangeTranslation != 0 {
+	if flags&verbs.ReregChangeTranslation != 0 {
 		addr, err := d.mrs.place("ibv_rereg_mr", buf, hcaVA, withIOVA)
 		if err != nil {
-			return &ReregError{Failure: ReregErrCmd, Err: err}
+			return &verbs.ReregError{Failure: verbs.ReregErrCmd, Err: err}
 		}
 		d.mrs.detach(mr)
 		d.mrs.unplace(mr.buf)
@@ -201,11 +177,11 @@ func (mr *MR) reregLocked(flags ReregFlags, pd *PD, buf []byte, hcaVA uint64, wi
 		}
 		d.mrs.attach(mr)
 	}
-	zeroChanged := (newAccess^mr.access)&AccessZeroBased != 0
+	zeroChanged := (newAccess^mr.access)&verbs.AccessZeroBased != 0
 	mr.access = newAccess
-	if flags&ReregChangeTranslation != 0 || zeroChanged {
+	if flags&verbs.ReregChangeTranslation != 0 || zeroChanged {
 		mr.iova = mr.va
-		if mr.access&AccessZeroBased != 0 {
+		if mr.access&verbs.AccessZeroBased != 0 {
 			mr.iova = 0
 		}
 	}

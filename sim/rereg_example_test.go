@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Re-registering an MR: new access flags, then a move to another PD. Under
@@ -17,23 +18,23 @@ func ExampleMR_Rereg() {
 	defer vctx.Close()
 	pd, _ := vctx.AllocPD()
 	pd2, _ := vctx.AllocPD()
-	mr, _ := pd.RegMR(make([]byte, 4096), sim.AccessLocalWrite|sim.AccessRemoteWrite)
+	mr, _ := pd.RegMR(make([]byte, 4096), verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
 	oldRKey := mr.RKey()
 
 	// Peers may only read from now on.
-	err := mr.Rereg(sim.ReregChangeAccess, nil, nil, sim.AccessLocalWrite|sim.AccessRemoteRead)
+	err := mr.Rereg(verbs.ReregChangeAccess, nil, nil, verbs.AccessLocalWrite|verbs.AccessRemoteRead)
 	fmt.Println(err, mr.Access(), mr.RKey() != oldRKey)
 
 	// An input error: the MR is unchanged and still valid.
-	err = mr.Rereg(sim.ReregChangePD, pd2, nil, sim.AccessLocalWrite)
+	err = mr.Rereg(verbs.ReregChangePD, pd2, nil, verbs.AccessLocalWrite)
 	fmt.Println(errors.Is(err, syscall.EINVAL), sim.ReregFailureOf(err), sim.ReregFailureOf(err).MRUsable())
 
 	// Move it to pd2: pd can now be deallocated.
-	err = mr.Rereg(sim.ReregChangePD, pd2, nil, 0)
+	err = mr.Rereg(verbs.ReregChangePD, pd2, nil, 0)
 	fmt.Println(err, mr.PD() == pd2, pd.Dealloc())
 
 	// A command error: the MR should not be used any more, only deregistered.
-	err = mr.Rereg(sim.ReregChangeAccess, nil, nil, sim.AccessRemoteWrite)
+	err = mr.Rereg(verbs.ReregChangeAccess, nil, nil, verbs.AccessRemoteWrite)
 	fmt.Println(sim.ReregFailureOf(err), sim.ReregFailureOf(err).MRUsable(), mr.Dereg(), pd2.Dealloc())
 	// Output:
 	// <nil> LOCAL_WRITE|REMOTE_READ true

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"unsafe"
+
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // FuzzRereg runs sequences of ibv_reg_mr, ibv_dereg_mr, ibv_rereg_mr (with
@@ -43,7 +45,7 @@ type reregModel struct {
 	pd         *PD
 	first      *byte
 	length     uint64
-	access     Access
+	access     verbs.AccessFlags
 	usable     bool
 	lkey, rkey uint32
 }
@@ -96,13 +98,13 @@ func runReregFuzz(t *testing.T, p Profile, data []byte) {
 			return pool[x%8-4][x>>6:] // another first byte when x>>6 > 0 and the buffer is long enough
 		}
 	}
-	pickAccess := func(x byte) Access {
-		a := Access(x & 0x3f)
+	pickAccess := func(x byte) verbs.AccessFlags {
+		a := verbs.AccessFlags(x & 0x3f)
 		if x&0x40 != 0 {
 			a |= 1 << 12 // unknown
 		}
 		if x&0x80 != 0 {
-			a |= AccessRelaxedOrdering
+			a |= verbs.AccessRelaxedOrdering
 		}
 		return a
 	}
@@ -141,7 +143,7 @@ func runReregFuzz(t *testing.T, p Profile, data []byte) {
 				continue
 			}
 			m := mrs[int(next())%len(mrs)]
-			flags := ReregFlags(next())
+			flags := verbs.ReregFlags(next())
 			pd, buf, access := pickPD(next()), pickBuf(next()), pickAccess(next())
 			wasUsable := m.usable
 			var err error
@@ -158,12 +160,12 @@ func runReregFuzz(t *testing.T, p Profile, data []byte) {
 			if err != nil {
 				errnoOK(what, err)
 				class := ReregFailureOf(err)
-				if !wasUsable && class != ReregErrInput {
-					t.Fatalf("%s %s on an unusable MR: class %v, want %v", p.Name, what, class, ReregErrInput)
+				if !wasUsable && class != verbs.ReregErrInput {
+					t.Fatalf("%s %s on an unusable MR: class %v, want %v", p.Name, what, class, verbs.ReregErrInput)
 				}
 				switch class {
-				case ReregErrInput:
-				case ReregErrCmd:
+				case verbs.ReregErrInput:
+				case verbs.ReregErrCmd:
 					if !p.ReregFailKeepsMR {
 						m.usable = false
 					}
@@ -175,17 +177,17 @@ func runReregFuzz(t *testing.T, p Profile, data []byte) {
 			if !m.usable {
 				t.Fatalf("%s %s succeeded on an unusable MR", p.Name, what)
 			}
-			if flags&ReregChangePD != 0 {
+			if flags&verbs.ReregChangePD != 0 {
 				m.pd = pd
 			}
-			if flags&ReregChangeTranslation != 0 {
+			if flags&verbs.ReregChangeTranslation != 0 {
 				m.first, m.length = &buf[0], uint64(len(buf))
-				if op == 5 && m.mr.Access()&AccessZeroBased == 0 && m.mr.IOVA() != hca {
+				if op == 5 && m.mr.Access()&verbs.AccessZeroBased == 0 && m.mr.IOVA() != hca {
 					t.Fatalf("%s %s by hca_va %#x: iova %#x", p.Name, what, hca, m.mr.IOVA())
 				}
 			}
-			if flags&ReregChangeAccess != 0 {
-				m.access = access &^ (accessOptional &^ AccessRelaxedOrdering)
+			if flags&verbs.ReregChangeAccess != 0 {
+				m.access = access &^ (accessOptional &^ verbs.AccessRelaxedOrdering)
 			}
 			if p.ReregKeepsKeys != (m.mr.LKey() == m.lkey && m.mr.RKey() == m.rkey) {
 				t.Fatalf("%s %s: keys %#x/%#x → %#x/%#x, keep=%v", p.Name, what, m.lkey, m.rkey, m.mr.LKey(), m.mr.RKey(), p.ReregKeepsKeys)
@@ -247,7 +249,7 @@ func checkReregModel(t *testing.T, p Profile, d *Device, pds []*PD, mrs []*rereg
 			t.Fatalf("%s: keys %#x/%#x are not distinct", p.Name, mr.lkey, mr.rkey)
 		}
 		keys[mr.lkey], keys[mr.rkey] = true, true
-		if mr.access&AccessZeroBased != 0 && mr.iova != 0 {
+		if mr.access&verbs.AccessZeroBased != 0 && mr.iova != 0 {
 			t.Fatalf("%s: a ZERO_BASED MR has iova %#x", p.Name, mr.iova)
 		}
 		want := faultNone

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"syscall"
 	"testing"
+
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // reregWorld is a context with two PDs, a PD of another context and an MR
@@ -41,7 +43,7 @@ func newReregWorld(t *testing.T, p Profile) *reregWorld {
 	w.other, err = ctx2.AllocPD()
 	must(err)
 	w.buf = make([]byte, 256)
-	w.mr, err = w.pd.RegMR(w.buf, AccessLocalWrite|AccessRemoteWrite)
+	w.mr, err = w.pd.RegMR(w.buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
 	must(err)
 	w.lkey, w.rkey = w.mr.LKey(), w.mr.RKey()
 	return w
@@ -49,7 +51,7 @@ func newReregWorld(t *testing.T, p Profile) *reregWorld {
 
 // resolves reports whether the MR's current lkey and rkey resolve for pd
 // with need.
-func (w *reregWorld) resolves(pd *PD, need Access) (local, remote protFault) {
+func (w *reregWorld) resolves(pd *PD, need verbs.AccessFlags) (local, remote protFault) {
 	d := w.ctx.dev
 	d.fabric.d.Lock()
 	defer d.fabric.d.Unlock()
@@ -67,25 +69,29 @@ func TestReregErrors_MR12_MR14(t *testing.T) {
 		name  string
 		call  func(w *reregWorld) error
 		errno syscall.Errno
-		class ReregFailure
+		class verbs.ReregFailure
 	}{
-		{"unknown flag bit", func(w *reregWorld) error { return w.mr.Rereg(1<<3|ReregChangeAccess, nil, nil, AccessLocalWrite) }, syscall.EINVAL, ReregErrInput},
-		{"translation without a buffer", func(w *reregWorld) error { return w.mr.Rereg(ReregChangeTranslation, nil, nil, 0) }, syscall.EINVAL, ReregErrInput},
-		{"access without CHANGE_ACCESS", func(w *reregWorld) error { return w.mr.Rereg(ReregChangePD, w.pd2, nil, AccessLocalWrite) }, syscall.EINVAL, ReregErrInput},
-		{"CHANGE_PD with nil PD", func(w *reregWorld) error { return w.mr.Rereg(ReregChangePD, nil, nil, 0) }, syscall.EINVAL, ReregErrInput},
-		{"flags 0", func(w *reregWorld) error { return w.mr.Rereg(0, nil, nil, 0) }, syscall.EINVAL, ReregErrCmd},
-		{"remote write without local write", func(w *reregWorld) error { return w.mr.Rereg(ReregChangeAccess, nil, nil, AccessRemoteWrite) }, syscall.EINVAL, ReregErrCmd},
+		{"unknown flag bit", func(w *reregWorld) error {
+			return w.mr.Rereg(1<<3|verbs.ReregChangeAccess, nil, nil, verbs.AccessLocalWrite)
+		}, syscall.EINVAL, verbs.ReregErrInput},
+		{"translation without a buffer", func(w *reregWorld) error { return w.mr.Rereg(verbs.ReregChangeTranslation, nil, nil, 0) }, syscall.EINVAL, verbs.ReregErrInput},
+		{"access without CHANGE_ACCESS", func(w *reregWorld) error { return w.mr.Rereg(verbs.ReregChangePD, w.pd2, nil, verbs.AccessLocalWrite) }, syscall.EINVAL, verbs.ReregErrInput},
+		{"CHANGE_PD with nil PD", func(w *reregWorld) error { return w.mr.Rereg(verbs.ReregChangePD, nil, nil, 0) }, syscall.EINVAL, verbs.ReregErrInput},
+		{"flags 0", func(w *reregWorld) error { return w.mr.Rereg(0, nil, nil, 0) }, syscall.EINVAL, verbs.ReregErrCmd},
+		{"remote write without local write", func(w *reregWorld) error {
+			return w.mr.Rereg(verbs.ReregChangeAccess, nil, nil, verbs.AccessRemoteWrite)
+		}, syscall.EINVAL, verbs.ReregErrCmd},
 		{"remote atomic without local write, with a PD change", func(w *reregWorld) error {
-			return w.mr.Rereg(ReregChangeAccess|ReregChangePD, w.pd2, nil, AccessRemoteAtomic)
-		}, syscall.EINVAL, ReregErrCmd},
-		{"unknown access bit", func(w *reregWorld) error { return w.mr.Rereg(ReregChangeAccess, nil, nil, 1<<12) }, syscall.EINVAL, ReregErrCmd},
-		{"PD of another context", func(w *reregWorld) error { return w.mr.Rereg(ReregChangePD, w.other, nil, 0) }, syscall.EINVAL, ReregErrCmd},
+			return w.mr.Rereg(verbs.ReregChangeAccess|verbs.ReregChangePD, w.pd2, nil, verbs.AccessRemoteAtomic)
+		}, syscall.EINVAL, verbs.ReregErrCmd},
+		{"unknown access bit", func(w *reregWorld) error { return w.mr.Rereg(verbs.ReregChangeAccess, nil, nil, 1<<12) }, syscall.EINVAL, verbs.ReregErrCmd},
+		{"PD of another context", func(w *reregWorld) error { return w.mr.Rereg(verbs.ReregChangePD, w.other, nil, 0) }, syscall.EINVAL, verbs.ReregErrCmd},
 		{"deallocated PD", func(w *reregWorld) error {
 			if err := w.pd2.Dealloc(); err != nil {
 				return err
 			}
-			return w.mr.Rereg(ReregChangePD, w.pd2, nil, 0)
-		}, syscall.EINVAL, ReregErrCmd},
+			return w.mr.Rereg(verbs.ReregChangePD, w.pd2, nil, 0)
+		}, syscall.EINVAL, verbs.ReregErrCmd},
 	}
 	for _, p := range Profiles() {
 		for _, c := range cases {
@@ -96,23 +102,23 @@ func TestReregErrors_MR12_MR14(t *testing.T) {
 					t.Fatalf("error %v (class %v), want %v and %v", err, ReregFailureOf(err), c.errno, c.class)
 				}
 				if w.mr.LKey() != w.lkey || w.mr.RKey() != w.rkey || w.mr.PD() != w.pd || w.mr.Length() != 256 ||
-					w.mr.Access() != AccessLocalWrite|AccessRemoteWrite {
+					w.mr.Access() != verbs.AccessLocalWrite|verbs.AccessRemoteWrite {
 					t.Errorf("the MR's fields changed: lkey %#x rkey %#x length %d access %v", w.mr.LKey(), w.mr.RKey(), w.mr.Length(), w.mr.Access())
 				}
 				if n := PDChildren(w.pd, childMR); n != 1 {
 					t.Errorf("the MR's PD counts %d MRs, want 1", n)
 				}
 				usable := c.class.MRUsable() || p.ReregFailKeepsMR
-				l, r := w.resolves(w.pd, AccessRemoteWrite)
+				l, r := w.resolves(w.pd, verbs.AccessRemoteWrite)
 				if got := l == faultNone && r == faultNone; got != usable {
 					t.Errorf("after the failure the keys resolve: %v (%v, %v), want %v", got, l, r, usable)
 				}
-				again := w.mr.Rereg(ReregChangeAccess, nil, nil, AccessLocalWrite)
+				again := w.mr.Rereg(verbs.ReregChangeAccess, nil, nil, verbs.AccessLocalWrite)
 				if (again == nil) != usable {
 					t.Errorf("a good re-registration afterwards: %v, want success %v", again, usable)
 				}
-				if !usable && ReregFailureOf(again) != ReregErrInput {
-					t.Errorf("re-registering an unusable MR: class %v, want %v", ReregFailureOf(again), ReregErrInput)
+				if !usable && ReregFailureOf(again) != verbs.ReregErrInput {
+					t.Errorf("re-registering an unusable MR: class %v, want %v", ReregFailureOf(again), verbs.ReregErrInput)
 				}
 				if err := w.mr.Dereg(); err != nil {
 					t.Errorf("ibv_dereg_mr after the failure: %v", err)
@@ -128,24 +134,24 @@ func TestReregErrors_MR12_MR14(t *testing.T) {
 // TestReregNilAndDead: nil and deregistered MRs are input errors.
 func TestReregNilAndDead(t *testing.T) {
 	var nilMR *MR
-	if err := nilMR.Rereg(ReregChangeAccess, nil, nil, 0); !errors.Is(err, syscall.EINVAL) || ReregFailureOf(err) != ReregErrInput {
+	if err := nilMR.Rereg(verbs.ReregChangeAccess, nil, nil, 0); !errors.Is(err, syscall.EINVAL) || ReregFailureOf(err) != verbs.ReregErrInput {
 		t.Errorf("nil MR: %v", err)
 	}
 	w := newReregWorld(t, DefaultProfile())
 	if err := w.mr.Dereg(); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.mr.Rereg(ReregChangeAccess, nil, nil, 0); !errors.Is(err, syscall.EINVAL) || ReregFailureOf(err) != ReregErrInput {
+	if err := w.mr.Rereg(verbs.ReregChangeAccess, nil, nil, 0); !errors.Is(err, syscall.EINVAL) || ReregFailureOf(err) != verbs.ReregErrInput {
 		t.Errorf("deregistered MR: %v", err)
 	}
 	if ReregFailureOf(errors.New("x")) != 0 || ReregFailureOf(nil) != 0 {
 		t.Error("ReregFailureOf of a foreign error is not 0")
 	}
-	var re *ReregError
+	var re *verbs.ReregError
 	if re.Error() != "<nil>" || re.Unwrap() != nil {
 		t.Error("nil *ReregError")
 	}
-	for f := ReregFailure(0); f >= -6; f-- {
+	for f := verbs.ReregFailure(0); f >= -6; f-- {
 		if f.String() == "" {
 			t.Errorf("%d has no name", int(f))
 		}
@@ -158,7 +164,7 @@ func TestReregSuccess_MR13_MR15_MR16(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			// CHANGE_ACCESS.
 			w := newReregWorld(t, p)
-			if err := w.mr.Rereg(ReregChangeAccess, nil, nil, AccessLocalWrite|AccessRemoteRead); err != nil {
+			if err := w.mr.Rereg(verbs.ReregChangeAccess, nil, nil, verbs.AccessLocalWrite|verbs.AccessRemoteRead); err != nil {
 				t.Fatal(err)
 			}
 			keysKept := w.mr.LKey() == w.lkey && w.mr.RKey() == w.rkey
@@ -168,10 +174,10 @@ func TestReregSuccess_MR13_MR15_MR16(t *testing.T) {
 			if w.mr.LKey()>>8 != w.lkey>>8 || w.mr.LKey() == w.mr.RKey() {
 				t.Errorf("new keys %#x/%#x: the index changed or lkey equals rkey", w.mr.LKey(), w.mr.RKey())
 			}
-			if _, r := w.resolves(w.pd, AccessRemoteWrite); r != faultAccess {
+			if _, r := w.resolves(w.pd, verbs.AccessRemoteWrite); r != faultAccess {
 				t.Errorf("REMOTE_WRITE after it was dropped: %v, want %v", r, faultAccess)
 			}
-			if _, r := w.resolves(w.pd, AccessRemoteRead); r != faultNone {
+			if _, r := w.resolves(w.pd, verbs.AccessRemoteRead); r != faultNone {
 				t.Errorf("REMOTE_READ after it was granted: %v", r)
 			}
 			if !keysKept {
@@ -184,7 +190,7 @@ func TestReregSuccess_MR13_MR15_MR16(t *testing.T) {
 				}
 			}
 			// CHANGE_PD moves the MR between the PDs' counts (PD-02).
-			if err := w.mr.Rereg(ReregChangePD, w.pd2, nil, 0); err != nil {
+			if err := w.mr.Rereg(verbs.ReregChangePD, w.pd2, nil, 0); err != nil {
 				t.Fatal(err)
 			}
 			if w.mr.PD() != w.pd2 || PDChildren(w.pd, childMR) != 0 || PDChildren(w.pd2, childMR) != 1 {
@@ -200,17 +206,17 @@ func TestReregSuccess_MR13_MR15_MR16(t *testing.T) {
 				t.Errorf("the new PD with the MR: %v, want EBUSY", err)
 			}
 			// The same PD again is no change of counts.
-			if err := w.mr.Rereg(ReregChangePD, w.pd2, nil, 0); err != nil || PDChildren(w.pd2, childMR) != 1 {
+			if err := w.mr.Rereg(verbs.ReregChangePD, w.pd2, nil, 0); err != nil || PDChildren(w.pd2, childMR) != 1 {
 				t.Errorf("CHANGE_PD to its own PD: %v, count %d", err, PDChildren(w.pd2, childMR))
 			}
 			// CHANGE_TRANSLATION.
 			nbuf := make([]byte, 1000)
-			err := w.mr.Rereg(ReregChangeTranslation|ReregChangeAccess, nil, nbuf, AccessLocalWrite|AccessZeroBased)
+			err := w.mr.Rereg(verbs.ReregChangeTranslation|verbs.ReregChangeAccess, nil, nbuf, verbs.AccessLocalWrite|verbs.AccessZeroBased)
 			if p.ReregNoTranslation {
-				if !errors.Is(err, syscall.EOPNOTSUPP) || ReregFailureOf(err) != ReregErrCmd {
+				if !errors.Is(err, syscall.EOPNOTSUPP) || ReregFailureOf(err) != verbs.ReregErrCmd {
 					t.Errorf("CHANGE_TRANSLATION under rxe: %v, want EOPNOTSUPP", err)
 				}
-				if w.mr.Length() != 256 || w.mr.Access() != AccessLocalWrite|AccessRemoteRead {
+				if w.mr.Length() != 256 || w.mr.Access() != verbs.AccessLocalWrite|verbs.AccessRemoteRead {
 					t.Errorf("a refused translation changed the MR")
 				}
 				return
@@ -223,13 +229,13 @@ func TestReregSuccess_MR13_MR15_MR16(t *testing.T) {
 			}
 			d := w.ctx.dev
 			d.fabric.d.Lock()
-			b, f := d.lookupLKeyLocked(w.pd2, w.mr.LKey(), 999, 1, AccessLocalWrite)
+			b, f := d.lookupLKeyLocked(w.pd2, w.mr.LKey(), 999, 1, verbs.AccessLocalWrite)
 			_, f2 := d.lookupLKeyLocked(w.pd2, w.mr.LKey(), 1000, 1, 0)
 			d.fabric.d.Unlock()
 			if f != faultNone || &b[0] != &nbuf[999] || f2 != faultRange {
 				t.Errorf("the new translation: last byte %v, one past %v", f, f2)
 			}
-			if err := w.mr.Rereg(ReregChangeAccess, nil, nil, AccessLocalWrite); err != nil || w.mr.IOVA() != w.mr.Addr() {
+			if err := w.mr.Rereg(verbs.ReregChangeAccess, nil, nil, verbs.AccessLocalWrite); err != nil || w.mr.IOVA() != w.mr.Addr() {
 				t.Errorf("dropping ZERO_BASED: %v, iova %#x addr %#x", err, w.mr.IOVA(), w.mr.Addr())
 			}
 		})
@@ -245,8 +251,8 @@ func TestReregMaxMRSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = mr.Rereg(ReregChangeTranslation, nil, make([]byte, 65), 0)
-	if !errors.Is(err, syscall.EINVAL) || ReregFailureOf(err) != ReregErrCmd {
+	err = mr.Rereg(verbs.ReregChangeTranslation, nil, make([]byte, 65), 0)
+	if !errors.Is(err, syscall.EINVAL) || ReregFailureOf(err) != verbs.ReregErrCmd {
 		t.Errorf("65 bytes above max_mr_size=64: %v", err)
 	}
 	if mr.Length() != 64 {

@@ -7,8 +7,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 func open(t testing.TB, cfg sim.Config) *sim.Context {
@@ -28,7 +27,7 @@ func TestFabricConfig(t *testing.T) {
 	for name, cfg := range map[string]sim.Config{
 		"unnamed":   {Devices: []sim.DeviceConfig{{}}},
 		"duplicate": {Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "a"}}},
-		"bad attr":  {Devices: []sim.DeviceConfig{{Name: "a", Attr: sim.DeviceAttr{MaxCQ: 1}}}},
+		"bad attr":  {Devices: []sim.DeviceConfig{{Name: "a", Attr: verbs.DeviceAttr{MaxCQ: 1}}}},
 	} {
 		if _, err := sim.NewFabric(cfg); err == nil {
 			t.Errorf("%s: NewFabric accepted %+v", name, cfg)
@@ -56,7 +55,7 @@ func TestFabricConfig(t *testing.T) {
 // frees its slot, across contexts.
 func TestMaxCQ(t *testing.T) {
 	f, err := sim.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "small",
-		Attr: sim.DeviceAttr{MaxCQ: 2, MaxCQE: 16, NumCompVectors: 1}}}})
+		Attr: verbs.DeviceAttr{MaxCQ: 2, MaxCQE: 16, NumCompVectors: 1}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +113,7 @@ func TestProfilesReachTheCQ(t *testing.T) {
 				t.Fatal(err)
 			}
 			q.ReqNotify(true)
-			q.Push(wc.WC{WRID: 1, Status: wc.WRFlushErr}, false) // send-side flush
+			q.Push(verbs.WC{WRID: 1, Status: verbs.WCWRFlushErr}, false) // send-side flush
 			_, _, err = ch.TryGetEvent()
 			fired := err == nil
 			if want := p.Name == "default"; fired != want {
@@ -123,14 +122,14 @@ func TestProfilesReachTheCQ(t *testing.T) {
 			if fired {
 				q.AckEvents(1)
 			}
-			q.Push(wc.WC{WRID: 2}, false) // overrun
+			q.Push(verbs.WC{WRID: 2}, false) // overrun
 			ev, err := ctx.TryGetAsyncEvent()
-			if err != nil || ev.Type() != notify.EventCQErr || ev.CQ() != q {
+			if err != nil || ev.Type() != verbs.EventCQErr || ev.CQ() != q {
 				t.Fatalf("async event %v, %v", ev, err)
 			}
 			ev.Ack()
-			q.Poll(make([]wc.WC, 2))
-			over, _ := q.Push(wc.WC{WRID: 3}, false)
+			q.Poll(make([]verbs.WC, 2))
+			over, _ := q.Push(verbs.WC{WRID: 3}, false)
 			if want := p.Name == "default"; over != want {
 				t.Fatalf("push after drain overran: %v, want %v", over, want)
 			}
@@ -161,7 +160,7 @@ func TestNilHandles(t *testing.T) {
 		c   *sim.Context
 		q   *sim.CQ
 		ch  *sim.CompChannel
-		buf = make([]wc.WC, 2)
+		buf = make([]verbs.WC, 2)
 	)
 	_, errOpen := d.Open()
 	_, errQuery := c.QueryDevice()
@@ -170,7 +169,7 @@ func TestNilHandles(t *testing.T) {
 	_, errGet := c.GetAsyncEvent(context.Background())
 	_, errTry := c.TryGetAsyncEvent()
 	n, errPoll := q.Poll(buf)
-	_, errPush := q.Push(wc.WC{}, false)
+	_, errPush := q.Push(verbs.WC{}, false)
 	_, _, errEv := ch.GetEvent(context.Background())
 	_, _, errTryEv := ch.TryGetEvent()
 	for name, err := range map[string]error{

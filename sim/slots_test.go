@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestSlotReclaimByProfile runs the same traffic under each profile's
@@ -26,19 +25,19 @@ func TestSlotReclaimByProfile(t *testing.T) {
 			_, a, b := rcPair(t, sim.Config{Profile: p}, sim.ConnectOptions{})
 			depth := int(a.q.Cap().MaxSendWR)
 			rdepth := int(b.q.Cap().MaxRecvWR)
-			write := func(id uint64, signaled bool) []qp.SendWR {
-				w := qp.SendWR{WRID: id, Opcode: wc.WRRDMAWrite, SGList: []qp.SGE{a.sge(0, 8)},
+			write := func(id uint64, signaled bool) []verbs.SendWR {
+				w := verbs.SendWR{WRID: id, Opcode: verbs.WRRDMAWrite, SGList: []verbs.SGE{a.sge(0, 8)},
 					RemoteAddr: b.mr.Addr(), RKey: b.mr.RKey()}
 				if signaled {
-					w.Flags = qp.SendSignaled
+					w.Flags = verbs.SendSignaled
 				}
-				return []qp.SendWR{w}
+				return []verbs.SendWR{w}
 			}
 
-			recvs := func(from, n int) []qp.RecvWR {
-				out := make([]qp.RecvWR, n)
+			recvs := func(from, n int) []verbs.RecvWR {
+				out := make([]verbs.RecvWR, n)
 				for i := range out {
-					out[i] = qp.RecvWR{WRID: uint64(from + i), SGList: []qp.SGE{b.sge(0, 64)}}
+					out[i] = verbs.RecvWR{WRID: uint64(from + i), SGList: []verbs.SGE{b.sge(0, 64)}}
 				}
 				return out
 			}
@@ -48,8 +47,8 @@ func TestSlotReclaimByProfile(t *testing.T) {
 				t.Fatalf("%d receives: %d, %v", rdepth, n, err)
 			}
 			for i := range rdepth {
-				if _, err := a.q.PostSend([]qp.SendWR{{WRID: uint64(i), Opcode: wc.WRSend, Flags: qp.SendSignaled,
-					SGList: []qp.SGE{a.sge(0, 8)}}}); err != nil {
+				if _, err := a.q.PostSend([]verbs.SendWR{{WRID: uint64(i), Opcode: verbs.WRSend, Flags: verbs.SendSignaled,
+					SGList: []verbs.SGE{a.sge(0, 8)}}}); err != nil {
 					t.Fatalf("send %d: %v", i, err)
 				}
 			}
@@ -94,7 +93,7 @@ func TestSlotReclaimByProfile(t *testing.T) {
 			if _, err := a.q.PostSend(write(99, true)); err != nil {
 				t.Fatal(err)
 			}
-			if w := a.poll(t, 1)[0]; w.WRID != 99 || w.Status != wc.Success {
+			if w := a.poll(t, 1)[0]; w.WRID != 99 || w.Status != verbs.WCSuccess {
 				t.Fatalf("the signaled write completed as %v", &w)
 			}
 		})
@@ -110,8 +109,8 @@ func TestSlotFreedWhenIteratorReachesIt(t *testing.T) {
 	_, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{})
 	depth := int(a.q.Cap().MaxSendWR)
 	write := func(id uint64) error {
-		_, err := a.q.PostSend([]qp.SendWR{{WRID: id, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled,
-			SGList: []qp.SGE{a.sge(0, 8)}, RemoteAddr: b.mr.Addr(), RKey: b.mr.RKey()}})
+		_, err := a.q.PostSend([]verbs.SendWR{{WRID: id, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled,
+			SGList: []verbs.SGE{a.sge(0, 8)}, RemoteAddr: b.mr.Addr(), RKey: b.mr.RKey()}})
 		return err
 	}
 	for i := range depth {

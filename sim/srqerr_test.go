@@ -6,9 +6,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestInjectSRQError: a catastrophic SRQ error raises IBV_EVENT_SRQ_ERR
@@ -24,22 +22,22 @@ func TestInjectSRQError(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			e := newEnd(t, f.Devices()[0], qp.RC, 4096) // not on the SRQ
-			srq, err := e.pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 1}})
+			e := newEnd(t, f.Devices()[0], verbs.QPTypeRC, 4096) // not on the SRQ
+			srq, err := e.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 1}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := srq.PostRecv([]qp.RecvWR{{WRID: 1, SGList: []qp.SGE{e.sge(0, 64)}}, {WRID: 2, SGList: []qp.SGE{e.sge(64, 64)}}}); err != nil {
+			if _, err := srq.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{e.sge(0, 64)}}, {WRID: 2, SGList: []verbs.SGE{e.sge(64, 64)}}}); err != nil {
 				t.Fatal(err)
 			}
 			var users []*sim.QP
 			for range 2 {
-				q, err := e.pd.CreateQP(sim.QPInitAttr{SendCQ: e.cq, RecvCQ: e.cq, SRQ: srq, Type: qp.RC,
-					Cap: qp.Cap{MaxSendWR: 4, MaxSendSGE: 1}})
+				q, err := e.pd.CreateQP(sim.QPInitAttr{SendCQ: e.cq, RecvCQ: e.cq, SRQ: srq, Type: verbs.QPTypeRC,
+					Cap: verbs.QPCap{MaxSendWR: 4, MaxSendSGE: 1}})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState|qp.AttrPort|qp.AttrPKeyIndex|qp.AttrAccessFlags); err != nil {
+				if err := q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1}, verbs.QPAttrState|verbs.QPAttrPort|verbs.QPAttrPKeyIndex|verbs.QPAttrAccessFlags); err != nil {
 					t.Fatal(err)
 				}
 				users = append(users, q)
@@ -58,7 +56,7 @@ func TestInjectSRQError(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if len(events) == 0 || events[0].Type() != notify.EventSRQErr || events[0].SRQ() != srq {
+			if len(events) == 0 || events[0].Type() != verbs.EventSRQErr || events[0].SRQ() != srq {
 				t.Fatalf("the first of %d events is not SRQ_ERR naming the SRQ", len(events))
 			}
 			fatal := map[*sim.QP]int{}
@@ -67,14 +65,14 @@ func TestInjectSRQError(t *testing.T) {
 				switch {
 				case q == nil || (q != users[0] && q != users[1]):
 					t.Errorf("event %v names no QP of the SRQ", ev)
-				case ev.Type() == notify.EventQPFatal:
+				case ev.Type() == verbs.EventQPFatal:
 					fatal[q]++
-				case ev.Type() != notify.EventQPLastWQEReached: // SRQ-09: ERR with an SRQ
+				case ev.Type() != verbs.EventQPLastWQEReached: // SRQ-09: ERR with an SRQ
 					t.Errorf("unexpected event %v", ev)
 				}
 			}
 			for _, q := range users {
-				if q.State() != qp.Err {
+				if q.State() != verbs.QPStateErr {
 					t.Errorf("qp %#x is in %v after its SRQ failed, want ERR", q.Num(), q.State())
 				}
 				want := 1
@@ -88,10 +86,10 @@ func TestInjectSRQError(t *testing.T) {
 			if n := srq.Len(); n != 2 {
 				t.Errorf("the SRQ holds %d receive WRs after its error, want 2 (FLUSH-07)", n)
 			}
-			if e.q.State() != qp.Reset {
+			if e.q.State() != verbs.QPStateReset {
 				t.Errorf("a QP without the SRQ went to %v", e.q.State())
 			}
-			var wcs [4]wc.WC
+			var wcs [4]verbs.WC
 			if n, _ := e.cq.Poll(wcs[:]); n != 0 {
 				t.Errorf("%d completions; the SRQ's WRs are not flushed and the QPs had none", n)
 			}

@@ -7,9 +7,8 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestTraceRecordsEveryVerb makes every verb call once, some of them fail,
@@ -49,13 +48,13 @@ func TestTraceRecordsEveryVerb(t *testing.T) {
 	must(err)
 	must(ev.Ack())
 	buf := make([]byte, 4096)
-	mr, err := pd.RegMR(buf, qp.AccessLocalWrite)
+	mr, err := pd.RegMR(buf, verbs.AccessLocalWrite)
 	must(err)
-	_, err = pd.RegMR(nil, qp.AccessLocalWrite)
+	_, err = pd.RegMR(nil, verbs.AccessLocalWrite)
 	fails(err)
-	ah, err := pd.CreateAH(sim.AHAttr{DLID: 1, PortNum: 1})
+	ah, err := pd.CreateAH(verbs.AHAttr{DLID: 1, PortNum: 1})
 	must(err)
-	_, err = pd.CreateAH(sim.AHAttr{DLID: 1, PortNum: 9})
+	_, err = pd.CreateAH(verbs.AHAttr{DLID: 1, PortNum: 9})
 	fails(err)
 	ch, err := ctx.CreateCompChannel()
 	must(err)
@@ -63,21 +62,21 @@ func TestTraceRecordsEveryVerb(t *testing.T) {
 	must(err)
 	_, err = ctx.CreateCQ(0, nil, nil, 0)
 	fails(err)
-	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+	srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}})
 	must(err)
-	_, err = srq.PostRecv([]qp.RecvWR{{WRID: 7, SGList: []qp.SGE{{Addr: mr.Addr(), Length: 64, LKey: mr.LKey()}}}})
+	_, err = srq.PostRecv([]verbs.RecvWR{{WRID: 7, SGList: []verbs.SGE{{Addr: mr.Addr(), Length: 64, LKey: mr.LKey()}}}})
 	must(err)
-	fails(srq.Modify(&qp.SRQAttr{SRQLimit: 99}, qp.SRQLimit))
-	_, err = pd.CreateQP(sim.QPInitAttr{Type: qp.RC, Cap: qp.Cap{MaxSendWR: 1, MaxRecvWR: 1}})
+	fails(srq.Modify(&verbs.SRQAttr{SRQLimit: 99}, verbs.SRQLimit))
+	_, err = pd.CreateQP(sim.QPInitAttr{Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 1, MaxRecvWR: 1}})
 	fails(err)
-	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
-		Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	must(err)
-	fails(q.Modify(&qp.Attr{QPState: qp.RTS}, qp.AttrState))
-	must(q.Modify(&qp.Attr{QPState: qp.Init, PortNum: 1}, qp.AttrState|qp.AttrPort|qp.AttrPKeyIndex|qp.AttrAccessFlags))
-	_, err = q.PostRecv([]qp.RecvWR{{WRID: 9, SGList: []qp.SGE{{Addr: mr.Addr(), Length: 64, LKey: mr.LKey()}}}})
+	fails(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS}, verbs.QPAttrState))
+	must(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1}, verbs.QPAttrState|verbs.QPAttrPort|verbs.QPAttrPKeyIndex|verbs.QPAttrAccessFlags))
+	_, err = q.PostRecv([]verbs.RecvWR{{WRID: 9, SGList: []verbs.SGE{{Addr: mr.Addr(), Length: 64, LKey: mr.LKey()}}}})
 	must(err)
-	wcs := make([]wc.WC, 4)
+	wcs := make([]verbs.WC, 4)
 	for range 3 { // three empty polls: one record
 		n, err := cq.Poll(wcs)
 		must(err)
@@ -86,7 +85,7 @@ func TestTraceRecordsEveryVerb(t *testing.T) {
 		}
 	}
 	must(cq.ReqNotify(false))
-	must(q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState)) // flushes wr_id 9: the arm fires
+	must(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState)) // flushes wr_id 9: the arm fires
 	got, _, err := ch.GetEvent(context.Background())
 	must(err)
 	must(got.AckEvents(1))

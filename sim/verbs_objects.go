@@ -346,7 +346,7 @@ func (v vMR) Rereg(flags verbs.ReregFlags, pd verbs.PD, buf []byte, access verbs
 	if pd != nil {
 		var ok bool
 		if p, ok = PDOf(pd); !ok {
-			return &ReregError{Failure: ReregErrInput, Err: foreign("ibv_rereg_mr", "PD")}
+			return &verbs.ReregError{Failure: verbs.ReregErrInput, Err: foreign("ibv_rereg_mr", "PD")}
 		}
 	}
 	return v.MR.Rereg(flags, p, buf, access)

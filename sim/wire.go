@@ -5,6 +5,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Faults are the seeded, fabric-wide packet faults (docs/transport.md). Every
@@ -47,13 +48,13 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 		return
 	}
 	p.SLID, p.SGID = src.attr.LID, src.gids[0]
-	if src.attr.LinkLayer == LinkLayerEthernet {
+	if src.attr.LinkLayer == verbs.LinkLayerEthernet {
 		p.Global = true
 	}
 	dst := e.f.route(p)
 	tracing := e.tracing()
 	switch {
-	case src.attr.State != PortActive:
+	case src.attr.State != verbs.PortActive:
 		e.dropLocked(d, from, p, "the local port is down")
 		return
 	case dst == nil && e.remote != nil:
@@ -62,7 +63,7 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 	case dst == nil:
 		e.dropLocked(d, from, p, "no port has the destination address")
 		return
-	case dst.attr.State != PortActive:
+	case dst.attr.State != verbs.PortActive:
 		e.dropLocked(d, from, p, "the remote port is down")
 		return
 	}
@@ -227,7 +228,7 @@ func (e *engine) dropLocked(d *Device, from *qp.QP, p *qp.Packet, why string) {
 
 // deliverLocked hands an arriving packet to its QP.
 func (e *engine) deliverLocked(p *qp.Packet, dst *port) {
-	if dst.attr.State != PortActive {
+	if dst.attr.State != verbs.PortActive {
 		e.stats.Dropped++
 		if e.tracing() {
 			e.record(dst.dev.name, "drop "+describePacket(p), "the port went down")

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Packets from the wire are input verbsim does not control: a buggy or
@@ -99,7 +99,7 @@ type wireWorld struct {
 	// of a receive (0 for a send); done the wr_ids completed.
 	posted [6]map[uint64]uint32
 	done   map[uint64]bool
-	wcs    []wc.WC
+	wcs    []verbs.WC
 }
 
 const (
@@ -115,7 +115,7 @@ func newWireWorld(t *testing.T) *wireWorld {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	w := &wireWorld{t: t, f: f, done: map[uint64]bool{}, wcs: make([]wc.WC, 64)}
+	w := &wireWorld{t: t, f: f, done: map[uint64]bool{}, wcs: make([]verbs.WC, 64)}
 	var pds [2]*PD
 	for i, d := range f.Devices() {
 		ctx, err := d.Open()
@@ -124,22 +124,22 @@ func newWireWorld(t *testing.T) *wireWorld {
 		w.must(err)
 		w.cqs[i], err = ctx.CreateCQ(1024, nil, nil, 0)
 		w.must(err)
-		w.mrs[i], err = pds[i].RegMR(make([]byte, wwMRSize), qp.AccessLocalWrite|qp.AccessRemoteWrite|qp.AccessRemoteRead|qp.AccessRemoteAtomic)
+		w.mrs[i], err = pds[i].RegMR(make([]byte, wwMRSize), verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRemoteRead|verbs.AccessRemoteAtomic)
 		w.must(err)
 		pa, err := ctx.QueryPort(1)
 		w.must(err)
 		w.lids[i] = pa.LID
 	}
-	for i, typ := range []qp.Type{qp.RC, qp.RC, qp.UC, qp.UC, qp.UD, qp.UD} {
+	for i, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeUD} {
 		side := i % 2
 		q, err := pds[side].CreateQP(QPInitAttr{SendCQ: w.cqs[side], RecvCQ: w.cqs[side], Type: typ,
-			Cap: qp.Cap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 2, MaxRecvSGE: 2, MaxInlineData: 64}})
+			Cap: verbs.QPCap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 2, MaxRecvSGE: 2, MaxInlineData: 64}})
 		w.must(err)
 		w.qps[i] = q
 		w.posted[i] = map[uint64]uint32{}
 	}
 	o := ConnectOptions{Timeout: 1, RetryCnt: 1, RNRRetry: 1, MinRNRTimer: 1, NoDefaults: true,
-		Access: qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic, RDAtomic: 2}
+		Access: verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic, RDAtomic: 2}
 	w.must(Connect(w.qps[0], w.qps[1], o))
 	w.must(Connect(w.qps[2], w.qps[3], o))
 	w.must(ReadyUD(w.qps[4], wwQKey))
@@ -148,20 +148,20 @@ func newWireWorld(t *testing.T) *wireWorld {
 		for k := range 4 {
 			id := uint64(wwRecvID + 16*i + k)
 			sge := w.sge(i%2, 1024*k, 1024)
-			_, err := w.qps[i].PostRecv([]qp.RecvWR{{WRID: id, SGList: []qp.SGE{sge}}})
+			_, err := w.qps[i].PostRecv([]verbs.RecvWR{{WRID: id, SGList: []verbs.SGE{sge}}})
 			w.must(err)
 			w.posted[i][id] = sge.Length
 		}
 	}
 	b := w.mrs[1]
-	w.post(0, qp.SendWR{Opcode: wc.WRSend, SGList: []qp.SGE{w.sge(0, 4096, 700)}})
-	w.post(0, qp.SendWR{Opcode: wc.WRRDMAWrite, SGList: []qp.SGE{w.sge(0, 4096, 300)}, RemoteAddr: b.Addr() + 4096, RKey: b.RKey()})
-	w.post(0, qp.SendWR{Opcode: wc.WRRDMARead, SGList: []qp.SGE{w.sge(0, 6000, 200)}, RemoteAddr: b.Addr() + 4096, RKey: b.RKey()})
-	w.post(0, qp.SendWR{Opcode: wc.WRAtomicFetchAndAdd, SGList: []qp.SGE{w.sge(0, 7000, 8)}, RemoteAddr: b.Addr() + 7000, RKey: b.RKey(), CompareAdd: 1})
-	w.post(2, qp.SendWR{Opcode: wc.WRSendWithImm, SGList: []qp.SGE{w.sge(0, 4096, 500)}, Imm: 7})
-	ah, err := pds[0].CreateAH(AHAttr{DLID: w.lids[1], PortNum: 1})
+	w.post(0, verbs.SendWR{Opcode: verbs.WRSend, SGList: []verbs.SGE{w.sge(0, 4096, 700)}})
+	w.post(0, verbs.SendWR{Opcode: verbs.WRRDMAWrite, SGList: []verbs.SGE{w.sge(0, 4096, 300)}, RemoteAddr: b.Addr() + 4096, RKey: b.RKey()})
+	w.post(0, verbs.SendWR{Opcode: verbs.WRRDMARead, SGList: []verbs.SGE{w.sge(0, 6000, 200)}, RemoteAddr: b.Addr() + 4096, RKey: b.RKey()})
+	w.post(0, verbs.SendWR{Opcode: verbs.WRAtomicFetchAndAdd, SGList: []verbs.SGE{w.sge(0, 7000, 8)}, RemoteAddr: b.Addr() + 7000, RKey: b.RKey(), CompareAdd: 1})
+	w.post(2, verbs.SendWR{Opcode: verbs.WRSendWithImm, SGList: []verbs.SGE{w.sge(0, 4096, 500)}, Imm: 7})
+	ah, err := pds[0].CreateAH(verbs.AHAttr{DLID: w.lids[1], PortNum: 1})
 	w.must(err)
-	w.post(4, qp.SendWR{Opcode: wc.WRSend, SGList: []qp.SGE{w.sge(0, 4096, 100)}, AH: ah, RemoteQPN: w.qps[5].Num(), RemoteQKey: wwQKey})
+	w.post(4, verbs.SendWR{Opcode: verbs.WRSend, SGList: []verbs.SGE{w.sge(0, 4096, 100)}, AH: ah, RemoteQPN: w.qps[5].Num(), RemoteQKey: wwQKey})
 	return w
 }
 
@@ -173,17 +173,17 @@ func (w *wireWorld) must(err error) {
 }
 
 // sge names n bytes at offset off of side's MR.
-func (w *wireWorld) sge(side, off, n int) qp.SGE {
+func (w *wireWorld) sge(side, off, n int) verbs.SGE {
 	mr := w.mrs[side]
-	return qp.SGE{Addr: mr.Addr() + uint64(off), Length: uint32(n), LKey: mr.LKey()}
+	return verbs.SGE{Addr: mr.Addr() + uint64(off), Length: uint32(n), LKey: mr.LKey()}
 }
 
 // post posts one signaled send on QP i.
-func (w *wireWorld) post(i int, wr qp.SendWR) {
+func (w *wireWorld) post(i int, wr verbs.SendWR) {
 	w.t.Helper()
 	wr.WRID = uint64(wwSendID + 16*i + len(w.posted[i]) - 4)
-	wr.Flags |= qp.SendSignaled
-	_, err := w.qps[i].PostSend([]qp.SendWR{wr})
+	wr.Flags |= verbs.SendSignaled
+	_, err := w.qps[i].PostSend([]verbs.SendWR{wr})
 	w.must(err)
 	w.posted[i][wr.WRID] = 0
 }
@@ -197,11 +197,11 @@ func (w *wireWorld) inject(b [17]byte) {
 	flags := b[3]
 	p := qp.Packet{
 		Kind:      qp.PacketKind(b[1] % 9), // two kinds beyond the last
-		Transport: []qp.Type{qp.RC, qp.UC, qp.UD, qp.Type(9)}[b[2]%4],
+		Transport: []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPType(9)}[b[2]%4],
 		First:     flags&1 != 0,
 		Last:      flags&2 != 0,
 		SE:        flags&4 != 0,
-		Op:        wc.WROpcode(b[4] % 12),
+		Op:        verbs.WROpcode(b[4] % 12),
 		SrcQPN:    w.qps[peer].Num(),
 		DstQPN:    dst.Num(),
 		Syndrome:  qp.Syndrome(b[7] % 8),
@@ -280,13 +280,13 @@ func (w *wireWorld) check() {
 		}
 	}
 	for i, q := range w.qps {
-		if s := q.State(); s > qp.Err {
+		if s := q.State(); s > verbs.QPStateErr {
 			w.t.Fatalf("qp %d is in state %v", i, s)
 		}
 	}
 }
 
-func (w *wireWorld) checkWC(side int, x wc.WC) {
+func (w *wireWorld) checkWC(side int, x verbs.WC) {
 	w.t.Helper()
 	qi := -1
 	for i := side; i < len(w.qps); i += 2 {
@@ -306,9 +306,9 @@ func (w *wireWorld) checkWC(side int, x wc.WC) {
 		w.t.Fatalf("%s: that request already completed", what)
 	}
 	w.done[x.WRID] = true
-	if x.Status != wc.Success {
+	if x.Status != verbs.WCSuccess {
 		switch x.Status {
-		case wc.LocEECOpErr, wc.LocRDDViolErr, wc.RemInvRDReqErr, wc.InvEECNErr, wc.InvEECStateErr, wc.MWBindErr, wc.TMErr, wc.TMRndvIncomplete:
+		case verbs.WCLocEECOpErr, verbs.WCLocRDDViolErr, verbs.WCRemInvRDReqErr, verbs.WCInvEECNErr, verbs.WCInvEECStateErr, verbs.WCMWBindErr, verbs.WCTMErr, verbs.WCTMRndvIncomplete:
 			w.t.Fatalf("%s: a status the engine never produces (WC-S03)", what)
 		}
 		return

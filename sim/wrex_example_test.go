@@ -28,7 +28,7 @@ func ExampleQP_WRStart() {
 	sim.Connect(cqp, sqp, sim.ConnectOptions{})
 
 	mem := make([]byte, 64)
-	smr, _ := spd.RegMR(mem, sim.AccessLocalWrite|sim.AccessRemoteWrite)
+	smr, _ := spd.RegMR(mem, verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
 	sqp.PostRecv([]verbs.RecvWR{{WRID: 9, SGList: []verbs.SGE{{Addr: smr.Addr() + 32, Length: 32, LKey: smr.LKey()}}}})
 	src := []byte("written")
 	cmr, _ := cpd.RegMR(src, 0)

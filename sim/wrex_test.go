@@ -9,19 +9,17 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/policy"
-	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // exCap are the capacities of the builder tests' QPs: small, so that
 // batches overflow the queue, the SGE limit and the inline limit.
-var exCap = qp.Cap{MaxSendWR: 8, MaxRecvWR: 64, MaxSendSGE: 2, MaxRecvSGE: 4, MaxInlineData: 32}
+var exCap = verbs.QPCap{MaxSendWR: 8, MaxRecvWR: 64, MaxSendSGE: 2, MaxRecvSGE: 4, MaxInlineData: 32}
 
 // newEndEx is newEnd with a QP created as by ibv_create_qp_ex with the
 // given send_ops_flags.
-func newEndEx(t testing.TB, d *sim.Device, typ qp.Type, size int, ops qp.SendOps) *end {
+func newEndEx(t testing.TB, d *sim.Device, typ verbs.QPType, size int, ops verbs.QPSendOps) *end {
 	t.Helper()
 	e := newEnd(t, d, typ, size)
 	if err := e.q.Destroy(); err != nil {
@@ -40,9 +38,9 @@ func newEndEx(t testing.TB, d *sim.Device, typ qp.Type, size int, ops qp.SendOps
 func exPair(t testing.TB, prof sim.Profile) (*end, *end) {
 	t.Helper()
 	_, da, db := twoDevices(t, sim.Config{Profile: prof})
-	ops := qp.SupportedSendOps(qp.RC, policy.Of(prof.Readings).QP)
-	a, b := newEndEx(t, da, qp.RC, 1<<14, ops), newEndEx(t, db, qp.RC, 1<<14, ops)
-	if err := sim.Connect(a.q, b.q, sim.ConnectOptions{PathMTU: qp.MTU256}); err != nil {
+	ops := verbs.SupportedSendOps(verbs.QPTypeRC, prof.Readings)
+	a, b := newEndEx(t, da, verbs.QPTypeRC, 1<<14, ops), newEndEx(t, db, verbs.QPTypeRC, 1<<14, ops)
+	if err := sim.Connect(a.q, b.q, sim.ConnectOptions{PathMTU: verbs.MTU256}); err != nil {
 		t.Fatal(err)
 	}
 	return a, b
@@ -53,12 +51,12 @@ func TestCreateQPExSendOps(t *testing.T) {
 	for _, prof := range sim.Profiles() {
 		t.Run(prof.Name, func(t *testing.T) {
 			_, d, _ := twoDevices(t, sim.Config{Profile: prof})
-			e := newEnd(t, d, qp.RC, 64)
-			create := func(typ qp.Type, mask sim.QPInitMask, ops qp.SendOps) (*sim.QP, error) {
+			e := newEnd(t, d, verbs.QPTypeRC, 64)
+			create := func(typ verbs.QPType, mask sim.QPInitMask, ops verbs.QPSendOps) (*sim.QP, error) {
 				return e.pd.CreateQP(sim.QPInitAttr{SendCQ: e.cq, RecvCQ: e.cq, Type: typ, Cap: exCap, CompMask: mask, SendOpsFlags: ops})
 			}
-			for _, typ := range []qp.Type{qp.RC, qp.UC, qp.UD} {
-				sup := qp.SupportedSendOps(typ, policy.Of(prof.Readings).QP)
+			for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD} {
+				sup := verbs.SupportedSendOps(typ, prof.Readings)
 				q, err := create(typ, sim.QPInitSendOpsFlags, sup)
 				if err != nil {
 					t.Fatalf("%v with %v: %v", typ, sup, err)
@@ -67,7 +65,7 @@ func TestCreateQPExSendOps(t *testing.T) {
 					t.Errorf("%v: SendOpsFlags = %v, %v", typ, ops, ex)
 				}
 				q.Destroy()
-				for bit := qp.SendOps(1); bit != 1<<16; bit <<= 1 {
+				for bit := verbs.QPSendOps(1); bit != 1<<16; bit <<= 1 {
 					if sup&bit != 0 {
 						continue
 					}
@@ -77,19 +75,19 @@ func TestCreateQPExSendOps(t *testing.T) {
 					}
 				}
 			}
-			ucLocalInv := qp.SupportedSendOps(qp.UC, policy.Of(prof.Readings).QP)&qp.WithLocalInv != 0
+			ucLocalInv := verbs.SupportedSendOps(verbs.QPTypeUC, prof.Readings)&verbs.QPExWithLocalInv != 0
 			if ucLocalInv == prof.SendOpsRXE {
 				t.Errorf("UC LOCAL_INV supported = %v under %s", ucLocalInv, prof.Name)
 			}
 			for _, m := range []sim.QPInitMask{1 << 1, 1 << 2, 1 << 5, 1 << 7, 1 << 31} {
-				if q, err := create(qp.RC, m|sim.QPInitSendOpsFlags, qp.WithSend); !errors.Is(err, syscall.EOPNOTSUPP) {
+				if q, err := create(verbs.QPTypeRC, m|sim.QPInitSendOpsFlags, verbs.QPExWithSend); !errors.Is(err, syscall.EOPNOTSUPP) {
 					t.Errorf("comp_mask %#x: %v, want EOPNOTSUPP", m, err)
 					q.Destroy()
 				}
 			}
 			// Without the mask bit, send_ops_flags is not read and the QP
 			// has no builder.
-			q, err := create(qp.RC, 0, 1<<20)
+			q, err := create(verbs.QPTypeRC, 0, 1<<20)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,10 +113,10 @@ func TestWRBuilderOps(t *testing.T) {
 		}
 	}
 	binary64(b.buf[1024:], 5)
-	if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 100, SGList: []qp.SGE{b.sge(0, 64)}}, {WRID: 101, SGList: []qp.SGE{b.sge(64, 64)}}, {WRID: 102}}); err != nil {
+	if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: 100, SGList: []verbs.SGE{b.sge(0, 64)}}, {WRID: 101, SGList: []verbs.SGE{b.sge(64, 64)}}, {WRID: 102}}); err != nil {
 		t.Fatal(err)
 	}
-	a.q.SetWRFlags(qp.SendSignaled)
+	a.q.SetWRFlags(verbs.SendSignaled)
 	a.q.WRStart()
 	a.q.SetWRID(1)
 	a.q.WRSend()
@@ -128,7 +126,7 @@ func TestWRBuilderOps(t *testing.T) {
 	a.q.WRSetInlineDataList([][]byte{[]byte("in"), []byte("line")})
 	a.q.SetWRID(3)
 	a.q.WRRDMAWrite(b.mr.RKey(), b.mr.Addr()+512)
-	a.q.WRSetSGEList([]qp.SGE{a.sge(0, 5), a.sge(7, 8)})
+	a.q.WRSetSGEList([]verbs.SGE{a.sge(0, 5), a.sge(7, 8)})
 	a.q.SetWRID(4)
 	a.q.WRRDMAWriteImm(b.mr.RKey(), b.mr.Addr()+600, 7)
 	a.q.WRSetInlineData([]byte("imm"))
@@ -146,7 +144,7 @@ func TestWRBuilderOps(t *testing.T) {
 	}
 	ws := a.poll(t, 7)
 	for i, w := range ws {
-		if w.Status != wc.Success || w.WRID != uint64(i+1) {
+		if w.Status != verbs.WCSuccess || w.WRID != uint64(i+1) {
 			t.Fatalf("send completion %d: %v", i, &w)
 		}
 	}
@@ -191,7 +189,7 @@ func TestWRBuilderErrors(t *testing.T) {
 			}{
 				{"too many SGEs", func(q *sim.QP) {
 					q.WRSend()
-					q.WRSetSGEList([]qp.SGE{a.sge(0, 1), a.sge(1, 1), a.sge(2, 1)})
+					q.WRSetSGEList([]verbs.SGE{a.sge(0, 1), a.sge(1, 1), a.sge(2, 1)})
 				}, space(syscall.EINVAL), false},
 				{"inline too long", func(q *sim.QP) { q.WRSend(); q.WRSetInlineData(make([]byte, 33)) }, space(syscall.EINVAL), false},
 				{"queue overflow", func(q *sim.QP) {
@@ -236,7 +234,7 @@ func TestWRBuilderErrors(t *testing.T) {
 			}
 			// An operation outside send_ops_flags (QPX-02).
 			_, d, _ := twoDevices(t, sim.Config{Profile: prof})
-			e := newEndEx(t, d, qp.RC, 64, qp.WithSend)
+			e := newEndEx(t, d, verbs.QPTypeRC, 64, verbs.QPExWithSend)
 			e.q.WRStart()
 			e.q.WRRDMAWrite(1, 2)
 			if err := e.q.WRComplete(); !errors.Is(err, syscall.EOPNOTSUPP) {
@@ -248,9 +246,9 @@ func TestWRBuilderErrors(t *testing.T) {
 
 // wrOp is one random request of the differential test.
 type wrOp struct {
-	op    wc.WROpcode
-	flags qp.SendFlags
-	sges  []qp.SGE
+	op    verbs.WROpcode
+	flags verbs.SendFlags
+	sges  []verbs.SGE
 	off   uint64
 	imm   uint32
 }
@@ -269,12 +267,12 @@ func TestWRBuilderMatchesPostSend(t *testing.T) {
 		for i := range a1.buf {
 			a1.buf[i], a2.buf[i] = byte(i), byte(i)
 		}
-		ops := []wc.WROpcode{wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd, wc.WRAtomicWrite}
+		ops := []verbs.WROpcode{verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm, verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite}
 		for round := range rapid.IntRange(1, 6).Draw(rt, "rounds") {
 			for _, e := range []*end{b1, b2} {
-				rs := make([]qp.RecvWR, 4)
+				rs := make([]verbs.RecvWR, 4)
 				for i := range rs {
-					rs[i] = qp.RecvWR{WRID: uint64(round*10 + i), SGList: []qp.SGE{e.sge(i*256, 256)}}
+					rs[i] = verbs.RecvWR{WRID: uint64(round*10 + i), SGList: []verbs.SGE{e.sge(i*256, 256)}}
 				}
 				if _, err := e.q.PostRecv(rs); err != nil {
 					rt.Fatal(err)
@@ -284,7 +282,7 @@ func TestWRBuilderMatchesPostSend(t *testing.T) {
 			wrs := make([]wrOp, n)
 			for i := range wrs {
 				o := wrOp{op: rapid.SampledFrom(ops).Draw(rt, "op")}
-				o.flags = qp.SendFlags(rapid.SampledFrom([]uint32{0, 2, 2, 2, 8, 10, 4, 1 << 7}).Draw(rt, "flags"))
+				o.flags = verbs.SendFlags(rapid.SampledFrom([]uint32{0, 2, 2, 2, 8, 10, 4, 1 << 7}).Draw(rt, "flags"))
 				o.imm = rapid.Uint32().Draw(rt, "imm")
 				o.off = uint64(rapid.IntRange(0, 1<<13).Draw(rt, "off")) &^ 7
 				for range rapid.IntRange(0, 3).Draw(rt, "nsge") {
@@ -293,9 +291,9 @@ func TestWRBuilderMatchesPostSend(t *testing.T) {
 				}
 				wrs[i] = o
 			}
-			send := make([]qp.SendWR, n)
+			send := make([]verbs.SendWR, n)
 			for i, o := range wrs {
-				send[i] = qp.SendWR{WRID: uint64(i), Opcode: o.op, Flags: o.flags, SGList: o.sges,
+				send[i] = verbs.SendWR{WRID: uint64(i), Opcode: o.op, Flags: o.flags, SGList: o.sges,
 					Imm: o.imm, RKey: b1.mr.RKey(), RemoteAddr: b1.mr.Addr() + 4096 + o.off, CompareAdd: uint64(o.imm), Swap: 3}
 			}
 			before := a2.q.Stats().SendPosted
@@ -308,21 +306,21 @@ func TestWRBuilderMatchesPostSend(t *testing.T) {
 					q.SetWRFlags(o.flags)
 					rkey, addr := b2.mr.RKey(), b2.mr.Addr()+4096+o.off
 					switch o.op {
-					case wc.WRSend:
+					case verbs.WRSend:
 						q.WRSend()
-					case wc.WRSendWithImm:
+					case verbs.WRSendWithImm:
 						q.WRSendImm(o.imm)
-					case wc.WRRDMAWrite:
+					case verbs.WRRDMAWrite:
 						q.WRRDMAWrite(rkey, addr)
-					case wc.WRRDMAWriteWithImm:
+					case verbs.WRRDMAWriteWithImm:
 						q.WRRDMAWriteImm(rkey, addr, o.imm)
-					case wc.WRRDMARead:
+					case verbs.WRRDMARead:
 						q.WRRDMARead(rkey, addr)
-					case wc.WRAtomicCmpAndSwp:
+					case verbs.WRAtomicCmpAndSwp:
 						q.WRAtomicCmpSwp(rkey, addr, uint64(o.imm), 3)
-					case wc.WRAtomicFetchAndAdd:
+					case verbs.WRAtomicFetchAndAdd:
 						q.WRAtomicFetchAdd(rkey, addr, uint64(o.imm))
-					case wc.WRAtomicWrite:
+					case verbs.WRAtomicWrite:
 						q.WRAtomicWrite(rkey, addr, [8]byte{1}) // the SGE list below replaces the bytes
 					}
 					q.WRSetSGEList(o.sges)
@@ -370,9 +368,9 @@ func TestWRBuilderMatchesPostSend(t *testing.T) {
 }
 
 // drain polls every completion of e's CQ.
-func drain(e *end) []wc.WC {
-	var out []wc.WC
-	buf := make([]wc.WC, 16)
+func drain(e *end) []verbs.WC {
+	var out []verbs.WC
+	buf := make([]verbs.WC, 16)
 	for {
 		n, _ := e.cq.Poll(buf)
 		if n == 0 {
@@ -385,11 +383,11 @@ func drain(e *end) []wc.WC {
 // The builder's steady path allocates nothing.
 func TestWRBuilderAllocs(t *testing.T) {
 	a, b := exPair(t, sim.DefaultProfile())
-	recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{b.sge(0, 64)}}}
-	sges := []qp.SGE{a.sge(0, 32), a.sge(32, 32)}
+	recv := []verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{b.sge(0, 64)}}}
+	sges := []verbs.SGE{a.sge(0, 32), a.sge(32, 32)}
 	inl := []byte("0123456789")
-	w := make([]wc.WC, 4)
-	a.q.SetWRFlags(qp.SendSignaled)
+	w := make([]verbs.WC, 4)
+	a.q.SetWRFlags(verbs.SendSignaled)
 	allocs := testing.AllocsPerRun(200, func() {
 		b.q.PostRecv(recv)
 		b.q.PostRecv(recv)
@@ -418,9 +416,9 @@ func TestWRBuilderAllocs(t *testing.T) {
 // BenchmarkWRBuilderSend64 is BenchmarkRCSend64 through the builder.
 func BenchmarkWRBuilderSend64(b *testing.B) {
 	x, y := exPair(b, sim.DefaultProfile())
-	recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{y.sge(0, 64)}}}
-	w := make([]wc.WC, 1)
-	x.q.SetWRFlags(qp.SendSignaled)
+	recv := []verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{y.sge(0, 64)}}}
+	w := make([]verbs.WC, 1)
+	x.q.SetWRFlags(verbs.SendSignaled)
 	b.ReportAllocs()
 	b.SetBytes(64)
 	for b.Loop() {
@@ -444,34 +442,34 @@ func BenchmarkWRBuilderSend64(b *testing.B) {
 func TestWRBuilderMW(t *testing.T) {
 	a, b := exPair(t, sim.DefaultProfile())
 	mem := make([]byte, 256)
-	mr, err := a.pd.RegMR(mem, sim.AccessLocalWrite|sim.AccessMWBind)
+	mr, err := a.pd.RegMR(mem, verbs.AccessLocalWrite|verbs.AccessMWBind)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw, err := a.pd.AllocMW(sim.MWType2)
+	mw, err := a.pd.AllocMW(verbs.MWType2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := mw.RKey()&^0xff | (mw.RKey()+1)&0xff
-	a.q.SetWRFlags(qp.SendSignaled)
+	a.q.SetWRFlags(verbs.SendSignaled)
 	a.q.WRStart()
 	a.q.SetWRID(1)
-	a.q.WRBindMW(mw, key, qp.MWBindInfo{MR: mr, Addr: mr.Addr(), Length: 64, Access: sim.AccessRemoteWrite})
+	a.q.WRBindMW(mw, key, verbs.MWBindInfo{MR: mr, Addr: mr.Addr(), Length: 64, Access: verbs.AccessRemoteWrite})
 	if err := a.q.WRComplete(); err != nil {
 		t.Fatal(err)
 	}
-	if c := a.poll(t, 1)[0]; c.Status != wc.Success || c.Opcode != wc.BindMW {
+	if c := a.poll(t, 1)[0]; c.Status != verbs.WCSuccess || c.Opcode != verbs.WCBindMW {
 		t.Fatalf("bind: %v", &c)
 	}
 	copy(b.buf, "via window")
-	write := func(id uint64) wc.Status {
-		if _, err := b.q.PostSend([]qp.SendWR{{WRID: id, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled,
-			SGList: []qp.SGE{b.sge(0, 10)}, RKey: key, RemoteAddr: mr.Addr()}}); err != nil {
+	write := func(id uint64) verbs.WCStatus {
+		if _, err := b.q.PostSend([]verbs.SendWR{{WRID: id, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled,
+			SGList: []verbs.SGE{b.sge(0, 10)}, RKey: key, RemoteAddr: mr.Addr()}}); err != nil {
 			t.Fatal(err)
 		}
 		return b.poll(t, 1)[0].Status
 	}
-	if st := write(2); st != wc.Success || string(mem[:10]) != "via window" {
+	if st := write(2); st != verbs.WCSuccess || string(mem[:10]) != "via window" {
 		t.Fatalf("WRITE through the window: %v, %q", st, mem[:10])
 	}
 	a.q.WRStart()
@@ -480,10 +478,10 @@ func TestWRBuilderMW(t *testing.T) {
 	if err := a.q.WRComplete(); err != nil {
 		t.Fatal(err)
 	}
-	if c := a.poll(t, 1)[0]; c.Status != wc.Success || c.Opcode != wc.LocalInv {
+	if c := a.poll(t, 1)[0]; c.Status != verbs.WCSuccess || c.Opcode != verbs.WCLocalInv {
 		t.Fatalf("LOCAL_INV: %v", &c)
 	}
-	if st := write(4); st != wc.RemAccessErr {
+	if st := write(4); st != verbs.WCRemAccessErr {
 		t.Errorf("WRITE after LOCAL_INV: %v, want REM_ACCESS_ERR", st)
 	}
 }
@@ -500,7 +498,7 @@ func TestWRBuilderSettersPastCapacity(t *testing.T) {
 	for i := range depth + 2 {
 		q.WRSend()
 		if i == depth+1 {
-			q.WRSetSGEList(make([]qp.SGE, maxSGE+1))
+			q.WRSetSGEList(make([]verbs.SGE, maxSGE+1))
 		}
 	}
 	if err := q.WRComplete(); !errors.Is(err, syscall.ENOMEM) {

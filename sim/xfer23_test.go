@@ -3,10 +3,9 @@ package sim
 import (
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestResponderRejectsRDMAAbove2G_XFER23 checks the second half of XFER-23,
@@ -42,11 +41,11 @@ func rejectRDMAAbove2G(t *testing.T, prof Profile) {
 		}
 		pd, _ := ctx.AllocPD()
 		cq, _ := ctx.CreateCQ(16, nil, nil, 0)
-		mr, err := pd.RegMR(make([]byte, 4096), qp.AccessLocalWrite|qp.AccessRemoteWrite)
+		mr, err := pd.RegMR(make([]byte, 4096), verbs.AccessLocalWrite|verbs.AccessRemoteWrite)
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := pd.CreateQP(QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+		q, err := pd.CreateQP(QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +64,7 @@ func rejectRDMAAbove2G(t *testing.T, prof Profile) {
 	f.d.Lock()
 	p := f.eng.newPacket()
 	// The first packet of the message: one path MTU of payload.
-	*p = qp.Packet{Kind: qp.PktWrite, Transport: qp.RC, First: true, Op: wc.WRRDMAWrite,
+	*p = qp.Packet{Kind: qp.PktWrite, Transport: verbs.QPTypeRC, First: true, Op: verbs.WRRDMAWrite,
 		SrcQPN: a.q.Num(), DstQPN: b.q.Num(), PSN: 100, RemoteAddr: b.mr.Addr(), RKey: b.mr.RKey(),
 		DMALen: 1<<31 + 1, Payload: append(p.Payload[:0], make([]byte, 1024)...), Port: 1, SLID: pa.LID, DLID: pb.LID}
 	b.q.q.ReceiveLocked(p)
@@ -73,7 +72,7 @@ func rejectRDMAAbove2G(t *testing.T, prof Profile) {
 	f.eng.settleLocked()
 	f.d.Unlock()
 
-	if s := b.q.State(); s != qp.Err {
+	if s := b.q.State(); s != verbs.QPStateErr {
 		t.Errorf("the responder is in %v after an RDMA WRITE of 2^31+1 bytes, want ERR", s)
 	}
 	ev, err := b.ctx.TryGetAsyncEvent()
@@ -82,12 +81,12 @@ func rejectRDMAAbove2G(t *testing.T, prof Profile) {
 		if err == nil {
 			t.Errorf("responder's async event %v; the profile raises none", ev)
 		}
-	case err != nil || ev.Type() != notify.EventQPReqErr || ev.QP() != b.q:
+	case err != nil || ev.Type() != verbs.EventQPReqErr || ev.QP() != b.q:
 		t.Errorf("responder's async event: %v, %v; want QP_REQ_ERR naming it (ASYNC-09)", ev, err)
 	default:
 		ev.Ack()
 	}
-	if s := a.q.State(); s != qp.RTS {
+	if s := a.q.State(); s != verbs.QPStateRTS {
 		t.Errorf("the requester went to %v on a NAK for a PSN it never sent", s)
 	}
 	var found bool

@@ -5,13 +5,12 @@ import (
 
 	"github.com/verbsim/verbsim/internal/benchkit"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // benchPair connects two RC QPs on two devices with 2 MiB buffers.
-func benchPair(b *testing.B, typ qp.Type, cfg ...sim.Config) (*sim.Fabric, *end, *end) {
+func benchPair(b *testing.B, typ verbs.QPType, cfg ...sim.Config) (*sim.Fabric, *end, *end) {
 	b.Helper()
 	c := sim.Config{}
 	if len(cfg) > 0 {
@@ -19,7 +18,7 @@ func benchPair(b *testing.B, typ qp.Type, cfg ...sim.Config) (*sim.Fabric, *end,
 	}
 	f, da, db := twoDevices(b, c)
 	x, y := newEnd(b, da, typ, 2<<20), newEnd(b, db, typ, 2<<20)
-	if typ == qp.UD {
+	if typ == verbs.QPTypeUD {
 		if err := sim.ReadyUD(x.q, 1); err != nil {
 			b.Fatal(err)
 		}
@@ -35,8 +34,8 @@ func benchPair(b *testing.B, typ qp.Type, cfg ...sim.Config) (*sim.Fabric, *end,
 }
 
 // pollOne polls exactly one completion or fails.
-func pollOne(b *testing.B, e *end, w []wc.WC) {
-	if n, err := e.cq.Poll(w); n != 1 || err != nil || w[0].Status != wc.Success {
+func pollOne(b *testing.B, e *end, w []verbs.WC) {
+	if n, err := e.cq.Poll(w); n != 1 || err != nil || w[0].Status != verbs.WCSuccess {
 		b.Fatalf("poll: %d %v %v", n, err, &w[0])
 	}
 }
@@ -92,8 +91,8 @@ func BenchmarkInlineSendNoMRs(b *testing.B) {
 
 // benchExchange posts recv on y and send on x, then polls one completion
 // on each side, per iteration.
-func benchExchange(b *testing.B, x, y *end, recv []qp.RecvWR, send []qp.SendWR, size int64) {
-	w := make([]wc.WC, 1)
+func benchExchange(b *testing.B, x, y *end, recv []verbs.RecvWR, send []verbs.SendWR, size int64) {
+	w := make([]verbs.WC, 1)
 	b.ReportAllocs()
 	b.SetBytes(size)
 	for b.Loop() {
@@ -110,17 +109,17 @@ func benchExchange(b *testing.B, x, y *end, recv []qp.RecvWR, send []qp.SendWR, 
 
 // BenchmarkUDSend64: a 64-byte UD datagram, post to both completions.
 func BenchmarkUDSend64(b *testing.B) {
-	_, x, y := benchPair(b, qp.UD)
+	_, x, y := benchPair(b, verbs.QPTypeUD)
 	port, err := y.ctx.QueryPort(1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ah, err := x.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1})
+	ah, err := x.pd.CreateAH(verbs.AHAttr{DLID: port.LID, PortNum: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{y.sge(0, 64+40)}}}
-	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{x.sge(0, 64)},
+	recv := []verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{y.sge(0, 64+40)}}}
+	send := []verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{x.sge(0, 64)},
 		AH: ah, RemoteQPN: y.q.Num(), RemoteQKey: 1}}
 	benchExchange(b, x, y, recv, send, 64)
 }

@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // end is one side of a connection: a QP with its own CQ and a registered
@@ -21,7 +20,7 @@ type end struct {
 	q   *sim.QP
 }
 
-func newEnd(t testing.TB, d *sim.Device, typ qp.Type, size int) *end {
+func newEnd(t testing.TB, d *sim.Device, typ verbs.QPType, size int) *end {
 	t.Helper()
 	ctx, err := d.Open()
 	if err != nil {
@@ -36,12 +35,12 @@ func newEnd(t testing.TB, d *sim.Device, typ qp.Type, size int) *end {
 		t.Fatal(err)
 	}
 	buf := make([]byte, size)
-	mr, err := pd.RegMR(buf, qp.AccessLocalWrite|qp.AccessRemoteWrite|qp.AccessRemoteRead|qp.AccessRemoteAtomic)
+	mr, err := pd.RegMR(buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRemoteRead|verbs.AccessRemoteAtomic)
 	if err != nil {
 		t.Fatal(err)
 	}
 	q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ,
-		Cap: qp.Cap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64}})
+		Cap: verbs.QPCap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,14 +48,14 @@ func newEnd(t testing.TB, d *sim.Device, typ qp.Type, size int) *end {
 }
 
 // sge names n bytes at offset off of the end's buffer.
-func (e *end) sge(off, n int) qp.SGE {
-	return qp.SGE{Addr: e.mr.Addr() + uint64(off), Length: uint32(n), LKey: e.mr.LKey()}
+func (e *end) sge(off, n int) verbs.SGE {
+	return verbs.SGE{Addr: e.mr.Addr() + uint64(off), Length: uint32(n), LKey: e.mr.LKey()}
 }
 
-func (e *end) poll(t testing.TB, want int) []wc.WC {
+func (e *end) poll(t testing.TB, want int) []verbs.WC {
 	t.Helper()
-	out := make([]wc.WC, 0, want)
-	buf := make([]wc.WC, 16)
+	out := make([]verbs.WC, 0, want)
+	buf := make([]verbs.WC, 16)
 	for {
 		n, err := e.cq.Poll(buf)
 		if err != nil {
@@ -87,7 +86,7 @@ func twoDevices(t testing.TB, cfg sim.Config) (*sim.Fabric, *sim.Device, *sim.De
 func rcPair(t testing.TB, cfg sim.Config, o sim.ConnectOptions) (*sim.Fabric, *end, *end) {
 	t.Helper()
 	f, da, db := twoDevices(t, cfg)
-	a, b := newEnd(t, da, qp.RC, 1<<16), newEnd(t, db, qp.RC, 1<<16)
+	a, b := newEnd(t, da, verbs.QPTypeRC, 1<<16), newEnd(t, db, verbs.QPTypeRC, 1<<16)
 	if err := sim.Connect(a.q, b.q, o); err != nil {
 		t.Fatal(err)
 	}
@@ -95,22 +94,22 @@ func rcPair(t testing.TB, cfg sim.Config, o sim.ConnectOptions) (*sim.Fabric, *e
 }
 
 func TestRCSendWriteReadAtomic(t *testing.T) {
-	_, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{PathMTU: qp.MTU256})
+	_, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{PathMTU: verbs.MTU256})
 	msg := bytes.Repeat([]byte("verbsim!"), 100) // 800 bytes: 4 packets at MTU 256
 	copy(a.buf, msg)
-	if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 7, SGList: []qp.SGE{b.sge(0, 500), b.sge(1000, 500)}}}); err != nil {
+	if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: 7, SGList: []verbs.SGE{b.sge(0, 500), b.sge(1000, 500)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSendWithImm, Imm: 0xdeadbeef, Flags: qp.SendSignaled,
-		SGList: []qp.SGE{a.sge(0, 300), a.sge(300, 500)}}}); err != nil {
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSendWithImm, Imm: 0xdeadbeef, Flags: verbs.SendSignaled,
+		SGList: []verbs.SGE{a.sge(0, 300), a.sge(300, 500)}}}); err != nil {
 		t.Fatal(err)
 	}
 	s := a.poll(t, 1)[0]
 	r := b.poll(t, 1)[0]
-	if s.Status != wc.Success || s.Opcode != wc.Send || s.WRID != 1 {
+	if s.Status != verbs.WCSuccess || s.Opcode != verbs.WCSend || s.WRID != 1 {
 		t.Errorf("send WC %v", &s)
 	}
-	if r.Status != wc.Success || r.Opcode != wc.Recv || r.WRID != 7 || r.ByteLen != 800 || r.ImmData != 0xdeadbeef || r.WCFlags != wc.WithImm {
+	if r.Status != verbs.WCSuccess || r.Opcode != verbs.WCRecv || r.WRID != 7 || r.ByteLen != 800 || r.ImmData != 0xdeadbeef || r.WCFlags != verbs.WCWithImm {
 		t.Errorf("recv WC %v", &r)
 	}
 	got := append(append([]byte{}, b.buf[:500]...), b.buf[1000:1300]...)
@@ -122,11 +121,11 @@ func TestRCSendWriteReadAtomic(t *testing.T) {
 	for i := range 3000 {
 		a.buf[8192+i] = byte(i * 7)
 	}
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled,
-		SGList: []qp.SGE{a.sge(8192, 3000)}, RemoteAddr: b.mr.Addr() + 4096, RKey: b.mr.RKey()}}); err != nil {
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled,
+		SGList: []verbs.SGE{a.sge(8192, 3000)}, RemoteAddr: b.mr.Addr() + 4096, RKey: b.mr.RKey()}}); err != nil {
 		t.Fatal(err)
 	}
-	if w := a.poll(t, 1)[0]; w.Status != wc.Success || w.Opcode != wc.RDMAWrite {
+	if w := a.poll(t, 1)[0]; w.Status != verbs.WCSuccess || w.Opcode != verbs.WCRDMAWrite {
 		t.Errorf("write WC %v", &w)
 	}
 	b.poll(t, 0)
@@ -135,11 +134,11 @@ func TestRCSendWriteReadAtomic(t *testing.T) {
 	}
 
 	// RDMA READ it back into a at 20000.
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 3, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled,
-		SGList: []qp.SGE{a.sge(20000, 3000)}, RemoteAddr: b.mr.Addr() + 4096, RKey: b.mr.RKey()}}); err != nil {
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 3, Opcode: verbs.WRRDMARead, Flags: verbs.SendSignaled,
+		SGList: []verbs.SGE{a.sge(20000, 3000)}, RemoteAddr: b.mr.Addr() + 4096, RKey: b.mr.RKey()}}); err != nil {
 		t.Fatal(err)
 	}
-	if w := a.poll(t, 1)[0]; w.Status != wc.Success || w.Opcode != wc.RDMARead || w.ByteLen != 3000 {
+	if w := a.poll(t, 1)[0]; w.Status != verbs.WCSuccess || w.Opcode != verbs.WCRDMARead || w.ByteLen != 3000 {
 		t.Errorf("read WC %v", &w)
 	}
 	if !bytes.Equal(a.buf[20000:23000], b.buf[4096:7096]) {
@@ -148,16 +147,16 @@ func TestRCSendWriteReadAtomic(t *testing.T) {
 
 	// FETCH_AND_ADD and CMP_AND_SWP on b's word at 64.
 	binary.NativeEndian.PutUint64(b.buf[64:], 40)
-	if _, err := a.q.PostSend([]qp.SendWR{
-		{WRID: 4, Opcode: wc.WRAtomicFetchAndAdd, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(128, 8)},
+	if _, err := a.q.PostSend([]verbs.SendWR{
+		{WRID: 4, Opcode: verbs.WRAtomicFetchAndAdd, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(128, 8)},
 			RemoteAddr: b.mr.Addr() + 64, RKey: b.mr.RKey(), CompareAdd: 2},
-		{WRID: 5, Opcode: wc.WRAtomicCmpAndSwp, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(136, 8)},
+		{WRID: 5, Opcode: verbs.WRAtomicCmpAndSwp, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(136, 8)},
 			RemoteAddr: b.mr.Addr() + 64, RKey: b.mr.RKey(), CompareAdd: 42, Swap: 99},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	ws := a.poll(t, 2)
-	if ws[0].Opcode != wc.FetchAdd || ws[1].Opcode != wc.CompSwap || ws[0].Status != wc.Success || ws[1].Status != wc.Success {
+	if ws[0].Opcode != verbs.WCFetchAdd || ws[1].Opcode != verbs.WCCompSwap || ws[0].Status != verbs.WCSuccess || ws[1].Status != verbs.WCSuccess {
 		t.Errorf("atomic WCs %v %v", &ws[0], &ws[1])
 	}
 	if got := binary.NativeEndian.Uint64(a.buf[128:]); got != 40 {
@@ -173,59 +172,59 @@ func TestRCSendWriteReadAtomic(t *testing.T) {
 
 func TestRNRThenRetry(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{RNRRetry: 3, MinRNRTimer: 1})
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 10)}}}); err != nil {
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 10)}}}); err != nil {
 		t.Fatal(err)
 	}
 	a.poll(t, 0) // RNR NAK: waiting 10 µs
-	if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 9, SGList: []qp.SGE{b.sge(0, 64)}}}); err != nil {
+	if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: 9, SGList: []verbs.SGE{b.sge(0, 64)}}}); err != nil {
 		t.Fatal(err)
 	}
 	a.poll(t, 0) // time has not passed
 	f.Tick(10_000)
-	if w := a.poll(t, 1)[0]; w.Status != wc.Success {
+	if w := a.poll(t, 1)[0]; w.Status != verbs.WCSuccess {
 		t.Errorf("send WC %v", &w)
 	}
 	b.poll(t, 1)
 
 	// rnr_retry exhausted.
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 2, Opcode: wc.WRSend, SGList: []qp.SGE{a.sge(0, 10)}}}); err != nil {
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, SGList: []verbs.SGE{a.sge(0, 10)}}}); err != nil {
 		t.Fatal(err)
 	}
 	f.RunUntilIdle(0)
-	if w := a.poll(t, 1)[0]; w.Status != wc.RNRRetryExcErr || w.WRID != 2 {
+	if w := a.poll(t, 1)[0]; w.Status != verbs.WCRNRRetryExcErr || w.WRID != 2 {
 		t.Errorf("send WC %v", &w)
 	}
-	if a.q.State() != qp.Err {
+	if a.q.State() != verbs.QPStateErr {
 		t.Errorf("requester state %v", a.q.State())
 	}
 }
 
 func TestRetryExceededAgainstSilentPeer(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{RetryCnt: 2, Timeout: 8})
-	if err := b.q.Modify(&qp.Attr{QPState: qp.Err}, qp.AttrState); err != nil {
+	if err := b.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, SGList: []qp.SGE{a.sge(0, 10)}},
-		{WRID: 2, Opcode: wc.WRSend, SGList: []qp.SGE{a.sge(0, 10)}}}); err != nil {
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, SGList: []verbs.SGE{a.sge(0, 10)}},
+		{WRID: 2, Opcode: verbs.WRSend, SGList: []verbs.SGE{a.sge(0, 10)}}}); err != nil {
 		t.Fatal(err)
 	}
 	start := f.Now()
 	f.RunUntilIdle(0)
 	ws := a.poll(t, 2)
-	if ws[0].Status != wc.RetryExcErr || ws[1].Status != wc.WRFlushErr {
+	if ws[0].Status != verbs.WCRetryExcErr || ws[1].Status != verbs.WCWRFlushErr {
 		t.Errorf("WCs %v, %v", &ws[0], &ws[1])
 	}
-	if got, want := f.Now()-start, 3*qp.TimeoutTicks(8); got != want {
+	if got, want := f.Now()-start, 3*uint64(verbs.ACKTimeout(8)); got != want {
 		t.Errorf("failed after %d ticks, want %d (3 timeouts)", got, want)
 	}
 }
 
 func TestRCExactlyOnceUnderFaults(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{Seed: 7, Faults: sim.Faults{Drop: 0.1, Duplicate: 0.1, Delay: 0.1, MaxDelay: 50}},
-		sim.ConnectOptions{PathMTU: qp.MTU256, Timeout: 4})
+		sim.ConnectOptions{PathMTU: verbs.MTU256, Timeout: 4})
 	const n = 40
 	for i := range n {
-		if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: uint64(i), SGList: []qp.SGE{b.sge(i*1024, 1024)}}}); err != nil {
+		if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: uint64(i), SGList: []verbs.SGE{b.sge(i*1024, 1024)}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -233,8 +232,8 @@ func TestRCExactlyOnceUnderFaults(t *testing.T) {
 		for j := range 600 {
 			a.buf[i*1024+j] = byte(i + j)
 		}
-		if _, err := a.q.PostSend([]qp.SendWR{{WRID: uint64(i), Opcode: wc.WRSend, Flags: qp.SendSignaled,
-			SGList: []qp.SGE{a.sge(i*1024, 600)}}}); err != nil {
+		if _, err := a.q.PostSend([]verbs.SendWR{{WRID: uint64(i), Opcode: verbs.WRSend, Flags: verbs.SendSignaled,
+			SGList: []verbs.SGE{a.sge(i*1024, 600)}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -243,10 +242,10 @@ func TestRCExactlyOnceUnderFaults(t *testing.T) {
 	}
 	sends, recvs := a.poll(t, n), b.poll(t, n)
 	for i := range n {
-		if sends[i].Status != wc.Success || sends[i].WRID != uint64(i) {
+		if sends[i].Status != verbs.WCSuccess || sends[i].WRID != uint64(i) {
 			t.Fatalf("send %d: %v", i, &sends[i])
 		}
-		if recvs[i].Status != wc.Success || recvs[i].WRID != uint64(i) || recvs[i].ByteLen != 600 {
+		if recvs[i].Status != verbs.WCSuccess || recvs[i].WRID != uint64(i) || recvs[i].ByteLen != 600 {
 			t.Fatalf("recv %d: %v", i, &recvs[i])
 		}
 		if !bytes.Equal(b.buf[i*1024:i*1024+600], a.buf[i*1024:i*1024+600]) {
@@ -264,7 +263,7 @@ func TestRCExactlyOnceUnderFaults(t *testing.T) {
 func udPair(t testing.TB, cfg sim.Config) (f *sim.Fabric, a, b *end, ah *sim.AH) {
 	t.Helper()
 	f, da, db := twoDevices(t, cfg)
-	a, b = newEnd(t, da, qp.UD, 1<<14), newEnd(t, db, qp.UD, 1<<14)
+	a, b = newEnd(t, da, verbs.QPTypeUD, 1<<14), newEnd(t, db, verbs.QPTypeUD, 1<<14)
 	for _, q := range []*sim.QP{a.q, b.q} {
 		if err := sim.ReadyUD(q, 0x1111); err != nil {
 			t.Fatal(err)
@@ -274,7 +273,7 @@ func udPair(t testing.TB, cfg sim.Config) (f *sim.Fabric, a, b *end, ah *sim.AH)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ah, err = a.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1})
+	ah, err = a.pd.CreateAH(verbs.AHAttr{DLID: port.LID, PortNum: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,10 +283,10 @@ func udPair(t testing.TB, cfg sim.Config) (f *sim.Fabric, a, b *end, ah *sim.AH)
 func TestUDSend(t *testing.T) {
 	_, a, b, ah := udPair(t, sim.Config{})
 	copy(a.buf, "abc")
-	if _, err := b.q.PostRecv([]qp.RecvWR{{WRID: 5, SGList: []qp.SGE{b.sge(0, 100)}}}); err != nil {
+	if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: 5, SGList: []verbs.SGE{b.sge(0, 100)}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.q.PostSend([]qp.SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{a.sge(0, 3)},
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 3)},
 		AH: ah, RemoteQPN: b.q.Num(), RemoteQKey: 0x1111}}); err != nil {
 		t.Fatal(err)
 	}
@@ -303,29 +302,29 @@ func TestUDSend(t *testing.T) {
 // (XFER-26).
 func TestUCAtMostOnce(t *testing.T) {
 	f, da, db := twoDevices(t, sim.Config{Seed: 3, Faults: sim.Faults{Drop: 0.1, Duplicate: 0.2, Delay: 0.1, MaxDelay: 20}})
-	a, b := newEnd(t, da, qp.UC, 1<<16), newEnd(t, db, qp.UC, 1<<16)
-	if err := sim.Connect(a.q, b.q, sim.ConnectOptions{PathMTU: qp.MTU256}); err != nil {
+	a, b := newEnd(t, da, verbs.QPTypeUC, 1<<16), newEnd(t, db, verbs.QPTypeUC, 1<<16)
+	if err := sim.Connect(a.q, b.q, sim.ConnectOptions{PathMTU: verbs.MTU256}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 50
 	for i := range n {
-		b.q.PostRecv([]qp.RecvWR{{WRID: uint64(i), SGList: []qp.SGE{b.sge(i*1024, 1024)}}})
+		b.q.PostRecv([]verbs.RecvWR{{WRID: uint64(i), SGList: []verbs.SGE{b.sge(i*1024, 1024)}}})
 	}
 	for i := range n {
 		for j := range 600 {
 			a.buf[i*1024+j] = byte(i ^ j)
 		}
-		a.q.PostSend([]qp.SendWR{{WRID: uint64(i), Opcode: wc.WRSendWithImm, Imm: uint32(i), Flags: qp.SendSignaled,
-			SGList: []qp.SGE{a.sge(i*1024, 600)}}})
+		a.q.PostSend([]verbs.SendWR{{WRID: uint64(i), Opcode: verbs.WRSendWithImm, Imm: uint32(i), Flags: verbs.SendSignaled,
+			SGList: []verbs.SGE{a.sge(i*1024, 600)}}})
 		f.Tick(5)
 	}
 	f.RunUntilIdle(0)
 	for i, w := range a.poll(t, n) {
-		if w.Status != wc.Success || w.WRID != uint64(i) {
+		if w.Status != verbs.WCSuccess || w.WRID != uint64(i) {
 			t.Fatalf("send %d: %v", i, &w)
 		}
 	}
-	var got [64]wc.WC
+	var got [64]verbs.WC
 	m, _ := b.cq.Poll(got[:])
 	if m == 0 || m == n {
 		t.Fatalf("%d of %d messages arrived; the faults should lose some", m, n)
@@ -333,7 +332,7 @@ func TestUCAtMostOnce(t *testing.T) {
 	last := -1
 	for k, w := range got[:m] {
 		msg := int(w.ImmData)
-		if w.Status != wc.Success || w.ByteLen != 600 || msg <= last {
+		if w.Status != verbs.WCSuccess || w.ByteLen != 600 || msg <= last {
 			t.Fatalf("receive %d: %v (after message %d)", k, &w, last)
 		}
 		last = msg

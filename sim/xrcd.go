@@ -1,29 +1,17 @@
 package sim
 
 import (
-	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
 
-	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/internal/domain"
+
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// XRCDInitMask is verbs.XRCDInitMask.
-type XRCDInitMask = verbs.XRCDInitMask
-
-// Constants of package verbs, under their former names.
-const (
-	XRCDInitFD     = verbs.XRCDInitFD
-	XRCDInitOFlags = verbs.XRCDInitOFlags
-)
-
 // xrcdInitReserved is IBV_XRCD_INIT_ATTR_RESERVED: it and every bit above
 // it are EOPNOTSUPP.
-const xrcdInitReserved XRCDInitMask = 1 << 2
-
-// XRCDInitAttr is verbs.XRCDInitAttr.
-type XRCDInitAttr = verbs.XRCDInitAttr
+const xrcdInitReserved verbs.XRCDInitMask = 1 << 2
 
 // XRCD is an XRC domain (struct ibv_xrcd): the scope in which XRC SRQs, and
 // the XRC QPs that deliver into them, find each other. It is opened through
@@ -48,7 +36,7 @@ const (
 // first, as libibverbs does) and on a profile without XRC (XRC-03); EBADF for
 // an fd other than -1 (see XRCDInitAttr). The context cannot be closed while
 // the domain is open (XRC-02).
-func (c *Context) OpenXRCD(attr XRCDInitAttr) (_ *XRCD, err error) {
+func (c *Context) OpenXRCD(attr verbs.XRCDInitAttr) (_ *XRCD, err error) {
 	if c == nil {
 		return nil, verr.New(verbOpenXRCD, syscall.EINVAL, "nil device context")
 	}
@@ -70,7 +58,7 @@ func (c *Context) OpenXRCD(attr XRCDInitAttr) (_ *XRCD, err error) {
 		return nil, verr.New(verbOpenXRCD, syscall.EOPNOTSUPP, "the device has no XRC verbs (XRC-03)")
 	case m >= xrcdInitReserved:
 		return nil, verr.Errorf(verbOpenXRCD, syscall.EOPNOTSUPP, "comp_mask %#x has bits from IBV_XRCD_INIT_ATTR_RESERVED up (XRC-01)", uint32(m))
-	case m&XRCDInitFD == 0 || m&XRCDInitOFlags == 0:
+	case m&verbs.XRCDInitFD == 0 || m&verbs.XRCDInitOFlags == 0:
 		return nil, verr.Errorf(verbOpenXRCD, syscall.EINVAL, "comp_mask %#x lacks IBV_XRCD_INIT_ATTR_FD or IBV_XRCD_INIT_ATTR_OFLAGS (XRC-01)", uint32(m))
 	case attr.FD != -1:
 		return nil, verr.Errorf(verbOpenXRCD, syscall.EBADF, "fd %d: verbsim has no files; only fd -1 is accepted (XRC-01)", attr.FD)
@@ -171,7 +159,7 @@ func (x *XRCD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 		return nil, verr.Errorf(verbCreateQPEx, syscall.EOPNOTSUPP, "comp_mask bits %#x are not supported (QPX-01)", uint32(m&^(QPInitPD|QPInitXRCD|QPInitSendOpsFlags)))
 	case m&QPInitXRCD == 0:
 		return nil, verr.New(verbCreateQPEx, syscall.EINVAL, "comp_mask lacks IBV_QP_INIT_ATTR_XRCD (XRC-06)")
-	case attr.Type != qp.XRCRecv:
+	case attr.Type != verbs.QPTypeXRCRecv:
 		return nil, verr.Errorf(verbCreateQPEx, syscall.EINVAL, "qp_type %v in an XRC domain: only XRC_RECV QPs are created there (XRC-06)", attr.Type)
 	}
 	attr.SendCQ, attr.RecvCQ, attr.SRQ = nil, nil, nil
@@ -188,42 +176,20 @@ func (x *XRCD) checkLocked(verb string) error {
 	return nil
 }
 
-// SRQType is verbs.SRQType.
-type SRQType = verbs.SRQType
-
-// Constants of package verbs, under their former names.
-const (
-	SRQTBasic = verbs.SRQTBasic
-	SRQTXRC   = verbs.SRQTXRC
-	SRQTTM    = verbs.SRQTTM
-)
-
-// SRQInitMask is verbs.SRQInitMask.
-type SRQInitMask = verbs.SRQInitMask
-
-// Constants of package verbs, under their former names.
-const (
-	SRQInitType = verbs.SRQInitType
-	SRQInitPD   = verbs.SRQInitPD
-	SRQInitXRCD = verbs.SRQInitXRCD
-	SRQInitCQ   = verbs.SRQInitCQ
-	SRQInitTM   = verbs.SRQInitTM
-)
-
 // srqInitReserved is IBV_SRQ_INIT_ATTR_RESERVED: it and every bit above it
 // are EOPNOTSUPP.
-const srqInitReserved SRQInitMask = 1 << 5
+const srqInitReserved verbs.SRQInitMask = 1 << 5
 
 // SRQInitAttrEx holds the arguments of ibv_create_srq_ex (struct
 // ibv_srq_init_attr_ex); tm_cap is left out, verbsim has no tag matching.
 type SRQInitAttrEx struct {
-	Context  any         // srq_context
-	Attr     qp.SRQAttr  // max_wr, max_sge, srq_limit (SRQ-01)
-	CompMask SRQInitMask // which of the fields below are valid
-	Type     SRQType     // srq_type, read with SRQInitType
-	PD       *PD         // pd, read with SRQInitPD (required)
-	XRCD     *XRCD       // xrcd, read with SRQInitXRCD (an XRC SRQ's domain)
-	CQ       *CQ         // cq, read with SRQInitCQ (an XRC SRQ's completions)
+	Context  any               // srq_context
+	Attr     verbs.SRQAttr     // max_wr, max_sge, srq_limit (SRQ-01)
+	CompMask verbs.SRQInitMask // which of the fields below are valid
+	Type     verbs.SRQType     // srq_type, read with SRQInitType
+	PD       *PD               // pd, read with SRQInitPD (required)
+	XRCD     *XRCD             // xrcd, read with SRQInitXRCD (an XRC SRQ's domain)
+	CQ       *CQ               // cq, read with SRQInitCQ (an XRC SRQ's completions)
 }
 
 const verbCreateSRQEx = "ibv_create_srq_ex"
@@ -247,11 +213,11 @@ func (c *Context) CreateSRQEx(attr SRQInitAttrEx) (_ *SRQ, err error) {
 		return nil, verr.New(verbCreateSRQEx, syscall.EINVAL, "nil device context")
 	}
 	m := attr.CompMask
-	typ := SRQTBasic
-	if m&SRQInitType != 0 {
+	typ := verbs.SRQTBasic
+	if m&verbs.SRQInitType != 0 {
 		typ = attr.Type
 	}
-	if m&^(SRQInitPD|SRQInitType) == 0 && m&SRQInitPD != 0 && typ == SRQTBasic {
+	if m&^(verbs.SRQInitPD|verbs.SRQInitType) == 0 && m&verbs.SRQInitPD != 0 && typ == verbs.SRQTBasic {
 		// libibverbs hands this request to ibv_create_srq itself.
 		if err := checkOwner(verbCreateSRQEx, "pd", c, attr.PD, sameContext); err != nil {
 			return nil, err
@@ -269,11 +235,11 @@ func (c *Context) CreateSRQEx(attr SRQInitAttrEx) (_ *SRQ, err error) {
 		return nil, verr.New(verbCreateSRQEx, syscall.EOPNOTSUPP, "the device has no ibv_create_srq_ex beyond ibv_create_srq (XRC-03)")
 	case m >= srqInitReserved:
 		return nil, verr.Errorf(verbCreateSRQEx, syscall.EOPNOTSUPP, "comp_mask %#x has bits from IBV_SRQ_INIT_ATTR_RESERVED up (XRC-04)", uint32(m))
-	case m&SRQInitTM != 0 || typ == SRQTTM:
+	case m&verbs.SRQInitTM != 0 || typ == verbs.SRQTTM:
 		return nil, verr.New(verbCreateSRQEx, syscall.EOPNOTSUPP, "the device has no tag matching (XRC-04)")
-	case m&SRQInitPD == 0:
+	case m&verbs.SRQInitPD == 0:
 		return nil, verr.New(verbCreateSRQEx, syscall.EINVAL, "comp_mask lacks IBV_SRQ_INIT_ATTR_PD (XRC-04)")
-	case typ != SRQTBasic && typ != SRQTXRC:
+	case typ != verbs.SRQTBasic && typ != verbs.SRQTXRC:
 		return nil, verr.Errorf(verbCreateSRQEx, syscall.EINVAL, "srq_type %d is not defined (XRC-04)", uint32(typ))
 	}
 	if err := checkOwner(verbCreateSRQEx, "pd", c, attr.PD, sameContext); err != nil {
@@ -283,8 +249,8 @@ func (c *Context) CreateSRQEx(attr SRQInitAttrEx) (_ *SRQ, err error) {
 		return nil, err
 	}
 	var x *xrcSRQ
-	if typ == SRQTXRC {
-		if m&SRQInitXRCD == 0 || m&SRQInitCQ == 0 {
+	if typ == verbs.SRQTXRC {
+		if m&verbs.SRQInitXRCD == 0 || m&verbs.SRQInitCQ == 0 {
 			return nil, verr.Errorf(verbCreateSRQEx, syscall.EINVAL, "an XRC SRQ needs IBV_SRQ_INIT_ATTR_XRCD and IBV_SRQ_INIT_ATTR_CQ in comp_mask %#x (XRC-04)", uint32(m))
 		}
 		if err := checkOwner(verbCreateSRQEx, "xrcd", c, attr.XRCD, sameContext); err != nil {

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/sim/wc"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -43,26 +41,26 @@ func newXRCRig(t *testing.T, prof sim.Profile) *xrcRig {
 	r.cqb1, _ = r.ctxb.CreateCQ(64, nil, nil, 0)
 	r.cqb2, _ = r.ctxb.CreateCQ(64, nil, nil, 0)
 	r.bufa, r.bufb = make([]byte, 8192), make([]byte, 8192)
-	rw := sim.Access(qp.AccessLocalWrite | qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic)
+	rw := verbs.AccessFlags(verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic)
 	r.mra, _ = r.pda.RegMR(r.bufa, rw)
 	r.mrb, _ = r.pdb.RegMR(r.bufb, rw)
-	r.ini, err = r.pda.CreateQP(sim.QPInitAttr{SendCQ: r.cqa, Type: qp.XRCSend,
-		Cap: qp.Cap{MaxSendWR: 16, MaxSendSGE: 1, MaxRecvWR: 8, MaxRecvSGE: 1}})
+	r.ini, err = r.pda.CreateQP(sim.QPInitAttr{SendCQ: r.cqa, Type: verbs.QPTypeXRCSend,
+		Cap: verbs.QPCap{MaxSendWR: 16, MaxSendSGE: 1, MaxRecvWR: 8, MaxRecvSGE: 1}})
 	if err != nil {
 		t.Fatal("XRC_SEND:", err)
 	}
-	r.xrcd, err = r.ctxb.OpenXRCD(sim.XRCDInitAttr{CompMask: both, FD: -1})
+	r.xrcd, err = r.ctxb.OpenXRCD(verbs.XRCDInitAttr{CompMask: both, FD: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.tgt, err = r.xrcd.CreateQP(sim.QPInitAttr{Type: qp.XRCRecv, CompMask: sim.QPInitXRCD})
+	r.tgt, err = r.xrcd.CreateQP(sim.QPInitAttr{Type: verbs.QPTypeXRCRecv, CompMask: sim.QPInitXRCD})
 	if err != nil {
 		t.Fatal("XRC_RECV:", err)
 	}
 	mk := func(cq *sim.CQ) (*sim.SRQ, uint32) {
-		s, err := r.ctxb.CreateSRQEx(sim.SRQInitAttrEx{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 1},
-			CompMask: sim.SRQInitType | sim.SRQInitPD | sim.SRQInitXRCD | sim.SRQInitCQ,
-			Type:     sim.SRQTXRC, PD: r.pdb, XRCD: r.xrcd, CQ: cq})
+		s, err := r.ctxb.CreateSRQEx(sim.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 1},
+			CompMask: verbs.SRQInitType | verbs.SRQInitPD | verbs.SRQInitXRCD | verbs.SRQInitCQ,
+			Type:     verbs.SRQTXRC, PD: r.pdb, XRCD: r.xrcd, CQ: cq})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +78,7 @@ func newXRCRig(t *testing.T, prof sim.Profile) *xrcRig {
 // recv posts one receive of n bytes at off in b's buffer to s.
 func (r *xrcRig) recv(t *testing.T, s *sim.SRQ, id uint64, off uint64, n uint32) {
 	t.Helper()
-	if _, err := s.PostRecv([]qp.RecvWR{{WRID: id, SGList: []qp.SGE{{Addr: r.mrb.Addr() + off, Length: n, LKey: r.mrb.LKey()}}}}); err != nil {
+	if _, err := s.PostRecv([]verbs.RecvWR{{WRID: id, SGList: []verbs.SGE{{Addr: r.mrb.Addr() + off, Length: n, LKey: r.mrb.LKey()}}}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -89,16 +87,16 @@ func (r *xrcRig) recv(t *testing.T, s *sim.SRQ, id uint64, off uint64, n uint32)
 func (r *xrcRig) send(t *testing.T, id uint64, srqn uint32, data string) {
 	t.Helper()
 	copy(r.bufa, data)
-	wr := qp.SendWR{WRID: id, Opcode: wc.WRSend, Flags: qp.SendSignaled, RemoteSRQN: srqn,
-		SGList: []qp.SGE{{Addr: r.mra.Addr(), Length: uint32(len(data)), LKey: r.mra.LKey()}}}
-	if _, err := r.ini.PostSend([]qp.SendWR{wr}); err != nil {
+	wr := verbs.SendWR{WRID: id, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, RemoteSRQN: srqn,
+		SGList: []verbs.SGE{{Addr: r.mra.Addr(), Length: uint32(len(data)), LKey: r.mra.LKey()}}}
+	if _, err := r.ini.PostSend([]verbs.SendWR{wr}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func poll1(t *testing.T, c *sim.CQ) (wc.WC, bool) {
+func poll1(t *testing.T, c *sim.CQ) (verbs.WC, bool) {
 	t.Helper()
-	var buf [1]wc.WC
+	var buf [1]verbs.WC
 	n, err := c.Poll(buf[:])
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +106,7 @@ func poll1(t *testing.T, c *sim.CQ) (wc.WC, bool) {
 
 func TestXRCTraffic_XRC09_XRC10(t *testing.T) {
 	r := newXRCRig(t, sim.Profile{})
-	if r.tgt.State() != qp.RTS || r.ini.State() != qp.RTS {
+	if r.tgt.State() != verbs.QPStateRTS || r.ini.State() != verbs.QPStateRTS {
 		t.Fatalf("states %v %v", r.ini.State(), r.tgt.State())
 	}
 	r.recv(t, r.srq1, 11, 0, 64)
@@ -123,7 +121,7 @@ func TestXRCTraffic_XRC09_XRC10(t *testing.T) {
 		text string
 	}{{r.cqb2, 21, 1024, "to two"}, {r.cqb1, 11, 0, "to one"}} {
 		w, ok := poll1(t, c.cq)
-		if !ok || w.Status != wc.Success || w.WRID != c.id || w.Opcode != wc.Recv || w.ByteLen != uint32(len(c.text)) ||
+		if !ok || w.Status != verbs.WCSuccess || w.WRID != c.id || w.Opcode != verbs.WCRecv || w.ByteLen != uint32(len(c.text)) ||
 			w.QPNum != r.tgt.Num() || w.SrcQP != r.ini.Num() {
 			t.Errorf("%d: SRQ completion %+v (ok %v); want wr_id %d on the XRC_RECV QP %#x from %#x", i, w, ok, c.id, r.tgt.Num(), r.ini.Num())
 		}
@@ -132,20 +130,20 @@ func TestXRCTraffic_XRC09_XRC10(t *testing.T) {
 		}
 	}
 	for id := uint64(1); id <= 2; id++ {
-		if w, ok := poll1(t, r.cqa); !ok || w.Status != wc.Success || w.WRID != id || w.Opcode != wc.Send {
+		if w, ok := poll1(t, r.cqa); !ok || w.Status != verbs.WCSuccess || w.WRID != id || w.Opcode != verbs.WCSend {
 			t.Errorf("sender completion %+v (ok %v)", w, ok)
 		}
 	}
 	// RDMA WRITE is checked against the SRQ's PD.
 	copy(r.bufa, "written")
-	wr := qp.SendWR{WRID: 3, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled, RemoteSRQN: r.n1,
+	wr := verbs.SendWR{WRID: 3, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled, RemoteSRQN: r.n1,
 		RemoteAddr: r.mrb.Addr() + 4096, RKey: r.mrb.RKey(),
-		SGList: []qp.SGE{{Addr: r.mra.Addr(), Length: 7, LKey: r.mra.LKey()}}}
-	if _, err := r.ini.PostSend([]qp.SendWR{wr}); err != nil {
+		SGList: []verbs.SGE{{Addr: r.mra.Addr(), Length: 7, LKey: r.mra.LKey()}}}
+	if _, err := r.ini.PostSend([]verbs.SendWR{wr}); err != nil {
 		t.Fatal(err)
 	}
 	r.f.RunUntilIdle(1 << 40)
-	if w, ok := poll1(t, r.cqa); !ok || w.Status != wc.Success || string(r.bufb[4096:4103]) != "written" {
+	if w, ok := poll1(t, r.cqa); !ok || w.Status != verbs.WCSuccess || string(r.bufb[4096:4103]) != "written" {
 		t.Errorf("RDMA WRITE through XRC: %+v (ok %v), %q", w, ok, r.bufb[4096:4103])
 	}
 }
@@ -159,10 +157,10 @@ func TestXRCRNR_XRC10(t *testing.T) {
 	}
 	r.recv(t, r.srq1, 7, 0, 64)
 	r.f.RunUntilIdle(1 << 40)
-	if w, ok := poll1(t, r.cqb1); !ok || w.WRID != 7 || w.Status != wc.Success {
+	if w, ok := poll1(t, r.cqb1); !ok || w.WRID != 7 || w.Status != verbs.WCSuccess {
 		t.Errorf("after the RNR wait: %+v (ok %v)", w, ok)
 	}
-	if w, ok := poll1(t, r.cqa); !ok || w.Status != wc.Success {
+	if w, ok := poll1(t, r.cqa); !ok || w.Status != verbs.WCSuccess {
 		t.Errorf("sender: %+v (ok %v)", w, ok)
 	}
 }
@@ -174,17 +172,17 @@ func TestXRCBadSRQN_XRC10(t *testing.T) {
 	}{
 		{"no such SRQ", func(r *xrcRig, t *testing.T) uint32 { return 0xabcdef }},
 		{"an SRQ of another domain", func(r *xrcRig, t *testing.T) uint32 {
-			x2, err := r.ctxb.OpenXRCD(sim.XRCDInitAttr{CompMask: both, FD: -1})
+			x2, err := r.ctxb.OpenXRCD(verbs.XRCDInitAttr{CompMask: both, FD: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := r.ctxb.CreateSRQEx(sim.SRQInitAttrEx{Attr: qp.SRQAttr{MaxWR: 8, MaxSGE: 1},
-				CompMask: sim.SRQInitType | sim.SRQInitPD | sim.SRQInitXRCD | sim.SRQInitCQ,
-				Type:     sim.SRQTXRC, PD: r.pdb, XRCD: x2, CQ: r.cqb1})
+			s, err := r.ctxb.CreateSRQEx(sim.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 1},
+				CompMask: verbs.SRQInitType | verbs.SRQInitPD | verbs.SRQInitXRCD | verbs.SRQInitCQ,
+				Type:     verbs.SRQTXRC, PD: r.pdb, XRCD: x2, CQ: r.cqb1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.PostRecv([]qp.RecvWR{{WRID: 99, SGList: []qp.SGE{{Addr: r.mrb.Addr(), Length: 64, LKey: r.mrb.LKey()}}}}); err != nil {
+			if _, err := s.PostRecv([]verbs.RecvWR{{WRID: 99, SGList: []verbs.SGE{{Addr: r.mrb.Addr(), Length: 64, LKey: r.mrb.LKey()}}}}); err != nil {
 				t.Fatal(err)
 			}
 			n, _ := s.GetSRQNum()
@@ -196,10 +194,10 @@ func TestXRCBadSRQN_XRC10(t *testing.T) {
 			r.recv(t, r.srq1, 7, 0, 64)
 			r.send(t, 1, c.srqn(r, t), "lost")
 			r.f.RunUntilIdle(1 << 40)
-			if w, ok := poll1(t, r.cqa); !ok || w.Status != wc.RemAccessErr {
+			if w, ok := poll1(t, r.cqa); !ok || w.Status != verbs.WCRemAccessErr {
 				t.Errorf("sender: %+v (ok %v), want REM_ACCESS_ERR", w, ok)
 			}
-			if r.tgt.State() != qp.Err || r.ini.State() != qp.Err {
+			if r.tgt.State() != verbs.QPStateErr || r.ini.State() != verbs.QPStateErr {
 				t.Errorf("states %v, %v; want ERR, ERR", r.ini.State(), r.tgt.State())
 			}
 			if w, ok := poll1(t, r.cqb1); ok {
@@ -222,22 +220,22 @@ func TestXRCCreate_XRC06_XRC07(t *testing.T) {
 		t.Error("XRC_SEND objects")
 	}
 	// The target: no PD, CQ or queue; it holds its domain.
-	if c := r.tgt.Cap(); c != (qp.Cap{}) {
+	if c := r.tgt.Cap(); c != (verbs.QPCap{}) {
 		t.Errorf("XRC_RECV caps %+v", c)
 	}
 	if r.tgt.PD() != nil || r.tgt.SendCQ() != nil || r.tgt.RecvCQ() != nil || r.tgt.XRCD() != r.xrcd || r.tgt.Context() != r.ctxb {
 		t.Error("XRC_RECV objects")
 	}
-	if r.tgt.Type() != qp.XRCRecv || r.ini.Type() != qp.XRCSend {
+	if r.tgt.Type() != verbs.QPTypeXRCRecv || r.ini.Type() != verbs.QPTypeXRCSend {
 		t.Error("types")
 	}
-	rw := []qp.RecvWR{{WRID: 1}}
+	rw := []verbs.RecvWR{{WRID: 1}}
 	for _, q := range []*sim.QP{r.ini, r.tgt} {
 		if n, err := q.PostRecv(rw); n != 0 || !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("%v post_recv: %d, %v; want EINVAL", q.Type(), n, err)
 		}
 	}
-	if _, err := r.tgt.PostSend([]qp.SendWR{{Opcode: wc.WRSend}}); !errors.Is(err, syscall.EINVAL) {
+	if _, err := r.tgt.PostSend([]verbs.SendWR{{Opcode: verbs.WRSend}}); !errors.Is(err, syscall.EINVAL) {
 		t.Errorf("XRC_RECV post_send: %v; want EINVAL", err)
 	}
 	wantErrno(t, "close_xrcd with a target QP and SRQs", r.xrcd.Close(), syscall.EBUSY)
@@ -259,8 +257,8 @@ func TestXRCNoXRC_XRC03(t *testing.T) {
 	ctx := open(t, sim.Config{Profile: sim.RXEProfile(), Devices: []sim.DeviceConfig{{Name: "a"}}})
 	pd, _ := ctx.AllocPD()
 	cq, _ := ctx.CreateCQ(16, nil, nil, 0)
-	for _, typ := range []verbs.QPType{qp.XRCSend, qp.XRCRecv} {
-		q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: qp.Cap{MaxSendWR: 1, MaxSendSGE: 1}})
+	for _, typ := range []verbs.QPType{verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv} {
+		q, err := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 1}})
 		wantErrno(t, "rxe create "+typ.String(), err, syscall.EOPNOTSUPP)
 		if q != nil {
 			t.Error("a QP with the error")
@@ -270,12 +268,12 @@ func TestXRCNoXRC_XRC03(t *testing.T) {
 
 func TestXRCBuilder_XRC09(t *testing.T) {
 	r := newXRCRig(t, sim.Profile{})
-	q, err := r.pda.CreateQP(sim.QPInitAttr{SendCQ: r.cqa, Type: qp.XRCSend, CompMask: sim.QPInitPD | sim.QPInitSendOpsFlags,
-		SendOpsFlags: qp.WithSend | qp.WithRDMAWrite, Cap: qp.Cap{MaxSendWR: 4, MaxSendSGE: 1}})
+	q, err := r.pda.CreateQP(sim.QPInitAttr{SendCQ: r.cqa, Type: verbs.QPTypeXRCSend, CompMask: sim.QPInitPD | sim.QPInitSendOpsFlags,
+		SendOpsFlags: verbs.QPExWithSend | verbs.QPExWithRDMAWrite, Cap: verbs.QPCap{MaxSendWR: 4, MaxSendSGE: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt, err := r.xrcd.CreateQP(sim.QPInitAttr{Type: qp.XRCRecv, CompMask: sim.QPInitXRCD})
+	tgt, err := r.xrcd.CreateQP(sim.QPInitAttr{Type: verbs.QPTypeXRCRecv, CompMask: sim.QPInitXRCD})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +284,7 @@ func TestXRCBuilder_XRC09(t *testing.T) {
 	copy(r.bufa, "built")
 	q.WRStart()
 	q.SetWRID(9)
-	q.SetWRFlags(qp.SendSignaled)
+	q.SetWRFlags(verbs.SendSignaled)
 	q.WRSend()
 	q.WRSetXRCSRQN(r.n2)
 	q.WRSetSGE(r.mra.LKey(), r.mra.Addr(), 5)

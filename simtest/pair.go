@@ -24,7 +24,7 @@ type PairOptions struct {
 	BufSize int
 	// Access is the MR's access (default local write, and remote write,
 	// read and atomic where the transport has them).
-	Access sim.Access
+	Access verbs.AccessFlags
 	// CQE is the capacity of each CQ (default 256).
 	CQE int
 	// SharedCQ gives each end one CQ for sends and receives.
@@ -167,7 +167,7 @@ func (f *Fabric) pair(typ verbs.QPType, o PairOptions) (a, b *End) {
 			if err != nil {
 				t.Fatalf("simtest: query port of %s: %v", e.Peer.Name, err)
 			}
-			if e.AH, err = e.PD.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1}); err != nil {
+			if e.AH, err = e.PD.CreateAH(verbs.AHAttr{DLID: port.LID, PortNum: 1}); err != nil {
 				t.Fatalf("simtest: AH from %s to %s: %v", e.Name, e.Peer.Name, err)
 			}
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/verbsim/verbsim/internal/leakcheck"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/simtest"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -28,8 +27,8 @@ func TestAwaitRunsTheRetry(t *testing.T) {
 	if w := a.Await(1)[0]; w.Status != verbs.WCSuccess {
 		t.Fatalf("send %v", &w)
 	}
-	if now := a.F.Now(); now != qp.TimeoutTicks(5) || lost.Hits() != 1 {
-		t.Errorf("virtual time %d (want one ACK timeout, %d), %d lost", now, qp.TimeoutTicks(5), lost.Hits())
+	if now := a.F.Now(); now != uint64(verbs.ACKTimeout(5)) || lost.Hits() != 1 {
+		t.Errorf("virtual time %d (want one ACK timeout, %d), %d lost", now, uint64(verbs.ACKTimeout(5)), lost.Hits())
 	}
 	b.Await(1)
 }
@@ -84,7 +83,7 @@ func TestSynctestByHand(t *testing.T) {
 		b.Await(1)
 		// The retransmission came one ACK timeout later; the wait polled
 		// in steps, so it saw the completion soon after, never before.
-		if d, want := time.Since(start), time.Duration(qp.TimeoutTicks(5)); d < want || d > 2*want {
+		if d, want := time.Since(start), time.Duration(uint64(verbs.ACKTimeout(5))); d < want || d > 2*want {
 			t.Errorf("done after %v, want about %v", d, want)
 		}
 	})

@@ -6,10 +6,8 @@
 //
 // It holds no engine code and imports only the standard library, so that
 // every implementation of the verbs can share it: verbsim's simulator
-// (package sim; its older packages sim/qp, sim/wc, sim/cq and sim/notify
-// keep former names such as qp.SendWR and wc.WC as aliases of these
-// types), and another implementation such as a cgo
-// binding to a real libibverbs. Applications and the conformance suite
+// (package sim) and another implementation such as a cgo binding to a real
+// libibverbs (package cverbs). Applications and the conformance suite
 // import verbs, never a transport's packages.
 //
 // It also holds the interfaces an application programs against (Device,
@@ -20,7 +18,7 @@
 // its test runs it on verbsim.
 //
 // Constants keep their C values, checked against a golden table printed
-// from the installed libibverbs (sim/wc/testdata/verbs44.golden). Rule IDs
+// from the installed libibverbs (verbs/testdata/verbs44.golden). Rule IDs
 // such as WC-04 refer to the rules catalogue (spec/catalogue.md).
 //
 // # C names

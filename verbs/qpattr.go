@@ -1,5 +1,7 @@
 package verbs
 
+import "time"
+
 // PSNMask keeps the 24 bits a packet sequence number has on the wire.
 const PSNMask = 0xFFFFFF
 
@@ -206,4 +208,14 @@ func (a *QPAttr) Apply(src *QPAttr, mask QPAttrMask) {
 	if mask&QPAttrRateLimit != 0 {
 		a.RateLimit = s.RateLimit
 	}
+}
+
+// ACKTimeout is the RC local ACK timeout of code t (QPAttr.Timeout):
+// 4.096 µs × 2^t, and 0 for t = 0, which waits forever (XFER-10). Codes
+// above 31 count as 31.
+func ACKTimeout(t uint8) time.Duration {
+	if t == 0 {
+		return 0
+	}
+	return 4096 << min(t, 31)
 }

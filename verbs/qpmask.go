@@ -52,6 +52,12 @@ const KnownQPAttrs = QPAttrState | QPAttrCurState | QPAttrEnSQDAsyncNotify | QPA
 	QPAttrMinRNRTimer | QPAttrSQPSN | QPAttrMaxDestRDAtomic | QPAttrPathMigState | QPAttrCap |
 	QPAttrDestQPN | QPAttrRateLimit
 
+// QueryableQPAttrs is every bit ibv_query_qp accepts in attr_mask:
+// IBV_QP_STATE up to IBV_QP_DEST_QPN, and the four bits above it that older
+// kernels knew. A bit from IBV_QP_RATE_LIMIT up is EOPNOTSUPP there, as
+// libibverbs refuses it on that path (QUERY-02).
+const QueryableQPAttrs = QPAttrRateLimit - 1
+
 // maskNames holds the enumerator names without IBV_QP_, by bit position.
 var maskNames = [32]string{
 	0: "STATE", 1: "CUR_STATE", 2: "EN_SQD_ASYNC_NOTIFY", 3: "ACCESS_FLAGS",

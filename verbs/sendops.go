@@ -47,3 +47,32 @@ func (o QPSendOps) String() string {
 	}
 	return s
 }
+
+// The send_ops_flags each transport may have.
+const (
+	sendOpsAll = QPExWithRDMAWrite | QPExWithRDMAWriteImm | QPExWithSend | QPExWithSendImm | QPExWithRDMARead | QPExWithAtomicCmpSwp | QPExWithAtomicFetchAdd | QPExWithLocalInv | QPExWithBindMW | QPExWithSendInv | QPExWithAtomicWrite
+	sendOpsUC  = QPExWithRDMAWrite | QPExWithRDMAWriteImm | QPExWithSend | QPExWithSendImm | QPExWithLocalInv | QPExWithBindMW | QPExWithSendInv
+	sendOpsUD  = QPExWithSend | QPExWithSendImm
+)
+
+// SupportedSendOps returns the send_ops_flags a QP of type t may be
+// created with under readings r (QPX-01): the operations of the transport
+// matrix of QP-33 that verbsim executes. RC and XRC_SEND have all eleven
+// (ATOMIC_WRITE among them, XFER-33); UC the writes, sends, LOCAL_INV,
+// BIND_MW and SEND_WITH_INV; UD SEND and SEND_WITH_IMM. Under
+// r.SendOpsRXE the UC set lacks LOCAL_INV, as rxe's does. TSO is never
+// supported.
+func SupportedSendOps(t QPType, r Readings) QPSendOps {
+	switch t {
+	case QPTypeRC, QPTypeXRCSend:
+		return sendOpsAll
+	case QPTypeUC:
+		if r.SendOpsRXE {
+			return sendOpsUC &^ QPExWithLocalInv
+		}
+		return sendOpsUC
+	case QPTypeUD:
+		return sendOpsUD
+	}
+	return 0
+}

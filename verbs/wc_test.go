@@ -16,7 +16,7 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 )
 
-const goldenPath = "../sim/wc/testdata/verbs44.golden"
+const goldenPath = "testdata/verbs44.golden"
 
 // Every exported constant of the package, paired with the C enumerator it
 // models. The golden tests look each name up in verbs44.golden.
@@ -344,7 +344,7 @@ func TestGoldenMatchesLibibverbs(t *testing.T) {
 	}
 	bin := filepath.Join(t.TempDir(), "abigen")
 	build := exec.Command(gcc, "-std=c11", "-Wall", "-Wextra", "-Werror=switch",
-		"-o", bin, filepath.Join("..", "sim", "wc", "internal", "abigen", "abigen.c"), "-libverbs")
+		"-o", bin, filepath.Join("internal", "abigen", "abigen.c"), "-libverbs")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building abigen: %v\n%s", err, out)
 	}
@@ -357,7 +357,7 @@ func TestGoldenMatchesLibibverbs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale (-committed +installed libibverbs):\n%s\nregenerate as described in sim/wc/internal/abigen/README.md",
+		t.Errorf("%s is stale (-committed +installed libibverbs):\n%s\nregenerate as described in verbs/internal/abigen/README.md",
 			goldenPath, cmp.Diff(string(want), string(got)))
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"os/signal"
 
 	"github.com/verbsim/verbsim/sim/trace"
+	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/internal/pingpong"
-	"github.com/verbsim/verbsim/sim"
 )
 
 const pingpongUsage = "usage: verbsim pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p] [-dup p] [-delay p] [-seed n] [-profile default|rxe] [-trace file [-trace-filter F] [-trace-format text|json]]\n"
@@ -101,7 +101,7 @@ func parsePingpong(g globalFlags, args []string, stderr io.Writer) (cfg pingpong
 	case !(*delay >= 0 && *delay <= 1):
 		return usage("-delay %v: a probability", *delay)
 	}
-	for m := sim.MTU256; m <= sim.MTU4096; m++ {
+	for m := verbs.MTU256; m <= verbs.MTU4096; m++ {
 		if m.Bytes() == *mtu {
 			cfg.MTU = m
 		}

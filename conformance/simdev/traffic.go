@@ -9,7 +9,7 @@ import (
 // TrafficMTU is the active MTU of the ports of a TrafficFabric: small, so
 // that the traffic state machine's messages span packets and its UD
 // datagrams can exceed it.
-const TrafficMTU = sim.MTU256
+const TrafficMTU = verbs.MTU256
 
 // TrafficFaults are the packet faults of a TrafficFabric made with faults.
 // They are rare enough that an RC requester with retry_cnt 6 does not run
@@ -24,11 +24,11 @@ var TrafficFaults = sim.Faults{Drop: 0.03, Duplicate: 0.03, Delay: 0.05, MaxDela
 // (TrafficFaults) and picks among ready events at random.
 func TrafficFabric(p sim.Profile) conformance.NewTrafficFabric {
 	return func(seed uint64, faults bool) (conformance.TrafficFabric, error) {
-		link := sim.LinkLayerInfiniBand
+		link := verbs.LinkLayerInfiniBand
 		if seed&1 == 1 {
-			link = sim.LinkLayerEthernet
+			link = verbs.LinkLayerEthernet
 		}
-		port := []sim.PortConfig{{Attr: sim.PortAttr{ActiveMTU: TrafficMTU, LinkLayer: link}}}
+		port := []sim.PortConfig{{Attr: verbs.PortAttr{ActiveMTU: TrafficMTU, LinkLayer: link}}}
 		cfg := sim.Config{Profile: p, Seed: seed,
 			Devices: []sim.DeviceConfig{{Name: "a", Ports: port}, {Name: "b", Ports: port}}}
 		if faults {
@@ -49,7 +49,7 @@ func TrafficFabric(p sim.Profile) conformance.NewTrafficFabric {
 				return nil, err
 			}
 			av := verbs.AHAttr{PortNum: 1, DLID: pa.LID}
-			if pa.LinkLayer == sim.LinkLayerEthernet {
+			if pa.LinkLayer == verbs.LinkLayerEthernet {
 				gid, err := c.QueryGID(1, 0)
 				if err != nil {
 					return nil, err

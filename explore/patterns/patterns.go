@@ -488,7 +488,7 @@ func UDExpectsEveryPacket(n int, faults sim.Faults) func(*explore.World) {
 			}
 		}
 		port, _ := rcv.ctx.QueryPort(1)
-		ah, err := snd.pd.CreateAH(sim.AHAttr{DLID: port.LID, PortNum: 1})
+		ah, err := snd.pd.CreateAH(verbs.AHAttr{DLID: port.LID, PortNum: 1})
 		if err != nil {
 			w.Fatalf("create_ah: %v", err)
 		}

@@ -1,10 +1,10 @@
 // Package abigolden reads the verbs ABI golden table that
-// sim/wc/internal/abigen/abigen.c prints from the real rdma-core libibverbs.
+// verbs/internal/abigen/abigen.c prints from the real rdma-core libibverbs.
 //
-// The table lives in sim/wc/testdata/verbs44.golden. Tests of other packages
+// The table lives in verbs/testdata/verbs44.golden. Tests of other packages
 // load it by a path relative to their own directory, for example
 //
-//	rows, err := abigolden.Load("../wc/testdata/verbs44.golden")
+//	rows, err := abigolden.Load("../verbs/testdata/verbs44.golden")
 //	events := abigolden.Lookup(rows, abigolden.KindEventType)
 //
 // and compare their typed constants and String methods against it, so every

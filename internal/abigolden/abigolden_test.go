@@ -11,7 +11,7 @@ import (
 	"github.com/verbsim/verbsim/internal/abigolden"
 )
 
-const goldenPath = "../../sim/wc/testdata/verbs44.golden"
+const goldenPath = "../../verbs/testdata/verbs44.golden"
 
 func TestParse(t *testing.T) {
 	in := "# comment\n" +

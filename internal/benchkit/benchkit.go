@@ -19,8 +19,7 @@ import (
 	"github.com/verbsim/verbsim/explore"
 	"github.com/verbsim/verbsim/explore/patterns"
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Op runs n iterations of a workload and returns the time they took.
@@ -66,7 +65,7 @@ func NewEnd(d *sim.Device, cfg EndConfig) (*End, error) {
 		return nil, err
 	}
 	e := &End{Ctx: ctx, PD: pd, CQ: c, Buf: make([]byte, cfg.BufSize)}
-	e.MR, err = pd.RegMR(e.Buf, qp.AccessLocalWrite|qp.AccessRemoteWrite|qp.AccessRemoteRead|qp.AccessRemoteAtomic)
+	e.MR, err = pd.RegMR(e.Buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRemoteRead|verbs.AccessRemoteAtomic)
 	if err != nil {
 		return nil, err
 	}
@@ -78,13 +77,13 @@ func NewEnd(d *sim.Device, cfg EndConfig) (*End, error) {
 
 // NewQP makes one more RC QP on e's PD and CQ, shaped as NewEnd's.
 func (e *End) NewQP() (*sim.QP, error) {
-	return e.PD.CreateQP(sim.QPInitAttr{SendCQ: e.CQ, RecvCQ: e.CQ, Type: qp.RC,
-		Cap: qp.Cap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64}})
+	return e.PD.CreateQP(sim.QPInitAttr{SendCQ: e.CQ, RecvCQ: e.CQ, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64}})
 }
 
 // SGE addresses n bytes of e's buffer from offset off.
-func (e *End) SGE(off, n int) qp.SGE {
-	return qp.SGE{Addr: e.MR.Addr() + uint64(off), Length: uint32(n), LKey: e.MR.LKey()}
+func (e *End) SGE(off, n int) verbs.SGE {
+	return verbs.SGE{Addr: e.MR.Addr() + uint64(off), Length: uint32(n), LKey: e.MR.LKey()}
 }
 
 // Pair makes a fabric of two devices, "a" and "b", with one End on each and
@@ -114,8 +113,8 @@ func Pair(cfg sim.Config, bufSize int) (*sim.Fabric, *End, *End, error) {
 }
 
 // PollOne polls exactly one successful completion from e's CQ.
-func (e *End) PollOne(w []wc.WC) error {
-	if n, err := e.CQ.Poll(w[:1]); n != 1 || err != nil || w[0].Status != wc.Success {
+func (e *End) PollOne(w []verbs.WC) error {
+	if n, err := e.CQ.Poll(w[:1]); n != 1 || err != nil || w[0].Status != verbs.WCSuccess {
 		return fmt.Errorf("poll: %d completions, %v, %v", n, err, &w[0])
 	}
 	return nil
@@ -124,8 +123,8 @@ func (e *End) PollOne(w []wc.WC) error {
 // Exchange returns an Op that, per iteration, posts recv on the QP of y
 // (or of ys[i] for the i-th pair when many are given), posts send on x's,
 // then polls one completion on each side.
-func Exchange(xs, ys []*sim.QP, xcq, ycq *End, recv []qp.RecvWR, send []qp.SendWR) Op {
-	w := make([]wc.WC, 1)
+func Exchange(xs, ys []*sim.QP, xcq, ycq *End, recv []verbs.RecvWR, send []verbs.SendWR) Op {
+	w := make([]verbs.WC, 1)
 	next := 0
 	return func(n int) (time.Duration, error) {
 		start := time.Now()
@@ -158,21 +157,21 @@ func RCSend64(cfg sim.Config) (Workload, error) {
 	if err != nil {
 		return Workload{}, err
 	}
-	recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{y.SGE(0, 64)}}}
-	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{x.SGE(0, 64)}}}
+	recv := []verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{y.SGE(0, 64)}}}
+	send := []verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{x.SGE(0, 64)}}}
 	return Workload{Op: Exchange([]*sim.QP{x.QP}, []*sim.QP{y.QP}, x, y, recv, send), Close: func() { f.Close() }}, nil
 }
 
 // ring is the floor's completion queue: a mutex-guarded ring of WCs.
 type ring struct {
 	mu         sync.Mutex
-	buf        []wc.WC
+	buf        []verbs.WC
 	head, tail int
 }
 
-func newRing(n int) *ring { return &ring{buf: make([]wc.WC, n)} }
+func newRing(n int) *ring { return &ring{buf: make([]verbs.WC, n)} }
 
-func (r *ring) push(w *wc.WC) {
+func (r *ring) push(w *verbs.WC) {
 	r.mu.Lock()
 	r.buf[r.tail%len(r.buf)] = *w
 	r.tail++
@@ -180,7 +179,7 @@ func (r *ring) push(w *wc.WC) {
 }
 
 // pop copies up to len(out) entries out; it returns how many.
-func (r *ring) pop(out []wc.WC) int {
+func (r *ring) pop(out []verbs.WC) int {
 	r.mu.Lock()
 	n := min(len(out), r.tail-r.head)
 	for i := range n {
@@ -195,8 +194,8 @@ func (r *ring) pop(out []wc.WC) int {
 // of a WC, one per completion the SEND makes.
 func RingPushPop2() Workload {
 	a, b := newRing(64), newRing(64)
-	w := wc.WC{WRID: 1, Status: wc.Success, Opcode: wc.Send, ByteLen: 64}
-	out := make([]wc.WC, 1)
+	w := verbs.WC{WRID: 1, Status: verbs.WCSuccess, Opcode: verbs.WCSend, ByteLen: 64}
+	out := make([]verbs.WC, 1)
 	return Workload{Op: func(n int) (time.Duration, error) {
 		start := time.Now()
 		for range n {
@@ -226,8 +225,8 @@ func PollBatch16() (Workload, error) {
 	if err != nil {
 		return Workload{}, err
 	}
-	w := wc.WC{WRID: 1, Status: wc.Success, Opcode: wc.Recv, ByteLen: 64}
-	buf := make([]wc.WC, 16)
+	w := verbs.WC{WRID: 1, Status: verbs.WCSuccess, Opcode: verbs.WCRecv, ByteLen: 64}
+	buf := make([]verbs.WC, 16)
 	cqe, left := c.CQE(), 0
 	return Workload{Op: func(n int) (time.Duration, error) {
 		var d time.Duration
@@ -257,8 +256,8 @@ func PollBatch16() (Workload, error) {
 func RingPop16() Workload {
 	const depth = 1 << 12
 	r := newRing(depth)
-	w := wc.WC{WRID: 1, Status: wc.Success, Opcode: wc.Recv, ByteLen: 64}
-	out := make([]wc.WC, 16)
+	w := verbs.WC{WRID: 1, Status: verbs.WCSuccess, Opcode: verbs.WCRecv, ByteLen: 64}
+	out := make([]verbs.WC, 16)
 	return Workload{Op: func(n int) (time.Duration, error) {
 		var d time.Duration
 		for n > 0 {
@@ -306,7 +305,7 @@ func EventWakeup(cfg sim.Config) (Workload, error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		buf := make([]wc.WC, 16)
+		buf := make([]verbs.WC, 16)
 		bg := context.Background()
 		for {
 			ready <- struct{}{}
@@ -323,7 +322,7 @@ func EventWakeup(cfg sim.Config) (Workload, error) {
 			}
 		}
 	}()
-	w := wc.WC{WRID: 1, Status: wc.Success, Opcode: wc.Recv}
+	w := verbs.WC{WRID: 1, Status: verbs.WCSuccess, Opcode: verbs.WCRecv}
 	return Workload{Op: func(n int) (time.Duration, error) {
 		start := time.Now()
 		for range n {
@@ -366,8 +365,8 @@ func ChannelPingPong() Workload {
 }
 
 // postOne is an Op that posts send on x and polls its one completion.
-func postOne(x *End, send []qp.SendWR) Op {
-	w := make([]wc.WC, 1)
+func postOne(x *End, send []verbs.SendWR) Op {
+	w := make([]verbs.WC, 1)
 	return func(n int) (time.Duration, error) {
 		start := time.Now()
 		for range n {
@@ -389,7 +388,7 @@ func RDMAWrite(cfg sim.Config, size int) (Workload, error) {
 	if err != nil {
 		return Workload{}, err
 	}
-	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRRDMAWrite, Flags: qp.SendSignaled, SGList: []qp.SGE{x.SGE(0, size)},
+	send := []verbs.SendWR{{WRID: 2, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled, SGList: []verbs.SGE{x.SGE(0, size)},
 		RemoteAddr: y.MR.Addr(), RKey: y.MR.RKey()}}
 	return Workload{Op: postOne(x, send), Close: func() { f.Close() }}, nil
 }
@@ -401,7 +400,7 @@ func RDMARead(cfg sim.Config, size int) (Workload, error) {
 	if err != nil {
 		return Workload{}, err
 	}
-	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRRDMARead, Flags: qp.SendSignaled, SGList: []qp.SGE{x.SGE(0, size)},
+	send := []verbs.SendWR{{WRID: 2, Opcode: verbs.WRRDMARead, Flags: verbs.SendSignaled, SGList: []verbs.SGE{x.SGE(0, size)},
 		RemoteAddr: y.MR.Addr(), RKey: y.MR.RKey()}}
 	return Workload{Op: postOne(x, send), Close: func() { f.Close() }}, nil
 }
@@ -444,7 +443,7 @@ func IdleQPBytes(cfg sim.Config, n int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	init := sim.QPInitAttr{SendCQ: c, RecvCQ: c, Type: qp.RC, Cap: qp.Cap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}}
+	init := sim.QPInitAttr{SendCQ: c, RecvCQ: c, Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}}
 	qps := make([]*sim.QP, 0, n)
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -491,8 +490,8 @@ func ManyPairs(cfg sim.Config, pairs int) (Workload, error) {
 		}
 		xs, ys = append(xs, a), append(ys, b)
 	}
-	recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{y.SGE(0, 64)}}}
-	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{x.SGE(0, 64)}}}
+	recv := []verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{y.SGE(0, 64)}}}
+	send := []verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{x.SGE(0, 64)}}}
 	return Workload{Op: Exchange(xs, ys, x, y, recv, send), Close: func() { f.Close() }}, nil
 }
 
@@ -506,13 +505,13 @@ func InlineSendMRs(cfg sim.Config, mrs int) (Workload, error) {
 		return Workload{}, err
 	}
 	for range mrs {
-		if _, err := x.PD.RegMR(make([]byte, 64), qp.AccessLocalWrite); err != nil {
+		if _, err := x.PD.RegMR(make([]byte, 64), verbs.AccessLocalWrite); err != nil {
 			f.Close()
 			return Workload{}, err
 		}
 	}
-	recv := []qp.RecvWR{{WRID: 1, SGList: []qp.SGE{y.SGE(0, 64)}}}
-	send := []qp.SendWR{{WRID: 2, Opcode: wc.WRSend, Flags: qp.SendSignaled | qp.SendInline, SGList: []qp.SGE{x.SGE(0, 64)}}}
+	recv := []verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{y.SGE(0, 64)}}}
+	send := []verbs.SendWR{{WRID: 2, Opcode: verbs.WRSend, Flags: verbs.SendSignaled | verbs.SendInline, SGList: []verbs.SGE{x.SGE(0, 64)}}}
 	return Workload{Op: Exchange([]*sim.QP{x.QP}, []*sim.QP{y.QP}, x, y, recv, send), Close: func() { f.Close() }}, nil
 }
 

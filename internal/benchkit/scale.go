@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/qp"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // ScaleConfig sizes a scale run.
@@ -119,7 +118,7 @@ func Scale(cfg sim.Config, c ScaleConfig) (ScaleResult, error) {
 			return r, err
 		}
 		buf := make([]byte, 64*(c.Workers+1))
-		mr, err := pd.RegMR(buf, qp.AccessLocalWrite)
+		mr, err := pd.RegMR(buf, verbs.AccessLocalWrite)
 		if err != nil {
 			peak.stop()
 			return r, err
@@ -141,8 +140,8 @@ func Scale(cfg sim.Config, c ScaleConfig) (ScaleResult, error) {
 		for p := lo; p < hi; p++ {
 			for d := range 2 {
 				cq := s.cqs[d][w]
-				q, err := s.pds[d].CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: qp.RC,
-					Cap: qp.Cap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}})
+				q, err := s.pds[d].CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
+					Cap: verbs.QPCap{MaxSendWR: 16, MaxRecvWR: 16, MaxSendSGE: 1, MaxRecvSGE: 1}})
 				if err != nil {
 					peak.stop()
 					return r, fmt.Errorf("scale: pair %d: %w", p, err)
@@ -154,7 +153,7 @@ func Scale(cfg sim.Config, c ScaleConfig) (ScaleResult, error) {
 				return r, fmt.Errorf("scale: pair %d: %w", p, err)
 			}
 			for d := range 2 {
-				rw := []qp.RecvWR{{WRID: uint64(p)<<1 | uint64(d), SGList: []qp.SGE{s.sge(d, w+1)}}}
+				rw := []verbs.RecvWR{{WRID: uint64(p)<<1 | uint64(d), SGList: []verbs.SGE{s.sge(d, w+1)}}}
 				if _, err := s.qps[d][p].PostRecv(rw); err != nil {
 					peak.stop()
 					return r, fmt.Errorf("scale: pair %d: %w", p, err)
@@ -231,19 +230,19 @@ type scaleRun struct {
 
 // sge addresses the 64-byte slot i of device d's buffer (0 is the source
 // of every SEND, 1+w the receive slot of worker w).
-func (s *scaleRun) sge(d, i int) qp.SGE {
-	return qp.SGE{Addr: s.mr[d].Addr() + uint64(64*i), Length: 64, LKey: s.mr[d].LKey()}
+func (s *scaleRun) sge(d, i int) verbs.SGE {
+	return verbs.SGE{Addr: s.mr[d].Addr() + uint64(64*i), Length: 64, LKey: s.mr[d].LKey()}
 }
 
 // work runs worker w's rounds over pairs [lo, hi).
 func (s *scaleRun) work(w, lo, hi, rounds int) error {
-	var send [2][]qp.SendWR
-	var recv [2][]qp.RecvWR
+	var send [2][]verbs.SendWR
+	var recv [2][]verbs.RecvWR
 	for d := range 2 {
-		send[d] = []qp.SendWR{{Opcode: wc.WRSend, Flags: qp.SendSignaled, SGList: []qp.SGE{s.sge(d, 0)}}}
-		recv[d] = []qp.RecvWR{{SGList: []qp.SGE{s.sge(d, w+1)}}}
+		send[d] = []verbs.SendWR{{Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{s.sge(d, 0)}}}
+		recv[d] = []verbs.RecvWR{{SGList: []verbs.SGE{s.sge(d, w+1)}}}
 	}
-	wcs := make([]wc.WC, 16)
+	wcs := make([]verbs.WC, 16)
 	var sends, recvs int64
 	defer func() { s.sends.Add(sends); s.recvs.Add(recvs) }()
 	for range rounds {
@@ -267,7 +266,7 @@ func (s *scaleRun) work(w, lo, hi, rounds int) error {
 					}
 					for i := range wcs[:k] {
 						c := &wcs[i]
-						if c.Status != wc.Success {
+						if c.Status != verbs.WCSuccess {
 							return fmt.Errorf("scale: worker %d: %v", w, c)
 						}
 						if !c.Opcode.IsRecv() {

@@ -38,10 +38,10 @@ const HeaderSize = 16
 
 // The defaults of Config, those of ibv_rc_pingpong where it has one.
 const (
-	DefaultIters   = 1000        // -n
-	DefaultSize    = 4096        // -s
-	DefaultRXDepth = 500         // -r
-	DefaultMTU     = sim.MTU1024 // -m
+	DefaultIters   = 1000          // -n
+	DefaultSize    = 4096          // -s
+	DefaultRXDepth = 500           // -r
+	DefaultMTU     = verbs.MTU1024 // -m
 	// DefaultTimeout is the local ACK timeout code: 4.096 µs × 2^4, about
 	// 65 µs, so that a lost packet costs little wall time (rc_pingpong uses
 	// 14, about 67 ms, which suits a real network, not a test).
@@ -61,7 +61,7 @@ type Config struct {
 	// RXDepth is the number of receives each side keeps posted.
 	RXDepth int
 	// MTU is the path MTU of the connection.
-	MTU sim.MTU
+	MTU verbs.MTU
 	// Timeout is the RC local ACK timeout code (4.096 µs × 2^Timeout).
 	Timeout uint8
 	// Drop and Duplicate are the probabilities that a packet is lost or

@@ -11,6 +11,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/leakcheck"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // roundTrips is the length of the acceptance runs: 10,000 round trips, or
@@ -94,7 +95,7 @@ func TestIdenticalDeliveryUnderFaults(t *testing.T) {
 	profile.InfiniteRetry7 = true
 
 	iters := roundTrips()
-	base := Config{Iters: iters, Size: 1000, MTU: sim.MTU256, Seed: 42, Profile: profile} // 4 packets a message
+	base := Config{Iters: iters, Size: 1000, MTU: verbs.MTU256, Seed: 42, Profile: profile} // 4 packets a message
 	want := expectedDigest(base)
 	var results []Result
 	for _, faulty := range []bool{false, true} {
@@ -144,7 +145,7 @@ func TestIdenticalDeliveryUnderFaults(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	r := run(t, Config{Iters: 50})
 	c := r.Config
-	if c.Size != 4096 || c.RXDepth != 500 || c.MTU != sim.MTU1024 || c.Timeout != DefaultTimeout {
+	if c.Size != 4096 || c.RXDepth != 500 || c.MTU != verbs.MTU1024 || c.Timeout != DefaultTimeout {
 		t.Errorf("defaults %+v", c)
 	}
 	if r.Bytes != 2*50*4096 || r.Digest != expectedDigest(c) {
@@ -174,7 +175,7 @@ func TestSmallReceiveDepth(t *testing.T) {
 // and the data still arrives whole and in order.
 func TestReordering(t *testing.T) {
 	for _, events := range []bool{false, true} {
-		cfg := Config{Iters: 1000, Size: 1000, MTU: sim.MTU256, Delay: 0.3, Events: events, Seed: 5}
+		cfg := Config{Iters: 1000, Size: 1000, MTU: verbs.MTU256, Delay: 0.3, Events: events, Seed: 5}
 		r := run(t, cfg)
 		if r.Digest != expectedDigest(r.Config) || r.Stats.Delayed == 0 {
 			t.Errorf("%s delay=0.3: digest %x, %+v", describe(cfg), r.Digest, r.Stats)

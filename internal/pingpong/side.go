@@ -146,7 +146,7 @@ func (s *side) open(dev *sim.Device) error {
 		return err
 	}
 	s.buf = make([]byte, (cfg.RXDepth+1)*cfg.Size)
-	if s.mr, err = s.pd.RegMR(s.buf, sim.AccessLocalWrite); err != nil {
+	if s.mr, err = s.pd.RegMR(s.buf, verbs.AccessLocalWrite); err != nil {
 		return err
 	}
 	if cfg.Events {

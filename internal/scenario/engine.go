@@ -16,11 +16,9 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
-	"github.com/verbsim/verbsim/sim/notify"
-	"github.com/verbsim/verbsim/sim/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Profiles returns the names of the built-in profiles, default first.
@@ -440,16 +438,16 @@ func (in *interp) doFault(st *Step, a *args) error {
 	return nil
 }
 
-func statusOf(name string) wc.Status {
+func statusOf(name string) verbs.WCStatus {
 	if name == "success" {
-		return wc.Success
+		return verbs.WCSuccess
 	}
-	for s := wc.Status(0); s.Valid(); s++ {
+	for s := verbs.WCStatus(0); s.Valid(); s++ {
 		if strings.EqualFold(strings.TrimPrefix(s.Name(), "IBV_WC_"), name) {
 			return s
 		}
 	}
-	return wc.GeneralErr
+	return verbs.WCGeneralErr
 }
 
 func (in *interp) doComplete(st *Step, a *args) error {
@@ -457,18 +455,18 @@ func (in *interp) doComplete(st *Step, a *args) error {
 	if a.err != nil {
 		return a.err
 	}
-	w := wc.WC{WRID: a.num("wr_id", 0), Status: statusOf(a.str("status", "success"))}
+	w := verbs.WC{WRID: a.num("wr_id", 0), Status: statusOf(a.str("status", "success"))}
 	switch a.str("opcode", "recv") {
 	case "recv":
-		w.Opcode, w.ByteLen = wc.Recv, 64
+		w.Opcode, w.ByteLen = verbs.WCRecv, 64
 	case "send":
-		w.Opcode = wc.Send
+		w.Opcode = verbs.WCSend
 	case "write":
-		w.Opcode = wc.RDMAWrite
+		w.Opcode = verbs.WCRDMAWrite
 	case "read":
-		w.Opcode = wc.RDMARead
+		w.Opcode = verbs.WCRDMARead
 	}
-	if w.Status != wc.Success {
+	if w.Status != verbs.WCSuccess {
 		w.ByteLen = 0
 	}
 	over, err := in.obj.cq[c].Push(w, a.has("solicited"))
@@ -558,12 +556,12 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if a.err != nil {
 			return a.err
 		}
-		acc := qp.AccessLocalWrite
+		acc := verbs.AccessLocalWrite
 		if xs := a.list("access"); len(xs) > 0 {
 			acc = 0
 			for _, x := range xs {
-				acc |= map[string]qp.AccessFlags{"local_write": qp.AccessLocalWrite, "remote_write": qp.AccessRemoteWrite,
-					"remote_read": qp.AccessRemoteRead, "remote_atomic": qp.AccessRemoteAtomic}[x]
+				acc |= map[string]verbs.AccessFlags{"local_write": verbs.AccessLocalWrite, "remote_write": verbs.AccessRemoteWrite,
+					"remote_read": verbs.AccessRemoteRead, "remote_atomic": verbs.AccessRemoteAtomic}[x]
 			}
 		}
 		buf := make([]byte, min(a.num("size", 4096), 1<<24))
@@ -578,7 +576,7 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if a.err != nil {
 			return a.err
 		}
-		s, err := in.obj.pd[p].CreateSRQ(sim.SRQInitAttr{Attr: qp.SRQAttr{MaxWR: uint32(min(a.num("max_wr", 8), 1<<20)), MaxSGE: 1,
+		s, err := in.obj.pd[p].CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: uint32(min(a.num("max_wr", 8), 1<<20)), MaxSGE: 1,
 			SRQLimit: uint32(min(a.num("limit", 0), 1<<20))}})
 		in.verbResult("ibv_create_srq", err)
 		if err == nil {
@@ -593,7 +591,7 @@ func (in *interp) doVerb(st *Step, a *args) error {
 			return a.err
 		}
 		dev := in.obj.qp[d].dev
-		ah, err := in.obj.pd[p].CreateAH(sim.AHAttr{DLID: in.lidOf(dev), PortNum: 1})
+		ah, err := in.obj.pd[p].CreateAH(verbs.AHAttr{DLID: in.lidOf(dev), PortNum: 1})
 		in.verbResult(fmt.Sprintf("ibv_create_ah(dlid %d: port 1 of %s)", in.lidOf(dev), dev), err)
 		if err == nil {
 			in.obj.ah[name] = ah
@@ -606,7 +604,7 @@ func (in *interp) doVerb(st *Step, a *args) error {
 			return a.err
 		}
 		lim := uint32(min(a.num("limit", 0), 1<<31))
-		err := in.obj.srq[n].Modify(&qp.SRQAttr{SRQLimit: lim}, qp.SRQLimit)
+		err := in.obj.srq[n].Modify(&verbs.SRQAttr{SRQLimit: lim}, verbs.SRQLimit)
 		in.verbResult(fmt.Sprintf("ibv_modify_srq(%s, srq_limit=%d, IBV_SRQ_LIMIT)", n, lim), err)
 		if err == nil {
 			in.say("armed: the event comes when taking a WR leaves fewer than %d queued", lim)
@@ -672,7 +670,7 @@ func (in *interp) doVerb(st *Step, a *args) error {
 			return a.err
 		}
 		n := int(min(a.num("n", 16), 1024))
-		buf := make([]wc.WC, n)
+		buf := make([]verbs.WC, n)
 		got, err := in.obj.cq[c].Poll(buf)
 		if err != nil {
 			in.verbResult(fmt.Sprintf("ibv_poll_cq(%s, %d)", c, n), err)
@@ -763,15 +761,15 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		in.say("ibv_get_async_event(%s) = ok: %s", c, in.describeAsync(ev))
 		in.note("ASYNC-05")
 		switch ev.Type() {
-		case notify.EventCQErr:
+		case verbs.EventCQErr:
 			in.note("ASYNC-07")
-		case notify.EventQPFatal:
+		case verbs.EventQPFatal:
 			in.note("ASYNC-08")
-		case notify.EventQPAccessErr, notify.EventQPReqErr:
+		case verbs.EventQPAccessErr, verbs.EventQPReqErr:
 			in.note("ASYNC-11", "XFER-15")
-		case notify.EventSRQLimitReached:
+		case verbs.EventSRQLimitReached:
 			in.note("SRQ-04", "ASYNC-15")
-		case notify.EventQPLastWQEReached:
+		case verbs.EventQPLastWQEReached:
 			in.note("ASYNC-14")
 		}
 	case "ack_async_event":
@@ -826,7 +824,7 @@ func fillConnectDefaults(o sim.ConnectOptions, a *args) sim.ConnectOptions {
 	o.RNRRetry = uint8(a.num("rnr_retry", 7))
 	o.MinRNRTimer = uint8(a.num("min_rnr_timer", 12))
 	o.RDAtomic = 16
-	o.Access = qp.AccessRemoteWrite | qp.AccessRemoteRead | qp.AccessRemoteAtomic
+	o.Access = verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic
 	return o
 }
 
@@ -865,18 +863,18 @@ func (in *interp) doCreateQP(st *Step, a *args, name string) error {
 		rc = both
 	}
 	attr := sim.QPInitAttr{Context: name, SendCQ: in.obj.cq[sc], RecvCQ: in.obj.cq[rc], SQSigAll: a.has("sq_sig_all"),
-		Cap: qp.Cap{MaxSendWR: uint32(min(a.num("send_wr", 4), 1<<20)), MaxRecvWR: uint32(min(a.num("recv_wr", 4), 1<<20)), MaxSendSGE: 1, MaxRecvSGE: 1}}
+		Cap: verbs.QPCap{MaxSendWR: uint32(min(a.num("send_wr", 4), 1<<20)), MaxRecvWR: uint32(min(a.num("recv_wr", 4), 1<<20)), MaxSendSGE: 1, MaxRecvSGE: 1}}
 	if s != "" {
 		attr.SRQ = in.obj.srq[s]
 		attr.Cap.MaxRecvWR = 0
 	}
 	switch a.str("type", "rc") {
 	case "rc":
-		attr.Type = qp.RC
+		attr.Type = verbs.QPTypeRC
 	case "uc":
-		attr.Type = qp.UC
+		attr.Type = verbs.QPTypeUC
 	case "ud":
-		attr.Type = qp.UD
+		attr.Type = verbs.QPTypeUD
 	}
 	q, err := in.obj.pd[p].CreateQP(attr)
 	in.verbResult(fmt.Sprintf("ibv_create_qp(%v)", attr.Type), err)
@@ -891,15 +889,15 @@ func (in *interp) doCreateQP(st *Step, a *args, name string) error {
 	return nil
 }
 
-var maskOf = map[string]qp.AttrMask{"state": qp.AttrState, "cur_state": qp.AttrCurState, "en_sqd_async_notify": qp.AttrEnSQDAsyncNotify,
-	"access_flags": qp.AttrAccessFlags, "pkey_index": qp.AttrPKeyIndex, "port": qp.AttrPort, "qkey": qp.AttrQKey, "av": qp.AttrAV,
-	"path_mtu": qp.AttrPathMTU, "timeout": qp.AttrTimeout, "retry_cnt": qp.AttrRetryCnt, "rnr_retry": qp.AttrRNRRetry,
-	"rq_psn": qp.AttrRQPSN, "max_qp_rd_atomic": qp.AttrMaxQPRDAtomic, "alt_path": qp.AttrAltPath, "min_rnr_timer": qp.AttrMinRNRTimer,
-	"sq_psn": qp.AttrSQPSN, "max_dest_rd_atomic": qp.AttrMaxDestRDAtomic, "path_mig_state": qp.AttrPathMigState, "cap": qp.AttrCap,
-	"dest_qpn": qp.AttrDestQPN}
+var maskOf = map[string]verbs.QPAttrMask{"state": verbs.QPAttrState, "cur_state": verbs.QPAttrCurState, "en_sqd_async_notify": verbs.QPAttrEnSQDAsyncNotify,
+	"access_flags": verbs.QPAttrAccessFlags, "pkey_index": verbs.QPAttrPKeyIndex, "port": verbs.QPAttrPort, "qkey": verbs.QPAttrQKey, "av": verbs.QPAttrAV,
+	"path_mtu": verbs.QPAttrPathMTU, "timeout": verbs.QPAttrTimeout, "retry_cnt": verbs.QPAttrRetryCnt, "rnr_retry": verbs.QPAttrRNRRetry,
+	"rq_psn": verbs.QPAttrRQPSN, "max_qp_rd_atomic": verbs.QPAttrMaxQPRDAtomic, "alt_path": verbs.QPAttrAltPath, "min_rnr_timer": verbs.QPAttrMinRNRTimer,
+	"sq_psn": verbs.QPAttrSQPSN, "max_dest_rd_atomic": verbs.QPAttrMaxDestRDAtomic, "path_mig_state": verbs.QPAttrPathMigState, "cap": verbs.QPAttrCap,
+	"dest_qpn": verbs.QPAttrDestQPN}
 
-func stateOf(s string) qp.State {
-	return qp.State(slices.Index(states, s))
+func stateOf(s string) verbs.QPState {
+	return verbs.QPState(slices.Index(states, s))
 }
 
 func (in *interp) doModify(st *Step, a *args) error {
@@ -913,15 +911,15 @@ func (in *interp) doModify(st *Step, a *args) error {
 	if s := a.str("state", ""); s != "" {
 		to = stateOf(s)
 	}
-	var mask qp.AttrMask
+	var mask verbs.QPAttrMask
 	if bits := a.list("mask"); len(bits) > 0 {
 		for _, b := range bits {
 			mask |= maskOf[b]
 		}
-	} else if m, ok := qp.MinimalMask(cur, to, o.q.Type()); ok {
+	} else if m, ok := verbs.MinimalMask(cur, to, o.q.Type()); ok {
 		mask = m
 	} else {
-		mask = qp.AttrState
+		mask = verbs.QPAttrState
 	}
 	dest := o.q.Num()
 	if peer != "" {
@@ -931,15 +929,15 @@ func (in *interp) doModify(st *Step, a *args) error {
 	if peer != "" {
 		dlid = in.lidOf(in.obj.qp[peer].dev)
 	}
-	attr := qp.Attr{QPState: to, PortNum: 1, QKey: 0x11111111, QPAccessFlags: qp.AccessRemoteWrite | qp.AccessRemoteRead,
-		PathMTU: qp.MTU1024, DestQPNum: dest, MaxDestRDAtomic: 1, MinRNRTimer: uint8(a.num("min_rnr_timer", 12)),
-		AHAttr: qp.AHAttr{DLID: dlid, PortNum: 1}, Timeout: uint8(a.num("timeout", 14)), RetryCnt: uint8(a.num("retry_cnt", 7)),
+	attr := verbs.QPAttr{QPState: to, PortNum: 1, QKey: 0x11111111, QPAccessFlags: verbs.AccessRemoteWrite | verbs.AccessRemoteRead,
+		PathMTU: verbs.MTU1024, DestQPNum: dest, MaxDestRDAtomic: 1, MinRNRTimer: uint8(a.num("min_rnr_timer", 12)),
+		AHAttr: verbs.AHAttr{DLID: dlid, PortNum: 1}, Timeout: uint8(a.num("timeout", 14)), RetryCnt: uint8(a.num("retry_cnt", 7)),
 		RNRRetry: uint8(a.num("rnr_retry", 7)), MaxRDAtomic: 1}
 	err := o.q.Modify(&attr, mask)
 	in.verbResult(fmt.Sprintf("ibv_modify_qp(%s, %v→%v, mask %v)", n, cur, to, mask), err)
 	if err == nil {
 		in.note("QP-07")
-		if to == qp.Err && cur != qp.Err {
+		if to == verbs.QPStateErr && cur != verbs.QPStateErr {
 			in.note("FLUSH-01", "FLUSH-13")
 		}
 	}
@@ -973,8 +971,8 @@ func (in *interp) mrFor(a *args, pd string) *mrObj {
 	return nil
 }
 
-var sendOpOf = map[string]wc.WROpcode{"send": wc.WRSend, "send_imm": wc.WRSendWithImm, "write": wc.WRRDMAWrite,
-	"write_imm": wc.WRRDMAWriteWithImm, "read": wc.WRRDMARead, "cas": wc.WRAtomicCmpAndSwp, "faa": wc.WRAtomicFetchAndAdd}
+var sendOpOf = map[string]verbs.WROpcode{"send": verbs.WRSend, "send_imm": verbs.WRSendWithImm, "write": verbs.WRRDMAWrite,
+	"write_imm": verbs.WRRDMAWriteWithImm, "read": verbs.WRRDMARead, "cas": verbs.WRAtomicCmpAndSwp, "faa": verbs.WRAtomicFetchAndAdd}
 
 func (in *interp) doPostSend(st *Step, a *args) error {
 	n := a.ref("qp", "qp")
@@ -990,25 +988,25 @@ func (in *interp) doPostSend(st *Step, a *args) error {
 	}
 	op := sendOpOf[a.str("opcode", "send")]
 	length := a.num("len", 64)
-	if op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd {
+	if op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd {
 		length = 8
 	}
-	var flags qp.SendFlags
+	var flags verbs.SendFlags
 	if a.has("signaled") {
-		flags |= qp.SendSignaled
+		flags |= verbs.SendSignaled
 	}
 	if a.has("solicited") {
-		flags |= qp.SendSolicited
+		flags |= verbs.SendSolicited
 	}
 	if a.has("inline") {
-		flags |= qp.SendInline
+		flags |= verbs.SendInline
 	}
 	ids := a.nums("wr_id")
-	wrs := make([]qp.SendWR, 0, len(ids))
+	wrs := make([]verbs.SendWR, 0, len(ids))
 	for _, id := range ids {
-		w := qp.SendWR{WRID: id, Opcode: op, Flags: flags}
+		w := verbs.SendWR{WRID: id, Opcode: op, Flags: flags}
 		if length > 0 && m != nil {
-			w.SGList = []qp.SGE{{Addr: m.mr.Addr(), Length: uint32(min(length, uint64(len(m.buf)))), LKey: m.mr.LKey()}}
+			w.SGList = []verbs.SGE{{Addr: m.mr.Addr(), Length: uint32(min(length, uint64(len(m.buf)))), LKey: m.mr.LKey()}}
 		}
 		if rem != "" {
 			w.RemoteAddr, w.RKey = in.obj.mr[rem].mr.Addr(), in.obj.mr[rem].mr.RKey()
@@ -1024,7 +1022,7 @@ func (in *interp) doPostSend(st *Step, a *args) error {
 		}
 		wrs = append(wrs, w)
 	}
-	wasErr := o.q.State() == qp.Err
+	wasErr := o.q.State() == verbs.QPStateErr
 	k, err := o.q.PostSend(wrs)
 	to := ""
 	switch {
@@ -1046,11 +1044,11 @@ func (in *interp) doPostSend(st *Step, a *args) error {
 		in.say("%s = ok", call)
 	}
 	for _, w := range wrs[:k] {
-		if !o.sigAll && w.Flags&qp.SendSignaled == 0 {
+		if !o.sigAll && w.Flags&verbs.SendSignaled == 0 {
 			o.unsignaled[w.WRID] = true
 		}
 	}
-	if k > 0 && flags&qp.SendSignaled == 0 && !o.sigAll {
+	if k > 0 && flags&verbs.SendSignaled == 0 && !o.sigAll {
 		in.say("unsignaled: a success makes no completion; an error or flush does")
 		in.note("CQ-19")
 	}
@@ -1070,7 +1068,7 @@ func fmtIDs(ids []uint64) string {
 
 func (in *interp) doPostRecv(st *Step, a *args) error {
 	var pd, target string
-	var post func([]qp.RecvWR) (int, error)
+	var post func([]verbs.RecvWR) (int, error)
 	if st.Verb == "post_srq_recv" {
 		target = a.ref("srq", "srq")
 		if a.err != nil {
@@ -1097,11 +1095,11 @@ func (in *interp) doPostRecv(st *Step, a *args) error {
 	}
 	ids := a.nums("wr_id")
 	length := a.num("len", 64)
-	wrs := make([]qp.RecvWR, 0, len(ids))
+	wrs := make([]verbs.RecvWR, 0, len(ids))
 	for _, id := range ids {
-		w := qp.RecvWR{WRID: id}
+		w := verbs.RecvWR{WRID: id}
 		if m != nil && length > 0 {
-			w.SGList = []qp.SGE{{Addr: m.mr.Addr(), Length: uint32(min(length, uint64(len(m.buf)))), LKey: m.mr.LKey()}}
+			w.SGList = []verbs.SGE{{Addr: m.mr.Addr(), Length: uint32(min(length, uint64(len(m.buf)))), LKey: m.mr.LKey()}}
 		}
 		wrs = append(wrs, w)
 	}
@@ -1138,7 +1136,7 @@ func (in *interp) qpName(dev string, num uint32) string {
 // isUD reports whether QP num of device dev is a UD QP.
 func (in *interp) isUD(dev string, num uint32) bool {
 	o, ok := in.obj.qp[in.qpName(dev, num)]
-	return ok && o.q.Type() == qp.UD
+	return ok && o.q.Type() == verbs.QPTypeUD
 }
 
 // peerName returns the name of QP num, preferring one on a device other
@@ -1178,13 +1176,13 @@ func (in *interp) describeAsync(ev sim.AsyncEvent) string {
 	return what
 }
 
-func opName(o wc.Opcode) string { return strings.TrimPrefix(o.Name(), "IBV_WC_") }
+func opName(o verbs.WCOpcode) string { return strings.TrimPrefix(o.Name(), "IBV_WC_") }
 
-func statusName(s wc.Status) string { return strings.TrimPrefix(s.Name(), "IBV_WC_") }
+func statusName(s verbs.WCStatus) string { return strings.TrimPrefix(s.Name(), "IBV_WC_") }
 
 // describeWC renders a completion for a learner.
-func (in *interp) describeWC(dev string, w wc.WC) string {
-	if w.Status != wc.Success {
+func (in *interp) describeWC(dev string, w verbs.WC) string {
+	if w.Status != verbs.WCSuccess {
 		// Only wr_id, status, qp_num and vendor_err are valid in an error
 		// completion (FLUSH-06); the opcode is not shown.
 		if w.QPNum == 0 {
@@ -1193,12 +1191,12 @@ func (in *interp) describeWC(dev string, w wc.WC) string {
 		return fmt.Sprintf("wr_id %d  %s  (qp %s)", w.WRID, statusName(w.Status), in.qpName(dev, w.QPNum))
 	}
 	s := fmt.Sprintf("wr_id %d  SUCCESS  %s", w.WRID, opName(w.Opcode))
-	if w.Opcode.IsRecv() || w.Opcode == wc.RDMARead {
+	if w.Opcode.IsRecv() || w.Opcode == verbs.WCRDMARead {
 		s += fmt.Sprintf("  %d bytes", w.ByteLen)
 	}
 	if in.isUD(dev, w.QPNum) && w.Opcode.IsRecv() {
 		grh := "no GRH flag: no GRH came, those 40 are undefined"
-		if w.WCFlags&wc.GRH != 0 {
+		if w.WCFlags&verbs.WCGRH != 0 {
 			grh = "GRH flag: the GRH is in those 40"
 		}
 		s += fmt.Sprintf(" = 40 kept for the GRH + %d of payload (%s)  src_qp %s", max(int(w.ByteLen)-40, 0), grh, in.peerName(dev, w.SrcQP))
@@ -1210,26 +1208,26 @@ func (in *interp) describeWC(dev string, w wc.WC) string {
 }
 
 // explainWC notes the rules a polled completion shows.
-func (in *interp) explainWC(dev string, w wc.WC) {
+func (in *interp) explainWC(dev string, w verbs.WC) {
 	switch w.Status {
-	case wc.Success:
+	case verbs.WCSuccess:
 		if in.isUD(dev, w.QPNum) && w.Opcode.IsRecv() {
 			in.note("XFER-21", "WC-10", "WC-12")
 		}
-	case wc.WRFlushErr:
+	case verbs.WCWRFlushErr:
 		in.note("FLUSH-01")
 		for _, n := range in.obj.order {
 			if o, ok := in.obj.qp[n]; ok && o.q.Num() == w.QPNum && o.dev == dev && o.unsignaled[w.WRID] {
 				in.note("FLUSH-04")
 			}
 		}
-	case wc.RNRRetryExcErr:
+	case verbs.WCRNRRetryExcErr:
 		in.note("XFER-07", "XFER-08")
-	case wc.RetryExcErr:
+	case verbs.WCRetryExcErr:
 		in.note("XFER-10")
-	case wc.RemAccessErr:
+	case verbs.WCRemAccessErr:
 		in.note("XFER-14", "XFER-15")
-	case wc.RemInvReqErr, wc.LocLenErr:
+	case verbs.WCRemInvReqErr, verbs.WCLocLenErr:
 		in.note("XFER-05", "FLUSH-12")
 	default:
 		in.note("FLUSH-03")

@@ -236,7 +236,7 @@ func (s *soak) newQP(idx int, connID uint32, side int, typ verbs.QPType, d *devS
 	}
 	fill(q.buf[readSrcBase:][:readSrcLen], mix(s.cfg.Seed, tagReadSrc, uint64(connID), uint64(side)))
 	var err error
-	q.mr, err = d.pd.RegMR(q.buf, sim.AccessLocalWrite|sim.AccessRemoteWrite|sim.AccessRemoteRead|sim.AccessRemoteAtomic)
+	q.mr, err = d.pd.RegMR(q.buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRemoteRead|verbs.AccessRemoteAtomic)
 	if err != nil {
 		return nil, err
 	}
@@ -258,14 +258,14 @@ func (s *soak) newQP(idx int, connID uint32, side int, typ verbs.QPType, d *devS
 func (s *soak) connect(a, b *qpState) error {
 	if a.typ != verbs.QPTypeUD {
 		return sim.Connect(a.q, b.q, sim.ConnectOptions{
-			PathMTU: sim.MTU256, Timeout: 4, RetryCnt: 6, RNRRetry: 6, MinRNRTimer: 1,
+			PathMTU: verbs.MTU256, Timeout: 4, RetryCnt: 6, RNRRetry: 6, MinRNRTimer: 1,
 		})
 	}
 	for _, q := range []*qpState{a, b} {
 		if err := sim.ReadyUD(q.q, qkey); err != nil {
 			return err
 		}
-		ah, err := q.dev.pd.CreateAH(sim.AHAttr{DLID: q.peer.dev.lid, PortNum: 1})
+		ah, err := q.dev.pd.CreateAH(verbs.AHAttr{DLID: q.peer.dev.lid, PortNum: 1})
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,7 @@
 // verbs can branch on them with errors.Is(err, syscall.EINVAL), and adds what a
 // C errno cannot carry: the verb that failed and a sentence saying why.
 //
-// A work-completion status is data, not an error: it travels in wc.WC.Status
+// A work-completion status is data, not an error: it travels in verbs.WC.Status
 // and never becomes a Go error.
 package verr
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/cq"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The hot path allocates nothing: TestHotPathAllocatesNothing guards it and
@@ -22,7 +22,7 @@ func benchCQ(b testing.TB, cqe int) *cq.CQ {
 func TestHotPathAllocatesNothing(t *testing.T) {
 	c := benchCQ(t, 64)
 	w := send(1)
-	buf := make([]wc.WC, 16)
+	buf := make([]verbs.WC, 16)
 	if n := testing.AllocsPerRun(1000, func() {
 		c.Push(w, false)
 		c.Poll(buf[:1])
@@ -79,7 +79,7 @@ func benchPollRetire(b *testing.B, n int, r *countRetirer) {
 		b.Fatal(err)
 	}
 	w := send(1)
-	buf := make([]wc.WC, n)
+	buf := make([]verbs.WC, n)
 	left := 0
 	seq := uint64(0)
 	b.ReportAllocs()
@@ -108,7 +108,7 @@ func benchPollRetire(b *testing.B, n int, r *countRetirer) {
 func BenchmarkPushPoll(b *testing.B) {
 	c := benchCQ(b, 64)
 	w := send(1)
-	buf := make([]wc.WC, 1)
+	buf := make([]verbs.WC, 1)
 	b.ReportAllocs()
 	for b.Loop() {
 		c.Push(w, false)
@@ -119,7 +119,7 @@ func BenchmarkPushPoll(b *testing.B) {
 // BenchmarkPollEmpty is the cost of a busy-poll miss.
 func BenchmarkPollEmpty(b *testing.B) {
 	c := benchCQ(b, 64)
-	buf := make([]wc.WC, 16)
+	buf := make([]verbs.WC, 16)
 	b.ReportAllocs()
 	for b.Loop() {
 		c.Poll(buf)

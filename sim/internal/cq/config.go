@@ -1,8 +1,10 @@
 package cq
 
 import (
-	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
+
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/verr"
@@ -135,16 +137,16 @@ type Config struct {
 	// status, opcode, vendor_err and wc_flags that the poll iterator may
 	// read (CQX-03). Zero: none of them. Bits outside SupportedWCFlags are
 	// EOPNOTSUPP (CQX-02).
-	WCFlags WCExFlags
+	WCFlags verbs.WCExFlags
 	// CompMask is comp_mask of ibv_cq_init_attr_ex: which of the extended
 	// fields below are given. A bit other than InitAttrMaskFlags is
 	// EOPNOTSUPP (CQX-01); Flags is ignored unless InitAttrMaskFlags is set.
-	CompMask InitAttrMask
+	CompMask verbs.CQInitAttrMask
 	// Flags is flags of ibv_cq_init_attr_ex, read only when CompMask has
 	// InitAttrMaskFlags. CreateIgnoreOverrun sets IgnoreOverrun;
 	// CreateSingleThreaded is accepted and changes nothing; any other bit is
 	// EOPNOTSUPP (CQX-01).
-	Flags CreateFlags
+	Flags verbs.CQCreateFlags
 	// Clock, if set, returns the virtual time in nanoseconds; it is called
 	// under the domain lock when a completion is stored, and is what
 	// completion timestamps are made of (CQX-09). Nil, or a zero ClockKHz:
@@ -202,7 +204,7 @@ func (cfg *Config) validate() (int, error) {
 	// The extended attributes are checked first, as providers do before
 	// they ask the kernel for the CQ: unsupported is EOPNOTSUPP (CQX-01,
 	// CQX-02).
-	if cfg.CompMask&^InitAttrMaskFlags != 0 {
+	if cfg.CompMask&^verbs.CQInitAttrMaskFlags != 0 {
 		return 0, verr.Errorf(verbCreate, syscall.EOPNOTSUPP,
 			"comp_mask %#x has bits other than IBV_CQ_INIT_ATTR_MASK_FLAGS (no parent domains) (CQX-01)", uint32(cfg.CompMask))
 	}
@@ -210,11 +212,11 @@ func (cfg *Config) validate() (int, error) {
 		return 0, verr.Errorf(verbCreate, syscall.EOPNOTSUPP,
 			"wc_flags %#x asks for fields this CQ cannot report (%#x) (CQX-02)", uint64(cfg.WCFlags), uint64(bad))
 	}
-	if cfg.CompMask&InitAttrMaskFlags != 0 {
-		if cfg.Flags&^(CreateSingleThreaded|CreateIgnoreOverrun) != 0 {
+	if cfg.CompMask&verbs.CQInitAttrMaskFlags != 0 {
+		if cfg.Flags&^(verbs.CQCreateSingleThreaded|verbs.CQCreateIgnoreOverrun) != 0 {
 			return 0, verr.Errorf(verbCreate, syscall.EOPNOTSUPP, "unknown create flags %#x (CQX-01)", uint32(cfg.Flags))
 		}
-		if cfg.Flags&CreateIgnoreOverrun != 0 {
+		if cfg.Flags&verbs.CQCreateIgnoreOverrun != 0 {
 			cfg.IgnoreOverrun = true
 		}
 	}

@@ -3,14 +3,15 @@ package cq
 import (
 	"context"
 	"fmt"
-	"github.com/verbsim/verbsim/internal/domain"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
 
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
+
 	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
 )
 
 // sameRetirer reports whether a and b hold the same type and data word:
@@ -35,7 +36,7 @@ type retireRun struct {
 
 // take copies the completions of seg into out (as long as seg), notes
 // their retirers, and drops the entries' references to them.
-func (t *retireRun) take(out []wc.WC, seg []entry) {
+func (t *retireRun) take(out []verbs.WC, seg []entry) {
 	out = out[:len(seg)]
 	for i := range seg {
 		e := &seg[i]
@@ -97,7 +98,7 @@ type CQ struct {
 	// the goroutine running the batch may read them, between those calls;
 	// nothing else writes them.
 	WRID   uint64
-	Status wc.Status
+	Status verbs.WCStatus
 
 	// Handle is the public handle of the CQ (a *sim.CQ), set once by its
 	// creator before the CQ is shared; the engine only hands it back.
@@ -143,7 +144,7 @@ type CQ struct {
 	// cleared by it or by Destroy); only the batch's goroutine writes
 	// curWC and curNS.
 	readable atomic.Bool
-	curWC    wc.WC
+	curWC    verbs.WC
 	curNS    uint64
 }
 
@@ -214,7 +215,7 @@ func (c *CQ) traceErrLocked(what string, err error) {
 
 // entry is one stored completion and who to tell when it is polled.
 type entry struct {
-	w   wc.WC
+	w   verbs.WC
 	r   Retirer
 	seq uint64
 	ns  uint64 // Config.Clock when stored, for completion timestamps (CQX-09)
@@ -247,7 +248,7 @@ type Snapshot struct {
 	// pointed at so far, which EndPoll will consume; 0 with no batch open.
 	Batch       int
 	Stats       Stats
-	Completions []wc.WC // the unpolled completions, oldest first
+	Completions []verbs.WC // the unpolled completions, oldest first
 }
 
 // New creates a CQ (ibv_create_cq). See Config for the checks it makes.
@@ -291,7 +292,7 @@ func NewLocked(cfg Config) (*CQ, error) {
 		ch:    cfg.Channel,
 		async: cfg.Async,
 		cfg:   cfg,
-		stamp: cfg.Clock != nil && cfg.WCFlags&(WCExCompletionTimestamp|WCExCompletionTimestampWallclock) != 0,
+		stamp: cfg.Clock != nil && cfg.WCFlags&(verbs.WCExCompletionTimestamp|verbs.WCExCompletionTimestampWallclock) != 0,
 	}
 	c.errEIO = verr.New(verbPoll, syscall.EIO, "the CQ overran and is in its error state (CQ-23)")
 	return c, nil
@@ -408,7 +409,7 @@ func (c *CQ) Snapshot() Snapshot {
 //
 // While an ibv_start_poll batch is open on c, Poll returns 0 and EBUSY
 // (CQX-06). On a destroyed CQ Poll returns 0 and EINVAL.
-func (c *CQ) Poll(wcs []wc.WC) (int, error) {
+func (c *CQ) Poll(wcs []verbs.WC) (int, error) {
 	if c == nil {
 		return 0, errNil(verbPoll)
 	}
@@ -476,7 +477,7 @@ func (c *CQ) pollErrLocked() error {
 // tracePollLocked records a poll that returned n completions into wcs.
 //
 //go:noinline
-func (c *CQ) tracePollLocked(wcs []wc.WC, n int) {
+func (c *CQ) tracePollLocked(wcs []verbs.WC, n int) {
 	switch {
 	case n > 0:
 		c.traceLocked(fmt.Sprintf("poll_cq: %d completion(s), first wr_id %#x %s, %d left", n, wcs[0].WRID, wcs[0].Status.Name(), c.n), "")

@@ -3,16 +3,17 @@ package cq_test
 import (
 	"context"
 	"errors"
-	"github.com/verbsim/verbsim/internal/domain"
 	"sync"
 	"syscall"
 	"testing"
 	"testing/synctest"
 
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/wc"
 )
 
 type world struct {
@@ -42,9 +43,11 @@ func (w *world) cq(t *testing.T, cfg cq.Config) *cq.CQ {
 	return c
 }
 
-func send(id uint64) wc.WC { return wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Send, QPNum: 7} }
+func send(id uint64) verbs.WC {
+	return verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCSend, QPNum: 7}
+}
 
-func mustPush(t *testing.T, c *cq.CQ, w wc.WC) bool {
+func mustPush(t *testing.T, c *cq.CQ, w verbs.WC) bool {
 	t.Helper()
 	over, err := c.Push(w, false)
 	if err != nil {
@@ -56,7 +59,7 @@ func mustPush(t *testing.T, c *cq.CQ, w wc.WC) bool {
 func pollAll(t *testing.T, c *cq.CQ) []uint64 {
 	t.Helper()
 	var ids []uint64
-	buf := make([]wc.WC, 3)
+	buf := make([]verbs.WC, 3)
 	for {
 		n, _ := c.Poll(buf)
 		if n == 0 {
@@ -126,7 +129,7 @@ func TestRingWrapAndResize(t *testing.T) {
 		}
 	}
 	add(3)
-	buf := make([]wc.WC, 2)
+	buf := make([]verbs.WC, 2)
 	if n, err := c.Poll(buf); n != 2 || err != nil {
 		t.Fatalf("Poll = %d, %v", n, err)
 	}
@@ -156,12 +159,12 @@ func TestPollEdgeCases(t *testing.T) {
 	w := newWorld()
 	c := w.cq(t, cq.Config{CQE: 8})
 	mustPush(t, c, send(1))
-	for _, buf := range [][]wc.WC{nil, {}} {
+	for _, buf := range [][]verbs.WC{nil, {}} {
 		if n, err := c.Poll(buf); n != 0 || err != nil {
 			t.Fatalf("Poll(%v) = %d, %v", buf, n, err)
 		}
 	}
-	buf := []wc.WC{{WRID: 99}, {WRID: 98}, {WRID: 97}}
+	buf := []verbs.WC{{WRID: 99}, {WRID: 98}, {WRID: 97}}
 	if n, _ := c.Poll(buf); n != 1 || buf[0].WRID != 1 || buf[1].WRID != 98 || buf[2].WRID != 97 {
 		t.Fatalf("Poll wrote past n: %v", buf)
 	}
@@ -191,7 +194,7 @@ func TestOverrunPolicies(t *testing.T) {
 			if c.Overrun() != tt.sticky {
 				t.Fatalf("Overrun() = %v", c.Overrun())
 			}
-			buf := make([]wc.WC, 4)
+			buf := make([]verbs.WC, 4)
 			n, err := c.Poll(buf)
 			if n != 2 || (err != nil) != tt.errorOnPolls {
 				t.Fatalf("Poll = %d, %v", n, err)
@@ -203,7 +206,7 @@ func TestOverrunPolicies(t *testing.T) {
 			if over == tt.storedLater {
 				t.Fatalf("push after drain: overrun=%v", over)
 			}
-			if got := w.async.Raised(notify.EventCQErr); got != uint64(tt.events) {
+			if got := w.async.Raised(verbs.EventCQErr); got != uint64(tt.events) {
 				t.Fatalf("CQ_ERR raised %d times, want %d", got, tt.events)
 			}
 			if st := c.Snapshot().Stats; st.Dropped != uint64(1+btoi(!tt.storedLater)) {
@@ -249,7 +252,7 @@ func TestNotifyOrdering(t *testing.T) {
 	if err := bare.ReqNotify(true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bare.Push(wc.WC{Status: wc.WRFlushErr}, false); err != nil {
+	if _, err := bare.Push(verbs.WC{Status: verbs.WCWRFlushErr}, false); err != nil {
 		t.Fatal(err)
 	}
 	if bare.Armed() != notify.Disarmed || bare.Snapshot().Stats.ArmsFired != 1 {
@@ -304,7 +307,7 @@ func TestRetirerRuns(t *testing.T) {
 		c.PushWQELocked(&x, false, r, p.seq)
 	}
 	w.mu.Unlock()
-	buf := make([]wc.WC, 16)
+	buf := make([]verbs.WC, 16)
 	if n, err := c.Poll(buf); n != 7 || err != nil {
 		t.Fatalf("Poll = %d, %v", n, err)
 	}
@@ -360,7 +363,7 @@ func TestDestroy(t *testing.T) {
 			t.Fatalf("after the first phase: hook %d, async Len %d, channel refs %d", destroyedHook, w.async.Len(), w.ch.Refs())
 		}
 		for name, err := range map[string]error{
-			"Poll":      second(c.Poll(make([]wc.WC, 1))),
+			"Poll":      second(c.Poll(make([]verbs.WC, 1))),
 			"ReqNotify": c.ReqNotify(false),
 			"Resize":    c.Resize(4),
 			"Push":      second(c.Push(send(9), false)),
@@ -440,7 +443,7 @@ func TestConcurrentProducersConsumers(t *testing.T) {
 	for p := range producers {
 		wg.Go(func() {
 			for i := range each {
-				x := wc.WC{WRID: uint64(i), QPNum: uint32(p), Status: wc.Success, Opcode: wc.Recv}
+				x := verbs.WC{WRID: uint64(i), QPNum: uint32(p), Status: verbs.WCSuccess, Opcode: verbs.WCRecv}
 				if over, err := c.Push(x, i%7 == 0); err != nil || over {
 					t.Errorf("Push: overrun=%v err=%v", over, err)
 					return
@@ -467,7 +470,7 @@ func TestConcurrentProducersConsumers(t *testing.T) {
 		}
 	})
 	next := make([]uint64, producers)
-	buf := make([]wc.WC, 16)
+	buf := make([]verbs.WC, 16)
 	for got := 0; got < producers*each; {
 		n, err := c.Poll(buf)
 		if err != nil {
@@ -514,14 +517,14 @@ func TestPushRejectsValuesOutsideTheEnums(t *testing.T) {
 	if err := c.ReqNotify(false); err != nil {
 		t.Fatal(err)
 	}
-	bad := map[string]wc.WC{
-		"status 999":        {Status: 999, Opcode: wc.Send},
-		"status 24":         {Status: wc.TMRndvIncomplete + 1, Opcode: wc.Send},
+	bad := map[string]verbs.WC{
+		"status 999":        {Status: 999, Opcode: verbs.WCSend},
+		"status 24":         {Status: verbs.WCTMRndvIncomplete + 1, Opcode: verbs.WCSend},
 		"opcode 999":        {Opcode: 999},
 		"opcode 8":          {Opcode: 8},
-		"opcode 138":        {Opcode: wc.Driver3 + 1},
-		"flags bit 7":       {Opcode: wc.Recv, WCFlags: 1 << 7},
-		"error status, 999": {Status: wc.RemOpErr, Opcode: 999},
+		"opcode 138":        {Opcode: verbs.WCDriver3 + 1},
+		"flags bit 7":       {Opcode: verbs.WCRecv, WCFlags: 1 << 7},
+		"error status, 999": {Status: verbs.WCRemOpErr, Opcode: 999},
 	}
 	for name, w := range bad {
 		if over, err := c.Push(w, false); over || !errors.Is(err, syscall.EINVAL) {
@@ -531,9 +534,9 @@ func TestPushRejectsValuesOutsideTheEnums(t *testing.T) {
 	if s := c.Snapshot(); s.Len != 0 || s.Stats.Added != 0 || s.Arm == notify.Disarmed {
 		t.Errorf("after the refused pushes: %d stored, %d added, arm %v", s.Len, s.Stats.Added, s.Arm)
 	}
-	for _, w := range []wc.WC{
-		{Status: wc.TMRndvIncomplete, Opcode: wc.AtomicWrite},
-		{Opcode: wc.Driver3, WCFlags: wc.GRH | wc.TMDataValid},
+	for _, w := range []verbs.WC{
+		{Status: verbs.WCTMRndvIncomplete, Opcode: verbs.WCAtomicWrite},
+		{Opcode: verbs.WCDriver3, WCFlags: verbs.WCGRH | verbs.WCTMDataValid},
 	} {
 		if _, err := c.Push(w, false); err != nil {
 			t.Errorf("Push(%v): %v", &w, err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // This file is the extended CQ of ibv_create_cq_ex: its creation attributes
@@ -19,16 +19,16 @@ import (
 // SupportedWCFlags returns the wc_flags a CQ made from cfg may ask for:
 // WCStandardFlags, and the two timestamps when cfg has a Clock and a
 // ClockKHz (CQX-02). CVLAN, flow tags and tag matching are never supported.
-func (cfg Config) SupportedWCFlags() WCExFlags {
-	f := WCStandardFlags
+func (cfg Config) SupportedWCFlags() verbs.WCExFlags {
+	f := verbs.WCStandardFlags
 	if cfg.Clock != nil && cfg.ClockKHz > 0 {
-		f |= WCExCompletionTimestamp | WCExCompletionTimestampWallclock
+		f |= verbs.WCExCompletionTimestamp | verbs.WCExCompletionTimestampWallclock
 	}
 	return f
 }
 
 // WCFlags returns the wc_flags the CQ was created with.
-func (c *CQ) WCFlags() WCExFlags {
+func (c *CQ) WCFlags() verbs.WCExFlags {
 	if c == nil {
 		return 0
 	}
@@ -182,7 +182,7 @@ func (c *CQ) EndPoll() error {
 // Current returns the wr_id and status of the completion the iterator
 // points at, as c.WRID and c.Status do, but under the lock and with EINVAL
 // when there is none (CQX-07). It allocates nothing.
-func (c *CQ) Current() (wrID uint64, status wc.Status, err error) {
+func (c *CQ) Current() (wrID uint64, status verbs.WCStatus, err error) {
 	if c == nil {
 		return 0, 0, errNoCurrent
 	}
@@ -215,7 +215,7 @@ func (c *CQ) setCurrentLocked() {
 // copy the iterator made (a read, like ibv_wc_read_*, belongs to the
 // goroutine running the batch); with a scheduler attached it is still a
 // scheduling point.
-func (c *CQ) current(need WCExFlags) (*wc.WC, error) {
+func (c *CQ) current(need verbs.WCExFlags) (*verbs.WC, error) {
 	c.d.Yield(domain.Op{Verb: verbRead, Obj: c})
 	if !c.readable.Load() {
 		return nil, errNoCurrent
@@ -259,7 +259,7 @@ func (c *CQ) popLocked() {
 // siblings name. None of them allocates.
 
 // ReadOpcode is ibv_wc_read_opcode; always available.
-func (c *CQ) ReadOpcode() (wc.Opcode, error) {
+func (c *CQ) ReadOpcode() (verbs.WCOpcode, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
@@ -283,7 +283,7 @@ func (c *CQ) ReadVendorErr() (uint32, error) {
 }
 
 // ReadWCFlags is ibv_wc_read_wc_flags; always available.
-func (c *CQ) ReadWCFlags() (wc.Flags, error) {
+func (c *CQ) ReadWCFlags() (verbs.WCFlags, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
@@ -295,39 +295,39 @@ func (c *CQ) ReadWCFlags() (wc.Flags, error) {
 }
 
 // ReadByteLen is ibv_wc_read_byte_len; needs WCExByteLen.
-func (c *CQ) ReadByteLen() (uint32, error) { return c.read32(WCExByteLen) }
+func (c *CQ) ReadByteLen() (uint32, error) { return c.read32(verbs.WCExByteLen) }
 
 // ReadImmData is ibv_wc_read_imm_data; needs WCExImm. The value is opaque
-// (a __be32 in C), as wc.WC.ImmData.
-func (c *CQ) ReadImmData() (uint32, error) { return c.read32(WCExImm) }
+// (a __be32 in C), as verbs.WC.ImmData.
+func (c *CQ) ReadImmData() (uint32, error) { return c.read32(verbs.WCExImm) }
 
 // ReadInvalidatedRkey is ibv_wc_read_invalidated_rkey; needs WCExImm, since
 // invalidated_rkey shares its storage with imm_data (as in mlx5).
-func (c *CQ) ReadInvalidatedRkey() (uint32, error) { return c.read32(WCExImm) }
+func (c *CQ) ReadInvalidatedRkey() (uint32, error) { return c.read32(verbs.WCExImm) }
 
 // ReadQPNum is ibv_wc_read_qp_num; needs WCExQPNum.
-func (c *CQ) ReadQPNum() (uint32, error) { return c.read32(WCExQPNum) }
+func (c *CQ) ReadQPNum() (uint32, error) { return c.read32(verbs.WCExQPNum) }
 
 // ReadSrcQP is ibv_wc_read_src_qp; needs WCExSrcQP.
-func (c *CQ) ReadSrcQP() (uint32, error) { return c.read32(WCExSrcQP) }
+func (c *CQ) ReadSrcQP() (uint32, error) { return c.read32(verbs.WCExSrcQP) }
 
 // ReadSLID is ibv_wc_read_slid; needs WCExSLID.
-func (c *CQ) ReadSLID() (uint32, error) { return c.read32(WCExSLID) }
+func (c *CQ) ReadSLID() (uint32, error) { return c.read32(verbs.WCExSLID) }
 
 // ReadSL is ibv_wc_read_sl; needs WCExSL.
 func (c *CQ) ReadSL() (uint8, error) {
-	v, err := c.read32(WCExSL)
+	v, err := c.read32(verbs.WCExSL)
 	return uint8(v), err
 }
 
 // ReadDLIDPathBits is ibv_wc_read_dlid_path_bits; needs WCExDLIDPathBits.
 func (c *CQ) ReadDLIDPathBits() (uint8, error) {
-	v, err := c.read32(WCExDLIDPathBits)
+	v, err := c.read32(verbs.WCExDLIDPathBits)
 	return uint8(v), err
 }
 
 // read32 returns the field of the current completion that flag f guards.
-func (c *CQ) read32(f WCExFlags) (uint32, error) {
+func (c *CQ) read32(f verbs.WCExFlags) (uint32, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
@@ -336,17 +336,17 @@ func (c *CQ) read32(f WCExFlags) (uint32, error) {
 		return 0, err
 	}
 	switch f {
-	case WCExByteLen:
+	case verbs.WCExByteLen:
 		return w.ByteLen, nil
-	case WCExImm:
+	case verbs.WCExImm:
 		return w.ImmData, nil
-	case WCExQPNum:
+	case verbs.WCExQPNum:
 		return w.QPNum, nil
-	case WCExSrcQP:
+	case verbs.WCExSrcQP:
 		return w.SrcQP, nil
-	case WCExSLID:
+	case verbs.WCExSLID:
 		return uint32(w.SLID), nil
-	case WCExSL:
+	case verbs.WCExSL:
 		return uint32(w.SL), nil
 	default: // WCExDLIDPathBits
 		return uint32(w.DLIDPathBits), nil
@@ -362,7 +362,7 @@ func (c *CQ) ReadCompletionTS() (uint64, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	if _, err := c.current(WCExCompletionTimestamp); err != nil {
+	if _, err := c.current(verbs.WCExCompletionTimestamp); err != nil {
 		return 0, err
 	}
 	return cycles(c.curNS, c.cfg.ClockKHz), nil
@@ -375,7 +375,7 @@ func (c *CQ) ReadCompletionWallclockNS() (uint64, error) {
 	if c == nil {
 		return 0, errNoCurrent
 	}
-	if _, err := c.current(WCExCompletionTimestampWallclock); err != nil {
+	if _, err := c.current(verbs.WCExCompletionTimestampWallclock); err != nil {
 		return 0, err
 	}
 	return c.curNS, nil

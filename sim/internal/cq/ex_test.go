@@ -7,7 +7,7 @@ import (
 
 	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 func errnoIs(err error, want syscall.Errno) bool {
@@ -27,18 +27,18 @@ func TestExCreateAttrs(t *testing.T) {
 		cfg  cq.Config
 		want syscall.Errno
 	}{
-		{"standard", cq.Config{CQE: 4, WCFlags: cq.WCStandardFlags}, 0},
-		{"timestamp without clock", cq.Config{CQE: 4, WCFlags: cq.WCExCompletionTimestamp}, syscall.EOPNOTSUPP},
-		{"timestamp with clock", cq.Config{CQE: 4, WCFlags: cq.WCExCompletionTimestamp, Clock: clock, ClockKHz: 1e6}, 0},
-		{"wallclock, zero kHz", cq.Config{CQE: 4, WCFlags: cq.WCExCompletionTimestampWallclock, Clock: clock}, syscall.EOPNOTSUPP},
-		{"cvlan", cq.Config{CQE: 4, WCFlags: cq.WCExCVLAN, Clock: clock, ClockKHz: 1e6}, syscall.EOPNOTSUPP},
-		{"flow tag", cq.Config{CQE: 4, WCFlags: cq.WCExFlowTag}, syscall.EOPNOTSUPP},
-		{"tm info", cq.Config{CQE: 4, WCFlags: cq.WCExTMInfo}, syscall.EOPNOTSUPP},
+		{"standard", cq.Config{CQE: 4, WCFlags: verbs.WCStandardFlags}, 0},
+		{"timestamp without clock", cq.Config{CQE: 4, WCFlags: verbs.WCExCompletionTimestamp}, syscall.EOPNOTSUPP},
+		{"timestamp with clock", cq.Config{CQE: 4, WCFlags: verbs.WCExCompletionTimestamp, Clock: clock, ClockKHz: 1e6}, 0},
+		{"wallclock, zero kHz", cq.Config{CQE: 4, WCFlags: verbs.WCExCompletionTimestampWallclock, Clock: clock}, syscall.EOPNOTSUPP},
+		{"cvlan", cq.Config{CQE: 4, WCFlags: verbs.WCExCVLAN, Clock: clock, ClockKHz: 1e6}, syscall.EOPNOTSUPP},
+		{"flow tag", cq.Config{CQE: 4, WCFlags: verbs.WCExFlowTag}, syscall.EOPNOTSUPP},
+		{"tm info", cq.Config{CQE: 4, WCFlags: verbs.WCExTMInfo}, syscall.EOPNOTSUPP},
 		{"bit 12", cq.Config{CQE: 4, WCFlags: 1 << 12}, syscall.EOPNOTSUPP},
-		{"EOPNOTSUPP before cqe", cq.Config{CQE: 0, WCFlags: cq.WCExFlowTag}, syscall.EOPNOTSUPP},
-		{"comp_mask PD", cq.Config{CQE: 4, CompMask: cq.InitAttrMaskPD}, syscall.EOPNOTSUPP},
-		{"comp_mask flags", cq.Config{CQE: 4, CompMask: cq.InitAttrMaskFlags, Flags: cq.CreateSingleThreaded | cq.CreateIgnoreOverrun}, 0},
-		{"unknown flag", cq.Config{CQE: 4, CompMask: cq.InitAttrMaskFlags, Flags: 1 << 2}, syscall.EOPNOTSUPP},
+		{"EOPNOTSUPP before cqe", cq.Config{CQE: 0, WCFlags: verbs.WCExFlowTag}, syscall.EOPNOTSUPP},
+		{"comp_mask PD", cq.Config{CQE: 4, CompMask: verbs.CQInitAttrMaskPD}, syscall.EOPNOTSUPP},
+		{"comp_mask flags", cq.Config{CQE: 4, CompMask: verbs.CQInitAttrMaskFlags, Flags: verbs.CQCreateSingleThreaded | verbs.CQCreateIgnoreOverrun}, 0},
+		{"unknown flag", cq.Config{CQE: 4, CompMask: verbs.CQInitAttrMaskFlags, Flags: 1 << 2}, syscall.EOPNOTSUPP},
 		{"unknown flag without the mask bit is ignored", cq.Config{CQE: 4, Flags: 1 << 2}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,9 +54,9 @@ func TestExCreateAttrs(t *testing.T) {
 // as Config.IgnoreOverrun only with IBV_CQ_INIT_ATTR_MASK_FLAGS (CQX-01,
 // CQ-23).
 func TestExIgnoreOverrunFlag(t *testing.T) {
-	for _, mask := range []cq.InitAttrMask{0, cq.InitAttrMaskFlags} {
+	for _, mask := range []verbs.CQInitAttrMask{0, verbs.CQInitAttrMaskFlags} {
 		w := newWorld()
-		c := w.cq(t, cq.Config{CQE: 1, CompMask: mask, Flags: cq.CreateIgnoreOverrun})
+		c := w.cq(t, cq.Config{CQE: 1, CompMask: mask, Flags: verbs.CQCreateIgnoreOverrun})
 		mustPush(t, c, send(1))
 		mustPush(t, c, send(2))
 		ignored := mask != 0
@@ -73,18 +73,18 @@ func TestExIgnoreOverrunFlag(t *testing.T) {
 // completions are consumed at end_poll (CQX-04, CQX-05, CQX-08).
 func TestExIterator(t *testing.T) {
 	w := newWorld()
-	c := w.cq(t, cq.Config{CQE: 8, WCFlags: cq.WCStandardFlags})
+	c := w.cq(t, cq.Config{CQE: 8, WCFlags: verbs.WCStandardFlags})
 	if err := c.StartPoll(); !errors.Is(err, syscall.ENOENT) {
 		t.Fatalf("StartPoll on an empty CQ: %v, want ENOENT", err)
 	}
 	for i := range 3 {
-		mustPush(t, c, wc.WC{WRID: uint64(10 + i), Status: wc.Success, Opcode: wc.Recv, ByteLen: uint32(100 + i), QPNum: 7, SrcQP: 9, SLID: 3, SL: 2, DLIDPathBits: 1, WCFlags: wc.WithImm, ImmData: 0xabcd})
+		mustPush(t, c, verbs.WC{WRID: uint64(10 + i), Status: verbs.WCSuccess, Opcode: verbs.WCRecv, ByteLen: uint32(100 + i), QPNum: 7, SrcQP: 9, SLID: 3, SL: 2, DLIDPathBits: 1, WCFlags: verbs.WCWithImm, ImmData: 0xabcd})
 	}
 	var got []uint64
 	err := c.StartPoll()
 	for ; err == nil; err = c.NextPoll() {
 		got = append(got, c.WRID)
-		if c.Status != wc.Success {
+		if c.Status != verbs.WCSuccess {
 			t.Errorf("status %v", c.Status)
 		}
 		op, err1 := c.ReadOpcode()
@@ -96,7 +96,7 @@ func TestExIterator(t *testing.T) {
 		if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 			t.Fatal(err)
 		}
-		if op != wc.Recv || bl != uint32(100+len(got)-1) || qpn != 7 || imm != 0xabcd || fl != wc.WithImm || sl != 2 {
+		if op != verbs.WCRecv || bl != uint32(100+len(got)-1) || qpn != 7 || imm != 0xabcd || fl != verbs.WCWithImm || sl != 2 {
 			t.Errorf("read %v %d %d %#x %v %d", op, bl, qpn, imm, fl, sl)
 		}
 		if c.Len() != 3 {
@@ -140,7 +140,7 @@ func TestExPartialBatch(t *testing.T) {
 	if err := c.EndPoll(); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]wc.WC, 4)
+	buf := make([]verbs.WC, 4)
 	if n, err := c.Poll(buf); n != 2 || err != nil || buf[0].WRID != 2 || buf[1].WRID != 3 {
 		t.Fatalf("Poll after a partial batch: %d %v %v", n, err, buf[:n])
 	}
@@ -188,7 +188,7 @@ func TestExMisuse(t *testing.T) {
 	if c.WRID != 1 {
 		t.Errorf("the failed StartPoll moved the iterator: wr_id %d", c.WRID)
 	}
-	if n, err := c.Poll(make([]wc.WC, 1)); n != 0 || !errors.Is(err, syscall.EBUSY) {
+	if n, err := c.Poll(make([]verbs.WC, 1)); n != 0 || !errors.Is(err, syscall.EBUSY) {
 		t.Errorf("Poll during a batch: %d, %v", n, err)
 	}
 	if err := c.Resize(16); !errors.Is(err, syscall.EBUSY) {
@@ -212,15 +212,15 @@ func TestExMisuse(t *testing.T) {
 // as zero with EINVAL; opcode, vendor_err and wc_flags are always there.
 func TestExReadNotRequested(t *testing.T) {
 	w := newWorld()
-	c := w.cq(t, cq.Config{CQE: 8, WCFlags: cq.WCExQPNum})
-	mustPush(t, c, wc.WC{WRID: 1, Opcode: wc.Recv, ByteLen: 5, QPNum: 7, ImmData: 3})
+	c := w.cq(t, cq.Config{CQE: 8, WCFlags: verbs.WCExQPNum})
+	mustPush(t, c, verbs.WC{WRID: 1, Opcode: verbs.WCRecv, ByteLen: 5, QPNum: 7, ImmData: 3})
 	if err := c.StartPoll(); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := c.ReadQPNum(); v != 7 || err != nil {
 		t.Errorf("ReadQPNum: %d %v", v, err)
 	}
-	if v, err := c.ReadOpcode(); v != wc.Recv || err != nil {
+	if v, err := c.ReadOpcode(); v != verbs.WCRecv || err != nil {
 		t.Errorf("ReadOpcode: %v %v", v, err)
 	}
 	for name, read := range map[string]func() (uint64, error){
@@ -249,7 +249,7 @@ func TestExTimestamp(t *testing.T) {
 	w := newWorld()
 	var now uint64
 	c := w.cq(t, cq.Config{CQE: 8, Clock: func() uint64 { return now }, ClockKHz: 156250,
-		WCFlags: cq.WCExCompletionTimestamp | cq.WCExCompletionTimestampWallclock})
+		WCFlags: verbs.WCExCompletionTimestamp | verbs.WCExCompletionTimestampWallclock})
 	now = 1000
 	mustPush(t, c, send(1))
 	now = 1<<63 - 1
@@ -369,7 +369,7 @@ func BenchmarkExPollBatch16(b *testing.B) { benchExPoll(b, 16) }
 
 func benchExPoll(b *testing.B, n int) {
 	const depth = 1 << 14
-	c, err := cq.New(cq.Config{CQE: depth, WCFlags: cq.WCStandardFlags})
+	c, err := cq.New(cq.Config{CQE: depth, WCFlags: verbs.WCStandardFlags})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,16 +6,16 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/cq"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Polling returns completions oldest first, as many as the slice holds.
 func ExampleCQ_Poll() {
 	c, _ := cq.New(cq.Config{CQE: 4})
 	for id := uint64(1); id <= 3; id++ {
-		c.Push(wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Recv, ByteLen: 64}, false)
+		c.Push(verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCRecv, ByteLen: 64}, false)
 	}
-	buf := make([]wc.WC, 2)
+	buf := make([]verbs.WC, 2)
 	for {
 		n, err := c.Poll(buf)
 		if err != nil || n == 0 {
@@ -38,8 +38,8 @@ func ExampleCQ_ReqNotify() {
 	c, _ := cq.New(cq.Config{CQE: 4, Channel: ch, Context: "my-cq"})
 
 	c.ReqNotify(false) // ibv_req_notify_cq(cq, 0)
-	c.Push(wc.WC{WRID: 1, Status: wc.Success, Opcode: wc.Send}, false)
-	c.Push(wc.WC{WRID: 2, Status: wc.Success, Opcode: wc.Send}, false)
+	c.Push(verbs.WC{WRID: 1, Status: verbs.WCSuccess, Opcode: verbs.WCSend}, false)
+	c.Push(verbs.WC{WRID: 2, Status: verbs.WCSuccess, Opcode: verbs.WCSend}, false)
 
 	got, ctx, _ := ch.TryGetEvent()
 	fmt.Println("event for", ctx, got == c)
@@ -59,7 +59,7 @@ func ExampleCQ_ReqNotify() {
 func ExampleCQ_Resize() {
 	c, _ := cq.New(cq.Config{CQE: 8, Rounding: cq.RoundExact})
 	for id := uint64(1); id <= 3; id++ {
-		c.Push(wc.WC{WRID: id}, false)
+		c.Push(verbs.WC{WRID: id}, false)
 	}
 	fmt.Println(c.Resize(2))
 	fmt.Println(c.Resize(3), c.CQE())
@@ -72,10 +72,10 @@ func ExampleCQ_Resize() {
 // under the default policy the CQ stays in its error state.
 func ExampleCQ_Push_overrun() {
 	c, _ := cq.New(cq.Config{CQE: 1})
-	c.Push(wc.WC{WRID: 1}, false)
-	over, _ := c.Push(wc.WC{WRID: 2}, false)
+	c.Push(verbs.WC{WRID: 1}, false)
+	over, _ := c.Push(verbs.WC{WRID: 2}, false)
 	fmt.Println("overrun:", over)
-	buf := make([]wc.WC, 4)
+	buf := make([]verbs.WC, 4)
 	n, err := c.Poll(buf)
 	fmt.Println(n, buf[0].WRID, errors.Is(err, syscall.EIO))
 	// Output:
@@ -90,13 +90,13 @@ func ExampleCQ_StartPoll() {
 	var now uint64 // the virtual clock, in ns
 	c, _ := cq.New(cq.Config{
 		CQE:      8,
-		WCFlags:  cq.WCExByteLen | cq.WCExCompletionTimestamp,
+		WCFlags:  verbs.WCExByteLen | verbs.WCExCompletionTimestamp,
 		Clock:    func() uint64 { return now },
 		ClockKHz: 1e6, // 1 GHz: a timestamp is the tick
 	})
 	for id := uint64(1); id <= 3; id++ {
 		now += 100
-		c.Push(wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Recv, ByteLen: uint32(10 * id)}, false)
+		c.Push(verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCRecv, ByteLen: uint32(10 * id)}, false)
 	}
 	err := c.StartPoll()
 	for ; err == nil; err = c.NextPoll() {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/cq"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestPurgeQP: PurgeQPLocked deletes one QP's completions and keeps the
@@ -14,8 +14,8 @@ import (
 func TestPurgeQP(t *testing.T) {
 	w := newWorld()
 	c := w.cq(t, cq.Config{CQE: 8})
-	of := func(id uint64, qpn uint32) wc.WC {
-		return wc.WC{WRID: id, Status: wc.Success, Opcode: wc.Send, QPNum: qpn}
+	of := func(id uint64, qpn uint32) verbs.WC {
+		return verbs.WC{WRID: id, Status: verbs.WCSuccess, Opcode: verbs.WCSend, QPNum: qpn}
 	}
 	// Wrap the ring: push and poll a few first.
 	for i := uint64(0); i < 5; i++ {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Push adds a completion to c as the HCA does when a work request finishes,
@@ -33,9 +33,9 @@ import (
 //
 // Pushing to a destroyed CQ returns EINVAL, and so does a completion whose
 // status, opcode or flags are no value of enum ibv_wc_status, ibv_wc_opcode
-// or ibv_wc_flags (see wc.Status.Valid and its siblings); nothing is stored
+// or ibv_wc_flags (see verbs.WCStatus.Valid and its siblings); nothing is stored
 // then. Push allocates nothing.
-func (c *CQ) Push(w wc.WC, solicited bool) (overrun bool, err error) {
+func (c *CQ) Push(w verbs.WC, solicited bool) (overrun bool, err error) {
 	if c == nil {
 		return false, errNil(verbPush)
 	}
@@ -55,7 +55,7 @@ func (c *CQ) Push(w wc.WC, solicited bool) (overrun bool, err error) {
 // PushLocked is Push for the engine, which holds the domain lock.
 //
 // Precondition: the domain lock is held.
-func (c *CQ) PushLocked(w *wc.WC, solicited bool) (overrun bool, err error) {
+func (c *CQ) PushLocked(w *verbs.WC, solicited bool) (overrun bool, err error) {
 	return c.PushWQELocked(w, solicited, nil, 0)
 }
 
@@ -64,7 +64,7 @@ func (c *CQ) PushLocked(w *wc.WC, solicited bool) (overrun bool, err error) {
 // lock. If the push overruns, r is never called.
 //
 // Precondition: the domain lock is held.
-func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (overrun bool, err error) {
+func (c *CQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (overrun bool, err error) {
 	if c == nil || w == nil {
 		return false, errNil(verbPush)
 	}
@@ -89,7 +89,7 @@ func (c *CQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ove
 			c.traceLocked(fmt.Sprintf("overrun: wr_id %#x lost", w.WRID), "CQ-22")
 		}
 		if c.async != nil {
-			if err := c.async.RaiseLocked(notify.EventCQErr, c, &c.tally, 0); err != nil {
+			if err := c.async.RaiseLocked(verbs.EventCQErr, c, &c.tally, 0); err != nil {
 				return true, err
 			}
 		}

@@ -1,6 +1,6 @@
 package notify
 
-import "github.com/verbsim/verbsim/sim/wc"
+import "github.com/verbsim/verbsim/verbs"
 
 // Arm is the notification request pending on a CQ: what ibv_req_notify_cq
 // left behind. The zero value is Disarmed.
@@ -83,12 +83,12 @@ func (p SolicitedPolicy) String() string {
 //
 // Fires does not look at the CQ's contents: only completions added after the
 // request reach it (NOTIFY-02).
-func (a Arm) Fires(w *wc.WC, solicited bool, p SolicitedPolicy) bool {
+func (a Arm) Fires(w *verbs.WC, solicited bool, p SolicitedPolicy) bool {
 	switch a {
 	case ArmNext:
 		return true
 	case ArmSolicited:
-		if w.Status == wc.Success {
+		if w.Status == verbs.WCSuccess {
 			// The opcode is trustworthy only on successful completions (WC-03).
 			return solicited && w.Opcode.IsClassicRecv()
 		}

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestArmRequest checks every (pending, request) pair: next dominates in
@@ -32,16 +32,16 @@ func TestArmRequest(t *testing.T) {
 // TestArmFires is the truth table of NOTIFY-03, NOTIFY-04, NOTIFY-05 and
 // NOTIFY-16 under both solicited policies.
 func TestArmFires(t *testing.T) {
-	send := wc.WC{Status: wc.Success, Opcode: wc.Send}
-	recv := wc.WC{Status: wc.Success, Opcode: wc.Recv}
-	recvImm := wc.WC{Status: wc.Success, Opcode: wc.RecvRDMAWithImm}
-	flush := wc.WC{Status: wc.WRFlushErr} // opcode undefined (WC-03)
-	remErr := wc.WC{Status: wc.RemAccessErr, Opcode: wc.RDMAWrite}
+	send := verbs.WC{Status: verbs.WCSuccess, Opcode: verbs.WCSend}
+	recv := verbs.WC{Status: verbs.WCSuccess, Opcode: verbs.WCRecv}
+	recvImm := verbs.WC{Status: verbs.WCSuccess, Opcode: verbs.WCRecvRDMAWithImm}
+	flush := verbs.WC{Status: verbs.WCWRFlushErr} // opcode undefined (WC-03)
+	remErr := verbs.WC{Status: verbs.WCRemAccessErr, Opcode: verbs.WCRDMAWrite}
 
 	type row struct {
 		name      string
 		arm       notify.Arm
-		w         wc.WC
+		w         verbs.WC
 		solicited bool
 		want      [2]bool // [ErrorsFire, SolicitedBitOnly]
 	}

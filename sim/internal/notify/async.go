@@ -7,6 +7,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // AsyncEvent is one asynchronous event (struct ibv_async_event).
@@ -19,7 +20,7 @@ import (
 // (ibv_ack_async_event): destroying the object it names waits for that
 // (ASYNC-05).
 type AsyncEvent struct {
-	Type   EventType
+	Type   verbs.EventType
 	Object any   // the CQ, QP, SRQ or WQ; nil for port events
 	Port   uint8 // the port number, for port events and DEVICE_FATAL
 
@@ -30,7 +31,7 @@ type AsyncEvent struct {
 // String renders the event as its type text and element, e.g.
 // "CQ error (cq)" or "port active (port 1)".
 func (e AsyncEvent) String() string {
-	if e.Type.Element() == ElementPort {
+	if e.Type.Element() == verbs.ElementPort {
 		return e.Type.String() + " (port " + itoa(int(e.Port)) + ")"
 	}
 	return e.Type.String() + " (" + e.Type.Element().String() + ")"
@@ -62,7 +63,7 @@ type AsyncQueue struct {
 	q            queue[asyncEntry]
 	read, acked  uint64 // every event, including port events with no tally
 	portUnacked  uint64 // port and device events read and not acked
-	raisedByType [EventWQFatal + 1]uint64
+	raisedByType [verbs.EventWQFatal + 1]uint64
 	name         string // the trace name; see SetTraceName
 }
 
@@ -87,7 +88,7 @@ func (q *AsyncQueue) TraceName() string {
 // opLocked is the trace record of a call on the queue: what, with the
 // event's type and element when there is one. It formats only when the
 // domain traces.
-func (q *AsyncQueue) opLocked(what string, typ EventType, obj any, port uint8, failed bool) domain.Op {
+func (q *AsyncQueue) opLocked(what string, typ verbs.EventType, obj any, port uint8, failed bool) domain.Op {
 	op := domain.Op{Verb: what, Obj: q}
 	if !q.q.d.Tracing() || (failed && what == "get_async_event") { // a failed read names no event
 		return op
@@ -107,7 +108,7 @@ func (q *AsyncQueue) opLocked(what string, typ EventType, obj any, port uint8, f
 var errNilQueue = verr.New("ibv_get_async_event", syscall.EINVAL, "nil async event queue")
 
 type asyncEntry struct {
-	typ   EventType
+	typ   verbs.EventType
 	obj   any
 	port  uint8
 	tally *Tally
@@ -137,14 +138,14 @@ func (q *AsyncQueue) Domain() *domain.Domain {
 // Events raised on a closed queue are dropped.
 //
 // Precondition: the domain lock is held.
-func (q *AsyncQueue) RaiseLocked(typ EventType, obj any, t *Tally, port uint8) error {
+func (q *AsyncQueue) RaiseLocked(typ verbs.EventType, obj any, t *Tally, port uint8) error {
 	if q == nil {
 		return errNilQueue
 	}
 	switch typ.Element() {
 	case 0:
 		return verr.Errorf("async event", syscall.EINVAL, "unknown event type %d", uint32(typ))
-	case ElementPort:
+	case verbs.ElementPort:
 		if obj != nil || t != nil || port == 0 {
 			return verr.Errorf("async event", syscall.EINVAL, "%s names a port (from 1), not an object", typ.Name())
 		}
@@ -287,7 +288,7 @@ func (q *AsyncQueue) Counts() (read, acked uint64) {
 }
 
 // Raised returns how many events of type typ have been raised.
-func (q *AsyncQueue) Raised(typ EventType) uint64 {
+func (q *AsyncQueue) Raised(typ verbs.EventType) uint64 {
 	if q == nil {
 		return 0
 	}

@@ -8,9 +8,10 @@ import (
 	"testing/synctest"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/verbs"
 )
 
-func raise(q *notify.AsyncQueue, typ notify.EventType, obj any, t *notify.Tally, port uint8) error {
+func raise(q *notify.AsyncQueue, typ verbs.EventType, obj any, t *notify.Tally, port uint8) error {
 	mu := q.Domain()
 	mu.Lock()
 	defer mu.Unlock()
@@ -23,14 +24,14 @@ func TestRaiseChecksElement(t *testing.T) {
 	var tally notify.Tally
 	obj := &fakeCQ{"cq"}
 	bad := []struct {
-		typ   notify.EventType
+		typ   verbs.EventType
 		obj   any
 		tally *notify.Tally
 	}{
-		{notify.EventCQErr, nil, nil},
-		{notify.EventCQErr, obj, nil},
-		{notify.EventPortActive, obj, &tally},
-		{notify.EventType(20), nil, nil},
+		{verbs.EventCQErr, nil, nil},
+		{verbs.EventCQErr, obj, nil},
+		{verbs.EventPortActive, obj, &tally},
+		{verbs.EventType(20), nil, nil},
 	}
 	for _, b := range bad {
 		if err := raise(q, b.typ, b.obj, b.tally, 1); !errors.Is(err, syscall.EINVAL) {
@@ -50,24 +51,24 @@ func TestAsyncGetAck(t *testing.T) {
 	if _, err := q.TryGetAsyncEvent(); !errors.Is(err, syscall.EAGAIN) {
 		t.Fatalf("idle TryGetAsyncEvent: %v, want EAGAIN (ASYNC-02)", err)
 	}
-	if err := raise(q, notify.EventCQErr, obj, &tally, 0); err != nil {
+	if err := raise(q, verbs.EventCQErr, obj, &tally, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := raise(q, notify.EventPortErr, nil, nil, 1); err != nil {
+	if err := raise(q, verbs.EventPortErr, nil, nil, 1); err != nil {
 		t.Fatal(err)
 	}
-	if q.Raised(notify.EventCQErr) != 1 || q.Raised(notify.EventPortErr) != 1 {
+	if q.Raised(verbs.EventCQErr) != 1 || q.Raised(verbs.EventPortErr) != 1 {
 		t.Fatal("Raised counts wrong")
 	}
 	e1, err := q.TryGetAsyncEvent()
-	if err != nil || e1.Type != notify.EventCQErr || e1.Object != obj {
+	if err != nil || e1.Type != verbs.EventCQErr || e1.Object != obj {
 		t.Fatalf("first event %v, %v", e1, err)
 	}
 	if e1.String() != "CQ error (cq)" {
 		t.Errorf("String = %q", e1.String())
 	}
 	e2, err := q.TryGetAsyncEvent()
-	if err != nil || e2.Type != notify.EventPortErr || e2.Port != 1 || e2.Object != nil {
+	if err != nil || e2.Type != verbs.EventPortErr || e2.Port != 1 || e2.Object != nil {
 		t.Fatalf("second event %v, %v", e2, err)
 	}
 	if e2.String() != "port error (port 1)" {
@@ -117,9 +118,9 @@ func TestAsyncBlockingAndClose(t *testing.T) {
 		if len(got) != 0 {
 			t.Fatal("GetAsyncEvent returned with nothing queued")
 		}
-		raise(q, notify.EventPortActive, nil, nil, 2)
+		raise(q, verbs.EventPortActive, nil, nil, 2)
 		synctest.Wait()
-		if ev := <-got; ev.Type != notify.EventPortActive || ev.Port != 2 {
+		if ev := <-got; ev.Type != verbs.EventPortActive || ev.Port != 2 {
 			t.Fatalf("got %v", ev)
 		}
 		errc := make(chan error, 1)
@@ -135,7 +136,7 @@ func TestAsyncBlockingAndClose(t *testing.T) {
 		if err := q.Close(); !errors.Is(err, syscall.EINVAL) {
 			t.Fatalf("second Close: %v, want EINVAL", err)
 		}
-		if err := raise(q, notify.EventPortErr, nil, nil, 1); err != nil || q.Len() != 0 {
+		if err := raise(q, verbs.EventPortErr, nil, nil, 1); err != nil || q.Len() != 0 {
 			t.Fatalf("raise on closed queue: %v, Len %d", err, q.Len())
 		}
 	})
@@ -146,9 +147,9 @@ func TestAsyncDiscard(t *testing.T) {
 	q := notify.NewAsyncQueue(nil)
 	var ta, tb notify.Tally
 	a, b := &fakeCQ{"a"}, &fakeCQ{"b"}
-	raise(q, notify.EventCQErr, a, &ta, 0)
-	raise(q, notify.EventCQErr, b, &tb, 0)
-	raise(q, notify.EventCQErr, a, &ta, 0)
+	raise(q, verbs.EventCQErr, a, &ta, 0)
+	raise(q, verbs.EventCQErr, b, &tb, 0)
+	raise(q, verbs.EventCQErr, a, &ta, 0)
 	mu := q.Domain()
 	mu.Lock()
 	n := q.DiscardLocked(a)
@@ -163,19 +164,19 @@ func TestAsyncDiscard(t *testing.T) {
 
 // TestElement checks the element of every event type (ASYNC-03).
 func TestElement(t *testing.T) {
-	want := map[notify.EventType]notify.Element{
-		notify.EventCQErr: notify.ElementCQ, notify.EventQPFatal: notify.ElementQP,
-		notify.EventQPReqErr: notify.ElementQP, notify.EventQPAccessErr: notify.ElementQP,
-		notify.EventCommEst: notify.ElementQP, notify.EventSQDrained: notify.ElementQP,
-		notify.EventPathMig: notify.ElementQP, notify.EventPathMigErr: notify.ElementQP,
-		notify.EventDeviceFatal: notify.ElementPort, notify.EventPortActive: notify.ElementPort,
-		notify.EventPortErr: notify.ElementPort, notify.EventLIDChange: notify.ElementPort,
-		notify.EventPKeyChange: notify.ElementPort, notify.EventSMChange: notify.ElementPort,
-		notify.EventSRQErr: notify.ElementSRQ, notify.EventSRQLimitReached: notify.ElementSRQ,
-		notify.EventQPLastWQEReached: notify.ElementQP, notify.EventClientReregister: notify.ElementPort,
-		notify.EventGIDChange: notify.ElementPort, notify.EventWQFatal: notify.ElementWQ,
+	want := map[verbs.EventType]verbs.EventElement{
+		verbs.EventCQErr: verbs.ElementCQ, verbs.EventQPFatal: verbs.ElementQP,
+		verbs.EventQPReqErr: verbs.ElementQP, verbs.EventQPAccessErr: verbs.ElementQP,
+		verbs.EventCommEst: verbs.ElementQP, verbs.EventSQDrained: verbs.ElementQP,
+		verbs.EventPathMig: verbs.ElementQP, verbs.EventPathMigErr: verbs.ElementQP,
+		verbs.EventDeviceFatal: verbs.ElementPort, verbs.EventPortActive: verbs.ElementPort,
+		verbs.EventPortErr: verbs.ElementPort, verbs.EventLIDChange: verbs.ElementPort,
+		verbs.EventPKeyChange: verbs.ElementPort, verbs.EventSMChange: verbs.ElementPort,
+		verbs.EventSRQErr: verbs.ElementSRQ, verbs.EventSRQLimitReached: verbs.ElementSRQ,
+		verbs.EventQPLastWQEReached: verbs.ElementQP, verbs.EventClientReregister: verbs.ElementPort,
+		verbs.EventGIDChange: verbs.ElementPort, verbs.EventWQFatal: verbs.ElementWQ,
 	}
-	for typ := notify.EventType(0); typ <= 21; typ++ {
+	for typ := verbs.EventType(0); typ <= 21; typ++ {
 		if got := typ.Element(); got != want[typ] {
 			t.Errorf("%s.Element() = %v, want %v", typ.Name(), got, want[typ])
 		}
@@ -191,14 +192,14 @@ func TestAsyncPending(t *testing.T) {
 	}
 	var tally notify.Tally
 	obj := &fakeCQ{"cq"}
-	if err := raise(q, notify.EventCQErr, obj, &tally, 0); err != nil {
+	if err := raise(q, verbs.EventCQErr, obj, &tally, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := raise(q, notify.EventPortErr, nil, nil, 1); err != nil {
+	if err := raise(q, verbs.EventPortErr, nil, nil, 1); err != nil {
 		t.Fatal(err)
 	}
 	p := q.Pending()
-	if len(p) != 2 || p[0].Type != notify.EventCQErr || p[0].Object != obj || p[1].Type != notify.EventPortErr || p[1].Port != 1 {
+	if len(p) != 2 || p[0].Type != verbs.EventCQErr || p[0].Object != obj || p[1].Type != verbs.EventPortErr || p[1].Port != 1 {
 		t.Fatalf("Pending = %v", p)
 	}
 	if read, _ := q.Counts(); read != 0 || q.Len() != 2 {

@@ -4,6 +4,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // modifyVerb is the libibverbs function CheckModify models.
@@ -80,9 +81,9 @@ func RXEPolicy() Policy {
 // (the relevant fields of struct ibv_port_attr). A zero field admits
 // nothing: a port with PKeyTableLen 0 accepts no pkey_index.
 type PortLimits struct {
-	MaxMTU       MTU // max_mtu: the largest path_mtu a QP on this port may use
-	PKeyTableLen int // pkey_tbl_len: pkey_index must be below it
-	GIDTableLen  int // gid_tbl_len: grh.sgid_index must be below it
+	MaxMTU       verbs.MTU // max_mtu: the largest path_mtu a QP on this port may use
+	PKeyTableLen int       // pkey_tbl_len: pkey_index must be below it
+	GIDTableLen  int       // gid_tbl_len: grh.sgid_index must be below it
 	// GRHRequired says address vectors through this port must be global
 	// (is_global=1): the port reports IBV_QPF_GRH_REQUIRED or is RoCE.
 	GRHRequired bool
@@ -120,7 +121,7 @@ func (l Limits) port(n uint8) (PortLimits, bool) {
 // besides its type.
 type Current struct {
 	// State is the QP's real state.
-	State State
+	State verbs.QPState
 	// Port is the port the QP is bound to, set by RESET→INIT (0 before).
 	// INIT→RTR requires the primary path to leave through it, and
 	// pkey_index and path_mtu are checked against its tables.
@@ -136,29 +137,31 @@ func modifyErr(format string, args ...any) error {
 
 // transportBits is, per transport, every bit some edge accepts; a bit
 // outside it has no meaning for that transport (QP-21).
-var transportBits = func() (m [5]AttrMask) {
-	for _, e := range edges {
-		m[0] |= e.rc.req | e.rc.opt
-		m[1] |= e.uc.req | e.uc.opt
-		m[2] |= e.ud.req | e.ud.opt
-		m[3] |= e.xi.req | e.xi.opt
-		m[4] |= e.xt.req | e.xt.opt
+var transportBits = func() (m [5]verbs.QPAttrMask) {
+	types := [5]verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv}
+	for from := verbs.QPStateReset; from <= verbs.QPStateErr; from++ {
+		for to := verbs.QPStateReset; to <= verbs.QPStateErr; to++ {
+			for i, typ := range types {
+				req, opt, _ := verbs.Transition(from, to, typ, verbs.Readings{})
+				m[i] |= req | opt
+			}
+		}
 	}
 	return m
 }()
 
-func meaningful(typ Type) AttrMask {
+func meaningful(typ verbs.QPType) verbs.QPAttrMask {
 	switch typ {
-	case RC:
-		return transportBits[0] | AttrState
-	case UC:
-		return transportBits[1] | AttrState
-	case XRCSend:
-		return transportBits[3] | AttrState
-	case XRCRecv:
-		return transportBits[4] | AttrState
+	case verbs.QPTypeRC:
+		return transportBits[0] | verbs.QPAttrState
+	case verbs.QPTypeUC:
+		return transportBits[1] | verbs.QPAttrState
+	case verbs.QPTypeXRCSend:
+		return transportBits[3] | verbs.QPAttrState
+	case verbs.QPTypeXRCRecv:
+		return transportBits[4] | verbs.QPAttrState
 	default:
-		return transportBits[2] | AttrState
+		return transportBits[2] | verbs.QPAttrState
 	}
 }
 
@@ -180,7 +183,7 @@ func meaningful(typ Type) AttrMask {
 //
 // Every error is a *verr.Error with EINVAL for verb "ibv_modify_qp" whose
 // reason names the offending bit or value and the rule.
-func CheckModify(cur Current, typ Type, attr *Attr, mask AttrMask, lim Limits, pol Policy) (next State, err error) {
+func CheckModify(cur Current, typ verbs.QPType, attr *verbs.QPAttr, mask verbs.QPAttrMask, lim Limits, pol Policy) (next verbs.QPState, err error) {
 	next = cur.State
 	if attr == nil {
 		return next, modifyErr("attr is nil")
@@ -191,10 +194,10 @@ func CheckModify(cur Current, typ Type, attr *Attr, mask AttrMask, lim Limits, p
 	if !cur.State.Valid() {
 		return next, modifyErr("the QP is in no valid state (%v)", cur.State)
 	}
-	if unknown := mask &^ KnownAttrs; unknown != 0 {
+	if unknown := mask &^ verbs.KnownQPAttrs; unknown != 0 {
 		return next, modifyErr("QP-21: mask bits %#x are not part of enum ibv_qp_attr_mask", uint32(unknown))
 	}
-	if mask&AttrState != 0 {
+	if mask&verbs.QPAttrState != 0 {
 		if !attr.QPState.Valid() {
 			return next, modifyErr("QP-06: qp_state %v is not a state a QP can be moved to", attr.QPState)
 		}
@@ -202,7 +205,7 @@ func CheckModify(cur Current, typ Type, attr *Attr, mask AttrMask, lim Limits, p
 	}
 
 	from := cur.State
-	if mask&AttrCurState != 0 {
+	if mask&verbs.QPAttrCurState != 0 {
 		claim := attr.CurQPState
 		if !claim.Valid() {
 			return next, modifyErr("QP-12: cur_qp_state %v is not a QP state", claim)
@@ -210,22 +213,22 @@ func CheckModify(cur Current, typ Type, attr *Attr, mask AttrMask, lim Limits, p
 		if pol.CurState == CurStateMustMatch && claim != cur.State {
 			return next, modifyErr("QP-12: cur_qp_state is %v but the QP is in %v", claim, cur.State)
 		}
-		if claim != RTR && claim != RTS && claim != SQD && claim != SQE {
+		if claim != verbs.QPStateRTR && claim != verbs.QPStateRTS && claim != verbs.QPStateSQD && claim != verbs.QPStateSQE {
 			return next, modifyErr("QP-12: CUR_STATE is accepted only in RTR, RTS, SQD or SQE, not in %v", claim)
 		}
 		from = claim
 	}
 	to := next
-	if mask&AttrState == 0 {
+	if mask&verbs.QPAttrState == 0 {
 		to = from
 	}
 
-	req, opt, ok := Transition(from, to, typ, pol)
+	req, opt, ok := verbs.Transition(from, to, typ, verbs.Readings{ResetToErr: pol.ResetToErr})
 	switch {
 	case ok:
-	case mask&AttrState == 0:
+	case mask&verbs.QPAttrState == 0:
 		return next, modifyErr("QP-11: a mask without STATE is checked as %v→%v, which is not a legal transition", from, to)
-	case from == Reset && to == Err:
+	case from == verbs.QPStateReset && to == verbs.QPStateErr:
 		return next, modifyErr("QP-08: RESET→ERR is not a legal transition (Linux reading)")
 	default:
 		return next, modifyErr("QP-07: %v→%v is not a legal transition", from, to)
@@ -233,13 +236,13 @@ func CheckModify(cur Current, typ Type, attr *Attr, mask AttrMask, lim Limits, p
 	if missing := req &^ mask; missing != 0 {
 		return next, modifyErr("QP-10: %v→%v on %v requires %v; missing %v", from, to, typ, req, missing)
 	}
-	if extra := mask &^ (req | opt | AttrState); extra != 0 {
+	if extra := mask &^ (req | opt | verbs.QPAttrState); extra != 0 {
 		switch {
-		case extra&AttrCap != 0:
+		case extra&verbs.QPAttrCap != 0:
 			return next, modifyErr("QP-21: CAP is never accepted (resizing a QP is not supported)")
 		case extra&^meaningful(typ) != 0:
 			return next, modifyErr("QP-21: %v has no meaning for %v QPs", extra&^meaningful(typ), typ)
-		case to == Reset || to == Err:
+		case to == verbs.QPStateReset || to == verbs.QPStateErr:
 			return next, modifyErr("QP-09: moving to %v takes STATE only; got also %v", to, extra)
 		case opt == 0:
 			return next, modifyErr("QP-10: %v→%v on %v takes no optional attribute; got %v", from, to, typ, extra)
@@ -247,7 +250,7 @@ func CheckModify(cur Current, typ Type, attr *Attr, mask AttrMask, lim Limits, p
 			return next, modifyErr("QP-10: %v→%v on %v does not accept %v (optional: %v)", from, to, typ, extra, opt)
 		}
 	}
-	if mask&AttrState != 0 && from == SQD && cur.Draining && to != Err {
+	if mask&verbs.QPAttrState != 0 && from == verbs.QPStateSQD && cur.Draining && to != verbs.QPStateErr {
 		return next, modifyErr("QP-23: the send queue is still draining; SQD→%v must wait (only SQD→ERR is allowed)", to)
 	}
 	if err := checkValues(cur, attr, mask, next, lim); err != nil {
@@ -257,15 +260,15 @@ func CheckModify(cur Current, typ Type, attr *Attr, mask AttrMask, lim Limits, p
 }
 
 // checkValues validates the attributes the mask names (QP-22).
-func checkValues(cur Current, attr *Attr, mask AttrMask, next State, lim Limits) error {
+func checkValues(cur Current, attr *verbs.QPAttr, mask verbs.QPAttrMask, next verbs.QPState, lim Limits) error {
 	qpPort := cur.Port
-	if mask&AttrPort != 0 {
+	if mask&verbs.QPAttrPort != 0 {
 		if _, ok := lim.port(attr.PortNum); !ok {
 			return modifyErr("QP-22: port_num %d does not exist (the device has %d ports)", attr.PortNum, len(lim.Ports))
 		}
 		qpPort = attr.PortNum
 	}
-	if mask&AttrPKeyIndex != 0 {
+	if mask&verbs.QPAttrPKeyIndex != 0 {
 		p, ok := lim.port(qpPort)
 		if !ok {
 			return modifyErr("QP-22: pkey_index needs the QP's port, and port %d does not exist", qpPort)
@@ -274,18 +277,18 @@ func checkValues(cur Current, attr *Attr, mask AttrMask, next State, lim Limits)
 			return modifyErr("QP-22: pkey_index %d is outside port %d's P_Key table (%d entries)", attr.PKeyIndex, qpPort, p.PKeyTableLen)
 		}
 	}
-	if mask&AttrAV != 0 {
+	if mask&verbs.QPAttrAV != 0 {
 		if err := checkAV("ah_attr", &attr.AHAttr, lim); err != nil {
 			return err
 		}
-		if mask&AttrState != 0 && next == RTR && attr.AHAttr.PortNum != cur.Port {
+		if mask&verbs.QPAttrState != 0 && next == verbs.QPStateRTR && attr.AHAttr.PortNum != cur.Port {
 			return modifyErr("QP-22: ah_attr.port_num %d is not the QP's port %d", attr.AHAttr.PortNum, cur.Port)
 		}
-		if mask&AttrPort != 0 && attr.AHAttr.PortNum != attr.PortNum {
+		if mask&verbs.QPAttrPort != 0 && attr.AHAttr.PortNum != attr.PortNum {
 			return modifyErr("QP-22: ah_attr.port_num %d differs from port_num %d", attr.AHAttr.PortNum, attr.PortNum)
 		}
 	}
-	if mask&AttrPathMTU != 0 {
+	if mask&verbs.QPAttrPathMTU != 0 {
 		if !attr.PathMTU.Valid() {
 			return modifyErr("QP-22: path_mtu %d is not an enum ibv_mtu value", uint32(attr.PathMTU))
 		}
@@ -297,35 +300,35 @@ func checkValues(cur Current, attr *Attr, mask AttrMask, next State, lim Limits)
 			return modifyErr("QP-22: path_mtu %v exceeds port %d's max_mtu %v", attr.PathMTU, qpPort, p.MaxMTU)
 		}
 	}
-	if mask&AttrTimeout != 0 && attr.Timeout > 31 {
+	if mask&verbs.QPAttrTimeout != 0 && attr.Timeout > 31 {
 		return modifyErr("QP-22: timeout %d exceeds 31", attr.Timeout)
 	}
-	if mask&AttrRetryCnt != 0 && attr.RetryCnt > 7 {
+	if mask&verbs.QPAttrRetryCnt != 0 && attr.RetryCnt > 7 {
 		return modifyErr("QP-22: retry_cnt %d exceeds 7", attr.RetryCnt)
 	}
-	if mask&AttrRNRRetry != 0 && attr.RNRRetry > 7 {
+	if mask&verbs.QPAttrRNRRetry != 0 && attr.RNRRetry > 7 {
 		return modifyErr("QP-22: rnr_retry %d exceeds 7", attr.RNRRetry)
 	}
-	if mask&AttrMinRNRTimer != 0 && attr.MinRNRTimer > 31 {
+	if mask&verbs.QPAttrMinRNRTimer != 0 && attr.MinRNRTimer > 31 {
 		return modifyErr("QP-22: min_rnr_timer %d exceeds 31", attr.MinRNRTimer)
 	}
-	if mask&AttrMaxQPRDAtomic != 0 && int(attr.MaxRDAtomic) > lim.MaxQPInitRDAtom {
+	if mask&verbs.QPAttrMaxQPRDAtomic != 0 && int(attr.MaxRDAtomic) > lim.MaxQPInitRDAtom {
 		return modifyErr("QP-22: max_rd_atomic %d exceeds the device's max_qp_init_rd_atom %d", attr.MaxRDAtomic, lim.MaxQPInitRDAtom)
 	}
-	if mask&AttrMaxDestRDAtomic != 0 && int(attr.MaxDestRDAtomic) > lim.MaxQPRDAtom {
+	if mask&verbs.QPAttrMaxDestRDAtomic != 0 && int(attr.MaxDestRDAtomic) > lim.MaxQPRDAtom {
 		return modifyErr("QP-22: max_dest_rd_atomic %d exceeds the device's max_qp_rd_atom %d", attr.MaxDestRDAtomic, lim.MaxQPRDAtom)
 	}
-	if mask&AttrAltPath != 0 {
+	if mask&verbs.QPAttrAltPath != 0 {
 		if err := checkAltPath(attr, qpPort, lim); err != nil {
 			return err
 		}
 	}
-	if mask&AttrPathMigState != 0 && !attr.PathMigState.Valid() {
+	if mask&verbs.QPAttrPathMigState != 0 && !attr.PathMigState.Valid() {
 		return modifyErr("QP-22: path_mig_state %d is not an enum ibv_mig_state value", uint32(attr.PathMigState))
 	}
 	// ON_DEMAND is accepted and means nothing to a QP: rxe lists it among
 	// the QP's supported access bits and mlx5 ignores it (ODP-03).
-	if bad := attr.QPAccessFlags &^ (QPAccessBits | AccessOnDemand); mask&AttrAccessFlags != 0 && bad != 0 {
+	if bad := attr.QPAccessFlags &^ (verbs.QPAccessBits | verbs.AccessOnDemand); mask&verbs.QPAttrAccessFlags != 0 && bad != 0 {
 		return modifyErr("QP-22: qp_access_flags %v has bits a QP does not use (%v)", attr.QPAccessFlags, bad)
 	}
 	return nil
@@ -333,7 +336,7 @@ func checkValues(cur Current, attr *Attr, mask AttrMask, next State, lim Limits)
 
 // checkAltPath validates the four fields AttrAltPath covers. qpPort is the
 // QP's primary port after the modify (0 if unknown).
-func checkAltPath(attr *Attr, qpPort uint8, lim Limits) error {
+func checkAltPath(attr *verbs.QPAttr, qpPort uint8, lim Limits) error {
 	alt, ok := lim.port(attr.AltPortNum)
 	if !ok {
 		return modifyErr("QP-22: alt_port_num %d does not exist (the device has %d ports)", attr.AltPortNum, len(lim.Ports))
@@ -372,7 +375,7 @@ const (
 // is a unicast LID (EINVAL: 0 is reserved, and rvt_modify_qp refuses
 // multicast and permissive LIDs on a QP's paths). A RoCE port addresses by
 // GID, so its DLID is not looked at.
-func checkAV(field string, av *AHAttr, lim Limits) error {
+func checkAV(field string, av *verbs.AHAttr, lim Limits) error {
 	p, ok := lim.port(av.PortNum)
 	if !ok {
 		return modifyErr("QP-22: %s.port_num %d does not exist (the device has %d ports; AV-01)", field, av.PortNum, len(lim.Ports))

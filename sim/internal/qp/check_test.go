@@ -8,19 +8,20 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 type edgeCase struct {
-	from, to qp.State
-	typ      qp.Type
-	req, opt qp.AttrMask
+	from, to verbs.QPState
+	typ      verbs.QPType
+	req, opt verbs.QPAttrMask
 }
 
 func (e edgeCase) String() string { return fmt.Sprintf("%v %v→%v", e.typ, e.from, e.to) }
 
 func allEdges(pol qp.Policy) []edgeCase {
 	var out []edgeCase
-	legalEdges(pol, func(from, to qp.State, typ qp.Type, req, opt qp.AttrMask) {
+	legalEdges(pol, func(from, to verbs.QPState, typ verbs.QPType, req, opt verbs.QPAttrMask) {
 		out = append(out, edgeCase{from, to, typ, req, opt})
 	})
 	return out
@@ -34,14 +35,14 @@ func TestDropRequiredOrAddForeign_QP09_QP10_QP21(t *testing.T) {
 	for _, p := range policies {
 		for _, e := range allEdges(p.pol) {
 			attr := goodAttr(e.from, e.to)
-			base := qp.AttrState | e.req
+			base := verbs.QPAttrState | e.req
 			for _, b := range e.req.Bits() {
 				_, err := qp.CheckModify(current(e.from), e.typ, &attr, base&^b, testLimits, p.pol)
 				wantEINVAL(t, err, fmt.Sprintf("QP-10 %s/%v without %v", p.name, e, b))
 			}
 			for i := 0; i < 32; i++ {
-				b := qp.AttrMask(1) << i
-				if b&(e.req|e.opt|qp.AttrState) != 0 {
+				b := verbs.QPAttrMask(1) << i
+				if b&(e.req|e.opt|verbs.QPAttrState) != 0 {
 					continue
 				}
 				before := attr
@@ -64,8 +65,8 @@ func TestMaskProperty_QP10(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			rapid.Check(t, func(rt *rapid.T) {
 				e := rapid.SampledFrom(edges).Draw(rt, "edge")
-				subset := qp.AttrMask(rapid.Uint32().Draw(rt, "optional")) & e.opt
-				mask := qp.AttrState | e.req | subset
+				subset := verbs.QPAttrMask(rapid.Uint32().Draw(rt, "optional")) & e.opt
+				mask := verbs.QPAttrState | e.req | subset
 				attr := goodAttr(e.from, e.to)
 				before := attr
 				next, err := qp.CheckModify(current(e.from), e.typ, &attr, mask, testLimits, p.pol)
@@ -84,8 +85,8 @@ func TestMaskProperty_QP10(t *testing.T) {
 					_, err = qp.CheckModify(current(e.from), e.typ, &attr, mask&^b, testLimits, p.pol)
 					wantEINVAL(rt, err, fmt.Sprintf("%v %v without %v", e, mask, b))
 				case 2:
-					b := qp.AttrMask(1) << rapid.IntRange(0, 31).Draw(rt, "bit")
-					if b&(e.req|e.opt|qp.AttrState) != 0 {
+					b := verbs.QPAttrMask(1) << rapid.IntRange(0, 31).Draw(rt, "bit")
+					if b&(e.req|e.opt|verbs.QPAttrState) != 0 {
 						return
 					}
 					_, err = qp.CheckModify(current(e.from), e.typ, &attr, mask|b, testLimits, p.pol)
@@ -99,25 +100,25 @@ func TestMaskProperty_QP10(t *testing.T) {
 // TestForeignAttributes_QP21 names the rule's examples.
 func TestForeignAttributes_QP21(t *testing.T) {
 	cases := []struct {
-		typ      qp.Type
-		from, to qp.State
-		mask     qp.AttrMask
+		typ      verbs.QPType
+		from, to verbs.QPState
+		mask     verbs.QPAttrMask
 		reason   string
 	}{
-		{qp.RC, qp.Reset, qp.Init, qp.AttrQKey, "QKEY has no meaning for RC"},
-		{qp.UC, qp.Reset, qp.Init, qp.AttrQKey, "QKEY has no meaning for UC"},
-		{qp.UD, qp.Reset, qp.Init, qp.AttrAccessFlags, "ACCESS_FLAGS has no meaning for UD"},
-		{qp.UD, qp.Init, qp.RTR, qp.AttrAV, "AV has no meaning for UD"},
-		{qp.UD, qp.Init, qp.RTR, qp.AttrDestQPN | qp.AttrPathMTU, "PATH_MTU|DEST_QPN has no meaning for UD"},
-		{qp.RC, qp.RTS, qp.RTS, qp.AttrCap, "CAP is never accepted"},
-		{qp.RC, qp.SQD, qp.SQD, qp.AttrCap, "CAP is never accepted"},
-		{qp.RC, qp.RTS, qp.RTS, qp.AttrRateLimit, "RATE_LIMIT has no meaning for RC"},
-		{qp.UD, qp.RTR, qp.RTS, 1 << 21, "not part of enum ibv_qp_attr_mask"},
-		{qp.RC, qp.RTS, qp.RTS, 1 << 31, "not part of enum ibv_qp_attr_mask"},
+		{verbs.QPTypeRC, verbs.QPStateReset, verbs.QPStateInit, verbs.QPAttrQKey, "QKEY has no meaning for RC"},
+		{verbs.QPTypeUC, verbs.QPStateReset, verbs.QPStateInit, verbs.QPAttrQKey, "QKEY has no meaning for UC"},
+		{verbs.QPTypeUD, verbs.QPStateReset, verbs.QPStateInit, verbs.QPAttrAccessFlags, "ACCESS_FLAGS has no meaning for UD"},
+		{verbs.QPTypeUD, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPAttrAV, "AV has no meaning for UD"},
+		{verbs.QPTypeUD, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPAttrDestQPN | verbs.QPAttrPathMTU, "PATH_MTU|DEST_QPN has no meaning for UD"},
+		{verbs.QPTypeRC, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPAttrCap, "CAP is never accepted"},
+		{verbs.QPTypeRC, verbs.QPStateSQD, verbs.QPStateSQD, verbs.QPAttrCap, "CAP is never accepted"},
+		{verbs.QPTypeRC, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPAttrRateLimit, "RATE_LIMIT has no meaning for RC"},
+		{verbs.QPTypeUD, verbs.QPStateRTR, verbs.QPStateRTS, 1 << 21, "not part of enum ibv_qp_attr_mask"},
+		{verbs.QPTypeRC, verbs.QPStateRTS, verbs.QPStateRTS, 1 << 31, "not part of enum ibv_qp_attr_mask"},
 	}
 	for _, c := range cases {
 		attr := goodAttr(c.from, c.to)
-		mask, _ := qp.MinimalMask(c.from, c.to, c.typ)
+		mask, _ := verbs.MinimalMask(c.from, c.to, c.typ)
 		_, err := qp.CheckModify(current(c.from), c.typ, &attr, mask|c.mask, testLimits, defaultPolicy)
 		wantEINVAL(t, err, fmt.Sprintf("%v %v→%v + %v", c.typ, c.from, c.to, c.mask))
 		if !strings.Contains(err.Error(), "QP-21") || !strings.Contains(err.Error(), c.reason) {
@@ -132,10 +133,10 @@ func TestForeignAttributes_QP21(t *testing.T) {
 func TestToResetOrErrTakesStateOnly_QP09(t *testing.T) {
 	for _, typ := range allTypes {
 		for _, from := range qpStates[1:] {
-			for _, to := range []qp.State{qp.Reset, qp.Err} {
+			for _, to := range []verbs.QPState{verbs.QPStateReset, verbs.QPStateErr} {
 				attr := goodAttr(from, to)
-				for _, extra := range []qp.AttrMask{qp.AttrQKey, qp.AttrCurState, qp.AttrPKeyIndex} {
-					_, err := qp.CheckModify(current(from), typ, &attr, qp.AttrState|extra, testLimits, defaultPolicy)
+				for _, extra := range []verbs.QPAttrMask{verbs.QPAttrQKey, verbs.QPAttrCurState, verbs.QPAttrPKeyIndex} {
+					_, err := qp.CheckModify(current(from), typ, &attr, verbs.QPAttrState|extra, testLimits, defaultPolicy)
 					wantEINVAL(t, err, fmt.Sprintf("%v %v→%v + %v", typ, from, to, extra))
 				}
 			}
@@ -151,15 +152,15 @@ func TestAttributeOnlyModify_QP11(t *testing.T) {
 	for _, typ := range allTypes {
 		for _, s := range qpStates {
 			attr := goodAttr(s, s)
-			_, opt, selfLegal := qp.Transition(s, s, typ, defaultPolicy)
+			_, opt, selfLegal := verbs.Transition(s, s, typ, verbs.Readings{ResetToErr: defaultPolicy.ResetToErr})
 			next, err := qp.CheckModify(current(s), typ, &attr, 0, testLimits, defaultPolicy)
-			if selfLegal != (s != qp.RTR && s != qp.SQE) {
+			if selfLegal != (s != verbs.QPStateRTR && s != verbs.QPStateSQE) {
 				t.Fatalf("QP-11: %v %v→%v legal=%v", typ, s, s, selfLegal)
 			}
 			if !selfLegal {
 				wantEINVAL(t, err, fmt.Sprintf("%v mask 0 in %v", typ, s))
 				attr.MinRNRTimer = 1
-				_, err = qp.CheckModify(current(s), typ, &attr, qp.AttrMinRNRTimer, testLimits, defaultPolicy)
+				_, err = qp.CheckModify(current(s), typ, &attr, verbs.QPAttrMinRNRTimer, testLimits, defaultPolicy)
 				wantEINVAL(t, err, fmt.Sprintf("%v MIN_RNR_TIMER alone in %v", typ, s))
 				continue
 			}
@@ -182,9 +183,9 @@ func TestAttributeOnlyModify_QP11(t *testing.T) {
 			continue
 		}
 		attr := goodAttr(e.from, e.to)
-		mask := (e.req | e.opt) &^ qp.AttrCurState
+		mask := (e.req | e.opt) &^ verbs.QPAttrCurState
 		_, err := qp.CheckModify(current(e.from), e.typ, &attr, mask, testLimits, defaultPolicy)
-		_, selfOpt, selfLegal := qp.Transition(e.from, e.from, e.typ, defaultPolicy)
+		_, selfOpt, selfLegal := verbs.Transition(e.from, e.from, e.typ, verbs.Readings{ResetToErr: defaultPolicy.ResetToErr})
 		if !selfLegal || mask&^selfOpt != 0 {
 			wantEINVAL(t, err, fmt.Sprintf("%v: %v without STATE", e, mask))
 		} else if err != nil {
@@ -192,8 +193,8 @@ func TestAttributeOnlyModify_QP11(t *testing.T) {
 		}
 	}
 	// The rule's example: RC MIN_RNR_TIMER alone fails in RTR, works in RTS.
-	attr := goodAttr(qp.RTS, qp.RTS)
-	if _, err := qp.CheckModify(current(qp.RTS), qp.RC, &attr, qp.AttrMinRNRTimer, testLimits, defaultPolicy); err != nil {
+	attr := goodAttr(verbs.QPStateRTS, verbs.QPStateRTS)
+	if _, err := qp.CheckModify(current(verbs.QPStateRTS), verbs.QPTypeRC, &attr, verbs.QPAttrMinRNRTimer, testLimits, defaultPolicy); err != nil {
 		t.Errorf("QP-11: MIN_RNR_TIMER in RTS: %v", err)
 	}
 }
@@ -203,35 +204,35 @@ func TestAttributeOnlyModify_QP11(t *testing.T) {
 func TestCurState_QP12(t *testing.T) {
 	cases := []struct {
 		name      string
-		typ       qp.Type
-		real      qp.State
-		claim     qp.State
-		mask      qp.AttrMask // CUR_STATE is added
-		to        qp.State
+		typ       verbs.QPType
+		real      verbs.QPState
+		claim     verbs.QPState
+		mask      verbs.QPAttrMask // CUR_STATE is added
+		to        verbs.QPState
 		match, tr bool   // accepted under must-match, under trusted
 		why       string // rule the reason must name when refused
 	}{
-		{"RTR→RTS", qp.RC, qp.RTR, qp.RTR, qp.AttrState | qp.AttrSQPSN | qp.AttrTimeout | qp.AttrRetryCnt | qp.AttrRNRRetry | qp.AttrMaxQPRDAtomic, qp.RTS, true, true, ""},
-		{"RTS→RTS", qp.UC, qp.RTS, qp.RTS, qp.AttrState, qp.RTS, true, true, ""},
-		{"attribute-only in RTS", qp.RC, qp.RTS, qp.RTS, 0, qp.RTS, true, true, ""},
-		{"SQD→RTS", qp.UD, qp.SQD, qp.SQD, qp.AttrState, qp.RTS, true, true, ""},
-		{"SQE→RTS", qp.UD, qp.SQE, qp.SQE, qp.AttrState, qp.RTS, true, true, ""},
-		{"SQE→RTS on RC: not optional", qp.RC, qp.SQE, qp.SQE, qp.AttrState, qp.RTS, false, false, "QP-10"},
-		{"from INIT", qp.RC, qp.Init, qp.Init, 0, qp.Init, false, false, "QP-12"},
-		{"INIT→RTR", qp.UD, qp.Init, qp.Init, qp.AttrState, qp.RTR, false, false, "QP-12"},
-		{"RTS→SQD: not optional", qp.RC, qp.RTS, qp.RTS, qp.AttrState, qp.SQD, false, false, "QP-10"},
-		{"SQD→SQD: not optional", qp.UC, qp.SQD, qp.SQD, qp.AttrState, qp.SQD, false, false, "QP-10"},
-		{"RTS→ERR: QP-09", qp.RC, qp.RTS, qp.RTS, qp.AttrState, qp.Err, false, false, "QP-09"},
-		{"claim UNKNOWN", qp.RC, qp.RTS, qp.Unknown, 0, qp.RTS, false, false, "QP-12"},
-		{"claim 42", qp.RC, qp.RTS, qp.State(42), 0, qp.RTS, false, false, "QP-12"},
+		{"RTR→RTS", verbs.QPTypeRC, verbs.QPStateRTR, verbs.QPStateRTR, verbs.QPAttrState | verbs.QPAttrSQPSN | verbs.QPAttrTimeout | verbs.QPAttrRetryCnt | verbs.QPAttrRNRRetry | verbs.QPAttrMaxQPRDAtomic, verbs.QPStateRTS, true, true, ""},
+		{"RTS→RTS", verbs.QPTypeUC, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPAttrState, verbs.QPStateRTS, true, true, ""},
+		{"attribute-only in RTS", verbs.QPTypeRC, verbs.QPStateRTS, verbs.QPStateRTS, 0, verbs.QPStateRTS, true, true, ""},
+		{"SQD→RTS", verbs.QPTypeUD, verbs.QPStateSQD, verbs.QPStateSQD, verbs.QPAttrState, verbs.QPStateRTS, true, true, ""},
+		{"SQE→RTS", verbs.QPTypeUD, verbs.QPStateSQE, verbs.QPStateSQE, verbs.QPAttrState, verbs.QPStateRTS, true, true, ""},
+		{"SQE→RTS on RC: not optional", verbs.QPTypeRC, verbs.QPStateSQE, verbs.QPStateSQE, verbs.QPAttrState, verbs.QPStateRTS, false, false, "QP-10"},
+		{"from INIT", verbs.QPTypeRC, verbs.QPStateInit, verbs.QPStateInit, 0, verbs.QPStateInit, false, false, "QP-12"},
+		{"INIT→RTR", verbs.QPTypeUD, verbs.QPStateInit, verbs.QPStateInit, verbs.QPAttrState, verbs.QPStateRTR, false, false, "QP-12"},
+		{"RTS→SQD: not optional", verbs.QPTypeRC, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPAttrState, verbs.QPStateSQD, false, false, "QP-10"},
+		{"SQD→SQD: not optional", verbs.QPTypeUC, verbs.QPStateSQD, verbs.QPStateSQD, verbs.QPAttrState, verbs.QPStateSQD, false, false, "QP-10"},
+		{"RTS→ERR: QP-09", verbs.QPTypeRC, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPAttrState, verbs.QPStateErr, false, false, "QP-09"},
+		{"claim UNKNOWN", verbs.QPTypeRC, verbs.QPStateRTS, verbs.QPStateUnknown, 0, verbs.QPStateRTS, false, false, "QP-12"},
+		{"claim 42", verbs.QPTypeRC, verbs.QPStateRTS, verbs.QPState(42), 0, verbs.QPStateRTS, false, false, "QP-12"},
 		// The QP went to SQE behind the caller's back; the caller still
 		// believes RTS. Must-match refuses; rxe validates RTS→RTS.
-		{"stale RTS claim in SQE", qp.UD, qp.SQE, qp.RTS, qp.AttrState, qp.RTS, false, true, "QP-12"},
+		{"stale RTS claim in SQE", verbs.QPTypeUD, verbs.QPStateSQE, verbs.QPStateRTS, verbs.QPAttrState, verbs.QPStateRTS, false, true, "QP-12"},
 		// rxe's loophole: a false RTR claim lets INIT jump to RTS.
-		{"false RTR claim in INIT", qp.UD, qp.Init, qp.RTR, qp.AttrState | qp.AttrSQPSN, qp.RTS, false, true, "QP-12"},
+		{"false RTR claim in INIT", verbs.QPTypeUD, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPAttrState | verbs.QPAttrSQPSN, verbs.QPStateRTS, false, true, "QP-12"},
 		// A claimed state whose self-transition is illegal: refused as a
 		// mismatch (QP-12), or when trusted as SQE→SQE (QP-11).
-		{"claim SQE without STATE", qp.UD, qp.RTS, qp.SQE, 0, qp.RTS, false, false, ""}, // QP-12, or QP-11 when trusted
+		{"claim SQE without STATE", verbs.QPTypeUD, verbs.QPStateRTS, verbs.QPStateSQE, 0, verbs.QPStateRTS, false, false, ""}, // QP-12, or QP-11 when trusted
 	}
 	for _, c := range cases {
 		for _, p := range []struct {
@@ -241,7 +242,7 @@ func TestCurState_QP12(t *testing.T) {
 			name := fmt.Sprintf("%s (%v)", c.name, p.pol.CurState)
 			attr := goodAttr(c.claim, c.to)
 			cur := current(c.real)
-			next, err := qp.CheckModify(cur, c.typ, &attr, c.mask|qp.AttrCurState, testLimits, p.pol)
+			next, err := qp.CheckModify(cur, c.typ, &attr, c.mask|verbs.QPAttrCurState, testLimits, p.pol)
 			if !p.want {
 				wantEINVAL(t, err, name)
 				if c.why != "" && !strings.Contains(err.Error(), c.why) {
@@ -254,7 +255,7 @@ func TestCurState_QP12(t *testing.T) {
 				continue
 			}
 			want := c.real
-			if c.mask&qp.AttrState != 0 {
+			if c.mask&verbs.QPAttrState != 0 {
 				want = c.to
 			}
 			if next != want {
@@ -269,13 +270,13 @@ func TestCurState_QP12(t *testing.T) {
 // table allows works again.
 func TestDraining_QP23(t *testing.T) {
 	for _, typ := range allTypes {
-		for _, to := range []qp.State{qp.RTS, qp.SQD, qp.Reset, qp.Err} {
-			attr := goodAttr(qp.SQD, to)
-			cur := current(qp.SQD)
+		for _, to := range []verbs.QPState{verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateReset, verbs.QPStateErr} {
+			attr := goodAttr(verbs.QPStateSQD, to)
+			cur := current(verbs.QPStateSQD)
 			cur.Draining = true
-			next, err := qp.CheckModify(cur, typ, &attr, qp.AttrState, testLimits, defaultPolicy)
-			if to == qp.Err {
-				if err != nil || next != qp.Err {
+			next, err := qp.CheckModify(cur, typ, &attr, verbs.QPAttrState, testLimits, defaultPolicy)
+			if to == verbs.QPStateErr {
+				if err != nil || next != verbs.QPStateErr {
 					t.Errorf("%v draining SQD→ERR: %v, %v", typ, next, err)
 				}
 			} else {
@@ -285,13 +286,13 @@ func TestDraining_QP23(t *testing.T) {
 				}
 			}
 			cur.Draining = false
-			if _, err := qp.CheckModify(cur, typ, &attr, qp.AttrState, testLimits, defaultPolicy); err != nil {
+			if _, err := qp.CheckModify(cur, typ, &attr, verbs.QPAttrState, testLimits, defaultPolicy); err != nil {
 				t.Errorf("%v drained SQD→%v: %v", typ, to, err)
 			}
 		}
-		attr := goodAttr(qp.SQD, qp.SQD)
-		cur := qp.Current{State: qp.SQD, Port: 1, Draining: true}
-		if _, err := qp.CheckModify(cur, typ, &attr, qp.AttrPKeyIndex, testLimits, defaultPolicy); err != nil {
+		attr := goodAttr(verbs.QPStateSQD, verbs.QPStateSQD)
+		cur := qp.Current{State: verbs.QPStateSQD, Port: 1, Draining: true}
+		if _, err := qp.CheckModify(cur, typ, &attr, verbs.QPAttrPKeyIndex, testLimits, defaultPolicy); err != nil {
 			t.Errorf("%v attribute-only in a draining SQD: %v", typ, err)
 		}
 	}
@@ -300,18 +301,18 @@ func TestDraining_QP23(t *testing.T) {
 // TestCheckModifyBadInput: a nil attr, an unsimulated type or a QP in no
 // valid state fail with EINVAL rather than panicking.
 func TestCheckModifyBadInput(t *testing.T) {
-	attr := goodAttr(qp.Reset, qp.Init)
-	mask, _ := qp.MinimalMask(qp.Reset, qp.Init, qp.RC)
-	_, err := qp.CheckModify(current(qp.Reset), qp.RC, nil, mask, testLimits, defaultPolicy)
+	attr := goodAttr(verbs.QPStateReset, verbs.QPStateInit)
+	mask, _ := verbs.MinimalMask(verbs.QPStateReset, verbs.QPStateInit, verbs.QPTypeRC)
+	_, err := qp.CheckModify(current(verbs.QPStateReset), verbs.QPTypeRC, nil, mask, testLimits, defaultPolicy)
 	wantEINVAL(t, err, "nil attr")
-	for _, typ := range []qp.Type{qp.RawPacket, qp.Driver, 0} {
-		_, err := qp.CheckModify(current(qp.Reset), typ, &attr, mask, testLimits, defaultPolicy)
+	for _, typ := range []verbs.QPType{verbs.QPTypeRawPacket, verbs.QPTypeDriver, 0} {
+		_, err := qp.CheckModify(current(verbs.QPStateReset), typ, &attr, mask, testLimits, defaultPolicy)
 		wantEINVAL(t, err, "type "+typ.String())
 	}
-	for _, s := range []qp.State{qp.Unknown, 8, 1 << 31} {
-		_, err := qp.CheckModify(qp.Current{State: s}, qp.RC, &attr, mask, testLimits, defaultPolicy)
+	for _, s := range []verbs.QPState{verbs.QPStateUnknown, 8, 1 << 31} {
+		_, err := qp.CheckModify(qp.Current{State: s}, verbs.QPTypeRC, &attr, mask, testLimits, defaultPolicy)
 		wantEINVAL(t, err, "current state "+s.String())
 	}
-	_, err = qp.CheckModify(current(qp.Reset), qp.RC, &attr, mask, qp.Limits{}, defaultPolicy)
+	_, err = qp.CheckModify(current(verbs.QPStateReset), verbs.QPTypeRC, &attr, mask, qp.Limits{}, defaultPolicy)
 	wantEINVAL(t, err, "a device without ports")
 }

@@ -4,8 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // completeLocked retires the send WRs that have finished, oldest first
@@ -24,8 +23,8 @@ func (q *QP) completeLocked() {
 		if len(q.forced) > 0 {
 			e.status = q.takeForcedLocked(e.wrid, false, e.status)
 		}
-		if e.status != wc.Success {
-			w := wc.WC{WRID: e.wrid, Status: e.status, QPNum: q.num}
+		if e.status != verbs.WCSuccess {
+			w := verbs.WC{WRID: e.wrid, Status: e.status, QPNum: q.num}
 			seq := q.sq.done
 			q.sq.done++
 			q.pushSendLocked(&w, seq)
@@ -42,9 +41,9 @@ func (q *QP) completeLocked() {
 		if e.signaled {
 			op, _ := e.op.SendCompletion()
 			w := &q.wcbuf // written in place: the CQ copies it once, into its ring
-			*w = wc.WC{WRID: e.wrid, Opcode: op, QPNum: q.num, ByteLen: uint32(e.msgLen())}
+			*w = verbs.WC{WRID: e.wrid, Opcode: op, QPNum: q.num, ByteLen: uint32(e.msgLen())}
 			if q.cfg.Transport.SendWCImm && e.op.HasImm() {
-				w.WCFlags, w.ImmData = wc.WithImm, e.imm // WC-13 (B)
+				w.WCFlags, w.ImmData = verbs.WCWithImm, e.imm // WC-13 (B)
 			}
 			q.pushSendLocked(w, seq)
 		}
@@ -65,7 +64,7 @@ func (q *QP) completeLocked() {
 // The completion is handed to the CQ from a buffer in the QP, so that it
 // does not escape to the heap: the CQ copies it. A caller may build it
 // there (q.wcbuf) and save a copy.
-func (q *QP) pushSendLocked(w *wc.WC, seq uint64) {
+func (q *QP) pushSendLocked(w *verbs.WC, seq uint64) {
 	if w != &q.wcbuf {
 		q.wcbuf = *w
 	}
@@ -84,7 +83,7 @@ func (q *QP) pushSendLocked(w *wc.WC, seq uint64) {
 // taken from an SRQ, whose slot is already free.
 //
 // w is handed over as pushSendLocked's is (q.wcbuf saves a copy).
-func (q *QP) pushRecvLocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (overrun bool) {
+func (q *QP) pushRecvLocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (overrun bool) {
 	c := q.recvCQ()
 	if c == nil {
 		q.traceLocked("receive completion lost", "the XRC SRQ was destroyed while the message arrived")
@@ -105,14 +104,14 @@ func (q *QP) pushRecvLocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (ov
 // RC (FLUSH-09), SQE for UD and UC unless the profile has no SQE
 // (FLUSH-10), flushing the send queue either way.
 func (q *QP) sendErrorLocked() {
-	if reliable(q.typ) || q.cfg.Transport.NoSQE || q.state == Err {
+	if reliable(q.typ) || q.cfg.Transport.NoSQE || q.state == verbs.QPStateErr {
 		q.SetErrorLocked()
 		return
 	}
-	if q.state == SQE {
+	if q.state == verbs.QPStateSQE {
 		return
 	}
-	q.state = SQE
+	q.state = verbs.QPStateSQE
 	q.traceLocked("state SQE", "send error on a UD/UC QP (FLUSH-10)")
 	q.stopTimersLocked()
 	q.flushSendLocked()
@@ -128,19 +127,19 @@ func (q *QP) stopTimersLocked() {
 // drainCheckLocked ends an SQD drain when nothing is in flight: SQ_DRAINED
 // is raised if it was asked for (ASYNC-13).
 func (q *QP) drainCheckLocked() {
-	if q.state != SQD || !q.tx.drainOwed || q.tx.assigned != q.sq.done {
+	if q.state != verbs.QPStateSQD || !q.tx.drainOwed || q.tx.assigned != q.sq.done {
 		return
 	}
 	q.tx.drainOwed = false
 	if q.cfg.Async != nil {
-		q.cfg.Async.RaiseLocked(notify.EventSQDrained, q, &q.tally, 0)
+		q.cfg.Async.RaiseLocked(verbs.EventSQDrained, q, &q.tally, 0)
 	}
 }
 
 // drainingLocked reports whether an SQD drain is in progress: WRs that had
 // started (been given PSNs) have not completed, including one waiting for
 // its RNR retry (QP-23, QP-39).
-func (q *QP) drainingLocked() bool { return q.state == SQD && q.tx.assigned > q.sq.done }
+func (q *QP) drainingLocked() bool { return q.state == verbs.QPStateSQD && q.tx.assigned > q.sq.done }
 
 // ackLocked marks finished every WR whose last PSN is at or before psn,
 // unless it waits for response data. A READ or atomic that an ACK passes
@@ -183,7 +182,7 @@ func (q *QP) impliedNAKLocked(e *wqe) {
 	if !(q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7) {
 		if t.retryLeft == 0 {
 			q.traceLocked("retries exhausted", "implied NAK: READ/atomic response lost (XFER-10)")
-			q.failLocked(wc.RetryExcErr)
+			q.failLocked(verbs.WCRetryExcErr)
 			return
 		}
 		t.retryLeft--
@@ -211,7 +210,7 @@ func (q *QP) ReceiveLocked(p *Packet) {
 
 // completerLocked handles ACKs, NAKs and responses at an RC requester.
 func (q *QP) completerLocked(p *Packet) {
-	if q.typ != RC && q.typ != XRCSend || (q.state != RTS && q.state != SQD) {
+	if q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeXRCSend || (q.state != verbs.QPStateRTS && q.state != verbs.QPStateSQD) {
 		return
 	}
 	if p.SrcQPN != q.attr.DestQPNum {
@@ -236,7 +235,7 @@ func (q *QP) completerLocked(p *Packet) {
 		case SynRNR:
 			q.ackLocked(psnAdd(p.PSN, psnMask))
 			if t.rnrLeft == 0 {
-				q.failLocked(wc.RNRRetryExcErr)
+				q.failLocked(verbs.WCRNRRetryExcErr)
 				break
 			}
 			if t.rnrLeft != 7 {
@@ -249,12 +248,12 @@ func (q *QP) completerLocked(p *Packet) {
 			q.cfg.Host.ArmLocked(&q.timers[TimerRNR], RNRTicks(p.RNRTimer))
 		default:
 			q.ackLocked(psnAdd(p.PSN, psnMask))
-			st := wc.RemInvReqErr
+			st := verbs.WCRemInvReqErr
 			switch p.Syndrome {
 			case SynRemAccess:
-				st = wc.RemAccessErr
+				st = verbs.WCRemAccessErr
 			case SynRemOp:
-				st = wc.RemOpErr
+				st = verbs.WCRemOpErr
 			}
 			q.failLocked(st)
 		}
@@ -306,20 +305,20 @@ func (q *QP) responseLocked(p *Packet) {
 		if q.ackLocked(psnAdd(e.psn, psnMask)) {
 			q.progressLocked()
 		}
-		if p.Kind == PktAtomicAck && e.op == wc.WRAtomicWrite {
+		if p.Kind == PktAtomicAck && e.op == verbs.WRAtomicWrite {
 			e.fin = true // its response carries nothing to place (XFER-33)
 		} else if p.Kind == PktAtomicAck {
 			var b [8]byte
 			binary.NativeEndian.PutUint64(b[:], p.Orig)
 			if !q.scatterSendLocked(e, 0, b[:]) {
 				// Only under XFER-31 B: the remote has executed.
-				e.status = wc.LocProtErr
+				e.status = verbs.WCLocProtErr
 			}
 			e.fin = true
 		} else {
 			mtu := uint64(q.mtuLocked())
 			if !q.scatterSendLocked(e, uint64(e.got)*mtu, p.Payload) {
-				e.status, e.fin = wc.LocProtErr, true
+				e.status, e.fin = verbs.WCLocProtErr, true
 				return
 			}
 			e.got++
@@ -339,7 +338,7 @@ func (q *QP) scatterSendLocked(e *wqe, off uint64, src []byte) bool {
 }
 
 // scatter writes src at offset off of the buffer an SGE list describes.
-func scatter(h Host, pd any, sges []SGE, off uint64, src []byte) bool {
+func scatter(h Host, pd any, sges []verbs.SGE, off uint64, src []byte) bool {
 	for _, s := range sges {
 		if len(src) == 0 {
 			return true
@@ -362,7 +361,7 @@ func scatter(h Host, pd any, sges []SGE, off uint64, src []byte) bool {
 // failLocked completes the oldest unfinished WR with st; the QP goes to
 // ERR when the completer reaches it (FLUSH-03). An RNR or a NAK names the
 // oldest unacknowledged PSN, which belongs to that WR.
-func (q *QP) failLocked(st wc.Status) {
+func (q *QP) failLocked(st verbs.WCStatus) {
 	for seq := q.sq.done; seq < q.tx.next; seq++ {
 		e := q.sq.slot(seq)
 		if e.fin {
@@ -396,7 +395,7 @@ func (q *QP) rewindLocked(psn uint32) {
 //
 // Precondition: the domain lock is held.
 func (q *QP) TimerLocked(k TimerKind) {
-	if q == nil || q.life != live || !reliable(q.typ) || (q.state != RTS && q.state != SQD) {
+	if q == nil || q.life != live || !reliable(q.typ) || (q.state != verbs.QPStateRTS && q.state != verbs.QPStateSQD) {
 		return
 	}
 	t := &q.tx
@@ -412,7 +411,7 @@ func (q *QP) TimerLocked(k TimerKind) {
 		infinite := q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7
 		if t.retryLeft == 0 && !infinite {
 			q.traceLocked("retries exhausted", "XFER-10")
-			q.failLocked(wc.RetryExcErr)
+			q.failLocked(verbs.WCRetryExcErr)
 			q.completeLocked()
 			return
 		}
@@ -430,7 +429,7 @@ func (q *QP) TimerLocked(k TimerKind) {
 type forcedStatus struct {
 	wrid   uint64
 	recv   bool
-	status wc.Status
+	status verbs.WCStatus
 }
 
 // ForceStatusLocked makes the next completion of the send WR (or, with
@@ -443,7 +442,7 @@ type forcedStatus struct {
 // gone. Moving the QP to RESET forgets every fault not yet spent.
 //
 // Precondition: the domain lock is held.
-func (q *QP) ForceStatusLocked(wrID uint64, recv bool, st wc.Status) {
+func (q *QP) ForceStatusLocked(wrID uint64, recv bool, st verbs.WCStatus) {
 	if q == nil {
 		return
 	}
@@ -453,11 +452,11 @@ func (q *QP) ForceStatusLocked(wrID uint64, recv bool, st wc.Status) {
 // takeForcedLocked spends the forced status of wrid, if there is one, on a
 // completion whose own status is st, and returns the status the completion
 // gets: the forced one if st is Success, st otherwise.
-func (q *QP) takeForcedLocked(wrid uint64, recv bool, st wc.Status) wc.Status {
+func (q *QP) takeForcedLocked(wrid uint64, recv bool, st verbs.WCStatus) verbs.WCStatus {
 	for i, f := range q.forced {
 		if f.wrid == wrid && f.recv == recv {
 			q.forced = append(q.forced[:i], q.forced[i+1:]...)
-			if st != wc.Success {
+			if st != verbs.WCSuccess {
 				q.traceLocked(fmt.Sprintf("forced status %s on wr_id %#x not applied", f.status.Name(), wrid),
 					"the WR completed with "+st.Name()+" first")
 				return st
@@ -483,10 +482,10 @@ func (q *QP) forgetForcedLocked() {
 //
 // Precondition: the domain lock is held.
 func (q *QP) FatalLocked() {
-	if q == nil || q.life != live || q.state == Err {
+	if q == nil || q.life != live || q.state == verbs.QPStateErr {
 		return
 	}
 	q.traceLocked("fatal error", "fault: QP_FATAL (ASYNC-08)")
-	q.raiseLocked(notify.EventQPFatal)
+	q.raiseLocked(verbs.EventQPFatal)
 	q.SetErrorLocked()
 }

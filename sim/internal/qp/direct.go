@@ -3,7 +3,7 @@ package qp
 import (
 	"encoding/binary"
 
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The direct path: an RC or UC message carried out inside the post verb.
@@ -81,7 +81,7 @@ type DirectHost interface {
 	// engine must run it: the engine is not idle, a fault, trace, Chooser
 	// or Remote is set, Manual mode, a port on the way or back is down, or
 	// no QP is there.
-	DirectPeerLocked(q *QP, port uint8, av *AHAttr, dstQPN uint32) (to *QP, slid uint16, global bool)
+	DirectPeerLocked(q *QP, port uint8, av *verbs.AHAttr, dstQPN uint32) (to *QP, slid uint16, global bool)
 	// DirectDoneLocked accounts for the engine events a direct message
 	// stands for: events events run, packets packets sent and delivered,
 	// and seqs sequence numbers (events and timer arms) drawn; multi
@@ -139,7 +139,7 @@ type pieces struct {
 // order: non-empty SGEs until n bytes are covered. It reports false when
 // one does not resolve, the list is shorter than n or needs more than
 // maxPieces.
-func (p *pieces) resolve(h Host, pd any, sges []SGE, n uint64, write bool) bool {
+func (p *pieces) resolve(h Host, pd any, sges []verbs.SGE, n uint64, write bool) bool {
 	if len(sges) == 1 && n != 0 && uint64(sges[0].Length) == n {
 		// The common case: one SGE, exactly the message.
 		b, ok := h.LocalLocked(pd, sges[0], write)
@@ -210,7 +210,7 @@ func cqRoom(c CQ) int {
 func (q *QP) directLocked() bool {
 	t := &q.tx
 	seq := q.sq.tail - 1
-	if (q.typ != RC && q.typ != UC) || q.state != RTS || len(q.forced) > 0 ||
+	if (q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeUC) || q.state != verbs.QPStateRTS || len(q.forced) > 0 ||
 		t.next != seq || t.assigned != seq || q.sq.done != seq || t.scheduled || t.rnrWait || t.halted ||
 		t.nextPkt != 0 || t.rdInFlight != 0 || q.timers[TimerRetry].Index >= 0 || q.timers[TimerRNR].Index >= 0 {
 		return false
@@ -224,20 +224,20 @@ func (q *QP) directLocked() bool {
 	}
 	e := q.sq.slot(seq)
 	op := e.op
-	recv := false             // the message completes a receive WR
-	need := AccessRemoteWrite // the access it needs at the responder
+	recv := false                   // the message completes a receive WR
+	need := verbs.AccessRemoteWrite // the access it needs at the responder
 	switch op {
-	case wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWriteWithImm:
+	case verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWriteWithImm:
 		recv = true
-	case wc.WRRDMAWrite:
-	case wc.WRRDMARead:
-		need = AccessRemoteRead
-	case wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd:
-		need = AccessRemoteAtomic
+	case verbs.WRRDMAWrite:
+	case verbs.WRRDMARead:
+		need = verbs.AccessRemoteRead
+	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd:
+		need = verbs.AccessRemoteAtomic
 	default:
 		return false
 	}
-	if need != AccessRemoteWrite && q.attr.MaxRDAtomic == 0 {
+	if need != verbs.AccessRemoteWrite && q.attr.MaxRDAtomic == 0 {
 		return false // QP-40: it waits
 	}
 	n := e.msgLen()
@@ -247,15 +247,15 @@ func (q *QP) directLocked() bool {
 	// its own), and one each way for an atomic.
 	mtu := q.mtuLocked()
 	npkts := uint32(1) // packetsLocked, with the MTU in hand
-	if need != AccessRemoteAtomic {
+	if need != verbs.AccessRemoteAtomic {
 		npkts = uint32(max(1, (n+uint64(mtu)-1)/uint64(mtu)))
 	}
 	if rm := r.mtuLocked(); rm != mtu && n > uint64(min(mtu, rm)) {
 		return false
 	}
 	switch r.state {
-	case RTS, SQD, SQE:
-	case RTR:
+	case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE:
+	case verbs.QPStateRTR:
 		if !r.rx.commEst {
 			return false
 		}
@@ -273,7 +273,7 @@ func (q *QP) directLocked() bool {
 	// reading the engine checks a READ's or an atomic's SGEs only as the
 	// answer is placed; resolving them first is the same, since a failure
 	// goes to the engine.
-	if n > uint64(q.cfg.Host.PortLocked(q.attr.PortNum).MaxMsgSz) || n > maxRDMALen || (need == AccessRemoteAtomic && n != 8) {
+	if n > uint64(q.cfg.Host.PortLocked(q.attr.PortNum).MaxMsgSz) || n > maxRDMALen || (need == verbs.AccessRemoteAtomic && n != 8) {
 		return false
 	}
 	// The receive completion must fit: an overrun there leaves the
@@ -286,11 +286,11 @@ func (q *QP) directLocked() bool {
 	var src, dst pieces
 	var target []byte // the remote bytes of a WRITE, READ or atomic
 	var recvE *rqe    // the receive WR a SEND or WRITE_WITH_IMM takes
-	if op != wc.WRSend && op != wc.WRSendWithImm {
-		if r.attr.QPAccessFlags&need == 0 || (need != AccessRemoteWrite && r.attr.MaxDestRDAtomic == 0) {
+	if op != verbs.WRSend && op != verbs.WRSendWithImm {
+		if r.attr.QPAccessFlags&need == 0 || (need != verbs.AccessRemoteWrite && r.attr.MaxDestRDAtomic == 0) {
 			return false
 		}
-		if need == AccessRemoteAtomic && e.raddr%8 != 0 {
+		if need == verbs.AccessRemoteAtomic && e.raddr%8 != 0 {
 			return false
 		}
 		if n > 0 {
@@ -308,14 +308,14 @@ func (q *QP) directLocked() bool {
 		recvE = r.rq.rslot(r.rq.done)
 	}
 	switch op {
-	case wc.WRSend, wc.WRSendWithImm, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm:
-		if e.flags&SendInline != 0 {
+	case verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm:
+		if e.flags&verbs.SendInline != 0 {
 			src.one(e.inline)
 		} else if !src.resolve(q.cfg.Host, q.cfg.PD, e.sge, n, false) {
 			return false
 		}
-		if op == wc.WRSend || op == wc.WRSendWithImm {
-			if n > Length(recvE.sge) || !dst.resolve(r.cfg.Host, r.recvPD(), recvE.sge, n, true) {
+		if op == verbs.WRSend || op == verbs.WRSendWithImm {
+			if n > verbs.SGEListLength(recvE.sge) || !dst.resolve(r.cfg.Host, r.recvPD(), recvE.sge, n, true) {
 				return false
 			}
 		} else if n > 0 {
@@ -334,7 +334,7 @@ func (q *QP) directLocked() bool {
 	}
 
 	// The requester's run: PSNs, the request on its way, the ACK timer.
-	rc := q.typ == RC
+	rc := q.typ == verbs.QPTypeRC
 	rd := isRdAtomic(op)
 	e.psn, e.npkts, e.got = t.psn, npkts, 0
 	t.psn = psnAdd(t.psn, npkts)
@@ -355,29 +355,29 @@ func (q *QP) directLocked() bool {
 	if rc {
 		rx.nakSent = false // UC keeps no NAK state
 	}
-	solicited := e.flags&SendSolicited != 0
+	solicited := e.flags&verbs.SendSolicited != 0
 	switch op {
-	case wc.WRSend, wc.WRSendWithImm:
+	case verbs.WRSend, verbs.WRSendWithImm:
 		move(h, &dst, &src, int(n))
 		rx.off = uint32(n)
 		rx.epsn = psnAdd(rx.epsn, npkts)
 		w := &r.wcbuf // written in place: the CQ copies it once
-		*w = wc.WC{Opcode: wc.Recv, ByteLen: uint32(n), SrcQP: q.num}
-		if op == wc.WRSendWithImm {
-			w.WCFlags, w.ImmData = wc.WithImm, e.imm
+		*w = verbs.WC{Opcode: verbs.WCRecv, ByteLen: uint32(n), SrcQP: q.num}
+		if op == verbs.WRSendWithImm {
+			w.WCFlags, w.ImmData = verbs.WCWithImm, e.imm
 		}
 		r.completeRecvLocked(w, solicited)
-	case wc.WRRDMAWrite, wc.WRRDMAWriteWithImm:
+	case verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm:
 		rx.wAddr, rx.wRKey, rx.wLen = e.raddr, e.rkey, uint32(n)
 		move(h, &dst, &src, int(n))
 		rx.off = uint32(n)
 		rx.epsn = psnAdd(rx.epsn, npkts)
-		if op == wc.WRRDMAWriteWithImm {
+		if op == verbs.WRRDMAWriteWithImm {
 			w := &r.wcbuf
-			*w = wc.WC{Opcode: wc.RecvRDMAWithImm, ByteLen: uint32(n), WCFlags: wc.WithImm, ImmData: e.imm, SrcQP: q.num}
+			*w = verbs.WC{Opcode: verbs.WCRecvRDMAWithImm, ByteLen: uint32(n), WCFlags: verbs.WCWithImm, ImmData: e.imm, SrcQP: q.num}
 			r.completeRecvLocked(w, solicited)
 		}
-	case wc.WRRDMARead:
+	case verbs.WRRDMARead:
 		rx.epsn = psnAdd(rx.epsn, npkts)
 		move(h, &dst, &src, int(n)) // the responses placed by the completer
 		e.got = npkts
@@ -403,7 +403,7 @@ func (q *QP) directLocked() bool {
 	// each of which restarts the ACK timer; an atomic by one.
 	events := 2 + np  // the run, the request packets and the ACK, or the request and the responses
 	arms := uint64(2) // the ACK timer armed by the run, restarted by the ACK
-	if op == wc.WRRDMARead {
+	if op == verbs.WRRDMARead {
 		arms = 1 + np // restarted by every response
 	}
 	seqs := events

@@ -4,11 +4,12 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 func TestSupported(t *testing.T) {
-	for _, ty := range []qp.Type{qp.RC, qp.UC, qp.UD, qp.RawPacket, qp.XRCSend, qp.XRCRecv, qp.Driver, qp.Type(5)} {
-		if want := ty == qp.RC || ty == qp.UC || ty == qp.UD || ty == qp.XRCSend || ty == qp.XRCRecv; qp.Supported(ty) != want {
+	for _, ty := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeRawPacket, verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv, verbs.QPTypeDriver, verbs.QPType(5)} {
+		if want := ty == verbs.QPTypeRC || ty == verbs.QPTypeUC || ty == verbs.QPTypeUD || ty == verbs.QPTypeXRCSend || ty == verbs.QPTypeXRCRecv; qp.Supported(ty) != want {
 			t.Errorf("Supported(%v) = %v", ty, !want)
 		}
 	}

@@ -3,8 +3,10 @@ package qp_test
 import (
 	"errors"
 	"fmt"
-	"github.com/verbsim/verbsim/sim/internal/notify"
 	"syscall"
+
+	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
 )
@@ -14,15 +16,15 @@ import (
 // applies each accepted change.
 func ExampleCheckModify() {
 	lim := qp.Limits{
-		Ports:           []qp.PortLimits{{MaxMTU: qp.MTU4096, PKeyTableLen: 128, GIDTableLen: 16}},
+		Ports:           []qp.PortLimits{{MaxMTU: verbs.MTU4096, PKeyTableLen: 128, GIDTableLen: 16}},
 		MaxQPRDAtom:     16,
 		MaxQPInitRDAtom: 16,
 	}
-	var stored qp.Attr // what ibv_query_qp would report
-	state := qp.Reset
-	modify := func(attr qp.Attr, mask qp.AttrMask) {
+	var stored verbs.QPAttr // what ibv_query_qp would report
+	state := verbs.QPStateReset
+	modify := func(attr verbs.QPAttr, mask verbs.QPAttrMask) {
 		cur := qp.Current{State: state, Port: stored.PortNum}
-		next, err := qp.CheckModify(cur, qp.RC, &attr, mask, lim, qp.Policy{})
+		next, err := qp.CheckModify(cur, verbs.QPTypeRC, &attr, mask, lim, qp.Policy{})
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -32,17 +34,17 @@ func ExampleCheckModify() {
 		state = next
 	}
 
-	modify(qp.Attr{QPState: qp.Init, PKeyIndex: 0, PortNum: 1,
-		QPAccessFlags: qp.AccessRemoteWrite | qp.AccessRemoteRead},
-		qp.AttrState|qp.AttrPKeyIndex|qp.AttrPort|qp.AttrAccessFlags)
+	modify(verbs.QPAttr{QPState: verbs.QPStateInit, PKeyIndex: 0, PortNum: 1,
+		QPAccessFlags: verbs.AccessRemoteWrite | verbs.AccessRemoteRead},
+		verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags)
 
-	modify(qp.Attr{QPState: qp.RTR, PathMTU: qp.MTU1024, DestQPNum: 0x1234, RQPSN: 0,
-		MaxDestRDAtomic: 1, MinRNRTimer: 12, AHAttr: qp.AHAttr{DLID: 2, PortNum: 1}},
-		qp.AttrState|qp.AttrAV|qp.AttrPathMTU|qp.AttrDestQPN|qp.AttrRQPSN|
-			qp.AttrMaxDestRDAtomic|qp.AttrMinRNRTimer)
+	modify(verbs.QPAttr{QPState: verbs.QPStateRTR, PathMTU: verbs.MTU1024, DestQPNum: 0x1234, RQPSN: 0,
+		MaxDestRDAtomic: 1, MinRNRTimer: 12, AHAttr: verbs.AHAttr{DLID: 2, PortNum: 1}},
+		verbs.QPAttrState|verbs.QPAttrAV|verbs.QPAttrPathMTU|verbs.QPAttrDestQPN|verbs.QPAttrRQPSN|
+			verbs.QPAttrMaxDestRDAtomic|verbs.QPAttrMinRNRTimer)
 
-	modify(qp.Attr{QPState: qp.RTS, SQPSN: 0, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 1},
-		qp.AttrState|qp.AttrSQPSN|qp.AttrTimeout|qp.AttrRetryCnt|qp.AttrRNRRetry|qp.AttrMaxQPRDAtomic)
+	modify(verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: 0, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 1},
+		verbs.QPAttrState|verbs.QPAttrSQPSN|verbs.QPAttrTimeout|verbs.QPAttrRetryCnt|verbs.QPAttrRNRRetry|verbs.QPAttrMaxQPRDAtomic)
 
 	fmt.Println("dest_qp_num", stored.DestQPNum, "path_mtu", stored.PathMTU, "timeout", stored.Timeout)
 	// Output:
@@ -55,30 +57,16 @@ func ExampleCheckModify() {
 // A refused modify is an EINVAL whose reason names the rule: here a skipped
 // state, and a required attribute left out.
 func ExampleCheckModify_refused() {
-	lim := qp.Limits{Ports: []qp.PortLimits{{MaxMTU: qp.MTU4096, PKeyTableLen: 1}}}
-	attr := qp.Attr{QPState: qp.RTS}
-	_, err := qp.CheckModify(qp.Current{State: qp.Init, Port: 1}, qp.UD, &attr, qp.AttrState|qp.AttrSQPSN, lim, qp.Policy{})
+	lim := qp.Limits{Ports: []qp.PortLimits{{MaxMTU: verbs.MTU4096, PKeyTableLen: 1}}}
+	attr := verbs.QPAttr{QPState: verbs.QPStateRTS}
+	_, err := qp.CheckModify(qp.Current{State: verbs.QPStateInit, Port: 1}, verbs.QPTypeUD, &attr, verbs.QPAttrState|verbs.QPAttrSQPSN, lim, qp.Policy{})
 	fmt.Println(errors.Is(err, syscall.EINVAL), err)
 
-	_, err = qp.CheckModify(qp.Current{State: qp.RTR, Port: 1}, qp.UD, &attr, qp.AttrState, lim, qp.Policy{})
+	_, err = qp.CheckModify(qp.Current{State: verbs.QPStateRTR, Port: 1}, verbs.QPTypeUD, &attr, verbs.QPAttrState, lim, qp.Policy{})
 	fmt.Println(err)
 	// Output:
 	// true ibv_modify_qp: EINVAL (invalid argument): QP-07: INIT→RTS is not a legal transition
 	// ibv_modify_qp: EINVAL (invalid argument): QP-10: RTR→RTS on UD requires SQ_PSN; missing SQ_PSN
-}
-
-// Transition answers what a transport must and may send on one edge.
-func ExampleTransition() {
-	req, opt, ok := qp.Transition(qp.RTR, qp.RTS, qp.UC, qp.Policy{})
-	fmt.Println(ok, req, "/", opt)
-	_, _, ok = qp.Transition(qp.Reset, qp.Err, qp.RC, qp.Policy{})
-	fmt.Println("RESET→ERR by default:", ok)
-	_, _, ok = qp.Transition(qp.Reset, qp.Err, qp.RC, qp.Policy{ResetToErr: true})
-	fmt.Println("RESET→ERR, IBTA reading:", ok)
-	// Output:
-	// true SQ_PSN / CUR_STATE|ACCESS_FLAGS|ALT_PATH|PATH_MIG_STATE
-	// RESET→ERR by default: false
-	// RESET→ERR, IBTA reading: true
 }
 
 // An SRQ's limit event fires once when fewer than srq_limit receives remain,
@@ -90,7 +78,7 @@ func ExampleSRQ_limit() {
 	mu := async.Domain()
 	mu.Lock()
 	srq, err := qp.NewSRQLocked(qp.SRQConfig{
-		Attr:   qp.SRQAttr{MaxWR: 8, MaxSGE: 1},
+		Attr:   verbs.SRQAttr{MaxWR: 8, MaxSGE: 1},
 		Device: qp.SRQLimits{MaxSRQWR: 64, MaxSRQSGE: 4},
 		Domain: mu, Async: async,
 	})
@@ -103,8 +91,8 @@ func ExampleSRQ_limit() {
 		return id
 	}
 
-	srq.PostRecv([]qp.RecvWR{{WRID: 1}, {WRID: 2}, {WRID: 3}, {WRID: 4}})
-	mustOK(srq.Modify(&qp.SRQAttr{SRQLimit: 3}, qp.SRQLimit)) // fire when fewer than 3 remain
+	srq.PostRecv([]verbs.RecvWR{{WRID: 1}, {WRID: 2}, {WRID: 3}, {WRID: 4}})
+	mustOK(srq.Modify(&verbs.SRQAttr{SRQLimit: 3}, verbs.SRQLimit)) // fire when fewer than 3 remain
 	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len())
 	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len()) // SRQ-04
 	attr, _ := srq.Query()
@@ -112,7 +100,7 @@ func ExampleSRQ_limit() {
 
 	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len()) // one-shot
 
-	mustOK(srq.Modify(&qp.SRQAttr{SRQLimit: 4}, qp.SRQLimit)) // already below: no event yet (SRQ-11)
+	mustOK(srq.Modify(&verbs.SRQAttr{SRQLimit: 4}, verbs.SRQLimit)) // already below: no event yet (SRQ-11)
 	fmt.Println("re-armed at 4 with", srq.Len(), "left: events", async.Len())
 	fmt.Println("take", take(), "left", srq.Len(), "events", async.Len())
 	// Output:

@@ -1,9 +1,6 @@
 package qp
 
-import (
-	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/wc"
-)
+import "github.com/verbsim/verbsim/verbs"
 
 // flushLocked completes every outstanding work request of both queues with
 // IBV_WC_WR_FLUSH_ERR, each on its own queue's CQ, in posting order and after
@@ -24,7 +21,7 @@ func (q *QP) flushLocked() {
 		// The SRQ WR this QP had taken for a message in progress; an XRC
 		// target's goes to its XRC SRQ's CQ.
 		if c := q.recvCQ(); c != nil {
-			w := wc.WC{WRID: q.rx.srqWRID, Status: wc.WRFlushErr, QPNum: q.num}
+			w := verbs.WC{WRID: q.rx.srqWRID, Status: verbs.WCWRFlushErr, QPNum: q.num}
 			c.PushWQELocked(&w, true, nil, 0)
 			q.stats.RecvFlushed++
 		}
@@ -35,7 +32,7 @@ func (q *QP) flushLocked() {
 	}
 	if q.init.SRQ != nil && !q.lastWQE && q.cfg.Async != nil {
 		q.lastWQE = true
-		q.cfg.Async.RaiseLocked(notify.EventQPLastWQEReached, q, &q.tally, 0)
+		q.cfg.Async.RaiseLocked(verbs.EventQPLastWQEReached, q, &q.tally, 0)
 	}
 }
 
@@ -46,7 +43,7 @@ func (q *QP) flushSendLocked() { q.flushQueueLocked(&q.sq, q.init.SendCQ, false)
 // XRC_RECV QP the XRC SRQ the request in progress names; nil for a QP with
 // its own receive queue.
 func (q *QP) recvSRQ() *SRQ {
-	if q.typ == XRCRecv {
+	if q.typ == verbs.QPTypeXRCRecv {
 		return q.rx.xsrq
 	}
 	return q.init.SRQ
@@ -55,7 +52,7 @@ func (q *QP) recvSRQ() *SRQ {
 // recvCQ is where receive completions go: the receive CQ, or on an XRC_RECV
 // QP the CQ of the XRC SRQ in use, nil when that SRQ has been destroyed.
 func (q *QP) recvCQ() CQ {
-	if q.typ == XRCRecv {
+	if q.typ == verbs.QPTypeXRCRecv {
 		if s := q.rx.xsrq; s != nil && s.life == live {
 			return s.cfg.CQ
 		}
@@ -72,9 +69,9 @@ func (q *QP) flushQueueLocked(w *wq, c CQ, recv bool) {
 	for ; w.done < w.tail; w.done++ {
 		wrid := w.wrid(w.done)
 		if len(q.forced) > 0 {
-			q.takeForcedLocked(wrid, recv, wc.WRFlushErr)
+			q.takeForcedLocked(wrid, recv, verbs.WCWRFlushErr)
 		}
-		comp := wc.WC{WRID: wrid, Status: wc.WRFlushErr, QPNum: q.num}
+		comp := verbs.WC{WRID: wrid, Status: verbs.WCWRFlushErr, QPNum: q.num}
 		overrun, _ := c.PushWQELocked(&comp, recv, w, w.done)
 		if overrun {
 			// The completion is lost (CQ-22). Under QP-29 reading A its slot

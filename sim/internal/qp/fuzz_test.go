@@ -7,6 +7,7 @@ import (
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // FuzzCheckModify feeds CheckModify arbitrary states, types, masks and
@@ -21,7 +22,7 @@ func FuzzCheckModify(f *testing.F) {
 	for _, typ := range allTypes {
 		for _, from := range qpStates {
 			for _, to := range qpStates {
-				if m, ok := qp.MinimalMask(from, to, typ); ok {
+				if m, ok := verbs.MinimalMask(from, to, typ); ok {
 					f.Add(uint8(from), uint8(to), uint8(from), uint8(typ), uint32(m), uint8(0), false, uint64(0))
 					f.Add(uint8(from), uint8(to), uint8(from), uint8(typ), uint32(m)|0xFFFF, uint8(3), true, ^uint64(0))
 				}
@@ -34,29 +35,29 @@ func FuzzCheckModify(f *testing.F) {
 		if knobs&1 != 0 {
 			pol.CurState = qp.CurStateTrusted
 		}
-		cur := qp.Current{State: qp.State(from % 9), Port: (knobs >> 2) & 3, Draining: draining}
+		cur := qp.Current{State: verbs.QPState(from % 9), Port: (knobs >> 2) & 3, Draining: draining}
 		// vals spreads over the fields, mostly small so that the checks
 		// are reached and sometimes pass.
 		b := func(shift uint) uint8 { return uint8(vals >> shift) }
-		attr := qp.Attr{
-			QPState: qp.State(to % 9), CurQPState: qp.State(claim % 9),
-			PathMTU: qp.MTU(b(0) % 7), PathMigState: qp.MigState(b(3) % 4),
+		attr := verbs.QPAttr{
+			QPState: verbs.QPState(to % 9), CurQPState: verbs.QPState(claim % 9),
+			PathMTU: verbs.MTU(b(0) % 7), PathMigState: verbs.MigState(b(3) % 4),
 			QKey: uint32(vals), RQPSN: uint32(vals >> 8), SQPSN: uint32(vals >> 20), DestQPNum: uint32(vals >> 32),
-			QPAccessFlags: qp.AccessFlags(b(6) % 32),
-			AHAttr: qp.AHAttr{PortNum: b(8) % 4, IsGlobal: b(10)&1 != 0,
-				GRH: qp.GlobalRoute{SGIDIndex: b(11) % 20}},
-			AltAHAttr: qp.AHAttr{PortNum: b(14) % 4, IsGlobal: b(16)&1 != 0},
+			QPAccessFlags: verbs.AccessFlags(b(6) % 32),
+			AHAttr: verbs.AHAttr{PortNum: b(8) % 4, IsGlobal: b(10)&1 != 0,
+				GRH: verbs.GlobalRoute{SGIDIndex: b(11) % 20}},
+			AltAHAttr: verbs.AHAttr{PortNum: b(14) % 4, IsGlobal: b(16)&1 != 0},
 			PKeyIndex: uint16(b(17) % 70), AltPKeyIndex: uint16(b(20) % 70),
 			MaxRDAtomic: b(24) % 12, MaxDestRDAtomic: b(28) % 20, MinRNRTimer: b(32) % 40,
 			PortNum: b(36) % 4, Timeout: b(40) % 40, RetryCnt: b(44) % 10, RNRRetry: b(48) % 10,
 			AltPortNum: b(52) % 4, AltTimeout: b(56) % 40,
 		}
 		before := attr
-		ty := qp.Type(typ)
+		ty := verbs.QPType(typ)
 		if typ < 200 {
-			ty = []qp.Type{qp.RC, qp.UC, qp.UD, qp.RawPacket}[typ%4]
+			ty = []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeRawPacket}[typ%4]
 		}
-		m := qp.AttrMask(mask)
+		m := verbs.QPAttrMask(mask)
 
 		next, err := qp.CheckModify(cur, ty, &attr, m, testLimits, pol)
 		if attr != before {
@@ -70,27 +71,27 @@ func FuzzCheckModify(f *testing.F) {
 			return
 		}
 		eff := cur.State
-		if m&qp.AttrCurState != 0 {
+		if m&verbs.QPAttrCurState != 0 {
 			if pol.CurState == qp.CurStateMustMatch && attr.CurQPState != cur.State {
 				t.Fatalf("accepted cur_qp_state %v on a QP in %v", attr.CurQPState, cur.State)
 			}
 			eff = attr.CurQPState
 		}
 		target, wantNext := eff, cur.State
-		if m&qp.AttrState != 0 {
+		if m&verbs.QPAttrState != 0 {
 			target, wantNext = attr.QPState, attr.QPState
 		}
-		req, opt, ok := qp.Transition(eff, target, ty, pol)
+		req, opt, ok := verbs.Transition(eff, target, ty, verbs.Readings{ResetToErr: pol.ResetToErr})
 		if !ok {
 			t.Fatalf("accepted %v %v→%v, which the table does not list", ty, eff, target)
 		}
-		if req&^m != 0 || m&^(req|opt|qp.AttrState) != 0 {
+		if req&^m != 0 || m&^(req|opt|verbs.QPAttrState) != 0 {
 			t.Fatalf("accepted %v for %v %v→%v (required %v, optional %v)", m, ty, eff, target, req, opt)
 		}
 		if next != wantNext {
 			t.Fatalf("next %v, want %v", next, wantNext)
 		}
-		if m&qp.AttrState != 0 && eff == qp.SQD && draining && next != qp.Err {
+		if m&verbs.QPAttrState != 0 && eff == verbs.QPStateSQD && draining && next != verbs.QPStateErr {
 			t.Fatalf("QP-23: left a draining SQD for %v", next)
 		}
 	})

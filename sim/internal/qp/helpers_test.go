@@ -6,14 +6,15 @@ import (
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Fixtures shared by the tests of this package.
 
 var (
-	allStates = []qp.State{qp.Reset, qp.Init, qp.RTR, qp.RTS, qp.SQD, qp.SQE, qp.Err, qp.Unknown}
+	allStates = []verbs.QPState{verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr, verbs.QPStateUnknown}
 	qpStates  = allStates[:7] // the states a QP can be in
-	allTypes  = []qp.Type{qp.RC, qp.UC, qp.UD, qp.XRCSend, qp.XRCRecv}
+	allTypes  = []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv}
 
 	defaultPolicy = qp.Policy{}
 	ibtaPolicy    = qp.Policy{ResetToErr: true}
@@ -30,8 +31,8 @@ var (
 // testLimits is a two-port device: port 1 is InfiniBand, port 2 RoCE.
 var testLimits = qp.Limits{
 	Ports: []qp.PortLimits{
-		{MaxMTU: qp.MTU4096, PKeyTableLen: 64, GIDTableLen: 16},
-		{MaxMTU: qp.MTU1024, PKeyTableLen: 1, GIDTableLen: 4, GRHRequired: true, Ethernet: true},
+		{MaxMTU: verbs.MTU4096, PKeyTableLen: 64, GIDTableLen: 16},
+		{MaxMTU: verbs.MTU1024, PKeyTableLen: 1, GIDTableLen: 4, GRHRequired: true, Ethernet: true},
 	},
 	MaxQPRDAtom:     16,
 	MaxQPInitRDAtom: 8,
@@ -39,18 +40,18 @@ var testLimits = qp.Limits{
 
 // legalQP07 is the legal set as the catalogue's QP-07 words it, written out
 // independently of the package's table.
-var legalQP07 = map[qp.State][]qp.State{
-	qp.Reset: {qp.Reset, qp.Init},
-	qp.Init:  {qp.Reset, qp.Err, qp.Init, qp.RTR},
-	qp.RTR:   {qp.Reset, qp.Err, qp.RTS},
-	qp.RTS:   {qp.Reset, qp.Err, qp.RTS, qp.SQD},
-	qp.SQD:   {qp.Reset, qp.Err, qp.RTS, qp.SQD},
-	qp.SQE:   {qp.Reset, qp.Err, qp.RTS},
-	qp.Err:   {qp.Reset, qp.Err},
+var legalQP07 = map[verbs.QPState][]verbs.QPState{
+	verbs.QPStateReset: {verbs.QPStateReset, verbs.QPStateInit},
+	verbs.QPStateInit:  {verbs.QPStateReset, verbs.QPStateErr, verbs.QPStateInit, verbs.QPStateRTR},
+	verbs.QPStateRTR:   {verbs.QPStateReset, verbs.QPStateErr, verbs.QPStateRTS},
+	verbs.QPStateRTS:   {verbs.QPStateReset, verbs.QPStateErr, verbs.QPStateRTS, verbs.QPStateSQD},
+	verbs.QPStateSQD:   {verbs.QPStateReset, verbs.QPStateErr, verbs.QPStateRTS, verbs.QPStateSQD},
+	verbs.QPStateSQE:   {verbs.QPStateReset, verbs.QPStateErr, verbs.QPStateRTS},
+	verbs.QPStateErr:   {verbs.QPStateReset, verbs.QPStateErr},
 }
 
-func legalIn(from, to qp.State, pol qp.Policy) bool {
-	if pol.ResetToErr && from == qp.Reset && to == qp.Err {
+func legalIn(from, to verbs.QPState, pol qp.Policy) bool {
+	if pol.ResetToErr && from == verbs.QPStateReset && to == verbs.QPStateErr {
 		return true
 	}
 	for _, s := range legalQP07[from] {
@@ -63,9 +64,9 @@ func legalIn(from, to qp.State, pol qp.Policy) bool {
 
 // current is a QP in state s on port 1 (no port yet in RESET), not
 // draining.
-func current(s qp.State) qp.Current {
+func current(s verbs.QPState) qp.Current {
 	c := qp.Current{State: s, Port: 1}
-	if s == qp.Reset {
+	if s == verbs.QPStateReset {
 		c.Port = 0
 	}
 	return c
@@ -73,19 +74,19 @@ func current(s qp.State) qp.Current {
 
 // goodAttr holds a value for every field that passes every check on port 1
 // of testLimits, for a move from one state to another.
-func goodAttr(from, to qp.State) qp.Attr {
-	return qp.Attr{
+func goodAttr(from, to verbs.QPState) verbs.QPAttr {
+	return verbs.QPAttr{
 		QPState:          to,
 		CurQPState:       from,
-		PathMTU:          qp.MTU1024,
-		PathMigState:     qp.Armed,
+		PathMTU:          verbs.MTU1024,
+		PathMigState:     verbs.MigArmed,
 		QKey:             0x11111111,
 		RQPSN:            0x123456,
 		SQPSN:            0x654321,
 		DestQPNum:        0x42,
-		QPAccessFlags:    qp.AccessRemoteWrite | qp.AccessRemoteRead,
-		AHAttr:           qp.AHAttr{DLID: 7, SL: 1, PortNum: 1},
-		AltAHAttr:        qp.AHAttr{DLID: 8, PortNum: 1, IsGlobal: true, GRH: qp.GlobalRoute{SGIDIndex: 15, HopLimit: 64}},
+		QPAccessFlags:    verbs.AccessRemoteWrite | verbs.AccessRemoteRead,
+		AHAttr:           verbs.AHAttr{DLID: 7, SL: 1, PortNum: 1},
+		AltAHAttr:        verbs.AHAttr{DLID: 8, PortNum: 1, IsGlobal: true, GRH: verbs.GlobalRoute{SGIDIndex: 15, HopLimit: 64}},
 		PKeyIndex:        63,
 		AltPKeyIndex:     0,
 		EnSQDAsyncNotify: true,
@@ -121,11 +122,11 @@ func wantEINVAL(t fataler, err error, what string) {
 }
 
 // legalEdges calls f for every legal (from, to, transport) under pol.
-func legalEdges(pol qp.Policy, f func(from, to qp.State, typ qp.Type, req, opt qp.AttrMask)) {
+func legalEdges(pol qp.Policy, f func(from, to verbs.QPState, typ verbs.QPType, req, opt verbs.QPAttrMask)) {
 	for _, typ := range allTypes {
 		for _, from := range qpStates {
 			for _, to := range qpStates {
-				if req, opt, ok := qp.Transition(from, to, typ, pol); ok {
+				if req, opt, ok := verbs.Transition(from, to, typ, verbs.Readings{ResetToErr: pol.ResetToErr}); ok {
 					f(from, to, typ, req, opt)
 				}
 			}

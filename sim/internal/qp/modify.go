@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Modify changes the QP's attributes and state (ibv_modify_qp). The call is
@@ -21,7 +22,7 @@ import (
 //   - SQD: the send queue stops taking new work; with nothing in flight the
 //     drain is over at once, and with EnSQDAsyncNotify an
 //     IBV_EVENT_SQ_DRAINED names the QP (ASYNC-13).
-func (q *QP) Modify(attr *Attr, mask AttrMask) error {
+func (q *QP) Modify(attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 	if q == nil {
 		return verr.New(verbModify, syscall.EINVAL, "nil QP")
 	}
@@ -34,7 +35,7 @@ func (q *QP) Modify(attr *Attr, mask AttrMask) error {
 }
 
 // ModifyLocked is Modify for a caller that holds the domain lock.
-func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
+func (q *QP) ModifyLocked(attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 	if q == nil || attr == nil {
 		return verr.New(verbModify, syscall.EINVAL, "nil QP or attr")
 	}
@@ -47,14 +48,14 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 	if err != nil {
 		if q.tracing() {
 			what := fmt.Sprintf("modify_qp %v, mask %#x", q.state, uint32(mask))
-			if mask&AttrState != 0 {
+			if mask&verbs.QPAttrState != 0 {
 				what = fmt.Sprintf("modify_qp %v→%v", q.state, attr.QPState)
 			}
 			q.traceLocked(what+": failed", err.Error())
 		}
 		return err
 	}
-	norm := Normalize(*attr, mask)
+	norm := verbs.NormalizeQPAttr(*attr, mask)
 	q.attr.Apply(&norm, mask)
 	q.attrGen++ // a RESET below clears attr: the same change
 	prev := q.state
@@ -63,36 +64,36 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 		q.traceLocked(fmt.Sprintf("modify_qp %v→%v", prev, next), "")
 	}
 	switch {
-	case next == Err:
+	case next == verbs.QPStateErr:
 		q.stopTimersLocked()
 		q.flushLocked()
-	case next == Reset:
+	case next == verbs.QPStateReset:
 		q.sq.reset()
 		q.rq.reset()
 		q.forgetForcedLocked()
-		q.attr = Attr{}
+		q.attr = verbs.QPAttr{}
 		q.lastWQE = false
 		q.resetTransportLocked()
 		q.purgeCQsLocked()
-	case next == RTR && prev == Init:
+	case next == verbs.QPStateRTR && prev == verbs.QPStateInit:
 		q.rx = q.rx.fresh(q.attr.RQPSN)
-	case next == RTS && prev == RTR:
+	case next == verbs.QPStateRTS && prev == verbs.QPStateRTR:
 		q.tx = sendState{next: q.sq.tail, assigned: q.sq.tail, psn: q.attr.SQPSN,
 			retryLeft: q.attr.RetryCnt, rnrLeft: q.attr.RNRRetry}
-	case next == RTS && prev == SQE:
+	case next == verbs.QPStateRTS && prev == verbs.QPStateSQE:
 		q.tx.halted = false
 		q.scheduleLocked()
-	case next == RTS && prev == SQD:
+	case next == verbs.QPStateRTS && prev == verbs.QPStateSQD:
 		q.tx.drainOwed = false
 		q.scheduleLocked() // QP-39: what waited in SQD starts now
-	case next == SQD && prev != SQD:
+	case next == verbs.QPStateSQD && prev != verbs.QPStateSQD:
 		// The request belongs to this modify call, not to the QP: an
 		// earlier RTS→SQD that asked does not make a later one ask.
-		asked := mask&AttrEnSQDAsyncNotify != 0 && attr.EnSQDAsyncNotify
+		asked := mask&verbs.QPAttrEnSQDAsyncNotify != 0 && attr.EnSQDAsyncNotify
 		q.tx.drainOwed = asked || q.cfg.Transport.AlwaysSQDrained
 		q.drainCheckLocked()
 	}
-	if next == RTS || next == SQD {
+	if next == verbs.QPStateRTS || next == verbs.QPStateSQD {
 		// Attribute changes (retry counts, timeouts) apply from now on.
 		q.tx.retryLeft, q.tx.rnrLeft = q.attr.RetryCnt, q.attr.RNRRetry
 	}
@@ -104,10 +105,10 @@ func (q *QP) ModifyLocked(attr *Attr, mask AttrMask) error {
 //
 // Precondition: the domain lock is held.
 func (q *QP) SetErrorLocked() {
-	if q == nil || q.life != live || q.state == Err {
+	if q == nil || q.life != live || q.state == verbs.QPStateErr {
 		return
 	}
-	q.state = Err
+	q.state = verbs.QPStateErr
 	q.traceLocked("state ERR", "an error moved the QP to ERR")
 	q.stopTimersLocked()
 	q.flushLocked()

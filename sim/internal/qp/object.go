@@ -3,13 +3,14 @@ package qp
 import (
 	"context"
 	"fmt"
-	"github.com/verbsim/verbsim/internal/domain"
 	"reflect"
 	"syscall"
 
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
+
 	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
 )
 
 // Retirer is told when a completion it was pushed with has been polled. It
@@ -22,7 +23,7 @@ type Retirer = interface{ RetireLocked(seq uint64) }
 type CQ interface {
 	// PushWQELocked adds a completion that retires r's slots up to seq when
 	// polled; it reports whether the CQ overran.
-	PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (overrun bool, err error)
+	PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (overrun bool, err error)
 	// RefLocked and UnrefLocked hold the CQ so it cannot be destroyed (CQ-11).
 	RefLocked() error
 	UnrefLocked()
@@ -43,12 +44,12 @@ type Memory interface {
 // InitAttr holds the arguments of ibv_create_qp that verbsim models (struct
 // ibv_qp_init_attr).
 type InitAttr struct {
-	Context  any  // qp_context
-	SendCQ   CQ   // required (QP-03)
-	RecvCQ   CQ   // required (QP-03); may be the same CQ
-	Cap      Cap  // requested capacities; the QP's real ones are >= (QP-02)
-	Type     Type // RC, UC or UD
-	SQSigAll bool // every send WR is signaled (CQ-19, QP-05)
+	Context  any          // qp_context
+	SendCQ   CQ           // required (QP-03)
+	RecvCQ   CQ           // required (QP-03); may be the same CQ
+	Cap      verbs.QPCap  // requested capacities; the QP's real ones are >= (QP-02)
+	Type     verbs.QPType // RC, UC or UD
+	SQSigAll bool         // every send WR is signaled (CQ-19, QP-05)
 	// SRQ, if set, is where the QP takes its receive WRs; MaxRecvWR and
 	// MaxRecvSGE are then ignored (QP-04). Only RC and UD QPs may use one.
 	SRQ *SRQ
@@ -58,7 +59,7 @@ type InitAttr struct {
 	// names (QPX-01, QPX-02).
 	Ex bool
 	// SendOps is send_ops_flags, read only when Ex is set.
-	SendOps SendOps
+	SendOps verbs.QPSendOps
 }
 
 // DeviceLimits are the device attributes that bound a QP's capacities.
@@ -118,11 +119,11 @@ type QP struct {
 
 	d     *domain.Domain
 	num   uint32
-	typ   Type
+	typ   verbs.QPType
 	init  InitAttr
-	cap   Cap
-	state State
-	attr  Attr // attributes set by Modify; QPState and Cap are filled in by Query
+	cap   verbs.QPCap
+	state verbs.QPState
+	attr  verbs.QPAttr // attributes set by Modify; QPState and Cap are filled in by Query
 	sq    wq
 	rq    wq
 	cfg   Config
@@ -136,7 +137,7 @@ type QP struct {
 	rx     recvState
 	timers [2]Timer
 	forced []forcedStatus // faults: completions to fail
-	wcbuf  wc.WC          // the completion being pushed (keeps it off the heap)
+	wcbuf  verbs.WC       // the completion being pushed (keeps it off the heap)
 	// attrGen counts the changes of attr (ModifyLocked), so that what a
 	// host derives from them can be cached (DirectCache).
 	attrGen uint64
@@ -176,31 +177,31 @@ func NewLocked(cfg Config) (*QP, error) {
 		return nil, verr.New(verbCreate, syscall.EINVAL, "no domain given")
 	case !Supported(in.Type):
 		return nil, verr.Errorf(verbCreate, syscall.EINVAL, "qp_type %v is not simulated (RC, UC and UD are)", in.Type)
-	case in.Type == XRCRecv && cfg.XRCD == nil:
+	case in.Type == verbs.QPTypeXRCRecv && cfg.XRCD == nil:
 		return nil, verr.New(verbCreateEx, syscall.EINVAL, "an XRC_RECV QP needs an XRC domain (XRC-06)")
-	case in.Type == XRCSend && isNil(in.SendCQ):
+	case in.Type == verbs.QPTypeXRCSend && isNil(in.SendCQ):
 		return nil, verr.New(verbCreate, syscall.EINVAL, "an XRC_SEND QP needs a send_cq (XRC-06)")
-	case in.Type != XRCSend && in.Type != XRCRecv && (isNil(in.SendCQ) || isNil(in.RecvCQ)):
+	case in.Type != verbs.QPTypeXRCSend && in.Type != verbs.QPTypeXRCRecv && (isNil(in.SendCQ) || isNil(in.RecvCQ)):
 		return nil, verr.New(verbCreate, syscall.EINVAL, "both send_cq and recv_cq are required (QP-03)")
 	}
 	switch in.Type {
-	case XRCSend:
+	case verbs.QPTypeXRCSend:
 		// The kernel ignores the receive side of an initiator: no
 		// receive CQ, no SRQ, no receive queue (XRC-06).
 		in.RecvCQ, in.SRQ = nil, nil
 		in.Cap.MaxRecvWR, in.Cap.MaxRecvSGE = 0, 0
-	case XRCRecv:
+	case verbs.QPTypeXRCRecv:
 		// A target has neither queue nor CQ: its messages go to XRC SRQs
 		// and complete on their CQs (XRC-06, XRC-10).
 		in.SendCQ, in.RecvCQ, in.SRQ = nil, nil, nil
-		in.Cap = Cap{}
+		in.Cap = verbs.QPCap{}
 		cfg.Init = in
 	}
-	if in.SRQ != nil && in.Type == UC {
+	if in.SRQ != nil && in.Type == verbs.QPTypeUC {
 		return nil, verr.New(verbCreate, syscall.EINVAL, "only RC and UD QPs may be created with an SRQ (QP-04)")
 	}
 	if in.Ex {
-		if bad := in.SendOps &^ SupportedSendOps(in.Type, cfg.Policy); bad != 0 {
+		if bad := in.SendOps &^ verbs.SupportedSendOps(in.Type, verbs.Readings{SendOpsRXE: cfg.Policy.SendOpsRXE}); bad != 0 {
 			return nil, verr.Errorf(verbCreateEx, syscall.EOPNOTSUPP, "send_ops_flags %v not supported on a %v QP (QPX-01)", bad, in.Type)
 		}
 	}
@@ -221,10 +222,10 @@ func NewLocked(cfg Config) (*QP, error) {
 	// The real capacities: what was asked for, with at least one SGE per
 	// queue (a zero-SGE request still gets room for one, as providers do).
 	real := c
-	if in.Type != XRCRecv {
+	if in.Type != verbs.QPTypeXRCRecv {
 		real.MaxSendSGE = max(real.MaxSendSGE, 1)
 	}
-	if in.SRQ == nil && in.Type != XRCSend && in.Type != XRCRecv {
+	if in.SRQ == nil && in.Type != verbs.QPTypeXRCSend && in.Type != verbs.QPTypeXRCRecv {
 		real.MaxRecvSGE = max(real.MaxRecvSGE, 1)
 	}
 	if in.SRQ != nil {
@@ -253,7 +254,7 @@ func NewLocked(cfg Config) (*QP, error) {
 		typ:   in.Type,
 		init:  in,
 		cap:   real,
-		state: Reset,
+		state: verbs.QPStateReset,
 		sq:    newWQ(int(real.MaxSendWR), int(real.MaxSendSGE), int(real.MaxInlineData)),
 		rq:    newRecvWQ(int(real.MaxRecvWR), int(real.MaxRecvSGE)),
 		cfg:   cfg,
@@ -263,11 +264,11 @@ func NewLocked(cfg Config) (*QP, error) {
 		q.timers[k] = Timer{QP: q, Kind: TimerKind(k), Index: -1}
 	}
 	if in.SRQ != nil {
-		q.rx.srqSGE = make([]SGE, 0, in.SRQ.maxSGE())
+		q.rx.srqSGE = make([]verbs.SGE, 0, in.SRQ.maxSGE())
 		in.SRQ.users = append(in.SRQ.users, q)
 	}
-	if in.Type == XRCRecv {
-		q.rx.srqSGE = make([]SGE, 0, lim.MaxSGE)
+	if in.Type == verbs.QPTypeXRCRecv {
+		q.rx.srqSGE = make([]verbs.SGE, 0, lim.MaxSGE)
 	}
 	if cfg.Memory == nil && cfg.Host != nil {
 		q.cfg.Memory = cfg.Host
@@ -299,7 +300,7 @@ func (q *QP) Num() uint32 {
 func (q *QP) PortNumLocked() uint8 { return q.attr.PortNum }
 
 // Type returns the transport type.
-func (q *QP) Type() Type {
+func (q *QP) Type() verbs.QPType {
 	if q == nil {
 		return 0
 	}
@@ -315,17 +316,17 @@ func (q *QP) Context() any {
 }
 
 // Cap returns the QP's real capacities (QP-02).
-func (q *QP) Cap() Cap {
+func (q *QP) Cap() verbs.QPCap {
 	if q == nil {
-		return Cap{}
+		return verbs.QPCap{}
 	}
 	return q.cap
 }
 
 // State returns the current state, as ibv_query_qp reports it (QP-24).
-func (q *QP) State() State {
+func (q *QP) State() verbs.QPState {
 	if q == nil {
-		return Reset
+		return verbs.QPStateReset
 	}
 	q.enter()
 	defer q.leave()
@@ -333,9 +334,9 @@ func (q *QP) State() State {
 }
 
 // StateLocked is State for a caller that holds the domain lock.
-func (q *QP) StateLocked() State {
+func (q *QP) StateLocked() verbs.QPState {
 	if q == nil {
-		return Reset
+		return verbs.QPStateReset
 	}
 	return q.state
 }
@@ -365,12 +366,7 @@ func (q *QP) Tally() *notify.Tally {
 // (ibv_query_qp). Attr holds every attribute set so far, the current state in
 // QPState and CurQPState, and the real capacities in Cap (QP-24). It is
 // QueryMask with a mask that asks for everything.
-func (q *QP) Query() (Attr, InitAttr, error) { return q.QueryMask(QueryMaskAll) }
-
-// QueryMaskAll is every attribute bit ibv_query_qp accepts: IBV_QP_STATE
-// up to IBV_QP_DEST_QPN, and the four bits above it that older kernels
-// knew (QUERY-02).
-const QueryMaskAll = AttrRateLimit - 1
+func (q *QP) Query() (verbs.QPAttr, InitAttr, error) { return q.QueryMask(verbs.QueryableQPAttrs) }
 
 // QueryMask is ibv_query_qp with attr_mask. The man page makes the mask a
 // hint, the minimum to return; like rxe (rxe_qp_to_attr) and rdma-core's
@@ -380,18 +376,18 @@ const QueryMaskAll = AttrRateLimit - 1
 // and the real capacities; with an SRQ, MaxRecvWR and MaxRecvSGE are 0.
 // A mask with a bit from IBV_QP_RATE_LIMIT up is EOPNOTSUPP, as
 // libibverbs refuses it on this path (QUERY-02).
-func (q *QP) QueryMask(mask AttrMask) (Attr, InitAttr, error) {
+func (q *QP) QueryMask(mask verbs.QPAttrMask) (verbs.QPAttr, InitAttr, error) {
 	if q == nil {
-		return Attr{}, InitAttr{}, verr.New(verbQuery, syscall.EINVAL, "nil QP")
+		return verbs.QPAttr{}, InitAttr{}, verr.New(verbQuery, syscall.EINVAL, "nil QP")
 	}
-	if mask&^QueryMaskAll != 0 {
-		return Attr{}, InitAttr{}, verr.Errorf(verbQuery, syscall.EOPNOTSUPP,
+	if mask&^verbs.QueryableQPAttrs != 0 {
+		return verbs.QPAttr{}, InitAttr{}, verr.Errorf(verbQuery, syscall.EOPNOTSUPP,
 			"attr_mask %#x has bits from IBV_QP_RATE_LIMIT up, which only the extended path takes (QUERY-02)", uint32(mask))
 	}
 	q.enter()
 	defer q.leave()
 	if q.life != live {
-		return Attr{}, InitAttr{}, verr.New(verbQuery, syscall.EINVAL, "the QP has been destroyed")
+		return verbs.QPAttr{}, InitAttr{}, verr.New(verbQuery, syscall.EINVAL, "the QP has been destroyed")
 	}
 	a := q.attr
 	a.QPState, a.CurQPState = q.state, q.state

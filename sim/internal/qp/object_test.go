@@ -3,13 +3,14 @@ package qp
 import (
 	"context"
 	"errors"
-	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
 	"testing"
 
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/wc"
 )
 
 // fakeCQ records completions and lets a test "poll" them, which retires
@@ -23,13 +24,13 @@ type fakeCQ struct {
 }
 
 type fakeEntry struct {
-	w         wc.WC
+	w         verbs.WC
 	solicited bool
 	r         Retirer
 	seq       uint64
 }
 
-func (c *fakeCQ) PushWQELocked(w *wc.WC, solicited bool, r Retirer, seq uint64) (bool, error) {
+func (c *fakeCQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (bool, error) {
 	if c.cap > 0 && len(c.entries) >= c.cap {
 		c.lost++
 		return true, nil
@@ -56,10 +57,10 @@ func (c *fakeCQ) RefLocked() error {
 func (c *fakeCQ) UnrefLocked() { c.refs-- }
 
 // poll removes every entry, retiring as it goes, and returns the completions.
-func (c *fakeCQ) poll(mu *domain.Domain) []wc.WC {
+func (c *fakeCQ) poll(mu *domain.Domain) []verbs.WC {
 	mu.Lock()
 	defer mu.Unlock()
-	var out []wc.WC
+	var out []verbs.WC
 	for _, e := range c.entries {
 		out = append(out, e.w)
 		if e.r != nil {
@@ -81,7 +82,7 @@ func (m fakeMem) ReadLocked(addr uint64, n uint32) ([]byte, bool) {
 }
 
 var testLimits = Limits{
-	Ports:       []PortLimits{{MaxMTU: MTU4096, PKeyTableLen: 1, GIDTableLen: 1}},
+	Ports:       []PortLimits{{MaxMTU: verbs.MTU4096, PKeyTableLen: 1, GIDTableLen: 1}},
 	MaxQPRDAtom: 16, MaxQPInitRDAtom: 16,
 }
 
@@ -100,7 +101,7 @@ func newRig() *rig {
 	return r
 }
 
-func (r *rig) qp(t *testing.T, typ Type, c Cap) *QP {
+func (r *rig) qp(t *testing.T, typ verbs.QPType, c verbs.QPCap) *QP {
 	t.Helper()
 	q, err := r.create(typ, c, false)
 	if err != nil {
@@ -109,7 +110,7 @@ func (r *rig) qp(t *testing.T, typ Type, c Cap) *QP {
 	return q
 }
 
-func (r *rig) create(typ Type, c Cap, sigAll bool) (*QP, error) {
+func (r *rig) create(typ verbs.QPType, c verbs.QPCap, sigAll bool) (*QP, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.qpnum++
@@ -126,33 +127,33 @@ func (r *rig) create(typ Type, c Cap, sigAll bool) (*QP, error) {
 
 // fullAttr is an attribute set valid for every transition of every
 // transport, so a minimal mask picks what the transition needs.
-func fullAttr(to State) *Attr {
-	return &Attr{
+func fullAttr(to verbs.QPState) *verbs.QPAttr {
+	return &verbs.QPAttr{
 		QPState: to, PKeyIndex: 0, PortNum: 1, QKey: 0x11111111,
-		QPAccessFlags: AccessRemoteWrite | AccessRemoteRead,
-		AHAttr:        AHAttr{DLID: 7, PortNum: 1},
-		PathMTU:       MTU1024, DestQPNum: 0x222, RQPSN: 1, SQPSN: 1,
+		QPAccessFlags: verbs.AccessRemoteWrite | verbs.AccessRemoteRead,
+		AHAttr:        verbs.AHAttr{DLID: 7, PortNum: 1},
+		PathMTU:       verbs.MTU1024, DestQPNum: 0x222, RQPSN: 1, SQPSN: 1,
 		MaxDestRDAtomic: 1, MinRNRTimer: 12, Timeout: 14, RetryCnt: 7, RNRRetry: 7, MaxRDAtomic: 1,
 	}
 }
 
 // walk takes q from its state along the path RESET→INIT→RTR→RTS→SQD, or to
 // ERR or RESET directly, using minimal masks.
-func walk(t *testing.T, q *QP, to State) {
+func walk(t *testing.T, q *QP, to verbs.QPState) {
 	t.Helper()
-	path := map[State][]State{
-		Init: {Init}, RTR: {Init, RTR}, RTS: {Init, RTR, RTS}, SQD: {Init, RTR, RTS, SQD},
+	path := map[verbs.QPState][]verbs.QPState{
+		verbs.QPStateInit: {verbs.QPStateInit}, verbs.QPStateRTR: {verbs.QPStateInit, verbs.QPStateRTR}, verbs.QPStateRTS: {verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS}, verbs.QPStateSQD: {verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD},
 	}
 	steps := path[to]
 	switch {
-	case to == Err && q.State() == Reset:
-		steps = []State{Init, Err} // RESET→ERR is refused by default (QP-08)
-	case to == Err || to == Reset:
-		steps = []State{to}
+	case to == verbs.QPStateErr && q.State() == verbs.QPStateReset:
+		steps = []verbs.QPState{verbs.QPStateInit, verbs.QPStateErr} // RESET→ERR is refused by default (QP-08)
+	case to == verbs.QPStateErr || to == verbs.QPStateReset:
+		steps = []verbs.QPState{to}
 	}
 	for _, s := range steps {
 		cur := q.State()
-		mask, ok := MinimalMask(cur, s, q.Type())
+		mask, ok := verbs.MinimalMask(cur, s, q.Type())
 		if !ok {
 			t.Fatalf("no legal %v→%v for %v", cur, s, q.Type())
 		}
@@ -167,8 +168,8 @@ func walk(t *testing.T, q *QP, to State) {
 
 func TestCreate(t *testing.T) {
 	r := newRig()
-	q := r.qp(t, RC, Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 0, MaxRecvSGE: 2, MaxInlineData: 16})
-	if q.State() != Reset { // QP-01
+	q := r.qp(t, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 0, MaxRecvSGE: 2, MaxInlineData: 16})
+	if q.State() != verbs.QPStateReset { // QP-01
 		t.Fatalf("new QP in %v, want RESET", q.State())
 	}
 	if c := q.Cap(); c.MaxSendWR < 4 || c.MaxRecvWR < 4 || c.MaxRecvSGE < 2 || c.MaxInlineData < 16 { // QP-02
@@ -177,7 +178,7 @@ func TestCreate(t *testing.T) {
 	if r.scq.refs != 1 || r.rcq.refs != 1 {
 		t.Fatalf("CQ refs %d/%d, want 1/1", r.scq.refs, r.rcq.refs)
 	}
-	q2 := r.qp(t, UD, Cap{MaxSendWR: 1})
+	q2 := r.qp(t, verbs.QPTypeUD, verbs.QPCap{MaxSendWR: 1})
 	if q2.Num() == q.Num() {
 		t.Fatal("two QPs share a number")
 	}
@@ -194,12 +195,12 @@ func TestCreate(t *testing.T) {
 		{"QP-03 no send CQ", func(c *Config) { c.Init.SendCQ = nil }},
 		{"QP-03 no recv CQ", func(c *Config) { c.Init.RecvCQ = nil }},
 		{"QP-03 typed nil CQ", func(c *Config) { c.Init.RecvCQ = nilCQ }},
-		{"type", func(c *Config) { c.Init.Type = RawPacket }},
+		{"type", func(c *Config) { c.Init.Type = verbs.QPTypeRawPacket }},
 		{"lock", func(c *Config) { c.Domain = nil }},
 	}
 	for _, b := range bad {
 		cfg := Config{
-			Init:   InitAttr{Type: RC, SendCQ: r.scq, RecvCQ: r.rcq},
+			Init:   InitAttr{Type: verbs.QPTypeRC, SendCQ: r.scq, RecvCQ: r.rcq},
 			Device: DeviceLimits{MaxQPWR: 64, MaxSGE: 4, MaxInline: 64}, Domain: r.mu,
 		}
 		b.cfg(&cfg)
@@ -214,28 +215,28 @@ func TestCreate(t *testing.T) {
 		t.Fatalf("failed creates leaked CQ refs: %d/%d", r.scq.refs, r.rcq.refs)
 	}
 	r.rcq.dead = true
-	if _, err := r.create(RC, Cap{}, false); err == nil || r.scq.refs != 2 {
+	if _, err := r.create(verbs.QPTypeRC, verbs.QPCap{}, false); err == nil || r.scq.refs != 2 {
 		t.Fatalf("create on a destroyed recv CQ: %v, send CQ refs %d", err, r.scq.refs)
 	}
 }
 
 // TestPostStates: which states accept posts (QP-25, QP-26).
 func TestPostStates(t *testing.T) {
-	for _, to := range []State{Reset, Init, RTR, RTS, SQD, SQE, Err} {
+	for _, to := range []verbs.QPState{verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr} {
 		r := newRig()
-		q := r.qp(t, UD, Cap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1})
-		if to == SQE {
-			walk(t, q, RTS)
+		q := r.qp(t, verbs.QPTypeUD, verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1})
+		if to == verbs.QPStateSQE {
+			walk(t, q, verbs.QPStateRTS)
 			q.d.Lock()
-			q.state = SQE // reachable only through a send error (issue #4)
+			q.state = verbs.QPStateSQE // reachable only through a send error (issue #4)
 			q.d.Unlock()
 		} else {
 			walk(t, q, to)
 		}
-		_, errS := q.PostSend([]SendWR{{WRID: 1, Opcode: wc.WRSend, AH: fakeAH(0)}})
-		_, errR := q.PostRecv([]RecvWR{{WRID: 2}})
-		wantS := to == RTS || to == SQD || to == SQE || to == Err
-		wantR := to != Reset
+		_, errS := q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, AH: fakeAH(0)}})
+		_, errR := q.PostRecv([]verbs.RecvWR{{WRID: 2}})
+		wantS := to == verbs.QPStateRTS || to == verbs.QPStateSQD || to == verbs.QPStateSQE || to == verbs.QPStateErr
+		wantR := to != verbs.QPStateReset
 		if (errS == nil) != wantS || (errR == nil) != wantR {
 			t.Errorf("%v: post_send %v, post_recv %v; want send ok=%v recv ok=%v", to, errS, errR, wantS, wantR)
 		}
@@ -251,32 +252,32 @@ func TestPostListStopsAtBadWR(t *testing.T) {
 	r.mem[0x1000] = []byte("inline payload!!")
 	for _, tt := range []struct {
 		name  string
-		typ   Type
-		bad   SendWR
+		typ   verbs.QPType
+		bad   verbs.SendWR
 		errno syscall.Errno
 	}{
-		{"QP-33 write on UD", UD, SendWR{Opcode: wc.WRRDMAWrite, AH: fakeAH(1)}, syscall.EINVAL},
-		{"QP-33 read on UC", UC, SendWR{Opcode: wc.WRRDMARead}, syscall.EINVAL},
-		{"QP-33 atomic on UC", UC, SendWR{Opcode: wc.WRAtomicFetchAndAdd}, syscall.EINVAL},
-		{"QP-33 unknown opcode", RC, SendWR{Opcode: 99}, syscall.EINVAL},
-		{"QP-33 bind_mw on UD", UD, SendWR{Opcode: wc.WRBindMW, AH: fakeAH(1)}, syscall.EINVAL},
-		{"QP-33 TSO on RC", RC, SendWR{Opcode: wc.WRTSO}, syscall.EINVAL},
-		{"unsimulated TSO on UD", UD, SendWR{Opcode: wc.WRTSO, AH: fakeAH(1)}, syscall.EOPNOTSUPP},
-		{"QP-32 too many SGEs", RC, SendWR{Opcode: wc.WRSend, SGList: make([]SGE, 3)}, syscall.EINVAL},
-		{"QP-34 fence on UC", UC, SendWR{Opcode: wc.WRSend, Flags: SendFence}, syscall.EINVAL},
-		{"QP-34 inline on read", RC, SendWR{Opcode: wc.WRRDMARead, Flags: SendInline}, syscall.EINVAL},
-		{"QP-35 inline too long", RC, SendWR{Opcode: wc.WRSend, Flags: SendInline, SGList: []SGE{{Addr: 0x1000, Length: 17}}}, syscall.EINVAL},
-		{"inline not in memory", RC, SendWR{Opcode: wc.WRSend, Flags: SendInline, SGList: []SGE{{Addr: 0x2000, Length: 4}}}, syscall.EFAULT},
-		{"unknown flag", RC, SendWR{Opcode: wc.WRSend, Flags: 1 << 9}, syscall.EINVAL},
-		{"UD without AH", UD, SendWR{Opcode: wc.WRSend}, syscall.EINVAL},
+		{"QP-33 write on UD", verbs.QPTypeUD, verbs.SendWR{Opcode: verbs.WRRDMAWrite, AH: fakeAH(1)}, syscall.EINVAL},
+		{"QP-33 read on UC", verbs.QPTypeUC, verbs.SendWR{Opcode: verbs.WRRDMARead}, syscall.EINVAL},
+		{"QP-33 atomic on UC", verbs.QPTypeUC, verbs.SendWR{Opcode: verbs.WRAtomicFetchAndAdd}, syscall.EINVAL},
+		{"QP-33 unknown opcode", verbs.QPTypeRC, verbs.SendWR{Opcode: 99}, syscall.EINVAL},
+		{"QP-33 bind_mw on UD", verbs.QPTypeUD, verbs.SendWR{Opcode: verbs.WRBindMW, AH: fakeAH(1)}, syscall.EINVAL},
+		{"QP-33 TSO on RC", verbs.QPTypeRC, verbs.SendWR{Opcode: verbs.WRTSO}, syscall.EINVAL},
+		{"unsimulated TSO on UD", verbs.QPTypeUD, verbs.SendWR{Opcode: verbs.WRTSO, AH: fakeAH(1)}, syscall.EOPNOTSUPP},
+		{"QP-32 too many SGEs", verbs.QPTypeRC, verbs.SendWR{Opcode: verbs.WRSend, SGList: make([]verbs.SGE, 3)}, syscall.EINVAL},
+		{"QP-34 fence on UC", verbs.QPTypeUC, verbs.SendWR{Opcode: verbs.WRSend, Flags: verbs.SendFence}, syscall.EINVAL},
+		{"QP-34 inline on read", verbs.QPTypeRC, verbs.SendWR{Opcode: verbs.WRRDMARead, Flags: verbs.SendInline}, syscall.EINVAL},
+		{"QP-35 inline too long", verbs.QPTypeRC, verbs.SendWR{Opcode: verbs.WRSend, Flags: verbs.SendInline, SGList: []verbs.SGE{{Addr: 0x1000, Length: 17}}}, syscall.EINVAL},
+		{"inline not in memory", verbs.QPTypeRC, verbs.SendWR{Opcode: verbs.WRSend, Flags: verbs.SendInline, SGList: []verbs.SGE{{Addr: 0x2000, Length: 4}}}, syscall.EFAULT},
+		{"unknown flag", verbs.QPTypeRC, verbs.SendWR{Opcode: verbs.WRSend, Flags: 1 << 9}, syscall.EINVAL},
+		{"UD without AH", verbs.QPTypeUD, verbs.SendWR{Opcode: verbs.WRSend}, syscall.EINVAL},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			q := r.qp(t, tt.typ, Cap{MaxSendWR: 8, MaxRecvWR: 1, MaxSendSGE: 2, MaxRecvSGE: 1, MaxInlineData: 16})
-			walk(t, q, RTS)
-			good := SendWR{Opcode: wc.WRSend, AH: fakeAH(1), WRID: 1}
+			q := r.qp(t, tt.typ, verbs.QPCap{MaxSendWR: 8, MaxRecvWR: 1, MaxSendSGE: 2, MaxRecvSGE: 1, MaxInlineData: 16})
+			walk(t, q, verbs.QPStateRTS)
+			good := verbs.SendWR{Opcode: verbs.WRSend, AH: fakeAH(1), WRID: 1}
 			bad := tt.bad
 			bad.WRID = 2
-			n, err := q.PostSend([]SendWR{good, good, bad, good})
+			n, err := q.PostSend([]verbs.SendWR{good, good, bad, good})
 			if n != 2 || !errors.Is(err, tt.errno) {
 				t.Fatalf("PostSend = %d, %v; want 2, %v", n, err, tt.errno)
 			}
@@ -291,16 +292,16 @@ func TestPostListStopsAtBadWR(t *testing.T) {
 // completion covering it is polled (QP-29 reading A, QP-31).
 func TestSendQueueCapacity(t *testing.T) {
 	r := newRig()
-	q := r.qp(t, RC, Cap{MaxSendWR: 2, MaxRecvWR: 2, MaxSendSGE: 1, MaxRecvSGE: 1})
-	walk(t, q, RTS)
-	wr := []SendWR{{WRID: 1, Opcode: wc.WRSend}, {WRID: 2, Opcode: wc.WRSend}, {WRID: 3, Opcode: wc.WRSend}}
+	q := r.qp(t, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 2, MaxRecvWR: 2, MaxSendSGE: 1, MaxRecvSGE: 1})
+	walk(t, q, verbs.QPStateRTS)
+	wr := []verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend}, {WRID: 2, Opcode: verbs.WRSend}, {WRID: 3, Opcode: verbs.WRSend}}
 	if n, err := q.PostSend(wr); n != 2 || !errors.Is(err, syscall.ENOMEM) {
 		t.Fatalf("PostSend of 3 into 2 slots = %d, %v", n, err)
 	}
-	if n, err := q.PostRecv([]RecvWR{{WRID: 7}, {WRID: 8}, {WRID: 9}}); n != 2 || !errors.Is(err, syscall.ENOMEM) {
+	if n, err := q.PostRecv([]verbs.RecvWR{{WRID: 7}, {WRID: 8}, {WRID: 9}}); n != 2 || !errors.Is(err, syscall.ENOMEM) {
 		t.Fatalf("PostRecv of 3 into 2 slots = %d, %v", n, err)
 	}
-	walk(t, q, Err) // everything flushes, but slots stay taken until polled
+	walk(t, q, verbs.QPStateErr) // everything flushes, but slots stay taken until polled
 	if _, err := q.PostSend(wr[2:]); !errors.Is(err, syscall.ENOMEM) {
 		t.Fatalf("post with flushed but unpolled completions: %v, want ENOMEM", err)
 	}
@@ -313,18 +314,18 @@ func TestSendQueueCapacity(t *testing.T) {
 // TestFlush: FLUSH-01, 02, 04, 05, 06, 08, 14.
 func TestFlush(t *testing.T) {
 	r := newRig()
-	q := r.qp(t, RC, Cap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 1, MaxRecvSGE: 1})
-	walk(t, q, RTS)
-	q.PostRecv([]RecvWR{{WRID: 10}, {WRID: 11}})
-	q.PostSend([]SendWR{{WRID: 1, Opcode: wc.WRSend}, {WRID: 2, Opcode: wc.WRRDMAWrite, Flags: SendSignaled}})
+	q := r.qp(t, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 1, MaxRecvSGE: 1})
+	walk(t, q, verbs.QPStateRTS)
+	q.PostRecv([]verbs.RecvWR{{WRID: 10}, {WRID: 11}})
+	q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend}, {WRID: 2, Opcode: verbs.WRRDMAWrite, Flags: verbs.SendSignaled}})
 	if len(r.scq.entries)+len(r.rcq.entries) != 0 {
 		t.Fatal("completions before the error")
 	}
-	walk(t, q, Err)
-	flush := func(ids ...uint64) []wc.WC {
-		var out []wc.WC
+	walk(t, q, verbs.QPStateErr)
+	flush := func(ids ...uint64) []verbs.WC {
+		var out []verbs.WC
 		for _, id := range ids {
-			out = append(out, wc.WC{WRID: id, Status: wc.WRFlushErr, QPNum: q.Num()})
+			out = append(out, verbs.WC{WRID: id, Status: verbs.WCWRFlushErr, QPNum: q.Num()})
 		}
 		return out
 	}
@@ -338,10 +339,10 @@ func TestFlush(t *testing.T) {
 		t.Error("modify→ERR raised an async event (FLUSH-14)")
 	}
 	// FLUSH-05: posts in ERR are accepted and flushed at once.
-	if n, err := q.PostSend([]SendWR{{WRID: 3, Opcode: wc.WRSend}}); n != 1 || err != nil {
+	if n, err := q.PostSend([]verbs.SendWR{{WRID: 3, Opcode: verbs.WRSend}}); n != 1 || err != nil {
 		t.Fatalf("post_send in ERR: %d, %v", n, err)
 	}
-	if n, err := q.PostRecv([]RecvWR{{WRID: 12}}); n != 1 || err != nil {
+	if n, err := q.PostRecv([]verbs.RecvWR{{WRID: 12}}); n != 1 || err != nil {
 		t.Fatalf("post_recv in ERR: %d, %v", n, err)
 	}
 	if d := cmp.Diff(flush(3), r.scq.poll(r.mu)); d != "" {
@@ -351,13 +352,13 @@ func TestFlush(t *testing.T) {
 		t.Errorf("receive flush after ERR (-want +got):\n%s", d)
 	}
 	// FLUSH-08: ERR→RESET empties silently, and the QP can be used again.
-	walk(t, q, Reset)
-	walk(t, q, RTS)
-	q.PostRecv([]RecvWR{{WRID: 13}})
+	walk(t, q, verbs.QPStateReset)
+	walk(t, q, verbs.QPStateRTS)
+	q.PostRecv([]verbs.RecvWR{{WRID: 13}})
 	if s, rr := q.Outstanding(); s != 0 || rr != 1 {
 		t.Fatalf("after reuse: outstanding %d/%d, want 0/1", s, rr)
 	}
-	if a, _, _ := q.Query(); a.QPState != RTS || a.DestQPNum != 0x222 {
+	if a, _, _ := q.Query(); a.QPState != verbs.QPStateRTS || a.DestQPNum != 0x222 {
 		t.Fatalf("query after reuse: state %v dest %x", a.QPState, a.DestQPNum)
 	}
 }
@@ -365,20 +366,20 @@ func TestFlush(t *testing.T) {
 // TestModifyAllOrNothing: a refused modify changes nothing (QP-13).
 func TestModifyAllOrNothing(t *testing.T) {
 	r := newRig()
-	q := r.qp(t, RC, Cap{MaxSendWR: 1, MaxRecvWR: 1})
-	walk(t, q, Init)
+	q := r.qp(t, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 1, MaxRecvWR: 1})
+	walk(t, q, verbs.QPStateInit)
 	before, _, _ := q.Query()
-	attr := fullAttr(RTR)
+	attr := fullAttr(verbs.QPStateRTR)
 	attr.Timeout = 40 // invalid and not allowed in INIT→RTR
-	mask, _ := MinimalMask(Init, RTR, RC)
-	if err := q.Modify(attr, mask|AttrTimeout); !errors.Is(err, syscall.EINVAL) {
+	mask, _ := verbs.MinimalMask(verbs.QPStateInit, verbs.QPStateRTR, verbs.QPTypeRC)
+	if err := q.Modify(attr, mask|verbs.QPAttrTimeout); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("bad modify: %v", err)
 	}
 	after, _, _ := q.Query()
 	if d := cmp.Diff(before, after); d != "" {
 		t.Fatalf("a refused modify changed the QP (-before +after):\n%s", d)
 	}
-	if err := q.Modify(nil, AttrState); !errors.Is(err, syscall.EINVAL) {
+	if err := q.Modify(nil, verbs.QPAttrState); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("Modify(nil): %v", err)
 	}
 }
@@ -388,9 +389,9 @@ func TestInlineCapture(t *testing.T) {
 	r := newRig()
 	buf := []byte("hello, verbs")
 	r.mem[0x1000] = buf
-	q := r.qp(t, RC, Cap{MaxSendWR: 2, MaxSendSGE: 2, MaxInlineData: 32})
-	walk(t, q, RTS)
-	if _, err := q.PostSend([]SendWR{{WRID: 1, Opcode: wc.WRSend, Flags: SendInline, SGList: []SGE{{Addr: 0x1000, Length: 5}, {Addr: 0x1000, Length: 12}}}}); err != nil {
+	q := r.qp(t, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 2, MaxSendSGE: 2, MaxInlineData: 32})
+	walk(t, q, verbs.QPStateRTS)
+	if _, err := q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendInline, SGList: []verbs.SGE{{Addr: 0x1000, Length: 5}, {Addr: 0x1000, Length: 12}}}}); err != nil {
 		t.Fatal(err)
 	}
 	copy(buf, "XXXXXXXXXXXX")
@@ -406,15 +407,15 @@ func TestInlineCapture(t *testing.T) {
 // (ASYNC-13); without it, nothing.
 func TestSQDrainedEvent(t *testing.T) {
 	r := newRig()
-	q := r.qp(t, RC, Cap{MaxSendWR: 1})
-	walk(t, q, RTS)
-	a := fullAttr(SQD)
+	q := r.qp(t, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 1})
+	walk(t, q, verbs.QPStateRTS)
+	a := fullAttr(verbs.QPStateSQD)
 	a.EnSQDAsyncNotify = true
-	if err := q.Modify(a, AttrState|AttrEnSQDAsyncNotify); err != nil {
+	if err := q.Modify(a, verbs.QPAttrState|verbs.QPAttrEnSQDAsyncNotify); err != nil {
 		t.Fatal(err)
 	}
 	ev, err := r.async.TryGetAsyncEvent()
-	if err != nil || ev.Type != notify.EventSQDrained || ev.Object != q {
+	if err != nil || ev.Type != verbs.EventSQDrained || ev.Object != q {
 		t.Fatalf("event %v, %v", ev, err)
 	}
 	// Destroy waits for the ack of the event (ASYNC-05).
@@ -433,21 +434,21 @@ func TestSQDrainedEvent(t *testing.T) {
 // and every verb afterwards is EINVAL.
 func TestDestroy(t *testing.T) {
 	r := newRig()
-	q := r.qp(t, RC, Cap{MaxSendWR: 2, MaxRecvWR: 2, MaxSendSGE: 1, MaxRecvSGE: 1})
-	walk(t, q, RTS)
-	q.PostSend([]SendWR{{WRID: 1, Opcode: wc.WRSend}})
-	q.PostRecv([]RecvWR{{WRID: 2}})
+	q := r.qp(t, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 2, MaxRecvWR: 2, MaxSendSGE: 1, MaxRecvSGE: 1})
+	walk(t, q, verbs.QPStateRTS)
+	q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend}})
+	q.PostRecv([]verbs.RecvWR{{WRID: 2}})
 	if err := q.Destroy(); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.scq.entries)+len(r.rcq.entries) != 0 || r.scq.refs != 0 || r.rcq.refs != 0 {
 		t.Fatalf("after destroy: %d completions, refs %d/%d", len(r.scq.entries)+len(r.rcq.entries), r.scq.refs, r.rcq.refs)
 	}
-	_, errS := q.PostSend([]SendWR{{Opcode: wc.WRSend}})
-	_, errR := q.PostRecv([]RecvWR{{}})
+	_, errS := q.PostSend([]verbs.SendWR{{Opcode: verbs.WRSend}})
+	_, errR := q.PostRecv([]verbs.RecvWR{{}})
 	_, _, errQ := q.Query()
 	for name, err := range map[string]error{
-		"PostSend": errS, "PostRecv": errR, "Query": errQ, "Modify": q.Modify(fullAttr(Err), AttrState), "Destroy": q.Destroy(),
+		"PostSend": errS, "PostRecv": errR, "Query": errQ, "Modify": q.Modify(fullAttr(verbs.QPStateErr), verbs.QPAttrState), "Destroy": q.Destroy(),
 	} {
 		if !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("%s on a destroyed QP: %v, want EINVAL", name, err)
@@ -455,7 +456,7 @@ func TestDestroy(t *testing.T) {
 	}
 	var nq *QP
 	_, errS = nq.PostSend(nil)
-	if !errors.Is(errS, syscall.EINVAL) || !errors.Is(nq.Destroy(), syscall.EINVAL) || !errors.Is(nq.Modify(&Attr{}, 0), syscall.EINVAL) {
+	if !errors.Is(errS, syscall.EINVAL) || !errors.Is(nq.Destroy(), syscall.EINVAL) || !errors.Is(nq.Modify(&verbs.QPAttr{}, 0), syscall.EINVAL) {
 		t.Error("verbs on a nil QP are not EINVAL")
 	}
 }
@@ -464,10 +465,10 @@ func TestDestroy(t *testing.T) {
 // queue alike.
 func TestPostAllocatesNothing(t *testing.T) {
 	r := newRig()
-	q := r.qp(t, RC, Cap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 2, MaxRecvSGE: 2})
-	walk(t, q, RTS)
-	send := []SendWR{{WRID: 1, Opcode: wc.WRSend, SGList: []SGE{{Addr: 1, Length: 8, LKey: 3}}}}
-	recv := []RecvWR{{WRID: 2, SGList: []SGE{{Addr: 1, Length: 8, LKey: 3}}}}
+	q := r.qp(t, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 64, MaxRecvWR: 64, MaxSendSGE: 2, MaxRecvSGE: 2})
+	walk(t, q, verbs.QPStateRTS)
+	send := []verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, SGList: []verbs.SGE{{Addr: 1, Length: 8, LKey: 3}}}}
+	recv := []verbs.RecvWR{{WRID: 2, SGList: []verbs.SGE{{Addr: 1, Length: 8, LKey: 3}}}}
 	if n := testing.AllocsPerRun(200, func() {
 		q.PostSend(send)
 		q.PostRecv(recv)

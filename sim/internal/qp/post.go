@@ -5,7 +5,6 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -29,17 +28,17 @@ var (
 // EINVAL like any opcode the transport does not allow. LOCAL_INV and
 // BIND_MW run on RC and UC QPs (memory windows, MW-04, MW-07). An
 // XRC_SEND QP has RC's operations (XRC-09).
-func opAllowed(op wc.WROpcode, t Type) (ok bool, unsupported bool) {
+func opAllowed(op verbs.WROpcode, t verbs.QPType) (ok bool, unsupported bool) {
 	switch op {
-	case wc.WRSend, wc.WRSendWithImm:
+	case verbs.WRSend, verbs.WRSendWithImm:
 		return true, false
-	case wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRSendWithInv, wc.WRLocalInv, wc.WRBindMW:
-		return t == RC || t == UC || t == XRCSend, false
-	case wc.WRRDMARead, wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd, wc.WRAtomicWrite:
-		return t == RC || t == XRCSend, false
-	case wc.WRTSO:
+	case verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm, verbs.WRSendWithInv, verbs.WRLocalInv, verbs.WRBindMW:
+		return t == verbs.QPTypeRC || t == verbs.QPTypeUC || t == verbs.QPTypeXRCSend, false
+	case verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite:
+		return t == verbs.QPTypeRC || t == verbs.QPTypeXRCSend, false
+	case verbs.WRTSO:
 		// Allowed on UD (and raw packet QPs), but not simulated.
-		return false, t == UD
+		return false, t == verbs.QPTypeUD
 	}
 	return false, false
 }
@@ -57,7 +56,7 @@ func opAllowed(op wc.WROpcode, t Type) (ok bool, unsupported bool) {
 // live type 1 window of q's device (type 2 windows are bound with
 // PostSend, MW-04), a QP that is not RC or UC, and every error of
 // PostSend (state, flags, a full queue).
-func (q *QP) BindMW(mw verbs.MW, wrID uint64, flags SendFlags, info MWBindInfo) (err error) {
+func (q *QP) BindMW(mw verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) (err error) {
 	const verb = "ibv_bind_mw"
 	if q == nil {
 		return verr.New(verb, syscall.EINVAL, "nil QP")
@@ -71,17 +70,17 @@ func (q *QP) BindMW(mw verbs.MW, wrID uint64, flags SendFlags, info MWBindInfo) 
 		return errSendGone
 	}
 	switch q.state {
-	case RTS, SQD, SQE, Err:
+	case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr:
 	default:
 		return errSendState
 	}
-	if q.typ != RC && q.typ != UC && q.typ != XRCSend {
+	if q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeUC && q.typ != verbs.QPTypeXRCSend {
 		return verr.Errorf(verb, syscall.EINVAL, "memory windows are bound on RC, UC and XRC_SEND QPs, not %v", q.typ)
 	}
 	if q.cfg.Host == nil {
 		return verr.New(verb, syscall.EOPNOTSUPP, "the QP has no adapter to bind windows with")
 	}
-	wr := SendWR{WRID: wrID, Opcode: wc.WRBindMW, Flags: flags, MW: mw, Bind: info}
+	wr := verbs.SendWR{WRID: wrID, Opcode: verbs.WRBindMW, Flags: flags, MW: mw, Bind: info}
 	if err := q.checkSendLocked(&wr, builtInline{}); err != nil {
 		return err
 	}
@@ -96,7 +95,7 @@ func (q *QP) BindMW(mw verbs.MW, wrID uint64, flags SendFlags, info MWBindInfo) 
 		return err
 	}
 	wr.RKey = key
-	if q.state == Err || q.state == SQE {
+	if q.state == verbs.QPStateErr || q.state == verbs.QPStateSQE {
 		defer q.flushSendLocked()
 	}
 	if err := q.enqueueSendLocked(&wr, builtInline{}); err != nil {
@@ -126,7 +125,7 @@ func (q *QP) BindMW(mw verbs.MW, wrID uint64, flags SendFlags, info MWBindInfo) 
 // Requests posted in SQE or ERR are accepted and flushed at once (FLUSH-05).
 // Inline payloads are copied now; other buffers are read when the request
 // executes (QP-35, QP-36). PostSend allocates nothing.
-func (q *QP) PostSend(wrs []SendWR) (n int, err error) {
+func (q *QP) PostSend(wrs []verbs.SendWR) (n int, err error) {
 	if q == nil {
 		return 0, verr.New(verbSend, syscall.EINVAL, "nil QP")
 	}
@@ -142,19 +141,19 @@ func (q *QP) PostSend(wrs []SendWR) (n int, err error) {
 // postSendsLocked is PostSend under the lock. Apart from PostSend so that
 // both functions' defers stay open-coded (a function with many returns and
 // several defers runs its defers through the runtime's slow path).
-func (q *QP) postSendsLocked(wrs []SendWR) (int, error) {
+func (q *QP) postSendsLocked(wrs []verbs.SendWR) (int, error) {
 	if q.life != live {
 		return 0, errSendGone
 	}
-	if q.typ == XRCRecv {
+	if q.typ == verbs.QPTypeXRCRecv {
 		return 0, errSendNoSQ
 	}
 	switch q.state {
-	case RTS, SQD, SQE, Err:
+	case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr:
 	default:
 		return 0, errSendState
 	}
-	if q.state == Err || q.state == SQE {
+	if q.state == verbs.QPStateErr || q.state == verbs.QPStateSQE {
 		defer q.flushSendLocked() // also what was posted before a bad request
 	}
 	for i := range wrs {
@@ -174,7 +173,7 @@ func (q *QP) postSendsLocked(wrs []SendWR) (int, error) {
 	return len(wrs), nil
 }
 
-func (q *QP) postSendLocked(w *SendWR) error {
+func (q *QP) postSendLocked(w *verbs.SendWR) error {
 	if err := q.checkSendLocked(w, builtInline{}); err != nil {
 		return err
 	}
@@ -192,7 +191,7 @@ type builtInline struct {
 // checkSendLocked runs PostSend's checks of one request that need no
 // slot: opcode, SGE count, flags, address handle, inline size (QP-32..35).
 // in is the builder's inline payload of w, if any.
-func (q *QP) checkSendLocked(w *SendWR, in builtInline) error {
+func (q *QP) checkSendLocked(w *verbs.SendWR, in builtInline) error {
 	ok, unsupported := opAllowed(w.Opcode, q.typ)
 	switch {
 	case unsupported:
@@ -203,25 +202,25 @@ func (q *QP) checkSendLocked(w *SendWR, in builtInline) error {
 		return verr.Errorf(verbSend, syscall.EINVAL, "num_sge %d above max_send_sge %d (QP-32)", len(w.SGList), q.cap.MaxSendSGE)
 	case w.Flags&^sendFlagsKnown != 0:
 		return verr.Errorf(verbSend, syscall.EINVAL, "unknown send flags %v", w.Flags&^sendFlagsKnown)
-	case w.Flags&SendFence != 0 && q.typ != RC && q.typ != XRCSend:
+	case w.Flags&verbs.SendFence != 0 && q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeXRCSend:
 		return verr.Errorf(verbSend, syscall.EINVAL, "IBV_SEND_FENCE on a %v QP (QP-34)", q.typ)
-	case q.typ == UD && w.AH == nil:
+	case q.typ == verbs.QPTypeUD && w.AH == nil:
 		return verr.New(verbSend, syscall.EINVAL, "a UD send needs an address handle")
 	}
-	inline := w.Flags&SendInline != 0
+	inline := w.Flags&verbs.SendInline != 0
 	if inline {
 		switch w.Opcode {
-		case wc.WRSend, wc.WRSendWithImm, wc.WRSendWithInv, wc.WRRDMAWrite, wc.WRRDMAWriteWithImm, wc.WRAtomicWrite:
+		case verbs.WRSend, verbs.WRSendWithImm, verbs.WRSendWithInv, verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm, verbs.WRAtomicWrite:
 		default:
 			return verr.Errorf(verbSend, syscall.EINVAL, "IBV_SEND_INLINE on %v (QP-34)", w.Opcode)
 		}
-		n := Length(w.SGList)
+		n := verbs.SGEListLength(w.SGList)
 		if in.set {
 			n = uint64(len(in.data))
 		}
 		// The builder's ATOMIC_WRITE carries its 8 bytes in the request
 		// itself, not as inline data (XFER-33).
-		if w.Opcode == wc.WRAtomicWrite && in.set {
+		if w.Opcode == verbs.WRAtomicWrite && in.set {
 			n = 0
 		}
 		if n > uint64(q.cap.MaxInlineData) {
@@ -234,8 +233,8 @@ func (q *QP) checkSendLocked(w *SendWR, in builtInline) error {
 // enqueueSendLocked takes a slot for w, a request that passed
 // checkSendLocked, capturing its inline payload: ENOMEM when the queue is
 // full (QP-29), EFAULT when the inline data is not in registered memory.
-func (q *QP) enqueueSendLocked(w *SendWR, in builtInline) error {
-	inline := w.Flags&SendInline != 0
+func (q *QP) enqueueSendLocked(w *verbs.SendWR, in builtInline) error {
+	inline := w.Flags&verbs.SendInline != 0
 	if q.sq.full() {
 		if q.sq.freeOnRetire {
 			return errSendBusy
@@ -265,7 +264,7 @@ func (q *QP) enqueueSendLocked(w *SendWR, in builtInline) error {
 			payload = append(payload, b...)
 		}
 	}
-	if !q.sq.hasExt && (q.typ == UD || q.typ == XRCSend || needsExt(w)) {
+	if !q.sq.hasExt && (q.typ == verbs.QPTypeUD || q.typ == verbs.QPTypeXRCSend || needsExt(w)) {
 		q.sq.allocExt()
 	}
 	e := q.sq.push()
@@ -274,8 +273,8 @@ func (q *QP) enqueueSendLocked(w *SendWR, in builtInline) error {
 	e.inline = payload
 	e.raddr, e.rkey, e.imm = w.RemoteAddr, w.RKey, w.Imm
 	e.op, e.flags = w.Opcode, w.Flags
-	e.psn, e.npkts, e.got, e.status = 0, 0, 0, wc.Success
-	e.fin, e.signaled = false, q.init.SQSigAll || w.Flags&SendSignaled != 0
+	e.psn, e.npkts, e.got, e.status = 0, 0, 0, verbs.WCSuccess
+	e.fin, e.signaled = false, q.init.SQSigAll || w.Flags&verbs.SendSignaled != 0
 	if x := e.x; x != nil {
 		*x = wqeExt{compareAdd: w.CompareAdd, swap: w.Swap, ah: w.AH, mw: w.MW, bind: w.Bind,
 			remoteQPN: w.RemoteQPN, remoteQKey: w.RemoteQKey, remoteSRQN: w.RemoteSRQN}
@@ -290,7 +289,7 @@ func (q *QP) enqueueSendLocked(w *SendWR, in builtInline) error {
 // state but RESET (QP-25: EINVAL); at most max_recv_sge elements (QP-32:
 // EINVAL); ENOMEM when the queue is full (QP-31). Requests posted in ERR are
 // flushed at once (FLUSH-05). PostRecv allocates nothing.
-func (q *QP) PostRecv(wrs []RecvWR) (n int, err error) {
+func (q *QP) PostRecv(wrs []verbs.RecvWR) (n int, err error) {
 	if q == nil {
 		return 0, verr.New(verbRecv, syscall.EINVAL, "nil QP")
 	}
@@ -305,20 +304,20 @@ func (q *QP) PostRecv(wrs []RecvWR) (n int, err error) {
 
 // postRecvsLocked is PostRecv under the lock (apart for the reason
 // postSendsLocked is).
-func (q *QP) postRecvsLocked(wrs []RecvWR) (int, error) {
+func (q *QP) postRecvsLocked(wrs []verbs.RecvWR) (int, error) {
 	if q.life != live {
 		return 0, errRecvGone
 	}
-	if q.typ == XRCSend || q.typ == XRCRecv {
+	if q.typ == verbs.QPTypeXRCSend || q.typ == verbs.QPTypeXRCRecv {
 		return 0, errRecvXRC
 	}
-	if q.state == Reset {
+	if q.state == verbs.QPStateReset {
 		return 0, errRecvState
 	}
 	if q.init.SRQ != nil {
 		return 0, verr.New(verbRecv, syscall.EINVAL, "the QP receives through its SRQ; post to the SRQ (SRQ-03)")
 	}
-	if q.state == Err {
+	if q.state == verbs.QPStateErr {
 		defer q.flushLocked() // also what was posted before a bad request
 	}
 	for i := range wrs {

@@ -3,7 +3,7 @@ package qp
 import (
 	"encoding/binary"
 
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // sendState is the requester side of a QP: which send WRs have started,
@@ -39,7 +39,7 @@ type recvState struct {
 	wqe     bool   // a receive WR is held for the message in progress
 	// A receive WR taken from an SRQ: its wr_id and SGEs.
 	srqWRID uint64
-	srqSGE  []SGE
+	srqSGE  []verbs.SGE
 	// xsrq is the XRC SRQ the request in progress names, on an XRC_RECV
 	// QP (XRC-10).
 	xsrq *SRQ
@@ -104,19 +104,19 @@ func (r *recvState) fresh(epsn uint32) recvState {
 // isRdAtomic reports whether op waits for a response and counts against
 // max_rd_atomic: READ, the two fetching atomics and ATOMIC_WRITE, whose
 // response carries no data (XFER-33).
-func isRdAtomic(op wc.WROpcode) bool {
-	return op == wc.WRRDMARead || op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd || op == wc.WRAtomicWrite
+func isRdAtomic(op verbs.WROpcode) bool {
+	return op == verbs.WRRDMARead || op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd || op == verbs.WRAtomicWrite
 }
 
 // fetches reports whether op's response brings bytes that land in the
 // local SGEs: READ and the two fetching atomics.
-func fetches(op wc.WROpcode) bool {
-	return op == wc.WRRDMARead || op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd
+func fetches(op verbs.WROpcode) bool {
+	return op == verbs.WRRDMARead || op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd
 }
 
 // mtuLocked is the payload size of one packet.
 func (q *QP) mtuLocked() uint32 {
-	if q.typ == UD {
+	if q.typ == verbs.QPTypeUD {
 		return uint32(q.cfg.Host.PortLocked(q.attr.PortNum).ActiveMTU.Bytes())
 	}
 	return uint32(q.attr.PathMTU.Bytes())
@@ -124,10 +124,10 @@ func (q *QP) mtuLocked() uint32 {
 
 // msgLen is the length of a send WR's message.
 func (e *wqe) msgLen() uint64 {
-	if e.flags&SendInline != 0 {
+	if e.flags&verbs.SendInline != 0 {
 		return uint64(len(e.inline))
 	}
-	return Length(e.sge)
+	return verbs.SGEListLength(e.sge)
 }
 
 // RunLocked is the requester: it transmits the send WRs that may start, in
@@ -143,18 +143,18 @@ func (q *QP) RunLocked() {
 	}
 	q.tx.scheduled = false
 	h := q.cfg.Host
-	if h == nil || q.life != live || (q.state != RTS && q.state != SQD) {
+	if h == nil || q.life != live || (q.state != verbs.QPStateRTS && q.state != verbs.QPStateSQD) {
 		return
 	}
 	t := &q.tx
 	for t.next < q.sq.tail && !t.rnrWait && !t.halted {
 		e := q.sq.slot(t.next)
 		if t.next >= t.assigned {
-			if q.state == SQD {
+			if q.state == verbs.QPStateSQD {
 				break // QP-39: nothing new starts while draining
 			}
 			rd := isRdAtomic(e.op)
-			if e.flags&SendFence != 0 && t.rdInFlight > 0 {
+			if e.flags&verbs.SendFence != 0 && t.rdInFlight > 0 {
 				break // QP-38
 			}
 			if rd && t.rdInFlight >= int(q.attr.MaxRDAtomic) {
@@ -168,14 +168,14 @@ func (q *QP) RunLocked() {
 				t.assigned++
 				t.next++
 				t.nextPkt = 0
-				if e.status != wc.Success {
+				if e.status != verbs.WCSuccess {
 					t.halted = true
 					q.traceLocked("local operation failed", e.status.Name())
 					break
 				}
 				continue
 			}
-			if st := q.checkLocalLocked(e); st != wc.Success {
+			if st := q.checkLocalLocked(e); st != verbs.WCSuccess {
 				e.status, e.fin = st, true
 				t.assigned++
 				t.next++
@@ -208,34 +208,34 @@ func (q *QP) RunLocked() {
 }
 
 // isLocalOp reports whether op runs in the adapter without a message.
-func isLocalOp(op wc.WROpcode) bool { return op == wc.WRBindMW || op == wc.WRLocalInv }
+func isLocalOp(op verbs.WROpcode) bool { return op == verbs.WRBindMW || op == verbs.WRLocalInv }
 
 // localOpLocked executes a BIND_MW (MW-04: MW_BIND_ERR on failure) or a
 // LOCAL_INV (MW-07: LOC_QP_OP_ERR when the rkey names nothing it may
 // invalidate, as rxe's requester reports).
-func (q *QP) localOpLocked(e *wqe) wc.Status {
+func (q *QP) localOpLocked(e *wqe) verbs.WCStatus {
 	h := q.cfg.Host
-	if e.op == wc.WRBindMW {
+	if e.op == verbs.WRBindMW {
 		if q.sq.bindWR == nil { // made at the first bind: most QPs never bind
-			q.sq.bindWR = new(SendWR)
+			q.sq.bindWR = new(verbs.SendWR)
 		}
 		*q.sq.bindWR = e.sendWR()
 		return h.BindLocked(q, q.sq.bindWR)
 	}
 	if !h.InvalidateLocked(q.cfg.PD, e.imm) {
-		return wc.LocQPOpErr
+		return verbs.WCLocQPOpErr
 	}
-	return wc.Success
+	return verbs.WCSuccess
 }
 
 // packetsLocked is how many PSNs e uses: one per MTU of payload (at least
 // one), and for a READ one per response packet.
 func (q *QP) packetsLocked(e *wqe) uint32 {
 	switch e.op {
-	case wc.WRAtomicCmpAndSwp, wc.WRAtomicFetchAndAdd, wc.WRAtomicWrite:
+	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite:
 		return 1
 	}
-	if q.typ == UD {
+	if q.typ == verbs.QPTypeUD {
 		return 1
 	}
 	n := e.msgLen()
@@ -247,43 +247,43 @@ func (q *QP) packetsLocked(e *wqe) uint32 {
 // message size (XFER-23), the atomic result buffer (XFER-17), every local
 // SGE (XFER-16, MR-03, MR-08; for a READ or an atomic, only later under
 // the XFER-31 B reading) and, for UD, the AH's PD (PD-04).
-func (q *QP) checkLocalLocked(e *wqe) wc.Status {
+func (q *QP) checkLocalLocked(e *wqe) verbs.WCStatus {
 	h := q.cfg.Host
 	n := e.msgLen()
 	if n > uint64(h.PortLocked(q.attr.PortNum).MaxMsgSz) {
-		return wc.LocLenErr
+		return verbs.WCLocLenErr
 	}
 	op := e.op
-	if op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd || op == wc.WRAtomicWrite {
+	if op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd || op == verbs.WRAtomicWrite {
 		if n != 8 {
-			return wc.LocLenErr
+			return verbs.WCLocLenErr
 		}
 	}
-	if q.typ == UD {
+	if q.typ == verbs.QPTypeUD {
 		if _, pd, ok := h.AHLocked(e.ext().ah); !ok || pd != q.cfg.PD {
-			return wc.LocQPOpErr
+			return verbs.WCLocQPOpErr
 		}
 	}
-	if e.flags&SendInline != 0 {
-		return wc.Success
+	if e.flags&verbs.SendInline != 0 {
+		return verbs.WCSuccess
 	}
 	write := fetches(op)
 	if write && q.cfg.Transport.LateLocalCheck {
-		return wc.Success // checked as the response is placed (XFER-31 B)
+		return verbs.WCSuccess // checked as the response is placed (XFER-31 B)
 	}
 	for _, s := range e.sge {
 		if _, ok := h.LocalLocked(q.cfg.PD, s, write); !ok {
-			return wc.LocProtErr
+			return verbs.WCLocProtErr
 		}
 	}
-	return wc.Success
+	return verbs.WCSuccess
 }
 
 // gatherLocked copies the bytes [off, off+len(dst)) of e's message into
 // dst, reading registered memory now (QP-36). It fails when an SGE no
 // longer resolves (MR-07).
 func (q *QP) gatherLocked(e *wqe, off uint64, dst []byte) bool {
-	if e.flags&SendInline != 0 {
+	if e.flags&verbs.SendInline != 0 {
 		copy(dst, e.inline[off:])
 		return true
 	}
@@ -314,27 +314,27 @@ func (q *QP) transmitLocked(e *wqe) bool {
 	op := e.op
 	total := e.msgLen()
 	mtu := uint64(q.mtuLocked())
-	if q.typ == UD && total > mtu {
+	if q.typ == verbs.QPTypeUD && total > mtu {
 		// XFER-20 (A): nothing is transmitted, and the WR succeeds.
 		q.traceLocked("UD message above the MTU not sent", "XFER-20")
 		return true
 	}
 	kind := PktSend
 	switch {
-	case op == wc.WRRDMAWrite || op == wc.WRRDMAWriteWithImm:
+	case op == verbs.WRRDMAWrite || op == verbs.WRRDMAWriteWithImm:
 		kind = PktWrite
-	case op == wc.WRRDMARead:
+	case op == verbs.WRRDMARead:
 		kind = PktReadReq
-	case op == wc.WRAtomicCmpAndSwp || op == wc.WRAtomicFetchAndAdd || op == wc.WRAtomicWrite:
+	case op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd || op == verbs.WRAtomicWrite:
 		kind = PktAtomic
 	}
 	var awValue uint64
-	if op == wc.WRAtomicWrite {
+	if op == verbs.WRAtomicWrite {
 		// The 8 bytes to write, read from the request's data now
 		// (XFER-33, as QP-36), and carried in the packet's Swap.
 		var v [8]byte
 		if !q.gatherLocked(e, 0, v[:]) {
-			e.status, e.fin = wc.LocProtErr, true
+			e.status, e.fin = verbs.WCLocProtErr, true
 			t.halted = true
 			t.next++
 			return false
@@ -358,11 +358,11 @@ func (q *QP) transmitLocked(e *wqe) bool {
 		p.RemoteAddr, p.RKey = e.raddr, e.rkey
 		p.DMALen = uint32(total)
 		p.CompareAdd, p.Swap = e.ext().compareAdd, e.ext().swap
-		if op == wc.WRAtomicWrite {
+		if op == verbs.WRAtomicWrite {
 			p.CompareAdd, p.Swap = 0, awValue
 		}
 		p.SRQN = e.ext().remoteSRQN
-		if p.Last && e.flags&SendSolicited != 0 && (kind == PktSend || op == wc.WRRDMAWriteWithImm) {
+		if p.Last && e.flags&verbs.SendSolicited != 0 && (kind == PktSend || op == verbs.WRRDMAWriteWithImm) {
 			p.SE = true // NOTIFY-06
 		}
 		if kind == PktSend || kind == PktWrite {
@@ -370,7 +370,7 @@ func (q *QP) transmitLocked(e *wqe) bool {
 			size := min(mtu, total-off)
 			p.Payload = p.Payload[:size]
 			if !q.gatherLocked(e, off, p.Payload) {
-				e.status, e.fin = wc.LocProtErr, true
+				e.status, e.fin = verbs.WCLocProtErr, true
 				t.halted = true
 				t.next++
 				return false
@@ -389,7 +389,7 @@ func (q *QP) addressLocked(e *wqe, p *Packet) {
 	p.Port = q.attr.PortNum
 	av := q.attr.AHAttr
 	p.DstQPN = q.attr.DestQPNum
-	if q.typ == UD {
+	if q.typ == verbs.QPTypeUD {
 		av, _, _ = q.cfg.Host.AHLocked(e.ext().ah)
 		p.DstQPN = e.ext().remoteQPN
 		p.QKey = e.ext().remoteQKey

@@ -3,8 +3,7 @@ package qp
 import (
 	"encoding/binary"
 
-	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // grhLen is the size of the Global Routing Header that starts every UD
@@ -19,19 +18,19 @@ const maxRDMALen = 1 << 31
 // (XFER-28, FLUSH-11).
 func (q *QP) respondLocked(p *Packet) {
 	switch q.state {
-	case RTR, RTS, SQD, SQE:
+	case verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE:
 	default:
 		q.traceLocked("packet dropped", "the QP is not receiving (XFER-28)")
 		return
 	}
 	switch {
-	case q.typ == XRCSend:
+	case q.typ == verbs.QPTypeXRCSend:
 		return // an initiator has no responder
-	case q.typ == XRCRecv && p.Transport != XRCSend,
-		q.typ != XRCRecv && p.Transport != q.typ:
+	case q.typ == verbs.QPTypeXRCRecv && p.Transport != verbs.QPTypeXRCSend,
+		q.typ != verbs.QPTypeXRCRecv && p.Transport != q.typ:
 		return
 	}
-	if q.typ == UD {
+	if q.typ == verbs.QPTypeUD {
 		q.udReceiveLocked(p)
 		return
 	}
@@ -39,16 +38,16 @@ func (q *QP) respondLocked(p *Packet) {
 		q.traceLocked("packet ignored", "not from the connected peer (XFER-27)")
 		return
 	}
-	if q.state == RTR && !q.rx.commEst {
+	if q.state == verbs.QPStateRTR && !q.rx.commEst {
 		q.rx.commEst = true // ASYNC-12: the first packet in RTR
-		q.raiseLocked(notify.EventCommEst)
+		q.raiseLocked(verbs.EventCommEst)
 	}
-	if q.typ == UC {
+	if q.typ == verbs.QPTypeUC {
 		q.ucReceiveLocked(p)
 		return
 	}
 	d := psnDiff(p.PSN, q.rx.epsn)
-	if q.typ == XRCRecv && d <= 0 && !q.xrcSRQLocked(p, d == 0) {
+	if q.typ == verbs.QPTypeXRCRecv && d <= 0 && !q.xrcSRQLocked(p, d == 0) {
 		return
 	}
 	switch {
@@ -69,7 +68,7 @@ func (q *QP) respondLocked(p *Packet) {
 	case PktWrite:
 		q.rcWriteLocked(p)
 	case PktReadReq:
-		if !q.remoteOKLocked(p, AccessRemoteRead) {
+		if !q.remoteOKLocked(p, verbs.AccessRemoteRead) {
 			return
 		}
 		q.readResponsesLocked(p)
@@ -93,7 +92,7 @@ func (q *QP) xrcSRQLocked(p *Packet, inSeq bool) bool {
 		if q.rx.xsrq != s && !q.rx.wqe {
 			q.rx.xsrq = s
 			if c := cap(q.rx.srqSGE); c < s.maxSGE() {
-				q.rx.srqSGE = make([]SGE, 0, s.maxSGE())
+				q.rx.srqSGE = make([]verbs.SGE, 0, s.maxSGE())
 			}
 		}
 		return true
@@ -103,7 +102,7 @@ func (q *QP) xrcSRQLocked(p *Packet, inSeq bool) bool {
 		if s != nil {
 			why = "the XRC SRQ the request names is in another XRC domain (XRC-10)"
 		}
-		q.responderErrorLocked(p, SynRemAccess, wc.Success, notify.EventQPAccessErr, why)
+		q.responderErrorLocked(p, SynRemAccess, verbs.WCSuccess, verbs.EventQPAccessErr, why)
 	}
 	return false
 }
@@ -112,7 +111,7 @@ func (q *QP) xrcSRQLocked(p *Packet, inSeq bool) bool {
 // against: the QP's, or on an XRC_RECV QP, which has none, the PD of the XRC
 // SRQ the request names (XRC-10).
 func (q *QP) respPD() any {
-	if q.typ == XRCRecv {
+	if q.typ == verbs.QPTypeXRCRecv {
 		return q.rx.xsrq.PD()
 	}
 	return q.cfg.PD
@@ -120,7 +119,7 @@ func (q *QP) respPD() any {
 
 // raiseLocked raises a QP async event unless the profile has none
 // (ASYNC-11).
-func (q *QP) raiseLocked(t notify.EventType) {
+func (q *QP) raiseLocked(t verbs.EventType) {
 	if q.cfg.Transport.NoQPEvents || q.cfg.Async == nil {
 		return
 	}
@@ -147,7 +146,7 @@ func (q *QP) takeRecvLocked() bool {
 	if q.rx.wqe {
 		return true
 	}
-	if q.typ == XRCRecv && (q.rx.xsrq == nil || q.rx.xsrq.life != live) {
+	if q.typ == verbs.QPTypeXRCRecv && (q.rx.xsrq == nil || q.rx.xsrq.life != live) {
 		return false
 	}
 	if s := q.recvSRQ(); s != nil {
@@ -166,7 +165,7 @@ func (q *QP) takeRecvLocked() bool {
 }
 
 // recvSGEs returns the scatter list of the held receive WR.
-func (q *QP) recvSGEs() ([]SGE, uint64) {
+func (q *QP) recvSGEs() ([]verbs.SGE, uint64) {
 	if q.recvSRQ() != nil {
 		return q.rx.srqSGE, q.rx.srqWRID
 	}
@@ -177,13 +176,13 @@ func (q *QP) recvSGEs() ([]SGE, uint64) {
 // completeRecvLocked completes the held receive WR with w. It reports
 // whether the completion overran the receive CQ, which leaves the QP in ERR
 // (CQ-24): an RC responder must then not acknowledge the message.
-func (q *QP) completeRecvLocked(w *wc.WC, solicited bool) (overrun bool) {
+func (q *QP) completeRecvLocked(w *verbs.WC, solicited bool) (overrun bool) {
 	_, w.WRID = q.recvSGEs()
 	w.QPNum = q.num
 	q.rx.wqe = false
 	if len(q.forced) > 0 {
 		if st := q.takeForcedLocked(w.WRID, true, w.Status); st != w.Status {
-			*w = wc.WC{WRID: w.WRID, Status: st, QPNum: q.num}
+			*w = verbs.WC{WRID: w.WRID, Status: st, QPNum: q.num}
 			defer q.SetErrorLocked()
 		}
 	}
@@ -212,13 +211,13 @@ func (q *QP) ackReceivedLocked(p *Packet, overrun bool) {
 // responderErrorLocked answers a bad request: a NAK with syn, the held
 // receive WR (if any) completed with recvStatus, the event ev (unless the
 // profile raises none) and the QP in ERR (FLUSH-12, XFER-15).
-func (q *QP) responderErrorLocked(p *Packet, syn Syndrome, recvStatus wc.Status, ev notify.EventType, why string) {
+func (q *QP) responderErrorLocked(p *Packet, syn Syndrome, recvStatus verbs.WCStatus, ev verbs.EventType, why string) {
 	q.traceLocked("responder error "+syn.String(), why)
 	q.nakLocked(p, syn, p.PSN)
-	if q.rx.wqe && recvStatus != wc.Success {
+	if q.rx.wqe && recvStatus != verbs.WCSuccess {
 		// Solicited only if the packet carried the SE bit: what a
 		// solicited-only arm under NOTIFY-05 reading B looks at.
-		w := wc.WC{Status: recvStatus}
+		w := verbs.WC{Status: recvStatus}
 		q.completeRecvLocked(&w, p.SE)
 	}
 	q.raiseLocked(ev)
@@ -230,7 +229,7 @@ func (q *QP) responderErrorLocked(p *Packet, syn Syndrome, recvStatus wc.Status,
 // IBTA has it; the QP's under the rxe reading, whose responder checks every
 // receive against the QP's PD; and the QP's for its own receive queue.
 func (q *QP) recvPD() any {
-	if q.typ == XRCRecv {
+	if q.typ == verbs.QPTypeXRCRecv {
 		return q.rx.xsrq.PD() // the target has no PD of its own (XRC-10)
 	}
 	if s := q.init.SRQ; s != nil && !q.cfg.Transport.SRQRecvQPPD {
@@ -241,21 +240,21 @@ func (q *QP) recvPD() any {
 
 // placeRecvLocked scatters payload at the current offset of the held
 // receive WR. It returns the failure status, or Success.
-func (q *QP) placeRecvLocked(payload []byte, at uint64) wc.Status {
+func (q *QP) placeRecvLocked(payload []byte, at uint64) verbs.WCStatus {
 	sges, _ := q.recvSGEs()
-	if at+uint64(len(payload)) > Length(sges) {
+	if at+uint64(len(payload)) > verbs.SGEListLength(sges) {
 		if q.cfg.Transport.RecvTooSmallRemInvReq {
-			return wc.RemInvReqErr
+			return verbs.WCRemInvReqErr
 		}
-		return wc.LocLenErr
+		return verbs.WCLocLenErr
 	}
 	if !scatter(q.cfg.Host, q.recvPD(), sges, at, payload) {
 		if q.cfg.Transport.RecvProtQPOp {
-			return wc.LocQPOpErr
+			return verbs.WCLocQPOpErr
 		}
-		return wc.LocProtErr
+		return verbs.WCLocProtErr
 	}
-	return wc.Success
+	return verbs.WCSuccess
 }
 
 // rcSendLocked receives one packet of a SEND on an RC QP.
@@ -271,16 +270,16 @@ func (q *QP) rcSendLocked(p *Packet) {
 		r.inMsg, r.off = true, 0
 	}
 	if !r.inMsg {
-		q.responderErrorLocked(p, SynInvReq, wc.Success, notify.EventQPReqErr, "a middle packet without a first")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first")
 		return
 	}
 	switch st := q.placeRecvLocked(p.Payload, uint64(r.off)); st {
-	case wc.Success:
-	case wc.LocLenErr, wc.RemInvReqErr:
-		q.responderErrorLocked(p, SynInvReq, st, notify.EventQPReqErr, "the message does not fit the receive WR (XFER-05)")
+	case verbs.WCSuccess:
+	case verbs.WCLocLenErr, verbs.WCRemInvReqErr:
+		q.responderErrorLocked(p, SynInvReq, st, verbs.EventQPReqErr, "the message does not fit the receive WR (XFER-05)")
 		return
 	default:
-		q.responderErrorLocked(p, SynRemOp, st, notify.EventQPAccessErr, "bad SGE in the receive WR (XFER-16)")
+		q.responderErrorLocked(p, SynRemOp, st, verbs.EventQPAccessErr, "bad SGE in the receive WR (XFER-16)")
 		return
 	}
 	r.off += uint32(len(p.Payload))
@@ -288,20 +287,20 @@ func (q *QP) rcSendLocked(p *Packet) {
 	if !p.Last {
 		return
 	}
-	w := wc.WC{Opcode: wc.Recv, ByteLen: r.off, SrcQP: p.SrcQPN}
+	w := verbs.WC{Opcode: verbs.WCRecv, ByteLen: r.off, SrcQP: p.SrcQPN}
 	switch p.Op {
-	case wc.WRSendWithImm:
-		w.WCFlags, w.ImmData = wc.WithImm, p.Imm
-	case wc.WRSendWithInv:
+	case verbs.WRSendWithImm:
+		w.WCFlags, w.ImmData = verbs.WCWithImm, p.Imm
+	case verbs.WRSendWithInv:
 		if !q.cfg.Host.InvalidateLocked(q.respPD(), p.Imm) {
 			if q.cfg.Transport.SendInvErrAcked {
 				q.sendInvAckedErrorLocked(p)
 				return
 			}
-			q.responderErrorLocked(p, SynInvReq, wc.LocQPOpErr, notify.EventQPReqErr, "SEND_WITH_INV names no MR of the PD (XFER-29)")
+			q.responderErrorLocked(p, SynInvReq, verbs.WCLocQPOpErr, verbs.EventQPReqErr, "SEND_WITH_INV names no MR of the PD (XFER-29)")
 			return
 		}
-		w.WCFlags, w.ImmData = wc.WithInv, p.Imm
+		w.WCFlags, w.ImmData = verbs.WCWithInv, p.Imm
 	}
 	r.inMsg = false
 	q.ackReceivedLocked(p, q.completeRecvLocked(&w, p.SE))
@@ -315,30 +314,30 @@ func (q *QP) rcSendLocked(p *Packet) {
 func (q *QP) sendInvAckedErrorLocked(p *Packet) {
 	q.traceLocked("responder error", "SEND_WITH_INV names nothing it may invalidate; acknowledged (XFER-29 B)")
 	q.rx.inMsg = false
-	w := wc.WC{Status: wc.RemInvReqErr}
+	w := verbs.WC{Status: verbs.WCRemInvReqErr}
 	q.ackReceivedLocked(p, q.completeRecvLocked(&w, p.SE))
-	q.raiseLocked(notify.EventQPReqErr)
+	q.raiseLocked(verbs.EventQPReqErr)
 	q.SetErrorLocked()
 }
 
 // remoteOKLocked checks an RDMA or atomic request against the QP's access
 // flags (XFER-14 level 1: REM_INV_REQ_ERR) and the rkey (level 2:
 // REM_ACCESS_ERR). A zero-length request needs no valid rkey (XFER-24).
-func (q *QP) remoteOKLocked(p *Packet, need AccessFlags) bool {
+func (q *QP) remoteOKLocked(p *Packet, need verbs.AccessFlags) bool {
 	if q.attr.QPAccessFlags&need == 0 {
-		q.responderErrorLocked(p, SynInvReq, wc.Success, notify.EventQPReqErr, "the QP's access flags do not allow it (XFER-14)")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "the QP's access flags do not allow it (XFER-14)")
 		return false
 	}
 	if (p.Kind == PktReadReq || p.Kind == PktAtomic) && q.attr.MaxDestRDAtomic == 0 {
-		q.responderErrorLocked(p, SynInvReq, wc.Success, notify.EventQPReqErr, "max_dest_rd_atomic is 0 (QP-40)")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "max_dest_rd_atomic is 0 (QP-40)")
 		return false
 	}
 	if p.DMALen > maxRDMALen {
-		q.responderErrorLocked(p, SynInvReq, wc.Success, notify.EventQPReqErr, "RDMA length above 2^31 (XFER-23)")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "RDMA length above 2^31 (XFER-23)")
 		return false
 	}
 	if p.Kind == PktAtomic && p.RemoteAddr%8 != 0 {
-		q.responderErrorLocked(p, SynInvReq, wc.Success, notify.EventQPReqErr, "misaligned atomic (XFER-17)")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "misaligned atomic (XFER-17)")
 		return false
 	}
 	n := p.DMALen
@@ -349,7 +348,7 @@ func (q *QP) remoteOKLocked(p *Packet, need AccessFlags) bool {
 		return true
 	}
 	if _, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, n, need); !ok {
-		q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), notify.EventQPAccessErr, "rkey, range or MR rights (XFER-14)")
+		q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), verbs.EventQPAccessErr, "rkey, range or MR rights (XFER-14)")
 		return false
 	}
 	return true
@@ -363,19 +362,19 @@ func (q *QP) remoteOKLocked(p *Packet, need AccessFlags) bool {
 // WR from its first packet and the error is LOC_ACCESS_ERR; soft-RoCE takes
 // the receive WR only at the packet that carries the immediate and reports
 // REM_ACCESS_ERR, so a longer message's receive is flushed.
-func (q *QP) badRKeyRecvLocked(p *Packet) wc.Status {
-	if p.Kind != PktWrite || p.Op != wc.WRRDMAWriteWithImm {
-		return wc.Success
+func (q *QP) badRKeyRecvLocked(p *Packet) verbs.WCStatus {
+	if p.Kind != PktWrite || p.Op != verbs.WRRDMAWriteWithImm {
+		return verbs.WCSuccess
 	}
-	st := wc.LocAccessErr
+	st := verbs.WCLocAccessErr
 	if q.cfg.Transport.WriteImmRKeyRemAccess {
 		if !p.Last {
-			return wc.Success
+			return verbs.WCSuccess
 		}
-		st = wc.RemAccessErr
+		st = verbs.WCRemAccessErr
 	}
 	if !q.takeRecvLocked() {
-		return wc.Success
+		return verbs.WCSuccess
 	}
 	return st
 }
@@ -384,17 +383,17 @@ func (q *QP) badRKeyRecvLocked(p *Packet) wc.Status {
 func (q *QP) rcWriteLocked(p *Packet) {
 	r := &q.rx
 	if p.First {
-		if !q.remoteOKLocked(p, AccessRemoteWrite) {
+		if !q.remoteOKLocked(p, verbs.AccessRemoteWrite) {
 			return
 		}
 		r.inMsg, r.off = true, 0
 		r.wAddr, r.wRKey, r.wLen = p.RemoteAddr, p.RKey, p.DMALen
 	}
 	if !r.inMsg {
-		q.responderErrorLocked(p, SynInvReq, wc.Success, notify.EventQPReqErr, "a middle packet without a first")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first")
 		return
 	}
-	imm := p.Last && p.Op == wc.WRRDMAWriteWithImm
+	imm := p.Last && p.Op == verbs.WRRDMAWriteWithImm
 	if imm && !q.takeRecvLocked() {
 		r.nakSent = true
 		q.traceLocked("RNR NAK", "WRITE_WITH_IMM without a receive WR (XFER-12)")
@@ -402,9 +401,9 @@ func (q *QP) rcWriteLocked(p *Packet) {
 		return
 	}
 	if len(p.Payload) > 0 {
-		b, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
+		b, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), verbs.AccessRemoteWrite)
 		if !ok {
-			q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), notify.EventQPAccessErr, "the target MR went away (MR-07)")
+			q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), verbs.EventQPAccessErr, "the target MR went away (MR-07)")
 			return
 		}
 		copy(b, p.Payload)
@@ -417,7 +416,7 @@ func (q *QP) rcWriteLocked(p *Packet) {
 	r.inMsg = false
 	overrun := false
 	if imm {
-		w := wc.WC{Opcode: wc.RecvRDMAWithImm, ByteLen: r.wLen, WCFlags: wc.WithImm, ImmData: p.Imm, SrcQP: p.SrcQPN}
+		w := verbs.WC{Opcode: verbs.WCRecvRDMAWithImm, ByteLen: r.wLen, WCFlags: verbs.WCWithImm, ImmData: p.Imm, SrcQP: p.SrcQPN}
 		overrun = q.completeRecvLocked(&w, p.SE)
 	}
 	q.ackReceivedLocked(p, overrun)
@@ -441,9 +440,9 @@ func (q *QP) readResponsesLocked(req *Packet) {
 		size := min(mtu, req.DMALen-off)
 		var src []byte
 		if size > 0 {
-			b, ok := h.RemoteLocked(q, q.respPD(), req.RKey, req.RemoteAddr+uint64(off), size, AccessRemoteRead)
+			b, ok := h.RemoteLocked(q, q.respPD(), req.RKey, req.RemoteAddr+uint64(off), size, verbs.AccessRemoteRead)
 			if !ok {
-				q.responderErrorLocked(req, SynRemAccess, wc.Success, notify.EventQPAccessErr, "the READ target went away (MR-07)")
+				q.responderErrorLocked(req, SynRemAccess, verbs.WCSuccess, verbs.EventQPAccessErr, "the READ target went away (MR-07)")
 				return
 			}
 			src = b
@@ -462,9 +461,9 @@ func (q *QP) readResponsesLocked(req *Packet) {
 // ATOMIC_WRITE (XFER-33) needs REMOTE_WRITE rather than REMOTE_ATOMIC,
 // stores its 8 bytes, and is answered without a value.
 func (q *QP) atomicLocked(p *Packet) {
-	need := AccessRemoteAtomic
-	if p.Op == wc.WRAtomicWrite {
-		need = AccessRemoteWrite
+	need := verbs.AccessRemoteAtomic
+	if p.Op == verbs.WRAtomicWrite {
+		need = verbs.AccessRemoteWrite
 	}
 	if !q.remoteOKLocked(p, need) {
 		return
@@ -479,16 +478,16 @@ func (q *QP) atomicLocked(p *Packet) {
 
 // atomicApply executes the atomic op on the 8 bytes b, in host byte order,
 // and returns the value found there (XFER-17).
-func atomicApply(b []byte, op wc.WROpcode, compareAdd, swap uint64) uint64 {
+func atomicApply(b []byte, op verbs.WROpcode, compareAdd, swap uint64) uint64 {
 	orig := binary.NativeEndian.Uint64(b)
 	switch op {
-	case wc.WRAtomicCmpAndSwp:
+	case verbs.WRAtomicCmpAndSwp:
 		if orig == compareAdd {
 			binary.NativeEndian.PutUint64(b, swap)
 		}
-	case wc.WRAtomicFetchAndAdd:
+	case verbs.WRAtomicFetchAndAdd:
 		binary.NativeEndian.PutUint64(b, orig+compareAdd)
-	case wc.WRAtomicWrite:
+	case verbs.WRAtomicWrite:
 		binary.NativeEndian.PutUint64(b, swap)
 		return 0 // its response carries no value
 	}
@@ -520,7 +519,7 @@ func (q *QP) duplicateLocked(p *Packet) {
 	q.traceLocked("duplicate", "already executed; answered, not redone (XFER-25)")
 	switch p.Kind {
 	case PktReadReq:
-		if q.attr.QPAccessFlags&AccessRemoteRead != 0 {
+		if q.attr.QPAccessFlags&verbs.AccessRemoteRead != 0 {
 			q.readResponsesLocked(p)
 		}
 	case PktAtomic:
@@ -559,12 +558,12 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 				return
 			}
 		case PktWrite:
-			if q.attr.QPAccessFlags&AccessRemoteWrite == 0 {
+			if q.attr.QPAccessFlags&verbs.AccessRemoteWrite == 0 {
 				q.traceLocked("UC message dropped", "the QP's access flags (XFER-14)")
 				return
 			}
 			if p.DMALen > 0 {
-				if _, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, p.DMALen, AccessRemoteWrite); !ok {
+				if _, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, p.DMALen, verbs.AccessRemoteWrite); !ok {
 					q.traceLocked("UC message dropped", "rkey or range (XFER-14)")
 					return
 				}
@@ -580,19 +579,19 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 	}
 	switch p.Kind {
 	case PktSend:
-		if st := q.placeRecvLocked(p.Payload, uint64(r.off)); st != wc.Success {
+		if st := q.placeRecvLocked(p.Payload, uint64(r.off)); st != verbs.WCSuccess {
 			r.inMsg = false
 			q.traceLocked("UC message dropped", "does not fit or bad receive SGE (XFER-06, XFER-26)")
 			return
 		}
 	case PktWrite:
-		if p.Last && p.Op == wc.WRRDMAWriteWithImm && !q.takeRecvLocked() {
+		if p.Last && p.Op == verbs.WRRDMAWriteWithImm && !q.takeRecvLocked() {
 			r.inMsg = false
 			q.traceLocked("UC message dropped", "WRITE_WITH_IMM without a receive WR (XFER-12)")
 			return
 		}
 		if len(p.Payload) > 0 {
-			b, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), AccessRemoteWrite)
+			b, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), verbs.AccessRemoteWrite)
 			if !ok {
 				r.inMsg = false
 				return
@@ -605,22 +604,22 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 		return
 	}
 	r.inMsg = false
-	var w wc.WC
+	var w verbs.WC
 	switch {
-	case p.Kind == PktWrite && p.Op == wc.WRRDMAWriteWithImm:
-		w = wc.WC{Opcode: wc.RecvRDMAWithImm, ByteLen: r.wLen, WCFlags: wc.WithImm, ImmData: p.Imm, SrcQP: p.SrcQPN}
+	case p.Kind == PktWrite && p.Op == verbs.WRRDMAWriteWithImm:
+		w = verbs.WC{Opcode: verbs.WCRecvRDMAWithImm, ByteLen: r.wLen, WCFlags: verbs.WCWithImm, ImmData: p.Imm, SrcQP: p.SrcQPN}
 	case p.Kind == PktWrite:
 		return
 	default:
-		w = wc.WC{Opcode: wc.Recv, ByteLen: r.off, SrcQP: p.SrcQPN}
+		w = verbs.WC{Opcode: verbs.WCRecv, ByteLen: r.off, SrcQP: p.SrcQPN}
 		switch p.Op {
-		case wc.WRSendWithImm:
-			w.WCFlags, w.ImmData = wc.WithImm, p.Imm
-		case wc.WRSendWithInv:
+		case verbs.WRSendWithImm:
+			w.WCFlags, w.ImmData = verbs.WCWithImm, p.Imm
+		case verbs.WRSendWithInv:
 			if !q.cfg.Host.InvalidateLocked(q.respPD(), p.Imm) {
 				return
 			}
-			w.WCFlags, w.ImmData = wc.WithInv, p.Imm
+			w.WCFlags, w.ImmData = verbs.WCWithInv, p.Imm
 		}
 	}
 	q.completeRecvLocked(&w, p.SE)
@@ -640,12 +639,12 @@ func (q *QP) udReceiveLocked(p *Packet) {
 		return
 	}
 	sges, _ := q.recvSGEs()
-	if Length(sges) < uint64(len(p.Payload))+grhLen {
+	if verbs.SGEListLength(sges) < uint64(len(p.Payload))+grhLen {
 		if q.init.SRQ != nil {
 			// XFER-06 (sim default, rxe): a WR taken from an SRQ cannot
 			// go back; it completes with REM_INV_REQ_ERR.
 			q.traceLocked("UD datagram too long", "the SRQ receive WR fails (XFER-06)")
-			w := wc.WC{Status: wc.RemInvReqErr}
+			w := verbs.WC{Status: verbs.WCRemInvReqErr}
 			q.completeRecvLocked(&w, p.SE)
 			return
 		}
@@ -661,21 +660,21 @@ func (q *QP) udReceiveLocked(p *Packet) {
 		copy(grh[24:40], p.DGID[:])
 	}
 	st := q.placeRecvLocked(grh[:], 0)
-	if st == wc.Success {
+	if st == verbs.WCSuccess {
 		st = q.placeRecvLocked(p.Payload, grhLen)
 	}
-	if st != wc.Success {
-		w := wc.WC{Status: st}
+	if st != verbs.WCSuccess {
+		w := verbs.WC{Status: st}
 		q.completeRecvLocked(&w, true)
 		q.SetErrorLocked()
 		return
 	}
-	w := wc.WC{Opcode: wc.Recv, ByteLen: uint32(len(p.Payload)) + grhLen, SrcQP: p.SrcQPN, SLID: p.SLID, SL: p.SL}
+	w := verbs.WC{Opcode: verbs.WCRecv, ByteLen: uint32(len(p.Payload)) + grhLen, SrcQP: p.SrcQPN, SLID: p.SLID, SL: p.SL}
 	if p.Global {
-		w.WCFlags |= wc.GRH
+		w.WCFlags |= verbs.WCGRH
 	}
-	if p.Op == wc.WRSendWithImm {
-		w.WCFlags |= wc.WithImm
+	if p.Op == verbs.WRSendWithImm {
+		w.WCFlags |= verbs.WCWithImm
 		w.ImmData = p.Imm
 	}
 	q.completeRecvLocked(&w, p.SE)

@@ -2,11 +2,11 @@ package qp
 
 import (
 	"errors"
-	"github.com/verbsim/verbsim/internal/domain"
 	"syscall"
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The two readings of slot reclaim (QP-29, QP-31): under A a slot is free
@@ -30,20 +30,20 @@ type loopHost struct {
 	running bool
 }
 
-func (h *loopHost) LocalLocked(_ any, s SGE, _ bool) ([]byte, bool) { return nil, s.Length == 0 }
-func (h *loopHost) RemoteLocked(*QP, any, uint32, uint64, uint32, AccessFlags) ([]byte, bool) {
+func (h *loopHost) LocalLocked(_ any, s verbs.SGE, _ bool) ([]byte, bool) { return nil, s.Length == 0 }
+func (h *loopHost) RemoteLocked(*QP, any, uint32, uint64, uint32, verbs.AccessFlags) ([]byte, bool) {
 	return nil, false
 }
-func (h *loopHost) InvalidateLocked(any, uint32) bool { return false }
-func (h *loopHost) BindLocked(*QP, *SendWR) wc.Status { return wc.MWBindErr }
-func (h *loopHost) BindKeyLocked(any) (uint32, error) { return 0, syscall.EINVAL }
-func (h *loopHost) AHLocked(any) (AHAttr, any, bool)  { return AHAttr{}, nil, false }
+func (h *loopHost) InvalidateLocked(any, uint32) bool            { return false }
+func (h *loopHost) BindLocked(*QP, *verbs.SendWR) verbs.WCStatus { return verbs.WCMWBindErr }
+func (h *loopHost) BindKeyLocked(any) (uint32, error)            { return 0, syscall.EINVAL }
+func (h *loopHost) AHLocked(any) (verbs.AHAttr, any, bool)       { return verbs.AHAttr{}, nil, false }
 func (h *loopHost) PortLocked(uint8) PortInfo {
-	return PortInfo{ActiveMTU: MTU1024, MaxMsgSz: 1 << 31, Up: true}
+	return PortInfo{ActiveMTU: verbs.MTU1024, MaxMsgSz: 1 << 31, Up: true}
 }
 func (h *loopHost) NewPacketLocked() *Packet { return &Packet{Payload: make([]byte, 0, 4096)} }
 func (h *loopHost) SendLocked(_ *QP, p *Packet) {
-	p.SLID = fullAttr(RTS).AHAttr.DLID // every QP's peer is at that LID
+	p.SLID = fullAttr(verbs.QPStateRTS).AHAttr.DLID // every QP's peer is at that LID
 	h.pkts = append(h.pkts, p)
 }
 func (h *loopHost) ScheduleLocked(q *QP)     { h.ready = append(h.ready, q) }
@@ -73,7 +73,7 @@ func (h *loopHost) SettleLocked() {
 
 // slotQP makes a QP with queues of depth that follows one reading of slot
 // reclaim, on the rig's fake CQs and, with a host, driven by it.
-func (r *rig) slotQP(t *testing.T, typ Type, depth uint32, onRetire bool, h Host) *QP {
+func (r *rig) slotQP(t *testing.T, typ verbs.QPType, depth uint32, onRetire bool, h Host) *QP {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -82,7 +82,7 @@ func (r *rig) slotQP(t *testing.T, typ Type, depth uint32, onRetire bool, h Host
 	}
 	r.qpnum++
 	q, err := NewLocked(Config{
-		Init:   InitAttr{Type: typ, SendCQ: r.scq, RecvCQ: r.rcq, Cap: Cap{MaxSendWR: depth, MaxRecvWR: depth}},
+		Init:   InitAttr{Type: typ, SendCQ: r.scq, RecvCQ: r.rcq, Cap: verbs.QPCap{MaxSendWR: depth, MaxRecvWR: depth}},
 		QPNum:  r.qpnum,
 		Device: DeviceLimits{MaxQPWR: 64, MaxSGE: 4, MaxInline: 64},
 		Modify: testLimits,
@@ -104,10 +104,10 @@ func (r *rig) slotQP(t *testing.T, typ Type, depth uint32, onRetire bool, h Host
 func connectUC(t *testing.T, a, b *QP) {
 	t.Helper()
 	for _, p := range [][2]*QP{{a, b}, {b, a}} {
-		for _, s := range []State{Init, RTR, RTS} {
+		for _, s := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS} {
 			attr := fullAttr(s)
 			attr.DestQPNum = p[1].Num()
-			mask, _ := MinimalMask(p[0].State(), s, UC)
+			mask, _ := verbs.MinimalMask(p[0].State(), s, verbs.QPTypeUC)
 			if err := p[0].Modify(attr, mask); err != nil {
 				t.Fatalf("%v→%v: %v", p[0].State(), s, err)
 			}
@@ -115,21 +115,21 @@ func connectUC(t *testing.T, a, b *QP) {
 	}
 }
 
-func sends(from uint64, n int, signaled bool) []SendWR {
-	out := make([]SendWR, n)
+func sends(from uint64, n int, signaled bool) []verbs.SendWR {
+	out := make([]verbs.SendWR, n)
 	for i := range out {
-		out[i] = SendWR{WRID: from + uint64(i), Opcode: wc.WRSend}
+		out[i] = verbs.SendWR{WRID: from + uint64(i), Opcode: verbs.WRSend}
 		if signaled {
-			out[i].Flags = SendSignaled
+			out[i].Flags = verbs.SendSignaled
 		}
 	}
 	return out
 }
 
-func recvs(from uint64, n int) []RecvWR {
-	out := make([]RecvWR, n)
+func recvs(from uint64, n int) []verbs.RecvWR {
+	out := make([]verbs.RecvWR, n)
 	for i := range out {
-		out[i] = RecvWR{WRID: from + uint64(i)}
+		out[i] = verbs.RecvWR{WRID: from + uint64(i)}
 	}
 	return out
 }
@@ -150,13 +150,13 @@ func TestSlotReclaimFlush(t *testing.T) {
 	for _, rd := range slotReadings {
 		t.Run(rd.name, func(t *testing.T) {
 			r := newRig()
-			q := r.slotQP(t, RC, 4, rd.onRetire, nil)
-			walk(t, q, RTS)
+			q := r.slotQP(t, verbs.QPTypeRC, 4, rd.onRetire, nil)
+			walk(t, q, verbs.QPStateRTS)
 			n, err := q.PostSend(sends(0, 5, true))
 			wantPosted(t, "5 sends into 4 slots", n, err, 4, syscall.ENOMEM)
 			n, err = q.PostRecv(recvs(10, 5))
 			wantPosted(t, "5 receives into 4 slots", n, err, 4, syscall.ENOMEM)
-			walk(t, q, Err)
+			walk(t, q, verbs.QPStateErr)
 			if len(r.scq.entries) != 4 || len(r.rcq.entries) != 4 {
 				t.Fatalf("%d send and %d receive flushes, want 4 and 4", len(r.scq.entries), len(r.rcq.entries))
 			}
@@ -197,11 +197,11 @@ func TestSlotReclaimOverrun(t *testing.T) {
 		t.Run(rd.name, func(t *testing.T) {
 			r := newRig()
 			r.scq.cap = 1
-			q := r.slotQP(t, RC, 4, rd.onRetire, nil)
-			walk(t, q, RTS)
+			q := r.slotQP(t, verbs.QPTypeRC, 4, rd.onRetire, nil)
+			walk(t, q, verbs.QPStateRTS)
 			n, err := q.PostSend(sends(0, 3, true))
 			wantPosted(t, "3 sends", n, err, 3, 0)
-			walk(t, q, Err)
+			walk(t, q, verbs.QPStateErr)
 			if len(r.scq.entries) != 1 || r.scq.lost != 2 {
 				t.Fatalf("%d flushes stored and %d lost, want 1 and 2", len(r.scq.entries), r.scq.lost)
 			}
@@ -227,9 +227,9 @@ func TestSlotReclaimOverrun(t *testing.T) {
 			r.scq.poll(r.mu)
 			n, err = q.PostSend(sends(40, 5, true))
 			wantPosted(t, "5 sends, two flushes lost", n, err, free, syscall.ENOMEM)
-			r.scq.entries = nil // never polled
-			walk(t, q, Reset)   // frees everything under either reading (FLUSH-08)
-			walk(t, q, RTS)
+			r.scq.entries = nil            // never polled
+			walk(t, q, verbs.QPStateReset) // frees everything under either reading (FLUSH-08)
+			walk(t, q, verbs.QPStateRTS)
 			n, err = q.PostSend(sends(50, 5, true))
 			wantPosted(t, "5 sends after a reset", n, err, 4, syscall.ENOMEM)
 		})
@@ -245,8 +245,8 @@ func TestSlotReclaimCompleted(t *testing.T) {
 		t.Run(rd.name, func(t *testing.T) {
 			r := newRig()
 			h := &loopHost{fakeMem: r.mem, qps: map[uint32]*QP{}}
-			a := r.slotQP(t, UC, 4, rd.onRetire, h)
-			b := r.slotQP(t, UC, 4, rd.onRetire, h)
+			a := r.slotQP(t, verbs.QPTypeUC, 4, rd.onRetire, h)
+			b := r.slotQP(t, verbs.QPTypeUC, 4, rd.onRetire, h)
 			h.qps[a.Num()], h.qps[b.Num()] = a, b
 			connectUC(t, a, b)
 
@@ -300,14 +300,14 @@ func TestSlotReclaimCompleted(t *testing.T) {
 			}
 			// Under B nothing is held either in SQD, where nothing new
 			// starts: sends posted there hold their slots until they run.
-			mask, _ := MinimalMask(RTS, SQD, UC)
-			if err := a.Modify(&Attr{QPState: SQD}, mask); err != nil {
+			mask, _ := verbs.MinimalMask(verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPTypeUC)
+			if err := a.Modify(&verbs.QPAttr{QPState: verbs.QPStateSQD}, mask); err != nil {
 				t.Fatal(err)
 			}
 			n, err = a.PostSend(sends(2000, 5, true))
 			wantPosted(t, "5 sends in SQD", n, err, 4, syscall.ENOMEM)
-			mask, _ = MinimalMask(SQD, RTS, UC)
-			if err := a.Modify(&Attr{QPState: RTS}, mask); err != nil {
+			mask, _ = verbs.MinimalMask(verbs.QPStateSQD, verbs.QPStateRTS, verbs.QPTypeUC)
+			if err := a.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS}, mask); err != nil {
 				t.Fatal(err)
 			}
 			r.mu.Lock()
@@ -327,8 +327,8 @@ func TestSlotReclaimCompleted(t *testing.T) {
 func TestSlotReclaimErrors(t *testing.T) {
 	for _, rd := range slotReadings {
 		r := newRig()
-		q := r.slotQP(t, RC, 1, rd.onRetire, nil)
-		walk(t, q, RTS)
+		q := r.slotQP(t, verbs.QPTypeRC, 1, rd.onRetire, nil)
+		walk(t, q, verbs.QPStateRTS)
 		_, err := q.PostSend(sends(0, 2, true))
 		want := errSendFull
 		if rd.onRetire {

@@ -3,9 +3,11 @@ package qp
 import (
 	"context"
 	"fmt"
-	"github.com/verbsim/verbsim/internal/domain"
 	"slices"
 	"syscall"
+
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/verr"
@@ -20,8 +22,8 @@ type SRQLimits struct {
 
 // SRQConfig describes an SRQ to create (ibv_create_srq).
 type SRQConfig struct {
-	Attr    SRQAttr // requested; SRQLimit is ignored unless HonourLimitAtCreate
-	Context any     // srq_context
+	Attr    verbs.SRQAttr // requested; SRQLimit is ignored unless HonourLimitAtCreate
+	Context any           // srq_context
 	Device  SRQLimits
 	// HonourLimitAtCreate arms the limit given at creation, as rxe does;
 	// the man page says it is ignored, the default (SRQ-01).
@@ -65,7 +67,7 @@ type SRQ struct {
 
 	d     *domain.Domain
 	q     wq
-	attr  SRQAttr
+	attr  verbs.SRQAttr
 	cfg   SRQConfig
 	qps   int   // attached QPs (SRQ-10)
 	users []*QP // the attached QPs once created, in creation order
@@ -146,7 +148,7 @@ func (s *SRQ) Tally() *notify.Tally {
 // PostRecv posts receive WRs to the SRQ (ibv_post_srq_recv), with the rules
 // of ibv_post_recv (SRQ-02): in order, stopping at the first bad one; EINVAL
 // above max_sge, ENOMEM when full. It returns how many were posted.
-func (s *SRQ) PostRecv(wrs []RecvWR) (n int, err error) {
+func (s *SRQ) PostRecv(wrs []verbs.RecvWR) (n int, err error) {
 	if s == nil {
 		return 0, verr.New(verbPostSRQ, syscall.EINVAL, "nil SRQ")
 	}
@@ -180,7 +182,7 @@ func (s *SRQ) PostRecv(wrs []RecvWR) (n int, err error) {
 // check happens only here, on consumption (SRQ-11).
 //
 // Precondition: the domain lock is held.
-func (s *SRQ) TakeLocked(into []SGE) (wrid uint64, sges []SGE, ok bool) {
+func (s *SRQ) TakeLocked(into []verbs.SGE) (wrid uint64, sges []verbs.SGE, ok bool) {
 	if s == nil {
 		return 0, nil, false
 	}
@@ -194,7 +196,7 @@ func (s *SRQ) TakeLocked(into []SGE) (wrid uint64, sges []SGE, ok bool) {
 	if s.attr.SRQLimit > 0 && uint32(s.q.outstanding()) < s.attr.SRQLimit {
 		s.attr.SRQLimit = 0
 		if s.cfg.Async != nil {
-			s.cfg.Async.RaiseLocked(notify.EventSRQLimitReached, s, &s.tally, 0)
+			s.cfg.Async.RaiseLocked(verbs.EventSRQLimitReached, s, &s.tally, 0)
 		}
 	}
 	return wrid, sges, true
@@ -203,7 +205,7 @@ func (s *SRQ) TakeLocked(into []SGE) (wrid uint64, sges []SGE, ok bool) {
 // Take is TakeLocked for tests and tools, which do not hold the domain lock:
 // it consumes the oldest WR as a QP receiving a message would, until the
 // transport engine does that itself. It returns the WR's wr_id and SGEs.
-func (s *SRQ) Take() (wrid uint64, sges []SGE, ok bool) {
+func (s *SRQ) Take() (wrid uint64, sges []verbs.SGE, ok bool) {
 	if s == nil {
 		return 0, nil, false
 	}
@@ -220,7 +222,7 @@ func (s *SRQ) Take() (wrid uint64, sges []SGE, ok bool) {
 //     (SRQ-07); EINVAL otherwise. The queued WRs keep their order.
 //
 // Unknown mask bits are EINVAL.
-func (s *SRQ) Modify(attr *SRQAttr, mask SRQAttrMask) (err error) {
+func (s *SRQ) Modify(attr *verbs.SRQAttr, mask verbs.SRQAttrMask) (err error) {
 	if s == nil || attr == nil {
 		return verr.New(verbModifySRQ, syscall.EINVAL, "nil SRQ or attr")
 	}
@@ -234,12 +236,12 @@ func (s *SRQ) Modify(attr *SRQAttr, mask SRQAttrMask) (err error) {
 	if s.life != live {
 		return verr.New(verbModifySRQ, syscall.EINVAL, "the SRQ has been destroyed")
 	}
-	if mask&^(SRQMaxWR|SRQLimit) != 0 {
-		return verr.Errorf(verbModifySRQ, syscall.EINVAL, "unknown attr_mask bits 0x%x", uint32(mask&^(SRQMaxWR|SRQLimit)))
+	if mask&^(verbs.SRQMaxWR|verbs.SRQLimit) != 0 {
+		return verr.Errorf(verbModifySRQ, syscall.EINVAL, "unknown attr_mask bits 0x%x", uint32(mask&^(verbs.SRQMaxWR|verbs.SRQLimit)))
 	}
 	capacity := s.attr.MaxWR
 	limit := s.attr.SRQLimit
-	if mask&SRQMaxWR != 0 {
+	if mask&verbs.SRQMaxWR != 0 {
 		queued := uint32(s.q.outstanding())
 		switch {
 		case !s.cfg.Device.Resize:
@@ -248,12 +250,12 @@ func (s *SRQ) Modify(attr *SRQAttr, mask SRQAttrMask) (err error) {
 			return verr.Errorf(verbModifySRQ, syscall.EINVAL, "max_wr %d is outside [1, max_srq_wr=%d] (SRQ-07)", attr.MaxWR, s.cfg.Device.MaxSRQWR)
 		case attr.MaxWR < queued:
 			return verr.Errorf(verbModifySRQ, syscall.EINVAL, "max_wr %d below the %d WRs queued (SRQ-07)", attr.MaxWR, queued)
-		case attr.MaxWR < limit && mask&SRQLimit == 0:
+		case attr.MaxWR < limit && mask&verbs.SRQLimit == 0:
 			return verr.Errorf(verbModifySRQ, syscall.EINVAL, "max_wr %d below the armed limit %d (SRQ-07)", attr.MaxWR, limit)
 		}
 		capacity = attr.MaxWR
 	}
-	if mask&SRQLimit != 0 {
+	if mask&verbs.SRQLimit != 0 {
 		if attr.SRQLimit > capacity {
 			return verr.Errorf(verbModifySRQ, syscall.EINVAL, "srq_limit %d above the capacity %d (SRQ-06)", attr.SRQLimit, capacity)
 		}
@@ -280,14 +282,14 @@ func (s *SRQ) resizeLocked(capacity int) {
 
 // Query returns the SRQ's attributes (ibv_query_srq). SRQLimit is 0
 // whenever the limit is not armed: never armed, or already fired (SRQ-05).
-func (s *SRQ) Query() (SRQAttr, error) {
+func (s *SRQ) Query() (verbs.SRQAttr, error) {
 	if s == nil {
-		return SRQAttr{}, verr.New("ibv_query_srq", syscall.EINVAL, "nil SRQ")
+		return verbs.SRQAttr{}, verr.New("ibv_query_srq", syscall.EINVAL, "nil SRQ")
 	}
 	s.enter()
 	defer s.leave()
 	if s.life != live {
-		return SRQAttr{}, verr.New("ibv_query_srq", syscall.EINVAL, "the SRQ has been destroyed")
+		return verbs.SRQAttr{}, verr.New("ibv_query_srq", syscall.EINVAL, "the SRQ has been destroyed")
 	}
 	return s.attr, nil
 }
@@ -411,7 +413,7 @@ func (s *SRQ) InjectError() error {
 		s.d.Record(s, "catastrophic error", "fault: SRQ_ERR (ASYNC-15)")
 	}
 	if s.cfg.Async != nil {
-		s.cfg.Async.RaiseLocked(notify.EventSRQErr, s, &s.tally, 0)
+		s.cfg.Async.RaiseLocked(verbs.EventSRQErr, s, &s.tally, 0)
 	}
 	for _, q := range s.users {
 		q.FatalLocked()

@@ -5,11 +5,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/internal/notify"
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
-func (r *rig) srq(t *testing.T, a SRQAttr, resize bool) *SRQ {
+func (r *rig) srq(t *testing.T, a verbs.SRQAttr, resize bool) *SRQ {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -30,7 +29,7 @@ func (r *rig) take(s *SRQ) (uint64, bool) {
 // TestSRQCreate: SRQ-01, limit ignored at creation by default.
 func TestSRQCreate(t *testing.T) {
 	r := newRig()
-	for _, a := range []SRQAttr{{MaxWR: 0}, {MaxWR: 33}, {MaxWR: 4, MaxSGE: 3}} {
+	for _, a := range []verbs.SRQAttr{{MaxWR: 0}, {MaxWR: 33}, {MaxWR: 4, MaxSGE: 3}} {
 		r.mu.Lock()
 		_, err := NewSRQLocked(SRQConfig{Attr: a, Device: SRQLimits{MaxSRQWR: 32, MaxSRQSGE: 2}, Domain: r.mu})
 		r.mu.Unlock()
@@ -38,7 +37,7 @@ func TestSRQCreate(t *testing.T) {
 			t.Errorf("NewSRQLocked(%+v): %v, want EINVAL", a, err)
 		}
 	}
-	s := r.srq(t, SRQAttr{MaxWR: 4, SRQLimit: 3}, false)
+	s := r.srq(t, verbs.SRQAttr{MaxWR: 4, SRQLimit: 3}, false)
 	if a, _ := s.Query(); a.MaxWR < 4 || a.MaxSGE < 1 || a.SRQLimit != 0 {
 		t.Fatalf("query after create %+v; want capacity >= 4 and the limit ignored", a)
 	}
@@ -47,18 +46,18 @@ func TestSRQCreate(t *testing.T) {
 // TestSRQPostAndTake: SRQ-02 list rules, SRQ-08 FIFO, SRQ-04/05/11 limit.
 func TestSRQPostAndTake(t *testing.T) {
 	r := newRig()
-	s := r.srq(t, SRQAttr{MaxWR: 4, MaxSGE: 1}, false)
-	n, err := s.PostRecv([]RecvWR{{WRID: 1}, {WRID: 2, SGList: make([]SGE, 2)}, {WRID: 3}})
+	s := r.srq(t, verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}, false)
+	n, err := s.PostRecv([]verbs.RecvWR{{WRID: 1}, {WRID: 2, SGList: make([]verbs.SGE, 2)}, {WRID: 3}})
 	if n != 1 || !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("post with a bad second WR: %d, %v", n, err)
 	}
-	if n, err := s.PostRecv([]RecvWR{{WRID: 2}, {WRID: 3}, {WRID: 4}, {WRID: 5}}); n != 3 || !errors.Is(err, syscall.ENOMEM) {
+	if n, err := s.PostRecv([]verbs.RecvWR{{WRID: 2}, {WRID: 3}, {WRID: 4}, {WRID: 5}}); n != 3 || !errors.Is(err, syscall.ENOMEM) {
 		t.Fatalf("post past capacity: %d, %v", n, err)
 	}
-	if err := s.Modify(&SRQAttr{SRQLimit: 5}, SRQLimit); !errors.Is(err, syscall.EINVAL) {
+	if err := s.Modify(&verbs.SRQAttr{SRQLimit: 5}, verbs.SRQLimit); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("limit above capacity: %v (SRQ-06)", err)
 	}
-	if err := s.Modify(&SRQAttr{SRQLimit: 3}, SRQLimit); err != nil {
+	if err := s.Modify(&verbs.SRQAttr{SRQLimit: 3}, verbs.SRQLimit); err != nil {
 		t.Fatal(err)
 	}
 	if r.async.Len() != 0 {
@@ -70,7 +69,7 @@ func TestSRQPostAndTake(t *testing.T) {
 		}
 	}
 	ev, err := r.async.TryGetAsyncEvent()
-	if err != nil || ev.Type != notify.EventSRQLimitReached || ev.Object != s {
+	if err != nil || ev.Type != verbs.EventSRQLimitReached || ev.Object != s {
 		t.Fatalf("limit event %v, %v", ev, err)
 	}
 	if a, _ := s.Query(); a.SRQLimit != 0 {
@@ -82,8 +81,8 @@ func TestSRQPostAndTake(t *testing.T) {
 	}
 	ev.Ack()
 	// SRQ-11: arming above the fill level fires only at the next take.
-	s.PostRecv([]RecvWR{{WRID: 6}})
-	s.Modify(&SRQAttr{SRQLimit: 4}, SRQLimit)
+	s.PostRecv([]verbs.RecvWR{{WRID: 6}})
+	s.Modify(&verbs.SRQAttr{SRQLimit: 4}, verbs.SRQLimit)
 	if r.async.Len() != 0 {
 		t.Fatal("arming above the fill level fired without a consumption")
 	}
@@ -96,19 +95,19 @@ func TestSRQPostAndTake(t *testing.T) {
 // TestSRQResize: SRQ-07.
 func TestSRQResize(t *testing.T) {
 	r := newRig()
-	fixed := r.srq(t, SRQAttr{MaxWR: 4}, false)
-	if err := fixed.Modify(&SRQAttr{MaxWR: 8}, SRQMaxWR); !errors.Is(err, syscall.EINVAL) {
+	fixed := r.srq(t, verbs.SRQAttr{MaxWR: 4}, false)
+	if err := fixed.Modify(&verbs.SRQAttr{MaxWR: 8}, verbs.SRQMaxWR); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("resize without the capability: %v", err)
 	}
-	s := r.srq(t, SRQAttr{MaxWR: 4}, true)
-	s.PostRecv([]RecvWR{{WRID: 1}, {WRID: 2}, {WRID: 3}})
+	s := r.srq(t, verbs.SRQAttr{MaxWR: 4}, true)
+	s.PostRecv([]verbs.RecvWR{{WRID: 1}, {WRID: 2}, {WRID: 3}})
 	r.take(s)
 	for _, bad := range []uint32{0, 1, 33} {
-		if err := s.Modify(&SRQAttr{MaxWR: bad}, SRQMaxWR); !errors.Is(err, syscall.EINVAL) {
+		if err := s.Modify(&verbs.SRQAttr{MaxWR: bad}, verbs.SRQMaxWR); !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("resize to %d: %v, want EINVAL", bad, err)
 		}
 	}
-	if err := s.Modify(&SRQAttr{MaxWR: 16}, SRQMaxWR); err != nil {
+	if err := s.Modify(&verbs.SRQAttr{MaxWR: 16}, verbs.SRQMaxWR); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []uint64{2, 3} {
@@ -116,7 +115,7 @@ func TestSRQResize(t *testing.T) {
 			t.Fatalf("after resize took %d, want %d", id, want)
 		}
 	}
-	if err := s.Modify(&SRQAttr{}, 4); !errors.Is(err, syscall.EINVAL) {
+	if err := s.Modify(&verbs.SRQAttr{}, 4); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("unknown mask bit: %v", err)
 	}
 }
@@ -124,43 +123,43 @@ func TestSRQResize(t *testing.T) {
 // TestSRQWithQPs: QP-04, SRQ-03, SRQ-10, FLUSH-07, ASYNC-14.
 func TestSRQWithQPs(t *testing.T) {
 	r := newRig()
-	s := r.srq(t, SRQAttr{MaxWR: 8}, false)
-	mk := func(typ Type) (*QP, error) {
+	s := r.srq(t, verbs.SRQAttr{MaxWR: 8}, false)
+	mk := func(typ verbs.QPType) (*QP, error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.qpnum++
 		return NewLocked(Config{
-			Init:   InitAttr{Type: typ, SendCQ: r.scq, RecvCQ: r.rcq, SRQ: s, Cap: Cap{MaxSendWR: 2, MaxRecvWR: 99, MaxRecvSGE: 99}},
+			Init:   InitAttr{Type: typ, SendCQ: r.scq, RecvCQ: r.rcq, SRQ: s, Cap: verbs.QPCap{MaxSendWR: 2, MaxRecvWR: 99, MaxRecvSGE: 99}},
 			QPNum:  r.qpnum,
 			Device: DeviceLimits{MaxQPWR: 64, MaxSGE: 4, MaxInline: 64},
 			Modify: testLimits, Domain: r.mu, Async: r.async,
 		})
 	}
-	if _, err := mk(UC); !errors.Is(err, syscall.EINVAL) {
+	if _, err := mk(verbs.QPTypeUC); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("UC QP with an SRQ: %v, want EINVAL (QP-04)", err)
 	}
-	q, err := mk(RC)
+	q, err := mk(verbs.QPTypeRC)
 	if err != nil {
 		t.Fatalf("RC QP with an SRQ and oversized recv caps: %v (they are ignored, QP-04)", err)
 	}
-	walk(t, q, RTS)
-	if _, err := q.PostRecv([]RecvWR{{WRID: 1}}); !errors.Is(err, syscall.EINVAL) {
+	walk(t, q, verbs.QPStateRTS)
+	if _, err := q.PostRecv([]verbs.RecvWR{{WRID: 1}}); !errors.Is(err, syscall.EINVAL) {
 		t.Fatalf("post_recv on an SRQ QP: %v, want EINVAL (SRQ-03)", err)
 	}
-	s.PostRecv([]RecvWR{{WRID: 1}, {WRID: 2}})
+	s.PostRecv([]verbs.RecvWR{{WRID: 1}, {WRID: 2}})
 	if err := s.Destroy(); !errors.Is(err, syscall.EBUSY) {
 		t.Fatalf("destroy SRQ with a QP attached: %v, want EBUSY (SRQ-10)", err)
 	}
-	walk(t, q, Err)
+	walk(t, q, verbs.QPStateErr)
 	if s.Len() != 2 || len(r.rcq.entries) != 0 {
 		t.Fatalf("SRQ WRs flushed: SRQ has %d, recv CQ %d (FLUSH-07)", s.Len(), len(r.rcq.entries))
 	}
 	ev, err := r.async.TryGetAsyncEvent()
-	if err != nil || ev.Type != notify.EventQPLastWQEReached || ev.Object != q {
+	if err != nil || ev.Type != verbs.EventQPLastWQEReached || ev.Object != q {
 		t.Fatalf("LAST_WQE_REACHED: %v, %v (ASYNC-14)", ev, err)
 	}
 	ev.Ack()
-	q.PostSend([]SendWR{{Opcode: wc.WRSend}}) // flushed at once; no second LAST_WQE
+	q.PostSend([]verbs.SendWR{{Opcode: verbs.WRSend}}) // flushed at once; no second LAST_WQE
 	if r.async.Len() != 0 {
 		t.Fatal("LAST_WQE_REACHED raised twice")
 	}

@@ -3,7 +3,7 @@ package qp
 import (
 	"strings"
 
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // This file holds what the transport side of a QP shares with the engine
@@ -23,25 +23,25 @@ type Host interface {
 	// the bytes it names, or false when the lkey does not name a live MR of
 	// pd that covers the range and grants LOCAL_WRITE where write is set
 	// (MR-03, MR-04, MR-08). A zero-length element always resolves.
-	LocalLocked(pd any, s SGE, write bool) ([]byte, bool)
+	LocalLocked(pd any, s verbs.SGE, write bool) ([]byte, bool)
 	// RemoteLocked resolves the target of an incoming RDMA or atomic
 	// request at responder q in pd: the n bytes at addr, or false when rkey
 	// does not name a live MR of pd, or a memory window of pd bound for q,
 	// that covers them and grants need (XFER-14 level 2, MW-06).
-	RemoteLocked(q *QP, pd any, rkey uint32, addr uint64, n uint32, need AccessFlags) ([]byte, bool)
+	RemoteLocked(q *QP, pd any, rkey uint32, addr uint64, n uint32, need verbs.AccessFlags) ([]byte, bool)
 	// InvalidateLocked invalidates rkey in pd (SEND_WITH_INV, XFER-29;
 	// LOCAL_INV, MW-07), reporting whether it named a live MR or a bound
 	// type 2 memory window of pd.
 	InvalidateLocked(pd any, rkey uint32) bool
 	// BindLocked executes a BIND_MW work request of q (MW-04, MW-05) and
 	// returns its status: Success or MWBindErr.
-	BindLocked(q *QP, wr *SendWR) wc.Status
+	BindLocked(q *QP, wr *verbs.SendWR) verbs.WCStatus
 	// BindKeyLocked prepares ibv_bind_mw on mw: it returns the rkey the
 	// type 1 window will have once bound (its rkey with the next tag), or
 	// an error when mw is not a live type 1 window of this device.
 	BindKeyLocked(mw any) (uint32, error)
 	// AHLocked returns the address vector and PD of a UD send's AH.
-	AHLocked(ah any) (attr AHAttr, pd any, ok bool)
+	AHLocked(ah any) (attr verbs.AHAttr, pd any, ok bool)
 	// PortLocked describes local port n (1-based).
 	PortLocked(n uint8) PortInfo
 	// NewPacketLocked returns a zeroed packet whose Payload is empty with
@@ -70,9 +70,9 @@ type XRCHost interface {
 
 // PortInfo is what the transport needs of a local port.
 type PortInfo struct {
-	ActiveMTU MTU    // the MTU of UD messages (XFER-20)
-	MaxMsgSz  uint32 // max_msg_sz (XFER-23)
-	Up        bool   // the port is ACTIVE
+	ActiveMTU verbs.MTU // the MTU of UD messages (XFER-20)
+	MaxMsgSz  uint32    // max_msg_sz (XFER-23)
+	Up        bool      // the port is ACTIVE
 }
 
 // TimerKind names the timers of a QP.
@@ -149,9 +149,9 @@ func (s Syndrome) String() string {
 // address and QPN; the rest is the transport's headers and payload.
 type Packet struct {
 	Kind        PacketKind
-	Transport   Type
-	First, Last bool        // position of the packet in its message
-	Op          wc.WROpcode // the request's opcode (requests)
+	Transport   verbs.QPType
+	First, Last bool           // position of the packet in its message
+	Op          verbs.WROpcode // the request's opcode (requests)
 	SrcQPN      uint32
 	DstQPN      uint32
 	PSN         uint32
@@ -198,12 +198,7 @@ func psnDiff(a, b uint32) int32 { return int32(a-b) << 8 >> 8 }
 // TimeoutTicks is the RC local ACK timeout of code t in ticks (one tick is
 // one nanosecond): 4.096 µs × 2^t, and 0 for t = 0, which waits forever
 // (XFER-10).
-func TimeoutTicks(t uint8) uint64 {
-	if t == 0 {
-		return 0
-	}
-	return 4096 << min(t, 31)
-}
+func TimeoutTicks(t uint8) uint64 { return uint64(verbs.ACKTimeout(t)) }
 
 // rnrTenMicros are the RNR NAK delays of min_rnr_timer codes 0..31 in
 // units of 10 µs; code 0 is the largest (XFER-08).

@@ -3,7 +3,6 @@ package qp
 import (
 	"math/bits"
 
-	"github.com/verbsim/verbsim/sim/wc"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -19,14 +18,14 @@ import (
 // request, and retired is kept up to date but decides nothing. Nothing reads
 // a slot below done, so reading B may reuse it at once.
 type wq struct {
-	slots        []wqe   // send slots, allocated on first use (alloc): an idle QP holds none
-	rslots       []rqe   // receive slots (recv queues), the same way
-	bindWR       *SendWR // the BIND_MW request handed to Host.BindLocked, made at the first bind
-	mask         uint64  // len(slots)-1: the length is a power of two
-	depth        int     // the number of slots
-	retired      uint64  // oldest sequence whose covering completion is not polled
-	done         uint64  // oldest outstanding sequence
-	tail         uint64  // next sequence to post
+	slots        []wqe         // send slots, allocated on first use (alloc): an idle QP holds none
+	rslots       []rqe         // receive slots (recv queues), the same way
+	bindWR       *verbs.SendWR // the BIND_MW request handed to Host.BindLocked, made at the first bind
+	mask         uint64        // len(slots)-1: the length is a power of two
+	depth        int           // the number of slots
+	retired      uint64        // oldest sequence whose covering completion is not polled
+	done         uint64        // oldest outstanding sequence
+	tail         uint64        // next sequence to post
 	maxSGE       int
 	inline       int  // max_inline_data (send queues)
 	recv         bool // a receive queue: rslots, not slots
@@ -39,7 +38,7 @@ type wq struct {
 // the slots are made, so posting allocates nothing.
 type rqe struct {
 	wrid uint64
-	sge  []SGE // the request's list: length num_sge, capacity max_sge
+	sge  []verbs.SGE // the request's list: length num_sge, capacity max_sge
 }
 
 // wqe is a send slot: the fields of the posted request that every opcode
@@ -53,14 +52,14 @@ type wqe struct {
 	raddr  uint64 // RemoteAddr
 	rkey   uint32 // RKey
 	imm    uint32 // Imm (or the rkey of SEND_WITH_INV and LOCAL_INV)
-	op     wc.WROpcode
-	flags  SendFlags
+	op     verbs.WROpcode
+	flags  verbs.SendFlags
 	// Transport state of a send WR: its first PSN and how many it uses,
 	// the READ responses received, whether it has finished and how.
 	psn      uint32
 	npkts    uint32
 	got      uint32
-	status   wc.Status
+	status   verbs.WCStatus
 	fin      bool
 	signaled bool
 	x        *wqeExt // nil until the queue has made them (allocExt)
@@ -76,7 +75,7 @@ type wqeExt struct {
 	swap       uint64
 	ah         verbs.AH
 	mw         verbs.MW
-	bind       MWBindInfo
+	bind       verbs.MWBindInfo
 	remoteQPN  uint32
 	remoteQKey uint32
 	remoteSRQN uint32
@@ -94,7 +93,7 @@ func (e *wqe) ext() *wqeExt {
 }
 
 // needsExt reports whether w carries a field only wqeExt holds.
-func needsExt(w *SendWR) bool {
+func needsExt(w *verbs.SendWR) bool {
 	return w.CompareAdd|w.Swap != 0 || w.AH != nil || w.MW != nil || w.Bind.MR != nil ||
 		w.Bind.Addr|w.Bind.Length != 0 || w.Bind.Access != 0 ||
 		w.RemoteQPN|w.RemoteQKey|w.RemoteSRQN != 0
@@ -113,9 +112,9 @@ func (q *wq) allocExt() {
 }
 
 // sendWR rebuilds the request e holds (for Host.BindLocked).
-func (e *wqe) sendWR() SendWR {
+func (e *wqe) sendWR() verbs.SendWR {
 	x := e.ext()
-	return SendWR{WRID: e.wrid, SGList: e.sge, Opcode: e.op, Flags: e.flags, Imm: e.imm,
+	return verbs.SendWR{WRID: e.wrid, SGList: e.sge, Opcode: e.op, Flags: e.flags, Imm: e.imm,
 		RemoteAddr: e.raddr, RKey: e.rkey, CompareAdd: x.compareAdd, Swap: x.swap, AH: x.ah,
 		RemoteQPN: x.remoteQPN, RemoteQKey: x.remoteQKey, MW: x.mw, Bind: x.bind, RemoteSRQN: x.remoteSRQN}
 }
@@ -138,7 +137,7 @@ func (q *wq) alloc() {
 	depth, maxSGE, maxInline := q.depth, q.maxSGE, q.inline
 	depth = 1 << bits.Len(uint(max(depth, 1)-1))
 	q.mask = uint64(depth - 1)
-	sges := make([]SGE, depth*maxSGE)
+	sges := make([]verbs.SGE, depth*maxSGE)
 	if q.recv {
 		q.rslots = make([]rqe, depth)
 		for i := range q.rslots {
@@ -231,7 +230,7 @@ func (q *wq) reset() {
 
 // setSGEs copies list into the slot's SGE storage: one element without a
 // call to memmove (the common case), more with copy.
-func (e *rqe) setSGEs(list []SGE) {
+func (e *rqe) setSGEs(list []verbs.SGE) {
 	if len(list) == 1 && cap(e.sge) >= 1 {
 		e.sge = e.sge[:1]
 		e.sge[0] = list[0]

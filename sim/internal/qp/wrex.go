@@ -4,7 +4,6 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/verr"
-	"github.com/verbsim/verbsim/sim/wc"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -15,59 +14,31 @@ import (
 // to the checks and the enqueueing of PostSend (post.go), so the posting
 // rules live in one place.
 
-// The send_ops_flags each transport may have.
-const (
-	sendOpsAll = WithRDMAWrite | WithRDMAWriteImm | WithSend | WithSendImm | WithRDMARead | WithAtomicCmpSwp | WithAtomicFetchAdd | WithLocalInv | WithBindMW | WithSendInv | WithAtomicWrite
-	sendOpsUC  = WithRDMAWrite | WithRDMAWriteImm | WithSend | WithSendImm | WithLocalInv | WithBindMW | WithSendInv
-	sendOpsUD  = WithSend | WithSendImm
-)
-
-// SupportedSendOps returns the send_ops_flags a QP of type t may be
-// created with (QPX-01): the operations of the transport matrix of QP-33
-// that verbsim executes. RC and XRC_SEND have all eleven (ATOMIC_WRITE
-// among them, XFER-33); UC the writes, sends, LOCAL_INV, BIND_MW and
-// SEND_WITH_INV; UD SEND and SEND_WITH_IMM. Under p.SendOpsRXE the UC set
-// lacks LOCAL_INV, as rxe's does. TSO is never supported.
-func SupportedSendOps(t Type, p Policy) SendOps {
-	switch t {
-	case RC, XRCSend:
-		return sendOpsAll
-	case UC:
-		if p.SendOpsRXE {
-			return sendOpsUC &^ WithLocalInv
-		}
-		return sendOpsUC
-	case UD:
-		return sendOpsUD
-	}
-	return 0
-}
-
 // opSendOp maps a work request opcode to its send_ops_flags bit.
-func opSendOp(op wc.WROpcode) SendOps {
+func opSendOp(op verbs.WROpcode) verbs.QPSendOps {
 	switch op {
-	case wc.WRRDMAWrite:
-		return WithRDMAWrite
-	case wc.WRRDMAWriteWithImm:
-		return WithRDMAWriteImm
-	case wc.WRSend:
-		return WithSend
-	case wc.WRSendWithImm:
-		return WithSendImm
-	case wc.WRRDMARead:
-		return WithRDMARead
-	case wc.WRAtomicCmpAndSwp:
-		return WithAtomicCmpSwp
-	case wc.WRAtomicFetchAndAdd:
-		return WithAtomicFetchAdd
-	case wc.WRLocalInv:
-		return WithLocalInv
-	case wc.WRBindMW:
-		return WithBindMW
-	case wc.WRSendWithInv:
-		return WithSendInv
-	case wc.WRAtomicWrite:
-		return WithAtomicWrite
+	case verbs.WRRDMAWrite:
+		return verbs.QPExWithRDMAWrite
+	case verbs.WRRDMAWriteWithImm:
+		return verbs.QPExWithRDMAWriteImm
+	case verbs.WRSend:
+		return verbs.QPExWithSend
+	case verbs.WRSendWithImm:
+		return verbs.QPExWithSendImm
+	case verbs.WRRDMARead:
+		return verbs.QPExWithRDMARead
+	case verbs.WRAtomicCmpAndSwp:
+		return verbs.QPExWithAtomicCmpSwp
+	case verbs.WRAtomicFetchAndAdd:
+		return verbs.QPExWithAtomicFetchAdd
+	case verbs.WRLocalInv:
+		return verbs.QPExWithLocalInv
+	case verbs.WRBindMW:
+		return verbs.QPExWithBindMW
+	case verbs.WRSendWithInv:
+		return verbs.QPExWithSendInv
+	case verbs.WRAtomicWrite:
+		return verbs.QPExWithAtomicWrite
 	}
 	return 0
 }
@@ -75,7 +46,7 @@ func opSendOp(op wc.WROpcode) SendOps {
 // SendOpsFlags returns the send_ops_flags q was created with and whether
 // it was created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS at all (only then
 // has it a builder; ibv_qp_to_qp_ex returns NULL otherwise).
-func (q *QP) SendOpsFlags() (ops SendOps, ex bool) {
+func (q *QP) SendOpsFlags() (ops verbs.QPSendOps, ex bool) {
 	if q == nil {
 		return 0, false
 	}
@@ -95,10 +66,10 @@ type wrBatch struct {
 	// kept nothing, so the setters that follow it apply to nothing.
 	dropped bool
 	wrID    uint64
-	flags   SendFlags
-	wrs     []SendWR
+	flags   verbs.SendFlags
+	wrs     []verbs.SendWR
 	ext     []wrExt
-	sge     []SGE
+	sge     []verbs.SGE
 	inl     []byte
 }
 
@@ -106,8 +77,8 @@ type wrBatch struct {
 type wrExt struct {
 	sgeLo, sgeHi int
 	inlLo, inlHi int
-	base         SendFlags // wr_flags when the request was built
-	hasInline    bool      // b.inl[inlLo:inlHi] replaces the bytes SGList names (QPX-03)
+	base         verbs.SendFlags // wr_flags when the request was built
+	hasInline    bool            // b.inl[inlLo:inlHi] replaces the bytes SGList names (QPX-03)
 }
 
 // inlineOf returns the inline payload of wrs[i], if the builder gave one.
@@ -157,7 +128,7 @@ func (q *QP) SetWRID(id uint64) {
 // requests, the qpx->wr_flags field of struct ibv_qp_ex (SIGNALED, FENCE,
 // SOLICITED, INLINE, IP_CSUM, checked as PostSend checks send_flags). It
 // keeps its value from batch to batch.
-func (q *QP) SetWRFlags(f SendFlags) {
+func (q *QP) SetWRFlags(f verbs.SendFlags) {
 	if q == nil {
 		return
 	}
@@ -200,7 +171,7 @@ func (q *QP) WRAbort() {
 // build starts a request of the open batch with the current wr_id and
 // wr_flags. Outside a batch, or once the batch has failed, it does
 // nothing.
-func (q *QP) build(w SendWR) {
+func (q *QP) build(w verbs.SendWR) {
 	if q == nil {
 		return
 	}
@@ -210,7 +181,7 @@ func (q *QP) build(w SendWR) {
 }
 
 // buildLocked is build under the lock.
-func (q *QP) buildLocked(w SendWR) {
+func (q *QP) buildLocked(w verbs.SendWR) {
 	b := &q.bld
 	switch {
 	case !b.open || b.err != nil:
@@ -237,42 +208,42 @@ func (q *QP) buildLocked(w SendWR) {
 
 // WRSend starts a SEND (ibv_wr_send); its data comes from the next data
 // setter.
-func (q *QP) WRSend() { q.build(SendWR{Opcode: wc.WRSend}) }
+func (q *QP) WRSend() { q.build(verbs.SendWR{Opcode: verbs.WRSend}) }
 
 // WRSendImm starts a SEND_WITH_IMM carrying imm (ibv_wr_send_imm; the
 // immediate data is opaque, in network byte order).
-func (q *QP) WRSendImm(imm uint32) { q.build(SendWR{Opcode: wc.WRSendWithImm, Imm: imm}) }
+func (q *QP) WRSendImm(imm uint32) { q.build(verbs.SendWR{Opcode: verbs.WRSendWithImm, Imm: imm}) }
 
 // WRSendInv starts a SEND_WITH_INV that invalidates rkey at the
 // responder (ibv_wr_send_inv).
-func (q *QP) WRSendInv(rkey uint32) { q.build(SendWR{Opcode: wc.WRSendWithInv, Imm: rkey}) }
+func (q *QP) WRSendInv(rkey uint32) { q.build(verbs.SendWR{Opcode: verbs.WRSendWithInv, Imm: rkey}) }
 
 // WRRDMAWrite starts an RDMA WRITE to addr under rkey (ibv_wr_rdma_write).
 func (q *QP) WRRDMAWrite(rkey uint32, addr uint64) {
-	q.build(SendWR{Opcode: wc.WRRDMAWrite, RKey: rkey, RemoteAddr: addr})
+	q.build(verbs.SendWR{Opcode: verbs.WRRDMAWrite, RKey: rkey, RemoteAddr: addr})
 }
 
 // WRRDMAWriteImm starts an RDMA WRITE_WITH_IMM (ibv_wr_rdma_write_imm).
 func (q *QP) WRRDMAWriteImm(rkey uint32, addr uint64, imm uint32) {
-	q.build(SendWR{Opcode: wc.WRRDMAWriteWithImm, RKey: rkey, RemoteAddr: addr, Imm: imm})
+	q.build(verbs.SendWR{Opcode: verbs.WRRDMAWriteWithImm, RKey: rkey, RemoteAddr: addr, Imm: imm})
 }
 
 // WRRDMARead starts an RDMA READ from addr under rkey (ibv_wr_rdma_read);
 // the data setter names where the bytes land.
 func (q *QP) WRRDMARead(rkey uint32, addr uint64) {
-	q.build(SendWR{Opcode: wc.WRRDMARead, RKey: rkey, RemoteAddr: addr})
+	q.build(verbs.SendWR{Opcode: verbs.WRRDMARead, RKey: rkey, RemoteAddr: addr})
 }
 
 // WRAtomicCmpSwp starts an ATOMIC_CMP_AND_SWP on the 8 bytes at addr
 // (ibv_wr_atomic_cmp_swp).
 func (q *QP) WRAtomicCmpSwp(rkey uint32, addr, compare, swap uint64) {
-	q.build(SendWR{Opcode: wc.WRAtomicCmpAndSwp, RKey: rkey, RemoteAddr: addr, CompareAdd: compare, Swap: swap})
+	q.build(verbs.SendWR{Opcode: verbs.WRAtomicCmpAndSwp, RKey: rkey, RemoteAddr: addr, CompareAdd: compare, Swap: swap})
 }
 
 // WRAtomicFetchAdd starts an ATOMIC_FETCH_AND_ADD on the 8 bytes at addr
 // (ibv_wr_atomic_fetch_add).
 func (q *QP) WRAtomicFetchAdd(rkey uint32, addr, add uint64) {
-	q.build(SendWR{Opcode: wc.WRAtomicFetchAndAdd, RKey: rkey, RemoteAddr: addr, CompareAdd: add})
+	q.build(verbs.SendWR{Opcode: verbs.WRAtomicFetchAndAdd, RKey: rkey, RemoteAddr: addr, CompareAdd: add})
 }
 
 // WRAtomicWrite starts an ATOMIC_WRITE of the 8 bytes value to addr under
@@ -288,29 +259,29 @@ func (q *QP) WRAtomicWrite(rkey uint32, addr uint64, value [8]byte) {
 	defer q.leave()
 	b := &q.bld
 	n := len(b.wrs)
-	q.buildLocked(SendWR{Opcode: wc.WRAtomicWrite, RKey: rkey, RemoteAddr: addr})
+	q.buildLocked(verbs.SendWR{Opcode: verbs.WRAtomicWrite, RKey: rkey, RemoteAddr: addr})
 	if len(b.wrs) == n+1 && !b.dropped {
 		w, x := &b.wrs[n], &b.ext[n]
 		x.inlLo = len(b.inl)
 		b.inl = append(b.inl, value[:]...)
 		x.inlHi = len(b.inl)
 		x.sgeLo, x.sgeHi = 0, 0
-		w.Flags, x.hasInline = x.base|SendInline, true
+		w.Flags, x.hasInline = x.base|verbs.SendInline, true
 	}
 }
 
 // WRBindMW starts a BIND_MW of the type 2 window mw (a *sim.MW) to the
 // new rkey (ibv_wr_bind_mw); see PostSend and MW-04.
-func (q *QP) WRBindMW(mw verbs.MW, rkey uint32, info MWBindInfo) {
-	q.build(SendWR{Opcode: wc.WRBindMW, MW: mw, RKey: rkey, Bind: info})
+func (q *QP) WRBindMW(mw verbs.MW, rkey uint32, info verbs.MWBindInfo) {
+	q.build(verbs.SendWR{Opcode: verbs.WRBindMW, MW: mw, RKey: rkey, Bind: info})
 }
 
 // WRLocalInv starts a LOCAL_INV of rkey (ibv_wr_local_inv, MW-07).
-func (q *QP) WRLocalInv(rkey uint32) { q.build(SendWR{Opcode: wc.WRLocalInv, Imm: rkey}) }
+func (q *QP) WRLocalInv(rkey uint32) { q.build(verbs.SendWR{Opcode: verbs.WRLocalInv, Imm: rkey}) }
 
 // current returns the request the setters change, or nil (and poisons the
 // batch) when there is none. Precondition: the domain lock held, q not nil.
-func (q *QP) current() (*SendWR, *wrExt) {
+func (q *QP) current() (*verbs.SendWR, *wrExt) {
 	b := &q.bld
 	if !b.open || b.err != nil {
 		return nil, nil
@@ -340,14 +311,14 @@ func (q *QP) WRSetSGE(lkey uint32, addr uint64, length uint32) {
 		q.setSGEsLocked(nil)
 		return
 	}
-	one := [1]SGE{{Addr: addr, Length: length, LKey: lkey}}
+	one := [1]verbs.SGE{{Addr: addr, Length: length, LKey: lkey}}
 	q.setSGEsLocked(one[:])
 }
 
 // WRSetSGEList makes the buffers of list, logically concatenated, the data
 // of the last request built (ibv_wr_set_sge_list). The list is copied;
 // more elements than max_send_sge fail the batch at WRComplete (QP-32).
-func (q *QP) WRSetSGEList(list []SGE) {
+func (q *QP) WRSetSGEList(list []verbs.SGE) {
 	if q == nil {
 		return
 	}
@@ -358,7 +329,7 @@ func (q *QP) WRSetSGEList(list []SGE) {
 
 // setSGEsLocked makes a copy of list the scatter/gather list of the last
 // request built, in place of any data it had.
-func (q *QP) setSGEsLocked(list []SGE) {
+func (q *QP) setSGEsLocked(list []verbs.SGE) {
 	w, x := q.current()
 	if w == nil {
 		return
@@ -417,7 +388,7 @@ func (q *QP) setInlineLocked(one []byte, list [][]byte) {
 	}
 	x.inlHi = len(b.inl)
 	x.sgeLo, x.sgeHi = 0, 0
-	w.Flags, x.hasInline = x.base|SendInline, true
+	w.Flags, x.hasInline = x.base|verbs.SendInline, true
 }
 
 // WRSetUDAddr gives the last request built its UD destination
@@ -508,7 +479,7 @@ func (q *QP) postBatchLocked(b *wrBatch) error {
 		return errSendGone
 	}
 	switch q.state {
-	case RTS, SQD, SQE, Err:
+	case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr:
 	default:
 		return errSendState
 	}
@@ -531,7 +502,7 @@ func (q *QP) postBatchLocked(b *wrBatch) error {
 			}
 			return errSendFull
 		}
-		if w.Flags&SendInline != 0 && !in.set {
+		if w.Flags&verbs.SendInline != 0 && !in.set {
 			for _, s := range w.SGList {
 				if s.Length == 0 {
 					continue
@@ -549,7 +520,7 @@ func (q *QP) postBatchLocked(b *wrBatch) error {
 	if len(wrs) == 0 {
 		return nil
 	}
-	if q.state == Err || q.state == SQE {
+	if q.state == verbs.QPStateErr || q.state == verbs.QPStateSQE {
 		defer q.flushSendLocked()
 	}
 	for i := range wrs {
@@ -567,14 +538,14 @@ func (q *QP) postBatchLocked(b *wrBatch) error {
 // tooBigLocked reports whether w has more SGEs than max_send_sge or an
 // inline payload above max_inline_data: what rxe's setters record as
 // ENOSPC before wr_complete runs.
-func (q *QP) tooBigLocked(w *SendWR, in builtInline) bool {
+func (q *QP) tooBigLocked(w *verbs.SendWR, in builtInline) bool {
 	if len(w.SGList) > int(q.cap.MaxSendSGE) {
 		return true
 	}
-	if w.Flags&SendInline == 0 {
+	if w.Flags&verbs.SendInline == 0 {
 		return false
 	}
-	n := Length(w.SGList)
+	n := verbs.SGEListLength(w.SGList)
 	if in.set {
 		n = uint64(len(in.data))
 	}

@@ -6,17 +6,17 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/verbsim/verbsim/sim/wc"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 func TestSendOpsString(t *testing.T) {
 	for _, c := range []struct {
-		o    SendOps
+		o    verbs.QPSendOps
 		want string
 	}{
 		{0, "0"},
-		{WithSend | WithRDMARead, "SEND|RDMA_READ"},
-		{WithAtomicWrite | 1<<11, "ATOMIC_WRITE|0x800"},
+		{verbs.QPExWithSend | verbs.QPExWithRDMARead, "SEND|RDMA_READ"},
+		{verbs.QPExWithAtomicWrite | 1<<11, "ATOMIC_WRITE|0x800"},
 	} {
 		if got := c.o.String(); got != c.want {
 			t.Errorf("%#x: %q, want %q", uint64(c.o), got, c.want)
@@ -26,21 +26,22 @@ func TestSendOpsString(t *testing.T) {
 
 // QPX-01: each type's set, and the rxe reading of UC.
 func TestSupportedSendOps(t *testing.T) {
-	if SupportedSendOps(RC, Policy{}) != sendOpsAll || SupportedSendOps(UD, RXEPolicy()) != WithSend|WithSendImm {
+	rxe := verbs.Readings{SendOpsRXE: RXEPolicy().SendOpsRXE}
+	if verbs.SupportedSendOps(verbs.QPTypeRC, verbs.Readings{}) != ((verbs.QPExWithTSO<<1)-1)&^verbs.QPExWithTSO|verbs.QPExWithAtomicWrite || verbs.SupportedSendOps(verbs.QPTypeUD, rxe) != verbs.QPExWithSend|verbs.QPExWithSendImm {
 		t.Error("RC or UD set")
 	}
-	if SupportedSendOps(UC, Policy{})&WithLocalInv == 0 || SupportedSendOps(UC, RXEPolicy())&WithLocalInv != 0 {
+	if verbs.SupportedSendOps(verbs.QPTypeUC, verbs.Readings{})&verbs.QPExWithLocalInv == 0 || verbs.SupportedSendOps(verbs.QPTypeUC, rxe)&verbs.QPExWithLocalInv != 0 {
 		t.Error("UC LOCAL_INV readings")
 	}
 	// Every supported operation is one the transport matrix allows.
-	for _, typ := range []Type{RC, UC, UD} {
+	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD} {
 		for op := range 20 {
-			bit := opSendOp(wc.WROpcode(op))
+			bit := opSendOp(verbs.WROpcode(op))
 			if bit == 0 {
 				continue
 			}
-			ok, _ := opAllowed(wc.WROpcode(op), typ)
-			if SupportedSendOps(typ, Policy{})&bit != 0 && !ok {
+			ok, _ := opAllowed(verbs.WROpcode(op), typ)
+			if verbs.SupportedSendOps(typ, verbs.Readings{})&bit != 0 && !ok {
 				t.Errorf("%v: %v supported but not allowed by QP-33", typ, bit)
 			}
 		}
@@ -53,11 +54,11 @@ func TestSendOpsMatchVerbsH(t *testing.T) {
 	if err != nil {
 		t.Skip("verbs.h not installed")
 	}
-	want := map[string]SendOps{
-		"RDMA_WRITE": WithRDMAWrite, "RDMA_WRITE_WITH_IMM": WithRDMAWriteImm, "SEND": WithSend,
-		"SEND_WITH_IMM": WithSendImm, "RDMA_READ": WithRDMARead, "ATOMIC_CMP_AND_SWP": WithAtomicCmpSwp,
-		"ATOMIC_FETCH_AND_ADD": WithAtomicFetchAdd, "LOCAL_INV": WithLocalInv, "BIND_MW": WithBindMW,
-		"SEND_WITH_INV": WithSendInv, "TSO": WithTSO, "ATOMIC_WRITE": WithAtomicWrite,
+	want := map[string]verbs.QPSendOps{
+		"RDMA_WRITE": verbs.QPExWithRDMAWrite, "RDMA_WRITE_WITH_IMM": verbs.QPExWithRDMAWriteImm, "SEND": verbs.QPExWithSend,
+		"SEND_WITH_IMM": verbs.QPExWithSendImm, "RDMA_READ": verbs.QPExWithRDMARead, "ATOMIC_CMP_AND_SWP": verbs.QPExWithAtomicCmpSwp,
+		"ATOMIC_FETCH_AND_ADD": verbs.QPExWithAtomicFetchAdd, "LOCAL_INV": verbs.QPExWithLocalInv, "BIND_MW": verbs.QPExWithBindMW,
+		"SEND_WITH_INV": verbs.QPExWithSendInv, "TSO": verbs.QPExWithTSO, "ATOMIC_WRITE": verbs.QPExWithAtomicWrite,
 	}
 	re := regexp.MustCompile(`IBV_QP_EX_WITH_(\w+)\s*=\s*1\s*<<\s*(\d+)`)
 	seen := 0
