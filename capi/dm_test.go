@@ -40,7 +40,7 @@ func TestDMValgrind(t *testing.T) {
 		t.Skip("valgrind not installed")
 	}
 	bin := cprog(t, dir, "dm")
-	out, err := run(t, dir, []string{"VERBSIM_FABRIC=none"}, "valgrind", "--num-callers=40", "--leak-check=full", "--trace-children=no", bin)
+	out, err := run(t, dir, []string{"VERBSIM_FABRIC=none", valgrindGODEBUG}, "valgrind", "--num-callers=40", "--leak-check=full", "--trace-children=no", bin)
 	if !strings.Contains(out, "dm: OK") {
 		t.Fatalf("valgrind dm: %v\n%s", err, out)
 	}

@@ -123,7 +123,7 @@ func TestXRCMWValgrind(t *testing.T) {
 	}
 	for _, name := range []string{"xrc", "mwrereg"} {
 		bin := cprog(t, dir, name)
-		out, err := run(t, dir, []string{"VERBSIM_FABRIC=none"}, "valgrind", "--num-callers=40", "--leak-check=full", bin)
+		out, err := run(t, dir, []string{"VERBSIM_FABRIC=none", valgrindGODEBUG}, "valgrind", "--num-callers=40", "--leak-check=full", bin)
 		if !strings.Contains(out, name+": OK") {
 			t.Fatalf("valgrind %s: %v\n%s", name, err, out)
 		}
