@@ -53,6 +53,8 @@
 //	ibv_bind_mw                           QP.BindMW
 //	ibv_create_ah                         PD.CreateAH
 //	ibv_destroy_ah                        AH.Destroy
+//	ibv_attach_mcast                      QP.AttachMcast
+//	ibv_detach_mcast                      QP.DetachMcast
 //	ibv_open_xrcd                         Context.OpenXRCD
 //	ibv_close_xrcd                        XRCD.Close
 //	ibv_alloc_dm                          Context.AllocDM

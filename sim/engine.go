@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
@@ -308,17 +309,37 @@ func (e *engine) describe(ev *event) ReadyEvent {
 	case EventRun:
 		r.QPN = ev.q.Num()
 	case EventTimer:
-		r.QPN = ev.timer.QP.Num()
+		r.QPN = timerQPN(ev.timer)
 	case EventPacket:
 		r.QPN, r.Packet, r.PSN = ev.pkt.DstQPN, PacketKind(ev.pkt.Kind), ev.pkt.PSN
 	}
 	if ev.dev == nil && ev.timer != nil {
-		ev.dev = e.f.deviceOf(ev.timer.QP)
+		ev.dev = e.f.timerDevice(ev.timer)
 	}
 	if ev.dev != nil {
 		r.Device = ev.dev.name
 	}
 	return r
+}
+
+// timerQPN is the QP number a timer is reported under: its QP's, or the
+// general services QP's (1) for the connection manager's timers.
+func timerQPN(t *qp.Timer) uint32 {
+	if t.QP == nil {
+		return gsiQPN
+	}
+	return t.QP.Num()
+}
+
+// timerDevice finds the device of a timer's QP or owner.
+func (f *Fabric) timerDevice(t *qp.Timer) *Device {
+	if t.QP == nil {
+		if o, ok := t.Owner.(interface{ device() *Device }); ok {
+			return o.device()
+		}
+		return nil
+	}
+	return f.deviceOf(t.QP)
 }
 
 // deviceOf finds the device of a QP, for traces and choosers.
@@ -343,6 +364,13 @@ func (e *engine) stepLocked() bool {
 		ev.q.RunLocked()
 	case EventTimer:
 		e.stats.Timers++
+		if t := ev.timer; t.QP == nil {
+			if e.tracing() {
+				e.record(t.Owner.TraceName(), "timer fired", "")
+			}
+			t.Owner.FireLocked()
+			break
+		}
 		if e.tracing() {
 			e.traceQP(ev.timer.QP, e.f.deviceOf(ev.timer.QP), "timer fired", timerNames[ev.timer.Kind])
 		}
@@ -476,6 +504,12 @@ func (e *engine) record(object, what, why string) {
 
 func (e *engine) traceQP(q *qp.QP, _ *Device, what, why string) {
 	e.f.d.Record(q, what, why)
+}
+
+// traceFrom records what a sender (a QP, or the connection manager of a
+// port) did.
+func (e *engine) traceFrom(from domain.Object, what, why string) {
+	e.f.d.Record(from, what, why)
 }
 
 // armLocked (re)starts t to fire after the given ticks. A verb of a

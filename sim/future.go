@@ -44,14 +44,17 @@ func (f *Fabric) Future() []FutureEvent {
 	var items []item
 	for _, t := range e.timers.items {
 		what := "ACK timeout"
-		if t.Kind == qp.TimerRNR {
+		switch {
+		case t.QP == nil:
+			what = "CM timer of " + t.Owner.TraceName()
+		case t.Kind == qp.TimerRNR:
 			what = "RNR wait"
 		}
 		name := ""
-		if d := f.deviceOf(t.QP); d != nil {
+		if d := f.timerDevice(t); d != nil {
 			name = d.name
 		}
-		items = append(items, item{FutureEvent{At: t.At, Device: name, QPN: t.QP.Num(), What: what}, t.Seq})
+		items = append(items, item{FutureEvent{At: t.At, Device: name, QPN: timerQPN(t), What: what}, t.Seq})
 	}
 	for _, ev := range e.later.items {
 		name := ""

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	simcm "github.com/verbsim/verbsim/sim/internal/cm"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -103,8 +104,14 @@ func (h host) ArmLocked(t *qp.Timer, after uint64) { h.eng().armLocked(t, after)
 // StopLocked implements qp.Host.
 func (h host) StopLocked(t *qp.Timer) { h.eng().stopTimer(t) }
 
-// describePacket renders a packet for the trace.
+// describePacket renders a packet for the trace; a message of the
+// connection manager as "CM REQ comm 0x1".
 func describePacket(p *qp.Packet) string {
+	if p.DstQPN == gsiQPN && p.Transport == verbs.QPTypeUD && len(p.Payload) == simcm.MADSize {
+		if m, err := simcm.Decode(p.Payload); err == nil {
+			return fmt.Sprintf("CM %v comm %#x", m.Attr, m.LocalCommID)
+		}
+	}
 	s := fmt.Sprintf("%v %s psn=%d", p.Transport, p.Kind, p.PSN)
 	switch p.Kind {
 	case qp.PktAck:

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/verbs"
@@ -37,7 +38,7 @@ func (f Faults) validate() error {
 // arrival. A packet for an address no port of the fabric has leaves
 // through Config.Remote when one is set (sendRemoteLocked), with no fault
 // applied here: the receiving fabric applies its own.
-func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
+func (e *engine) sendLocked(d *Device, from domain.Object, p *qp.Packet) {
 	e.stats.Packets++
 	var src *port
 	if p.Port >= 1 && int(p.Port) <= len(d.ports) {
@@ -50,6 +51,14 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 	p.SLID, p.SGID = src.attr.LID, src.gids[0]
 	if src.attr.LinkLayer == verbs.LinkLayerEthernet {
 		p.Global = true
+	}
+	if p.Transport == verbs.QPTypeUD && multicastDest(p) {
+		if src.attr.State != verbs.PortActive {
+			e.dropLocked(d, from, p, "the local port is down")
+			return
+		}
+		e.multicastLocked(d, from, p, true)
+		return
 	}
 	dst := e.f.route(p)
 	tracing := e.tracing()
@@ -68,7 +77,7 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 		return
 	}
 	if tracing {
-		e.traceQP(from, d, "send "+describePacket(p), fmt.Sprintf("to %s qp %#x", dst.dev.name, p.DstQPN))
+		e.traceFrom(from, "send "+describePacket(p), fmt.Sprintf("to %s qp %#x", dst.dev.name, p.DstQPN))
 	}
 	if len(e.aimed) > 0 {
 		switch act, x := e.aimLocked(d, dst, p); act {
@@ -78,7 +87,7 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 		case FaultDuplicate:
 			e.stats.Duplicated++
 			if tracing {
-				e.traceQP(from, d, "duplicate "+describePacket(p), fmt.Sprintf("fault #%d: duplicate", x.id))
+				e.traceFrom(from, "duplicate "+describePacket(p), fmt.Sprintf("fault #%d: duplicate", x.id))
 			}
 			e.arriveAtLocked(dst, e.clonePacket(p), e.now)
 			e.arriveAtLocked(dst, p, e.now)
@@ -108,7 +117,7 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 	if f.Duplicate > 0 && e.rng.Float64() < f.Duplicate {
 		e.stats.Duplicated++
 		if tracing {
-			e.traceQP(from, d, "duplicate "+describePacket(p), "fault: duplicate")
+			e.traceFrom(from, "duplicate "+describePacket(p), "fault: duplicate")
 		}
 		e.arriveLocked(dst, e.clonePacket(p))
 	}
@@ -149,7 +158,7 @@ func faultOutcomes(out []simhook.FaultOutcome, f Faults) []simhook.FaultOutcome 
 // chosenFaultLocked is sendLocked's fault draw when a chooser (the schedule
 // explorer) decides it: one decision per packet among the outcomes the
 // configured faults make possible. The draw is traced with its outcome.
-func (e *engine) chosenFaultLocked(d *Device, from *qp.QP, dst *port, p *qp.Packet) {
+func (e *engine) chosenFaultLocked(d *Device, from domain.Object, dst *port, p *qp.Packet) {
 	dr := &e.draw
 	dr.Packet = fmt.Sprintf("%s from %s qp %#x to %s qp %#x", describePacket(p), d.name, p.SrcQPN, dst.dev.name, p.DstQPN)
 	dr.Outcomes = faultOutcomes(dr.Outcomes[:0], e.faults)
@@ -162,7 +171,7 @@ func (e *engine) chosenFaultLocked(d *Device, from *qp.QP, dst *port, p *qp.Pack
 	}
 	o := dr.Outcomes[c]
 	if e.tracing() {
-		e.traceQP(from, d, "fault draw: "+o.String()+" "+describePacket(p), fmt.Sprintf("chosen among %d outcome(s)", len(dr.Outcomes)))
+		e.traceFrom(from, "fault draw: "+o.String()+" "+describePacket(p), fmt.Sprintf("chosen among %d outcome(s)", len(dr.Outcomes)))
 	}
 	switch o.Kind {
 	case simhook.FaultDrop:
@@ -218,10 +227,10 @@ func (e *engine) arriveAtLocked(dst *port, p *qp.Packet, at uint64) {
 	}
 }
 
-func (e *engine) dropLocked(d *Device, from *qp.QP, p *qp.Packet, why string) {
+func (e *engine) dropLocked(d *Device, from domain.Object, p *qp.Packet, why string) {
 	e.stats.Dropped++
 	if e.tracing() {
-		e.traceQP(from, d, "drop "+describePacket(p), why)
+		e.traceFrom(from, "drop "+describePacket(p), why)
 	}
 	e.freePacket(p)
 }
@@ -233,6 +242,12 @@ func (e *engine) deliverLocked(p *qp.Packet, dst *port) {
 		if e.tracing() {
 			e.record(dst.dev.name, "drop "+describePacket(p), "the port went down")
 		}
+		e.freePacket(p)
+		return
+	}
+	if p.DstQPN == gsiQPN {
+		e.stats.Delivered++
+		e.f.cm.receiveLocked(dst, p)
 		e.freePacket(p)
 		return
 	}
