@@ -102,6 +102,10 @@ type ID interface {
 	PeerAddr() netip.AddrPort
 	// Route is route.
 	Route() Route
+	// Event is event: the last event of a synchronous ID, which the ID
+	// holds until its next call; for an ID from GetRequest, its
+	// connection request. nil otherwise.
+	Event() Event
 
 	// BindAddr is rdma_bind_addr.
 	BindAddr(addr netip.AddrPort) error

@@ -12,7 +12,7 @@ import (
 type ConnParam struct {
 	// PrivateData is copied into the CM message; an event's PrivateData is
 	// the whole private data field of the message that caused it, the
-	// sender's bytes followed by zeros (CM-35). The limits: 56 bytes for
+	// sender's bytes followed by zeros (CM-33). The limits: 56 bytes for
 	// rdma_connect, 196 for rdma_accept, 148 for rdma_reject (CM-13,
 	// CM-16, CM-19).
 	PrivateData []byte
@@ -34,7 +34,7 @@ type ConnParam struct {
 // UDParam is struct rdma_ud_param: what the events of a UD (RDMA_PS_UDP) ID
 // report: how to address the peer or the multicast group.
 type UDParam struct {
-	PrivateData []byte       // as in ConnParam (CM-35)
+	PrivateData []byte       // as in ConnParam (CM-33)
 	AHAttr      verbs.AHAttr // the address vector of the peer or group
 	QPNum       uint32       // the peer's QP number, or 0xFFFFFF for a group
 	QKey        uint32       // the Q_Key to send with

@@ -138,10 +138,22 @@ func (id *CMID) checkLocked(verb string) error {
 // call enters the domain for verb on id, checking it; done leaves. On
 // error the domain has been left already.
 func (id *CMID) call(verb string) (done func(error) error, err error) {
+	return id.callIn(verb, false)
+}
+
+// callIn is call; afterRemoval lets the verb run on an ID whose device has
+// been removed (the destroys the application must still make, CM-24).
+func (id *CMID) callIn(verb string, afterRemoval bool) (done func(error) error, err error) {
 	if id == nil || id.a == nil {
 		return nil, errNilID(verb)
 	}
 	op := id.a.enter(verb[len("rdma_"):], id)
+	if afterRemoval && id.state == cmDeviceRemoval {
+		return func(err error) error {
+			id.a.f.d.Leave(op, err)
+			return err
+		}, nil
+	}
 	if err := id.checkLocked(verb); err != nil {
 		id.a.f.d.Leave(op, err)
 		return nil, err

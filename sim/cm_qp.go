@@ -225,7 +225,7 @@ func (id *CMID) initQPLocked(verb string, q *QP) error {
 // the CM made for it.
 func (id *CMID) DestroyQP() error {
 	const verb = "rdma_destroy_qp"
-	done, err := id.call(verb)
+	done, err := id.callIn(verb, true)
 	if err != nil {
 		return err
 	}
@@ -293,7 +293,7 @@ func (id *CMID) CreateSRQ(pd verbs.PD, attr *verbs.SRQInitAttr) error {
 // DestroySRQ implements rdmacm.ID: rdma_destroy_srq.
 func (id *CMID) DestroySRQ() error {
 	const verb = "rdma_destroy_srq"
-	done, err := id.call(verb)
+	done, err := id.callIn(verb, true)
 	if err != nil {
 		return err
 	}

@@ -376,3 +376,17 @@ func (c *Context) QueryPKey(num uint8, index int) (uint16, error) {
 	}
 	return p.pkeys[index], nil
 }
+
+// PortAddrs returns the IP addresses of port num, numbered from 1, as
+// PortConfig.Addrs gave them or as they were made (CM-05); nil for a nil
+// device or no such port.
+func (d *Device) PortAddrs(num uint8) []netip.Addr {
+	if d == nil {
+		return nil
+	}
+	p := d.portLocked(num)
+	if p == nil {
+		return nil
+	}
+	return append([]netip.Addr(nil), p.addrs...)
+}

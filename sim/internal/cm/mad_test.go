@@ -88,7 +88,7 @@ func TestLayout_CM32(t *testing.T) {
 	}
 }
 
-func TestPrivateTooLong_CM35(t *testing.T) {
+func TestPrivateTooLong_CM33(t *testing.T) {
 	for _, a := range []cm.Attr{cm.AttrREQ, cm.AttrREP, cm.AttrREJ, cm.AttrSIDRREQ, cm.AttrSIDRREP} {
 		m := cm.Msg{Attr: a, Private: make([]byte, a.PrivateSize()+1)}
 		if _, err := m.Append(nil); err != cm.ErrTooLong {
