@@ -104,6 +104,8 @@ type hooks struct {
 	xrc *xrcHooks
 	// dm breaks device memory (mutants_dm_test.go).
 	dm *dmHooks
+	// cm breaks the connection manager and multicast (mutants_cm_test.go).
+	cm *cmHooks
 }
 
 // mutant is a broken device and the rules that must catch it.
@@ -127,6 +129,7 @@ func (m mutant) factory() conformance.NewDevice {
 type mDevice struct {
 	inner conformance.Device
 	h     *hooks
+	cm    *mCM // the wrapped connection manager, made on first use (mutants_cm_test.go)
 }
 
 func (d *mDevice) Name() string { return d.inner.Name() }
