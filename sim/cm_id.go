@@ -91,6 +91,7 @@ type CMID struct {
 	reported, acked    int // events read and acknowledged (CM-03)
 	mcs                []*cmMcast
 	timer              cmTimer // address resolution
+	freed              bool    // Destroy has returned
 	pendingAddrErr     bool
 	srcGIDIndex        int
 	qkey               uint32
@@ -362,6 +363,9 @@ func (id *CMID) Destroy(ctx context.Context) (err error) {
 	a := id.a
 	op := a.enter("destroy_id", id)
 	defer func() { a.f.d.Leave(op, err) }()
+	if id.freed {
+		return verr.New(verb, syscall.ENOENT, "the rdma_cm_id has been destroyed (CM-01)")
+	}
 	if id.state != cmDestroying {
 		if id.qp != nil || id.srq != nil {
 			return verr.New(verb, syscall.EBUSY, "a QP or SRQ created with rdma_create_qp or rdma_create_srq still exists: destroy it first (CM-22)")
@@ -382,6 +386,13 @@ func (id *CMID) Destroy(ctx context.Context) (err error) {
 			id.ch.q.CloseLocked()
 		}
 		id.ch = nil
+	}
+	id.freed = true
+	for i, o := range a.ids {
+		if o == id {
+			a.ids = append(a.ids[:i], a.ids[i+1:]...)
+			break
+		}
 	}
 	return nil
 }

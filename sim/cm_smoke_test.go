@@ -2,7 +2,9 @@ package sim_test
 
 import (
 	"context"
+	"errors"
 	"net/netip"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,4 +110,23 @@ func get(t *testing.T, ch rdmacm.EventChannel, want rdmacm.EventType) rdmacm.Eve
 		t.Fatalf("got %v status %d, want %v", ev.Type(), ev.Status(), want)
 	}
 	return ev
+}
+
+// TestDeviceRemoveTwice_CM24: a second removal is EINVAL and changes
+// nothing; the removed device's port cannot come back up.
+func TestDeviceRemoveTwice_CM24(t *testing.T) {
+	f, err := sim.NewFabric(sim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := f.Devices()[0]
+	if err := d.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Remove(); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("a second Remove: %v, want EINVAL", err)
+	}
+	if err := d.SetPortState(1, true); !errors.Is(err, syscall.ENODEV) {
+		t.Errorf("bringing a removed device's port up: %v, want ENODEV", err)
+	}
 }
