@@ -541,128 +541,136 @@ var qpStateValues = [...]struct {
 	{verbs.QPStateErr, 6, "IBV_QPS_ERR"}, {verbs.QPStateUnknown, 7, "IBV_QPS_UNKNOWN"},
 }
 
-func init() {
-	register("QP-01", "a new QP is in RESET with a unique qp_num; a failed create returns none", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		nums := map[uint32]int{}
-		var live []QP
-		for i := range 12 {
-			q := w.create(qpTypes[i%3])
-			if s := w.query(q).QPState; s != verbs.QPStateReset {
-				t.Errorf("QP %d (%v) starts in %v, want RESET", i, qpTypes[i%3], s)
-			}
-			if j, dup := nums[q.Num()]; dup {
-				t.Errorf("QP %d has qp_num %#x, the number of live QP %d", i, q.Num(), j)
-			}
-			nums[q.Num()] = i
-			live = append(live, q)
-			if i%4 == 3 { // numbers of destroyed QPs may come back; live ones never repeat
-				ctx, cancel := patient()
-				e.WantOK("ibv_destroy_qp", live[0].DestroyContext(ctx))
-				cancel()
-				delete(nums, live[0].Num())
-				live = live[1:]
-			}
+// qpCases are the cases of the QP family in qp.go.
+var qpCases = []Case{
+	{"QP-01", "a new QP is in RESET with a unique qp_num; a failed create returns none", newQPInReset},
+	{"QP-02", "the caps written back are at least the request; over a device limit is EINVAL", qpCapsWrittenBack},
+	{"QP-03", "send_cq and recv_cq are both required; they may be one CQ", sendAndRecvCQ},
+	{"QP-04", "UC cannot use an SRQ; RC and UD with one ignore the receive caps", ucCannotUseSRQ},
+	{"QP-06", "state values are those of verbs.h; UNKNOWN is never a target", stateValues},
+	{"QP-24", "query reports the current state after every modify", queryCurrentState},
+}
+
+func newQPInReset(t *T, e *Env) {
+	w := qpSetup(t, e)
+	nums := map[uint32]int{}
+	var live []QP
+	for i := range 12 {
+		q := w.create(qpTypes[i%3])
+		if s := w.query(q).QPState; s != verbs.QPStateReset {
+			t.Errorf("QP %d (%v) starts in %v, want RESET", i, qpTypes[i%3], s)
 		}
+		if j, dup := nums[q.Num()]; dup {
+			t.Errorf("QP %d has qp_num %#x, the number of live QP %d", i, q.Num(), j)
+		}
+		nums[q.Num()] = i
+		live = append(live, q)
+		if i%4 == 3 { // numbers of destroyed QPs may come back; live ones never repeat
+			ctx, cancel := patient()
+			e.WantOK("ibv_destroy_qp", live[0].DestroyContext(ctx))
+			cancel()
+			delete(nums, live[0].Num())
+			live = live[1:]
+		}
+	}
+	c := w.qpCap()
+	c.MaxSendWR = uint32(w.lim.MaxQPWR) + 1
+	q, err := w.tryCreate(QPInitAttr{Type: verbs.QPTypeRC, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+	if q != nil || err == nil {
+		t.Errorf("ibv_create_qp above max_qp_wr: qp=%v err=%v, want no QP and an errno", q, err)
+	}
+	if q, err := w.tryCreate(QPInitAttr{Type: verbs.QPType(99), Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq}); q != nil || err == nil {
+		t.Errorf("ibv_create_qp(qp_type=99): qp=%v err=%v, want no QP and an errno", q, err)
+	}
+}
+
+func qpCapsWrittenBack(t *T, e *Env) {
+	// The property runs where the limits are small, so that requests at
+	// the limits stay cheap; the refusals run on both devices.
+	w := qpSetup(t, e)
+	small := w
+	if s := qpSmallEnv(t, e); s != nil {
+		small = qpSetup(t, s)
+	}
+	qpCapProperty(t, small)
+	qpCapOverLimit(t, w)
+	if small != w {
+		qpCapOverLimit(t, small)
+	}
+}
+
+func sendAndRecvCQ(t *T, e *Env) {
+	w := qpSetup(t, e)
+	other := e.CQ(16, nil, nil)
+	for _, typ := range qpTypes {
+		for _, c := range []struct {
+			name       string
+			send, recv CQ
+		}{{"no send_cq", nil, w.cq}, {"no recv_cq", w.cq, nil}, {"no CQ at all", nil, nil}} {
+			q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: c.send, RecvCQ: c.recv})
+			if q != nil {
+				t.Errorf("ibv_create_qp(%v) with %s returned a QP", typ, c.name)
+			}
+			e.WantErrno(fmt.Sprintf("ibv_create_qp(%v) with %s", typ, c.name), err, syscall.EINVAL)
+		}
+		w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
+		w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: other})
+	}
+}
+
+func ucCannotUseSRQ(t *T, e *Env) {
+	w := qpSetup(t, e)
+	s := w.srq(16, 1)
+	q, err := w.tryCreate(QPInitAttr{Type: verbs.QPTypeUC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+	if q != nil {
+		t.Errorf("ibv_create_qp(UC, srq) returned a QP")
+	}
+	e.WantErrno("ibv_create_qp(UC, srq)", err, syscall.EINVAL)
+	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 		c := w.qpCap()
-		c.MaxSendWR = uint32(w.lim.MaxQPWR) + 1
-		q, err := w.tryCreate(QPInitAttr{Type: verbs.QPTypeRC, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
-		if q != nil || err == nil {
-			t.Errorf("ibv_create_qp above max_qp_wr: qp=%v err=%v, want no QP and an errno", q, err)
+		c.MaxRecvWR, c.MaxRecvSGE = uint32(w.lim.MaxQPWR)+1, uint32(w.lim.MaxSGE)+1
+		q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+		if err != nil {
+			t.Errorf("ibv_create_qp(%v, srq) with receive caps above the device's, which an SRQ makes irrelevant: %v", typ, err)
+		} else if q == nil {
+			t.Errorf("ibv_create_qp(%v, srq) returned neither a QP nor an error", typ)
 		}
-		if q, err := w.tryCreate(QPInitAttr{Type: verbs.QPType(99), Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq}); q != nil || err == nil {
-			t.Errorf("ibv_create_qp(qp_type=99): qp=%v err=%v, want no QP and an errno", q, err)
-		}
-	})
+	}
+}
 
-	register("QP-02", "the caps written back are at least the request; over a device limit is EINVAL", func(t *T, e *Env) {
-		// The property runs where the limits are small, so that requests at
-		// the limits stay cheap; the refusals run on both devices.
-		w := qpSetup(t, e)
-		small := w
-		if s := qpSmallEnv(t, e); s != nil {
-			small = qpSetup(t, s)
+func stateValues(t *T, e *Env) {
+	for _, r := range qpStateValues {
+		if uint32(r.s) != r.val {
+			t.Errorf("%s is %d, want %d", r.name, uint32(r.s), r.val)
 		}
-		qpCapProperty(t, small)
-		qpCapOverLimit(t, w)
-		if small != w {
-			qpCapOverLimit(t, small)
-		}
-	})
-
-	register("QP-03", "send_cq and recv_cq are both required; they may be one CQ", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		other := e.CQ(16, nil, nil)
-		for _, typ := range qpTypes {
-			for _, c := range []struct {
-				name       string
-				send, recv CQ
-			}{{"no send_cq", nil, w.cq}, {"no recv_cq", w.cq, nil}, {"no CQ at all", nil, nil}} {
-				q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: c.send, RecvCQ: c.recv})
-				if q != nil {
-					t.Errorf("ibv_create_qp(%v) with %s returned a QP", typ, c.name)
-				}
-				e.WantErrno(fmt.Sprintf("ibv_create_qp(%v) with %s", typ, c.name), err, syscall.EINVAL)
+	}
+	w := qpSetup(t, e)
+	for _, typ := range qpTypes {
+		for _, s := range qpReachable {
+			q := w.at(typ, s)
+			a := w.query(q)
+			if a.QPState != s {
+				t.Errorf("%v QP taken to %s: query says %d", typ, s.Name(), uint32(a.QPState))
 			}
-			w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
-			w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: other})
-		}
-	})
-
-	register("QP-04", "UC cannot use an SRQ; RC and UD with one ignore the receive caps", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		s := w.srq(16, 1)
-		q, err := w.tryCreate(QPInitAttr{Type: verbs.QPTypeUC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
-		if q != nil {
-			t.Errorf("ibv_create_qp(UC, srq) returned a QP")
-		}
-		e.WantErrno("ibv_create_qp(UC, srq)", err, syscall.EINVAL)
-		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
-			c := w.qpCap()
-			c.MaxRecvWR, c.MaxRecvSGE = uint32(w.lim.MaxQPWR)+1, uint32(w.lim.MaxSGE)+1
-			q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
-			if err != nil {
-				t.Errorf("ibv_create_qp(%v, srq) with receive caps above the device's, which an SRQ makes irrelevant: %v", typ, err)
-			} else if q == nil {
-				t.Errorf("ibv_create_qp(%v, srq) returned neither a QP nor an error", typ)
+			for _, bad := range []verbs.QPState{verbs.QPStateUnknown, 8, 1 << 31} {
+				w.refused(fmt.Sprintf("qp_state=%d from %v", uint32(bad), s), q, qpAttr(w.lim, s, bad), bState)
 			}
 		}
-	})
+	}
+}
 
-	register("QP-06", "state values are those of verbs.h; UNKNOWN is never a target", func(t *T, e *Env) {
-		for _, r := range qpStateValues {
-			if uint32(r.s) != r.val {
-				t.Errorf("%s is %d, want %d", r.name, uint32(r.s), r.val)
+func queryCurrentState(t *T, e *Env) {
+	w := qpSetup(t, e)
+	tour := []verbs.QPState{verbs.QPStateInit, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQD, verbs.QPStateRTS, verbs.QPStateErr, verbs.QPStateErr, verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateErr}
+	for _, typ := range qpTypes {
+		q := w.create(typ)
+		cur := verbs.QPStateReset
+		for _, next := range tour {
+			w.step(q, cur, next)
+			if got := w.query(q).QPState; got != next {
+				t.Errorf("%v QP: after %v→%v, query says %v", typ, cur, next, got)
 			}
+			cur = next
 		}
-		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
-			for _, s := range qpReachable {
-				q := w.at(typ, s)
-				a := w.query(q)
-				if a.QPState != s {
-					t.Errorf("%v QP taken to %s: query says %d", typ, s.Name(), uint32(a.QPState))
-				}
-				for _, bad := range []verbs.QPState{verbs.QPStateUnknown, 8, 1 << 31} {
-					w.refused(fmt.Sprintf("qp_state=%d from %v", uint32(bad), s), q, qpAttr(w.lim, s, bad), bState)
-				}
-			}
-		}
-	})
-
-	register("QP-24", "query reports the current state after every modify", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		tour := []verbs.QPState{verbs.QPStateInit, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQD, verbs.QPStateRTS, verbs.QPStateErr, verbs.QPStateErr, verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateErr}
-		for _, typ := range qpTypes {
-			q := w.create(typ)
-			cur := verbs.QPStateReset
-			for _, next := range tour {
-				w.step(q, cur, next)
-				if got := w.query(q).QPState; got != next {
-					t.Errorf("%v QP: after %v→%v, query says %v", typ, cur, next, got)
-				}
-				cur = next
-			}
-		}
-	})
+	}
 }
