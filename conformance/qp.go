@@ -15,9 +15,10 @@ import (
 // (QP-06) and query (QP-24); qp_modify.go has the state machine and its
 // attribute masks, qp_post.go the posting rules.
 //
-// The transition table below is the suite's own, written from the rule
-// catalogue (QP-07, QP-14..20), not taken from any implementation: the cases
-// hold a device to it.
+// The transition table is verbs.Transition, the one the simulator enforces
+// and the reference model follows; qp_test.go checks its legal pairs
+// against QP-07 as the catalogue spells them, and the mutants show that the
+// cases hold a device to it.
 //
 // Left for the transport (issue #4), because they need work requests that
 // execute: QP-05 (sq_sig_all=1 makes unsignaled requests complete; a flush
@@ -31,7 +32,7 @@ var qpTypes = [...]verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
 // qpStates are the seven states, in enum order.
 var qpStates = [...]verbs.QPState{verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr}
 
-// Short names for the mask bits, to keep the table readable.
+// Short names for the mask bits, to keep the cases readable.
 const (
 	bState   = verbs.QPAttrState
 	bCur     = verbs.QPAttrCurState
@@ -56,82 +57,6 @@ const (
 	bDestQPN = verbs.QPAttrDestQPN
 	bRate    = verbs.QPAttrRateLimit
 )
-
-// qpRule is one legal transition: the bits it requires and the bits it
-// allows besides IBV_QP_STATE, per transport (indexed like qpTypes).
-type qpRule struct{ req, opt [3]verbs.QPAttrMask }
-
-// qpSame is a rule that is the same for every transport.
-func qpSame(req, opt verbs.QPAttrMask) qpRule {
-	return qpRule{[3]verbs.QPAttrMask{req, req, req}, [3]verbs.QPAttrMask{opt, opt, opt}}
-}
-
-var (
-	qpToRTSOpt = [3]verbs.QPAttrMask{ // RTS→RTS and SQD→RTS (QP-18)
-		bCur | bAccess | bAlt | bMig | bMinRNR,
-		bCur | bAccess | bAlt | bMig,
-		bCur | bQKey,
-	}
-	// qpTable is every legal transition but RESET→ERR, which depends on the
-	// profile (QP-08): QP-07 for the pairs, QP-09 and QP-14..20 for the bits.
-	qpTable = map[[2]verbs.QPState]qpRule{
-		{verbs.QPStateReset, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateReset, verbs.QPStateInit}: {req: [3]verbs.QPAttrMask{
-			bPKey | bPort | bAccess, bPKey | bPort | bAccess, bPKey | bPort | bQKey}},
-		{verbs.QPStateInit, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateInit, verbs.QPStateErr}:   qpSame(0, 0),
-		{verbs.QPStateInit, verbs.QPStateInit}: {opt: [3]verbs.QPAttrMask{
-			bPKey | bPort | bAccess, bPKey | bPort | bAccess, bPKey | bPort | bQKey}},
-		{verbs.QPStateInit, verbs.QPStateRTR}: {
-			req: [3]verbs.QPAttrMask{
-				bAV | bMTU | bDestQPN | bRQPSN | bDestAt | bMinRNR,
-				bAV | bMTU | bDestQPN | bRQPSN,
-				0},
-			opt: [3]verbs.QPAttrMask{bAlt | bAccess | bPKey, bAlt | bAccess | bPKey, bPKey | bQKey}},
-		{verbs.QPStateRTR, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateRTR, verbs.QPStateErr}:   qpSame(0, 0),
-		{verbs.QPStateRTR, verbs.QPStateRTS}: {
-			req: [3]verbs.QPAttrMask{bSQPSN | bTimeout | bRetry | bRNR | bRdAtom, bSQPSN, bSQPSN},
-			opt: qpToRTSOpt},
-		{verbs.QPStateRTS, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateRTS, verbs.QPStateErr}:   qpSame(0, 0),
-		{verbs.QPStateRTS, verbs.QPStateRTS}:   {opt: qpToRTSOpt},
-		{verbs.QPStateRTS, verbs.QPStateSQD}:   qpSame(0, bSQDNote),
-		{verbs.QPStateSQD, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateSQD, verbs.QPStateErr}:   qpSame(0, 0),
-		{verbs.QPStateSQD, verbs.QPStateRTS}:   {opt: qpToRTSOpt},
-		{verbs.QPStateSQD, verbs.QPStateSQD}: {opt: [3]verbs.QPAttrMask{
-			bPort | bAV | bTimeout | bRetry | bRNR | bRdAtom | bDestAt | bAlt | bAccess | bPKey | bMinRNR | bMig,
-			bAV | bAlt | bAccess | bPKey | bMig,
-			bPKey | bQKey}},
-		{verbs.QPStateSQE, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateSQE, verbs.QPStateErr}:   qpSame(0, 0),
-		{verbs.QPStateSQE, verbs.QPStateRTS}:   {opt: [3]verbs.QPAttrMask{0, bCur | bAccess, bCur | bQKey}},
-		{verbs.QPStateErr, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateErr, verbs.QPStateErr}:   qpSame(0, 0),
-	}
-)
-
-func qpTypeIndex(t verbs.QPType) int {
-	switch t {
-	case verbs.QPTypeRC:
-		return 0
-	case verbs.QPTypeUC:
-		return 1
-	}
-	return 2
-}
-
-// qpTransition reports whether a QP of type typ may go from one state to
-// another under profile p, and which bits that takes besides STATE.
-func qpTransition(p Profile, from, to verbs.QPState, typ verbs.QPType) (req, opt verbs.QPAttrMask, ok bool) {
-	if from == verbs.QPStateReset && to == verbs.QPStateErr {
-		return 0, 0, p.ResetToErr
-	}
-	r, ok := qpTable[[2]verbs.QPState{from, to}]
-	i := qpTypeIndex(typ)
-	return r.req[i], r.opt[i], ok
-}
 
 // qpPath is how the suite reaches each state from RESET with modifies.
 // SQE is missing: only a failing send takes a QP there.
@@ -290,7 +215,7 @@ func (w *qpWorld) srq(maxWR, maxSGE uint32) SRQ {
 
 // minimal returns the smallest legal mask from one state to another for q.
 func (w *qpWorld) minimal(q QP, from, to verbs.QPState) verbs.QPAttrMask {
-	req, _, _ := qpTransition(w.e.Profile, from, to, w.types[q])
+	req, _, _ := verbs.Transition(from, to, w.types[q], w.e.Profile)
 	return bState | req
 }
 

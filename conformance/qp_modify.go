@@ -27,7 +27,7 @@ func qpIllegalMasks(p Profile, to verbs.QPState, typ verbs.QPType) []verbs.QPAtt
 	masks := []verbs.QPAttrMask{bState}
 	seen := map[verbs.QPAttrMask]bool{bState: true}
 	for _, f := range qpStates {
-		if req, _, ok := qpTransition(p, f, to, typ); ok && !seen[bState|req] {
+		if req, _, ok := verbs.Transition(f, to, typ, p); ok && !seen[bState|req] {
 			seen[bState|req] = true
 			masks = append(masks, bState|req)
 		}
@@ -47,7 +47,7 @@ func qpLegalEdges(p Profile) []qpEdge {
 	for _, typ := range qpTypes {
 		for _, from := range qpReachable {
 			for _, to := range qpStates {
-				if _, _, ok := qpTransition(p, from, to, typ); ok {
+				if _, _, ok := verbs.Transition(from, to, typ, p); ok {
 					out = append(out, qpEdge{typ, from, to})
 				}
 			}
@@ -65,7 +65,7 @@ func qpCheckEdges(t *T, e *Env, pairs ...[2]verbs.QPState) {
 	for _, pr := range pairs {
 		from, to := pr[0], pr[1]
 		for _, typ := range qpTypes {
-			req, opt, ok := qpTransition(e.Profile, from, to, typ)
+			req, opt, ok := verbs.Transition(from, to, typ, e.Profile)
 			if !ok {
 				t.Fatalf("the suite's table has no %v→%v", from, to)
 			}
@@ -119,7 +119,7 @@ func transitionTable(t *T, e *Env) {
 				}
 				what := fmt.Sprintf("%v %v→%v", typ, from, to)
 				a := qpAttr(w.lim, from, to)
-				if _, _, legal := qpTransition(e.Profile, from, to, typ); legal {
+				if _, _, legal := verbs.Transition(from, to, typ, e.Profile); legal {
 					w.accepted(what+" (legal)", q, a, w.minimal(q, from, to), to)
 					q = nil
 					continue
@@ -155,7 +155,7 @@ func toResetOrErrTakesState(t *T, e *Env) {
 		for _, from := range qpReachable {
 			q := w.at(typ, from)
 			for _, to := range []verbs.QPState{verbs.QPStateReset, verbs.QPStateErr} {
-				if _, _, ok := qpTransition(e.Profile, from, to, typ); !ok {
+				if _, _, ok := verbs.Transition(from, to, typ, e.Profile); !ok {
 					continue
 				}
 				a := qpAttr(w.lim, from, to)
@@ -178,7 +178,7 @@ func maskExactlyRequired(t *T, e *Env) {
 	edges := qpLegalEdges(e.Profile)
 	for i := range 48 {
 		ed := edges[rng.IntN(len(edges))]
-		req, opt, _ := qpTransition(e.Profile, ed.from, ed.to, ed.typ)
+		req, opt, _ := verbs.Transition(ed.from, ed.to, ed.typ, e.Profile)
 		q := w.at(ed.typ, ed.from)
 		what := fmt.Sprintf("round %d: %v %v→%v", i, ed.typ, ed.from, ed.to)
 		a := qpAttr(w.lim, ed.from, ed.to)
@@ -209,11 +209,11 @@ func maskWithoutState(t *T, e *Env) {
 			q := w.at(typ, s)
 			a := qpAttr(w.lim, s, s)
 			a.QKey, a.MinRNRTimer, a.QPAccessFlags = 0x0badcafe, 3, verbs.AccessRemoteAtomic
-			_, opt, ok := qpTransition(e.Profile, s, s, typ)
+			_, opt, ok := verbs.Transition(s, s, typ, e.Profile)
 			if !ok {
 				w.refused(fmt.Sprintf("%v in %v, mask 0", typ, s), q, a, 0)
 				// The attributes the way onwards takes are refused too.
-				_, onward, _ := qpTransition(e.Profile, verbs.QPStateRTR, verbs.QPStateRTS, typ)
+				_, onward, _ := verbs.Transition(verbs.QPStateRTR, verbs.QPStateRTS, typ, e.Profile)
 				for _, b := range (onward &^ bCur).Bits() {
 					w.refused(fmt.Sprintf("%v in %v, %v alone", typ, s, b), q, a, b)
 				}
@@ -330,18 +330,20 @@ func foreignAttributes(t *T, e *Env) {
 	failed := 0
 	for _, typ := range qpTypes {
 		var meaningful verbs.QPAttrMask
-		for pr := range qpTable {
-			req, opt, _ := qpTransition(e.Profile, pr[0], pr[1], typ)
-			meaningful |= req | opt
+		for _, from := range qpStates {
+			for _, to := range qpStates {
+				req, opt, _ := verbs.Transition(from, to, typ, e.Profile)
+				meaningful |= req | opt
+			}
 		}
 		alien := verbs.KnownQPAttrs &^ meaningful &^ bState
 		if alien&(bCap|bRate) != bCap|bRate {
-			t.Fatalf("the suite's table lists CAP or RATE_LIMIT for %v", typ)
+			t.Fatalf("verbs.Transition lists CAP or RATE_LIMIT for %v", typ)
 		}
 		for _, from := range qpReachable {
 			q := w.at(typ, from)
 			for _, to := range qpStates {
-				req, _, ok := qpTransition(e.Profile, from, to, typ)
+				req, _, ok := verbs.Transition(from, to, typ, e.Profile)
 				if !ok {
 					continue
 				}
