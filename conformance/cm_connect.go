@@ -14,20 +14,21 @@ import (
 // Cases of the CM family, second part: the handshake of RC connections,
 // its failures and its end (CM-08, CM-13 to CM-24).
 
-func init() {
-	register("CM-08", "a full backlog drops requests unanswered", cmBacklog)
-	register("CM-13", "rdma_connect and its private data", cmConnect)
-	register("CM-14", "the connection request event", cmConnectRequest)
-	register("CM-15", "nobody listening: REJECTED 8", cmNoListener)
-	register("CM-16", "rdma_accept", cmAccept)
-	register("CM-17", "ESTABLISHED, or CONNECT_RESPONSE and rdma_establish", cmEstablish)
-	register("CM-18", "the passive side's ESTABLISHED and rdma_notify", cmNotify)
-	register("CM-19", "rdma_reject", cmReject)
-	register("CM-20", "an unanswered REQ times out in virtual time", cmReqTimeout)
-	register("CM-21", "rdma_disconnect, DISCONNECTED and TIMEWAIT_EXIT", cmDisconnect)
-	register("CM-22", "rdma_destroy_id cleans the connection up", cmDestroyConn)
-	register("CM-23", "a peer that stops answering", cmDeadPeer)
-	register("CM-24", "device removal", cmDeviceRemoval)
+// cmConnectCases are the cases of cm_connect.go.
+var cmConnectCases = []Case{
+	{"CM-08", "a full backlog drops requests unanswered", cmBacklog},
+	{"CM-13", "rdma_connect and its private data", cmConnect},
+	{"CM-14", "the connection request event", cmConnectRequest},
+	{"CM-15", "nobody listening: REJECTED 8", cmNoListener},
+	{"CM-16", "rdma_accept", cmAccept},
+	{"CM-17", "ESTABLISHED, or CONNECT_RESPONSE and rdma_establish", cmEstablish},
+	{"CM-18", "the passive side's ESTABLISHED and rdma_notify", cmNotify},
+	{"CM-19", "rdma_reject", cmReject},
+	{"CM-20", "an unanswered REQ times out in virtual time", cmReqTimeout},
+	{"CM-21", "rdma_disconnect, DISCONNECTED and TIMEWAIT_EXIT", cmDisconnect},
+	{"CM-22", "rdma_destroy_id cleans the connection up", cmDestroyConn},
+	{"CM-23", "a peer that stops answering", cmDeadPeer},
+	{"CM-24", "device removal", cmDeviceRemoval},
 }
 
 func cmBacklog(t *T, e *Env) {

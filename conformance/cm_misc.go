@@ -14,15 +14,16 @@ import (
 // the synchronous helpers, event strings, lossy wires, the private data of
 // events and the QPs a connection leaves (CM-27 to CM-34).
 
-func init() {
-	register("CM-27", "rdma_migrate_id moves unread events", cmMigrate)
-	register("CM-28", "rdma_set_option", cmSetOption)
-	register("CM-29", "rdma_init_qp_attr", cmInitQPAttr)
-	register("CM-30", "rdma_create_ep, rdma_get_request, rdma_destroy_ep", cmEP)
-	register("CM-31", "rdma_event_str", cmEventStr)
-	register("CM-32", "connections form once over a wire that duplicates", cmDuplicates)
-	register("CM-33", "the private data of events is the message's field", cmPrivateSizes)
-	register("CM-34", "the QPs of a connection", cmConnectedQPs)
+// cmMiscCases are the cases of cm_misc.go.
+var cmMiscCases = []Case{
+	{"CM-27", "rdma_migrate_id moves unread events", cmMigrate},
+	{"CM-28", "rdma_set_option", cmSetOption},
+	{"CM-29", "rdma_init_qp_attr", cmInitQPAttr},
+	{"CM-30", "rdma_create_ep, rdma_get_request, rdma_destroy_ep", cmEP},
+	{"CM-31", "rdma_event_str", cmEventStr},
+	{"CM-32", "connections form once over a wire that duplicates", cmDuplicates},
+	{"CM-33", "the private data of events is the message's field", cmPrivateSizes},
+	{"CM-34", "the QPs of a connection", cmConnectedQPs},
 }
 
 func cmMigrate(t *T, e *Env) {

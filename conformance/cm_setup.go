@@ -15,18 +15,19 @@ import (
 // acknowledgement, synchronous IDs, addressing, binding, listening,
 // resolution, rdma_getaddrinfo and rdma_create_qp (CM-01 to CM-12).
 
-func init() {
-	register("CM-01", "port spaces, QP types and dead IDs", cmPortSpaces)
-	register("CM-02", "the event channel", cmChannel)
-	register("CM-03", "acknowledgements hold rdma_destroy_id", cmAcks)
-	register("CM-04", "synchronous IDs", cmSync)
-	register("CM-05", "ports have IP addresses", cmAddresses)
-	register("CM-06", "rdma_bind_addr", cmBind)
-	register("CM-07", "rdma_listen", cmListen)
-	register("CM-09", "rdma_resolve_addr", cmResolveAddr)
-	register("CM-10", "rdma_resolve_route", cmResolveRoute)
-	register("CM-11", "rdma_getaddrinfo", cmGetAddrInfo)
-	register("CM-12", "rdma_create_qp", cmCreateQP)
+// cmSetupCases are the cases of cm_setup.go.
+var cmSetupCases = []Case{
+	{"CM-01", "port spaces, QP types and dead IDs", cmPortSpaces},
+	{"CM-02", "the event channel", cmChannel},
+	{"CM-03", "acknowledgements hold rdma_destroy_id", cmAcks},
+	{"CM-04", "synchronous IDs", cmSync},
+	{"CM-05", "ports have IP addresses", cmAddresses},
+	{"CM-06", "rdma_bind_addr", cmBind},
+	{"CM-07", "rdma_listen", cmListen},
+	{"CM-09", "rdma_resolve_addr", cmResolveAddr},
+	{"CM-10", "rdma_resolve_route", cmResolveRoute},
+	{"CM-11", "rdma_getaddrinfo", cmGetAddrInfo},
+	{"CM-12", "rdma_create_qp", cmCreateQP},
 }
 
 func cmPortSpaces(t *T, e *Env) {

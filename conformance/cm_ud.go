@@ -11,12 +11,13 @@ import (
 // Cases of UD through the CM (SIDR and multicast joins, CM-25, CM-26) and
 // of multicast in the verbs (MCAST).
 
-func init() {
-	register("CM-25", "UD lookups (SIDR)", cmSIDR)
-	register("CM-26", "rdma_join_multicast and rdma_leave_multicast", cmMulticast)
-	register("MCAST-01", "ibv_attach_mcast checks its arguments", mcastAttach)
-	register("MCAST-02", "ibv_detach_mcast", mcastDetach)
-	register("MCAST-03", "a send to a group reaches every attached QP", mcastDelivery)
+// cmUDCases are the cases of cm_ud.go.
+var cmUDCases = []Case{
+	{"CM-25", "UD lookups (SIDR)", cmSIDR},
+	{"CM-26", "rdma_join_multicast and rdma_leave_multicast", cmMulticast},
+	{"MCAST-01", "ibv_attach_mcast checks its arguments", mcastAttach},
+	{"MCAST-02", "ibv_detach_mcast", mcastDetach},
+	{"MCAST-03", "a send to a group reaches every attached QP", mcastDelivery},
 }
 
 func cmSIDR(t *T, e *Env) {

@@ -740,7 +740,7 @@ func (ch *mChannel) Len() int { return ch.inner.(conformance.Depth).Len() }
 // mutants are every family's mutants. Each mutants_*_test.go file has a
 // function returning its family's; to add a family, list its function here.
 var mutants = slices.Concat(
-	asyncMutants(), avMutants(), chanMutants(), cqMutants(), cqexMutants(),
+	asyncMutants(), avMutants(), chanMutants(), cmMutants(), cqMutants(), cqexMutants(),
 	dmMutants(), mrMutants(), mwMutants(), notifyMutants(), odpMutants(),
 	pdMutants(), qpMutants(), qpcqMutants(), qpxMutants(), queryMutants(),
 	reregMutants(), flushMutants(), sqDrainedMutants(), srqMutants(),

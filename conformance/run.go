@@ -41,7 +41,7 @@ func (c Case) Source() string {
 // the rules it checks and add a row to that file's table; a new file's table
 // is added here.
 var suite = [][]Case{
-	asyncCases, avCases, chanCases, cqCases, cqDestroyCases, cqPollCases,
+	asyncCases, avCases, chanCases, cmConnectCases, cmMiscCases, cmSetupCases, cmUDCases, cqCases, cqDestroyCases, cqPollCases,
 	cqexCases, dmCases, flushCases, mrCases, mrReregCases, mwCases,
 	notifyCases, odpCases, pdCases, qpCases, qpCqCases, qpModifyCases,
 	qpPostCases, qpxCases, queryCases, srqCases, srqErrorCases,
