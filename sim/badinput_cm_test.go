@@ -73,6 +73,10 @@ func init() {
 		}},
 		"CMChannel.TryGetEvent": {reason: noArgs},
 		"CMChannel.Len":         {reason: getter},
+		"CMChannel.Pending":     {reason: getter},
+		"CMChannel.Destroyed":   {reason: getter},
+		"CMID.EventCounts":      {reason: getter},
+		"CMID.Destroyed":        {reason: getter},
 		"CMChannel.TraceName":   {reason: getter},
 		"CMChannel.Destroy": {cases: []badCase{
 			cmCase("IDs still on it", ebusy, func(w *badWorld) error { return w.cmCh.Destroy() }),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 	"syscall"
 
 	"github.com/verbsim/verbsim/internal/domain"
@@ -206,9 +207,9 @@ func (m *CM) createChannel() (*CMChannel, error) {
 		return nil, err
 	}
 	d := a.f.d
-	d.Enter(domain.Op{Verb: "rdma_create_event_channel"})
+	d.Enter(domain.Op{Verb: "create_event_channel"})
 	ch := a.newChannelLocked(false)
-	d.Leave(domain.Op{Verb: "rdma_create_event_channel", Obj: ch}, nil)
+	d.Leave(domain.Op{Verb: "create_event_channel", Obj: ch}, nil)
 	return ch, nil
 }
 
@@ -242,7 +243,7 @@ func (m *CM) createID(verb string, ch rdmacm.EventChannel, context any, ps rdmac
 		return nil, verr.Errorf(verb, syscall.EINVAL, "port space %#x is not an RDMA_PS_ value (CM-01)", uint16(ps))
 	}
 	d := a.f.d
-	op := domain.Op{Verb: verb}
+	op := domain.Op{Verb: strings.TrimPrefix(verb, "rdma_")}
 	d.Enter(op)
 	defer func() { d.Leave(op, err) }()
 	if c != nil && c.dead {
@@ -251,7 +252,7 @@ func (m *CM) createID(verb string, ch rdmacm.EventChannel, context any, ps rdmac
 	id := a.newIDLocked(c, context, ps, typ)
 	op.Obj = id
 	if d.Tracing() {
-		op.What = fmt.Sprintf("%s %v %v", verb, ps, typ)
+		op.What = fmt.Sprintf("%s %v %v", op.Verb, ps, typ)
 	}
 	return id, nil
 }

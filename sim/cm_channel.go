@@ -105,6 +105,35 @@ func (ch *CMChannel) Len() int {
 	return ch.q.LenLocked()
 }
 
+// Pending describes the events queued and not yet read, oldest first, as
+// the trace names them ("RDMA_CM_EVENT_CONNECT_REQUEST id3"). A simulator
+// view for timelines.
+func (ch *CMChannel) Pending() []string {
+	if ch == nil || ch.a == nil {
+		return nil
+	}
+	d := ch.a.f.d
+	d.Enter(domain.Op{})
+	defer d.Leave(domain.Op{}, nil)
+	out := make([]string, ch.q.LenLocked())
+	for i := range out {
+		out[i] = ch.q.AtLocked(i).describe()
+	}
+	return out
+}
+
+// Destroyed reports whether the channel has been destroyed. A simulator
+// view.
+func (ch *CMChannel) Destroyed() bool {
+	if ch == nil || ch.a == nil {
+		return false
+	}
+	d := ch.a.f.d
+	d.Enter(domain.Op{})
+	defer d.Leave(domain.Op{}, nil)
+	return ch.dead
+}
+
 // Destroy implements rdmacm.EventChannel: rdma_destroy_event_channel.
 // verbsim refuses it with EBUSY while an ID still reports on the channel,
 // a misuse the C call cannot report (CM-02); a second destroy is EINVAL.

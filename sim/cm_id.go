@@ -346,6 +346,22 @@ func (id *CMID) State() string {
 	return s
 }
 
+// EventCounts returns how many of the ID's events have been read and how
+// many of those acknowledged (CM-03): a simulator view for timelines.
+func (id *CMID) EventCounts() (read, acked int) {
+	id.view(func() { read, acked = id.reported, id.acked })
+	return read, acked
+}
+
+// Destroyed reports whether rdma_destroy_id has finished on the ID. A
+// destroy still waiting for acknowledgements leaves it false and the
+// state DESTROYING. A simulator view.
+func (id *CMID) Destroyed() bool {
+	var gone bool
+	id.view(func() { gone = id.freed })
+	return gone
+}
+
 // Destroy implements rdmacm.ID: rdma_destroy_id (CM-03, CM-22). It cleans
 // the connection up as the kernel does, discards the ID's unread events,
 // and waits, at most until ctx ends, until every event of the ID that was

@@ -93,7 +93,9 @@ var ruleRE = regexp.MustCompile(`\b[A-Z]+-S?[0-9]{2}\b`)
 // step's own result already says.
 var verbRecords = []string{"open_device", "alloc_pd", "create_comp_channel", "create_cq", "reg_mr", "create_srq", "create_qp",
 	"modify_qp", "post_send", "post_recv", "post_srq_recv", "poll_cq", "req_notify_cq", "get_cq_event", "ack_cq_events",
-	"get_async_event", "ack_async_event", "destroy_", "dereg_mr", "dealloc_pd", "close_device", "arm fault", "faults ", "create_ah", "modify_srq", "query_srq"}
+	"get_async_event", "ack_async_event", "destroy_", "dereg_mr", "dealloc_pd", "close_device", "arm fault", "faults ", "create_ah", "modify_srq", "query_srq",
+	"create_event_channel", "create_id", "bind_addr", "listen", "resolve_addr", "resolve_route", "connect", "accept",
+	"reject", "disconnect", "get_cm_event", "ack_cm_event"}
 
 // Run runs a script under the named profile. A failed verb is printed into
 // the timeline; a name the script never created stops the run with an error
