@@ -174,7 +174,12 @@ func (r *runner) quiescent(opts *Options) {
 			}
 		}
 		if strings.Contains(w.For, "ack") {
-			destroy = append(destroy, desc+"; "+r.ackState())
+			if id, ok := w.Obj.(*sim.CMID); ok {
+				read, acked := id.EventCounts()
+				destroy = append(destroy, fmt.Sprintf("%s; the ID has read %d event(s) and acknowledged %d (CM-03)", desc, read, acked))
+			} else {
+				destroy = append(destroy, desc+"; "+r.ackState())
+			}
 		}
 		if !g.daemon {
 			allDone = false
