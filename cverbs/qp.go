@@ -551,3 +551,33 @@ func (s *srq) DestroyContext(ctx context.Context) error {
 		return rc, e
 	}, s.recv.free)
 }
+
+// AttachMcast is ibv_attach_mcast: it attaches the UD QP to the multicast
+// group of gid and lid (verbs.MulticastAttacher).
+func (q *qp) AttachMcast(gid verbs.GID, lid uint16) error {
+	return q.mcast("ibv_attach_mcast", gid, lid, true)
+}
+
+// DetachMcast is ibv_detach_mcast.
+func (q *qp) DetachMcast(gid verbs.GID, lid uint16) error {
+	return q.mcast("ibv_detach_mcast", gid, lid, false)
+}
+
+func (q *qp) mcast(verb string, gid verbs.GID, lid uint16, on bool) error {
+	if err := q.lock(verb); err != nil {
+		return err
+	}
+	defer q.mu.Unlock()
+	var g C.union_ibv_gid
+	C.cv_raw_gid((*C.uint8_t)(unsafe.Pointer(&gid[0])), &g)
+	var rc C.int
+	var e error
+	if on {
+		rc, e = C.ibv_attach_mcast(q.c, &g, C.uint16_t(lid))
+	} else {
+		rc, e = C.ibv_detach_mcast(q.c, &g, C.uint16_t(lid))
+	}
+	return rcErrno(verb, rc, e)
+}
+
+var _ verbs.MulticastAttacher = (*qp)(nil)
