@@ -104,6 +104,9 @@ type qp struct {
 	num       uint32
 	typ       verbs.QPType
 	state     verbs.QPState
+	// byCM marks a QP of rdma_create_qp: librdmacm moves it through its
+	// states, so State reads ibv_qp.state.
+	byCM bool
 
 	send  sendScratch
 	recv  recvScratch
@@ -122,6 +125,9 @@ func (q *qp) QPContext() any         { return q.qpContext }
 func (q *qp) State() verbs.QPState {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.byCM && !q.dead {
+		q.state = verbs.QPState(q.c.state)
+	}
 	return q.state
 }
 
@@ -433,6 +439,9 @@ func (q *qp) BindMW(x verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.M
 // DestroyContext is ibv_destroy_qp once every async event read for the QP
 // is acknowledged, waiting for that until ctx ends.
 func (q *qp) DestroyContext(ctx context.Context) error {
+	if q.byCM {
+		return ebusyCM("ibv_destroy_qp (destroy it with rdma_destroy_qp)")
+	}
 	return q.destroyAcked(ctx, "ibv_destroy_qp", &q.async, unsafe.Pointer(q.c), func() (C.int, error) {
 		rc, e := C.ibv_destroy_qp(q.c)
 		return rc, e
@@ -546,6 +555,9 @@ func (s *srq) Query() (verbs.SRQAttr, error) {
 // DestroyContext is ibv_destroy_srq once every async event read for the
 // SRQ is acknowledged, waiting for that until ctx ends.
 func (s *srq) DestroyContext(ctx context.Context) error {
+	if cmOwns(unsafe.Pointer(s.s)) {
+		return ebusyCM("ibv_destroy_srq (destroy it with rdma_destroy_srq)")
+	}
 	return s.destroyAcked(ctx, "ibv_destroy_srq", &s.async, unsafe.Pointer(s.s), func() (C.int, error) {
 		rc, e := C.ibv_destroy_srq(s.s)
 		return rc, e
