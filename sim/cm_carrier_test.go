@@ -23,7 +23,6 @@ type pumpHost struct {
 	w     *pumpWire
 	f     *sim.Fabric
 	dev   *sim.Device
-	out   [][]byte
 	dst   []sim.RemotePacket
 	gids  []verbs.GID
 	lid   uint16

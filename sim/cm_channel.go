@@ -55,7 +55,7 @@ func (ch *CMChannel) GetEvent(ctx context.Context) (rdmacm.Event, error) {
 // TryGetEvent implements rdmacm.EventChannel: rdma_get_cm_event on a
 // non-blocking channel: EAGAIN when no event is queued (CM-02).
 func (ch *CMChannel) TryGetEvent() (rdmacm.Event, error) {
-	ev, err := ch.get(nil, false)
+	ev, err := ch.get(context.Background(), false)
 	if err != nil {
 		return nil, err
 	}

@@ -92,8 +92,6 @@ type CMID struct {
 	mcs                []*cmMcast
 	timer              cmTimer // address resolution
 	freed              bool    // Destroy has returned
-	pendingAddrErr     bool
-	srcGIDIndex        int
 	qkey               uint32
 }
 
