@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,11 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/verbsim/verbsim/internal/rulesdoc"
+	"github.com/verbsim/verbsim/internal/catalogue"
 	"github.com/verbsim/verbsim/sim/trace"
-	"github.com/verbsim/verbsim/spec"
 )
 
 // Result is the timeline of one script under one profile.
@@ -63,26 +60,13 @@ type Rule struct {
 	Text string `json:"text"`
 }
 
-var (
-	catOnce sync.Once
-	catalog map[string]string
-)
-
-// ruleText returns the one-line title of a catalogue rule, or "".
+// ruleText returns the one-line title of a live catalogue rule, or "".
 func ruleText(id string) string {
-	catOnce.Do(func() {
-		catalog = map[string]string{}
-		rules, err := rulesdoc.ParseRules(bytes.NewReader(spec.Catalogue))
-		if err != nil {
-			return
-		}
-		for _, r := range rules {
-			if !r.Retired {
-				catalog[r.ID] = rulesdoc.Title(r.Text)
-			}
-		}
-	})
-	return catalog[id]
+	r, ok := catalogue.Lookup(id)
+	if !ok || r.Retired {
+		return ""
+	}
+	return catalogue.Title(r.Text)
 }
 
 var errOpcode = regexp.MustCompile(`^(completion .* IBV_WC_[A-Z_]+_ERR) IBV_WC_[A-Z_]+$`)
