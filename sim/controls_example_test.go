@@ -46,10 +46,10 @@ func ExampleFabric_SetFaults() {
 	}
 	st := fabric.Stats()
 	fmt.Println("received:", got)
-	fmt.Printf("%d of %d packets lost, %d ACK timeouts\n", st.Dropped, st.Packets, st.Timers)
+	fmt.Printf("%d of %d packets lost, %d ACK timeouts, %d PSN sequence error NAK(s)\n", st.Dropped, st.Packets, st.ACKTimers, st.SeqNAKs)
 	// Output:
 	// received: [1 2 3 4 5 6 7 8]
-	// 9 of 26 packets lost, 4 ACK timeouts
+	// 9 of 26 packets lost, 4 ACK timeouts, 1 PSN sequence error NAK(s)
 }
 
 // ForceStatus fails one chosen work request as if the adapter had: the

@@ -12,12 +12,37 @@ import (
 // FutureEvent describes one event of the fabric due later than now: an
 // armed QP timer or a delayed packet.
 type FutureEvent struct {
-	At     uint64 // the tick it is due at
-	Device string // the device it happens on (a delayed packet: where it arrives)
-	QPN    uint32 // the QP whose timer it is, or the QP the packet is delivered to
-	// What says what it is: "ACK timeout", "RNR wait", or the delayed
+	At     uint64    // the tick it is due at
+	Kind   EventKind // EventTimer or EventPacket
+	Device string    // the device it happens on (a delayed packet: where it arrives)
+	QPN    uint32    // the QP whose timer it is, or the QP the packet is delivered to
+	Timer  TimerKind // for EventTimer: which timer
+	// For EventPacket: the delayed packet's kind, which NAK it is, and
+	// its PSN.
+	Packet PacketKind
+	NAK    NAKKind
+	PSN    uint32
+	// What says it in words: "ACK timeout", "RNR wait", or the delayed
 	// packet ("delayed RC SEND psn=3").
 	What string
+}
+
+// TimerKind says which timer of an RC requester a FutureEvent is.
+type TimerKind uint8
+
+// The timers.
+const (
+	TimerACK TimerKind = iota // the local ACK timeout (XFER-10): retransmit, or RETRY_EXC_ERR
+	TimerRNR                  // the RNR wait (XFER-07): send again after an RNR NAK
+)
+
+// String names the timer as FutureEvent.What does: "ACK timeout" or "RNR
+// wait".
+func (k TimerKind) String() string {
+	if k == TimerRNR {
+		return "RNR wait"
+	}
+	return "ACK timeout"
 }
 
 // String renders the event as "t=131072 a/qp 0x11: ACK timeout".
@@ -43,15 +68,15 @@ func (f *Fabric) Future() []FutureEvent {
 	}
 	var items []item
 	for _, t := range e.timers.items {
-		what := "ACK timeout"
+		kind := TimerACK
 		if t.Kind == qp.TimerRNR {
-			what = "RNR wait"
+			kind = TimerRNR
 		}
 		name := ""
 		if d := f.deviceOf(t.QP); d != nil {
 			name = d.name
 		}
-		items = append(items, item{FutureEvent{At: t.At, Device: name, QPN: t.QP.Num(), What: what}, t.Seq})
+		items = append(items, item{FutureEvent{At: t.At, Kind: EventTimer, Device: name, QPN: t.QP.Num(), Timer: kind, What: kind.String()}, t.Seq})
 	}
 	for _, ev := range e.later.items {
 		name := ""
@@ -59,8 +84,12 @@ func (f *Fabric) Future() []FutureEvent {
 			name = ev.dev.name
 		}
 		p := ev.pkt
-		items = append(items, item{FutureEvent{At: ev.at, Device: name, QPN: p.DstQPN,
-			What: fmt.Sprintf("delayed %v %v psn=%d", p.Transport, p.Kind, p.PSN)}, ev.seq})
+		fe := FutureEvent{At: ev.at, Kind: EventPacket, Device: name, QPN: p.DstQPN, Packet: PacketKind(p.Kind), PSN: p.PSN,
+			What: fmt.Sprintf("delayed %v %v psn=%d", p.Transport, p.Kind, p.PSN)}
+		if p.Kind == qp.PktAck {
+			fe.NAK = NAKKind(p.Syndrome)
+		}
+		items = append(items, item{fe, ev.seq})
 	}
 	slices.SortFunc(items, func(a, b item) int {
 		return cmp.Or(cmp.Compare(a.ev.At, b.ev.At), cmp.Compare(a.seq, b.seq))

@@ -17,11 +17,33 @@ import (
 type QP struct{ q *qp.QP }
 
 // QPStats counts what happened to a QP (QP.Stats): a simulator view with
-// no verbs counterpart.
+// no verbs call of its own. The transport's counters are those of an RC
+// (or XRC) requester and responder; providers export their like as
+// hardware counters (rxe's and mlx5's names are given, as rdma statistic
+// shows them), there per port, here per QP. Counters only grow: RESET
+// keeps them.
 type QPStats struct {
 	SendPosted, RecvPosted   uint64 // work requests posted
 	SendFlushed, RecvFlushed uint64 // work requests completed with IBV_WC_WR_FLUSH_ERR
 	CQOverruns               uint64 // completions of this QP lost to a CQ overrun
+
+	// As requester: the NAKs it acted on (a NAK for a PSN already
+	// acknowledged is ignored and not counted), and its timers.
+	RNRNAKsReceived   uint64 // RNR NAKs: wait min_rnr_timer, then send again (XFER-07; rxe rcvd_rnr_err)
+	SeqNAKsReceived   uint64 // PSN sequence error NAKs: go back to the PSN (rxe rcvd_seq_err, mlx5 packet_seq_err)
+	ErrorNAKsReceived uint64 // NAKs that fail the WR: invalid request, remote access or remote operational error
+	RNRRetries        uint64 // RNR waits over: the message is sent again
+	ACKTimeouts       uint64 // ACK timeouts with work outstanding (XFER-10; mlx5 local_ack_timeout_err): each retransmits, unless retry_cnt is spent
+	ImpliedNAKs       uint64 // READ or atomic responses found lost and asked for again (mlx5 implied_nak_seq_err)
+	RetryExceeded     uint64 // WRs failed with IBV_WC_RETRY_EXC_ERR (rxe retry_exceeded_err)
+	RNRRetryExceeded  uint64 // WRs failed with IBV_WC_RNR_RETRY_EXC_ERR (rxe rnr_retry_exceeded_err)
+
+	// As responder: the NAKs it sent, and the requests it had executed
+	// already.
+	RNRNAKsSent       uint64 // no receive WR for a SEND or WRITE WITH IMMEDIATE (rxe send_rnr_err)
+	SeqNAKsSent       uint64 // a request beyond the expected PSN, NAKed once per gap (rxe counts every such request: out_of_seq_request)
+	ErrorNAKsSent     uint64 // invalid request, remote access or remote operational error NAKs
+	DuplicateRequests uint64 // requests behind the expected PSN, answered and not executed again (XFER-25; rxe duplicate_request)
 }
 
 // newQP makes the handle of an engine QP and records it there, so that the

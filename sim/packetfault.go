@@ -48,8 +48,48 @@ type Packet struct {
 	DstQPN      uint32         // the QP it is addressed to
 	PSN         uint32         // its packet sequence number (24 bits)
 	First, Last bool           // where it sits in its message
-	NAK         bool           // an acknowledgement that is a NAK (RNR, sequence or error)
+	NAK         NAKKind        // for a PacketAck: which NAK it is; NotNAK for an ACK and every other kind
 	Len         int            // payload bytes
+}
+
+// NAKKind is what a negative acknowledgement says (the syndrome of its
+// AETH header): the responder cannot take the request now (RNR), expected
+// an earlier PSN, or refuses it with an error that fails the WR.
+type NAKKind uint8
+
+// The NAK kinds, named as the trace names them.
+const (
+	NotNAK       NAKKind = iota // an ACK, or a packet of another kind
+	NAKRNR                      // RNR_NAK: no receive WR; retry after min_rnr_timer (XFER-07)
+	NAKSeqErr                   // NAK_SEQ: PSN sequence error; go back to the PSN it names
+	NAKInvReq                   // NAK_INV_REQ: invalid request (IBV_WC_REM_INV_REQ_ERR)
+	NAKRemAccess                // NAK_REM_ACCESS: remote access error (IBV_WC_REM_ACCESS_ERR)
+	NAKRemOp                    // NAK_REM_OP: remote operational error (IBV_WC_REM_OP_ERR)
+)
+
+// String names the kind as the trace does: ACK for NotNAK, then RNR_NAK,
+// NAK_SEQ, NAK_INV_REQ, NAK_REM_ACCESS, NAK_REM_OP.
+func (k NAKKind) String() string { return qp.Syndrome(k).String() }
+
+// The kinds are the engine's syndromes, which the aim of a fault converts:
+// these fail to compile when the two lists part.
+var (
+	_ = [1]int{}[NotNAK-NAKKind(qp.SynACK)]
+	_ = [1]int{}[NAKRNR-NAKKind(qp.SynRNR)]
+	_ = [1]int{}[NAKSeqErr-NAKKind(qp.SynSeqErr)]
+	_ = [1]int{}[NAKRemOp-NAKKind(qp.SynRemOp)]
+)
+
+// countNAK counts a NAK put on the wire in EngineStats.
+func (e *engine) countNAK(s qp.Syndrome) {
+	switch s {
+	case qp.SynRNR:
+		e.stats.RNRNAKs++
+	case qp.SynSeqErr:
+		e.stats.SeqNAKs++
+	default:
+		e.stats.ErrorNAKs++
+	}
 }
 
 // FaultAction is what a PacketFault does to the packets it matches.
@@ -235,7 +275,10 @@ func (e *engine) aimLocked(from *Device, dst *port, p *qp.Packet) (FaultAction, 
 	view := Packet{
 		From: from.name, To: dst.dev.name, Transport: p.Transport, Kind: PacketKind(p.Kind), Op: p.Op,
 		SrcQPN: p.SrcQPN, DstQPN: p.DstQPN, PSN: p.PSN, First: p.First, Last: p.Last,
-		NAK: p.Kind == qp.PktAck && p.Syndrome != qp.SynACK, Len: len(p.Payload),
+		Len: len(p.Payload),
+	}
+	if p.Kind == qp.PktAck {
+		view.NAK = NAKKind(p.Syndrome)
 	}
 	for _, x := range e.aimed {
 		if x.spec.Match != nil && !x.spec.Match(view) {

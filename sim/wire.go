@@ -39,6 +39,9 @@ func (f Faults) validate() error {
 // applied here: the receiving fabric applies its own.
 func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 	e.stats.Packets++
+	if p.Kind == qp.PktAck && p.Syndrome != qp.SynACK {
+		e.countNAK(p.Syndrome)
+	}
 	var src *port
 	if p.Port >= 1 && int(p.Port) <= len(d.ports) {
 		src = d.ports[p.Port-1]

@@ -247,6 +247,9 @@ func forgottenReceive(t *testing.T, f *simtest.Fabric) {
 	if spent := f.Now() - start; spent <= bound || spent > bound+rnrWait {
 		t.Errorf("the wait gave up after %d ticks; want just past the bound, %d", spent, bound)
 	}
+	if st := a.QP.Stats(); st.RNRNAKsReceived < 2 || st.RNRRetries != st.RNRNAKsReceived-1 {
+		t.Errorf("a's counters %+v; want the RNR NAKs and retries the wait stepped through", st)
+	}
 	t.Logf("GetEvent: %v", err)
 }
 
