@@ -258,8 +258,8 @@ func Example_extendedCQ() {
 	}
 	fmt.Println("left:", q.Len())
 	// Output:
-	// 1 success IBV_WC_RECV 64 1000
-	// 2 success IBV_WC_SEND 8 1500
+	// 1 IBV_WC_SUCCESS IBV_WC_RECV 64 1000
+	// 2 IBV_WC_SUCCESS IBV_WC_SEND 8 1500
 	// left: 0
 }
 
@@ -701,20 +701,20 @@ func Example_asyncEvent() {
 	ev, err := dev.GetAsyncEvent(context.Background())
 	must(err)
 	fmt.Println(ev.Type().Name(), "=", uint32(ev.Type())) // ASYNC-04
-	fmt.Println(ev)                                       // type text and element (ASYNC-03)
+	fmt.Println(ev)                                       // type and element (ASYNC-03)
 	if ev.Type().Element() == verbs.ElementCQ {
 		fmt.Println("cq context:", ev.CQ().CQContext())
 	}
-	fmt.Println("ack:", errno(ev.Ack()))      // ASYNC-05
-	fmt.Println("again:", errno(ev.Ack()))    // an over-ack
-	fmt.Println(verbs.EventType(42).String()) // ASYNC-17
+	fmt.Println("ack:", errno(ev.Ack()))                                                   // ASYNC-05
+	fmt.Println("again:", errno(ev.Ack()))                                                 // an over-ack
+	fmt.Println(ev.Type().Str(), "|", verbs.EventType(42).Str(), "|", verbs.EventType(42)) // ibv_event_type_str (ASYNC-17)
 	// Output:
 	// IBV_EVENT_CQ_ERR = 0
-	// CQ error (cq)
+	// IBV_EVENT_CQ_ERR (cq)
 	// cq context: orders
 	// ack: ok
 	// again: EINVAL
-	// unknown
+	// CQ error | unknown | IBV_EVENT_TYPE(42)
 }
 
 // ---- profiles.md ----
@@ -1124,8 +1124,8 @@ func Example_postList() {
 	// Output:
 	// posted: 2 bad wr_id: 3
 	// ibv_post_send: EINVAL (invalid argument): opcode IBV_WR_RDMA_READ is not allowed on a UC QP (QP-33)
-	// wr_id 1 success
-	// wr_id 2 success
+	// wr_id 1 IBV_WC_SUCCESS
+	// wr_id 2 IBV_WC_SUCCESS
 }
 
 func Example_inline() {
@@ -1500,9 +1500,9 @@ func Example_sendAndWrite() {
 	fmt.Printf("%q %q\n", b.buf[:12], b.buf[100:112])
 	// Output:
 	// connect: <nil>
-	// true 2 success IBV_WC_SEND 12
-	// true 3 success IBV_WC_RDMA_WRITE 12
-	// true 1 success IBV_WC_RECV 12
+	// true 2 IBV_WC_SUCCESS IBV_WC_SEND 12
+	// true 3 IBV_WC_SUCCESS IBV_WC_RDMA_WRITE 12
+	// true 1 IBV_WC_SUCCESS IBV_WC_RECV 12
 	// "hello, verbs" "hello, verbs"
 }
 
@@ -1696,8 +1696,8 @@ func Example_xrcSend() {
 		fmt.Println("sender: wr_id", w[0].WRID, w[0].Status)
 	}
 	// Output:
-	// SRQ 0: wr_id 100 success "for SRQ 0", qp_num is the target's: true
-	// SRQ 1: wr_id 101 success "for SRQ 1", qp_num is the target's: true
-	// sender: wr_id 1 success
-	// sender: wr_id 2 success
+	// SRQ 0: wr_id 100 IBV_WC_SUCCESS "for SRQ 0", qp_num is the target's: true
+	// SRQ 1: wr_id 101 IBV_WC_SUCCESS "for SRQ 1", qp_num is the target's: true
+	// sender: wr_id 1 IBV_WC_SUCCESS
+	// sender: wr_id 2 IBV_WC_SUCCESS
 }

@@ -87,8 +87,8 @@ func ExampleFabric_ForceStatus() {
 	fmt.Println("requester:", qps[0].State())
 	// Output:
 	// <nil>
-	// 1 remote access error
-	// 2 Work Request Flushed Error
+	// 1 IBV_WC_REM_ACCESS_ERR
+	// 2 IBV_WC_WR_FLUSH_ERR
 	// requester: ERR
 }
 
@@ -118,9 +118,9 @@ func ExampleFabric_InjectFatal() {
 	fmt.Println(n, wcs[0].WRID, wcs[0].Status, q.State())
 	// Output:
 	// <nil>
-	// local work queue catastrophic error true <nil>
+	// IBV_EVENT_QP_FATAL true <nil>
 	// <nil>
-	// 1 7 Work Request Flushed Error ERR
+	// 1 7 IBV_WC_WR_FLUSH_ERR ERR
 }
 
 // Manual mode runs nothing until asked, and a Chooser decides which ready
