@@ -12,7 +12,9 @@ import "context"
 //     syscall.EINVAL). A failed verb changes nothing.
 //   - A method whose C verb may block (ibv_get_cq_event, ibv_get_async_event,
 //     a destroy that waits for events to be acknowledged) takes a
-//     context.Context, which bounds the wait.
+//     context.Context, which bounds the wait. The destroys of CQs, QPs and
+//     SRQs come in both forms, as in package sim: Destroy waits as the C
+//     verb does, DestroyContext at most until its context ends.
 //   - An object of one implementation passed to another (a foreign CQ in
 //     QPInitAttr, a foreign AH in a SendWR) is refused with EINVAL.
 //   - Objects compare equal with ==: the CQ GetEvent returns is the CQ
@@ -159,6 +161,10 @@ type CQ interface {
 	AckEvents(n int) error
 	// Resize is ibv_resize_cq.
 	Resize(cqe int) error
+	// Destroy is ibv_destroy_cq: DestroyContext with a context that never
+	// ends, so that, like the C verb, it waits as long as events read and
+	// not acknowledged hold it up (CQ-13).
+	Destroy() error
 	// DestroyContext is ibv_destroy_cq; an implementation whose destroy
 	// waits for unacknowledged events waits at most until ctx ends.
 	DestroyContext(ctx context.Context) error
@@ -222,6 +228,9 @@ type QP interface {
 	// BindMW is ibv_bind_mw: bind a type 1 window by posting a BIND_MW
 	// request with wr_id wrID and send flags flags.
 	BindMW(mw MW, wrID uint64, flags SendFlags, info MWBindInfo) error
+	// Destroy is ibv_destroy_qp: DestroyContext with a context that never
+	// ends (see CQ.Destroy).
+	Destroy() error
 	// DestroyContext is ibv_destroy_qp; an implementation whose destroy
 	// waits for unacknowledged events waits at most until ctx ends.
 	DestroyContext(ctx context.Context) error
@@ -239,6 +248,9 @@ type SRQ interface {
 	Modify(attr *SRQAttr, mask SRQAttrMask) error
 	// Query is ibv_query_srq.
 	Query() (SRQAttr, error)
+	// Destroy is ibv_destroy_srq: DestroyContext with a context that never
+	// ends (see CQ.Destroy).
+	Destroy() error
 	// DestroyContext is ibv_destroy_srq; an implementation whose destroy
 	// waits for unacknowledged events waits at most until ctx ends.
 	DestroyContext(ctx context.Context) error
