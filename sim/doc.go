@@ -91,7 +91,7 @@
 //	ibv_create_qp_ex                      PD.CreateQP, QPInitAttr.CompMask, QPInitAttr.SendOpsFlags, XRCD.CreateQP
 //	ibv_qp_to_qp_ex                       QP.SendOpsFlags
 //	ibv_modify_qp                         QP.Modify
-//	ibv_query_qp                          QP.Query, QP.QueryMask
+//	ibv_query_qp                          QP.Query
 //	ibv_destroy_qp                        QP.Destroy, QP.DestroyContext
 //	ibv_post_send                         QP.PostSend
 //	ibv_post_recv                         QP.PostRecv

@@ -128,21 +128,20 @@ func (q *QP) State() verbs.QPState { return q.eng().State() }
 // Stats returns the QP's counters.
 func (q *QP) Stats() QPStats { return QPStats(q.eng().Stats()) }
 
-// Query returns the QP's attributes and its creation attributes
-// (ibv_query_qp). Attr holds every attribute set so far, the current state in
-// QPState and CurQPState, and the real capacities in Cap (QP-24). It is
-// QueryMask with a mask that asks for everything.
-func (q *QP) Query() (verbs.QPAttr, QPInitAttr, error) { return q.QueryMask(verbs.QueryableQPAttrs) }
-
-// QueryMask is ibv_query_qp with attr_mask. The man page makes the mask a
-// hint, the minimum to return; like rxe (rxe_qp_to_attr) and rdma-core's
-// ibv_cmd_query_qp, which copy every field whatever the mask, verbsim
-// returns every attribute for any accepted mask, 0 included (QUERY-01).
-// The QPInitAttr holds qp_context, the CQs, the SRQ, the type, sq_sig_all
-// and the real capacities; with an SRQ, MaxRecvWR and MaxRecvSGE are 0.
-// A mask with a bit from IBV_QP_RATE_LIMIT up is EOPNOTSUPP, as
-// libibverbs refuses it on this path (QUERY-02).
-func (q *QP) QueryMask(mask verbs.QPAttrMask) (verbs.QPAttr, QPInitAttr, error) {
+// Query is ibv_query_qp(qp, &attr, attr_mask, &init_attr), as
+// verbs.QP.Query is: it returns the QP's attributes and its creation
+// attributes. The attribute holds every attribute set so far, the current
+// state in QPState and CurQPState, and the real capacities in Cap (QP-24).
+// The man page makes the mask a hint, the minimum to return; like rxe
+// (rxe_qp_to_attr) and rdma-core's ibv_cmd_query_qp, which copy every
+// field whatever the mask, verbsim returns every attribute for any
+// accepted mask, 0 included (QUERY-01), so Query(verbs.QPAttrState) is
+// enough to read them all. The QPInitAttr holds qp_context, the CQs, the
+// SRQ, the type, sq_sig_all and the real capacities; with an SRQ,
+// MaxRecvWR and MaxRecvSGE are 0. A mask with a bit from
+// IBV_QP_RATE_LIMIT up is EOPNOTSUPP, as libibverbs refuses it on this
+// path (QUERY-02).
+func (q *QP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, QPInitAttr, error) {
 	a, in, err := q.eng().QueryMask(mask)
 	return a, initAttrHandles(in), err
 }
