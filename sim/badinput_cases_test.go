@@ -272,6 +272,7 @@ var badTable = map[string]badEntry{
 	"Context.AsyncEventsRaised": {reason: anyValue + " (an unknown type was raised 0 times)"},
 	"Context.Device":            {reason: getter},
 	"Context.NumCompVectors":    {reason: getter},
+	"Context.String":            {reason: getter},
 	"Context.Verbs":             {reason: getter},
 	"Context.AllocPD": {cases: []badCase{
 		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.AllocPD(); return err }},

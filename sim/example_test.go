@@ -110,3 +110,18 @@ func ExampleQP_Query() {
 	// RESET true true <nil>
 	// true
 }
+
+// ExampleCQ_Context: a CQ carries two contexts. CQContext is the cq_context
+// given at creation, what an event loop gets back from GetEvent; Context is
+// the device context that created it (ibv_cq.context). QPs and SRQs have
+// the same pair (QPContext, SRQContext).
+func ExampleCQ_Context() {
+	fabric, _ := sim.NewFabric(sim.Config{})
+	vctx, _ := fabric.Devices()[0].Open()
+	cq, _ := vctx.CreateCQ(4, "orders", nil, 0)
+	fmt.Println(cq.CQContext())
+	fmt.Println(cq.Context(), cq.Context() == vctx)
+	// Output:
+	// orders
+	// ibv_context vsim0/ctx#1 true
+}

@@ -171,7 +171,9 @@ func (q *QP) PD() *PD {
 
 // Context returns the device context the QP was created through
 // (ibv_qp.context): that of its PD, or of its XRC domain for an XRC_RECV
-// QP.
+// QP. It is not the qp_context of QPInitAttr.Context, which is QPContext,
+// and which Context returned until the handles of issue #9 (see
+// CQ.Context).
 func (q *QP) Context() *Context {
 	if x := q.XRCD(); x != nil {
 		return x.ctx

@@ -142,7 +142,8 @@ type AH interface {
 
 // CQ is a completion queue (struct ibv_cq).
 type CQ interface {
-	// Context is ibv_cq.context: the device context that created it.
+	// Context is ibv_cq.context: the device context that created it, not
+	// the cq_context given to CreateCQ, which is CQContext.
 	Context() Context
 	// CQContext is ibv_cq.cq_context: the value given to CreateCQ.
 	CQContext() any
@@ -201,7 +202,8 @@ type QP interface {
 	// State is ibv_qp.state as the last Modify or Query left it; Query
 	// reads the current one.
 	State() QPState
-	// Context is ibv_qp.context.
+	// Context is ibv_qp.context, the device context; the qp_context is
+	// QPContext.
 	Context() Context
 	// QPContext is ibv_qp.qp_context: the value of QPInitAttr.Context.
 	QPContext() any
@@ -238,7 +240,8 @@ type QP interface {
 
 // SRQ is a shared receive queue (struct ibv_srq).
 type SRQ interface {
-	// Context is ibv_srq.context.
+	// Context is ibv_srq.context, the device context; the srq_context is
+	// SRQContext.
 	Context() Context
 	// SRQContext is ibv_srq.srq_context.
 	SRQContext() any
