@@ -56,17 +56,26 @@ type EngineRecord struct {
 
 // Rule is a catalogue rule that explains a step.
 type Rule struct {
-	ID   string `json:"id"`
+	ID string `json:"id"`
+	// Text is the rule's title: its first sentence, cut short (ending in
+	// " …") past about 80 characters.
 	Text string `json:"text"`
+	// Full is the whole rule, when Text is not all of it.
+	Full string `json:"full,omitempty"`
+	// InFull says that the text timeline prints Full at this step: the
+	// rule's first appearance in the run. Later ones print the title and
+	// say that the whole rule is above.
+	InFull bool `json:"-"`
 }
 
-// ruleText returns the one-line title of a live catalogue rule, or "".
-func ruleText(id string) string {
+// ruleText returns the title of a live catalogue rule and its whole text,
+// or "" for both.
+func ruleText(id string) (title, full string) {
 	r, ok := catalogue.Lookup(id)
 	if !ok || r.Retired {
-		return ""
+		return "", ""
 	}
-	return catalogue.Title(r.Text)
+	return catalogue.Title(r.Text), strings.Join(strings.Fields(strings.ReplaceAll(r.Text, "**", "")), " ")
 }
 
 var errOpcode = regexp.MustCompile(`^(completion .* IBV_WC_[A-Z_]+_ERR) IBV_WC_[A-Z_]+$`)
@@ -91,6 +100,7 @@ func Run(s *Script, profile string) (*Result, error) {
 	defer in.close()
 	res := &Result{File: s.Name, Profile: profile}
 	prev := map[string]string{}
+	shown := map[string]bool{} // the rules already printed in full
 	for i := range s.Steps {
 		st := &s.Steps[i]
 		if err := in.exec(st); err != nil {
@@ -132,9 +142,14 @@ func Run(s *Script, profile string) (*Result, error) {
 		}
 		seen := map[string]bool{}
 		for _, id := range ids {
-			if t := ruleText(id); t != "" && !seen[id] {
+			if t, full := ruleText(id); t != "" && !seen[id] {
 				seen[id] = true
-				sr.Rules = append(sr.Rules, Rule{ID: id, Text: t})
+				ru := Rule{ID: id, Text: t}
+				if full != t {
+					ru.Full, ru.InFull = full, !shown[id]
+				}
+				shown[id] = true
+				sr.Rules = append(sr.Rules, ru)
 			}
 		}
 		res.Steps = append(res.Steps, sr)
@@ -154,7 +169,11 @@ func isVerbRecord(what string) bool {
 // Block renders one step as its expected-output block: what the command
 // returned, what the engine did, the state that changed, the time and the
 // rules. It never contains a blank line.
-func (r StepResult) Block(prevTime uint64) string {
+func (r StepResult) Block(prevTime uint64) string { return r.block(prevTime, true) }
+
+// block is Block, with or without the rules (the HTML page shows them
+// apart, each one unfolding to its whole text).
+func (r StepResult) block(prevTime uint64, rules bool) string {
 	var b strings.Builder
 	for _, l := range r.Said {
 		b.WriteString(l + "\n")
@@ -178,13 +197,49 @@ func (r StepResult) Block(prevTime uint64) string {
 			b.WriteString("  " + l + "\n")
 		}
 	}
-	if len(r.Rules) > 0 {
+	if len(r.Rules) > 0 && rules {
 		b.WriteString("rules:\n")
 		for _, ru := range r.Rules {
-			fmt.Fprintf(&b, "  %s  %s\n", ru.ID, ru.Text)
+			switch {
+			case ru.InFull:
+				b.WriteString(hang("  "+ru.ID+"  ", ru.Full, ruleWidth))
+			case ru.Full != "":
+				fmt.Fprintf(&b, "  %s  %s (whole rule above)\n", ru.ID, ru.Text)
+			default:
+				fmt.Fprintf(&b, "  %s  %s\n", ru.ID, ru.Text)
+			}
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// ruleWidth is the width the text timeline wraps a whole rule to, its
+// indent included (the timeline indents every block by four more).
+const ruleWidth = 92
+
+// hang wraps text to width columns after head, the lines after the first
+// indented to line up under its start, and ends with a newline.
+func hang(head, text string, width int) string {
+	var b strings.Builder
+	pad := strings.Repeat(" ", len([]rune(head)))
+	line := head
+	n := len([]rune(head))
+	for i, w := range strings.Fields(text) {
+		wl := len([]rune(w))
+		if i > 0 && n+1+wl > width {
+			b.WriteString(line + "\n")
+			line, n = pad+w, len([]rune(pad))+wl
+			continue
+		}
+		if i > 0 {
+			line += " "
+			n++
+		}
+		line += w
+		n += wl
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
 
 // Blocks returns every step's block.
