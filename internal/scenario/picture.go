@@ -69,7 +69,7 @@ type diagram struct {
 var (
 	toQP     = regexp.MustCompile(`\s*\(to (\S+) qp (0x[0-9a-f]+)\)`)
 	wcRec    = regexp.MustCompile(`^completion qp (0x[0-9a-f]+) (wr_id \d+) (.*)$`)
-	raiseRec = regexp.MustCompile(`^raise IBV_EVENT_(\S+) (qp|cq|srq) (\S+)`)
+	raiseRec = regexp.MustCompile(`^raise (IBV_EVENT_\S+) (qp|cq|srq) (\S+)`)
 	refArg   = regexp.MustCompile(`\b(qp|cq|channel|srq|ctx|a)=(\S+)`)
 )
 
@@ -244,11 +244,13 @@ func layout(r *Result) *diagram {
 				c, _ := cqOf(strings.TrimPrefix(e.Object, "cq "))
 				if m != nil {
 					if from, ok := qpLane(c.Device, m[1]); ok {
-						st := strings.ReplaceAll(m[3], "IBV_WC_", "")
-						if !strings.HasPrefix(st, "SUCCESS") {
+						// A success shows its opcode, an error its status
+						// (the opcode of an error WC is not valid: FLUSH-06).
+						st := m[3]
+						if !strings.HasPrefix(st, "IBV_WC_SUCCESS") {
 							st = strings.Fields(st)[0]
 						} else {
-							st = strings.TrimPrefix(st, "SUCCESS ")
+							st = strings.TrimPrefix(st, "IBV_WC_SUCCESS ")
 						}
 						b.items = append(b.items, item{from: from, to: obj, label: "WC " + m[2] + " " + st, full: full, class: "wc"})
 						continue
@@ -287,6 +289,9 @@ func layout(r *Result) *diagram {
 			case "poll_cq":
 				if len(st.Said) > 1 {
 					b.items = append(b.items, item{from: target, to: 0, label: strings.Join(strings.Fields(st.Said[1]), " ") + plural(len(st.Said)-1), full: strings.Join(st.Said, "\n"), class: "ret"})
+				} else {
+					// Nothing polled is an answer too: "0: the CQ is empty".
+					b.items = append(b.items, item{from: target, to: 0, label: after(said, " = "), full: said, class: "ret"})
 				}
 			case "get_cq_event", "get_async_event":
 				b.items = append(b.items, item{from: target, to: 0, label: "event: " + strings.TrimSpace(after(said, ": ")), full: said, class: "ret"})

@@ -91,7 +91,7 @@ func TestSVG(t *testing.T) {
 	if err := runTour(t, "13-remote-access").WriteSVG(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{">QP qa<", ">QP qb<", ">CQ cqb<", ">async cb<", ">RC WRITE psn=1 len=64<", ">WC wr_id 2 REM_ACCESS_ERR<", ">QP_ACCESS_ERR<", `class="pkt"`} {
+	for _, want := range []string{">QP qa<", ">QP qb<", ">CQ cqb<", ">async cb<", ">RC WRITE psn=1 len=64<", ">WC wr_id 2 IBV_WC_REM_ACCESS_ERR<", ">IBV_EVENT_QP_ACCESS_ERR<", `class="pkt"`} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("13-remote-access.svg lacks %q", want)
 		}
