@@ -98,6 +98,14 @@ func TestSVG(t *testing.T) {
 			t.Errorf("13-remote-access.svg lacks %q", want)
 		}
 	}
+	// A poll that returns nothing is answered too.
+	b.Reset()
+	if err := runTour(t, "12-retry-exceeded").WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := ">0: the CQ is empty<"; !strings.Contains(b.String(), want) {
+		t.Errorf("12-retry-exceeded.svg lacks %q: the empty poll of cqb has no label", want)
+	}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
