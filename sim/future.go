@@ -3,10 +3,10 @@ package sim
 import (
 	"cmp"
 	"fmt"
-	"github.com/verbsim/verbsim/internal/domain"
 	"slices"
 
-	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/sim/trace"
 )
 
 // FutureEvent describes one event of the fabric due later than now: an
@@ -15,14 +15,26 @@ type FutureEvent struct {
 	At     uint64 // the tick it is due at
 	Device string // the device it happens on (a delayed packet: where it arrives)
 	QPN    uint32 // the QP whose timer it is, or the QP the packet is delivered to
-	// What says what it is: "ACK timeout", "RNR wait", or the delayed
-	// packet ("delayed RC SEND psn=3").
-	What string
+	// Timer is the timer that fires: trace.TimerACK (the ACK timeout,
+	// XFER-10) or trace.TimerRNR (the wait after an RNR NAK, XFER-07);
+	// trace.TimerNone for a delayed packet.
+	Timer trace.TimerKind
+	// Packet describes a delayed packet; nil for a timer.
+	Packet *trace.Packet
+}
+
+// What says what the event is: "ACK timeout", "RNR wait", or the delayed
+// packet ("delayed RC SEND psn=3 len=64 first last").
+func (e FutureEvent) What() string {
+	if e.Packet != nil {
+		return "delayed " + e.Packet.String()
+	}
+	return e.Timer.String()
 }
 
 // String renders the event as "t=131072 a/qp 0x11: ACK timeout".
 func (e FutureEvent) String() string {
-	return fmt.Sprintf("t=%d %s/qp %#x: %s", e.At, e.Device, e.QPN, e.What)
+	return fmt.Sprintf("t=%d %s/qp %#x: %s", e.At, e.Device, e.QPN, e.What())
 }
 
 // Future returns the fabric's future events, the armed timers and the
@@ -43,15 +55,11 @@ func (f *Fabric) Future() []FutureEvent {
 	}
 	var items []item
 	for _, t := range e.timers.items {
-		what := "ACK timeout"
-		if t.Kind == qp.TimerRNR {
-			what = "RNR wait"
-		}
 		name := ""
 		if d := f.deviceOf(t.QP); d != nil {
 			name = d.name
 		}
-		items = append(items, item{FutureEvent{At: t.At, Device: name, QPN: t.QP.Num(), What: what}, t.Seq})
+		items = append(items, item{FutureEvent{At: t.At, Device: name, QPN: t.QP.Num(), Timer: timerKinds[t.Kind]}, t.Seq})
 	}
 	for _, ev := range e.later.items {
 		name := ""
@@ -59,8 +67,7 @@ func (f *Fabric) Future() []FutureEvent {
 			name = ev.dev.name
 		}
 		p := ev.pkt
-		items = append(items, item{FutureEvent{At: ev.at, Device: name, QPN: p.DstQPN,
-			What: fmt.Sprintf("delayed %v %v psn=%d", p.Transport, p.Kind, p.PSN)}, ev.seq})
+		items = append(items, item{FutureEvent{At: ev.at, Device: name, QPN: p.DstQPN, Packet: packetOf(p)}, ev.seq})
 	}
 	slices.SortFunc(items, func(a, b item) int {
 		return cmp.Or(cmp.Compare(a.ev.At, b.ev.At), cmp.Compare(a.seq, b.seq))

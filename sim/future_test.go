@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -23,10 +24,12 @@ func TestFuture(t *testing.T) {
 	if len(ev) != 2 {
 		t.Fatalf("future %v", ev)
 	}
-	if ev[0].At != 500 || ev[0].Device != "a" || ev[0].QPN != a.q.Num() || ev[0].What != "delayed RC ACK psn=0" {
+	if p := ev[0].Packet; ev[0].At != 500 || ev[0].Device != "a" || ev[0].QPN != a.q.Num() || ev[0].Timer != trace.TimerNone ||
+		p == nil || p.Kind != trace.PacketAck || p.NAK != trace.NAKNone || p.PSN != 0 || ev[0].What() != "delayed RC ACK psn=0" {
 		t.Errorf("first %+v", ev[0])
 	}
-	if ev[1].At != uint64(verbs.ACKTimeout(5)) || ev[1].Device != "a" || ev[1].What != "ACK timeout" {
+	if ev[1].At != uint64(verbs.ACKTimeout(5)) || ev[1].Device != "a" || ev[1].Timer != trace.TimerACK || ev[1].Packet != nil ||
+		ev[1].What() != "ACK timeout" {
 		t.Errorf("second %+v", ev[1])
 	}
 	if s := ev[1].String(); s != "t=131072 a/qp 0x11: ACK timeout" {
@@ -62,7 +65,7 @@ func TestReady(t *testing.T) {
 	f.Step() // a's requester puts the SEND on the wire
 	ev = f.Ready()
 	if len(ev) != 1 || ev[0].Kind != sim.EventPacket || ev[0].Device != "b" || ev[0].QPN != b.q.Num() ||
-		ev[0].Packet != sim.PacketSend || ev[0].PSN != 0 {
+		ev[0].Packet != trace.PacketSend || ev[0].PSN != 0 {
 		t.Fatalf("after one step: %+v", ev)
 	}
 	f.Stabilize()
