@@ -203,3 +203,47 @@ func TestFaultBadInput(t *testing.T) {
 		t.Errorf("send %v", &s)
 	}
 }
+
+// TestFaultSeesNAKKind: a fault's Match reads what a NAK says; the RNR NAK
+// it drops is in the trace as a drop carrying that NAK kind and the
+// fault's number, and the requester, hearing nothing, times out and asks
+// again.
+func TestFaultSeesNAKKind(t *testing.T) {
+	log := &trace.Log{}
+	f, a, _ := rcPair(t, sim.Config{Trace: log}, sim.ConnectOptions{Timeout: 5, RetryCnt: 3, RNRRetry: 7, MinRNRTimer: 1})
+	var naks []trace.NAKKind
+	x, err := f.InjectPacketFault(sim.PacketFault{
+		Match: func(p sim.Packet) bool {
+			if p.Kind == trace.PacketAck {
+				naks = append(naks, p.NAK)
+			}
+			return p.NAK == trace.NAKRNR
+		},
+		Action: sim.FaultDrop, Count: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if x.Hits() != 1 || len(naks) != 1 || naks[0] != trace.NAKRNR {
+		t.Fatalf("hits %d, NAK kinds offered %v; want one RNR NAK, dropped", x.Hits(), naks)
+	}
+	var drops int
+	for _, r := range log.Records() {
+		if r.Kind == trace.KindPacket && r.Name == "drop" && r.NAK() == trace.NAKRNR && r.Fault == 1 {
+			drops++
+		}
+	}
+	if drops != 1 {
+		t.Errorf("%d drop records of fault #1 with an RNR NAK, want 1", drops)
+	}
+	if fut := f.Future(); len(fut) != 1 || fut[0].Timer != trace.TimerACK {
+		t.Fatalf("future %v: want the ACK timeout only (the RNR NAK never arrived)", fut)
+	}
+	f.AdvanceToNext() // the timeout: a sends again, b answers RNR again, and that one arrives
+	if fut := f.Future(); len(fut) != 1 || fut[0].Timer != trace.TimerRNR {
+		t.Errorf("future %v: want the RNR wait", fut)
+	}
+}
