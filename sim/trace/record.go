@@ -79,11 +79,15 @@ const (
 var kindNames = [numKinds]string{"other", "verb", "packet", "completion", "event", "timer", "state", "fault"}
 
 // String names the kind: "verb", "packet", ...
-func (k Kind) String() string {
-	if k < numKinds {
-		return kindNames[k]
+func (k Kind) String() string { return enumName(k, kindNames[:], "Kind") }
+
+// enumName is the name of v in names, or "Type(v)" for a value outside
+// them.
+func enumName[T ~uint8](v T, names []string, typ string) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
-	return "Kind(" + strconv.Itoa(int(k)) + ")"
+	return typ + "(" + strconv.Itoa(int(v)) + ")"
 }
 
 // ParseKind returns the kind named s (Kind.String).

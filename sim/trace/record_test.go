@@ -150,8 +150,8 @@ func TestNames(t *testing.T) {
 		t.Error("ParseKind(packets) succeeded")
 	}
 	for v, want := range map[string]string{
-		Kind(99).String(): "Kind(99)", PacketKind(99).String(): "PKT?", NAKKind(99).String(): "NAK?",
-		TimerKind(99).String(): "Timer(99)", TimerRNR.String(): "RNR wait", TimerACK.String(): "ACK timeout",
+		Kind(99).String(): "Kind(99)", PacketKind(99).String(): "PacketKind(99)", NAKKind(99).String(): "NAKKind(99)",
+		TimerKind(99).String(): "TimerKind(99)", TimerRNR.String(): "RNR wait", TimerACK.String(): "ACK timeout",
 		NAKSeqErr.String(): "NAK_SEQ", PacketReadResp.String(): "READ_RESP",
 	} {
 		if v != want {

@@ -26,12 +26,7 @@ var packetKindNames = [numPacketKinds]string{"SEND", "WRITE", "READ_REQ", "ATOMI
 
 // String names the kind: SEND, WRITE, READ_REQ, ATOMIC, READ_RESP,
 // ATOMIC_ACK or ACK.
-func (k PacketKind) String() string {
-	if k < numPacketKinds {
-		return packetKindNames[k]
-	}
-	return "PKT?"
-}
+func (k PacketKind) String() string { return enumName(k, packetKindNames[:], "PacketKind") }
 
 // NAKKind is what a NAK says (the syndrome of its AETH): why a responder
 // refused a request.
@@ -55,12 +50,7 @@ var nakNames = [numNAKKinds]string{"ACK", "RNR_NAK", "NAK_SEQ", "NAK_INV_REQ", "
 
 // String names the NAK as the trace does: RNR_NAK, NAK_SEQ, NAK_INV_REQ,
 // NAK_REM_ACCESS or NAK_REM_OP; ACK for NAKNone.
-func (k NAKKind) String() string {
-	if k < numNAKKinds {
-		return nakNames[k]
-	}
-	return "NAK?"
-}
+func (k NAKKind) String() string { return enumName(k, nakNames[:], "NAKKind") }
 
 // TimerKind names the timers of a QP.
 type TimerKind uint8
@@ -76,12 +66,7 @@ const (
 var timerNames = [numTimerKinds]string{"none", "ACK timeout", "RNR wait"}
 
 // String names the timer: "ACK timeout" or "RNR wait".
-func (k TimerKind) String() string {
-	if k < numTimerKinds {
-		return timerNames[k]
-	}
-	return "Timer(" + strconv.Itoa(int(k)) + ")"
-}
+func (k TimerKind) String() string { return enumName(k, timerNames[:], "TimerKind") }
 
 // Packet describes a packet on the wire: its transport and kind, its PSN,
 // its payload length and place in its message, and for an acknowledgement
