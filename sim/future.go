@@ -12,29 +12,24 @@ import (
 // FutureEvent describes one event of the fabric due later than now: an
 // armed QP timer or a delayed packet.
 type FutureEvent struct {
-	At     uint64 // the tick it is due at
-	Device string // the device it happens on (a delayed packet: where it arrives)
-	QPN    uint32 // the QP whose timer it is, or the QP the packet is delivered to
-	// Timer is the timer that fires: trace.TimerACK (the ACK timeout,
-	// XFER-10) or trace.TimerRNR (the wait after an RNR NAK, XFER-07);
-	// trace.TimerNone for a delayed packet.
-	Timer trace.TimerKind
-	// Packet describes a delayed packet; nil for a timer.
-	Packet *trace.Packet
-}
-
-// What says what the event is: "ACK timeout", "RNR wait", or the delayed
-// packet ("delayed RC SEND psn=3 len=64 first last").
-func (e FutureEvent) What() string {
-	if e.Packet != nil {
-		return "delayed " + e.Packet.String()
-	}
-	return e.Timer.String()
+	At     uint64          // the tick it is due at
+	Kind   EventKind       // EventTimer or EventPacket
+	Device string          // the device it happens on (a delayed packet: where it arrives)
+	QPN    uint32          // the QP whose timer it is, or the QP the packet is delivered to
+	Timer  trace.TimerKind // for EventTimer: trace.TimerACK (XFER-10) or trace.TimerRNR (XFER-07)
+	// For EventPacket: the delayed packet's kind, which NAK it is, and
+	// its PSN.
+	Packet trace.PacketKind
+	NAK    trace.NAKKind
+	PSN    uint32
+	// What says it in words, for people: "ACK timeout", "RNR wait", or
+	// the delayed packet ("delayed RC SEND psn=3 len=64 first last").
+	What string
 }
 
 // String renders the event as "t=131072 a/qp 0x11: ACK timeout".
 func (e FutureEvent) String() string {
-	return fmt.Sprintf("t=%d %s/qp %#x: %s", e.At, e.Device, e.QPN, e.What())
+	return fmt.Sprintf("t=%d %s/qp %#x: %s", e.At, e.Device, e.QPN, e.What)
 }
 
 // Future returns the fabric's future events, the armed timers and the
@@ -59,7 +54,8 @@ func (f *Fabric) Future() []FutureEvent {
 		if d := f.deviceOf(t.QP); d != nil {
 			name = d.name
 		}
-		items = append(items, item{FutureEvent{At: t.At, Device: name, QPN: t.QP.Num(), Timer: timerKinds[t.Kind]}, t.Seq})
+		k := timerKinds[t.Kind]
+		items = append(items, item{FutureEvent{At: t.At, Kind: EventTimer, Device: name, QPN: t.QP.Num(), Timer: k, What: k.String()}, t.Seq})
 	}
 	for _, ev := range e.later.items {
 		name := ""
@@ -67,7 +63,9 @@ func (f *Fabric) Future() []FutureEvent {
 			name = ev.dev.name
 		}
 		p := ev.pkt
-		items = append(items, item{FutureEvent{At: ev.at, Device: name, QPN: p.DstQPN, Packet: packetOf(p)}, ev.seq})
+		d := packetOf(p)
+		items = append(items, item{FutureEvent{At: ev.at, Kind: EventPacket, Device: name, QPN: p.DstQPN,
+			Packet: d.Kind, NAK: d.NAK, PSN: d.PSN, What: "delayed " + d.String()}, ev.seq})
 	}
 	slices.SortFunc(items, func(a, b item) int {
 		return cmp.Or(cmp.Compare(a.ev.At, b.ev.At), cmp.Compare(a.seq, b.seq))

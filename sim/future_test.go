@@ -24,13 +24,13 @@ func TestFuture(t *testing.T) {
 	if len(ev) != 2 {
 		t.Fatalf("future %v", ev)
 	}
-	if p := ev[0].Packet; ev[0].At != 500 || ev[0].Device != "a" || ev[0].QPN != a.q.Num() || ev[0].Timer != trace.TimerNone ||
-		p == nil || p.Kind != trace.PacketAck || p.NAK != trace.NAKNone || p.PSN != 0 || ev[0].What() != "delayed RC ACK psn=0" {
-		t.Errorf("first %+v", ev[0])
+	if want := (sim.FutureEvent{At: 500, Kind: sim.EventPacket, Device: "a", QPN: a.q.Num(), Packet: trace.PacketAck, NAK: trace.NotNAK, PSN: 0,
+		What: "delayed RC ACK psn=0"}); ev[0] != want {
+		t.Errorf("first %+v\nwant  %+v", ev[0], want)
 	}
-	if ev[1].At != uint64(verbs.ACKTimeout(5)) || ev[1].Device != "a" || ev[1].Timer != trace.TimerACK || ev[1].Packet != nil ||
-		ev[1].What() != "ACK timeout" {
-		t.Errorf("second %+v", ev[1])
+	if want := (sim.FutureEvent{At: uint64(verbs.ACKTimeout(5)), Kind: sim.EventTimer, Device: "a", QPN: a.q.Num(), Timer: trace.TimerACK,
+		What: "ACK timeout"}); ev[1] != want {
+		t.Errorf("second %+v\nwant   %+v", ev[1], want)
 	}
 	if s := ev[1].String(); s != "t=131072 a/qp 0x11: ACK timeout" {
 		t.Errorf("String %q", s)

@@ -31,7 +31,7 @@ type Packet struct {
 	DstQPN      uint32           // the QP it is addressed to
 	PSN         uint32           // its packet sequence number (24 bits)
 	First, Last bool             // where it sits in its message
-	NAK         trace.NAKKind    // what an acknowledgement that is a NAK says (RNR, sequence or error); NAKNone otherwise
+	NAK         trace.NAKKind    // for a PacketAck: which NAK it is; trace.NotNAK for an ACK and every other kind
 	Len         int              // payload bytes
 }
 

@@ -25,7 +25,7 @@ func TestRecordsAreTyped(t *testing.T) {
 			for _, r := range runTourProfile(t, name, p).Trace {
 				checkRecord(t, name+"/"+p, &r, kindOf)
 				seen[r.Kind.String()+" "+r.Name] = true
-				if n := r.NAK(); n != trace.NAKNone {
+				if n := r.NAK(); n != trace.NotNAK {
 					seen["nak "+n.String()] = true
 				}
 				if r.WC != nil && r.WC.Status != verbs.WCSuccess {
@@ -80,7 +80,7 @@ func checkRecord(t *testing.T, run string, r *trace.Record, kindOf map[string]tr
 	case r.Kind == trace.KindPacket && strings.Contains(" send receive drop duplicate delay arrive ", " "+r.Name+" "):
 		if r.Packet == nil || r.Packet.Transport == 0 {
 			bad("a packet on the wire without its description")
-		} else if r.Packet.NAK != trace.NAKNone && r.Packet.Kind != trace.PacketAck {
+		} else if r.Packet.NAK != trace.NotNAK && r.Packet.Kind != trace.PacketAck {
 			bad("a NAK kind on a packet that is no acknowledgement")
 		}
 	case r.Kind == trace.KindCompletion && (r.Name == "completion" || r.Name == "overrun"):

@@ -137,7 +137,7 @@ func (in *interp) snapshot() State {
 		st.InFlight = append(st.InFlight, in.describeReady(ev))
 	}
 	for _, ev := range in.f.Future() {
-		st.Future = append(st.Future, fmt.Sprintf("at %s: %s on qp %s", fmtTime(ev.At), ev.What(), in.qpName(ev.Device, ev.QPN)))
+		st.Future = append(st.Future, fmt.Sprintf("at %s: %s on qp %s", fmtTime(ev.At), ev.What, in.qpName(ev.Device, ev.QPN)))
 	}
 	return st
 }

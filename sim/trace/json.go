@@ -71,7 +71,7 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			psn := p.PSN
 			jp.Transport, jp.Kind, jp.PSN, jp.Len, jp.First, jp.Last = p.Transport.String(), p.Kind.String(), &psn, p.Len, p.First, p.Last
 		}
-		if p.NAK != NAKNone {
+		if p.NAK != NotNAK {
 			jp.NAK = p.NAK.String()
 		}
 		j.Packet = jp

@@ -191,11 +191,11 @@ func (r *Record) Rules() []string {
 }
 
 // NAK returns the NAK kind of the record's packet: the NAK sent or
-// received, or the one a responder decided to answer with; NAKNone when the
+// received, or the one a responder decided to answer with; NotNAK when the
 // record carries no NAK.
 func (r *Record) NAK() NAKKind {
 	if r.Packet == nil {
-		return NAKNone
+		return NotNAK
 	}
 	return r.Packet.NAK
 }

@@ -132,7 +132,7 @@ func TestRulesAndNAK(t *testing.T) {
 	if r := nakDecided().rec; r.NAK() != NAKRNR {
 		t.Errorf("NAK() = %v", r.NAK())
 	}
-	if r := completionOK().rec; r.NAK() != NAKNone {
+	if r := completionOK().rec; r.NAK() != NotNAK {
 		t.Errorf("NAK() of a record without a packet = %v", r.NAK())
 	}
 }

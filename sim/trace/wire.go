@@ -32,10 +32,10 @@ func (k PacketKind) String() string { return enumName(k, packetKindNames[:], "Pa
 // refused a request.
 type NAKKind uint8
 
-// The NAK kinds. NAKNone, the zero value, is an ACK or no acknowledgement
+// The NAK kinds. NotNAK, the zero value, is an ACK or no acknowledgement
 // at all.
 const (
-	NAKNone      NAKKind = iota // not a NAK
+	NotNAK       NAKKind = iota // not a NAK
 	NAKRNR                      // receiver not ready: no receive WR (XFER-07); the requester waits and retries
 	NAKSeqErr                   // PSN sequence error: the requester resends from the PSN expected
 	NAKInvReq                   // invalid request: the requester completes with IBV_WC_REM_INV_REQ_ERR
@@ -44,12 +44,12 @@ const (
 	numNAKKinds
 )
 
-// The names of the NAKs, and "ACK" for NAKNone: an acknowledgement packet
+// The names of the NAKs, and "ACK" for NotNAK: an acknowledgement packet
 // is described by its syndrome.
 var nakNames = [numNAKKinds]string{"ACK", "RNR_NAK", "NAK_SEQ", "NAK_INV_REQ", "NAK_REM_ACCESS", "NAK_REM_OP"}
 
 // String names the NAK as the trace does: RNR_NAK, NAK_SEQ, NAK_INV_REQ,
-// NAK_REM_ACCESS or NAK_REM_OP; ACK for NAKNone.
+// NAK_REM_ACCESS or NAK_REM_OP; ACK for NotNAK.
 func (k NAKKind) String() string { return enumName(k, nakNames[:], "NAKKind") }
 
 // TimerKind names the timers of a QP.

@@ -108,7 +108,7 @@ func nakOf(s Syndrome) trace.NAKKind { return trace.NAKKind(s) }
 var (
 	_ = [1]int{}[trace.NAKRNR-nakOf(SynRNR)]
 	_ = [1]int{}[trace.NAKRemOp-nakOf(SynRemOp)]
-	_ = [1]int{}[trace.NAKNone-nakOf(SynACK)]
+	_ = [1]int{}[trace.NotNAK-nakOf(SynACK)]
 )
 
 // resetTransportLocked forgets every transport state: RESET, and the

@@ -309,5 +309,5 @@ func (p TransportPolicy) String() string {
 	return strings.Join(s, ",")
 }
 
-// NAK is the trace's name of the syndrome: NAKNone for an ACK.
+// NAK is the trace's name of the syndrome: NotNAK for an ACK.
 func (s Syndrome) NAK() trace.NAKKind { return nakOf(s) }
