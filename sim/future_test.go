@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -23,11 +24,11 @@ func TestFuture(t *testing.T) {
 	if len(ev) != 2 {
 		t.Fatalf("future %v", ev)
 	}
-	if want := (sim.FutureEvent{At: 500, Kind: sim.EventPacket, Device: "a", QPN: a.q.Num(), Packet: sim.PacketAck, NAK: sim.NotNAK, PSN: 0,
+	if want := (sim.FutureEvent{At: 500, Kind: sim.EventPacket, Device: "a", QPN: a.q.Num(), Packet: trace.PacketAck, NAK: trace.NotNAK, PSN: 0,
 		What: "delayed RC ACK psn=0"}); ev[0] != want {
 		t.Errorf("first %+v\nwant  %+v", ev[0], want)
 	}
-	if want := (sim.FutureEvent{At: uint64(verbs.ACKTimeout(5)), Kind: sim.EventTimer, Device: "a", QPN: a.q.Num(), Timer: sim.TimerACK,
+	if want := (sim.FutureEvent{At: uint64(verbs.ACKTimeout(5)), Kind: sim.EventTimer, Device: "a", QPN: a.q.Num(), Timer: trace.TimerACK,
 		What: "ACK timeout"}); ev[1] != want {
 		t.Errorf("second %+v\nwant   %+v", ev[1], want)
 	}
@@ -37,21 +38,6 @@ func TestFuture(t *testing.T) {
 	f.RunUntilIdle(0)
 	if ev := f.Future(); ev != nil {
 		t.Errorf("future after RunUntilIdle: %v", ev)
-	}
-	// An RNR NAK: the requester's RNR wait is a typed timer, and a delayed
-	// NAK says which NAK it is.
-	if _, err := f.InjectPacketFault(sim.PacketFault{Match: sim.FromQP(b.q), Action: sim.FaultDelay, Delay: 100, Count: 1}); err != nil {
-		t.Fatal(err)
-	}
-	a.q.PostSend([]verbs.SendWR{{WRID: 3, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}})
-	ev = f.Future()
-	if len(ev) != 2 || ev[0].Kind != sim.EventPacket || ev[0].NAK != sim.NAKRNR || ev[0].Packet != sim.PacketAck {
-		t.Fatalf("future with a delayed RNR NAK: %+v", ev)
-	}
-	f.AdvanceToNext() // the NAK arrives: the RNR wait starts
-	ev = f.Future()
-	if len(ev) != 1 || ev[0].Kind != sim.EventTimer || ev[0].Timer != sim.TimerRNR || ev[0].What != "RNR wait" || ev[0].QPN != a.q.Num() {
-		t.Fatalf("future in the RNR wait: %+v", ev)
 	}
 	var nilFabric *sim.Fabric
 	if nilFabric.Future() != nil {
@@ -79,7 +65,7 @@ func TestReady(t *testing.T) {
 	f.Step() // a's requester puts the SEND on the wire
 	ev = f.Ready()
 	if len(ev) != 1 || ev[0].Kind != sim.EventPacket || ev[0].Device != "b" || ev[0].QPN != b.q.Num() ||
-		ev[0].Packet != sim.PacketSend || ev[0].PSN != 0 {
+		ev[0].Packet != trace.PacketSend || ev[0].PSN != 0 {
 		t.Fatalf("after one step: %+v", ev)
 	}
 	f.Stabilize()

@@ -8,88 +8,31 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
-// PacketKind says what a packet on the wire carries.
-type PacketKind uint8
-
-// The packet kinds. Requests flow from requester to responder, the rest
-// back.
-const (
-	PacketSend      PacketKind = iota // SEND, SEND_WITH_IMM, SEND_WITH_INV
-	PacketWrite                       // RDMA WRITE, RDMA WRITE WITH IMMEDIATE
-	PacketReadReq                     // RDMA READ request
-	PacketAtomic                      // CMP_AND_SWP, FETCH_AND_ADD, ATOMIC_WRITE request
-	PacketReadResp                    // RDMA READ response
-	PacketAtomicAck                   // atomic response (ATOMIC_WRITE: without a value)
-	PacketAck                         // ACK, or a NAK (see Packet.NAK)
-)
-
-// String names the kind as the trace does: SEND, WRITE, READ_REQ, ATOMIC,
-// READ_RESP, ATOMIC_ACK or ACK.
-func (k PacketKind) String() string { return qp.PacketKind(k).String() }
-
-// The kinds are the engine's values, which the aim of a fault converts:
-// these fail to compile when the two lists part.
+// The packet kinds of the trace (trace.PacketKind) are the engine's
+// values, which the aim of a fault and the trace convert: these fail to
+// compile when the two lists part.
 var (
-	_ = [1]int{}[PacketSend-PacketKind(qp.PktSend)]
-	_ = [1]int{}[PacketAck-PacketKind(qp.PktAck)]
+	_ = [1]int{}[trace.PacketSend-trace.PacketKind(qp.PktSend)]
+	_ = [1]int{}[trace.PacketAck-trace.PacketKind(qp.PktAck)]
 )
 
 // Packet describes a packet on the wire to a PacketFault's Match function.
 // It is a copy: changing it changes nothing.
 type Packet struct {
-	From, To    string         // the names of the sending and receiving devices
-	Transport   verbs.QPType   // RC, UC or UD
-	Kind        PacketKind     // what it carries
-	Op          verbs.WROpcode // the request's opcode (requests only)
-	SrcQPN      uint32         // the sending QP
-	DstQPN      uint32         // the QP it is addressed to
-	PSN         uint32         // its packet sequence number (24 bits)
-	First, Last bool           // where it sits in its message
-	NAK         NAKKind        // for a PacketAck: which NAK it is; NotNAK for an ACK and every other kind
-	Len         int            // payload bytes
-}
-
-// NAKKind is what a negative acknowledgement says (the syndrome of its
-// AETH header): the responder cannot take the request now (RNR), expected
-// an earlier PSN, or refuses it with an error that fails the WR.
-type NAKKind uint8
-
-// The NAK kinds, named as the trace names them.
-const (
-	NotNAK       NAKKind = iota // an ACK, or a packet of another kind
-	NAKRNR                      // RNR_NAK: no receive WR; retry after min_rnr_timer (XFER-07)
-	NAKSeqErr                   // NAK_SEQ: PSN sequence error; go back to the PSN it names
-	NAKInvReq                   // NAK_INV_REQ: invalid request (IBV_WC_REM_INV_REQ_ERR)
-	NAKRemAccess                // NAK_REM_ACCESS: remote access error (IBV_WC_REM_ACCESS_ERR)
-	NAKRemOp                    // NAK_REM_OP: remote operational error (IBV_WC_REM_OP_ERR)
-)
-
-// String names the kind as the trace does: ACK for NotNAK, then RNR_NAK,
-// NAK_SEQ, NAK_INV_REQ, NAK_REM_ACCESS, NAK_REM_OP.
-func (k NAKKind) String() string { return qp.Syndrome(k).String() }
-
-// The kinds are the engine's syndromes, which the aim of a fault converts:
-// these fail to compile when the two lists part.
-var (
-	_ = [1]int{}[NotNAK-NAKKind(qp.SynACK)]
-	_ = [1]int{}[NAKRNR-NAKKind(qp.SynRNR)]
-	_ = [1]int{}[NAKSeqErr-NAKKind(qp.SynSeqErr)]
-	_ = [1]int{}[NAKRemOp-NAKKind(qp.SynRemOp)]
-)
-
-// countNAK counts a NAK put on the wire in EngineStats.
-func (e *engine) countNAK(s qp.Syndrome) {
-	switch s {
-	case qp.SynRNR:
-		e.stats.RNRNAKs++
-	case qp.SynSeqErr:
-		e.stats.SeqNAKs++
-	default:
-		e.stats.ErrorNAKs++
-	}
+	From, To    string           // the names of the sending and receiving devices
+	Transport   verbs.QPType     // RC, UC or UD
+	Kind        trace.PacketKind // what it carries
+	Op          verbs.WROpcode   // the request's opcode (requests only)
+	SrcQPN      uint32           // the sending QP
+	DstQPN      uint32           // the QP it is addressed to
+	PSN         uint32           // its packet sequence number (24 bits)
+	First, Last bool             // where it sits in its message
+	NAK         trace.NAKKind    // for a PacketAck: which NAK it is; trace.NotNAK for an ACK and every other kind
+	Len         int              // payload bytes
 }
 
 // FaultAction is what a PacketFault does to the packets it matches.
@@ -169,7 +112,8 @@ func (f *Fabric) InjectPacketFault(pf PacketFault) (*Fault, error) {
 	x := &Fault{f: f, id: e.faultSeq, spec: pf}
 	e.aimed = append(e.aimed, x)
 	if e.tracing() {
-		e.record("fabric", fmt.Sprintf("arm fault #%d: %v", x.id, pf.Action), fmt.Sprintf("skip %d, count %d", pf.Skip, pf.Count))
+		e.emit(trace.Record{Kind: trace.KindFault, Object: "fabric", Name: "arm fault", Fault: x.id,
+			Detail: fmt.Sprintf("#%d %v", x.id, pf.Action), Why: fmt.Sprintf("skip %d, count %d", pf.Skip, pf.Count)})
 	}
 	return x, nil
 }
@@ -234,7 +178,7 @@ func ToQP(q *QP) func(Packet) bool {
 }
 
 // OfKind selects the packets of the given kinds.
-func OfKind(kinds ...PacketKind) func(Packet) bool {
+func OfKind(kinds ...trace.PacketKind) func(Packet) bool {
 	return func(p Packet) bool {
 		for _, k := range kinds {
 			if p.Kind == k {
@@ -273,12 +217,12 @@ func deviceOf(q *QP) string {
 // (0 when none does) and that fault.
 func (e *engine) aimLocked(from *Device, dst *port, p *qp.Packet) (FaultAction, *Fault) {
 	view := Packet{
-		From: from.name, To: dst.dev.name, Transport: p.Transport, Kind: PacketKind(p.Kind), Op: p.Op,
+		From: from.name, To: dst.dev.name, Transport: p.Transport, Kind: trace.PacketKind(p.Kind), Op: p.Op,
 		SrcQPN: p.SrcQPN, DstQPN: p.DstQPN, PSN: p.PSN, First: p.First, Last: p.Last,
 		Len: len(p.Payload),
 	}
 	if p.Kind == qp.PktAck {
-		view.NAK = NAKKind(p.Syndrome)
+		view.NAK = p.Syndrome.NAK()
 	}
 	for _, x := range e.aimed {
 		if x.spec.Match != nil && !x.spec.Match(view) {

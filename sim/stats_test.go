@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -172,14 +173,14 @@ func TestTransportCounters(t *testing.T) {
 // which its retransmission meets the receive and succeeds.
 func TestFaultAimsAtAnRNRNAK(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{Timeout: 5, MinRNRTimer: 1})
-	var kinds []sim.NAKKind // what every acknowledgement says, seen by a fault that hits nothing
+	var kinds []trace.NAKKind // what every acknowledgement says, seen by a fault that hits nothing
 	inject(t, f, sim.PacketFault{Match: func(p sim.Packet) bool {
-		if p.Kind == sim.PacketAck {
+		if p.Kind == trace.PacketAck {
 			kinds = append(kinds, p.NAK)
 		}
 		return false
 	}, Action: sim.FaultDrop})
-	lost := inject(t, f, sim.PacketFault{Match: func(p sim.Packet) bool { return p.NAK == sim.NAKRNR }, Action: sim.FaultDrop, Count: 1})
+	lost := inject(t, f, sim.PacketFault{Match: func(p sim.Packet) bool { return p.NAK == trace.NAKRNR }, Action: sim.FaultDrop, Count: 1})
 	send(t, a, 1, 8)
 	recv(t, b, 9)
 	f.RunUntilIdle(0)
@@ -189,7 +190,7 @@ func TestFaultAimsAtAnRNRNAK(t *testing.T) {
 	if lost.Hits() != 1 {
 		t.Errorf("the fault hit %d packets, want the one RNR NAK", lost.Hits())
 	}
-	if len(kinds) != 2 || kinds[0] != sim.NAKRNR || kinds[1] != sim.NotNAK {
+	if len(kinds) != 2 || kinds[0] != trace.NAKRNR || kinds[1] != trace.NotNAK {
 		t.Errorf("the acknowledgements the fault saw: %v; want [RNR_NAK ACK]", kinds)
 	}
 	if st := a.q.Stats(); st.RNRNAKsReceived != 0 || st.ACKTimeouts != 1 {
