@@ -2,7 +2,6 @@ package verbs_test
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,19 +167,7 @@ func TestStatusGolden_WCS00_WCS22_ASYNC17(t *testing.T) {
 	}
 	for v, r := range abigolden.Lookup(rows, abigolden.KindWCStatus) {
 		s := verbs.WCStatus(uint32(v))
-		if got := s.Str(); got != r.Str {
-			t.Errorf("Status(%d).Str() = %q, ibv_wc_status_str = %q", v, got, r.Str)
-		}
-		if got := s.Name(); got != r.Name {
-			t.Errorf("Status(%d).Name() = %q, want %q", v, got, r.Name)
-		}
-		want := r.Name
-		if want == "" {
-			want = fmt.Sprintf("IBV_WC_STATUS(%d)", v)
-		}
-		if got := s.String(); got != want {
-			t.Errorf("Status(%d).String() = %q, want %q", v, got, want)
-		}
+		wantNames(t, "WCStatus", r, s.Str(), s.Name(), s.String(), "IBV_WC_STATUS(%d)")
 	}
 	// The probes the rest of the test relies on really are in the file.
 	for _, v := range []int64{24, 100, 1<<32 - 1} {
