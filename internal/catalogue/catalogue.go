@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/verbsim/verbsim/spec"
 )
@@ -167,7 +168,10 @@ func Title(text string) string {
 	}
 	cut := strings.LastIndexByte(t[:max], ' ')
 	if cut < max/2 {
-		cut = max
+		cut = max // a long word: cut inside it, at a character's start
+		for cut > 0 && !utf8.RuneStart(t[cut]) {
+			cut--
+		}
 	}
 	return strings.TrimRight(t[:cut], " ,;:(—-") + " …"
 }

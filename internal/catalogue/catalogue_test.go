@@ -3,6 +3,7 @@ package catalogue_test
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/verbsim/verbsim/internal/catalogue"
@@ -69,6 +70,8 @@ func TestTitle(t *testing.T) {
 			"WR_FLUSH_ERR (5): the WR was outstanding, or was posted, while the QP was in ERR (or the SQ in SQE) and nothing else.",
 			"WR_FLUSH_ERR (5): the WR was outstanding, or was posted, while the QP was in …",
 		},
+		// A long word is cut at a character's start, not inside one.
+		{strings.Repeat("€", 60), strings.Repeat("€", 26) + " …"},
 	} {
 		if got := catalogue.Title(tt.in); got != tt.want {
 			t.Errorf("Title(%q)\n = %q\nwant %q", tt.in, got, tt.want)
@@ -116,4 +119,37 @@ func TestEmbedded(t *testing.T) {
 	if r, ok := catalogue.Lookup("NOPE-99"); ok {
 		t.Errorf("Lookup(NOPE-99) = %+v, true; want false", r)
 	}
+}
+
+// FuzzParse: any text parses or is refused with an error, never a panic;
+// what parses has well-formed, unique IDs in their families, and every
+// rule's title is short and a prefix of its text's words (or all of them).
+func FuzzParse(f *testing.F) {
+	f.Add(sample)
+	f.Add("| EX-01 | a. b. | c |\n| EX-01 | again |\n")
+	f.Add("## 1. X\n| X-S01 | **bold** \\| pipe (e.g. this). Next. |\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		rules, err := catalogue.Parse(strings.NewReader(text))
+		if err != nil {
+			if rules != nil {
+				t.Fatalf("an error (%v) with %d rules", err, len(rules))
+			}
+			return
+		}
+		seen := map[string]bool{}
+		for _, r := range rules {
+			if seen[r.ID] || r.Family != catalogue.Family(r.ID) || !strings.HasPrefix(r.ID, r.Family+"-") {
+				t.Fatalf("rule %+v: a repeated ID or a wrong family", r)
+			}
+			seen[r.ID] = true
+			title := catalogue.Title(r.Text)
+			if utf8.ValidString(r.Text) && !utf8.ValidString(title) {
+				t.Fatalf("Title(%q) = %q: not UTF-8", r.Text, title)
+			}
+			words := strings.Join(strings.Fields(strings.ReplaceAll(r.Text, "**", "")), " ")
+			if len([]rune(title)) > 95 || !strings.HasPrefix(words, strings.TrimSuffix(title, " …")) && !strings.HasPrefix(words, title) {
+				t.Fatalf("Title(%q) = %q: not a short prefix of its words", r.Text, title)
+			}
+		}
+	})
 }
