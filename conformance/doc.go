@@ -35,8 +35,7 @@
 //     test fabric has: LimitedDevice (a fresh device with small limits),
 //     PeerDevice (a second adapter on the same fabric; without it the
 //     transport cases run in loopback), Clock (virtual time; without it
-//     waits are in wall time, bounded by Patience), Faults, LinkControl and
-//     TransportReader (the transport readings; without it the defaults).
+//     waits are in wall time, bounded by Patience), Faults and LinkControl.
 //   - Optional capabilities of the objects, for the cases that need a
 //     completion, event or error no verb can produce on demand: Injector
 //     and Referencer on CQs, Referencer on MRs, Depth on channels and
@@ -49,9 +48,22 @@
 // returns them (the CQ GetEvent returns is the CQ CreateCQ returned; an
 // async event's QP is the QP PD.CreateQP returned), as verbs requires.
 //
-// Package simdev gives the suite verbsim's own sim package, whose verbs
-// objects offer every optional capability; conformance/sim_test.go runs the
-// suite against it under every built-in profile, and against deliberately
-// broken devices (mutants wrapping the verbs interfaces) to show that the
-// suite catches them.
+// # Where things are
+//
+// A case is a named function listed in its file's table with its rule ID
+// and a few words (cqCases in cq.go, xferQpCases in xfer_qp.go, ...); run.go
+// lists the tables. To add a case, write its function beside the rules it
+// checks and add a row to that file's table. Each family's mutants (broken
+// devices its cases must catch) are in mutants_<family>_test.go.
+//
+// Package conformance/ops holds the typed operations, the Machine that
+// applies them to a device and to the reference model of conformance/model
+// at once, and the rapid state machines built on them; a failing run prints
+// a scenario that `verbsim run` replays. Package simdev gives the suite
+// verbsim's own sim package, whose verbs objects offer every optional
+// capability; conformance/sim_test.go runs the suite against it under every
+// built-in profile, and against deliberately broken devices (mutants
+// wrapping the verbs interfaces) to show that the suite catches them. A
+// traffic fabric (TrafficFabric, simdev.TrafficFabric) is what the traffic
+// state machine runs on.
 package conformance

@@ -58,6 +58,11 @@ const (
 	bRate    = verbs.QPAttrRateLimit
 )
 
+// noQPN is a dest_qp_num no QP of a device with fewer than 2^24-16 QPs
+// has: a connected QP pointed at it sends into the void, so its sends wait
+// for acknowledgements that never come.
+const noQPN = 0xFFFFF0
+
 // qpPath is how the suite reaches each state from RESET with modifies.
 // SQE is missing: only a failing send takes a QP there.
 var qpPath = map[verbs.QPState][]verbs.QPState{
@@ -281,7 +286,7 @@ func (w *qpWorld) sqDrained(q QP) {
 // RTS: UD and UC sends complete at once with SUCCESS whoever receives them
 // (XFER-22, XFER-26). So:
 //
-//   - RC: RTS, with dest_qp_num machineDestQPN, which no QP has, and timeout
+//   - RC: RTS, with dest_qp_num noQPN, which no QP has, and timeout
 //     0, which disables the local ACK timeout (QP-22): the sends are
 //     transmitted and wait for an acknowledgement that never comes.
 //   - UC and UD: SQD, entered while the send queue is empty, so the drain is
@@ -291,7 +296,7 @@ func (w *qpWorld) sqDrained(q QP) {
 // Receives wait for a message in either state; nothing is sent to them.
 func (w *qpWorld) hold(q QP) verbs.QPState {
 	w.t.Helper()
-	silent := func(a *verbs.QPAttr) { a.DestQPNum, a.Timeout = machineDestQPN, 0 }
+	silent := func(a *verbs.QPAttr) { a.DestQPNum, a.Timeout = noQPN, 0 }
 	path := []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS}
 	if w.types[q] != verbs.QPTypeRC {
 		path = append(path, verbs.QPStateSQD)

@@ -19,17 +19,17 @@ import (
 //
 // Send requests are posted only in SQD, where they are accepted and wait
 // (QP-26) and from which the cases only ever go on to ERR, and connected
-// QPs aim at machineDestQPN, a number no QP has: nothing posted here can
+// QPs aim at noQPN, a number no QP has: nothing posted here can
 // start executing once the transport exists (issue #4).
 //
 // Left for the transport: the part of CQ-07 that tells sends from receives
 // by the opcode, which only successful completions carry (FLUSH-06).
 
 // qcStep moves q from one state to another with the minimal mask, like
-// step, with dest_qp_num machineDestQPN.
+// step, with dest_qp_num noQPN.
 func (w *qpWorld) qcStep(q QP, from, to verbs.QPState) {
 	w.t.Helper()
-	w.stepWith(q, from, to, func(a *verbs.QPAttr) { a.DestQPNum = machineDestQPN })
+	w.stepWith(q, from, to, func(a *verbs.QPAttr) { a.DestQPNum = noQPN })
 }
 
 // qcDrained takes q from RESET through RTS to SQD, where it accepts sends

@@ -11,38 +11,11 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/conformance"
-	"github.com/verbsim/verbsim/conformance/simdev"
+	"github.com/verbsim/verbsim/conformance/ops"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
 )
-
-// smProfiles are the profiles the state machine runs under: every built-in
-// one, plus one that takes the other reading of the rules the built-in
-// profiles agree on (destroy with unacked events, CQ rounding, RESET→ERR).
-func smProfiles() []sim.Profile {
-	return append(sim.Profiles(), sim.Profile{
-		Name: "busy-exact-ibta",
-		Readings: verbs.Readings{
-			DestroyBusyOnUnacked: true,
-			ExactCQE:             true,
-			ResetToErr:           true,
-		},
-	})
-}
-
-// TestStateMachine checks verbsim against the reference model
-// (conformance/model) with random operation sequences, under every profile.
-// Replay a failure with the -rapid.failfile or -rapid.seed flag it prints.
-func TestStateMachine(t *testing.T) {
-	for _, p := range smProfiles() {
-		t.Run(p.Name, func(t *testing.T) {
-			rapid.Check(t, func(t *rapid.T) {
-				conformance.StateMachine(t, simdev.Factory(p))
-			})
-		})
-	}
-}
 
 // smMutants are broken devices the state machine must catch. The rule IDs
 // say which behaviour each one breaks. The QP ones come from the suite's
@@ -206,7 +179,7 @@ func TestStateMachineCatchesMutants(t *testing.T) {
 	setFlag(t, "rapid.checks", "300")
 	for _, p := range sim.Profiles() {
 		r := &recorder{name: "identity-" + p.Name}
-		r.check(func(rt *rapid.T) { conformance.StateMachine(rt, mutant{base: p}.factory()) })
+		r.check(func(rt *rapid.T) { ops.StateMachine(rt, mutant{base: p}.factory()) })
 		if r.failed {
 			t.Fatalf("profile %s: the state machine fails the transparent wrapper:\n%s", p.Name, r.msg.String())
 		}
@@ -214,7 +187,7 @@ func TestStateMachineCatchesMutants(t *testing.T) {
 	for _, m := range smMutants() {
 		t.Run(m.name, func(t *testing.T) {
 			r := &recorder{name: m.name}
-			r.check(func(rt *rapid.T) { conformance.StateMachine(rt, m.factory()) })
+			r.check(func(rt *rapid.T) { ops.StateMachine(rt, m.factory()) })
 			if !r.failed {
 				t.Errorf("the state machine passes a device that breaks %v", m.rules)
 			}

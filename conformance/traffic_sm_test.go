@@ -2,7 +2,6 @@ package conformance_test
 
 import (
 	"errors"
-	"flag"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/conformance/ops"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
@@ -17,43 +17,8 @@ import (
 )
 
 // trafficSteps is the average number of actions of one run of the traffic
-// state machine when -rapid.steps is not given: a run is cheap (about a
-// tenth of a millisecond per action), and long runs reach the states that
-// need many connections, resets and retries.
+// state machine, as ops.TestTrafficStateMachine runs it.
 const trafficSteps = 100
-
-// defaultFlag sets flag name to value for the rest of the test unless the
-// command line set it.
-func defaultFlag(t *testing.T, name, value string) {
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	if !set {
-		setFlag(t, name, value)
-	}
-}
-
-// TestTrafficStateMachine runs random traffic between RC, UC and UD QPs on
-// two verbsim devices against the traffic model, under every built-in
-// profile, on a perfect fabric and on one that drops, duplicates and
-// delays packets: rapid's 100 runs of 100 actions each by default. Replay
-// a failure with the -rapid.failfile or -rapid.seed flag it prints; soak
-// with -rapid.checks=2000.
-func TestTrafficStateMachine(t *testing.T) {
-	defaultFlag(t, "rapid.steps", strconv.Itoa(trafficSteps))
-	for _, p := range sim.Profiles() {
-		for _, faults := range []bool{false, true} {
-			name := p.Name
-			if faults {
-				name += "/faults"
-			}
-			t.Run(name, func(t *testing.T) {
-				rapid.Check(t, func(rt *rapid.T) {
-					conformance.TrafficStateMachine(rt, simdev.TrafficFabric(p), faults)
-				})
-			})
-		}
-	}
-}
 
 // tmHooks break a traffic fabric: a hook that is set replaces one verb and
 // gets the real object. A fresh set is made for every fabric, so that hooks
@@ -433,7 +398,7 @@ func trafficMutants() []trafficMutant {
 					return a, ia, err
 				}}
 			}},
-		// Memory windows (traffic_mw.go).
+		// Memory windows (ops/traffic_mw.go).
 		{name: "a failed bind reported as a successful one", rules: []string{"MW-05"}, base: def,
 			hooks: rewrite(func(w *verbs.WC) {
 				if w.Status == verbs.WCMWBindErr {
@@ -499,7 +464,7 @@ func TestTrafficStateMachineCatchesMutants(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		for _, faults := range []bool{false, true} {
 			r := &recorder{name: "identity"}
-			r.check(func(rt *rapid.T) { conformance.TrafficStateMachine(rt, trafficMutant{base: p}.factory(), faults) })
+			r.check(func(rt *rapid.T) { ops.TrafficStateMachine(rt, trafficMutant{base: p}.factory(), faults) })
 			if r.failed {
 				t.Fatalf("profile %s, faults %v: the state machine fails the transparent wrapper:\n%s", p.Name, faults, r.msg.String())
 			}
@@ -508,7 +473,7 @@ func TestTrafficStateMachineCatchesMutants(t *testing.T) {
 	for _, m := range trafficMutants() {
 		t.Run(m.name, func(t *testing.T) {
 			r := &recorder{name: m.name}
-			r.check(func(rt *rapid.T) { conformance.TrafficStateMachine(rt, m.factory(), m.faults) })
+			r.check(func(rt *rapid.T) { ops.TrafficStateMachine(rt, m.factory(), m.faults) })
 			switch msg := r.msg.String(); {
 			case !r.failed:
 				t.Errorf("the traffic state machine passes a fabric that breaks %v", m.rules)

@@ -46,20 +46,6 @@ var xForced = []struct {
 	{"WC-S21", verbs.WCGeneralErr, "any other error"},
 }
 
-// xNeverProduced are the statuses no RC, UC or UD traffic can end with:
-// the reliable datagram ones (WC-S03, S14, S15, S17, S18) and the
-// tag-matching ones (WC-S22). MW_BIND_ERR (WC-S06) is not among them: a
-// failed memory-window bind produces it (MW-05).
-var xNeverProduced = map[verbs.WCStatus]string{
-	verbs.WCLocEECOpErr:      "WC-S03",
-	verbs.WCLocRDDViolErr:    "WC-S14",
-	verbs.WCRemInvRDReqErr:   "WC-S15",
-	verbs.WCInvEECNErr:       "WC-S17",
-	verbs.WCInvEECStateErr:   "WC-S18",
-	verbs.WCTMErr:            "WC-S22",
-	verbs.WCTMRndvIncomplete: "WC-S22",
-}
-
 // xForcer returns x's StatusForcer, or nil after logging that the case is
 // not checked.
 func xForcer(t *T, x *xEnd) StatusForcer {

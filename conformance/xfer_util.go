@@ -68,7 +68,7 @@ type xWorld struct {
 	clock Clock // nil when the device has none
 	tp    Profile
 	// forcing says the case has forced a status (StatusForcer): the
-	// statuses of xNeverProduced may come.
+	// statuses of model.NeverProduced may come.
 	forcing bool
 	// queues says, per CQ and qp_num, which queues of the QP complete on
 	// the CQ (WC-06).

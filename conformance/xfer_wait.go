@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/verbsim/verbsim/conformance/model"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -59,7 +60,7 @@ func (w *xWorld) pollNow(cq CQ) ([]verbs.WC, error) {
 }
 
 // checkWC checks what any completion the transport produces must be: its
-// status is none of xNeverProduced unless the case forced it (WC-S03, S14,
+// status is none of model.NeverProduced unless the case forced it (WC-S03, S14,
 // S15, S17, S18, S22); and, when it succeeded, its opcode is a classic
 // one, never a tag-matching or driver opcode, whose IBV_WC_RECV bit is set
 // exactly when a receive request completed (WC-06). An error completion's
@@ -67,12 +68,12 @@ func (w *xWorld) pollNow(cq CQ) ([]verbs.WC, error) {
 func (w *xWorld) checkWC(cq CQ, c *verbs.WC) {
 	w.t.Helper()
 	if c.Status != verbs.WCSuccess {
-		if id, never := xNeverProduced[c.Status]; never && !w.forcing {
+		if id, never := model.NeverProduced(c.Status); never && !w.forcing {
 			w.t.Errorf("wr_id %d of QP %#x completed with %v, which no RC, UC or UD traffic produces (%s)", c.WRID, c.QPNum, c.Status, id)
 		}
 		return
 	}
-	if !xClassicOpcode(c.Opcode) {
+	if !model.ClassicOpcode(c.Opcode) {
 		w.t.Errorf("wr_id %d of QP %#x completed with opcode %v, not a classic opcode: TM and DRIVER opcodes are never produced (WC-06)", c.WRID, c.QPNum, c.Opcode)
 		return
 	}
@@ -86,17 +87,6 @@ func (w *xWorld) checkWC(cq CQ, c *verbs.WC) {
 	case q.send && c.Opcode.IsRecv():
 		w.t.Errorf("wr_id %d completed a send request of QP %#x with opcode %v: IBV_WC_RECV is set (WC-06)", c.WRID, c.QPNum, c.Opcode)
 	}
-}
-
-// xClassicOpcode reports whether o is one of the opcodes RC, UC and UD
-// traffic completes with (WC-04, WC-05, WC-07).
-func xClassicOpcode(o verbs.WCOpcode) bool {
-	switch o {
-	case verbs.WCSend, verbs.WCRDMAWrite, verbs.WCRDMARead, verbs.WCCompSwap, verbs.WCFetchAdd, verbs.WCBindMW, verbs.WCLocalInv, verbs.WCTSO, verbs.WCAtomicWrite,
-		verbs.WCRecv, verbs.WCRecvRDMAWithImm:
-		return true
-	}
-	return false
 }
 
 // await polls cq until n completions have come, letting time pass in

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/verbsim/verbsim/conformance/model"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -407,7 +408,7 @@ func xWantRecvBit(t *T, what string, c verbs.WC, recv bool) {
 	if c.Status != verbs.WCSuccess {
 		return
 	}
-	if !xClassicOpcode(c.Opcode) || c.Opcode.IsRecv() != recv {
+	if !model.ClassicOpcode(c.Opcode) || c.Opcode.IsRecv() != recv {
 		t.Errorf("%s: opcode %v; want a classic opcode whose IBV_WC_RECV bit is %v", what, c.Opcode, recv)
 	}
 }

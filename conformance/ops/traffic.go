@@ -1,4 +1,4 @@
-package conformance
+package ops
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/model"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
@@ -13,57 +14,6 @@ import (
 
 // This file runs traffic between QPs as a rapid state machine
 // (TrafficStateMachine) against the traffic model of conformance/model.
-
-// TrafficProfile states the readings a fabric's devices follow and the
-// properties of the fabric the state machine relies on. The properties are
-// not readings of any rule: they say how the fabric is driven and what it
-// may do to packets.
-type TrafficProfile struct {
-	// Readings are the readings the devices follow (Device.Profile),
-	// embedded. The traffic model consults RecvTooSmallRemInvReq (XFER-05),
-	// SendInvErrAcked (XFER-29), SendWCImm (WC-13), NoQPEvents (ASYNC-11)
-	// and FreeSlotOnRetire (QP-29, QP-31).
-	verbs.Readings
-	// Settles: before a verb returns, the fabric has done everything that
-	// needs no time to pass (verbsim's Auto mode; docs/time.md). False:
-	// completions are only required once RunUntilIdle has run.
-	Settles bool
-	// SyncFlush: entering ERR flushes before the verb returns; false: by
-	// the next RunUntilIdle (FLUSH-13).
-	SyncFlush bool
-	// UDReorder and UDDuplicate: with faults, a UD datagram may be
-	// overtaken by a later one of the same sender, or arrive twice. The rules
-	// promise neither order nor at-most-once delivery for UD.
-	UDReorder, UDDuplicate bool
-	// MTU is the active MTU of every port in bytes. The state machine sends
-	// UD datagrams up to MTU+40 bytes (XFER-20) and RC and UC messages of up
-	// to 640 bytes, so an MTU of 256 makes them span packets.
-	MTU int
-}
-
-// TrafficFabric is a fabric of two or more adapters whose ports reach one
-// another, and the clock the test moves. Port 1 of each device is used.
-type TrafficFabric interface {
-	// Devices returns the adapters.
-	Devices() []Device
-	// Address returns the address vector of port 1 of device dev, as an AH
-	// or an INIT→RTR modify names it.
-	Address(dev int) verbs.AHAttr
-	// Tick lets n nanoseconds of fabric time pass.
-	Tick(n uint64)
-	// RunUntilIdle lets time pass until nothing is pending, or until limit
-	// nanoseconds have passed, and reports whether the fabric is idle.
-	RunUntilIdle(limit uint64) bool
-	// TrafficProfile returns the readings the fabric follows.
-	TrafficProfile() TrafficProfile
-	// Close releases the fabric.
-	Close() error
-}
-
-// NewTrafficFabric makes a fresh fabric for one run of
-// TrafficStateMachine. seed seeds every choice the fabric makes; with
-// faults it drops, duplicates and delays packets.
-type NewTrafficFabric func(seed uint64, faults bool) (TrafficFabric, error)
 
 // Limits of the traffic state machine's world.
 const (
@@ -104,7 +54,7 @@ const (
 // weaker guarantees the rules give then.
 //
 // Run it with rapid.Check, or as a fuzz target with rapid.MakeFuzz.
-func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
+func TrafficStateMachine(t *rapid.T, newFabric conformance.NewTrafficFabric, faults bool) {
 	f, err := newFabric(rapid.Uint64().Draw(t, "fabric seed"), faults)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +77,7 @@ func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
 	for range rapid.IntRange(0, 2).Draw(t, "ud qps") {
 		r.createUD(t)
 	}
-	repeatWeighted(t, r.checkStates, []smAction{
+	repeatWeighted(t, r.checkStates, []action{
 		{"create-rc", 1, func(t *rapid.T) { r.createConn(t, verbs.QPTypeRC) }},
 		{"create-uc", 1, func(t *rapid.T) { r.createConn(t, verbs.QPTypeUC) }},
 		{"create-ud", 1, r.createUD},
@@ -148,13 +98,13 @@ func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
 // tsRun is one run of TrafficStateMachine.
 type tsRun struct {
 	t        *rapid.T
-	f        TrafficFabric
-	prof     TrafficProfile
+	f        conformance.TrafficFabric
+	prof     conformance.TrafficProfile
 	faults   bool
 	m        *model.Traffic
-	ctxs     []Context
+	ctxs     []conformance.Context
 	devCQs   [][]int // the CQs of each device
-	cqs      []CQ
+	cqs      []conformance.CQ
 	qps      []*tsQP
 	wrid     uint64
 	recvAt   map[uint64]tsBuf // where each receive request's scatter list is
@@ -168,11 +118,11 @@ type tsRun struct {
 type tsQP struct {
 	dev        int
 	typ        verbs.QPType
-	q          QP
-	pd         PD
-	mr         MR
+	q          conformance.QP
+	pd         conformance.PD
+	mr         conformance.MR
 	buf        []byte
-	ahs        map[int]AH // UD: an AH to each device
+	ahs        map[int]conformance.AH // UD: an AH to each device
 	qkey       uint32
 	sends      uint64 // send requests posted: the next send region is sends % tsSendRegs
 	recvFree   []int
@@ -269,7 +219,7 @@ func (r *tsRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 	scq := rapid.SampledFrom(cqs).Draw(t, "send cq")
 	rcq := rapid.SampledFrom(cqs).Draw(t, "recv cq")
 	sigAll := rapid.IntRange(0, 3).Draw(t, "sq_sig_all") == 3
-	q, err := pd.CreateQP(QPInitAttr{SendCQ: r.cqs[scq], RecvCQ: r.cqs[rcq], Type: typ, SQSigAll: sigAll,
+	q, err := pd.CreateQP(conformance.QPInitAttr{SendCQ: r.cqs[scq], RecvCQ: r.cqs[rcq], Type: typ, SQSigAll: sigAll,
 		Cap: verbs.QPCap{
 			MaxSendWR:  uint32(rapid.IntRange(1, tsMaxDepth).Draw(t, "max_send_wr")),
 			MaxRecvWR:  uint32(rapid.IntRange(1, tsMaxDepth).Draw(t, "max_recv_wr")),
@@ -278,7 +228,7 @@ func (r *tsRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 	r.fatal(err)
 	attr, err := queryQP(q)
 	r.fatal(err)
-	tq := &tsQP{dev: dev, typ: typ, q: q, pd: pd, mr: mr, buf: buf, ahs: map[int]AH{}}
+	tq := &tsQP{dev: dev, typ: typ, q: q, pd: pd, mr: mr, buf: buf, ahs: map[int]conformance.AH{}}
 	for i := range tsRecvRegs {
 		tq.recvFree = append(tq.recvFree, i)
 	}
@@ -776,7 +726,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 }
 
 // ah returns an AH of QP i's PD to device dev.
-func (r *tsRun) ah(i, dev int) (AH, error) {
+func (r *tsRun) ah(i, dev int) (conformance.AH, error) {
 	q := r.qps[i]
 	if ah, ok := q.ahs[dev]; ok {
 		return ah, nil
@@ -822,19 +772,19 @@ func (r *tsRun) pollCQ(c, n int) bool {
 
 // vocabulary checks what the model leaves to the suite: a status that no
 // RC, UC or UD traffic produces (the reliable datagram and tag-matching
-// ones, xNeverProduced) never comes; and a successful
+// ones, model.NeverProduced) never comes; and a successful
 // completion has a classic opcode whose IBV_WC_RECV bit is set exactly when
 // it completes a receive request (WC-06). An error completion's opcode is
 // undefined (WC-03) and is not looked at.
 func (r *tsRun) vocabulary(w *verbs.WC) error {
-	if id, never := xNeverProduced[w.Status]; never {
+	if id, never := model.NeverProduced(w.Status); never {
 		return fmt.Errorf("wr_id %#x of QP %#x completed with %v, which no RC, UC or UD traffic produces (%s)", w.WRID, w.QPNum, w.Status.Name(), id)
 	}
 	if w.Status != verbs.WCSuccess {
 		return nil
 	}
 	_, recv := r.recvAt[w.WRID]
-	if !xClassicOpcode(w.Opcode) || w.Opcode.IsRecv() != recv {
+	if !model.ClassicOpcode(w.Opcode) || w.Opcode.IsRecv() != recv {
 		return fmt.Errorf("wr_id %#x of QP %#x (a receive request: %v) completed with opcode %v; want a classic opcode whose IBV_WC_RECV bit says whether a receive completed (WC-06)",
 			w.WRID, w.QPNum, recv, w.Opcode)
 	}
@@ -913,7 +863,7 @@ func (r *tsRun) drain() {
 	}
 	r.fatal(r.m.CheckEvents(evs))
 	for i, q := range r.qps {
-		if o, ok := q.q.(Outstander); ok {
+		if o, ok := q.q.(conformance.Outstander); ok {
 			send, recv := o.Outstanding()
 			if ws, wr := r.m.Outstanding(i); send != ws || recv != wr {
 				r.t.Fatalf("qp %d: %d send and %d receive requests outstanding, want %d and %d", i, send, recv, ws, wr)

@@ -1,10 +1,11 @@
-package conformance
+package ops
 
 import (
 	"encoding/binary"
 	"errors"
 	"syscall"
 
+	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/model"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
@@ -29,7 +30,7 @@ const tsExposedOff = (tsSendRegs + tsRecvRegs + tsTargets) * tsRegion
 // tsMW is a memory window of the state machine.
 type tsMW struct {
 	qp   int // the QP whose PD holds it; it is bound through that QP
-	mw   MW
+	mw   conformance.MW
 	idx  int // the model's index
 	typ  verbs.MWType
 	keys []uint32     // keys it reported, newest last: the older ones are stale
