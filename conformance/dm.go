@@ -269,7 +269,7 @@ func regDMMR(t *T, e *Env) {
 		e.WantErrno(fmt.Sprintf("ibv_reg_dm_mr(offset %d, length %d, access %#x) of a 100-byte DM", c.off, c.n, c.access), err, syscall.EINVAL)
 	}
 	for _, c := range []struct{ off, n uint64 }{{0, 0}, {100, 0}, {4, 96}} {
-		mr := w.reg(pd, dm, c.off, c.n, zb|xAccessAll)
+		mr := w.reg(pd, dm, c.off, c.n, zb|accessAll)
 		if mr.Addr() != 0 || mr.Length() != c.n || mr.LKey() == 0 {
 			t.Errorf("ibv_reg_dm_mr(offset %d, length %d): addr %#x, length %d, lkey %#x; want addr 0 (NULL) and the length", c.off, c.n, mr.Addr(), mr.Length(), mr.LKey())
 		}
@@ -281,8 +281,8 @@ func dmMRTraffic(t *T, e *Env) {
 	if w == nil {
 		return
 	}
-	x := xSetup(t, e)
-	a, b, _ := x.xPair(verbs.QPTypeRC, x.opts())
+	x := newWire(t, e)
+	a, b, _ := x.pair(verbs.QPTypeRC, x.opts())
 	bd, ok := b.s.ctx.(verbs.DMAllocator)
 	if !ok {
 		t.Fatalf("the peer context has no device memory verbs")
@@ -292,7 +292,7 @@ func dmMRTraffic(t *T, e *Env) {
 		t.Fatalf("ibv_alloc_dm(256) on the peer: %v", err)
 	}
 	t.Cleanup(func() { _ = dm.Free() })
-	mr := w.reg(b.s.pd, dm, 64, 128, accessZeroBased|xAccessAll)
+	mr := w.reg(b.s.pd, dm, 64, 128, accessZeroBased|accessAll)
 	remote := func(id uint64, op verbs.WROpcode, addr uint64, sge verbs.SGE) verbs.SendWR {
 		return verbs.SendWR{WRID: id, Opcode: op, Flags: verbs.SendSignaled, SGList: []verbs.SGE{sge}, RemoteAddr: addr, RKey: mr.RKey()}
 	}
@@ -335,8 +335,8 @@ func dmMRLocalSGE(t *T, e *Env) {
 	if w == nil {
 		return
 	}
-	x := xSetup(t, e)
-	a, b, _ := x.xPair(verbs.QPTypeRC, x.opts())
+	x := newWire(t, e)
+	a, b, _ := x.pair(verbs.QPTypeRC, x.opts())
 	bd := b.s.ctx.(verbs.DMAllocator)
 	dm, err := bd.AllocDM(verbs.AllocDMAttr{Length: 64})
 	if err != nil {
@@ -346,7 +346,7 @@ func dmMRLocalSGE(t *T, e *Env) {
 	mr := w.reg(b.s.pd, dm, 0, 64, accessZeroBased|accessLocalWrite)
 	b.recv("a receive into the DM MR", verbs.RecvWR{WRID: 9, SGList: []verbs.SGE{{Addr: 16, Length: 32, LKey: mr.LKey()}}})
 	copy(a.s.buf, "land on chip")
-	a.post("a SEND", xSend(1, verbs.WRSend, a.s.sge(0, 12)))
+	a.post("a SEND", sendWR(1, verbs.WRSend, a.s.sge(0, 12)))
 	x.await(a.scq, 1, "SEND into device memory: sender")
 	if c := x.await(b.rcq, 1, "SEND into device memory: receiver"); len(c) == 1 && b.want("the receive into the DM MR", c[0], 9, verbs.WCSuccess) {
 		got := make([]byte, 12)
@@ -356,7 +356,7 @@ func dmMRLocalSGE(t *T, e *Env) {
 		}
 	}
 	a.recvAt("a receive", 5, 1000, 64)
-	b.post("a SEND from the DM MR", xSend(2, verbs.WRSend, verbs.SGE{Addr: 16, Length: 12, LKey: mr.LKey()}))
+	b.post("a SEND from the DM MR", sendWR(2, verbs.WRSend, verbs.SGE{Addr: 16, Length: 12, LKey: mr.LKey()}))
 	x.await(b.scq, 1, "SEND from device memory: sender")
 	if c := x.await(a.rcq, 1, "SEND from device memory: receiver"); len(c) == 1 && a.want("the SEND gathered from the DM MR", c[0], 5, verbs.WCSuccess) {
 		if got := string(a.s.buf[1000:1012]); got != "land on chip" {

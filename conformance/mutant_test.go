@@ -741,8 +741,8 @@ var mutants = slices.Concat(
 	dmMutants(), mrMutants(), mwMutants(), notifyMutants(), odpMutants(),
 	pdMutants(), qpMutants(), qpcqMutants(), qpxMutants(), queryMutants(),
 	reregMutants(), flushMutants(), sqDrainedMutants(), srqMutants(),
-	srqerrMutants(), xReadingMutants(), xStatusMutants(), xFieldMutants(),
-	xMemoryMutants(), xVerbMutants(), xForcedMutants(), xElementMutants(),
+	srqerrMutants(), readingMutants(), statusMutants(), fieldMutants(),
+	memoryMutants(), verbMutants(), forcedMutants(), elementMutants(),
 	xrcMutants(),
 )
 

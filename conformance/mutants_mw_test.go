@@ -53,12 +53,12 @@ func mwMutants() []mutant {
 				_ = mr.Dereg() // a refusal is hidden
 				return nil
 			}}},
-		xEach("BIND_MW completes as SEND", []string{"MW-04"}, func(tr *xTr, q conformance.CQ, c *verbs.WC) {
+		eachWC("BIND_MW completes as SEND", []string{"MW-04"}, func(tr *wireTracker, q conformance.CQ, c *verbs.WC) {
 			if c.Status == verbs.WCSuccess && c.Opcode == verbs.WCBindMW {
 				c.Opcode = verbs.WCSend
 			}
 		}),
-		xStatusMutant(verbs.WCMWBindErr, verbs.WCLocQPOpErr, "MW-05"),
+		statusMutant(verbs.WCMWBindErr, verbs.WCLocQPOpErr, "MW-05"),
 		{name: "binds cover the whole MR", rules: []string{"MW-06"}, h: hooks{
 			postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 				wrs = append([]verbs.SendWR(nil), wrs...)

@@ -11,8 +11,8 @@ import (
 // Mutants of the cases where CQs meet QPs (CQ-07, CQ-25, CQ-26, NOTIFY-18
 // with QPs), and the QP mutants the state machine must catch as well.
 
-// qcCQs returns the inner CQs of the inner QP q, each once.
-func qcCQs(tr *qpTracker, q conformance.QP) []conformance.CQ {
+// sharedCQs returns the inner CQs of the inner QP q, each once.
+func sharedCQs(tr *qpTracker, q conformance.QP) []conformance.CQ {
 	init := tr.info(q).init
 	if init.SendCQ == nil {
 		return nil
@@ -23,9 +23,9 @@ func qcCQs(tr *qpTracker, q conformance.QP) []conformance.CQ {
 	return []conformance.CQ{init.SendCQ, init.RecvCQ}
 }
 
-// qcRewrite takes every completion out of the inner CQ c and puts back, in
+// rewriteFlushes takes every completion out of the inner CQ c and puts back, in
 // order, what edit makes of each (dropping those for which it says false).
-func qcRewrite(c conformance.CQ, edit func(i int, w verbs.WC, all []verbs.WC) (verbs.WC, bool)) {
+func rewriteFlushes(c conformance.CQ, edit func(i int, w verbs.WC, all []verbs.WC) (verbs.WC, bool)) {
 	var all []verbs.WC
 	buf := make([]verbs.WC, 16)
 	for range 1 << 12 {
@@ -43,9 +43,9 @@ func qcRewrite(c conformance.CQ, edit func(i int, w verbs.WC, all []verbs.WC) (v
 	}
 }
 
-// qcLastOf returns the index of the last completion of all that names qpn,
+// lastOf returns the index of the last completion of all that names qpn,
 // or -1.
-func qcLastOf(all []verbs.WC, qpn uint32) int {
+func lastOf(all []verbs.WC, qpn uint32) int {
 	last := -1
 	for i, w := range all {
 		if w.QPNum == qpn {
@@ -85,7 +85,7 @@ func qpcqMutants() []mutant {
 			if err != nil || to != verbs.QPStateErr || from == verbs.QPStateErr {
 				return err
 			}
-			for _, c := range qcCQs(tr, q) {
+			for _, c := range sharedCQs(tr, q) {
 				if l, ok := c.(interface{ Len() int }); ok && l.Len() == c.CQE() {
 					_, _ = c.(conformance.Injector).Push(verbs.WC{WRID: 0xf111ed, Status: verbs.WCWRFlushErr, QPNum: q.Num()}, false)
 				}
@@ -99,15 +99,15 @@ func qpcqMutants() []mutant {
 				return err
 			}
 			num := q.Num()
-			for _, c := range qcCQs(tr, q) {
-				qcRewrite(c, func(i int, w verbs.WC, all []verbs.WC) (verbs.WC, bool) { return w, i != qcLastOf(all, num) })
+			for _, c := range sharedCQs(tr, q) {
+				rewriteFlushes(c, func(i int, w verbs.WC, all []verbs.WC) (verbs.WC, bool) { return w, i != lastOf(all, num) })
 			}
 			return nil
 		}),
 		qpHooksMutant("destroy leaves the QP's completions with qp_num 0", []string{"CQ-26"}, func(tr *qpTracker, h *hooks) {
 			destroy := h.destroyQP
 			h.destroyQP = func(q conformance.QP, ctx context.Context) error {
-				num, cqs := q.Num(), qcCQs(tr, q)
+				num, cqs := q.Num(), sharedCQs(tr, q)
 				var err error
 				if destroy != nil {
 					err = destroy(q, ctx)
@@ -116,7 +116,7 @@ func qpcqMutants() []mutant {
 				}
 				if err == nil {
 					for _, c := range cqs {
-						qcRewrite(c, func(_ int, w verbs.WC, _ []verbs.WC) (verbs.WC, bool) {
+						rewriteFlushes(c, func(_ int, w verbs.WC, _ []verbs.WC) (verbs.WC, bool) {
 							if w.QPNum == num {
 								w.QPNum = 0
 							}
@@ -131,7 +131,7 @@ func qpcqMutants() []mutant {
 			from, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
 			if err == nil && to == verbs.QPStateErr && from != verbs.QPStateErr {
-				for _, c := range qcCQs(tr, q) {
+				for _, c := range sharedCQs(tr, q) {
 					_ = c.ReqNotify(false)
 				}
 			}

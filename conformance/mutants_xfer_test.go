@@ -57,53 +57,53 @@ func (d *mDevice) SetPortState(port uint8, up bool) error {
 	return d.inner.(conformance.LinkControl).SetPortState(port, up)
 }
 
-// xKey names a work request as its completion does: the (inner) CQ it
+// wrKey names a work request as its completion does: the (inner) CQ it
 // completes on, qp_num and wr_id. Every case makes new CQs, so keys of
 // earlier cases, whose QP numbers and wr_ids repeat, never match.
-type xKey struct {
+type wrKey struct {
 	cq  conformance.CQ
 	qpn uint32
 	id  uint64
 }
 
-// xQP is what the tracker keeps of an inner QP.
-type xQP struct {
+// trackedQP is what the tracker keeps of an inner QP.
+type trackedQP struct {
 	typ      verbs.QPType
 	scq, rcq conformance.CQ
 }
 
-// xTr records what the transport mutants need: the registered buffers
+// wireTracker records what the transport mutants need: the registered buffers
 // (so a mutant can corrupt memory the way a broken adapter would), the
 // requests posted, and each QP's type and CQs.
-type xTr struct {
+type wireTracker struct {
 	mu      sync.Mutex
-	mem     []xMem
-	qps     map[conformance.QP]xQP
-	types   map[xKey]verbs.QPType // by CQ and qp_num (id 0)
-	sends   map[xKey]verbs.SendWR
-	recvs   map[xKey][]verbs.SGE
-	srq     map[uint64][]verbs.SGE  // receives posted to SRQs, by wr_id
-	lastErr map[xKey]verbs.WCStatus // by CQ and qp_num
+	mem     []trackedMem
+	qps     map[conformance.QP]trackedQP
+	types   map[wrKey]verbs.QPType // by CQ and qp_num (id 0)
+	sends   map[wrKey]verbs.SendWR
+	recvs   map[wrKey][]verbs.SGE
+	srq     map[uint64][]verbs.SGE   // receives posted to SRQs, by wr_id
+	lastErr map[wrKey]verbs.WCStatus // by CQ and qp_num
 	held    map[conformance.QP][]verbs.SendWR
 }
 
-type xMem struct {
+type trackedMem struct {
 	mr   conformance.MR // the inner MR
 	addr uint64
 	buf  []byte
 }
 
-// xHooks returns hooks that record, and a tracker; mutants change them.
-func xHooks() (*xTr, hooks) {
-	tr := &xTr{qps: map[conformance.QP]xQP{}, types: map[xKey]verbs.QPType{}, sends: map[xKey]verbs.SendWR{},
-		recvs: map[xKey][]verbs.SGE{}, srq: map[uint64][]verbs.SGE{}, lastErr: map[xKey]verbs.WCStatus{},
+// wireHooks returns hooks that record, and a tracker; mutants change them.
+func wireHooks() (*wireTracker, hooks) {
+	tr := &wireTracker{qps: map[conformance.QP]trackedQP{}, types: map[wrKey]verbs.QPType{}, sends: map[wrKey]verbs.SendWR{},
+		recvs: map[wrKey][]verbs.SGE{}, srq: map[uint64][]verbs.SGE{}, lastErr: map[wrKey]verbs.WCStatus{},
 		held: map[conformance.QP][]verbs.SendWR{}}
 	return tr, hooks{
 		regMR: func(pd conformance.PD, buf []byte, access verbs.AccessFlags) (conformance.MR, error) {
 			mr, err := pd.RegMR(buf, access)
 			if err == nil && len(buf) > 0 {
 				tr.mu.Lock()
-				tr.mem = append(tr.mem, xMem{mr, mr.Addr(), buf})
+				tr.mem = append(tr.mem, trackedMem{mr, mr.Addr(), buf})
 				tr.mu.Unlock()
 			}
 			return mr, err
@@ -112,16 +112,16 @@ func xHooks() (*xTr, hooks) {
 		// that a mutant does not keep every buffer of the suite alive.
 		deregMR: func(mr conformance.MR) error {
 			tr.mu.Lock()
-			tr.mem = slices.DeleteFunc(tr.mem, func(m xMem) bool { return m.mr == mr })
+			tr.mem = slices.DeleteFunc(tr.mem, func(m trackedMem) bool { return m.mr == mr })
 			tr.mu.Unlock()
 			return mr.Dereg()
 		},
 		destroyCQ: func(q conformance.CQ, ctx context.Context) error {
 			tr.mu.Lock()
-			xForget(tr.types, q)
-			xForget(tr.sends, q)
-			xForget(tr.recvs, q)
-			xForget(tr.lastErr, q)
+			forgetCQ(tr.types, q)
+			forgetCQ(tr.sends, q)
+			forgetCQ(tr.recvs, q)
+			forgetCQ(tr.lastErr, q)
 			tr.mu.Unlock()
 			return q.DestroyContext(ctx)
 		},
@@ -142,9 +142,9 @@ func xHooks() (*xTr, hooks) {
 			q, err := pd.CreateQP(a)
 			if err == nil {
 				tr.mu.Lock()
-				tr.qps[q] = xQP{a.Type, a.SendCQ, a.RecvCQ}
-				tr.types[xKey{a.SendCQ, q.Num(), 0}] = a.Type
-				tr.types[xKey{a.RecvCQ, q.Num(), 0}] = a.Type
+				tr.qps[q] = trackedQP{a.Type, a.SendCQ, a.RecvCQ}
+				tr.types[wrKey{a.SendCQ, q.Num(), 0}] = a.Type
+				tr.types[wrKey{a.RecvCQ, q.Num(), 0}] = a.Type
 				tr.mu.Unlock()
 			}
 			return q, err
@@ -153,7 +153,7 @@ func xHooks() (*xTr, hooks) {
 			n, err := q.PostSend(wrs)
 			tr.mu.Lock()
 			for _, r := range wrs[:n] {
-				tr.sends[xKey{tr.qps[q].scq, q.Num(), r.WRID}] = r
+				tr.sends[wrKey{tr.qps[q].scq, q.Num(), r.WRID}] = r
 			}
 			tr.mu.Unlock()
 			return n, err
@@ -162,7 +162,7 @@ func xHooks() (*xTr, hooks) {
 			n, err := q.PostRecv(wrs)
 			tr.mu.Lock()
 			for _, r := range wrs[:n] {
-				tr.recvs[xKey{tr.qps[q].rcq, q.Num(), r.WRID}] = r.SGList
+				tr.recvs[wrKey{tr.qps[q].rcq, q.Num(), r.WRID}] = r.SGList
 			}
 			tr.mu.Unlock()
 			return n, err
@@ -179,14 +179,14 @@ func xHooks() (*xTr, hooks) {
 	}
 }
 
-// xForget drops the entries of m that belong to the CQ q.
-func xForget[V any](m map[xKey]V, q conformance.CQ) {
-	maps.DeleteFunc(m, func(k xKey, _ V) bool { return k.cq == q })
+// forgetCQ drops the entries of m that belong to the CQ q.
+func forgetCQ[V any](m map[wrKey]V, q conformance.CQ) {
+	maps.DeleteFunc(m, func(k wrKey, _ V) bool { return k.cq == q })
 }
 
 // flip inverts the byte at address a in the newest registered buffer that
 // holds it (older ones belong to earlier cases). The caller holds tr.mu.
-func (tr *xTr) flip(a uint64) {
+func (tr *wireTracker) flip(a uint64) {
 	for i := len(tr.mem) - 1; i >= 0; i-- {
 		if m := tr.mem[i]; a >= m.addr && a < m.addr+uint64(len(m.buf)) {
 			m.buf[a-m.addr] ^= 0xff
@@ -195,8 +195,8 @@ func (tr *xTr) flip(a uint64) {
 	}
 }
 
-// xAt returns the address of byte off of the buffer sges describe.
-func xAt(sges []verbs.SGE, off uint64) (uint64, bool) {
+// sgeAt returns the address of byte off of the buffer sges describe.
+func sgeAt(sges []verbs.SGE, off uint64) (uint64, bool) {
 	for _, s := range sges {
 		if off < uint64(s.Length) {
 			return s.Addr + off, true
@@ -208,25 +208,25 @@ func xAt(sges []verbs.SGE, off uint64) (uint64, bool) {
 
 // isRecv tells a receive completion on cq: by opcode when it succeeded, by
 // the receives posted when not.
-func (tr *xTr) isRecv(cq conformance.CQ, c verbs.WC) bool {
+func (tr *wireTracker) isRecv(cq conformance.CQ, c verbs.WC) bool {
 	if c.Status == verbs.WCSuccess {
 		return c.Opcode.IsRecv()
 	}
-	_, ok := tr.recvs[xKey{cq, c.QPNum, c.WRID}]
+	_, ok := tr.recvs[wrKey{cq, c.QPNum, c.WRID}]
 	return ok
 }
 
-// xMutant makes a mutant from recording hooks changed by edit.
-func xMutant(name string, rules []string, edit func(tr *xTr, h *hooks)) mutant {
-	tr, h := xHooks()
+// wireMutant makes a mutant from recording hooks changed by edit.
+func wireMutant(name string, rules []string, edit func(tr *wireTracker, h *hooks)) mutant {
+	tr, h := wireHooks()
 	edit(tr, &h)
 	return mutant{name: name, rules: rules, h: h}
 }
 
-// xEach is a mutant whose poll passes every completion through f, under
+// eachWC is a mutant whose poll passes every completion through f, under
 // the tracker's lock.
-func xEach(name string, rules []string, f func(tr *xTr, q conformance.CQ, c *verbs.WC)) mutant {
-	return xMutant(name, rules, func(tr *xTr, h *hooks) {
+func eachWC(name string, rules []string, f func(tr *wireTracker, q conformance.CQ, c *verbs.WC)) mutant {
+	return wireMutant(name, rules, func(tr *wireTracker, h *hooks) {
 		h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			tr.mu.Lock()
@@ -239,25 +239,25 @@ func xEach(name string, rules []string, f func(tr *xTr, q conformance.CQ, c *ver
 	})
 }
 
-// xStatusMutant rewrites one status into another.
-func xStatusMutant(from, to verbs.WCStatus, rules ...string) mutant {
-	return xEach(from.Name()+" reads "+to.Name(), rules, func(tr *xTr, _ conformance.CQ, c *verbs.WC) {
+// statusMutant rewrites one status into another.
+func statusMutant(from, to verbs.WCStatus, rules ...string) mutant {
+	return eachWC(from.Name()+" reads "+to.Name(), rules, func(tr *wireTracker, _ conformance.CQ, c *verbs.WC) {
 		if c.Status == from {
 			c.Status = to
 		}
 	})
 }
 
-// xReading is a mutant that states a transport reading its device does not
+// readingMutant is a mutant that states a transport reading its device does not
 // follow.
-func xReading(name string, edit func(p *conformance.Profile), rules ...string) mutant {
+func readingMutant(name string, edit func(p *conformance.Profile), rules ...string) mutant {
 	return mutant{name: "the device states " + name + " but does not follow it", rules: rules,
 		h: hooks{profile: func(p conformance.Profile) conformance.Profile { edit(&p); return p }}}
 }
 
-// xPostEdit is a mutant whose post_send passes every request through f.
-func xPostEdit(name string, rules []string, f func(tr *xTr, q conformance.QP, r *verbs.SendWR)) mutant {
-	return xMutant(name, rules, func(tr *xTr, h *hooks) {
+// postEdit is a mutant whose post_send passes every request through f.
+func postEdit(name string, rules []string, f func(tr *wireTracker, q conformance.QP, r *verbs.SendWR)) mutant {
+	return wireMutant(name, rules, func(tr *wireTracker, h *hooks) {
 		post := h.postSend
 		h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 			wrs = append([]verbs.SendWR(nil), wrs...)
@@ -272,10 +272,10 @@ func xPostEdit(name string, rules []string, f func(tr *xTr, q conformance.QP, r 
 	})
 }
 
-// xBatch is a mutant whose poll hands each batch to f, which returns the
+// pollBatch is a mutant whose poll hands each batch to f, which returns the
 // batch to report (within the caller's slice).
-func xBatch(name string, rules []string, f func(tr *xTr, q conformance.CQ, got []verbs.WC, room int) []verbs.WC) mutant {
-	return xMutant(name, rules, func(tr *xTr, h *hooks) {
+func pollBatch(name string, rules []string, f func(tr *wireTracker, q conformance.CQ, got []verbs.WC, room int) []verbs.WC) mutant {
+	return wireMutant(name, rules, func(tr *wireTracker, h *hooks) {
 		h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			tr.mu.Lock()
@@ -286,7 +286,7 @@ func xBatch(name string, rules []string, f func(tr *xTr, q conformance.CQ, got [
 	})
 }
 
-// xPortless is a port event that has lost its port number.
-type xPortless struct{ conformance.AsyncEvent }
+// portless is a port event that has lost its port number.
+type portless struct{ conformance.AsyncEvent }
 
-func (xPortless) Port() uint8 { return 0 }
+func (portless) Port() uint8 { return 0 }

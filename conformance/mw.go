@@ -9,7 +9,7 @@ import (
 )
 
 // Cases of the memory-window rules (MW-01..MW-07). They run on a connected
-// RC pair of the transport cases (xSetup): side B allocates the windows,
+// RC pair of the transport cases (newWire): side B allocates the windows,
 // binds them over an MR of its own registered with LOCAL_WRITE|MW_BIND
 // only (so every remote right a check sees comes from the window), and
 // side A accesses them through their rkeys. A device without memory
@@ -25,8 +25,8 @@ const (
 
 // mwWorld is a connected RC pair with B's bindable MR.
 type mwWorld struct {
-	w    *xWorld
-	a, b *xEnd
+	w    *wire
+	a, b *end
 	mr   MR
 	buf  []byte
 }
@@ -35,7 +35,7 @@ type mwWorld struct {
 // memory windows.
 func mwSetup(t *T, e *Env) *mwWorld {
 	t.Helper()
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	if !hasMW(w.b.pd) {
 		t.Logf("not checked: the device has no memory windows (ibv_alloc_mw: EOPNOTSUPP)")
 		return nil
@@ -77,7 +77,7 @@ func (m *mwWorld) info(acc verbs.AccessFlags) verbs.MWBindInfo {
 
 // bind1 binds a type 1 window with ibv_bind_mw on x and returns its
 // completion.
-func (m *mwWorld) bind1(x *xEnd, mw MW, id uint64, info verbs.MWBindInfo) verbs.WC {
+func (m *mwWorld) bind1(x *end, mw MW, id uint64, info verbs.MWBindInfo) verbs.WC {
 	m.w.t.Helper()
 	if err := x.q.BindMW(mw, id, verbs.SendSignaled, info); err != nil {
 		m.w.t.Fatalf("ibv_bind_mw: %v", err)
@@ -87,14 +87,14 @@ func (m *mwWorld) bind1(x *xEnd, mw MW, id uint64, info verbs.MWBindInfo) verbs.
 
 // bind2 binds a type 2 window with a BIND_MW work request on x naming the
 // key rkey, and returns its completion.
-func (m *mwWorld) bind2(x *xEnd, mw MW, id uint64, rkey uint32, info verbs.MWBindInfo) verbs.WC {
+func (m *mwWorld) bind2(x *end, mw MW, id uint64, rkey uint32, info verbs.MWBindInfo) verbs.WC {
 	m.w.t.Helper()
 	x.post("BIND_MW", verbs.SendWR{WRID: id, Opcode: verbs.WRBindMW, Flags: verbs.SendSignaled, MW: mw, RKey: rkey, Bind: info})
 	return m.w.await(x.scq, 1, "the BIND_MW")[0]
 }
 
 // wantBound checks that c is the successful completion of bind id.
-func (m *mwWorld) wantBound(what string, x *xEnd, c verbs.WC, id uint64) bool {
+func (m *mwWorld) wantBound(what string, x *end, c verbs.WC, id uint64) bool {
 	m.w.t.Helper()
 	if !x.want(what, c, id, verbs.WCSuccess) {
 		return false
@@ -108,7 +108,7 @@ func (m *mwWorld) wantBound(what string, x *xEnd, c verbs.WC, id uint64) bool {
 // access makes A run op (8 bytes) at addr with rkey and returns the status.
 func (m *mwWorld) access(id uint64, op verbs.WROpcode, addr uint64, rkey uint32) verbs.WCStatus {
 	m.w.t.Helper()
-	r := m.a.xRemoteReq(id, op, addr, rkey)
+	r := m.a.remoteReq(id, op, addr, rkey)
 	if op == verbs.WRAtomicFetchAndAdd {
 		r.CompareAdd = 1
 	}
@@ -343,7 +343,7 @@ func windowRemoteAccess(t *T, e *Env) {
 		if typ == 2 {
 			// Type 2 windows answer only on the QP that bound them.
 			a2, _ := m.w.connect(verbs.QPTypeRC, m.w.opts())
-			a2.post("WRITE on another QP", a2.xRemoteReq(4, verbs.WRRDMAWrite, base, k))
+			a2.post("WRITE on another QP", a2.remoteReq(4, verbs.WRRDMAWrite, base, k))
 			a2.want(fmt.Sprintf("type %d: WRITE through another QP of the PD", typ), m.w.await(a2.scq, 1, "other QP")[0], 4, verbs.WCRemAccessErr)
 		}
 		// Errors end the connection: one per pair.
@@ -388,7 +388,7 @@ func invalidateWindow(t *T, e *Env) {
 			}
 		} else {
 			m.b.recvAt("a receive", 3, 0, 64)
-			r := xSend(2, verbs.WRSendWithInv, m.a.s.sge(0, 8))
+			r := sendWR(2, verbs.WRSendWithInv, m.a.s.sge(0, 8))
 			r.Imm = k
 			m.a.post("SEND_WITH_INV", r)
 			m.a.want("SEND_WITH_INV of the window", m.w.await(m.a.scq, 1, "SEND_WITH_INV")[0], 2, verbs.WCSuccess)
@@ -434,9 +434,9 @@ func invalidateWindow(t *T, e *Env) {
 			k = mw.RKey()
 		}
 		m.b.recvAt("a receive", 3, 0, 64)
-		r := xSend(4, verbs.WRSendWithInv, m.a.s.sge(0, 8))
+		r := sendWR(4, verbs.WRSendWithInv, m.a.s.sge(0, 8))
 		r.Imm = k
 		m.a.post(what, r)
-		xSendInvFails(m.w, m.a, m.b, 4, 3, what)
+		sendInvFails(m.w, m.a, m.b, 4, 3, what)
 	}
 }

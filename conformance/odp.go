@@ -125,7 +125,7 @@ func odpRegister(t *T, e *Env) {
 	if e.Profile.NoODP {
 		want = syscall.EOPNOTSUPP
 	}
-	for _, access := range []uint32{0, accessLocalWrite, xAccessAll, accessLocalWrite | accessZeroBased} {
+	for _, access := range []uint32{0, accessLocalWrite, accessAll, accessLocalWrite | accessZeroBased} {
 		mr, err := pd.RegMR(make([]byte, 100), verbs.AccessFlags(access|accessOnDemand))
 		what := fmt.Sprintf("ibv_reg_mr(access=%#x)", access|accessOnDemand)
 		if want != 0 {
@@ -159,36 +159,36 @@ func odpTraffic(t *T, e *Env) {
 		t.Logf("the device has no ODP; nothing to check")
 		return
 	}
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	// Both sides' buffers registered again, on demand; the cases' MRs
 	// become these.
-	for _, s := range []*xSide{w.a, w.b} {
-		s.mr = e.mrReg(s.pd, s.buf, xAccessAll|accessOnDemand)
+	for _, s := range []*side{w.a, w.b} {
+		s.mr = e.mrReg(s.pd, s.buf, accessAll|accessOnDemand)
 	}
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
-	xFill(a.s.buf[:3000], 0x31)
+	fill(a.s.buf[:3000], 0x31)
 	b.recvAt("a receive", 1, 10000, 4096)
-	a.post("a SEND", xSend(2, verbs.WRSend, a.s.sge(0, 3000)))
+	a.post("a SEND", sendWR(2, verbs.WRSend, a.s.sge(0, 3000)))
 	if c := w.await(a.scq, 1, "the SEND")[0]; a.want("the SEND", c, 2, verbs.WCSuccess) {
 		if r := w.await(b.rcq, 1, "its receive")[0]; b.want("the receive", r, 1, verbs.WCSuccess) &&
 			!bytes.Equal(b.s.buf[10000:13000], a.s.buf[:3000]) {
 			t.Errorf("the SEND's bytes did not land in the on-demand receive buffer")
 		}
 	}
-	xFill(a.s.buf[4000:6000], 0x32)
-	a.post("a WRITE", xRDMA(3, verbs.WRRDMAWrite, b.s, 20000, a.s.sge(4000, 2000)))
+	fill(a.s.buf[4000:6000], 0x32)
+	a.post("a WRITE", rdmaWR(3, verbs.WRRDMAWrite, b.s, 20000, a.s.sge(4000, 2000)))
 	if c := w.await(a.scq, 1, "the WRITE")[0]; a.want("the WRITE", c, 3, verbs.WCSuccess) &&
 		!bytes.Equal(b.s.buf[20000:22000], a.s.buf[4000:6000]) {
 		t.Errorf("the WRITE's bytes did not land in the on-demand MR")
 	}
-	xFill(b.s.buf[30000:31000], 0x33)
-	a.post("a READ", xRDMA(4, verbs.WRRDMARead, b.s, 30000, a.s.sge(7000, 1000)))
+	fill(b.s.buf[30000:31000], 0x33)
+	a.post("a READ", rdmaWR(4, verbs.WRRDMARead, b.s, 30000, a.s.sge(7000, 1000)))
 	if c := w.await(a.scq, 1, "the READ")[0]; a.want("the READ", c, 4, verbs.WCSuccess) &&
 		!bytes.Equal(a.s.buf[7000:8000], b.s.buf[30000:31000]) {
 		t.Errorf("the READ's bytes did not land in the on-demand MR")
 	}
 	binary.LittleEndian.PutUint64(b.s.buf[40000:], 5)
-	faa := xRDMA(5, verbs.WRAtomicFetchAndAdd, b.s, 40000, a.s.sge(9000, 8))
+	faa := rdmaWR(5, verbs.WRAtomicFetchAndAdd, b.s, 40000, a.s.sge(9000, 8))
 	faa.CompareAdd = 7
 	a.post("a FETCH_AND_ADD", faa)
 	if c := w.await(a.scq, 1, "the FETCH_AND_ADD")[0]; a.want("the FETCH_AND_ADD", c, 5, verbs.WCSuccess) {
@@ -201,7 +201,7 @@ func odpTraffic(t *T, e *Env) {
 	}
 	// A range past the on-demand MR is refused as for any MR (MR-04).
 	bad := a.s.sge(len(a.s.buf)-8, 16)
-	a.post("a SEND past the MR", xSend(6, verbs.WRSend, bad))
+	a.post("a SEND past the MR", sendWR(6, verbs.WRSend, bad))
 	a.want("a SEND past the on-demand MR", w.await(a.scq, 1, "the bad SEND")[0], 6, verbs.WCLocProtErr)
 }
 

@@ -93,7 +93,7 @@ func qpCapacityExecutedOnRetire(t *T, w *qpWorld, cq CQ, what string, depth int,
 // WRITEs posted on a complete and give back their slots with nothing
 // polled, so an all-unsignaled stream never fills the queue; it produces
 // no completion, and a signaled WRITE after it completes alone.
-func qp30OnRetire(w *xWorld, a *xEnd, depth int, write func(id uint64, signaled bool) verbs.SendWR) {
+func qp30OnRetire(w *wire, a *end, depth int, write func(id uint64, signaled bool) verbs.SendWR) {
 	t := w.t
 	t.Helper()
 	var nap time.Duration
@@ -116,8 +116,8 @@ func qp30OnRetire(w *xWorld, a *xEnd, depth int, write func(id uint64, signaled 
 		}
 	}
 	w.settle()
-	if got, _ := xPollNow(a.scq); len(got) != 0 {
-		t.Fatalf("unsignaled successful WRITEs completed: %s", xShow(got))
+	if got, _ := pollToEmpty(a.scq); len(got) != 0 {
+		t.Fatalf("unsignaled successful WRITEs completed: %s", showWCs(got))
 	}
 	a.post("a signaled WRITE after the unsignaled stream", write(99, true))
 	a.want("the signaled WRITE after four queue-fulls of unsignaled ones", w.await(a.scq, 1, "the signaled WRITE")[0], 99, verbs.WCSuccess)

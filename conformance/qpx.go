@@ -23,8 +23,8 @@ const (
 
 // qpxWorld is an RC pair whose A QP has the builder for ops.
 type qpxWorld struct {
-	w    *xWorld
-	a, b *xEnd
+	w    *wire
+	a, b *end
 	wb   verbs.WRBuilder
 }
 
@@ -32,7 +32,7 @@ type qpxWorld struct {
 // extended post API.
 func qpxSetup(t *T, e *Env, ops verbs.QPSendOps) *qpxWorld {
 	t.Helper()
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	if _, ok := w.a.pd.(verbs.QPExCreator); !ok {
 		t.Logf("not checked: the device has no ibv_create_qp_ex (conformance.QPExCreator)")
 		return nil
@@ -81,7 +81,7 @@ var qpxCases = []Case{
 }
 
 func qpxSendOpsFlags(t *T, e *Env) {
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	c, ok := w.a.pd.(verbs.QPExCreator)
 	if !ok {
 		t.Logf("not checked: the device has no ibv_create_qp_ex (conformance.QPExCreator)")

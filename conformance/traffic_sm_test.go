@@ -20,10 +20,10 @@ import (
 // state machine, as ops.TestTrafficStateMachine runs it.
 const trafficSteps = 100
 
-// tmHooks break a traffic fabric: a hook that is set replaces one verb and
+// trafficHooks break a traffic fabric: a hook that is set replaces one verb and
 // gets the real object. A fresh set is made for every fabric, so that hooks
 // may count.
-type tmHooks struct {
+type trafficHooks struct {
 	poll     func(q conformance.CQ, wcs []verbs.WC) (int, error)
 	postSend func(q conformance.QP, wrs []verbs.SendWR) (int, error)
 	postRecv func(q conformance.QP, wrs []verbs.RecvWR) (int, error)
@@ -41,7 +41,7 @@ type trafficMutant struct {
 	rules  []string // the failure names one of these
 	base   sim.Profile
 	faults bool
-	hooks  func() *tmHooks
+	hooks  func() *trafficHooks
 }
 
 func (m trafficMutant) factory() conformance.NewTrafficFabric {
@@ -51,28 +51,28 @@ func (m trafficMutant) factory() conformance.NewTrafficFabric {
 		if err != nil {
 			return nil, err
 		}
-		h := &tmHooks{}
+		h := &trafficHooks{}
 		if m.hooks != nil {
 			h = m.hooks()
 		}
-		return tmFabric{f, h}, nil
+		return trafficFab{f, h}, nil
 	}
 }
 
-type tmFabric struct {
+type trafficFab struct {
 	conformance.TrafficFabric
-	h *tmHooks
+	h *trafficHooks
 }
 
-func (f tmFabric) Devices() []conformance.Device {
+func (f trafficFab) Devices() []conformance.Device {
 	var ds []conformance.Device
 	for _, d := range f.TrafficFabric.Devices() {
-		ds = append(ds, tmDevice{d, f.h})
+		ds = append(ds, trafficDevice{d, f.h})
 	}
 	return ds
 }
 
-func (f tmFabric) TrafficProfile() conformance.TrafficProfile {
+func (f trafficFab) TrafficProfile() conformance.TrafficProfile {
 	p := f.TrafficFabric.TrafficProfile()
 	if f.h.profile != nil {
 		p = f.h.profile(p)
@@ -80,81 +80,81 @@ func (f tmFabric) TrafficProfile() conformance.TrafficProfile {
 	return p
 }
 
-type tmDevice struct {
+type trafficDevice struct {
 	conformance.Device
-	h *tmHooks
+	h *trafficHooks
 }
 
-func (d tmDevice) Open() (conformance.Context, error) {
+func (d trafficDevice) Open() (conformance.Context, error) {
 	c, err := d.Device.Open()
 	if err != nil {
 		return nil, err
 	}
-	return tmContext{c, d.h}, nil
+	return trafficContext{c, d.h}, nil
 }
 
-type tmContext struct {
+type trafficContext struct {
 	conformance.Context
-	h *tmHooks
+	h *trafficHooks
 }
 
-func (c tmContext) CreateCQ(cqe int, cqContext any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+func (c trafficContext) CreateCQ(cqe int, cqContext any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
 	q, err := c.Context.CreateCQ(cqe, cqContext, ch, vec)
 	if err != nil {
 		return nil, err
 	}
-	return tmCQ{q, c.h}, nil
+	return trafficCQ{q, c.h}, nil
 }
 
-func (c tmContext) AllocPD() (conformance.PD, error) {
+func (c trafficContext) AllocPD() (conformance.PD, error) {
 	pd, err := c.Context.AllocPD()
 	if err != nil {
 		return nil, err
 	}
-	return tmPD{pd, c.h}, nil
+	return trafficPD{pd, c.h}, nil
 }
 
-func (c tmContext) TryGetAsyncEvent() (conformance.AsyncEvent, error) {
+func (c trafficContext) TryGetAsyncEvent() (conformance.AsyncEvent, error) {
 	if c.h.tryAsync != nil {
 		return c.h.tryAsync(c.Context)
 	}
 	return c.Context.TryGetAsyncEvent()
 }
 
-type tmPD struct {
+type trafficPD struct {
 	conformance.PD
-	h *tmHooks
+	h *trafficHooks
 }
 
-func (p tmPD) CreateQP(attr conformance.QPInitAttr) (conformance.QP, error) {
-	attr.SendCQ, attr.RecvCQ = attr.SendCQ.(tmCQ).CQ, attr.RecvCQ.(tmCQ).CQ
+func (p trafficPD) CreateQP(attr conformance.QPInitAttr) (conformance.QP, error) {
+	attr.SendCQ, attr.RecvCQ = attr.SendCQ.(trafficCQ).CQ, attr.RecvCQ.(trafficCQ).CQ
 	q, err := p.PD.CreateQP(attr)
 	if err != nil {
 		return nil, err
 	}
-	return tmQP{q, p.h}, nil
+	return trafficQP{q, p.h}, nil
 }
 
-type tmQP struct {
+type trafficQP struct {
 	conformance.QP
-	h *tmHooks
+	h *trafficHooks
 }
 
-func (q tmQP) PostSend(wrs []verbs.SendWR) (int, error) {
+func (q trafficQP) PostSend(wrs []verbs.SendWR) (int, error) {
 	if q.h.postSend != nil {
 		return q.h.postSend(q.QP, wrs)
 	}
 	return q.QP.PostSend(wrs)
 }
 
-func (q tmQP) PostRecv(wrs []verbs.RecvWR) (int, error) {
+func (q trafficQP) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	if q.h.postRecv != nil {
 		return q.h.postRecv(q.QP, wrs)
 	}
 	return q.QP.PostRecv(wrs)
 }
 
-func (q tmQP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
+func (q trafficQP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
 	if q.h.query != nil {
 		return q.h.query(q.QP, mask)
 	}
@@ -162,19 +162,19 @@ func (q tmQP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, erro
 }
 
 // Outstanding implements conformance.Outstander when the inner QP does.
-func (q tmQP) Outstanding() (send, recv int) {
+func (q trafficQP) Outstanding() (send, recv int) {
 	if q.h.outst != nil {
 		return q.h.outst(q.QP)
 	}
 	return q.QP.(conformance.Outstander).Outstanding()
 }
 
-type tmCQ struct {
+type trafficCQ struct {
 	conformance.CQ
-	h *tmHooks
+	h *trafficHooks
 }
 
-func (q tmCQ) Poll(wcs []verbs.WC) (int, error) {
+func (q trafficCQ) Poll(wcs []verbs.WC) (int, error) {
 	if q.h.poll != nil {
 		return q.h.poll(q.CQ, wcs)
 	}
@@ -182,9 +182,9 @@ func (q tmCQ) Poll(wcs []verbs.WC) (int, error) {
 }
 
 // rewrite returns a poll hook that applies f to every completion polled.
-func rewrite(f func(w *verbs.WC)) func() *tmHooks {
-	return func() *tmHooks {
-		return &tmHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+func rewrite(f func(w *verbs.WC)) func() *trafficHooks {
+	return func() *trafficHooks {
+		return &trafficHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			for i := range wcs[:n] {
 				f(&wcs[i])
@@ -196,10 +196,10 @@ func rewrite(f func(w *verbs.WC)) func() *tmHooks {
 
 // everyFourth returns a poll hook that applies f to every fourth poll that
 // returned something.
-func everyFourth(f func(wcs []verbs.WC, n int) int) func() *tmHooks {
-	return func() *tmHooks {
+func everyFourth(f func(wcs []verbs.WC, n int) int) func() *trafficHooks {
+	return func() *trafficHooks {
 		count := 0
-		return &tmHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+		return &trafficHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			if n > 0 {
 				if count++; count%4 == 0 {
@@ -212,9 +212,9 @@ func everyFourth(f func(wcs []verbs.WC, n int) int) func() *tmHooks {
 }
 
 // sends returns a post-send hook that applies f to a copy of every request.
-func sends(f func(w *verbs.SendWR)) func() *tmHooks {
-	return func() *tmHooks {
-		return &tmHooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+func sends(f func(w *verbs.SendWR)) func() *trafficHooks {
+	return func() *trafficHooks {
+		return &trafficHooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 			out := slices.Clone(wrs)
 			for i := range out {
 				out[i].SGList = slices.Clone(out[i].SGList)
@@ -339,8 +339,8 @@ func trafficMutants() []trafficMutant {
 				}
 			})},
 		{name: "receive scatter list shifted", rules: []string{"XFER-02", "XFER-21", "XFER-12"}, base: def,
-			hooks: func() *tmHooks {
-				return &tmHooks{postRecv: func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
+			hooks: func() *trafficHooks {
+				return &trafficHooks{postRecv: func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
 					out := slices.Clone(wrs)
 					for i := range out {
 						if len(out[i].SGList) > 0 {
@@ -352,8 +352,8 @@ func trafficMutants() []trafficMutant {
 				}}
 			}},
 		{name: "QP error events swallowed", rules: []string{"ASYNC-09"}, base: def,
-			hooks: func() *tmHooks {
-				return &tmHooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+			hooks: func() *trafficHooks {
+				return &trafficHooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
 					for {
 						ev, err := c.TryGetAsyncEvent()
 						if err != nil || ev.EventType() != verbs.EventQPReqErr {
@@ -364,8 +364,8 @@ func trafficMutants() []trafficMutant {
 				}}
 			}},
 		{name: "a consumed receive still counted outstanding", rules: []string{"outstanding"}, base: def,
-			hooks: func() *tmHooks {
-				return &tmHooks{outst: func(q conformance.QP) (int, int) {
+			hooks: func() *trafficHooks {
+				return &trafficHooks{outst: func(q conformance.QP) (int, int) {
 					s, r := q.(conformance.Outstander).Outstanding()
 					return s, r + 1
 				}}
@@ -379,8 +379,8 @@ func trafficMutants() []trafficMutant {
 		{name: "frees slots on poll, claims QP-29 reading B, under faults", rules: []string{"QP-29", "QP-31"}, base: def, faults: true,
 			hooks: claimFreeSlotOnRetire(true)},
 		{name: "a full send queue refuses with EAGAIN", rules: []string{"QP-27"}, base: def,
-			hooks: func() *tmHooks {
-				return &tmHooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+			hooks: func() *trafficHooks {
+				return &trafficHooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 					n, err := q.PostSend(wrs)
 					if errors.Is(err, syscall.ENOMEM) {
 						err = syscall.EAGAIN
@@ -389,8 +389,8 @@ func trafficMutants() []trafficMutant {
 				}}
 			}},
 		{name: "state reads RTS in ERR", rules: []string{"QP-24"}, base: def,
-			hooks: func() *tmHooks {
-				return &tmHooks{query: func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
+			hooks: func() *trafficHooks {
+				return &trafficHooks{query: func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
 					a, ia, err := q.Query(mask)
 					if a.QPState == verbs.QPStateErr {
 						a.QPState = verbs.QPStateRTS
@@ -412,8 +412,8 @@ func trafficMutants() []trafficMutant {
 				}
 			})},
 		{name: "an rxe fabric claims XFER-29 A: a failed SEND_WITH_INV acknowledged", rules: []string{"XFER-29", "MW-07"}, base: rxe,
-			hooks: func() *tmHooks {
-				return &tmHooks{profile: func(p conformance.TrafficProfile) conformance.TrafficProfile {
+			hooks: func() *trafficHooks {
+				return &trafficHooks{profile: func(p conformance.TrafficProfile) conformance.TrafficProfile {
 					p.SendInvErrAcked = false
 					return p
 				}}
@@ -429,9 +429,9 @@ func trafficMutants() []trafficMutant {
 
 // claimFreeSlotOnRetire returns hooks under which the fabric claims reading
 // B of QP-29 (onRetire) or A, whatever its devices do.
-func claimFreeSlotOnRetire(onRetire bool) func() *tmHooks {
-	return func() *tmHooks {
-		return &tmHooks{profile: func(p conformance.TrafficProfile) conformance.TrafficProfile {
+func claimFreeSlotOnRetire(onRetire bool) func() *trafficHooks {
+	return func() *trafficHooks {
+		return &trafficHooks{profile: func(p conformance.TrafficProfile) conformance.TrafficProfile {
 			p.FreeSlotOnRetire = onRetire
 			return p
 		}}
@@ -439,9 +439,9 @@ func claimFreeSlotOnRetire(onRetire bool) func() *tmHooks {
 }
 
 // rewriteBatch returns a poll hook that applies f to every batch polled.
-func rewriteBatch(f func(wcs []verbs.WC)) func() *tmHooks {
-	return func() *tmHooks {
-		return &tmHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+func rewriteBatch(f func(wcs []verbs.WC)) func() *trafficHooks {
+	return func() *trafficHooks {
+		return &trafficHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			f(wcs[:n])
 			return n, err

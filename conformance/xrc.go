@@ -296,7 +296,7 @@ func xrcSRQHoldsObjects(t *T, e *Env) {
 
 // xrcXfer is a transport world with an XRC domain on side B.
 type xrcXfer struct {
-	*xWorld
+	*wire
 	x verbs.XRCOpener // side B's context
 	d XRCD
 }
@@ -315,13 +315,13 @@ func xrcXferSetup(t *T, e *Env) *xrcXfer {
 	if xrcUsable(t, e) == nil {
 		return nil
 	}
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	x, ok := w.b.ctx.(verbs.XRCOpener)
 	if !ok {
 		t.Logf("not checked: the peer context has no XRC verbs (verbs.XRCOpener)")
 		return nil
 	}
-	p := &xrcXfer{xWorld: w, x: x}
+	p := &xrcXfer{wire: w, x: x}
 	p.d = p.domain()
 	return p
 }
@@ -339,9 +339,9 @@ func (p *xrcXfer) domain() XRCD {
 
 // ini creates an XRC_SEND QP on side A, with a send CQ and no receive side,
 // in RESET; with o.sendOps through ibv_create_qp_ex.
-func (p *xrcXfer) ini(o xOpts) *xEnd {
+func (p *xrcXfer) ini(o endOpts) *end {
 	p.t.Helper()
-	x := &xEnd{s: p.a, typ: verbs.QPTypeXRCSend, o: o, scq: o.sendCQ}
+	x := &end{s: p.a, typ: verbs.QPTypeXRCSend, o: o, scq: o.sendCQ}
 	if x.scq == nil {
 		x.scq = p.a.cq(o.scqe, o.sendCh)
 	}
@@ -358,19 +358,19 @@ func (p *xrcXfer) ini(o xOpts) *xEnd {
 		p.t.Fatalf("side A: ibv_create_qp(XRC_SEND): qp=%v err=%v", x.q, err)
 	}
 	p.destroyLater(x.q)
-	p.queues[xQueueKey{x.scq, x.q.Num()}] = xQueues{send: true}
+	p.queues[queueKey{x.scq, x.q.Num()}] = queueKinds{send: true}
 	return x
 }
 
 // tgt creates an XRC_RECV QP in the domain d of side B, in RESET.
-func (p *xrcXfer) tgt(d XRCD, o xOpts) *xEnd {
+func (p *xrcXfer) tgt(d XRCD, o endOpts) *end {
 	p.t.Helper()
 	q, err := d.CreateQP(verbs.QPInitAttrEx{QPInitAttr: QPInitAttr{Type: verbs.QPTypeXRCRecv}, CompMask: verbs.QPInitAttrXRCD})
 	if err != nil || q == nil {
 		p.t.Fatalf("side B: ibv_create_qp_ex(XRC_RECV): qp=%v err=%v", q, err)
 	}
 	p.destroyLater(q)
-	return &xEnd{s: p.b, q: q, typ: verbs.QPTypeXRCRecv, o: o}
+	return &end{s: p.b, q: q, typ: verbs.QPTypeXRCRecv, o: o}
 }
 
 // destroyLater destroys q when the case ends.
@@ -385,7 +385,7 @@ func (p *xrcXfer) destroyLater(q QP) {
 // connect creates an initiator on A and a target in p.d on B and brings
 // both as far as their options say (RTS by default), each connected to the
 // other.
-func (p *xrcXfer) connect(oi, ot xOpts) (ini, tgt *xEnd) {
+func (p *xrcXfer) connect(oi, ot endOpts) (ini, tgt *end) {
 	p.t.Helper()
 	ot.sqpsn = oi.sqpsn + 1000
 	ini, tgt = p.ini(oi), p.tgt(p.d, ot)
@@ -396,7 +396,7 @@ func (p *xrcXfer) connect(oi, ot xOpts) (ini, tgt *xEnd) {
 
 // srq creates an XRC SRQ of 16 WRs in domain d, in side B's PD, with a CQ
 // of its own; the completions it gives tgt's messages are receives.
-func (p *xrcXfer) srq(d XRCD, tgt *xEnd) xrcSRQ {
+func (p *xrcXfer) srq(d XRCD, tgt *end) xrcSRQ {
 	p.t.Helper()
 	r := xrcSRQ{cq: p.b.cq(64, nil)}
 	var err error
@@ -419,7 +419,7 @@ func (p *xrcXfer) srq(d XRCD, tgt *xEnd) xrcSRQ {
 		p.t.Fatalf("ibv_get_srq_num: %v", err)
 	}
 	if tgt != nil {
-		p.queues[xQueueKey{r.cq, tgt.q.Num()}] = xQueues{recv: true}
+		p.queues[queueKey{r.cq, tgt.q.Num()}] = queueKinds{recv: true}
 	}
 	return r
 }
@@ -441,7 +441,7 @@ func xrcTo(r verbs.SendWR, srqn uint32) verbs.SendWR {
 
 // wantXRCRecv checks an XRC SRQ's completion: wr_id id, success, n bytes,
 // qp_num the target's and src_qp the initiator's (XRC-10).
-func (p *xrcXfer) wantXRCRecv(what string, c verbs.WC, id uint64, n int, ini, tgt *xEnd) {
+func (p *xrcXfer) wantXRCRecv(what string, c verbs.WC, id uint64, n int, ini, tgt *end) {
 	p.t.Helper()
 	if c.WRID != id || c.Status != verbs.WCSuccess || c.ByteLen != uint32(n) || c.QPNum != tgt.q.Num() || c.SrcQP != ini.q.Num() {
 		p.t.Errorf("%s: XRC SRQ completion {wr_id %d, %v, byte_len %d, qp_num %#x, src_qp %#x}, want {wr_id %d, success, byte_len %d, qp_num %#x (the target), src_qp %#x (the initiator)}",
@@ -461,7 +461,7 @@ type xrcMaskStep struct {
 // walkMasks takes x through steps: at each, the mask without one of its
 // bits and the mask with a forbidden bit are EINVAL and leave the state,
 // and the mask itself succeeds.
-func (p *xrcXfer) walkMasks(x *xEnd, steps []xrcMaskStep) {
+func (p *xrcXfer) walkMasks(x *end, steps []xrcMaskStep) {
 	p.t.Helper()
 	for _, st := range steps {
 		before := x.state()
@@ -601,19 +601,19 @@ func xrcPostRules(t *T, e *Env) {
 	}
 	ini, tgt := p.connect(p.opts(), p.opts())
 	rw := []verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{p.b.sge(0, 8)}}}
-	for _, x := range []*xEnd{ini, tgt} {
+	for _, x := range []*end{ini, tgt} {
 		n, err := x.q.PostRecv(rw)
 		e.WantErrno(fmt.Sprintf("ibv_post_recv on %v in RTS", x.typ), err, syscall.EINVAL)
 		if n != 0 {
 			t.Errorf("ibv_post_recv on %v: %d posted, want 0", x.typ, n)
 		}
 	}
-	n, err := tgt.q.PostSend([]verbs.SendWR{xSend(2, verbs.WRSend, p.b.sge(0, 8))})
+	n, err := tgt.q.PostSend([]verbs.SendWR{sendWR(2, verbs.WRSend, p.b.sge(0, 8))})
 	e.WantErrno("ibv_post_send on XRC_RECV in RTS", err, syscall.EINVAL)
 	if n != 0 {
 		t.Errorf("ibv_post_send on XRC_RECV: %d posted, want 0", n)
 	}
-	for _, x := range []*xEnd{ini, tgt} {
+	for _, x := range []*end{ini, tgt} {
 		if o, ok := x.q.(Outstander); ok {
 			if s, r := o.Outstanding(); s != 0 || r != 0 {
 				t.Errorf("%v after the refused posts: %d send and %d receive requests outstanding, want none", x.typ, s, r)
@@ -633,8 +633,8 @@ func xrcTransitions(t *T, e *Env) {
 	access := verbs.AccessRemoteWrite | verbs.AccessRemoteRead | verbs.AccessRemoteAtomic
 	init := verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QPAccessFlags: access}
 	initMask := verbs.QPAttrState | verbs.QPAttrPKeyIndex | verbs.QPAttrPort | verbs.QPAttrAccessFlags
-	rtr := func(peer *xEnd) verbs.QPAttr {
-		return verbs.QPAttr{QPState: verbs.QPStateRTR, AHAttr: xAV(peer.s, false),
+	rtr := func(peer *end) verbs.QPAttr {
+		return verbs.QPAttr{QPState: verbs.QPStateRTR, AHAttr: avTo(peer.s, false),
 			PathMTU: min(verbs.MTU1024, p.a.port.ActiveMTU, p.b.port.ActiveMTU), DestQPNum: peer.q.Num(), RQPSN: 0x100,
 			MaxDestRDAtomic: o.destRdAtomic, MinRNRTimer: o.minRNR}
 	}
@@ -664,23 +664,23 @@ func xrcInitiatorSends(t *T, e *Env) {
 	ini, tgt := p.connect(p.opts(), p.opts())
 	r := p.srq(p.d, tgt)
 	// SEND.
-	msg := xMessage(ini.s, 0, 100, 1)
+	msg := message(ini.s, 0, 100, 1)
 	r.recvAt(p, 11, 0, 256)
-	ini.post("an XRC SEND", xrcTo(xSend(1, verbs.WRSend, ini.s.sge(0, 100)), r.n))
+	ini.post("an XRC SEND", xrcTo(sendWR(1, verbs.WRSend, ini.s.sge(0, 100)), r.n))
 	ini.want("an XRC SEND", p.await(ini.scq, 1, "an XRC SEND")[0], 1, verbs.WCSuccess)
 	p.wantXRCRecv("an XRC SEND", p.await(r.cq, 1, "an XRC SEND: the SRQ's CQ")[0], 11, 100, ini, tgt)
 	if !bytes.Equal(p.b.buf[:100], msg) {
 		t.Errorf("an XRC SEND: the bytes placed differ from the message")
 	}
 	// RDMA WRITE and READ (the target is checked against the SRQ's PD).
-	msg = xMessage(ini.s, 1024, 64, 2)
-	ini.post("an XRC RDMA WRITE", xrcTo(xRDMA(2, verbs.WRRDMAWrite, p.b, 4096, ini.s.sge(1024, 64)), r.n))
+	msg = message(ini.s, 1024, 64, 2)
+	ini.post("an XRC RDMA WRITE", xrcTo(rdmaWR(2, verbs.WRRDMAWrite, p.b, 4096, ini.s.sge(1024, 64)), r.n))
 	ini.want("an XRC RDMA WRITE", p.await(ini.scq, 1, "an XRC RDMA WRITE")[0], 2, verbs.WCSuccess)
 	if !bytes.Equal(p.b.buf[4096:4096+64], msg) {
 		t.Errorf("an XRC RDMA WRITE: the bytes written differ from the message")
 	}
-	xFill(p.b.buf[8192:8192+64], 9)
-	ini.post("an XRC RDMA READ", xrcTo(xRDMA(3, verbs.WRRDMARead, p.b, 8192, ini.s.sge(2048, 64)), r.n))
+	fill(p.b.buf[8192:8192+64], 9)
+	ini.post("an XRC RDMA READ", xrcTo(rdmaWR(3, verbs.WRRDMARead, p.b, 8192, ini.s.sge(2048, 64)), r.n))
 	ini.want("an XRC RDMA READ", p.await(ini.scq, 1, "an XRC RDMA READ")[0], 3, verbs.WCSuccess)
 	if !bytes.Equal(ini.s.buf[2048:2048+64], p.b.buf[8192:8192+64]) {
 		t.Errorf("an XRC RDMA READ: the bytes read differ from the remote buffer")
@@ -700,8 +700,8 @@ func xrcInitiatorSends(t *T, e *Env) {
 		t.Errorf("an XRC_SEND QP created with send_ops_flags has no builder (verbs.WRBuilder)")
 		return
 	}
-	p.queues[xQueueKey{r.cq, bt.q.Num()}] = xQueues{recv: true}
-	msg = xMessage(bi.s, 3072, 40, 3)
+	p.queues[queueKey{r.cq, bt.q.Num()}] = queueKinds{recv: true}
+	msg = message(bi.s, 3072, 40, 3)
 	r.recvAt(p, 12, 512, 64)
 	wb.WRStart()
 	wb.SetWRID(4)
@@ -727,9 +727,9 @@ func xrcTargetDelivers(t *T, e *Env) {
 	// Two SRQs, two SENDs: each lands on its own SRQ and CQ.
 	r1.recvAt(p, 11, 0, 256)
 	r2.recvAt(p, 21, 1024, 256)
-	m2 := xMessage(ini.s, 0, 30, 4)
-	m1 := xMessage(ini.s, 512, 50, 5)
-	ini.post("SENDs to two SRQs", xrcTo(xSend(1, verbs.WRSend, ini.s.sge(0, 30)), r2.n), xrcTo(xSend(2, verbs.WRSend, ini.s.sge(512, 50)), r1.n))
+	m2 := message(ini.s, 0, 30, 4)
+	m1 := message(ini.s, 512, 50, 5)
+	ini.post("SENDs to two SRQs", xrcTo(sendWR(1, verbs.WRSend, ini.s.sge(0, 30)), r2.n), xrcTo(sendWR(2, verbs.WRSend, ini.s.sge(512, 50)), r1.n))
 	got := p.await(ini.scq, 2, "SENDs to two SRQs")
 	ini.want("the SEND to the second SRQ", got[0], 1, verbs.WCSuccess)
 	ini.want("the SEND to the first SRQ", got[1], 2, verbs.WCSuccess)
@@ -739,8 +739,8 @@ func xrcTargetDelivers(t *T, e *Env) {
 		t.Errorf("SENDs to two SRQs: the bytes placed differ from the messages")
 	}
 	// An empty SRQ: RNR NAKs until a receive comes.
-	m1 = xMessage(ini.s, 0, 20, 6)
-	ini.post("a SEND to an empty XRC SRQ", xrcTo(xSend(3, verbs.WRSend, ini.s.sge(0, 20)), r1.n))
+	m1 = message(ini.s, 0, 20, 6)
+	ini.post("a SEND to an empty XRC SRQ", xrcTo(sendWR(3, verbs.WRSend, ini.s.sge(0, 20)), r1.n))
 	p.pause(5_000_000)
 	p.noneYet(ini.scq, "a SEND to an empty XRC SRQ, before the receive")
 	r1.recvAt(p, 12, 2048, 256)
@@ -776,11 +776,11 @@ func xrcTargetDelivers(t *T, e *Env) {
 		good := p.srq(p.d, tgt)
 		good.recvAt(p, 7, 0, 64)
 		bad := c.srqn(good)
-		ini.post(c.what, xrcTo(xSend(5, verbs.WRSend, ini.s.sge(0, 8)), bad))
+		ini.post(c.what, xrcTo(sendWR(5, verbs.WRSend, ini.s.sge(0, 8)), bad))
 		ini.want(c.what, p.await(ini.scq, 1, c.what)[0], 5, verbs.WCRemAccessErr)
 		ini.wantState(c.what, verbs.QPStateErr)
 		tgt.wantState(c.what, verbs.QPStateErr)
-		if n := xAbout(p.b.events(), verbs.EventQPAccessErr, tgt.q); n != 1 {
+		if n := eventsAbout(p.b.events(), verbs.EventQPAccessErr, tgt.q); n != 1 {
 			t.Errorf("%s: %d IBV_EVENT_QP_ACCESS_ERR for the target, want 1", c.what, n)
 		}
 		for _, s := range append(keep, good) {

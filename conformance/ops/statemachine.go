@@ -14,8 +14,8 @@ import (
 // Limits on the state machine's world, to keep runs short and objects
 // shared.
 const (
-	smMaxCQs      = 8
-	smMaxChannels = 3
+	maxCQs      = 8
+	maxChannels = 3
 )
 
 // StateMachine runs a rapid state machine against the device newDevice
@@ -48,7 +48,7 @@ func drive(t *rapid.T, m *Machine) {
 	s := &run{m: m}
 	// Start from a drawn world of a few channels and CQs, so that the
 	// repeated steps spend their budget on interleavings.
-	for range rapid.IntRange(1, smMaxChannels).Draw(t, "channels") {
+	for range rapid.IntRange(1, maxChannels).Draw(t, "channels") {
 		s.step(t, CreateChannel{Name: m.NextName("ch")})
 	}
 	for range rapid.IntRange(1, 4).Draw(t, "cqs") {
@@ -191,13 +191,13 @@ func (s *run) size(t *rapid.T) int {
 }
 
 func (s *run) createChannel(t *rapid.T) {
-	if len(s.m.Channels()) < smMaxChannels {
+	if len(s.m.Channels()) < maxChannels {
 		s.step(t, CreateChannel{Name: s.m.NextName("ch")})
 	}
 }
 
 func (s *run) createCQ(t *rapid.T) {
-	if len(s.m.CQs()) >= smMaxCQs {
+	if len(s.m.CQs()) >= maxCQs {
 		return
 	}
 	n := s.size(t)

@@ -10,8 +10,8 @@ import (
 // flushes them into the CQs), reset and destroyed, within the limits
 // apply_qp.go states (no request ever executes).
 
-// smMaxQPs bounds the QPs one run creates.
-const smMaxQPs = 6
+// maxQPs bounds the QPs one run creates.
+const maxQPs = 6
 
 // qpSteps returns the QP steps of s.
 func (s *run) qpSteps() []action {
@@ -52,7 +52,7 @@ func (s *run) anyQP(t *rapid.T, first func(st verbs.QPState, typ verbs.QPType) b
 }
 
 func (s *run) createQP(t *rapid.T) {
-	if len(s.m.QPs()) >= smMaxQPs || len(s.m.CQs()) == 0 {
+	if len(s.m.QPs()) >= maxQPs || len(s.m.CQs()) == 0 {
 		return
 	}
 	scq, _ := s.anyCQ(t)

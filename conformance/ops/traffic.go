@@ -17,21 +17,21 @@ import (
 
 // Limits of the traffic state machine's world.
 const (
-	tsMaxQPs     = 8
-	tsRegion     = 768     // bytes of one buffer region
-	tsSendRegs   = 16      // send regions per QP: at most this many sends held (QP-36)
-	tsRecvRegs   = 16      // receive regions per QP: at most this many receives held
-	tsTargets    = 12      // RDMA WRITE target regions per QP
-	tsExposed    = 256     // bytes at the end of an RC QP's MR that only memory windows reach
-	tsMaxMWs     = 3       // live windows per QP
-	tsMaxLen     = 640     // the longest RC or UC message
-	tsMaxDepth   = 6       // the deepest queue asked for
-	tsInline     = 64      // max_inline_data asked for
-	tsIdleLimit  = 1 << 26 // how long RunUntilIdle may run while an RNR wait lasts for ever
-	tsFaultLimit = 1 << 36 // and under faults, where nothing waits for ever
+	maxTrafficQPs = 8
+	regionLen     = 768     // bytes of one buffer region
+	sendRegions   = 16      // send regions per QP: at most this many sends held (QP-36)
+	recvRegions   = 16      // receive regions per QP: at most this many receives held
+	targetRegions = 12      // RDMA WRITE target regions per QP
+	exposedLen    = 256     // bytes at the end of an RC QP's MR that only memory windows reach
+	maxMWs        = 3       // live windows per QP
+	maxMsgLen     = 640     // the longest RC or UC message
+	maxDepth      = 6       // the deepest queue asked for
+	inlineLen     = 64      // max_inline_data asked for
+	idleLimit     = 1 << 26 // how long RunUntilIdle may run while an RNR wait lasts for ever
+	faultLimit    = 1 << 36 // and under faults, where nothing waits for ever
 	// A request held completes at most once, so a CQ never holds more than
 	// this, under either reading of QP-29 (CQ-25).
-	tsCQE = tsMaxQPs * (tsSendRegs + tsRecvRegs)
+	trafficCQE = maxTrafficQPs * (sendRegions + recvRegions)
 )
 
 // TrafficStateMachine runs random traffic between RC, UC and UD QPs on the
@@ -60,8 +60,8 @@ func TrafficStateMachine(t *rapid.T, newFabric conformance.NewTrafficFabric, fau
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := &tsRun{t: t, f: f, prof: f.TrafficProfile(), faults: faults,
-		recvAt: map[uint64]tsBuf{}, targetAt: map[uint64]tsBuf{}, localAt: map[uint64]tsBuf{}}
+	r := &trafficRun{t: t, f: f, prof: f.TrafficProfile(), faults: faults,
+		recvAt: map[uint64]bufRef{}, targetAt: map[uint64]bufRef{}, localAt: map[uint64]bufRef{}}
 	r.m = model.NewTraffic(r.prof.Readings, model.Fabric{
 		Settles:     r.prof.Settles,
 		SyncFlush:   r.prof.SyncFlush,
@@ -95,8 +95,8 @@ func TrafficStateMachine(t *rapid.T, newFabric conformance.NewTrafficFabric, fau
 	})
 }
 
-// tsRun is one run of TrafficStateMachine.
-type tsRun struct {
+// trafficRun is one run of TrafficStateMachine.
+type trafficRun struct {
 	t        *rapid.T
 	f        conformance.TrafficFabric
 	prof     conformance.TrafficProfile
@@ -105,17 +105,17 @@ type tsRun struct {
 	ctxs     []conformance.Context
 	devCQs   [][]int // the CQs of each device
 	cqs      []conformance.CQ
-	qps      []*tsQP
+	qps      []*trafficQP
 	wrid     uint64
-	recvAt   map[uint64]tsBuf // where each receive request's scatter list is
-	targetAt map[uint64]tsBuf // where each RDMA WRITE's target is
-	localAt  map[uint64]tsBuf // where each RDMA READ's or atomic's local scatter list is
-	mws      []*tsMW          // memory windows (traffic_mw.go)
+	recvAt   map[uint64]bufRef // where each receive request's scatter list is
+	targetAt map[uint64]bufRef // where each RDMA WRITE's target is
+	localAt  map[uint64]bufRef // where each RDMA READ's or atomic's local scatter list is
+	mws      []*window         // memory windows (traffic_mw.go)
 }
 
-// tsQP is a QP with its own PD, and an MR over its buffer: send regions,
+// trafficQP is a QP with its own PD, and an MR over its buffer: send regions,
 // receive regions and RDMA WRITE target regions.
-type tsQP struct {
+type trafficQP struct {
 	dev        int
 	typ        verbs.QPType
 	q          conformance.QP
@@ -124,26 +124,26 @@ type tsQP struct {
 	buf        []byte
 	ahs        map[int]conformance.AH // UD: an AH to each device
 	qkey       uint32
-	sends      uint64 // send requests posted: the next send region is sends % tsSendRegs
+	sends      uint64 // send requests posted: the next send region is sends % sendRegions
 	recvFree   []int
 	targetFree []int
 	incoming   []int // lengths of the last messages sent to it, for capacities at the boundary
 }
 
-// tsBuf is where a buffer is: pieces of a QP's buffer, in scatter order.
-type tsBuf struct {
+// bufRef is where a buffer is: pieces of a QP's buffer, in scatter order.
+type bufRef struct {
 	qp     int
 	offs   []int
 	lens   []int
 	region int
 }
 
-func (r *tsRun) step(format string, args ...any) {
+func (r *trafficRun) step(format string, args ...any) {
 	r.t.Helper()
 	r.t.Logf(format, args...)
 }
 
-func (r *tsRun) fatal(err error) {
+func (r *trafficRun) fatal(err error) {
 	r.t.Helper()
 	if err != nil {
 		r.t.Fatal(err)
@@ -151,18 +151,18 @@ func (r *tsRun) fatal(err error) {
 }
 
 // Recv implements model.Memory.
-func (r *tsRun) Recv(wrID uint64) []byte { return r.read(r.recvAt[wrID]) }
+func (r *trafficRun) Recv(wrID uint64) []byte { return r.read(r.recvAt[wrID]) }
 
 // Target implements model.Memory.
-func (r *tsRun) Target(wrID uint64) []byte { return r.read(r.targetAt[wrID]) }
+func (r *trafficRun) Target(wrID uint64) []byte { return r.read(r.targetAt[wrID]) }
 
 // Local implements model.Memory.
-func (r *tsRun) Local(wrID uint64) []byte { return r.read(r.localAt[wrID]) }
+func (r *trafficRun) Local(wrID uint64) []byte { return r.read(r.localAt[wrID]) }
 
 // Exposed implements model.Memory.
-func (r *tsRun) Exposed(q int) []byte { return r.qps[q].buf[tsExposedOff:] }
+func (r *trafficRun) Exposed(q int) []byte { return r.qps[q].buf[exposedOff:] }
 
-func (r *tsRun) read(b tsBuf) []byte {
+func (r *trafficRun) read(b bufRef) []byte {
 	var out []byte
 	buf := r.qps[b.qp].buf
 	for i, off := range b.offs {
@@ -172,14 +172,14 @@ func (r *tsRun) read(b tsBuf) []byte {
 }
 
 // setup opens every device and creates two CQs on each.
-func (r *tsRun) setup() {
+func (r *trafficRun) setup() {
 	for d, dev := range r.f.Devices() {
 		ctx, err := dev.Open()
 		r.fatal(err)
 		r.ctxs = append(r.ctxs, ctx)
 		r.devCQs = append(r.devCQs, nil)
 		for range 2 {
-			q, err := ctx.CreateCQ(tsCQE, nil, nil, 0)
+			q, err := ctx.CreateCQ(trafficCQE, nil, nil, 0)
 			r.fatal(err)
 			r.cqs = append(r.cqs, q)
 			r.devCQs[d] = append(r.devCQs[d], r.m.AddCQ())
@@ -188,13 +188,13 @@ func (r *tsRun) setup() {
 }
 
 // nextWRID returns a fresh wr_id; they spread over all 64 bits (WC-01).
-func (r *tsRun) nextWRID() uint64 {
+func (r *trafficRun) nextWRID() uint64 {
 	r.wrid++
 	return r.wrid * 0x9e3779b97f4a7c15
 }
 
 // pick draws one of the QPs for which ok holds.
-func (r *tsRun) pick(t *rapid.T, ok func(i int) bool) (int, bool) {
+func (r *trafficRun) pick(t *rapid.T, ok func(i int) bool) (int, bool) {
 	var c []int
 	for i := range r.qps {
 		if ok(i) {
@@ -209,10 +209,10 @@ func (r *tsRun) pick(t *rapid.T, ok func(i int) bool) (int, bool) {
 
 // createQP creates a QP of type typ on device dev, with its PD, buffer and
 // MR, on CQs of the device.
-func (r *tsRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
+func (r *trafficRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 	pd, err := r.ctxs[dev].AllocPD()
 	r.fatal(err)
-	buf := make([]byte, tsExposedOff+tsExposed)
+	buf := make([]byte, exposedOff+exposedLen)
 	mr, err := pd.RegMR(buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessMWBind)
 	r.fatal(err)
 	cqs := r.devCQs[dev]
@@ -221,18 +221,18 @@ func (r *tsRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 	sigAll := rapid.IntRange(0, 3).Draw(t, "sq_sig_all") == 3
 	q, err := pd.CreateQP(conformance.QPInitAttr{SendCQ: r.cqs[scq], RecvCQ: r.cqs[rcq], Type: typ, SQSigAll: sigAll,
 		Cap: verbs.QPCap{
-			MaxSendWR:  uint32(rapid.IntRange(1, tsMaxDepth).Draw(t, "max_send_wr")),
-			MaxRecvWR:  uint32(rapid.IntRange(1, tsMaxDepth).Draw(t, "max_recv_wr")),
-			MaxSendSGE: 3, MaxRecvSGE: 3, MaxInlineData: tsInline,
+			MaxSendWR:  uint32(rapid.IntRange(1, maxDepth).Draw(t, "max_send_wr")),
+			MaxRecvWR:  uint32(rapid.IntRange(1, maxDepth).Draw(t, "max_recv_wr")),
+			MaxSendSGE: 3, MaxRecvSGE: 3, MaxInlineData: inlineLen,
 		}})
 	r.fatal(err)
 	attr, err := queryQP(q)
 	r.fatal(err)
-	tq := &tsQP{dev: dev, typ: typ, q: q, pd: pd, mr: mr, buf: buf, ahs: map[int]conformance.AH{}}
-	for i := range tsRecvRegs {
+	tq := &trafficQP{dev: dev, typ: typ, q: q, pd: pd, mr: mr, buf: buf, ahs: map[int]conformance.AH{}}
+	for i := range recvRegions {
 		tq.recvFree = append(tq.recvFree, i)
 	}
-	for i := range tsTargets {
+	for i := range targetRegions {
 		tq.targetFree = append(tq.targetFree, i)
 	}
 	r.qps = append(r.qps, tq)
@@ -242,16 +242,16 @@ func (r *tsRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 		SigAll: sigAll,
 	})
 	if typ == verbs.QPTypeRC {
-		copy(buf[tsExposedOff:], model.Pattern(uint64(i)^0xe4b0, tsExposed))
-		r.m.Expose(i, mr.Addr()+tsExposedOff, buf[tsExposedOff:])
+		copy(buf[exposedOff:], model.Pattern(uint64(i)^0xe4b0, exposedLen))
+		r.m.Expose(i, mr.Addr()+exposedOff, buf[exposedOff:])
 	}
 	r.step("qp %d: %v %#x on device %d, cqs %d/%d, depths %d/%d, sq_sig_all=%v", i, typ, q.Num(), dev, scq, rcq,
 		attr.Cap.MaxSendWR, attr.Cap.MaxRecvWR, sigAll)
 	return i
 }
 
-func (r *tsRun) createConn(t *rapid.T, typ verbs.QPType) {
-	if len(r.qps)+2 > tsMaxQPs {
+func (r *trafficRun) createConn(t *rapid.T, typ verbs.QPType) {
+	if len(r.qps)+2 > maxTrafficQPs {
 		return
 	}
 	n := len(r.f.Devices())
@@ -260,8 +260,8 @@ func (r *tsRun) createConn(t *rapid.T, typ verbs.QPType) {
 	r.connect(t, a, b)
 }
 
-func (r *tsRun) createUD(t *rapid.T) {
-	if len(r.qps) >= tsMaxQPs {
+func (r *trafficRun) createUD(t *rapid.T) {
+	if len(r.qps) >= maxTrafficQPs {
 		return
 	}
 	i := r.createQP(t, rapid.IntRange(0, len(r.f.Devices())-1).Draw(t, "device"), verbs.QPTypeUD)
@@ -269,7 +269,7 @@ func (r *tsRun) createUD(t *rapid.T) {
 }
 
 // av returns the address vector of device dev's port 1.
-func (r *tsRun) av(dev int) verbs.AHAttr {
+func (r *trafficRun) av(dev int) verbs.AHAttr {
 	x := r.f.Address(dev)
 	return verbs.AHAttr{DLID: x.DLID, SL: x.SL, IsGlobal: x.IsGlobal, PortNum: 1,
 		GRH: verbs.GlobalRoute{DGID: x.GRH.DGID, SGIDIndex: x.GRH.SGIDIndex, HopLimit: x.GRH.HopLimit}}
@@ -285,7 +285,7 @@ func drawPSN(t *rapid.T, label string) uint32 {
 
 // connect takes RC or UC QPs a and b from RESET to RTS, connected to each
 // other, with ibv_modify_qp.
-func (r *tsRun) connect(t *rapid.T, a, b int) {
+func (r *trafficRun) connect(t *rapid.T, a, b int) {
 	qa, qb := r.qps[a], r.qps[b]
 	rc := qa.typ == verbs.QPTypeRC
 	access := verbs.AccessRemoteWrite
@@ -294,10 +294,10 @@ func (r *tsRun) connect(t *rapid.T, a, b int) {
 	}
 	psn := [2]uint32{drawPSN(t, "psn"), drawPSN(t, "psn")}
 	var rnr [2]uint8
-	for k, q := range []*tsQP{qa, qb} {
+	for k, q := range []*trafficQP{qa, qb} {
 		r.fatal(q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QPAccessFlags: access},
 			verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags))
-		other := []*tsQP{qb, qa}[k]
+		other := []*trafficQP{qb, qa}[k]
 		mask := verbs.QPAttrState | verbs.QPAttrAV | verbs.QPAttrPathMTU | verbs.QPAttrDestQPN | verbs.QPAttrRQPSN
 		if rc {
 			mask |= verbs.QPAttrMaxDestRDAtomic | verbs.QPAttrMinRNRTimer
@@ -306,7 +306,7 @@ func (r *tsRun) connect(t *rapid.T, a, b int) {
 			MaxDestRDAtomic: 1, MinRNRTimer: rapid.SampledFrom([]uint8{12, 14}).Draw(t, "min_rnr_timer"),
 			AHAttr: r.av(other.dev)}, mask))
 	}
-	for k, q := range []*tsQP{qa, qb} {
+	for k, q := range []*trafficQP{qa, qb} {
 		mask := verbs.QPAttrState | verbs.QPAttrSQPSN
 		attr := verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: psn[k], MaxRDAtomic: 1}
 		if rc {
@@ -329,7 +329,7 @@ func (r *tsRun) connect(t *rapid.T, a, b int) {
 }
 
 // readyUD takes UD QP i from RESET to RTS with a drawn Q_Key.
-func (r *tsRun) readyUD(t *rapid.T, i int) {
+func (r *trafficRun) readyUD(t *rapid.T, i int) {
 	q := r.qps[i]
 	q.qkey = rapid.SampledFrom([]uint32{0x1111, 0x2222}).Draw(t, "qkey")
 	r.fatal(q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QKey: q.qkey},
@@ -343,7 +343,7 @@ func (r *tsRun) readyUD(t *rapid.T, i int) {
 // layout cuts n bytes at offset base of QP q's buffer into a scatter or
 // gather list of 0..3 elements (0 only for n = 0), laid out in memory in
 // the reverse of their list order.
-func (r *tsRun) layout(t *rapid.T, q *tsQP, base, n int) ([]verbs.SGE, tsBuf) {
+func (r *trafficRun) layout(t *rapid.T, q *trafficQP, base, n int) ([]verbs.SGE, bufRef) {
 	k := 0
 	if n > 0 || rapid.Bool().Draw(t, "one empty sge") {
 		k = rapid.IntRange(1, max(1, min(3, n))).Draw(t, "sges")
@@ -357,7 +357,7 @@ func (r *tsRun) layout(t *rapid.T, q *tsQP, base, n int) ([]verbs.SGE, tsBuf) {
 	if k > 0 {
 		lens[k-1] = rest
 	}
-	b := tsBuf{offs: make([]int, k), lens: lens}
+	b := bufRef{offs: make([]int, k), lens: lens}
 	var sges []verbs.SGE
 	off := base
 	for i := k - 1; i >= 0; i-- {
@@ -371,7 +371,7 @@ func (r *tsRun) layout(t *rapid.T, q *tsQP, base, n int) ([]verbs.SGE, tsBuf) {
 }
 
 // write copies data into the pieces of b.
-func (r *tsRun) write(b tsBuf, data []byte) {
+func (r *trafficRun) write(b bufRef, data []byte) {
 	buf := r.qps[b.qp].buf
 	for i, off := range b.offs {
 		copy(buf[off:off+b.lens[i]], data[:b.lens[i]])
@@ -379,7 +379,7 @@ func (r *tsRun) write(b tsBuf, data []byte) {
 	}
 }
 
-func (r *tsRun) postRecv(t *rapid.T) {
+func (r *trafficRun) postRecv(t *rapid.T) {
 	i, ok := r.pick(t, func(i int) bool { return r.m.State(i) != verbs.QPStateReset })
 	if !ok {
 		return
@@ -390,7 +390,7 @@ func (r *tsRun) postRecv(t *rapid.T) {
 	if count == 0 {
 		return
 	}
-	maxCap := tsMaxLen + 64
+	maxCap := maxMsgLen + 64
 	if q.typ == verbs.QPTypeUD {
 		maxCap = r.prof.MTU + 2*model.GRHLen
 	}
@@ -414,7 +414,7 @@ func (r *tsRun) postRecv(t *rapid.T) {
 		c := rapid.OneOf(capacity...).Draw(t, "capacity")
 		region := q.recvFree[0]
 		q.recvFree = q.recvFree[1:]
-		sges, b := r.layout(t, q, (tsSendRegs+region)*tsRegion, c)
+		sges, b := r.layout(t, q, (sendRegions+region)*regionLen, c)
 		b.qp, b.region = i, region
 		fill := id ^ 0xf111
 		r.write(b, model.Pattern(fill, c))
@@ -462,7 +462,7 @@ func drawCount(t *rapid.T, room model.Span, limit int, label string) int {
 // receive queue that still does not say, also polls every CQ empty (a
 // lossy UC or UD receive request is seen to retire only in its
 // completion); or it posts only what the queue certainly takes.
-func (r *tsRun) postable(t *rapid.T, i int, recv bool, n int) int {
+func (r *trafficRun) postable(t *rapid.T, i int, recv bool, n int) int {
 	room := func() model.Span {
 		send, rcv := r.m.Room(i)
 		if recv {
@@ -491,7 +491,7 @@ func (r *tsRun) postable(t *rapid.T, i int, recv bool, n int) int {
 // checkPost checks what a post of asked requests on QP i returned: as many
 // as the queue had room for (model.Traffic.CheckPost), and ENOMEM exactly
 // when it stopped short (QP-27).
-func (r *tsRun) checkPost(i int, recv bool, asked, n int, err error) {
+func (r *trafficRun) checkPost(i int, recv bool, asked, n int, err error) {
 	r.t.Helper()
 	verb, rule := "ibv_post_send", "QP-29"
 	if recv {
@@ -510,7 +510,7 @@ func (r *tsRun) checkPost(i int, recv bool, asked, n int, err error) {
 
 // unpostRecvs gives back the buffers of receive requests that were not
 // posted.
-func (r *tsRun) unpostRecvs(wrs []verbs.RecvWR) {
+func (r *trafficRun) unpostRecvs(wrs []verbs.RecvWR) {
 	for _, w := range wrs {
 		b := r.recvAt[w.WRID]
 		r.qps[b.qp].recvFree = append(r.qps[b.qp].recvFree, b.region)
@@ -520,7 +520,7 @@ func (r *tsRun) unpostRecvs(wrs []verbs.RecvWR) {
 
 // unpostSends gives back the buffers of send requests of QP i that were not
 // posted, the last ones of a list: their send regions and WRITE targets.
-func (r *tsRun) unpostSends(i int, wrs []verbs.SendWR) {
+func (r *trafficRun) unpostSends(i int, wrs []verbs.SendWR) {
 	r.qps[i].sends -= uint64(len(wrs))
 	for _, w := range wrs {
 		if b, ok := r.targetAt[w.WRID]; ok {
@@ -530,7 +530,7 @@ func (r *tsRun) unpostSends(i int, wrs []verbs.SendWR) {
 	}
 }
 
-func (r *tsRun) postSend(t *rapid.T) {
+func (r *trafficRun) postSend(t *rapid.T) {
 	i, ok := r.pick(t, func(i int) bool {
 		st := r.m.State(i)
 		return (st == verbs.QPStateRTS || st == verbs.QPStateErr) && (r.qps[i].typ == verbs.QPTypeUD || r.m.Peer(i) >= 0)
@@ -541,7 +541,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 	q := r.qps[i]
 	room, _ := r.m.Room(i)
 	held, _ := r.m.Held(i)
-	count := drawCount(t, room, tsSendRegs-held, "sends")
+	count := drawCount(t, room, sendRegions-held, "sends")
 	if count == 0 {
 		return
 	}
@@ -561,7 +561,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 	}
 	var wrs []verbs.SendWR
 	var ss []model.Send
-	var inline []tsBuf
+	var inline []bufRef
 	for range count {
 		id := r.nextWRID()
 		s := model.Send{WRID: id, Seed: id ^ 0x5eed, Dest: -1,
@@ -572,7 +572,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 			ops = ops[:2]
 		}
 		s.Op = rapid.SampledFrom(ops).Draw(t, "opcode")
-		var win *tsWinAccess
+		var win *windowAccess
 		if q.typ == verbs.QPTypeRC {
 			win = r.drawWinAccess(t, peer, &s)
 		}
@@ -597,7 +597,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 			s.Len = rapid.OneOf(rapid.IntRange(0, mtu+model.GRHLen), rapid.SampledFrom([]int{mtu - 1, mtu, mtu + 1})).Draw(t, "length")
 		} else {
 			// Any, small ones and packet boundaries likelier.
-			s.Len = rapid.OneOf(rapid.IntRange(0, 16), rapid.IntRange(0, tsMaxLen),
+			s.Len = rapid.OneOf(rapid.IntRange(0, 16), rapid.IntRange(0, maxMsgLen),
 				rapid.SampledFrom([]int{mtu - 1, mtu, mtu + 1, 2 * mtu, 2*mtu + 1})).Draw(t, "length")
 		}
 		if win != nil {
@@ -611,12 +611,12 @@ func (r *tsRun) postSend(t *rapid.T) {
 		if s.Signaled {
 			wr.Flags = verbs.SendSignaled
 		}
-		base := int(q.sends%tsSendRegs) * tsRegion
+		base := int(q.sends%sendRegions) * regionLen
 		q.sends++
 		sges, b := r.layout(t, q, base, s.Len)
 		if s.Op == verbs.WRAtomicCmpAndSwp || s.Op == verbs.WRAtomicFetchAndAdd {
 			// One 8-byte SGE (XFER-17).
-			b = tsBuf{offs: []int{base}, lens: []int{8}}
+			b = bufRef{offs: []int{base}, lens: []int{8}}
 			sges = []verbs.SGE{{Addr: q.mr.Addr() + uint64(base), Length: 8, LKey: q.mr.LKey()}}
 		}
 		b.qp = i
@@ -633,7 +633,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 				wr.CompareAdd, wr.Swap = s.Compare, s.SwapAdd
 			}
 		}
-		if !fetches && s.Len <= tsInline && rapid.IntRange(0, 3).Draw(t, "inline") == 0 {
+		if !fetches && s.Len <= inlineLen && rapid.IntRange(0, 3).Draw(t, "inline") == 0 {
 			// QP-35: the payload is copied during the post and the lkeys
 			// are not checked; the buffer is scribbled over once the post
 			// returns.
@@ -652,8 +652,8 @@ func (r *tsRun) postSend(t *rapid.T) {
 			} else {
 				region := p.targetFree[0]
 				p.targetFree = p.targetFree[1:]
-				off := (tsSendRegs + tsRecvRegs + region) * tsRegion
-				tb := tsBuf{qp: peer, offs: []int{off}, lens: []int{s.Len}, region: region}
+				off := (sendRegions + recvRegions + region) * regionLen
+				tb := bufRef{qp: peer, offs: []int{off}, lens: []int{s.Len}, region: region}
 				s.Fill = id ^ 0x7a26
 				r.write(tb, model.Pattern(s.Fill, s.Len))
 				r.targetAt[id] = tb
@@ -715,7 +715,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 	r.checkPost(i, false, len(wrs), n, err)
 	r.unpostSends(i, wrs[n:])
 	for _, b := range inline {
-		r.write(b, bytes.Repeat([]byte{0xee}, tsRegion))
+		r.write(b, bytes.Repeat([]byte{0xee}, regionLen))
 	}
 	r.step("qp %d: post %d sends %+v: %d accepted", i, len(ss), ss, n)
 	r.fatal(r.m.PostSend(i, ss[:n]))
@@ -726,7 +726,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 }
 
 // ah returns an AH of QP i's PD to device dev.
-func (r *tsRun) ah(i, dev int) (conformance.AH, error) {
+func (r *trafficRun) ah(i, dev int) (conformance.AH, error) {
 	q := r.qps[i]
 	if ah, ok := q.ahs[dev]; ok {
 		return ah, nil
@@ -738,14 +738,14 @@ func (r *tsRun) ah(i, dev int) (conformance.AH, error) {
 	return ah, err
 }
 
-func (r *tsRun) poll(t *rapid.T) {
+func (r *trafficRun) poll(t *rapid.T) {
 	r.pollCQ(rapid.IntRange(0, len(r.cqs)-1).Draw(t, "cq"), rapid.IntRange(1, 8).Draw(t, "n"))
 }
 
 // pollCQ polls CQ c for n completions, checks them with the model and
 // frees the receive regions of those it returned. It reports whether the
 // CQ was emptied.
-func (r *tsRun) pollCQ(c, n int) bool {
+func (r *trafficRun) pollCQ(c, n int) bool {
 	r.t.Helper()
 	wcs := make([]verbs.WC, n)
 	got, err := r.cqs[c].Poll(wcs)
@@ -776,7 +776,7 @@ func (r *tsRun) pollCQ(c, n int) bool {
 // completion has a classic opcode whose IBV_WC_RECV bit is set exactly when
 // it completes a receive request (WC-06). An error completion's opcode is
 // undefined (WC-03) and is not looked at.
-func (r *tsRun) vocabulary(w *verbs.WC) error {
+func (r *trafficRun) vocabulary(w *verbs.WC) error {
 	if id, never := model.NeverProduced(w.Status); never {
 		return fmt.Errorf("wr_id %#x of QP %#x completed with %v, which no RC, UC or UD traffic produces (%s)", w.WRID, w.QPNum, w.Status.Name(), id)
 	}
@@ -791,7 +791,7 @@ func (r *tsRun) vocabulary(w *verbs.WC) error {
 	return nil
 }
 
-func (r *tsRun) tick(t *rapid.T) {
+func (r *trafficRun) tick(t *rapid.T) {
 	n := rapid.SampledFrom([]uint64{1, 1000, 100_000, 2_000_000}).Draw(t, "ticks")
 	r.step("tick %d", n)
 	r.f.Tick(n)
@@ -801,7 +801,7 @@ func (r *tsRun) tick(t *rapid.T) {
 
 // settleIfNeeded runs the fabric until idle when the model cannot tell in
 // which order pending timers fire (model.Traffic.Unsettled).
-func (r *tsRun) settleIfNeeded() {
+func (r *trafficRun) settleIfNeeded() {
 	if r.m.Unsettled() {
 		r.settle()
 	}
@@ -809,11 +809,11 @@ func (r *tsRun) settleIfNeeded() {
 
 // settle runs the fabric until idle, or until the only work left is an RC
 // requester retrying an RNR NAK for ever.
-func (r *tsRun) settle() {
+func (r *trafficRun) settle() {
 	r.t.Helper()
-	limit := uint64(tsIdleLimit)
+	limit := uint64(idleLimit)
 	if r.faults {
-		limit = tsFaultLimit
+		limit = faultLimit
 	}
 	idle := r.f.RunUntilIdle(limit)
 	r.m.Settle()
@@ -829,7 +829,7 @@ func (r *tsRun) settle() {
 // drain polls every CQ empty and tells the model the fabric is quiet; then
 // it compares the async events and, where the QPs can say, how many
 // requests are outstanding.
-func (r *tsRun) drain() {
+func (r *trafficRun) drain() {
 	for c := range r.cqs {
 		for !r.pollCQ(c, 16) {
 		}
@@ -872,12 +872,12 @@ func (r *tsRun) drain() {
 	}
 }
 
-func (r *tsRun) settleAndDrain(*rapid.T) {
+func (r *trafficRun) settleAndDrain(*rapid.T) {
 	r.settle()
 	r.drain()
 }
 
-func (r *tsRun) toErr(t *rapid.T) {
+func (r *trafficRun) toErr(t *rapid.T) {
 	i, ok := r.pick(t, func(i int) bool { return r.m.State(i) == verbs.QPStateRTS })
 	if !ok {
 		return
@@ -891,7 +891,7 @@ func (r *tsRun) toErr(t *rapid.T) {
 
 // reconnect moves a QP, and its peer, to ERR, drains every CQ, resets them
 // and brings them back: connected again, or ready with a new Q_Key.
-func (r *tsRun) reconnect(t *rapid.T) {
+func (r *trafficRun) reconnect(t *rapid.T) {
 	i, ok := r.pick(t, func(i int) bool { return r.m.State(i) != verbs.QPStateReset })
 	if !ok {
 		return
@@ -922,7 +922,7 @@ func (r *tsRun) reconnect(t *rapid.T) {
 }
 
 // checkStates compares the state of every QP with the model's (QP-24).
-func (r *tsRun) checkStates(*rapid.T) {
+func (r *trafficRun) checkStates(*rapid.T) {
 	for i, q := range r.qps {
 		attr, err := queryQP(q.q)
 		r.fatal(err)

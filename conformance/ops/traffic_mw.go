@@ -12,7 +12,7 @@ import (
 )
 
 // This file adds memory windows to TrafficStateMachine (MW-01..MW-07):
-// every RC QP's MR ends with tsExposed bytes that only windows reach; the
+// every RC QP's MR ends with exposedLen bytes that only windows reach; the
 // machine allocates type 1 and type 2 windows in a QP's PD, binds them
 // there (ibv_bind_mw, IBV_WR_BIND_MW) with random ranges and rights, some
 // of them broken (past the MR, a right a window cannot grant, a type 2 key
@@ -24,11 +24,11 @@ import (
 // what READs and atomics bring back, every window's rkey and the bytes of
 // the exposed areas.
 
-// tsExposedOff is where the exposed area starts in a QP's buffer.
-const tsExposedOff = (tsSendRegs + tsRecvRegs + tsTargets) * tsRegion
+// exposedOff is where the exposed area starts in a QP's buffer.
+const exposedOff = (sendRegions + recvRegions + targetRegions) * regionLen
 
-// tsMW is a memory window of the state machine.
-type tsMW struct {
+// window is a memory window of the state machine.
+type window struct {
 	qp   int // the QP whose PD holds it; it is bound through that QP
 	mw   conformance.MW
 	idx  int // the model's index
@@ -38,15 +38,15 @@ type tsMW struct {
 	dead bool
 }
 
-// tsWinAccess is a WRITE, READ, atomic or SEND_WITH_INV aimed at a window.
-type tsWinAccess struct {
-	w *tsMW
+// windowAccess is a WRITE, READ, atomic or SEND_WITH_INV aimed at a window.
+type windowAccess struct {
+	w *window
 	n int // the length, or -1 to draw it as for any message
 }
 
 // liveMWs returns the live windows of QP i.
-func (r *tsRun) liveMWs(i int) []*tsMW {
-	var ws []*tsMW
+func (r *trafficRun) liveMWs(i int) []*window {
+	var ws []*window
 	for _, w := range r.mws {
 		if w.qp == i && !w.dead {
 			ws = append(ws, w)
@@ -55,7 +55,7 @@ func (r *tsRun) liveMWs(i int) []*tsMW {
 	return ws
 }
 
-func (w *tsMW) drawKey(t *rapid.T) uint32 {
+func (w *window) drawKey(t *rapid.T) uint32 {
 	if len(w.keys) > 1 && rapid.IntRange(0, 4).Draw(t, "stale key") == 2 {
 		return rapid.SampledFrom(w.keys[:len(w.keys)-1]).Draw(t, "key")
 	}
@@ -65,9 +65,9 @@ func (w *tsMW) drawKey(t *rapid.T) uint32 {
 // drawWinAccess now and then turns send request s of an RC QP into an
 // access to a window of the peer: a WRITE, READ or atomic through one of
 // its keys, or a SEND_WITH_INV of one. It returns nil otherwise.
-func (r *tsRun) drawWinAccess(t *rapid.T, peer int, s *model.Send) *tsWinAccess {
+func (r *trafficRun) drawWinAccess(t *rapid.T, peer int, s *model.Send) *windowAccess {
 	ws := r.liveMWs(peer)
-	var bound []*tsMW
+	var bound []*window
 	for _, w := range ws {
 		if _, ok := r.m.MWKey(w.idx); ok {
 			bound = append(bound, w)
@@ -114,14 +114,14 @@ func (r *tsRun) drawWinAccess(t *rapid.T, peer int, s *model.Send) *tsWinAccess 
 	}
 	s.Op = rapid.SampledFrom(ops).Draw(t, "window opcode")
 	s.RKey = w.drawKey(t)
-	a := &tsWinAccess{w: w, n: -1}
+	a := &windowAccess{w: w, n: -1}
 	switch s.Op {
 	case verbs.WRSendWithInv:
 		return a
 	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite:
 		a.n = 8
 	default:
-		l := min(tsExposed, int(w.bind.Length))
+		l := min(exposedLen, int(w.bind.Length))
 		a.n = rapid.IntRange(0, l).Draw(t, "window access length")
 		if rapid.Bool().Draw(t, "longer") && rapid.Bool().Draw(t, "than the window") {
 			a.n = l + 1
@@ -134,7 +134,7 @@ func (r *tsRun) drawWinAccess(t *rapid.T, peer int, s *model.Send) *tsWinAccess 
 // place draws where in the window the access s goes: inside, flush with
 // its end, a byte past it or before it, counted from the window's address
 // or, bound ZERO_BASED, from 0.
-func (a *tsWinAccess) place(t *rapid.T, s *model.Send) {
+func (a *windowAccess) place(t *rapid.T, s *model.Send) {
 	if !s.Window {
 		return
 	}
@@ -165,7 +165,7 @@ func (a *tsWinAccess) place(t *rapid.T, s *model.Send) {
 
 // compareNow makes a CMP_AND_SWP compare against the word its window holds
 // now, half the time, so that both of its outcomes come.
-func (r *tsRun) compareNow(t *rapid.T, peer int, s *model.Send, w *tsMW) {
+func (r *trafficRun) compareNow(t *rapid.T, peer int, s *model.Send, w *window) {
 	if s.Op != verbs.WRAtomicCmpAndSwp || rapid.Bool().Draw(t, "compare the current word") {
 		return
 	}
@@ -174,14 +174,14 @@ func (r *tsRun) compareNow(t *rapid.T, peer int, s *model.Send, w *tsMW) {
 	if w.bind.Access&verbs.AccessZeroBased != 0 {
 		base += w.bind.Addr
 	}
-	at := int64(base) - int64(p.mr.Addr()) - tsExposedOff
-	if at >= 0 && at+8 <= tsExposed {
-		s.Compare = binary.NativeEndian.Uint64(p.buf[tsExposedOff+at:])
+	at := int64(base) - int64(p.mr.Addr()) - exposedOff
+	if at >= 0 && at+8 <= exposedLen {
+		s.Compare = binary.NativeEndian.Uint64(p.buf[exposedOff+at:])
 	}
 }
 
-func (r *tsRun) mwAlloc(t *rapid.T) {
-	i, ok := r.pick(t, func(i int) bool { return r.qps[i].typ == verbs.QPTypeRC && len(r.liveMWs(i)) < tsMaxMWs })
+func (r *trafficRun) mwAlloc(t *rapid.T) {
+	i, ok := r.pick(t, func(i int) bool { return r.qps[i].typ == verbs.QPTypeRC && len(r.liveMWs(i)) < maxMWs })
 	if !ok {
 		return
 	}
@@ -193,7 +193,7 @@ func (r *tsRun) mwAlloc(t *rapid.T) {
 	r.fatal(err)
 	idx, err := r.m.AllocMW(i, typ, mw.RKey())
 	r.fatal(err)
-	r.mws = append(r.mws, &tsMW{qp: i, mw: mw, idx: idx, typ: typ, keys: []uint32{mw.RKey()}})
+	r.mws = append(r.mws, &window{qp: i, mw: mw, idx: idx, typ: typ, keys: []uint32{mw.RKey()}})
 	r.step("qp %d: alloc window %d, %v, rkey %#x", i, idx, typ, mw.RKey())
 }
 
@@ -201,8 +201,8 @@ func (r *tsRun) mwAlloc(t *rapid.T) {
 // reports whether the QP's send queue is idle with room for a request: the
 // model follows binds and LOCAL_INV posted alone on such a queue only.
 // Most of the time it draws among the windows ok accepts, if any.
-func (r *tsRun) pickMW(t *rapid.T, ok func(w *tsMW) bool) (*tsMW, bool) {
-	var c, good []*tsMW
+func (r *trafficRun) pickMW(t *rapid.T, ok func(w *window) bool) (*window, bool) {
+	var c, good []*window
 	for _, w := range r.mws {
 		if st := r.m.State(w.qp); !w.dead && (st == verbs.QPStateRTS || st == verbs.QPStateErr) {
 			c = append(c, w)
@@ -228,7 +228,7 @@ func (r *tsRun) pickMW(t *rapid.T, ok func(w *tsMW) bool) (*tsMW, bool) {
 }
 
 // noteKey records the key window w reports after the model has checked it.
-func (r *tsRun) noteKey(w *tsMW) {
+func (r *trafficRun) noteKey(w *window) {
 	k := w.mw.RKey()
 	r.fatal(r.m.CheckMWKey(w.idx, k))
 	if k != w.keys[len(w.keys)-1] {
@@ -239,23 +239,23 @@ func (r *tsRun) noteKey(w *tsMW) {
 	}
 }
 
-func (r *tsRun) mwBind(t *rapid.T) {
+func (r *trafficRun) mwBind(t *rapid.T) {
 	// A type 2 window is bound once until invalidated (MW-05).
-	w, ok := r.pickMW(t, func(w *tsMW) bool { _, bound := r.m.MWKey(w.idx); return w.typ == verbs.MWType1 || !bound })
+	w, ok := r.pickMW(t, func(w *window) bool { _, bound := r.m.MWKey(w.idx); return w.typ == verbs.MWType1 || !bound })
 	if !ok {
 		return
 	}
 	q := r.qps[w.qp]
-	start := 8 * rapid.IntRange(0, tsExposed/8-1).Draw(t, "window start")
+	start := 8 * rapid.IntRange(0, exposedLen/8-1).Draw(t, "window start")
 	var length int
 	// rapid favours the ends of a range: the rare cases are in its middle.
 	switch rapid.IntRange(0, 11).Draw(t, "window length kind") {
 	case 5:
-		length = rapid.IntRange(tsExposed-start+1, tsExposed-start+8).Draw(t, "window length") // past the MR (MW-05)
+		length = rapid.IntRange(exposedLen-start+1, exposedLen-start+8).Draw(t, "window length") // past the MR (MW-05)
 	case 6:
 		length = 0 // unbinds type 1; MW_BIND_ERR for type 2 (MW-04, MW-05)
 	default:
-		length = rapid.IntRange(1, tsExposed-start).Draw(t, "window length")
+		length = rapid.IntRange(1, exposedLen-start).Draw(t, "window length")
 	}
 	var access verbs.AccessFlags
 	for _, a := range []verbs.AccessFlags{verbs.AccessRemoteRead, verbs.AccessRemoteWrite, verbs.AccessRemoteAtomic} {
@@ -269,7 +269,7 @@ func (r *tsRun) mwBind(t *rapid.T) {
 	if rapid.IntRange(0, 15).Draw(t, "a right windows lack") == 7 {
 		access |= verbs.AccessMWBind // MW-05: MW_BIND_ERR (LOCAL_WRITE would be accepted)
 	}
-	b := model.MWBind{Addr: q.mr.Addr() + tsExposedOff + uint64(start), Length: uint64(length), Access: access}
+	b := model.MWBind{Addr: q.mr.Addr() + exposedOff + uint64(start), Length: uint64(length), Access: access}
 	info := verbs.MWBindInfo{MR: q.mr, Addr: b.Addr, Length: b.Length, Access: access}
 	id := r.nextWRID()
 	s := model.Send{WRID: id, Op: verbs.WRBindMW, Signaled: rapid.IntRange(0, 3).Draw(t, "signaled") > 0, MW: w.idx, Bind: b, Dest: -1}
@@ -303,9 +303,9 @@ func (r *tsRun) mwBind(t *rapid.T) {
 	w.bind = b
 }
 
-func (r *tsRun) mwInv(t *rapid.T) {
+func (r *trafficRun) mwInv(t *rapid.T) {
 	// Only a bound type 2 window can be invalidated (MW-07).
-	w, ok := r.pickMW(t, func(w *tsMW) bool { _, bound := r.m.MWKey(w.idx); return w.typ == verbs.MWType2 && bound })
+	w, ok := r.pickMW(t, func(w *window) bool { _, bound := r.m.MWKey(w.idx); return w.typ == verbs.MWType2 && bound })
 	if !ok {
 		return
 	}
@@ -323,8 +323,8 @@ func (r *tsRun) mwInv(t *rapid.T) {
 	r.noteKey(w)
 }
 
-func (r *tsRun) mwDealloc(t *rapid.T) {
-	var c []*tsMW
+func (r *trafficRun) mwDealloc(t *rapid.T) {
+	var c []*window
 	for _, w := range r.mws {
 		if !w.dead {
 			c = append(c, w)
