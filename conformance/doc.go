@@ -54,7 +54,7 @@
 // and a few words (cqCases in cq.go, xferQpCases in xfer_qp.go, ...); run.go
 // lists the tables. To add a case, write its function beside the rules it
 // checks and add a row to that file's table. Each family's mutants (broken
-// devices its cases must catch) are in mutants_<family>_test.go.
+// devices its cases must catch) are in <family>_mutants_test.go, beside the family.
 //
 // Package conformance/ops holds the typed operations, the Machine that
 // applies them to a device and to the reference model of conformance/model

@@ -3,7 +3,7 @@ package conformance_test
 // This file builds deliberately broken devices ("mutants") by wrapping the
 // simulator and overriding single verbs. A mutant names the rule IDs whose
 // cases must catch it; TestMutantsAreCaught fails if Check passes a mutant or
-// misses one of its rules. Each family's mutants live in mutants_*_test.go.
+// misses one of its rules. Each family's mutants live in <family>_mutants_test.go.
 
 import (
 	"context"
@@ -74,7 +74,7 @@ type hooks struct {
 	bindMW  func(q conformance.QP, mw conformance.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error
 
 	// The extended post API (verbs.QPExCreator, WRBuilder; forwarded in
-	// mutants_qpx_test.go). createQPEx gets attr with the inner CQs.
+	// qpx_mutants_test.go). createQPEx gets attr with the inner CQs.
 	createQPEx func(pd conformance.PD, attr verbs.QPInitAttrEx) (conformance.QP, error)
 	setWRID    func(b verbs.WRBuilder, id uint64)
 	wrStart    func(b verbs.WRBuilder)
@@ -85,25 +85,25 @@ type hooks struct {
 	outstanding func(q conformance.QP) (send, recv int)
 
 	// The transport capabilities (verbs_xfer.go, forwarded in
-	// mutants_xfer_test.go): its clock. The transport readings the device
+	// xfer_mutant_hooks_test.go): its clock. The transport readings the device
 	// states are part of its Profile (hook profile).
 	tick    func(c conformance.Clock, n uint64)
 	runIdle func(c conformance.Clock, limit uint64) bool
 
-	// The queries (forwarded in mutants_query_test.go).
+	// The queries (forwarded in query_mutants_test.go).
 	queryPort     func(c conformance.Context, port uint8) (verbs.PortAttr, error)
 	queryDevEx    func(c conformance.Context, compMask uint32) (verbs.DeviceAttrEx, error)
 	queryGIDEx    func(c conformance.Context, port, index, flags uint32) (verbs.GIDEntry, error)
 	queryGIDTable func(c conformance.Context, maxEntries int, flags uint32) ([]verbs.GIDEntry, error)
 	getSRQNum     func(s conformance.SRQ) (uint32, error)
-	// adviseMR replaces ibv_advise_mr (mutants_odp_test.go); it gets the
+	// adviseMR replaces ibv_advise_mr (odp_mutants_test.go); it gets the
 	// inner PD.
 	adviseMR func(pd conformance.PD, advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, sgl []verbs.SGE) error
-	// cqx breaks extended CQs (mutants_cqex_test.go).
+	// cqx breaks extended CQs (cqex_mutants_test.go).
 	cqx *cqxHooks
-	// xrc breaks the XRC verbs (mutants_xrc_test.go).
+	// xrc breaks the XRC verbs (xrc_mutants_test.go).
 	xrc *xrcHooks
-	// dm breaks device memory (mutants_dm_test.go).
+	// dm breaks device memory (dm_mutants_test.go).
 	dm *dmHooks
 }
 
@@ -632,7 +632,7 @@ func (e mAsync) SRQ() verbs.SRQ {
 type mCQ struct {
 	inner conformance.CQ
 	h     *hooks
-	ex    conformance.ExCQ // the poll iterator, once asked for (mutants_cqex_test.go)
+	ex    conformance.ExCQ // the poll iterator, once asked for (cqex_mutants_test.go)
 }
 
 // The accessors of verbs.CQ forward to the inner CQ (the suite does not
@@ -734,7 +734,7 @@ func (ch *mChannel) Destroy() error {
 
 func (ch *mChannel) Len() int { return ch.inner.(conformance.Depth).Len() }
 
-// mutants are every family's mutants. Each mutants_*_test.go file has a
+// mutants are every family's mutants. Each <family>_mutants_test.go file has a
 // function returning its family's; to add a family, list its function here.
 var mutants = slices.Concat(
 	asyncMutants(), avMutants(), chanMutants(), cqMutants(), cqexMutants(),

@@ -18,7 +18,7 @@ import (
 )
 
 // misreading is verbsim's default device stating the other reading of the
-// overrun rule (CQ-23): its behaviour and the model's predictions part at
+// overrun rule: its behaviour and the model's predictions part at
 // the first poll after an overrun.
 type misreading struct{ conformance.Device }
 

@@ -9,7 +9,7 @@ import (
 )
 
 // The mutants of the transport cases (xfer_*.go), built on the recording
-// hooks of mutants_xfer_test.go.
+// hooks of xfer_mutant_hooks_test.go.
 
 // readingMutants state a transport reading that the (default) device does
 // not follow.

@@ -15,7 +15,7 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// CreateQP and CreateSRQ complete ghostPD (mutants_pd_test.go) as a
+// CreateQP and CreateSRQ complete ghostPD (pd_mutants_test.go) as a
 // conformance.PD.
 func (ghostPD) CreateQP(conformance.QPInitAttr) (conformance.QP, error) {
 	return nil, verr.New("ibv_create_qp", syscall.EINVAL, "ghost PD")
