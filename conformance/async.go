@@ -103,7 +103,7 @@ func cqErrNamesOverranCQ(t *T, e *Env) {
 	b := e.CQ(1, nil, nil)
 	for _, c := range []struct {
 		name string
-		q    CQ
+		q    verbs.CQ
 	}{{"B", b}, {"A", a}} {
 		e.asyncOverrun(c.q)
 		ev := e.asyncTake("CQ " + c.name + " overran")
@@ -207,7 +207,7 @@ func eventTypeStrings(t *T, e *Env) {
 
 // asyncOverrun injects completions into q until one does not fit, which
 // overruns it (CQ-22) and raises CQ_ERR.
-func (e *Env) asyncOverrun(q CQ) {
+func (e *Env) asyncOverrun(q verbs.CQ) {
 	e.T.Helper()
 	for i := range q.CQE() + 1 {
 		if e.Push(q, SendWC(uint64(1000+i)), false) {
@@ -218,7 +218,7 @@ func (e *Env) asyncOverrun(q CQ) {
 }
 
 // asyncTake reads the next async event without blocking, or fails the case.
-func (e *Env) asyncTake(what string) AsyncEvent {
+func (e *Env) asyncTake(what string) verbs.AsyncEvent {
 	e.T.Helper()
 	ev, err := e.Ctx.TryGetAsyncEvent()
 	if err != nil || ev == nil {
@@ -229,12 +229,12 @@ func (e *Env) asyncTake(what string) AsyncEvent {
 
 // asyncPool is a set of goroutines blocked in GetAsyncEvent, each reading
 // once.
-type asyncPool = readerPool[AsyncEvent]
+type asyncPool = readerPool[verbs.AsyncEvent]
 
 // asyncReaders starts n goroutines blocked in GetAsyncEvent. Call stop before
 // the case returns.
 func asyncReaders(e *Env, n int) *asyncPool {
-	return startReaders(n, e.Ctx.GetAsyncEvent, func(ev AsyncEvent) {
+	return startReaders(n, e.Ctx.GetAsyncEvent, func(ev verbs.AsyncEvent) {
 		if ev != nil {
 			_ = ev.Ack()
 		}
@@ -244,7 +244,7 @@ func asyncReaders(e *Env, n int) *asyncPool {
 // named returns what an async event names, its CQ, QP or SRQ, or nil for a
 // port or device event: for messages, and for comparing with an object of
 // any kind.
-func named(ev AsyncEvent) any {
+func named(ev verbs.AsyncEvent) any {
 	if q := ev.CQ(); q != nil {
 		return q
 	}

@@ -17,14 +17,14 @@ func asyncMutants() []mutant {
 		{
 			name:  "GetAsyncEvent does not block",
 			rules: []string{"ASYNC-01"},
-			h: hooks{getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+			h: hooks{getAsync: func(c verbs.Context, ctx context.Context) (verbs.AsyncEvent, error) {
 				return c.TryGetAsyncEvent()
 			}},
 		},
 		{
 			name:  "idle TryGetAsyncEvent reports success",
 			rules: []string{"ASYNC-02"},
-			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+			h: hooks{tryAsync: func(c verbs.Context) (verbs.AsyncEvent, error) {
 				ev, err := c.TryGetAsyncEvent()
 				if errors.Is(err, syscall.EAGAIN) {
 					return nil, nil
@@ -36,7 +36,7 @@ func asyncMutants() []mutant {
 		{
 			name:  "event type off by one",
 			rules: []string{"ASYNC-03", "ASYNC-04", "ASYNC-17"},
-			h: rewriteAsync(func(c conformance.Context, ev conformance.AsyncEvent) conformance.AsyncEvent {
+			h: rewriteAsync(func(c verbs.Context, ev verbs.AsyncEvent) verbs.AsyncEvent {
 				return retyped{ev, ev.EventType() + 1}
 			}),
 		},
@@ -47,19 +47,19 @@ func asyncMutants() []mutant {
 }
 
 // rewriteAsync returns hooks that pass every async event read through f.
-func rewriteAsync(f func(c conformance.Context, ev conformance.AsyncEvent) conformance.AsyncEvent) hooks {
-	wrap := func(c conformance.Context, ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
+func rewriteAsync(f func(c verbs.Context, ev verbs.AsyncEvent) verbs.AsyncEvent) hooks {
+	wrap := func(c verbs.Context, ev verbs.AsyncEvent, err error) (verbs.AsyncEvent, error) {
 		if err != nil || ev == nil {
 			return ev, err
 		}
 		return f(c, ev), nil
 	}
 	return hooks{
-		getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+		getAsync: func(c verbs.Context, ctx context.Context) (verbs.AsyncEvent, error) {
 			ev, err := c.GetAsyncEvent(ctx)
 			return wrap(c, ev, err)
 		},
-		tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+		tryAsync: func(c verbs.Context) (verbs.AsyncEvent, error) {
 			ev, err := c.TryGetAsyncEvent()
 			return wrap(c, ev, err)
 		},
@@ -67,7 +67,7 @@ func rewriteAsync(f func(c conformance.Context, ev conformance.AsyncEvent) confo
 }
 
 type retyped struct {
-	conformance.AsyncEvent
+	verbs.AsyncEvent
 	typ verbs.EventType
 }
 
@@ -79,7 +79,7 @@ type renamed = objEvent
 // CQ overran.
 func cqErrNamesAnotherCQ() mutant {
 	b := newBook()
-	h := rewriteAsync(func(c conformance.Context, ev conformance.AsyncEvent) conformance.AsyncEvent {
+	h := rewriteAsync(func(c verbs.Context, ev verbs.AsyncEvent) verbs.AsyncEvent {
 		if ev.EventType() != verbs.EventCQErr {
 			return ev
 		}
@@ -98,14 +98,14 @@ func cqErrNamesAnotherCQ() mutant {
 // itself, so the destroy never waits for the application's acks.
 func destroyAcksAsync() mutant {
 	var mu sync.Mutex
-	read := map[any][]conformance.AsyncEvent{}
-	h := rewriteAsync(func(c conformance.Context, ev conformance.AsyncEvent) conformance.AsyncEvent {
+	read := map[any][]verbs.AsyncEvent{}
+	h := rewriteAsync(func(c verbs.Context, ev verbs.AsyncEvent) verbs.AsyncEvent {
 		mu.Lock()
 		defer mu.Unlock()
 		read[evObject(ev)] = append(read[evObject(ev)], ev)
 		return ev
 	})
-	h.destroyCQ = func(q conformance.CQ, ctx context.Context) error {
+	h.destroyCQ = func(q verbs.CQ, ctx context.Context) error {
 		mu.Lock()
 		evs := read[q]
 		delete(read, q)
@@ -121,8 +121,8 @@ func destroyAcksAsync() mutant {
 // asyncToTwoReaders: every async event is handed out twice, to two reads.
 func asyncToTwoReaders() mutant {
 	var mu sync.Mutex
-	extra := map[conformance.Context][]conformance.AsyncEvent{}
-	try := func(c conformance.Context) (conformance.AsyncEvent, error) {
+	extra := map[verbs.Context][]verbs.AsyncEvent{}
+	try := func(c verbs.Context) (verbs.AsyncEvent, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if s := extra[c]; len(s) > 0 {
@@ -140,7 +140,7 @@ func asyncToTwoReaders() mutant {
 		rules: []string{"ASYNC-06"},
 		h: hooks{
 			tryAsync: try,
-			getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+			getAsync: func(c verbs.Context, ctx context.Context) (verbs.AsyncEvent, error) {
 				for {
 					ev, err := try(c)
 					if !errors.Is(err, syscall.EAGAIN) {
@@ -158,7 +158,7 @@ func asyncToTwoReaders() mutant {
 }
 
 // fakeCQErr is a CQ_ERR the mutant makes up.
-type fakeCQErr struct{ q conformance.CQ }
+type fakeCQErr struct{ q verbs.CQ }
 
 func (e fakeCQErr) EventType() verbs.EventType { return verbs.EventCQErr }
 func (e fakeCQErr) CQ() verbs.CQ               { return e.q }
@@ -172,8 +172,8 @@ func (e fakeCQErr) Ack() error                 { return nil }
 func cqErrOnErrorCompletion() mutant {
 	b := newBook()
 	var mu sync.Mutex
-	fakes := map[conformance.Context][]conformance.AsyncEvent{}
-	fake := func(c conformance.Context) (conformance.AsyncEvent, bool) {
+	fakes := map[verbs.Context][]verbs.AsyncEvent{}
+	fake := func(c verbs.Context) (verbs.AsyncEvent, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if s := fakes[c]; len(s) > 0 {
@@ -187,7 +187,7 @@ func cqErrOnErrorCompletion() mutant {
 		rules: []string{"ASYNC-07"},
 		h: hooks{
 			createCQ: b.createCQ,
-			push: func(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
+			push: func(q verbs.CQ, w verbs.WC, so bool) (bool, error) {
 				over, err := q.(conformance.Injector).Push(w, so)
 				if err == nil && !over && w.Status != verbs.WCSuccess {
 					c := b.context(q)
@@ -197,13 +197,13 @@ func cqErrOnErrorCompletion() mutant {
 				}
 				return over, err
 			},
-			tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+			tryAsync: func(c verbs.Context) (verbs.AsyncEvent, error) {
 				if ev, ok := fake(c); ok {
 					return ev, nil
 				}
 				return c.TryGetAsyncEvent()
 			},
-			getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+			getAsync: func(c verbs.Context, ctx context.Context) (verbs.AsyncEvent, error) {
 				if ev, ok := fake(c); ok {
 					return ev, nil
 				}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -14,7 +13,7 @@ import (
 func avMutants() []mutant {
 	// avModify rewrites the vectors of a modify before the real one runs.
 	avModify := func(f func(av *verbs.AHAttr)) hooks {
-		return hooks{modifyQP: func(q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+		return hooks{modifyQP: func(q verbs.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			b := *a
 			if m&verbs.QPAttrAV != 0 {
 				f(&b.AHAttr)
@@ -28,7 +27,7 @@ func avMutants() []mutant {
 	return []mutant{
 		{
 			name: "ibv_create_ah keeps the low 4 bits of sl 16", rules: []string{"AV-03"},
-			h: hooks{createAH: func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error) {
+			h: hooks{createAH: func(pd verbs.PD, attr verbs.AHAttr) (verbs.AH, error) {
 				attr.SL &= 0xf
 				return pd.CreateAH(attr)
 			}},
@@ -48,14 +47,14 @@ func avMutants() []mutant {
 		{
 			name: "an unused GID entry is EINVAL, not ENODATA", rules: []string{"AV-02"},
 			h: hooks{
-				createAH: func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error) {
+				createAH: func(pd verbs.PD, attr verbs.AHAttr) (verbs.AH, error) {
 					ah, err := pd.CreateAH(attr)
 					if errors.Is(err, syscall.ENODATA) {
 						err = verr.New("ibv_create_ah", syscall.EINVAL, "mutant")
 					}
 					return ah, err
 				},
-				modifyQP: func(q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+				modifyQP: func(q verbs.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 					err := q.Modify(a, m)
 					if errors.Is(err, syscall.ENODATA) {
 						err = verr.New("ibv_modify_qp", syscall.EINVAL, "mutant")
@@ -66,7 +65,7 @@ func avMutants() []mutant {
 		},
 		{
 			name: "ibv_create_ah takes a port past the last as port 1", rules: []string{"AV-01"},
-			h: hooks{createAH: func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error) {
+			h: hooks{createAH: func(pd verbs.PD, attr verbs.AHAttr) (verbs.AH, error) {
 				if attr.PortNum > 1 {
 					attr.PortNum = 1
 				}

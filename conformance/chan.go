@@ -58,7 +58,7 @@ func eventsNameCQAndContext(t *T, e *Env) {
 		t.Fatalf("two CQs on one channel fired: %d events, want 2", len(cqs))
 	}
 	for i, want := range []struct {
-		q   CQ
+		q   verbs.CQ
 		tag *notifyTag
 	}{{b, tb}, {a, ta}} {
 		if cqs[i] != want.q || ctxs[i] != any(want.tag) {
@@ -109,7 +109,7 @@ func channelReadableWhileQueued(t *T, e *Env) {
 	if n := d.Len(); n != 0 {
 		t.Errorf("a new channel reports %d queued events, want 0", n)
 	}
-	var qs []CQ
+	var qs []verbs.CQ
 	for i := range 3 {
 		q := e.CQ(4, nil, ch)
 		qs = append(qs, q)
@@ -139,17 +139,17 @@ func channelReadableWhileQueued(t *T, e *Env) {
 
 func eventsFIFO(t *T, e *Env) {
 	ch := e.Channel()
-	var qs []CQ
+	var qs []verbs.CQ
 	for range 3 {
 		qs = append(qs, e.CQ(4, nil, ch))
 	}
 	a, b, c := qs[0], qs[1], qs[2]
-	order := []CQ{b, a, c, a, a, c}
+	order := []verbs.CQ{b, a, c, a, a, c}
 	for _, q := range order {
 		chanFire(e, q)
 	}
 	got, _ := e.notifyTake("six events from three CQs", ch)
-	name := func(cqs []CQ) (s []string) {
+	name := func(cqs []verbs.CQ) (s []string) {
 		for _, q := range cqs {
 			switch q {
 			case a:
@@ -223,7 +223,7 @@ func eventCarriesNoCompletion(t *T, e *Env) {
 func eventWakesOneReader(t *T, e *Env) {
 	const readers, events = 8, 3
 	ch := e.Channel()
-	var qs []CQ
+	var qs []verbs.CQ
 	for range events {
 		qs = append(qs, e.CQ(4, nil, ch))
 	}
@@ -238,7 +238,7 @@ func eventWakesOneReader(t *T, e *Env) {
 	for _, q := range qs {
 		chanFireArmed(e, q)
 	}
-	seen := map[CQ]int{}
+	seen := map[verbs.CQ]int{}
 	for range events {
 		got := r.next()
 		if got.err != nil || got.v == nil {
@@ -276,7 +276,7 @@ func ackTwoIsAckOneTwice(t *T, e *Env) {
 
 // chanFire arms q for the next completion and injects one, which queues one
 // event on q's channel.
-func chanFire(e *Env, q CQ) {
+func chanFire(e *Env, q verbs.CQ) {
 	e.T.Helper()
 	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
 	chanFireArmed(e, q)
@@ -284,14 +284,14 @@ func chanFire(e *Env, q CQ) {
 
 // chanFireArmed injects into the armed q a completion that fires any arm: a
 // successful receive of a solicited message.
-func chanFireArmed(e *Env, q CQ) {
+func chanFireArmed(e *Env, q verbs.CQ) {
 	e.T.Helper()
 	e.Push(q, RecvWC(1), true)
 }
 
 // chanRead fires q n times and reads the n events from ch, leaving them
 // unacked.
-func chanRead(e *Env, ch CompChannel, q CQ, n int) {
+func chanRead(e *Env, ch verbs.CompChannel, q verbs.CQ, n int) {
 	e.T.Helper()
 	for i := range n {
 		chanFire(e, q)
@@ -303,16 +303,16 @@ func chanRead(e *Env, ch CompChannel, q CQ, n int) {
 
 // chanPool is a set of goroutines blocked in GetEvent on one channel, each
 // reading once.
-type chanPool = readerPool[CQ]
+type chanPool = readerPool[verbs.CQ]
 
 // chanReaders starts n goroutines blocked in GetEvent on ch. Call stop before
 // the case returns.
-func chanReaders(ch CompChannel, n int) *chanPool {
-	read := func(ctx context.Context) (CQ, error) {
+func chanReaders(ch verbs.CompChannel, n int) *chanPool {
+	read := func(ctx context.Context) (verbs.CQ, error) {
 		q, _, err := ch.GetEvent(ctx)
 		return q, err
 	}
-	return startReaders(n, read, func(q CQ) {
+	return startReaders(n, read, func(q verbs.CQ) {
 		if q != nil {
 			_ = q.AckEvents(1)
 		}

@@ -7,7 +7,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -19,10 +18,10 @@ func chanMutants() []mutant {
 			name:  "channel born destroyed",
 			rules: []string{"CHAN-01", "CHAN-04"},
 			h: hooks{
-				tryGetEvent: func(ch conformance.CompChannel) (conformance.CQ, any, error) {
+				tryGetEvent: func(ch verbs.CompChannel) (verbs.CQ, any, error) {
 					return nil, nil, syscall.EBADF
 				},
-				getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
+				getEvent: func(ch verbs.CompChannel, ctx context.Context) (verbs.CQ, any, error) {
 					return nil, nil, syscall.EBADF
 				},
 			},
@@ -31,11 +30,11 @@ func chanMutants() []mutant {
 			name:  "event loses the CQ's context",
 			rules: []string{"CHAN-02", "NOTIFY-18"},
 			h: hooks{
-				tryGetEvent: func(ch conformance.CompChannel) (conformance.CQ, any, error) {
+				tryGetEvent: func(ch verbs.CompChannel) (verbs.CQ, any, error) {
 					q, _, err := ch.TryGetEvent()
 					return q, nil, err
 				},
-				getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
+				getEvent: func(ch verbs.CompChannel, ctx context.Context) (verbs.CQ, any, error) {
 					q, _, err := ch.GetEvent(ctx)
 					return q, nil, err
 				},
@@ -44,14 +43,14 @@ func chanMutants() []mutant {
 		{
 			name:  "GetEvent does not block",
 			rules: []string{"CHAN-03"},
-			h: hooks{getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
+			h: hooks{getEvent: func(ch verbs.CompChannel, ctx context.Context) (verbs.CQ, any, error) {
 				return ch.TryGetEvent()
 			}},
 		},
 		{
 			name:  "blocking read swallows the event it woke for",
 			rules: []string{"CHAN-03"},
-			h: hooks{getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
+			h: hooks{getEvent: func(ch verbs.CompChannel, ctx context.Context) (verbs.CQ, any, error) {
 				q, _, err := ch.GetEvent(ctx)
 				if err != nil {
 					return nil, nil, err
@@ -63,7 +62,7 @@ func chanMutants() []mutant {
 		{
 			name:  "idle TryGetEvent reports success",
 			rules: []string{"CHAN-04"},
-			h: hooks{tryGetEvent: func(ch conformance.CompChannel) (conformance.CQ, any, error) {
+			h: hooks{tryGetEvent: func(ch verbs.CompChannel) (verbs.CQ, any, error) {
 				q, c, err := ch.TryGetEvent()
 				if errors.Is(err, syscall.EAGAIN) {
 					return nil, nil, nil
@@ -78,14 +77,14 @@ func chanMutants() []mutant {
 			rules: []string{"CHAN-07", "CHAN-12"},
 			// EBUSY instead of a wait makes the missing acks show at once.
 			base: sim.Profile{Name: "busy", Readings: verbs.Readings{DestroyBusyOnUnacked: true}},
-			h: hooks{ack: func(q conformance.CQ, n int) error {
+			h: hooks{ack: func(q verbs.CQ, n int) error {
 				return q.AckEvents(min(n, 1))
 			}},
 		},
 		{
 			name:  "over-ack accepted",
 			rules: []string{"CHAN-08"},
-			h: hooks{ack: func(q conformance.CQ, n int) error {
+			h: hooks{ack: func(q verbs.CQ, n int) error {
 				if err := q.AckEvents(n); !errors.Is(err, syscall.EINVAL) {
 					return err
 				}
@@ -95,7 +94,7 @@ func chanMutants() []mutant {
 		{
 			name:  "over-ack acks what it can",
 			rules: []string{"CHAN-08"},
-			h: hooks{ack: func(q conformance.CQ, n int) error {
+			h: hooks{ack: func(q verbs.CQ, n int) error {
 				err := q.AckEvents(n)
 				if errors.Is(err, syscall.EINVAL) {
 					for q.AckEvents(1) == nil {
@@ -107,7 +106,7 @@ func chanMutants() []mutant {
 		{
 			name:  "channel destroy ignores its CQs",
 			rules: []string{"CHAN-09"},
-			h: hooks{destroyCh: func(ch conformance.CompChannel) error {
+			h: hooks{destroyCh: func(ch verbs.CompChannel) error {
 				if err := ch.Destroy(); !errors.Is(err, syscall.EBUSY) {
 					return err
 				}
@@ -118,10 +117,10 @@ func chanMutants() []mutant {
 			name:  "reading an event consumes the completion",
 			rules: []string{"CHAN-10"},
 			h: hooks{
-				tryGetEvent: func(ch conformance.CompChannel) (conformance.CQ, any, error) {
+				tryGetEvent: func(ch verbs.CompChannel) (verbs.CQ, any, error) {
 					return consume(ch.TryGetEvent())
 				},
-				getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
+				getEvent: func(ch verbs.CompChannel, ctx context.Context) (verbs.CQ, any, error) {
 					return consume(ch.GetEvent(ctx))
 				},
 			},
@@ -130,7 +129,7 @@ func chanMutants() []mutant {
 	}
 }
 
-func consume(q conformance.CQ, c any, err error) (conformance.CQ, any, error) {
+func consume(q verbs.CQ, c any, err error) (verbs.CQ, any, error) {
 	if err == nil && q != nil {
 		_, _ = q.Poll(make([]verbs.WC, 1))
 	}
@@ -139,7 +138,7 @@ func consume(q conformance.CQ, c any, err error) (conformance.CQ, any, error) {
 
 // stashed is an event a mutant holds outside the device's channel.
 type stashed struct {
-	q conformance.CQ
+	q verbs.CQ
 	c any
 }
 
@@ -148,8 +147,8 @@ type stashed struct {
 // counts the buffered events.
 func readAhead(name string, rules []string, lifo bool) mutant {
 	var mu sync.Mutex
-	buf := map[conformance.CompChannel][]stashed{}
-	take := func(ch conformance.CompChannel) (stashed, bool) {
+	buf := map[verbs.CompChannel][]stashed{}
+	take := func(ch verbs.CompChannel) (stashed, bool) {
 		for {
 			q, c, err := ch.TryGetEvent()
 			if err != nil {
@@ -173,7 +172,7 @@ func readAhead(name string, rules []string, lifo bool) mutant {
 		name:  name,
 		rules: rules,
 		h: hooks{
-			tryGetEvent: func(ch conformance.CompChannel) (conformance.CQ, any, error) {
+			tryGetEvent: func(ch verbs.CompChannel) (verbs.CQ, any, error) {
 				mu.Lock()
 				defer mu.Unlock()
 				if ev, ok := take(ch); ok {
@@ -181,7 +180,7 @@ func readAhead(name string, rules []string, lifo bool) mutant {
 				}
 				return ch.TryGetEvent()
 			},
-			getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
+			getEvent: func(ch verbs.CompChannel, ctx context.Context) (verbs.CQ, any, error) {
 				mu.Lock()
 				ev, ok := take(ch)
 				mu.Unlock()
@@ -197,8 +196,8 @@ func readAhead(name string, rules []string, lifo bool) mutant {
 // eventsToTwoReaders: every event is handed out twice, to two reads.
 func eventsToTwoReaders() mutant {
 	var mu sync.Mutex
-	extra := map[conformance.CompChannel][]stashed{}
-	try := func(ch conformance.CompChannel) (conformance.CQ, any, error) {
+	extra := map[verbs.CompChannel][]stashed{}
+	try := func(ch verbs.CompChannel) (verbs.CQ, any, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if s := extra[ch]; len(s) > 0 {
@@ -216,7 +215,7 @@ func eventsToTwoReaders() mutant {
 		rules: []string{"CHAN-11"},
 		h: hooks{
 			tryGetEvent: try,
-			getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
+			getEvent: func(ch verbs.CompChannel, ctx context.Context) (verbs.CQ, any, error) {
 				for {
 					q, c, err := try(ch)
 					if !errors.Is(err, syscall.EAGAIN) {

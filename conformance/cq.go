@@ -107,7 +107,7 @@ func compVectorRange(t *T, e *Env) {
 	}
 	ch := e.Channel()
 	for v := range min(nv, 256) {
-		for _, c := range []CompChannel{nil, ch} {
+		for _, c := range []verbs.CompChannel{nil, ch} {
 			q, err := e.Ctx.CreateCQ(4, nil, c, v)
 			if err != nil {
 				t.Errorf("ibv_create_cq(comp_vector=%d) of num_comp_vectors=%d: %v, want success", v, nv, err)
@@ -123,7 +123,7 @@ func cqContextInEvent(t *T, e *Env) {
 	type sentinel struct{ name string }
 	ch := e.Channel()
 	contexts := []any{&sentinel{"first"}, "second", nil, &sentinel{"fourth"}}
-	var qs []CQ
+	var qs []verbs.CQ
 	for _, c := range contexts {
 		qs = append(qs, e.CQ(4, c, ch))
 	}
@@ -189,7 +189,7 @@ func maxCQExhausted(t *T, e *Env) {
 		env = e
 	}
 	max := env.Limits().MaxCQ
-	qs := make([]CQ, 0, max)
+	qs := make([]verbs.CQ, 0, max)
 	for i := range max {
 		q, err := env.Ctx.CreateCQ(1+i%5, nil, nil, 0)
 		if err != nil {
@@ -199,7 +199,7 @@ func maxCQExhausted(t *T, e *Env) {
 		qs = append(qs, q)
 	}
 	ch := env.Channel()
-	over := func(what string, cqe int, c CompChannel) {
+	over := func(what string, cqe int, c verbs.CompChannel) {
 		t.Helper()
 		q, err := env.Ctx.CreateCQ(cqe, nil, c, 0)
 		if q != nil {

@@ -184,10 +184,10 @@ func unreadEventsDiscarded(t *T, e *Env) {
 	ch := e.Channel()
 	doomed := e.CQ(4, "doomed", ch)
 	other := e.CQ(4, "other", ch)
-	for _, q := range []CQ{doomed, other} {
+	for _, q := range []verbs.CQ{doomed, other} {
 		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
 	}
-	for _, q := range []CQ{doomed, other} {
+	for _, q := range []verbs.CQ{doomed, other} {
 		e.Push(q, RecvWC(1), true)
 	}
 	over := e.CQ(1, nil, nil)
@@ -220,7 +220,7 @@ func abandonedDestroy(t *T, e *Env) {
 	ctx, cancel := graceful()
 	defer cancel()
 	for _, x := range []struct {
-		q    CQ
+		q    verbs.CQ
 		what string
 	}{{q, "a completion event"}, {qc, "a CQ_ERR"}} {
 		err := x.q.DestroyContext(ctx)

@@ -31,7 +31,7 @@ func cqMutants() []mutant {
 		{
 			name:  "cqe 0 accepted",
 			rules: []string{"CQ-01"},
-			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+			h: hooks{createCQ: func(c verbs.Context, cqe int, cctx any, ch verbs.CompChannel, vec int) (verbs.CQ, error) {
 				if cqe == 0 {
 					cqe = 1
 				}
@@ -41,7 +41,7 @@ func cqMutants() []mutant {
 		{
 			name:  "cqe max_cqe refused",
 			rules: []string{"CQ-01"},
-			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+			h: hooks{createCQ: func(c verbs.Context, cqe int, cctx any, ch verbs.CompChannel, vec int) (verbs.CQ, error) {
 				if cqe == limits(c).MaxCQE {
 					return nil, verr.New("ibv_create_cq", syscall.EINVAL, "mutant: max_cqe refused")
 				}
@@ -51,7 +51,7 @@ func cqMutants() []mutant {
 		{
 			name:  "poll returns newest first",
 			rules: []string{"CQ-17"},
-			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			h: hooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				for i, j := 0, n-1; i < j; i, j = i+1, j-1 {
 					wcs[i], wcs[j] = wcs[j], wcs[i]
@@ -64,17 +64,17 @@ func cqMutants() []mutant {
 		{
 			name:  "cqe reported one below the capacity",
 			rules: []string{"CQ-02", "CQ-09"},
-			h:     hooks{cqe: func(q conformance.CQ) int { return q.CQE() - 1 }},
+			h:     hooks{cqe: func(q verbs.CQ) int { return q.CQE() - 1 }},
 		},
 		{
 			name:  "cqe reported one above the capacity",
 			rules: []string{"CQ-02", "CQ-09", "CQ-22"},
-			h:     hooks{cqe: func(q conformance.CQ) int { return q.CQE() + 1 }},
+			h:     hooks{cqe: func(q verbs.CQ) int { return q.CQE() + 1 }},
 		},
 		{
 			name:  "profile claims exact cqe, device rounds up",
 			rules: []string{"CQ-02", "CQ-09"},
-			h: hooks{profile: func(p conformance.Profile) conformance.Profile {
+			h: hooks{profile: func(p verbs.Readings) verbs.Readings {
 				p.ExactCQE = true
 				return p
 			}},
@@ -82,7 +82,7 @@ func cqMutants() []mutant {
 		{
 			name:  "resize gives half the request",
 			rules: []string{"CQ-09"},
-			h: hooks{resize: func(q conformance.CQ, n int) error {
+			h: hooks{resize: func(q verbs.CQ, n int) error {
 				return q.Resize(max(1, n/2))
 			}},
 		},
@@ -91,7 +91,7 @@ func cqMutants() []mutant {
 		{
 			name:  "comp_vector num_comp_vectors accepted",
 			rules: []string{"CQ-03"},
-			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+			h: hooks{createCQ: func(c verbs.Context, cqe int, cctx any, ch verbs.CompChannel, vec int) (verbs.CQ, error) {
 				if vec == limits(c).NumCompVectors {
 					vec = 0
 				}
@@ -101,7 +101,7 @@ func cqMutants() []mutant {
 		{
 			name:  "last valid comp_vector refused",
 			rules: []string{"CQ-03"},
-			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+			h: hooks{createCQ: func(c verbs.Context, cqe int, cctx any, ch verbs.CompChannel, vec int) (verbs.CQ, error) {
 				if nv := limits(c).NumCompVectors; nv > 1 && vec == nv-1 {
 					return nil, verr.New("ibv_create_cq", syscall.EINVAL, "mutant: last vector refused")
 				}
@@ -114,11 +114,11 @@ func cqMutants() []mutant {
 			name:  "event hands back no cq_context",
 			rules: []string{"CQ-04"},
 			h: hooks{
-				getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
+				getEvent: func(ch verbs.CompChannel, ctx context.Context) (verbs.CQ, any, error) {
 					q, _, err := ch.GetEvent(ctx)
 					return q, nil, err
 				},
-				tryGetEvent: func(ch conformance.CompChannel) (conformance.CQ, any, error) {
+				tryGetEvent: func(ch verbs.CompChannel) (verbs.CQ, any, error) {
 					q, _, err := ch.TryGetEvent()
 					return q, nil, err
 				},
@@ -130,14 +130,14 @@ func cqMutants() []mutant {
 			name:  "arming a CQ without a channel fails",
 			rules: []string{"CQ-05"},
 			h: hooks{
-				createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+				createCQ: func(c verbs.Context, cqe int, cctx any, ch verbs.CompChannel, vec int) (verbs.CQ, error) {
 					q, err := c.CreateCQ(cqe, cctx, ch, vec)
 					if err == nil && ch == nil {
 						chanless.Store(q, true)
 					}
 					return q, err
 				},
-				reqNotify: func(q conformance.CQ, so bool) error {
+				reqNotify: func(q verbs.CQ, so bool) error {
 					if _, ok := chanless.Load(q); ok {
 						return verr.New("ibv_req_notify_cq", syscall.EINVAL, "mutant: no channel")
 					}
@@ -148,7 +148,7 @@ func cqMutants() []mutant {
 		{
 			name:  "channel destroy ignores the CQs using it",
 			rules: []string{"CQ-05"},
-			h: hooks{destroyCh: func(ch conformance.CompChannel) error {
+			h: hooks{destroyCh: func(ch verbs.CompChannel) error {
 				if err := ch.Destroy(); !errors.Is(err, syscall.EBUSY) {
 					return err
 				}
@@ -160,7 +160,7 @@ func cqMutants() []mutant {
 		{
 			name:  "max_cq exhaustion reported as EINVAL",
 			rules: []string{"CQ-06"},
-			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+			h: hooks{createCQ: func(c verbs.Context, cqe int, cctx any, ch verbs.CompChannel, vec int) (verbs.CQ, error) {
 				q, err := c.CreateCQ(cqe, cctx, ch, vec)
 				if errors.Is(err, syscall.ENOMEM) {
 					return nil, verr.New("ibv_create_cq", syscall.EINVAL, "mutant: wrong errno")
@@ -172,18 +172,18 @@ func cqMutants() []mutant {
 			name:  "destroy does not give back the max_cq slot",
 			rules: []string{"CQ-06"},
 			h: hooks{
-				createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+				createCQ: func(c verbs.Context, cqe int, cctx any, ch verbs.CompChannel, vec int) (verbs.CQ, error) {
 					q, err := c.CreateCQ(cqe, cctx, ch, vec)
 					if err == nil {
 						owner.Store(q, c)
 					}
 					return q, err
 				},
-				destroyCQ: func(q conformance.CQ, ctx context.Context) error {
+				destroyCQ: func(q verbs.CQ, ctx context.Context) error {
 					err := q.DestroyContext(ctx)
 					if c, ok := owner.Load(q); ok && err == nil {
 						// A hidden CQ takes the freed slot.
-						_, _ = c.(conformance.Context).CreateCQ(1, nil, nil, 0)
+						_, _ = c.(verbs.Context).CreateCQ(1, nil, nil, 0)
 					}
 					return err
 				},
@@ -194,7 +194,7 @@ func cqMutants() []mutant {
 		{
 			name:  "resize below the unpolled count drops the oldest",
 			rules: []string{"CQ-08"},
-			h: hooks{resize: func(q conformance.CQ, n int) error {
+			h: hooks{resize: func(q verbs.CQ, n int) error {
 				for {
 					err := q.Resize(n)
 					if !errors.Is(err, syscall.EINVAL) || n < 1 {
@@ -210,7 +210,7 @@ func cqMutants() []mutant {
 		{
 			name:  "resize to 0 accepted as a no-op",
 			rules: []string{"CQ-08"},
-			h: hooks{resize: func(q conformance.CQ, n int) error {
+			h: hooks{resize: func(q verbs.CQ, n int) error {
 				if n == 0 {
 					return nil
 				}
@@ -220,7 +220,7 @@ func cqMutants() []mutant {
 		{
 			name:  "resize rotates the unpolled completions",
 			rules: []string{"CQ-10"},
-			h: hooks{resize: func(q conformance.CQ, n int) error {
+			h: hooks{resize: func(q verbs.CQ, n int) error {
 				all := drainInner(q)
 				err := q.Resize(n)
 				if err == nil && len(all) > 1 {
@@ -237,7 +237,7 @@ func cqMutants() []mutant {
 		{
 			name:  "destroy ignores references",
 			rules: []string{"CQ-11"},
-			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
+			h: hooks{destroyCQ: func(q verbs.CQ, ctx context.Context) error {
 				for range 100 {
 					err := q.DestroyContext(ctx)
 					if !errors.Is(err, syscall.EBUSY) {
@@ -258,7 +258,7 @@ func cqMutants() []mutant {
 		{
 			name:  "destroy refuses a CQ with unpolled completions",
 			rules: []string{"CQ-12"},
-			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
+			h: hooks{destroyCQ: func(q verbs.CQ, ctx context.Context) error {
 				if s, ok := sim.CQOf(q); ok && !s.Destroyed() && s.Len() > 0 {
 					return verr.New("ibv_destroy_cq", syscall.EBUSY, "mutant: unpolled completions")
 				}
@@ -268,7 +268,7 @@ func cqMutants() []mutant {
 		{
 			name:  "destroy refuses an armed CQ",
 			rules: []string{"CQ-12"},
-			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
+			h: hooks{destroyCQ: func(q verbs.CQ, ctx context.Context) error {
 				if s, ok := sim.CQOf(q); ok && !s.Destroyed() && s.Armed() != sim.CQDisarmed {
 					return verr.New("ibv_destroy_cq", syscall.EBUSY, "mutant: armed")
 				}
@@ -279,14 +279,14 @@ func cqMutants() []mutant {
 			name:  "verbs on a destroyed CQ succeed",
 			rules: []string{"CQ-12"},
 			h: hooks{
-				poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+				poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 					n, err := q.Poll(wcs)
 					if errors.Is(err, syscall.EINVAL) {
 						return 0, nil
 					}
 					return n, err
 				},
-				destroyCQ: func(q conformance.CQ, ctx context.Context) error {
+				destroyCQ: func(q verbs.CQ, ctx context.Context) error {
 					if err := q.DestroyContext(ctx); !errors.Is(err, syscall.EINVAL) {
 						return err
 					}
@@ -299,7 +299,7 @@ func cqMutants() []mutant {
 		{
 			name:  "destroy does not wait for completion-event acks",
 			rules: []string{"CQ-13"},
-			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
+			h: hooks{destroyCQ: func(q verbs.CQ, ctx context.Context) error {
 				if s, ok := sim.CQOf(q); ok {
 					if snap := s.Snapshot(); snap.CompRead > snap.CompAcked {
 						_ = s.AckEvents(int(snap.CompRead - snap.CompAcked))
@@ -312,10 +312,10 @@ func cqMutants() []mutant {
 			name:  "destroy does not wait for CQ_ERR acks",
 			rules: []string{"CQ-13"},
 			h: hooks{
-				getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+				getAsync: func(c verbs.Context, ctx context.Context) (verbs.AsyncEvent, error) {
 					return preAck(c.GetAsyncEvent(ctx))
 				},
-				tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+				tryAsync: func(c verbs.Context) (verbs.AsyncEvent, error) {
 					return preAck(c.TryGetAsyncEvent())
 				},
 			},
@@ -330,7 +330,7 @@ func cqMutants() []mutant {
 			var mu sync.Mutex
 			ghosts := map[*sim.CompChannel][]ghost{}
 			// haunt returns a queued event, else a ghost, else wait().
-			haunt := func(ch conformance.CompChannel, wait func() (conformance.CQ, any, error)) (conformance.CQ, any, error) {
+			haunt := func(ch verbs.CompChannel, wait func() (verbs.CQ, any, error)) (verbs.CQ, any, error) {
 				if q, cctx, err := ch.TryGetEvent(); err == nil {
 					return q, cctx, err
 				}
@@ -351,7 +351,7 @@ func cqMutants() []mutant {
 				name:  "unread events outlive their CQ",
 				rules: []string{"CQ-13"},
 				h: hooks{
-					destroyCQ: func(q conformance.CQ, ctx context.Context) error {
+					destroyCQ: func(q verbs.CQ, ctx context.Context) error {
 						s, ok := sim.CQOf(q)
 						if !ok || s.Channel() == nil {
 							return q.DestroyContext(ctx)
@@ -366,10 +366,10 @@ func cqMutants() []mutant {
 						mu.Unlock()
 						return err
 					},
-					getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
-						return haunt(ch, func() (conformance.CQ, any, error) { return ch.GetEvent(ctx) })
+					getEvent: func(ch verbs.CompChannel, ctx context.Context) (verbs.CQ, any, error) {
+						return haunt(ch, func() (verbs.CQ, any, error) { return ch.GetEvent(ctx) })
 					},
-					tryGetEvent: func(ch conformance.CompChannel) (conformance.CQ, any, error) {
+					tryGetEvent: func(ch verbs.CompChannel) (verbs.CQ, any, error) {
 						return haunt(ch, ch.TryGetEvent)
 					},
 				},
@@ -378,7 +378,7 @@ func cqMutants() []mutant {
 		{
 			name:  "abandoned destroy returns EINTR without the context's error",
 			rules: []string{"CQ-13"},
-			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
+			h: hooks{destroyCQ: func(q verbs.CQ, ctx context.Context) error {
 				err := q.DestroyContext(ctx)
 				if errors.Is(err, context.DeadlineExceeded) {
 					return verr.New("ibv_destroy_cq", syscall.EINTR, "mutant: interrupted")
@@ -389,7 +389,7 @@ func cqMutants() []mutant {
 		{
 			name:  "negative ack count accepted",
 			rules: []string{"CQ-13"},
-			h: hooks{ack: func(q conformance.CQ, n int) error {
+			h: hooks{ack: func(q verbs.CQ, n int) error {
 				if n < 0 {
 					return nil
 				}
@@ -399,7 +399,7 @@ func cqMutants() []mutant {
 		{
 			name:  "refused over-ack still counts the events it could",
 			rules: []string{"CQ-13"},
-			h: hooks{ack: func(q conformance.CQ, n int) error {
+			h: hooks{ack: func(q verbs.CQ, n int) error {
 				err := q.AckEvents(n)
 				if s, ok := sim.CQOf(q); ok && n > 0 && errors.Is(err, syscall.EINVAL) {
 					if snap := s.Snapshot(); snap.CompRead > snap.CompAcked {
@@ -413,7 +413,7 @@ func cqMutants() []mutant {
 			name:  "profile claims a waiting destroy, device refuses with EBUSY",
 			rules: []string{"CQ-13"},
 			base:  sim.Profile{Name: "busy", Readings: verbs.Readings{DestroyBusyOnUnacked: true}},
-			h: hooks{profile: func(p conformance.Profile) conformance.Profile {
+			h: hooks{profile: func(p verbs.Readings) verbs.Readings {
 				p.DestroyBusyOnUnacked = false
 				return p
 			}},
@@ -429,7 +429,7 @@ func cqMutants() []mutant {
 		{
 			name:  "poll on an empty CQ returns EAGAIN",
 			rules: []string{"CQ-14"},
-			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			h: hooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				if n == 0 && err == nil && len(wcs) > 0 {
 					return 0, verr.New("ibv_poll_cq", syscall.EAGAIN, "mutant: empty")
@@ -440,7 +440,7 @@ func cqMutants() []mutant {
 		{
 			name:  "poll writes past the entries it returns",
 			rules: []string{"CQ-15"},
-			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			h: hooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				if n < cap(wcs) {
 					wcs[:cap(wcs)][n] = verbs.WC{}
@@ -451,7 +451,7 @@ func cqMutants() []mutant {
 		{
 			name:  "poll returns one fewer than it could",
 			rules: []string{"CQ-15"},
-			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			h: hooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				if len(wcs) > 1 {
 					wcs = wcs[:len(wcs)-1]
 				}
@@ -461,7 +461,7 @@ func cqMutants() []mutant {
 		{
 			name:  "poll of 0 entries removes one",
 			rules: []string{"CQ-16"},
-			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			h: hooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				if len(wcs) == 0 {
 					var one [1]verbs.WC
 					_, _ = q.Poll(one[:])
@@ -475,7 +475,7 @@ func cqMutants() []mutant {
 		{
 			name:  "overrun stores the completion, evicting the oldest",
 			rules: []string{"CQ-22"},
-			h: hooks{push: func(q conformance.CQ, w verbs.WC, solicited bool) (bool, error) {
+			h: hooks{push: func(q verbs.CQ, w verbs.WC, solicited bool) (bool, error) {
 				if s, ok := sim.CQOf(q); ok && !s.Destroyed() && s.Len() >= s.CQE() {
 					var one [1]verbs.WC
 					_, _ = s.Poll(one[:])
@@ -486,7 +486,7 @@ func cqMutants() []mutant {
 		{
 			name:  "one overrun raises two CQ_ERR",
 			rules: []string{"CQ-22"},
-			h: hooks{push: func(q conformance.CQ, w verbs.WC, solicited bool) (bool, error) {
+			h: hooks{push: func(q verbs.CQ, w verbs.WC, solicited bool) (bool, error) {
 				in := q.(conformance.Injector)
 				over, err := in.Push(w, solicited)
 				if over && err == nil {
@@ -499,10 +499,10 @@ func cqMutants() []mutant {
 			name:  "CQ_ERR names no CQ",
 			rules: []string{"CQ-22"},
 			h: hooks{
-				getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+				getAsync: func(c verbs.Context, ctx context.Context) (verbs.AsyncEvent, error) {
 					return anonymous(c.GetAsyncEvent(ctx))
 				},
-				tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+				tryAsync: func(c verbs.Context) (verbs.AsyncEvent, error) {
 					return anonymous(c.TryGetAsyncEvent())
 				},
 			},
@@ -510,7 +510,7 @@ func cqMutants() []mutant {
 		{
 			name:  "poll with an error loses the completions it took",
 			rules: []string{"CQ-22", "CQ-23"},
-			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			h: hooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				if err != nil {
 					return 0, err
@@ -521,7 +521,7 @@ func cqMutants() []mutant {
 		{
 			name:  "poll hides the overrun error",
 			rules: []string{"CQ-23"},
-			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			h: hooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				if errors.Is(err, syscall.EIO) {
 					err = nil
@@ -533,7 +533,7 @@ func cqMutants() []mutant {
 			name:  "profile claims a sticky overrun, the CQ keeps working",
 			rules: []string{"CQ-23"},
 			base:  sim.RXEProfile(),
-			h: hooks{profile: func(p conformance.Profile) conformance.Profile {
+			h: hooks{profile: func(p verbs.Readings) verbs.Readings {
 				p.OverrunDrops = false
 				return p
 			}},
@@ -541,7 +541,7 @@ func cqMutants() []mutant {
 		{
 			name:  "profile claims a single lost completion, the CQ stays in error",
 			rules: []string{"CQ-22", "CQ-23"},
-			h: hooks{profile: func(p conformance.Profile) conformance.Profile {
+			h: hooks{profile: func(p verbs.Readings) verbs.Readings {
 				p.OverrunDrops = true
 				return p
 			}},
@@ -550,7 +550,7 @@ func cqMutants() []mutant {
 }
 
 // drainInner polls everything out of q, ignoring errors.
-func drainInner(q conformance.CQ) []verbs.WC {
+func drainInner(q verbs.CQ) []verbs.WC {
 	var all []verbs.WC
 	buf := make([]verbs.WC, 16)
 	for {
@@ -564,7 +564,7 @@ func drainInner(q conformance.CQ) []verbs.WC {
 
 // destroyDroppingOnBusy destroys q; when the destroy is refused with EBUSY it
 // throws away q's completions first, which a refused destroy must not do.
-func destroyDroppingOnBusy(q conformance.CQ, ctx context.Context) error {
+func destroyDroppingOnBusy(q verbs.CQ, ctx context.Context) error {
 	err := q.DestroyContext(ctx)
 	if errors.Is(err, syscall.EBUSY) {
 		drainInner(q)
@@ -574,11 +574,11 @@ func destroyDroppingOnBusy(q conformance.CQ, ctx context.Context) error {
 
 // preAcked is an async event acknowledged as soon as it was read; its Ack does
 // nothing.
-type preAcked struct{ conformance.AsyncEvent }
+type preAcked struct{ verbs.AsyncEvent }
 
 func (preAcked) Ack() error { return nil }
 
-func preAck(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
+func preAck(ev verbs.AsyncEvent, err error) (verbs.AsyncEvent, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -589,7 +589,7 @@ func preAck(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error
 // anonymousEvent is an async event that names no object.
 type anonymousEvent = objEvent
 
-func anonymous(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
+func anonymous(ev verbs.AsyncEvent, err error) (verbs.AsyncEvent, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 
 // cqxCreate creates an extended CQ from attr, or returns the error. A device
 // without ExCQCreator fails the case.
-func cqxCreate(t *T, e *Env, attr verbs.CQInitAttrEx) (ExCQ, error) {
+func cqxCreate(t *T, e *Env, attr verbs.CQInitAttrEx) (verbs.ExCQ, error) {
 	t.Helper()
 	cr, ok := e.Ctx.(verbs.ExCQCreator)
 	if !ok {
@@ -33,7 +33,7 @@ func cqxCreate(t *T, e *Env, attr verbs.CQInitAttrEx) (ExCQ, error) {
 }
 
 // cqxMust creates an extended CQ from attr or fails the case.
-func cqxMust(t *T, e *Env, attr verbs.CQInitAttrEx) ExCQ {
+func cqxMust(t *T, e *Env, attr verbs.CQInitAttrEx) verbs.ExCQ {
 	t.Helper()
 	q, err := cqxCreate(t, e, attr)
 	if err != nil {
@@ -55,7 +55,7 @@ func cqxWant(t *T, e *Env, what string, attr verbs.CQInitAttrEx, errno syscall.E
 
 // cqxDrain reads q to the end with the iterator and returns the wr_ids, or
 // nil if q was empty. It fails the case on an unexpected error.
-func cqxDrain(t *T, e *Env, q ExCQ) []uint64 {
+func cqxDrain(t *T, e *Env, q verbs.ExCQ) []uint64 {
 	t.Helper()
 	err := q.StartPoll()
 	if errors.Is(err, syscall.ENOENT) {
@@ -170,7 +170,7 @@ func cqxOnlyAskedFields(t *T, e *Env) {
 	e.WantOK("ibv_end_poll", q.EndPoll())
 	// A CQ from ibv_create_cq reads the standard fields.
 	c := e.CQ(4, nil, nil)
-	x, ok := c.(ExCQ)
+	x, ok := c.(verbs.ExCQ)
 	if !ok {
 		t.Logf("not checked: the CQs of ibv_create_cq have no poll iterator")
 		return
@@ -368,7 +368,7 @@ func cqxIsACQ(t *T, e *Env) {
 	}
 	e.Push(q, verbs.WC{WRID: 2, Opcode: verbs.WCSend}, false)
 	got, cqCtx := e.GetEvent("the event of an armed extended CQ", ch)
-	if got != CQ(q) || cqCtx != "cqx" {
+	if got != verbs.CQ(q) || cqCtx != "cqx" {
 		t.Errorf("event names %v with context %v; want the extended CQ and \"cqx\" (CQ-04)", got, cqCtx)
 	}
 	e.NoEvent("a second event without re-arming (NOTIFY-01)", ch)
@@ -405,4 +405,4 @@ func cqxIsACQ(t *T, e *Env) {
 }
 
 // cqWaitAsyncTry returns the next async event if one is queued.
-func cqWaitAsyncTry(e *Env) (AsyncEvent, error) { return e.Ctx.TryGetAsyncEvent() }
+func cqWaitAsyncTry(e *Env) (verbs.AsyncEvent, error) { return e.Ctx.TryGetAsyncEvent() }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -12,17 +11,17 @@ import (
 // cqxHooks break extended CQs: create rewrites ibv_create_cq_ex, iter
 // replaces a CQ's poll iterator.
 type cqxHooks struct {
-	create func(c conformance.Context, attr verbs.CQInitAttrEx) (conformance.ExCQ, error)
-	iter   func(inner conformance.ExCQ) conformance.ExCQ
+	create func(c verbs.Context, attr verbs.CQInitAttrEx) (verbs.ExCQ, error)
+	iter   func(inner verbs.ExCQ) verbs.ExCQ
 }
 
 // CreateCQEx implements verbs.ExCQCreator.
-func (c *mContext) CreateCQEx(attr verbs.CQInitAttrEx) (conformance.ExCQ, error) {
+func (c *mContext) CreateCQEx(attr verbs.CQInitAttrEx) (verbs.ExCQ, error) {
 	if attr.Channel != nil {
 		attr.Channel = attr.Channel.(*mChannel).inner
 	}
 	cr := c.inner.(verbs.ExCQCreator)
-	var q conformance.ExCQ
+	var q verbs.ExCQ
 	var err error
 	if h := c.h.cqx; h != nil && h.create != nil {
 		q, err = h.create(c.inner, attr)
@@ -36,9 +35,9 @@ func (c *mContext) CreateCQEx(attr verbs.CQInitAttrEx) (conformance.ExCQ, error)
 }
 
 // iterator returns the poll iterator of q: the inner CQ's, or the mutant's.
-func (q *mCQ) iterator() conformance.ExCQ {
+func (q *mCQ) iterator() verbs.ExCQ {
 	if q.ex == nil {
-		q.ex = q.inner.(conformance.ExCQ)
+		q.ex = q.inner.(verbs.ExCQ)
 		if h := q.h.cqx; h != nil && h.iter != nil {
 			q.ex = h.iter(q.ex)
 		}
@@ -72,7 +71,7 @@ func (q *mCQ) ReadCompletionWallclockNS() (uint64, error) {
 
 // lax reads every field whatever wc_flags asked for, and outside batches
 // returns zero with no error: the providers' undefined behaviour, unreported.
-type lax struct{ conformance.ExCQ }
+type lax struct{ verbs.ExCQ }
 
 func laxU32(v uint32, err error) (uint32, error) {
 	if errors.Is(err, syscall.EINVAL) {
@@ -103,7 +102,7 @@ func (l lax) Current() (uint64, verbs.WCStatus, error) {
 // completion out at once, so nothing waits for end_poll and poll_cq works
 // inside a batch.
 type pollIter struct {
-	conformance.ExCQ
+	verbs.ExCQ
 	cur  verbs.WC
 	open bool
 }
@@ -151,12 +150,12 @@ func (p *pollIter) ReadByteLen() (uint32, error)             { return p.cur.Byte
 // cqexMutants returns the mutants of the CQEX family.
 func cqexMutants() []mutant {
 	create := func(f func(*verbs.CQInitAttrEx)) *cqxHooks {
-		return &cqxHooks{create: func(c conformance.Context, attr verbs.CQInitAttrEx) (conformance.ExCQ, error) {
+		return &cqxHooks{create: func(c verbs.Context, attr verbs.CQInitAttrEx) (verbs.ExCQ, error) {
 			f(&attr)
 			return c.(verbs.ExCQCreator).CreateCQEx(attr)
 		}}
 	}
-	iter := func(f func(conformance.ExCQ) conformance.ExCQ) *cqxHooks { return &cqxHooks{iter: f} }
+	iter := func(f func(verbs.ExCQ) verbs.ExCQ) *cqxHooks { return &cqxHooks{iter: f} }
 	return []mutant{
 		{
 			name:  "cq_ex: unsupported wc_flags accepted",
@@ -186,38 +185,38 @@ func cqexMutants() []mutant {
 		{
 			name:  "cq_ex: fields readable whatever wc_flags and outside batches",
 			rules: []string{"CQX-03", "CQX-07"},
-			h:     hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ { return lax{x} })},
+			h:     hooks{cqx: iter(func(x verbs.ExCQ) verbs.ExCQ { return lax{x} })},
 		},
 		{
 			name:  "cq_ex: iterator built on poll_cq",
 			rules: []string{"CQX-06", "CQX-08"},
-			h:     hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ { return &pollIter{ExCQ: x} })},
+			h:     hooks{cqx: iter(func(x verbs.ExCQ) verbs.ExCQ { return &pollIter{ExCQ: x} })},
 		},
 		{
 			name:  "cq_ex: start_poll on an empty CQ succeeds",
 			rules: []string{"CQX-04"},
-			h: hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ {
+			h: hooks{cqx: iter(func(x verbs.ExCQ) verbs.ExCQ {
 				return startOK{x}
 			})},
 		},
 		{
 			name:  "cq_ex: next_poll skips a completion",
 			rules: []string{"CQX-05"},
-			h: hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ {
+			h: hooks{cqx: iter(func(x verbs.ExCQ) verbs.ExCQ {
 				return skipNext{x}
 			})},
 		},
 		{
 			name:  "cq_ex: second start_poll accepted",
 			rules: []string{"CQX-06"},
-			h: hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ {
+			h: hooks{cqx: iter(func(x verbs.ExCQ) verbs.ExCQ {
 				return restart{x}
 			})},
 		},
 		{
 			name:  "cq_ex: wallclock in microseconds",
 			rules: []string{"CQX-09"},
-			h: hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ {
+			h: hooks{cqx: iter(func(x verbs.ExCQ) verbs.ExCQ {
 				return microWall{x}
 			})},
 		},
@@ -225,7 +224,7 @@ func cqexMutants() []mutant {
 }
 
 // startOK hides start_poll's ENOENT.
-type startOK struct{ conformance.ExCQ }
+type startOK struct{ verbs.ExCQ }
 
 func (s startOK) StartPoll() error {
 	if err := s.ExCQ.StartPoll(); !errors.Is(err, syscall.ENOENT) {
@@ -235,7 +234,7 @@ func (s startOK) StartPoll() error {
 }
 
 // skipNext moves two completions per next_poll.
-type skipNext struct{ conformance.ExCQ }
+type skipNext struct{ verbs.ExCQ }
 
 func (s skipNext) NextPoll() error {
 	if err := s.ExCQ.NextPoll(); err != nil {
@@ -245,7 +244,7 @@ func (s skipNext) NextPoll() error {
 }
 
 // restart accepts start_poll inside a batch.
-type restart struct{ conformance.ExCQ }
+type restart struct{ verbs.ExCQ }
 
 func (r restart) StartPoll() error {
 	if err := r.ExCQ.StartPoll(); !errors.Is(err, syscall.EINVAL) {
@@ -255,7 +254,7 @@ func (r restart) StartPoll() error {
 }
 
 // microWall reports the wallclock timestamp in microseconds.
-type microWall struct{ conformance.ExCQ }
+type microWall struct{ verbs.ExCQ }
 
 func (m microWall) ReadCompletionWallclockNS() (uint64, error) {
 	v, err := m.ExCQ.ReadCompletionWallclockNS()
@@ -263,7 +262,7 @@ func (m microWall) ReadCompletionWallclockNS() (uint64, error) {
 }
 
 // hideEIO reports the end of an overrun CQ as ENOENT.
-type hideEIO struct{ conformance.ExCQ }
+type hideEIO struct{ verbs.ExCQ }
 
 func (h hideEIO) StartPoll() error { return noEIO(h.ExCQ.StartPoll()) }
 func (h hideEIO) NextPoll() error  { return noEIO(h.ExCQ.NextPoll()) }

@@ -61,7 +61,7 @@ func (w *dmWorld) alloc(n uint64) verbs.DM {
 }
 
 // regOn returns pd's ibv_reg_dm_mr, or fails the case.
-func (w *dmWorld) regOn(pd PD) verbs.DMMRRegisterer {
+func (w *dmWorld) regOn(pd verbs.PD) verbs.DMMRRegisterer {
 	w.t.Helper()
 	r, ok := pd.(verbs.DMMRRegisterer)
 	if !ok {
@@ -72,7 +72,7 @@ func (w *dmWorld) regOn(pd PD) verbs.DMMRRegisterer {
 
 // reg registers an MR on dm or fails the case; it is deregistered when the
 // case ends unless the case deregistered it.
-func (w *dmWorld) reg(pd PD, dm verbs.DM, off, n uint64, access uint32) MR {
+func (w *dmWorld) reg(pd verbs.PD, dm verbs.DM, off, n uint64, access uint32) verbs.MR {
 	w.t.Helper()
 	mr, err := w.regOn(pd).RegDMMR(dm, off, n, verbs.AccessFlags(access))
 	if err != nil || mr == nil {

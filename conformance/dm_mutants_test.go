@@ -4,7 +4,6 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -16,7 +15,7 @@ type dmHooks struct {
 	free       func(dm verbs.DM) error
 	memcpyTo   func(dm verbs.DM, off uint64, src []byte) error
 	memcpyFrom func(dm verbs.DM, dst []byte, off uint64) error
-	reg        func(pd verbs.DMMRRegisterer, dm verbs.DM, off, n uint64, access verbs.AccessFlags) (conformance.MR, error)
+	reg        func(pd verbs.DMMRRegisterer, dm verbs.DM, off, n uint64, access verbs.AccessFlags) (verbs.MR, error)
 }
 
 // mDM wraps device memory so that its verbs can be hooked.
@@ -67,7 +66,7 @@ func (c *mContext) AllocDM(attr verbs.AllocDMAttr) (verbs.DM, error) {
 
 // RegDMMR implements verbs.DMMRRegisterer: the DM is unwrapped, the MR
 // wrapped.
-func (p *mPD) RegDMMR(dm verbs.DM, off, n uint64, access verbs.AccessFlags) (conformance.MR, error) {
+func (p *mPD) RegDMMR(dm verbs.DM, off, n uint64, access verbs.AccessFlags) (verbs.MR, error) {
 	inner, ok := p.inner.(verbs.DMMRRegisterer)
 	if !ok {
 		return nil, errors.ErrUnsupported
@@ -75,7 +74,7 @@ func (p *mPD) RegDMMR(dm verbs.DM, off, n uint64, access verbs.AccessFlags) (con
 	if w, ok := dm.(*mDM); ok {
 		dm = w.inner
 	}
-	var mr conformance.MR
+	var mr verbs.MR
 	var err error
 	if p.h.dm != nil && p.h.dm.reg != nil {
 		mr, err = p.h.dm.reg(inner, dm, off, n, access)
@@ -107,7 +106,7 @@ func dmMutants() []mutant {
 		},
 		{
 			name: "a device that states NoDM still reports and allocates device memory", rules: []string{"DM-02"}, base: sim.DefaultProfile(),
-			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.NoDM = true; return p }},
+			h: hooks{profile: func(p verbs.Readings) verbs.Readings { p.NoDM = true; return p }},
 		},
 		{
 			name: "ibv_alloc_dm out of pages says EINVAL", rules: []string{"DM-03"},
@@ -146,13 +145,13 @@ func dmMutants() []mutant {
 		},
 		{
 			name: "ibv_reg_dm_mr adds ZERO_BASED when it is missing", rules: []string{"DM-06"},
-			h: hooks{dm: &dmHooks{reg: func(pd verbs.DMMRRegisterer, dm verbs.DM, off, n uint64, access verbs.AccessFlags) (conformance.MR, error) {
+			h: hooks{dm: &dmHooks{reg: func(pd verbs.DMMRRegisterer, dm verbs.DM, off, n uint64, access verbs.AccessFlags) (verbs.MR, error) {
 				return pd.RegDMMR(dm, off, n, access|verbs.AccessZeroBased)
 			}}},
 		},
 		{
 			name: "ibv_reg_dm_mr registers from the start of the DM whatever the offset", rules: []string{"DM-07"},
-			h: hooks{dm: &dmHooks{reg: func(pd verbs.DMMRRegisterer, dm verbs.DM, off, n uint64, access verbs.AccessFlags) (conformance.MR, error) {
+			h: hooks{dm: &dmHooks{reg: func(pd verbs.DMMRRegisterer, dm verbs.DM, off, n uint64, access verbs.AccessFlags) (verbs.MR, error) {
 				return pd.RegDMMR(dm, 0, n, access)
 			}}},
 		},

@@ -14,21 +14,20 @@
 //
 // # What an implementation provides
 //
-// Everything the suite drives is a verbs object; Context, PD, QP, SRQ, CQ,
-// CompChannel, MR, MW, AH, XRCD and AsyncEvent here are aliases of the
-// verbs interfaces. To run the suite, an implementation (verbsim's
+// Everything the suite drives is an object of package verbs (verbs.Context,
+// verbs.CQ, verbs.QP...). To run the suite, an implementation (verbsim's
 // simulator, or a binding to a real libibverbs) provides:
 //
-//   - Required: a Device, which is a verbs.Device plus Profile: the reading
-//     of each implementation-defined rule it follows. The zero Profile is
-//     the man pages' reading. Limits are read with ibv_query_device and
+//   - Required: a Device, which is a verbs.Device plus Profile: the
+//     verbs.Readings of the implementation-defined rules it follows. The zero
+//     Readings are the man pages'. Limits are read with ibv_query_device and
 //     ibv_query_port (LimitsOf); port 1 is the port the QPs use.
 //   - Optional verbs, found by type assertion; a case that needs a missing
 //     one logs that it checked nothing: verbs.ExCQCreator (CQX),
 //     verbs.QPExCreator and verbs.WRBuilder (QPX), verbs.XRCOpener and
 //     verbs.SRQNumGetter (XRC, QUERY-07), verbs.ExQuerier (QUERY-03,
 //     -05, -06), verbs.MRReregisterer (MR-12..17), verbs.DMAllocator and
-//     verbs.DMMRRegisterer (DM; under a Profile with NoDM, DM-02 checks
+//     verbs.DMMRRegisterer (DM; under readings with NoDM, DM-02 checks
 //     that ibv_alloc_dm refuses with EOPNOTSUPP). A device without memory
 //     windows fails PD.AllocMW with EOPNOTSUPP and the MW cases end there.
 //   - Optional capabilities of the Device, which only a simulator or a

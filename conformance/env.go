@@ -13,11 +13,11 @@ import (
 type Env struct {
 	T       *T
 	Dev     Device
-	Ctx     Context
-	Profile Profile
+	Ctx     verbs.Context
+	Profile verbs.Readings
 
-	cqs      []CQ
-	channels []CompChannel
+	cqs      []verbs.CQ
+	channels []verbs.CompChannel
 }
 
 func (e *Env) teardown() {
@@ -33,7 +33,7 @@ func (e *Env) teardown() {
 }
 
 // Channel creates a completion channel or fails the case.
-func (e *Env) Channel() CompChannel {
+func (e *Env) Channel() verbs.CompChannel {
 	e.T.Helper()
 	ch, err := e.Ctx.CreateCompChannel()
 	if err != nil {
@@ -45,7 +45,7 @@ func (e *Env) Channel() CompChannel {
 
 // CQ creates a CQ of at least cqe entries on ch (which may be nil) with
 // context cqContext and comp_vector 0, or fails the case.
-func (e *Env) CQ(cqe int, cqContext any, ch CompChannel) CQ {
+func (e *Env) CQ(cqe int, cqContext any, ch verbs.CompChannel) verbs.CQ {
 	e.T.Helper()
 	q, err := e.Ctx.CreateCQ(cqe, cqContext, ch, 0)
 	if err != nil {
@@ -56,12 +56,12 @@ func (e *Env) CQ(cqe int, cqContext any, ch CompChannel) CQ {
 }
 
 // Track makes the environment tear q down at the end of the case.
-func (e *Env) Track(q CQ) { e.cqs = append(e.cqs, q) }
+func (e *Env) Track(q verbs.CQ) { e.cqs = append(e.cqs, q) }
 
 // Injector returns q's injection capability; an implementation without it
 // cannot run cases that need completions before QPs exist, and the case
 // fails saying so.
-func (e *Env) Injector(q CQ) Injector {
+func (e *Env) Injector(q verbs.CQ) Injector {
 	e.T.Helper()
 	in, ok := q.(Injector)
 	if !ok {
@@ -72,7 +72,7 @@ func (e *Env) Injector(q CQ) Injector {
 
 // Push injects w into q and fails the case on error; it returns whether q
 // overran.
-func (e *Env) Push(q CQ, w verbs.WC, solicited bool) bool {
+func (e *Env) Push(q verbs.CQ, w verbs.WC, solicited bool) bool {
 	e.T.Helper()
 	over, err := e.Injector(q).Push(w, solicited)
 	if err != nil {
@@ -98,7 +98,7 @@ func ErrWC(id uint64, s verbs.WCStatus) verbs.WC {
 
 // PollAll polls q until it is empty, max entries at a time, and returns
 // everything polled. It fails the case on an unexpected error.
-func (e *Env) PollAll(q CQ, max int) []verbs.WC {
+func (e *Env) PollAll(q verbs.CQ, max int) []verbs.WC {
 	e.T.Helper()
 	var all []verbs.WC
 	buf := make([]verbs.WC, max)
@@ -131,7 +131,7 @@ func (e *Env) WantOK(what string, err error) {
 }
 
 // NoEvent fails the case if ch has an event queued.
-func (e *Env) NoEvent(what string, ch CompChannel) {
+func (e *Env) NoEvent(what string, ch verbs.CompChannel) {
 	e.T.Helper()
 	q, _, err := ch.TryGetEvent()
 	if !errors.Is(err, syscall.EAGAIN) {
@@ -141,7 +141,7 @@ func (e *Env) NoEvent(what string, ch CompChannel) {
 
 // GetEvent takes the next event from ch without blocking, fails the case if
 // there is none, and returns its CQ and context.
-func (e *Env) GetEvent(what string, ch CompChannel) (CQ, any) {
+func (e *Env) GetEvent(what string, ch verbs.CompChannel) (verbs.CQ, any) {
 	e.T.Helper()
 	q, c, err := ch.TryGetEvent()
 	if err != nil {

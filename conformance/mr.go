@@ -26,7 +26,7 @@ const (
 
 // mrTry registers a fresh buffer with access and says whether that worked;
 // a refusal must come with EINVAL and no MR.
-func (e *Env) mrTry(pd PD, access uint32) bool {
+func (e *Env) mrTry(pd verbs.PD, access uint32) bool {
 	e.T.Helper()
 	mr, err := pd.RegMR(make([]byte, 64), verbs.AccessFlags(access))
 	if err != nil {
@@ -79,7 +79,7 @@ func accessZeroRegisters(t *T, e *Env) {
 func keysIdentifyMRs(t *T, e *Env) {
 	a, b := e.pdAlloc(), e.pdAlloc()
 	bufs := [][]byte{make([]byte, 1), make([]byte, 4096), make([]byte, 10000), make([]byte, 333)}
-	var mrs []MR
+	var mrs []verbs.MR
 	for i, buf := range bufs {
 		pd := a
 		if i%2 == 1 {

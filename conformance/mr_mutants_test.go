@@ -11,7 +11,7 @@ import (
 
 // lyingMR reports other fields than the MR it wraps; nil funcs forward.
 type lyingMR struct {
-	conformance.MR
+	verbs.MR
 	lkey, rkey func() uint32
 	addr, size func() uint64
 }
@@ -45,8 +45,8 @@ func (m lyingMR) Length() uint64 {
 }
 
 // regLying returns a regMR hook that wraps every MR with lie.
-func regLying(lie func(conformance.MR) conformance.MR) func(conformance.PD, []byte, verbs.AccessFlags) (conformance.MR, error) {
-	return func(pd conformance.PD, buf []byte, access verbs.AccessFlags) (conformance.MR, error) {
+func regLying(lie func(verbs.MR) verbs.MR) func(verbs.PD, []byte, verbs.AccessFlags) (verbs.MR, error) {
+	return func(pd verbs.PD, buf []byte, access verbs.AccessFlags) (verbs.MR, error) {
 		mr, err := pd.RegMR(buf, access)
 		if err != nil {
 			return nil, err
@@ -57,8 +57,8 @@ func regLying(lie func(conformance.MR) conformance.MR) func(conformance.PD, []by
 
 // regAccess returns a regMR hook that refuses the access values refuse
 // selects (with EINVAL) and registers the others as fix rewrites them.
-func regAccess(refuse func(uint32) bool, fix func(uint32) uint32) func(conformance.PD, []byte, verbs.AccessFlags) (conformance.MR, error) {
-	return func(pd conformance.PD, buf []byte, access verbs.AccessFlags) (conformance.MR, error) {
+func regAccess(refuse func(uint32) bool, fix func(uint32) uint32) func(verbs.PD, []byte, verbs.AccessFlags) (verbs.MR, error) {
+	return func(pd verbs.PD, buf []byte, access verbs.AccessFlags) (verbs.MR, error) {
 		if refuse != nil && refuse(uint32(access)) {
 			return nil, verr.New("ibv_reg_mr", syscall.EINVAL, "mutant: refused")
 		}
@@ -124,35 +124,35 @@ func mrMutants() []mutant {
 		{
 			name:  "every MR has the same lkey",
 			rules: []string{"MR-04"},
-			h: hooks{regMR: regLying(func(m conformance.MR) conformance.MR {
+			h: hooks{regMR: regLying(func(m verbs.MR) verbs.MR {
 				return lyingMR{MR: m, lkey: func() uint32 { return 0x1234 }}
 			})},
 		},
 		{
 			name:  "every MR has the same rkey",
 			rules: []string{"MR-04"},
-			h: hooks{regMR: regLying(func(m conformance.MR) conformance.MR {
+			h: hooks{regMR: regLying(func(m verbs.MR) verbs.MR {
 				return lyingMR{MR: m, rkey: func() uint32 { return 0x5678 }}
 			})},
 		},
 		{
 			name:  "length reported one short",
 			rules: []string{"MR-04", "MR-02"},
-			h: hooks{regMR: regLying(func(m conformance.MR) conformance.MR {
+			h: hooks{regMR: regLying(func(m verbs.MR) verbs.MR {
 				return lyingMR{MR: m, size: func() uint64 { return m.Length() - 1 }}
 			})},
 		},
 		{
 			name:  "every MR starts at the same address",
 			rules: []string{"MR-04"},
-			h: hooks{regMR: regLying(func(m conformance.MR) conformance.MR {
+			h: hooks{regMR: regLying(func(m verbs.MR) verbs.MR {
 				return lyingMR{MR: m, addr: func() uint64 { return 0x10000 }}
 			})},
 		},
 		{
 			name:  "a buffer registered twice gets two addresses",
 			rules: []string{"MR-04"},
-			h: hooks{regMR: regLying(func(m conformance.MR) conformance.MR {
+			h: hooks{regMR: regLying(func(m verbs.MR) verbs.MR {
 				shift := serial.Add(1) << 40
 				return lyingMR{MR: m, addr: func() uint64 { return m.Addr() + shift }}
 			})},
@@ -163,10 +163,10 @@ func mrMutants() []mutant {
 			h: func() hooks {
 				var gen atomic.Uint32
 				return hooks{
-					regMR: regLying(func(m conformance.MR) conformance.MR {
+					regMR: regLying(func(m verbs.MR) verbs.MR {
 						return lyingMR{MR: m, lkey: func() uint32 { return m.LKey() + gen.Load() }}
 					}),
-					deregMR: func(m conformance.MR) error {
+					deregMR: func(m verbs.MR) error {
 						gen.Add(1)
 						return m.Dereg()
 					},
@@ -178,7 +178,7 @@ func mrMutants() []mutant {
 		{
 			name:  "dereg ignores bound windows",
 			rules: []string{"MR-06"},
-			h: hooks{deregMR: func(m conformance.MR) error {
+			h: hooks{deregMR: func(m verbs.MR) error {
 				if r, ok := m.(conformance.Referencer); ok {
 					r.Unref()
 				}
@@ -188,7 +188,7 @@ func mrMutants() []mutant {
 		{
 			name:  "a refused dereg still frees the MR",
 			rules: []string{"MR-06"},
-			h: hooks{deregMR: func(m conformance.MR) error {
+			h: hooks{deregMR: func(m verbs.MR) error {
 				err := m.Dereg()
 				if err != nil {
 					if r, ok := m.(conformance.Referencer); ok {

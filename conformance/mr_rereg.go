@@ -24,7 +24,7 @@ const (
 
 // reregOf returns mr's ibv_rereg_mr, or nil after a log line when the MR
 // does not offer it.
-func (e *Env) reregOf(mr MR) verbs.MRReregisterer {
+func (e *Env) reregOf(mr verbs.MR) verbs.MRReregisterer {
 	e.T.Helper()
 	if r, ok := mr.(verbs.MRReregisterer); ok {
 		return r
@@ -36,7 +36,7 @@ func (e *Env) reregOf(mr MR) verbs.MRReregisterer {
 // rereg calls ibv_rereg_mr and checks the return value and errno: want is
 // 0 or an ibv_rereg_mr_err_code, errno the errno of a failure. It reports
 // false when the MR turned out not to support the verb after all.
-func (e *Env) rereg(what string, r verbs.MRReregisterer, flags uint32, pd PD, buf []byte, access uint32, want int, errno syscall.Errno) bool {
+func (e *Env) rereg(what string, r verbs.MRReregisterer, flags uint32, pd verbs.PD, buf []byte, access uint32, want int, errno syscall.Errno) bool {
 	e.T.Helper()
 	err := r.Rereg(verbs.ReregFlags(flags), pd, buf, verbs.AccessFlags(access))
 	code := int(verbs.ReregFailureOf(err))
@@ -60,7 +60,7 @@ func (e *Env) rereg(what string, r verbs.MRReregisterer, flags uint32, pd PD, bu
 
 // reregMR registers a fresh 64-byte buffer in pd with access and returns
 // the MR and its ibv_rereg_mr, or nil without the capability.
-func (e *Env) reregMR(pd PD, access uint32) (MR, verbs.MRReregisterer) {
+func (e *Env) reregMR(pd verbs.PD, access uint32) (verbs.MR, verbs.MRReregisterer) {
 	e.T.Helper()
 	mr := e.mrReg(pd, make([]byte, 64), access)
 	return mr, e.reregOf(mr)
@@ -81,7 +81,7 @@ func reregBadArgs(t *T, e *Env) {
 	inputs := []struct {
 		name   string
 		flags  uint32
-		pd     PD
+		pd     verbs.PD
 		buf    []byte
 		access uint32
 	}{
@@ -164,7 +164,7 @@ func reregChanges(t *T, e *Env) {
 	cmds := []struct {
 		name   string
 		flags  uint32
-		pd     PD
+		pd     verbs.PD
 		access uint32
 	}{
 		{"REMOTE_WRITE without LOCAL_WRITE (MR-01)", reregAccess, nil, accessRemoteWrite},

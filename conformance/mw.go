@@ -27,7 +27,7 @@ const (
 type mwWorld struct {
 	w    *wire
 	a, b *end
-	mr   MR
+	mr   verbs.MR
 	buf  []byte
 }
 
@@ -49,7 +49,7 @@ func mwSetup(t *T, e *Env) *mwWorld {
 // hasMW reports whether pd's device has memory windows: ibv_alloc_mw of a
 // type 1 window does not fail with EOPNOTSUPP. The window it made is
 // deallocated.
-func hasMW(pd PD) bool {
+func hasMW(pd verbs.PD) bool {
 	mw, err := pd.AllocMW(verbs.MWType1)
 	if errors.Is(err, syscall.EOPNOTSUPP) {
 		return false
@@ -61,7 +61,7 @@ func hasMW(pd PD) bool {
 }
 
 // alloc allocates a window of type typ on B's PD.
-func (m *mwWorld) alloc(typ uint32) MW {
+func (m *mwWorld) alloc(typ uint32) verbs.MW {
 	m.w.t.Helper()
 	mw, err := m.w.b.pd.AllocMW(verbs.MWType(typ))
 	if err != nil || mw == nil {
@@ -77,7 +77,7 @@ func (m *mwWorld) info(acc verbs.AccessFlags) verbs.MWBindInfo {
 
 // bind1 binds a type 1 window with ibv_bind_mw on x and returns its
 // completion.
-func (m *mwWorld) bind1(x *end, mw MW, id uint64, info verbs.MWBindInfo) verbs.WC {
+func (m *mwWorld) bind1(x *end, mw verbs.MW, id uint64, info verbs.MWBindInfo) verbs.WC {
 	m.w.t.Helper()
 	if err := x.q.BindMW(mw, id, verbs.SendSignaled, info); err != nil {
 		m.w.t.Fatalf("ibv_bind_mw: %v", err)
@@ -87,7 +87,7 @@ func (m *mwWorld) bind1(x *end, mw MW, id uint64, info verbs.MWBindInfo) verbs.W
 
 // bind2 binds a type 2 window with a BIND_MW work request on x naming the
 // key rkey, and returns its completion.
-func (m *mwWorld) bind2(x *end, mw MW, id uint64, rkey uint32, info verbs.MWBindInfo) verbs.WC {
+func (m *mwWorld) bind2(x *end, mw verbs.MW, id uint64, rkey uint32, info verbs.MWBindInfo) verbs.WC {
 	m.w.t.Helper()
 	x.post("BIND_MW", verbs.SendWR{WRID: id, Opcode: verbs.WRBindMW, Flags: verbs.SendSignaled, MW: mw, RKey: rkey, Bind: info})
 	return m.w.await(x.scq, 1, "the BIND_MW")[0]
@@ -239,28 +239,28 @@ func bindFailure(t *T, e *Env) {
 	bad := []struct {
 		name string
 		typ  uint32
-		mk   func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo)
+		mk   func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo)
 	}{
-		{"an MR without MW_BIND", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+		{"an MR without MW_BIND", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			return incRKey(mw.RKey()), verbs.MWBindInfo{MR: m.w.b.mr, Addr: m.w.b.addr(0), Length: 64, Access: verbs.AccessRemoteRead}
 		}},
-		{"a range past the MR", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+		{"a range past the MR", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			i := m.info(verbs.AccessRemoteRead)
 			i.Addr = m.mr.Addr() + mwLen - 8
 			return incRKey(mw.RKey()), i
 		}},
-		{"a range before the MR", 1, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+		{"a range before the MR", 1, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			i := m.info(verbs.AccessRemoteRead)
 			i.Addr = m.mr.Addr() - 1
 			return 0, i
 		}},
-		{"MW_BIND among the window's rights", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+		{"MW_BIND among the window's rights", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			return incRKey(mw.RKey()), m.info(verbs.AccessMWBind)
 		}},
-		{"a new rkey of another index", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+		{"a new rkey of another index", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			return mw.RKey() ^ 0x100, m.info(verbs.AccessRemoteRead)
 		}},
-		{"a type 2 bind of length 0", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+		{"a type 2 bind of length 0", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			return incRKey(mw.RKey()), verbs.MWBindInfo{MR: m.mr, Addr: m.mr.Addr(), Access: verbs.AccessRemoteRead}
 		}},
 		{"a window of another PD", 2, nil},
@@ -270,7 +270,7 @@ func bindFailure(t *T, e *Env) {
 		if m == nil {
 			return
 		}
-		var mw MW
+		var mw verbs.MW
 		var key uint32
 		var info verbs.MWBindInfo
 		if c.mk == nil {

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -23,23 +22,23 @@ func mwMutants() []mutant {
 	// pdsWithMW remembers the PDs that ever had a window, for the PD-02
 	// mutant.
 	var mu sync.Mutex
-	pdsWithMW := map[conformance.PD]bool{}
+	pdsWithMW := map[verbs.PD]bool{}
 	return []mutant{
 		{name: "ibv_alloc_mw takes any type as type 1", rules: []string{"MW-01"}, h: hooks{
-			allocMW: func(pd conformance.PD, typ verbs.MWType) (conformance.MW, error) {
+			allocMW: func(pd verbs.PD, typ verbs.MWType) (verbs.MW, error) {
 				if typ != 2 {
 					typ = 1
 				}
 				return pd.AllocMW(typ)
 			}}},
 		{name: "ibv_dealloc_pd with windows says EINVAL, not EBUSY", rules: []string{"MW-02"}, h: hooks{
-			allocMW: func(pd conformance.PD, typ verbs.MWType) (conformance.MW, error) {
+			allocMW: func(pd verbs.PD, typ verbs.MWType) (verbs.MW, error) {
 				mu.Lock()
 				pdsWithMW[pd] = true
 				mu.Unlock()
 				return pd.AllocMW(typ)
 			},
-			deallocPD: func(pd conformance.PD) error {
+			deallocPD: func(pd verbs.PD) error {
 				err := pd.Dealloc()
 				mu.Lock()
 				defer mu.Unlock()
@@ -49,18 +48,18 @@ func mwMutants() []mutant {
 				return err
 			}}},
 		{name: "ibv_dereg_mr of a held MR reports success and keeps it", rules: []string{"MR-06", "MW-03"}, h: hooks{
-			deregMR: func(mr conformance.MR) error {
+			deregMR: func(mr verbs.MR) error {
 				_ = mr.Dereg() // a refusal is hidden
 				return nil
 			}}},
-		eachWC("BIND_MW completes as SEND", []string{"MW-04"}, func(tr *wireTracker, q conformance.CQ, c *verbs.WC) {
+		eachWC("BIND_MW completes as SEND", []string{"MW-04"}, func(tr *wireTracker, q verbs.CQ, c *verbs.WC) {
 			if c.Status == verbs.WCSuccess && c.Opcode == verbs.WCBindMW {
 				c.Opcode = verbs.WCSend
 			}
 		}),
 		statusMutant(verbs.WCMWBindErr, verbs.WCLocQPOpErr, "MW-05"),
 		{name: "binds cover the whole MR", rules: []string{"MW-06"}, h: hooks{
-			postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+			postSend: func(q verbs.QP, wrs []verbs.SendWR) (int, error) {
 				wrs = append([]verbs.SendWR(nil), wrs...)
 				for i := range wrs {
 					if wrs[i].Opcode == verbs.WRBindMW {
@@ -69,19 +68,19 @@ func mwMutants() []mutant {
 				}
 				return q.PostSend(wrs)
 			},
-			bindMW: func(q conformance.QP, mw conformance.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error {
+			bindMW: func(q verbs.QP, mw verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error {
 				widen(&info)
 				return q.BindMW(mw, wrID, flags, info)
 			}}},
 		{name: "the device states the other ZERO_BASED type 1 reading", rules: []string{"MW-05"}, h: hooks{
-			profile: func(p conformance.Profile) conformance.Profile {
+			profile: func(p verbs.Readings) verbs.Readings {
 				p.MWType1NoZeroBased = !p.MWType1NoZeroBased
 				return p
 			}}},
 		{name: "the device states the other errno of a refused dereg", rules: []string{"MW-03"}, h: hooks{
-			profile: func(p conformance.Profile) conformance.Profile { p.DeregBoundEINVAL = !p.DeregBoundEINVAL; return p }}},
+			profile: func(p verbs.Readings) verbs.Readings { p.DeregBoundEINVAL = !p.DeregBoundEINVAL; return p }}},
 		{name: "LOCAL_INV names the wrong key", rules: []string{"MW-07"}, h: hooks{
-			postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+			postSend: func(q verbs.QP, wrs []verbs.SendWR) (int, error) {
 				wrs = append([]verbs.SendWR(nil), wrs...)
 				for i := range wrs {
 					if wrs[i].Opcode == verbs.WRLocalInv {

@@ -383,7 +383,7 @@ func notifyArmName(solicitedOnly bool) string {
 
 // notifyTake takes every event queued on ch without blocking and acks each on
 // the CQ it names. It returns the CQs and contexts the events named, in order.
-func (e *Env) notifyTake(what string, ch CompChannel) (cqs []CQ, ctxs []any) {
+func (e *Env) notifyTake(what string, ch verbs.CompChannel) (cqs []verbs.CQ, ctxs []any) {
 	e.T.Helper()
 	for {
 		q, c, err := ch.TryGetEvent()
@@ -403,7 +403,7 @@ func (e *Env) notifyTake(what string, ch CompChannel) (cqs []CQ, ctxs []any) {
 
 // notifyWant checks that ch holds exactly n events, all naming q, and takes
 // and acks them.
-func (e *Env) notifyWant(what string, ch CompChannel, q CQ, n int) {
+func (e *Env) notifyWant(what string, ch verbs.CompChannel, q verbs.CQ, n int) {
 	e.T.Helper()
 	cqs, _ := e.notifyTake(what, ch)
 	if len(cqs) != n {
@@ -418,7 +418,7 @@ func (e *Env) notifyWant(what string, ch CompChannel, q CQ, n int) {
 
 // notifyWantOne checks that ch holds exactly one event, naming q and its
 // context tag, and takes and acks it.
-func (e *Env) notifyWantOne(what string, ch CompChannel, q CQ, tag any) {
+func (e *Env) notifyWantOne(what string, ch verbs.CompChannel, q verbs.CQ, tag any) {
 	e.T.Helper()
 	cqs, ctxs := e.notifyTake(what, ch)
 	if len(cqs) != 1 {
@@ -434,7 +434,7 @@ func (e *Env) notifyWantOne(what string, ch CompChannel, q CQ, tag any) {
 // for it are unacked, then calls ack, which must supply the missing acks, and
 // checks that the destroy then finishes. Under DestroyBusyOnUnacked the first
 // destroy must fail with EBUSY instead of waiting.
-func (e *Env) notifyDestroyWaits(what string, q CQ, ack func()) {
+func (e *Env) notifyDestroyWaits(what string, q verbs.CQ, ack func()) {
 	e.T.Helper()
 	ctx, cancel := patient()
 	defer cancel()
@@ -517,7 +517,7 @@ func (e *Env) notifyPollableAfterEvent(seed uint64) bool {
 }
 
 // notifyTakeQuiet is notifyTake under a fixed description.
-func (e *Env) notifyTakeQuiet(ch CompChannel) []CQ {
+func (e *Env) notifyTakeQuiet(ch verbs.CompChannel) []verbs.CQ {
 	e.T.Helper()
 	cqs, _ := e.notifyTake("taking events", ch)
 	return cqs
@@ -639,7 +639,7 @@ var (
 // Schedules are enumerated depth first: each run follows a prefix of forced
 // choices and takes the consumer step at every later choice point; the next
 // run flips the last consumer choice that has not been flipped yet.
-func (e *Env) notifyExplore(ch CompChannel, recipe []notifyStep, k int) (runs int, hang string) {
+func (e *Env) notifyExplore(ch verbs.CompChannel, recipe []notifyStep, k int) (runs int, hang string) {
 	e.T.Helper()
 	var forced []bool // true: the producer moves at that choice point
 	for {
@@ -664,7 +664,7 @@ func (e *Env) notifyExplore(ch CompChannel, recipe []notifyStep, k int) (runs in
 
 // notifyRun is one run of notifyExplore. It returns the choice taken at every
 // choice point (true: the producer moved) and, if the run hangs, its steps.
-func (e *Env) notifyRun(ch CompChannel, recipe []notifyStep, k int, forced []bool) (taken []bool, hang string) {
+func (e *Env) notifyRun(ch verbs.CompChannel, recipe []notifyStep, k int, forced []bool) (taken []bool, hang string) {
 	e.T.Helper()
 	q, err := e.Ctx.CreateCQ(k, nil, ch, 0)
 	if err != nil {

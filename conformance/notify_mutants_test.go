@@ -28,7 +28,7 @@ func notifyMutants() []mutant {
 		{
 			name:  "arm fires on completions already present",
 			rules: []string{"NOTIFY-02", "NOTIFY-15"},
-			h: hooks{reqNotify: func(q conformance.CQ, so bool) error {
+			h: hooks{reqNotify: func(q verbs.CQ, so bool) error {
 				if err := q.ReqNotify(so); err != nil {
 					return err
 				}
@@ -64,7 +64,7 @@ func notifyMutants() []mutant {
 		{
 			name:  "solicited arm ignores the solicited bit of receives",
 			rules: []string{"NOTIFY-04"},
-			h: hooks{push: func(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
+			h: hooks{push: func(q verbs.CQ, w verbs.WC, so bool) (bool, error) {
 				if w.Status == verbs.WCSuccess && w.Opcode.IsRecv() {
 					so = false
 				}
@@ -85,7 +85,7 @@ func notifyMutants() []mutant {
 		{
 			name:  "solicited arm fires on any completion",
 			rules: []string{"NOTIFY-04", "NOTIFY-16"},
-			h: hooks{reqNotify: func(q conformance.CQ, so bool) error {
+			h: hooks{reqNotify: func(q verbs.CQ, so bool) error {
 				return q.ReqNotify(false)
 			}},
 		},
@@ -93,7 +93,7 @@ func notifyMutants() []mutant {
 			name:  "rxe solicited reading behind a profile that claims the man-page one",
 			rules: []string{"NOTIFY-05"},
 			base:  sim.RXEProfile(),
-			h: hooks{profile: func(p conformance.Profile) conformance.Profile {
+			h: hooks{profile: func(p verbs.Readings) verbs.Readings {
 				p.SolicitedBitOnly = false
 				return p
 			}},
@@ -101,7 +101,7 @@ func notifyMutants() []mutant {
 		{
 			name:  "man-page solicited reading behind a profile that claims rxe's",
 			rules: []string{"NOTIFY-05"},
-			h: hooks{profile: func(p conformance.Profile) conformance.Profile {
+			h: hooks{profile: func(p verbs.Readings) verbs.Readings {
 				p.SolicitedBitOnly = true
 				return p
 			}},
@@ -145,7 +145,7 @@ func notifyMutants() []mutant {
 		{
 			name:  "one ack settles every event read",
 			rules: []string{"NOTIFY-09", "CHAN-12"},
-			h: hooks{ack: func(q conformance.CQ, n int) error {
+			h: hooks{ack: func(q verbs.CQ, n int) error {
 				if err := q.AckEvents(n); err != nil {
 					return err
 				}
@@ -157,7 +157,7 @@ func notifyMutants() []mutant {
 		{
 			name:  "ReqNotify on a destroyed CQ succeeds",
 			rules: []string{"NOTIFY-10"},
-			h: hooks{reqNotify: func(q conformance.CQ, so bool) error {
+			h: hooks{reqNotify: func(q verbs.CQ, so bool) error {
 				_ = q.ReqNotify(so)
 				return nil
 			}},
@@ -165,7 +165,7 @@ func notifyMutants() []mutant {
 		{
 			name:  "ReqNotify fails with a bare -1",
 			rules: []string{"NOTIFY-10"},
-			h: hooks{reqNotify: func(q conformance.CQ, so bool) error {
+			h: hooks{reqNotify: func(q verbs.CQ, so bool) error {
 				if err := q.ReqNotify(so); err != nil {
 					return errors.New("ibv_req_notify_cq returned -1")
 				}
@@ -205,18 +205,18 @@ type armState struct {
 // whether the arm is consumed).
 type shadowArm struct {
 	mu      sync.Mutex
-	state   map[conformance.CQ]*armState
+	state   map[verbs.CQ]*armState
 	request func(s *armState, solicitedOnly bool)
 	fires   func(s *armState, w *verbs.WC, solicited bool) bool
 }
 
 func newShadowArm(request func(*armState, bool), fires func(*armState, *verbs.WC, bool) bool) *shadowArm {
-	return &shadowArm{state: map[conformance.CQ]*armState{}, request: request, fires: fires}
+	return &shadowArm{state: map[verbs.CQ]*armState{}, request: request, fires: fires}
 }
 
 func (s *shadowArm) hooks() hooks { return hooks{reqNotify: s.reqNotify, push: s.push} }
 
-func (s *shadowArm) get(q conformance.CQ) *armState {
+func (s *shadowArm) get(q verbs.CQ) *armState {
 	st, ok := s.state[q]
 	if !ok {
 		st = &armState{qps: map[uint32]bool{}}
@@ -225,7 +225,7 @@ func (s *shadowArm) get(q conformance.CQ) *armState {
 	return st
 }
 
-func (s *shadowArm) reqNotify(q conformance.CQ, so bool) error {
+func (s *shadowArm) reqNotify(q verbs.CQ, so bool) error {
 	// A zero-entry poll is a cheap liveness probe: EINVAL on a destroyed CQ,
 	// whose ReqNotify must then fail as the real one does.
 	if _, err := q.Poll(nil); errors.Is(err, syscall.EINVAL) {
@@ -237,7 +237,7 @@ func (s *shadowArm) reqNotify(q conformance.CQ, so bool) error {
 	return nil
 }
 
-func (s *shadowArm) push(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
+func (s *shadowArm) push(q verbs.CQ, w verbs.WC, so bool) (bool, error) {
 	s.mu.Lock()
 	fire := s.fires(s.get(q), &w, so)
 	s.mu.Unlock()
@@ -293,23 +293,23 @@ func fireOnce(s *armState, w *verbs.WC, so bool) bool {
 // Keys are the inner objects the hooks receive.
 type book struct {
 	mu     sync.Mutex
-	chanOf map[conformance.CQ]conformance.CompChannel
-	ctxOf  map[conformance.CQ]conformance.Context
-	cqsOf  map[conformance.Context][]conformance.CQ
-	chans  map[conformance.Context][]conformance.CompChannel
+	chanOf map[verbs.CQ]verbs.CompChannel
+	ctxOf  map[verbs.CQ]verbs.Context
+	cqsOf  map[verbs.Context][]verbs.CQ
+	chans  map[verbs.Context][]verbs.CompChannel
 }
 
 func newBook() *book {
 	return &book{
-		chanOf: map[conformance.CQ]conformance.CompChannel{},
-		ctxOf:  map[conformance.CQ]conformance.Context{},
-		cqsOf:  map[conformance.Context][]conformance.CQ{},
-		chans:  map[conformance.Context][]conformance.CompChannel{},
+		chanOf: map[verbs.CQ]verbs.CompChannel{},
+		ctxOf:  map[verbs.CQ]verbs.Context{},
+		cqsOf:  map[verbs.Context][]verbs.CQ{},
+		chans:  map[verbs.Context][]verbs.CompChannel{},
 	}
 }
 
 // createCQ is a createCQ hook that creates the CQ as asked and records it.
-func (b *book) createCQ(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+func (b *book) createCQ(c verbs.Context, cqe int, cctx any, ch verbs.CompChannel, vec int) (verbs.CQ, error) {
 	q, err := c.CreateCQ(cqe, cctx, ch, vec)
 	if err != nil {
 		return nil, err
@@ -318,7 +318,7 @@ func (b *book) createCQ(c conformance.Context, cqe int, cctx any, ch conformance
 	return q, nil
 }
 
-func (b *book) record(c conformance.Context, q conformance.CQ, ch conformance.CompChannel) {
+func (b *book) record(c verbs.Context, q verbs.CQ, ch verbs.CompChannel) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.ctxOf[q] = c
@@ -329,25 +329,25 @@ func (b *book) record(c conformance.Context, q conformance.CQ, ch conformance.Co
 	}
 }
 
-func (b *book) channel(q conformance.CQ) conformance.CompChannel {
+func (b *book) channel(q verbs.CQ) verbs.CompChannel {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.chanOf[q]
 }
 
-func (b *book) context(q conformance.CQ) conformance.Context {
+func (b *book) context(q verbs.CQ) verbs.Context {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.ctxOf[q]
 }
 
-func (b *book) cqs(c conformance.Context) []conformance.CQ {
+func (b *book) cqs(c verbs.Context) []verbs.CQ {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]conformance.CQ(nil), b.cqsOf[c]...)
+	return append([]verbs.CQ(nil), b.cqsOf[c]...)
 }
 
-func (b *book) lastChannel(c conformance.Context) conformance.CompChannel {
+func (b *book) lastChannel(c verbs.Context) verbs.CompChannel {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if chs := b.chans[c]; len(chs) > 0 {
@@ -361,7 +361,7 @@ func (b *book) lastChannel(c conformance.Context) conformance.CompChannel {
 func pollDisarms() mutant {
 	s := newShadowArm(armAsSpec, fireOnce)
 	h := s.hooks()
-	h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+	h.poll = func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 		s.mu.Lock()
 		s.get(q).arm = sim.CQDisarmed
 		s.mu.Unlock()
@@ -376,8 +376,8 @@ func pollDisarms() mutant {
 // (acking them itself) the other events of the CQ it hands out.
 func eventsCoalesce() mutant {
 	var mu sync.Mutex
-	buf := map[conformance.CompChannel][]stashed{}
-	take := func(ch conformance.CompChannel) (stashed, bool) {
+	buf := map[verbs.CompChannel][]stashed{}
+	take := func(ch verbs.CompChannel) (stashed, bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		for {
@@ -406,13 +406,13 @@ func eventsCoalesce() mutant {
 		name:  "events of one CQ coalesce on the channel",
 		rules: []string{"NOTIFY-09"},
 		h: hooks{
-			tryGetEvent: func(ch conformance.CompChannel) (conformance.CQ, any, error) {
+			tryGetEvent: func(ch verbs.CompChannel) (verbs.CQ, any, error) {
 				if ev, ok := take(ch); ok {
 					return ev.q, ev.c, nil
 				}
 				return ch.TryGetEvent()
 			},
-			getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
+			getEvent: func(ch verbs.CompChannel, ctx context.Context) (verbs.CQ, any, error) {
 				if ev, ok := take(ch); ok {
 					return ev.q, ev.c, nil
 				}
@@ -426,8 +426,8 @@ func eventsCoalesce() mutant {
 // fired it can be polled; the first poll after an event finds nothing.
 func eventBeforeCompletion() mutant {
 	var mu sync.Mutex
-	hidden := map[conformance.CQ]bool{}
-	hide := func(q conformance.CQ, c any, err error) (conformance.CQ, any, error) {
+	hidden := map[verbs.CQ]bool{}
+	hide := func(q verbs.CQ, c any, err error) (verbs.CQ, any, error) {
 		if err == nil && q != nil {
 			mu.Lock()
 			hidden[q] = true
@@ -439,13 +439,13 @@ func eventBeforeCompletion() mutant {
 		name:  "event handed out before its completion is pollable",
 		rules: []string{"NOTIFY-12"},
 		h: hooks{
-			tryGetEvent: func(ch conformance.CompChannel) (conformance.CQ, any, error) {
+			tryGetEvent: func(ch verbs.CompChannel) (verbs.CQ, any, error) {
 				return hide(ch.TryGetEvent())
 			},
-			getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
+			getEvent: func(ch verbs.CompChannel, ctx context.Context) (verbs.CQ, any, error) {
 				return hide(ch.GetEvent(ctx))
 			},
-			poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				mu.Lock()
 				h := hidden[q]
 				delete(hidden, q)
@@ -468,7 +468,7 @@ func pollCancelsEvents() mutant {
 		rules: []string{"NOTIFY-13"},
 		h: hooks{
 			createCQ: b.createCQ,
-			poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				if ch := b.channel(q); n > 0 && ch != nil {
 					for {
@@ -492,7 +492,7 @@ func channellessBorrowsChannel() mutant {
 	return mutant{
 		name:  "channel-less CQ borrows another CQ's channel",
 		rules: []string{"NOTIFY-17"},
-		h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+		h: hooks{createCQ: func(c verbs.Context, cqe int, cctx any, ch verbs.CompChannel, vec int) (verbs.CQ, error) {
 			if ch == nil {
 				ch = b.lastChannel(c)
 			}

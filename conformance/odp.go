@@ -37,7 +37,7 @@ const (
 
 // adviserOf returns pd's ibv_advise_mr, or nil after a log line when the
 // PD does not offer it.
-func (e *Env) adviserOf(pd PD) verbs.MRAdviser {
+func (e *Env) adviserOf(pd verbs.PD) verbs.MRAdviser {
 	e.T.Helper()
 	if a, ok := pd.(verbs.MRAdviser); ok {
 		return a
@@ -48,7 +48,7 @@ func (e *Env) adviserOf(pd PD) verbs.MRAdviser {
 
 // odpMR registers a fresh buffer of n bytes in pd with ON_DEMAND and
 // access; the case needs ODP.
-func (e *Env) odpMR(pd PD, n int, access uint32) MR {
+func (e *Env) odpMR(pd verbs.PD, n int, access uint32) verbs.MR {
 	e.T.Helper()
 	return e.mrReg(pd, make([]byte, n), access|accessOnDemand)
 }
@@ -68,7 +68,7 @@ func (e *Env) advise(what string, a verbs.MRAdviser, advice verbs.AdviseMRAdvice
 }
 
 // odpSGE names n bytes at offset off of mr.
-func odpSGE(mr MR, off uint64, n uint32) verbs.SGE {
+func odpSGE(mr verbs.MR, off uint64, n uint32) verbs.SGE {
 	return verbs.SGE{Addr: mr.Addr() + off, Length: n, LKey: mr.LKey()}
 }
 

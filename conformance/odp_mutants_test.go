@@ -4,7 +4,6 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -19,16 +18,16 @@ func (p *mPD) AdviseMR(advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, s
 }
 
 // adviseFwd forwards ibv_advise_mr after edit rewrites the call.
-func adviseFwd(edit func(a *verbs.AdviseMRAdvice, f *verbs.AdviseMRFlags, sgl *[]verbs.SGE)) func(conformance.PD, verbs.AdviseMRAdvice, verbs.AdviseMRFlags, []verbs.SGE) error {
-	return func(pd conformance.PD, a verbs.AdviseMRAdvice, f verbs.AdviseMRFlags, sgl []verbs.SGE) error {
+func adviseFwd(edit func(a *verbs.AdviseMRAdvice, f *verbs.AdviseMRFlags, sgl *[]verbs.SGE)) func(verbs.PD, verbs.AdviseMRAdvice, verbs.AdviseMRFlags, []verbs.SGE) error {
+	return func(pd verbs.PD, a verbs.AdviseMRAdvice, f verbs.AdviseMRFlags, sgl []verbs.SGE) error {
 		edit(&a, &f, &sgl)
 		return pd.(verbs.MRAdviser).AdviseMR(a, f, sgl)
 	}
 }
 
 // adviseErrno forwards ibv_advise_mr and turns errno from into to (0: success).
-func adviseErrno(from, to syscall.Errno) func(conformance.PD, verbs.AdviseMRAdvice, verbs.AdviseMRFlags, []verbs.SGE) error {
-	return func(pd conformance.PD, a verbs.AdviseMRAdvice, f verbs.AdviseMRFlags, sgl []verbs.SGE) error {
+func adviseErrno(from, to syscall.Errno) func(verbs.PD, verbs.AdviseMRAdvice, verbs.AdviseMRFlags, []verbs.SGE) error {
+	return func(pd verbs.PD, a verbs.AdviseMRAdvice, f verbs.AdviseMRFlags, sgl []verbs.SGE) error {
 		err := pd.(verbs.MRAdviser).AdviseMR(a, f, sgl)
 		if errors.Is(err, from) {
 			if to == 0 {
@@ -41,8 +40,8 @@ func adviseErrno(from, to syscall.Errno) func(conformance.PD, verbs.AdviseMRAdvi
 }
 
 // odpCaps rewrites what ibv_query_device_ex reports of ODP.
-func odpCaps(c verbs.ODPCaps, xrc uint32) func(conformance.Context, uint32) (verbs.DeviceAttrEx, error) {
-	return func(ctx conformance.Context, m uint32) (verbs.DeviceAttrEx, error) {
+func odpCaps(c verbs.ODPCaps, xrc uint32) func(verbs.Context, uint32) (verbs.DeviceAttrEx, error) {
+	return func(ctx verbs.Context, m uint32) (verbs.DeviceAttrEx, error) {
 		a, err := ctx.(verbs.ExQuerier).QueryDeviceEx(m)
 		a.ODPCaps, a.XRCODPCaps = c, xrc
 		return a, err
@@ -67,7 +66,7 @@ func odpMutants() []mutant {
 		},
 		{
 			name: "ON_DEMAND without ODP is EINVAL, not EOPNOTSUPP", rules: []string{"ODP-02"}, base: sim.RXEProfile(),
-			h: hooks{regMR: func(pd conformance.PD, buf []byte, a verbs.AccessFlags) (conformance.MR, error) {
+			h: hooks{regMR: func(pd verbs.PD, buf []byte, a verbs.AccessFlags) (verbs.MR, error) {
 				if a&onDemand != 0 {
 					return nil, syscall.EINVAL
 				}
@@ -76,13 +75,13 @@ func odpMutants() []mutant {
 		},
 		{
 			name: "ON_DEMAND without ODP is dropped and the MR registers", rules: []string{"ODP-02"}, base: sim.RXEProfile(),
-			h: hooks{regMR: func(pd conformance.PD, buf []byte, a verbs.AccessFlags) (conformance.MR, error) {
+			h: hooks{regMR: func(pd verbs.PD, buf []byte, a verbs.AccessFlags) (verbs.MR, error) {
 				return pd.RegMR(buf, a&^onDemand)
 			}},
 		},
 		{
 			name: "ON_DEMAND is checked before LOCAL_WRITE", rules: []string{"ODP-02"}, base: sim.RXEProfile(),
-			h: hooks{regMR: func(pd conformance.PD, buf []byte, a verbs.AccessFlags) (conformance.MR, error) {
+			h: hooks{regMR: func(pd verbs.PD, buf []byte, a verbs.AccessFlags) (verbs.MR, error) {
 				if a&onDemand != 0 {
 					return nil, syscall.EOPNOTSUPP
 				}
@@ -91,7 +90,7 @@ func odpMutants() []mutant {
 		},
 		{
 			name: "an on-demand MR pages in a copy of the buffer", rules: []string{"ODP-03"},
-			h: hooks{regMR: func(pd conformance.PD, buf []byte, a verbs.AccessFlags) (conformance.MR, error) {
+			h: hooks{regMR: func(pd verbs.PD, buf []byte, a verbs.AccessFlags) (verbs.MR, error) {
 				if a&onDemand != 0 {
 					buf = append([]byte(nil), buf...)
 				}
@@ -100,7 +99,7 @@ func odpMutants() []mutant {
 		},
 		{
 			name: "ibv_advise_mr accepts an empty list", rules: []string{"ODP-04"},
-			h: hooks{adviseMR: func(pd conformance.PD, a verbs.AdviseMRAdvice, f verbs.AdviseMRFlags, sgl []verbs.SGE) error {
+			h: hooks{adviseMR: func(pd verbs.PD, a verbs.AdviseMRAdvice, f verbs.AdviseMRFlags, sgl []verbs.SGE) error {
 				if len(sgl) == 0 && f <= 1 && a <= 2 {
 					return nil
 				}

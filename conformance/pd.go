@@ -19,7 +19,7 @@ var pdAHAttr = verbs.AHAttr{PortNum: 1, DLID: 1, IsGlobal: true, GRH: verbs.Glob
 
 // pdAlloc allocates a PD on e's context or fails the case; the PD is
 // deallocated when the case ends, after the objects created in it.
-func (e *Env) pdAlloc() PD {
+func (e *Env) pdAlloc() verbs.PD {
 	e.T.Helper()
 	pd, err := e.Ctx.AllocPD()
 	if err != nil {
@@ -34,7 +34,7 @@ func (e *Env) pdAlloc() PD {
 
 // mrReg registers buf in pd or fails the case; the MR is deregistered when
 // the case ends.
-func (e *Env) mrReg(pd PD, buf []byte, access uint32) MR {
+func (e *Env) mrReg(pd verbs.PD, buf []byte, access uint32) verbs.MR {
 	e.T.Helper()
 	mr, err := pd.RegMR(buf, verbs.AccessFlags(access))
 	if err != nil {
@@ -49,7 +49,7 @@ func (e *Env) mrReg(pd PD, buf []byte, access uint32) MR {
 
 // ahCreate creates an AH with pdAHAttr in pd or fails the case; the AH is
 // destroyed when the case ends.
-func (e *Env) ahCreate(pd PD) AH {
+func (e *Env) ahCreate(pd verbs.PD) verbs.AH {
 	e.T.Helper()
 	ah, err := pd.CreateAH(pdAHAttr)
 	if err != nil {
@@ -71,7 +71,7 @@ var pdCases = []Case{
 }
 
 func allocPD(t *T, e *Env) {
-	var pds []PD
+	var pds []verbs.PD
 	for i := range 4 {
 		pd, err := e.Ctx.AllocPD()
 		if err != nil || pd == nil {
@@ -110,7 +110,7 @@ func allocPD(t *T, e *Env) {
 	if err != nil || b == nil {
 		t.Fatalf("second PD (max_pd=2), on another context: pd=%v err=%v", b, err)
 	}
-	for _, c := range []Context{small.Ctx, other} {
+	for _, c := range []verbs.Context{small.Ctx, other} {
 		pd, err := c.AllocPD()
 		if pd != nil {
 			_ = pd.Dealloc()
@@ -207,7 +207,7 @@ func pdTeardown(t *T, e *Env, rng *rand.Rand, round int) {
 	}
 	chIdx := add("channel", ch.Destroy)
 	for i := range 2 + rng.IntN(2) {
-		var qch CompChannel
+		var qch verbs.CompChannel
 		if i > 0 {
 			qch = ch
 		}

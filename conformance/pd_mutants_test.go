@@ -5,7 +5,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -14,24 +13,24 @@ import (
 // whose dealloc or dereg decisions depend on them.
 type pdTracker struct {
 	mu   sync.Mutex
-	mrs  map[conformance.PD]int
-	ahs  map[conformance.PD]int
-	mrPD map[conformance.MR]conformance.PD
-	ahPD map[conformance.AH]conformance.PD
+	mrs  map[verbs.PD]int
+	ahs  map[verbs.PD]int
+	mrPD map[verbs.MR]verbs.PD
+	ahPD map[verbs.AH]verbs.PD
 }
 
 func newPDTracker() *pdTracker {
 	return &pdTracker{
-		mrs: map[conformance.PD]int{}, ahs: map[conformance.PD]int{},
-		mrPD: map[conformance.MR]conformance.PD{}, ahPD: map[conformance.AH]conformance.PD{},
+		mrs: map[verbs.PD]int{}, ahs: map[verbs.PD]int{},
+		mrPD: map[verbs.MR]verbs.PD{}, ahPD: map[verbs.AH]verbs.PD{},
 	}
 }
 
 // hooks returns hooks that keep the counts, with dealloc and dereg decided
 // by the given functions (nil: forward).
-func (tr *pdTracker) hooks(dealloc func(pd conformance.PD, mrs, ahs, all int) error, dereg func(m conformance.MR, siblings int) error) hooks {
+func (tr *pdTracker) hooks(dealloc func(pd verbs.PD, mrs, ahs, all int) error, dereg func(m verbs.MR, siblings int) error) hooks {
 	return hooks{
-		regMR: func(pd conformance.PD, buf []byte, access verbs.AccessFlags) (conformance.MR, error) {
+		regMR: func(pd verbs.PD, buf []byte, access verbs.AccessFlags) (verbs.MR, error) {
 			mr, err := pd.RegMR(buf, access)
 			if err == nil {
 				tr.mu.Lock()
@@ -41,7 +40,7 @@ func (tr *pdTracker) hooks(dealloc func(pd conformance.PD, mrs, ahs, all int) er
 			}
 			return mr, err
 		},
-		deregMR: func(m conformance.MR) error {
+		deregMR: func(m verbs.MR) error {
 			tr.mu.Lock()
 			pd := tr.mrPD[m]
 			siblings := tr.mrs[pd] - 1
@@ -62,7 +61,7 @@ func (tr *pdTracker) hooks(dealloc func(pd conformance.PD, mrs, ahs, all int) er
 			}
 			return err
 		},
-		createAH: func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error) {
+		createAH: func(pd verbs.PD, attr verbs.AHAttr) (verbs.AH, error) {
 			ah, err := pd.CreateAH(attr)
 			if err == nil {
 				tr.mu.Lock()
@@ -72,7 +71,7 @@ func (tr *pdTracker) hooks(dealloc func(pd conformance.PD, mrs, ahs, all int) er
 			}
 			return ah, err
 		},
-		destroyAH: func(ah conformance.AH) error {
+		destroyAH: func(ah verbs.AH) error {
 			err := ah.Destroy()
 			if err == nil {
 				tr.mu.Lock()
@@ -84,7 +83,7 @@ func (tr *pdTracker) hooks(dealloc func(pd conformance.PD, mrs, ahs, all int) er
 			}
 			return err
 		},
-		deallocPD: func(pd conformance.PD) error {
+		deallocPD: func(pd verbs.PD) error {
 			if dealloc == nil {
 				return pd.Dealloc()
 			}
@@ -100,13 +99,13 @@ func (tr *pdTracker) hooks(dealloc func(pd conformance.PD, mrs, ahs, all int) er
 // ghostPD is what a broken alloc returns along with its error.
 type ghostPD struct{}
 
-func (ghostPD) RegMR([]byte, verbs.AccessFlags) (conformance.MR, error) {
+func (ghostPD) RegMR([]byte, verbs.AccessFlags) (verbs.MR, error) {
 	return nil, verr.New("ibv_reg_mr", syscall.EINVAL, "ghost PD")
 }
-func (ghostPD) CreateAH(verbs.AHAttr) (conformance.AH, error) {
+func (ghostPD) CreateAH(verbs.AHAttr) (verbs.AH, error) {
 	return nil, verr.New("ibv_create_ah", syscall.EINVAL, "ghost PD")
 }
-func (ghostPD) AllocMW(verbs.MWType) (conformance.MW, error) {
+func (ghostPD) AllocMW(verbs.MWType) (verbs.MW, error) {
 	return nil, verr.New("ibv_alloc_mw", syscall.EINVAL, "ghost PD")
 }
 func (ghostPD) Context() verbs.Context { return nil }
@@ -122,7 +121,7 @@ func pdMutants() []mutant {
 		{
 			name:  "alloc_pd returns a PD along with its error",
 			rules: []string{"PD-01"},
-			h: hooks{allocPD: func(c conformance.Context) (conformance.PD, error) {
+			h: hooks{allocPD: func(c verbs.Context) (verbs.PD, error) {
 				pd, err := c.AllocPD()
 				if err != nil {
 					return ghostPD{}, err
@@ -133,7 +132,7 @@ func pdMutants() []mutant {
 		{
 			name:  "dealloc_pd twice succeeds",
 			rules: []string{"PD-01"},
-			h: hooks{deallocPD: func(pd conformance.PD) error {
+			h: hooks{deallocPD: func(pd verbs.PD) error {
 				if err := pd.Dealloc(); !errors.Is(err, syscall.EINVAL) {
 					return err
 				}
@@ -145,8 +144,8 @@ func pdMutants() []mutant {
 			rules: []string{"PD-01"},
 			h: func() hooks {
 				var mu sync.Mutex
-				extra := map[conformance.Context]bool{}
-				return hooks{allocPD: func(c conformance.Context) (conformance.PD, error) {
+				extra := map[verbs.Context]bool{}
+				return hooks{allocPD: func(c verbs.Context) (verbs.PD, error) {
 					pd, err := c.AllocPD()
 					if errors.Is(err, syscall.ENOMEM) {
 						// Pretend this context still had room: hand out
@@ -168,7 +167,7 @@ func pdMutants() []mutant {
 		{
 			name:  "dealloc_pd succeeds while objects belong to the PD",
 			rules: []string{"PD-02", "PD-03", "PD-05", "MR-06"},
-			h: hooks{deallocPD: func(pd conformance.PD) error {
+			h: hooks{deallocPD: func(pd verbs.PD) error {
 				if err := pd.Dealloc(); !errors.Is(err, syscall.EBUSY) {
 					return err
 				}
@@ -178,7 +177,7 @@ func pdMutants() []mutant {
 		{
 			name:  "AHs do not keep their PD",
 			rules: []string{"PD-02", "PD-03", "PD-05"},
-			h: newPDTracker().hooks(func(pd conformance.PD, mrs, ahs, all int) error {
+			h: newPDTracker().hooks(func(pd verbs.PD, mrs, ahs, all int) error {
 				err := pd.Dealloc()
 				if errors.Is(err, syscall.EBUSY) && mrs == 0 {
 					return nil
@@ -189,7 +188,7 @@ func pdMutants() []mutant {
 		{
 			name:  "MRs do not keep their PD",
 			rules: []string{"PD-02", "PD-03", "PD-05", "MR-06"},
-			h: newPDTracker().hooks(func(pd conformance.PD, mrs, ahs, all int) error {
+			h: newPDTracker().hooks(func(pd verbs.PD, mrs, ahs, all int) error {
 				err := pd.Dealloc()
 				if errors.Is(err, syscall.EBUSY) && ahs == 0 {
 					return nil
@@ -200,7 +199,7 @@ func pdMutants() []mutant {
 		{
 			name:  "objects keep every PD of the context",
 			rules: []string{"PD-03", "PD-05"},
-			h: newPDTracker().hooks(func(pd conformance.PD, mrs, ahs, all int) error {
+			h: newPDTracker().hooks(func(pd verbs.PD, mrs, ahs, all int) error {
 				if all > 0 {
 					return busy("ibv_dealloc_pd")
 				}
@@ -210,7 +209,7 @@ func pdMutants() []mutant {
 		{
 			name:  "dereg_mr refused while the PD has other MRs",
 			rules: []string{"PD-05", "PD-02"},
-			h: newPDTracker().hooks(nil, func(m conformance.MR, siblings int) error {
+			h: newPDTracker().hooks(nil, func(m verbs.MR, siblings int) error {
 				if siblings > 0 {
 					return busy("ibv_dereg_mr")
 				}
@@ -220,7 +219,7 @@ func pdMutants() []mutant {
 		{
 			name:  "dereg_mr twice succeeds",
 			rules: []string{"PD-02"},
-			h: hooks{deregMR: func(m conformance.MR) error {
+			h: hooks{deregMR: func(m verbs.MR) error {
 				if err := m.Dereg(); !errors.Is(err, syscall.EINVAL) {
 					return err
 				}
@@ -230,7 +229,7 @@ func pdMutants() []mutant {
 		{
 			name:  "destroy_ah twice succeeds",
 			rules: []string{"PD-02"},
-			h: hooks{destroyAH: func(ah conformance.AH) error {
+			h: hooks{destroyAH: func(ah verbs.AH) error {
 				if err := ah.Destroy(); !errors.Is(err, syscall.EINVAL) {
 					return err
 				}

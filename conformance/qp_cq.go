@@ -27,7 +27,7 @@ import (
 
 // silentStep moves q from one state to another with the minimal mask, like
 // step, with dest_qp_num noQPN.
-func (w *qpWorld) silentStep(q QP, from, to verbs.QPState) {
+func (w *qpWorld) silentStep(q verbs.QP, from, to verbs.QPState) {
 	w.t.Helper()
 	w.stepWith(q, from, to, func(a *verbs.QPAttr) { a.DestQPNum = noQPN })
 }
@@ -36,7 +36,7 @@ func (w *qpWorld) silentStep(q QP, from, to verbs.QPState) {
 // and keeps them waiting (QP-39). On a device that raises SQ_DRAINED unasked
 // the event is taken on the way (sqDrained), so the CQ_ERR CQ-25 waits for
 // is the next event.
-func (w *qpWorld) drainedToSQD(q QP) {
+func (w *qpWorld) drainedToSQD(q verbs.QP) {
 	w.t.Helper()
 	cur := verbs.QPStateReset
 	for _, next := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD} {
@@ -109,9 +109,9 @@ func (w *qpWorld) checkFlushed(what string, wcs []verbs.WC, queues []flushedQueu
 // feed creates a QP of type typ on the two CQs, takes it to SQD and fills
 // it with sends (one unsignaled) and receives; it returns the QP and its
 // two queues.
-func (w *qpWorld) feed(typ verbs.QPType, send, recv CQ, base uint64, sends, recvs int) (QP, flushedQueue, flushedQueue) {
+func (w *qpWorld) feed(typ verbs.QPType, send, recv verbs.CQ, base uint64, sends, recvs int) (verbs.QP, flushedQueue, flushedQueue) {
 	w.t.Helper()
-	q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: send, RecvCQ: recv})
+	q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: send, RecvCQ: recv})
 	w.drainedToSQD(q)
 	sq := flushedQueue{fmt.Sprintf("send queue of %v QP %#x", typ, q.Num()), q.Num(), idRange(base, sends)}
 	rq := flushedQueue{fmt.Sprintf("receive queue of %v QP %#x", typ, q.Num()), q.Num(), idRange(base+500, recvs)}
@@ -132,13 +132,13 @@ func (w *qpWorld) sizing(rng *rand.Rand, round, extra int) {
 	t, e := w.t, w.e
 	t.Helper()
 	cq := e.CQ(2+rng.IntN(30), nil, nil)
-	var qs []QP
+	var qs []verbs.QP
 	var queues []flushedQueue
 	total := 0
 	add := func(typ verbs.QPType, sendWR, recvWR int) {
 		c := w.qpCap()
 		c.MaxSendWR, c.MaxRecvWR = uint32(sendWR), uint32(recvWR)
-		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
 		real := w.query(q).Cap
 		total += int(real.MaxSendWR + real.MaxRecvWR)
 		qs = append(qs, q)
@@ -200,7 +200,7 @@ func (w *qpWorld) sizing(rng *rand.Rand, round, extra int) {
 
 // pollUntil polls cq, for up to Patience, until the completions polled
 // include every wr_id of need, then until it is empty, and returns them all.
-func (w *qpWorld) pollUntil(cq CQ, need []uint64, what string) []verbs.WC {
+func (w *qpWorld) pollUntil(cq verbs.CQ, need []uint64, what string) []verbs.WC {
 	w.t.Helper()
 	var got []verbs.WC
 	buf := make([]verbs.WC, 16)
@@ -264,12 +264,12 @@ func sharedCQ(t *T, e *Env) {
 	shared, own := e.CQ(256, nil, nil), e.CQ(64, nil, nil)
 	feeds := []struct {
 		typ        verbs.QPType
-		send, recv CQ
+		send, recv verbs.CQ
 	}{
 		{verbs.QPTypeRC, shared, shared}, {verbs.QPTypeUC, shared, shared}, {verbs.QPTypeUD, shared, shared},
 		{verbs.QPTypeRC, shared, shared}, {verbs.QPTypeUD, shared, own}, {verbs.QPTypeRC, own, shared},
 	}
-	var qs []QP
+	var qs []verbs.QP
 	var onShared, onOwn []flushedQueue
 	nums := map[uint32]bool{}
 	for k, f := range feeds {
@@ -280,7 +280,7 @@ func sharedCQ(t *T, e *Env) {
 		nums[q.Num()] = true
 		qs = append(qs, q)
 		for _, p := range []struct {
-			c  CQ
+			c  verbs.CQ
 			qu flushedQueue
 		}{{f.send, sq}, {f.recv, rq}} {
 			if p.c == shared {
@@ -304,9 +304,9 @@ func flushesRaiseOneEvent(t *T, e *Env) {
 	tag := &notifyTag{"NOTIFY-18 with QPs"}
 	cq := e.CQ(64, tag, ch)
 	for _, together := range []bool{false, true} {
-		var qs []QP
+		var qs []verbs.QP
 		for i, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeRC} {
-			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
+			q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
 			w.silentStep(q, verbs.QPStateReset, verbs.QPStateInit)
 			w.postRecv("receives", q, w.recvIDs(uint64(10*i+1), uint64(10*i+2)))
 			qs = append(qs, q)
@@ -356,8 +356,8 @@ func completionsOutliveQP(t *T, e *Env) {
 	w := qpSetup(t, e)
 	for _, how := range []string{"ERR→RESET", "destroy"} {
 		cq := e.CQ(64, nil, nil)
-		victim := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
-		other := w.createWith(QPInitAttr{Type: verbs.QPTypeUD, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
+		victim := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
+		other := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeUD, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
 		w.silentStep(victim, verbs.QPStateReset, verbs.QPStateInit)
 		w.silentStep(other, verbs.QPStateReset, verbs.QPStateInit)
 		vr := flushedQueue{"receive queue of the QP " + how, victim.Num(), []uint64{1, 2, 3, 4, 5}}

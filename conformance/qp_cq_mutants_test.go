@@ -12,20 +12,20 @@ import (
 // with QPs), and the QP mutants the state machine must catch as well.
 
 // sharedCQs returns the inner CQs of the inner QP q, each once.
-func sharedCQs(tr *qpTracker, q conformance.QP) []conformance.CQ {
+func sharedCQs(tr *qpTracker, q verbs.QP) []verbs.CQ {
 	init := tr.info(q).init
 	if init.SendCQ == nil {
 		return nil
 	}
 	if init.RecvCQ == init.SendCQ || init.RecvCQ == nil {
-		return []conformance.CQ{init.SendCQ}
+		return []verbs.CQ{init.SendCQ}
 	}
-	return []conformance.CQ{init.SendCQ, init.RecvCQ}
+	return []verbs.CQ{init.SendCQ, init.RecvCQ}
 }
 
 // rewriteFlushes takes every completion out of the inner CQ c and puts back, in
 // order, what edit makes of each (dropping those for which it says false).
-func rewriteFlushes(c conformance.CQ, edit func(i int, w verbs.WC, all []verbs.WC) (verbs.WC, bool)) {
+func rewriteFlushes(c verbs.CQ, edit func(i int, w verbs.WC, all []verbs.WC) (verbs.WC, bool)) {
 	var all []verbs.WC
 	buf := make([]verbs.WC, 16)
 	for range 1 << 12 {
@@ -58,11 +58,11 @@ func lastOf(all []verbs.WC, qpn uint32) int {
 // qpcqMutants returns the mutants of CQ-07, CQ-25, CQ-26 and NOTIFY-18.
 func qpcqMutants() []mutant {
 	var firstMu sync.Mutex
-	first := map[conformance.CQ]uint32{} // the qp_num of the first flush each CQ gave
+	first := map[verbs.CQ]uint32{} // the qp_num of the first flush each CQ gave
 	return []mutant{
 		{
 			name: "a CQ fed by several QPs names the first of them in every flush", rules: []string{"CQ-07"},
-			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			h: hooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				firstMu.Lock()
 				defer firstMu.Unlock()
@@ -79,7 +79,7 @@ func qpcqMutants() []mutant {
 				return n, err
 			}},
 		},
-		qpModifyMutant("a flush that fills the CQ to cqe overruns it", []string{"CQ-25"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+		qpModifyMutant("a flush that fills the CQ to cqe overruns it", []string{"CQ-25"}, func(tr *qpTracker, q verbs.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
 			if err != nil || to != verbs.QPStateErr || from == verbs.QPStateErr {
@@ -92,7 +92,7 @@ func qpcqMutants() []mutant {
 			}
 			return nil
 		}),
-		qpModifyMutant("RESET removes the newest completion of the QP from its CQs", []string{"CQ-26"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+		qpModifyMutant("RESET removes the newest completion of the QP from its CQs", []string{"CQ-26"}, func(tr *qpTracker, q verbs.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			_, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
 			if err != nil || to != verbs.QPStateReset {
@@ -106,7 +106,7 @@ func qpcqMutants() []mutant {
 		}),
 		qpHooksMutant("destroy leaves the QP's completions with qp_num 0", []string{"CQ-26"}, func(tr *qpTracker, h *hooks) {
 			destroy := h.destroyQP
-			h.destroyQP = func(q conformance.QP, ctx context.Context) error {
+			h.destroyQP = func(q verbs.QP, ctx context.Context) error {
 				num, cqs := q.Num(), sharedCQs(tr, q)
 				var err error
 				if destroy != nil {
@@ -127,7 +127,7 @@ func qpcqMutants() []mutant {
 				return err
 			}
 		}),
-		qpModifyMutant("a flush re-arms the CQs it fed", []string{"NOTIFY-18"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+		qpModifyMutant("a flush re-arms the CQs it fed", []string{"NOTIFY-18"}, func(tr *qpTracker, q verbs.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
 			if err == nil && to == verbs.QPStateErr && from != verbs.QPStateErr {
@@ -147,7 +147,7 @@ func qpcqMutants() []mutant {
 func smQPMutants() []mutant {
 	out := []mutant{{
 		name: "outstanding counts swap the queues", rules: []string{"FLUSH-01", "FLUSH-08"},
-		h: hooks{outstanding: func(q conformance.QP) (int, int) {
+		h: hooks{outstanding: func(q verbs.QP) (int, int) {
 			s, r := q.(conformance.Outstander).Outstanding()
 			return r, s
 		}},

@@ -23,7 +23,7 @@ const qpMaxFailures = 12
 // qpIllegalMasks are the masks tried on an illegal pair ending in to: STATE
 // alone, and STATE with what each legal way into to requires, so that a
 // device cannot pass by refusing for a missing bit.
-func qpIllegalMasks(p Profile, to verbs.QPState, typ verbs.QPType) []verbs.QPAttrMask {
+func qpIllegalMasks(p verbs.Readings, to verbs.QPState, typ verbs.QPType) []verbs.QPAttrMask {
 	masks := []verbs.QPAttrMask{bState}
 	seen := map[verbs.QPAttrMask]bool{bState: true}
 	for _, f := range qpStates {
@@ -42,7 +42,7 @@ type qpEdge struct {
 }
 
 // qpLegalEdges are the legal transitions out of the states a modify reaches.
-func qpLegalEdges(p Profile) []qpEdge {
+func qpLegalEdges(p verbs.Readings) []qpEdge {
 	var out []qpEdge
 	for _, typ := range qpTypes {
 		for _, from := range qpReachable {
@@ -112,7 +112,7 @@ func transitionTable(t *T, e *Env) {
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
 		for _, from := range qpReachable {
-			var q QP // reused while modifies are refused
+			var q verbs.QP // reused while modifies are refused
 			for _, to := range qpStates {
 				if q == nil {
 					q = w.at(typ, from)

@@ -43,7 +43,7 @@ func (w *qpWorld) sges(n int) []verbs.SGE {
 
 // send returns a SEND with wr_id id and no SGE, suited to q's transport: a
 // UD request carries the world's AH.
-func (w *qpWorld) send(q QP, id uint64) verbs.SendWR {
+func (w *qpWorld) send(q verbs.QP, id uint64) verbs.SendWR {
 	r := verbs.SendWR{WRID: id, Opcode: verbs.WRSend, Flags: verbs.SendSignaled}
 	if w.types[q] == verbs.QPTypeUD {
 		r.AH, r.RemoteQPN, r.RemoteQKey = w.udAH(), 0x42, 0x11110000
@@ -52,7 +52,7 @@ func (w *qpWorld) send(q QP, id uint64) verbs.SendWR {
 }
 
 // sendIDs returns SENDs with the given wr_ids.
-func (w *qpWorld) sendIDs(q QP, ids ...uint64) []verbs.SendWR {
+func (w *qpWorld) sendIDs(q verbs.QP, ids ...uint64) []verbs.SendWR {
 	out := make([]verbs.SendWR, len(ids))
 	for i, id := range ids {
 		out[i] = w.send(q, id)
@@ -70,7 +70,7 @@ func (w *qpWorld) recvIDs(ids ...uint64) []verbs.RecvWR {
 }
 
 // postSend posts wrs on q and fails the case unless all of them are posted.
-func (w *qpWorld) postSend(what string, q QP, wrs []verbs.SendWR) {
+func (w *qpWorld) postSend(what string, q verbs.QP, wrs []verbs.SendWR) {
 	w.t.Helper()
 	if n, err := q.PostSend(wrs); n != len(wrs) || err != nil {
 		w.t.Fatalf("%s: ibv_post_send of %d: %d posted, %v", what, len(wrs), n, err)
@@ -78,7 +78,7 @@ func (w *qpWorld) postSend(what string, q QP, wrs []verbs.SendWR) {
 }
 
 // postRecv posts wrs on q and fails the case unless all of them are posted.
-func (w *qpWorld) postRecv(what string, q QP, wrs []verbs.RecvWR) {
+func (w *qpWorld) postRecv(what string, q verbs.QP, wrs []verbs.RecvWR) {
 	w.t.Helper()
 	if n, err := q.PostRecv(wrs); n != len(wrs) || err != nil {
 		w.t.Fatalf("%s: ibv_post_recv of %d: %d posted, %v", what, len(wrs), n, err)
@@ -102,7 +102,7 @@ func (w *qpWorld) wantPost(what string, n int, err error, wantN int, errno sysca
 }
 
 // toErr moves q, which is in state from, to ERR.
-func (w *qpWorld) toErr(q QP, from verbs.QPState) {
+func (w *qpWorld) toErr(q verbs.QP, from verbs.QPState) {
 	w.t.Helper()
 	switch from {
 	case verbs.QPStateErr:
@@ -117,7 +117,7 @@ func (w *qpWorld) toErr(q QP, from verbs.QPState) {
 // collect polls cq until n completions have come, for up to Patience (a
 // flush may finish after the modify returned, FLUSH-13), checks that no
 // further completion is there, and returns the n.
-func (w *qpWorld) collect(cq CQ, n int, what string) []verbs.WC {
+func (w *qpWorld) collect(cq verbs.CQ, n int, what string) []verbs.WC {
 	w.t.Helper()
 	got := make([]verbs.WC, 0, n)
 	buf := make([]verbs.WC, 64)
@@ -385,7 +385,7 @@ func opcodesPerTransport(t *T, e *Env) {
 	for _, typ := range qpTypes {
 		c := w.qpCap()
 		c.MaxSendWR = uint32(min(2*len(matrix), w.lim.MaxQPWR))
-		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
 		w.walk(q, verbs.QPStateRTS)
 		for i, m := range matrix {
 			wr := w.send(q, uint64(i))
@@ -436,7 +436,7 @@ func sendFlagsPerOpcode(t *T, e *Env) {
 			w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 1, 0)
 		}
 	}
-	sig := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true})
+	sig := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true})
 	w.walk(sig, verbs.QPStateRTS)
 	wr := w.send(sig, 30)
 	wr.Flags = verbs.SendSignaled | verbs.SendSolicited
@@ -478,14 +478,14 @@ func destroyDropsRequests(t *T, e *Env) {
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
 		scq, rcq := e.CQ(16, nil, nil), e.CQ(16, nil, nil)
-		q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
 		s := w.hold(q)
 		w.postSend("sends before destroy", q, w.sendIDs(q, 1, 2, 3))
 		w.postRecv("receives before destroy", q, w.recvIDs(4, 5))
 		ctx, cancel := patient()
 		e.WantOK(fmt.Sprintf("ibv_destroy_qp(%v in %v) with 5 requests outstanding", typ, s), q.DestroyContext(ctx))
 		cancel()
-		for _, c := range []CQ{scq, rcq} {
+		for _, c := range []verbs.CQ{scq, rcq} {
 			if got := e.PollAll(c, 8); len(got) != 0 {
 				t.Errorf("%v in %v: destroying the QP produced completions %v", typ, s, wrIDs(got))
 			}
@@ -498,7 +498,7 @@ func destroyDropsRequests(t *T, e *Env) {
 // 0 too many SGEs, 1 an opcode q's transport does not take, 2 an inline
 // payload above the QP's maximum, 3 FENCE (INLINE on RDMA READ on RC),
 // 4 INLINE on RDMA READ (too many SGEs on UC and UD).
-func qpSpoil(w *qpWorld, q QP, c verbs.QPCap, wr *verbs.SendWR, kind int) {
+func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) {
 	typ := w.types[q]
 	switch {
 	case kind == 1 && typ == verbs.QPTypeUD:
@@ -536,7 +536,7 @@ func qpCapacity(t *T, e *Env, recv bool) {
 		cq := e.CQ(qpCQE, nil, nil)
 		c := w.qpCap()
 		c.MaxSendWR, c.MaxRecvWR = uint32(min(5, w.lim.MaxQPWR)), uint32(min(5, w.lim.MaxQPWR))
-		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
 		s := verbs.QPStateRTS
 		if recv {
 			w.walk(q, s)
@@ -581,7 +581,7 @@ func qpCapacity(t *T, e *Env, recv bool) {
 // completions frees exactly j slots; once everything is polled the queue
 // takes depth again (wr_ids 300..). want checks the completions polled;
 // kind names them in messages.
-func (w *qpWorld) qpReclaimOnPoll(cq CQ, what, kind string, extra uint64, depth int, post func([]uint64) (int, error), want func(string, []verbs.WC, []uint64)) {
+func (w *qpWorld) qpReclaimOnPoll(cq verbs.CQ, what, kind string, extra uint64, depth int, post func([]uint64) (int, error), want func(string, []verbs.WC, []uint64)) {
 	w.t.Helper()
 	n, err := post([]uint64{extra})
 	w.wantPost(fmt.Sprintf("%s: one more before any %s is polled", what, kind), n, err, 0, syscall.ENOMEM)
@@ -608,7 +608,7 @@ func qpCapacityExecuted(t *T, w *qpWorld) {
 		cq := w.e.CQ(qpCQE, nil, nil)
 		c := w.qpCap()
 		c.MaxSendWR = uint32(min(5, w.lim.MaxQPWR))
-		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
 		w.walk(q, verbs.QPStateRTS)
 		depth := int(w.query(q).Cap.MaxSendWR)
 		post := func(ids []uint64) (int, error) { return q.PostSend(w.sendIDs(q, ids...)) }
@@ -646,7 +646,7 @@ func (w *qpWorld) wantSuccesses(what string, wcs []verbs.WC, ids []uint64) {
 
 // collectSome polls exactly n completions from cq, waiting up to Patience,
 // and leaves whatever else is there.
-func (w *qpWorld) collectSome(cq CQ, n int) []verbs.WC {
+func (w *qpWorld) collectSome(cq verbs.CQ, n int) []verbs.WC {
 	w.t.Helper()
 	got := make([]verbs.WC, 0, n)
 	buf := make([]verbs.WC, n)

@@ -89,8 +89,8 @@ func qpxSendOpsFlags(t *T, e *Env) {
 	}
 	cq := w.a.cq(16, nil)
 	o := w.opts()
-	create := func(typ verbs.QPType, mask verbs.QPInitAttrMask, ops verbs.QPSendOps) (QP, error) {
-		q, err := c.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: o.cap},
+	create := func(typ verbs.QPType, mask verbs.QPInitAttrMask, ops verbs.QPSendOps) (verbs.QP, error) {
+		q, err := c.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: o.cap},
 			CompMask: mask, SendOpsFlags: ops})
 		if err == nil {
 			t.Cleanup(func() { c, cancel := graceful(); defer cancel(); _ = q.DestroyContext(c) })

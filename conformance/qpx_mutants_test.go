@@ -1,7 +1,6 @@
 package conformance_test
 
 import (
-	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -10,9 +9,9 @@ import (
 // QPX-01..QPX-05.
 
 // CreateQPEx forwards verbs.QPExCreator.
-func (p *mPD) CreateQPEx(attr verbs.QPInitAttrEx) (conformance.QP, error) {
+func (p *mPD) CreateQPEx(attr verbs.QPInitAttrEx) (verbs.QP, error) {
 	attr.QPInitAttr = innerQPAttr(attr.QPInitAttr)
-	var q conformance.QP
+	var q verbs.QP
 	var err error
 	if p.h.createQPEx != nil {
 		q, err = p.h.createQPEx(p.inner, attr)
@@ -87,7 +86,7 @@ func (q *mQP) WRSetXRCSRQN(remoteSRQN uint32) {
 }
 
 // WRBindMW forwards with the inner MR.
-func (q *mQP) WRBindMW(mw conformance.MW, rkey uint32, info verbs.MWBindInfo) {
+func (q *mQP) WRBindMW(mw verbs.MW, rkey uint32, info verbs.MWBindInfo) {
 	if mr, ok := info.MR.(*mMR); ok {
 		info.MR = mr.MR
 	}
@@ -95,7 +94,7 @@ func (q *mQP) WRBindMW(mw conformance.MW, rkey uint32, info verbs.MWBindInfo) {
 }
 
 // WRSetUDAddr forwards with the inner AH.
-func (q *mQP) WRSetUDAddr(ah conformance.AH, remoteQPN, remoteQKey uint32) {
+func (q *mQP) WRSetUDAddr(ah verbs.AH, remoteQPN, remoteQKey uint32) {
 	if a, ok := ah.(*mAH); ok {
 		ah = a.inner
 	}
@@ -110,13 +109,13 @@ var (
 func qpxMutants() []mutant {
 	return []mutant{
 		{name: "ibv_create_qp_ex drops the send_ops_flags it does not support", rules: []string{"QPX-01"}, h: hooks{
-			createQPEx: func(pd conformance.PD, attr verbs.QPInitAttrEx) (conformance.QP, error) {
+			createQPEx: func(pd verbs.PD, attr verbs.QPInitAttrEx) (verbs.QP, error) {
 				attr.CompMask &^= verbs.QPInitAttrXRCD
 				attr.SendOpsFlags &= verbs.SupportedSendOps(attr.Type, sim.RXEProfile().Readings)
 				return pd.(verbs.QPExCreator).CreateQPEx(attr)
 			}}},
 		{name: "ibv_create_qp_ex gives the builder every operation of the type", rules: []string{"QPX-02"}, h: hooks{
-			createQPEx: func(pd conformance.PD, attr verbs.QPInitAttrEx) (conformance.QP, error) {
+			createQPEx: func(pd verbs.PD, attr verbs.QPInitAttrEx) (verbs.QP, error) {
 				if attr.SendOpsFlags != 0 {
 					attr.SendOpsFlags = verbs.SupportedSendOps(attr.Type, sim.RXEProfile().Readings)
 				}
@@ -129,7 +128,7 @@ func qpxMutants() []mutant {
 		{name: "ibv_wr_abort posts the batch", rules: []string{"QPX-04"}, h: hooks{
 			wrAbort: func(b verbs.WRBuilder) { _ = b.WRComplete() }}},
 		{name: "the device states the other send_ops reading", rules: []string{"QPX-01", "QPX-04"}, h: hooks{
-			profile: func(p conformance.Profile) conformance.Profile {
+			profile: func(p verbs.Readings) verbs.Readings {
 				p.SendOpsRXE = !p.SendOpsRXE
 				return p
 			}}},

@@ -22,7 +22,7 @@ var queryCases = []Case{
 
 func queryQPAll(t *T, e *Env) {
 	w := qpSetup(t, e)
-	q := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true, Context: "qp-ctx"})
+	q := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true, Context: "qp-ctx"})
 	w.walk(q, verbs.QPStateRTS)
 	full := w.query(q)
 	for _, mask := range []verbs.QPAttrMask{0, verbs.QPAttrState, verbs.QPAttrCap, verbs.QPAttrState | verbs.QPAttrAccessFlags | verbs.QPAttrSQPSN} {
@@ -43,7 +43,7 @@ func queryQPAll(t *T, e *Env) {
 		return
 	}
 	s := w.srq(4, 1)
-	qs := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+	qs := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 	_, init, err := qs.Query(verbs.QPAttrCap)
 	switch {
 	case err != nil:

@@ -26,9 +26,9 @@ import (
 
 // srqCreate calls ibv_create_srq on w's PD and checks the failure
 // convention; a created SRQ is destroyed at the end of the case.
-func srqCreate(w *qpWorld, a verbs.SRQAttr) (SRQ, error) {
+func srqCreate(w *qpWorld, a verbs.SRQAttr) (verbs.SRQ, error) {
 	w.t.Helper()
-	s, err := w.pd.CreateSRQ(SRQInitAttr{Attr: a})
+	s, err := w.pd.CreateSRQ(verbs.SRQInitAttr{Attr: a})
 	if s != nil {
 		w.t.Cleanup(func() {
 			ctx, cancel := graceful()
@@ -60,7 +60,7 @@ func srqOverLimit(t *T, w *qpWorld) {
 
 // srqConsumer returns s's Consumer capability, or nil after logging that
 // the consumption half of the case is not checked.
-func srqConsumer(t *T, s SRQ) Consumer {
+func srqConsumer(t *T, s verbs.SRQ) Consumer {
 	t.Helper()
 	c, ok := s.(Consumer)
 	if !ok {
@@ -86,7 +86,7 @@ func srqTake(w *qpWorld, c Consumer, n int) []uint64 {
 
 // srqLimitEvent waits for the next async event, which must be
 // SRQ_LIMIT_REACHED naming s, and acks it.
-func srqLimitEvent(w *qpWorld, what string, s SRQ) {
+func srqLimitEvent(w *qpWorld, what string, s verbs.SRQ) {
 	w.t.Helper()
 	ev := cqWaitAsync(w.t, w.e, what)
 	if ev.EventType() != verbs.EventSRQLimitReached || ev.SRQ() != s {
@@ -97,7 +97,7 @@ func srqLimitEvent(w *qpWorld, what string, s SRQ) {
 
 // srqFill posts to s until it is full and checks that exactly free requests
 // fit before ENOMEM.
-func srqFill(w *qpWorld, what string, s SRQ, free int) {
+func srqFill(w *qpWorld, what string, s verbs.SRQ, free int) {
 	w.t.Helper()
 	n, err := s.PostRecv(w.recvIDs(idRange(9000, free+1)...))
 	w.wantPost(what+": posting until the SRQ is full", n, err, free, syscall.ENOMEM)
@@ -105,7 +105,7 @@ func srqFill(w *qpWorld, what string, s SRQ, free int) {
 
 // srqRefused checks that ibv_modify_srq(a, mask) fails with EINVAL and
 // leaves the SRQ's attributes as they were.
-func srqRefused(w *qpWorld, what string, s SRQ, a verbs.SRQAttr, mask verbs.SRQAttrMask) {
+func srqRefused(w *qpWorld, what string, s verbs.SRQ, a verbs.SRQAttr, mask verbs.SRQAttrMask) {
 	w.t.Helper()
 	before := srqQuery(w, s)
 	err := s.Modify(&a, mask)
@@ -213,7 +213,7 @@ func postRecvOnSRQQP(t *T, e *Env) {
 	w := qpSetup(t, e)
 	s := w.srq(8, 1)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
-		q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 		for _, st := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS} {
 			if st == verbs.QPStateInit {
 				w.step(q, verbs.QPStateReset, verbs.QPStateInit)
@@ -376,7 +376,7 @@ func srqResize(t *T, e *Env) {
 func destroySRQWhileAttached(t *T, e *Env) {
 	w := qpSetup(t, e)
 	s := w.srq(8, 1)
-	q := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+	q := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 	ctx, cancel := patient()
 	defer cancel()
 	e.WantErrno("ibv_destroy_srq with a QP attached", s.DestroyContext(ctx), syscall.EBUSY)
@@ -410,7 +410,7 @@ func srqLimitReachedNamesSRQ(t *T, e *Env) {
 		return
 	}
 	lim := verbs.SRQAttr{SRQLimit: 2}
-	for _, s := range []SRQ{a, b} {
+	for _, s := range []verbs.SRQ{a, b} {
 		srqPost(w, "two receives", s, idRange(1, 2))
 		e.WantOK("ibv_modify_srq(srq_limit=2)", s.Modify(&lim, verbs.SRQLimit))
 	}

@@ -21,11 +21,11 @@ func srqerrMutants() []mutant {
 	return []mutant{
 		{
 			name: "an SRQ error does nothing", rules: []string{"ASYNC-15"},
-			h: hooks{injectSRQ: func(conformance.SRQ) error { return nil }},
+			h: hooks{injectSRQ: func(verbs.SRQ) error { return nil }},
 		},
 		{
 			name: "an SRQ error also flushes the SRQ's receives", rules: []string{"ASYNC-15"},
-			h: hooks{injectSRQ: func(s conformance.SRQ) error {
+			h: hooks{injectSRQ: func(s verbs.SRQ) error {
 				if err := s.(conformance.SRQErrorInjector).InjectError(); err != nil {
 					return err
 				}
@@ -39,9 +39,9 @@ func srqerrMutants() []mutant {
 		},
 		{
 			name: "SRQ_ERR names no SRQ", rules: []string{"ASYNC-15"},
-			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+			h: hooks{tryAsync: func(c verbs.Context) (verbs.AsyncEvent, error) {
 				return hideObject(verbs.EventSRQErr)(c.TryGetAsyncEvent())
-			}, getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+			}, getAsync: func(c verbs.Context, ctx context.Context) (verbs.AsyncEvent, error) {
 				return hideObject(verbs.EventSRQErr)(c.GetAsyncEvent(ctx))
 			}},
 		},
@@ -50,8 +50,8 @@ func srqerrMutants() []mutant {
 
 // hideObject returns a filter that hides the object an event of type
 // typ names.
-func hideObject(typ verbs.EventType) func(conformance.AsyncEvent, error) (conformance.AsyncEvent, error) {
-	return func(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
+func hideObject(typ verbs.EventType) func(verbs.AsyncEvent, error) (verbs.AsyncEvent, error) {
+	return func(ev verbs.AsyncEvent, err error) (verbs.AsyncEvent, error) {
 		if err != nil || ev.EventType() != typ {
 			return ev, err
 		}

@@ -14,8 +14,8 @@ import (
 )
 
 // qpPollFilter returns a poll hook that drops the completions drop selects.
-func qpPollFilter(drop func(c verbs.WC) bool) func(q conformance.CQ, wcs []verbs.WC) (int, error) {
-	return func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+func qpPollFilter(drop func(c verbs.WC) bool) func(q verbs.CQ, wcs []verbs.WC) (int, error) {
+	return func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 		n, err := q.Poll(wcs)
 		k := 0
 		for _, c := range wcs[:n] {
@@ -35,7 +35,7 @@ func isFlush(c verbs.WC) bool { return c.Status == verbs.WCWRFlushErr }
 func flushMutants() []mutant {
 	return []mutant{
 		qpHooksMutant("receive requests complete with LOC_QP_OP_ERR, not FLUSH_ERR", []string{"FLUSH-01", "WC-S05"}, func(tr *qpTracker, h *hooks) {
-			h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			h.poll = func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				tr.mu.Lock()
 				defer tr.mu.Unlock()
@@ -49,7 +49,7 @@ func flushMutants() []mutant {
 		}),
 		{
 			name: "flush completions of one poll come last first", rules: []string{"FLUSH-02"},
-			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			h: hooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				var idx []int
 				for i, c := range wcs[:n] {
@@ -64,7 +64,7 @@ func flushMutants() []mutant {
 			}},
 		},
 		qpHooksMutant("unsignaled sends are not flushed", []string{"FLUSH-04"}, func(tr *qpTracker, h *hooks) {
-			h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			h.poll = func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				return qpPollFilter(func(c verbs.WC) bool {
 					tr.mu.Lock()
 					defer tr.mu.Unlock()
@@ -74,22 +74,22 @@ func flushMutants() []mutant {
 		}),
 		{
 			name: "sends posted in SQE are accepted and dropped", rules: []string{"WC-S05"},
-			h: hooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
-				return qpDropIn(verbs.QPStateSQE, func(q conformance.QP) (int, error) { return q.PostSend(wrs) }, len(wrs), q)
+			h: hooks{postSend: func(q verbs.QP, wrs []verbs.SendWR) (int, error) {
+				return qpDropIn(verbs.QPStateSQE, func(q verbs.QP) (int, error) { return q.PostSend(wrs) }, len(wrs), q)
 			}},
 		},
 		qpHooksMutant("requests posted in ERR are accepted and dropped", []string{"FLUSH-05", "WC-S05"}, func(tr *qpTracker, h *hooks) {
 			send, recv := h.postSend, h.postRecv
-			h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
-				return qpDropIn(verbs.QPStateErr, func(q conformance.QP) (int, error) { return send(q, wrs) }, len(wrs), q)
+			h.postSend = func(q verbs.QP, wrs []verbs.SendWR) (int, error) {
+				return qpDropIn(verbs.QPStateErr, func(q verbs.QP) (int, error) { return send(q, wrs) }, len(wrs), q)
 			}
-			h.postRecv = func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
-				return qpDropIn(verbs.QPStateErr, func(q conformance.QP) (int, error) { return recv(q, wrs) }, len(wrs), q)
+			h.postRecv = func(q verbs.QP, wrs []verbs.RecvWR) (int, error) {
+				return qpDropIn(verbs.QPStateErr, func(q verbs.QP) (int, error) { return recv(q, wrs) }, len(wrs), q)
 			}
 		}),
 		{
 			name: "flush completions carry qp_num 0", rules: []string{"FLUSH-06"},
-			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			h: hooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				for i := range wcs[:n] {
 					if isFlush(wcs[i]) {
@@ -99,7 +99,7 @@ func flushMutants() []mutant {
 				return n, err
 			}},
 		},
-		qpModifyMutant("ERR of a QP on an SRQ flushes the SRQ's requests too", []string{"FLUSH-07"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+		qpModifyMutant("ERR of a QP on an SRQ flushes the SRQ's requests too", []string{"FLUSH-07"}, func(tr *qpTracker, q verbs.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
 			info := tr.info(q)
@@ -114,7 +114,7 @@ func flushMutants() []mutant {
 			}
 			return nil
 		}),
-		qpModifyMutant("RESET flushes what is queued first", []string{"FLUSH-08"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+		qpModifyMutant("RESET flushes what is queued first", []string{"FLUSH-08"}, func(tr *qpTracker, q verbs.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			if from, to := qpTarget(q, a, m); to == verbs.QPStateReset && from != verbs.QPStateReset && from != verbs.QPStateErr {
 				_ = q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState)
 			}
@@ -124,7 +124,7 @@ func flushMutants() []mutant {
 			name: "flush completions never come", rules: []string{"FLUSH-13"},
 			h: hooks{poll: qpPollFilter(isFlush)},
 		},
-		qpModifyMutant("ERR by modify raises QP_FATAL", []string{"FLUSH-14"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+		qpModifyMutant("ERR by modify raises QP_FATAL", []string{"FLUSH-14"}, func(tr *qpTracker, q verbs.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
 			if err == nil && to == verbs.QPStateErr && from != verbs.QPStateErr {
@@ -135,7 +135,7 @@ func flushMutants() []mutant {
 		{
 			name: "LAST_WQE_REACHED is never delivered", rules: []string{"ASYNC-14", "FLUSH-14"},
 			h: hooks{
-				getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+				getAsync: func(c verbs.Context, ctx context.Context) (verbs.AsyncEvent, error) {
 					for {
 						ev, err := c.GetAsyncEvent(ctx)
 						if err != nil || ev.EventType() != verbs.EventQPLastWQEReached {
@@ -144,7 +144,7 @@ func flushMutants() []mutant {
 						_ = ev.Ack()
 					}
 				},
-				tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+				tryAsync: func(c verbs.Context) (verbs.AsyncEvent, error) {
 					for {
 						ev, err := c.TryGetAsyncEvent()
 						if err != nil || ev.EventType() != verbs.EventQPLastWQEReached {
@@ -156,7 +156,7 @@ func flushMutants() []mutant {
 			},
 		},
 		qpHooksMutant("destroying a QP does not wait for acks", []string{"ASYNC-05"}, func(tr *qpTracker, h *hooks) {
-			h.destroyQP = func(q conformance.QP, ctx context.Context) error {
+			h.destroyQP = func(q verbs.QP, ctx context.Context) error {
 				done, cancel := context.WithCancel(ctx)
 				cancel()
 				if err := q.DestroyContext(done); err != nil && !errors.Is(err, syscall.EINTR) {
@@ -170,10 +170,10 @@ func flushMutants() []mutant {
 
 // skipEvents returns async hooks that ack and hide every event of type typ.
 func skipEvents(typ verbs.EventType) (
-	func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error),
-	func(c conformance.Context) (conformance.AsyncEvent, error),
+	func(c verbs.Context, ctx context.Context) (verbs.AsyncEvent, error),
+	func(c verbs.Context) (verbs.AsyncEvent, error),
 ) {
-	get := func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+	get := func(c verbs.Context, ctx context.Context) (verbs.AsyncEvent, error) {
 		for {
 			ev, err := c.GetAsyncEvent(ctx)
 			if err != nil || ev.EventType() != typ {
@@ -182,7 +182,7 @@ func skipEvents(typ verbs.EventType) (
 			_ = ev.Ack()
 		}
 	}
-	try := func(c conformance.Context) (conformance.AsyncEvent, error) {
+	try := func(c verbs.Context) (verbs.AsyncEvent, error) {
 		for {
 			ev, err := c.TryGetAsyncEvent()
 			if err != nil || ev.EventType() != typ {
@@ -204,13 +204,13 @@ func sqDrainedMutants() []mutant {
 		{
 			name: "the device raises SQ_DRAINED unasked, the profile says it does not", rules: []string{"ASYNC-13", "FLUSH-14"},
 			base: sim.Profile{Name: "always-sq-drained", Readings: verbs.Readings{AlwaysSQDrained: true}},
-			h:    hooks{profile: func(p conformance.Profile) conformance.Profile { p.AlwaysSQDrained = false; return p }},
+			h:    hooks{profile: func(p verbs.Readings) verbs.Readings { p.AlwaysSQDrained = false; return p }},
 		},
 		{
 			name: "the profile says SQ_DRAINED comes unasked, the device raises it only when asked", rules: []string{"ASYNC-13"},
-			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.AlwaysSQDrained = true; return p }},
+			h: hooks{profile: func(p verbs.Readings) verbs.Readings { p.AlwaysSQDrained = true; return p }},
 		},
-		qpModifyMutant("SQ_DRAINED comes at once, before the sends in flight complete", []string{"ASYNC-13"}, func(tr *qpTracker, q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
+		qpModifyMutant("SQ_DRAINED comes at once, before the sends in flight complete", []string{"ASYNC-13"}, func(tr *qpTracker, q verbs.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
 			from, to := qpTarget(q, a, m)
 			err := q.Modify(a, m)
 			if err == nil && from == verbs.QPStateRTS && to == verbs.QPStateSQD && m&verbs.QPAttrEnSQDAsyncNotify != 0 && a.EnSQDAsyncNotify {
@@ -226,45 +226,45 @@ func sqDrainedMutants() []mutant {
 // srqMutants returns the mutants of the SRQ family.
 func srqMutants() []mutant {
 	def := sim.DefaultDeviceAttr()
-	srqModify := func(name string, rules []string, f func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error) mutant {
+	srqModify := func(name string, rules []string, f func(tr *qpTracker, s verbs.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error) mutant {
 		return qpHooksMutant(name, rules, func(tr *qpTracker, h *hooks) {
-			h.modifySRQ = func(s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error { return f(tr, s, a, m) }
+			h.modifySRQ = func(s verbs.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error { return f(tr, s, a, m) }
 		})
 	}
 	return []mutant{
 		{
 			name: "SRQ sizes above the device's are cut to its limits", rules: []string{"SRQ-01"},
-			h: hooks{createSRQ: func(pd conformance.PD, a conformance.SRQInitAttr) (conformance.SRQ, error) {
+			h: hooks{createSRQ: func(pd verbs.PD, a verbs.SRQInitAttr) (verbs.SRQ, error) {
 				a.Attr.MaxWR, a.Attr.MaxSGE = min(a.Attr.MaxWR, uint32(def.MaxSRQWR)), min(a.Attr.MaxSGE, uint32(def.MaxSRQSGE))
 				return pd.CreateSRQ(a)
 			}},
 		},
 		{
 			name: "the profile says srq_limit arms at create, the device ignores it", rules: []string{"SRQ-01"},
-			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.SRQLimitAtCreate = true; return p }},
+			h: hooks{profile: func(p verbs.Readings) verbs.Readings { p.SRQLimitAtCreate = true; return p }},
 		},
 		qpHooksMutant("an SRQ post skips a bad request and posts the rest", []string{"SRQ-02"}, func(tr *qpTracker, h *hooks) {
 			post := h.postSRQ
-			h.postSRQ = func(s conformance.SRQ, wrs []verbs.RecvWR) (int, error) {
+			h.postSRQ = func(s verbs.SRQ, wrs []verbs.RecvWR) (int, error) {
 				return postEach(len(wrs), func(i int) (int, error) { return post(s, wrs[i:i+1]) })
 			}
 		}),
 		qpHooksMutant("ibv_post_recv on a QP on an SRQ is accepted and dropped", []string{"SRQ-03"}, func(tr *qpTracker, h *hooks) {
 			post := h.postRecv
-			h.postRecv = func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
+			h.postRecv = func(q verbs.QP, wrs []verbs.RecvWR) (int, error) {
 				if tr.info(q).init.SRQ != nil && qpStateOf(q) != verbs.QPStateReset {
 					return len(wrs), nil
 				}
 				return post(q, wrs)
 			}
 		}),
-		srqModify("IBV_SRQ_LIMIT is accepted and ignored", []string{"SRQ-04", "SRQ-05"}, func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
+		srqModify("IBV_SRQ_LIMIT is accepted and ignored", []string{"SRQ-04", "SRQ-05"}, func(tr *qpTracker, s verbs.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
 			if m&^verbs.SRQLimit == 0 {
 				return nil
 			}
 			return s.Modify(a, m&^verbs.SRQLimit)
 		}),
-		srqModify("a limit above max_wr is cut to max_wr", []string{"SRQ-06"}, func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
+		srqModify("a limit above max_wr is cut to max_wr", []string{"SRQ-06"}, func(tr *qpTracker, s verbs.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
 			if cur, err := s.Query(); err == nil && m == verbs.SRQLimit && a.SRQLimit > cur.MaxWR {
 				b := *a
 				b.SRQLimit = cur.MaxWR
@@ -272,7 +272,7 @@ func srqMutants() []mutant {
 			}
 			return s.Modify(a, m)
 		}),
-		srqModify("a resize sticks when the limit beside it is refused", []string{"SRQ-06"}, func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
+		srqModify("a resize sticks when the limit beside it is refused", []string{"SRQ-06"}, func(tr *qpTracker, s verbs.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
 			err := s.Modify(a, m)
 			if err != nil && m == verbs.SRQMaxWR|verbs.SRQLimit {
 				_ = s.Modify(a, verbs.SRQMaxWR)
@@ -283,14 +283,14 @@ func srqMutants() []mutant {
 			name: "the device resizes SRQs but does not say so", rules: []string{"SRQ-07"},
 			h: hooks{deviceAttr: func(a verbs.DeviceAttr) verbs.DeviceAttr { a.DeviceCapFlags &^= verbs.DeviceSRQResize; return a }},
 		},
-		srqModify("a resize below the queued requests succeeds and does nothing", []string{"SRQ-07"}, func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
+		srqModify("a resize below the queued requests succeeds and does nothing", []string{"SRQ-07"}, func(tr *qpTracker, s verbs.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
 			if err := s.Modify(a, m); err != nil && m != verbs.SRQMaxWR {
 				return err
 			}
 			return nil
 		}),
 		qpHooksMutant("an SRQ with QPs attached can be destroyed", []string{"SRQ-10"}, func(tr *qpTracker, h *hooks) {
-			h.destroySRQ = func(s conformance.SRQ, ctx context.Context) error {
+			h.destroySRQ = func(s verbs.SRQ, ctx context.Context) error {
 				if err := s.DestroyContext(ctx); !errors.Is(err, syscall.EBUSY) {
 					return err
 				}
@@ -298,7 +298,7 @@ func srqMutants() []mutant {
 			}
 		}),
 		qpHooksMutant("the limit fires when the fill level reaches it, not below", []string{"SRQ-04"}, func(tr *qpTracker, h *hooks) {
-			h.takeSRQ = func(s conformance.SRQ) (uint64, []verbs.SGE, bool) {
+			h.takeSRQ = func(s verbs.SRQ) (uint64, []verbs.SGE, bool) {
 				id, sges, ok := s.(conformance.Consumer).Take()
 				a, err := s.Query()
 				if ok && err == nil && a.SRQLimit > 0 && uint32(s.(conformance.Depth).Len()) == a.SRQLimit {
@@ -309,8 +309,8 @@ func srqMutants() []mutant {
 			}
 		}),
 		qpHooksMutant("query still shows a limit that fired", []string{"SRQ-05"}, func(tr *qpTracker, h *hooks) {
-			armed := map[conformance.SRQ]uint32{}
-			h.modifySRQ = func(s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
+			armed := map[verbs.SRQ]uint32{}
+			h.modifySRQ = func(s verbs.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
 				err := s.Modify(a, m)
 				if err == nil && m&verbs.SRQLimit != 0 {
 					tr.mu.Lock()
@@ -319,7 +319,7 @@ func srqMutants() []mutant {
 				}
 				return err
 			}
-			h.querySRQ = func(s conformance.SRQ) (verbs.SRQAttr, error) {
+			h.querySRQ = func(s verbs.SRQ) (verbs.SRQAttr, error) {
 				a, err := s.Query()
 				tr.mu.Lock()
 				defer tr.mu.Unlock()
@@ -330,7 +330,7 @@ func srqMutants() []mutant {
 			}
 		}),
 		qpHooksMutant("requests leave the SRQ newest first", []string{"SRQ-08"}, func(tr *qpTracker, h *hooks) {
-			h.takeSRQ = func(s conformance.SRQ) (uint64, []verbs.SGE, bool) {
+			h.takeSRQ = func(s verbs.SRQ) (uint64, []verbs.SGE, bool) {
 				c := s.(conformance.Consumer)
 				var all []verbs.RecvWR
 				for {
@@ -350,14 +350,14 @@ func srqMutants() []mutant {
 		}),
 		{
 			name: "SRQ_LIMIT_REACHED names no SRQ", rules: []string{"ASYNC-15"},
-			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+			h: hooks{tryAsync: func(c verbs.Context) (verbs.AsyncEvent, error) {
 				return anonymousSRQEvent(c.TryGetAsyncEvent())
-			}, getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
+			}, getAsync: func(c verbs.Context, ctx context.Context) (verbs.AsyncEvent, error) {
 				return anonymousSRQEvent(c.GetAsyncEvent(ctx))
 			}},
 		},
 		qpHooksMutant("destroying an SRQ does not wait for acks", []string{"ASYNC-05"}, func(tr *qpTracker, h *hooks) {
-			h.destroySRQ = func(s conformance.SRQ, ctx context.Context) error {
+			h.destroySRQ = func(s verbs.SRQ, ctx context.Context) error {
 				done, cancel := context.WithCancel(ctx)
 				cancel()
 				if err := s.DestroyContext(done); err != nil && !errors.Is(err, syscall.EINTR) {
@@ -366,7 +366,7 @@ func srqMutants() []mutant {
 				return nil
 			}
 		}),
-		srqModify("arming above the fill level fires at once", []string{"SRQ-11"}, func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
+		srqModify("arming above the fill level fires at once", []string{"SRQ-11"}, func(tr *qpTracker, s verbs.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error {
 			err := s.Modify(a, m)
 			tr.mu.Lock()
 			queued := uint32(len(tr.srqIDs[s]))
@@ -380,7 +380,7 @@ func srqMutants() []mutant {
 }
 
 // anonymousSRQEvent hides the SRQ an SRQ_LIMIT_REACHED names.
-func anonymousSRQEvent(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
+func anonymousSRQEvent(ev verbs.AsyncEvent, err error) (verbs.AsyncEvent, error) {
 	if err != nil || ev.EventType() != verbs.EventSRQLimitReached {
 		return ev, err
 	}
@@ -398,9 +398,9 @@ func anonymousSRQEvent(ev conformance.AsyncEvent, err error) (conformance.AsyncE
 func TestQPCasesToleratePollQuirks(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex // some cases poll from several goroutines
-	calls := map[conformance.CQ]int{}
+	calls := map[verbs.CQ]int{}
 	rng := rand.New(rand.NewPCG(3, 13))
-	m := mutant{name: "slow, scrambling polls", h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+	m := mutant{name: "slow, scrambling polls", h: hooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 		mu.Lock()
 		calls[q]++
 		skip := calls[q]%2 == 1

@@ -22,10 +22,10 @@ import (
 // mutants (smQPMutants).
 func smMutants() []mutant {
 	base := sim.DefaultProfile()
-	sticky := map[conformance.CQ]bool{} // CQs whose arm the one-shot mutant re-arms
+	sticky := map[verbs.CQ]bool{} // CQs whose arm the one-shot mutant re-arms
 	return append([]mutant{
 		{name: "over-ack accepted", rules: []string{"CHAN-08"}, base: base, h: hooks{
-			ack: func(q conformance.CQ, n int) error {
+			ack: func(q verbs.CQ, n int) error {
 				if err := q.AckEvents(n); n < 0 {
 					return err
 				}
@@ -33,13 +33,13 @@ func smMutants() []mutant {
 			},
 		}},
 		{name: "ex: next_poll skips a completion", rules: []string{"CQX-05", "CQX-10"}, base: base, h: hooks{
-			cqx: &cqxHooks{iter: func(x conformance.ExCQ) conformance.ExCQ { return skipNext{x} }},
+			cqx: &cqxHooks{iter: func(x verbs.ExCQ) verbs.ExCQ { return skipNext{x} }},
 		}},
 		{name: "ex: overrun reported as ENOENT", rules: []string{"CQX-05", "CQ-23"}, base: base, h: hooks{
-			cqx: &cqxHooks{iter: func(x conformance.ExCQ) conformance.ExCQ { return hideEIO{x} }},
+			cqx: &cqxHooks{iter: func(x verbs.ExCQ) verbs.ExCQ { return hideEIO{x} }},
 		}},
 		{name: "resize below the unpolled count accepted", rules: []string{"CQ-08"}, base: base, h: hooks{
-			resize: func(q conformance.CQ, n int) error {
+			resize: func(q verbs.CQ, n int) error {
 				if err := q.Resize(n); n < 1 {
 					return err
 				}
@@ -47,7 +47,7 @@ func smMutants() []mutant {
 			},
 		}},
 		{name: "destroy does not wait for acks", rules: []string{"CQ-13"}, base: base, h: hooks{
-			destroyCQ: func(q conformance.CQ, ctx context.Context) error {
+			destroyCQ: func(q verbs.CQ, ctx context.Context) error {
 				if err := q.DestroyContext(ctx); !errors.Is(err, syscall.EINTR) {
 					return err
 				}
@@ -55,17 +55,17 @@ func smMutants() []mutant {
 			},
 		}},
 		{name: "solicited arm fires like next", rules: []string{"NOTIFY-04"}, base: base, h: hooks{
-			reqNotify: func(q conformance.CQ, _ bool) error { return q.ReqNotify(false) },
+			reqNotify: func(q verbs.CQ, _ bool) error { return q.ReqNotify(false) },
 		}},
 		{name: "arm is not one-shot", rules: []string{"NOTIFY-01"}, base: base, h: hooks{
-			reqNotify: func(q conformance.CQ, so bool) error {
+			reqNotify: func(q verbs.CQ, so bool) error {
 				err := q.ReqNotify(so)
 				if err == nil && !so {
 					sticky[q] = true
 				}
 				return err
 			},
-			push: func(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
+			push: func(q verbs.CQ, w verbs.WC, so bool) (bool, error) {
 				over, err := q.(conformance.Injector).Push(w, so)
 				if sticky[q] {
 					_ = q.ReqNotify(false)
@@ -74,13 +74,13 @@ func smMutants() []mutant {
 			},
 		}},
 		{name: "overrun not reported", rules: []string{"CQ-22"}, base: base, h: hooks{
-			push: func(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
+			push: func(q verbs.CQ, w verbs.WC, so bool) (bool, error) {
 				_, err := q.(conformance.Injector).Push(w, so)
 				return false, err
 			},
 		}},
 		{name: "CQ_ERR never delivered", rules: []string{"ASYNC-07"}, base: base, h: hooks{
-			tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+			tryAsync: func(c verbs.Context) (verbs.AsyncEvent, error) {
 				for {
 					ev, err := c.TryGetAsyncEvent()
 					if err != nil || ev.EventType() != verbs.EventCQErr {
@@ -91,14 +91,14 @@ func smMutants() []mutant {
 			},
 		}},
 		{name: "poll returns newest first", rules: []string{"CQ-17"}, base: base, h: hooks{
-			poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+			poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
 				slices.Reverse(wcs[:n])
 				return n, err
 			},
 		}},
 		{name: "busy channel destroyed", rules: []string{"CHAN-09"}, base: base, h: hooks{
-			destroyCh: func(ch conformance.CompChannel) error {
+			destroyCh: func(ch verbs.CompChannel) error {
 				if err := ch.Destroy(); !errors.Is(err, syscall.EBUSY) {
 					return err
 				}
@@ -106,11 +106,11 @@ func smMutants() []mutant {
 			},
 		}},
 		{name: "cqe under-reported", rules: []string{"CQ-02"}, base: base, h: hooks{
-			cqe: func(q conformance.CQ) int { return max(q.CQE()-1, 1) },
+			cqe: func(q verbs.CQ) int { return max(q.CQE()-1, 1) },
 		}},
 		{name: "rxe overrun reading under the default profile", rules: []string{"CQ-23"},
 			base: sim.RXEProfile(), h: hooks{
-				profile: func(p conformance.Profile) conformance.Profile { p.OverrunDrops = false; return p },
+				profile: func(p verbs.Readings) verbs.Readings { p.OverrunDrops = false; return p },
 			}},
 	}, smQPMutants()...)
 }

@@ -24,12 +24,12 @@ const trafficSteps = 100
 // gets the real object. A fresh set is made for every fabric, so that hooks
 // may count.
 type trafficHooks struct {
-	poll     func(q conformance.CQ, wcs []verbs.WC) (int, error)
-	postSend func(q conformance.QP, wrs []verbs.SendWR) (int, error)
-	postRecv func(q conformance.QP, wrs []verbs.RecvWR) (int, error)
-	query    func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error)
-	tryAsync func(c conformance.Context) (conformance.AsyncEvent, error)
-	outst    func(q conformance.QP) (send, recv int)
+	poll     func(q verbs.CQ, wcs []verbs.WC) (int, error)
+	postSend func(q verbs.QP, wrs []verbs.SendWR) (int, error)
+	postRecv func(q verbs.QP, wrs []verbs.RecvWR) (int, error)
+	query    func(q verbs.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error)
+	tryAsync func(c verbs.Context) (verbs.AsyncEvent, error)
+	outst    func(q verbs.QP) (send, recv int)
 	// profile replaces what the fabric claims to follow: a device that
 	// behaves under one reading and claims the other.
 	profile func(p conformance.TrafficProfile) conformance.TrafficProfile
@@ -85,7 +85,7 @@ type trafficDevice struct {
 	h *trafficHooks
 }
 
-func (d trafficDevice) Open() (conformance.Context, error) {
+func (d trafficDevice) Open() (verbs.Context, error) {
 	c, err := d.Device.Open()
 	if err != nil {
 		return nil, err
@@ -94,11 +94,11 @@ func (d trafficDevice) Open() (conformance.Context, error) {
 }
 
 type trafficContext struct {
-	conformance.Context
+	verbs.Context
 	h *trafficHooks
 }
 
-func (c trafficContext) CreateCQ(cqe int, cqContext any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+func (c trafficContext) CreateCQ(cqe int, cqContext any, ch verbs.CompChannel, vec int) (verbs.CQ, error) {
 	q, err := c.Context.CreateCQ(cqe, cqContext, ch, vec)
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func (c trafficContext) CreateCQ(cqe int, cqContext any, ch conformance.CompChan
 	return trafficCQ{q, c.h}, nil
 }
 
-func (c trafficContext) AllocPD() (conformance.PD, error) {
+func (c trafficContext) AllocPD() (verbs.PD, error) {
 	pd, err := c.Context.AllocPD()
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func (c trafficContext) AllocPD() (conformance.PD, error) {
 	return trafficPD{pd, c.h}, nil
 }
 
-func (c trafficContext) TryGetAsyncEvent() (conformance.AsyncEvent, error) {
+func (c trafficContext) TryGetAsyncEvent() (verbs.AsyncEvent, error) {
 	if c.h.tryAsync != nil {
 		return c.h.tryAsync(c.Context)
 	}
@@ -122,11 +122,11 @@ func (c trafficContext) TryGetAsyncEvent() (conformance.AsyncEvent, error) {
 }
 
 type trafficPD struct {
-	conformance.PD
+	verbs.PD
 	h *trafficHooks
 }
 
-func (p trafficPD) CreateQP(attr conformance.QPInitAttr) (conformance.QP, error) {
+func (p trafficPD) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	attr.SendCQ, attr.RecvCQ = attr.SendCQ.(trafficCQ).CQ, attr.RecvCQ.(trafficCQ).CQ
 	q, err := p.PD.CreateQP(attr)
 	if err != nil {
@@ -136,7 +136,7 @@ func (p trafficPD) CreateQP(attr conformance.QPInitAttr) (conformance.QP, error)
 }
 
 type trafficQP struct {
-	conformance.QP
+	verbs.QP
 	h *trafficHooks
 }
 
@@ -170,7 +170,7 @@ func (q trafficQP) Outstanding() (send, recv int) {
 }
 
 type trafficCQ struct {
-	conformance.CQ
+	verbs.CQ
 	h *trafficHooks
 }
 
@@ -184,7 +184,7 @@ func (q trafficCQ) Poll(wcs []verbs.WC) (int, error) {
 // rewrite returns a poll hook that applies f to every completion polled.
 func rewrite(f func(w *verbs.WC)) func() *trafficHooks {
 	return func() *trafficHooks {
-		return &trafficHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+		return &trafficHooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			for i := range wcs[:n] {
 				f(&wcs[i])
@@ -199,7 +199,7 @@ func rewrite(f func(w *verbs.WC)) func() *trafficHooks {
 func everyFourth(f func(wcs []verbs.WC, n int) int) func() *trafficHooks {
 	return func() *trafficHooks {
 		count := 0
-		return &trafficHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+		return &trafficHooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			if n > 0 {
 				if count++; count%4 == 0 {
@@ -214,7 +214,7 @@ func everyFourth(f func(wcs []verbs.WC, n int) int) func() *trafficHooks {
 // sends returns a post-send hook that applies f to a copy of every request.
 func sends(f func(w *verbs.SendWR)) func() *trafficHooks {
 	return func() *trafficHooks {
-		return &trafficHooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+		return &trafficHooks{postSend: func(q verbs.QP, wrs []verbs.SendWR) (int, error) {
 			out := slices.Clone(wrs)
 			for i := range out {
 				out[i].SGList = slices.Clone(out[i].SGList)
@@ -340,7 +340,7 @@ func trafficMutants() []trafficMutant {
 			})},
 		{name: "receive scatter list shifted", rules: []string{"XFER-02", "XFER-21", "XFER-12"}, base: def,
 			hooks: func() *trafficHooks {
-				return &trafficHooks{postRecv: func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
+				return &trafficHooks{postRecv: func(q verbs.QP, wrs []verbs.RecvWR) (int, error) {
 					out := slices.Clone(wrs)
 					for i := range out {
 						if len(out[i].SGList) > 0 {
@@ -353,7 +353,7 @@ func trafficMutants() []trafficMutant {
 			}},
 		{name: "QP error events swallowed", rules: []string{"ASYNC-09"}, base: def,
 			hooks: func() *trafficHooks {
-				return &trafficHooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+				return &trafficHooks{tryAsync: func(c verbs.Context) (verbs.AsyncEvent, error) {
 					for {
 						ev, err := c.TryGetAsyncEvent()
 						if err != nil || ev.EventType() != verbs.EventQPReqErr {
@@ -365,7 +365,7 @@ func trafficMutants() []trafficMutant {
 			}},
 		{name: "a consumed receive still counted outstanding", rules: []string{"outstanding"}, base: def,
 			hooks: func() *trafficHooks {
-				return &trafficHooks{outst: func(q conformance.QP) (int, int) {
+				return &trafficHooks{outst: func(q verbs.QP) (int, int) {
 					s, r := q.(conformance.Outstander).Outstanding()
 					return s, r + 1
 				}}
@@ -380,7 +380,7 @@ func trafficMutants() []trafficMutant {
 			hooks: claimFreeSlotOnRetire(true)},
 		{name: "a full send queue refuses with EAGAIN", rules: []string{"QP-27"}, base: def,
 			hooks: func() *trafficHooks {
-				return &trafficHooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+				return &trafficHooks{postSend: func(q verbs.QP, wrs []verbs.SendWR) (int, error) {
 					n, err := q.PostSend(wrs)
 					if errors.Is(err, syscall.ENOMEM) {
 						err = syscall.EAGAIN
@@ -390,7 +390,7 @@ func trafficMutants() []trafficMutant {
 			}},
 		{name: "state reads RTS in ERR", rules: []string{"QP-24"}, base: def,
 			hooks: func() *trafficHooks {
-				return &trafficHooks{query: func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
+				return &trafficHooks{query: func(q verbs.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
 					a, ia, err := q.Query(mask)
 					if a.QPState == verbs.QPStateErr {
 						a.QPState = verbs.QPStateRTS
@@ -441,7 +441,7 @@ func claimFreeSlotOnRetire(onRetire bool) func() *trafficHooks {
 // rewriteBatch returns a poll hook that applies f to every batch polled.
 func rewriteBatch(f func(wcs []verbs.WC)) func() *trafficHooks {
 	return func() *trafficHooks {
-		return &trafficHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+		return &trafficHooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			f(wcs[:n])
 			return n, err

@@ -58,7 +58,7 @@ type portInfo struct {
 
 // queryPortInfo reads port of c with ibv_query_port and ibv_query_gid, which
 // is how a program learns the address its peer must use.
-func queryPortInfo(c Context, port uint8) (portInfo, error) {
+func queryPortInfo(c verbs.Context, port uint8) (portInfo, error) {
 	pa, err := c.QueryPort(port)
 	if err != nil {
 		return portInfo{}, err

@@ -13,15 +13,15 @@ import (
 
 // srqOn creates an SRQ of max_wr n on side s, destroyed at the end (after
 // the QPs made later).
-func (w *wire) srqOn(s *side, n uint32) SRQ {
+func (w *wire) srqOn(s *side, n uint32) verbs.SRQ {
 	w.t.Helper()
 	return w.srqIn(s, s.pd, n)
 }
 
 // srqIn is srqOn with the SRQ in pd, a PD of side s's context.
-func (w *wire) srqIn(s *side, pd PD, n uint32) SRQ {
+func (w *wire) srqIn(s *side, pd verbs.PD, n uint32) verbs.SRQ {
 	w.t.Helper()
-	srq, err := pd.CreateSRQ(SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: n, MaxSGE: 1}})
+	srq, err := pd.CreateSRQ(verbs.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: n, MaxSGE: 1}})
 	if err != nil || srq == nil {
 		w.t.Fatalf("side %s: ibv_create_srq: srq=%v err=%v", s.name, srq, err)
 	}
@@ -35,7 +35,7 @@ func (w *wire) srqIn(s *side, pd PD, n uint32) SRQ {
 
 // srqArm posts receives with wr_ids ids to srq (64 bytes each in side s's
 // buffer) and arms its limit at limit.
-func (w *wire) srqArm(s *side, srq SRQ, ids []uint64, limit uint32) {
+func (w *wire) srqArm(s *side, srq verbs.SRQ, ids []uint64, limit uint32) {
 	w.t.Helper()
 	var wrs []verbs.RecvWR
 	for i, id := range ids {
@@ -53,11 +53,11 @@ func nameOf(obj any) string {
 	switch o := obj.(type) {
 	case nil:
 		return "nothing"
-	case QP:
+	case verbs.QP:
 		return fmt.Sprintf("QP %#x", o.Num())
-	case SRQ:
+	case verbs.SRQ:
 		return "an SRQ"
-	case CQ:
+	case verbs.CQ:
 		return "a CQ"
 	}
 	return fmt.Sprintf("%T", obj)

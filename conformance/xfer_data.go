@@ -17,7 +17,7 @@ import (
 
 // pair connects a pair of QPs of type typ; for UD it also returns an AH
 // from A to B.
-func (w *wire) pair(typ verbs.QPType, o endOpts) (a, b *end, ah AH) {
+func (w *wire) pair(typ verbs.QPType, o endOpts) (a, b *end, ah verbs.AH) {
 	w.t.Helper()
 	a, b = w.connect(typ, o)
 	if typ == verbs.QPTypeUD {
@@ -27,7 +27,7 @@ func (w *wire) pair(typ verbs.QPType, o endOpts) (a, b *end, ah AH) {
 }
 
 // addressed addresses r from a to b: for UD, through ah.
-func addressed(r verbs.SendWR, ah AH, b *end) verbs.SendWR {
+func addressed(r verbs.SendWR, ah verbs.AH, b *end) verbs.SendWR {
 	if b.typ == verbs.QPTypeUD {
 		return datagram(r, ah, b)
 	}

@@ -192,7 +192,7 @@ func notReadyDrops(t *T, e *Env) {
 			if st == verbs.QPStateErr {
 				b.toState(verbs.QPStateErr)
 			}
-			var ah AH
+			var ah verbs.AH
 			if typ == verbs.QPTypeUD {
 				ah = w.ah(w.a, w.b, false)
 			}

@@ -123,7 +123,7 @@ func ucUDTooLong(t *T, e *Env) {
 		ob := w.opts()
 		ob.srq = s
 		a, b := w.connect2(typ, w.opts(), ob)
-		var ah AH
+		var ah verbs.AH
 		if typ == verbs.QPTypeUD {
 			ah = w.ah(w.a, w.b, false)
 		}

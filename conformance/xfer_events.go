@@ -14,7 +14,7 @@ import (
 
 // eventOn reads at most one completion event from ch, acking it on q, and
 // reports whether there was one.
-func (w *wire) eventOn(ch CompChannel, q CQ) bool {
+func (w *wire) eventOn(ch verbs.CompChannel, q verbs.CQ) bool {
 	w.t.Helper()
 	w.settle()
 	got, _, err := ch.TryGetEvent()
@@ -65,7 +65,7 @@ func solicitedBit(t *T, e *Env) {
 		ob := w.opts()
 		ob.recvCh = w.b.channel()
 		a, b := w.connect2(c.typ, w.opts(), ob)
-		var ah AH
+		var ah verbs.AH
 		if c.typ == verbs.QPTypeUD {
 			ah = w.ah(w.a, w.b, false)
 		}

@@ -22,7 +22,7 @@ type situation struct {
 	deny verbs.AccessFlags // removed from the responder QP's access flags
 	// run posts the failing request (wr_id 1) on a; it may refuse to run
 	// (a device that rejects the request at post time), returning false.
-	run func(w *wire, a, b *end, ah AH) bool
+	run func(w *wire, a, b *end, ah verbs.AH) bool
 }
 
 // runSituation sets up a pair of type c.typ, runs c and checks the requester's
@@ -31,7 +31,7 @@ func (w *wire) runSituation(c situation, oa, ob endOpts) (a, b *end) {
 	w.t.Helper()
 	ob.deny |= c.deny
 	a, b = w.connect2(c.typ, oa, ob)
-	var ah AH
+	var ah verbs.AH
 	if c.typ == verbs.QPTypeUD {
 		ah = w.ah(w.a, w.b, false)
 	}
@@ -58,10 +58,10 @@ func postOrRefuse(a *end, r verbs.SendWR) bool {
 
 // situations are the situations of WC-S01..S13 (requester side).
 var situations = map[string]situation{
-	"WC-S01": {"FETCH_AND_ADD with a 4-byte result buffer", verbs.QPTypeRC, verbs.WCLocLenErr, 0, func(w *wire, a, b *end, _ AH) bool {
+	"WC-S01": {"FETCH_AND_ADD with a 4-byte result buffer", verbs.QPTypeRC, verbs.WCLocLenErr, 0, func(w *wire, a, b *end, _ verbs.AH) bool {
 		return postOrRefuse(a, rdmaWR(1, verbs.WRAtomicFetchAndAdd, b.s, 0, a.s.sge(0, 4)))
 	}},
-	"WC-S02": {"UD SEND through an AH of another PD", verbs.QPTypeUD, verbs.WCLocQPOpErr, 0, func(w *wire, a, b *end, _ AH) bool {
+	"WC-S02": {"UD SEND through an AH of another PD", verbs.QPTypeUD, verbs.WCLocQPOpErr, 0, func(w *wire, a, b *end, _ verbs.AH) bool {
 		other := w.pdOn(w.a.ctx)
 		av := avTo(w.b, false)
 		ah, err := other.CreateAH(verbs.AHAttr{PortNum: 1, DLID: av.DLID, IsGlobal: av.IsGlobal, GRH: verbs.GlobalRoute{DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit}})
@@ -72,29 +72,29 @@ var situations = map[string]situation{
 		a.post("a UD SEND through another PD's AH", datagram(sendWR(1, verbs.WRSend, a.s.sge(0, 8)), ah, b))
 		return true
 	}},
-	"WC-S04": {"RC SEND from an lkey that names no MR", verbs.QPTypeRC, verbs.WCLocProtErr, 0, func(w *wire, a, b *end, _ AH) bool {
+	"WC-S04": {"RC SEND from an lkey that names no MR", verbs.QPTypeRC, verbs.WCLocProtErr, 0, func(w *wire, a, b *end, _ verbs.AH) bool {
 		a.post("a SEND with a bad lkey", sendWR(1, verbs.WRSend, verbs.SGE{Addr: a.s.addr(0), Length: 8, LKey: badKey(a.s.mr.LKey())}))
 		return true
 	}},
-	"WC-S09": {"RC WRITE to a QP without REMOTE_WRITE", verbs.QPTypeRC, verbs.WCRemInvReqErr, verbs.AccessRemoteWrite, func(w *wire, a, b *end, _ AH) bool {
+	"WC-S09": {"RC WRITE to a QP without REMOTE_WRITE", verbs.QPTypeRC, verbs.WCRemInvReqErr, verbs.AccessRemoteWrite, func(w *wire, a, b *end, _ verbs.AH) bool {
 		a.post("a WRITE", rdmaWR(1, verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 8)))
 		return true
 	}},
-	"WC-S10": {"RC WRITE with an rkey that names no MR", verbs.QPTypeRC, verbs.WCRemAccessErr, 0, func(w *wire, a, b *end, _ AH) bool {
+	"WC-S10": {"RC WRITE with an rkey that names no MR", verbs.QPTypeRC, verbs.WCRemAccessErr, 0, func(w *wire, a, b *end, _ verbs.AH) bool {
 		a.post("a WRITE with a bad rkey", a.remoteReq(1, verbs.WRRDMAWrite, b.s.addr(0), badKey(b.s.mr.RKey())))
 		return true
 	}},
-	"WC-S11": {"RC SEND into a receive with a bad lkey", verbs.QPTypeRC, verbs.WCRemOpErr, 0, func(w *wire, a, b *end, _ AH) bool {
+	"WC-S11": {"RC SEND into a receive with a bad lkey", verbs.QPTypeRC, verbs.WCRemOpErr, 0, func(w *wire, a, b *end, _ verbs.AH) bool {
 		b.recv("a receive with a bad lkey", verbs.RecvWR{WRID: 5, SGList: []verbs.SGE{{Addr: b.s.addr(0), Length: 64, LKey: badKey(b.s.mr.LKey())}}})
 		a.post("a SEND", sendWR(1, verbs.WRSend, a.s.sge(0, 8)))
 		return true
 	}},
-	"WC-S12": {"RC SEND to a peer in ERR, retry_cnt 1", verbs.QPTypeRC, verbs.WCRetryExcErr, 0, func(w *wire, a, b *end, _ AH) bool {
+	"WC-S12": {"RC SEND to a peer in ERR, retry_cnt 1", verbs.QPTypeRC, verbs.WCRetryExcErr, 0, func(w *wire, a, b *end, _ verbs.AH) bool {
 		b.toState(verbs.QPStateErr)
 		a.post("a SEND to a silent peer", sendWR(1, verbs.WRSend, a.s.sge(0, 8)))
 		return true
 	}},
-	"WC-S13": {"RC SEND to an empty receive queue, rnr_retry 0", verbs.QPTypeRC, verbs.WCRNRRetryExcErr, 0, func(w *wire, a, b *end, _ AH) bool {
+	"WC-S13": {"RC SEND to an empty receive queue, rnr_retry 0", verbs.QPTypeRC, verbs.WCRNRRetryExcErr, 0, func(w *wire, a, b *end, _ verbs.AH) bool {
 		a.post("a SEND without a receive", sendWR(1, verbs.WRSend, a.s.sge(0, 8)))
 		return true
 	}},

@@ -61,7 +61,7 @@ func (d *mDevice) SetPortState(port uint8, up bool) error {
 // completes on, qp_num and wr_id. Every case makes new CQs, so keys of
 // earlier cases, whose QP numbers and wr_ids repeat, never match.
 type wrKey struct {
-	cq  conformance.CQ
+	cq  verbs.CQ
 	qpn uint32
 	id  uint64
 }
@@ -69,7 +69,7 @@ type wrKey struct {
 // trackedQP is what the tracker keeps of an inner QP.
 type trackedQP struct {
 	typ      verbs.QPType
-	scq, rcq conformance.CQ
+	scq, rcq verbs.CQ
 }
 
 // wireTracker records what the transport mutants need: the registered buffers
@@ -78,28 +78,28 @@ type trackedQP struct {
 type wireTracker struct {
 	mu      sync.Mutex
 	mem     []trackedMem
-	qps     map[conformance.QP]trackedQP
+	qps     map[verbs.QP]trackedQP
 	types   map[wrKey]verbs.QPType // by CQ and qp_num (id 0)
 	sends   map[wrKey]verbs.SendWR
 	recvs   map[wrKey][]verbs.SGE
 	srq     map[uint64][]verbs.SGE   // receives posted to SRQs, by wr_id
 	lastErr map[wrKey]verbs.WCStatus // by CQ and qp_num
-	held    map[conformance.QP][]verbs.SendWR
+	held    map[verbs.QP][]verbs.SendWR
 }
 
 type trackedMem struct {
-	mr   conformance.MR // the inner MR
+	mr   verbs.MR // the inner MR
 	addr uint64
 	buf  []byte
 }
 
 // wireHooks returns hooks that record, and a tracker; mutants change them.
 func wireHooks() (*wireTracker, hooks) {
-	tr := &wireTracker{qps: map[conformance.QP]trackedQP{}, types: map[wrKey]verbs.QPType{}, sends: map[wrKey]verbs.SendWR{},
+	tr := &wireTracker{qps: map[verbs.QP]trackedQP{}, types: map[wrKey]verbs.QPType{}, sends: map[wrKey]verbs.SendWR{},
 		recvs: map[wrKey][]verbs.SGE{}, srq: map[uint64][]verbs.SGE{}, lastErr: map[wrKey]verbs.WCStatus{},
-		held: map[conformance.QP][]verbs.SendWR{}}
+		held: map[verbs.QP][]verbs.SendWR{}}
 	return tr, hooks{
-		regMR: func(pd conformance.PD, buf []byte, access verbs.AccessFlags) (conformance.MR, error) {
+		regMR: func(pd verbs.PD, buf []byte, access verbs.AccessFlags) (verbs.MR, error) {
 			mr, err := pd.RegMR(buf, access)
 			if err == nil && len(buf) > 0 {
 				tr.mu.Lock()
@@ -110,13 +110,13 @@ func wireHooks() (*wireTracker, hooks) {
 		},
 		// What a case leaves behind is forgotten when it tears down, so
 		// that a mutant does not keep every buffer of the suite alive.
-		deregMR: func(mr conformance.MR) error {
+		deregMR: func(mr verbs.MR) error {
 			tr.mu.Lock()
 			tr.mem = slices.DeleteFunc(tr.mem, func(m trackedMem) bool { return m.mr == mr })
 			tr.mu.Unlock()
 			return mr.Dereg()
 		},
-		destroyCQ: func(q conformance.CQ, ctx context.Context) error {
+		destroyCQ: func(q verbs.CQ, ctx context.Context) error {
 			tr.mu.Lock()
 			forgetCQ(tr.types, q)
 			forgetCQ(tr.sends, q)
@@ -125,20 +125,20 @@ func wireHooks() (*wireTracker, hooks) {
 			tr.mu.Unlock()
 			return q.DestroyContext(ctx)
 		},
-		destroyQP: func(q conformance.QP, ctx context.Context) error {
+		destroyQP: func(q verbs.QP, ctx context.Context) error {
 			tr.mu.Lock()
 			delete(tr.qps, q)
 			delete(tr.held, q)
 			tr.mu.Unlock()
 			return q.DestroyContext(ctx)
 		},
-		destroySRQ: func(s conformance.SRQ, ctx context.Context) error {
+		destroySRQ: func(s verbs.SRQ, ctx context.Context) error {
 			tr.mu.Lock()
 			clear(tr.srq)
 			tr.mu.Unlock()
 			return s.DestroyContext(ctx)
 		},
-		createQP: func(pd conformance.PD, a conformance.QPInitAttr) (conformance.QP, error) {
+		createQP: func(pd verbs.PD, a verbs.QPInitAttr) (verbs.QP, error) {
 			q, err := pd.CreateQP(a)
 			if err == nil {
 				tr.mu.Lock()
@@ -149,7 +149,7 @@ func wireHooks() (*wireTracker, hooks) {
 			}
 			return q, err
 		},
-		postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+		postSend: func(q verbs.QP, wrs []verbs.SendWR) (int, error) {
 			n, err := q.PostSend(wrs)
 			tr.mu.Lock()
 			for _, r := range wrs[:n] {
@@ -158,7 +158,7 @@ func wireHooks() (*wireTracker, hooks) {
 			tr.mu.Unlock()
 			return n, err
 		},
-		postRecv: func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
+		postRecv: func(q verbs.QP, wrs []verbs.RecvWR) (int, error) {
 			n, err := q.PostRecv(wrs)
 			tr.mu.Lock()
 			for _, r := range wrs[:n] {
@@ -167,7 +167,7 @@ func wireHooks() (*wireTracker, hooks) {
 			tr.mu.Unlock()
 			return n, err
 		},
-		postSRQ: func(s conformance.SRQ, wrs []verbs.RecvWR) (int, error) {
+		postSRQ: func(s verbs.SRQ, wrs []verbs.RecvWR) (int, error) {
 			n, err := s.PostRecv(wrs)
 			tr.mu.Lock()
 			for _, r := range wrs[:n] {
@@ -180,7 +180,7 @@ func wireHooks() (*wireTracker, hooks) {
 }
 
 // forgetCQ drops the entries of m that belong to the CQ q.
-func forgetCQ[V any](m map[wrKey]V, q conformance.CQ) {
+func forgetCQ[V any](m map[wrKey]V, q verbs.CQ) {
 	maps.DeleteFunc(m, func(k wrKey, _ V) bool { return k.cq == q })
 }
 
@@ -208,7 +208,7 @@ func sgeAt(sges []verbs.SGE, off uint64) (uint64, bool) {
 
 // isRecv tells a receive completion on cq: by opcode when it succeeded, by
 // the receives posted when not.
-func (tr *wireTracker) isRecv(cq conformance.CQ, c verbs.WC) bool {
+func (tr *wireTracker) isRecv(cq verbs.CQ, c verbs.WC) bool {
 	if c.Status == verbs.WCSuccess {
 		return c.Opcode.IsRecv()
 	}
@@ -225,9 +225,9 @@ func wireMutant(name string, rules []string, edit func(tr *wireTracker, h *hooks
 
 // eachWC is a mutant whose poll passes every completion through f, under
 // the tracker's lock.
-func eachWC(name string, rules []string, f func(tr *wireTracker, q conformance.CQ, c *verbs.WC)) mutant {
+func eachWC(name string, rules []string, f func(tr *wireTracker, q verbs.CQ, c *verbs.WC)) mutant {
 	return wireMutant(name, rules, func(tr *wireTracker, h *hooks) {
-		h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+		h.poll = func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			tr.mu.Lock()
 			defer tr.mu.Unlock()
@@ -241,7 +241,7 @@ func eachWC(name string, rules []string, f func(tr *wireTracker, q conformance.C
 
 // statusMutant rewrites one status into another.
 func statusMutant(from, to verbs.WCStatus, rules ...string) mutant {
-	return eachWC(from.Name()+" reads "+to.Name(), rules, func(tr *wireTracker, _ conformance.CQ, c *verbs.WC) {
+	return eachWC(from.Name()+" reads "+to.Name(), rules, func(tr *wireTracker, _ verbs.CQ, c *verbs.WC) {
 		if c.Status == from {
 			c.Status = to
 		}
@@ -250,16 +250,16 @@ func statusMutant(from, to verbs.WCStatus, rules ...string) mutant {
 
 // readingMutant is a mutant that states a transport reading its device does not
 // follow.
-func readingMutant(name string, edit func(p *conformance.Profile), rules ...string) mutant {
+func readingMutant(name string, edit func(p *verbs.Readings), rules ...string) mutant {
 	return mutant{name: "the device states " + name + " but does not follow it", rules: rules,
-		h: hooks{profile: func(p conformance.Profile) conformance.Profile { edit(&p); return p }}}
+		h: hooks{profile: func(p verbs.Readings) verbs.Readings { edit(&p); return p }}}
 }
 
 // postEdit is a mutant whose post_send passes every request through f.
-func postEdit(name string, rules []string, f func(tr *wireTracker, q conformance.QP, r *verbs.SendWR)) mutant {
+func postEdit(name string, rules []string, f func(tr *wireTracker, q verbs.QP, r *verbs.SendWR)) mutant {
 	return wireMutant(name, rules, func(tr *wireTracker, h *hooks) {
 		post := h.postSend
-		h.postSend = func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+		h.postSend = func(q verbs.QP, wrs []verbs.SendWR) (int, error) {
 			wrs = append([]verbs.SendWR(nil), wrs...)
 			for i := range wrs {
 				wrs[i].SGList = append([]verbs.SGE(nil), wrs[i].SGList...)
@@ -274,9 +274,9 @@ func postEdit(name string, rules []string, f func(tr *wireTracker, q conformance
 
 // pollBatch is a mutant whose poll hands each batch to f, which returns the
 // batch to report (within the caller's slice).
-func pollBatch(name string, rules []string, f func(tr *wireTracker, q conformance.CQ, got []verbs.WC, room int) []verbs.WC) mutant {
+func pollBatch(name string, rules []string, f func(tr *wireTracker, q verbs.CQ, got []verbs.WC, room int) []verbs.WC) mutant {
 	return wireMutant(name, rules, func(tr *wireTracker, h *hooks) {
-		h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+		h.poll = func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			tr.mu.Lock()
 			defer tr.mu.Unlock()
@@ -287,6 +287,6 @@ func pollBatch(name string, rules []string, f func(tr *wireTracker, q conformanc
 }
 
 // portless is a port event that has lost its port number.
-type portless struct{ conformance.AsyncEvent }
+type portless struct{ verbs.AsyncEvent }
 
 func (portless) Port() uint8 { return 0 }

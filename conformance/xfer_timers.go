@@ -39,7 +39,7 @@ func (w *wire) pause(ticks uint64) {
 }
 
 // noneYet checks that cq has nothing, without letting time pass.
-func (w *wire) noneYet(cq CQ, what string) bool {
+func (w *wire) noneYet(cq verbs.CQ, what string) bool {
 	w.t.Helper()
 	got, err := w.pollNow(cq)
 	if len(got) != 0 || err != nil {
@@ -213,7 +213,7 @@ func emptySRQ(t *T, e *Env) {
 		oa.rnrRetry = 0
 		ob.srq = s
 		a, b := w.connect2(typ, oa, ob)
-		var ah AH
+		var ah verbs.AH
 		if typ == verbs.QPTypeUD {
 			ah = w.ah(w.a, w.b, false)
 		}

@@ -48,14 +48,14 @@ func (w *wire) expect(bug string, ok bool, format string, args ...any) {
 type side struct {
 	name string
 	w    *wire
-	ctx  Context
+	ctx  verbs.Context
 	own  bool // ctx is the case's own context: its CQs are the Env's
-	pd   PD
+	pd   verbs.PD
 	buf  []byte
-	mr   MR
+	mr   verbs.MR
 	port portInfo
-	cqs  []CQ
-	chs  []CompChannel
+	cqs  []verbs.CQ
+	chs  []verbs.CompChannel
 }
 
 // wire is what a transport case works in.
@@ -66,7 +66,7 @@ type wire struct {
 	a, b  *side
 	loop  bool  // both sides are on one device
 	clock Clock // nil when the device has none
-	tp    Profile
+	tp    verbs.Readings
 	// forcing says the case has forced a status (StatusForcer): the
 	// statuses of model.NeverProduced may come.
 	forcing bool
@@ -77,7 +77,7 @@ type wire struct {
 
 // queueKey names a QP's completions on one CQ.
 type queueKey struct {
-	cq  CQ
+	cq  verbs.CQ
 	qpn uint32
 }
 
@@ -109,7 +109,7 @@ func newWire(t *T, e *Env) *wire {
 // side sets up one side on ctx. A side that does not own its context
 // destroys its CQs and channels and closes the context at the end, after
 // the QPs, MRs and PD made later.
-func (w *wire) side(name string, ctx Context, own bool) *side {
+func (w *wire) side(name string, ctx verbs.Context, own bool) *side {
 	w.t.Helper()
 	s := &side{name: name, w: w, ctx: ctx, own: own}
 	if !own {
@@ -136,7 +136,7 @@ func (w *wire) side(name string, ctx Context, own bool) *side {
 }
 
 // pdOn allocates a PD on ctx, deallocated at the end.
-func (w *wire) pdOn(ctx Context) PD {
+func (w *wire) pdOn(ctx verbs.Context) verbs.PD {
 	w.t.Helper()
 	pd, err := ctx.AllocPD()
 	if err != nil || pd == nil {
@@ -147,7 +147,7 @@ func (w *wire) pdOn(ctx Context) PD {
 }
 
 // cq creates a CQ of at least n entries on the side's context.
-func (s *side) cq(n int, ch CompChannel) CQ {
+func (s *side) cq(n int, ch verbs.CompChannel) verbs.CQ {
 	s.w.t.Helper()
 	if s.own {
 		return s.w.e.CQ(n, nil, ch)
@@ -161,7 +161,7 @@ func (s *side) cq(n int, ch CompChannel) CQ {
 }
 
 // channel creates a completion channel on the side's context.
-func (s *side) channel() CompChannel {
+func (s *side) channel() verbs.CompChannel {
 	s.w.t.Helper()
 	if s.own {
 		return s.w.e.Channel()
@@ -197,12 +197,12 @@ type endOpts struct {
 	rdAtomic     uint8
 	destRdAtomic uint8
 	upTo         verbs.QPState // how far connect walks the QP
-	srq          SRQ
+	srq          verbs.SRQ
 	sqpsn        uint32
-	sendCh       CompChannel // channels of the QP's CQs
-	recvCh       CompChannel
-	sendCQ       CQ // CQs to use instead of new ones
-	recvCQ       CQ
+	sendCh       verbs.CompChannel // channels of the QP's CQs
+	recvCh       verbs.CompChannel
+	sendCQ       verbs.CQ // CQs to use instead of new ones
+	recvCQ       verbs.CQ
 	// sendOps, when not zero, creates the QP with ibv_create_qp_ex and
 	// these send_ops_flags (QPExCreator).
 	sendOps verbs.QPSendOps
@@ -227,9 +227,9 @@ func (w *wire) opts() endOpts {
 // end is a QP of a case with its CQs.
 type end struct {
 	s        *side
-	q        QP
+	q        verbs.QP
 	typ      verbs.QPType
-	scq, rcq CQ
+	scq, rcq verbs.CQ
 	o        endOpts
 }
 
@@ -244,11 +244,11 @@ func (w *wire) newEnd(s *side, typ verbs.QPType, o endOpts) *end {
 	if x.rcq == nil {
 		x.rcq = s.cq(o.rcqe, o.recvCh)
 	}
-	attr := QPInitAttr{Type: typ, Cap: o.cap, SendCQ: x.scq, RecvCQ: x.rcq, SQSigAll: o.sigAll, SRQ: o.srq}
+	attr := verbs.QPInitAttr{Type: typ, Cap: o.cap, SendCQ: x.scq, RecvCQ: x.rcq, SQSigAll: o.sigAll, SRQ: o.srq}
 	if o.srq != nil {
 		attr.Cap.MaxRecvWR, attr.Cap.MaxRecvSGE = 0, 0
 	}
-	var q QP
+	var q verbs.QP
 	var err error
 	if c, ok := s.pd.(verbs.QPExCreator); ok && o.sendOps != 0 {
 		q, err = c.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: attr,
@@ -375,7 +375,7 @@ func (w *wire) connect(typ verbs.QPType, o endOpts) (a, b *end) {
 
 // ah creates an address handle in the PD of side from, addressed to side
 // to's port 1.
-func (w *wire) ah(from, to *side, global bool) AH {
+func (w *wire) ah(from, to *side, global bool) verbs.AH {
 	w.t.Helper()
 	av := avTo(to, global)
 	ah, err := from.pd.CreateAH(verbs.AHAttr{PortNum: 1, DLID: av.DLID, IsGlobal: av.IsGlobal, GRH: verbs.GlobalRoute{DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit}})
@@ -388,7 +388,7 @@ func (w *wire) ah(from, to *side, global bool) AH {
 
 // datagram makes r a UD send request to the QP to through ah, with the
 // right Q_Key.
-func datagram(r verbs.SendWR, ah AH, to *end) verbs.SendWR {
+func datagram(r verbs.SendWR, ah verbs.AH, to *end) verbs.SendWR {
 	r.AH, r.RemoteQPN, r.RemoteQKey = ah, to.q.Num(), udQKey
 	return r
 }

@@ -35,7 +35,7 @@ func (w *wire) settle() {
 
 // pollToEmpty polls cq until it is empty, without letting time pass, and
 // returns what it got and the first error.
-func pollToEmpty(cq CQ) ([]verbs.WC, error) {
+func pollToEmpty(cq verbs.CQ) ([]verbs.WC, error) {
 	var got []verbs.WC
 	buf := make([]verbs.WC, 32)
 	for range 1 << 12 {
@@ -50,7 +50,7 @@ func pollToEmpty(cq CQ) ([]verbs.WC, error) {
 
 // pollNow is pollToEmpty with the checks every completion of a transport case
 // must pass (checkWC).
-func (w *wire) pollNow(cq CQ) ([]verbs.WC, error) {
+func (w *wire) pollNow(cq verbs.CQ) ([]verbs.WC, error) {
 	w.t.Helper()
 	got, err := pollToEmpty(cq)
 	for i := range got {
@@ -65,7 +65,7 @@ func (w *wire) pollNow(cq CQ) ([]verbs.WC, error) {
 // one, never a tag-matching or driver opcode, whose IBV_WC_RECV bit is set
 // exactly when a receive request completed (WC-06). An error completion's
 // opcode is undefined (WC-03) and is not looked at.
-func (w *wire) checkWC(cq CQ, c *verbs.WC) {
+func (w *wire) checkWC(cq verbs.CQ, c *verbs.WC) {
 	w.t.Helper()
 	if c.Status != verbs.WCSuccess {
 		if id, never := model.NeverProduced(c.Status); never && !w.forcing {
@@ -92,7 +92,7 @@ func (w *wire) checkWC(cq CQ, c *verbs.WC) {
 // await polls cq until n completions have come, letting time pass in
 // between, and checks that no more came. On a device with a clock, an idle
 // device that produced fewer fails at once.
-func (w *wire) await(cq CQ, n int, what string) []verbs.WC {
+func (w *wire) await(cq verbs.CQ, n int, what string) []verbs.WC {
 	w.t.Helper()
 	got, err := w.pollNow(cq)
 	deadline := time.Now().Add(Patience)
@@ -129,7 +129,7 @@ func (w *wire) await(cq CQ, n int, what string) []verbs.WC {
 }
 
 // quiet checks that cq stays empty once everything under way has settled.
-func (w *wire) quiet(cq CQ, what string) {
+func (w *wire) quiet(cq verbs.CQ, what string) {
 	w.t.Helper()
 	w.settle()
 	if got, err := w.pollNow(cq); len(got) != 0 || err != nil {

@@ -36,7 +36,7 @@ var opChecks = []opCheck{
 // when it consumes one) and returns the requester's completion and the
 // responder's, if any. imm is the immediate data; a SEND_WITH_INV
 // invalidates a fresh MR of b's PD, whose rkey it returns.
-func (w *wire) roundTrip(what string, o opCheck, a, b *end, ah AH, id, imm uint32, n int) (s verbs.WC, r []verbs.WC, inv uint32) {
+func (w *wire) roundTrip(what string, o opCheck, a, b *end, ah verbs.AH, id, imm uint32, n int) (s verbs.WC, r []verbs.WC, inv uint32) {
 	w.t.Helper()
 	if o.recvs {
 		b.recvAt(what, uint64(id)+1000, 0, n+grhLen(b.typ))

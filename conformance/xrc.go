@@ -14,7 +14,7 @@ const xrcdFDOFlags = verbs.XRCDInitFD | verbs.XRCDInitOFlags
 
 // openXRCD is ibv_open_xrcd with struct ibv_xrcd_init_attr's comp_mask, fd
 // and oflags.
-func openXRCD(x verbs.XRCOpener, mask verbs.XRCDInitMask, fd, oflags int) (XRCD, error) {
+func openXRCD(x verbs.XRCOpener, mask verbs.XRCDInitMask, fd, oflags int) (verbs.XRCD, error) {
 	return x.OpenXRCD(verbs.XRCDInitAttr{CompMask: mask, FD: fd, OFlags: oflags})
 }
 
@@ -23,8 +23,8 @@ func openXRCD(x verbs.XRCOpener, mask verbs.XRCDInitMask, fd, oflags int) (XRCD,
 type xrcWorld struct {
 	e  *Env
 	x  verbs.XRCOpener
-	pd PD
-	cq CQ
+	pd verbs.PD
+	cq verbs.CQ
 }
 
 // xrcSetup returns the world, or nil (having logged why) when the device
@@ -60,7 +60,7 @@ func xrcUsable(t *T, e *Env) verbs.XRCOpener {
 
 // open opens a domain with fd -1 or fails the case; it is closed when the
 // case ends unless the case closed it.
-func (w *xrcWorld) open() XRCD {
+func (w *xrcWorld) open() verbs.XRCD {
 	w.e.T.Helper()
 	d, err := openXRCD(w.x, xrcdFDOFlags, -1, 0)
 	if err != nil || d == nil {
@@ -71,14 +71,14 @@ func (w *xrcWorld) open() XRCD {
 }
 
 // xrcAttr returns the arguments of a good XRC SRQ in d.
-func (w *xrcWorld) xrcAttr(d XRCD) verbs.SRQInitAttrEx {
+func (w *xrcWorld) xrcAttr(d verbs.XRCD) verbs.SRQInitAttrEx {
 	return verbs.SRQInitAttrEx{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}, CompMask: verbs.SRQInitType | verbs.SRQInitPD | verbs.SRQInitXRCD | verbs.SRQInitCQ,
 		Type: verbs.SRQTXRC, PD: w.pd, XRCD: d, CQ: w.cq}
 }
 
 // srq creates an SRQ or fails the case; it is destroyed when the case ends
 // unless the case destroyed it.
-func (w *xrcWorld) srq(a verbs.SRQInitAttrEx) SRQ {
+func (w *xrcWorld) srq(a verbs.SRQInitAttrEx) verbs.SRQ {
 	w.e.T.Helper()
 	s, err := w.x.CreateSRQEx(a)
 	if err != nil || s == nil {
@@ -277,7 +277,7 @@ func xrcSRQHoldsObjects(t *T, e *Env) {
 	if a.MaxWR < 4 {
 		t.Errorf("XRC SRQ max_wr %d, asked for 4", a.MaxWR)
 	}
-	q, err := w.pd.CreateQP(QPInitAttr{SendCQ: w.cq, RecvCQ: w.cq, SRQ: s1, Type: verbs.QPTypeRC,
+	q, err := w.pd.CreateQP(verbs.QPInitAttr{SendCQ: w.cq, RecvCQ: w.cq, SRQ: s1, Type: verbs.QPTypeRC,
 		Cap: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 1}})
 	e.WantErrno("ibv_create_qp with an XRC SRQ as its srq", err, syscall.EINVAL)
 	if q != nil {
@@ -298,13 +298,13 @@ func xrcSRQHoldsObjects(t *T, e *Env) {
 type xrcXfer struct {
 	*wire
 	x verbs.XRCOpener // side B's context
-	d XRCD
+	d verbs.XRCD
 }
 
 // xrcSRQ is an XRC SRQ of side B with its own CQ and its number.
 type xrcSRQ struct {
-	s  SRQ
-	cq CQ
+	s  verbs.SRQ
+	cq verbs.CQ
 	n  uint32
 }
 
@@ -327,7 +327,7 @@ func xrcXferSetup(t *T, e *Env) *xrcXfer {
 }
 
 // domain opens a domain on side B, closed at the end.
-func (p *xrcXfer) domain() XRCD {
+func (p *xrcXfer) domain() verbs.XRCD {
 	p.t.Helper()
 	d, err := openXRCD(p.x, xrcdFDOFlags, -1, 0)
 	if err != nil || d == nil {
@@ -345,7 +345,7 @@ func (p *xrcXfer) ini(o endOpts) *end {
 	if x.scq == nil {
 		x.scq = p.a.cq(o.scqe, o.sendCh)
 	}
-	attr := QPInitAttr{Type: verbs.QPTypeXRCSend, Cap: o.cap, SendCQ: x.scq, SQSigAll: o.sigAll}
+	attr := verbs.QPInitAttr{Type: verbs.QPTypeXRCSend, Cap: o.cap, SendCQ: x.scq, SQSigAll: o.sigAll}
 	attr.Cap.MaxRecvWR, attr.Cap.MaxRecvSGE = 0, 0
 	var err error
 	if c, ok := p.a.pd.(verbs.QPExCreator); ok && o.sendOps != 0 {
@@ -363,9 +363,9 @@ func (p *xrcXfer) ini(o endOpts) *end {
 }
 
 // tgt creates an XRC_RECV QP in the domain d of side B, in RESET.
-func (p *xrcXfer) tgt(d XRCD, o endOpts) *end {
+func (p *xrcXfer) tgt(d verbs.XRCD, o endOpts) *end {
 	p.t.Helper()
-	q, err := d.CreateQP(verbs.QPInitAttrEx{QPInitAttr: QPInitAttr{Type: verbs.QPTypeXRCRecv}, CompMask: verbs.QPInitAttrXRCD})
+	q, err := d.CreateQP(verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{Type: verbs.QPTypeXRCRecv}, CompMask: verbs.QPInitAttrXRCD})
 	if err != nil || q == nil {
 		p.t.Fatalf("side B: ibv_create_qp_ex(XRC_RECV): qp=%v err=%v", q, err)
 	}
@@ -374,7 +374,7 @@ func (p *xrcXfer) tgt(d XRCD, o endOpts) *end {
 }
 
 // destroyLater destroys q when the case ends.
-func (p *xrcXfer) destroyLater(q QP) {
+func (p *xrcXfer) destroyLater(q verbs.QP) {
 	p.t.Cleanup(func() {
 		c, cancel := graceful()
 		defer cancel()
@@ -396,7 +396,7 @@ func (p *xrcXfer) connect(oi, ot endOpts) (ini, tgt *end) {
 
 // srq creates an XRC SRQ of 16 WRs in domain d, in side B's PD, with a CQ
 // of its own; the completions it gives tgt's messages are receives.
-func (p *xrcXfer) srq(d XRCD, tgt *end) xrcSRQ {
+func (p *xrcXfer) srq(d verbs.XRCD, tgt *end) xrcSRQ {
 	p.t.Helper()
 	r := xrcSRQ{cq: p.b.cq(64, nil)}
 	var err error
@@ -504,7 +504,7 @@ func xrcQPs(t *T, e *Env) {
 	if e.Profile.NoXRC {
 		pd, cq := e.pdAlloc(), e.CQ(4, nil, nil)
 		for _, typ := range []verbs.QPType{verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv} {
-			q, err := pd.CreateQP(QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 1}})
+			q, err := pd.CreateQP(verbs.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 1}})
 			e.WantErrno(fmt.Sprintf("ibv_create_qp(%v) without XRC", typ), err, syscall.EOPNOTSUPP)
 			if q != nil {
 				_ = q.DestroyContext(context.Background())
@@ -518,7 +518,7 @@ func xrcQPs(t *T, e *Env) {
 	}
 	bg := context.Background()
 	// The initiator needs a send CQ.
-	q, err := w.pd.CreateQP(QPInitAttr{RecvCQ: w.cq, Type: verbs.QPTypeXRCSend, Cap: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 1}})
+	q, err := w.pd.CreateQP(verbs.QPInitAttr{RecvCQ: w.cq, Type: verbs.QPTypeXRCSend, Cap: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 1}})
 	e.WantErrno("ibv_create_qp(XRC_SEND) without a send CQ", err, syscall.EINVAL)
 	if q != nil {
 		_ = q.DestroyContext(bg)
@@ -530,7 +530,7 @@ func xrcQPs(t *T, e *Env) {
 	if err != nil {
 		t.Fatalf("ibv_create_srq: %v", err)
 	}
-	ini, err := w.pd.CreateQP(QPInitAttr{SendCQ: w.cq, RecvCQ: rcq, SRQ: basic, Type: verbs.QPTypeXRCSend,
+	ini, err := w.pd.CreateQP(verbs.QPInitAttr{SendCQ: w.cq, RecvCQ: rcq, SRQ: basic, Type: verbs.QPTypeXRCSend,
 		Cap: verbs.QPCap{MaxSendWR: 2, MaxSendSGE: 1, MaxRecvWR: 8, MaxRecvSGE: 1}})
 	if err != nil || ini == nil {
 		t.Fatalf("ibv_create_qp(XRC_SEND) asking for 8 receive WRs: %v", err)
@@ -551,12 +551,12 @@ func xrcQPs(t *T, e *Env) {
 		attr verbs.QPInitAttrEx
 		want syscall.Errno
 	}{
-		{"without IBV_QP_INIT_ATTR_XRCD", verbs.QPInitAttrEx{QPInitAttr: QPInitAttr{Type: verbs.QPTypeXRCRecv}}, syscall.EINVAL},
-		{"of type RC", verbs.QPInitAttrEx{QPInitAttr: QPInitAttr{Type: verbs.QPTypeRC, SendCQ: w.cq, RecvCQ: w.cq, Cap: verbs.QPCap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1}},
+		{"without IBV_QP_INIT_ATTR_XRCD", verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{Type: verbs.QPTypeXRCRecv}}, syscall.EINVAL},
+		{"of type RC", verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{Type: verbs.QPTypeRC, SendCQ: w.cq, RecvCQ: w.cq, Cap: verbs.QPCap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1}},
 			CompMask: verbs.QPInitAttrXRCD}, syscall.EINVAL},
-		{"of type XRC_SEND", verbs.QPInitAttrEx{QPInitAttr: QPInitAttr{Type: verbs.QPTypeXRCSend, SendCQ: w.cq, Cap: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 1}},
+		{"of type XRC_SEND", verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{Type: verbs.QPTypeXRCSend, SendCQ: w.cq, Cap: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 1}},
 			CompMask: verbs.QPInitAttrXRCD}, syscall.EINVAL},
-		{"with send_ops_flags", verbs.QPInitAttrEx{QPInitAttr: QPInitAttr{Type: verbs.QPTypeXRCRecv},
+		{"with send_ops_flags", verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{Type: verbs.QPTypeXRCRecv},
 			CompMask: verbs.QPInitAttrXRCD | verbs.QPInitAttrSendOpsFlags, SendOpsFlags: verbs.QPExWithSend}, syscall.EOPNOTSUPP},
 	} {
 		q, err := d.CreateQP(c.attr)
@@ -566,7 +566,7 @@ func xrcQPs(t *T, e *Env) {
 			_ = q.DestroyContext(bg)
 		}
 	}
-	q, err = w.pd.CreateQP(QPInitAttr{SendCQ: w.cq, RecvCQ: w.cq, Type: verbs.QPTypeXRCRecv, Cap: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 1}})
+	q, err = w.pd.CreateQP(verbs.QPInitAttr{SendCQ: w.cq, RecvCQ: w.cq, Type: verbs.QPTypeXRCRecv, Cap: verbs.QPCap{MaxSendWR: 1, MaxSendSGE: 1}})
 	e.WantErrno("ibv_create_qp(XRC_RECV) in a PD", err, syscall.EINVAL)
 	if q != nil {
 		_ = q.DestroyContext(bg)
@@ -574,7 +574,7 @@ func xrcQPs(t *T, e *Env) {
 	// CQs and capacities are not read; the target reports none and has
 	// no PD.
 	cq2 := e.CQ(4, nil, nil)
-	tgt, err := d.CreateQP(verbs.QPInitAttrEx{QPInitAttr: QPInitAttr{Type: verbs.QPTypeXRCRecv, SendCQ: cq2, RecvCQ: cq2,
+	tgt, err := d.CreateQP(verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{Type: verbs.QPTypeXRCRecv, SendCQ: cq2, RecvCQ: cq2,
 		Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}}, CompMask: verbs.QPInitAttrXRCD})
 	if err != nil || tgt == nil {
 		t.Fatalf("ibv_create_qp_ex(XRC_RECV) in a domain: %v", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/verbsim/verbsim/conformance/ops"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
 )
 
@@ -22,7 +23,7 @@ import (
 // the first poll after an overrun.
 type misreading struct{ conformance.Device }
 
-func (d misreading) Profile() conformance.Profile {
+func (d misreading) Profile() verbs.Readings {
 	p := d.Device.Profile()
 	p.OverrunDrops = !p.OverrunDrops
 	return p

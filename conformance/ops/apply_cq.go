@@ -41,7 +41,7 @@ func (o CreateCQ) check(m *Machine) error {
 func (o CreateCQ) apply(m *Machine) error {
 	m.created["cq"]++
 	chID := m.chans.find(o.Channel)
-	var ch conformance.CompChannel
+	var ch verbs.CompChannel
 	if chID >= 0 {
 		ch = m.chans.items[chID]
 	}
@@ -114,7 +114,7 @@ func (o Poll) check(m *Machine) error {
 func (o Poll) apply(m *Machine) error {
 	i, _ := m.cq(o.CQ)
 	q := m.cqs.items[i]
-	if x, ok := q.(conformance.ExCQ); ok && o.Ex && o.N > 0 {
+	if x, ok := q.(verbs.ExCQ); ok && o.Ex && o.N > 0 {
 		return m.pollEx(o, i, x)
 	}
 	canary := verbs.WC{WRID: 0xCA11A27, Status: verbs.WCGeneralErr, VendorErr: 0xCA11A27}
@@ -148,7 +148,7 @@ func (o Poll) apply(m *Machine) error {
 // (CQX-04, CQX-05, CQX-08, CQX-10). Where ibv_poll_cq would report an error
 // with its completions (EIO after an overrun, CQ-23), the iterator reports
 // it in place of ENOENT at the end.
-func (m *Machine) pollEx(o Poll, i int, q conformance.ExCQ) error {
+func (m *Machine) pollEx(o Poll, i int, q verbs.ExCQ) error {
 	ps, want := m.m.PollFrom(i, o.N)
 	var dev []verbs.WC
 	err := q.StartPoll()
@@ -194,7 +194,7 @@ func (m *Machine) pollEx(o Poll, i int, q conformance.ExCQ) error {
 
 // exRead assembles the current completion from the iterator's fields, for
 // a CQ created with IBV_WC_STANDARD_FLAGS.
-func exRead(q conformance.ExCQ) (verbs.WC, error) {
+func exRead(q verbs.ExCQ) (verbs.WC, error) {
 	var w verbs.WC
 	var errs [11]error
 	w.WRID, w.Status, errs[0] = q.Current()
@@ -376,7 +376,7 @@ func (o GetAsync) apply(m *Machine) error {
 }
 
 // eventName names the CQ or QP of the machine that ev names.
-func (m *Machine) eventName(ev conformance.AsyncEvent) string {
+func (m *Machine) eventName(ev verbs.AsyncEvent) string {
 	if q := ev.QP(); q != nil {
 		if i := m.qps.of(q); i >= 0 {
 			return m.qps.names[i]

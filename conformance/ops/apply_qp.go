@@ -53,7 +53,7 @@ func (o CreateQP) apply(m *Machine) error {
 	sc, _ := m.cq(o.SendCQ)
 	rc, _ := m.cq(o.RecvCQ)
 	in := model.QPInit{Type: o.Type, SendCQ: sc, RecvCQ: rc, MaxSendWR: o.MaxSendWR, MaxRecvWR: o.MaxRecvWR, SQSigAll: o.SigAll}
-	q, err := m.pd.CreateQP(conformance.QPInitAttr{
+	q, err := m.pd.CreateQP(verbs.QPInitAttr{
 		SendCQ: m.cqs.items[sc], RecvCQ: m.cqs.items[rc], Type: o.Type, SQSigAll: o.SigAll,
 		Cap: verbs.QPCap{MaxSendWR: uint32(o.MaxSendWR), MaxRecvWR: uint32(o.MaxRecvWR), MaxSendSGE: 1, MaxRecvSGE: 1},
 	})
@@ -83,7 +83,7 @@ func (o CreateQP) apply(m *Machine) error {
 
 // queryQP is ibv_query_qp of every attribute the machine reads: the state
 // and the real capacities.
-func queryQP(q conformance.QP) (verbs.QPAttr, error) {
+func queryQP(q verbs.QP) (verbs.QPAttr, error) {
 	a, _, err := q.Query(verbs.KnownQPAttrs &^ verbs.QPAttrRateLimit)
 	return a, err
 }
@@ -169,7 +169,7 @@ func qpAttr(l conformance.Limits, from, to verbs.QPState) verbs.QPAttr {
 }
 
 // sameState compares the state q reports with the model's (QP-13, QP-24).
-func (m *Machine) sameState(op Op, i int, q conformance.QP) error {
+func (m *Machine) sameState(op Op, i int, q verbs.QP) error {
 	want, errno := m.m.QueryQP(i)
 	if errno != 0 {
 		return nil

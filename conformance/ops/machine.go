@@ -25,17 +25,17 @@ type Machine struct {
 	// reject it (the fuzz targets require a *verr.Error carrying an errno).
 	CheckError func(op Op, err error) error
 
-	ctx  conformance.Context
-	pd   conformance.PD
-	ah   conformance.AH
+	ctx  verbs.Context
+	pd   verbs.PD
+	ah   verbs.AH
 	lim  conformance.Limits
-	prof conformance.Profile
+	prof verbs.Readings
 	m    *model.Model
 	h    model.History
 
-	chans objects[conformance.CompChannel]
-	cqs   objects[conformance.CQ]
-	qps   objects[conformance.QP]
+	chans objects[verbs.CompChannel]
+	cqs   objects[verbs.CQ]
+	qps   objects[verbs.QP]
 	async []asyncRead // every async event read, in order
 	tags  int         // cq_context values handed out
 	wrid  uint64      // the last wr_id NextWRIDs handed out
@@ -85,7 +85,7 @@ func (o *objects[T]) of(x T) int {
 // asyncRead is an async event read from the device, and the model's event
 // it stands for.
 type asyncRead struct {
-	ev   conformance.AsyncEvent
+	ev   verbs.AsyncEvent
 	want model.AsyncEvent
 }
 
@@ -233,7 +233,7 @@ func (m *Machine) Log() string {
 	b.WriteString("# replays them on verbsim, and ops.Parse reads them back.\n")
 	l := cmd("fabric").kv("devices", "(a)").num("max_cqe", m.lim.MaxCQE).
 		num("comp_vectors", m.lim.NumCompVectors).num("max_qp_wr", m.lim.MaxQPWR)
-	if r := m.prof.String(); m.prof != (conformance.Profile{}) {
+	if r := m.prof.String(); m.prof != (verbs.Readings{}) {
 		l.kv("readings", "("+strings.ReplaceAll(r, " ", ",")+")")
 	}
 	fmt.Fprintf(&b, "%v\n\nopen_device ctx dev=a\n\nalloc_pd pd ctx=ctx\n\ncreate_ah ah pd=pd\n", l)

@@ -102,9 +102,9 @@ type trafficRun struct {
 	prof     conformance.TrafficProfile
 	faults   bool
 	m        *model.Traffic
-	ctxs     []conformance.Context
+	ctxs     []verbs.Context
 	devCQs   [][]int // the CQs of each device
-	cqs      []conformance.CQ
+	cqs      []verbs.CQ
 	qps      []*trafficQP
 	wrid     uint64
 	recvAt   map[uint64]bufRef // where each receive request's scatter list is
@@ -118,11 +118,11 @@ type trafficRun struct {
 type trafficQP struct {
 	dev        int
 	typ        verbs.QPType
-	q          conformance.QP
-	pd         conformance.PD
-	mr         conformance.MR
+	q          verbs.QP
+	pd         verbs.PD
+	mr         verbs.MR
 	buf        []byte
-	ahs        map[int]conformance.AH // UD: an AH to each device
+	ahs        map[int]verbs.AH // UD: an AH to each device
 	qkey       uint32
 	sends      uint64 // send requests posted: the next send region is sends % sendRegions
 	recvFree   []int
@@ -219,7 +219,7 @@ func (r *trafficRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 	scq := rapid.SampledFrom(cqs).Draw(t, "send cq")
 	rcq := rapid.SampledFrom(cqs).Draw(t, "recv cq")
 	sigAll := rapid.IntRange(0, 3).Draw(t, "sq_sig_all") == 3
-	q, err := pd.CreateQP(conformance.QPInitAttr{SendCQ: r.cqs[scq], RecvCQ: r.cqs[rcq], Type: typ, SQSigAll: sigAll,
+	q, err := pd.CreateQP(verbs.QPInitAttr{SendCQ: r.cqs[scq], RecvCQ: r.cqs[rcq], Type: typ, SQSigAll: sigAll,
 		Cap: verbs.QPCap{
 			MaxSendWR:  uint32(rapid.IntRange(1, maxDepth).Draw(t, "max_send_wr")),
 			MaxRecvWR:  uint32(rapid.IntRange(1, maxDepth).Draw(t, "max_recv_wr")),
@@ -228,7 +228,7 @@ func (r *trafficRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 	r.fatal(err)
 	attr, err := queryQP(q)
 	r.fatal(err)
-	tq := &trafficQP{dev: dev, typ: typ, q: q, pd: pd, mr: mr, buf: buf, ahs: map[int]conformance.AH{}}
+	tq := &trafficQP{dev: dev, typ: typ, q: q, pd: pd, mr: mr, buf: buf, ahs: map[int]verbs.AH{}}
 	for i := range recvRegions {
 		tq.recvFree = append(tq.recvFree, i)
 	}
@@ -726,7 +726,7 @@ func (r *trafficRun) postSend(t *rapid.T) {
 }
 
 // ah returns an AH of QP i's PD to device dev.
-func (r *trafficRun) ah(i, dev int) (conformance.AH, error) {
+func (r *trafficRun) ah(i, dev int) (verbs.AH, error) {
 	q := r.qps[i]
 	if ah, ok := q.ahs[dev]; ok {
 		return ah, nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/model"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
@@ -30,7 +29,7 @@ const exposedOff = (sendRegions + recvRegions + targetRegions) * regionLen
 // window is a memory window of the state machine.
 type window struct {
 	qp   int // the QP whose PD holds it; it is bound through that QP
-	mw   conformance.MW
+	mw   verbs.MW
 	idx  int // the model's index
 	typ  verbs.MWType
 	keys []uint32     // keys it reported, newest last: the older ones are stale
