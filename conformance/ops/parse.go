@@ -78,13 +78,14 @@ func (a *argReader) fail(format string, args ...any) {
 	}
 }
 
-// name returns the bare word naming a new object.
-func (a *argReader) name() string {
+// name returns the bare word naming a new object: the first that is none
+// of the command's flags.
+func (a *argReader) name(flags ...string) string {
 	if a.used == nil {
 		a.used = make([]bool, len(a.args))
 	}
 	for i, x := range a.args {
-		if x.Bare {
+		if x.Bare && !slices.Contains(flags, x.Key) {
 			a.used[i] = true
 			return x.Key
 		}
@@ -214,7 +215,7 @@ func (a *argReader) op() (Op, error) {
 		return Release{CQ: a.str("cq")}, nil
 	case "create_qp":
 		a.fixed("pd", "pd")
-		return CreateQP{Name: a.name(), Type: a.qpType(), SendCQ: a.str("send_cq"), RecvCQ: a.str("recv_cq"),
+		return CreateQP{Name: a.name("sq_sig_all"), Type: a.qpType(), SendCQ: a.str("send_cq"), RecvCQ: a.str("recv_cq"),
 			MaxSendWR: int(a.num("send_wr")), MaxRecvWR: int(a.num("recv_wr")), SigAll: a.flag("sq_sig_all")}, nil
 	case "modify_qp":
 		return a.modify(), nil
