@@ -17,15 +17,15 @@ import (
 
 // dmWorld is what a device memory case works in.
 type dmWorld struct {
-	t   *T
-	e   *Env
+	t   *tester
+	e   *env
 	a   verbs.DMAllocator
 	max uint64 // max_dm_size
 }
 
 // dmSetup returns the world, or nil (having logged why) when the device
 // has no device memory or its profile says it has none (DM-02 checks that).
-func dmSetup(t *T, e *Env) *dmWorld {
+func dmSetup(t *tester, e *env) *dmWorld {
 	t.Helper()
 	a, ok := e.Ctx.(verbs.DMAllocator)
 	q, qok := e.Ctx.(verbs.ExQuerier)
@@ -94,7 +94,7 @@ var dmCases = []Case{
 	{"DM-07", "an MR on device memory as the local SGE of a receive and of a SEND", dmMRLocalSGE},
 }
 
-func allocDMArgs(t *T, e *Env) {
+func allocDMArgs(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
@@ -121,7 +121,7 @@ func allocDMArgs(t *T, e *Env) {
 	}
 }
 
-func deviceWithoutDM(t *T, e *Env) {
+func deviceWithoutDM(t *tester, e *env) {
 	a, ok := e.Ctx.(verbs.DMAllocator)
 	q, qok := e.Ctx.(verbs.ExQuerier)
 	if !ok || !qok {
@@ -148,7 +148,7 @@ func deviceWithoutDM(t *T, e *Env) {
 	}
 }
 
-func dmBudget(t *T, e *Env) {
+func dmBudget(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
@@ -193,7 +193,7 @@ func dmBudget(t *T, e *Env) {
 	dms = append(dms, two)
 }
 
-func dmMemcpy(t *T, e *Env) {
+func dmMemcpy(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
@@ -224,7 +224,7 @@ func dmMemcpy(t *T, e *Env) {
 	e.WantOK("ibv_memcpy_to_dm of 0 bytes at the end", dm.MemcpyTo(100, nil))
 }
 
-func freeDMWhileMR(t *T, e *Env) {
+func freeDMWhileMR(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
@@ -246,7 +246,7 @@ func freeDMWhileMR(t *T, e *Env) {
 	e.WantOK("ibv_free_dm after the MR's dereg", dm.Free())
 }
 
-func regDMMR(t *T, e *Env) {
+func regDMMR(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
@@ -276,7 +276,7 @@ func regDMMR(t *T, e *Env) {
 	}
 }
 
-func dmMRTraffic(t *T, e *Env) {
+func dmMRTraffic(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
@@ -330,7 +330,7 @@ func dmMRTraffic(t *T, e *Env) {
 	}
 }
 
-func dmMRLocalSGE(t *T, e *Env) {
+func dmMRLocalSGE(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return

@@ -78,7 +78,7 @@ var flushCases = []Case{
 	{"ASYNC-05", "destroying a QP or an SRQ waits for the ack of its event already read", destroyWaitsForQPEventAck},
 }
 
-func flushInPostingOrder(t *T, e *Env) {
+func flushInPostingOrder(t *tester, e *env) {
 	w := qpSetup(t, e)
 	rng := rand.New(rand.NewPCG(2, 0xf102))
 	for round := range 12 {
@@ -126,7 +126,7 @@ func flushInPostingOrder(t *T, e *Env) {
 	}
 }
 
-func flushUnsignaled(t *T, e *Env) {
+func flushUnsignaled(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
 		q, s, scq, _ := w.flushQP(typ, false)
@@ -143,7 +143,7 @@ func flushUnsignaled(t *T, e *Env) {
 	}
 }
 
-func flushCompletionFields(t *T, e *Env) {
+func flushCompletionFields(t *tester, e *env) {
 	// Only these four fields mean anything in an error completion;
 	// vendor_err may hold any value and the rest is undefined, so this
 	// case looks at nothing else.
@@ -174,7 +174,7 @@ func flushCompletionFields(t *T, e *Env) {
 	}
 }
 
-func srqNotFlushed(t *T, e *Env) {
+func srqNotFlushed(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 		s := w.srq(8, 1)
@@ -201,7 +201,7 @@ func srqNotFlushed(t *T, e *Env) {
 	}
 }
 
-func resetDiscards(t *T, e *Env) {
+func resetDiscards(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
 		for _, toErr := range []bool{false, true} {
@@ -239,7 +239,7 @@ func resetDiscards(t *T, e *Env) {
 	}
 }
 
-func flushAfterModify(t *T, e *Env) {
+func flushAfterModify(t *tester, e *env) {
 	w := qpSetup(t, e)
 	q, s, scq, rcq := w.flushQP(verbs.QPTypeRC, true)
 	w.postSend("sends", q, w.sendIDs(q, 1, 2, 3, 4))
@@ -251,7 +251,7 @@ func flushAfterModify(t *T, e *Env) {
 	w.wantFlushes("receive CQ", w.collect(rcq, 2, "RC RTS→ERR"), idRange(5, 2))
 }
 
-func errByModifyNoAsync(t *T, e *Env) {
+func errByModifyNoAsync(t *tester, e *env) {
 	w := qpSetup(t, e)
 	n := 0
 	for _, typ := range qpTypes {
@@ -276,7 +276,7 @@ func errByModifyNoAsync(t *T, e *Env) {
 	}
 }
 
-func sqDrainedOnce(t *T, e *Env) {
+func sqDrainedOnce(t *tester, e *env) {
 	// Each QP is fresh, so whether SQ_DRAINED was asked for is exactly
 	// this modify's en_sqd_async_notify. The modifies bypass step,
 	// which would take the event itself (sqDrained).
@@ -320,7 +320,7 @@ func sqDrainedOnce(t *T, e *Env) {
 	w.flushNoAsync(what + ": the drain is not over")
 }
 
-func lastWQEReached(t *T, e *Env) {
+func lastWQEReached(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(8, 1)
 	srqPost(w, "receives", s, idRange(1, 3))
@@ -335,7 +335,7 @@ func lastWQEReached(t *T, e *Env) {
 	}
 }
 
-func destroyWaitsForQPEventAck(t *T, e *Env) {
+func destroyWaitsForQPEventAck(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(4, 1)
 	q := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
@@ -412,7 +412,7 @@ func srqPost(w *qpWorld, what string, s verbs.SRQ, ids []uint64) {
 
 // flushOutstanding checks FLUSH-01: ERR flushes every outstanding request of
 // each transport, each on its own queue's CQ with the QP's number.
-func flushOutstanding(t *T, e *Env) {
+func flushOutstanding(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
 		q, s, scq, rcq := w.flushQP(typ, true)
@@ -433,7 +433,7 @@ func flushOutstanding(t *T, e *Env) {
 
 // flushPostedInErr checks FLUSH-05: requests posted to a QP in ERR (entered
 // from INIT or RTS) are accepted and flushed.
-func flushPostedInErr(t *T, e *Env) {
+func flushPostedInErr(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
 		for _, from := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTS} {

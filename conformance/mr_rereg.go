@@ -24,7 +24,7 @@ const (
 
 // reregOf returns mr's ibv_rereg_mr, or nil after a log line when the MR
 // does not offer it.
-func (e *Env) reregOf(mr verbs.MR) verbs.MRReregisterer {
+func (e *env) reregOf(mr verbs.MR) verbs.MRReregisterer {
 	e.T.Helper()
 	if r, ok := mr.(verbs.MRReregisterer); ok {
 		return r
@@ -36,7 +36,7 @@ func (e *Env) reregOf(mr verbs.MR) verbs.MRReregisterer {
 // rereg calls ibv_rereg_mr and checks the return value and errno: want is
 // 0 or an ibv_rereg_mr_err_code, errno the errno of a failure. It reports
 // false when the MR turned out not to support the verb after all.
-func (e *Env) rereg(what string, r verbs.MRReregisterer, flags uint32, pd verbs.PD, buf []byte, access uint32, want int, errno syscall.Errno) bool {
+func (e *env) rereg(what string, r verbs.MRReregisterer, flags uint32, pd verbs.PD, buf []byte, access uint32, want int, errno syscall.Errno) bool {
 	e.T.Helper()
 	err := r.Rereg(verbs.ReregFlags(flags), pd, buf, verbs.AccessFlags(access))
 	code := int(verbs.ReregFailureOf(err))
@@ -60,7 +60,7 @@ func (e *Env) rereg(what string, r verbs.MRReregisterer, flags uint32, pd verbs.
 
 // reregMR registers a fresh 64-byte buffer in pd with access and returns
 // the MR and its ibv_rereg_mr, or nil without the capability.
-func (e *Env) reregMR(pd verbs.PD, access uint32) (verbs.MR, verbs.MRReregisterer) {
+func (e *env) reregMR(pd verbs.PD, access uint32) (verbs.MR, verbs.MRReregisterer) {
 	e.T.Helper()
 	mr := e.mrReg(pd, make([]byte, 64), access)
 	return mr, e.reregOf(mr)
@@ -76,7 +76,7 @@ var mrReregCases = []Case{
 	{"MR-17", "after ibv_rereg_mr, requests are checked against the new access and PD, posted before it or not", reregChecksNewAccess},
 }
 
-func reregBadArgs(t *T, e *Env) {
+func reregBadArgs(t *tester, e *env) {
 	pd, pd2 := e.pdAlloc(), e.pdAlloc()
 	inputs := []struct {
 		name   string
@@ -115,7 +115,7 @@ func reregBadArgs(t *T, e *Env) {
 	e.WantOK("ibv_dereg_mr after a command error", mr.Dereg())
 }
 
-func reregChanges(t *T, e *Env) {
+func reregChanges(t *tester, e *env) {
 	old, nu := e.pdAlloc(), e.pdAlloc()
 	mr, r := e.reregMR(old, accessLocalWrite)
 	if r == nil {
@@ -180,7 +180,7 @@ func reregChanges(t *T, e *Env) {
 	}
 }
 
-func reregAfterErrCmd(t *T, e *Env) {
+func reregAfterErrCmd(t *tester, e *env) {
 	w := newWire(t, e)
 	target := w.e.mrReg(w.b.pd, make([]byte, 64), accessAll)
 	r := e.reregOf(target)
@@ -206,7 +206,7 @@ func reregAfterErrCmd(t *T, e *Env) {
 	e.WantOK("ibv_dereg_mr after ERR_CMD", target.Dereg())
 }
 
-func reregKeys(t *T, e *Env) {
+func reregKeys(t *tester, e *env) {
 	w := newWire(t, e)
 	target := w.e.mrReg(w.b.pd, make([]byte, 64), accessAll)
 	r := e.reregOf(target)
@@ -235,7 +235,7 @@ func reregKeys(t *T, e *Env) {
 	a.want(fmt.Sprintf("a WRITE with the rkey from before the rereg (KeepsKeys=%v)", kept), w.await(a.scq, 1, "old rkey")[0], 2, want)
 }
 
-func reregChangeTranslation(t *T, e *Env) {
+func reregChangeTranslation(t *tester, e *env) {
 	w := newWire(t, e)
 	oldBuf, newBuf := make([]byte, 64), make([]byte, 128)
 	target := w.e.mrReg(w.b.pd, oldBuf, accessAll)
@@ -277,7 +277,7 @@ func reregChangeTranslation(t *T, e *Env) {
 	a.want("a WRITE one byte past the new translation", w.await(a.scq, 1, "past")[0], 2, verbs.WCRemAccessErr)
 }
 
-func reregChecksNewAccess(t *T, e *Env) {
+func reregChecksNewAccess(t *tester, e *env) {
 	w := newWire(t, e)
 	// The PDs the MRs move to outlive them (cleanups run last first).
 	pdA2, pdB2 := w.pdOn(w.a.ctx), w.pdOn(w.b.ctx)

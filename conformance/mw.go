@@ -33,7 +33,7 @@ type mwWorld struct {
 
 // mwSetup returns the world, or nil after logging that the device has no
 // memory windows.
-func mwSetup(t *T, e *Env) *mwWorld {
+func mwSetup(t *tester, e *env) *mwWorld {
 	t.Helper()
 	w := newWire(t, e)
 	if !hasMW(w.b.pd) {
@@ -134,7 +134,7 @@ var mwCases = []Case{
 	{"MW-07", "LOCAL_INV and SEND_WITH_INV unbind a type 2 window; a type 1 window cannot be invalidated", invalidateWindow},
 }
 
-func allocMWTypes(t *T, e *Env) {
+func allocMWTypes(t *tester, e *env) {
 	m := mwSetup(t, e)
 	if m == nil {
 		return
@@ -159,7 +159,7 @@ func allocMWTypes(t *T, e *Env) {
 	e.WantErrno("ibv_dealloc_mw twice", m1.Dealloc(), syscall.EINVAL)
 }
 
-func pdWithMWNotDeallocated(t *T, e *Env) {
+func pdWithMWNotDeallocated(t *tester, e *env) {
 	pd := e.pdAlloc()
 	if !hasMW(pd) {
 		t.Logf("not checked: the device has no memory windows (ibv_alloc_mw: EOPNOTSUPP)")
@@ -176,7 +176,7 @@ func pdWithMWNotDeallocated(t *T, e *Env) {
 	e.WantOK("ibv_dealloc_pd once the windows are gone", pd.Dealloc())
 }
 
-func boundWindowHoldsMR(t *T, e *Env) {
+func boundWindowHoldsMR(t *tester, e *env) {
 	m := mwSetup(t, e)
 	if m == nil {
 		return
@@ -196,7 +196,7 @@ func boundWindowHoldsMR(t *T, e *Env) {
 	e.WantOK("ibv_dereg_mr once the window is deallocated", m.mr.Dereg())
 }
 
-func bindTypes(t *T, e *Env) {
+func bindTypes(t *tester, e *env) {
 	m := mwSetup(t, e)
 	if m == nil {
 		return
@@ -235,7 +235,7 @@ func bindTypes(t *T, e *Env) {
 	}
 }
 
-func bindFailure(t *T, e *Env) {
+func bindFailure(t *tester, e *env) {
 	bad := []struct {
 		name string
 		typ  uint32
@@ -320,7 +320,7 @@ func bindFailure(t *T, e *Env) {
 	}
 }
 
-func windowRemoteAccess(t *T, e *Env) {
+func windowRemoteAccess(t *tester, e *env) {
 	for _, typ := range []uint32{1, 2} {
 		m := mwSetup(t, e)
 		if m == nil {
@@ -371,7 +371,7 @@ func windowRemoteAccess(t *T, e *Env) {
 	}
 }
 
-func invalidateWindow(t *T, e *Env) {
+func invalidateWindow(t *tester, e *env) {
 	for _, how := range []verbs.WROpcode{verbs.WRLocalInv, verbs.WRSendWithInv} {
 		m := mwSetup(t, e)
 		if m == nil {

@@ -37,7 +37,7 @@ const (
 
 // adviserOf returns pd's ibv_advise_mr, or nil after a log line when the
 // PD does not offer it.
-func (e *Env) adviserOf(pd verbs.PD) verbs.MRAdviser {
+func (e *env) adviserOf(pd verbs.PD) verbs.MRAdviser {
 	e.T.Helper()
 	if a, ok := pd.(verbs.MRAdviser); ok {
 		return a
@@ -48,13 +48,13 @@ func (e *Env) adviserOf(pd verbs.PD) verbs.MRAdviser {
 
 // odpMR registers a fresh buffer of n bytes in pd with ON_DEMAND and
 // access; the case needs ODP.
-func (e *Env) odpMR(pd verbs.PD, n int, access uint32) verbs.MR {
+func (e *env) odpMR(pd verbs.PD, n int, access uint32) verbs.MR {
 	e.T.Helper()
 	return e.mrReg(pd, make([]byte, n), access|accessOnDemand)
 }
 
 // advise calls ibv_advise_mr and checks its errno (0: success).
-func (e *Env) advise(what string, a verbs.MRAdviser, advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, sgl []verbs.SGE, want syscall.Errno) {
+func (e *env) advise(what string, a verbs.MRAdviser, advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, sgl []verbs.SGE, want syscall.Errno) {
 	e.T.Helper()
 	err := a.AdviseMR(advice, flags, sgl)
 	call := fmt.Sprintf("%s: ibv_advise_mr(advice=%d, flags=%#x, num_sge=%d)", what, advice, flags, len(sgl))
@@ -82,7 +82,7 @@ var odpCases = []Case{
 	{"ODP-06", "ibv_advise_mr ranges: with FLUSH, below the IOVA or past the last page is EFAULT; without FLUSH unchecked", adviseMRRanges},
 }
 
-func odpCaps(t *T, e *Env) {
+func odpCaps(t *tester, e *env) {
 	q, ok := e.Ctx.(verbs.ExQuerier)
 	if !ok {
 		t.Logf("the context offers no ibv_query_device_ex; nothing to check")
@@ -119,7 +119,7 @@ func odpCaps(t *T, e *Env) {
 	}
 }
 
-func odpRegister(t *T, e *Env) {
+func odpRegister(t *tester, e *env) {
 	pd := e.pdAlloc()
 	var want syscall.Errno
 	if e.Profile.NoODP {
@@ -154,7 +154,7 @@ func odpRegister(t *T, e *Env) {
 	_ = mr
 }
 
-func odpTraffic(t *T, e *Env) {
+func odpTraffic(t *tester, e *env) {
 	if e.Profile.NoODP {
 		t.Logf("the device has no ODP; nothing to check")
 		return
@@ -205,7 +205,7 @@ func odpTraffic(t *T, e *Env) {
 	a.want("a SEND past the on-demand MR", w.await(a.scq, 1, "the bad SEND")[0], 6, verbs.WCLocProtErr)
 }
 
-func adviseMRArgs(t *T, e *Env) {
+func adviseMRArgs(t *tester, e *env) {
 	pd := e.pdAlloc()
 	a := e.adviserOf(pd)
 	if a == nil {
@@ -232,7 +232,7 @@ func adviseMRArgs(t *T, e *Env) {
 	e.advise("advice 1<<31", a, 1<<31, 0, good, syscall.EOPNOTSUPP)
 }
 
-func adviseMRKeys(t *T, e *Env) {
+func adviseMRKeys(t *tester, e *env) {
 	pd, pd2 := e.pdAlloc(), e.pdAlloc()
 	a := e.adviserOf(pd)
 	if a == nil || e.Profile.NoODP {
@@ -278,7 +278,7 @@ func adviseMRKeys(t *T, e *Env) {
 	e.advise("a memory window's key", a, advisePrefetch, adviseFlush, []verbs.SGE{{Length: 8, LKey: mw.RKey()}}, syscall.EINVAL)
 }
 
-func adviseMRRanges(t *T, e *Env) {
+func adviseMRRanges(t *tester, e *env) {
 	pd := e.pdAlloc()
 	a := e.adviserOf(pd)
 	if a == nil || e.Profile.NoODP {

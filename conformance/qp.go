@@ -118,8 +118,8 @@ const qpCQE = 1024
 // registered buffer and the device limits. QPs made through it are destroyed
 // when the case ends, before the PD and the CQ.
 type qpWorld struct {
-	t     *T
-	e     *Env
+	t     *tester
+	e     *env
 	lim   Limits
 	pd    verbs.PD
 	cq    verbs.CQ
@@ -128,7 +128,7 @@ type qpWorld struct {
 	types map[verbs.QP]verbs.QPType
 }
 
-func qpSetup(t *T, e *Env) *qpWorld {
+func qpSetup(t *tester, e *env) *qpWorld {
 	t.Helper()
 	w := &qpWorld{t: t, e: e, lim: e.Limits(), types: map[verbs.QP]verbs.QPType{}}
 	w.pd = e.pdAlloc()
@@ -380,7 +380,7 @@ func (w *qpWorld) accepted(what string, q verbs.QP, a verbs.QPAttr, mask verbs.Q
 
 // qpSmallEnv returns an environment on a device like e's with small queue
 // limits, or nil when e's device is not a LimitedDevice.
-func qpSmallEnv(t *T, e *Env) *Env {
+func qpSmallEnv(t *tester, e *env) *env {
 	t.Helper()
 	want := Limits{MaxQPWR: 64, MaxSGE: 4, MaxInline: 48, MaxSRQWR: 64, MaxSRQSGE: 4}
 	s := cqLimitedEnv(t, e, want)
@@ -396,7 +396,7 @@ func qpSmallEnv(t *T, e *Env) *Env {
 
 // qpCapProperty creates QPs with random capacities within w's limits, and at
 // each limit, and checks the capacities they report (QP-02).
-func qpCapProperty(t *T, w *qpWorld) {
+func qpCapProperty(t *tester, w *qpWorld) {
 	t.Helper()
 	l := w.lim
 	rng := rand.New(rand.NewPCG(2, 0x9902))
@@ -434,7 +434,7 @@ func qpCapProperty(t *T, w *qpWorld) {
 
 // qpCapOverLimit checks that a request above one of w's limits is EINVAL
 // with no QP (QP-02).
-func qpCapOverLimit(t *T, w *qpWorld) {
+func qpCapOverLimit(t *tester, w *qpWorld) {
 	t.Helper()
 	l := w.lim
 	over := []struct {
@@ -481,7 +481,7 @@ var qpCases = []Case{
 	{"QP-24", "query reports the current state after every modify", queryCurrentState},
 }
 
-func newQPInReset(t *T, e *Env) {
+func newQPInReset(t *tester, e *env) {
 	w := qpSetup(t, e)
 	nums := map[uint32]int{}
 	var live []verbs.QP
@@ -514,7 +514,7 @@ func newQPInReset(t *T, e *Env) {
 	}
 }
 
-func qpCapsWrittenBack(t *T, e *Env) {
+func qpCapsWrittenBack(t *tester, e *env) {
 	// The property runs where the limits are small, so that requests at
 	// the limits stay cheap; the refusals run on both devices.
 	w := qpSetup(t, e)
@@ -529,7 +529,7 @@ func qpCapsWrittenBack(t *T, e *Env) {
 	}
 }
 
-func sendAndRecvCQ(t *T, e *Env) {
+func sendAndRecvCQ(t *tester, e *env) {
 	w := qpSetup(t, e)
 	other := e.CQ(16, nil, nil)
 	for _, typ := range qpTypes {
@@ -548,7 +548,7 @@ func sendAndRecvCQ(t *T, e *Env) {
 	}
 }
 
-func ucCannotUseSRQ(t *T, e *Env) {
+func ucCannotUseSRQ(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(16, 1)
 	q, err := w.tryCreate(verbs.QPInitAttr{Type: verbs.QPTypeUC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
@@ -568,7 +568,7 @@ func ucCannotUseSRQ(t *T, e *Env) {
 	}
 }
 
-func stateValues(t *T, e *Env) {
+func stateValues(t *tester, e *env) {
 	for _, r := range qpStateValues {
 		if uint32(r.s) != r.val {
 			t.Errorf("%s is %d, want %d", r.name, uint32(r.s), r.val)
@@ -589,7 +589,7 @@ func stateValues(t *T, e *Env) {
 	}
 }
 
-func queryCurrentState(t *T, e *Env) {
+func queryCurrentState(t *tester, e *env) {
 	w := qpSetup(t, e)
 	tour := []verbs.QPState{verbs.QPStateInit, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQD, verbs.QPStateRTS, verbs.QPStateErr, verbs.QPStateErr, verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateErr}
 	for _, typ := range qpTypes {

@@ -259,7 +259,7 @@ var qpCqCases = []Case{
 	{"CQ-26", "completions of a QP reset or destroyed afterwards: all still there or none", completionsOutliveQP},
 }
 
-func sharedCQ(t *T, e *Env) {
+func sharedCQ(t *tester, e *env) {
 	w := qpSetup(t, e)
 	shared, own := e.CQ(256, nil, nil), e.CQ(64, nil, nil)
 	feeds := []struct {
@@ -298,7 +298,7 @@ func sharedCQ(t *T, e *Env) {
 	w.checkFlushed("the other CQ", w.collect(own, countFlushed(onOwn), "the other CQ"), onOwn)
 }
 
-func flushesRaiseOneEvent(t *T, e *Env) {
+func flushesRaiseOneEvent(t *tester, e *env) {
 	w := qpSetup(t, e)
 	ch := e.Channel()
 	tag := &notifyTag{"NOTIFY-18 with QPs"}
@@ -338,7 +338,7 @@ func flushesRaiseOneEvent(t *T, e *Env) {
 	}
 }
 
-func cqDeepAsQueues(t *T, e *Env) {
+func cqDeepAsQueues(t *tester, e *env) {
 	// Property over random QPs and depths: the CQ's real capacity (cqe),
 	// not the request, is what the queues must add up to.
 	w := qpSetup(t, e)
@@ -352,7 +352,7 @@ func cqDeepAsQueues(t *T, e *Env) {
 	}
 }
 
-func completionsOutliveQP(t *T, e *Env) {
+func completionsOutliveQP(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, how := range []string{"ERR→RESET", "destroy"} {
 		cq := e.CQ(64, nil, nil)

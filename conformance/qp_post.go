@@ -187,7 +187,7 @@ func (w *qpWorld) wantFlushes(what string, wcs []verbs.WC, ids []uint64) {
 // every QP to ERR and checks that exactly the accepted requests complete,
 // each once: flushed, or (a UC or UD send posted in RTS, which executes at
 // once, XFER-22, XFER-26) successful. Only their number is checked.
-func qpPostStates(t *T, e *Env, recv bool, ok map[verbs.QPState]bool) {
+func qpPostStates(t *tester, e *env, recv bool, ok map[verbs.QPState]bool) {
 	t.Helper()
 	w := qpSetup(t, e)
 	verb := "ibv_post_send"
@@ -247,15 +247,15 @@ var qpPostCases = []Case{
 	{"QP-37", "destroying a QP drops its requests without completions", destroyDropsRequests},
 }
 
-func postRecvStates(t *T, e *Env) {
+func postRecvStates(t *tester, e *env) {
 	qpPostStates(t, e, true, map[verbs.QPState]bool{verbs.QPStateInit: true, verbs.QPStateRTR: true, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
 }
 
-func postSendStates(t *T, e *Env) {
+func postSendStates(t *tester, e *env) {
 	qpPostStates(t, e, false, map[verbs.QPState]bool{verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
 }
 
-func listStopsAtFirstBad(t *T, e *Env) {
+func listStopsAtFirstBad(t *tester, e *env) {
 	w := qpSetup(t, e)
 	rng := rand.New(rand.NewPCG(27, 0x9927))
 	for i := range 24 {
@@ -302,7 +302,7 @@ func listStopsAtFirstBad(t *T, e *Env) {
 	}
 }
 
-func immediateErrors(t *T, e *Env) {
+func immediateErrors(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for i, r := range []struct {
 		name  string
@@ -337,15 +337,15 @@ func immediateErrors(t *T, e *Env) {
 	}
 }
 
-func sendSlots(t *T, e *Env) {
+func sendSlots(t *tester, e *env) {
 	qpCapacity(t, e, false)
 }
 
-func recvSlots(t *T, e *Env) {
+func recvSlots(t *tester, e *env) {
 	qpCapacity(t, e, true)
 }
 
-func numSGE(t *T, e *Env) {
+func numSGE(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
 		q := w.at(typ, verbs.QPStateRTS)
@@ -367,7 +367,7 @@ func numSGE(t *T, e *Env) {
 	}
 }
 
-func opcodesPerTransport(t *T, e *Env) {
+func opcodesPerTransport(t *tester, e *env) {
 	w := qpSetup(t, e)
 	all := []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
 	matrix := []struct {
@@ -407,7 +407,7 @@ func opcodesPerTransport(t *T, e *Env) {
 	}
 }
 
-func sendFlagsPerOpcode(t *T, e *Env) {
+func sendFlagsPerOpcode(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
 		q := w.at(typ, verbs.QPStateRTS)
@@ -443,7 +443,7 @@ func sendFlagsPerOpcode(t *T, e *Env) {
 	w.postSend("SIGNALED with sq_sig_all=1", sig, []verbs.SendWR{wr})
 }
 
-func inlineLimit(t *T, e *Env) {
+func inlineLimit(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
 		q := w.at(typ, verbs.QPStateRTS)
@@ -474,7 +474,7 @@ func inlineLimit(t *T, e *Env) {
 	}
 }
 
-func destroyDropsRequests(t *T, e *Env) {
+func destroyDropsRequests(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
 		scq, rcq := e.CQ(16, nil, nil), e.CQ(16, nil, nil)
@@ -529,7 +529,7 @@ func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) 
 // (qpCapacityOnRetire). Sends are posted where they stay outstanding (hold),
 // so that they are flushed, not executed; qpCapacityExecuted checks the send
 // queue of UC and UD QPs with sends that execute.
-func qpCapacity(t *T, e *Env, recv bool) {
+func qpCapacity(t *tester, e *env, recv bool) {
 	t.Helper()
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
@@ -602,7 +602,7 @@ func (w *qpWorld) qpReclaimOnPoll(cq verbs.CQ, what, kind string, extra uint64, 
 // taken, so nothing here depends on how fast the device executes. Under
 // reading B they come free as the sends complete, which the posts wait for
 // (qpCapacityExecutedOnRetire).
-func qpCapacityExecuted(t *T, w *qpWorld) {
+func qpCapacityExecuted(t *tester, w *qpWorld) {
 	t.Helper()
 	for _, typ := range []verbs.QPType{verbs.QPTypeUC, verbs.QPTypeUD} {
 		cq := w.e.CQ(qpCQE, nil, nil)

@@ -30,7 +30,7 @@ type qpxWorld struct {
 
 // qpxSetup returns the world, or nil after logging that the device has no
 // extended post API.
-func qpxSetup(t *T, e *Env, ops verbs.QPSendOps) *qpxWorld {
+func qpxSetup(t *tester, e *env, ops verbs.QPSendOps) *qpxWorld {
 	t.Helper()
 	w := newWire(t, e)
 	if _, ok := w.a.pd.(verbs.QPExCreator); !ok {
@@ -80,7 +80,7 @@ var qpxCases = []Case{
 	{"QPX-05", "misuse of the builder's critical region fails with EINVAL and posts nothing", qpxCriticalRegionMisuse},
 }
 
-func qpxSendOpsFlags(t *T, e *Env) {
+func qpxSendOpsFlags(t *tester, e *env) {
 	w := newWire(t, e)
 	c, ok := w.a.pd.(verbs.QPExCreator)
 	if !ok {
@@ -131,7 +131,7 @@ func qpxSendOpsFlags(t *T, e *Env) {
 	}
 }
 
-func qpxBuilderOutsideSendOps(t *T, e *Env) {
+func qpxBuilderOutsideSendOps(t *tester, e *env) {
 	x := qpxSetup(t, e, verbs.QPExWithSend)
 	if x == nil {
 		return
@@ -155,7 +155,7 @@ func qpxBuilderOutsideSendOps(t *T, e *Env) {
 	x.a.want("the SEND", x.w.await(x.a.scq, 1, "the SEND")[0], 7, verbs.WCSuccess)
 }
 
-func qpxBatchLands(t *T, e *Env) {
+func qpxBatchLands(t *tester, e *env) {
 	x := qpxSetup(t, e, qpxRC)
 	if x == nil {
 		return
@@ -210,7 +210,7 @@ func qpxBatchLands(t *T, e *Env) {
 	}
 }
 
-func qpxBatchAllOrNothing(t *T, e *Env) {
+func qpxBatchAllOrNothing(t *tester, e *env) {
 	x := qpxSetup(t, e, qpxRC)
 	if x == nil {
 		return
@@ -270,7 +270,7 @@ func qpxBatchAllOrNothing(t *T, e *Env) {
 	x.a.want("the good batch", x.w.await(x.a.scq, 1, "the good batch")[0], 5, verbs.WCSuccess)
 }
 
-func qpxCriticalRegionMisuse(t *T, e *Env) {
+func qpxCriticalRegionMisuse(t *tester, e *env) {
 	x := qpxSetup(t, e, qpxRC)
 	if x == nil {
 		return

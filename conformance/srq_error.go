@@ -20,7 +20,7 @@ var srqErrorCases = []Case{
 	{"ASYNC-15", "SRQ_ERR names the failed SRQ; the QPs receiving through it go to ERR with QP_FATAL", srqErrNamesSRQ},
 }
 
-func srqErrNamesSRQ(t *T, e *Env) {
+func srqErrNamesSRQ(t *tester, e *env) {
 	w := qpSetup(t, e)
 	bad, good := w.srq(8, 1), w.srq(8, 1)
 	inj, ok := bad.(SRQErrorInjector)

@@ -88,7 +88,7 @@ var xferAsyncCases = []Case{
 	{"ASYNC-03", "each QP, SRQ and port event names its own QP, SRQ or port", eventObjects},
 }
 
-func srqLimitFromPeerSends(t *T, e *Env) {
+func srqLimitFromPeerSends(t *tester, e *env) {
 	w := newWire(t, e)
 	s, other := w.srqOn(w.b, 8), w.srqOn(w.b, 8)
 	w.srqArm(w.b, s, idRange(1, 4), 2)
@@ -135,7 +135,7 @@ func srqLimitFromPeerSends(t *T, e *Env) {
 // SQ_DRAINED the drained QP, QP_LAST_WQE_REACHED the QP on an SRQ that
 // erred, SRQ_LIMIT_REACHED the SRQ drained by traffic, and PORT_ERR and
 // PORT_ACTIVE port 1 (when the link can be taken down).
-func eventObjects(t *T, e *Env) {
+func eventObjects(t *tester, e *env) {
 	w := newWire(t, e)
 	qpEvents := 1
 	if w.tp.NoQPEvents {

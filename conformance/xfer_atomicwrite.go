@@ -34,7 +34,7 @@ var xferAtomicwriteCases = []Case{
 	{"XFER-33", "[IMPL] ATOMIC_WRITE stores 8 bytes: posted and built, RC and XRC_SEND only, REMOTE_WRITE, aligned, completes as ATOMIC_WRITE", atomicWrite},
 }
 
-func atomicWrite(t *T, e *Env) {
+func atomicWrite(t *tester, e *env) {
 	w := newWire(t, e)
 	v1 := []byte("ATOMIC-1")
 	v2 := []byte("inline-2")

@@ -56,7 +56,7 @@ var xferDataCases = []Case{
 	{"XFER-24", "zero-length READ and WRITE need no valid rkey or address", zeroLengthRDMA},
 }
 
-func oldestReceive(t *T, e *Env) {
+func oldestReceive(t *tester, e *env) {
 	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(1, 0x8801))
 	for round := range 9 {
@@ -89,7 +89,7 @@ func oldestReceive(t *T, e *Env) {
 	}
 }
 
-func scatter(t *T, e *Env) {
+func scatter(t *tester, e *env) {
 	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(2, 0x8802))
 	for round := range 12 {
@@ -144,7 +144,7 @@ func scatter(t *T, e *Env) {
 	}
 }
 
-func gather(t *T, e *Env) {
+func gather(t *tester, e *env) {
 	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(3, 0x8803))
 	fill(w.a.buf, 3)
@@ -174,7 +174,7 @@ func gather(t *T, e *Env) {
 	}
 }
 
-func sendWithoutSGEs(t *T, e *Env) {
+func sendWithoutSGEs(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, typ := range qpTypes {
 		for _, op := range []verbs.WROpcode{verbs.WRSend, verbs.WRSendWithImm} {
@@ -201,7 +201,7 @@ func sendWithoutSGEs(t *T, e *Env) {
 	}
 }
 
-func rdmaWrite(t *T, e *Env) {
+func rdmaWrite(t *tester, e *env) {
 	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(11, 0x8811))
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
@@ -231,7 +231,7 @@ func rdmaWrite(t *T, e *Env) {
 	}
 }
 
-func writeWithImm(t *T, e *Env) {
+func writeWithImm(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		a, b := w.connect(typ, w.opts())
@@ -265,7 +265,7 @@ func writeWithImm(t *T, e *Env) {
 	w.quiet(b.rcq, "UC WRITE_WITH_IMM without a receive")
 }
 
-func rdmaRead(t *T, e *Env) {
+func rdmaRead(t *tester, e *env) {
 	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(13, 0x8813))
 	o := w.opts()
@@ -293,7 +293,7 @@ func rdmaRead(t *T, e *Env) {
 	w.quiet(b.rcq, "responder after eight READs")
 }
 
-func writeBeforeSend(t *T, e *Env) {
+func writeBeforeSend(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		for _, last := range []verbs.WROpcode{verbs.WRSend, verbs.WRRDMAWriteWithImm} {
@@ -316,7 +316,7 @@ func writeBeforeSend(t *T, e *Env) {
 	}
 }
 
-func udGRHSpace(t *T, e *Env) {
+func udGRHSpace(t *tester, e *env) {
 	w := newWire(t, e)
 	a, b, ah := w.pair(verbs.QPTypeUD, w.opts())
 	copy(a.s.buf, "abc")
@@ -354,7 +354,7 @@ func udGRHSpace(t *T, e *Env) {
 	}
 }
 
-func zeroLengthRDMA(t *T, e *Env) {
+func zeroLengthRDMA(t *tester, e *env) {
 	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	for i, op := range []verbs.WROpcode{verbs.WRRDMARead, verbs.WRRDMAWrite} {

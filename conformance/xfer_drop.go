@@ -34,7 +34,7 @@ var xferDropCases = []Case{
 	{"XFER-28", "a QP in RESET, INIT or ERR drops packets: RC senders fail RETRY_EXC_ERR, UC and UD succeed", notReadyDrops},
 }
 
-func ucUDNoReceive(t *T, e *Env) {
+func ucUDNoReceive(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeUC, verbs.QPTypeUD} {
 		a, b, ah := w.pair(typ, w.opts())
@@ -57,7 +57,7 @@ func ucUDNoReceive(t *T, e *Env) {
 	}
 }
 
-func udAboveMTU(t *T, e *Env) {
+func udAboveMTU(t *tester, e *env) {
 	w := newWire(t, e)
 	mtu := min(w.a.port.ActiveMTU.Bytes(), w.b.port.ActiveMTU.Bytes())
 	if mtu+41 > bufLen/2 {
@@ -77,7 +77,7 @@ func udAboveMTU(t *T, e *Env) {
 	}
 }
 
-func udWrongQKey(t *T, e *Env) {
+func udWrongQKey(t *tester, e *env) {
 	w := newWire(t, e)
 	a, b, ah := w.pair(verbs.QPTypeUD, w.opts())
 	b.recvAt("a receive", 1, 0, 128)
@@ -95,7 +95,7 @@ func udWrongQKey(t *T, e *Env) {
 	b.want("UD SEND with the right Q_Key", w.await(b.rcq, 1, "the right address: receiver")[0], 1, verbs.WCSuccess)
 }
 
-func ucDiscardWhole(t *T, e *Env) {
+func ucDiscardWhole(t *tester, e *env) {
 	w := newWire(t, e)
 	o := w.opts()
 	o.mtu = verbs.MTU256
@@ -145,7 +145,7 @@ func ucDiscardWhole(t *T, e *Env) {
 	}
 }
 
-func connectedPeerOnly(t *T, e *Env) {
+func connectedPeerOnly(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		o := w.opts()
@@ -177,7 +177,7 @@ func connectedPeerOnly(t *T, e *Env) {
 	}
 }
 
-func notReadyDrops(t *T, e *Env) {
+func notReadyDrops(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, typ := range qpTypes {
 		for _, st := range []verbs.QPState{verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateErr} {

@@ -82,7 +82,7 @@ var xferErrorsCases = []Case{
 	{"ASYNC-10", "an access violation (rkey) raises QP_ACCESS_ERR on the responder, unless the reading has no QP events", accessViolationEvent},
 }
 
-func rcSendTooLong(t *T, e *Env) {
+func rcSendTooLong(t *tester, e *env) {
 	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	b.recvAt("a 100-byte receive", 1, 0, 100)
@@ -97,7 +97,7 @@ func rcSendTooLong(t *T, e *Env) {
 	b.wantState("responder after the length error", verbs.QPStateErr)
 }
 
-func ucUDTooLong(t *T, e *Env) {
+func ucUDTooLong(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeUC, verbs.QPTypeUD} {
 		a, b, ah := w.pair(typ, w.opts())
@@ -141,7 +141,7 @@ func ucUDTooLong(t *T, e *Env) {
 	}
 }
 
-func remoteAccessOrder(t *T, e *Env) {
+func remoteAccessOrder(t *tester, e *env) {
 	w := newWire(t, e)
 	const inv, acc, ok = verbs.WCRemInvReqErr, verbs.WCRemAccessErr, verbs.WCSuccess
 	for _, op := range remoteOps {
@@ -184,7 +184,7 @@ func remoteAccessOrder(t *T, e *Env) {
 	}
 }
 
-func writeImmBadRkey(t *T, e *Env) {
+func writeImmBadRkey(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, packets := range []int{1, 3} {
 		a, b := w.connect(verbs.QPTypeRC, w.opts())
@@ -217,7 +217,7 @@ func writeImmBadRkey(t *T, e *Env) {
 	}
 }
 
-func rcRemoteErrorBothErr(t *T, e *Env) {
+func rcRemoteErrorBothErr(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, r := range []remoteCase{{name: "bad rkey", badKey: true}, {name: "QP flag missing", deny: verbs.AccessRemoteWrite}} {
 		o := w.opts()
@@ -237,7 +237,7 @@ func rcRemoteErrorBothErr(t *T, e *Env) {
 	}
 }
 
-func localProtection(t *T, e *Env) {
+func localProtection(t *tester, e *env) {
 	w := newWire(t, e)
 	other := w.e.mrReg(w.pdOn(w.a.ctx), make([]byte, 64), accessAll)
 	gone := w.e.mrReg(w.a.pd, make([]byte, 64), accessAll)
@@ -269,7 +269,7 @@ func localProtection(t *T, e *Env) {
 	b.want(fmt.Sprintf("receiver with a bad receive SGE (RecvProtQPOp=%v)", w.tp.RecvProtQPOp), w.await(b.rcq, 1, "receiver")[0], 1, w.badRecvStatus())
 }
 
-func readAtomicBadLocalSGE(t *T, e *Env) {
+func readAtomicBadLocalSGE(t *tester, e *env) {
 	w := newWire(t, e)
 	word := func(s *side, off int) uint64 { return binary.NativeEndian.Uint64(s.buf[off:]) }
 	bad := verbs.SGE{Addr: w.a.addr(0), Length: 8, LKey: badKey(w.a.mr.LKey())}
@@ -313,7 +313,7 @@ func readAtomicBadLocalSGE(t *T, e *Env) {
 	}
 }
 
-func srqReceivePD(t *T, e *Env) {
+func srqReceivePD(t *tester, e *env) {
 	w := newWire(t, e)
 	srqPD := w.pdOn(w.b.ctx) // the QPs are in the side's own PD
 	srqMR := w.e.mrReg(srqPD, make([]byte, 256), accessAll)
@@ -349,7 +349,7 @@ func srqReceivePD(t *T, e *Env) {
 	}
 }
 
-func atomics(t *T, e *Env) {
+func atomics(t *tester, e *env) {
 	w := newWire(t, e)
 	word := func(s *side, off int) uint64 { return binary.NativeEndian.Uint64(s.buf[off:]) }
 	put := func(s *side, off int, v uint64) { binary.NativeEndian.PutUint64(s.buf[off:], v) }
@@ -440,7 +440,7 @@ func atomics(t *T, e *Env) {
 	}
 }
 
-func maxMsgSize(t *T, e *Env) {
+func maxMsgSize(t *tester, e *env) {
 	w := newWire(t, e)
 	limit := uint64(w.a.port.MaxMsgSz)
 	o := w.opts()
@@ -471,7 +471,7 @@ func maxMsgSize(t *T, e *Env) {
 	}
 }
 
-func sendWithInv(t *T, e *Env) {
+func sendWithInv(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		a, b := w.connect(typ, w.opts())
@@ -499,11 +499,11 @@ func sendWithInv(t *T, e *Env) {
 	sendInvFails(w, a, b, 3, 1, "RC SEND_WITH_INV of an unknown rkey")
 }
 
-func invalidRequestEvent(t *T, e *Env) {
+func invalidRequestEvent(t *tester, e *env) {
 	responderEvent(t, e, remoteCase{name: "WRITE to a QP without REMOTE_WRITE", deny: verbs.AccessRemoteWrite}, verbs.EventQPReqErr)
 }
 
-func accessViolationEvent(t *T, e *Env) {
+func accessViolationEvent(t *tester, e *env) {
 	responderEvent(t, e, remoteCase{name: "WRITE with a bad rkey", badKey: true}, verbs.EventQPAccessErr)
 }
 
@@ -529,7 +529,7 @@ func sendInvFails(w *wire, a, b *end, id, rid uint64, what string) {
 
 // responderEvent makes one bad RC WRITE of row r and checks the responder's
 // async event typ (none under NoQPEvents), and that the responder is in ERR.
-func responderEvent(t *T, e *Env, r remoteCase, typ verbs.EventType) {
+func responderEvent(t *tester, e *env, r remoteCase, typ verbs.EventType) {
 	t.Helper()
 	w := newWire(t, e)
 	o := w.opts()

@@ -42,7 +42,7 @@ var xferEventsCases = []Case{
 	{"ASYNC-13", "SQ_DRAINED comes once the requests in flight at RTS→SQD have completed", sqDrainedAfterInFlight},
 }
 
-func solicitedBit(t *T, e *Env) {
+func solicitedBit(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, c := range []struct {
 		typ       verbs.QPType
@@ -89,7 +89,7 @@ func solicitedBit(t *T, e *Env) {
 	}
 }
 
-func solicitedArmTraffic(t *T, e *Env) {
+func solicitedArmTraffic(t *tester, e *env) {
 	w := newWire(t, e)
 	oa, ob := w.opts(), w.opts()
 	oa.sendCh, ob.recvCh = w.a.channel(), w.b.channel()
@@ -115,7 +115,7 @@ func solicitedArmTraffic(t *T, e *Env) {
 	}
 }
 
-func solicitedArmTrafficErrors(t *T, e *Env) {
+func solicitedArmTrafficErrors(t *tester, e *env) {
 	w := newWire(t, e)
 	rxe := e.Profile.SolicitedBitOnly
 	oa, ob := w.opts(), w.opts()
@@ -146,7 +146,7 @@ func solicitedArmTrafficErrors(t *T, e *Env) {
 	}
 }
 
-func responderErrorEvents(t *T, e *Env) {
+func responderErrorEvents(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, c := range []struct {
 		name string
@@ -181,7 +181,7 @@ func responderErrorEvents(t *T, e *Env) {
 	}
 }
 
-func commEst(t *T, e *Env) {
+func commEst(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		ob := w.opts()
@@ -206,7 +206,7 @@ func commEst(t *T, e *Env) {
 	}
 }
 
-func qpFatal(t *T, e *Env) {
+func qpFatal(t *tester, e *env) {
 	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	fi, ok := a.q.(FatalInjector)
@@ -233,7 +233,7 @@ func qpFatal(t *T, e *Env) {
 	}
 }
 
-func sqDrainedAfterInFlight(t *T, e *Env) {
+func sqDrainedAfterInFlight(t *tester, e *env) {
 	w := newWire(t, e)
 	f, faults := e.Dev.(Faults)
 	for _, lost := range []bool{true, false} {

@@ -104,7 +104,7 @@ var situations = map[string]situation{
 // (situations).
 func situationCase(id string) Case {
 	c := situations[id]
-	return Case{id, fmt.Sprintf("%v: %s", c.st, c.name), func(t *T, e *Env) {
+	return Case{id, fmt.Sprintf("%v: %s", c.st, c.name), func(t *tester, e *env) {
 		w := newWire(t, e)
 		oa, ob := w.opts(), w.opts()
 		oa.retry, oa.rnrRetry = 1, 0
@@ -136,13 +136,13 @@ var xferFlushCases = []Case{
 	{"PD-04", "a UD request whose AH is of another PD completes with LOC_QP_OP_ERR", udAHOfAnotherPD},
 }
 
-func wrFlushErr(t *T, e *Env) {
+func wrFlushErr(t *tester, e *env) {
 	flushOutstanding(t, e) // FLUSH-01
 	flushPostedInErr(t, e) // FLUSH-05
 	flushInSQE(t, e)
 }
 
-func firstFailureThenFlush(t *T, e *Env) {
+func firstFailureThenFlush(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, c := range []struct {
 		name  string
@@ -176,7 +176,7 @@ func firstFailureThenFlush(t *T, e *Env) {
 	}
 }
 
-func rcErrNeverSQE(t *T, e *Env) {
+func rcErrNeverSQE(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, id := range []string{"WC-S04", "WC-S10", "WC-S13"} {
 		c := situations[id]
@@ -188,7 +188,7 @@ func rcErrNeverSQE(t *T, e *Env) {
 	}
 }
 
-func udUCSendError(t *T, e *Env) {
+func udUCSendError(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeUD, verbs.QPTypeUC} {
 		a, b, ah := w.pair(typ, w.opts())
@@ -219,7 +219,7 @@ func udUCSendError(t *T, e *Env) {
 	}
 }
 
-func rcResponderError(t *T, e *Env) {
+func rcResponderError(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, c := range []struct {
 		name string
@@ -253,7 +253,7 @@ func rcResponderError(t *T, e *Env) {
 	}
 }
 
-func writesNeedLocalWrite(t *T, e *Env) {
+func writesNeedLocalWrite(t *tester, e *env) {
 	w := newWire(t, e)
 	ro := w.e.mrReg(w.a.pd, make([]byte, 64), accessRemoteRead)
 	sge := verbs.SGE{Addr: ro.Addr(), Length: 8, LKey: ro.LKey()}
@@ -273,7 +273,7 @@ func writesNeedLocalWrite(t *T, e *Env) {
 	b.want("a receive into an MR without LOCAL_WRITE", w.await(b.rcq, 1, "receiver")[0], 5, w.badRecvStatus())
 }
 
-func deregisteredMR(t *T, e *Env) {
+func deregisteredMR(t *tester, e *env) {
 	w := newWire(t, e)
 	a, _ := w.connect(verbs.QPTypeRC, w.opts())
 	target := w.e.mrReg(w.b.pd, make([]byte, 64), accessAll)
@@ -303,7 +303,7 @@ func deregisteredMR(t *T, e *Env) {
 	b.want("a receive whose buffer was deregistered", w.await(b.rcq, 1, "receiver")[0], 5, w.badRecvStatus())
 }
 
-func keysScopedToPD(t *T, e *Env) {
+func keysScopedToPD(t *tester, e *env) {
 	w := newWire(t, e)
 	other := w.e.mrReg(w.pdOn(w.a.ctx), make([]byte, 64), accessAll)
 	a, _ := w.connect(verbs.QPTypeRC, w.opts())
@@ -315,7 +315,7 @@ func keysScopedToPD(t *T, e *Env) {
 	a.want("rkey of an MR in another PD than the responder QP's", w.await(a.scq, 1, "rkey")[0], 1, verbs.WCRemAccessErr)
 }
 
-func udAHOfAnotherPD(t *T, e *Env) {
+func udAHOfAnotherPD(t *tester, e *env) {
 	w := newWire(t, e)
 	c := situations["WC-S02"]
 	w.runSituation(c, w.opts(), w.opts())
@@ -324,7 +324,7 @@ func udAHOfAnotherPD(t *T, e *Env) {
 // flushInSQE makes a UD send fail (a bad lkey), which takes the QP to SQE
 // (or, under the NoSQE reading, to ERR; FLUSH-10), and checks that the send
 // outstanding then and one posted afterwards complete with WR_FLUSH_ERR.
-func flushInSQE(t *T, e *Env) {
+func flushInSQE(t *tester, e *env) {
 	t.Helper()
 	w := newWire(t, e)
 	a, b, ah := w.pair(verbs.QPTypeUD, w.opts())

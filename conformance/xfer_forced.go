@@ -48,7 +48,7 @@ var forcedRows = []struct {
 
 // forcer returns x's StatusForcer, or nil after logging that the case is
 // not checked.
-func forcer(t *T, x *end) StatusForcer {
+func forcer(t *tester, x *end) StatusForcer {
 	t.Helper()
 	f, ok := x.q.(StatusForcer)
 	if !ok {
@@ -59,8 +59,8 @@ func forcer(t *T, x *end) StatusForcer {
 }
 
 // forcedCase forces st on a send request, then on a receive request.
-func forcedCase(st verbs.WCStatus) func(t *T, e *Env) {
-	return func(t *T, e *Env) {
+func forcedCase(st verbs.WCStatus) func(t *tester, e *env) {
+	return func(t *tester, e *env) {
 		w := newWire(t, e)
 		forcedSend(w, st)
 		forcedRecv(w, st)

@@ -34,7 +34,7 @@ var xferQpCases = []Case{
 	{"CQ-24", "[CONFLICT] the QP whose completion an overrun lost: ERR, or (rxe) only on the receive side; no ACK for the lost receive", overrunLostQP},
 }
 
-func sqSigAll(t *T, e *Env) {
+func sqSigAll(t *tester, e *env) {
 	w := newWire(t, e)
 	o := w.opts()
 	o.sigAll = true
@@ -49,7 +49,7 @@ func sqSigAll(t *T, e *Env) {
 	}
 }
 
-func sqSigAllOrSignaled(t *T, e *Env) {
+func sqSigAllOrSignaled(t *tester, e *env) {
 	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(19, 0x1919))
 	for round := range 8 {
@@ -81,7 +81,7 @@ func sqSigAllOrSignaled(t *T, e *Env) {
 	}
 }
 
-func unsignaledFailureCompletes(t *T, e *Env) {
+func unsignaledFailureCompletes(t *tester, e *env) {
 	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	r := rdmaWR(0xfeed, verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 8))
@@ -97,7 +97,7 @@ func unsignaledFailureCompletes(t *T, e *Env) {
 	a.want("unsignaled SEND, RNR exhausted", w.await(a.scq, 1, "unsignaled RNR")[0], 0xbeef, verbs.WCRNRRetryExcErr)
 }
 
-func perQueueOrder(t *T, e *Env) {
+func perQueueOrder(t *tester, e *env) {
 	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(18, 0x1818))
 	shared, rshared := w.a.cq(512, nil), w.b.cq(512, nil)
@@ -154,7 +154,7 @@ func perQueueOrder(t *T, e *Env) {
 	}
 }
 
-func unsignaledFill(t *T, e *Env) {
+func unsignaledFill(t *tester, e *env) {
 	w := newWire(t, e)
 	o := w.opts()
 	o.cap.MaxSendWR = 8
@@ -198,7 +198,7 @@ func unsignaledFill(t *T, e *Env) {
 	}
 }
 
-func bufferReadAtExecution(t *T, e *Env) {
+func bufferReadAtExecution(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, op := range []verbs.WROpcode{verbs.WRSend, verbs.WRRDMAWrite} {
 		a, b := w.connect(verbs.QPTypeRC, w.opts())
@@ -217,7 +217,7 @@ func bufferReadAtExecution(t *T, e *Env) {
 	}
 }
 
-func fenceWaits(t *T, e *Env) {
+func fenceWaits(t *tester, e *env) {
 	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	fill(b.s.buf[4096:4160], 0x38)
@@ -242,7 +242,7 @@ func fenceWaits(t *T, e *Env) {
 	}
 }
 
-func fenceAfterRead(t *T, e *Env) {
+func fenceAfterRead(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, fence := range []bool{true, false} {
 		a, b := w.connect(verbs.QPTypeRC, w.opts())
@@ -272,7 +272,7 @@ func fenceAfterRead(t *T, e *Env) {
 	}
 }
 
-func sqdWaits(t *T, e *Env) {
+func sqdWaits(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		a, b := w.connect(typ, w.opts())
@@ -292,7 +292,7 @@ func sqdWaits(t *T, e *Env) {
 	}
 }
 
-func maxRdAtomic(t *T, e *Env) {
+func maxRdAtomic(t *tester, e *env) {
 	w := newWire(t, e)
 	o := w.opts()
 	o.rdAtomic = 1
@@ -328,7 +328,7 @@ func maxRdAtomic(t *T, e *Env) {
 	}
 }
 
-func overrunLostQP(t *T, e *Env) {
+func overrunLostQP(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, side := range []string{"send", "receive", "receive (WRITE_WITH_IMM)"} {
 		// Only the CQ under test is small.
@@ -386,7 +386,7 @@ func overrunLostQP(t *T, e *Env) {
 // signaledCovers posts two unsignaled WRITEs and a signaled one: exactly one
 // completion comes, and once it is there the unsignaled WRITEs are done, so
 // their buffers may be reused (CQ-20, WC-S00).
-func signaledCovers(t *T, e *Env) {
+func signaledCovers(t *tester, e *env) {
 	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	want := bytes.Clone(message(a.s, 0, 64, 1))

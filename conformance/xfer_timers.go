@@ -60,7 +60,7 @@ var xferTimersCases = []Case{
 	{"ASYNC-16", "a link flap raises PORT_ERR then PORT_ACTIVE naming the port", linkFlap},
 }
 
-func rnrRetry(t *T, e *Env) {
+func rnrRetry(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, op := range []verbs.WROpcode{verbs.WRSend, verbs.WRRDMAWriteWithImm} {
 		for _, retry := range []uint8{0, 2} {
@@ -94,7 +94,7 @@ func rnrRetry(t *T, e *Env) {
 	}
 }
 
-func rnrTimer(t *T, e *Env) {
+func rnrTimer(t *tester, e *env) {
 	w := newWire(t, e)
 	// The budget: rnr_retry 2 at the requester fails even though the
 	// responder's own rnr_retry is 7.
@@ -146,10 +146,10 @@ func rnrTimer(t *T, e *Env) {
 	}
 }
 
-func ackTimeout(t *T, e *Env) {
+func ackTimeout(t *tester, e *env) {
 	w := newWire(t, e)
 	const code = 8 // 1.05 ms
-	T := timeoutTicks(code)
+	tester := timeoutTicks(code)
 	for _, retry := range []uint8{0, 2, 7} {
 		o := w.opts()
 		o.timeout, o.retry = code, retry
@@ -159,15 +159,15 @@ func ackTimeout(t *T, e *Env) {
 		what := fmt.Sprintf("retry_cnt %d against a silent peer", retry)
 		if retry == 7 && w.tp.InfiniteRetry7 {
 			if w.clock != nil {
-				w.clock.Tick(100 * T)
+				w.clock.Tick(100 * tester)
 				w.noneYet(a.scq, what+" (InfiniteRetry7: retries without end)")
 			}
 			continue
 		}
 		if w.clock != nil {
-			w.clock.Tick(uint64(retry+1)*T - 1)
+			w.clock.Tick(uint64(retry+1)*tester - 1)
 			w.noneYet(a.scq, what+", before the last timeout")
-			w.clock.Tick(T)
+			w.clock.Tick(tester)
 		}
 		got := w.await(a.scq, 2, what)
 		a.want(what, got[0], 1, verbs.WCRetryExcErr)
@@ -188,7 +188,7 @@ func ackTimeout(t *T, e *Env) {
 	a.wantState("timeout 0 against a silent peer", verbs.QPStateRTS)
 }
 
-func rcLossy(t *T, e *Env) {
+func rcLossy(t *tester, e *env) {
 	w := newWire(t, e)
 	f, ok := e.Dev.(Faults)
 	if !ok {
@@ -205,7 +205,7 @@ func rcLossy(t *T, e *Env) {
 	}
 }
 
-func emptySRQ(t *T, e *Env) {
+func emptySRQ(t *tester, e *env) {
 	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 		s := w.srqOn(w.b, 8)
@@ -236,7 +236,7 @@ func emptySRQ(t *T, e *Env) {
 	}
 }
 
-func errQPSilent(t *T, e *Env) {
+func errQPSilent(t *tester, e *env) {
 	w := newWire(t, e)
 	o := w.opts()
 	o.retry = 2
@@ -251,7 +251,7 @@ func errQPSilent(t *T, e *Env) {
 	w.quiet(b.rcq, "a QP in ERR receiving packets")
 }
 
-func linkFlap(t *T, e *Env) {
+func linkFlap(t *tester, e *env) {
 	w := newWire(t, e)
 	lc, ok := e.Dev.(LinkControl)
 	if !ok {

@@ -49,7 +49,7 @@ type side struct {
 	name string
 	w    *wire
 	ctx  verbs.Context
-	own  bool // ctx is the case's own context: its CQs are the Env's
+	own  bool // ctx is the case's own context: its CQs are the env's
 	pd   verbs.PD
 	buf  []byte
 	mr   verbs.MR
@@ -60,8 +60,8 @@ type side struct {
 
 // wire is what a transport case works in.
 type wire struct {
-	t     *T
-	e     *Env
+	t     *tester
+	e     *env
 	lim   Limits
 	a, b  *side
 	loop  bool  // both sides are on one device
@@ -85,7 +85,7 @@ type queueKey struct {
 type queueKinds struct{ send, recv bool }
 
 // newWire makes the two sides of a transport case.
-func newWire(t *T, e *Env) *wire {
+func newWire(t *tester, e *env) *wire {
 	t.Helper()
 	w := &wire{t: t, e: e, lim: e.Limits(), queues: map[queueKey]queueKinds{}}
 	w.clock, _ = e.Dev.(Clock)

@@ -79,7 +79,7 @@ var xferWcCases = []Case{
 	{"WC-13", "[IMPL] requester completions of *_WITH_IMM carry WITH_IMM only under the rxe reading", requesterWithImmFlag},
 }
 
-func wrIDBitExact(t *T, e *Env) {
+func wrIDBitExact(t *tester, e *env) {
 	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(1, 0x7701))
 	for round := range 8 {
@@ -133,7 +133,7 @@ func wrIDBitExact(t *T, e *Env) {
 	}
 }
 
-func qpNumLocal(t *T, e *Env) {
+func qpNumLocal(t *tester, e *env) {
 	w := newWire(t, e)
 	shared := w.a.cq(256, nil)
 	oa, ob := w.opts(), w.opts()
@@ -178,7 +178,7 @@ func qpNumLocal(t *T, e *Env) {
 	}
 }
 
-func requesterOpcodes(t *T, e *Env) {
+func requesterOpcodes(t *tester, e *env) {
 	w := newWire(t, e)
 	id := uint32(0)
 	for _, o := range opChecks {
@@ -193,7 +193,7 @@ func requesterOpcodes(t *T, e *Env) {
 	}
 }
 
-func receiveOpcodes(t *T, e *Env) {
+func receiveOpcodes(t *tester, e *env) {
 	w := newWire(t, e)
 	id := uint32(0)
 	for _, o := range opChecks {
@@ -209,7 +209,7 @@ func receiveOpcodes(t *T, e *Env) {
 	}
 }
 
-func recvFlagBit(t *T, e *Env) {
+func recvFlagBit(t *tester, e *env) {
 	// Every poll of the transport cases checks this where the CQ tells
 	// the queue (wire.checkWC); here each opcode on each transport,
 	// and a QP whose queues share one CQ, where only wr_id tells.
@@ -247,7 +247,7 @@ func recvFlagBit(t *T, e *Env) {
 	}
 }
 
-func receiveFlags(t *T, e *Env) {
+func receiveFlags(t *tester, e *env) {
 	w := newWire(t, e)
 	id := uint32(0)
 	for _, o := range opChecks {
@@ -292,7 +292,7 @@ func receiveFlags(t *T, e *Env) {
 	}
 }
 
-func immData(t *T, e *Env) {
+func immData(t *tester, e *env) {
 	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(9, 0x7709))
 	for round := range 12 {
@@ -312,7 +312,7 @@ func immData(t *T, e *Env) {
 	}
 }
 
-func receiveByteLen(t *T, e *Env) {
+func receiveByteLen(t *tester, e *env) {
 	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(10, 0x7710))
 	for round := range 12 {
@@ -335,7 +335,7 @@ func receiveByteLen(t *T, e *Env) {
 	}
 }
 
-func requesterByteLen(t *T, e *Env) {
+func requesterByteLen(t *tester, e *env) {
 	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(11, 0x7711))
 	for round, o := range []opCheck{opChecks[5], opChecks[5], opChecks[5], opChecks[6], opChecks[7]} {
@@ -352,7 +352,7 @@ func requesterByteLen(t *T, e *Env) {
 	}
 }
 
-func udSource(t *T, e *Env) {
+func udSource(t *tester, e *env) {
 	w := newWire(t, e)
 	b := w.newEnd(w.b, verbs.QPTypeUD, w.opts())
 	w.bring(b, nil, verbs.QPStateRTS)
@@ -382,7 +382,7 @@ func udSource(t *T, e *Env) {
 	}
 }
 
-func requesterWithImmFlag(t *T, e *Env) {
+func requesterWithImmFlag(t *tester, e *env) {
 	w := newWire(t, e)
 	for i, o := range []opCheck{opChecks[1], opChecks[4]} {
 		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
@@ -403,7 +403,7 @@ func requesterWithImmFlag(t *T, e *Env) {
 
 // wantRecvBit checks a successful completion's opcode: a classic one, with
 // IBV_WC_RECV set exactly when recv (WC-06).
-func wantRecvBit(t *T, what string, c verbs.WC, recv bool) {
+func wantRecvBit(t *tester, what string, c verbs.WC, recv bool) {
 	t.Helper()
 	if c.Status != verbs.WCSuccess {
 		return

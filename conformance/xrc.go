@@ -21,7 +21,7 @@ func openXRCD(x verbs.XRCOpener, mask verbs.XRCDInitMask, fd, oflags int) (verbs
 // xrcWorld is what the XRC cases work with: the context's XRCOpener, a PD
 // and a CQ.
 type xrcWorld struct {
-	e  *Env
+	e  *env
 	x  verbs.XRCOpener
 	pd verbs.PD
 	cq verbs.CQ
@@ -29,7 +29,7 @@ type xrcWorld struct {
 
 // xrcSetup returns the world, or nil (having logged why) when the device
 // has no XRC verbs or its profile says it refuses them (XRC-03 checks that).
-func xrcSetup(t *T, e *Env) *xrcWorld {
+func xrcSetup(t *tester, e *env) *xrcWorld {
 	t.Helper()
 	x := xrcUsable(t, e)
 	if x == nil {
@@ -41,7 +41,7 @@ func xrcSetup(t *T, e *Env) *xrcWorld {
 // xrcUsable returns the context's XRC verbs, or nil (having logged why)
 // when the device has none, its profile says it refuses them, or it has no
 // SRQs.
-func xrcUsable(t *T, e *Env) verbs.XRCOpener {
+func xrcUsable(t *tester, e *env) verbs.XRCOpener {
 	t.Helper()
 	x, ok := e.Ctx.(verbs.XRCOpener)
 	switch {
@@ -97,7 +97,7 @@ var xrcCases = []Case{
 	{"XRC-05", "an XRC SRQ has a number, receives, and holds its PD, XRCD and CQ", xrcSRQHoldsObjects},
 }
 
-func openXRCDArgs(t *T, e *Env) {
+func openXRCDArgs(t *tester, e *env) {
 	w := xrcSetup(t, e)
 	if w == nil {
 		return
@@ -140,7 +140,7 @@ func openXRCDArgs(t *T, e *Env) {
 	e.WantOK("ibv_close_xrcd of the second", d2.Close())
 }
 
-func closeXRCD(t *T, e *Env) {
+func closeXRCD(t *tester, e *env) {
 	w := xrcSetup(t, e)
 	if w == nil {
 		return
@@ -159,7 +159,7 @@ func closeXRCD(t *T, e *Env) {
 	e.WantErrno("an XRC SRQ in a closed domain", err, syscall.EINVAL)
 }
 
-func noXRC(t *T, e *Env) {
+func noXRC(t *tester, e *env) {
 	x, ok := e.Ctx.(verbs.XRCOpener)
 	if !ok {
 		t.Logf("not checked: the context has no XRC verbs (verbs.XRCOpener)")
@@ -196,7 +196,7 @@ func noXRC(t *T, e *Env) {
 	}
 }
 
-func createSRQEx(t *T, e *Env) {
+func createSRQEx(t *tester, e *env) {
 	w := xrcSetup(t, e)
 	if w == nil {
 		return
@@ -247,7 +247,7 @@ func createSRQEx(t *T, e *Env) {
 	e.WantOK("ibv_close_xrcd with only a basic SRQ made beside it", d.Close())
 }
 
-func xrcSRQHoldsObjects(t *T, e *Env) {
+func xrcSRQHoldsObjects(t *tester, e *env) {
 	w := xrcSetup(t, e)
 	if w == nil {
 		return
@@ -310,7 +310,7 @@ type xrcSRQ struct {
 
 // xrcXferSetup returns the world, or nil (having logged why) when the
 // device has no XRC (xrcUsable).
-func xrcXferSetup(t *T, e *Env) *xrcXfer {
+func xrcXferSetup(t *tester, e *env) *xrcXfer {
 	t.Helper()
 	if xrcUsable(t, e) == nil {
 		return nil
@@ -496,7 +496,7 @@ var xrcQPCases = []Case{
 	{"XRC-10", "a target delivers each message into the XRC SRQ its number names; a bad number is a remote access error", xrcTargetDelivers},
 }
 
-func xrcQPs(t *T, e *Env) {
+func xrcQPs(t *tester, e *env) {
 	if _, ok := e.Ctx.(verbs.XRCOpener); !ok {
 		t.Logf("not checked: the context has no XRC verbs (verbs.XRCOpener)")
 		return
@@ -594,7 +594,7 @@ func xrcQPs(t *T, e *Env) {
 	e.WantOK("ibv_close_xrcd after its target QP", d.Close())
 }
 
-func xrcPostRules(t *T, e *Env) {
+func xrcPostRules(t *tester, e *env) {
 	p := xrcXferSetup(t, e)
 	if p == nil {
 		return
@@ -623,7 +623,7 @@ func xrcPostRules(t *T, e *Env) {
 	p.quiet(ini.scq, "the initiator after the refused posts")
 }
 
-func xrcTransitions(t *T, e *Env) {
+func xrcTransitions(t *tester, e *env) {
 	p := xrcXferSetup(t, e)
 	if p == nil {
 		return
@@ -656,7 +656,7 @@ func xrcTransitions(t *T, e *Env) {
 	tgt.wantState("after the walk", verbs.QPStateRTS)
 }
 
-func xrcInitiatorSends(t *T, e *Env) {
+func xrcInitiatorSends(t *tester, e *env) {
 	p := xrcXferSetup(t, e)
 	if p == nil {
 		return
@@ -717,7 +717,7 @@ func xrcInitiatorSends(t *T, e *Env) {
 	}
 }
 
-func xrcTargetDelivers(t *T, e *Env) {
+func xrcTargetDelivers(t *tester, e *env) {
 	p := xrcXferSetup(t, e)
 	if p == nil {
 		return
