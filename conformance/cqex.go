@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -47,7 +48,7 @@ func cqxWant(t *tester, e *env, what string, attr verbs.CQInitAttrEx, errno sysc
 	t.Helper()
 	q, err := cqxCreate(t, e, attr)
 	if q != nil {
-		t.Errorf("ibv_create_cq_ex(%s) succeeded; want %s", what, errnoName(errno))
+		t.Errorf("ibv_create_cq_ex(%s) succeeded; want %s", what, verr.Name(errno))
 		return
 	}
 	e.WantErrno("ibv_create_cq_ex("+what+")", err, errno)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -118,7 +119,7 @@ func (e *env) PollAll(q verbs.CQ, max int) []verbs.WC {
 func (e *env) WantErrno(what string, err error, errno syscall.Errno) {
 	e.T.Helper()
 	if !errors.Is(err, errno) {
-		e.T.Errorf("%s: got error %v, want %s", what, err, errnoName(errno))
+		e.T.Errorf("%s: got error %v, want %s", what, err, verr.Name(errno))
 	}
 }
 
@@ -148,26 +149,6 @@ func (e *env) GetEvent(what string, ch verbs.CompChannel) (verbs.CQ, any) {
 		e.T.Fatalf("%s: want an event, got %v", what, err)
 	}
 	return q, c
-}
-
-func errnoName(n syscall.Errno) string {
-	switch n {
-	case syscall.EINVAL:
-		return "EINVAL"
-	case syscall.EBUSY:
-		return "EBUSY"
-	case syscall.EAGAIN:
-		return "EAGAIN"
-	case syscall.ENOMEM:
-		return "ENOMEM"
-	case syscall.EBADF:
-		return "EBADF"
-	case syscall.EIO:
-		return "EIO"
-	case syscall.EINTR:
-		return "EINTR"
-	}
-	return n.Error()
 }
 
 // Limits reads the limits of the device under test (LimitsOf) or fails the

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -288,7 +289,7 @@ func errnoOf(err error) string {
 	}
 	var n syscall.Errno
 	if errors.As(err, &n) {
-		return errnoName(n)
+		return verr.Name(n)
 	}
 	return err.Error()
 }

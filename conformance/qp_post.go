@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -283,14 +284,14 @@ func listStopsAtFirstBad(t *tester, e *env) {
 			if !full {
 				wrs[k].SGList = w.sges(int(c.MaxRecvSGE) + 1)
 			}
-			what += fmt.Sprintf(", receive list, bad at %d (%s)", k, errnoName(errno))
+			what += fmt.Sprintf(", receive list, bad at %d (%s)", k, verr.Name(errno))
 			got, err = q.PostRecv(wrs)
 		} else {
 			wrs := w.sendIDs(q, idRange(base, n)...)
 			if !full {
 				qpSpoil(w, q, c, &wrs[k], rng.IntN(5))
 			}
-			what += fmt.Sprintf(", send list, bad at %d (%s)", k, errnoName(errno))
+			what += fmt.Sprintf(", send list, bad at %d (%s)", k, verr.Name(errno))
 			got, err = q.PostSend(wrs)
 		}
 		w.wantPost(what, got, err, k, errno)

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/ops"
+	"github.com/verbsim/verbsim/internal/rapidtb"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
@@ -115,43 +114,6 @@ func smMutants() []mutant {
 	}, smQPMutants()...)
 }
 
-// recorder is a rapid.TB that records a failure instead of failing the
-// test, so that a test can require rapid.Check to fail.
-type recorder struct {
-	name   string
-	failed bool
-	msg    strings.Builder
-}
-
-type recorderStop struct{}
-
-func (r *recorder) Helper()                   {}
-func (r *recorder) Name() string              { return r.name }
-func (r *recorder) Logf(string, ...any)       {}
-func (r *recorder) Log(...any)                {}
-func (r *recorder) Skipf(f string, a ...any)  { r.Fatalf("skipped: "+f, a...) }
-func (r *recorder) Skip(a ...any)             { r.Fatal(a...) }
-func (r *recorder) SkipNow()                  { r.FailNow() }
-func (r *recorder) Errorf(f string, a ...any) { r.failed = true; fmt.Fprintf(&r.msg, f+"\n", a...) }
-func (r *recorder) Error(a ...any)            { r.failed = true; fmt.Fprintln(&r.msg, a...) }
-func (r *recorder) Fatalf(f string, a ...any) { r.Errorf(f, a...); panic(recorderStop{}) }
-func (r *recorder) Fatal(a ...any)            { r.Error(a...); panic(recorderStop{}) }
-func (r *recorder) FailNow()                  { r.failed = true; panic(recorderStop{}) }
-func (r *recorder) Fail()                     { r.failed = true }
-func (r *recorder) Failed() bool              { return r.failed }
-
-// check runs rapid.Check against r, stopping at the first failure.
-func (r *recorder) check(prop func(*rapid.T)) {
-	defer func() {
-		if p := recover(); p != nil {
-			if _, ok := p.(recorderStop); !ok {
-				panic(p)
-			}
-		}
-	}()
-	rapid.Check(r, prop)
-}
-
 // setFlag sets a flag for the rest of the test.
 func setFlag(t *testing.T, name, value string) {
 	f := flag.Lookup(name)
@@ -178,17 +140,17 @@ func TestStateMachineCatchesMutants(t *testing.T) {
 	setFlag(t, "rapid.seed", "20261122")
 	setFlag(t, "rapid.checks", "300")
 	for _, p := range sim.Profiles() {
-		r := &recorder{name: "identity-" + p.Name}
-		r.check(func(rt *rapid.T) { ops.StateMachine(rt, mutant{base: p}.factory()) })
-		if r.failed {
-			t.Fatalf("profile %s: the state machine fails the transparent wrapper:\n%s", p.Name, r.msg.String())
+		r := rapidtb.New("identity-" + p.Name)
+		r.Check(func(rt *rapid.T) { ops.StateMachine(rt, mutant{base: p}.factory()) })
+		if r.Failed() {
+			t.Fatalf("profile %s: the state machine fails the transparent wrapper:\n%s", p.Name, r.Message())
 		}
 	}
 	for _, m := range smMutants() {
 		t.Run(m.name, func(t *testing.T) {
-			r := &recorder{name: m.name}
-			r.check(func(rt *rapid.T) { ops.StateMachine(rt, m.factory()) })
-			if !r.failed {
+			r := rapidtb.New(m.name)
+			r.Check(func(rt *rapid.T) { ops.StateMachine(rt, m.factory()) })
+			if !r.Failed() {
 				t.Errorf("the state machine passes a device that breaks %v", m.rules)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/ops"
 	"github.com/verbsim/verbsim/conformance/simdev"
+	"github.com/verbsim/verbsim/internal/rapidtb"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
@@ -463,19 +464,19 @@ func TestTrafficStateMachineCatchesMutants(t *testing.T) {
 	setFlag(t, "rapid.steps", strconv.Itoa(trafficSteps)) // windows need a few steps to be allocated, bound and reached
 	for _, p := range sim.Profiles() {
 		for _, faults := range []bool{false, true} {
-			r := &recorder{name: "identity"}
-			r.check(func(rt *rapid.T) { ops.TrafficStateMachine(rt, trafficMutant{base: p}.factory(), faults) })
-			if r.failed {
-				t.Fatalf("profile %s, faults %v: the state machine fails the transparent wrapper:\n%s", p.Name, faults, r.msg.String())
+			r := rapidtb.New("identity")
+			r.Check(func(rt *rapid.T) { ops.TrafficStateMachine(rt, trafficMutant{base: p}.factory(), faults) })
+			if r.Failed() {
+				t.Fatalf("profile %s, faults %v: the state machine fails the transparent wrapper:\n%s", p.Name, faults, r.Message())
 			}
 		}
 	}
 	for _, m := range trafficMutants() {
 		t.Run(m.name, func(t *testing.T) {
-			r := &recorder{name: m.name}
-			r.check(func(rt *rapid.T) { ops.TrafficStateMachine(rt, m.factory(), m.faults) })
-			switch msg := r.msg.String(); {
-			case !r.failed:
+			r := rapidtb.New(m.name)
+			r.Check(func(rt *rapid.T) { ops.TrafficStateMachine(rt, m.factory(), m.faults) })
+			switch msg := r.Message(); {
+			case !r.Failed():
 				t.Errorf("the traffic state machine passes a fabric that breaks %v", m.rules)
 			case !slices.ContainsFunc(m.rules, func(rule string) bool { return strings.Contains(msg, rule) }):
 				t.Errorf("caught, but the failure names none of %v:\n%s", m.rules, firstLine(msg))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/ops"
 	"github.com/verbsim/verbsim/conformance/simdev"
+	"github.com/verbsim/verbsim/internal/rapidtb"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
@@ -32,50 +32,6 @@ func (d misreading) Profile() verbs.Readings {
 func newMisreading() (conformance.Device, error) {
 	d, err := simdev.Factory(sim.DefaultProfile())()
 	return misreading{d}, err
-}
-
-// failure is a rapid.TB that keeps the first failure's message instead of
-// failing the test.
-type failure struct {
-	msg    string
-	failed bool
-}
-
-type failureStop struct{}
-
-func (f *failure) Helper()              {}
-func (f *failure) Name() string         { return "replay" }
-func (f *failure) Logf(string, ...any)  {}
-func (f *failure) Log(...any)           {}
-func (f *failure) Skipf(string, ...any) { f.FailNow() }
-func (f *failure) Skip(...any)          { f.FailNow() }
-func (f *failure) SkipNow()             { f.FailNow() }
-func (f *failure) Fail()                { f.failed = true }
-func (f *failure) Failed() bool         { return f.failed }
-func (f *failure) FailNow()             { f.failed = true; panic(failureStop{}) }
-func (f *failure) Error(a ...any)       { f.Errorf("%s", fmt.Sprint(a...)) }
-func (f *failure) Fatal(a ...any)       { f.Error(a...); f.FailNow() }
-func (f *failure) Fatalf(format string, a ...any) {
-	f.Errorf(format, a...)
-	f.FailNow()
-}
-func (f *failure) Errorf(format string, a ...any) {
-	if !f.failed {
-		f.msg = fmt.Sprintf(format, a...)
-	}
-	f.failed = true
-}
-
-// check runs rapid.Check against f, stopping at the first failure.
-func (f *failure) check(prop func(*rapid.T)) {
-	defer func() {
-		if p := recover(); p != nil {
-			if _, ok := p.(failureStop); !ok {
-				panic(p)
-			}
-		}
-	}()
-	rapid.Check(f, prop)
 }
 
 // setRapidFlag sets one of rapid's flags for the rest of the test.
@@ -98,14 +54,14 @@ func setRapidFlag(t *testing.T, name, value string) {
 func TestRunReplaysAFailingStateMachine(t *testing.T) {
 	setRapidFlag(t, "rapid.nofailfile", "true")
 	setRapidFlag(t, "rapid.seed", "20261128")
-	f := &failure{}
-	f.check(func(rt *rapid.T) { ops.StateMachine(rt, newMisreading) })
-	if !f.failed {
+	f := rapidtb.New("replay")
+	f.Check(func(rt *rapid.T) { ops.StateMachine(rt, newMisreading) })
+	if !f.Failed() {
 		t.Fatal("the state machine passed a device that misstates the overrun reading")
 	}
-	_, log, ok := strings.Cut(f.msg, ops.FailureMark+"\n\n")
+	_, log, ok := strings.Cut(f.Message(), ops.FailureMark+"\n\n")
 	if !ok {
-		t.Fatalf("the failure does not print the run:\n%s", f.msg)
+		t.Fatalf("the failure does not print the run:\n%s", f.Message())
 	}
 	log, _, _ = strings.Cut(log, "\nTo reproduce")
 	file := filepath.Join(t.TempDir(), "failure.scen")
@@ -140,7 +96,7 @@ func TestRunReplaysAFailingStateMachine(t *testing.T) {
 
 	// Replayed under the readings the device stated, the step that differed
 	// has the outcome the model expected.
-	first, _, _ := strings.Cut(f.msg, "\n")
+	first, _, _ := strings.Cut(f.Message(), "\n")
 	if _, exp, ok := strings.Cut(first, "; the model expects "); ok {
 		want := strings.Fields(exp)[0]
 		if want == "success" {

@@ -153,7 +153,7 @@ func (m *Machine) pollEx(o Poll, i int, q verbs.ExCQ) error {
 	var dev []verbs.WC
 	err := q.StartPoll()
 	for err == nil {
-		w, rerr := exRead(q)
+		w, rerr := verbs.ReadWC(q)
 		if rerr != nil {
 			return fmt.Errorf("%v: reading completion %d through the iterator: %v (CQX-03)", o, len(dev), rerr)
 		}
@@ -190,27 +190,6 @@ func (m *Machine) pollEx(o Poll, i int, q verbs.ExCQ) error {
 		return fmt.Errorf("%v: completions read through the poll iterator differ from the model's (%s, CQX-10) (-model +device):\n%s", o, pollRules(ps), d)
 	}
 	return nil
-}
-
-// exRead assembles the current completion from the iterator's fields, for
-// a CQ created with IBV_WC_STANDARD_FLAGS.
-func exRead(q verbs.ExCQ) (verbs.WC, error) {
-	var w verbs.WC
-	var errs [11]error
-	w.WRID, w.Status, errs[0] = q.Current()
-	w.Opcode, errs[1] = q.ReadOpcode()
-	w.VendorErr, errs[2] = q.ReadVendorErr()
-	w.WCFlags, errs[3] = q.ReadWCFlags()
-	w.ByteLen, errs[4] = q.ReadByteLen()
-	w.ImmData, errs[5] = q.ReadImmData()
-	w.QPNum, errs[6] = q.ReadQPNum()
-	w.SrcQP, errs[7] = q.ReadSrcQP()
-	var slid uint32
-	slid, errs[8] = q.ReadSLID()
-	w.SLID = uint16(slid)
-	w.SL, errs[9] = q.ReadSL()
-	w.DLIDPathBits, errs[10] = q.ReadDLIDPathBits()
-	return w, errors.Join(errs[:]...)
 }
 
 // meaningful returns the model's polled completions and the device's, where

@@ -77,20 +77,11 @@ func pollEx(q *sim.CQ, wcs []verbs.WC) (int, error) {
 	n := 0
 	err := q.StartPoll()
 	for err == nil {
-		w := &wcs[n]
-		var errs [6]error
-		w.WRID, w.Status, errs[0] = q.Current()
-		w.Opcode, errs[1] = q.ReadOpcode()
-		w.VendorErr, errs[2] = q.ReadVendorErr()
-		w.WCFlags, errs[3] = q.ReadWCFlags()
-		w.ByteLen, errs[4] = q.ReadByteLen()
-		w.QPNum, errs[5] = q.ReadQPNum()
-		if e := errors.Join(errs[:]...); e != nil {
-			return n, e
+		w, rerr := verbs.ReadWC(q)
+		if rerr != nil {
+			return n, rerr
 		}
-		if w.WCFlags&verbs.WCWithImm != 0 {
-			w.ImmData, _ = q.ReadImmData()
-		}
+		wcs[n] = w
 		n++
 		if n == len(wcs) {
 			break
