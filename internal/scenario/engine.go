@@ -415,6 +415,9 @@ func (in *interp) doFabric(st *Step, a *args) error {
 		mode = "manual: nothing moves until step, stabilize, tick, run or advance"
 	}
 	in.say("devices %s; mode %s", strings.Join(devs, ", "), mode)
+	if len(a.list("readings")) > 0 {
+		in.say("readings: %v, whatever the profile says", in.profile.Readings)
+	}
 	return nil
 }
 
@@ -709,21 +712,22 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		}
 		n := int(min(a.num("n", 16), 1024))
 		buf := make([]verbs.WC, n)
-		poll := in.obj.cq[c].Poll
+		poll, call := in.obj.cq[c].Poll, fmt.Sprintf("ibv_poll_cq(%s, %d)", c, n)
 		if a.has("ex") {
 			poll = func(wcs []verbs.WC) (int, error) { return pollEx(in.obj.cq[c], wcs) }
+			call = fmt.Sprintf("the poll iterator of %s (ibv_start_poll, ibv_next_poll, ibv_end_poll), up to %d", c, n)
 		}
 		got, err := poll(buf)
 		if err != nil {
-			in.verbResult(fmt.Sprintf("ibv_poll_cq(%s, %d)", c, n), err)
+			in.verbResult(call, err)
 			return nil
 		}
 		if got == 0 {
-			in.say("ibv_poll_cq(%s, %d) = 0: the CQ is empty", c, n)
+			in.say("%s = 0: the CQ is empty", call)
 			in.note("CQ-14")
 			return nil
 		}
-		in.say("ibv_poll_cq(%s, %d) = %d, oldest first:", c, n, got)
+		in.say("%s = %d, oldest first:", call, got)
 		for _, w := range buf[:got] {
 			in.say("  %s", in.describeWC(in.obj.cqDev[c], w))
 			in.explainWC(in.obj.cqDev[c], w)
