@@ -549,6 +549,8 @@ func (q *mQP) Outstanding() (send, recv int) {
 	return q.inner.(conformance.Outstander).Outstanding()
 }
 
+func (q *mQP) Destroy() error { return q.DestroyContext(context.Background()) }
+
 func (q *mQP) DestroyContext(ctx context.Context) error {
 	if q.h.destroyQP != nil {
 		return q.h.destroyQP(q.inner, ctx)
@@ -585,6 +587,8 @@ func (s *mSRQ) Query() (verbs.SRQAttr, error) {
 	}
 	return s.inner.Query()
 }
+
+func (s *mSRQ) Destroy() error { return s.DestroyContext(context.Background()) }
 
 func (s *mSRQ) DestroyContext(ctx context.Context) error {
 	if s.h.destroySRQ != nil {
@@ -675,6 +679,8 @@ func (q *mCQ) Resize(n int) error {
 	}
 	return q.inner.Resize(n)
 }
+
+func (q *mCQ) Destroy() error { return q.DestroyContext(context.Background()) }
 
 func (q *mCQ) DestroyContext(ctx context.Context) error {
 	if q.h.destroyCQ != nil {
