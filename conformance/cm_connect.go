@@ -31,7 +31,7 @@ var cmConnectCases = []Case{
 	{"CM-24", "device removal", cmDeviceRemoval},
 }
 
-func cmBacklog(t *T, e *Env) {
+func cmBacklog(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -58,7 +58,7 @@ func cmBacklog(t *T, e *Env) {
 	c.ack("the first client", cch, rdmacm.EventRejected)
 }
 
-func cmConnect(t *T, e *Env) {
+func cmConnect(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -82,7 +82,7 @@ func cmConnect(t *T, e *Env) {
 	c.WantErrno("a second rdma_connect", id.Connect(nil), syscall.EINVAL)
 }
 
-func cmConnectRequest(t *T, e *Env) {
+func cmConnectRequest(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -120,7 +120,7 @@ func cmConnectRequest(t *T, e *Env) {
 	}
 }
 
-func cmNoListener(t *T, e *Env) {
+func cmNoListener(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -139,7 +139,7 @@ func cmNoListener(t *T, e *Env) {
 	}
 }
 
-func cmAccept(t *T, e *Env) {
+func cmAccept(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -167,7 +167,7 @@ func cmAccept(t *T, e *Env) {
 	}
 }
 
-func cmEstablish(t *T, e *Env) {
+func cmEstablish(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -196,7 +196,7 @@ func cmEstablish(t *T, e *Env) {
 	c.ack("the server after rdma_establish", p.sch, rdmacm.EventEstablished)
 }
 
-func cmNotify(t *T, e *Env) {
+func cmNotify(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -224,7 +224,7 @@ func cmNotify(t *T, e *Env) {
 	c.WantErrno("a second rdma_notify", srv.Notify(verbs.EventCommEst), syscall.EISCONN)
 }
 
-func cmReject(t *T, e *Env) {
+func cmReject(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -252,7 +252,7 @@ func cmReject(t *T, e *Env) {
 	c.WantErrno("a second rdma_reject", conn.Reject(nil), syscall.EINVAL)
 }
 
-func cmReqTimeout(t *T, e *Env) {
+func cmReqTimeout(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -285,7 +285,7 @@ func cmReqTimeout(t *T, e *Env) {
 	}
 }
 
-func cmDisconnect(t *T, e *Env) {
+func cmDisconnect(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -315,7 +315,7 @@ func cmDisconnect(t *T, e *Env) {
 	}
 }
 
-func cmDestroyConn(t *T, e *Env) {
+func cmDestroyConn(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -341,7 +341,7 @@ func cmDestroyConn(t *T, e *Env) {
 	}
 }
 
-func cmDeadPeer(t *T, e *Env) {
+func cmDeadPeer(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -371,7 +371,7 @@ func cmDeadPeer(t *T, e *Env) {
 	}
 }
 
-func cmDeviceRemoval(t *T, e *Env) {
+func cmDeviceRemoval(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return

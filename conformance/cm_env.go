@@ -18,7 +18,7 @@ import (
 
 // cmEnv is a case's connection manager.
 type cmEnv struct {
-	*Env
+	*env
 	cm   rdmacm.CM
 	addr netip.Addr
 	next uint16 // the next port a listener takes
@@ -28,14 +28,14 @@ type cmEnv struct {
 
 // cmEnvOf returns the case's connection manager, or nil (after logging)
 // when the device has none.
-func cmEnvOf(t *T, e *Env) *cmEnv {
+func cmEnvOf(t *tester, e *env) *cmEnv {
 	t.Helper()
 	d, ok := e.Dev.(CMDevice)
 	if !ok || !d.CMAddr().IsValid() {
 		t.Logf("the device offers no connection manager (conformance.CMDevice); nothing to check")
 		return nil
 	}
-	c := &cmEnv{Env: e, cm: d.CM(), addr: d.CMAddr(), next: 7000}
+	c := &cmEnv{env: e, cm: d.CM(), addr: d.CMAddr(), next: 7000}
 	t.Cleanup(c.teardown)
 	return c
 }

@@ -26,7 +26,7 @@ var cmMiscCases = []Case{
 	{"CM-34", "the QPs of a connection", cmConnectedQPs},
 }
 
-func cmMigrate(t *T, e *Env) {
+func cmMigrate(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -47,7 +47,7 @@ func cmMigrate(t *T, e *Env) {
 	c.WantOK("a synchronous rdma_resolve_route", id.ResolveRoute(time.Second))
 }
 
-func cmSetOption(t *T, e *Env) {
+func cmSetOption(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -93,7 +93,7 @@ func cmSetOption(t *T, e *Env) {
 	}
 }
 
-func cmInitQPAttr(t *T, e *Env) {
+func cmInitQPAttr(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -131,7 +131,7 @@ func cmInitQPAttr(t *T, e *Env) {
 	c.WantErrno("the client's rdma_init_qp_attr(RTR) before the reply", err, syscall.EINVAL)
 }
 
-func cmEP(t *T, e *Env) {
+func cmEP(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -193,7 +193,7 @@ func cmEP(t *T, e *Env) {
 	}
 }
 
-func cmEventStr(t *T, e *Env) {
+func cmEventStr(t *tester, e *env) {
 	names := []string{"RDMA_CM_EVENT_ADDR_RESOLVED", "RDMA_CM_EVENT_ADDR_ERROR", "RDMA_CM_EVENT_ROUTE_RESOLVED",
 		"RDMA_CM_EVENT_ROUTE_ERROR", "RDMA_CM_EVENT_CONNECT_REQUEST", "RDMA_CM_EVENT_CONNECT_RESPONSE",
 		"RDMA_CM_EVENT_CONNECT_ERROR", "RDMA_CM_EVENT_UNREACHABLE", "RDMA_CM_EVENT_REJECTED",
@@ -201,18 +201,18 @@ func cmEventStr(t *T, e *Env) {
 		"RDMA_CM_EVENT_MULTICAST_JOIN", "RDMA_CM_EVENT_MULTICAST_ERROR", "RDMA_CM_EVENT_ADDR_CHANGE",
 		"RDMA_CM_EVENT_TIMEWAIT_EXIT"}
 	for i, n := range names {
-		if got := rdmacm.EventType(i).String(); got != n {
+		if got := rdmacm.EventType(i).Str(); got != n {
 			t.Errorf("rdma_event_str(%d) = %q, want %q", i, got, n)
 		}
 	}
 	for _, v := range []rdmacm.EventType{16, 255, 1 << 31} {
-		if got := v.String(); got != "UNKNOWN EVENT" {
+		if got := v.Str(); got != "UNKNOWN EVENT" {
 			t.Errorf("rdma_event_str(%d) = %q, want \"UNKNOWN EVENT\"", v, got)
 		}
 	}
 }
 
-func cmDuplicates(t *T, e *Env) {
+func cmDuplicates(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -237,7 +237,7 @@ func cmDuplicates(t *T, e *Env) {
 	c.noEvent("the client after the disconnection", p.cch)
 }
 
-func cmPrivateSizes(t *T, e *Env) {
+func cmPrivateSizes(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -261,7 +261,7 @@ func cmPrivateSizes(t *T, e *Env) {
 	}
 }
 
-func cmConnectedQPs(t *T, e *Env) {
+func cmConnectedQPs(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return

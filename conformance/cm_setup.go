@@ -30,7 +30,7 @@ var cmSetupCases = []Case{
 	{"CM-12", "rdma_create_qp", cmCreateQP},
 }
 
-func cmPortSpaces(t *T, e *Env) {
+func cmPortSpaces(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -55,7 +55,7 @@ func cmPortSpaces(t *T, e *Env) {
 	c.WantErrno("rdma_connect on a destroyed ID", id.Connect(nil), syscall.ENOENT)
 }
 
-func cmChannel(t *T, e *Env) {
+func cmChannel(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -94,7 +94,7 @@ func cmChannel(t *T, e *Env) {
 	c.WantErrno("a second rdma_destroy_event_channel", ch.Destroy(), syscall.EINVAL)
 }
 
-func cmAcks(t *T, e *Env) {
+func cmAcks(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -122,7 +122,7 @@ func cmAcks(t *T, e *Env) {
 	c.destroyWaits("a listener with its CONNECT_REQUEST unacknowledged", l, func() { c.WantOK("rdma_ack_cm_event", req.Ack()) })
 }
 
-func cmSync(t *T, e *Env) {
+func cmSync(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -147,7 +147,7 @@ func cmSync(t *T, e *Env) {
 	c.WantErrno("rdma_get_request on a listener with a channel", err, syscall.EINVAL)
 }
 
-func cmAddresses(t *T, e *Env) {
+func cmAddresses(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -176,7 +176,7 @@ func cmAddresses(t *T, e *Env) {
 	}
 }
 
-func cmBind(t *T, e *Env) {
+func cmBind(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -208,7 +208,7 @@ func cmBind(t *T, e *Env) {
 	c.WantOK("a second rdma_bind_addr with REUSEADDR", r2.BindAddr(shared))
 }
 
-func cmListen(t *T, e *Env) {
+func cmListen(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -226,7 +226,7 @@ func cmListen(t *T, e *Env) {
 	c.WantErrno("rdma_listen on a resolved ID", res.Listen(1), syscall.EINVAL)
 }
 
-func cmResolveAddr(t *T, e *Env) {
+func cmResolveAddr(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -262,7 +262,7 @@ func cmResolveAddr(t *T, e *Env) {
 	}
 }
 
-func cmResolveRoute(t *T, e *Env) {
+func cmResolveRoute(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -278,7 +278,7 @@ func cmResolveRoute(t *T, e *Env) {
 	c.WantErrno("a second rdma_resolve_route", id.ResolveRoute(time.Second), syscall.EINVAL)
 }
 
-func cmGetAddrInfo(t *T, e *Env) {
+func cmGetAddrInfo(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -306,7 +306,7 @@ func cmGetAddrInfo(t *T, e *Env) {
 	c.WantErrno("rdma_getaddrinfo with nothing", err, syscall.EINVAL)
 }
 
-func cmCreateQP(t *T, e *Env) {
+func cmCreateQP(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return

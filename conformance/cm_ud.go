@@ -20,7 +20,7 @@ var cmUDCases = []Case{
 	{"MCAST-03", "a send to a group reaches every attached QP", mcastDelivery},
 }
 
-func cmSIDR(t *T, e *Env) {
+func cmSIDR(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -67,7 +67,7 @@ func cmSIDR(t *T, e *Env) {
 	}
 }
 
-func cmMulticast(t *T, e *Env) {
+func cmMulticast(t *tester, e *env) {
 	c := cmEnvOf(t, e)
 	if c == nil {
 		return
@@ -106,10 +106,10 @@ func cmMulticast(t *T, e *Env) {
 }
 
 // mcastQP makes a UD QP in RTS on the device, with its CQ.
-func mcastQP(t *T, e *Env, pd PD) (QP, verbs.MulticastAttacher) {
+func mcastQP(t *tester, e *env, pd verbs.PD) (verbs.QP, verbs.MulticastAttacher) {
 	t.Helper()
 	q := e.CQ(16, nil, nil)
-	qp, err := pd.CreateQP(QPInitAttr{SendCQ: q, RecvCQ: q, Type: verbs.QPTypeUD, Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	qp, err := pd.CreateQP(verbs.QPInitAttr{SendCQ: q, RecvCQ: q, Type: verbs.QPTypeUD, Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	e.WantOK("ibv_create_qp", err)
 	t.Cleanup(func() { ctx, cancel := graceful(); _ = qp.DestroyContext(ctx); cancel() })
 	for _, m := range []struct {
@@ -131,7 +131,7 @@ func mcastQP(t *T, e *Env, pd PD) (QP, verbs.MulticastAttacher) {
 
 var mcastGID = verbs.GID{0xff, 0x0e, 15: 0x42}
 
-func mcastAttach(t *T, e *Env) {
+func mcastAttach(t *tester, e *env) {
 	pd := e.pdAlloc()
 	_, a := mcastQP(t, e, pd)
 	if a == nil {
@@ -149,7 +149,7 @@ func mcastAttach(t *T, e *Env) {
 	e.WantOK("ibv_attach_mcast", a.AttachMcast(mcastGID, lid))
 	e.WantOK("a second ibv_attach_mcast", a.AttachMcast(mcastGID, lid))
 	rcq := e.CQ(4, nil, nil)
-	rc, err := pd.CreateQP(QPInitAttr{SendCQ: rcq, RecvCQ: rcq, Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	rc, err := pd.CreateQP(verbs.QPInitAttr{SendCQ: rcq, RecvCQ: rcq, Type: verbs.QPTypeRC, Cap: verbs.QPCap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	e.WantOK("ibv_create_qp", err)
 	defer func() { ctx, cancel := graceful(); _ = rc.DestroyContext(ctx); cancel() }()
 	if ra, ok := rc.(verbs.MulticastAttacher); ok {
@@ -157,7 +157,7 @@ func mcastAttach(t *T, e *Env) {
 	}
 }
 
-func mcastDetach(t *T, e *Env) {
+func mcastDetach(t *tester, e *env) {
 	pd := e.pdAlloc()
 	_, a := mcastQP(t, e, pd)
 	if a == nil {
@@ -169,7 +169,7 @@ func mcastDetach(t *T, e *Env) {
 	e.WantErrno("a second ibv_detach_mcast", a.DetachMcast(mcastGID, 0xc001), syscall.EINVAL)
 }
 
-func mcastDelivery(t *T, e *Env) {
+func mcastDelivery(t *tester, e *env) {
 	pd := e.pdAlloc()
 	sender, src := mcastQP(t, e, pd)
 	if src == nil {
@@ -177,10 +177,10 @@ func mcastDelivery(t *T, e *Env) {
 		return
 	}
 	type member struct {
-		qp  QP
+		qp  verbs.QP
 		a   verbs.MulticastAttacher
 		buf []byte
-		mr  MR
+		mr  verbs.MR
 	}
 	var ms []member
 	for range 3 {

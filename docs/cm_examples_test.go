@@ -21,7 +21,7 @@ func TestRCOverCMSnippet(t *testing.T) {
 	a, b := simtest.RCOverCM(t, simtest.PairOptions{})
 	// a.ID, b.ID are the rdma_cm IDs; a.QP and b.QP are in RTS, connected.
 	for _, e := range []*simtest.End{a, b} {
-		attr, _, err := e.QP.Query()
+		attr, _, err := e.QP.Query(verbs.QPAttrState | verbs.QPAttrDestQPN)
 		if err != nil || e.ID == nil || attr.QPState != verbs.QPStateRTS || attr.DestQPNum != e.Peer.QP.Num() {
 			t.Fatalf("%s: ID %v, QP %+v, %v", e.Name, e.ID, attr, err)
 		}

@@ -20,7 +20,7 @@
 //	rdma_destroy_event_channel            EventChannel.Destroy
 //	rdma_get_cm_event                     EventChannel.GetEvent, EventChannel.TryGetEvent
 //	rdma_ack_cm_event                     Event.Ack
-//	rdma_event_str                        EventType.String
+//	rdma_event_str                        EventType.Str
 //	rdma_create_id                        CM.CreateID
 //	rdma_create_ep                        CM.CreateEP
 //	rdma_getaddrinfo                      CM.GetAddrInfo

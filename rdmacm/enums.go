@@ -39,9 +39,19 @@ var eventNames = [...]string{
 	"RDMA_CM_EVENT_TIMEWAIT_EXIT",
 }
 
-// String returns what rdma_event_str returns: the enumerator's name, or
-// "UNKNOWN EVENT" for a value outside the enum (CM-31).
+// String returns the C enumerator of the event type
+// ("RDMA_CM_EVENT_ESTABLISHED"), or "RDMA_CM_EVENT_TYPE(n)" for a value
+// outside the enum.
 func (t EventType) String() string {
+	if int(t) < len(eventNames) {
+		return eventNames[t]
+	}
+	return "RDMA_CM_EVENT_TYPE(" + strconv.FormatUint(uint64(t), 10) + ")"
+}
+
+// Str returns what rdma_event_str returns: the enumerator's name, or
+// "UNKNOWN EVENT" for a value outside the enum (CM-31).
+func (t EventType) Str() string {
 	if int(t) < len(eventNames) {
 		return eventNames[t]
 	}

@@ -33,8 +33,11 @@ func TestEventStrings_CM31(t *testing.T) {
 		t.Fatalf("%d cm_event rows, want the 16 event types and probes", len(rows))
 	}
 	for v, r := range rows {
-		if got := rdmacm.EventType(v).String(); got != r.Str {
-			t.Errorf("EventType(%d).String() = %q, rdma_event_str says %q", v, got, r.Str)
+		if got := rdmacm.EventType(v).Str(); got != r.Str {
+			t.Errorf("EventType(%d).Str() = %q, rdma_event_str says %q", v, got, r.Str)
+		}
+		if v < 16 && rdmacm.EventType(v).String() != r.Str {
+			t.Errorf("EventType(%d).String() = %q, want the enumerator %q", v, rdmacm.EventType(v).String(), r.Str)
 		}
 	}
 }
@@ -99,19 +102,22 @@ func TestPortSpaceQPType_CM01(t *testing.T) {
 }
 
 func TestReasonStrings(t *testing.T) {
-	for r, want := range map[rdmacm.RejectReason]string{
-		rdmacm.RejConsumerDefined: "consumer defined", rdmacm.RejInvalidServiceID: "invalid service ID",
-		rdmacm.RejTimeout: "timeout", 99: "RejectReason(99)",
+	for r, want := range map[rdmacm.RejectReason][2]string{
+		rdmacm.RejConsumerDefined:  {"IB_CM_REJ_CONSUMER_DEFINED", "consumer defined"},
+		rdmacm.RejInvalidServiceID: {"IB_CM_REJ_INVALID_SERVICE_ID", "invalid service ID"},
+		rdmacm.RejTimeout:          {"IB_CM_REJ_TIMEOUT", "timeout"},
+		99:                         {"RejectReason(99)", "unrecognized reason"},
 	} {
-		if got := r.String(); got != want {
-			t.Errorf("RejectReason(%d) = %q, want %q", r, got, want)
+		if got := [2]string{r.String(), r.Str()}; got != want {
+			t.Errorf("RejectReason(%d): String, Str = %q, want %q", r, got, want)
 		}
 	}
-	for s, want := range map[rdmacm.SIDRStatus]string{
-		rdmacm.SIDRSuccess: "success", rdmacm.SIDRReject: "reject", -1: "SIDRStatus(-1)", 9: "SIDRStatus(9)",
+	for s, want := range map[rdmacm.SIDRStatus][2]string{
+		rdmacm.SIDRSuccess: {"IB_SIDR_SUCCESS", "success"}, rdmacm.SIDRReject: {"IB_SIDR_REJECT", "reject"},
+		-1: {"SIDRStatus(-1)", "unknown"}, 9: {"SIDRStatus(9)", "unknown"},
 	} {
-		if got := s.String(); got != want {
-			t.Errorf("SIDRStatus(%d) = %q, want %q", s, got, want)
+		if got := [2]string{s.String(), s.Str()}; got != want {
+			t.Errorf("SIDRStatus(%d): String, Str = %q, want %q", s, got, want)
 		}
 	}
 }

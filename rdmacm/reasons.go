@@ -30,6 +30,17 @@ const (
 	RejVendorOptionNotSupported  RejectReason = 35
 )
 
+var rejectEnums = map[RejectReason]string{
+	RejNoQP: "IB_CM_REJ_NO_QP", RejNoEEC: "IB_CM_REJ_NO_EEC", RejNoResources: "IB_CM_REJ_NO_RESOURCES",
+	RejTimeout: "IB_CM_REJ_TIMEOUT", RejUnsupported: "IB_CM_REJ_UNSUPPORTED", RejInvalidCommID: "IB_CM_REJ_INVALID_COMM_ID",
+	RejInvalidCommInstance: "IB_CM_REJ_INVALID_COMM_INSTANCE", RejInvalidServiceID: "IB_CM_REJ_INVALID_SERVICE_ID",
+	RejInvalidTransportType: "IB_CM_REJ_INVALID_TRANSPORT_TYPE", RejStaleConn: "IB_CM_REJ_STALE_CONN",
+	RejInvalidMTU: "IB_CM_REJ_INVALID_MTU", RejInsufficientRespResources: "IB_CM_REJ_INSUFFICIENT_RESP_RESOURCES",
+	RejConsumerDefined: "IB_CM_REJ_CONSUMER_DEFINED", RejInvalidRNRRetry: "IB_CM_REJ_INVALID_RNR_RETRY",
+	RejDuplicateLocalCommID: "IB_CM_REJ_DUPLICATE_LOCAL_COMM_ID", RejInvalidClassVersion: "IB_CM_REJ_INVALID_CLASS_VERSION",
+	RejVendorOptionNotSupported: "IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED",
+}
+
 var rejectNames = map[RejectReason]string{
 	RejNoQP: "no QP", RejNoEEC: "no EEC", RejNoResources: "no resources", RejTimeout: "timeout",
 	RejUnsupported: "unsupported", RejInvalidCommID: "invalid comm ID",
@@ -41,13 +52,24 @@ var rejectNames = map[RejectReason]string{
 	RejVendorOptionNotSupported: "vendor option not supported",
 }
 
-// String names the reason the way the kernel's rdma_reject_msg does ("consumer
-// defined"), or "RejectReason(n)" for a code it does not name.
+// String returns the reason's C enumerator of enum ib_cm_rej_reason
+// ("IB_CM_REJ_CONSUMER_DEFINED"), or "RejectReason(n)" for a code it does
+// not name.
 func (r RejectReason) String() string {
-	if s, ok := rejectNames[r]; ok {
+	if s, ok := rejectEnums[r]; ok {
 		return s
 	}
 	return "RejectReason(" + strconv.Itoa(int(r)) + ")"
+}
+
+// Str names the reason the way the kernel's rdma_reject_msg does for an
+// InfiniBand reject ("consumer defined"), or "unrecognized reason" for a
+// code it does not name.
+func (r RejectReason) Str() string {
+	if s, ok := rejectNames[r]; ok {
+		return s
+	}
+	return "unrecognized reason"
 }
 
 // SIDRStatus is the status of an InfiniBand CM SIDR_REP message (enum
@@ -65,12 +87,27 @@ const (
 	SIDRUnsupportedVersion SIDRStatus = 5
 )
 
-var sidrNames = [...]string{"success", "unsupported", "reject", "no QP", "redirect", "unsupported version"}
+var (
+	sidrEnums = [...]string{"IB_SIDR_SUCCESS", "IB_SIDR_UNSUPPORTED", "IB_SIDR_REJECT", "IB_SIDR_NO_QP",
+		"IB_SIDR_REDIRECT", "IB_SIDR_UNSUPPORTED_VERSION"}
+	sidrNames = [...]string{"success", "unsupported", "reject", "no QP", "redirect", "unsupported version"}
+)
 
-// String names the status, or "SIDRStatus(n)" for another value.
+// String returns the status's C enumerator of enum ib_cm_sidr_status
+// ("IB_SIDR_UNSUPPORTED"), or "SIDRStatus(n)" for another value.
 func (s SIDRStatus) String() string {
+	if s >= 0 && int(s) < len(sidrEnums) {
+		return sidrEnums[s]
+	}
+	return "SIDRStatus(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Str names the status in words ("unsupported"), or "unknown" for
+// another value. librdmacm has no string function for SIDR statuses; the
+// words are the IBTA's.
+func (s SIDRStatus) Str() string {
 	if s >= 0 && int(s) < len(sidrNames) {
 		return sidrNames[s]
 	}
-	return "SIDRStatus(" + strconv.Itoa(int(s)) + ")"
+	return "unknown"
 }

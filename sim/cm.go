@@ -11,6 +11,7 @@ import (
 	"github.com/verbsim/verbsim/rdmacm"
 	simcm "github.com/verbsim/verbsim/sim/internal/cm"
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -252,7 +253,7 @@ func (m *CM) createID(verb string, ch rdmacm.EventChannel, context any, ps rdmac
 	id := a.newIDLocked(c, context, ps, typ)
 	op.Obj = id
 	if d.Tracing() {
-		op.What = fmt.Sprintf("%s %v %v", op.Verb, ps, typ)
+		op.Rec = &trace.Record{Detail: fmt.Sprintf("%v %v", ps, typ)}
 	}
 	return id, nil
 }

@@ -2,12 +2,12 @@ package sim
 
 import (
 	"context"
-	"fmt"
 	"syscall"
 
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/rdmacm"
 	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -76,7 +76,7 @@ func (ch *CMChannel) get(ctx context.Context, block bool) (ev *CMEvent, err erro
 	d.Enter(op)
 	defer func() {
 		if ev != nil && d.Tracing() {
-			op.What = "get_cm_event " + ev.describe()
+			op.Rec = ev.record()
 		}
 		if err != nil && ch.q.IsAgain(err) {
 			d.Leave(domain.Op{}, nil) // a non-blocking poll is not news
@@ -254,7 +254,7 @@ func (e *CMEvent) Ack() (err error) {
 	d.Enter(op)
 	defer func() {
 		if d.Tracing() {
-			op.What = "ack_cm_event " + e.describe()
+			op.Rec = e.record()
 		}
 		d.Leave(op, err)
 	}()
@@ -278,16 +278,25 @@ func (a *cmAgent) ackLocked(e *CMEvent) error {
 	return nil
 }
 
-// describe renders the event for the trace.
+// describe renders the event as the timelines name it:
+// "RDMA_CM_EVENT_CONNECT_REQUEST dev0/cm id#3", with its status if any.
 func (e *CMEvent) describe() string {
-	s := e.typ.String()
-	if e.id != nil {
-		s += " " + e.id.name
-	}
-	if e.status != 0 {
-		s += fmt.Sprintf(" status %d", e.status)
+	r := e.record()
+	s := r.CM.String()
+	if r.Peer != "" {
+		s += " " + r.Peer
 	}
 	return s
+}
+
+// record is the trace's record about the event: its type and status, and
+// the ID it reports on as the peer.
+func (e *CMEvent) record() *trace.Record {
+	r := &trace.Record{CM: &trace.CMEvent{Type: e.typ, Status: e.status}}
+	if e.id != nil {
+		r.Peer = e.id.name
+	}
+	return r
 }
 
 // raiseLocked queues ev on its ID's channel, as the kernel's ucma does
@@ -319,7 +328,9 @@ func (a *cmAgent) raiseLocked(ev *CMEvent) bool {
 	}
 	ch.q.PushLocked(ev)
 	if d := a.f.d; d.Tracing() {
-		d.Record(ch, "raise "+ev.describe(), "")
+		r := ev.record()
+		r.Kind, r.Name = trace.KindEvent, "raise"
+		d.Emit(ch, *r)
 	}
 	return true
 }

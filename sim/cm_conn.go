@@ -7,6 +7,7 @@ import (
 	"github.com/verbsim/verbsim/rdmacm"
 	simcm "github.com/verbsim/verbsim/sim/internal/cm"
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -193,7 +194,8 @@ func (a *cmAgent) reqLocked(p *port, pkt *qp.Packet, m *simcm.Msg) {
 		id.ch.ids--
 		id.ch = nil
 		if a.f.d.Tracing() {
-			a.f.d.Record(l, "drop CM REQ", "the listen backlog is full (CM-08)")
+			a.f.d.Emit(l, trace.Record{Kind: trace.KindPacket, Name: "drop", Packet: &trace.Packet{Transport: verbs.QPTypeUD, CM: trace.CMREQ, CommID: m.LocalCommID},
+				Why: "the listen backlog is full", Rule: "CM-08"})
 		}
 		return
 	}

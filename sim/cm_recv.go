@@ -212,7 +212,7 @@ func (a *cmAgent) receiveLocked(p *port, pkt *qp.Packet) {
 		return
 	}
 	if a.f.d.Tracing() {
-		a.f.d.Record(g, "receive CM "+m.Attr.String(), fmt.Sprintf("comm %#x from qp %#x", m.LocalCommID, pkt.SrcQPN))
+		a.f.eng.packetLocked(g, "", "receive", pkt, "", "", 0)
 	}
 	switch m.Attr {
 	case simcm.AttrREQ:
@@ -241,7 +241,7 @@ func (a *cmAgent) dropLocked(g *gsiAgent, pkt *qp.Packet, why string) {
 	e := a.f.eng
 	e.stats.Dropped++
 	if a.f.d.Tracing() {
-		a.f.d.Record(g, "drop "+describePacket(pkt), why)
+		e.packetLocked(g, "", "drop", pkt, "", why, 0)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -110,7 +111,7 @@ func (q *QP) mcast(verb string, gid verbs.GID, lid uint16, attach bool) (err err
 	}
 	op := domain.Op{Verb: verb[len("ibv_"):], Obj: e}
 	if f.d.Tracing() {
-		op.What = fmt.Sprintf("%s gid %v lid %#x", op.Verb, gid, lid)
+		op.Rec = &trace.Record{Detail: fmt.Sprintf("gid %v lid %#x", gid, lid)}
 	}
 	f.d.Enter(op)
 	defer func() { f.d.Leave(op, err) }()
@@ -216,17 +217,17 @@ func (e *engine) multicastLocked(d *Device, from domain.Object, p *qp.Packet, ou
 	}
 	if g == nil || len(g.members) == 0 {
 		if !out {
-			e.dropLocked(d, from, p, "no QP is attached to the multicast group")
+			e.dropLocked(d, from, p, "no QP is attached to the multicast group", 0)
 		} else {
 			e.freePacket(p)
 		}
 		return
 	}
 	if e.tracing() && from != nil {
-		e.traceFrom(from, "send "+describePacket(p), fmt.Sprintf("to multicast group %v (%d QP(s))", verbs.GID(p.DGID), len(g.members)))
+		e.packetLocked(from, "", "send", p, fmt.Sprintf("multicast group %v", verbs.GID(p.DGID)), fmt.Sprintf("%d QP(s) attached", len(g.members)), 0)
 	}
 	if f := &e.faults; f.Drop > 0 && e.rng.Float64() < f.Drop {
-		e.dropLocked(d, from, p, "fault: drop")
+		e.dropLocked(d, from, p, "fault: drop", 0)
 		return
 	}
 	for _, m := range g.members {

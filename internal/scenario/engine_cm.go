@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -383,4 +384,20 @@ func (in *interp) cmSnapshot(st *State, name string) {
 		s.Read, s.Acked = x.EventCounts()
 		st.IDs = append(st.IDs, s)
 	}
+}
+
+// renameIn replaces the trace names inside a text (a CM event a channel
+// holds, a CM timer's owner), longest first.
+func (in *interp) renameIn(s string) string {
+	keys := make([]string, 0, len(in.alias))
+	for k := range in.alias {
+		if strings.Contains(s, k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b string) int { return len(b) - len(a) })
+	for _, k := range keys {
+		s = strings.ReplaceAll(s, k, in.alias[k])
+	}
+	return s
 }

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/verbsim/verbsim/sim/trace"
 )
 
 // The connection manager in a picture: one lane per device's CM, on which
@@ -13,8 +15,7 @@ import (
 
 var (
 	cmObj   = regexp.MustCompile(`^(\S+)/cm (port \d+|conn 0x[0-9a-f]+)$`)
-	cmTo    = regexp.MustCompile(`^to (\S+) qp 0x1$`)
-	cmRaise = regexp.MustCompile(`^raise RDMA_CM_EVENT_(\S+)(?: id (\S+))?`)
+	cmTo    = regexp.MustCompile(`^(\S+)/qp 0x1$`)
 	idArg   = regexp.MustCompile(`\bid=(\S+)`)
 	nameArg = regexp.MustCompile(`^\S+ ([A-Za-z0-9_.-]+)(\s|$)`)
 )
@@ -125,44 +126,42 @@ func cmDestroyedLane(r *Result, cmd string) string {
 // between CM lanes, events into their channel. It reports false for a
 // record that is not the CM's. last is the CM lane that acted last in the
 // step, where an event whose ID has no lane yet comes from.
-func cmItems(r *Result, e EngineRecord, full string, idx map[string]int, sentTo map[int]bool, last *int) ([]item, bool) {
+func cmItems(r *Result, e *trace.Record, idx map[string]int, sentTo map[int]bool, last *int) ([]item, bool) {
+	full := "at " + fmtTime(e.Tick) + "  " + e.Line()
 	if k, ok := cmLaneKey(e.Object); ok {
 		lane := idx[k]
 		*last = lane
 		switch {
-		case strings.HasPrefix(e.What, "send CM "):
-			lbl := strings.TrimPrefix(e.What, "send ")
-			if i := strings.Index(lbl, " comm "); i > 0 {
-				lbl = lbl[:i]
-			}
-			if m := cmTo.FindStringSubmatch(e.Why); m != nil {
+		case e.Kind == trace.KindPacket && e.Name == "send" && e.Packet != nil && e.Packet.CM != trace.CMNone:
+			lbl := "CM " + e.Packet.CM.String()
+			if m := cmTo.FindStringSubmatch(e.Peer); m != nil {
 				if to, ok := idx["cm "+m[1]]; ok && to != lane {
 					sentTo[to] = true
 					return []item{{from: lane, to: to, label: lbl, full: full, class: "pkt"}}, true
 				}
 			}
 			return []item{{from: lane, to: lane, label: "sends " + lbl, full: full, class: "note"}}, true
-		case strings.HasPrefix(e.What, "receive ") && sentTo[lane]:
+		case e.Kind == trace.KindPacket && e.Name == "receive" && sentTo[lane]:
 			return nil, true
-		case strings.HasPrefix(e.What, "drop "):
-			return []item{{from: lane, to: lane, label: "✕ " + e.What, full: full, class: "drop"}}, true
+		case e.Kind == trace.KindPacket && e.Name == "drop":
+			return []item{{from: lane, to: lane, label: "✕ " + e.What(), full: full, class: "drop"}}, true
 		}
-		return []item{{from: lane, to: lane, label: e.What, full: full, class: "note"}}, true
+		return []item{{from: lane, to: lane, label: e.What(), full: full, class: "note"}}, true
 	}
-	m := cmRaise.FindStringSubmatch(e.What)
 	to, ok := idx[e.Object]
-	if m == nil || !ok {
+	if e.Kind != trace.KindEvent || e.Name != "raise" || e.CM == nil || !ok {
 		return nil, false
 	}
+	name, named := strings.CutPrefix(e.Peer, "id ")
 	from := to
-	if j, ok := idx["cm "+idDevice(r, m[2])]; ok && m[2] != "" {
+	if j, ok := idx["cm "+idDevice(r, name)]; ok && named {
 		from = j
 	} else if *last > 0 {
 		from = *last
 	}
-	lbl := m[1]
-	if m[2] != "" && !strings.Contains(m[2], "/") {
-		lbl += " (" + m[2] + ")"
+	lbl := strings.TrimPrefix(e.CM.Type.String(), "RDMA_CM_EVENT_")
+	if named && !strings.Contains(name, "/") {
+		lbl += " (" + name + ")"
 	}
 	return []item{{from: from, to: to, label: lbl, full: full, class: "event"}}, true
 }

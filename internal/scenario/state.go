@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 )
 
 // State is what a learner sees of the fabric after a step. It is plain
@@ -163,7 +164,7 @@ func (in *interp) snapshot() State {
 		st.InFlight = append(st.InFlight, in.describeReady(ev))
 	}
 	for _, ev := range in.f.Future() {
-		if strings.HasPrefix(ev.What, "CM timer") {
+		if ev.Timer == trace.TimerCM {
 			st.Future = append(st.Future, fmt.Sprintf("at %s: %s", fmtTime(ev.At), in.renameIn(ev.What)))
 			continue
 		}
