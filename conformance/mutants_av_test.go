@@ -27,6 +27,19 @@ func init() {
 	}
 	mutants = append(mutants,
 		mutant{
+			// A device that does not look at a UD send's AH when it is
+			// posted loses the request instead (the post says it took it).
+			name: "a UD send through a refused AH is reported posted and dropped", rules: []string{"AV-04"},
+			h: hooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+				n, err := q.PostSend(wrs)
+				if errors.Is(err, syscall.EINVAL) && n < len(wrs) && wrs[n].AH != nil {
+					m, err := q.PostSend(wrs[n+1:])
+					return n + 1 + m, err
+				}
+				return n, err
+			}},
+		},
+		mutant{
 			name: "ibv_create_ah keeps the low 4 bits of sl 16", rules: []string{"AV-03"},
 			h: hooks{createAH: func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error) {
 				attr.SL &= 0xf

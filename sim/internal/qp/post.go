@@ -116,7 +116,9 @@ func (q *QP) BindMW(mw verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.
 //   - at most max_send_sge elements (QP-32), known flags only, FENCE only on
 //     RC, INLINE only on SEND and RDMA WRITE opcodes (QP-34), an inline
 //     payload of at most max_inline_data bytes (QP-35): EINVAL;
-//   - a UD request needs an address handle: EINVAL;
+//   - a UD request needs an address handle of the QP's device context,
+//     not destroyed: EINVAL (AV-04; one of another PD of the context is
+//     accepted and fails as it executes, PD-04);
 //   - a free slot (QP-29): ENOMEM. Under the default reading a slot is
 //     free once the completion covering its request has been polled; under
 //     Policy.FreeSlotOnRetire once the request has completed or been
@@ -206,6 +208,11 @@ func (q *QP) checkSendLocked(w *verbs.SendWR, in builtInline) error {
 		return verr.Errorf(verbSend, syscall.EINVAL, "IBV_SEND_FENCE on a %v QP (QP-34)", q.typ)
 	case q.typ == verbs.QPTypeUD && w.AH == nil:
 		return verr.New(verbSend, syscall.EINVAL, "a UD send needs an address handle")
+	}
+	if q.typ == verbs.QPTypeUD && q.cfg.Host != nil {
+		if err := q.cfg.Host.CheckAHLocked(q.cfg.PD, w.AH); err != nil {
+			return err
+		}
 	}
 	inline := w.Flags&verbs.SendInline != 0
 	if inline {

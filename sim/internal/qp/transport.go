@@ -42,6 +42,12 @@ type Host interface {
 	BindKeyLocked(mw any) (uint32, error)
 	// AHLocked returns the address vector and PD of a UD send's AH.
 	AHLocked(ah any) (attr verbs.AHAttr, pd any, ok bool)
+	// CheckAHLocked returns EINVAL when ah cannot address a UD send posted
+	// on a QP in pd (AV-04): it is no address handle of this simulator, or
+	// of another fabric or device context, or it has been destroyed. An AH
+	// of another PD of the QP's context passes: that request fails as it
+	// executes (PD-04).
+	CheckAHLocked(pd, ah any) error
 	// PortLocked describes local port n (1-based).
 	PortLocked(n uint8) PortInfo
 	// NewPacketLocked returns a zeroed packet whose Payload is empty with
