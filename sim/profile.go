@@ -31,7 +31,8 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // alone (CQ-24 B), no completion timestamps (CQX-02), send-side errors never
 // wake a solicited-only arm (NOTIFY-05 B), CUR_STATE is trusted (QP-12), a
 // work-queue slot is free as soon as its request completes or is flushed
-// (QP-29 B), rxe's work request builder (QPX-01, QPX-04), a srq_limit given
+// (QP-29 B), an opcode the transport does not take is posted and completes
+// with LOC_QP_OP_ERR (QP-33 B), rxe's work request builder (QPX-01, QPX-04), a srq_limit given
 // at creation arms the limit (SRQ-01), SRQ receives checked against the QP's
 // PD (SRQ-12 B), no XRC verbs (XRC-03), no device memory (DM-02),
 // deregistering an MR with bound windows is EINVAL (MR-06), ibv_rereg_mr as
@@ -48,6 +49,7 @@ func RXEProfile() Profile {
 		SolicitedBitOnly:      true,
 		CurStateTrusted:       true,
 		FreeSlotOnRetire:      true,
+		TransportOpLocQPOp:    true,
 		SendOpsRXE:            true,
 		SRQLimitAtCreate:      true,
 		SRQRecvQPPD:           true,

@@ -224,6 +224,9 @@ func (q *QP) directLocked() bool {
 	}
 	e := q.sq.slot(seq)
 	op := e.op
+	if ok, _ := opAllowed(op, q.typ); !ok {
+		return false // QP-33 B: the engine fails it
+	}
 	recv := false                   // the message completes a receive WR
 	need := verbs.AccessRemoteWrite // the access it needs at the responder
 	switch op {

@@ -153,6 +153,18 @@ func (q *QP) RunLocked() {
 			if q.state == verbs.QPStateSQD {
 				break // QP-39: nothing new starts while draining
 			}
+			if ok, _ := opAllowed(e.op, q.typ); !ok {
+				// QP-33 reading B: accepted at post, it has no packet
+				// opcode on this transport.
+				e.psn, e.npkts = t.psn, 0
+				e.status, e.fin = verbs.WCLocQPOpErr, true
+				t.assigned++
+				t.next++
+				t.nextPkt = 0
+				t.halted = true
+				q.traceLocked("opcode not of the transport", "LOC_QP_OP_ERR (QP-33 B)")
+				break
+			}
 			rd := isRdAtomic(e.op)
 			if e.flags&verbs.SendFence != 0 && t.rdInFlight > 0 {
 				break // QP-38
