@@ -382,6 +382,21 @@ func TestMWRereg(t *testing.T) {
 	}
 }
 
+// TestUDGRH: the GRH of a UD receive from C (capi/testdata/udgrh.c, AV-05):
+// the AH's traffic class, hop limit and flow label, in the InfiniBand and
+// the RoCE form, and the reply path ibv_create_ah_from_wc builds from it,
+// under the default and the rxe profile (whose GRHs have flow label 0).
+func TestUDGRH(t *testing.T) {
+	dir := lib(t)
+	bin := cprog(t, dir, "udgrh")
+	for _, env := range [][]string{nil, {"VERBSIM_LINK=eth"}, {"VERBSIM_PROFILE=rxe"}, {"VERBSIM_PROFILE=rxe", "VERBSIM_LINK=ib"}} {
+		out, err := run(t, dir, env, bin)
+		if err != nil || !strings.Contains(out, "udgrh: OK") {
+			t.Errorf("%v udgrh: %v\n%s", env, err, out)
+		}
+	}
+}
+
 // valgrindGODEBUG keeps the Go runtime inside the library from timing
 // with RDTSCP, which valgrind 3.19 cannot decode on some hosts (it reports
 // the instruction in CPUID and then raises SIGILL on it in

@@ -40,6 +40,17 @@ func init() {
 			}},
 		},
 		mutant{
+			name: "ibv_create_ah drops the traffic class, hop limit and flow label", rules: []string{"AV-05"},
+			h: hooks{createAH: func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error) {
+				attr.GRH.TrafficClass, attr.GRH.HopLimit, attr.GRH.FlowLabel = 0, 64, 0
+				return pd.CreateAH(attr)
+			}},
+		},
+		mutant{
+			name: "the device states the other flow-label reading", rules: []string{"AV-05"},
+			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.NoFlowLabel = !p.NoFlowLabel; return p }},
+		},
+		mutant{
 			name: "ibv_create_ah keeps the low 4 bits of sl 16", rules: []string{"AV-03"},
 			h: hooks{createAH: func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error) {
 				attr.SL &= 0xf

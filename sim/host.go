@@ -104,7 +104,8 @@ func (h host) PortLocked(n uint8) qp.PortInfo {
 		return qp.PortInfo{ActiveMTU: verbs.MTU256}
 	}
 	a := h.d.ports[n-1].attr
-	return qp.PortInfo{ActiveMTU: a.ActiveMTU, MaxMsgSz: a.MaxMsgSz, Up: a.State == verbs.PortActive}
+	return qp.PortInfo{ActiveMTU: a.ActiveMTU, MaxMsgSz: a.MaxMsgSz, Up: a.State == verbs.PortActive,
+		Ethernet: a.LinkLayer == verbs.LinkLayerEthernet}
 }
 
 // NewPacketLocked implements qp.Host.

@@ -50,6 +50,12 @@ type Packet struct {
 	First, Last bool           // where it sits in its message
 	NAK         bool           // an acknowledgement that is a NAK (RNR, sequence or error)
 	Len         int            // payload bytes
+	// Global says the packet carries a GRH, whose traffic class, hop
+	// limit and flow label follow: the sender's address vector's (AV-05).
+	Global       bool
+	TrafficClass uint8
+	HopLimit     uint8
+	FlowLabel    uint32
 }
 
 // FaultAction is what a PacketFault does to the packets it matches.
@@ -236,6 +242,7 @@ func (e *engine) aimLocked(from *Device, dst *port, p *qp.Packet) (FaultAction, 
 		From: from.name, To: dst.dev.name, Transport: p.Transport, Kind: PacketKind(p.Kind), Op: p.Op,
 		SrcQPN: p.SrcQPN, DstQPN: p.DstQPN, PSN: p.PSN, First: p.First, Last: p.Last,
 		NAK: p.Kind == qp.PktAck && p.Syndrome != qp.SynACK, Len: len(p.Payload),
+		Global: p.Global, TrafficClass: p.TClass, HopLimit: p.HopLimit, FlowLabel: p.FlowLabel,
 	}
 	for _, x := range e.aimed {
 		if x.spec.Match != nil && !x.spec.Match(view) {

@@ -40,7 +40,7 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // (ODP-01, ODP-02, ODP-04), a type 1 window cannot be bound ZERO_BASED
 // (MW-05), and the transport readings XFER-05 B, XFER-10 B, XFER-16 B,
 // XFER-29 B, XFER-30 B, XFER-31 B, FLUSH-10 B, WC-13, ASYNC-11 and
-// ASYNC-13.
+// ASYNC-13, and GRHs without a flow label (AV-05 B).
 func RXEProfile() Profile {
 	return Profile{Name: "rxe", Readings: verbs.Readings{
 		OverrunDrops:          true,
@@ -71,6 +71,7 @@ func RXEProfile() Profile {
 		SendWCImm:             true,
 		NoQPEvents:            true,
 		AlwaysSQDrained:       true,
+		NoFlowLabel:           true,
 	}}
 }
 

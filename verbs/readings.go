@@ -189,6 +189,12 @@ type Readings struct {
 	// en_sqd_async_notify was set, as rxe does (ASYNC-13). False: only when
 	// it was set.
 	AlwaysSQDrained bool
+	// NoFlowLabel: every packet with a GRH leaves with flow label 0,
+	// whatever its address vector says, so a UD receiver's GRH reads 0
+	// there (AV-05 B, rxe: prepare_ipv6_hdr in rxe_net.c gives
+	// ip6_flow_hdr a zero label). False: the vector's flow label, as the
+	// IBTA GRH and mlx5 carry it (A).
+	NoFlowLabel bool
 	// ResetPurgesCQ: moving a QP to RESET, or destroying it, deletes its
 	// completions still waiting in its CQs, as mlx5 does (mlx5_cq_clean;
 	// CQ-26 B). False: they stay to be polled, as on rxe (A). No built-in
@@ -237,6 +243,7 @@ func (r Readings) names() []struct {
 		{"SendWCImm", r.SendWCImm},
 		{"NoQPEvents", r.NoQPEvents},
 		{"AlwaysSQDrained", r.AlwaysSQDrained},
+		{"NoFlowLabel", r.NoFlowLabel},
 		{"ResetPurgesCQ", r.ResetPurgesCQ},
 	}
 }

@@ -45,6 +45,7 @@ func Of(r verbs.Readings) Engine {
 			SendInvErrAcked:       r.SendInvErrAcked,
 			SRQRecvQPPD:           r.SRQRecvQPPD,
 			ResetPurgesCQ:         r.ResetPurgesCQ,
+			NoFlowLabel:           r.NoFlowLabel,
 		},
 	}
 	if r.OverrunDrops {

@@ -410,4 +410,7 @@ func (q *QP) addressLocked(e *wqe, p *Packet) {
 		}
 	}
 	p.DLID, p.DGID, p.Global, p.SL = av.DLID, av.GRH.DGID, av.IsGlobal, av.SL
+	if av.IsGlobal {
+		q.grhLocked(p, &av)
+	}
 }

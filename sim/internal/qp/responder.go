@@ -131,7 +131,7 @@ func (q *QP) raiseLocked(t verbs.EventType) {
 func (q *QP) nakLocked(req *Packet, syn Syndrome, psn uint32) {
 	h := q.cfg.Host
 	a := h.NewPacketLocked()
-	a.reply(req, q.attr.PortNum, PktAck)
+	a.reply(req, q, PktAck)
 	a.Syndrome, a.PSN = syn, psn
 	if syn == SynRNR {
 		a.RNRTimer = q.attr.MinRNRTimer
@@ -448,7 +448,7 @@ func (q *QP) readResponsesLocked(req *Packet) {
 			src = b
 		}
 		a := h.NewPacketLocked()
-		a.reply(req, q.attr.PortNum, PktReadResp)
+		a.reply(req, q, PktReadResp)
 		a.PSN = psnAdd(req.PSN, i)
 		a.First, a.Last = i == 0, i == n-1
 		a.Payload = append(a.Payload[:0], src...)
@@ -507,7 +507,7 @@ func (r *recvState) saveAtomic(psn uint32, orig uint64) {
 func (q *QP) atomicAckLocked(req *Packet, orig uint64) {
 	h := q.cfg.Host
 	a := h.NewPacketLocked()
-	a.reply(req, q.attr.PortNum, PktAtomicAck)
+	a.reply(req, q, PktAtomicAck)
 	a.PSN, a.Orig = req.PSN, orig
 	h.SendLocked(q, a)
 }
@@ -653,11 +653,7 @@ func (q *QP) udReceiveLocked(p *Packet) {
 	}
 	var grh [grhLen]byte
 	if p.Global {
-		grh[0] = 6 << 4 // IPv6 version
-		binary.BigEndian.PutUint16(grh[4:], uint16(len(p.Payload)))
-		grh[6], grh[7] = 0x1b, 64 // next header, hop limit
-		copy(grh[8:24], p.SGID[:])
-		copy(grh[24:40], p.DGID[:])
+		fillGRH(&grh, p, q.cfg.Host.PortLocked(q.attr.PortNum).Ethernet) // AV-05
 	}
 	st := q.placeRecvLocked(grh[:], 0)
 	if st == verbs.WCSuccess {
