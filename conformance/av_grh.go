@@ -18,8 +18,9 @@ import (
 // header (TOS the traffic class, TTL the hop limit, protocol UDP, a valid
 // checksum).
 
-func init() {
-	register("AV-05", "a UD receive's GRH carries the AH's traffic class, hop limit and flow label", caseUDGRHFields)
+// avGRHCases are the cases of av_grh.go.
+var avGRHCases = []Case{
+	{"AV-05", "a UD receive's GRH carries the AH's traffic class, hop limit and flow label", udGRHFields},
 }
 
 // grhWant is what a received GRH must say.
@@ -102,10 +103,10 @@ func checkGRH(grh []byte, w grhWant) string {
 	return ""
 }
 
-// caseUDGRHFields sends a SEND and a SEND_WITH_IMM through a global AH with
+// udGRHFields sends a SEND and a SEND_WITH_IMM through a global AH with
 // a traffic class, hop limit and flow label of its own and reads the GRH the
 // receiver got.
-func caseUDGRHFields(t *T, e *Env) {
+func udGRHFields(t *T, e *Env) {
 	w := xSetup(t, e)
 	a, b := w.connect(verbs.QPTypeUD, w.opts())
 	av := xAV(w.b, true)

@@ -14,8 +14,9 @@ import (
 // (bad_wr), and ibv_wr_complete with EINVAL, nothing of its batch posted.
 // The requests before it in a list are posted and complete.
 
-func init() {
-	register("AV-04", "a UD send through an AH of another device or context, destroyed, or not the device's is EINVAL at the post", caseUDAHCheckedAtPost)
+// avPostCases are the cases of av_post.go.
+var avPostCases = []Case{
+	{"AV-04", "a UD send through an AH of another device or context, destroyed, or not the device's is EINVAL at the post", udAHCheckedAtPost},
 }
 
 // otherAH is an address handle of no device.
@@ -67,11 +68,11 @@ func udBadAHs(t *T, e *Env, w *xWorld) []udBadAH {
 	return append(bad, udBadAH{"a destroyed AH", dead}, udBadAH{"an AH of no device", otherAH{}})
 }
 
-// caseUDAHCheckedAtPost posts, for each refused AH, a good UD send and one
+// udAHCheckedAtPost posts, for each refused AH, a good UD send and one
 // through that AH: the first is posted and succeeds, the second fails the
 // post with EINVAL. With the work request builder, a batch naming the AH
 // is refused whole.
-func caseUDAHCheckedAtPost(t *T, e *Env) {
+func udAHCheckedAtPost(t *T, e *Env) {
 	w := xSetup(t, e)
 	a, b := w.connect(verbs.QPTypeUD, w.opts())
 	good := w.ah(w.a, w.b, false)

@@ -12,15 +12,16 @@ import (
 // (rxe_do_bind_mw; mlx5's set_umr_mkey_seg uses rkey & 0xFF). Programs bind
 // with a counter as the rkey (17, 0xBA, 1024) and read the window's key back.
 
-func init() {
-	register("MW-05", "a type 2 bind takes the low byte of the new rkey and keeps the window's index", caseMWType2KeyByte)
+// mwKeyCases are the cases of mw_key.go.
+var mwKeyCases = []Case{
+	{"MW-05", "a type 2 bind takes the low byte of the new rkey and keeps the window's index", type2KeyByte},
 }
 
-// caseMWType2KeyByte binds fresh type 2 windows with rkeys whose upper bits
+// type2KeyByte binds fresh type 2 windows with rkeys whose upper bits
 // are not the window's index: each bind succeeds, the window reports its
 // index with the low byte asked for, and a READ through that key reads the
 // window.
-func caseMWType2KeyByte(t *T, e *Env) {
+func type2KeyByte(t *T, e *Env) {
 	m := mwSetup(t, e)
 	if m == nil {
 		return

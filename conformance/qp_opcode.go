@@ -17,8 +17,9 @@ import (
 // QP is in SQE, or in ERR under Profile.NoSQE (FLUSH-10). BIND_MW on UD is
 // EINVAL under both: rxe's provider refuses it at post.
 
-func init() {
-	register("QP-33", "an RDMA or atomic opcode on UD, a READ or atomic on UC: EINVAL at post, or LOC_QP_OP_ERR by the reading", caseOpcodeNotOfTransport)
+// qpOpcodeCases are the cases of qp_opcode.go.
+var qpOpcodeCases = []Case{
+	{"QP-33", "an RDMA or atomic opcode on UD, a READ or atomic on UC: EINVAL at post, or LOC_QP_OP_ERR by the reading", opcodeNotOfTransport},
 }
 
 // opNotOfTransport is a request of an opcode transport typ does not take.
@@ -27,7 +28,7 @@ type opNotOfTransport struct {
 	op  verbs.WROpcode
 }
 
-// opsNotOfTransport are the requests caseOpcodeNotOfTransport posts.
+// opsNotOfTransport are the requests opcodeNotOfTransport posts.
 var opsNotOfTransport = []opNotOfTransport{
 	{verbs.QPTypeUD, verbs.WRRDMAWrite}, {verbs.QPTypeUD, verbs.WRRDMAWriteWithImm}, {verbs.QPTypeUD, verbs.WRRDMARead},
 	{verbs.QPTypeUD, verbs.WRAtomicCmpAndSwp}, {verbs.QPTypeUD, verbs.WRAtomicFetchAndAdd}, {verbs.QPTypeUD, verbs.WRAtomicWrite},
@@ -43,10 +44,10 @@ func lateOpcode(p Profile, typ verbs.QPType, op verbs.WROpcode) bool {
 	return p.TransportOpLocQPOp && !(op == verbs.WRBindMW && typ == verbs.QPTypeUD)
 }
 
-// caseOpcodeNotOfTransport posts each request of opsNotOfTransport on a
+// opcodeNotOfTransport posts each request of opsNotOfTransport on a
 // fresh pair and checks the post, the completion and the QP's state the
 // profile's reading predicts.
-func caseOpcodeNotOfTransport(t *T, e *Env) {
+func opcodeNotOfTransport(t *T, e *Env) {
 	w := xSetup(t, e)
 	for i, c := range opsNotOfTransport {
 		a, b := w.connect(c.typ, w.opts())
