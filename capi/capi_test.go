@@ -254,8 +254,11 @@ func TestTestHookSymbols(t *testing.T) {
 		want[h] = "VERBSIM_TEST_2"
 	}
 	hooks = append(hooks, hooks2...)
+	want["verbsim_test_receive"] = "VERBSIM_TEST_3"
+	hooks = append(hooks, "verbsim_test_receive")
 	wantNodes["VERBSIM_TEST_1"] = true
 	wantNodes["VERBSIM_TEST_2"] = true
+	wantNodes["VERBSIM_TEST_3"] = true
 	got, nodes := dynamicSymbols(t, filepath.Join(dir, "libibverbs.so.1"))
 	bad := exportDiff(got, want)
 	for n := range wantNodes {

@@ -46,7 +46,7 @@ var suite = [][]Case{
 	mwKeyCases, notifyCases, odpCases, pdCases, qpCases, qpCqCases, qpModifyCases,
 	qpOpcodeCases, qpPostCases, qpxCases, queryCases, srqCases, srqErrorCases,
 	xferAsyncCases, xferAtomicwriteCases, xferDataCases, xferDropCases,
-	xferErrorsCases, xferEventsCases, xferFlushCases, xferForcedCases,
+	xferErrorsCases, xferEventsCases, xferFlushCases, xferForcedCases, xferHostileCases,
 	xferQpCases, xferTimersCases, xferWcCases, xrcCases, xrcQPCases,
 }
 

@@ -301,6 +301,10 @@ func (q *QP) responseLocked(p *Packet) {
 			}
 			continue
 		}
+		if p.Kind == PktReadResp && !q.readResponseLengthOK(e, p) {
+			q.traceLocked("READ response dropped", "it does not carry the bytes due (XFER-34)")
+			return
+		}
 		// Everything before this WR is implicitly acknowledged.
 		if q.ackLocked(psnAdd(e.psn, psnMask)) {
 			q.progressLocked()

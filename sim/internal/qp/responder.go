@@ -273,6 +273,11 @@ func (q *QP) rcSendLocked(p *Packet) {
 		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first")
 		return
 	}
+	if why := q.sendLengthLocked(p); why != "" {
+		r.inMsg = false
+		q.responderErrorLocked(p, SynInvReq, q.recvLengthStatus(), verbs.EventQPReqErr, why)
+		return
+	}
 	switch st := q.placeRecvLocked(p.Payload, uint64(r.off)); st {
 	case verbs.WCSuccess:
 	case verbs.WCLocLenErr, verbs.WCRemInvReqErr:
@@ -383,6 +388,11 @@ func (q *QP) badRKeyRecvLocked(p *Packet) verbs.WCStatus {
 func (q *QP) rcWriteLocked(p *Packet) {
 	r := &q.rx
 	if p.First {
+		if why := q.writeLengthLocked(p, p.DMALen); why != "" {
+			r.inMsg = false
+			q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, why)
+			return
+		}
 		if !q.remoteOKLocked(p, verbs.AccessRemoteWrite) {
 			return
 		}
@@ -391,6 +401,11 @@ func (q *QP) rcWriteLocked(p *Packet) {
 	}
 	if !r.inMsg {
 		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first")
+		return
+	}
+	if why := q.writeLengthLocked(p, r.wLen-r.off); !p.First && why != "" {
+		r.inMsg = false
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, why)
 		return
 	}
 	imm := p.Last && p.Op == verbs.WRRDMAWriteWithImm
@@ -562,6 +577,10 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 				q.traceLocked("UC message dropped", "the QP's access flags (XFER-14)")
 				return
 			}
+			if why := q.writeLengthLocked(p, p.DMALen); why != "" {
+				q.traceLocked("UC message dropped", why)
+				return
+			}
 			if p.DMALen > 0 {
 				if _, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, p.DMALen, verbs.AccessRemoteWrite); !ok {
 					q.traceLocked("UC message dropped", "rkey or range (XFER-14)")
@@ -575,6 +594,18 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 		r.inMsg = true
 	}
 	if !r.inMsg {
+		return
+	}
+	why := ""
+	switch {
+	case p.Kind == PktSend:
+		why = q.sendLengthLocked(p)
+	case !p.First:
+		why = q.writeLengthLocked(p, r.wLen-r.off)
+	}
+	if why != "" {
+		r.inMsg = false
+		q.traceLocked("UC message dropped", why)
 		return
 	}
 	switch p.Kind {

@@ -1,0 +1,85 @@
+package sim
+
+import (
+	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/verbs"
+)
+
+// WirePacket is one packet as it travels between adapters: the fields of
+// its headers and its payload. AppendFrame encodes it as a frame of
+// Fabric.Receive, which delivers it to the port that has its destination
+// address as a packet from another adapter. It is how a test plays a buggy
+// or hostile peer: a packet of the right QP numbers and PSNs with lengths
+// that do not add up (XFER-34). Fields a kind of packet does not have are
+// ignored.
+type WirePacket struct {
+	Kind        PacketKind
+	Transport   verbs.QPType   // RC, UC, UD, XRC_SEND (an XRC request) or XRC_RECV
+	Op          verbs.WROpcode // a request's opcode
+	First, Last bool           // where the packet sits in its message
+	SE          bool           // solicited event
+	SrcQPN      uint32
+	DstQPN      uint32
+	PSN         uint32
+	Imm         uint32 // immediate data, or the rkey a SEND_WITH_INV invalidates
+	RemoteAddr  uint64 // RETH or atomic ETH
+	RKey        uint32
+	DMALen      uint32
+	CompareAdd  uint64
+	Swap        uint64
+	QKey        uint32
+	SRQN        uint32   // XRCETH
+	Syndrome    Syndrome // of an acknowledgement
+	RNRTimer    uint8    // of an RNR NAK
+	Orig        uint64   // an atomic acknowledgement's original value
+	Payload     []byte
+
+	// The addresses: LIDs, and GIDs when Global (a GRH; on RoCE always).
+	SLID, DLID uint16
+	Global     bool
+	SGID, DGID verbs.GID
+	// The GRH's other fields (AV-05).
+	TrafficClass, HopLimit uint8
+	FlowLabel              uint32
+	SL                     uint8
+}
+
+// Syndrome is what an acknowledgement (PacketAck) says.
+type Syndrome uint8
+
+// The syndromes.
+const (
+	SynACK       Syndrome = iota // positive acknowledgement
+	SynRNR                       // receiver not ready (XFER-07)
+	SynSeqErr                    // PSN sequence error: resend from PSN
+	SynInvReq                    // NAK invalid request: REM_INV_REQ_ERR
+	SynRemAccess                 // NAK remote access error: REM_ACCESS_ERR
+	SynRemOp                     // NAK remote operational error: REM_OP_ERR
+)
+
+// String names the syndrome as the trace does: ACK, RNR_NAK, NAK_SEQ,
+// NAK_INV_REQ, NAK_REM_ACCESS or NAK_REM_OP.
+func (s Syndrome) String() string { return qp.Syndrome(s).String() }
+
+// The syndromes are the engine's values: these fail to compile when the two
+// lists part.
+var (
+	_ = [1]int{}[SynACK-Syndrome(qp.SynACK)]
+	_ = [1]int{}[SynRemOp-Syndrome(qp.SynRemOp)]
+)
+
+// AppendFrame appends the frame of p to b, for Fabric.Receive of any
+// fabric. A frame carries at most MaxFramePayload bytes of payload; a
+// longer Payload, and a kind, transport, opcode or syndrome outside its
+// enumeration, make a frame that Receive refuses with EINVAL.
+func AppendFrame(b []byte, p *WirePacket) []byte {
+	q := qp.Packet{
+		Kind: qp.PacketKind(p.Kind), Transport: p.Transport, Op: p.Op, First: p.First, Last: p.Last, SE: p.SE,
+		SrcQPN: p.SrcQPN, DstQPN: p.DstQPN, PSN: p.PSN, Imm: p.Imm, RemoteAddr: p.RemoteAddr, RKey: p.RKey,
+		DMALen: p.DMALen, CompareAdd: p.CompareAdd, Swap: p.Swap, QKey: p.QKey, SRQN: p.SRQN,
+		Syndrome: qp.Syndrome(p.Syndrome), RNRTimer: p.RNRTimer, Orig: p.Orig, Payload: p.Payload,
+		SLID: p.SLID, DLID: p.DLID, Global: p.Global, SGID: p.SGID, DGID: p.DGID, SL: p.SL,
+		TClass: p.TrafficClass, HopLimit: p.HopLimit, FlowLabel: p.FlowLabel,
+	}
+	return appendFrame(b, &q)
+}
