@@ -97,7 +97,7 @@ type StatusForcer interface {
 
 // Forger is an optional capability of a Device: putting on its fabric a
 // packet that no QP of the case sent, as a buggy or hostile adapter would
-// (XFER-34). The packet arrives at the port that has its
+// (XFER-27, XFER-34, XFER-35). The packet arrives at the port that has its
 // destination address, after whatever is already under way, as a packet
 // from another adapter. Cases that play the hostile peer need it; without
 // it they log that they are not checked.

@@ -3,18 +3,23 @@ package conformance
 import (
 	"bytes"
 	"errors"
+	"fmt"
 
 	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases that play a buggy or hostile peer with forged packets (Forger): a
-// WRITE whose packets do not carry its DMA length (XFER-34). None of them
-// may make a requester report success for what did not land, or land what
-// no request sent. A device without a Forger is not checked.
+// WRITE whose packets do not carry its DMA length (XFER-34), an
+// acknowledgement from another address than the connected peer's (XFER-27)
+// or beyond every PSN sent (XFER-35). None of them may make a requester
+// report success for what did not land, or land what no request sent. A
+// device without a Forger is not checked.
 
 // xferHostileCases are the cases of xfer_hostile.go.
 var xferHostileCases = []Case{
 	{"XFER-34", "a WRITE whose packets do not carry its DMA length is NAKed and lands nothing", writeLengthChecked},
+	{"XFER-27", "an ACK from another address than the peer's acknowledges nothing", ackFromAnotherAddress},
+	{"XFER-35", "an ACK or NAK beyond every PSN sent acknowledges nothing", ghostAcknowledgement},
 }
 
 // hostile is a transport world with the device's Forger.
@@ -50,6 +55,14 @@ func (h *hostile) forge(k ForgedKind, from, to *xEnd, psn uint32, edit func(p *F
 	} else if err != nil {
 		h.t.Fatalf("forging a packet: %v", err)
 	}
+}
+
+// elsewhere moves p's source to an address no port of the case has.
+func elsewhere(p *ForgedPacket) {
+	if p.SLID != 0 {
+		p.SLID ^= 0x40
+	}
+	p.SGID[15] ^= 0x5a
 }
 
 // pathMTU is the path MTU the transport cases connect with.
@@ -91,6 +104,8 @@ func writeLengthChecked(t *T, e *Env) {
 		a.post("the genuine WRITE", xRDMA(1, verbs.WRRDMAWrite, b.s, 4096, a.s.sge(0, 512)))
 		if c := w.await(a.scq, 1, "the genuine WRITE")[0]; c.Status == verbs.WCSuccess && !bytes.Equal(b.s.buf[4096:4608], a.s.buf[:512]) {
 			t.Errorf("%s: the genuine WRITE of that PSN succeeded, and the target does not hold its bytes", what)
+		} else {
+			a.want(what+": the genuine WRITE, which the responder in ERR never answers (FLUSH-11)", c, 1, verbs.WCRetryExcErr)
 		}
 	}
 	// Packets longer than the DMA length, and a short middle packet.
@@ -120,5 +135,47 @@ func writeLengthChecked(t *T, e *Env) {
 			first = mtu // the first packet was good and landed
 		}
 		zero(c.what, b, 8192+first, 2*mtu+100-first)
+		a.wantState(c.what+": the requester, which sent nothing, takes no NAK (XFER-35)", verbs.QPStateRTS)
+	}
+}
+
+// quietPair is an RC pair whose responder B stays in INIT and so never
+// answers (XFER-28): A's SEND can end only in RETRY_EXC_ERR.
+func (h *hostile) quietPair() (a, b *xEnd) {
+	h.t.Helper()
+	ob := h.opts()
+	ob.upTo = verbs.QPStateInit
+	a, b = h.connect2(verbs.QPTypeRC, h.opts(), ob)
+	a.post("a SEND that nobody answers", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
+	return a, b
+}
+
+// ackFromAnotherAddress forges an ACK of a SEND that never arrived, with
+// the peer's QP number and the SEND's PSN, from another LID or GID: it
+// acknowledges nothing, and the SEND runs out of retries.
+func ackFromAnotherAddress(t *T, e *Env) {
+	h := hostileSetup(t, e)
+	if h == nil {
+		return
+	}
+	a, b := h.quietPair()
+	h.forge(ForgedACK, b, a, a.o.sqpsn, elsewhere)
+	c := h.await(a.scq, 1, "the SEND")[0]
+	a.want("a SEND never delivered, after an ACK of its PSN from another address than the peer's", c, 1, verbs.WCRetryExcErr)
+}
+
+// ghostAcknowledgement forges an ACK, then a sequence NAK, from the peer's
+// address for a PSN beyond every PSN sent: neither acknowledges the SEND
+// that never arrived, which runs out of retries.
+func ghostAcknowledgement(t *T, e *Env) {
+	h := hostileSetup(t, e)
+	if h == nil {
+		return
+	}
+	for _, k := range []ForgedKind{ForgedACK, ForgedNAKSeq} {
+		a, b := h.quietPair()
+		h.forge(k, b, a, a.o.sqpsn+50, nil)
+		c := h.await(a.scq, 1, "the SEND")[0]
+		a.want(fmt.Sprintf("a SEND never delivered, after a %s for PSN %#x (sent: %#x)", map[ForgedKind]string{ForgedACK: "ACK", ForgedNAKSeq: "NAK_SEQ"}[k], a.o.sqpsn+50, a.o.sqpsn), c, 1, verbs.WCRetryExcErr)
 	}
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // A hostile or buggy peer: packets of the right QP numbers and PSNs with
-// the wrong lengths (XFER-34). Each case is a named function run under
-// every built-in profile; none may end in a success completion for data
-// that did not land, or in data landing that no request sent.
+// the wrong lengths (XFER-34), acknowledgements from the wrong address
+// (XFER-27) or for PSNs never sent (XFER-35). Each case is a named function
+// run under every built-in profile; none may end in a success completion
+// for data that did not land, or in data landing that no request sent.
 
 // hostileWorld is an RC (or UC) pair a -> b on two devices of a Manual
 // fabric: a's requests start at PSN 100, b's at 1100, the path MTU is 1024,
@@ -103,6 +104,12 @@ func (w *hostileWorld) inject(to *hostileEnd, p *qp.Packet) {
 	e.arriveLocked(to.q.PD().ctx.dev.ports[0], pk)
 }
 
+// dropNext drops the next packet a sends.
+func (w *hostileWorld) dropNext() {
+	_, err := w.f.InjectPacketFault(PacketFault{Action: FaultDrop, Count: 1, Match: FromQP(w.a.q)})
+	w.must(err)
+}
+
 // post posts wr on a's QP.
 func (w *hostileWorld) post(wr verbs.SendWR) {
 	w.t.Helper()
@@ -180,6 +187,9 @@ func hostileWriteDMA(t *testing.T, w *hostileWorld, dma uint32, n int) {
 	w.wantUntouched("a WRITE packet longer than its DMA length", 0, 4096)
 	if s := w.b.q.State(); s != verbs.QPStateErr {
 		t.Errorf("the responder is in %v, want ERR", s)
+	}
+	if s := w.a.q.State(); s != verbs.QPStateRTS {
+		t.Errorf("the requester went to %v on a NAK for a PSN it never sent (XFER-35)", s)
 	}
 }
 
@@ -278,6 +288,80 @@ func hostileUCWriteImm(t *testing.T, w *hostileWorld) {
 	w.wantUntouched("a truncated UC WRITE_WITH_IMM", 4096, 512)
 }
 
+// sendLost posts a SEND on a whose packet is lost, and a receive on b.
+func (w *hostileWorld) sendLost() {
+	w.recv(0, 64)
+	w.dropNext()
+	w.post(verbs.SendWR{WRID: 1, Opcode: verbs.WRSend, SGList: []verbs.SGE{{Addr: w.a.mr.Addr(), Length: 8, LKey: w.a.mr.LKey()}}})
+	w.f.Stabilize() // sent and lost
+}
+
+// wantRetried checks that nothing completed while the SEND's packet was
+// lost, and that its retransmission then completes it on both sides.
+func (w *hostileWorld) wantRetried(what string) {
+	w.t.Helper()
+	w.f.Stabilize()
+	if got := w.a.polled(w.t); len(got) != 0 {
+		w.t.Errorf("%s: the requester completed %v although nothing was delivered", what, got)
+		return
+	}
+	w.f.RunUntilIdle(1 << 40)
+	a, b := w.a.polled(w.t), w.b.polled(w.t)
+	if len(a) != 1 || a[0].Status != verbs.WCSuccess || len(b) != 1 || b[0].Status != verbs.WCSuccess {
+		w.t.Errorf("%s: after the retransmission: requester %v, responder %v; want one SUCCESS each", what, a, b)
+	}
+}
+
+// hostileGhostACK: an ACK for a PSN beyond every PSN sent is dropped, not
+// an acknowledgement of everything.
+func hostileGhostACK(t *testing.T, w *hostileWorld) {
+	w.sendLost()
+	p := w.forged(qp.PktAck, &w.b, &w.a, 150)
+	w.inject(&w.a, p)
+	w.wantRetried("an ACK for PSN 150 when 100 was sent")
+}
+
+// hostileGhostNAK: a sequence NAK beyond every PSN sent likewise.
+func hostileGhostNAK(t *testing.T, w *hostileWorld) {
+	w.sendLost()
+	p := w.forged(qp.PktAck, &w.b, &w.a, 150)
+	p.Syndrome = qp.SynSeqErr
+	w.inject(&w.a, p)
+	w.wantRetried("a NAK_SEQ for PSN 150 when 100 was sent")
+}
+
+// hostileACKOtherAddress: an ACK with the peer's QP number and the right
+// PSN, from another port's address, is ignored.
+func hostileACKOtherAddress(t *testing.T, w *hostileWorld) {
+	w.sendLost()
+	c, err := w.f.Devices()[2].Open()
+	w.must(err)
+	pa, _ := c.QueryPort(1)
+	gid, _ := c.QueryGID(1, 0)
+	p := w.forged(qp.PktAck, &w.b, &w.a, 100)
+	p.SLID, p.SGID = pa.LID, gid
+	w.inject(&w.a, p)
+	w.wantRetried("an ACK from another port")
+}
+
+// hostileRequestOtherAddress: a SEND with the peer's QP number and the
+// expected PSN, from another port's address, is ignored.
+func hostileRequestOtherAddress(t *testing.T, w *hostileWorld) {
+	w.recv(0, 64)
+	c, err := w.f.Devices()[2].Open()
+	w.must(err)
+	pa, _ := c.QueryPort(1)
+	gid, _ := c.QueryGID(1, 0)
+	p := w.forged(qp.PktSend, &w.a, &w.b, 100)
+	p.Op, p.First, p.Last, p.Payload = verbs.WRSend, true, true, []byte("forged")
+	p.SLID, p.SGID = pa.LID, gid
+	w.inject(&w.b, p)
+	w.f.RunUntilIdle(1 << 40)
+	if got := w.b.polled(t); len(got) != 0 {
+		t.Errorf("a SEND from another port was received: %v", got)
+	}
+}
+
 func TestHostilePeer(t *testing.T) {
 	cases := []struct {
 		name string
@@ -293,6 +377,13 @@ func TestHostilePeer(t *testing.T) {
 		{"SEND packet above the MTU (XFER-34)", verbs.QPTypeRC, false, hostileAboveMTU},
 		{"short READ response (XFER-34)", verbs.QPTypeRC, false, hostileShortReadResponse},
 		{"truncated UC WRITE_WITH_IMM (XFER-34)", verbs.QPTypeUC, false, hostileUCWriteImm},
+		{"ghost ACK (XFER-35)", verbs.QPTypeRC, false, hostileGhostACK},
+		{"ghost NAK (XFER-35)", verbs.QPTypeRC, false, hostileGhostNAK},
+		{"ACK from another LID (XFER-27)", verbs.QPTypeRC, false, hostileACKOtherAddress},
+		{"ACK from another GID (XFER-27)", verbs.QPTypeRC, true, hostileACKOtherAddress},
+		{"SEND from another LID (XFER-27)", verbs.QPTypeRC, false, hostileRequestOtherAddress},
+		{"SEND from another GID (XFER-27)", verbs.QPTypeRC, true, hostileRequestOtherAddress},
+		{"UC SEND from another GID (XFER-27)", verbs.QPTypeUC, true, hostileRequestOtherAddress},
 	}
 	for _, p := range Profiles() {
 		for _, c := range cases {

@@ -47,10 +47,7 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 		e.dropLocked(d, from, p, "no such local port")
 		return
 	}
-	p.SLID, p.SGID = src.attr.LID, src.gids[0]
-	if i := int(p.SGIDIndex); i > 0 && i < len(src.gids) && !src.gids[i].IsZero() {
-		p.SGID = src.gids[i] // the address vector's source GID (AV-02, AV-05)
-	}
+	p.SLID, p.SGID = src.attr.LID, src.gidAt(p.SGIDIndex)
 	if src.attr.LinkLayer == verbs.LinkLayerEthernet {
 		p.Global = true
 	}

@@ -34,6 +34,9 @@ func FuzzForeignPackets(f *testing.F) {
 	f.Add([]byte{0, 1, 1, 0, 0x4f, 0, 0, 0, 0, 0, 0, 0, 0x80, 0, 1, 2, 0,
 		0, 0, 6, 0, 0x0f, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0,
 		0, 4, 4, 0, 0x03, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 3, 200})
+	// a's requester sends its four requests (PSNs 0 to 3); then an ACK of
+	// PSN 1 with the peer's QP number from another LID (XFER-27).
+	f.Add([]byte{2, 1, 0, 0, 6, 0, 16, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	// An RDMA WRITE to b of DMA length 0 whose only packet carries 240
 	// bytes, at offset 0x1000 of b's MR (XFER-34).
 	f.Add([]byte{0, 1, 1, 0, 3, 0, 0, 0, 0, 0, 0x11, 0, 0, 0, 0, 10, 0, 0})
@@ -278,7 +281,11 @@ func (w *wireWorld) inject(b [17]byte) {
 	w.f.d.Unlock()
 	after := w.snapshot()
 	what := fmt.Sprintf("%v %v psn %d from qp %#x lid %#x to qp %d", p.Transport, p.Kind, p.PSN, p.SrcQPN, p.SLID, ti)
-	_ = forged
+	if forged {
+		if d := before.diff(after); d != "" {
+			w.t.Fatalf("%s, not its peer's address (XFER-27): it changed %s", what, d)
+		}
+	}
 	if checkWrite {
 		for i := range after.mem[side] {
 			if after.mem[side][i] != before.mem[side][i] && (uint64(i) < allowed[0] || uint64(i) >= allowed[1]) {

@@ -10,8 +10,9 @@ import (
 // Fabric.Receive, which delivers it to the port that has its destination
 // address as a packet from another adapter. It is how a test plays a buggy
 // or hostile peer: a packet of the right QP numbers and PSNs with lengths
-// that do not add up (XFER-34). Fields a kind of packet does not have are
-// ignored.
+// that do not add up (XFER-34), from an address that is not the connected
+// peer's (XFER-27), or acknowledging what was never sent (XFER-35). Fields a
+// kind of packet does not have are ignored.
 type WirePacket struct {
 	Kind        PacketKind
 	Transport   verbs.QPType   // RC, UC, UD, XRC_SEND (an XRC request) or XRC_RECV
@@ -67,6 +68,19 @@ var (
 	_ = [1]int{}[SynACK-Syndrome(qp.SynACK)]
 	_ = [1]int{}[SynRemOp-Syndrome(qp.SynRemOp)]
 )
+
+// FrameSource returns the source address a frame claims: its LID, and
+// its GID when it carries a GRH. ok is false when frame is not a frame
+// Fabric.Receive would take. A carrier that knows which station a frame
+// really came from checks the claim with it (XFER-27).
+func FrameSource(frame []byte) (slid uint16, sgid verbs.GID, global, ok bool) {
+	if checkFrame(frame) != nil {
+		return 0, verbs.GID{}, false, false
+	}
+	var p qp.Packet
+	decodeFrame(frame[:frameHeader], &p)
+	return p.SLID, p.SGID, p.Global, true
+}
 
 // AppendFrame appends the frame of p to b, for Fabric.Receive of any
 // fabric. A frame carries at most MaxFramePayload bytes of payload; a

@@ -213,12 +213,17 @@ func (q *QP) completerLocked(p *Packet) {
 	if q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeXRCSend || (q.state != verbs.QPStateRTS && q.state != verbs.QPStateSQD) {
 		return
 	}
-	if p.SrcQPN != q.attr.DestQPNum {
-		return // XFER-27
+	if !q.fromPeerLocked(p) {
+		q.traceLocked("packet ignored", "not from the connected peer (XFER-27)")
+		return
 	}
 	t := &q.tx
 	switch p.Kind {
 	case PktAck:
+		if q.ghostLocked(p) {
+			q.traceLocked("ghost "+p.Syndrome.String()+" ignored", "its PSN is beyond every PSN sent (XFER-35)")
+			return
+		}
 		if p.Syndrome != SynACK && psnDiff(p.PSN, q.ackedPSNLocked()) < 0 {
 			q.traceLocked("stale NAK ignored", "its PSN is already acknowledged")
 			return

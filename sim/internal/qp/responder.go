@@ -34,7 +34,7 @@ func (q *QP) respondLocked(p *Packet) {
 		q.udReceiveLocked(p)
 		return
 	}
-	if p.SrcQPN != q.attr.DestQPNum || (!p.Global && p.SLID != q.attr.AHAttr.DLID) {
+	if !q.fromPeerLocked(p) {
 		q.traceLocked("packet ignored", "not from the connected peer (XFER-27)")
 		return
 	}
