@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -137,11 +138,11 @@ func TestWireDropsFramesOfAnotherStation(t *testing.T) {
 		p    sim.WirePacket
 		want bool
 	}{
-		{"the sender's LID", sim.WirePacket{Kind: sim.PacketAck, Transport: verbs.QPTypeRC, SLID: sender, DLID: s.n}, true},
-		{"another station's LID", sim.WirePacket{Kind: sim.PacketAck, Transport: verbs.QPTypeRC, SLID: 7, DLID: s.n}, false},
-		{"the sender's GID", sim.WirePacket{Kind: sim.PacketAck, Transport: verbs.QPTypeRC, Global: true, SGID: ethGID(sender), DGID: ethGID(s.n)}, true},
-		{"another station's GID", sim.WirePacket{Kind: sim.PacketAck, Transport: verbs.QPTypeRC, Global: true, SGID: ethGID(7), DGID: ethGID(s.n)}, false},
-		{"no address", sim.WirePacket{Kind: sim.PacketAck, Transport: verbs.QPTypeRC, DGID: ethGID(s.n)}, false},
+		{"the sender's LID", sim.WirePacket{Kind: trace.PacketAck, Transport: verbs.QPTypeRC, SLID: sender, DLID: s.n}, true},
+		{"another station's LID", sim.WirePacket{Kind: trace.PacketAck, Transport: verbs.QPTypeRC, SLID: 7, DLID: s.n}, false},
+		{"the sender's GID", sim.WirePacket{Kind: trace.PacketAck, Transport: verbs.QPTypeRC, Global: true, SGID: ethGID(sender), DGID: ethGID(s.n)}, true},
+		{"another station's GID", sim.WirePacket{Kind: trace.PacketAck, Transport: verbs.QPTypeRC, Global: true, SGID: ethGID(7), DGID: ethGID(s.n)}, false},
+		{"no address", sim.WirePacket{Kind: trace.PacketAck, Transport: verbs.QPTypeRC, DGID: ethGID(s.n)}, false},
 	} {
 		frame := sim.AppendFrame(nil, &c.p)
 		if err := syscall.Sendto(fd, frame, 0, &syscall.SockaddrUnix{Name: stationName(fabric, s.n)}); err != nil {

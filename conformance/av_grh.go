@@ -106,10 +106,10 @@ func checkGRH(grh []byte, w grhWant) string {
 // udGRHFields sends a SEND and a SEND_WITH_IMM through a global AH with
 // a traffic class, hop limit and flow label of its own and reads the GRH the
 // receiver got.
-func udGRHFields(t *T, e *Env) {
-	w := xSetup(t, e)
+func udGRHFields(t *tester, e *env) {
+	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeUD, w.opts())
-	av := xAV(w.b, true)
+	av := avTo(w.b, true)
 	av.GRH.TrafficClass, av.GRH.HopLimit, av.GRH.FlowLabel = 0xb8, 9, 0x12345
 	ah, err := w.a.pd.CreateAH(av)
 	if err != nil {
@@ -127,7 +127,7 @@ func udGRHFields(t *T, e *Env) {
 		id := uint64(i + 1)
 		what := fmt.Sprintf("a UD %v of %d bytes through an AH with a GRH", op, n)
 		b.recvAt(what, id, off, 100)
-		r := xUD(xSend(id, op, a.s.sge(0, n)), ah, b)
+		r := datagram(sendWR(id, op, a.s.sge(0, n)), ah, b)
 		r.Imm = 0x1234
 		a.post(what, r)
 		w.await(a.scq, 1, what+": sender")

@@ -27,15 +27,15 @@ func (otherAH) Destroy() error { return nil }
 // udBadAH is an AH AV-04 refuses, and what it is.
 type udBadAH struct {
 	what string
-	ah   AH
+	ah   verbs.AH
 }
 
 // udBadAHs returns the refused AHs the world can make: of another context
 // of A's device, destroyed, of no device, and of B's device when B is on
 // another one.
-func udBadAHs(t *T, e *Env, w *xWorld) []udBadAH {
+func udBadAHs(t *tester, e *env, w *wire) []udBadAH {
 	t.Helper()
-	av := xAV(w.b, false)
+	av := avTo(w.b, false)
 	var bad []udBadAH
 	ctx2, err := e.Dev.Open()
 	if err != nil {
@@ -50,7 +50,7 @@ func udBadAHs(t *T, e *Env, w *xWorld) []udBadAH {
 		bad = append(bad, udBadAH{"an AH of another context of the device", ah})
 	}
 	if !w.loop {
-		back := xAV(w.a, false)
+		back := avTo(w.a, false)
 		ah, err := w.b.pd.CreateAH(back)
 		if err != nil {
 			t.Fatalf("ibv_create_ah on the peer device: %v", err)
@@ -72,16 +72,16 @@ func udBadAHs(t *T, e *Env, w *xWorld) []udBadAH {
 // through that AH: the first is posted and succeeds, the second fails the
 // post with EINVAL. With the work request builder, a batch naming the AH
 // is refused whole.
-func udAHCheckedAtPost(t *T, e *Env) {
-	w := xSetup(t, e)
+func udAHCheckedAtPost(t *tester, e *env) {
+	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeUD, w.opts())
 	good := w.ah(w.a, w.b, false)
 	bad := udBadAHs(t, e, w)
 	for i, c := range bad {
 		id := uint64(10 * (i + 1))
 		wrs := []verbs.SendWR{
-			xUD(xSend(id, verbs.WRSend, a.s.sge(0, 8)), good, b),
-			xUD(xSend(id+1, verbs.WRSend, a.s.sge(0, 8)), c.ah, b),
+			datagram(sendWR(id, verbs.WRSend, a.s.sge(0, 8)), good, b),
+			datagram(sendWR(id+1, verbs.WRSend, a.s.sge(0, 8)), c.ah, b),
 		}
 		n, err := a.q.PostSend(wrs)
 		if n != 1 || !errors.Is(err, syscall.EINVAL) {
@@ -114,11 +114,11 @@ func udAHCheckedAtPost(t *T, e *Env) {
 		wb.SetWRID(id)
 		wb.WRSend()
 		wb.WRSetSGE(a.s.mr.LKey(), a.s.addr(0), 8)
-		wb.WRSetUDAddr(good, b.q.Num(), xQKey)
+		wb.WRSetUDAddr(good, b.q.Num(), udQKey)
 		wb.SetWRID(id + 1)
 		wb.WRSend()
 		wb.WRSetSGE(a.s.mr.LKey(), a.s.addr(0), 8)
-		wb.WRSetUDAddr(c.ah, b.q.Num(), xQKey)
+		wb.WRSetUDAddr(c.ah, b.q.Num(), udQKey)
 		if err := wb.WRComplete(); !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("ibv_wr_complete of a batch with a UD send through %s: %v, want EINVAL", c.what, err)
 		}

@@ -21,7 +21,7 @@ var mwKeyCases = []Case{
 // are not the window's index: each bind succeeds, the window reports its
 // index with the low byte asked for, and a READ through that key reads the
 // window.
-func type2KeyByte(t *T, e *Env) {
+func type2KeyByte(t *tester, e *env) {
 	m := mwSetup(t, e)
 	if m == nil {
 		return

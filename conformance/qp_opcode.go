@@ -40,19 +40,19 @@ var opsNotOfTransport = []opNotOfTransport{
 // lateOpcode reports whether, under p, a request of op on a QP of type typ,
 // which the transport does not take, is posted and fails as it executes
 // (QP-33 reading B) rather than refused at post.
-func lateOpcode(p Profile, typ verbs.QPType, op verbs.WROpcode) bool {
+func lateOpcode(p verbs.Readings, typ verbs.QPType, op verbs.WROpcode) bool {
 	return p.TransportOpLocQPOp && !(op == verbs.WRBindMW && typ == verbs.QPTypeUD)
 }
 
 // opcodeNotOfTransport posts each request of opsNotOfTransport on a
 // fresh pair and checks the post, the completion and the QP's state the
 // profile's reading predicts.
-func opcodeNotOfTransport(t *T, e *Env) {
-	w := xSetup(t, e)
+func opcodeNotOfTransport(t *tester, e *env) {
+	w := newWire(t, e)
 	for i, c := range opsNotOfTransport {
 		a, b := w.connect(c.typ, w.opts())
 		id := uint64(i + 1)
-		r := xRDMA(id, c.op, w.b, 0, a.s.sge(0, 8))
+		r := rdmaWR(id, c.op, w.b, 0, a.s.sge(0, 8))
 		switch c.op {
 		case verbs.WRSendWithInv, verbs.WRLocalInv:
 			r.Imm = w.b.mr.RKey()
@@ -60,7 +60,7 @@ func opcodeNotOfTransport(t *T, e *Env) {
 			r.CompareAdd = 1
 		}
 		if c.typ == verbs.QPTypeUD {
-			r = xUD(r, w.ah(w.a, w.b, false), b)
+			r = datagram(r, w.ah(w.a, w.b, false), b)
 		}
 		what := fmt.Sprintf("%v on %v", c.op, c.typ)
 		n, err := a.q.PostSend([]verbs.SendWR{r})

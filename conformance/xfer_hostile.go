@@ -24,27 +24,27 @@ var xferHostileCases = []Case{
 
 // hostile is a transport world with the device's Forger.
 type hostile struct {
-	*xWorld
+	*wire
 	f Forger
 }
 
 // hostileSetup returns the world, or nil after logging that the device
 // cannot forge packets.
-func hostileSetup(t *T, e *Env) *hostile {
+func hostileSetup(t *tester, e *env) *hostile {
 	t.Helper()
 	f, ok := e.Dev.(Forger)
 	if !ok {
 		t.Logf("not checked: the device cannot forge packets (conformance.Forger)")
 		return nil
 	}
-	return &hostile{xSetup(t, e), f}
+	return &hostile{newWire(t, e), f}
 }
 
 // forge puts a packet of kind k from QP from (at its side's address) to QP
 // to on the wire.
-func (h *hostile) forge(k ForgedKind, from, to *xEnd, psn uint32, edit func(p *ForgedPacket)) {
+func (h *hostile) forge(k ForgedKind, from, to *end, psn uint32, edit func(p *ForgedPacket)) {
 	h.t.Helper()
-	av := xAV(to.s, false)
+	av := avTo(to.s, false)
 	p := ForgedPacket{Kind: k, Transport: to.typ, SrcQPN: from.q.Num(), DstQPN: to.q.Num(), PSN: psn,
 		SLID: from.s.port.LID, DLID: to.s.port.LID, Global: av.IsGlobal, SGID: from.s.port.GID, DGID: to.s.port.GID}
 	if edit != nil {
@@ -66,7 +66,7 @@ func elsewhere(p *ForgedPacket) {
 }
 
 // pathMTU is the path MTU the transport cases connect with.
-func (w *xWorld) pathMTU() int {
+func (w *wire) pathMTU() int {
 	return min(verbs.MTU1024, w.a.port.ActiveMTU, w.b.port.ActiveMTU).Bytes()
 }
 
@@ -75,14 +75,14 @@ func (w *xWorld) pathMTU() int {
 // (FLUSH-12), with none of the offending payload in its memory. A
 // truncated packet at the PSN of a genuine WRITE still to come leaves that
 // WRITE unacknowledged: it fails, never succeeds with the bytes missing.
-func writeLengthChecked(t *T, e *Env) {
+func writeLengthChecked(t *tester, e *env) {
 	h := hostileSetup(t, e)
 	if h == nil {
 		return
 	}
-	w := h.xWorld
+	w := h.wire
 	mtu := w.pathMTU()
-	zero := func(what string, x *xEnd, off, n int) {
+	zero := func(what string, x *end, off, n int) {
 		t.Helper()
 		if !bytes.Equal(x.s.buf[off:off+n], make([]byte, n)) {
 			t.Errorf("%s: bytes landed in [%d, %d) of the target", what, off, off+n)
@@ -101,7 +101,7 @@ func writeLengthChecked(t *T, e *Env) {
 		b.wantState(what+" (NAK invalid request, FLUSH-12)", verbs.QPStateErr)
 		zero(what, b, 4096, 512)
 		copy(a.s.buf, bytes.Repeat([]byte{'g'}, 512))
-		a.post("the genuine WRITE", xRDMA(1, verbs.WRRDMAWrite, b.s, 4096, a.s.sge(0, 512)))
+		a.post("the genuine WRITE", rdmaWR(1, verbs.WRRDMAWrite, b.s, 4096, a.s.sge(0, 512)))
 		if c := w.await(a.scq, 1, "the genuine WRITE")[0]; c.Status == verbs.WCSuccess && !bytes.Equal(b.s.buf[4096:4608], a.s.buf[:512]) {
 			t.Errorf("%s: the genuine WRITE of that PSN succeeded, and the target does not hold its bytes", what)
 		} else {
@@ -141,19 +141,19 @@ func writeLengthChecked(t *T, e *Env) {
 
 // quietPair is an RC pair whose responder B stays in INIT and so never
 // answers (XFER-28): A's SEND can end only in RETRY_EXC_ERR.
-func (h *hostile) quietPair() (a, b *xEnd) {
+func (h *hostile) quietPair() (a, b *end) {
 	h.t.Helper()
 	ob := h.opts()
 	ob.upTo = verbs.QPStateInit
 	a, b = h.connect2(verbs.QPTypeRC, h.opts(), ob)
-	a.post("a SEND that nobody answers", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
+	a.post("a SEND that nobody answers", sendWR(1, verbs.WRSend, a.s.sge(0, 8)))
 	return a, b
 }
 
 // ackFromAnotherAddress forges an ACK of a SEND that never arrived, with
 // the peer's QP number and the SEND's PSN, from another LID or GID: it
 // acknowledges nothing, and the SEND runs out of retries.
-func ackFromAnotherAddress(t *T, e *Env) {
+func ackFromAnotherAddress(t *tester, e *env) {
 	h := hostileSetup(t, e)
 	if h == nil {
 		return
@@ -167,7 +167,7 @@ func ackFromAnotherAddress(t *T, e *Env) {
 // ghostAcknowledgement forges an ACK, then a sequence NAK, from the peer's
 // address for a PSN beyond every PSN sent: neither acknowledges the SEND
 // that never arrived, which runs out of retries.
-func ghostAcknowledgement(t *T, e *Env) {
+func ghostAcknowledgement(t *tester, e *env) {
 	h := hostileSetup(t, e)
 	if h == nil {
 		return

@@ -16,6 +16,7 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/cverbs"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -277,7 +278,7 @@ func TestSimHooksDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ack := sim.WirePacket{Kind: sim.PacketAck, Transport: verbs.QPTypeRC, DstQPN: 0xfffff0, DLID: pa.LID}
+	ack := sim.WirePacket{Kind: trace.PacketAck, Transport: verbs.QPTypeRC, DstQPN: 0xfffff0, DLID: pa.LID}
 	if pa.LinkLayer == verbs.LinkLayerEthernet {
 		ack.Global, ack.DGID = true, func() verbs.GID { g, _ := ctx.QueryGID(1, 0); return g }()
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -14,7 +15,7 @@ import (
 // peer's (XFER-27), or acknowledging what was never sent (XFER-35). Fields a
 // kind of packet does not have are ignored.
 type WirePacket struct {
-	Kind        PacketKind
+	Kind        trace.PacketKind
 	Transport   verbs.QPType   // RC, UC, UD, XRC_SEND (an XRC request) or XRC_RECV
 	Op          verbs.WROpcode // a request's opcode
 	First, Last bool           // where the packet sits in its message
@@ -29,10 +30,10 @@ type WirePacket struct {
 	CompareAdd  uint64
 	Swap        uint64
 	QKey        uint32
-	SRQN        uint32   // XRCETH
-	Syndrome    Syndrome // of an acknowledgement
-	RNRTimer    uint8    // of an RNR NAK
-	Orig        uint64   // an atomic acknowledgement's original value
+	SRQN        uint32        // XRCETH
+	NAK         trace.NAKKind // of an acknowledgement: which NAK, or trace.NotNAK for an ACK
+	RNRTimer    uint8         // of an RNR NAK
+	Orig        uint64        // an atomic acknowledgement's original value
 	Payload     []byte
 
 	// The addresses: LIDs, and GIDs when Global (a GRH; on RoCE always).
@@ -44,30 +45,6 @@ type WirePacket struct {
 	FlowLabel              uint32
 	SL                     uint8
 }
-
-// Syndrome is what an acknowledgement (PacketAck) says.
-type Syndrome uint8
-
-// The syndromes.
-const (
-	SynACK       Syndrome = iota // positive acknowledgement
-	SynRNR                       // receiver not ready (XFER-07)
-	SynSeqErr                    // PSN sequence error: resend from PSN
-	SynInvReq                    // NAK invalid request: REM_INV_REQ_ERR
-	SynRemAccess                 // NAK remote access error: REM_ACCESS_ERR
-	SynRemOp                     // NAK remote operational error: REM_OP_ERR
-)
-
-// String names the syndrome as the trace does: ACK, RNR_NAK, NAK_SEQ,
-// NAK_INV_REQ, NAK_REM_ACCESS or NAK_REM_OP.
-func (s Syndrome) String() string { return qp.Syndrome(s).String() }
-
-// The syndromes are the engine's values: these fail to compile when the two
-// lists part.
-var (
-	_ = [1]int{}[SynACK-Syndrome(qp.SynACK)]
-	_ = [1]int{}[SynRemOp-Syndrome(qp.SynRemOp)]
-)
 
 // FrameSource returns the source address a frame claims: its LID, and
 // its GID when it carries a GRH. ok is false when frame is not a frame
@@ -91,7 +68,7 @@ func AppendFrame(b []byte, p *WirePacket) []byte {
 		Kind: qp.PacketKind(p.Kind), Transport: p.Transport, Op: p.Op, First: p.First, Last: p.Last, SE: p.SE,
 		SrcQPN: p.SrcQPN, DstQPN: p.DstQPN, PSN: p.PSN, Imm: p.Imm, RemoteAddr: p.RemoteAddr, RKey: p.RKey,
 		DMALen: p.DMALen, CompareAdd: p.CompareAdd, Swap: p.Swap, QKey: p.QKey, SRQN: p.SRQN,
-		Syndrome: qp.Syndrome(p.Syndrome), RNRTimer: p.RNRTimer, Orig: p.Orig, Payload: p.Payload,
+		Syndrome: qp.Syndrome(p.NAK), RNRTimer: p.RNRTimer, Orig: p.Orig, Payload: p.Payload,
 		SLID: p.SLID, DLID: p.DLID, Global: p.Global, SGID: p.SGID, DGID: p.DGID, SL: p.SL,
 		TClass: p.TrafficClass, HopLimit: p.HopLimit, FlowLabel: p.FlowLabel,
 	}

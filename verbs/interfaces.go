@@ -316,6 +316,13 @@ type ExCQCreator interface {
 // accessors. It may be polled with either API (CQX-10).
 type ExCQ interface {
 	CQ
+	PollIterator
+}
+
+// PollIterator is the poll iterator of an extended CQ: ibv_start_poll,
+// ibv_next_poll, ibv_end_poll, and the ibv_wc_read_* accessors of the
+// completion it points at (ReadWC reads them all).
+type PollIterator interface {
 	// StartPoll is ibv_start_poll: ENOENT on an empty CQ (CQX-04).
 	StartPoll() error
 	// NextPoll is ibv_next_poll: ENOENT past the last completion (CQX-05).

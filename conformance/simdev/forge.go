@@ -3,6 +3,7 @@ package simdev
 import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 )
 
 // Forge implements conformance.Forger: the packet goes to the fabric as a
@@ -23,15 +24,15 @@ func WirePacket(p conformance.ForgedPacket) sim.WirePacket {
 	}
 	switch p.Kind {
 	case conformance.ForgedSend:
-		w.Kind = sim.PacketSend
+		w.Kind = trace.PacketSend
 	case conformance.ForgedWrite:
-		w.Kind = sim.PacketWrite
+		w.Kind = trace.PacketWrite
 	case conformance.ForgedACK:
-		w.Kind = sim.PacketAck
+		w.Kind = trace.PacketAck
 	case conformance.ForgedNAKSeq:
-		w.Kind, w.Syndrome = sim.PacketAck, sim.SynSeqErr
+		w.Kind, w.NAK = trace.PacketAck, trace.NAKSeqErr
 	case conformance.ForgedReadResp:
-		w.Kind = sim.PacketReadResp
+		w.Kind = trace.PacketReadResp
 	default:
 		w.Kind = 255 // refused by Receive: EINVAL
 	}

@@ -205,7 +205,7 @@ var table = "CQ-02" // outside any test function
 `)
 	write("sim/x/broken_test.go", "package x\n\nfunc TestC( { // CQ-02\n")
 	write("sim/x/x.go", "package x // CQ-30 in a non-test file\n")
-	write("conformance/mutants_cq_test.go", "package c // CQ-30\n")
+	write("conformance/cq_mutants_test.go", "package c // CQ-30\n")
 	write("docs/examples_test.go", "package d // CQ-30\n")
 	write("internal/rulesdoc/r_test.go", "package r // CQ-30\n")
 	write(".hidden/h_test.go", "package h // CQ-30\n")

@@ -21,35 +21,36 @@ import "github.com/verbsim/verbsim/verbs"
 // READ is asked for again when its ACK timer fires (XFER-10).
 
 // sendLengthLocked says what is wrong with the length of p, a SEND packet,
-// or returns "".
-func (q *QP) sendLengthLocked(p *Packet) string {
+// and the rule it breaks, or returns "".
+func (q *QP) sendLengthLocked(p *Packet) (why, rule string) {
 	n, mtu := uint32(len(p.Payload)), q.mtuLocked()
 	switch {
 	case n > mtu:
-		return "a SEND packet longer than the path MTU (XFER-34)"
+		return "a SEND packet longer than the path MTU", "XFER-34"
 	case !p.Last && n != mtu:
-		return "a first or middle SEND packet shorter than the path MTU (XFER-34)"
+		return "a first or middle SEND packet shorter than the path MTU", "XFER-34"
 	case p.Last && !p.First && n == 0:
-		return "an empty last SEND packet (XFER-34)"
+		return "an empty last SEND packet", "XFER-34"
 	}
-	return ""
+	return "", ""
 }
 
 // writeLengthLocked says what is wrong with the length of p, a WRITE packet
-// with resid bytes of its DMA length still to come, or returns "".
-func (q *QP) writeLengthLocked(p *Packet, resid uint32) string {
+// with resid bytes of its DMA length still to come, and the rule it
+// breaks, or returns "".
+func (q *QP) writeLengthLocked(p *Packet, resid uint32) (why, rule string) {
 	n, mtu := uint32(len(p.Payload)), q.mtuLocked()
 	switch {
 	case p.First && p.DMALen > maxRDMALen:
-		return "RDMA length above 2^31 (XFER-23)"
+		return "RDMA length above 2^31", "XFER-23"
 	case n > mtu:
-		return "a WRITE packet longer than the path MTU (XFER-34)"
+		return "a WRITE packet longer than the path MTU", "XFER-34"
 	case p.Last && n != resid:
-		return "the last WRITE packet does not carry the rest of the DMA length (XFER-34)"
+		return "the last WRITE packet does not carry the rest of the DMA length", "XFER-34"
 	case !p.Last && (n != mtu || resid <= mtu):
-		return "a first or middle WRITE packet that is not a path MTU of the DMA length (XFER-34)"
+		return "a first or middle WRITE packet that is not a path MTU of the DMA length", "XFER-34"
 	}
-	return ""
+	return "", ""
 }
 
 // recvLengthStatus is the status a receive WR held for a SEND gets when the
