@@ -116,6 +116,12 @@ func (r *trafficRun) drawWinAccess(t *rapid.T, peer int, s *model.Send) *windowA
 	a := &windowAccess{w: w, n: -1}
 	switch s.Op {
 	case verbs.WRSendWithInv:
+		if rapid.IntRange(0, 3).Draw(t, "a key the window does not hold") == 1 {
+			// The responder fails it (MW-07) and XFER-29's readings part:
+			// a walk must meet this often, since binds rarely fail now
+			// that a type 2 bind takes any index (MW-05).
+			s.RKey ^= 1
+		}
 		return a
 	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite:
 		a.n = 8
@@ -290,7 +296,7 @@ func (r *trafficRun) mwBind(t *rapid.T) {
 	} else {
 		s.RKey = w.keys[len(w.keys)-1]&^0xff | uint32(rapid.Uint8().Draw(t, "tag"))
 		if rapid.IntRange(0, 11).Draw(t, "another index") == 5 {
-			s.RKey ^= 0x100 // MW-05: the index is the window's
+			s.RKey ^= 0x100 // MW-05: only the low byte counts; the window keeps its index
 		}
 		r.step("qp %d: post BIND_MW window %d: %+v", w.qp, w.idx, s)
 		n, err := q.q.PostSend([]verbs.SendWR{{WRID: id, Opcode: verbs.WRBindMW, Flags: flags, MW: w.mw, RKey: s.RKey, Bind: info}})
