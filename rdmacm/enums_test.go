@@ -1,14 +1,12 @@
 package rdmacm_test
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/verbsim/verbsim/internal/abigentest"
 	"github.com/verbsim/verbsim/internal/abigolden"
 	"github.com/verbsim/verbsim/rdmacm"
 	"github.com/verbsim/verbsim/verbs"
@@ -123,34 +121,9 @@ func TestReasonStrings(t *testing.T) {
 }
 
 // TestGoldenMatchesLibrdmacm rebuilds abigen.c against the installed
-// librdmacm and requires its output to equal the committed golden file.
-// It is skipped when gcc or the headers are missing, and with -short.
+// librdmacm and requires its output to equal the committed golden file
+// (skipped with -short, or without gcc or the librdmacm headers).
 func TestGoldenMatchesLibrdmacm(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping gcc build in -short mode")
-	}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not found")
-	}
-	if _, err := os.Stat("/usr/include/rdma/rdma_cma.h"); err != nil {
-		t.Skip("librdmacm-dev not installed")
-	}
-	bin := filepath.Join(t.TempDir(), "cmabigen")
-	build := exec.Command(gcc, "-std=c11", "-Wall", "-Wextra", "-Werror=switch",
-		"-o", bin, filepath.Join("internal", "abigen", "abigen.c"), "-lrdmacm")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building abigen: %v\n%s", err, out)
-	}
-	got, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatalf("running abigen: %v", err)
-	}
-	want, err := os.ReadFile(goldenPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale (-committed +installed librdmacm):\n%s", goldenPath, cmp.Diff(string(want), string(got)))
-	}
+	abigentest.Check(t, abigentest.Generator{Source: filepath.Join("internal", "abigen", "abigen.c"),
+		Header: "/usr/include/rdma/rdma_cma.h", Lib: "-lrdmacm", Golden: goldenPath})
 }
