@@ -30,34 +30,33 @@ const (
 	RejVendorOptionNotSupported  RejectReason = 35
 )
 
-var rejectEnums = map[RejectReason]string{
-	RejNoQP: "IB_CM_REJ_NO_QP", RejNoEEC: "IB_CM_REJ_NO_EEC", RejNoResources: "IB_CM_REJ_NO_RESOURCES",
-	RejTimeout: "IB_CM_REJ_TIMEOUT", RejUnsupported: "IB_CM_REJ_UNSUPPORTED", RejInvalidCommID: "IB_CM_REJ_INVALID_COMM_ID",
-	RejInvalidCommInstance: "IB_CM_REJ_INVALID_COMM_INSTANCE", RejInvalidServiceID: "IB_CM_REJ_INVALID_SERVICE_ID",
-	RejInvalidTransportType: "IB_CM_REJ_INVALID_TRANSPORT_TYPE", RejStaleConn: "IB_CM_REJ_STALE_CONN",
-	RejInvalidMTU: "IB_CM_REJ_INVALID_MTU", RejInsufficientRespResources: "IB_CM_REJ_INSUFFICIENT_RESP_RESOURCES",
-	RejConsumerDefined: "IB_CM_REJ_CONSUMER_DEFINED", RejInvalidRNRRetry: "IB_CM_REJ_INVALID_RNR_RETRY",
-	RejDuplicateLocalCommID: "IB_CM_REJ_DUPLICATE_LOCAL_COMM_ID", RejInvalidClassVersion: "IB_CM_REJ_INVALID_CLASS_VERSION",
-	RejVendorOptionNotSupported: "IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED",
-}
-
-var rejectNames = map[RejectReason]string{
-	RejNoQP: "no QP", RejNoEEC: "no EEC", RejNoResources: "no resources", RejTimeout: "timeout",
-	RejUnsupported: "unsupported", RejInvalidCommID: "invalid comm ID",
-	RejInvalidCommInstance: "invalid comm instance", RejInvalidServiceID: "invalid service ID",
-	RejInvalidTransportType: "invalid transport type", RejStaleConn: "stale conn",
-	RejInvalidMTU: "invalid MTU", RejInsufficientRespResources: "insufficient response resources",
-	RejConsumerDefined: "consumer defined", RejInvalidRNRRetry: "invalid RNR retry",
-	RejDuplicateLocalCommID: "duplicate local comm ID", RejInvalidClassVersion: "invalid class version",
-	RejVendorOptionNotSupported: "vendor option not supported",
+// rejectInfo holds each reason's enumerator and rdma_reject_msg's words.
+var rejectInfo = map[RejectReason]struct{ name, str string }{
+	RejNoQP:                      {"IB_CM_REJ_NO_QP", "no QP"},
+	RejNoEEC:                     {"IB_CM_REJ_NO_EEC", "no EEC"},
+	RejNoResources:               {"IB_CM_REJ_NO_RESOURCES", "no resources"},
+	RejTimeout:                   {"IB_CM_REJ_TIMEOUT", "timeout"},
+	RejUnsupported:               {"IB_CM_REJ_UNSUPPORTED", "unsupported"},
+	RejInvalidCommID:             {"IB_CM_REJ_INVALID_COMM_ID", "invalid comm ID"},
+	RejInvalidCommInstance:       {"IB_CM_REJ_INVALID_COMM_INSTANCE", "invalid comm instance"},
+	RejInvalidServiceID:          {"IB_CM_REJ_INVALID_SERVICE_ID", "invalid service ID"},
+	RejInvalidTransportType:      {"IB_CM_REJ_INVALID_TRANSPORT_TYPE", "invalid transport type"},
+	RejStaleConn:                 {"IB_CM_REJ_STALE_CONN", "stale conn"},
+	RejInvalidMTU:                {"IB_CM_REJ_INVALID_MTU", "invalid MTU"},
+	RejInsufficientRespResources: {"IB_CM_REJ_INSUFFICIENT_RESP_RESOURCES", "insufficient response resources"},
+	RejConsumerDefined:           {"IB_CM_REJ_CONSUMER_DEFINED", "consumer defined"},
+	RejInvalidRNRRetry:           {"IB_CM_REJ_INVALID_RNR_RETRY", "invalid RNR retry"},
+	RejDuplicateLocalCommID:      {"IB_CM_REJ_DUPLICATE_LOCAL_COMM_ID", "duplicate local comm ID"},
+	RejInvalidClassVersion:       {"IB_CM_REJ_INVALID_CLASS_VERSION", "invalid class version"},
+	RejVendorOptionNotSupported:  {"IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED", "vendor option not supported"},
 }
 
 // String returns the reason's C enumerator of enum ib_cm_rej_reason
 // ("IB_CM_REJ_CONSUMER_DEFINED"), or "RejectReason(n)" for a code it does
 // not name.
 func (r RejectReason) String() string {
-	if s, ok := rejectEnums[r]; ok {
-		return s
+	if i, ok := rejectInfo[r]; ok {
+		return i.name
 	}
 	return "RejectReason(" + strconv.Itoa(int(r)) + ")"
 }
@@ -66,8 +65,8 @@ func (r RejectReason) String() string {
 // InfiniBand reject ("consumer defined"), or "unrecognized reason" for a
 // code it does not name.
 func (r RejectReason) Str() string {
-	if s, ok := rejectNames[r]; ok {
-		return s
+	if i, ok := rejectInfo[r]; ok {
+		return i.str
 	}
 	return "unrecognized reason"
 }
