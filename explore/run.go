@@ -53,16 +53,29 @@ const drainLimit = 10000
 // runOnce runs one schedule of world with p making the choices. With
 // timeline set it also records the annotated timeline.
 func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Options) *runner {
-	r := &runner{back: make(chan struct{}), picker: p, max: maxSteps, last: -3, budget: opts.budget}
+	r := &runner{back: make(chan struct{}), picker: p, max: maxSteps, last: -3, budget: opts.budget, stuck: make(chan stuckReport, 1)}
+	_, r.track = p.(stepper)
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if timeline {
 		r.log = &trace.Log{}
 		r.timeline = &strings.Builder{}
 	}
+	exploring.Add(1)
+	watchStart(r)
+	defer func() {
+		r.ended.Store(true)
+		watchStop(r)
+		exploring.Add(-1)
+	}()
 	w := &World{r: r}
 	setupDone := make(chan struct{})
 	go func() { // the world function, in a goroutine of its own so that Fatalf ends only it
 		defer close(setupDone)
+		id := goid()
+		r.setupGoid.Store(id)
+		r.holding.Store(id)
+		enroll(id, member{r: r})
+		defer unenroll(id)
 		defer func() {
 			if rec := recover(); rec != nil {
 				r.fail(Panic, fmt.Sprintf("the world function panicked: %v", rec))
@@ -70,11 +83,14 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 		}()
 		world(w)
 	}()
-	<-setupDone
+	r.waitSetup(setupDone)
+	r.path = r.setupHash()
 	if r.timeline != nil {
 		r.note("setup", "the world function")
 	}
-	r.startNew()
+	if r.failure == nil {
+		r.startNew()
+	}
 	if r.timeline != nil {
 		r.note("start", "each goroutine runs to its first verb")
 	}
@@ -89,9 +105,7 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 		if len(en) == 0 {
 			if r.fabric != nil {
 				if _, future := r.fabric.Pending(); future > 0 {
-					r.steps++
-					r.do(action{clock: true})
-					r.noteAction(action{clock: true}, 1, "")
+					r.take(action{clock: true}, 1)
 					continue
 				}
 			}
@@ -99,31 +113,31 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 			break
 		}
 		i := 0
-		if len(en) > 1 {
-			i = r.picker.pick(r, en)
-			if i < 0 { // the strategy has seen every schedule through here
+		if sp, ok := r.picker.(stepper); ok {
+			if i = sp.choose(r, en); i < 0 {
 				r.pruned = true
 				break
 			}
-			r.choices = append(r.choices, i)
-			r.threads = append(r.threads, en[i].thread())
-			if t := en[i].thread(); t != r.last && r.canContinue(en) {
-				r.preempts++
+		} else if len(en) > 1 {
+			if i = r.picker.pick(r, en); i < 0 { // the strategy has seen every schedule through here
+				r.pruned = true
+				break
 			}
 		} else if f, ok := r.picker.(forcedObserver); ok && !f.forced(r, en[0]) {
 			r.pruned = true
 			break
 		}
-		r.steps++
-		a := en[i]
-		verb := ""
-		if r.timeline != nil {
-			verb = r.nextVerb(a)
+		if len(en) > 1 {
+			r.choices = append(r.choices, i)
+			r.threads = append(r.threads, en[i].thread())
+			if t := en[i].thread(); t != r.last && r.canContinue(en) {
+				r.preempts++
+			}
 		}
-		r.do(a)
-		if r.timeline != nil {
-			r.noteAction(a, len(en), verb)
-		}
+		r.take(en[i], len(en))
+	}
+	if r.track && !r.pruned && r.failure != nil {
+		r.pendingSteps()
 	}
 	// An overrun is the likely cause of whatever failed after it (a poll
 	// that returned EIO, a lost wake-up): report it first.
@@ -134,6 +148,47 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 	}
 	r.teardown()
 	return r
+}
+
+// take carries out action a, taken among n options, as the next step.
+func (r *runner) take(a action, n int) {
+	r.steps++
+	if r.track {
+		r.infos = append(r.infos, r.stepInfo(a))
+	}
+	r.hashStep(a)
+	verb := ""
+	if r.timeline != nil && !a.clock {
+		verb = r.nextVerb(a)
+	}
+	r.do(a)
+	if r.timeline != nil {
+		r.noteAction(a, n, verb)
+	}
+}
+
+// waitSetup waits for the world function to return, or for the watchdog
+// to see it blocked where the explorer cannot see.
+func (r *runner) waitSetup(done chan struct{}) {
+	for {
+		select {
+		case <-done:
+			r.holding.Store(0)
+			return
+		case rep := <-r.stuck:
+			if rep.goid != r.setupGoid.Load() {
+				continue
+			}
+			if what, _ := parked(allStacks(), rep.goid); what == "" {
+				continue
+			}
+			r.setupLost.Store(true)
+			r.hasLost.Store(true)
+			r.holding.Store(0)
+			r.fail(Unseen, fmt.Sprintf("the world function is blocked in %s%s, which the explorer cannot see: no goroutine of the world runs before it returns", rep.what, rep.where))
+			return
+		}
+	}
 }
 
 // forcedObserver is a picker that is also told of the steps that had one

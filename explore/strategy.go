@@ -146,8 +146,11 @@ func (p *pctPicker) best(en []action) int {
 }
 
 func (p *pctPicker) pick(r *runner, en []action) int {
-	if en[0].fault { // a fault draw: by the configured probabilities
+	switch {
+	case en[0].fault: // a fault draw: by the configured probabilities
 		return weighted(p.rng, en)
+	case en[0].sel: // a select's cases: uniformly, as Go does
+		return p.rng.IntN(len(en))
 	}
 	b := p.best(en)
 	if j, ok := p.change[r.steps+1]; ok {
@@ -235,7 +238,7 @@ func (s *dfs) enter(n *node) {
 	set := append([]asleep(nil), n.sleep...)
 	for _, j := range n.order[:n.pos] {
 		if n.threads[j] >= 0 {
-			set = append(set, asleep{n.threads[j], n.fps[j]})
+			set = append(set, asleep{actor(n.threads[j] + 1), n.fps[j]})
 		}
 	}
 	s.sleep = wake(set, n.fps[n.order[n.pos]])
@@ -246,7 +249,7 @@ func (s *dfs) forced(r *runner, a action) bool {
 	if !s.reduce {
 		return true
 	}
-	if sleeping(s.sleep, a.thread()) {
+	if sleeping(s.sleep, actor(a.thread()+1)) {
 		return false
 	}
 	if len(s.sleep) > 0 {
@@ -285,7 +288,7 @@ func (s *dfs) pick(r *runner, en []action) int {
 		}
 	}
 	add := func(i, cost int) {
-		if s.reduce && sleeping(n.sleep, en[i].thread()) {
+		if s.reduce && sleeping(n.sleep, actor(en[i].thread()+1)) {
 			return
 		}
 		if before+cost <= s.bound {
