@@ -197,10 +197,10 @@ func (w *World) Label(obj any, name string) {
 
 type labelled interface{ syncObject() *syncObj }
 
-func (m *Mutex) syncObject() *syncObj     { return &m.o }
-func (m *RWMutex) syncObject() *syncObj   { return &m.o }
+func (m *Mutex) syncObject() *syncObj      { return &m.o }
+func (m *RWMutex) syncObject() *syncObj    { return &m.o }
 func (wg *WaitGroup) syncObject() *syncObj { return &wg.o }
-func (c *Cond) syncObject() *syncObj      { return &c.o }
-func (o *Once) syncObject() *syncObj      { return &o.o }
-func (v *Int64) syncObject() *syncObj     { return &v.o }
-func (v *Bool) syncObject() *syncObj      { return &v.o }
+func (c *Cond) syncObject() *syncObj       { return &c.o }
+func (o *Once) syncObject() *syncObj       { return &o.o }
+func (v *Int64) syncObject() *syncObj      { return &v.o }
+func (v *Bool) syncObject() *syncObj       { return &v.o }

@@ -336,8 +336,8 @@ type runner struct {
 
 	// track keeps what the partial-order reduction needs (dpor.go): every
 	// step's actor and footprint, and the actors of the engine's events.
-	track   bool
-	infos   []stepInfo
+	track     bool
+	infos     []stepInfo
 	evActor   map[uint64]actor // by the event's Seq
 	evCreator map[uint64]int   // the step that created each event, by Seq
 	keyN      map[uint64]int   // events seen per key, for their actors
