@@ -27,13 +27,14 @@ type Options struct {
 	// bug needs (default 2).
 	Depth int
 	// Preemptions bounds Exhaustive's preemptions per schedule (default 2;
-	// negative: none allowed).
+	// negative: none allowed; Unbounded: no bound, every schedule).
 	Preemptions int
 	// MaxSteps bounds the steps of one schedule (default 2000); a schedule
 	// that reaches it fails with StepBound.
 	MaxSteps int
-	// NoReduction turns off Exhaustive's partial-order reduction (sleep
-	// sets): every schedule within the bound is run, equivalent ones too.
+	// NoReduction turns off Exhaustive's partial-order reduction (dynamic
+	// partial-order reduction with sleep sets, dpor.go): every schedule
+	// within the bound is run, equivalent ones too.
 	NoReduction bool
 	// AllowOverrun lets CQs overrun: no Overrun failure.
 	AllowOverrun bool
@@ -55,7 +56,14 @@ type Options struct {
 	Name string
 
 	budget int // the fault budget fill computed: -1 for no bound
+	// sleepSetsOnly reduces Exhaustive with sleep sets alone, as it did
+	// before DPOR: for measurements and the soundness test.
+	sleepSetsOnly bool
 }
+
+// Unbounded, as Options.Preemptions, lets Exhaustive preempt as often as
+// it likes: the search covers every schedule (up to equivalence).
+const Unbounded = 1 << 20
 
 func (o Options) fill() Options {
 	if o.Schedules <= 0 {
@@ -159,6 +167,9 @@ func Explore(world func(*World), opts Options) Result {
 		}
 	}
 	if _, ok := st.(*dfs); ok && st.next(o.Schedules) == nil {
+		res.Complete = true
+	}
+	if s, ok := st.(*dpor); ok && s.over {
 		res.Complete = true
 	}
 	return res

@@ -1,24 +1,42 @@
 package explore
 
-import (
-	"github.com/verbsim/verbsim/sim"
-)
+import "github.com/verbsim/verbsim/sim"
 
-// outcomes runs every schedule of the exhaustive search of world (not
-// stopping at failures) and returns the set of outcomes: the kind and
-// message of every failure, "pass" for a schedule that passed. A pruned
-// schedule has no outcome.
-func outcomes(world func(*World), bound int, reduce bool) (set map[string]bool, runs, pruned int) {
+// independentCQs: two producers each feed a CQ on a channel of its own,
+// two consumers each run the recipe on one: most steps commute.
+func independentCQs(w *World) {
+	f, _ := w.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "a"}}})
+	ctx, _ := f.Devices()[0].Open()
+	for range 2 {
+		recipePair(w, ctx, 2)
+	}
+}
+
+// IndependentCQs exports independentCQs.
+var IndependentCQs = independentCQs
+
+// OutcomesOf runs every schedule of the exhaustive search of world with
+// the given reduction ("none", "sleep", "dpor"), not stopping at failures,
+// and returns the set of outcomes and the schedules run.
+func OutcomesOf(world func(*World), bound int, reduction string) (set map[string]bool, runs, pruned int) {
 	set = map[string]bool{}
-	o := Options{Strategy: Exhaustive}.fill() // one packet fault at most
-	s := &dfs{bound: bound, reduce: reduce}
+	o := Options{Strategy: Exhaustive}.fill()
+	var st strategy
+	switch reduction {
+	case "none":
+		st = &dfs{bound: bound}
+	case "sleep":
+		st = &dfs{bound: bound, reduce: true}
+	default:
+		st = newDPOR(bound)
+	}
 	for i := 0; i < 1<<20; i++ {
-		p := s.next(i)
+		p := st.next(i)
 		if p == nil {
 			break
 		}
 		r := runOnce(world, p, o.MaxSteps, false, &o)
-		s.done(r)
+		st.done(r)
 		runs++
 		switch {
 		case r.pruned:
@@ -31,19 +49,3 @@ func outcomes(world func(*World), bound int, reduce bool) (set map[string]bool, 
 	}
 	return set, runs, pruned
 }
-
-// independentCQs: two producers each feed a CQ on a channel of its own,
-// two consumers each run the recipe on one: most steps commute.
-func independentCQs(w *World) {
-	f, _ := w.NewFabric(sim.Config{Devices: []sim.DeviceConfig{{Name: "a"}}})
-	ctx, _ := f.Devices()[0].Open()
-	for range 2 {
-		recipePair(w, ctx, 2)
-	}
-}
-
-// Outcomes exports outcomes to the tests of package explore_test.
-var Outcomes = outcomes
-
-// IndependentCQs exports independentCQs.
-var IndependentCQs = independentCQs

@@ -9,39 +9,51 @@ import (
 	"github.com/verbsim/verbsim/explore/patterns"
 )
 
-// TestSleepSetsSound: with and without sleep sets the exhaustive search
-// reaches the same set of outcomes (every failure message, and passing),
-// on worlds with failures and races of several kinds; the reduced search
-// runs fewer schedules where steps commute.
-func TestSleepSetsSound(t *testing.T) {
-	worlds := map[string]func(*explore.World){"independent-cqs": explore.IndependentCQs}
+// TestReductionSound: the exhaustive search reaches the same set of
+// outcomes (every failure's kind and message, and passing) with no
+// reduction, with sleep sets alone and with DPOR, on every pattern of the
+// catalogue and on worlds of independent CQs and RC streams, at bounds 1
+// and 2 and, where the unreduced search ends in reasonable time,
+// unbounded; and the reduced searches run no more schedules than the
+// unreduced one.
+func TestReductionSound(t *testing.T) {
+	worlds := map[string]func(*explore.World){
+		"independent-cqs": explore.IndependentCQs,
+		"rc-stream-1":     patterns.RCStream(1),
+		"rc-stream-2":     patterns.RCStream(2),
+	}
 	for _, p := range patterns.All() {
 		worlds[p.Name] = p.World
 	}
-	bounds := []int{1, 2, 1000}
-	if testing.Short() {
-		bounds = []int{1}
-	}
-	for name, w := range worlds {
-		bounds := bounds
-		if testing.Short() && name == "ucx-ack-last-cq" {
-			// A few seconds: the world whose unbounded search showed that
-			// footprints kept across schedules named objects by handle.
-			bounds = []int{1, 1000}
+	// Over a million schedules unreduced without a bound: the search
+	// would stop at its cap and compare two partial searches.
+	huge := map[string]bool{"independent-cqs": true, "cq-too-small": true, "ud-expects-every-packet": true, "rc-stream-2": true}
+	for _, name := range slices.Sorted(maps.Keys(worlds)) {
+		w := worlds[name]
+		bounds := []int{1, 2, explore.Unbounded}
+		switch {
+		case testing.Short() && name != "ucx-ack-last-cq":
+			bounds = []int{1}
+		case testing.Short():
+			// The world whose unbounded search showed that footprints kept
+			// across schedules named objects by handle.
+			bounds = []int{1, explore.Unbounded}
 		}
 		for _, b := range bounds {
-			if (name == "independent-cqs" || name == "cq-too-small" || name == "ud-expects-every-packet") && b > 2 {
-				// Over a million schedules unreduced: the search stops at
-				// Outcomes' cap, so it would compare two partial searches
-				// and take most of a minute (minutes under -race).
+			if b == explore.Unbounded && huge[name] {
 				continue
 			}
-			full, n, _ := explore.Outcomes(w, b, false)
-			red, m, pruned := explore.Outcomes(w, b, true)
-			if !maps.Equal(full, red) {
-				t.Errorf("%s, bound %d: outcomes differ:\nfull %q\nreduced %q", name, b, slices.Sorted(maps.Keys(full)), slices.Sorted(maps.Keys(red)))
+			full, n, _ := explore.OutcomesOf(w, b, "none")
+			sleep, m, _ := explore.OutcomesOf(w, b, "sleep")
+			dpor, k, pruned := explore.OutcomesOf(w, b, "dpor")
+			if !maps.Equal(full, sleep) || !maps.Equal(full, dpor) {
+				t.Errorf("%s, bound %d: outcomes differ:\nunreduced %q\nsleep sets %q\nDPOR %q", name, b,
+					slices.Sorted(maps.Keys(full)), slices.Sorted(maps.Keys(sleep)), slices.Sorted(maps.Keys(dpor)))
 			}
-			t.Logf("%s, bound %d: %d schedules, %d with sleep sets (%d pruned), %d outcome(s)", name, b, n, m, pruned, len(full))
+			if m > n || k > n {
+				t.Errorf("%s, bound %d: unreduced %d schedules, sleep sets %d, DPOR %d", name, b, n, m, k)
+			}
+			t.Logf("%s, bound %d: %d schedules unreduced, %d with sleep sets, %d with DPOR (%d pruned); %d outcome(s)", name, b, n, m, k, pruned, len(full))
 		}
 	}
 }

@@ -62,7 +62,13 @@ func newStrategy(o *Options) strategy {
 	case PCT:
 		return &pctStrategy{seed: o.Seed, depth: o.Depth, k: 20}
 	case Exhaustive:
-		return &dfs{bound: o.Preemptions, reduce: !o.NoReduction}
+		switch {
+		case o.NoReduction:
+			return &dfs{bound: o.Preemptions}
+		case o.sleepSetsOnly:
+			return &dfs{bound: o.Preemptions, reduce: true}
+		}
+		return newDPOR(o.Preemptions)
 	}
 	return &randomStrategy{seed: o.Seed}
 }
