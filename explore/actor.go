@@ -123,9 +123,9 @@ func mixString(h uint64, s string) uint64 {
 }
 
 // setupHash describes the world as its function left it: the objects it
-// created and the goroutines it started, by name.
+// created and the goroutines it started, by name, and the verbs it called.
 func (r *runner) setupHash() uint64 {
-	h := uint64(14695981039346656037)
+	h := mix(14695981039346656037, r.setupVerbs)
 	for _, o := range r.objs {
 		if t, ok := o.(domain.Object); ok {
 			h = mixString(h, t.TraceName())

@@ -1,14 +1,7 @@
 package explore
 
 import (
-	"bytes"
-	"compress/flate"
-	"encoding/base64"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"testing"
 )
 
@@ -153,14 +146,14 @@ func Explore(world func(*World), opts Options) Result {
 			if !o.NoShrink {
 				choices, size, runs = shrink(world, r, &o)
 			}
-			tok := encodeToken(token{strategy: o.Strategy, seed: o.Seed, schedule: uint64(i), maxSteps: uint64(o.MaxSteps),
-				allow: o.AllowUnconsumed, name: o.Name, budget: o.budget, choices: choices})
-			f, err := replay(world, tok)
+			tk := token{strategy: o.Strategy, seed: o.Seed, schedule: uint64(i), maxSteps: uint64(o.MaxSteps),
+				allow: o.AllowUnconsumed, name: o.Name, budget: o.budget, choices: choices}
+			f, err := replayToken(world, &tk, false)
 			if err != nil { // the world is not deterministic: report what the first run saw
 				f = r.failure
 				f.Timeline = "(no timeline: " + err.Error() + ")"
 			}
-			f.Schedule, f.Token = i+1, tok
+			f.Schedule, f.Token = i+1, encodeToken(tk)
 			f.Size, f.Unshrunk, f.ShrinkRuns = size, unshrunk, runs
 			res.Failure = f
 			return res
@@ -209,140 +202,10 @@ func Replay(t testing.TB, world func(*World), token string) *Failure {
 
 // RunToken runs the schedule of token once and returns its failure with
 // the timeline (nil when it passes), or an error when the token is
-// malformed or the world does not follow it.
+// malformed, was recorded on another world (the token carries the
+// world's identity: what its function set up, and the steps of the
+// schedule), or the world does not follow it.
 func RunToken(world func(*World), tok string) (*Failure, error) {
 	return replay(world, tok)
 }
 
-func replay(world func(*World), tok string) (*Failure, error) {
-	tk, err := decodeToken(tok)
-	if err != nil {
-		return nil, err
-	}
-	o := Options{MaxSteps: int(tk.maxSteps), AllowUnconsumed: tk.allow}.fill()
-	o.budget = tk.budget
-	p := &replayPicker{choices: tk.choices}
-	r := runOnce(world, p, o.MaxSteps, true, &o)
-	if p.diverged || p.n != len(tk.choices) {
-		return nil, errors.New("explore: the world did not follow the token's schedule (a different world, or one that is not deterministic)")
-	}
-	if r.failure == nil {
-		return nil, nil
-	}
-	f := *r.failure
-	f.Size = sizeOf(r)
-	f.Unshrunk = f.Size
-	f.Schedule = int(tk.schedule) + 1
-	f.Token = tok
-	f.Timeline = r.timeline.String()
-	return &f, nil
-}
-
-// token is what a replay token carries.
-type token struct {
-	strategy Strategy
-	seed     uint64
-	schedule uint64
-	maxSteps uint64
-	allow    bool
-	name     string
-	budget   int // the fault budget (Options.MaxFaults): -1 for no bound
-	choices  []int
-}
-
-// TokenName returns the world's name a replay token carries (Options.Name;
-// "" when none was set).
-func TokenName(tok string) (string, error) {
-	t, err := decodeToken(tok)
-	return t.name, err
-}
-
-const tokenPrefix = "vx1."
-
-// encodeToken packs t as varints, deflates them and writes them in
-// URL-safe base64 behind a version prefix.
-func encodeToken(t token) string {
-	var raw []byte
-	flags := uint64(t.strategy)
-	if t.allow {
-		flags |= 0x80
-	}
-	if t.name != "" {
-		flags |= 0x40
-	}
-	if t.budget >= 0 {
-		flags |= 0x20
-	}
-	for _, v := range []uint64{flags, t.seed, t.schedule, t.maxSteps, uint64(len(t.choices))} {
-		raw = binary.AppendUvarint(raw, v)
-	}
-	if t.name != "" {
-		raw = binary.AppendUvarint(raw, uint64(len(t.name)))
-		raw = append(raw, t.name...)
-	}
-	if t.budget >= 0 {
-		raw = binary.AppendUvarint(raw, uint64(t.budget))
-	}
-	for _, c := range t.choices {
-		raw = binary.AppendUvarint(raw, uint64(c))
-	}
-	var b bytes.Buffer
-	zw, _ := flate.NewWriter(&b, flate.BestCompression)
-	zw.Write(raw)
-	zw.Close()
-	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b.Bytes())
-}
-
-func decodeToken(s string) (token, error) {
-	var t token
-	bad := func(why string) (token, error) { return token{}, fmt.Errorf("explore: bad replay token: %s", why) }
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, tokenPrefix) {
-		return bad("it does not start with " + tokenPrefix)
-	}
-	z, err := base64.RawURLEncoding.DecodeString(s[len(tokenPrefix):])
-	if err != nil {
-		return bad(err.Error())
-	}
-	raw, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(z)), 1<<24))
-	if err != nil {
-		return bad(err.Error())
-	}
-	rd := bytes.NewReader(raw)
-	var v [5]uint64
-	for i := range v {
-		if v[i], err = binary.ReadUvarint(rd); err != nil {
-			return bad("truncated")
-		}
-	}
-	t.strategy, t.allow, t.seed, t.schedule, t.maxSteps = Strategy(v[0]&0x1f), v[0]&0x80 != 0, v[1], v[2], v[3]
-	if v[4] > uint64(len(raw)) {
-		return bad("truncated")
-	}
-	if v[0]&0x40 != 0 {
-		n, err := binary.ReadUvarint(rd)
-		if err != nil || n > uint64(rd.Len()) {
-			return bad("truncated")
-		}
-		name := make([]byte, n)
-		rd.Read(name)
-		t.name = string(name)
-	}
-	t.budget = -1 // a token made before fault draws were choice points: none were drawn
-	if v[0]&0x20 != 0 {
-		b, err := binary.ReadUvarint(rd)
-		if err != nil || b > 1<<20 {
-			return bad("truncated")
-		}
-		t.budget = int(b)
-	}
-	t.choices = make([]int, v[4])
-	for i := range t.choices {
-		c, err := binary.ReadUvarint(rd)
-		if err != nil || c > 1<<20 {
-			return bad("truncated")
-		}
-		t.choices[i] = int(c)
-	}
-	return t, nil
-}

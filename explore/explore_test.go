@@ -240,3 +240,32 @@ func TestShrink(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenOfAnotherWorld: RunToken refuses a token recorded on another
+// world, whether the other world set up other things or only runs other
+// code in the same goroutines; and a token of the earlier format, which
+// carries no identity.
+func TestTokenOfAnotherWorld(t *testing.T) {
+	f := explore.Explore(patterns.DrainThenArm(3), explore.Options{Strategy: explore.PCT, Seed: 1}).Failure
+	if f == nil {
+		t.Fatal("drain-then-arm: nothing found")
+	}
+	for name, other := range map[string]func(*explore.World){
+		"recipe (armed in setup)":                patterns.Recipe(3),
+		"one-poll-per-event (the same setup)":    patterns.OnePollPerEvent(3),
+		"drain-then-arm with 4 completions":      patterns.DrainThenArm(4),
+		"never-acked (another goroutine's code)": patterns.NeverAcked(3),
+	} {
+		if g, err := explore.RunToken(other, f.Token); err == nil {
+			t.Errorf("%s: the token of drain-then-arm replayed: %v", name, g)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+	if g, err := explore.RunToken(patterns.DrainThenArm(3), f.Token); err != nil || g == nil || g.Message != f.Message {
+		t.Errorf("its own world: %v, %v", g, err)
+	}
+	if _, err := explore.RunToken(patterns.DrainThenArm(3), "vx1.Y2BkYGBk"); err == nil || !strings.Contains(err.Error(), "earlier") {
+		t.Errorf("a vx1 token: %v", err)
+	}
+}

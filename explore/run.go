@@ -69,6 +69,7 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 	}()
 	w := &World{r: r}
 	setupDone := make(chan struct{})
+	r.inSetup = true
 	go func() { // the world function, in a goroutine of its own so that Fatalf ends only it
 		defer close(setupDone)
 		id := goid()
@@ -84,6 +85,7 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 		world(w)
 	}()
 	r.waitSetup(setupDone)
+	r.inSetup = false
 	r.path = r.setupHash()
 	if r.timeline != nil {
 		r.note("setup", "the world function")

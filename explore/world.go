@@ -342,8 +342,12 @@ type runner struct {
 	evCreator map[uint64]int   // the step that created each event, by Seq
 	keyN      map[uint64]int   // events seen per key, for their actors
 	pending   []stepInfo       // the steps still enabled when the schedule stopped
-	// path hashes the steps taken, for the world identity of a token.
-	path uint64
+	// path hashes the steps taken, for the world identity of a token;
+	// setupVerbs the verbs the world function called (inSetup: while it
+	// runs).
+	path       uint64
+	setupVerbs uint64
+	inSetup    bool
 }
 
 // holder returns the goid of the goroutine holding the turn, 0 when the
@@ -427,6 +431,9 @@ func (r *runner) Yield(op domain.Op) {
 		r.exitIfLost()
 	}
 	if g == nil { // the controller's own calls: the world function, Step, views
+		if r.inSetup {
+			r.setupVerbs = mixString(r.setupVerbs, op.Verb)
+		}
 		return
 	}
 	if g.kill {
