@@ -208,4 +208,3 @@ func Replay(t testing.TB, world func(*World), token string) *Failure {
 func RunToken(world func(*World), tok string) (*Failure, error) {
 	return replay(world, tok)
 }
-

@@ -15,7 +15,7 @@ func TestExploreFindsAndReplays(t *testing.T) {
 	if code := run([]string{"explore", "drain-then-arm"}, &out, &errb); code != 0 {
 		t.Fatalf("explore: exit %d\n%s%s", code, out.String(), errb.String())
 	}
-	tok := regexp.MustCompile(`-replay (vx1\.\S+)`).FindStringSubmatch(out.String())
+	tok := regexp.MustCompile(`-replay (vx2\.\S+)`).FindStringSubmatch(out.String())
 	if tok == nil || !strings.Contains(out.String(), "lost wake-up") {
 		t.Fatalf("no lost wake-up or token:\n%s", out.String())
 	}
