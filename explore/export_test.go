@@ -1,6 +1,15 @@
 package explore
 
-import "github.com/verbsim/verbsim/sim"
+import (
+	"regexp"
+
+	"github.com/verbsim/verbsim/sim"
+)
+
+// stepNumbers are the step numbers of a failure's message: two schedules
+// equivalent up to the order of independent steps reach the same state
+// and fail the same way, at steps numbered differently.
+var stepNumbers = regexp.MustCompile(`step \d+`)
 
 // independentCQs: two producers each feed a CQ on a channel of its own,
 // two consumers each run the recipe on one: most steps commute.
@@ -17,7 +26,8 @@ var IndependentCQs = independentCQs
 
 // OutcomesOf runs every schedule of the exhaustive search of world with
 // the given reduction ("none", "sleep", "dpor"), not stopping at failures,
-// and returns the set of outcomes and the schedules run.
+// and returns the set of outcomes (each failure's kind and message, its
+// step numbers left out; "pass") and the schedules run.
 func OutcomesOf(world func(*World), bound int, reduction string) (set map[string]bool, runs, pruned int) {
 	set = map[string]bool{}
 	o := Options{Strategy: Exhaustive}.fill()
@@ -42,7 +52,7 @@ func OutcomesOf(world func(*World), bound int, reduction string) (set map[string
 		case r.pruned:
 			pruned++
 		case r.failure != nil:
-			set[r.failure.Kind.String()+": "+r.failure.Message] = true
+			set[r.failure.Kind.String()+": "+stepNumbers.ReplaceAllString(r.failure.Message, "step _")] = true
 		default:
 			set["pass"] = true
 		}

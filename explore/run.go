@@ -158,6 +158,9 @@ func (r *runner) take(a action, n int) {
 	if r.track {
 		r.infos = append(r.infos, r.stepInfo(a))
 	}
+	if g := a.g; g != nil && g.state == gYield {
+		r.noteVerb(g.op, g.name)
+	}
 	r.hashStep(a)
 	verb := ""
 	if r.timeline != nil && !a.clock {
@@ -218,24 +221,44 @@ func (r *runner) quiescent(opts *Options) {
 		if g.state != gBlocked {
 			continue
 		}
-		w := g.waiter
-		desc := fmt.Sprintf("%s blocked: %v", g.name, w)
-		switch h := simhook.HandleOf(w.Obj).(type) {
-		case *sim.CompChannel:
-			cqs, _ := r.cqs()
-			for _, q := range cqs {
-				if q.h.Channel() == h && q.h.Len() > 0 {
-					lost = append(lost, fmt.Sprintf("%s, while %s holds %d completion(s) (arm: %v) and no event is queued for it",
-						desc, q.name, q.h.Len(), q.h.Armed()))
+		if w := g.waiter; w != nil {
+			desc := fmt.Sprintf("%s blocked: %v", g.name, w)
+			if hs := r.holds(g); len(hs) > 0 {
+				desc += ", holding " + strings.Join(hs, " and ")
+			}
+			switch h := simhook.HandleOf(w.Obj).(type) {
+			case *sim.CompChannel:
+				cqs, _ := r.cqs()
+				full := false
+				for _, q := range cqs {
+					if q.h.Channel() == h && q.h.Len() > 0 {
+						full = true
+						lost = append(lost, fmt.Sprintf("%s, while %s holds %d completion(s) and no event is queued for it: %s",
+							desc, r.display(q.h), q.h.Len(), r.lostCause(q.h)))
+					}
+				}
+				if !full {
+					desc += "; " + r.channelCause(h)
+				}
+			case *sim.CQ:
+				if strings.Contains(w.For, "ack") {
+					destroy = append(destroy, desc+"; "+r.ackCause(h))
 				}
 			}
-		}
-		if strings.Contains(w.For, "ack") {
-			destroy = append(destroy, desc+"; "+r.ackState())
+			if strings.Contains(w.For, "ack") && simhook.HandleOf(w.Obj) != nil {
+				if _, ok := simhook.HandleOf(w.Obj).(*sim.CQ); !ok {
+					destroy = append(destroy, desc+"; "+r.ackState())
+				}
+			}
+			if !g.daemon {
+				allDone = false
+				dead = append(dead, desc)
+			}
+			continue
 		}
 		if !g.daemon {
 			allDone = false
-			dead = append(dead, desc)
+			dead = append(dead, r.waitDesc(g))
 		}
 	}
 	if over := r.overruns(); len(over) > 0 && !opts.AllowOverrun {
@@ -248,7 +271,11 @@ func (r *runner) quiescent(opts *Options) {
 	case len(destroy) > 0:
 		r.fail(DestroyBlocked, strings.Join(destroy, "; "))
 	case len(dead) > 0:
-		r.fail(Deadlock, strings.Join(dead, "; ")+r.othersWait())
+		msg := strings.Join(dead, "; ")
+		if c := r.cycle(); c != "" {
+			msg += "; a cycle: " + c
+		}
+		r.fail(Deadlock, msg)
 	}
 	if r.failure != nil {
 		return
@@ -270,7 +297,7 @@ func (r *runner) quiescent(opts *Options) {
 	var left []string
 	for _, q := range cqs {
 		if n := q.h.Len(); n > 0 {
-			left = append(left, fmt.Sprintf("%s holds %d completion(s)", q.name, n))
+			left = append(left, fmt.Sprintf("%s holds %d completion(s)", r.display(q.h), n))
 		}
 	}
 	if len(left) > 0 {
@@ -310,24 +337,6 @@ func (r *runner) uncompleted() []string {
 		}
 	}
 	return out
-}
-
-// othersWait lists every waiter of the domain, for a deadlock's message.
-func (r *runner) othersWait() string {
-	if r.d == nil {
-		return ""
-	}
-	r.d.Lock()
-	ws := r.d.Waiters()
-	r.d.Unlock()
-	var parts []string
-	for _, w := range ws {
-		parts = append(parts, w.String())
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (every waiter of the domain: " + strings.Join(parts, "; ") + ")"
 }
 
 // ackState describes the events read and acked on every CQ that has some

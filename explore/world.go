@@ -318,6 +318,10 @@ type runner struct {
 	// object kept from it binds to the next one.
 	syncs []*syncObj
 	ended atomic.Bool
+	// hist is the history of the world's CQs, labels the names the world
+	// gave its objects (cause.go).
+	hist   map[*sim.CQ]*cqHist
+	labels map[any]string
 	// Look-ups of footprint.go.
 	objIdx  map[any]int
 	qpByNum map[qpKey]*sim.QP
@@ -433,6 +437,7 @@ func (r *runner) Yield(op domain.Op) {
 	if g == nil { // the controller's own calls: the world function, Step, views
 		if r.inSetup {
 			r.setupVerbs = mixString(r.setupVerbs, op.Verb)
+			r.noteVerb(op, "the world function")
 		}
 		return
 	}
