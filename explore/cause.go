@@ -169,7 +169,7 @@ func (r *runner) channelCause(ch *sim.CompChannel) string {
 	case len(live) == 0:
 		return "no CQ uses " + r.display(ch) + ": no event can ever be queued on it, and ibv_get_cq_event sleeps until one is (CHAN-03, CQ-05)"
 	}
-	return "every CQ on " + r.display(ch) + " (" + strings.Join(live, ", ") + ") is empty and nothing is left that adds a completion: no goroutine runs and no engine event is pending"
+	return "every CQ on " + r.display(ch) + " (" + strings.Join(live, ", ") + ") is empty and no engine event is pending: a completion could only come from a goroutine, and none can move"
 }
 
 // ackCause says why q's destroy waits: events read and never

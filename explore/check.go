@@ -3,19 +3,27 @@ package explore
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // Options configure an exploration.
 type Options struct {
-	// Strategy picks at each choice point: Random (the default), PCT or
-	// Exhaustive.
+	// Strategy picks at each choice point: Auto (the default: exhaustive
+	// search deepened one preemption at a time, with PCT and the random
+	// walk between, within the budget), Random, PCT or Exhaustive.
 	Strategy Strategy
 	// Seed seeds Random and PCT; the same seed explores the same
 	// schedules.
 	Seed uint64
-	// Schedules bounds the schedules run (default 200). Exhaustive stops
-	// there too, and its Result then says it was not complete.
+	// Schedules bounds the schedules run: the budget (default 10,000 for
+	// Auto, 200 for the others). Exhaustive stops there too, and its
+	// Result then says it was not complete.
 	Schedules int
+	// Time, if set, bounds the wall time of the exploration too: it stops
+	// after the first schedule that ends past it (Result.TimedOut). The
+	// command line sets it; a test should not, since how far a search
+	// gets in a given time depends on the machine.
+	Time time.Duration
 	// Depth is PCT's bug depth d: the number of ordering constraints the
 	// bug needs (default 2).
 	Depth int
@@ -48,10 +56,19 @@ type Options struct {
 	// token belongs to: verbsim explore names its built-in patterns.
 	Name string
 
-	budget int // the fault budget fill computed: -1 for no bound
+	budget int       // the fault budget fill computed: -1 for no bound
+	start  time.Time // when the exploration began, with Time
 	// sleepSetsOnly reduces Exhaustive with sleep sets alone, as it did
 	// before DPOR: for measurements and the soundness test.
 	sleepSetsOnly bool
+}
+
+// deadline is when the exploration must stop (zero: no Time).
+func (o *Options) deadline() time.Time {
+	if o.Time <= 0 {
+		return time.Time{}
+	}
+	return o.start.Add(o.Time)
 }
 
 // Unbounded, as Options.Preemptions, lets Exhaustive preempt as often as
@@ -61,13 +78,22 @@ const Unbounded = 1 << 20
 func (o Options) fill() Options {
 	if o.Schedules <= 0 {
 		o.Schedules = 200
+		if o.Strategy == Auto {
+			o.Schedules = 10000
+		}
+	}
+	if o.Time > 0 && o.start.IsZero() {
+		o.start = time.Now()
 	}
 	if o.Depth <= 0 {
 		o.Depth = 2
 	}
-	if o.Preemptions == 0 {
+	switch {
+	case o.Preemptions == 0 && o.Strategy == Auto:
+		o.Preemptions = Unbounded // Auto deepens as far as the budget goes
+	case o.Preemptions == 0:
 		o.Preemptions = 2
-	} else if o.Preemptions < 0 {
+	case o.Preemptions < 0:
 		o.Preemptions = 0
 	}
 	if o.MaxSteps <= 0 {
@@ -96,8 +122,17 @@ type Result struct {
 	// run.
 	Pruned int
 	// Complete reports that Exhaustive ran every schedule within its
-	// bound: Schedules is then the number of distinct schedules.
+	// bound: Schedules is then the number of distinct schedules. For
+	// Auto it reports that the search covered every schedule there is
+	// (up to equivalence), whatever the bound.
 	Complete bool
+	// Bound is, for Auto, the largest preemption bound up to which the
+	// exhaustive search completed (-1: not even 0); Coverage says in
+	// words what the exploration covered.
+	Bound    int
+	Coverage string
+	// TimedOut reports that Options.Time ended the exploration.
+	TimedOut bool
 	// Failure is the first failing schedule, nil when every one passed.
 	Failure *Failure
 }
@@ -110,6 +145,9 @@ func (r Result) String() string {
 	}
 	if r.Complete {
 		s += ", complete"
+	}
+	if r.Coverage != "" {
+		s += " [" + r.Coverage + "]"
 	}
 	if r.Failure != nil {
 		s += fmt.Sprintf("; %v found in schedule %d", r.Failure.Kind, r.Failure.Schedule)
@@ -125,15 +163,31 @@ func (r Result) String() string {
 // once more, with the fabric tracing, to write it).
 func Explore(world func(*World), opts Options) Result {
 	o := opts.fill()
-	st := newStrategy(&o)
+	if o.Strategy == Auto {
+		return exploreAuto(world, &o)
+	}
 	res := Result{Strategy: o.Strategy}
-	for i := 0; i < o.Schedules; i++ {
+	st := newStrategy(&o)
+	res.Complete = runStrategy(world, &o, st, o.Schedules, &res)
+	return res
+}
+
+// runStrategy runs up to n schedules of st, adding them to res, and
+// reports whether st ran out of schedules (an exhaustive search that is
+// complete). A failure ends it: shrunk, replayed with its timeline, in
+// res.Failure.
+func runStrategy(world func(*World), o *Options, st strategy, n int, res *Result) bool {
+	deadline := o.deadline()
+	for i := 0; i < n; i++ {
+		if !deadline.IsZero() && i > 0 && time.Now().After(deadline) {
+			res.TimedOut = true
+			return false
+		}
 		p := st.next(i)
 		if p == nil {
-			res.Complete = true
-			return res
+			return true
 		}
-		r := runOnce(world, p, o.MaxSteps, false, &o)
+		r := runOnce(world, p, o.MaxSteps, false, o)
 		res.Schedules++
 		res.Steps += r.steps
 		if r.pruned {
@@ -141,31 +195,40 @@ func Explore(world func(*World), opts Options) Result {
 		}
 		st.done(r)
 		if r.failure != nil {
-			choices, size, runs := r.choices, sizeOf(r), 0
-			unshrunk := size
-			if !o.NoShrink {
-				choices, size, runs = shrink(world, r, &o)
-			}
-			tk := token{strategy: o.Strategy, seed: o.Seed, schedule: uint64(i), maxSteps: uint64(o.MaxSteps),
-				allow: o.AllowUnconsumed, name: o.Name, budget: o.budget, choices: choices}
-			f, err := replayToken(world, &tk, false)
-			if err != nil { // the world is not deterministic: report what the first run saw
-				f = r.failure
-				f.Timeline = "(no timeline: " + err.Error() + ")"
-			}
-			f.Schedule, f.Token = i+1, encodeToken(tk)
-			f.Size, f.Unshrunk, f.ShrinkRuns = size, unshrunk, runs
-			res.Failure = f
-			return res
+			res.Failure = report(world, o, r, res.Schedules)
+			return false
 		}
 	}
-	if _, ok := st.(*dfs); ok && st.next(o.Schedules) == nil {
-		res.Complete = true
+	return st.next(n) == nil && isExhaustive(st)
+}
+
+func isExhaustive(st strategy) bool {
+	switch st.(type) {
+	case *dfs, *dpor:
+		return true
 	}
-	if s, ok := st.(*dpor); ok && s.over {
-		res.Complete = true
+	return false
+}
+
+// report turns r, a failed run and the schedule-th of the exploration,
+// into the failure Explore returns: shrunk (unless NoShrink), with its
+// token, replayed once more to write its timeline.
+func report(world func(*World), o *Options, r *runner, schedule int) *Failure {
+	choices, size, runs := r.choices, sizeOf(r), 0
+	unshrunk := size
+	if !o.NoShrink {
+		choices, size, runs = shrink(world, r, o)
 	}
-	return res
+	tk := token{strategy: o.Strategy, seed: o.Seed, schedule: uint64(schedule - 1), maxSteps: uint64(o.MaxSteps),
+		allow: o.AllowUnconsumed, name: o.Name, budget: o.budget, choices: choices}
+	f, err := replayToken(world, &tk, false)
+	if err != nil { // the world is not deterministic: report what the first run saw
+		f = r.failure
+		f.Timeline = "(no timeline: " + err.Error() + ")"
+	}
+	f.Schedule, f.Token = schedule, encodeToken(tk)
+	f.Size, f.Unshrunk, f.ShrinkRuns = size, unshrunk, runs
+	return f
 }
 
 // Check explores world with opts inside a test: a failure fails t with its

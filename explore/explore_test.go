@@ -211,20 +211,29 @@ func TestExhaustive(t *testing.T) {
 
 // TestShrink: every buggy pattern's failure is shrunk to a schedule no
 // larger than the one the strategy found, with the same kind, and its
-// token replays that shrunk schedule exactly.
+// token replays that shrunk schedule exactly. (A bug deeper than PCT's
+// depth 2 is found by Auto.)
 func TestShrink(t *testing.T) {
 	for _, p := range patterns.All() {
 		if p.Want == 0 {
 			continue
 		}
-		for _, s := range []explore.Strategy{explore.Random, explore.PCT} {
-			res := explore.Explore(p.World, explore.Options{Strategy: s, Seed: 5, Schedules: 300})
+		strategies := []explore.Strategy{explore.Random, explore.PCT}
+		if p.Deep > 2 {
+			strategies = []explore.Strategy{explore.Auto}
+		}
+		for _, s := range strategies {
+			budget := 300
+			if s == explore.Auto {
+				budget = 0
+			}
+			res := explore.Explore(p.World, explore.Options{Strategy: s, Seed: 5, Schedules: budget})
 			f := res.Failure
 			if f == nil {
 				t.Errorf("%s %v: nothing found", p.Name, s)
 				continue
 			}
-			raw := explore.Explore(p.World, explore.Options{Strategy: s, Seed: 5, Schedules: 300, NoShrink: true}).Failure
+			raw := explore.Explore(p.World, explore.Options{Strategy: s, Seed: 5, Schedules: budget, NoShrink: true}).Failure
 			if raw == nil || raw.Kind != f.Kind || raw.Size != f.Unshrunk || raw.Size != raw.Unshrunk {
 				t.Errorf("%s %v: unshrunk %+v, shrunk failure says %+v", p.Name, s, raw, f.Unshrunk)
 			}

@@ -10,9 +10,18 @@ type Strategy uint8
 
 // The strategies.
 const (
+	// Auto, the default, looks for deep bugs within a budget of schedules
+	// (Options.Schedules) without being told how deep: it runs the
+	// exhaustive search with 0 preemptions, then 1, 2, ... (each bound a
+	// complete search of its own when the budget allows, with DPOR), and
+	// between two bounds PCT with a depth one more than the bound and the
+	// random walk; once a bound is not finished it spends the rest on PCT
+	// at growing depths and the random walk. Result.Coverage says what
+	// was covered: "complete up to 2 preemptions; 3 not finished".
+	Auto Strategy = iota
 	// Random is a seeded random walk: at every choice point one of the
 	// enabled goroutines and engine events, uniformly.
-	Random Strategy = iota
+	Random
 	// PCT is probabilistic concurrency testing (Burckhardt, Kothari,
 	// Musuvathi, Nagarakatte, ASPLOS 2010): every goroutine (and the
 	// engine) gets a random priority, the highest enabled one runs, and at
@@ -28,7 +37,7 @@ const (
 	replayStrategy
 )
 
-var strategyNames = [...]string{"random", "pct", "exhaustive", "replay"}
+var strategyNames = [...]string{"auto", "random", "pct", "exhaustive", "replay"}
 
 // String names the strategy as the command line spells it.
 func (s Strategy) String() string {
@@ -38,14 +47,15 @@ func (s Strategy) String() string {
 	return fmt.Sprintf("Strategy(%d)", uint8(s))
 }
 
-// ParseStrategy reads a strategy's name ("random", "pct", "exhaustive").
+// ParseStrategy reads a strategy's name ("auto", "random", "pct",
+// "exhaustive").
 func ParseStrategy(s string) (Strategy, error) {
 	for i, n := range strategyNames[:replayStrategy] {
 		if n == s {
 			return Strategy(i), nil
 		}
 	}
-	return 0, fmt.Errorf("explore: unknown strategy %q (random, pct, exhaustive)", s)
+	return 0, fmt.Errorf("explore: unknown strategy %q (auto, random, pct, exhaustive)", s)
 }
 
 // strategy hands out the picker of each schedule in turn.

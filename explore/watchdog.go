@@ -171,7 +171,14 @@ func parked(stacks []byte, id uint64) (what, where string) {
 		if j := strings.LastIndex(file, "/"); j >= 0 {
 			file = file[j+1:]
 		}
-		return what, fmt.Sprintf(" at %s (%s)", file, strings.TrimSpace(fn))
+		fn = strings.TrimSpace(fn)
+		if j := strings.LastIndex(fn, "("); j > 0 {
+			fn = fn[:j]
+		}
+		if j := strings.LastIndex(fn, "/"); j >= 0 {
+			fn = fn[j+1:]
+		}
+		return what, fmt.Sprintf(" at %s (in %s)", file, fn)
 	}
 	return what, ""
 }

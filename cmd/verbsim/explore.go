@@ -15,11 +15,11 @@ import (
 func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verbsim explore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	strategy := fs.String("strategy", "random", "random, pct or exhaustive")
+	strategy := fs.String("strategy", "auto", "auto, random, pct or exhaustive")
 	seed := fs.Uint64("seed", 1, "seed of random and pct")
-	schedules := fs.Int("schedules", 1000, "schedules to run at most, per pattern")
+	schedules := fs.Int("schedules", 0, "schedules to run at most, per pattern (0: 10000 for auto, 1000 for the others)")
 	depth := fs.Int("depth", 2, "pct's bug depth")
-	preempt := fs.Int("preemptions", 2, "exhaustive's preemption bound (-1: none)")
+	preempt := fs.Int("preemptions", 0, "exhaustive's preemption bound (0: 2; -1: none), auto's highest (0: no limit)")
 	maxFaults := fs.Int("max-faults", 0, "packet faults a schedule may draw when a pattern's fabric has fault probabilities (0: 1 for exhaustive, no bound otherwise; -1: none)")
 	replay := fs.String("replay", "", "run the schedule of a replay token again and print its timeline")
 	list := fs.Bool("list", false, "list the patterns")
@@ -59,8 +59,11 @@ func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verbsim: %v\n", err)
 		return 2
 	}
+	if *schedules <= 0 && st != explore.Auto {
+		*schedules = 1000
+	}
 	if *measure > 0 {
-		return exploreMeasure(*measure, *schedules, stdout)
+		return exploreMeasure(*measure, max(*schedules, 1000), stdout)
 	}
 	chosen := patterns.All()
 	verbose := fs.NArg() > 0
@@ -84,6 +87,8 @@ func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 		switch f := res.Failure; {
 		case p.Want == 0 && f != nil, p.Want != 0 && f != nil && !p.Expected(f.Kind):
 			verdict, status = "UNEXPECTED", 1
+		case p.Want != 0 && f == nil && p.Deep > 2 && st != explore.Auto:
+			verdict = fmt.Sprintf("not found: it needs %d preemptions (-strategy auto)", p.Deep)
 		case p.Want != 0 && f == nil:
 			verdict = "not found"
 			if st != explore.Exhaustive || res.Complete {
