@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/sim"
 )
 
 // Go's own synchronisation inside a world. The explorer cannot see a
@@ -183,15 +184,25 @@ func (r *runner) syncBlock(g *gor, w *syncWait) {
 	}
 }
 
-// Label names a synchronisation object of the world (a *Mutex, *RWMutex,
-// *WaitGroup, *Cond, *Once, *Chan, *Int64, *Bool) in reports and
-// timelines: "mutex state" rather than "mutex#1 (world_test.go:42)". Call
-// it in the world function, before any goroutine uses the object. Any
-// other value is ignored (sim objects take their names from the cq_context
-// or the srq_context a world gives them).
+// Label gives an object of the world a name for reports and timelines: a
+// synchronisation object of this package (a *Mutex, *RWMutex,
+// *WaitGroup, *Cond, *Once, *Chan, *Int64, *Bool: "mutex state" rather
+// than "mutex#1 (world_test.go:42)"), or a sim object (a *sim.CQ,
+// *sim.CompChannel, *sim.QP, *sim.SRQ: "a/cq#1 \"recv\""; a CQ whose
+// cq_context is a string or a fmt.Stringer is named by it without a
+// label). Call it in the world function, before any goroutine uses the
+// object; any other value is ignored.
 func (w *World) Label(obj any, name string) {
 	if l, ok := obj.(labelled); ok {
 		l.syncObject().label = name
+		return
+	}
+	switch obj.(type) {
+	case *sim.CQ, *sim.CompChannel, *sim.QP, *sim.SRQ:
+		if w.r.labels == nil {
+			w.r.labels = map[any]string{}
+		}
+		w.r.labels[obj] = name
 	}
 }
 
