@@ -23,16 +23,16 @@ const (
 
 // qpxWorld is an RC pair whose A QP has the builder for ops.
 type qpxWorld struct {
-	w    *xWorld
-	a, b *xEnd
+	w    *wire
+	a, b *end
 	wb   verbs.WRBuilder
 }
 
 // qpxSetup returns the world, or nil after logging that the device has no
 // extended post API.
-func qpxSetup(t *T, e *Env, ops verbs.QPSendOps) *qpxWorld {
+func qpxSetup(t *tester, e *env, ops verbs.QPSendOps) *qpxWorld {
 	t.Helper()
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	if _, ok := w.a.pd.(verbs.QPExCreator); !ok {
 		t.Logf("not checked: the device has no ibv_create_qp_ex (conformance.QPExCreator)")
 		return nil
@@ -80,8 +80,8 @@ var qpxCases = []Case{
 	{"QPX-05", "misuse of the builder's critical region fails with EINVAL and posts nothing", qpxCriticalRegionMisuse},
 }
 
-func qpxSendOpsFlags(t *T, e *Env) {
-	w := xSetup(t, e)
+func qpxSendOpsFlags(t *tester, e *env) {
+	w := newWire(t, e)
 	c, ok := w.a.pd.(verbs.QPExCreator)
 	if !ok {
 		t.Logf("not checked: the device has no ibv_create_qp_ex (conformance.QPExCreator)")
@@ -89,8 +89,8 @@ func qpxSendOpsFlags(t *T, e *Env) {
 	}
 	cq := w.a.cq(16, nil)
 	o := w.opts()
-	create := func(typ verbs.QPType, mask verbs.QPInitAttrMask, ops verbs.QPSendOps) (QP, error) {
-		q, err := c.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: o.cap},
+	create := func(typ verbs.QPType, mask verbs.QPInitAttrMask, ops verbs.QPSendOps) (verbs.QP, error) {
+		q, err := c.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: o.cap},
 			CompMask: mask, SendOpsFlags: ops})
 		if err == nil {
 			t.Cleanup(func() { c, cancel := graceful(); defer cancel(); _ = q.DestroyContext(c) })
@@ -131,7 +131,7 @@ func qpxSendOpsFlags(t *T, e *Env) {
 	}
 }
 
-func qpxBuilderOutsideSendOps(t *T, e *Env) {
+func qpxBuilderOutsideSendOps(t *tester, e *env) {
 	x := qpxSetup(t, e, verbs.QPExWithSend)
 	if x == nil {
 		return
@@ -155,7 +155,7 @@ func qpxBuilderOutsideSendOps(t *T, e *Env) {
 	x.a.want("the SEND", x.w.await(x.a.scq, 1, "the SEND")[0], 7, verbs.WCSuccess)
 }
 
-func qpxBatchLands(t *T, e *Env) {
+func qpxBatchLands(t *tester, e *env) {
 	x := qpxSetup(t, e, qpxRC)
 	if x == nil {
 		return
@@ -210,7 +210,7 @@ func qpxBatchLands(t *T, e *Env) {
 	}
 }
 
-func qpxBatchAllOrNothing(t *T, e *Env) {
+func qpxBatchAllOrNothing(t *tester, e *env) {
 	x := qpxSetup(t, e, qpxRC)
 	if x == nil {
 		return
@@ -270,7 +270,7 @@ func qpxBatchAllOrNothing(t *T, e *Env) {
 	x.a.want("the good batch", x.w.await(x.a.scq, 1, "the good batch")[0], 5, verbs.WCSuccess)
 }
 
-func qpxCriticalRegionMisuse(t *T, e *Env) {
+func qpxCriticalRegionMisuse(t *tester, e *env) {
 	x := qpxSetup(t, e, qpxRC)
 	if x == nil {
 		return

@@ -1,6 +1,10 @@
 package verbs
 
-import "strings"
+import (
+	"fmt"
+	"reflect"
+	"strings"
+)
 
 // Readings states which reading of each implementation-defined rule a
 // device follows: the rules the catalogue (spec/catalogue.md) marks [IMPL]
@@ -244,4 +248,28 @@ func (r Readings) String() string {
 		return "man-pages"
 	}
 	return strings.Join(s, " ")
+}
+
+// Set turns on each named reading (a field name of Readings), or turns it
+// off when the name has a '-' in front: r.Set("ReregKeepsKeys", "-NoXRC").
+// A name that is no reading is an error naming the readings there are; the
+// names before it are set.
+func (r *Readings) Set(names ...string) error {
+	v := reflect.ValueOf(r).Elem()
+	for _, name := range names {
+		on := true
+		if rest, ok := strings.CutPrefix(name, "-"); ok {
+			name, on = rest, false
+		}
+		f := v.FieldByName(name)
+		if !f.IsValid() || f.Kind() != reflect.Bool || !f.CanSet() {
+			var all []string
+			for _, n := range r.names() {
+				all = append(all, n.name)
+			}
+			return fmt.Errorf("%q is not a reading; the readings are %s, each optionally prefixed with '-'", name, strings.Join(all, ", "))
+		}
+		f.SetBool(on)
+	}
+	return nil
 }
