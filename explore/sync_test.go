@@ -105,9 +105,11 @@ func TestSyncObjects(t *testing.T) {
 			w.Go("reader", func(context.Context) {
 				mu.RLock()
 				mu.RLock() // a second read lock while a writer waits: Go's RWMutex deadlocks here too
+				//lint:ignore SA2001 the nested read lock is the point
 				mu.RUnlock()
 				mu.RUnlock()
 			})
+			//lint:ignore SA2001 the lock is the point: it waits for the readers
 			w.Go("writer", func(context.Context) { mu.Lock(); mu.Unlock() })
 		}, []string{"pass", "deadlock: reader waits in RLock on rwmutex#1 (sync_test.go:__): a writer waits in Lock; writer waits in Lock on rwmutex#1 (sync_test.go:__): read-locked by [reader]"}},
 	}
@@ -176,6 +178,7 @@ func TestUnseenWait(t *testing.T) {
 			w.Go("waiter", func(context.Context) { <-release })
 		},
 		"sync.Mutex": func(w *explore.World) {
+			//lint:ignore SA2001 the lock is the point: it blocks where the explorer cannot see
 			w.Go("locker", func(context.Context) { mu.Lock(); mu.Unlock() })
 		},
 		"the world function": func(w *explore.World) { <-release },

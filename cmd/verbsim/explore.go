@@ -11,10 +11,12 @@ import (
 )
 
 // exploreCmd runs `verbsim explore`: the built-in patterns of
-// explore/patterns under a strategy, or the replay of a token.
-func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
+// explore/patterns, or the threads of scenario files, under a strategy,
+// or the replay of a token.
+func exploreCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verbsim explore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	g.register(fs)
 	strategy := fs.String("strategy", "auto", "auto, random, pct or exhaustive")
 	seed := fs.Uint64("seed", 1, "seed of random and pct")
 	schedules := fs.Int("schedules", 0, "schedules to run at most, per pattern (0: 10000 for auto, 1000 for the others)")
@@ -25,13 +27,16 @@ func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 	list := fs.Bool("list", false, "list the patterns")
 	measure := fs.Int("measure", 0, "measure schedules to the first failure of every pattern and strategy over this many seeds (a markdown table)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim explore [flags] [PATTERN...]\n       verbsim explore -replay TOKEN\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim explore [flags] [PATTERN|FILE.scen...]\n       verbsim explore -replay TOKEN [FILE.scen]\n\n"+
 			"Explores the built-in completion-loop patterns (-list) with the schedule\n"+
 			"explorer (docs/explore.md): each correct one must pass, each buggy one must\n"+
-			"fail the way it is documented to. With no PATTERN it runs them all and\n"+
+			"fail the way it is documented to. With no argument it runs them all and\n"+
 			"prints one line each with the replay token of the failure; naming patterns\n"+
-			"also prints each failure's annotated timeline. -replay runs a token's\n"+
-			"schedule again and prints the same failure and timeline.\n\nFlags:\n")
+			"also prints each failure's annotated timeline. A scenario file with thread\n"+
+			"blocks (docs/scenarios.md) is explored the same way, once per explore step,\n"+
+			"and the exit status is 1 when a schedule fails. -replay runs a token's\n"+
+			"schedule again and prints the same failure and timeline; a token of a\n"+
+			"scenario needs its file.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -52,6 +57,13 @@ func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if *replay != "" {
+		if fs.NArg() > 0 {
+			code, err := replayScenario(*replay, fs.Arg(0), g.profile, stdout)
+			if err != nil {
+				fmt.Fprintf(stderr, "verbsim: %v\n", err)
+			}
+			return code
+		}
 		return exploreReplay(*replay, stdout, stderr)
 	}
 	st, err := explore.ParseStrategy(*strategy)
@@ -67,18 +79,25 @@ func exploreCmd(_ globalFlags, args []string, stdout, stderr io.Writer) int {
 	}
 	chosen := patterns.All()
 	verbose := fs.NArg() > 0
+	status := 0
 	if verbose {
 		chosen = nil
 		for _, name := range fs.Args() {
-			p, ok := patterns.Lookup(name)
-			if !ok {
-				fmt.Fprintf(stderr, "verbsim: no pattern %q (verbsim explore -list)\n", name)
+			if p, ok := patterns.Lookup(name); ok {
+				chosen = append(chosen, p)
+				continue
+			}
+			failed, err := exploreScenario(name, g.profile, explore.Options{Strategy: st, Seed: *seed, Schedules: *schedules,
+				Depth: *depth, Preemptions: *preempt, MaxFaults: *maxFaults}, stdout)
+			if err != nil {
+				fmt.Fprintf(stderr, "verbsim: %v (a built-in pattern: verbsim explore -list)\n", err)
 				return 2
 			}
-			chosen = append(chosen, p)
+			if failed {
+				status = 1
+			}
 		}
 	}
-	status := 0
 	w := nameWidth(chosen)
 	for _, p := range chosen {
 		res := explore.Explore(p.World, explore.Options{Strategy: st, Seed: *seed, Schedules: *schedules,
@@ -119,6 +138,10 @@ func exploreReplay(tok string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	p, ok := patterns.Lookup(name)
+	if !ok && strings.HasSuffix(name, ".scen") {
+		fmt.Fprintf(stderr, "verbsim: the token is of the scenario %s: verbsim explore -replay TOKEN %s\n", name, name)
+		return 2
+	}
 	if !ok {
 		fmt.Fprintf(stderr, "verbsim: the token names no built-in pattern (%q)\n", name)
 		return 2

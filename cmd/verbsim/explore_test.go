@@ -40,3 +40,36 @@ func TestExploreAll(t *testing.T) {
 		}
 	}
 }
+
+// TestExploreScenario: verbsim explore FILE explores the threads of a
+// scenario (the tour's 19-explore-threads: the lost wake-up of its first
+// explore step, and its fix passing), exits 1 because a schedule failed,
+// and -replay TOKEN FILE prints the same timeline; without the file the
+// token says which file it needs.
+func TestExploreScenario(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"explore", "19-explore-threads"}, &out, &errb); code != 1 {
+		t.Fatalf("explore: exit %d, want 1\n%s%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{"lost wake-up found", "NOTIFY-02", "complete [", "no failure"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, out.String())
+		}
+	}
+	tok := regexp.MustCompile(`-replay (vx2\.\S+) 19-explore-threads`).FindStringSubmatch(out.String())
+	if tok == nil {
+		t.Fatalf("no token:\n%s", out.String())
+	}
+	var rep bytes.Buffer
+	if code := run([]string{"explore", "-replay", tok[1], "19-explore-threads"}, &rep, &errb); code != 0 {
+		t.Fatalf("replay: exit %d\n%s%s", code, rep.String(), errb.String())
+	}
+	at := strings.Index(rep.String(), "setup ")
+	if at < 0 || !strings.Contains(out.String(), rep.String()[at:]) {
+		t.Errorf("the replay's timeline differs:\n%s", rep.String())
+	}
+	errb.Reset()
+	if code := run([]string{"explore", "-replay", tok[1]}, &rep, &errb); code != 2 || !strings.Contains(errb.String(), "19-explore-threads.scen") {
+		t.Errorf("replay without the file: exit %d, %s", code, errb.String())
+	}
+}

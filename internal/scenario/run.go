@@ -82,12 +82,14 @@ func Run(s *Script, profile string) (*Result, error) {
 		return nil, fmt.Errorf("unknown profile %q (want %s)", profile, strings.Join(Profiles(), " or "))
 	}
 	in := newInterp(s.Name, p)
+	in.script = s
 	defer in.close()
 	res := &Result{File: s.Name, Profile: profile}
 	prev := map[string]string{}
 	shown := map[string]bool{} // the rules already printed in full
 	for i := range s.Steps {
 		st := &s.Steps[i]
+		in.index = i
 		if err := in.exec(st); err != nil {
 			return res, err
 		}
