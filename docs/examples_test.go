@@ -725,7 +725,7 @@ func Example_profiles() {
 	}
 	// Output:
 	// default (man-pages)
-	// rxe (OverrunDrops OverrunSendIgnored NoCQTimestamps SolicitedBitOnly CurStateTrusted FreeSlotOnRetire SendOpsRXE SRQLimitAtCreate SRQRecvQPPD NoXRC NoDM DeregBoundEINVAL ReregFailKeepsMR ReregKeepsKeys ReregNoTranslation NoODP MWType1NoZeroBased RecvTooSmallRemInvReq InfiniteRetry7 RecvProtQPOp WriteImmRKeyRemAccess LateLocalCheck SendInvErrAcked NoSQE SendWCImm NoQPEvents AlwaysSQDrained)
+	// rxe (OverrunDrops OverrunSendIgnored NoCQTimestamps SolicitedBitOnly CurStateTrusted FreeSlotOnRetire TransportOpLocQPOp SendOpsRXE SRQLimitAtCreate SRQRecvQPPD NoXRC NoDM DeregBoundEINVAL ReregFailKeepsMR ReregKeepsKeys ReregNoTranslation NoODP MWType1NoZeroBased RecvTooSmallRemInvReq InfiniteRetry7 RecvProtQPOp WriteImmRKeyRemAccess LateLocalCheck SendInvErrAcked NoSQE SendWCImm NoQPEvents AlwaysSQDrained NoFlowLabel)
 }
 
 func Example_customProfile() {
