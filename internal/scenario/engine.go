@@ -99,11 +99,9 @@ type interp struct {
 	// prevRing is each CQ's length before the step, to tell a poll that
 	// found completions from one that found none.
 	// mkFabric makes the fabric instead of sim.NewFabric: an explorer's
-	// world (threads.go). script and index are the script run and the
-	// index of the step being run, for the explore step.
+	// world (threads.go). script is the script run, for the explore step.
 	mkFabric func(sim.Config) (*sim.Fabric, error)
 	script   *Script
-	index    int
 	notes    []string // rule IDs the command itself explains
 	lines    []string // what the command returned
 	err      error    // the engine error of the command, if any
@@ -387,10 +385,8 @@ func (in *interp) exec(st *Step) error {
 			d.SetPortState(uint8(a.num("port", 1)), a.has("up")))
 	case "complete":
 		err = in.doComplete(st, a)
-	case "thread", "daemon":
-		in.threadStep(st, a)
-	case "explore":
-		err = in.exploreStep(st, a, in.index)
+	case "thread", "daemon", "explore", "loop", "end", "exit_if", "drain_cq":
+		err = threadHandlers[st.Verb](in, st, a)
 	case "resize_cq", "hold", "release":
 		err = in.doCQ(st, a)
 	default:

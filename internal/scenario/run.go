@@ -89,7 +89,6 @@ func Run(s *Script, profile string) (*Result, error) {
 	shown := map[string]bool{} // the rules already printed in full
 	for i := range s.Steps {
 		st := &s.Steps[i]
-		in.index = i
 		if err := in.exec(st); err != nil {
 			return res, err
 		}

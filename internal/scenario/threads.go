@@ -189,17 +189,13 @@ func (t *thread) do(ctx context.Context, c tcmd) bool {
 	case "exit_if":
 		return uint64(t.polled) >= a.num("polled", 0)
 	case "complete":
-		w := verbs.WC{WRID: a.num("wr_id", 0), Status: statusOf(a.str("status", "success")), Opcode: verbs.WCRecv, ByteLen: 64}
-		switch a.str("opcode", "recv") {
-		case "send":
-			w.Opcode, w.ByteLen = verbs.WCSend, 0
-		case "write":
-			w.Opcode, w.ByteLen = verbs.WCRDMAWrite, 0
-		case "read":
-			w.Opcode = verbs.WCRDMARead
+		// The script's own complete, on the setup's interpreter (this
+		// schedule's; one goroutine moves at a time): what it says is
+		// dropped, an error it meets fails the thread.
+		t.in.lines, t.in.err = nil, nil
+		if err = t.in.doComplete(c.st, a); err == nil {
+			err = t.in.err
 		}
-		completeFields(&w, a)
-		_, err = c.cq.Push(w, a.has("solicited"))
 	case "poll_cq", "drain_cq":
 		buf := make([]verbs.WC, min(a.num("n", 16), 1024))
 		for {
@@ -233,9 +229,25 @@ func (t *thread) do(ctx context.Context, c tcmd) bool {
 	return false
 }
 
+// threadHandlers run the thread commands in a script's run (exec): a
+// thread block says what it is, the explore step explores, and the
+// commands that belong inside a thread (which Parse refuses elsewhere)
+// are an error. Set in init: exploreStep runs the interpreter again.
+var threadHandlers map[string]func(*interp, *Step, *args) error
+
+func init() {
+	inside := func(in *interp, st *Step, _ *args) error {
+		return &scriptError{fmt.Sprintf("%s:%d: %s belongs inside a thread block", in.file, st.Line, st.Verb)}
+	}
+	threadHandlers = map[string]func(*interp, *Step, *args) error{
+		"thread": (*interp).threadStep, "daemon": (*interp).threadStep, "explore": (*interp).exploreStep,
+		"loop": inside, "end": inside, "exit_if": inside, "drain_cq": inside,
+	}
+}
+
 // threadStep is a thread block in a run that does not explore it: it
 // says what it is.
-func (in *interp) threadStep(st *Step, a *args) {
+func (in *interp) threadStep(st *Step, a *args) error {
 	n := 0
 	for _, c := range st.Body {
 		if c.Verb != "end" {
@@ -244,11 +256,18 @@ func (in *interp) threadStep(st *Step, a *args) {
 	}
 	in.say("%s %s: %d command(s), run as a goroutine of the world the explore step explores (or verbsim explore %s)",
 		st.Verb, a.name(), n, filepath.Base(in.file))
+	return nil
 }
 
 // exploreStep runs the explore step st of the script: the threads above
 // it, explored, and what was found.
-func (in *interp) exploreStep(st *Step, a *args, index int) error {
+func (in *interp) exploreStep(st *Step, a *args) error {
+	index := len(in.script.Steps)
+	for i := range in.script.Steps {
+		if &in.script.Steps[i] == st {
+			index = i
+		}
+	}
 	world, err := World(in.script, in.profile.Name, index)
 	if err != nil {
 		return &scriptError{fmt.Sprintf("%s:%d: %v", in.file, st.Line, err)}
