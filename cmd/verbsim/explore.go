@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -90,7 +91,10 @@ func exploreCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 			failed, err := exploreScenario(name, g.profile, explore.Options{Strategy: st, Seed: *seed, Schedules: *schedules,
 				Depth: *depth, Preemptions: *preempt, MaxFaults: *maxFaults}, stdout)
 			if err != nil {
-				fmt.Fprintf(stderr, "verbsim: %v (a built-in pattern: verbsim explore -list)\n", err)
+				if errors.As(err, new(noScenarioError)) {
+					err = fmt.Errorf("%s: no built-in pattern (verbsim explore -list), scenario file or built-in scenario (verbsim list) of that name", name)
+				}
+				fmt.Fprintf(stderr, "verbsim: %v\n", err)
 				return 2
 			}
 			if failed {

@@ -45,7 +45,7 @@ func TestExploreAll(t *testing.T) {
 // scenario (the tour's 19-explore-threads: the lost wake-up of its first
 // explore step, and its fix passing), exits 1 because a schedule failed,
 // and -replay TOKEN FILE prints the same timeline; without the file the
-// token says which file it needs.
+// token says which file it needs; a name that is neither says so.
 func TestExploreScenario(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"explore", "19-explore-threads"}, &out, &errb); code != 1 {
@@ -71,5 +71,9 @@ func TestExploreScenario(t *testing.T) {
 	errb.Reset()
 	if code := run([]string{"explore", "-replay", tok[1]}, &rep, &errb); code != 2 || !strings.Contains(errb.String(), "19-explore-threads.scen") {
 		t.Errorf("replay without the file: exit %d, %s", code, errb.String())
+	}
+	errb.Reset()
+	if code := run([]string{"explore", "no-such-thing"}, &rep, &errb); code != 2 || !strings.Contains(errb.String(), "no built-in pattern (verbsim explore -list), scenario file or built-in scenario") {
+		t.Errorf("an unknown name: exit %d, %s", code, errb.String())
 	}
 }
