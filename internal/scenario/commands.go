@@ -21,6 +21,7 @@ type key struct {
 // command is one entry of the command table.
 type command struct {
 	name     bool           // takes the new object's name as a bare word
+	block    bool           // takes a block's name as a bare word (thread, daemon): it names no object
 	keys     map[string]key // the key=value arguments it accepts
 	flags    []string       // the bare words it accepts
 	oneFlag  []string       // exactly one of these flags must be given
@@ -31,7 +32,7 @@ type command struct {
 
 func (c command) usage(verb string) string {
 	var parts []string
-	if c.name {
+	if c.name || c.block {
 		parts = append(parts, "NAME")
 	}
 	keys := make([]string, 0, len(c.keys))
@@ -170,8 +171,8 @@ var commandTable = map[string]command{
 	"dealloc_pd":  {keys: map[string]key{"pd": {ref: "pd"}}, required: []string{"pd"}, verb: "ibv_dealloc_pd", help: "free a protection domain (EBUSY while anything still uses it)"},
 	"destroy_srq": {keys: map[string]key{"srq": {ref: "srq"}}, required: []string{"srq"}, verb: "ibv_destroy_srq", help: "destroy an SRQ"},
 	// Threads, run by the schedule explorer (threads.go, docs/explore.md).
-	"thread": {name: true, help: "start a block of commands, up to end, that runs as a goroutine of the world the explore step (or verbsim explore FILE) explores; it must finish"},
-	"daemon": {name: true, help: "a thread that may still wait when everything else has finished (a server's loop)"},
+	"thread": {block: true, help: "start a block of commands, up to end, that runs as a goroutine of the world the explore step (or verbsim explore FILE) explores; it must finish"},
+	"daemon": {block: true, help: "a thread that may still wait when everything else has finished (a server's loop)"},
 	"loop":   {help: "in a thread: repeat the commands up to the matching end, until an exit_if ends the thread"},
 	"end":    {help: "end a thread, daemon or loop block"},
 	"exit_if": {keys: map[string]key{"polled": numKey}, required: []string{"polled"},

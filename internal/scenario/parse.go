@@ -206,7 +206,7 @@ func check(verb string, args []Arg) error {
 			switch {
 			case slices.Contains(c.flags, a.Key):
 				have[a.Key] = true
-			case c.name && !named:
+			case (c.name || c.block) && !named:
 				named = true
 			default:
 				return fmt.Errorf("%s: unexpected word %q (%s)", verb, clip(a.Key), c.usage(verb))
@@ -246,6 +246,9 @@ func check(verb string, args []Arg) error {
 				}
 			}
 		}
+	}
+	if c.block && !named {
+		return fmt.Errorf("%s: expected a name for the block (%s)", verb, c.usage(verb))
 	}
 	if c.name && !named {
 		return fmt.Errorf("%s: expected a name for the new object (%s)", verb, c.usage(verb))

@@ -31,6 +31,7 @@ func TestParseErrors(t *testing.T) {
 		{"thread t\n  poll_cq cq=A\n----\nend\n", "x.scen:3: \"----\" inside a thread block"},
 		{"get_cq_event channel=ch wait\n", "x.scen:1: get_cq_event wait blocks"},
 		{"end\n", "x.scen:1: end belongs inside a thread block"},
+		{"thread\n  poll_cq cq=A\nend\n", "x.scen:1: thread: expected a name for the block"},
 		{"drain_cq cq=A\n", "x.scen:1: drain_cq belongs inside a thread block"},
 	} {
 		_, err := Parse("x.scen", []byte(c.src))
