@@ -24,6 +24,7 @@ func exploreCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	depth := fs.Int("depth", 2, "pct's bug depth")
 	preempt := fs.Int("preemptions", 0, "exhaustive's preemption bound (0: 2; -1: none), auto's highest (0: no limit)")
 	maxFaults := fs.Int("max-faults", 0, "packet faults a schedule may draw when a pattern's fabric has fault probabilities (0: 1 for exhaustive, no bound otherwise; -1: none)")
+	budget := fs.Duration("time", 0, "bound each exploration's wall time too (e.g. 2s; 0: none): it stops after the first schedule that ends past it, and says how far it got")
 	replay := fs.String("replay", "", "run the schedule of a replay token again and print its timeline")
 	list := fs.Bool("list", false, "list the patterns")
 	measure := fs.Int("measure", 0, "measure schedules to the first failure of every pattern and strategy over this many seeds (a markdown table)")
@@ -89,7 +90,7 @@ func exploreCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 				continue
 			}
 			failed, err := exploreScenario(name, g.profile, explore.Options{Strategy: st, Seed: *seed, Schedules: *schedules,
-				Depth: *depth, Preemptions: *preempt, MaxFaults: *maxFaults}, stdout)
+				Depth: *depth, Preemptions: *preempt, MaxFaults: *maxFaults, Time: *budget}, stdout)
 			if err != nil {
 				if errors.As(err, new(noScenarioError)) {
 					err = fmt.Errorf("%s: no built-in pattern (verbsim explore -list), scenario file or built-in scenario (verbsim list) of that name", name)
@@ -105,7 +106,7 @@ func exploreCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	w := nameWidth(chosen)
 	for _, p := range chosen {
 		res := explore.Explore(p.World, explore.Options{Strategy: st, Seed: *seed, Schedules: *schedules,
-			Depth: *depth, Preemptions: *preempt, MaxFaults: *maxFaults, Name: p.Name})
+			Depth: *depth, Preemptions: *preempt, MaxFaults: *maxFaults, Time: *budget, Name: p.Name})
 		verdict := "ok"
 		switch f := res.Failure; {
 		case p.Want == 0 && f != nil, p.Want != 0 && f != nil && !p.Expected(f.Kind):

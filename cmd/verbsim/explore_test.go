@@ -77,3 +77,24 @@ func TestExploreScenario(t *testing.T) {
 		t.Errorf("an unknown name: exit %d, %s", code, errb.String())
 	}
 }
+
+// TestExploreTimeBudget: -time bounds the wall time too; a budget no run
+// reaches changes nothing (the same schedules, the same finding), and a
+// malformed one is refused. (How far a short budget gets depends on the
+// machine, so no test asserts it.)
+func TestExploreTimeBudget(t *testing.T) {
+	var plain, timed, errb bytes.Buffer
+	if code := run([]string{"explore", "drain-then-arm"}, &plain, &errb); code != 0 {
+		t.Fatalf("explore: exit %d\n%s", code, errb.String())
+	}
+	if code := run([]string{"explore", "-time", "24h", "drain-then-arm"}, &timed, &errb); code != 0 {
+		t.Fatalf("explore -time 24h: exit %d\n%s", code, errb.String())
+	}
+	if first := strings.SplitN(plain.String(), "\n", 2)[0]; first != strings.SplitN(timed.String(), "\n", 2)[0] {
+		t.Errorf("a budget no run reaches changed the result:\n%s\nvs\n%s", first, timed.String())
+	}
+	errb.Reset()
+	if code := run([]string{"explore", "-time", "soon", "drain-then-arm"}, &timed, &errb); code != 2 {
+		t.Errorf("-time soon: exit %d, %s", code, errb.String())
+	}
+}
