@@ -99,9 +99,13 @@ type interp struct {
 	asyncRd map[string][]asyncRead // every async event read, per context
 	// prevRing is each CQ's length before the step, to tell a poll that
 	// found completions from one that found none.
-	notes []string // rule IDs the command itself explains
-	lines []string // what the command returned
-	err   error    // the engine error of the command, if any
+	// mkFabric makes the fabric instead of sim.NewFabric: an explorer's
+	// world (threads.go). script is the script run, for the explore step.
+	mkFabric func(sim.Config) (*sim.Fabric, error)
+	script   *Script
+	notes    []string // rule IDs the command itself explains
+	lines    []string // what the command returned
+	err      error    // the engine error of the command, if any
 }
 
 // scriptError is a mistake of the script that only shows at run time (a
@@ -141,7 +145,11 @@ func (in *interp) newFabric(devices []string, manual bool, seed uint64, dev func
 		}
 		cfg.Devices = append(cfg.Devices, c)
 	}
-	f, err := sim.NewFabric(cfg)
+	mk := sim.NewFabric
+	if in.mkFabric != nil {
+		mk = in.mkFabric
+	}
+	f, err := mk(cfg)
 	if err != nil {
 		return err
 	}
@@ -383,6 +391,8 @@ func (in *interp) exec(st *Step) error {
 		"rdma_resolve_route", "rdma_create_qp", "rdma_connect", "rdma_accept", "rdma_reject", "rdma_get_cm_event",
 		"rdma_ack_cm_event", "rdma_disconnect", "rdma_destroy_qp", "rdma_destroy_id", "rdma_destroy_event_channel":
 		err = in.doCM(st, a)
+	case "thread", "daemon", "explore", "loop", "end", "exit_if", "drain_cq":
+		err = threadHandlers[st.Verb](in, st, a)
 	case "resize_cq", "hold", "release":
 		err = in.doCQ(st, a)
 	default:
