@@ -1,8 +1,8 @@
 package scenario
 
-// engine.go and state.go are the only files of the package that call into
-// package sim: the verbs, the engine controls, and the read-only views the
-// timeline is drawn from.
+// engine.go, engine_cm.go and state.go are the only files of the package
+// that call into package sim: the verbs, the connection manager, the engine
+// controls, and the read-only views the timeline is drawn from.
 
 import (
 	"context"
@@ -94,6 +94,7 @@ type interp struct {
 	log     *trace.Log
 	seen    int // trace records already shown
 	obj     objects
+	cm      cmObjects
 	alias   map[string]string      // trace names -> scenario names
 	asyncRd map[string][]asyncRead // every async event read, per context
 	// prevRing is each CQ's length before the step, to tell a poll that
@@ -119,6 +120,7 @@ func newInterp(file string, p sim.Profile) *interp {
 		obj: objects{ctx: map[string]*sim.Context{}, pd: map[string]*sim.PD{}, ch: map[string]*sim.CompChannel{},
 			cq: map[string]*sim.CQ{}, mr: map[string]*mrObj{}, qp: map[string]*qpObj{}, srq: map[string]*sim.SRQ{},
 			ah: map[string]*sim.AH{}, cqDev: map[string]string{}, cqChan: map[string]string{}, kind: map[string]string{}},
+		cm:      newCMObjects(),
 		alias:   map[string]string{},
 		asyncRd: map[string][]asyncRead{},
 	}
@@ -385,6 +387,10 @@ func (in *interp) exec(st *Step) error {
 			d.SetPortState(uint8(a.num("port", 1)), a.has("up")))
 	case "complete":
 		err = in.doComplete(st, a)
+	case "rdma_create_event_channel", "rdma_create_id", "rdma_bind_addr", "rdma_listen", "rdma_resolve_addr",
+		"rdma_resolve_route", "rdma_create_qp", "rdma_connect", "rdma_accept", "rdma_reject", "rdma_get_cm_event",
+		"rdma_ack_cm_event", "rdma_disconnect", "rdma_destroy_qp", "rdma_destroy_id", "rdma_destroy_event_channel":
+		err = in.doCM(st, a)
 	case "thread", "daemon", "explore", "loop", "end", "exit_if", "drain_cq":
 		err = threadHandlers[st.Verb](in, st, a)
 	case "resize_cq", "hold", "release":
@@ -896,6 +902,12 @@ func kindOf(verb string) string {
 		return "qp"
 	case "create_ah":
 		return "ah"
+	case "rdma_create_event_channel":
+		return "cm_channel"
+	case "rdma_create_id":
+		return "id"
+	case "rdma_create_qp":
+		return "qp"
 	}
 	return verb
 }
