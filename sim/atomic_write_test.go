@@ -14,7 +14,7 @@ import (
 // never stored again (XFER-25, XFER-33), and the requester completes
 // with IBV_WC_ATOMIC_WRITE.
 func TestAtomicWriteDuplicateNotStoredAgain(t *testing.T) {
-	for _, p := range sim.Profiles() {
+	for _, p := range sim.ProfilesWithout(verbs.ReadingNoAtomics) {
 		t.Run(p.Name, func(t *testing.T) {
 			f, a, b := rcPair(t, sim.Config{Mode: sim.Manual, Profile: p}, sim.ConnectOptions{Timeout: 5, RetryCnt: 7})
 			x, err := f.InjectPacketFault(sim.PacketFault{Match: sim.OfKind(sim.PacketAtomicAck), Action: sim.FaultDrop, Count: 1})

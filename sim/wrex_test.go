@@ -48,7 +48,7 @@ func exPair(t testing.TB, prof sim.Profile) (*end, *end) {
 
 // QPX-01: the send_ops_flags a QP may be created with, and comp_mask.
 func TestCreateQPExSendOps(t *testing.T) {
-	for _, prof := range sim.Profiles() {
+	for _, prof := range sim.ProfilesWithout(verbs.ReadingNoQPEx) {
 		t.Run(prof.Name, func(t *testing.T) {
 			_, d, _ := twoDevices(t, sim.Config{Profile: prof})
 			e := newEnd(t, d, verbs.QPTypeRC, 64)
@@ -171,7 +171,7 @@ func TestWRBuilderOps(t *testing.T) {
 
 // QPX-04, QPX-05: deferred errors drop the batch whole; misuse.
 func TestWRBuilderErrors(t *testing.T) {
-	for _, prof := range sim.Profiles() {
+	for _, prof := range sim.ProfilesWithout(verbs.ReadingNoQPEx) {
 		t.Run(prof.Name, func(t *testing.T) {
 			a, _ := exPair(t, prof)
 			rxe := prof.SendOpsRXE

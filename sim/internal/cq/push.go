@@ -81,6 +81,9 @@ func (c *CQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (
 		if c.cfg.IgnoreOverrun {
 			return true, nil
 		}
+		if !c.overrun {
+			c.cfg.Consulted.Add(verbs.ReadingOverrunDrops)
+		}
 		if c.cfg.Overrun == OverrunError {
 			c.overrun = true
 		}
@@ -111,6 +114,9 @@ func (c *CQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (
 	c.stats.Added++
 	if c.d.Tracing() {
 		c.traceLocked(fmt.Sprintf("completion qp %#x wr_id %#x %s %s", w.QPNum, w.WRID, w.Status.Name(), w.Opcode.Name()), "")
+	}
+	if c.arm == notify.ArmSolicited && w.Status != verbs.WCSuccess && !solicited {
+		c.cfg.Consulted.Add(verbs.ReadingSolicitedBitOnly) // fires or not by the reading
 	}
 	if c.arm.Fires(w, solicited, c.cfg.Solicited) {
 		c.arm = notify.Disarmed

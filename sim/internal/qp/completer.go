@@ -42,8 +42,11 @@ func (q *QP) completeLocked() {
 			op, _ := e.op.SendCompletion()
 			w := &q.wcbuf // written in place: the CQ copies it once, into its ring
 			*w = verbs.WC{WRID: e.wrid, Opcode: op, QPNum: q.num, ByteLen: uint32(e.msgLen())}
-			if q.cfg.Transport.SendWCImm && e.op.HasImm() {
-				w.WCFlags, w.ImmData = verbs.WCWithImm, e.imm // WC-13 (B)
+			if e.op.HasImm() {
+				q.cfg.consult(verbs.ReadingSendWCImm)
+				if q.cfg.Transport.SendWCImm {
+					w.WCFlags, w.ImmData = verbs.WCWithImm, e.imm // WC-13 (B)
+				}
 			}
 			q.pushSendLocked(w, seq)
 		}
@@ -71,6 +74,7 @@ func (q *QP) pushSendLocked(w *verbs.WC, seq uint64) {
 	overrun, _ := q.init.SendCQ.PushWQELocked(&q.wcbuf, false, &q.sq, seq)
 	if overrun {
 		q.stats.CQOverruns++
+		q.cfg.consult(verbs.ReadingOverrunSendIgnored)
 		if !q.cfg.Transport.OverrunSendIgnored {
 			q.SetErrorLocked() // CQ-24 (A)
 		}
@@ -104,6 +108,9 @@ func (q *QP) pushRecvLocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) 
 // RC (FLUSH-09), SQE for UD and UC unless the profile has no SQE
 // (FLUSH-10), flushing the send queue either way.
 func (q *QP) sendErrorLocked() {
+	if !reliable(q.typ) && q.state != verbs.QPStateErr {
+		q.cfg.consult(verbs.ReadingNoSQE)
+	}
 	if reliable(q.typ) || q.cfg.Transport.NoSQE || q.state == verbs.QPStateErr {
 		q.SetErrorLocked()
 		return
@@ -179,6 +186,9 @@ func (q *QP) impliedNAKLocked(e *wqe) {
 		return
 	}
 	t.impliedNAK = true
+	if q.attr.RetryCnt == 7 && t.retryLeft == 0 {
+		q.cfg.consult(verbs.ReadingInfiniteRetry7) // seven retries spent: the reading decides
+	}
 	if !(q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7) {
 		if t.retryLeft == 0 {
 			q.traceLocked("retries exhausted", "implied NAK: READ/atomic response lost (XFER-10)")
@@ -409,6 +419,9 @@ func (q *QP) TimerLocked(k TimerKind) {
 			return
 		}
 		infinite := q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7
+		if t.retryLeft == 0 && q.attr.RetryCnt == 7 {
+			q.cfg.consult(verbs.ReadingInfiniteRetry7)
+		}
 		if t.retryLeft == 0 && !infinite {
 			q.traceLocked("retries exhausted", "XFER-10")
 			q.failLocked(verbs.WCRetryExcErr)

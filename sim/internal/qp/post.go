@@ -13,6 +13,7 @@ import (
 var (
 	errSendState = verr.New(verbSend, syscall.EINVAL, "send WRs can be posted only in RTS, SQD, SQE and ERR (QP-26)")
 	errRecvState = verr.New(verbRecv, syscall.EINVAL, "receive WRs cannot be posted in RESET (QP-25)")
+	errSendConn  = verr.New(verbSend, syscall.ENOTCONN, "the QP is not connected: send WRs can be posted only in RTS and after (QP-26)")
 	errSendFull  = verr.New(verbSend, syscall.ENOMEM, "the send queue is full; a slot frees when the completion covering it is polled (QP-29)")
 	errSendBusy  = verr.New(verbSend, syscall.ENOMEM, "the send queue is full; a slot frees when its request completes or is flushed (QP-29 reading B)")
 	errRecvFull  = verr.New(verbRecv, syscall.ENOMEM, "the receive queue is full (QP-31)")
@@ -110,9 +111,13 @@ func (q *QP) BindMW(mw verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.
 // returns how many were posted before it and its error, so wrs[n] is the bad
 // request (QP-27). The checks:
 //
-//   - the QP must be in RTS, SQD, SQE or ERR (QP-26): EINVAL otherwise;
-//   - the opcode must suit the transport (QP-33): EINVAL, or EOPNOTSUPP for
-//     opcodes verbsim does not execute;
+//   - the QP must be in RTS, SQD, SQE or ERR (QP-26): EINVAL otherwise, or
+//     ENOTCONN under Policy.PostENOTCONN; under Policy.PostAnyState
+//     requests posted in RESET, INIT and RTR are accepted and wait until a
+//     post rings the doorbell with the QP in RTS;
+//   - the device must offer the operation (QP-42, QP-43, MW-08: EINVAL)
+//     and the opcode must suit the transport (QP-33): EINVAL, or
+//     EOPNOTSUPP for opcodes verbsim does not execute;
 //   - at most max_send_sge elements (QP-32), known flags only, FENCE only on
 //     RC, INLINE only on SEND and RDMA WRITE opcodes (QP-34), an inline
 //     payload of at most max_inline_data bytes (QP-35): EINVAL;
@@ -148,21 +153,23 @@ func (q *QP) postSendsLocked(wrs []verbs.SendWR) (int, error) {
 	if q.typ == verbs.QPTypeXRCRecv {
 		return 0, errSendNoSQ
 	}
-	switch q.state {
-	case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr:
-	default:
-		return 0, errSendState
+	early, err := q.earlyPostLocked()
+	if err != nil {
+		return 0, err
 	}
 	if q.state == verbs.QPStateErr || q.state == verbs.QPStateSQE {
 		defer q.flushSendLocked() // also what was posted before a bad request
 	}
 	for i := range wrs {
 		if err := q.postSendLocked(&wrs[i]); err != nil {
-			if i > 0 {
+			if i > 0 && !early {
 				q.scheduleLocked()
 			}
 			return i, err
 		}
+	}
+	if early {
+		return len(wrs), nil // no doorbell yet: they start at a post in RTS
 	}
 	if len(wrs) == 1 && q.direct != nil && q.directLocked() {
 		return 1, nil // carried out in the verb (direct.go)
@@ -171,6 +178,27 @@ func (q *QP) postSendsLocked(wrs []verbs.SendWR) (int, error) {
 		q.scheduleLocked()
 	}
 	return len(wrs), nil
+}
+
+// earlyPostLocked checks the QP's state for a send post (QP-26): it reports
+// early when the QP is in RESET, INIT or RTR and the profile accepts posts
+// there (Policy.PostAnyState: the requests then wait for a doorbell in
+// RTS), and otherwise refuses such a post with EINVAL, or ENOTCONN under
+// Policy.PostENOTCONN.
+func (q *QP) earlyPostLocked() (early bool, err error) {
+	switch q.state {
+	case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr:
+		return false, nil
+	}
+	q.cfg.consult(verbs.ReadingPostAnyState)
+	q.cfg.consult(verbs.ReadingPostENOTCONN)
+	switch {
+	case q.cfg.Policy.PostAnyState:
+		return true, nil
+	case q.cfg.Policy.PostENOTCONN:
+		return false, errSendConn
+	}
+	return false, errSendState
 }
 
 func (q *QP) postSendLocked(w *verbs.SendWR) error {
@@ -192,6 +220,9 @@ type builtInline struct {
 // slot: opcode, SGE count, flags, address handle, inline size (QP-32..35).
 // in is the builder's inline payload of w, if any.
 func (q *QP) checkSendLocked(w *verbs.SendWR, in builtInline) error {
+	if err := q.checkOpOffered(w.Opcode); err != nil {
+		return err
+	}
 	ok, unsupported := opAllowed(w.Opcode, q.typ)
 	switch {
 	case unsupported:
@@ -230,11 +261,38 @@ func (q *QP) checkSendLocked(w *verbs.SendWR, in builtInline) error {
 	return nil
 }
 
+// checkOpOffered refuses with EINVAL the operations the device does not
+// offer whatever the transport: immediate data on iWARP (QP-43), atomics
+// where atomic_cap is NONE (QP-42), BIND_MW and LOCAL_INV without memory
+// windows (MW-08), recording the reading that decided.
+func (q *QP) checkOpOffered(op verbs.WROpcode) error {
+	p := &q.cfg.Policy
+	switch op {
+	case verbs.WRSendWithImm, verbs.WRRDMAWriteWithImm:
+		q.cfg.consult(verbs.ReadingNoImmData)
+		if p.NoImmData {
+			return verr.Errorf(verbSend, syscall.EINVAL, "%v: the transport has no immediate data (QP-43)", op)
+		}
+	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite:
+		q.cfg.consult(verbs.ReadingNoAtomics)
+		if p.NoAtomics {
+			return verr.Errorf(verbSend, syscall.EINVAL, "%v: the device has no atomics, atomic_cap IBV_ATOMIC_NONE (QP-42)", op)
+		}
+	case verbs.WRBindMW, verbs.WRLocalInv:
+		q.cfg.consult(verbs.ReadingNoMW)
+		if p.NoMW {
+			return verr.Errorf(verbSend, syscall.EINVAL, "%v: the device has no memory windows (MW-08)", op)
+		}
+	}
+	return nil
+}
+
 // enqueueSendLocked takes a slot for w, a request that passed
 // checkSendLocked, capturing its inline payload: ENOMEM when the queue is
 // full (QP-29), EFAULT when the inline data is not in registered memory.
 func (q *QP) enqueueSendLocked(w *verbs.SendWR, in builtInline) error {
 	inline := w.Flags&verbs.SendInline != 0
+	q.sq.consultSlots(&q.cfg)
 	if q.sq.full() {
 		if q.sq.freeOnRetire {
 			return errSendBusy
@@ -286,7 +344,7 @@ func (q *QP) enqueueSendLocked(w *verbs.SendWR, in builtInline) error {
 // PostRecv posts a list of receive work requests (ibv_post_recv), in order,
 // stopping at the first that fails: it returns how many were posted and the
 // error, so wrs[n] is the bad request (QP-27). Receives may be posted in every
-// state but RESET (QP-25: EINVAL); at most max_recv_sge elements (QP-32:
+// state but RESET (QP-25: EINVAL; in RESET too under Policy.PostAnyState); at most max_recv_sge elements (QP-32:
 // EINVAL); ENOMEM when the queue is full (QP-31). Requests posted in ERR are
 // flushed at once (FLUSH-05). PostRecv allocates nothing.
 func (q *QP) PostRecv(wrs []verbs.RecvWR) (n int, err error) {
@@ -312,7 +370,10 @@ func (q *QP) postRecvsLocked(wrs []verbs.RecvWR) (int, error) {
 		return 0, errRecvXRC
 	}
 	if q.state == verbs.QPStateReset {
-		return 0, errRecvState
+		q.cfg.consult(verbs.ReadingPostAnyState)
+		if !q.cfg.Policy.PostAnyState {
+			return 0, errRecvState
+		}
 	}
 	if q.init.SRQ != nil {
 		return 0, verr.New(verbRecv, syscall.EINVAL, "the QP receives through its SRQ; post to the SRQ (SRQ-03)")
@@ -325,6 +386,7 @@ func (q *QP) postRecvsLocked(wrs []verbs.RecvWR) (int, error) {
 		if len(w.SGList) > int(q.cap.MaxRecvSGE) {
 			return i, verr.Errorf(verbRecv, syscall.EINVAL, "num_sge %d above max_recv_sge %d (QP-32)", len(w.SGList), q.cap.MaxRecvSGE)
 		}
+		q.rq.consultSlots(&q.cfg)
 		if q.rq.full() {
 			return i, errRecvFull
 		}
