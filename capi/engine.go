@@ -100,17 +100,18 @@ func readEnv() (envConfig, error) {
 	if c.dmKiB, err = envInt("VERBSIM_DM_KIB", 0, 4, 1<<20); err != nil || c.dmKiB%4 != 0 {
 		return c, fmt.Errorf("VERBSIM_DM_KIB=%q: want a multiple of 4 in [4, %d] (%v)", os.Getenv("VERBSIM_DM_KIB"), 1<<20, err)
 	}
-	switch p := os.Getenv("VERBSIM_PROFILE"); p {
-	case "", "default":
-		c.profile = sim.DefaultProfile()
-	case "rxe":
-		c.profile = sim.RXEProfile()
-		c.ethernet = true
-	default:
-		return c, fmt.Errorf("VERBSIM_PROFILE=%q: want default or rxe", p)
+	name := os.Getenv("VERBSIM_PROFILE")
+	if name == "" {
+		name = "default"
 	}
-	if err := applyReadings(&c.profile.Readings, os.Getenv("VERBSIM_READINGS")); err != nil {
-		return c, err
+	if c.profile, err = sim.ProfileByName(name); err != nil {
+		return c, fmt.Errorf("VERBSIM_PROFILE=%q: %v", name, err)
+	}
+	// rxe runs on Ethernet: its Go profile leaves the link unset for the
+	// programs written against it (sim.RXEProfile), the drop-in does not.
+	c.ethernet = c.profile.Link == verbs.LinkLayerEthernet || name == "rxe"
+	if err := c.profile.Readings.Apply(os.Getenv("VERBSIM_READINGS")); err != nil {
+		return c, fmt.Errorf("VERBSIM_READINGS: %v", err)
 	}
 	switch l := os.Getenv("VERBSIM_LINK"); l {
 	case "":
@@ -207,19 +208,19 @@ func initFabric() {
 			// The station numbers give the addresses (wire.go): node GUID
 			// from the first port's, port GUIDs (and so GIDs) and LIDs
 			// from each port's.
-			d.Attr = sim.DefaultDeviceAttr()
+			d.Attr = fabCfg.profile.DeviceAttr()
 			d.Attr.PhysPortCnt = 0
 			d.Attr.NodeGUID = stationGUID | uint64(fabWire.lid(name, 1))
 		}
 		if fabCfg.dmKiB != 0 { // device memory of the size asked (DM-01)
 			if d.Attr == (verbs.DeviceAttr{}) {
-				d.Attr = sim.DefaultDeviceAttr()
+				d.Attr = fabCfg.profile.DeviceAttr()
 				d.Attr.PhysPortCnt = 0
 			}
 			d.Attr.MaxDMSize = uint64(fabCfg.dmKiB) << 10
 		}
 		for p := 1; p <= fabCfg.ports; p++ {
-			pa := verbs.PortAttr{}
+			pa := verbs.PortAttr{LinkLayer: verbs.LinkLayerInfiniBand}
 			if fabCfg.ethernet {
 				pa.LinkLayer = verbs.LinkLayerEthernet
 			} else if fabWire != nil {

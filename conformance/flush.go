@@ -69,7 +69,8 @@ func init() {
 		w := qpSetup(t, e)
 		rng := rand.New(rand.NewPCG(2, 0xf102))
 		for round := range 12 {
-			typ := qpTypes[rng.IntN(3)]
+			ts := e.transports()
+			typ := ts[rng.IntN(len(ts))]
 			c := w.qpCap()
 			c.MaxSendWR, c.MaxRecvWR = uint32(min(32, w.lim.MaxQPWR)), uint32(min(32, w.lim.MaxQPWR))
 			q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
@@ -115,7 +116,7 @@ func init() {
 
 	register("FLUSH-04", "unsignaled send requests are flushed too", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			q, s, scq, _ := w.flushQP(typ, false)
 			wrs := w.sendIDs(q, 1, 2, 3, 4, 5)
 			for i := range wrs {
@@ -139,7 +140,7 @@ func init() {
 		w := qpSetup(t, e)
 		var qs []QP
 		var states []verbs.QPState
-		for i, typ := range qpTypes {
+		for i, typ := range e.transports() {
 			q, s := w.held(typ)
 			w.postSend("sends", q, w.sendIDs(q, uint64(10*i+1)))
 			w.postRecv("receives", q, w.recvIDs(uint64(10*i+2)))
@@ -192,7 +193,7 @@ func init() {
 
 	register("FLUSH-08", "RESET discards queued requests without completions; the QP is reusable", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			for _, toErr := range []bool{false, true} {
 				q, via, scq, rcq := w.flushQP(typ, true)
 				num := q.Num()
@@ -243,7 +244,7 @@ func init() {
 	register("FLUSH-14", "ERR by modify raises no async event, except LAST_WQE_REACHED on an SRQ", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		n := 0
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			for _, from := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTS, verbs.QPStateSQD} {
 				q := w.at(typ, from)
 				w.postRecv("receives", q, w.recvIDs(1))
@@ -279,7 +280,7 @@ func init() {
 			}
 			return q.Modify(&a, mask)
 		}
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			for _, ask := range []bool{true, false} {
 				q := w.at(typ, verbs.QPStateRTS)
 				what := fmt.Sprintf("%v QP, RTS→SQD with nothing outstanding, en_sqd_async_notify=%t", typ, ask)
@@ -404,7 +405,7 @@ func srqPost(w *qpWorld, what string, s SRQ, ids []uint64) {
 // each transport, each on its own queue's CQ with the QP's number.
 func flushOutstanding(t *T, e *Env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		q, s, scq, rcq := w.flushQP(typ, true)
 		w.postSend("sends", q, w.sendIDs(q, 1, 2, 3))
 		w.postRecv("receives", q, w.recvIDs(11, 12, 13, 14))
@@ -425,7 +426,7 @@ func flushOutstanding(t *T, e *Env) {
 // from INIT or RTS) are accepted and flushed.
 func flushPostedInErr(t *T, e *Env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, from := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTS} {
 			scq, rcq := e.CQ(64, nil, nil), e.CQ(64, nil, nil)
 			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})

@@ -135,6 +135,7 @@ func (m *Machine) applyQP(op Op) error {
 		want := m.m.DestroyQP(i)
 		if err == nil {
 			delete(m.drained, i) // its unread events go with it
+			m.purged(i)
 		}
 		return m.same(op, "ibv_destroy_qp", err, want)
 	}
@@ -220,6 +221,9 @@ func (m *Machine) modifyQP(op Op, i int, q QP) error {
 	err := q.Modify(&attr, mask)
 	fl, want := m.m.ModifyQP(i, to, mask)
 	m.flushed(fl)
+	if err == nil && to == verbs.QPStateReset {
+		m.purged(i)
+	}
 	if e := m.same(op, fmt.Sprintf("ibv_modify_qp(%v→%v, %v)", from, to, mask), err, want); e != nil {
 		return e
 	}
@@ -230,6 +234,19 @@ func (m *Machine) modifyQP(op Op, i int, q QP) error {
 		m.drained[i]++ // nothing is outstanding in its send queue (see above): the drain is over
 	}
 	return m.sameState(op, i, q)
+}
+
+// purged records in the history the completions a reset or destroyed QP
+// i's CQs delete under Readings.ResetPurgesCQ (CQ-26 B).
+func (m *Machine) purged(i int) {
+	if !m.prof.ResetPurgesCQ {
+		return
+	}
+	mq := m.m.QP(i)
+	m.h.Purged(mq.Init.SendCQ, mq.Num)
+	if mq.Init.RecvCQ != mq.Init.SendCQ {
+		m.h.Purged(mq.Init.RecvCQ, mq.Num)
+	}
 }
 
 // sameState compares the state q reports with the model's (QP-13, QP-24).

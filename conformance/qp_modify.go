@@ -44,7 +44,7 @@ type qpEdge struct {
 // qpLegalEdges are the legal transitions out of the states a modify reaches.
 func qpLegalEdges(p Profile) []qpEdge {
 	var out []qpEdge
-	for _, typ := range qpTypes {
+	for _, typ := range transports(p) {
 		for _, from := range qpReachable {
 			for _, to := range qpStates {
 				if _, _, ok := qpTransition(p, from, to, typ); ok {
@@ -64,7 +64,7 @@ func qpCheckEdges(t *T, e *Env, pairs ...[2]verbs.QPState) {
 	w := qpSetup(t, e)
 	for _, pr := range pairs {
 		from, to := pr[0], pr[1]
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			req, opt, ok := qpTransition(e.Profile, from, to, typ)
 			if !ok {
 				t.Fatalf("the suite's table has no %v→%v", from, to)
@@ -92,7 +92,7 @@ func qpCheckEdges(t *T, e *Env, pairs ...[2]verbs.QPState) {
 func init() {
 	register("QP-07", "every (from, to) of every transport is legal exactly as the table says", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			for _, from := range qpReachable {
 				var q QP // reused while modifies are refused
 				for _, to := range qpStates {
@@ -119,7 +119,7 @@ func init() {
 
 	register("QP-08", "RESET→ERR follows the profile", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			q := w.create(typ)
 			a := qpAttr(w.lim, verbs.QPStateReset, verbs.QPStateErr)
 			if e.Profile.ResetToErr {
@@ -133,7 +133,7 @@ func init() {
 	register("QP-09", "moves to RESET and ERR take STATE and nothing else", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		failed := 0
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			for _, from := range qpReachable {
 				q := w.at(typ, from)
 				for _, to := range []verbs.QPState{verbs.QPStateReset, verbs.QPStateErr} {
@@ -186,7 +186,7 @@ func init() {
 
 	register("QP-11", "a mask without STATE is checked as the current state to itself", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			for _, s := range qpReachable {
 				q := w.at(typ, s)
 				a := qpAttr(w.lim, s, s)
@@ -220,7 +220,7 @@ func init() {
 
 	register("QP-12", "CUR_STATE only on the way into RTS, and what its value means follows the profile", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			for _, s := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateReset, verbs.QPStateErr} {
 				q := w.at(typ, s)
 				w.refused(fmt.Sprintf("%v in %v, STATE|CUR_STATE", typ, s), q, qpAttr(w.lim, s, s), bState|bCur)
@@ -305,7 +305,7 @@ func init() {
 	register("QP-21", "attributes a transport lacks, CAP and RATE_LIMIT are refused everywhere", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		failed := 0
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			var meaningful verbs.QPAttrMask
 			for pr := range qpTable {
 				req, opt, _ := qpTransition(e.Profile, pr[0], pr[1], typ)

@@ -196,7 +196,7 @@ func qpPostStates(t *T, e *Env, recv bool, ok map[verbs.QPState]bool) {
 	}
 	want := map[[2]uint64]int{}
 	id := uint64(100)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, s := range qpReachable {
 			q := w.at(typ, s)
 			id++
@@ -212,7 +212,11 @@ func qpPostStates(t *T, e *Env, recv bool, ok map[verbs.QPState]bool) {
 				w.wantPost(what, n, err, 1, 0)
 				want[[2]uint64{uint64(q.Num()), id}]++
 			} else {
-				w.wantPost(what, n, err, 0, syscall.EINVAL)
+				errno := syscall.EINVAL
+				if !recv && e.Profile.PostENOTCONN {
+					errno = syscall.ENOTCONN // siw's doorbell (QP-26 C)
+				}
+				w.wantPost(what, n, err, 0, errno)
 			}
 			w.toErr(q, s)
 		}
@@ -233,19 +237,21 @@ func qpPostStates(t *T, e *Env, recv bool, ok map[verbs.QPState]bool) {
 }
 
 func init() {
-	register("QP-25", "receive requests post in every state but RESET", func(t *T, e *Env) {
-		qpPostStates(t, e, true, map[verbs.QPState]bool{verbs.QPStateInit: true, verbs.QPStateRTR: true, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
+	register("QP-25", "[IMPL] receive requests post in every state but RESET; in RESET too under PostAnyState (mlx5)", func(t *T, e *Env) {
+		qpPostStates(t, e, true, map[verbs.QPState]bool{verbs.QPStateReset: e.Profile.PostAnyState, verbs.QPStateInit: true, verbs.QPStateRTR: true, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
 	})
 
-	register("QP-26", "send requests post in RTS, SQD and ERR, not before RTS", func(t *T, e *Env) {
-		qpPostStates(t, e, false, map[verbs.QPState]bool{verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
+	register("QP-26", "[IMPL] send requests post in RTS, SQD and ERR; before RTS EINVAL, ENOTCONN (siw), or accepted (mlx5)", func(t *T, e *Env) {
+		early := e.Profile.PostAnyState
+		qpPostStates(t, e, false, map[verbs.QPState]bool{verbs.QPStateReset: early, verbs.QPStateInit: early, verbs.QPStateRTR: early, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
 	})
 
 	register("QP-27", "a list stops at its first bad request: exactly the ones before it are posted", func(t *T, e *Env) {
 		w := qpSetup(t, e)
 		rng := rand.New(rand.NewPCG(27, 0x9927))
 		for i := range 24 {
-			typ := qpTypes[rng.IntN(3)]
+			ts := e.transports()
+			typ := ts[rng.IntN(len(ts))]
 			q, s := w.held(typ)
 			c := w.query(q).Cap
 			recv := rng.IntN(3) == 0
@@ -305,7 +311,7 @@ func init() {
 			n, err := q.PostSend([]verbs.SendWR{wr})
 			w.wantPost(r.name, n, err, 0, syscall.EINVAL)
 		}
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			q := w.at(typ, verbs.QPStateRTS)
 			c := w.query(q).Cap
 			n, err := q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: w.sges(int(c.MaxRecvSGE) + 1)}})
@@ -333,7 +339,7 @@ func init() {
 
 	register("QP-32", "num_sge up to the QP's maximum, zero included", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			q := w.at(typ, verbs.QPStateRTS)
 			c := w.query(q).Cap
 			for _, k := range []int{0, int(c.MaxSendSGE)} {
@@ -368,7 +374,7 @@ func init() {
 			{verbs.WRRDMARead, all[:1], false}, {verbs.WRAtomicCmpAndSwp, all[:1], false}, {verbs.WRAtomicFetchAndAdd, all[:1], false},
 			{verbs.WRLocalInv, all[:2], true}, {verbs.WRBindMW, all[:2], true}, {verbs.WRTSO, all[2:], true},
 		}
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			c := w.qpCap()
 			c.MaxSendWR = uint32(min(2*len(matrix), w.lim.MaxQPWR))
 			q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
@@ -384,9 +390,13 @@ func init() {
 				if m.exotic && errors.Is(err, syscall.EOPNOTSUPP) && n == 0 {
 					continue
 				}
-				if slices.Contains(m.on, typ) {
+				switch {
+				case !offersOp(e.Profile, m.op):
+					// Refused whatever the transport (QP-42, QP-43, MW-08).
+					w.wantPost(what+" (not offered by the device)", n, err, 0, syscall.EINVAL)
+				case slices.Contains(m.on, typ):
 					w.wantPost(what+" (allowed)", n, err, 1, 0)
-				} else {
+				default:
 					w.wantPost(what+" (not allowed)", n, err, 0, syscall.EINVAL)
 				}
 			}
@@ -395,7 +405,7 @@ func init() {
 
 	register("QP-34", "FENCE only on RC; INLINE only on SEND and WRITE; SOLICITED and SIGNALED anywhere", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			q := w.at(typ, verbs.QPStateRTS)
 			wr := w.send(q, 1)
 			wr.Flags |= verbs.SendFence
@@ -415,8 +425,8 @@ func init() {
 			wr.Opcode, wr.Flags, wr.RemoteAddr, wr.RKey = op, verbs.SendInline|verbs.SendSignaled, 0x1000, 0x1234
 			wr.SGList = []verbs.SGE{w.sge(0, 8)}
 			n, err := q.PostSend([]verbs.SendWR{wr})
-			switch op {
-			case verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd:
+			switch {
+			case op == verbs.WRRDMARead || op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd || !offersOp(e.Profile, op):
 				w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 0, syscall.EINVAL)
 			default:
 				w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 1, 0)
@@ -431,7 +441,7 @@ func init() {
 
 	register("QP-35", "inline payload at most max_inline_data; lkeys of inline data are not checked", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			q := w.at(typ, verbs.QPStateRTS)
 			max := w.query(q).Cap.MaxInlineData
 			if max == 0 || max >= 4096 {
@@ -462,7 +472,7 @@ func init() {
 
 	register("QP-37", "destroying a QP drops its requests without completions", func(t *T, e *Env) {
 		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			scq, rcq := e.CQ(16, nil, nil), e.CQ(16, nil, nil)
 			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
 			s := w.hold(q)
@@ -519,7 +529,7 @@ func qpSpoil(w *qpWorld, q QP, c verbs.QPCap, wr *verbs.SendWR, kind int) {
 func qpCapacity(t *T, e *Env, recv bool) {
 	t.Helper()
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		cq := e.CQ(qpCQE, nil, nil)
 		c := w.qpCap()
 		c.MaxSendWR, c.MaxRecvWR = uint32(min(5, w.lim.MaxQPWR)), uint32(min(5, w.lim.MaxQPWR))

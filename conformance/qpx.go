@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"syscall"
 
 	"github.com/verbsim/verbsim/verbs"
@@ -73,6 +74,7 @@ func (x *qpxWorld) wantErr(what string, err error, rule string, want ...syscall.
 
 func init() {
 	register("QPX-01", "ibv_create_qp_ex accepts the send_ops_flags of each QP type and refuses others with EOPNOTSUPP", func(t *T, e *Env) {
+		e.need(verbs.ReadingNoQPEx)
 		w := xSetup(t, e)
 		c, ok := w.a.pd.(verbs.QPExCreator)
 		if !ok {
@@ -98,6 +100,11 @@ func init() {
 			{verbs.QPTypeUC, qpxUC, []verbs.QPSendOps{verbs.QPExWithRDMARead, verbs.QPExWithAtomicCmpSwp, verbs.QPExWithAtomicFetchAdd, verbs.QPExWithTSO, verbs.QPExWithAtomicWrite}},
 			{verbs.QPTypeUD, qpxUD, []verbs.QPSendOps{verbs.QPExWithRDMAWrite, verbs.QPExWithRDMARead, verbs.QPExWithSendInv, verbs.QPExWithBindMW, verbs.QPExWithAtomicFetchAdd, verbs.QPExWithAtomicWrite}},
 		} {
+			if !offersQP(e.Profile, k.typ) {
+				e.noteOnce(fmt.Sprintf("send_ops_flags of %v QPs: the device has none (QP-41)", k.typ))
+				continue
+			}
+			k.ops &^= notOfferedSendOps(e.Profile) // QP-42, QP-43, MW-08: checked by their cases
 			q, err := create(k.typ, verbs.QPInitAttrPD|verbs.QPInitAttrSendOpsFlags, k.ops)
 			if err != nil {
 				t.Errorf("ibv_create_qp_ex(%v, send_ops_flags %v): %v", k.typ, k.ops, err)
@@ -111,8 +118,12 @@ func init() {
 			}
 		}
 		// LOCAL_INV on UC: allowed by the man page, not by rxe.
-		_, err := create(verbs.QPTypeUC, verbs.QPInitAttrPD|verbs.QPInitAttrSendOpsFlags, verbs.QPExWithLocalInv)
+		var err error
+		if offersQP(e.Profile, verbs.QPTypeUC) && !e.Profile.NoMW {
+			_, err = create(verbs.QPTypeUC, verbs.QPInitAttrPD|verbs.QPInitAttrSendOpsFlags, verbs.QPExWithLocalInv)
+		}
 		switch {
+		case !offersQP(e.Profile, verbs.QPTypeUC) || e.Profile.NoMW:
 		case e.Profile.SendOpsRXE && !errors.Is(err, syscall.EOPNOTSUPP):
 			t.Errorf("ibv_create_qp_ex(UC, LOCAL_INV): %v, want EOPNOTSUPP (QPX-01, the rxe reading)", err)
 		case !e.Profile.SendOpsRXE && err != nil:

@@ -167,6 +167,17 @@ func (t *T) Fatalf(format string, args ...any) {
 	panic(stop{})
 }
 
+// NotChecked ends the case without a failure, logging "not checked: " and
+// why: for the rest of a case that needs what the device's profile says
+// it does not offer (conformance/offers.go). What it did check stands.
+func (t *T) NotChecked(format string, args ...any) {
+	if t.tb != nil {
+		t.tb.Helper()
+		t.tb.Logf("not checked: "+format, args...)
+	}
+	panic(stop{})
+}
+
 // Helper marks the caller as a helper, as testing.T.Helper does.
 func (t *T) Helper() {
 	if t.tb != nil {

@@ -123,7 +123,12 @@ func TrafficStateMachine(t *rapid.T, newFabric NewTrafficFabric, faults bool) {
 	r.setup()
 	// Start with a connection and a UD QP or two, so that the steps spend
 	// their budget on traffic.
-	r.createConn(t, []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC}[rapid.IntRange(0, 1).Draw(t, "first connection")])
+	// Only the transports the device offers (QP-41).
+	conns := []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC}
+	if !offersQP(r.prof.Readings, verbs.QPTypeUC) {
+		conns = conns[:1]
+	}
+	r.createConn(t, conns[rapid.IntRange(0, len(conns)-1).Draw(t, "first connection")])
 	for range rapid.IntRange(0, 2).Draw(t, "ud qps") {
 		r.createUD(t)
 	}
@@ -300,8 +305,20 @@ func (r *tsRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 	return i
 }
 
+// offered returns the opcodes of ops the device runs (QP-42, QP-43,
+// MW-08), in order.
+func (r *tsRun) offered(ops []verbs.WROpcode) []verbs.WROpcode {
+	out := ops[:0:0]
+	for _, op := range ops {
+		if offersOp(r.prof.Readings, op) {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
 func (r *tsRun) createConn(t *rapid.T, typ verbs.QPType) {
-	if len(r.qps)+2 > tsMaxQPs {
+	if len(r.qps)+2 > tsMaxQPs || !offersQP(r.prof.Readings, typ) {
 		return
 	}
 	n := len(r.f.Devices())
@@ -311,7 +328,7 @@ func (r *tsRun) createConn(t *rapid.T, typ verbs.QPType) {
 }
 
 func (r *tsRun) createUD(t *rapid.T) {
-	if len(r.qps) >= tsMaxQPs {
+	if len(r.qps) >= tsMaxQPs || !offersQP(r.prof.Readings, verbs.QPTypeUD) {
 		return
 	}
 	i := r.createQP(t, rapid.IntRange(0, len(r.f.Devices())-1).Draw(t, "device"), verbs.QPTypeUD)
@@ -621,6 +638,7 @@ func (r *tsRun) postSend(t *rapid.T) {
 		if q.typ == verbs.QPTypeUD {
 			ops = ops[:2]
 		}
+		ops = r.offered(ops)
 		s.Op = rapid.SampledFrom(ops).Draw(t, "opcode")
 		var win *tsWinAccess
 		if q.typ == verbs.QPTypeRC {

@@ -21,6 +21,7 @@ func (w *xWorld) srqOn(s *xSide, n uint32) SRQ {
 // srqIn is srqOn with the SRQ in pd, a PD of side s's context.
 func (w *xWorld) srqIn(s *xSide, pd PD, n uint32) SRQ {
 	w.t.Helper()
+	w.e.need(verbs.ReadingNoSRQ)
 	srq, err := pd.CreateSRQ(SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: n, MaxSGE: 1}})
 	if err != nil || srq == nil {
 		w.t.Fatalf("side %s: ibv_create_srq: srq=%v err=%v", s.name, srq, err)

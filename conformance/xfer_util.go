@@ -236,6 +236,13 @@ type xEnd struct {
 // newEnd creates a QP of type typ on side s, in RESET.
 func (w *xWorld) newEnd(s *xSide, typ verbs.QPType, o xOpts) *xEnd {
 	w.t.Helper()
+	w.e.needQP(typ)
+	if o.sendOps != 0 {
+		w.e.need(verbs.ReadingNoQPEx)
+	}
+	if o.srq != nil {
+		w.e.need(verbs.ReadingNoSRQ)
+	}
 	x := &xEnd{s: s, typ: typ, o: o}
 	x.scq, x.rcq = o.sendCQ, o.recvCQ
 	if x.scq == nil {
@@ -377,6 +384,7 @@ func (w *xWorld) connect(typ verbs.QPType, o xOpts) (a, b *xEnd) {
 // to's port 1.
 func (w *xWorld) ah(from, to *xSide, global bool) AH {
 	w.t.Helper()
+	w.e.need(verbs.ReadingNoUD)
 	av := xAV(to, global)
 	ah, err := from.pd.CreateAH(verbs.AHAttr{PortNum: 1, DLID: av.DLID, IsGlobal: av.IsGlobal, GRH: verbs.GlobalRoute{DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit}})
 	if err != nil || ah == nil {
@@ -396,6 +404,7 @@ func xUD(r verbs.SendWR, ah AH, to *xEnd) verbs.SendWR {
 // post posts wrs on x or fails the case.
 func (x *xEnd) post(what string, wrs ...verbs.SendWR) {
 	x.s.w.t.Helper()
+	x.s.w.e.needOps(wrs...)
 	if n, err := x.q.PostSend(wrs); n != len(wrs) || err != nil {
 		x.s.w.t.Fatalf("%s: ibv_post_send of %d on side %s: %d posted, %v", what, len(wrs), x.s.name, n, err)
 	}

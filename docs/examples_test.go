@@ -397,6 +397,9 @@ func Example_solicitedErrors() {
 	// Output:
 	// default events: 1
 	// rxe     events: 0
+	// mlx5    events: 1
+	// siw     events: 0
+	// irdma   events: 1
 }
 
 // eventLoop is the consumer of NOTIFY-14: wait for an event, acknowledge it,
@@ -726,6 +729,9 @@ func Example_profiles() {
 	// Output:
 	// default (man-pages)
 	// rxe (OverrunDrops OverrunSendIgnored NoCQTimestamps SolicitedBitOnly CurStateTrusted FreeSlotOnRetire SendOpsRXE SRQLimitAtCreate SRQRecvQPPD NoXRC NoDM DeregBoundEINVAL ReregFailKeepsMR ReregKeepsKeys ReregNoTranslation NoODP MWType1NoZeroBased RecvTooSmallRemInvReq InfiniteRetry7 RecvProtQPOp WriteImmRKeyRemAccess LateLocalCheck SendInvErrAcked NoSQE SendWCImm NoQPEvents AlwaysSQDrained)
+	// mlx5 (CurStateTrusted ReregFailKeepsMR ReregKeepsKeys SendInvErrAcked SendWCImm ResetPurgesCQ PostAnyState)
+	// siw (OverrunDrops NoCQTimestamps SolicitedBitOnly FreeSlotOnRetire SRQLimitAtCreate NoXRC NoDM NoODP PostENOTCONN NoUD NoUC NoAtomics NoImmData NoMW NoCQEx NoQPEx NoRereg)
+	// irdma (NoXRC NoDM NoODP PostAnyState NoUC NoAtomics NoSRQ NoQPEx NoRereg)
 }
 
 func Example_customProfile() {
@@ -990,7 +996,7 @@ func Example_attributeOnly() {
 }
 
 func Example_curState() {
-	for _, p := range sim.Profiles() {
+	for _, p := range []sim.Profile{sim.DefaultProfile(), sim.RXEProfile()} { // the two readings of QP-12
 		q, _ := newQP(openDevice(p), verbs.QPTypeUD, verbs.QPCap{MaxSendWR: 4})
 		must(activateUD(q, 0x11111111))
 
@@ -1445,7 +1451,7 @@ func Example_lastWQE() {
 }
 
 func Example_srqLimitAtCreate() {
-	for _, p := range sim.Profiles() {
+	for _, p := range sim.ProfilesWithout(verbs.ReadingNoSRQ) {
 		pd, err := openDevice(p).AllocPD()
 		must(err)
 		srq, err := pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 1, SRQLimit: 2}})
@@ -1456,6 +1462,8 @@ func Example_srqLimitAtCreate() {
 	// Output:
 	// default srq_limit after create: 0
 	// rxe     srq_limit after create: 2
+	// mlx5    srq_limit after create: 0
+	// siw     srq_limit after create: 2
 }
 
 func Example_sendAndWrite() {

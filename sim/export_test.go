@@ -6,7 +6,6 @@ import (
 	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/internal/notify"
 	"github.com/verbsim/verbsim/sim/internal/qp"
-	"github.com/verbsim/verbsim/verbs"
 )
 
 // The helpers below let package sim_test's bad-input test see the
@@ -122,21 +121,3 @@ func EngineDirectMulti(f *Fabric) uint64 {
 	return f.eng.directMulti
 }
 
-// ProfilesWithout returns the built-in profiles in which none of the
-// readings rs is on: for tests of what every provider that offers a
-// capability does (a test of UD skips the providers whose NoUD is on).
-func ProfilesWithout(rs ...verbs.Reading) []Profile {
-	var out []Profile
-	for _, p := range Profiles() {
-		ok := true
-		for _, r := range rs {
-			if p.Get(r) {
-				ok = false
-			}
-		}
-		if ok {
-			out = append(out, p)
-		}
-	}
-	return out
-}

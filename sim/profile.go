@@ -34,7 +34,7 @@ type Profile struct {
 	// capability away wins (NoXRC clears IBV_DEVICE_XRC, NoMW max_mw, ...).
 	Device verbs.DeviceAttr
 	// Link is the link layer of the ports whose PortConfig leaves it unset:
-	// Ethernet for the RoCE and iWARP providers. Zero: InfiniBand.
+	// Ethernet for siw and irdma. Zero: InfiniBand.
 	Link verbs.LinkLayer
 }
 
@@ -58,9 +58,13 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // paging (ODP-01, ODP-02, ODP-04), a type 1 window cannot be bound
 // ZERO_BASED (MW-05), and the transport readings XFER-05 B, XFER-10 B,
 // XFER-16 B, XFER-29 B, XFER-30 B, XFER-31 B, FLUSH-10 B, WC-13, ASYNC-11
-// and ASYNC-13. Its device attributes are DefaultDeviceAttr's.
+// and ASYNC-13. Its device attributes are DefaultDeviceAttr's. Its Link is
+// left unset, so its ports are InfiniBand unless configured otherwise, as
+// they were before profiles had a link layer: programs and tests written
+// for it address ports by LID. (rxe runs on Ethernet; the drop-in library
+// gives it Ethernet ports, docs/c-programs.md.)
 func RXEProfile() Profile {
-	return Profile{Name: "rxe", Link: verbs.LinkLayerEthernet, Readings: verbs.Readings{
+	return Profile{Name: "rxe", Readings: verbs.Readings{
 		OverrunDrops:          true,
 		OverrunSendIgnored:    true,
 		NoCQTimestamps:        true,
@@ -180,6 +184,23 @@ func IRDMAProfile() Profile {
 // Profiles returns every built-in profile: default, rxe, mlx5, siw, irdma.
 func Profiles() []Profile {
 	return []Profile{DefaultProfile(), RXEProfile(), MLX5Profile(), SIWProfile(), IRDMAProfile()}
+}
+
+// ProfilesWithout returns the built-in profiles in which none of the
+// readings rs is on, in order: for code that needs what those readings take
+// away (ProfilesWithout(verbs.ReadingNoUD) are the profiles with UD QPs).
+func ProfilesWithout(rs ...verbs.Reading) []Profile {
+	var out []Profile
+	for _, p := range Profiles() {
+		ok := true
+		for _, r := range rs {
+			ok = ok && !p.Get(r)
+		}
+		if ok {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // ProfileNames returns the names of the built-in profiles, in order.

@@ -98,11 +98,16 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 
 // checkOffered refuses what the profile's provider does not offer, having
 // recorded the readings that decide: ibv_create_qp_ex beyond a PD
-// (QPX-06) and UD or UC QPs (QP-41), all EOPNOTSUPP.
+// (QPX-06) and UD or UC QPs (QP-41), all EOPNOTSUPP. The kernel looks up
+// the CQs before the driver sees the type, so a missing or destroyed CQ is
+// left to the EINVAL of QP-03.
 //
 // Precondition: the domain lock is held.
 func checkOffered(f *Fabric, attr QPInitAttr) error {
 	const verb = "ibv_create_qp"
+	if attr.SendCQ == nil || attr.RecvCQ == nil || !attr.SendCQ.eng().LiveLocked() || !attr.RecvCQ.eng().LiveLocked() {
+		return nil
+	}
 	if attr.CompMask&^QPInitPD != 0 {
 		f.consult(verbs.ReadingNoQPEx)
 		if f.profile.NoQPEx {

@@ -102,6 +102,10 @@ type interp struct {
 	notes []string // rule IDs the command itself explains
 	lines []string // what the command returned
 	err   error    // the engine error of the command, if any
+	// failed names the objects whose create failed: the device refused it
+	// (a UD QP on siw, an SRQ on irdma...), so a later step that needs one
+	// stops the run under this profile (stopError).
+	failed map[string]bool
 }
 
 // scriptError is a mistake of the script that only shows at run time (a
@@ -109,6 +113,12 @@ type interp struct {
 type scriptError struct{ msg string }
 
 func (e *scriptError) Error() string { return e.msg }
+
+// stopError ends a run before a step that needs an object this profile's
+// device refused to create: not a mistake of the script.
+type stopError struct{ why string }
+
+func (e *stopError) Error() string { return e.why }
 
 func newInterp(file string, p sim.Profile) *interp {
 	return &interp{
@@ -133,8 +143,12 @@ func (in *interp) newFabric(devices []string, manual bool, seed uint64) error {
 	if manual {
 		cfg.Mode = sim.Manual
 	}
+	// The scenarios address ports by LID: their ports are InfiniBand under
+	// every profile, whatever link the profile's provider runs on, so that
+	// a step differs between profiles only where their readings do.
+	ib := []sim.PortConfig{{Attr: verbs.PortAttr{LinkLayer: verbs.LinkLayerInfiniBand}}}
 	for _, d := range devices {
-		cfg.Devices = append(cfg.Devices, sim.DeviceConfig{Name: d})
+		cfg.Devices = append(cfg.Devices, sim.DeviceConfig{Name: d, Ports: ib})
 	}
 	f, err := sim.NewFabric(cfg)
 	if err != nil {
@@ -215,6 +229,10 @@ func (a *args) list(k string) []string {
 func (a *args) ref(k, kind string) string {
 	n := a.str(k, "")
 	if n == "" || a.err != nil {
+		return n
+	}
+	if a.in.failed[n] {
+		a.err = &stopError{fmt.Sprintf("%s %s was not created under profile %s", a.in.obj.kind[n], n, a.in.profile.Name)}
 		return n
 	}
 	if got, ok := a.in.obj.kind[n]; !ok || got != kind {
@@ -493,6 +511,14 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if err := in.define(st, name, kindOf(st.Verb)); err != nil {
 			return err
 		}
+		defer func() {
+			if in.err != nil {
+				if in.failed == nil {
+					in.failed = map[string]bool{}
+				}
+				in.failed[name] = true
+			}
+		}()
 	}
 	switch st.Verb {
 	case "open_device":

@@ -153,6 +153,9 @@ func (c *CQ) Overrun() bool {
 	return c.overrun
 }
 
+// LiveLocked is !Destroyed for a caller that holds the domain lock.
+func (c *CQ) LiveLocked() bool { return c != nil && c.state == live }
+
 // Destroyed reports whether c has been destroyed (or is waiting for acks to
 // finish being destroyed).
 func (c *CQ) Destroyed() bool {
