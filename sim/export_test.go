@@ -120,4 +120,3 @@ func EngineDirectMulti(f *Fabric) uint64 {
 	defer f.d.Unlock()
 	return f.eng.directMulti
 }
-
