@@ -56,6 +56,7 @@ type envConfig struct {
 	ethernet       bool
 	mode           sim.Mode
 	trace          string
+	report         string // VERBSIM_REPORT: where to append the readings the run consulted
 	faults         sim.Faults
 	seed           uint64
 	fabric         string        // VERBSIM_FABRIC; "" for none
@@ -145,6 +146,7 @@ func readEnv() (envConfig, error) {
 		}
 	}
 	c.trace = os.Getenv("VERBSIM_TRACE")
+	c.report = os.Getenv("VERBSIM_REPORT")
 	switch f := os.Getenv("VERBSIM_FABRIC"); f {
 	case "":
 		c.fabric = fmt.Sprintf("uid%d", os.Getuid())
@@ -660,6 +662,31 @@ func vs_shutdown() {
 		fabWire.flush(time.Second)
 	}
 	writeTrace()
+	writeReport()
+}
+
+// writeReport appends to VERBSIM_REPORT one line saying which readings of
+// the profile decided something in this process's run (the portability
+// report, `verbsim report`): "verbsim-report profile=NAME readings=0xR
+// consulted=0xC pid=N", R the profile's readings as set (with any
+// VERBSIM_READINGS) and C those that decided something. Several processes
+// may append to one file; each line is one write.
+func writeReport() {
+	if fab == nil || fabCfg.report == "" {
+		return
+	}
+	f, err := os.OpenFile(fabCfg.report, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "verbsim: report: %v\n", err)
+		return
+	}
+	defer f.Close()
+	p := fab.Profile()
+	line := fmt.Sprintf("verbsim-report profile=%s readings=%#x consulted=%#x pid=%d\n",
+		p.Name, uint64(p.Readings.On()), uint64(fab.ReadingsConsulted()), os.Getpid())
+	if _, err := f.WriteString(line); err != nil {
+		fmt.Fprintf(os.Stderr, "verbsim: report: %v\n", err)
+	}
 }
 
 //export vs_query_device
@@ -1285,7 +1312,7 @@ func vs_chan_get(h C.uintptr_t, cptr *C.uintptr_t, sync C.int) C.int {
 
 //export vs_create_cq
 func vs_create_cq(h C.uintptr_t, cqe C.int, chh C.uintptr_t, vector C.int, wcFlags C.uint64_t,
-	compMask, flags C.uint32_t, cptr C.uintptr_t, out *C.uintptr_t, real *C.int) C.int {
+	compMask, flags C.uint32_t, ex C.int, cptr C.uintptr_t, out *C.uintptr_t, real *C.int) C.int {
 	r := rec[ctxRec](h)
 	if r == nil || out == nil || real == nil || cptr == 0 {
 		return C.int(syscall.EINVAL)
@@ -1302,7 +1329,13 @@ func vs_create_cq(h C.uintptr_t, cqe C.int, chh C.uintptr_t, vector C.int, wcFla
 	if ch != nil {
 		attr.Channel = ch.ch
 	}
-	c, err := r.c.CreateCQEx(attr)
+	var c *sim.CQ
+	var err error
+	if ex != 0 {
+		c, err = r.c.CreateCQEx(attr)
+	} else { // ibv_create_cq: IBV_WC_STANDARD_FLAGS, no comp_mask or flags
+		c, err = r.c.CreateCQ(attr.CQE, attr.Context, attr.Channel, attr.CompVector)
+	}
 	if err != nil {
 		return errno(err)
 	}

@@ -317,6 +317,16 @@ func (rs Readings) On() ReadingSet {
 	return s
 }
 
+// Readings returns the Readings whose fields are on exactly for the
+// readings of the set: the inverse of Readings.On.
+func (s ReadingSet) Readings() Readings {
+	var rs Readings
+	for _, r := range s.List() {
+		rs.Set(r, true)
+	}
+	return rs
+}
+
 // String names the readings that differ from the man pages (the fields that
 // are true), space separated in declaration order, or returns "man-pages"
 // for the zero value.

@@ -27,7 +27,7 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	var tf traceFlags
 	tf.register(fs, "the engine's whole trace of each scenario (verb calls included, objects named as the script names them)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim run [-profile default|rxe] [-format text|json] [-step] [-svg FILE] [-html FILE]\n"+
+		fmt.Fprintf(stderr, "usage: verbsim run [-profile NAME] [-format text|json] [-step] [-svg FILE] [-html FILE]\n"+
 			"       [-trace FILE [-trace-filter F] [-trace-format text|json]] FILE...\n\n"+
 			"Runs scenario files and prints, after each step, what the verb returned, what the\n"+
 			"engine did, the state that changed (CQ rings, arm states, channel events, acks,\n"+
@@ -70,8 +70,8 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verbsim run: no scenario named (verbsim list shows the built-in ones)\n")
 		return 2
 	}
-	if _, ok := lookupProfile(g.profile); !ok {
-		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
+	if _, err := lookupProfile(g.profile); err != nil {
+		fmt.Fprintf(stderr, "verbsim: %v\n", err)
 		return 2
 	}
 	if (*svgOut != "" || *htmlOut != "") && len(names) != 1 {

@@ -30,7 +30,7 @@ func tourCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	g.register(fset)
 	fset.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim [tour] [-profile default|rxe]\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim [tour] [-profile NAME]\n\n"+
 			"The guided tour (what verbsim does with no command): every built-in scenario in\n"+
 			"order, each under its heading, as annotated timelines. verbsim list names them,\n"+
 			"verbsim run NAME runs one (with -step to go at your pace, -html for a page to\n"+
@@ -81,7 +81,7 @@ func explainCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	g.register(fset)
 	brief := fset.Bool("brief", false, "print the rule only, without running a scenario")
 	fset.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim explain [-profile default|rxe] [-brief] RULE-ID\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim explain [-profile NAME] [-brief] RULE-ID\n\n"+
 			"Prints a rule of spec/catalogue.md in plain words (with each profile's reading\n"+
 			"when the sources disagree) and runs the first built-in scenario whose timeline\n"+
 			"cites it. Example: verbsim explain NOTIFY-02\n\nFlags:\n")
@@ -110,8 +110,8 @@ func explainCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fset.Usage()
 		return 2
 	}
-	if _, ok := lookupProfile(g.profile); !ok {
-		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
+	if _, err := lookupProfile(g.profile); err != nil {
+		fmt.Fprintf(stderr, "verbsim: %v\n", err)
 		return 2
 	}
 	r, ok := scenario.LookupRule(fset.Arg(0))
