@@ -18,10 +18,12 @@ type recorder struct {
 	cleanups []func()
 }
 
-func (r *recorder) Errorf(format string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(format, args...)) }
-func (r *recorder) Failed() bool                      { return len(r.errs) > 0 }
-func (r *recorder) Cleanup(f func())                  { r.cleanups = append(r.cleanups, f) }
-func (r *recorder) Helper()                           {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Failed() bool     { return len(r.errs) > 0 }
+func (r *recorder) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *recorder) Helper()          {}
 func (r *recorder) run() {
 	for i := len(r.cleanups) - 1; i >= 0; i-- {
 		r.cleanups[i]()
