@@ -209,7 +209,7 @@ func (m *Machine) modifyQP(op Op, i int, q QP) error {
 	}
 	// The mask comes from the suite's table (qp.go) and the outcome from the
 	// model's own: the two tables are checked against each other too.
-	req, _, _ := qpTransition(m.prof, from, to, mq.Init.Type)
+	req, _, _ := verbs.Transition(from, to, mq.Init.Type, m.prof)
 	mask := bState | req
 	if op.Illegal && req != 0 {
 		mask &^= req & -req // QP-10: one required bit short

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -733,9 +734,17 @@ func (ch *mChannel) Destroy() error {
 
 func (ch *mChannel) Len() int { return ch.inner.(conformance.Depth).Len() }
 
-// mutants collects every family's mutants (appended by init functions in
-// mutants_*_test.go).
-var mutants []mutant
+// mutants are every family's mutants. Each mutants_*_test.go file has a
+// function returning its family's; to add a family, list its function here.
+var mutants = slices.Concat(
+	asyncMutants(), avMutants(), chanMutants(), cqMutants(), cqexMutants(),
+	dmMutants(), mrMutants(), mwMutants(), notifyMutants(), odpMutants(),
+	offersMutants(), pdMutants(), qpMutants(), qpcqMutants(), qpxMutants(), queryMutants(),
+	reregMutants(), flushMutants(), sqDrainedMutants(), srqMutants(),
+	srqerrMutants(), xReadingMutants(), xStatusMutants(), xFieldMutants(),
+	xMemoryMutants(), xVerbMutants(), xForcedMutants(), xElementMutants(),
+	xrcMutants(),
+)
 
 // TestWrapperIsTransparent: the wrapper with no hooks passes the whole suite,
 // so any failure of a mutant comes from its hook.

@@ -11,17 +11,17 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// Mutants of the ASYNC family.
-func init() {
-	mutants = append(mutants,
-		mutant{
+// asyncMutants returns the mutants of the ASYNC family.
+func asyncMutants() []mutant {
+	return []mutant{
+		{
 			name:  "GetAsyncEvent does not block",
 			rules: []string{"ASYNC-01"},
 			h: hooks{getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
 				return c.TryGetAsyncEvent()
 			}},
 		},
-		mutant{
+		{
 			name:  "idle TryGetAsyncEvent reports success",
 			rules: []string{"ASYNC-02"},
 			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
@@ -33,7 +33,7 @@ func init() {
 			}},
 		},
 		cqErrNamesAnotherCQ(),
-		mutant{
+		{
 			name:  "event type off by one",
 			rules: []string{"ASYNC-03", "ASYNC-04", "ASYNC-17"},
 			h: rewriteAsync(func(c conformance.Context, ev conformance.AsyncEvent) conformance.AsyncEvent {
@@ -43,7 +43,7 @@ func init() {
 		destroyAcksAsync(),
 		asyncToTwoReaders(),
 		cqErrOnErrorCompletion(),
-	)
+	}
 }
 
 // rewriteAsync returns hooks that pass every async event read through f.

@@ -9,9 +9,9 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// Mutants of the AV family: address vectors that slip through, or the
-// wrong errno.
-func init() {
+// avMutants returns the mutants of the AV family: address vectors that slip
+// through, or the wrong errno.
+func avMutants() []mutant {
 	// avModify rewrites the vectors of a modify before the real one runs.
 	avModify := func(f func(av *verbs.AHAttr)) hooks {
 		return hooks{modifyQP: func(q conformance.QP, a *verbs.QPAttr, m verbs.QPAttrMask) error {
@@ -25,19 +25,19 @@ func init() {
 			return q.Modify(&b, m)
 		}}
 	}
-	mutants = append(mutants,
-		mutant{
+	return []mutant{
+		{
 			name: "ibv_create_ah keeps the low 4 bits of sl 16", rules: []string{"AV-03"},
 			h: hooks{createAH: func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error) {
 				attr.SL &= 0xf
 				return pd.CreateAH(attr)
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_modify_qp does not look at a path's static_rate", rules: []string{"AV-03"},
 			h: avModify(func(av *verbs.AHAttr) { av.StaticRate = 0 }),
 		},
-		mutant{
+		{
 			name: "ibv_modify_qp takes dlid 0 on an InfiniBand path", rules: []string{"AV-03"},
 			h: avModify(func(av *verbs.AHAttr) {
 				if av.DLID == 0 {
@@ -45,7 +45,7 @@ func init() {
 				}
 			}),
 		},
-		mutant{
+		{
 			name: "an unused GID entry is EINVAL, not ENODATA", rules: []string{"AV-02"},
 			h: hooks{
 				createAH: func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error) {
@@ -64,7 +64,7 @@ func init() {
 				},
 			},
 		},
-		mutant{
+		{
 			name: "ibv_create_ah takes a port past the last as port 1", rules: []string{"AV-01"},
 			h: hooks{createAH: func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error) {
 				if attr.PortNum > 1 {
@@ -73,7 +73,7 @@ func init() {
 				return pd.CreateAH(attr)
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_modify_qp takes a path's port_num 0 as port 1", rules: []string{"AV-01"},
 			h: avModify(func(av *verbs.AHAttr) {
 				if av.PortNum == 0 {
@@ -81,5 +81,5 @@ func init() {
 				}
 			}),
 		},
-	)
+	}
 }

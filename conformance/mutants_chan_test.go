@@ -12,10 +12,10 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// Mutants of the CHAN family.
-func init() {
-	mutants = append(mutants,
-		mutant{
+// chanMutants returns the mutants of the CHAN family.
+func chanMutants() []mutant {
+	return []mutant{
+		{
 			name:  "channel born destroyed",
 			rules: []string{"CHAN-01", "CHAN-04"},
 			h: hooks{
@@ -27,7 +27,7 @@ func init() {
 				},
 			},
 		},
-		mutant{
+		{
 			name:  "event loses the CQ's context",
 			rules: []string{"CHAN-02", "NOTIFY-18"},
 			h: hooks{
@@ -41,14 +41,14 @@ func init() {
 				},
 			},
 		},
-		mutant{
+		{
 			name:  "GetEvent does not block",
 			rules: []string{"CHAN-03"},
 			h: hooks{getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
 				return ch.TryGetEvent()
 			}},
 		},
-		mutant{
+		{
 			name:  "blocking read swallows the event it woke for",
 			rules: []string{"CHAN-03"},
 			h: hooks{getEvent: func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error) {
@@ -60,7 +60,7 @@ func init() {
 				return nil, nil, syscall.EINTR
 			}},
 		},
-		mutant{
+		{
 			name:  "idle TryGetEvent reports success",
 			rules: []string{"CHAN-04"},
 			h: hooks{tryGetEvent: func(ch conformance.CompChannel) (conformance.CQ, any, error) {
@@ -73,7 +73,7 @@ func init() {
 		},
 		readAhead("Len misses events read ahead into a buffer", []string{"CHAN-05"}, false),
 		readAhead("channel hands events out LIFO", []string{"CHAN-06"}, true),
-		mutant{
+		{
 			name:  "a batched ack counts as one",
 			rules: []string{"CHAN-07", "CHAN-12"},
 			// EBUSY instead of a wait makes the missing acks show at once.
@@ -82,7 +82,7 @@ func init() {
 				return q.AckEvents(min(n, 1))
 			}},
 		},
-		mutant{
+		{
 			name:  "over-ack accepted",
 			rules: []string{"CHAN-08"},
 			h: hooks{ack: func(q conformance.CQ, n int) error {
@@ -92,7 +92,7 @@ func init() {
 				return nil
 			}},
 		},
-		mutant{
+		{
 			name:  "over-ack acks what it can",
 			rules: []string{"CHAN-08"},
 			h: hooks{ack: func(q conformance.CQ, n int) error {
@@ -104,7 +104,7 @@ func init() {
 				return err
 			}},
 		},
-		mutant{
+		{
 			name:  "channel destroy ignores its CQs",
 			rules: []string{"CHAN-09"},
 			h: hooks{destroyCh: func(ch conformance.CompChannel) error {
@@ -114,7 +114,7 @@ func init() {
 				return nil
 			}},
 		},
-		mutant{
+		{
 			name:  "reading an event consumes the completion",
 			rules: []string{"CHAN-10"},
 			h: hooks{
@@ -127,7 +127,7 @@ func init() {
 			},
 		},
 		eventsToTwoReaders(),
-	)
+	}
 }
 
 func consume(q conformance.CQ, c any, err error) (conformance.CQ, any, error) {

@@ -15,19 +15,20 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// Mutants of the CQ family. Each breaks one behaviour a CQ case checks; the
-// hooks reach into the simulator (*sim.CQ) where the conformance interfaces
-// offer no way to break it. None of them makes a case wait for Patience: a
-// mutant that hangs a verb would only slow the suite down.
-func init() {
+// cqMutants returns the mutants of the CQ family. Each breaks one behaviour a
+// CQ case checks; the hooks reach into the simulator (*sim.CQ) where the
+// conformance interfaces offer no way to break it. None of them makes a case
+// wait for Patience: a mutant that hangs a verb would only slow the suite
+// down.
+func cqMutants() []mutant {
 	// CQs created without a channel, for the mutant that refuses to arm them.
 	var chanless sync.Map
 	// The inner context of each inner CQ, for the mutant whose destroy
 	// leaks its max_cq slot.
 	var owner sync.Map
 
-	mutants = append(mutants,
-		mutant{
+	return []mutant{
+		{
 			name:  "cqe 0 accepted",
 			rules: []string{"CQ-01"},
 			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
@@ -37,7 +38,7 @@ func init() {
 				return c.CreateCQ(cqe, cctx, ch, vec)
 			}},
 		},
-		mutant{
+		{
 			name:  "cqe max_cqe refused",
 			rules: []string{"CQ-01"},
 			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
@@ -47,7 +48,7 @@ func init() {
 				return c.CreateCQ(cqe, cctx, ch, vec)
 			}},
 		},
-		mutant{
+		{
 			name:  "poll returns newest first",
 			rules: []string{"CQ-17"},
 			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
@@ -60,17 +61,17 @@ func init() {
 		},
 
 		// CQ-02, CQ-09: the reported capacity.
-		mutant{
+		{
 			name:  "cqe reported one below the capacity",
 			rules: []string{"CQ-02", "CQ-09"},
 			h:     hooks{cqe: func(q conformance.CQ) int { return q.CQE() - 1 }},
 		},
-		mutant{
+		{
 			name:  "cqe reported one above the capacity",
 			rules: []string{"CQ-02", "CQ-09", "CQ-22"},
 			h:     hooks{cqe: func(q conformance.CQ) int { return q.CQE() + 1 }},
 		},
-		mutant{
+		{
 			name:  "profile claims exact cqe, device rounds up",
 			rules: []string{"CQ-02", "CQ-09"},
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile {
@@ -78,7 +79,7 @@ func init() {
 				return p
 			}},
 		},
-		mutant{
+		{
 			name:  "resize gives half the request",
 			rules: []string{"CQ-09"},
 			h: hooks{resize: func(q conformance.CQ, n int) error {
@@ -87,7 +88,7 @@ func init() {
 		},
 
 		// CQ-03: comp_vector.
-		mutant{
+		{
 			name:  "comp_vector num_comp_vectors accepted",
 			rules: []string{"CQ-03"},
 			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
@@ -97,7 +98,7 @@ func init() {
 				return c.CreateCQ(cqe, cctx, ch, vec)
 			}},
 		},
-		mutant{
+		{
 			name:  "last valid comp_vector refused",
 			rules: []string{"CQ-03"},
 			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
@@ -109,7 +110,7 @@ func init() {
 		},
 
 		// CQ-04: cq_context.
-		mutant{
+		{
 			name:  "event hands back no cq_context",
 			rules: []string{"CQ-04"},
 			h: hooks{
@@ -125,7 +126,7 @@ func init() {
 		},
 
 		// CQ-05: the optional channel.
-		mutant{
+		{
 			name:  "arming a CQ without a channel fails",
 			rules: []string{"CQ-05"},
 			h: hooks{
@@ -144,7 +145,7 @@ func init() {
 				},
 			},
 		},
-		mutant{
+		{
 			name:  "channel destroy ignores the CQs using it",
 			rules: []string{"CQ-05"},
 			h: hooks{destroyCh: func(ch conformance.CompChannel) error {
@@ -156,7 +157,7 @@ func init() {
 		},
 
 		// CQ-06: max_cq.
-		mutant{
+		{
 			name:  "max_cq exhaustion reported as EINVAL",
 			rules: []string{"CQ-06"},
 			h: hooks{createCQ: func(c conformance.Context, cqe int, cctx any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
@@ -167,7 +168,7 @@ func init() {
 				return q, err
 			}},
 		},
-		mutant{
+		{
 			name:  "destroy does not give back the max_cq slot",
 			rules: []string{"CQ-06"},
 			h: hooks{
@@ -190,7 +191,7 @@ func init() {
 		},
 
 		// CQ-08, CQ-10: resize.
-		mutant{
+		{
 			name:  "resize below the unpolled count drops the oldest",
 			rules: []string{"CQ-08"},
 			h: hooks{resize: func(q conformance.CQ, n int) error {
@@ -206,7 +207,7 @@ func init() {
 				}
 			}},
 		},
-		mutant{
+		{
 			name:  "resize to 0 accepted as a no-op",
 			rules: []string{"CQ-08"},
 			h: hooks{resize: func(q conformance.CQ, n int) error {
@@ -216,7 +217,7 @@ func init() {
 				return q.Resize(n)
 			}},
 		},
-		mutant{
+		{
 			name:  "resize rotates the unpolled completions",
 			rules: []string{"CQ-10"},
 			h: hooks{resize: func(q conformance.CQ, n int) error {
@@ -233,7 +234,7 @@ func init() {
 		},
 
 		// CQ-11: references.
-		mutant{
+		{
 			name:  "destroy ignores references",
 			rules: []string{"CQ-11"},
 			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
@@ -247,14 +248,14 @@ func init() {
 				return q.DestroyContext(ctx)
 			}},
 		},
-		mutant{
+		{
 			name:  "refused destroy drops the completions",
 			rules: []string{"CQ-11"},
 			h:     hooks{destroyCQ: destroyDroppingOnBusy},
 		},
 
 		// CQ-12: what a destroy must accept, and a destroyed CQ.
-		mutant{
+		{
 			name:  "destroy refuses a CQ with unpolled completions",
 			rules: []string{"CQ-12"},
 			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
@@ -264,7 +265,7 @@ func init() {
 				return q.DestroyContext(ctx)
 			}},
 		},
-		mutant{
+		{
 			name:  "destroy refuses an armed CQ",
 			rules: []string{"CQ-12"},
 			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
@@ -274,7 +275,7 @@ func init() {
 				return q.DestroyContext(ctx)
 			}},
 		},
-		mutant{
+		{
 			name:  "verbs on a destroyed CQ succeed",
 			rules: []string{"CQ-12"},
 			h: hooks{
@@ -295,7 +296,7 @@ func init() {
 		},
 
 		// CQ-13: destroy and acks.
-		mutant{
+		{
 			name:  "destroy does not wait for completion-event acks",
 			rules: []string{"CQ-13"},
 			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
@@ -307,7 +308,7 @@ func init() {
 				return q.DestroyContext(ctx)
 			}},
 		},
-		mutant{
+		{
 			name:  "destroy does not wait for CQ_ERR acks",
 			rules: []string{"CQ-13"},
 			h: hooks{
@@ -374,7 +375,7 @@ func init() {
 				},
 			}
 		}(),
-		mutant{
+		{
 			name:  "abandoned destroy returns EINTR without the context's error",
 			rules: []string{"CQ-13"},
 			h: hooks{destroyCQ: func(q conformance.CQ, ctx context.Context) error {
@@ -385,7 +386,7 @@ func init() {
 				return err
 			}},
 		},
-		mutant{
+		{
 			name:  "negative ack count accepted",
 			rules: []string{"CQ-13"},
 			h: hooks{ack: func(q conformance.CQ, n int) error {
@@ -395,7 +396,7 @@ func init() {
 				return q.AckEvents(n)
 			}},
 		},
-		mutant{
+		{
 			name:  "refused over-ack still counts the events it could",
 			rules: []string{"CQ-13"},
 			h: hooks{ack: func(q conformance.CQ, n int) error {
@@ -408,7 +409,7 @@ func init() {
 				return err
 			}},
 		},
-		mutant{
+		{
 			name:  "profile claims a waiting destroy, device refuses with EBUSY",
 			rules: []string{"CQ-13"},
 			base:  sim.Profile{Name: "busy", Readings: verbs.Readings{DestroyBusyOnUnacked: true}},
@@ -417,7 +418,7 @@ func init() {
 				return p
 			}},
 		},
-		mutant{
+		{
 			name:  "EBUSY destroy drops the completions",
 			rules: []string{"CQ-13", "CQ-11"},
 			base:  sim.Profile{Name: "busy", Readings: verbs.Readings{DestroyBusyOnUnacked: true}},
@@ -425,7 +426,7 @@ func init() {
 		},
 
 		// CQ-14, CQ-15, CQ-16: polling.
-		mutant{
+		{
 			name:  "poll on an empty CQ returns EAGAIN",
 			rules: []string{"CQ-14"},
 			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
@@ -436,7 +437,7 @@ func init() {
 				return n, err
 			}},
 		},
-		mutant{
+		{
 			name:  "poll writes past the entries it returns",
 			rules: []string{"CQ-15"},
 			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
@@ -447,7 +448,7 @@ func init() {
 				return n, err
 			}},
 		},
-		mutant{
+		{
 			name:  "poll returns one fewer than it could",
 			rules: []string{"CQ-15"},
 			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
@@ -457,7 +458,7 @@ func init() {
 				return q.Poll(wcs)
 			}},
 		},
-		mutant{
+		{
 			name:  "poll of 0 entries removes one",
 			rules: []string{"CQ-16"},
 			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
@@ -471,7 +472,7 @@ func init() {
 		},
 
 		// CQ-22, CQ-23: overrun.
-		mutant{
+		{
 			name:  "overrun stores the completion, evicting the oldest",
 			rules: []string{"CQ-22"},
 			h: hooks{push: func(q conformance.CQ, w verbs.WC, solicited bool) (bool, error) {
@@ -482,7 +483,7 @@ func init() {
 				return q.(conformance.Injector).Push(w, solicited)
 			}},
 		},
-		mutant{
+		{
 			name:  "one overrun raises two CQ_ERR",
 			rules: []string{"CQ-22"},
 			h: hooks{push: func(q conformance.CQ, w verbs.WC, solicited bool) (bool, error) {
@@ -494,7 +495,7 @@ func init() {
 				return over, err
 			}},
 		},
-		mutant{
+		{
 			name:  "CQ_ERR names no CQ",
 			rules: []string{"CQ-22"},
 			h: hooks{
@@ -506,7 +507,7 @@ func init() {
 				},
 			},
 		},
-		mutant{
+		{
 			name:  "poll with an error loses the completions it took",
 			rules: []string{"CQ-22", "CQ-23"},
 			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
@@ -517,7 +518,7 @@ func init() {
 				return n, nil
 			}},
 		},
-		mutant{
+		{
 			name:  "poll hides the overrun error",
 			rules: []string{"CQ-23"},
 			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
@@ -528,7 +529,7 @@ func init() {
 				return n, err
 			}},
 		},
-		mutant{
+		{
 			name:  "profile claims a sticky overrun, the CQ keeps working",
 			rules: []string{"CQ-23"},
 			base:  sim.RXEProfile(),
@@ -537,7 +538,7 @@ func init() {
 				return p
 			}},
 		},
-		mutant{
+		{
 			name:  "profile claims a single lost completion, the CQ stays in error",
 			rules: []string{"CQ-22", "CQ-23"},
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile {
@@ -545,7 +546,7 @@ func init() {
 				return p
 			}},
 		},
-	)
+	}
 }
 
 // drainInner polls everything out of q, ignoring errors.

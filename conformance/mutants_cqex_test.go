@@ -148,7 +148,8 @@ func (p *pollIter) Current() (uint64, verbs.WCStatus, error) { return p.cur.WRID
 func (p *pollIter) ReadOpcode() (verbs.WCOpcode, error)      { return p.cur.Opcode, nil }
 func (p *pollIter) ReadByteLen() (uint32, error)             { return p.cur.ByteLen, nil }
 
-func init() {
+// cqexMutants returns the mutants of the CQEX family.
+func cqexMutants() []mutant {
 	create := func(f func(*verbs.CQInitAttrEx)) *cqxHooks {
 		return &cqxHooks{create: func(c conformance.Context, attr verbs.CQInitAttrEx) (conformance.ExCQ, error) {
 			f(&attr)
@@ -156,15 +157,15 @@ func init() {
 		}}
 	}
 	iter := func(f func(conformance.ExCQ) conformance.ExCQ) *cqxHooks { return &cqxHooks{iter: f} }
-	mutants = append(mutants,
-		mutant{
+	return []mutant{
+		{
 			name:  "cq_ex: unsupported wc_flags accepted",
 			rules: []string{"CQX-02"},
 			h: hooks{cqx: create(func(a *verbs.CQInitAttrEx) {
 				a.WCFlags &= verbs.WCStandardFlags | verbs.WCExCompletionTimestamp | verbs.WCExCompletionTimestampWallclock
 			})},
 		},
-		mutant{
+		{
 			name:  "cq_ex: comp_mask and flags not checked",
 			rules: []string{"CQX-01"},
 			h: hooks{cqx: create(func(a *verbs.CQInitAttrEx) {
@@ -172,55 +173,55 @@ func init() {
 				a.Flags &= verbs.CQCreateSingleThreaded | verbs.CQCreateIgnoreOverrun
 			})},
 		},
-		mutant{
+		{
 			name:  "cq_ex: IGNORE_OVERRUN dropped",
 			rules: []string{"CQX-01"},
 			h:     hooks{cqx: create(func(a *verbs.CQInitAttrEx) { a.Flags &^= verbs.CQCreateIgnoreOverrun })},
 		},
-		mutant{
+		{
 			name:  "cq_ex: cq_context dropped",
 			rules: []string{"CQX-10"},
 			h:     hooks{cqx: create(func(a *verbs.CQInitAttrEx) { a.Context = nil })},
 		},
-		mutant{
+		{
 			name:  "cq_ex: fields readable whatever wc_flags and outside batches",
 			rules: []string{"CQX-03", "CQX-07"},
 			h:     hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ { return lax{x} })},
 		},
-		mutant{
+		{
 			name:  "cq_ex: iterator built on poll_cq",
 			rules: []string{"CQX-06", "CQX-08"},
 			h:     hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ { return &pollIter{ExCQ: x} })},
 		},
-		mutant{
+		{
 			name:  "cq_ex: start_poll on an empty CQ succeeds",
 			rules: []string{"CQX-04"},
 			h: hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ {
 				return startOK{x}
 			})},
 		},
-		mutant{
+		{
 			name:  "cq_ex: next_poll skips a completion",
 			rules: []string{"CQX-05"},
 			h: hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ {
 				return skipNext{x}
 			})},
 		},
-		mutant{
+		{
 			name:  "cq_ex: second start_poll accepted",
 			rules: []string{"CQX-06"},
 			h: hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ {
 				return restart{x}
 			})},
 		},
-		mutant{
+		{
 			name:  "cq_ex: wallclock in microseconds",
 			rules: []string{"CQX-09"},
 			h: hooks{cqx: iter(func(x conformance.ExCQ) conformance.ExCQ {
 				return microWall{x}
 			})},
 		},
-	)
+	}
 }
 
 // startOK hides start_poll's ENOENT.

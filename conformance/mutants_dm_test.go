@@ -88,28 +88,28 @@ func (p *mPD) RegDMMR(dm verbs.DM, off, n uint64, access verbs.AccessFlags) (con
 	return &mMR{MR: mr, h: p.h}, err
 }
 
-// Mutants of the DM family.
-func init() {
-	mutants = append(mutants,
-		mutant{
+// dmMutants returns the mutants of the DM family.
+func dmMutants() []mutant {
+	return []mutant{
+		{
 			name: "ibv_alloc_dm ignores comp_mask", rules: []string{"DM-01"},
 			h: hooks{dm: &dmHooks{alloc: func(c verbs.DMAllocator, a verbs.AllocDMAttr) (verbs.DM, error) {
 				a.CompMask = 0
 				return c.AllocDM(a)
 			}}},
 		},
-		mutant{
+		{
 			name: "ibv_alloc_dm clamps a length above max_dm_size", rules: []string{"DM-01"},
 			h: hooks{dm: &dmHooks{alloc: func(c verbs.DMAllocator, a verbs.AllocDMAttr) (verbs.DM, error) {
 				a.Length = min(a.Length, 128<<10)
 				return c.AllocDM(a)
 			}}},
 		},
-		mutant{
+		{
 			name: "a device that states NoDM still reports and allocates device memory", rules: []string{"DM-02"}, base: sim.DefaultProfile(),
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.NoDM = true; return p }},
 		},
-		mutant{
+		{
 			name: "ibv_alloc_dm out of pages says EINVAL", rules: []string{"DM-03"},
 			h: hooks{dm: &dmHooks{alloc: func(c verbs.DMAllocator, a verbs.AllocDMAttr) (verbs.DM, error) {
 				dm, err := c.AllocDM(a)
@@ -119,13 +119,13 @@ func init() {
 				return dm, err
 			}}},
 		},
-		mutant{
+		{
 			name: "ibv_memcpy_to_dm rounds an unaligned offset and length down", rules: []string{"DM-04"},
 			h: hooks{dm: &dmHooks{memcpyTo: func(dm verbs.DM, off uint64, src []byte) error {
 				return dm.MemcpyTo(off&^3, src[:len(src)&^3])
 			}}},
 		},
-		mutant{
+		{
 			name: "ibv_memcpy_from_dm says EINVAL for any bad range", rules: []string{"DM-04"},
 			h: hooks{dm: &dmHooks{memcpyFrom: func(dm verbs.DM, dst []byte, off uint64) error {
 				err := dm.MemcpyFrom(dst, off)
@@ -135,7 +135,7 @@ func init() {
 				return err
 			}}},
 		},
-		mutant{
+		{
 			name: "ibv_free_dm of memory with an MR reports success", rules: []string{"DM-05"},
 			h: hooks{dm: &dmHooks{free: func(dm verbs.DM) error {
 				if err := dm.Free(); !errors.Is(err, syscall.EBUSY) {
@@ -144,17 +144,17 @@ func init() {
 				return nil
 			}}},
 		},
-		mutant{
+		{
 			name: "ibv_reg_dm_mr adds ZERO_BASED when it is missing", rules: []string{"DM-06"},
 			h: hooks{dm: &dmHooks{reg: func(pd verbs.DMMRRegisterer, dm verbs.DM, off, n uint64, access verbs.AccessFlags) (conformance.MR, error) {
 				return pd.RegDMMR(dm, off, n, access|verbs.AccessZeroBased)
 			}}},
 		},
-		mutant{
+		{
 			name: "ibv_reg_dm_mr registers from the start of the DM whatever the offset", rules: []string{"DM-07"},
 			h: hooks{dm: &dmHooks{reg: func(pd verbs.DMMRRegisterer, dm verbs.DM, off, n uint64, access verbs.AccessFlags) (conformance.MR, error) {
 				return pd.RegDMMR(dm, 0, n, access)
 			}}},
 		},
-	)
+	}
 }

@@ -69,13 +69,13 @@ func regAccess(refuse func(uint32) bool, fix func(uint32) uint32) func(conforman
 	}
 }
 
-// Mutants of the MR family, through the hooks on ibv_reg_mr and
-// ibv_dereg_mr and MRs that misreport their fields.
-func init() {
+// mrMutants returns the mutants of the MR family, through the hooks on
+// ibv_reg_mr and ibv_dereg_mr and MRs that misreport their fields.
+func mrMutants() []mutant {
 	var serial atomic.Uint64
-	mutants = append(mutants,
+	return []mutant{
 		// MR-01, MR-05: which access combinations register.
-		mutant{
+		{
 			name:  "remote write registers without local write",
 			rules: []string{"MR-01", "MR-05"},
 			h: hooks{regMR: regAccess(nil, func(a uint32) uint32 {
@@ -85,7 +85,7 @@ func init() {
 				return a
 			})},
 		},
-		mutant{
+		{
 			name:  "remote atomic registers without local write",
 			rules: []string{"MR-01", "MR-05"},
 			h: hooks{regMR: regAccess(nil, func(a uint32) uint32 {
@@ -95,61 +95,61 @@ func init() {
 				return a
 			})},
 		},
-		mutant{
+		{
 			name:  "remote read requires local write",
 			rules: []string{"MR-01", "MR-05"},
 			h:     hooks{regMR: regAccess(func(a uint32) bool { return a&4 != 0 && a&1 == 0 }, nil)},
 		},
-		mutant{
+		{
 			name:  "REMOTE_WRITE and REMOTE_READ values swapped",
 			rules: []string{"MR-01", "MR-05"},
 			h: hooks{regMR: regAccess(nil, func(a uint32) uint32 {
 				return a&^6 | (a&2)<<1 | (a&4)>>1
 			})},
 		},
-		mutant{
+		{
 			name:  "ZERO_BASED refused",
 			rules: []string{"MR-05"},
 			h:     hooks{regMR: regAccess(func(a uint32) bool { return a&32 != 0 }, nil)},
 		},
 
 		// MR-02: access 0.
-		mutant{
+		{
 			name:  "access 0 refused",
 			rules: []string{"MR-02", "MR-01"},
 			h:     hooks{regMR: regAccess(func(a uint32) bool { return a == 0 }, nil)},
 		},
 
 		// MR-04: keys, address and length.
-		mutant{
+		{
 			name:  "every MR has the same lkey",
 			rules: []string{"MR-04"},
 			h: hooks{regMR: regLying(func(m conformance.MR) conformance.MR {
 				return lyingMR{MR: m, lkey: func() uint32 { return 0x1234 }}
 			})},
 		},
-		mutant{
+		{
 			name:  "every MR has the same rkey",
 			rules: []string{"MR-04"},
 			h: hooks{regMR: regLying(func(m conformance.MR) conformance.MR {
 				return lyingMR{MR: m, rkey: func() uint32 { return 0x5678 }}
 			})},
 		},
-		mutant{
+		{
 			name:  "length reported one short",
 			rules: []string{"MR-04", "MR-02"},
 			h: hooks{regMR: regLying(func(m conformance.MR) conformance.MR {
 				return lyingMR{MR: m, size: func() uint64 { return m.Length() - 1 }}
 			})},
 		},
-		mutant{
+		{
 			name:  "every MR starts at the same address",
 			rules: []string{"MR-04"},
 			h: hooks{regMR: regLying(func(m conformance.MR) conformance.MR {
 				return lyingMR{MR: m, addr: func() uint64 { return 0x10000 }}
 			})},
 		},
-		mutant{
+		{
 			name:  "a buffer registered twice gets two addresses",
 			rules: []string{"MR-04"},
 			h: hooks{regMR: regLying(func(m conformance.MR) conformance.MR {
@@ -157,7 +157,7 @@ func init() {
 				return lyingMR{MR: m, addr: func() uint64 { return m.Addr() + shift }}
 			})},
 		},
-		mutant{
+		{
 			name:  "a dereg renumbers the other MRs",
 			rules: []string{"MR-04"},
 			h: func() hooks {
@@ -175,7 +175,7 @@ func init() {
 		},
 
 		// MR-06: bound windows.
-		mutant{
+		{
 			name:  "dereg ignores bound windows",
 			rules: []string{"MR-06"},
 			h: hooks{deregMR: func(m conformance.MR) error {
@@ -185,7 +185,7 @@ func init() {
 				return m.Dereg()
 			}},
 		},
-		mutant{
+		{
 			name:  "a refused dereg still frees the MR",
 			rules: []string{"MR-06"},
 			h: hooks{deregMR: func(m conformance.MR) error {
@@ -201,15 +201,15 @@ func init() {
 		},
 
 		// MR-09: unknown and optional bits.
-		mutant{
+		{
 			name:  "unknown access bits ignored",
 			rules: []string{"MR-09"},
 			h:     hooks{regMR: regAccess(nil, func(a uint32) uint32 { return a & 0x3ff000ff })},
 		},
-		mutant{
+		{
 			name:  "optional-range bits beyond RELAXED_ORDERING refused",
 			rules: []string{"MR-09"},
 			h:     hooks{regMR: regAccess(func(a uint32) bool { return a&0x3fe00000 != 0 }, nil)},
 		},
-	)
+	}
 }

@@ -12,8 +12,6 @@ import (
 
 // Mutants of the memory-window rules (MW-01..MW-07).
 
-func init() { mutants = append(mutants, mwMutants()...) }
-
 // widen makes a bind cover the whole MR: the window then ignores its range.
 func widen(info *verbs.MWBindInfo) {
 	if mr := info.MR; mr != nil && info.Length > 0 {

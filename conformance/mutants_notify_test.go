@@ -11,20 +11,21 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// Mutants of the NOTIFY family. Several keep the arm in the mutant ("shadow
-// arm") instead of in the device, so a broken arming rule can be expressed
-// in a few lines: the real CQ is armed only just before a completion the
-// shadow decides fires, which makes the device raise exactly one event then.
-func init() {
-	mutants = append(mutants,
-		mutant{
+// notifyMutants returns the mutants of the NOTIFY family. Several keep the
+// arm in the mutant ("shadow arm") instead of in the device, so a broken
+// arming rule can be expressed in a few lines: the real CQ is armed only just
+// before a completion the shadow decides fires, which makes the device raise
+// exactly one event then.
+func notifyMutants() []mutant {
+	return []mutant{
+		{
 			name:  "arm never disarms",
 			rules: []string{"NOTIFY-01", "NOTIFY-11"},
 			h: newShadowArm(armAsSpec, func(s *armState, w *verbs.WC, so bool) bool {
 				return fires(s.arm, w, so)
 			}).hooks(),
 		},
-		mutant{
+		{
 			name:  "arm fires on completions already present",
 			rules: []string{"NOTIFY-02", "NOTIFY-15"},
 			h: hooks{reqNotify: func(q conformance.CQ, so bool) error {
@@ -50,7 +51,7 @@ func init() {
 				return nil
 			}},
 		},
-		mutant{
+		{
 			name:  "next arm ignores unsuccessful completions",
 			rules: []string{"NOTIFY-03"},
 			h: newShadowArm(armAsSpec, func(s *armState, w *verbs.WC, so bool) bool {
@@ -60,7 +61,7 @@ func init() {
 				return fireOnce(s, w, so)
 			}).hooks(),
 		},
-		mutant{
+		{
 			name:  "solicited arm ignores the solicited bit of receives",
 			rules: []string{"NOTIFY-04"},
 			h: hooks{push: func(q conformance.CQ, w verbs.WC, so bool) (bool, error) {
@@ -70,7 +71,7 @@ func init() {
 				return q.(conformance.Injector).Push(w, so)
 			}},
 		},
-		mutant{
+		{
 			name:  "solicited bit honoured on send completions",
 			rules: []string{"NOTIFY-04", "NOTIFY-16"},
 			h: newShadowArm(armAsSpec, func(s *armState, w *verbs.WC, so bool) bool {
@@ -81,14 +82,14 @@ func init() {
 				return fireOnce(s, w, so)
 			}).hooks(),
 		},
-		mutant{
+		{
 			name:  "solicited arm fires on any completion",
 			rules: []string{"NOTIFY-04", "NOTIFY-16"},
 			h: hooks{reqNotify: func(q conformance.CQ, so bool) error {
 				return q.ReqNotify(false)
 			}},
 		},
-		mutant{
+		{
 			name:  "rxe solicited reading behind a profile that claims the man-page one",
 			rules: []string{"NOTIFY-05"},
 			base:  sim.RXEProfile(),
@@ -97,7 +98,7 @@ func init() {
 				return p
 			}},
 		},
-		mutant{
+		{
 			name:  "man-page solicited reading behind a profile that claims rxe's",
 			rules: []string{"NOTIFY-05"},
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile {
@@ -105,7 +106,7 @@ func init() {
 				return p
 			}},
 		},
-		mutant{
+		{
 			name:  "solicited arm downgrades a pending next",
 			rules: []string{"NOTIFY-07"},
 			h: newShadowArm(func(s *armState, so bool) {
@@ -115,7 +116,7 @@ func init() {
 				}
 			}, fireOnce).hooks(),
 		},
-		mutant{
+		{
 			name:  "next does not upgrade a pending solicited arm",
 			rules: []string{"NOTIFY-07"},
 			h: newShadowArm(func(s *armState, so bool) {
@@ -124,7 +125,7 @@ func init() {
 				}
 			}, fireOnce).hooks(),
 		},
-		mutant{
+		{
 			name:  "arms stack instead of collapsing",
 			rules: []string{"NOTIFY-08"},
 			h: newShadowArm(func(s *armState, so bool) {
@@ -141,7 +142,7 @@ func init() {
 			}).hooks(),
 		},
 		eventsCoalesce(),
-		mutant{
+		{
 			name:  "one ack settles every event read",
 			rules: []string{"NOTIFY-09", "CHAN-12"},
 			h: hooks{ack: func(q conformance.CQ, n int) error {
@@ -153,7 +154,7 @@ func init() {
 				return nil
 			}},
 		},
-		mutant{
+		{
 			name:  "ReqNotify on a destroyed CQ succeeds",
 			rules: []string{"NOTIFY-10"},
 			h: hooks{reqNotify: func(q conformance.CQ, so bool) error {
@@ -161,7 +162,7 @@ func init() {
 				return nil
 			}},
 		},
-		mutant{
+		{
 			name:  "ReqNotify fails with a bare -1",
 			rules: []string{"NOTIFY-10"},
 			h: hooks{reqNotify: func(q conformance.CQ, so bool) error {
@@ -175,7 +176,7 @@ func init() {
 		pollCancelsEvents(),
 		pollDisarms(),
 		channellessBorrowsChannel(),
-		mutant{
+		{
 			name:  "one event per QP feeding the CQ",
 			rules: []string{"NOTIFY-18"},
 			h: newShadowArm(func(s *armState, so bool) {
@@ -189,7 +190,7 @@ func init() {
 				return true
 			}).hooks(),
 		},
-	)
+	}
 }
 
 // armState is a shadow arm of one CQ.

@@ -49,23 +49,23 @@ func odpCaps(c verbs.ODPCaps, xrc uint32) func(conformance.Context, uint32) (ver
 	}
 }
 
-// Mutants of on-demand paging (ODP-01 to ODP-06).
-func init() {
+// odpMutants returns the mutants of on-demand paging (ODP-01 to ODP-06).
+func odpMutants() []mutant {
 	const onDemand = verbs.AccessOnDemand
-	mutants = append(mutants,
-		mutant{
+	return []mutant{
+		{
 			name: "a device without ODP reports IBV_ODP_SUPPORT", rules: []string{"ODP-01"}, base: sim.RXEProfile(),
 			h: hooks{queryDevEx: odpCaps(verbs.ODPCaps{GeneralCaps: 1, RCODPCaps: 3}, 0)},
 		},
-		mutant{
+		{
 			name: "a device with ODP reports no odp_caps", rules: []string{"ODP-01"},
 			h: hooks{queryDevEx: odpCaps(verbs.ODPCaps{}, 0)},
 		},
-		mutant{
+		{
 			name: "a device with ODP claims SRQ receives for UC", rules: []string{"ODP-01"},
 			h: hooks{queryDevEx: odpCaps(verbs.ODPCaps{GeneralCaps: 1, RCODPCaps: 0x3f, UCODPCaps: 0x27, UDODPCaps: 0x23}, 0x3d)},
 		},
-		mutant{
+		{
 			name: "ON_DEMAND without ODP is EINVAL, not EOPNOTSUPP", rules: []string{"ODP-02"}, base: sim.RXEProfile(),
 			h: hooks{regMR: func(pd conformance.PD, buf []byte, a verbs.AccessFlags) (conformance.MR, error) {
 				if a&onDemand != 0 {
@@ -74,13 +74,13 @@ func init() {
 				return pd.RegMR(buf, a)
 			}},
 		},
-		mutant{
+		{
 			name: "ON_DEMAND without ODP is dropped and the MR registers", rules: []string{"ODP-02"}, base: sim.RXEProfile(),
 			h: hooks{regMR: func(pd conformance.PD, buf []byte, a verbs.AccessFlags) (conformance.MR, error) {
 				return pd.RegMR(buf, a&^onDemand)
 			}},
 		},
-		mutant{
+		{
 			name: "ON_DEMAND is checked before LOCAL_WRITE", rules: []string{"ODP-02"}, base: sim.RXEProfile(),
 			h: hooks{regMR: func(pd conformance.PD, buf []byte, a verbs.AccessFlags) (conformance.MR, error) {
 				if a&onDemand != 0 {
@@ -89,7 +89,7 @@ func init() {
 				return pd.RegMR(buf, a)
 			}},
 		},
-		mutant{
+		{
 			name: "an on-demand MR pages in a copy of the buffer", rules: []string{"ODP-03"},
 			h: hooks{regMR: func(pd conformance.PD, buf []byte, a verbs.AccessFlags) (conformance.MR, error) {
 				if a&onDemand != 0 {
@@ -98,7 +98,7 @@ func init() {
 				return pd.RegMR(buf, a)
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_advise_mr accepts an empty list", rules: []string{"ODP-04"},
 			h: hooks{adviseMR: func(pd conformance.PD, a verbs.AdviseMRAdvice, f verbs.AdviseMRFlags, sgl []verbs.SGE) error {
 				if len(sgl) == 0 && f <= 1 && a <= 2 {
@@ -107,23 +107,23 @@ func init() {
 				return pd.(verbs.MRAdviser).AdviseMR(a, f, sgl)
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_advise_mr ignores unknown flags", rules: []string{"ODP-04"},
 			h: hooks{adviseMR: adviseFwd(func(_ *verbs.AdviseMRAdvice, f *verbs.AdviseMRFlags, _ *[]verbs.SGE) { *f &= 1 })},
 		},
-		mutant{
+		{
 			name: "ibv_advise_mr refuses an unknown advice with EINVAL", rules: []string{"ODP-04"},
 			h: hooks{adviseMR: adviseErrno(syscall.EOPNOTSUPP, syscall.EINVAL)},
 		},
-		mutant{
+		{
 			name: "ibv_advise_mr accepts keys of no on-demand MR", rules: []string{"ODP-05"},
 			h: hooks{adviseMR: adviseErrno(syscall.ENOENT, 0)},
 		},
-		mutant{
+		{
 			name: "ibv_advise_mr says ENOENT where the kernel says EPERM", rules: []string{"ODP-05"},
 			h: hooks{adviseMR: adviseErrno(syscall.EPERM, syscall.ENOENT)},
 		},
-		mutant{
+		{
 			name: "ibv_advise_mr treats PREFETCH_WRITE as PREFETCH", rules: []string{"ODP-05"},
 			h: hooks{adviseMR: adviseFwd(func(a *verbs.AdviseMRAdvice, _ *verbs.AdviseMRFlags, _ *[]verbs.SGE) {
 				if *a == 1 {
@@ -131,13 +131,13 @@ func init() {
 				}
 			})},
 		},
-		mutant{
+		{
 			name: "ibv_advise_mr checks no range even with FLUSH", rules: []string{"ODP-06"},
 			h: hooks{adviseMR: adviseFwd(func(_ *verbs.AdviseMRAdvice, f *verbs.AdviseMRFlags, _ *[]verbs.SGE) { *f &^= 1 })},
 		},
-		mutant{
+		{
 			name: "ibv_advise_mr checks the ranges without FLUSH too", rules: []string{"ODP-06"},
 			h: hooks{adviseMR: adviseFwd(func(_ *verbs.AdviseMRAdvice, f *verbs.AdviseMRFlags, _ *[]verbs.SGE) { *f |= 1 })},
 		},
-	)
+	}
 }

@@ -8,40 +8,40 @@ import (
 // Mutants of what a device offers (conformance/offers.go): devices whose
 // profile states one reading while they follow the other, for each reading
 // of the provider profiles.
-func init() {
+func offersMutants() []mutant {
 	says := func(edit func(*conformance.Profile)) hooks {
 		return hooks{profile: func(p conformance.Profile) conformance.Profile { edit(&p); return p }}
 	}
-	mutants = append(mutants,
-		mutant{name: "the profile says PostAnyState, the device refuses posts before RTS", rules: []string{"QP-25", "QP-26"},
+	return []mutant{
+		{name: "the profile says PostAnyState, the device refuses posts before RTS", rules: []string{"QP-25", "QP-26"},
 			base: sim.DefaultProfile(), h: says(func(p *conformance.Profile) { p.PostAnyState = true })},
-		mutant{name: "the profile refuses posts before RTS, the device accepts them (mlx5)", rules: []string{"QP-25", "QP-26"},
+		{name: "the profile refuses posts before RTS, the device accepts them (mlx5)", rules: []string{"QP-25", "QP-26"},
 			base: sim.MLX5Profile(), h: says(func(p *conformance.Profile) { p.PostAnyState = false })},
-		mutant{name: "the profile says PostENOTCONN, the device refuses posts before RTS with EINVAL", rules: []string{"QP-26"},
+		{name: "the profile says PostENOTCONN, the device refuses posts before RTS with EINVAL", rules: []string{"QP-26"},
 			base: sim.DefaultProfile(), h: says(func(p *conformance.Profile) { p.PostENOTCONN = true })},
-		mutant{name: "the profile says NoUD, the device creates UD QPs and AHs", rules: []string{"QP-41"},
+		{name: "the profile says NoUD, the device creates UD QPs and AHs", rules: []string{"QP-41"},
 			base: sim.DefaultProfile(), h: says(func(p *conformance.Profile) { p.NoUD = true })},
-		mutant{name: "the profile offers UD, the device refuses it (siw)", rules: []string{"QP-41"},
+		{name: "the profile offers UD, the device refuses it (siw)", rules: []string{"QP-41"},
 			base: sim.SIWProfile(), h: says(func(p *conformance.Profile) { p.NoUD = false })},
-		mutant{name: "the profile says NoUC, the device creates UC QPs", rules: []string{"QP-41"},
+		{name: "the profile says NoUC, the device creates UC QPs", rules: []string{"QP-41"},
 			base: sim.DefaultProfile(), h: says(func(p *conformance.Profile) { p.NoUC = true })},
-		mutant{name: "the profile says NoAtomics, the device runs atomics", rules: []string{"QP-42"},
+		{name: "the profile says NoAtomics, the device runs atomics", rules: []string{"QP-42"},
 			base: sim.DefaultProfile(), h: says(func(p *conformance.Profile) { p.NoAtomics = true })},
-		mutant{name: "the profile offers atomics, the device refuses them (irdma)", rules: []string{"QP-42"},
+		{name: "the profile offers atomics, the device refuses them (irdma)", rules: []string{"QP-42"},
 			base: sim.IRDMAProfile(), h: says(func(p *conformance.Profile) { p.NoAtomics = false })},
-		mutant{name: "the profile says NoImmData, the device sends immediate data", rules: []string{"QP-43"},
+		{name: "the profile says NoImmData, the device sends immediate data", rules: []string{"QP-43"},
 			base: sim.DefaultProfile(), h: says(func(p *conformance.Profile) { p.NoImmData = true })},
-		mutant{name: "the profile says NoMW, the device allocates windows", rules: []string{"MW-08"},
+		{name: "the profile says NoMW, the device allocates windows", rules: []string{"MW-08"},
 			base: sim.DefaultProfile(), h: says(func(p *conformance.Profile) { p.NoMW = true })},
-		mutant{name: "the profile says NoSRQ, the device creates SRQs", rules: []string{"SRQ-13"},
+		{name: "the profile says NoSRQ, the device creates SRQs", rules: []string{"SRQ-13"},
 			base: sim.DefaultProfile(), h: says(func(p *conformance.Profile) { p.NoSRQ = true })},
-		mutant{name: "the profile says NoCQEx, the device creates extended CQs", rules: []string{"CQX-11"},
+		{name: "the profile says NoCQEx, the device creates extended CQs", rules: []string{"CQX-11"},
 			base: sim.DefaultProfile(), h: says(func(p *conformance.Profile) { p.NoCQEx = true })},
-		mutant{name: "the profile says NoQPEx, the device creates QPs with send_ops_flags", rules: []string{"QPX-06"},
+		{name: "the profile says NoQPEx, the device creates QPs with send_ops_flags", rules: []string{"QPX-06"},
 			base: sim.DefaultProfile(), h: says(func(p *conformance.Profile) { p.NoQPEx = true })},
-		mutant{name: "the profile says NoRereg, the device re-registers", rules: []string{"MR-18"},
+		{name: "the profile says NoRereg, the device re-registers", rules: []string{"MR-18"},
 			base: sim.DefaultProfile(), h: says(func(p *conformance.Profile) { p.NoRereg = true })},
-		mutant{name: "the profile offers ibv_rereg_mr, the device has none (irdma)", rules: []string{"MR-18"},
+		{name: "the profile offers ibv_rereg_mr, the device has none (irdma)", rules: []string{"MR-18"},
 			base: sim.IRDMAProfile(), h: says(func(p *conformance.Profile) { p.NoRereg = false })},
-	)
+	}
 }

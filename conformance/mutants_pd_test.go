@@ -115,11 +115,11 @@ func (ghostPD) Dealloc() error         { return nil }
 
 func busy(verb string) error { return verr.New(verb, syscall.EBUSY, "mutant: busy") }
 
-// Mutants of the PD family.
-func init() {
-	mutants = append(mutants,
+// pdMutants returns the mutants of the PD family.
+func pdMutants() []mutant {
+	return []mutant{
 		// PD-01: the result of ibv_alloc_pd.
-		mutant{
+		{
 			name:  "alloc_pd returns a PD along with its error",
 			rules: []string{"PD-01"},
 			h: hooks{allocPD: func(c conformance.Context) (conformance.PD, error) {
@@ -130,7 +130,7 @@ func init() {
 				return pd, nil
 			}},
 		},
-		mutant{
+		{
 			name:  "dealloc_pd twice succeeds",
 			rules: []string{"PD-01"},
 			h: hooks{deallocPD: func(pd conformance.PD) error {
@@ -140,7 +140,7 @@ func init() {
 				return nil
 			}},
 		},
-		mutant{
+		{
 			name:  "max_pd counted per context",
 			rules: []string{"PD-01"},
 			h: func() hooks {
@@ -165,7 +165,7 @@ func init() {
 		},
 
 		// PD-02, PD-03, PD-05: what keeps a PD alive.
-		mutant{
+		{
 			name:  "dealloc_pd succeeds while objects belong to the PD",
 			rules: []string{"PD-02", "PD-03", "PD-05", "MR-06"},
 			h: hooks{deallocPD: func(pd conformance.PD) error {
@@ -175,7 +175,7 @@ func init() {
 				return nil
 			}},
 		},
-		mutant{
+		{
 			name:  "AHs do not keep their PD",
 			rules: []string{"PD-02", "PD-03", "PD-05"},
 			h: newPDTracker().hooks(func(pd conformance.PD, mrs, ahs, all int) error {
@@ -186,7 +186,7 @@ func init() {
 				return err
 			}, nil),
 		},
-		mutant{
+		{
 			name:  "MRs do not keep their PD",
 			rules: []string{"PD-02", "PD-03", "PD-05", "MR-06"},
 			h: newPDTracker().hooks(func(pd conformance.PD, mrs, ahs, all int) error {
@@ -197,7 +197,7 @@ func init() {
 				return err
 			}, nil),
 		},
-		mutant{
+		{
 			name:  "objects keep every PD of the context",
 			rules: []string{"PD-03", "PD-05"},
 			h: newPDTracker().hooks(func(pd conformance.PD, mrs, ahs, all int) error {
@@ -207,7 +207,7 @@ func init() {
 				return pd.Dealloc()
 			}, nil),
 		},
-		mutant{
+		{
 			name:  "dereg_mr refused while the PD has other MRs",
 			rules: []string{"PD-05", "PD-02"},
 			h: newPDTracker().hooks(nil, func(m conformance.MR, siblings int) error {
@@ -217,7 +217,7 @@ func init() {
 				return m.Dereg()
 			}),
 		},
-		mutant{
+		{
 			name:  "dereg_mr twice succeeds",
 			rules: []string{"PD-02"},
 			h: hooks{deregMR: func(m conformance.MR) error {
@@ -227,7 +227,7 @@ func init() {
 				return nil
 			}},
 		},
-		mutant{
+		{
 			name:  "destroy_ah twice succeeds",
 			rules: []string{"PD-02"},
 			h: hooks{destroyAH: func(ah conformance.AH) error {
@@ -237,5 +237,5 @@ func init() {
 				return nil
 			}},
 		},
-	)
+	}
 }

@@ -201,10 +201,10 @@ func qpDropIn(s verbs.QPState, post func(conformance.QP) (int, error), n int, q 
 	return post(q)
 }
 
-// Mutants of the QP family.
-func init() {
+// qpMutants returns the mutants of the QP family.
+func qpMutants() []mutant {
 	def := sim.DefaultDeviceAttr()
-	mutants = append(mutants,
+	ms := []mutant{
 		qpHooksMutant("every QP has qp_num 0x11", []string{"QP-01"}, func(tr *qpTracker, h *hooks) {
 			h.qpNum = func(conformance.QP) uint32 { return 0x11 }
 		}),
@@ -265,7 +265,7 @@ func init() {
 			}
 			return q.Modify(a, m)
 		}),
-		mutant{
+		{
 			name: "the profile allows RESET→ERR, the device does not", rules: []string{"QP-08"},
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.ResetToErr = true; return p }},
 		},
@@ -301,7 +301,7 @@ func init() {
 			}
 			return q.Modify(a, m)
 		}),
-		mutant{
+		{
 			name: "the profile trusts CUR_STATE, the device checks it", rules: []string{"QP-12"},
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.CurStateTrusted = true; return p }},
 		},
@@ -352,10 +352,10 @@ func init() {
 				return a, ia, err
 			}
 		}),
-	)
+	}
 
 	// Posting.
-	mutants = append(mutants,
+	ms = append(ms,
 		qpHooksMutant("receives are accepted in RESET and dropped", []string{"QP-25"}, func(tr *qpTracker, h *hooks) {
 			post := h.postRecv
 			h.postRecv = func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
@@ -535,6 +535,7 @@ func init() {
 			}
 		}),
 	)
+	return ms
 }
 
 // slotsOnRetire is the default profile with QP-29 reading B, the base of

@@ -55,12 +55,12 @@ func qcLastOf(all []verbs.WC, qpn uint32) int {
 	return last
 }
 
-// Mutants of CQ-07, CQ-25, CQ-26 and NOTIFY-18.
-func init() {
+// qpcqMutants returns the mutants of CQ-07, CQ-25, CQ-26 and NOTIFY-18.
+func qpcqMutants() []mutant {
 	var firstMu sync.Mutex
 	first := map[conformance.CQ]uint32{} // the qp_num of the first flush each CQ gave
-	mutants = append(mutants,
-		mutant{
+	return []mutant{
+		{
 			name: "a CQ fed by several QPs names the first of them in every flush", rules: []string{"CQ-07"},
 			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
@@ -137,7 +137,7 @@ func init() {
 			}
 			return err
 		}),
-	)
+	}
 }
 
 // smQPMutants are mutants of the QP posting and flush rules that the state

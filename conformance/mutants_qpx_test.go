@@ -9,8 +9,6 @@ import (
 // The extended post API through the mutant wrapper, and the mutants of
 // QPX-01..QPX-05.
 
-func init() { mutants = append(mutants, qpxMutants()...) }
-
 // CreateQPEx forwards verbs.QPExCreator.
 func (p *mPD) CreateQPEx(attr verbs.QPInitAttrEx) (conformance.QP, error) {
 	attr.QPInitAttr = innerQPAttr(attr.QPInitAttr)

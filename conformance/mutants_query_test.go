@@ -41,10 +41,10 @@ func (s *mSRQ) GetSRQNum() (uint32, error) {
 	return s.inner.(verbs.SRQNumGetter).GetSRQNum()
 }
 
-// Mutants of the QUERY family.
-func init() {
-	mutants = append(mutants,
-		mutant{
+// queryMutants returns the mutants of the QUERY family.
+func queryMutants() []mutant {
+	return []mutant{
+		{
 			name: "ibv_query_qp honours the mask strictly: unasked attributes read zero", rules: []string{"QUERY-01"},
 			h: hooks{queryQP: func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
 				a, init, err := q.Query(mask)
@@ -57,7 +57,7 @@ func init() {
 				return a, init, err
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_query_qp's init_attr loses sq_sig_all", rules: []string{"QUERY-01"},
 			h: hooks{queryQP: func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
 				a, init, err := q.Query(mask)
@@ -65,19 +65,19 @@ func init() {
 				return a, init, err
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_query_qp accepts IBV_QP_RATE_LIMIT", rules: []string{"QUERY-02"},
 			h: hooks{queryQP: func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
 				return q.Query(mask & verbs.QueryableQPAttrs)
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_query_device_ex ignores the input comp_mask", rules: []string{"QUERY-03"},
 			h: hooks{queryDevEx: func(c conformance.Context, _ uint32) (verbs.DeviceAttrEx, error) {
 				return c.(verbs.ExQuerier).QueryDeviceEx(0)
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_query_device_ex reports phys_port_cnt_ex 0", rules: []string{"QUERY-03"},
 			h: hooks{queryDevEx: func(c conformance.Context, m uint32) (verbs.DeviceAttrEx, error) {
 				a, err := c.(verbs.ExQuerier).QueryDeviceEx(m)
@@ -85,7 +85,7 @@ func init() {
 				return a, err
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_query_device_ex reports no timestamp clock though CQs timestamp", rules: []string{"QUERY-03"},
 			h: hooks{queryDevEx: func(c conformance.Context, m uint32) (verbs.DeviceAttrEx, error) {
 				a, err := c.(verbs.ExQuerier).QueryDeviceEx(m)
@@ -93,7 +93,7 @@ func init() {
 				return a, err
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_query_device_ex reports a timestamp clock on rxe, which has none", rules: []string{"QUERY-03"},
 			base: sim.RXEProfile(),
 			h: hooks{queryDevEx: func(c conformance.Context, m uint32) (verbs.DeviceAttrEx, error) {
@@ -102,7 +102,7 @@ func init() {
 				return a, err
 			}},
 		},
-		mutant{
+		{
 			name: "phys_state stays LINK_UP when the port goes down", rules: []string{"QUERY-04"},
 			h: hooks{queryPort: func(c conformance.Context, port uint8) (verbs.PortAttr, error) {
 				p, err := c.QueryPort(port)
@@ -110,7 +110,7 @@ func init() {
 				return p, err
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_query_gid_ex reads an empty entry as the zero GID", rules: []string{"QUERY-05"},
 			h: hooks{queryGIDEx: func(c conformance.Context, port, index, flags uint32) (verbs.GIDEntry, error) {
 				g, err := c.(verbs.ExQuerier).QueryGIDEx(port, index, flags)
@@ -120,7 +120,7 @@ func init() {
 				return g, err
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_query_gid_ex reports every GID as RoCE v2", rules: []string{"QUERY-05"},
 			h: hooks{queryGIDEx: func(c conformance.Context, port, index, flags uint32) (verbs.GIDEntry, error) {
 				g, err := c.(verbs.ExQuerier).QueryGIDEx(port, index, flags)
@@ -128,7 +128,7 @@ func init() {
 				return g, err
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_query_gid_table truncates to max_entries instead of failing", rules: []string{"QUERY-06"},
 			h: hooks{queryGIDTable: func(c conformance.Context, maxEntries int, flags uint32) ([]verbs.GIDEntry, error) {
 				all, err := c.(verbs.ExQuerier).QueryGIDTable(1<<16, flags)
@@ -138,9 +138,9 @@ func init() {
 				return all[:min(len(all), maxEntries)], nil
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_get_srq_num returns a number for a basic SRQ", rules: []string{"QUERY-07"},
 			h: hooks{getSRQNum: func(conformance.SRQ) (uint32, error) { return 1, nil }},
 		},
-	)
+	}
 }

@@ -42,10 +42,10 @@ func reregReading(name string, base sim.Profile, edit func(p *conformance.Profil
 		h: hooks{profile: func(p conformance.Profile) conformance.Profile { edit(&p); return p }}}
 }
 
-// Mutants of ibv_rereg_mr (MR-12 to MR-17).
-func init() {
-	mutants = append(mutants,
-		mutant{
+// reregMutants returns the mutants of ibv_rereg_mr (MR-12 to MR-17).
+func reregMutants() []mutant {
+	return []mutant{
+		{
 			name:  "rereg ignores CHANGE_ACCESS",
 			rules: []string{"MR-13", "MR-17"},
 			h: hooks{rereg: reregFwd(func(flags, access *uint32, _ *conformance.PD) (int, error, bool) {
@@ -54,7 +54,7 @@ func init() {
 				return 0, nil, *flags == 0
 			})},
 		},
-		mutant{
+		{
 			name:  "rereg ignores CHANGE_PD",
 			rules: []string{"MR-13", "MR-17"},
 			h: hooks{rereg: reregFwd(func(flags, _ *uint32, pd *conformance.PD) (int, error, bool) {
@@ -63,7 +63,7 @@ func init() {
 				return 0, nil, *flags == 0
 			})},
 		},
-		mutant{
+		{
 			name:  "rereg ignores CHANGE_TRANSLATION",
 			rules: []string{"MR-13", "MR-16"},
 			h: hooks{rereg: reregFwd(func(flags, _ *uint32, _ *conformance.PD) (int, error, bool) {
@@ -71,14 +71,14 @@ func init() {
 				return 0, nil, *flags == 0
 			})},
 		},
-		mutant{
+		{
 			name:  "rereg accepts flags 0",
 			rules: []string{"MR-12"},
 			h: hooks{rereg: reregFwd(func(flags, _ *uint32, _ *conformance.PD) (int, error, bool) {
 				return 0, nil, *flags == 0
 			})},
 		},
-		mutant{
+		{
 			name:  "rereg drops unknown flag bits",
 			rules: []string{"MR-12"},
 			h: hooks{rereg: reregFwd(func(flags, _ *uint32, _ *conformance.PD) (int, error, bool) {
@@ -86,12 +86,12 @@ func init() {
 				return 0, nil, false
 			})},
 		},
-		mutant{
+		{
 			name:  "rereg reports command errors as input errors",
 			rules: []string{"MR-12", "MR-13"},
 			h:     hooks{rereg: reregCode(-4, -1)},
 		},
-		mutant{
+		{
 			name:  "rereg reports input errors as command errors",
 			rules: []string{"MR-12"},
 			h:     hooks{rereg: reregCode(-1, -4)},
@@ -102,5 +102,5 @@ func init() {
 		reregReading("MR-15 A (new keys)", sim.RXEProfile(), func(p *conformance.Profile) { p.ReregKeepsKeys = false }, "MR-15"),
 		reregReading("MR-16 B (no CHANGE_TRANSLATION)", sim.DefaultProfile(), func(p *conformance.Profile) { p.ReregNoTranslation = true }, "MR-16", "MR-13"),
 		reregReading("MR-16 A (CHANGE_TRANSLATION supported)", sim.RXEProfile(), func(p *conformance.Profile) { p.ReregNoTranslation = false }, "MR-16", "MR-13"),
-	)
+	}
 }

@@ -30,9 +30,10 @@ func qpPollFilter(drop func(c verbs.WC) bool) func(q conformance.CQ, wcs []verbs
 
 func isFlush(c verbs.WC) bool { return c.Status == verbs.WCWRFlushErr }
 
-// Mutants of the FLUSH family and of the QP events (ASYNC-05, ASYNC-14).
-func init() {
-	mutants = append(mutants,
+// flushMutants returns the mutants of the FLUSH family and of the QP events
+// (ASYNC-05, ASYNC-14).
+func flushMutants() []mutant {
+	return []mutant{
 		qpHooksMutant("receive requests complete with LOC_QP_OP_ERR, not FLUSH_ERR", []string{"FLUSH-01", "WC-S05"}, func(tr *qpTracker, h *hooks) {
 			h.poll = func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
@@ -46,7 +47,7 @@ func init() {
 				return n, err
 			}
 		}),
-		mutant{
+		{
 			name: "flush completions of one poll come last first", rules: []string{"FLUSH-02"},
 			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
@@ -71,7 +72,7 @@ func init() {
 				})(q, wcs)
 			}
 		}),
-		mutant{
+		{
 			name: "sends posted in SQE are accepted and dropped", rules: []string{"WC-S05"},
 			h: hooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 				return qpDropIn(verbs.QPStateSQE, func(q conformance.QP) (int, error) { return q.PostSend(wrs) }, len(wrs), q)
@@ -86,7 +87,7 @@ func init() {
 				return qpDropIn(verbs.QPStateErr, func(q conformance.QP) (int, error) { return recv(q, wrs) }, len(wrs), q)
 			}
 		}),
-		mutant{
+		{
 			name: "flush completions carry qp_num 0", rules: []string{"FLUSH-06"},
 			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
@@ -119,7 +120,7 @@ func init() {
 			}
 			return q.Modify(a, m)
 		}),
-		mutant{
+		{
 			name: "flush completions never come", rules: []string{"FLUSH-13"},
 			h: hooks{poll: qpPollFilter(isFlush)},
 		},
@@ -131,7 +132,7 @@ func init() {
 			}
 			return err
 		}),
-		mutant{
+		{
 			name: "LAST_WQE_REACHED is never delivered", rules: []string{"ASYNC-14", "FLUSH-14"},
 			h: hooks{
 				getAsync: func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error) {
@@ -164,7 +165,7 @@ func init() {
 				return nil
 			}
 		}),
-	)
+	}
 }
 
 // skipEvents returns async hooks that ack and hide every event of type typ.
@@ -193,18 +194,19 @@ func skipEvents(typ verbs.EventType) (
 	return get, try
 }
 
-// Mutants of SQ_DRAINED (ASYNC-13) and of the profile's reading of it.
-func init() {
+// sqDrainedMutants returns the mutants of SQ_DRAINED (ASYNC-13) and of the
+// profile's reading of it.
+func sqDrainedMutants() []mutant {
 	noDrained := mutant{name: "SQ_DRAINED is never delivered", rules: []string{"ASYNC-13"}}
 	noDrained.h.getAsync, noDrained.h.tryAsync = skipEvents(verbs.EventSQDrained)
-	mutants = append(mutants,
+	return []mutant{
 		noDrained,
-		mutant{
+		{
 			name: "the device raises SQ_DRAINED unasked, the profile says it does not", rules: []string{"ASYNC-13", "FLUSH-14"},
 			base: sim.Profile{Name: "always-sq-drained", Readings: verbs.Readings{AlwaysSQDrained: true}},
 			h:    hooks{profile: func(p conformance.Profile) conformance.Profile { p.AlwaysSQDrained = false; return p }},
 		},
-		mutant{
+		{
 			name: "the profile says SQ_DRAINED comes unasked, the device raises it only when asked", rules: []string{"ASYNC-13"},
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.AlwaysSQDrained = true; return p }},
 		},
@@ -218,26 +220,26 @@ func init() {
 			}
 			return err
 		}),
-	)
+	}
 }
 
-// Mutants of the SRQ family.
-func init() {
+// srqMutants returns the mutants of the SRQ family.
+func srqMutants() []mutant {
 	def := sim.DefaultDeviceAttr()
 	srqModify := func(name string, rules []string, f func(tr *qpTracker, s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error) mutant {
 		return qpHooksMutant(name, rules, func(tr *qpTracker, h *hooks) {
 			h.modifySRQ = func(s conformance.SRQ, a *verbs.SRQAttr, m verbs.SRQAttrMask) error { return f(tr, s, a, m) }
 		})
 	}
-	mutants = append(mutants,
-		mutant{
+	return []mutant{
+		{
 			name: "SRQ sizes above the device's are cut to its limits", rules: []string{"SRQ-01"},
 			h: hooks{createSRQ: func(pd conformance.PD, a conformance.SRQInitAttr) (conformance.SRQ, error) {
 				a.Attr.MaxWR, a.Attr.MaxSGE = min(a.Attr.MaxWR, uint32(def.MaxSRQWR)), min(a.Attr.MaxSGE, uint32(def.MaxSRQSGE))
 				return pd.CreateSRQ(a)
 			}},
 		},
-		mutant{
+		{
 			name: "the profile says srq_limit arms at create, the device ignores it", rules: []string{"SRQ-01"},
 			h: hooks{profile: func(p conformance.Profile) conformance.Profile { p.SRQLimitAtCreate = true; return p }},
 		},
@@ -277,7 +279,7 @@ func init() {
 			}
 			return err
 		}),
-		mutant{
+		{
 			name: "the device resizes SRQs but does not say so", rules: []string{"SRQ-07"},
 			h: hooks{deviceAttr: func(a verbs.DeviceAttr) verbs.DeviceAttr { a.DeviceCapFlags &^= verbs.DeviceSRQResize; return a }},
 		},
@@ -346,7 +348,7 @@ func init() {
 				return last.WRID, last.SGList, true
 			}
 		}),
-		mutant{
+		{
 			name: "SRQ_LIMIT_REACHED names no SRQ", rules: []string{"ASYNC-15"},
 			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
 				return anonymousSRQEvent(c.TryGetAsyncEvent())
@@ -374,7 +376,7 @@ func init() {
 			}
 			return err
 		}),
-	)
+	}
 }
 
 // anonymousSRQEvent hides the SRQ an SRQ_LIMIT_REACHED names.

@@ -15,14 +15,15 @@ func (s *mSRQ) InjectError() error {
 	return s.inner.(conformance.SRQErrorInjector).InjectError()
 }
 
-// Devices that get the catastrophic SRQ error (ASYNC-15) wrong.
-func init() {
-	mutants = append(mutants,
-		mutant{
+// srqerrMutants returns devices that get the catastrophic SRQ error
+// (ASYNC-15) wrong.
+func srqerrMutants() []mutant {
+	return []mutant{
+		{
 			name: "an SRQ error does nothing", rules: []string{"ASYNC-15"},
 			h: hooks{injectSRQ: func(conformance.SRQ) error { return nil }},
 		},
-		mutant{
+		{
 			name: "an SRQ error also flushes the SRQ's receives", rules: []string{"ASYNC-15"},
 			h: hooks{injectSRQ: func(s conformance.SRQ) error {
 				if err := s.(conformance.SRQErrorInjector).InjectError(); err != nil {
@@ -36,7 +37,7 @@ func init() {
 				}
 			}},
 		},
-		mutant{
+		{
 			name: "SRQ_ERR names no SRQ", rules: []string{"ASYNC-15"},
 			h: hooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
 				return hideObject(verbs.EventSRQErr)(c.TryGetAsyncEvent())
@@ -44,7 +45,7 @@ func init() {
 				return hideObject(verbs.EventSRQErr)(c.GetAsyncEvent(ctx))
 			}},
 		},
-	)
+	}
 }
 
 // hideObject returns a filter that hides the object an event of type

@@ -11,17 +11,6 @@ import (
 // The mutants of the transport cases (xfer_*.go), built on the recording
 // hooks of mutants_xfer_test.go.
 
-// Mutants of the transport cases.
-func init() {
-	mutants = append(mutants, xReadingMutants()...)
-	mutants = append(mutants, xStatusMutants()...)
-	mutants = append(mutants, xFieldMutants()...)
-	mutants = append(mutants, xMemoryMutants()...)
-	mutants = append(mutants, xVerbMutants()...)
-	mutants = append(mutants, xForcedMutants()...)
-	mutants = append(mutants, xElementMutants()...)
-}
-
 // xReadingMutants state a transport reading that the (default) device does
 // not follow.
 func xReadingMutants() []mutant {

@@ -102,21 +102,21 @@ func (c *mContext) CreateSRQEx(a verbs.SRQInitAttrEx) (conformance.SRQ, error) {
 	return c.outerSRQ(s), err
 }
 
-// Mutants of the XRC family.
-func init() {
-	mutants = append(mutants,
-		mutant{
+// xrcMutants returns the mutants of the XRC family.
+func xrcMutants() []mutant {
+	return []mutant{
+		{
 			name: "ibv_open_xrcd ignores the fd", rules: []string{"XRC-01"},
 			h: hooks{xrc: &xrcHooks{open: func(c verbs.XRCOpener, attr verbs.XRCDInitAttr) (conformance.XRCD, error) {
 				attr.FD = -1
 				return c.OpenXRCD(attr)
 			}}},
 		},
-		mutant{
+		{
 			name: "ibv_close_xrcd succeeds with SRQs in the domain, closing nothing", rules: []string{"XRC-02"},
 			h: hooks{xrc: &xrcHooks{close: func(conformance.XRCD) error { return nil }}},
 		},
-		mutant{
+		{
 			name: "a device without XRC serves every basic ibv_create_srq_ex", rules: []string{"XRC-03"},
 			base: sim.RXEProfile(),
 			h: hooks{xrc: &xrcHooks{createSRQ: func(c verbs.XRCOpener, a verbs.SRQInitAttrEx) (conformance.SRQ, error) {
@@ -126,7 +126,7 @@ func init() {
 				return c.CreateSRQEx(a)
 			}}},
 		},
-		mutant{
+		{
 			name: "ibv_create_srq_ex takes an XRC SRQ's XRCD and CQ without their comp_mask bits", rules: []string{"XRC-04"},
 			h: hooks{xrc: &xrcHooks{createSRQ: func(c verbs.XRCOpener, a verbs.SRQInitAttrEx) (conformance.SRQ, error) {
 				if a.Type == verbs.SRQTXRC {
@@ -135,7 +135,7 @@ func init() {
 				return c.CreateSRQEx(a)
 			}}},
 		},
-		mutant{
+		{
 			name: "ibv_get_srq_num gives every XRC SRQ number 1", rules: []string{"XRC-05"},
 			h: hooks{getSRQNum: func(s conformance.SRQ) (uint32, error) {
 				n, err := s.(verbs.SRQNumGetter).GetSRQNum()
@@ -145,7 +145,7 @@ func init() {
 				return n, err
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_create_qp takes an XRC_SEND QP's receive CQ as its send CQ", rules: []string{"XRC-06"},
 			h: hooks{createQP: func(pd conformance.PD, attr conformance.QPInitAttr) (conformance.QP, error) {
 				if attr.Type == verbs.QPTypeXRCSend && attr.SendCQ == nil {
@@ -154,14 +154,14 @@ func init() {
 				return pd.CreateQP(attr)
 			}},
 		},
-		mutant{
+		{
 			name: "an XRC domain makes a target QP without IBV_QP_INIT_ATTR_XRCD", rules: []string{"XRC-06"},
 			h: hooks{xrc: &xrcHooks{createQP: func(x conformance.XRCD, attr verbs.QPInitAttrEx) (conformance.QP, error) {
 				attr.CompMask |= verbs.QPInitAttrXRCD
 				return x.CreateQP(attr)
 			}}},
 		},
-		mutant{
+		{
 			name: "receives posted to an XRC QP are accepted and dropped", rules: []string{"XRC-07"},
 			h: hooks{postRecv: func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
 				if t := q.Type(); t == verbs.QPTypeXRCSend || t == verbs.QPTypeXRCRecv {
@@ -170,7 +170,7 @@ func init() {
 				return q.PostRecv(wrs)
 			}},
 		},
-		mutant{
+		{
 			name: "the XRC initiator accepts the responder's attributes and ignores them", rules: []string{"XRC-08"},
 			h: hooks{modifyQP: func(q conformance.QP, attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 				if q.Type() == verbs.QPTypeXRCSend {
@@ -179,7 +179,7 @@ func init() {
 				return q.Modify(attr, mask)
 			}},
 		},
-		mutant{
+		{
 			name: "the XRC target's RTR→RTS demands RC's requester attributes", rules: []string{"XRC-08"},
 			h: hooks{modifyQP: func(q conformance.QP, attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 				const requester = verbs.QPAttrRetryCnt | verbs.QPAttrRNRRetry | verbs.QPAttrMaxQPRDAtomic
@@ -189,7 +189,7 @@ func init() {
 				return q.Modify(attr, mask&^requester)
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_post_send on an XRC_SEND QP drops remote_srqn", rules: []string{"XRC-09"},
 			h: hooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
 				if q.Type() == verbs.QPTypeXRCSend {
@@ -201,11 +201,11 @@ func init() {
 				return q.PostSend(wrs)
 			}},
 		},
-		mutant{
+		{
 			name: "ibv_wr_set_xrc_srqn does nothing", rules: []string{"XRC-09"},
 			h: hooks{xrc: &xrcHooks{setSRQN: func(verbs.WRBuilder, uint32) {}}},
 		},
-		mutant{
+		{
 			name: "an XRC SRQ's completion names the initiator as qp_num", rules: []string{"XRC-10"},
 			h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
 				n, err := q.Poll(wcs)
@@ -218,7 +218,7 @@ func init() {
 			}},
 		},
 		xrcRedirectMutant(),
-	)
+	}
 }
 
 // xrcRedirectMutant sends a request whose XRC SRQ number is out of the

@@ -252,142 +252,148 @@ func (w *qpWorld) qcAllOrNone(what string, got []verbs.WC, queues []qcQueue) {
 	w.qcCheck(what+", its completions left in the CQ", mine, queues)
 }
 
-func init() {
-	register("CQ-07", "one CQ takes completions of several QPs and both sides; each names its QP", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		shared, own := e.CQ(256, nil, nil), e.CQ(64, nil, nil)
-		feeds := []struct {
-			typ        verbs.QPType
-			send, recv CQ
-		}{
-			{verbs.QPTypeRC, shared, shared}, {verbs.QPTypeUC, shared, shared}, {verbs.QPTypeUD, shared, shared},
-			{verbs.QPTypeRC, shared, shared}, {verbs.QPTypeUD, shared, own}, {verbs.QPTypeRC, own, shared},
+// qpCqCases are the cases of the CQ, NOTIFY families in qp_cq.go.
+var qpCqCases = []Case{
+	{"CQ-07", "one CQ takes completions of several QPs and both sides; each names its QP", sharedCQ},
+	{"NOTIFY-18", "flushes of several QPs into one armed CQ raise one event", flushesRaiseOneEvent},
+	{"CQ-25", "a CQ as deep as the queues feeding it takes all their flushes; one entry less overruns", cqDeepAsQueues},
+	{"CQ-26", "completions of a QP reset or destroyed afterwards: all still there or none", completionsOutliveQP},
+}
+
+func sharedCQ(t *T, e *Env) {
+	w := qpSetup(t, e)
+	shared, own := e.CQ(256, nil, nil), e.CQ(64, nil, nil)
+	feeds := []struct {
+		typ        verbs.QPType
+		send, recv CQ
+	}{
+		{verbs.QPTypeRC, shared, shared}, {verbs.QPTypeUC, shared, shared}, {verbs.QPTypeUD, shared, shared},
+		{verbs.QPTypeRC, shared, shared}, {verbs.QPTypeUD, shared, own}, {verbs.QPTypeRC, own, shared},
+	}
+	var qs []QP
+	var onShared, onOwn []qcQueue
+	nums := map[uint32]bool{}
+	for k, f := range feeds {
+		q, sq, rq := w.qcFeed(f.typ, f.send, f.recv, uint64(1000*(k+1)), 3, 4)
+		if nums[q.Num()] {
+			t.Fatalf("two live QPs have qp_num %#x; completions could not tell them apart", q.Num())
 		}
+		nums[q.Num()] = true
+		qs = append(qs, q)
+		for _, p := range []struct {
+			c  CQ
+			qu qcQueue
+		}{{f.send, sq}, {f.recv, rq}} {
+			if p.c == shared {
+				onShared = append(onShared, p.qu)
+			} else {
+				onOwn = append(onOwn, p.qu)
+			}
+		}
+	}
+	for _, k := range []int{3, 0, 5, 2, 4, 1} { // not in creation order
+		w.step(qs[k], verbs.QPStateSQD, verbs.QPStateErr)
+	}
+	what := fmt.Sprintf("%d queues of %d QPs of three transports flushed into one CQ", len(onShared), len(qs))
+	w.qcCheck(what, w.collect(shared, qcCount(onShared), what), onShared)
+	w.qcCheck("the other CQ", w.collect(own, qcCount(onOwn), "the other CQ"), onOwn)
+}
+
+func flushesRaiseOneEvent(t *T, e *Env) {
+	w := qpSetup(t, e)
+	ch := e.Channel()
+	tag := &notifyTag{"NOTIFY-18 with QPs"}
+	cq := e.CQ(64, tag, ch)
+	for _, together := range []bool{false, true} {
 		var qs []QP
-		var onShared, onOwn []qcQueue
-		nums := map[uint32]bool{}
-		for k, f := range feeds {
-			q, sq, rq := w.qcFeed(f.typ, f.send, f.recv, uint64(1000*(k+1)), 3, 4)
-			if nums[q.Num()] {
-				t.Fatalf("two live QPs have qp_num %#x; completions could not tell them apart", q.Num())
-			}
-			nums[q.Num()] = true
+		for i, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeRC} {
+			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
+			w.qcStep(q, verbs.QPStateReset, verbs.QPStateInit)
+			w.postRecv("receives", q, w.recvIDs(uint64(10*i+1), uint64(10*i+2)))
 			qs = append(qs, q)
-			for _, p := range []struct {
-				c  CQ
-				qu qcQueue
-			}{{f.send, sq}, {f.recv, rq}} {
-				if p.c == shared {
-					onShared = append(onShared, p.qu)
-				} else {
-					onOwn = append(onOwn, p.qu)
-				}
+		}
+		e.WantOK("ibv_req_notify_cq", cq.ReqNotify(false))
+		what := "four QPs flushed one after another after one arm"
+		if together {
+			what = "four QPs flushed at once after one arm"
+			errs := make([]error, len(qs))
+			var wg sync.WaitGroup
+			for i, q := range qs {
+				wg.Go(func() { errs[i] = q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState) })
+			}
+			wg.Wait()
+			e.WantOK("INIT→ERR", errors.Join(errs...))
+		} else {
+			for _, q := range qs {
+				w.step(q, verbs.QPStateInit, verbs.QPStateErr)
 			}
 		}
-		for _, k := range []int{3, 0, 5, 2, 4, 1} { // not in creation order
-			w.step(qs[k], verbs.QPStateSQD, verbs.QPStateErr)
+		w.collect(cq, 2*len(qs), what)
+		got, c := cqGetEvent(t, ch, what)
+		if got != cq || c != tag {
+			t.Errorf("%s: the event names cq=%v context=%v, want the CQ and its cq_context", what, got, c)
 		}
-		what := fmt.Sprintf("%d queues of %d QPs of three transports flushed into one CQ", len(onShared), len(qs))
-		w.qcCheck(what, w.collect(shared, qcCount(onShared), what), onShared)
-		w.qcCheck("the other CQ", w.collect(own, qcCount(onOwn), "the other CQ"), onOwn)
-	})
+		e.WantOK("ibv_ack_cq_events", cq.AckEvents(1))
+		time.Sleep(Grace)
+		e.notifyWant(what+", after the first event", ch, cq, 0)
+	}
+}
 
-	register("NOTIFY-18", "flushes of several QPs into one armed CQ raise one event", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		ch := e.Channel()
-		tag := &notifyTag{"NOTIFY-18 with QPs"}
-		cq := e.CQ(64, tag, ch)
-		for _, together := range []bool{false, true} {
-			var qs []QP
-			for i, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPTypeRC} {
-				q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
-				w.qcStep(q, verbs.QPStateReset, verbs.QPStateInit)
-				w.postRecv("receives", q, w.recvIDs(uint64(10*i+1), uint64(10*i+2)))
-				qs = append(qs, q)
-			}
-			e.WantOK("ibv_req_notify_cq", cq.ReqNotify(false))
-			what := "four QPs flushed one after another after one arm"
-			if together {
-				what = "four QPs flushed at once after one arm"
-				errs := make([]error, len(qs))
-				var wg sync.WaitGroup
-				for i, q := range qs {
-					wg.Go(func() { errs[i] = q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState) })
-				}
-				wg.Wait()
-				e.WantOK("INIT→ERR", errors.Join(errs...))
-			} else {
-				for _, q := range qs {
-					w.step(q, verbs.QPStateInit, verbs.QPStateErr)
-				}
-			}
-			w.collect(cq, 2*len(qs), what)
-			got, c := cqGetEvent(t, ch, what)
-			if got != cq || c != tag {
-				t.Errorf("%s: the event names cq=%v context=%v, want the CQ and its cq_context", what, got, c)
-			}
-			e.WantOK("ibv_ack_cq_events", cq.AckEvents(1))
-			time.Sleep(Grace)
-			e.notifyWant(what+", after the first event", ch, cq, 0)
+func cqDeepAsQueues(t *T, e *Env) {
+	// Property over random QPs and depths: the CQ's real capacity (cqe),
+	// not the request, is what the queues must add up to.
+	w := qpSetup(t, e)
+	rng := rand.New(rand.NewPCG(25, 0xc025))
+	for round := range 8 {
+		w.qcSizing(rng, round, 0)
+		w.qcSizing(rng, round, 1)
+		if t.Failed() {
+			return
 		}
-	})
+	}
+}
 
-	register("CQ-25", "a CQ as deep as the queues feeding it takes all their flushes; one entry less overruns", func(t *T, e *Env) {
-		// Property over random QPs and depths: the CQ's real capacity (cqe),
-		// not the request, is what the queues must add up to.
-		w := qpSetup(t, e)
-		rng := rand.New(rand.NewPCG(25, 0xc025))
-		for round := range 8 {
-			w.qcSizing(rng, round, 0)
-			w.qcSizing(rng, round, 1)
-			if t.Failed() {
-				return
+func completionsOutliveQP(t *T, e *Env) {
+	w := qpSetup(t, e)
+	for _, how := range []string{"ERR→RESET", "destroy"} {
+		cq := e.CQ(64, nil, nil)
+		victim := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
+		other := w.createWith(QPInitAttr{Type: verbs.QPTypeUD, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
+		w.qcStep(victim, verbs.QPStateReset, verbs.QPStateInit)
+		w.qcStep(other, verbs.QPStateReset, verbs.QPStateInit)
+		vr := qcQueue{"receive queue of the QP " + how, victim.Num(), []uint64{1, 2, 3, 4, 5}}
+		vs := qcQueue{"send queue of the QP " + how, victim.Num(), []uint64{6, 7}}
+		or := qcQueue{"receive queue of the other QP", other.Num(), []uint64{11, 12, 13}}
+		w.postRecv("receives", victim, w.recvIDs(1, 2, 3))
+		w.postRecv("receives", other, w.recvIDs(11, 12, 13))
+		w.step(victim, verbs.QPStateInit, verbs.QPStateErr)
+		w.step(other, verbs.QPStateInit, verbs.QPStateErr)
+		w.postRecv("receives in ERR", victim, w.recvIDs(4, 5)) // flushed at once (FLUSH-05)
+		w.postSend("sends in ERR", victim, w.sendIDs(victim, 6, 7))
+		what := fmt.Sprintf("completions of a QP before its %s", how)
+		if how == "destroy" {
+			ctx, cancel := patient()
+			e.WantOK("ibv_destroy_qp", victim.DestroyContext(ctx))
+			cancel()
+		} else {
+			w.step(victim, verbs.QPStateErr, verbs.QPStateReset)
+		}
+		got := w.qcPollUntil(cq, or.ids, what)
+		var others []verbs.WC
+		for _, c := range got {
+			if c.QPNum == other.Num() {
+				others = append(others, c)
 			}
 		}
-	})
-
-	register("CQ-26", "completions of a QP reset or destroyed afterwards: all still there or none", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		for _, how := range []string{"ERR→RESET", "destroy"} {
-			cq := e.CQ(64, nil, nil)
-			victim := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
-			other := w.createWith(QPInitAttr{Type: verbs.QPTypeUD, Cap: w.qpCap(), SendCQ: cq, RecvCQ: cq})
-			w.qcStep(victim, verbs.QPStateReset, verbs.QPStateInit)
-			w.qcStep(other, verbs.QPStateReset, verbs.QPStateInit)
-			vr := qcQueue{"receive queue of the QP " + how, victim.Num(), []uint64{1, 2, 3, 4, 5}}
-			vs := qcQueue{"send queue of the QP " + how, victim.Num(), []uint64{6, 7}}
-			or := qcQueue{"receive queue of the other QP", other.Num(), []uint64{11, 12, 13}}
-			w.postRecv("receives", victim, w.recvIDs(1, 2, 3))
-			w.postRecv("receives", other, w.recvIDs(11, 12, 13))
-			w.step(victim, verbs.QPStateInit, verbs.QPStateErr)
-			w.step(other, verbs.QPStateInit, verbs.QPStateErr)
-			w.postRecv("receives in ERR", victim, w.recvIDs(4, 5)) // flushed at once (FLUSH-05)
-			w.postSend("sends in ERR", victim, w.sendIDs(victim, 6, 7))
-			what := fmt.Sprintf("completions of a QP before its %s", how)
-			if how == "destroy" {
-				ctx, cancel := patient()
-				e.WantOK("ibv_destroy_qp", victim.DestroyContext(ctx))
-				cancel()
-			} else {
-				w.step(victim, verbs.QPStateErr, verbs.QPStateReset)
-			}
-			got := w.qcPollUntil(cq, or.ids, what)
-			var others []verbs.WC
-			for _, c := range got {
-				if c.QPNum == other.Num() {
-					others = append(others, c)
-				}
-			}
-			w.qcCheck(what+": the other QP's", others, []qcQueue{or})
-			w.qcAllOrNone(what, got, []qcQueue{vr, vs})
-			if how == "destroy" {
-				continue
-			}
-			// The QP lives on: what it completes from now on is delivered.
-			w.qcStep(victim, verbs.QPStateReset, verbs.QPStateInit)
-			w.postRecv("a receive after the reset", victim, w.recvIDs(21))
-			w.step(victim, verbs.QPStateInit, verbs.QPStateErr)
-			w.wantFlushes(what+": after the reset", w.collect(cq, 1, what+": after the reset"), []uint64{21})
+		w.qcCheck(what+": the other QP's", others, []qcQueue{or})
+		w.qcAllOrNone(what, got, []qcQueue{vr, vs})
+		if how == "destroy" {
+			continue
 		}
-	})
+		// The QP lives on: what it completes from now on is delivered.
+		w.qcStep(victim, verbs.QPStateReset, verbs.QPStateInit)
+		w.postRecv("a receive after the reset", victim, w.recvIDs(21))
+		w.step(victim, verbs.QPStateInit, verbs.QPStateErr)
+		w.wantFlushes(what+": after the reset", w.collect(cq, 1, what+": after the reset"), []uint64{21})
+	}
 }

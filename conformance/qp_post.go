@@ -236,259 +236,272 @@ func qpPostStates(t *T, e *Env, recv bool, ok map[verbs.QPState]bool) {
 	}
 }
 
-func init() {
-	register("QP-25", "[IMPL] receive requests post in every state but RESET; in RESET too under PostAnyState (mlx5)", func(t *T, e *Env) {
-		qpPostStates(t, e, true, map[verbs.QPState]bool{verbs.QPStateReset: e.Profile.PostAnyState, verbs.QPStateInit: true, verbs.QPStateRTR: true, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
-	})
+// qpPostCases are the cases of the QP family in qp_post.go.
+var qpPostCases = []Case{
+	{"QP-25", "[IMPL] receive requests post in every state but RESET; in RESET too under PostAnyState (mlx5)", postRecvStates},
+	{"QP-26", "[IMPL] send requests post in RTS, SQD and ERR; before RTS EINVAL, ENOTCONN (siw), or accepted (mlx5)", postSendStates},
+	{"QP-27", "a list stops at its first bad request: exactly the ones before it are posted", listStopsAtFirstBad},
+	{"QP-28", "immediate errors: EINVAL for a malformed request, ENOMEM for a full queue", immediateErrors},
+	{"QP-29", "at most max_send_wr sends outstanding; a slot frees when its completion is polled (A) or its request retired (B)", sendSlots},
+	{"QP-31", "at most max_recv_wr receives outstanding; slots free as QP-29's reading says", recvSlots},
+	{"QP-32", "num_sge up to the QP's maximum, zero included", numSGE},
+	{"QP-33", "which opcodes each transport takes", opcodesPerTransport},
+	{"QP-34", "FENCE only on RC; INLINE only on SEND and WRITE; SOLICITED and SIGNALED anywhere", sendFlagsPerOpcode},
+	{"QP-35", "inline payload at most max_inline_data; lkeys of inline data are not checked", inlineLimit},
+	{"QP-37", "destroying a QP drops its requests without completions", destroyDropsRequests},
+}
 
-	register("QP-26", "[IMPL] send requests post in RTS, SQD and ERR; before RTS EINVAL, ENOTCONN (siw), or accepted (mlx5)", func(t *T, e *Env) {
-		early := e.Profile.PostAnyState
-		qpPostStates(t, e, false, map[verbs.QPState]bool{verbs.QPStateReset: early, verbs.QPStateInit: early, verbs.QPStateRTR: early, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
-	})
+func postRecvStates(t *T, e *Env) {
+	qpPostStates(t, e, true, map[verbs.QPState]bool{verbs.QPStateReset: e.Profile.PostAnyState, verbs.QPStateInit: true, verbs.QPStateRTR: true, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
+}
 
-	register("QP-27", "a list stops at its first bad request: exactly the ones before it are posted", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		rng := rand.New(rand.NewPCG(27, 0x9927))
-		for i := range 24 {
-			ts := e.transports()
-			typ := ts[rng.IntN(len(ts))]
-			q, s := w.held(typ)
-			c := w.query(q).Cap
-			recv := rng.IntN(3) == 0
-			depth := int(c.MaxSendWR)
-			if recv {
-				depth = int(c.MaxRecvWR)
+func postSendStates(t *T, e *Env) {
+	early := e.Profile.PostAnyState
+	qpPostStates(t, e, false, map[verbs.QPState]bool{verbs.QPStateReset: early, verbs.QPStateInit: early, verbs.QPStateRTR: early, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
+}
+
+func listStopsAtFirstBad(t *T, e *Env) {
+	w := qpSetup(t, e)
+	rng := rand.New(rand.NewPCG(27, 0x9927))
+	for i := range 24 {
+		ts := e.transports()
+		typ := ts[rng.IntN(len(ts))]
+		q, s := w.held(typ)
+		c := w.query(q).Cap
+		recv := rng.IntN(3) == 0
+		depth := int(c.MaxSendWR)
+		if recv {
+			depth = int(c.MaxRecvWR)
+		}
+		base := uint64(1000 * (i + 1))
+		n := 1 + rng.IntN(depth)
+		k := rng.IntN(n)
+		errno := syscall.EINVAL
+		full := rng.IntN(4) == 0
+		if full { // every request is good; the queue runs out at k
+			n, k, errno = depth+1+rng.IntN(3), depth, syscall.ENOMEM
+		}
+		var got int
+		var err error
+		what := fmt.Sprintf("round %d: %v in %v, %d requests", i, typ, s, n)
+		if recv {
+			wrs := w.recvIDs(idRange(base, n)...)
+			if !full {
+				wrs[k].SGList = w.sges(int(c.MaxRecvSGE) + 1)
 			}
-			base := uint64(1000 * (i + 1))
-			n := 1 + rng.IntN(depth)
-			k := rng.IntN(n)
-			errno := syscall.EINVAL
-			full := rng.IntN(4) == 0
-			if full { // every request is good; the queue runs out at k
-				n, k, errno = depth+1+rng.IntN(3), depth, syscall.ENOMEM
+			what += fmt.Sprintf(", receive list, bad at %d (%s)", k, errnoName(errno))
+			got, err = q.PostRecv(wrs)
+		} else {
+			wrs := w.sendIDs(q, idRange(base, n)...)
+			if !full {
+				qpSpoil(w, q, c, &wrs[k], rng.IntN(5))
 			}
-			var got int
-			var err error
-			what := fmt.Sprintf("round %d: %v in %v, %d requests", i, typ, s, n)
-			if recv {
-				wrs := w.recvIDs(idRange(base, n)...)
-				if !full {
-					wrs[k].SGList = w.sges(int(c.MaxRecvSGE) + 1)
-				}
-				what += fmt.Sprintf(", receive list, bad at %d (%s)", k, errnoName(errno))
-				got, err = q.PostRecv(wrs)
-			} else {
-				wrs := w.sendIDs(q, idRange(base, n)...)
-				if !full {
-					qpSpoil(w, q, c, &wrs[k], rng.IntN(5))
-				}
-				what += fmt.Sprintf(", send list, bad at %d (%s)", k, errnoName(errno))
-				got, err = q.PostSend(wrs)
+			what += fmt.Sprintf(", send list, bad at %d (%s)", k, errnoName(errno))
+			got, err = q.PostSend(wrs)
+		}
+		w.wantPost(what, got, err, k, errno)
+		w.toErr(q, s)
+		w.wantFlushes(what, w.collect(w.cq, k, what), idRange(base, k))
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+func immediateErrors(t *T, e *Env) {
+	w := qpSetup(t, e)
+	for i, r := range []struct {
+		name  string
+		typ   verbs.QPType
+		spoil int // qpSpoil kind
+	}{
+		{"num_sge above max_send_sge", verbs.QPTypeRC, 0}, {"RDMA READ on UC", verbs.QPTypeUC, 1}, {"RDMA WRITE on UD", verbs.QPTypeUD, 1},
+		{"unknown opcode on RC", verbs.QPTypeRC, 1}, {"inline payload above max_inline_data", verbs.QPTypeRC, 2},
+		{"FENCE on UD", verbs.QPTypeUD, 3}, {"INLINE on RDMA READ", verbs.QPTypeRC, 4},
+	} {
+		q := w.at(r.typ, verbs.QPStateRTS)
+		wr := w.send(q, uint64(i))
+		qpSpoil(w, q, w.query(q).Cap, &wr, r.spoil)
+		n, err := q.PostSend([]verbs.SendWR{wr})
+		w.wantPost(r.name, n, err, 0, syscall.EINVAL)
+	}
+	for _, typ := range e.transports() {
+		q := w.at(typ, verbs.QPStateRTS)
+		c := w.query(q).Cap
+		n, err := q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: w.sges(int(c.MaxRecvSGE) + 1)}})
+		w.wantPost(fmt.Sprintf("%v: num_sge above max_recv_sge", typ), n, err, 0, syscall.EINVAL)
+		// A full queue, on a QP that holds its sends outstanding: a UC
+		// or UD send in RTS may complete, and under QP-29 reading B free
+		// its slot, before the list is through.
+		q, s := w.held(typ)
+		c = w.query(q).Cap
+		sends := w.sendIDs(q, idRange(0, int(c.MaxSendWR)+1)...)
+		n, err = q.PostSend(sends)
+		w.wantPost(fmt.Sprintf("%v in %v: one send more than max_send_wr", typ, s), n, err, int(c.MaxSendWR), syscall.ENOMEM)
+		n, err = q.PostRecv(w.recvIDs(idRange(0, int(c.MaxRecvWR)+1)...))
+		w.wantPost(fmt.Sprintf("%v in %v: one receive more than max_recv_wr", typ, s), n, err, int(c.MaxRecvWR), syscall.ENOMEM)
+	}
+}
+
+func sendSlots(t *T, e *Env) {
+	qpCapacity(t, e, false)
+}
+
+func recvSlots(t *T, e *Env) {
+	qpCapacity(t, e, true)
+}
+
+func numSGE(t *T, e *Env) {
+	w := qpSetup(t, e)
+	for _, typ := range e.transports() {
+		q := w.at(typ, verbs.QPStateRTS)
+		c := w.query(q).Cap
+		for _, k := range []int{0, int(c.MaxSendSGE)} {
+			wr := w.send(q, uint64(k))
+			wr.SGList = w.sges(k)
+			n, err := q.PostSend([]verbs.SendWR{wr})
+			w.wantPost(fmt.Sprintf("%v: SEND with %d SGEs (max_send_sge %d)", typ, k, c.MaxSendSGE), n, err, 1, 0)
+		}
+		for _, k := range []int{0, int(c.MaxRecvSGE)} {
+			n, err := q.PostRecv([]verbs.RecvWR{{WRID: uint64(k), SGList: w.sges(k)}})
+			w.wantPost(fmt.Sprintf("%v: receive with %d SGEs (max_recv_sge %d)", typ, k, c.MaxRecvSGE), n, err, 1, 0)
+		}
+		wr := w.send(q, 99)
+		wr.SGList = w.sges(int(c.MaxSendSGE) + 1)
+		n, err := q.PostSend([]verbs.SendWR{wr})
+		w.wantPost(fmt.Sprintf("%v: SEND with max_send_sge+1 SGEs", typ), n, err, 0, syscall.EINVAL)
+	}
+}
+
+func opcodesPerTransport(t *T, e *Env) {
+	w := qpSetup(t, e)
+	all := []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
+	matrix := []struct {
+		op verbs.WROpcode
+		on []verbs.QPType
+		// exotic opcodes need memory windows or segmentation offload,
+		// which a device may lack: it may refuse them with EOPNOTSUPP.
+		exotic bool
+	}{
+		{verbs.WRSend, all, false}, {verbs.WRSendWithImm, all, false},
+		{verbs.WRRDMAWrite, all[:2], false}, {verbs.WRRDMAWriteWithImm, all[:2], false}, {verbs.WRSendWithInv, all[:2], false},
+		{verbs.WRRDMARead, all[:1], false}, {verbs.WRAtomicCmpAndSwp, all[:1], false}, {verbs.WRAtomicFetchAndAdd, all[:1], false},
+		{verbs.WRLocalInv, all[:2], true}, {verbs.WRBindMW, all[:2], true}, {verbs.WRTSO, all[2:], true},
+	}
+	for _, typ := range e.transports() {
+		c := w.qpCap()
+		c.MaxSendWR = uint32(min(2*len(matrix), w.lim.MaxQPWR))
+		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+		w.walk(q, verbs.QPStateRTS)
+		for i, m := range matrix {
+			wr := w.send(q, uint64(i))
+			wr.Opcode, wr.RemoteAddr, wr.RKey = m.op, 0x1000, 0x1234
+			if m.op == verbs.WRAtomicCmpAndSwp || m.op == verbs.WRAtomicFetchAndAdd || m.op == verbs.WRRDMARead {
+				wr.SGList = []verbs.SGE{w.sge(0, 8)}
 			}
-			w.wantPost(what, got, err, k, errno)
-			w.toErr(q, s)
-			w.wantFlushes(what, w.collect(w.cq, k, what), idRange(base, k))
-			if t.Failed() {
-				return
+			n, err := q.PostSend([]verbs.SendWR{wr})
+			what := fmt.Sprintf("%v on %v", m.op, typ)
+			if m.exotic && errors.Is(err, syscall.EOPNOTSUPP) && n == 0 {
+				continue
+			}
+			switch {
+			case !offersOp(e.Profile, m.op):
+				// Refused whatever the transport (QP-42, QP-43, MW-08).
+				w.wantPost(what+" (not offered by the device)", n, err, 0, syscall.EINVAL)
+			case slices.Contains(m.on, typ):
+				w.wantPost(what+" (allowed)", n, err, 1, 0)
+			default:
+				w.wantPost(what+" (not allowed)", n, err, 0, syscall.EINVAL)
 			}
 		}
-	})
+	}
+}
 
-	register("QP-28", "immediate errors: EINVAL for a malformed request, ENOMEM for a full queue", func(t *T, e *Env) {
-		w := qpSetup(t, e)
+func sendFlagsPerOpcode(t *T, e *Env) {
+	w := qpSetup(t, e)
+	for _, typ := range e.transports() {
+		q := w.at(typ, verbs.QPStateRTS)
+		wr := w.send(q, 1)
+		wr.Flags |= verbs.SendFence
+		n, err := q.PostSend([]verbs.SendWR{wr})
+		if typ == verbs.QPTypeRC {
+			w.wantPost("FENCE on RC", n, err, 1, 0)
+		} else {
+			w.wantPost(fmt.Sprintf("FENCE on %v", typ), n, err, 0, syscall.EINVAL)
+		}
+		wr = w.send(q, 2)
+		wr.Flags = verbs.SendSolicited // unsignaled and solicited: both fine
+		w.postSend(fmt.Sprintf("SOLICITED, unsignaled SEND on %v", typ), q, []verbs.SendWR{wr})
+	}
+	q := w.at(verbs.QPTypeRC, verbs.QPStateRTS)
+	for i, op := range []verbs.WROpcode{verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm, verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd} {
+		wr := w.send(q, uint64(10+i))
+		wr.Opcode, wr.Flags, wr.RemoteAddr, wr.RKey = op, verbs.SendInline|verbs.SendSignaled, 0x1000, 0x1234
+		wr.SGList = []verbs.SGE{w.sge(0, 8)}
+		n, err := q.PostSend([]verbs.SendWR{wr})
+		switch {
+		case op == verbs.WRRDMARead || op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd || !offersOp(e.Profile, op):
+			w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 0, syscall.EINVAL)
+		default:
+			w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 1, 0)
+		}
+	}
+	sig := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true})
+	w.walk(sig, verbs.QPStateRTS)
+	wr := w.send(sig, 30)
+	wr.Flags = verbs.SendSignaled | verbs.SendSolicited
+	w.postSend("SIGNALED with sq_sig_all=1", sig, []verbs.SendWR{wr})
+}
+
+func inlineLimit(t *T, e *Env) {
+	w := qpSetup(t, e)
+	for _, typ := range e.transports() {
+		q := w.at(typ, verbs.QPStateRTS)
+		max := w.query(q).Cap.MaxInlineData
+		if max == 0 || max >= 4096 {
+			t.Fatalf("%v QP asked for %d inline bytes reports max_inline_data %d", typ, w.qpCap().MaxInlineData, max)
+		}
 		for i, r := range []struct {
 			name  string
-			typ   verbs.QPType
-			spoil int // qpSpoil kind
+			sges  []verbs.SGE
+			errno syscall.Errno
 		}{
-			{"num_sge above max_send_sge", verbs.QPTypeRC, 0}, {"RDMA READ on UC", verbs.QPTypeUC, 1}, {"RDMA WRITE on UD", verbs.QPTypeUD, 1},
-			{"unknown opcode on RC", verbs.QPTypeRC, 1}, {"inline payload above max_inline_data", verbs.QPTypeRC, 2},
-			{"FENCE on UD", verbs.QPTypeUD, 3}, {"INLINE on RDMA READ", verbs.QPTypeRC, 4},
+			{"exactly max_inline_data", []verbs.SGE{w.sge(0, max)}, 0},
+			{"max_inline_data in two SGEs with lkey 0", []verbs.SGE{{Addr: w.mr.Addr(), Length: max / 2}, {Addr: w.mr.Addr() + 64, Length: max - max/2}}, 0},
+			{"max_inline_data+1", []verbs.SGE{w.sge(0, max+1)}, syscall.EINVAL},
+			{"max_inline_data+1 over two SGEs", []verbs.SGE{w.sge(0, max), w.sge(0, 1)}, syscall.EINVAL},
 		} {
-			q := w.at(r.typ, verbs.QPStateRTS)
 			wr := w.send(q, uint64(i))
-			qpSpoil(w, q, w.query(q).Cap, &wr, r.spoil)
+			wr.Flags |= verbs.SendInline
+			wr.SGList = r.sges
 			n, err := q.PostSend([]verbs.SendWR{wr})
-			w.wantPost(r.name, n, err, 0, syscall.EINVAL)
+			want := 1
+			if r.errno != 0 {
+				want = 0
+			}
+			w.wantPost(fmt.Sprintf("%v: INLINE SEND of %s", typ, r.name), n, err, want, r.errno)
 		}
-		for _, typ := range e.transports() {
-			q := w.at(typ, verbs.QPStateRTS)
-			c := w.query(q).Cap
-			n, err := q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: w.sges(int(c.MaxRecvSGE) + 1)}})
-			w.wantPost(fmt.Sprintf("%v: num_sge above max_recv_sge", typ), n, err, 0, syscall.EINVAL)
-			// A full queue, on a QP that holds its sends outstanding: a UC
-			// or UD send in RTS may complete, and under QP-29 reading B free
-			// its slot, before the list is through.
-			q, s := w.held(typ)
-			c = w.query(q).Cap
-			sends := w.sendIDs(q, idRange(0, int(c.MaxSendWR)+1)...)
-			n, err = q.PostSend(sends)
-			w.wantPost(fmt.Sprintf("%v in %v: one send more than max_send_wr", typ, s), n, err, int(c.MaxSendWR), syscall.ENOMEM)
-			n, err = q.PostRecv(w.recvIDs(idRange(0, int(c.MaxRecvWR)+1)...))
-			w.wantPost(fmt.Sprintf("%v in %v: one receive more than max_recv_wr", typ, s), n, err, int(c.MaxRecvWR), syscall.ENOMEM)
-		}
-	})
+	}
+}
 
-	register("QP-29", "at most max_send_wr sends outstanding; a slot frees when its completion is polled (A) or its request retired (B)", func(t *T, e *Env) {
-		qpCapacity(t, e, false)
-	})
-
-	register("QP-31", "at most max_recv_wr receives outstanding; slots free as QP-29's reading says", func(t *T, e *Env) {
-		qpCapacity(t, e, true)
-	})
-
-	register("QP-32", "num_sge up to the QP's maximum, zero included", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		for _, typ := range e.transports() {
-			q := w.at(typ, verbs.QPStateRTS)
-			c := w.query(q).Cap
-			for _, k := range []int{0, int(c.MaxSendSGE)} {
-				wr := w.send(q, uint64(k))
-				wr.SGList = w.sges(k)
-				n, err := q.PostSend([]verbs.SendWR{wr})
-				w.wantPost(fmt.Sprintf("%v: SEND with %d SGEs (max_send_sge %d)", typ, k, c.MaxSendSGE), n, err, 1, 0)
+func destroyDropsRequests(t *T, e *Env) {
+	w := qpSetup(t, e)
+	for _, typ := range e.transports() {
+		scq, rcq := e.CQ(16, nil, nil), e.CQ(16, nil, nil)
+		q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
+		s := w.hold(q)
+		w.postSend("sends before destroy", q, w.sendIDs(q, 1, 2, 3))
+		w.postRecv("receives before destroy", q, w.recvIDs(4, 5))
+		ctx, cancel := patient()
+		e.WantOK(fmt.Sprintf("ibv_destroy_qp(%v in %v) with 5 requests outstanding", typ, s), q.DestroyContext(ctx))
+		cancel()
+		for _, c := range []CQ{scq, rcq} {
+			if got := e.PollAll(c, 8); len(got) != 0 {
+				t.Errorf("%v in %v: destroying the QP produced completions %v", typ, s, wrIDs(got))
 			}
-			for _, k := range []int{0, int(c.MaxRecvSGE)} {
-				n, err := q.PostRecv([]verbs.RecvWR{{WRID: uint64(k), SGList: w.sges(k)}})
-				w.wantPost(fmt.Sprintf("%v: receive with %d SGEs (max_recv_sge %d)", typ, k, c.MaxRecvSGE), n, err, 1, 0)
-			}
-			wr := w.send(q, 99)
-			wr.SGList = w.sges(int(c.MaxSendSGE) + 1)
-			n, err := q.PostSend([]verbs.SendWR{wr})
-			w.wantPost(fmt.Sprintf("%v: SEND with max_send_sge+1 SGEs", typ), n, err, 0, syscall.EINVAL)
+			cqDestroy(t, e, c, "ibv_destroy_cq once its QP is gone")
 		}
-	})
-
-	register("QP-33", "which opcodes each transport takes", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		all := []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
-		matrix := []struct {
-			op verbs.WROpcode
-			on []verbs.QPType
-			// exotic opcodes need memory windows or segmentation offload,
-			// which a device may lack: it may refuse them with EOPNOTSUPP.
-			exotic bool
-		}{
-			{verbs.WRSend, all, false}, {verbs.WRSendWithImm, all, false},
-			{verbs.WRRDMAWrite, all[:2], false}, {verbs.WRRDMAWriteWithImm, all[:2], false}, {verbs.WRSendWithInv, all[:2], false},
-			{verbs.WRRDMARead, all[:1], false}, {verbs.WRAtomicCmpAndSwp, all[:1], false}, {verbs.WRAtomicFetchAndAdd, all[:1], false},
-			{verbs.WRLocalInv, all[:2], true}, {verbs.WRBindMW, all[:2], true}, {verbs.WRTSO, all[2:], true},
-		}
-		for _, typ := range e.transports() {
-			c := w.qpCap()
-			c.MaxSendWR = uint32(min(2*len(matrix), w.lim.MaxQPWR))
-			q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
-			w.walk(q, verbs.QPStateRTS)
-			for i, m := range matrix {
-				wr := w.send(q, uint64(i))
-				wr.Opcode, wr.RemoteAddr, wr.RKey = m.op, 0x1000, 0x1234
-				if m.op == verbs.WRAtomicCmpAndSwp || m.op == verbs.WRAtomicFetchAndAdd || m.op == verbs.WRRDMARead {
-					wr.SGList = []verbs.SGE{w.sge(0, 8)}
-				}
-				n, err := q.PostSend([]verbs.SendWR{wr})
-				what := fmt.Sprintf("%v on %v", m.op, typ)
-				if m.exotic && errors.Is(err, syscall.EOPNOTSUPP) && n == 0 {
-					continue
-				}
-				switch {
-				case !offersOp(e.Profile, m.op):
-					// Refused whatever the transport (QP-42, QP-43, MW-08).
-					w.wantPost(what+" (not offered by the device)", n, err, 0, syscall.EINVAL)
-				case slices.Contains(m.on, typ):
-					w.wantPost(what+" (allowed)", n, err, 1, 0)
-				default:
-					w.wantPost(what+" (not allowed)", n, err, 0, syscall.EINVAL)
-				}
-			}
-		}
-	})
-
-	register("QP-34", "FENCE only on RC; INLINE only on SEND and WRITE; SOLICITED and SIGNALED anywhere", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		for _, typ := range e.transports() {
-			q := w.at(typ, verbs.QPStateRTS)
-			wr := w.send(q, 1)
-			wr.Flags |= verbs.SendFence
-			n, err := q.PostSend([]verbs.SendWR{wr})
-			if typ == verbs.QPTypeRC {
-				w.wantPost("FENCE on RC", n, err, 1, 0)
-			} else {
-				w.wantPost(fmt.Sprintf("FENCE on %v", typ), n, err, 0, syscall.EINVAL)
-			}
-			wr = w.send(q, 2)
-			wr.Flags = verbs.SendSolicited // unsignaled and solicited: both fine
-			w.postSend(fmt.Sprintf("SOLICITED, unsignaled SEND on %v", typ), q, []verbs.SendWR{wr})
-		}
-		q := w.at(verbs.QPTypeRC, verbs.QPStateRTS)
-		for i, op := range []verbs.WROpcode{verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm, verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd} {
-			wr := w.send(q, uint64(10+i))
-			wr.Opcode, wr.Flags, wr.RemoteAddr, wr.RKey = op, verbs.SendInline|verbs.SendSignaled, 0x1000, 0x1234
-			wr.SGList = []verbs.SGE{w.sge(0, 8)}
-			n, err := q.PostSend([]verbs.SendWR{wr})
-			switch {
-			case op == verbs.WRRDMARead || op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd || !offersOp(e.Profile, op):
-				w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 0, syscall.EINVAL)
-			default:
-				w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 1, 0)
-			}
-		}
-		sig := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true})
-		w.walk(sig, verbs.QPStateRTS)
-		wr := w.send(sig, 30)
-		wr.Flags = verbs.SendSignaled | verbs.SendSolicited
-		w.postSend("SIGNALED with sq_sig_all=1", sig, []verbs.SendWR{wr})
-	})
-
-	register("QP-35", "inline payload at most max_inline_data; lkeys of inline data are not checked", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		for _, typ := range e.transports() {
-			q := w.at(typ, verbs.QPStateRTS)
-			max := w.query(q).Cap.MaxInlineData
-			if max == 0 || max >= 4096 {
-				t.Fatalf("%v QP asked for %d inline bytes reports max_inline_data %d", typ, w.qpCap().MaxInlineData, max)
-			}
-			for i, r := range []struct {
-				name  string
-				sges  []verbs.SGE
-				errno syscall.Errno
-			}{
-				{"exactly max_inline_data", []verbs.SGE{w.sge(0, max)}, 0},
-				{"max_inline_data in two SGEs with lkey 0", []verbs.SGE{{Addr: w.mr.Addr(), Length: max / 2}, {Addr: w.mr.Addr() + 64, Length: max - max/2}}, 0},
-				{"max_inline_data+1", []verbs.SGE{w.sge(0, max+1)}, syscall.EINVAL},
-				{"max_inline_data+1 over two SGEs", []verbs.SGE{w.sge(0, max), w.sge(0, 1)}, syscall.EINVAL},
-			} {
-				wr := w.send(q, uint64(i))
-				wr.Flags |= verbs.SendInline
-				wr.SGList = r.sges
-				n, err := q.PostSend([]verbs.SendWR{wr})
-				want := 1
-				if r.errno != 0 {
-					want = 0
-				}
-				w.wantPost(fmt.Sprintf("%v: INLINE SEND of %s", typ, r.name), n, err, want, r.errno)
-			}
-		}
-	})
-
-	register("QP-37", "destroying a QP drops its requests without completions", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		for _, typ := range e.transports() {
-			scq, rcq := e.CQ(16, nil, nil), e.CQ(16, nil, nil)
-			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
-			s := w.hold(q)
-			w.postSend("sends before destroy", q, w.sendIDs(q, 1, 2, 3))
-			w.postRecv("receives before destroy", q, w.recvIDs(4, 5))
-			ctx, cancel := patient()
-			e.WantOK(fmt.Sprintf("ibv_destroy_qp(%v in %v) with 5 requests outstanding", typ, s), q.DestroyContext(ctx))
-			cancel()
-			for _, c := range []CQ{scq, rcq} {
-				if got := e.PollAll(c, 8); len(got) != 0 {
-					t.Errorf("%v in %v: destroying the QP produced completions %v", typ, s, wrIDs(got))
-				}
-				cqDestroy(t, e, c, "ibv_destroy_cq once its QP is gone")
-			}
-		}
-	})
+	}
 }
 
 // qpSpoil makes wr, a good request for q, malformed in one of five ways:

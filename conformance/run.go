@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"sort"
@@ -16,31 +17,42 @@ import (
 // NewDevice makes a fresh device for one case.
 type NewDevice func() (Device, error)
 
-// Case is one executable rule check.
+// Case is one executable rule check: a rule ID, a few words saying what the
+// case checks, and the named function that checks it. Each file of the suite
+// lists its cases in a table (cqCases in cq.go, ...); suite lists the tables.
 type Case struct {
 	ID   string // rule ID from spec/catalogue.md, e.g. "CQ-08"
 	Name string // what the case checks, in a few words
-	src  string // file:line where the case is declared
-	run  func(t *T, e *Env)
+	fn   func(t *T, e *Env)
 }
 
-// Source returns the file:line where the case is declared.
-func (c Case) Source() string { return c.src }
+// Source returns the file:line of the function that checks the case.
+func (c Case) Source() string {
+	pc := reflect.ValueOf(c.fn).Pointer()
+	f := runtime.FuncForPC(pc)
+	if f == nil {
+		return "conformance/?"
+	}
+	file, line := f.FileLine(f.Entry())
+	return fmt.Sprintf("conformance/%s:%d", filepath.Base(file), line)
+}
 
-var registry []Case
-
-// register adds a case; the suite's files call it from init functions.
-func register(id, name string, run func(t *T, e *Env)) {
-	_, file, line, _ := runtime.Caller(1)
-	registry = append(registry, Case{
-		ID: id, Name: name, run: run,
-		src: fmt.Sprintf("conformance/%s:%d", filepath.Base(file), line),
-	})
+// suite is every table of cases. To add a case, write its function beside
+// the rules it checks and add a row to that file's table; a new file's table
+// is added here.
+var suite = [][]Case{
+	asyncCases, avCases, chanCases, cqCases, cqDestroyCases, cqPollCases,
+	cqexCases, dmCases, flushCases, mrCases, mrReregCases, mwCases,
+	notifyCases, odpCases, offersCases, pdCases, qpCases, qpCqCases, qpModifyCases,
+	qpPostCases, qpxCases, queryCases, srqCases, srqErrorCases,
+	xferAsyncCases, xferAtomicwriteCases, xferDataCases, xferDropCases,
+	xferErrorsCases, xferEventsCases, xferFlushCases, xferForcedCases,
+	xferQpCases, xferTimersCases, xferWcCases, xrcCases, xrcQPCases,
 }
 
 // Cases returns every case of the suite, ordered by rule ID.
 func Cases() []Case {
-	cs := append([]Case(nil), registry...)
+	cs := slices.Concat(suite...)
 	sort.SliceStable(cs, func(i, j int) bool { return ruleLess(cs[i].ID, cs[j].ID) })
 	return cs
 }
@@ -123,7 +135,7 @@ func runCase(t *T, c Case, newDevice NewDevice) {
 	}
 	e := &Env{T: t, Dev: dev, Ctx: ctx, Profile: dev.Profile()}
 	t.Cleanup(e.teardown)
-	c.run(t, e)
+	c.fn(t, e)
 }
 
 // T reports a case's failures, naming its rule and where the case is
@@ -138,7 +150,7 @@ type T struct {
 type stop struct{}
 
 func (t *T) record(msg string) {
-	err := fmt.Errorf("%s (%s): %s (%s)", t.c.ID, t.c.Name, msg, t.c.src)
+	err := fmt.Errorf("%s (%s): %s (%s)", t.c.ID, t.c.Name, msg, t.c.Source())
 	if t.tb != nil {
 		t.tb.Helper()
 		t.tb.Error(err)

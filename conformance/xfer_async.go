@@ -83,48 +83,50 @@ func (w *xWorld) xNames(what string, evs []xEvent, typ verbs.EventType, obj any,
 	}
 }
 
-func init() {
-	register("ASYNC-15", "SENDs from a peer drain an SRQ below its limit: SRQ_LIMIT_REACHED names that SRQ, once", func(t *T, e *Env) {
-		w := xSetup(t, e)
-		s, other := w.srqOn(w.b, 8), w.srqOn(w.b, 8)
-		w.srqArm(w.b, s, idRange(1, 4), 2)
-		w.srqArm(w.b, other, idRange(11, 4), 2)
-		ob := w.opts()
-		ob.srq = s
-		a, b := w.connect2(verbs.QPTypeRC, w.opts(), ob)
-		// A second pair, on the other SRQ, stays idle.
-		oo := w.opts()
-		oo.srq = other
-		w.connect2(verbs.QPTypeRC, w.opts(), oo)
-		send := func(id uint64) {
-			a.post("a SEND", xSend(id, verbs.WRSend, a.s.sge(0, 8)))
-			a.want("a SEND into the SRQ", w.await(a.scq, 1, "the SEND")[0], id, verbs.WCSuccess)
-			b.want("the SRQ receive it consumed", w.await(b.rcq, 1, "the SRQ receive")[0], id, verbs.WCSuccess)
-		}
-		send(1)
-		send(2)
-		if evs := w.allEvents(); len(evs) != 0 {
-			t.Errorf("two of four receives consumed, limit 2: events %v, want none yet", evs)
-		}
-		send(3)
-		evs := w.allEvents()
-		w.xNames("three of four receives consumed, limit 2", evs, verbs.EventSRQLimitReached, any(s), "the SRQ the SENDs drained", 1)
-		if len(evs) != 1 {
-			t.Errorf("three of four receives consumed, limit 2: events %v, want one SRQ_LIMIT_REACHED", evs)
-		}
-		if a, err := s.Query(); err != nil || a.SRQLimit != 0 {
-			t.Errorf("after the limit fired: srq_limit %d (err %v), want 0: the limit disarms itself", a.SRQLimit, err)
-		}
-		if a, err := other.Query(); err != nil || a.SRQLimit != 2 {
-			t.Errorf("the SRQ nothing consumed: srq_limit %d (err %v), want 2, still armed", a.SRQLimit, err)
-		}
-		send(4)
-		if evs := w.allEvents(); len(evs) != 0 {
-			t.Errorf("the last receive consumed after the limit fired: events %v, want none", evs)
-		}
-	})
+// xferAsyncCases are the cases of the ASYNC family in xfer_async.go.
+var xferAsyncCases = []Case{
+	{"ASYNC-15", "SENDs from a peer drain an SRQ below its limit: SRQ_LIMIT_REACHED names that SRQ, once", srqLimitFromPeerSends},
+	{"ASYNC-03", "each QP, SRQ and port event names its own QP, SRQ or port", xElements},
+}
 
-	register("ASYNC-03", "each QP, SRQ and port event names its own QP, SRQ or port", xElements)
+func srqLimitFromPeerSends(t *T, e *Env) {
+	w := xSetup(t, e)
+	s, other := w.srqOn(w.b, 8), w.srqOn(w.b, 8)
+	w.srqArm(w.b, s, idRange(1, 4), 2)
+	w.srqArm(w.b, other, idRange(11, 4), 2)
+	ob := w.opts()
+	ob.srq = s
+	a, b := w.connect2(verbs.QPTypeRC, w.opts(), ob)
+	// A second pair, on the other SRQ, stays idle.
+	oo := w.opts()
+	oo.srq = other
+	w.connect2(verbs.QPTypeRC, w.opts(), oo)
+	send := func(id uint64) {
+		a.post("a SEND", xSend(id, verbs.WRSend, a.s.sge(0, 8)))
+		a.want("a SEND into the SRQ", w.await(a.scq, 1, "the SEND")[0], id, verbs.WCSuccess)
+		b.want("the SRQ receive it consumed", w.await(b.rcq, 1, "the SRQ receive")[0], id, verbs.WCSuccess)
+	}
+	send(1)
+	send(2)
+	if evs := w.allEvents(); len(evs) != 0 {
+		t.Errorf("two of four receives consumed, limit 2: events %v, want none yet", evs)
+	}
+	send(3)
+	evs := w.allEvents()
+	w.xNames("three of four receives consumed, limit 2", evs, verbs.EventSRQLimitReached, any(s), "the SRQ the SENDs drained", 1)
+	if len(evs) != 1 {
+		t.Errorf("three of four receives consumed, limit 2: events %v, want one SRQ_LIMIT_REACHED", evs)
+	}
+	if a, err := s.Query(); err != nil || a.SRQLimit != 0 {
+		t.Errorf("after the limit fired: srq_limit %d (err %v), want 0: the limit disarms itself", a.SRQLimit, err)
+	}
+	if a, err := other.Query(); err != nil || a.SRQLimit != 2 {
+		t.Errorf("the SRQ nothing consumed: srq_limit %d (err %v), want 2, still armed", a.SRQLimit, err)
+	}
+	send(4)
+	if evs := w.allEvents(); len(evs) != 0 {
+		t.Errorf("the last receive consumed after the limit fired: events %v, want none", evs)
+	}
 }
 
 // xElements raises each QP, SRQ and port event the device raises on one

@@ -100,212 +100,225 @@ var xStatuses = map[string]xStatus{
 	}},
 }
 
-// xStatusCase runs the situation of status rule id.
-func xStatusCase(id string) func(t *T, e *Env) {
-	return func(t *T, e *Env) {
+// xStatusCase is the case of status rule id: it runs the rule's situation
+// (xStatuses).
+func xStatusCase(id string) Case {
+	c := xStatuses[id]
+	return Case{id, fmt.Sprintf("%v: %s", c.st, c.name), func(t *T, e *Env) {
 		w := xSetup(t, e)
-		c := xStatuses[id]
 		oa, ob := w.opts(), w.opts()
 		oa.retry, oa.rnrRetry = 1, 0
 		a, _ := w.xRun(c, oa, ob)
 		if a != nil && c.typ == verbs.QPTypeRC {
 			a.wantState(c.name, verbs.QPStateErr)
 		}
+	}}
+}
+
+// xferFlushCases are the cases of the WC, FLUSH, MR, PD families in xfer_flush.go.
+var xferFlushCases = []Case{
+	xStatusCase("WC-S01"),
+	xStatusCase("WC-S02"),
+	xStatusCase("WC-S04"),
+	xStatusCase("WC-S09"),
+	xStatusCase("WC-S10"),
+	xStatusCase("WC-S11"),
+	xStatusCase("WC-S12"),
+	xStatusCase("WC-S13"),
+	{"WC-S05", "WR_FLUSH_ERR: requests outstanding at, or posted after, entry to ERR; sends posted in SQE", wrFlushErr},
+	{"FLUSH-03", "the first failing send request has its own status; every later one is flushed", firstFailureThenFlush},
+	{"FLUSH-09", "an RC QP goes to ERR on any error, never to SQE", rcErrNeverSQE},
+	{"FLUSH-10", "[CONFLICT] a UD or UC send error: SQE with receives going on, or (rxe) ERR", udUCSendError},
+	{"FLUSH-12", "an RC responder error takes the responder to ERR and flushes its receives", rcResponderError},
+	{"MR-03", "the device writes only into LOCAL_WRITE memory: READ, atomic results, receives", writesNeedLocalWrite},
+	{"MR-07", "requests that reach a deregistered MR fail: REM_ACCESS_ERR remotely, LOC_PROT_ERR locally", deregisteredMR},
+	{"MR-08", "keys are scoped to a PD: another PD's lkey or rkey fails", keysScopedToPD},
+	{"PD-04", "a UD request whose AH is of another PD completes with LOC_QP_OP_ERR", udAHOfAnotherPD},
+}
+
+func wrFlushErr(t *T, e *Env) {
+	flushOutstanding(t, e) // FLUSH-01
+	flushPostedInErr(t, e) // FLUSH-05
+	xFlushInSQE(t, e)
+}
+
+func firstFailureThenFlush(t *T, e *Env) {
+	w := xSetup(t, e)
+	for _, c := range []struct {
+		name  string
+		first func(a, b *xEnd) verbs.SendWR
+		st    verbs.WCStatus
+	}{
+		{"a WRITE with a bad rkey", func(a, b *xEnd) verbs.SendWR {
+			return a.xRemoteReq(1, verbs.WRRDMAWrite, b.s.addr(0), xBadKey(b.s.mr.RKey()))
+		}, verbs.WCRemAccessErr},
+		{"a SEND with a bad lkey", func(a, b *xEnd) verbs.SendWR {
+			return xSend(1, verbs.WRSend, verbs.SGE{Addr: a.s.addr(0), Length: 8, LKey: xBadKey(a.s.mr.LKey())})
+		}, verbs.WCLocProtErr},
+		{"a SEND meeting RNR with rnr_retry 0", func(a, b *xEnd) verbs.SendWR {
+			return xSend(1, verbs.WRSend, a.s.sge(0, 8))
+		}, verbs.WCRNRRetryExcErr},
+	} {
+		o := w.opts()
+		o.rnrRetry = 0
+		a, b := w.connect(verbs.QPTypeRC, o)
+		// The later requests would fail on their own too: a bad rkey,
+		// a bad lkey, a SEND without a receive.
+		a.post(c.name+" and three more", c.first(a, b),
+			a.xRemoteReq(2, verbs.WRRDMAWrite, b.s.addr(0), xBadKey(b.s.mr.RKey())),
+			xSend(3, verbs.WRSend, verbs.SGE{Addr: a.s.addr(0), Length: 8, LKey: xBadKey(a.s.mr.LKey())}),
+			xSend(4, verbs.WRSend, a.s.sge(0, 8)))
+		got := w.await(a.scq, 4, c.name)
+		a.want(c.name+": the first", got[0], 1, c.st)
+		for i, g := range got[1:] {
+			a.want(c.name+": a later request", g, uint64(i+2), verbs.WCWRFlushErr)
+		}
 	}
 }
 
-func init() {
-	for _, id := range []string{"WC-S01", "WC-S02", "WC-S04", "WC-S09", "WC-S10", "WC-S11", "WC-S12", "WC-S13"} {
+func rcErrNeverSQE(t *T, e *Env) {
+	w := xSetup(t, e)
+	for _, id := range []string{"WC-S04", "WC-S10", "WC-S13"} {
 		c := xStatuses[id]
-		register(id, fmt.Sprintf("%v: %s", c.st, c.name), xStatusCase(id))
+		oa := w.opts()
+		oa.rnrRetry = 0
+		if a, _ := w.xRun(c, oa, w.opts()); a != nil {
+			a.wantState("RC, "+c.name, verbs.QPStateErr)
+		}
 	}
+}
 
-	register("WC-S00", "SUCCESS: the request and the unsignaled ones before it are done", xCovered)
-
-	register("WC-S05", "WR_FLUSH_ERR: requests outstanding at, or posted after, entry to ERR; sends posted in SQE", func(t *T, e *Env) {
-		flushOutstanding(t, e) // FLUSH-01
-		flushPostedInErr(t, e) // FLUSH-05
-		xFlushInSQE(t, e)
-	})
-
-	register("FLUSH-03", "the first failing send request has its own status; every later one is flushed", func(t *T, e *Env) {
-		w := xSetup(t, e)
-		for _, c := range []struct {
-			name  string
-			first func(a, b *xEnd) verbs.SendWR
-			st    verbs.WCStatus
-		}{
-			{"a WRITE with a bad rkey", func(a, b *xEnd) verbs.SendWR {
-				return a.xRemoteReq(1, verbs.WRRDMAWrite, b.s.addr(0), xBadKey(b.s.mr.RKey()))
-			}, verbs.WCRemAccessErr},
-			{"a SEND with a bad lkey", func(a, b *xEnd) verbs.SendWR {
-				return xSend(1, verbs.WRSend, verbs.SGE{Addr: a.s.addr(0), Length: 8, LKey: xBadKey(a.s.mr.LKey())})
-			}, verbs.WCLocProtErr},
-			{"a SEND meeting RNR with rnr_retry 0", func(a, b *xEnd) verbs.SendWR {
-				return xSend(1, verbs.WRSend, a.s.sge(0, 8))
-			}, verbs.WCRNRRetryExcErr},
-		} {
-			o := w.opts()
-			o.rnrRetry = 0
-			a, b := w.connect(verbs.QPTypeRC, o)
-			// The later requests would fail on their own too: a bad rkey,
-			// a bad lkey, a SEND without a receive.
-			a.post(c.name+" and three more", c.first(a, b),
-				a.xRemoteReq(2, verbs.WRRDMAWrite, b.s.addr(0), xBadKey(b.s.mr.RKey())),
-				xSend(3, verbs.WRSend, verbs.SGE{Addr: a.s.addr(0), Length: 8, LKey: xBadKey(a.s.mr.LKey())}),
-				xSend(4, verbs.WRSend, a.s.sge(0, 8)))
-			got := w.await(a.scq, 4, c.name)
-			a.want(c.name+": the first", got[0], 1, c.st)
-			for i, g := range got[1:] {
-				a.want(c.name+": a later request", g, uint64(i+2), verbs.WCWRFlushErr)
-			}
+func udUCSendError(t *T, e *Env) {
+	w := xSetup(t, e)
+	for _, typ := range []verbs.QPType{verbs.QPTypeUD, verbs.QPTypeUC} {
+		a, b, ah := w.xPair(typ, w.opts())
+		back := w.ah(w.b, w.a, false)
+		g := xGRH(typ)
+		a.recvAt("A's receive", 7, 0, 64+g)
+		a.post("a SEND with a bad lkey, then a good one",
+			xTo(xSend(1, verbs.WRSend, verbs.SGE{Addr: a.s.addr(0), Length: 8, LKey: xBadKey(a.s.mr.LKey())}), ah, b),
+			xTo(xSend(2, verbs.WRSend, a.s.sge(0, 8)), ah, b))
+		what := fmt.Sprintf("%v send error (NoSQE=%v)", typ, w.tp.NoSQE)
+		got := w.await(a.scq, 2, what)
+		a.want(what, got[0], 1, verbs.WCLocProtErr)
+		a.want(what+": the next request", got[1], 2, verbs.WCWRFlushErr)
+		if w.tp.NoSQE {
+			a.wantState(what, verbs.QPStateErr)
+			a.want(what+": A's receive", w.await(a.rcq, 1, what+": A's receive")[0], 7, verbs.WCWRFlushErr)
+			continue
 		}
-	})
-
-	register("FLUSH-09", "an RC QP goes to ERR on any error, never to SQE", func(t *T, e *Env) {
-		w := xSetup(t, e)
-		for _, id := range []string{"WC-S04", "WC-S10", "WC-S13"} {
-			c := xStatuses[id]
-			oa := w.opts()
-			oa.rnrRetry = 0
-			if a, _ := w.xRun(c, oa, w.opts()); a != nil {
-				a.wantState("RC, "+c.name, verbs.QPStateErr)
-			}
-		}
-	})
-
-	register("FLUSH-10", "[CONFLICT] a UD or UC send error: SQE with receives going on, or (rxe) ERR", func(t *T, e *Env) {
-		w := xSetup(t, e)
-		for _, typ := range []verbs.QPType{verbs.QPTypeUD, verbs.QPTypeUC} {
-			a, b, ah := w.xPair(typ, w.opts())
-			back := w.ah(w.b, w.a, false)
-			g := xGRH(typ)
-			a.recvAt("A's receive", 7, 0, 64+g)
-			a.post("a SEND with a bad lkey, then a good one",
-				xTo(xSend(1, verbs.WRSend, verbs.SGE{Addr: a.s.addr(0), Length: 8, LKey: xBadKey(a.s.mr.LKey())}), ah, b),
-				xTo(xSend(2, verbs.WRSend, a.s.sge(0, 8)), ah, b))
-			what := fmt.Sprintf("%v send error (NoSQE=%v)", typ, w.tp.NoSQE)
-			got := w.await(a.scq, 2, what)
-			a.want(what, got[0], 1, verbs.WCLocProtErr)
-			a.want(what+": the next request", got[1], 2, verbs.WCWRFlushErr)
-			if w.tp.NoSQE {
-				a.wantState(what, verbs.QPStateErr)
-				a.want(what+": A's receive", w.await(a.rcq, 1, what+": A's receive")[0], 7, verbs.WCWRFlushErr)
-				continue
-			}
-			a.wantState(what, verbs.QPStateSQE)
-			b.post("a SEND to the QP in SQE", xTo(xSend(3, verbs.WRSend, b.s.sge(0, 8)), back, a))
-			w.await(b.scq, 1, what+": the peer's SEND")
-			a.want(what+": receiving in SQE", w.await(a.rcq, 1, what+": receiving in SQE")[0], 7, verbs.WCSuccess)
-			a.toState(verbs.QPStateRTS)
-			b.recvAt("B's receive", 8, 0, 64+g)
-			a.post("a SEND after SQE→RTS", xTo(xSend(4, verbs.WRSend, a.s.sge(0, 8)), ah, b))
-			a.want(what+", back in RTS", w.await(a.scq, 1, what+", back in RTS")[0], 4, verbs.WCSuccess)
-			b.want(what+", back in RTS: the peer", w.await(b.rcq, 1, "the peer")[0], 8, verbs.WCSuccess)
-		}
-	})
-
-	register("FLUSH-12", "an RC responder error takes the responder to ERR and flushes its receives", func(t *T, e *Env) {
-		w := xSetup(t, e)
-		for _, c := range []struct {
-			name string
-			deny verbs.AccessFlags
-			req  func(a, b *xEnd) verbs.SendWR
-			errs int // receives completed with an error before the flushes
-		}{
-			{"a bad rkey", 0, func(a, b *xEnd) verbs.SendWR {
-				return a.xRemoteReq(1, verbs.WRRDMAWrite, b.s.addr(0), xBadKey(b.s.mr.RKey()))
-			}, 0},
-			{"a QP without REMOTE_WRITE", verbs.AccessRemoteWrite, func(a, b *xEnd) verbs.SendWR {
-				return xRDMA(1, verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 8))
-			}, 0},
-			{"a SEND too long for the receive", 0, func(a, b *xEnd) verbs.SendWR {
-				return xSend(1, verbs.WRSend, a.s.sge(0, 65))
-			}, 1},
-		} {
-			o := w.opts()
-			o.deny = c.deny
-			a, b := w.connect(verbs.QPTypeRC, o)
-			for i := range 3 {
-				b.recvAt("a receive", uint64(10+i), 64*i, 64)
-			}
-			a.post(c.name, c.req(a, b))
-			w.await(a.scq, 1, c.name)
-			b.wantState("responder after "+c.name, verbs.QPStateErr)
-			got := w.await(b.rcq, 3, "responder's receives after "+c.name)
-			for i, g := range got[c.errs:] {
-				b.want("responder's receive after "+c.name, g, uint64(10+c.errs+i), verbs.WCWRFlushErr)
-			}
-		}
-	})
-
-	register("MR-03", "the device writes only into LOCAL_WRITE memory: READ, atomic results, receives", func(t *T, e *Env) {
-		w := xSetup(t, e)
-		ro := w.e.mrReg(w.a.pd, make([]byte, 64), accessRemoteRead)
-		sge := verbs.SGE{Addr: ro.Addr(), Length: 8, LKey: ro.LKey()}
-		for _, op := range []verbs.WROpcode{verbs.WRRDMARead, verbs.WRAtomicFetchAndAdd} {
-			a, b := w.connect(verbs.QPTypeRC, w.opts())
-			a.post("into an MR without LOCAL_WRITE", xRDMA(1, op, b.s, 0, sge))
-			what := fmt.Sprintf("%v into an MR without LOCAL_WRITE", op)
-			a.want(what, w.await(a.scq, 1, what)[0], 1, verbs.WCLocProtErr)
-		}
-		// The same MR serves as a SEND's source (MR-02) but not as a
-		// receive buffer.
-		a, b := w.connect(verbs.QPTypeRC, w.opts())
-		rro := w.e.mrReg(w.b.pd, make([]byte, 64), 0)
-		b.recv("a receive into an MR without LOCAL_WRITE", verbs.RecvWR{WRID: 5, SGList: []verbs.SGE{{Addr: rro.Addr(), Length: 64, LKey: rro.LKey()}}})
-		a.post("a SEND from an MR without LOCAL_WRITE", xSend(1, verbs.WRSend, sge))
-		a.want("SEND into a receive without LOCAL_WRITE", w.await(a.scq, 1, "requester")[0], 1, verbs.WCRemOpErr)
-		b.want("a receive into an MR without LOCAL_WRITE", w.await(b.rcq, 1, "receiver")[0], 5, w.badRecvStatus())
-	})
-
-	register("MR-07", "requests that reach a deregistered MR fail: REM_ACCESS_ERR remotely, LOC_PROT_ERR locally", func(t *T, e *Env) {
-		w := xSetup(t, e)
-		a, _ := w.connect(verbs.QPTypeRC, w.opts())
-		target := w.e.mrReg(w.b.pd, make([]byte, 64), xAccessAll)
-		for i := range 2 {
-			a.post("a WRITE", a.xRemoteReq(uint64(i), verbs.WRRDMAWrite, target.Addr(), target.RKey()))
-			a.want("a WRITE before the dereg", w.await(a.scq, 1, "before")[0], uint64(i), verbs.WCSuccess)
-		}
-		e.WantOK("ibv_dereg_mr of the target", target.Dereg())
-		a.post("a WRITE after the dereg", a.xRemoteReq(2, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
-		a.want("a WRITE to a deregistered MR", w.await(a.scq, 1, "after")[0], 2, verbs.WCRemAccessErr)
-		// A request posted while its local MR lived, executed after the
-		// dereg (it waits in SQD).
-		a, b := w.connect(verbs.QPTypeRC, w.opts())
-		src := w.e.mrReg(w.a.pd, make([]byte, 64), xAccessAll)
-		a.toState(verbs.QPStateSQD)
-		a.post("a WRITE waiting in SQD", xRDMA(1, verbs.WRRDMAWrite, b.s, 0, verbs.SGE{Addr: src.Addr(), Length: 8, LKey: src.LKey()}))
-		e.WantOK("ibv_dereg_mr of the source", src.Dereg())
+		a.wantState(what, verbs.QPStateSQE)
+		b.post("a SEND to the QP in SQE", xTo(xSend(3, verbs.WRSend, b.s.sge(0, 8)), back, a))
+		w.await(b.scq, 1, what+": the peer's SEND")
+		a.want(what+": receiving in SQE", w.await(a.rcq, 1, what+": receiving in SQE")[0], 7, verbs.WCSuccess)
 		a.toState(verbs.QPStateRTS)
-		a.want("a WRITE whose source was deregistered before it ran", w.await(a.scq, 1, "local")[0], 1, verbs.WCLocProtErr)
-		// A receive whose buffer was deregistered after it was posted.
-		a, b = w.connect(verbs.QPTypeRC, w.opts())
-		dst := w.e.mrReg(w.b.pd, make([]byte, 64), xAccessAll)
-		b.recv("a receive", verbs.RecvWR{WRID: 5, SGList: []verbs.SGE{{Addr: dst.Addr(), Length: 64, LKey: dst.LKey()}}})
-		e.WantOK("ibv_dereg_mr of the receive buffer", dst.Dereg())
-		a.post("a SEND into it", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
-		a.want("a SEND into a deregistered receive buffer", w.await(a.scq, 1, "receive")[0], 1, verbs.WCRemOpErr)
-		b.want("a receive whose buffer was deregistered", w.await(b.rcq, 1, "receiver")[0], 5, w.badRecvStatus())
-	})
+		b.recvAt("B's receive", 8, 0, 64+g)
+		a.post("a SEND after SQE→RTS", xTo(xSend(4, verbs.WRSend, a.s.sge(0, 8)), ah, b))
+		a.want(what+", back in RTS", w.await(a.scq, 1, what+", back in RTS")[0], 4, verbs.WCSuccess)
+		b.want(what+", back in RTS: the peer", w.await(b.rcq, 1, "the peer")[0], 8, verbs.WCSuccess)
+	}
+}
 
-	register("MR-08", "keys are scoped to a PD: another PD's lkey or rkey fails", func(t *T, e *Env) {
-		w := xSetup(t, e)
-		other := w.e.mrReg(w.pdOn(w.a.ctx), make([]byte, 64), xAccessAll)
-		a, _ := w.connect(verbs.QPTypeRC, w.opts())
-		a.post("a SEND from another PD's MR", xSend(1, verbs.WRSend, verbs.SGE{Addr: other.Addr(), Length: 8, LKey: other.LKey()}))
-		a.want("lkey of another PD", w.await(a.scq, 1, "lkey")[0], 1, verbs.WCLocProtErr)
+func rcResponderError(t *T, e *Env) {
+	w := xSetup(t, e)
+	for _, c := range []struct {
+		name string
+		deny verbs.AccessFlags
+		req  func(a, b *xEnd) verbs.SendWR
+		errs int // receives completed with an error before the flushes
+	}{
+		{"a bad rkey", 0, func(a, b *xEnd) verbs.SendWR {
+			return a.xRemoteReq(1, verbs.WRRDMAWrite, b.s.addr(0), xBadKey(b.s.mr.RKey()))
+		}, 0},
+		{"a QP without REMOTE_WRITE", verbs.AccessRemoteWrite, func(a, b *xEnd) verbs.SendWR {
+			return xRDMA(1, verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 8))
+		}, 0},
+		{"a SEND too long for the receive", 0, func(a, b *xEnd) verbs.SendWR {
+			return xSend(1, verbs.WRSend, a.s.sge(0, 65))
+		}, 1},
+	} {
+		o := w.opts()
+		o.deny = c.deny
+		a, b := w.connect(verbs.QPTypeRC, o)
+		for i := range 3 {
+			b.recvAt("a receive", uint64(10+i), 64*i, 64)
+		}
+		a.post(c.name, c.req(a, b))
+		w.await(a.scq, 1, c.name)
+		b.wantState("responder after "+c.name, verbs.QPStateErr)
+		got := w.await(b.rcq, 3, "responder's receives after "+c.name)
+		for i, g := range got[c.errs:] {
+			b.want("responder's receive after "+c.name, g, uint64(10+c.errs+i), verbs.WCWRFlushErr)
+		}
+	}
+}
+
+func writesNeedLocalWrite(t *T, e *Env) {
+	w := xSetup(t, e)
+	ro := w.e.mrReg(w.a.pd, make([]byte, 64), accessRemoteRead)
+	sge := verbs.SGE{Addr: ro.Addr(), Length: 8, LKey: ro.LKey()}
+	for _, op := range []verbs.WROpcode{verbs.WRRDMARead, verbs.WRAtomicFetchAndAdd} {
 		a, b := w.connect(verbs.QPTypeRC, w.opts())
-		addr, rkey := w.xTarget(b, xRemote{otherPD: true})
-		a.post("a WRITE to another PD's MR", a.xRemoteReq(1, verbs.WRRDMAWrite, addr, rkey))
-		a.want("rkey of an MR in another PD than the responder QP's", w.await(a.scq, 1, "rkey")[0], 1, verbs.WCRemAccessErr)
-	})
+		a.post("into an MR without LOCAL_WRITE", xRDMA(1, op, b.s, 0, sge))
+		what := fmt.Sprintf("%v into an MR without LOCAL_WRITE", op)
+		a.want(what, w.await(a.scq, 1, what)[0], 1, verbs.WCLocProtErr)
+	}
+	// The same MR serves as a SEND's source (MR-02) but not as a
+	// receive buffer.
+	a, b := w.connect(verbs.QPTypeRC, w.opts())
+	rro := w.e.mrReg(w.b.pd, make([]byte, 64), 0)
+	b.recv("a receive into an MR without LOCAL_WRITE", verbs.RecvWR{WRID: 5, SGList: []verbs.SGE{{Addr: rro.Addr(), Length: 64, LKey: rro.LKey()}}})
+	a.post("a SEND from an MR without LOCAL_WRITE", xSend(1, verbs.WRSend, sge))
+	a.want("SEND into a receive without LOCAL_WRITE", w.await(a.scq, 1, "requester")[0], 1, verbs.WCRemOpErr)
+	b.want("a receive into an MR without LOCAL_WRITE", w.await(b.rcq, 1, "receiver")[0], 5, w.badRecvStatus())
+}
 
-	register("PD-04", "a UD request whose AH is of another PD completes with LOC_QP_OP_ERR", func(t *T, e *Env) {
-		w := xSetup(t, e)
-		c := xStatuses["WC-S02"]
-		w.xRun(c, w.opts(), w.opts())
-	})
+func deregisteredMR(t *T, e *Env) {
+	w := xSetup(t, e)
+	a, _ := w.connect(verbs.QPTypeRC, w.opts())
+	target := w.e.mrReg(w.b.pd, make([]byte, 64), xAccessAll)
+	for i := range 2 {
+		a.post("a WRITE", a.xRemoteReq(uint64(i), verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+		a.want("a WRITE before the dereg", w.await(a.scq, 1, "before")[0], uint64(i), verbs.WCSuccess)
+	}
+	e.WantOK("ibv_dereg_mr of the target", target.Dereg())
+	a.post("a WRITE after the dereg", a.xRemoteReq(2, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+	a.want("a WRITE to a deregistered MR", w.await(a.scq, 1, "after")[0], 2, verbs.WCRemAccessErr)
+	// A request posted while its local MR lived, executed after the
+	// dereg (it waits in SQD).
+	a, b := w.connect(verbs.QPTypeRC, w.opts())
+	src := w.e.mrReg(w.a.pd, make([]byte, 64), xAccessAll)
+	a.toState(verbs.QPStateSQD)
+	a.post("a WRITE waiting in SQD", xRDMA(1, verbs.WRRDMAWrite, b.s, 0, verbs.SGE{Addr: src.Addr(), Length: 8, LKey: src.LKey()}))
+	e.WantOK("ibv_dereg_mr of the source", src.Dereg())
+	a.toState(verbs.QPStateRTS)
+	a.want("a WRITE whose source was deregistered before it ran", w.await(a.scq, 1, "local")[0], 1, verbs.WCLocProtErr)
+	// A receive whose buffer was deregistered after it was posted.
+	a, b = w.connect(verbs.QPTypeRC, w.opts())
+	dst := w.e.mrReg(w.b.pd, make([]byte, 64), xAccessAll)
+	b.recv("a receive", verbs.RecvWR{WRID: 5, SGList: []verbs.SGE{{Addr: dst.Addr(), Length: 64, LKey: dst.LKey()}}})
+	e.WantOK("ibv_dereg_mr of the receive buffer", dst.Dereg())
+	a.post("a SEND into it", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
+	a.want("a SEND into a deregistered receive buffer", w.await(a.scq, 1, "receive")[0], 1, verbs.WCRemOpErr)
+	b.want("a receive whose buffer was deregistered", w.await(b.rcq, 1, "receiver")[0], 5, w.badRecvStatus())
+}
+
+func keysScopedToPD(t *T, e *Env) {
+	w := xSetup(t, e)
+	other := w.e.mrReg(w.pdOn(w.a.ctx), make([]byte, 64), xAccessAll)
+	a, _ := w.connect(verbs.QPTypeRC, w.opts())
+	a.post("a SEND from another PD's MR", xSend(1, verbs.WRSend, verbs.SGE{Addr: other.Addr(), Length: 8, LKey: other.LKey()}))
+	a.want("lkey of another PD", w.await(a.scq, 1, "lkey")[0], 1, verbs.WCLocProtErr)
+	a, b := w.connect(verbs.QPTypeRC, w.opts())
+	addr, rkey := w.xTarget(b, xRemote{otherPD: true})
+	a.post("a WRITE to another PD's MR", a.xRemoteReq(1, verbs.WRRDMAWrite, addr, rkey))
+	a.want("rkey of an MR in another PD than the responder QP's", w.await(a.scq, 1, "rkey")[0], 1, verbs.WCRemAccessErr)
+}
+
+func udAHOfAnotherPD(t *T, e *Env) {
+	w := xSetup(t, e)
+	c := xStatuses["WC-S02"]
+	w.xRun(c, w.opts(), w.opts())
 }
 
 // xFlushInSQE makes a UD send fail (a bad lkey), which takes the QP to SQE

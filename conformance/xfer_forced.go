@@ -155,8 +155,14 @@ func (w *xWorld) xPeerUntouched(peer *xEnd, what string, recvs int) {
 	}
 }
 
-func init() {
-	for _, c := range xForced {
-		register(c.id, fmt.Sprintf("%v, forced on a send and on a receive: the consumer sees it, the QP errs, its peer does not", c.st), xForcedCase(c.st))
+// xferForcedCases are the status rows checked by forcing (xForced), one case
+// each.
+var xferForcedCases = xForcedCases()
+
+func xForcedCases() []Case {
+	cs := make([]Case, len(xForced))
+	for i, c := range xForced {
+		cs[i] = Case{c.id, fmt.Sprintf("%v, forced on a send and on a receive: the consumer sees it, the QP errs, its peer does not", c.st), xForcedCase(c.st)}
 	}
+	return cs
 }
