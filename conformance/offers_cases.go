@@ -57,7 +57,7 @@ var offersCases = []Case{
 	{"CQX-11", "[IMPL] a provider without ibv_create_cq_ex: EOPNOTSUPP whatever it asks, while ibv_create_cq works", offeredCQEx},
 	{"QPX-06", "[IMPL] a provider without ibv_create_qp_ex: comp_mask beyond IBV_QP_INIT_ATTR_PD is EOPNOTSUPP; the PD alone works", offeredQPEx},
 	{"MR-18", "[IMPL] a provider without ibv_rereg_mr: EOPNOTSUPP and IBV_REREG_MR_ERR_INPUT, the MR as it was", offeredRereg},
-	{"QP-26", "[IMPL] under PostAnyState (mlx5) sends posted before RTS wait for a post in RTS, then run first, in order", postBeforeRTSWaitsForDoorbell},
+	{"QP-26", "[IMPL] under PostAnyState (irdma) sends posted before RTS wait for a post in RTS, then run first, in order", postBeforeRTSWaitsForDoorbell},
 }
 
 func offeredQPTypes(t *T, e *Env) {

@@ -213,8 +213,12 @@ func qpPostStates(t *T, e *Env, recv bool, ok map[verbs.QPState]bool) {
 				want[[2]uint64{uint64(q.Num()), id}]++
 			} else {
 				errno := syscall.EINVAL
-				if !recv && e.Profile.PostENOTCONN {
+				switch {
+				case recv:
+				case e.Profile.PostENOTCONN:
 					errno = syscall.ENOTCONN // siw's doorbell (QP-26 C)
+				case e.Profile.PostENOMEM:
+					errno = syscall.ENOMEM // mlx5's SGE limit of -1 (QP-26 D)
 				}
 				w.wantPost(what, n, err, 0, errno)
 			}
@@ -238,8 +242,8 @@ func qpPostStates(t *T, e *Env, recv bool, ok map[verbs.QPState]bool) {
 
 // qpPostCases are the cases of the QP family in qp_post.go.
 var qpPostCases = []Case{
-	{"QP-25", "[IMPL] receive requests post in every state but RESET; in RESET too under PostAnyState (mlx5)", postRecvStates},
-	{"QP-26", "[IMPL] send requests post in RTS, SQD and ERR; before RTS EINVAL, ENOTCONN (siw), or accepted (mlx5)", postSendStates},
+	{"QP-25", "[IMPL] receive requests post in every state but RESET; in RESET too under PostAnyState (irdma)", postRecvStates},
+	{"QP-26", "[IMPL] send requests post in RTS, SQD and ERR; before RTS EINVAL, ENOTCONN (siw), ENOMEM (mlx5), or accepted (irdma)", postSendStates},
 	{"QP-27", "a list stops at its first bad request: exactly the ones before it are posted", listStopsAtFirstBad},
 	{"QP-28", "immediate errors: EINVAL for a malformed request, ENOMEM for a full queue", immediateErrors},
 	{"QP-29", "at most max_send_wr sends outstanding; a slot frees when its completion is polled (A) or its request retired (B)", sendSlots},

@@ -729,7 +729,7 @@ func Example_profiles() {
 	// Output:
 	// default (man-pages)
 	// rxe (OverrunDrops OverrunSendIgnored NoCQTimestamps SolicitedBitOnly CurStateTrusted FreeSlotOnRetire SendOpsRXE SRQLimitAtCreate SRQRecvQPPD NoXRC NoDM DeregBoundEINVAL ReregFailKeepsMR ReregKeepsKeys ReregNoTranslation NoODP MWType1NoZeroBased RecvTooSmallRemInvReq InfiniteRetry7 RecvProtQPOp WriteImmRKeyRemAccess LateLocalCheck SendInvErrAcked NoSQE SendWCImm NoQPEvents AlwaysSQDrained)
-	// mlx5 (CurStateTrusted ReregFailKeepsMR ReregKeepsKeys SendInvErrAcked SendWCImm ResetPurgesCQ PostAnyState)
+	// mlx5 (CurStateTrusted ReregFailKeepsMR ReregKeepsKeys SendInvErrAcked SendWCImm ResetPurgesCQ PostENOMEM)
 	// siw (OverrunDrops NoCQTimestamps SolicitedBitOnly FreeSlotOnRetire SRQLimitAtCreate NoXRC NoDM NoODP PostENOTCONN NoUD NoUC NoAtomics NoImmData NoMW NoCQEx NoQPEx NoRereg)
 	// irdma (NoXRC NoDM NoODP PostAnyState NoUC NoAtomics NoSRQ NoQPEx NoRereg)
 }

@@ -112,8 +112,7 @@ func ExampleQP_QueryMask() {
 }
 
 // A run's portability report: a receive posted to a QP still in RESET is
-// refused under the man pages' reading and accepted by mlx5 and irdma
-// (QP-25), so the fabric records that the run depended on it.
+// refused under the man pages' reading and accepted by irdma (QP-25), so the fabric records that the run depended on it.
 func ExampleFabric_Portability() {
 	fab, _ := sim.NewFabric(sim.Config{})
 	defer fab.Close()
@@ -129,6 +128,6 @@ func ExampleFabric_Portability() {
 	// true
 	// portability: under profile default the run depended on 1 behaviour where providers differ:
 	//   QP-25, QP-26 (PostAnyState)
-	//     default, rxe, siw: a send posted before RTS, or a receive in RESET, fails with EINVAL   <- this run
-	//     mlx5, irdma: a post before RTS (a receive in RESET) is accepted; the sends wait for a doorbell in RTS
+	//     default, rxe, mlx5, siw: a send posted before RTS, or a receive in RESET, fails with EINVAL   <- this run
+	//     irdma: a post before RTS (a receive in RESET) is accepted; the sends wait for a doorbell in RTS
 }

@@ -95,7 +95,8 @@ var profileSources = map[string]map[verbs.Reading]string{
 		verbs.ReadingResetPurgesCQ:         "rxe keeps a reset QP's completions in its CQs (CQ-26)",
 	},
 	"mlx5": {
-		verbs.ReadingPostAnyState:          "providers/mlx5/qp.c:803 _mlx5_post_send and :3819 mlx5_post_recv never look at the QP state; rdma-unit-test introspection.h SilentlyDropSendWrWhenResetInitRtr (true for mlx5)",
+		verbs.ReadingPostAnyState:          "providers/mlx5/verbs.c:2250 set_qp_operational_state: the SGE limit is -1 in RESET, the receive queue's max_gs from INIT, the send queue's from RTS (rdma-core 40, 988f90bc1; rdma-unit-test's SilentlyDropSendWrWhenResetInitRtr is the older mlx5's)",
+		verbs.ReadingPostENOMEM:            "providers/mlx5/qp.c:849 _mlx5_post_send: num_sge > qp_state_max_gs is ENOMEM (:3842 mlx5_post_recv: EINVAL; qp.c:1189 mlx5_send_wr_complete_error: EINVAL)",
 		verbs.ReadingResetPurgesCQ:         "providers/mlx5/verbs.c:3021 mlx5_modify_qp to RESET and :2740 mlx5_destroy_qp call mlx5_cq_clean",
 		verbs.ReadingReregKeepsKeys:        "drivers/infiniband/hw/mlx5/mr.c mlx5_ib_rereg_user_mr: the UMR fast path changes the MR in place",
 		verbs.ReadingReregFailKeepsMR:      "uverbs_cmd.c ib_uverbs_rereg_mr: every check precedes the change",
@@ -109,7 +110,7 @@ var profileSources = map[string]map[verbs.Reading]string{
 		verbs.ReadingNoODP:                 "drivers/infiniband/hw/mlx5/odp.c: on-demand paging",
 		verbs.ReadingOverrunDrops:          "rdma-unit-test introspection.h FullCqIdlesQp (true for mlx5): an overrun stops the CQ",
 		verbs.ReadingInfiniteRetry7:        "IBTA: only rnr_retry 7 is unlimited (hardware)",
-		verbs.ReadingPostENOTCONN:          "providers/mlx5/qp.c: no state check, so no errno",
+		verbs.ReadingPostENOTCONN:          "providers/mlx5/qp.c:849: ENOMEM, not ENOTCONN",
 		verbs.ReadingRecvTooSmallRemInvReq: "hardware responder: LOC_LEN_ERR on the receive (not in provider code; unverified)",
 	},
 	"siw": {

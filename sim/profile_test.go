@@ -86,11 +86,12 @@ func TestProfileDevices(t *testing.T) {
 }
 
 // TestPortabilityRecordsPostBeforeRTS: a send posted in INIT is refused
-// under the default profile and accepted under mlx5, and either way the
+// with EINVAL under the default profile, ENOMEM under mlx5, ENOTCONN
+// under siw and accepted under irdma, and either way the
 // fabric records that the outcome was the reading's (QP-26); the report
 // names both sides. A run that posts only in RTS depends on nothing.
 func TestPortabilityRecordsPostBeforeRTS(t *testing.T) {
-	for _, p := range []sim.Profile{sim.DefaultProfile(), sim.MLX5Profile(), sim.SIWProfile()} {
+	for _, p := range sim.Profiles() {
 		t.Run(p.Name, func(t *testing.T) {
 			f, a, b := rcPair(t, sim.Config{Profile: p}, sim.ConnectOptions{})
 			if rep := f.Portability(); !rep.Portable() {
@@ -111,6 +112,8 @@ func TestPortabilityRecordsPostBeforeRTS(t *testing.T) {
 				want = 0
 			case p.PostENOTCONN:
 				want = syscall.ENOTCONN
+			case p.PostENOMEM:
+				want = syscall.ENOMEM
 			}
 			if (want == 0) != (err == nil) || (want != 0 && !errors.Is(err, want)) {
 				t.Fatalf("post in INIT: %v, want %v", err, want)
@@ -120,7 +123,7 @@ func TestPortabilityRecordsPostBeforeRTS(t *testing.T) {
 				t.Fatalf("consulted %v; report:\n%v", f.ReadingsConsulted(), rep)
 			}
 			s := rep.String()
-			for _, w := range []string{"QP-25, QP-26 (PostAnyState)", "mlx5, irdma: a post before RTS", "default, rxe, siw: a send posted before RTS", "<- this run"} {
+			for _, w := range []string{"QP-25, QP-26 (PostAnyState)", "irdma: a post before RTS", "default, rxe, mlx5, siw: a send posted before RTS", "<- this run"} {
 				if !strings.Contains(s, w) {
 					t.Errorf("report lacks %q:\n%s", w, s)
 				}
@@ -143,17 +146,17 @@ func TestPortabilityOfChangedReadings(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 	d := rep.Differences[0]
-	if !d.Used || strings.Join(d.On, " ") != "mlx5 irdma default*" {
+	if !d.Used || strings.Join(d.On, " ") != "irdma default*" {
 		t.Errorf("difference %+v", d)
 	}
 }
 
-// TestPostBeforeRTSWaitsForDoorbell: under PostAnyState (mlx5) sends
+// TestPostBeforeRTSWaitsForDoorbell: under PostAnyState (irdma) sends
 // posted in RESET wait: the move to RTS starts nothing, and the next post
 // in RTS rings the doorbell, which runs them first, in order (QP-26 B).
 // A receive posted in RESET is kept and takes the first message (QP-25 B).
 func TestPostBeforeRTSWaitsForDoorbell(t *testing.T) {
-	f, da, db := twoDevices(t, sim.Config{Profile: sim.MLX5Profile()})
+	f, da, db := twoDevices(t, sim.Config{Profile: sim.IRDMAProfile()})
 	a, b := newEnd(t, da, verbs.QPTypeRC, 4096), newEnd(t, db, verbs.QPTypeRC, 4096)
 	if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: 100, SGList: []verbs.SGE{b.sge(0, 64)}}, {WRID: 101, SGList: []verbs.SGE{b.sge(64, 64)}}}); err != nil {
 		t.Fatalf("post_recv in RESET: %v", err)

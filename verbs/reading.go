@@ -48,6 +48,7 @@ const (
 	ReadingResetPurgesCQ
 	ReadingPostAnyState
 	ReadingPostENOTCONN
+	ReadingPostENOMEM
 	ReadingNoUD
 	ReadingNoUC
 	ReadingNoAtomics
@@ -172,6 +173,9 @@ var readingTable = [numReadings]readingInfo{
 	{"PostENOTCONN", "QP-26", func(r *Readings) *bool { return &r.PostENOTCONN },
 		"a send refused before RTS fails with ENOTCONN",
 		"a send refused before RTS fails with EINVAL"},
+	{"PostENOMEM", "QP-26", func(r *Readings) *bool { return &r.PostENOMEM },
+		"ibv_post_send refused before RTS fails with ENOMEM (ibv_wr_complete: EINVAL)",
+		"ibv_post_send refused before RTS fails with EINVAL"},
 	{"NoUD", "QP-41", func(r *Readings) *bool { return &r.NoUD },
 		"UD QPs and address handles fail with EOPNOTSUPP",
 		"UD QPs and address handles work"},

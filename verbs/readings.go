@@ -189,8 +189,8 @@ type Readings struct {
 	// sim.IRDMAProfile).
 
 	// PostAnyState: ibv_post_send in RESET, INIT or RTR and ibv_post_recv
-	// in RESET succeed, as mlx5's and irdma's providers never look at the
-	// QP state; the send requests wait in the queue and start only when a
+	// in RESET succeed, as irdma's provider never looks at the QP state
+	// (nor did mlx5's before rdma-core 40); the send requests wait in the queue and start only when a
 	// post rings the doorbell while the QP is in RTS (QP-25 B, QP-26 B).
 	// False: such posts fail with EINVAL (A).
 	PostAnyState bool
@@ -198,6 +198,12 @@ type Readings struct {
 	// RTS fails with ENOTCONN, the errno of siw's doorbell (QP-26 C).
 	// False: EINVAL.
 	PostENOTCONN bool
+	// PostENOMEM: an ibv_post_send refused because the QP has not reached
+	// RTS fails with ENOMEM, as mlx5's does since rdma-core 40: until RTS
+	// the provider's limit on a request's SGEs is -1, and exceeding it is
+	// ENOMEM (QP-26 D). ibv_wr_complete still fails with EINVAL.
+	// False: EINVAL.
+	PostENOMEM bool
 	// NoUD: the device has no UD QPs and no address handles:
 	// ibv_create_qp of a UD QP and ibv_create_ah fail with EOPNOTSUPP, as
 	// on siw, an iWARP device (QP-41). False: UD QPs and AHs work.

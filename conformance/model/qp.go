@@ -255,7 +255,8 @@ func (w *WorkQueue) post(wrIDs []uint64) (int, syscall.Errno) {
 
 // PostSend is ibv_post_send of well-formed send requests with the given
 // wr_ids on QP id. Sends are accepted in RTS, SQD, SQE and ERR, EINVAL
-// elsewhere, or ENOTCONN under Readings.PostENOTCONN; under
+// elsewhere, or ENOTCONN under Readings.PostENOTCONN, or ENOMEM under
+// Readings.PostENOMEM; under
 // Readings.PostAnyState they are accepted in every state (QP-26). In SQE
 // and ERR what was posted, up to a full queue, is flushed at once
 // (FLUSH-05). Nothing executes, so whether a request is
@@ -273,6 +274,8 @@ func (m *Model) PostSend(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno)
 		case m.readings.PostAnyState:
 		case m.readings.PostENOTCONN:
 			return 0, nil, syscall.ENOTCONN
+		case m.readings.PostENOMEM:
+			return 0, nil, syscall.ENOMEM
 		default:
 			return 0, nil, syscall.EINVAL
 		}

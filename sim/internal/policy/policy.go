@@ -31,6 +31,7 @@ func Of(r verbs.Readings) Engine {
 			SendOpsRXE:       r.SendOpsRXE,
 			PostAnyState:     r.PostAnyState,
 			PostENOTCONN:     r.PostENOTCONN,
+			PostENOMEM:       r.PostENOMEM,
 			NoImmData:        r.NoImmData,
 			NoAtomics:        r.NoAtomics,
 			NoMW:             r.NoMW,

@@ -67,13 +67,17 @@ type Policy struct {
 	// ibv_post_send would (ENOMEM, EINVAL).
 	SendOpsRXE bool
 	// PostAnyState accepts ibv_post_send in RESET, INIT and RTR and
-	// ibv_post_recv in RESET, as mlx5's and irdma's providers do (QP-25 B,
+	// ibv_post_recv in RESET, as irdma's provider does (QP-25 B,
 	// QP-26 B): the send requests wait in the queue until a post rings the
 	// doorbell with the QP in RTS. False: EINVAL.
 	PostAnyState bool
 	// PostENOTCONN refuses a send posted before RTS with ENOTCONN, siw's
 	// errno, rather than EINVAL (QP-26 C).
 	PostENOTCONN bool
+	// PostENOMEM refuses an ibv_post_send made before RTS with ENOMEM,
+	// mlx5's errno, rather than EINVAL (QP-26 D); ibv_wr_complete keeps
+	// EINVAL.
+	PostENOMEM bool
 	// NoImmData refuses SEND_WITH_IMM and RDMA_WRITE_WITH_IMM (iWARP,
 	// QP-43); NoAtomics the atomic operations (QP-42); NoMW BIND_MW and
 	// LOCAL_INV (MW-08): EINVAL at post, EOPNOTSUPP in send_ops_flags.

@@ -14,6 +14,7 @@ var (
 	errSendState = verr.New(verbSend, syscall.EINVAL, "send WRs can be posted only in RTS, SQD, SQE and ERR (QP-26)")
 	errRecvState = verr.New(verbRecv, syscall.EINVAL, "receive WRs cannot be posted in RESET (QP-25)")
 	errSendConn  = verr.New(verbSend, syscall.ENOTCONN, "the QP is not connected: send WRs can be posted only in RTS and after (QP-26)")
+	errSendEarly = verr.New(verbSend, syscall.ENOMEM, "the QP has not reached RTS: its limit on a request's SGEs is -1 until then (QP-26 D)")
 	errSendFull  = verr.New(verbSend, syscall.ENOMEM, "the send queue is full; a slot frees when the completion covering it is polled (QP-29)")
 	errSendBusy  = verr.New(verbSend, syscall.ENOMEM, "the send queue is full; a slot frees when its request completes or is flushed (QP-29 reading B)")
 	errRecvFull  = verr.New(verbRecv, syscall.ENOMEM, "the receive queue is full (QP-31)")
@@ -112,7 +113,8 @@ func (q *QP) BindMW(mw verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.
 // request (QP-27). The checks:
 //
 //   - the QP must be in RTS, SQD, SQE or ERR (QP-26): EINVAL otherwise, or
-//     ENOTCONN under Policy.PostENOTCONN; under Policy.PostAnyState
+//     ENOTCONN under Policy.PostENOTCONN, ENOMEM under Policy.PostENOMEM;
+//     under Policy.PostAnyState
 //     requests posted in RESET, INIT and RTR are accepted and wait until a
 //     post rings the doorbell with the QP in RTS;
 //   - the device must offer the operation (QP-42, QP-43, MW-08: EINVAL)
@@ -153,7 +155,7 @@ func (q *QP) postSendsLocked(wrs []verbs.SendWR) (int, error) {
 	if q.typ == verbs.QPTypeXRCRecv {
 		return 0, errSendNoSQ
 	}
-	early, err := q.earlyPostLocked()
+	early, err := q.earlyPostLocked(false)
 	if err != nil {
 		return 0, err
 	}
@@ -184,8 +186,9 @@ func (q *QP) postSendsLocked(wrs []verbs.SendWR) (int, error) {
 // early when the QP is in RESET, INIT or RTR and the profile accepts posts
 // there (Policy.PostAnyState: the requests then wait for a doorbell in
 // RTS), and otherwise refuses such a post with EINVAL, or ENOTCONN under
-// Policy.PostENOTCONN.
-func (q *QP) earlyPostLocked() (early bool, err error) {
+// Policy.PostENOTCONN, or, for ibv_post_send (ex false, not the work
+// request builder), ENOMEM under Policy.PostENOMEM.
+func (q *QP) earlyPostLocked(ex bool) (early bool, err error) {
 	switch q.state {
 	case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr:
 		return false, nil
@@ -197,6 +200,12 @@ func (q *QP) earlyPostLocked() (early bool, err error) {
 		return true, nil
 	case q.cfg.Policy.PostENOTCONN:
 		return false, errSendConn
+	}
+	if !ex {
+		q.cfg.consult(verbs.ReadingPostENOMEM)
+		if q.cfg.Policy.PostENOMEM {
+			return false, errSendEarly
+		}
 	}
 	return false, errSendState
 }

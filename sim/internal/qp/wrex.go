@@ -478,7 +478,7 @@ func (q *QP) postBatchLocked(b *wrBatch) error {
 	if q.life != live {
 		return errSendGone
 	}
-	early, err := q.earlyPostLocked()
+	early, err := q.earlyPostLocked(true)
 	if err != nil {
 		return err
 	}
@@ -555,6 +555,9 @@ func (q *QP) tooBigLocked(w *verbs.SendWR, in builtInline) bool {
 	n := verbs.SGEListLength(w.SGList)
 	if in.set {
 		n = uint64(len(in.data))
+	}
+	if w.Opcode == verbs.WRAtomicWrite && in.set {
+		n = 0 // its 8 bytes travel in the request, not as inline data (XFER-33)
 	}
 	return n > uint64(q.cap.MaxInlineData)
 }
