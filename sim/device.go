@@ -129,7 +129,7 @@ func (d *Device) Open() (*Context, error) {
 	d.contexts = append(d.contexts, c)
 	name := e.nameLocked(d, "ctx", c)
 	c.async.SetTraceName(name)
-	e.record(name, "open_device", "")
+	e.callLocked(name, "open_device", "", "", nil)
 	d.fabric.d.Leave(domain.Op{}, nil)
 	return c, nil
 }
@@ -199,14 +199,14 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	f.d.Enter(domain.Op{})
 	defer f.d.Leave(domain.Op{}, nil)
 	if err := c.checkLocked("ibv_create_comp_channel"); err != nil {
-		f.eng.callLocked(f.eng.nameOf(c), "create_comp_channel", err)
+		f.eng.callLocked(f.eng.nameOf(c), "create_comp_channel", "", "", err)
 		return nil, err
 	}
 	ch := cq.NewChannel(f.d)
 	ch.SetOwner(c)
 	name := f.eng.nameLocked(c.dev, "chan", ch)
 	ch.SetTraceName(name)
-	f.eng.record(name, "create_comp_channel", "")
+	f.eng.callLocked(name, "create_comp_channel", "", "", nil)
 	return newChannel(ch), nil
 }
 
@@ -272,7 +272,7 @@ func (c *Context) createCQ(attr CQInitAttr, ex bool) (_ *CQ, err error) {
 	defer f.d.Leave(domain.Op{}, nil)
 	defer func() {
 		if err != nil {
-			f.eng.callLocked(f.eng.nameOf(c), fmt.Sprintf("create_cq cqe=%d", attr.CQE), err)
+			f.eng.callLocked(f.eng.nameOf(c), "create_cq", "", fmt.Sprintf("cqe=%d", attr.CQE), err)
 		}
 	}()
 	if err := c.checkLocked("ibv_create_cq"); err != nil {
@@ -335,7 +335,7 @@ func (c *Context) createCQ(attr CQInitAttr, ex bool) (_ *CQ, err error) {
 	c.cqs++
 	name := f.eng.nameLocked(c.dev, "cq", q)
 	if f.eng.tracing() {
-		f.eng.record(name, fmt.Sprintf("create_cq cqe=%d", attr.CQE), "")
+		f.eng.callLocked(name, "create_cq", "", fmt.Sprintf("cqe=%d", attr.CQE), nil)
 	}
 	return newCQ(q), nil
 }
@@ -415,7 +415,7 @@ func (c *Context) Close() (err error) {
 	f.d.Enter(domain.Op{})
 	defer f.d.Leave(domain.Op{}, nil)
 	if f.eng.tracing() {
-		defer func() { f.eng.callLocked(f.eng.nameOf(c), "close_device", err) }()
+		defer func() { f.eng.callLocked(f.eng.nameOf(c), "close_device", "", "", err) }()
 	}
 	if err := c.checkLocked("ibv_close_device"); err != nil {
 		return err

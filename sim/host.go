@@ -1,9 +1,9 @@
 package sim
 
 import (
-	"fmt"
-
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -103,20 +103,31 @@ func (h host) ArmLocked(t *qp.Timer, after uint64) { h.eng().armLocked(t, after)
 // StopLocked implements qp.Host.
 func (h host) StopLocked(t *qp.Timer) { h.eng().stopTimer(t) }
 
-// describePacket renders a packet for the trace.
-func describePacket(p *qp.Packet) string {
-	s := fmt.Sprintf("%v %s psn=%d", p.Transport, p.Kind, p.PSN)
+// packetOf is the trace's description of p.
+func packetOf(p *qp.Packet) *trace.Packet {
+	t := &trace.Packet{Transport: p.Transport, Kind: trace.PacketKind(p.Kind), PSN: p.PSN}
 	switch p.Kind {
 	case qp.PktAck:
-		s = fmt.Sprintf("%v %s psn=%d", p.Transport, p.Syndrome, p.PSN)
+		t.NAK = p.Syndrome.NAK()
 	case qp.PktSend, qp.PktWrite, qp.PktReadResp:
-		s += fmt.Sprintf(" len=%d", len(p.Payload))
-		if p.First {
-			s += " first"
-		}
-		if p.Last {
-			s += " last"
-		}
+		t.Len, t.First, t.Last = len(p.Payload), p.First, p.Last
 	}
-	return s
+	return t
+}
+
+// describePacket renders a packet as the trace does: "RC SEND psn=0 len=64
+// first last".
+func describePacket(p *qp.Packet) string { return packetOf(p).String() }
+
+// packetLocked records name (send, receive, drop, duplicate, delay,
+// arrive) about p at object (a QP, or the device or wire it reached): to
+// peer, because of why, by targeted fault number fault (0: none). It is
+// called only when the fabric traces.
+func (e *engine) packetLocked(obj domain.Object, object, name string, p *qp.Packet, peer, why string, fault int) {
+	r := trace.Record{Kind: trace.KindPacket, Object: object, Name: name, Packet: packetOf(p), Peer: peer, Why: why, Fault: fault}
+	if obj != nil {
+		e.f.d.Emit(obj, r)
+		return
+	}
+	e.emit(r)
 }

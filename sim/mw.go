@@ -7,6 +7,7 @@ import (
 	"github.com/verbsim/verbsim/internal/domain"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -57,7 +58,7 @@ func (pd *PD) AllocMW(typ verbs.MWType) (_ *MW, err error) {
 	if e.tracing() {
 		defer func() {
 			if err != nil {
-				e.callLocked(e.nameOf(pd), fmt.Sprintf("alloc_mw %v", typ), err)
+				e.callLocked(e.nameOf(pd), "alloc_mw", "", typ.String(), err)
 			}
 		}()
 	}
@@ -82,7 +83,7 @@ func (pd *PD) AllocMW(typ verbs.MWType) (_ *MW, err error) {
 	}
 	pd.children[childMW]++
 	if e.tracing() {
-		e.record(e.nameLocked(d, "mw", mw), fmt.Sprintf("alloc_mw %v on %s: rkey %#x", typ, e.nameOf(pd), mw.rkey), "")
+		e.callLocked(e.nameLocked(d, "mw", mw), "alloc_mw", e.nameOf(pd), fmt.Sprintf("%v rkey %#x", typ, mw.rkey), nil)
 	}
 	return mw, nil
 }
@@ -99,7 +100,7 @@ func (mw *MW) Dealloc() (err error) {
 	d.fabric.d.Enter(domain.Op{})
 	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if e := d.fabric.eng; e.tracing() {
-		defer func() { e.callLocked(e.nameOf(mw), "dealloc_mw", err) }()
+		defer func() { e.callLocked(e.nameOf(mw), "dealloc_mw", "", "", err) }()
 	}
 	if mw.dead {
 		return verr.New(verb, syscall.EINVAL, "the MW has been deallocated")
@@ -221,7 +222,7 @@ func (h host) BindLocked(q *qp.QP, wr *verbs.SendWR) verbs.WCStatus {
 	}
 	if why := h.bindFaultLocked(q, mw, wr); why != "" {
 		if h.eng().tracing() {
-			h.eng().traceQP(q, h.d, "bind_mw refused", why)
+			h.eng().f.d.Emit(q, trace.Record{Kind: trace.KindCompletion, Name: "bind_mw refused", Why: why})
 		}
 		return verbs.WCMWBindErr
 	}

@@ -79,26 +79,26 @@ func (f *Fabric) Receive(frame []byte) error {
 	case dst == nil:
 		e.stats.Dropped++
 		if e.tracing() {
-			e.record("wire", "drop "+describePacket(p), "no port has the destination address")
+			e.packetLocked(nil, "wire", "drop", p, "", "no port has the destination address", 0)
 		}
 		e.freePacket(p)
 		return nil
 	case dst.attr.State != verbs.PortActive:
 		e.stats.Dropped++
 		if e.tracing() {
-			e.record(dst.dev.name, "drop "+describePacket(p), "the port is down")
+			e.packetLocked(nil, dst.dev.name, "drop", p, "", "the port is down", 0)
 		}
 		e.freePacket(p)
 		return nil
 	}
 	if e.tracing() {
-		e.record(dst.dev.name, "arrive "+describePacket(p), fmt.Sprintf("from lid %#x qp %#x", p.SLID, p.SrcQPN))
+		e.packetLocked(nil, dst.dev.name, "arrive", p, "", fmt.Sprintf("from lid %#x qp %#x", p.SLID, p.SrcQPN), 0)
 	}
 	ff := &e.faults
 	if ff.Drop > 0 && e.rng.Float64() < ff.Drop {
 		e.stats.Dropped++
 		if e.tracing() {
-			e.record(dst.dev.name, "drop "+describePacket(p), "fault: drop")
+			e.packetLocked(nil, dst.dev.name, "drop", p, "", "fault: drop", 0)
 		}
 		e.freePacket(p)
 		return nil
@@ -106,7 +106,7 @@ func (f *Fabric) Receive(frame []byte) error {
 	if ff.Duplicate > 0 && e.rng.Float64() < ff.Duplicate {
 		e.stats.Duplicated++
 		if e.tracing() {
-			e.record(dst.dev.name, "duplicate "+describePacket(p), "fault: duplicate")
+			e.packetLocked(nil, dst.dev.name, "duplicate", p, "", "fault: duplicate", 0)
 		}
 		e.arriveLocked(dst, e.clonePacket(p))
 	}
@@ -124,10 +124,10 @@ func (e *engine) sendRemoteLocked(d *Device, from *qp.QP, p *qp.Packet) {
 		if p.Global {
 			to = fmt.Sprintf("to gid %v qp %#x, off the fabric", verbs.GID(p.DGID), p.DstQPN)
 		}
-		e.traceQP(from, d, "send "+describePacket(p), to)
+		e.packetLocked(from, "", "send", p, "", to, 0)
 	}
 	if err := e.remote.Send(rp); err != nil {
-		e.dropLocked(d, from, p, "remote: "+err.Error())
+		e.dropLocked(d, from, p, "remote: "+err.Error(), 0)
 		return
 	}
 	e.stats.Sent++

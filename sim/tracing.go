@@ -8,6 +8,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 )
 
 // Naming objects in the trace. A QP is named by its device and qp_num
@@ -25,7 +26,7 @@ import (
 func (e *engine) installLocked() {
 	d := e.f.d
 	if e.log != nil {
-		d.SetSinkLocked(e.record)
+		d.SetSinkLocked(e.emit)
 	}
 	d.SetHooksLocked(domain.Hooks{
 		Settle:  e.settleLocked,
@@ -80,17 +81,15 @@ func (e *engine) nameOf(obj any) string {
 // qpName is the trace name of QP number num on d.
 func qpName(d *Device, num uint32) string { return fmt.Sprintf("%s/qp %#x", d.name, num) }
 
-// callLocked records a verb call on object; a failed call (err != nil)
-// carries the error's text as its why.
-func (e *engine) callLocked(object, what string, err error) {
+// callLocked records a call of verb on object, with detail and the peer it
+// names; a failed call (err != nil) carries the error's errno and text.
+func (e *engine) callLocked(object, verb, peer, detail string, err error) {
 	if e.log == nil {
 		return
 	}
-	why := ""
-	if err != nil {
-		why = err.Error()
-	}
-	e.record(object, what, why)
+	r := trace.Record{Kind: trace.KindVerb, Object: object, Name: verb, Peer: peer, Detail: detail}
+	domain.Failed(&r, err)
+	e.emit(r)
 }
 
 // advanceNextLocked is AdvanceToNext under the lock: the hook through which

@@ -6,7 +6,7 @@
 //   - the lock that guards every object of a fabric (what the ...Locked
 //     methods of the engine packages expect to be held);
 //   - the single trace sink, told about every verb (Leave) and every engine
-//     event (Record);
+//     event (Emit), each as a typed trace.Record;
 //   - the engine hooks the fabric installs: settle after a verb in Auto
 //     mode, advance the clock to the next pending timer or delayed packet,
 //     describe what is pending, read the clock;
@@ -28,6 +28,9 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/verbsim/verbsim/sim/trace"
+	"github.com/verbsim/verbsim/sim/verr"
 )
 
 // Object is an engine object that can be named in the trace. Every object
@@ -50,16 +53,16 @@ type Op struct {
 	Verb string
 	// Obj is the object the verb acts on; nil names the domain itself.
 	Obj Object
-	// What, if set, replaces Verb as the record's text: a verb that
-	// summarises its arguments ("post_send: 2 WR(s) posted") fills it in
-	// only when Tracing reports true, so an untraced call formats nothing.
-	What string
+	// Rec, if set, is the record of the call, filled in beyond its kind,
+	// name and object (a verb that names an event, a peer or a detail):
+	// a verb builds it only when Tracing reports true, so an untraced call
+	// formats nothing.
+	Rec *trace.Record
 }
 
-// Sink receives trace records: the object's name, what happened, and why
-// (an error's text, a rule, a fault; "" when there is nothing to say). It is
-// called with the domain lock held.
-type Sink func(object, what, why string)
+// Sink receives trace records, with Object filled in and Tick and Seq left
+// to it. It is called with the domain lock held.
+type Sink func(r trace.Record)
 
 // Hooks are the engine's entry points a Domain calls, all with its lock
 // held. Any of them may be nil.
@@ -227,12 +230,25 @@ func (d *Domain) Created(obj any) {
 // Precondition: the lock is held.
 func (d *Domain) Tracing() bool { return d.sink != nil }
 
-// Record adds a trace record about obj, if a sink is installed.
+// Emit adds r, a trace record about obj, if a sink is installed; it
+// fills in r.Object from obj unless r names its object already. A caller
+// that formats anything for r checks Tracing first.
 //
 // Precondition: the lock is held.
-func (d *Domain) Record(obj Object, what, why string) {
+func (d *Domain) Emit(obj Object, r trace.Record) {
 	if d.sink != nil {
-		d.sink(nameOf(obj), what, why)
+		if r.Object == "" {
+			r.Object = nameOf(obj)
+		}
+		d.sink(r)
+	}
+}
+
+// Failed fills in the errno and the cause of r, the record of a verb that
+// returned err; nothing when err is nil.
+func Failed(r *trace.Record, err error) {
+	if err != nil {
+		r.Errno, r.Why = verr.Errno(err), err.Error()
 	}
 }
 
@@ -307,17 +323,21 @@ func (d *Domain) leaveSlow(op Op, err error) {
 	d.mu.Unlock()
 }
 
-// recordOp renders op's record.
+// recordOp records op: its Rec, or a record of its verb.
 func (d *Domain) recordOp(op Op, err error) {
-	what := op.What
-	if what == "" {
-		what = op.Verb
+	var r trace.Record
+	if op.Rec != nil {
+		r = *op.Rec
 	}
-	why := ""
-	if err != nil {
-		why = err.Error()
+	r.Kind = trace.KindVerb
+	if r.Name == "" {
+		r.Name = op.Verb
 	}
-	d.sink(nameOf(op.Obj), what, why)
+	if r.Object == "" {
+		r.Object = nameOf(op.Obj)
+	}
+	Failed(&r, err)
+	d.sink(r)
 }
 
 // Now returns the virtual time (0 with no clock hook).

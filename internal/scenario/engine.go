@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,11 +261,11 @@ func (in *interp) define(st *Step, name, kind string) error {
 }
 
 // aliasNewest maps the trace name of the object a create verb just made
-// (the newest record whose text starts with verb) to "kind name".
+// (the newest record of a successful call of verb) to "kind name".
 func (in *interp) aliasNewest(verb, label string) {
 	recs := in.log.Records()
 	for i := len(recs) - 1; i >= in.seen && i >= 0; i-- {
-		if strings.HasPrefix(recs[i].What, verb) {
+		if r := &recs[i]; r.Kind == trace.KindVerb && r.Name == verb && r.Errno == 0 {
 			in.alias[recs[i].Object] = label
 			return
 		}
@@ -434,9 +433,9 @@ func (in *interp) doFault(st *Step, a *args) error {
 		return a.err
 	}
 	if ks := a.list("kind"); len(ks) > 0 {
-		var kinds []sim.PacketKind
+		var kinds []trace.PacketKind
 		for _, k := range ks {
-			kinds = append(kinds, sim.PacketKind(slices.Index(pktKinds, k)))
+			kinds = append(kinds, trace.PacketKind(slices.Index(pktKinds, k)))
 		}
 		match = append(match, sim.OfKind(kinds...))
 		what = append(what, "of kind "+strings.Join(ks, "/"))
@@ -1260,8 +1259,8 @@ func (in *interp) explainWC(dev string, w verbs.WC) {
 	}
 }
 
-// records returns the trace records added since the last call, with
-// object names translated to the script's.
+// records returns the trace records added since the last call, with the
+// objects they name (Object, Peer) translated to the script's names.
 func (in *interp) records() []trace.Record {
 	if in.log == nil {
 		return nil
@@ -1274,34 +1273,14 @@ func (in *interp) records() []trace.Record {
 	in.seen = len(all)
 	for i := range out {
 		out[i].Object = in.rename(out[i].Object)
-		out[i].What = hexWRID.ReplaceAllStringFunc(in.renameIn(out[i].What), func(m string) string {
-			n, _ := strconv.ParseUint(strings.TrimPrefix(m, "wr_id 0x"), 16, 64)
-			return "wr_id " + strconv.FormatUint(n, 10)
-		})
+		out[i].Peer = in.rename(out[i].Peer)
 	}
 	return out
 }
 
-var hexWRID = regexp.MustCompile(`wr_id 0x[0-9a-f]+`)
-
 func (in *interp) rename(s string) string {
 	if n, ok := in.alias[s]; ok {
 		return n
-	}
-	return s
-}
-
-// renameIn replaces the trace names inside a text, longest first.
-func (in *interp) renameIn(s string) string {
-	keys := make([]string, 0, len(in.alias))
-	for k := range in.alias {
-		if strings.Contains(s, k) {
-			keys = append(keys, k)
-		}
-	}
-	slices.SortFunc(keys, func(a, b string) int { return len(b) - len(a) })
-	for _, k := range keys {
-		s = strings.ReplaceAll(s, k, in.alias[k])
 	}
 	return s
 }

@@ -91,10 +91,23 @@ func TestSVG(t *testing.T) {
 	if err := runTour(t, "13-remote-access").WriteSVG(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{">QP qa<", ">QP qb<", ">CQ cqb<", ">async cb<", ">RC WRITE psn=1 len=64<", ">WC wr_id 2 REM_ACCESS_ERR<", ">QP_ACCESS_ERR<", `class="pkt"`} {
+	// The engine's records are read by their fields: the requester's note
+	// on its failed WR is no packet it sends.
+	for _, want := range []string{">QP qa<", ">QP qb<", ">CQ cqb<", ">async cb<", ">RC WRITE psn=1 len=64<", ">WC wr_id 2 REM_ACCESS_ERR<",
+		">QP_ACCESS_ERR<", `class="pkt"`, ">responder error: NAK_REM_ACCESS<", ">send WR failed: wr_id 2 REM_ACCESS_ERR<"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("13-remote-access.svg lacks %q", want)
 		}
+	}
+	if strings.Contains(b.String(), ">sends ") {
+		t.Error("13-remote-access.svg has a note of a packet sent nowhere")
+	}
+	b.Reset()
+	if err := runTour(t, "08-overrun").WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := ">overrun: wr_id 2 lost<"; !strings.Contains(b.String(), want) {
+		t.Errorf("08-overrun.svg lacks %q", want)
 	}
 }
 

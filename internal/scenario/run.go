@@ -43,22 +43,15 @@ type StepResult struct {
 	Errno string `json:"errno,omitempty"`
 	Error string `json:"error,omitempty"`
 	// Engine is what the engine did during the step (packets, completions,
-	// timers, events), from its trace; the records of the command's own
-	// call are left out.
-	Engine []EngineRecord `json:"engine,omitempty"`
+	// timers, events), from its trace, with the objects named as the
+	// script names them; the records of the command's own call are left
+	// out.
+	Engine []trace.Record `json:"engine,omitempty"`
 	State  State          `json:"state"`
 	// Changed is the text timeline's state panel: the lines of the
 	// objects whose state changed in this step.
 	Changed []string `json:"-"`
 	Rules   []Rule   `json:"rules,omitempty"`
-}
-
-// EngineRecord is one thing the engine did.
-type EngineRecord struct {
-	TimeNS uint64 `json:"time_ns"`
-	Object string `json:"object"`
-	What   string `json:"what"`
-	Why    string `json:"why,omitempty"`
 }
 
 // Rule is a catalogue rule that explains a step.
@@ -89,15 +82,7 @@ func ruleText(id string) string {
 	return catalog[id]
 }
 
-var errOpcode = regexp.MustCompile(`^(completion .* IBV_WC_[A-Z_]+_ERR) IBV_WC_[A-Z_]+$`)
-
 var ruleRE = regexp.MustCompile(`\b[A-Z]+-S?[0-9]{2}\b`)
-
-// verbRecords are the trace records of a verb call itself, which the
-// step's own result already says.
-var verbRecords = []string{"open_device", "alloc_pd", "create_comp_channel", "create_cq", "reg_mr", "create_srq", "create_qp",
-	"modify_qp", "post_send", "post_recv", "post_srq_recv", "poll_cq", "req_notify_cq", "get_cq_event", "ack_cq_events",
-	"get_async_event", "ack_async_event", "destroy_", "dereg_mr", "dealloc_pd", "close_device", "arm fault", "faults ", "create_ah", "modify_srq", "query_srq"}
 
 // Run runs a script under the named profile. A failed verb is printed into
 // the timeline; a name the script never created stops the run with an error
@@ -130,19 +115,16 @@ func Run(s *Script, profile string) (*Result, error) {
 		recs := in.records()
 		res.Trace = append(res.Trace, recs...)
 		for _, r := range recs {
-			ids = append(ids, ruleRE.FindAllString(r.What+" "+r.Why, -1)...)
-			if strings.Contains(r.What, "arm fired") {
-				ids = append(ids, "NOTIFY-01", "NOTIFY-12")
+			ids = append(ids, r.Rules()...)
+			if r.Errno != 0 {
+				// A failed verb's error cites its rules in words, as the
+				// step's own error does.
+				ids = append(ids, ruleRE.FindAllString(r.Why, -1)...)
 			}
-			if strings.Contains(r.What, "RNR NAK") {
-				ids = append(ids, "XFER-07")
-			}
-			if isVerbRecord(r.What) || st.Verb == "complete" && strings.HasPrefix(r.What, "completion ") {
+			if ownRecord(st, &r) {
 				continue
 			}
-			// An error completion's opcode is not valid (FLUSH-06): do not show it.
-			what := errOpcode.ReplaceAllString(r.What, "$1")
-			sr.Engine = append(sr.Engine, EngineRecord{TimeNS: r.Tick, Object: r.Object, What: what, Why: r.Why})
+			sr.Engine = append(sr.Engine, r)
 		}
 		sr.State = in.snapshot()
 		keys, text := sr.State.lines()
@@ -167,11 +149,17 @@ func Run(s *Script, profile string) (*Result, error) {
 	return res, nil
 }
 
-func isVerbRecord(what string) bool {
-	for _, v := range verbRecords {
-		if strings.HasPrefix(what, v) {
-			return true
-		}
+// ownRecord reports whether r is the record of the step's own call, which
+// the step's result already says: a verb, a fault set or armed, or the
+// completion that a complete command writes.
+func ownRecord(st *Step, r *trace.Record) bool {
+	switch r.Kind {
+	case trace.KindVerb:
+		return true
+	case trace.KindFault:
+		return r.Name == "faults" || r.Name == "arm fault"
+	case trace.KindCompletion:
+		return st.Verb == "complete" && r.Name == "completion"
 	}
 	return false
 }
@@ -187,11 +175,7 @@ func (r StepResult) Block(prevTime uint64) string {
 	if len(r.Engine) > 0 {
 		b.WriteString("engine:\n")
 		for _, e := range r.Engine {
-			why := ""
-			if e.Why != "" {
-				why = " (" + e.Why + ")"
-			}
-			fmt.Fprintf(&b, "  at %s  %s: %s%s\n", fmtTime(e.TimeNS), e.Object, e.What, why)
+			fmt.Fprintf(&b, "  at %s  %s\n", fmtTime(e.Tick), e.Line())
 		}
 	}
 	if r.State.TimeNS != prevTime {

@@ -1,6 +1,10 @@
 package cq
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/verbsim/verbsim/sim/trace"
+)
 
 // HoldsQPLocked reports whether c holds an unpolled completion of the QP
 // numbered qpn: one that CQ-26's readings purge or keep.
@@ -58,7 +62,7 @@ func (c *CQ) PurgeQPLocked(qpn uint32) int {
 	}
 	c.n = kept
 	if gone > 0 && c.d.Tracing() {
-		c.traceLocked(fmt.Sprintf("purged %d completion(s) of qp %#x", gone, qpn), "CQ-26 B")
+		c.emitLocked(trace.Record{Kind: trace.KindCompletion, Name: "purged", Detail: fmt.Sprintf("%d completion(s) of qp %#x", gone, qpn), Rule: "CQ-26 B"})
 	}
 	return gone
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -442,10 +443,10 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 	switch q.life {
 	case destroyed:
 		err := verr.New(verbDestroy, syscall.EINVAL, "the QP has been destroyed")
-		q.traceLocked("destroy_qp: failed", err.Error())
+		q.traceVerbLocked("destroy_qp", "", err)
 		return err
 	case live:
-		q.traceLocked("destroy_qp", "outstanding WRs vanish (QP-37)")
+		q.traceLocked(trace.Record{Kind: trace.KindVerb, Name: "destroy_qp", Why: "outstanding WRs vanish", Rule: "QP-37"})
 		q.life = destroying
 		q.stopTimersLocked()
 		q.sq.reset()

@@ -420,10 +420,5 @@ func (q *QP) Outstanding() (send, recv int) {
 
 // tracePostLocked records a post verb and its outcome.
 func (q *QP) tracePostLocked(verb string, asked, n int, err error) {
-	what := fmt.Sprintf("%s: %d of %d WR(s) posted", verb, n, asked)
-	why := ""
-	if err != nil {
-		why = err.Error()
-	}
-	q.traceLocked(what, why)
+	q.traceVerbLocked(verb, fmt.Sprintf("%d of %d WR(s) posted", n, asked), err)
 }

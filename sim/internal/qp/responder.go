@@ -3,6 +3,7 @@ package qp
 import (
 	"encoding/binary"
 
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -20,7 +21,7 @@ func (q *QP) respondLocked(p *Packet) {
 	switch q.state {
 	case verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE:
 	default:
-		q.traceLocked("packet dropped", "the QP is not receiving (XFER-28)")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "packet dropped", Why: "the QP is not receiving", Rule: "XFER-28"})
 		return
 	}
 	switch {
@@ -35,7 +36,7 @@ func (q *QP) respondLocked(p *Packet) {
 		return
 	}
 	if p.SrcQPN != q.attr.DestQPNum || (!p.Global && p.SLID != q.attr.AHAttr.DLID) {
-		q.traceLocked("packet ignored", "not from the connected peer (XFER-27)")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "packet ignored", Why: "not from the connected peer", Rule: "XFER-27"})
 		return
 	}
 	if q.state == verbs.QPStateRTR && !q.rx.commEst {
@@ -98,11 +99,11 @@ func (q *QP) xrcSRQLocked(p *Packet, inSeq bool) bool {
 		return true
 	}
 	if inSeq {
-		why := "the request names no XRC SRQ of the device (XRC-10)"
+		why := "the request names no XRC SRQ of the device"
 		if s != nil {
-			why = "the XRC SRQ the request names is in another XRC domain (XRC-10)"
+			why = "the XRC SRQ the request names is in another XRC domain"
 		}
-		q.responderErrorLocked(p, SynRemAccess, verbs.WCSuccess, verbs.EventQPAccessErr, why)
+		q.responderErrorLocked(p, SynRemAccess, verbs.WCSuccess, verbs.EventQPAccessErr, why, "XRC-10")
 	}
 	return false
 }
@@ -203,7 +204,7 @@ func (q *QP) completeRecvLocked(w *verbs.WC, solicited bool) (overrun bool) {
 // failed post takes its error path with no ACK.
 func (q *QP) ackReceivedLocked(p *Packet, overrun bool) {
 	if overrun {
-		q.traceLocked("no ACK", "the receive completion overran the CQ; the QP is in ERR (CQ-24, FLUSH-11)")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "no ACK", Why: "the receive completion overran the CQ; the QP is in ERR", Rule: "CQ-24, FLUSH-11"})
 		return
 	}
 	q.nakLocked(p, SynACK, p.PSN)
@@ -212,8 +213,10 @@ func (q *QP) ackReceivedLocked(p *Packet, overrun bool) {
 // responderErrorLocked answers a bad request: a NAK with syn, the held
 // receive WR (if any) completed with recvStatus, the event ev (unless the
 // profile raises none) and the QP in ERR (FLUSH-12, XFER-15).
-func (q *QP) responderErrorLocked(p *Packet, syn Syndrome, recvStatus verbs.WCStatus, ev verbs.EventType, why string) {
-	q.traceLocked("responder error "+syn.String(), why)
+func (q *QP) responderErrorLocked(p *Packet, syn Syndrome, recvStatus verbs.WCStatus, ev verbs.EventType, why, rule string) {
+	if q.tracing() {
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "responder error", Packet: &trace.Packet{NAK: nakOf(syn)}, Detail: syn.String(), Why: why, Rule: rule})
+	}
 	q.nakLocked(p, syn, p.PSN)
 	if q.rx.wqe && recvStatus != verbs.WCSuccess {
 		// Solicited only if the packet carried the SE bit: what a
@@ -271,23 +274,25 @@ func (q *QP) rcSendLocked(p *Packet) {
 	if p.First {
 		if !q.takeRecvLocked() {
 			r.nakSent = true
-			q.traceLocked("RNR NAK", "no receive WR (XFER-07)")
+			if q.tracing() {
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "RNR NAK", Packet: &trace.Packet{NAK: trace.NAKRNR}, Why: "no receive WR", Rule: "XFER-07"})
+			}
 			q.nakLocked(p, SynRNR, p.PSN)
 			return
 		}
 		r.inMsg, r.off = true, 0
 	}
 	if !r.inMsg {
-		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first", "")
 		return
 	}
 	switch st := q.placeRecvLocked(p.Payload, uint64(r.off)); st {
 	case verbs.WCSuccess:
 	case verbs.WCLocLenErr, verbs.WCRemInvReqErr:
-		q.responderErrorLocked(p, SynInvReq, st, verbs.EventQPReqErr, "the message does not fit the receive WR (XFER-05)")
+		q.responderErrorLocked(p, SynInvReq, st, verbs.EventQPReqErr, "the message does not fit the receive WR", "XFER-05")
 		return
 	default:
-		q.responderErrorLocked(p, SynRemOp, st, verbs.EventQPAccessErr, "bad SGE in the receive WR (XFER-16)")
+		q.responderErrorLocked(p, SynRemOp, st, verbs.EventQPAccessErr, "bad SGE in the receive WR", "XFER-16")
 		return
 	}
 	r.off += uint32(len(p.Payload))
@@ -306,7 +311,7 @@ func (q *QP) rcSendLocked(p *Packet) {
 				q.sendInvAckedErrorLocked(p)
 				return
 			}
-			q.responderErrorLocked(p, SynInvReq, verbs.WCLocQPOpErr, verbs.EventQPReqErr, "SEND_WITH_INV names no MR of the PD (XFER-29)")
+			q.responderErrorLocked(p, SynInvReq, verbs.WCLocQPOpErr, verbs.EventQPReqErr, "SEND_WITH_INV names no MR of the PD", "XFER-29")
 			return
 		}
 		w.WCFlags, w.ImmData = verbs.WCWithInv, p.Imm
@@ -321,7 +326,7 @@ func (q *QP) rcSendLocked(p *Packet) {
 // that completion overran the CQ), so the requester's send succeeds, and
 // the responder alone goes to ERR.
 func (q *QP) sendInvAckedErrorLocked(p *Packet) {
-	q.traceLocked("responder error", "SEND_WITH_INV names nothing it may invalidate; acknowledged (XFER-29 B)")
+	q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "responder error", Why: "SEND_WITH_INV names nothing it may invalidate; acknowledged", Rule: "XFER-29 B"})
 	q.rx.inMsg = false
 	w := verbs.WC{Status: verbs.WCRemInvReqErr}
 	q.ackReceivedLocked(p, q.completeRecvLocked(&w, p.SE))
@@ -334,19 +339,19 @@ func (q *QP) sendInvAckedErrorLocked(p *Packet) {
 // REM_ACCESS_ERR). A zero-length request needs no valid rkey (XFER-24).
 func (q *QP) remoteOKLocked(p *Packet, need verbs.AccessFlags) bool {
 	if q.attr.QPAccessFlags&need == 0 {
-		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "the QP's access flags do not allow it (XFER-14)")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "the QP's access flags do not allow it", "XFER-14")
 		return false
 	}
 	if (p.Kind == PktReadReq || p.Kind == PktAtomic) && q.attr.MaxDestRDAtomic == 0 {
-		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "max_dest_rd_atomic is 0 (QP-40)")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "max_dest_rd_atomic is 0", "QP-40")
 		return false
 	}
 	if p.DMALen > maxRDMALen {
-		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "RDMA length above 2^31 (XFER-23)")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "RDMA length above 2^31", "XFER-23")
 		return false
 	}
 	if p.Kind == PktAtomic && p.RemoteAddr%8 != 0 {
-		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "misaligned atomic (XFER-17)")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "misaligned atomic", "XFER-17")
 		return false
 	}
 	n := p.DMALen
@@ -357,7 +362,7 @@ func (q *QP) remoteOKLocked(p *Packet, need verbs.AccessFlags) bool {
 		return true
 	}
 	if _, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, n, need); !ok {
-		q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), verbs.EventQPAccessErr, "rkey, range or MR rights (XFER-14)")
+		q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), verbs.EventQPAccessErr, "rkey, range or MR rights", "XFER-14")
 		return false
 	}
 	return true
@@ -400,20 +405,22 @@ func (q *QP) rcWriteLocked(p *Packet) {
 		r.wAddr, r.wRKey, r.wLen = p.RemoteAddr, p.RKey, p.DMALen
 	}
 	if !r.inMsg {
-		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first", "")
 		return
 	}
 	imm := p.Last && p.Op == verbs.WRRDMAWriteWithImm
 	if imm && !q.takeRecvLocked() {
 		r.nakSent = true
-		q.traceLocked("RNR NAK", "WRITE_WITH_IMM without a receive WR (XFER-12)")
+		if q.tracing() {
+			q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "RNR NAK", Packet: &trace.Packet{NAK: trace.NAKRNR}, Why: "WRITE_WITH_IMM without a receive WR", Rule: "XFER-12"})
+		}
 		q.nakLocked(p, SynRNR, p.PSN)
 		return
 	}
 	if len(p.Payload) > 0 {
 		b, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), verbs.AccessRemoteWrite)
 		if !ok {
-			q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), verbs.EventQPAccessErr, "the target MR went away (MR-07)")
+			q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), verbs.EventQPAccessErr, "the target MR went away", "MR-07")
 			return
 		}
 		copy(b, p.Payload)
@@ -452,7 +459,7 @@ func (q *QP) readResponsesLocked(req *Packet) {
 		if size > 0 {
 			b, ok := h.RemoteLocked(q, q.respPD(), req.RKey, req.RemoteAddr+uint64(off), size, verbs.AccessRemoteRead)
 			if !ok {
-				q.responderErrorLocked(req, SynRemAccess, verbs.WCSuccess, verbs.EventQPAccessErr, "the READ target went away (MR-07)")
+				q.responderErrorLocked(req, SynRemAccess, verbs.WCSuccess, verbs.EventQPAccessErr, "the READ target went away", "MR-07")
 				return
 			}
 			src = b
@@ -526,7 +533,7 @@ func (q *QP) atomicAckLocked(req *Packet, orig uint64) {
 // (XFER-25): a READ is executed again, an atomic's saved result is sent
 // again (never executed twice), and a SEND or WRITE is acknowledged.
 func (q *QP) duplicateLocked(p *Packet) {
-	q.traceLocked("duplicate", "already executed; answered, not redone (XFER-25)")
+	q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "duplicate request", Why: "already executed; answered, not redone", Rule: "XFER-25"})
 	switch p.Kind {
 	case PktReadReq:
 		if q.attr.QPAccessFlags&verbs.AccessRemoteRead != 0 {
@@ -553,7 +560,7 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 	r := &q.rx
 	switch d := psnDiff(p.PSN, r.epsn); {
 	case d < 0:
-		q.traceLocked("UC duplicate dropped", "its PSN is behind the expected one")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC duplicate dropped", Why: "its PSN is behind the expected one"})
 		return
 	case d > 0:
 		r.inMsg = false // packets were lost: the message in progress is gone
@@ -564,17 +571,17 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 		switch p.Kind {
 		case PktSend:
 			if !q.takeRecvLocked() {
-				q.traceLocked("UC message dropped", "no receive WR (XFER-09)")
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "no receive WR", Rule: "XFER-09"})
 				return
 			}
 		case PktWrite:
 			if q.attr.QPAccessFlags&verbs.AccessRemoteWrite == 0 {
-				q.traceLocked("UC message dropped", "the QP's access flags (XFER-14)")
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "the QP's access flags", Rule: "XFER-14"})
 				return
 			}
 			if p.DMALen > 0 {
 				if _, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, p.DMALen, verbs.AccessRemoteWrite); !ok {
-					q.traceLocked("UC message dropped", "rkey or range (XFER-14)")
+					q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "rkey or range", Rule: "XFER-14"})
 					return
 				}
 			}
@@ -591,13 +598,13 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 	case PktSend:
 		if st := q.placeRecvLocked(p.Payload, uint64(r.off)); st != verbs.WCSuccess {
 			r.inMsg = false
-			q.traceLocked("UC message dropped", "does not fit or bad receive SGE (XFER-06, XFER-26)")
+			q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "does not fit or bad receive SGE", Rule: "XFER-06, XFER-26"})
 			return
 		}
 	case PktWrite:
 		if p.Last && p.Op == verbs.WRRDMAWriteWithImm && !q.takeRecvLocked() {
 			r.inMsg = false
-			q.traceLocked("UC message dropped", "WRITE_WITH_IMM without a receive WR (XFER-12)")
+			q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "WRITE_WITH_IMM without a receive WR", Rule: "XFER-12"})
 			return
 		}
 		if len(p.Payload) > 0 {
@@ -641,11 +648,11 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 // (XFER-06).
 func (q *QP) udReceiveLocked(p *Packet) {
 	if p.QKey != q.attr.QKey {
-		q.traceLocked("UD datagram dropped", "Q_Key mismatch (XFER-22)")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UD datagram dropped", Why: "Q_Key mismatch", Rule: "XFER-22"})
 		return
 	}
 	if !q.takeRecvLocked() {
-		q.traceLocked("UD datagram dropped", "no receive WR (XFER-09)")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UD datagram dropped", Why: "no receive WR", Rule: "XFER-09"})
 		return
 	}
 	sges, _ := q.recvSGEs()
@@ -653,12 +660,12 @@ func (q *QP) udReceiveLocked(p *Packet) {
 		if q.init.SRQ != nil {
 			// XFER-06 (sim default, rxe): a WR taken from an SRQ cannot
 			// go back; it completes with REM_INV_REQ_ERR.
-			q.traceLocked("UD datagram too long", "the SRQ receive WR fails (XFER-06)")
+			q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UD datagram too long", Why: "the SRQ receive WR fails", Rule: "XFER-06"})
 			w := verbs.WC{Status: verbs.WCRemInvReqErr}
 			q.completeRecvLocked(&w, p.SE)
 			return
 		}
-		q.traceLocked("UD datagram dropped", "receive WR too small; it stays posted (XFER-06)")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UD datagram dropped", Why: "receive WR too small; it stays posted", Rule: "XFER-06"})
 		return
 	}
 	var grh [grhLen]byte

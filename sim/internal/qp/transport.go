@@ -3,6 +3,7 @@ package qp
 import (
 	"strings"
 
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -307,3 +308,6 @@ func (p TransportPolicy) String() string {
 	}
 	return strings.Join(s, ",")
 }
+
+// NAK is the trace's name of the syndrome: NotNAK for an ACK.
+func (s Syndrome) NAK() trace.NAKKind { return nakOf(s) }
