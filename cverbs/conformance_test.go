@@ -131,7 +131,7 @@ func readingsOf(name string) (verbs.Readings, bool) {
 // TestConformanceDevice runs the conformance suite through the binding
 // against the device CVERBS_DEVICE of whatever libibverbs the process
 // loaded, holding it to the readings of the profile CVERBS_PROFILE
-// (default or rxe), with CVERBS_PEER (if set) as the second adapter of the
+// (a name of sim.Profiles()), with CVERBS_PEER (if set) as the second adapter of the
 // transport cases. It runs only when CVERBS_DEVICE is set: by hand
 // against a real adapter or soft-RoCE (docs/c-programs.md), and as the
 // child process of TestConformanceThroughC against the drop-in library.
@@ -148,7 +148,7 @@ func TestConformanceDevice(t *testing.T) {
 	}
 	r, ok := readingsOf(prof)
 	if !ok {
-		t.Fatalf("CVERBS_PROFILE=%q: want default or rxe", prof)
+		t.Fatalf("CVERBS_PROFILE=%q: want one of %s", prof, strings.Join(sim.ProfileNames(), ", "))
 	}
 	d, err := cverbs.Open(name)
 	if err != nil {
