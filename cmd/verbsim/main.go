@@ -14,6 +14,7 @@
 //	list          the built-in scenarios
 //	explain ID    a rule of spec/catalogue.md in plain words, and a scenario showing it
 //	explore       the schedule explorer on the built-in completion-loop patterns
+//	report CMD    a C program on the drop-in libibverbs under every profile: where it depends on one
 //	help [cmd]    list the commands and the global flags, or a command's flags
 //
 // Global flags, accepted before the command name and after it (a value
@@ -42,7 +43,10 @@
 // a built-in scenario, which list shows. -step waits for Enter between
 // steps when stdin is a terminal; -svg writes a sequence diagram of the
 // scenario and -html a self-contained page that steps through it; -trace
-// writes the engine's whole trace of each scenario.
+// writes the engine's whole trace of each scenario. With -profile all it
+// runs each scenario under every profile and prints it as its file reads,
+// each step's output once where the profiles agree and once per group of
+// profiles where they differ (">> profile default, rxe").
 //
 // explain RULE-ID prints the catalogue's row for a rule (with each
 // profile's reading where they differ) and runs the first built-in
@@ -61,6 +65,13 @@
 // -trace-format text|json; the text prints the virtual time with its unit
 // and folds runs of identical records into one line with a count
 // (internal/tracefmt).
+//
+// report [-lib DIR] [-profiles a,b,...] [-timeout D] COMMAND [ARG...] runs
+// a C program (sh -c '...' for a server and a client) on verbsim's drop-in
+// libibverbs (capi/build.sh DIR, or $VERBSIM_LIB) once under each profile
+// and prints how each run ended and, for every behaviour on which the
+// providers differ that a run depended on, what each profile does there
+// (docs/profiles.md, "The portability report").
 //
 // explore [-strategy random|pct|exhaustive] [-seed n] [-schedules n]
 // [-depth d] [-preemptions k] [PATTERN...] explores the completion-loop

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/verbsim/verbsim/internal/scenario"
@@ -123,9 +124,17 @@ func explainCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(&b, "%s (%s)\n\n", r.ID, r.Section)
 	b.WriteString(scenario.Wrap(r.Text, "  ", 78))
 	if len(r.Readings) > 0 {
-		fmt.Fprintf(&b, "\nThe two profiles read it differently (%s):\n", r.Readings[0].Topic)
+		fmt.Fprintf(&b, "\nThe man pages and rxe read it differently (%s):\n", r.Readings[0].Topic)
 		for _, rd := range r.Readings {
 			b.WriteString(scenario.Wrap(fmt.Sprintf("%-8s %s", rd.Profile+":", rd.Text), "  ", 78))
+		}
+	}
+	if len(r.Profiles) > 0 {
+		b.WriteString("\nWhere the profiles differ (the readings of verbs.Readings; docs/profiles.md):\n")
+		for _, pr := range r.Profiles {
+			fmt.Fprintf(&b, "  %s\n", pr.Reading)
+			b.WriteString(scenario.Wrap(strings.Join(pr.Off, ", ")+": "+pr.OffText, "    ", 78))
+			b.WriteString(scenario.Wrap(strings.Join(pr.On, ", ")+": "+pr.OnText, "    ", 78))
 		}
 	}
 	if r.Observed != "" {
@@ -150,11 +159,7 @@ func explainCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		at = append(at, fmt.Sprintf("[%d]", i+1))
 	}
 	fmt.Fprintf(stdout, "\nShown by: %s. Here is %s; steps %s cite %s.\n", strings.Join(names, ", "), names[0], strings.Join(at, " "), r.ID)
-	if len(r.Readings) > 0 {
-		other := "rxe"
-		if g.profile == "rxe" {
-			other = "default"
-		}
+	if other := otherReading(r, g.profile); other != "" {
 		fmt.Fprintf(stdout, "(verbsim explain -profile %s %s runs it as the other profile reads the rule.)\n", other, r.ID)
 	}
 	fmt.Fprintln(stdout)
@@ -182,4 +187,26 @@ func stepThrough(res *scenario.Result, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// otherReading names a profile that reads rule r otherwise than profile
+// cur: the first profile on the other side of the first reading r.Profiles
+// lists, or, for a rule only the catalogue's rxe table names, rxe or
+// default. It is "" when every profile reads r alike.
+func otherReading(r scenario.RuleInfo, cur string) string {
+	for _, pr := range r.Profiles {
+		switch {
+		case slices.Contains(pr.On, cur):
+			return pr.Off[0]
+		case slices.Contains(pr.Off, cur):
+			return pr.On[0]
+		}
+	}
+	if len(r.Readings) > 0 {
+		if cur == "rxe" {
+			return "default"
+		}
+		return "rxe"
+	}
+	return ""
 }

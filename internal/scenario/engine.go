@@ -37,6 +37,12 @@ func ProfileSummary(name string) string {
 		return "the rdma-core man pages"
 	case "rxe":
 		return "Linux soft-RoCE (rxe), where it reads a rule differently"
+	case "mlx5":
+		return "NVIDIA ConnectX through rdma-core's mlx5 provider, where it reads a rule differently"
+	case "siw":
+		return "Linux soft-iWARP (siw): RC only, no atomics, immediate data or windows"
+	case "irdma":
+		return "Intel E810 (irdma) in RoCE v2: no UC, SRQs or atomics"
 	}
 	return ""
 }
