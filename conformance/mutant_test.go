@@ -18,6 +18,7 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
+	"github.com/verbsim/verbsim/internal/testprofiles"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -749,7 +750,7 @@ var mutants = slices.Concat(
 // TestWrapperIsTransparent: the wrapper with no hooks passes the whole suite,
 // so any failure of a mutant comes from its hook.
 func TestWrapperIsTransparent(t *testing.T) {
-	for _, p := range sim.Profiles() {
+	for _, p := range testprofiles.Profiles(t) {
 		m := mutant{name: "identity", base: p}
 		if err := conformance.Check(m.factory()); err != nil {
 			t.Fatalf("profile %s: the transparent wrapper fails the suite:\n%v", p.Name, err)

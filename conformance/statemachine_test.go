@@ -12,6 +12,7 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
+	"github.com/verbsim/verbsim/internal/testprofiles"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
@@ -20,8 +21,8 @@ import (
 // smProfiles are the profiles the state machine runs under: every built-in
 // one, plus one that takes the other reading of the rules the built-in
 // profiles agree on (destroy with unacked events, CQ rounding, RESET→ERR).
-func smProfiles() []sim.Profile {
-	return append(sim.Profiles(), sim.Profile{
+func smProfiles(t *testing.T) []sim.Profile {
+	return append(testprofiles.Profiles(t), sim.Profile{
 		Name: "busy-exact-ibta",
 		Readings: verbs.Readings{
 			DestroyBusyOnUnacked: true,
@@ -35,7 +36,7 @@ func smProfiles() []sim.Profile {
 // (conformance/model) with random operation sequences, under every profile.
 // Replay a failure with the -rapid.failfile or -rapid.seed flag it prints.
 func TestStateMachine(t *testing.T) {
-	for _, p := range smProfiles() {
+	for _, p := range smProfiles(t) {
 		t.Run(p.Name, func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				conformance.StateMachine(t, simdev.Factory(p))
@@ -204,7 +205,7 @@ func TestStateMachineCatchesMutants(t *testing.T) {
 	// bug must not change from one CI run to the next.
 	setFlag(t, "rapid.seed", "20261122")
 	setFlag(t, "rapid.checks", "300")
-	for _, p := range sim.Profiles() {
+	for _, p := range testprofiles.Profiles(t) {
 		r := &recorder{name: "identity-" + p.Name}
 		r.check(func(rt *rapid.T) { conformance.StateMachine(rt, mutant{base: p}.factory()) })
 		if r.failed {

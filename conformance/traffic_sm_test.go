@@ -11,6 +11,7 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
+	"github.com/verbsim/verbsim/internal/testprofiles"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
@@ -40,7 +41,7 @@ func defaultFlag(t *testing.T, name, value string) {
 // with -rapid.checks=2000.
 func TestTrafficStateMachine(t *testing.T) {
 	defaultFlag(t, "rapid.steps", strconv.Itoa(trafficSteps))
-	for _, p := range sim.Profiles() {
+	for _, p := range testprofiles.Profiles(t) {
 		for _, faults := range []bool{false, true} {
 			name := p.Name
 			if faults {
@@ -496,7 +497,7 @@ func TestTrafficStateMachineCatchesMutants(t *testing.T) {
 	setFlag(t, "rapid.seed", "20261122")   // the same walks on every run
 	setFlag(t, "rapid.checks", "200")
 	setFlag(t, "rapid.steps", strconv.Itoa(trafficSteps)) // windows need a few steps to be allocated, bound and reached
-	for _, p := range sim.Profiles() {
+	for _, p := range testprofiles.Profiles(t) {
 		for _, faults := range []bool{false, true} {
 			r := &recorder{name: "identity"}
 			r.check(func(rt *rapid.T) { conformance.TrafficStateMachine(rt, trafficMutant{base: p}.factory(), faults) })

@@ -18,6 +18,7 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/cverbs"
+	"github.com/verbsim/verbsim/internal/testprofiles"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -318,7 +319,7 @@ func TestConformanceThroughC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range sim.Profiles() {
+	for _, p := range testprofiles.Profiles(t) {
 		t.Run(p.Name, func(t *testing.T) {
 			start := time.Now()
 			out, err := runChild(self, dir, p.Name)

@@ -154,7 +154,7 @@ func Parse(data []byte) (verbs.Readings, verbs.ReadingSet, int, error) {
 // profile, whether the outcomes differ, and the behaviours the runs
 // depended on where the profiles disagree.
 func Write(w io.Writer, command []string, runs []Run) {
-	fmt.Fprintf(w, "verbsim report: %s, under %d profile(s)\n\n", strings.Join(command, " "), len(runs))
+	fmt.Fprintf(w, "verbsim report: %s, under %d profile(s)\n\n", shellJoin(command), len(runs))
 	fmt.Fprintf(w, "  %-8s %-5s %-9s %s\n", "profile", "exit", "processes", "last line of output")
 	exits := map[string][]string{}
 	var order []string
@@ -212,4 +212,17 @@ func lastLine(out []byte) string {
 		s = s[:57] + "..."
 	}
 	return s
+}
+
+// shellJoin joins a command's words as a shell would read them back: a
+// word with a space or a quote in it is put in single quotes.
+func shellJoin(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		if w == "" || strings.ContainsAny(w, " \t\n'\"$&;|<>()*?") {
+			w = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+		out[i] = w
+	}
+	return strings.Join(out, " ")
 }
