@@ -60,7 +60,7 @@ var asyncCases = []Case{
 	{"ASYNC-17", "event type strings are ibv_event_type_str", eventTypeStrings},
 }
 
-func getAsyncEventBlocks(t *T, e *Env) {
+func getAsyncEventBlocks(t *tester, e *env) {
 	q := e.CQ(1, nil, nil)
 	r := asyncReaders(e, 1)
 	defer r.stop()
@@ -82,7 +82,7 @@ func getAsyncEventBlocks(t *T, e *Env) {
 	e.WantOK("ibv_ack_async_event", got.v.Ack())
 }
 
-func tryGetAsyncEventIdle(t *T, e *Env) {
+func tryGetAsyncEventIdle(t *tester, e *env) {
 	ev, err := e.Ctx.TryGetAsyncEvent()
 	e.WantErrno("ibv_get_async_event with nothing pending", err, syscall.EAGAIN)
 	if ev != nil {
@@ -98,12 +98,12 @@ func tryGetAsyncEventIdle(t *T, e *Env) {
 	}
 }
 
-func cqErrNamesOverranCQ(t *T, e *Env) {
+func cqErrNamesOverranCQ(t *tester, e *env) {
 	a := e.CQ(1, nil, nil)
 	b := e.CQ(1, nil, nil)
 	for _, c := range []struct {
 		name string
-		q    CQ
+		q    verbs.CQ
 	}{{"B", b}, {"A", a}} {
 		e.asyncOverrun(c.q)
 		ev := e.asyncTake("CQ " + c.name + " overran")
@@ -117,7 +117,7 @@ func cqErrNamesOverranCQ(t *T, e *Env) {
 	}
 }
 
-func eventTypeValues(t *T, e *Env) {
+func eventTypeValues(t *tester, e *env) {
 	for _, r := range asyncVerbsTypes {
 		if uint32(r.typ) != r.val {
 			t.Errorf("%s is %d, want %d", r.name, uint32(r.typ), r.val)
@@ -132,7 +132,7 @@ func eventTypeValues(t *T, e *Env) {
 	e.WantOK("ibv_ack_async_event", ev.Ack())
 }
 
-func destroyWaitsForCQErrAck(t *T, e *Env) {
+func destroyWaitsForCQErrAck(t *tester, e *env) {
 	q := e.CQ(1, nil, nil)
 	e.asyncOverrun(q)
 	ev := e.asyncTake("after an overrun")
@@ -141,7 +141,7 @@ func destroyWaitsForCQErrAck(t *T, e *Env) {
 	})
 }
 
-func asyncEventOneReader(t *T, e *Env) {
+func asyncEventOneReader(t *tester, e *env) {
 	q := e.CQ(1, nil, nil)
 	r := asyncReaders(e, 4)
 	defer r.stop()
@@ -159,7 +159,7 @@ func asyncEventOneReader(t *T, e *Env) {
 	}
 }
 
-func cqErrMeansOverrun(t *T, e *Env) {
+func cqErrMeansOverrun(t *tester, e *env) {
 	q := e.CQ(4, nil, nil)
 	c := q.CQE()
 	for i := range c {
@@ -185,21 +185,21 @@ func cqErrMeansOverrun(t *T, e *Env) {
 	e.WantOK("ibv_ack_async_event", ev.Ack())
 }
 
-func eventTypeStrings(t *T, e *Env) {
+func eventTypeStrings(t *tester, e *env) {
 	for _, r := range asyncVerbsTypes {
-		if got := r.typ.String(); got != r.str {
-			t.Errorf("%s: String() = %q, want %q", r.name, got, r.str)
+		if got := r.typ.Str(); got != r.str {
+			t.Errorf("%s: Str() = %q, want %q", r.name, got, r.str)
 		}
 	}
 	for _, v := range asyncOutOfRange {
-		if got := verbs.EventType(v).String(); got != "unknown" {
-			t.Errorf("EventType(%d).String() = %q, want \"unknown\"", v, got)
+		if got := verbs.EventType(v).Str(); got != "unknown" {
+			t.Errorf("EventType(%d).Str() = %q, want \"unknown\"", v, got)
 		}
 	}
 	q := e.CQ(1, nil, nil)
 	e.asyncOverrun(q)
 	ev := e.asyncTake("after an overrun")
-	if got, want := ev.EventType().String(), asyncVerbsTypes[0].str; got != want {
+	if got, want := ev.EventType().Str(), asyncVerbsTypes[0].str; got != want {
 		t.Errorf("the overrun event renders as %q, want %q", got, want)
 	}
 	e.WantOK("ibv_ack_async_event", ev.Ack())
@@ -207,7 +207,7 @@ func eventTypeStrings(t *T, e *Env) {
 
 // asyncOverrun injects completions into q until one does not fit, which
 // overruns it (CQ-22) and raises CQ_ERR.
-func (e *Env) asyncOverrun(q CQ) {
+func (e *env) asyncOverrun(q verbs.CQ) {
 	e.T.Helper()
 	for i := range q.CQE() + 1 {
 		if e.Push(q, SendWC(uint64(1000+i)), false) {
@@ -218,7 +218,7 @@ func (e *Env) asyncOverrun(q CQ) {
 }
 
 // asyncTake reads the next async event without blocking, or fails the case.
-func (e *Env) asyncTake(what string) AsyncEvent {
+func (e *env) asyncTake(what string) verbs.AsyncEvent {
 	e.T.Helper()
 	ev, err := e.Ctx.TryGetAsyncEvent()
 	if err != nil || ev == nil {
@@ -229,12 +229,12 @@ func (e *Env) asyncTake(what string) AsyncEvent {
 
 // asyncPool is a set of goroutines blocked in GetAsyncEvent, each reading
 // once.
-type asyncPool = readerPool[AsyncEvent]
+type asyncPool = readerPool[verbs.AsyncEvent]
 
 // asyncReaders starts n goroutines blocked in GetAsyncEvent. Call stop before
 // the case returns.
-func asyncReaders(e *Env, n int) *asyncPool {
-	return startReaders(n, e.Ctx.GetAsyncEvent, func(ev AsyncEvent) {
+func asyncReaders(e *env, n int) *asyncPool {
+	return startReaders(n, e.Ctx.GetAsyncEvent, func(ev verbs.AsyncEvent) {
 		if ev != nil {
 			_ = ev.Ack()
 		}
@@ -244,7 +244,7 @@ func asyncReaders(e *Env, n int) *asyncPool {
 // named returns what an async event names, its CQ, QP or SRQ, or nil for a
 // port or device event: for messages, and for comparing with an object of
 // any kind.
-func named(ev AsyncEvent) any {
+func named(ev verbs.AsyncEvent) any {
 	if q := ev.CQ(); q != nil {
 		return q
 	}

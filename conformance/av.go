@@ -98,7 +98,7 @@ var avCases = []Case{
 	{"AV-03", "address vectors: sl, static_rate and an InfiniBand dlid are checked", avSLRateDLID},
 }
 
-func avPortAndGRH(t *T, e *Env) {
+func avPortAndGRH(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, p := range avPlaces(w.lim) {
 		for _, port := range []uint8{0, uint8(min(w.lim.NumPorts+1, 255))} {
@@ -115,7 +115,7 @@ func avPortAndGRH(t *T, e *Env) {
 	}
 }
 
-func avSGIDIndex(t *T, e *Env) {
+func avSGIDIndex(t *tester, e *env) {
 	w := qpSetup(t, e)
 	unused := -1
 	for i := range w.lim.Port.GIDTableLen {
@@ -139,7 +139,7 @@ func avSGIDIndex(t *T, e *Env) {
 	}
 }
 
-func avSLRateDLID(t *T, e *Env) {
+func avSLRateDLID(t *tester, e *env) {
 	w := qpSetup(t, e)
 	type row struct {
 		name string

@@ -27,7 +27,7 @@ var chanCases = []Case{
 	{"CHAN-12", "ack(2) equals ack(1) twice", ackTwoIsAckOneTwice},
 }
 
-func newChannelUsable(t *T, e *Env) {
+func newChannelUsable(t *tester, e *env) {
 	ch := e.Channel()
 	if ch == nil {
 		t.Fatalf("ibv_create_comp_channel returned no channel and no error")
@@ -46,7 +46,7 @@ func newChannelUsable(t *T, e *Env) {
 	e.WantOK("ibv_destroy_comp_channel", ch.Destroy())
 }
 
-func eventsNameCQAndContext(t *T, e *Env) {
+func eventsNameCQAndContext(t *tester, e *env) {
 	ch := e.Channel()
 	ta, tb := &notifyTag{"A"}, &notifyTag{"B"}
 	a := e.CQ(4, ta, ch)
@@ -58,7 +58,7 @@ func eventsNameCQAndContext(t *T, e *Env) {
 		t.Fatalf("two CQs on one channel fired: %d events, want 2", len(cqs))
 	}
 	for i, want := range []struct {
-		q   CQ
+		q   verbs.CQ
 		tag *notifyTag
 	}{{b, tb}, {a, ta}} {
 		if cqs[i] != want.q || ctxs[i] != any(want.tag) {
@@ -67,7 +67,7 @@ func eventsNameCQAndContext(t *T, e *Env) {
 	}
 }
 
-func getEventBlocks(t *T, e *Env) {
+func getEventBlocks(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(4, nil, ch)
 	r := chanReaders(ch, 1)
@@ -85,7 +85,7 @@ func getEventBlocks(t *T, e *Env) {
 	e.WantOK("ibv_ack_cq_events", q.AckEvents(1))
 }
 
-func tryGetEventIdle(t *T, e *Env) {
+func tryGetEventIdle(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(4, nil, ch)
 	e.NoEvent("a channel with no event", ch)
@@ -99,7 +99,7 @@ func tryGetEventIdle(t *T, e *Env) {
 	}
 }
 
-func channelReadableWhileQueued(t *T, e *Env) {
+func channelReadableWhileQueued(t *tester, e *env) {
 	ch := e.Channel()
 	d, ok := ch.(Depth)
 	if !ok {
@@ -109,7 +109,7 @@ func channelReadableWhileQueued(t *T, e *Env) {
 	if n := d.Len(); n != 0 {
 		t.Errorf("a new channel reports %d queued events, want 0", n)
 	}
-	var qs []CQ
+	var qs []verbs.CQ
 	for i := range 3 {
 		q := e.CQ(4, nil, ch)
 		qs = append(qs, q)
@@ -137,19 +137,19 @@ func channelReadableWhileQueued(t *T, e *Env) {
 	}
 }
 
-func eventsFIFO(t *T, e *Env) {
+func eventsFIFO(t *tester, e *env) {
 	ch := e.Channel()
-	var qs []CQ
+	var qs []verbs.CQ
 	for range 3 {
 		qs = append(qs, e.CQ(4, nil, ch))
 	}
 	a, b, c := qs[0], qs[1], qs[2]
-	order := []CQ{b, a, c, a, a, c}
+	order := []verbs.CQ{b, a, c, a, a, c}
 	for _, q := range order {
 		chanFire(e, q)
 	}
 	got, _ := e.notifyTake("six events from three CQs", ch)
-	name := func(cqs []CQ) (s []string) {
+	name := func(cqs []verbs.CQ) (s []string) {
 		for _, q := range cqs {
 			switch q {
 			case a:
@@ -169,7 +169,7 @@ func eventsFIFO(t *T, e *Env) {
 	}
 }
 
-func oneAckManyEvents(t *T, e *Env) {
+func oneAckManyEvents(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(8, nil, ch)
 	chanRead(e, ch, q, 3)
@@ -179,7 +179,7 @@ func oneAckManyEvents(t *T, e *Env) {
 	e.WantOK("ibv_destroy_cq after 3 events acked in one call", q.DestroyContext(ctx))
 }
 
-func overAckRefused(t *T, e *Env) {
+func overAckRefused(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(8, nil, ch)
 	chanRead(e, ch, q, 2)
@@ -191,7 +191,7 @@ func overAckRefused(t *T, e *Env) {
 	})
 }
 
-func channelInUseNotDestroyed(t *T, e *Env) {
+func channelInUseNotDestroyed(t *tester, e *env) {
 	ch := e.Channel()
 	a := e.CQ(4, nil, ch)
 	b := e.CQ(4, nil, ch)
@@ -206,7 +206,7 @@ func channelInUseNotDestroyed(t *T, e *Env) {
 	e.WantOK("ibv_destroy_comp_channel once no CQ uses it", ch.Destroy())
 }
 
-func eventCarriesNoCompletion(t *T, e *Env) {
+func eventCarriesNoCompletion(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(4, nil, ch)
 	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
@@ -220,10 +220,10 @@ func eventCarriesNoCompletion(t *T, e *Env) {
 	}
 }
 
-func eventWakesOneReader(t *T, e *Env) {
+func eventWakesOneReader(t *tester, e *env) {
 	const readers, events = 8, 3
 	ch := e.Channel()
-	var qs []CQ
+	var qs []verbs.CQ
 	for range events {
 		qs = append(qs, e.CQ(4, nil, ch))
 	}
@@ -238,7 +238,7 @@ func eventWakesOneReader(t *T, e *Env) {
 	for _, q := range qs {
 		chanFireArmed(e, q)
 	}
-	seen := map[CQ]int{}
+	seen := map[verbs.CQ]int{}
 	for range events {
 		got := r.next()
 		if got.err != nil || got.v == nil {
@@ -259,7 +259,7 @@ func eventWakesOneReader(t *T, e *Env) {
 	}
 }
 
-func ackTwoIsAckOneTwice(t *T, e *Env) {
+func ackTwoIsAckOneTwice(t *tester, e *env) {
 	ch := e.Channel()
 	batch := e.CQ(8, nil, ch)
 	single := e.CQ(8, nil, ch)
@@ -276,7 +276,7 @@ func ackTwoIsAckOneTwice(t *T, e *Env) {
 
 // chanFire arms q for the next completion and injects one, which queues one
 // event on q's channel.
-func chanFire(e *Env, q CQ) {
+func chanFire(e *env, q verbs.CQ) {
 	e.T.Helper()
 	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
 	chanFireArmed(e, q)
@@ -284,14 +284,14 @@ func chanFire(e *Env, q CQ) {
 
 // chanFireArmed injects into the armed q a completion that fires any arm: a
 // successful receive of a solicited message.
-func chanFireArmed(e *Env, q CQ) {
+func chanFireArmed(e *env, q verbs.CQ) {
 	e.T.Helper()
 	e.Push(q, RecvWC(1), true)
 }
 
 // chanRead fires q n times and reads the n events from ch, leaving them
 // unacked.
-func chanRead(e *Env, ch CompChannel, q CQ, n int) {
+func chanRead(e *env, ch verbs.CompChannel, q verbs.CQ, n int) {
 	e.T.Helper()
 	for i := range n {
 		chanFire(e, q)
@@ -303,16 +303,16 @@ func chanRead(e *Env, ch CompChannel, q CQ, n int) {
 
 // chanPool is a set of goroutines blocked in GetEvent on one channel, each
 // reading once.
-type chanPool = readerPool[CQ]
+type chanPool = readerPool[verbs.CQ]
 
 // chanReaders starts n goroutines blocked in GetEvent on ch. Call stop before
 // the case returns.
-func chanReaders(ch CompChannel, n int) *chanPool {
-	read := func(ctx context.Context) (CQ, error) {
+func chanReaders(ch verbs.CompChannel, n int) *chanPool {
+	read := func(ctx context.Context) (verbs.CQ, error) {
 		q, _, err := ch.GetEvent(ctx)
 		return q, err
 	}
-	return startReaders(n, read, func(q CQ) {
+	return startReaders(n, read, func(q verbs.CQ) {
 		if q != nil {
 			_ = q.AckEvents(1)
 		}

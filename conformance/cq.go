@@ -25,7 +25,7 @@ var cqCases = []Case{
 	{"CQ-10", "resize keeps unpolled completions in order", resizeKeepsOrder},
 }
 
-func cqeBounds(t *T, e *Env) {
+func cqeBounds(t *tester, e *env) {
 	max := e.Limits().MaxCQE
 	for _, bad := range []int{0, -1, math.MinInt32, max + 1} {
 		q, err := e.Ctx.CreateCQ(bad, nil, nil, 0)
@@ -46,18 +46,18 @@ func cqeBounds(t *T, e *Env) {
 	}
 }
 
-func cqeRealCapacity(t *T, e *Env) {
-	// check creates a CQ of n entries on env and checks its reported
-	// capacity; with fill it also checks that the capacity is real: that
-	// many completions fit and one more overruns.
-	check := func(env *Env, n int, fill bool) {
+func cqeRealCapacity(t *tester, e *env) {
+	// check creates a CQ of n entries in the environment on and checks its
+	// reported capacity; with fill it also checks that the capacity is
+	// real: that many completions fit and one more overruns.
+	check := func(on *env, n int, fill bool) {
 		t.Helper()
-		q, err := env.Ctx.CreateCQ(n, nil, nil, 0)
+		q, err := on.Ctx.CreateCQ(n, nil, nil, 0)
 		if err != nil {
 			t.Errorf("ibv_create_cq(cqe=%d): %v, want success", n, err)
 			return
 		}
-		env.Track(q)
+		on.Track(q)
 		c := q.CQE()
 		switch {
 		case c < n:
@@ -66,9 +66,9 @@ func cqeRealCapacity(t *T, e *Env) {
 			t.Errorf("ibv_create_cq(cqe=%d) reports cqe=%d; the profile says the capacity equals the request", n, c)
 		}
 		if fill && c >= n {
-			cqFill(t, env, q, c, "a CQ created with cqe="+itoa(n))
+			cqFill(t, on, q, c, "a CQ created with cqe="+itoa(n))
 		}
-		cqDestroy(t, env, q, "ibv_destroy_cq(cqe="+itoa(n)+")")
+		cqDestroy(t, on, q, "ibv_destroy_cq(cqe="+itoa(n)+")")
 	}
 	max := e.Limits().MaxCQE
 	sizes := []int{127, 128, 129, 255, 256, 257, 1000, 4095, 4096, 4097, 1<<16 - 1, 1 << 16}
@@ -95,7 +95,7 @@ func cqeRealCapacity(t *T, e *Env) {
 	}
 }
 
-func compVectorRange(t *T, e *Env) {
+func compVectorRange(t *tester, e *env) {
 	nv := e.Limits().NumCompVectors
 	for _, bad := range []int{nv, nv + 1, -1, math.MinInt32} {
 		q, err := e.Ctx.CreateCQ(4, nil, nil, bad)
@@ -107,7 +107,7 @@ func compVectorRange(t *T, e *Env) {
 	}
 	ch := e.Channel()
 	for v := range min(nv, 256) {
-		for _, c := range []CompChannel{nil, ch} {
+		for _, c := range []verbs.CompChannel{nil, ch} {
 			q, err := e.Ctx.CreateCQ(4, nil, c, v)
 			if err != nil {
 				t.Errorf("ibv_create_cq(comp_vector=%d) of num_comp_vectors=%d: %v, want success", v, nv, err)
@@ -119,11 +119,11 @@ func compVectorRange(t *T, e *Env) {
 	}
 }
 
-func cqContextInEvent(t *T, e *Env) {
+func cqContextInEvent(t *tester, e *env) {
 	type sentinel struct{ name string }
 	ch := e.Channel()
 	contexts := []any{&sentinel{"first"}, "second", nil, &sentinel{"fourth"}}
-	var qs []CQ
+	var qs []verbs.CQ
 	for _, c := range contexts {
 		qs = append(qs, e.CQ(4, c, ch))
 	}
@@ -146,7 +146,7 @@ func cqContextInEvent(t *T, e *Env) {
 	}
 }
 
-func channelOptional(t *T, e *Env) {
+func channelOptional(t *tester, e *env) {
 	ch := e.Channel()
 	user := e.CQ(4, "user", ch)
 	q := e.CQ(4, nil, nil)
@@ -180,51 +180,51 @@ func channelOptional(t *T, e *Env) {
 	e.WantOK("ibv_destroy_comp_channel once its CQ is gone", ch.Destroy())
 }
 
-func maxCQExhausted(t *T, e *Env) {
-	env := cqLimitedEnv(t, e, Limits{MaxCQ: 6})
-	if env == nil {
+func maxCQExhausted(t *tester, e *env) {
+	small := cqLimitedEnv(t, e, Limits{MaxCQ: 6})
+	if small == nil {
 		if m := e.Limits().MaxCQ; m > 4096 {
 			t.Fatalf("max_cq is %d and the device cannot make one with smaller limits (conformance.LimitedDevice); this case needs either", m)
 		}
-		env = e
+		small = e
 	}
-	max := env.Limits().MaxCQ
-	qs := make([]CQ, 0, max)
+	max := small.Limits().MaxCQ
+	qs := make([]verbs.CQ, 0, max)
 	for i := range max {
-		q, err := env.Ctx.CreateCQ(1+i%5, nil, nil, 0)
+		q, err := small.Ctx.CreateCQ(1+i%5, nil, nil, 0)
 		if err != nil {
 			t.Fatalf("ibv_create_cq number %d of max_cq=%d: %v, want success", i+1, max, err)
 		}
-		env.Track(q)
+		small.Track(q)
 		qs = append(qs, q)
 	}
-	ch := env.Channel()
-	over := func(what string, cqe int, c CompChannel) {
+	ch := small.Channel()
+	over := func(what string, cqe int, c verbs.CompChannel) {
 		t.Helper()
-		q, err := env.Ctx.CreateCQ(cqe, nil, c, 0)
+		q, err := small.Ctx.CreateCQ(cqe, nil, c, 0)
 		if q != nil {
-			env.Track(q)
+			small.Track(q)
 			t.Errorf("%s: a create beyond max_cq=%d returned a CQ (err %v)", what, max, err)
 		}
-		env.WantErrno(what+": ibv_create_cq beyond max_cq="+itoa(max), err, syscall.ENOMEM)
+		small.WantErrno(what+": ibv_create_cq beyond max_cq="+itoa(max), err, syscall.ENOMEM)
 	}
 	over("plain", 1, nil)
 	over("with a channel and a larger cqe", 64, ch)
 
 	// Destroying one CQ frees exactly one slot, even if destroyed twice.
-	cqDestroy(t, env, qs[0], "ibv_destroy_cq")
+	cqDestroy(t, small, qs[0], "ibv_destroy_cq")
 	ctx, cancel := patient()
 	defer cancel()
-	env.WantErrno("ibv_destroy_cq a second time", qs[0].DestroyContext(ctx), syscall.EINVAL)
-	q, err := env.Ctx.CreateCQ(2, nil, ch, 0)
+	small.WantErrno("ibv_destroy_cq a second time", qs[0].DestroyContext(ctx), syscall.EINVAL)
+	q, err := small.Ctx.CreateCQ(2, nil, ch, 0)
 	if err != nil {
 		t.Fatalf("ibv_create_cq after destroying one of max_cq=%d CQs: %v, want success", max, err)
 	}
-	env.Track(q)
+	small.Track(q)
 	over("after the freed slot was taken again", 1, nil)
 }
 
-func resizeBounds(t *T, e *Env) {
+func resizeBounds(t *tester, e *env) {
 	q := e.CQ(16, nil, nil)
 	before := q.CQE()
 	max := e.Limits().MaxCQE
@@ -255,7 +255,7 @@ func resizeBounds(t *T, e *Env) {
 	}
 }
 
-func resizeRealSize(t *T, e *Env) {
+func resizeRealSize(t *tester, e *env) {
 	q := e.CQ(100, nil, nil)
 	for _, req := range []int{50, 10, 1, 3, 64, 200, 1000, 7} {
 		e.WantOK("ibv_resize_cq("+itoa(req)+")", q.Resize(req))
@@ -283,7 +283,7 @@ func resizeRealSize(t *T, e *Env) {
 	cqFill(t, e, q2, q2.CQE(), "a CQ resized to 7")
 }
 
-func resizeKeepsOrder(t *T, e *Env) {
+func resizeKeepsOrder(t *tester, e *env) {
 	m := cqModel{t: t, e: e, q: e.CQ(8, nil, nil)}
 	a := m.q.CQE()
 	m.add(a)          // full

@@ -19,7 +19,7 @@ var cqDestroyCases = []Case{
 	{"CQ-13", "an abandoned destroy is EINTR and can be finished", abandonedDestroy},
 }
 
-func destroyWhileReferenced(t *T, e *Env) {
+func destroyWhileReferenced(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(8, "held", ch)
 	r, ok := q.(Referencer)
@@ -65,7 +65,7 @@ func destroyWhileReferenced(t *T, e *Env) {
 	e.WantOK("ibv_destroy_cq once unreferenced", q.DestroyContext(ctx))
 }
 
-func destroyUnpolledOrArmed(t *T, e *Env) {
+func destroyUnpolledOrArmed(t *tester, e *env) {
 	ch := e.Channel()
 	unpolled := e.CQ(8, nil, ch)
 	for i := range 3 {
@@ -87,7 +87,7 @@ func destroyUnpolledOrArmed(t *T, e *Env) {
 	e.WantOK("ibv_destroy_comp_channel once its CQs are destroyed", ch.Destroy())
 }
 
-func verbsOnDestroyedCQ(t *T, e *Env) {
+func verbsOnDestroyedCQ(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(8, nil, ch)
 	e.Push(q, SendWC(1), false)
@@ -127,7 +127,7 @@ func verbsOnDestroyedCQ(t *T, e *Env) {
 	e.WantOK("ibv_ack_cq_events", other.AckEvents(1))
 }
 
-func destroyWaitsForAcks(t *T, e *Env) {
+func destroyWaitsForAcks(t *tester, e *env) {
 	// qa: one completion event read, none acked; one completion stored.
 	cha := e.Channel()
 	qa := e.CQ(4, nil, cha)
@@ -180,14 +180,14 @@ func destroyWaitsForAcks(t *T, e *Env) {
 	}
 }
 
-func unreadEventsDiscarded(t *T, e *Env) {
+func unreadEventsDiscarded(t *tester, e *env) {
 	ch := e.Channel()
 	doomed := e.CQ(4, "doomed", ch)
 	other := e.CQ(4, "other", ch)
-	for _, q := range []CQ{doomed, other} {
+	for _, q := range []verbs.CQ{doomed, other} {
 		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
 	}
-	for _, q := range []CQ{doomed, other} {
+	for _, q := range []verbs.CQ{doomed, other} {
 		e.Push(q, RecvWC(1), true)
 	}
 	over := e.CQ(1, nil, nil)
@@ -211,7 +211,7 @@ func unreadEventsDiscarded(t *T, e *Env) {
 	}
 }
 
-func abandonedDestroy(t *T, e *Env) {
+func abandonedDestroy(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(4, nil, ch)
 	cqReadEvents(t, e, q, ch, 1, 1)
@@ -220,7 +220,7 @@ func abandonedDestroy(t *T, e *Env) {
 	ctx, cancel := graceful()
 	defer cancel()
 	for _, x := range []struct {
-		q    CQ
+		q    verbs.CQ
 		what string
 	}{{q, "a completion event"}, {qc, "a CQ_ERR"}} {
 		err := x.q.DestroyContext(ctx)

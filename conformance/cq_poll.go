@@ -19,7 +19,7 @@ var cqPollCases = []Case{
 	{"CQ-23", "after an overrun: sticky error, or only one completion lost", afterOverrun},
 }
 
-func pollEmpty(t *T, e *Env) {
+func pollEmpty(t *tester, e *env) {
 	q := e.CQ(4, nil, nil)
 	pollEmpty := func(what string) {
 		t.Helper()
@@ -60,7 +60,7 @@ func pollEmpty(t *T, e *Env) {
 	}
 }
 
-func pollMinAvailable(t *T, e *Env) {
+func pollMinAvailable(t *tester, e *env) {
 	rng := rand.New(rand.NewPCG(15, 0xc0ffee))
 	q := e.CQ(32, nil, nil)
 	a := q.CQE()
@@ -99,7 +99,7 @@ func pollMinAvailable(t *T, e *Env) {
 	cqCheckCanaries(t, buf, 0, "a failed ibv_poll_cq")
 }
 
-func pollZeroEntries(t *T, e *Env) {
+func pollZeroEntries(t *tester, e *env) {
 	q := e.CQ(8, nil, nil)
 	zero := func(what string) {
 		t.Helper()
@@ -128,7 +128,7 @@ func pollZeroEntries(t *T, e *Env) {
 	}
 }
 
-func pollFIFO(t *T, e *Env) {
+func pollFIFO(t *tester, e *env) {
 	q := e.CQ(64, nil, nil)
 	var want []verbs.WC
 	for i := range 40 {
@@ -178,7 +178,7 @@ func pollFIFO(t *T, e *Env) {
 	}
 }
 
-func overrunOneCQErr(t *T, e *Env) {
+func overrunOneCQErr(t *tester, e *env) {
 	for _, req := range []int{1, 10} {
 		q := e.CQ(req, nil, nil)
 		want, ev := cqOverrun(t, e, q)
@@ -196,7 +196,7 @@ func overrunOneCQErr(t *T, e *Env) {
 	}
 }
 
-func afterOverrun(t *T, e *Env) {
+func afterOverrun(t *tester, e *env) {
 	q := e.CQ(4, nil, nil)
 	want, ev := cqOverrun(t, e, q)
 	e.WantOK("ibv_ack_async_event", ev.Ack())

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -15,7 +16,7 @@ import (
 
 // cqxCreate creates an extended CQ from attr, or returns the error. A device
 // without ExCQCreator fails the case.
-func cqxCreate(t *T, e *Env, attr verbs.CQInitAttrEx) (ExCQ, error) {
+func cqxCreate(t *tester, e *env, attr verbs.CQInitAttrEx) (verbs.ExCQ, error) {
 	t.Helper()
 	e.need(verbs.ReadingNoCQEx)
 	cr, ok := e.Ctx.(verbs.ExCQCreator)
@@ -34,7 +35,7 @@ func cqxCreate(t *T, e *Env, attr verbs.CQInitAttrEx) (ExCQ, error) {
 }
 
 // cqxMust creates an extended CQ from attr or fails the case.
-func cqxMust(t *T, e *Env, attr verbs.CQInitAttrEx) ExCQ {
+func cqxMust(t *tester, e *env, attr verbs.CQInitAttrEx) verbs.ExCQ {
 	t.Helper()
 	q, err := cqxCreate(t, e, attr)
 	if err != nil {
@@ -44,11 +45,11 @@ func cqxMust(t *T, e *Env, attr verbs.CQInitAttrEx) ExCQ {
 }
 
 // cqxWant checks that creating from attr fails with errno and returns no CQ.
-func cqxWant(t *T, e *Env, what string, attr verbs.CQInitAttrEx, errno syscall.Errno) {
+func cqxWant(t *tester, e *env, what string, attr verbs.CQInitAttrEx, errno syscall.Errno) {
 	t.Helper()
 	q, err := cqxCreate(t, e, attr)
 	if q != nil {
-		t.Errorf("ibv_create_cq_ex(%s) succeeded; want %s", what, errnoName(errno))
+		t.Errorf("ibv_create_cq_ex(%s) succeeded; want %s", what, verr.Name(errno))
 		return
 	}
 	e.WantErrno("ibv_create_cq_ex("+what+")", err, errno)
@@ -56,7 +57,7 @@ func cqxWant(t *T, e *Env, what string, attr verbs.CQInitAttrEx, errno syscall.E
 
 // cqxDrain reads q to the end with the iterator and returns the wr_ids, or
 // nil if q was empty. It fails the case on an unexpected error.
-func cqxDrain(t *T, e *Env, q ExCQ) []uint64 {
+func cqxDrain(t *tester, e *env, q verbs.ExCQ) []uint64 {
 	t.Helper()
 	err := q.StartPoll()
 	if errors.Is(err, syscall.ENOENT) {
@@ -91,7 +92,7 @@ var cqexCases = []Case{
 	{"CQX-10", "an extended CQ is a CQ: events, acks, destroy and mixed polling", cqxIsACQ},
 }
 
-func cqxCompMaskFlags(t *T, e *Env) {
+func cqxCompMaskFlags(t *tester, e *env) {
 	// MASK_PD names no parent domain here: EOPNOTSUPP from a provider
 	// without parent domains (the simulator), EINVAL from one with them
 	// (mlx5, the drop-in library), since what it names is not one.
@@ -124,7 +125,7 @@ func cqxCompMaskFlags(t *T, e *Env) {
 	}
 }
 
-func cqxWCFlagsUnsupported(t *T, e *Env) {
+func cqxWCFlagsUnsupported(t *tester, e *env) {
 	for _, f := range []struct {
 		name string
 		bits verbs.WCExFlags
@@ -145,7 +146,7 @@ func cqxWCFlagsUnsupported(t *T, e *Env) {
 	}
 }
 
-func cqxOnlyAskedFields(t *T, e *Env) {
+func cqxOnlyAskedFields(t *tester, e *env) {
 	q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 4, WCFlags: verbs.WCExQPNum})
 	e.Push(q, verbs.WC{WRID: 5, Opcode: verbs.WCRecv, ByteLen: 64, QPNum: 0x11, SrcQP: 0x22, ImmData: 7, WCFlags: verbs.WCWithImm}, false)
 	e.WantOK("ibv_start_poll", q.StartPoll())
@@ -171,7 +172,7 @@ func cqxOnlyAskedFields(t *T, e *Env) {
 	e.WantOK("ibv_end_poll", q.EndPoll())
 	// A CQ from ibv_create_cq reads the standard fields.
 	c := e.CQ(4, nil, nil)
-	x, ok := c.(ExCQ)
+	x, ok := c.(verbs.ExCQ)
 	if !ok {
 		t.Logf("not checked: the CQs of ibv_create_cq have no poll iterator")
 		return
@@ -187,7 +188,7 @@ func cqxOnlyAskedFields(t *T, e *Env) {
 	e.WantOK("ibv_end_poll", x.EndPoll())
 }
 
-func cqxStartPollEmpty(t *T, e *Env) {
+func cqxStartPollEmpty(t *tester, e *env) {
 	q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 4, WCFlags: verbs.WCStandardFlags})
 	e.WantErrno("ibv_start_poll on an empty CQ", q.StartPoll(), syscall.ENOENT)
 	// No batch is open: poll_cq works and end_poll is a misuse.
@@ -206,7 +207,7 @@ func cqxStartPollEmpty(t *T, e *Env) {
 	e.WantOK("ibv_end_poll", q.EndPoll())
 }
 
-func cqxNextPollInOrder(t *T, e *Env) {
+func cqxNextPollInOrder(t *tester, e *env) {
 	q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 16, WCFlags: verbs.WCStandardFlags})
 	var want []uint64
 	for i := range 10 {
@@ -238,7 +239,7 @@ func cqxNextPollInOrder(t *T, e *Env) {
 	}
 }
 
-func cqxIteratorMisuse(t *T, e *Env) {
+func cqxIteratorMisuse(t *tester, e *env) {
 	q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 4, WCFlags: verbs.WCStandardFlags})
 	e.WantErrno("ibv_next_poll without start_poll", q.NextPoll(), syscall.EINVAL)
 	e.WantErrno("ibv_end_poll without start_poll", q.EndPoll(), syscall.EINVAL)
@@ -267,7 +268,7 @@ func cqxIteratorMisuse(t *T, e *Env) {
 	e.WantErrno("ibv_end_poll after destroy", q.EndPoll(), syscall.EINVAL)
 }
 
-func cqxNoCurrentOutsideBatch(t *T, e *Env) {
+func cqxNoCurrentOutsideBatch(t *tester, e *env) {
 	q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 4, WCFlags: verbs.WCStandardFlags})
 	e.Push(q, verbs.WC{WRID: 1, Opcode: verbs.WCSend}, false)
 	if _, err := q.ReadOpcode(); err == nil {
@@ -287,7 +288,7 @@ func cqxNoCurrentOutsideBatch(t *T, e *Env) {
 	}
 }
 
-func cqxBatchConsumesVisited(t *T, e *Env) {
+func cqxBatchConsumesVisited(t *tester, e *env) {
 	q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 8, WCFlags: verbs.WCStandardFlags})
 	for i := range 4 {
 		e.Push(q, verbs.WC{WRID: uint64(i + 1), Opcode: verbs.WCSend}, false)
@@ -321,7 +322,7 @@ func cqxBatchConsumesVisited(t *T, e *Env) {
 	}
 }
 
-func cqxTimestamps(t *T, e *Env) {
+func cqxTimestamps(t *tester, e *env) {
 	if e.Profile.NoCQTimestamps {
 		t.Logf("not checked: the profile offers no completion timestamps (CQX-02)")
 		return
@@ -359,7 +360,7 @@ func cqxTimestamps(t *T, e *Env) {
 	}
 }
 
-func cqxIsACQ(t *T, e *Env) {
+func cqxIsACQ(t *tester, e *env) {
 	ch := e.Channel()
 	q := cqxMust(t, e, verbs.CQInitAttrEx{CQE: 8, Context: "cqx", Channel: ch, WCFlags: verbs.WCStandardFlags})
 	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
@@ -369,7 +370,7 @@ func cqxIsACQ(t *T, e *Env) {
 	}
 	e.Push(q, verbs.WC{WRID: 2, Opcode: verbs.WCSend}, false)
 	got, cqCtx := e.GetEvent("the event of an armed extended CQ", ch)
-	if got != CQ(q) || cqCtx != "cqx" {
+	if got != verbs.CQ(q) || cqCtx != "cqx" {
 		t.Errorf("event names %v with context %v; want the extended CQ and \"cqx\" (CQ-04)", got, cqCtx)
 	}
 	e.NoEvent("a second event without re-arming (NOTIFY-01)", ch)
@@ -406,4 +407,4 @@ func cqxIsACQ(t *T, e *Env) {
 }
 
 // cqWaitAsyncTry returns the next async event if one is queued.
-func cqWaitAsyncTry(e *Env) (AsyncEvent, error) { return e.Ctx.TryGetAsyncEvent() }
+func cqWaitAsyncTry(e *env) (verbs.AsyncEvent, error) { return e.Ctx.TryGetAsyncEvent() }

@@ -17,15 +17,15 @@ import (
 
 // dmWorld is what a device memory case works in.
 type dmWorld struct {
-	t   *T
-	e   *Env
+	t   *tester
+	e   *env
 	a   verbs.DMAllocator
 	max uint64 // max_dm_size
 }
 
 // dmSetup returns the world, or nil (having logged why) when the device
 // has no device memory or its profile says it has none (DM-02 checks that).
-func dmSetup(t *T, e *Env) *dmWorld {
+func dmSetup(t *tester, e *env) *dmWorld {
 	t.Helper()
 	a, ok := e.Ctx.(verbs.DMAllocator)
 	q, qok := e.Ctx.(verbs.ExQuerier)
@@ -61,7 +61,7 @@ func (w *dmWorld) alloc(n uint64) verbs.DM {
 }
 
 // regOn returns pd's ibv_reg_dm_mr, or fails the case.
-func (w *dmWorld) regOn(pd PD) verbs.DMMRRegisterer {
+func (w *dmWorld) regOn(pd verbs.PD) verbs.DMMRRegisterer {
 	w.t.Helper()
 	r, ok := pd.(verbs.DMMRRegisterer)
 	if !ok {
@@ -72,7 +72,7 @@ func (w *dmWorld) regOn(pd PD) verbs.DMMRRegisterer {
 
 // reg registers an MR on dm or fails the case; it is deregistered when the
 // case ends unless the case deregistered it.
-func (w *dmWorld) reg(pd PD, dm verbs.DM, off, n uint64, access uint32) MR {
+func (w *dmWorld) reg(pd verbs.PD, dm verbs.DM, off, n uint64, access uint32) verbs.MR {
 	w.t.Helper()
 	mr, err := w.regOn(pd).RegDMMR(dm, off, n, verbs.AccessFlags(access))
 	if err != nil || mr == nil {
@@ -94,7 +94,7 @@ var dmCases = []Case{
 	{"DM-07", "an MR on device memory as the local SGE of a receive and of a SEND", dmMRLocalSGE},
 }
 
-func allocDMArgs(t *T, e *Env) {
+func allocDMArgs(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
@@ -121,7 +121,7 @@ func allocDMArgs(t *T, e *Env) {
 	}
 }
 
-func deviceWithoutDM(t *T, e *Env) {
+func deviceWithoutDM(t *tester, e *env) {
 	a, ok := e.Ctx.(verbs.DMAllocator)
 	q, qok := e.Ctx.(verbs.ExQuerier)
 	if !ok || !qok {
@@ -148,7 +148,7 @@ func deviceWithoutDM(t *T, e *Env) {
 	}
 }
 
-func dmBudget(t *T, e *Env) {
+func dmBudget(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
@@ -193,7 +193,7 @@ func dmBudget(t *T, e *Env) {
 	dms = append(dms, two)
 }
 
-func dmMemcpy(t *T, e *Env) {
+func dmMemcpy(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
@@ -224,7 +224,7 @@ func dmMemcpy(t *T, e *Env) {
 	e.WantOK("ibv_memcpy_to_dm of 0 bytes at the end", dm.MemcpyTo(100, nil))
 }
 
-func freeDMWhileMR(t *T, e *Env) {
+func freeDMWhileMR(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
@@ -246,7 +246,7 @@ func freeDMWhileMR(t *T, e *Env) {
 	e.WantOK("ibv_free_dm after the MR's dereg", dm.Free())
 }
 
-func regDMMR(t *T, e *Env) {
+func regDMMR(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
@@ -269,20 +269,20 @@ func regDMMR(t *T, e *Env) {
 		e.WantErrno(fmt.Sprintf("ibv_reg_dm_mr(offset %d, length %d, access %#x) of a 100-byte DM", c.off, c.n, c.access), err, syscall.EINVAL)
 	}
 	for _, c := range []struct{ off, n uint64 }{{0, 0}, {100, 0}, {4, 96}} {
-		mr := w.reg(pd, dm, c.off, c.n, zb|xAccessAll)
+		mr := w.reg(pd, dm, c.off, c.n, zb|accessAll)
 		if mr.Addr() != 0 || mr.Length() != c.n || mr.LKey() == 0 {
 			t.Errorf("ibv_reg_dm_mr(offset %d, length %d): addr %#x, length %d, lkey %#x; want addr 0 (NULL) and the length", c.off, c.n, mr.Addr(), mr.Length(), mr.LKey())
 		}
 	}
 }
 
-func dmMRTraffic(t *T, e *Env) {
+func dmMRTraffic(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
 	}
-	x := xSetup(t, e)
-	a, b, _ := x.xPair(verbs.QPTypeRC, x.opts())
+	x := newWire(t, e)
+	a, b, _ := x.pair(verbs.QPTypeRC, x.opts())
 	bd, ok := b.s.ctx.(verbs.DMAllocator)
 	if !ok {
 		t.Fatalf("the peer context has no device memory verbs")
@@ -292,7 +292,7 @@ func dmMRTraffic(t *T, e *Env) {
 		t.Fatalf("ibv_alloc_dm(256) on the peer: %v", err)
 	}
 	t.Cleanup(func() { _ = dm.Free() })
-	mr := w.reg(b.s.pd, dm, 64, 128, accessZeroBased|xAccessAll)
+	mr := w.reg(b.s.pd, dm, 64, 128, accessZeroBased|accessAll)
 	remote := func(id uint64, op verbs.WROpcode, addr uint64, sge verbs.SGE) verbs.SendWR {
 		return verbs.SendWR{WRID: id, Opcode: op, Flags: verbs.SendSignaled, SGList: []verbs.SGE{sge}, RemoteAddr: addr, RKey: mr.RKey()}
 	}
@@ -330,13 +330,13 @@ func dmMRTraffic(t *T, e *Env) {
 	}
 }
 
-func dmMRLocalSGE(t *T, e *Env) {
+func dmMRLocalSGE(t *tester, e *env) {
 	w := dmSetup(t, e)
 	if w == nil {
 		return
 	}
-	x := xSetup(t, e)
-	a, b, _ := x.xPair(verbs.QPTypeRC, x.opts())
+	x := newWire(t, e)
+	a, b, _ := x.pair(verbs.QPTypeRC, x.opts())
 	bd := b.s.ctx.(verbs.DMAllocator)
 	dm, err := bd.AllocDM(verbs.AllocDMAttr{Length: 64})
 	if err != nil {
@@ -346,7 +346,7 @@ func dmMRLocalSGE(t *T, e *Env) {
 	mr := w.reg(b.s.pd, dm, 0, 64, accessZeroBased|accessLocalWrite)
 	b.recv("a receive into the DM MR", verbs.RecvWR{WRID: 9, SGList: []verbs.SGE{{Addr: 16, Length: 32, LKey: mr.LKey()}}})
 	copy(a.s.buf, "land on chip")
-	a.post("a SEND", xSend(1, verbs.WRSend, a.s.sge(0, 12)))
+	a.post("a SEND", sendWR(1, verbs.WRSend, a.s.sge(0, 12)))
 	x.await(a.scq, 1, "SEND into device memory: sender")
 	if c := x.await(b.rcq, 1, "SEND into device memory: receiver"); len(c) == 1 && b.want("the receive into the DM MR", c[0], 9, verbs.WCSuccess) {
 		got := make([]byte, 12)
@@ -356,7 +356,7 @@ func dmMRLocalSGE(t *T, e *Env) {
 		}
 	}
 	a.recvAt("a receive", 5, 1000, 64)
-	b.post("a SEND from the DM MR", xSend(2, verbs.WRSend, verbs.SGE{Addr: 16, Length: 12, LKey: mr.LKey()}))
+	b.post("a SEND from the DM MR", sendWR(2, verbs.WRSend, verbs.SGE{Addr: 16, Length: 12, LKey: mr.LKey()}))
 	x.await(b.scq, 1, "SEND from device memory: sender")
 	if c := x.await(a.rcq, 1, "SEND from device memory: receiver"); len(c) == 1 && a.want("the SEND gathered from the DM MR", c[0], 5, verbs.WCSuccess) {
 		if got := string(a.s.buf[1000:1012]); got != "land on chip" {

@@ -30,10 +30,10 @@ import (
 // flushQP creates a QP of type typ with its own send and receive CQs and
 // takes it to where sends stay outstanding (hold), which it returns: RTS
 // for RC, SQD for UC and UD.
-func (w *qpWorld) flushQP(typ verbs.QPType, sigAll bool) (q QP, s verbs.QPState, scq, rcq CQ) {
+func (w *qpWorld) flushQP(typ verbs.QPType, sigAll bool) (q verbs.QP, s verbs.QPState, scq, rcq verbs.CQ) {
 	w.t.Helper()
 	scq, rcq = w.e.CQ(64, nil, nil), w.e.CQ(64, nil, nil)
-	q = w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq, SQSigAll: sigAll})
+	q = w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq, SQSigAll: sigAll})
 	return q, w.hold(q), scq, rcq
 }
 
@@ -52,7 +52,7 @@ func (w *qpWorld) flushNoAsync(what string) {
 
 // flushLastWQE waits for the next async event, which must be
 // QP_LAST_WQE_REACHED naming q, and returns it unacked.
-func (w *qpWorld) flushLastWQE(what string, q QP) AsyncEvent {
+func (w *qpWorld) flushLastWQE(what string, q verbs.QP) verbs.AsyncEvent {
 	w.t.Helper()
 	ev := cqWaitAsync(w.t, w.e, what)
 	if ev.EventType() != verbs.EventQPLastWQEReached || ev.QP() != q {
@@ -78,7 +78,7 @@ var flushCases = []Case{
 	{"ASYNC-05", "destroying a QP or an SRQ waits for the ack of its event already read", destroyWaitsForQPEventAck},
 }
 
-func flushInPostingOrder(t *T, e *Env) {
+func flushInPostingOrder(t *tester, e *env) {
 	w := qpSetup(t, e)
 	rng := rand.New(rand.NewPCG(2, 0xf102))
 	for round := range 12 {
@@ -86,7 +86,7 @@ func flushInPostingOrder(t *T, e *Env) {
 		typ := ts[rng.IntN(len(ts))]
 		c := w.qpCap()
 		c.MaxSendWR, c.MaxRecvWR = uint32(min(32, w.lim.MaxQPWR)), uint32(min(32, w.lim.MaxQPWR))
-		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
 		state := w.hold(q) // RTS for RC, SQD for UC and UD
 		var sends, recvs []uint64
 		for range 1 + rng.IntN(6) {
@@ -127,7 +127,7 @@ func flushInPostingOrder(t *T, e *Env) {
 	}
 }
 
-func flushUnsignaled(t *T, e *Env) {
+func flushUnsignaled(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		q, s, scq, _ := w.flushQP(typ, false)
@@ -144,12 +144,12 @@ func flushUnsignaled(t *T, e *Env) {
 	}
 }
 
-func flushCompletionFields(t *T, e *Env) {
+func flushCompletionFields(t *tester, e *env) {
 	// Only these four fields mean anything in an error completion;
 	// vendor_err may hold any value and the rest is undefined, so this
 	// case looks at nothing else.
 	w := qpSetup(t, e)
-	var qs []QP
+	var qs []verbs.QP
 	var states []verbs.QPState
 	for i, typ := range e.transports() {
 		q, s := w.held(typ)
@@ -175,13 +175,13 @@ func flushCompletionFields(t *T, e *Env) {
 	}
 }
 
-func srqNotFlushed(t *T, e *Env) {
+func srqNotFlushed(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 		s := w.srq(8, 1)
 		depth := srqQuery(w, s).MaxWR
 		rcq := e.CQ(64, nil, nil)
-		q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: rcq, SRQ: s})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: rcq, SRQ: s})
 		w.walk(q, verbs.QPStateRTS)
 		ids := idRange(1, 5)
 		srqPost(w, "five receives", s, ids)
@@ -202,7 +202,7 @@ func srqNotFlushed(t *T, e *Env) {
 	}
 }
 
-func resetDiscards(t *T, e *Env) {
+func resetDiscards(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		for _, toErr := range []bool{false, true} {
@@ -220,7 +220,7 @@ func resetDiscards(t *T, e *Env) {
 				w.collect(rcq, 3, what)
 			}
 			w.step(q, via, verbs.QPStateReset)
-			for _, c := range []CQ{scq, rcq} {
+			for _, c := range []verbs.CQ{scq, rcq} {
 				if got := e.PollAll(c, 8); len(got) != 0 {
 					t.Errorf("%s produced completions %v", what, wrIDs(got))
 				}
@@ -240,7 +240,7 @@ func resetDiscards(t *T, e *Env) {
 	}
 }
 
-func flushAfterModify(t *T, e *Env) {
+func flushAfterModify(t *tester, e *env) {
 	w := qpSetup(t, e)
 	q, s, scq, rcq := w.flushQP(verbs.QPTypeRC, true)
 	w.postSend("sends", q, w.sendIDs(q, 1, 2, 3, 4))
@@ -252,7 +252,7 @@ func flushAfterModify(t *T, e *Env) {
 	w.wantFlushes("receive CQ", w.collect(rcq, 2, "RC RTS→ERR"), idRange(5, 2))
 }
 
-func errByModifyNoAsync(t *T, e *Env) {
+func errByModifyNoAsync(t *tester, e *env) {
 	w := qpSetup(t, e)
 	n := 0
 	for _, typ := range e.transports() {
@@ -268,7 +268,7 @@ func errByModifyNoAsync(t *T, e *Env) {
 	w.flushNoAsync("after nine QPs without an SRQ entered ERR")
 	s := w.srq(4, 1)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
-		q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 		w.walk(q, verbs.QPStateRTS)
 		w.step(q, verbs.QPStateRTS, verbs.QPStateErr)
 		what := fmt.Sprintf("%v QP on an SRQ entered ERR", typ)
@@ -277,12 +277,12 @@ func errByModifyNoAsync(t *T, e *Env) {
 	}
 }
 
-func sqDrainedOnce(t *T, e *Env) {
+func sqDrainedOnce(t *tester, e *env) {
 	// Each QP is fresh, so whether SQ_DRAINED was asked for is exactly
 	// this modify's en_sqd_async_notify. The modifies bypass step,
 	// which would take the event itself (sqDrained).
 	w := qpSetup(t, e)
-	toSQD := func(q QP, ask bool) error {
+	toSQD := func(q verbs.QP, ask bool) error {
 		a := qpAttr(w.lim, verbs.QPStateRTS, verbs.QPStateSQD)
 		a.EnSQDAsyncNotify = ask
 		mask := bState
@@ -321,13 +321,13 @@ func sqDrainedOnce(t *T, e *Env) {
 	w.flushNoAsync(what + ": the drain is not over")
 }
 
-func lastWQEReached(t *T, e *Env) {
+func lastWQEReached(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(8, 1)
 	srqPost(w, "receives", s, idRange(1, 3))
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 		for _, from := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTS} {
-			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+			q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 			w.walk(q, from)
 			w.step(q, from, verbs.QPStateErr)
 			ev := w.flushLastWQE(fmt.Sprintf("%v QP on an SRQ, %v→ERR", typ, from), q)
@@ -336,15 +336,15 @@ func lastWQEReached(t *T, e *Env) {
 	}
 }
 
-func destroyWaitsForQPEventAck(t *T, e *Env) {
+func destroyWaitsForQPEventAck(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(4, 1)
-	q := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+	q := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 	w.walk(q, verbs.QPStateInit)
 	w.step(q, verbs.QPStateInit, verbs.QPStateErr)
 	held := []struct {
 		what    string
-		ev      AsyncEvent
+		ev      verbs.AsyncEvent
 		destroy func(context.Context) error
 	}{{"ibv_destroy_qp", w.flushLastWQE("RC QP on an SRQ entered ERR", q), q.DestroyContext}}
 	// An SRQ event needs a request consumed, which only a Consumer
@@ -362,7 +362,7 @@ func destroyWaitsForQPEventAck(t *T, e *Env) {
 		}
 		held = append(held, struct {
 			what    string
-			ev      AsyncEvent
+			ev      verbs.AsyncEvent
 			destroy func(context.Context) error
 		}{"ibv_destroy_srq", ev, s2.DestroyContext})
 	}
@@ -394,7 +394,7 @@ func destroyWaitsForQPEventAck(t *T, e *Env) {
 }
 
 // srqQuery queries s or fails the case.
-func srqQuery(w *qpWorld, s SRQ) verbs.SRQAttr {
+func srqQuery(w *qpWorld, s verbs.SRQ) verbs.SRQAttr {
 	w.t.Helper()
 	a, err := s.Query()
 	if err != nil {
@@ -404,7 +404,7 @@ func srqQuery(w *qpWorld, s SRQ) verbs.SRQAttr {
 }
 
 // srqPost posts receives with the given wr_ids to s, or fails the case.
-func srqPost(w *qpWorld, what string, s SRQ, ids []uint64) {
+func srqPost(w *qpWorld, what string, s verbs.SRQ, ids []uint64) {
 	w.t.Helper()
 	if n, err := s.PostRecv(w.recvIDs(ids...)); n != len(ids) || err != nil {
 		w.t.Fatalf("%s: ibv_post_srq_recv of %d: %d posted, %v", what, len(ids), n, err)
@@ -413,7 +413,7 @@ func srqPost(w *qpWorld, what string, s SRQ, ids []uint64) {
 
 // flushOutstanding checks FLUSH-01: ERR flushes every outstanding request of
 // each transport, each on its own queue's CQ with the QP's number.
-func flushOutstanding(t *T, e *Env) {
+func flushOutstanding(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		q, s, scq, rcq := w.flushQP(typ, true)
@@ -434,12 +434,12 @@ func flushOutstanding(t *T, e *Env) {
 
 // flushPostedInErr checks FLUSH-05: requests posted to a QP in ERR (entered
 // from INIT or RTS) are accepted and flushed.
-func flushPostedInErr(t *T, e *Env) {
+func flushPostedInErr(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		for _, from := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTS} {
 			scq, rcq := e.CQ(64, nil, nil), e.CQ(64, nil, nil)
-			q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
+			q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
 			w.walk(q, from)
 			w.step(q, from, verbs.QPStateErr)
 			what := fmt.Sprintf("%v in ERR (from %v)", typ, from)

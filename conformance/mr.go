@@ -26,7 +26,7 @@ const (
 
 // mrTry registers a fresh buffer with access and says whether that worked;
 // a refusal must come with EINVAL and no MR.
-func (e *Env) mrTry(pd PD, access uint32) bool {
+func (e *env) mrTry(pd verbs.PD, access uint32) bool {
 	e.T.Helper()
 	mr, err := pd.RegMR(make([]byte, 64), verbs.AccessFlags(access))
 	if err != nil {
@@ -54,7 +54,7 @@ var mrCases = []Case{
 	{"MR-09", "unknown access bits are EINVAL; optional ones are accepted", unknownAccessBits},
 }
 
-func remoteAccessNeedsLocalWrite(t *T, e *Env) {
+func remoteAccessNeedsLocalWrite(t *tester, e *env) {
 	pd := e.pdAlloc()
 	for access := range uint32(16) {
 		needsLocal := access&(accessRemoteWrite|accessRemoteAtomic) != 0
@@ -65,7 +65,7 @@ func remoteAccessNeedsLocalWrite(t *T, e *Env) {
 	}
 }
 
-func accessZeroRegisters(t *T, e *Env) {
+func accessZeroRegisters(t *tester, e *env) {
 	// The other half of the rule, a SEND from such an MR, needs traffic.
 	pd := e.pdAlloc()
 	buf := []byte("read-only source")
@@ -76,10 +76,10 @@ func accessZeroRegisters(t *T, e *Env) {
 	e.WantOK("ibv_dereg_mr", mr.Dereg())
 }
 
-func keysIdentifyMRs(t *T, e *Env) {
+func keysIdentifyMRs(t *tester, e *env) {
 	a, b := e.pdAlloc(), e.pdAlloc()
 	bufs := [][]byte{make([]byte, 1), make([]byte, 4096), make([]byte, 10000), make([]byte, 333)}
-	var mrs []MR
+	var mrs []verbs.MR
 	for i, buf := range bufs {
 		pd := a
 		if i%2 == 1 {
@@ -128,7 +128,7 @@ func keysIdentifyMRs(t *T, e *Env) {
 	}
 }
 
-func accessFlagValues(t *T, e *Env) {
+func accessFlagValues(t *tester, e *env) {
 	pd := e.pdAlloc()
 	// Every flag every device accepts registers with LOCAL_WRITE beside
 	// it (ON_DEMAND and HUGETLB need device support, so they are left out).
@@ -154,7 +154,7 @@ func accessFlagValues(t *T, e *Env) {
 	}
 }
 
-func deregWhileHeld(t *T, e *Env) {
+func deregWhileHeld(t *tester, e *env) {
 	pd := e.pdAlloc()
 	mr := e.mrReg(pd, make([]byte, 128), accessLocalWrite|accessMWBind)
 	r, ok := mr.(Referencer)
@@ -182,7 +182,7 @@ func deregWhileHeld(t *T, e *Env) {
 	e.WantOK("ibv_dereg_mr once the window is gone", mr.Dereg())
 }
 
-func unknownAccessBits(t *T, e *Env) {
+func unknownAccessBits(t *tester, e *env) {
 	pd := e.pdAlloc()
 	for _, bit := range []uint32{1 << 12, 1 << 15, 1 << 19, 1 << 30, 1 << 31} {
 		for _, base := range []uint32{0, accessLocalWrite | accessRemoteRead} {

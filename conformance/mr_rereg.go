@@ -24,7 +24,7 @@ const (
 
 // reregOf returns mr's ibv_rereg_mr, or nil after a log line when the MR
 // does not offer it.
-func (e *Env) reregOf(mr MR) verbs.MRReregisterer {
+func (e *env) reregOf(mr verbs.MR) verbs.MRReregisterer {
 	e.T.Helper()
 	if r, ok := mr.(verbs.MRReregisterer); ok {
 		return r
@@ -36,7 +36,7 @@ func (e *Env) reregOf(mr MR) verbs.MRReregisterer {
 // rereg calls ibv_rereg_mr and checks the return value and errno: want is
 // 0 or an ibv_rereg_mr_err_code, errno the errno of a failure. It reports
 // false when the MR turned out not to support the verb after all.
-func (e *Env) rereg(what string, r verbs.MRReregisterer, flags uint32, pd PD, buf []byte, access uint32, want int, errno syscall.Errno) bool {
+func (e *env) rereg(what string, r verbs.MRReregisterer, flags uint32, pd verbs.PD, buf []byte, access uint32, want int, errno syscall.Errno) bool {
 	e.T.Helper()
 	e.need(verbs.ReadingNoRereg)
 	err := r.Rereg(verbs.ReregFlags(flags), pd, buf, verbs.AccessFlags(access))
@@ -61,7 +61,7 @@ func (e *Env) rereg(what string, r verbs.MRReregisterer, flags uint32, pd PD, bu
 
 // reregMR registers a fresh 64-byte buffer in pd with access and returns
 // the MR and its ibv_rereg_mr, or nil without the capability.
-func (e *Env) reregMR(pd PD, access uint32) (MR, verbs.MRReregisterer) {
+func (e *env) reregMR(pd verbs.PD, access uint32) (verbs.MR, verbs.MRReregisterer) {
 	e.T.Helper()
 	mr := e.mrReg(pd, make([]byte, 64), access)
 	return mr, e.reregOf(mr)
@@ -77,12 +77,12 @@ var mrReregCases = []Case{
 	{"MR-17", "after ibv_rereg_mr, requests are checked against the new access and PD, posted before it or not", reregChecksNewAccess},
 }
 
-func reregBadArgs(t *T, e *Env) {
+func reregBadArgs(t *tester, e *env) {
 	pd, pd2 := e.pdAlloc(), e.pdAlloc()
 	inputs := []struct {
 		name   string
 		flags  uint32
-		pd     PD
+		pd     verbs.PD
 		buf    []byte
 		access uint32
 	}{
@@ -116,7 +116,7 @@ func reregBadArgs(t *T, e *Env) {
 	e.WantOK("ibv_dereg_mr after a command error", mr.Dereg())
 }
 
-func reregChanges(t *T, e *Env) {
+func reregChanges(t *tester, e *env) {
 	old, nu := e.pdAlloc(), e.pdAlloc()
 	mr, r := e.reregMR(old, accessLocalWrite)
 	if r == nil {
@@ -165,7 +165,7 @@ func reregChanges(t *T, e *Env) {
 	cmds := []struct {
 		name   string
 		flags  uint32
-		pd     PD
+		pd     verbs.PD
 		access uint32
 	}{
 		{"REMOTE_WRITE without LOCAL_WRITE (MR-01)", reregAccess, nil, accessRemoteWrite},
@@ -181,9 +181,9 @@ func reregChanges(t *T, e *Env) {
 	}
 }
 
-func reregAfterErrCmd(t *T, e *Env) {
-	w := xSetup(t, e)
-	target := w.e.mrReg(w.b.pd, make([]byte, 64), xAccessAll)
+func reregAfterErrCmd(t *tester, e *env) {
+	w := newWire(t, e)
+	target := w.e.mrReg(w.b.pd, make([]byte, 64), accessAll)
 	r := e.reregOf(target)
 	if r == nil {
 		return
@@ -193,29 +193,29 @@ func reregAfterErrCmd(t *T, e *Env) {
 	}
 	keeps := e.Profile.ReregFailKeepsMR
 	a, _ := w.connect(verbs.QPTypeRC, w.opts())
-	a.post("a WRITE after the command error", a.xRemoteReq(1, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+	a.post("a WRITE after the command error", a.remoteReq(1, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
 	want := verbs.WCRemAccessErr
 	if keeps {
 		want = verbs.WCSuccess
 	}
 	a.want(fmt.Sprintf("a WRITE to an MR after ERR_CMD (FailKeepsMR=%v)", keeps), w.await(a.scq, 1, "write")[0], 1, want)
 	if keeps {
-		e.rereg("a good call after ERR_CMD (B)", r, reregAccess, nil, nil, xAccessAll, 0, 0)
+		e.rereg("a good call after ERR_CMD (B)", r, reregAccess, nil, nil, accessAll, 0, 0)
 	} else {
-		e.rereg("any call after ERR_CMD (A)", r, reregAccess, nil, nil, xAccessAll, reregErrInput, syscall.EINVAL)
+		e.rereg("any call after ERR_CMD (A)", r, reregAccess, nil, nil, accessAll, reregErrInput, syscall.EINVAL)
 	}
 	e.WantOK("ibv_dereg_mr after ERR_CMD", target.Dereg())
 }
 
-func reregKeys(t *T, e *Env) {
-	w := xSetup(t, e)
-	target := w.e.mrReg(w.b.pd, make([]byte, 64), xAccessAll)
+func reregKeys(t *tester, e *env) {
+	w := newWire(t, e)
+	target := w.e.mrReg(w.b.pd, make([]byte, 64), accessAll)
 	r := e.reregOf(target)
 	if r == nil {
 		return
 	}
 	l, rk := target.LKey(), target.RKey()
-	if !e.rereg("CHANGE_ACCESS to the same flags", r, reregAccess, nil, nil, xAccessAll, 0, 0) {
+	if !e.rereg("CHANGE_ACCESS to the same flags", r, reregAccess, nil, nil, accessAll, 0, 0) {
 		return
 	}
 	kept := target.LKey() == l && target.RKey() == rk
@@ -226,25 +226,25 @@ func reregKeys(t *T, e *Env) {
 		t.Errorf("only one key changed: lkey %#x→%#x, rkey %#x→%#x", l, target.LKey(), rk, target.RKey())
 	}
 	a, _ := w.connect(verbs.QPTypeRC, w.opts())
-	a.post("a WRITE with the new rkey", a.xRemoteReq(1, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+	a.post("a WRITE with the new rkey", a.remoteReq(1, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
 	a.want("a WRITE with the rkey after the rereg", w.await(a.scq, 1, "new rkey")[0], 1, verbs.WCSuccess)
 	want := verbs.WCRemAccessErr
 	if kept {
 		want = verbs.WCSuccess
 	}
-	a.post("a WRITE with the rkey from before", a.xRemoteReq(2, verbs.WRRDMAWrite, target.Addr(), rk))
+	a.post("a WRITE with the rkey from before", a.remoteReq(2, verbs.WRRDMAWrite, target.Addr(), rk))
 	a.want(fmt.Sprintf("a WRITE with the rkey from before the rereg (KeepsKeys=%v)", kept), w.await(a.scq, 1, "old rkey")[0], 2, want)
 }
 
-func reregChangeTranslation(t *T, e *Env) {
-	w := xSetup(t, e)
+func reregChangeTranslation(t *tester, e *env) {
+	w := newWire(t, e)
 	oldBuf, newBuf := make([]byte, 64), make([]byte, 128)
-	target := w.e.mrReg(w.b.pd, oldBuf, xAccessAll)
+	target := w.e.mrReg(w.b.pd, oldBuf, accessAll)
 	r := e.reregOf(target)
 	if r == nil {
 		return
 	}
-	xFill(w.a.buf[:8], 0x40)
+	fill(w.a.buf[:8], 0x40)
 	if e.Profile.ReregNoTranslation {
 		if !e.rereg("CHANGE_TRANSLATION (B)", r, reregTranslation, nil, newBuf, 0, reregErrCmd, syscall.EOPNOTSUPP) {
 			return
@@ -254,7 +254,7 @@ func reregChangeTranslation(t *T, e *Env) {
 		}
 		if e.Profile.ReregFailKeepsMR {
 			a, _ := w.connect(verbs.QPTypeRC, w.opts())
-			a.post("a WRITE after the refused translation", a.xRemoteReq(1, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+			a.post("a WRITE after the refused translation", a.remoteReq(1, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
 			a.want("a WRITE after the refused translation", w.await(a.scq, 1, "write")[0], 1, verbs.WCSuccess)
 			if oldBuf[0] != 0x40 {
 				t.Errorf("the WRITE did not land in the MR's buffer")
@@ -269,51 +269,51 @@ func reregChangeTranslation(t *T, e *Env) {
 		t.Errorf("length after CHANGE_TRANSLATION: %d, want 128", target.Length())
 	}
 	a, _ := w.connect(verbs.QPTypeRC, w.opts())
-	a.post("a WRITE to the last 8 bytes", a.xRemoteReq(1, verbs.WRRDMAWrite, target.Addr()+120, target.RKey()))
+	a.post("a WRITE to the last 8 bytes", a.remoteReq(1, verbs.WRRDMAWrite, target.Addr()+120, target.RKey()))
 	a.want("a WRITE into the new translation", w.await(a.scq, 1, "write")[0], 1, verbs.WCSuccess)
 	if newBuf[120] != 0x40 || oldBuf[0] != 0 {
 		t.Errorf("the WRITE landed in the old buffer or nowhere: new[120]=%#x old[0]=%#x", newBuf[120], oldBuf[0])
 	}
-	a.post("a WRITE past the new end", a.xRemoteReq(2, verbs.WRRDMAWrite, target.Addr()+121, target.RKey()))
+	a.post("a WRITE past the new end", a.remoteReq(2, verbs.WRRDMAWrite, target.Addr()+121, target.RKey()))
 	a.want("a WRITE one byte past the new translation", w.await(a.scq, 1, "past")[0], 2, verbs.WCRemAccessErr)
 }
 
-func reregChecksNewAccess(t *T, e *Env) {
-	w := xSetup(t, e)
+func reregChecksNewAccess(t *tester, e *env) {
+	w := newWire(t, e)
 	// The PDs the MRs move to outlive them (cleanups run last first).
 	pdA2, pdB2 := w.pdOn(w.a.ctx), w.pdOn(w.b.ctx)
-	target := w.e.mrReg(w.b.pd, make([]byte, 64), xAccessAll)
+	target := w.e.mrReg(w.b.pd, make([]byte, 64), accessAll)
 	r := e.reregOf(target)
 	if r == nil {
 		return
 	}
 	a, _ := w.connect(verbs.QPTypeRC, w.opts())
-	a.post("a WRITE before", a.xRemoteReq(1, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+	a.post("a WRITE before", a.remoteReq(1, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
 	a.want("a WRITE before the rereg", w.await(a.scq, 1, "before")[0], 1, verbs.WCSuccess)
 	if !e.rereg("CHANGE_ACCESS without REMOTE_WRITE", r, reregAccess, nil, nil, accessLocalWrite|accessRemoteRead, 0, 0) {
 		return
 	}
-	a.post("a WRITE after REMOTE_WRITE was dropped", a.xRemoteReq(2, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+	a.post("a WRITE after REMOTE_WRITE was dropped", a.remoteReq(2, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
 	a.want("a WRITE after CHANGE_ACCESS dropped REMOTE_WRITE", w.await(a.scq, 1, "write")[0], 2, verbs.WCRemAccessErr)
 	a, _ = w.connect(verbs.QPTypeRC, w.opts())
-	a.post("a READ, still granted", a.xRemoteReq(3, verbs.WRRDMARead, target.Addr(), target.RKey()))
+	a.post("a READ, still granted", a.remoteReq(3, verbs.WRRDMARead, target.Addr(), target.RKey()))
 	a.want("a READ after CHANGE_ACCESS kept REMOTE_READ", w.await(a.scq, 1, "read")[0], 3, verbs.WCSuccess)
 
 	// CHANGE_PD away from the responder QP's PD: the rkey fails.
 	if !e.rereg("CHANGE_PD to another PD", r, reregPD, pdB2, nil, 0, 0, 0) {
 		return
 	}
-	a.post("a READ after CHANGE_PD", a.xRemoteReq(4, verbs.WRRDMARead, target.Addr(), target.RKey()))
+	a.post("a READ after CHANGE_PD", a.remoteReq(4, verbs.WRRDMARead, target.Addr(), target.RKey()))
 	a.want("a READ through an MR moved to another PD", w.await(a.scq, 1, "pd")[0], 4, verbs.WCRemAccessErr)
 
 	// A request posted before the rereg that runs after it (it waits in
 	// SQD): its local MR moved to another PD, so LOC_PROT_ERR, whatever
 	// the keys did.
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
-	src := w.e.mrReg(w.a.pd, make([]byte, 64), xAccessAll)
+	src := w.e.mrReg(w.a.pd, make([]byte, 64), accessAll)
 	sr := e.reregOf(src)
 	a.toState(verbs.QPStateSQD)
-	a.post("a WRITE waiting in SQD", xRDMA(5, verbs.WRRDMAWrite, b.s, 0, verbs.SGE{Addr: src.Addr(), Length: 8, LKey: src.LKey()}))
+	a.post("a WRITE waiting in SQD", rdmaWR(5, verbs.WRRDMAWrite, b.s, 0, verbs.SGE{Addr: src.Addr(), Length: 8, LKey: src.LKey()}))
 	e.rereg("CHANGE_PD of the waiting WRITE's source", sr, reregPD, pdA2, nil, 0, 0, 0)
 	a.toState(verbs.QPStateRTS)
 	a.want("a WRITE whose source MR moved to another PD before it ran", w.await(a.scq, 1, "local")[0], 5, verbs.WCLocProtErr)

@@ -9,7 +9,7 @@ import (
 )
 
 // Cases of the memory-window rules (MW-01..MW-07). They run on a connected
-// RC pair of the transport cases (xSetup): side B allocates the windows,
+// RC pair of the transport cases (newWire): side B allocates the windows,
 // binds them over an MR of its own registered with LOCAL_WRITE|MW_BIND
 // only (so every remote right a check sees comes from the window), and
 // side A accesses them through their rkeys. A device without memory
@@ -25,17 +25,17 @@ const (
 
 // mwWorld is a connected RC pair with B's bindable MR.
 type mwWorld struct {
-	w    *xWorld
-	a, b *xEnd
-	mr   MR
+	w    *wire
+	a, b *end
+	mr   verbs.MR
 	buf  []byte
 }
 
 // mwSetup returns the world, or nil after logging that the device has no
 // memory windows.
-func mwSetup(t *T, e *Env) *mwWorld {
+func mwSetup(t *tester, e *env) *mwWorld {
 	t.Helper()
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	if !hasMW(w.b.pd) {
 		t.Logf("not checked: the device has no memory windows (ibv_alloc_mw: EOPNOTSUPP)")
 		return nil
@@ -49,7 +49,7 @@ func mwSetup(t *T, e *Env) *mwWorld {
 // hasMW reports whether pd's device has memory windows: ibv_alloc_mw of a
 // type 1 window does not fail with EOPNOTSUPP. The window it made is
 // deallocated.
-func hasMW(pd PD) bool {
+func hasMW(pd verbs.PD) bool {
 	mw, err := pd.AllocMW(verbs.MWType1)
 	if errors.Is(err, syscall.EOPNOTSUPP) {
 		return false
@@ -61,7 +61,7 @@ func hasMW(pd PD) bool {
 }
 
 // alloc allocates a window of type typ on B's PD.
-func (m *mwWorld) alloc(typ uint32) MW {
+func (m *mwWorld) alloc(typ uint32) verbs.MW {
 	m.w.t.Helper()
 	mw, err := m.w.b.pd.AllocMW(verbs.MWType(typ))
 	if err != nil || mw == nil {
@@ -77,7 +77,7 @@ func (m *mwWorld) info(acc verbs.AccessFlags) verbs.MWBindInfo {
 
 // bind1 binds a type 1 window with ibv_bind_mw on x and returns its
 // completion.
-func (m *mwWorld) bind1(x *xEnd, mw MW, id uint64, info verbs.MWBindInfo) verbs.WC {
+func (m *mwWorld) bind1(x *end, mw verbs.MW, id uint64, info verbs.MWBindInfo) verbs.WC {
 	m.w.t.Helper()
 	if err := x.q.BindMW(mw, id, verbs.SendSignaled, info); err != nil {
 		m.w.t.Fatalf("ibv_bind_mw: %v", err)
@@ -87,14 +87,14 @@ func (m *mwWorld) bind1(x *xEnd, mw MW, id uint64, info verbs.MWBindInfo) verbs.
 
 // bind2 binds a type 2 window with a BIND_MW work request on x naming the
 // key rkey, and returns its completion.
-func (m *mwWorld) bind2(x *xEnd, mw MW, id uint64, rkey uint32, info verbs.MWBindInfo) verbs.WC {
+func (m *mwWorld) bind2(x *end, mw verbs.MW, id uint64, rkey uint32, info verbs.MWBindInfo) verbs.WC {
 	m.w.t.Helper()
 	x.post("BIND_MW", verbs.SendWR{WRID: id, Opcode: verbs.WRBindMW, Flags: verbs.SendSignaled, MW: mw, RKey: rkey, Bind: info})
 	return m.w.await(x.scq, 1, "the BIND_MW")[0]
 }
 
 // wantBound checks that c is the successful completion of bind id.
-func (m *mwWorld) wantBound(what string, x *xEnd, c verbs.WC, id uint64) bool {
+func (m *mwWorld) wantBound(what string, x *end, c verbs.WC, id uint64) bool {
 	m.w.t.Helper()
 	if !x.want(what, c, id, verbs.WCSuccess) {
 		return false
@@ -108,7 +108,7 @@ func (m *mwWorld) wantBound(what string, x *xEnd, c verbs.WC, id uint64) bool {
 // access makes A run op (8 bytes) at addr with rkey and returns the status.
 func (m *mwWorld) access(id uint64, op verbs.WROpcode, addr uint64, rkey uint32) verbs.WCStatus {
 	m.w.t.Helper()
-	r := m.a.xRemoteReq(id, op, addr, rkey)
+	r := m.a.remoteReq(id, op, addr, rkey)
 	if op == verbs.WRAtomicFetchAndAdd {
 		r.CompareAdd = 1
 	}
@@ -134,7 +134,7 @@ var mwCases = []Case{
 	{"MW-07", "LOCAL_INV and SEND_WITH_INV unbind a type 2 window; a type 1 window cannot be invalidated", invalidateWindow},
 }
 
-func allocMWTypes(t *T, e *Env) {
+func allocMWTypes(t *tester, e *env) {
 	m := mwSetup(t, e)
 	if m == nil {
 		return
@@ -159,7 +159,7 @@ func allocMWTypes(t *T, e *Env) {
 	e.WantErrno("ibv_dealloc_mw twice", m1.Dealloc(), syscall.EINVAL)
 }
 
-func pdWithMWNotDeallocated(t *T, e *Env) {
+func pdWithMWNotDeallocated(t *tester, e *env) {
 	pd := e.pdAlloc()
 	if !hasMW(pd) {
 		t.Logf("not checked: the device has no memory windows (ibv_alloc_mw: EOPNOTSUPP)")
@@ -176,7 +176,7 @@ func pdWithMWNotDeallocated(t *T, e *Env) {
 	e.WantOK("ibv_dealloc_pd once the windows are gone", pd.Dealloc())
 }
 
-func boundWindowHoldsMR(t *T, e *Env) {
+func boundWindowHoldsMR(t *tester, e *env) {
 	m := mwSetup(t, e)
 	if m == nil {
 		return
@@ -196,7 +196,7 @@ func boundWindowHoldsMR(t *T, e *Env) {
 	e.WantOK("ibv_dereg_mr once the window is deallocated", m.mr.Dereg())
 }
 
-func bindTypes(t *T, e *Env) {
+func bindTypes(t *tester, e *env) {
 	m := mwSetup(t, e)
 	if m == nil {
 		return
@@ -235,32 +235,32 @@ func bindTypes(t *T, e *Env) {
 	}
 }
 
-func bindFailure(t *T, e *Env) {
+func bindFailure(t *tester, e *env) {
 	bad := []struct {
 		name string
 		typ  uint32
-		mk   func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo)
+		mk   func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo)
 	}{
-		{"an MR without MW_BIND", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+		{"an MR without MW_BIND", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			return incRKey(mw.RKey()), verbs.MWBindInfo{MR: m.w.b.mr, Addr: m.w.b.addr(0), Length: 64, Access: verbs.AccessRemoteRead}
 		}},
-		{"a range past the MR", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+		{"a range past the MR", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			i := m.info(verbs.AccessRemoteRead)
 			i.Addr = m.mr.Addr() + mwLen - 8
 			return incRKey(mw.RKey()), i
 		}},
-		{"a range before the MR", 1, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+		{"a range before the MR", 1, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			i := m.info(verbs.AccessRemoteRead)
 			i.Addr = m.mr.Addr() - 1
 			return 0, i
 		}},
-		{"MW_BIND among the window's rights", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+		{"MW_BIND among the window's rights", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			return incRKey(mw.RKey()), m.info(verbs.AccessMWBind)
 		}},
-		{"a new rkey of another index", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+		{"a new rkey of another index", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			return mw.RKey() ^ 0x100, m.info(verbs.AccessRemoteRead)
 		}},
-		{"a type 2 bind of length 0", 2, func(m *mwWorld, mw MW) (uint32, verbs.MWBindInfo) {
+		{"a type 2 bind of length 0", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			return incRKey(mw.RKey()), verbs.MWBindInfo{MR: m.mr, Addr: m.mr.Addr(), Access: verbs.AccessRemoteRead}
 		}},
 		{"a window of another PD", 2, nil},
@@ -270,7 +270,7 @@ func bindFailure(t *T, e *Env) {
 		if m == nil {
 			return
 		}
-		var mw MW
+		var mw verbs.MW
 		var key uint32
 		var info verbs.MWBindInfo
 		if c.mk == nil {
@@ -320,7 +320,7 @@ func bindFailure(t *T, e *Env) {
 	}
 }
 
-func windowRemoteAccess(t *T, e *Env) {
+func windowRemoteAccess(t *tester, e *env) {
 	for _, typ := range []uint32{1, 2} {
 		m := mwSetup(t, e)
 		if m == nil {
@@ -343,7 +343,7 @@ func windowRemoteAccess(t *T, e *Env) {
 		if typ == 2 {
 			// Type 2 windows answer only on the QP that bound them.
 			a2, _ := m.w.connect(verbs.QPTypeRC, m.w.opts())
-			a2.post("WRITE on another QP", a2.xRemoteReq(4, verbs.WRRDMAWrite, base, k))
+			a2.post("WRITE on another QP", a2.remoteReq(4, verbs.WRRDMAWrite, base, k))
 			a2.want(fmt.Sprintf("type %d: WRITE through another QP of the PD", typ), m.w.await(a2.scq, 1, "other QP")[0], 4, verbs.WCRemAccessErr)
 		}
 		// Errors end the connection: one per pair.
@@ -371,7 +371,7 @@ func windowRemoteAccess(t *T, e *Env) {
 	}
 }
 
-func invalidateWindow(t *T, e *Env) {
+func invalidateWindow(t *tester, e *env) {
 	for _, how := range []verbs.WROpcode{verbs.WRLocalInv, verbs.WRSendWithInv} {
 		m := mwSetup(t, e)
 		if m == nil {
@@ -388,7 +388,7 @@ func invalidateWindow(t *T, e *Env) {
 			}
 		} else {
 			m.b.recvAt("a receive", 3, 0, 64)
-			r := xSend(2, verbs.WRSendWithInv, m.a.s.sge(0, 8))
+			r := sendWR(2, verbs.WRSendWithInv, m.a.s.sge(0, 8))
 			r.Imm = k
 			m.a.post("SEND_WITH_INV", r)
 			m.a.want("SEND_WITH_INV of the window", m.w.await(m.a.scq, 1, "SEND_WITH_INV")[0], 2, verbs.WCSuccess)
@@ -434,9 +434,9 @@ func invalidateWindow(t *T, e *Env) {
 			k = mw.RKey()
 		}
 		m.b.recvAt("a receive", 3, 0, 64)
-		r := xSend(4, verbs.WRSendWithInv, m.a.s.sge(0, 8))
+		r := sendWR(4, verbs.WRSendWithInv, m.a.s.sge(0, 8))
 		r.Imm = k
 		m.a.post(what, r)
-		xSendInvFails(m.w, m.a, m.b, 4, 3, what)
+		sendInvFails(m.w, m.a, m.b, 4, 3, what)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // notifyCases are the cases of the NOTIFY family: arming a CQ with
 // ibv_req_notify_cq and the consumer loop built on it. Completions are
 // injected (Injector), so none of these cases needs a QP. Events are taken
-// with TryGetEvent, as Env.GetEvent does: by the time Push returns, the event
+// with TryGetEvent, as env.GetEvent does: by the time Push returns, the event
 // its completion fired (if any) is queued, so a missing event shows at once
 // rather than after a wait.
 var notifyCases = []Case{
@@ -37,7 +37,7 @@ var notifyCases = []Case{
 	{"NOTIFY-18", "one firing is one event, whatever feeds the CQ", oneFiringOneEvent},
 }
 
-func armFiresOnce(t *T, e *Env) {
+func armFiresOnce(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(16, nil, ch)
 	e.WantOK("ibv_req_notify_cq(next)", q.ReqNotify(false))
@@ -57,7 +57,7 @@ func armFiresOnce(t *T, e *Env) {
 	e.notifyWant("a solicited receive after the event, without a re-arm", ch, q, 0)
 }
 
-func presentAtArmNeverFire(t *T, e *Env) {
+func presentAtArmNeverFire(t *tester, e *env) {
 	ch := e.Channel()
 	next := e.CQ(16, nil, ch)
 	sol := e.CQ(16, nil, ch)
@@ -74,7 +74,7 @@ func presentAtArmNeverFire(t *T, e *Env) {
 	e.notifyWant("a solicited receive added after the arm (solicited)", ch, sol, 1)
 }
 
-func nextFiresOnAny(t *T, e *Env) {
+func nextFiresOnAny(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(16, nil, ch)
 	for _, c := range []struct {
@@ -92,7 +92,7 @@ func nextFiresOnAny(t *T, e *Env) {
 	}
 }
 
-func solicitedOnSolicitedOnly(t *T, e *Env) {
+func solicitedOnSolicitedOnly(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(16, nil, ch)
 	e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
@@ -112,7 +112,7 @@ func solicitedOnSolicitedOnly(t *T, e *Env) {
 	e.notifyWant("arm(solicited), then a solicited RDMA write with immediate", ch, q, 1)
 }
 
-func solicitedArmErrors(t *T, e *Env) {
+func solicitedArmErrors(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(16, nil, ch)
 	e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
@@ -131,7 +131,7 @@ func solicitedArmErrors(t *T, e *Env) {
 	e.notifyWant("arm(solicited), then an unsuccessful completion pushed as solicited", ch, q, 1)
 }
 
-func nextDominatesSolicited(t *T, e *Env) {
+func nextDominatesSolicited(t *tester, e *env) {
 	ch := e.Channel()
 	for _, order := range [][2]bool{{true, false}, {false, true}} {
 		q := e.CQ(4, nil, ch)
@@ -143,7 +143,7 @@ func nextDominatesSolicited(t *T, e *Env) {
 	}
 }
 
-func repeatedArmsCollapse(t *T, e *Env) {
+func repeatedArmsCollapse(t *tester, e *env) {
 	ch := e.Channel()
 	for _, so := range []bool{false, true} {
 		q := e.CQ(8, nil, ch)
@@ -157,7 +157,7 @@ func repeatedArmsCollapse(t *T, e *Env) {
 	}
 }
 
-func reArmBeforeReading(t *T, e *Env) {
+func reArmBeforeReading(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(8, nil, ch)
 	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
@@ -179,7 +179,7 @@ func reArmBeforeReading(t *T, e *Env) {
 	})
 }
 
-func errorsPositiveErrnos(t *T, e *Env) {
+func errorsPositiveErrnos(t *tester, e *env) {
 	q := e.CQ(4, nil, nil)
 	for _, so := range []bool{false, true} {
 		if err := q.ReqNotify(so); err != nil {
@@ -200,7 +200,7 @@ func errorsPositiveErrnos(t *T, e *Env) {
 	}
 }
 
-func oneEventManyCompletions(t *T, e *Env) {
+func oneEventManyCompletions(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(16, nil, ch)
 	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
@@ -223,7 +223,7 @@ func oneEventManyCompletions(t *T, e *Env) {
 	e.notifyWant("after polling, without a re-arm", ch, q, 0)
 }
 
-func eventAfterPollable(t *T, e *Env) {
+func eventAfterPollable(t *tester, e *env) {
 	for seed := range uint64(150) {
 		if !e.notifyPollableAfterEvent(seed) {
 			return
@@ -232,7 +232,7 @@ func eventAfterPollable(t *T, e *Env) {
 	e.notifyPollableUnderContention(1, 200)
 }
 
-func eventMayFindEmpty(t *T, e *Env) {
+func eventMayFindEmpty(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(8, nil, ch)
 	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
@@ -258,7 +258,7 @@ func eventMayFindEmpty(t *T, e *Env) {
 	}
 }
 
-func documentedLoop(t *T, e *Env) {
+func documentedLoop(t *tester, e *env) {
 	ch := e.Channel()
 	for k := 1; k <= 4; k++ {
 		runs, hang := e.notifyExplore(ch, notifyRecipe, k)
@@ -269,7 +269,7 @@ func documentedLoop(t *T, e *Env) {
 	}
 }
 
-func drainThenArmLosesWakeup(t *T, e *Env) {
+func drainThenArmLosesWakeup(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(8, nil, ch)
 	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
@@ -298,7 +298,7 @@ func drainThenArmLosesWakeup(t *T, e *Env) {
 	}
 }
 
-func solicitedArmSendOnly(t *T, e *Env) {
+func solicitedArmSendOnly(t *tester, e *env) {
 	ch := e.Channel()
 	q := e.CQ(16, nil, ch)
 	e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
@@ -310,7 +310,7 @@ func solicitedArmSendOnly(t *T, e *Env) {
 	e.notifyWant("arm(solicited) on a send CQ, then successful sends", ch, q, 0)
 }
 
-func armWithoutChannel(t *T, e *Env) {
+func armWithoutChannel(t *tester, e *env) {
 	ch := e.Channel()
 	other := e.CQ(4, nil, ch)
 	q := e.CQ(4, nil, nil)
@@ -330,7 +330,7 @@ func armWithoutChannel(t *T, e *Env) {
 	e.notifyWant("the CQ that has the channel", ch, other, 1)
 }
 
-func oneFiringOneEvent(t *T, e *Env) {
+func oneFiringOneEvent(t *tester, e *env) {
 	ch := e.Channel()
 	tag := &notifyTag{"NOTIFY-18"}
 	q := e.CQ(16, tag, ch)
@@ -383,7 +383,7 @@ func notifyArmName(solicitedOnly bool) string {
 
 // notifyTake takes every event queued on ch without blocking and acks each on
 // the CQ it names. It returns the CQs and contexts the events named, in order.
-func (e *Env) notifyTake(what string, ch CompChannel) (cqs []CQ, ctxs []any) {
+func (e *env) notifyTake(what string, ch verbs.CompChannel) (cqs []verbs.CQ, ctxs []any) {
 	e.T.Helper()
 	for {
 		q, c, err := ch.TryGetEvent()
@@ -403,7 +403,7 @@ func (e *Env) notifyTake(what string, ch CompChannel) (cqs []CQ, ctxs []any) {
 
 // notifyWant checks that ch holds exactly n events, all naming q, and takes
 // and acks them.
-func (e *Env) notifyWant(what string, ch CompChannel, q CQ, n int) {
+func (e *env) notifyWant(what string, ch verbs.CompChannel, q verbs.CQ, n int) {
 	e.T.Helper()
 	cqs, _ := e.notifyTake(what, ch)
 	if len(cqs) != n {
@@ -418,7 +418,7 @@ func (e *Env) notifyWant(what string, ch CompChannel, q CQ, n int) {
 
 // notifyWantOne checks that ch holds exactly one event, naming q and its
 // context tag, and takes and acks it.
-func (e *Env) notifyWantOne(what string, ch CompChannel, q CQ, tag any) {
+func (e *env) notifyWantOne(what string, ch verbs.CompChannel, q verbs.CQ, tag any) {
 	e.T.Helper()
 	cqs, ctxs := e.notifyTake(what, ch)
 	if len(cqs) != 1 {
@@ -434,7 +434,7 @@ func (e *Env) notifyWantOne(what string, ch CompChannel, q CQ, tag any) {
 // for it are unacked, then calls ack, which must supply the missing acks, and
 // checks that the destroy then finishes. Under DestroyBusyOnUnacked the first
 // destroy must fail with EBUSY instead of waiting.
-func (e *Env) notifyDestroyWaits(what string, q CQ, ack func()) {
+func (e *env) notifyDestroyWaits(what string, q verbs.CQ, ack func()) {
 	e.T.Helper()
 	ctx, cancel := patient()
 	defer cancel()
@@ -474,7 +474,7 @@ func (e *Env) notifyDestroyWaits(what string, q CQ, ack func()) {
 // phase polls before its end, so any event read in a phase was fired by a
 // completion nobody has polled, and the first poll at the end of the phase
 // must return it. It reports whether the case may go on.
-func (e *Env) notifyPollableAfterEvent(seed uint64) bool {
+func (e *env) notifyPollableAfterEvent(seed uint64) bool {
 	e.T.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x4e4f54494659)) // deterministic: a failure names its seed
 	ch := e.Channel()
@@ -517,7 +517,7 @@ func (e *Env) notifyPollableAfterEvent(seed uint64) bool {
 }
 
 // notifyTakeQuiet is notifyTake under a fixed description.
-func (e *Env) notifyTakeQuiet(ch CompChannel) []CQ {
+func (e *env) notifyTakeQuiet(ch verbs.CompChannel) []verbs.CQ {
 	e.T.Helper()
 	cqs, _ := e.notifyTake("taking events", ch)
 	return cqs
@@ -541,7 +541,7 @@ func notifyRandomWC(rng *rand.Rand, id uint64) (verbs.WC, bool) {
 // return at least one completion. Each round the producer gets one batch of
 // work before the arm (racing with it) and one after; every batch ends with
 // completions that fire any arm, so the wait always ends.
-func (e *Env) notifyPollableUnderContention(seed uint64, rounds int) {
+func (e *env) notifyPollableUnderContention(seed uint64, rounds int) {
 	e.T.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x4e4f54494659))
 	ch := e.Channel()
@@ -639,7 +639,7 @@ var (
 // Schedules are enumerated depth first: each run follows a prefix of forced
 // choices and takes the consumer step at every later choice point; the next
 // run flips the last consumer choice that has not been flipped yet.
-func (e *Env) notifyExplore(ch CompChannel, recipe []notifyStep, k int) (runs int, hang string) {
+func (e *env) notifyExplore(ch verbs.CompChannel, recipe []notifyStep, k int) (runs int, hang string) {
 	e.T.Helper()
 	var forced []bool // true: the producer moves at that choice point
 	for {
@@ -664,7 +664,7 @@ func (e *Env) notifyExplore(ch CompChannel, recipe []notifyStep, k int) (runs in
 
 // notifyRun is one run of notifyExplore. It returns the choice taken at every
 // choice point (true: the producer moved) and, if the run hangs, its steps.
-func (e *Env) notifyRun(ch CompChannel, recipe []notifyStep, k int, forced []bool) (taken []bool, hang string) {
+func (e *env) notifyRun(ch verbs.CompChannel, recipe []notifyStep, k int, forced []bool) (taken []bool, hang string) {
 	e.T.Helper()
 	q, err := e.Ctx.CreateCQ(k, nil, ch, 0)
 	if err != nil {

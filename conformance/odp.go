@@ -37,7 +37,7 @@ const (
 
 // adviserOf returns pd's ibv_advise_mr, or nil after a log line when the
 // PD does not offer it.
-func (e *Env) adviserOf(pd PD) verbs.MRAdviser {
+func (e *env) adviserOf(pd verbs.PD) verbs.MRAdviser {
 	e.T.Helper()
 	if a, ok := pd.(verbs.MRAdviser); ok {
 		return a
@@ -48,13 +48,13 @@ func (e *Env) adviserOf(pd PD) verbs.MRAdviser {
 
 // odpMR registers a fresh buffer of n bytes in pd with ON_DEMAND and
 // access; the case needs ODP.
-func (e *Env) odpMR(pd PD, n int, access uint32) MR {
+func (e *env) odpMR(pd verbs.PD, n int, access uint32) verbs.MR {
 	e.T.Helper()
 	return e.mrReg(pd, make([]byte, n), access|accessOnDemand)
 }
 
 // advise calls ibv_advise_mr and checks its errno (0: success).
-func (e *Env) advise(what string, a verbs.MRAdviser, advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, sgl []verbs.SGE, want syscall.Errno) {
+func (e *env) advise(what string, a verbs.MRAdviser, advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, sgl []verbs.SGE, want syscall.Errno) {
 	e.T.Helper()
 	err := a.AdviseMR(advice, flags, sgl)
 	call := fmt.Sprintf("%s: ibv_advise_mr(advice=%d, flags=%#x, num_sge=%d)", what, advice, flags, len(sgl))
@@ -68,7 +68,7 @@ func (e *Env) advise(what string, a verbs.MRAdviser, advice verbs.AdviseMRAdvice
 }
 
 // odpSGE names n bytes at offset off of mr.
-func odpSGE(mr MR, off uint64, n uint32) verbs.SGE {
+func odpSGE(mr verbs.MR, off uint64, n uint32) verbs.SGE {
 	return verbs.SGE{Addr: mr.Addr() + off, Length: n, LKey: mr.LKey()}
 }
 
@@ -82,7 +82,7 @@ var odpCases = []Case{
 	{"ODP-06", "ibv_advise_mr ranges: with FLUSH, below the IOVA or past the last page is EFAULT; without FLUSH unchecked", adviseMRRanges},
 }
 
-func odpCaps(t *T, e *Env) {
+func odpCaps(t *tester, e *env) {
 	q, ok := e.Ctx.(verbs.ExQuerier)
 	if !ok {
 		t.Logf("the context offers no ibv_query_device_ex; nothing to check")
@@ -119,13 +119,13 @@ func odpCaps(t *T, e *Env) {
 	}
 }
 
-func odpRegister(t *T, e *Env) {
+func odpRegister(t *tester, e *env) {
 	pd := e.pdAlloc()
 	var want syscall.Errno
 	if e.Profile.NoODP {
 		want = syscall.EOPNOTSUPP
 	}
-	for _, access := range []uint32{0, accessLocalWrite, xAccessAll, accessLocalWrite | accessZeroBased} {
+	for _, access := range []uint32{0, accessLocalWrite, accessAll, accessLocalWrite | accessZeroBased} {
 		mr, err := pd.RegMR(make([]byte, 100), verbs.AccessFlags(access|accessOnDemand))
 		what := fmt.Sprintf("ibv_reg_mr(access=%#x)", access|accessOnDemand)
 		if want != 0 {
@@ -154,41 +154,41 @@ func odpRegister(t *T, e *Env) {
 	_ = mr
 }
 
-func odpTraffic(t *T, e *Env) {
+func odpTraffic(t *tester, e *env) {
 	if e.Profile.NoODP {
 		t.Logf("the device has no ODP; nothing to check")
 		return
 	}
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	// Both sides' buffers registered again, on demand; the cases' MRs
 	// become these.
-	for _, s := range []*xSide{w.a, w.b} {
-		s.mr = e.mrReg(s.pd, s.buf, xAccessAll|accessOnDemand)
+	for _, s := range []*side{w.a, w.b} {
+		s.mr = e.mrReg(s.pd, s.buf, accessAll|accessOnDemand)
 	}
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
-	xFill(a.s.buf[:3000], 0x31)
+	fill(a.s.buf[:3000], 0x31)
 	b.recvAt("a receive", 1, 10000, 4096)
-	a.post("a SEND", xSend(2, verbs.WRSend, a.s.sge(0, 3000)))
+	a.post("a SEND", sendWR(2, verbs.WRSend, a.s.sge(0, 3000)))
 	if c := w.await(a.scq, 1, "the SEND")[0]; a.want("the SEND", c, 2, verbs.WCSuccess) {
 		if r := w.await(b.rcq, 1, "its receive")[0]; b.want("the receive", r, 1, verbs.WCSuccess) &&
 			!bytes.Equal(b.s.buf[10000:13000], a.s.buf[:3000]) {
 			t.Errorf("the SEND's bytes did not land in the on-demand receive buffer")
 		}
 	}
-	xFill(a.s.buf[4000:6000], 0x32)
-	a.post("a WRITE", xRDMA(3, verbs.WRRDMAWrite, b.s, 20000, a.s.sge(4000, 2000)))
+	fill(a.s.buf[4000:6000], 0x32)
+	a.post("a WRITE", rdmaWR(3, verbs.WRRDMAWrite, b.s, 20000, a.s.sge(4000, 2000)))
 	if c := w.await(a.scq, 1, "the WRITE")[0]; a.want("the WRITE", c, 3, verbs.WCSuccess) &&
 		!bytes.Equal(b.s.buf[20000:22000], a.s.buf[4000:6000]) {
 		t.Errorf("the WRITE's bytes did not land in the on-demand MR")
 	}
-	xFill(b.s.buf[30000:31000], 0x33)
-	a.post("a READ", xRDMA(4, verbs.WRRDMARead, b.s, 30000, a.s.sge(7000, 1000)))
+	fill(b.s.buf[30000:31000], 0x33)
+	a.post("a READ", rdmaWR(4, verbs.WRRDMARead, b.s, 30000, a.s.sge(7000, 1000)))
 	if c := w.await(a.scq, 1, "the READ")[0]; a.want("the READ", c, 4, verbs.WCSuccess) &&
 		!bytes.Equal(a.s.buf[7000:8000], b.s.buf[30000:31000]) {
 		t.Errorf("the READ's bytes did not land in the on-demand MR")
 	}
 	binary.LittleEndian.PutUint64(b.s.buf[40000:], 5)
-	faa := xRDMA(5, verbs.WRAtomicFetchAndAdd, b.s, 40000, a.s.sge(9000, 8))
+	faa := rdmaWR(5, verbs.WRAtomicFetchAndAdd, b.s, 40000, a.s.sge(9000, 8))
 	faa.CompareAdd = 7
 	a.post("a FETCH_AND_ADD", faa)
 	if c := w.await(a.scq, 1, "the FETCH_AND_ADD")[0]; a.want("the FETCH_AND_ADD", c, 5, verbs.WCSuccess) {
@@ -201,11 +201,11 @@ func odpTraffic(t *T, e *Env) {
 	}
 	// A range past the on-demand MR is refused as for any MR (MR-04).
 	bad := a.s.sge(len(a.s.buf)-8, 16)
-	a.post("a SEND past the MR", xSend(6, verbs.WRSend, bad))
+	a.post("a SEND past the MR", sendWR(6, verbs.WRSend, bad))
 	a.want("a SEND past the on-demand MR", w.await(a.scq, 1, "the bad SEND")[0], 6, verbs.WCLocProtErr)
 }
 
-func adviseMRArgs(t *T, e *Env) {
+func adviseMRArgs(t *tester, e *env) {
 	pd := e.pdAlloc()
 	a := e.adviserOf(pd)
 	if a == nil {
@@ -232,7 +232,7 @@ func adviseMRArgs(t *T, e *Env) {
 	e.advise("advice 1<<31", a, 1<<31, 0, good, syscall.EOPNOTSUPP)
 }
 
-func adviseMRKeys(t *T, e *Env) {
+func adviseMRKeys(t *tester, e *env) {
 	pd, pd2 := e.pdAlloc(), e.pdAlloc()
 	a := e.adviserOf(pd)
 	if a == nil || e.Profile.NoODP {
@@ -278,7 +278,7 @@ func adviseMRKeys(t *T, e *Env) {
 	e.advise("a memory window's key", a, advisePrefetch, adviseFlush, []verbs.SGE{{Length: 8, LKey: mw.RKey()}}, syscall.EINVAL)
 }
 
-func adviseMRRanges(t *T, e *Env) {
+func adviseMRRanges(t *tester, e *env) {
 	pd := e.pdAlloc()
 	a := e.adviserOf(pd)
 	if a == nil || e.Profile.NoODP {

@@ -10,28 +10,15 @@ import "github.com/verbsim/verbsim/verbs"
 // other case checks what it can: a case made for every transport checks
 // the transports the device offers, and a case that needs something the
 // device lacks stops where it would need it, logging "not checked" and
-// why, without failing (T.NotChecked). So every case runs under every
+// why, without failing (tester.NotChecked). So every case runs under every
 // profile, and under each checks all the device has.
-
-// offersQP reports whether a device with profile p has QPs of type t.
-func offersQP(p Profile, t verbs.QPType) bool {
-	switch t {
-	case verbs.QPTypeUD:
-		return !p.NoUD
-	case verbs.QPTypeUC:
-		return !p.NoUC
-	case verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv:
-		return !p.NoXRC && !p.NoQPEx
-	}
-	return true
-}
 
 // transports returns the transports of qpTypes that profile p offers, in
 // qpTypes' order.
-func transports(p Profile) []verbs.QPType {
+func transports(p verbs.Readings) []verbs.QPType {
 	out := make([]verbs.QPType, 0, len(qpTypes))
 	for _, t := range qpTypes {
-		if offersQP(p, t) {
+		if p.OffersQP(t) {
 			out = append(out, t)
 		}
 	}
@@ -39,26 +26,11 @@ func transports(p Profile) []verbs.QPType {
 }
 
 // transports returns the transports the device offers (QP-41).
-func (e *Env) transports() []verbs.QPType { return transports(e.Profile) }
-
-// offeredOp returns the reading under which a device refuses opcode op
-// whatever the transport, and whether p has it on: atomics (QP-42),
-// immediate data (QP-43), BIND_MW and LOCAL_INV (MW-08).
-func offeredOp(p Profile, op verbs.WROpcode) (verbs.Reading, bool) {
-	switch op {
-	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite:
-		return verbs.ReadingNoAtomics, !p.NoAtomics
-	case verbs.WRSendWithImm, verbs.WRRDMAWriteWithImm:
-		return verbs.ReadingNoImmData, !p.NoImmData
-	case verbs.WRBindMW, verbs.WRLocalInv:
-		return verbs.ReadingNoMW, !p.NoMW
-	}
-	return 0, true
-}
+func (e *env) transports() []verbs.QPType { return transports(e.Profile) }
 
 // notOfferedSendOps returns the send_ops_flags bits of the operations a
 // device with profile p does not run whatever the transport.
-func notOfferedSendOps(p Profile) verbs.QPSendOps {
+func notOfferedSendOps(p verbs.Readings) verbs.QPSendOps {
 	var bad verbs.QPSendOps
 	if p.NoAtomics {
 		bad |= verbs.QPExWithAtomicCmpSwp | verbs.QPExWithAtomicFetchAdd | verbs.QPExWithAtomicWrite
@@ -72,27 +44,21 @@ func notOfferedSendOps(p Profile) verbs.QPSendOps {
 	return bad
 }
 
-// offersOp reports whether a device with profile p runs opcode op.
-func offersOp(p Profile, op verbs.WROpcode) bool {
-	_, ok := offeredOp(p, op)
-	return ok
-}
-
 // needQP stops the case, not checked, unless the device has QPs of type
 // t.
-func (e *Env) needQP(t verbs.QPType) {
+func (e *env) needQP(t verbs.QPType) {
 	e.T.Helper()
-	if !offersQP(e.Profile, t) {
+	if !e.Profile.OffersQP(t) {
 		e.T.NotChecked("the device has no %v QPs (QP-41)", t)
 	}
 }
 
 // needOps stops the case, not checked, unless the device runs the opcode
 // of every request of wrs.
-func (e *Env) needOps(wrs ...verbs.SendWR) {
+func (e *env) needOps(wrs ...verbs.SendWR) {
 	e.T.Helper()
 	for i := range wrs {
-		if r, ok := offeredOp(e.Profile, wrs[i].Opcode); !ok {
+		if r, ok := e.Profile.OpReading(wrs[i].Opcode); !ok {
 			e.T.NotChecked("the device does not offer %v (%s, %s)", wrs[i].Opcode, r.Rules(), r)
 		}
 	}
@@ -101,7 +67,7 @@ func (e *Env) needOps(wrs ...verbs.SendWR) {
 // need stops the case, not checked, when the device's profile has reading
 // r, one that takes a capability away (NoSRQ, NoCQEx, NoQPEx, NoRereg,
 // NoMW, NoUD...).
-func (e *Env) need(r verbs.Reading) {
+func (e *env) need(r verbs.Reading) {
 	e.T.Helper()
 	if e.Profile.Get(r) {
 		e.T.NotChecked("%s (%s, %s)", r.Behaviour(true), r.Rules(), r)

@@ -15,7 +15,7 @@ import (
 
 // wantRefused checks that a create refused with EOPNOTSUPP returned no
 // object, or, when the profile offers it, that it succeeded.
-func wantRefused(t *T, what string, made bool, err error, refused bool) {
+func wantRefused(t *tester, what string, made bool, err error, refused bool) {
 	t.Helper()
 	switch {
 	case refused && (made || !errors.Is(err, syscall.EOPNOTSUPP)):
@@ -60,14 +60,14 @@ var offersCases = []Case{
 	{"QP-26", "[IMPL] under PostAnyState (irdma) sends posted before RTS wait for a post in RTS, then run first, in order", postBeforeRTSWaitsForDoorbell},
 }
 
-func offeredQPTypes(t *T, e *Env) {
+func offeredQPTypes(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range qpTypes {
-		q, err := w.pd.CreateQP(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
+		q, err := w.pd.CreateQP(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
 		if q != nil {
 			w.t.Cleanup(func() { c, cancel := graceful(); defer cancel(); _ = q.DestroyContext(c) })
 		}
-		wantRefused(t, fmt.Sprintf("ibv_create_qp(%v)", typ), q != nil, err, !offersQP(e.Profile, typ))
+		wantRefused(t, fmt.Sprintf("ibv_create_qp(%v)", typ), q != nil, err, !e.Profile.OffersQP(typ))
 	}
 	ah, err := w.pd.CreateAH(pdAHAttr)
 	if ah != nil {
@@ -79,7 +79,7 @@ func offeredQPTypes(t *T, e *Env) {
 	}
 }
 
-func offeredAtomics(t *T, e *Env) {
+func offeredAtomics(t *tester, e *env) {
 	a, err := e.Ctx.QueryDevice()
 	if err != nil {
 		t.Fatalf("ibv_query_device: %v", err)
@@ -93,14 +93,14 @@ func offeredAtomics(t *T, e *Env) {
 	}
 }
 
-func offeredImmData(t *T, e *Env) {
+func offeredImmData(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, op := range []verbs.WROpcode{verbs.WRSendWithImm, verbs.WRRDMAWriteWithImm} {
 		offersPost(w, op, e.Profile.NoImmData, "QP-43")
 	}
 }
 
-func offeredMW(t *T, e *Env) {
+func offeredMW(t *tester, e *env) {
 	a, err := e.Ctx.QueryDevice()
 	if err != nil {
 		t.Fatalf("ibv_query_device: %v", err)
@@ -129,9 +129,9 @@ func offeredMW(t *T, e *Env) {
 	}
 }
 
-func offeredSRQ(t *T, e *Env) {
+func offeredSRQ(t *tester, e *env) {
 	w := qpSetup(t, e)
-	s, err := w.pd.CreateSRQ(SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+	s, err := w.pd.CreateSRQ(verbs.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}})
 	if s != nil {
 		t.Cleanup(func() { c, cancel := graceful(); defer cancel(); _ = s.DestroyContext(c) })
 	}
@@ -141,7 +141,7 @@ func offeredSRQ(t *T, e *Env) {
 	}
 }
 
-func offeredCQEx(t *T, e *Env) {
+func offeredCQEx(t *tester, e *env) {
 	cr, ok := e.Ctx.(verbs.ExCQCreator)
 	if !ok {
 		t.Logf("not checked: the context has no ibv_create_cq_ex (verbs.ExCQCreator)")
@@ -155,14 +155,14 @@ func offeredCQEx(t *T, e *Env) {
 	e.CQ(4, nil, nil) // the classic verb works either way
 }
 
-func offeredQPEx(t *T, e *Env) {
+func offeredQPEx(t *tester, e *env) {
 	w := qpSetup(t, e)
 	c, ok := w.pd.(verbs.QPExCreator)
 	if !ok {
 		t.Logf("not checked: the PD has no ibv_create_qp_ex (verbs.QPExCreator)")
 		return
 	}
-	base := QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq}
+	base := verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq}
 	for _, k := range []struct {
 		mask    verbs.QPInitAttrMask
 		refused bool
@@ -178,7 +178,7 @@ func offeredQPEx(t *T, e *Env) {
 	}
 }
 
-func offeredRereg(t *T, e *Env) {
+func offeredRereg(t *tester, e *env) {
 	pd := e.pdAlloc()
 	mr := e.mrReg(pd, make([]byte, 256), accessLocalWrite)
 	r, ok := mr.(verbs.MRReregisterer)
@@ -202,24 +202,24 @@ func offeredRereg(t *T, e *Env) {
 	}
 }
 
-func postBeforeRTSWaitsForDoorbell(t *T, e *Env) {
+func postBeforeRTSWaitsForDoorbell(t *tester, e *env) {
 	if !e.Profile.PostAnyState {
 		t.Logf("not checked: the profile refuses posts before RTS (the other QP-26 case checks that)")
 		return
 	}
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	oa := w.opts()
 	oa.upTo = verbs.QPStateReset
 	a, b := w.connect2(verbs.QPTypeRC, oa, w.opts())
 	b.recvAt("two receives", 1, 0, 64)
 	b.recvAt("two receives", 2, 64, 64)
-	a.post("a SEND posted in RESET", xSend(11, verbs.WRSend, a.s.sge(0, 16)))
+	a.post("a SEND posted in RESET", sendWR(11, verbs.WRSend, a.s.sge(0, 16)))
 	w.bring(a, b, verbs.QPStateRTS)
 	w.settle()
 	if got, _ := w.pollNow(a.scq); len(got) != 0 {
 		t.Errorf("%d completions after RESET→RTS with no post in RTS; want none: the request waits for a doorbell (QP-26 B)", len(got))
 	}
-	a.post("a SEND posted in RTS", xSend(12, verbs.WRSend, a.s.sge(16, 16)))
+	a.post("a SEND posted in RTS", sendWR(12, verbs.WRSend, a.s.sge(16, 16)))
 	got := w.await(a.scq, 2, "the two SENDs")
 	if len(got) == 2 && (got[0].WRID != 11 || got[1].WRID != 12 || got[0].Status != verbs.WCSuccess || got[1].Status != verbs.WCSuccess) {
 		t.Errorf("send completions %d (%v), %d (%v); want 11 then 12, both SUCCESS", got[0].WRID, got[0].Status, got[1].WRID, got[1].Status)

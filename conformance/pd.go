@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -19,7 +20,7 @@ var pdAHAttr = verbs.AHAttr{PortNum: 1, DLID: 1, IsGlobal: true, GRH: verbs.Glob
 
 // pdAlloc allocates a PD on e's context or fails the case; the PD is
 // deallocated when the case ends, after the objects created in it.
-func (e *Env) pdAlloc() PD {
+func (e *env) pdAlloc() verbs.PD {
 	e.T.Helper()
 	pd, err := e.Ctx.AllocPD()
 	if err != nil {
@@ -34,7 +35,7 @@ func (e *Env) pdAlloc() PD {
 
 // mrReg registers buf in pd or fails the case; the MR is deregistered when
 // the case ends.
-func (e *Env) mrReg(pd PD, buf []byte, access uint32) MR {
+func (e *env) mrReg(pd verbs.PD, buf []byte, access uint32) verbs.MR {
 	e.T.Helper()
 	mr, err := pd.RegMR(buf, verbs.AccessFlags(access))
 	if err != nil {
@@ -49,7 +50,7 @@ func (e *Env) mrReg(pd PD, buf []byte, access uint32) MR {
 
 // ahCreate creates an AH with pdAHAttr in pd or fails the case; the AH is
 // destroyed when the case ends.
-func (e *Env) ahCreate(pd PD) AH {
+func (e *env) ahCreate(pd verbs.PD) verbs.AH {
 	e.T.Helper()
 	e.need(verbs.ReadingNoUD)
 	ah, err := pd.CreateAH(pdAHAttr)
@@ -71,8 +72,8 @@ var pdCases = []Case{
 	{"PD-05", "teardown in random orders: only order violations fail, with EBUSY", teardownOrders},
 }
 
-func allocPD(t *T, e *Env) {
-	var pds []PD
+func allocPD(t *tester, e *env) {
+	var pds []verbs.PD
 	for i := range 4 {
 		pd, err := e.Ctx.AllocPD()
 		if err != nil || pd == nil {
@@ -111,7 +112,7 @@ func allocPD(t *T, e *Env) {
 	if err != nil || b == nil {
 		t.Fatalf("second PD (max_pd=2), on another context: pd=%v err=%v", b, err)
 	}
-	for _, c := range []Context{small.Ctx, other} {
+	for _, c := range []verbs.Context{small.Ctx, other} {
 		pd, err := c.AllocPD()
 		if pd != nil {
 			_ = pd.Dealloc()
@@ -128,7 +129,7 @@ func allocPD(t *T, e *Env) {
 	e.WantOK("ibv_dealloc_pd", b.Dealloc())
 }
 
-func deallocPDWhileUsed(t *T, e *Env) {
+func deallocPDWhileUsed(t *tester, e *env) {
 	pd := e.pdAlloc()
 	buf := make([]byte, 256)
 	mr := e.mrReg(pd, buf, accessLocalWrite)
@@ -150,7 +151,7 @@ func deallocPDWhileUsed(t *T, e *Env) {
 	e.WantErrno("ibv_destroy_ah twice", ah.Destroy(), syscall.EINVAL)
 }
 
-func pinsOwnPD(t *T, e *Env) {
+func pinsOwnPD(t *tester, e *env) {
 	a, b, c := e.pdAlloc(), e.pdAlloc(), e.pdAlloc()
 	mr := e.mrReg(a, make([]byte, 128), accessLocalWrite|accessRemoteRead)
 	ah := e.ahCreate(b)
@@ -164,7 +165,7 @@ func pinsOwnPD(t *T, e *Env) {
 	e.WantOK("ibv_dealloc_pd of the MR's PD once the MR is gone", a.Dealloc())
 }
 
-func teardownOrders(t *T, e *Env) {
+func teardownOrders(t *tester, e *env) {
 	rng := rand.New(rand.NewPCG(5, 0x9d05))
 	for round := range 40 {
 		pdTeardown(t, e, rng, round)
@@ -188,7 +189,7 @@ type pdObject struct {
 // left. A destroy must succeed exactly when everything that depends on the
 // object is gone, and must otherwise fail with EBUSY and leave the object in
 // place (it is destroyed later).
-func pdTeardown(t *T, e *Env, rng *rand.Rand, round int) {
+func pdTeardown(t *tester, e *env, rng *rand.Rand, round int) {
 	t.Helper()
 	var objs []*pdObject
 	add := func(name string, destroy func() error) int {
@@ -208,7 +209,7 @@ func pdTeardown(t *T, e *Env, rng *rand.Rand, round int) {
 	}
 	chIdx := add("channel", ch.Destroy)
 	for i := range 2 + rng.IntN(2) {
-		var qch CompChannel
+		var qch verbs.CompChannel
 		if i > 0 {
 			qch = ch
 		}
@@ -293,7 +294,7 @@ func errnoOf(err error) string {
 	}
 	var n syscall.Errno
 	if errors.As(err, &n) {
-		return errnoName(n)
+		return verr.Name(n)
 	}
 	return err.Error()
 }

@@ -58,6 +58,11 @@ const (
 	bRate    = verbs.QPAttrRateLimit
 )
 
+// noQPN is a dest_qp_num no QP of a device with fewer than 2^24-16 QPs
+// has: a connected QP pointed at it sends into the void, so its sends wait
+// for acknowledgements that never come.
+const noQPN = 0xFFFFF0
+
 // qpPath is how the suite reaches each state from RESET with modifies.
 // SQE is missing: only a failing send takes a QP there.
 var qpPath = map[verbs.QPState][]verbs.QPState{
@@ -113,19 +118,19 @@ const qpCQE = 1024
 // registered buffer and the device limits. QPs made through it are destroyed
 // when the case ends, before the PD and the CQ.
 type qpWorld struct {
-	t     *T
-	e     *Env
+	t     *tester
+	e     *env
 	lim   Limits
-	pd    PD
-	cq    CQ
-	mr    MR
-	ah    AH
-	types map[QP]verbs.QPType
+	pd    verbs.PD
+	cq    verbs.CQ
+	mr    verbs.MR
+	ah    verbs.AH
+	types map[verbs.QP]verbs.QPType
 }
 
-func qpSetup(t *T, e *Env) *qpWorld {
+func qpSetup(t *tester, e *env) *qpWorld {
 	t.Helper()
-	w := &qpWorld{t: t, e: e, lim: e.Limits(), types: map[QP]verbs.QPType{}}
+	w := &qpWorld{t: t, e: e, lim: e.Limits(), types: map[verbs.QP]verbs.QPType{}}
 	w.pd = e.pdAlloc()
 	w.cq = e.CQ(qpCQE, nil, nil)
 	w.mr = e.mrReg(w.pd, make([]byte, 4096), accessLocalWrite)
@@ -133,7 +138,7 @@ func qpSetup(t *T, e *Env) *qpWorld {
 }
 
 // udAH returns an address handle of the world's PD, for UD send requests.
-func (w *qpWorld) udAH() AH {
+func (w *qpWorld) udAH() verbs.AH {
 	if w.ah == nil {
 		w.ah = w.e.ahCreate(w.pd)
 	}
@@ -150,13 +155,13 @@ func (w *qpWorld) qpCap() verbs.QPCap {
 }
 
 // create makes a QP of type typ with qpCap on the world's CQ.
-func (w *qpWorld) create(typ verbs.QPType) QP {
+func (w *qpWorld) create(typ verbs.QPType) verbs.QP {
 	w.t.Helper()
-	return w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
+	return w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
 }
 
 // createWith makes a QP from a or fails the case.
-func (w *qpWorld) createWith(a QPInitAttr) QP {
+func (w *qpWorld) createWith(a verbs.QPInitAttr) verbs.QP {
 	w.t.Helper()
 	w.e.needQP(a.Type)
 	q, err := w.pd.CreateQP(a)
@@ -174,7 +179,7 @@ func (w *qpWorld) createWith(a QPInitAttr) QP {
 
 // tryCreate makes a QP from a and checks the failure convention: either a QP
 // and no error, or no QP and an errno. The QP is destroyed at the end.
-func (w *qpWorld) tryCreate(a QPInitAttr) (QP, error) {
+func (w *qpWorld) tryCreate(a verbs.QPInitAttr) (verbs.QP, error) {
 	w.t.Helper()
 	w.e.needQP(a.Type)
 	q, err := w.pd.CreateQP(a)
@@ -201,10 +206,10 @@ func (w *qpWorld) tryCreate(a QPInitAttr) (QP, error) {
 
 // srq makes an SRQ of the world's PD or fails the case; it is destroyed at
 // the end, after the QPs created later.
-func (w *qpWorld) srq(maxWR, maxSGE uint32) SRQ {
+func (w *qpWorld) srq(maxWR, maxSGE uint32) verbs.SRQ {
 	w.t.Helper()
 	w.e.need(verbs.ReadingNoSRQ)
-	s, err := w.pd.CreateSRQ(SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: maxWR, MaxSGE: maxSGE}})
+	s, err := w.pd.CreateSRQ(verbs.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: maxWR, MaxSGE: maxSGE}})
 	if err != nil || s == nil {
 		w.t.Fatalf("ibv_create_srq(max_wr=%d, max_sge=%d): srq=%v err=%v", maxWR, maxSGE, s, err)
 	}
@@ -217,14 +222,14 @@ func (w *qpWorld) srq(maxWR, maxSGE uint32) SRQ {
 }
 
 // minimal returns the smallest legal mask from one state to another for q.
-func (w *qpWorld) minimal(q QP, from, to verbs.QPState) verbs.QPAttrMask {
+func (w *qpWorld) minimal(q verbs.QP, from, to verbs.QPState) verbs.QPAttrMask {
 	req, _, _ := verbs.Transition(from, to, w.types[q], w.e.Profile)
 	return bState | req
 }
 
 // step moves q from one state to another with the minimal mask, or fails
 // the case.
-func (w *qpWorld) step(q QP, from, to verbs.QPState) {
+func (w *qpWorld) step(q verbs.QP, from, to verbs.QPState) {
 	w.t.Helper()
 	w.stepWith(q, from, to, nil)
 }
@@ -232,7 +237,7 @@ func (w *qpWorld) step(q QP, from, to verbs.QPState) {
 // stepWith is step with the attributes qpAttr gives edited by set (when not
 // nil). A move from RTS to SQD also takes the SQ_DRAINED event it raises on
 // a device that raises it unasked (sqDrained).
-func (w *qpWorld) stepWith(q QP, from, to verbs.QPState, set func(*verbs.QPAttr)) {
+func (w *qpWorld) stepWith(q verbs.QP, from, to verbs.QPState, set func(*verbs.QPAttr)) {
 	w.t.Helper()
 	a := qpAttr(w.lim, from, to)
 	if set != nil {
@@ -256,7 +261,7 @@ func (w *qpWorld) stepWith(q QP, from, to verbs.QPState, set func(*verbs.QPAttr)
 // another QP, which a case may have moved to SQD with a modify of its own,
 // is acked and skipped; any other event fails the case. Under the other
 // reading nothing is raised, which ASYNC-13 and FLUSH-14 check.
-func (w *qpWorld) sqDrained(q QP) {
+func (w *qpWorld) sqDrained(q verbs.QP) {
 	w.t.Helper()
 	if !w.e.Profile.AlwaysSQDrained {
 		return
@@ -284,7 +289,7 @@ func (w *qpWorld) sqDrained(q QP) {
 // RTS: UD and UC sends complete at once with SUCCESS whoever receives them
 // (XFER-22, XFER-26). So:
 //
-//   - RC: RTS, with dest_qp_num machineDestQPN, which no QP has, and timeout
+//   - RC: RTS, with dest_qp_num noQPN, which no QP has, and timeout
 //     0, which disables the local ACK timeout (QP-22): the sends are
 //     transmitted and wait for an acknowledgement that never comes.
 //   - UC and UD: SQD, entered while the send queue is empty, so the drain is
@@ -292,9 +297,9 @@ func (w *qpWorld) sqDrained(q QP) {
 //     which never comes.
 //
 // Receives wait for a message in either state; nothing is sent to them.
-func (w *qpWorld) hold(q QP) verbs.QPState {
+func (w *qpWorld) hold(q verbs.QP) verbs.QPState {
 	w.t.Helper()
-	silent := func(a *verbs.QPAttr) { a.DestQPNum, a.Timeout = machineDestQPN, 0 }
+	silent := func(a *verbs.QPAttr) { a.DestQPNum, a.Timeout = noQPN, 0 }
 	path := []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS}
 	if w.types[q] != verbs.QPTypeRC {
 		path = append(path, verbs.QPStateSQD)
@@ -308,14 +313,14 @@ func (w *qpWorld) hold(q QP) verbs.QPState {
 }
 
 // held returns a new QP of type typ taken to hold's state, and the state.
-func (w *qpWorld) held(typ verbs.QPType) (QP, verbs.QPState) {
+func (w *qpWorld) held(typ verbs.QPType) (verbs.QP, verbs.QPState) {
 	w.t.Helper()
 	q := w.create(typ)
 	return q, w.hold(q)
 }
 
 // walk takes q, which is in RESET, to state s along qpPath.
-func (w *qpWorld) walk(q QP, s verbs.QPState) {
+func (w *qpWorld) walk(q verbs.QP, s verbs.QPState) {
 	w.t.Helper()
 	cur := verbs.QPStateReset
 	for _, next := range qpPath[s] {
@@ -325,7 +330,7 @@ func (w *qpWorld) walk(q QP, s verbs.QPState) {
 }
 
 // at returns a new QP of type typ in state s.
-func (w *qpWorld) at(typ verbs.QPType, s verbs.QPState) QP {
+func (w *qpWorld) at(typ verbs.QPType, s verbs.QPState) verbs.QP {
 	w.t.Helper()
 	q := w.create(typ)
 	w.walk(q, s)
@@ -333,7 +338,7 @@ func (w *qpWorld) at(typ verbs.QPType, s verbs.QPState) QP {
 }
 
 // query returns q's attributes or fails the case.
-func (w *qpWorld) query(q QP) verbs.QPAttr {
+func (w *qpWorld) query(q verbs.QP) verbs.QPAttr {
 	w.t.Helper()
 	a, err := queryQP(q)
 	if err != nil {
@@ -344,7 +349,7 @@ func (w *qpWorld) query(q QP) verbs.QPAttr {
 
 // refused checks that modify(a, mask) fails with EINVAL and that the QP's
 // attributes, state included, are what they were (QP-13).
-func (w *qpWorld) refused(what string, q QP, a verbs.QPAttr, mask verbs.QPAttrMask) bool {
+func (w *qpWorld) refused(what string, q verbs.QP, a verbs.QPAttr, mask verbs.QPAttrMask) bool {
 	w.t.Helper()
 	before := w.query(q)
 	err := q.Modify(&a, mask)
@@ -362,7 +367,7 @@ func (w *qpWorld) refused(what string, q QP, a verbs.QPAttr, mask verbs.QPAttrMa
 }
 
 // accepted checks that modify(a, mask) succeeds and leaves q in state to.
-func (w *qpWorld) accepted(what string, q QP, a verbs.QPAttr, mask verbs.QPAttrMask, to verbs.QPState) bool {
+func (w *qpWorld) accepted(what string, q verbs.QP, a verbs.QPAttr, mask verbs.QPAttrMask, to verbs.QPState) bool {
 	w.t.Helper()
 	from := w.query(q).QPState
 	if err := q.Modify(&a, mask); err != nil {
@@ -378,7 +383,7 @@ func (w *qpWorld) accepted(what string, q QP, a verbs.QPAttr, mask verbs.QPAttrM
 
 // qpSmallEnv returns an environment on a device like e's with small queue
 // limits, or nil when e's device is not a LimitedDevice.
-func qpSmallEnv(t *T, e *Env) *Env {
+func qpSmallEnv(t *tester, e *env) *env {
 	t.Helper()
 	want := Limits{MaxQPWR: 64, MaxSGE: 4, MaxInline: 48, MaxSRQWR: 64, MaxSRQSGE: 4}
 	s := cqLimitedEnv(t, e, want)
@@ -397,7 +402,7 @@ func qpSmallEnv(t *T, e *Env) *Env {
 
 // qpCapProperty creates QPs with random capacities within w's limits, and at
 // each limit, and checks the capacities they report (QP-02).
-func qpCapProperty(t *T, w *qpWorld) {
+func qpCapProperty(t *tester, w *qpWorld) {
 	t.Helper()
 	l := w.lim
 	rng := rand.New(rand.NewPCG(2, 0x9902))
@@ -418,7 +423,7 @@ func qpCapProperty(t *T, w *qpWorld) {
 	ts := w.e.transports()
 	for i, c := range req {
 		typ := ts[i%len(ts)]
-		q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+		q, err := w.tryCreate(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
 		if err != nil {
 			t.Errorf("ibv_create_qp(%v, cap %+v) within the device limits: %v", typ, c, err)
 			continue
@@ -436,7 +441,7 @@ func qpCapProperty(t *T, w *qpWorld) {
 
 // qpCapOverLimit checks that a request above one of w's limits is EINVAL
 // with no QP (QP-02).
-func qpCapOverLimit(t *T, w *qpWorld) {
+func qpCapOverLimit(t *tester, w *qpWorld) {
 	t.Helper()
 	l := w.lim
 	over := []struct {
@@ -454,7 +459,7 @@ func qpCapOverLimit(t *T, w *qpWorld) {
 		c := w.qpCap()
 		o.set(&c)
 		typ := ts[i%len(ts)]
-		q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+		q, err := w.tryCreate(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
 		if q != nil {
 			t.Errorf("ibv_create_qp(%v) with %s (max_qp_wr %d) returned a QP", typ, o.name, l.MaxQPWR)
 		}
@@ -484,10 +489,10 @@ var qpCases = []Case{
 	{"QP-24", "query reports the current state after every modify", queryCurrentState},
 }
 
-func newQPInReset(t *T, e *Env) {
+func newQPInReset(t *tester, e *env) {
 	w := qpSetup(t, e)
 	nums := map[uint32]int{}
-	var live []QP
+	var live []verbs.QP
 	ts := e.transports()
 	for i := range 12 {
 		q := w.create(ts[i%len(ts)])
@@ -509,16 +514,16 @@ func newQPInReset(t *T, e *Env) {
 	}
 	c := w.qpCap()
 	c.MaxSendWR = uint32(w.lim.MaxQPWR) + 1
-	q, err := w.tryCreate(QPInitAttr{Type: verbs.QPTypeRC, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+	q, err := w.tryCreate(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
 	if q != nil || err == nil {
 		t.Errorf("ibv_create_qp above max_qp_wr: qp=%v err=%v, want no QP and an errno", q, err)
 	}
-	if q, err := w.tryCreate(QPInitAttr{Type: verbs.QPType(99), Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq}); q != nil || err == nil {
+	if q, err := w.tryCreate(verbs.QPInitAttr{Type: verbs.QPType(99), Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq}); q != nil || err == nil {
 		t.Errorf("ibv_create_qp(qp_type=99): qp=%v err=%v, want no QP and an errno", q, err)
 	}
 }
 
-func qpCapsWrittenBack(t *T, e *Env) {
+func qpCapsWrittenBack(t *tester, e *env) {
 	// The property runs where the limits are small, so that requests at
 	// the limits stay cheap; the refusals run on both devices.
 	w := qpSetup(t, e)
@@ -533,29 +538,29 @@ func qpCapsWrittenBack(t *T, e *Env) {
 	}
 }
 
-func sendAndRecvCQ(t *T, e *Env) {
+func sendAndRecvCQ(t *tester, e *env) {
 	w := qpSetup(t, e)
 	other := e.CQ(16, nil, nil)
 	for _, typ := range e.transports() {
 		for _, c := range []struct {
 			name       string
-			send, recv CQ
+			send, recv verbs.CQ
 		}{{"no send_cq", nil, w.cq}, {"no recv_cq", w.cq, nil}, {"no CQ at all", nil, nil}} {
-			q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: c.send, RecvCQ: c.recv})
+			q, err := w.tryCreate(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: c.send, RecvCQ: c.recv})
 			if q != nil {
 				t.Errorf("ibv_create_qp(%v) with %s returned a QP", typ, c.name)
 			}
 			e.WantErrno(fmt.Sprintf("ibv_create_qp(%v) with %s", typ, c.name), err, syscall.EINVAL)
 		}
-		w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
-		w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: other})
+		w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
+		w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: other})
 	}
 }
 
-func ucCannotUseSRQ(t *T, e *Env) {
+func ucCannotUseSRQ(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(16, 1)
-	q, err := w.tryCreate(QPInitAttr{Type: verbs.QPTypeUC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+	q, err := w.tryCreate(verbs.QPInitAttr{Type: verbs.QPTypeUC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 	if q != nil {
 		t.Errorf("ibv_create_qp(UC, srq) returned a QP")
 	}
@@ -563,7 +568,7 @@ func ucCannotUseSRQ(t *T, e *Env) {
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 		c := w.qpCap()
 		c.MaxRecvWR, c.MaxRecvSGE = uint32(w.lim.MaxQPWR)+1, uint32(w.lim.MaxSGE)+1
-		q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+		q, err := w.tryCreate(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 		if err != nil {
 			t.Errorf("ibv_create_qp(%v, srq) with receive caps above the device's, which an SRQ makes irrelevant: %v", typ, err)
 		} else if q == nil {
@@ -572,7 +577,7 @@ func ucCannotUseSRQ(t *T, e *Env) {
 	}
 }
 
-func stateValues(t *T, e *Env) {
+func stateValues(t *tester, e *env) {
 	for _, r := range qpStateValues {
 		if uint32(r.s) != r.val {
 			t.Errorf("%s is %d, want %d", r.name, uint32(r.s), r.val)
@@ -593,7 +598,7 @@ func stateValues(t *T, e *Env) {
 	}
 }
 
-func queryCurrentState(t *T, e *Env) {
+func queryCurrentState(t *tester, e *env) {
 	w := qpSetup(t, e)
 	tour := []verbs.QPState{verbs.QPStateInit, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQD, verbs.QPStateRTS, verbs.QPStateErr, verbs.QPStateErr, verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateErr}
 	for _, typ := range e.transports() {

@@ -23,7 +23,7 @@ const qpMaxFailures = 12
 // qpIllegalMasks are the masks tried on an illegal pair ending in to: STATE
 // alone, and STATE with what each legal way into to requires, so that a
 // device cannot pass by refusing for a missing bit.
-func qpIllegalMasks(p Profile, to verbs.QPState, typ verbs.QPType) []verbs.QPAttrMask {
+func qpIllegalMasks(p verbs.Readings, to verbs.QPState, typ verbs.QPType) []verbs.QPAttrMask {
 	masks := []verbs.QPAttrMask{bState}
 	seen := map[verbs.QPAttrMask]bool{bState: true}
 	for _, f := range qpStates {
@@ -42,7 +42,7 @@ type qpEdge struct {
 }
 
 // qpLegalEdges are the legal transitions out of the states a modify reaches.
-func qpLegalEdges(p Profile) []qpEdge {
+func qpLegalEdges(p verbs.Readings) []qpEdge {
 	var out []qpEdge
 	for _, typ := range transports(p) {
 		for _, from := range qpReachable {
@@ -59,7 +59,7 @@ func qpLegalEdges(p Profile) []qpEdge {
 // qpCheckEdges checks the mask rules of the given transitions on every
 // transport: the minimal mask works and no required bit may be left out;
 // each optional bit is accepted; every other bit is refused.
-func qpCheckEdges(t *T, e *Env, pairs ...[2]verbs.QPState) {
+func qpCheckEdges(t *tester, e *env, pairs ...[2]verbs.QPState) {
 	t.Helper()
 	w := qpSetup(t, e)
 	for _, pr := range pairs {
@@ -108,11 +108,11 @@ var qpModifyCases = []Case{
 	{"QP-22", "attribute values: ranges, port limits, PSNs cut to 24 bits", attributeValues},
 }
 
-func transitionTable(t *T, e *Env) {
+func transitionTable(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		for _, from := range qpReachable {
-			var q QP // reused while modifies are refused
+			var q verbs.QP // reused while modifies are refused
 			for _, to := range qpStates {
 				if q == nil {
 					q = w.at(typ, from)
@@ -135,7 +135,7 @@ func transitionTable(t *T, e *Env) {
 	}
 }
 
-func resetToErr(t *T, e *Env) {
+func resetToErr(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		q := w.create(typ)
@@ -148,7 +148,7 @@ func resetToErr(t *T, e *Env) {
 	}
 }
 
-func toResetOrErrTakesState(t *T, e *Env) {
+func toResetOrErrTakesState(t *tester, e *env) {
 	w := qpSetup(t, e)
 	failed := 0
 	for _, typ := range e.transports() {
@@ -172,7 +172,7 @@ func toResetOrErrTakesState(t *T, e *Env) {
 	}
 }
 
-func maskExactlyRequired(t *T, e *Env) {
+func maskExactlyRequired(t *tester, e *env) {
 	w := qpSetup(t, e)
 	rng := rand.New(rand.NewPCG(10, 0x9910))
 	edges := qpLegalEdges(e.Profile)
@@ -202,7 +202,7 @@ func maskExactlyRequired(t *T, e *Env) {
 	}
 }
 
-func maskWithoutState(t *T, e *Env) {
+func maskWithoutState(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		for _, s := range qpReachable {
@@ -236,7 +236,7 @@ func maskWithoutState(t *T, e *Env) {
 	}
 }
 
-func curState(t *T, e *Env) {
+func curState(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		for _, s := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateReset, verbs.QPStateErr} {
@@ -268,7 +268,7 @@ func curState(t *T, e *Env) {
 	}
 }
 
-func refusedModifyChangesNothing(t *T, e *Env) {
+func refusedModifyChangesNothing(t *tester, e *env) {
 	w := qpSetup(t, e)
 	// Each row is a modify with one bad value or bit among good ones that
 	// would change something; refused checks the query is identical.
@@ -301,31 +301,31 @@ func refusedModifyChangesNothing(t *T, e *Env) {
 	}
 }
 
-func resetToInit(t *T, e *Env) {
+func resetToInit(t *tester, e *env) {
 	qpCheckEdges(t, e, [2]verbs.QPState{verbs.QPStateReset, verbs.QPStateInit})
 }
 
-func initToInit(t *T, e *Env) {
+func initToInit(t *tester, e *env) {
 	qpCheckEdges(t, e, [2]verbs.QPState{verbs.QPStateInit, verbs.QPStateInit})
 }
 
-func initToRTR(t *T, e *Env) {
+func initToRTR(t *tester, e *env) {
 	qpCheckEdges(t, e, [2]verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR})
 }
 
-func rtrToRTS(t *T, e *Env) {
+func rtrToRTS(t *tester, e *env) {
 	qpCheckEdges(t, e, [2]verbs.QPState{verbs.QPStateRTR, verbs.QPStateRTS})
 }
 
-func rtsToRTS(t *T, e *Env) {
+func rtsToRTS(t *tester, e *env) {
 	qpCheckEdges(t, e, [2]verbs.QPState{verbs.QPStateRTS, verbs.QPStateRTS}, [2]verbs.QPState{verbs.QPStateSQD, verbs.QPStateRTS})
 }
 
-func toSQD(t *T, e *Env) {
+func toSQD(t *tester, e *env) {
 	qpCheckEdges(t, e, [2]verbs.QPState{verbs.QPStateRTS, verbs.QPStateSQD}, [2]verbs.QPState{verbs.QPStateSQD, verbs.QPStateSQD})
 }
 
-func foreignAttributes(t *T, e *Env) {
+func foreignAttributes(t *tester, e *env) {
 	w := qpSetup(t, e)
 	failed := 0
 	for _, typ := range e.transports() {
@@ -361,7 +361,7 @@ func foreignAttributes(t *T, e *Env) {
 	}
 }
 
-func attributeValues(t *T, e *Env) {
+func attributeValues(t *tester, e *env) {
 	w := qpSetup(t, e)
 	qpCheckValues(t, w, w.lim)
 	// With a LimitedDevice, a port whose max_mtu is below the largest
@@ -379,7 +379,7 @@ func attributeValues(t *T, e *Env) {
 }
 
 // qpCheckValues runs the QP-22 value table on w's device.
-func qpCheckValues(t *T, w *qpWorld, l Limits) {
+func qpCheckValues(t *tester, w *qpWorld, l Limits) {
 	t.Helper()
 	type row struct {
 		name     string

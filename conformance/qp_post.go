@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -43,7 +44,7 @@ func (w *qpWorld) sges(n int) []verbs.SGE {
 
 // send returns a SEND with wr_id id and no SGE, suited to q's transport: a
 // UD request carries the world's AH.
-func (w *qpWorld) send(q QP, id uint64) verbs.SendWR {
+func (w *qpWorld) send(q verbs.QP, id uint64) verbs.SendWR {
 	r := verbs.SendWR{WRID: id, Opcode: verbs.WRSend, Flags: verbs.SendSignaled}
 	if w.types[q] == verbs.QPTypeUD {
 		r.AH, r.RemoteQPN, r.RemoteQKey = w.udAH(), 0x42, 0x11110000
@@ -52,7 +53,7 @@ func (w *qpWorld) send(q QP, id uint64) verbs.SendWR {
 }
 
 // sendIDs returns SENDs with the given wr_ids.
-func (w *qpWorld) sendIDs(q QP, ids ...uint64) []verbs.SendWR {
+func (w *qpWorld) sendIDs(q verbs.QP, ids ...uint64) []verbs.SendWR {
 	out := make([]verbs.SendWR, len(ids))
 	for i, id := range ids {
 		out[i] = w.send(q, id)
@@ -70,7 +71,7 @@ func (w *qpWorld) recvIDs(ids ...uint64) []verbs.RecvWR {
 }
 
 // postSend posts wrs on q and fails the case unless all of them are posted.
-func (w *qpWorld) postSend(what string, q QP, wrs []verbs.SendWR) {
+func (w *qpWorld) postSend(what string, q verbs.QP, wrs []verbs.SendWR) {
 	w.t.Helper()
 	if n, err := q.PostSend(wrs); n != len(wrs) || err != nil {
 		w.t.Fatalf("%s: ibv_post_send of %d: %d posted, %v", what, len(wrs), n, err)
@@ -78,7 +79,7 @@ func (w *qpWorld) postSend(what string, q QP, wrs []verbs.SendWR) {
 }
 
 // postRecv posts wrs on q and fails the case unless all of them are posted.
-func (w *qpWorld) postRecv(what string, q QP, wrs []verbs.RecvWR) {
+func (w *qpWorld) postRecv(what string, q verbs.QP, wrs []verbs.RecvWR) {
 	w.t.Helper()
 	if n, err := q.PostRecv(wrs); n != len(wrs) || err != nil {
 		w.t.Fatalf("%s: ibv_post_recv of %d: %d posted, %v", what, len(wrs), n, err)
@@ -102,7 +103,7 @@ func (w *qpWorld) wantPost(what string, n int, err error, wantN int, errno sysca
 }
 
 // toErr moves q, which is in state from, to ERR.
-func (w *qpWorld) toErr(q QP, from verbs.QPState) {
+func (w *qpWorld) toErr(q verbs.QP, from verbs.QPState) {
 	w.t.Helper()
 	switch from {
 	case verbs.QPStateErr:
@@ -117,7 +118,7 @@ func (w *qpWorld) toErr(q QP, from verbs.QPState) {
 // collect polls cq until n completions have come, for up to Patience (a
 // flush may finish after the modify returned, FLUSH-13), checks that no
 // further completion is there, and returns the n.
-func (w *qpWorld) collect(cq CQ, n int, what string) []verbs.WC {
+func (w *qpWorld) collect(cq verbs.CQ, n int, what string) []verbs.WC {
 	w.t.Helper()
 	got := make([]verbs.WC, 0, n)
 	buf := make([]verbs.WC, 64)
@@ -187,7 +188,7 @@ func (w *qpWorld) wantFlushes(what string, wcs []verbs.WC, ids []uint64) {
 // every QP to ERR and checks that exactly the accepted requests complete,
 // each once: flushed, or (a UC or UD send posted in RTS, which executes at
 // once, XFER-22, XFER-26) successful. Only their number is checked.
-func qpPostStates(t *T, e *Env, recv bool, ok map[verbs.QPState]bool) {
+func qpPostStates(t *tester, e *env, recv bool, ok map[verbs.QPState]bool) {
 	t.Helper()
 	w := qpSetup(t, e)
 	verb := "ibv_post_send"
@@ -255,16 +256,16 @@ var qpPostCases = []Case{
 	{"QP-37", "destroying a QP drops its requests without completions", destroyDropsRequests},
 }
 
-func postRecvStates(t *T, e *Env) {
+func postRecvStates(t *tester, e *env) {
 	qpPostStates(t, e, true, map[verbs.QPState]bool{verbs.QPStateReset: e.Profile.PostAnyState, verbs.QPStateInit: true, verbs.QPStateRTR: true, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
 }
 
-func postSendStates(t *T, e *Env) {
+func postSendStates(t *tester, e *env) {
 	early := e.Profile.PostAnyState
 	qpPostStates(t, e, false, map[verbs.QPState]bool{verbs.QPStateReset: early, verbs.QPStateInit: early, verbs.QPStateRTR: early, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
 }
 
-func listStopsAtFirstBad(t *T, e *Env) {
+func listStopsAtFirstBad(t *tester, e *env) {
 	w := qpSetup(t, e)
 	rng := rand.New(rand.NewPCG(27, 0x9927))
 	for i := range 24 {
@@ -293,14 +294,14 @@ func listStopsAtFirstBad(t *T, e *Env) {
 			if !full {
 				wrs[k].SGList = w.sges(int(c.MaxRecvSGE) + 1)
 			}
-			what += fmt.Sprintf(", receive list, bad at %d (%s)", k, errnoName(errno))
+			what += fmt.Sprintf(", receive list, bad at %d (%s)", k, verr.Name(errno))
 			got, err = q.PostRecv(wrs)
 		} else {
 			wrs := w.sendIDs(q, idRange(base, n)...)
 			if !full {
 				qpSpoil(w, q, c, &wrs[k], rng.IntN(5))
 			}
-			what += fmt.Sprintf(", send list, bad at %d (%s)", k, errnoName(errno))
+			what += fmt.Sprintf(", send list, bad at %d (%s)", k, verr.Name(errno))
 			got, err = q.PostSend(wrs)
 		}
 		w.wantPost(what, got, err, k, errno)
@@ -312,7 +313,7 @@ func listStopsAtFirstBad(t *T, e *Env) {
 	}
 }
 
-func immediateErrors(t *T, e *Env) {
+func immediateErrors(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for i, r := range []struct {
 		name  string
@@ -347,15 +348,15 @@ func immediateErrors(t *T, e *Env) {
 	}
 }
 
-func sendSlots(t *T, e *Env) {
+func sendSlots(t *tester, e *env) {
 	qpCapacity(t, e, false)
 }
 
-func recvSlots(t *T, e *Env) {
+func recvSlots(t *tester, e *env) {
 	qpCapacity(t, e, true)
 }
 
-func numSGE(t *T, e *Env) {
+func numSGE(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		q := w.at(typ, verbs.QPStateRTS)
@@ -377,7 +378,7 @@ func numSGE(t *T, e *Env) {
 	}
 }
 
-func opcodesPerTransport(t *T, e *Env) {
+func opcodesPerTransport(t *tester, e *env) {
 	w := qpSetup(t, e)
 	all := []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
 	matrix := []struct {
@@ -395,7 +396,7 @@ func opcodesPerTransport(t *T, e *Env) {
 	for _, typ := range e.transports() {
 		c := w.qpCap()
 		c.MaxSendWR = uint32(min(2*len(matrix), w.lim.MaxQPWR))
-		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
 		w.walk(q, verbs.QPStateRTS)
 		for i, m := range matrix {
 			wr := w.send(q, uint64(i))
@@ -409,7 +410,7 @@ func opcodesPerTransport(t *T, e *Env) {
 				continue
 			}
 			switch {
-			case !offersOp(e.Profile, m.op):
+			case !e.Profile.OffersOp(m.op):
 				// Refused whatever the transport (QP-42, QP-43, MW-08).
 				w.wantPost(what+" (not offered by the device)", n, err, 0, syscall.EINVAL)
 			case slices.Contains(m.on, typ):
@@ -421,7 +422,7 @@ func opcodesPerTransport(t *T, e *Env) {
 	}
 }
 
-func sendFlagsPerOpcode(t *T, e *Env) {
+func sendFlagsPerOpcode(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		q := w.at(typ, verbs.QPStateRTS)
@@ -444,20 +445,20 @@ func sendFlagsPerOpcode(t *T, e *Env) {
 		wr.SGList = []verbs.SGE{w.sge(0, 8)}
 		n, err := q.PostSend([]verbs.SendWR{wr})
 		switch {
-		case op == verbs.WRRDMARead || op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd || !offersOp(e.Profile, op):
+		case op == verbs.WRRDMARead || op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd || !e.Profile.OffersOp(op):
 			w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 0, syscall.EINVAL)
 		default:
 			w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 1, 0)
 		}
 	}
-	sig := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true})
+	sig := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true})
 	w.walk(sig, verbs.QPStateRTS)
 	wr := w.send(sig, 30)
 	wr.Flags = verbs.SendSignaled | verbs.SendSolicited
 	w.postSend("SIGNALED with sq_sig_all=1", sig, []verbs.SendWR{wr})
 }
 
-func inlineLimit(t *T, e *Env) {
+func inlineLimit(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		q := w.at(typ, verbs.QPStateRTS)
@@ -488,18 +489,18 @@ func inlineLimit(t *T, e *Env) {
 	}
 }
 
-func destroyDropsRequests(t *T, e *Env) {
+func destroyDropsRequests(t *tester, e *env) {
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		scq, rcq := e.CQ(16, nil, nil), e.CQ(16, nil, nil)
-		q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
 		s := w.hold(q)
 		w.postSend("sends before destroy", q, w.sendIDs(q, 1, 2, 3))
 		w.postRecv("receives before destroy", q, w.recvIDs(4, 5))
 		ctx, cancel := patient()
 		e.WantOK(fmt.Sprintf("ibv_destroy_qp(%v in %v) with 5 requests outstanding", typ, s), q.DestroyContext(ctx))
 		cancel()
-		for _, c := range []CQ{scq, rcq} {
+		for _, c := range []verbs.CQ{scq, rcq} {
 			if got := e.PollAll(c, 8); len(got) != 0 {
 				t.Errorf("%v in %v: destroying the QP produced completions %v", typ, s, wrIDs(got))
 			}
@@ -512,7 +513,7 @@ func destroyDropsRequests(t *T, e *Env) {
 // 0 too many SGEs, 1 an opcode q's transport does not take, 2 an inline
 // payload above the QP's maximum, 3 FENCE (INLINE on RDMA READ on RC),
 // 4 INLINE on RDMA READ (too many SGEs on UC and UD).
-func qpSpoil(w *qpWorld, q QP, c verbs.QPCap, wr *verbs.SendWR, kind int) {
+func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) {
 	typ := w.types[q]
 	switch {
 	case kind == 1 && typ == verbs.QPTypeUD:
@@ -543,14 +544,14 @@ func qpSpoil(w *qpWorld, q QP, c verbs.QPCap, wr *verbs.SendWR, kind int) {
 // (qpCapacityOnRetire). Sends are posted where they stay outstanding (hold),
 // so that they are flushed, not executed; qpCapacityExecuted checks the send
 // queue of UC and UD QPs with sends that execute.
-func qpCapacity(t *T, e *Env, recv bool) {
+func qpCapacity(t *tester, e *env, recv bool) {
 	t.Helper()
 	w := qpSetup(t, e)
 	for _, typ := range e.transports() {
 		cq := e.CQ(qpCQE, nil, nil)
 		c := w.qpCap()
 		c.MaxSendWR, c.MaxRecvWR = uint32(min(5, w.lim.MaxQPWR)), uint32(min(5, w.lim.MaxQPWR))
-		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
 		s := verbs.QPStateRTS
 		if recv {
 			w.walk(q, s)
@@ -595,7 +596,7 @@ func qpCapacity(t *T, e *Env, recv bool) {
 // completions frees exactly j slots; once everything is polled the queue
 // takes depth again (wr_ids 300..). want checks the completions polled;
 // kind names them in messages.
-func (w *qpWorld) qpReclaimOnPoll(cq CQ, what, kind string, extra uint64, depth int, post func([]uint64) (int, error), want func(string, []verbs.WC, []uint64)) {
+func (w *qpWorld) qpReclaimOnPoll(cq verbs.CQ, what, kind string, extra uint64, depth int, post func([]uint64) (int, error), want func(string, []verbs.WC, []uint64)) {
 	w.t.Helper()
 	n, err := post([]uint64{extra})
 	w.wantPost(fmt.Sprintf("%s: one more before any %s is polled", what, kind), n, err, 0, syscall.ENOMEM)
@@ -616,13 +617,13 @@ func (w *qpWorld) qpReclaimOnPoll(cq CQ, what, kind string, extra uint64, depth 
 // taken, so nothing here depends on how fast the device executes. Under
 // reading B they come free as the sends complete, which the posts wait for
 // (qpCapacityExecutedOnRetire).
-func qpCapacityExecuted(t *T, w *qpWorld) {
+func qpCapacityExecuted(t *tester, w *qpWorld) {
 	t.Helper()
 	for _, typ := range []verbs.QPType{verbs.QPTypeUC, verbs.QPTypeUD} {
 		cq := w.e.CQ(qpCQE, nil, nil)
 		c := w.qpCap()
 		c.MaxSendWR = uint32(min(5, w.lim.MaxQPWR))
-		q := w.createWith(QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: cq, RecvCQ: cq})
 		w.walk(q, verbs.QPStateRTS)
 		depth := int(w.query(q).Cap.MaxSendWR)
 		post := func(ids []uint64) (int, error) { return q.PostSend(w.sendIDs(q, ids...)) }
@@ -660,7 +661,7 @@ func (w *qpWorld) wantSuccesses(what string, wcs []verbs.WC, ids []uint64) {
 
 // collectSome polls exactly n completions from cq, waiting up to Patience,
 // and leaves whatever else is there.
-func (w *qpWorld) collectSome(cq CQ, n int) []verbs.WC {
+func (w *qpWorld) collectSome(cq verbs.CQ, n int) []verbs.WC {
 	w.t.Helper()
 	got := make([]verbs.WC, 0, n)
 	buf := make([]verbs.WC, n)

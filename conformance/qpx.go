@@ -24,16 +24,16 @@ const (
 
 // qpxWorld is an RC pair whose A QP has the builder for ops.
 type qpxWorld struct {
-	w    *xWorld
-	a, b *xEnd
+	w    *wire
+	a, b *end
 	wb   verbs.WRBuilder
 }
 
 // qpxSetup returns the world, or nil after logging that the device has no
 // extended post API.
-func qpxSetup(t *T, e *Env, ops verbs.QPSendOps) *qpxWorld {
+func qpxSetup(t *tester, e *env, ops verbs.QPSendOps) *qpxWorld {
 	t.Helper()
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	if _, ok := w.a.pd.(verbs.QPExCreator); !ok {
 		t.Logf("not checked: the device has no ibv_create_qp_ex (conformance.QPExCreator)")
 		return nil
@@ -81,9 +81,9 @@ var qpxCases = []Case{
 	{"QPX-05", "misuse of the builder's critical region fails with EINVAL and posts nothing", qpxCriticalRegionMisuse},
 }
 
-func qpxSendOpsFlags(t *T, e *Env) {
+func qpxSendOpsFlags(t *tester, e *env) {
 	e.need(verbs.ReadingNoQPEx)
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	c, ok := w.a.pd.(verbs.QPExCreator)
 	if !ok {
 		t.Logf("not checked: the device has no ibv_create_qp_ex (conformance.QPExCreator)")
@@ -91,8 +91,8 @@ func qpxSendOpsFlags(t *T, e *Env) {
 	}
 	cq := w.a.cq(16, nil)
 	o := w.opts()
-	create := func(typ verbs.QPType, mask verbs.QPInitAttrMask, ops verbs.QPSendOps) (QP, error) {
-		q, err := c.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: o.cap},
+	create := func(typ verbs.QPType, mask verbs.QPInitAttrMask, ops verbs.QPSendOps) (verbs.QP, error) {
+		q, err := c.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: verbs.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: typ, Cap: o.cap},
 			CompMask: mask, SendOpsFlags: ops})
 		if err == nil {
 			t.Cleanup(func() { c, cancel := graceful(); defer cancel(); _ = q.DestroyContext(c) })
@@ -108,7 +108,7 @@ func qpxSendOpsFlags(t *T, e *Env) {
 		{verbs.QPTypeUC, qpxUC, []verbs.QPSendOps{verbs.QPExWithRDMARead, verbs.QPExWithAtomicCmpSwp, verbs.QPExWithAtomicFetchAdd, verbs.QPExWithTSO, verbs.QPExWithAtomicWrite}},
 		{verbs.QPTypeUD, qpxUD, []verbs.QPSendOps{verbs.QPExWithRDMAWrite, verbs.QPExWithRDMARead, verbs.QPExWithSendInv, verbs.QPExWithBindMW, verbs.QPExWithAtomicFetchAdd, verbs.QPExWithAtomicWrite}},
 	} {
-		if !offersQP(e.Profile, k.typ) {
+		if !e.Profile.OffersQP(k.typ) {
 			e.noteOnce(fmt.Sprintf("send_ops_flags of %v QPs: the device has none (QP-41)", k.typ))
 			continue
 		}
@@ -127,11 +127,11 @@ func qpxSendOpsFlags(t *T, e *Env) {
 	}
 	// LOCAL_INV on UC: allowed by the man page, not by rxe.
 	var err error
-	if offersQP(e.Profile, verbs.QPTypeUC) && !e.Profile.NoMW {
+	if e.Profile.OffersQP(verbs.QPTypeUC) && !e.Profile.NoMW {
 		_, err = create(verbs.QPTypeUC, verbs.QPInitAttrPD|verbs.QPInitAttrSendOpsFlags, verbs.QPExWithLocalInv)
 	}
 	switch {
-	case !offersQP(e.Profile, verbs.QPTypeUC) || e.Profile.NoMW:
+	case !e.Profile.OffersQP(verbs.QPTypeUC) || e.Profile.NoMW:
 	case e.Profile.SendOpsRXE && !errors.Is(err, syscall.EOPNOTSUPP):
 		t.Errorf("ibv_create_qp_ex(UC, LOCAL_INV): %v, want EOPNOTSUPP (QPX-01, the rxe reading)", err)
 	case !e.Profile.SendOpsRXE && err != nil:
@@ -142,7 +142,7 @@ func qpxSendOpsFlags(t *T, e *Env) {
 	}
 }
 
-func qpxBuilderOutsideSendOps(t *T, e *Env) {
+func qpxBuilderOutsideSendOps(t *tester, e *env) {
 	x := qpxSetup(t, e, verbs.QPExWithSend)
 	if x == nil {
 		return
@@ -166,7 +166,7 @@ func qpxBuilderOutsideSendOps(t *T, e *Env) {
 	x.a.want("the SEND", x.w.await(x.a.scq, 1, "the SEND")[0], 7, verbs.WCSuccess)
 }
 
-func qpxBatchLands(t *T, e *Env) {
+func qpxBatchLands(t *tester, e *env) {
 	x := qpxSetup(t, e, qpxRC)
 	if x == nil {
 		return
@@ -221,7 +221,7 @@ func qpxBatchLands(t *T, e *Env) {
 	}
 }
 
-func qpxBatchAllOrNothing(t *T, e *Env) {
+func qpxBatchAllOrNothing(t *tester, e *env) {
 	x := qpxSetup(t, e, qpxRC)
 	if x == nil {
 		return
@@ -281,7 +281,7 @@ func qpxBatchAllOrNothing(t *T, e *Env) {
 	x.a.want("the good batch", x.w.await(x.a.scq, 1, "the good batch")[0], 5, verbs.WCSuccess)
 }
 
-func qpxCriticalRegionMisuse(t *T, e *Env) {
+func qpxCriticalRegionMisuse(t *tester, e *env) {
 	x := qpxSetup(t, e, qpxRC)
 	if x == nil {
 		return

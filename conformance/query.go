@@ -20,9 +20,9 @@ var queryCases = []Case{
 	{"QUERY-07", "ibv_get_srq_num on a basic SRQ is EOPNOTSUPP", srqNumBasic},
 }
 
-func queryQPAll(t *T, e *Env) {
+func queryQPAll(t *tester, e *env) {
 	w := qpSetup(t, e)
-	q := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true, Context: "qp-ctx"})
+	q := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SQSigAll: true, Context: "qp-ctx"})
 	w.walk(q, verbs.QPStateRTS)
 	full := w.query(q)
 	for _, mask := range []verbs.QPAttrMask{0, verbs.QPAttrState, verbs.QPAttrCap, verbs.QPAttrState | verbs.QPAttrAccessFlags | verbs.QPAttrSQPSN} {
@@ -43,7 +43,7 @@ func queryQPAll(t *T, e *Env) {
 		return
 	}
 	s := w.srq(4, 1)
-	qs := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+	qs := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 	_, init, err := qs.Query(verbs.QPAttrCap)
 	switch {
 	case err != nil:
@@ -54,7 +54,7 @@ func queryQPAll(t *T, e *Env) {
 	}
 }
 
-func queryQPMaskLimit(t *T, e *Env) {
+func queryQPMaskLimit(t *tester, e *env) {
 	w := qpSetup(t, e)
 	q := w.create(verbs.QPTypeRC)
 	for _, mask := range []verbs.QPAttrMask{verbs.QPAttrRateLimit, verbs.QPAttrState | verbs.QPAttrRateLimit, 1 << 26, 1 << 31} {
@@ -67,7 +67,7 @@ func queryQPMaskLimit(t *T, e *Env) {
 	}
 }
 
-func queryDeviceEx(t *T, e *Env) {
+func queryDeviceEx(t *tester, e *env) {
 	dq, ok := e.Ctx.(verbs.ExQuerier)
 	if !ok {
 		t.Logf("not checked: the context has no extended queries (verbs.ExQuerier)")
@@ -123,7 +123,7 @@ func queryDeviceEx(t *T, e *Env) {
 	}
 }
 
-func queryPortPhysState(t *T, e *Env) {
+func queryPortPhysState(t *tester, e *env) {
 	want := func(what string, state, phys uint8) {
 		t.Helper()
 		p, err := e.Ctx.QueryPort(1)
@@ -143,7 +143,7 @@ func queryPortPhysState(t *T, e *Env) {
 	want("port up again", 4, 5)
 }
 
-func queryGIDEx(t *T, e *Env) {
+func queryGIDEx(t *tester, e *env) {
 	dq, ok := e.Ctx.(verbs.ExQuerier)
 	if !ok {
 		t.Logf("not checked: the context has no extended queries (verbs.ExQuerier)")
@@ -181,7 +181,7 @@ func queryGIDEx(t *T, e *Env) {
 	}
 }
 
-func queryGIDTable(t *T, e *Env) {
+func queryGIDTable(t *tester, e *env) {
 	dq, ok := e.Ctx.(verbs.ExQuerier)
 	if !ok {
 		t.Logf("not checked: the context has no extended queries (verbs.ExQuerier)")
@@ -209,7 +209,7 @@ func queryGIDTable(t *T, e *Env) {
 	e.WantErrno("ibv_query_gid_table with flags 1", err, syscall.EINVAL)
 }
 
-func srqNumBasic(t *T, e *Env) {
+func srqNumBasic(t *tester, e *env) {
 	w := qpSetup(t, e)
 	if e.Limits().MaxSRQWR == 0 {
 		t.Logf("not checked: the device has no SRQs")

@@ -23,7 +23,7 @@ type NewDevice func() (Device, error)
 type Case struct {
 	ID   string // rule ID from spec/catalogue.md, e.g. "CQ-08"
 	Name string // what the case checks, in a few words
-	fn   func(t *T, e *Env)
+	fn   func(t *tester, e *env)
 }
 
 // Source returns the file:line of the function that checks the case.
@@ -85,7 +85,7 @@ func Run(t *testing.T, newDevice NewDevice) {
 	t.Helper()
 	for _, c := range Cases() {
 		t.Run(c.ID+"/"+c.Name, func(t *testing.T) {
-			runCase(&T{tb: t, c: c}, c, newDevice)
+			runCase(&tester{tb: t, c: c}, c, newDevice)
 		})
 	}
 }
@@ -105,14 +105,14 @@ func CheckRules(newDevice NewDevice, ids ...string) error {
 		if len(ids) > 0 && !slices.Contains(ids, c.ID) {
 			continue
 		}
-		t := &T{c: c}
+		t := &tester{c: c}
 		runCase(t, c, newDevice)
 		errs = append(errs, t.errs...)
 	}
 	return errors.Join(errs...)
 }
 
-func runCase(t *T, c Case, newDevice NewDevice) {
+func runCase(t *tester, c Case, newDevice NewDevice) {
 	defer t.runCleanups()
 	defer func() {
 		if r := recover(); r != nil {
@@ -133,14 +133,14 @@ func runCase(t *T, c Case, newDevice NewDevice) {
 	if err != nil {
 		t.Fatalf("opening the device: %v", err)
 	}
-	e := &Env{T: t, Dev: dev, Ctx: ctx, Profile: dev.Profile()}
+	e := &env{T: t, Dev: dev, Ctx: ctx, Profile: dev.Profile()}
 	t.Cleanup(e.teardown)
 	c.fn(t, e)
 }
 
-// T reports a case's failures, naming its rule and where the case is
+// tester reports a case's failures, naming its rule and where the case is
 // declared, to a *testing.T or, under Check, to a list.
-type T struct {
+type tester struct {
 	tb       testing.TB
 	c        Case
 	errs     []error
@@ -149,7 +149,7 @@ type T struct {
 
 type stop struct{}
 
-func (t *T) record(msg string) {
+func (t *tester) record(msg string) {
 	err := fmt.Errorf("%s (%s): %s (%s)", t.c.ID, t.c.Name, msg, t.c.Source())
 	if t.tb != nil {
 		t.tb.Helper()
@@ -160,7 +160,7 @@ func (t *T) record(msg string) {
 }
 
 // Errorf records a failure and goes on.
-func (t *T) Errorf(format string, args ...any) {
+func (t *tester) Errorf(format string, args ...any) {
 	if t.tb != nil {
 		t.tb.Helper()
 	}
@@ -168,7 +168,7 @@ func (t *T) Errorf(format string, args ...any) {
 }
 
 // Fatalf records a failure and ends the case.
-func (t *T) Fatalf(format string, args ...any) {
+func (t *tester) Fatalf(format string, args ...any) {
 	if t.tb != nil {
 		t.tb.Helper()
 	}
@@ -182,7 +182,7 @@ func (t *T) Fatalf(format string, args ...any) {
 // NotChecked ends the case without a failure, logging "not checked: " and
 // why: for the rest of a case that needs what the device's profile says
 // it does not offer (conformance/offers.go). What it did check stands.
-func (t *T) NotChecked(format string, args ...any) {
+func (t *tester) NotChecked(format string, args ...any) {
 	if t.tb != nil {
 		t.tb.Helper()
 		t.tb.Logf("not checked: "+format, args...)
@@ -191,14 +191,14 @@ func (t *T) NotChecked(format string, args ...any) {
 }
 
 // Helper marks the caller as a helper, as testing.T.Helper does.
-func (t *T) Helper() {
+func (t *tester) Helper() {
 	if t.tb != nil {
 		t.tb.Helper()
 	}
 }
 
 // Logf logs under go test -v; it is silent under Check.
-func (t *T) Logf(format string, args ...any) {
+func (t *tester) Logf(format string, args ...any) {
 	if t.tb != nil {
 		t.tb.Helper()
 		t.tb.Logf(format, args...)
@@ -206,7 +206,7 @@ func (t *T) Logf(format string, args ...any) {
 }
 
 // Failed reports whether the case has failed so far.
-func (t *T) Failed() bool {
+func (t *tester) Failed() bool {
 	if t.tb != nil {
 		return t.tb.Failed()
 	}
@@ -214,9 +214,9 @@ func (t *T) Failed() bool {
 }
 
 // Cleanup registers f to run when the case ends, last registered first.
-func (t *T) Cleanup(f func()) { t.cleanups = append(t.cleanups, f) }
+func (t *tester) Cleanup(f func()) { t.cleanups = append(t.cleanups, f) }
 
-func (t *T) runCleanups() {
+func (t *tester) runCleanups() {
 	for i := len(t.cleanups) - 1; i >= 0; i-- {
 		t.cleanups[i]()
 	}

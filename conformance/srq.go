@@ -26,10 +26,10 @@ import (
 
 // srqCreate calls ibv_create_srq on w's PD and checks the failure
 // convention; a created SRQ is destroyed at the end of the case.
-func srqCreate(w *qpWorld, a verbs.SRQAttr) (SRQ, error) {
+func srqCreate(w *qpWorld, a verbs.SRQAttr) (verbs.SRQ, error) {
 	w.t.Helper()
 	w.e.need(verbs.ReadingNoSRQ)
-	s, err := w.pd.CreateSRQ(SRQInitAttr{Attr: a})
+	s, err := w.pd.CreateSRQ(verbs.SRQInitAttr{Attr: a})
 	if s != nil {
 		w.t.Cleanup(func() {
 			ctx, cancel := graceful()
@@ -47,7 +47,7 @@ func srqCreate(w *qpWorld, a verbs.SRQAttr) (SRQ, error) {
 
 // srqOverLimit checks that an SRQ above one of w's limits is EINVAL with no
 // SRQ (SRQ-01).
-func srqOverLimit(t *T, w *qpWorld) {
+func srqOverLimit(t *tester, w *qpWorld) {
 	t.Helper()
 	l := w.lim
 	for _, r := range []verbs.SRQAttr{{MaxWR: uint32(l.MaxSRQWR) + 1, MaxSGE: 1}, {MaxWR: 4, MaxSGE: uint32(l.MaxSRQSGE) + 1}} {
@@ -61,7 +61,7 @@ func srqOverLimit(t *T, w *qpWorld) {
 
 // srqConsumer returns s's Consumer capability, or nil after logging that
 // the consumption half of the case is not checked.
-func srqConsumer(t *T, s SRQ) Consumer {
+func srqConsumer(t *tester, s verbs.SRQ) Consumer {
 	t.Helper()
 	c, ok := s.(Consumer)
 	if !ok {
@@ -87,7 +87,7 @@ func srqTake(w *qpWorld, c Consumer, n int) []uint64 {
 
 // srqLimitEvent waits for the next async event, which must be
 // SRQ_LIMIT_REACHED naming s, and acks it.
-func srqLimitEvent(w *qpWorld, what string, s SRQ) {
+func srqLimitEvent(w *qpWorld, what string, s verbs.SRQ) {
 	w.t.Helper()
 	ev := cqWaitAsync(w.t, w.e, what)
 	if ev.EventType() != verbs.EventSRQLimitReached || ev.SRQ() != s {
@@ -98,7 +98,7 @@ func srqLimitEvent(w *qpWorld, what string, s SRQ) {
 
 // srqFill posts to s until it is full and checks that exactly free requests
 // fit before ENOMEM.
-func srqFill(w *qpWorld, what string, s SRQ, free int) {
+func srqFill(w *qpWorld, what string, s verbs.SRQ, free int) {
 	w.t.Helper()
 	n, err := s.PostRecv(w.recvIDs(idRange(9000, free+1)...))
 	w.wantPost(what+": posting until the SRQ is full", n, err, free, syscall.ENOMEM)
@@ -106,7 +106,7 @@ func srqFill(w *qpWorld, what string, s SRQ, free int) {
 
 // srqRefused checks that ibv_modify_srq(a, mask) fails with EINVAL and
 // leaves the SRQ's attributes as they were.
-func srqRefused(w *qpWorld, what string, s SRQ, a verbs.SRQAttr, mask verbs.SRQAttrMask) {
+func srqRefused(w *qpWorld, what string, s verbs.SRQ, a verbs.SRQAttr, mask verbs.SRQAttrMask) {
 	w.t.Helper()
 	before := srqQuery(w, s)
 	err := s.Modify(&a, mask)
@@ -131,7 +131,7 @@ var srqCases = []Case{
 	{"ASYNC-15", "SRQ_LIMIT_REACHED names the SRQ whose limit fired", srqLimitReachedNamesSRQ},
 }
 
-func srqCreateWritesBack(t *T, e *Env) {
+func srqCreateWritesBack(t *tester, e *env) {
 	// Sizes at the limits run where the limits are small; the refusals
 	// also on the device itself.
 	w := qpSetup(t, e)
@@ -182,7 +182,7 @@ func srqCreateWritesBack(t *T, e *Env) {
 	}
 }
 
-func srqPostStopsAtBad(t *T, e *Env) {
+func srqPostStopsAtBad(t *tester, e *env) {
 	w := qpSetup(t, e)
 	rng := rand.New(rand.NewPCG(2, 0x5102))
 	for round := range 8 {
@@ -210,11 +210,11 @@ func srqPostStopsAtBad(t *T, e *Env) {
 	}
 }
 
-func postRecvOnSRQQP(t *T, e *Env) {
+func postRecvOnSRQQP(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(8, 1)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
-		q := w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 		for _, st := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS} {
 			if st == verbs.QPStateInit {
 				w.step(q, verbs.QPStateReset, verbs.QPStateInit)
@@ -228,7 +228,7 @@ func postRecvOnSRQQP(t *T, e *Env) {
 	srqFill(w, "the SRQ after the refused posts", s, int(srqQuery(w, s).MaxWR))
 }
 
-func srqLimitArm(t *T, e *Env) {
+func srqLimitArm(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(8, 1)
 	max := srqQuery(w, s).MaxWR
@@ -266,7 +266,7 @@ func srqLimitArm(t *T, e *Env) {
 	srqLimitEvent(w, "re-armed at 2, 1 request left", s)
 }
 
-func srqLimitQuery(t *T, e *Env) {
+func srqLimitQuery(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(8, 1)
 	if got := srqQuery(w, s).SRQLimit; got != 0 {
@@ -297,7 +297,7 @@ func srqLimitQuery(t *T, e *Env) {
 	}
 }
 
-func srqPostingOrder(t *T, e *Env) {
+func srqPostingOrder(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(16, 2)
 	c := srqConsumer(t, s)
@@ -327,7 +327,7 @@ func srqPostingOrder(t *T, e *Env) {
 	}
 }
 
-func modifySRQAllOrNothing(t *T, e *Env) {
+func modifySRQAllOrNothing(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(8, 1)
 	max := srqQuery(w, s).MaxWR
@@ -344,7 +344,7 @@ func modifySRQAllOrNothing(t *T, e *Env) {
 	srqFill(w, "after the refused modifies", s, int(max))
 }
 
-func srqResize(t *T, e *Env) {
+func srqResize(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(8, 1)
 	max := srqQuery(w, s).MaxWR
@@ -374,10 +374,10 @@ func srqResize(t *T, e *Env) {
 	srqFill(w, "after shrinking to 6 with 4 queued", s, int(srqQuery(w, s).MaxWR)-4)
 }
 
-func destroySRQWhileAttached(t *T, e *Env) {
+func destroySRQWhileAttached(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(8, 1)
-	q := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+	q := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 	ctx, cancel := patient()
 	defer cancel()
 	e.WantErrno("ibv_destroy_srq with a QP attached", s.DestroyContext(ctx), syscall.EBUSY)
@@ -387,7 +387,7 @@ func destroySRQWhileAttached(t *T, e *Env) {
 	e.WantErrno("ibv_destroy_srq twice", s.DestroyContext(ctx), syscall.EINVAL)
 }
 
-func srqLimitAboveFill(t *T, e *Env) {
+func srqLimitAboveFill(t *tester, e *env) {
 	w := qpSetup(t, e)
 	s := w.srq(8, 1)
 	srqPost(w, "two receives", s, idRange(1, 2))
@@ -403,7 +403,7 @@ func srqLimitAboveFill(t *T, e *Env) {
 	}
 }
 
-func srqLimitReachedNamesSRQ(t *T, e *Env) {
+func srqLimitReachedNamesSRQ(t *tester, e *env) {
 	w := qpSetup(t, e)
 	a, b := w.srq(8, 1), w.srq(8, 1)
 	ca, cb := srqConsumer(t, a), srqConsumer(t, b)
@@ -411,7 +411,7 @@ func srqLimitReachedNamesSRQ(t *T, e *Env) {
 		return
 	}
 	lim := verbs.SRQAttr{SRQLimit: 2}
-	for _, s := range []SRQ{a, b} {
+	for _, s := range []verbs.SRQ{a, b} {
 		srqPost(w, "two receives", s, idRange(1, 2))
 		e.WantOK("ibv_modify_srq(srq_limit=2)", s.Modify(&lim, verbs.SRQLimit))
 	}

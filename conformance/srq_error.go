@@ -20,7 +20,7 @@ var srqErrorCases = []Case{
 	{"ASYNC-15", "SRQ_ERR names the failed SRQ; the QPs receiving through it go to ERR with QP_FATAL", srqErrNamesSRQ},
 }
 
-func srqErrNamesSRQ(t *T, e *Env) {
+func srqErrNamesSRQ(t *tester, e *env) {
 	w := qpSetup(t, e)
 	bad, good := w.srq(8, 1), w.srq(8, 1)
 	inj, ok := bad.(SRQErrorInjector)
@@ -29,13 +29,13 @@ func srqErrNamesSRQ(t *T, e *Env) {
 		return
 	}
 	tp := e.Profile
-	onSRQ := func(s SRQ) QP {
-		q := w.createWith(QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+	onSRQ := func(s verbs.SRQ) verbs.QP {
+		q := w.createWith(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
 		w.walk(q, verbs.QPStateInit)
 		return q
 	}
-	users := []QP{onSRQ(bad), onSRQ(bad)}
-	bystanders := []QP{onSRQ(good), w.at(verbs.QPTypeRC, verbs.QPStateInit)}
+	users := []verbs.QP{onSRQ(bad), onSRQ(bad)}
+	bystanders := []verbs.QP{onSRQ(good), w.at(verbs.QPTypeRC, verbs.QPStateInit)}
 	srqPost(w, "two receives on the SRQ that will fail", bad, idRange(1, 2))
 	e.WantOK("inject the SRQ error", inj.InjectError())
 
@@ -51,7 +51,7 @@ func srqErrNamesSRQ(t *T, e *Env) {
 		t.Errorf("the first async event is %v naming %v, want SRQ_ERR naming the failed SRQ", ev.EventType(), named(ev))
 	}
 	e.WantOK("ibv_ack_async_event(SRQ_ERR)", ev.Ack())
-	fatal := map[QP]int{}
+	fatal := map[verbs.QP]int{}
 	for missing := len(users) * wantFatal; missing > 0; missing-- {
 		ev := cqWaitAsync(t, e, "waiting for QP_FATAL")
 		for ev.EventType() == verbs.EventQPLastWQEReached {

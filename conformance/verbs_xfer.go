@@ -58,7 +58,7 @@ type portInfo struct {
 
 // queryPortInfo reads port of c with ibv_query_port and ibv_query_gid, which
 // is how a program learns the address its peer must use.
-func queryPortInfo(c Context, port uint8) (portInfo, error) {
+func queryPortInfo(c verbs.Context, port uint8) (portInfo, error) {
 	pa, err := c.QueryPort(port)
 	if err != nil {
 		return portInfo{}, err
@@ -94,3 +94,54 @@ type StatusForcer interface {
 	// recv, the receive request) whose wr_id is wrID complete with st.
 	ForceStatus(wrID uint64, recv bool, st verbs.WCStatus) error
 }
+
+// TrafficProfile states the readings a fabric's devices follow and the
+// properties of the fabric the state machine relies on. The properties are
+// not readings of any rule: they say how the fabric is driven and what it
+// may do to packets.
+type TrafficProfile struct {
+	// Readings are the readings the devices follow (Device.Profile),
+	// embedded. The traffic model consults RecvTooSmallRemInvReq (XFER-05),
+	// SendInvErrAcked (XFER-29), SendWCImm (WC-13), NoQPEvents (ASYNC-11)
+	// and FreeSlotOnRetire (QP-29, QP-31).
+	verbs.Readings
+	// Settles: before a verb returns, the fabric has done everything that
+	// needs no time to pass (verbsim's Auto mode; docs/time.md). False:
+	// completions are only required once RunUntilIdle has run.
+	Settles bool
+	// SyncFlush: entering ERR flushes before the verb returns; false: by
+	// the next RunUntilIdle (FLUSH-13).
+	SyncFlush bool
+	// UDReorder and UDDuplicate: with faults, a UD datagram may be
+	// overtaken by a later one of the same sender, or arrive twice. The rules
+	// promise neither order nor at-most-once delivery for UD.
+	UDReorder, UDDuplicate bool
+	// MTU is the active MTU of every port in bytes. The state machine sends
+	// UD datagrams up to MTU+40 bytes (XFER-20) and RC and UC messages of up
+	// to 640 bytes, so an MTU of 256 makes them span packets.
+	MTU int
+}
+
+// TrafficFabric is a fabric of two or more adapters whose ports reach one
+// another, and the clock the test moves. Port 1 of each device is used.
+type TrafficFabric interface {
+	// Devices returns the adapters.
+	Devices() []Device
+	// Address returns the address vector of port 1 of device dev, as an AH
+	// or an INIT→RTR modify names it.
+	Address(dev int) verbs.AHAttr
+	// Tick lets n nanoseconds of fabric time pass.
+	Tick(n uint64)
+	// RunUntilIdle lets time pass until nothing is pending, or until limit
+	// nanoseconds have passed, and reports whether the fabric is idle.
+	RunUntilIdle(limit uint64) bool
+	// TrafficProfile returns the readings the fabric follows.
+	TrafficProfile() TrafficProfile
+	// Close releases the fabric.
+	Close() error
+}
+
+// NewTrafficFabric makes a fresh fabric for one run of
+// the traffic state machine (conformance/ops). seed seeds every choice the fabric makes; with
+// faults it drops, duplicates and delays packets.
+type NewTrafficFabric func(seed uint64, faults bool) (TrafficFabric, error)

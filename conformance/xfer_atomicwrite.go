@@ -15,7 +15,7 @@ import (
 // awWant checks that A's next send completion is ATOMIC_WRITE request id,
 // successful and 8 bytes long, and that the 8 bytes at off of B's buffer
 // are want.
-func awWant(w *xWorld, a *xEnd, b *xSide, what string, id uint64, off int, want []byte) {
+func awWant(w *wire, a *end, b *side, what string, id uint64, off int, want []byte) {
 	w.t.Helper()
 	c := w.await(a.scq, 1, what)[0]
 	if !a.want(what, c, id, verbs.WCSuccess) {
@@ -34,21 +34,21 @@ var xferAtomicwriteCases = []Case{
 	{"XFER-33", "[IMPL] ATOMIC_WRITE stores 8 bytes: posted and built, RC and XRC_SEND only, REMOTE_WRITE, aligned, completes as ATOMIC_WRITE", atomicWrite},
 }
 
-func atomicWrite(t *T, e *Env) {
-	w := xSetup(t, e)
+func atomicWrite(t *tester, e *env) {
+	w := newWire(t, e)
 	v1 := []byte("ATOMIC-1")
 	v2 := []byte("inline-2")
 
 	// ibv_post_send, the bytes the SGE names, read as it executes.
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	copy(a.s.buf[128:], v1)
-	a.post("an ATOMIC_WRITE", xRDMA(1, verbs.WRAtomicWrite, b.s, 64, a.s.sge(128, 8)))
+	a.post("an ATOMIC_WRITE", rdmaWR(1, verbs.WRAtomicWrite, b.s, 64, a.s.sge(128, 8)))
 	awWant(w, a, b.s, "ATOMIC_WRITE from an SGE", 1, 64, v1)
 	w.quiet(b.rcq, "the responder of an ATOMIC_WRITE (WC-05)")
 
 	// IBV_SEND_INLINE: the bytes are taken at the post.
 	copy(a.s.buf[256:], v2)
-	r := xRDMA(2, verbs.WRAtomicWrite, b.s, 64, a.s.sge(256, 8))
+	r := rdmaWR(2, verbs.WRAtomicWrite, b.s, 64, a.s.sge(256, 8))
 	r.Flags |= verbs.SendInline
 	a.post("an inline ATOMIC_WRITE", r)
 	copy(a.s.buf[256:], "changed!")
@@ -72,15 +72,15 @@ func atomicWrite(t *T, e *Env) {
 		ini, tgt := p.connect(p.opts(), p.opts())
 		r := p.srq(p.d, tgt)
 		copy(ini.s.buf[1024:], v1)
-		ini.post("an XRC ATOMIC_WRITE", xrcTo(xRDMA(6, verbs.WRAtomicWrite, p.b, 4096, ini.s.sge(1024, 8)), r.n))
-		awWant(p.xWorld, ini, p.b, "an XRC ATOMIC_WRITE", 6, 4096, v1)
+		ini.post("an XRC ATOMIC_WRITE", xrcTo(rdmaWR(6, verbs.WRAtomicWrite, p.b, 4096, ini.s.sge(1024, 8)), r.n))
+		awWant(p.wire, ini, p.b, "an XRC ATOMIC_WRITE", 6, 4096, v1)
 		p.quiet(r.cq, "the SRQ's CQ after an XRC ATOMIC_WRITE (WC-05)")
 	}
 
 	// Not on UC: refused at the post (QP-33).
 	{
 		a, b := w.connect(verbs.QPTypeUC, w.opts())
-		if n, err := a.q.PostSend([]verbs.SendWR{xRDMA(4, verbs.WRAtomicWrite, b.s, 64, a.s.sge(128, 8))}); n != 0 || !errors.Is(err, syscall.EINVAL) {
+		if n, err := a.q.PostSend([]verbs.SendWR{rdmaWR(4, verbs.WRAtomicWrite, b.s, 64, a.s.sge(128, 8))}); n != 0 || !errors.Is(err, syscall.EINVAL) {
 			t.Errorf("ATOMIC_WRITE on a UC QP: %d posted, %v, want EINVAL (QP-33, XFER-33)", n, err)
 		}
 	}
@@ -104,9 +104,9 @@ func atomicWrite(t *T, e *Env) {
 		o := w.opts()
 		o.deny = c.deny
 		a, b := w.connect(verbs.QPTypeRC, o)
-		addr, rkey := w.xTarget(b, xRemote{mrDeny: c.mrDeny, off: 64 + c.off})
+		addr, rkey := w.target(b, remoteCase{mrDeny: c.mrDeny, off: 64 + c.off})
 		copy(a.s.buf, v1)
-		r := a.xRemoteReq(5, verbs.WRAtomicWrite, addr, rkey)
+		r := a.remoteReq(5, verbs.WRAtomicWrite, addr, rkey)
 		r.SGList[0].Length = uint32(c.sge)
 		what := fmt.Sprintf("ATOMIC_WRITE with %s", c.name)
 		n, err := a.q.PostSend([]verbs.SendWR{r})

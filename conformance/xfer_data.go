@@ -15,12 +15,9 @@ import (
 // ordering (XFER-18), the UD receive layout (XFER-21) and zero-length RDMA
 // (XFER-24).
 
-// xTypes are the transports whose SENDs the cases exercise.
-var xTypes = [...]verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
-
-// xPair connects a pair of QPs of type typ; for UD it also returns an AH
+// pair connects a pair of QPs of type typ; for UD it also returns an AH
 // from A to B.
-func (w *xWorld) xPair(typ verbs.QPType, o xOpts) (a, b *xEnd, ah AH) {
+func (w *wire) pair(typ verbs.QPType, o endOpts) (a, b *end, ah verbs.AH) {
 	w.t.Helper()
 	a, b = w.connect(typ, o)
 	if typ == verbs.QPTypeUD {
@@ -29,16 +26,16 @@ func (w *xWorld) xPair(typ verbs.QPType, o xOpts) (a, b *xEnd, ah AH) {
 	return a, b, ah
 }
 
-// to addresses r from a to b: for UD, through ah.
-func xTo(r verbs.SendWR, ah AH, b *xEnd) verbs.SendWR {
+// addressed addresses r from a to b: for UD, through ah.
+func addressed(r verbs.SendWR, ah verbs.AH, b *end) verbs.SendWR {
 	if b.typ == verbs.QPTypeUD {
-		return xUD(r, ah, b)
+		return datagram(r, ah, b)
 	}
 	return r
 }
 
-// xGRH is the room a UD receive buffer keeps for the GRH (XFER-21).
-func xGRH(typ verbs.QPType) int {
+// grhLen is the room a UD receive buffer keeps for the GRH (XFER-21).
+func grhLen(typ verbs.QPType) int {
 	if typ == verbs.QPTypeUD {
 		return 40
 	}
@@ -59,14 +56,14 @@ var xferDataCases = []Case{
 	{"XFER-24", "zero-length READ and WRITE need no valid rkey or address", zeroLengthRDMA},
 }
 
-func oldestReceive(t *T, e *Env) {
-	w := xSetup(t, e)
+func oldestReceive(t *tester, e *env) {
+	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(1, 0x8801))
 	for round := range 9 {
-		typ := xTypes[round%3]
+		typ := qpTypes[round%3]
 		o := w.opts()
 		o.mtu = verbs.MTU256
-		a, b, ah := w.xPair(typ, o)
+		a, b, ah := w.pair(typ, o)
 		k := 1 + rng.IntN(8)
 		m := 1 + rng.IntN(k)
 		for i := range k {
@@ -81,23 +78,23 @@ func oldestReceive(t *T, e *Env) {
 			if rng.IntN(2) == 0 {
 				op = verbs.WRSendWithImm
 			}
-			a.post("a message", xTo(xSend(uint64(i), op, a.s.sge(0, n)), ah, b))
+			a.post("a message", addressed(sendWR(uint64(i), op, a.s.sge(0, n)), ah, b))
 		}
 		what := fmt.Sprintf("round %d: %v, %d receives posted, %d messages of up to 4 packets", round, typ, k, m)
 		w.await(a.scq, m, what+": sender")
 		got := w.await(b.rcq, m, what+": receiver")
-		if want := xRange(100, m); !slices.Equal(xIDs(got), want) {
-			t.Errorf("%s: receive wr_ids %v, want %v (the oldest first)", what, xIDs(got), want)
+		if want := idRange(100, m); !slices.Equal(idsOf(got), want) {
+			t.Errorf("%s: receive wr_ids %v, want %v (the oldest first)", what, idsOf(got), want)
 		}
 	}
 }
 
-func scatter(t *T, e *Env) {
-	w := xSetup(t, e)
+func scatter(t *tester, e *env) {
+	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(2, 0x8802))
 	for round := range 12 {
-		typ := xTypes[round%3]
-		a, b, ah := w.xPair(typ, w.opts())
+		typ := qpTypes[round%3]
+		a, b, ah := w.pair(typ, w.opts())
 		// Up to max_recv_sge pieces, out of buffer order and with gaps.
 		nsge := 1 + rng.IntN(int(b.o.cap.MaxRecvSGE))
 		var sges []verbs.SGE
@@ -117,28 +114,28 @@ func scatter(t *T, e *Env) {
 		for i := range b.s.buf[:8192*(nsge+1)] {
 			b.s.buf[i] = canary
 		}
-		msg := total - xGRH(typ) - rng.IntN(total-xGRH(typ))
-		xFill(a.s.buf[:msg], byte(round))
+		msg := total - grhLen(typ) - rng.IntN(total-grhLen(typ))
+		fill(a.s.buf[:msg], byte(round))
 		b.recv("a scattered receive", verbs.RecvWR{WRID: 7, SGList: sges})
-		a.post("a message", xTo(xSend(1, verbs.WRSend, a.s.sge(0, msg)), ah, b))
+		a.post("a message", addressed(sendWR(1, verbs.WRSend, a.s.sge(0, msg)), ah, b))
 		what := fmt.Sprintf("round %d: %v, %d bytes into %d SGEs of %v", round, typ, msg, nsge, lens)
 		w.await(a.scq, 1, what+": sender")
 		r := w.await(b.rcq, 1, what+": receiver")[0]
 		if !b.want(what, r, 7, verbs.WCSuccess) {
 			continue
 		}
-		if int(r.ByteLen) != msg+xGRH(typ) {
-			t.Errorf("%s: byte_len %d, want %d", what, r.ByteLen, msg+xGRH(typ))
+		if int(r.ByteLen) != msg+grhLen(typ) {
+			t.Errorf("%s: byte_len %d, want %d", what, r.ByteLen, msg+grhLen(typ))
 		}
 		var placed []byte
 		for i := range sges {
 			placed = append(placed, b.s.buf[offs[i]:offs[i]+lens[i]]...)
 		}
 		want := a.s.buf[:msg]
-		if got := placed[xGRH(typ) : xGRH(typ)+msg]; !bytes.Equal(got, want) {
+		if got := placed[grhLen(typ) : grhLen(typ)+msg]; !bytes.Equal(got, want) {
 			t.Errorf("%s: the payload did not land contiguously in SGE order", what)
 		}
-		if rest := placed[xGRH(typ)+msg:]; bytes.Count(rest, []byte{canary}) != len(rest) {
+		if rest := placed[grhLen(typ)+msg:]; bytes.Count(rest, []byte{canary}) != len(rest) {
 			t.Errorf("%s: the %d bytes past the message were written", what, len(rest))
 		}
 		if b.s.buf[offs[0]-1] != canary || b.s.buf[offs[nsge-1]+lens[nsge-1]] != canary {
@@ -147,43 +144,43 @@ func scatter(t *T, e *Env) {
 	}
 }
 
-func gather(t *T, e *Env) {
-	w := xSetup(t, e)
+func gather(t *tester, e *env) {
+	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(3, 0x8803))
-	xFill(w.a.buf, 3)
+	fill(w.a.buf, 3)
 	for round := range 12 {
-		typ := xTypes[round%3]
-		a, b, ah := w.xPair(typ, w.opts())
+		typ := qpTypes[round%3]
+		a, b, ah := w.pair(typ, w.opts())
 		nsge := 1 + rng.IntN(int(a.o.cap.MaxSendSGE))
 		var sges []verbs.SGE
 		var want []byte
 		for range nsge {
-			n, off := rng.IntN(200), rng.IntN(xBufLen-200)
+			n, off := rng.IntN(200), rng.IntN(bufLen-200)
 			sges = append(sges, a.s.sge(off, n))
 			want = append(want, a.s.buf[off:off+n]...)
 		}
 		b.recvAt("a receive", 9, 0, 4096)
-		a.post("a gathered message", xTo(xSend(1, verbs.WRSend, sges...), ah, b))
+		a.post("a gathered message", addressed(sendWR(1, verbs.WRSend, sges...), ah, b))
 		what := fmt.Sprintf("round %d: %v, %d SGEs, %d bytes", round, typ, nsge, len(want))
 		w.await(a.scq, 1, what+": sender")
 		r := w.await(b.rcq, 1, what+": receiver")[0]
 		if !b.want(what, r, 9, verbs.WCSuccess) {
 			continue
 		}
-		g := xGRH(typ)
+		g := grhLen(typ)
 		if int(r.ByteLen) != len(want)+g || !bytes.Equal(b.s.buf[g:g+len(want)], want) {
 			t.Errorf("%s: the receiver got %d bytes that are not the SGEs' bytes in order", what, r.ByteLen)
 		}
 	}
 }
 
-func sendWithoutSGEs(t *T, e *Env) {
-	w := xSetup(t, e)
-	for _, typ := range xTypes {
+func sendWithoutSGEs(t *tester, e *env) {
+	w := newWire(t, e)
+	for _, typ := range qpTypes {
 		for _, op := range []verbs.WROpcode{verbs.WRSend, verbs.WRSendWithImm} {
-			a, b, ah := w.xPair(typ, w.opts())
+			a, b, ah := w.pair(typ, w.opts())
 			b.recvAt("a receive", 5, 0, 64)
-			r := xTo(xSend(1, op), ah, b)
+			r := addressed(sendWR(1, op), ah, b)
 			r.Imm = 0xfeedf00d
 			a.post("an empty message", r)
 			what := fmt.Sprintf("%v %v with num_sge 0", typ, op)
@@ -194,8 +191,8 @@ func sendWithoutSGEs(t *T, e *Env) {
 			if !b.want(what+": receiver", c, 5, verbs.WCSuccess) {
 				continue
 			}
-			if int(c.ByteLen) != xGRH(typ) || c.Opcode != verbs.WCRecv {
-				t.Errorf("%s: receive completion %v len %d, want RECV len %d", what, c.Opcode, c.ByteLen, xGRH(typ))
+			if int(c.ByteLen) != grhLen(typ) || c.Opcode != verbs.WCRecv {
+				t.Errorf("%s: receive completion %v len %d, want RECV len %d", what, c.Opcode, c.ByteLen, grhLen(typ))
 			}
 			if op == verbs.WRSendWithImm && (c.WCFlags&verbs.WCWithImm == 0 || c.ImmData != 0xfeedf00d) {
 				t.Errorf("%s: flags %v imm %#x, want WITH_IMM and 0xfeedf00d", what, c.WCFlags, c.ImmData)
@@ -204,8 +201,8 @@ func sendWithoutSGEs(t *T, e *Env) {
 	}
 }
 
-func rdmaWrite(t *T, e *Env) {
-	w := xSetup(t, e)
+func rdmaWrite(t *tester, e *env) {
+	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(11, 0x8811))
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		o := w.opts()
@@ -214,8 +211,8 @@ func rdmaWrite(t *T, e *Env) {
 		b.recvAt("a receive kept for the SEND", 77, 60000, 64)
 		for round := range 6 {
 			n, src, dst := 1+rng.IntN(3000), rng.IntN(20000), 20000+rng.IntN(30000)
-			xFill(a.s.buf[src:src+n], byte(round+1))
-			a.post("a WRITE", xRDMA(uint64(round), verbs.WRRDMAWrite, b.s, dst, a.s.sge(src, n)))
+			fill(a.s.buf[src:src+n], byte(round+1))
+			a.post("a WRITE", rdmaWR(uint64(round), verbs.WRRDMAWrite, b.s, dst, a.s.sge(src, n)))
 			what := fmt.Sprintf("%v WRITE of %d bytes", typ, n)
 			c := w.await(a.scq, 1, what)[0]
 			if a.want(what, c, uint64(round), verbs.WCSuccess) && c.Opcode != verbs.WCRDMAWrite {
@@ -226,7 +223,7 @@ func rdmaWrite(t *T, e *Env) {
 			}
 		}
 		w.quiet(b.rcq, fmt.Sprintf("%v responder after six WRITEs", typ))
-		a.post("a SEND after the WRITEs", xSend(99, verbs.WRSend, a.s.sge(0, 8)))
+		a.post("a SEND after the WRITEs", sendWR(99, verbs.WRSend, a.s.sge(0, 8)))
 		w.await(a.scq, 1, "the SEND")
 		if r := w.await(b.rcq, 1, "the SEND's receive")[0]; r.WRID != 77 {
 			t.Errorf("%v: the SEND after six WRITEs consumed wr_id %d, want 77: the WRITEs took none", typ, r.WRID)
@@ -234,13 +231,13 @@ func rdmaWrite(t *T, e *Env) {
 	}
 }
 
-func writeWithImm(t *T, e *Env) {
-	w := xSetup(t, e)
+func writeWithImm(t *tester, e *env) {
+	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		a, b := w.connect(typ, w.opts())
-		xFill(a.s.buf[:1500], 12)
+		fill(a.s.buf[:1500], 12)
 		b.recv("a receive without SGEs", verbs.RecvWR{WRID: 31})
-		r := xRDMA(1, verbs.WRRDMAWriteWithImm, b.s, 30000, a.s.sge(0, 1500))
+		r := rdmaWR(1, verbs.WRRDMAWriteWithImm, b.s, 30000, a.s.sge(0, 1500))
 		r.Imm = 0x01020304
 		a.post("a WRITE_WITH_IMM", r)
 		what := fmt.Sprintf("%v WRITE_WITH_IMM of 1500 bytes", typ)
@@ -260,26 +257,26 @@ func writeWithImm(t *T, e *Env) {
 	o := w.opts()
 	o.rnrRetry = 0
 	a, b := w.connect(verbs.QPTypeRC, o)
-	a.post("a WRITE_WITH_IMM to an empty receive queue", xRDMA(2, verbs.WRRDMAWriteWithImm, b.s, 0, a.s.sge(0, 8)))
+	a.post("a WRITE_WITH_IMM to an empty receive queue", rdmaWR(2, verbs.WRRDMAWriteWithImm, b.s, 0, a.s.sge(0, 8)))
 	a.want("RC WRITE_WITH_IMM, no receive, rnr_retry 0", w.await(a.scq, 1, "RC, no receive")[0], 2, verbs.WCRNRRetryExcErr)
 	a, b = w.connect(verbs.QPTypeUC, w.opts())
-	a.post("a WRITE_WITH_IMM to an empty receive queue", xRDMA(3, verbs.WRRDMAWriteWithImm, b.s, 0, a.s.sge(0, 8)))
+	a.post("a WRITE_WITH_IMM to an empty receive queue", rdmaWR(3, verbs.WRRDMAWriteWithImm, b.s, 0, a.s.sge(0, 8)))
 	a.want("UC WRITE_WITH_IMM, no receive", w.await(a.scq, 1, "UC, no receive")[0], 3, verbs.WCSuccess)
 	w.quiet(b.rcq, "UC WRITE_WITH_IMM without a receive")
 }
 
-func rdmaRead(t *T, e *Env) {
-	w := xSetup(t, e)
+func rdmaRead(t *tester, e *env) {
+	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(13, 0x8813))
 	o := w.opts()
 	o.mtu = verbs.MTU256
 	a, b := w.connect(verbs.QPTypeRC, o)
-	xFill(b.s.buf, 13)
+	fill(b.s.buf, 13)
 	for round := range 8 {
 		n, src, dst := 1+rng.IntN(4000), rng.IntN(30000), rng.IntN(28000)
 		// Two local SGEs: the bytes read fill them in order.
 		cut := rng.IntN(n + 1)
-		a.post("a READ", xRDMA(uint64(round), verbs.WRRDMARead, b.s, src, a.s.sge(dst, cut), a.s.sge(dst+32768, n-cut)))
+		a.post("a READ", rdmaWR(uint64(round), verbs.WRRDMARead, b.s, src, a.s.sge(dst, cut), a.s.sge(dst+32768, n-cut)))
 		what := fmt.Sprintf("READ of %d bytes", n)
 		c := w.await(a.scq, 1, what)[0]
 		if !a.want(what, c, uint64(round), verbs.WCSuccess) {
@@ -296,17 +293,17 @@ func rdmaRead(t *T, e *Env) {
 	w.quiet(b.rcq, "responder after eight READs")
 }
 
-func writeBeforeSend(t *T, e *Env) {
-	w := xSetup(t, e)
+func writeBeforeSend(t *tester, e *env) {
+	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		for _, last := range []verbs.WROpcode{verbs.WRSend, verbs.WRRDMAWriteWithImm} {
 			o := w.opts()
 			o.mtu = verbs.MTU256
 			a, b := w.connect(typ, o)
-			xFill(a.s.buf[:4000], byte(last)+1)
+			fill(a.s.buf[:4000], byte(last)+1)
 			b.recvAt("the flag's receive", 1, 60000, 64)
-			a.post("a WRITE", xRDMA(10, verbs.WRRDMAWrite, b.s, 8192, a.s.sge(0, 4000)))
-			a.post("then the flag", xRDMA(11, last, b.s, 40000, a.s.sge(4000, 8)))
+			a.post("a WRITE", rdmaWR(10, verbs.WRRDMAWrite, b.s, 8192, a.s.sge(0, 4000)))
+			a.post("then the flag", rdmaWR(11, last, b.s, 40000, a.s.sge(4000, 8)))
 			what := fmt.Sprintf("%v WRITE then %v", typ, last)
 			w.await(b.rcq, 1, what+": the flag's completion")
 			// Look before anything else is polled: the flag's
@@ -319,12 +316,12 @@ func writeBeforeSend(t *T, e *Env) {
 	}
 }
 
-func udGRHSpace(t *T, e *Env) {
-	w := xSetup(t, e)
-	a, b, ah := w.xPair(verbs.QPTypeUD, w.opts())
+func udGRHSpace(t *tester, e *env) {
+	w := newWire(t, e)
+	a, b, ah := w.pair(verbs.QPTypeUD, w.opts())
 	copy(a.s.buf, "abc")
 	b.recvAt("a receive of 43 bytes", 1, 1000, 43)
-	a.post("a UD SEND of abc", xUD(xSend(1, verbs.WRSend, a.s.sge(0, 3)), ah, b))
+	a.post("a UD SEND of abc", datagram(sendWR(1, verbs.WRSend, a.s.sge(0, 3)), ah, b))
 	w.await(a.scq, 1, "sender")
 	c := w.await(b.rcq, 1, "receiver")[0]
 	if b.want("UD SEND of 3 bytes", c, 1, verbs.WCSuccess) && c.ByteLen != 43 {
@@ -336,10 +333,10 @@ func udGRHSpace(t *T, e *Env) {
 	// 42 bytes of room (40 + 2) do not hold 3 bytes of payload: the
 	// datagram is dropped and the receive waits for one that fits.
 	b.recvAt("a receive of 42 bytes", 2, 2000, 42)
-	a.post("abc again", xUD(xSend(2, verbs.WRSend, a.s.sge(0, 3)), ah, b))
+	a.post("abc again", datagram(sendWR(2, verbs.WRSend, a.s.sge(0, 3)), ah, b))
 	w.await(a.scq, 1, "sender, second datagram")
 	w.quiet(b.rcq, "3 bytes into a receive of 40+2")
-	a.post("two bytes", xUD(xSend(3, verbs.WRSend, a.s.sge(0, 2)), ah, b))
+	a.post("two bytes", datagram(sendWR(3, verbs.WRSend, a.s.sge(0, 2)), ah, b))
 	w.await(a.scq, 1, "sender, third datagram")
 	if c := w.await(b.rcq, 1, "2 bytes into a receive of 40+2")[0]; b.want("2 bytes into 40+2", c, 2, verbs.WCSuccess) && c.ByteLen != 42 {
 		t.Errorf("2 bytes into 40+2: byte_len %d, want 42", c.ByteLen)
@@ -347,7 +344,7 @@ func udGRHSpace(t *T, e *Env) {
 	// Through a global AH the GRH is there: its source and destination
 	// GIDs are the two ports' (IPv6 layout: SGID at 8, DGID at 24).
 	b.recvAt("a receive", 3, 3000, 100)
-	a.post("a datagram with a GRH", xUD(xSend(4, verbs.WRSend, a.s.sge(0, 3)), w.ah(w.a, w.b, true), b))
+	a.post("a datagram with a GRH", datagram(sendWR(4, verbs.WRSend, a.s.sge(0, 3)), w.ah(w.a, w.b, true), b))
 	w.await(a.scq, 1, "a datagram with a GRH")
 	if c := w.await(b.rcq, 1, "a datagram with a GRH: receiver")[0]; b.want("a datagram with a GRH", c, 3, verbs.WCSuccess) {
 		grh := b.s.buf[3000:3040]
@@ -357,11 +354,11 @@ func udGRHSpace(t *T, e *Env) {
 	}
 }
 
-func zeroLengthRDMA(t *T, e *Env) {
-	w := xSetup(t, e)
+func zeroLengthRDMA(t *tester, e *env) {
+	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	for i, op := range []verbs.WROpcode{verbs.WRRDMARead, verbs.WRRDMAWrite} {
-		r := xSend(uint64(i), op)
+		r := sendWR(uint64(i), op)
 		r.RemoteAddr, r.RKey = 0xdead0000, 0
 		a.post(fmt.Sprintf("%v of 0 bytes with rkey 0", op), r)
 		what := fmt.Sprintf("zero-length %v with rkey 0 and a wild address", op)
@@ -369,13 +366,4 @@ func zeroLengthRDMA(t *T, e *Env) {
 	}
 	a.wantState("after two zero-length RDMA requests", verbs.QPStateRTS)
 	b.wantState("after two zero-length RDMA requests", verbs.QPStateRTS)
-}
-
-// xRange returns from, from+1, ..., from+n-1.
-func xRange(from uint64, n int) []uint64 {
-	out := make([]uint64, n)
-	for i := range out {
-		out[i] = from + uint64(i)
-	}
-	return out
 }

@@ -14,10 +14,10 @@ import (
 // connected QPs hearing only their peer (XFER-27) and QPs not ready to
 // receive (XFER-28).
 
-// xMessage writes message i (n bytes, its number first) at off of s.
-func xMessage(s *xSide, off, n, i int) []byte {
+// message writes message i (n bytes, its number first) at off of s.
+func message(s *side, off, n, i int) []byte {
 	b := s.buf[off : off+n]
-	xFill(b, byte(i))
+	fill(b, byte(i))
 	if n >= 4 {
 		binary.BigEndian.PutUint32(b, uint32(i))
 	}
@@ -34,21 +34,21 @@ var xferDropCases = []Case{
 	{"XFER-28", "a QP in RESET, INIT or ERR drops packets: RC senders fail RETRY_EXC_ERR, UC and UD succeed", notReadyDrops},
 }
 
-func ucUDNoReceive(t *T, e *Env) {
-	w := xSetup(t, e)
+func ucUDNoReceive(t *tester, e *env) {
+	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeUC, verbs.QPTypeUD} {
-		a, b, ah := w.xPair(typ, w.opts())
-		xMessage(a.s, 0, 32, 1)
-		a.post("a message to an empty receive queue", xTo(xSend(1, verbs.WRSend, a.s.sge(0, 32)), ah, b))
+		a, b, ah := w.pair(typ, w.opts())
+		message(a.s, 0, 32, 1)
+		a.post("a message to an empty receive queue", addressed(sendWR(1, verbs.WRSend, a.s.sge(0, 32)), ah, b))
 		what := fmt.Sprintf("%v SEND, no receive posted", typ)
 		a.want(what, w.await(a.scq, 1, what)[0], 1, verbs.WCSuccess)
 		w.quiet(b.rcq, what)
 		b.wantState(what, verbs.QPStateRTS)
 		// The message is gone, not kept for a later receive.
-		g := xGRH(typ)
+		g := grhLen(typ)
 		b.recvAt("a receive", 5, 1000, 64+g)
-		want := xMessage(a.s, 100, 32, 2)
-		a.post("a second message", xTo(xSend(2, verbs.WRSend, a.s.sge(100, 32)), ah, b))
+		want := message(a.s, 100, 32, 2)
+		a.post("a second message", addressed(sendWR(2, verbs.WRSend, a.s.sge(100, 32)), ah, b))
 		w.await(a.scq, 1, what+", second message")
 		c := w.await(b.rcq, 1, what+", second message: receiver")[0]
 		if b.want(what+", second message", c, 5, verbs.WCSuccess) && !bytes.Equal(b.s.buf[1000+g:1032+g], want) {
@@ -57,50 +57,50 @@ func ucUDNoReceive(t *T, e *Env) {
 	}
 }
 
-func udAboveMTU(t *T, e *Env) {
-	w := xSetup(t, e)
+func udAboveMTU(t *tester, e *env) {
+	w := newWire(t, e)
 	mtu := min(w.a.port.ActiveMTU.Bytes(), w.b.port.ActiveMTU.Bytes())
-	if mtu+41 > xBufLen/2 {
+	if mtu+41 > bufLen/2 {
 		t.Fatalf("an active MTU of %d bytes does not fit the case's buffers", mtu)
 	}
-	a, b, ah := w.xPair(verbs.QPTypeUD, w.opts())
-	b.recvAt("a receive room for MTU+1 bytes", 1, xBufLen/2, mtu+41)
-	a.post("MTU+1 bytes", xUD(xSend(1, verbs.WRSend, a.s.sge(0, mtu+1)), ah, b))
+	a, b, ah := w.pair(verbs.QPTypeUD, w.opts())
+	b.recvAt("a receive room for MTU+1 bytes", 1, bufLen/2, mtu+41)
+	a.post("MTU+1 bytes", datagram(sendWR(1, verbs.WRSend, a.s.sge(0, mtu+1)), ah, b))
 	what := fmt.Sprintf("UD SEND of %d bytes (MTU %d)", mtu+1, mtu)
 	a.want(what, w.await(a.scq, 1, what)[0], 1, verbs.WCSuccess)
 	w.quiet(b.rcq, what)
 	a.wantState(what, verbs.QPStateRTS)
-	a.post("MTU bytes", xUD(xSend(2, verbs.WRSend, a.s.sge(0, mtu)), ah, b))
+	a.post("MTU bytes", datagram(sendWR(2, verbs.WRSend, a.s.sge(0, mtu)), ah, b))
 	w.await(a.scq, 1, "MTU bytes")
 	if c := w.await(b.rcq, 1, "MTU bytes: receiver")[0]; b.want("UD SEND of MTU bytes", c, 1, verbs.WCSuccess) && int(c.ByteLen) != mtu+40 {
 		t.Errorf("UD SEND of MTU bytes: byte_len %d, want %d", c.ByteLen, mtu+40)
 	}
 }
 
-func udWrongQKey(t *T, e *Env) {
-	w := xSetup(t, e)
-	a, b, ah := w.xPair(verbs.QPTypeUD, w.opts())
+func udWrongQKey(t *tester, e *env) {
+	w := newWire(t, e)
+	a, b, ah := w.pair(verbs.QPTypeUD, w.opts())
 	b.recvAt("a receive", 1, 0, 128)
-	bad := xUD(xSend(1, verbs.WRSend, a.s.sge(0, 8)), ah, b)
-	bad.RemoteQKey = xQKey + 1
-	lost := xUD(xSend(2, verbs.WRSend, a.s.sge(0, 8)), ah, b)
+	bad := datagram(sendWR(1, verbs.WRSend, a.s.sge(0, 8)), ah, b)
+	bad.RemoteQKey = udQKey + 1
+	lost := datagram(sendWR(2, verbs.WRSend, a.s.sge(0, 8)), ah, b)
 	lost.RemoteQPN = b.q.Num() ^ 0x800000
 	a.post("a wrong Q_Key, then an unknown QPN", bad, lost)
 	for i, c := range w.await(a.scq, 2, "senders") {
 		a.want("UD SEND to a wrong Q_Key or QPN", c, uint64(i+1), verbs.WCSuccess)
 	}
 	w.quiet(b.rcq, "UD SENDs with a wrong Q_Key and to an unknown QPN")
-	a.post("the right address", xUD(xSend(3, verbs.WRSend, a.s.sge(0, 8)), ah, b))
+	a.post("the right address", datagram(sendWR(3, verbs.WRSend, a.s.sge(0, 8)), ah, b))
 	w.await(a.scq, 1, "the right address")
 	b.want("UD SEND with the right Q_Key", w.await(b.rcq, 1, "the right address: receiver")[0], 1, verbs.WCSuccess)
 }
 
-func ucDiscardWhole(t *T, e *Env) {
-	w := xSetup(t, e)
+func ucDiscardWhole(t *tester, e *env) {
+	w := newWire(t, e)
 	o := w.opts()
 	o.mtu = verbs.MTU256
 	a, b := w.connect(verbs.QPTypeUC, o)
-	a.post("a SEND to a QP without receives", xSend(1, verbs.WRSend, a.s.sge(0, 700)))
+	a.post("a SEND to a QP without receives", sendWR(1, verbs.WRSend, a.s.sge(0, 700)))
 	a.want("UC SEND without a receive", w.await(a.scq, 1, "UC, no receive")[0], 1, verbs.WCSuccess)
 	w.quiet(b.rcq, "UC SEND without a receive")
 	f, ok := e.Dev.(Faults)
@@ -117,8 +117,8 @@ func ucDiscardWhole(t *T, e *Env) {
 		b.recvAt("a receive", uint64(i), i*1024, 1024)
 	}
 	for i := range n {
-		xMessage(a.s, i*1024, size, i)
-		a.post("a message", xSend(uint64(i), verbs.WRSend, a.s.sge(i*1024, size)))
+		message(a.s, i*1024, size, i)
+		a.post("a message", sendWR(uint64(i), verbs.WRSend, a.s.sge(i*1024, size)))
 	}
 	for i, c := range w.await(a.scq, n, "UC sender on a lossy wire") {
 		a.want("UC sender on a lossy wire", c, uint64(i), verbs.WCSuccess)
@@ -145,8 +145,8 @@ func ucDiscardWhole(t *T, e *Env) {
 	}
 }
 
-func connectedPeerOnly(t *T, e *Env) {
-	w := xSetup(t, e)
+func connectedPeerOnly(t *tester, e *env) {
+	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		o := w.opts()
 		o.retry = 1
@@ -158,9 +158,9 @@ func connectedPeerOnly(t *T, e *Env) {
 		c := w.newEnd(w.a, typ, oc)
 		w.bring(c, b, verbs.QPStateRTS)
 		b.recvAt("B's receive", 1, 0, 64)
-		xFill(c.s.buf[:8], 0x27)
+		fill(c.s.buf[:8], 0x27)
 		before := bytes.Clone(b.s.buf[512:520])
-		c.post("a SEND from a stranger", xSend(9, verbs.WRSend, c.s.sge(0, 8)), xRDMA(10, verbs.WRRDMAWrite, b.s, 512, c.s.sge(0, 8)))
+		c.post("a SEND from a stranger", sendWR(9, verbs.WRSend, c.s.sge(0, 8)), rdmaWR(10, verbs.WRRDMAWrite, b.s, 512, c.s.sge(0, 8)))
 		what := fmt.Sprintf("%v SEND and WRITE from a QP B is not connected to", typ)
 		want := verbs.WCSuccess
 		if typ == verbs.QPTypeRC {
@@ -171,15 +171,15 @@ func connectedPeerOnly(t *T, e *Env) {
 		if !bytes.Equal(b.s.buf[512:520], before) {
 			t.Errorf("%s: the stranger's WRITE landed", what)
 		}
-		a.post("a SEND from the peer", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
+		a.post("a SEND from the peer", sendWR(1, verbs.WRSend, a.s.sge(0, 8)))
 		w.await(a.scq, 1, what+", then the peer")
 		b.want(what+", then the peer's SEND", w.await(b.rcq, 1, "the peer's SEND")[0], 1, verbs.WCSuccess)
 	}
 }
 
-func notReadyDrops(t *T, e *Env) {
-	w := xSetup(t, e)
-	for _, typ := range xTypes {
+func notReadyDrops(t *tester, e *env) {
+	w := newWire(t, e)
+	for _, typ := range qpTypes {
 		for _, st := range []verbs.QPState{verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateErr} {
 			o := w.opts()
 			o.retry = 1
@@ -192,7 +192,7 @@ func notReadyDrops(t *T, e *Env) {
 			if st == verbs.QPStateErr {
 				b.toState(verbs.QPStateErr)
 			}
-			var ah AH
+			var ah verbs.AH
 			if typ == verbs.QPTypeUD {
 				ah = w.ah(w.a, w.b, false)
 			}
@@ -202,7 +202,7 @@ func notReadyDrops(t *T, e *Env) {
 					w.await(b.rcq, 1, "the receive posted in ERR is flushed")
 				}
 			}
-			a.post("a SEND", xTo(xSend(1, verbs.WRSend, a.s.sge(0, 8)), ah, b))
+			a.post("a SEND", addressed(sendWR(1, verbs.WRSend, a.s.sge(0, 8)), ah, b))
 			what := fmt.Sprintf("%v SEND to a QP in %v", typ, st)
 			want := verbs.WCSuccess
 			if typ == verbs.QPTypeRC {

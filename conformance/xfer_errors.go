@@ -15,11 +15,11 @@ import (
 // protection (XFER-16), atomics (XFER-17), message size (XFER-23) and
 // SEND_WITH_INV (XFER-29).
 
-// xBadKey is a key that names no MR: k with its index bits changed.
-func xBadKey(k uint32) uint32 { return k ^ 0x5a5a00 }
+// badKey is a key that names no MR: k with its index bits changed.
+func badKey(k uint32) uint32 { return k ^ 0x5a5a00 }
 
-// xRemote is one row of the remote-access matrix of XFER-14.
-type xRemote struct {
+// remoteCase is one row of the remote-access matrix of XFER-14.
+type remoteCase struct {
 	name    string
 	deny    verbs.AccessFlags // removed from the responder QP's access flags
 	mrDeny  uint32            // removed from the target MR's access
@@ -29,38 +29,38 @@ type xRemote struct {
 	rc, uc  verbs.WCStatus // the requester's status on RC; UC: Success or a drop
 }
 
-// xRemoteOp is an operation of XFER-14 and the right it needs.
-type xRemoteOp struct {
+// remoteOp is an operation of XFER-14 and the right it needs.
+type remoteOp struct {
 	op    verbs.WROpcode
 	right verbs.AccessFlags
 	mr    uint32
 }
 
-var xRemoteOps = []xRemoteOp{
+var remoteOps = []remoteOp{
 	{verbs.WRRDMAWrite, verbs.AccessRemoteWrite, accessRemoteWrite},
 	{verbs.WRRDMARead, verbs.AccessRemoteRead, accessRemoteRead},
 	{verbs.WRAtomicFetchAndAdd, verbs.AccessRemoteAtomic, accessRemoteAtomic},
 }
 
-// xTarget registers, on side b, the 256-byte target of a remote request
+// target registers, on side b, the 256-byte target of a remote request
 // with the rights of row r; it returns the request's address and rkey.
-func (w *xWorld) xTarget(b *xEnd, r xRemote) (addr uint64, rkey uint32) {
+func (w *wire) target(b *end, r remoteCase) (addr uint64, rkey uint32) {
 	w.t.Helper()
 	pd := b.s.pd
 	if r.otherPD {
 		pd = w.pdOn(b.s.ctx)
 	}
-	mr := w.e.mrReg(pd, make([]byte, 256), xAccessAll&^r.mrDeny)
+	mr := w.e.mrReg(pd, make([]byte, 256), accessAll&^r.mrDeny)
 	addr, rkey = mr.Addr()+uint64(r.off), mr.RKey()
 	if r.badKey {
-		rkey = xBadKey(rkey)
+		rkey = badKey(rkey)
 	}
 	return addr, rkey
 }
 
-// xRemoteReq returns request id of op against (addr, rkey), 8 bytes long.
-func (a *xEnd) xRemoteReq(id uint64, op verbs.WROpcode, addr uint64, rkey uint32) verbs.SendWR {
-	r := xSend(id, op, a.s.sge(0, 8))
+// remoteReq returns request id of op against (addr, rkey), 8 bytes long.
+func (a *end) remoteReq(id uint64, op verbs.WROpcode, addr uint64, rkey uint32) verbs.SendWR {
+	r := sendWR(id, op, a.s.sge(0, 8))
 	r.RemoteAddr, r.RKey = addr, rkey
 	return r
 }
@@ -82,11 +82,11 @@ var xferErrorsCases = []Case{
 	{"ASYNC-10", "an access violation (rkey) raises QP_ACCESS_ERR on the responder, unless the reading has no QP events", accessViolationEvent},
 }
 
-func rcSendTooLong(t *T, e *Env) {
-	w := xSetup(t, e)
+func rcSendTooLong(t *tester, e *env) {
+	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	b.recvAt("a 100-byte receive", 1, 0, 100)
-	a.post("a 101-byte SEND", xSend(2, verbs.WRSend, a.s.sge(0, 101)))
+	a.post("a 101-byte SEND", sendWR(2, verbs.WRSend, a.s.sge(0, 101)))
 	a.want("requester", w.await(a.scq, 1, "requester")[0], 2, verbs.WCRemInvReqErr)
 	want := verbs.WCLocLenErr
 	if w.tp.RecvTooSmallRemInvReq {
@@ -97,19 +97,19 @@ func rcSendTooLong(t *T, e *Env) {
 	b.wantState("responder after the length error", verbs.QPStateErr)
 }
 
-func ucUDTooLong(t *T, e *Env) {
-	w := xSetup(t, e)
+func ucUDTooLong(t *tester, e *env) {
+	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeUC, verbs.QPTypeUD} {
-		a, b, ah := w.xPair(typ, w.opts())
-		g := xGRH(typ)
+		a, b, ah := w.pair(typ, w.opts())
+		g := grhLen(typ)
 		b.recvAt("a receive of 100 bytes of payload", 1, 0, 100+g)
-		xFill(a.s.buf[:101], 6)
-		a.post("101 bytes", xTo(xSend(2, verbs.WRSend, a.s.sge(0, 101)), ah, b))
+		fill(a.s.buf[:101], 6)
+		a.post("101 bytes", addressed(sendWR(2, verbs.WRSend, a.s.sge(0, 101)), ah, b))
 		what := fmt.Sprintf("%v: 101 bytes into a receive of 100", typ)
 		a.want(what+": sender", w.await(a.scq, 1, what)[0], 2, verbs.WCSuccess)
 		w.quiet(b.rcq, what+": receiver")
 		b.wantState(what, verbs.QPStateRTS)
-		a.post("100 bytes", xTo(xSend(3, verbs.WRSend, a.s.sge(1, 100)), ah, b))
+		a.post("100 bytes", addressed(sendWR(3, verbs.WRSend, a.s.sge(1, 100)), ah, b))
 		w.await(a.scq, 1, what+", then 100 bytes: sender")
 		c := w.await(b.rcq, 1, what+", then 100 bytes: receiver")[0]
 		if b.want(what+", then 100 bytes", c, 1, verbs.WCSuccess) && int(c.ByteLen) != 100+g {
@@ -123,33 +123,33 @@ func ucUDTooLong(t *T, e *Env) {
 		ob := w.opts()
 		ob.srq = s
 		a, b := w.connect2(typ, w.opts(), ob)
-		var ah AH
+		var ah verbs.AH
 		if typ == verbs.QPTypeUD {
 			ah = w.ah(w.a, w.b, false)
 		}
-		g := xGRH(typ)
+		g := grhLen(typ)
 		if n, err := s.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: []verbs.SGE{b.s.sge(0, 100+g)}}}); n != 1 || err != nil {
 			t.Fatalf("ibv_post_srq_recv: %d, %v", n, err)
 		}
-		a.post("101 bytes", xTo(xSend(2, verbs.WRSend, a.s.sge(0, 101)), ah, b))
+		a.post("101 bytes", addressed(sendWR(2, verbs.WRSend, a.s.sge(0, 101)), ah, b))
 		what := fmt.Sprintf("%v: 101 bytes into an SRQ receive of 100", typ)
 		a.want(what+": sender", w.await(a.scq, 1, what)[0], 2, verbs.WCSuccess)
 		w.settle()
 		got, _ := w.pollNow(b.rcq)
 		w.expect("srq-too-long", len(got) == 1 && got[0].WRID == 1 && got[0].Status == verbs.WCRemInvReqErr,
-			"%s: receiver completions %s, want wr_id 1 with REM_INV_REQ_ERR", what, xShow(got))
+			"%s: receiver completions %s, want wr_id 1 with REM_INV_REQ_ERR", what, showWCs(got))
 	}
 }
 
-func remoteAccessOrder(t *T, e *Env) {
-	w := xSetup(t, e)
+func remoteAccessOrder(t *tester, e *env) {
+	w := newWire(t, e)
 	const inv, acc, ok = verbs.WCRemInvReqErr, verbs.WCRemAccessErr, verbs.WCSuccess
-	for _, op := range xRemoteOps {
+	for _, op := range remoteOps {
 		past := 256 - 7 // one byte beyond the end
 		if op.op == verbs.WRAtomicFetchAndAdd {
 			past = 256 // aligned, so that the range is what fails
 		}
-		rows := []xRemote{
+		rows := []remoteCase{
 			{name: "everything granted", rc: ok, uc: ok},
 			{name: "QP flag missing", deny: op.right, rc: inv},
 			{name: "MR right missing", mrDeny: op.mr, rc: acc},
@@ -167,9 +167,9 @@ func remoteAccessOrder(t *T, e *Env) {
 				o := w.opts()
 				o.deny = r.deny
 				a, b := w.connect(typ, o)
-				addr, rkey := w.xTarget(b, r)
-				xFill(a.s.buf[:8], 0x14)
-				a.post("the request", a.xRemoteReq(1, op.op, addr, rkey))
+				addr, rkey := w.target(b, r)
+				fill(a.s.buf[:8], 0x14)
+				a.post("the request", a.remoteReq(1, op.op, addr, rkey))
 				what := fmt.Sprintf("%v %v, %s", typ, op.op, r.name)
 				want := r.rc
 				if typ == verbs.QPTypeUC {
@@ -184,18 +184,18 @@ func remoteAccessOrder(t *T, e *Env) {
 	}
 }
 
-func writeImmBadRkey(t *T, e *Env) {
-	w := xSetup(t, e)
+func writeImmBadRkey(t *tester, e *env) {
+	w := newWire(t, e)
 	for _, packets := range []int{1, 3} {
 		a, b := w.connect(verbs.QPTypeRC, w.opts())
 		n := packets * 256 // the path MTU is 256 or more, so this is at most 3 packets
 		if packets > 1 {
 			n = packets * min(verbs.MTU1024, a.s.port.ActiveMTU, b.s.port.ActiveMTU).Bytes()
 		}
-		addr, rkey := w.xTarget(b, xRemote{badKey: true})
+		addr, rkey := w.target(b, remoteCase{badKey: true})
 		b.recvAt("the receive the immediate is for", 1, 0, 64)
 		b.recvAt("a receive behind it", 2, 64, 64)
-		r := xSend(3, verbs.WRRDMAWriteWithImm, a.s.sge(0, n))
+		r := sendWR(3, verbs.WRRDMAWriteWithImm, a.s.sge(0, n))
 		r.RemoteAddr, r.RKey, r.Imm = addr, rkey, 0x30
 		a.post("a WRITE_WITH_IMM with a bad rkey", r)
 		what := fmt.Sprintf("a %d-packet WRITE_WITH_IMM with a bad rkey", packets)
@@ -217,44 +217,44 @@ func writeImmBadRkey(t *T, e *Env) {
 	}
 }
 
-func rcRemoteErrorBothErr(t *T, e *Env) {
-	w := xSetup(t, e)
-	for _, r := range []xRemote{{name: "bad rkey", badKey: true}, {name: "QP flag missing", deny: verbs.AccessRemoteWrite}} {
+func rcRemoteErrorBothErr(t *tester, e *env) {
+	w := newWire(t, e)
+	for _, r := range []remoteCase{{name: "bad rkey", badKey: true}, {name: "QP flag missing", deny: verbs.AccessRemoteWrite}} {
 		o := w.opts()
 		o.deny = r.deny
 		a, b := w.connect(verbs.QPTypeRC, o)
-		addr, rkey := w.xTarget(b, r)
-		a.post("a bad WRITE and two SENDs", a.xRemoteReq(1, verbs.WRRDMAWrite, addr, rkey),
-			xSend(2, verbs.WRSend, a.s.sge(0, 8)), xSend(3, verbs.WRSend, a.s.sge(0, 8)))
+		addr, rkey := w.target(b, r)
+		a.post("a bad WRITE and two SENDs", a.remoteReq(1, verbs.WRRDMAWrite, addr, rkey),
+			sendWR(2, verbs.WRSend, a.s.sge(0, 8)), sendWR(3, verbs.WRSend, a.s.sge(0, 8)))
 		got := w.await(a.scq, 3, r.name)
 		for i, c := range got[1:] {
 			a.want(r.name+": the request after the error", c, uint64(i+2), verbs.WCWRFlushErr)
 		}
 		a.wantState(r.name, verbs.QPStateErr)
 		b.wantState(r.name, verbs.QPStateErr)
-		a.post("a request posted in ERR", xSend(4, verbs.WRSend, a.s.sge(0, 8)))
+		a.post("a request posted in ERR", sendWR(4, verbs.WRSend, a.s.sge(0, 8)))
 		a.want(r.name+": posted in ERR", w.await(a.scq, 1, r.name+": posted in ERR")[0], 4, verbs.WCWRFlushErr)
 	}
 }
 
-func localProtection(t *T, e *Env) {
-	w := xSetup(t, e)
-	other := w.e.mrReg(w.pdOn(w.a.ctx), make([]byte, 64), xAccessAll)
-	gone := w.e.mrReg(w.a.pd, make([]byte, 64), xAccessAll)
+func localProtection(t *tester, e *env) {
+	w := newWire(t, e)
+	other := w.e.mrReg(w.pdOn(w.a.ctx), make([]byte, 64), accessAll)
+	gone := w.e.mrReg(w.a.pd, make([]byte, 64), accessAll)
 	e.WantOK("ibv_dereg_mr", gone.Dereg())
 	for _, c := range []struct {
 		name string
 		sge  verbs.SGE
 	}{
-		{"an lkey that names no MR", verbs.SGE{Addr: w.a.addr(0), Length: 8, LKey: xBadKey(w.a.mr.LKey())}},
+		{"an lkey that names no MR", verbs.SGE{Addr: w.a.addr(0), Length: 8, LKey: badKey(w.a.mr.LKey())}},
 		{"an MR of another PD", verbs.SGE{Addr: other.Addr(), Length: 8, LKey: other.LKey()}},
-		{"a range past the MR's end", w.a.sge(xBufLen-4, 8)},
+		{"a range past the MR's end", w.a.sge(bufLen-4, 8)},
 		{"a deregistered MR", verbs.SGE{Addr: gone.Addr(), Length: 8, LKey: gone.LKey()}},
 	} {
 		for _, op := range []verbs.WROpcode{verbs.WRSend, verbs.WRRDMAWrite} {
 			a, b := w.connect(verbs.QPTypeRC, w.opts())
 			b.recvAt("a receive", 1, 0, 64)
-			req := xRDMA(7, op, b.s, 0, c.sge)
+			req := rdmaWR(7, op, b.s, 0, c.sge)
 			what := fmt.Sprintf("RC %v from %s", op, c.name)
 			a.post(what, req)
 			a.want(what, w.await(a.scq, 1, what)[0], 7, verbs.WCLocProtErr)
@@ -263,29 +263,29 @@ func localProtection(t *T, e *Env) {
 	}
 	// A bad lkey in the receive a SEND lands in.
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
-	b.recv("a receive with a bad lkey", verbs.RecvWR{WRID: 1, SGList: []verbs.SGE{{Addr: w.b.addr(0), Length: 64, LKey: xBadKey(w.b.mr.LKey())}}})
-	a.post("a SEND", xSend(2, verbs.WRSend, a.s.sge(0, 8)))
+	b.recv("a receive with a bad lkey", verbs.RecvWR{WRID: 1, SGList: []verbs.SGE{{Addr: w.b.addr(0), Length: 64, LKey: badKey(w.b.mr.LKey())}}})
+	a.post("a SEND", sendWR(2, verbs.WRSend, a.s.sge(0, 8)))
 	a.want("requester of a SEND into a bad receive SGE", w.await(a.scq, 1, "requester")[0], 2, verbs.WCRemOpErr)
 	b.want(fmt.Sprintf("receiver with a bad receive SGE (RecvProtQPOp=%v)", w.tp.RecvProtQPOp), w.await(b.rcq, 1, "receiver")[0], 1, w.badRecvStatus())
 }
 
-func readAtomicBadLocalSGE(t *T, e *Env) {
-	w := xSetup(t, e)
-	word := func(s *xSide, off int) uint64 { return binary.NativeEndian.Uint64(s.buf[off:]) }
-	bad := verbs.SGE{Addr: w.a.addr(0), Length: 8, LKey: xBadKey(w.a.mr.LKey())}
+func readAtomicBadLocalSGE(t *tester, e *env) {
+	w := newWire(t, e)
+	word := func(s *side, off int) uint64 { return binary.NativeEndian.Uint64(s.buf[off:]) }
+	bad := verbs.SGE{Addr: w.a.addr(0), Length: 8, LKey: badKey(w.a.mr.LKey())}
 	late := w.tp.LateLocalCheck
 	reading := fmt.Sprintf("(LateLocalCheck=%v)", late)
 
 	// Against a good remote buffer the local error is all there is.
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
-	a.post("a READ into a bad local SGE", xRDMA(1, verbs.WRRDMARead, b.s, 0, bad))
+	a.post("a READ into a bad local SGE", rdmaWR(1, verbs.WRRDMARead, b.s, 0, bad))
 	a.want("a READ into a bad local SGE", w.await(a.scq, 1, "READ")[0], 1, verbs.WCLocProtErr)
 	a.wantState("after a READ into a bad local SGE", verbs.QPStateErr)
 
 	// Against a bad rkey: the first check made decides.
 	a, b = w.connect(verbs.QPTypeRC, w.opts())
-	r := xSend(2, verbs.WRRDMARead, bad)
-	r.RemoteAddr, r.RKey = w.xTarget(b, xRemote{badKey: true})
+	r := sendWR(2, verbs.WRRDMARead, bad)
+	r.RemoteAddr, r.RKey = w.target(b, remoteCase{badKey: true})
 	a.post("a READ into a bad local SGE from a bad rkey", r)
 	want, responder := verbs.WCLocProtErr, verbs.QPStateRTS // never sent: the responder saw nothing
 	if late {
@@ -299,7 +299,7 @@ func readAtomicBadLocalSGE(t *T, e *Env) {
 	a, b = w.connect(verbs.QPTypeRC, w.opts())
 	const orig = 0x3131
 	binary.NativeEndian.PutUint64(b.s.buf[64:], orig)
-	cas := xRDMA(3, verbs.WRAtomicCmpAndSwp, b.s, 64, bad)
+	cas := rdmaWR(3, verbs.WRAtomicCmpAndSwp, b.s, 64, bad)
 	cas.CompareAdd, cas.Swap = orig, 99
 	a.post("a CMP_AND_SWP into a bad local SGE", cas)
 	a.want("a CMP_AND_SWP into a bad local SGE "+reading, w.await(a.scq, 1, "CMP_AND_SWP")[0], 3, verbs.WCLocProtErr)
@@ -313,10 +313,10 @@ func readAtomicBadLocalSGE(t *T, e *Env) {
 	}
 }
 
-func srqReceivePD(t *T, e *Env) {
-	w := xSetup(t, e)
+func srqReceivePD(t *tester, e *env) {
+	w := newWire(t, e)
 	srqPD := w.pdOn(w.b.ctx) // the QPs are in the side's own PD
-	srqMR := w.e.mrReg(srqPD, make([]byte, 256), xAccessAll)
+	srqMR := w.e.mrReg(srqPD, make([]byte, 256), accessAll)
 	for i, c := range []struct {
 		name      string
 		inSRQsPD  bool
@@ -337,7 +337,7 @@ func srqReceivePD(t *T, e *Env) {
 		if n, err := s.PostRecv([]verbs.RecvWR{{WRID: id, SGList: []verbs.SGE{sge}}}); n != 1 || err != nil {
 			t.Fatalf("%s: ibv_post_srq_recv: %d, %v", c.name, n, err)
 		}
-		a.post("a SEND", xSend(id+1, verbs.WRSend, a.s.sge(0, 8)))
+		a.post("a SEND", sendWR(id+1, verbs.WRSend, a.s.sge(0, 8)))
 		what := fmt.Sprintf("a SEND into %s (SRQRecvQPPD=%v)", c.name, w.tp.SRQRecvQPPD)
 		if c.succeedsA != w.tp.SRQRecvQPPD {
 			a.want(what+": requester", w.await(a.scq, 1, what)[0], id+1, verbs.WCSuccess)
@@ -349,10 +349,10 @@ func srqReceivePD(t *T, e *Env) {
 	}
 }
 
-func atomics(t *T, e *Env) {
-	w := xSetup(t, e)
-	word := func(s *xSide, off int) uint64 { return binary.NativeEndian.Uint64(s.buf[off:]) }
-	put := func(s *xSide, off int, v uint64) { binary.NativeEndian.PutUint64(s.buf[off:], v) }
+func atomics(t *tester, e *env) {
+	w := newWire(t, e)
+	word := func(s *side, off int) uint64 { return binary.NativeEndian.Uint64(s.buf[off:]) }
+	put := func(s *side, off int, v uint64) { binary.NativeEndian.PutUint64(s.buf[off:], v) }
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	const orig = 0x0102030405060708
 	for i, c := range []struct {
@@ -367,7 +367,7 @@ func atomics(t *T, e *Env) {
 	} {
 		put(b.s, 64, orig)
 		put(a.s, 128, 0)
-		r := xRDMA(uint64(i), c.op, b.s, 64, a.s.sge(128, 8))
+		r := rdmaWR(uint64(i), c.op, b.s, 64, a.s.sge(128, 8))
 		r.CompareAdd, r.Swap = c.cmpAdd, c.swap
 		a.post("an atomic", r)
 		what := fmt.Sprintf("%v(compare_add %#x, swap %d) on %#x", c.op, c.cmpAdd, c.swap, uint64(orig))
@@ -386,7 +386,7 @@ func atomics(t *T, e *Env) {
 	// add saw a different value before it.
 	rng := rand.New(rand.NewPCG(17, 0x8817))
 	put(w.b, 256, 1000)
-	var qps []*xEnd
+	var qps []*end
 	sum, n := uint64(1000), 0
 	for q := range 4 {
 		x, _ := w.connect(verbs.QPTypeRC, w.opts())
@@ -394,7 +394,7 @@ func atomics(t *T, e *Env) {
 		for k := range 8 {
 			add := 1 + rng.Uint64N(1<<20)
 			sum += add
-			r := xRDMA(uint64(k), verbs.WRAtomicFetchAndAdd, w.b, 256, x.s.sge(1024+64*q+8*k, 8))
+			r := rdmaWR(uint64(k), verbs.WRAtomicFetchAndAdd, w.b, 256, x.s.sge(1024+64*q+8*k, 8))
 			r.CompareAdd = add
 			x.post("a FETCH_AND_ADD", r)
 			n++
@@ -427,7 +427,7 @@ func atomics(t *T, e *Env) {
 		{"a misaligned remote address", w.a.sge(128, 8), 68, verbs.WCRemInvReqErr},
 	} {
 		a, _ := w.connect(verbs.QPTypeRC, w.opts())
-		r := xRDMA(1, verbs.WRAtomicFetchAndAdd, w.b, c.off, c.sge)
+		r := rdmaWR(1, verbs.WRAtomicFetchAndAdd, w.b, c.off, c.sge)
 		n, err := a.q.PostSend([]verbs.SendWR{r})
 		if errors.Is(err, syscall.EINVAL) && n == 0 {
 			continue
@@ -440,8 +440,8 @@ func atomics(t *T, e *Env) {
 	}
 }
 
-func maxMsgSize(t *T, e *Env) {
-	w := xSetup(t, e)
+func maxMsgSize(t *tester, e *env) {
+	w := newWire(t, e)
 	limit := uint64(w.a.port.MaxMsgSz)
 	o := w.opts()
 	o.cap.MaxSendSGE = uint32(min(30, w.lim.MaxSGE))
@@ -461,9 +461,9 @@ func maxMsgSize(t *T, e *Env) {
 	for i, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		a, b := w.connect(typ, o)
 		b.recvAt("a receive", 1, 0, 64)
-		r := xSend(uint64(i), verbs.WRSend, sges...)
+		r := sendWR(uint64(i), verbs.WRSend, sges...)
 		if typ == verbs.QPTypeUC {
-			r = xRDMA(uint64(i), verbs.WRRDMAWrite, b.s, 0, sges...)
+			r = rdmaWR(uint64(i), verbs.WRRDMAWrite, b.s, 0, sges...)
 		}
 		what := fmt.Sprintf("%v %v of %d bytes (max_msg_sz %d)", typ, r.Opcode, per*uint64(len(sges)), limit)
 		a.post(what, r)
@@ -471,13 +471,13 @@ func maxMsgSize(t *T, e *Env) {
 	}
 }
 
-func sendWithInv(t *T, e *Env) {
-	w := xSetup(t, e)
+func sendWithInv(t *tester, e *env) {
+	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		a, b := w.connect(typ, w.opts())
-		target := w.e.mrReg(b.s.pd, make([]byte, 64), xAccessAll)
+		target := w.e.mrReg(b.s.pd, make([]byte, 64), accessAll)
 		b.recvAt("a receive", 1, 0, 64)
-		r := xSend(1, verbs.WRSendWithInv, a.s.sge(0, 8))
+		r := sendWR(1, verbs.WRSendWithInv, a.s.sge(0, 8))
 		r.Imm = target.RKey()
 		a.post("SEND_WITH_INV", r)
 		what := fmt.Sprintf("%v SEND_WITH_INV", typ)
@@ -487,34 +487,34 @@ func sendWithInv(t *T, e *Env) {
 			t.Errorf("%s: flags %v invalidated_rkey %#x, want WITH_INV and %#x", what, c.WCFlags, c.InvalidatedRkey(), target.RKey())
 		}
 		if typ == verbs.QPTypeRC {
-			a.post("a WRITE to the invalidated rkey", a.xRemoteReq(2, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
+			a.post("a WRITE to the invalidated rkey", a.remoteReq(2, verbs.WRRDMAWrite, target.Addr(), target.RKey()))
 			a.want("RC WRITE to an invalidated rkey", w.await(a.scq, 1, "WRITE after SEND_WITH_INV")[0], 2, verbs.WCRemAccessErr)
 		}
 	}
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
 	b.recvAt("a receive", 1, 0, 64)
-	r := xSend(3, verbs.WRSendWithInv, a.s.sge(0, 8))
-	r.Imm = xBadKey(b.s.mr.RKey())
+	r := sendWR(3, verbs.WRSendWithInv, a.s.sge(0, 8))
+	r.Imm = badKey(b.s.mr.RKey())
 	a.post("SEND_WITH_INV of an unknown rkey", r)
-	xSendInvFails(w, a, b, 3, 1, "RC SEND_WITH_INV of an unknown rkey")
+	sendInvFails(w, a, b, 3, 1, "RC SEND_WITH_INV of an unknown rkey")
 }
 
-func invalidRequestEvent(t *T, e *Env) {
-	xResponderEvent(t, e, xRemote{name: "WRITE to a QP without REMOTE_WRITE", deny: verbs.AccessRemoteWrite}, verbs.EventQPReqErr)
+func invalidRequestEvent(t *tester, e *env) {
+	responderEvent(t, e, remoteCase{name: "WRITE to a QP without REMOTE_WRITE", deny: verbs.AccessRemoteWrite}, verbs.EventQPReqErr)
 }
 
-func accessViolationEvent(t *T, e *Env) {
-	xResponderEvent(t, e, xRemote{name: "WRITE with a bad rkey", badKey: true}, verbs.EventQPAccessErr)
+func accessViolationEvent(t *tester, e *env) {
+	responderEvent(t, e, remoteCase{name: "WRITE with a bad rkey", badKey: true}, verbs.EventQPAccessErr)
 }
 
-// xSendInvFails checks the outcome of an RC SEND_WITH_INV (WR id id)
+// sendInvFails checks the outcome of an RC SEND_WITH_INV (WR id id)
 // whose rkey the responder cannot invalidate, the receive WR rid held for
 // it (XFER-29): under reading A the send fails with REM_INV_REQ_ERR, the
 // receive with LOC_QP_OP_ERR and both QPs end in ERR; under reading B
 // (SendInvErrAcked, rxe) the send succeeds and the requester stays in RTS,
 // and the receive fails with REM_INV_REQ_ERR and the responder alone is in
 // ERR.
-func xSendInvFails(w *xWorld, a, b *xEnd, id, rid uint64, what string) {
+func sendInvFails(w *wire, a, b *end, id, rid uint64, what string) {
 	w.t.Helper()
 	sendSt, recvSt, reqState := verbs.WCRemInvReqErr, verbs.WCLocQPOpErr, verbs.QPStateErr
 	if w.tp.SendInvErrAcked {
@@ -527,16 +527,16 @@ func xSendInvFails(w *xWorld, a, b *xEnd, id, rid uint64, what string) {
 	b.wantState(what+": responder", verbs.QPStateErr)
 }
 
-// xResponderEvent makes one bad RC WRITE of row r and checks the responder's
+// responderEvent makes one bad RC WRITE of row r and checks the responder's
 // async event typ (none under NoQPEvents), and that the responder is in ERR.
-func xResponderEvent(t *T, e *Env, r xRemote, typ verbs.EventType) {
+func responderEvent(t *tester, e *env, r remoteCase, typ verbs.EventType) {
 	t.Helper()
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	o := w.opts()
 	o.deny = r.deny
 	a, b := w.connect(verbs.QPTypeRC, o)
-	addr, rkey := w.xTarget(b, r)
-	a.post(r.name, a.xRemoteReq(1, verbs.WRRDMAWrite, addr, rkey))
+	addr, rkey := w.target(b, r)
+	a.post(r.name, a.remoteReq(1, verbs.WRRDMAWrite, addr, rkey))
 	w.await(a.scq, 1, r.name)
 	b.wantState(r.name, verbs.QPStateErr)
 	evs := w.allEvents()
@@ -544,10 +544,10 @@ func xResponderEvent(t *T, e *Env, r xRemote, typ verbs.EventType) {
 	if w.tp.NoQPEvents {
 		want = 0
 	}
-	if got := xAbout(evs, typ, b.q); got != want {
+	if got := eventsAbout(evs, typ, b.q); got != want {
 		t.Errorf("%s: %d %v events naming the responder QP (NoQPEvents=%v), want %d; events: %v", r.name, got, typ, w.tp.NoQPEvents, want, evs)
 	}
-	if got := xAbout(evs, typ, a.q); got != 0 {
+	if got := eventsAbout(evs, typ, a.q); got != 0 {
 		t.Errorf("%s: %d %v events name the requester QP, want 0", r.name, got, typ)
 	}
 }

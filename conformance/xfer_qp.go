@@ -21,8 +21,8 @@ import (
 var xferQpCases = []Case{
 	{"QP-05", "with sq_sig_all set, an unsignaled request completes anyway", sqSigAll},
 	{"CQ-19", "sq_sig_all=1: every send completes; 0: only signaled ones; receives always", sqSigAllOrSignaled},
-	{"CQ-20", "a signaled completion covers the unsignaled requests before it", xCovered},
-	{"WC-S00", "SUCCESS: the request and the unsignaled ones before it are done", xCovered},
+	{"CQ-20", "a signaled completion covers the unsignaled requests before it", signaledCovers},
+	{"WC-S00", "SUCCESS: the request and the unsignaled ones before it are done", signaledCovers},
 	{"CQ-21", "a failing unsignaled request still completes, with its wr_id", unsignaledFailureCompletes},
 	{"CQ-18", "per work queue, completions come in posting order, whatever finishes first", perQueueOrder},
 	{"QP-30", "with sq_sig_all=0 and nothing signaled, the send queue fills for good (QP-29 A) or never (B)", unsignaledFill},
@@ -34,14 +34,14 @@ var xferQpCases = []Case{
 	{"CQ-24", "[CONFLICT] the QP whose completion an overrun lost: ERR, or (rxe) only on the receive side; no ACK for the lost receive", overrunLostQP},
 }
 
-func sqSigAll(t *T, e *Env) {
-	w := xSetup(t, e)
+func sqSigAll(t *tester, e *env) {
+	w := newWire(t, e)
 	o := w.opts()
 	o.sigAll = true
-	for _, typ := range xTypes {
-		a, b, ah := w.xPair(typ, o)
+	for _, typ := range qpTypes {
+		a, b, ah := w.pair(typ, o)
 		b.recvAt("a receive", 1, 0, 128)
-		r := xTo(xSend(7, verbs.WRSend, a.s.sge(0, 8)), ah, b)
+		r := addressed(sendWR(7, verbs.WRSend, a.s.sge(0, 8)), ah, b)
 		r.Flags &^= verbs.SendSignaled
 		a.post("an unsignaled SEND", r)
 		what := fmt.Sprintf("%v, sq_sig_all=1, unsignaled SEND", typ)
@@ -49,8 +49,8 @@ func sqSigAll(t *T, e *Env) {
 	}
 }
 
-func sqSigAllOrSignaled(t *T, e *Env) {
-	w := xSetup(t, e)
+func sqSigAllOrSignaled(t *tester, e *env) {
+	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(19, 0x1919))
 	for round := range 8 {
 		o := w.opts()
@@ -60,7 +60,7 @@ func sqSigAllOrSignaled(t *T, e *Env) {
 		var want []uint64
 		for i := range n {
 			b.recvAt("a receive", uint64(100+i), i*64, 64)
-			r := xSend(uint64(i), verbs.WRSend, a.s.sge(0, 8))
+			r := sendWR(uint64(i), verbs.WRSend, a.s.sge(0, 8))
 			if rng.IntN(2) == 0 {
 				r.Flags &^= verbs.SendSignaled
 			}
@@ -75,36 +75,36 @@ func sqSigAllOrSignaled(t *T, e *Env) {
 			w.quiet(a.scq, what+": no send signaled")
 			continue
 		}
-		if ids := xIDs(w.await(a.scq, len(want), what+": sends")); !slices.Equal(ids, want) {
+		if ids := idsOf(w.await(a.scq, len(want), what+": sends")); !slices.Equal(ids, want) {
 			t.Errorf("%s: send completions %v, want %v", what, ids, want)
 		}
 	}
 }
 
-func unsignaledFailureCompletes(t *T, e *Env) {
-	w := xSetup(t, e)
+func unsignaledFailureCompletes(t *tester, e *env) {
+	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
-	r := xRDMA(0xfeed, verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 8))
-	r.Flags, r.RKey = 0, xBadKey(r.RKey)
+	r := rdmaWR(0xfeed, verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 8))
+	r.Flags, r.RKey = 0, badKey(r.RKey)
 	a.post("an unsignaled WRITE with a bad rkey", r)
 	a.want("unsignaled WRITE with a bad rkey", w.await(a.scq, 1, "unsignaled error")[0], 0xfeed, verbs.WCRemAccessErr)
 	o := w.opts()
 	o.rnrRetry = 0
 	a, _ = w.connect(verbs.QPTypeRC, o)
-	r = xSend(0xbeef, verbs.WRSend, a.s.sge(0, 8))
+	r = sendWR(0xbeef, verbs.WRSend, a.s.sge(0, 8))
 	r.Flags = 0
 	a.post("an unsignaled SEND to an empty receive queue", r)
 	a.want("unsignaled SEND, RNR exhausted", w.await(a.scq, 1, "unsignaled RNR")[0], 0xbeef, verbs.WCRNRRetryExcErr)
 }
 
-func perQueueOrder(t *T, e *Env) {
-	w := xSetup(t, e)
+func perQueueOrder(t *tester, e *env) {
+	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(18, 0x1818))
 	shared, rshared := w.a.cq(512, nil), w.b.cq(512, nil)
 	oa, ob := w.opts(), w.opts()
 	oa.sendCQ, oa.recvCQ, ob.sendCQ, ob.recvCQ = shared, shared, rshared, rshared
 	oa.mtu, ob.mtu = verbs.MTU256, verbs.MTU256
-	var as, bs []*xEnd
+	var as, bs []*end
 	for range 3 {
 		a, b := w.connect2(verbs.QPTypeRC, oa, ob)
 		as, bs = append(as, a), append(bs, b)
@@ -121,7 +121,7 @@ func perQueueOrder(t *T, e *Env) {
 		if op == verbs.WRAtomicFetchAndAdd {
 			sge = a.s.sge(60000+8*i, 8)
 		}
-		r := xRDMA(uint64(i), op, b.s, 8*(i%8), sge)
+		r := rdmaWR(uint64(i), op, b.s, 8*(i%8), sge)
 		if rng.IntN(3) == 0 {
 			r.Flags = 0
 		} else {
@@ -154,8 +154,8 @@ func perQueueOrder(t *T, e *Env) {
 	}
 }
 
-func unsignaledFill(t *T, e *Env) {
-	w := xSetup(t, e)
+func unsignaledFill(t *tester, e *env) {
+	w := newWire(t, e)
 	o := w.opts()
 	o.cap.MaxSendWR = 8
 	a, b := w.connect(verbs.QPTypeRC, o)
@@ -165,7 +165,7 @@ func unsignaledFill(t *T, e *Env) {
 	}
 	depth := int(attr.Cap.MaxSendWR)
 	write := func(id uint64, signaled bool) verbs.SendWR {
-		r := xRDMA(id, verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 8))
+		r := rdmaWR(id, verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 8))
 		if !signaled {
 			r.Flags = 0
 		}
@@ -180,7 +180,7 @@ func unsignaledFill(t *T, e *Env) {
 		for range 3 {
 			w.settle()
 			if got, _ := w.pollNow(a.scq); len(got) != 0 {
-				t.Fatalf("unsignaled successful WRITEs completed: %s", xShow(got))
+				t.Fatalf("unsignaled successful WRITEs completed: %s", showWCs(got))
 			}
 			n, err := a.q.PostSend([]verbs.SendWR{write(99, true)})
 			if n != 0 || !errors.Is(err, syscall.ENOMEM) {
@@ -198,15 +198,15 @@ func unsignaledFill(t *T, e *Env) {
 	}
 }
 
-func bufferReadAtExecution(t *T, e *Env) {
-	w := xSetup(t, e)
+func bufferReadAtExecution(t *tester, e *env) {
+	w := newWire(t, e)
 	for _, op := range []verbs.WROpcode{verbs.WRSend, verbs.WRRDMAWrite} {
 		a, b := w.connect(verbs.QPTypeRC, w.opts())
 		b.recvAt("a receive", 1, 0, 64)
 		a.toState(verbs.QPStateSQD)
-		xFill(a.s.buf[:32], 1)
-		a.post("a request posted in SQD", xRDMA(1, op, b.s, 0, a.s.sge(0, 32)))
-		xFill(a.s.buf[:32], 2)
+		fill(a.s.buf[:32], 1)
+		a.post("a request posted in SQD", rdmaWR(1, op, b.s, 0, a.s.sge(0, 32)))
+		fill(a.s.buf[:32], 2)
 		want := bytes.Clone(a.s.buf[:32])
 		a.toState(verbs.QPStateRTS)
 		what := fmt.Sprintf("%v posted in SQD, its buffer changed before it executed", op)
@@ -217,18 +217,18 @@ func bufferReadAtExecution(t *T, e *Env) {
 	}
 }
 
-func fenceWaits(t *T, e *Env) {
-	w := xSetup(t, e)
+func fenceWaits(t *tester, e *env) {
+	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
-	xFill(b.s.buf[4096:4160], 0x38)
+	fill(b.s.buf[4096:4160], 0x38)
 	binary.NativeEndian.PutUint64(b.s.buf[8192:], 0x3838)
 	clear(a.s.buf[:128])
 	b.recvAt("receive 1", 1, 0, 64)
 	b.recvAt("receive 2", 2, 100, 64)
-	read := xRDMA(1, verbs.WRRDMARead, b.s, 4096, a.s.sge(0, 64))
-	add := xRDMA(2, verbs.WRAtomicFetchAndAdd, b.s, 8192, a.s.sge(64, 8))
-	s1 := xSend(3, verbs.WRSend, a.s.sge(0, 64))
-	s2 := xSend(4, verbs.WRSend, a.s.sge(64, 8))
+	read := rdmaWR(1, verbs.WRRDMARead, b.s, 4096, a.s.sge(0, 64))
+	add := rdmaWR(2, verbs.WRAtomicFetchAndAdd, b.s, 8192, a.s.sge(64, 8))
+	s1 := sendWR(3, verbs.WRSend, a.s.sge(0, 64))
+	s2 := sendWR(4, verbs.WRSend, a.s.sge(64, 8))
 	s1.Flags |= verbs.SendFence
 	s2.Flags |= verbs.SendFence
 	a.post("READ, FENCE SEND of its target, FETCH_AND_ADD, FENCE SEND of its result", read, s1, add, s2)
@@ -242,21 +242,21 @@ func fenceWaits(t *T, e *Env) {
 	}
 }
 
-func fenceAfterRead(t *T, e *Env) {
-	w := xSetup(t, e)
+func fenceAfterRead(t *tester, e *env) {
+	w := newWire(t, e)
 	for _, fence := range []bool{true, false} {
 		a, b := w.connect(verbs.QPTypeRC, w.opts())
-		old := bytes.Clone(xMessage(b.s, 0, 64, 1))
-		repl := xMessage(a.s, 1000, 64, 2)
+		old := bytes.Clone(message(b.s, 0, 64, 1))
+		repl := message(a.s, 1000, 64, 2)
 		b.recvAt("a receive over the READ's source", 1, 0, 64)
-		s := xSend(2, verbs.WRSend, a.s.sge(1000, 64))
+		s := sendWR(2, verbs.WRSend, a.s.sge(1000, 64))
 		if fence {
 			s.Flags |= verbs.SendFence
 		}
-		a.post("a READ, then a SEND overwriting its source", xRDMA(1, verbs.WRRDMARead, b.s, 0, a.s.sge(0, 64)), s)
+		a.post("a READ, then a SEND overwriting its source", rdmaWR(1, verbs.WRRDMARead, b.s, 0, a.s.sge(0, 64)), s)
 		what := fmt.Sprintf("READ then SEND (FENCE %v) over the READ's source", fence)
 		got := w.await(a.scq, 2, what)
-		if ids := xIDs(got); !slices.Equal(ids, []uint64{1, 2}) {
+		if ids := idsOf(got); !slices.Equal(ids, []uint64{1, 2}) {
 			t.Errorf("%s: completions %v, want [1 2] (queue order)", what, ids)
 		}
 		w.await(b.rcq, 1, what+": responder")
@@ -272,18 +272,18 @@ func fenceAfterRead(t *T, e *Env) {
 	}
 }
 
-func sqdWaits(t *T, e *Env) {
-	w := xSetup(t, e)
+func sqdWaits(t *tester, e *env) {
+	w := newWire(t, e)
 	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
 		a, b := w.connect(typ, w.opts())
 		a.toState(verbs.QPStateSQD)
 		b.recvAt("B's receive", 1, 0, 64)
-		a.post("a SEND posted in SQD", xSend(1, verbs.WRSend, a.s.sge(0, 8)))
+		a.post("a SEND posted in SQD", sendWR(1, verbs.WRSend, a.s.sge(0, 8)))
 		what := fmt.Sprintf("%v SEND posted in SQD", typ)
 		w.quiet(a.scq, what)
 		w.quiet(b.rcq, what+": the peer")
 		a.recvAt("A's receive", 2, 0, 64)
-		b.post("a SEND to the QP in SQD", xSend(3, verbs.WRSend, b.s.sge(0, 8)))
+		b.post("a SEND to the QP in SQD", sendWR(3, verbs.WRSend, b.s.sge(0, 8)))
 		w.await(b.scq, 1, what+": the peer's SEND")
 		a.want(what+": receiving in SQD", w.await(a.rcq, 1, "A receiving in SQD")[0], 2, verbs.WCSuccess)
 		a.toState(verbs.QPStateRTS)
@@ -292,19 +292,19 @@ func sqdWaits(t *T, e *Env) {
 	}
 }
 
-func maxRdAtomic(t *T, e *Env) {
-	w := xSetup(t, e)
+func maxRdAtomic(t *tester, e *env) {
+	w := newWire(t, e)
 	o := w.opts()
 	o.rdAtomic = 1
 	a, b := w.connect(verbs.QPTypeRC, o)
-	xFill(b.s.buf[:4096], 40)
+	fill(b.s.buf[:4096], 40)
 	var reqs []verbs.SendWR
 	for i := range 6 {
 		op := verbs.WRRDMARead
 		if i%3 == 2 {
 			op = verbs.WRAtomicFetchAndAdd
 		}
-		r := xRDMA(uint64(i), op, b.s, 512*i, a.s.sge(512*i, 512))
+		r := rdmaWR(uint64(i), op, b.s, 512*i, a.s.sge(512*i, 512))
 		if op != verbs.WRRDMARead {
 			r.SGList[0].Length = 8
 			r.CompareAdd = 1
@@ -322,14 +322,14 @@ func maxRdAtomic(t *T, e *Env) {
 		ob := w.opts()
 		ob.destRdAtomic = 0
 		a, _ := w.connect2(verbs.QPTypeRC, w.opts(), ob)
-		a.post("a request to a responder with max_dest_rd_atomic 0", xRDMA(1, op, w.b, 0, a.s.sge(0, 8)))
+		a.post("a request to a responder with max_dest_rd_atomic 0", rdmaWR(1, op, w.b, 0, a.s.sge(0, 8)))
 		what := fmt.Sprintf("%v to a responder with max_dest_rd_atomic 0", op)
 		a.want(what, w.await(a.scq, 1, what)[0], 1, verbs.WCRemInvReqErr)
 	}
 }
 
-func overrunLostQP(t *T, e *Env) {
-	w := xSetup(t, e)
+func overrunLostQP(t *tester, e *env) {
+	w := newWire(t, e)
 	for _, side := range []string{"send", "receive", "receive (WRITE_WITH_IMM)"} {
 		// Only the CQ under test is small.
 		oa, ob := w.opts(), w.opts()
@@ -351,9 +351,9 @@ func overrunLostQP(t *T, e *Env) {
 		for i := range n {
 			b.recvAt("a receive", uint64(i), 64*i, 64)
 			if side == "receive (WRITE_WITH_IMM)" {
-				a.post("a WRITE_WITH_IMM", xRDMA(uint64(i), verbs.WRRDMAWriteWithImm, b.s, 64*i, a.s.sge(0, 8)))
+				a.post("a WRITE_WITH_IMM", rdmaWR(uint64(i), verbs.WRRDMAWriteWithImm, b.s, 64*i, a.s.sge(0, 8)))
 			} else {
-				a.post("a SEND", xSend(uint64(i), verbs.WRSend, a.s.sge(0, 8)))
+				a.post("a SEND", sendWR(uint64(i), verbs.WRSend, a.s.sge(0, 8)))
 			}
 		}
 		w.settle()
@@ -383,18 +383,18 @@ func overrunLostQP(t *T, e *Env) {
 	}
 }
 
-// xCovered posts two unsignaled WRITEs and a signaled one: exactly one
+// signaledCovers posts two unsignaled WRITEs and a signaled one: exactly one
 // completion comes, and once it is there the unsignaled WRITEs are done, so
 // their buffers may be reused (CQ-20, WC-S00).
-func xCovered(t *T, e *Env) {
-	w := xSetup(t, e)
+func signaledCovers(t *tester, e *env) {
+	w := newWire(t, e)
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
-	want := bytes.Clone(xMessage(a.s, 0, 64, 1))
-	want2 := bytes.Clone(xMessage(a.s, 64, 64, 2))
-	u1 := xRDMA(1, verbs.WRRDMAWrite, b.s, 1000, a.s.sge(0, 64))
-	u2 := xRDMA(2, verbs.WRRDMAWrite, b.s, 2000, a.s.sge(64, 64))
+	want := bytes.Clone(message(a.s, 0, 64, 1))
+	want2 := bytes.Clone(message(a.s, 64, 64, 2))
+	u1 := rdmaWR(1, verbs.WRRDMAWrite, b.s, 1000, a.s.sge(0, 64))
+	u2 := rdmaWR(2, verbs.WRRDMAWrite, b.s, 2000, a.s.sge(64, 64))
 	u1.Flags, u2.Flags = 0, 0
-	a.post("U, U, S", u1, u2, xRDMA(3, verbs.WRRDMAWrite, b.s, 3000, a.s.sge(0, 8)))
+	a.post("U, U, S", u1, u2, rdmaWR(3, verbs.WRRDMAWrite, b.s, 3000, a.s.sge(0, 8)))
 	a.want("U, U, S: the one completion", w.await(a.scq, 1, "U, U, S")[0], 3, verbs.WCSuccess)
 	// The unsignaled buffers may be reused now.
 	clear(a.s.buf[:128])

@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/verbsim/verbsim/conformance/model"
 	"github.com/verbsim/verbsim/verbs"
 )
 
 // Cases of the WC family that traffic shows: the fields of completions
 // produced by real work requests (WC-01, 02, 04, 05, 08..13).
 
-// xOp is a work request opcode and what it needs.
-type xOp struct {
+// opCheck is a work request opcode and what it needs.
+type opCheck struct {
 	op     verbs.WROpcode
 	send   verbs.WCOpcode // the requester's completion opcode (WC-04)
 	recv   verbs.WCOpcode // the responder's, when it has one (WC-05)
@@ -20,7 +21,7 @@ type xOp struct {
 	types  []verbs.QPType // the transports it runs on
 }
 
-var xOps = []xOp{
+var opChecks = []opCheck{
 	{verbs.WRSend, verbs.WCSend, verbs.WCRecv, true, false, []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}},
 	{verbs.WRSendWithImm, verbs.WCSend, verbs.WCRecv, true, false, []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}},
 	{verbs.WRSendWithInv, verbs.WCSend, verbs.WCRecv, true, false, []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC}},
@@ -31,23 +32,23 @@ var xOps = []xOp{
 	{verbs.WRAtomicFetchAndAdd, verbs.WCFetchAdd, 0, false, true, []verbs.QPType{verbs.QPTypeRC}},
 }
 
-// xOne runs one request of opcode op from a to b (with a receive posted
+// roundTrip runs one request of opcode op from a to b (with a receive posted
 // when it consumes one) and returns the requester's completion and the
 // responder's, if any. imm is the immediate data; a SEND_WITH_INV
 // invalidates a fresh MR of b's PD, whose rkey it returns.
-func (w *xWorld) xOne(what string, o xOp, a, b *xEnd, ah AH, id, imm uint32, n int) (s verbs.WC, r []verbs.WC, inv uint32) {
+func (w *wire) roundTrip(what string, o opCheck, a, b *end, ah verbs.AH, id, imm uint32, n int) (s verbs.WC, r []verbs.WC, inv uint32) {
 	w.t.Helper()
 	if o.recvs {
-		b.recvAt(what, uint64(id)+1000, 0, n+xGRH(b.typ))
+		b.recvAt(what, uint64(id)+1000, 0, n+grhLen(b.typ))
 	}
-	req := xTo(xSend(uint64(id), o.op, a.s.sge(4096, n)), ah, b)
+	req := addressed(sendWR(uint64(id), o.op, a.s.sge(4096, n)), ah, b)
 	req.Imm = imm
 	if o.remote {
 		req.RemoteAddr, req.RKey = b.s.addr(8192), b.s.mr.RKey()
 	}
 	switch o.op {
 	case verbs.WRSendWithInv:
-		inv = w.e.mrReg(b.s.pd, make([]byte, 64), xAccessAll).RKey()
+		inv = w.e.mrReg(b.s.pd, make([]byte, 64), accessAll).RKey()
 		req.Imm = inv
 	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd:
 		req.SGList = []verbs.SGE{a.s.sge(4096, 8)}
@@ -78,8 +79,8 @@ var xferWcCases = []Case{
 	{"WC-13", "[IMPL] requester completions of *_WITH_IMM carry WITH_IMM only under the rxe reading", requesterWithImmFlag},
 }
 
-func wrIDBitExact(t *T, e *Env) {
-	w := xSetup(t, e)
+func wrIDBitExact(t *tester, e *env) {
+	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(1, 0x7701))
 	for round := range 8 {
 		a, b := w.connect(verbs.QPTypeRC, w.opts())
@@ -96,9 +97,9 @@ func wrIDBitExact(t *T, e *Env) {
 		}
 		for i := range sids {
 			sids[i] = rng.Uint64()
-			r := xSend(sids[i], verbs.WRSend, a.s.sge(0, 16))
+			r := sendWR(sids[i], verbs.WRSend, a.s.sge(0, 16))
 			if i == bad {
-				r = xRDMA(sids[i], verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 16))
+				r = rdmaWR(sids[i], verbs.WRRDMAWrite, b.s, 0, a.s.sge(0, 16))
 				r.RKey ^= 0x5a5a00
 			}
 			a.post("a request", r)
@@ -132,8 +133,8 @@ func wrIDBitExact(t *T, e *Env) {
 	}
 }
 
-func qpNumLocal(t *T, e *Env) {
-	w := xSetup(t, e)
+func qpNumLocal(t *tester, e *env) {
+	w := newWire(t, e)
 	shared := w.a.cq(256, nil)
 	oa, ob := w.opts(), w.opts()
 	oa.sendCQ, oa.recvCQ = shared, shared
@@ -141,27 +142,27 @@ func qpNumLocal(t *T, e *Env) {
 	uc, ucb := w.connect2(verbs.QPTypeUC, oa, ob)
 	ud, udb := w.connect2(verbs.QPTypeUD, oa, ob)
 	ah := w.ah(w.a, w.b, false)
-	owner := map[uint64]*xEnd{}
-	post := func(x *xEnd, id uint64, r verbs.SendWR) {
+	owner := map[uint64]*end{}
+	post := func(x *end, id uint64, r verbs.SendWR) {
 		owner[id] = x
 		r.WRID = id
 		x.post("a request", r)
 	}
 	// Successes in both directions, one remote error, then flushes.
 	back := w.ah(w.b, w.a, false)
-	for i, x := range []*xEnd{rc, uc, ud} {
-		peer := []*xEnd{rcb, ucb, udb}[i]
+	for i, x := range []*end{rc, uc, ud} {
+		peer := []*end{rcb, ucb, udb}[i]
 		id := uint64(10 * (i + 1))
 		owner[id+5] = x
 		x.recvAt("a receive", id+5, 0, 128)
 		peer.recvAt("the peer's receive", 1, 0, 128)
-		post(x, id, xTo(xSend(0, verbs.WRSend, x.s.sge(0, 8)), ah, peer))
-		peer.post("a reply", xTo(xSend(0, verbs.WRSend, peer.s.sge(0, 8)), back, x))
+		post(x, id, addressed(sendWR(0, verbs.WRSend, x.s.sge(0, 8)), ah, peer))
+		peer.post("a reply", addressed(sendWR(0, verbs.WRSend, peer.s.sge(0, 8)), back, x))
 	}
-	bad := xRDMA(0, verbs.WRRDMAWrite, w.b, 0, rc.s.sge(0, 8))
+	bad := rdmaWR(0, verbs.WRRDMAWrite, w.b, 0, rc.s.sge(0, 8))
 	bad.RKey ^= 0x5a5a00
 	post(rc, 40, bad)
-	post(rc, 41, xSend(0, verbs.WRSend, rc.s.sge(0, 8)))
+	post(rc, 41, sendWR(0, verbs.WRSend, rc.s.sge(0, 8)))
 	owner[42] = rc
 	rc.recvAt("a receive flushed later", 42, 256, 8)
 	got := w.await(shared, len(owner), "three QPs on one CQ")
@@ -177,30 +178,30 @@ func qpNumLocal(t *T, e *Env) {
 	}
 }
 
-func requesterOpcodes(t *T, e *Env) {
-	w := xSetup(t, e)
+func requesterOpcodes(t *tester, e *env) {
+	w := newWire(t, e)
 	id := uint32(0)
-	for _, o := range xOps {
+	for _, o := range opChecks {
 		for _, typ := range o.types {
 			id++
-			a, b, ah := w.xPair(typ, w.opts())
+			a, b, ah := w.pair(typ, w.opts())
 			what := fmt.Sprintf("%v on %v", o.op, typ)
-			if s, _, _ := w.xOne(what, o, a, b, ah, id, 7, 16); s.Status == verbs.WCSuccess && s.Opcode != o.send {
+			if s, _, _ := w.roundTrip(what, o, a, b, ah, id, 7, 16); s.Status == verbs.WCSuccess && s.Opcode != o.send {
 				t.Errorf("%s: requester opcode %v, want %v", what, s.Opcode, o.send)
 			}
 		}
 	}
 }
 
-func receiveOpcodes(t *T, e *Env) {
-	w := xSetup(t, e)
+func receiveOpcodes(t *tester, e *env) {
+	w := newWire(t, e)
 	id := uint32(0)
-	for _, o := range xOps {
+	for _, o := range opChecks {
 		for _, typ := range o.types {
 			id++
-			a, b, ah := w.xPair(typ, w.opts())
+			a, b, ah := w.pair(typ, w.opts())
 			what := fmt.Sprintf("%v on %v", o.op, typ)
-			_, r, _ := w.xOne(what, o, a, b, ah, id, 7, 16)
+			_, r, _ := w.roundTrip(what, o, a, b, ah, id, 7, 16)
 			if len(r) == 1 && r[0].Status == verbs.WCSuccess && r[0].Opcode != o.recv {
 				t.Errorf("%s: responder opcode %v, want %v", what, r[0].Opcode, o.recv)
 			}
@@ -208,21 +209,21 @@ func receiveOpcodes(t *T, e *Env) {
 	}
 }
 
-func recvFlagBit(t *T, e *Env) {
+func recvFlagBit(t *tester, e *env) {
 	// Every poll of the transport cases checks this where the CQ tells
-	// the queue (xWorld.checkWC); here each opcode on each transport,
+	// the queue (wire.checkWC); here each opcode on each transport,
 	// and a QP whose queues share one CQ, where only wr_id tells.
-	w := xSetup(t, e)
+	w := newWire(t, e)
 	id := uint32(0)
-	for _, o := range xOps {
+	for _, o := range opChecks {
 		for _, typ := range o.types {
 			id++
-			a, b, ah := w.xPair(typ, w.opts())
+			a, b, ah := w.pair(typ, w.opts())
 			what := fmt.Sprintf("%v on %v", o.op, typ)
-			s, r, _ := w.xOne(what, o, a, b, ah, id, 7, 16)
-			xWantRecvBit(t, what+": requester", s, false)
+			s, r, _ := w.roundTrip(what, o, a, b, ah, id, 7, 16)
+			wantRecvBit(t, what+": requester", s, false)
 			for _, c := range r {
-				xWantRecvBit(t, what+": responder", c, true)
+				wantRecvBit(t, what+": responder", c, true)
 			}
 		}
 	}
@@ -236,28 +237,28 @@ func recvFlagBit(t *T, e *Env) {
 		a.recvAt("A's receive", uint64(100+i), 128*i, 128)
 		b.recvAt("B's receive", uint64(100+i), 128*i, 128)
 	}
-	a.post("A's requests", xSend(1, verbs.WRSend, a.s.sge(1024, 8)), xRDMA(2, verbs.WRRDMAWriteWithImm, b.s, 2048, a.s.sge(1024, 8)),
-		xRDMA(3, verbs.WRRDMARead, b.s, 2048, a.s.sge(1024, 8)))
-	b.post("B's requests", xSend(1, verbs.WRSendWithImm, b.s.sge(1024, 8)), xRDMA(2, verbs.WRRDMAWrite, a.s, 2048, b.s.sge(1024, 8)))
-	for _, x := range []*xEnd{a, b} {
+	a.post("A's requests", sendWR(1, verbs.WRSend, a.s.sge(1024, 8)), rdmaWR(2, verbs.WRRDMAWriteWithImm, b.s, 2048, a.s.sge(1024, 8)),
+		rdmaWR(3, verbs.WRRDMARead, b.s, 2048, a.s.sge(1024, 8)))
+	b.post("B's requests", sendWR(1, verbs.WRSendWithImm, b.s.sge(1024, 8)), rdmaWR(2, verbs.WRRDMAWrite, a.s, 2048, b.s.sge(1024, 8)))
+	for _, x := range []*end{a, b} {
 		for _, c := range w.await(x.scq, 4, "side "+x.s.name+": both queues on one CQ") {
-			xWantRecvBit(t, fmt.Sprintf("side %s, one CQ for both queues: wr_id %d", x.s.name, c.WRID), c, c.WRID >= 100)
+			wantRecvBit(t, fmt.Sprintf("side %s, one CQ for both queues: wr_id %d", x.s.name, c.WRID), c, c.WRID >= 100)
 		}
 	}
 }
 
-func receiveFlags(t *T, e *Env) {
-	w := xSetup(t, e)
+func receiveFlags(t *tester, e *env) {
+	w := newWire(t, e)
 	id := uint32(0)
-	for _, o := range xOps {
+	for _, o := range opChecks {
 		if !o.recvs {
 			continue
 		}
 		for _, typ := range o.types {
 			id++
-			a, b, ah := w.xPair(typ, w.opts())
+			a, b, ah := w.pair(typ, w.opts())
 			what := fmt.Sprintf("%v on %v", o.op, typ)
-			_, r, inv := w.xOne(what, o, a, b, ah, id, 0x12345678, 16)
+			_, r, inv := w.roundTrip(what, o, a, b, ah, id, 0x12345678, 16)
 			if len(r) != 1 || r[0].Status != verbs.WCSuccess {
 				continue
 			}
@@ -282,7 +283,7 @@ func receiveFlags(t *T, e *Env) {
 		a, b := w.connect(verbs.QPTypeUD, w.opts())
 		ah := w.ah(w.a, w.b, global)
 		b.recvAt("a UD receive", 1, 0, 100)
-		a.post("a UD SEND", xUD(xSend(1, verbs.WRSend, a.s.sge(0, 8)), ah, b))
+		a.post("a UD SEND", datagram(sendWR(1, verbs.WRSend, a.s.sge(0, 8)), ah, b))
 		w.await(a.scq, 1, "UD sender")
 		r := w.await(b.rcq, 1, "UD receiver")[0]
 		if got := r.WCFlags&verbs.WCGRH != 0; r.Status == verbs.WCSuccess && got != global {
@@ -291,19 +292,19 @@ func receiveFlags(t *T, e *Env) {
 	}
 }
 
-func immData(t *T, e *Env) {
-	w := xSetup(t, e)
+func immData(t *tester, e *env) {
+	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(9, 0x7709))
 	for round := range 12 {
-		typ := xTypes[round%3]
-		o := xOps[1] // SEND_WITH_IMM
+		typ := qpTypes[round%3]
+		o := opChecks[1] // SEND_WITH_IMM
 		if typ != verbs.QPTypeUD && round%2 == 0 {
-			o = xOps[4] // WRITE_WITH_IMM
+			o = opChecks[4] // WRITE_WITH_IMM
 		}
-		a, b, ah := w.xPair(typ, w.opts())
+		a, b, ah := w.pair(typ, w.opts())
 		imm := rng.Uint32()
 		what := fmt.Sprintf("%v on %v, imm %#08x", o.op, typ, imm)
-		if _, r, _ := w.xOne(what, o, a, b, ah, uint32(round), imm, 8); len(r) == 1 && r[0].Status == verbs.WCSuccess {
+		if _, r, _ := w.roundTrip(what, o, a, b, ah, uint32(round), imm, 8); len(r) == 1 && r[0].Status == verbs.WCSuccess {
 			if r[0].ImmData != imm || r[0].WCFlags&verbs.WCWithImm == 0 {
 				t.Errorf("%s: imm_data %#08x flags %v, want %#08x with WITH_IMM", what, r[0].ImmData, r[0].WCFlags, imm)
 			}
@@ -311,51 +312,51 @@ func immData(t *T, e *Env) {
 	}
 }
 
-func receiveByteLen(t *T, e *Env) {
-	w := xSetup(t, e)
+func receiveByteLen(t *tester, e *env) {
+	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(10, 0x7710))
 	for round := range 12 {
-		typ := xTypes[round%3]
-		o := xOps[round%2] // SEND or SEND_WITH_IMM
+		typ := qpTypes[round%3]
+		o := opChecks[round%2] // SEND or SEND_WITH_IMM
 		if typ != verbs.QPTypeUD && round%4 == 3 {
-			o = xOps[4] // WRITE_WITH_IMM
+			o = opChecks[4] // WRITE_WITH_IMM
 		}
 		n := rng.IntN(2000)
 		if typ == verbs.QPTypeUD {
 			n = rng.IntN(min(2000, w.b.port.ActiveMTU.Bytes()+1))
 		}
-		a, b, ah := w.xPair(typ, w.opts())
+		a, b, ah := w.pair(typ, w.opts())
 		what := fmt.Sprintf("%v of %d bytes on %v", o.op, n, typ)
-		if _, r, _ := w.xOne(what, o, a, b, ah, uint32(round), 1, n); len(r) == 1 && r[0].Status == verbs.WCSuccess {
-			if want := n + xGRH(typ); int(r[0].ByteLen) != want {
+		if _, r, _ := w.roundTrip(what, o, a, b, ah, uint32(round), 1, n); len(r) == 1 && r[0].Status == verbs.WCSuccess {
+			if want := n + grhLen(typ); int(r[0].ByteLen) != want {
 				t.Errorf("%s: byte_len %d, want %d", what, r[0].ByteLen, want)
 			}
 		}
 	}
 }
 
-func requesterByteLen(t *T, e *Env) {
-	w := xSetup(t, e)
+func requesterByteLen(t *tester, e *env) {
+	w := newWire(t, e)
 	rng := rand.New(rand.NewPCG(11, 0x7711))
-	for round, o := range []xOp{xOps[5], xOps[5], xOps[5], xOps[6], xOps[7]} {
-		a, b, ah := w.xPair(verbs.QPTypeRC, w.opts())
+	for round, o := range []opCheck{opChecks[5], opChecks[5], opChecks[5], opChecks[6], opChecks[7]} {
+		a, b, ah := w.pair(verbs.QPTypeRC, w.opts())
 		n := 1 + rng.IntN(3000)
 		want := n
 		if o.op != verbs.WRRDMARead {
 			want = 8
 		}
 		what := fmt.Sprintf("%v of %d bytes", o.op, want)
-		if s, _, _ := w.xOne(what, o, a, b, ah, uint32(round), 0, n); s.Status == verbs.WCSuccess && int(s.ByteLen) != want {
+		if s, _, _ := w.roundTrip(what, o, a, b, ah, uint32(round), 0, n); s.Status == verbs.WCSuccess && int(s.ByteLen) != want {
 			t.Errorf("%s: byte_len %d, want %d", what, s.ByteLen, want)
 		}
 	}
 }
 
-func udSource(t *T, e *Env) {
-	w := xSetup(t, e)
+func udSource(t *tester, e *env) {
+	w := newWire(t, e)
 	b := w.newEnd(w.b, verbs.QPTypeUD, w.opts())
 	w.bring(b, nil, verbs.QPStateRTS)
-	av := xAV(w.b, false)
+	av := avTo(w.b, false)
 	ah, err := w.a.pd.CreateAH(verbs.AHAttr{PortNum: 1, DLID: av.DLID, SL: 3, IsGlobal: av.IsGlobal, GRH: verbs.GlobalRoute{DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit}})
 	if err != nil {
 		t.Fatalf("ibv_create_ah(sl=3): %v", err)
@@ -365,7 +366,7 @@ func udSource(t *T, e *Env) {
 		a := w.newEnd(w.a, verbs.QPTypeUD, w.opts())
 		w.bring(a, nil, verbs.QPStateRTS)
 		b.recvAt("a receive", uint64(i), i*128, 128)
-		a.post("a datagram", xUD(xSend(uint64(i), verbs.WRSend, a.s.sge(0, 8)), ah, b))
+		a.post("a datagram", datagram(sendWR(uint64(i), verbs.WRSend, a.s.sge(0, 8)), ah, b))
 		w.await(a.scq, 1, "sender")
 		r := w.await(b.rcq, 1, "receiver")[0]
 		what := fmt.Sprintf("datagram from the %d-th QP of side A", i+1)
@@ -381,13 +382,13 @@ func udSource(t *T, e *Env) {
 	}
 }
 
-func requesterWithImmFlag(t *T, e *Env) {
-	w := xSetup(t, e)
-	for i, o := range []xOp{xOps[1], xOps[4]} {
+func requesterWithImmFlag(t *tester, e *env) {
+	w := newWire(t, e)
+	for i, o := range []opCheck{opChecks[1], opChecks[4]} {
 		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC} {
-			a, b, ah := w.xPair(typ, w.opts())
+			a, b, ah := w.pair(typ, w.opts())
 			what := fmt.Sprintf("%v on %v", o.op, typ)
-			s, _, _ := w.xOne(what, o, a, b, ah, uint32(i), 0xabcd, 8)
+			s, _, _ := w.roundTrip(what, o, a, b, ah, uint32(i), 0xabcd, 8)
 			if s.Status != verbs.WCSuccess {
 				continue
 			}
@@ -400,14 +401,14 @@ func requesterWithImmFlag(t *T, e *Env) {
 	}
 }
 
-// xWantRecvBit checks a successful completion's opcode: a classic one, with
+// wantRecvBit checks a successful completion's opcode: a classic one, with
 // IBV_WC_RECV set exactly when recv (WC-06).
-func xWantRecvBit(t *T, what string, c verbs.WC, recv bool) {
+func wantRecvBit(t *tester, what string, c verbs.WC, recv bool) {
 	t.Helper()
 	if c.Status != verbs.WCSuccess {
 		return
 	}
-	if !xClassicOpcode(c.Opcode) || c.Opcode.IsRecv() != recv {
+	if !model.ClassicOpcode(c.Opcode) || c.Opcode.IsRecv() != recv {
 		t.Errorf("%s: opcode %v; want a classic opcode whose IBV_WC_RECV bit is %v", what, c.Opcode, recv)
 	}
 }

@@ -30,7 +30,7 @@ type device struct {
 	readings verbs.Readings
 }
 
-func (d device) Profile() conformance.Profile { return d.readings }
+func (d device) Profile() verbs.Readings { return d.readings }
 
 // peerDevice is a device with a second adapter on the same fabric
 // (conformance.PeerDevice): the transport cases then run between the two

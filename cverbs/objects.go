@@ -774,6 +774,10 @@ func (q *cq) Resize(cqe int) error {
 	return nil
 }
 
+// Destroy is ibv_destroy_cq once every event read for the CQ is
+// acknowledged, waiting for that as long as it takes.
+func (q *cq) Destroy() error { return q.DestroyContext(context.Background()) }
+
 // DestroyContext is ibv_destroy_cq once every event read for the CQ is
 // acknowledged, waiting for that until ctx ends.
 func (q *cq) DestroyContext(ctx context.Context) error {

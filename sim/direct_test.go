@@ -504,7 +504,7 @@ func (w *dWorld) observe() string {
 	fmt.Fprintf(&b, "now=%d pending=%d/%d seq=%d stats=%+v future=%v\n", w.f.Now(), ready, future, seq, w.f.Stats(), w.f.Future())
 	for i, e := range w.ends {
 		s, r := e.q.Outstanding()
-		attr, _, err := e.q.Query()
+		attr, _, err := e.q.Query(verbs.QueryableQPAttrs)
 		fmt.Fprintf(&b, "end %d: %v out=%d/%d stats=%+v attr=%+v %v\n", i, e.q.State(), s, r, e.q.Stats(), attr, err)
 		fmt.Fprintf(&b, "  scq=%+v\n", e.scq.Snapshot())
 		if e.rcq != e.scq {

@@ -277,37 +277,45 @@ func (rs Readings) Get(r Reading) bool {
 	return false
 }
 
-// Set sets reading r to on; an unknown reading changes nothing.
-func (rs *Readings) Set(r Reading, on bool) {
+// SetReading sets reading r to on; an unknown reading changes nothing.
+func (rs *Readings) SetReading(r Reading, on bool) {
 	if i := r.info(); i != nil {
 		*i.field(rs) = on
 	}
 }
 
-// Apply changes the readings a spec names: a comma-separated list of
-// reading names (fields of Readings), each setting that reading, or
-// clearing it when prefixed with '-'; e.g. "ReregKeepsKeys,-NoXRC". Blank
-// items are skipped. A name that is not a reading is an error naming the
-// known ones, and then nothing is changed.
-func (rs *Readings) Apply(spec string) error {
+// Set turns on each named reading (a field name of Readings), or turns it
+// off when the name has a '-' in front: r.Set("ReregKeepsKeys", "-NoXRC").
+// A name that is no reading is an error naming the readings there are,
+// and then nothing changes.
+func (rs *Readings) Set(names ...string) error {
 	next := *rs
-	for _, item := range strings.Split(spec, ",") {
-		name := strings.TrimSpace(item)
-		if name == "" {
-			continue
-		}
+	for _, name := range names {
 		on := true
 		if rest, ok := strings.CutPrefix(name, "-"); ok {
 			name, on = rest, false
 		}
 		r, err := ParseReading(name)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w, each optionally prefixed with '-'", err)
 		}
-		next.Set(r, on)
+		next.SetReading(r, on)
 	}
 	*rs = next
 	return nil
+}
+
+// Apply changes the readings a spec names: Set of its comma-separated
+// items, blank ones skipped; e.g. "ReregKeepsKeys, -NoXRC", the form of
+// VERBSIM_READINGS.
+func (rs *Readings) Apply(spec string) error {
+	var names []string
+	for _, item := range strings.Split(spec, ",") {
+		if name := strings.TrimSpace(item); name != "" {
+			names = append(names, name)
+		}
+	}
+	return rs.Set(names...)
 }
 
 // On returns the readings that are on (the fields that are true), as a set.
@@ -326,7 +334,7 @@ func (rs Readings) On() ReadingSet {
 func (s ReadingSet) Readings() Readings {
 	var rs Readings
 	for _, r := range s.List() {
-		rs.Set(r, true)
+		rs.SetReading(r, true)
 	}
 	return rs
 }

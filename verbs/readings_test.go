@@ -30,7 +30,7 @@ func TestReadingTable(t *testing.T) {
 			t.Errorf("%s: rules %q, behaviours %q / %q", r, r.Rules(), r.Behaviour(true), r.Behaviour(false))
 		}
 		var rs Readings
-		rs.Set(r, true)
+		rs.SetReading(r, true)
 		if !reflect.ValueOf(rs).Field(i).Bool() || !rs.Get(r) {
 			t.Errorf("Set(%s) does not set field %s", r, f.Name)
 		}
@@ -87,5 +87,24 @@ func TestReadingSet(t *testing.T) {
 	nilSet.Add(ReadingNoUD) // must not panic
 	if (ReadingSet(0)).String() != "none" || Reading(200).String() != "Reading(200)" {
 		t.Error("empty set or unknown reading misnamed")
+	}
+}
+
+// TestReadingsSet checks that Set turns readings on and off by name and
+// refuses a name that is no reading, naming the readings there are.
+func TestReadingsSet(t *testing.T) {
+	r := Readings{NoXRC: true}
+	if err := r.Set("ExactCQE", "-NoXRC", "ResetToErr"); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Readings{ExactCQE: true, ResetToErr: true}); r != want {
+		t.Errorf("got %v, want %v", r, want)
+	}
+	err := r.Set("NoSuchReading")
+	if err == nil || !strings.Contains(err.Error(), "NoSuchReading") || !strings.Contains(err.Error(), "OverrunDrops") {
+		t.Errorf("Set(NoSuchReading) = %v; want an error naming it and the readings", err)
+	}
+	if err := r.Set("names"); err == nil {
+		t.Errorf("Set(names) accepted a method's name")
 	}
 }

@@ -57,7 +57,13 @@ type QP struct {
 	State     verbs.QPState
 	Num       uint32 // qp_num, as the implementation chose it (QP-01)
 	SQ, RQ    WorkQueue
+
+	AsyncRead, AsyncAcked int // SQ_DRAINED events read and acked
 }
+
+// Unacked returns how many async events read for the QP still await an ack;
+// ibv_destroy_qp would wait for them (ASYNC-05).
+func (q QP) Unacked() int { return q.AsyncRead - q.AsyncAcked }
 
 // Flushed is a flush completion the model produced: the CQ it went to, the
 // completion, and whether that CQ overran instead of storing it (CQ-22).
@@ -152,7 +158,14 @@ func (m *Model) ModifyQP(id int, to verbs.QPState, mask verbs.QPAttrMask) ([]Flu
 	if !ok || mask&req != req || mask&^(req|opt|verbs.QPAttrState) != 0 {
 		return nil, syscall.EINVAL
 	}
+	from := q.State
 	q.State = to
+	if from == verbs.QPStateRTS && to == verbs.QPStateSQD && m.readings.AlwaysSQDrained && len(q.SQ.Outstanding) == 0 {
+		// ASYNC-13, rxe's reading: SQ_DRAINED, asked or not, once nothing
+		// is in flight; with sends outstanding it would wait for them,
+		// which the model does not run.
+		m.async = append(m.async, AsyncEvent{Type: EventSQDrained, CQ: -1, QP: id})
+	}
 	switch to {
 	case verbs.QPStateErr:
 		return append(m.flush(id, false), m.flush(id, true)...), OK
@@ -307,9 +320,12 @@ func (m *Model) PostRecv(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno)
 
 // DestroyQP is ibv_destroy_qp on QP id: outstanding requests vanish without
 // completions (QP-37) and the CQs are released (CQ-11). Completions already
-// in a CQ stay there, or are purged under Readings.ResetPurgesCQ (CQ-26). The model
-// raises no QP async events, so the destroy never waits. EINVAL the second
-// time.
+// in a CQ stay there, or are purged under Readings.ResetPurgesCQ (CQ-26),
+// and its unread async events are discarded. EINVAL the second time.
+//
+// Precondition: every async event read for the QP is acked (QP.Unacked is
+// 0); otherwise ibv_destroy_qp would wait for the acks (ASYNC-05), which
+// the model leaves to the cases.
 func (m *Model) DestroyQP(id int) syscall.Errno {
 	q := m.qps[id]
 	if q.Destroyed {
@@ -318,6 +334,7 @@ func (m *Model) DestroyQP(id int) syscall.Errno {
 	q.Destroyed = true
 	q.SQ.Outstanding, q.RQ.Outstanding = nil, nil
 	m.purge(id)
+	m.dropAsync(func(ev AsyncEvent) bool { return ev.QP == id })
 	m.cqs[q.Init.SendCQ].QPs--
 	m.cqs[q.Init.RecvCQ].QPs--
 	return OK

@@ -19,8 +19,6 @@ const (
 
 var qpLim = Limits{MaxCQE: 16, NumCompVectors: 2, MaxQPWR: 8}
 
-var qpAllTypes = []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
-
 // minimal returns STATE plus the bits the model requires from→to.
 func minimal(t *testing.T, r verbs.Readings, from, to verbs.QPState, typ verbs.QPType) verbs.QPAttrMask {
 	t.Helper()
@@ -326,4 +324,34 @@ func TestQPDestroy(t *testing.T) {
 	want(t, "PostRecv on a destroyed QP", errno, syscall.EINVAL)
 	_, errno = m2.ModifyQP(id2, verbs.QPStateReset, verbs.QPAttrState)
 	want(t, "ModifyQP on a destroyed QP", errno, syscall.EINVAL)
+}
+
+// TestSQDrained checks the SQ_DRAINED events of rxe's reading of ASYNC-13:
+// one per move from RTS to SQD with nothing in flight, acked per QP, and
+// discarded with the QP; none under the man pages' reading.
+func TestSQDrained(t *testing.T) {
+	for _, r := range []verbs.Readings{{}, {AlwaysSQDrained: true}} {
+		m, id, _, _ := newQP(t, r, verbs.QPTypeRC, 2, 2, verbs.QPStateRTS)
+		_, errno := m.ModifyQP(id, verbs.QPStateSQD, minimal(t, r, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPTypeRC))
+		want(t, "RTS→SQD", errno, OK)
+		ev, errno := m.GetAsync()
+		if !r.AlwaysSQDrained {
+			want(t, "no event under the man pages' reading", errno, syscall.EAGAIN)
+			continue
+		}
+		want(t, "SQ_DRAINED read", errno, OK)
+		if ev != (AsyncEvent{Type: EventSQDrained, CQ: -1, QP: id}) {
+			t.Errorf("event %+v, want SQ_DRAINED naming qp %d", ev, id)
+		}
+		want(t, "unacked after the read", m.QP(id).Unacked(), 1)
+		want(t, "ack", m.AckAsync(ev), OK)
+		want(t, "second ack", m.AckAsync(ev), syscall.EINVAL)
+		// Back to RTS and into SQD again; the QP's destroy discards the
+		// unread event.
+		m.ModifyQP(id, verbs.QPStateRTS, verbs.QPAttrState)
+		m.ModifyQP(id, verbs.QPStateSQD, verbs.QPAttrState)
+		want(t, "destroy", m.DestroyQP(id), OK)
+		_, errno = m.GetAsync()
+		want(t, "the destroyed QP's event is gone", errno, syscall.EAGAIN)
+	}
 }

@@ -45,7 +45,7 @@ type device struct {
 	d *sim.Device
 }
 
-func (d device) Profile() conformance.Profile { return d.d.Fabric().Profile().Readings }
+func (d device) Profile() verbs.Readings { return d.d.Fabric().Profile().Readings }
 
 // WithLimits implements conformance.LimitedDevice: a device on a new fabric
 // with the same profile and name, whose attributes are l (zero fields keep

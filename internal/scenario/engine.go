@@ -100,8 +100,8 @@ type interp struct {
 	log     *trace.Log
 	seen    int // trace records already shown
 	obj     objects
-	alias   map[string]string // trace names -> scenario names
-	asyncRd map[string][]sim.AsyncEvent
+	alias   map[string]string      // trace names -> scenario names
+	asyncRd map[string][]asyncRead // every async event read, per context
 	// prevRing is each CQ's length before the step, to tell a poll that
 	// found completions from one that found none.
 	notes []string // rule IDs the command itself explains
@@ -132,7 +132,7 @@ func newInterp(file string, p sim.Profile) *interp {
 			cq: map[string]*sim.CQ{}, mr: map[string]*mrObj{}, qp: map[string]*qpObj{}, srq: map[string]*sim.SRQ{},
 			ah: map[string]*sim.AH{}, cqDev: map[string]string{}, cqChan: map[string]string{}, kind: map[string]string{}},
 		alias:   map[string]string{},
-		asyncRd: map[string][]sim.AsyncEvent{},
+		asyncRd: map[string][]asyncRead{},
 	}
 }
 
@@ -143,7 +143,7 @@ func (in *interp) close() {
 }
 
 // newFabric makes the fabric a script runs on.
-func (in *interp) newFabric(devices []string, manual bool, seed uint64) error {
+func (in *interp) newFabric(devices []string, manual bool, seed uint64, dev func(*sim.DeviceConfig)) error {
 	cfg := sim.Config{Profile: in.profile, Seed: seed, Trace: &trace.Log{}}
 	if manual {
 		cfg.Mode = sim.Manual
@@ -153,7 +153,11 @@ func (in *interp) newFabric(devices []string, manual bool, seed uint64) error {
 	// a step differs between profiles only where their readings do.
 	ib := []sim.PortConfig{{Attr: verbs.PortAttr{LinkLayer: verbs.LinkLayerInfiniBand}}}
 	for _, d := range devices {
-		cfg.Devices = append(cfg.Devices, sim.DeviceConfig{Name: d, Ports: ib})
+		c := sim.DeviceConfig{Name: d, Ports: ib}
+		if dev != nil {
+			dev(&c)
+		}
+		cfg.Devices = append(cfg.Devices, c)
 	}
 	f, err := sim.NewFabric(cfg)
 	if err != nil {
@@ -214,6 +218,15 @@ func (a *args) num(k string, def uint64) uint64 {
 	return def
 }
 
+// int reads a key that may be negative (intKey).
+func (a *args) int(k string, def int64) int64 {
+	if x, ok := a.get(k); ok {
+		n, _ := strconv.ParseInt(x.Vals[0], 0, 64) // checked by Parse
+		return n
+	}
+	return def
+}
+
 func (a *args) nums(k string) []uint64 {
 	x, _ := a.get(k)
 	var out []uint64
@@ -237,7 +250,7 @@ func (a *args) ref(k, kind string) string {
 		return n
 	}
 	if a.in.failed[n] {
-		a.err = &stopError{fmt.Sprintf("%s %s was not created under profile %s", a.in.obj.kind[n], n, a.in.profile.Name)}
+		a.err = &stopError{fmt.Sprintf("%s %s was not created under profile %s", kind, n, a.in.profile.Name)}
 		return n
 	}
 	if got, ok := a.in.obj.kind[n]; !ok || got != kind {
@@ -263,7 +276,16 @@ func (in *interp) define(st *Step, name, kind string) error {
 	}
 	in.obj.kind[name] = kind
 	in.obj.order = append(in.obj.order, name)
+	delete(in.failed, name)
 	return nil
+}
+
+// undefine frees the name of an object whose create failed.
+func (in *interp) undefine(name string) {
+	delete(in.obj.kind, name)
+	if i := slices.Index(in.obj.order, name); i >= 0 {
+		in.obj.order = slices.Delete(in.obj.order, i, i+1)
+	}
 }
 
 // aliasNewest maps the trace name of the object a create verb just made
@@ -312,7 +334,7 @@ func (in *interp) exec(st *Step) error {
 	in.lines, in.notes, in.err = nil, nil, nil
 	a := &args{st: st, in: in}
 	if in.f == nil && st.Verb != "fabric" {
-		if err := in.newFabric([]string{"a", "b"}, false, 0); err != nil {
+		if err := in.newFabric([]string{"a", "b"}, false, 0, nil); err != nil {
 			return err
 		}
 		in.say("(no fabric command: devices a and b, auto mode)")
@@ -380,6 +402,8 @@ func (in *interp) exec(st *Step) error {
 			d.SetPortState(uint8(a.num("port", 1)), a.has("up")))
 	case "complete":
 		err = in.doComplete(st, a)
+	case "resize_cq", "hold", "release":
+		err = in.doCQ(st, a)
 	default:
 		err = in.doVerb(st, a)
 	}
@@ -403,7 +427,11 @@ func (in *interp) doFabric(st *Step, a *args) error {
 		devs = []string{"a", "b"}
 	}
 	manual := a.str("mode", "auto") == "manual"
-	if err := in.newFabric(devs, manual, a.num("seed", 0)); err != nil {
+	if err := in.setReadings(a); err != nil {
+		in.verbResult("create the fabric", err)
+		return nil
+	}
+	if err := in.newFabric(devs, manual, a.num("seed", 0), in.limits(a)); err != nil {
 		in.verbResult("create the fabric", err)
 		return nil
 	}
@@ -412,6 +440,9 @@ func (in *interp) doFabric(st *Step, a *args) error {
 		mode = "manual: nothing moves until step, stabilize, tick, run or advance"
 	}
 	in.say("devices %s; mode %s", strings.Join(devs, ", "), mode)
+	if len(a.list("readings")) > 0 {
+		in.say("readings: %v, whatever the profile says", in.profile.Readings)
+	}
 	return nil
 }
 
@@ -482,6 +513,8 @@ func (in *interp) doComplete(st *Step, a *args) error {
 	switch a.str("opcode", "recv") {
 	case "recv":
 		w.Opcode, w.ByteLen = verbs.WCRecv, 64
+	case "recv_imm":
+		w.Opcode, w.ByteLen = verbs.WCRecvRDMAWithImm, 64
 	case "send":
 		w.Opcode = verbs.WCSend
 	case "write":
@@ -492,6 +525,7 @@ func (in *interp) doComplete(st *Step, a *args) error {
 	if w.Status != verbs.WCSuccess {
 		w.ByteLen = 0
 	}
+	completeFields(&w, a)
 	over, err := in.obj.cq[c].Push(w, a.has("solicited"))
 	sol := ""
 	if a.has("solicited") {
@@ -517,7 +551,8 @@ func (in *interp) doVerb(st *Step, a *args) error {
 			return err
 		}
 		defer func() {
-			if in.err != nil {
+			if in.err != nil { // a create that failed names nothing
+				in.undefine(name)
 				if in.failed == nil {
 					in.failed = map[string]bool{}
 				}
@@ -569,15 +604,16 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if chName != "" {
 			ch = in.obj.ch[chName]
 		}
-		want := a.num("cqe", 0)
-		q, err := in.obj.ctx[c].CreateCQ(int(min(want, 1<<31)), name, ch, 0)
-		in.verbResult(fmt.Sprintf("ibv_create_cq(cqe=%d)", want), err)
+		want := max(min(a.int("cqe", 0), 1<<31), -1<<31)
+		vec := int(max(min(a.int("vector", 0), 1<<31), -1<<31))
+		q, err := in.obj.ctx[c].CreateCQ(int(want), name, ch, vec)
+		in.verbResult(fmt.Sprintf("ibv_create_cq(cqe=%d%s)", want, vectorArg(vec)), err)
 		if err == nil {
 			in.obj.cq[name] = q
 			in.obj.cqDev[name] = in.obj.ctx[c].Device().Name()
 			in.obj.cqChan[name] = chName
 			in.aliasNewest("create_cq", "cq "+name)
-			if uint64(q.CQE()) != want {
+			if int64(q.CQE()) != want {
 				in.say("cq->cqe = %d: the capacity may be more than asked for", q.CQE())
 				in.note("CQ-02")
 			}
@@ -621,7 +657,10 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if a.err != nil {
 			return a.err
 		}
-		dev := in.obj.qp[d].dev
+		dev := in.obj.pd[p].Context().Device().Name()
+		if d != "" {
+			dev = in.obj.qp[d].dev
+		}
 		ah, err := in.obj.pd[p].CreateAH(verbs.AHAttr{DLID: in.lidOf(dev), PortNum: 1})
 		in.verbResult(fmt.Sprintf("ibv_create_ah(dlid %d: port 1 of %s)", in.lidOf(dev), dev), err)
 		if err == nil {
@@ -702,17 +741,22 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		}
 		n := int(min(a.num("n", 16), 1024))
 		buf := make([]verbs.WC, n)
-		got, err := in.obj.cq[c].Poll(buf)
+		poll, call := in.obj.cq[c].Poll, fmt.Sprintf("ibv_poll_cq(%s, %d)", c, n)
+		if a.has("ex") {
+			poll = func(wcs []verbs.WC) (int, error) { return pollEx(in.obj.cq[c], wcs) }
+			call = fmt.Sprintf("the poll iterator of %s (ibv_start_poll, ibv_next_poll, ibv_end_poll), up to %d", c, n)
+		}
+		got, err := poll(buf)
 		if err != nil {
-			in.verbResult(fmt.Sprintf("ibv_poll_cq(%s, %d)", c, n), err)
+			in.verbResult(call, err)
 			return nil
 		}
 		if got == 0 {
-			in.say("ibv_poll_cq(%s, %d) = 0: the CQ is empty", c, n)
+			in.say("%s = 0: the CQ is empty", call)
 			in.note("CQ-14")
 			return nil
 		}
-		in.say("ibv_poll_cq(%s, %d) = %d, oldest first:", c, n, got)
+		in.say("%s = %d, oldest first:", call, got)
 		for _, w := range buf[:got] {
 			in.say("  %s", in.describeWC(in.obj.cqDev[c], w))
 			in.explainWC(in.obj.cqDev[c], w)
@@ -775,8 +819,8 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if a.err != nil {
 			return a.err
 		}
-		k := a.num("n", 1)
-		in.verbResult(fmt.Sprintf("ibv_ack_cq_events(%s, %d)", c, k), in.obj.cq[c].AckEvents(int(min(k, 1<<20))))
+		k := max(min(a.int("n", 1), 1<<20), -1<<20)
+		in.verbResult(fmt.Sprintf("ibv_ack_cq_events(%s, %d)", c, k), in.obj.cq[c].AckEvents(int(k)))
 		in.note("CHAN-07", "CHAN-12")
 	case "get_async_event":
 		c := a.ref("ctx", "ctx")
@@ -788,7 +832,7 @@ func (in *interp) doVerb(st *Step, a *args) error {
 			in.verbResult("ibv_get_async_event("+c+")", err)
 			return nil
 		}
-		in.asyncRd[c] = append(in.asyncRd[c], ev)
+		in.asyncRd[c] = append(in.asyncRd[c], asyncRead{ev: ev})
 		in.say("ibv_get_async_event(%s) = ok: %s", c, in.describeAsync(ev))
 		in.note("ASYNC-05")
 		switch ev.Type() {
@@ -808,13 +852,7 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if a.err != nil {
 			return a.err
 		}
-		if len(in.asyncRd[c]) == 0 {
-			in.say("nothing to acknowledge: no async event of %s was read and left unacknowledged", c)
-			return nil
-		}
-		ev := in.asyncRd[c][0]
-		in.asyncRd[c] = in.asyncRd[c][1:]
-		in.verbResult("ibv_ack_async_event("+in.describeAsync(ev)+")", ev.Ack())
+		return in.ackAsync(c, a)
 	case "destroy_cq":
 		c := a.ref("cq", "cq")
 		if a.err != nil {
@@ -906,6 +944,8 @@ func (in *interp) doCreateQP(st *Step, a *args, name string) error {
 		attr.Type = verbs.QPTypeUC
 	case "ud":
 		attr.Type = verbs.QPTypeUD
+	default:
+		attr.Type = verbs.QPType(a.num("type", 0)) // a type that does not exist
 	}
 	q, err := in.obj.pd[p].CreateQP(attr)
 	in.verbResult(fmt.Sprintf("ibv_create_qp(%v)", attr.Type), err)
@@ -952,7 +992,7 @@ func (in *interp) doModify(st *Step, a *args) error {
 	} else {
 		mask = verbs.QPAttrState
 	}
-	dest := o.q.Num()
+	dest := uint32(a.num("dest_qpn", uint64(o.q.Num())))
 	if peer != "" {
 		dest = in.obj.qp[peer].q.Num()
 	}
@@ -1036,6 +1076,9 @@ func (in *interp) doPostSend(st *Step, a *args) error {
 	wrs := make([]verbs.SendWR, 0, len(ids))
 	for _, id := range ids {
 		w := verbs.SendWR{WRID: id, Opcode: op, Flags: flags}
+		if slices.Contains(a.nums("signaled"), id) {
+			w.Flags |= verbs.SendSignaled
+		}
 		if length > 0 && m != nil {
 			w.SGList = []verbs.SGE{{Addr: m.mr.Addr(), Length: uint32(min(length, uint64(len(m.buf)))), LKey: m.mr.LKey()}}
 		}
@@ -1050,6 +1093,8 @@ func (in *interp) doPostSend(st *Step, a *args) error {
 		}
 		if dest != "" {
 			w.RemoteQPN, w.RemoteQKey = in.obj.qp[dest].q.Num(), uint32(a.num("qkey", 0x11111111))
+		} else if _, ok := a.get("dest_qpn"); ok {
+			w.RemoteQPN, w.RemoteQKey = uint32(a.num("dest_qpn", 0)), uint32(a.num("qkey", 0x11111111))
 		}
 		wrs = append(wrs, w)
 	}
@@ -1064,6 +1109,8 @@ func (in *interp) doPostSend(st *Step, a *args) error {
 	}
 	if dest != "" {
 		to += fmt.Sprintf(" to qp %s (qpn %#x, qkey %#x)", dest, wrs[0].RemoteQPN, wrs[0].RemoteQKey)
+	} else if len(wrs) > 0 && wrs[0].RemoteQPN != 0 {
+		to += fmt.Sprintf(" to qpn %#x (qkey %#x)", wrs[0].RemoteQPN, wrs[0].RemoteQKey)
 	}
 	call := fmt.Sprintf("ibv_post_send(%s, %d WR(s): %s %v%s, flags %v)", n, len(wrs), strings.TrimPrefix(op.Name(), "IBV_WR_"), fmtIDs(ids), to, flags)
 	if err != nil {
@@ -1182,7 +1229,7 @@ func (in *interp) peerName(dev string, num uint32) string {
 }
 
 func (in *interp) describeAsync(ev sim.AsyncEvent) string {
-	what := strings.TrimPrefix(ev.Type().Name(), "IBV_EVENT_")
+	what := ev.Type().String()
 	if c := ev.CQ(); c != nil {
 		return what + " on cq " + in.cqName(c)
 	}
@@ -1207,9 +1254,12 @@ func (in *interp) describeAsync(ev sim.AsyncEvent) string {
 	return what
 }
 
-func opName(o verbs.WCOpcode) string { return strings.TrimPrefix(o.Name(), "IBV_WC_") }
+// opName and statusName are how the scenarios print a completion's opcode
+// and status: the C enumerator, as the trace, the timelines and WC.String
+// do (package verbs, "Names").
+func opName(o verbs.WCOpcode) string { return o.String() }
 
-func statusName(s verbs.WCStatus) string { return strings.TrimPrefix(s.Name(), "IBV_WC_") }
+func statusName(s verbs.WCStatus) string { return s.String() }
 
 // describeWC renders a completion for a learner.
 func (in *interp) describeWC(dev string, w verbs.WC) string {
@@ -1221,7 +1271,7 @@ func (in *interp) describeWC(dev string, w verbs.WC) string {
 		}
 		return fmt.Sprintf("wr_id %d  %s  (qp %s)", w.WRID, statusName(w.Status), in.qpName(dev, w.QPNum))
 	}
-	s := fmt.Sprintf("wr_id %d  SUCCESS  %s", w.WRID, opName(w.Opcode))
+	s := fmt.Sprintf("wr_id %d  %s  %s", w.WRID, statusName(w.Status), opName(w.Opcode))
 	if w.Opcode.IsRecv() || w.Opcode == verbs.WCRDMARead {
 		s += fmt.Sprintf("  %d bytes", w.ByteLen)
 	}

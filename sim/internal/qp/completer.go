@@ -194,12 +194,14 @@ func (q *QP) impliedNAKLocked(e *wqe) {
 	}
 	if !(q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7) {
 		if t.retryLeft == 0 {
+			q.stats.RetryExceeded++
 			q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "retries exhausted", Why: "implied NAK: READ/atomic response lost", Rule: "XFER-10"})
 			q.failLocked(verbs.WCRetryExcErr)
 			return
 		}
 		t.retryLeft--
 	}
+	q.stats.ImpliedNAKs++
 	q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "implied NAK", Why: "READ/atomic response lost; asked again", Rule: "XFER-10"})
 	q.rewindLocked(e.psn)
 	q.scheduleLocked()
@@ -244,12 +246,15 @@ func (q *QP) completerLocked(p *Packet) {
 				q.progressLocked()
 			}
 		case SynSeqErr:
+			q.stats.SeqNAKsReceived++
 			q.ackLocked(psnAdd(p.PSN, psnMask)) // everything before p.PSN
 			q.rewindLocked(p.PSN)
 			q.scheduleLocked()
 		case SynRNR:
+			q.stats.RNRNAKsReceived++
 			q.ackLocked(psnAdd(p.PSN, psnMask))
 			if t.rnrLeft == 0 {
+				q.stats.RNRRetryExceeded++
 				q.failLocked(verbs.WCRNRRetryExcErr)
 				break
 			}
@@ -262,6 +267,7 @@ func (q *QP) completerLocked(p *Packet) {
 			q.cfg.Host.StopLocked(&q.timers[TimerRetry])
 			q.cfg.Host.ArmLocked(&q.timers[TimerRNR], RNRTicks(p.RNRTimer))
 		default:
+			q.stats.ErrorNAKsReceived++
 			q.ackLocked(psnAdd(p.PSN, psnMask))
 			st := verbs.WCRemInvReqErr
 			switch p.Syndrome {
@@ -417,6 +423,7 @@ func (q *QP) TimerLocked(k TimerKind) {
 	switch k {
 	case TimerRNR:
 		t.rnrWait = false
+		q.stats.RNRRetries++
 		q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "RNR timer fired", Timer: trace.TimerRNR, Why: "retry the message", Rule: "XFER-07"})
 		q.RunLocked()
 	case TimerRetry:
@@ -424,10 +431,12 @@ func (q *QP) TimerLocked(k TimerKind) {
 			return
 		}
 		infinite := q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7
+		q.stats.ACKTimeouts++
 		if t.retryLeft == 0 && q.attr.RetryCnt == 7 {
 			q.cfg.consult(verbs.ReadingInfiniteRetry7)
 		}
 		if t.retryLeft == 0 && !infinite {
+			q.stats.RetryExceeded++
 			q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "retries exhausted", Timer: trace.TimerACK, Rule: "XFER-10"})
 			q.failLocked(verbs.WCRetryExcErr)
 			q.completeLocked()

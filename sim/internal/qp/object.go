@@ -171,11 +171,28 @@ type QP struct {
 	direct  DirectHost // cfg.Host, when it offers the direct path (direct.go)
 }
 
-// Stats counts what happened to a QP.
+// Stats counts what happened to a QP. sim.QPStats, which is converted from
+// it, documents each counter.
 type Stats struct {
 	SendPosted, RecvPosted   uint64
 	SendFlushed, RecvFlushed uint64
 	CQOverruns               uint64 // completions of this QP lost to a CQ overrun
+
+	// As an RC requester.
+	RNRNAKsReceived   uint64
+	SeqNAKsReceived   uint64
+	ErrorNAKsReceived uint64
+	RNRRetries        uint64
+	ACKTimeouts       uint64
+	ImpliedNAKs       uint64
+	RetryExceeded     uint64
+	RNRRetryExceeded  uint64
+
+	// As an RC responder.
+	RNRNAKsSent       uint64
+	SeqNAKsSent       uint64
+	ErrorNAKsSent     uint64
+	DuplicateRequests uint64
 }
 
 const (

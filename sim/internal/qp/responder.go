@@ -135,10 +135,25 @@ func (q *QP) nakLocked(req *Packet, syn Syndrome, psn uint32) {
 	a := h.NewPacketLocked()
 	a.reply(req, q.attr.PortNum, PktAck)
 	a.Syndrome, a.PSN = syn, psn
-	if syn == SynRNR {
-		a.RNRTimer = q.attr.MinRNRTimer
+	if syn != SynACK {
+		q.countNAKSentLocked(syn)
+		if syn == SynRNR {
+			a.RNRTimer = q.attr.MinRNRTimer
+		}
 	}
 	h.SendLocked(q, a)
+}
+
+// countNAKSentLocked counts a NAK the responder sends, by kind.
+func (q *QP) countNAKSentLocked(syn Syndrome) {
+	switch syn {
+	case SynRNR:
+		q.stats.RNRNAKsSent++
+	case SynSeqErr:
+		q.stats.SeqNAKsSent++
+	default:
+		q.stats.ErrorNAKsSent++
+	}
 }
 
 // takeRecvLocked holds the oldest receive WR for an incoming message
@@ -533,6 +548,7 @@ func (q *QP) atomicAckLocked(req *Packet, orig uint64) {
 // (XFER-25): a READ is executed again, an atomic's saved result is sent
 // again (never executed twice), and a SEND or WRITE is acknowledged.
 func (q *QP) duplicateLocked(p *Packet) {
+	q.stats.DuplicateRequests++
 	q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "duplicate request", Why: "already executed; answered, not redone", Rule: "XFER-25"})
 	switch p.Kind {
 	case PktReadReq:
