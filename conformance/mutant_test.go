@@ -90,6 +90,8 @@ type hooks struct {
 	// states are part of its Profile (hook profile).
 	tick    func(c conformance.Clock, n uint64)
 	runIdle func(c conformance.Clock, limit uint64) bool
+	// forge replaces conformance.Forger's Forge (mutants_hostile_test.go).
+	forge func(f conformance.Forger, p conformance.ForgedPacket) error
 
 	// The queries (forwarded in query_mutants_test.go).
 	queryPort     func(c verbs.Context, port uint8) (verbs.PortAttr, error)
@@ -750,7 +752,7 @@ var mutants = slices.Concat(
 	reregMutants(), flushMutants(), sqDrainedMutants(), srqMutants(),
 	srqerrMutants(), readingMutants(), statusMutants(), fieldMutants(),
 	memoryMutants(), verbMutants(), forcedMutants(), elementMutants(),
-	xrcMutants(),
+	xrcMutants(), hostileMutants(),
 )
 
 // TestWrapperIsTransparent: the wrapper with no hooks passes the whole suite,

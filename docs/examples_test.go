@@ -728,10 +728,10 @@ func Example_profiles() {
 	}
 	// Output:
 	// default (man-pages)
-	// rxe (OverrunDrops OverrunSendIgnored NoCQTimestamps SolicitedBitOnly CurStateTrusted FreeSlotOnRetire SendOpsRXE SRQLimitAtCreate SRQRecvQPPD NoXRC NoDM DeregBoundEINVAL ReregFailKeepsMR ReregKeepsKeys ReregNoTranslation NoODP MWType1NoZeroBased RecvTooSmallRemInvReq InfiniteRetry7 RecvProtQPOp WriteImmRKeyRemAccess LateLocalCheck SendInvErrAcked NoSQE SendWCImm NoQPEvents AlwaysSQDrained)
-	// mlx5 (CurStateTrusted ReregFailKeepsMR ReregKeepsKeys SendInvErrAcked SendWCImm ResetPurgesCQ PostENOMEM)
+	// rxe (OverrunDrops OverrunSendIgnored NoCQTimestamps SolicitedBitOnly CurStateTrusted FreeSlotOnRetire TransportOpLocQPOp SendOpsRXE SRQLimitAtCreate SRQRecvQPPD NoXRC NoDM DeregBoundEINVAL ReregFailKeepsMR ReregKeepsKeys ReregNoTranslation NoODP MWType1NoZeroBased RecvTooSmallRemInvReq InfiniteRetry7 RecvProtQPOp WriteImmRKeyRemAccess LateLocalCheck SendInvErrAcked NoSQE SendWCImm NoQPEvents AlwaysSQDrained NoFlowLabel)
+	// mlx5 (CurStateTrusted TransportOpLocQPOp ReregFailKeepsMR ReregKeepsKeys SendInvErrAcked SendWCImm ResetPurgesCQ PostENOMEM)
 	// siw (OverrunDrops NoCQTimestamps SolicitedBitOnly FreeSlotOnRetire SRQLimitAtCreate NoXRC NoDM NoODP PostENOTCONN NoUD NoUC NoAtomics NoImmData NoMW NoCQEx NoQPEx NoRereg)
-	// irdma (NoXRC NoDM NoODP PostAnyState NoUC NoAtomics NoSRQ NoQPEx NoRereg)
+	// irdma (TransportOpLocQPOp NoXRC NoDM NoODP PostAnyState NoUC NoAtomics NoSRQ NoQPEx NoRereg)
 }
 
 // The portability report of a run (profiles.md, "In Go").

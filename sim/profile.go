@@ -44,25 +44,26 @@ type Profile struct {
 func DefaultProfile() Profile { return Profile{Name: "default"} }
 
 // RXEProfile returns the profile of Linux soft-RoCE (rxe) where it differs
-// from the man pages (spec/catalogue.md §12), on Ethernet (RoCE) ports:
-// an overrun loses one completion and the CQ keeps going (CQ-23 B), a send
-// completion lost to an overrun leaves the QP alone (CQ-24 B), no
-// completion timestamps (CQX-02), send-side errors never wake a
-// solicited-only arm (NOTIFY-05 B), CUR_STATE is trusted (QP-12), a
-// work-queue slot is free as soon as its request completes or is flushed
-// (QP-29 B), rxe's work request builder (QPX-01, QPX-04), a srq_limit given
-// at creation arms the limit (SRQ-01), SRQ receives checked against the
-// QP's PD (SRQ-12 B), no XRC verbs (XRC-03), no device memory (DM-02),
-// deregistering an MR with bound windows is EINVAL (MR-06), ibv_rereg_mr
-// as rxe_rereg_user_mr does it (MR-14 B, MR-15 B, MR-16 B), no on-demand
-// paging (ODP-01, ODP-02, ODP-04), a type 1 window cannot be bound
-// ZERO_BASED (MW-05), and the transport readings XFER-05 B, XFER-10 B,
-// XFER-16 B, XFER-29 B, XFER-30 B, XFER-31 B, FLUSH-10 B, WC-13, ASYNC-11
-// and ASYNC-13. Its device attributes are DefaultDeviceAttr's. Its Link is
-// left unset, so its ports are InfiniBand unless configured otherwise, as
-// they were before profiles had a link layer: programs and tests written
-// for it address ports by LID. (rxe runs on Ethernet; the drop-in library
-// gives it Ethernet ports, docs/c-programs.md.)
+// from the man pages (spec/catalogue.md §12): an overrun loses one
+// completion and the CQ keeps going (CQ-23 B), a send completion lost to an
+// overrun leaves the QP alone (CQ-24 B), no completion timestamps (CQX-02),
+// send-side errors never wake a solicited-only arm (NOTIFY-05 B), CUR_STATE
+// is trusted (QP-12), a work-queue slot is free as soon as its request
+// completes or is flushed (QP-29 B), an opcode the transport does not take
+// is posted and completes with LOC_QP_OP_ERR (QP-33 B), rxe's work request
+// builder (QPX-01, QPX-04), a srq_limit given at creation arms the limit
+// (SRQ-01), SRQ receives checked against the QP's PD (SRQ-12 B), no XRC
+// verbs (XRC-03), no device memory (DM-02), deregistering an MR with bound
+// windows is EINVAL (MR-06), ibv_rereg_mr as rxe_rereg_user_mr does it
+// (MR-14 B, MR-15 B, MR-16 B), no on-demand paging (ODP-01, ODP-02, ODP-04),
+// a type 1 window cannot be bound ZERO_BASED (MW-05), and the transport
+// readings XFER-05 B, XFER-10 B, XFER-16 B, XFER-29 B, XFER-30 B, XFER-31 B,
+// FLUSH-10 B, WC-13, ASYNC-11 and ASYNC-13, and GRHs without a flow label
+// (AV-05 B). Its device attributes are DefaultDeviceAttr's. Its Link is left
+// unset, so its ports are InfiniBand unless configured otherwise, as they
+// were before profiles had a link layer: programs and tests written for it
+// address ports by LID. (rxe runs on Ethernet; the drop-in library gives it
+// Ethernet ports, docs/c-programs.md.)
 func RXEProfile() Profile {
 	return Profile{Name: "rxe", Readings: verbs.Readings{
 		OverrunDrops:          true,
@@ -71,6 +72,7 @@ func RXEProfile() Profile {
 		SolicitedBitOnly:      true,
 		CurStateTrusted:       true,
 		FreeSlotOnRetire:      true,
+		TransportOpLocQPOp:    true,
 		SendOpsRXE:            true,
 		SRQLimitAtCreate:      true,
 		SRQRecvQPPD:           true,
@@ -92,6 +94,7 @@ func RXEProfile() Profile {
 		SendWCImm:             true,
 		NoQPEvents:            true,
 		AlwaysSQDrained:       true,
+		NoFlowLabel:           true,
 	}}
 }
 
@@ -104,8 +107,10 @@ func RXEProfile() Profile {
 // reset or destroyed (CQ-26 B), ibv_rereg_mr keeps the keys and a
 // failed one leaves the MR as it was (MR-14 B, MR-15 B), CUR_STATE is
 // trusted (QP-12), send completions of *_WITH_IMM carry IBV_WC_WITH_IMM
-// (WC-13), and a SEND_WITH_INV the responder cannot invalidate is
-// acknowledged (XFER-29 B). Work-queue slots come back when their
+// (WC-13), a SEND_WITH_INV the responder cannot invalidate is
+// acknowledged (XFER-29 B), and an opcode the QP's transport does not
+// take (an RDMA WRITE on UD, a READ on UC) is posted, the provider's post
+// path not checking it, and fails as it executes (QP-33 B). Work-queue slots come back when their
 // completions are polled (QP-29 A, mlx5_wq_overflow), as in the default.
 // Its device is DefaultDeviceAttr's ConnectX-6 on InfiniBand ports.
 // rdma-core's test suite (python3-pyverbs) passes under it unchanged.
@@ -115,13 +120,14 @@ func RXEProfile() Profile {
 // verbsim accepts and flushes them.
 func MLX5Profile() Profile {
 	return Profile{Name: "mlx5", Readings: verbs.Readings{
-		CurStateTrusted:  true,
-		ReregFailKeepsMR: true,
-		ReregKeepsKeys:   true,
-		SendInvErrAcked:  true,
-		SendWCImm:        true,
-		ResetPurgesCQ:    true,
-		PostENOMEM:       true,
+		CurStateTrusted:    true,
+		ReregFailKeepsMR:   true,
+		ReregKeepsKeys:     true,
+		SendInvErrAcked:    true,
+		SendWCImm:          true,
+		ResetPurgesCQ:      true,
+		PostENOMEM:         true,
+		TransportOpLocQPOp: true,
 	}}
 }
 
@@ -169,21 +175,23 @@ func SIWProfile() Profile {
 // QPs but no UC (QP-41), no atomics (QP-42: atomic_cap NONE), no SRQs
 // (SRQ-13), no extended QPs (QPX-06), no ibv_rereg_mr (MR-18), XRC, device
 // memory or on-demand paging, and posts before RTS accepted (QP-25,
-// QP-26: the provider never looks at the QP state). Its device attributes
+// QP-26: the provider never looks at the QP state), and an RDMA opcode on
+// a UD QP posted, to fail as it executes (QP-33 B). Its device attributes
 // are the E810's as irdma reports them (irdma_query_device, the uk
 // attributes of rdma-core's providers/irdma): 13 SGEs, 101 bytes inline,
 // 4063 work requests per queue.
 func IRDMAProfile() Profile {
 	return Profile{Name: "irdma", Link: verbs.LinkLayerEthernet, Device: irdmaDeviceAttr(), Readings: verbs.Readings{
-		NoXRC:        true,
-		NoDM:         true,
-		NoODP:        true,
-		PostAnyState: true,
-		NoUC:         true,
-		NoAtomics:    true,
-		NoSRQ:        true,
-		NoQPEx:       true,
-		NoRereg:      true,
+		NoXRC:              true,
+		NoDM:               true,
+		NoODP:              true,
+		PostAnyState:       true,
+		NoUC:               true,
+		NoAtomics:          true,
+		NoSRQ:              true,
+		NoQPEx:             true,
+		NoRereg:            true,
+		TransportOpLocQPOp: true,
 	}}
 }
 

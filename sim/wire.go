@@ -51,7 +51,7 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 		e.dropLocked(d, from, p, "no such local port", 0)
 		return
 	}
-	p.SLID, p.SGID = src.attr.LID, src.gids[0]
+	p.SLID, p.SGID = src.attr.LID, src.gidAt(p.SGIDIndex)
 	if src.attr.LinkLayer == verbs.LinkLayerEthernet {
 		p.Global = true
 	}

@@ -24,6 +24,7 @@ const (
 	ReadingResetToErr
 	ReadingCurStateTrusted
 	ReadingFreeSlotOnRetire
+	ReadingTransportOpLocQPOp
 	ReadingSendOpsRXE
 	ReadingSRQLimitAtCreate
 	ReadingSRQRecvQPPD
@@ -45,6 +46,7 @@ const (
 	ReadingSendWCImm
 	ReadingNoQPEvents
 	ReadingAlwaysSQDrained
+	ReadingNoFlowLabel
 	ReadingResetPurgesCQ
 	ReadingPostAnyState
 	ReadingPostENOTCONN
@@ -101,6 +103,9 @@ var readingTable = [numReadings]readingInfo{
 	{"FreeSlotOnRetire", "QP-29, QP-31", func(r *Readings) *bool { return &r.FreeSlotOnRetire },
 		"a work-queue slot is free as soon as its request completes, polled or not",
 		"a work-queue slot is free only once its completion is polled (else ENOMEM)"},
+	{"TransportOpLocQPOp", "QP-33", func(r *Readings) *bool { return &r.TransportOpLocQPOp },
+		"an opcode the QP's transport does not take is posted and completes with LOC_QP_OP_ERR",
+		"an opcode the QP's transport does not take fails ibv_post_send with EINVAL"},
 	{"SendOpsRXE", "QPX-01, QPX-04", func(r *Readings) *bool { return &r.SendOpsRXE },
 		"the work request builder: no LOCAL_INV on UC, ENOSPC for an oversized batch",
 		"the work request builder: LOCAL_INV on UC, ENOMEM/EINVAL for an oversized batch"},
@@ -164,6 +169,9 @@ var readingTable = [numReadings]readingInfo{
 	{"AlwaysSQDrained", "ASYNC-13", func(r *Readings) *bool { return &r.AlwaysSQDrained },
 		"RTS->SQD always raises SQ_DRAINED",
 		"RTS->SQD raises SQ_DRAINED only when en_sqd_async_notify asks"},
+	{"NoFlowLabel", "AV-05", func(r *Readings) *bool { return &r.NoFlowLabel },
+		"packets leave with flow label 0 whatever the address vector says",
+		"packets carry their address vector's flow label"},
 	{"ResetPurgesCQ", "CQ-26", func(r *Readings) *bool { return &r.ResetPurgesCQ },
 		"a QP's completions still in its CQs are deleted when it moves to RESET or is destroyed",
 		"a QP's completions stay in its CQs when it moves to RESET or is destroyed"},

@@ -18,7 +18,7 @@ type Engine struct {
 	Destroy   cq.DestroyPolicy       // CQ-13
 	Rounding  cq.Rounding            // CQ-02
 	Solicited notify.SolicitedPolicy // NOTIFY-05
-	QP        qp.Policy              // QP-08, QP-12, QP-25, QP-26, QP-29, QP-31, QP-42, QP-43, QPX-01, QPX-04, MW-08
+	QP        qp.Policy              // QP-08, QP-12, QP-25, QP-26, QP-29, QP-31, QP-33, QP-42, QP-43, QPX-01, QPX-04, MW-08
 	Transport qp.TransportPolicy     // XFER-05, -10, -16, -29, -30, -31, ASYNC-11, -13, WC-13, FLUSH-10, CQ-24, SRQ-12
 }
 
@@ -35,6 +35,7 @@ func Of(r verbs.Readings) Engine {
 			NoImmData:        r.NoImmData,
 			NoAtomics:        r.NoAtomics,
 			NoMW:             r.NoMW,
+			TransportOpLate:  r.TransportOpLocQPOp,
 		},
 		Transport: qp.TransportPolicy{
 			RecvTooSmallRemInvReq: r.RecvTooSmallRemInvReq,
@@ -50,6 +51,7 @@ func Of(r verbs.Readings) Engine {
 			SendInvErrAcked:       r.SendInvErrAcked,
 			SRQRecvQPPD:           r.SRQRecvQPPD,
 			ResetPurgesCQ:         r.ResetPurgesCQ,
+			NoFlowLabel:           r.NoFlowLabel,
 		},
 	}
 	if r.OverrunDrops {

@@ -82,6 +82,11 @@ type Policy struct {
 	// QP-43); NoAtomics the atomic operations (QP-42); NoMW BIND_MW and
 	// LOCAL_INV (MW-08): EINVAL at post, EOPNOTSUPP in send_ops_flags.
 	NoImmData, NoAtomics, NoMW bool
+	// TransportOpLate accepts at post a request whose opcode the QP's
+	// transport does not take (but BIND_MW and TSO) and completes it with
+	// LOC_QP_OP_ERR as it executes (QP-33 reading B, rxe). False: EINVAL at
+	// post (A).
+	TransportOpLate bool
 }
 
 // readings returns the readings of p that verbs.SupportedSendOps reads.
@@ -95,7 +100,7 @@ func (p Policy) readings() verbs.Readings {
 // when they finish with a WR, before the completion is posted, let alone
 // polled.
 func RXEPolicy() Policy {
-	return Policy{CurState: CurStateTrusted, FreeSlotOnRetire: true, SendOpsRXE: true}
+	return Policy{CurState: CurStateTrusted, FreeSlotOnRetire: true, SendOpsRXE: true, TransportOpLate: true}
 }
 
 // PortLimits describes one port as far as attribute values depend on it

@@ -228,12 +228,19 @@ func (q *QP) completerLocked(p *Packet) {
 	if q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeXRCSend || (q.state != verbs.QPStateRTS && q.state != verbs.QPStateSQD) {
 		return
 	}
-	if p.SrcQPN != q.attr.DestQPNum {
-		return // XFER-27
+	if !q.fromPeerLocked(p) {
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "packet ignored", Why: "not from the connected peer", Rule: "XFER-27"})
+		return
 	}
 	t := &q.tx
 	switch p.Kind {
 	case PktAck:
+		if q.ghostLocked(p) {
+			if q.tracing() {
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "ghost acknowledgement ignored", Packet: &trace.Packet{NAK: nakOf(p.Syndrome)}, Why: "its PSN is beyond every PSN sent", Rule: "XFER-35"})
+			}
+			return
+		}
 		if p.Syndrome != SynACK && psnDiff(p.PSN, q.ackedPSNLocked()) < 0 {
 			if q.tracing() {
 				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "stale NAK ignored", Packet: &trace.Packet{NAK: nakOf(p.Syndrome)}, Why: "its PSN is already acknowledged"})
@@ -321,6 +328,10 @@ func (q *QP) responseLocked(p *Packet) {
 				return
 			}
 			continue
+		}
+		if p.Kind == PktReadResp && !q.readResponseLengthOK(e, p) {
+			q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "READ response dropped", Why: "it does not carry the bytes due", Rule: "XFER-34"})
+			return
 		}
 		// Everything before this WR is implicitly acknowledged.
 		if q.ackLocked(psnAdd(e.psn, psnMask)) {

@@ -342,6 +342,12 @@ func (q *QP) Num() uint32 {
 // Precondition: the domain lock is held.
 func (q *QP) PortNumLocked() uint8 { return q.attr.PortNum }
 
+// AHAttrLocked returns q's path (ah_attr), for the direct path's address
+// checks.
+//
+// Precondition: the domain lock is held.
+func (q *QP) AHAttrLocked() verbs.AHAttr { return q.attr.AHAttr }
+
 // Type returns the transport type.
 func (q *QP) Type() verbs.QPType {
 	if q == nil {

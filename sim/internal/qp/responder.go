@@ -35,7 +35,7 @@ func (q *QP) respondLocked(p *Packet) {
 		q.udReceiveLocked(p)
 		return
 	}
-	if p.SrcQPN != q.attr.DestQPNum || (!p.Global && p.SLID != q.attr.AHAttr.DLID) {
+	if !q.fromPeerLocked(p) {
 		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "packet ignored", Why: "not from the connected peer", Rule: "XFER-27"})
 		return
 	}
@@ -133,7 +133,7 @@ func (q *QP) raiseLocked(t verbs.EventType) {
 func (q *QP) nakLocked(req *Packet, syn Syndrome, psn uint32) {
 	h := q.cfg.Host
 	a := h.NewPacketLocked()
-	a.reply(req, q.attr.PortNum, PktAck)
+	a.reply(req, q, PktAck)
 	a.Syndrome, a.PSN = syn, psn
 	if syn != SynACK {
 		q.countNAKSentLocked(syn)
@@ -301,6 +301,11 @@ func (q *QP) rcSendLocked(p *Packet) {
 		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first", "")
 		return
 	}
+	if why, rule := q.sendLengthLocked(p); why != "" {
+		r.inMsg = false
+		q.responderErrorLocked(p, SynInvReq, q.recvLengthStatus(), verbs.EventQPReqErr, why, rule)
+		return
+	}
 	switch st := q.placeRecvLocked(p.Payload, uint64(r.off)); st {
 	case verbs.WCSuccess:
 	case verbs.WCLocLenErr, verbs.WCRemInvReqErr:
@@ -413,6 +418,11 @@ func (q *QP) badRKeyRecvLocked(p *Packet) verbs.WCStatus {
 func (q *QP) rcWriteLocked(p *Packet) {
 	r := &q.rx
 	if p.First {
+		if why, rule := q.writeLengthLocked(p, p.DMALen); why != "" {
+			r.inMsg = false
+			q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, why, rule)
+			return
+		}
 		if !q.remoteOKLocked(p, verbs.AccessRemoteWrite) {
 			return
 		}
@@ -421,6 +431,11 @@ func (q *QP) rcWriteLocked(p *Packet) {
 	}
 	if !r.inMsg {
 		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first", "")
+		return
+	}
+	if why, rule := q.writeLengthLocked(p, r.wLen-r.off); !p.First && why != "" {
+		r.inMsg = false
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, why, rule)
 		return
 	}
 	imm := p.Last && p.Op == verbs.WRRDMAWriteWithImm
@@ -480,7 +495,7 @@ func (q *QP) readResponsesLocked(req *Packet) {
 			src = b
 		}
 		a := h.NewPacketLocked()
-		a.reply(req, q.attr.PortNum, PktReadResp)
+		a.reply(req, q, PktReadResp)
 		a.PSN = psnAdd(req.PSN, i)
 		a.First, a.Last = i == 0, i == n-1
 		a.Payload = append(a.Payload[:0], src...)
@@ -539,7 +554,7 @@ func (r *recvState) saveAtomic(psn uint32, orig uint64) {
 func (q *QP) atomicAckLocked(req *Packet, orig uint64) {
 	h := q.cfg.Host
 	a := h.NewPacketLocked()
-	a.reply(req, q.attr.PortNum, PktAtomicAck)
+	a.reply(req, q, PktAtomicAck)
 	a.PSN, a.Orig = req.PSN, orig
 	h.SendLocked(q, a)
 }
@@ -595,6 +610,10 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "the QP's access flags", Rule: "XFER-14"})
 				return
 			}
+			if why, rule := q.writeLengthLocked(p, p.DMALen); why != "" {
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: why, Rule: rule})
+				return
+			}
 			if p.DMALen > 0 {
 				if _, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, p.DMALen, verbs.AccessRemoteWrite); !ok {
 					q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "rkey or range", Rule: "XFER-14"})
@@ -608,6 +627,18 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 		r.inMsg = true
 	}
 	if !r.inMsg {
+		return
+	}
+	why, rule := "", ""
+	switch {
+	case p.Kind == PktSend:
+		why, rule = q.sendLengthLocked(p)
+	case !p.First:
+		why, rule = q.writeLengthLocked(p, r.wLen-r.off)
+	}
+	if why != "" {
+		r.inMsg = false
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: why, Rule: rule})
 		return
 	}
 	switch p.Kind {
@@ -686,11 +717,7 @@ func (q *QP) udReceiveLocked(p *Packet) {
 	}
 	var grh [grhLen]byte
 	if p.Global {
-		grh[0] = 6 << 4 // IPv6 version
-		binary.BigEndian.PutUint16(grh[4:], uint16(len(p.Payload)))
-		grh[6], grh[7] = 0x1b, 64 // next header, hop limit
-		copy(grh[8:24], p.SGID[:])
-		copy(grh[24:40], p.DGID[:])
+		fillGRH(&grh, p, q.cfg.Host.PortLocked(q.attr.PortNum).Ethernet) // AV-05
 	}
 	st := q.placeRecvLocked(grh[:], 0)
 	if st == verbs.WCSuccess {
