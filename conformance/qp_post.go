@@ -299,7 +299,7 @@ func listStopsAtFirstBad(t *tester, e *env) {
 		} else {
 			wrs := w.sendIDs(q, idRange(base, n)...)
 			if !full {
-				qpSpoil(w, q, c, &wrs[k], rng.IntN(5))
+				errno = qpSpoil(w, q, c, &wrs[k], rng.IntN(5))
 			}
 			what += fmt.Sprintf(", send list, bad at %d (%s)", k, verr.Name(errno))
 			got, err = q.PostSend(wrs)
@@ -326,14 +326,14 @@ func immediateErrors(t *tester, e *env) {
 	} {
 		q := w.at(r.typ, verbs.QPStateRTS)
 		wr := w.send(q, uint64(i))
-		qpSpoil(w, q, w.query(q).Cap, &wr, r.spoil)
+		errno := qpSpoil(w, q, w.query(q).Cap, &wr, r.spoil)
 		if r.spoil == 1 && r.typ != verbs.QPTypeRC && e.Profile.TransportOpLocQPOp {
 			// QP-33 reading B posts these (opcodeNotOfTransport);
 			// qpSpoil gave an opcode refused under both readings.
 			r.name += fmt.Sprintf(" (here %v: QP-33 reading B posts the other)", wr.Opcode)
 		}
 		n, err := q.PostSend([]verbs.SendWR{wr})
-		w.wantPost(r.name, n, err, 0, syscall.EINVAL)
+		w.wantPost(r.name, n, err, 0, errno)
 	}
 	for _, typ := range e.transports() {
 		q := w.at(typ, verbs.QPStateRTS)
@@ -379,7 +379,7 @@ func numSGE(t *tester, e *env) {
 		wr := w.send(q, 99)
 		wr.SGList = w.sges(int(c.MaxSendSGE) + 1)
 		n, err := q.PostSend([]verbs.SendWR{wr})
-		w.wantPost(fmt.Sprintf("%v: SEND with max_send_sge+1 SGEs", typ), n, err, 0, syscall.EINVAL)
+		w.wantPost(fmt.Sprintf("%v: SEND with max_send_sge+1 SGEs", typ), n, err, 0, sizeErrno(e.Profile))
 	}
 }
 
@@ -482,8 +482,8 @@ func inlineLimit(t *tester, e *env) {
 		}{
 			{"exactly max_inline_data", []verbs.SGE{w.sge(0, max)}, 0},
 			{"max_inline_data in two SGEs with lkey 0", []verbs.SGE{{Addr: w.mr.Addr(), Length: max / 2}, {Addr: w.mr.Addr() + 64, Length: max - max/2}}, 0},
-			{"max_inline_data+1", []verbs.SGE{w.sge(0, max+1)}, syscall.EINVAL},
-			{"max_inline_data+1 over two SGEs", []verbs.SGE{w.sge(0, max), w.sge(0, 1)}, syscall.EINVAL},
+			{"max_inline_data+1", []verbs.SGE{w.sge(0, max+1)}, sizeErrno(e.Profile)},
+			{"max_inline_data+1 over two SGEs", []verbs.SGE{w.sge(0, max), w.sge(0, 1)}, sizeErrno(e.Profile)},
 		} {
 			wr := w.send(q, uint64(i))
 			wr.Flags |= verbs.SendInline
@@ -518,12 +518,26 @@ func destroyDropsRequests(t *tester, e *env) {
 	}
 }
 
+// sizeErrno is the errno of a send request with more SGEs than
+// max_send_sge or more inline bytes than max_inline_data under profile p
+// (QP-28): EINVAL, or ENOMEM under PostENOMEM (mlx5), at ibv_post_send and
+// at ibv_wr_complete alike.
+func sizeErrno(p verbs.Readings) syscall.Errno {
+	if p.PostENOMEM {
+		return syscall.ENOMEM
+	}
+	return syscall.EINVAL
+}
+
 // qpSpoil makes wr, a good request for q, malformed in one of five ways:
 // 0 too many SGEs, 1 an opcode q's transport does not take, 2 an inline
 // payload above the QP's maximum, 3 FENCE (INLINE on RDMA READ on RC),
-// 4 INLINE on RDMA READ (too many SGEs on UC and UD).
-func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) {
+// 4 INLINE on RDMA READ (too many SGEs on UC and UD). It returns the errno
+// ibv_post_send gives the request: EINVAL, or ENOMEM for too many SGEs or
+// too much inline data under Profile.PostENOMEM (QP-28 B, mlx5).
+func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) syscall.Errno {
 	typ := w.types[q]
+	size := sizeErrno(w.e.Profile)
 	late := w.e.Profile.TransportOpLocQPOp // QP-33 B: such an opcode is posted
 	switch {
 	case kind == 1 && typ == verbs.QPTypeUD && late:
@@ -537,6 +551,7 @@ func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) 
 	case kind == 2:
 		wr.Flags |= verbs.SendInline
 		wr.SGList = []verbs.SGE{w.sge(0, c.MaxInlineData+1)}
+		return size
 	case kind == 3 && typ != verbs.QPTypeRC:
 		wr.Flags |= verbs.SendFence
 	case kind >= 3 && typ == verbs.QPTypeRC:
@@ -544,7 +559,9 @@ func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) 
 		wr.SGList = []verbs.SGE{w.sge(0, 8)}
 	default:
 		wr.SGList = w.sges(int(c.MaxSendSGE) + 1)
+		return size
 	}
+	return syscall.EINVAL
 }
 
 // qpCapacity checks the capacity of one queue (QP-29 for send, QP-31 for

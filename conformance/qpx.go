@@ -240,6 +240,7 @@ func qpxBatchAllOrNothing(t *tester, e *env) {
 		}
 		return []syscall.Errno{dflt}
 	}
+	size := sizeErrno(e.Profile) // too many SGEs or inline bytes (QP-28)
 	over := make([]verbs.SGE, x.a.o.cap.MaxSendSGE+1)
 	for i := range over {
 		over[i] = a.sge(i, 1)
@@ -249,11 +250,11 @@ func qpxBatchAllOrNothing(t *tester, e *env) {
 		bad   func()
 		errno []syscall.Errno
 	}{
-		{"too many SGEs", func() { x.wb.WRSend(); x.wb.WRSetSGEList(over) }, tooBig(syscall.EINVAL)},
+		{"too many SGEs", func() { x.wb.WRSend(); x.wb.WRSetSGEList(over) }, tooBig(size)},
 		{"inline above max_inline_data", func() {
 			x.wb.WRSend()
 			x.wb.WRSetInlineData(make([]byte, x.a.o.cap.MaxInlineData+1))
-		}, tooBig(syscall.EINVAL)},
+		}, tooBig(size)},
 		{"more requests than the queue holds", func() {
 			for range x.a.o.cap.MaxSendWR {
 				good()

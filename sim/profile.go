@@ -100,20 +100,22 @@ func RXEProfile() Profile {
 
 // MLX5Profile returns the profile of NVIDIA's ConnectX adapters through
 // rdma-core's mlx5 provider, the hardware most RDMA software is developed
-// on: ibv_post_send before RTS fails with ENOMEM (QP-26 D: since
-// rdma-core 40 the provider gives a QP that has not reached RTS a limit of
-// -1 SGEs per request; receives are refused in RESET with EINVAL, as in
-// the default), a QP's completions are purged from its CQs when it is
-// reset or destroyed (CQ-26 B), ibv_rereg_mr keeps the keys and a
-// failed one leaves the MR as it was (MR-14 B, MR-15 B), CUR_STATE is
-// trusted (QP-12), send completions of *_WITH_IMM carry IBV_WC_WITH_IMM
-// (WC-13), a SEND_WITH_INV the responder cannot invalidate is
-// acknowledged (XFER-29 B), and an opcode the QP's transport does not
+// on: ibv_post_send before RTS fails with ENOMEM (QP-26 D: since rdma-core
+// 40 the provider gives a QP that has not reached RTS a limit of -1 SGEs per
+// request; receives are refused in RESET with EINVAL, as in the default),
+// and so does a send with more SGEs than max_send_sge or more inline bytes
+// than max_inline_data (QP-28 B: the same limit), a QP's completions are
+// purged from its CQs when it is reset or destroyed (CQ-26 B), ibv_rereg_mr
+// keeps the keys and a failed one leaves the MR as it was (MR-14 B, MR-15
+// B), CUR_STATE is trusted (QP-12), send completions of *_WITH_IMM carry
+// IBV_WC_WITH_IMM (WC-13), a SEND_WITH_INV the responder cannot invalidate
+// is acknowledged (XFER-29 B), and an opcode the QP's transport does not
 // take (an RDMA WRITE on UD, a READ on UC) is posted, the provider's post
-// path not checking it, and fails as it executes (QP-33 B). Work-queue slots come back when their
-// completions are polled (QP-29 A, mlx5_wq_overflow), as in the default.
-// Its device is DefaultDeviceAttr's ConnectX-6 on InfiniBand ports.
-// rdma-core's test suite (python3-pyverbs) passes under it unchanged.
+// path not checking it, and fails as it executes (QP-33 B). Work-queue slots
+// come back when their completions are polled (QP-29 A, mlx5_wq_overflow),
+// as in the default. Its device is DefaultDeviceAttr's ConnectX-6 on
+// InfiniBand ports. rdma-core's test suite (python3-pyverbs) passes under it
+// unchanged.
 //
 // Not modelled: mlx5's gate is sticky. A QP that went to ERR without
 // passing INIT (receives) or RTS (sends) refuses posts there too, where

@@ -98,7 +98,7 @@ var profileSources = map[string]map[verbs.Reading]string{
 	},
 	"mlx5": {
 		verbs.ReadingPostAnyState:          "providers/mlx5/verbs.c:2250 set_qp_operational_state: the SGE limit is -1 in RESET, the receive queue's max_gs from INIT, the send queue's from RTS (rdma-core 40, 988f90bc1; rdma-unit-test's SilentlyDropSendWrWhenResetInitRtr is the older mlx5's)",
-		verbs.ReadingPostENOMEM:            "providers/mlx5/qp.c:849 _mlx5_post_send: num_sge > qp_state_max_gs is ENOMEM (:3842 mlx5_post_recv: EINVAL; qp.c:1189 mlx5_send_wr_complete_error: EINVAL)",
+		verbs.ReadingPostENOMEM:            "providers/mlx5/qp.c:849 _mlx5_post_send: num_sge > qp_state_max_gs is ENOMEM, and set_data_inl_seg: inline bytes above max_inline_data ENOMEM; the builders' wr_set_sge_list and wr_set_inline_data record ENOMEM for ibv_wr_complete (:3842 mlx5_post_recv: EINVAL; qp.c:1189 mlx5_send_wr_complete_error before RTS: EINVAL)",
 		verbs.ReadingResetPurgesCQ:         "providers/mlx5/verbs.c:3021 mlx5_modify_qp to RESET and :2740 mlx5_destroy_qp call mlx5_cq_clean",
 		verbs.ReadingReregKeepsKeys:        "drivers/infiniband/hw/mlx5/mr.c mlx5_ib_rereg_user_mr: the UMR fast path changes the MR in place",
 		verbs.ReadingReregFailKeepsMR:      "uverbs_cmd.c ib_uverbs_rereg_mr: every check precedes the change",

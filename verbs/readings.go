@@ -214,11 +214,13 @@ type Readings struct {
 	// RTS fails with ENOTCONN, the errno of siw's doorbell (QP-26 C).
 	// False: EINVAL.
 	PostENOTCONN bool
-	// PostENOMEM: an ibv_post_send refused because the QP has not reached
-	// RTS fails with ENOMEM, as mlx5's does since rdma-core 40: until RTS
-	// the provider's limit on a request's SGEs is -1, and exceeding it is
-	// ENOMEM (QP-26 D). ibv_wr_complete still fails with EINVAL.
-	// False: EINVAL.
+	// PostENOMEM: ibv_post_send refuses with ENOMEM what mlx5's
+	// _mlx5_post_send refuses by its SGE limit: a request posted before
+	// the QP has reached RTS (the limit is -1 until then; rdma-core 40 and
+	// later, QP-26 D), and one with more SGEs than max_send_sge or more
+	// inline bytes than max_inline_data, there and in the work request
+	// builder (QP-28 B). ibv_wr_complete before RTS still fails with
+	// EINVAL, and receives with too many SGEs too. False: EINVAL.
 	PostENOMEM bool
 	// NoUD: the device has no UD QPs and no address handles:
 	// ibv_create_qp of a UD QP and ibv_create_ah fail with EOPNOTSUPP, as

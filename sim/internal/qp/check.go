@@ -75,8 +75,9 @@ type Policy struct {
 	// errno, rather than EINVAL (QP-26 C).
 	PostENOTCONN bool
 	// PostENOMEM refuses an ibv_post_send made before RTS with ENOMEM,
-	// mlx5's errno, rather than EINVAL (QP-26 D); ibv_wr_complete keeps
-	// EINVAL.
+	// mlx5's errno, rather than EINVAL (QP-26 D; ibv_wr_complete keeps
+	// EINVAL), and a send request with too many SGEs or inline bytes with
+	// ENOMEM, at post and in the builder (QP-28 B).
 	PostENOMEM bool
 	// NoImmData refuses SEND_WITH_IMM and RDMA_WRITE_WITH_IMM (iWARP,
 	// QP-43); NoAtomics the atomic operations (QP-42); NoMW BIND_MW and

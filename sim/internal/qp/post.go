@@ -260,7 +260,7 @@ func (q *QP) checkSendLocked(w *verbs.SendWR, in builtInline) error {
 	case !ok && !(q.cfg.Policy.TransportOpLate && lateOp(w.Opcode, q.typ)):
 		return verr.Errorf(verbSend, syscall.EINVAL, "opcode %v is not allowed on a %v QP (QP-33)", w.Opcode, q.typ)
 	case len(w.SGList) > int(q.cap.MaxSendSGE):
-		return verr.Errorf(verbSend, syscall.EINVAL, "num_sge %d above max_send_sge %d (QP-32)", len(w.SGList), q.cap.MaxSendSGE)
+		return verr.Errorf(verbSend, q.sizeErrno(), "num_sge %d above max_send_sge %d (QP-32)", len(w.SGList), q.cap.MaxSendSGE)
 	case w.Flags&^sendFlagsKnown != 0:
 		return verr.Errorf(verbSend, syscall.EINVAL, "unknown send flags %v", w.Flags&^sendFlagsKnown)
 	case w.Flags&verbs.SendFence != 0 && q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeXRCSend:
@@ -290,10 +290,22 @@ func (q *QP) checkSendLocked(w *verbs.SendWR, in builtInline) error {
 			n = 0
 		}
 		if n > uint64(q.cap.MaxInlineData) {
-			return verr.Errorf(verbSend, syscall.EINVAL, "inline payload of %d bytes above max_inline_data %d (QP-35)", n, q.cap.MaxInlineData)
+			return verr.Errorf(verbSend, q.sizeErrno(), "inline payload of %d bytes above max_inline_data %d (QP-35)", n, q.cap.MaxInlineData)
 		}
 	}
 	return nil
+}
+
+// sizeErrno is the errno of a send request too big for the QP, with more
+// SGEs than max_send_sge or more inline bytes than max_inline_data
+// (QP-28): EINVAL, or ENOMEM under Policy.PostENOMEM, as mlx5's
+// _mlx5_post_send and its work request builders give.
+func (q *QP) sizeErrno() syscall.Errno {
+	q.cfg.consult(verbs.ReadingPostENOMEM)
+	if q.cfg.Policy.PostENOMEM {
+		return syscall.ENOMEM
+	}
+	return syscall.EINVAL
 }
 
 // checkOpOffered refuses with EINVAL the operations the device does not
