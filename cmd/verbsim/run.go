@@ -94,12 +94,7 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	}
 	var traces []tracePart
 	for i, name := range names {
-		src, file, err := readScenario(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "verbsim: %v\n", err)
-			return 1
-		}
-		s, err := scenario.Parse(file, src)
+		s, err := loadScenario(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "verbsim: %v\n", err)
 			return 1
@@ -163,12 +158,7 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 // group of profiles that agree where they differ.
 func runEveryProfile(names []string, stdout, stderr io.Writer) int {
 	for i, name := range names {
-		src, file, err := readScenario(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "verbsim: %v\n", err)
-			return 1
-		}
-		s, err := scenario.Parse(file, src)
+		s, err := loadScenario(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "verbsim: %v\n", err)
 			return 1
@@ -186,7 +176,7 @@ func runEveryProfile(names []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout)
 		}
 		fmt.Fprintf(stdout, "%s, every profile (%s); \">> profile\" names the ones that agree where they differ\n\n",
-			file, strings.Join(scenario.Profiles(), ", "))
+			s.Name, strings.Join(scenario.Profiles(), ", "))
 		fmt.Fprint(stdout, scenario.Format(s, scenario.Merge(results)))
 	}
 	return 0
@@ -203,6 +193,15 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// loadScenario reads and parses the scenario name (readScenario).
+func loadScenario(name string) (*scenario.Script, error) {
+	src, file, err := readScenario(name)
+	if err != nil {
+		return nil, err
+	}
+	return scenario.Parse(file, src)
 }
 
 // readScenario reads a scenario from disk or, failing that, from the
