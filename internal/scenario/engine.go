@@ -104,9 +104,13 @@ type interp struct {
 	asyncRd map[string][]asyncRead // every async event read, per context
 	// prevRing is each CQ's length before the step, to tell a poll that
 	// found completions from one that found none.
-	notes []string // rule IDs the command itself explains
-	lines []string // what the command returned
-	err   error    // the engine error of the command, if any
+	// mkFabric makes the fabric instead of sim.NewFabric: an explorer's
+	// world (threads.go). script is the script run, for the explore step.
+	mkFabric func(sim.Config) (*sim.Fabric, error)
+	script   *Script
+	notes    []string // rule IDs the command itself explains
+	lines    []string // what the command returned
+	err      error    // the engine error of the command, if any
 	// failed names the objects whose create failed: the device refused it
 	// (a UD QP on siw, an SRQ on irdma...), so a later step that needs one
 	// stops the run under this profile (stopError).
@@ -159,7 +163,11 @@ func (in *interp) newFabric(devices []string, manual bool, seed uint64, dev func
 		}
 		cfg.Devices = append(cfg.Devices, c)
 	}
-	f, err := sim.NewFabric(cfg)
+	mk := sim.NewFabric
+	if in.mkFabric != nil {
+		mk = in.mkFabric
+	}
+	f, err := mk(cfg)
 	if err != nil {
 		return err
 	}
@@ -402,6 +410,8 @@ func (in *interp) exec(st *Step) error {
 			d.SetPortState(uint8(a.num("port", 1)), a.has("up")))
 	case "complete":
 		err = in.doComplete(st, a)
+	case "thread", "daemon", "explore", "loop", "end", "exit_if", "drain_cq":
+		err = threadHandlers[st.Verb](in, st, a)
 	case "resize_cq", "hold", "release":
 		err = in.doCQ(st, a)
 	default:
