@@ -56,6 +56,7 @@ type envConfig struct {
 	ethernet       bool
 	mode           sim.Mode
 	trace          string
+	report         string // VERBSIM_REPORT: where to append the readings the run consulted
 	faults         sim.Faults
 	seed           uint64
 	fabric         string        // VERBSIM_FABRIC; "" for none
@@ -100,17 +101,18 @@ func readEnv() (envConfig, error) {
 	if c.dmKiB, err = envInt("VERBSIM_DM_KIB", 0, 4, 1<<20); err != nil || c.dmKiB%4 != 0 {
 		return c, fmt.Errorf("VERBSIM_DM_KIB=%q: want a multiple of 4 in [4, %d] (%v)", os.Getenv("VERBSIM_DM_KIB"), 1<<20, err)
 	}
-	switch p := os.Getenv("VERBSIM_PROFILE"); p {
-	case "", "default":
-		c.profile = sim.DefaultProfile()
-	case "rxe":
-		c.profile = sim.RXEProfile()
-		c.ethernet = true
-	default:
-		return c, fmt.Errorf("VERBSIM_PROFILE=%q: want default or rxe", p)
+	name := os.Getenv("VERBSIM_PROFILE")
+	if name == "" {
+		name = "default"
 	}
-	if err := applyReadings(&c.profile.Readings, os.Getenv("VERBSIM_READINGS")); err != nil {
-		return c, err
+	if c.profile, err = sim.ProfileByName(name); err != nil {
+		return c, fmt.Errorf("VERBSIM_PROFILE=%q: %v", name, err)
+	}
+	// rxe runs on Ethernet: its Go profile leaves the link unset for the
+	// programs written against it (sim.RXEProfile), the drop-in does not.
+	c.ethernet = c.profile.Link == verbs.LinkLayerEthernet || name == "rxe"
+	if err := c.profile.Readings.Apply(os.Getenv("VERBSIM_READINGS")); err != nil {
+		return c, fmt.Errorf("VERBSIM_READINGS: %v", err)
 	}
 	switch l := os.Getenv("VERBSIM_LINK"); l {
 	case "":
@@ -144,6 +146,7 @@ func readEnv() (envConfig, error) {
 		}
 	}
 	c.trace = os.Getenv("VERBSIM_TRACE")
+	c.report = os.Getenv("VERBSIM_REPORT")
 	switch f := os.Getenv("VERBSIM_FABRIC"); f {
 	case "":
 		c.fabric = fmt.Sprintf("uid%d", os.Getuid())
@@ -207,19 +210,19 @@ func initFabric() {
 			// The station numbers give the addresses (wire.go): node GUID
 			// from the first port's, port GUIDs (and so GIDs) and LIDs
 			// from each port's.
-			d.Attr = sim.DefaultDeviceAttr()
+			d.Attr = fabCfg.profile.DeviceAttr()
 			d.Attr.PhysPortCnt = 0
 			d.Attr.NodeGUID = stationGUID | uint64(fabWire.lid(name, 1))
 		}
 		if fabCfg.dmKiB != 0 { // device memory of the size asked (DM-01)
 			if d.Attr == (verbs.DeviceAttr{}) {
-				d.Attr = sim.DefaultDeviceAttr()
+				d.Attr = fabCfg.profile.DeviceAttr()
 				d.Attr.PhysPortCnt = 0
 			}
 			d.Attr.MaxDMSize = uint64(fabCfg.dmKiB) << 10
 		}
 		for p := 1; p <= fabCfg.ports; p++ {
-			pa := verbs.PortAttr{}
+			pa := verbs.PortAttr{LinkLayer: verbs.LinkLayerInfiniBand}
 			if fabCfg.ethernet {
 				pa.LinkLayer = verbs.LinkLayerEthernet
 			} else if fabWire != nil {
@@ -659,6 +662,31 @@ func vs_shutdown() {
 		fabWire.flush(time.Second)
 	}
 	writeTrace()
+	writeReport()
+}
+
+// writeReport appends to VERBSIM_REPORT one line saying which readings of
+// the profile decided something in this process's run (the portability
+// report, `verbsim report`): "verbsim-report profile=NAME readings=0xR
+// consulted=0xC pid=N", R the profile's readings as set (with any
+// VERBSIM_READINGS) and C those that decided something. Several processes
+// may append to one file; each line is one write.
+func writeReport() {
+	if fab == nil || fabCfg.report == "" {
+		return
+	}
+	f, err := os.OpenFile(fabCfg.report, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "verbsim: report: %v\n", err)
+		return
+	}
+	defer f.Close()
+	p := fab.Profile()
+	line := fmt.Sprintf("verbsim-report profile=%s readings=%#x consulted=%#x pid=%d\n",
+		p.Name, uint64(p.Readings.On()), uint64(fab.ReadingsConsulted()), os.Getpid())
+	if _, err := f.WriteString(line); err != nil {
+		fmt.Fprintf(os.Stderr, "verbsim: report: %v\n", err)
+	}
 }
 
 //export vs_query_device
@@ -1284,7 +1312,7 @@ func vs_chan_get(h C.uintptr_t, cptr *C.uintptr_t, sync C.int) C.int {
 
 //export vs_create_cq
 func vs_create_cq(h C.uintptr_t, cqe C.int, chh C.uintptr_t, vector C.int, wcFlags C.uint64_t,
-	compMask, flags C.uint32_t, cptr C.uintptr_t, out *C.uintptr_t, real *C.int) C.int {
+	compMask, flags C.uint32_t, ex C.int, cptr C.uintptr_t, out *C.uintptr_t, real *C.int) C.int {
 	r := rec[ctxRec](h)
 	if r == nil || out == nil || real == nil || cptr == 0 {
 		return C.int(syscall.EINVAL)
@@ -1301,7 +1329,13 @@ func vs_create_cq(h C.uintptr_t, cqe C.int, chh C.uintptr_t, vector C.int, wcFla
 	if ch != nil {
 		attr.Channel = ch.ch
 	}
-	c, err := r.c.CreateCQEx(attr)
+	var c *sim.CQ
+	var err error
+	if ex != 0 {
+		c, err = r.c.CreateCQEx(attr)
+	} else { // ibv_create_cq: IBV_WC_STANDARD_FLAGS, no comp_mask or flags
+		c, err = r.c.CreateCQ(attr.CQE, attr.Context, attr.Channel, attr.CompVector)
+	}
 	if err != nil {
 		return errno(err)
 	}

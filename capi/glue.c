@@ -1144,9 +1144,10 @@ static void cqx_end_poll(struct ibv_cq_ex *cq)
 		vs_cq_poll_ex(c->h, 2, &c->cur, (uint64_t *)&c->ts, (uint64_t *)&c->wallclock);
 }
 
+/* ex says the call is ibv_create_cq_ex, which a provider may lack (CQX-11). */
 static struct ibv_cq_ex *create_cq(struct ibv_context *ic, int cqe, void *cq_context,
 				   struct ibv_comp_channel *channel, int vector, uint64_t wc_flags,
-				   uint32_t comp_mask, uint32_t flags)
+				   uint32_t comp_mask, uint32_t flags, int ex)
 {
 	FORKED_P();
 	struct capi_context *c = to_ctx(ic);
@@ -1160,7 +1161,7 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *ic, int cqe, void *cq_con
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		ERRP(ENOMEM);
-	rc = vs_create_cq(c->h, cqe, channel ? to_ch(channel)->h : 0, vector, wc_flags, comp_mask, flags,
+	rc = vs_create_cq(c->h, cqe, channel ? to_ch(channel)->h : 0, vector, wc_flags, comp_mask, flags, ex,
 			  (uintptr_t)q, (uintptr_t *)&q->h, &real);
 	if (rc) {
 		free(q);
@@ -1199,7 +1200,7 @@ EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *ic, int cqe, void *cq_co
 				    struct ibv_comp_channel *channel, int vector)
 {
 	/* IBV_WC_STANDARD_FLAGS, as rdma-core gives a legacy CQ. */
-	return (struct ibv_cq *)create_cq(ic, cqe, cq_context, channel, vector, IBV_WC_STANDARD_FLAGS, 0, 0);
+	return (struct ibv_cq *)create_cq(ic, cqe, cq_context, channel, vector, IBV_WC_STANDARD_FLAGS, 0, 0, 0);
 }
 
 static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *ic, struct ibv_cq_init_attr_ex *a)
@@ -1213,7 +1214,7 @@ static struct ibv_cq_ex *op_create_cq_ex(struct ibv_context *ic, struct ibv_cq_i
 		ERRP(EINVAL);
 	return create_cq(ic, a->cqe, a->cq_context, a->channel, a->comp_vector, a->wc_flags,
 			 a->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_PD,
-			 (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) ? a->flags : 0);
+			 (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) ? a->flags : 0, 1);
 }
 
 EXPORT int ibv_destroy_cq(struct ibv_cq *cq)

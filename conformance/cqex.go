@@ -18,6 +18,7 @@ import (
 // without ExCQCreator fails the case.
 func cqxCreate(t *tester, e *env, attr verbs.CQInitAttrEx) (verbs.ExCQ, error) {
 	t.Helper()
+	e.need(verbs.ReadingNoCQEx)
 	cr, ok := e.Ctx.(verbs.ExCQCreator)
 	if !ok {
 		t.Fatalf("the context cannot create extended CQs (verbs.ExCQCreator); this case needs it")

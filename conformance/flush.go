@@ -82,7 +82,8 @@ func flushInPostingOrder(t *tester, e *env) {
 	w := qpSetup(t, e)
 	rng := rand.New(rand.NewPCG(2, 0xf102))
 	for round := range 12 {
-		typ := qpTypes[rng.IntN(3)]
+		ts := e.transports()
+		typ := ts[rng.IntN(len(ts))]
 		c := w.qpCap()
 		c.MaxSendWR, c.MaxRecvWR = uint32(min(32, w.lim.MaxQPWR)), uint32(min(32, w.lim.MaxQPWR))
 		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
@@ -128,7 +129,7 @@ func flushInPostingOrder(t *tester, e *env) {
 
 func flushUnsignaled(t *tester, e *env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		q, s, scq, _ := w.flushQP(typ, false)
 		wrs := w.sendIDs(q, 1, 2, 3, 4, 5)
 		for i := range wrs {
@@ -150,7 +151,7 @@ func flushCompletionFields(t *tester, e *env) {
 	w := qpSetup(t, e)
 	var qs []verbs.QP
 	var states []verbs.QPState
-	for i, typ := range qpTypes {
+	for i, typ := range e.transports() {
 		q, s := w.held(typ)
 		w.postSend("sends", q, w.sendIDs(q, uint64(10*i+1)))
 		w.postRecv("receives", q, w.recvIDs(uint64(10*i+2)))
@@ -203,7 +204,7 @@ func srqNotFlushed(t *tester, e *env) {
 
 func resetDiscards(t *tester, e *env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, toErr := range []bool{false, true} {
 			q, via, scq, rcq := w.flushQP(typ, true)
 			num := q.Num()
@@ -254,7 +255,7 @@ func flushAfterModify(t *tester, e *env) {
 func errByModifyNoAsync(t *tester, e *env) {
 	w := qpSetup(t, e)
 	n := 0
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, from := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTS, verbs.QPStateSQD} {
 			q := w.at(typ, from)
 			w.postRecv("receives", q, w.recvIDs(1))
@@ -290,7 +291,7 @@ func sqDrainedOnce(t *tester, e *env) {
 		}
 		return q.Modify(&a, mask)
 	}
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, ask := range []bool{true, false} {
 			q := w.at(typ, verbs.QPStateRTS)
 			what := fmt.Sprintf("%v QP, RTS→SQD with nothing outstanding, en_sqd_async_notify=%t", typ, ask)
@@ -414,7 +415,7 @@ func srqPost(w *qpWorld, what string, s verbs.SRQ, ids []uint64) {
 // each transport, each on its own queue's CQ with the QP's number.
 func flushOutstanding(t *tester, e *env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		q, s, scq, rcq := w.flushQP(typ, true)
 		w.postSend("sends", q, w.sendIDs(q, 1, 2, 3))
 		w.postRecv("receives", q, w.recvIDs(11, 12, 13, 14))
@@ -435,7 +436,7 @@ func flushOutstanding(t *tester, e *env) {
 // from INIT or RTS) are accepted and flushed.
 func flushPostedInErr(t *tester, e *env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, from := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTS} {
 			scq, rcq := e.CQ(64, nil, nil), e.CQ(64, nil, nil)
 			q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})

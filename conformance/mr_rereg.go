@@ -38,6 +38,7 @@ func (e *env) reregOf(mr verbs.MR) verbs.MRReregisterer {
 // false when the MR turned out not to support the verb after all.
 func (e *env) rereg(what string, r verbs.MRReregisterer, flags uint32, pd verbs.PD, buf []byte, access uint32, want int, errno syscall.Errno) bool {
 	e.T.Helper()
+	e.need(verbs.ReadingNoRereg)
 	err := r.Rereg(verbs.ReregFlags(flags), pd, buf, verbs.AccessFlags(access))
 	code := int(verbs.ReregFailureOf(err))
 	// errors.ErrUnsupported itself, not EOPNOTSUPP, which errors.Is also

@@ -18,6 +18,7 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
+	"github.com/verbsim/verbsim/internal/testprofiles"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -750,7 +751,7 @@ func (ch *mChannel) Len() int { return ch.inner.(conformance.Depth).Len() }
 var mutants = slices.Concat(
 	asyncMutants(), avMutants(), chanMutants(), cmMutants(), cqMutants(), cqexMutants(),
 	dmMutants(), mrMutants(), mwMutants(), notifyMutants(), odpMutants(),
-	pdMutants(), qpMutants(), qpcqMutants(), qpxMutants(), queryMutants(),
+	offersMutants(), pdMutants(), qpMutants(), qpcqMutants(), qpxMutants(), queryMutants(),
 	reregMutants(), flushMutants(), sqDrainedMutants(), srqMutants(),
 	srqerrMutants(), readingMutants(), statusMutants(), fieldMutants(),
 	memoryMutants(), verbMutants(), forcedMutants(), elementMutants(),
@@ -760,7 +761,7 @@ var mutants = slices.Concat(
 // TestWrapperIsTransparent: the wrapper with no hooks passes the whole suite,
 // so any failure of a mutant comes from its hook.
 func TestWrapperIsTransparent(t *testing.T) {
-	for _, p := range sim.Profiles() {
+	for _, p := range testprofiles.Profiles(t) {
 		m := mutant{name: "identity", base: p}
 		if err := conformance.Check(m.factory()); err != nil {
 			t.Fatalf("profile %s: the transparent wrapper fails the suite:\n%v", p.Name, err)

@@ -163,6 +163,7 @@ func (w *qpWorld) create(typ verbs.QPType) verbs.QP {
 // createWith makes a QP from a or fails the case.
 func (w *qpWorld) createWith(a verbs.QPInitAttr) verbs.QP {
 	w.t.Helper()
+	w.e.needQP(a.Type)
 	q, err := w.pd.CreateQP(a)
 	if err != nil || q == nil {
 		w.t.Fatalf("ibv_create_qp(%v, cap %+v, srq %v): qp=%v err=%v, want a QP", a.Type, a.Cap, a.SRQ != nil, q, err)
@@ -180,6 +181,7 @@ func (w *qpWorld) createWith(a verbs.QPInitAttr) verbs.QP {
 // and no error, or no QP and an errno. The QP is destroyed at the end.
 func (w *qpWorld) tryCreate(a verbs.QPInitAttr) (verbs.QP, error) {
 	w.t.Helper()
+	w.e.needQP(a.Type)
 	q, err := w.pd.CreateQP(a)
 	if q != nil {
 		w.types[q] = a.Type
@@ -206,6 +208,7 @@ func (w *qpWorld) tryCreate(a verbs.QPInitAttr) (verbs.QP, error) {
 // the end, after the QPs created later.
 func (w *qpWorld) srq(maxWR, maxSGE uint32) verbs.SRQ {
 	w.t.Helper()
+	w.e.need(verbs.ReadingNoSRQ)
 	s, err := w.pd.CreateSRQ(verbs.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: maxWR, MaxSGE: maxSGE}})
 	if err != nil || s == nil {
 		w.t.Fatalf("ibv_create_srq(max_wr=%d, max_sge=%d): srq=%v err=%v", maxWR, maxSGE, s, err)
@@ -387,6 +390,9 @@ func qpSmallEnv(t *tester, e *env) *env {
 	if s == nil {
 		return nil
 	}
+	if e.Profile.NoSRQ {
+		want.MaxSRQWR, want.MaxSRQSGE = 0, 0 // a device without SRQs reports none (SRQ-13)
+	}
 	if got := s.Limits(); got.MaxQPWR != want.MaxQPWR || got.MaxSGE != want.MaxSGE || got.MaxInline != want.MaxInline ||
 		got.MaxSRQWR != want.MaxSRQWR || got.MaxSRQSGE != want.MaxSRQSGE {
 		t.Fatalf("a device made WithLimits(%+v) reports %+v", want, got)
@@ -414,8 +420,9 @@ func qpCapProperty(t *tester, w *qpWorld) {
 			MaxInlineData: uint32(rng.IntN(l.MaxInline + 1)),
 		})
 	}
+	ts := w.e.transports()
 	for i, c := range req {
-		typ := qpTypes[i%3]
+		typ := ts[i%len(ts)]
 		q, err := w.tryCreate(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
 		if err != nil {
 			t.Errorf("ibv_create_qp(%v, cap %+v) within the device limits: %v", typ, c, err)
@@ -447,10 +454,11 @@ func qpCapOverLimit(t *tester, w *qpWorld) {
 		{"max_recv_sge > max_sge", func(c *verbs.QPCap) { c.MaxRecvSGE = uint32(l.MaxSGE) + 1 }},
 		{"max_inline_data above the device's", func(c *verbs.QPCap) { c.MaxInlineData = uint32(l.MaxInline) + 1 }},
 	}
+	ts := w.e.transports()
 	for i, o := range over {
 		c := w.qpCap()
 		o.set(&c)
-		typ := qpTypes[i%3]
+		typ := ts[i%len(ts)]
 		q, err := w.tryCreate(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
 		if q != nil {
 			t.Errorf("ibv_create_qp(%v) with %s (max_qp_wr %d) returned a QP", typ, o.name, l.MaxQPWR)
@@ -485,10 +493,11 @@ func newQPInReset(t *tester, e *env) {
 	w := qpSetup(t, e)
 	nums := map[uint32]int{}
 	var live []verbs.QP
+	ts := e.transports()
 	for i := range 12 {
-		q := w.create(qpTypes[i%3])
+		q := w.create(ts[i%len(ts)])
 		if s := w.query(q).QPState; s != verbs.QPStateReset {
-			t.Errorf("QP %d (%v) starts in %v, want RESET", i, qpTypes[i%3], s)
+			t.Errorf("QP %d (%v) starts in %v, want RESET", i, ts[i%len(ts)], s)
 		}
 		if j, dup := nums[q.Num()]; dup {
 			t.Errorf("QP %d has qp_num %#x, the number of live QP %d", i, q.Num(), j)
@@ -532,7 +541,7 @@ func qpCapsWrittenBack(t *tester, e *env) {
 func sendAndRecvCQ(t *tester, e *env) {
 	w := qpSetup(t, e)
 	other := e.CQ(16, nil, nil)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, c := range []struct {
 			name       string
 			send, recv verbs.CQ
@@ -575,7 +584,7 @@ func stateValues(t *tester, e *env) {
 		}
 	}
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, s := range qpReachable {
 			q := w.at(typ, s)
 			a := w.query(q)
@@ -592,7 +601,7 @@ func stateValues(t *tester, e *env) {
 func queryCurrentState(t *tester, e *env) {
 	w := qpSetup(t, e)
 	tour := []verbs.QPState{verbs.QPStateInit, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQD, verbs.QPStateRTS, verbs.QPStateErr, verbs.QPStateErr, verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateErr}
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		q := w.create(typ)
 		cur := verbs.QPStateReset
 		for _, next := range tour {

@@ -149,7 +149,8 @@ func (w *qpWorld) sizing(rng *rand.Rand, round, extra int) {
 			break
 		}
 		s := rng.IntN(min(left, 8) + 1)
-		add(qpTypes[rng.IntN(3)], s, rng.IntN(min(left-s, 8)+1))
+		ts := w.e.transports()
+		add(ts[rng.IntN(len(ts))], s, rng.IntN(min(left-s, 8)+1))
 	}
 	// Queues may be deeper than asked (QP-02) and a CQ bigger (CQ-02, CQ-09):
 	// add a receive-only QP for what is missing, or resize the CQ to what the

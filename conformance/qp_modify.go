@@ -44,7 +44,7 @@ type qpEdge struct {
 // qpLegalEdges are the legal transitions out of the states a modify reaches.
 func qpLegalEdges(p verbs.Readings) []qpEdge {
 	var out []qpEdge
-	for _, typ := range qpTypes {
+	for _, typ := range transports(p) {
 		for _, from := range qpReachable {
 			for _, to := range qpStates {
 				if _, _, ok := verbs.Transition(from, to, typ, p); ok {
@@ -64,7 +64,7 @@ func qpCheckEdges(t *tester, e *env, pairs ...[2]verbs.QPState) {
 	w := qpSetup(t, e)
 	for _, pr := range pairs {
 		from, to := pr[0], pr[1]
-		for _, typ := range qpTypes {
+		for _, typ := range e.transports() {
 			req, opt, ok := verbs.Transition(from, to, typ, e.Profile)
 			if !ok {
 				t.Fatalf("the suite's table has no %v→%v", from, to)
@@ -110,7 +110,7 @@ var qpModifyCases = []Case{
 
 func transitionTable(t *tester, e *env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, from := range qpReachable {
 			var q verbs.QP // reused while modifies are refused
 			for _, to := range qpStates {
@@ -137,7 +137,7 @@ func transitionTable(t *tester, e *env) {
 
 func resetToErr(t *tester, e *env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		q := w.create(typ)
 		a := qpAttr(w.lim, verbs.QPStateReset, verbs.QPStateErr)
 		if e.Profile.ResetToErr {
@@ -151,7 +151,7 @@ func resetToErr(t *tester, e *env) {
 func toResetOrErrTakesState(t *tester, e *env) {
 	w := qpSetup(t, e)
 	failed := 0
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, from := range qpReachable {
 			q := w.at(typ, from)
 			for _, to := range []verbs.QPState{verbs.QPStateReset, verbs.QPStateErr} {
@@ -204,7 +204,7 @@ func maskExactlyRequired(t *tester, e *env) {
 
 func maskWithoutState(t *tester, e *env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, s := range qpReachable {
 			q := w.at(typ, s)
 			a := qpAttr(w.lim, s, s)
@@ -238,7 +238,7 @@ func maskWithoutState(t *tester, e *env) {
 
 func curState(t *tester, e *env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, s := range []verbs.QPState{verbs.QPStateInit, verbs.QPStateReset, verbs.QPStateErr} {
 			q := w.at(typ, s)
 			w.refused(fmt.Sprintf("%v in %v, STATE|CUR_STATE", typ, s), q, qpAttr(w.lim, s, s), bState|bCur)
@@ -328,7 +328,7 @@ func toSQD(t *tester, e *env) {
 func foreignAttributes(t *tester, e *env) {
 	w := qpSetup(t, e)
 	failed := 0
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		var meaningful verbs.QPAttrMask
 		for _, from := range qpStates {
 			for _, to := range qpStates {

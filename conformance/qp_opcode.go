@@ -39,9 +39,10 @@ var opsNotOfTransport = []opNotOfTransport{
 
 // lateOpcode reports whether, under p, a request of op on a QP of type typ,
 // which the transport does not take, is posted and fails as it executes
-// (QP-33 reading B) rather than refused at post.
+// (QP-33 reading B) rather than refused at post. An opcode the device does
+// not offer at all (QP-42, QP-43, MW-08) is refused at post either way.
 func lateOpcode(p verbs.Readings, typ verbs.QPType, op verbs.WROpcode) bool {
-	return p.TransportOpLocQPOp && !(op == verbs.WRBindMW && typ == verbs.QPTypeUD)
+	return p.TransportOpLocQPOp && p.OffersOp(op) && !(op == verbs.WRBindMW && typ == verbs.QPTypeUD)
 }
 
 // opcodeNotOfTransport posts each request of opsNotOfTransport on a
@@ -50,6 +51,10 @@ func lateOpcode(p verbs.Readings, typ verbs.QPType, op verbs.WROpcode) bool {
 func opcodeNotOfTransport(t *tester, e *env) {
 	w := newWire(t, e)
 	for i, c := range opsNotOfTransport {
+		if !e.Profile.OffersQP(c.typ) {
+			e.noteOnce(fmt.Sprintf("the device has no %v QPs (QP-41)", c.typ))
+			continue
+		}
 		a, b := w.connect(c.typ, w.opts())
 		id := uint64(i + 1)
 		r := rdmaWR(id, c.op, w.b, 0, a.s.sge(0, 8))
@@ -66,7 +71,7 @@ func opcodeNotOfTransport(t *tester, e *env) {
 		n, err := a.q.PostSend([]verbs.SendWR{r})
 		if !lateOpcode(e.Profile, c.typ, c.op) {
 			if n != 0 || !errors.Is(err, syscall.EINVAL) {
-				t.Errorf("%s: %d posted, %v; want 0 and EINVAL (QP-33 reading A)", what, n, err)
+				t.Errorf("%s: %d posted, %v; want 0 and EINVAL (QP-33 reading A, or an opcode the device lacks: QP-42, QP-43, MW-08)", what, n, err)
 			}
 			a.wantState(what+", refused", verbs.QPStateRTS)
 			continue

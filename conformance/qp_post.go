@@ -197,7 +197,7 @@ func qpPostStates(t *tester, e *env, recv bool, ok map[verbs.QPState]bool) {
 	}
 	want := map[[2]uint64]int{}
 	id := uint64(100)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		for _, s := range qpReachable {
 			q := w.at(typ, s)
 			id++
@@ -213,7 +213,15 @@ func qpPostStates(t *tester, e *env, recv bool, ok map[verbs.QPState]bool) {
 				w.wantPost(what, n, err, 1, 0)
 				want[[2]uint64{uint64(q.Num()), id}]++
 			} else {
-				w.wantPost(what, n, err, 0, syscall.EINVAL)
+				errno := syscall.EINVAL
+				switch {
+				case recv:
+				case e.Profile.PostENOTCONN:
+					errno = syscall.ENOTCONN // siw's doorbell (QP-26 C)
+				case e.Profile.PostENOMEM:
+					errno = syscall.ENOMEM // mlx5's SGE limit of -1 (QP-26 D)
+				}
+				w.wantPost(what, n, err, 0, errno)
 			}
 			w.toErr(q, s)
 		}
@@ -235,8 +243,8 @@ func qpPostStates(t *tester, e *env, recv bool, ok map[verbs.QPState]bool) {
 
 // qpPostCases are the cases of the QP family in qp_post.go.
 var qpPostCases = []Case{
-	{"QP-25", "receive requests post in every state but RESET", postRecvStates},
-	{"QP-26", "send requests post in RTS, SQD and ERR, not before RTS", postSendStates},
+	{"QP-25", "[IMPL] receive requests post in every state but RESET; in RESET too under PostAnyState (irdma)", postRecvStates},
+	{"QP-26", "[IMPL] send requests post in RTS, SQD and ERR; before RTS EINVAL, ENOTCONN (siw), ENOMEM (mlx5), or accepted (irdma)", postSendStates},
 	{"QP-27", "a list stops at its first bad request: exactly the ones before it are posted", listStopsAtFirstBad},
 	{"QP-28", "immediate errors: EINVAL for a malformed request, ENOMEM for a full queue", immediateErrors},
 	{"QP-29", "at most max_send_wr sends outstanding; a slot frees when its completion is polled (A) or its request retired (B)", sendSlots},
@@ -249,18 +257,20 @@ var qpPostCases = []Case{
 }
 
 func postRecvStates(t *tester, e *env) {
-	qpPostStates(t, e, true, map[verbs.QPState]bool{verbs.QPStateInit: true, verbs.QPStateRTR: true, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
+	qpPostStates(t, e, true, map[verbs.QPState]bool{verbs.QPStateReset: e.Profile.PostAnyState, verbs.QPStateInit: true, verbs.QPStateRTR: true, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
 }
 
 func postSendStates(t *tester, e *env) {
-	qpPostStates(t, e, false, map[verbs.QPState]bool{verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
+	early := e.Profile.PostAnyState
+	qpPostStates(t, e, false, map[verbs.QPState]bool{verbs.QPStateReset: early, verbs.QPStateInit: early, verbs.QPStateRTR: early, verbs.QPStateRTS: true, verbs.QPStateSQD: true, verbs.QPStateErr: true})
 }
 
 func listStopsAtFirstBad(t *tester, e *env) {
 	w := qpSetup(t, e)
 	rng := rand.New(rand.NewPCG(27, 0x9927))
 	for i := range 24 {
-		typ := qpTypes[rng.IntN(3)]
+		ts := e.transports()
+		typ := ts[rng.IntN(len(ts))]
 		q, s := w.held(typ)
 		c := w.query(q).Cap
 		recv := rng.IntN(3) == 0
@@ -289,7 +299,7 @@ func listStopsAtFirstBad(t *tester, e *env) {
 		} else {
 			wrs := w.sendIDs(q, idRange(base, n)...)
 			if !full {
-				qpSpoil(w, q, c, &wrs[k], rng.IntN(5))
+				errno = qpSpoil(w, q, c, &wrs[k], rng.IntN(5))
 			}
 			what += fmt.Sprintf(", send list, bad at %d (%s)", k, verr.Name(errno))
 			got, err = q.PostSend(wrs)
@@ -316,16 +326,16 @@ func immediateErrors(t *tester, e *env) {
 	} {
 		q := w.at(r.typ, verbs.QPStateRTS)
 		wr := w.send(q, uint64(i))
-		qpSpoil(w, q, w.query(q).Cap, &wr, r.spoil)
+		errno := qpSpoil(w, q, w.query(q).Cap, &wr, r.spoil)
 		if r.spoil == 1 && r.typ != verbs.QPTypeRC && e.Profile.TransportOpLocQPOp {
 			// QP-33 reading B posts these (opcodeNotOfTransport);
 			// qpSpoil gave an opcode refused under both readings.
 			r.name += fmt.Sprintf(" (here %v: QP-33 reading B posts the other)", wr.Opcode)
 		}
 		n, err := q.PostSend([]verbs.SendWR{wr})
-		w.wantPost(r.name, n, err, 0, syscall.EINVAL)
+		w.wantPost(r.name, n, err, 0, errno)
 	}
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		q := w.at(typ, verbs.QPStateRTS)
 		c := w.query(q).Cap
 		n, err := q.PostRecv([]verbs.RecvWR{{WRID: 1, SGList: w.sges(int(c.MaxRecvSGE) + 1)}})
@@ -353,7 +363,7 @@ func recvSlots(t *tester, e *env) {
 
 func numSGE(t *tester, e *env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		q := w.at(typ, verbs.QPStateRTS)
 		c := w.query(q).Cap
 		for _, k := range []int{0, int(c.MaxSendSGE)} {
@@ -369,7 +379,7 @@ func numSGE(t *tester, e *env) {
 		wr := w.send(q, 99)
 		wr.SGList = w.sges(int(c.MaxSendSGE) + 1)
 		n, err := q.PostSend([]verbs.SendWR{wr})
-		w.wantPost(fmt.Sprintf("%v: SEND with max_send_sge+1 SGEs", typ), n, err, 0, syscall.EINVAL)
+		w.wantPost(fmt.Sprintf("%v: SEND with max_send_sge+1 SGEs", typ), n, err, 0, sizeErrno(e.Profile))
 	}
 }
 
@@ -388,7 +398,7 @@ func opcodesPerTransport(t *tester, e *env) {
 		{verbs.WRRDMARead, all[:1], false}, {verbs.WRAtomicCmpAndSwp, all[:1], false}, {verbs.WRAtomicFetchAndAdd, all[:1], false},
 		{verbs.WRLocalInv, all[:2], true}, {verbs.WRBindMW, all[:2], true}, {verbs.WRTSO, all[2:], true},
 	}
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		c := w.qpCap()
 		c.MaxSendWR = uint32(min(2*len(matrix), w.lim.MaxQPWR))
 		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
@@ -405,6 +415,9 @@ func opcodesPerTransport(t *tester, e *env) {
 				continue
 			}
 			switch {
+			case !e.Profile.OffersOp(m.op):
+				// Refused whatever the transport (QP-42, QP-43, MW-08).
+				w.wantPost(what+" (not offered by the device)", n, err, 0, syscall.EINVAL)
 			case slices.Contains(m.on, typ):
 				w.wantPost(what+" (allowed)", n, err, 1, 0)
 			case m.op != verbs.WRTSO && lateOpcode(e.Profile, typ, m.op):
@@ -420,7 +433,7 @@ func opcodesPerTransport(t *tester, e *env) {
 
 func sendFlagsPerOpcode(t *tester, e *env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		q := w.at(typ, verbs.QPStateRTS)
 		wr := w.send(q, 1)
 		wr.Flags |= verbs.SendFence
@@ -440,8 +453,8 @@ func sendFlagsPerOpcode(t *tester, e *env) {
 		wr.Opcode, wr.Flags, wr.RemoteAddr, wr.RKey = op, verbs.SendInline|verbs.SendSignaled, 0x1000, 0x1234
 		wr.SGList = []verbs.SGE{w.sge(0, 8)}
 		n, err := q.PostSend([]verbs.SendWR{wr})
-		switch op {
-		case verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd:
+		switch {
+		case op == verbs.WRRDMARead || op == verbs.WRAtomicCmpAndSwp || op == verbs.WRAtomicFetchAndAdd || !e.Profile.OffersOp(op):
 			w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 0, syscall.EINVAL)
 		default:
 			w.wantPost(fmt.Sprintf("INLINE on %v", op), n, err, 1, 0)
@@ -456,7 +469,7 @@ func sendFlagsPerOpcode(t *tester, e *env) {
 
 func inlineLimit(t *tester, e *env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		q := w.at(typ, verbs.QPStateRTS)
 		max := w.query(q).Cap.MaxInlineData
 		if max == 0 || max >= 4096 {
@@ -469,8 +482,8 @@ func inlineLimit(t *tester, e *env) {
 		}{
 			{"exactly max_inline_data", []verbs.SGE{w.sge(0, max)}, 0},
 			{"max_inline_data in two SGEs with lkey 0", []verbs.SGE{{Addr: w.mr.Addr(), Length: max / 2}, {Addr: w.mr.Addr() + 64, Length: max - max/2}}, 0},
-			{"max_inline_data+1", []verbs.SGE{w.sge(0, max+1)}, syscall.EINVAL},
-			{"max_inline_data+1 over two SGEs", []verbs.SGE{w.sge(0, max), w.sge(0, 1)}, syscall.EINVAL},
+			{"max_inline_data+1", []verbs.SGE{w.sge(0, max+1)}, sizeErrno(e.Profile)},
+			{"max_inline_data+1 over two SGEs", []verbs.SGE{w.sge(0, max), w.sge(0, 1)}, sizeErrno(e.Profile)},
 		} {
 			wr := w.send(q, uint64(i))
 			wr.Flags |= verbs.SendInline
@@ -487,7 +500,7 @@ func inlineLimit(t *tester, e *env) {
 
 func destroyDropsRequests(t *tester, e *env) {
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		scq, rcq := e.CQ(16, nil, nil), e.CQ(16, nil, nil)
 		q := w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: scq, RecvCQ: rcq})
 		s := w.hold(q)
@@ -505,12 +518,26 @@ func destroyDropsRequests(t *tester, e *env) {
 	}
 }
 
+// sizeErrno is the errno of a send request with more SGEs than
+// max_send_sge or more inline bytes than max_inline_data under profile p
+// (QP-28): EINVAL, or ENOMEM under PostENOMEM (mlx5), at ibv_post_send and
+// at ibv_wr_complete alike.
+func sizeErrno(p verbs.Readings) syscall.Errno {
+	if p.PostENOMEM {
+		return syscall.ENOMEM
+	}
+	return syscall.EINVAL
+}
+
 // qpSpoil makes wr, a good request for q, malformed in one of five ways:
 // 0 too many SGEs, 1 an opcode q's transport does not take, 2 an inline
 // payload above the QP's maximum, 3 FENCE (INLINE on RDMA READ on RC),
-// 4 INLINE on RDMA READ (too many SGEs on UC and UD).
-func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) {
+// 4 INLINE on RDMA READ (too many SGEs on UC and UD). It returns the errno
+// ibv_post_send gives the request: EINVAL, or ENOMEM for too many SGEs or
+// too much inline data under Profile.PostENOMEM (QP-28 B, mlx5).
+func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) syscall.Errno {
 	typ := w.types[q]
+	size := sizeErrno(w.e.Profile)
 	late := w.e.Profile.TransportOpLocQPOp // QP-33 B: such an opcode is posted
 	switch {
 	case kind == 1 && typ == verbs.QPTypeUD && late:
@@ -524,6 +551,7 @@ func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) 
 	case kind == 2:
 		wr.Flags |= verbs.SendInline
 		wr.SGList = []verbs.SGE{w.sge(0, c.MaxInlineData+1)}
+		return size
 	case kind == 3 && typ != verbs.QPTypeRC:
 		wr.Flags |= verbs.SendFence
 	case kind >= 3 && typ == verbs.QPTypeRC:
@@ -531,7 +559,9 @@ func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) 
 		wr.SGList = []verbs.SGE{w.sge(0, 8)}
 	default:
 		wr.SGList = w.sges(int(c.MaxSendSGE) + 1)
+		return size
 	}
+	return syscall.EINVAL
 }
 
 // qpCapacity checks the capacity of one queue (QP-29 for send, QP-31 for
@@ -546,7 +576,7 @@ func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) 
 func qpCapacity(t *tester, e *env, recv bool) {
 	t.Helper()
 	w := qpSetup(t, e)
-	for _, typ := range qpTypes {
+	for _, typ := range e.transports() {
 		cq := e.CQ(qpCQE, nil, nil)
 		c := w.qpCap()
 		c.MaxSendWR, c.MaxRecvWR = uint32(min(5, w.lim.MaxQPWR)), uint32(min(5, w.lim.MaxQPWR))

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"syscall"
 
 	"github.com/verbsim/verbsim/verbs"
@@ -81,6 +82,7 @@ var qpxCases = []Case{
 }
 
 func qpxSendOpsFlags(t *tester, e *env) {
+	e.need(verbs.ReadingNoQPEx)
 	w := newWire(t, e)
 	c, ok := w.a.pd.(verbs.QPExCreator)
 	if !ok {
@@ -106,6 +108,11 @@ func qpxSendOpsFlags(t *tester, e *env) {
 		{verbs.QPTypeUC, qpxUC, []verbs.QPSendOps{verbs.QPExWithRDMARead, verbs.QPExWithAtomicCmpSwp, verbs.QPExWithAtomicFetchAdd, verbs.QPExWithTSO, verbs.QPExWithAtomicWrite}},
 		{verbs.QPTypeUD, qpxUD, []verbs.QPSendOps{verbs.QPExWithRDMAWrite, verbs.QPExWithRDMARead, verbs.QPExWithSendInv, verbs.QPExWithBindMW, verbs.QPExWithAtomicFetchAdd, verbs.QPExWithAtomicWrite}},
 	} {
+		if !e.Profile.OffersQP(k.typ) {
+			e.noteOnce(fmt.Sprintf("send_ops_flags of %v QPs: the device has none (QP-41)", k.typ))
+			continue
+		}
+		k.ops &^= notOfferedSendOps(e.Profile) // QP-42, QP-43, MW-08: checked by their cases
 		q, err := create(k.typ, verbs.QPInitAttrPD|verbs.QPInitAttrSendOpsFlags, k.ops)
 		if err != nil {
 			t.Errorf("ibv_create_qp_ex(%v, send_ops_flags %v): %v", k.typ, k.ops, err)
@@ -119,8 +126,12 @@ func qpxSendOpsFlags(t *tester, e *env) {
 		}
 	}
 	// LOCAL_INV on UC: allowed by the man page, not by rxe.
-	_, err := create(verbs.QPTypeUC, verbs.QPInitAttrPD|verbs.QPInitAttrSendOpsFlags, verbs.QPExWithLocalInv)
+	var err error
+	if e.Profile.OffersQP(verbs.QPTypeUC) && !e.Profile.NoMW {
+		_, err = create(verbs.QPTypeUC, verbs.QPInitAttrPD|verbs.QPInitAttrSendOpsFlags, verbs.QPExWithLocalInv)
+	}
 	switch {
+	case !e.Profile.OffersQP(verbs.QPTypeUC) || e.Profile.NoMW:
 	case e.Profile.SendOpsRXE && !errors.Is(err, syscall.EOPNOTSUPP):
 		t.Errorf("ibv_create_qp_ex(UC, LOCAL_INV): %v, want EOPNOTSUPP (QPX-01, the rxe reading)", err)
 	case !e.Profile.SendOpsRXE && err != nil:
@@ -229,6 +240,7 @@ func qpxBatchAllOrNothing(t *tester, e *env) {
 		}
 		return []syscall.Errno{dflt}
 	}
+	size := sizeErrno(e.Profile) // too many SGEs or inline bytes (QP-28)
 	over := make([]verbs.SGE, x.a.o.cap.MaxSendSGE+1)
 	for i := range over {
 		over[i] = a.sge(i, 1)
@@ -238,11 +250,11 @@ func qpxBatchAllOrNothing(t *tester, e *env) {
 		bad   func()
 		errno []syscall.Errno
 	}{
-		{"too many SGEs", func() { x.wb.WRSend(); x.wb.WRSetSGEList(over) }, tooBig(syscall.EINVAL)},
+		{"too many SGEs", func() { x.wb.WRSend(); x.wb.WRSetSGEList(over) }, tooBig(size)},
 		{"inline above max_inline_data", func() {
 			x.wb.WRSend()
 			x.wb.WRSetInlineData(make([]byte, x.a.o.cap.MaxInlineData+1))
-		}, tooBig(syscall.EINVAL)},
+		}, tooBig(size)},
 		{"more requests than the queue holds", func() {
 			for range x.a.o.cap.MaxSendWR {
 				good()

@@ -28,6 +28,7 @@ import (
 // convention; a created SRQ is destroyed at the end of the case.
 func srqCreate(w *qpWorld, a verbs.SRQAttr) (verbs.SRQ, error) {
 	w.t.Helper()
+	w.e.need(verbs.ReadingNoSRQ)
 	s, err := w.pd.CreateSRQ(verbs.SRQInitAttr{Attr: a})
 	if s != nil {
 		w.t.Cleanup(func() {

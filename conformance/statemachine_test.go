@@ -11,6 +11,7 @@ import (
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/ops"
 	"github.com/verbsim/verbsim/internal/rapidtb"
+	"github.com/verbsim/verbsim/internal/testprofiles"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
@@ -139,7 +140,7 @@ func TestStateMachineCatchesMutants(t *testing.T) {
 	// bug must not change from one CI run to the next.
 	setFlag(t, "rapid.seed", "20261122")
 	setFlag(t, "rapid.checks", "300")
-	for _, p := range sim.Profiles() {
+	for _, p := range testprofiles.Profiles(t) {
 		r := rapidtb.New("identity-" + p.Name)
 		r.Check(func(rt *rapid.T) { ops.StateMachine(rt, mutant{base: p}.factory()) })
 		if r.Failed() {

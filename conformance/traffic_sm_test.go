@@ -12,6 +12,7 @@ import (
 	"github.com/verbsim/verbsim/conformance/ops"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/internal/rapidtb"
+	"github.com/verbsim/verbsim/internal/testprofiles"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
@@ -462,7 +463,7 @@ func TestTrafficStateMachineCatchesMutants(t *testing.T) {
 	setFlag(t, "rapid.seed", "20261122")   // the same walks on every run
 	setFlag(t, "rapid.checks", "200")
 	setFlag(t, "rapid.steps", strconv.Itoa(trafficSteps)) // windows need a few steps to be allocated, bound and reached
-	for _, p := range sim.Profiles() {
+	for _, p := range testprofiles.Profiles(t) {
 		for _, faults := range []bool{false, true} {
 			r := rapidtb.New("identity")
 			r.Check(func(rt *rapid.T) { ops.TrafficStateMachine(rt, trafficMutant{base: p}.factory(), faults) })

@@ -21,6 +21,7 @@ func (w *wire) srqOn(s *side, n uint32) verbs.SRQ {
 // srqIn is srqOn with the SRQ in pd, a PD of side s's context.
 func (w *wire) srqIn(s *side, pd verbs.PD, n uint32) verbs.SRQ {
 	w.t.Helper()
+	w.e.need(verbs.ReadingNoSRQ)
 	srq, err := pd.CreateSRQ(verbs.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: n, MaxSGE: 1}})
 	if err != nil || srq == nil {
 		w.t.Fatalf("side %s: ibv_create_srq: srq=%v err=%v", s.name, srq, err)

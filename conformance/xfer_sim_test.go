@@ -5,6 +5,7 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/simdev"
+	"github.com/verbsim/verbsim/internal/testprofiles"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -13,7 +14,7 @@ import (
 // transport cases (which use a conformance.PeerDevice when there is one)
 // send from one device to the other instead of looping back on one.
 func TestSimTwoDevices(t *testing.T) {
-	for _, p := range sim.Profiles() {
+	for _, p := range testprofiles.Profiles(t) {
 		t.Run(p.Name, func(t *testing.T) {
 			conformance.Run(t, func() (conformance.Device, error) {
 				return simdev.New(sim.Config{Profile: p, Devices: []sim.DeviceConfig{{Name: "vsim0"}, {Name: "vsim1"}}})

@@ -236,6 +236,13 @@ type end struct {
 // newEnd creates a QP of type typ on side s, in RESET.
 func (w *wire) newEnd(s *side, typ verbs.QPType, o endOpts) *end {
 	w.t.Helper()
+	w.e.needQP(typ)
+	if o.sendOps != 0 {
+		w.e.need(verbs.ReadingNoQPEx)
+	}
+	if o.srq != nil {
+		w.e.need(verbs.ReadingNoSRQ)
+	}
 	x := &end{s: s, typ: typ, o: o}
 	x.scq, x.rcq = o.sendCQ, o.recvCQ
 	if x.scq == nil {
@@ -377,6 +384,7 @@ func (w *wire) connect(typ verbs.QPType, o endOpts) (a, b *end) {
 // to's port 1.
 func (w *wire) ah(from, to *side, global bool) verbs.AH {
 	w.t.Helper()
+	w.e.need(verbs.ReadingNoUD)
 	av := avTo(to, global)
 	ah, err := from.pd.CreateAH(verbs.AHAttr{PortNum: 1, DLID: av.DLID, IsGlobal: av.IsGlobal, GRH: verbs.GlobalRoute{DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit}})
 	if err != nil || ah == nil {
@@ -396,6 +404,7 @@ func datagram(r verbs.SendWR, ah verbs.AH, to *end) verbs.SendWR {
 // post posts wrs on x or fails the case.
 func (x *end) post(what string, wrs ...verbs.SendWR) {
 	x.s.w.t.Helper()
+	x.s.w.e.needOps(wrs...)
 	if n, err := x.q.PostSend(wrs); n != len(wrs) || err != nil {
 		x.s.w.t.Fatalf("%s: ibv_post_send of %d on side %s: %d posted, %v", what, len(wrs), x.s.name, n, err)
 	}

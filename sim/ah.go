@@ -51,6 +51,10 @@ func (pd *PD) CreateAH(attr verbs.AHAttr) (_ *AH, err error) {
 	if err := pd.checkLocked(verb); err != nil {
 		return nil, err
 	}
+	d.fabric.consult(verbs.ReadingNoUD)
+	if d.fabric.profile.NoUD {
+		return nil, verr.New(verb, syscall.EOPNOTSUPP, "the device has no address handles: it has no UD QPs (QP-41)")
+	}
 	p := d.portLocked(attr.PortNum)
 	switch {
 	case p == nil:

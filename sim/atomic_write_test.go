@@ -15,7 +15,7 @@ import (
 // never stored again (XFER-25, XFER-33), and the requester completes
 // with IBV_WC_ATOMIC_WRITE.
 func TestAtomicWriteDuplicateNotStoredAgain(t *testing.T) {
-	for _, p := range sim.Profiles() {
+	for _, p := range sim.ProfilesWithout(verbs.ReadingNoAtomics) {
 		t.Run(p.Name, func(t *testing.T) {
 			f, a, b := rcPair(t, sim.Config{Mode: sim.Manual, Profile: p}, sim.ConnectOptions{Timeout: 5, RetryCnt: 7})
 			x, err := f.InjectPacketFault(sim.PacketFault{Match: sim.OfKind(trace.PacketAtomicAck), Action: sim.FaultDrop, Count: 1})
@@ -45,6 +45,45 @@ func TestAtomicWriteDuplicateNotStoredAgain(t *testing.T) {
 				t.Errorf("the word is %#x, want 7: the duplicate ATOMIC_WRITE was stored again", got)
 			}
 			b.poll(t, 0)
+		})
+	}
+}
+
+// TestAtomicWriteBuilderNoInlineLimit: the builder's ATOMIC_WRITE carries
+// its 8 bytes in the request, so a QP whose max_inline_data is 0 takes it
+// under every profile with atomics, rxe's ENOSPC check of wr_complete
+// included (XFER-33, QPX-04; rdma-core's test_qp_ex_rc_atomic_write).
+func TestAtomicWriteBuilderNoInlineLimit(t *testing.T) {
+	for _, p := range sim.ProfilesWithout(verbs.ReadingNoAtomics, verbs.ReadingNoQPEx) {
+		t.Run(p.Name, func(t *testing.T) {
+			_, da, db := twoDevices(t, sim.Config{Profile: p})
+			a, b := newEnd(t, da, verbs.QPTypeRC, 4096), newEnd(t, db, verbs.QPTypeRC, 4096)
+			if err := a.q.Destroy(); err != nil {
+				t.Fatal(err)
+			}
+			q, err := a.pd.CreateQP(sim.QPInitAttr{SendCQ: a.cq, RecvCQ: a.cq, Type: verbs.QPTypeRC,
+				Cap:      verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1},
+				CompMask: sim.QPInitPD | sim.QPInitSendOpsFlags, SendOpsFlags: verbs.QPExWithAtomicWrite})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.q = q
+			if err := sim.Connect(a.q, b.q, sim.ConnectOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			a.q.SetWRFlags(verbs.SendSignaled)
+			a.q.WRStart()
+			a.q.SetWRID(1)
+			a.q.WRAtomicWrite(b.mr.RKey(), b.mr.Addr()+8, [8]byte{1, 2, 3, 4, 5, 6, 7, 8})
+			if err := a.q.WRComplete(); err != nil {
+				t.Fatalf("wr_complete: %v", err)
+			}
+			if w := a.poll(t, 1)[0]; w.Status != verbs.WCSuccess || w.Opcode != verbs.WCAtomicWrite {
+				t.Fatalf("completion %v", &w)
+			}
+			if got := binary.NativeEndian.Uint64(b.buf[8:]); got != 0x0807060504030201 {
+				t.Errorf("the word is %#x", got)
+			}
 		})
 	}
 }

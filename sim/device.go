@@ -47,12 +47,10 @@ type Device struct {
 }
 
 func newDevice(f *Fabric, dc DeviceConfig) *Device {
-	d := &Device{fabric: f, name: dc.Name, attr: dc.Attr}
-	// A profile without XRC (XRC-03) has no IBV_DEVICE_XRC, whatever the
-	// configured flags hold.
-	if f.profile.NoXRC {
-		d.attr.DeviceCapFlags &^= verbs.DeviceXRC
-	}
+	// A profile without XRC (XRC-03), windows (MW-08), SRQs (SRQ-13),
+	// atomics (QP-42), UD (QP-41) or device memory (DM-02) reports none,
+	// whatever the configured attributes hold.
+	d := &Device{fabric: f, name: dc.Name, attr: f.profile.capAttr(dc.Attr)}
 	d.dm.init(d)
 	for i, pc := range dc.Ports {
 		p := newPort(uint8(i+1), dc.Attr.NodeGUID, pc)
@@ -266,7 +264,7 @@ type CQInitAttr struct {
 // fields of struct ibv_wc: its completions may also be read with StartPoll
 // and the Read methods (CQX-03), as mlx5 allows.
 func (c *Context) CreateCQ(cqe int, cqContext any, ch *CompChannel, compVector int) (*CQ, error) {
-	return c.CreateCQEx(CQInitAttr{CQE: cqe, Context: cqContext, Channel: ch, CompVector: compVector, WCFlags: verbs.WCStandardFlags})
+	return c.createCQ(CQInitAttr{CQE: cqe, Context: cqContext, Channel: ch, CompVector: compVector, WCFlags: verbs.WCStandardFlags}, false)
 }
 
 // CreateCQEx creates a completion queue from attr (ibv_create_cq_ex): the
@@ -279,7 +277,15 @@ func (c *Context) CreateCQ(cqe int, cqContext any, ch *CompChannel, compVector i
 // (CQ-06), and refuses with EINVAL a channel made through another device
 // context, of this device or another, as the kernel does when it looks the
 // channel up among the caller's descriptors.
+//
+// A provider without ibv_create_cq_ex (the profile's NoCQEx) fails it with
+// EOPNOTSUPP whatever it asks (CQX-11); CreateCQ still works.
 func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
+	return c.createCQ(attr, true)
+}
+
+// createCQ is CreateCQ (ex false) and CreateCQEx (ex true).
+func (c *Context) createCQ(attr CQInitAttr, ex bool) (_ *CQ, err error) {
 	if c == nil {
 		return nil, verr.New("ibv_create_cq", syscall.EINVAL, "nil device context")
 	}
@@ -293,6 +299,15 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 	}()
 	if err := c.checkLocked("ibv_create_cq"); err != nil {
 		return nil, err
+	}
+	if ex {
+		f.consult(verbs.ReadingNoCQEx)
+		if f.profile.NoCQEx {
+			return nil, verr.New("ibv_create_cq_ex", syscall.EOPNOTSUPP, "the provider has no ibv_create_cq_ex (CQX-11)")
+		}
+	}
+	if attr.WCFlags&(verbs.WCExCompletionTimestamp|verbs.WCExCompletionTimestampWallclock) != 0 {
+		f.consult(verbs.ReadingNoCQTimestamps)
 	}
 	if attr.Channel != nil {
 		if err := checkOwner("ibv_create_cq", "channel", c, attr.Channel, sameContext); err != nil {
@@ -314,6 +329,7 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 		Destroy:       f.pol.Destroy,
 		Rounding:      f.pol.Rounding,
 		Solicited:     f.pol.Solicited,
+		Consulted:     &f.consulted,
 		Async:         c.async,
 		Domain:        f.d,
 		Name:          f.eng.peekName(c.dev, "cq"),

@@ -71,8 +71,14 @@ type dWorld struct {
 
 const dBuf = 4096
 
+// directProfiles are the profiles the direct path is compared under: those
+// with UC QPs, the work request builder and atomics, which the worlds use.
+func directProfiles() []sim.Profile {
+	return sim.ProfilesWithout(verbs.ReadingNoUC, verbs.ReadingNoQPEx, verbs.ReadingNoAtomics, verbs.ReadingNoImmData)
+}
+
 func newDWorld(t fataler, s dShape, direct bool) *dWorld {
-	prof := sim.Profiles()[s.profile]
+	prof := directProfiles()[s.profile]
 	cfg := sim.Config{Profile: prof, Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}, Seed: s.seed, Mode: s.mode}
 	if s.roce != 0 {
 		// Every path is global: the requests and answers carry GRHs whose
@@ -525,7 +531,7 @@ func (w *dWorld) observe() string {
 
 func drawShape(t *rapid.T) dShape {
 	s := dShape{
-		profile:  rapid.IntRange(0, len(sim.Profiles())-1).Draw(t, "profile"),
+		profile:  rapid.IntRange(0, len(directProfiles())-1).Draw(t, "profile"),
 		pairs:    rapid.IntRange(1, 3).Draw(t, "pairs"),
 		mtu:      rapid.SampledFrom([]verbs.MTU{verbs.MTU256, verbs.MTU256, verbs.MTU512, verbs.MTU1024}).Draw(t, "mtu"),
 		timeout:  rapid.SampledFrom([]uint8{0, 8, 14}).Draw(t, "timeout"),

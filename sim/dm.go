@@ -121,6 +121,7 @@ func (c *Context) AllocDM(attr verbs.AllocDMAttr) (_ *DM, err error) {
 	if err := c.checkLocked(verbAllocDM); err != nil {
 		return nil, err
 	}
+	f.consult(verbs.ReadingNoDM)
 	switch max := d.attr.MaxDMSize; {
 	case max == 0:
 		return nil, verr.New(verbAllocDM, syscall.EOPNOTSUPP, "the device has no device memory (DM-02)")
@@ -284,7 +285,7 @@ func (pd *PD) RegDMMR(dm *DM, offset, length uint64, access verbs.AccessFlags) (
 	case offset > dm.length || length > dm.length-offset:
 		return nil, verr.Errorf(verb, syscall.EINVAL, "offset %d + length %d is beyond the %d bytes of the DM (DM-06)", offset, length, dm.length)
 	}
-	access, err = checkAccess(verb, access, d.fabric.profile.NoODP) // ON_DEMAND is refused above (DM-06)
+	access, err = checkAccess(verb, access, d.fabric) // ON_DEMAND is refused above (DM-06)
 	if err != nil {
 		return nil, err
 	}

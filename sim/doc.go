@@ -213,6 +213,8 @@
 //	counters                              Fabric.Stats, QP.Stats, Context.AsyncEventCounts, Context.AsyncEventsRaised
 //	snapshots                             QP.Outstanding, CQ.Snapshot, CQ.Armed, CompChannel.Pending, Context.PendingAsyncEvents
 //	readings of unsettled rules           Config.Profile, Fabric.Profile, DefaultProfile, RXEProfile, Profiles
+//	provider profiles                     MLX5Profile, SIWProfile, IRDMAProfile, ProfileByName, ProfilesWithout, Profile.Source, Profile.DeviceAttr
+//	will it work on other providers?      Fabric.Portability, Fabric.ReadingsConsulted, NewPortability
 //
 // In the default Auto mode the engine runs whatever is ready after each
 // verb, and the clock moves through Tick, AdvanceToNext and RunUntilIdle,

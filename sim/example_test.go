@@ -111,6 +111,28 @@ func ExampleQP_Query() {
 	// true
 }
 
+// A run's portability report: a receive posted to a QP still in RESET is
+// refused under the man pages' reading and accepted by irdma (QP-25), so
+// the fabric records that the run depended on it.
+func ExampleFabric_Portability() {
+	fab, _ := sim.NewFabric(sim.Config{})
+	defer fab.Close()
+	ctx, _ := fab.Devices()[0].Open()
+	pd, _ := ctx.AllocPD()
+	cq, _ := ctx.CreateCQ(8, nil, nil, 0)
+	qp, _ := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC,
+		Cap: verbs.QPCap{MaxSendWR: 1, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1}})
+	_, err := qp.PostRecv([]verbs.RecvWR{{WRID: 1}}) // the QP is in RESET
+	fmt.Println(errors.Is(err, syscall.EINVAL))
+	fmt.Print(fab.Portability())
+	// Output:
+	// true
+	// portability: under profile default the run depended on 1 behaviour where providers differ:
+	//   QP-25, QP-26 (PostAnyState)
+	//     default, rxe, mlx5, siw: a send posted before RTS, or a receive in RESET, fails with EINVAL   <- this run
+	//     irdma: a post before RTS (a receive in RESET) is accepted; the sends wait for a doorbell in RTS
+}
+
 // ExampleCQ_Context: a CQ carries two contexts. CQContext is the cq_context
 // given at creation, what an event loop gets back from GetEvent; Context is
 // the device context that created it (ibv_cq.context). QPs and SRQs have

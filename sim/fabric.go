@@ -17,8 +17,9 @@ import (
 
 // Config configures a Fabric.
 type Config struct {
-	// Profile selects the readings of implementation-defined rules. The zero
-	// value is DefaultProfile.
+	// Profile selects the readings of implementation-defined rules, the
+	// attributes of devices configured without any and the link layer of
+	// ports configured without one. The zero value is DefaultProfile.
 	Profile Profile
 	// Devices lists the adapters on the fabric. Empty: one device named
 	// "vsim0" with DefaultDeviceAttr.
@@ -71,7 +72,7 @@ var ErrWaitBound = domain.ErrWaitBound
 // DeviceConfig describes one simulated adapter.
 type DeviceConfig struct {
 	Name string           // as ibv_get_device_name reports it; must be unique
-	Attr verbs.DeviceAttr // zero: DefaultDeviceAttr; see DeviceAttr for partial values
+	Attr verbs.DeviceAttr // zero: the profile's (Profile.DeviceAttr); see DeviceAttr for partial values
 	// Ports configures the ports, port 1 first. Empty: Attr.PhysPortCnt
 	// ports with DefaultPortAttr. When set, Attr.PhysPortCnt must be zero
 	// (it becomes len(Ports)) or equal len(Ports).
@@ -103,8 +104,9 @@ func (c *Config) validate() error {
 			return fmt.Errorf("sim: two devices are named %q", d.Name)
 		}
 		seen[d.Name] = true
+		def := c.Profile.DeviceAttr()
 		if d.Attr == (verbs.DeviceAttr{}) {
-			d.Attr = DefaultDeviceAttr()
+			d.Attr = def
 			d.Attr.PhysPortCnt = 0 // taken from Ports below
 		}
 		if d.Attr.PhysPortCnt == 0 {
@@ -113,7 +115,7 @@ func (c *Config) validate() error {
 		if len(d.Ports) > 0 && len(d.Ports) != int(d.Attr.PhysPortCnt) {
 			return fmt.Errorf("sim: device %q: %d port configs for phys_port_cnt=%d", d.Name, len(d.Ports), d.Attr.PhysPortCnt)
 		}
-		fillDeviceAttr(&d.Attr)
+		fillDeviceAttr(&d.Attr, def)
 		if d.Attr.NodeGUID == 0 {
 			d.Attr.NodeGUID = defaultNodeGUID(i)
 		}
@@ -126,6 +128,9 @@ func (c *Config) validate() error {
 		ports := make([]PortConfig, d.Attr.PhysPortCnt)
 		copy(ports, d.Ports)
 		for p := range ports {
+			if ports[p].Attr.LinkLayer == verbs.LinkLayerUnspecified {
+				ports[p].Attr.LinkLayer = c.Profile.Link
+			}
 			if err := ports[p].fill(); err != nil {
 				return fmt.Errorf("sim: device %q port %d: %w", d.Name, p+1, err)
 			}
@@ -151,8 +156,11 @@ type Fabric struct {
 	d       *domain.Domain // the domain of every object on the fabric: lock, trace, hooks
 	profile Profile
 	pol     policy.Engine // the engine's policies, from profile's readings
-	devices []*Device
-	eng     *engine
+	// consulted records the readings that decided an outcome (the
+	// portability report); the engine's objects add to it under the lock.
+	consulted verbs.ReadingSet
+	devices   []*Device
+	eng       *engine
 	// lids routes the LIDs below len(lids) by index (a map read of a
 	// uint16 key takes Go's generic path: ~135 instructions a packet);
 	// byLID holds the LIDs at or above maxDenseLID, which a configuration
@@ -339,10 +347,10 @@ func DefaultDeviceAttr() verbs.DeviceAttr {
 	}
 }
 
-// fillDeviceAttr gives the zero fields that have a default their default value; see
-// DeviceAttr. MaxCQ, MaxCQE and NumCompVectors stay as they are.
-func fillDeviceAttr(a *verbs.DeviceAttr) {
-	def := DefaultDeviceAttr()
+// fillDeviceAttr gives the zero fields that have a default their value in
+// def (the profile's device attributes); see DeviceAttr. MaxCQ, MaxCQE and
+// NumCompVectors stay as they are.
+func fillDeviceAttr(a *verbs.DeviceAttr, def verbs.DeviceAttr) {
 	orDefault(&a.FWVer, def.FWVer)
 	orDefault(&a.MaxMRSize, def.MaxMRSize)
 	orDefault(&a.MaxDMSize, def.MaxDMSize)
@@ -376,12 +384,21 @@ func validateDeviceAttr(a verbs.DeviceAttr) error {
 		v    int
 	}{
 		{"max_qp", a.MaxQP}, {"max_qp_wr", a.MaxQPWR}, {"max_sge", a.MaxSGE}, {"max_sge_rd", a.MaxSGERD},
-		{"max_mr", a.MaxMR}, {"max_mw", a.MaxMW}, {"max_pd", a.MaxPD}, {"max_qp_rd_atom", a.MaxQPRDAtom},
-		{"max_qp_init_rd_atom", a.MaxQPInitRDAtom}, {"max_ah", a.MaxAH}, {"max_srq", a.MaxSRQ},
-		{"max_srq_wr", a.MaxSRQWR}, {"max_srq_sge", a.MaxSRQSGE}, {"max_inline_data", a.MaxInline},
+		{"max_mr", a.MaxMR}, {"max_pd", a.MaxPD}, {"max_qp_rd_atom", a.MaxQPRDAtom},
+		{"max_qp_init_rd_atom", a.MaxQPInitRDAtom}, {"max_inline_data", a.MaxInline},
 	} {
 		if l.v < 1 {
 			return fmt.Errorf("%s is %d; limits are at least 1", l.name, l.v)
+		}
+	}
+	// What a device may lack (a profile's NoMW, NoSRQ, NoUD) may be 0,
+	// never negative.
+	for _, l := range []struct {
+		name string
+		v    int
+	}{{"max_mw", a.MaxMW}, {"max_ah", a.MaxAH}, {"max_srq", a.MaxSRQ}, {"max_srq_wr", a.MaxSRQWR}, {"max_srq_sge", a.MaxSRQSGE}} {
+		if l.v < 0 {
+			return fmt.Errorf("%s is %d; limits are not negative", l.name, l.v)
 		}
 	}
 	switch {

@@ -36,7 +36,9 @@ type hostileEnd struct {
 
 func newHostileWorld(t *testing.T, p Profile, typ verbs.QPType, eth bool) *hostileWorld {
 	t.Helper()
-	pc := PortConfig{}
+	// The link is the case's, whatever the profile's: a LID case needs
+	// InfiniBand ports, where LIDs address them.
+	pc := PortConfig{Attr: verbs.PortAttr{LinkLayer: verbs.LinkLayerInfiniBand}}
 	if eth {
 		pc.Attr.LinkLayer = verbs.LinkLayerEthernet
 	}
@@ -387,6 +389,9 @@ func TestHostilePeer(t *testing.T) {
 	}
 	for _, p := range Profiles() {
 		for _, c := range cases {
+			if !p.OffersQP(c.typ) {
+				continue // siw and irdma have no UC QPs
+			}
 			t.Run(p.Name+"/"+c.name, func(t *testing.T) {
 				c.run(t, newHostileWorld(t, p, c.typ, c.eth))
 			})

@@ -25,14 +25,17 @@ const (
 // checkAccess applies the registration-time rules to access and returns the
 // flags the MR keeps: unknown optional flags are dropped. noODP says the
 // device has no on-demand paging (ODP-02).
-func checkAccess(verb string, access verbs.AccessFlags, noODP bool) (verbs.AccessFlags, error) {
+func checkAccess(verb string, access verbs.AccessFlags, f *Fabric) (verbs.AccessFlags, error) {
 	if bad := access &^ (accessKnown | accessOptional); bad != 0 {
 		return 0, verr.Errorf(verb, syscall.EINVAL, "unknown access bits %#x (MR-09)", uint32(bad))
 	}
 	if access&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic) != 0 && access&verbs.AccessLocalWrite == 0 {
 		return 0, verr.Errorf(verb, syscall.EINVAL, "access %v asks for remote write or atomic access without LOCAL_WRITE (MR-01)", access)
 	}
-	if access&verbs.AccessOnDemand != 0 && noODP {
+	if access&verbs.AccessOnDemand != 0 {
+		f.consult(verbs.ReadingNoODP)
+	}
+	if access&verbs.AccessOnDemand != 0 && f.profile.NoODP {
 		return 0, verr.New(verb, syscall.EOPNOTSUPP, "ON_DEMAND on a device without on-demand paging (ODP-02)")
 	}
 	return access &^ (accessOptional &^ verbs.AccessRelaxedOrdering), nil
@@ -178,7 +181,7 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 	if err := pd.checkLocked(verb); err != nil {
 		return nil, err
 	}
-	access, err = checkAccess(verb, access, d.fabric.profile.NoODP)
+	access, err = checkAccess(verb, access, d.fabric)
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +241,7 @@ func (mr *MR) Dereg() (err error) {
 		return verr.New(verb, syscall.EINVAL, "the MR has been deregistered")
 	}
 	if mr.binds > 0 {
+		d.fabric.consult(verbs.ReadingDeregBoundEINVAL)
 		errno := syscall.EBUSY
 		if d.fabric.profile.DeregBoundEINVAL {
 			errno = syscall.EINVAL

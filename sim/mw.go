@@ -66,6 +66,7 @@ func (pd *PD) AllocMW(typ verbs.MWType) (_ *MW, err error) {
 		return nil, err
 	}
 	caps := d.attr.DeviceCapFlags
+	d.fabric.consult(verbs.ReadingNoMW)
 	switch {
 	case typ != verbs.MWType1 && typ != verbs.MWType2:
 		return nil, verr.Errorf(verb, syscall.EINVAL, "%v is not an ibv_mw_type (MW-01)", typ)
@@ -256,7 +257,7 @@ func (h host) bindFaultLocked(q *qp.QP, mw *MW, wr *verbs.SendWR) string {
 		return "a type 2 window cannot be bound with length 0 (MW-05)"
 	case b.Length == 0:
 		return "" // a type 1 unbind
-	case mw.typ == verbs.MWType1 && b.Access&verbs.AccessZeroBased != 0 && h.d.fabric.profile.MWType1NoZeroBased:
+	case mw.typ == verbs.MWType1 && b.Access&verbs.AccessZeroBased != 0 && h.d.fabric.consultOn(verbs.ReadingMWType1NoZeroBased):
 		return "a type 1 window cannot be ZERO_BASED under this profile (MW-05, IBTA o10-36.2.2)"
 	case mw.typ == verbs.MWType2 && mw.bound:
 		return "the type 2 window is already bound; invalidate it first (MW-05)"

@@ -83,6 +83,7 @@ func (pd *PD) AdviseMR(advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, s
 	if err := pd.checkLocked(verb); err != nil {
 		return err
 	}
+	d.fabric.consult(verbs.ReadingNoODP)
 	switch {
 	case d.fabric.profile.NoODP:
 		return verr.New(verb, syscall.EOPNOTSUPP, "the device has no on-demand paging (ODP-04)")

@@ -294,7 +294,7 @@ func TestUDSendWithAHOfAnotherFabric(t *testing.T) {
 // refused but raised to one SGE, under every profile, as rxe does
 // (rxe_srq_chk_attr); the man page sets no lower bound.
 func TestSRQMaxSGEZero(t *testing.T) {
-	for _, p := range sim.Profiles() {
+	for _, p := range sim.ProfilesWithout(verbs.ReadingNoSRQ) {
 		w := newQPRig(t, sim.Config{Profile: p})
 		s, err := w.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 0}})
 		if err != nil {

@@ -87,14 +87,53 @@ func (pd *PD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	if err := checkXRCType(f, attr); err != nil {
 		return nil, err
 	}
+	if err := checkOffered(f, attr); err != nil {
+		return nil, err
+	}
 	if attr.Type == verbs.QPTypeXRCRecv {
 		return nil, verr.New("ibv_create_qp_ex", syscall.EINVAL, "an XRC_RECV QP is created in its XRC domain, with no PD: XRCD.CreateQP (XRC-06)")
 	}
 	return d.createQPLocked(verb, c, attr, pd, nil)
 }
 
+// checkOffered refuses what the profile's provider does not offer, having
+// recorded the readings that decide: ibv_create_qp_ex beyond a PD
+// (QPX-06) and UD or UC QPs (QP-41), all EOPNOTSUPP. The kernel looks up
+// the CQs before the driver sees the type, so a missing or destroyed CQ is
+// left to the EINVAL of QP-03.
+//
+// Precondition: the domain lock is held.
+func checkOffered(f *Fabric, attr QPInitAttr) error {
+	const verb = "ibv_create_qp"
+	if attr.SendCQ == nil || attr.RecvCQ == nil || !attr.SendCQ.eng().LiveLocked() || !attr.RecvCQ.eng().LiveLocked() {
+		return nil
+	}
+	if attr.CompMask&^QPInitPD != 0 {
+		f.consult(verbs.ReadingNoQPEx)
+		if f.profile.NoQPEx {
+			return verr.New("ibv_create_qp_ex", syscall.EOPNOTSUPP, "the provider has no ibv_create_qp_ex: comp_mask beyond IBV_QP_INIT_ATTR_PD (QPX-06)")
+		}
+	}
+	switch attr.Type {
+	case verbs.QPTypeUD:
+		f.consult(verbs.ReadingNoUD)
+		if f.profile.NoUD {
+			return verr.New(verb, syscall.EOPNOTSUPP, "the device has no UD QPs (QP-41)")
+		}
+	case verbs.QPTypeUC:
+		f.consult(verbs.ReadingNoUC)
+		if f.profile.NoUC {
+			return verr.New(verb, syscall.EOPNOTSUPP, "the device has no UC QPs (QP-41)")
+		}
+	}
+	return nil
+}
+
 // checkXRCType refuses the XRC QP types on a profile without XRC (XRC-03).
 func checkXRCType(f *Fabric, attr QPInitAttr) error {
+	if attr.Type == verbs.QPTypeXRCSend || attr.Type == verbs.QPTypeXRCRecv {
+		f.consult(verbs.ReadingNoXRC)
+	}
 	if f.profile.NoXRC && (attr.Type == verbs.QPTypeXRCSend || attr.Type == verbs.QPTypeXRCRecv) {
 		return verr.Errorf("ibv_create_qp_ex", syscall.EOPNOTSUPP, "the device has no XRC: qp_type %v (XRC-03)", attr.Type)
 	}
@@ -133,6 +172,7 @@ func (d *Device) createQPLocked(verb string, c *Context, attr QPInitAttr, pd *PD
 		Memory:    deviceMemory{d},
 		Host:      host{d},
 		Transport: f.pol.Transport,
+		Consulted: &f.consulted,
 		Async:     c.async,
 		PD:        qpPDValue(pd),
 		XRCD:      xrcdValue(x),
@@ -272,8 +312,15 @@ func (pd *PD) createSRQLocked(verb string, attr SRQInitAttr, x *xrcSRQ) (_ *SRQ,
 	c, d := pd.ctx, pd.ctx.dev
 	f := d.fabric
 	defer pd.traceCreateFailedLocked(verb, &err)
+	f.consult(verbs.ReadingNoSRQ)
+	if f.profile.NoSRQ {
+		return nil, verr.New(verb, syscall.EOPNOTSUPP, "the device has no shared receive queues (SRQ-13)")
+	}
 	if d.srqs >= d.attr.MaxSRQ {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_srq=%d SRQs", d.attr.MaxSRQ)
+	}
+	if attr.Attr.SRQLimit != 0 {
+		f.consult(verbs.ReadingSRQLimitAtCreate)
 	}
 	num := uint32(0)
 	if x != nil {

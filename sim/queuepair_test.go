@@ -137,14 +137,14 @@ func TestInlineFromRegisteredMemory(t *testing.T) {
 // TestSRQThroughPD: SRQs count against max_srq and hold their PD; the rxe
 // profile honours a limit given at creation (SRQ-01).
 func TestSRQThroughPD(t *testing.T) {
-	for _, p := range sim.Profiles() {
+	for _, p := range sim.ProfilesWithout(verbs.ReadingNoSRQ) {
 		r := newQPRig(t, sim.Config{Profile: p})
 		s, err := r.pd.CreateSRQ(sim.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 1, SRQLimit: 2}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		a, _ := s.Query()
-		if want := map[string]uint32{"default": 0, "rxe": 2}[p.Name]; a.SRQLimit != want {
+		if want := map[bool]uint32{false: 0, true: 2}[p.SRQLimitAtCreate]; a.SRQLimit != want {
 			t.Errorf("%s: srq_limit after create %d, want %d", p.Name, a.SRQLimit, want)
 		}
 		if err := r.pd.Dealloc(); !errors.Is(err, syscall.EBUSY) {

@@ -64,9 +64,7 @@ func (mr *MR) Rereg(flags verbs.ReregFlags, pd *PD, buf []byte, access verbs.Acc
 		}()
 	}
 	err = mr.reregLocked(flags, pd, buf, 0, false, access)
-	if err != nil && ReregFailureOf(err) == verbs.ReregErrCmd && !d.fabric.profile.ReregFailKeepsMR {
-		mr.broken = true
-	}
+	mr.afterReregLocked(err)
 	return err
 }
 
@@ -98,10 +96,23 @@ func (mr *MR) ReregIOVA(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint64
 		}()
 	}
 	err = mr.reregLocked(flags, pd, buf, hcaVA, true, access)
-	if err != nil && ReregFailureOf(err) == verbs.ReregErrCmd && !d.fabric.profile.ReregFailKeepsMR {
+	mr.afterReregLocked(err)
+	return err
+}
+
+// afterReregLocked leaves the MR as a failed re-registration does
+// (MR-14): a command error makes it unusable unless the profile keeps it.
+//
+// Precondition: the domain lock is held.
+func (mr *MR) afterReregLocked(err error) {
+	if err == nil || ReregFailureOf(err) != verbs.ReregErrCmd {
+		return
+	}
+	f := mr.pd.ctx.dev.fabric
+	f.consult(verbs.ReadingReregFailKeepsMR)
+	if !f.profile.ReregFailKeepsMR {
 		mr.broken = true
 	}
-	return err
 }
 
 // reregLocked checks and applies a re-registration; withIOVA says hcaVA
@@ -110,7 +121,8 @@ func (mr *MR) ReregIOVA(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint64
 // Precondition: the domain lock is held.
 func (mr *MR) reregLocked(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint64, withIOVA bool, access verbs.AccessFlags) error {
 	d := mr.pd.ctx.dev
-	pol := d.fabric.profile.Readings
+	f := d.fabric
+	pol := f.profile.Readings
 	// What libibverbs checks before the command: ERR_INPUT, MR unchanged.
 	switch {
 	case mr.dead:
@@ -126,6 +138,12 @@ func (mr *MR) reregLocked(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint
 	case flags&verbs.ReregChangePD != 0 && pd == nil:
 		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "CHANGE_PD with a nil PD")
 	}
+	// A provider without ibv_rereg_mr: libibverbs' stub after its own
+	// checks, the MR unchanged.
+	f.consult(verbs.ReadingNoRereg)
+	if pol.NoRereg {
+		return reregErr(verbs.ReregErrInput, syscall.EOPNOTSUPP, "the provider has no ibv_rereg_mr (MR-18)")
+	}
 	// What the kernel checks: ERR_CMD.
 	if flags == 0 {
 		return reregErr(verbs.ReregErrCmd, syscall.EINVAL, "flags 0 asks for no change (MR-12)")
@@ -135,7 +153,7 @@ func (mr *MR) reregLocked(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint
 	}
 	newAccess := mr.access
 	if flags&verbs.ReregChangeAccess != 0 {
-		a, err := checkAccess("ibv_rereg_mr", access, pol.NoODP)
+		a, err := checkAccess("ibv_rereg_mr", access, d.fabric)
 		if err != nil {
 			return &verbs.ReregError{Failure: verbs.ReregErrCmd, Err: err}
 		}
@@ -152,6 +170,7 @@ func (mr *MR) reregLocked(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint
 		newPD = pd
 	}
 	if flags&verbs.ReregChangeTranslation != 0 {
+		f.consult(verbs.ReadingReregNoTranslation)
 		if pol.ReregNoTranslation {
 			return reregErr(verbs.ReregErrCmd, syscall.EOPNOTSUPP, "CHANGE_TRANSLATION is not supported; only CHANGE_PD and CHANGE_ACCESS are (MR-16)")
 		}
@@ -190,6 +209,7 @@ func (mr *MR) reregLocked(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint
 		newPD.children[childMR]++
 		mr.pd = newPD
 	}
+	f.consult(verbs.ReadingReregKeepsKeys)
 	if !pol.ReregKeepsKeys {
 		d.mrs.rekey(mr)
 		mr.invalid = false

@@ -15,7 +15,7 @@ import (
 // old range resolves no more; the rxe profile refuses the translation
 // (MR-16) and leaves the MR as it was.
 func TestReregIOVA_MR13_MR16(t *testing.T) {
-	for _, p := range Profiles() {
+	for _, p := range ProfilesWithout(verbs.ReadingNoRereg) {
 		t.Run(p.Name, func(t *testing.T) {
 			w := newReregWorld(t, p)
 			const va0, va1 = 0x7f00_0000_1000, 0x7f00_0004_2010

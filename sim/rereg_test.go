@@ -93,7 +93,7 @@ func TestReregErrors_MR12_MR14(t *testing.T) {
 			return w.mr.Rereg(verbs.ReregChangePD, w.pd2, nil, 0)
 		}, syscall.EINVAL, verbs.ReregErrCmd},
 	}
-	for _, p := range Profiles() {
+	for _, p := range ProfilesWithout(verbs.ReadingNoRereg) {
 		for _, c := range cases {
 			t.Run(p.Name+"/"+c.name, func(t *testing.T) {
 				w := newReregWorld(t, p)
@@ -160,7 +160,7 @@ func TestReregNilAndDead(t *testing.T) {
 
 // TestReregSuccess_MR13_MR15_MR16: what each flag changes, per profile.
 func TestReregSuccess_MR13_MR15_MR16(t *testing.T) {
-	for _, p := range Profiles() {
+	for _, p := range ProfilesWithout(verbs.ReadingNoRereg) {
 		t.Run(p.Name, func(t *testing.T) {
 			// CHANGE_ACCESS.
 			w := newReregWorld(t, p)

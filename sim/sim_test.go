@@ -108,7 +108,7 @@ func TestProfilesReachTheCQ(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			ctx := open(t, sim.Config{Profile: p})
 			ch, _ := ctx.CreateCompChannel()
-			q, err := ctx.CreateCQEx(sim.CQInitAttr{CQE: 1, Channel: ch})
+			q, err := ctx.CreateCQ(1, nil, ch, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestProfilesReachTheCQ(t *testing.T) {
 			q.Push(verbs.WC{WRID: 1, Status: verbs.WCWRFlushErr}, false) // send-side flush
 			_, _, err = ch.TryGetEvent()
 			fired := err == nil
-			if want := p.Name == "default"; fired != want {
+			if want := !p.SolicitedBitOnly; fired != want {
 				t.Fatalf("flush fired a solicited arm: %v, want %v", fired, want)
 			}
 			if fired {
@@ -130,7 +130,7 @@ func TestProfilesReachTheCQ(t *testing.T) {
 			ev.Ack()
 			q.Poll(make([]verbs.WC, 2))
 			over, _ := q.Push(verbs.WC{WRID: 3}, false)
-			if want := p.Name == "default"; over != want {
+			if want := !p.OverrunDrops; over != want {
 				t.Fatalf("push after drain overran: %v, want %v", over, want)
 			}
 		})

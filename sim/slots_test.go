@@ -19,7 +19,7 @@ func TestSlotReclaimByProfile(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		t.Run(p.Name, func(t *testing.T) {
 			onRetire := p.FreeSlotOnRetire
-			if onRetire != (p.Name == "rxe") {
+			if onRetire != (p.Name == "rxe" || p.Name == "siw") {
 				t.Fatalf("profile %s: FreeSlotOnRetire = %v", p.Name, onRetire)
 			}
 			_, a, b := rcPair(t, sim.Config{Profile: p}, sim.ConnectOptions{})

@@ -15,7 +15,7 @@ import (
 // flushing their queues. The SRQ keeps its receive WRs (FLUSH-07), and a QP
 // of the same device that does not use it is untouched.
 func TestInjectSRQError(t *testing.T) {
-	for _, prof := range sim.Profiles() {
+	for _, prof := range sim.ProfilesWithout(verbs.ReadingNoSRQ) {
 		t.Run(prof.Name, func(t *testing.T) {
 			f, err := sim.NewFabric(sim.Config{Profile: prof, Devices: []sim.DeviceConfig{{Name: "a"}}})
 			if err != nil {

@@ -137,8 +137,8 @@ func (v vContext) CreateCompChannel() (verbs.CompChannel, error) {
 }
 
 func (v vContext) CreateCQ(cqe int, cqContext any, ch verbs.CompChannel, compVector int) (verbs.CQ, error) {
-	q, err := v.CreateCQEx(verbs.CQInitAttrEx{CQE: cqe, Context: cqContext, Channel: ch,
-		CompVector: compVector, WCFlags: verbs.WCStandardFlags})
+	q, err := v.createCQ(verbs.CQInitAttrEx{CQE: cqe, Context: cqContext, Channel: ch,
+		CompVector: compVector, WCFlags: verbs.WCStandardFlags}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +147,10 @@ func (v vContext) CreateCQ(cqe int, cqContext any, ch verbs.CompChannel, compVec
 
 // CreateCQEx implements verbs.ExCQCreator.
 func (v vContext) CreateCQEx(attr verbs.CQInitAttrEx) (verbs.ExCQ, error) {
+	return v.createCQ(attr, true)
+}
+
+func (v vContext) createCQ(attr verbs.CQInitAttrEx, ex bool) (verbs.ExCQ, error) {
 	var ch *CompChannel
 	if attr.Channel != nil {
 		c, ok := ChannelOf(attr.Channel)
@@ -155,8 +159,8 @@ func (v vContext) CreateCQEx(attr verbs.CQInitAttrEx) (verbs.ExCQ, error) {
 		}
 		ch = c
 	}
-	q, err := v.c.CreateCQEx(CQInitAttr{CQE: attr.CQE, Context: attr.Context, Channel: ch,
-		CompVector: attr.CompVector, WCFlags: attr.WCFlags, CompMask: attr.CompMask, Flags: attr.Flags})
+	q, err := v.c.createCQ(CQInitAttr{CQE: attr.CQE, Context: attr.Context, Channel: ch,
+		CompVector: attr.CompVector, WCFlags: attr.WCFlags, CompMask: attr.CompMask, Flags: attr.Flags}, ex)
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,7 @@ func (c *Context) OpenXRCD(attr verbs.XRCDInitAttr) (_ *XRCD, err error) {
 	if err := c.checkLocked(verbOpenXRCD); err != nil {
 		return nil, err
 	}
+	f.consult(verbs.ReadingNoXRC)
 	switch m := attr.CompMask; {
 	case f.profile.NoXRC:
 		return nil, verr.New(verbOpenXRCD, syscall.EOPNOTSUPP, "the device has no XRC verbs (XRC-03)")
@@ -230,6 +231,7 @@ func (c *Context) CreateSRQEx(attr SRQInitAttrEx) (_ *SRQ, err error) {
 	if err := c.checkLocked(verbCreateSRQEx); err != nil {
 		return nil, err
 	}
+	f.consult(verbs.ReadingNoXRC)
 	switch {
 	case f.profile.NoXRC:
 		return nil, verr.New(verbCreateSRQEx, syscall.EOPNOTSUPP, "the device has no ibv_create_srq_ex beyond ibv_create_srq (XRC-03)")

@@ -24,6 +24,15 @@
 // with two adapters, "a" and "b", and one connected End on each;
 // Fabric.RC, UC and UD make more pairs on the same fabric.
 //
+// # Portability: will it work on the other providers?
+//
+// The fabric follows one profile (Options.Profile: the man pages by
+// default; mlx5, rxe, siw, irdma). The engine records each place where the
+// run depended on that profile's reading of a rule (a post before RTS, a
+// CQ overrun, a UD QP...), and Fabric.Portability reports them with what
+// every profile does there. Options.Portable fails a test whose run
+// depended on one; EveryProfile runs a test under each profile.
+//
 // # Waits in virtual time
 //
 // End.Await, End.AwaitEvent and Fabric.Until wait for something to happen,
@@ -156,6 +165,13 @@ type Options struct {
 	// or Context.GetAsyncEvent that time could satisfy gives up after Bound
 	// with an error matching syscall.EINTR and sim.ErrWaitBound.
 	Bound uint64
+	// Portable fails the test at cleanup when its run depended on a
+	// behaviour on which the providers' profiles disagree: a post before
+	// RTS, a CQ overrun, a UD QP (which siw lacks)... The failure prints
+	// the portability report (sim.Fabric.Portability): each such
+	// behaviour, with what every profile does. For code meant to run on
+	// any provider; EveryProfile runs a test under each of them instead.
+	Portable bool
 	// NoLeakCheck skips the check at cleanup that the goroutines started
 	// by the goroutine that called New have ended. The check waits for
 	// them as leakcheck.Wait does: it ends as soon as they are gone, and a
@@ -216,6 +232,18 @@ func New(t testing.TB, opts ...Options) *Fabric {
 	return f
 }
 
+// EveryProfile runs run as a subtest under each built-in profile
+// (sim.Profiles: default, rxe, mlx5, siw, irdma), named after it: give the
+// profile to the fabric the test makes (Options.Profile). A test that
+// passes under one and fails under another depends on one provider's
+// behaviour; the failure and the fabric's Portability say which.
+func EveryProfile(t *testing.T, run func(t *testing.T, p sim.Profile)) {
+	t.Helper()
+	for _, p := range sim.Profiles() {
+		t.Run(p.Name, func(t *testing.T) { run(t, p) })
+	}
+}
+
 // T returns the test the fabric is bound to.
 func (f *Fabric) T() testing.TB { return f.t }
 
@@ -235,6 +263,11 @@ func goid() uint64 {
 // if the test failed, logs the trace's last records.
 func (f *Fabric) cleanup() {
 	f.t.Helper()
+	if f.opts.Portable && !f.t.Failed() {
+		if rep := f.Portability(); !rep.Portable() {
+			f.t.Errorf("simtest: the test depends on behaviour where providers differ (Options.Portable):\n%s", rep)
+		}
+	}
 	if err := f.Close(); err != nil {
 		f.t.Errorf("simtest: close: %v", err)
 	}

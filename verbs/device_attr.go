@@ -23,18 +23,19 @@ type DeviceCapFlags uint32
 
 // Bits of enum ibv_device_cap_flags (values from verbs.h).
 const (
-	DeviceBadPKeyCntr    DeviceCapFlags = 1 << 1  // IBV_DEVICE_BAD_PKEY_CNTR
-	DeviceBadQKeyCntr    DeviceCapFlags = 1 << 2  // IBV_DEVICE_BAD_QKEY_CNTR
-	DeviceChangePhyPort  DeviceCapFlags = 1 << 5  // IBV_DEVICE_CHANGE_PHY_PORT
-	DeviceCurrQPStateMod DeviceCapFlags = 1 << 7  // IBV_DEVICE_CURR_QP_STATE_MOD
-	DevicePortActiveEvt  DeviceCapFlags = 1 << 10 // IBV_DEVICE_PORT_ACTIVE_EVENT
-	DeviceSysImageGUID   DeviceCapFlags = 1 << 11 // IBV_DEVICE_SYS_IMAGE_GUID
-	DeviceRCRNRNakGen    DeviceCapFlags = 1 << 12 // IBV_DEVICE_RC_RNR_NAK_GEN
-	DeviceSRQResize      DeviceCapFlags = 1 << 13 // IBV_DEVICE_SRQ_RESIZE (SRQ-07)
-	DeviceMemWindow      DeviceCapFlags = 1 << 17 // IBV_DEVICE_MEM_WINDOW: memory windows (PD.AllocMW, MW-01)
-	DeviceXRC            DeviceCapFlags = 1 << 20 // IBV_DEVICE_XRC: XRC domains, SRQs and QPs (XRC-03)
-	DeviceMemWindow2A    DeviceCapFlags = 1 << 23 // IBV_DEVICE_MEM_WINDOW_TYPE_2A: type 2A windows
-	DeviceMemWindow2B    DeviceCapFlags = 1 << 24 // IBV_DEVICE_MEM_WINDOW_TYPE_2B: type 2B windows (verbsim's type 2, MW-06)
+	DeviceBadPKeyCntr      DeviceCapFlags = 1 << 1  // IBV_DEVICE_BAD_PKEY_CNTR
+	DeviceBadQKeyCntr      DeviceCapFlags = 1 << 2  // IBV_DEVICE_BAD_QKEY_CNTR
+	DeviceChangePhyPort    DeviceCapFlags = 1 << 5  // IBV_DEVICE_CHANGE_PHY_PORT
+	DeviceCurrQPStateMod   DeviceCapFlags = 1 << 7  // IBV_DEVICE_CURR_QP_STATE_MOD
+	DevicePortActiveEvt    DeviceCapFlags = 1 << 10 // IBV_DEVICE_PORT_ACTIVE_EVENT
+	DeviceSysImageGUID     DeviceCapFlags = 1 << 11 // IBV_DEVICE_SYS_IMAGE_GUID
+	DeviceRCRNRNakGen      DeviceCapFlags = 1 << 12 // IBV_DEVICE_RC_RNR_NAK_GEN
+	DeviceSRQResize        DeviceCapFlags = 1 << 13 // IBV_DEVICE_SRQ_RESIZE (SRQ-07)
+	DeviceMemWindow        DeviceCapFlags = 1 << 17 // IBV_DEVICE_MEM_WINDOW: memory windows (PD.AllocMW, MW-01)
+	DeviceXRC              DeviceCapFlags = 1 << 20 // IBV_DEVICE_XRC: XRC domains, SRQs and QPs (XRC-03)
+	DeviceMemMgtExtensions DeviceCapFlags = 1 << 21 // IBV_DEVICE_MEM_MGT_EXTENSIONS: fast registration (reported by siw and irdma)
+	DeviceMemWindow2A      DeviceCapFlags = 1 << 23 // IBV_DEVICE_MEM_WINDOW_TYPE_2A: type 2A windows
+	DeviceMemWindow2B      DeviceCapFlags = 1 << 24 // IBV_DEVICE_MEM_WINDOW_TYPE_2B: type 2B windows (verbsim's type 2, MW-06)
 )
 
 // DeviceAttr holds the device attributes, modelled on struct ibv_device_attr

@@ -1,11 +1,5 @@
 package verbs
 
-import (
-	"fmt"
-	"reflect"
-	"strings"
-)
-
 // Readings states which reading of each implementation-defined rule a
 // device follows: the rules the catalogue (spec/catalogue.md) marks [IMPL]
 // or [CONFLICT], where the man pages, the kernel and the providers disagree
@@ -13,8 +7,10 @@ import (
 // and what true and false mean.
 //
 // The zero value is the man pages' reading of every rule (verbsim's default
-// profile). Linux soft-RoCE (rxe) sets every field except
-// DestroyBusyOnUnacked, ExactCQE and ResetToErr (sim.RXEProfile).
+// profile); the provider profiles of package sim (rxe, mlx5, siw, irdma)
+// set the readings their provider follows, each with its source
+// (docs/profiles.md). Reading names one field, for code that handles the
+// readings by name or keeps a set of them (ReadingSet).
 //
 // The simulator's profiles hold a Readings (sim.Profile), the conformance
 // suite holds an implementation to the Readings its device states, and the
@@ -201,93 +197,67 @@ type Readings struct {
 	NoFlowLabel bool
 	// ResetPurgesCQ: moving a QP to RESET, or destroying it, deletes its
 	// completions still waiting in its CQs, as mlx5 does (mlx5_cq_clean;
-	// CQ-26 B). False: they stay to be polled, as on rxe (A). No built-in
-	// profile sets it; the drop-in library's VERBSIM_READINGS does.
+	// CQ-26 B). False: they stay to be polled, as on rxe (A).
 	ResetPurgesCQ bool
-}
 
-// names returns the name and value of every reading, in declaration order.
-// TestReadingsString checks that it covers every field.
-func (r Readings) names() []struct {
-	name string
-	on   bool
-} {
-	return []struct {
-		name string
-		on   bool
-	}{
-		{"OverrunDrops", r.OverrunDrops},
-		{"DestroyBusyOnUnacked", r.DestroyBusyOnUnacked},
-		{"ExactCQE", r.ExactCQE},
-		{"OverrunSendIgnored", r.OverrunSendIgnored},
-		{"NoCQTimestamps", r.NoCQTimestamps},
-		{"SolicitedBitOnly", r.SolicitedBitOnly},
-		{"ResetToErr", r.ResetToErr},
-		{"CurStateTrusted", r.CurStateTrusted},
-		{"FreeSlotOnRetire", r.FreeSlotOnRetire},
-		{"TransportOpLocQPOp", r.TransportOpLocQPOp},
-		{"SendOpsRXE", r.SendOpsRXE},
-		{"SRQLimitAtCreate", r.SRQLimitAtCreate},
-		{"SRQRecvQPPD", r.SRQRecvQPPD},
-		{"NoXRC", r.NoXRC},
-		{"NoDM", r.NoDM},
-		{"DeregBoundEINVAL", r.DeregBoundEINVAL},
-		{"ReregFailKeepsMR", r.ReregFailKeepsMR},
-		{"ReregKeepsKeys", r.ReregKeepsKeys},
-		{"ReregNoTranslation", r.ReregNoTranslation},
-		{"NoODP", r.NoODP},
-		{"MWType1NoZeroBased", r.MWType1NoZeroBased},
-		{"RecvTooSmallRemInvReq", r.RecvTooSmallRemInvReq},
-		{"InfiniteRetry7", r.InfiniteRetry7},
-		{"RecvProtQPOp", r.RecvProtQPOp},
-		{"WriteImmRKeyRemAccess", r.WriteImmRKeyRemAccess},
-		{"LateLocalCheck", r.LateLocalCheck},
-		{"SendInvErrAcked", r.SendInvErrAcked},
-		{"NoSQE", r.NoSQE},
-		{"SendWCImm", r.SendWCImm},
-		{"NoQPEvents", r.NoQPEvents},
-		{"AlwaysSQDrained", r.AlwaysSQDrained},
-		{"NoFlowLabel", r.NoFlowLabel},
-		{"ResetPurgesCQ", r.ResetPurgesCQ},
-	}
-}
+	// What a provider offers and where it posts: the readings of the
+	// provider profiles (sim.MLX5Profile, sim.SIWProfile,
+	// sim.IRDMAProfile).
 
-// String names the readings that differ from the man pages (the fields that
-// are true), space separated in declaration order, or returns "man-pages"
-// for the zero value.
-func (r Readings) String() string {
-	var s []string
-	for _, n := range r.names() {
-		if n.on {
-			s = append(s, n.name)
-		}
-	}
-	if len(s) == 0 {
-		return "man-pages"
-	}
-	return strings.Join(s, " ")
-}
-
-// Set turns on each named reading (a field name of Readings), or turns it
-// off when the name has a '-' in front: r.Set("ReregKeepsKeys", "-NoXRC").
-// A name that is no reading is an error naming the readings there are; the
-// names before it are set.
-func (r *Readings) Set(names ...string) error {
-	v := reflect.ValueOf(r).Elem()
-	for _, name := range names {
-		on := true
-		if rest, ok := strings.CutPrefix(name, "-"); ok {
-			name, on = rest, false
-		}
-		f := v.FieldByName(name)
-		if !f.IsValid() || f.Kind() != reflect.Bool || !f.CanSet() {
-			var all []string
-			for _, n := range r.names() {
-				all = append(all, n.name)
-			}
-			return fmt.Errorf("%q is not a reading; the readings are %s, each optionally prefixed with '-'", name, strings.Join(all, ", "))
-		}
-		f.SetBool(on)
-	}
-	return nil
+	// PostAnyState: ibv_post_send in RESET, INIT or RTR and ibv_post_recv
+	// in RESET succeed, as irdma's provider never looks at the QP state
+	// (nor did mlx5's before rdma-core 40); the send requests wait in the queue and start only when a
+	// post rings the doorbell while the QP is in RTS (QP-25 B, QP-26 B).
+	// False: such posts fail with EINVAL (A).
+	PostAnyState bool
+	// PostENOTCONN: an ibv_post_send refused because the QP is not yet in
+	// RTS fails with ENOTCONN, the errno of siw's doorbell (QP-26 C).
+	// False: EINVAL.
+	PostENOTCONN bool
+	// PostENOMEM: ibv_post_send refuses with ENOMEM what mlx5's
+	// _mlx5_post_send refuses by its SGE limit: a request posted before
+	// the QP has reached RTS (the limit is -1 until then; rdma-core 40 and
+	// later, QP-26 D), and one with more SGEs than max_send_sge or more
+	// inline bytes than max_inline_data, there and in the work request
+	// builder (QP-28 B). ibv_wr_complete before RTS still fails with
+	// EINVAL, and receives with too many SGEs too. False: EINVAL.
+	PostENOMEM bool
+	// NoUD: the device has no UD QPs and no address handles:
+	// ibv_create_qp of a UD QP and ibv_create_ah fail with EOPNOTSUPP, as
+	// on siw, an iWARP device (QP-41). False: UD QPs and AHs work.
+	NoUD bool
+	// NoUC: the device has no UC QPs: ibv_create_qp of a UC QP fails with
+	// EOPNOTSUPP, as on siw and irdma (QP-41). False: UC QPs work.
+	NoUC bool
+	// NoAtomics: the device reports atomic_cap IBV_ATOMIC_NONE and
+	// ibv_post_send refuses the atomic operations with EINVAL, as siw and
+	// irdma do (QP-42). False: atomic_cap is the device's and atomics run.
+	NoAtomics bool
+	// NoImmData: the transport has no immediate data (iWARP): SEND_WITH_IMM
+	// and RDMA_WRITE_WITH_IMM are refused by ibv_post_send with EINVAL and
+	// by ibv_create_qp_ex's send_ops_flags with EOPNOTSUPP, as siw does
+	// (QP-43). False: they work.
+	NoImmData bool
+	// NoMW: the device has no memory windows: max_mw is 0, no window
+	// capability flag is set, ibv_alloc_mw fails with EOPNOTSUPP and
+	// ibv_post_send refuses BIND_MW and LOCAL_INV with EINVAL, as siw does
+	// (MW-08). False: windows work.
+	NoMW bool
+	// NoSRQ: the device has no shared receive queues: max_srq is 0 and
+	// ibv_create_srq fails with EOPNOTSUPP, as irdma in rdma-core 44
+	// (SRQ-13). False: SRQs work.
+	NoSRQ bool
+	// NoCQEx: the provider has no ibv_create_cq_ex: it fails with
+	// EOPNOTSUPP whatever it asks for, as on siw (CQX-11). False: extended
+	// CQs work.
+	NoCQEx bool
+	// NoQPEx: the provider has no ibv_create_qp_ex: a create that asks for
+	// more than the PD (comp_mask beyond IBV_QP_INIT_ATTR_PD, so the work
+	// request builder) fails with EOPNOTSUPP, as on siw and irdma
+	// (QPX-06). False: it works.
+	NoQPEx bool
+	// NoRereg: the provider has no ibv_rereg_mr: it fails with EOPNOTSUPP
+	// and IBV_REREG_MR_ERR_INPUT, leaving the MR as it was, as on siw and
+	// irdma (MR-18). False: ibv_rereg_mr works.
+	NoRereg bool
 }

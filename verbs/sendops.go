@@ -60,19 +60,30 @@ const (
 // matrix of QP-33 that verbsim executes. RC and XRC_SEND have all eleven
 // (ATOMIC_WRITE among them, XFER-33); UC the writes, sends, LOCAL_INV,
 // BIND_MW and SEND_WITH_INV; UD SEND and SEND_WITH_IMM. Under
-// r.SendOpsRXE the UC set lacks LOCAL_INV, as rxe's does. TSO is never
-// supported.
+// r.SendOpsRXE the UC set lacks LOCAL_INV, as rxe's does; r.NoImmData
+// takes away the *_WITH_IMM operations (QP-43), r.NoAtomics the atomics
+// (QP-42), r.NoMW BIND_MW and LOCAL_INV (MW-08). TSO is never supported.
 func SupportedSendOps(t QPType, r Readings) QPSendOps {
+	var ops QPSendOps
 	switch t {
 	case QPTypeRC, QPTypeXRCSend:
-		return sendOpsAll
+		ops = sendOpsAll
 	case QPTypeUC:
+		ops = sendOpsUC
 		if r.SendOpsRXE {
-			return sendOpsUC &^ QPExWithLocalInv
+			ops &^= QPExWithLocalInv
 		}
-		return sendOpsUC
 	case QPTypeUD:
-		return sendOpsUD
+		ops = sendOpsUD
 	}
-	return 0
+	if r.NoImmData {
+		ops &^= QPExWithRDMAWriteImm | QPExWithSendImm
+	}
+	if r.NoAtomics {
+		ops &^= QPExWithAtomicCmpSwp | QPExWithAtomicFetchAdd | QPExWithAtomicWrite
+	}
+	if r.NoMW {
+		ops &^= QPExWithLocalInv | QPExWithBindMW
+	}
+	return ops
 }

@@ -14,12 +14,15 @@
 //	list          the built-in scenarios
 //	explain ID    a rule of spec/catalogue.md in plain words, and a scenario showing it
 //	explore       the schedule explorer on the built-in completion-loop patterns
+//	report CMD    a C program on the drop-in libibverbs under every profile: where it depends on one
 //	help [cmd]    list the commands and the global flags, or a command's flags
 //
 // Global flags, accepted before the command name and after it (a value
 // given after the command wins):
 //
-//	-profile default|rxe   behaviour profile: the man pages, or Linux soft-RoCE
+//	-profile NAME   behaviour profile: default (the man pages), rxe (Linux
+//	                soft-RoCE), mlx5 (NVIDIA ConnectX), siw (soft-iWARP) or
+//	                irdma (Intel E810); docs/profiles.md
 //
 // tour, what verbsim does with no command, runs every built-in scenario
 // (the files of internal/scenario/tour) in order, each under a heading.
@@ -40,7 +43,10 @@
 // a built-in scenario, which list shows. -step waits for Enter between
 // steps when stdin is a terminal; -svg writes a sequence diagram of the
 // scenario and -html a self-contained page that steps through it; -trace
-// writes the engine's whole trace of each scenario.
+// writes the engine's whole trace of each scenario. With -profile all it
+// runs each scenario under every profile and prints it as its file reads,
+// each step's output once where the profiles agree and once per group of
+// profiles where they differ (">> profile default, rxe").
 //
 // explain RULE-ID prints the catalogue's row for a rule (with each
 // profile's reading where they differ) and runs the first built-in
@@ -59,6 +65,13 @@
 // -trace-format text|json; the text prints the virtual time with its unit
 // and folds runs of identical records into one line with a count
 // (internal/tracefmt).
+//
+// report [-lib DIR] [-profiles a,b,...] [-timeout D] COMMAND [ARG...] runs
+// a C program (sh -c '...' for a server and a client) on verbsim's drop-in
+// libibverbs (capi/build.sh DIR, or $VERBSIM_LIB) once under each profile
+// and prints how each run ended and, for every behaviour on which the
+// providers differ that a run depended on, what each profile does there
+// (docs/profiles.md, "The portability report").
 //
 // explore [-strategy random|pct|exhaustive] [-seed n] [-schedules n]
 // [-depth d] [-preemptions k] [PATTERN...] explores the completion-loop
@@ -84,6 +97,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/trace"
@@ -94,7 +108,7 @@ func main() {
 }
 
 // profileUsage describes the -profile flag wherever it is defined.
-const profileUsage = "behaviour profile: default (man pages) or rxe (Linux soft-RoCE)"
+const profileUsage = "behaviour profile: default (the man pages), rxe (Linux soft-RoCE), mlx5 (NVIDIA ConnectX), siw (soft-iWARP) or irdma (Intel E810); docs/profiles.md"
 
 // globalFlags are the flags every command accepts, before its name or after
 // it.
@@ -109,14 +123,14 @@ func (g *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.profile, "profile", g.profile, profileUsage)
 }
 
-// lookupProfile returns the built-in profile called name.
-func lookupProfile(name string) (sim.Profile, bool) {
-	for _, p := range sim.Profiles() {
-		if p.Name == name {
-			return p, true
-		}
+// lookupProfile returns the built-in profile called name, or an error
+// that lists the known names (sim.ProfileByName).
+func lookupProfile(name string) (sim.Profile, error) {
+	p, err := sim.ProfileByName(name)
+	if err != nil {
+		return p, fmt.Errorf("-profile %s: %s", name, strings.TrimPrefix(err.Error(), "sim: "))
 	}
-	return sim.Profile{}, false
+	return p, nil
 }
 
 // command is one subcommand: run parses args (what follows the command
@@ -137,6 +151,7 @@ var commands = []command{
 	{"list", "list the built-in scenarios", listCmd},
 	{"explain", "print a rule of spec/catalogue.md in plain words and run a scenario that shows it", explainCmd},
 	{"explore", "find notification races in the built-in completion-loop patterns; -replay TOKEN", exploreCmd},
+	{"report", "run a C program on the drop-in libibverbs under every provider profile; report where they differ", reportCmd},
 }
 
 // usage prints the top-level help: the commands and the global flags.
@@ -200,7 +215,7 @@ func walkthroughCmd(g globalFlags, args []string, stdout, stderr io.Writer) int 
 	var tf traceFlags
 	tf.register(fs, "the fabric's trace (every verb call and engine event of the walkthrough)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim walkthrough [-profile default|rxe] [-trace FILE [-trace-filter F] [-trace-format text|json]]\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim walkthrough [-profile NAME] [-trace FILE [-trace-filter F] [-trace-format text|json]]\n\n"+
 			"Narrates, on live objects, what a completion queue, its arm state and its\n"+
 			"completion channel do. The global flag -profile may also come before the\n"+
 			"command name: verbsim -profile rxe walkthrough.\n\nFlags:\n")
@@ -248,9 +263,9 @@ func parseCommand(fs *flag.FlagSet, args []string, g *globalFlags, stderr io.Wri
 		fs.Usage()
 		return sim.Profile{}, 2, false
 	}
-	p, ok := lookupProfile(g.profile)
-	if !ok {
-		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
+	p, err := lookupProfile(g.profile)
+	if err != nil {
+		fmt.Fprintf(stderr, "verbsim: %v\n", err)
 		return sim.Profile{}, 2, false
 	}
 	return p, 0, true

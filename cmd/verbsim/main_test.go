@@ -50,7 +50,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"walkthrough"}, 0, "Overrun into IBV_EVENT_CQ_ERR"},
 		{[]string{"help"}, 0, "usage: verbsim"},
 		{[]string{"-h"}, 0, "usage: verbsim"},
-		{[]string{"-profile", "mlx9"}, 2, `unknown profile "mlx9"`},
+		{[]string{"-profile", "mlx9"}, 2, `"mlx9" is not a profile; the profiles are default, rxe, mlx5, siw, irdma`},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"walkthrough", "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"-bogus"}, 2, "flag provided but not defined"},
@@ -127,8 +127,8 @@ func TestGlobalFlagsBeforeCommand(t *testing.T) {
 	}{
 		{[]string{"-profile", "rxe", "pingpong", "-n", "5"}, 0, "data: 10 messages checked"},
 		{[]string{"-profile=rxe", "pingpong", "-n", "5", "-e"}, 0, "completion events: client"},
-		{[]string{"-profile", "mlx9", "pingpong", "-n", "5"}, 2, `unknown profile "mlx9"`},
-		{[]string{"-profile", "mlx9", "walkthrough"}, 2, `unknown profile "mlx9"`},
+		{[]string{"-profile", "mlx9", "pingpong", "-n", "5"}, 2, `"mlx9" is not a profile; the profiles are default, rxe, mlx5, siw, irdma`},
+		{[]string{"-profile", "mlx9", "walkthrough"}, 2, `"mlx9" is not a profile; the profiles are default, rxe, mlx5, siw, irdma`},
 		{[]string{"-n", "5", "pingpong"}, 2, "flag provided but not defined: -n"},
 	} {
 		var out bytes.Buffer

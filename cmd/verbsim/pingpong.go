@@ -14,7 +14,7 @@ import (
 	"github.com/verbsim/verbsim/internal/pingpong"
 )
 
-const pingpongUsage = "usage: verbsim pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p] [-dup p] [-delay p] [-seed n] [-profile default|rxe] [-trace file [-trace-filter F] [-trace-format text|json]]\n"
+const pingpongUsage = "usage: verbsim pingpong [-n iters] [-s size] [-e] [-r rx-depth] [-m mtu] [-drop p] [-dup p] [-delay p] [-seed n] [-profile NAME] [-trace file [-trace-filter F] [-trace-format text|json]]\n"
 
 // pingpongCmd runs `verbsim pingpong`: ibv_rc_pingpong's exchange between
 // two devices of an in-memory fabric, and its summary.
@@ -109,9 +109,9 @@ func parsePingpong(g globalFlags, args []string, stderr io.Writer) (cfg pingpong
 	if cfg.MTU == 0 {
 		return usage("-m %d: not an MTU (256, 512, 1024, 2048 or 4096)", *mtu)
 	}
-	p, found := lookupProfile(g.profile)
-	if !found {
-		return usage("unknown profile %q (want default or rxe)", g.profile)
+	p, err := lookupProfile(g.profile)
+	if err != nil {
+		return usage("%v", err)
 	}
 	cfg.Profile = p
 	return cfg, tf, 0, true
@@ -147,4 +147,5 @@ func printSummary(w io.Writer, r pingpong.Result) {
 			r.Client.Polls, r.Client.EmptyPolls, r.Server.Polls, r.Server.EmptyPolls)
 	}
 	fmt.Fprintf(w, "data: %d messages checked, digest %x\n", r.Client.Received+r.Server.Received, r.Digest[:8])
+	fmt.Fprint(w, r.Portability)
 }

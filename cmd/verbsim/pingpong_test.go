@@ -76,7 +76,7 @@ func TestPingpongCommandLine(t *testing.T) {
 		{[]string{"pingpong", "-drop", "1"}, 2, "a probability below 1"},
 		{[]string{"pingpong", "-dup", "-0.5"}, 2, "a probability"},
 		{[]string{"pingpong", "-delay", "2"}, 2, "a probability"},
-		{[]string{"pingpong", "-profile", "mlx9"}, 2, `unknown profile "mlx9"`},
+		{[]string{"pingpong", "-profile", "mlx9"}, 2, `"mlx9" is not a profile; the profiles are default, rxe, mlx5, siw, irdma`},
 		{[]string{"pingpong", "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"pingpong", "-bogus"}, 2, "flag provided but not defined"},
 		{[]string{"pingpong", "-r", "40000"}, 1, "max_qp_wr"},

@@ -27,13 +27,16 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	var tf traceFlags
 	tf.register(fs, "the engine's whole trace of each scenario (verb calls included, objects named as the script names them)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim run [-profile default|rxe] [-format text|json] [-step] [-svg FILE] [-html FILE]\n"+
+		fmt.Fprintf(stderr, "usage: verbsim run [-profile NAME|all] [-format text|json] [-step] [-svg FILE] [-html FILE]\n"+
 			"       [-trace FILE [-trace-filter F] [-trace-format text|json]] FILE...\n\n"+
 			"Runs scenario files and prints, after each step, what the verb returned, what the\n"+
 			"engine did, the state that changed (CQ rings, arm states, channel events, acks,\n"+
 			"QP states and queue depths, packets in flight, virtual time) and the rules of\n"+
 			"spec/catalogue.md that explain it. A FILE not found on disk names a built-in\n"+
-			"scenario (verbsim list shows them). docs/scenarios.md describes the language.\n\nFlags:\n")
+			"scenario (verbsim list shows them). docs/scenarios.md describes the language.\n"+
+			"-profile all runs each file under every profile and prints it side by side, as\n"+
+			"the file reads: a step's output once where the profiles agree, once per group\n"+
+			"of profiles where they differ (\">> profile default, rxe\").\n\nFlags:\n")
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nCommands of the language:\n")
 		scenario.WriteHelp(stderr)
@@ -70,8 +73,15 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verbsim run: no scenario named (verbsim list shows the built-in ones)\n")
 		return 2
 	}
-	if _, ok := lookupProfile(g.profile); !ok {
-		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
+	if g.profile == "all" {
+		if *format != "text" || *step || *svgOut != "" || *htmlOut != "" || tf.on() {
+			fmt.Fprintf(stderr, "verbsim run: -profile all prints text only (no -format json, -step, -svg, -html or -trace)\n")
+			return 2
+		}
+		return runEveryProfile(names, stdout, stderr)
+	}
+	if _, err := lookupProfile(g.profile); err != nil {
+		fmt.Fprintf(stderr, "verbsim: %v\n", err)
 		return 2
 	}
 	if (*svgOut != "" || *htmlOut != "") && len(names) != 1 {
@@ -84,12 +94,7 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	}
 	var traces []tracePart
 	for i, name := range names {
-		src, file, err := readScenario(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "verbsim: %v\n", err)
-			return 1
-		}
-		s, err := scenario.Parse(file, src)
+		s, err := loadScenario(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "verbsim: %v\n", err)
 			return 1
@@ -147,6 +152,36 @@ func runCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// runEveryProfile runs each named scenario under every profile and prints
+// it as its file reads (scenario.Format of scenario.Merge): the narration,
+// each command, and its output once where the profiles agree or once per
+// group of profiles that agree where they differ.
+func runEveryProfile(names []string, stdout, stderr io.Writer) int {
+	for i, name := range names {
+		s, err := loadScenario(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "verbsim: %v\n", err)
+			return 1
+		}
+		var results []*scenario.Result
+		for _, p := range scenario.Profiles() {
+			res, err := scenario.Run(s, p)
+			if err != nil {
+				fmt.Fprintf(stderr, "verbsim: profile %s: %v\n", p, err)
+				return 1
+			}
+			results = append(results, res)
+		}
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintf(stdout, "%s, every profile (%s); \">> profile\" names the ones that agree where they differ\n\n",
+			s.Name, strings.Join(scenario.Profiles(), ", "))
+		fmt.Fprint(stdout, scenario.Format(s, scenario.Merge(results)))
+	}
+	return 0
+}
+
 // writeFile creates path and writes it with write.
 func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
@@ -158,6 +193,15 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// loadScenario reads and parses the scenario name (readScenario).
+func loadScenario(name string) (*scenario.Script, error) {
+	src, file, err := readScenario(name)
+	if err != nil {
+		return nil, err
+	}
+	return scenario.Parse(file, src)
 }
 
 // readScenario reads a scenario from disk or, failing that, from the
@@ -201,7 +245,7 @@ func listCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "verbsim: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "Built-in scenarios (verbsim run NAME; -profile rxe for soft-RoCE):\n")
+	fmt.Fprintf(stdout, "Built-in scenarios (verbsim run NAME; -profile rxe, mlx5, siw or irdma for a provider; -profile all for every profile side by side):\n")
 	for _, f := range files {
 		src, _ := fs.ReadFile(scenario.Tour, f)
 		s, err := scenario.Parse(f, src)

@@ -27,6 +27,37 @@ func TestRunBuiltin(t *testing.T) {
 	}
 }
 
+// TestRunEveryProfile: -profile all prints a scenario under every profile
+// side by side, as its file reads: one output where the profiles agree, a
+// part per group where they differ (QP-26's four answers); it prints text
+// only.
+func TestRunEveryProfile(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"run", "-profile", "all", "16-profiles-disagree"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	src, err := os.ReadFile("../../internal/scenario/tour/16-profiles-disagree.scen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, body, _ := strings.Cut(out.String(), "\n\n")
+	if head != `tour/16-profiles-disagree.scen, every profile (default, rxe, mlx5, siw, irdma); ">> profile" names the ones that agree where they differ` {
+		t.Errorf("heading %q", head)
+	}
+	if body != string(src) {
+		t.Errorf("the output is not the file as it reads (go test ./internal/scenario -rewrite keeps the file current):\n%s", body)
+	}
+	for _, want := range []string{">> profile default, rxe\n", ">> profile mlx5\n", ">> profile siw\n", ">> profile irdma\n", "failed: ENOTCONN"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	errOut.Reset()
+	if code := run([]string{"run", "-profile", "all", "-format", "json", "16-profiles-disagree"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "text only") {
+		t.Errorf("-profile all -format json: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
 // TestRunJSON: -format json is one object with every step's state.
 func TestRunJSON(t *testing.T) {
 	var out, errOut bytes.Buffer

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/verbsim/verbsim/internal/scenario"
@@ -30,7 +31,7 @@ func tourCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	fset.SetOutput(stderr)
 	g.register(fset)
 	fset.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim [tour] [-profile default|rxe]\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim [tour] [-profile NAME]\n\n"+
 			"The guided tour (what verbsim does with no command): every built-in scenario in\n"+
 			"order, each under its heading, as annotated timelines. verbsim list names them,\n"+
 			"verbsim run NAME runs one (with -step to go at your pace, -html for a page to\n"+
@@ -105,7 +106,7 @@ func explainCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	g.register(fset)
 	brief := fset.Bool("brief", false, "print the rule only, without running a scenario")
 	fset.Usage = func() {
-		fmt.Fprintf(stderr, "usage: verbsim explain [-profile default|rxe] [-brief] RULE-ID\n\n"+
+		fmt.Fprintf(stderr, "usage: verbsim explain [-profile NAME] [-brief] RULE-ID\n\n"+
 			"Prints a rule of spec/catalogue.md in plain words (with each profile's reading\n"+
 			"when the sources disagree) and runs the first built-in scenario whose timeline\n"+
 			"cites it. Example: verbsim explain NOTIFY-02\n\nFlags:\n")
@@ -134,8 +135,8 @@ func explainCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fset.Usage()
 		return 2
 	}
-	if _, ok := lookupProfile(g.profile); !ok {
-		fmt.Fprintf(stderr, "verbsim: unknown profile %q (want default or rxe)\n", g.profile)
+	if _, err := lookupProfile(g.profile); err != nil {
+		fmt.Fprintf(stderr, "verbsim: %v\n", err)
 		return 2
 	}
 	r, ok := scenario.LookupRule(fset.Arg(0))
@@ -147,9 +148,17 @@ func explainCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(&b, "%s (%s)\n\n", r.ID, r.Section)
 	b.WriteString(scenario.Wrap(r.Text, "  ", 78))
 	if len(r.Readings) > 0 {
-		fmt.Fprintf(&b, "\nThe two profiles read it differently (%s):\n", r.Readings[0].Topic)
+		fmt.Fprintf(&b, "\nThe man pages and rxe read it differently (%s):\n", r.Readings[0].Topic)
 		for _, rd := range r.Readings {
 			b.WriteString(scenario.Wrap(fmt.Sprintf("%-8s %s", rd.Profile+":", rd.Text), "  ", 78))
+		}
+	}
+	if len(r.Profiles) > 0 {
+		b.WriteString("\nWhere the profiles differ (the readings of verbs.Readings; docs/profiles.md):\n")
+		for _, pr := range r.Profiles {
+			fmt.Fprintf(&b, "  %s\n", pr.Reading)
+			b.WriteString(scenario.Wrap(strings.Join(pr.Off, ", ")+": "+pr.OffText, "    ", 78))
+			b.WriteString(scenario.Wrap(strings.Join(pr.On, ", ")+": "+pr.OnText, "    ", 78))
 		}
 	}
 	if r.Observed != "" {
@@ -174,11 +183,7 @@ func explainCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		at = append(at, fmt.Sprintf("[%d]", i+1))
 	}
 	fmt.Fprintf(stdout, "\nShown by: %s. Here is %s; steps %s cite %s.\n", strings.Join(names, ", "), names[0], strings.Join(at, " "), r.ID)
-	if len(r.Readings) > 0 {
-		other := "rxe"
-		if g.profile == "rxe" {
-			other = "default"
-		}
+	if other := otherReading(r, g.profile); other != "" {
 		fmt.Fprintf(stdout, "(verbsim explain -profile %s %s runs it as the other profile reads the rule.)\n", other, r.ID)
 	}
 	fmt.Fprintln(stdout)
@@ -206,4 +211,26 @@ func stepThrough(res *scenario.Result, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// otherReading names a profile that reads rule r otherwise than profile
+// cur: the first profile on the other side of the first reading r.Profiles
+// lists, or, for a rule only the catalogue's rxe table names, rxe or
+// default. It is "" when every profile reads r alike.
+func otherReading(r scenario.RuleInfo, cur string) string {
+	for _, pr := range r.Profiles {
+		switch {
+		case slices.Contains(pr.On, cur):
+			return pr.Off[0]
+		case slices.Contains(pr.Off, cur):
+			return pr.On[0]
+		}
+	}
+	if len(r.Readings) > 0 {
+		if cur == "rxe" {
+			return "default"
+		}
+		return "rxe"
+	}
+	return ""
 }

@@ -92,6 +92,8 @@ func TestExplain(t *testing.T) {
 		{[]string{"explain", strings.ToLower(id("NOTIFY", 2))}, 0, []string{id("NOTIFY", 2) + " (NOTIFY", "Only WCs added after the arm", "Shown by: ", "tour/03-before-arming.scen, profile default"}},
 		{[]string{"explain", id("XFER", 5), "-brief"}, 0, []string{"default: LOC_LEN_ERR", "rxe: REM_INV_REQ_ERR", "How to see it:"}},
 		{[]string{"explain", "-profile", "rxe", id("XFER", 5)}, 0, []string{"16-profiles-disagree.scen, profile rxe", "-profile default " + id("XFER", 5)}},
+		{[]string{"explain", id("QP", 26), "-brief"}, 0, []string{"Where the profiles differ", "  PostENOMEM\n", "    mlx5: ibv_post_send before RTS, or with too many SGEs", "    irdma: a post before RTS"}},
+		{[]string{"explain", "-profile", "siw", id("QP", 26)}, 0, []string{"-profile irdma " + id("QP", 26), "profile siw"}},
 		{[]string{"explain", id("MR", 15)}, 0, []string{"No built-in scenario shows " + id("MR", 15) + " yet"}},
 		{[]string{"explain", id("CQ", 99)}, 1, []string{`no rule "` + id("CQ", 99) + `"`}},
 		{[]string{"explain"}, 2, []string{"name one rule"}},

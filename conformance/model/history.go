@@ -66,6 +66,23 @@ func (h *History) Accepted(id int, w verbs.WC) {
 	}
 }
 
+// Purged records that CQ id deleted its unpolled completions of qp_num
+// qpn, as a reset or destroyed QP's are under Readings.ResetPurgesCQ
+// (CQ-26 B): they are no longer among what the CQ will return.
+func (h *History) Purged(id int, qpn uint32) {
+	c := h.cq(id)
+	if len(c.polled) > len(c.accepted) {
+		return // broken already: Check says so
+	}
+	kept := c.accepted[:len(c.polled)]
+	for _, w := range c.accepted[len(c.polled):] {
+		if w.QPNum != qpn {
+			kept = append(kept, w)
+		}
+	}
+	c.accepted = kept
+}
+
 // Polled records completions a Poll of CQ id returned.
 func (h *History) Polled(id int, ws []verbs.WC) {
 	c := h.cq(id)

@@ -98,6 +98,9 @@ func (m *Model) CreateQP(a QPInit) (int, syscall.Errno) {
 	if m.cqs[a.SendCQ].State != Live || m.cqs[a.RecvCQ].State != Live {
 		return -1, syscall.EINVAL
 	}
+	if a.Type == verbs.QPTypeUD && m.readings.NoUD || a.Type == verbs.QPTypeUC && m.readings.NoUC {
+		return -1, syscall.EOPNOTSUPP // QP-41
+	}
 	if a.MaxSendWR < 0 || a.MaxRecvWR < 0 || a.MaxSendWR > m.limits.MaxQPWR || a.MaxRecvWR > m.limits.MaxQPWR {
 		return -1, syscall.EINVAL // QP-02
 	}
@@ -169,8 +172,29 @@ func (m *Model) ModifyQP(id int, to verbs.QPState, mask verbs.QPAttrMask) ([]Flu
 	case verbs.QPStateReset:
 		q.SQ.reset()
 		q.RQ.reset()
+		m.purge(id)
 	}
 	return nil, OK
+}
+
+// purge deletes QP id's completions from its CQs under
+// Readings.ResetPurgesCQ (CQ-26 B, mlx5's mlx5_cq_clean), matching them by
+// qp_num as mlx5 does; under the other reading they stay.
+func (m *Model) purge(id int) {
+	if !m.readings.ResetPurgesCQ {
+		return
+	}
+	q := m.qps[id]
+	for _, c := range []int{q.Init.SendCQ, q.Init.RecvCQ} {
+		cq := m.cqs[c]
+		keptW, keptS := cq.WCs[:0], cq.src[:0]
+		for i, w := range cq.WCs {
+			if w.QPNum != q.Num {
+				keptW, keptS = append(keptW, w), append(keptS, cq.src[i])
+			}
+		}
+		cq.WCs, cq.src = keptW, keptS
+	}
 }
 
 // reset empties the queue without completions and frees every slot.
@@ -244,8 +268,11 @@ func (w *WorkQueue) post(wrIDs []uint64) (int, syscall.Errno) {
 
 // PostSend is ibv_post_send of well-formed send requests with the given
 // wr_ids on QP id. Sends are accepted in RTS, SQD, SQE and ERR, EINVAL
-// elsewhere (QP-26); in SQE and ERR what was posted, up to a full queue, is
-// flushed at once (FLUSH-05). Nothing executes, so whether a request is
+// elsewhere, or ENOTCONN under Readings.PostENOTCONN, or ENOMEM under
+// Readings.PostENOMEM; under
+// Readings.PostAnyState they are accepted in every state (QP-26). In SQE
+// and ERR what was posted, up to a full queue, is flushed at once
+// (FLUSH-05). Nothing executes, so whether a request is
 // signaled changes nothing here. It returns how many were posted and the
 // flush completions.
 func (m *Model) PostSend(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno) {
@@ -256,7 +283,15 @@ func (m *Model) PostSend(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno)
 	switch q.State {
 	case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr:
 	default:
-		return 0, nil, syscall.EINVAL
+		switch {
+		case m.readings.PostAnyState:
+		case m.readings.PostENOTCONN:
+			return 0, nil, syscall.ENOTCONN
+		case m.readings.PostENOMEM:
+			return 0, nil, syscall.ENOMEM
+		default:
+			return 0, nil, syscall.EINVAL
+		}
 	}
 	n, errno := q.SQ.post(wrIDs)
 	var out []Flushed
@@ -267,11 +302,12 @@ func (m *Model) PostSend(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno)
 }
 
 // PostRecv is ibv_post_recv of receive requests with the given wr_ids on QP
-// id. Receives are accepted in every state but RESET (QP-25); in ERR they are
-// flushed at once (FLUSH-05).
+// id. Receives are accepted in every state but RESET, and in RESET too
+// under Readings.PostAnyState (QP-25); in ERR they are flushed at once
+// (FLUSH-05).
 func (m *Model) PostRecv(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno) {
 	q := m.qps[id]
-	if q.Destroyed || q.State == verbs.QPStateReset {
+	if q.Destroyed || q.State == verbs.QPStateReset && !m.readings.PostAnyState {
 		return 0, nil, syscall.EINVAL
 	}
 	n, errno := q.RQ.post(wrIDs)
@@ -284,8 +320,8 @@ func (m *Model) PostRecv(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno)
 
 // DestroyQP is ibv_destroy_qp on QP id: outstanding requests vanish without
 // completions (QP-37) and the CQs are released (CQ-11). Completions already
-// in a CQ stay there (CQ-26, the reading verbsim and rxe follow), and its
-// unread async events are discarded. EINVAL the second time.
+// in a CQ stay there, or are purged under Readings.ResetPurgesCQ (CQ-26),
+// and its unread async events are discarded. EINVAL the second time.
 //
 // Precondition: every async event read for the QP is acked (QP.Unacked is
 // 0); otherwise ibv_destroy_qp would wait for the acks (ASYNC-05), which
@@ -297,6 +333,7 @@ func (m *Model) DestroyQP(id int) syscall.Errno {
 	}
 	q.Destroyed = true
 	q.SQ.Outstanding, q.RQ.Outstanding = nil, nil
+	m.purge(id)
 	m.dropAsync(func(ev AsyncEvent) bool { return ev.QP == id })
 	m.cqs[q.Init.SendCQ].QPs--
 	m.cqs[q.Init.RecvCQ].QPs--

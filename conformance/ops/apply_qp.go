@@ -145,6 +145,9 @@ func (o ModifyQP) apply(m *Machine) error {
 	err := q.Modify(&attr, mask)
 	fl, want := m.m.ModifyQP(i, o.To, mask)
 	m.flushed(fl)
+	if err == nil && o.To == verbs.QPStateReset {
+		m.purged(i)
+	}
 	if e := m.same(o, fmt.Sprintf("ibv_modify_qp(%v→%v, %v)", from, o.To, mask), err, want); e != nil {
 		return e
 	}
@@ -257,7 +260,24 @@ func (o DestroyQP) apply(m *Machine) error {
 	i, _ := m.qp(o.QP)
 	ctx, cancel := patient()
 	defer cancel()
-	return m.same(o, "ibv_destroy_qp", m.qps.items[i].DestroyContext(ctx), m.m.DestroyQP(i))
+	err := m.qps.items[i].DestroyContext(ctx)
+	if err == nil {
+		m.purged(i)
+	}
+	return m.same(o, "ibv_destroy_qp", err, m.m.DestroyQP(i))
+}
+
+// purged records in the history the completions a reset or destroyed QP
+// i's CQs delete under Readings.ResetPurgesCQ (CQ-26 B).
+func (m *Machine) purged(i int) {
+	if !m.prof.ResetPurgesCQ {
+		return
+	}
+	mq := m.m.QP(i)
+	m.h.Purged(mq.Init.SendCQ, mq.Num)
+	if mq.Init.RecvCQ != mq.Init.SendCQ {
+		m.h.Purged(mq.Init.RecvCQ, mq.Num)
+	}
 }
 
 // posted compares the outcome of a post.

@@ -101,7 +101,8 @@ const smallMaxCQE = 16
 var ahAttr = verbs.AHAttr{PortNum: 1, DLID: 1, IsGlobal: true, GRH: verbs.GlobalRoute{DGID: [16]byte{0: 0xfe, 1: 0x80, 15: 1}, HopLimit: 64}}
 
 // NewMachine opens a fresh device from newDevice, reads its profile and
-// limits, allocates a PD and an AH for the QPs, and returns a Machine
+// limits, allocates a PD and, if the device has UD QPs, an AH for them,
+// and returns a Machine
 // driving it. A device that can change its limits
 // (conformance.LimitedDevice) is asked for max_cqe 16 and two completion
 // vectors.
@@ -126,7 +127,10 @@ func NewMachine(newDevice conformance.NewDevice) (*Machine, error) {
 	if m.pd, err = ctx.AllocPD(); err != nil || m.pd == nil {
 		return nil, errors.Join(fmt.Errorf("ibv_alloc_pd: %v", err), ctx.Close())
 	}
-	if m.ah, err = m.pd.CreateAH(ahAttr); err != nil || m.ah == nil {
+	if !m.prof.OffersQP(verbs.QPTypeUD) {
+		// No UD QPs, so no address handles either (QP-41): no UD send
+		// will need one.
+	} else if m.ah, err = m.pd.CreateAH(ahAttr); err != nil || m.ah == nil {
 		return nil, errors.Join(fmt.Errorf("ibv_create_ah: %v", err), ctx.Close())
 	}
 	m.m = model.New(m.prof, model.Limits{MaxCQE: m.lim.MaxCQE, NumCompVectors: m.lim.NumCompVectors, MaxQPWR: m.lim.MaxQPWR})
@@ -225,7 +229,7 @@ func (m *Machine) Ops() []Op { return append([]Op(nil), m.log...) }
 
 // Log returns the operations applied so far as a scenario: a fabric of one
 // device with the limits and the readings of the device under test, its
-// context ctx, the PD pd and the AH ah the machine made, then one line per
+// context ctx, the PD pd and the AH ah (if any) the machine made, then one line per
 // operation. `verbsim run FILE` replays it on verbsim; Parse reads it back.
 func (m *Machine) Log() string {
 	var b strings.Builder
@@ -236,7 +240,10 @@ func (m *Machine) Log() string {
 	if r := m.prof.String(); m.prof != (verbs.Readings{}) {
 		l.kv("readings", "("+strings.ReplaceAll(r, " ", ",")+")")
 	}
-	fmt.Fprintf(&b, "%v\n\nopen_device ctx dev=a\n\nalloc_pd pd ctx=ctx\n\ncreate_ah ah pd=pd\n", l)
+	fmt.Fprintf(&b, "%v\n\nopen_device ctx dev=a\n\nalloc_pd pd ctx=ctx\n", l)
+	if m.ah != nil { // a device without UD QPs has no AH (QP-41)
+		b.WriteString("\ncreate_ah ah pd=pd\n")
+	}
 	for _, op := range m.log {
 		b.WriteString("\n" + op.String() + "\n")
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/conformance/simdev"
+	"github.com/verbsim/verbsim/internal/testprofiles"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
@@ -14,8 +15,8 @@ import (
 // profiles are the profiles the state machine runs under: every built-in
 // one, plus one that takes the other reading of the rules the built-in
 // profiles agree on (destroy with unacked events, CQ rounding, RESET→ERR).
-func profiles() []sim.Profile {
-	return append(sim.Profiles(), sim.Profile{
+func profiles(t *testing.T) []sim.Profile {
+	return append(testprofiles.Profiles(t), sim.Profile{
 		Name: "busy-exact-ibta",
 		Readings: verbs.Readings{
 			DestroyBusyOnUnacked: true,
@@ -30,7 +31,7 @@ func profiles() []sim.Profile {
 // A failure prints the run as a scenario (verbsim run replays it); rapid's
 // -rapid.failfile or -rapid.seed flag replays it here.
 func TestStateMachine(t *testing.T) {
-	for _, p := range profiles() {
+	for _, p := range profiles(t) {
 		t.Run(p.Name, func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				StateMachine(t, simdev.Factory(p))
@@ -69,7 +70,7 @@ func defaultFlag(t *testing.T, name, value string) {
 // with -rapid.checks=2000.
 func TestTrafficStateMachine(t *testing.T) {
 	defaultFlag(t, "rapid.steps", strconv.Itoa(trafficSteps))
-	for _, p := range sim.Profiles() {
+	for _, p := range testprofiles.Profiles(t) {
 		for _, faults := range []bool{false, true} {
 			name := p.Name
 			if faults {

@@ -70,7 +70,12 @@ func TrafficStateMachine(t *rapid.T, newFabric conformance.NewTrafficFabric, fau
 	r.setup()
 	// Start with a connection and a UD QP or two, so that the steps spend
 	// their budget on traffic.
-	r.createConn(t, []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC}[rapid.IntRange(0, 1).Draw(t, "first connection")])
+	// Only the transports the device offers (QP-41).
+	conns := []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC}
+	if !r.prof.Readings.OffersQP(verbs.QPTypeUC) {
+		conns = conns[:1]
+	}
+	r.createConn(t, conns[rapid.IntRange(0, len(conns)-1).Draw(t, "first connection")])
 	for range rapid.IntRange(0, 2).Draw(t, "ud qps") {
 		r.createUD(t)
 	}
@@ -249,7 +254,7 @@ func (r *trafficRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 }
 
 func (r *trafficRun) createConn(t *rapid.T, typ verbs.QPType) {
-	if len(r.qps)+2 > maxTrafficQPs {
+	if len(r.qps)+2 > maxTrafficQPs || !r.prof.Readings.OffersQP(typ) {
 		return
 	}
 	n := len(r.f.Devices())
@@ -259,7 +264,7 @@ func (r *trafficRun) createConn(t *rapid.T, typ verbs.QPType) {
 }
 
 func (r *trafficRun) createUD(t *rapid.T) {
-	if len(r.qps) >= maxTrafficQPs {
+	if len(r.qps) >= maxTrafficQPs || !r.prof.Readings.OffersQP(verbs.QPTypeUD) {
 		return
 	}
 	i := r.createQP(t, rapid.IntRange(0, len(r.f.Devices())-1).Draw(t, "device"), verbs.QPTypeUD)

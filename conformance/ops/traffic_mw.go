@@ -85,7 +85,7 @@ func (r *trafficRun) drawWinAccess(t *rapid.T, peer int, s *model.Send) *windowA
 		return nil
 	}
 	w := rapid.SampledFrom(ws).Draw(t, "window")
-	ops := []verbs.WROpcode{verbs.WRRDMAWrite, verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite, verbs.WRSendWithInv}
+	ops := r.offered([]verbs.WROpcode{verbs.WRRDMAWrite, verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite, verbs.WRSendWithInv})
 	if r.faults && r.prof.SendInvErrAcked {
 		// Under XFER-29 reading B a failed SEND_WITH_INV is acknowledged
 		// and only the responder fails; were the ACK lost, the requester

@@ -245,6 +245,7 @@ func (r *trafficRun) postSend(t *rapid.T) {
 		if q.typ == verbs.QPTypeUD {
 			ops = ops[:2]
 		}
+		ops = r.offered(ops)
 		s.Op = rapid.SampledFrom(ops).Draw(t, "opcode")
 		var win *windowAccess
 		if q.typ == verbs.QPTypeRC {
@@ -410,4 +411,16 @@ func (r *trafficRun) ah(i, dev int) (verbs.AH, error) {
 		q.ahs[dev] = ah
 	}
 	return ah, err
+}
+
+// offered returns the opcodes of ops the device runs (QP-42, QP-43,
+// MW-08), in order.
+func (r *trafficRun) offered(ops []verbs.WROpcode) []verbs.WROpcode {
+	out := ops[:0:0]
+	for _, op := range ops {
+		if r.prof.Readings.OffersOp(op) {
+			out = append(out, op)
+		}
+	}
+	return out
 }

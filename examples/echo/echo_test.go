@@ -69,3 +69,35 @@ func TestEchoMany(t *testing.T) {
 		}
 	})
 }
+
+// TestEchoOnEveryProvider runs the echo under every provider profile, with
+// the rig failing the test if the run depends on a behaviour where the
+// providers differ (simtest.Options.Portable): the echo is portable.
+func TestEchoOnEveryProvider(t *testing.T) {
+	simtest.EveryProfile(t, func(t *testing.T, p sim.Profile) {
+		f := simtest.New(t, simtest.Options{Profile: p, Portable: true})
+		srv, cli, err := echo.Pair(f.Device(0), f.Device(1), echo.Config{Slots: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx) }()
+		for i := range 5 {
+			msg := []byte{byte('a' + i)}
+			if got, err := cli.Call(ctx, msg); err != nil || string(got) != string(msg) {
+				t.Fatalf("Call %d = %q, %v", i, got, err)
+			}
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Serve: %v", err)
+		}
+		for _, e := range []*echo.Endpoint{srv, cli} {
+			if err := e.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		}
+		t.Log(f.Portability())
+	})
+}

@@ -140,6 +140,9 @@ type Result struct {
 	Stats sim.EngineStats
 	// Virtual is the simulated time the exchange took; Wall the real time.
 	Virtual, Wall time.Duration
+	// Portability says where the run, teardown included, depended on its
+	// profile's reading of a rule on which providers differ.
+	Portability sim.Portability
 }
 
 // SideStats is one side's account of a run.
@@ -211,6 +214,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	// what could not be destroyed.
 	defer func() {
 		err = errors.Join(err, teardown(ctx, f, server, client))
+		res.Portability = f.Portability()
 	}()
 	if err := server.open(devs[0]); err != nil {
 		return Result{}, fmt.Errorf("pingpong: server: %w", err)

@@ -37,6 +37,12 @@ func ProfileSummary(name string) string {
 		return "the rdma-core man pages"
 	case "rxe":
 		return "Linux soft-RoCE (rxe), where it reads a rule differently"
+	case "mlx5":
+		return "NVIDIA ConnectX through rdma-core's mlx5 provider, where it reads a rule differently"
+	case "siw":
+		return "Linux soft-iWARP (siw): RC only, no atomics, immediate data or windows"
+	case "irdma":
+		return "Intel E810 (irdma) in RoCE v2: no UC, SRQs or atomics"
 	}
 	return ""
 }
@@ -106,6 +112,10 @@ type interp struct {
 	notes    []string // rule IDs the command itself explains
 	lines    []string // what the command returned
 	err      error    // the engine error of the command, if any
+	// failed names the objects whose create failed: the device refused it
+	// (a UD QP on siw, an SRQ on irdma...), so a later step that needs one
+	// stops the run under this profile (stopError).
+	failed map[string]bool
 }
 
 // scriptError is a mistake of the script that only shows at run time (a
@@ -113,6 +123,12 @@ type interp struct {
 type scriptError struct{ msg string }
 
 func (e *scriptError) Error() string { return e.msg }
+
+// stopError ends a run before a step that needs an object this profile's
+// device refused to create: not a mistake of the script.
+type stopError struct{ why string }
+
+func (e *stopError) Error() string { return e.why }
 
 func newInterp(file string, p sim.Profile) *interp {
 	return &interp{
@@ -138,8 +154,12 @@ func (in *interp) newFabric(devices []string, manual bool, seed uint64, dev func
 	if manual {
 		cfg.Mode = sim.Manual
 	}
+	// The scenarios address ports by LID: their ports are InfiniBand under
+	// every profile, whatever link the profile's provider runs on, so that
+	// a step differs between profiles only where their readings do.
+	ib := []sim.PortConfig{{Attr: verbs.PortAttr{LinkLayer: verbs.LinkLayerInfiniBand}}}
 	for _, d := range devices {
-		c := sim.DeviceConfig{Name: d}
+		c := sim.DeviceConfig{Name: d, Ports: ib}
 		if dev != nil {
 			dev(&c)
 		}
@@ -239,6 +259,10 @@ func (a *args) ref(k, kind string) string {
 	if n == "" || a.err != nil {
 		return n
 	}
+	if a.in.failed[n] {
+		a.err = &stopError{fmt.Sprintf("%s %s was not created under profile %s", kind, n, a.in.profile.Name)}
+		return n
+	}
 	if got, ok := a.in.obj.kind[n]; !ok || got != kind {
 		var have []string
 		for _, m := range a.in.obj.order {
@@ -262,6 +286,7 @@ func (in *interp) define(st *Step, name, kind string) error {
 	}
 	in.obj.kind[name] = kind
 	in.obj.order = append(in.obj.order, name)
+	delete(in.failed, name)
 	return nil
 }
 
@@ -544,6 +569,10 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		defer func() {
 			if in.err != nil { // a create that failed names nothing
 				in.undefine(name)
+				if in.failed == nil {
+					in.failed = map[string]bool{}
+				}
+				in.failed[name] = true
 			}
 		}()
 	}

@@ -32,7 +32,7 @@ func (in *interp) setReadings(a *args) error {
 // limits returns what fabric's max_cqe, comp_vectors and max_qp_wr make of
 // each device, or nil when none is given.
 func (in *interp) limits(a *args) func(*sim.DeviceConfig) {
-	attr, set := sim.DefaultDeviceAttr(), false
+	attr, set := in.profile.DeviceAttr(), false
 	for k, p := range map[string]*int{"max_cqe": &attr.MaxCQE, "comp_vectors": &attr.NumCompVectors, "max_qp_wr": &attr.MaxQPWR} {
 		if _, ok := a.get(k); ok {
 			*p, set = int(min(a.num(k, 0), 1<<31-1)), true

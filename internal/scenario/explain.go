@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/verbsim/verbsim/internal/catalogue"
+	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/spec"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // RuleInfo is one row of the rule catalogue in plain words, for verbsim
@@ -25,6 +27,42 @@ type RuleInfo struct {
 	// of where rxe departs from the default; empty for a rule both
 	// profiles read alike.
 	Readings []Reading
+	// Profiles are the readings of verbs.Readings that decide the rule
+	// and on which the built-in profiles disagree, each with the profiles
+	// on either side.
+	Profiles []ProfileReading
+}
+
+// ProfileReading is one reading (a field of verbs.Readings) of a rule, and
+// what the built-in profiles do there.
+type ProfileReading struct {
+	Reading string   // the field's name
+	On, Off []string // the built-in profiles that set it, and that do not
+	// OnText and OffText say what a program sees when it is set, and not.
+	OnText, OffText string
+}
+
+// profilesOf returns the readings of rule id on which the built-in
+// profiles disagree, in verbs.AllReadings order.
+func profilesOf(id string) []ProfileReading {
+	var out []ProfileReading
+	for _, r := range verbs.AllReadings() {
+		if !slices.Contains(strings.Split(r.Rules(), ", "), id) {
+			continue
+		}
+		pr := ProfileReading{Reading: r.String(), OnText: r.Behaviour(true), OffText: r.Behaviour(false)}
+		for _, p := range sim.Profiles() {
+			if p.Get(r) {
+				pr.On = append(pr.On, p.Name)
+			} else {
+				pr.Off = append(pr.Off, p.Name)
+			}
+		}
+		if len(pr.On) > 0 && len(pr.Off) > 0 {
+			out = append(out, pr)
+		}
+	}
+	return out
 }
 
 // Reading is how one profile reads a rule.
@@ -48,6 +86,7 @@ func LookupRule(id string) (RuleInfo, bool) {
 		info.Observed = emphasis.Replace(r.Observed)
 	}
 	info.Readings = profileReadings(r.ID)
+	info.Profiles = profilesOf(r.ID)
 	return info, true
 }
 

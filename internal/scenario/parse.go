@@ -41,8 +41,8 @@ type Arg = cmdline.Arg
 // Separator starts a step's expected output.
 const Separator = "----"
 
-// ProfileMark starts the part of an expected block that holds under one
-// profile only: ">> profile rxe".
+// ProfileMark starts the part of an expected block that holds under some
+// profiles only: ">> profile rxe" or ">> profile default, mlx5".
 const ProfileMark = ">> profile "
 
 // ParseError is a malformed script: the file, the line and what was

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -18,6 +19,9 @@ type Result struct {
 	File    string       `json:"file"`
 	Profile string       `json:"profile"`
 	Steps   []StepResult `json:"steps"`
+	// Stopped says why the run ended before the script did, or "": a step
+	// needed an object the profile's device refused to create.
+	Stopped string `json:"stopped,omitempty"`
 	// Trace is the engine's whole trace of the run, verb calls included,
 	// with the objects named as the script names them ("qp qa", "cq A").
 	Trace []trace.Record `json:"-"`
@@ -90,6 +94,11 @@ func Run(s *Script, profile string) (*Result, error) {
 	for i := range s.Steps {
 		st := &s.Steps[i]
 		if err := in.exec(st); err != nil {
+			var stop *stopError
+			if errors.As(err, &stop) {
+				res.Stopped = stop.why
+				return res, nil
+			}
 			return res, err
 		}
 		sr := StepResult{Line: st.Line, Narration: st.Narration, Command: st.Text, Said: in.lines}
@@ -293,7 +302,8 @@ func (r *Result) WriteJSON(w io.Writer) error {
 // Merge combines the blocks of the same script run under several profiles
 // into the expected blocks of the file: a step on which every profile
 // agrees gets one block; one on which they differ gets a section per
-// profile, each started by ProfileMark.
+// distinct block, in the order the profiles first give it, each started by
+// ProfileMark and the profiles that give it (">> profile default, mlx5").
 func Merge(results []*Result) []string {
 	if len(results) == 0 {
 		return nil
@@ -306,23 +316,34 @@ func Merge(results []*Result) []string {
 	}
 	out := make([]string, n)
 	for j := range n {
-		same := true
-		for i := range results {
-			if j >= len(blocks[i]) || blocks[i][j] != blocks[0][j] {
-				same = false
+		// A run that stopped is said to have stopped at the first step it
+		// did not reach, and is left out of the steps after that.
+		var order []string // distinct blocks, in first-seen order
+		who := map[string][]string{}
+		for i, r := range results {
+			var b string
+			switch {
+			case j < len(blocks[i]):
+				b = blocks[i][j]
+			case j > len(blocks[i]):
+				continue
+			case r.Stopped != "":
+				b = "(the run stopped before this step: " + r.Stopped + ")"
+			default:
+				b = "(the run stopped before this step)"
 			}
+			if who[b] == nil {
+				order = append(order, b)
+			}
+			who[b] = append(who[b], r.Profile)
 		}
-		if same {
-			out[j] = blocks[0][j]
+		if len(order) == 1 && len(who[order[0]]) == len(results) {
+			out[j] = order[0]
 			continue
 		}
-		var parts []string
-		for i, r := range results {
-			b := "(the run stopped before this step)"
-			if j < len(blocks[i]) {
-				b = blocks[i][j]
-			}
-			parts = append(parts, ProfileMark+r.Profile+"\n"+b)
+		parts := make([]string, len(order))
+		for k, b := range order {
+			parts[k] = ProfileMark + strings.Join(who[b], ", ") + "\n" + b
 		}
 		out[j] = strings.Join(parts, "\n")
 	}

@@ -117,6 +117,9 @@ func (in *interp) snapshot() State {
 		return st
 	}
 	for _, name := range in.obj.order {
+		if in.failed[name] {
+			continue // refused by the device: nothing to show
+		}
 		switch in.obj.kind[name] {
 		case "cq":
 			s := in.obj.cq[name].Snapshot()

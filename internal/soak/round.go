@@ -265,7 +265,11 @@ func (s *soak) connect(a, b *qpState) error {
 		if err := sim.ReadyUD(q.q, qkey); err != nil {
 			return err
 		}
-		ah, err := q.dev.pd.CreateAH(verbs.AHAttr{DLID: q.peer.dev.lid, PortNum: 1})
+		av := verbs.AHAttr{DLID: q.peer.dev.lid, PortNum: 1}
+		if q.peer.dev.eth {
+			av.IsGlobal, av.GRH = true, verbs.GlobalRoute{DGID: q.peer.dev.gid, HopLimit: 64}
+		}
+		ah, err := q.dev.pd.CreateAH(av)
 		if err != nil {
 			return err
 		}

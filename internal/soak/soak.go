@@ -190,6 +190,8 @@ type devState struct {
 	ctx   *sim.Context
 	pd    *sim.PD
 	lid   uint16
+	gid   verbs.GID // GID index 0, for a RoCE port, where an AH needs a GRH
+	eth   bool
 	chans []*sim.CompChannel
 	cqs   []*cqState
 }
@@ -353,6 +355,10 @@ func (s *soak) open() error {
 			return err
 		}
 		d.lid = port.LID
+		d.eth = port.LinkLayer == verbs.LinkLayerEthernet
+		if d.gid, err = d.ctx.QueryGID(1, 0); err != nil {
+			return err
+		}
 		if d.pd, err = d.ctx.AllocPD(); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/leakcheck"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestMain fails the package's tests if they leave goroutines behind.
@@ -44,7 +45,9 @@ func TestSoak(t *testing.T) {
 	if *wrsFlag > 0 {
 		wrs = *wrsFlag
 	}
-	for _, p := range sim.Profiles() {
+	// The soak runs RC, UC and UD with atomics and immediate data: the
+	// profiles whose devices offer them all.
+	for _, p := range sim.ProfilesWithout(verbs.ReadingNoUD, verbs.ReadingNoUC, verbs.ReadingNoAtomics, verbs.ReadingNoImmData) {
 		if *profileFlag != "" && *profileFlag != p.Name {
 			continue
 		}

@@ -95,6 +95,7 @@ var names = map[syscall.Errno]string{
 	syscall.ENOSYS:     "ENOSYS",
 	syscall.EOPNOTSUPP: "EOPNOTSUPP",
 	syscall.ETIMEDOUT:  "ETIMEDOUT",
+	syscall.ENOTCONN:   "ENOTCONN",
 }
 
 // Name returns the symbolic name of errno ("EINVAL"), or "errno N" for a value

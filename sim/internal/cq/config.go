@@ -162,6 +162,9 @@ type Config struct {
 	Destroy   DestroyPolicy          // CQ-13
 	Rounding  Rounding               // CQ-02
 	Solicited notify.SolicitedPolicy // NOTIFY-05
+	// Consulted, if set, records the readings whose value changed what the
+	// CQ did (the portability report); shared with the CQ's owner.
+	Consulted *verbs.ReadingSet
 
 	// Async receives IBV_EVENT_CQ_ERR on overrun; nil drops those events.
 	Async *notify.AsyncQueue
@@ -239,5 +242,9 @@ func (cfg *Config) validate() (int, error) {
 	if cfg.Async != nil && cfg.Async.Domain() != cfg.Domain {
 		return 0, verr.New(verbCreate, syscall.EINVAL, "the async event queue belongs to another lock domain")
 	}
-	return cfg.Rounding.round(cfg.CQE, lim.MaxCQE), nil
+	n := cfg.Rounding.round(cfg.CQE, lim.MaxCQE)
+	if RoundPow2.round(cfg.CQE, lim.MaxCQE) != cfg.CQE {
+		cfg.Consulted.Add(verbs.ReadingExactCQE) // the readings give different capacities
+	}
+	return n, nil
 }

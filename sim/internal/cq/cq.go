@@ -598,6 +598,9 @@ func (c *CQ) Resize(cqe int) (err error) {
 			"%d completions are unpolled; a CQ of %d cannot hold them (CQ-08)", c.n, cqe)
 	}
 	capacity := c.cfg.Rounding.round(cqe, c.cfg.Limits.MaxCQE)
+	if RoundPow2.round(cqe, c.cfg.Limits.MaxCQE) != cqe {
+		c.cfg.Consulted.Add(verbs.ReadingExactCQE)
+	}
 	c.regrowLocked(min(capacity, max(c.n, initialRing)))
 	c.cqe = capacity
 	return nil
@@ -656,6 +659,9 @@ func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 	case live:
 		if c.refs > 0 {
 			return verr.Errorf(verbDestroy, syscall.EBUSY, "%d QP/SRQ/WQ reference(s) still use the CQ (CQ-11)", c.refs)
+		}
+		if !c.tally.Settled() {
+			c.cfg.Consulted.Add(verbs.ReadingDestroyBusyOnUnacked)
 		}
 		if c.cfg.Destroy == DestroyBusy && !c.tally.Settled() {
 			return verr.Errorf(verbDestroy, syscall.EBUSY, "%d event(s) read but not acked", c.tally.Unacked())

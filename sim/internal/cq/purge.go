@@ -6,6 +6,24 @@ import (
 	"github.com/verbsim/verbsim/sim/trace"
 )
 
+// HoldsQPLocked reports whether c holds an unpolled completion of the QP
+// numbered qpn: one that CQ-26's readings purge or keep.
+func (c *CQ) HoldsQPLocked(qpn uint32) bool {
+	if c == nil || c.state != live || c.n == 0 {
+		return false
+	}
+	for i := 0; i < c.n; i++ {
+		at := c.head + i
+		if at >= len(c.ring) {
+			at -= len(c.ring)
+		}
+		if c.ring[at].w.QPNum == qpn {
+			return true
+		}
+	}
+	return false
+}
+
 // PurgeQPLocked deletes the unpolled completions of the QP numbered qpn
 // from c, keeping the others in order, and returns how many it deleted:
 // what mlx5 does when a QP is reset or destroyed (mlx5_cq_clean; CQ-26 B,

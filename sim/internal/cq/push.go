@@ -81,6 +81,9 @@ func (c *CQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (
 		if c.cfg.IgnoreOverrun {
 			return true, nil
 		}
+		if !c.overrun {
+			c.cfg.Consulted.Add(verbs.ReadingOverrunDrops)
+		}
 		if c.cfg.Overrun == OverrunError {
 			c.overrun = true
 		}
@@ -111,6 +114,9 @@ func (c *CQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (
 	c.stats.Added++
 	if c.d.Tracing() {
 		c.emitLocked(trace.Record{Kind: trace.KindCompletion, Name: "completion", WC: wcOf(w)})
+	}
+	if c.arm == notify.ArmSolicited && w.Status != verbs.WCSuccess && !solicited {
+		c.cfg.Consulted.Add(verbs.ReadingSolicitedBitOnly) // fires or not by the reading
 	}
 	if c.arm.Fires(w, solicited, c.cfg.Solicited) {
 		c.arm = notify.Disarmed
@@ -146,6 +152,9 @@ func (c *CQ) Overrun() bool {
 	defer c.leave()
 	return c.overrun
 }
+
+// LiveLocked is !Destroyed for a caller that holds the domain lock.
+func (c *CQ) LiveLocked() bool { return c != nil && c.state == live }
 
 // Destroyed reports whether c has been destroyed (or is waiting for acks to
 // finish being destroyed).

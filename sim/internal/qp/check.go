@@ -66,11 +66,33 @@ type Policy struct {
 	// the supported operations and wr_complete returns the errno
 	// ibv_post_send would (ENOMEM, EINVAL).
 	SendOpsRXE bool
+	// PostAnyState accepts ibv_post_send in RESET, INIT and RTR and
+	// ibv_post_recv in RESET, as irdma's provider does (QP-25 B,
+	// QP-26 B): the send requests wait in the queue until a post rings the
+	// doorbell with the QP in RTS. False: EINVAL.
+	PostAnyState bool
+	// PostENOTCONN refuses a send posted before RTS with ENOTCONN, siw's
+	// errno, rather than EINVAL (QP-26 C).
+	PostENOTCONN bool
+	// PostENOMEM refuses an ibv_post_send made before RTS with ENOMEM,
+	// mlx5's errno, rather than EINVAL (QP-26 D; ibv_wr_complete keeps
+	// EINVAL), and a send request with too many SGEs or inline bytes with
+	// ENOMEM, at post and in the builder (QP-28 B).
+	PostENOMEM bool
+	// NoImmData refuses SEND_WITH_IMM and RDMA_WRITE_WITH_IMM (iWARP,
+	// QP-43); NoAtomics the atomic operations (QP-42); NoMW BIND_MW and
+	// LOCAL_INV (MW-08): EINVAL at post, EOPNOTSUPP in send_ops_flags.
+	NoImmData, NoAtomics, NoMW bool
 	// TransportOpLate accepts at post a request whose opcode the QP's
 	// transport does not take (but BIND_MW and TSO) and completes it with
 	// LOC_QP_OP_ERR as it executes (QP-33 reading B, rxe). False: EINVAL at
 	// post (A).
 	TransportOpLate bool
+}
+
+// readings returns the readings of p that verbs.SupportedSendOps reads.
+func (p Policy) readings() verbs.Readings {
+	return verbs.Readings{SendOpsRXE: p.SendOpsRXE, NoImmData: p.NoImmData, NoAtomics: p.NoAtomics, NoMW: p.NoMW}
 }
 
 // RXEPolicy returns the readings of Linux soft-RoCE (rxe): RESET→ERR

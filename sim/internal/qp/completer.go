@@ -45,8 +45,11 @@ func (q *QP) completeLocked() {
 			op, _ := e.op.SendCompletion()
 			w := &q.wcbuf // written in place: the CQ copies it once, into its ring
 			*w = verbs.WC{WRID: e.wrid, Opcode: op, QPNum: q.num, ByteLen: uint32(e.msgLen())}
-			if q.cfg.Transport.SendWCImm && e.op.HasImm() {
-				w.WCFlags, w.ImmData = verbs.WCWithImm, e.imm // WC-13 (B)
+			if e.op.HasImm() {
+				q.cfg.consult(verbs.ReadingSendWCImm)
+				if q.cfg.Transport.SendWCImm {
+					w.WCFlags, w.ImmData = verbs.WCWithImm, e.imm // WC-13 (B)
+				}
 			}
 			q.pushSendLocked(w, seq)
 		}
@@ -74,6 +77,7 @@ func (q *QP) pushSendLocked(w *verbs.WC, seq uint64) {
 	overrun, _ := q.init.SendCQ.PushWQELocked(&q.wcbuf, false, &q.sq, seq)
 	if overrun {
 		q.stats.CQOverruns++
+		q.cfg.consult(verbs.ReadingOverrunSendIgnored)
 		if !q.cfg.Transport.OverrunSendIgnored {
 			q.SetErrorLocked() // CQ-24 (A)
 		}
@@ -107,6 +111,9 @@ func (q *QP) pushRecvLocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) 
 // RC (FLUSH-09), SQE for UD and UC unless the profile has no SQE
 // (FLUSH-10), flushing the send queue either way.
 func (q *QP) sendErrorLocked() {
+	if !reliable(q.typ) && q.state != verbs.QPStateErr {
+		q.cfg.consult(verbs.ReadingNoSQE)
+	}
 	if reliable(q.typ) || q.cfg.Transport.NoSQE || q.state == verbs.QPStateErr {
 		q.SetErrorLocked()
 		return
@@ -182,6 +189,9 @@ func (q *QP) impliedNAKLocked(e *wqe) {
 		return
 	}
 	t.impliedNAK = true
+	if q.attr.RetryCnt == 7 && t.retryLeft == 0 {
+		q.cfg.consult(verbs.ReadingInfiniteRetry7) // seven retries spent: the reading decides
+	}
 	if !(q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7) {
 		if t.retryLeft == 0 {
 			q.stats.RetryExceeded++
@@ -433,6 +443,9 @@ func (q *QP) TimerLocked(k TimerKind) {
 		}
 		infinite := q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7
 		q.stats.ACKTimeouts++
+		if t.retryLeft == 0 && q.attr.RetryCnt == 7 {
+			q.cfg.consult(verbs.ReadingInfiniteRetry7)
+		}
 		if t.retryLeft == 0 && !infinite {
 			q.stats.RetryExceeded++
 			q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "retries exhausted", Timer: trace.TimerACK, Rule: "XFER-10"})

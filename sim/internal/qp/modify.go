@@ -45,6 +45,12 @@ func (q *QP) ModifyLocked(attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 		q.traceVerbLocked("modify_qp", "", err)
 		return err
 	}
+	if mask&verbs.QPAttrCurState != 0 && attr.CurQPState != q.state {
+		q.cfg.consult(verbs.ReadingCurStateTrusted) // a claim other than the truth: trusted or refused
+	}
+	if q.state == verbs.QPStateReset && mask&verbs.QPAttrState != 0 && attr.QPState == verbs.QPStateErr {
+		q.cfg.consult(verbs.ReadingResetToErr)
+	}
 	next, err := CheckModify(Current{State: q.state, Port: q.attr.PortNum, Draining: q.drainingLocked()}, q.typ, attr, mask, q.cfg.Modify, q.cfg.Policy)
 	if err != nil {
 		if q.tracing() {
@@ -79,7 +85,9 @@ func (q *QP) ModifyLocked(attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 	case next == verbs.QPStateRTR && prev == verbs.QPStateInit:
 		q.rx = q.rx.fresh(q.attr.RQPSN)
 	case next == verbs.QPStateRTS && prev == verbs.QPStateRTR:
-		q.tx = sendState{next: q.sq.tail, assigned: q.sq.tail, psn: q.attr.SQPSN,
+		// Requests posted before RTS (Policy.PostAnyState) are the first
+		// to go, at the next post's doorbell: nothing schedules them now.
+		q.tx = sendState{next: q.sq.done, assigned: q.sq.done, psn: q.attr.SQPSN,
 			retryLeft: q.attr.RetryCnt, rnrLeft: q.attr.RNRRetry}
 	case next == verbs.QPStateRTS && prev == verbs.QPStateSQE:
 		q.tx.halted = false
@@ -91,6 +99,9 @@ func (q *QP) ModifyLocked(attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 		// The request belongs to this modify call, not to the QP: an
 		// earlier RTS→SQD that asked does not make a later one ask.
 		asked := mask&verbs.QPAttrEnSQDAsyncNotify != 0 && attr.EnSQDAsyncNotify
+		if !asked {
+			q.cfg.consult(verbs.ReadingAlwaysSQDrained)
+		}
 		q.tx.drainOwed = asked || q.cfg.Transport.AlwaysSQDrained
 		q.drainCheckLocked()
 	}
@@ -118,6 +129,12 @@ func (q *QP) SetErrorLocked() {
 // purgeCQsLocked deletes q's completions still in its CQs when the
 // transport reading asks for it (CQ-26 B, mlx5): at RESET and at destroy.
 func (q *QP) purgeCQsLocked() {
+	type holder interface{ HoldsQPLocked(qpn uint32) bool }
+	for _, c := range [2]CQ{q.init.SendCQ, q.init.RecvCQ} {
+		if h, ok := c.(holder); ok && h.HoldsQPLocked(q.num) {
+			q.cfg.consult(verbs.ReadingResetPurgesCQ) // purged or kept, by the reading
+		}
+	}
 	if !q.cfg.Transport.ResetPurgesCQ {
 		return
 	}

@@ -94,6 +94,30 @@ type Config struct {
 	// XRCD is the XRC domain of an XRC_RECV QP: it delivers only into XRC
 	// SRQs whose SRQConfig.XRCD is the same value (XRC-10).
 	XRCD any
+	// Consulted, if set, records the readings whose value changed what
+	// the QP did (the portability report). Shared with the QP's owner.
+	Consulted *verbs.ReadingSet
+}
+
+// consult records that reading r decided an outcome of the QP.
+func (c *Config) consult(r verbs.Reading) { c.Consulted.Add(r) }
+
+// consultSendOps records the readings that take operations out of
+// send_ops_flags when ops asks for one of them (QPX-01, QP-42, QP-43,
+// MW-08).
+func (c *Config) consultSendOps(t verbs.QPType, ops verbs.QPSendOps) {
+	if t == verbs.QPTypeUC && ops&verbs.QPExWithLocalInv != 0 {
+		c.consult(verbs.ReadingSendOpsRXE)
+	}
+	if ops&(verbs.QPExWithSendImm|verbs.QPExWithRDMAWriteImm) != 0 {
+		c.consult(verbs.ReadingNoImmData)
+	}
+	if ops&(verbs.QPExWithAtomicCmpSwp|verbs.QPExWithAtomicFetchAdd|verbs.QPExWithAtomicWrite) != 0 {
+		c.consult(verbs.ReadingNoAtomics)
+	}
+	if ops&(verbs.QPExWithBindMW|verbs.QPExWithLocalInv) != 0 {
+		c.consult(verbs.ReadingNoMW)
+	}
 }
 
 // lifecycle of a QP object.
@@ -219,7 +243,8 @@ func NewLocked(cfg Config) (*QP, error) {
 		return nil, verr.New(verbCreate, syscall.EINVAL, "only RC and UD QPs may be created with an SRQ (QP-04)")
 	}
 	if in.Ex {
-		if bad := in.SendOps &^ verbs.SupportedSendOps(in.Type, verbs.Readings{SendOpsRXE: cfg.Policy.SendOpsRXE}); bad != 0 {
+		cfg.consultSendOps(in.Type, in.SendOps)
+		if bad := in.SendOps &^ verbs.SupportedSendOps(in.Type, cfg.Policy.readings()); bad != 0 {
 			return nil, verr.Errorf(verbCreateEx, syscall.EOPNOTSUPP, "send_ops_flags %v not supported on a %v QP (QPX-01)", bad, in.Type)
 		}
 	}

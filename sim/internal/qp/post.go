@@ -13,6 +13,8 @@ import (
 var (
 	errSendState = verr.New(verbSend, syscall.EINVAL, "send WRs can be posted only in RTS, SQD, SQE and ERR (QP-26)")
 	errRecvState = verr.New(verbRecv, syscall.EINVAL, "receive WRs cannot be posted in RESET (QP-25)")
+	errSendConn  = verr.New(verbSend, syscall.ENOTCONN, "the QP is not connected: send WRs can be posted only in RTS and after (QP-26)")
+	errSendEarly = verr.New(verbSend, syscall.ENOMEM, "the QP has not reached RTS: its limit on a request's SGEs is -1 until then (QP-26 D)")
 	errSendFull  = verr.New(verbSend, syscall.ENOMEM, "the send queue is full; a slot frees when the completion covering it is polled (QP-29)")
 	errSendBusy  = verr.New(verbSend, syscall.ENOMEM, "the send queue is full; a slot frees when its request completes or is flushed (QP-29 reading B)")
 	errRecvFull  = verr.New(verbRecv, syscall.ENOMEM, "the receive queue is full (QP-31)")
@@ -125,10 +127,15 @@ func (q *QP) BindMW(mw verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.
 // returns how many were posted before it and its error, so wrs[n] is the bad
 // request (QP-27). The checks:
 //
-//   - the QP must be in RTS, SQD, SQE or ERR (QP-26): EINVAL otherwise;
-//   - the opcode must suit the transport (QP-33): EINVAL, or EOPNOTSUPP for
-//     opcodes verbsim does not execute; under Policy.TransportOpLate
-//     (rxe) such a request is accepted and completes with LOC_QP_OP_ERR;
+//   - the QP must be in RTS, SQD, SQE or ERR (QP-26): EINVAL otherwise, or
+//     ENOTCONN under Policy.PostENOTCONN, ENOMEM under Policy.PostENOMEM;
+//     under Policy.PostAnyState requests posted in RESET, INIT and RTR are
+//     accepted and wait until a post rings the doorbell with the QP in RTS;
+//   - the device must offer the operation (QP-42, QP-43, MW-08: EINVAL)
+//     and the opcode must suit the transport (QP-33): EINVAL, or
+//     EOPNOTSUPP for opcodes verbsim does not execute; under
+//     Policy.TransportOpLate (rxe) a request whose opcode the transport
+//     does not take is accepted and completes with LOC_QP_OP_ERR;
 //   - at most max_send_sge elements (QP-32), known flags only, FENCE only on
 //     RC, INLINE only on SEND and RDMA WRITE opcodes (QP-34), an inline
 //     payload of at most max_inline_data bytes (QP-35): EINVAL;
@@ -166,21 +173,23 @@ func (q *QP) postSendsLocked(wrs []verbs.SendWR) (int, error) {
 	if q.typ == verbs.QPTypeXRCRecv {
 		return 0, errSendNoSQ
 	}
-	switch q.state {
-	case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr:
-	default:
-		return 0, errSendState
+	early, err := q.earlyPostLocked(false)
+	if err != nil {
+		return 0, err
 	}
 	if q.state == verbs.QPStateErr || q.state == verbs.QPStateSQE {
 		defer q.flushSendLocked() // also what was posted before a bad request
 	}
 	for i := range wrs {
 		if err := q.postSendLocked(&wrs[i]); err != nil {
-			if i > 0 {
+			if i > 0 && !early {
 				q.scheduleLocked()
 			}
 			return i, err
 		}
+	}
+	if early {
+		return len(wrs), nil // no doorbell yet: they start at a post in RTS
 	}
 	if len(wrs) == 1 && q.direct != nil && q.directLocked() {
 		return 1, nil // carried out in the verb (direct.go)
@@ -189,6 +198,34 @@ func (q *QP) postSendsLocked(wrs []verbs.SendWR) (int, error) {
 		q.scheduleLocked()
 	}
 	return len(wrs), nil
+}
+
+// earlyPostLocked checks the QP's state for a send post (QP-26): it reports
+// early when the QP is in RESET, INIT or RTR and the profile accepts posts
+// there (Policy.PostAnyState: the requests then wait for a doorbell in
+// RTS), and otherwise refuses such a post with EINVAL, or ENOTCONN under
+// Policy.PostENOTCONN, or, for ibv_post_send (ex false, not the work
+// request builder), ENOMEM under Policy.PostENOMEM.
+func (q *QP) earlyPostLocked(ex bool) (early bool, err error) {
+	switch q.state {
+	case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr:
+		return false, nil
+	}
+	q.cfg.consult(verbs.ReadingPostAnyState)
+	q.cfg.consult(verbs.ReadingPostENOTCONN)
+	switch {
+	case q.cfg.Policy.PostAnyState:
+		return true, nil
+	case q.cfg.Policy.PostENOTCONN:
+		return false, errSendConn
+	}
+	if !ex {
+		q.cfg.consult(verbs.ReadingPostENOMEM)
+		if q.cfg.Policy.PostENOMEM {
+			return false, errSendEarly
+		}
+	}
+	return false, errSendState
 }
 
 func (q *QP) postSendLocked(w *verbs.SendWR) error {
@@ -210,14 +247,20 @@ type builtInline struct {
 // slot: opcode, SGE count, flags, address handle, inline size (QP-32..35).
 // in is the builder's inline payload of w, if any.
 func (q *QP) checkSendLocked(w *verbs.SendWR, in builtInline) error {
+	if err := q.checkOpOffered(w.Opcode); err != nil {
+		return err
+	}
 	ok, unsupported := opAllowed(w.Opcode, q.typ)
+	if !ok && !unsupported && lateOp(w.Opcode, q.typ) {
+		q.cfg.consult(verbs.ReadingTransportOpLocQPOp) // EINVAL now or LOC_QP_OP_ERR later
+	}
 	switch {
 	case unsupported:
 		return verr.Errorf(verbSend, syscall.EOPNOTSUPP, "opcode %v is not simulated", w.Opcode)
 	case !ok && !(q.cfg.Policy.TransportOpLate && lateOp(w.Opcode, q.typ)):
 		return verr.Errorf(verbSend, syscall.EINVAL, "opcode %v is not allowed on a %v QP (QP-33)", w.Opcode, q.typ)
 	case len(w.SGList) > int(q.cap.MaxSendSGE):
-		return verr.Errorf(verbSend, syscall.EINVAL, "num_sge %d above max_send_sge %d (QP-32)", len(w.SGList), q.cap.MaxSendSGE)
+		return verr.Errorf(verbSend, q.sizeErrno(), "num_sge %d above max_send_sge %d (QP-32)", len(w.SGList), q.cap.MaxSendSGE)
 	case w.Flags&^sendFlagsKnown != 0:
 		return verr.Errorf(verbSend, syscall.EINVAL, "unknown send flags %v", w.Flags&^sendFlagsKnown)
 	case w.Flags&verbs.SendFence != 0 && q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeXRCSend:
@@ -247,7 +290,45 @@ func (q *QP) checkSendLocked(w *verbs.SendWR, in builtInline) error {
 			n = 0
 		}
 		if n > uint64(q.cap.MaxInlineData) {
-			return verr.Errorf(verbSend, syscall.EINVAL, "inline payload of %d bytes above max_inline_data %d (QP-35)", n, q.cap.MaxInlineData)
+			return verr.Errorf(verbSend, q.sizeErrno(), "inline payload of %d bytes above max_inline_data %d (QP-35)", n, q.cap.MaxInlineData)
+		}
+	}
+	return nil
+}
+
+// sizeErrno is the errno of a send request too big for the QP, with more
+// SGEs than max_send_sge or more inline bytes than max_inline_data
+// (QP-28): EINVAL, or ENOMEM under Policy.PostENOMEM, as mlx5's
+// _mlx5_post_send and its work request builders give.
+func (q *QP) sizeErrno() syscall.Errno {
+	q.cfg.consult(verbs.ReadingPostENOMEM)
+	if q.cfg.Policy.PostENOMEM {
+		return syscall.ENOMEM
+	}
+	return syscall.EINVAL
+}
+
+// checkOpOffered refuses with EINVAL the operations the device does not
+// offer whatever the transport: immediate data on iWARP (QP-43), atomics
+// where atomic_cap is NONE (QP-42), BIND_MW and LOCAL_INV without memory
+// windows (MW-08), recording the reading that decided.
+func (q *QP) checkOpOffered(op verbs.WROpcode) error {
+	p := &q.cfg.Policy
+	switch op {
+	case verbs.WRSendWithImm, verbs.WRRDMAWriteWithImm:
+		q.cfg.consult(verbs.ReadingNoImmData)
+		if p.NoImmData {
+			return verr.Errorf(verbSend, syscall.EINVAL, "%v: the transport has no immediate data (QP-43)", op)
+		}
+	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite:
+		q.cfg.consult(verbs.ReadingNoAtomics)
+		if p.NoAtomics {
+			return verr.Errorf(verbSend, syscall.EINVAL, "%v: the device has no atomics, atomic_cap IBV_ATOMIC_NONE (QP-42)", op)
+		}
+	case verbs.WRBindMW, verbs.WRLocalInv:
+		q.cfg.consult(verbs.ReadingNoMW)
+		if p.NoMW {
+			return verr.Errorf(verbSend, syscall.EINVAL, "%v: the device has no memory windows (MW-08)", op)
 		}
 	}
 	return nil
@@ -258,6 +339,7 @@ func (q *QP) checkSendLocked(w *verbs.SendWR, in builtInline) error {
 // full (QP-29), EFAULT when the inline data is not in registered memory.
 func (q *QP) enqueueSendLocked(w *verbs.SendWR, in builtInline) error {
 	inline := w.Flags&verbs.SendInline != 0
+	q.sq.consultSlots(&q.cfg)
 	if q.sq.full() {
 		if q.sq.freeOnRetire {
 			return errSendBusy
@@ -309,7 +391,7 @@ func (q *QP) enqueueSendLocked(w *verbs.SendWR, in builtInline) error {
 // PostRecv posts a list of receive work requests (ibv_post_recv), in order,
 // stopping at the first that fails: it returns how many were posted and the
 // error, so wrs[n] is the bad request (QP-27). Receives may be posted in every
-// state but RESET (QP-25: EINVAL); at most max_recv_sge elements (QP-32:
+// state but RESET (QP-25: EINVAL; in RESET too under Policy.PostAnyState); at most max_recv_sge elements (QP-32:
 // EINVAL); ENOMEM when the queue is full (QP-31). Requests posted in ERR are
 // flushed at once (FLUSH-05). PostRecv allocates nothing.
 func (q *QP) PostRecv(wrs []verbs.RecvWR) (n int, err error) {
@@ -335,7 +417,10 @@ func (q *QP) postRecvsLocked(wrs []verbs.RecvWR) (int, error) {
 		return 0, errRecvXRC
 	}
 	if q.state == verbs.QPStateReset {
-		return 0, errRecvState
+		q.cfg.consult(verbs.ReadingPostAnyState)
+		if !q.cfg.Policy.PostAnyState {
+			return 0, errRecvState
+		}
 	}
 	if q.init.SRQ != nil {
 		return 0, verr.New(verbRecv, syscall.EINVAL, "the QP receives through its SRQ; post to the SRQ (SRQ-03)")
@@ -348,6 +433,7 @@ func (q *QP) postRecvsLocked(wrs []verbs.RecvWR) (int, error) {
 		if len(w.SGList) > int(q.cap.MaxRecvSGE) {
 			return i, verr.Errorf(verbRecv, syscall.EINVAL, "num_sge %d above max_recv_sge %d (QP-32)", len(w.SGList), q.cap.MaxRecvSGE)
 		}
+		q.rq.consultSlots(&q.cfg)
 		if q.rq.full() {
 			return i, errRecvFull
 		}

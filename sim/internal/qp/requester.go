@@ -316,11 +316,16 @@ func (q *QP) checkLocalLocked(e *wqe) verbs.WCStatus {
 		return verbs.WCSuccess
 	}
 	write := fetches(op)
-	if write && q.cfg.Transport.LateLocalCheck {
-		return verbs.WCSuccess // checked as the response is placed (XFER-31 B)
-	}
 	for _, s := range e.sge {
 		if _, ok := h.LocalLocked(q.cfg.PD, s, write); !ok {
+			if write {
+				// When a READ's or an atomic's bad SGE is found is the
+				// reading's: now (A), or as the response is placed (B).
+				q.cfg.consult(verbs.ReadingLateLocalCheck)
+				if q.cfg.Transport.LateLocalCheck {
+					return verbs.WCSuccess // checked as the response is placed (XFER-31 B)
+				}
+			}
 			return verbs.WCLocProtErr
 		}
 	}

@@ -121,6 +121,7 @@ func (q *QP) respPD() any {
 // raiseLocked raises a QP async event unless the profile has none
 // (ASYNC-11).
 func (q *QP) raiseLocked(t verbs.EventType) {
+	q.cfg.consult(verbs.ReadingNoQPEvents)
 	if q.cfg.Transport.NoQPEvents || q.cfg.Async == nil {
 		return
 	}
@@ -250,8 +251,13 @@ func (q *QP) recvPD() any {
 	if q.typ == verbs.QPTypeXRCRecv {
 		return q.rx.xsrq.PD() // the target has no PD of its own (XRC-10)
 	}
-	if s := q.init.SRQ; s != nil && !q.cfg.Transport.SRQRecvQPPD {
-		return s.PD()
+	if s := q.init.SRQ; s != nil {
+		if s.PD() != q.cfg.PD {
+			q.cfg.consult(verbs.ReadingSRQRecvQPPD) // the SRQ's PD is not the QP's (SRQ-12)
+		}
+		if !q.cfg.Transport.SRQRecvQPPD {
+			return s.PD()
+		}
 	}
 	return q.cfg.PD
 }
@@ -261,12 +267,14 @@ func (q *QP) recvPD() any {
 func (q *QP) placeRecvLocked(payload []byte, at uint64) verbs.WCStatus {
 	sges, _ := q.recvSGEs()
 	if at+uint64(len(payload)) > verbs.SGEListLength(sges) {
+		q.cfg.consult(verbs.ReadingRecvTooSmallRemInvReq)
 		if q.cfg.Transport.RecvTooSmallRemInvReq {
 			return verbs.WCRemInvReqErr
 		}
 		return verbs.WCLocLenErr
 	}
 	if !scatter(q.cfg.Host, q.recvPD(), sges, at, payload) {
+		q.cfg.consult(verbs.ReadingRecvProtQPOp)
 		if q.cfg.Transport.RecvProtQPOp {
 			return verbs.WCLocQPOpErr
 		}
@@ -318,6 +326,7 @@ func (q *QP) rcSendLocked(p *Packet) {
 		w.WCFlags, w.ImmData = verbs.WCWithImm, p.Imm
 	case verbs.WRSendWithInv:
 		if !q.cfg.Host.InvalidateLocked(q.respPD(), p.Imm) {
+			q.cfg.consult(verbs.ReadingSendInvErrAcked)
 			if q.cfg.Transport.SendInvErrAcked {
 				q.sendInvAckedErrorLocked(p)
 				return
@@ -392,6 +401,7 @@ func (q *QP) badRKeyRecvLocked(p *Packet) verbs.WCStatus {
 		return verbs.WCSuccess
 	}
 	st := verbs.WCLocAccessErr
+	q.cfg.consult(verbs.ReadingWriteImmRKeyRemAccess)
 	if q.cfg.Transport.WriteImmRKeyRemAccess {
 		if !p.Last {
 			return verbs.WCSuccess

@@ -223,8 +223,11 @@ func (p *Packet) reply(req *Packet, q *QP, kind PacketKind) {
 func (q *QP) grhLocked(p *Packet, av *verbs.AHAttr) {
 	g := &av.GRH
 	p.SGIDIndex, p.TClass, p.HopLimit, p.FlowLabel = g.SGIDIndex, g.TrafficClass, g.HopLimit, g.FlowLabel&flowLabelMask
-	if q.cfg.Transport.NoFlowLabel {
-		p.FlowLabel = 0
+	if p.FlowLabel != 0 {
+		q.cfg.consult(verbs.ReadingNoFlowLabel) // carried or zeroed, by the reading
+		if q.cfg.Transport.NoFlowLabel {
+			p.FlowLabel = 0
+		}
 	}
 }
 

@@ -166,6 +166,15 @@ func (q *wq) occupied() int {
 	return int(q.tail - q.retired)
 }
 
+// consultSlots records QP-29's reading when a post finds the two readings
+// disagree: reading A counts the queue full (completions of retired
+// requests are not polled yet) and reading B has room.
+func (q *wq) consultSlots(c *Config) {
+	if int(q.tail-q.retired) >= q.depth && int(q.tail-q.done) < q.depth {
+		c.consult(verbs.ReadingFreeSlotOnRetire)
+	}
+}
+
 // outstanding is the number of posted work requests not yet completed.
 func (q *wq) outstanding() int { return int(q.tail - q.done) }
 

@@ -479,22 +479,26 @@ func (q *QP) postBatchLocked(b *wrBatch) error {
 	if q.life != live {
 		return errSendGone
 	}
-	switch q.state {
-	case verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr:
-	default:
-		return errSendState
+	early, err := q.earlyPostLocked(true)
+	if err != nil {
+		return err
 	}
 	free := q.sq.depth - q.sq.occupied()
 	for i := range wrs {
 		w := &wrs[i]
 		in := b.inlineOf(i)
-		if q.cfg.Policy.SendOpsRXE && q.tooBigLocked(w, in) {
-			return errWRSpace
+		if q.tooBigLocked(w, in) {
+			q.cfg.consult(verbs.ReadingSendOpsRXE) // ENOSPC or the errno of post_send
+			if q.cfg.Policy.SendOpsRXE {
+				return errWRSpace
+			}
 		}
 		if err := q.checkSendLocked(w, in); err != nil {
 			return err
 		}
 		if i >= free {
+			q.cfg.consult(verbs.ReadingSendOpsRXE)
+			q.sq.consultSlots(&q.cfg)
 			if q.cfg.Policy.SendOpsRXE {
 				return errWRSpace
 			}
@@ -529,6 +533,9 @@ func (q *QP) postBatchLocked(b *wrBatch) error {
 			return err // not reached: the checks above cover every failure
 		}
 	}
+	if early {
+		return nil // no doorbell before RTS (QP-26 B)
+	}
 	if len(wrs) == 1 && q.direct != nil && q.directLocked() {
 		return nil // carried out in the verb (direct.go)
 	}
@@ -549,6 +556,9 @@ func (q *QP) tooBigLocked(w *verbs.SendWR, in builtInline) bool {
 	n := verbs.SGEListLength(w.SGList)
 	if in.set {
 		n = uint64(len(in.data))
+	}
+	if w.Opcode == verbs.WRAtomicWrite && in.set {
+		n = 0 // its 8 bytes travel in the request, not as inline data (XFER-33)
 	}
 	return n > uint64(q.cap.MaxInlineData)
 }
