@@ -181,6 +181,7 @@ func cmEP(t *tester, e *env) {
 	}
 	c.WantErrno("a call on the destroyed endpoint", cl.Disconnect(), syscall.ENOENT)
 
+	e.need(verbs.ReadingNoSRQ) // rdma_create_srq makes an SRQ (SRQ-13)
 	srq := c.id(c.channel(), rdmacm.PSTCP)
 	c.WantOK("rdma_bind_addr", srq.BindAddr(c.dst()))
 	sattr := verbs.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 8, MaxSGE: 1}}

@@ -329,15 +329,16 @@ func cmCreateQP(t *tester, e *env) {
 	}
 	again := cmQPAttr(verbs.QPTypeRC)
 	c.WantErrno("a second rdma_create_qp", id.CreateQP(nil, &again), syscall.EINVAL)
+	c.WantErrno("rdma_destroy_id with a QP", id.Destroy(context.Background()), syscall.EBUSY)
+	c.WantOK("rdma_destroy_qp", id.DestroyQP())
+	if id.QP() != nil || id.SendCQ() != nil {
+		t.Errorf("after rdma_destroy_qp the ID still reports its QP or CQs")
+	}
+	e.needQP(verbs.QPTypeUD) // RDMA_PS_UDP makes a UD QP
 	u := c.id(ch, rdmacm.PSUDP)
 	c.resolve(ch, u, c.dst())
 	uq := c.qp(u)
 	if a := c.qpAttr("the new UD QP", uq); a.QPState != verbs.QPStateRTS || a.QKey != rdmacm.UDPQKey {
 		t.Errorf("a UD QP from rdma_create_qp: state %v Q_Key %#x, want RTS and 0x01234567", a.QPState, a.QKey)
-	}
-	c.WantErrno("rdma_destroy_id with a QP", id.Destroy(context.Background()), syscall.EBUSY)
-	c.WantOK("rdma_destroy_qp", id.DestroyQP())
-	if id.QP() != nil || id.SendCQ() != nil {
-		t.Errorf("after rdma_destroy_qp the ID still reports its QP or CQs")
 	}
 }

@@ -25,6 +25,7 @@ func cmSIDR(t *tester, e *env) {
 	if c == nil {
 		return
 	}
+	e.needQP(verbs.QPTypeUD) // RDMA_PS_UDP's QPs are UD
 	sch, cch := c.channel(), c.channel()
 	_, at := c.listen(sch, rdmacm.PSUDP)
 	id := c.id(cch, rdmacm.PSUDP)
@@ -77,6 +78,7 @@ func cmMulticast(t *tester, e *env) {
 	rc := c.id(ch, rdmacm.PSTCP)
 	c.WantOK("rdma_bind_addr", rc.BindAddr(c.dst()))
 	c.WantErrno("rdma_join_multicast on an RC ID", rc.JoinMulticast(group, nil), syscall.EINVAL)
+	e.needQP(verbs.QPTypeUD) // joins are for UD QPs
 	var ids []rdmacm.ID
 	var av rdmacm.UDParam
 	for i := range 2 {
@@ -108,6 +110,7 @@ func cmMulticast(t *tester, e *env) {
 // mcastQP makes a UD QP in RTS on the device, with its CQ.
 func mcastQP(t *tester, e *env, pd verbs.PD) (verbs.QP, verbs.MulticastAttacher) {
 	t.Helper()
+	e.needQP(verbs.QPTypeUD) // only UD QPs join groups (MCAST-01)
 	q := e.CQ(16, nil, nil)
 	qp, err := pd.CreateQP(verbs.QPInitAttr{SendCQ: q, RecvCQ: q, Type: verbs.QPTypeUD, Cap: verbs.QPCap{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
 	e.WantOK("ibv_create_qp", err)
