@@ -85,7 +85,7 @@ var (
 )
 
 // commandTable is every command of the language. The engine-facing half of
-// each lives in engine.go.
+// each is its entry in handlers (engine.go).
 var commandTable = map[string]command{
 	// The fabric and time.
 	"fabric": {keys: map[string]key{"devices": {list: true}, "mode": {oneOf: []string{"auto", "manual"}}, "seed": numKey,

@@ -122,3 +122,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestEveryCommandHasAHandler keeps the command table and the handlers one
+// list: a command Parse accepts always runs, and no handler is unreachable.
+func TestEveryCommandHasAHandler(t *testing.T) {
+	for name := range commandTable {
+		if handlers[name] == nil {
+			t.Errorf("command %s has no handler", name)
+		}
+	}
+	for name := range handlers {
+		if _, ok := commandTable[name]; !ok {
+			t.Errorf("handler %s has no command", name)
+		}
+	}
+}
