@@ -60,6 +60,7 @@ type objects struct {
 	qp  map[string]*qpObj
 	srq map[string]*sim.SRQ
 	ah  map[string]*sim.AH
+	mw  map[string]*sim.MW
 	// cqDev is each CQ's device, to tell apart QPs of equal numbers on
 	// different devices.
 	cqDev map[string]string
@@ -90,6 +91,7 @@ type qpObj struct {
 type interp struct {
 	file    string
 	profile sim.Profile
+	config  func(*sim.Config) // what fabric adds to the fabric's configuration
 	f       *sim.Fabric
 	log     *trace.Log
 	seen    int // trace records already shown
@@ -114,7 +116,7 @@ func newInterp(file string, p sim.Profile) *interp {
 		file: file, profile: p,
 		obj: objects{ctx: map[string]*sim.Context{}, pd: map[string]*sim.PD{}, ch: map[string]*sim.CompChannel{},
 			cq: map[string]*sim.CQ{}, mr: map[string]*mrObj{}, qp: map[string]*qpObj{}, srq: map[string]*sim.SRQ{},
-			ah: map[string]*sim.AH{}, cqDev: map[string]string{}, cqChan: map[string]string{}, kind: map[string]string{}},
+			ah: map[string]*sim.AH{}, mw: map[string]*sim.MW{}, cqDev: map[string]string{}, cqChan: map[string]string{}, kind: map[string]string{}},
 		alias:   map[string]string{},
 		asyncRd: map[string][]asyncRead{},
 	}
@@ -138,6 +140,9 @@ func (in *interp) newFabric(devices []string, manual bool, seed uint64, dev func
 			dev(&c)
 		}
 		cfg.Devices = append(cfg.Devices, c)
+	}
+	if in.config != nil {
+		in.config(&cfg)
 	}
 	f, err := sim.NewFabric(cfg)
 	if err != nil {
@@ -354,6 +359,7 @@ var handlers = map[string]func(*interp, *Step, *args) error{
 	"destroy_cq": (*interp).doDestroyCQ, "destroy_qp": (*interp).doDestroyQP, "destroy_srq": (*interp).doDestroySRQ,
 	"destroy_ah": (*interp).doDestroyAH, "destroy_comp_channel": (*interp).doDestroyCompChannel,
 	"dereg_mr": (*interp).doDeregMR, "dealloc_pd": (*interp).doDeallocPD,
+	"fill": (*interp).doFill, "alloc_mw": (*interp).doAllocMW, "bind_mw": (*interp).doBindMW, "dealloc_mw": (*interp).doDeallocMW,
 }
 
 // records returns the trace records added since the last call, with the

@@ -15,7 +15,7 @@ import (
 
 // doFaults runs faults: fabric-wide random packet faults.
 func (in *interp) doFaults(_ *Step, a *args) error {
-	x := sim.Faults{Drop: a.prob("drop"), Duplicate: a.prob("duplicate"), Delay: a.prob("delay")}
+	x := sim.Faults{Drop: a.prob("drop"), Duplicate: a.prob("duplicate"), Delay: a.prob("delay"), MaxDelay: a.num("max_delay_ns", 0)}
 	in.verbResult("set fabric-wide faults", in.f.SetFaults(x))
 	return nil
 }

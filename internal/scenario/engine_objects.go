@@ -28,6 +28,8 @@ func kindOf(verb string) string {
 		return "qp"
 	case "create_ah":
 		return "ah"
+	case "alloc_mw":
+		return "mw"
 	}
 	return verb
 }
@@ -118,11 +120,7 @@ func (in *interp) doRegMR(_ *Step, a *args) error {
 	}
 	acc := verbs.AccessLocalWrite
 	if xs := a.list("access"); len(xs) > 0 {
-		acc = 0
-		for _, x := range xs {
-			acc |= map[string]verbs.AccessFlags{"local_write": verbs.AccessLocalWrite, "remote_write": verbs.AccessRemoteWrite,
-				"remote_read": verbs.AccessRemoteRead, "remote_atomic": verbs.AccessRemoteAtomic}[x]
-		}
+		acc = accessOf(xs)
 	}
 	buf := make([]byte, min(a.num("size", 4096), 1<<24))
 	mr, err := in.obj.pd[p].RegMR(buf, acc)
@@ -145,8 +143,17 @@ func (in *interp) doCreateAH(_ *Step, a *args) error {
 	if d != "" {
 		dev = in.obj.qp[d].dev
 	}
-	ah, err := in.obj.pd[p].CreateAH(verbs.AHAttr{DLID: in.lidOf(dev), PortNum: 1})
-	in.verbResult(fmt.Sprintf("ibv_create_ah(dlid %d: port 1 of %s)", in.lidOf(dev), dev), err)
+	attr, call := verbs.AHAttr{DLID: in.lidOf(dev), PortNum: 1}, fmt.Sprintf("ibv_create_ah(dlid %d: port 1 of %s)", in.lidOf(dev), dev)
+	if v := a.str("av", ""); v != "" {
+		av, err := in.avOf(v)
+		if err != nil {
+			in.verbResult("ibv_create_ah", err)
+			return nil
+		}
+		attr, call = av, "ibv_create_ah(port 1 of "+v+")"
+	}
+	ah, err := in.obj.pd[p].CreateAH(attr)
+	in.verbResult(call, err)
 	if err == nil {
 		in.obj.ah[name] = ah
 		in.aliasNewest("create_ah", "ah "+name)

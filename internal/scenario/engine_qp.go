@@ -25,7 +25,8 @@ func (in *interp) doCreateQP(_ *Step, a *args) error {
 		rc = both
 	}
 	attr := sim.QPInitAttr{Context: name, SendCQ: in.obj.cq[sc], RecvCQ: in.obj.cq[rc], SQSigAll: a.has("sq_sig_all"),
-		Cap: verbs.QPCap{MaxSendWR: uint32(min(a.num("send_wr", 4), 1<<20)), MaxRecvWR: uint32(min(a.num("recv_wr", 4), 1<<20)), MaxSendSGE: 1, MaxRecvSGE: 1}}
+		Cap: verbs.QPCap{MaxSendWR: uint32(min(a.num("send_wr", 4), 1<<20)), MaxRecvWR: uint32(min(a.num("recv_wr", 4), 1<<20)), MaxSendSGE: uint32(min(a.num("send_sge", 1), 1<<10)), MaxRecvSGE: uint32(min(a.num("recv_sge", 1), 1<<10)),
+			MaxInlineData: uint32(min(a.num("inline", 0), 1<<20))}}
 	if s != "" {
 		attr.SRQ = in.obj.srq[s]
 		attr.Cap.MaxRecvWR = 0
@@ -93,10 +94,22 @@ func (in *interp) doModify(st *Step, a *args) error {
 	if peer != "" {
 		dlid = in.lidOf(in.obj.qp[peer].dev)
 	}
-	attr := verbs.QPAttr{QPState: to, PortNum: 1, QKey: 0x11111111, QPAccessFlags: verbs.AccessRemoteWrite | verbs.AccessRemoteRead,
-		PathMTU: verbs.MTU1024, DestQPNum: dest, MaxDestRDAtomic: 1, MinRNRTimer: uint8(a.num("min_rnr_timer", 12)),
+	attr := verbs.QPAttr{QPState: to, PortNum: 1, QKey: uint32(a.num("qkey", 0x11111111)), QPAccessFlags: verbs.AccessRemoteWrite | verbs.AccessRemoteRead,
+		PathMTU: mtuOf(a.str("path_mtu", "1024")), DestQPNum: dest, MaxDestRDAtomic: uint8(a.num("max_dest_rd_atomic", 1)), MinRNRTimer: uint8(a.num("min_rnr_timer", 12)),
 		AHAttr: verbs.AHAttr{DLID: dlid, PortNum: 1}, Timeout: uint8(a.num("timeout", 14)), RetryCnt: uint8(a.num("retry_cnt", 7)),
-		RNRRetry: uint8(a.num("rnr_retry", 7)), MaxRDAtomic: 1}
+		RNRRetry: uint8(a.num("rnr_retry", 7)), MaxRDAtomic: uint8(a.num("max_rd_atomic", 1)),
+		RQPSN: uint32(a.num("rq_psn", 0)), SQPSN: uint32(a.num("sq_psn", 0))}
+	if keyGiven(a, "access") {
+		attr.QPAccessFlags = accessOf(a.list("access"))
+	}
+	if d := a.str("av", ""); d != "" {
+		av, err := in.avOf(d)
+		if err != nil {
+			in.verbResult("ibv_modify_qp", err)
+			return nil
+		}
+		attr.AHAttr = av
+	}
 	err := o.q.Modify(&attr, mask)
 	in.verbResult(fmt.Sprintf("ibv_modify_qp(%s, %v→%v, mask %v)", n, cur, to, mask), err)
 	if err == nil {

@@ -17,6 +17,7 @@ func (in *interp) doFabric(st *Step, a *args) error {
 		devs = []string{"a", "b"}
 	}
 	manual := a.str("mode", "auto") == "manual"
+	in.config = fabricConfig(a)
 	if err := in.setReadings(a); err != nil {
 		in.verbResult("create the fabric", err)
 		return nil
@@ -59,6 +60,9 @@ func (in *interp) doTick(_ *Step, a *args) error {
 // doRun runs run: the engine until idle, within a bound of virtual time.
 func (in *interp) doRun(_ *Step, a *args) error {
 	limit := a.num("ms", 10000) * 1000000
+	if keyGiven(a, "ns") {
+		limit = a.num("ns", 0)
+	}
 	start := in.f.Now()
 	idle := in.f.RunUntilIdle(start + limit)
 	if idle {
