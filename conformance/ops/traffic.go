@@ -577,6 +577,6 @@ func (r *trafficRun) modify(q *trafficQP, attr verbs.QPAttr, mask verbs.QPAttrMa
 	if peer >= 0 {
 		op.Peer, op.AV = qpName(peer), devName(r.qps[peer].dev)
 	}
-	r.rec(op, err)
+	r.rec(op.masked(), err)
 	r.fatal(err)
 }

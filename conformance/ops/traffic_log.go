@@ -31,8 +31,12 @@ func (r *trafficRun) rec(op TrafficOp, err error) {
 	r.outcomes = append(r.outcomes, out)
 }
 
-// TrafficLog renders ops as a scenario, one line per operation.
-func TrafficLog(ops []TrafficOp) string {
+// TrafficLog renders ops as a scenario, one line per operation. With
+// outcomes (one per operation), each operation whose call failed or
+// polled completions says so in a narration line above it, "# in the
+// run: EAGAIN" or "# in the run: wr_id 7 IBV_WC_SUCCESS; ...": verbsim run
+// shows it beside what the replay does (RunOutcome reads it back).
+func TrafficLog(ops []TrafficOp, outcomes []string) string {
 	var b strings.Builder
 	b.WriteString("# The calls of a conformance/ops TrafficStateMachine run, as a scenario: verbsim run FILE\n")
 	b.WriteString("# replays them on verbsim, and ops.ParseTraffic reads them back.\n")
@@ -40,9 +44,27 @@ func TrafficLog(ops []TrafficOp) string {
 		if i > 0 {
 			b.WriteString("\n")
 		}
+		if i < len(outcomes) && outcomes[i] != "" {
+			b.WriteString("# " + runMark + outcomes[i] + "\n")
+		}
 		b.WriteString(op.String() + "\n")
 	}
 	return b.String()
+}
+
+// runMark starts the narration line that says what a call did in the run.
+const runMark = "in the run: "
+
+// RunOutcome returns the outcome a traffic log's narration gives for its
+// step (the lines above the command, without "# "), or "" when it names
+// none: success, or a poll that found nothing.
+func RunOutcome(narration []string) string {
+	for _, l := range narration {
+		if o, ok := strings.CutPrefix(l, runMark); ok {
+			return o
+		}
+	}
+	return ""
 }
 
 // fatalf ends the run with its log, whose last operation is the one that
@@ -50,7 +72,7 @@ func TrafficLog(ops []TrafficOp) string {
 func (r *trafficRun) fatalf(format string, args ...any) {
 	r.t.Helper()
 	r.t.Fatalf("%s\n\nThe run as a scenario (save it and replay it with verbsim run FILE); %s\n\n%s",
-		fmt.Sprintf(format, args...), TrafficFailureMark, TrafficLog(r.log))
+		fmt.Sprintf(format, args...), TrafficFailureMark, TrafficLog(r.log, r.outcomes))
 }
 
 // wcWords renders completions as the log's outcome of a poll: "wr_id N
@@ -66,11 +88,10 @@ func wcWords(wcs []verbs.WC) string {
 // fill writes into the pieces of b the bytes kind and seed make (TFill),
 // and logs it.
 func (r *trafficRun) fill(b bufRef, kind string, seed uint64) {
-	q := r.qps[b.qp]
 	n := 0
-	at := make([]Piece, len(b.offs))
+	var at []Piece
 	for i, off := range b.offs {
-		at[i] = Piece{uint64(off), uint64(b.lens[i])}
+		at = append(at, Piece{uint64(off), uint64(b.lens[i])})
 		n += b.lens[i]
 	}
 	var data []byte
@@ -82,7 +103,6 @@ func (r *trafficRun) fill(b bufRef, kind string, seed uint64) {
 	default:
 		data = []byte(strings.Repeat(string([]byte{byte(seed)}), n))
 	}
-	_ = q
 	r.write(b, data)
 	r.rec(TFill{MR: mrName(b.qp), At: at, Kind: kind, Seed: seed}, nil)
 }
@@ -94,6 +114,9 @@ func mwName(i int) string { return fmt.Sprintf("mw%d", i) }
 
 // pieceList turns a gather or scatter list of QP i's MR into pieces.
 func (r *trafficRun) pieceList(i int, sges []verbs.SGE) []Piece {
+	if len(sges) == 0 {
+		return nil
+	}
 	base := r.qps[i].mr.Addr()
 	out := make([]Piece, len(sges))
 	for k, s := range sges {

@@ -429,3 +429,49 @@ func (o TBindMW) String() string {
 }
 
 func (o TDeallocMW) String() string { return cmd("dealloc_mw").kv("mw", o.MW).String() }
+
+// masked returns o with only the attributes of its mask: what it prints.
+func (o TModifyQP) masked() TModifyQP {
+	m := o.Mask
+	keep := func(bit verbs.QPAttrMask) bool { return m&bit != 0 }
+	if !keep(verbs.QPAttrAccessFlags) {
+		o.Access = 0
+	}
+	if !keep(verbs.QPAttrDestQPN) {
+		o.Peer = ""
+	}
+	if !keep(verbs.QPAttrAV) {
+		o.AV = ""
+	}
+	if !keep(verbs.QPAttrPathMTU) {
+		o.PathMTU = 0
+	}
+	if !keep(verbs.QPAttrRQPSN) {
+		o.RQPSN = 0
+	}
+	if !keep(verbs.QPAttrSQPSN) {
+		o.SQPSN = 0
+	}
+	if !keep(verbs.QPAttrQKey) {
+		o.QKey = 0
+	}
+	if !keep(verbs.QPAttrTimeout) {
+		o.Timeout = 0
+	}
+	if !keep(verbs.QPAttrRetryCnt) {
+		o.RetryCnt = 0
+	}
+	if !keep(verbs.QPAttrRNRRetry) {
+		o.RNRRetry = 0
+	}
+	if !keep(verbs.QPAttrMinRNRTimer) {
+		o.MinRNRTimer = 0
+	}
+	if !keep(verbs.QPAttrMaxQPRDAtomic) {
+		o.MaxRDAtomic = 0
+	}
+	if !keep(verbs.QPAttrMaxDestRDAtomic) {
+		o.MaxDestRDAtom = 0
+	}
+	return o
+}
