@@ -271,8 +271,8 @@ func (in *interp) undefine(name string) {
 // aliasNewest maps the trace name of the object a create verb just made
 // (the newest record of a successful call of verb) to "kind name".
 func (in *interp) aliasNewest(verb, label string) {
-	recs := in.log.Records()
-	for i := len(recs) - 1; i >= in.seen && i >= 0; i-- {
+	recs := in.log.From(in.seen)
+	for i := len(recs) - 1; i >= 0; i-- {
 		if r := &recs[i]; r.Kind == trace.KindVerb && r.Name == verb && r.Errno == 0 {
 			in.alias[recs[i].Object] = label
 			return
@@ -368,12 +368,11 @@ func (in *interp) records() []trace.Record {
 	if in.log == nil {
 		return nil
 	}
-	all := in.log.Records()
-	if in.seen > len(all) {
+	if in.seen > in.log.Len() {
 		in.seen = 0
 	}
-	out := all[in.seen:]
-	in.seen = len(all)
+	out := in.log.From(in.seen)
+	in.seen = in.log.Len()
 	for i := range out {
 		out[i].Object = in.rename(out[i].Object)
 		out[i].Peer = in.rename(out[i].Peer)

@@ -99,6 +99,10 @@ func (in *interp) doPostSend(st *Step, a *args) error {
 	if k > 0 && wasErr {
 		in.note("FLUSH-05")
 	}
+	if w := a.str("mw", ""); w != "" && k > 0 {
+		in.say("mw %s: rkey %#x (a BIND_MW keeps the window's index, the upper 24 bits: MW-05)", w, in.obj.mw[w].RKey())
+		in.note("MW-05")
+	}
 	return nil
 }
 

@@ -2,7 +2,11 @@ package scenario
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -95,6 +99,10 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("poll_cq cq=(A,B)\n----\nx\n\n# n\n"))
 	f.Add([]byte("fault action=drop kind=(ack,send) skip=0x2\n"))
+	if src, err := os.ReadFile("testdata/windows.scen"); err == nil {
+		f.Add(src)
+	}
+	f.Add([]byte("post_send qp=q wr_id=(1,2) opcode=(write,send) sge=(0+8/8+0,-) raddr=(m+4,0x10) rkey=0x2aa inline=(2)\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		s, err := Parse("fuzz.scen", src)
 		if err != nil {
@@ -136,4 +144,39 @@ func TestEveryCommandHasAHandler(t *testing.T) {
 			t.Errorf("handler %s has no command", name)
 		}
 	}
+}
+
+// FuzzSGEs: the readers of scatter lists (OFF+LEN/...) and addresses
+// (MR+OFF) never panic, and what they accept prints back as text they read
+// the same.
+func FuzzSGEs(f *testing.F) {
+	for _, s := range []string{"-", "0+8", "100+200/0+100", "0x10+0", "m+4", "17", "+", "1+2+3", "a/b", "4294967296+1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if ps, err := parseSGEs(s); err == nil {
+			text := "-"
+			if len(ps) > 0 {
+				var parts []string
+				for _, p := range ps {
+					parts = append(parts, fmt.Sprintf("%d+%d", p.off, p.len))
+				}
+				text = strings.Join(parts, "/")
+			}
+			again, err := parseSGEs(text)
+			if err != nil || !slices.Equal(ps, again) {
+				t.Fatalf("%q reads as %v, printed %q, which reads as %v, %v", s, ps, text, again, err)
+			}
+		}
+		if name, off, err := parseAddr(s); err == nil {
+			text := strconv.FormatUint(off, 10)
+			if name != "" {
+				text = name + "+" + text
+			}
+			n2, o2, err := parseAddr(text)
+			if err != nil || n2 != name || o2 != off {
+				t.Fatalf("%q reads as %q+%d, printed %q, which reads as %q+%d, %v", s, name, off, text, n2, o2, err)
+			}
+		}
+	})
 }
