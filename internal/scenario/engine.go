@@ -100,9 +100,13 @@ type interp struct {
 	asyncRd map[string][]asyncRead // every async event read, per context
 	// prevRing is each CQ's length before the step, to tell a poll that
 	// found completions from one that found none.
-	notes []string // rule IDs the command itself explains
-	lines []string // what the command returned
-	err   error    // the engine error of the command, if any
+	// mkFabric makes the fabric instead of sim.NewFabric: an explorer's
+	// world (threads.go). script is the script run, for the explore step.
+	mkFabric func(sim.Config) (*sim.Fabric, error)
+	script   *Script
+	notes    []string // rule IDs the command itself explains
+	lines    []string // what the command returned
+	err      error    // the engine error of the command, if any
 }
 
 // scriptError is a mistake of the script that only shows at run time (a
@@ -144,7 +148,11 @@ func (in *interp) newFabric(devices []string, manual bool, seed uint64, dev func
 	if in.config != nil {
 		in.config(&cfg)
 	}
-	f, err := sim.NewFabric(cfg)
+	mk := sim.NewFabric
+	if in.mkFabric != nil {
+		mk = in.mkFabric
+	}
+	f, err := mk(cfg)
 	if err != nil {
 		return err
 	}
@@ -330,7 +338,11 @@ func (in *interp) exec(st *Step) error {
 			}
 		}()
 	}
-	err := handlers[st.Verb](in, st, a)
+	h := handlers[st.Verb]
+	if th, ok := threadHandlers[st.Verb]; ok {
+		h = th // threads.go; not in handlers, as exploreStep runs exec again
+	}
+	err := h(in, st, a)
 	if err == nil {
 		err = a.err
 	}
