@@ -64,7 +64,7 @@ func (in *interp) doRun(_ *Step, a *args) error {
 		limit = a.num("ns", 0)
 	}
 	start := in.f.Now()
-	idle := in.f.RunUntilIdle(start + limit)
+	idle := in.f.RunUntilIdle(limit) // limit is counted from now (sim.Fabric.RunUntilIdle)
 	if idle {
 		in.say("ran until idle: %s of virtual time passed", fmtDur(in.f.Now()-start))
 	} else {
