@@ -1622,6 +1622,24 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	return 0;
 }
 
+/* ibv_attach_mcast and ibv_detach_mcast (MCAST-01, MCAST-02): the GID goes
+ * to Go as its 16 bytes. */
+EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	FORKED_R();
+	if (!to_qp(qp) || !gid)
+		return EINVAL;
+	return vs_mcast(to_qp(qp)->h, (uint8_t *)gid->raw, lid, 1);
+}
+
+EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	FORKED_R();
+	if (!to_qp(qp) || !gid)
+		return EINVAL;
+	return vs_mcast(to_qp(qp)->h, (uint8_t *)gid->raw, lid, 0);
+}
+
 /* Requests go to Go in batches of POST_BATCH, so a long list needs no
  * allocation; the engine stops at the first failing one. */
 #define POST_BATCH 32

@@ -180,18 +180,6 @@ EXPORT int ibv_read_ibdev_sysfs_file(char *buf, size_t size, const char *fmt, ..
 
 /* ---- unsupported public verbs --------------------------------------- */
 
-EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	(void)qp, (void)gid, (void)lid;
-	return EOPNOTSUPP;
-}
-
-EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
-{
-	(void)qp, (void)gid, (void)lid;
-	return EOPNOTSUPP;
-}
-
 EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 {
 	(void)cmd_fd;

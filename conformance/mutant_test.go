@@ -107,6 +107,8 @@ type hooks struct {
 	xrc *xrcHooks
 	// dm breaks device memory (dm_mutants_test.go).
 	dm *dmHooks
+	// cm breaks the connection manager and multicast (mutants_cm_test.go).
+	cm *cmHooks
 }
 
 // mutant is a broken device and the rules that must catch it.
@@ -130,6 +132,7 @@ func (m mutant) factory() conformance.NewDevice {
 type mDevice struct {
 	inner conformance.Device
 	h     *hooks
+	cm    *mCM // the wrapped connection manager, made on first use (mutants_cm_test.go)
 }
 
 func (d *mDevice) Name() string { return d.inner.Name() }
@@ -745,7 +748,7 @@ func (ch *mChannel) Len() int { return ch.inner.(conformance.Depth).Len() }
 // mutants are every family's mutants. Each <family>_mutants_test.go file has a
 // function returning its family's; to add a family, list its function here.
 var mutants = slices.Concat(
-	asyncMutants(), avMutants(), chanMutants(), cqMutants(), cqexMutants(),
+	asyncMutants(), avMutants(), chanMutants(), cmMutants(), cqMutants(), cqexMutants(),
 	dmMutants(), mrMutants(), mwMutants(), notifyMutants(), odpMutants(),
 	pdMutants(), qpMutants(), qpcqMutants(), qpxMutants(), queryMutants(),
 	reregMutants(), flushMutants(), sqDrainedMutants(), srqMutants(),

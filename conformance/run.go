@@ -41,7 +41,8 @@ func (c Case) Source() string {
 // the rules it checks and add a row to that file's table; a new file's table
 // is added here.
 var suite = [][]Case{
-	asyncCases, avCases, avGRHCases, avPostCases, chanCases, cqCases, cqDestroyCases, cqPollCases,
+	asyncCases, avCases, avGRHCases, avPostCases, chanCases, cmConnectCases, cmMiscCases, cmSetupCases, cmUDCases,
+	cqCases, cqDestroyCases, cqPollCases,
 	cqexCases, dmCases, flushCases, mrCases, mrReregCases, mwCases,
 	mwKeyCases, notifyCases, odpCases, pdCases, qpCases, qpCqCases, qpModifyCases,
 	qpOpcodeCases, qpPostCases, qpxCases, queryCases, srqCases, srqErrorCases,

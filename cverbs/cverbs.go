@@ -189,6 +189,9 @@ func (c *devContext) Close() error {
 	if c.closed.Load() {
 		return einval("ibv_close_device")
 	}
+	if cmOwns(unsafe.Pointer(c.c)) {
+		return ebusyCM("ibv_close_device")
+	}
 	if rc, e := C.ibv_close_device(c.c); rc != 0 {
 		return rcErrno("ibv_close_device", rc, e)
 	}

@@ -46,6 +46,7 @@ struct ibv_device *cv_device(struct ibv_device **l, int i);
 void cv_set_ah_gid(struct ibv_ah_attr *a, const uint8_t *gid);
 void cv_get_ah_gid(const struct ibv_ah_attr *a, uint8_t *gid);
 void cv_gid_raw(const union ibv_gid *g, uint8_t *out);
+void cv_raw_gid(const uint8_t *in, union ibv_gid *g);
 void *cv_event_element(struct ibv_async_event *ev, int *port);
 
 

@@ -50,7 +50,19 @@
 // two Go runtimes in one process, which Go does not support
 // (golang/go#18976); docs/c-programs.md says what was measured.
 //
+// RDMACM is the binding to librdmacm: the connection manager as package
+// rdmacm's interfaces, so that a program written against them
+// (examples/cmecho) runs on an adapter's CM as on the simulator's. Its
+// event channels wait in poll(2) like the completion channels; Destroy of
+// an ID waits for the acknowledgement of the events read, bounded by its
+// context.Context. The verbs objects librdmacm makes (its device contexts,
+// the default PD, the CQs and channels of rdma_create_qp) are ordinary
+// objects of the binding that librdmacm owns: closing or destroying one
+// directly is EBUSY, and a QP of rdma_create_qp is destroyed with the ID's
+// DestroyQP. Synchronous IDs wait inside C, where no context reaches. On a
+// host without an RDMA CM device every call fails with ENODEV.
+//
 // Without cgo, or on a system without libibverbs, the package has no
-// functions: the cgo files need the libibverbs headers and library
-// (Debian: libibverbs-dev).
+// functions: the cgo files need the libibverbs and librdmacm headers and
+// libraries (Debian: libibverbs-dev, librdmacm-dev).
 package cverbs

@@ -150,6 +150,11 @@ void cv_gid_raw(const union ibv_gid *g, uint8_t *out)
 	memcpy(out, g->raw, 16);
 }
 
+void cv_raw_gid(const uint8_t *in, union ibv_gid *g)
+{
+	memcpy(g->raw, in, 16);
+}
+
 /* cv_event_element returns the object an async event names, or NULL with
  * *port set for port and device events. */
 void *cv_event_element(struct ibv_async_event *ev, int *port)

@@ -152,6 +152,9 @@ func (p *pd) Dealloc() error {
 		return err
 	}
 	defer p.mu.Unlock()
+	if cmOwns(unsafe.Pointer(p.p)) {
+		return ebusyCM("ibv_dealloc_pd")
+	}
 	if rc, e := C.ibv_dealloc_pd(p.p); rc != 0 {
 		return rcErrno("ibv_dealloc_pd", rc, e)
 	}
@@ -579,6 +582,9 @@ func (ch *channel) Destroy() error {
 		return err
 	}
 	defer ch.mu.Unlock()
+	if cmOwns(unsafe.Pointer(ch.ch)) {
+		return ebusyCM("ibv_destroy_comp_channel")
+	}
 	if rc, e := C.ibv_destroy_comp_channel(ch.ch); rc != 0 {
 		return rcErrno("ibv_destroy_comp_channel", rc, e)
 	}
@@ -787,6 +793,9 @@ func (q *cq) DestroyContext(ctx context.Context) error {
 		return err
 	}
 	q.mu.Unlock()
+	if cmOwns(unsafe.Pointer(q.c)) {
+		return ebusyCM("ibv_destroy_cq")
+	}
 	for _, e := range []*events{&q.comp, &q.async} {
 		if err := e.settled(ctx); err != nil {
 			return interrupted("ibv_destroy_cq", ctx)

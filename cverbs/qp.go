@@ -104,6 +104,9 @@ type qp struct {
 	num       uint32
 	typ       verbs.QPType
 	state     verbs.QPState
+	// byCM marks a QP of rdma_create_qp: librdmacm moves it through its
+	// states, so State reads ibv_qp.state.
+	byCM bool
 
 	send  sendScratch
 	recv  recvScratch
@@ -122,6 +125,9 @@ func (q *qp) QPContext() any         { return q.qpContext }
 func (q *qp) State() verbs.QPState {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.byCM && !q.dead {
+		q.state = verbs.QPState(q.c.state)
+	}
 	return q.state
 }
 
@@ -437,6 +443,9 @@ func (q *qp) Destroy() error { return q.DestroyContext(context.Background()) }
 // DestroyContext is ibv_destroy_qp once every async event read for the QP
 // is acknowledged, waiting for that until ctx ends.
 func (q *qp) DestroyContext(ctx context.Context) error {
+	if q.byCM {
+		return ebusyCM("ibv_destroy_qp (destroy it with rdma_destroy_qp)")
+	}
 	return q.destroyAcked(ctx, "ibv_destroy_qp", &q.async, unsafe.Pointer(q.c), func() (C.int, error) {
 		rc, e := C.ibv_destroy_qp(q.c)
 		return rc, e
@@ -554,8 +563,41 @@ func (s *srq) Destroy() error { return s.DestroyContext(context.Background()) }
 // DestroyContext is ibv_destroy_srq once every async event read for the
 // SRQ is acknowledged, waiting for that until ctx ends.
 func (s *srq) DestroyContext(ctx context.Context) error {
+	if cmOwns(unsafe.Pointer(s.s)) {
+		return ebusyCM("ibv_destroy_srq (destroy it with rdma_destroy_srq)")
+	}
 	return s.destroyAcked(ctx, "ibv_destroy_srq", &s.async, unsafe.Pointer(s.s), func() (C.int, error) {
 		rc, e := C.ibv_destroy_srq(s.s)
 		return rc, e
 	}, s.recv.free)
 }
+
+// AttachMcast is ibv_attach_mcast: it attaches the UD QP to the multicast
+// group of gid and lid (verbs.MulticastAttacher).
+func (q *qp) AttachMcast(gid verbs.GID, lid uint16) error {
+	return q.mcast("ibv_attach_mcast", gid, lid, true)
+}
+
+// DetachMcast is ibv_detach_mcast.
+func (q *qp) DetachMcast(gid verbs.GID, lid uint16) error {
+	return q.mcast("ibv_detach_mcast", gid, lid, false)
+}
+
+func (q *qp) mcast(verb string, gid verbs.GID, lid uint16, on bool) error {
+	if err := q.lock(verb); err != nil {
+		return err
+	}
+	defer q.mu.Unlock()
+	var g C.union_ibv_gid
+	C.cv_raw_gid((*C.uint8_t)(unsafe.Pointer(&gid[0])), &g)
+	var rc C.int
+	var e error
+	if on {
+		rc, e = C.ibv_attach_mcast(q.c, &g, C.uint16_t(lid))
+	} else {
+		rc, e = C.ibv_detach_mcast(q.c, &g, C.uint16_t(lid))
+	}
+	return rcErrno(verb, rc, e)
+}
+
+var _ verbs.MulticastAttacher = (*qp)(nil)

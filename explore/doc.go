@@ -9,10 +9,10 @@
 // or World.Fabric), creates what its goroutines share, and starts them
 // with World.Go (and World.Daemon for a server loop that may wait for
 // ever). The explorer runs the goroutines one at a time: every verb call,
-// every blocking wait (ibv_get_cq_event, ibv_get_async_event, a destroy
-// waiting for acks) and every engine event (the fabric runs in Manual
-// mode: each packet delivery is a step of its own) is a choice point where
-// it decides what moves next; so is every packet-fault draw when the
+// every blocking wait (ibv_get_cq_event, ibv_get_async_event,
+// rdma_get_cm_event, a destroy waiting for acks) and every engine event
+// (the fabric runs in Manual mode: each packet delivery is a step of its
+// own) is a choice point where it decides what moves next; so is every packet-fault draw when the
 // fabric has fault probabilities (sim.Config.Faults): whether the packet
 // is delivered, dropped, duplicated or delayed (Options.MaxFaults bounds
 // the faults of a schedule). Strategies: a seeded random walk, PCT, and a

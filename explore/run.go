@@ -245,9 +245,14 @@ func (r *runner) quiescent(opts *Options) {
 					destroy = append(destroy, desc+"; "+r.ackCause(h))
 				}
 			}
-			if strings.Contains(w.For, "ack") && simhook.HandleOf(w.Obj) != nil {
-				if _, ok := simhook.HandleOf(w.Obj).(*sim.CQ); !ok {
-					destroy = append(destroy, desc+"; "+r.ackState())
+			if strings.Contains(w.For, "ack") {
+				if id, ok := w.Obj.(*sim.CMID); ok {
+					read, acked := id.EventCounts()
+					destroy = append(destroy, fmt.Sprintf("%s; the ID has read %d event(s) and acknowledged %d (CM-03)", desc, read, acked))
+				} else if h := simhook.HandleOf(w.Obj); h != nil {
+					if _, ok := h.(*sim.CQ); !ok {
+						destroy = append(destroy, desc+"; "+r.ackState())
+					}
 				}
 			}
 			if !g.daemon {

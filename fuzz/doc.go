@@ -42,6 +42,22 @@
 //     access flags from the input, under both profiles, against a shadow
 //     of the device's page map and of every allocation's bytes
 //     (DM-01..06).
+//   - FuzzCMWire cuts the input into 256-byte MADs and delivers them to a
+//     host's connection manager as frames from another process
+//     (Fabric.Receive), seeded with a real REQ and every CM attribute.
+//     Whatever they say, nothing panics, every frame is accepted, the
+//     events they raise read and acknowledge, and the host still connects
+//     to its own listener afterwards (CM-32).
+//   - FuzzCMAPI runs the input as a program of rdmacm calls (create, bind,
+//     listen, resolve, connect, accept, reject, disconnect, migrate,
+//     set_option, init_qp_attr, joins, destroys, getaddrinfo, clock ticks)
+//     on three IDs of two channels with arguments from the input. Every
+//     error carries an errno; at the end every event acknowledges and every
+//     ID destroys.
+//
+// The MAD codec underneath has its own target, FuzzDecode in
+// sim/internal/cm: any bytes decode or fail cleanly, and what decodes
+// encodes and decodes again to the same message.
 //
 // # Running
 //
@@ -59,6 +75,8 @@
 //	go test -run='^$' -fuzz=FuzzTrafficStateMachine -fuzztime=60s ./fuzz/
 //	go test -run='^$' -fuzz=FuzzXRC -fuzztime=60s ./fuzz/
 //	go test -run='^$' -fuzz=FuzzDM -fuzztime=60s ./fuzz/
+//	go test -run='^$' -fuzz=FuzzCMWire -fuzztime=60s ./fuzz/
+//	go test -run='^$' -fuzz=FuzzCMAPI -fuzztime=60s ./fuzz/
 //
 // The progress line may show 0 execs/sec for a while: the fuzzer is then
 // minimizing a newly interesting input, for up to -fuzzminimizetime (60s by

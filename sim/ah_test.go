@@ -35,8 +35,10 @@ func TestCreateAH(t *testing.T) {
 		wantErrno(t, name, err, syscall.EINVAL)
 	}
 	// An unused GID entry is ENODATA, as rdma_get_gid_attr says (AV-02).
+	// Entries 1 and 2 of the RoCE port hold the GIDs of its IP addresses
+	// (CM-05).
 	for name, c := range map[string]verbs.AHAttr{
-		"unused sgid entry":  {PortNum: 2, IsGlobal: true, GRH: verbs.GlobalRoute{SGIDIndex: 1}},
+		"unused sgid entry":  {PortNum: 2, IsGlobal: true, GRH: verbs.GlobalRoute{SGIDIndex: 3}},
 		"IB unused sgid ent": {PortNum: 1, DLID: 1, IsGlobal: true, GRH: verbs.GlobalRoute{SGIDIndex: 3}},
 	} {
 		ah, err := pd.CreateAH(c)

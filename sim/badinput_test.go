@@ -65,6 +65,10 @@ var badTypes = []struct {
 	{"Tally", reflect.TypeFor[*notify.Tally]()},
 	{"AsyncEvent", reflect.TypeFor[sim.AsyncEvent]()},
 	{"Fault", reflect.TypeFor[*sim.Fault]()},
+	{"CM", reflect.TypeFor[*sim.CM]()},
+	{"CMChannel", reflect.TypeFor[*sim.CMChannel]()},
+	{"CMID", reflect.TypeFor[*sim.CMID]()},
+	{"CMEvent", reflect.TypeFor[*sim.CMEvent]()},
 	// The other exported pointer types of sim's packages.
 	{"QPAttr", reflect.TypeFor[*verbs.QPAttr]()},
 	{"WC", reflect.TypeFor[*verbs.WC]()},
@@ -315,6 +319,14 @@ func (w *badWorld) live(name string) (reflect.Value, sync.Locker) {
 		v = w.ev
 	case "Fault":
 		v = w.fault
+	case "CM":
+		v = w.cm
+	case "CMChannel":
+		v = w.cmCh
+	case "CMID":
+		v = w.cmID
+	case "CMEvent":
+		v = w.cmEv
 	case "QPAttr":
 		v = &verbs.QPAttr{Timeout: 3}
 	case "WC":
@@ -421,6 +433,12 @@ func (w *badWorld) dead(name string) (reflect.Value, bool) {
 		v = w.deadEv
 	case "Fault":
 		v = w.deadFault
+	case "CMChannel":
+		v = w.deadCMCh
+	case "CMID":
+		v = w.deadCMID
+	case "CMEvent":
+		v = w.deadCMEv
 	default:
 		return reflect.Value{}, false
 	}

@@ -84,6 +84,19 @@ type badWorld struct {
 	fault     *sim.Fault // armed; it matches no packet
 	deadFault *sim.Fault // removed
 
+	// The connection manager (badinput_cm_test.go).
+	cm       *sim.CM
+	cmCh     *sim.CMChannel // cmID and cmRes report on it
+	cmID     *sim.CMID      // RDMA_PS_TCP, listening on the device's address
+	cmRes    *sim.CMID      // RDMA_PS_TCP, its address resolved
+	cmIdle   *sim.CMID      // RDMA_PS_TCP, IDLE
+	cmUD     *sim.CMID      // RDMA_PS_UDP, bound
+	cmEv     *sim.CMEvent   // cmRes's ADDR_RESOLVED, read and not acked
+	ocmCh    *sim.CMChannel // of the other fabric
+	deadCMCh *sim.CMChannel // destroyed
+	deadCMID *sim.CMID      // destroyed
+	deadCMEv *sim.CMEvent   // read and acked
+
 	problems []string // found by a case's call; see failf
 }
 
@@ -210,6 +223,7 @@ func newBadWorld(t testing.TB) *badWorld {
 	w.fault = badMust(w.f.InjectPacketFault(sim.PacketFault{Match: never, Action: sim.FaultDrop}))
 	w.deadFault = badMust(w.f.InjectPacketFault(sim.PacketFault{Match: never, Action: sim.FaultDrop}))
 	w.deadFault.Remove()
+	w.buildCM()
 	return w
 }
 
@@ -285,6 +299,7 @@ func (w *badWorld) snapshot() string {
 		p, err := w.ctx.QueryPort(n)
 		line("port %d: %+v %v", n, p, err)
 	}
+	line("%s", sim.CMState(w.f))
 	return b.String()
 }
 

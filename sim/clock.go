@@ -226,6 +226,9 @@ func (d *Device) SetPortState(n uint8, up bool) error {
 	f := d.fabric
 	f.d.Enter(domain.Op{})
 	defer f.d.Leave(domain.Op{}, nil)
+	if d.removed && up {
+		return verr.Errorf(verb, syscall.ENODEV, "device %q has been removed (CM-24)", d.name)
+	}
 	p := d.ports[n-1]
 	state, ev := verbs.PortDown, verbs.EventPortErr
 	if up {

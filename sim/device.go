@@ -42,6 +42,8 @@ type Device struct {
 	// seq counts the objects of each kind created on the device, to name
 	// them in traces; nil until the first is named.
 	seq map[string]int
+	// removed says Remove took the device off the fabric (CM-24).
+	removed bool
 }
 
 func newDevice(f *Fabric, dc DeviceConfig) *Device {
@@ -125,15 +127,21 @@ func (d *Device) Open() (*Context, error) {
 	if d == nil {
 		return nil, verr.New("ibv_open_device", syscall.EINVAL, "nil device")
 	}
+	d.fabric.d.Enter(domain.Op{})
+	c := d.openLocked()
+	d.fabric.d.Leave(domain.Op{}, nil)
+	return c, nil
+}
+
+// openLocked is Open under the domain lock.
+func (d *Device) openLocked() *Context {
 	c := &Context{dev: d, async: notify.NewAsyncQueue(d.fabric.d)}
 	e := d.fabric.eng
-	d.fabric.d.Enter(domain.Op{})
 	d.contexts = append(d.contexts, c)
 	name := e.nameLocked(d, "ctx", c)
 	c.async.SetTraceName(name)
 	e.callLocked(name, "open_device", "", "", nil)
-	d.fabric.d.Leave(domain.Op{}, nil)
-	return c, nil
+	return c
 }
 
 // Context is an open device context (struct ibv_context): the owner of
@@ -150,6 +158,10 @@ type Context struct {
 	pdSeq  uint32 // handles of the context's PDs
 	xrcds  int    // open XRC domains (XRC-02)
 	dms    int    // live device memory allocations (DM-05)
+	// cm marks the context the connection manager opened for the device
+	// (rdma_get_devices, an ID's Verbs): it stays open for the fabric's
+	// life.
+	cm bool
 }
 
 // Device returns the device the context was opened on.
@@ -413,6 +425,9 @@ func (c *Context) Close() (err error) {
 	}
 	if err := c.checkLocked("ibv_close_device"); err != nil {
 		return err
+	}
+	if c.cm {
+		return verr.New("ibv_close_device", syscall.EBUSY, "the connection manager's context of the device stays open (an rdma_cm_id's verbs)")
 	}
 	if c.cqs > 0 {
 		return verr.Errorf("ibv_close_device", syscall.EBUSY, "%d CQ(s) created through the context still exist", c.cqs)

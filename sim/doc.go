@@ -53,6 +53,8 @@
 //	ibv_bind_mw                           QP.BindMW
 //	ibv_create_ah                         PD.CreateAH
 //	ibv_destroy_ah                        AH.Destroy
+//	ibv_attach_mcast                      QP.AttachMcast
+//	ibv_detach_mcast                      QP.DetachMcast
 //	ibv_open_xrcd                         Context.OpenXRCD
 //	ibv_close_xrcd                        XRCD.Close
 //	ibv_alloc_dm                          Context.AllocDM
@@ -130,6 +132,59 @@
 // ibv_modify_qp calls and an out-of-band exchange, is Connect (ReadyUD for
 // UD).
 //
+// # The connection manager
+//
+// Fabric.RDMACM returns the fabric's connection manager (librdmacm, with
+// the kernel's RDMA CM and InfiniBand CM behind it), which implements the
+// interfaces of package rdmacm; docs/rdma_cm.md is its guide. Its calls
+// follow the same conventions as the verbs: errors match librdmacm's
+// errno, a call that may wait takes a context.Context, members are
+// accessors (rdma_cm_id.verbs is CMID.Verbs, event->listen_id
+// CMEvent.ListenID).
+//
+//	C call                                Go
+//	rdma_create_event_channel             CM.CreateEventChannel
+//	rdma_destroy_event_channel            CMChannel.Destroy
+//	rdma_get_cm_event                     CMChannel.GetEvent, CMChannel.TryGetEvent
+//	rdma_ack_cm_event                     CMEvent.Ack
+//	rdma_create_id                        CM.CreateID
+//	rdma_destroy_id                       CMID.Destroy
+//	rdma_bind_addr                        CMID.BindAddr
+//	rdma_resolve_addr                     CMID.ResolveAddr
+//	rdma_resolve_route                    CMID.ResolveRoute
+//	rdma_listen                           CMID.Listen
+//	rdma_get_request                      CMID.GetRequest
+//	rdma_connect                          CMID.Connect
+//	rdma_accept                           CMID.Accept
+//	rdma_reject                           CMID.Reject
+//	rdma_establish                        CMID.Establish
+//	rdma_notify                           CMID.Notify
+//	rdma_disconnect                       CMID.Disconnect
+//	rdma_migrate_id                       CMID.Migrate
+//	rdma_set_option                       CMID.SetOption
+//	rdma_init_qp_attr                     CMID.InitQPAttr
+//	rdma_create_qp                        CMID.CreateQP
+//	rdma_destroy_qp                       CMID.DestroyQP
+//	rdma_create_srq                       CMID.CreateSRQ
+//	rdma_destroy_srq                      CMID.DestroySRQ
+//	rdma_join_multicast                   CMID.JoinMulticast
+//	rdma_join_multicast_ex                CMID.JoinMulticastEx
+//	rdma_leave_multicast                  CMID.LeaveMulticast
+//	rdma_getaddrinfo                      CM.GetAddrInfo
+//	rdma_create_ep                        CM.CreateEP
+//	rdma_destroy_ep                       CMID.DestroyEP
+//	rdma_get_devices                      CM.Devices
+//	rdma_get_local_addr                   CMID.LocalAddr
+//	rdma_get_peer_addr                    CMID.PeerAddr
+//
+// rdma_event_str is rdmacm.EventType.Str; rdma_freeaddrinfo and
+// rdma_free_devices have nothing to free. The controls of the connection
+// manager: PortConfig.Addrs sets a port's IP addresses (Device.PortAddrs
+// reads them), a Config.Remote that implements AddrResolver resolves the
+// addresses of other fabrics, Device.Remove unplugs a device
+// (DEVICE_REMOVAL), and CMChannel.Len, CMChannel.Pending, CMID.State and
+// CMID.EventCounts are views for tests and timelines.
+//
 // # The simulator's controls
 //
 // Nothing of the following exists in libibverbs: it is how a test drives
@@ -206,10 +261,10 @@
 //
 // A method called on a nil handle never panics. This holds for every
 // exported method of Fabric, Device, Context, PD, MR, MW, AH, XRCD, CQ,
-// CompChannel, QP, SRQ and Fault (AsyncEvent is a value: its zero value
-// names nothing and Ack returns EINVAL), of the engine objects behind the
-// handles, and of the other pointer types of sim's packages and of
-// package verbs (verbs.QPAttr, verbs.WC, trace.Log, verr.Error):
+// CompChannel, QP, SRQ, Fault, CM, CMChannel, CMID and CMEvent (AsyncEvent
+// is a value: its zero value names nothing and Ack returns EINVAL), of the
+// engine objects behind the handles, and of the other pointer types of
+// sim's packages and of package verbs (verbs.QPAttr, verbs.WC, trace.Log, verr.Error):
 //
 //   - a method that returns an error returns one that matches
 //     syscall.EINVAL (errors.Is, or errors.As into a syscall.Errno), with

@@ -125,7 +125,8 @@ func docTable(t *testing.T, text, heading string) (rows [][2]string) {
 }
 
 // TestDocVerbsMap keeps the verbs→Go map of the package doc true: every Go
-// name in the tables of "From verbs to Go" and "The simulator's controls"
+// name in the tables of "From verbs to Go", "The connection manager" and
+// "The simulator's controls"
 // is an exported name of the package (a method, function, type, field or
 // constant), no C verb has two rows, and every verb that an exported
 // function or method says it is, in its first sentence, has a row.
@@ -135,18 +136,18 @@ func TestDocVerbsMap(t *testing.T) {
 	text := d.Doc
 
 	verbs := map[string]bool{}
-	for _, heading := range []string{"From verbs to Go", "The simulator's controls"} {
+	for _, heading := range []string{"From verbs to Go", "The connection manager", "The simulator's controls"} {
 		for _, row := range docTable(t, text, heading) {
 			for goName := range strings.SplitSeq(row[1], ", ") {
 				if !names[goName] {
 					t.Errorf("%s: %s → %s: sim has no exported %s", heading, row[0], row[1], goName)
 				}
 			}
-			if heading != "From verbs to Go" {
+			if heading == "The simulator's controls" {
 				continue
 			}
 			for c := range strings.SplitSeq(row[0], ", ") {
-				if !strings.HasPrefix(c, "ibv_") && !strings.HasPrefix(c, ".") {
+				if !strings.HasPrefix(c, "ibv_") && !strings.HasPrefix(c, "rdma_") && !strings.HasPrefix(c, ".") {
 					t.Errorf("%s: row %q does not start with a C name", heading, row[0])
 				}
 				if strings.ContainsRune(c, '.') {
@@ -162,11 +163,11 @@ func TestDocVerbsMap(t *testing.T) {
 
 	// The verb a function or method says it is: "Open opens a context on
 	// the device (ibv_open_device)." or "GetSRQNum is ibv_get_srq_num: ...".
-	says := regexp.MustCompile(`\((ibv_[a-z0-9_]+)[;),]|\bis (ibv_[a-z0-9_]+)\b[^.]`)
+	says := regexp.MustCompile(`\((ibv_[a-z0-9_]+)[;),]|\bis (ibv_[a-z0-9_]+)\b[^.]|implements rdmacm\.[A-Za-z]+: (rdma_[a-z0-9_]+)`)
 	missing := map[string][]string{}
 	check := func(who, comment string) {
 		for _, m := range says.FindAllStringSubmatch(d.Synopsis(comment), -1) {
-			v := m[1] + m[2]
+			v := m[1] + m[2] + m[3]
 			if !verbs[v] {
 				missing[v] = append(missing[v], who)
 			}

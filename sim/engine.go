@@ -186,9 +186,9 @@ type EngineStats struct {
 	// Of Packets, the NAKs by kind (NAKKind), as responders send them.
 	RNRNAKs, SeqNAKs, ErrorNAKs uint64
 	// Of Timers, by kind: an RC requester's ACK timeout (XFER-10) and the
-	// end of its RNR wait (XFER-07). A QP's own counters (QPStats) say
-	// what each did.
-	ACKTimers, RNRTimers uint64
+	// end of its RNR wait (XFER-07), and the connection managers' timers
+	// (CM-12, CM-14). A QP's own counters (QPStats) say what each did.
+	ACKTimers, RNRTimers, CMTimers uint64
 }
 
 func newEngine(f *Fabric, cfg Config) *engine {
@@ -322,18 +322,38 @@ func (e *engine) describe(ev *event) ReadyEvent {
 	case EventRun:
 		r.QPN = ev.q.Num()
 	case EventTimer:
-		r.QPN = ev.timer.QP.Num()
+		r.QPN = timerQPN(ev.timer)
 	case EventPacket:
 		r.QPN, r.Packet, r.PSN = ev.pkt.DstQPN, trace.PacketKind(ev.pkt.Kind), ev.pkt.PSN
 		r.SrcQPN, r.SLID = ev.pkt.SrcQPN, ev.pkt.SLID
 	}
 	if ev.dev == nil && ev.timer != nil {
-		ev.dev = e.f.deviceOf(ev.timer.QP)
+		ev.dev = e.f.timerDevice(ev.timer)
 	}
 	if ev.dev != nil {
 		r.Device = ev.dev.name
 	}
 	return r
+}
+
+// timerQPN is the QP number a timer is reported under: its QP's, or the
+// general services QP's (1) for the connection manager's timers.
+func timerQPN(t *qp.Timer) uint32 {
+	if t.QP == nil {
+		return gsiQPN
+	}
+	return t.QP.Num()
+}
+
+// timerDevice finds the device of a timer's QP or owner.
+func (f *Fabric) timerDevice(t *qp.Timer) *Device {
+	if t.QP == nil {
+		if o, ok := t.Owner.(interface{ device() *Device }); ok {
+			return o.device()
+		}
+		return nil
+	}
+	return f.deviceOf(t.QP)
 }
 
 // deviceOf finds the device of a QP, for traces and choosers.
@@ -358,6 +378,14 @@ func (e *engine) stepLocked() bool {
 		ev.q.RunLocked()
 	case EventTimer:
 		e.stats.Timers++
+		if t := ev.timer; t.QP == nil {
+			e.stats.CMTimers++
+			if e.tracing() {
+				e.f.d.Emit(nil, trace.Record{Kind: trace.KindTimer, Object: t.Owner.TraceName(), Name: "timer fired", Timer: trace.TimerCM})
+			}
+			t.Owner.FireLocked()
+			break
+		}
 		if ev.timer.Kind == qp.TimerRNR {
 			e.stats.RNRTimers++
 		} else {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/internal/notify"
@@ -119,4 +120,30 @@ func EngineDirectMulti(f *Fabric) uint64 {
 	f.d.Lock()
 	defer f.d.Unlock()
 	return f.eng.directMulti
+}
+
+// CMState describes the connection manager: each ID's state, bindings,
+// connection and event counts, each channel's queue, the bindings.
+func CMState(f *Fabric) string {
+	f.d.Lock()
+	defer f.d.Unlock()
+	a := f.cm
+	var b strings.Builder
+	for _, id := range a.ids {
+		conn := "-"
+		if id.conn != nil {
+			conn = id.conn.state.String()
+		}
+		qpn := uint32(0)
+		if id.qp != nil {
+			qpn = id.qp.q.Num()
+		}
+		fmt.Fprintf(&b, "\n  %s: %v src=%v dst=%v bound=%v conn=%s read=%d acked=%d qp=%#x sync=%v backlog=%d mcs=%d freed=%v",
+			id.name, id.state, id.src, id.dst, id.bound, conn, id.reported, id.acked, qpn, id.sync, id.backlog, len(id.mcs), id.freed)
+		if id.ch != nil {
+			fmt.Fprintf(&b, " chan=%s len=%d ids=%d dead=%v", id.ch.name, id.ch.q.LenLocked(), id.ch.ids, id.ch.dead)
+		}
+	}
+	fmt.Fprintf(&b, "\n  binds=%d conns=%d lastPort=%d", len(a.binds), len(a.conns), a.lastPort)
+	return "cm:" + b.String()
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"syscall"
 	"time"
 
@@ -48,7 +49,8 @@ type Config struct {
 	Remote Remote
 	// WaitBound, if not zero, bounds in virtual time (ticks) every
 	// blocking wait that the passing of time can satisfy
-	// (CompChannel.GetEvent, Context.GetAsyncEvent): once the clock stands
+	// (CompChannel.GetEvent, Context.GetAsyncEvent, CMChannel.GetEvent:
+	// rdma_get_cm_event): once the clock stands
 	// more than WaitBound ticks past the tick the wait began at, it gives
 	// up with an error that matches syscall.EINTR and ErrWaitBound. Zero
 	// (the default) waits as long as the context allows, as hardware
@@ -155,9 +157,15 @@ type Fabric struct {
 	// uint16 key takes Go's generic path: ~135 instructions a packet);
 	// byLID holds the LIDs at or above maxDenseLID, which a configuration
 	// may set, so that the slice stays small.
-	lids  []*port
-	byLID map[uint16]*port
-	byGID map[verbs.GID]*port
+	lids   []*port
+	byLID  map[uint16]*port
+	byGID  map[verbs.GID]*port
+	byAddr map[netip.Addr]*port // the ports' IP addresses (CM-05)
+	// cm is the fabric's connection manager: one fabric is one host.
+	cm *cmAgent
+	// mcast holds the multicast groups and the QPs attached to them
+	// (MCAST-01).
+	mcast mcastTable
 	// topo counts the changes that can change where a packet goes: a
 	// port's state set, a QP created or destroyed (the direct path's
 	// DirectCache is checked against it).
@@ -211,6 +219,7 @@ func newFabric(cfg Config) (*Fabric, error) {
 		return nil, err
 	}
 	f.indexPorts()
+	f.cm = newCMAgent(f)
 	f.eng = newEngine(f, cfg)
 	f.eng.installLocked(cfg.WaitBound)
 	if cfg.Mode == Background {
@@ -228,8 +237,12 @@ func errNilFabric(verb string) error {
 // and every GID of every port.
 func (f *Fabric) indexPorts() {
 	f.lids, f.byLID, f.byGID = nil, map[uint16]*port{}, map[verbs.GID]*port{}
+	f.byAddr = map[netip.Addr]*port{}
 	for _, d := range f.devices {
 		for _, p := range d.ports {
+			for _, a := range p.addrs {
+				f.byAddr[a] = p
+			}
 			if p.attr.LinkLayer == verbs.LinkLayerInfiniBand && p.attr.LID != 0 {
 				for l := range uint16(1) << p.attr.LMC {
 					lid := p.attr.LID + l

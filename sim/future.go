@@ -15,14 +15,15 @@ type FutureEvent struct {
 	At     uint64          // the tick it is due at
 	Kind   EventKind       // EventTimer or EventPacket
 	Device string          // the device it happens on (a delayed packet: where it arrives)
-	QPN    uint32          // the QP whose timer it is, or the QP the packet is delivered to
-	Timer  trace.TimerKind // for EventTimer: trace.TimerACK (XFER-10) or trace.TimerRNR (XFER-07)
+	QPN    uint32          // the QP whose timer it is (1 for the CM's), or the QP the packet is delivered to
+	Timer  trace.TimerKind // for EventTimer: trace.TimerACK (XFER-10), trace.TimerRNR (XFER-07) or trace.TimerCM (CM-12, CM-14)
 	// For EventPacket: the delayed packet's kind, which NAK it is, and
 	// its PSN.
 	Packet trace.PacketKind
 	NAK    trace.NAKKind
 	PSN    uint32
-	// What says it in words, for people: "ACK timeout", "RNR wait", or
+	// What says it in words, for people: "ACK timeout", "RNR wait", "CM
+	// timer of dev0/cm", or
 	// the delayed packet ("delayed RC SEND psn=3 len=64 first last").
 	What string
 }
@@ -51,11 +52,17 @@ func (f *Fabric) Future() []FutureEvent {
 	var items []item
 	for _, t := range e.timers.items {
 		name := ""
-		if d := f.deviceOf(t.QP); d != nil {
+		if d := f.timerDevice(t); d != nil {
 			name = d.name
 		}
-		k := timerKinds[t.Kind]
-		items = append(items, item{FutureEvent{At: t.At, Kind: EventTimer, Device: name, QPN: t.QP.Num(), Timer: k, What: k.String()}, t.Seq})
+		k, what := trace.TimerCM, ""
+		if t.QP != nil {
+			k = timerKinds[t.Kind]
+			what = k.String()
+		} else {
+			what = "CM timer of " + t.Owner.TraceName()
+		}
+		items = append(items, item{FutureEvent{At: t.At, Kind: EventTimer, Device: name, QPN: timerQPN(t), Timer: k, What: what}, t.Seq})
 	}
 	for _, ev := range e.later.items {
 		name := ""

@@ -4,6 +4,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/internal/domain"
+	simcm "github.com/verbsim/verbsim/sim/internal/cm"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
@@ -127,9 +128,19 @@ func (h host) ArmLocked(t *qp.Timer, after uint64) { h.eng().armLocked(t, after)
 // StopLocked implements qp.Host.
 func (h host) StopLocked(t *qp.Timer) { h.eng().stopTimer(t) }
 
-// packetOf is the trace's description of p.
+// packetOf is the trace's description of p; a message of the connection
+// manager (a CM MAD to QP 1) is described by its message and
+// communication ID.
 func packetOf(p *qp.Packet) *trace.Packet {
 	t := &trace.Packet{Transport: p.Transport, Kind: trace.PacketKind(p.Kind), PSN: p.PSN}
+	if p.DstQPN == gsiQPN && p.Transport == verbs.QPTypeUD && len(p.Payload) == simcm.MADSize {
+		if m, err := simcm.Decode(p.Payload); err == nil {
+			t.CM, t.CommID = cmMessages[m.Attr], m.LocalCommID
+			if t.CM != trace.CMNone {
+				return t
+			}
+		}
+	}
 	switch p.Kind {
 	case qp.PktAck:
 		t.NAK = p.Syndrome.NAK()
@@ -139,8 +150,15 @@ func packetOf(p *qp.Packet) *trace.Packet {
 	return t
 }
 
+// cmMessages are the trace's names of the CM's messages.
+var cmMessages = map[simcm.Attr]trace.CMMessage{
+	simcm.AttrREQ: trace.CMREQ, simcm.AttrMRA: trace.CMMRA, simcm.AttrREJ: trace.CMREJ,
+	simcm.AttrREP: trace.CMREP, simcm.AttrRTU: trace.CMRTU, simcm.AttrDREQ: trace.CMDREQ,
+	simcm.AttrDREP: trace.CMDREP, simcm.AttrSIDRREQ: trace.CMSIDRREQ, simcm.AttrSIDRREP: trace.CMSIDRREP,
+}
+
 // describePacket renders a packet as the trace does: "RC SEND psn=0 len=64
-// first last".
+// first last", "CM REQ comm 0x1".
 func describePacket(p *qp.Packet) string { return packetOf(p).String() }
 
 // packetLocked records name (send, receive, drop, duplicate, delay,

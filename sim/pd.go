@@ -58,9 +58,16 @@ func (c *Context) AllocPD() (_ *PD, err error) {
 		return nil, verr.New(verb, syscall.EINVAL, "nil device context")
 	}
 	d := c.dev
-	e := d.fabric.eng
 	d.fabric.d.Enter(domain.Op{})
 	defer d.fabric.d.Leave(domain.Op{}, nil)
+	return c.allocPDLocked()
+}
+
+// allocPDLocked is AllocPD under the domain lock.
+func (c *Context) allocPDLocked() (*PD, error) {
+	const verb = "ibv_alloc_pd"
+	d := c.dev
+	e := d.fabric.eng
 	if err := c.checkLocked(verb); err != nil {
 		e.callLocked(e.nameOf(c), "alloc_pd", "", "", err)
 		return nil, err

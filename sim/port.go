@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"syscall"
 
 	"github.com/verbsim/verbsim/internal/domain"
@@ -55,6 +56,15 @@ type PortConfig struct {
 	// PKeys are the first entries of the P_Key table. Empty: one entry,
 	// 0xffff, the default full-membership partition.
 	PKeys []uint16
+	// Addrs are the IP addresses of the port's network interface (its
+	// IPoIB interface on InfiniBand), by which the connection manager
+	// finds it (CM-05). Empty: one IPv4 and one IPv6 address made from the
+	// port GUID g (10.a.b.c, where a.b.c is the low 24 bits of g plus 1,
+	// and fd00:5653::/64 followed by g). On Ethernet the first IPv4 and
+	// the first IPv6 address also fill GID indexes 1 and 2 (IPv4-mapped),
+	// where GIDs leave them zero, as a RoCE v2 port's table is filled from
+	// its netdevice. Addresses are unique across the fabric.
+	Addrs []netip.Addr
 }
 
 const (
@@ -113,6 +123,11 @@ func (c *PortConfig) fill() error {
 	case a.SMLID > maxUnicastLID:
 		return fmt.Errorf("sm_lid %#x is not a unicast LID", a.SMLID)
 	}
+	for _, ip := range c.Addrs {
+		if !ip.IsValid() || ip.IsUnspecified() || ip.IsMulticast() || ip.IsLoopback() || ip.Is4In6() {
+			return fmt.Errorf("address %v is not a unicast address a port can have", ip)
+		}
+	}
 	return nil
 }
 
@@ -124,6 +139,7 @@ type port struct {
 	attr  verbs.PortAttr
 	gids  []verbs.GID
 	pkeys []uint16
+	addrs []netip.Addr // the port's IP addresses (CM-05)
 }
 
 func newPort(num uint8, nodeGUID uint64, c PortConfig) *port {
@@ -138,7 +154,55 @@ func newPort(num uint8, nodeGUID uint64, c PortConfig) *port {
 		p.pkeys[0] = 0xffff
 	}
 	copy(p.pkeys, c.PKeys)
+	p.addrs = append([]netip.Addr(nil), c.Addrs...)
+	if len(p.addrs) == 0 {
+		p.addrs = defaultAddrs(p.guid)
+	}
+	if c.Attr.LinkLayer == verbs.LinkLayerEthernet {
+		p.fillIPGIDs()
+	}
 	return p
+}
+
+// defaultAddrs are the addresses of a port whose configuration names none:
+// 10.a.b.c with a.b.c the low 24 bits of the port GUID plus one (so the
+// first port of the first default device is 10.0.1.1), and fd00:5653::/64
+// ("VS") followed by the port GUID.
+func defaultAddrs(guid uint64) []netip.Addr {
+	low := uint32(guid&0xffffff) + 1
+	v4 := netip.AddrFrom4([4]byte{10, byte(low >> 16), byte(low >> 8), byte(low)})
+	v6 := [16]byte{0: 0xfd, 2: 0x56, 3: 0x53}
+	for i := range 8 {
+		v6[8+i] = byte(guid >> (56 - 8*i))
+	}
+	return []netip.Addr{v4, netip.AddrFrom16(v6)}
+}
+
+// fillIPGIDs puts the RoCE v2 GIDs of the port's first IPv4 and first IPv6
+// address at GID indexes 1 and 2, where the table has room and the
+// configuration left them zero (CM-05).
+func (p *port) fillIPGIDs() {
+	var v4, v6 netip.Addr
+	for _, a := range p.addrs {
+		if a.Is4() && !v4.IsValid() {
+			v4 = a
+		}
+		if a.Is6() && !v6.IsValid() {
+			v6 = a
+		}
+	}
+	for i, a := range [...]netip.Addr{1: v4, 2: v6} {
+		if i == 0 || !a.IsValid() || i >= len(p.gids) || !p.gids[i].IsZero() {
+			continue
+		}
+		p.gids[i] = ipGID(a)
+	}
+}
+
+// ipGID is the GID of an IP address as RoCE v2 and the RDMA CM form it: an
+// IPv4 address mapped into IPv6 (::ffff:a.b.c.d), an IPv6 address as it is.
+func ipGID(a netip.Addr) verbs.GID {
+	return verbs.GID(a.As16())
 }
 
 // gidAt returns the GID a packet leaves with for GID table index i (the
@@ -227,6 +291,17 @@ func (f *Fabric) addressPorts() error {
 	for _, p := range ib {
 		if p.attr.SMLID == 0 {
 			p.attr.SMLID = ib[0].attr.LID
+		}
+	}
+	addrs := map[netip.Addr]*port{}
+	for _, d := range f.devices {
+		for _, p := range d.ports {
+			for _, a := range p.addrs {
+				if q := addrs[a]; q != nil && q != p {
+					return fmt.Errorf("sim: %s and %s both have address %v", owner[q], owner[p], a)
+				}
+				addrs[a] = p
+			}
 		}
 	}
 	gids := map[verbs.GID]*port{}
@@ -318,4 +393,18 @@ func (c *Context) QueryPKey(num uint8, index int) (uint16, error) {
 		return 0, verr.Errorf("ibv_query_pkey", syscall.EINVAL, "index %d is outside [0, pkey_tbl_len=%d)", index, len(p.pkeys))
 	}
 	return p.pkeys[index], nil
+}
+
+// PortAddrs returns the IP addresses of port num, numbered from 1, as
+// PortConfig.Addrs gave them or as they were made (CM-05); nil for a nil
+// device or no such port.
+func (d *Device) PortAddrs(num uint8) []netip.Addr {
+	if d == nil {
+		return nil
+	}
+	p := d.portLocked(num)
+	if p == nil {
+		return nil
+	}
+	return append([]netip.Addr(nil), p.addrs...)
 }

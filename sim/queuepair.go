@@ -138,6 +138,9 @@ func (d *Device) createQPLocked(verb string, c *Context, attr QPInitAttr, pd *PD
 		XRCD:      xrcdValue(x),
 		OnDestroy: func() {
 			d.qps--
+			if gone := d.qpByNum.get(num); gone != nil {
+				f.mcast.detachAll(gone) // MCAST-02
+			}
 			d.qpByNum.del(num)
 			f.topo++
 			if x != nil {

@@ -74,6 +74,10 @@ func (f *Fabric) Receive(frame []byte) error {
 	e.stats.Received++
 	p := e.newPacket()
 	decodeFrame(frame, p)
+	if p.Transport == verbs.QPTypeUD && multicastDest(p) {
+		e.multicastLocked(nil, nil, p, false)
+		return nil
+	}
 	dst := f.route(p)
 	switch {
 	case dst == nil:
@@ -116,7 +120,7 @@ func (f *Fabric) Receive(frame []byte) error {
 
 // sendRemoteLocked hands p, for which no port of the fabric has the
 // destination address, to the Remote.
-func (e *engine) sendRemoteLocked(d *Device, from *qp.QP, p *qp.Packet) {
+func (e *engine) sendRemoteLocked(d *Device, from domain.Object, p *qp.Packet) {
 	e.frame = appendFrame(e.frame[:0], p)
 	rp := RemotePacket{Device: d.name, Port: p.Port, DLID: p.DLID, DGID: p.DGID, Global: p.Global, DQPN: p.DstQPN, Frame: e.frame}
 	if e.tracing() {

@@ -132,11 +132,16 @@ func (e *engine) describePendingLocked() string {
 		if len(parts) >= 4 {
 			break
 		}
-		kind := "retry timer"
-		if t.Kind == qp.TimerRNR {
-			kind = "RNR timer"
+		kind, name := "retry timer", ""
+		switch {
+		case t.QP == nil:
+			kind, name = "CM timer", t.Owner.TraceName()
+		case t.Kind == qp.TimerRNR:
+			kind, name = "RNR timer", t.QP.TraceName()
+		default:
+			name = t.QP.TraceName()
 		}
-		parts = append(parts, fmt.Sprintf("the %s of %s due at t=%d", kind, t.QP.TraceName(), t.At))
+		parts = append(parts, fmt.Sprintf("the %s of %s due at t=%d", kind, name, t.At))
 	}
 	if n := e.later.len(); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d delayed packet(s), the next due at t=%d", n, e.later.top().at))

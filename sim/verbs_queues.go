@@ -247,3 +247,5 @@ func VerbsQP(q *QP) verbs.QP {
 
 // VerbsSRQ returns s as a verbs.SRQ (nil for nil).
 func VerbsSRQ(s *SRQ) verbs.SRQ { return wrapSRQ(s) }
+
+var _ verbs.MulticastAttacher = vQP{}

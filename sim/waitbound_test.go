@@ -70,3 +70,30 @@ func TestWaitErrorSaysHowTimeMoves(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitBoundCMEvent: rdma_get_cm_event is such a wait too. Its channel
+// waits for nothing that will come while an RC pair RNR-retries for ever;
+// with Config.WaitBound it gives up just past the bound (EINTR and
+// ErrWaitBound), and the channel still works after.
+func TestWaitBoundCMEvent(t *testing.T) {
+	const bound = 1_000_000
+	f, _ := sendIntoEmptyRQ(t, sim.Config{WaitBound: bound})
+	ch, err := f.RDMACM().CreateEventChannel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := f.Now()
+	_, err = ch.GetEvent(context.Background())
+	if !errors.Is(err, syscall.EINTR) || !errors.Is(err, sim.ErrWaitBound) {
+		t.Fatalf("rdma_get_cm_event: %v; want EINTR and ErrWaitBound", err)
+	}
+	if now := f.Now(); now-start <= bound || now-start > bound+10_000 {
+		t.Errorf("gave up %d ticks after it began; want within one RNR wait (10 µs) past %d", now-start, bound)
+	}
+	if _, err := ch.TryGetEvent(); !errors.Is(err, syscall.EAGAIN) {
+		t.Errorf("a non-blocking rdma_get_cm_event after the bound: %v, want EAGAIN", err)
+	}
+	if err := ch.Destroy(); err != nil {
+		t.Errorf("rdma_destroy_event_channel: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
@@ -38,7 +39,7 @@ func (f Faults) validate() error {
 // arrival. A packet for an address no port of the fabric has leaves
 // through Config.Remote when one is set (sendRemoteLocked), with no fault
 // applied here: the receiving fabric applies its own.
-func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
+func (e *engine) sendLocked(d *Device, from domain.Object, p *qp.Packet) {
 	e.stats.Packets++
 	if p.Kind == qp.PktAck && p.Syndrome != qp.SynACK {
 		e.countNAK(p.Syndrome)
@@ -54,6 +55,14 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 	p.SLID, p.SGID = src.attr.LID, src.gidAt(p.SGIDIndex)
 	if src.attr.LinkLayer == verbs.LinkLayerEthernet {
 		p.Global = true
+	}
+	if p.Transport == verbs.QPTypeUD && multicastDest(p) {
+		if src.attr.State != verbs.PortActive {
+			e.dropLocked(d, from, p, "the local port is down", 0)
+			return
+		}
+		e.multicastLocked(d, from, p, true)
+		return
 	}
 	dst := e.f.route(p)
 	tracing := e.tracing()
@@ -153,7 +162,7 @@ func faultOutcomes(out []simhook.FaultOutcome, f Faults) []simhook.FaultOutcome 
 // chosenFaultLocked is sendLocked's fault draw when a chooser (the schedule
 // explorer) decides it: one decision per packet among the outcomes the
 // configured faults make possible. The draw is traced with its outcome.
-func (e *engine) chosenFaultLocked(d *Device, from *qp.QP, dst *port, p *qp.Packet) {
+func (e *engine) chosenFaultLocked(d *Device, from domain.Object, dst *port, p *qp.Packet) {
 	dr := &e.draw
 	dr.Packet = fmt.Sprintf("%s from %s qp %#x to %s qp %#x", describePacket(p), d.name, p.SrcQPN, dst.dev.name, p.DstQPN)
 	dr.Outcomes = faultOutcomes(dr.Outcomes[:0], e.faults)
@@ -225,7 +234,7 @@ func (e *engine) arriveAtLocked(dst *port, p *qp.Packet, at uint64) {
 
 // dropLocked loses p, sent by from on d, because of why: by targeted
 // fault number fault, or 0.
-func (e *engine) dropLocked(d *Device, from *qp.QP, p *qp.Packet, why string, fault int) {
+func (e *engine) dropLocked(d *Device, from domain.Object, p *qp.Packet, why string, fault int) {
 	e.stats.Dropped++
 	if e.tracing() {
 		e.packetLocked(from, "", "drop", p, "", why, fault)
@@ -240,6 +249,12 @@ func (e *engine) deliverLocked(p *qp.Packet, dst *port) {
 		if e.tracing() {
 			e.packetLocked(nil, dst.dev.name, "drop", p, "", "the port went down", 0)
 		}
+		e.freePacket(p)
+		return
+	}
+	if p.DstQPN == gsiQPN {
+		e.stats.Delivered++
+		e.f.cm.receiveLocked(dst, p)
 		e.freePacket(p)
 		return
 	}

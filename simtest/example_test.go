@@ -47,3 +47,25 @@ func pingAcrossALossyLink(t *testing.T) {
 func ExampleRC() {
 	// func TestPing(t *testing.T) { pingAcrossALossyLink(t) }
 }
+
+// pingOverTheCM is a test of code that connects by address: the pair is
+// made through the connection manager (the client resolved the server's
+// address, the server accepted), and the ends then work as any other.
+// TestPingOverTheCM runs it.
+func pingOverTheCM(t *testing.T) {
+	a, b := simtest.RCOverCM(t, simtest.PairOptions{Recvs: 1})
+	a.Send(1, []byte("over the CM"))
+	a.Await(1)
+	w := b.Await(1)[0]
+	if got := b.Received(w); string(got) != "over the CM" || a.ID.PeerAddr() != b.ID.LocalAddr() {
+		t.Errorf("b received %q; a's peer %v, b's address %v", got, a.ID.PeerAddr(), b.ID.LocalAddr())
+	}
+}
+
+func TestPingOverTheCM(t *testing.T) { pingOverTheCM(t) }
+
+// A test of code that connects by address, through the connection
+// manager: see pingOverTheCM in this file.
+func ExampleRCOverCM() {
+	// func TestPing(t *testing.T) { pingOverTheCM(t) }
+}

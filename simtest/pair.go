@@ -3,6 +3,7 @@ package simtest
 import (
 	"testing"
 
+	"github.com/verbsim/verbsim/rdmacm"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -73,6 +74,10 @@ type End struct {
 	// AH is a UD end's address handle to its peer; QKey its Q_Key.
 	AH   *sim.AH
 	QKey uint32
+	// ID and CMChan are the connection manager ID of an end that
+	// RCOverCM connected, and the event channel it reports on.
+	ID     rdmacm.ID
+	CMChan rdmacm.EventChannel
 
 	recvSize int
 	nextRecv int            // the next receive slot
@@ -124,27 +129,7 @@ func (f *Fabric) UD(o PairOptions) (a, b *End) {
 func (f *Fabric) pair(typ verbs.QPType, o PairOptions) (a, b *End) {
 	t := f.t
 	t.Helper()
-	if o.BufSize == 0 {
-		o.BufSize = 64 << 10
-	}
-	if o.CQE == 0 {
-		o.CQE = 256
-	}
-	if o.MaxWR == 0 {
-		o.MaxWR = 64
-	}
-	if o.RecvSize == 0 {
-		o.RecvSize = 256
-	}
-	if o.QKey == 0 {
-		o.QKey = 0x11111111
-	}
-	if o.Access == 0 {
-		o.Access = verbs.AccessLocalWrite | verbs.AccessRemoteWrite
-		if typ == verbs.QPTypeRC {
-			o.Access |= verbs.AccessRemoteRead | verbs.AccessRemoteAtomic
-		}
-	}
+	o = o.filled(typ)
 	devs := f.Devices()
 	if len(devs) == 0 {
 		t.Fatalf("simtest: the fabric has no device")
@@ -182,11 +167,49 @@ func (f *Fabric) pair(typ verbs.QPType, o PairOptions) (a, b *End) {
 	return a, b
 }
 
+// filled returns o with the defaults of the zero fields, for a pair of
+// type typ.
+func (o PairOptions) filled(typ verbs.QPType) PairOptions {
+	if o.BufSize == 0 {
+		o.BufSize = 64 << 10
+	}
+	if o.CQE == 0 {
+		o.CQE = 256
+	}
+	if o.MaxWR == 0 {
+		o.MaxWR = 64
+	}
+	if o.RecvSize == 0 {
+		o.RecvSize = 256
+	}
+	if o.QKey == 0 {
+		o.QKey = 0x11111111
+	}
+	if o.Access == 0 {
+		o.Access = verbs.AccessLocalWrite | verbs.AccessRemoteWrite
+		if typ == verbs.QPTypeRC {
+			o.Access |= verbs.AccessRemoteRead | verbs.AccessRemoteAtomic
+		}
+	}
+	return o
+}
+
 // end makes one end on d.
 func (f *Fabric) end(d *sim.Device, typ verbs.QPType, o PairOptions) *End {
+	f.t.Helper()
+	ctx, err := d.Open()
+	if err != nil {
+		f.t.Fatalf("simtest: open device %s: %v", d.Name(), err)
+	}
+	return f.endIn(ctx, d.Name(), typ, o, nil)
+}
+
+// endIn makes one end in the device context ctx; mkQP, when set, creates
+// its QP from the attributes the end would give PD.CreateQP.
+func (f *Fabric) endIn(ctx *sim.Context, name string, typ verbs.QPType, o PairOptions, mkQP func(pd *sim.PD, a sim.QPInitAttr) (*sim.QP, error)) *End {
 	t := f.t
 	t.Helper()
-	e := &End{F: f, Name: d.Name(), recvSize: o.RecvSize, recvs: map[uint64]int{}}
+	e := &End{F: f, Name: name, recvSize: o.RecvSize, recvs: map[uint64]int{}, Ctx: ctx}
 	fail := func(what string, err error) {
 		t.Helper()
 		if err != nil {
@@ -194,8 +217,6 @@ func (f *Fabric) end(d *sim.Device, typ verbs.QPType, o PairOptions) *End {
 		}
 	}
 	var err error
-	e.Ctx, err = d.Open()
-	fail("open device", err)
 	e.PD, err = e.Ctx.AllocPD()
 	fail("alloc PD", err)
 	if o.Channel {
@@ -215,8 +236,12 @@ func (f *Fabric) end(d *sim.Device, typ verbs.QPType, o PairOptions) *End {
 	e.MR, err = e.PD.RegMR(e.Buf, o.Access)
 	fail("register MR", err)
 	w := uint32(o.MaxWR)
-	e.QP, err = e.PD.CreateQP(sim.QPInitAttr{SendCQ: e.SendCQ, RecvCQ: e.RecvCQ, Type: typ,
-		Cap: verbs.QPCap{MaxSendWR: w, MaxRecvWR: w, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64}})
+	attr := sim.QPInitAttr{SendCQ: e.SendCQ, RecvCQ: e.RecvCQ, Type: typ,
+		Cap: verbs.QPCap{MaxSendWR: w, MaxRecvWR: w, MaxSendSGE: 4, MaxRecvSGE: 4, MaxInlineData: 64}}
+	if mkQP == nil {
+		mkQP = (*sim.PD).CreateQP
+	}
+	e.QP, err = mkQP(e.PD, attr)
 	fail("create QP", err)
 	return e
 }

@@ -21,7 +21,7 @@ import "context"
 //     CreateCQ returned, and so on for every accessor.
 //   - Optional features are separate small interfaces (ExCQCreator,
 //     MRReregisterer, XRCOpener, QPExCreator, ExQuerier, DMAllocator,
-//     DMMRRegisterer) found by type
+//     DMMRRegisterer, MulticastAttacher) found by type
 //     assertion; a device without the feature may also implement them and
 //     fail with EOPNOTSUPP, as libibverbs does.
 
@@ -462,4 +462,14 @@ type XRCOpener interface {
 // SRQNumGetter is an optional capability of an SRQ: ibv_get_srq_num.
 type SRQNumGetter interface {
 	GetSRQNum() (uint32, error)
+}
+
+// MulticastAttacher is an optional capability of a QP: ibv_attach_mcast and
+// ibv_detach_mcast, which attach a UD QP to a multicast group and detach
+// it (MCAST-01, MCAST-02).
+type MulticastAttacher interface {
+	// AttachMcast is ibv_attach_mcast.
+	AttachMcast(gid GID, lid uint16) error
+	// DetachMcast is ibv_detach_mcast.
+	DetachMcast(gid GID, lid uint16) error
 }

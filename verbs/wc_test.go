@@ -1,9 +1,6 @@
 package verbs_test
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -12,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/verbsim/verbsim/internal/abigentest"
 	"github.com/verbsim/verbsim/internal/abigolden"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -325,37 +323,12 @@ func TestWCLayout(t *testing.T) {
 
 // TestGoldenMatchesLibibverbs rebuilds abigen.c against the installed
 // libibverbs and requires its output to equal the committed golden file, so
-// the file cannot drift from its generator. It is skipped when gcc or the
-// verbs headers are missing, and with -short.
+// the file cannot drift from its generator (skipped with -short, or without
+// gcc or the verbs headers).
 func TestGoldenMatchesLibibverbs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipping gcc build in -short mode")
-	}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not found")
-	}
-	if _, err := os.Stat("/usr/include/infiniband/verbs.h"); err != nil {
-		t.Skip("libibverbs-dev not installed")
-	}
-	bin := filepath.Join(t.TempDir(), "abigen")
-	build := exec.Command(gcc, "-std=c11", "-Wall", "-Wextra", "-Werror=switch",
-		"-o", bin, filepath.Join("internal", "abigen", "abigen.c"), "-libverbs")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building abigen: %v\n%s", err, out)
-	}
-	got, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatalf("running abigen: %v", err)
-	}
-	want, err := os.ReadFile(goldenPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale (-committed +installed libibverbs):\n%s\nregenerate as described in verbs/internal/abigen/README.md",
-			goldenPath, cmp.Diff(string(want), string(got)))
-	}
+	abigentest.Check(t, abigentest.Generator{Source: filepath.Join("internal", "abigen", "abigen.c"),
+		Header: "/usr/include/infiniband/verbs.h", Lib: "-libverbs", Golden: goldenPath,
+		Regen: "\nregenerate as described in verbs/internal/abigen/README.md"})
 }
 
 func TestSendCompletion_WC04(t *testing.T) {

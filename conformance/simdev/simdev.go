@@ -13,8 +13,10 @@ package simdev
 
 import (
 	"errors"
+	"net/netip"
 
 	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/rdmacm"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -106,7 +108,30 @@ func (d device) SetFaults(drop, duplicate, delay float64) error {
 // SetPortState implements conformance.LinkControl.
 func (d device) SetPortState(port uint8, up bool) error { return d.d.SetPortState(port, up) }
 
+// CM implements conformance.CMDevice: the connection manager of the
+// device's fabric.
+func (d device) CM() rdmacm.CM { return d.d.Fabric().RDMACM() }
+
+// CMAddr implements conformance.CMDevice: the IPv4 address of port 1.
+func (d device) CMAddr() netip.Addr {
+	for _, a := range d.d.PortAddrs(1) {
+		if a.Is4() {
+			return a
+		}
+	}
+	return netip.Addr{}
+}
+
+// Now implements conformance.Nower.
+func (d device) Now() uint64 { return d.d.Fabric().Now() }
+
+// RemoveDevice implements conformance.DeviceRemover.
+func (d device) RemoveDevice() error { return d.d.Remove() }
+
 var (
+	_ conformance.CMDevice      = device{}
+	_ conformance.Nower         = device{}
+	_ conformance.DeviceRemover = device{}
 	_ conformance.LimitedDevice = device{}
 	_ conformance.PeerDevice    = device{}
 	_ conformance.Clock         = device{}

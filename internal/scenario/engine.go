@@ -96,6 +96,7 @@ type interp struct {
 	log     *trace.Log
 	seen    int // trace records already shown
 	obj     objects
+	cm      cmObjects
 	alias   map[string]string      // trace names -> scenario names
 	asyncRd map[string][]asyncRead // every async event read, per context
 	// prevRing is each CQ's length before the step, to tell a poll that
@@ -121,6 +122,7 @@ func newInterp(file string, p sim.Profile) *interp {
 		obj: objects{ctx: map[string]*sim.Context{}, pd: map[string]*sim.PD{}, ch: map[string]*sim.CompChannel{},
 			cq: map[string]*sim.CQ{}, mr: map[string]*mrObj{}, qp: map[string]*qpObj{}, srq: map[string]*sim.SRQ{},
 			ah: map[string]*sim.AH{}, mw: map[string]*sim.MW{}, cqDev: map[string]string{}, cqChan: map[string]string{}, kind: map[string]string{}},
+		cm:      newCMObjects(),
 		alias:   map[string]string{},
 		asyncRd: map[string][]asyncRead{},
 	}
@@ -327,7 +329,9 @@ func (in *interp) exec(st *Step) error {
 		}
 		in.say("(no fabric command: devices a and b, auto mode)")
 	}
-	if commandTable[st.Verb].name {
+	// The connection manager's commands (engine_cm.go) name their own
+	// objects.
+	if commandTable[st.Verb].name && !strings.HasPrefix(st.Verb, "rdma_") {
 		name := a.name()
 		if err := in.define(st, name, kindOf(st.Verb)); err != nil {
 			return err
@@ -371,6 +375,11 @@ var handlers = map[string]func(*interp, *Step, *args) error{
 	"destroy_cq": (*interp).doDestroyCQ, "destroy_qp": (*interp).doDestroyQP, "destroy_srq": (*interp).doDestroySRQ,
 	"destroy_ah": (*interp).doDestroyAH, "destroy_comp_channel": (*interp).doDestroyCompChannel,
 	"dereg_mr": (*interp).doDeregMR, "dealloc_pd": (*interp).doDeallocPD,
+	"rdma_create_event_channel": (*interp).doCM, "rdma_create_id": (*interp).doCM, "rdma_bind_addr": (*interp).doCM,
+	"rdma_listen": (*interp).doCM, "rdma_resolve_addr": (*interp).doCM, "rdma_resolve_route": (*interp).doCM,
+	"rdma_create_qp": (*interp).doCM, "rdma_connect": (*interp).doCM, "rdma_accept": (*interp).doCM, "rdma_reject": (*interp).doCM,
+	"rdma_get_cm_event": (*interp).doCM, "rdma_ack_cm_event": (*interp).doCM, "rdma_disconnect": (*interp).doCM,
+	"rdma_destroy_qp": (*interp).doCM, "rdma_destroy_id": (*interp).doCM, "rdma_destroy_event_channel": (*interp).doCM,
 	"fill": (*interp).doFill, "alloc_mw": (*interp).doAllocMW, "bind_mw": (*interp).doBindMW, "dealloc_mw": (*interp).doDeallocMW,
 }
 

@@ -30,6 +30,12 @@ func kindOf(verb string) string {
 		return "ah"
 	case "alloc_mw":
 		return "mw"
+	case "rdma_create_event_channel":
+		return "cm_channel"
+	case "rdma_create_id":
+		return "id"
+	case "rdma_create_qp":
+		return "qp"
 	}
 	return verb
 }

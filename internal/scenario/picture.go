@@ -85,10 +85,12 @@ func layout(r *Result) *diagram {
 	}
 	add("app", "application", "your program", "app", 0)
 	// Lanes by kind, each kind in order of first appearance.
-	for _, kind := range []string{"qp", "srq", "cq", "channel", "async"} {
+	for _, kind := range []string{"cm", "qp", "srq", "cq", "channel", "async"} {
 		for i, st := range r.Steps {
 			s := st.State
 			switch kind {
+			case "cm":
+				cmLanes(r, i, add)
 			case "qp":
 				for _, q := range s.QPs {
 					add("qp "+q.Name, "QP "+q.Name, fmt.Sprintf("%s %#x on %s", q.Type, q.Num, q.Device), kind, i)
@@ -105,6 +107,9 @@ func layout(r *Result) *diagram {
 				for _, c := range s.Channels {
 					add("channel "+c.Name, "channel "+c.Name, "comp. channel", kind, i)
 				}
+				for _, c := range s.CMChannels {
+					add("channel "+c.Name, "channel "+c.Name, "CM events", kind, i)
+				}
 			case "async":
 				for _, a := range s.Async {
 					if len(a.Pending) > 0 || a.Read > 0 {
@@ -120,6 +125,12 @@ func layout(r *Result) *diagram {
 	// A lifeline ends at the step whose destroy verb succeeded.
 	for i, st := range r.Steps {
 		f := strings.Fields(st.Command)
+		if k := cmDestroyedLane(r, st.Command); k != "" && st.Errno == "" {
+			if j, ok := idx[k]; ok && d.lanes[j].to < 0 {
+				d.lanes[j].to = i
+			}
+			continue
+		}
 		if st.Errno != "" || len(f) < 2 || !strings.HasPrefix(f[0], "destroy_") {
 			continue
 		}
@@ -175,7 +186,11 @@ func layout(r *Result) *diagram {
 				}
 			}
 		}
-		if m := refArg.FindStringSubmatch(st.Command); m != nil && target == 0 {
+		cm := false
+		if j, ok := cmCallTarget(r, st.Command, idx); ok {
+			target, cm = j, true
+		}
+		if m := refArg.FindStringSubmatch(st.Command); m != nil && target == 0 && !cm {
 			k := m[1]
 			if k == "a" {
 				k = "qp"
@@ -187,7 +202,7 @@ func layout(r *Result) *diagram {
 				target = j
 			}
 		}
-		if target == 0 { // a create names its new object with a bare word
+		if target == 0 && !cm { // a create names its new object with a bare word
 			if f := strings.Fields(st.Command); len(f) > 1 && !strings.Contains(f[1], "=") {
 				for _, k := range []string{"qp", "cq", "channel", "srq"} {
 					if j, ok := idx[k+" "+f[1]]; ok {
@@ -216,7 +231,12 @@ func layout(r *Result) *diagram {
 		}
 		// What the engine did.
 		sentTo := map[int]bool{}
+		lastCM := 0
 		for i := range st.Engine {
+			if its, ok := cmItems(r, &st.Engine[i], idx, sentTo, &lastCM); ok {
+				b.items = append(b.items, its...)
+				continue
+			}
 			b.items = engineItem(b.items, &st.Engine[i], idx, sentTo, qpLane, cqOf)
 		}
 		// What came back to the application.
@@ -231,6 +251,12 @@ func layout(r *Result) *diagram {
 				}
 			case "get_cq_event", "get_async_event":
 				b.items = append(b.items, item{from: target, to: 0, label: "event: " + strings.TrimSpace(after(said, ": ")), full: said, class: "ret"})
+			case "rdma_get_cm_event":
+				ev := strings.TrimPrefix(strings.TrimSpace(after(said, ": ")), "RDMA_CM_EVENT_")
+				if i := strings.Index(ev, " (a new ID"); i > 0 {
+					ev = ev[:i]
+				}
+				b.items = append(b.items, item{from: target, to: 0, label: "event: " + ev, full: strings.Join(st.Said, "\n"), class: "ret"})
 			}
 		}
 		b.h = 2*bandPad + float64(len(b.items))*rowH

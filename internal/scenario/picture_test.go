@@ -341,7 +341,7 @@ func TestTutorialExcerpts(t *testing.T) {
 			}
 		}
 	}
-	if blocks < 16 {
+	if blocks < 18 {
 		t.Errorf("%d timeline excerpts, want one per tour scenario at least", blocks)
 	}
 }

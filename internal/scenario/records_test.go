@@ -15,7 +15,8 @@ import (
 // record on the wire describes its packet, a completion its WC, a raise
 // its event, an RNR timer record the RNR timer; only verbs fail. And the
 // tour shows what readers look for: RNR and error NAKs, error
-// completions, async events, arm firings, both timers.
+// completions, async events, arm firings, both timers, the CM's messages
+// and events.
 func TestRecordsAreTyped(t *testing.T) {
 	kindOf := map[string]trace.Kind{}
 	seen := map[string]bool{}
@@ -31,6 +32,12 @@ func TestRecordsAreTyped(t *testing.T) {
 				if r.WC != nil && r.WC.Status != verbs.WCSuccess {
 					seen["error completion"] = true
 				}
+				if p := r.Packet; p != nil && p.CM != trace.CMNone {
+					seen["cm "+p.CM.String()] = true
+				}
+				if r.CM != nil {
+					seen["cm event "+r.CM.Type.String()] = true
+				}
 				if r.Timer != trace.TimerNone {
 					seen["timer "+r.Timer.String()] = true
 				}
@@ -39,7 +46,8 @@ func TestRecordsAreTyped(t *testing.T) {
 	}
 	for _, want := range []string{"nak RNR_NAK", "nak NAK_INV_REQ", "nak NAK_REM_ACCESS", "error completion", "event raise",
 		"event arm fired", "timer ACK timeout", "timer RNR wait", "packet send", "packet receive", "packet drop", "state state ERR",
-		"fault arm fault", "completion overrun", "packet RNR NAK", "packet responder error"} {
+		"fault arm fault", "completion overrun", "packet RNR NAK", "packet responder error",
+		"cm REQ", "cm REP", "cm RTU", "cm REJ", "cm DREQ", "cm DREP", "cm event RDMA_CM_EVENT_ESTABLISHED"} {
 		if !seen[want] {
 			t.Errorf("no tour shows %q", want)
 		}
@@ -88,12 +96,16 @@ func checkRecord(t *testing.T, run string, r *trace.Record, kindOf map[string]tr
 			bad("a completion without its WC")
 		}
 	case r.Name == "raise":
-		if r.Async == nil || r.Kind != trace.KindEvent {
-			bad("an async event without its type")
+		if (r.Async == nil) == (r.CM == nil) || r.Kind != trace.KindEvent {
+			bad("an async or CM event without its type")
 		}
 	case r.Name == "RNR wait" || r.Name == "RNR timer fired":
 		if r.Timer != trace.TimerRNR {
 			bad("an RNR timer record without the RNR timer")
+		}
+	case r.Kind == trace.KindPacket && r.Packet != nil && r.Packet.CM != trace.CMNone:
+		if r.Packet.Transport != verbs.QPTypeUD || r.Object == "" {
+			bad("a CM message not on UD")
 		}
 	case r.Name == "ACK timeout":
 		if r.Timer != trace.TimerACK {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 )
 
 // State is what a learner sees of the fabric after a step. It is plain
@@ -16,6 +17,10 @@ type State struct {
 	QPs      []QPState      `json:"qps,omitempty"`
 	SRQs     []SRQState     `json:"srqs,omitempty"`
 	Async    []AsyncState   `json:"async,omitempty"`
+	// CMChannels and IDs are the connection manager's event channels and
+	// IDs.
+	CMChannels []CMChannelState `json:"cm_channels,omitempty"`
+	IDs        []CMIDState      `json:"cm_ids,omitempty"`
 	// InFlight lists the engine events ready to run now: packets on the
 	// wire and QPs with work to do.
 	InFlight []string `json:"in_flight,omitempty"`
@@ -85,6 +90,26 @@ type AsyncState struct {
 	Acked   uint64   `json:"acked"`
 }
 
+// CMChannelState is one event channel of the connection manager.
+type CMChannelState struct {
+	Name      string   `json:"name"`
+	Pending   []string `json:"pending"` // the events queued and not yet read, oldest first
+	Destroyed bool     `json:"destroyed,omitempty"`
+}
+
+// CMIDState is one ID of the connection manager.
+type CMIDState struct {
+	Name      string `json:"name"`
+	PortSpace string `json:"port_space"`
+	State     string `json:"state"`            // the kernel's name: IDLE, ADDR_BOUND, LISTEN, CONNECT...
+	Device    string `json:"device,omitempty"` // the device it is bound to, once it is
+	Local     string `json:"local,omitempty"`
+	Peer      string `json:"peer,omitempty"`
+	Read      int    `json:"events_read"`
+	Acked     int    `json:"events_acked"`
+	Destroyed bool   `json:"destroyed,omitempty"`
+}
+
 // snapshot reads the state of every named object.
 func (in *interp) snapshot() State {
 	st := State{TimeNS: in.now()}
@@ -131,12 +156,18 @@ func (in *interp) snapshot() State {
 				a.Pending = append(a.Pending, in.describeAsync(ev))
 			}
 			st.Async = append(st.Async, a)
+		case "cm_channel", "id":
+			in.cmSnapshot(&st, name)
 		}
 	}
 	for _, ev := range in.f.Ready() {
 		st.InFlight = append(st.InFlight, in.describeReady(ev))
 	}
 	for _, ev := range in.f.Future() {
+		if ev.Timer == trace.TimerCM {
+			st.Future = append(st.Future, fmt.Sprintf("at %s: %s", fmtTime(ev.At), in.renameIn(ev.What)))
+			continue
+		}
 		st.Future = append(st.Future, fmt.Sprintf("at %s: %s on qp %s", fmtTime(ev.At), ev.What, in.qpName(ev.Device, ev.QPN)))
 	}
 	return st
@@ -152,6 +183,9 @@ func armName(s string) string {
 func (in *interp) describeReady(ev sim.ReadyEvent) string {
 	switch ev.Kind {
 	case sim.EventPacket:
+		if ev.QPN == 1 {
+			return "a CM message (a MAD to QP 1) for the connection manager of " + ev.Device
+		}
 		return fmt.Sprintf("packet %v psn %d to qp %s on %s", ev.Packet, ev.PSN, in.qpName(ev.Device, ev.QPN), ev.Device)
 	case sim.EventRun:
 		return fmt.Sprintf("qp %s has work to do (its requester or responder runs next)", in.qpName(ev.Device, ev.QPN))
@@ -228,6 +262,30 @@ func (s State) lines() (keys, text []string) {
 			p = strings.Join(a.Pending, "; ") + " waiting"
 		}
 		add("async "+a.Ctx, fmt.Sprintf("async events of %s: %s; read %d, acked %d", a.Ctx, p, a.Read, a.Acked))
+	}
+	for _, c := range s.CMChannels {
+		switch {
+		case c.Destroyed:
+			add("cm channel "+c.Name, fmt.Sprintf("channel %s: destroyed", c.Name))
+		case len(c.Pending) == 0:
+			add("cm channel "+c.Name, fmt.Sprintf("channel %s: no event waiting", c.Name))
+		default:
+			add("cm channel "+c.Name, fmt.Sprintf("channel %s: %d event(s) waiting: %s", c.Name, len(c.Pending), strings.Join(c.Pending, "; ")))
+		}
+	}
+	for _, id := range s.IDs {
+		if id.Destroyed {
+			add("id "+id.Name, fmt.Sprintf("id %s: destroyed", id.Name))
+			continue
+		}
+		where := ""
+		switch {
+		case id.Local != "" && id.Peer != "":
+			where = " " + id.Local + " → " + id.Peer
+		case id.Local != "":
+			where = " " + id.Local
+		}
+		add("id "+id.Name, fmt.Sprintf("id %s (%s%s): %s  events read %d, acked %d", id.Name, id.PortSpace, where, id.State, id.Read, id.Acked))
 	}
 	if len(s.InFlight) > 0 {
 		add("wire", "ready to run: "+strings.Join(s.InFlight, "; "))

@@ -19,6 +19,7 @@ type jsonRecord struct {
 	Packet *jsonPacket `json:"packet,omitempty"`
 	WC     *jsonWC     `json:"wc,omitempty"`
 	Async  *jsonAsync  `json:"async,omitempty"`
+	CM     *jsonCM     `json:"cm,omitempty"`
 	Timer  string      `json:"timer,omitempty"`
 	Fault  int         `json:"fault,omitempty"`
 	Errno  string      `json:"errno,omitempty"`
@@ -36,6 +37,8 @@ type jsonPacket struct {
 	First     bool    `json:"first,omitempty"`
 	Last      bool    `json:"last,omitempty"`
 	NAK       string  `json:"nak,omitempty"`
+	CM        string  `json:"cm,omitempty"`
+	CommID    uint32  `json:"comm_id,omitempty"`
 }
 
 type jsonWC struct {
@@ -45,6 +48,11 @@ type jsonWC struct {
 	Opcode string `json:"opcode,omitempty"`
 }
 
+type jsonCM struct {
+	Type   string `json:"type"`
+	Status int    `json:"status,omitempty"`
+}
+
 type jsonAsync struct {
 	Type string `json:"type"`
 	Port uint8  `json:"port,omitempty"`
@@ -52,8 +60,9 @@ type jsonAsync struct {
 
 // MarshalJSON renders the record as one JSON object: tick, seq, kind,
 // object and name always; peer, packet (transport, kind, psn, len, first,
-// last, nak; only nak for a responder's decision to NAK), wc (qp_num,
-// wr_id, status, opcode), async (type, port),
+// last, nak, and cm and comm_id for a CM message; only nak for a
+// responder's decision to NAK), wc (qp_num, wr_id, status, opcode), async
+// (type, port), cm (type, status: a connection manager's event),
 // timer, fault, errno, detail, why and rule when they apply; and what, the
 // text of What, for display. Enums are written by name ("packet",
 // "RNR_NAK", "IBV_WC_SUCCESS", "EINVAL"). An error completion has no
@@ -74,6 +83,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		if p.NAK != NotNAK {
 			jp.NAK = p.NAK.String()
 		}
+		if p.CM != CMNone {
+			jp.CM, jp.CommID = p.CM.String(), p.CommID
+		}
 		j.Packet = jp
 	}
 	if w := r.WC; w != nil {
@@ -84,6 +96,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	}
 	if a := r.Async; a != nil {
 		j.Async = &jsonAsync{Type: a.Type.Name(), Port: a.Port}
+	}
+	if c := r.CM; c != nil {
+		j.CM = &jsonCM{Type: c.Type.String(), Status: c.Status}
 	}
 	if r.Timer != TimerNone {
 		j.Timer = r.Timer.String()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/verbsim/verbsim/rdmacm"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -55,6 +56,7 @@ type Record struct {
 	WC     *WC       // a work completion written, lost or failed
 	Packet *Packet   // a packet on the wire, or the NAK a responder answers with
 	Async  *Async    // an async event raised, read or acknowledged
+	CM     *CMEvent  // a connection manager's event raised, read or acknowledged
 	Timer  TimerKind // the timer that fired, or that the record arms or waits for
 	Fault  int       // the number of the targeted fault that acted (sim.Fault), or 0
 }
@@ -131,6 +133,10 @@ func (r *Record) What() string {
 	if a := r.Async; a != nil {
 		b.WriteByte(' ')
 		b.WriteString(a.String())
+	}
+	if c := r.CM; c != nil {
+		b.WriteByte(' ')
+		b.WriteString(c.String())
 	}
 	if r.Peer != "" {
 		if r.Kind == KindPacket {
@@ -234,4 +240,21 @@ func (a *Async) String() string {
 		return a.Type.Name() + " port " + strconv.Itoa(int(a.Port))
 	}
 	return a.Type.Name()
+}
+
+// CMEvent is the connection manager's event a record is about
+// (struct rdma_cm_event): its type and status. The ID it reports on is the
+// record's Peer.
+type CMEvent struct {
+	Type   rdmacm.EventType
+	Status int // the event's status: 0, a negative errno, or a reject reason
+}
+
+// String renders the event as "RDMA_CM_EVENT_ESTABLISHED", or with a
+// status "RDMA_CM_EVENT_REJECTED status 28".
+func (c *CMEvent) String() string {
+	if c.Status != 0 {
+		return c.Type.String() + " status " + strconv.Itoa(c.Status)
+	}
+	return c.Type.String()
 }

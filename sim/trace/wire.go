@@ -52,7 +52,7 @@ var nakNames = [numNAKKinds]string{"ACK", "RNR_NAK", "NAK_SEQ", "NAK_INV_REQ", "
 // NAK_REM_ACCESS or NAK_REM_OP; ACK for NotNAK.
 func (k NAKKind) String() string { return enumName(k, nakNames[:], "NAKKind") }
 
-// TimerKind names the timers of a QP.
+// TimerKind names the timers of a QP, and the connection manager's.
 type TimerKind uint8
 
 // The timers. TimerNone, the zero value, is no timer.
@@ -60,12 +60,13 @@ const (
 	TimerNone TimerKind = iota
 	TimerACK            // the local ACK timeout: no answer in time, retransmit (XFER-10)
 	TimerRNR            // the wait after an RNR NAK before the retry (XFER-07, XFER-08)
+	TimerCM             // a connection manager's timer: a message unanswered (CM-12), a timewait over (CM-14)
 	numTimerKinds
 )
 
-var timerNames = [numTimerKinds]string{"none", "ACK timeout", "RNR wait"}
+var timerNames = [numTimerKinds]string{"none", "ACK timeout", "RNR wait", "CM timeout"}
 
-// String names the timer: "ACK timeout" or "RNR wait".
+// String names the timer: "ACK timeout", "RNR wait" or "CM timeout".
 func (k TimerKind) String() string { return enumName(k, timerNames[:], "TimerKind") }
 
 // Packet describes a packet on the wire: its transport and kind, its PSN,
@@ -79,12 +80,50 @@ type Packet struct {
 	Len         int  // payload bytes (SEND, WRITE and READ_RESP)
 	First, Last bool // where it sits in its message (SEND, WRITE and READ_RESP)
 	NAK         NAKKind
+	// CM is the connection manager's message the packet carries (a MAD
+	// to QP 1: REQ, REP, RTU, ...), and CommID the sender's communication
+	// ID in it; CMNone for any other packet.
+	CM     CMMessage
+	CommID uint32
 }
+
+// CMMessage is a message of the connection manager (the attribute of an
+// IBTA CM MAD).
+type CMMessage uint8
+
+// The CM messages. CMNone, the zero value, is a packet that carries none.
+const (
+	CMNone    CMMessage = iota
+	CMREQ               // connection request
+	CMMRA               // message receipt acknowledgement
+	CMREJ               // reject
+	CMREP               // reply
+	CMRTU               // ready to use
+	CMDREQ              // disconnection request
+	CMDREP              // disconnection reply
+	CMSIDRREQ           // service ID resolution request (UD)
+	CMSIDRREP           // service ID resolution reply
+	numCMMessages
+)
+
+var cmNames = [numCMMessages]string{"none", "REQ", "MRA", "REJ", "REP", "RTU", "DREQ", "DREP", "SIDR_REQ", "SIDR_REP"}
+
+// String names the message as the IBTA does: REQ, REP, RTU, SIDR_REQ, ...
+func (m CMMessage) String() string { return enumName(m, cmNames[:], "CMMessage") }
 
 // String renders the packet as the trace shows it: "RC SEND psn=0 len=64
 // first last", "RC ACK psn=3", "RC RNR_NAK psn=0".
+//
+// A CM message renders as "CM REQ comm 0x1".
 func (p *Packet) String() string {
 	b := make([]byte, 0, 40)
+	if p.CM != CMNone {
+		b = append(b, "CM "...)
+		b = append(b, p.CM.String()...)
+		b = append(b, " comm 0x"...)
+		b = strconv.AppendUint(b, uint64(p.CommID), 16)
+		return string(b)
+	}
 	b = append(b, p.Transport.String()...)
 	b = append(b, ' ')
 	if p.Kind == PacketAck {

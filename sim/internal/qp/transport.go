@@ -92,16 +92,27 @@ const (
 	TimerRNR                    // the wait after an RNR NAK (XFER-07, XFER-08)
 )
 
-// Timer is one timer of a QP. The engine keeps armed timers ordered by
-// (At, Seq); Index is the engine's bookkeeping (its heap position, -1 when
-// the timer is not armed). A QP owns its timers, so arming one allocates
-// nothing.
+// Timer is one timer of a QP, or of another part of the engine (Owner). The
+// engine keeps armed timers ordered by (At, Seq); Index is the engine's
+// bookkeeping (its heap position, -1 when the timer is not armed). A QP
+// owns its timers, so arming one allocates nothing.
 type Timer struct {
-	QP    *QP
+	QP *QP
+	// Owner fires a timer that belongs to no QP (QP is nil): the
+	// connection manager's retransmission and timewait timers.
+	Owner TimerOwner
 	Kind  TimerKind
 	At    uint64 // the tick it fires at
 	Seq   uint64 // tie-break among timers of the same tick: arming order
 	Index int    // position in the engine's heap; -1 when stopped
+}
+
+// TimerOwner is the owner of a timer that belongs to no QP.
+type TimerOwner interface {
+	// FireLocked is called, under the domain lock, when the timer fires.
+	FireLocked()
+	// TraceName names the timer's owner in the trace.
+	TraceName() string
 }
 
 // PacketKind is what a packet carries.
