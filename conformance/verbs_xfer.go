@@ -163,6 +163,20 @@ type TrafficProfile struct {
 	// UD datagrams up to MTU+40 bytes (XFER-20) and RC and UC messages of up
 	// to 640 bytes, so an MTU of 256 makes them span packets.
 	MTU int
+	// Faults are the packet faults of a fabric made with faults, and
+	// whether it then picks among ready events at random: what the traffic
+	// state machine's log states on its fabric line so that verbsim run
+	// replays the run (zero: none, or not known).
+	Faults PacketFaults
+}
+
+// PacketFaults are a fabric's random packet faults: the probabilities that
+// a packet is dropped, duplicated, or delayed by 1..MaxDelay ns, and
+// whether ready events run in a seeded random order.
+type PacketFaults struct {
+	Drop, Duplicate, Delay float64
+	MaxDelay               uint64
+	RandomOrder            bool
 }
 
 // TrafficFabric is a fabric of two or more adapters whose ports reach one

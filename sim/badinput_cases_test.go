@@ -1397,6 +1397,7 @@ var badTable = map[string]badEntry{
 	"WC.InvalidatedRkey": {reason: getter},
 	"WC.String":          {reason: getter + " (a nil *WC prints \"<nil>\")"},
 	"Log.Add":            {reason: anyValue + " (a record is data)"},
+	"Log.From":           {reason: anyValue + " (an index: a negative one counts as 0, one past the end gives none; sim/trace TestFromIsASuffixOfRecords)"},
 	"Log.Len":            {reason: getter},
 	"Log.Records":        {reason: getter},
 	"Log.Reset":          {reason: noArgs},

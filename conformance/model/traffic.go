@@ -1,11 +1,11 @@
 package model
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/verbsim/verbsim/internal/pattern"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -179,28 +179,13 @@ type Memory interface {
 }
 
 // Pattern returns n bytes that depend on seed alone: the contents the
-// suite writes into buffers before a request uses them.
-func Pattern(seed uint64, n int) []byte {
-	b := make([]byte, n)
-	x := seed*0x9e3779b97f4a7c15 | 1
-	for i := range b {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-		b[i] = byte(x >> 29)
-	}
-	return b
-}
+// suite writes into buffers before a request uses them (pattern.Fill, which
+// the scenario language's fill command writes too).
+func Pattern(seed uint64, n int) []byte { return pattern.Fill(seed, n) }
 
 // Payload returns the n bytes of a message with seed: Pattern with the seed
 // in its first eight bytes, so that messages of eight bytes or more differ.
-func Payload(seed uint64, n int) []byte {
-	b := Pattern(seed, n)
-	if n >= 8 {
-		binary.LittleEndian.PutUint64(b, seed)
-	}
-	return b
-}
+func Payload(seed uint64, n int) []byte { return pattern.Payload(seed, n) }
 
 // due says when a completion can, or must, be polled.
 type due uint8

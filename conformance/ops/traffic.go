@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/conformance/model"
@@ -51,8 +52,19 @@ const (
 // weaker guarantees the rules give then.
 //
 // Run it with rapid.Check, or as a fuzz target with rapid.MakeFuzz.
+//
+// A failure prints the run's log: every call the machine made on the
+// fabric as a scenario (TrafficOp, traffic_ops.go) that `verbsim run`
+// replays step for step, ending with the call whose outcome differed.
 func TrafficStateMachine(t *rapid.T, newFabric conformance.NewTrafficFabric, faults bool) {
-	f, err := newFabric(rapid.Uint64().Draw(t, "fabric seed"), faults)
+	runTraffic(t, newFabric, faults)
+}
+
+// runTraffic is TrafficStateMachine, returning the run for the tests of
+// its log.
+func runTraffic(t *rapid.T, newFabric conformance.NewTrafficFabric, faults bool) *trafficRun {
+	seed := rapid.Uint64().Draw(t, "fabric seed")
+	f, err := newFabric(seed, faults)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +79,9 @@ func TrafficStateMachine(t *rapid.T, newFabric conformance.NewTrafficFabric, fau
 		UDDuplicate: r.prof.UDDuplicate,
 		MTU:         r.prof.MTU,
 	})
+	x := r.prof.Faults
+	r.rec(TFabric{Seed: seed, MTU: r.prof.MTU, RoCE: f.Address(0).IsGlobal, Readings: r.prof.Readings,
+		Drop: x.Drop, Dup: x.Duplicate, Delay: x.Delay, MaxDelay: x.MaxDelay, Random: x.RandomOrder}, nil)
 	r.setup()
 	// Start with a connection and a UD QP or two, so that the steps spend
 	// their budget on traffic.
@@ -96,6 +111,7 @@ func TrafficStateMachine(t *rapid.T, newFabric conformance.NewTrafficFabric, fau
 		{"mw-dealloc", 1, r.mwDealloc},
 		{"ud-not-of-transport", 1, r.udNotOfTransport},
 	})
+	return r
 }
 
 // trafficRun is one run of TrafficStateMachine.
@@ -114,6 +130,8 @@ type trafficRun struct {
 	targetAt map[uint64]bufRef // where each RDMA WRITE's target is
 	localAt  map[uint64]bufRef // where each RDMA READ's or atomic's local scatter list is
 	mws      []*window         // memory windows (traffic_mw.go)
+	log      []TrafficOp       // every call made on the fabric (traffic_log.go)
+	outcomes []string          // per operation of log: the errno, or the completions of a poll
 }
 
 // trafficQP is a QP with its own PD, and an MR over its buffer: send regions,
@@ -149,7 +167,7 @@ func (r *trafficRun) step(format string, args ...any) {
 func (r *trafficRun) fatal(err error) {
 	r.t.Helper()
 	if err != nil {
-		r.t.Fatal(err)
+		r.fatalf("%v", err)
 	}
 }
 
@@ -178,11 +196,13 @@ func (r *trafficRun) read(b bufRef) []byte {
 func (r *trafficRun) setup() {
 	for d, dev := range r.f.Devices() {
 		ctx, err := dev.Open()
+		r.rec(TOpen{Dev: d}, err)
 		r.fatal(err)
 		r.ctxs = append(r.ctxs, ctx)
 		r.devCQs = append(r.devCQs, nil)
 		for range 2 {
 			q, err := ctx.CreateCQ(trafficCQE, nil, nil, 0)
+			r.rec(TCreateCQ{Name: fmt.Sprintf("cq%d", len(r.cqs)), Dev: d, CQE: trafficCQE}, err)
 			r.fatal(err)
 			r.cqs = append(r.cqs, q)
 			r.devCQs[d] = append(r.devCQs[d], r.m.AddCQ())
@@ -213,21 +233,27 @@ func (r *trafficRun) pick(t *rapid.T, ok func(i int) bool) (int, bool) {
 // createQP creates a QP of type typ on device dev, with its PD, buffer and
 // MR, on CQs of the device.
 func (r *trafficRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
+	idx := len(r.qps)
 	pd, err := r.ctxs[dev].AllocPD()
+	r.rec(TAllocPD{Name: pdName(idx), Dev: dev}, err)
 	r.fatal(err)
 	buf := make([]byte, exposedOff+exposedLen)
-	mr, err := pd.RegMR(buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessMWBind)
+	access := verbs.AccessLocalWrite | verbs.AccessRemoteWrite | verbs.AccessMWBind
+	mr, err := pd.RegMR(buf, access)
+	r.rec(TRegMR{Name: mrName(idx), PD: pdName(idx), Size: len(buf), Access: access}, err)
 	r.fatal(err)
 	cqs := r.devCQs[dev]
 	scq := rapid.SampledFrom(cqs).Draw(t, "send cq")
 	rcq := rapid.SampledFrom(cqs).Draw(t, "recv cq")
 	sigAll := rapid.IntRange(0, 3).Draw(t, "sq_sig_all") == 3
-	q, err := pd.CreateQP(verbs.QPInitAttr{SendCQ: r.cqs[scq], RecvCQ: r.cqs[rcq], Type: typ, SQSigAll: sigAll,
-		Cap: verbs.QPCap{
-			MaxSendWR:  uint32(rapid.IntRange(1, maxDepth).Draw(t, "max_send_wr")),
-			MaxRecvWR:  uint32(rapid.IntRange(1, maxDepth).Draw(t, "max_recv_wr")),
-			MaxSendSGE: 3, MaxRecvSGE: 3, MaxInlineData: inlineLen,
-		}})
+	capa := verbs.QPCap{
+		MaxSendWR:  uint32(rapid.IntRange(1, maxDepth).Draw(t, "max_send_wr")),
+		MaxRecvWR:  uint32(rapid.IntRange(1, maxDepth).Draw(t, "max_recv_wr")),
+		MaxSendSGE: 3, MaxRecvSGE: 3, MaxInlineData: inlineLen,
+	}
+	q, err := pd.CreateQP(verbs.QPInitAttr{SendCQ: r.cqs[scq], RecvCQ: r.cqs[rcq], Type: typ, SQSigAll: sigAll, Cap: capa})
+	r.rec(TCreateQP{Name: qpName(idx), PD: pdName(idx), Type: typ, SendCQ: fmt.Sprintf("cq%d", scq), RecvCQ: fmt.Sprintf("cq%d", rcq),
+		SendWR: int(capa.MaxSendWR), RecvWR: int(capa.MaxRecvWR), SendSGE: 3, RecvSGE: 3, Inline: inlineLen, SigAll: sigAll}, err)
 	r.fatal(err)
 	attr, err := queryQP(q)
 	r.fatal(err)
@@ -245,7 +271,7 @@ func (r *trafficRun) createQP(t *rapid.T, dev int, typ verbs.QPType) int {
 		SigAll: sigAll,
 	})
 	if typ == verbs.QPTypeRC {
-		copy(buf[exposedOff:], model.Pattern(uint64(i)^0xe4b0, exposedLen))
+		r.fill(bufRef{qp: i, offs: []int{exposedOff}, lens: []int{exposedLen}}, "pattern", uint64(i)^0xe4b0)
 		r.m.Expose(i, mr.Addr()+exposedOff, buf[exposedOff:])
 	}
 	r.step("qp %d: %v %#x on device %d, cqs %d/%d, depths %d/%d, sq_sig_all=%v", i, typ, q.Num(), dev, scq, rcq,
@@ -298,16 +324,16 @@ func (r *trafficRun) connect(t *rapid.T, a, b int) {
 	psn := [2]uint32{drawPSN(t, "psn"), drawPSN(t, "psn")}
 	var rnr [2]uint8
 	for k, q := range []*trafficQP{qa, qb} {
-		r.fatal(q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QPAccessFlags: access},
-			verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags))
+		r.modify(q, verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QPAccessFlags: access},
+			verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags, -1)
 		other := []*trafficQP{qb, qa}[k]
 		mask := verbs.QPAttrState | verbs.QPAttrAV | verbs.QPAttrPathMTU | verbs.QPAttrDestQPN | verbs.QPAttrRQPSN
 		if rc {
 			mask |= verbs.QPAttrMaxDestRDAtomic | verbs.QPAttrMinRNRTimer
 		}
-		r.fatal(q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR, PathMTU: verbs.MTU256, DestQPNum: other.q.Num(), RQPSN: psn[1-k],
+		r.modify(q, verbs.QPAttr{QPState: verbs.QPStateRTR, PathMTU: verbs.MTU256, DestQPNum: other.q.Num(), RQPSN: psn[1-k],
 			MaxDestRDAtomic: 1, MinRNRTimer: rapid.SampledFrom([]uint8{12, 14}).Draw(t, "min_rnr_timer"),
-			AHAttr: r.av(other.dev)}, mask))
+			AHAttr: r.av(other.dev)}, mask, []int{b, a}[k])
 	}
 	for k, q := range []*trafficQP{qa, qb} {
 		mask := verbs.QPAttrState | verbs.QPAttrSQPSN
@@ -325,7 +351,7 @@ func (r *trafficRun) connect(t *rapid.T, a, b int) {
 			}
 			rnr[k] = attr.RNRRetry
 		}
-		r.fatal(q.q.Modify(&attr, mask))
+		r.modify(q, attr, mask, -1)
 	}
 	r.fatal(r.m.Connect(a, b, rnr[0], rnr[1]))
 	r.step("connect qp %d and %d: %v, psns %#x/%#x, rnr_retry %d/%d", a, b, qa.typ, psn[0], psn[1], rnr[0], rnr[1])
@@ -335,10 +361,10 @@ func (r *trafficRun) connect(t *rapid.T, a, b int) {
 func (r *trafficRun) readyUD(t *rapid.T, i int) {
 	q := r.qps[i]
 	q.qkey = rapid.SampledFrom([]uint32{0x1111, 0x2222}).Draw(t, "qkey")
-	r.fatal(q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QKey: q.qkey},
-		verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrQKey))
-	r.fatal(q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR}, verbs.QPAttrState))
-	r.fatal(q.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: drawPSN(t, "psn")}, verbs.QPAttrState|verbs.QPAttrSQPSN))
+	r.modify(q, verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QKey: q.qkey},
+		verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrQKey, -1)
+	r.modify(q, verbs.QPAttr{QPState: verbs.QPStateRTR}, verbs.QPAttrState, -1)
+	r.modify(q, verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: drawPSN(t, "psn")}, verbs.QPAttrState|verbs.QPAttrSQPSN, -1)
 	r.fatal(r.m.ReadyUD(i, q.qkey))
 	r.step("qp %d: UD ready, qkey %#x", i, q.qkey)
 }
@@ -354,8 +380,12 @@ func (r *trafficRun) pollCQ(c, n int) bool {
 	r.t.Helper()
 	wcs := make([]verbs.WC, n)
 	got, err := r.cqs[c].Poll(wcs)
+	r.rec(TPoll{CQ: fmt.Sprintf("cq%d", c), N: n}, err)
+	if err == nil {
+		r.outcomes[len(r.outcomes)-1] = wcWords(wcs[:got])
+	}
 	if err != nil {
-		r.t.Fatalf("cq %d: ibv_poll_cq: %v", c, err)
+		r.fatalf("cq %d: ibv_poll_cq: %v", c, err)
 	}
 	if got > 0 {
 		r.step("cq %d: poll %d: %v", c, n, wcs[:got])
@@ -400,6 +430,7 @@ func (r *trafficRun) tick(t *rapid.T) {
 	n := rapid.SampledFrom([]uint64{1, 1000, 100_000, 2_000_000}).Draw(t, "ticks")
 	r.step("tick %d", n)
 	r.f.Tick(n)
+	r.rec(TTick{NS: n}, nil)
 	r.m.Tick()
 	r.settleIfNeeded()
 }
@@ -421,13 +452,14 @@ func (r *trafficRun) settle() {
 		limit = faultLimit
 	}
 	idle := r.f.RunUntilIdle(limit)
+	r.rec(TRun{NS: limit}, nil)
 	r.m.Settle()
 	r.step("run until idle: idle=%v", idle)
 	if stuck := r.m.Stuck(); idle == stuck {
 		if stuck {
-			r.t.Fatalf("the fabric went idle, but an RC requester with rnr_retry 7 waits for a receive request: it must retry for ever (XFER-07)")
+			r.fatalf("the fabric went idle, but an RC requester with rnr_retry 7 waits for a receive request: it must retry for ever (XFER-07)")
 		}
-		r.t.Fatalf("the fabric is still busy after %d ns, with nothing left to do", limit)
+		r.fatalf("the fabric is still busy after %d ns, with nothing left to do", limit)
 	}
 }
 
@@ -451,6 +483,7 @@ func (r *trafficRun) drain() {
 	for d, ctx := range r.ctxs {
 		for {
 			ev, err := ctx.TryGetAsyncEvent()
+			r.rec(TGetAsync{Dev: d}, err)
 			if err != nil {
 				break
 			}
@@ -462,7 +495,9 @@ func (r *trafficRun) drain() {
 					}
 				}
 			}
-			r.fatal(ev.Ack())
+			err = ev.Ack()
+			r.rec(TAckAsync{Dev: d}, err)
+			r.fatal(err)
 			evs = append(evs, e)
 		}
 	}
@@ -471,7 +506,7 @@ func (r *trafficRun) drain() {
 		if o, ok := q.q.(conformance.Outstander); ok {
 			send, recv := o.Outstanding()
 			if ws, wr := r.m.Outstanding(i); send != ws || recv != wr {
-				r.t.Fatalf("qp %d: %d send and %d receive requests outstanding, want %d and %d", i, send, recv, ws, wr)
+				r.fatalf("qp %d: %d send and %d receive requests outstanding, want %d and %d", i, send, recv, ws, wr)
 			}
 		}
 	}
@@ -489,7 +524,7 @@ func (r *trafficRun) toErr(t *rapid.T) {
 	}
 	r.settle()
 	r.step("qp %d: modify to ERR", i)
-	r.fatal(r.qps[i].q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState))
+	r.modify(r.qps[i], verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState, -1)
 	r.fatal(r.m.ToErr(i))
 	r.settleIfNeeded()
 }
@@ -508,7 +543,7 @@ func (r *trafficRun) reconnect(t *rapid.T) {
 	r.settle()
 	for _, j := range pair {
 		if r.m.State(j) != verbs.QPStateErr {
-			r.fatal(r.qps[j].q.Modify(&verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState))
+			r.modify(r.qps[j], verbs.QPAttr{QPState: verbs.QPStateErr}, verbs.QPAttrState, -1)
 			r.fatal(r.m.ToErr(j))
 		}
 	}
@@ -516,7 +551,7 @@ func (r *trafficRun) reconnect(t *rapid.T) {
 	r.drain()
 	for _, j := range pair {
 		r.step("qp %d: modify to RESET", j)
-		r.fatal(r.qps[j].q.Modify(&verbs.QPAttr{QPState: verbs.QPStateReset}, verbs.QPAttrState))
+		r.modify(r.qps[j], verbs.QPAttr{QPState: verbs.QPStateReset}, verbs.QPAttrState, -1)
 		r.fatal(r.m.Reset(j))
 	}
 	if len(pair) == 2 {
@@ -533,4 +568,20 @@ func (r *trafficRun) checkStates(*rapid.T) {
 		r.fatal(err)
 		r.fatal(r.m.CheckState(i, attr.QPState))
 	}
+}
+
+// modify is ibv_modify_qp on q, logged; peer is the model's index of the
+// QP that dest_qp_num names (-1: none).
+func (r *trafficRun) modify(q *trafficQP, attr verbs.QPAttr, mask verbs.QPAttrMask, peer int) {
+	r.t.Helper()
+	i := slices.Index(r.qps, q)
+	err := q.q.Modify(&attr, mask)
+	op := TModifyQP{QP: qpName(i), To: attr.QPState, Mask: mask, Access: attr.QPAccessFlags, PathMTU: attr.PathMTU.Bytes(),
+		RQPSN: attr.RQPSN, SQPSN: attr.SQPSN, QKey: attr.QKey, Timeout: attr.Timeout, RetryCnt: attr.RetryCnt, RNRRetry: attr.RNRRetry,
+		MinRNRTimer: attr.MinRNRTimer, MaxRDAtomic: attr.MaxRDAtomic, MaxDestRDAtom: attr.MaxDestRDAtomic}
+	if peer >= 0 {
+		op.Peer, op.AV = qpName(peer), devName(r.qps[peer].dev)
+	}
+	r.rec(op.masked(), err)
+	r.fatal(err)
 }

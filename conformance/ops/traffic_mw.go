@@ -3,6 +3,7 @@ package ops
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"syscall"
 
 	"github.com/verbsim/verbsim/conformance/model"
@@ -192,6 +193,7 @@ func (r *trafficRun) mwAlloc(t *rapid.T) {
 	}
 	typ := rapid.SampledFrom([]verbs.MWType{verbs.MWType1, verbs.MWType2}).Draw(t, "window type")
 	mw, err := r.qps[i].pd.AllocMW(typ)
+	r.rec(TAllocMW{Name: mwName(len(r.mws)), PD: pdName(i), Type: typ}, err)
 	if errors.Is(err, syscall.EOPNOTSUPP) {
 		return
 	}
@@ -284,22 +286,29 @@ func (r *trafficRun) mwBind(t *rapid.T) {
 	}
 	if w.typ == verbs.MWType2 && rapid.IntRange(0, 5).Draw(t, "ibv_bind_mw of a type 2 window") == 3 {
 		// MW-04: EINVAL, nothing posted, nothing changed.
-		if err := q.q.BindMW(w.mw, id, flags, info); !errors.Is(err, syscall.EINVAL) {
-			r.t.Fatalf("window %d: ibv_bind_mw of a type 2 window returned %v, want EINVAL (MW-04)", w.idx, err)
+		err := q.q.BindMW(w.mw, id, flags, info)
+		r.rec(r.tbind(w, id, flags, b), err)
+		if !errors.Is(err, syscall.EINVAL) {
+			r.fatalf("window %d: ibv_bind_mw of a type 2 window returned %v, want EINVAL (MW-04)", w.idx, err)
 		}
 		r.noteKey(w)
 		return
 	}
 	if w.typ == verbs.MWType1 {
 		r.step("qp %d: ibv_bind_mw window %d: %+v", w.qp, w.idx, s)
-		r.fatal(q.q.BindMW(w.mw, id, flags, info))
+		err := q.q.BindMW(w.mw, id, flags, info)
+		r.rec(r.tbind(w, id, flags, b), err)
+		r.fatal(err)
 	} else {
 		s.RKey = w.keys[len(w.keys)-1]&^0xff | uint32(rapid.Uint8().Draw(t, "tag"))
 		if rapid.IntRange(0, 11).Draw(t, "another index") == 5 {
 			s.RKey ^= 0x100 // MW-05: only the low byte counts; the window keeps its index
 		}
 		r.step("qp %d: post BIND_MW window %d: %+v", w.qp, w.idx, s)
-		n, err := q.q.PostSend([]verbs.SendWR{{WRID: id, Opcode: verbs.WRBindMW, Flags: flags, MW: w.mw, RKey: s.RKey, Bind: info}})
+		wr := verbs.SendWR{WRID: id, Opcode: verbs.WRBindMW, Flags: flags, MW: w.mw, RKey: s.RKey, Bind: info}
+		n, err := q.q.PostSend([]verbs.SendWR{wr})
+		r.rec(TPostSend{QP: qpName(w.qp), MR: mrName(w.qp), WRs: []TSend{r.tsend(w.qp, wr, -1, -1)}, MW: mwName(r.mwIndex(w)),
+			BindMR: mrName(w.qp), BindAt: Piece{b.Addr - q.mr.Addr(), b.Length}, BindAccess: access}, err)
 		r.checkPost(w.qp, false, 1, n, err)
 	}
 	r.fatal(r.m.PostSend(w.qp, []model.Send{s}))
@@ -322,6 +331,7 @@ func (r *trafficRun) mwInv(t *rapid.T) {
 	}
 	r.step("qp %d: post LOCAL_INV of window %d: %+v", w.qp, w.idx, s)
 	n, err := r.qps[w.qp].q.PostSend([]verbs.SendWR{wr})
+	r.rec(TPostSend{QP: qpName(w.qp), MR: mrName(w.qp), WRs: []TSend{r.tsend(w.qp, wr, -1, -1)}}, err)
 	r.checkPost(w.qp, false, 1, n, err)
 	r.fatal(r.m.PostSend(w.qp, []model.Send{s}))
 	r.settle()
@@ -341,7 +351,19 @@ func (r *trafficRun) mwDealloc(t *rapid.T) {
 	w := rapid.SampledFrom(c).Draw(t, "window")
 	r.settle()
 	r.step("qp %d: dealloc window %d", w.qp, w.idx)
-	r.fatal(w.mw.Dealloc())
+	err := w.mw.Dealloc()
+	r.rec(TDeallocMW{MW: mwName(r.mwIndex(w))}, err)
+	r.fatal(err)
 	r.fatal(r.m.DeallocMW(w.idx))
 	w.dead = true
+}
+
+// mwIndex is w's place in r.mws: the number of its name, mwK.
+func (r *trafficRun) mwIndex(w *window) int { return slices.Index(r.mws, w) }
+
+// tbind logs an ibv_bind_mw of window w.
+func (r *trafficRun) tbind(w *window, id uint64, flags verbs.SendFlags, b model.MWBind) TBindMW {
+	q := r.qps[w.qp]
+	return TBindMW{QP: qpName(w.qp), MW: mwName(r.mwIndex(w)), MR: mrName(w.qp), WRID: id, At: Piece{b.Addr - q.mr.Addr(), b.Length},
+		Access: b.Access, Signaled: flags&verbs.SendSignaled != 0}
 }

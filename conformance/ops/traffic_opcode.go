@@ -41,10 +41,11 @@ func (r *trafficRun) udNotOfTransport(t *rapid.T) {
 	}
 	r.settle() // let nothing else be in flight when the QP fails
 	n, err := q.q.PostSend([]verbs.SendWR{wr})
+	r.rec(TPostSend{QP: qpName(i), MR: mrName(i), WRs: []TSend{r.tsend(i, wr, i, i)}}, err)
 	r.step("qp %d: post %v on UD: %d accepted, %v", i, op, n, err)
 	if !p.TransportOpLocQPOp {
 		if n != 0 || !errors.Is(err, syscall.EINVAL) {
-			r.t.Fatalf("qp %d: %v on UD: %d posted, %v; want EINVAL (QP-33 reading A)", i, op, n, err)
+			r.fatalf("qp %d: %v on UD: %d posted, %v; want EINVAL (QP-33 reading A)", i, op, n, err)
 		}
 		return
 	}

@@ -1,8 +1,8 @@
 package ops
 
 import (
-	"bytes"
 	"errors"
+	"fmt"
 	"syscall"
 
 	"github.com/verbsim/verbsim/conformance/model"
@@ -91,7 +91,7 @@ func (r *trafficRun) postRecv(t *rapid.T) {
 		sges, b := r.layout(t, q, (sendRegions+region)*regionLen, c)
 		b.qp, b.region = i, region
 		fill := id ^ 0xf111
-		r.write(b, model.Pattern(fill, c))
+		r.fill(b, "pattern", fill)
 		r.recvAt[id] = b
 		wrs = append(wrs, verbs.RecvWR{WRID: id, SGList: sges})
 		rs = append(rs, model.Recv{WRID: id, Cap: c, Fill: fill})
@@ -106,6 +106,11 @@ func (r *trafficRun) postRecv(t *rapid.T) {
 		return
 	}
 	n, err := q.q.PostRecv(wrs)
+	op := TPostRecv{QP: qpName(i), MR: mrName(i)}
+	for _, w := range wrs {
+		op.WRs = append(op.WRs, TRecv{WRID: w.WRID, SGL: r.pieceList(i, w.SGList)})
+	}
+	r.rec(op, err)
 	r.checkPost(i, true, len(wrs), n, err)
 	r.unpostRecvs(wrs[n:])
 	r.step("qp %d: post %d receives %v: %d accepted", i, len(rs), rs, n)
@@ -157,7 +162,7 @@ func (r *trafficRun) postable(t *rapid.T, i int, recv bool, n int) int {
 		if x.Exact() || n <= x.Min {
 			return n
 		}
-		r.t.Fatalf("qp %d: the model does not know the room of a queue on a quiet fabric: %+v", i, x)
+		r.fatalf("qp %d: the model does not know the room of a queue on a quiet fabric: %+v", i, x)
 	}
 	return max(0, min(n, x.Min))
 }
@@ -172,13 +177,13 @@ func (r *trafficRun) checkPost(i int, recv bool, asked, n int, err error) {
 		verb, rule = "ibv_post_recv", "QP-31"
 	}
 	if e := r.m.CheckPost(i, recv, asked, n); e != nil {
-		r.t.Fatalf("%v (the call returned %v)", e, err)
+		r.fatalf("%v (the call returned %v)", e, err)
 	}
 	switch {
 	case n == asked && err != nil:
-		r.t.Fatalf("qp %d: %s posted all %d requests, and returned %v (QP-27)", i, verb, asked, err)
+		r.fatalf("qp %d: %s posted all %d requests, and returned %v (QP-27)", i, verb, asked, err)
 	case n < asked && !errors.Is(err, syscall.ENOMEM):
-		r.t.Fatalf("qp %d: %s posted %d of %d requests on a full queue, and returned %v, want ENOMEM (QP-27, %s)", i, verb, n, asked, err, rule)
+		r.fatalf("qp %d: %s posted %d of %d requests on a full queue, and returned %v, want ENOMEM (QP-27, %s)", i, verb, n, asked, err, rule)
 	}
 }
 
@@ -295,7 +300,7 @@ func (r *trafficRun) postSend(t *rapid.T) {
 			sges = []verbs.SGE{{Addr: q.mr.Addr() + uint64(base), Length: 8, LKey: q.mr.LKey()}}
 		}
 		b.qp = i
-		r.write(b, model.Payload(s.Seed, s.Len))
+		r.fill(b, "payload", s.Seed)
 		wr.SGList = sges
 		fetches := s.Op == verbs.WRRDMARead || s.Op == verbs.WRAtomicCmpAndSwp || s.Op == verbs.WRAtomicFetchAndAdd
 		if fetches {
@@ -330,7 +335,7 @@ func (r *trafficRun) postSend(t *rapid.T) {
 				off := (sendRegions + recvRegions + region) * regionLen
 				tb := bufRef{qp: peer, offs: []int{off}, lens: []int{s.Len}, region: region}
 				s.Fill = id ^ 0x7a26
-				r.write(tb, model.Pattern(s.Fill, s.Len))
+				r.fill(tb, "pattern", s.Fill)
 				r.targetAt[id] = tb
 				wr.RemoteAddr = p.mr.Addr() + uint64(off)
 			}
@@ -387,10 +392,15 @@ func (r *trafficRun) postSend(t *rapid.T) {
 		return
 	}
 	n, err := q.q.PostSend(wrs)
+	op := TPostSend{QP: qpName(i), MR: mrName(i)}
+	for k, w := range wrs {
+		op.WRs = append(op.WRs, r.tsend(i, w, peer, ss[k].Dest))
+	}
+	r.rec(op, err)
 	r.checkPost(i, false, len(wrs), n, err)
 	r.unpostSends(i, wrs[n:])
 	for _, b := range inline {
-		r.write(b, bytes.Repeat([]byte{0xee}, regionLen))
+		r.fill(b, "byte", 0xee)
 	}
 	r.step("qp %d: post %d sends %+v: %d accepted", i, len(ss), ss, n)
 	r.fatal(r.m.PostSend(i, ss[:n]))
@@ -407,6 +417,7 @@ func (r *trafficRun) ah(i, dev int) (verbs.AH, error) {
 		return ah, nil
 	}
 	ah, err := q.pd.CreateAH(r.f.Address(dev))
+	r.rec(TCreateAH{Name: fmt.Sprintf("ah%d_%d", i, dev), PD: pdName(i), Dev: dev}, err)
 	if err == nil {
 		q.ahs[dev] = ah
 	}

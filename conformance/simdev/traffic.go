@@ -38,7 +38,7 @@ func TrafficFabric(p sim.Profile) conformance.NewTrafficFabric {
 		if err != nil {
 			return nil, err
 		}
-		tf := &trafficFabric{f: f}
+		tf := &trafficFabric{f: f, faults: cfg.Faults, random: cfg.Schedule == sim.Random}
 		for _, d := range f.Devices() {
 			c, err := d.Open()
 			if err != nil {
@@ -67,9 +67,11 @@ func TrafficFabric(p sim.Profile) conformance.NewTrafficFabric {
 }
 
 type trafficFabric struct {
-	f    *sim.Fabric
-	devs []conformance.Device
-	avs  []verbs.AHAttr
+	f      *sim.Fabric
+	faults sim.Faults
+	random bool
+	devs   []conformance.Device
+	avs    []verbs.AHAttr
 }
 
 func (t *trafficFabric) Devices() []conformance.Device { return t.devs }
@@ -96,6 +98,8 @@ func (t *trafficFabric) TrafficProfile() conformance.TrafficProfile {
 		UDReorder:   true,
 		UDDuplicate: true,
 		MTU:         TrafficMTU.Bytes(),
+		Faults: conformance.PacketFaults{Drop: t.faults.Drop, Duplicate: t.faults.Duplicate, Delay: t.faults.Delay,
+			MaxDelay: t.faults.MaxDelay, RandomOrder: t.random},
 	}
 }
 

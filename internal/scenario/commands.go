@@ -16,6 +16,8 @@ type key struct {
 	oneOf []string // one of these words (each, for a list)
 	orNum bool     // or, instead of one of oneOf, a number
 	ref   string   // names an object of this kind (checked at run time)
+	sges  bool     // a scatter/gather list: OFF+LEN pieces joined by "/", or "-" for none
+	addr  bool     // an address: NAME+OFF (an offset into MR NAME) or a number
 }
 
 // command is one entry of the command table.
@@ -51,6 +53,10 @@ func (c command) usage(verb string) string {
 			v = "P"
 		case spec.int:
 			v = "INT"
+		case spec.sges:
+			v = "OFF+LEN/..."
+		case spec.addr:
+			v = "MR+OFF"
 		}
 		if c.keys[k].list {
 			v = "(" + v + ",...)"
@@ -79,27 +85,30 @@ var (
 		"av", "path_mtu", "timeout", "retry_cnt", "rnr_retry", "rq_psn", "max_qp_rd_atomic", "alt_path",
 		"min_rnr_timer", "sq_psn", "max_dest_rd_atomic", "path_mig_state", "cap", "dest_qpn"}
 	pktKinds  = []string{"send", "write", "read_req", "atomic", "read_resp", "atomic_ack", "ack"}
-	sendOps   = []string{"send", "send_imm", "write", "write_imm", "read", "cas", "faa"}
-	accesses  = []string{"local_write", "remote_write", "remote_read", "remote_atomic"}
+	sendOps   = []string{"send", "send_imm", "write", "write_imm", "read", "cas", "faa", "send_inv", "local_inv", "bind_mw", "atomic_write"}
+	accesses  = []string{"local_write", "remote_write", "remote_read", "remote_atomic", "mw_bind", "zero_based"}
 	qpTypes   = []string{"rc", "uc", "ud"}
 	wcOpcodes = []string{"send", "recv", "write", "read", "recv_imm"}
 )
 
 // commandTable is every command of the language. The engine-facing half of
-// each lives in engine.go.
+// each is its entry in handlers (engine.go).
 var commandTable = map[string]command{
 	// The fabric and time.
 	"fabric": {keys: map[string]key{"devices": {list: true}, "mode": {oneOf: []string{"auto", "manual"}}, "seed": numKey,
-		"max_cqe": numKey, "comp_vectors": numKey, "max_qp_wr": numKey, "readings": {list: true}},
+		"max_cqe": numKey, "comp_vectors": numKey, "max_qp_wr": numKey, "readings": {list: true},
+		"mtu": {oneOf: []string{"256", "512", "1024", "2048", "4096"}}, "link": {oneOf: []string{"ib", "roce"}}, "schedule": {oneOf: []string{"fifo", "random"}},
+		"drop": {prob: true}, "duplicate": {prob: true}, "delay": {prob: true}, "max_delay_ns": numKey},
 		help: "create the fabric: its devices (a,b by default) and who moves time (auto: every verb runs the engine to rest; manual: only step, stabilize, tick and run do); " +
-			"max_cqe, comp_vectors and max_qp_wr set every device's limits, and readings=(R,...) the exact readings the devices follow (verbs.Readings field names), whatever -profile says"},
+			"max_cqe, comp_vectors and max_qp_wr set every device's limits, and readings=(R,...) the exact readings the devices follow (verbs.Readings field names), whatever -profile says; " +
+			"mtu and link (ib, or roce: Ethernet ports whose paths carry a GRH) set every port; schedule=random picks among ready events with the seed; drop, duplicate, delay and max_delay_ns are packet faults from the start"},
 	"step":      {help: "run one ready engine event (manual mode)"},
 	"stabilize": {help: "run every engine event ready now, without moving the clock"},
 	"tick":      {keys: map[string]key{"ns": numKey, "us": numKey, "ms": numKey}, help: "move the virtual clock forward, running what falls due"},
-	"run":       {keys: map[string]key{"ms": numKey}, help: "run until nothing is left to do (at most ms of virtual time, 10 s by default)"},
+	"run":       {keys: map[string]key{"ms": numKey, "ns": numKey}, help: "run until nothing is left to do (at most ms, or ns, of virtual time; 10 s by default)"},
 	"advance":   {help: "move the clock to the next timer or delayed packet and run it"},
 	// Faults and forced outcomes.
-	"faults": {keys: map[string]key{"drop": {prob: true}, "duplicate": {prob: true}, "delay": {prob: true}},
+	"faults": {keys: map[string]key{"drop": {prob: true}, "duplicate": {prob: true}, "delay": {prob: true}, "max_delay_ns": numKey},
 		help: "set fabric-wide random packet faults (probabilities)"},
 	"fault": {keys: map[string]key{"action": {oneOf: []string{"drop", "delay", "duplicate"}}, "from": {ref: "qp"}, "to": {ref: "qp"},
 		"kind": {list: true, oneOf: pktKinds}, "skip": numKey, "count": numKey, "delay_ns": numKey},
@@ -129,29 +138,38 @@ var commandTable = map[string]command{
 		required: []string{"pd"}, verb: "ibv_reg_mr", help: "register a buffer (4096 bytes by default, LOCAL_WRITE)"},
 	"create_srq": {name: true, keys: map[string]key{"pd": {ref: "pd"}, "max_wr": numKey, "limit": numKey},
 		required: []string{"pd"}, verb: "ibv_create_srq", help: "create a shared receive queue"},
-	"create_ah": {name: true, keys: map[string]key{"pd": {ref: "pd"}, "dest": {ref: "qp"}}, required: []string{"pd"}, verb: "ibv_create_ah",
-		help: "create an address handle for UD sends: the path to the port of dest's device (without dest, to port 1 of the PD's own)"},
+	"create_ah": {name: true, keys: map[string]key{"pd": {ref: "pd"}, "dest": {ref: "qp"}, "av": {}}, required: []string{"pd"}, verb: "ibv_create_ah",
+		help: "create an address handle for UD sends: the path to the port of dest's device (without dest, to port 1 of the PD's own); av=DEV: to port 1 of device DEV, with a GRH on RoCE"},
 	"modify_srq": {keys: map[string]key{"srq": {ref: "srq"}, "limit": numKey}, required: []string{"srq", "limit"}, verb: "ibv_modify_srq",
 		help: "arm the SRQ's limit event: when taking a WR leaves fewer than limit queued, IBV_EVENT_SRQ_LIMIT_REACHED (IBV_SRQ_LIMIT)"},
 	"query_srq": {keys: map[string]key{"srq": {ref: "srq"}}, required: []string{"srq"}, verb: "ibv_query_srq", help: "read the SRQ's max_wr, max_sge and srq_limit"},
 	"create_qp": {name: true, keys: map[string]key{"pd": {ref: "pd"}, "type": {oneOf: qpTypes, orNum: true}, "cq": {ref: "cq"}, "send_cq": {ref: "cq"},
-		"recv_cq": {ref: "cq"}, "srq": {ref: "srq"}, "send_wr": numKey, "recv_wr": numKey}, flags: []string{"sq_sig_all"},
-		required: []string{"pd"}, verb: "ibv_create_qp", help: "create a queue pair (RC, 4 send and 4 receive WRs by default); cq= sets both CQs"},
+		"recv_cq": {ref: "cq"}, "srq": {ref: "srq"}, "send_wr": numKey, "recv_wr": numKey, "send_sge": numKey, "recv_sge": numKey, "inline": numKey},
+		flags: []string{"sq_sig_all"}, required: []string{"pd"}, verb: "ibv_create_qp",
+		help: "create a queue pair (RC, 4 send and 4 receive WRs of 1 SGE by default); cq= sets both CQs; inline= asks for max_inline_data"},
 	"modify_qp": {keys: map[string]key{"qp": {ref: "qp"}, "state": {oneOf: states}, "peer": {ref: "qp"}, "mask": {list: true, oneOf: maskBits},
-		"timeout": numKey, "retry_cnt": numKey, "rnr_retry": numKey, "min_rnr_timer": numKey, "dest_qpn": numKey},
+		"timeout": numKey, "retry_cnt": numKey, "rnr_retry": numKey, "min_rnr_timer": numKey, "dest_qpn": numKey,
+		"access": {list: true, oneOf: accesses}, "path_mtu": {oneOf: []string{"256", "512", "1024", "2048", "4096"}}, "rq_psn": numKey, "sq_psn": numKey,
+		"qkey": numKey, "max_rd_atomic": numKey, "max_dest_rd_atomic": numKey, "av": {}},
 		required: []string{"qp"}, verb: "ibv_modify_qp",
-		help: "move a QP to a state with the minimal attribute mask of the transition (mask= overrides it); peer= names the remote QP, dest_qpn= a QP number instead"},
+		help: "move a QP to a state with the minimal attribute mask of the transition (mask= overrides it); peer= names the remote QP, dest_qpn= a QP number instead; " +
+			"av=DEV is the path to port 1 of device DEV (a GRH on RoCE); access, path_mtu, rq_psn, sq_psn, qkey and the rd_atomic depths set those attributes"},
 	"connect": {keys: map[string]key{"a": {ref: "qp"}, "b": {ref: "qp"}, "timeout": numKey, "retry_cnt": numKey, "rnr_retry": numKey, "min_rnr_timer": numKey},
 		required: []string{"a", "b"}, help: "take two RC or UC QPs to RTS, each connected to the other (the three ibv_modify_qp calls each, as rdma_cm would)"},
 	// Work requests and completions.
-	"post_send": {keys: map[string]key{"qp": {ref: "qp"}, "wr_id": numListKey, "opcode": {oneOf: sendOps}, "len": numKey, "mr": {ref: "mr"},
-		"remote": {ref: "mr"}, "rkey": numKey, "ah": {ref: "ah"}, "dest": {ref: "qp"}, "dest_qpn": numKey, "qkey": numKey, "signaled": numListKey},
+	"post_send": {keys: map[string]key{"qp": {ref: "qp"}, "wr_id": numListKey, "opcode": {list: true, oneOf: sendOps}, "len": numKey, "mr": {ref: "mr"},
+		"remote": {ref: "mr"}, "rkey": numListKey, "ah": {ref: "ah", list: true}, "dest": {ref: "qp", list: true}, "dest_qpn": numListKey, "qkey": numListKey,
+		"signaled": numListKey, "inline": numListKey, "sge": {sges: true, list: true}, "imm": numListKey, "raddr": {addr: true, list: true},
+		"compare": numListKey, "swap": numListKey, "mw": {ref: "mw"}, "bind_mr": {ref: "mr"}, "bind_at": {sges: true}, "bind_access": {list: true, oneOf: accesses}},
 		flags: []string{"signaled", "solicited", "inline"}, required: []string{"qp", "wr_id"}, verb: "ibv_post_send",
 		help: "post send WRs (a list of wr_ids posts a chain); len bytes (64 by default, 0: no SGE) from mr (the PD's first MR); remote= targets an RDMA WR at that MR (rkey= overrides its rkey); " +
-			"UD: ah= and dest= (the remote QP; qkey 0x11111111 by default) or dest_qpn=; signaled= lists the wr_ids to signal, the flag signals all"},
-	"post_recv": {keys: map[string]key{"qp": {ref: "qp"}, "wr_id": numListKey, "len": numKey, "mr": {ref: "mr"}},
-		required: []string{"qp", "wr_id"}, verb: "ibv_post_recv", help: "post receive WRs"},
-	"post_srq_recv": {keys: map[string]key{"srq": {ref: "srq"}, "wr_id": numListKey, "len": numKey, "mr": {ref: "mr"}},
+			"UD: ah= and dest= (the remote QP; qkey 0x11111111 by default) or dest_qpn=; signaled= lists the wr_ids to signal, the flag signals all; " +
+			"per request (a list with one entry per wr_id, or one for all): opcode, sge (OFF+LEN pieces of mr, - for none), imm (also the rkey of send_inv and local_inv), " +
+			"raddr (MR+OFF, or a number for a zero-based window), rkey, compare, swap, ah, dest, dest_qpn, qkey; inline= lists the wr_ids sent inline; " +
+			"bind_mw: mw=, rkey= (the new key), bind_mr=, bind_at=OFF+LEN and bind_access="},
+	"post_recv": {keys: map[string]key{"qp": {ref: "qp"}, "wr_id": numListKey, "len": numKey, "mr": {ref: "mr"}, "sge": {sges: true, list: true}},
+		required: []string{"qp", "wr_id"}, verb: "ibv_post_recv", help: "post receive WRs; sge= gives each its scatter list (OFF+LEN pieces of mr joined by /, - for none)"},
+	"post_srq_recv": {keys: map[string]key{"srq": {ref: "srq"}, "wr_id": numListKey, "len": numKey, "mr": {ref: "mr"}, "sge": {sges: true, list: true}},
 		required: []string{"srq", "wr_id"}, verb: "ibv_post_srq_recv", help: "post receive WRs to an SRQ"},
 	"poll_cq": {keys: map[string]key{"cq": {ref: "cq"}, "n": numKey}, flags: []string{"ex"}, required: []string{"cq"}, verb: "ibv_poll_cq",
 		help: "poll up to n completions (16 by default); ex reads them with the poll iterator (ibv_start_poll, ibv_next_poll, ibv_end_poll)"},
@@ -163,6 +181,14 @@ var commandTable = map[string]command{
 		help: "read an async event without blocking (EAGAIN when none is queued)"},
 	"ack_async_event": {keys: map[string]key{"ctx": {ref: "ctx"}, "event": numKey}, required: []string{"ctx"}, verb: "ibv_ack_async_event",
 		help: "acknowledge the oldest async event read and not yet acknowledged, or the event-th read (from 0)"},
+	// Buffers and memory windows.
+	"fill": {keys: map[string]key{"mr": {ref: "mr"}, "at": {sges: true}, "pattern": numKey, "payload": numKey, "byte": numKey},
+		required: []string{"mr", "at"}, help: "write into an MR's buffer, piece after piece of at=OFF+LEN/...: pattern=SEED's bytes, payload=SEED's (the seed in the first 8), or byte=B in each (internal/pattern)"},
+	"alloc_mw": {name: true, keys: map[string]key{"pd": {ref: "pd"}, "type": {oneOf: []string{"1", "2"}}}, required: []string{"pd"}, verb: "ibv_alloc_mw",
+		help: "allocate a memory window of type 1 (the default) or 2"},
+	"bind_mw": {keys: map[string]key{"qp": {ref: "qp"}, "mw": {ref: "mw"}, "wr_id": numKey, "mr": {ref: "mr"}, "at": {sges: true}, "access": {list: true, oneOf: accesses}},
+		flags: []string{"signaled"}, required: []string{"qp", "mw", "mr", "at"}, verb: "ibv_bind_mw", help: "bind a type 1 window to at=OFF+LEN of mr through qp"},
+	"dealloc_mw": {keys: map[string]key{"mw": {ref: "mw"}}, required: []string{"mw"}, verb: "ibv_dealloc_mw", help: "free a memory window"},
 	// Destruction.
 	"destroy_cq":  {keys: map[string]key{"cq": {ref: "cq"}}, required: []string{"cq"}, verb: "ibv_destroy_cq", help: "destroy a CQ (waits at most 10 ms of wall time for acks)"},
 	"destroy_qp":  {keys: map[string]key{"qp": {ref: "qp"}}, required: []string{"qp"}, verb: "ibv_destroy_qp", help: "destroy a QP"},

@@ -25,8 +25,8 @@
 // Output that differs between profiles is kept per profile inside the
 // block, each part started by ">> profile NAME" (see Merge).
 //
-// engine.go, engine_cm.go and state.go are the only files that call
-// package sim.
+// The engine*.go files (engine_cm.go the connection manager) and state.go
+// are the only files that call package sim.
 package scenario
 
 import "embed"

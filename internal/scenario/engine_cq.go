@@ -4,7 +4,7 @@ package scenario
 // everything the conformance suite's Machine does (conformance/ops writes
 // its operation logs as scenarios): device limits and readings on fabric,
 // resize_cq, hold and release, polling with the iterator, and acking a
-// chosen async event. Like engine.go and state.go, it calls package sim.
+// chosen async event (engine_async.go).
 
 import (
 	"errors"
@@ -97,41 +97,6 @@ func pollEx(q *sim.CQ, wcs []verbs.WC) (int, error) {
 		err = nil
 	}
 	return n, err
-}
-
-// asyncRead is an async event a context's get_async_event read.
-type asyncRead struct {
-	ev    sim.AsyncEvent
-	acked bool
-}
-
-// ackAsync acks the async event of context c that event= names (the n-th
-// read, from 0), or the oldest read and not yet acked.
-func (in *interp) ackAsync(c string, a *args) error {
-	rd := in.asyncRd[c]
-	i := -1
-	if _, ok := a.get("event"); ok {
-		if k := a.num("event", 0); k < uint64(len(rd)) {
-			i = int(k)
-		} else {
-			in.say("nothing to acknowledge: %s has read %d async event(s)", c, len(rd))
-			return nil
-		}
-	} else {
-		for j := range rd {
-			if !rd[j].acked {
-				i = j
-				break
-			}
-		}
-		if i < 0 {
-			in.say("nothing to acknowledge: no async event of %s was read and left unacknowledged", c)
-			return nil
-		}
-	}
-	rd[i].acked = true
-	in.verbResult("ibv_ack_async_event("+in.describeAsync(rd[i].ev)+")", rd[i].ev.Ack())
-	return nil
 }
 
 // doCQ runs resize_cq, hold and release.

@@ -89,3 +89,31 @@ func TestTourStepsDoSomething(t *testing.T) {
 		}
 	}
 }
+
+// TestExamples runs the worked examples of docs/scenarios.md,
+// testdata/*.scen, as golden tests under every profile, as TestTour does
+// the tour; -rewrite regenerates their blocks.
+func TestExamples(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.scen")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".scen"), func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := golden(t, f, src)
+			if *rewrite {
+				if err := os.WriteFile(f, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if diff := cmp.Diff(string(src), got); diff != "" {
+				t.Errorf("%s is stale (-file +run); go test ./internal/scenario -rewrite regenerates it:\n%s", f, diff)
+			}
+		})
+	}
+}

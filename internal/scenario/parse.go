@@ -244,6 +244,14 @@ func check(verb string, args []Arg) error {
 				if !slices.Contains(k.oneOf, v) {
 					return fmt.Errorf("%s: %s=%s: expected one of %s", verb, a.Key, clip(v), strings.Join(k.oneOf, ", "))
 				}
+			case k.sges:
+				if _, err := parseSGEs(v); err != nil {
+					return fmt.Errorf("%s: %s=%s: %v", verb, a.Key, clip(v), err)
+				}
+			case k.addr:
+				if _, _, err := parseAddr(v); err != nil {
+					return fmt.Errorf("%s: %s=%s: %v", verb, a.Key, clip(v), err)
+				}
 			}
 		}
 	}

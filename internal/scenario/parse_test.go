@@ -2,7 +2,11 @@ package scenario
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -104,6 +108,10 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("poll_cq cq=(A,B)\n----\nx\n\n# n\n"))
 	f.Add([]byte("fault action=drop kind=(ack,send) skip=0x2\n"))
+	if src, err := os.ReadFile("testdata/windows.scen"); err == nil {
+		f.Add(src)
+	}
+	f.Add([]byte("post_send qp=q wr_id=(1,2) opcode=(write,send) sge=(0+8/8+0,-) raddr=(m+4,0x10) rkey=0x2aa inline=(2)\n"))
 	f.Add([]byte("thread t\n  loop\n    drain_cq cq=A\n    exit_if polled=1\n  end\nend\n----\nx\n\nexplore seed=2\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		s, err := Parse("fuzz.scen", src)
@@ -133,6 +141,62 @@ func FuzzParse(f *testing.F) {
 				if b.Text != s2.Steps[i].Body[j].Text {
 					t.Fatalf("step %d, line %d of its block: %q then %q", i, j, b.Text, s2.Steps[i].Body[j].Text)
 				}
+			}
+		}
+	})
+}
+
+// TestEveryCommandHasAHandler keeps the command table and the handlers one
+// list: a command Parse accepts always runs (through handlers, or
+// threads.go's threadHandlers), and no handler is unreachable.
+func TestEveryCommandHasAHandler(t *testing.T) {
+	for name := range commandTable {
+		if handlers[name] == nil && threadHandlers[name] == nil {
+			t.Errorf("command %s has no handler", name)
+		}
+		if handlers[name] != nil && threadHandlers[name] != nil {
+			t.Errorf("command %s has two handlers", name)
+		}
+	}
+	for _, hs := range []map[string]func(*interp, *Step, *args) error{handlers, threadHandlers} {
+		for name := range hs {
+			if _, ok := commandTable[name]; !ok {
+				t.Errorf("handler %s has no command", name)
+			}
+		}
+	}
+}
+
+// FuzzSGEs: the readers of scatter lists (OFF+LEN/...) and addresses
+// (MR+OFF) never panic, and what they accept prints back as text they read
+// the same.
+func FuzzSGEs(f *testing.F) {
+	for _, s := range []string{"-", "0+8", "100+200/0+100", "0x10+0", "m+4", "17", "+", "1+2+3", "a/b", "4294967296+1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if ps, err := parseSGEs(s); err == nil {
+			text := "-"
+			if len(ps) > 0 {
+				var parts []string
+				for _, p := range ps {
+					parts = append(parts, fmt.Sprintf("%d+%d", p.off, p.len))
+				}
+				text = strings.Join(parts, "/")
+			}
+			again, err := parseSGEs(text)
+			if err != nil || !slices.Equal(ps, again) {
+				t.Fatalf("%q reads as %v, printed %q, which reads as %v, %v", s, ps, text, again, err)
+			}
+		}
+		if name, off, err := parseAddr(s); err == nil {
+			text := strconv.FormatUint(off, 10)
+			if name != "" {
+				text = name + "+" + text
+			}
+			n2, o2, err := parseAddr(text)
+			if err != nil || n2 != name || o2 != off {
+				t.Fatalf("%q reads as %q+%d, printed %q, which reads as %q+%d, %v", s, name, off, text, n2, o2, err)
 			}
 		}
 	})

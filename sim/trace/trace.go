@@ -66,6 +66,23 @@ func (l *Log) Records() []Record {
 	return append(out, l.records[:l.start]...)
 }
 
+// From returns a copy of the records kept from the i-th on, counting the
+// oldest kept as 0: what Records()[i:] returns, without copying the rest.
+// An i past the end returns none.
+func (l *Log) From(i int) []Record {
+	if l == nil || i >= len(l.records) {
+		return nil
+	}
+	i = max(i, 0)
+	out := make([]Record, 0, len(l.records)-i)
+	head := len(l.records) - l.start // the records from start on are the oldest
+	if i < head {
+		out = append(out, l.records[l.start+i:]...)
+		return append(out, l.records[:l.start]...)
+	}
+	return append(out, l.records[i-head:l.start]...)
+}
+
 // Reset forgets every record.
 func (l *Log) Reset() {
 	if l != nil {

@@ -21,6 +21,33 @@ func TestRingKeepsTheNewest(t *testing.T) {
 	}
 }
 
+// TestFromIsASuffixOfRecords: From(i) is Records()[i:], for a log and for
+// a ring that has wrapped, at every i and past the end.
+func TestFromIsASuffixOfRecords(t *testing.T) {
+	for _, limit := range []int{0, 4} {
+		l := &Log{Limit: limit}
+		for n := range 7 {
+			all := l.Records()
+			for i := range len(all) + 2 {
+				var want []Record
+				if i < len(all) {
+					want = all[i:]
+				}
+				got := l.From(i)
+				if len(got) != len(want) {
+					t.Fatalf("limit %d, %d records: From(%d) has %d, want %d", limit, n, i, len(got), len(want))
+				}
+				for k := range got {
+					if got[k].Seq != want[k].Seq {
+						t.Fatalf("limit %d, %d records: From(%d)[%d] is %d, want %d", limit, n, i, k, got[k].Seq, want[k].Seq)
+					}
+				}
+			}
+			l.Add(Record{Seq: uint64(n)})
+		}
+	}
+}
+
 func TestRenderers(t *testing.T) {
 	l := &Log{}
 	l.Add(Record{Tick: 4096, Seq: 12, Kind: KindTimer, Object: "a/qp 0x11", Name: "ACK timeout", Timer: TimerACK, Why: "retransmit", Rule: "XFER-10"})
