@@ -18,6 +18,7 @@ import (
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // Profiles returns the names of the built-in profiles, default first.
