@@ -144,5 +144,6 @@ func (ah *AH) Destroy() (err error) {
 	ah.dead = true
 	d.ahs--
 	ah.pd.releaseLocked(childAH)
+	d.fabric.noteGoneLocked(ah)
 	return nil
 }

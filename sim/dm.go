@@ -186,6 +186,7 @@ func (dm *DM) Free() (err error) {
 	dm.ctx.dev.dm.give(dm.first, dm.pages)
 	dm.ctx.dms--
 	dm.dead, dm.mem = true, nil
+	f.noteGoneLocked(dm)
 	return nil
 }
 

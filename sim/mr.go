@@ -244,6 +244,10 @@ func (mr *MR) Dereg() (err error) {
 		}
 		return verr.Errorf(verb, errno, "%d memory window(s) are bound to the MR (MR-06)", mr.binds)
 	}
+	if f := d.fabric; f.d.Checking() {
+		f.d.Note(&domain.Note{Kind: domain.NoteDeregistering, Obj: mr, LKey: mr.lkey, RKey: mr.rkey})
+		defer f.noteGoneLocked(mr)
+	}
 	d.mrs.remove(mr)
 	if mr.dm != nil {
 		mr.dm.mrs-- // DM-05

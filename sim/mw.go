@@ -104,6 +104,10 @@ func (mw *MW) Dealloc() (err error) {
 	if mw.dead {
 		return verr.New(verb, syscall.EINVAL, "the MW has been deallocated")
 	}
+	if f := d.fabric; f.d.Checking() {
+		f.d.Note(&domain.Note{Kind: domain.NoteDeregistering, Obj: mw, RKey: mw.key})
+		defer f.noteGoneLocked(mw)
+	}
 	mw.unbindLocked()
 	if d.mrs.mws[mw.idx] == mw {
 		delete(d.mrs.mws, mw.idx)

@@ -110,6 +110,7 @@ func (x *XRCD) Close() error {
 	}
 	x.dead = true
 	x.ctx.xrcds--
+	f.noteGoneLocked(x)
 	return nil
 }
 

@@ -528,7 +528,7 @@ func (q *QP) postBatchLocked(b *wrBatch) error {
 			return err // not reached: the checks above cover every failure
 		}
 	}
-	if len(wrs) == 1 && q.direct != nil && q.directLocked() {
+	if len(wrs) == 1 && q.direct != nil && !q.d.Checking() && q.directLocked() {
 		return nil // carried out in the verb (direct.go)
 	}
 	q.scheduleLocked()
