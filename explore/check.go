@@ -53,6 +53,13 @@ type Options struct {
 	// (TokenName reads it back), so that a tool can find the world a
 	// token belongs to: verbsim explore names its built-in patterns.
 	Name string
+	// Check turns the verbs sanitizer (package sim/check) on in the
+	// world's fabric, every check but the leak check: a misuse it finds
+	// ends the schedule as a Misuse failure, with its finding and replay
+	// token, as it happens. A world whose fabric configuration sets
+	// sim.Config.Check gets its findings as failures too, with its own
+	// checks.
+	Check bool
 
 	budget int // the fault budget fill computed: -1 for no bound
 }
@@ -146,7 +153,7 @@ func Explore(world func(*World), opts Options) Result {
 				choices, size, runs = shrink(world, r, &o)
 			}
 			tok := encodeToken(token{strategy: o.Strategy, seed: o.Seed, schedule: uint64(i), maxSteps: uint64(o.MaxSteps),
-				allow: o.AllowUnconsumed, name: o.Name, budget: o.budget, choices: choices})
+				allow: o.AllowUnconsumed, name: o.Name, budget: o.budget, check: o.Check, choices: choices})
 			f, err := replay(world, tok)
 			if err != nil { // the world is not deterministic: report what the first run saw
 				f = r.failure
@@ -208,7 +215,7 @@ func replay(world func(*World), tok string) (*Failure, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := Options{MaxSteps: int(tk.maxSteps), AllowUnconsumed: tk.allow}.fill()
+	o := Options{MaxSteps: int(tk.maxSteps), AllowUnconsumed: tk.allow, Check: tk.check}.fill()
 	o.budget = tk.budget
 	p := &replayPicker{choices: tk.choices}
 	r := runOnce(world, p, o.MaxSteps, true, &o)
@@ -235,7 +242,8 @@ type token struct {
 	maxSteps uint64
 	allow    bool
 	name     string
-	budget   int // the fault budget (Options.MaxFaults): -1 for no bound
+	budget   int  // the fault budget (Options.MaxFaults): -1 for no bound
+	check    bool // Options.Check
 	choices  []int
 }
 
@@ -261,6 +269,9 @@ func encodeToken(t token) string {
 	}
 	if t.budget >= 0 {
 		flags |= 0x20
+	}
+	if t.check {
+		flags |= 0x100
 	}
 	for _, v := range []uint64{flags, t.seed, t.schedule, t.maxSteps, uint64(len(t.choices))} {
 		raw = binary.AppendUvarint(raw, v)
@@ -305,6 +316,7 @@ func decodeToken(s string) (token, error) {
 		}
 	}
 	t.strategy, t.allow, t.seed, t.schedule, t.maxSteps = Strategy(v[0]&0x1f), v[0]&0x80 != 0, v[1], v[2], v[3]
+	t.check = v[0]&0x100 != 0
 	if v[4] > uint64(len(raw)) {
 		return bad("truncated")
 	}

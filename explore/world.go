@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/check"
 	"github.com/verbsim/verbsim/sim/trace"
 )
 
@@ -49,6 +51,9 @@ func (w *World) NewFabric(cfg sim.Config) (*sim.Fabric, error) {
 	cfg.Chooser = r.choose
 	if r.log != nil {
 		cfg.Trace = r.log
+	}
+	if r.check || cfg.Check != nil {
+		cfg.Check = r.checkConfig(cfg.Check)
 	}
 	f, err := sim.NewFabric(cfg)
 	if err != nil {
@@ -193,11 +198,17 @@ const (
 	// event, no timer) and a QP still has send work requests posted and
 	// never completed.
 	Uncompleted
+	// Misuse: the verbs sanitizer (Options.Check, package sim/check)
+	// found a misuse as it happened: the message is its finding, with the
+	// rule it breaks. A world that hangs is then reported with why (a
+	// wait that can never end, a lost wake-up in the making) at the verb
+	// that made it so, not only once nothing can move.
+	Misuse
 )
 
 var kindNames = [...]string{"", "lost wake-up", "destroy blocked on unacked events", "deadlock",
 	"completions never consumed", "panic", "assertion", "step bound", "goroutine does not exit",
-	"CQ overrun", "work requests never completed"}
+	"CQ overrun", "work requests never completed", "verbs misuse"}
 
 // String names the kind.
 func (k Kind) String() string {
@@ -281,6 +292,26 @@ type runner struct {
 	plain   *sync.WaitGroup
 	daemons sync.WaitGroup
 	failMu  sync.Mutex
+
+	check bool // Options.Check
+}
+
+// checkConfig is the sanitizer of a world's fabric: the world's own
+// configuration (nil: every check but the leak check, since a world's
+// objects live until the schedule ends), each finding a Misuse failure.
+func (r *runner) checkConfig(own *check.Config) *check.Config {
+	c := check.Config{Checks: check.All.Without(check.Leak), Output: io.Discard}
+	if own != nil {
+		c = *own
+	}
+	report := c.Report
+	c.Report = func(f check.Finding) {
+		if report != nil {
+			report(f)
+		}
+		r.fail(Misuse, f.String())
+	}
+	return &c
 }
 
 func (r *runner) spawn(name string, fn func(context.Context), daemon bool) {

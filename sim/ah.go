@@ -73,6 +73,8 @@ func (pd *PD) CreateAH(attr verbs.AHAttr) (_ *AH, err error) {
 	ah := &AH{pd: pd, attr: attr}
 	if e := d.fabric.eng; e.tracing() {
 		e.callLocked(e.nameLocked(d, "ah", ah), "create_ah", e.nameOf(pd), fmt.Sprintf("port %d dlid %#x global %v", attr.PortNum, attr.DLID, attr.IsGlobal), nil)
+	} else if d.fabric.d.Checking() {
+		e.nameLocked(d, "ah", ah) // the sanitizer names it (Config.Check)
 	}
 	return ah, nil
 }

@@ -152,6 +152,7 @@ var badTable = map[string]badEntry{
 	"Fabric.Pending":       {reason: getter},
 	"Fabric.Future":        {reason: getter},
 	"Fabric.Ready":         {reason: getter},
+	"Fabric.Check":         {reason: getter},
 	"Fabric.Profile":       {reason: getter},
 	"Fabric.Stats":         {reason: getter},
 	"Fabric.Stabilize":     {reason: noArgs},

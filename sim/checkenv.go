@@ -174,3 +174,13 @@ func (e checkEnv) Peer(q *qp.QP) any {
 }
 
 func (e checkEnv) Now() uint64 { return e.f.eng.clock() }
+
+// Check returns the sanitizer's summary so far (Config.Check): the checks
+// it runs and how many findings it has reported, by rule. A fabric
+// without Config.Check returns the zero Summary.
+func (f *Fabric) Check() check.Summary {
+	if f == nil || f.check == nil {
+		return check.Summary{}
+	}
+	return f.check.Summary()
+}

@@ -256,7 +256,7 @@ func (f *Fabric) Close() error {
 	b := f.eng.bg
 	f.eng.bg = nil
 	if f.check != nil && !f.closed {
-		f.check.Close("close")
+		f.check.Close("exit")
 	}
 	f.closed = true
 	f.d.Unlock()

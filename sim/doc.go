@@ -157,6 +157,7 @@
 //	counters                              Fabric.Stats, QP.Stats, Context.AsyncEventCounts, Context.AsyncEventsRaised
 //	snapshots                             QP.Outstanding, CQ.Snapshot, CQ.Armed, CompChannel.Pending, Context.PendingAsyncEvents
 //	readings of unsettled rules           Config.Profile, Fabric.Profile, DefaultProfile, RXEProfile, Profiles
+//	the verbs sanitizer (sim/check)       Config.Check, Fabric.Check
 //
 // In the default Auto mode the engine runs whatever is ready after each
 // verb, but the clock moves only when a control says so: a retransmission

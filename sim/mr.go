@@ -214,6 +214,8 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 	pd.children[childMR]++
 	if e := d.fabric.eng; e.tracing() {
 		e.callLocked(e.nameLocked(d, "mr", mr), verb[4:], e.nameOf(pd), fmt.Sprintf("length %d lkey %#x rkey %#x", n, mr.lkey, mr.rkey), nil)
+	} else if d.fabric.d.Checking() {
+		e.nameLocked(d, "mr", mr) // the sanitizer names it (Config.Check)
 	}
 	return mr, nil
 }

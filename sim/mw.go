@@ -83,6 +83,8 @@ func (pd *PD) AllocMW(typ verbs.MWType) (_ *MW, err error) {
 	pd.children[childMW]++
 	if e.tracing() {
 		e.callLocked(e.nameLocked(d, "mw", mw), "alloc_mw", e.nameOf(pd), fmt.Sprintf("%v rkey %#x", typ, mw.rkey), nil)
+	} else if d.fabric.d.Checking() {
+		e.nameLocked(d, "mw", mw) // the sanitizer names it (Config.Check)
 	}
 	return mw, nil
 }

@@ -65,6 +65,9 @@ func (c *Context) OpenXRCD(attr verbs.XRCDInitAttr) (_ *XRCD, err error) {
 	}
 	x := &XRCD{ctx: c}
 	c.xrcds++
+	if f.d.Checking() {
+		f.eng.nameLocked(c.dev, "xrcd", x) // the sanitizer names it (Config.Check)
+	}
 	return x, nil
 }
 

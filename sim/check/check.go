@@ -51,7 +51,7 @@ const (
 	// or read (USE-03, CQ-13, ASYNC-05).
 	Leak
 
-	numChecks = iota // one past the last check
+	numChecks = iota + 1 // one past the last check
 )
 
 var checkNames = [...]string{"", "wait", "lost-wakeup", "ack", "cq-size", "signal", "buffer",

@@ -124,10 +124,14 @@ func (f Finding) String() string {
 	b.WriteString(" ")
 	b.WriteString(f.Check.String())
 	b.WriteString(": ")
-	b.WriteString(f.Verb)
-	if len(f.Objects) > 0 {
-		b.WriteString(" on ")
-		b.WriteString(f.Objects[0].String())
+	if f.Verb == "exit" {
+		b.WriteString("at exit")
+	} else {
+		b.WriteString(f.Verb)
+		if len(f.Objects) > 0 {
+			b.WriteString(" on ")
+			b.WriteString(f.Objects[0].String())
+		}
 	}
 	b.WriteString(": ")
 	b.WriteString(f.What)

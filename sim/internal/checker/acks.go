@@ -42,7 +42,7 @@ func (c *Checker) ackedLocked(n *domain.Note) {
 		if o == nil {
 			return
 		}
-		if len(o.asyncReads) == 0 {
+		if len(o.asyncReads) == 0 || n.Err != nil {
 			if c.on.Has(check.Ack) {
 				c.finding(check.Finding{Check: check.Ack, Rule: "CHAN-08", Verb: "ibv_ack_async_event", Objects: []check.Object{c.object(o)},
 					What: "acknowledges an async event that was never read, or one already acknowledged",
@@ -71,7 +71,9 @@ func (c *Checker) ackedLocked(n *domain.Note) {
 		return
 	}
 	have := len(r.reads)
-	r.reads = nil
+	if n.Err == nil { // the engine counted them all, as libibverbs does
+		r.reads = nil
+	}
 	if !c.on.Has(check.Ack) {
 		return
 	}

@@ -213,6 +213,9 @@ func (c *Checker) Note(n *domain.Note) {
 	case domain.NoteDestroying:
 		if r := c.recordLocked(n.Obj); r != nil {
 			c.destroyingLocked(r)
+			if r.kind == "cq" {
+				c.orphanedWaitLocked(r)
+			}
 		}
 	case domain.NoteDestroyed:
 		if r := c.recordLocked(n.Obj); r != nil {

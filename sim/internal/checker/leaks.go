@@ -68,15 +68,14 @@ func (c *Checker) leaksLocked(verb string, ctx any) {
 			names = append(names, c.env.Name(r.obj))
 			objs = append(objs, c.object(r))
 		}
-		then := "its resources stay allocated until the process exits (USE-03); destroy objects in the order of PD-05"
+		then := plural(n, "its", "their") + " resources stay allocated until the process exits (USE-03); destroy objects in the order of PD-05"
 		if verb == "ibv_close_device" {
-			then = "ibv_close_device does not destroy them (USE-03); destroy them first, in the order of PD-05"
+			then = "ibv_close_device does not destroy " + plural(n, "it", "them") + " (USE-03); destroy objects first, in the order of PD-05"
 		}
 		c.finding(check.Finding{Check: check.Leak, Rule: "USE-03", Verb: verb, Objects: objs,
 			What: fmt.Sprintf("%d %s%s created here %s never destroyed: %s", n, kindName(g.kind), plural(n, "", "s"),
 				plural(n, "was", "were"), strings.Join(names, ", ")),
-			Then:    then,
-			Related: []check.Related{c.related("created", g.recs[0].created)}}, g.recs[0].created)
+			Then: then}, g.recs[0].created)
 	}
 }
 

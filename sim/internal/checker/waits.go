@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/check"
 	"github.com/verbsim/verbsim/sim/internal/cq"
 	"github.com/verbsim/verbsim/sim/internal/notify"
@@ -106,6 +107,46 @@ func (c *Checker) channelWaitLocked(r *record, verb string, at site, readers int
 		c.finding(check.Finding{Check: check.Wait, Rule: "CHAN-13", Verb: verb, Objects: objs, What: what,
 			Then: "this wait can never end, unless another thread arms one of them: call ibv_req_notify_cq before the wait"}, at)
 	}
+}
+
+// orphanedWaitLocked looks at the destroy of r, a CQ, while threads wait
+// on its channel: once it is gone, can anything still queue an event for
+// them (CHAN-13)?
+func (c *Checker) orphanedWaitLocked(r *record) {
+	if !c.on.Has(check.Wait) {
+		return
+	}
+	q, _ := r.obj.(*cq.CQ)
+	ch := q.ViewLocked().Channel
+	cr := c.recordLocked(ch)
+	if ch == nil || cr == nil || ch.LenLocked() > 0 {
+		return
+	}
+	waiting := cr.frontWaits
+	if !cr.front {
+		for _, w := range c.d.Waiters() {
+			if w.Obj == domain.Object(ch) {
+				waiting++
+			}
+		}
+	}
+	if waiting == 0 {
+		return
+	}
+	for _, o := range c.order {
+		if o == r || o.kind != "cq" || o.gone != nil {
+			continue
+		}
+		if oq, _ := o.obj.(*cq.CQ); oq != nil {
+			if v := oq.ViewLocked(); v.Live && v.Channel == ch && v.Arm != notify.Disarmed {
+				return // another armed CQ can still wake them
+			}
+		}
+	}
+	c.finding(check.Finding{Check: check.Wait, Rule: "CHAN-13", Verb: "ibv_destroy_cq", Objects: []check.Object{c.object(r), c.object(cr)},
+		What: fmt.Sprintf("%s is destroyed while %d thread%s wait%s on its channel %s, and no armed CQ is left on the channel",
+			c.env.Name(r.obj), waiting, plural(waiting, "", "s"), plural(waiting, "s", ""), c.env.Name(ch)),
+		Then: "the waiting ibv_get_cq_event can never end, unless another thread creates a CQ on the channel and arms it"}, c.hereLocked())
 }
 
 // asyncWaitLocked looks at a blocking ibv_get_async_event on the async
