@@ -169,8 +169,14 @@ func (c *Checker) Entering(op domain.Op) {
 	}
 }
 
-// Leaving implements domain.Checker.
+// Leaving implements domain.Checker: it reports the findings Entering
+// made. Only a verb of the program's reports them, not a view of the
+// simulator's ("cq read"), so that a finding is made at the same step
+// whoever else looks at the fabric (an explorer's timeline).
 func (c *Checker) Leaving(op domain.Op, err error) {
+	if !isVerb(op.Verb) {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.flushLocked()
