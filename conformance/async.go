@@ -187,19 +187,19 @@ func cqErrMeansOverrun(t *tester, e *env) {
 
 func eventTypeStrings(t *tester, e *env) {
 	for _, r := range asyncVerbsTypes {
-		if got := r.typ.String(); got != r.str {
-			t.Errorf("%s: String() = %q, want %q", r.name, got, r.str)
+		if got := r.typ.Str(); got != r.str {
+			t.Errorf("%s: Str() = %q, want %q", r.name, got, r.str)
 		}
 	}
 	for _, v := range asyncOutOfRange {
-		if got := verbs.EventType(v).String(); got != "unknown" {
-			t.Errorf("EventType(%d).String() = %q, want \"unknown\"", v, got)
+		if got := verbs.EventType(v).Str(); got != "unknown" {
+			t.Errorf("EventType(%d).Str() = %q, want \"unknown\"", v, got)
 		}
 	}
 	q := e.CQ(1, nil, nil)
 	e.asyncOverrun(q)
 	ev := e.asyncTake("after an overrun")
-	if got, want := ev.EventType().String(), asyncVerbsTypes[0].str; got != want {
+	if got, want := ev.EventType().Str(), asyncVerbsTypes[0].str; got != want {
 		t.Errorf("the overrun event renders as %q, want %q", got, want)
 	}
 	e.WantOK("ibv_ack_async_event", ev.Ack())

@@ -26,6 +26,30 @@ func avMutants() []mutant {
 	}
 	return []mutant{
 		{
+			// A device that does not look at a UD send's AH when it is
+			// posted loses the request instead (the post says it took it).
+			name: "a UD send through a refused AH is reported posted and dropped", rules: []string{"AV-04"},
+			h: hooks{postSend: func(q verbs.QP, wrs []verbs.SendWR) (int, error) {
+				n, err := q.PostSend(wrs)
+				if errors.Is(err, syscall.EINVAL) && n < len(wrs) && wrs[n].AH != nil {
+					m, err := q.PostSend(wrs[n+1:])
+					return n + 1 + m, err
+				}
+				return n, err
+			}},
+		},
+		{
+			name: "ibv_create_ah drops the traffic class, hop limit and flow label", rules: []string{"AV-05"},
+			h: hooks{createAH: func(pd verbs.PD, attr verbs.AHAttr) (verbs.AH, error) {
+				attr.GRH.TrafficClass, attr.GRH.HopLimit, attr.GRH.FlowLabel = 0, 64, 0
+				return pd.CreateAH(attr)
+			}},
+		},
+		{
+			name: "the device states the other flow-label reading", rules: []string{"AV-05"},
+			h: hooks{profile: func(p verbs.Readings) verbs.Readings { p.NoFlowLabel = !p.NoFlowLabel; return p }},
+		},
+		{
 			name: "ibv_create_ah keeps the low 4 bits of sl 16", rules: []string{"AV-03"},
 			h: hooks{createAH: func(pd verbs.PD, attr verbs.AHAttr) (verbs.AH, error) {
 				attr.SL &= 0xf

@@ -34,7 +34,9 @@
 //     test fabric has: LimitedDevice (a fresh device with small limits),
 //     PeerDevice (a second adapter on the same fabric; without it the
 //     transport cases run in loopback), Clock (virtual time; without it
-//     waits are in wall time, bounded by Patience), Faults and LinkControl.
+//     waits are in wall time, bounded by Patience), Faults, LinkControl
+//     and Forger (packets of a hostile peer, for XFER-27, XFER-34 and
+//     XFER-35; without it those cases log and end).
 //   - Optional capabilities of the objects, for the cases that need a
 //     completion, event or error no verb can produce on demand: Injector
 //     and Referencer on CQs, Referencer on MRs, Depth on channels and

@@ -89,6 +89,8 @@ type hooks struct {
 	// states are part of its Profile (hook profile).
 	tick    func(c conformance.Clock, n uint64)
 	runIdle func(c conformance.Clock, limit uint64) bool
+	// forge replaces conformance.Forger's Forge (mutants_hostile_test.go).
+	forge func(f conformance.Forger, p conformance.ForgedPacket) error
 
 	// The queries (forwarded in query_mutants_test.go).
 	queryPort     func(c verbs.Context, port uint8) (verbs.PortAttr, error)
@@ -549,6 +551,8 @@ func (q *mQP) Outstanding() (send, recv int) {
 	return q.inner.(conformance.Outstander).Outstanding()
 }
 
+func (q *mQP) Destroy() error { return q.DestroyContext(context.Background()) }
+
 func (q *mQP) DestroyContext(ctx context.Context) error {
 	if q.h.destroyQP != nil {
 		return q.h.destroyQP(q.inner, ctx)
@@ -585,6 +589,8 @@ func (s *mSRQ) Query() (verbs.SRQAttr, error) {
 	}
 	return s.inner.Query()
 }
+
+func (s *mSRQ) Destroy() error { return s.DestroyContext(context.Background()) }
 
 func (s *mSRQ) DestroyContext(ctx context.Context) error {
 	if s.h.destroySRQ != nil {
@@ -676,6 +682,8 @@ func (q *mCQ) Resize(n int) error {
 	return q.inner.Resize(n)
 }
 
+func (q *mCQ) Destroy() error { return q.DestroyContext(context.Background()) }
+
 func (q *mCQ) DestroyContext(ctx context.Context) error {
 	if q.h.destroyCQ != nil {
 		return q.h.destroyCQ(q.inner, ctx)
@@ -743,7 +751,7 @@ var mutants = slices.Concat(
 	reregMutants(), flushMutants(), sqDrainedMutants(), srqMutants(),
 	srqerrMutants(), readingMutants(), statusMutants(), fieldMutants(),
 	memoryMutants(), verbMutants(), forcedMutants(), elementMutants(),
-	xrcMutants(),
+	xrcMutants(), hostileMutants(),
 )
 
 // TestWrapperIsTransparent: the wrapper with no hooks passes the whole suite,

@@ -257,9 +257,6 @@ func bindFailure(t *tester, e *env) {
 		{"MW_BIND among the window's rights", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			return incRKey(mw.RKey()), m.info(verbs.AccessMWBind)
 		}},
-		{"a new rkey of another index", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
-			return mw.RKey() ^ 0x100, m.info(verbs.AccessRemoteRead)
-		}},
 		{"a type 2 bind of length 0", 2, func(m *mwWorld, mw verbs.MW) (uint32, verbs.MWBindInfo) {
 			return incRKey(mw.RKey()), verbs.MWBindInfo{MR: m.mr, Addr: m.mr.Addr(), Access: verbs.AccessRemoteRead}
 		}},

@@ -72,6 +72,18 @@ func mwMutants() []mutant {
 				widen(&info)
 				return q.BindMW(mw, wrID, flags, info)
 			}}},
+		{name: "a type 2 bind whose new rkey has another index fails", rules: []string{"MW-05"}, h: hooks{
+			// The check verbsim made before it followed the providers,
+			// which take the key's low byte and keep the window's index.
+			postSend: func(q verbs.QP, wrs []verbs.SendWR) (int, error) {
+				wrs = append([]verbs.SendWR(nil), wrs...)
+				for i := range wrs {
+					if w := &wrs[i]; w.Opcode == verbs.WRBindMW && w.MW != nil && w.RKey>>8 != w.MW.RKey()>>8 {
+						w.Bind.Length = 0 // a type 2 bind of length 0 fails (MW_BIND_ERR)
+					}
+				}
+				return q.PostSend(wrs)
+			}}},
 		{name: "the device states the other ZERO_BASED type 1 reading", rules: []string{"MW-05"}, h: hooks{
 			profile: func(p verbs.Readings) verbs.Readings {
 				p.MWType1NoZeroBased = !p.MWType1NoZeroBased

@@ -489,6 +489,16 @@ func qpMutants() []mutant {
 				return recv(q, wrs)
 			}
 		}),
+		mutant{name: "the device states the other reading of opcodes a transport does not take", rules: []string{"QP-33"}, h: hooks{
+			profile: func(p verbs.Readings) verbs.Readings {
+				p.TransportOpLocQPOp = !p.TransportOpLocQPOp
+				return p
+			}}},
+		func() mutant {
+			m := statusMutant(verbs.WCLocQPOpErr, verbs.WCSuccess, "QP-33")
+			m.name, m.base = "under QP-33 reading B an opcode the transport does not take completes successfully", sim.RXEProfile()
+			return m
+		}(),
 		qpHooksMutant("RDMA WRITE on UD is posted as a SEND", []string{"QP-33"}, func(tr *qpTracker, h *hooks) {
 			send := h.postSend
 			h.postSend = func(q verbs.QP, wrs []verbs.SendWR) (int, error) {

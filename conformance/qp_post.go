@@ -317,6 +317,11 @@ func immediateErrors(t *tester, e *env) {
 		q := w.at(r.typ, verbs.QPStateRTS)
 		wr := w.send(q, uint64(i))
 		qpSpoil(w, q, w.query(q).Cap, &wr, r.spoil)
+		if r.spoil == 1 && r.typ != verbs.QPTypeRC && e.Profile.TransportOpLocQPOp {
+			// QP-33 reading B posts these (opcodeNotOfTransport);
+			// qpSpoil gave an opcode refused under both readings.
+			r.name += fmt.Sprintf(" (here %v: QP-33 reading B posts the other)", wr.Opcode)
+		}
 		n, err := q.PostSend([]verbs.SendWR{wr})
 		w.wantPost(r.name, n, err, 0, syscall.EINVAL)
 	}
@@ -399,9 +404,14 @@ func opcodesPerTransport(t *tester, e *env) {
 			if m.exotic && errors.Is(err, syscall.EOPNOTSUPP) && n == 0 {
 				continue
 			}
-			if slices.Contains(m.on, typ) {
+			switch {
+			case slices.Contains(m.on, typ):
 				w.wantPost(what+" (allowed)", n, err, 1, 0)
-			} else {
+			case m.op != verbs.WRTSO && lateOpcode(e.Profile, typ, m.op):
+				// Reading B: posted, it fails as it executes
+				// (opcodeNotOfTransport checks how).
+				w.wantPost(what+" (not allowed; posted under reading B)", n, err, 1, 0)
+			default:
 				w.wantPost(what+" (not allowed)", n, err, 0, syscall.EINVAL)
 			}
 		}
@@ -501,10 +511,13 @@ func destroyDropsRequests(t *tester, e *env) {
 // 4 INLINE on RDMA READ (too many SGEs on UC and UD).
 func qpSpoil(w *qpWorld, q verbs.QP, c verbs.QPCap, wr *verbs.SendWR, kind int) {
 	typ := w.types[q]
+	late := w.e.Profile.TransportOpLocQPOp // QP-33 B: such an opcode is posted
 	switch {
+	case kind == 1 && typ == verbs.QPTypeUD && late:
+		wr.Opcode = verbs.WRBindMW // EINVAL on UD under both readings
 	case kind == 1 && typ == verbs.QPTypeUD:
 		wr.Opcode = verbs.WRRDMAWrite
-	case kind == 1 && typ == verbs.QPTypeUC:
+	case kind == 1 && typ == verbs.QPTypeUC && !late:
 		wr.Opcode = verbs.WRRDMARead
 	case kind == 1:
 		wr.Opcode = 99

@@ -41,12 +41,12 @@ func (c Case) Source() string {
 // the rules it checks and add a row to that file's table; a new file's table
 // is added here.
 var suite = [][]Case{
-	asyncCases, avCases, chanCases, cqCases, cqDestroyCases, cqPollCases,
+	asyncCases, avCases, avGRHCases, avPostCases, chanCases, cqCases, cqDestroyCases, cqPollCases,
 	cqexCases, dmCases, flushCases, mrCases, mrReregCases, mwCases,
-	notifyCases, odpCases, pdCases, qpCases, qpCqCases, qpModifyCases,
-	qpPostCases, qpxCases, queryCases, srqCases, srqErrorCases,
+	mwKeyCases, notifyCases, odpCases, pdCases, qpCases, qpCqCases, qpModifyCases,
+	qpOpcodeCases, qpPostCases, qpxCases, queryCases, srqCases, srqErrorCases,
 	xferAsyncCases, xferAtomicwriteCases, xferDataCases, xferDropCases,
-	xferErrorsCases, xferEventsCases, xferFlushCases, xferForcedCases,
+	xferErrorsCases, xferEventsCases, xferFlushCases, xferForcedCases, xferHostileCases,
 	xferQpCases, xferTimersCases, xferWcCases, xrcCases, xrcQPCases,
 }
 

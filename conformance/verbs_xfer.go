@@ -95,6 +95,49 @@ type StatusForcer interface {
 	ForceStatus(wrID uint64, recv bool, st verbs.WCStatus) error
 }
 
+// Forger is an optional capability of a Device: putting on its fabric a
+// packet that no QP of the case sent, as a buggy or hostile adapter would
+// (XFER-27, XFER-34, XFER-35). The packet arrives at the port that has its
+// destination address, after whatever is already under way, as a packet
+// from another adapter. Cases that play the hostile peer need it; without
+// it they log that they are not checked.
+type Forger interface {
+	Forge(p ForgedPacket) error
+}
+
+// ForgedKind is what a forged packet carries.
+type ForgedKind uint8
+
+// The kinds of forged packets.
+const (
+	ForgedSend     ForgedKind = iota + 1 // a SEND packet
+	ForgedWrite                          // an RDMA WRITE packet
+	ForgedACK                            // an ACK
+	ForgedNAKSeq                         // a NAK PSN sequence error
+	ForgedReadResp                       // an RDMA READ response packet
+)
+
+// ForgedPacket describes a forged packet: a request or an acknowledgement
+// of an RC or UC connection (Transport) from QP SrcQPN at address SLID (and
+// SGID when Global) to QP DstQPN at DLID (DGID).
+type ForgedPacket struct {
+	Kind        ForgedKind
+	Transport   verbs.QPType
+	Op          verbs.WROpcode // of a request: SEND, WRITE or their WITH_IMM forms
+	First, Last bool
+	SrcQPN      uint32
+	DstQPN      uint32
+	PSN         uint32
+	Imm         uint32
+	RemoteAddr  uint64 // of a WRITE's first packet
+	RKey        uint32
+	DMALen      uint32
+	Payload     []byte
+	SLID, DLID  uint16
+	Global      bool
+	SGID, DGID  [16]byte
+}
+
 // TrafficProfile states the readings a fabric's devices follow and the
 // properties of the fabric the state machine relies on. The properties are
 // not readings of any rule: they say how the fabric is driven and what it

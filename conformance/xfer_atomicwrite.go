@@ -77,10 +77,19 @@ func atomicWrite(t *tester, e *env) {
 		p.quiet(r.cq, "the SRQ's CQ after an XRC ATOMIC_WRITE (WC-05)")
 	}
 
-	// Not on UC: refused at the post (QP-33).
+	// Not on UC: refused at the post, or under QP-33 reading B posted to
+	// fail as it executes.
 	{
 		a, b := w.connect(verbs.QPTypeUC, w.opts())
-		if n, err := a.q.PostSend([]verbs.SendWR{rdmaWR(4, verbs.WRAtomicWrite, b.s, 64, a.s.sge(128, 8))}); n != 0 || !errors.Is(err, syscall.EINVAL) {
+		n, err := a.q.PostSend([]verbs.SendWR{rdmaWR(4, verbs.WRAtomicWrite, b.s, 64, a.s.sge(128, 8))})
+		switch {
+		case lateOpcode(e.Profile, verbs.QPTypeUC, verbs.WRAtomicWrite):
+			if n != 1 || err != nil {
+				t.Errorf("ATOMIC_WRITE on a UC QP: %d posted, %v, want it posted (QP-33 B, XFER-33)", n, err)
+			} else {
+				a.want("ATOMIC_WRITE on a UC QP (QP-33 B)", w.await(a.scq, 1, "ATOMIC_WRITE on UC")[0], 4, verbs.WCLocQPOpErr)
+			}
+		case n != 0 || !errors.Is(err, syscall.EINVAL):
 			t.Errorf("ATOMIC_WRITE on a UC QP: %d posted, %v, want EINVAL (QP-33, XFER-33)", n, err)
 		}
 	}

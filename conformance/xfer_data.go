@@ -341,15 +341,17 @@ func udGRHSpace(t *tester, e *env) {
 	if c := w.await(b.rcq, 1, "2 bytes into a receive of 40+2")[0]; b.want("2 bytes into 40+2", c, 2, verbs.WCSuccess) && c.ByteLen != 42 {
 		t.Errorf("2 bytes into 40+2: byte_len %d, want 42", c.ByteLen)
 	}
-	// Through a global AH the GRH is there: its source and destination
-	// GIDs are the two ports' (IPv6 layout: SGID at 8, DGID at 24).
+	// Through a global AH the GRH is there: the header the datagram came
+	// with, between the two ports' GIDs (AV-05: the IPv6 layout, SGID at 8
+	// and DGID at 24, or on RoCE v2 between IPv4-mapped GIDs the IPv4
+	// header in the last 20 bytes).
 	b.recvAt("a receive", 3, 3000, 100)
 	a.post("a datagram with a GRH", datagram(sendWR(4, verbs.WRSend, a.s.sge(0, 3)), w.ah(w.a, w.b, true), b))
 	w.await(a.scq, 1, "a datagram with a GRH")
 	if c := w.await(b.rcq, 1, "a datagram with a GRH: receiver")[0]; b.want("a datagram with a GRH", c, 3, verbs.WCSuccess) {
-		grh := b.s.buf[3000:3040]
-		if [16]byte(grh[8:24]) != w.a.port.GID || [16]byte(grh[24:40]) != w.b.port.GID || string(b.s.buf[3040:3043]) != "abc" {
-			t.Errorf("a datagram with a GRH: the first 40 bytes are not a GRH from %x to %x followed by the payload: % x", w.a.port.GID, w.b.port.GID, b.s.buf[3000:3043])
+		want := grhWant{hop: avTo(w.b, true).GRH.HopLimit, sgid: w.a.port.GID, dgid: w.b.port.GID, ethernet: w.b.port.Ethernet, transport: udTransportBytes(3, false)}
+		if why := checkGRH(b.s.buf[3000:3040], want); why != "" || string(b.s.buf[3040:3043]) != "abc" {
+			t.Errorf("a datagram with a GRH: the first 40 bytes are not a GRH from %x to %x followed by the payload (%s): % x", w.a.port.GID, w.b.port.GID, why, b.s.buf[3000:3043])
 		}
 	}
 }

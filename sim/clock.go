@@ -354,6 +354,10 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 		target := b.targetLocked(e.now)
 		e.advanceLocked(target)
 		at, ok := e.nextDue()
+		// Waits past Config.WaitBound give up; wake by the next one's end.
+		if end, bounded := f.d.ExpireWaitsLocked(); bounded && (!ok || end < at) {
+			at, ok = end, true
+		}
 		wait := time.Hour
 		if ok && at <= MaxTick && at-target < uint64(time.Hour/dur) {
 			wait = time.Duration(at-target) * dur // cannot overflow: below an hour

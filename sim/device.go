@@ -162,6 +162,16 @@ func (c *Context) Device() *Device {
 	return c.dev
 }
 
+// String names the context as the trace does ("ibv_context vsim0/ctx#1"), so
+// that a device context printed where a cq_context, qp_context or
+// srq_context was meant says what it is (CQ.Context).
+func (c *Context) String() string {
+	if c == nil {
+		return ""
+	}
+	return "ibv_context " + c.traceName()
+}
+
 // NumCompVectors returns ibv_context.num_comp_vectors.
 func (c *Context) NumCompVectors() int {
 	if c == nil {

@@ -175,6 +175,13 @@ type EngineStats struct {
 	Timers     uint64 // timers fired
 	Sent       uint64 // packets handed to Config.Remote
 	Received   uint64 // frames that came in through Fabric.Receive
+
+	// Of Packets, the NAKs by kind (NAKKind), as responders send them.
+	RNRNAKs, SeqNAKs, ErrorNAKs uint64
+	// Of Timers, by kind: an RC requester's ACK timeout (XFER-10) and the
+	// end of its RNR wait (XFER-07). A QP's own counters (QPStats) say
+	// what each did.
+	ACKTimers, RNRTimers uint64
 }
 
 func newEngine(f *Fabric, cfg Config) *engine {
@@ -343,6 +350,11 @@ func (e *engine) stepLocked() bool {
 		ev.q.RunLocked()
 	case EventTimer:
 		e.stats.Timers++
+		if ev.timer.Kind == qp.TimerRNR {
+			e.stats.RNRTimers++
+		} else {
+			e.stats.ACKTimers++
+		}
 		if e.tracing() {
 			e.f.d.Emit(ev.timer.QP, trace.Record{Kind: trace.KindTimer, Name: "timer fired", Timer: timerKinds[ev.timer.Kind], Why: timerNames[ev.timer.Kind]})
 		}

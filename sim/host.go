@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"syscall"
+
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/trace"
+	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -76,13 +79,34 @@ func (h host) AHLocked(ah any) (verbs.AHAttr, any, bool) {
 	return a.attr, a.pd, true
 }
 
+// CheckAHLocked implements qp.Host: a UD send's AH must be verbsim's, of
+// the QP's device context, and live (AV-04). Another PD of the same context
+// is left to PD-04. It allocates nothing unless it fails.
+func (h host) CheckAHLocked(pd, ah any) error {
+	const verb = "ibv_post_send"
+	a, ok := ah.(*AH)
+	if !ok || a == nil {
+		return verr.Errorf(verb, syscall.EINVAL, "the address handle (%T) is not one of verbsim's (AV-04)", ah)
+	}
+	if err := checkOwner(verb, "the address handle", pd, a, sameContext); err != nil {
+		return err
+	}
+	if a.dead {
+		return errAHDestroyed
+	}
+	return nil
+}
+
+var errAHDestroyed = verr.New("ibv_post_send", syscall.EINVAL, "the address handle has been destroyed (AV-04)")
+
 // PortLocked implements qp.Host.
 func (h host) PortLocked(n uint8) qp.PortInfo {
 	if n == 0 || int(n) > len(h.d.ports) {
 		return qp.PortInfo{ActiveMTU: verbs.MTU256}
 	}
 	a := h.d.ports[n-1].attr
-	return qp.PortInfo{ActiveMTU: a.ActiveMTU, MaxMsgSz: a.MaxMsgSz, Up: a.State == verbs.PortActive}
+	return qp.PortInfo{ActiveMTU: a.ActiveMTU, MaxMsgSz: a.MaxMsgSz, Up: a.State == verbs.PortActive,
+		Ethernet: a.LinkLayer == verbs.LinkLayerEthernet}
 }
 
 // NewPacketLocked implements qp.Host.

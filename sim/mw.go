@@ -139,8 +139,9 @@ func (mw *MW) Type() verbs.MWType {
 // RKey returns ibv_mw.rkey, the key peers put in RDMA and atomic requests.
 // Its top 24 bits name the window and never change; the low byte changes
 // with binds. QP.BindMW sets it as the verb returns, to the key of the
-// pending bind (MW-04); a BIND_MW work request of a type 2 window sets it,
-// to the key the request names, when the bind executes.
+// pending bind (MW-04); a BIND_MW work request of a type 2 window sets it
+// when the bind executes, to the window's index with the low byte of the
+// key the request names: the rest of that key is ignored (MW-05).
 func (mw *MW) RKey() uint32 {
 	if mw == nil {
 		return 0
@@ -233,10 +234,12 @@ func (h host) BindLocked(q *qp.QP, wr *verbs.SendWR) verbs.WCStatus {
 	}
 	b := wr.Bind
 	mw.unbindLocked()
-	mw.key = wr.RKey
+	// Only the low byte of the new rkey is the key; the upper 24 bits stay
+	// the window's index, whatever the request says (MW-05).
+	mw.key = mw.idx<<8 | wr.RKey&0xff
 	mw.bound = b.Length > 0
 	if mw.typ == verbs.MWType2 {
-		mw.rkey = wr.RKey
+		mw.rkey = mw.key
 		mw.qp = q
 	}
 	if b.Length > 0 {
@@ -251,8 +254,6 @@ func (h host) BindLocked(q *qp.QP, wr *verbs.SendWR) verbs.WCStatus {
 func (h host) bindFaultLocked(q *qp.QP, mw *MW, wr *verbs.SendWR) string {
 	b := wr.Bind
 	switch {
-	case wr.RKey>>8 != mw.idx:
-		return "the new rkey's index is not the window's (MW-05)"
 	case mw.pd != q.PD():
 		return "the window belongs to another PD than the QP (MW-05)"
 	case b.Access&^mwAccessAllowed != 0:

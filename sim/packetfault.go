@@ -33,6 +33,12 @@ type Packet struct {
 	First, Last bool             // where it sits in its message
 	NAK         trace.NAKKind    // for a PacketAck: which NAK it is; trace.NotNAK for an ACK and every other kind
 	Len         int              // payload bytes
+	// Global says the packet carries a GRH, whose traffic class, hop
+	// limit and flow label follow: the sender's address vector's (AV-05).
+	Global       bool
+	TrafficClass uint8
+	HopLimit     uint8
+	FlowLabel    uint32
 }
 
 // FaultAction is what a PacketFault does to the packets it matches.
@@ -219,7 +225,7 @@ func (e *engine) aimLocked(from *Device, dst *port, p *qp.Packet) (FaultAction, 
 	view := Packet{
 		From: from.name, To: dst.dev.name, Transport: p.Transport, Kind: trace.PacketKind(p.Kind), Op: p.Op,
 		SrcQPN: p.SrcQPN, DstQPN: p.DstQPN, PSN: p.PSN, First: p.First, Last: p.Last,
-		Len: len(p.Payload),
+		Len: len(p.Payload), Global: p.Global, TrafficClass: p.TClass, HopLimit: p.HopLimit, FlowLabel: p.FlowLabel,
 	}
 	if p.Kind == qp.PktAck {
 		view.NAK = p.Syndrome.NAK()

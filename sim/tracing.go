@@ -22,8 +22,8 @@ import (
 
 // installLocked connects the engine to the fabric's domain: the trace sink
 // (when the fabric traces) and the hooks a verb's Leave and a blocking
-// Wait call.
-func (e *engine) installLocked() {
+// Wait call. waitBound is Config.WaitBound.
+func (e *engine) installLocked(waitBound uint64) {
 	d := e.f.d
 	if e.log != nil {
 		d.SetSinkLocked(e.emit)
@@ -37,7 +37,9 @@ func (e *engine) installLocked() {
 		// need settle only after a kick; except on a fabric with a Remote,
 		// whose clock must catch up with the wall clock at every verb
 		// (catchUpLocked).
-		OnKick: e.remote == nil,
+		OnKick:    e.remote == nil,
+		WaitBound: waitBound,
+		Deadline:  e.waitDeadlineLocked,
 	}, e.mode == Auto)
 }
 
@@ -92,6 +94,16 @@ func (e *engine) callLocked(object, verb, peer, detail string, err error) {
 	e.emit(r)
 }
 
+// waitDeadlineLocked is the domain's Deadline hook: a wait bounded by
+// Config.WaitBound began to block at a tick whose bound ends at at. Only
+// Background mode's goroutine moves the clock while such a wait blocks; it
+// is woken to look again by then (runBackground).
+func (e *engine) waitDeadlineLocked(at uint64) {
+	if e.bg != nil {
+		e.bg.kickLocked(at)
+	}
+}
+
 // advanceNextLocked is AdvanceToNext under the lock: the hook through which
 // an Auto-mode wait lets virtual time pass.
 func (e *engine) advanceNextLocked() bool {
@@ -132,5 +144,9 @@ func (e *engine) describePendingLocked() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return strings.Join(parts, "; ")
+	s := strings.Join(parts, "; ")
+	if e.mode == Manual { // nothing else will move the clock for the waiter
+		s += " (in Manual mode the clock moves only through Tick, AdvanceToNext or RunUntilIdle)"
+	}
+	return s
 }

@@ -40,6 +40,9 @@ func (f Faults) validate() error {
 // applied here: the receiving fabric applies its own.
 func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 	e.stats.Packets++
+	if p.Kind == qp.PktAck && p.Syndrome != qp.SynACK {
+		e.countNAK(p.Syndrome)
+	}
 	var src *port
 	if p.Port >= 1 && int(p.Port) <= len(d.ports) {
 		src = d.ports[p.Port-1]
@@ -48,7 +51,7 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 		e.dropLocked(d, from, p, "no such local port", 0)
 		return
 	}
-	p.SLID, p.SGID = src.attr.LID, src.gids[0]
+	p.SLID, p.SGID = src.attr.LID, src.gidAt(p.SGIDIndex)
 	if src.attr.LinkLayer == verbs.LinkLayerEthernet {
 		p.Global = true
 	}
@@ -267,4 +270,16 @@ func (f *Fabric) route(p *qp.Packet) *port {
 		return f.lids[p.DLID]
 	}
 	return f.byLID[p.DLID]
+}
+
+// countNAK counts a NAK put on the wire in EngineStats.
+func (e *engine) countNAK(s qp.Syndrome) {
+	switch s {
+	case qp.SynRNR:
+		e.stats.RNRNAKs++
+	case qp.SynSeqErr:
+		e.stats.SeqNAKs++
+	default:
+		e.stats.ErrorNAKs++
+	}
 }

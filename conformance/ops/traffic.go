@@ -89,6 +89,7 @@ func TrafficStateMachine(t *rapid.T, newFabric conformance.NewTrafficFabric, fau
 		{"mw-bind", 3, r.mwBind},
 		{"mw-inv", 1, r.mwInv},
 		{"mw-dealloc", 1, r.mwDealloc},
+		{"ud-not-of-transport", 1, r.udNotOfTransport},
 	})
 }
 

@@ -290,7 +290,7 @@ func (r *trafficRun) mwBind(t *rapid.T) {
 	} else {
 		s.RKey = w.keys[len(w.keys)-1]&^0xff | uint32(rapid.Uint8().Draw(t, "tag"))
 		if rapid.IntRange(0, 11).Draw(t, "another index") == 5 {
-			s.RKey ^= 0x100 // MW-05: the index is the window's
+			s.RKey ^= 0x100 // MW-05: only the low byte counts; the window keeps its index
 		}
 		r.step("qp %d: post BIND_MW window %d: %+v", w.qp, w.idx, s)
 		n, err := q.q.PostSend([]verbs.SendWR{{WRID: id, Opcode: verbs.WRBindMW, Flags: flags, MW: w.mw, RKey: s.RKey, Bind: info}})

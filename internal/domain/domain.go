@@ -95,6 +95,14 @@ type Hooks struct {
 	Pending func() string
 	// Now returns the virtual time in ticks.
 	Now func() uint64
+	// WaitBound, if not zero, is the most virtual time, in ticks, a wait
+	// that time can satisfy lets pass: see Wait. Zero: no bound.
+	WaitBound uint64
+	// Deadline, if set, is told the first tick past the bound of a wait
+	// that begins to block outside Auto mode, so that whatever moves the
+	// clock then (Background mode's goroutine) wakes by that tick and
+	// calls ExpireWaitsLocked.
+	Deadline func(at uint64)
 }
 
 // Scheduler controls which goroutine runs. A schedule explorer implements
@@ -513,6 +521,11 @@ const nothingPending = "nothing is pending in the engine: only a verb call from 
 // two advances it releases the lock for a moment, so other goroutines keep
 // their turn. In Manual and Background modes it only blocks.
 //
+// With Hooks.WaitBound set, a wait that is not Timeless gives up with
+// ErrWaitBound once the clock stands more than WaitBound ticks past the
+// tick it began at: checked after each of its own advances (Auto mode) and
+// whenever it wakes; ExpireWaitsLocked wakes the waits past their bound.
+//
 // With a scheduler attached, blocking hands control to it (Block) instead
 // of waiting on a channel.
 //
@@ -539,6 +552,9 @@ func (d *Domain) WaitNotReady(ctx context.Context, w *Waiter, ready func() bool)
 	if d.check != nil {
 		d.check.Waiting(w)
 	}
+	if d.hooks.Deadline != nil && d.hooks.WaitBound != 0 && !d.auto && !w.Timeless {
+		d.hooks.Deadline(w.Since + d.hooks.WaitBound + 1)
+	}
 	err := d.block(ctx, w, ready)
 	d.remove(w) // not deferred: a blocked read pays for every instruction
 	return err
@@ -560,6 +576,9 @@ func (d *Domain) block(ctx context.Context, w *Waiter, ready func() bool) error 
 		if d.auto && !w.Timeless && d.hooks.Advance != nil && d.hooks.Advance() {
 			if ready() {
 				return nil
+			}
+			if d.pastBound(w) {
+				return d.waitErr(w, ErrWaitBound)
 			}
 			// Let the other goroutines act between two steps of time.
 			d.mu.Unlock()
@@ -590,6 +609,9 @@ func (d *Domain) block(ctx context.Context, w *Waiter, ready func() bool) error 
 		if err != nil {
 			return d.waitErr(w, err)
 		}
+		if d.pastBound(w) {
+			return d.waitErr(w, ErrWaitBound)
+		}
 	}
 }
 
@@ -613,9 +635,6 @@ func (d *Domain) waitErr(w *Waiter, err error) error {
 	if d.hooks.Pending != nil {
 		if p := d.hooks.Pending(); p != "" {
 			pending = "pending: " + p
-			if !d.auto {
-				pending += " (the clock moves through Tick, AdvanceToNext or RunUntilIdle, or Background mode)"
-			}
 		}
 	}
 	desc := fmt.Sprintf("%s waited for %s from t=%d to t=%d", nameOf(w.Obj), w.For, w.Since, d.Now())

@@ -1200,7 +1200,7 @@ func (in *interp) peerName(dev string, num uint32) string {
 }
 
 func (in *interp) describeAsync(ev sim.AsyncEvent) string {
-	what := strings.TrimPrefix(ev.Type().Name(), "IBV_EVENT_")
+	what := ev.Type().String()
 	if c := ev.CQ(); c != nil {
 		return what + " on cq " + in.cqName(c)
 	}
@@ -1225,9 +1225,12 @@ func (in *interp) describeAsync(ev sim.AsyncEvent) string {
 	return what
 }
 
-func opName(o verbs.WCOpcode) string { return strings.TrimPrefix(o.Name(), "IBV_WC_") }
+// opName and statusName are how the scenarios print a completion's opcode
+// and status: the C enumerator, as the trace, the timelines and WC.String
+// do (package verbs, "Names").
+func opName(o verbs.WCOpcode) string { return o.String() }
 
-func statusName(s verbs.WCStatus) string { return strings.TrimPrefix(s.Name(), "IBV_WC_") }
+func statusName(s verbs.WCStatus) string { return s.String() }
 
 // describeWC renders a completion for a learner.
 func (in *interp) describeWC(dev string, w verbs.WC) string {
@@ -1239,7 +1242,7 @@ func (in *interp) describeWC(dev string, w verbs.WC) string {
 		}
 		return fmt.Sprintf("wr_id %d  %s  (qp %s)", w.WRID, statusName(w.Status), in.qpName(dev, w.QPNum))
 	}
-	s := fmt.Sprintf("wr_id %d  SUCCESS  %s", w.WRID, opName(w.Opcode))
+	s := fmt.Sprintf("wr_id %d  %s  %s", w.WRID, statusName(w.Status), opName(w.Opcode))
 	if w.Opcode.IsRecv() || w.Opcode == verbs.WCRDMARead {
 		s += fmt.Sprintf("  %d bytes", w.ByteLen)
 	}

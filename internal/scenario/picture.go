@@ -225,6 +225,9 @@ func layout(r *Result) *diagram {
 			case "poll_cq":
 				if len(st.Said) > 1 {
 					b.items = append(b.items, item{from: target, to: 0, label: strings.Join(strings.Fields(st.Said[1]), " ") + plural(len(st.Said)-1), full: strings.Join(st.Said, "\n"), class: "ret"})
+				} else {
+					// Nothing polled is an answer too: "0: the CQ is empty".
+					b.items = append(b.items, item{from: target, to: 0, label: after(said, " = "), full: said, class: "ret"})
 				}
 			case "get_cq_event", "get_async_event":
 				b.items = append(b.items, item{from: target, to: 0, label: "event: " + strings.TrimSpace(after(said, ": ")), full: said, class: "ret"})
@@ -278,9 +281,12 @@ func engineItem(items []item, e *trace.Record, idx map[string]int, sentTo map[in
 	case ok && e.Kind == trace.KindCompletion && e.Name == "completion" && e.WC != nil:
 		c, _ := cqOf(strings.TrimPrefix(e.Object, "cq "))
 		if from, ok := qpLane(c.Device, e.WC.QPNum); ok {
-			st := strings.TrimPrefix(e.WC.Status.Name(), "IBV_WC_")
+			// A success shows its opcode, an error its status (the
+			// opcode of an error WC is not valid: FLUSH-06), by their C
+			// names as the rest of the timeline prints them.
+			st := e.WC.Status.String()
 			if e.WC.Status == verbs.WCSuccess {
-				st = strings.TrimPrefix(e.WC.Opcode.Name(), "IBV_WC_")
+				st = e.WC.Opcode.String()
 			}
 			return append(items, item{from: from, to: obj, label: fmt.Sprintf("WC wr_id %d %s", e.WC.WRID, st), full: full, class: "wc"})
 		}
@@ -288,7 +294,7 @@ func engineItem(items []item, e *trace.Record, idx map[string]int, sentTo map[in
 	case ok && e.Kind == trace.KindCompletion && e.WC != nil:
 		// A completion lost to an overrun, or a WR that failed at its QP:
 		// a short note, the whole record in its tooltip.
-		what := strings.TrimPrefix(e.WC.Status.Name(), "IBV_WC_")
+		what := e.WC.Status.String()
 		if e.Name == "overrun" {
 			what = "lost"
 		}
@@ -305,7 +311,7 @@ func engineItem(items []item, e *trace.Record, idx map[string]int, sentTo map[in
 			if !fok {
 				from = to
 			}
-			return append(items, item{from: from, to: to, label: strings.TrimPrefix(e.Async.Type.Name(), "IBV_EVENT_"), full: full, class: "async"})
+			return append(items, item{from: from, to: to, label: e.Async.Type.String(), full: full, class: "async"})
 		}
 		return append(items, item{from: 0, to: 0, label: e.What(), full: full, class: "async"})
 	}

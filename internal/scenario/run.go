@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,11 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/verbsim/verbsim/internal/rulesdoc"
+	"github.com/verbsim/verbsim/internal/catalogue"
 	"github.com/verbsim/verbsim/sim/trace"
-	"github.com/verbsim/verbsim/spec"
 )
 
 // Result is the timeline of one script under one profile.
@@ -52,30 +49,26 @@ type StepResult struct {
 
 // Rule is a catalogue rule that explains a step.
 type Rule struct {
-	ID   string `json:"id"`
+	ID string `json:"id"`
+	// Text is the rule's title: its first sentence, cut short (ending in
+	// " …") past about 80 characters.
 	Text string `json:"text"`
+	// Full is the whole rule, when Text is not all of it.
+	Full string `json:"full,omitempty"`
+	// InFull says that the text timeline prints Full at this step: the
+	// rule's first appearance in the run. Later ones print the title and
+	// say that the whole rule is above.
+	InFull bool `json:"-"`
 }
 
-var (
-	catOnce sync.Once
-	catalog map[string]string
-)
-
-// ruleText returns the one-line title of a catalogue rule, or "".
-func ruleText(id string) string {
-	catOnce.Do(func() {
-		catalog = map[string]string{}
-		rules, err := rulesdoc.ParseRules(bytes.NewReader(spec.Catalogue))
-		if err != nil {
-			return
-		}
-		for _, r := range rules {
-			if !r.Retired {
-				catalog[r.ID] = rulesdoc.Title(r.Text)
-			}
-		}
-	})
-	return catalog[id]
+// ruleText returns the title of a live catalogue rule and its whole text,
+// or "" for both.
+func ruleText(id string) (title, full string) {
+	r, ok := catalogue.Lookup(id)
+	if !ok || r.Retired {
+		return "", ""
+	}
+	return catalogue.Title(r.Text), strings.Join(strings.Fields(strings.ReplaceAll(r.Text, "**", "")), " ")
 }
 
 var ruleRE = regexp.MustCompile(`\b[A-Z]+-S?[0-9]{2}\b`)
@@ -92,6 +85,7 @@ func Run(s *Script, profile string) (*Result, error) {
 	defer in.close()
 	res := &Result{File: s.Name, Profile: profile}
 	prev := map[string]string{}
+	shown := map[string]bool{} // the rules already printed in full
 	for i := range s.Steps {
 		st := &s.Steps[i]
 		if err := in.exec(st); err != nil {
@@ -130,9 +124,14 @@ func Run(s *Script, profile string) (*Result, error) {
 		}
 		seen := map[string]bool{}
 		for _, id := range ids {
-			if t := ruleText(id); t != "" && !seen[id] {
+			if t, full := ruleText(id); t != "" && !seen[id] {
 				seen[id] = true
-				sr.Rules = append(sr.Rules, Rule{ID: id, Text: t})
+				ru := Rule{ID: id, Text: t}
+				if full != t {
+					ru.Full, ru.InFull = full, !shown[id]
+				}
+				shown[id] = true
+				sr.Rules = append(sr.Rules, ru)
 			}
 		}
 		res.Steps = append(res.Steps, sr)
@@ -158,7 +157,11 @@ func ownRecord(st *Step, r *trace.Record) bool {
 // Block renders one step as its expected-output block: what the command
 // returned, what the engine did, the state that changed, the time and the
 // rules. It never contains a blank line.
-func (r StepResult) Block(prevTime uint64) string {
+func (r StepResult) Block(prevTime uint64) string { return r.block(prevTime, true) }
+
+// block is Block, with or without the rules (the HTML page shows them
+// apart, each one unfolding to its whole text).
+func (r StepResult) block(prevTime uint64, rules bool) string {
 	var b strings.Builder
 	for _, l := range r.Said {
 		b.WriteString(l + "\n")
@@ -178,13 +181,49 @@ func (r StepResult) Block(prevTime uint64) string {
 			b.WriteString("  " + l + "\n")
 		}
 	}
-	if len(r.Rules) > 0 {
+	if len(r.Rules) > 0 && rules {
 		b.WriteString("rules:\n")
 		for _, ru := range r.Rules {
-			fmt.Fprintf(&b, "  %s  %s\n", ru.ID, ru.Text)
+			switch {
+			case ru.InFull:
+				b.WriteString(hang("  "+ru.ID+"  ", ru.Full, ruleWidth))
+			case ru.Full != "":
+				fmt.Fprintf(&b, "  %s  %s (whole rule above)\n", ru.ID, ru.Text)
+			default:
+				fmt.Fprintf(&b, "  %s  %s\n", ru.ID, ru.Text)
+			}
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// ruleWidth is the width the text timeline wraps a whole rule to, its
+// indent included (the timeline indents every block by four more).
+const ruleWidth = 92
+
+// hang wraps text to width columns after head, the lines after the first
+// indented to line up under its start, and ends with a newline.
+func hang(head, text string, width int) string {
+	var b strings.Builder
+	pad := strings.Repeat(" ", len([]rune(head)))
+	line := head
+	n := len([]rune(head))
+	for i, w := range strings.Fields(text) {
+		wl := len([]rune(w))
+		if i > 0 && n+1+wl > width {
+			b.WriteString(line + "\n")
+			line, n = pad+w, len([]rune(pad))+wl
+			continue
+		}
+		if i > 0 {
+			line += " "
+			n++
+		}
+		line += w
+		n += wl
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
 
 // Blocks returns every step's block.

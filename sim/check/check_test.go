@@ -3,6 +3,7 @@ package check_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -152,5 +153,24 @@ func TestOffByDefault(t *testing.T) {
 	ch.GetEvent(cancelled())
 	if s := f.Check(); s.Checks != 0 || s.Findings != 0 {
 		t.Errorf("summary %+v of a fabric without checks", s)
+	}
+}
+
+// TestWaitBound: with sim.Config.WaitBound a wait that no event can end is
+// still reported as it starts (CHAN-13), the finding saying that only the
+// bound can end it.
+func TestWaitBound(t *testing.T) {
+	var got []check.Finding
+	f, err := sim.NewFabric(sim.Config{WaitBound: 1000, Check: &check.Config{Output: io.Discard,
+		Report: func(fd check.Finding) { got = append(got, fd) }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := f.Devices()[0].Open()
+	ch, _ := c.CreateCompChannel()
+	ch.GetEvent(cancelled())
+	if len(got) != 1 || got[0].Rule != "CHAN-13" || !strings.Contains(got[0].Then, "no event can end this wait") ||
+		!strings.Contains(got[0].Then, "WaitBound, 1000 ticks") {
+		t.Errorf("findings %v", got)
 	}
 }

@@ -66,9 +66,10 @@ type Checker struct {
 	// order is the creation order of the records, for reports in a stable
 	// order.
 	order []*record
-	// stale and kept are the keys ibv_rereg_mr replaced, and those it kept
-	// under the reading that keeps them (MR-15).
-	stale, kept map[deviceKey]*rereg
+	// stale are the keys ibv_rereg_mr replaced (MR-15). Keys it kept, under
+	// a reading that keeps them, look the same to the checker whether the
+	// program read them again or not, so they are not followed.
+	stale map[deviceKey]*rereg
 	// pending are findings made where the domain lock is not held
 	// (Entering), reported at the next hook that holds it.
 	pending []pendingFinding
@@ -83,9 +84,8 @@ type deviceKey struct {
 
 // rereg is a re-registration whose keys a later request names.
 type rereg struct {
-	mr   *record
-	at   site
-	kept bool
+	mr *record
+	at site
 }
 
 // record is what the checker keeps of one object.
@@ -128,7 +128,7 @@ func New(cfg check.Config, d *domain.Domain, env Env) *Checker {
 		on = check.All
 	}
 	c := &Checker{cfg: cfg, on: on, env: env, d: d, objs: map[any]*record{},
-		stale: map[deviceKey]*rereg{}, kept: map[deviceKey]*rereg{}}
+		stale: map[deviceKey]*rereg{}}
 	c.rep.init(cfg, on)
 	return c
 }
@@ -202,9 +202,9 @@ func (c *Checker) Waiting(w *domain.Waiter) {
 				readers++
 			}
 		}
-		c.channelWaitLocked(r, w.Verb, at, readers)
+		c.channelWaitLocked(r, w.Verb, at, readers, c.d.BoundOf(w))
 	case "async":
-		c.asyncWaitLocked(r, w.Verb, at)
+		c.asyncWaitLocked(r, w.Verb, at, c.d.BoundOf(w))
 	}
 }
 

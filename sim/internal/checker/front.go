@@ -54,9 +54,9 @@ func (c *Checker) Front(ev FrontEvent) {
 		at := c.hereLocked()
 		switch r.kind {
 		case "chan":
-			c.channelWaitLocked(r, ev.Verb, at, r.frontWaits)
+			c.channelWaitLocked(r, ev.Verb, at, r.frontWaits, 0)
 		case "async":
-			c.asyncWaitLocked(r, ev.Verb, at)
+			c.asyncWaitLocked(r, ev.Verb, at, 0)
 		}
 	case FrontWaitEnd:
 		if r.frontWaits > 0 {

@@ -15,7 +15,10 @@ import (
 // one included): whether anything can ever queue an event (CHAN-13),
 // whether completions wait unannounced in an armed CQ (NOTIFY-15), and
 // whether two threads read a channel of one CQ (CHAN-11).
-func (c *Checker) channelWaitLocked(r *record, verb string, at site, readers int) {
+//
+// bound is the virtual time the wait gives up after (sim.Config.WaitBound),
+// 0 for none.
+func (c *Checker) channelWaitLocked(r *record, verb string, at site, readers int, bound uint64) {
 	ch, _ := r.obj.(*cq.Channel)
 	if ch == nil || ch.LenLocked() > 0 {
 		return // an event is queued: the read does not block
@@ -59,7 +62,7 @@ func (c *Checker) channelWaitLocked(r *record, verb string, at site, readers int
 		}
 		f := check.Finding{Check: check.Wait, Rule: "CHAN-13", Verb: verb, Objects: []check.Object{c.object(r)},
 			What: "no CQ uses the channel, so nothing can queue an event on it (CQ-05)",
-			Then: "this wait can never end, unless another thread creates a CQ on the channel and arms it"}
+			Then: neverEnds("this wait", bound, "unless another thread creates a CQ on the channel and arms it")}
 		if len(orphans) > 0 {
 			names := make([]string, len(orphans))
 			for i, o := range orphans {
@@ -105,7 +108,7 @@ func (c *Checker) channelWaitLocked(r *record, verb string, at site, readers int
 			what += fmt.Sprintf("; %d completion%s wait%s unpolled", held, plural(held, "", "s"), plural(held, "s", ""))
 		}
 		c.finding(check.Finding{Check: check.Wait, Rule: "CHAN-13", Verb: verb, Objects: objs, What: what,
-			Then: "this wait can never end, unless another thread arms one of them: call ibv_req_notify_cq before the wait"}, at)
+			Then: neverEnds("this wait", bound, "unless another thread arms one of them: call ibv_req_notify_cq before the wait")}, at)
 	}
 }
 
@@ -123,10 +126,12 @@ func (c *Checker) orphanedWaitLocked(r *record) {
 		return
 	}
 	waiting := cr.frontWaits
+	bound := uint64(0)
 	if !cr.front {
 		for _, w := range c.d.Waiters() {
 			if w.Obj == domain.Object(ch) {
 				waiting++
+				bound = c.d.BoundOf(&w)
 			}
 		}
 	}
@@ -146,13 +151,13 @@ func (c *Checker) orphanedWaitLocked(r *record) {
 	c.finding(check.Finding{Check: check.Wait, Rule: "CHAN-13", Verb: "ibv_destroy_cq", Objects: []check.Object{c.object(r), c.object(cr)},
 		What: fmt.Sprintf("%s is destroyed while %d thread%s wait%s on its channel %s, and no armed CQ is left on the channel",
 			c.env.Name(r.obj), waiting, plural(waiting, "", "s"), plural(waiting, "s", ""), c.env.Name(ch)),
-		Then: "the waiting ibv_get_cq_event can never end, unless another thread creates a CQ on the channel and arms it"}, c.hereLocked())
+		Then: neverEnds("the waiting ibv_get_cq_event", bound, "unless another thread creates a CQ on the channel and arms it")}, c.hereLocked())
 }
 
 // asyncWaitLocked looks at a blocking ibv_get_async_event on the async
 // queue of r as it starts: whether anything of its context can raise an
 // event (ASYNC-18).
-func (c *Checker) asyncWaitLocked(r *record, verb string, at site) {
+func (c *Checker) asyncWaitLocked(r *record, verb string, at site, bound uint64) {
 	q, _ := r.obj.(*notify.AsyncQueue)
 	if q == nil || q.LenLocked() > 0 || !c.on.Has(check.Wait) {
 		return
@@ -168,7 +173,26 @@ func (c *Checker) asyncWaitLocked(r *record, verb string, at site) {
 	}
 	c.finding(check.Finding{Check: check.Wait, Rule: "ASYNC-18", Verb: verb, Objects: []check.Object{c.objectOf(ctx)},
 		What: "the context has no CQ, QP or SRQ, so only a port event can be raised on it (ASYNC-03)",
-		Then: "this wait ends only if a port changes state (IBV_EVENT_PORT_ERR, PORT_ACTIVE) or another thread creates an object that raises one"}, at)
+		Then: "this wait ends only if a port changes state (IBV_EVENT_PORT_ERR, PORT_ACTIVE) or another thread creates an object that raises one" + boundSuffix(bound)}, at)
+}
+
+// neverEnds says that wait can never end, unless what unless says
+// happens; with a bound, that no event can end it, only the bound.
+func neverEnds(wait string, bound uint64, unless string) string {
+	if bound == 0 {
+		return wait + " can never end, " + unless
+	}
+	return "no event can end " + wait + ", " + unless + boundSuffix(bound)
+}
+
+// boundSuffix says how a wait with a bound ends: "" with none. The bound
+// ends it only if something moves the clock (a timer, a retry, Background
+// mode): with nothing pending, time stands still and it waits for ever.
+func boundSuffix(bound uint64) string {
+	if bound == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; only its bound can end it (sim.Config.WaitBound, %d ticks): with EINTR, once virtual time passes it, if anything moves the clock", bound)
 }
 
 // plural returns one when n is 1, else many.

@@ -190,12 +190,14 @@ func (q *QP) impliedNAKLocked(e *wqe) {
 	t.impliedNAK = true
 	if !(q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7) {
 		if t.retryLeft == 0 {
+			q.stats.RetryExceeded++
 			q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "retries exhausted", Why: "implied NAK: READ/atomic response lost", Rule: "XFER-10"})
 			q.failLocked(verbs.WCRetryExcErr)
 			return
 		}
 		t.retryLeft--
 	}
+	q.stats.ImpliedNAKs++
 	q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "implied NAK", Why: "READ/atomic response lost; asked again", Rule: "XFER-10"})
 	q.rewindLocked(e.psn)
 	q.scheduleLocked()
@@ -222,12 +224,19 @@ func (q *QP) completerLocked(p *Packet) {
 	if q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeXRCSend || (q.state != verbs.QPStateRTS && q.state != verbs.QPStateSQD) {
 		return
 	}
-	if p.SrcQPN != q.attr.DestQPNum {
-		return // XFER-27
+	if !q.fromPeerLocked(p) {
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "packet ignored", Why: "not from the connected peer", Rule: "XFER-27"})
+		return
 	}
 	t := &q.tx
 	switch p.Kind {
 	case PktAck:
+		if q.ghostLocked(p) {
+			if q.tracing() {
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "ghost acknowledgement ignored", Packet: &trace.Packet{NAK: nakOf(p.Syndrome)}, Why: "its PSN is beyond every PSN sent", Rule: "XFER-35"})
+			}
+			return
+		}
 		if p.Syndrome != SynACK && psnDiff(p.PSN, q.ackedPSNLocked()) < 0 {
 			if q.tracing() {
 				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "stale NAK ignored", Packet: &trace.Packet{NAK: nakOf(p.Syndrome)}, Why: "its PSN is already acknowledged"})
@@ -240,12 +249,15 @@ func (q *QP) completerLocked(p *Packet) {
 				q.progressLocked()
 			}
 		case SynSeqErr:
+			q.stats.SeqNAKsReceived++
 			q.ackLocked(psnAdd(p.PSN, psnMask)) // everything before p.PSN
 			q.rewindLocked(p.PSN)
 			q.scheduleLocked()
 		case SynRNR:
+			q.stats.RNRNAKsReceived++
 			q.ackLocked(psnAdd(p.PSN, psnMask))
 			if t.rnrLeft == 0 {
+				q.stats.RNRRetryExceeded++
 				q.failLocked(verbs.WCRNRRetryExcErr)
 				break
 			}
@@ -258,6 +270,7 @@ func (q *QP) completerLocked(p *Packet) {
 			q.cfg.Host.StopLocked(&q.timers[TimerRetry])
 			q.cfg.Host.ArmLocked(&q.timers[TimerRNR], RNRTicks(p.RNRTimer))
 		default:
+			q.stats.ErrorNAKsReceived++
 			q.ackLocked(psnAdd(p.PSN, psnMask))
 			st := verbs.WCRemInvReqErr
 			switch p.Syndrome {
@@ -311,6 +324,10 @@ func (q *QP) responseLocked(p *Packet) {
 				return
 			}
 			continue
+		}
+		if p.Kind == PktReadResp && !q.readResponseLengthOK(e, p) {
+			q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "READ response dropped", Why: "it does not carry the bytes due", Rule: "XFER-34"})
+			return
 		}
 		// Everything before this WR is implicitly acknowledged.
 		if q.ackLocked(psnAdd(e.psn, psnMask)) {
@@ -413,6 +430,7 @@ func (q *QP) TimerLocked(k TimerKind) {
 	switch k {
 	case TimerRNR:
 		t.rnrWait = false
+		q.stats.RNRRetries++
 		q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "RNR timer fired", Timer: trace.TimerRNR, Why: "retry the message", Rule: "XFER-07"})
 		q.RunLocked()
 	case TimerRetry:
@@ -420,7 +438,9 @@ func (q *QP) TimerLocked(k TimerKind) {
 			return
 		}
 		infinite := q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7
+		q.stats.ACKTimeouts++
 		if t.retryLeft == 0 && !infinite {
+			q.stats.RetryExceeded++
 			q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "retries exhausted", Timer: trace.TimerACK, Rule: "XFER-10"})
 			q.failLocked(verbs.WCRetryExcErr)
 			q.completeLocked()

@@ -147,11 +147,28 @@ type QP struct {
 	direct  DirectHost // cfg.Host, when it offers the direct path (direct.go)
 }
 
-// Stats counts what happened to a QP.
+// Stats counts what happened to a QP. sim.QPStats, which is converted from
+// it, documents each counter.
 type Stats struct {
 	SendPosted, RecvPosted   uint64
 	SendFlushed, RecvFlushed uint64
 	CQOverruns               uint64 // completions of this QP lost to a CQ overrun
+
+	// As an RC requester.
+	RNRNAKsReceived   uint64
+	SeqNAKsReceived   uint64
+	ErrorNAKsReceived uint64
+	RNRRetries        uint64
+	ACKTimeouts       uint64
+	ImpliedNAKs       uint64
+	RetryExceeded     uint64
+	RNRRetryExceeded  uint64
+
+	// As an RC responder.
+	RNRNAKsSent       uint64
+	SeqNAKsSent       uint64
+	ErrorNAKsSent     uint64
+	DuplicateRequests uint64
 }
 
 const (
@@ -299,6 +316,12 @@ func (q *QP) Num() uint32 {
 //
 // Precondition: the domain lock is held.
 func (q *QP) PortNumLocked() uint8 { return q.attr.PortNum }
+
+// AHAttrLocked returns q's path (ah_attr), for the direct path's address
+// checks.
+//
+// Precondition: the domain lock is held.
+func (q *QP) AHAttrLocked() verbs.AHAttr { return q.attr.AHAttr }
 
 // Type returns the transport type.
 func (q *QP) Type() verbs.QPType {

@@ -182,6 +182,22 @@ func (q *QP) RunLocked() {
 			if q.state == verbs.QPStateSQD {
 				break // QP-39: nothing new starts while draining
 			}
+			if ok, _ := opAllowed(e.op, q.typ); !ok {
+				// QP-33 reading B: accepted at post, it has no packet
+				// opcode on this transport.
+				e.psn, e.npkts = t.psn, 0
+				e.status, e.fin = verbs.WCLocQPOpErr, true
+				t.assigned++
+				t.next++
+				t.nextPkt = 0
+				t.halted = true
+				if q.tracing() {
+					r := q.failedWR("opcode not of the transport", e.wrid, e.status)
+					r.Rule = "QP-33"
+					q.traceLocked(r)
+				}
+				break
+			}
 			rd := isRdAtomic(e.op)
 			if e.flags&verbs.SendFence != 0 && t.rdInFlight > 0 {
 				break // QP-38
@@ -434,4 +450,7 @@ func (q *QP) addressLocked(e *wqe, p *Packet) {
 		}
 	}
 	p.DLID, p.DGID, p.Global, p.SL = av.DLID, av.GRH.DGID, av.IsGlobal, av.SL
+	if av.IsGlobal {
+		q.grhLocked(p, &av)
+	}
 }

@@ -35,7 +35,7 @@ func (q *QP) respondLocked(p *Packet) {
 		q.udReceiveLocked(p)
 		return
 	}
-	if p.SrcQPN != q.attr.DestQPNum || (!p.Global && p.SLID != q.attr.AHAttr.DLID) {
+	if !q.fromPeerLocked(p) {
 		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "packet ignored", Why: "not from the connected peer", Rule: "XFER-27"})
 		return
 	}
@@ -132,12 +132,27 @@ func (q *QP) raiseLocked(t verbs.EventType) {
 func (q *QP) nakLocked(req *Packet, syn Syndrome, psn uint32) {
 	h := q.cfg.Host
 	a := h.NewPacketLocked()
-	a.reply(req, q.attr.PortNum, PktAck)
+	a.reply(req, q, PktAck)
 	a.Syndrome, a.PSN = syn, psn
-	if syn == SynRNR {
-		a.RNRTimer = q.attr.MinRNRTimer
+	if syn != SynACK {
+		q.countNAKSentLocked(syn)
+		if syn == SynRNR {
+			a.RNRTimer = q.attr.MinRNRTimer
+		}
 	}
 	h.SendLocked(q, a)
+}
+
+// countNAKSentLocked counts a NAK the responder sends, by kind.
+func (q *QP) countNAKSentLocked(syn Syndrome) {
+	switch syn {
+	case SynRNR:
+		q.stats.RNRNAKsSent++
+	case SynSeqErr:
+		q.stats.SeqNAKsSent++
+	default:
+		q.stats.ErrorNAKsSent++
+	}
 }
 
 // takeRecvLocked holds the oldest receive WR for an incoming message
@@ -285,6 +300,11 @@ func (q *QP) rcSendLocked(p *Packet) {
 		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first", "")
 		return
 	}
+	if why, rule := q.sendLengthLocked(p); why != "" {
+		r.inMsg = false
+		q.responderErrorLocked(p, SynInvReq, q.recvLengthStatus(), verbs.EventQPReqErr, why, rule)
+		return
+	}
 	switch st := q.placeRecvLocked(p.Payload, uint64(r.off)); st {
 	case verbs.WCSuccess:
 	case verbs.WCLocLenErr, verbs.WCRemInvReqErr:
@@ -395,6 +415,11 @@ func (q *QP) badRKeyRecvLocked(p *Packet) verbs.WCStatus {
 func (q *QP) rcWriteLocked(p *Packet) {
 	r := &q.rx
 	if p.First {
+		if why, rule := q.writeLengthLocked(p, p.DMALen); why != "" {
+			r.inMsg = false
+			q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, why, rule)
+			return
+		}
 		if !q.remoteOKLocked(p, verbs.AccessRemoteWrite) {
 			return
 		}
@@ -403,6 +428,11 @@ func (q *QP) rcWriteLocked(p *Packet) {
 	}
 	if !r.inMsg {
 		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first", "")
+		return
+	}
+	if why, rule := q.writeLengthLocked(p, r.wLen-r.off); !p.First && why != "" {
+		r.inMsg = false
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, why, rule)
 		return
 	}
 	imm := p.Last && p.Op == verbs.WRRDMAWriteWithImm
@@ -462,7 +492,7 @@ func (q *QP) readResponsesLocked(req *Packet) {
 			src = b
 		}
 		a := h.NewPacketLocked()
-		a.reply(req, q.attr.PortNum, PktReadResp)
+		a.reply(req, q, PktReadResp)
 		a.PSN = psnAdd(req.PSN, i)
 		a.First, a.Last = i == 0, i == n-1
 		a.Payload = append(a.Payload[:0], src...)
@@ -521,7 +551,7 @@ func (r *recvState) saveAtomic(psn uint32, orig uint64) {
 func (q *QP) atomicAckLocked(req *Packet, orig uint64) {
 	h := q.cfg.Host
 	a := h.NewPacketLocked()
-	a.reply(req, q.attr.PortNum, PktAtomicAck)
+	a.reply(req, q, PktAtomicAck)
 	a.PSN, a.Orig = req.PSN, orig
 	h.SendLocked(q, a)
 }
@@ -530,6 +560,7 @@ func (q *QP) atomicAckLocked(req *Packet, orig uint64) {
 // (XFER-25): a READ is executed again, an atomic's saved result is sent
 // again (never executed twice), and a SEND or WRITE is acknowledged.
 func (q *QP) duplicateLocked(p *Packet) {
+	q.stats.DuplicateRequests++
 	q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "duplicate request", Why: "already executed; answered, not redone", Rule: "XFER-25"})
 	switch p.Kind {
 	case PktReadReq:
@@ -576,6 +607,10 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "the QP's access flags", Rule: "XFER-14"})
 				return
 			}
+			if why, rule := q.writeLengthLocked(p, p.DMALen); why != "" {
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: why, Rule: rule})
+				return
+			}
 			if p.DMALen > 0 {
 				if _, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, p.DMALen, verbs.AccessRemoteWrite); !ok {
 					q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "rkey or range", Rule: "XFER-14"})
@@ -589,6 +624,18 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 		r.inMsg = true
 	}
 	if !r.inMsg {
+		return
+	}
+	why, rule := "", ""
+	switch {
+	case p.Kind == PktSend:
+		why, rule = q.sendLengthLocked(p)
+	case !p.First:
+		why, rule = q.writeLengthLocked(p, r.wLen-r.off)
+	}
+	if why != "" {
+		r.inMsg = false
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: why, Rule: rule})
 		return
 	}
 	switch p.Kind {
@@ -667,11 +714,7 @@ func (q *QP) udReceiveLocked(p *Packet) {
 	}
 	var grh [grhLen]byte
 	if p.Global {
-		grh[0] = 6 << 4 // IPv6 version
-		binary.BigEndian.PutUint16(grh[4:], uint16(len(p.Payload)))
-		grh[6], grh[7] = 0x1b, 64 // next header, hop limit
-		copy(grh[8:24], p.SGID[:])
-		copy(grh[24:40], p.DGID[:])
+		fillGRH(&grh, p, q.cfg.Host.PortLocked(q.attr.PortNum).Ethernet) // AV-05
 	}
 	st := q.placeRecvLocked(grh[:], 0)
 	if st == verbs.WCSuccess {

@@ -1,29 +1,33 @@
-// Package rulesdoc reads the rule catalogue, spec/catalogue.md, and
-// generates docs/rules.md from it: every rule ID with its status, either
-// checked (by which conformance case or unit test) or pending (with the
-// issue that will cover it).
+// Package catalogue reads the rule catalogue, spec/catalogue.md: one Rule
+// per table row whose first cell is a rule ID, with its section, text and
+// how a test observes it. Rules parses the copy embedded in package spec, so
+// a program built from this module (verbsim explain, the scenario runner
+// naming the rule behind each step) carries it without a checkout; Parse and
+// ParseFile read any copy. Title condenses a rule's text to the short form
+// timelines and tables print.
 //
-// The catalogue is parsed from its markdown tables, coverage comes from
-// conformance.Cases() and from the rule IDs named in the repository's
-// _test.go files, and Render turns both into a page. TestRulesDocIsCurrent
-// compares the page with the committed one; run it with -update to rewrite
-// it. Citations finds every rule ID the repository's Go files and markdown
-// pages name, so that a test can check each one is in the catalogue.
-package rulesdoc
+// The package imports nothing of the suite: the command line needs the
+// catalogue, not the conformance cases (internal/rulesdoc joins the two).
+package catalogue
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/verbsim/verbsim/spec"
 )
 
-// CataloguePath is where the rule catalogue lives, relative to the
+// Path is where the rule catalogue lives, relative to the
 // repository root (slash-separated).
-const CataloguePath = "spec/catalogue.md"
+const Path = "spec/catalogue.md"
 
 // Rule is one row of the catalogue.
 type Rule struct {
@@ -41,10 +45,10 @@ var idPattern = regexp.MustCompile(`^[A-Z]+-S?[0-9]+$`)
 // sectionPattern matches a numbered level-2 heading, "## 1. CQ — ...".
 var sectionPattern = regexp.MustCompile(`^## [0-9]+\. (.*)$`)
 
-// ParseRules reads the catalogue and returns its rules in document order.
+// Parse reads the catalogue and returns its rules in document order.
 // A rule row is a table row whose first cell is a rule ID; every other line
 // is ignored. A repeated ID is an error: IDs are the catalogue's keys.
-func ParseRules(r io.Reader) ([]Rule, error) {
+func Parse(r io.Reader) ([]Rule, error) {
 	var rules []Rule
 	seen := map[string]int{}
 	section := ""
@@ -70,7 +74,7 @@ func ParseRules(r io.Reader) ([]Rule, error) {
 		seen[id] = line
 		r := Rule{
 			ID:      id,
-			Family:  family(id),
+			Family:  Family(id),
 			Section: section,
 			Text:    cells[1],
 			Retired: strings.Contains(cells[1], "RETIRED"),
@@ -89,14 +93,14 @@ func ParseRules(r io.Reader) ([]Rule, error) {
 	return rules, nil
 }
 
-// ParseRulesFile is ParseRules on the file at path.
-func ParseRulesFile(path string) ([]Rule, error) {
+// ParseFile is Parse on the file at path.
+func ParseFile(path string) ([]Rule, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	rules, err := ParseRules(f)
+	rules, err := Parse(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -126,17 +130,17 @@ func splitRow(row string) []string {
 	return append(cells, strings.TrimSpace(cell.String()))
 }
 
-// family returns the prefix of a rule ID: "WC" for "WC-S05".
-func family(id string) string {
+// Family returns the prefix of a rule ID: "WC" for "WC-S05".
+func Family(id string) string {
 	if i := strings.IndexByte(id, '-'); i > 0 {
 		return id[:i]
 	}
 	return id
 }
 
-// number returns the numeric part of a rule ID: 5 for "WC-S05", and whether
+// Number returns the numeric part of a rule ID: 5 for "WC-S05", and whether
 // the ID has the status-row "S" marker.
-func number(id string) (n int, status bool) {
+func Number(id string) (n int, status bool) {
 	i := strings.IndexByte(id, '-')
 	if i < 0 {
 		return 0, false
@@ -164,7 +168,10 @@ func Title(text string) string {
 	}
 	cut := strings.LastIndexByte(t[:max], ' ')
 	if cut < max/2 {
-		cut = max
+		cut = max // a long word: cut inside it, at a character's start
+		for cut > 0 && !utf8.RuneStart(t[cut]) {
+			cut--
+		}
 	}
 	return strings.TrimRight(t[:cut], " ,;:(—-") + " …"
 }
@@ -199,4 +206,38 @@ func sentenceEnd(t string) int {
 		}
 	}
 	return 0
+}
+
+var embedded struct {
+	once  sync.Once
+	rules []Rule
+	byID  map[string]int
+	err   error
+}
+
+// Rules returns the rules of the catalogue embedded in package spec, parsed
+// once, in document order. The caller must not modify the slice.
+func Rules() ([]Rule, error) {
+	embedded.once.Do(func() {
+		embedded.rules, embedded.err = Parse(bytes.NewReader(spec.Catalogue))
+		embedded.byID = make(map[string]int, len(embedded.rules))
+		for i, r := range embedded.rules {
+			embedded.byID[r.ID] = i
+		}
+	})
+	return embedded.rules, embedded.err
+}
+
+// Lookup returns the embedded catalogue's rule of id (case-insensitive,
+// surrounding space ignored), or false when it has no rule of that ID or
+// does not parse. A retired rule is returned with Retired set.
+func Lookup(id string) (Rule, bool) {
+	if _, err := Rules(); err != nil {
+		return Rule{}, false
+	}
+	i, ok := embedded.byID[strings.ToUpper(strings.TrimSpace(id))]
+	if !ok {
+		return Rule{}, false
+	}
+	return embedded.rules[i], true
 }
