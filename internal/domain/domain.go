@@ -209,7 +209,7 @@ func (d *Domain) Lock() { d.mu.Lock() }
 func (d *Domain) Unlock() { d.mu.Unlock() }
 
 // SetSinkLocked installs the trace sink (nil: none).
-func (d *Domain) SetSinkLocked(s Sink) { d.sink = s; d.updateSlow() }
+func (d *Domain) SetSinkLocked(s Sink) { d.sink = s; d.updateSlow(); d.updateHooks() }
 
 // SetHooksLocked installs the engine hooks; auto says that blocking waits
 // let virtual time pass (Auto mode, see Wait).
@@ -226,6 +226,12 @@ func (d *Domain) SetHooksLocked(h Hooks, auto bool) {
 func (d *Domain) updateSlow() {
 	settle := d.hooks.Settle != nil && (!d.hooks.OnKick || d.kicked)
 	d.slow = d.sink != nil || settle || d.check != nil
+}
+
+// updateHooks recomputes hooked and watched from the sink, the scheduler
+// and the checker. Only what attaches them calls it, never a verb: a verb
+// reads hooked before it takes the lock (TryEnter).
+func (d *Domain) updateHooks() {
 	d.hooked = d.sched != nil || d.check != nil
 	d.watched = d.sink != nil || d.check != nil
 }
@@ -252,7 +258,7 @@ func (d *Domain) Yield(op Op) {
 func (d *Domain) SetScheduler(s Scheduler) {
 	d.mu.Lock()
 	d.sched = s
-	d.updateSlow()
+	d.updateHooks()
 	d.mu.Unlock()
 }
 
@@ -261,6 +267,7 @@ func (d *Domain) SetScheduler(s Scheduler) {
 func (d *Domain) SetCheckerLocked(c Checker) {
 	d.check = c
 	d.updateSlow()
+	d.updateHooks()
 }
 
 // Checking reports whether a checker is attached: the engine makes its
