@@ -95,7 +95,7 @@ func (c *Checker) postedLocked(n *domain.Note) {
 	if !ok {
 		return // not registered: the request fails as it executes
 	}
-	b := &buffer{seq: n.Seq, wrid: n.WRID, sges: append([]verbs.SGE(nil), sges...), n: total, sum: sum, posted: c.hereLocked()}
+	b := &buffer{seq: n.Seq, wrid: n.WRID, sges: append([]verbs.SGE(nil), sges...), n: total, sum: sum, posted: c.hereQuick()}
 	if n.Recv {
 		if r.recvs == nil {
 			r.recvs = map[uint64]*buffer{}
