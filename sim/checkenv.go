@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim/check"
 	"github.com/verbsim/verbsim/sim/internal/checker"
 	"github.com/verbsim/verbsim/sim/internal/cq"
@@ -29,6 +30,21 @@ func (f *Fabric) noteGoneLocked(obj any) {
 	if f.d.Checking() {
 		f.d.Note(&domain.Note{Kind: domain.NoteDestroyed, Obj: obj})
 	}
+}
+
+// checkFront is simhook.CheckFront: a front end's report to the
+// sanitizer, a context standing for its async queue.
+func checkFront(fabric any, ev simhook.FrontEvent) {
+	f, _ := fabric.(*Fabric)
+	if f == nil || f.check == nil {
+		return
+	}
+	if c, ok := ev.Obj.(*Context); ok && c != nil {
+		ev.Obj = c.async
+	}
+	f.d.Lock()
+	f.check.Front(ev)
+	f.d.Unlock()
 }
 
 // checkEnv implements checker.Env over a fabric.

@@ -42,6 +42,10 @@ func (c *Checker) ackedLocked(n *domain.Note) {
 		if o == nil {
 			return
 		}
+		if o.asyncCredit > 0 && n.Err == nil {
+			o.asyncCredit--
+			return
+		}
 		if len(o.asyncReads) == 0 || n.Err != nil {
 			if c.on.Has(check.Ack) {
 				c.finding(check.Finding{Check: check.Ack, Rule: "CHAN-08", Verb: "ibv_ack_async_event", Objects: []check.Object{c.object(o)},

@@ -102,8 +102,8 @@ type record struct {
 	// acknowledged, oldest first: completion events of a CQ, async events
 	// of a CQ, QP or SRQ (asyncReads). credit counts the acknowledgements
 	// a front end makes of events the program never saw.
-	reads, asyncReads []site
-	credit            int
+	reads, asyncReads   []site
+	credit, asyncCredit int
 	// inflight counts the ibv_poll_cq calls on a CQ between Entering and
 	// their NotePolled; frontWaits the program's blocking reads of a channel that a
 	// front end reports.

@@ -1,44 +1,12 @@
 package checker
 
-import "github.com/verbsim/verbsim/sim/check"
+import "github.com/verbsim/verbsim/internal/simhook"
 
-// FrontKind says what a front end tells the checker (Front).
-type FrontKind uint8
-
-// What a front end reports of the program it serves.
-const (
-	// FrontReader: Obj, a completion channel or an async queue, is read by
-	// the front end, which moves its events to the program: the engine's
-	// reads are the front end's, not the program's.
-	FrontReader FrontKind = iota + 1
-	// FrontWait: the program starts a blocking read of Obj (a channel or
-	// an async queue) and nothing is queued for it; Verb names the call.
-	FrontWait
-	// FrontWaitEnd: that read ended.
-	FrontWaitEnd
-	// FrontRead: the program read an event about About from Obj.
-	FrontRead
-	// FrontDiscard: the front end acknowledges N events of About, a CQ,
-	// that the program never read (its events dropped as it is
-	// destroyed).
-	FrontDiscard
-	// FrontUse: the program called Verb on Obj, which was destroyed: the
-	// front end found no live object behind the handle.
-	FrontUse
-)
-
-// FrontEvent is one thing a front end tells the checker.
-type FrontEvent struct {
-	Kind  FrontKind
-	Obj   any
-	About any
-	N     int
-	Verb  string
-}
-
-// Front is told what the program behind a front end did. The domain lock
-// is held.
-func (c *Checker) Front(ev FrontEvent) {
+// Front is told what the program behind a front end did (the drop-in
+// library's pumps read the engine's channels and async queues, so the
+// engine's reads are not the program's): obj is the engine's object. The
+// domain lock is held.
+func (c *Checker) Front(ev simhook.FrontEvent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.flushLocked()
@@ -47,9 +15,9 @@ func (c *Checker) Front(ev FrontEvent) {
 		return
 	}
 	switch ev.Kind {
-	case FrontReader:
+	case simhook.FrontReader:
 		r.front = true
-	case FrontWait:
+	case simhook.FrontWait:
 		r.frontWaits++
 		at := c.hereLocked()
 		switch r.kind {
@@ -58,19 +26,24 @@ func (c *Checker) Front(ev FrontEvent) {
 		case "async":
 			c.asyncWaitLocked(r, ev.Verb, at, 0)
 		}
-	case FrontWaitEnd:
+	case simhook.FrontWaitEnd:
 		if r.frontWaits > 0 {
 			r.frontWaits--
 		}
-	case FrontRead:
+	case simhook.FrontRead:
 		c.readLocked(r, ev.About, c.here())
-	case FrontDiscard:
-		if q := c.recordLocked(ev.About); q != nil {
-			q.credit += ev.N
+	case simhook.FrontDiscard:
+		q := c.recordLocked(ev.About)
+		if q == nil && r.kind == "async" {
+			q = c.recordLocked(c.env.Context(r.obj))
 		}
-	case FrontUse:
-		if r.gone != nil && c.on.Has(check.Destroyed) {
-			c.useAfterDestroyLocked(r, ev.Verb, c.hereLocked())
+		if q == nil {
+			return
+		}
+		if r.kind == "async" {
+			q.asyncCredit += ev.N
+		} else {
+			q.credit += ev.N
 		}
 	}
 }
