@@ -270,7 +270,6 @@ func checkDiscard(from, obj any, n int) {
 	}
 }
 
-
 // CheckCookie renders the program's cq_context of the CQ for the
 // sanitizer's findings: the C pointer, not the record behind it.
 func (r *cqRec) CheckCookie() string {
