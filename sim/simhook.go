@@ -4,6 +4,7 @@ import (
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim/internal/cq"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 )
 
 // The bridge to package explore (internal/simhook): the domain of a fabric
@@ -24,6 +25,14 @@ func init() {
 			}
 		case *cq.Channel:
 			if h := chanHandle(o); h != nil {
+				return h
+			}
+		case *qp.QP:
+			if h := qpHandle(o); h != nil {
+				return h
+			}
+		case *qp.SRQ:
+			if h := srqHandle(o); h != nil {
 				return h
 			}
 		}
