@@ -181,6 +181,15 @@ struct ibv_qp *capi_qp_base_init(struct ibv_qp *b, struct ibv_context *ic, const
 struct ibv_mr *capi_mr_fill(struct capi_mr *m, struct ibv_pd *pd, void *addr, size_t length, uint32_t lkey,
 			    uint32_t rkey);
 
+/* check.c: the sanitizer's backtraces (VERBSIM_CHECK). */
+extern int capi_checking;
+void capi_bt_capture(void);
+int capi_bt_get(uintptr_t *out, int max);
+void capi_check_on(void);
+int capi_bt_where(uintptr_t pc, const char **file, uintptr_t *base, const char **sym, uintptr_t *saddr);
+uintptr_t capi_bt_self(void);
+uintptr_t capi_cq_cookie(uintptr_t cq);
+
 /* mw.c */
 int capi_bind_wr(struct capi_swr *s, const struct ibv_send_wr *wr);
 

@@ -31,6 +31,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
@@ -235,6 +236,10 @@ func initFabric() {
 	if fabCfg.trace != "" {
 		fabTrace = &trace.Log{}
 		cfg.Trace = fabTrace
+	}
+	if cfg.Check, fabErr = checkFromEnv(); fabErr != nil {
+		fmt.Fprintf(os.Stderr, "verbsim: %v\n", fabErr)
+		return
 	}
 	fab, fabErr = sim.NewFabric(cfg)
 	debugf("%s", describe())
@@ -571,6 +576,7 @@ func vs_open(i C.int, asyncFD C.int, h *C.uintptr_t, ncomp *C.int) C.int {
 	r.feed = newFeed(&r.mu, c.GetAsyncEvent, c.TryGetAsyncEvent, r.take)
 	var ctx context.Context
 	ctx, r.cancel = context.WithCancel(context.Background())
+	front(simhook.FrontEvent{Kind: simhook.FrontReader, Obj: c})
 	go r.pump(ctx)
 	openMu.Lock()
 	openCtxs[r] = true
@@ -591,6 +597,7 @@ func (r *ctxRec) pump(ctx context.Context) {
 // when it names an object being destroyed. r.mu is held.
 func (r *ctxRec) take(ev sim.AsyncEvent) {
 	if evObject(ev) != nil && r.dying[evObject(ev)] {
+		checkDiscard(r.c, evObject(ev), 1)
 		ev.Ack()
 		return
 	}
@@ -610,6 +617,7 @@ func (r *ctxRec) forget(obj any) func() {
 	kept := r.queue[:0]
 	for _, ev := range r.queue {
 		if evObject(ev) == obj {
+			checkDiscard(r.c, obj, 1)
 			ev.Ack()
 			continue
 		}
@@ -663,6 +671,9 @@ func vs_shutdown() {
 	}
 	writeTrace()
 	writeReport()
+	if fab != nil && C.capi_checking != 0 {
+		fab.Close() // the sanitizer's leaks and summary
+	}
 }
 
 // writeReport appends to VERBSIM_REPORT one line saying which readings of
@@ -878,6 +889,7 @@ func vs_get_async(h C.uintptr_t, typ *C.uint32_t, cptr *C.uintptr_t, port *C.int
 		fdClear(r.asyncFD)
 	}
 	r.out = append(r.out, ev)
+	front(simhook.FrontEvent{Kind: simhook.FrontRead, Obj: r.c, About: evObject(ev)})
 	*typ = C.uint32_t(ev.Type())
 	*port = C.int(ev.Port())
 	*cptr = 0
@@ -1234,6 +1246,7 @@ func vs_create_channel(h C.uintptr_t, fd C.int, out *C.uintptr_t) C.int {
 	}, cr.take)
 	var ctx context.Context
 	ctx, cr.cancel = context.WithCancel(context.Background())
+	front(simhook.FrontEvent{Kind: simhook.FrontReader, Obj: ch})
 	go cr.pump(ctx)
 	*out = newHandle(cr)
 	return 0
@@ -1255,6 +1268,7 @@ func (r *chRec) take(cqc any) {
 		return
 	}
 	if r.dying[c] {
+		checkDiscard(r.ch, c.cq, 1)
 		c.cq.AckEvents(1)
 		return
 	}
@@ -1304,6 +1318,7 @@ func vs_chan_get(h C.uintptr_t, cptr *C.uintptr_t, sync C.int) C.int {
 	if len(r.queue) == 0 {
 		fdClear(r.fd)
 	}
+	front(simhook.FrontEvent{Kind: simhook.FrontRead, Obj: r.ch, About: c.cq})
 	*cptr = C.uintptr_t(c.cptr)
 	return 0
 }
@@ -1378,6 +1393,7 @@ func vs_destroy_cq(h C.uintptr_t) C.int {
 		ch.queue = kept
 		ch.mu.Unlock()
 		if n > 0 {
+			checkDiscard(ch.ch, r.cq, n)
 			r.cq.AckEvents(n)
 		}
 		undo = func() {

@@ -79,6 +79,10 @@ int capi_forked(void)
 {
 	static int told;
 
+	/* Every verb calls this first: with the sanitizer on, it records
+	 * where the program called the verb from (check.c). */
+	if (capi_checking)
+		capi_bt_capture();
 	if (!forked)
 		return 0;
 	if (!told) {
@@ -502,6 +506,25 @@ static int wait_fd(int fd)
 	return 0;
 }
 
+/* wait_checked is wait_fd for a read of the program's: with the sanitizer
+ * on, a blocking wait is told to it as it starts and ends (vs_check_wait),
+ * kind 1 for a completion channel's, 2 for the async queue's. */
+static int wait_checked(int fd, uintptr_t h, int kind)
+{
+	int fl, rc;
+
+	if (!capi_checking)
+		return wait_fd(fd);
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_NONBLOCK))
+		return wait_fd(fd);
+	if (vs_check_wait(h, kind, 1) == 0) /* an event came meanwhile */
+		return 0;
+	rc = wait_fd(fd);
+	vs_check_wait(h, kind, 0);
+	return rc;
+}
+
 EXPORT int ibv_get_async_event(struct ibv_context *ic, struct ibv_async_event *ev)
 {
 	FORKED_M1();
@@ -518,7 +541,7 @@ EXPORT int ibv_get_async_event(struct ibv_context *ic, struct ibv_async_event *e
 			break;
 		if (rc != EAGAIN)
 			ERRI(rc);
-		rc = wait_fd(ic->async_fd);
+		rc = wait_checked(ic->async_fd, c->h, 2);
 		if (rc == EAGAIN) {
 			/* Non-blocking: EAGAIN only once the events the engine
 			 * raised are taken too (feed.go). */
@@ -1061,7 +1084,7 @@ EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq
 			break;
 		if (rc != EAGAIN)
 			ERRI(rc);
-		rc = wait_fd(ch->ch.fd);
+		rc = wait_checked(ch->ch.fd, ch->h, 1);
 		if (rc == EAGAIN) {
 			/* Non-blocking: EAGAIN only once the events the engine
 			 * raised are taken too (feed.go). */

@@ -55,6 +55,13 @@ type Options struct {
 	// (TokenName reads it back), so that a tool can find the world a
 	// token belongs to: verbsim explore names its built-in patterns.
 	Name string
+	// Check turns the verbs sanitizer (package sim/check) on in the
+	// world's fabric, every check but the leak check: a misuse it finds
+	// ends the schedule as a Misuse failure, with its finding and replay
+	// token, as it happens. A world whose fabric configuration sets
+	// sim.Config.Check gets its findings as failures too, with its own
+	// checks.
+	Check bool
 
 	budget int       // the fault budget fill computed: -1 for no bound
 	start  time.Time // when the exploration began, with Time
@@ -220,7 +227,7 @@ func report(world func(*World), o *Options, r *runner, schedule int) *Failure {
 		choices, size, runs = shrink(world, r, o)
 	}
 	tk := token{strategy: o.Strategy, seed: o.Seed, schedule: uint64(schedule - 1), maxSteps: uint64(o.MaxSteps),
-		allow: o.AllowUnconsumed, name: o.Name, budget: o.budget, choices: choices}
+		allow: o.AllowUnconsumed, name: o.Name, budget: o.budget, check: o.Check, choices: choices}
 	f, err := replayToken(world, &tk, false)
 	if err != nil { // the world is not deterministic: report what the first run saw
 		f = r.failure

@@ -53,7 +53,7 @@ const drainLimit = 10000
 // runOnce runs one schedule of world with p making the choices. With
 // timeline set it also records the annotated timeline.
 func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Options) *runner {
-	r := &runner{back: make(chan struct{}), picker: p, max: maxSteps, last: -3, budget: opts.budget, stuck: make(chan stuckReport, 1)}
+	r := &runner{back: make(chan struct{}), picker: p, max: maxSteps, last: -3, budget: opts.budget, stuck: make(chan stuckReport, 1), check: opts.Check}
 	_, r.track = p.(stepper)
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if timeline {

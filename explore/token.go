@@ -25,7 +25,7 @@ import (
 // set it refuses a run whose identity differs from the token's; otherwise
 // it writes the run's identity into tk.
 func replayToken(world func(*World), tk *token, check bool) (*Failure, error) {
-	o := Options{MaxSteps: int(tk.maxSteps), AllowUnconsumed: tk.allow}.fill()
+	o := Options{MaxSteps: int(tk.maxSteps), AllowUnconsumed: tk.allow, Check: tk.check}.fill()
 	o.budget = tk.budget
 	p := &replayPicker{choices: tk.choices}
 	r := runOnce(world, p, o.MaxSteps, true, &o)
@@ -65,7 +65,8 @@ type token struct {
 	maxSteps uint64
 	allow    bool
 	name     string
-	budget   int // the fault budget (Options.MaxFaults): -1 for no bound
+	budget   int  // the fault budget (Options.MaxFaults): -1 for no bound
+	check    bool // Options.Check
 	choices  []int
 	// setup and path are the world's identity: hashes of what its
 	// function set up and of the schedule's steps.
@@ -99,6 +100,9 @@ func encodeToken(t token) string {
 	}
 	if t.budget >= 0 {
 		flags |= 0x20
+	}
+	if t.check {
+		flags |= 0x100
 	}
 	for _, v := range []uint64{flags, t.seed, t.schedule, t.maxSteps, uint64(len(t.choices)), uint64(t.setup), uint64(t.path)} {
 		raw = binary.AppendUvarint(raw, v)
@@ -146,6 +150,7 @@ func decodeToken(s string) (token, error) {
 		}
 	}
 	t.strategy, t.allow, t.seed, t.schedule, t.maxSteps = Strategy(v[0]&0x1f), v[0]&0x80 != 0, v[1], v[2], v[3]
+	t.check = v[0]&0x100 != 0
 	t.setup, t.path = uint32(v[5]), uint32(v[6])
 	if v[4] > uint64(len(raw)) {
 		return bad("truncated")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/check"
 	"github.com/verbsim/verbsim/sim/trace"
 )
 
@@ -50,6 +52,9 @@ func (w *World) NewFabric(cfg sim.Config) (*sim.Fabric, error) {
 	cfg.Chooser = r.choose
 	if r.log != nil {
 		cfg.Trace = r.log
+	}
+	if r.check || cfg.Check != nil {
+		cfg.Check = r.checkConfig(cfg.Check)
 	}
 	f, err := sim.NewFabric(cfg)
 	if err != nil {
@@ -216,11 +221,17 @@ const (
 	// Nothing else can move while it holds the turn; the message names
 	// what it waits in and where. The goroutine is left blocked.
 	Unseen
+	// Misuse: the verbs sanitizer (Options.Check, package sim/check)
+	// found a misuse as it happened: the message is its finding, with the
+	// rule it breaks. A world that hangs is then reported with why (a
+	// wait that can never end, a lost wake-up in the making) at the verb
+	// that made it so, not only once nothing can move.
+	Misuse
 )
 
 var kindNames = [...]string{"", "lost wake-up", "destroy blocked on unacked events", "deadlock",
 	"completions never consumed", "panic", "assertion", "step bound", "goroutine does not exit",
-	"CQ overrun", "work requests never completed", "blocked outside the explorer"}
+	"CQ overrun", "work requests never completed", "blocked outside the explorer", "verbs misuse"}
 
 // String names the kind.
 func (k Kind) String() string {
@@ -274,6 +285,7 @@ func (a action) thread() int {
 // thread that has the turn (the controller, or the one goroutine it let
 // run), and the turn passes through channels, so it needs no lock.
 type runner struct {
+	check   bool // Options.Check
 	fabric  *sim.Fabric
 	d       *domain.Domain
 	gs      []*gor
@@ -687,4 +699,22 @@ func (r *runner) nameOf(h any) string {
 		}
 	}
 	return fmt.Sprint(h)
+}
+
+// checkConfig is the sanitizer of a world's fabric: the world's own
+// configuration (nil: every check but the leak check, since a world's
+// objects live until the schedule ends), each finding a Misuse failure.
+func (r *runner) checkConfig(own *check.Config) *check.Config {
+	c := check.Config{Checks: check.All.Without(check.Leak), Output: io.Discard}
+	if own != nil {
+		c = *own
+	}
+	report := c.Report
+	c.Report = func(f check.Finding) {
+		if report != nil {
+			report(f)
+		}
+		r.fail(Misuse, f.String())
+	}
+	return &c
 }

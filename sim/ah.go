@@ -77,6 +77,8 @@ func (pd *PD) CreateAH(attr verbs.AHAttr) (_ *AH, err error) {
 	ah := &AH{pd: pd, attr: attr}
 	if e := d.fabric.eng; e.tracing() {
 		e.callLocked(e.nameLocked(d, "ah", ah), "create_ah", e.nameOf(pd), fmt.Sprintf("port %d dlid %#x global %v", attr.PortNum, attr.DLID, attr.IsGlobal), nil)
+	} else if d.fabric.d.Checking() {
+		e.nameLocked(d, "ah", ah) // the sanitizer names it (Config.Check)
 	}
 	return ah, nil
 }
@@ -148,5 +150,6 @@ func (ah *AH) Destroy() (err error) {
 	ah.dead = true
 	d.ahs--
 	ah.pd.releaseLocked(childAH)
+	d.fabric.noteGoneLocked(ah)
 	return nil
 }

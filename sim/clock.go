@@ -258,6 +258,10 @@ func (f *Fabric) Close() error {
 	f.d.Lock()
 	b := f.eng.bg
 	f.eng.bg = nil
+	if f.check != nil && !f.closed {
+		f.check.Close("exit")
+	}
+	f.closed = true
 	f.d.Unlock()
 	if b != nil {
 		close(b.stop)

@@ -138,6 +138,8 @@ func (d *Device) openLocked() *Context {
 	d.contexts = append(d.contexts, c)
 	name := e.nameLocked(d, "ctx", c)
 	c.async.SetTraceName(name)
+	c.async.SetOwner(c)
+	d.fabric.d.Created(c.async)
 	e.callLocked(name, "open_device", "", "", nil)
 	return c
 }
@@ -457,7 +459,11 @@ func (c *Context) Close() (err error) {
 	if c.dms > 0 {
 		return verr.Errorf("ibv_close_device", syscall.EBUSY, "%d device memory allocation(s) made through the context still exist (DM-05)", c.dms)
 	}
+	if f.check != nil {
+		f.check.ClosingContext(c)
+	}
 	c.closed = true
+	f.noteGoneLocked(c)
 	for i, o := range c.dev.contexts {
 		if o == c {
 			c.dev.contexts = append(c.dev.contexts[:i], c.dev.contexts[i+1:]...)

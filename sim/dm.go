@@ -187,6 +187,7 @@ func (dm *DM) Free() (err error) {
 	dm.ctx.dev.dm.give(dm.first, dm.pages)
 	dm.ctx.dms--
 	dm.dead, dm.mem = true, nil
+	f.noteGoneLocked(dm)
 	return nil
 }
 
@@ -300,6 +301,8 @@ func (pd *PD) RegDMMR(dm *DM, offset, length uint64, access verbs.AccessFlags) (
 	dm.mrs++
 	if e := d.fabric.eng; e.tracing() {
 		e.callLocked(e.nameLocked(d, "mr", mr), "reg_dm_mr", e.nameOf(pd), fmt.Sprintf("from %s, offset %d length %d lkey %#x rkey %#x", e.nameOf(dm), offset, length, mr.lkey, mr.rkey), nil)
+	} else if d.fabric.d.Checking() {
+		e.nameLocked(d, "mr", mr) // the sanitizer names it (Config.Check)
 	}
 	return mr, nil
 }

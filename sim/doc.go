@@ -215,6 +215,7 @@
 //	readings of unsettled rules           Config.Profile, Fabric.Profile, DefaultProfile, RXEProfile, Profiles
 //	provider profiles                     MLX5Profile, SIWProfile, IRDMAProfile, ProfileByName, ProfilesWithout, Profile.Source, Profile.DeviceAttr
 //	will it work on other providers?      Fabric.Portability, Fabric.ReadingsConsulted, NewPortability
+//	the verbs sanitizer (sim/check)       Config.Check, Fabric.Check
 //
 // In the default Auto mode the engine runs whatever is ready after each
 // verb, and the clock moves through Tick, AdvanceToNext and RunUntilIdle,

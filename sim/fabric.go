@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/sim/check"
+	"github.com/verbsim/verbsim/sim/internal/checker"
 	"github.com/verbsim/verbsim/sim/internal/policy"
 
 	"github.com/verbsim/verbsim/sim/trace"
@@ -48,6 +50,10 @@ type Config struct {
 	// fabric to ports of other fabrics (see Remote and Fabric.Receive).
 	// Unset, such packets are dropped.
 	Remote Remote
+	// Check, if set, turns the verbs sanitizer on: misuse is reported as
+	// it happens, each finding naming the rule it breaks (package
+	// sim/check, docs/check.md). Nil, the default, costs nothing.
+	Check *check.Config
 	// WaitBound, if not zero, bounds in virtual time (ticks) every
 	// blocking wait that the passing of time can satisfy
 	// (CompChannel.GetEvent, Context.GetAsyncEvent, CMChannel.GetEvent:
@@ -178,6 +184,11 @@ type Fabric struct {
 	// port's state set, a QP created or destroyed (the direct path's
 	// DirectCache is checked against it).
 	topo uint64
+	// check is the sanitizer (Config.Check), nil when it is off.
+	check *checker.Checker
+	// closed says Close was called: the sanitizer's summary is written
+	// once.
+	closed bool
 }
 
 // maxDenseLID bounds Fabric.lids: LIDs from it up are routed through a map.
@@ -230,6 +241,7 @@ func newFabric(cfg Config) (*Fabric, error) {
 	f.cm = newCMAgent(f)
 	f.eng = newEngine(f, cfg)
 	f.eng.installLocked(cfg.WaitBound)
+	f.installCheckLocked(cfg.Check)
 	if cfg.Mode == Background {
 		f.startBackground(cfg.TickDuration)
 	}

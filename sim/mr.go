@@ -217,6 +217,8 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 	pd.children[childMR]++
 	if e := d.fabric.eng; e.tracing() {
 		e.callLocked(e.nameLocked(d, "mr", mr), verb[4:], e.nameOf(pd), fmt.Sprintf("length %d lkey %#x rkey %#x", n, mr.lkey, mr.rkey), nil)
+	} else if d.fabric.d.Checking() {
+		e.nameLocked(d, "mr", mr) // the sanitizer names it (Config.Check)
 	}
 	return mr, nil
 }
@@ -247,6 +249,10 @@ func (mr *MR) Dereg() (err error) {
 			errno = syscall.EINVAL
 		}
 		return verr.Errorf(verb, errno, "%d memory window(s) are bound to the MR (MR-06)", mr.binds)
+	}
+	if f := d.fabric; f.d.Checking() {
+		f.d.Note(&domain.Note{Kind: domain.NoteDeregistering, Obj: mr, LKey: mr.lkey, RKey: mr.rkey})
+		defer f.noteGoneLocked(mr)
 	}
 	d.mrs.remove(mr)
 	if mr.dm != nil {

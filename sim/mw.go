@@ -84,6 +84,8 @@ func (pd *PD) AllocMW(typ verbs.MWType) (_ *MW, err error) {
 	pd.children[childMW]++
 	if e.tracing() {
 		e.callLocked(e.nameLocked(d, "mw", mw), "alloc_mw", e.nameOf(pd), fmt.Sprintf("%v rkey %#x", typ, mw.rkey), nil)
+	} else if d.fabric.d.Checking() {
+		e.nameLocked(d, "mw", mw) // the sanitizer names it (Config.Check)
 	}
 	return mw, nil
 }
@@ -104,6 +106,10 @@ func (mw *MW) Dealloc() (err error) {
 	}
 	if mw.dead {
 		return verr.New(verb, syscall.EINVAL, "the MW has been deallocated")
+	}
+	if f := d.fabric; f.d.Checking() {
+		f.d.Note(&domain.Note{Kind: domain.NoteDeregistering, Obj: mw, RKey: mw.key})
+		defer f.noteGoneLocked(mw)
 	}
 	mw.unbindLocked()
 	if d.mrs.mws[mw.idx] == mw {

@@ -127,6 +127,7 @@ func (pd *PD) Dealloc() (err error) {
 	pd.dead = true
 	d.pds--
 	pd.ctx.pds--
+	d.fabric.noteGoneLocked(pd)
 	return nil
 }
 

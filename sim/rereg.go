@@ -210,9 +210,13 @@ func (mr *MR) reregLocked(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint
 		mr.pd = newPD
 	}
 	f.consult(verbs.ReadingReregKeepsKeys)
+	oldL, oldR := mr.lkey, mr.rkey
 	if !pol.ReregKeepsKeys {
 		d.mrs.rekey(mr)
 		mr.invalid = false
+	}
+	if f := d.fabric; f.d.Checking() {
+		f.d.Note(&domain.Note{Kind: domain.NoteRereg, Obj: mr, LKey: oldL, RKey: oldR, NewLKey: mr.lkey, NewRKey: mr.rkey})
 	}
 	if e := d.fabric.eng; e.tracing() {
 		e.callLocked(e.nameOf(mr), "rereg_mr", e.nameOf(mr.pd), fmt.Sprintf("flags %#x length %d access %#x lkey %#x rkey %#x",

@@ -16,6 +16,7 @@ func init() {
 		}
 		return nil
 	}
+	simhook.CheckFront = checkFront
 	simhook.HandleOf = func(obj any) any {
 		switch o := obj.(type) {
 		case *cq.CQ:

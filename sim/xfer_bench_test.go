@@ -1,10 +1,12 @@
 package sim_test
 
 import (
+	"io"
 	"testing"
 
 	"github.com/verbsim/verbsim/internal/benchkit"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/check"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -71,6 +73,14 @@ func BenchmarkRCSend64(b *testing.B) {
 // (bounded to 4096 records), to show what tracing costs.
 func BenchmarkRCSend64Traced(b *testing.B) {
 	w, err := benchkit.RCSend64(sim.Config{Trace: &trace.Log{Limit: 4096}})
+	runWorkload(b, w, err, 64)
+}
+
+// BenchmarkRCSend64Checked is BenchmarkRCSend64 with the sanitizer on,
+// every check (Config.Check), to show what it costs: each send's buffer
+// is copied at post and compared at transmit and completion.
+func BenchmarkRCSend64Checked(b *testing.B) {
+	w, err := benchkit.RCSend64(sim.Config{Check: &check.Config{Output: io.Discard}})
 	runWorkload(b, w, err, 64)
 }
 

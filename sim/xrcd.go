@@ -66,6 +66,9 @@ func (c *Context) OpenXRCD(attr verbs.XRCDInitAttr) (_ *XRCD, err error) {
 	}
 	x := &XRCD{ctx: c}
 	c.xrcds++
+	if f.d.Checking() {
+		f.eng.nameLocked(c.dev, "xrcd", x) // the sanitizer names it (Config.Check)
+	}
 	return x, nil
 }
 
@@ -111,6 +114,7 @@ func (x *XRCD) Close() error {
 	}
 	x.dead = true
 	x.ctx.xrcds--
+	f.noteGoneLocked(x)
 	return nil
 }
 

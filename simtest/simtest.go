@@ -123,6 +123,7 @@ package simtest
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -130,6 +131,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/leakcheck"
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/check"
 	"github.com/verbsim/verbsim/sim/trace"
 )
 
@@ -177,6 +179,13 @@ type Options struct {
 	// them as leakcheck.Wait does: it ends as soon as they are gone, and a
 	// goroutine that never ends fails the test after a minute.
 	NoLeakCheck bool
+	// Check turns the verbs sanitizer on with these checks (check.All for
+	// every one; the zero Set leaves it off): each misuse fails the test
+	// with t.Errorf as it happens, naming the rule, the objects and the
+	// test's line (docs/check.md). check.Leak is left out: the rig's pairs
+	// live until the fabric closes; a test that destroys everything it
+	// made asks for it with sim.Config.Check on a fabric of its own.
+	Check check.Set
 }
 
 // defaultBound is Options.Bound's default: 10 s of virtual time, longer than
@@ -221,8 +230,14 @@ func New(t testing.TB, opts ...Options) *Fabric {
 	if !o.NoTrace {
 		f.log = &trace.Log{}
 	}
-	sf, err := sim.NewFabric(sim.Config{Profile: o.Profile, Devices: o.Devices, Mode: o.Mode,
-		TickDuration: o.TickDuration, Seed: o.Seed, Faults: o.Faults, Trace: f.log, WaitBound: o.Bound})
+	cfg := sim.Config{Profile: o.Profile, Devices: o.Devices, Mode: o.Mode,
+		TickDuration: o.TickDuration, Seed: o.Seed, Faults: o.Faults, Trace: f.log, WaitBound: o.Bound}
+	if on := o.Check.Without(check.Leak); on != 0 {
+		cfg.Check = &check.Config{Checks: on, Output: io.Discard, Report: func(fd check.Finding) {
+			t.Errorf("%s", fd)
+		}}
+	}
+	sf, err := sim.NewFabric(cfg)
 	if err != nil {
 		t.Fatalf("simtest: new fabric: %v", err)
 	}

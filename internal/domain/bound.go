@@ -17,6 +17,15 @@ func (d *Domain) pastBound(w *Waiter) bool {
 	return b != 0 && !w.Timeless && d.Now()-w.Since > b
 }
 
+// BoundOf returns the bound in ticks that applies to w (Hooks.WaitBound),
+// 0 when it has none: no bound is set, or w is Timeless.
+func (d *Domain) BoundOf(w *Waiter) uint64 {
+	if w.Timeless {
+		return 0
+	}
+	return d.hooks.WaitBound
+}
+
 // ExpireWaitsLocked wakes every wait past its bound, so that it gives up
 // with ErrWaitBound, and returns the first tick past the bound of the
 // earliest of the others (ok false when there is none). The driver of a

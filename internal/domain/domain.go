@@ -3,21 +3,31 @@
 // wait waits through it.
 //
 // A Domain owns
+//
 //   - the lock that guards every object of a fabric (what the ...Locked
 //     methods of the engine packages expect to be held);
+//
 //   - the single trace sink, told about every verb (Leave) and every engine
 //     event (Emit), each as a typed trace.Record;
+//
 //   - the engine hooks the fabric installs: settle after a verb in Auto
 //     mode, advance the clock to the next pending timer or delayed packet,
 //     describe what is pending, read the clock;
+//
 //   - an optional Scheduler, the hook through which a schedule explorer runs
 //     goroutines one at a time and switches between them at verb
 //     boundaries and blocking waits;
+//
 //   - the table of blocked waiters: which operation waits for what object,
 //     since which tick.
 //
-// With no sink and no scheduler, Enter and Leave cost a Lock and an Unlock
-// plus a few branches, and allocate nothing.
+//   - an optional Checker, the sanitizer (package sim/check): told of
+//     every verb before it takes the lock and as it leaves, of every wait
+//     as it starts, and of the notes the engine makes (Note) while it is
+//     attached.
+//
+// With no sink, no scheduler and no checker, Enter and Leave cost a Lock
+// and an Unlock plus a few branches, and allocate nothing.
 package domain
 
 import (
@@ -123,6 +133,23 @@ type Observer interface {
 	Created(obj any)
 }
 
+// Checker is the sanitizer of a domain (package sim/check): it sees every
+// verb, every wait and the engine's notes, and reports misuse. With none
+// attached the domain calls nothing and the engine makes no notes
+// (Checking reports false).
+type Checker interface {
+	// Entering is told of a verb before it takes the lock (Enter), with no
+	// lock held: the op the verb entered with.
+	Entering(op Op)
+	// Leaving is told of a verb as it leaves (Leave), with the lock held.
+	Leaving(op Op, err error)
+	// Waiting is told of a wait about to block (Wait, WaitNotReady), with
+	// the lock held and w already listed in Waiters.
+	Waiting(w *Waiter)
+	// Note is told of what the engine did, with the lock held.
+	Note(n *Note)
+}
+
 // Waiter is one blocked operation: who waits for what.
 type Waiter struct {
 	Verb  string // the operation that waits ("ibv_get_cq_event")
@@ -159,8 +186,15 @@ type Domain struct {
 	// installed, or the Settle hook is due (always without OnKick; after
 	// a Kick with it). Kept in one field so that Leave's fast path is one
 	// load and one branch.
-	slow    bool
-	kicked  bool // Kick was called since the last Settle (OnKick)
+	slow   bool
+	kicked bool // Kick was called since the last Settle (OnKick)
+	// hooked says that Enter has more to do than a Lock: a scheduler or
+	// a checker is attached (TryEnter's one test).
+	hooked bool
+	// watched says that a sink or a checker is attached: the hot verbs'
+	// one test before they trace or note what they did (Watched).
+	watched bool
+	check   Checker
 	waiters []*Waiter
 }
 
@@ -175,7 +209,7 @@ func (d *Domain) Lock() { d.mu.Lock() }
 func (d *Domain) Unlock() { d.mu.Unlock() }
 
 // SetSinkLocked installs the trace sink (nil: none).
-func (d *Domain) SetSinkLocked(s Sink) { d.sink = s; d.updateSlow() }
+func (d *Domain) SetSinkLocked(s Sink) { d.sink = s; d.updateSlow(); d.updateHooks() }
 
 // SetHooksLocked installs the engine hooks; auto says that blocking waits
 // let virtual time pass (Auto mode, see Wait).
@@ -191,7 +225,15 @@ func (d *Domain) SetHooksLocked(h Hooks, auto bool) {
 // updateSlow recomputes slow from the sink, the hooks and kicked.
 func (d *Domain) updateSlow() {
 	settle := d.hooks.Settle != nil && (!d.hooks.OnKick || d.kicked)
-	d.slow = d.sink != nil || settle
+	d.slow = d.sink != nil || settle || d.check != nil
+}
+
+// updateHooks recomputes hooked and watched from the sink, the scheduler
+// and the checker. Only what attaches them calls it, never a verb: a verb
+// reads hooked before it takes the lock (TryEnter).
+func (d *Domain) updateHooks() {
+	d.hooked = d.sched != nil || d.check != nil
+	d.watched = d.sink != nil || d.check != nil
 }
 
 // Kick tells the domain that the engine has made work ready: the next
@@ -216,14 +258,48 @@ func (d *Domain) Yield(op Op) {
 func (d *Domain) SetScheduler(s Scheduler) {
 	d.mu.Lock()
 	d.sched = s
+	d.updateHooks()
 	d.mu.Unlock()
 }
 
+// SetCheckerLocked attaches the sanitizer c (nil detaches). Call it before
+// the domain's objects are shared.
+func (d *Domain) SetCheckerLocked(c Checker) {
+	d.check = c
+	d.updateSlow()
+	d.updateHooks()
+}
+
+// Checking reports whether a checker is attached: the engine makes its
+// notes (Note) only then, so that a domain without one pays a load and a
+// branch at each place a note could be made.
+func (d *Domain) Checking() bool { return d.check != nil }
+
+// Watched reports whether a sink or a checker is attached: a hot verb
+// tests it once and, when it holds, traces (Tracing) or notes (Checking)
+// what it did, so that a domain with neither pays one test.
+//
+// Precondition: the lock is held.
+func (d *Domain) Watched() bool { return d.watched }
+
+// Note tells the attached checker of n; without one it does nothing.
+//
+// Precondition: the lock is held.
+func (d *Domain) Note(n *Note) {
+	if d.check != nil {
+		d.check.Note(n)
+	}
+}
+
 // Created tells the attached scheduler, if it is an Observer, that obj was
-// just created in the domain. With no scheduler it costs one comparison.
+// just created in the domain, and the checker (a NoteCreated). With
+// neither it costs two comparisons.
 //
 // Precondition: the lock is held.
 func (d *Domain) Created(obj any) {
+	if d.check != nil {
+		d.check.Note(&Note{Kind: NoteCreated, Obj: obj})
+	}
 	if d.sched == nil {
 		return
 	}
@@ -267,13 +343,25 @@ func nameOf(obj Object) string {
 	return obj.TraceName()
 }
 
-// Enter begins a verb: with a scheduler attached it first yields to it,
-// outside the lock; then it takes the lock.
+// Enter begins a verb: with a checker attached it tells it (Entering),
+// with a scheduler attached it yields to it, both outside the lock; then
+// it takes the lock.
 func (d *Domain) Enter(op Op) {
+	if d.hooked {
+		d.enterHooked(op)
+	}
+	d.mu.Lock()
+}
+
+// enterHooked is Enter's calls to the checker and the scheduler, apart so
+// that Enter stays small.
+func (d *Domain) enterHooked(op Op) {
+	if d.check != nil {
+		d.check.Entering(op)
+	}
 	if d.sched != nil {
 		d.yield(op)
 	}
-	d.mu.Lock()
 }
 
 // TryEnter is the fast path of Enter, small enough to inline into a verb
@@ -287,7 +375,7 @@ func (d *Domain) Enter(op Op) {
 //	}
 //
 // so that the op is only built when a scheduler may look at it.
-func (d *Domain) TryEnter() bool { return d.sched == nil && d.mu.TryLock() }
+func (d *Domain) TryEnter() bool { return !d.hooked && d.mu.TryLock() }
 
 // FastLeave reports whether Leave would do nothing but release the lock
 // (no sink, nothing to settle); a hot verb then calls Unlock instead, which
@@ -318,8 +406,12 @@ func (d *Domain) Leave(op Op, err error) {
 	d.mu.Unlock()
 }
 
-// leaveSlow is Leave when a sink is installed or a settle is due.
+// leaveSlow is Leave when a sink or a checker is installed or a settle is
+// due.
 func (d *Domain) leaveSlow(op Op, err error) {
+	if d.check != nil {
+		d.check.Leaving(op, err)
+	}
 	if d.sink != nil && op.Verb != "" {
 		d.recordOp(op, err)
 	}
@@ -464,6 +556,9 @@ func (d *Domain) WaitNotReady(ctx context.Context, w *Waiter, ready func() bool)
 		w.ch = make(chan struct{}, 1)
 	}
 	d.add(w)
+	if d.check != nil {
+		d.check.Waiting(w)
+	}
 	if d.hooks.Deadline != nil && d.hooks.WaitBound != 0 && !d.auto && !w.Timeless {
 		d.hooks.Deadline(w.Since + d.hooks.WaitBound + 1)
 	}

@@ -83,3 +83,42 @@ var SetFaultChooser func(fabric any, choose func(d *FaultDraw) int)
 // regression tests of XFER-32 must catch; nothing else sets it. Set by
 // package sim.
 var SetAnyOrder func(fabric any, on bool)
+
+// FrontKind says what a front end tells a fabric's sanitizer (CheckFront).
+type FrontKind uint8
+
+// What a front end (the drop-in library, whose pumps read the engine's
+// channels and async queues for the C program) reports of its program.
+const (
+	// FrontReader: Obj, a *sim.CompChannel or a *sim.Context (its async
+	// queue), is read by the front end, which moves its events to the
+	// program: the engine's reads are the front end's, not the program's.
+	FrontReader FrontKind = iota + 1
+	// FrontWait: the program starts a blocking read of Obj and nothing is
+	// queued for it; Verb names the call.
+	FrontWait
+	// FrontWaitEnd: that read ended.
+	FrontWaitEnd
+	// FrontRead: the program read an event about About (a CQ, QP or SRQ;
+	// nil for a port event) from Obj.
+	FrontRead
+	// FrontDiscard: the front end acknowledges N events of About that the
+	// program never read (dropped as About is destroyed).
+	FrontDiscard
+)
+
+// FrontEvent is one thing a front end tells a fabric's sanitizer.
+type FrontEvent struct {
+	Kind      FrontKind
+	Obj       any
+	About     any
+	N         int
+	Verb      string
+	AboutKind string // "" for a completion event; "async" for an async one
+}
+
+// CheckFront tells the sanitizer of a *sim.Fabric (sim.Config.Check) what
+// the program behind a front end did; without a sanitizer it does nothing.
+// It takes the fabric's lock: the caller holds none of the fabric's. Set
+// by package sim.
+var CheckFront func(fabric any, ev FrontEvent)

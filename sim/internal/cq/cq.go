@@ -444,8 +444,8 @@ func (c *CQ) Poll(wcs []verbs.WC) (int, error) {
 	}
 	c.head, c.n = head, c.n-n
 	c.stats.Polled += uint64(n)
-	if c.d.Tracing() {
-		c.tracePollLocked(wcs, n)
+	if c.d.Watched() {
+		c.watchPollLocked(wcs, n)
 	}
 	var err error
 	if c.overrun {
@@ -471,13 +471,23 @@ func (c *CQ) pollErrLocked() error {
 		err = errDestroyed(verbPoll)
 	}
 	c.traceVerbLocked("poll_cq", "", err)
+	if c.d.Checking() {
+		c.d.Note(&domain.Note{Kind: domain.NotePolled, Obj: c})
+	}
 	return err
 }
 
-// tracePollLocked records a poll that returned n completions into wcs.
+// watchPollLocked traces a poll that returned n completions into wcs and
+// notes it for a checker.
 //
 //go:noinline
-func (c *CQ) tracePollLocked(wcs []verbs.WC, n int) {
+func (c *CQ) watchPollLocked(wcs []verbs.WC, n int) {
+	if c.d.Checking() {
+		c.d.Note(&domain.Note{Kind: domain.NotePolled, Obj: c, WCs: wcs[:n]})
+	}
+	if !c.d.Tracing() {
+		return
+	}
 	switch {
 	case n > 0:
 		c.traceVerbLocked("poll_cq", fmt.Sprintf("%d completion(s), first wr_id %d %s, %d left", n, wcs[0].WRID, wcs[0].Status.Name(), c.n), nil)
@@ -549,8 +559,8 @@ func (c *CQ) AckEvents(n int) error {
 		err = c.tally.AckComp(n)
 		c.d.Wake(c) // a destroy may wait for these acks (CQ-13)
 	}
-	if c.d.Tracing() {
-		c.traceAckLocked(n, err)
+	if c.d.Watched() {
+		c.watchAckLocked(n, err)
 	}
 	// No defer: the event path calls AckEvents once per event.
 	if c.d.FastLeave() {
@@ -561,11 +571,14 @@ func (c *CQ) AckEvents(n int) error {
 	return err
 }
 
-// traceAckLocked records an ack, apart so that AckEvents keeps a small
-// frame.
+// watchAckLocked traces an ack and notes it for a checker, apart so that
+// AckEvents keeps a small frame.
 //
 //go:noinline
-func (c *CQ) traceAckLocked(n int, err error) {
+func (c *CQ) watchAckLocked(n int, err error) {
+	if c.d.Checking() && c.state != destroyed {
+		c.d.Note(&domain.Note{Kind: domain.NoteAcked, Obj: c, N: n, Err: err})
+	}
 	c.traceVerbLocked("ack_cq_events", strconv.Itoa(n), err)
 }
 
@@ -603,6 +616,9 @@ func (c *CQ) Resize(cqe int) (err error) {
 	}
 	c.regrowLocked(min(capacity, max(c.n, initialRing)))
 	c.cqe = capacity
+	if c.d.Checking() {
+		c.d.Note(&domain.Note{Kind: domain.NoteResized, Obj: c, N: capacity})
+	}
 	return nil
 }
 
@@ -682,6 +698,9 @@ func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 			c.cfg.OnDestroy()
 		}
 	}
+	if c.d.Checking() && c.state == destroying {
+		c.d.Note(&domain.Note{Kind: domain.NoteDestroying, Obj: c})
+	}
 	w := &domain.Waiter{Verb: verbDestroy, Obj: c, For: "the acks of events already read (CQ-13)"}
 	if err := c.tally.WaitSettled(ctx, c.d, w); err != nil {
 		return verr.Wrap(verbDestroy, syscall.EINTR,
@@ -691,6 +710,9 @@ func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 		c.state = destroyed
 		if c.ch != nil {
 			c.ch.UnrefLocked()
+		}
+		if c.d.Checking() {
+			c.d.Note(&domain.Note{Kind: domain.NoteDestroyed, Obj: c})
 		}
 	}
 	return nil

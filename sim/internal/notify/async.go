@@ -66,6 +66,23 @@ type AsyncQueue struct {
 	portUnacked  uint64 // port and device events read and not acked
 	raisedByType [verbs.EventWQFatal + 1]uint64
 	name         string // the trace name; see SetTraceName
+	owner        any    // who made the queue; see SetOwner
+}
+
+// SetOwner records who made the queue (package sim records the device
+// context), for Owner. Call it before the queue is shared.
+func (q *AsyncQueue) SetOwner(o any) {
+	if q != nil {
+		q.owner = o
+	}
+}
+
+// Owner returns what SetOwner recorded, or nil.
+func (q *AsyncQueue) Owner() any {
+	if q == nil {
+		return nil
+	}
+	return q.owner
 }
 
 // SetTraceName names the queue in the trace (package sim gives it its
@@ -193,6 +210,9 @@ func (q *AsyncQueue) get(ctx context.Context, block bool) (AsyncEvent, error) {
 	}
 	switch {
 	case err == nil:
+		if d.Checking() {
+			d.Note(&domain.Note{Kind: domain.NoteEventRead, Obj: q, With: e.obj})
+		}
 		d.Leave(q.opLocked("get_async_event", e.typ, e.obj, e.port, false), nil)
 		return q.event(e), nil
 	case err == q.q.again: // errors.Is would allocate in a busy loop
@@ -229,7 +249,12 @@ func (q *AsyncQueue) TryGetAsyncEvent() (AsyncEvent, error) {
 func (q *AsyncQueue) ack(e AsyncEvent) (err error) {
 	d := q.q.d
 	d.Enter(domain.Op{Verb: "ack_async_event", Obj: q})
-	defer func() { d.Leave(q.opLocked("ack_async_event", e.Type, e.Object, e.Port, err != nil), err) }()
+	defer func() {
+		if d.Checking() {
+			d.Note(&domain.Note{Kind: domain.NoteAcked, Obj: e.Object, With: q, N: 1, Async: true, Err: err})
+		}
+		d.Leave(q.opLocked("ack_async_event", e.Type, e.Object, e.Port, err != nil), err)
+	}()
 	if e.tally != nil {
 		if err := e.tally.ackAsync(); err != nil {
 			return err
@@ -245,6 +270,14 @@ func (q *AsyncQueue) ack(e AsyncEvent) (err error) {
 	}
 	q.acked++
 	return nil
+}
+
+// LenLocked is Len for a caller that holds the domain lock.
+func (q *AsyncQueue) LenLocked() int {
+	if q == nil {
+		return 0
+	}
+	return q.q.items.Len()
 }
 
 // Len returns the number of queued, unread events; the async descriptor polls

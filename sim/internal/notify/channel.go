@@ -162,6 +162,9 @@ func (ch *Channel[C]) leave(cq C, err error) {
 	if d.Tracing() {
 		op = ch.readOp(cq, err)
 	}
+	if err == nil && d.Checking() {
+		d.Note(&domain.Note{Kind: domain.NoteEventRead, Obj: ch, With: cq})
+	}
 	d.Leave(op, err)
 }
 
@@ -174,11 +177,7 @@ func (ch *Channel[C]) TryGetEvent() (cq C, cqContext any, err error) {
 	d := ch.q.d
 	d.Enter(domain.Op{Verb: "get_cq_event", Obj: ch})
 	ev, err := ch.q.tryGetLocked(ch.took)
-	var op domain.Op
-	if d.Tracing() {
-		op = ch.readOp(ev.cq, err)
-	}
-	d.Leave(op, err)
+	ch.leave(ev.cq, err)
 	return ev.cq, ev.context, err
 }
 
@@ -279,8 +278,19 @@ func (ch *Channel[C]) Destroy() error {
 		err = verr.Errorf("ibv_destroy_comp_channel", syscall.EBUSY, "%d CQ(s) still use the channel (CHAN-09)", ch.refs)
 	default:
 		ch.q.closeLocked()
+		if ch.q.d.Checking() {
+			ch.q.d.Note(&domain.Note{Kind: domain.NoteDestroyed, Obj: ch})
+		}
 	}
 	return err
+}
+
+// RefsLocked is Refs for a caller that holds the domain lock.
+func (ch *Channel[C]) RefsLocked() int {
+	if ch == nil {
+		return 0
+	}
+	return ch.refs
 }
 
 // Refs returns the number of CQs using the channel.

@@ -27,6 +27,9 @@ func (q *QP) completeLocked() {
 		if e.status != verbs.WCSuccess {
 			w := verbs.WC{WRID: e.wrid, Status: e.status, QPNum: q.num}
 			seq := q.sq.done
+			if q.d.Checking() {
+				q.noteDoneLocked(e, seq, e.status)
+			}
 			q.sq.done++
 			q.pushSendLocked(&w, seq)
 			if q.tracing() {
@@ -36,6 +39,9 @@ func (q *QP) completeLocked() {
 			return
 		}
 		seq := q.sq.done
+		if q.d.Checking() {
+			q.noteDoneLocked(e, seq, verbs.WCSuccess)
+		}
 		q.sq.done++
 		progress = true
 		if isRdAtomic(e.op) {

@@ -72,6 +72,9 @@ func (q *QP) flushQueueLocked(w *wq, c CQ, recv bool) {
 			q.takeForcedLocked(wrid, recv, verbs.WCWRFlushErr)
 		}
 		comp := verbs.WC{WRID: wrid, Status: verbs.WCWRFlushErr, QPNum: q.num}
+		if !recv && q.d.Checking() {
+			q.noteDoneLocked(w.slot(w.done), w.done, verbs.WCWRFlushErr)
+		}
 		overrun, _ := c.PushWQELocked(&comp, recv, w, w.done)
 		if overrun {
 			// The completion is lost (CQ-22). Under QP-29 reading A its slot

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
@@ -70,6 +71,9 @@ func (q *QP) ModifyLocked(attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 	if q.tracing() {
 		q.traceVerbLocked("modify_qp", fmt.Sprintf("%v→%v", prev, next), nil)
 	}
+	if q.d.Checking() {
+		q.noteLocked(domain.Note{Kind: domain.NoteModified, From: prev, To: next})
+	}
 	switch {
 	case next == verbs.QPStateErr:
 		q.stopTimersLocked()
@@ -120,8 +124,12 @@ func (q *QP) SetErrorLocked() {
 	if q == nil || q.life != live || q.state == verbs.QPStateErr {
 		return
 	}
+	prev := q.state
 	q.state = verbs.QPStateErr
 	q.traceLocked(trace.Record{Kind: trace.KindState, Name: "state ERR", Why: "an error moved the QP to ERR"})
+	if q.d.Checking() {
+		q.noteLocked(domain.Note{Kind: domain.NoteModified, From: prev, To: verbs.QPStateErr})
+	}
 	q.stopTimersLocked()
 	q.flushLocked()
 }

@@ -490,9 +490,15 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 		if q.cfg.OnDestroy != nil {
 			q.cfg.OnDestroy()
 		}
+		if q.d.Checking() {
+			q.noteLocked(domain.Note{Kind: domain.NoteDestroying})
+		}
 	}
 	if err := q.tally.WaitSettled(ctx, q.d, &domain.Waiter{Verb: verbDestroy, Obj: q, For: "the acks of async events already read (ASYNC-05)"}); err != nil {
 		return verr.Wrap(verbDestroy, syscall.EINTR, "still waiting for acks of async events already read (ASYNC-05); call again to finish", err)
+	}
+	if q.life != destroyed && q.d.Checking() {
+		q.noteLocked(domain.Note{Kind: domain.NoteDestroyed})
 	}
 	q.life = destroyed
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -191,7 +192,7 @@ func (q *QP) postSendsLocked(wrs []verbs.SendWR) (int, error) {
 	if early {
 		return len(wrs), nil // no doorbell yet: they start at a post in RTS
 	}
-	if len(wrs) == 1 && q.direct != nil && q.directLocked() {
+	if len(wrs) == 1 && q.direct != nil && !q.d.Checking() && q.directLocked() {
 		return 1, nil // carried out in the verb (direct.go)
 	}
 	if len(wrs) > 0 {
@@ -385,6 +386,9 @@ func (q *QP) enqueueSendLocked(w *verbs.SendWR, in builtInline) error {
 			remoteQPN: w.RemoteQPN, remoteQKey: w.RemoteQKey, remoteSRQN: w.RemoteSRQN}
 	}
 	q.stats.SendPosted++
+	if q.d.Checking() {
+		q.noteLocked(domain.Note{Kind: domain.NotePosted, WR: w, Seq: q.sq.tail - 1, WRID: w.WRID})
+	}
 	return nil
 }
 
@@ -441,6 +445,9 @@ func (q *QP) postRecvsLocked(wrs []verbs.RecvWR) (int, error) {
 		e.wrid = w.WRID
 		e.setSGEs(w.SGList)
 		q.stats.RecvPosted++
+		if q.d.Checking() {
+			q.noteLocked(domain.Note{Kind: domain.NotePosted, Recv: true, SGEs: w.SGList, Seq: q.rq.tail - 1, WRID: w.WRID})
+		}
 	}
 	return len(wrs), nil
 }

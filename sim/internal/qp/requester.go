@@ -42,6 +42,7 @@ type recvState struct {
 	// A receive WR taken from an SRQ: its wr_id and SGEs.
 	srqWRID uint64
 	srqSGE  []verbs.SGE
+	srqSeq  uint64 // the held SRQ WR's place in its SRQ, for a checker
 	// xsrq is the XRC SRQ the request in progress names, on an XRC_RECV
 	// QP (XRC-10).
 	xsrq *SRQ
@@ -237,6 +238,9 @@ func (q *QP) RunLocked() {
 			if rd {
 				t.rdInFlight++
 			}
+		}
+		if t.nextPkt == 0 && q.d.Checking() {
+			q.noteSentLocked(e, t.next)
 		}
 		if !q.transmitLocked(e) {
 			break

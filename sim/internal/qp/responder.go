@@ -172,6 +172,7 @@ func (q *QP) takeRecvLocked() bool {
 			return false
 		}
 		q.rx.srqWRID, q.rx.srqSGE, q.rx.wqe = wrid, sges, true
+		q.rx.srqSeq = s.q.done - 1
 		return true
 	}
 	if q.rq.outstanding() == 0 {
@@ -196,13 +197,16 @@ func (q *QP) recvSGEs() ([]verbs.SGE, uint64) {
 func (q *QP) completeRecvLocked(w *verbs.WC, solicited bool) (overrun bool) {
 	_, w.WRID = q.recvSGEs()
 	w.QPNum = q.num
-	q.rx.wqe = false
 	if len(q.forced) > 0 {
 		if st := q.takeForcedLocked(w.WRID, true, w.Status); st != w.Status {
 			*w = verbs.WC{WRID: w.WRID, Status: st, QPNum: q.num}
 			defer q.SetErrorLocked()
 		}
 	}
+	if q.d.Checking() {
+		q.noteReceivedLocked(w)
+	}
+	q.rx.wqe = false
 	if q.recvSRQ() != nil {
 		return q.pushRecvLocked(w, solicited, nil, 0)
 	}
@@ -265,6 +269,9 @@ func (q *QP) recvPD() any {
 // placeRecvLocked scatters payload at the current offset of the held
 // receive WR. It returns the failure status, or Success.
 func (q *QP) placeRecvLocked(payload []byte, at uint64) verbs.WCStatus {
+	if at == 0 && q.d.Checking() {
+		q.notePlacingLocked()
+	}
 	sges, _ := q.recvSGEs()
 	if at+uint64(len(payload)) > verbs.SGEListLength(sges) {
 		q.cfg.consult(verbs.ReadingRecvTooSmallRemInvReq)

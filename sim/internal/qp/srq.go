@@ -172,6 +172,9 @@ func (s *SRQ) PostRecv(wrs []verbs.RecvWR) (n int, err error) {
 		e := s.q.rpush()
 		e.wrid = w.WRID
 		e.setSGEs(w.SGList)
+		if s.d.Checking() {
+			s.d.Note(&domain.Note{Kind: domain.NotePosted, Obj: s, Recv: true, SGEs: w.SGList, Seq: s.q.tail - 1, WRID: w.WRID})
+		}
 	}
 	return len(wrs), nil
 }
@@ -378,9 +381,15 @@ func (s *SRQ) DestroyContext(ctx context.Context) (err error) {
 		if s.cfg.OnDestroy != nil {
 			s.cfg.OnDestroy()
 		}
+		if s.d.Checking() {
+			s.d.Note(&domain.Note{Kind: domain.NoteDestroying, Obj: s})
+		}
 	}
 	if err := s.tally.WaitSettled(ctx, s.d, &domain.Waiter{Verb: verbDestroySRQ, Obj: s, For: "the acks of async events already read (ASYNC-05)"}); err != nil {
 		return verr.Wrap(verbDestroySRQ, syscall.EINTR, "still waiting for acks of async events already read (ASYNC-05); call again to finish", err)
+	}
+	if s.life != destroyed && s.d.Checking() {
+		s.d.Note(&domain.Note{Kind: domain.NoteDestroyed, Obj: s})
 	}
 	s.life = destroyed
 	return nil

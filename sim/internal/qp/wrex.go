@@ -536,7 +536,7 @@ func (q *QP) postBatchLocked(b *wrBatch) error {
 	if early {
 		return nil // no doorbell before RTS (QP-26 B)
 	}
-	if len(wrs) == 1 && q.direct != nil && q.directLocked() {
+	if len(wrs) == 1 && q.direct != nil && !q.d.Checking() && q.directLocked() {
 		return nil // carried out in the verb (direct.go)
 	}
 	q.scheduleLocked()
