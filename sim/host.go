@@ -28,7 +28,7 @@ func (h host) ReadLocked(addr uint64, n uint32) ([]byte, bool) {
 }
 
 // LocalLocked implements qp.Host.
-func (h host) LocalLocked(pd any, s verbs.SGE, write bool) ([]byte, bool) {
+func (h host) LocalLocked(pd any, s verbs.SGE, write bool) (qp.Mem, bool) {
 	p, _ := pd.(*PD)
 	need := verbs.AccessFlags(0)
 	if write {
@@ -40,7 +40,7 @@ func (h host) LocalLocked(pd any, s verbs.SGE, write bool) ([]byte, bool) {
 
 // RemoteLocked implements qp.Host: rkey names an MR or a memory window
 // (MW-06).
-func (h host) RemoteLocked(q *qp.QP, pd any, rkey uint32, addr uint64, n uint32, need verbs.AccessFlags) ([]byte, bool) {
+func (h host) RemoteLocked(q *qp.QP, pd any, rkey uint32, addr uint64, n uint32, need verbs.AccessFlags) (qp.Mem, bool) {
 	p, _ := pd.(*PD)
 	if n > 0 && h.d.mrs.mrLocked(rkey>>8) == nil && h.d.mrs.mws[rkey>>8] != nil {
 		b, f := h.d.mrs.lookupMW(q, p, rkey, addr, uint64(n), need)

@@ -1,9 +1,13 @@
 package sim
 
 import (
+	"syscall"
+
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim/internal/cq"
+	"github.com/verbsim/verbsim/sim/verr"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // The bridge to package explore (internal/simhook): the domain of a fabric
@@ -34,6 +38,26 @@ func init() {
 			fab.eng.choose = choose
 			fab.d.Unlock()
 		}
+	}
+	simhook.RegExternalMR = func(pd any, mem simhook.Extern, addr, n, iova uint64, access verbs.AccessFlags) (any, error) {
+		p, _ := pd.(*PD)
+		if mem == nil {
+			return nil, verr.New("ibv_reg_mr", syscall.EINVAL, "no memory")
+		}
+		mr, err := p.regMR("ibv_reg_mr_iova", extent{ext: mem, at: addr, n: n}, iova, true, access)
+		if err != nil {
+			return nil, err
+		}
+		return mr, nil
+	}
+	simhook.ReregExternalMR = func(m any, flags verbs.ReregFlags, pd any, mem simhook.Extern, addr, n, hcaVA uint64, access verbs.AccessFlags) error {
+		mr, _ := m.(*MR)
+		p, _ := pd.(*PD)
+		x := extent{ext: mem, at: addr, n: n}
+		if mem == nil {
+			x = extent{}
+		}
+		return mr.reregIOVA(flags, p, x, hcaVA, access)
 	}
 	simhook.SetAnyOrder = func(f any, on bool) {
 		if fab, ok := f.(*Fabric); ok && fab != nil {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // DomainOf returns the domain of a *sim.Fabric (nil for anything else). Set
@@ -83,3 +84,25 @@ var SetFaultChooser func(fabric any, choose func(d *FaultDraw) int)
 // regression tests of XFER-32 must catch; nothing else sets it. Set by
 // package sim.
 var SetAnyOrder func(fabric any, on bool)
+
+// Extern is memory outside this process that an MR of the per-host daemon
+// (internal/nicd) covers: a program's registered pages, which the daemon
+// reads and writes with process_vm_readv and process_vm_writev. Neither
+// method fails: bytes the program no longer maps read as zeros and take no
+// writes. Both are called with the fabric's domain lock held and must not
+// call verbs.
+type Extern interface {
+	ReadLocked(dst []byte, addr uint64)
+	WriteLocked(src []byte, addr uint64)
+}
+
+// RegExternalMR registers the n bytes at address addr of mem in the
+// protection domain pd (a *sim.PD), addressed by work requests from iova,
+// as ibv_reg_mr_iova does for a program's buffer, and returns the *sim.MR.
+// Its errors are PD.RegMRIOVA's. Set by package sim.
+var RegExternalMR func(pd any, mem Extern, addr, n, iova uint64, access verbs.AccessFlags) (any, error)
+
+// ReregExternalMR is MR.ReregIOVA (mr a *sim.MR, pd a *sim.PD or nil) whose
+// new translation, with verbs.ReregChangeTranslation, is the n bytes at
+// address addr of mem, addressed from hcaVA. Set by package sim.
+var ReregExternalMR func(mr any, flags verbs.ReregFlags, pd any, mem Extern, addr, n, hcaVA uint64, access verbs.AccessFlags) error

@@ -351,7 +351,7 @@ func scatter(h Host, pd any, sges []verbs.SGE, off uint64, src []byte) bool {
 		if !ok {
 			return false
 		}
-		n := copy(b[off:], src)
+		n := b.WriteAt(src, off)
 		src = src[n:]
 		off = 0
 	}

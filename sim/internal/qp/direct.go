@@ -2,6 +2,7 @@ package qp
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -128,9 +129,9 @@ const maxScratch = 64 << 10
 // places into; a longer list goes to the engine.
 const maxPieces = 4
 
-// pieces are the resolved bytes of a scatter/gather list.
+// pieces are the resolved memory of a scatter/gather list.
 type pieces struct {
-	b [maxPieces][]byte
+	b [maxPieces]Mem
 	n int
 }
 
@@ -163,36 +164,109 @@ func (p *pieces) resolve(h Host, pd any, sges []verbs.SGE, n uint64, write bool)
 		}
 		p.b[p.n] = b
 		p.n++
-		n -= min(uint64(len(b)), n)
+		n -= min(b.Len(), n)
 	}
 	return n == 0
 }
 
-// one makes p the single piece b.
+// one makes p the single piece b, bytes of this process.
 func (p *pieces) one(b []byte) {
-	p.b[0], p.n = b, 1
+	p.b[0], p.n = Mem{B: b}, 1
+}
+
+// oneMem makes p the single piece m.
+func (p *pieces) oneMem(m Mem) {
+	p.b[0], p.n = m, 1
 }
 
 // move copies n bytes from the pieces src to the pieces dst as a packet
 // would: gathered whole, then placed, so that overlapping source and
-// target read the source as it was before the copy.
+// target read the source as it was before the copy. A message longer than
+// maxScratch moves in chunks of that size, which is the same when no piece
+// of dst shares memory with a piece of src (canMove).
 func move(h DirectHost, dst, src *pieces, n int) {
 	if n == 0 {
 		return
 	}
-	if src.n == 1 && dst.n == 1 {
-		copy(dst.b[0], src.b[0][:n]) // memmove: the same as through a buffer
+	if src.n == 1 && dst.n == 1 && src.b[0].X == nil && dst.b[0].X == nil {
+		copy(dst.b[0].B, src.b[0].B[:n]) // memmove: the same as through a buffer
 		return
 	}
-	buf := h.DirectScratchLocked(n)[:n]
-	off := 0
+	buf := h.DirectScratchLocked(min(n, maxScratch))
+	for off := 0; off < n; {
+		c := buf[:min(n-off, maxScratch)]
+		gatherPieces(c, src, uint64(off))
+		scatterPieces(dst, c, uint64(off))
+		off += len(c)
+	}
+}
+
+// gatherPieces reads into buf the bytes of the pieces src from offset off
+// of the message they hold.
+func gatherPieces(buf []byte, src *pieces, off uint64) {
 	for _, b := range src.b[:src.n] {
-		off += copy(buf[off:], b)
+		if len(buf) == 0 {
+			return
+		}
+		if l := b.Len(); off >= l {
+			off -= l
+			continue
+		}
+		c := b.ReadAt(buf, off)
+		buf, off = buf[c:], 0
 	}
+}
+
+// scatterPieces writes buf into the pieces dst from offset off of the
+// message they hold.
+func scatterPieces(dst *pieces, buf []byte, off uint64) {
 	for _, b := range dst.b[:dst.n] {
-		c := copy(b, buf)
-		buf = buf[c:]
+		if len(buf) == 0 {
+			return
+		}
+		if l := b.Len(); off >= l {
+			off -= l
+			continue
+		}
+		c := b.WriteAt(buf, off)
+		buf, off = buf[c:], 0
 	}
+}
+
+// canMove reports whether move can carry n bytes from src to dst: always
+// for one piece of this process each way (a memmove) or up to maxScratch
+// bytes (gathered whole first); beyond, only when no piece of dst shares
+// memory with a piece of src, so that moving by chunks reads every source
+// byte before it is overwritten.
+func canMove(dst, src *pieces, n uint64) bool {
+	if n <= maxScratch || (src.n == 1 && dst.n == 1 && src.b[0].X == nil && dst.b[0].X == nil) {
+		return true
+	}
+	for _, s := range src.b[:src.n] {
+		for _, d := range dst.b[:dst.n] {
+			if mayShare(s, d) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// mayShare reports whether a and b may hold the same bytes: both of this
+// process and overlapping, or both of one other process at overlapping
+// addresses.
+func mayShare(a, b Mem) bool {
+	switch {
+	case a.Len() == 0 || b.Len() == 0:
+		return false
+	case a.X == nil && b.X == nil:
+		al := uintptr(unsafe.Pointer(unsafe.SliceData(a.B)))
+		bl := uintptr(unsafe.Pointer(unsafe.SliceData(b.B)))
+		return al < bl+uintptr(len(b.B)) && bl < al+uintptr(len(a.B))
+	case a.X != nil && a.X == b.X:
+		return a.At < b.At+b.N && b.At < a.At+a.N
+	}
+	return false
 }
 
 // cqRoom is the number of completions c can take without overrunning.
@@ -284,8 +358,8 @@ func (q *QP) directLocked() bool {
 	}
 	// The responder's checks, and the bytes each side reads and writes.
 	var src, dst pieces
-	var target []byte // the remote bytes of a WRITE, READ or atomic
-	var recvE *rqe    // the receive WR a SEND or WRITE_WITH_IMM takes
+	var target Mem // the remote bytes of a WRITE, READ or atomic
+	var recvE *rqe // the receive WR a SEND or WRITE_WITH_IMM takes
 	if op != verbs.WRSend && op != verbs.WRSendWithImm {
 		if r.attr.QPAccessFlags&need == 0 || (need != verbs.AccessRemoteWrite && r.attr.MaxDestRDAtomic == 0) {
 			return false
@@ -319,17 +393,17 @@ func (q *QP) directLocked() bool {
 				return false
 			}
 		} else if n > 0 {
-			dst.one(target)
+			dst.oneMem(target)
 		}
 	default: // READ and atomics: the answer lands in the local SGEs
 		if !dst.resolve(q.cfg.Host, q.cfg.PD, e.sge, n, true) {
 			return false
 		}
 		if n > 0 {
-			src.one(target)
+			src.oneMem(target)
 		}
 	}
-	if (src.n > 1 || dst.n > 1) && n > maxScratch {
+	if !canMove(&dst, &src, n) {
 		return false // move needs a buffer that long
 	}
 
@@ -382,7 +456,7 @@ func (q *QP) directLocked() bool {
 		move(h, &dst, &src, int(n)) // the responses placed by the completer
 		e.got = npkts
 	default:
-		orig := atomicApply(target, op, e.ext().compareAdd, e.ext().swap)
+		orig := atomicMem(target, op, e.ext().compareAdd, e.ext().swap)
 		rx.saveAtomic(e.psn, orig)
 		rx.epsn = psnAdd(rx.epsn, 1)
 		var b [8]byte

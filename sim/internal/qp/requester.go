@@ -299,7 +299,7 @@ func (q *QP) gatherLocked(e *wqe, off uint64, dst []byte) bool {
 		if !ok {
 			return false
 		}
-		n := copy(dst, b[off:])
+		n := b.ReadAt(dst, off)
 		dst = dst[n:]
 		off = 0
 	}

@@ -406,7 +406,7 @@ func (q *QP) rcWriteLocked(p *Packet) {
 			q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), verbs.EventQPAccessErr, "the target MR went away (MR-07)")
 			return
 		}
-		copy(b, p.Payload)
+		b.WriteAt(p.Payload, 0)
 	}
 	r.off += uint32(len(p.Payload))
 	r.epsn = psnAdd(r.epsn, 1)
@@ -438,7 +438,7 @@ func (q *QP) readResponsesLocked(req *Packet) {
 	for i := uint32(0); i < n; i++ {
 		off := i * mtu
 		size := min(mtu, req.DMALen-off)
-		var src []byte
+		var src Mem
 		if size > 0 {
 			b, ok := h.RemoteLocked(q, q.respPD(), req.RKey, req.RemoteAddr+uint64(off), size, verbs.AccessRemoteRead)
 			if !ok {
@@ -451,7 +451,7 @@ func (q *QP) readResponsesLocked(req *Packet) {
 		a.reply(req, q.attr.PortNum, PktReadResp)
 		a.PSN = psnAdd(req.PSN, i)
 		a.First, a.Last = i == 0, i == n-1
-		a.Payload = append(a.Payload[:0], src...)
+		a.Payload = readPayload(a.Payload[:0], src)
 		h.SendLocked(q, a)
 	}
 }
@@ -469,7 +469,7 @@ func (q *QP) atomicLocked(p *Packet) {
 		return
 	}
 	b, _ := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, 8, need)
-	orig := atomicApply(b, p.Op, p.CompareAdd, p.Swap)
+	orig := atomicMem(b, p.Op, p.CompareAdd, p.Swap)
 	r := &q.rx
 	r.saveAtomic(p.PSN, orig)
 	r.epsn = psnAdd(r.epsn, 1)
@@ -596,7 +596,7 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 				r.inMsg = false
 				return
 			}
-			copy(b, p.Payload)
+			b.WriteAt(p.Payload, 0)
 		}
 	}
 	r.off += uint32(len(p.Payload))
