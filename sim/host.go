@@ -28,7 +28,7 @@ func (h host) ReadLocked(addr uint64, n uint32) ([]byte, bool) {
 }
 
 // LocalLocked implements qp.Host.
-func (h host) LocalLocked(pd any, s verbs.SGE, write bool) (qp.Mem, bool) {
+func (h host) LocalLocked(pd any, s verbs.SGE, write bool) ([]byte, bool) {
 	p, _ := pd.(*PD)
 	need := verbs.AccessFlags(0)
 	if write {
@@ -40,7 +40,7 @@ func (h host) LocalLocked(pd any, s verbs.SGE, write bool) (qp.Mem, bool) {
 
 // RemoteLocked implements qp.Host: rkey names an MR or a memory window
 // (MW-06).
-func (h host) RemoteLocked(q *qp.QP, pd any, rkey uint32, addr uint64, n uint32, need verbs.AccessFlags) (qp.Mem, bool) {
+func (h host) RemoteLocked(q *qp.QP, pd any, rkey uint32, addr uint64, n uint32, need verbs.AccessFlags) ([]byte, bool) {
 	p, _ := pd.(*PD)
 	if n > 0 && h.d.mrs.mrLocked(rkey>>8) == nil && h.d.mrs.mws[rkey>>8] != nil {
 		b, f := h.d.mrs.lookupMW(q, p, rkey, addr, uint64(n), need)
@@ -48,6 +48,28 @@ func (h host) RemoteLocked(q *qp.QP, pd any, rkey uint32, addr uint64, n uint32,
 	}
 	b, f := h.d.lookupRKeyLocked(p, rkey, addr, uint64(n), need)
 	return b, f == faultNone
+}
+
+// LocalMemLocked implements qp.Host.
+func (h host) LocalMemLocked(pd any, s verbs.SGE, write bool) (qp.Mem, bool) {
+	p, _ := pd.(*PD)
+	need := verbs.AccessFlags(0)
+	if write {
+		need = verbs.AccessLocalWrite
+	}
+	m, f := h.d.mrs.lookupMem(p, s.LKey, false, s.Addr, uint64(s.Length), need)
+	return m, f == faultNone
+}
+
+// RemoteMemLocked implements qp.Host.
+func (h host) RemoteMemLocked(q *qp.QP, pd any, rkey uint32, addr uint64, n uint32, need verbs.AccessFlags) (qp.Mem, bool) {
+	p, _ := pd.(*PD)
+	if n > 0 && h.d.mrs.mrLocked(rkey>>8) == nil && h.d.mrs.mws[rkey>>8] != nil {
+		m, f := h.d.mrs.lookupMWMem(q, p, rkey, addr, uint64(n), need)
+		return m, f == faultNone
+	}
+	m, f := h.d.mrs.lookupMem(p, rkey, true, addr, uint64(n), need)
+	return m, f == faultNone
 }
 
 // InvalidateLocked implements qp.Host (XFER-29 for MRs; MW-07 for type 2

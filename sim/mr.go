@@ -591,7 +591,7 @@ func (f protFault) String() string {
 // free.
 //
 // Precondition: the domain lock is held.
-func (d *Device) lookupLKeyLocked(pd *PD, lkey uint32, addr, length uint64, need verbs.AccessFlags) (qp.Mem, protFault) {
+func (d *Device) lookupLKeyLocked(pd *PD, lkey uint32, addr, length uint64, need verbs.AccessFlags) ([]byte, protFault) {
 	return d.mrs.lookup(pd, lkey, false, addr, length, need)
 }
 
@@ -600,7 +600,7 @@ func (d *Device) lookupLKeyLocked(pd *PD, lkey uint32, addr, length uint64, need
 // (AccessRemoteWrite, AccessRemoteRead or AccessRemoteAtomic).
 //
 // Precondition: the domain lock is held.
-func (d *Device) lookupRKeyLocked(pd *PD, rkey uint32, addr, length uint64, need verbs.AccessFlags) (qp.Mem, protFault) {
+func (d *Device) lookupRKeyLocked(pd *PD, rkey uint32, addr, length uint64, need verbs.AccessFlags) ([]byte, protFault) {
 	return d.mrs.lookup(pd, rkey, true, addr, length, need)
 }
 
@@ -617,37 +617,52 @@ func (t *mrTable) mrLocked(idx uint32) *MR {
 	return mr
 }
 
-func (t *mrTable) lookup(pd *PD, key uint32, remote bool, addr, length uint64, need verbs.AccessFlags) (qp.Mem, protFault) {
+func (t *mrTable) lookup(pd *PD, key uint32, remote bool, addr, length uint64, need verbs.AccessFlags) ([]byte, protFault) {
 	if length == 0 {
-		return qp.Mem{}, faultNone
+		return nil, faultNone
 	}
 	mr := t.mrLocked(key >> 8)
 	if mr == nil {
-		return qp.Mem{}, faultKey
+		return nil, faultKey
 	}
 	want := mr.lkey
 	if remote {
 		want = mr.rkey
 	}
 	if key != want || mr.invalid || mr.broken {
-		return qp.Mem{}, faultKey
+		return nil, faultKey
 	}
 	if mr.pd != pd {
-		return qp.Mem{}, faultPD
+		return nil, faultPD
 	}
 	if mr.access&need != need {
-		return qp.Mem{}, faultAccess
+		return nil, faultAccess
 	}
 	off := addr - mr.iova
 	if addr < mr.iova || off >= mr.length || length > mr.length-off {
-		return qp.Mem{}, faultRange
+		return nil, faultRange
 	}
-	return mr.bytes(off, length), faultNone
+	if mr.ext != nil {
+		return nil, faultNone // lookupMem has it
+	}
+	return mr.buf[off : off+length : off+length], faultNone
 }
 
-// bytes is the memory of the MR's bytes [off, off+length), which lie
-// within it.
-func (mr *MR) bytes(off, length uint64) qp.Mem {
+// lookupMem is lookup for the memory of any MR, this process's or
+// another's (an extent's): the transport asks for it when lookup
+// resolved a non-empty range to no bytes.
+func (t *mrTable) lookupMem(pd *PD, key uint32, remote bool, addr, length uint64, need verbs.AccessFlags) (qp.Mem, protFault) {
+	b, f := t.lookup(pd, key, remote, addr, length, need)
+	if f != faultNone || b != nil || length == 0 {
+		return qp.Mem{B: b}, f
+	}
+	mr := t.mrLocked(key >> 8)
+	return mr.mem(addr-mr.iova, length), faultNone
+}
+
+// mem is the memory of the MR's bytes [off, off+length), which lie within
+// it.
+func (mr *MR) mem(off, length uint64) qp.Mem {
 	if mr.ext != nil {
 		return qp.Mem{X: mr.ext, At: mr.extAt + off, N: length}
 	}

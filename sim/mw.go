@@ -280,7 +280,13 @@ func (h host) bindFaultLocked(q *qp.QP, mw *MW, wr *verbs.SendWR) string {
 // the window must be bound with the key, be of pd, for type 2 have been
 // bound by q, grant need and cover [addr, addr+length), counted from the
 // window's address or, with ZERO_BASED, from 0.
-func (t *mrTable) lookupMW(q *qp.QP, pd *PD, rkey uint32, addr, length uint64, need verbs.AccessFlags) (qp.Mem, protFault) {
+func (t *mrTable) lookupMW(q *qp.QP, pd *PD, rkey uint32, addr, length uint64, need verbs.AccessFlags) ([]byte, protFault) {
+	m, f := t.lookupMWMem(q, pd, rkey, addr, length, need)
+	return m.B, f
+}
+
+// lookupMWMem is lookupMW for a window over any MR's memory (lookupMem).
+func (t *mrTable) lookupMWMem(q *qp.QP, pd *PD, rkey uint32, addr, length uint64, need verbs.AccessFlags) (qp.Mem, protFault) {
 	mw := t.mws[rkey>>8]
 	switch {
 	case mw == nil || !mw.bound || mw.mr == nil || mw.key != rkey || mw.mr.invalid:
@@ -300,7 +306,7 @@ func (t *mrTable) lookupMW(q *qp.QP, pd *PD, rkey uint32, addr, length uint64, n
 	if off >= mw.length || length > mw.length-off {
 		return qp.Mem{}, faultRange
 	}
-	return mw.mr.bytes(mw.addr-mw.mr.iova+off, length), faultNone
+	return mw.mr.mem(mw.addr-mw.mr.iova+off, length), faultNone
 }
 
 // invalidateMW unbinds the type 2 window whose key is rkey in pd

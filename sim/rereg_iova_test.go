@@ -45,8 +45,7 @@ func TestReregIOVA_MR13_MR16(t *testing.T) {
 			look := func(key uint32, remote bool, addr uint64) ([]byte, protFault) {
 				d.fabric.d.Lock()
 				defer d.fabric.d.Unlock()
-				m, f := d.mrs.lookup(w.pd, key, remote, addr, 1, verbs.AccessRemoteWrite)
-				return m.B, f
+				return d.mrs.lookup(w.pd, key, remote, addr, 1, verbs.AccessRemoteWrite)
 			}
 			if b, f := look(mr.RKey(), true, va1+999); f != faultNone || &b[0] != &nbuf[999] {
 				t.Errorf("the new buffer's last byte through the rkey at hca_va: %v", f)

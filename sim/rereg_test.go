@@ -229,8 +229,7 @@ func TestReregSuccess_MR13_MR15_MR16(t *testing.T) {
 			}
 			d := w.ctx.dev
 			d.fabric.d.Lock()
-			m, f := d.lookupLKeyLocked(w.pd2, w.mr.LKey(), 999, 1, verbs.AccessLocalWrite)
-			b := m.B
+			b, f := d.lookupLKeyLocked(w.pd2, w.mr.LKey(), 999, 1, verbs.AccessLocalWrite)
 			_, f2 := d.lookupLKeyLocked(w.pd2, w.mr.LKey(), 1000, 1, 0)
 			d.fabric.d.Unlock()
 			if f != faultNone || &b[0] != &nbuf[999] || f2 != faultRange {

@@ -129,10 +129,13 @@ const maxScratch = 64 << 10
 // places into; a longer list goes to the engine.
 const maxPieces = 4
 
-// pieces are the resolved memory of a scatter/gather list.
+// pieces are the resolved bytes of a scatter/gather list. When one lies in
+// another process's memory (b[i] nil: Mem, Extern), x holds every piece
+// as a Mem and move goes through it.
 type pieces struct {
-	b [maxPieces]Mem
+	b [maxPieces][]byte
 	n int
+	x *[maxPieces]Mem
 }
 
 // resolve fills p with the bytes of the SGEs that gather (write false)
@@ -140,11 +143,15 @@ type pieces struct {
 // order: non-empty SGEs until n bytes are covered. It reports false when
 // one does not resolve, the list is shorter than n or needs more than
 // maxPieces.
-func (p *pieces) resolve(h Host, pd any, sges []verbs.SGE, n uint64, write bool) bool {
+func (p *pieces) resolve(h Host, pd any, sges []verbs.SGE, n uint64, write bool, x *[maxPieces]Mem) bool {
 	if len(sges) == 1 && n != 0 && uint64(sges[0].Length) == n {
 		// The common case: one SGE, exactly the message.
 		b, ok := h.LocalLocked(pd, sges[0], write)
 		p.b[0], p.n = b, 1
+		if b == nil && ok { // another process's memory
+			x[0], _ = h.LocalMemLocked(pd, sges[0], write)
+			p.x = x
+		}
 		return ok
 	}
 	p.n = 0
@@ -162,36 +169,76 @@ func (p *pieces) resolve(h Host, pd any, sges []verbs.SGE, n uint64, write bool)
 		if !ok {
 			return false
 		}
+		if b == nil && p.x == nil { // the first piece in another process's memory
+			for i := range p.n {
+				x[i] = Mem{B: p.b[i]}
+			}
+			p.x = x
+		}
+		if p.x != nil {
+			if b == nil {
+				p.x[p.n], _ = h.LocalMemLocked(pd, s, write)
+			} else {
+				p.x[p.n] = Mem{B: b}
+			}
+		}
 		p.b[p.n] = b
 		p.n++
-		n -= min(b.Len(), n)
+		n -= min(uint64(s.Length), n)
 	}
 	return n == 0
 }
 
-// one makes p the single piece b, bytes of this process.
-func (p *pieces) one(b []byte) {
-	p.b[0], p.n = Mem{B: b}, 1
+// oneMem makes p the single piece m, which lies in another process's
+// memory, keeping it in x.
+func (p *pieces) oneMem(m Mem, x *[maxPieces]Mem) {
+	p.b[0], p.n = nil, 1
+	x[0], p.x = m, x
 }
 
-// oneMem makes p the single piece m.
-func (p *pieces) oneMem(m Mem) {
-	p.b[0], p.n = m, 1
+// mem returns piece i as a Mem.
+func (p *pieces) mem(i int) Mem {
+	if p.x != nil {
+		return p.x[i]
+	}
+	return Mem{B: p.b[i]}
+}
+
+// one makes p the single piece b.
+func (p *pieces) one(b []byte) {
+	p.b[0], p.n, p.x = b, 1, nil
 }
 
 // move copies n bytes from the pieces src to the pieces dst as a packet
 // would: gathered whole, then placed, so that overlapping source and
-// target read the source as it was before the copy. A message longer than
-// maxScratch moves in chunks of that size, which is the same when no piece
-// of dst shares memory with a piece of src (canMove).
+// target read the source as it was before the copy.
 func move(h DirectHost, dst, src *pieces, n int) {
 	if n == 0 {
 		return
 	}
-	if src.n == 1 && dst.n == 1 && src.b[0].X == nil && dst.b[0].X == nil {
-		copy(dst.b[0].B, src.b[0].B[:n]) // memmove: the same as through a buffer
+	if src.x != nil || dst.x != nil {
+		moveMem(h, dst, src, n)
 		return
 	}
+	if src.n == 1 && dst.n == 1 {
+		copy(dst.b[0], src.b[0][:n]) // memmove: the same as through a buffer
+		return
+	}
+	buf := h.DirectScratchLocked(n)[:n]
+	off := 0
+	for _, b := range src.b[:src.n] {
+		off += copy(buf[off:], b)
+	}
+	for _, b := range dst.b[:dst.n] {
+		c := copy(b, buf)
+		buf = buf[c:]
+	}
+}
+
+// moveMem is move where a piece lies in another process's memory: in
+// chunks of at most maxScratch bytes through the scratch buffer, the same
+// as gathering everything first when canMove allowed it.
+func moveMem(h DirectHost, dst, src *pieces, n int) {
 	buf := h.DirectScratchLocked(min(n, maxScratch))
 	for off := 0; off < n; {
 		c := buf[:min(n-off, maxScratch)]
@@ -204,15 +251,16 @@ func move(h DirectHost, dst, src *pieces, n int) {
 // gatherPieces reads into buf the bytes of the pieces src from offset off
 // of the message they hold.
 func gatherPieces(buf []byte, src *pieces, off uint64) {
-	for _, b := range src.b[:src.n] {
+	for i := range src.n {
 		if len(buf) == 0 {
 			return
 		}
-		if l := b.Len(); off >= l {
+		m := src.mem(i)
+		if l := m.Len(); off >= l {
 			off -= l
 			continue
 		}
-		c := b.ReadAt(buf, off)
+		c := m.ReadAt(buf, off)
 		buf, off = buf[c:], 0
 	}
 }
@@ -220,31 +268,36 @@ func gatherPieces(buf []byte, src *pieces, off uint64) {
 // scatterPieces writes buf into the pieces dst from offset off of the
 // message they hold.
 func scatterPieces(dst *pieces, buf []byte, off uint64) {
-	for _, b := range dst.b[:dst.n] {
+	for i := range dst.n {
 		if len(buf) == 0 {
 			return
 		}
-		if l := b.Len(); off >= l {
+		m := dst.mem(i)
+		if l := m.Len(); off >= l {
 			off -= l
 			continue
 		}
-		c := b.WriteAt(buf, off)
+		c := m.WriteAt(buf, off)
 		buf, off = buf[c:], 0
 	}
 }
 
-// canMove reports whether move can carry n bytes from src to dst: always
-// for one piece of this process each way (a memmove) or up to maxScratch
-// bytes (gathered whole first); beyond, only when no piece of dst shares
-// memory with a piece of src, so that moving by chunks reads every source
-// byte before it is overwritten.
+// canMove reports whether move can carry n bytes from src to dst: a
+// message of this process's memory when it has one piece each way (a
+// memmove) or at most maxScratch bytes (gathered whole first); one in
+// another process's memory when it has at most maxScratch bytes, or
+// when no piece of dst may share memory with a piece of src, so that
+// moving by chunks reads every source byte before it is overwritten.
 func canMove(dst, src *pieces, n uint64) bool {
-	if n <= maxScratch || (src.n == 1 && dst.n == 1 && src.b[0].X == nil && dst.b[0].X == nil) {
+	if n <= maxScratch {
 		return true
 	}
-	for _, s := range src.b[:src.n] {
-		for _, d := range dst.b[:dst.n] {
-			if mayShare(s, d) {
+	if src.x == nil && dst.x == nil {
+		return src.n == 1 && dst.n == 1
+	}
+	for i := range src.n {
+		for j := range dst.n {
+			if mayShare(src.mem(i), dst.mem(j)) {
 				return false
 			}
 		}
@@ -358,8 +411,9 @@ func (q *QP) directLocked() bool {
 	}
 	// The responder's checks, and the bytes each side reads and writes.
 	var src, dst pieces
-	var target Mem // the remote bytes of a WRITE, READ or atomic
-	var recvE *rqe // the receive WR a SEND or WRITE_WITH_IMM takes
+	var target []byte // the remote bytes of a WRITE, READ or atomic
+	var targetX Mem   // those bytes when they lie in another process's memory
+	var recvE *rqe    // the receive WR a SEND or WRITE_WITH_IMM takes
 	if op != verbs.WRSend && op != verbs.WRSendWithImm {
 		if r.attr.QPAccessFlags&need == 0 || (need != verbs.AccessRemoteWrite && r.attr.MaxDestRDAtomic == 0) {
 			return false
@@ -373,6 +427,9 @@ func (q *QP) directLocked() bool {
 				return false
 			}
 			target = b
+			if b == nil {
+				targetX, _ = r.cfg.Host.RemoteMemLocked(r, r.respPD(), e.rkey, e.raddr, uint32(n), need)
+			}
 		}
 	}
 	if recv {
@@ -385,22 +442,26 @@ func (q *QP) directLocked() bool {
 	case verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm:
 		if e.flags&verbs.SendInline != 0 {
 			src.one(e.inline)
-		} else if !src.resolve(q.cfg.Host, q.cfg.PD, e.sge, n, false) {
+		} else if !src.resolve(q.cfg.Host, q.cfg.PD, e.sge, n, false, &q.xmem[0]) {
 			return false
 		}
 		if op == verbs.WRSend || op == verbs.WRSendWithImm {
-			if n > verbs.SGEListLength(recvE.sge) || !dst.resolve(r.cfg.Host, r.recvPD(), recvE.sge, n, true) {
+			if n > verbs.SGEListLength(recvE.sge) || !dst.resolve(r.cfg.Host, r.recvPD(), recvE.sge, n, true, &q.xmem[1]) {
 				return false
 			}
+		} else if n > 0 && targetX.X != nil {
+			dst.oneMem(targetX, &q.xmem[1])
 		} else if n > 0 {
-			dst.oneMem(target)
+			dst.one(target)
 		}
 	default: // READ and atomics: the answer lands in the local SGEs
-		if !dst.resolve(q.cfg.Host, q.cfg.PD, e.sge, n, true) {
+		if !dst.resolve(q.cfg.Host, q.cfg.PD, e.sge, n, true, &q.xmem[1]) {
 			return false
 		}
-		if n > 0 {
-			src.oneMem(target)
+		if n > 0 && targetX.X != nil {
+			src.oneMem(targetX, &q.xmem[0])
+		} else if n > 0 {
+			src.one(target)
 		}
 	}
 	if !canMove(&dst, &src, n) {
@@ -456,7 +517,12 @@ func (q *QP) directLocked() bool {
 		move(h, &dst, &src, int(n)) // the responses placed by the completer
 		e.got = npkts
 	default:
-		orig := atomicMem(target, op, e.ext().compareAdd, e.ext().swap)
+		var orig uint64
+		if targetX.X != nil {
+			orig = atomicMem(targetX, op, e.ext().compareAdd, e.ext().swap)
+		} else {
+			orig = atomicApply(target, op, e.ext().compareAdd, e.ext().swap)
+		}
 		rx.saveAtomic(e.psn, orig)
 		rx.epsn = psnAdd(rx.epsn, 1)
 		var b [8]byte

@@ -30,8 +30,14 @@ type loopHost struct {
 	running bool
 }
 
-func (h *loopHost) LocalLocked(_ any, s verbs.SGE, _ bool) (Mem, bool) { return Mem{}, s.Length == 0 }
-func (h *loopHost) RemoteLocked(*QP, any, uint32, uint64, uint32, verbs.AccessFlags) (Mem, bool) {
+func (h *loopHost) LocalLocked(_ any, s verbs.SGE, _ bool) ([]byte, bool) { return nil, s.Length == 0 }
+func (h *loopHost) RemoteLocked(*QP, any, uint32, uint64, uint32, verbs.AccessFlags) ([]byte, bool) {
+	return nil, false
+}
+func (h *loopHost) LocalMemLocked(_ any, s verbs.SGE, _ bool) (Mem, bool) {
+	return Mem{}, s.Length == 0
+}
+func (h *loopHost) RemoteMemLocked(*QP, any, uint32, uint64, uint32, verbs.AccessFlags) (Mem, bool) {
 	return Mem{}, false
 }
 func (h *loopHost) InvalidateLocked(any, uint32) bool            { return false }
