@@ -521,7 +521,7 @@ EXPORT int ibv_get_async_event(struct ibv_context *ic, struct ibv_async_event *e
 		rc = wait_fd(ic->async_fd);
 		if (rc == EAGAIN) {
 			/* Non-blocking: EAGAIN only once the events the engine
-			 * raised are taken too (feed.go). */
+			 * raised are taken too (internal/evfeed). */
 			rc = vs_get_async(c->h, &typ, &obj, &port, 1);
 			if (!rc)
 				break;
@@ -1014,7 +1014,7 @@ EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq
 		rc = wait_fd(ch->ch.fd);
 		if (rc == EAGAIN) {
 			/* Non-blocking: EAGAIN only once the events the engine
-			 * raised are taken too (feed.go). */
+			 * raised are taken too (internal/evfeed). */
 			rc = vs_chan_get(ch->h, &p, 1);
 			if (!rc)
 				break;
