@@ -21,7 +21,7 @@
 #include <sys/eventfd.h>
 
 #include "capi.h"
-#include "_cgo_export.h"
+#include "vs.h"
 
 /* verbs.h wraps a few exports in macros; define the exports themselves. */
 #undef ibv_get_device_list
@@ -63,6 +63,15 @@ static int dealloc_parent_domain(struct capi_pd *p);
 
 /* ---- fork ----------------------------------------------------------- */
 
+#ifdef VERBSIM_NICD
+/*
+ * The C-only library (nicd/) survives fork: a child of fork() opens
+ * devices and uses verbs of its own, while the parent's objects are not
+ * its (nicd/client.c). No verb fails for being called in a child.
+ */
+int capi_forked(void) { return 0; }
+int capi_in_child(void) { return 0; }
+#else
 /*
  * The simulator runs on the Go runtime, whose threads do not exist in a
  * child of fork(): a call into Go there could hang. So after fork() (and
@@ -94,6 +103,8 @@ int capi_forked(void)
  * fork() (dm.c serves device memory there from the child's own memory). */
 int capi_in_child(void) { return forked; }
 
+#endif
+
 #define FORKED_P() do { if (capi_forked()) return NULL; } while (0)
 #define FORKED_R() do { if (capi_forked()) return EOPNOTSUPP; } while (0)
 #define FORKED_M1() do { if (capi_forked()) return -1; } while (0)
@@ -122,7 +133,7 @@ static int load_devices(void)
 	}
 	for (i = 0; i < n; i++) {
 		struct capi_device *d = &devs[i];
-		GoUint64 guid = 0;
+		uint64_t guid = 0;
 
 		rc = vs_device(i, d->dev.name, (uint64_t *)&guid);
 		if (rc)
@@ -1811,6 +1822,6 @@ static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct 
 /* Flush the trace when the program exits. */
 __attribute__((destructor)) static void capi_fini(void)
 {
-	if (!forked)
+	if (!capi_in_child())
 		vs_shutdown();
 }

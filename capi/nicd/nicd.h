@@ -45,7 +45,7 @@ enum nicd_op {
 	NICD_QUERY_DEVICE = 6,    /* obj context; body out struct ibv_device_attr */
 	NICD_QUERY_DEVICE_EX = 7, /* obj context; body out struct ibv_device_attr_ex */
 	NICD_QUERY_PORT = 8,      /* obj context, a = port; body out struct ibv_port_attr */
-	NICD_QUERY_GID = 9,       /* obj context, a = port, b = index; body out 16 bytes; v = gid type */
+	NICD_QUERY_GID = 9,       /* obj context, a = port (| 1 << 32: ibv_query_gid_ex), b = index; body out 16 bytes; v = gid type */
 	NICD_QUERY_PKEY = 10,     /* obj context, a = port, b = index; v = P_Key */
 	NICD_GET_ASYNC = 11,      /* obj context, a = sync; v = type | port << 32, w = cptr */
 	NICD_ACK_ASYNC = 12,      /* obj context, a = type | port << 32, b = cptr */
