@@ -367,6 +367,22 @@ static int hello(int fd)
 		return p.err;
 	cl_session = p.v;
 	cl_token = p.w;
+	/* VERBSIM_DIE_AFTER: a fault for testing dead peers (NICD_DIE_AFTER). */
+	const char *die = getenv("VERBSIM_DIE_AFTER");
+	if (die && *die) {
+		char *end;
+		unsigned long long n = strtoull(die, &end, 10);
+		struct nicd_req d = { .op = NICD_DIE_AFTER, .a = n };
+
+		if (*end || !n) {
+			fprintf(stderr, "verbsim: VERBSIM_DIE_AFTER=\"%s\": want a positive number of packets\n", die);
+			return ENODEV;
+		}
+		rc = exchange(fd, &d, NULL, 0, NULL, 0, &p, NULL, 0);
+		if (rc || p.err)
+			return rc ? rc : p.err;
+		fprintf(stderr, "verbsim: VERBSIM_DIE_AFTER=%llu: the daemon kills this process at that packet\n", n);
+	}
 	return 0;
 }
 
@@ -431,6 +447,14 @@ static struct lane *take(int *rc)
 	int fd;
 
 	pthread_mutex_lock(&cl_mu);
+	if (!cl_up && !cl_dead) {
+		/* A child of fork, whose first verb opens its own session. */
+		pthread_mutex_unlock(&cl_mu);
+		*rc = nicd_connect();
+		if (*rc)
+			return NULL;
+		pthread_mutex_lock(&cl_mu);
+	}
 	if (!cl_up || cl_dead) {
 		pthread_mutex_unlock(&cl_mu);
 		*rc = cl_dead ? EIO : ENODEV;
@@ -501,6 +525,13 @@ int nicd_call_fds(uint32_t op, uint64_t obj, uint64_t a, uint64_t b, const void 
 	if (!l)
 		return rc;
 	rc = exchange(l->fd, &q, body, blen, fds, nfds, p, out, cap);
+	if (rc == EPROTO) {
+		/* A reply longer than the caller expected: the library and the
+		 * daemon disagree, not a dead daemon. The connection still
+		 * carries whole messages. */
+		give(l, epoch);
+		return EPROTO;
+	}
 	if (rc) {
 		lost(rc); /* the connection stays out of the pool */
 		return EIO;

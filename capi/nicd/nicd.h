@@ -87,11 +87,12 @@ enum nicd_op {
 	NICD_CLOSE_XRCD = 48,     /* obj xrcd */
 	NICD_CREATE_SRQ_EX = 49,  /* obj context; body struct nicd_srq; v = handle; body out struct ibv_srq_attr */
 	NICD_GET_SRQ_NUM = 50,    /* obj srq; v = srq_num */
-	NICD_CREATE_XRC_RECV_QP = 51, /* obj xrcd; body struct nicd_qp_init; v = handle, w = qp_num */
+	NICD_CREATE_XRC_RECV_QP = 51, /* obj xrcd; body struct nicd_qp_init; v = handle, w = qp_num; body out struct ibv_qp_cap */
 	NICD_ALLOC_DM = 52,       /* obj context, a = length, b = log_align | comp_mask << 32; v = handle */
 	NICD_FREE_DM = 53,        /* obj dm */
 	NICD_MEMCPY_DM = 54,      /* obj dm, a = offset, b = length | to_dm << 63; body the bytes (to) or body out (from) */
 	NICD_REG_DM_MR = 55,      /* obj pd; body struct nicd_dm_mr; v = handle, w = lkey | rkey << 32 */
+	NICD_DIE_AFTER = 56,      /* a = n: VERBSIM_DIE_AFTER, the daemon kills the process (SIGKILL) at the n-th packet to its QPs, dropping it and every later one */
 };
 
 /* NICD_HELLO: the daemon reads magic at address probe of the process

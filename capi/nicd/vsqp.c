@@ -440,8 +440,10 @@ int vs_create_xrc_recv_qp(uintptr_t xrcdh, struct capi_qp_init *in, uintptr_t cp
 
 	if (!in)
 		return EINVAL;
+	struct ibv_qp_cap cap;
+
 	q = qp_init(in, cptr);
-	rc = nicd_call(NICD_CREATE_XRC_RECV_QP, nicd_untag(xrcdh), 0, 0, &q, sizeof(q), &p, NULL, 0);
+	rc = nicd_call(NICD_CREATE_XRC_RECV_QP, nicd_untag(xrcdh), 0, 0, &q, sizeof(q), &p, &cap, sizeof(cap));
 	if (rc)
 		return rc;
 	*out = nicd_tag(p.v);

@@ -34,7 +34,16 @@ func nicdCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	env, envErr := hostenv.Read()
 	fabric := fs.String("fabric", env.Fabric, "the fabric's name (VERBSIM_FABRIC)")
 	dir := fs.String("dir", nicd.SocketDir(), "the directory of the fabric's socket (VERBSIM_NICD_DIR)")
-	linger := fs.Duration("linger", 2*time.Second, "exit this long after the last program left (0: never)")
+	defLinger := 2 * time.Second
+	if v := os.Getenv("VERBSIM_NICD_LINGER"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			fmt.Fprintf(stderr, "verbsim nicd: VERBSIM_NICD_LINGER=%q: want a duration\n", v)
+			return 2
+		}
+		defLinger = d
+	}
+	linger := fs.Duration("linger", defLinger, "exit this long after the last program left; negative: never (VERBSIM_NICD_LINGER)")
 	detach := fs.Bool("detach", false, "start the daemon in a session of its own, wait until it listens, and exit")
 	readyFD := fs.Int("ready-fd", -1, "descriptor to write \"ok\" to once listening (used by -detach)")
 	logFile := fs.String("log", "", "append the daemon's messages to this file (default: stderr; with -detach DIR/FABRIC.log)")

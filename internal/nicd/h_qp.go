@@ -75,6 +75,9 @@ const sendOpsFlagsMask = 1 << 6
 // addQP records a new QP and returns the reply of its creation.
 func (se *session) addQP(o *qpObj, c *conn) reply {
 	se.setCptr(o.q, o.cptr)
+	se.mu.Lock()
+	se.qps[o.key()] = true
+	se.mu.Unlock()
 	var h uint64
 	h = se.add(o.ctx, rankQP, o, func(cc context.Context) error { return se.destroyQP(h, o, cc, true) })
 	capOut := cabi.CapOf(o.q.Cap())
@@ -86,6 +89,7 @@ func (se *session) addQP(o *qpObj, c *conn) reply {
 // destroyQP destroys a QP; with gone, the async events of it the program
 // read and never acknowledged are acknowledged for it.
 func (se *session) destroyQP(h uint64, o *qpObj, cc context.Context, gone bool) error {
+	k := o.key()
 	undo := o.ctx.forget(o.q, gone)
 	err := o.q.DestroyContext(cc)
 	undo()
@@ -93,9 +97,15 @@ func (se *session) destroyQP(h uint64, o *qpObj, cc context.Context, gone bool) 
 		return err
 	}
 	se.setCptr(o.q, 0)
+	se.mu.Lock()
+	delete(se.qps, k)
+	se.mu.Unlock()
 	se.drop(h)
 	return nil
 }
+
+// key names the QP on the fabric.
+func (o *qpObj) key() qpKey { return qpKey{o.ctx.c.Device().Name(), o.q.Num()} }
 
 func hDestroyQP(c *conn, r *req, body []byte, fds []int) (reply, error) {
 	o := get[qpObj](c.s, r.Obj)

@@ -73,6 +73,7 @@ const (
 	opFreeDM
 	opMemcpyDM
 	opRegDMMR
+	opDieAfter
 	opCount // one past the last
 )
 
@@ -96,7 +97,7 @@ var opNames = [...]string{
 	opOpenXRCD: "NICD_OPEN_XRCD", opCloseXRCD: "NICD_CLOSE_XRCD", opCreateSRQEx: "NICD_CREATE_SRQ_EX",
 	opGetSRQNum: "NICD_GET_SRQ_NUM", opCreateXRCRecvQP: "NICD_CREATE_XRC_RECV_QP",
 	opAllocDM: "NICD_ALLOC_DM", opFreeDM: "NICD_FREE_DM", opMemcpyDM: "NICD_MEMCPY_DM",
-	opRegDMMR: "NICD_REG_DM_MR",
+	opRegDMMR: "NICD_REG_DM_MR", opDieAfter: "NICD_DIE_AFTER",
 }
 
 // String is the request's C name.

@@ -29,7 +29,7 @@ type Options struct {
 	// (SocketDir gives the default).
 	Dir string
 	// Linger is how long the daemon waits, once no program is connected,
-	// before it exits; 0 waits for ever (until ctx ends).
+	// before it exits; a negative Linger waits for ever (until ctx ends).
 	Linger time.Duration
 	// Env is the fabric's configuration (the starting program's
 	// environment).
@@ -173,7 +173,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	var linger <-chan time.Time
 	var timer *time.Timer
 	arm := func() {
-		if s.opts.Linger > 0 {
+		if s.opts.Linger >= 0 {
 			if timer != nil {
 				timer.Stop()
 			}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -49,11 +50,16 @@ type session struct {
 	objs  map[uint64]entry
 	next  uint64
 	cptrs map[any]uint64 // the engine's CQs, QPs and SRQs to the program's structs, for events
-	once  sync.Once
+	qps   map[qpKey]bool // its live QPs, for VERBSIM_DIE_AFTER
+	// faults are the packet faults armed for the session, removed when
+	// it ends.
+	faults []*sim.Fault
+	once   sync.Once
 }
 
 func newSession(s *Server, pid int, mem *procMem, token uint64) *session {
-	se := &session{srv: s, pid: pid, mem: mem, token: token, objs: map[uint64]entry{}, cptrs: map[any]uint64{}}
+	se := &session{srv: s, pid: pid, mem: mem, token: token, objs: map[uint64]entry{}, cptrs: map[any]uint64{},
+		qps: map[qpKey]bool{}}
 	se.ctx, se.cancel = context.WithCancel(context.Background())
 	// Handles start high and never repeat, so a handle of a destroyed
 	// object (or garbage) names nothing: EINVAL, never another object.
@@ -165,6 +171,13 @@ func (se *session) end() {
 				}
 				se.drop(h)
 			}
+		}
+		se.mu.Lock()
+		faults := se.faults
+		se.faults = nil
+		se.mu.Unlock()
+		for _, f := range faults {
+			f.Remove()
 		}
 		if n := se.mem.faults.Load(); n > 0 {
 			se.srv.logf("pid %d: %d accesses to memory it had unmapped (read as zeros, writes lost)", se.pid, n)
