@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,14 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if libTmp != "" {
 		os.RemoveAll(libTmp)
+	}
+	// Every daemon the tests started exits with its last program.
+	if left := leftDaemons(10 * time.Second); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "daemons still serving after the tests: %v\n", left)
+		code = 1
+	}
+	if daemonDir != "" {
+		os.RemoveAll(filepath.Dir(daemonDir))
 	}
 	os.Exit(code)
 }

@@ -40,6 +40,9 @@ type Options struct {
 	Ready func()
 }
 
+// startGrace is how long a new daemon waits for its first program.
+const startGrace = 10 * time.Second
+
 // SocketDir is the default directory of a user's daemon sockets:
 // $VERBSIM_NICD_DIR, else $XDG_RUNTIME_DIR/verbsim, else
 // /tmp/verbsim-<uid>.
@@ -172,16 +175,18 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	var linger <-chan time.Time
 	var timer *time.Timer
-	arm := func() {
+	arm := func(d time.Duration) {
 		if s.opts.Linger >= 0 {
 			if timer != nil {
 				timer.Stop()
 			}
-			timer = time.NewTimer(s.opts.Linger)
+			timer = time.NewTimer(d)
 			linger = timer.C
 		}
 	}
-	arm() // a daemon nobody joins goes too
+	// A daemon nobody joins goes too, after a grace for the program that
+	// started it to connect.
+	arm(max(s.opts.Linger, startGrace))
 	var err error
 loop:
 	for {
@@ -192,7 +197,7 @@ loop:
 			break loop
 		case <-s.idle:
 			if s.sessions() == 0 {
-				arm()
+				arm(s.opts.Linger)
 			}
 		case <-linger:
 			linger = nil
