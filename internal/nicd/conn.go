@@ -186,6 +186,9 @@ func (s *Server) serveConn(ctx context.Context, nc *net.UnixConn) {
 			var err error
 			rp, err = h(c, &r, body, fds)
 			e = errno(err)
+			if err != nil && s.debug && e != int32(syscall.EAGAIN) {
+				s.logf("pid %d: %v: %v", se.pid, op(r.Op), err)
+			}
 		}
 		closeAll(fds)
 		if err := c.write(e, rp); err != nil {

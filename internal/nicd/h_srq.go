@@ -107,16 +107,20 @@ func hQuerySRQ(c *conn, r *req, body []byte, fds []int) (reply, error) {
 }
 
 // xrcdObj is one open of an XRC domain. Opens that name the same file
-// (by inode) share the domain (share), as the kernel shares it between
-// the opens of one device's contexts: here between every context and
-// process on the fabric.
+// (by inode) through one context share the domain (share), as the kernel
+// shares it; the engine's domains belong to a context, so opens through
+// different contexts (or processes) get domains of their own
+// (docs/daemon.md).
 type xrcdObj struct {
 	x     *sim.XRCD
 	ctx   *ctxObj
 	share *xrcdShare
 }
 
-type xrcdKey struct{ dev, ino uint64 }
+type xrcdKey struct {
+	ctx      *ctxObj
+	dev, ino uint64
+}
 
 type xrcdShare struct {
 	key  xrcdKey
@@ -163,7 +167,7 @@ func hOpenXRCD(c *conn, r *req, body []byte, fds []int) (reply, error) {
 		}
 		return add(&xrcdObj{x: x, ctx: o}), nil
 	}
-	key := xrcdKey{a.Dev, a.Ino}
+	key := xrcdKey{o, a.Dev, a.Ino}
 	srv.xrcdMu.Lock()
 	defer srv.xrcdMu.Unlock()
 	if s := srv.xrcds[key]; s != nil {

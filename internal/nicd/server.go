@@ -69,6 +69,7 @@ type Server struct {
 	sess   map[uint64]*session
 	nextID uint64
 	idle   chan struct{} // receives when the last session ends
+	debug  bool          // VERBSIM_DEBUG: log every failed request
 	wg     sync.WaitGroup
 
 	xrcdMu sync.Mutex
@@ -108,7 +109,8 @@ func Listen(opts Options) (*Server, error) {
 	if err := checkDir(opts.Dir); err != nil {
 		return nil, fmt.Errorf("verbsim nicd: socket directory: %w", err)
 	}
-	s := &Server{opts: opts, sess: map[uint64]*session{}, uid: os.Getuid(), idle: make(chan struct{}, 1)}
+	s := &Server{opts: opts, sess: map[uint64]*session{}, uid: os.Getuid(), idle: make(chan struct{}, 1),
+		debug: os.Getenv("VERBSIM_DEBUG") != ""}
 	s.path = filepath.Join(opts.Dir, opts.Fabric+".sock")
 	if c, err := net.Dial("unixpacket", s.path); err == nil {
 		c.Close()
