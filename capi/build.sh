@@ -29,7 +29,7 @@ cd "$here"
 if [ -n "$daemon" ]; then
   ${CC:-cc} -shared -fPIC -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers \
     -DVERBSIM_NICD -I"$here" -fvisibility=hidden \
-    glue.c misc.c xrc.c mw.c dm.c nicd/client.c nicd/vs.c nicd/vsqp.c \
+    glue.c misc.c xrc.c mw.c dm.c nicd/client.c nicd/vs.c nicd/vsqp.c nicd/ring.c \
     -Wl,-soname,libibverbs.so.1 -Wl,--version-script="$here/libibverbs.map" -Wl,-z,now \
     -lpthread -ldl -o "$out/libibverbs.so.1"
   ln -sf libibverbs.so.1 "$out/libibverbs.so"

@@ -22,6 +22,9 @@
 
 #include "capi.h"
 #include "vs.h"
+#ifdef VERBSIM_NICD
+#include "nicd/ring.h"
+#endif
 
 /* verbs.h wraps a few exports in macros; define the exports themselves. */
 #undef ibv_get_device_list
@@ -1079,6 +1082,10 @@ static int cqx_step(struct ibv_cq_ex *cq, int next)
 
 	if (!c)
 		return EINVAL;
+#ifdef VERBSIM_NICD
+	if (c->fast)
+		return next ? nicd_ring_next(c) : nicd_ring_start(c);
+#endif
 	rc = vs_cq_poll_ex(c->h, next, &c->cur, (uint64_t *)&c->ts, (uint64_t *)&c->wallclock);
 	if (rc)
 		return rc;
@@ -1101,6 +1108,12 @@ static void cqx_end_poll(struct ibv_cq_ex *cq)
 	FORKED_V();
 	struct capi_cq *c = to_cqx(cq);
 
+#ifdef VERBSIM_NICD
+	if (c && c->fast) {
+		nicd_ring_end(c);
+		return;
+	}
+#endif
 	if (c)
 		vs_cq_poll_ex(c->h, 2, &c->cur, (uint64_t *)&c->ts, (uint64_t *)&c->wallclock);
 }
@@ -1153,6 +1166,9 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *ic, int cqe, void *cq_con
 	q->cq.read_completion_wallclock_ns = cqx_read_wallclock;
 	if (channel)
 		__atomic_add_fetch(&channel->refcnt, 1, __ATOMIC_SEQ_CST);
+#ifdef VERBSIM_NICD
+	nicd_ring_attach(q, real);
+#endif
 	return &q->cq;
 }
 
@@ -1188,6 +1204,9 @@ EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	rc = vs_destroy_cq(q->h);
 	if (rc)
 		return rc;
+#ifdef VERBSIM_NICD
+	nicd_ring_free(q);
+#endif
 	if (q->cq.channel)
 		__atomic_sub_fetch(&q->cq.channel->refcnt, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_destroy(&q->cq.mutex);
@@ -1204,7 +1223,11 @@ EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 
 	if (!q)
 		return EINVAL;
+#ifdef VERBSIM_NICD
+	rc = nicd_ring_resize(q, cqe, &real);
+#else
 	rc = vs_resize_cq(q->h, cqe, &real);
+#endif
 	if (rc)
 		return rc;
 	q->cq.cqe = real;
@@ -1219,6 +1242,10 @@ static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 
 	if (!q || n < 0 || (n && !wc))
 		return -1;
+#ifdef VERBSIM_NICD
+	if (q->fast)
+		return nicd_ring_poll(q, n, wc);
+#endif
 	while (total < n) {
 		int got = vs_poll_cq(q->h, n - total, (struct capi_wc *)(wc + total));
 

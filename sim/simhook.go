@@ -59,6 +59,31 @@ func init() {
 		}
 		return mr.reregIOVA(flags, p, x, hcaVA, access)
 	}
+	simhook.SetCQShadow = func(c any, s simhook.CQShadow) error {
+		q, _ := c.(*CQ)
+		e := q.eng()
+		if e == nil || e.Destroyed() {
+			return verr.New("ibv_create_cq", syscall.EINVAL, "no live CQ")
+		}
+		d := e.Domain()
+		d.Enter(domain.Op{})
+		defer d.Leave(domain.Op{}, nil)
+		if s == nil {
+			e.SetShadowLocked(nil)
+		} else {
+			e.SetShadowLocked(s)
+		}
+		return nil
+	}
+	simhook.SyncCQ = func(c any) {
+		q, _ := c.(*CQ)
+		if e := q.eng(); e != nil {
+			d := e.Domain()
+			d.Enter(domain.Op{})
+			e.SyncLocked()
+			d.Leave(domain.Op{}, nil)
+		}
+	}
 	simhook.SetAnyOrder = func(f any, on bool) {
 		if fab, ok := f.(*Fabric); ok && fab != nil {
 			fab.d.Lock()

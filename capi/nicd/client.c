@@ -28,6 +28,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +54,9 @@ static unsigned cl_epoch = 1;	/* bumped in a child of fork */
 static char cl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static char cl_fabric[72];
 static int cl_private;	/* VERBSIM_FABRIC=none: a daemon of this process's own */
+
+/* The daemon's status page (struct nicd_status), mapped at NICD_HELLO. */
+static struct nicd_status *cl_stat;
 
 /* What the daemon reads at NICD_HELLO to prove it reaches our memory. */
 static const uint8_t probe_magic[16] = "verbsim nicd ok";
@@ -80,6 +85,9 @@ static void at_child(void)
 	cl_all = NULL;
 	cl_free = NULL;
 	cl_first = -1;
+	if (cl_stat)
+		munmap(cl_stat, sizeof(*cl_stat));
+	cl_stat = NULL;
 	cl_up = 0;
 	cl_dead = 0;
 	cl_epoch++;
@@ -304,15 +312,32 @@ static int send_req(int fd, const struct nicd_req *q, const void *body, size_t b
 	return 0;
 }
 
-static int recv_rep(int fd, struct nicd_rep *p, void *out, size_t cap)
+/* recv_rep reads a reply; with rfd set, a descriptor that came with it
+ * (-1 for none). */
+static int recv_rep_fd(int fd, struct nicd_rep *p, void *out, size_t cap, int *rfd)
 {
 	struct iovec iov[2] = { { p, sizeof(*p) }, { out, cap } };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = cap ? 2 : 1 };
 	ssize_t n;
 
+	if (rfd) {
+		*rfd = -1;
+		m.msg_control = c.buf;
+		m.msg_controllen = sizeof(c.buf);
+	}
 	while ((n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC)) < 0) {
 		if (errno != EINTR)
 			return errno;
+	}
+	if (rfd && m.msg_controllen) {
+		struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+
+		if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS && h->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(rfd, CMSG_DATA(h), sizeof(int));
 	}
 	if (n == 0)
 		return ECONNRESET;
@@ -320,6 +345,8 @@ static int recv_rep(int fd, struct nicd_rep *p, void *out, size_t cap)
 		return EPROTO;
 	return 0;
 }
+
+static int recv_rep(int fd, struct nicd_rep *p, void *out, size_t cap) { return recv_rep_fd(fd, p, out, cap, NULL); }
 
 static int exchange(int fd, const struct nicd_req *q, const void *body, size_t blen, const int *fds, int nfds,
 		    struct nicd_rep *p, void *out, size_t cap)
@@ -357,9 +384,20 @@ static int hello(int fd)
 	 * memory: the daemon, whose pid the socket tells. */
 	if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l))
 		prctl(PR_SET_PTRACER, (unsigned long)cr.pid, 0, 0, 0);
-	rc = exchange(fd, &q, &h, sizeof(h), NULL, 0, &p, NULL, 0);
+	int sfd;
+
+	rc = send_req(fd, &q, &h, sizeof(h), NULL, 0);
+	if (!rc)
+		rc = recv_rep_fd(fd, &p, NULL, 0, &sfd);
 	if (rc)
 		return rc;
+	if (sfd >= 0) {
+		void *m = mmap(NULL, sizeof(*cl_stat), PROT_READ | PROT_WRITE, MAP_SHARED, sfd, 0);
+
+		close(sfd);
+		if (m != MAP_FAILED)
+			cl_stat = m;
+	}
 	if (p.err == EPERM)
 		fprintf(stderr, "verbsim: the fabric's daemon cannot read this process's memory (process_vm_readv): "
 				"see docs/daemon.md, \"Who may join\"\n");
@@ -524,7 +562,13 @@ int nicd_call_fds(uint32_t op, uint64_t obj, uint64_t a, uint64_t b, const void 
 	l = take(&rc);
 	if (!l)
 		return rc;
-	rc = exchange(l->fd, &q, body, blen, fds, nfds, p, out, cap);
+	if (cl_stat)
+		__atomic_add_fetch(&cl_stat->busy, 1, __ATOMIC_RELEASE);
+	rc = send_req(l->fd, &q, body, blen, fds, nfds);
+	if (rc && cl_stat) /* never sent: the daemon will not take it off */
+		__atomic_sub_fetch(&cl_stat->busy, 1, __ATOMIC_RELEASE);
+	if (!rc)
+		rc = recv_rep(l->fd, p, out, cap);
 	if (rc == EPROTO) {
 		/* A reply longer than the caller expected: the library and the
 		 * daemon disagree, not a dead daemon. The connection still
@@ -538,6 +582,12 @@ int nicd_call_fds(uint32_t op, uint64_t obj, uint64_t a, uint64_t b, const void 
 	}
 	give(l, epoch);
 	return p->err;
+}
+
+void nicd_idle(void)
+{
+	if (cl_stat && __atomic_load_n(&cl_stat->busy, __ATOMIC_ACQUIRE))
+		sched_yield();
 }
 
 int nicd_call(uint32_t op, uint64_t obj, uint64_t a, uint64_t b, const void *body, size_t blen, struct nicd_rep *p,

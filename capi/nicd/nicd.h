@@ -37,7 +37,7 @@ struct nicd_rep {
 
 /* The requests. "v =" and "w =" name the reply's scalars. */
 enum nicd_op {
-	NICD_HELLO = 1,           /* body struct nicd_hello; v = session, w = token */
+	NICD_HELLO = 1,           /* body struct nicd_hello; v = session, w = token; fd out: the daemon's struct nicd_status */
 	NICD_JOIN = 2,            /* a = session, b = token: another connection of the session */
 	NICD_DEVICES = 3,         /* v = count; body out struct nicd_devinfo[count] */
 	NICD_OPEN = 4,            /* a = device index; fds: async reader, writer; v = handle, w = num_comp_vectors */
@@ -93,6 +93,7 @@ enum nicd_op {
 	NICD_MEMCPY_DM = 54,      /* obj dm, a = offset, b = length | to_dm << 63; body the bytes (to) or body out (from) */
 	NICD_REG_DM_MR = 55,      /* obj pd; body struct nicd_dm_mr; v = handle, w = lkey | rkey << 32 */
 	NICD_DIE_AFTER = 56,      /* a = n: VERBSIM_DIE_AFTER, the daemon kills the process (SIGKILL) at the n-th packet to its QPs, dropping it and every later one */
+	NICD_CQ_RING = 57,        /* obj cq; fds: a sealed memfd of a struct nicd_cq_ring with a = size entries: the CQ's completions from now on */
 };
 
 /* NICD_HELLO: the daemon reads magic at address probe of the process
@@ -103,6 +104,18 @@ struct nicd_hello {
 	uint64_t probe;
 	uint8_t magic[16];
 	char fabric[72]; /* the fabric name the process asks for */
+};
+
+/* The daemon's status, in a memfd it shares with every program (NICD_HELLO
+ * passes it): busy counts the requests sent and not yet answered (the
+ * library adds one as it sends, the daemon takes it off as it replies), for
+ * which a program spinning on an empty CQ lets the daemon run
+ * (sched_yield) rather than compete with it for a CPU; with none it makes
+ * no system call. */
+struct nicd_status {
+	uint32_t busy;
+	uint32_t pad;
+	uint64_t served; /* requests served so far */
 };
 
 struct nicd_devinfo {
@@ -245,6 +258,39 @@ struct nicd_dm_mr {
 	uint64_t length;
 	uint32_t access;
 	uint32_t pad;
+};
+
+/*
+ * The fast path of a CQ (docs/daemon.md): its completions, mirrored by the
+ * daemon into memory the program shares with it (a memfd the library
+ * makes, sealed against shrinking, and passes with NICD_CQ_RING), which
+ * ibv_poll_cq and the poll iterator read without a system call, as a
+ * provider reads an adapter's CQ buffer. The daemon writes e[i % size] and
+ * then head (release); the program reads up to head (acquire) and writes
+ * tail, seen and batch, which the engine reads back whenever what is left
+ * in the CQ matters (a push's room, a post's free slots, a resize, ...):
+ * the engine stays the CQ. A completion the engine purged after the daemon
+ * wrote it (a QP reset under ResetPurgesCQ) is marked dead and skipped.
+ */
+struct nicd_cqe {
+	struct ibv_wc wc; /* the fields the CQ's wc_flags do not ask for are 0 */
+	uint64_t ts;	  /* completion timestamp, HCA clock cycles */
+	uint64_t wallclock; /* the same, in nanoseconds */
+	uint32_t dead;	  /* purged after it was written: skipped */
+	uint32_t pad;
+};
+
+struct nicd_cq_ring {
+	uint64_t head;  /* completions written (daemon) */
+	uint32_t size;  /* entries, a power of two (daemon) */
+	uint32_t error; /* the CQ overran (CQ-23 A): a poll finding nothing is EIO (daemon) */
+	uint8_t pad0[48];
+	uint64_t tail;  /* completions polled (program) */
+	uint64_t seen;  /* completions the poll iterator reached, tail <= seen <= head (program) */
+	uint32_t batch; /* an ibv_start_poll batch is open (program) */
+	uint32_t pad1;
+	uint8_t pad2[40];
+	struct nicd_cqe e[]; /* at 128 */
 };
 
 #endif

@@ -105,8 +105,12 @@ func nicdCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
-	fmt.Fprintf(log, "verbsim nicd %s: pid %d listening on %s (%d devices, profile %s, mode %v)\n",
-		*fabric, os.Getpid(), srv.Path(), env.Devices, env.Profile.Name, env.Mode)
+	prio := "nice 0: no permission to raise it"
+	if nicd.RaisePriority() {
+		prio = fmt.Sprintf("nice %d", nicd.Priority)
+	}
+	fmt.Fprintf(log, "verbsim nicd %s: pid %d listening on %s (%d devices, profile %s, mode %v, %s)\n",
+		*fabric, os.Getpid(), srv.Path(), env.Devices, env.Profile.Name, env.Mode, prio)
 	if ready != nil {
 		fmt.Fprintf(ready, "ok\n")
 		ready.Close()

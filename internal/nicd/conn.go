@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/verbsim/verbsim/internal/cabi"
@@ -111,6 +112,13 @@ func (c *conn) write(e int32, rp reply) error {
 	return err
 }
 
+// writeFD sends a successful reply with a descriptor.
+func (c *conn) writeFD(rp reply, fd int) error {
+	hdr := rep{V: rp.v, W: rp.w}
+	_, _, err := c.c.WriteMsgUnix(cabi.Bytes(&hdr), syscall.UnixRights(fd), nil)
+	return err
+}
+
 func closeAll(fds []int) {
 	for _, f := range fds {
 		if f >= 0 {
@@ -145,7 +153,7 @@ func (s *Server) serveConn(ctx context.Context, nc *net.UnixConn) {
 			c.write(e, reply{})
 			return
 		}
-		if err := c.write(0, reply{v: se.id, w: se.token}); err != nil {
+		if err := c.writeFD(reply{v: se.id, w: se.token}, s.statFD); err != nil {
 			se.end()
 			return
 		}
@@ -191,7 +199,13 @@ func (s *Server) serveConn(ctx context.Context, nc *net.UnixConn) {
 			}
 		}
 		closeAll(fds)
-		if err := c.write(e, rp); err != nil {
+		// The library counted the request in busy as it sent it.
+		if atomic.LoadUint32(&s.stat.Busy) > 0 {
+			atomic.AddUint32(&s.stat.Busy, ^uint32(0))
+		}
+		atomic.AddUint64(&s.stat.Served, 1)
+		err = c.write(e, rp)
+		if err != nil {
 			return
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/internal/cabi"
+	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -37,6 +38,21 @@ type cqObj struct {
 	wcs   []verbs.WC
 	read  int
 	acked int
+	ring  *cqRing // the fast path the program polls (ring.go), nil before NICD_CQ_RING
+}
+
+// sync tells the engine what the program polled from the CQ's ring, so
+// that what depends on it (the slots a post may take) is up to date.
+func (q *cqObj) sync() {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	ringed := q.ring != nil
+	q.mu.Unlock()
+	if ringed {
+		simhook.SyncCQ(q.cq)
+	}
 }
 
 func hCreateCQ(c *conn, r *req, body []byte, fds []int) (reply, error) {
@@ -100,6 +116,12 @@ func (se *session) destroyCQ(h uint64, q *cqObj, cc context.Context, gone bool) 
 	}
 	se.setCptr(q.cq, 0)
 	se.drop(h)
+	q.mu.Lock()
+	if q.ring != nil {
+		q.ring.unmap()
+		q.ring = nil
+	}
+	q.mu.Unlock()
 	return nil
 }
 

@@ -26,6 +26,8 @@ type qpObj struct {
 	q    *sim.QP
 	pd   *pdObj // nil for an XRC_RECV QP
 	ctx  *ctxObj
+	scq  *cqObj // nil for an XRC_RECV QP
+	rcq  *cqObj // nil for an XRC_SEND or XRC_RECV QP
 	cptr uint64
 	mu   sync.Mutex
 	swrs []verbs.SendWR
@@ -66,7 +68,7 @@ func hCreateQP(c *conn, r *req, body []byte, fds []int) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	return c.s.addQP(&qpObj{q: q, pd: p, ctx: p.ctx, cptr: in.CPtr}, c), nil
+	return c.s.addQP(&qpObj{q: q, pd: p, ctx: p.ctx, scq: scq, rcq: rcq, cptr: in.CPtr}, c), nil
 }
 
 // sendOpsFlagsMask is IBV_QP_INIT_ATTR_SEND_OPS_FLAGS.

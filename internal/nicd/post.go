@@ -139,6 +139,7 @@ func hPostSend(c *conn, r *req, body []byte, fds []int) (reply, error) {
 			at += len(in.data)
 		}
 	}
+	o.scq.sync() // the slots freed by the completions polled from the ring
 	got, err := o.q.PostSend(o.swrs)
 	return reply{v: uint64(got)}, err
 }
@@ -204,6 +205,7 @@ func hPostRecv(c *conn, r *req, body []byte, fds []int) (reply, error) {
 	if o.rwrs, o.sges, ok = recvs(o.rwrs, o.sges, body, int(r.A)); !ok {
 		return reply{}, syscall.EINVAL
 	}
+	o.rcq.sync()
 	got, err := o.q.PostRecv(o.rwrs)
 	return reply{v: uint64(got)}, err
 }
@@ -219,6 +221,7 @@ func hPostSRQRecv(c *conn, r *req, body []byte, fds []int) (reply, error) {
 	if o.rwrs, o.sges, ok = recvs(o.rwrs, o.sges, body, int(r.A)); !ok {
 		return reply{}, syscall.EINVAL
 	}
+	c.s.syncCQs() // the SRQ's completions may be in any CQ of the process
 	got, err := o.s.PostRecv(o.rwrs)
 	return reply{v: uint64(got)}, err
 }
@@ -259,6 +262,7 @@ func hWRBatch(c *conn, r *req, body []byte, fds []int) (reply, error) {
 	q := o.q
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.scq.sync()
 	sz := cabi.Size[wrOp]()
 	for range int(r.A) {
 		w, ok := cabi.Read[wrOp](body)

@@ -74,6 +74,7 @@ const (
 	opMemcpyDM
 	opRegDMMR
 	opDieAfter
+	opCQRing
 	opCount // one past the last
 )
 
@@ -98,6 +99,7 @@ var opNames = [...]string{
 	opGetSRQNum: "NICD_GET_SRQ_NUM", opCreateXRCRecvQP: "NICD_CREATE_XRC_RECV_QP",
 	opAllocDM: "NICD_ALLOC_DM", opFreeDM: "NICD_FREE_DM", opMemcpyDM: "NICD_MEMCPY_DM",
 	opRegDMMR: "NICD_REG_DM_MR", opDieAfter: "NICD_DIE_AFTER",
+	opCQRing: "NICD_CQ_RING",
 }
 
 // String is the request's C name.
@@ -132,6 +134,13 @@ type hello struct {
 	Probe   uint64   `c:"probe"`
 	Magic   [16]byte `c:"magic"`
 	Fabric  [72]byte `c:"fabric"`
+}
+
+// status is struct nicd_status.
+type status struct {
+	Busy   uint32 `c:"busy"`
+	_      uint32
+	Served uint64 `c:"served"`
 }
 
 // devInfo is struct nicd_devinfo.
@@ -282,12 +291,35 @@ type dmMRReq struct {
 	_      uint32
 }
 
+// cqe is struct nicd_cqe.
+type cqe struct {
+	WC        cabi.WC `c:"wc"`
+	TS        uint64  `c:"ts"`
+	Wallclock uint64  `c:"wallclock"`
+	Dead      uint32  `c:"dead"`
+	_         uint32
+}
+
+// cqRingHeader is struct nicd_cq_ring without its entries.
+type cqRingHeader struct {
+	Head  uint64 `c:"head"`
+	Size  uint32 `c:"size"`
+	Error uint32 `c:"error"`
+	_     [48]byte
+	Tail  uint64 `c:"tail"`
+	Seen  uint64 `c:"seen"`
+	Batch uint32 `c:"batch"`
+	_     uint32
+	_     [40]byte
+}
+
 // protoMirrors are nicd.h's records, for TestProtoLayouts.
 var protoMirrors = []cabi.Mirror{
 	{CType: "struct nicd_req", Go: req{}},
 	{CType: "struct nicd_rep", Go: rep{}},
 	{CType: "struct nicd_hello", Go: hello{}},
 	{CType: "struct nicd_devinfo", Go: devInfo{}},
+	{CType: "struct nicd_status", Go: status{}},
 	{CType: "struct nicd_mr", Go: mrReq{}},
 	{CType: "struct nicd_rereg", Go: reregReq{}},
 	{CType: "struct nicd_bind", Go: bindReq{}},
@@ -301,4 +333,6 @@ var protoMirrors = []cabi.Mirror{
 	{CType: "struct nicd_srq", Go: srqReq{}},
 	{CType: "struct nicd_xrcd", Go: xrcdReq{}},
 	{CType: "struct nicd_dm_mr", Go: dmMRReq{}},
+	{CType: "struct nicd_cqe", Go: cqe{}},
+	{CType: "struct nicd_cq_ring", Go: cqRingHeader{}},
 }

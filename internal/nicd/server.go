@@ -13,7 +13,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
+	"github.com/verbsim/verbsim/internal/cabi"
 	"github.com/verbsim/verbsim/internal/hostenv"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/trace"
@@ -74,6 +76,32 @@ type Server struct {
 
 	xrcdMu sync.Mutex
 	xrcds  map[xrcdKey]*xrcdShare // XRC domains opened by file, by inode
+
+	// stat is struct nicd_status, in the memfd statFD every program maps.
+	stat   *status
+	statFD int
+	statMm []byte
+}
+
+// newStatus makes the status memfd the programs map (NICD_HELLO).
+func (s *Server) newStatus() error {
+	name := []byte("verbsim-nicd\x00")
+	fd, _, e := syscall.Syscall(sysMemfdCreate, uintptr(unsafe.Pointer(&name[0])), 1 /* MFD_CLOEXEC */, 0)
+	if e != 0 {
+		return e
+	}
+	n := cabi.Size[status]()
+	if err := syscall.Ftruncate(int(fd), int64(n)); err != nil {
+		syscall.Close(int(fd))
+		return err
+	}
+	mm, err := syscall.Mmap(int(fd), 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		syscall.Close(int(fd))
+		return err
+	}
+	s.statFD, s.statMm, s.stat = int(fd), mm, (*status)(unsafe.Pointer(&mm[0]))
+	return nil
 }
 
 // checkDir makes dir if missing (mode 0700) and refuses one that belongs
@@ -128,6 +156,10 @@ func Listen(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("verbsim nicd: %w", err)
 	}
 	s.fab = fab
+	if err := s.newStatus(); err != nil {
+		fab.Close()
+		return nil, fmt.Errorf("verbsim nicd: the status page: %w", err)
+	}
 	old := syscall.Umask(0o177)
 	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: s.path, Net: "unixpacket"})
 	syscall.Umask(old)
@@ -226,6 +258,8 @@ loop:
 	s.wg.Wait()
 	s.writeTrace()
 	s.fab.Close()
+	syscall.Munmap(s.statMm)
+	syscall.Close(s.statFD)
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
 	}

@@ -115,6 +115,22 @@ func (se *session) cptrOf(obj any) uint64 {
 	return se.cptrs[obj]
 }
 
+// syncCQs tells the engine what the program polled from every CQ ring of
+// the session.
+func (se *session) syncCQs() {
+	se.mu.Lock()
+	var qs []*cqObj
+	for _, e := range se.objs {
+		if q, ok := e.v.(*cqObj); ok {
+			qs = append(qs, q)
+		}
+	}
+	se.mu.Unlock()
+	for _, q := range qs {
+		q.sync()
+	}
+}
+
 // orphans destroys what is left of ctx's objects, in dependency order, as
 // the kernel does when a program closes its device descriptor: libibverbs'
 // ibv_close_device succeeds whatever is left (perftest's ib_send_bw client

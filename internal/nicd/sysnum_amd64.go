@@ -6,4 +6,5 @@ package nicd
 const (
 	sysProcessVMReadv  = 310
 	sysProcessVMWritev = 311
+	sysMemfdCreate     = 319
 )

@@ -6,4 +6,5 @@ package nicd
 const (
 	sysProcessVMReadv  = 270
 	sysProcessVMWritev = 271
+	sysMemfdCreate     = 279
 )

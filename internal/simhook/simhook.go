@@ -106,3 +106,27 @@ var RegExternalMR func(pd any, mem Extern, addr, n, iova uint64, access verbs.Ac
 // new translation, with verbs.ReregChangeTranslation, is the n bytes at
 // address addr of mem, addressed from hcaVA. Set by package sim.
 var ReregExternalMR func(mr any, flags verbs.ReregFlags, pd any, mem Extern, addr, n, hcaVA uint64, access verbs.AccessFlags) error
+
+// CQShadow mirrors the completions of a CQ (a *sim.CQ) whose consumer polls
+// them outside the engine: the per-host daemon's CQs, which a C program
+// polls from a ring it shares with the daemon. Its methods are those of
+// the engine's cq.Shadow, whose doc says what each is told; they are
+// called with the fabric's domain lock held and must not call verbs.
+type CQShadow interface {
+	PushedLocked(w *verbs.WC, ns uint64)
+	TakenLocked() (popped, seen int)
+	ResetLocked(entries func(yield func(w *verbs.WC, ns uint64) bool))
+	OverrunLocked()
+	BatchLocked() bool
+}
+
+// SetCQShadow makes s the shadow of cq (a *sim.CQ; nil s: none), mirroring
+// what it holds at once. EINVAL for a nil or destroyed CQ. Set by package
+// sim.
+var SetCQShadow func(cq any, s CQShadow) error
+
+// SyncCQ brings cq (a *sim.CQ) up to date with its shadow's consumer (what
+// it polled is gone; the slots its poll iterator reached are free), as
+// anything that looks at what is left in the CQ does first. Set by package
+// sim.
+var SyncCQ func(cq any)
