@@ -44,6 +44,7 @@ type cqRing struct {
 	pending []cqe
 	flags   verbs.WCExFlags
 	khz     uint64 // hca_core_clock, for the timestamps in cycles
+	mapped  bool   // mem is an mmap of the program's memfd
 }
 
 // mapRing maps the program's ring memfd, which must be sealed against
@@ -65,18 +66,25 @@ func mapRing(fd int, size uint64) (*cqRing, error) {
 	if err != nil {
 		return nil, err
 	}
+	r := newRing(mem, size)
+	r.mapped = true
+	return r, nil
+}
+
+// newRing is the ring in mem (header and size entries).
+func newRing(mem []byte, size uint64) *cqRing {
 	r := &cqRing{mem: mem, hdr: (*cqRingHeader)(unsafe.Pointer(&mem[0])), size: size}
 	r.head = atomic.LoadUint64(&r.hdr.Head)
 	r.synced = r.head
 	atomic.StoreUint32(&r.hdr.Size, uint32(size))
-	return r, nil
+	return r
 }
 
 func (r *cqRing) unmap() {
-	if r.mem != nil {
+	if r.mem != nil && r.mapped {
 		syscall.Munmap(r.mem)
-		r.mem, r.hdr = nil, nil
 	}
+	r.mem, r.hdr = nil, nil
 }
 
 func (r *cqRing) entry(i uint64) *cqe {
