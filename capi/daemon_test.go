@@ -211,6 +211,35 @@ func cprogLibs(t *testing.T, dir, name string, libs ...string) string {
 	return bin
 }
 
+// TestDaemonIdlePollNoSyscall: polling an empty CQ makes no system call,
+// as with a hardware provider: strace sees nothing between the program's
+// two marker writes around 100000 polls (testdata/nicd.c idlepoll).
+func TestDaemonIdlePollNoSyscall(t *testing.T) {
+	dir := daemonLib(t)
+	if _, err := exec.LookPath("strace"); err != nil {
+		aptTool(t, "strace", "strace")
+	}
+	bin := cprogLibs(t, dir, "nicd", "-lpthread")
+	trace := filepath.Join(t.TempDir(), "strace.out")
+	out, err := run(t, dir, daemonEnv("VERBSIM_FABRIC="+fabricName(t)), "strace", "-o", trace, bin, "idlepoll")
+	if err != nil || !strings.Contains(out, "idlepoll: OK") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i, j := strings.Index(s, `write(1, "polling\n"`), strings.Index(s, `write(1, "polled\n"`)
+	if i < 0 || j < i {
+		t.Fatalf("no marker writes in the trace:\n%s", s)
+	}
+	between := strings.Split(strings.TrimSpace(s[i:j]), "\n")[1:]
+	if len(between) > 0 {
+		t.Errorf("%d system calls while polling an empty CQ 100000 times:\n%s", len(between), strings.Join(between, "\n"))
+	}
+}
+
 // TestDaemonCrash: a program blocked in ibv_get_cq_event when its daemon
 // dies gets EIO at once, its channel's descriptor polls hung up, and every
 // verb after fails with EIO: no hang.

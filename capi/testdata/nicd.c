@@ -15,6 +15,8 @@
  *             before the fork stays the parent's
  *   crash     blocks in ibv_get_cq_event after printing "waiting"; when the
  *             test kills the daemon the wait returns EIO and so do verbs
+ *   idlepoll  polls an empty CQ 100000 times between two writes to stdout,
+ *             which strace shows to make no system call in between
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -313,17 +315,35 @@ static int cmd_crash(void)
 	return 0;
 }
 
+static int cmd_idlepoll(void)
+{
+	struct world w;
+	struct ibv_wc wc;
+	int n = 0;
+
+	open_world(&w);
+	CHECK(write(1, "polling\n", 8) == 8, "write");
+	for (int i = 0; i < 100000; i++)
+		n += ibv_poll_cq(w.cq, 1, &wc);
+	CHECK(write(1, "polled\n", 7) == 7, "write");
+	CHECK(n == 0, "completions on an idle CQ");
+	close_world(&w);
+	printf("idlepoll: OK\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
 		int (*fn)(void);
 	} cmds[] = { { "unmapped", cmd_unmapped }, { "munmap", cmd_munmap }, { "destroy", cmd_destroy },
-		     { "sigexit", cmd_sigexit },   { "fork", cmd_fork },     { "crash", cmd_crash } };
+		     { "sigexit", cmd_sigexit },   { "fork", cmd_fork },     { "crash", cmd_crash },
+		     { "idlepoll", cmd_idlepoll } };
 
 	for (size_t i = 0; argc == 2 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn();
-	fprintf(stderr, "usage: %s unmapped|munmap|destroy|sigexit|fork|crash\n", argv[0]);
+	fprintf(stderr, "usage: %s unmapped|munmap|destroy|sigexit|fork|crash|idlepoll\n", argv[0]);
 	return 2;
 }

@@ -115,6 +115,15 @@ func nicdCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(ready, "ok\n")
 		ready.Close()
 	}
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer close(usr1)
+	defer signal.Stop(usr1)
+	go func() {
+		for range usr1 {
+			fmt.Fprintf(log, "verbsim nicd %s: dump\n%s", *fabric, srv.Dump())
+		}
+	}()
 	if err := srv.Serve(ctx); err != nil {
 		fmt.Fprintf(log, "verbsim nicd %s: %v\n", *fabric, err)
 		return 1
@@ -152,6 +161,12 @@ func nicdDetach(fs *flag.FlagSet, fabric, dir, logFile string, stderr io.Writer)
 	})
 	cmd := exec.Command(exe, args...)
 	cmd.ExtraFiles = []*os.File{w}
+	// The daemon's own stderr (a crash's report, the runtime's dump on
+	// SIGQUIT) goes to its log as well.
+	if lf, err := os.OpenFile(logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+		cmd.Stderr = lf
+		defer lf.Close()
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "verbsim nicd: %v\n", err)

@@ -24,6 +24,15 @@ import (
 type procMem struct {
 	pid    int
 	faults atomic.Uint64
+	first  atomic.Pointer[string] // the first failed access, for the log
+}
+
+// fault counts a failed access, describing the first.
+func (m *procMem) fault(what string, addr uint64, n int, done int, err error) {
+	if m.faults.Add(1) == 1 {
+		s := fmt.Sprintf("%s of %d bytes at %#x failed after %d: %v", what, n, addr, done, err)
+		m.first.Store(&s)
+	}
 }
 
 // localIov and remoteIov are struct iovec: one in the daemon's memory (a
@@ -82,7 +91,7 @@ func (m *procMem) ReadLocked(dst []byte, addr uint64) {
 	n, err := m.xfer(sysProcessVMReadv, dst, addr)
 	if err != nil {
 		clear(dst[n:])
-		m.faults.Add(1)
+		m.fault("read", addr, len(dst), n, err)
 	}
 }
 
@@ -91,8 +100,8 @@ func (m *procMem) WriteLocked(src []byte, addr uint64) {
 	if len(src) == 0 {
 		return
 	}
-	if _, err := m.xfer(sysProcessVMWritev, src, addr); err != nil {
-		m.faults.Add(1)
+	if n, err := m.xfer(sysProcessVMWritev, src, addr); err != nil {
+		m.fault("write", addr, len(src), n, err)
 	}
 }
 

@@ -196,7 +196,11 @@ func (se *session) end() {
 			f.Remove()
 		}
 		if n := se.mem.faults.Load(); n > 0 {
-			se.srv.logf("pid %d: %d accesses to memory it had unmapped (read as zeros, writes lost)", se.pid, n)
+			first := ""
+			if p := se.mem.first.Load(); p != nil {
+				first = "; the first: " + *p
+			}
+			se.srv.logf("pid %d: %d accesses to memory it had unmapped (read as zeros, writes lost)%s", se.pid, n, first)
 		}
 		se.srv.logf("pid %d left (session %d)", se.pid, se.id)
 		se.srv.gone(se)
