@@ -1304,6 +1304,10 @@ static int wrx_complete(struct ibv_qp_ex *qx)
 		vs_wr(q->h, CAPI_WR_ABORT, 0, 0, 0, 0, 0, 0, 0, 0);
 		return err;
 	}
+#ifdef VERBSIM_NICD
+	if (qx->qp_base.send_cq)
+		nicd_ring_expect(to_cq(qx->qp_base.send_cq), 1);
+#endif
 	return vs_wr(q->h, CAPI_WR_COMPLETE, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 
@@ -1614,7 +1618,26 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
  * allocation; the engine stops at the first failing one. */
 #define POST_BATCH 32
 
+static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+
+/* The C-only library's CQ rings sleep in a poll that finds nothing only
+ * when the program waits for completions there (nicd/ring.c): a post tells
+ * the rings of the QP's CQs how many requests it made. */
 static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+#ifdef VERBSIM_NICD
+	if (qp && qp->send_cq) {
+		int n = 0;
+
+		for (struct ibv_send_wr *w = wr; w && n < (1 << 20); w = w->next)
+			n++;
+		nicd_ring_expect(to_cq(qp->send_cq), n);
+	}
+#endif
+	return post_send(qp, wr, bad);
+}
+
+static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct capi_swr b[POST_BATCH];
 	struct ibv_send_wr *first[POST_BATCH];
@@ -1770,6 +1793,15 @@ static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_re
 		*badp = wr;
 		return EINVAL;
 	}
+#ifdef VERBSIM_NICD
+	if (qp->recv_cq) {
+		int n = 0;
+
+		for (struct ibv_recv_wr *w = wr; w && n < (1 << 20); w = w->next)
+			n++;
+		nicd_ring_expect(to_cq(qp->recv_cq), n);
+	}
+#endif
 	return post_recv_list(to_qp(qp)->h, 0, wr, badp);
 }
 

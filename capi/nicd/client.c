@@ -28,7 +28,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -584,11 +583,7 @@ int nicd_call_fds(uint32_t op, uint64_t obj, uint64_t a, uint64_t b, const void 
 	return p->err;
 }
 
-void nicd_idle(void)
-{
-	if (cl_stat && __atomic_load_n(&cl_stat->busy, __ATOMIC_ACQUIRE))
-		sched_yield();
-}
+int nicd_busy(void) { return cl_stat && __atomic_load_n(&cl_stat->busy, __ATOMIC_ACQUIRE); }
 
 int nicd_call(uint32_t op, uint64_t obj, uint64_t a, uint64_t b, const void *body, size_t blen, struct nicd_rep *p,
 	      void *out, size_t cap)

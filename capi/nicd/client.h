@@ -34,10 +34,9 @@ unsigned nicd_epoch(void);
 uintptr_t nicd_tag(uint64_t d);
 uint64_t nicd_untag(uintptr_t h);
 
-/* nicd_idle is called by a poll that found nothing: it lets the daemon run
- * (sched_yield) while it has requests to serve, and makes no system call
- * otherwise. */
-void nicd_idle(void);
+/* nicd_busy reports whether the daemon has requests to serve (struct
+ * nicd_status), without a system call. */
+int nicd_busy(void);
 
 /* nicd_dead reports whether the daemon went away. */
 int nicd_dead(void);

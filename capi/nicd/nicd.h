@@ -271,6 +271,10 @@ struct nicd_dm_mr {
  * in the CQ matters (a push's room, a post's free slots, a resize, ...):
  * the engine stays the CQ. A completion the engine purged after the daemon
  * wrote it (a QP reset under ResetPurgesCQ) is marked dead and skipped.
+ * A poll that finds nothing while the daemon is serving requests
+ * (struct nicd_status) sleeps on wseq for at most a millisecond instead of
+ * spinning, so that it does not take the CPU the daemon needs; with the
+ * daemon idle it returns at once, without a system call.
  */
 struct nicd_cqe {
 	struct ibv_wc wc; /* the fields the CQ's wc_flags do not ask for are 0 */
@@ -284,11 +288,12 @@ struct nicd_cq_ring {
 	uint64_t head;  /* completions written (daemon) */
 	uint32_t size;  /* entries, a power of two (daemon) */
 	uint32_t error; /* the CQ overran (CQ-23 A): a poll finding nothing is EIO (daemon) */
-	uint8_t pad0[48];
+	uint32_t wseq;  /* bumped with every write, a futex word (daemon) */
+	uint8_t pad0[44];
 	uint64_t tail;  /* completions polled (program) */
 	uint64_t seen;  /* completions the poll iterator reached, tail <= seen <= head (program) */
 	uint32_t batch; /* an ibv_start_poll batch is open (program) */
-	uint32_t pad1;
+	uint32_t waiters; /* a poll sleeps on wseq: the daemon wakes it as it writes (program) */
 	uint8_t pad2[40];
 	struct nicd_cqe e[]; /* at 128 */
 };

@@ -21,6 +21,9 @@ int nicd_ring_poll(struct capi_cq *q, int n, struct ibv_wc *wc);
 int nicd_ring_start(struct capi_cq *q);
 int nicd_ring_next(struct capi_cq *q);
 void nicd_ring_end(struct capi_cq *q);
+/* nicd_ring_expect tells q's ring that the program posted n requests that
+ * may complete there (a CQ of q's NULL, or without a ring, is left alone). */
+void nicd_ring_expect(struct capi_cq *q, int n);
 /* nicd_ring_resize is ibv_resize_cq: the daemon's, and a bigger ring when
  * the CQ outgrew its own; *real is the new capacity. */
 int nicd_ring_resize(struct capi_cq *q, int cqe, int *real);

@@ -302,15 +302,16 @@ type cqe struct {
 
 // cqRingHeader is struct nicd_cq_ring without its entries.
 type cqRingHeader struct {
-	Head  uint64 `c:"head"`
-	Size  uint32 `c:"size"`
-	Error uint32 `c:"error"`
-	_     [48]byte
-	Tail  uint64 `c:"tail"`
-	Seen  uint64 `c:"seen"`
-	Batch uint32 `c:"batch"`
-	_     uint32
-	_     [40]byte
+	Head    uint64 `c:"head"`
+	Size    uint32 `c:"size"`
+	Error   uint32 `c:"error"`
+	WSeq    uint32 `c:"wseq"`
+	_       [44]byte
+	Tail    uint64 `c:"tail"`
+	Seen    uint64 `c:"seen"`
+	Batch   uint32 `c:"batch"`
+	Waiters uint32 `c:"waiters"`
+	_       [40]byte
 }
 
 // protoMirrors are nicd.h's records, for TestProtoLayouts.

@@ -161,8 +161,20 @@ func (r *cqRing) put(x *cqe) bool {
 	*r.entry(r.head) = *x
 	r.head++
 	atomic.StoreUint64(&r.hdr.Head, r.head)
+	r.wake()
 	return true
 }
+
+// wake bumps wseq and wakes the program's polls that sleep on it.
+func (r *cqRing) wake() {
+	atomic.AddUint32(&r.hdr.WSeq, 1)
+	if atomic.LoadUint32(&r.hdr.Waiters) != 0 {
+		syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&r.hdr.WSeq)), futexWake, 1<<30, 0, 0, 0)
+	}
+}
+
+// futexWake is FUTEX_WAKE, on memory shared between processes.
+const futexWake = 1
 
 // flush writes the pending completions that now fit.
 func (r *cqRing) flush() {
@@ -235,7 +247,10 @@ func (r *cqRing) ResetLocked(entries func(yield func(w *verbs.WC, ns uint64) boo
 }
 
 // OverrunLocked implements simhook.CQShadow.
-func (r *cqRing) OverrunLocked() { atomic.StoreUint32(&r.hdr.Error, 1) }
+func (r *cqRing) OverrunLocked() {
+	atomic.StoreUint32(&r.hdr.Error, 1)
+	r.wake()
+}
 
 // BatchLocked implements simhook.CQShadow.
 func (r *cqRing) BatchLocked() bool { return atomic.LoadUint32(&r.hdr.Batch) != 0 }
