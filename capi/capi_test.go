@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(libTmp)
 	}
 	// Every daemon the tests started exits with its last program.
-	if left := leftDaemons(10 * time.Second); len(left) > 0 {
+	if left := leftDaemons(60 * time.Second); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "daemons still serving after the tests: %v\n", left)
 		code = 1
 	}
@@ -263,8 +263,11 @@ func TestTestHookSymbols(t *testing.T) {
 		want[h] = "VERBSIM_TEST_2"
 	}
 	hooks = append(hooks, hooks2...)
+	want["verbsim_test_receive"] = "VERBSIM_TEST_3"
+	hooks = append(hooks, "verbsim_test_receive")
 	wantNodes["VERBSIM_TEST_1"] = true
 	wantNodes["VERBSIM_TEST_2"] = true
+	wantNodes["VERBSIM_TEST_3"] = true
 	got, nodes := dynamicSymbols(t, filepath.Join(dir, "libibverbs.so.1"))
 	bad := exportDiff(got, want)
 	for n := range wantNodes {
@@ -387,6 +390,21 @@ func TestMWRereg(t *testing.T) {
 		out, err := run(t, dir, env, bin)
 		if err != nil || !strings.Contains(out, "mwrereg: OK") {
 			t.Errorf("%v mwrereg: %v\n%s", env, err, out)
+		}
+	}
+}
+
+// TestUDGRH: the GRH of a UD receive from C (capi/testdata/udgrh.c, AV-05):
+// the AH's traffic class, hop limit and flow label, in the InfiniBand and
+// the RoCE form, and the reply path ibv_create_ah_from_wc builds from it,
+// under the default and the rxe profile (whose GRHs have flow label 0).
+func TestUDGRH(t *testing.T) {
+	dir := lib(t)
+	bin := cprog(t, dir, "udgrh")
+	for _, env := range [][]string{nil, {"VERBSIM_LINK=eth"}, {"VERBSIM_PROFILE=rxe"}, {"VERBSIM_PROFILE=rxe", "VERBSIM_LINK=ib"}} {
+		out, err := run(t, dir, env, bin)
+		if err != nil || !strings.Contains(out, "udgrh: OK") {
+			t.Errorf("%v udgrh: %v\n%s", env, err, out)
 		}
 	}
 }

@@ -1513,7 +1513,7 @@ func vs_query_qp(h C.uintptr_t, mask C.int, a *C.struct_ibv_qp_attr, ia *C.struc
 	if r == nil || a == nil || ia == nil {
 		return C.int(syscall.EINVAL)
 	}
-	attr, init, err := r.q.QueryMask(verbs.QPAttrMask(mask))
+	attr, init, err := r.q.Query(verbs.QPAttrMask(mask))
 	if err != nil {
 		return errno(err)
 	}

@@ -911,9 +911,51 @@ EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 	return 0;
 }
 
+/* capi_find_gid returns the index of gid in port's GID table, or -1. */
+static int capi_find_gid(struct ibv_context *ic, uint8_t port, const union ibv_gid *gid)
+{
+	struct ibv_port_attr pa;
+	union ibv_gid g;
+
+	if (op_query_port(ic, port, &pa, sizeof(pa)))
+		return -1;
+	for (int i = 0; i < pa.gid_tbl_len; i++) {
+		if (ibv_query_gid(ic, port, i, &g))
+			break;
+		if (!memcmp(g.raw, gid->raw, 16))
+			return i;
+	}
+	return -1;
+}
+
+/* capi_grh_is_ipv4 reports whether the 40 bytes at grh hold the RoCE v2
+ * IPv4 form (AV-05): no IPv6 version in the first nibble, or an IPv4
+ * header in the last 20 bytes whose checksum verifies, as libibverbs
+ * tells them apart. */
+static int capi_grh_is_ipv4(const uint8_t *grh)
+{
+	const uint8_t *h = grh + 20;
+	uint32_t sum = 0;
+
+	if (grh[0] >> 4 != 6)
+		return h[0] >> 4 == 4;
+	if (h[0] != 0x45)
+		return 0;
+	for (int i = 0; i < 20; i += 2)
+		sum += (uint32_t)h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
 /* ibv_init_ah_from_wc builds the reply path to the sender of a UD receive:
- * from the WC, and from the GRH at the head of the buffer when the WC has
- * one. */
+ * from the WC, and from the network header at the head of the buffer when
+ * the WC has one (AV-05): the IPv6 form (the IBA GRH, next header 0x1B, or
+ * RoCE v2's IPv6 header, UDP), whose traffic class, flow label and hop
+ * limit the path takes, or RoCE v2's IPv4 header in its last 20 bytes,
+ * whose addresses become IPv4-mapped GIDs and whose TOS and TTL the path
+ * takes. The source GID index is the local GID the datagram was sent to:
+ * ENOENT when the port has none. */
 EXPORT int ibv_init_ah_from_wc(struct ibv_context *ic, uint8_t port, struct ibv_wc *wc, struct ibv_grh *grh,
 			       struct ibv_ah_attr *ah)
 {
@@ -925,29 +967,37 @@ EXPORT int ibv_init_ah_from_wc(struct ibv_context *ic, uint8_t port, struct ibv_
 	ah->src_path_bits = wc->dlid_path_bits;
 	ah->port_num = port;
 	if (wc->wc_flags & IBV_WC_GRH) {
-		union ibv_gid sgid;
-		uint32_t flow = be32toh(grh->version_tclass_flow);
-		int idx = -1;
-		struct ibv_port_attr pa;
+		const uint8_t *raw = (const uint8_t *)grh;
+		union ibv_gid local;
+		int idx;
 
-		if (op_query_port(ic, port, &pa, sizeof(pa)))
-			ERRI(EINVAL);
-		for (int i = 0; i < pa.gid_tbl_len; i++) {
-			if (ibv_query_gid(ic, port, i, &sgid))
-				break;
-			if (!memcmp(sgid.raw, grh->dgid.raw, 16)) {
-				idx = i;
-				break;
-			}
+		ah->is_global = 1;
+		if (capi_grh_is_ipv4(raw)) {
+			const uint8_t *h = raw + 20;
+
+			memset(&local, 0, sizeof(local));
+			local.raw[10] = local.raw[11] = 0xff;
+			memcpy(&local.raw[12], h + 16, 4);
+			memset(&ah->grh.dgid, 0, sizeof(ah->grh.dgid));
+			ah->grh.dgid.raw[10] = ah->grh.dgid.raw[11] = 0xff;
+			memcpy(&ah->grh.dgid.raw[12], h + 12, 4);
+			ah->grh.traffic_class = h[1];
+			ah->grh.hop_limit = h[8];
+		} else {
+			uint32_t flow = be32toh(grh->version_tclass_flow);
+
+			if (grh->next_hdr != 17 && grh->next_hdr != 0x1b)
+				ERRI(EPROTONOSUPPORT);
+			local = grh->dgid;
+			ah->grh.dgid = grh->sgid;
+			ah->grh.flow_label = flow & 0xfffff;
+			ah->grh.traffic_class = (flow >> 20) & 0xff;
+			ah->grh.hop_limit = grh->hop_limit;
 		}
+		idx = capi_find_gid(ic, port, &local);
 		if (idx < 0)
 			ERRI(ENOENT);
-		ah->is_global = 1;
-		ah->grh.dgid = grh->sgid;
 		ah->grh.sgid_index = idx;
-		ah->grh.flow_label = flow & 0xfffff;
-		ah->grh.hop_limit = 0xff;
-		ah->grh.traffic_class = (flow >> 20) & 0xff;
 	}
 	return 0;
 }

@@ -216,6 +216,17 @@ EXPORT int verbsim_test_port_state(struct ibv_device *dev, uint8_t port, int up)
 	return vs_test_port_state(index, port, up);
 }
 
+EXPORT int verbsim_test_receive(struct ibv_device *dev, const void *frame, size_t len)
+{
+	int index;
+
+	if (capi_forked())
+		return EOPNOTSUPP;
+	if (!dev || (!frame && len) || (index = dev_index(dev)) < 0)
+		return EINVAL;
+	return vs_test_receive(index, (void *)frame, len);
+}
+
 EXPORT int verbsim_test_faults(struct ibv_device *dev, double drop, double duplicate, double delay)
 {
 	int index;

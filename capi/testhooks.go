@@ -6,7 +6,7 @@ package main
 // testhooks.c), built only into the test-mode library: build.sh
 // --test-hooks sets the build tag verbsim_testhooks, which also defines
 // VERBSIM_TEST_HOOKS for the C files, and adds the version nodes
-// VERBSIM_TEST_1 and VERBSIM_TEST_2 (testhooks.map). Each hook calls the very method of
+// VERBSIM_TEST_1, VERBSIM_TEST_2 and VERBSIM_TEST_3 (testhooks.map). Each hook calls the very method of
 // package sim that the in-process conformance device (conformance/simdev)
 // uses for the same capability.
 
@@ -279,6 +279,15 @@ func vs_test_port_state(index C.int, port C.uint8_t, up C.int) C.int {
 		return C.int(syscall.EINVAL)
 	}
 	return errno(d.SetPortState(uint8(port), up != 0))
+}
+
+//export vs_test_receive
+func vs_test_receive(index C.int, frame unsafe.Pointer, n C.size_t) C.int {
+	d := deviceAt(int(index))
+	if fab == nil || d == nil || n > sim.MaxFrame+1 {
+		return C.int(syscall.EINVAL)
+	}
+	return errno(d.Fabric().Receive(C.GoBytes(frame, C.int(n))))
 }
 
 //export vs_test_faults

@@ -20,6 +20,7 @@
  * later (a library with VERBSIM_TEST_2 has VERBSIM_TEST_1 too). */
 #define VERBSIM_TEST_VERSION "VERBSIM_TEST_1"
 #define VERBSIM_TEST_VERSION_2 "VERBSIM_TEST_2"
+#define VERBSIM_TEST_VERSION_3 "VERBSIM_TEST_3"
 
 /*
  * Adds *wc to cq as the adapter adds a completion when a work request
@@ -109,5 +110,16 @@ int verbsim_test_port_state(struct ibv_device *dev, uint8_t port, int up);
  * [0, 1], that a packet is dropped, duplicated or delayed (zeros switch
  * them off). */
 int verbsim_test_faults(struct ibv_device *dev, double drop, double duplicate, double delay);
+
+/*
+ * The hook of VERBSIM_TEST_3.
+ *
+ * Delivers the len bytes at frame, one packet in the wire format of the
+ * cross-process fabric (Go: sim.AppendFrame), to the port of dev's fabric
+ * that has its destination address, as a packet from another adapter: the
+ * way a test plays a buggy or hostile peer. EINVAL for a frame that does
+ * not decode; a packet for an address no port has is dropped (0).
+ */
+int verbsim_test_receive(struct ibv_device *dev, const void *frame, size_t len);
 
 #endif

@@ -37,6 +37,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -64,6 +66,7 @@ type wire struct {
 
 	mu       sync.Mutex
 	received int64
+	forged   int64 // frames dropped by fromStation
 }
 
 // station is one port of this process on the fabric.
@@ -260,6 +263,34 @@ func (w *wire) send(dev string, port uint8, dlid uint16, dgid [16]byte, global b
 	return nil
 }
 
+// fromStation reports whether frame, which arrived from the socket address
+// from, claims the source address of the station bound there: its LID, or
+// on an Ethernet port (LID 0) its GID. The kernel names the sender of a
+// unix datagram by the address it bound, and a station's address is its
+// number, so a frame forged with another station's LID or GID, which the
+// engine would take as coming from that station's QPs (XFER-27), never
+// reaches the fabric. A frame that does not decode is let through: the
+// fabric refuses it.
+func (w *wire) fromStation(frame []byte, from syscall.Sockaddr) bool {
+	slid, sgid, global, ok := sim.FrameSource(frame)
+	if !ok {
+		return true
+	}
+	u, _ := from.(*syscall.SockaddrUnix)
+	if u == nil {
+		return false
+	}
+	num, found := strings.CutPrefix(u.Name, "@verbsim/"+w.fabric+"/") // stationName
+	n, err := strconv.ParseUint(num, 10, 16)
+	if !found || err != nil || n == 0 {
+		return false
+	}
+	if slid != 0 {
+		return uint64(slid) == n
+	}
+	return global && uint64(stationOf(0, sgid, true)) == n
+}
+
 // flush waits, at most d, until no frame waits at any station: at exit,
 // so that the last packets of a program (an ACK, a final SEND) leave.
 func (w *wire) flush(d time.Duration) {
@@ -304,17 +335,25 @@ func (s *station) drain(q *outq) {
 	}
 }
 
-// receive feeds every frame that arrives at the station to the fabric.
+// receive feeds every frame that arrives at the station to the fabric,
+// except one whose source address is not the station it came from
+// (fromStation): a process can send only as the stations it holds.
 func (s *station) receive() {
 	buf := make([]byte, maxFrame+1)
 	for {
-		n, _, err := syscall.Recvfrom(s.fd, buf, 0)
+		n, from, err := syscall.Recvfrom(s.fd, buf, 0)
 		if err != nil {
 			if err == syscall.EINTR || err == syscall.EAGAIN {
 				continue
 			}
 			fmt.Fprintf(os.Stderr, "verbsim: fabric %q station %d: %v\n", s.w.fabric, s.n, err)
 			return
+		}
+		if !s.w.fromStation(buf[:n], from) {
+			s.w.mu.Lock()
+			s.w.forged++
+			s.w.mu.Unlock()
+			continue
 		}
 		if d := s.w.dieAfter; d > 0 {
 			s.w.mu.Lock()

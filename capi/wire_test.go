@@ -7,6 +7,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // TestWireStalledPeerHoldsOnlyItsFrames: a peer that stops reading (a
@@ -99,5 +103,58 @@ func TestWireStalledPeerHoldsOnlyItsFrames(t *testing.T) {
 	w.flush(time.Minute)
 	if k := waiting(stalled); k != 0 {
 		t.Fatalf("%d frames still wait", k)
+	}
+}
+
+// TestWireDropsFramesOfAnotherStation: the kernel names the station a
+// datagram comes from, and a frame claiming another station's LID, or on
+// Ethernet its GID, is a forgery (XFER-27): fromStation refuses it.
+func TestWireDropsFramesOfAnotherStation(t *testing.T) {
+	fabric := fmt.Sprintf("wireforge-%d", os.Getpid())
+	w, err := newWire(fabric, []string{"a"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	const sender = 50
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: stationName(fabric, sender)}); err != nil {
+		t.Fatal(err)
+	}
+	s := w.station("a", 1)
+	tv := syscall.NsecToTimeval(int64(2 * time.Minute)) // a guard against a hang
+	_ = syscall.SetsockoptTimeval(s.fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+	ethGID := func(n uint16) verbs.GID {
+		g := verbs.GID{0: 0xfe, 1: 0x80}
+		binary.BigEndian.PutUint64(g[8:], (stationGUID|uint64(n))^0x02<<56)
+		return g
+	}
+	for _, c := range []struct {
+		name string
+		p    sim.WirePacket
+		want bool
+	}{
+		{"the sender's LID", sim.WirePacket{Kind: trace.PacketAck, Transport: verbs.QPTypeRC, SLID: sender, DLID: s.n}, true},
+		{"another station's LID", sim.WirePacket{Kind: trace.PacketAck, Transport: verbs.QPTypeRC, SLID: 7, DLID: s.n}, false},
+		{"the sender's GID", sim.WirePacket{Kind: trace.PacketAck, Transport: verbs.QPTypeRC, Global: true, SGID: ethGID(sender), DGID: ethGID(s.n)}, true},
+		{"another station's GID", sim.WirePacket{Kind: trace.PacketAck, Transport: verbs.QPTypeRC, Global: true, SGID: ethGID(7), DGID: ethGID(s.n)}, false},
+		{"no address", sim.WirePacket{Kind: trace.PacketAck, Transport: verbs.QPTypeRC, DGID: ethGID(s.n)}, false},
+	} {
+		frame := sim.AppendFrame(nil, &c.p)
+		if err := syscall.Sendto(fd, frame, 0, &syscall.SockaddrUnix{Name: stationName(fabric, s.n)}); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, maxFrame)
+		n, from, err := syscall.Recvfrom(s.fd, buf, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := w.fromStation(buf[:n], from); got != c.want {
+			t.Errorf("a frame from station %d claiming %s: taken %v, want %v", sender, c.name, got, c.want)
+		}
 	}
 }

@@ -87,93 +87,98 @@ func avPlaces(l Limits) []avPlace {
 	return []avPlace{avAH, avPrimary, avAlt}
 }
 
-func init() {
-	register("AV-01", "address vectors: port_num names a port, and a RoCE port needs a GRH", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		for _, p := range avPlaces(w.lim) {
-			for _, port := range []uint8{0, uint8(min(w.lim.NumPorts+1, 255))} {
-				av := avBase(w.lim)
-				av.PortNum = port
-				avTry(w, p, fmt.Sprintf("port_num %d", port), av, syscall.EINVAL)
-			}
-			if w.lim.Port.Ethernet {
-				av := avBase(w.lim)
-				av.IsGlobal = false
-				avTry(w, p, "no GRH on a RoCE port", av, syscall.EINVAL)
-			}
-			avTry(w, p, "the base vector", avBase(w.lim), 0)
-		}
-	})
+// avCases are the cases of the AV family in av.go.
+var avCases = []Case{
+	{"AV-01", "address vectors: port_num names a port, and a RoCE port needs a GRH", avPortAndGRH},
+	{"AV-02", "address vectors: a GRH's sgid_index lies in the GID table (EINVAL) and names a GID (ENODATA)", avSGIDIndex},
+	{"AV-03", "address vectors: sl, static_rate and an InfiniBand dlid are checked", avSLRateDLID},
+}
 
-	register("AV-02", "address vectors: a GRH's sgid_index lies in the GID table (EINVAL) and names a GID (ENODATA)", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		unused := -1
-		for i := range w.lim.Port.GIDTableLen {
-			if g, err := e.Ctx.QueryGID(1, i); err == nil && g == (verbs.GID{}) {
-				unused = i
-				break
-			}
-		}
-		for _, p := range avPlaces(w.lim) {
-			av := qpAV
-			av.GRH.SGIDIndex = uint8(min(w.lim.Port.GIDTableLen, 255))
-			if w.lim.Port.GIDTableLen <= 255 {
-				avTry(w, p, fmt.Sprintf("sgid_index %d = gid_tbl_len", av.GRH.SGIDIndex), av, syscall.EINVAL)
-			}
-			if unused < 0 {
-				t.Logf("every entry of port 1's GID table holds a GID: ENODATA not checked")
-				continue
-			}
-			av.GRH.SGIDIndex = uint8(unused)
-			avTry(w, p, fmt.Sprintf("sgid_index %d, an unused entry", unused), av, syscall.ENODATA)
-		}
-	})
-
-	register("AV-03", "address vectors: sl, static_rate and an InfiniBand dlid are checked", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		type row struct {
-			name string
-			set  func(*verbs.AHAttr)
-			want syscall.Errno
-		}
-		rows := []row{
-			{"sl 15", func(a *verbs.AHAttr) { a.SL = 15 }, 0},
-			{"sl 16", func(a *verbs.AHAttr) { a.SL = 16 }, syscall.EINVAL},
-			{"static_rate 0 (port rate)", func(a *verbs.AHAttr) { a.StaticRate = 0 }, 0},
-			{"static_rate 24 (1200 Gb/s)", func(a *verbs.AHAttr) { a.StaticRate = 24 }, 0},
-			{"static_rate 1 (unassigned)", func(a *verbs.AHAttr) { a.StaticRate = 1 }, syscall.EINVAL},
-			{"static_rate 25", func(a *verbs.AHAttr) { a.StaticRate = 25 }, syscall.EINVAL},
+func avPortAndGRH(t *tester, e *env) {
+	w := qpSetup(t, e)
+	for _, p := range avPlaces(w.lim) {
+		for _, port := range []uint8{0, uint8(min(w.lim.NumPorts+1, 255))} {
+			av := avBase(w.lim)
+			av.PortNum = port
+			avTry(w, p, fmt.Sprintf("port_num %d", port), av, syscall.EINVAL)
 		}
 		if w.lim.Port.Ethernet {
-			rows = append(rows, row{"dlid 0 on RoCE (not used)", func(a *verbs.AHAttr) { a.DLID = 0 }, 0})
-		} else {
-			rows = append(rows, row{"dlid 0 on InfiniBand", func(a *verbs.AHAttr) { a.DLID = 0 }, syscall.EINVAL})
+			av := avBase(w.lim)
+			av.IsGlobal = false
+			avTry(w, p, "no GRH on a RoCE port", av, syscall.EINVAL)
 		}
-		for _, p := range avPlaces(w.lim) {
-			for _, r := range rows {
-				av := avBase(w.lim)
-				r.set(&av)
-				avTry(w, p, r.name, av, r.want)
-			}
-			if w.lim.Port.Ethernet {
-				continue
-			}
-			// Multicast: an AH needs a GRH for it; a QP's path may not
-			// name it at all, nor the permissive LID.
-			mc := avBase(w.lim)
-			mc.DLID = 0xc001
-			want := syscall.EINVAL
-			avTry(w, p, "multicast dlid 0xc001 without a GRH", mc, want)
-			mc.IsGlobal, mc.GRH = true, qpAV.GRH
-			if p == avAH {
-				want = 0
-			}
-			avTry(w, p, "multicast dlid 0xc001 with a GRH", mc, want)
-			if p != avAH {
-				perm := avBase(w.lim)
-				perm.DLID = 0xffff
-				avTry(w, p, "permissive dlid 0xffff", perm, syscall.EINVAL)
-			}
+		avTry(w, p, "the base vector", avBase(w.lim), 0)
+	}
+}
+
+func avSGIDIndex(t *tester, e *env) {
+	w := qpSetup(t, e)
+	unused := -1
+	for i := range w.lim.Port.GIDTableLen {
+		if g, err := e.Ctx.QueryGID(1, i); err == nil && g == (verbs.GID{}) {
+			unused = i
+			break
 		}
-	})
+	}
+	for _, p := range avPlaces(w.lim) {
+		av := qpAV
+		av.GRH.SGIDIndex = uint8(min(w.lim.Port.GIDTableLen, 255))
+		if w.lim.Port.GIDTableLen <= 255 {
+			avTry(w, p, fmt.Sprintf("sgid_index %d = gid_tbl_len", av.GRH.SGIDIndex), av, syscall.EINVAL)
+		}
+		if unused < 0 {
+			t.Logf("every entry of port 1's GID table holds a GID: ENODATA not checked")
+			continue
+		}
+		av.GRH.SGIDIndex = uint8(unused)
+		avTry(w, p, fmt.Sprintf("sgid_index %d, an unused entry", unused), av, syscall.ENODATA)
+	}
+}
+
+func avSLRateDLID(t *tester, e *env) {
+	w := qpSetup(t, e)
+	type row struct {
+		name string
+		set  func(*verbs.AHAttr)
+		want syscall.Errno
+	}
+	rows := []row{
+		{"sl 15", func(a *verbs.AHAttr) { a.SL = 15 }, 0},
+		{"sl 16", func(a *verbs.AHAttr) { a.SL = 16 }, syscall.EINVAL},
+		{"static_rate 0 (port rate)", func(a *verbs.AHAttr) { a.StaticRate = 0 }, 0},
+		{"static_rate 24 (1200 Gb/s)", func(a *verbs.AHAttr) { a.StaticRate = 24 }, 0},
+		{"static_rate 1 (unassigned)", func(a *verbs.AHAttr) { a.StaticRate = 1 }, syscall.EINVAL},
+		{"static_rate 25", func(a *verbs.AHAttr) { a.StaticRate = 25 }, syscall.EINVAL},
+	}
+	if w.lim.Port.Ethernet {
+		rows = append(rows, row{"dlid 0 on RoCE (not used)", func(a *verbs.AHAttr) { a.DLID = 0 }, 0})
+	} else {
+		rows = append(rows, row{"dlid 0 on InfiniBand", func(a *verbs.AHAttr) { a.DLID = 0 }, syscall.EINVAL})
+	}
+	for _, p := range avPlaces(w.lim) {
+		for _, r := range rows {
+			av := avBase(w.lim)
+			r.set(&av)
+			avTry(w, p, r.name, av, r.want)
+		}
+		if w.lim.Port.Ethernet {
+			continue
+		}
+		// Multicast: an AH needs a GRH for it; a QP's path may not
+		// name it at all, nor the permissive LID.
+		mc := avBase(w.lim)
+		mc.DLID = 0xc001
+		want := syscall.EINVAL
+		avTry(w, p, "multicast dlid 0xc001 without a GRH", mc, want)
+		mc.IsGlobal, mc.GRH = true, qpAV.GRH
+		if p == avAH {
+			want = 0
+		}
+		avTry(w, p, "multicast dlid 0xc001 with a GRH", mc, want)
+		if p != avAH {
+			perm := avBase(w.lim)
+			perm.DLID = 0xffff
+			avTry(w, p, "permissive dlid 0xffff", perm, syscall.EINVAL)
+		}
+	}
 }

@@ -41,7 +41,7 @@ func cqDefined(c verbs.WC) verbs.WC {
 }
 
 // cqDestroy destroys q, waiting patiently, and fails the case on error.
-func cqDestroy(t *T, e *Env, q CQ, what string) {
+func cqDestroy(t *tester, e *env, q verbs.CQ, what string) {
 	t.Helper()
 	ctx, cancel := patient()
 	defer cancel()
@@ -50,7 +50,7 @@ func cqDestroy(t *T, e *Env, q CQ, what string) {
 
 // cqGetEvent waits patiently for the next event on ch and returns the CQ and
 // context it names; it fails the case if none comes.
-func cqGetEvent(t *T, ch CompChannel, what string) (CQ, any) {
+func cqGetEvent(t *tester, ch verbs.CompChannel, what string) (verbs.CQ, any) {
 	t.Helper()
 	ctx, cancel := patient()
 	defer cancel()
@@ -62,7 +62,7 @@ func cqGetEvent(t *T, ch CompChannel, what string) (CQ, any) {
 }
 
 // cqWaitAsync waits patiently for the next async event of the context.
-func cqWaitAsync(t *T, e *Env, what string) AsyncEvent {
+func cqWaitAsync(t *tester, e *env, what string) verbs.AsyncEvent {
 	t.Helper()
 	ctx, cancel := patient()
 	defer cancel()
@@ -79,7 +79,7 @@ func cqWaitAsync(t *T, e *Env, what string) AsyncEvent {
 // solicited reading), reads the event and polls the completion out: the
 // events are set-up here, so the steps avoid every subtlety of the NOTIFY
 // rules.
-func cqReadEvents(t *T, e *Env, q CQ, ch CompChannel, n int, firstID uint64) {
+func cqReadEvents(t *tester, e *env, q verbs.CQ, ch verbs.CompChannel, n int, firstID uint64) {
 	t.Helper()
 	for i := range n {
 		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
@@ -94,7 +94,7 @@ func cqReadEvents(t *T, e *Env, q CQ, ch CompChannel, n int, firstID uint64) {
 // cqOverrun fills q to its reported capacity, adds one completion more, and
 // reads the CQ_ERR that must follow (CQ-22), leaving it unacked. It returns
 // the completions that must have been stored and the event.
-func cqOverrun(t *T, e *Env, q CQ) ([]verbs.WC, AsyncEvent) {
+func cqOverrun(t *tester, e *env, q verbs.CQ) ([]verbs.WC, verbs.AsyncEvent) {
 	t.Helper()
 	a := q.CQE()
 	var want []verbs.WC
@@ -120,7 +120,7 @@ func cqOverrun(t *T, e *Env, q CQ) ([]verbs.WC, AsyncEvent) {
 
 // cqFill checks that q takes exactly c completions without overrunning and
 // overruns on the next. It leaves q overrun; call it last on q.
-func cqFill(t *T, e *Env, q CQ, c int, what string) {
+func cqFill(t *tester, e *env, q verbs.CQ, c int, what string) {
 	t.Helper()
 	for i := range c {
 		if e.Push(q, SendWC(uint64(i)), false) {
@@ -137,7 +137,7 @@ func cqFill(t *T, e *Env, q CQ, c int, what string) {
 // After an overrun the sticky reading (CQ-23 A) lets a poll report an error
 // matching EIO alongside its completions; any other error, or any error under
 // Profile.OverrunDrops, fails the case.
-func cqDrainOverrun(t *T, e *Env, q CQ, what string) []verbs.WC {
+func cqDrainOverrun(t *tester, e *env, q verbs.CQ, what string) []verbs.WC {
 	t.Helper()
 	var all []verbs.WC
 	buf := make([]verbs.WC, 3)
@@ -173,7 +173,7 @@ func cqCanaries(n int) []verbs.WC {
 }
 
 // cqCheckCanaries fails the case if buf[from:] is not as cqCanaries left it.
-func cqCheckCanaries(t *T, buf []verbs.WC, from int, what string) {
+func cqCheckCanaries(t *tester, buf []verbs.WC, from int, what string) {
 	t.Helper()
 	for i := from; i < len(buf); i++ {
 		if buf[i] != cqCanary(i) {
@@ -206,9 +206,9 @@ func cqRandomWC(r *rand.Rand, seq uint64) verbs.WC {
 
 // cqModel drives a CQ against a list of what it must hold (CQ-10).
 type cqModel struct {
-	t    *T
-	e    *Env
-	q    CQ
+	t    *tester
+	e    *env
+	q    verbs.CQ
 	rng  *rand.Rand
 	want []verbs.WC
 	seq  uint64
@@ -267,7 +267,7 @@ func (m *cqModel) drain() {
 // the waiting reading of CQ-13, already refused with EBUSY under
 // Profile.DestroyBusyOnUnacked.
 type cqHeld struct {
-	q      CQ
+	q      verbs.CQ
 	what   string
 	done   chan error // the destroy in flight; nil under the EBUSY reading
 	cancel context.CancelFunc
@@ -275,7 +275,7 @@ type cqHeld struct {
 }
 
 // cqHoldDestroy starts destroying q, which has read but unacked events.
-func cqHoldDestroy(t *T, e *Env, q CQ, what string) *cqHeld {
+func cqHoldDestroy(t *tester, e *env, q verbs.CQ, what string) *cqHeld {
 	t.Helper()
 	h := &cqHeld{q: q, what: what}
 	ctx, cancel := patient()
@@ -293,7 +293,7 @@ func cqHoldDestroy(t *T, e *Env, q CQ, what string) *cqHeld {
 
 // cqStillHeld checks, after one Grace period, that none of the destroys in
 // flight has returned.
-func cqStillHeld(t *T, hs ...*cqHeld) {
+func cqStillHeld(t *tester, hs ...*cqHeld) {
 	t.Helper()
 	if len(hs) == 0 || hs[0].done == nil {
 		return
@@ -312,7 +312,7 @@ func cqStillHeld(t *T, hs ...*cqHeld) {
 }
 
 // finish checks, after the acks, that the destroy completes.
-func (h *cqHeld) finish(t *T, e *Env) {
+func (h *cqHeld) finish(t *tester, e *env) {
 	t.Helper()
 	if h.done == nil {
 		cqDestroy(t, e, h.q, h.what+": ibv_destroy_cq after the acks")
@@ -330,7 +330,7 @@ func (h *cqHeld) finish(t *T, e *Env) {
 // cqLimitedEnv returns an environment on a fresh device of the same
 // implementation and profile with limits l (zero fields unchanged), torn down
 // when the case ends, or nil when the device is not a LimitedDevice.
-func cqLimitedEnv(t *T, e *Env, l Limits) *Env {
+func cqLimitedEnv(t *tester, e *env, l Limits) *env {
 	t.Helper()
 	ld, ok := e.Dev.(LimitedDevice)
 	if !ok {
@@ -344,7 +344,7 @@ func cqLimitedEnv(t *T, e *Env, l Limits) *Env {
 	if err != nil {
 		t.Fatalf("opening the device with limits %+v: %v", l, err)
 	}
-	sub := &Env{T: t, Dev: dev, Ctx: ctx, Profile: dev.Profile()}
+	sub := &env{T: t, Dev: dev, Ctx: ctx, Profile: dev.Profile()}
 	t.Cleanup(sub.teardown)
 	got := sub.Limits()
 	if (l.MaxCQ != 0 && got.MaxCQ != l.MaxCQ) || (l.MaxCQE != 0 && got.MaxCQE != l.MaxCQE) ||

@@ -4,23 +4,24 @@ import (
 	"errors"
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// Env is what a case works with: a fresh device, an open context on it, the
+// env is what a case works with: a fresh device, an open context on it, the
 // device's profile, and helpers that fail the case on unexpected errors.
-// Objects made through Env are torn down when the case ends.
-type Env struct {
-	T       *T
+// Objects made through an env are torn down when the case ends.
+type env struct {
+	T       *tester
 	Dev     Device
-	Ctx     Context
-	Profile Profile
+	Ctx     verbs.Context
+	Profile verbs.Readings
 
-	cqs      []CQ
-	channels []CompChannel
+	cqs      []verbs.CQ
+	channels []verbs.CompChannel
 }
 
-func (e *Env) teardown() {
+func (e *env) teardown() {
 	for _, q := range e.cqs {
 		ctx, cancel := graceful()
 		_ = q.DestroyContext(ctx) // may already be destroyed by the case
@@ -33,7 +34,7 @@ func (e *Env) teardown() {
 }
 
 // Channel creates a completion channel or fails the case.
-func (e *Env) Channel() CompChannel {
+func (e *env) Channel() verbs.CompChannel {
 	e.T.Helper()
 	ch, err := e.Ctx.CreateCompChannel()
 	if err != nil {
@@ -45,7 +46,7 @@ func (e *Env) Channel() CompChannel {
 
 // CQ creates a CQ of at least cqe entries on ch (which may be nil) with
 // context cqContext and comp_vector 0, or fails the case.
-func (e *Env) CQ(cqe int, cqContext any, ch CompChannel) CQ {
+func (e *env) CQ(cqe int, cqContext any, ch verbs.CompChannel) verbs.CQ {
 	e.T.Helper()
 	q, err := e.Ctx.CreateCQ(cqe, cqContext, ch, 0)
 	if err != nil {
@@ -56,12 +57,12 @@ func (e *Env) CQ(cqe int, cqContext any, ch CompChannel) CQ {
 }
 
 // Track makes the environment tear q down at the end of the case.
-func (e *Env) Track(q CQ) { e.cqs = append(e.cqs, q) }
+func (e *env) Track(q verbs.CQ) { e.cqs = append(e.cqs, q) }
 
 // Injector returns q's injection capability; an implementation without it
 // cannot run cases that need completions before QPs exist, and the case
 // fails saying so.
-func (e *Env) Injector(q CQ) Injector {
+func (e *env) Injector(q verbs.CQ) Injector {
 	e.T.Helper()
 	in, ok := q.(Injector)
 	if !ok {
@@ -72,7 +73,7 @@ func (e *Env) Injector(q CQ) Injector {
 
 // Push injects w into q and fails the case on error; it returns whether q
 // overran.
-func (e *Env) Push(q CQ, w verbs.WC, solicited bool) bool {
+func (e *env) Push(q verbs.CQ, w verbs.WC, solicited bool) bool {
 	e.T.Helper()
 	over, err := e.Injector(q).Push(w, solicited)
 	if err != nil {
@@ -98,7 +99,7 @@ func ErrWC(id uint64, s verbs.WCStatus) verbs.WC {
 
 // PollAll polls q until it is empty, max entries at a time, and returns
 // everything polled. It fails the case on an unexpected error.
-func (e *Env) PollAll(q CQ, max int) []verbs.WC {
+func (e *env) PollAll(q verbs.CQ, max int) []verbs.WC {
 	e.T.Helper()
 	var all []verbs.WC
 	buf := make([]verbs.WC, max)
@@ -115,15 +116,15 @@ func (e *Env) PollAll(q CQ, max int) []verbs.WC {
 }
 
 // WantErrno fails the case unless err carries errno.
-func (e *Env) WantErrno(what string, err error, errno syscall.Errno) {
+func (e *env) WantErrno(what string, err error, errno syscall.Errno) {
 	e.T.Helper()
 	if !errors.Is(err, errno) {
-		e.T.Errorf("%s: got error %v, want %s", what, err, errnoName(errno))
+		e.T.Errorf("%s: got error %v, want %s", what, err, verr.Name(errno))
 	}
 }
 
 // WantOK fails the case if err is not nil.
-func (e *Env) WantOK(what string, err error) {
+func (e *env) WantOK(what string, err error) {
 	e.T.Helper()
 	if err != nil {
 		e.T.Fatalf("%s: unexpected error %v", what, err)
@@ -131,7 +132,7 @@ func (e *Env) WantOK(what string, err error) {
 }
 
 // NoEvent fails the case if ch has an event queued.
-func (e *Env) NoEvent(what string, ch CompChannel) {
+func (e *env) NoEvent(what string, ch verbs.CompChannel) {
 	e.T.Helper()
 	q, _, err := ch.TryGetEvent()
 	if !errors.Is(err, syscall.EAGAIN) {
@@ -141,7 +142,7 @@ func (e *Env) NoEvent(what string, ch CompChannel) {
 
 // GetEvent takes the next event from ch without blocking, fails the case if
 // there is none, and returns its CQ and context.
-func (e *Env) GetEvent(what string, ch CompChannel) (CQ, any) {
+func (e *env) GetEvent(what string, ch verbs.CompChannel) (verbs.CQ, any) {
 	e.T.Helper()
 	q, c, err := ch.TryGetEvent()
 	if err != nil {
@@ -150,29 +151,9 @@ func (e *Env) GetEvent(what string, ch CompChannel) (CQ, any) {
 	return q, c
 }
 
-func errnoName(n syscall.Errno) string {
-	switch n {
-	case syscall.EINVAL:
-		return "EINVAL"
-	case syscall.EBUSY:
-		return "EBUSY"
-	case syscall.EAGAIN:
-		return "EAGAIN"
-	case syscall.ENOMEM:
-		return "ENOMEM"
-	case syscall.EBADF:
-		return "EBADF"
-	case syscall.EIO:
-		return "EIO"
-	case syscall.EINTR:
-		return "EINTR"
-	}
-	return n.Error()
-}
-
 // Limits reads the limits of the device under test (LimitsOf) or fails the
 // case.
-func (e *Env) Limits() Limits {
+func (e *env) Limits() Limits {
 	e.T.Helper()
 	l, err := LimitsOf(e.Ctx)
 	if err != nil {

@@ -3,13 +3,14 @@ package conformance_test
 // This file builds deliberately broken devices ("mutants") by wrapping the
 // simulator and overriding single verbs. A mutant names the rule IDs whose
 // cases must catch it; TestMutantsAreCaught fails if Check passes a mutant or
-// misses one of its rules. Each family's mutants live in mutants_*_test.go.
+// misses one of its rules. Each family's mutants live in <family>_mutants_test.go.
 
 import (
 	"context"
 	"errors"
 	"flag"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,85 +25,87 @@ import (
 // hooks override verbs of the wrapped device. A nil hook forwards. Hooks
 // receive the real (inner) objects.
 type hooks struct {
-	profile     func(conformance.Profile) conformance.Profile
+	profile     func(verbs.Readings) verbs.Readings
 	deviceAttr  func(verbs.DeviceAttr) verbs.DeviceAttr // what ibv_query_device reports (and so the limits)
-	createCQ    func(c conformance.Context, cqe int, cqContext any, ch conformance.CompChannel, vec int) (conformance.CQ, error)
-	cqe         func(q conformance.CQ) int
-	poll        func(q conformance.CQ, wcs []verbs.WC) (int, error)
-	reqNotify   func(q conformance.CQ, solicitedOnly bool) error
-	ack         func(q conformance.CQ, n int) error
-	resize      func(q conformance.CQ, n int) error
-	destroyCQ   func(q conformance.CQ, ctx context.Context) error
-	push        func(q conformance.CQ, w verbs.WC, solicited bool) (bool, error)
-	getEvent    func(ch conformance.CompChannel, ctx context.Context) (conformance.CQ, any, error)
-	tryGetEvent func(ch conformance.CompChannel) (conformance.CQ, any, error)
-	destroyCh   func(ch conformance.CompChannel) error
-	getAsync    func(c conformance.Context, ctx context.Context) (conformance.AsyncEvent, error)
-	tryAsync    func(c conformance.Context) (conformance.AsyncEvent, error)
-	injectFatal func(q conformance.QP) error
-	forceStatus func(q conformance.QP, wrID uint64, recv bool, st verbs.WCStatus) error
-	allocPD     func(c conformance.Context) (conformance.PD, error)
-	deallocPD   func(pd conformance.PD) error
-	regMR       func(pd conformance.PD, buf []byte, access verbs.AccessFlags) (conformance.MR, error)
-	deregMR     func(mr conformance.MR) error
+	createCQ    func(c verbs.Context, cqe int, cqContext any, ch verbs.CompChannel, vec int) (verbs.CQ, error)
+	cqe         func(q verbs.CQ) int
+	poll        func(q verbs.CQ, wcs []verbs.WC) (int, error)
+	reqNotify   func(q verbs.CQ, solicitedOnly bool) error
+	ack         func(q verbs.CQ, n int) error
+	resize      func(q verbs.CQ, n int) error
+	destroyCQ   func(q verbs.CQ, ctx context.Context) error
+	push        func(q verbs.CQ, w verbs.WC, solicited bool) (bool, error)
+	getEvent    func(ch verbs.CompChannel, ctx context.Context) (verbs.CQ, any, error)
+	tryGetEvent func(ch verbs.CompChannel) (verbs.CQ, any, error)
+	destroyCh   func(ch verbs.CompChannel) error
+	getAsync    func(c verbs.Context, ctx context.Context) (verbs.AsyncEvent, error)
+	tryAsync    func(c verbs.Context) (verbs.AsyncEvent, error)
+	injectFatal func(q verbs.QP) error
+	forceStatus func(q verbs.QP, wrID uint64, recv bool, st verbs.WCStatus) error
+	allocPD     func(c verbs.Context) (verbs.PD, error)
+	deallocPD   func(pd verbs.PD) error
+	regMR       func(pd verbs.PD, buf []byte, access verbs.AccessFlags) (verbs.MR, error)
+	deregMR     func(mr verbs.MR) error
 	// rereg replaces ibv_rereg_mr; it gets the inner MR and PD.
-	rereg     func(mr conformance.MR, flags verbs.ReregFlags, pd conformance.PD, buf []byte, access verbs.AccessFlags) error
-	createAH  func(pd conformance.PD, attr verbs.AHAttr) (conformance.AH, error)
-	destroyAH func(ah conformance.AH) error
+	rereg     func(mr verbs.MR, flags verbs.ReregFlags, pd verbs.PD, buf []byte, access verbs.AccessFlags) error
+	createAH  func(pd verbs.PD, attr verbs.AHAttr) (verbs.AH, error)
+	destroyAH func(ah verbs.AH) error
 
 	// QP and SRQ verbs. createQP gets attr with the inner CQs and SRQ, and
 	// postSend requests whose AH is the inner one.
-	createQP   func(pd conformance.PD, attr conformance.QPInitAttr) (conformance.QP, error)
-	qpNum      func(q conformance.QP) uint32
-	modifyQP   func(q conformance.QP, attr *verbs.QPAttr, mask verbs.QPAttrMask) error
-	queryQP    func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error)
-	postSend   func(q conformance.QP, wrs []verbs.SendWR) (int, error)
-	postRecv   func(q conformance.QP, wrs []verbs.RecvWR) (int, error)
-	destroyQP  func(q conformance.QP, ctx context.Context) error
-	createSRQ  func(pd conformance.PD, attr conformance.SRQInitAttr) (conformance.SRQ, error)
-	postSRQ    func(s conformance.SRQ, wrs []verbs.RecvWR) (int, error)
-	modifySRQ  func(s conformance.SRQ, attr *verbs.SRQAttr, mask verbs.SRQAttrMask) error
-	querySRQ   func(s conformance.SRQ) (verbs.SRQAttr, error)
-	destroySRQ func(s conformance.SRQ, ctx context.Context) error
-	takeSRQ    func(s conformance.SRQ) (uint64, []verbs.SGE, bool)
-	injectSRQ  func(s conformance.SRQ) error // SRQErrorInjector
+	createQP   func(pd verbs.PD, attr verbs.QPInitAttr) (verbs.QP, error)
+	qpNum      func(q verbs.QP) uint32
+	modifyQP   func(q verbs.QP, attr *verbs.QPAttr, mask verbs.QPAttrMask) error
+	queryQP    func(q verbs.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error)
+	postSend   func(q verbs.QP, wrs []verbs.SendWR) (int, error)
+	postRecv   func(q verbs.QP, wrs []verbs.RecvWR) (int, error)
+	destroyQP  func(q verbs.QP, ctx context.Context) error
+	createSRQ  func(pd verbs.PD, attr verbs.SRQInitAttr) (verbs.SRQ, error)
+	postSRQ    func(s verbs.SRQ, wrs []verbs.RecvWR) (int, error)
+	modifySRQ  func(s verbs.SRQ, attr *verbs.SRQAttr, mask verbs.SRQAttrMask) error
+	querySRQ   func(s verbs.SRQ) (verbs.SRQAttr, error)
+	destroySRQ func(s verbs.SRQ, ctx context.Context) error
+	takeSRQ    func(s verbs.SRQ) (uint64, []verbs.SGE, bool)
+	injectSRQ  func(s verbs.SRQ) error // SRQErrorInjector
 
 	// Memory windows (PD.AllocMW, QP.BindMW). bindMW gets info with the
 	// inner MR.
-	allocMW func(pd conformance.PD, typ verbs.MWType) (conformance.MW, error)
-	bindMW  func(q conformance.QP, mw conformance.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error
+	allocMW func(pd verbs.PD, typ verbs.MWType) (verbs.MW, error)
+	bindMW  func(q verbs.QP, mw verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error
 
 	// The extended post API (verbs.QPExCreator, WRBuilder; forwarded in
-	// mutants_qpx_test.go). createQPEx gets attr with the inner CQs.
-	createQPEx func(pd conformance.PD, attr verbs.QPInitAttrEx) (conformance.QP, error)
+	// qpx_mutants_test.go). createQPEx gets attr with the inner CQs.
+	createQPEx func(pd verbs.PD, attr verbs.QPInitAttrEx) (verbs.QP, error)
 	setWRID    func(b verbs.WRBuilder, id uint64)
 	wrStart    func(b verbs.WRBuilder)
 	wrComplete func(b verbs.WRBuilder) error
 	wrAbort    func(b verbs.WRBuilder)
 
 	// outstanding overrides conformance.Outstander on QPs.
-	outstanding func(q conformance.QP) (send, recv int)
+	outstanding func(q verbs.QP) (send, recv int)
 
 	// The transport capabilities (verbs_xfer.go, forwarded in
-	// mutants_xfer_test.go): its clock. The transport readings the device
+	// xfer_mutant_hooks_test.go): its clock. The transport readings the device
 	// states are part of its Profile (hook profile).
 	tick    func(c conformance.Clock, n uint64)
 	runIdle func(c conformance.Clock, limit uint64) bool
+	// forge replaces conformance.Forger's Forge (mutants_hostile_test.go).
+	forge func(f conformance.Forger, p conformance.ForgedPacket) error
 
-	// The queries (forwarded in mutants_query_test.go).
-	queryPort     func(c conformance.Context, port uint8) (verbs.PortAttr, error)
-	queryDevEx    func(c conformance.Context, compMask uint32) (verbs.DeviceAttrEx, error)
-	queryGIDEx    func(c conformance.Context, port, index, flags uint32) (verbs.GIDEntry, error)
-	queryGIDTable func(c conformance.Context, maxEntries int, flags uint32) ([]verbs.GIDEntry, error)
-	getSRQNum     func(s conformance.SRQ) (uint32, error)
-	// adviseMR replaces ibv_advise_mr (mutants_odp_test.go); it gets the
+	// The queries (forwarded in query_mutants_test.go).
+	queryPort     func(c verbs.Context, port uint8) (verbs.PortAttr, error)
+	queryDevEx    func(c verbs.Context, compMask uint32) (verbs.DeviceAttrEx, error)
+	queryGIDEx    func(c verbs.Context, port, index, flags uint32) (verbs.GIDEntry, error)
+	queryGIDTable func(c verbs.Context, maxEntries int, flags uint32) ([]verbs.GIDEntry, error)
+	getSRQNum     func(s verbs.SRQ) (uint32, error)
+	// adviseMR replaces ibv_advise_mr (odp_mutants_test.go); it gets the
 	// inner PD.
-	adviseMR func(pd conformance.PD, advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, sgl []verbs.SGE) error
-	// cqx breaks extended CQs (mutants_cqex_test.go).
+	adviseMR func(pd verbs.PD, advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, sgl []verbs.SGE) error
+	// cqx breaks extended CQs (cqex_mutants_test.go).
 	cqx *cqxHooks
-	// xrc breaks the XRC verbs (mutants_xrc_test.go).
+	// xrc breaks the XRC verbs (xrc_mutants_test.go).
 	xrc *xrcHooks
-	// dm breaks device memory (mutants_dm_test.go).
+	// dm breaks device memory (dm_mutants_test.go).
 	dm *dmHooks
 }
 
@@ -137,10 +140,10 @@ func (d *mDevice) Open() (verbs.Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mContext{inner: c, dev: d, h: d.h, outer: map[conformance.CQ]*mCQ{}, qps: map[conformance.QP]*mQP{}}, nil
+	return &mContext{inner: c, dev: d, h: d.h, outer: map[verbs.CQ]*mCQ{}, qps: map[verbs.QP]*mQP{}}, nil
 }
 
-func (d *mDevice) Profile() conformance.Profile {
+func (d *mDevice) Profile() verbs.Readings {
 	p := d.inner.Profile()
 	if d.h.profile != nil {
 		p = d.h.profile(p)
@@ -163,17 +166,17 @@ func (d *mDevice) WithLimits(l conformance.Limits) (conformance.Device, error) {
 }
 
 type mContext struct {
-	inner conformance.Context
+	inner verbs.Context
 	dev   *mDevice
 	h     *hooks
-	outer map[conformance.CQ]*mCQ
+	outer map[verbs.CQ]*mCQ
 
 	mu   sync.Mutex // guards qps and srqs, which async readers consult
-	qps  map[conformance.QP]*mQP
-	srqs map[conformance.SRQ]*mSRQ
+	qps  map[verbs.QP]*mQP
+	srqs map[verbs.SRQ]*mSRQ
 }
 
-func (c *mContext) wrapCQ(q conformance.CQ) conformance.CQ {
+func (c *mContext) wrapCQ(q verbs.CQ) verbs.CQ {
 	if q == nil {
 		return nil
 	}
@@ -211,7 +214,7 @@ func (c *mContext) QueryPKey(port uint8, index int) (uint16, error) {
 	return c.inner.QueryPKey(port, index)
 }
 
-func (c *mContext) CreateCompChannel() (conformance.CompChannel, error) {
+func (c *mContext) CreateCompChannel() (verbs.CompChannel, error) {
 	ch, err := c.inner.CreateCompChannel()
 	if err != nil {
 		return nil, err
@@ -219,12 +222,12 @@ func (c *mContext) CreateCompChannel() (conformance.CompChannel, error) {
 	return &mChannel{inner: ch, c: c}, nil
 }
 
-func (c *mContext) CreateCQ(cqe int, cqContext any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
-	var ich conformance.CompChannel
+func (c *mContext) CreateCQ(cqe int, cqContext any, ch verbs.CompChannel, vec int) (verbs.CQ, error) {
+	var ich verbs.CompChannel
 	if ch != nil {
 		ich = ch.(*mChannel).inner
 	}
-	var q conformance.CQ
+	var q verbs.CQ
 	var err error
 	if c.h.createCQ != nil {
 		q, err = c.h.createCQ(c.inner, cqe, cqContext, ich, vec)
@@ -237,21 +240,21 @@ func (c *mContext) CreateCQ(cqe int, cqContext any, ch conformance.CompChannel, 
 	return c.wrapCQ(q), nil
 }
 
-func (c *mContext) wrapAsync(ev conformance.AsyncEvent, err error) (conformance.AsyncEvent, error) {
+func (c *mContext) wrapAsync(ev verbs.AsyncEvent, err error) (verbs.AsyncEvent, error) {
 	if err != nil || ev == nil {
 		return ev, err
 	}
 	return mAsync{AsyncEvent: ev, c: c}, nil
 }
 
-func (c *mContext) GetAsyncEvent(ctx context.Context) (conformance.AsyncEvent, error) {
+func (c *mContext) GetAsyncEvent(ctx context.Context) (verbs.AsyncEvent, error) {
 	if c.h.getAsync != nil {
 		return c.wrapAsync(c.h.getAsync(c.inner, ctx))
 	}
 	return c.wrapAsync(c.inner.GetAsyncEvent(ctx))
 }
 
-func (c *mContext) TryGetAsyncEvent() (conformance.AsyncEvent, error) {
+func (c *mContext) TryGetAsyncEvent() (verbs.AsyncEvent, error) {
 	if c.h.tryAsync != nil {
 		return c.wrapAsync(c.h.tryAsync(c.inner))
 	}
@@ -260,8 +263,8 @@ func (c *mContext) TryGetAsyncEvent() (conformance.AsyncEvent, error) {
 
 func (c *mContext) Close() error { return c.inner.Close() }
 
-func (c *mContext) AllocPD() (conformance.PD, error) {
-	var pd conformance.PD
+func (c *mContext) AllocPD() (verbs.PD, error) {
+	var pd verbs.PD
 	var err error
 	if c.h.allocPD != nil {
 		pd, err = c.h.allocPD(c.inner)
@@ -275,7 +278,7 @@ func (c *mContext) AllocPD() (conformance.PD, error) {
 }
 
 type mPD struct {
-	inner conformance.PD
+	inner verbs.PD
 	h     *hooks
 	c     *mContext
 }
@@ -283,8 +286,8 @@ type mPD struct {
 func (p *mPD) Context() verbs.Context { return p.c }
 func (p *mPD) Handle() uint32         { return p.inner.Handle() }
 
-func (p *mPD) RegMR(buf []byte, access verbs.AccessFlags) (conformance.MR, error) {
-	var mr conformance.MR
+func (p *mPD) RegMR(buf []byte, access verbs.AccessFlags) (verbs.MR, error) {
+	var mr verbs.MR
 	var err error
 	if p.h.regMR != nil {
 		mr, err = p.h.regMR(p.inner, buf, access)
@@ -297,8 +300,8 @@ func (p *mPD) RegMR(buf []byte, access verbs.AccessFlags) (conformance.MR, error
 	return &mMR{MR: mr, h: p.h}, err
 }
 
-func (p *mPD) CreateAH(attr verbs.AHAttr) (conformance.AH, error) {
-	var ah conformance.AH
+func (p *mPD) CreateAH(attr verbs.AHAttr) (verbs.AH, error) {
+	var ah verbs.AH
 	var err error
 	if p.h.createAH != nil {
 		ah, err = p.h.createAH(p.inner, attr)
@@ -312,7 +315,7 @@ func (p *mPD) CreateAH(attr verbs.AHAttr) (conformance.AH, error) {
 }
 
 // AllocMW is ibv_alloc_mw. Windows are not wrapped.
-func (p *mPD) AllocMW(typ verbs.MWType) (conformance.MW, error) {
+func (p *mPD) AllocMW(typ verbs.MWType) (verbs.MW, error) {
 	if p.h.allocMW != nil {
 		return p.h.allocMW(p.inner, typ)
 	}
@@ -327,9 +330,9 @@ func (p *mPD) Dealloc() error {
 }
 
 // mMR forwards the MR's fields; hooks that lie about them return their own
-// conformance.MR from regMR.
+// verbs.MR from regMR.
 type mMR struct {
-	conformance.MR
+	verbs.MR
 	h *hooks
 }
 
@@ -340,7 +343,7 @@ func (m *mMR) Dereg() error {
 	return m.MR.Dereg()
 }
 
-func (m *mMR) Rereg(flags verbs.ReregFlags, pd conformance.PD, buf []byte, access verbs.AccessFlags) error {
+func (m *mMR) Rereg(flags verbs.ReregFlags, pd verbs.PD, buf []byte, access verbs.AccessFlags) error {
 	if p, ok := pd.(*mPD); ok {
 		pd = p.inner
 	}
@@ -367,7 +370,7 @@ func (m *mMR) Unref() {
 }
 
 type mAH struct {
-	inner conformance.AH
+	inner verbs.AH
 	h     *hooks
 }
 
@@ -379,7 +382,7 @@ func (a *mAH) Destroy() error {
 }
 
 // innerQPAttr returns attr with the inner CQs and SRQ.
-func innerQPAttr(attr conformance.QPInitAttr) conformance.QPInitAttr {
+func innerQPAttr(attr verbs.QPInitAttr) verbs.QPInitAttr {
 	if attr.SendCQ != nil {
 		attr.SendCQ = attr.SendCQ.(*mCQ).inner
 	}
@@ -392,9 +395,9 @@ func innerQPAttr(attr conformance.QPInitAttr) conformance.QPInitAttr {
 	return attr
 }
 
-func (p *mPD) CreateQP(attr conformance.QPInitAttr) (conformance.QP, error) {
+func (p *mPD) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
 	attr = innerQPAttr(attr)
-	var q conformance.QP
+	var q verbs.QP
 	var err error
 	if p.h.createQP != nil {
 		q, err = p.h.createQP(p.inner, attr)
@@ -407,8 +410,8 @@ func (p *mPD) CreateQP(attr conformance.QPInitAttr) (conformance.QP, error) {
 	return p.c.outerQP(q), err
 }
 
-func (p *mPD) CreateSRQ(attr conformance.SRQInitAttr) (conformance.SRQ, error) {
-	var s conformance.SRQ
+func (p *mPD) CreateSRQ(attr verbs.SRQInitAttr) (verbs.SRQ, error) {
+	var s verbs.SRQ
 	var err error
 	if p.h.createSRQ != nil {
 		s, err = p.h.createSRQ(p.inner, attr)
@@ -422,7 +425,7 @@ func (p *mPD) CreateSRQ(attr conformance.SRQInitAttr) (conformance.SRQ, error) {
 }
 
 // outerQP returns the one wrapper of the inner QP q.
-func (c *mContext) outerQP(q conformance.QP) *mQP {
+func (c *mContext) outerQP(q verbs.QP) *mQP {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	w, ok := c.qps[q]
@@ -434,11 +437,11 @@ func (c *mContext) outerQP(q conformance.QP) *mQP {
 }
 
 // outerSRQ returns the one wrapper of the inner SRQ s.
-func (c *mContext) outerSRQ(s conformance.SRQ) *mSRQ {
+func (c *mContext) outerSRQ(s verbs.SRQ) *mSRQ {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.srqs == nil {
-		c.srqs = map[conformance.SRQ]*mSRQ{}
+		c.srqs = map[verbs.SRQ]*mSRQ{}
 	}
 	w, ok := c.srqs[s]
 	if !ok {
@@ -449,7 +452,7 @@ func (c *mContext) outerSRQ(s conformance.SRQ) *mSRQ {
 }
 
 type mQP struct {
-	inner conformance.QP
+	inner verbs.QP
 	h     *hooks
 }
 
@@ -510,7 +513,7 @@ func (q *mQP) PostSend(wrs []verbs.SendWR) (int, error) {
 }
 
 // BindMW is ibv_bind_mw.
-func (q *mQP) BindMW(mw conformance.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error {
+func (q *mQP) BindMW(mw verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.MWBindInfo) error {
 	if mr, ok := info.MR.(*mMR); ok {
 		info.MR = mr.MR
 	}
@@ -548,6 +551,8 @@ func (q *mQP) Outstanding() (send, recv int) {
 	return q.inner.(conformance.Outstander).Outstanding()
 }
 
+func (q *mQP) Destroy() error { return q.DestroyContext(context.Background()) }
+
 func (q *mQP) DestroyContext(ctx context.Context) error {
 	if q.h.destroyQP != nil {
 		return q.h.destroyQP(q.inner, ctx)
@@ -556,7 +561,7 @@ func (q *mQP) DestroyContext(ctx context.Context) error {
 }
 
 type mSRQ struct {
-	inner conformance.SRQ
+	inner verbs.SRQ
 	h     *hooks
 }
 
@@ -585,6 +590,8 @@ func (s *mSRQ) Query() (verbs.SRQAttr, error) {
 	return s.inner.Query()
 }
 
+func (s *mSRQ) Destroy() error { return s.DestroyContext(context.Background()) }
+
 func (s *mSRQ) DestroyContext(ctx context.Context) error {
 	if s.h.destroySRQ != nil {
 		return s.h.destroySRQ(s.inner, ctx)
@@ -603,7 +610,7 @@ func (s *mSRQ) Take() (uint64, []verbs.SGE, bool) {
 
 // mAsync names the wrappers of the objects the inner event names.
 type mAsync struct {
-	conformance.AsyncEvent
+	verbs.AsyncEvent
 	c *mContext
 }
 
@@ -629,9 +636,9 @@ func (e mAsync) SRQ() verbs.SRQ {
 }
 
 type mCQ struct {
-	inner conformance.CQ
+	inner verbs.CQ
 	h     *hooks
-	ex    conformance.ExCQ // the poll iterator, once asked for (mutants_cqex_test.go)
+	ex    verbs.ExCQ // the poll iterator, once asked for (cqex_mutants_test.go)
 }
 
 // The accessors of verbs.CQ forward to the inner CQ (the suite does not
@@ -675,6 +682,8 @@ func (q *mCQ) Resize(n int) error {
 	return q.inner.Resize(n)
 }
 
+func (q *mCQ) Destroy() error { return q.DestroyContext(context.Background()) }
+
 func (q *mCQ) DestroyContext(ctx context.Context) error {
 	if q.h.destroyCQ != nil {
 		return q.h.destroyCQ(q.inner, ctx)
@@ -693,15 +702,15 @@ func (q *mCQ) Ref() error { return q.inner.(conformance.Referencer).Ref() }
 func (q *mCQ) Unref()     { q.inner.(conformance.Referencer).Unref() }
 
 type mChannel struct {
-	inner conformance.CompChannel
+	inner verbs.CompChannel
 	c     *mContext
 }
 
 // Context forwards to the inner channel.
 func (ch *mChannel) Context() verbs.Context { return ch.inner.Context() }
 
-func (ch *mChannel) GetEvent(ctx context.Context) (conformance.CQ, any, error) {
-	var q conformance.CQ
+func (ch *mChannel) GetEvent(ctx context.Context) (verbs.CQ, any, error) {
+	var q verbs.CQ
 	var cctx any
 	var err error
 	if ch.c.h.getEvent != nil {
@@ -712,8 +721,8 @@ func (ch *mChannel) GetEvent(ctx context.Context) (conformance.CQ, any, error) {
 	return ch.c.wrapCQ(q), cctx, err
 }
 
-func (ch *mChannel) TryGetEvent() (conformance.CQ, any, error) {
-	var q conformance.CQ
+func (ch *mChannel) TryGetEvent() (verbs.CQ, any, error) {
+	var q verbs.CQ
 	var cctx any
 	var err error
 	if ch.c.h.tryGetEvent != nil {
@@ -733,9 +742,17 @@ func (ch *mChannel) Destroy() error {
 
 func (ch *mChannel) Len() int { return ch.inner.(conformance.Depth).Len() }
 
-// mutants collects every family's mutants (appended by init functions in
-// mutants_*_test.go).
-var mutants []mutant
+// mutants are every family's mutants. Each <family>_mutants_test.go file has a
+// function returning its family's; to add a family, list its function here.
+var mutants = slices.Concat(
+	asyncMutants(), avMutants(), chanMutants(), cqMutants(), cqexMutants(),
+	dmMutants(), mrMutants(), mwMutants(), notifyMutants(), odpMutants(),
+	pdMutants(), qpMutants(), qpcqMutants(), qpxMutants(), queryMutants(),
+	reregMutants(), flushMutants(), sqDrainedMutants(), srqMutants(),
+	srqerrMutants(), readingMutants(), statusMutants(), fieldMutants(),
+	memoryMutants(), verbMutants(), forcedMutants(), elementMutants(),
+	xrcMutants(), hostileMutants(),
+)
 
 // TestWrapperIsTransparent: the wrapper with no hooks passes the whole suite,
 // so any failure of a mutant comes from its hook.
@@ -855,7 +872,7 @@ func TestSlowMutantsExist(t *testing.T) {
 }
 
 // evObject is what ev names: its CQ, QP or SRQ, or nil.
-func evObject(ev conformance.AsyncEvent) any {
+func evObject(ev verbs.AsyncEvent) any {
 	if q := ev.CQ(); q != nil {
 		return q
 	}
@@ -871,7 +888,7 @@ func evObject(ev conformance.AsyncEvent) any {
 // objEvent is an async event that names obj (a CQ, QP or SRQ, or nil for
 // none) instead of what its AsyncEvent names.
 type objEvent struct {
-	conformance.AsyncEvent
+	verbs.AsyncEvent
 	obj any
 }
 
@@ -880,13 +897,13 @@ func (e objEvent) QP() verbs.QP   { q, _ := e.obj.(verbs.QP); return q }
 func (e objEvent) SRQ() verbs.SRQ { s, _ := e.obj.(verbs.SRQ); return s }
 
 // qAttr is ibv_query_qp of every attribute of the inner QP q.
-func qAttr(q conformance.QP) (verbs.QPAttr, error) {
+func qAttr(q verbs.QP) (verbs.QPAttr, error) {
 	a, _, err := q.Query(verbs.KnownQPAttrs &^ verbs.QPAttrRateLimit)
 	return a, err
 }
 
 // limits returns the limits of the inner context c (zero on error).
-func limits(c conformance.Context) conformance.Limits {
+func limits(c verbs.Context) conformance.Limits {
 	l, _ := conformance.LimitsOf(c)
 	return l
 }

@@ -11,346 +11,364 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// Cases of the NOTIFY family: arming a CQ with ibv_req_notify_cq and the
-// consumer loop built on it. Completions are injected (Injector), so none of
-// these cases needs a QP. Events are taken with TryGetEvent, as Env.GetEvent
-// does: by the time Push returns, the event its completion fired (if any) is
-// queued, so a missing event shows at once rather than after a wait.
+// notifyCases are the cases of the NOTIFY family: arming a CQ with
+// ibv_req_notify_cq and the consumer loop built on it. Completions are
+// injected (Injector), so none of these cases needs a QP. Events are taken
+// with TryGetEvent, as env.GetEvent does: by the time Push returns, the event
+// its completion fired (if any) is queued, so a missing event shows at once
+// rather than after a wait.
+var notifyCases = []Case{
+	{"NOTIFY-01", "an arm fires once", armFiresOnce},
+	{"NOTIFY-02", "completions present at arm time never fire", presentAtArmNeverFire},
+	{"NOTIFY-03", "next fires on any new completion", nextFiresOnAny},
+	{"NOTIFY-04", "solicited fires on solicited receives only", solicitedOnSolicitedOnly},
+	{"NOTIFY-05", "solicited arm and unsuccessful completions", solicitedArmErrors},
+	{"NOTIFY-07", "next dominates solicited in either order", nextDominatesSolicited},
+	{"NOTIFY-08", "repeated arms collapse", repeatedArmsCollapse},
+	{"NOTIFY-09", "re-arm before reading queues a second event", reArmBeforeReading},
+	{"NOTIFY-10", "errors are positive errnos", errorsPositiveErrnos},
+	{"NOTIFY-11", "one event may stand for many completions", oneEventManyCompletions},
+	{"NOTIFY-12", "an event comes after its completion is pollable", eventAfterPollable},
+	{"NOTIFY-13", "an event may find the CQ empty", eventMayFindEmpty},
+	{"NOTIFY-14", "the documented loop never loses a wake-up", documentedLoop},
+	{"NOTIFY-15", "draining before re-arming loses a wake-up", drainThenArmLosesWakeup},
+	{"NOTIFY-16", "solicited arm on a send-only CQ", solicitedArmSendOnly},
+	{"NOTIFY-17", "arming a CQ without a channel", armWithoutChannel},
+	{"NOTIFY-18", "one firing is one event, whatever feeds the CQ", oneFiringOneEvent},
+}
 
-func init() {
-	register("NOTIFY-01", "an arm fires once", func(t *T, e *Env) {
-		ch := e.Channel()
-		q := e.CQ(16, nil, ch)
+func armFiresOnce(t *tester, e *env) {
+	ch := e.Channel()
+	q := e.CQ(16, nil, ch)
+	e.WantOK("ibv_req_notify_cq(next)", q.ReqNotify(false))
+	for i := range 3 {
+		e.Push(q, SendWC(uint64(i)), false)
+	}
+	e.notifyWant("three completions after one arm", ch, q, 1)
+	e.Push(q, SendWC(3), false)
+	e.notifyWant("a completion after the event, without a re-arm", ch, q, 0)
+
+	e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
+	for i := range 3 {
+		e.Push(q, RecvWC(uint64(10+i)), true)
+	}
+	e.notifyWant("three solicited receives after one solicited arm", ch, q, 1)
+	e.Push(q, RecvWC(13), true)
+	e.notifyWant("a solicited receive after the event, without a re-arm", ch, q, 0)
+}
+
+func presentAtArmNeverFire(t *tester, e *env) {
+	ch := e.Channel()
+	next := e.CQ(16, nil, ch)
+	sol := e.CQ(16, nil, ch)
+	for i := range 2 {
+		e.Push(next, SendWC(uint64(i)), false)
+		e.Push(sol, RecvWC(uint64(i)), true)
+	}
+	e.WantOK("ibv_req_notify_cq(next) with 2 unpolled completions", next.ReqNotify(false))
+	e.WantOK("ibv_req_notify_cq(solicited) with 2 unpolled solicited receives", sol.ReqNotify(true))
+	e.NoEvent("arming CQs that already hold completions", ch)
+	e.Push(next, SendWC(2), false)
+	e.notifyWant("a completion added after the arm (next)", ch, next, 1)
+	e.Push(sol, RecvWC(2), true)
+	e.notifyWant("a solicited receive added after the arm (solicited)", ch, sol, 1)
+}
+
+func nextFiresOnAny(t *tester, e *env) {
+	ch := e.Channel()
+	q := e.CQ(16, nil, ch)
+	for _, c := range []struct {
+		what string
+		w    verbs.WC
+	}{
+		{"a successful send", SendWC(1)},
+		{"a successful unsolicited receive", RecvWC(2)},
+		{"an unsuccessful completion", ErrWC(3, verbs.WCLocLenErr)},
+		{"a flushed completion", ErrWC(4, verbs.WCWRFlushErr)},
+	} {
 		e.WantOK("ibv_req_notify_cq(next)", q.ReqNotify(false))
+		e.Push(q, c.w, false)
+		e.notifyWant("arm(next), then "+c.what, ch, q, 1)
+	}
+}
+
+func solicitedOnSolicitedOnly(t *tester, e *env) {
+	ch := e.Channel()
+	q := e.CQ(16, nil, ch)
+	e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
+	e.Push(q, RecvWC(1), false)
+	e.notifyWant("arm(solicited), then a successful receive without the solicited bit", ch, q, 0)
+	e.Push(q, SendWC(2), false)
+	e.notifyWant("arm(solicited), then a successful send", ch, q, 0)
+	e.Push(q, SendWC(3), true)
+	e.notifyWant("arm(solicited), then a successful send pushed as solicited", ch, q, 0)
+	e.Push(q, RecvWC(4), true)
+	e.notifyWant("arm(solicited), then a successful solicited receive", ch, q, 1)
+
+	e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
+	imm := RecvWC(5)
+	imm.Opcode, imm.WCFlags, imm.ImmData = verbs.WCRecvRDMAWithImm, verbs.WCWithImm, 0x1234
+	e.Push(q, imm, true)
+	e.notifyWant("arm(solicited), then a solicited RDMA write with immediate", ch, q, 1)
+}
+
+func solicitedArmErrors(t *tester, e *env) {
+	ch := e.Channel()
+	q := e.CQ(16, nil, ch)
+	e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
+	e.Push(q, ErrWC(1, verbs.WCWRFlushErr), false) // a send-side flush: never solicited
+	if !e.Profile.SolicitedBitOnly {
+		e.notifyWant("arm(solicited), then a flushed send (man-page reading: every error fires)", ch, q, 1)
+		e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
+		recvErr := ErrWC(2, verbs.WCLocLenErr)
+		recvErr.QPNum = RecvWC(0).QPNum
+		e.Push(q, recvErr, false)
+		e.notifyWant("arm(solicited), then a failed receive without the solicited bit", ch, q, 1)
+		return
+	}
+	e.notifyWant("arm(solicited), then a flushed send (rxe reading: only the solicited bit counts)", ch, q, 0)
+	e.Push(q, ErrWC(2, verbs.WCWRFlushErr), true)
+	e.notifyWant("arm(solicited), then an unsuccessful completion pushed as solicited", ch, q, 1)
+}
+
+func nextDominatesSolicited(t *tester, e *env) {
+	ch := e.Channel()
+	for _, order := range [][2]bool{{true, false}, {false, true}} {
+		q := e.CQ(4, nil, ch)
+		what := fmt.Sprintf("arm(%s) then arm(%s), then a successful send", notifyArmName(order[0]), notifyArmName(order[1]))
+		e.WantOK(what, q.ReqNotify(order[0]))
+		e.WantOK(what, q.ReqNotify(order[1]))
+		e.Push(q, SendWC(1), false)
+		e.notifyWant(what, ch, q, 1)
+	}
+}
+
+func repeatedArmsCollapse(t *tester, e *env) {
+	ch := e.Channel()
+	for _, so := range []bool{false, true} {
+		q := e.CQ(8, nil, ch)
+		for range 3 {
+			e.WantOK("ibv_req_notify_cq("+notifyArmName(so)+")", q.ReqNotify(so))
+		}
 		for i := range 3 {
-			e.Push(q, SendWC(uint64(i)), false)
+			e.Push(q, RecvWC(uint64(i)), true)
 		}
-		e.notifyWant("three completions after one arm", ch, q, 1)
-		e.Push(q, SendWC(3), false)
-		e.notifyWant("a completion after the event, without a re-arm", ch, q, 0)
+		e.notifyWant("arm("+notifyArmName(so)+") three times, then three solicited receives", ch, q, 1)
+	}
+}
 
-		e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
-		for i := range 3 {
-			e.Push(q, RecvWC(uint64(10+i)), true)
+func reArmBeforeReading(t *tester, e *env) {
+	ch := e.Channel()
+	q := e.CQ(8, nil, ch)
+	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
+	e.Push(q, SendWC(1), false)
+	e.WantOK("ibv_req_notify_cq before reading the first event", q.ReqNotify(false))
+	e.Push(q, SendWC(2), false)
+	if d, ok := ch.(Depth); ok && d.Len() != 2 {
+		t.Errorf("fire, re-arm, add: the channel holds %d events, want 2", d.Len())
+	}
+	for i := range 2 {
+		if got, _ := e.GetEvent(fmt.Sprintf("event %d of 2", i+1), ch); got != q {
+			t.Errorf("event %d of 2 names %v, want the armed CQ", i+1, got)
 		}
-		e.notifyWant("three solicited receives after one solicited arm", ch, q, 1)
-		e.Push(q, RecvWC(13), true)
-		e.notifyWant("a solicited receive after the event, without a re-arm", ch, q, 0)
+	}
+	e.NoEvent("after reading both events", ch)
+	e.WantOK("ibv_ack_cq_events(1) for the first event", q.AckEvents(1))
+	e.notifyDestroyWaits("one of two events acked", q, func() {
+		e.WantOK("ibv_ack_cq_events(1) for the second event", q.AckEvents(1))
 	})
+}
 
-	register("NOTIFY-02", "completions present at arm time never fire", func(t *T, e *Env) {
-		ch := e.Channel()
-		next := e.CQ(16, nil, ch)
-		sol := e.CQ(16, nil, ch)
-		for i := range 2 {
-			e.Push(next, SendWC(uint64(i)), false)
-			e.Push(sol, RecvWC(uint64(i)), true)
+func errorsPositiveErrnos(t *tester, e *env) {
+	q := e.CQ(4, nil, nil)
+	for _, so := range []bool{false, true} {
+		if err := q.ReqNotify(so); err != nil {
+			t.Errorf("ibv_req_notify_cq(%s) on a live CQ: %v, want nil", notifyArmName(so), err)
 		}
-		e.WantOK("ibv_req_notify_cq(next) with 2 unpolled completions", next.ReqNotify(false))
-		e.WantOK("ibv_req_notify_cq(solicited) with 2 unpolled solicited receives", sol.ReqNotify(true))
-		e.NoEvent("arming CQs that already hold completions", ch)
-		e.Push(next, SendWC(2), false)
-		e.notifyWant("a completion added after the arm (next)", ch, next, 1)
-		e.Push(sol, RecvWC(2), true)
-		e.notifyWant("a solicited receive added after the arm (solicited)", ch, sol, 1)
-	})
-
-	register("NOTIFY-03", "next fires on any new completion", func(t *T, e *Env) {
-		ch := e.Channel()
-		q := e.CQ(16, nil, ch)
-		for _, c := range []struct {
-			what string
-			w    verbs.WC
-		}{
-			{"a successful send", SendWC(1)},
-			{"a successful unsolicited receive", RecvWC(2)},
-			{"an unsuccessful completion", ErrWC(3, verbs.WCLocLenErr)},
-			{"a flushed completion", ErrWC(4, verbs.WCWRFlushErr)},
-		} {
-			e.WantOK("ibv_req_notify_cq(next)", q.ReqNotify(false))
-			e.Push(q, c.w, false)
-			e.notifyWant("arm(next), then "+c.what, ch, q, 1)
+	}
+	ctx, cancel := patient()
+	defer cancel()
+	e.WantOK("ibv_destroy_cq", q.DestroyContext(ctx))
+	for _, so := range []bool{false, true} {
+		err := q.ReqNotify(so)
+		what := "ibv_req_notify_cq(" + notifyArmName(so) + ") on a destroyed CQ"
+		e.WantErrno(what, err, syscall.EINVAL)
+		var n syscall.Errno
+		if err != nil && (!errors.As(err, &n) || n <= 0) {
+			t.Errorf("%s: the error %v carries no positive errno", what, err)
 		}
-	})
+	}
+}
 
-	register("NOTIFY-04", "solicited fires on solicited receives only", func(t *T, e *Env) {
-		ch := e.Channel()
-		q := e.CQ(16, nil, ch)
-		e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
-		e.Push(q, RecvWC(1), false)
-		e.notifyWant("arm(solicited), then a successful receive without the solicited bit", ch, q, 0)
-		e.Push(q, SendWC(2), false)
-		e.notifyWant("arm(solicited), then a successful send", ch, q, 0)
-		e.Push(q, SendWC(3), true)
-		e.notifyWant("arm(solicited), then a successful send pushed as solicited", ch, q, 0)
-		e.Push(q, RecvWC(4), true)
-		e.notifyWant("arm(solicited), then a successful solicited receive", ch, q, 1)
+func oneEventManyCompletions(t *tester, e *env) {
+	ch := e.Channel()
+	q := e.CQ(16, nil, ch)
+	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
+	var want []verbs.WC
+	for i := range 10 {
+		w := SendWC(uint64(i))
+		switch i % 3 {
+		case 1:
+			w = RecvWC(uint64(i))
+		case 2:
+			w = ErrWC(uint64(i), verbs.WCRemAccessErr)
+		}
+		e.Push(q, w, i%2 == 0)
+		want = append(want, w)
+	}
+	e.notifyWant("ten completions after one arm", ch, q, 1)
+	if d := cqDiff(want, e.PollAll(q, 4)); d != "" {
+		t.Errorf("the completions behind one event (-want +got):\n%s", d)
+	}
+	e.notifyWant("after polling, without a re-arm", ch, q, 0)
+}
 
-		e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
-		imm := RecvWC(5)
-		imm.Opcode, imm.WCFlags, imm.ImmData = verbs.WCRecvRDMAWithImm, verbs.WCWithImm, 0x1234
-		e.Push(q, imm, true)
-		e.notifyWant("arm(solicited), then a solicited RDMA write with immediate", ch, q, 1)
-	})
-
-	register("NOTIFY-05", "solicited arm and unsuccessful completions", func(t *T, e *Env) {
-		ch := e.Channel()
-		q := e.CQ(16, nil, ch)
-		e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
-		e.Push(q, ErrWC(1, verbs.WCWRFlushErr), false) // a send-side flush: never solicited
-		if !e.Profile.SolicitedBitOnly {
-			e.notifyWant("arm(solicited), then a flushed send (man-page reading: every error fires)", ch, q, 1)
-			e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
-			recvErr := ErrWC(2, verbs.WCLocLenErr)
-			recvErr.QPNum = RecvWC(0).QPNum
-			e.Push(q, recvErr, false)
-			e.notifyWant("arm(solicited), then a failed receive without the solicited bit", ch, q, 1)
+func eventAfterPollable(t *tester, e *env) {
+	for seed := range uint64(150) {
+		if !e.notifyPollableAfterEvent(seed) {
 			return
 		}
-		e.notifyWant("arm(solicited), then a flushed send (rxe reading: only the solicited bit counts)", ch, q, 0)
-		e.Push(q, ErrWC(2, verbs.WCWRFlushErr), true)
-		e.notifyWant("arm(solicited), then an unsuccessful completion pushed as solicited", ch, q, 1)
-	})
+	}
+	e.notifyPollableUnderContention(1, 200)
+}
 
-	register("NOTIFY-07", "next dominates solicited in either order", func(t *T, e *Env) {
-		ch := e.Channel()
-		for _, order := range [][2]bool{{true, false}, {false, true}} {
-			q := e.CQ(4, nil, ch)
-			what := fmt.Sprintf("arm(%s) then arm(%s), then a successful send", notifyArmName(order[0]), notifyArmName(order[1]))
-			e.WantOK(what, q.ReqNotify(order[0]))
-			e.WantOK(what, q.ReqNotify(order[1]))
-			e.Push(q, SendWC(1), false)
-			e.notifyWant(what, ch, q, 1)
-		}
-	})
+func eventMayFindEmpty(t *tester, e *env) {
+	ch := e.Channel()
+	q := e.CQ(8, nil, ch)
+	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
+	e.Push(q, SendWC(1), false)
+	e.GetEvent("the first event", ch)
+	e.WantOK("ibv_ack_cq_events", q.AckEvents(1))
+	e.WantOK("re-arm", q.ReqNotify(false))
+	e.Push(q, SendWC(2), false) // between the re-arm and the drain
+	if got := e.PollAll(q, 4); len(got) != 2 {
+		t.Errorf("the drain polled %d completions, want 2", len(got))
+	}
+	got, _, err := ch.TryGetEvent()
+	if err != nil {
+		t.Fatalf("the completion added between re-arm and drain fired the re-arm: want a second event, got %v", err)
+	}
+	if got != q {
+		t.Errorf("the second event names %v, want the CQ", got)
+	}
+	e.WantOK("ibv_ack_cq_events", q.AckEvents(1))
+	e.WantOK("re-arm", q.ReqNotify(false))
+	if n, err := q.Poll(make([]verbs.WC, 4)); n != 0 || err != nil {
+		t.Errorf("poll after the second event: %d, %v; want 0 (the completion was drained already)", n, err)
+	}
+}
 
-	register("NOTIFY-08", "repeated arms collapse", func(t *T, e *Env) {
-		ch := e.Channel()
-		for _, so := range []bool{false, true} {
-			q := e.CQ(8, nil, ch)
-			for range 3 {
-				e.WantOK("ibv_req_notify_cq("+notifyArmName(so)+")", q.ReqNotify(so))
-			}
-			for i := range 3 {
-				e.Push(q, RecvWC(uint64(i)), true)
-			}
-			e.notifyWant("arm("+notifyArmName(so)+") three times, then three solicited receives", ch, q, 1)
+func documentedLoop(t *tester, e *env) {
+	ch := e.Channel()
+	for k := 1; k <= 4; k++ {
+		runs, hang := e.notifyExplore(ch, notifyRecipe, k)
+		if hang != "" {
+			t.Fatalf("get event, ack, re-arm, drain: with %d insertions the consumer sleeps on a non-empty CQ after\n\t%s", k, hang)
 		}
-	})
+		t.Logf("%d insertions: %d interleavings, none hangs", k, runs)
+	}
+}
 
-	register("NOTIFY-09", "re-arm before reading queues a second event", func(t *T, e *Env) {
-		ch := e.Channel()
-		q := e.CQ(8, nil, ch)
-		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
-		e.Push(q, SendWC(1), false)
-		e.WantOK("ibv_req_notify_cq before reading the first event", q.ReqNotify(false))
-		e.Push(q, SendWC(2), false)
-		if d, ok := ch.(Depth); ok && d.Len() != 2 {
-			t.Errorf("fire, re-arm, add: the channel holds %d events, want 2", d.Len())
+func drainThenArmLosesWakeup(t *tester, e *env) {
+	ch := e.Channel()
+	q := e.CQ(8, nil, ch)
+	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
+	e.Push(q, SendWC(1), false)
+	e.GetEvent("the first event", ch)
+	e.WantOK("ibv_ack_cq_events", q.AckEvents(1))
+	if got := e.PollAll(q, 4); len(got) != 1 {
+		t.Fatalf("the drain polled %d completions, want 1", len(got))
+	}
+	e.Push(q, SendWC(2), false) // after the last empty poll, before the re-arm
+	e.WantOK("re-arm after the drain", q.ReqNotify(false))
+	for range 3 {
+		e.NoEvent("drain, then re-arm, then wait, with a completion added before the re-arm (the wait would never end)", ch)
+	}
+	// The fix: poll once more after re-arming.
+	buf := make([]verbs.WC, 4)
+	if n, err := q.Poll(buf); n != 1 || err != nil || buf[0].WRID != 2 {
+		t.Errorf("poll after re-arming: %d, %v; want the completion the wait would have missed", n, err)
+	}
+	// The fixed loop (drain, re-arm, drain again) never sleeps on a
+	// non-empty CQ, whatever the interleaving.
+	for k := 1; k <= 3; k++ {
+		if _, hang := e.notifyExplore(ch, notifyRecipeFixed, k); hang != "" {
+			t.Errorf("get event, ack, drain, re-arm, drain: with %d insertions the consumer sleeps on a non-empty CQ after\n\t%s", k, hang)
 		}
-		for i := range 2 {
-			if got, _ := e.GetEvent(fmt.Sprintf("event %d of 2", i+1), ch); got != q {
-				t.Errorf("event %d of 2 names %v, want the armed CQ", i+1, got)
-			}
-		}
-		e.NoEvent("after reading both events", ch)
-		e.WantOK("ibv_ack_cq_events(1) for the first event", q.AckEvents(1))
-		e.notifyDestroyWaits("one of two events acked", q, func() {
-			e.WantOK("ibv_ack_cq_events(1) for the second event", q.AckEvents(1))
+	}
+}
+
+func solicitedArmSendOnly(t *tester, e *env) {
+	ch := e.Channel()
+	q := e.CQ(16, nil, ch)
+	e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
+	write := SendWC(3)
+	write.Opcode = verbs.WCRDMAWrite
+	e.Push(q, SendWC(1), false)
+	e.Push(q, SendWC(2), true)
+	e.Push(q, write, true)
+	e.notifyWant("arm(solicited) on a send CQ, then successful sends", ch, q, 0)
+}
+
+func armWithoutChannel(t *tester, e *env) {
+	ch := e.Channel()
+	other := e.CQ(4, nil, ch)
+	q := e.CQ(4, nil, nil)
+	e.WantOK("ibv_req_notify_cq(next) without a channel", q.ReqNotify(false))
+	e.Push(q, SendWC(1), false)
+	e.WantOK("ibv_req_notify_cq(solicited) without a channel", q.ReqNotify(true))
+	e.Push(q, RecvWC(2), true)
+	e.NoEvent("a channel-less CQ fired: another CQ's channel", ch)
+	if ev, err := e.Ctx.TryGetAsyncEvent(); !errors.Is(err, syscall.EAGAIN) {
+		t.Errorf("a channel-less CQ fired: want no async event (EAGAIN), got %v, %v", ev, err)
+	}
+	if got := e.PollAll(q, 4); len(got) != 2 {
+		t.Errorf("the channel-less CQ holds %d completions, want 2", len(got))
+	}
+	e.WantOK("ibv_req_notify_cq", other.ReqNotify(false))
+	e.Push(other, SendWC(3), false)
+	e.notifyWant("the CQ that has the channel", ch, other, 1)
+}
+
+func oneFiringOneEvent(t *tester, e *env) {
+	ch := e.Channel()
+	tag := &notifyTag{"NOTIFY-18"}
+	q := e.CQ(16, tag, ch)
+	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
+	for qpn := range uint32(3) {
+		w := SendWC(uint64(qpn))
+		w.QPNum = 0x100 + qpn
+		e.Push(q, w, false)
+	}
+	e.notifyWantOne("completions of three QPs after one arm", ch, q, tag)
+	e.PollAll(q, 8)
+
+	// The same with the completions arriving concurrently.
+	in := e.Injector(q)
+	e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for qpn := range uint32(4) {
+		wg.Go(func() {
+			w := RecvWC(uint64(qpn))
+			w.QPNum = 0x200 + qpn
+			_, err := in.Push(w, true)
+			errs <- err
 		})
-	})
-
-	register("NOTIFY-10", "errors are positive errnos", func(t *T, e *Env) {
-		q := e.CQ(4, nil, nil)
-		for _, so := range []bool{false, true} {
-			if err := q.ReqNotify(so); err != nil {
-				t.Errorf("ibv_req_notify_cq(%s) on a live CQ: %v, want nil", notifyArmName(so), err)
-			}
-		}
-		ctx, cancel := patient()
-		defer cancel()
-		e.WantOK("ibv_destroy_cq", q.DestroyContext(ctx))
-		for _, so := range []bool{false, true} {
-			err := q.ReqNotify(so)
-			what := "ibv_req_notify_cq(" + notifyArmName(so) + ") on a destroyed CQ"
-			e.WantErrno(what, err, syscall.EINVAL)
-			var n syscall.Errno
-			if err != nil && (!errors.As(err, &n) || n <= 0) {
-				t.Errorf("%s: the error %v carries no positive errno", what, err)
-			}
-		}
-	})
-
-	register("NOTIFY-11", "one event may stand for many completions", func(t *T, e *Env) {
-		ch := e.Channel()
-		q := e.CQ(16, nil, ch)
-		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
-		var want []verbs.WC
-		for i := range 10 {
-			w := SendWC(uint64(i))
-			switch i % 3 {
-			case 1:
-				w = RecvWC(uint64(i))
-			case 2:
-				w = ErrWC(uint64(i), verbs.WCRemAccessErr)
-			}
-			e.Push(q, w, i%2 == 0)
-			want = append(want, w)
-		}
-		e.notifyWant("ten completions after one arm", ch, q, 1)
-		if d := cqDiff(want, e.PollAll(q, 4)); d != "" {
-			t.Errorf("the completions behind one event (-want +got):\n%s", d)
-		}
-		e.notifyWant("after polling, without a re-arm", ch, q, 0)
-	})
-
-	register("NOTIFY-12", "an event comes after its completion is pollable", func(t *T, e *Env) {
-		for seed := range uint64(150) {
-			if !e.notifyPollableAfterEvent(seed) {
-				return
-			}
-		}
-		e.notifyPollableUnderContention(1, 200)
-	})
-
-	register("NOTIFY-13", "an event may find the CQ empty", func(t *T, e *Env) {
-		ch := e.Channel()
-		q := e.CQ(8, nil, ch)
-		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
-		e.Push(q, SendWC(1), false)
-		e.GetEvent("the first event", ch)
-		e.WantOK("ibv_ack_cq_events", q.AckEvents(1))
-		e.WantOK("re-arm", q.ReqNotify(false))
-		e.Push(q, SendWC(2), false) // between the re-arm and the drain
-		if got := e.PollAll(q, 4); len(got) != 2 {
-			t.Errorf("the drain polled %d completions, want 2", len(got))
-		}
-		got, _, err := ch.TryGetEvent()
-		if err != nil {
-			t.Fatalf("the completion added between re-arm and drain fired the re-arm: want a second event, got %v", err)
-		}
-		if got != q {
-			t.Errorf("the second event names %v, want the CQ", got)
-		}
-		e.WantOK("ibv_ack_cq_events", q.AckEvents(1))
-		e.WantOK("re-arm", q.ReqNotify(false))
-		if n, err := q.Poll(make([]verbs.WC, 4)); n != 0 || err != nil {
-			t.Errorf("poll after the second event: %d, %v; want 0 (the completion was drained already)", n, err)
-		}
-	})
-
-	register("NOTIFY-14", "the documented loop never loses a wake-up", func(t *T, e *Env) {
-		ch := e.Channel()
-		for k := 1; k <= 4; k++ {
-			runs, hang := e.notifyExplore(ch, notifyRecipe, k)
-			if hang != "" {
-				t.Fatalf("get event, ack, re-arm, drain: with %d insertions the consumer sleeps on a non-empty CQ after\n\t%s", k, hang)
-			}
-			t.Logf("%d insertions: %d interleavings, none hangs", k, runs)
-		}
-	})
-
-	register("NOTIFY-15", "draining before re-arming loses a wake-up", func(t *T, e *Env) {
-		ch := e.Channel()
-		q := e.CQ(8, nil, ch)
-		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
-		e.Push(q, SendWC(1), false)
-		e.GetEvent("the first event", ch)
-		e.WantOK("ibv_ack_cq_events", q.AckEvents(1))
-		if got := e.PollAll(q, 4); len(got) != 1 {
-			t.Fatalf("the drain polled %d completions, want 1", len(got))
-		}
-		e.Push(q, SendWC(2), false) // after the last empty poll, before the re-arm
-		e.WantOK("re-arm after the drain", q.ReqNotify(false))
-		for range 3 {
-			e.NoEvent("drain, then re-arm, then wait, with a completion added before the re-arm (the wait would never end)", ch)
-		}
-		// The fix: poll once more after re-arming.
-		buf := make([]verbs.WC, 4)
-		if n, err := q.Poll(buf); n != 1 || err != nil || buf[0].WRID != 2 {
-			t.Errorf("poll after re-arming: %d, %v; want the completion the wait would have missed", n, err)
-		}
-		// The fixed loop (drain, re-arm, drain again) never sleeps on a
-		// non-empty CQ, whatever the interleaving.
-		for k := 1; k <= 3; k++ {
-			if _, hang := e.notifyExplore(ch, notifyRecipeFixed, k); hang != "" {
-				t.Errorf("get event, ack, drain, re-arm, drain: with %d insertions the consumer sleeps on a non-empty CQ after\n\t%s", k, hang)
-			}
-		}
-	})
-
-	register("NOTIFY-16", "solicited arm on a send-only CQ", func(t *T, e *Env) {
-		ch := e.Channel()
-		q := e.CQ(16, nil, ch)
-		e.WantOK("ibv_req_notify_cq(solicited)", q.ReqNotify(true))
-		write := SendWC(3)
-		write.Opcode = verbs.WCRDMAWrite
-		e.Push(q, SendWC(1), false)
-		e.Push(q, SendWC(2), true)
-		e.Push(q, write, true)
-		e.notifyWant("arm(solicited) on a send CQ, then successful sends", ch, q, 0)
-	})
-
-	register("NOTIFY-17", "arming a CQ without a channel", func(t *T, e *Env) {
-		ch := e.Channel()
-		other := e.CQ(4, nil, ch)
-		q := e.CQ(4, nil, nil)
-		e.WantOK("ibv_req_notify_cq(next) without a channel", q.ReqNotify(false))
-		e.Push(q, SendWC(1), false)
-		e.WantOK("ibv_req_notify_cq(solicited) without a channel", q.ReqNotify(true))
-		e.Push(q, RecvWC(2), true)
-		e.NoEvent("a channel-less CQ fired: another CQ's channel", ch)
-		if ev, err := e.Ctx.TryGetAsyncEvent(); !errors.Is(err, syscall.EAGAIN) {
-			t.Errorf("a channel-less CQ fired: want no async event (EAGAIN), got %v, %v", ev, err)
-		}
-		if got := e.PollAll(q, 4); len(got) != 2 {
-			t.Errorf("the channel-less CQ holds %d completions, want 2", len(got))
-		}
-		e.WantOK("ibv_req_notify_cq", other.ReqNotify(false))
-		e.Push(other, SendWC(3), false)
-		e.notifyWant("the CQ that has the channel", ch, other, 1)
-	})
-
-	register("NOTIFY-18", "one firing is one event, whatever feeds the CQ", func(t *T, e *Env) {
-		ch := e.Channel()
-		tag := &notifyTag{"NOTIFY-18"}
-		q := e.CQ(16, tag, ch)
-		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
-		for qpn := range uint32(3) {
-			w := SendWC(uint64(qpn))
-			w.QPNum = 0x100 + qpn
-			e.Push(q, w, false)
-		}
-		e.notifyWantOne("completions of three QPs after one arm", ch, q, tag)
-		e.PollAll(q, 8)
-
-		// The same with the completions arriving concurrently.
-		in := e.Injector(q)
-		e.WantOK("ibv_req_notify_cq", q.ReqNotify(false))
-		errs := make(chan error, 4)
-		var wg sync.WaitGroup
-		for qpn := range uint32(4) {
-			wg.Go(func() {
-				w := RecvWC(uint64(qpn))
-				w.QPNum = 0x200 + qpn
-				_, err := in.Push(w, true)
-				errs <- err
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			e.WantOK("injecting a completion", err)
-		}
-		e.notifyWantOne("completions of four QPs arriving together after one arm", ch, q, tag)
-		qps := map[uint32]bool{}
-		for _, w := range e.PollAll(q, 8) {
-			qps[w.QPNum] = true
-		}
-		if len(qps) != 4 {
-			t.Errorf("the CQ held completions of %d QPs, want 4", len(qps))
-		}
-	})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		e.WantOK("injecting a completion", err)
+	}
+	e.notifyWantOne("completions of four QPs arriving together after one arm", ch, q, tag)
+	qps := map[uint32]bool{}
+	for _, w := range e.PollAll(q, 8) {
+		qps[w.QPNum] = true
+	}
+	if len(qps) != 4 {
+		t.Errorf("the CQ held completions of %d QPs, want 4", len(qps))
+	}
 }
 
 // notifyTag is a cq_context sentinel: events must hand back the very pointer.
@@ -365,7 +383,7 @@ func notifyArmName(solicitedOnly bool) string {
 
 // notifyTake takes every event queued on ch without blocking and acks each on
 // the CQ it names. It returns the CQs and contexts the events named, in order.
-func (e *Env) notifyTake(what string, ch CompChannel) (cqs []CQ, ctxs []any) {
+func (e *env) notifyTake(what string, ch verbs.CompChannel) (cqs []verbs.CQ, ctxs []any) {
 	e.T.Helper()
 	for {
 		q, c, err := ch.TryGetEvent()
@@ -385,7 +403,7 @@ func (e *Env) notifyTake(what string, ch CompChannel) (cqs []CQ, ctxs []any) {
 
 // notifyWant checks that ch holds exactly n events, all naming q, and takes
 // and acks them.
-func (e *Env) notifyWant(what string, ch CompChannel, q CQ, n int) {
+func (e *env) notifyWant(what string, ch verbs.CompChannel, q verbs.CQ, n int) {
 	e.T.Helper()
 	cqs, _ := e.notifyTake(what, ch)
 	if len(cqs) != n {
@@ -400,7 +418,7 @@ func (e *Env) notifyWant(what string, ch CompChannel, q CQ, n int) {
 
 // notifyWantOne checks that ch holds exactly one event, naming q and its
 // context tag, and takes and acks it.
-func (e *Env) notifyWantOne(what string, ch CompChannel, q CQ, tag any) {
+func (e *env) notifyWantOne(what string, ch verbs.CompChannel, q verbs.CQ, tag any) {
 	e.T.Helper()
 	cqs, ctxs := e.notifyTake(what, ch)
 	if len(cqs) != 1 {
@@ -416,7 +434,7 @@ func (e *Env) notifyWantOne(what string, ch CompChannel, q CQ, tag any) {
 // for it are unacked, then calls ack, which must supply the missing acks, and
 // checks that the destroy then finishes. Under DestroyBusyOnUnacked the first
 // destroy must fail with EBUSY instead of waiting.
-func (e *Env) notifyDestroyWaits(what string, q CQ, ack func()) {
+func (e *env) notifyDestroyWaits(what string, q verbs.CQ, ack func()) {
 	e.T.Helper()
 	ctx, cancel := patient()
 	defer cancel()
@@ -456,7 +474,7 @@ func (e *Env) notifyDestroyWaits(what string, q CQ, ack func()) {
 // phase polls before its end, so any event read in a phase was fired by a
 // completion nobody has polled, and the first poll at the end of the phase
 // must return it. It reports whether the case may go on.
-func (e *Env) notifyPollableAfterEvent(seed uint64) bool {
+func (e *env) notifyPollableAfterEvent(seed uint64) bool {
 	e.T.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x4e4f54494659)) // deterministic: a failure names its seed
 	ch := e.Channel()
@@ -499,7 +517,7 @@ func (e *Env) notifyPollableAfterEvent(seed uint64) bool {
 }
 
 // notifyTakeQuiet is notifyTake under a fixed description.
-func (e *Env) notifyTakeQuiet(ch CompChannel) []CQ {
+func (e *env) notifyTakeQuiet(ch verbs.CompChannel) []verbs.CQ {
 	e.T.Helper()
 	cqs, _ := e.notifyTake("taking events", ch)
 	return cqs
@@ -523,7 +541,7 @@ func notifyRandomWC(rng *rand.Rand, id uint64) (verbs.WC, bool) {
 // return at least one completion. Each round the producer gets one batch of
 // work before the arm (racing with it) and one after; every batch ends with
 // completions that fire any arm, so the wait always ends.
-func (e *Env) notifyPollableUnderContention(seed uint64, rounds int) {
+func (e *env) notifyPollableUnderContention(seed uint64, rounds int) {
 	e.T.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x4e4f54494659))
 	ch := e.Channel()
@@ -621,7 +639,7 @@ var (
 // Schedules are enumerated depth first: each run follows a prefix of forced
 // choices and takes the consumer step at every later choice point; the next
 // run flips the last consumer choice that has not been flipped yet.
-func (e *Env) notifyExplore(ch CompChannel, recipe []notifyStep, k int) (runs int, hang string) {
+func (e *env) notifyExplore(ch verbs.CompChannel, recipe []notifyStep, k int) (runs int, hang string) {
 	e.T.Helper()
 	var forced []bool // true: the producer moves at that choice point
 	for {
@@ -646,7 +664,7 @@ func (e *Env) notifyExplore(ch CompChannel, recipe []notifyStep, k int) (runs in
 
 // notifyRun is one run of notifyExplore. It returns the choice taken at every
 // choice point (true: the producer moved) and, if the run hangs, its steps.
-func (e *Env) notifyRun(ch CompChannel, recipe []notifyStep, k int, forced []bool) (taken []bool, hang string) {
+func (e *env) notifyRun(ch verbs.CompChannel, recipe []notifyStep, k int, forced []bool) (taken []bool, hang string) {
 	e.T.Helper()
 	q, err := e.Ctx.CreateCQ(k, nil, ch, 0)
 	if err != nil {

@@ -40,7 +40,7 @@ func TestSuiteReadsFourFieldsOfErrors_WC03_WC14(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex // some cases poll from several goroutines
 	rng := rand.New(rand.NewPCG(3, 14))
-	m := mutant{name: "scrambling polls", h: hooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+	m := mutant{name: "scrambling polls", h: hooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 		n, err := q.Poll(wcs)
 		mu.Lock()
 		defer mu.Unlock()

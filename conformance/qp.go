@@ -15,9 +15,10 @@ import (
 // (QP-06) and query (QP-24); qp_modify.go has the state machine and its
 // attribute masks, qp_post.go the posting rules.
 //
-// The transition table below is the suite's own, written from the rule
-// catalogue (QP-07, QP-14..20), not taken from any implementation: the cases
-// hold a device to it.
+// The transition table is verbs.Transition, the one the simulator enforces
+// and the reference model follows; qp_test.go checks its legal pairs
+// against QP-07 as the catalogue spells them, and the mutants show that the
+// cases hold a device to it.
 //
 // Left for the transport (issue #4), because they need work requests that
 // execute: QP-05 (sq_sig_all=1 makes unsignaled requests complete; a flush
@@ -31,7 +32,7 @@ var qpTypes = [...]verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD}
 // qpStates are the seven states, in enum order.
 var qpStates = [...]verbs.QPState{verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE, verbs.QPStateErr}
 
-// Short names for the mask bits, to keep the table readable.
+// Short names for the mask bits, to keep the cases readable.
 const (
 	bState   = verbs.QPAttrState
 	bCur     = verbs.QPAttrCurState
@@ -57,81 +58,10 @@ const (
 	bRate    = verbs.QPAttrRateLimit
 )
 
-// qpRule is one legal transition: the bits it requires and the bits it
-// allows besides IBV_QP_STATE, per transport (indexed like qpTypes).
-type qpRule struct{ req, opt [3]verbs.QPAttrMask }
-
-// qpSame is a rule that is the same for every transport.
-func qpSame(req, opt verbs.QPAttrMask) qpRule {
-	return qpRule{[3]verbs.QPAttrMask{req, req, req}, [3]verbs.QPAttrMask{opt, opt, opt}}
-}
-
-var (
-	qpToRTSOpt = [3]verbs.QPAttrMask{ // RTS→RTS and SQD→RTS (QP-18)
-		bCur | bAccess | bAlt | bMig | bMinRNR,
-		bCur | bAccess | bAlt | bMig,
-		bCur | bQKey,
-	}
-	// qpTable is every legal transition but RESET→ERR, which depends on the
-	// profile (QP-08): QP-07 for the pairs, QP-09 and QP-14..20 for the bits.
-	qpTable = map[[2]verbs.QPState]qpRule{
-		{verbs.QPStateReset, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateReset, verbs.QPStateInit}: {req: [3]verbs.QPAttrMask{
-			bPKey | bPort | bAccess, bPKey | bPort | bAccess, bPKey | bPort | bQKey}},
-		{verbs.QPStateInit, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateInit, verbs.QPStateErr}:   qpSame(0, 0),
-		{verbs.QPStateInit, verbs.QPStateInit}: {opt: [3]verbs.QPAttrMask{
-			bPKey | bPort | bAccess, bPKey | bPort | bAccess, bPKey | bPort | bQKey}},
-		{verbs.QPStateInit, verbs.QPStateRTR}: {
-			req: [3]verbs.QPAttrMask{
-				bAV | bMTU | bDestQPN | bRQPSN | bDestAt | bMinRNR,
-				bAV | bMTU | bDestQPN | bRQPSN,
-				0},
-			opt: [3]verbs.QPAttrMask{bAlt | bAccess | bPKey, bAlt | bAccess | bPKey, bPKey | bQKey}},
-		{verbs.QPStateRTR, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateRTR, verbs.QPStateErr}:   qpSame(0, 0),
-		{verbs.QPStateRTR, verbs.QPStateRTS}: {
-			req: [3]verbs.QPAttrMask{bSQPSN | bTimeout | bRetry | bRNR | bRdAtom, bSQPSN, bSQPSN},
-			opt: qpToRTSOpt},
-		{verbs.QPStateRTS, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateRTS, verbs.QPStateErr}:   qpSame(0, 0),
-		{verbs.QPStateRTS, verbs.QPStateRTS}:   {opt: qpToRTSOpt},
-		{verbs.QPStateRTS, verbs.QPStateSQD}:   qpSame(0, bSQDNote),
-		{verbs.QPStateSQD, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateSQD, verbs.QPStateErr}:   qpSame(0, 0),
-		{verbs.QPStateSQD, verbs.QPStateRTS}:   {opt: qpToRTSOpt},
-		{verbs.QPStateSQD, verbs.QPStateSQD}: {opt: [3]verbs.QPAttrMask{
-			bPort | bAV | bTimeout | bRetry | bRNR | bRdAtom | bDestAt | bAlt | bAccess | bPKey | bMinRNR | bMig,
-			bAV | bAlt | bAccess | bPKey | bMig,
-			bPKey | bQKey}},
-		{verbs.QPStateSQE, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateSQE, verbs.QPStateErr}:   qpSame(0, 0),
-		{verbs.QPStateSQE, verbs.QPStateRTS}:   {opt: [3]verbs.QPAttrMask{0, bCur | bAccess, bCur | bQKey}},
-		{verbs.QPStateErr, verbs.QPStateReset}: qpSame(0, 0),
-		{verbs.QPStateErr, verbs.QPStateErr}:   qpSame(0, 0),
-	}
-)
-
-func qpTypeIndex(t verbs.QPType) int {
-	switch t {
-	case verbs.QPTypeRC:
-		return 0
-	case verbs.QPTypeUC:
-		return 1
-	}
-	return 2
-}
-
-// qpTransition reports whether a QP of type typ may go from one state to
-// another under profile p, and which bits that takes besides STATE.
-func qpTransition(p Profile, from, to verbs.QPState, typ verbs.QPType) (req, opt verbs.QPAttrMask, ok bool) {
-	if from == verbs.QPStateReset && to == verbs.QPStateErr {
-		return 0, 0, p.ResetToErr
-	}
-	r, ok := qpTable[[2]verbs.QPState{from, to}]
-	i := qpTypeIndex(typ)
-	return r.req[i], r.opt[i], ok
-}
+// noQPN is a dest_qp_num no QP of a device with fewer than 2^24-16 QPs
+// has: a connected QP pointed at it sends into the void, so its sends wait
+// for acknowledgements that never come.
+const noQPN = 0xFFFFF0
 
 // qpPath is how the suite reaches each state from RESET with modifies.
 // SQE is missing: only a failing send takes a QP there.
@@ -188,19 +118,19 @@ const qpCQE = 1024
 // registered buffer and the device limits. QPs made through it are destroyed
 // when the case ends, before the PD and the CQ.
 type qpWorld struct {
-	t     *T
-	e     *Env
+	t     *tester
+	e     *env
 	lim   Limits
-	pd    PD
-	cq    CQ
-	mr    MR
-	ah    AH
-	types map[QP]verbs.QPType
+	pd    verbs.PD
+	cq    verbs.CQ
+	mr    verbs.MR
+	ah    verbs.AH
+	types map[verbs.QP]verbs.QPType
 }
 
-func qpSetup(t *T, e *Env) *qpWorld {
+func qpSetup(t *tester, e *env) *qpWorld {
 	t.Helper()
-	w := &qpWorld{t: t, e: e, lim: e.Limits(), types: map[QP]verbs.QPType{}}
+	w := &qpWorld{t: t, e: e, lim: e.Limits(), types: map[verbs.QP]verbs.QPType{}}
 	w.pd = e.pdAlloc()
 	w.cq = e.CQ(qpCQE, nil, nil)
 	w.mr = e.mrReg(w.pd, make([]byte, 4096), accessLocalWrite)
@@ -208,7 +138,7 @@ func qpSetup(t *T, e *Env) *qpWorld {
 }
 
 // udAH returns an address handle of the world's PD, for UD send requests.
-func (w *qpWorld) udAH() AH {
+func (w *qpWorld) udAH() verbs.AH {
 	if w.ah == nil {
 		w.ah = w.e.ahCreate(w.pd)
 	}
@@ -225,13 +155,13 @@ func (w *qpWorld) qpCap() verbs.QPCap {
 }
 
 // create makes a QP of type typ with qpCap on the world's CQ.
-func (w *qpWorld) create(typ verbs.QPType) QP {
+func (w *qpWorld) create(typ verbs.QPType) verbs.QP {
 	w.t.Helper()
-	return w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
+	return w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
 }
 
 // createWith makes a QP from a or fails the case.
-func (w *qpWorld) createWith(a QPInitAttr) QP {
+func (w *qpWorld) createWith(a verbs.QPInitAttr) verbs.QP {
 	w.t.Helper()
 	q, err := w.pd.CreateQP(a)
 	if err != nil || q == nil {
@@ -248,7 +178,7 @@ func (w *qpWorld) createWith(a QPInitAttr) QP {
 
 // tryCreate makes a QP from a and checks the failure convention: either a QP
 // and no error, or no QP and an errno. The QP is destroyed at the end.
-func (w *qpWorld) tryCreate(a QPInitAttr) (QP, error) {
+func (w *qpWorld) tryCreate(a verbs.QPInitAttr) (verbs.QP, error) {
 	w.t.Helper()
 	q, err := w.pd.CreateQP(a)
 	if q != nil {
@@ -274,9 +204,9 @@ func (w *qpWorld) tryCreate(a QPInitAttr) (QP, error) {
 
 // srq makes an SRQ of the world's PD or fails the case; it is destroyed at
 // the end, after the QPs created later.
-func (w *qpWorld) srq(maxWR, maxSGE uint32) SRQ {
+func (w *qpWorld) srq(maxWR, maxSGE uint32) verbs.SRQ {
 	w.t.Helper()
-	s, err := w.pd.CreateSRQ(SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: maxWR, MaxSGE: maxSGE}})
+	s, err := w.pd.CreateSRQ(verbs.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: maxWR, MaxSGE: maxSGE}})
 	if err != nil || s == nil {
 		w.t.Fatalf("ibv_create_srq(max_wr=%d, max_sge=%d): srq=%v err=%v", maxWR, maxSGE, s, err)
 	}
@@ -289,14 +219,14 @@ func (w *qpWorld) srq(maxWR, maxSGE uint32) SRQ {
 }
 
 // minimal returns the smallest legal mask from one state to another for q.
-func (w *qpWorld) minimal(q QP, from, to verbs.QPState) verbs.QPAttrMask {
-	req, _, _ := qpTransition(w.e.Profile, from, to, w.types[q])
+func (w *qpWorld) minimal(q verbs.QP, from, to verbs.QPState) verbs.QPAttrMask {
+	req, _, _ := verbs.Transition(from, to, w.types[q], w.e.Profile)
 	return bState | req
 }
 
 // step moves q from one state to another with the minimal mask, or fails
 // the case.
-func (w *qpWorld) step(q QP, from, to verbs.QPState) {
+func (w *qpWorld) step(q verbs.QP, from, to verbs.QPState) {
 	w.t.Helper()
 	w.stepWith(q, from, to, nil)
 }
@@ -304,7 +234,7 @@ func (w *qpWorld) step(q QP, from, to verbs.QPState) {
 // stepWith is step with the attributes qpAttr gives edited by set (when not
 // nil). A move from RTS to SQD also takes the SQ_DRAINED event it raises on
 // a device that raises it unasked (sqDrained).
-func (w *qpWorld) stepWith(q QP, from, to verbs.QPState, set func(*verbs.QPAttr)) {
+func (w *qpWorld) stepWith(q verbs.QP, from, to verbs.QPState, set func(*verbs.QPAttr)) {
 	w.t.Helper()
 	a := qpAttr(w.lim, from, to)
 	if set != nil {
@@ -328,7 +258,7 @@ func (w *qpWorld) stepWith(q QP, from, to verbs.QPState, set func(*verbs.QPAttr)
 // another QP, which a case may have moved to SQD with a modify of its own,
 // is acked and skipped; any other event fails the case. Under the other
 // reading nothing is raised, which ASYNC-13 and FLUSH-14 check.
-func (w *qpWorld) sqDrained(q QP) {
+func (w *qpWorld) sqDrained(q verbs.QP) {
 	w.t.Helper()
 	if !w.e.Profile.AlwaysSQDrained {
 		return
@@ -356,7 +286,7 @@ func (w *qpWorld) sqDrained(q QP) {
 // RTS: UD and UC sends complete at once with SUCCESS whoever receives them
 // (XFER-22, XFER-26). So:
 //
-//   - RC: RTS, with dest_qp_num machineDestQPN, which no QP has, and timeout
+//   - RC: RTS, with dest_qp_num noQPN, which no QP has, and timeout
 //     0, which disables the local ACK timeout (QP-22): the sends are
 //     transmitted and wait for an acknowledgement that never comes.
 //   - UC and UD: SQD, entered while the send queue is empty, so the drain is
@@ -364,9 +294,9 @@ func (w *qpWorld) sqDrained(q QP) {
 //     which never comes.
 //
 // Receives wait for a message in either state; nothing is sent to them.
-func (w *qpWorld) hold(q QP) verbs.QPState {
+func (w *qpWorld) hold(q verbs.QP) verbs.QPState {
 	w.t.Helper()
-	silent := func(a *verbs.QPAttr) { a.DestQPNum, a.Timeout = machineDestQPN, 0 }
+	silent := func(a *verbs.QPAttr) { a.DestQPNum, a.Timeout = noQPN, 0 }
 	path := []verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS}
 	if w.types[q] != verbs.QPTypeRC {
 		path = append(path, verbs.QPStateSQD)
@@ -380,14 +310,14 @@ func (w *qpWorld) hold(q QP) verbs.QPState {
 }
 
 // held returns a new QP of type typ taken to hold's state, and the state.
-func (w *qpWorld) held(typ verbs.QPType) (QP, verbs.QPState) {
+func (w *qpWorld) held(typ verbs.QPType) (verbs.QP, verbs.QPState) {
 	w.t.Helper()
 	q := w.create(typ)
 	return q, w.hold(q)
 }
 
 // walk takes q, which is in RESET, to state s along qpPath.
-func (w *qpWorld) walk(q QP, s verbs.QPState) {
+func (w *qpWorld) walk(q verbs.QP, s verbs.QPState) {
 	w.t.Helper()
 	cur := verbs.QPStateReset
 	for _, next := range qpPath[s] {
@@ -397,7 +327,7 @@ func (w *qpWorld) walk(q QP, s verbs.QPState) {
 }
 
 // at returns a new QP of type typ in state s.
-func (w *qpWorld) at(typ verbs.QPType, s verbs.QPState) QP {
+func (w *qpWorld) at(typ verbs.QPType, s verbs.QPState) verbs.QP {
 	w.t.Helper()
 	q := w.create(typ)
 	w.walk(q, s)
@@ -405,7 +335,7 @@ func (w *qpWorld) at(typ verbs.QPType, s verbs.QPState) QP {
 }
 
 // query returns q's attributes or fails the case.
-func (w *qpWorld) query(q QP) verbs.QPAttr {
+func (w *qpWorld) query(q verbs.QP) verbs.QPAttr {
 	w.t.Helper()
 	a, err := queryQP(q)
 	if err != nil {
@@ -416,7 +346,7 @@ func (w *qpWorld) query(q QP) verbs.QPAttr {
 
 // refused checks that modify(a, mask) fails with EINVAL and that the QP's
 // attributes, state included, are what they were (QP-13).
-func (w *qpWorld) refused(what string, q QP, a verbs.QPAttr, mask verbs.QPAttrMask) bool {
+func (w *qpWorld) refused(what string, q verbs.QP, a verbs.QPAttr, mask verbs.QPAttrMask) bool {
 	w.t.Helper()
 	before := w.query(q)
 	err := q.Modify(&a, mask)
@@ -434,7 +364,7 @@ func (w *qpWorld) refused(what string, q QP, a verbs.QPAttr, mask verbs.QPAttrMa
 }
 
 // accepted checks that modify(a, mask) succeeds and leaves q in state to.
-func (w *qpWorld) accepted(what string, q QP, a verbs.QPAttr, mask verbs.QPAttrMask, to verbs.QPState) bool {
+func (w *qpWorld) accepted(what string, q verbs.QP, a verbs.QPAttr, mask verbs.QPAttrMask, to verbs.QPState) bool {
 	w.t.Helper()
 	from := w.query(q).QPState
 	if err := q.Modify(&a, mask); err != nil {
@@ -450,7 +380,7 @@ func (w *qpWorld) accepted(what string, q QP, a verbs.QPAttr, mask verbs.QPAttrM
 
 // qpSmallEnv returns an environment on a device like e's with small queue
 // limits, or nil when e's device is not a LimitedDevice.
-func qpSmallEnv(t *T, e *Env) *Env {
+func qpSmallEnv(t *tester, e *env) *env {
 	t.Helper()
 	want := Limits{MaxQPWR: 64, MaxSGE: 4, MaxInline: 48, MaxSRQWR: 64, MaxSRQSGE: 4}
 	s := cqLimitedEnv(t, e, want)
@@ -466,7 +396,7 @@ func qpSmallEnv(t *T, e *Env) *Env {
 
 // qpCapProperty creates QPs with random capacities within w's limits, and at
 // each limit, and checks the capacities they report (QP-02).
-func qpCapProperty(t *T, w *qpWorld) {
+func qpCapProperty(t *tester, w *qpWorld) {
 	t.Helper()
 	l := w.lim
 	rng := rand.New(rand.NewPCG(2, 0x9902))
@@ -486,7 +416,7 @@ func qpCapProperty(t *T, w *qpWorld) {
 	}
 	for i, c := range req {
 		typ := qpTypes[i%3]
-		q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+		q, err := w.tryCreate(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
 		if err != nil {
 			t.Errorf("ibv_create_qp(%v, cap %+v) within the device limits: %v", typ, c, err)
 			continue
@@ -504,7 +434,7 @@ func qpCapProperty(t *T, w *qpWorld) {
 
 // qpCapOverLimit checks that a request above one of w's limits is EINVAL
 // with no QP (QP-02).
-func qpCapOverLimit(t *T, w *qpWorld) {
+func qpCapOverLimit(t *tester, w *qpWorld) {
 	t.Helper()
 	l := w.lim
 	over := []struct {
@@ -521,7 +451,7 @@ func qpCapOverLimit(t *T, w *qpWorld) {
 		c := w.qpCap()
 		o.set(&c)
 		typ := qpTypes[i%3]
-		q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+		q, err := w.tryCreate(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
 		if q != nil {
 			t.Errorf("ibv_create_qp(%v) with %s (max_qp_wr %d) returned a QP", typ, o.name, l.MaxQPWR)
 		}
@@ -541,128 +471,136 @@ var qpStateValues = [...]struct {
 	{verbs.QPStateErr, 6, "IBV_QPS_ERR"}, {verbs.QPStateUnknown, 7, "IBV_QPS_UNKNOWN"},
 }
 
-func init() {
-	register("QP-01", "a new QP is in RESET with a unique qp_num; a failed create returns none", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		nums := map[uint32]int{}
-		var live []QP
-		for i := range 12 {
-			q := w.create(qpTypes[i%3])
-			if s := w.query(q).QPState; s != verbs.QPStateReset {
-				t.Errorf("QP %d (%v) starts in %v, want RESET", i, qpTypes[i%3], s)
-			}
-			if j, dup := nums[q.Num()]; dup {
-				t.Errorf("QP %d has qp_num %#x, the number of live QP %d", i, q.Num(), j)
-			}
-			nums[q.Num()] = i
-			live = append(live, q)
-			if i%4 == 3 { // numbers of destroyed QPs may come back; live ones never repeat
-				ctx, cancel := patient()
-				e.WantOK("ibv_destroy_qp", live[0].DestroyContext(ctx))
-				cancel()
-				delete(nums, live[0].Num())
-				live = live[1:]
-			}
+// qpCases are the cases of the QP family in qp.go.
+var qpCases = []Case{
+	{"QP-01", "a new QP is in RESET with a unique qp_num; a failed create returns none", newQPInReset},
+	{"QP-02", "the caps written back are at least the request; over a device limit is EINVAL", qpCapsWrittenBack},
+	{"QP-03", "send_cq and recv_cq are both required; they may be one CQ", sendAndRecvCQ},
+	{"QP-04", "UC cannot use an SRQ; RC and UD with one ignore the receive caps", ucCannotUseSRQ},
+	{"QP-06", "state values are those of verbs.h; UNKNOWN is never a target", stateValues},
+	{"QP-24", "query reports the current state after every modify", queryCurrentState},
+}
+
+func newQPInReset(t *tester, e *env) {
+	w := qpSetup(t, e)
+	nums := map[uint32]int{}
+	var live []verbs.QP
+	for i := range 12 {
+		q := w.create(qpTypes[i%3])
+		if s := w.query(q).QPState; s != verbs.QPStateReset {
+			t.Errorf("QP %d (%v) starts in %v, want RESET", i, qpTypes[i%3], s)
 		}
+		if j, dup := nums[q.Num()]; dup {
+			t.Errorf("QP %d has qp_num %#x, the number of live QP %d", i, q.Num(), j)
+		}
+		nums[q.Num()] = i
+		live = append(live, q)
+		if i%4 == 3 { // numbers of destroyed QPs may come back; live ones never repeat
+			ctx, cancel := patient()
+			e.WantOK("ibv_destroy_qp", live[0].DestroyContext(ctx))
+			cancel()
+			delete(nums, live[0].Num())
+			live = live[1:]
+		}
+	}
+	c := w.qpCap()
+	c.MaxSendWR = uint32(w.lim.MaxQPWR) + 1
+	q, err := w.tryCreate(verbs.QPInitAttr{Type: verbs.QPTypeRC, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
+	if q != nil || err == nil {
+		t.Errorf("ibv_create_qp above max_qp_wr: qp=%v err=%v, want no QP and an errno", q, err)
+	}
+	if q, err := w.tryCreate(verbs.QPInitAttr{Type: verbs.QPType(99), Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq}); q != nil || err == nil {
+		t.Errorf("ibv_create_qp(qp_type=99): qp=%v err=%v, want no QP and an errno", q, err)
+	}
+}
+
+func qpCapsWrittenBack(t *tester, e *env) {
+	// The property runs where the limits are small, so that requests at
+	// the limits stay cheap; the refusals run on both devices.
+	w := qpSetup(t, e)
+	small := w
+	if s := qpSmallEnv(t, e); s != nil {
+		small = qpSetup(t, s)
+	}
+	qpCapProperty(t, small)
+	qpCapOverLimit(t, w)
+	if small != w {
+		qpCapOverLimit(t, small)
+	}
+}
+
+func sendAndRecvCQ(t *tester, e *env) {
+	w := qpSetup(t, e)
+	other := e.CQ(16, nil, nil)
+	for _, typ := range qpTypes {
+		for _, c := range []struct {
+			name       string
+			send, recv verbs.CQ
+		}{{"no send_cq", nil, w.cq}, {"no recv_cq", w.cq, nil}, {"no CQ at all", nil, nil}} {
+			q, err := w.tryCreate(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: c.send, RecvCQ: c.recv})
+			if q != nil {
+				t.Errorf("ibv_create_qp(%v) with %s returned a QP", typ, c.name)
+			}
+			e.WantErrno(fmt.Sprintf("ibv_create_qp(%v) with %s", typ, c.name), err, syscall.EINVAL)
+		}
+		w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
+		w.createWith(verbs.QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: other})
+	}
+}
+
+func ucCannotUseSRQ(t *tester, e *env) {
+	w := qpSetup(t, e)
+	s := w.srq(16, 1)
+	q, err := w.tryCreate(verbs.QPInitAttr{Type: verbs.QPTypeUC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+	if q != nil {
+		t.Errorf("ibv_create_qp(UC, srq) returned a QP")
+	}
+	e.WantErrno("ibv_create_qp(UC, srq)", err, syscall.EINVAL)
+	for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
 		c := w.qpCap()
-		c.MaxSendWR = uint32(w.lim.MaxQPWR) + 1
-		q, err := w.tryCreate(QPInitAttr{Type: verbs.QPTypeRC, Cap: c, SendCQ: w.cq, RecvCQ: w.cq})
-		if q != nil || err == nil {
-			t.Errorf("ibv_create_qp above max_qp_wr: qp=%v err=%v, want no QP and an errno", q, err)
+		c.MaxRecvWR, c.MaxRecvSGE = uint32(w.lim.MaxQPWR)+1, uint32(w.lim.MaxSGE)+1
+		q, err := w.tryCreate(verbs.QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
+		if err != nil {
+			t.Errorf("ibv_create_qp(%v, srq) with receive caps above the device's, which an SRQ makes irrelevant: %v", typ, err)
+		} else if q == nil {
+			t.Errorf("ibv_create_qp(%v, srq) returned neither a QP nor an error", typ)
 		}
-		if q, err := w.tryCreate(QPInitAttr{Type: verbs.QPType(99), Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq}); q != nil || err == nil {
-			t.Errorf("ibv_create_qp(qp_type=99): qp=%v err=%v, want no QP and an errno", q, err)
-		}
-	})
+	}
+}
 
-	register("QP-02", "the caps written back are at least the request; over a device limit is EINVAL", func(t *T, e *Env) {
-		// The property runs where the limits are small, so that requests at
-		// the limits stay cheap; the refusals run on both devices.
-		w := qpSetup(t, e)
-		small := w
-		if s := qpSmallEnv(t, e); s != nil {
-			small = qpSetup(t, s)
+func stateValues(t *tester, e *env) {
+	for _, r := range qpStateValues {
+		if uint32(r.s) != r.val {
+			t.Errorf("%s is %d, want %d", r.name, uint32(r.s), r.val)
 		}
-		qpCapProperty(t, small)
-		qpCapOverLimit(t, w)
-		if small != w {
-			qpCapOverLimit(t, small)
-		}
-	})
-
-	register("QP-03", "send_cq and recv_cq are both required; they may be one CQ", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		other := e.CQ(16, nil, nil)
-		for _, typ := range qpTypes {
-			for _, c := range []struct {
-				name       string
-				send, recv CQ
-			}{{"no send_cq", nil, w.cq}, {"no recv_cq", w.cq, nil}, {"no CQ at all", nil, nil}} {
-				q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: c.send, RecvCQ: c.recv})
-				if q != nil {
-					t.Errorf("ibv_create_qp(%v) with %s returned a QP", typ, c.name)
-				}
-				e.WantErrno(fmt.Sprintf("ibv_create_qp(%v) with %s", typ, c.name), err, syscall.EINVAL)
+	}
+	w := qpSetup(t, e)
+	for _, typ := range qpTypes {
+		for _, s := range qpReachable {
+			q := w.at(typ, s)
+			a := w.query(q)
+			if a.QPState != s {
+				t.Errorf("%v QP taken to %s: query says %d", typ, s.Name(), uint32(a.QPState))
 			}
-			w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq})
-			w.createWith(QPInitAttr{Type: typ, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: other})
-		}
-	})
-
-	register("QP-04", "UC cannot use an SRQ; RC and UD with one ignore the receive caps", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		s := w.srq(16, 1)
-		q, err := w.tryCreate(QPInitAttr{Type: verbs.QPTypeUC, Cap: w.qpCap(), SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
-		if q != nil {
-			t.Errorf("ibv_create_qp(UC, srq) returned a QP")
-		}
-		e.WantErrno("ibv_create_qp(UC, srq)", err, syscall.EINVAL)
-		for _, typ := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUD} {
-			c := w.qpCap()
-			c.MaxRecvWR, c.MaxRecvSGE = uint32(w.lim.MaxQPWR)+1, uint32(w.lim.MaxSGE)+1
-			q, err := w.tryCreate(QPInitAttr{Type: typ, Cap: c, SendCQ: w.cq, RecvCQ: w.cq, SRQ: s})
-			if err != nil {
-				t.Errorf("ibv_create_qp(%v, srq) with receive caps above the device's, which an SRQ makes irrelevant: %v", typ, err)
-			} else if q == nil {
-				t.Errorf("ibv_create_qp(%v, srq) returned neither a QP nor an error", typ)
+			for _, bad := range []verbs.QPState{verbs.QPStateUnknown, 8, 1 << 31} {
+				w.refused(fmt.Sprintf("qp_state=%d from %v", uint32(bad), s), q, qpAttr(w.lim, s, bad), bState)
 			}
 		}
-	})
+	}
+}
 
-	register("QP-06", "state values are those of verbs.h; UNKNOWN is never a target", func(t *T, e *Env) {
-		for _, r := range qpStateValues {
-			if uint32(r.s) != r.val {
-				t.Errorf("%s is %d, want %d", r.name, uint32(r.s), r.val)
+func queryCurrentState(t *tester, e *env) {
+	w := qpSetup(t, e)
+	tour := []verbs.QPState{verbs.QPStateInit, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQD, verbs.QPStateRTS, verbs.QPStateErr, verbs.QPStateErr, verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateErr}
+	for _, typ := range qpTypes {
+		q := w.create(typ)
+		cur := verbs.QPStateReset
+		for _, next := range tour {
+			w.step(q, cur, next)
+			if got := w.query(q).QPState; got != next {
+				t.Errorf("%v QP: after %v→%v, query says %v", typ, cur, next, got)
 			}
+			cur = next
 		}
-		w := qpSetup(t, e)
-		for _, typ := range qpTypes {
-			for _, s := range qpReachable {
-				q := w.at(typ, s)
-				a := w.query(q)
-				if a.QPState != s {
-					t.Errorf("%v QP taken to %s: query says %d", typ, s.Name(), uint32(a.QPState))
-				}
-				for _, bad := range []verbs.QPState{verbs.QPStateUnknown, 8, 1 << 31} {
-					w.refused(fmt.Sprintf("qp_state=%d from %v", uint32(bad), s), q, qpAttr(w.lim, s, bad), bState)
-				}
-			}
-		}
-	})
-
-	register("QP-24", "query reports the current state after every modify", func(t *T, e *Env) {
-		w := qpSetup(t, e)
-		tour := []verbs.QPState{verbs.QPStateInit, verbs.QPStateInit, verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQD, verbs.QPStateRTS, verbs.QPStateErr, verbs.QPStateErr, verbs.QPStateReset, verbs.QPStateInit, verbs.QPStateErr}
-		for _, typ := range qpTypes {
-			q := w.create(typ)
-			cur := verbs.QPStateReset
-			for _, next := range tour {
-				w.step(q, cur, next)
-				if got := w.query(q).QPState; got != next {
-					t.Errorf("%v QP: after %v→%v, query says %v", typ, cur, next, got)
-				}
-				cur = next
-			}
-		}
-	})
+	}
 }

@@ -22,7 +22,7 @@ import (
 // returned (FLUSH-13), so what a post refuses with ENOMEM is posted again,
 // after wait, until Patience has passed. It reports whether all were
 // posted; if not the case has failed.
-func postRetired(t *T, what string, post func(ids []uint64) (int, error), ids []uint64, wait func()) bool {
+func postRetired(t *tester, what string, post func(ids []uint64) (int, error), ids []uint64, wait func()) bool {
 	t.Helper()
 	deadline := time.Now().Add(Patience)
 	total := len(ids)
@@ -60,7 +60,7 @@ func napper() func() {
 // to ERR. The flush retires them, so the queue takes its maximum again
 // before any completion is polled, and again, since what is posted in ERR
 // is flushed at once (FLUSH-05); then every flush comes, in order.
-func qpCapacityOnRetire(t *T, w *qpWorld, cq CQ, what string, depth int, post func([]uint64) (int, error)) {
+func qpCapacityOnRetire(t *tester, w *qpWorld, cq verbs.CQ, what string, depth int, post func([]uint64) (int, error)) {
 	t.Helper()
 	wait := napper()
 	if !postRetired(t, what+" of max requests in ERR, no flush completion polled", post, idRange(101, depth), wait) ||
@@ -78,7 +78,7 @@ func qpCapacityOnRetire(t *T, w *qpWorld, cq CQ, what string, depth int, post fu
 // receives them (XFER-22, XFER-26), each freeing its slot as it does, so
 // twice the maximum more goes in with no completion polled; then every
 // completion comes, in order.
-func qpCapacityExecutedOnRetire(t *T, w *qpWorld, cq CQ, what string, depth int, post func([]uint64) (int, error)) {
+func qpCapacityExecutedOnRetire(t *tester, w *qpWorld, cq verbs.CQ, what string, depth int, post func([]uint64) (int, error)) {
 	t.Helper()
 	wait := napper()
 	if !postRetired(t, what+" of max requests more, no completion polled", post, idRange(100, depth), wait) ||
@@ -93,7 +93,7 @@ func qpCapacityExecutedOnRetire(t *T, w *qpWorld, cq CQ, what string, depth int,
 // WRITEs posted on a complete and give back their slots with nothing
 // polled, so an all-unsignaled stream never fills the queue; it produces
 // no completion, and a signaled WRITE after it completes alone.
-func qp30OnRetire(w *xWorld, a *xEnd, depth int, write func(id uint64, signaled bool) verbs.SendWR) {
+func qp30OnRetire(w *wire, a *end, depth int, write func(id uint64, signaled bool) verbs.SendWR) {
 	t := w.t
 	t.Helper()
 	var nap time.Duration
@@ -116,8 +116,8 @@ func qp30OnRetire(w *xWorld, a *xEnd, depth int, write func(id uint64, signaled 
 		}
 	}
 	w.settle()
-	if got, _ := xPollNow(a.scq); len(got) != 0 {
-		t.Fatalf("unsignaled successful WRITEs completed: %s", xShow(got))
+	if got, _ := pollToEmpty(a.scq); len(got) != 0 {
+		t.Fatalf("unsignaled successful WRITEs completed: %s", showWCs(got))
 	}
 	a.post("a signaled WRITE after the unsignaled stream", write(99, true))
 	a.want("the signaled WRITE after four queue-fulls of unsignaled ones", w.await(a.scq, 1, "the signaled WRITE")[0], 99, verbs.WCSuccess)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"sort"
@@ -16,31 +17,42 @@ import (
 // NewDevice makes a fresh device for one case.
 type NewDevice func() (Device, error)
 
-// Case is one executable rule check.
+// Case is one executable rule check: a rule ID, a few words saying what the
+// case checks, and the named function that checks it. Each file of the suite
+// lists its cases in a table (cqCases in cq.go, ...); suite lists the tables.
 type Case struct {
 	ID   string // rule ID from spec/catalogue.md, e.g. "CQ-08"
 	Name string // what the case checks, in a few words
-	src  string // file:line where the case is declared
-	run  func(t *T, e *Env)
+	fn   func(t *tester, e *env)
 }
 
-// Source returns the file:line where the case is declared.
-func (c Case) Source() string { return c.src }
+// Source returns the file:line of the function that checks the case.
+func (c Case) Source() string {
+	pc := reflect.ValueOf(c.fn).Pointer()
+	f := runtime.FuncForPC(pc)
+	if f == nil {
+		return "conformance/?"
+	}
+	file, line := f.FileLine(f.Entry())
+	return fmt.Sprintf("conformance/%s:%d", filepath.Base(file), line)
+}
 
-var registry []Case
-
-// register adds a case; the suite's files call it from init functions.
-func register(id, name string, run func(t *T, e *Env)) {
-	_, file, line, _ := runtime.Caller(1)
-	registry = append(registry, Case{
-		ID: id, Name: name, run: run,
-		src: fmt.Sprintf("conformance/%s:%d", filepath.Base(file), line),
-	})
+// suite is every table of cases. To add a case, write its function beside
+// the rules it checks and add a row to that file's table; a new file's table
+// is added here.
+var suite = [][]Case{
+	asyncCases, avCases, avGRHCases, avPostCases, chanCases, cqCases, cqDestroyCases, cqPollCases,
+	cqexCases, dmCases, flushCases, mrCases, mrReregCases, mwCases,
+	mwKeyCases, notifyCases, odpCases, pdCases, qpCases, qpCqCases, qpModifyCases,
+	qpOpcodeCases, qpPostCases, qpxCases, queryCases, srqCases, srqErrorCases,
+	xferAsyncCases, xferAtomicwriteCases, xferDataCases, xferDropCases,
+	xferErrorsCases, xferEventsCases, xferFlushCases, xferForcedCases, xferHostileCases,
+	xferQpCases, xferTimersCases, xferWcCases, xrcCases, xrcQPCases,
 }
 
 // Cases returns every case of the suite, ordered by rule ID.
 func Cases() []Case {
-	cs := append([]Case(nil), registry...)
+	cs := slices.Concat(suite...)
 	sort.SliceStable(cs, func(i, j int) bool { return ruleLess(cs[i].ID, cs[j].ID) })
 	return cs
 }
@@ -73,7 +85,7 @@ func Run(t *testing.T, newDevice NewDevice) {
 	t.Helper()
 	for _, c := range Cases() {
 		t.Run(c.ID+"/"+c.Name, func(t *testing.T) {
-			runCase(&T{tb: t, c: c}, c, newDevice)
+			runCase(&tester{tb: t, c: c}, c, newDevice)
 		})
 	}
 }
@@ -93,14 +105,14 @@ func CheckRules(newDevice NewDevice, ids ...string) error {
 		if len(ids) > 0 && !slices.Contains(ids, c.ID) {
 			continue
 		}
-		t := &T{c: c}
+		t := &tester{c: c}
 		runCase(t, c, newDevice)
 		errs = append(errs, t.errs...)
 	}
 	return errors.Join(errs...)
 }
 
-func runCase(t *T, c Case, newDevice NewDevice) {
+func runCase(t *tester, c Case, newDevice NewDevice) {
 	defer t.runCleanups()
 	defer func() {
 		if r := recover(); r != nil {
@@ -121,14 +133,14 @@ func runCase(t *T, c Case, newDevice NewDevice) {
 	if err != nil {
 		t.Fatalf("opening the device: %v", err)
 	}
-	e := &Env{T: t, Dev: dev, Ctx: ctx, Profile: dev.Profile()}
+	e := &env{T: t, Dev: dev, Ctx: ctx, Profile: dev.Profile()}
 	t.Cleanup(e.teardown)
-	c.run(t, e)
+	c.fn(t, e)
 }
 
-// T reports a case's failures, naming its rule and where the case is
+// tester reports a case's failures, naming its rule and where the case is
 // declared, to a *testing.T or, under Check, to a list.
-type T struct {
+type tester struct {
 	tb       testing.TB
 	c        Case
 	errs     []error
@@ -137,8 +149,8 @@ type T struct {
 
 type stop struct{}
 
-func (t *T) record(msg string) {
-	err := fmt.Errorf("%s (%s): %s (%s)", t.c.ID, t.c.Name, msg, t.c.src)
+func (t *tester) record(msg string) {
+	err := fmt.Errorf("%s (%s): %s (%s)", t.c.ID, t.c.Name, msg, t.c.Source())
 	if t.tb != nil {
 		t.tb.Helper()
 		t.tb.Error(err)
@@ -148,7 +160,7 @@ func (t *T) record(msg string) {
 }
 
 // Errorf records a failure and goes on.
-func (t *T) Errorf(format string, args ...any) {
+func (t *tester) Errorf(format string, args ...any) {
 	if t.tb != nil {
 		t.tb.Helper()
 	}
@@ -156,7 +168,7 @@ func (t *T) Errorf(format string, args ...any) {
 }
 
 // Fatalf records a failure and ends the case.
-func (t *T) Fatalf(format string, args ...any) {
+func (t *tester) Fatalf(format string, args ...any) {
 	if t.tb != nil {
 		t.tb.Helper()
 	}
@@ -168,14 +180,14 @@ func (t *T) Fatalf(format string, args ...any) {
 }
 
 // Helper marks the caller as a helper, as testing.T.Helper does.
-func (t *T) Helper() {
+func (t *tester) Helper() {
 	if t.tb != nil {
 		t.tb.Helper()
 	}
 }
 
 // Logf logs under go test -v; it is silent under Check.
-func (t *T) Logf(format string, args ...any) {
+func (t *tester) Logf(format string, args ...any) {
 	if t.tb != nil {
 		t.tb.Helper()
 		t.tb.Logf(format, args...)
@@ -183,7 +195,7 @@ func (t *T) Logf(format string, args ...any) {
 }
 
 // Failed reports whether the case has failed so far.
-func (t *T) Failed() bool {
+func (t *tester) Failed() bool {
 	if t.tb != nil {
 		return t.tb.Failed()
 	}
@@ -191,9 +203,9 @@ func (t *T) Failed() bool {
 }
 
 // Cleanup registers f to run when the case ends, last registered first.
-func (t *T) Cleanup(f func()) { t.cleanups = append(t.cleanups, f) }
+func (t *tester) Cleanup(f func()) { t.cleanups = append(t.cleanups, f) }
 
-func (t *T) runCleanups() {
+func (t *tester) runCleanups() {
 	for i := len(t.cleanups) - 1; i >= 0; i-- {
 		t.cleanups[i]()
 	}

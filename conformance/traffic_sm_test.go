@@ -2,7 +2,6 @@ package conformance_test
 
 import (
 	"errors"
-	"flag"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,61 +9,28 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/conformance/ops"
 	"github.com/verbsim/verbsim/conformance/simdev"
+	"github.com/verbsim/verbsim/internal/rapidtb"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 	"pgregory.net/rapid"
 )
 
 // trafficSteps is the average number of actions of one run of the traffic
-// state machine when -rapid.steps is not given: a run is cheap (about a
-// tenth of a millisecond per action), and long runs reach the states that
-// need many connections, resets and retries.
+// state machine, as ops.TestTrafficStateMachine runs it.
 const trafficSteps = 100
 
-// defaultFlag sets flag name to value for the rest of the test unless the
-// command line set it.
-func defaultFlag(t *testing.T, name, value string) {
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	if !set {
-		setFlag(t, name, value)
-	}
-}
-
-// TestTrafficStateMachine runs random traffic between RC, UC and UD QPs on
-// two verbsim devices against the traffic model, under every built-in
-// profile, on a perfect fabric and on one that drops, duplicates and
-// delays packets: rapid's 100 runs of 100 actions each by default. Replay
-// a failure with the -rapid.failfile or -rapid.seed flag it prints; soak
-// with -rapid.checks=2000.
-func TestTrafficStateMachine(t *testing.T) {
-	defaultFlag(t, "rapid.steps", strconv.Itoa(trafficSteps))
-	for _, p := range sim.Profiles() {
-		for _, faults := range []bool{false, true} {
-			name := p.Name
-			if faults {
-				name += "/faults"
-			}
-			t.Run(name, func(t *testing.T) {
-				rapid.Check(t, func(rt *rapid.T) {
-					conformance.TrafficStateMachine(rt, simdev.TrafficFabric(p), faults)
-				})
-			})
-		}
-	}
-}
-
-// tmHooks break a traffic fabric: a hook that is set replaces one verb and
+// trafficHooks break a traffic fabric: a hook that is set replaces one verb and
 // gets the real object. A fresh set is made for every fabric, so that hooks
 // may count.
-type tmHooks struct {
-	poll     func(q conformance.CQ, wcs []verbs.WC) (int, error)
-	postSend func(q conformance.QP, wrs []verbs.SendWR) (int, error)
-	postRecv func(q conformance.QP, wrs []verbs.RecvWR) (int, error)
-	query    func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error)
-	tryAsync func(c conformance.Context) (conformance.AsyncEvent, error)
-	outst    func(q conformance.QP) (send, recv int)
+type trafficHooks struct {
+	poll     func(q verbs.CQ, wcs []verbs.WC) (int, error)
+	postSend func(q verbs.QP, wrs []verbs.SendWR) (int, error)
+	postRecv func(q verbs.QP, wrs []verbs.RecvWR) (int, error)
+	query    func(q verbs.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error)
+	tryAsync func(c verbs.Context) (verbs.AsyncEvent, error)
+	outst    func(q verbs.QP) (send, recv int)
 	// profile replaces what the fabric claims to follow: a device that
 	// behaves under one reading and claims the other.
 	profile func(p conformance.TrafficProfile) conformance.TrafficProfile
@@ -76,7 +42,7 @@ type trafficMutant struct {
 	rules  []string // the failure names one of these
 	base   sim.Profile
 	faults bool
-	hooks  func() *tmHooks
+	hooks  func() *trafficHooks
 }
 
 func (m trafficMutant) factory() conformance.NewTrafficFabric {
@@ -86,28 +52,28 @@ func (m trafficMutant) factory() conformance.NewTrafficFabric {
 		if err != nil {
 			return nil, err
 		}
-		h := &tmHooks{}
+		h := &trafficHooks{}
 		if m.hooks != nil {
 			h = m.hooks()
 		}
-		return tmFabric{f, h}, nil
+		return trafficFab{f, h}, nil
 	}
 }
 
-type tmFabric struct {
+type trafficFab struct {
 	conformance.TrafficFabric
-	h *tmHooks
+	h *trafficHooks
 }
 
-func (f tmFabric) Devices() []conformance.Device {
+func (f trafficFab) Devices() []conformance.Device {
 	var ds []conformance.Device
 	for _, d := range f.TrafficFabric.Devices() {
-		ds = append(ds, tmDevice{d, f.h})
+		ds = append(ds, trafficDevice{d, f.h})
 	}
 	return ds
 }
 
-func (f tmFabric) TrafficProfile() conformance.TrafficProfile {
+func (f trafficFab) TrafficProfile() conformance.TrafficProfile {
 	p := f.TrafficFabric.TrafficProfile()
 	if f.h.profile != nil {
 		p = f.h.profile(p)
@@ -115,81 +81,81 @@ func (f tmFabric) TrafficProfile() conformance.TrafficProfile {
 	return p
 }
 
-type tmDevice struct {
+type trafficDevice struct {
 	conformance.Device
-	h *tmHooks
+	h *trafficHooks
 }
 
-func (d tmDevice) Open() (conformance.Context, error) {
+func (d trafficDevice) Open() (verbs.Context, error) {
 	c, err := d.Device.Open()
 	if err != nil {
 		return nil, err
 	}
-	return tmContext{c, d.h}, nil
+	return trafficContext{c, d.h}, nil
 }
 
-type tmContext struct {
-	conformance.Context
-	h *tmHooks
+type trafficContext struct {
+	verbs.Context
+	h *trafficHooks
 }
 
-func (c tmContext) CreateCQ(cqe int, cqContext any, ch conformance.CompChannel, vec int) (conformance.CQ, error) {
+func (c trafficContext) CreateCQ(cqe int, cqContext any, ch verbs.CompChannel, vec int) (verbs.CQ, error) {
 	q, err := c.Context.CreateCQ(cqe, cqContext, ch, vec)
 	if err != nil {
 		return nil, err
 	}
-	return tmCQ{q, c.h}, nil
+	return trafficCQ{q, c.h}, nil
 }
 
-func (c tmContext) AllocPD() (conformance.PD, error) {
+func (c trafficContext) AllocPD() (verbs.PD, error) {
 	pd, err := c.Context.AllocPD()
 	if err != nil {
 		return nil, err
 	}
-	return tmPD{pd, c.h}, nil
+	return trafficPD{pd, c.h}, nil
 }
 
-func (c tmContext) TryGetAsyncEvent() (conformance.AsyncEvent, error) {
+func (c trafficContext) TryGetAsyncEvent() (verbs.AsyncEvent, error) {
 	if c.h.tryAsync != nil {
 		return c.h.tryAsync(c.Context)
 	}
 	return c.Context.TryGetAsyncEvent()
 }
 
-type tmPD struct {
-	conformance.PD
-	h *tmHooks
+type trafficPD struct {
+	verbs.PD
+	h *trafficHooks
 }
 
-func (p tmPD) CreateQP(attr conformance.QPInitAttr) (conformance.QP, error) {
-	attr.SendCQ, attr.RecvCQ = attr.SendCQ.(tmCQ).CQ, attr.RecvCQ.(tmCQ).CQ
+func (p trafficPD) CreateQP(attr verbs.QPInitAttr) (verbs.QP, error) {
+	attr.SendCQ, attr.RecvCQ = attr.SendCQ.(trafficCQ).CQ, attr.RecvCQ.(trafficCQ).CQ
 	q, err := p.PD.CreateQP(attr)
 	if err != nil {
 		return nil, err
 	}
-	return tmQP{q, p.h}, nil
+	return trafficQP{q, p.h}, nil
 }
 
-type tmQP struct {
-	conformance.QP
-	h *tmHooks
+type trafficQP struct {
+	verbs.QP
+	h *trafficHooks
 }
 
-func (q tmQP) PostSend(wrs []verbs.SendWR) (int, error) {
+func (q trafficQP) PostSend(wrs []verbs.SendWR) (int, error) {
 	if q.h.postSend != nil {
 		return q.h.postSend(q.QP, wrs)
 	}
 	return q.QP.PostSend(wrs)
 }
 
-func (q tmQP) PostRecv(wrs []verbs.RecvWR) (int, error) {
+func (q trafficQP) PostRecv(wrs []verbs.RecvWR) (int, error) {
 	if q.h.postRecv != nil {
 		return q.h.postRecv(q.QP, wrs)
 	}
 	return q.QP.PostRecv(wrs)
 }
 
-func (q tmQP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
+func (q trafficQP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
 	if q.h.query != nil {
 		return q.h.query(q.QP, mask)
 	}
@@ -197,19 +163,19 @@ func (q tmQP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, erro
 }
 
 // Outstanding implements conformance.Outstander when the inner QP does.
-func (q tmQP) Outstanding() (send, recv int) {
+func (q trafficQP) Outstanding() (send, recv int) {
 	if q.h.outst != nil {
 		return q.h.outst(q.QP)
 	}
 	return q.QP.(conformance.Outstander).Outstanding()
 }
 
-type tmCQ struct {
-	conformance.CQ
-	h *tmHooks
+type trafficCQ struct {
+	verbs.CQ
+	h *trafficHooks
 }
 
-func (q tmCQ) Poll(wcs []verbs.WC) (int, error) {
+func (q trafficCQ) Poll(wcs []verbs.WC) (int, error) {
 	if q.h.poll != nil {
 		return q.h.poll(q.CQ, wcs)
 	}
@@ -217,9 +183,9 @@ func (q tmCQ) Poll(wcs []verbs.WC) (int, error) {
 }
 
 // rewrite returns a poll hook that applies f to every completion polled.
-func rewrite(f func(w *verbs.WC)) func() *tmHooks {
-	return func() *tmHooks {
-		return &tmHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+func rewrite(f func(w *verbs.WC)) func() *trafficHooks {
+	return func() *trafficHooks {
+		return &trafficHooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			for i := range wcs[:n] {
 				f(&wcs[i])
@@ -231,10 +197,10 @@ func rewrite(f func(w *verbs.WC)) func() *tmHooks {
 
 // everyFourth returns a poll hook that applies f to every fourth poll that
 // returned something.
-func everyFourth(f func(wcs []verbs.WC, n int) int) func() *tmHooks {
-	return func() *tmHooks {
+func everyFourth(f func(wcs []verbs.WC, n int) int) func() *trafficHooks {
+	return func() *trafficHooks {
 		count := 0
-		return &tmHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+		return &trafficHooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			if n > 0 {
 				if count++; count%4 == 0 {
@@ -247,9 +213,9 @@ func everyFourth(f func(wcs []verbs.WC, n int) int) func() *tmHooks {
 }
 
 // sends returns a post-send hook that applies f to a copy of every request.
-func sends(f func(w *verbs.SendWR)) func() *tmHooks {
-	return func() *tmHooks {
-		return &tmHooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+func sends(f func(w *verbs.SendWR)) func() *trafficHooks {
+	return func() *trafficHooks {
+		return &trafficHooks{postSend: func(q verbs.QP, wrs []verbs.SendWR) (int, error) {
 			out := slices.Clone(wrs)
 			for i := range out {
 				out[i].SGList = slices.Clone(out[i].SGList)
@@ -374,8 +340,8 @@ func trafficMutants() []trafficMutant {
 				}
 			})},
 		{name: "receive scatter list shifted", rules: []string{"XFER-02", "XFER-21", "XFER-12"}, base: def,
-			hooks: func() *tmHooks {
-				return &tmHooks{postRecv: func(q conformance.QP, wrs []verbs.RecvWR) (int, error) {
+			hooks: func() *trafficHooks {
+				return &trafficHooks{postRecv: func(q verbs.QP, wrs []verbs.RecvWR) (int, error) {
 					out := slices.Clone(wrs)
 					for i := range out {
 						if len(out[i].SGList) > 0 {
@@ -387,8 +353,8 @@ func trafficMutants() []trafficMutant {
 				}}
 			}},
 		{name: "QP error events swallowed", rules: []string{"ASYNC-09"}, base: def,
-			hooks: func() *tmHooks {
-				return &tmHooks{tryAsync: func(c conformance.Context) (conformance.AsyncEvent, error) {
+			hooks: func() *trafficHooks {
+				return &trafficHooks{tryAsync: func(c verbs.Context) (verbs.AsyncEvent, error) {
 					for {
 						ev, err := c.TryGetAsyncEvent()
 						if err != nil || ev.EventType() != verbs.EventQPReqErr {
@@ -399,8 +365,8 @@ func trafficMutants() []trafficMutant {
 				}}
 			}},
 		{name: "a consumed receive still counted outstanding", rules: []string{"outstanding"}, base: def,
-			hooks: func() *tmHooks {
-				return &tmHooks{outst: func(q conformance.QP) (int, int) {
+			hooks: func() *trafficHooks {
+				return &trafficHooks{outst: func(q verbs.QP) (int, int) {
 					s, r := q.(conformance.Outstander).Outstanding()
 					return s, r + 1
 				}}
@@ -414,8 +380,8 @@ func trafficMutants() []trafficMutant {
 		{name: "frees slots on poll, claims QP-29 reading B, under faults", rules: []string{"QP-29", "QP-31"}, base: def, faults: true,
 			hooks: claimFreeSlotOnRetire(true)},
 		{name: "a full send queue refuses with EAGAIN", rules: []string{"QP-27"}, base: def,
-			hooks: func() *tmHooks {
-				return &tmHooks{postSend: func(q conformance.QP, wrs []verbs.SendWR) (int, error) {
+			hooks: func() *trafficHooks {
+				return &trafficHooks{postSend: func(q verbs.QP, wrs []verbs.SendWR) (int, error) {
 					n, err := q.PostSend(wrs)
 					if errors.Is(err, syscall.ENOMEM) {
 						err = syscall.EAGAIN
@@ -424,8 +390,8 @@ func trafficMutants() []trafficMutant {
 				}}
 			}},
 		{name: "state reads RTS in ERR", rules: []string{"QP-24"}, base: def,
-			hooks: func() *tmHooks {
-				return &tmHooks{query: func(q conformance.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
+			hooks: func() *trafficHooks {
+				return &trafficHooks{query: func(q verbs.QP, mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
 					a, ia, err := q.Query(mask)
 					if a.QPState == verbs.QPStateErr {
 						a.QPState = verbs.QPStateRTS
@@ -433,7 +399,7 @@ func trafficMutants() []trafficMutant {
 					return a, ia, err
 				}}
 			}},
-		// Memory windows (traffic_mw.go).
+		// Memory windows (ops/traffic_mw.go).
 		{name: "a failed bind reported as a successful one", rules: []string{"MW-05"}, base: def,
 			hooks: rewrite(func(w *verbs.WC) {
 				if w.Status == verbs.WCMWBindErr {
@@ -447,8 +413,8 @@ func trafficMutants() []trafficMutant {
 				}
 			})},
 		{name: "an rxe fabric claims XFER-29 A: a failed SEND_WITH_INV acknowledged", rules: []string{"XFER-29", "MW-07"}, base: rxe,
-			hooks: func() *tmHooks {
-				return &tmHooks{profile: func(p conformance.TrafficProfile) conformance.TrafficProfile {
+			hooks: func() *trafficHooks {
+				return &trafficHooks{profile: func(p conformance.TrafficProfile) conformance.TrafficProfile {
 					p.SendInvErrAcked = false
 					return p
 				}}
@@ -464,9 +430,9 @@ func trafficMutants() []trafficMutant {
 
 // claimFreeSlotOnRetire returns hooks under which the fabric claims reading
 // B of QP-29 (onRetire) or A, whatever its devices do.
-func claimFreeSlotOnRetire(onRetire bool) func() *tmHooks {
-	return func() *tmHooks {
-		return &tmHooks{profile: func(p conformance.TrafficProfile) conformance.TrafficProfile {
+func claimFreeSlotOnRetire(onRetire bool) func() *trafficHooks {
+	return func() *trafficHooks {
+		return &trafficHooks{profile: func(p conformance.TrafficProfile) conformance.TrafficProfile {
 			p.FreeSlotOnRetire = onRetire
 			return p
 		}}
@@ -474,9 +440,9 @@ func claimFreeSlotOnRetire(onRetire bool) func() *tmHooks {
 }
 
 // rewriteBatch returns a poll hook that applies f to every batch polled.
-func rewriteBatch(f func(wcs []verbs.WC)) func() *tmHooks {
-	return func() *tmHooks {
-		return &tmHooks{poll: func(q conformance.CQ, wcs []verbs.WC) (int, error) {
+func rewriteBatch(f func(wcs []verbs.WC)) func() *trafficHooks {
+	return func() *trafficHooks {
+		return &trafficHooks{poll: func(q verbs.CQ, wcs []verbs.WC) (int, error) {
 			n, err := q.Poll(wcs)
 			f(wcs[:n])
 			return n, err
@@ -498,19 +464,19 @@ func TestTrafficStateMachineCatchesMutants(t *testing.T) {
 	setFlag(t, "rapid.steps", strconv.Itoa(trafficSteps)) // windows need a few steps to be allocated, bound and reached
 	for _, p := range sim.Profiles() {
 		for _, faults := range []bool{false, true} {
-			r := &recorder{name: "identity"}
-			r.check(func(rt *rapid.T) { conformance.TrafficStateMachine(rt, trafficMutant{base: p}.factory(), faults) })
-			if r.failed {
-				t.Fatalf("profile %s, faults %v: the state machine fails the transparent wrapper:\n%s", p.Name, faults, r.msg.String())
+			r := rapidtb.New("identity")
+			r.Check(func(rt *rapid.T) { ops.TrafficStateMachine(rt, trafficMutant{base: p}.factory(), faults) })
+			if r.Failed() {
+				t.Fatalf("profile %s, faults %v: the state machine fails the transparent wrapper:\n%s", p.Name, faults, r.Message())
 			}
 		}
 	}
 	for _, m := range trafficMutants() {
 		t.Run(m.name, func(t *testing.T) {
-			r := &recorder{name: m.name}
-			r.check(func(rt *rapid.T) { conformance.TrafficStateMachine(rt, m.factory(), m.faults) })
-			switch msg := r.msg.String(); {
-			case !r.failed:
+			r := rapidtb.New(m.name)
+			r.Check(func(rt *rapid.T) { ops.TrafficStateMachine(rt, m.factory(), m.faults) })
+			switch msg := r.Message(); {
+			case !r.Failed():
 				t.Errorf("the traffic state machine passes a fabric that breaks %v", m.rules)
 			case !slices.ContainsFunc(m.rules, func(rule string) bool { return strings.Contains(msg, rule) }):
 				t.Errorf("caught, but the failure names none of %v:\n%s", m.rules, firstLine(msg))

@@ -9,29 +9,12 @@ import "github.com/verbsim/verbsim/verbs"
 type Device interface {
 	verbs.Device
 	// Profile states which reading of each implementation-defined rule the
-	// device follows, as rdma-unit-test reads per-NIC introspection flags.
-	Profile() Profile
+	// device follows, as rdma-unit-test reads per-NIC introspection flags:
+	// verbs.Readings, the one declaration of the readings that the
+	// simulator's profiles, this suite and its model (conformance/model)
+	// share. The zero value is the man pages' reading.
+	Profile() verbs.Readings
 }
-
-// The objects the suite drives are those of package verbs; the names below
-// are aliases, so that the cases read as they did.
-type (
-	// Context is an open device context: verbs.Context.
-	Context = verbs.Context
-	// PD is a protection domain: verbs.PD.
-	PD = verbs.PD
-	// QP is a queue pair: verbs.QP.
-	QP = verbs.QP
-	// SRQ is a shared receive queue: verbs.SRQ. Implementations may also
-	// offer Depth, Consumer and SRQErrorInjector.
-	SRQ = verbs.SRQ
-	// AsyncEvent is an event from Context.GetAsyncEvent: verbs.AsyncEvent.
-	AsyncEvent = verbs.AsyncEvent
-	// QPInitAttr holds the arguments of ibv_create_qp: verbs.QPInitAttr.
-	QPInitAttr = verbs.QPInitAttr
-	// SRQInitAttr holds the arguments of ibv_create_srq: verbs.SRQInitAttr.
-	SRQInitAttr = verbs.SRQInitAttr
-)
 
 // Limits are the device attributes the suite needs, as ibv_query_device
 // and ibv_query_port report them (LimitsOf).
@@ -67,20 +50,6 @@ type PortLimits struct {
 	// vectors must be global, and there are no alternate paths.
 	Ethernet bool
 }
-
-// MR is a registered memory region: verbs.MR (the fields of struct ibv_mr
-// and ibv_dereg_mr). Implementations may also offer Referencer, holding the
-// MR the way a bound memory window does (MR-06).
-type MR = verbs.MR
-
-// AH is an address handle: verbs.AH.
-type AH = verbs.AH
-
-// CQ is a completion queue: verbs.CQ.
-type CQ = verbs.CQ
-
-// CompChannel is a completion channel: verbs.CompChannel.
-type CompChannel = verbs.CompChannel
 
 // Injector is an optional capability of a CQ: adding a completion directly,
 // as the adapter would when a work request finishes. With it the suite checks
@@ -124,13 +93,6 @@ type Depth interface {
 	Len() int
 }
 
-// Profile states which reading of each implementation-defined rule a device
-// follows: verbs.Readings, the one declaration of the readings that the
-// simulator's profiles, this suite and its model (conformance/model) share.
-// The zero value is the man-page reading (verbsim's default profile). It is
-// an alias, so that the cases read e.Profile.OverrunDrops as before.
-type Profile = verbs.Readings
-
 // Outstander is an optional capability of a QP: how many send and receive
 // work requests are posted and not yet completed (or flushed). With it the
 // state machine compares a QP's queues with the model's, not only what the
@@ -139,14 +101,9 @@ type Outstander interface {
 	Outstanding() (send, recv int)
 }
 
-// ExCQ is an extended CQ: verbs.ExCQ. A CQ that implements it may be polled
-// with either API (CQX-10); an implementation whose ibv_create_cq CQs
-// implement it lets the state machine mix them.
-type ExCQ = verbs.ExCQ
-
 // LimitsOf reads the limits of an open device context: ibv_query_device, and
 // ibv_query_port of port 1 when the device has ports.
-func LimitsOf(c Context) (Limits, error) {
+func LimitsOf(c verbs.Context) (Limits, error) {
 	a, err := c.QueryDevice()
 	if err != nil {
 		return Limits{}, err
@@ -179,7 +136,7 @@ const queryAll = verbs.KnownQPAttrs &^ verbs.QPAttrRateLimit
 
 // queryQP is ibv_query_qp of every attribute: the current state in QPState
 // and the real capacities in Cap.
-func queryQP(q QP) (verbs.QPAttr, error) {
+func queryQP(q verbs.QP) (verbs.QPAttr, error) {
 	a, _, err := q.Query(queryAll)
 	return a, err
 }

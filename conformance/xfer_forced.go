@@ -22,12 +22,12 @@ import (
 //
 // That the engine never produces the reliable datagram and tag-matching
 // statuses by itself is checked wherever completions are
-// polled: by every transport case (xWorld.pollNow) and by the traffic state
+// polled: by every transport case (wire.pollNow) and by the traffic state
 // machine.
 
-// xForced lists the status rows checked by forcing, with what the row says
+// forcedRows lists the status rows checked by forcing, with what the row says
 // of them.
-var xForced = []struct {
+var forcedRows = []struct {
 	id   string
 	st   verbs.WCStatus
 	what string
@@ -46,23 +46,9 @@ var xForced = []struct {
 	{"WC-S21", verbs.WCGeneralErr, "any other error"},
 }
 
-// xNeverProduced are the statuses no RC, UC or UD traffic can end with:
-// the reliable datagram ones (WC-S03, S14, S15, S17, S18) and the
-// tag-matching ones (WC-S22). MW_BIND_ERR (WC-S06) is not among them: a
-// failed memory-window bind produces it (MW-05).
-var xNeverProduced = map[verbs.WCStatus]string{
-	verbs.WCLocEECOpErr:      "WC-S03",
-	verbs.WCLocRDDViolErr:    "WC-S14",
-	verbs.WCRemInvRDReqErr:   "WC-S15",
-	verbs.WCInvEECNErr:       "WC-S17",
-	verbs.WCInvEECStateErr:   "WC-S18",
-	verbs.WCTMErr:            "WC-S22",
-	verbs.WCTMRndvIncomplete: "WC-S22",
-}
-
-// xForcer returns x's StatusForcer, or nil after logging that the case is
+// forcer returns x's StatusForcer, or nil after logging that the case is
 // not checked.
-func xForcer(t *T, x *xEnd) StatusForcer {
+func forcer(t *tester, x *end) StatusForcer {
 	t.Helper()
 	f, ok := x.q.(StatusForcer)
 	if !ok {
@@ -72,22 +58,22 @@ func xForcer(t *T, x *xEnd) StatusForcer {
 	return f
 }
 
-// xForcedCase forces st on a send request, then on a receive request.
-func xForcedCase(st verbs.WCStatus) func(t *T, e *Env) {
-	return func(t *T, e *Env) {
-		w := xSetup(t, e)
-		xForcedSend(w, st)
-		xForcedRecv(w, st)
+// forcedCase forces st on a send request, then on a receive request.
+func forcedCase(st verbs.WCStatus) func(t *tester, e *env) {
+	return func(t *tester, e *env) {
+		w := newWire(t, e)
+		forcedSend(w, st)
+		forcedRecv(w, st)
 	}
 }
 
-// xForcedSend fails the second of three SENDs of A with st. B receives all
+// forcedSend fails the second of three SENDs of A with st. B receives all
 // three messages (the fault strikes A's completion, not the wire), and A's
 // own receive is flushed with its send queue.
-func xForcedSend(w *xWorld, st verbs.WCStatus) {
+func forcedSend(w *wire, st verbs.WCStatus) {
 	w.t.Helper()
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
-	f := xForcer(w.t, a)
+	f := forcer(w.t, a)
 	if f == nil {
 		return
 	}
@@ -98,23 +84,23 @@ func xForcedSend(w *xWorld, st verbs.WCStatus) {
 	a.recvAt("A's receive", 9, 0, 64)
 	w.e.WantOK("forcing the status", f.ForceStatus(2, false, st))
 	w.forcing = true
-	a.post("three SENDs", xSend(1, verbs.WRSend, a.s.sge(0, 8)), xSend(2, verbs.WRSend, a.s.sge(8, 8)), xSend(3, verbs.WRSend, a.s.sge(16, 8)))
+	a.post("three SENDs", sendWR(1, verbs.WRSend, a.s.sge(0, 8)), sendWR(2, verbs.WRSend, a.s.sge(8, 8)), sendWR(3, verbs.WRSend, a.s.sge(16, 8)))
 	got := w.await(a.scq, 3, what)
 	a.want(what+": the first", got[0], 1, verbs.WCSuccess)
 	a.want(what+": the forced one", got[1], 2, st)
 	a.want(what+": the one after it", got[2], 3, verbs.WCWRFlushErr)
 	a.want(what+": A's outstanding receive", w.await(a.rcq, 1, what+": A's receive")[0], 9, verbs.WCWRFlushErr)
 	a.wantState(what, verbs.QPStateErr)
-	w.xPeerUntouched(b, what, 3)
+	w.peerUntouched(b, what, 3)
 }
 
-// xForcedRecv fails the second of three receives of B with st while A
+// forcedRecv fails the second of three receives of B with st while A
 // sends two messages: B's third receive is flushed, and A's SENDs, which B
 // acknowledged, succeed.
-func xForcedRecv(w *xWorld, st verbs.WCStatus) {
+func forcedRecv(w *wire, st verbs.WCStatus) {
 	w.t.Helper()
 	a, b := w.connect(verbs.QPTypeRC, w.opts())
-	f := xForcer(w.t, b)
+	f := forcer(w.t, b)
 	if f == nil {
 		return
 	}
@@ -124,23 +110,23 @@ func xForcedRecv(w *xWorld, st verbs.WCStatus) {
 	}
 	w.e.WantOK("forcing the status", f.ForceStatus(12, true, st))
 	w.forcing = true
-	a.post("two SENDs", xSend(1, verbs.WRSend, a.s.sge(0, 8)), xSend(2, verbs.WRSend, a.s.sge(8, 8)))
+	a.post("two SENDs", sendWR(1, verbs.WRSend, a.s.sge(0, 8)), sendWR(2, verbs.WRSend, a.s.sge(8, 8)))
 	got := w.await(b.rcq, 3, what)
 	b.want(what+": the first", got[0], 11, verbs.WCSuccess)
 	b.want(what+": the forced one", got[1], 12, st)
 	b.want(what+": the one after it", got[2], 13, verbs.WCWRFlushErr)
 	b.wantState(what, verbs.QPStateErr)
-	w.xPeerUntouched(a, what, 0)
+	w.peerUntouched(a, what, 0)
 	sends := w.await(a.scq, 2, what+": the peer's SENDs")
 	for i, c := range sends {
 		a.want(what+": the peer's SEND", c, uint64(1+i), verbs.WCSuccess)
 	}
 }
 
-// xPeerUntouched checks that the fault of the other QP left peer alone: in
+// peerUntouched checks that the fault of the other QP left peer alone: in
 // RTS, its first recvs receive completions successful, and no async event
 // naming it.
-func (w *xWorld) xPeerUntouched(peer *xEnd, what string, recvs int) {
+func (w *wire) peerUntouched(peer *end, what string, recvs int) {
 	w.t.Helper()
 	if recvs > 0 {
 		for i, c := range w.await(peer.rcq, recvs, what+": the peer's receives") {
@@ -155,8 +141,14 @@ func (w *xWorld) xPeerUntouched(peer *xEnd, what string, recvs int) {
 	}
 }
 
-func init() {
-	for _, c := range xForced {
-		register(c.id, fmt.Sprintf("%v, forced on a send and on a receive: the consumer sees it, the QP errs, its peer does not", c.st), xForcedCase(c.st))
+// xferForcedCases are the status rows checked by forcing (forcedRows), one case
+// each.
+var xferForcedCases = forcedCases()
+
+func forcedCases() []Case {
+	cs := make([]Case, len(forcedRows))
+	for i, c := range forcedRows {
+		cs[i] = Case{c.id, fmt.Sprintf("%v, forced on a send and on a receive: the consumer sees it, the QP errs, its peer does not", c.st), forcedCase(c.st)}
 	}
+	return cs
 }

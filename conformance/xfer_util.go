@@ -10,84 +10,84 @@ import (
 // with ibv_modify_qp alone, from the addresses ibv_query_port reports, as a
 // program on real hardware does; and requests. xfer_wait.go has the waits.
 
-// xBufLen is the size of each side's registered buffer.
-const xBufLen = 1 << 16
+// bufLen is the size of each side's registered buffer.
+const bufLen = 1 << 16
 
-// xAccessAll grants every access an MR can give.
-const xAccessAll = accessLocalWrite | accessRemoteWrite | accessRemoteRead | accessRemoteAtomic
+// accessAll grants every access an MR can give.
+const accessAll = accessLocalWrite | accessRemoteWrite | accessRemoteRead | accessRemoteAtomic
 
-// xIdleLimit bounds every RunUntilIdle: one virtual second, far beyond any
+// idleLimit bounds every RunUntilIdle: one virtual second, far beyond any
 // timer the cases arm, and finite for an RNR loop that never ends.
-const xIdleLimit = 1_000_000_000
+const idleLimit = 1_000_000_000
 
-// xQKey is the Q_Key of the cases' UD QPs (its top bit is clear: a Q_Key
+// udQKey is the Q_Key of the cases' UD QPs (its top bit is clear: a Q_Key
 // with the top bit set in a send request means the QP's own).
-const xQKey = 0x11110000
+const udQKey = 0x11110000
 
-// xKnownBugs lists engine behaviour that contradicts spec/catalogue.md and has been
+// knownBugs lists engine behaviour that contradicts spec/catalogue.md and has been
 // reported to the engine's owner. A check that names one of them logs its
 // failure instead of failing the case, so that the suite stays green while
 // the engine is fixed; removing the entry makes the check count again.
-var xKnownBugs = map[string]string{}
+var knownBugs = map[string]string{}
 
 // expect reports a failure of a check unless ok; a check tied to a known
-// engine bug (xKnownBugs) only logs.
-func (w *xWorld) expect(bug string, ok bool, format string, args ...any) {
+// engine bug (knownBugs) only logs.
+func (w *wire) expect(bug string, ok bool, format string, args ...any) {
 	w.t.Helper()
 	if ok {
 		return
 	}
-	if why, known := xKnownBugs[bug]; known {
+	if why, known := knownBugs[bug]; known {
 		w.t.Logf("KNOWN ENGINE BUG (%s): "+format, append([]any{why}, args...)...)
 		return
 	}
 	w.t.Errorf(format, args...)
 }
 
-// xSide is one adapter's half of a transport case.
-type xSide struct {
+// side is one adapter's half of a transport case.
+type side struct {
 	name string
-	w    *xWorld
-	ctx  Context
-	own  bool // ctx is the case's own context: its CQs are the Env's
-	pd   PD
+	w    *wire
+	ctx  verbs.Context
+	own  bool // ctx is the case's own context: its CQs are the env's
+	pd   verbs.PD
 	buf  []byte
-	mr   MR
+	mr   verbs.MR
 	port portInfo
-	cqs  []CQ
-	chs  []CompChannel
+	cqs  []verbs.CQ
+	chs  []verbs.CompChannel
 }
 
-// xWorld is what a transport case works in.
-type xWorld struct {
-	t     *T
-	e     *Env
+// wire is what a transport case works in.
+type wire struct {
+	t     *tester
+	e     *env
 	lim   Limits
-	a, b  *xSide
+	a, b  *side
 	loop  bool  // both sides are on one device
 	clock Clock // nil when the device has none
-	tp    Profile
+	tp    verbs.Readings
 	// forcing says the case has forced a status (StatusForcer): the
-	// statuses of xNeverProduced may come.
+	// statuses of model.NeverProduced may come.
 	forcing bool
 	// queues says, per CQ and qp_num, which queues of the QP complete on
 	// the CQ (WC-06).
-	queues map[xQueueKey]xQueues
+	queues map[queueKey]queueKinds
 }
 
-// xQueueKey names a QP's completions on one CQ.
-type xQueueKey struct {
-	cq  CQ
+// queueKey names a QP's completions on one CQ.
+type queueKey struct {
+	cq  verbs.CQ
 	qpn uint32
 }
 
-// xQueues says which of a QP's queues complete on a CQ.
-type xQueues struct{ send, recv bool }
+// queueKinds says which of a QP's queues complete on a CQ.
+type queueKinds struct{ send, recv bool }
 
-// xSetup makes the two sides of a transport case.
-func xSetup(t *T, e *Env) *xWorld {
+// newWire makes the two sides of a transport case.
+func newWire(t *tester, e *env) *wire {
 	t.Helper()
-	w := &xWorld{t: t, e: e, lim: e.Limits(), queues: map[xQueueKey]xQueues{}}
+	w := &wire{t: t, e: e, lim: e.Limits(), queues: map[queueKey]queueKinds{}}
 	w.clock, _ = e.Dev.(Clock)
 	w.tp = e.Profile
 	w.a = w.side("A", e.Ctx, true)
@@ -109,9 +109,9 @@ func xSetup(t *T, e *Env) *xWorld {
 // side sets up one side on ctx. A side that does not own its context
 // destroys its CQs and channels and closes the context at the end, after
 // the QPs, MRs and PD made later.
-func (w *xWorld) side(name string, ctx Context, own bool) *xSide {
+func (w *wire) side(name string, ctx verbs.Context, own bool) *side {
 	w.t.Helper()
-	s := &xSide{name: name, w: w, ctx: ctx, own: own}
+	s := &side{name: name, w: w, ctx: ctx, own: own}
 	if !own {
 		w.t.Cleanup(func() {
 			for _, q := range s.cqs {
@@ -130,13 +130,13 @@ func (w *xWorld) side(name string, ctx Context, own bool) *xSide {
 		w.t.Fatalf("side %s: ibv_query_port(1): %v", name, err)
 	}
 	s.pd = w.pdOn(ctx)
-	s.buf = make([]byte, xBufLen)
-	s.mr = w.e.mrReg(s.pd, s.buf, xAccessAll)
+	s.buf = make([]byte, bufLen)
+	s.mr = w.e.mrReg(s.pd, s.buf, accessAll)
 	return s
 }
 
 // pdOn allocates a PD on ctx, deallocated at the end.
-func (w *xWorld) pdOn(ctx Context) PD {
+func (w *wire) pdOn(ctx verbs.Context) verbs.PD {
 	w.t.Helper()
 	pd, err := ctx.AllocPD()
 	if err != nil || pd == nil {
@@ -147,7 +147,7 @@ func (w *xWorld) pdOn(ctx Context) PD {
 }
 
 // cq creates a CQ of at least n entries on the side's context.
-func (s *xSide) cq(n int, ch CompChannel) CQ {
+func (s *side) cq(n int, ch verbs.CompChannel) verbs.CQ {
 	s.w.t.Helper()
 	if s.own {
 		return s.w.e.CQ(n, nil, ch)
@@ -161,7 +161,7 @@ func (s *xSide) cq(n int, ch CompChannel) CQ {
 }
 
 // channel creates a completion channel on the side's context.
-func (s *xSide) channel() CompChannel {
+func (s *side) channel() verbs.CompChannel {
 	s.w.t.Helper()
 	if s.own {
 		return s.w.e.Channel()
@@ -175,16 +175,16 @@ func (s *xSide) channel() CompChannel {
 }
 
 // sge names n bytes at offset off of the side's buffer.
-func (s *xSide) sge(off, n int) verbs.SGE {
+func (s *side) sge(off, n int) verbs.SGE {
 	return verbs.SGE{Addr: s.mr.Addr() + uint64(off), Length: uint32(n), LKey: s.mr.LKey()}
 }
 
 // addr is the address of byte off of the side's buffer, for remote requests.
-func (s *xSide) addr(off int) uint64 { return s.mr.Addr() + uint64(off) }
+func (s *side) addr(off int) uint64 { return s.mr.Addr() + uint64(off) }
 
-// xOpts are the attributes the cases give their QPs; xw.opts returns the
+// endOpts are the attributes the cases give their QPs; wire.opts returns the
 // defaults.
-type xOpts struct {
+type endOpts struct {
 	cap          verbs.QPCap
 	sigAll       bool
 	scqe, rcqe   int
@@ -197,12 +197,12 @@ type xOpts struct {
 	rdAtomic     uint8
 	destRdAtomic uint8
 	upTo         verbs.QPState // how far connect walks the QP
-	srq          SRQ
+	srq          verbs.SRQ
 	sqpsn        uint32
-	sendCh       CompChannel // channels of the QP's CQs
-	recvCh       CompChannel
-	sendCQ       CQ // CQs to use instead of new ones
-	recvCQ       CQ
+	sendCh       verbs.CompChannel // channels of the QP's CQs
+	recvCh       verbs.CompChannel
+	sendCQ       verbs.CQ // CQs to use instead of new ones
+	recvCQ       verbs.CQ
 	// sendOps, when not zero, creates the QP with ibv_create_qp_ex and
 	// these send_ops_flags (QPExCreator).
 	sendOps verbs.QPSendOps
@@ -210,8 +210,8 @@ type xOpts struct {
 
 // opts returns the default attributes: RC timers short enough for real
 // hardware (4 ms ACK timeout), rnr_retry 7, every remote access allowed.
-func (w *xWorld) opts() xOpts {
-	return xOpts{
+func (w *wire) opts() endOpts {
+	return endOpts{
 		cap: verbs.QPCap{
 			MaxSendWR: uint32(min(64, w.lim.MaxQPWR)), MaxRecvWR: uint32(min(64, w.lim.MaxQPWR)),
 			MaxSendSGE: uint32(min(4, w.lim.MaxSGE)), MaxRecvSGE: uint32(min(4, w.lim.MaxSGE)),
@@ -224,19 +224,19 @@ func (w *xWorld) opts() xOpts {
 	}
 }
 
-// xEnd is a QP of a case with its CQs.
-type xEnd struct {
-	s        *xSide
-	q        QP
+// end is a QP of a case with its CQs.
+type end struct {
+	s        *side
+	q        verbs.QP
 	typ      verbs.QPType
-	scq, rcq CQ
-	o        xOpts
+	scq, rcq verbs.CQ
+	o        endOpts
 }
 
 // newEnd creates a QP of type typ on side s, in RESET.
-func (w *xWorld) newEnd(s *xSide, typ verbs.QPType, o xOpts) *xEnd {
+func (w *wire) newEnd(s *side, typ verbs.QPType, o endOpts) *end {
 	w.t.Helper()
-	x := &xEnd{s: s, typ: typ, o: o}
+	x := &end{s: s, typ: typ, o: o}
 	x.scq, x.rcq = o.sendCQ, o.recvCQ
 	if x.scq == nil {
 		x.scq = s.cq(o.scqe, o.sendCh)
@@ -244,11 +244,11 @@ func (w *xWorld) newEnd(s *xSide, typ verbs.QPType, o xOpts) *xEnd {
 	if x.rcq == nil {
 		x.rcq = s.cq(o.rcqe, o.recvCh)
 	}
-	attr := QPInitAttr{Type: typ, Cap: o.cap, SendCQ: x.scq, RecvCQ: x.rcq, SQSigAll: o.sigAll, SRQ: o.srq}
+	attr := verbs.QPInitAttr{Type: typ, Cap: o.cap, SendCQ: x.scq, RecvCQ: x.rcq, SQSigAll: o.sigAll, SRQ: o.srq}
 	if o.srq != nil {
 		attr.Cap.MaxRecvWR, attr.Cap.MaxRecvSGE = 0, 0
 	}
-	var q QP
+	var q verbs.QP
 	var err error
 	if c, ok := s.pd.(verbs.QPExCreator); ok && o.sendOps != 0 {
 		q, err = c.CreateQPEx(verbs.QPInitAttrEx{QPInitAttr: attr,
@@ -271,20 +271,20 @@ func (w *xWorld) newEnd(s *xSide, typ verbs.QPType, o xOpts) *xEnd {
 
 // noteQueues records which of x's queues complete on which of its CQs
 // (a QP on an SRQ completes its receives on its receive CQ too).
-func (w *xWorld) noteQueues(x *xEnd) {
-	k := xQueueKey{x.scq, x.q.Num()}
+func (w *wire) noteQueues(x *end) {
+	k := queueKey{x.scq, x.q.Num()}
 	q := w.queues[k]
 	q.send = true
 	w.queues[k] = q
-	k = xQueueKey{x.rcq, x.q.Num()}
+	k = queueKey{x.rcq, x.q.Num()}
 	q = w.queues[k]
 	q.recv = true
 	w.queues[k] = q
 }
 
-// xAV is the path to side to, through port 1: by LID on an
+// avTo is the path to side to, through port 1: by LID on an
 // InfiniBand port, by GID when the port has no LID or is Ethernet.
-func xAV(to *xSide, global bool) verbs.AHAttr {
+func avTo(to *side, global bool) verbs.AHAttr {
 	av := verbs.AHAttr{PortNum: 1, DLID: to.port.LID}
 	if global || to.port.Ethernet || to.port.LID == 0 {
 		av.IsGlobal = true
@@ -294,7 +294,7 @@ func xAV(to *xSide, global bool) verbs.AHAttr {
 }
 
 // modify applies one modify or fails the case.
-func (w *xWorld) modify(x *xEnd, what string, a verbs.QPAttr, mask verbs.QPAttrMask) {
+func (w *wire) modify(x *end, what string, a verbs.QPAttr, mask verbs.QPAttrMask) {
 	w.t.Helper()
 	if err := x.q.Modify(&a, mask); err != nil {
 		w.t.Fatalf("side %s %v QP: %s (%v): %v", x.s.name, x.typ, what, mask, err)
@@ -302,8 +302,8 @@ func (w *xWorld) modify(x *xEnd, what string, a verbs.QPAttr, mask verbs.QPAttrM
 }
 
 // bring takes x from RESET to state to (INIT, RTR or RTS), connected to
-// peer (RC, UC, the XRC initiator and target) or with the Q_Key xQKey (UD).
-func (w *xWorld) bring(x, peer *xEnd, to verbs.QPState) {
+// peer (RC, UC, the XRC initiator and target) or with the Q_Key udQKey (UD).
+func (w *wire) bring(x, peer *end, to verbs.QPState) {
 	w.t.Helper()
 	o := x.o
 	if to == verbs.QPStateReset {
@@ -313,7 +313,7 @@ func (w *xWorld) bring(x, peer *xEnd, to verbs.QPState) {
 	if x.typ == verbs.QPTypeUC {
 		access &= verbs.AccessRemoteWrite
 	}
-	a := verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QPAccessFlags: access, QKey: xQKey}
+	a := verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1, QPAccessFlags: access, QKey: udQKey}
 	if x.typ == verbs.QPTypeUD {
 		w.modify(x, "RESET→INIT", a, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrQKey)
 	} else {
@@ -329,7 +329,7 @@ func (w *xWorld) bring(x, peer *xEnd, to verbs.QPState) {
 		if mtu == 0 {
 			mtu = min(verbs.MTU1024, x.s.port.ActiveMTU, peer.s.port.ActiveMTU)
 		}
-		a.AHAttr, a.PathMTU, a.DestQPNum, a.RQPSN = xAV(peer.s, false), mtu, peer.q.Num(), peer.o.sqpsn
+		a.AHAttr, a.PathMTU, a.DestQPNum, a.RQPSN = avTo(peer.s, false), mtu, peer.q.Num(), peer.o.sqpsn
 		mask |= verbs.QPAttrAV | verbs.QPAttrPathMTU | verbs.QPAttrDestQPN | verbs.QPAttrRQPSN
 	}
 	if x.typ == verbs.QPTypeRC || x.typ == verbs.QPTypeXRCRecv { // a responder (XRC-08)
@@ -356,7 +356,7 @@ func (w *xWorld) bring(x, peer *xEnd, to verbs.QPState) {
 // connect2 creates a QP of type typ on each side and walks each as far as
 // its options say (RTS by default), A connected to B and B to A; for UD the
 // QPs only get the Q_Key.
-func (w *xWorld) connect2(typ verbs.QPType, oa, ob xOpts) (a, b *xEnd) {
+func (w *wire) connect2(typ verbs.QPType, oa, ob endOpts) (a, b *end) {
 	w.t.Helper()
 	ob.sqpsn = oa.sqpsn + 1000
 	a, b = w.newEnd(w.a, typ, oa), w.newEnd(w.b, typ, ob)
@@ -367,7 +367,7 @@ func (w *xWorld) connect2(typ verbs.QPType, oa, ob xOpts) (a, b *xEnd) {
 
 // connect is connect2 with the same options for both QPs, except the
 // objects of one side (CQs, channels, SRQ), which connect2 alone takes.
-func (w *xWorld) connect(typ verbs.QPType, o xOpts) (a, b *xEnd) {
+func (w *wire) connect(typ verbs.QPType, o endOpts) (a, b *end) {
 	w.t.Helper()
 	o.sendCQ, o.recvCQ, o.sendCh, o.recvCh, o.srq = nil, nil, nil, nil, nil
 	return w.connect2(typ, o, o)
@@ -375,9 +375,9 @@ func (w *xWorld) connect(typ verbs.QPType, o xOpts) (a, b *xEnd) {
 
 // ah creates an address handle in the PD of side from, addressed to side
 // to's port 1.
-func (w *xWorld) ah(from, to *xSide, global bool) AH {
+func (w *wire) ah(from, to *side, global bool) verbs.AH {
 	w.t.Helper()
-	av := xAV(to, global)
+	av := avTo(to, global)
 	ah, err := from.pd.CreateAH(verbs.AHAttr{PortNum: 1, DLID: av.DLID, IsGlobal: av.IsGlobal, GRH: verbs.GlobalRoute{DGID: av.GRH.DGID, HopLimit: av.GRH.HopLimit}})
 	if err != nil || ah == nil {
 		w.t.Fatalf("side %s: ibv_create_ah: ah=%v err=%v", from.name, ah, err)
@@ -386,15 +386,15 @@ func (w *xWorld) ah(from, to *xSide, global bool) AH {
 	return ah
 }
 
-// xUD makes r a UD send request to the QP to through ah, with the
+// datagram makes r a UD send request to the QP to through ah, with the
 // right Q_Key.
-func xUD(r verbs.SendWR, ah AH, to *xEnd) verbs.SendWR {
-	r.AH, r.RemoteQPN, r.RemoteQKey = ah, to.q.Num(), xQKey
+func datagram(r verbs.SendWR, ah verbs.AH, to *end) verbs.SendWR {
+	r.AH, r.RemoteQPN, r.RemoteQKey = ah, to.q.Num(), udQKey
 	return r
 }
 
 // post posts wrs on x or fails the case.
-func (x *xEnd) post(what string, wrs ...verbs.SendWR) {
+func (x *end) post(what string, wrs ...verbs.SendWR) {
 	x.s.w.t.Helper()
 	if n, err := x.q.PostSend(wrs); n != len(wrs) || err != nil {
 		x.s.w.t.Fatalf("%s: ibv_post_send of %d on side %s: %d posted, %v", what, len(wrs), x.s.name, n, err)
@@ -402,7 +402,7 @@ func (x *xEnd) post(what string, wrs ...verbs.SendWR) {
 }
 
 // recv posts wrs on x or fails the case.
-func (x *xEnd) recv(what string, wrs ...verbs.RecvWR) {
+func (x *end) recv(what string, wrs ...verbs.RecvWR) {
 	x.s.w.t.Helper()
 	if n, err := x.q.PostRecv(wrs); n != len(wrs) || err != nil {
 		x.s.w.t.Fatalf("%s: ibv_post_recv of %d on side %s: %d posted, %v", what, len(wrs), x.s.name, n, err)
@@ -410,13 +410,13 @@ func (x *xEnd) recv(what string, wrs ...verbs.RecvWR) {
 }
 
 // recvAt posts one receive of n bytes at offset off with wr_id id.
-func (x *xEnd) recvAt(what string, id uint64, off, n int) {
+func (x *end) recvAt(what string, id uint64, off, n int) {
 	x.s.w.t.Helper()
 	x.recv(what, verbs.RecvWR{WRID: id, SGList: []verbs.SGE{x.s.sge(off, n)}})
 }
 
 // state queries x's state.
-func (x *xEnd) state() verbs.QPState {
+func (x *end) state() verbs.QPState {
 	x.s.w.t.Helper()
 	a, err := queryQP(x.q)
 	if err != nil {
@@ -426,7 +426,7 @@ func (x *xEnd) state() verbs.QPState {
 }
 
 // wantState checks x's state.
-func (x *xEnd) wantState(what string, want verbs.QPState) {
+func (x *end) wantState(what string, want verbs.QPState) {
 	x.s.w.t.Helper()
 	if got := x.state(); got != want {
 		x.s.w.t.Errorf("%s: the %v QP of side %s is in %v, want %v", what, x.typ, x.s.name, got, want)
@@ -434,20 +434,20 @@ func (x *xEnd) wantState(what string, want verbs.QPState) {
 }
 
 // toState modifies x to ERR, RESET or SQD (mask STATE only), or back to RTS.
-func (x *xEnd) toState(s verbs.QPState) {
+func (x *end) toState(s verbs.QPState) {
 	x.s.w.t.Helper()
 	x.s.w.modify(x, "→"+s.String(), verbs.QPAttr{QPState: s}, verbs.QPAttrState)
 }
 
-// xFill writes a pattern derived from seed into b.
-func xFill(b []byte, seed byte) {
+// fill writes a pattern derived from seed into b.
+func fill(b []byte, seed byte) {
 	for i := range b {
 		b[i] = seed + byte(i*7+i>>8)
 	}
 }
 
-// xIDs returns the wr_ids of wcs.
-func xIDs(wcs []verbs.WC) []uint64 {
+// idsOf returns the wr_ids of wcs.
+func idsOf(wcs []verbs.WC) []uint64 {
 	out := make([]uint64, len(wcs))
 	for i, c := range wcs {
 		out[i] = c.WRID
@@ -455,15 +455,15 @@ func xIDs(wcs []verbs.WC) []uint64 {
 	return out
 }
 
-// xSend returns a signaled request of opcode op over sges.
-func xSend(id uint64, op verbs.WROpcode, sges ...verbs.SGE) verbs.SendWR {
+// sendWR returns a signaled request of opcode op over sges.
+func sendWR(id uint64, op verbs.WROpcode, sges ...verbs.SGE) verbs.SendWR {
 	return verbs.SendWR{WRID: id, Opcode: op, Flags: verbs.SendSignaled, SGList: sges}
 }
 
-// xRDMA returns a signaled RDMA or atomic request to the remote buffer of
+// rdmaWR returns a signaled RDMA or atomic request to the remote buffer of
 // side to at offset off.
-func xRDMA(id uint64, op verbs.WROpcode, to *xSide, off int, sges ...verbs.SGE) verbs.SendWR {
-	r := xSend(id, op, sges...)
+func rdmaWR(id uint64, op verbs.WROpcode, to *side, off int, sges ...verbs.SGE) verbs.SendWR {
+	r := sendWR(id, op, sges...)
 	r.RemoteAddr, r.RKey = to.addr(off), to.mr.RKey()
 	return r
 }
@@ -471,7 +471,7 @@ func xRDMA(id uint64, op verbs.WROpcode, to *xSide, off int, sges ...verbs.SGE) 
 // badRecvStatus is the status of a receive WR whose own buffer fails the
 // protection check when a SEND lands in it (XFER-16): LOC_PROT_ERR, or
 // LOC_QP_OP_ERR under the RecvProtQPOp reading (rxe).
-func (w *xWorld) badRecvStatus() verbs.WCStatus {
+func (w *wire) badRecvStatus() verbs.WCStatus {
 	if w.tp.RecvProtQPOp {
 		return verbs.WCLocQPOpErr
 	}

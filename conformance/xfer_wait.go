@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/verbsim/verbsim/conformance/model"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -16,25 +17,25 @@ import (
 
 // advance lets time pass: with a clock it runs until idle (bounded) and
 // reports true; without one it reports false and the caller sleeps.
-func (w *xWorld) advance() bool {
+func (w *wire) advance() bool {
 	if w.clock == nil {
 		return false
 	}
-	w.clock.RunUntilIdle(xIdleLimit)
+	w.clock.RunUntilIdle(idleLimit)
 	return true
 }
 
 // settle lets whatever is under way finish before a "must not happen"
 // check: the clock runs until idle, or Grace passes.
-func (w *xWorld) settle() {
+func (w *wire) settle() {
 	if !w.advance() {
 		time.Sleep(Grace)
 	}
 }
 
-// xPollNow polls cq until it is empty, without letting time pass, and
+// pollToEmpty polls cq until it is empty, without letting time pass, and
 // returns what it got and the first error.
-func xPollNow(cq CQ) ([]verbs.WC, error) {
+func pollToEmpty(cq verbs.CQ) ([]verbs.WC, error) {
 	var got []verbs.WC
 	buf := make([]verbs.WC, 32)
 	for range 1 << 12 {
@@ -47,11 +48,11 @@ func xPollNow(cq CQ) ([]verbs.WC, error) {
 	return got, nil
 }
 
-// pollNow is xPollNow with the checks every completion of a transport case
+// pollNow is pollToEmpty with the checks every completion of a transport case
 // must pass (checkWC).
-func (w *xWorld) pollNow(cq CQ) ([]verbs.WC, error) {
+func (w *wire) pollNow(cq verbs.CQ) ([]verbs.WC, error) {
 	w.t.Helper()
-	got, err := xPollNow(cq)
+	got, err := pollToEmpty(cq)
 	for i := range got {
 		w.checkWC(cq, &got[i])
 	}
@@ -59,24 +60,24 @@ func (w *xWorld) pollNow(cq CQ) ([]verbs.WC, error) {
 }
 
 // checkWC checks what any completion the transport produces must be: its
-// status is none of xNeverProduced unless the case forced it (WC-S03, S14,
+// status is none of model.NeverProduced unless the case forced it (WC-S03, S14,
 // S15, S17, S18, S22); and, when it succeeded, its opcode is a classic
 // one, never a tag-matching or driver opcode, whose IBV_WC_RECV bit is set
 // exactly when a receive request completed (WC-06). An error completion's
 // opcode is undefined (WC-03) and is not looked at.
-func (w *xWorld) checkWC(cq CQ, c *verbs.WC) {
+func (w *wire) checkWC(cq verbs.CQ, c *verbs.WC) {
 	w.t.Helper()
 	if c.Status != verbs.WCSuccess {
-		if id, never := xNeverProduced[c.Status]; never && !w.forcing {
+		if id, never := model.NeverProduced(c.Status); never && !w.forcing {
 			w.t.Errorf("wr_id %d of QP %#x completed with %v, which no RC, UC or UD traffic produces (%s)", c.WRID, c.QPNum, c.Status, id)
 		}
 		return
 	}
-	if !xClassicOpcode(c.Opcode) {
+	if !model.ClassicOpcode(c.Opcode) {
 		w.t.Errorf("wr_id %d of QP %#x completed with opcode %v, not a classic opcode: TM and DRIVER opcodes are never produced (WC-06)", c.WRID, c.QPNum, c.Opcode)
 		return
 	}
-	q, known := w.queues[xQueueKey{cq, c.QPNum}]
+	q, known := w.queues[queueKey{cq, c.QPNum}]
 	switch {
 	case !known || q.send == q.recv:
 		// A CQ this case's QPs do not use, or both queues of one QP: the
@@ -88,21 +89,10 @@ func (w *xWorld) checkWC(cq CQ, c *verbs.WC) {
 	}
 }
 
-// xClassicOpcode reports whether o is one of the opcodes RC, UC and UD
-// traffic completes with (WC-04, WC-05, WC-07).
-func xClassicOpcode(o verbs.WCOpcode) bool {
-	switch o {
-	case verbs.WCSend, verbs.WCRDMAWrite, verbs.WCRDMARead, verbs.WCCompSwap, verbs.WCFetchAdd, verbs.WCBindMW, verbs.WCLocalInv, verbs.WCTSO, verbs.WCAtomicWrite,
-		verbs.WCRecv, verbs.WCRecvRDMAWithImm:
-		return true
-	}
-	return false
-}
-
 // await polls cq until n completions have come, letting time pass in
 // between, and checks that no more came. On a device with a clock, an idle
 // device that produced fewer fails at once.
-func (w *xWorld) await(cq CQ, n int, what string) []verbs.WC {
+func (w *wire) await(cq verbs.CQ, n int, what string) []verbs.WC {
 	w.t.Helper()
 	got, err := w.pollNow(cq)
 	deadline := time.Now().Add(Patience)
@@ -113,7 +103,7 @@ func (w *xWorld) await(cq CQ, n int, what string) []verbs.WC {
 	stalls := 0
 	for err == nil && len(got) < n && !time.Now().After(deadline) {
 		if w.clock != nil {
-			idle := w.clock.RunUntilIdle(xIdleLimit)
+			idle := w.clock.RunUntilIdle(idleLimit)
 			more, e := w.pollNow(cq)
 			got, err = append(got, more...), e
 			if len(more) > 0 {
@@ -133,23 +123,23 @@ func (w *xWorld) await(cq CQ, n int, what string) []verbs.WC {
 		w.t.Fatalf("%s: ibv_poll_cq: %v (after %d completions)", what, err, len(got))
 	}
 	if len(got) != n {
-		w.t.Fatalf("%s: %d completions, want %d: %s", what, len(got), n, xShow(got))
+		w.t.Fatalf("%s: %d completions, want %d: %s", what, len(got), n, showWCs(got))
 	}
 	return got
 }
 
 // quiet checks that cq stays empty once everything under way has settled.
-func (w *xWorld) quiet(cq CQ, what string) {
+func (w *wire) quiet(cq verbs.CQ, what string) {
 	w.t.Helper()
 	w.settle()
 	if got, err := w.pollNow(cq); len(got) != 0 || err != nil {
-		w.t.Errorf("%s: want no completion, got %s (err %v)", what, xShow(got), err)
+		w.t.Errorf("%s: want no completion, got %s (err %v)", what, showWCs(got), err)
 	}
 }
 
-// xShow renders completions briefly: wr_id, status and, for successful
+// showWCs renders completions briefly: wr_id, status and, for successful
 // ones, opcode and byte_len.
-func xShow(wcs []verbs.WC) string {
+func showWCs(wcs []verbs.WC) string {
 	s := "["
 	for i, c := range wcs {
 		if i > 0 {
@@ -165,7 +155,7 @@ func xShow(wcs []verbs.WC) string {
 }
 
 // want checks one completion's wr_id and status, and qp_num against x.
-func (x *xEnd) want(what string, c verbs.WC, id uint64, st verbs.WCStatus) bool {
+func (x *end) want(what string, c verbs.WC, id uint64, st verbs.WCStatus) bool {
 	x.s.w.t.Helper()
 	if c.WRID != id || c.Status != st || c.QPNum != x.q.Num() {
 		x.s.w.t.Errorf("%s: completion {wr_id %d, %v, qp %#x}, want {wr_id %d, %v, qp %#x}",
@@ -175,8 +165,8 @@ func (x *xEnd) want(what string, c verbs.WC, id uint64, st verbs.WCStatus) bool 
 	return true
 }
 
-// xEvent is an async event, read and acked.
-type xEvent struct {
+// seenEvent is an async event, read and acked.
+type seenEvent struct {
 	typ  verbs.EventType
 	obj  any
 	port uint8
@@ -184,7 +174,7 @@ type xEvent struct {
 
 // events reads and acks every async event queued on the side's context
 // once everything under way has settled.
-func (s *xSide) events() []xEvent {
+func (s *side) events() []seenEvent {
 	s.w.t.Helper()
 	s.w.settle()
 	return s.eventsNow()
@@ -192,9 +182,9 @@ func (s *xSide) events() []xEvent {
 
 // eventsNow reads and acks the async events queued on the side's context,
 // without letting time pass.
-func (s *xSide) eventsNow() []xEvent {
+func (s *side) eventsNow() []seenEvent {
 	s.w.t.Helper()
-	var out []xEvent
+	var out []seenEvent
 	for range 1 << 10 {
 		ev, err := s.ctx.TryGetAsyncEvent()
 		if errors.Is(err, syscall.EAGAIN) {
@@ -203,7 +193,7 @@ func (s *xSide) eventsNow() []xEvent {
 		if err != nil {
 			s.w.t.Fatalf("side %s: ibv_get_async_event: %v", s.name, err)
 		}
-		out = append(out, xEvent{ev.EventType(), named(ev), ev.Port()})
+		out = append(out, seenEvent{ev.EventType(), named(ev), ev.Port()})
 		if err := ev.Ack(); err != nil {
 			s.w.t.Errorf("side %s: ibv_ack_async_event: %v", s.name, err)
 		}
@@ -213,7 +203,7 @@ func (s *xSide) eventsNow() []xEvent {
 
 // allEvents reads and acks the async events of both sides (one context in
 // loopback).
-func (w *xWorld) allEvents() []xEvent {
+func (w *wire) allEvents() []seenEvent {
 	w.t.Helper()
 	evs := w.a.events()
 	if !w.loop {
@@ -222,8 +212,8 @@ func (w *xWorld) allEvents() []xEvent {
 	return evs
 }
 
-// xAbout counts the events of evs of type typ that name obj.
-func xAbout(evs []xEvent, typ verbs.EventType, obj any) int {
+// eventsAbout counts the events of evs of type typ that name obj.
+func eventsAbout(evs []seenEvent, typ verbs.EventType, obj any) int {
 	n := 0
 	for _, ev := range evs {
 		if ev.typ == typ && ev.obj == obj {

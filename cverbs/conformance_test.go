@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/cverbs"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
@@ -29,7 +30,7 @@ type device struct {
 	readings verbs.Readings
 }
 
-func (d device) Profile() conformance.Profile { return d.readings }
+func (d device) Profile() verbs.Readings { return d.readings }
 
 // peerDevice is a device with a second adapter on the same fabric
 // (conformance.PeerDevice): the transport cases then run between the two
@@ -94,6 +95,18 @@ func (d controlledPeerDevice) SetPortState(port uint8, up bool) error {
 
 func (d controlledPeerDevice) SetFaults(drop, duplicate, delay float64) error {
 	return cverbs.SetFaults(d.Device, drop, duplicate, delay)
+}
+
+// Forge implements conformance.Forger through the library's hook of
+// VERBSIM_TEST_3: the frame the in-process device would deliver.
+func (d controlledDevice) Forge(p conformance.ForgedPacket) error { return forge(d.Device, p) }
+
+// Forge is controlledDevice.Forge.
+func (d controlledPeerDevice) Forge(p conformance.ForgedPacket) error { return forge(d.Device, p) }
+
+func forge(d verbs.Device, p conformance.ForgedPacket) error {
+	w := simdev.WirePacket(p)
+	return cverbs.InjectFrame(d, sim.AppendFrame(nil, &w))
 }
 
 // wrap returns d as a conformance device following readings r, with peer

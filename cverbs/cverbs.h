@@ -113,4 +113,7 @@ int cv_sim_srq_error(struct ibv_srq *srq);
 int cv_sim_channel_len(struct ibv_comp_channel *ch, int *len);
 int cv_sim_port_state(struct ibv_device *dev, uint8_t port, int up);
 int cv_sim_faults(struct ibv_device *dev, double drop, double duplicate, double delay);
+/* The hook of VERBSIM_TEST_3, found by cv_sim_hooks3 (1 when there). */
+int cv_sim_hooks3(void);
+int cv_sim_receive(struct ibv_device *dev, const void *frame, size_t len);
 #endif

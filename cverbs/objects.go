@@ -362,10 +362,12 @@ type mw struct {
 
 // RKey is ibv_mw.rkey, which ibv_bind_mw changes. For a type 2 window it
 // is the key of the last BIND_MW request posted for it through this
-// binding: C providers leave ibv_mw.rkey at the allocation's key when a
-// BIND_MW request (ibv_post_send, ibv_wr_bind_mw) binds a type 2 window,
-// and a C program keeps the key it chose itself; the verbs interface
-// reports the window's key, as the simulator's handle does.
+// binding: the window's index with the low byte of the rkey the request
+// named, which is all of it a bind takes (MW-05). C providers leave
+// ibv_mw.rkey at the allocation's key when a BIND_MW request
+// (ibv_post_send, ibv_wr_bind_mw) binds a type 2 window, and a C program
+// keeps the key it chose itself; the verbs interface reports the window's
+// key, as the simulator's handle does.
 func (w *mw) RKey() uint32 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -383,7 +385,7 @@ func boundTo(x verbs.MW, rkey uint32) {
 		return
 	}
 	w.mu.Lock()
-	w.rkey, w.posted = rkey, true
+	w.rkey, w.posted = uint32(w.w.rkey)&^0xff|rkey&0xff, true
 	w.mu.Unlock()
 }
 
@@ -773,6 +775,10 @@ func (q *cq) Resize(cqe int) error {
 	q.cqe = int(q.c.cqe)
 	return nil
 }
+
+// Destroy is ibv_destroy_cq once every event read for the CQ is
+// acknowledged, waiting for that as long as it takes.
+func (q *cq) Destroy() error { return q.DestroyContext(context.Background()) }
 
 // DestroyContext is ibv_destroy_cq once every event read for the CQ is
 // acknowledged, waiting for that until ctx ends.

@@ -430,6 +430,10 @@ func (q *qp) BindMW(x verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.M
 		C.uint64_t(info.Addr), C.uint64_t(info.Length), C.uint32_t(info.Access)))
 }
 
+// Destroy is ibv_destroy_qp once every async event read for the QP is
+// acknowledged, waiting for that as long as it takes.
+func (q *qp) Destroy() error { return q.DestroyContext(context.Background()) }
+
 // DestroyContext is ibv_destroy_qp once every async event read for the QP
 // is acknowledged, waiting for that until ctx ends.
 func (q *qp) DestroyContext(ctx context.Context) error {
@@ -542,6 +546,10 @@ func (s *srq) Query() (verbs.SRQAttr, error) {
 	}
 	return verbs.SRQAttr{MaxWR: uint32(a.max_wr), MaxSGE: uint32(a.max_sge), SRQLimit: uint32(a.srq_limit)}, nil
 }
+
+// Destroy is ibv_destroy_srq once every async event read for the SRQ is
+// acknowledged, waiting for that as long as it takes.
+func (s *srq) Destroy() error { return s.DestroyContext(context.Background()) }
 
 // DestroyContext is ibv_destroy_srq once every async event read for the
 // SRQ is acknowledged, waiting for that until ctx ends.

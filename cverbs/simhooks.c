@@ -119,3 +119,20 @@ int cv_sim_faults(struct ibv_device *dev, double drop, double duplicate, double 
 {
 	return faults ? faults(dev, drop, duplicate, delay) : EOPNOTSUPP;
 }
+
+/* The hook of VERBSIM_TEST_3. */
+
+#define VERSION3 "VERBSIM_TEST_3"
+
+static int (*receive)(struct ibv_device *, const void *, size_t);
+
+int cv_sim_hooks3(void)
+{
+	receive = dlvsym(RTLD_DEFAULT, "verbsim_test_receive", VERSION3);
+	return receive != NULL;
+}
+
+int cv_sim_receive(struct ibv_device *dev, const void *frame, size_t len)
+{
+	return receive ? receive(dev, frame, len) : EOPNOTSUPP;
+}

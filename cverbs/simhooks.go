@@ -463,6 +463,43 @@ func SetFaults(d verbs.Device, drop, duplicate, delay float64) error {
 	return rcErr("verbsim_test_faults", C.cv_sim_faults(dev.d, C.double(drop), C.double(duplicate), C.double(delay)))
 }
 
+// The hook of version node VERBSIM_TEST_3 (a packet from another adapter),
+// looked up once.
+var simHooks3 struct {
+	once sync.Once
+	ok   bool
+}
+
+// hooks3 reports whether SimHooks is true and the library also has the hook
+// of VERBSIM_TEST_3.
+func hooks3() bool {
+	simHooks3.once.Do(func() { simHooks3.ok = SimHooks() && C.cv_sim_hooks3() != 0 })
+	return simHooks3.ok
+}
+
+// InjectFrame delivers frame, one packet in the wire format of verbsim's
+// cross-process fabric (sim.AppendFrame), to the port of the fabric of d, a
+// device of this binding, that has its destination address, as a packet
+// from another adapter (verbsim_test_receive): how the conformance suite
+// plays a hostile peer through C (conformance.Forger). It needs verbsim's
+// test-mode library with the hook of VERBSIM_TEST_3; otherwise it fails
+// with an error matching errors.ErrUnsupported.
+func InjectFrame(d verbs.Device, frame []byte) error {
+	dev, ok := d.(*device)
+	if !ok {
+		return einval("verbsim_test_receive (a device of another implementation)")
+	}
+	if !hooks3() {
+		return errUnsupported("verbsim_test_receive")
+	}
+	if len(frame) == 0 {
+		return einval("verbsim_test_receive (an empty frame)")
+	}
+	p := C.CBytes(frame)
+	defer C.free(p)
+	return rcErr("verbsim_test_receive", C.cv_sim_receive(dev.d, p, C.size_t(len(frame))))
+}
+
 // SimControls reports whether the library has the test hooks behind
 // SetPortState and SetFaults and the QP, SRQ and channel capabilities
 // (InjectFatal, ForceStatus, Outstanding; Take, Len, InjectError; Len):

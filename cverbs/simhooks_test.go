@@ -15,6 +15,8 @@ import (
 
 	"github.com/verbsim/verbsim/conformance"
 	"github.com/verbsim/verbsim/cverbs"
+	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -127,7 +129,8 @@ func TestSimHooksDevice(t *testing.T) {
 		if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, syscall.EOPNOTSUPP) {
 			t.Errorf("WithLimits without the hooks: %v, want EOPNOTSUPP and errors.ErrUnsupported", err)
 		}
-		for what, err := range map[string]error{"SetPortState": cverbs.SetPortState(d, 1, true), "SetFaults": cverbs.SetFaults(d, 0, 0, 0)} {
+		for what, err := range map[string]error{"SetPortState": cverbs.SetPortState(d, 1, true), "SetFaults": cverbs.SetFaults(d, 0, 0, 0),
+			"InjectFrame": cverbs.InjectFrame(d, []byte("VS"))} {
 			if !errors.Is(err, errors.ErrUnsupported) || !errors.Is(err, syscall.EOPNOTSUPP) {
 				t.Errorf("%s without the hooks: %v, want EOPNOTSUPP and errors.ErrUnsupported", what, err)
 			}
@@ -265,6 +268,22 @@ func TestSimHooksDevice(t *testing.T) {
 	}
 	if err := cverbs.SetFaults(d, 0, 0, 0); err != nil {
 		t.Errorf("SetFaults(0, 0, 0): %v", err)
+	}
+	// VERBSIM_TEST_3: a frame that does not decode is EINVAL; one for a
+	// QP nobody has is taken and dropped, as a wire would.
+	if err := cverbs.InjectFrame(d, []byte("VS")); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("InjectFrame of a frame that does not decode: %v, want EINVAL", err)
+	}
+	pa, err := ctx.QueryPort(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack := sim.WirePacket{Kind: trace.PacketAck, Transport: verbs.QPTypeRC, DstQPN: 0xfffff0, DLID: pa.LID}
+	if pa.LinkLayer == verbs.LinkLayerEthernet {
+		ack.Global, ack.DGID = true, func() verbs.GID { g, _ := ctx.QueryGID(1, 0); return g }()
+	}
+	if err := cverbs.InjectFrame(d, sim.AppendFrame(nil, &ack)); err != nil {
+		t.Errorf("InjectFrame of an ACK for no QP: %v", err)
 	}
 
 	// Held, the CQ and the MR cannot be destroyed.

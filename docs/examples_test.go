@@ -258,8 +258,8 @@ func Example_extendedCQ() {
 	}
 	fmt.Println("left:", q.Len())
 	// Output:
-	// 1 success IBV_WC_RECV 64 1000
-	// 2 success IBV_WC_SEND 8 1500
+	// 1 IBV_WC_SUCCESS IBV_WC_RECV 64 1000
+	// 2 IBV_WC_SUCCESS IBV_WC_SEND 8 1500
 	// left: 0
 }
 
@@ -701,20 +701,20 @@ func Example_asyncEvent() {
 	ev, err := dev.GetAsyncEvent(context.Background())
 	must(err)
 	fmt.Println(ev.Type().Name(), "=", uint32(ev.Type())) // ASYNC-04
-	fmt.Println(ev)                                       // type text and element (ASYNC-03)
+	fmt.Println(ev)                                       // type and element (ASYNC-03)
 	if ev.Type().Element() == verbs.ElementCQ {
 		fmt.Println("cq context:", ev.CQ().CQContext())
 	}
-	fmt.Println("ack:", errno(ev.Ack()))      // ASYNC-05
-	fmt.Println("again:", errno(ev.Ack()))    // an over-ack
-	fmt.Println(verbs.EventType(42).String()) // ASYNC-17
+	fmt.Println("ack:", errno(ev.Ack()))                                                   // ASYNC-05
+	fmt.Println("again:", errno(ev.Ack()))                                                 // an over-ack
+	fmt.Println(ev.Type().Str(), "|", verbs.EventType(42).Str(), "|", verbs.EventType(42)) // ibv_event_type_str (ASYNC-17)
 	// Output:
 	// IBV_EVENT_CQ_ERR = 0
-	// CQ error (cq)
+	// IBV_EVENT_CQ_ERR (cq)
 	// cq context: orders
 	// ack: ok
 	// again: EINVAL
-	// unknown
+	// CQ error | unknown | IBV_EVENT_TYPE(42)
 }
 
 // ---- profiles.md ----
@@ -725,7 +725,7 @@ func Example_profiles() {
 	}
 	// Output:
 	// default (man-pages)
-	// rxe (OverrunDrops OverrunSendIgnored NoCQTimestamps SolicitedBitOnly CurStateTrusted FreeSlotOnRetire SendOpsRXE SRQLimitAtCreate SRQRecvQPPD NoXRC NoDM DeregBoundEINVAL ReregFailKeepsMR ReregKeepsKeys ReregNoTranslation NoODP MWType1NoZeroBased RecvTooSmallRemInvReq InfiniteRetry7 RecvProtQPOp WriteImmRKeyRemAccess LateLocalCheck SendInvErrAcked NoSQE SendWCImm NoQPEvents AlwaysSQDrained)
+	// rxe (OverrunDrops OverrunSendIgnored NoCQTimestamps SolicitedBitOnly CurStateTrusted FreeSlotOnRetire TransportOpLocQPOp SendOpsRXE SRQLimitAtCreate SRQRecvQPPD NoXRC NoDM DeregBoundEINVAL ReregFailKeepsMR ReregKeepsKeys ReregNoTranslation NoODP MWType1NoZeroBased RecvTooSmallRemInvReq InfiniteRetry7 RecvProtQPOp WriteImmRKeyRemAccess LateLocalCheck SendInvErrAcked NoSQE SendWCImm NoQPEvents AlwaysSQDrained NoFlowLabel)
 }
 
 func Example_customProfile() {
@@ -931,10 +931,10 @@ func Example_connect() {
 	must(connectRC(rc, 0x99, 1))
 	must(activateUD(ud, 0x11111111))
 
-	attr, _, err := rc.Query() // what was set comes back (QP-24)
+	attr, _, err := rc.Query(verbs.QPAttrState | verbs.QPAttrDestQPN | verbs.QPAttrPathMTU | verbs.QPAttrSQPSN) // what was set comes back (QP-24)
 	must(err)
 	fmt.Printf("rc: %v dest_qp_num=%#x path_mtu=%v sq_psn=%#x\n", attr.QPState, attr.DestQPNum, attr.PathMTU, attr.SQPSN)
-	attr, _, err = ud.Query()
+	attr, _, err = ud.Query(verbs.QPAttrState | verbs.QPAttrQKey)
 	must(err)
 	fmt.Printf("ud: %v qkey=%#x\n", attr.QPState, attr.QKey)
 	// Output:
@@ -969,7 +969,7 @@ func Example_attributeOnly() {
 
 	// In RTS: a mask without STATE is checked as RTS→RTS (QP-11).
 	err := q.Modify(&verbs.QPAttr{MinRNRTimer: 20}, verbs.QPAttrMinRNRTimer)
-	attr, _, _ := q.Query()
+	attr, _, _ := q.Query(verbs.QPAttrMinRNRTimer | verbs.QPAttrState)
 	fmt.Println("RTS, min_rnr_timer only:", errno(err), attr.MinRNRTimer, attr.QPState)
 
 	// RTS→RTS does not take the PSNs: those are set on the way up.
@@ -997,7 +997,7 @@ func Example_curState() {
 		// The QP is in RTS; the caller claims RTR and sends what RTR→RTS takes.
 		stale := verbs.QPAttr{QPState: verbs.QPStateRTS, CurQPState: verbs.QPStateRTR, SQPSN: 0x500}
 		err := q.Modify(&stale, verbs.QPAttrState|verbs.QPAttrCurState|verbs.QPAttrSQPSN)
-		attr, _, _ := q.Query()
+		attr, _, _ := q.Query(verbs.QPAttrSQPSN)
 		fmt.Printf("%-7s claim RTR: %s, sq_psn %#x\n", p.Name, errno(err), attr.SQPSN)
 
 		// Claiming the true state is fine under both readings.
@@ -1017,14 +1017,14 @@ func Example_allOrNothing() {
 	q, _ := newQP(dev, verbs.QPTypeRC, verbs.QPCap{MaxSendWR: 4})
 	init := verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1}
 	must(q.Modify(&init, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrAccessFlags))
-	before, _, _ := q.Query()
+	before, _, _ := q.Query(verbs.QueryableQPAttrs)
 
 	rtr := verbs.QPAttr{QPState: verbs.QPStateRTR, AHAttr: verbs.AHAttr{DLID: 1, PortNum: 1},
 		PathMTU: verbs.MTU1024, DestQPNum: 0x99, MaxDestRDAtomic: 1,
 		MinRNRTimer: 32} // one bad value: the timer has 5 bits (QP-22)
 	err := q.Modify(&rtr, verbs.QPAttrState|verbs.QPAttrAV|verbs.QPAttrPathMTU|verbs.QPAttrDestQPN|
 		verbs.QPAttrRQPSN|verbs.QPAttrMaxDestRDAtomic|verbs.QPAttrMinRNRTimer)
-	after, _, _ := q.Query()
+	after, _, _ := q.Query(verbs.QueryableQPAttrs)
 	fmt.Println(errno(err), "unchanged:", before == after) // QP-13
 	fmt.Println("state", after.QPState, "dest_qp_num", after.DestQPNum)
 	// Output:
@@ -1054,7 +1054,7 @@ func Example_valueChecks() {
 	must(p.Modify(&verbs.QPAttr{QPState: verbs.QPStateInit, PortNum: 1}, verbs.QPAttrState|verbs.QPAttrPKeyIndex|verbs.QPAttrPort|verbs.QPAttrQKey))
 	must(p.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTR}, verbs.QPAttrState))
 	must(p.Modify(&verbs.QPAttr{QPState: verbs.QPStateRTS, SQPSN: 0x1000001}, verbs.QPAttrState|verbs.QPAttrSQPSN))
-	attr, _, _ := p.Query()
+	attr, _, _ := p.Query(verbs.QPAttrSQPSN)
 	fmt.Printf("sq_psn %#x\n", attr.SQPSN)
 	// Output:
 	// port 2: EINVAL
@@ -1124,8 +1124,8 @@ func Example_postList() {
 	// Output:
 	// posted: 2 bad wr_id: 3
 	// ibv_post_send: EINVAL (invalid argument): opcode IBV_WR_RDMA_READ is not allowed on a UC QP (QP-33)
-	// wr_id 1 success
-	// wr_id 2 success
+	// wr_id 1 IBV_WC_SUCCESS
+	// wr_id 2 IBV_WC_SUCCESS
 }
 
 func Example_inline() {
@@ -1260,12 +1260,12 @@ func Example_resetAndReuse() {
 
 	must(q.Modify(&verbs.QPAttr{QPState: verbs.QPStateReset}, verbs.QPAttrState)) // FLUSH-08
 	send, recv := q.Outstanding()
-	attr, _, _ := q.Query()
+	attr, _, _ := q.Query(verbs.QPAttrDestQPN)
 	fmt.Println("after RESET:", send, recv, "outstanding,", cq.Len(), "completions, dest_qp_num", attr.DestQPNum)
 
 	must(connectRC(q, 0x42, 1)) // the same QP, connected anew
 	_, err := q.PostRecv([]verbs.RecvWR{{WRID: 3}})
-	attr, _, _ = q.Query()
+	attr, _, _ = q.Query(verbs.QPAttrState | verbs.QPAttrDestQPN)
 	fmt.Printf("reused: %v, dest_qp_num %#x, post_recv %s\n", attr.QPState, attr.DestQPNum, errno(err))
 	// Output:
 	// after RESET: 0 0 outstanding, 0 completions, dest_qp_num 0
@@ -1500,9 +1500,9 @@ func Example_sendAndWrite() {
 	fmt.Printf("%q %q\n", b.buf[:12], b.buf[100:112])
 	// Output:
 	// connect: <nil>
-	// true 2 success IBV_WC_SEND 12
-	// true 3 success IBV_WC_RDMA_WRITE 12
-	// true 1 success IBV_WC_RECV 12
+	// true 2 IBV_WC_SUCCESS IBV_WC_SEND 12
+	// true 3 IBV_WC_SUCCESS IBV_WC_RDMA_WRITE 12
+	// true 1 IBV_WC_SUCCESS IBV_WC_RECV 12
 	// "hello, verbs" "hello, verbs"
 }
 
@@ -1541,8 +1541,8 @@ func Example_forceStatus() {
 	for _, w := range wcs[:n] {
 		fmt.Println(w.WRID, w.Status.Name()) // of an error completion, read nothing else
 	}
-	sa, _, _ := a.Query()
-	sb, _, _ := b.Query()
+	sa, _, _ := a.Query(verbs.QPAttrState)
+	sb, _, _ := b.Query(verbs.QPAttrState)
 	fmt.Println("A:", sa.QPState, "B:", sb.QPState)
 	// Output:
 	// 1 IBV_WC_SUCCESS
@@ -1696,8 +1696,8 @@ func Example_xrcSend() {
 		fmt.Println("sender: wr_id", w[0].WRID, w[0].Status)
 	}
 	// Output:
-	// SRQ 0: wr_id 100 success "for SRQ 0", qp_num is the target's: true
-	// SRQ 1: wr_id 101 success "for SRQ 1", qp_num is the target's: true
-	// sender: wr_id 1 success
-	// sender: wr_id 2 success
+	// SRQ 0: wr_id 100 IBV_WC_SUCCESS "for SRQ 0", qp_num is the target's: true
+	// SRQ 1: wr_id 101 IBV_WC_SUCCESS "for SRQ 1", qp_num is the target's: true
+	// sender: wr_id 1 IBV_WC_SUCCESS
+	// sender: wr_id 2 IBV_WC_SUCCESS
 }

@@ -32,7 +32,7 @@ func TestFaultDraws(t *testing.T) {
 		if f.Size.Faults != 1 || f.Unshrunk.Faults < 1 {
 			t.Errorf("%v: %d fault(s) drawn, %d once shrunk; want 1 after shrinking", o.Strategy, f.Unshrunk.Faults, f.Size.Faults)
 		}
-		for _, want := range []string{"fault draw: drop UD SEND", "fault draw: deliver UD SEND", "(fault: drop)"} {
+		for _, want := range []string{"fault draw UD SEND", "first last: drop (chosen among", "first last: deliver (chosen among", "(fault: drop)"} {
 			if !strings.Contains(f.Timeline, want) {
 				t.Errorf("%v: the timeline lacks %q:\n%s", o.Strategy, want, f.Timeline)
 			}

@@ -91,11 +91,7 @@ func (r *runner) records() {
 		return
 	}
 	for _, rec := range r.log.Records() {
-		line := rec.Object + ": " + rec.What
-		if rec.Why != "" {
-			line += " (" + rec.Why + ")"
-		}
-		fmt.Fprintf(r.timeline, "         %s\n", line)
+		fmt.Fprintf(r.timeline, "         %s\n", rec.Line())
 	}
 	r.log.Reset()
 }

@@ -3,11 +3,12 @@ package fuzz
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"syscall"
 	"testing"
 
-	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/conformance/ops"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/verr"
@@ -23,7 +24,7 @@ func profiles() []sim.Profile {
 }
 
 // verbError rejects an error that is not a *verr.Error carrying an errno.
-func verbError(_ conformance.Op, err error) error {
+func verbError(_ ops.Op, err error) error {
 	var ve *verr.Error
 	if !errors.As(err, &ve) {
 		return fmt.Errorf("error %q (%T) is not a *verr.Error", err, err)
@@ -150,26 +151,27 @@ func FuzzCQOps(f *testing.F) {
 	for _, s := range cqSeeds {
 		f.Add(s.data)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) { runOps(t, Decode(data)) })
+	f.Fuzz(func(t *testing.T, data []byte) { runOps(t, data, Decode) })
 }
 
-// runOps applies ops to verbsim and the reference model under every profile,
-// checking after every operation.
-func runOps(t *testing.T, ops []conformance.Op) {
+// runOps applies the operations data decodes to to verbsim and the
+// reference model under every profile, checking after every operation. A
+// failure prints the run as a scenario, which verbsim run replays.
+func runOps(t *testing.T, data []byte, decode func([]byte, *ops.Machine) iter.Seq[ops.Op]) {
 	t.Helper()
 	for _, p := range profiles() {
-		m, err := conformance.NewMachine(simdev.Factory(p))
+		m, err := ops.NewMachine(simdev.Factory(p))
 		if err != nil {
 			t.Fatal(err)
 		}
 		m.CheckError = verbError
-		for i, op := range ops {
+		for op := range decode(data, m) {
 			err := m.Apply(op)
 			if err == nil {
 				err = m.Check()
 			}
 			if err != nil {
-				t.Fatalf("profile %s, operation %d: %v\noperations:\n%s", p.Name, i, err, Format(ops))
+				t.Fatalf("profile %s: %v", p.Name, m.Failure(err))
 			}
 		}
 		m.Close()
@@ -193,6 +195,6 @@ func FuzzStateMachine(f *testing.F) {
 	ps := profiles()
 	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
 		p := ps[rapid.IntRange(0, len(ps)-1).Draw(t, "profile")]
-		conformance.StateMachine(t, simdev.Factory(p))
+		ops.StateMachine(t, simdev.Factory(p))
 	}))
 }

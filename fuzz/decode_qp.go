@@ -1,16 +1,18 @@
 package fuzz
 
 import (
-	"github.com/verbsim/verbsim/conformance"
+	"iter"
+
+	"github.com/verbsim/verbsim/conformance/ops"
 	"github.com/verbsim/verbsim/verbs"
 )
 
-// DecodeQP turns raw fuzz input into a sequence of operations on QPs and the
-// CQs and channels they use, for conformance.Machine. Like Decode, it reads
-// one operation at a time: the low nibble of the first byte b selects it,
-// its high nibble a = b>>4 is the argument, and some operations read one or
-// two more bytes x and y (zeros once the input ends). QP, CQ and channel
-// numbers index the objects created successfully, modulo their number.
+// DecodeQP turns raw fuzz input into operations on QPs and the CQs and
+// channels they use, for m. Like Decode, it reads one operation at a time:
+// the low nibble of the first byte b selects it, its high nibble a = b>>4
+// is the argument, and some operations read one or two more bytes x and y
+// (zeros once the input ends). QP, CQ and channel numbers index the objects
+// created successfully, modulo their number.
 //
 //	low nibble  operation        uses
 //	0x0         create-qp        a&3: send CQ; x&3: receive CQ; (x>>2)&3:
@@ -36,52 +38,60 @@ import (
 //	0xE         destroy-cq       as Decode's 0x9
 //	0xF         ack              as Decode's 0x7
 //
-// The machine skips the posts and modifies that could make a request
-// execute once there is traffic (see conformance.Machine), so every input
-// stays valid.
+// The machine refuses the posts and modifies that could make a request
+// execute, and posts of no request (see ops.Machine.Allows); they are
+// skipped, so every input stays valid.
 //
 // Example: 08 08 00 00 24 01 01 01 06 03 05 2B 04 09 10 creates a CQ of 8
 // entries and an RC QP with four slots per queue on it, takes the QP to RTS,
 // posts three receives and three sends (the first and third signaled),
 // moves it to ERR and polls the six flush completions.
-func DecodeQP(data []byte) []conformance.Op {
-	var ops []conformance.Op
-	var wrid uint64
-	next := reader(&data)
+func DecodeQP(data []byte, m *ops.Machine) iter.Seq[ops.Op] {
 	cqCodes := [8]byte{0x1, 0x5, 0x2, 0x0, 0x6, 0xB, 0x9, 0x7}
-	for len(data) > 0 && len(ops) < MaxOps {
-		b := next()
+	return decode(data, m, func(b byte, next func() byte) (ops.Op, bool) {
 		a := int(b >> 4)
-		var op conformance.Op
+		qp, haveQP := nth(m.QPs(), a&7)
 		switch c := b & 0x0F; c {
 		case 0x0:
 			x, y := next(), next()
-			op = conformance.Op{
-				Kind: conformance.OpCreateQP, CQ: a & 3, RecvCQ: int(x & 3),
-				QPType: [4]verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPType(99)}[x>>2&3], SigAll: x&0x10 != 0,
-				SendWR: int(y & 7), AboveMax: y&7 == 7, RecvWR: int(y >> 3 & 7),
+			sc, ok1 := nth(m.CQs(), a&3)
+			rc, ok2 := nth(m.CQs(), int(x&3))
+			o := ops.CreateQP{Name: m.NextName("qp"), SendCQ: sc, RecvCQ: rc,
+				Type:   [4]verbs.QPType{verbs.QPTypeRC, verbs.QPTypeUC, verbs.QPTypeUD, verbs.QPType(99)}[x>>2&3],
+				SigAll: x&0x10 != 0, MaxSendWR: int(y & 7), MaxRecvWR: int(y >> 3 & 7)}
+			if y&7 == 7 {
+				o.MaxSendWR = m.Limits().MaxQPWR + 1
 			}
+			return o, ok1 && ok2
 		case 0x1, 0x2:
-			op = conformance.Op{Kind: conformance.OpModifyQP, QP: a & 7, Up: true}
+			return m.Up(qp), haveQP
 		case 0x3:
 			x := next()
-			op = conformance.Op{Kind: conformance.OpModifyQP, QP: a & 7, Target: verbs.QPState(x & 7), Illegal: x&8 != 0}
-		case 0x4:
-			op = conformance.Op{Kind: conformance.OpModifyQP, QP: a & 7, Target: verbs.QPStateErr}
-			if a&8 != 0 {
-				op.Target = verbs.QPStateReset
+			if x&8 != 0 {
+				return m.Spoiled(qp, verbs.QPState(x&7)), haveQP
 			}
+			return ops.ModifyQP{QP: qp, To: verbs.QPState(x & 7)}, haveQP
+		case 0x4:
+			to := verbs.QPStateErr
+			if a&8 != 0 {
+				to = verbs.QPStateReset
+			}
+			return ops.ModifyQP{QP: qp, To: to}, haveQP
 		case 0x5:
 			x := next()
-			op = conformance.Op{Kind: conformance.OpPostSend, QP: a & 7, N: int(x & 7), Signaled: x >> 3}
+			o := ops.PostSend{QP: qp, WRIDs: m.NextWRIDs(int(x & 7)), UD: m.QPType(qp) == verbs.QPTypeUD}
+			for j, id := range o.WRIDs {
+				if j < 5 && (x>>3)&(1<<j) != 0 {
+					o.Signaled = append(o.Signaled, id)
+				}
+			}
+			return o, haveQP
 		case 0x6:
-			op = conformance.Op{Kind: conformance.OpPostRecv, QP: a & 7, N: int(next() & 7)}
+			return ops.PostRecv{QP: qp, WRIDs: m.NextWRIDs(int(next() & 7))}, haveQP
 		case 0x7:
-			op = conformance.Op{Kind: conformance.OpDestroyQP, QP: a & 7}
+			return ops.DestroyQP{QP: qp}, haveQP
 		default:
-			op = decodeCQ(cqCodes[c-8], a, next, &wrid)
+			return decodeCQ(m, cqCodes[c-8], a, next)
 		}
-		ops = append(ops, op)
-	}
-	return ops
+	})
 }

@@ -20,13 +20,13 @@
 //     CQs, walks them through their states, posts sends and receives, moves
 //     them to ERR (flushing into the CQs), resets and destroys them, among
 //     the CQ operations those need. The machine keeps every request from
-//     executing (see conformance.Machine), so the runs stay valid once there
+//     executing (see ops.Machine in conformance/ops), so the runs stay valid once there
 //     is traffic.
 //   - FuzzStateMachine feeds the input to the rapid state machine of package
-//     conformance (conformance.StateMachine) through rapid.MakeFuzz: the bytes
+//     conformance/ops (ops.StateMachine) through rapid.MakeFuzz: the bytes
 //     are rapid's random choices, so any input is a valid run.
 //   - FuzzTrafficStateMachine does the same for the traffic state machine
-//     (conformance.TrafficStateMachine): the profile, whether the fabric
+//     (ops.TrafficStateMachine): the profile, whether the fabric
 //     drops, duplicates and delays packets, and every step of RC, UC and UD
 //     traffic between QPs come from the input.
 //   - FuzzBindMW binds a memory window with fuzzed inputs (type, range,
@@ -75,9 +75,10 @@
 //
 //	go test -run='FuzzCQOps/<hash>' -v ./fuzz/
 //
-// FuzzCQOps and FuzzQPOps print the decoded operation list, numbered, with
-// the first operation whose outcome differed, so the failure reads without a
-// decoder at hand; Format produces the same listing from any input. A failure found by
-// FuzzStateMachine prints rapid's step log instead. Once the bug is fixed,
-// keep the file under testdata/fuzz as a regression test.
+// FuzzCQOps, FuzzQPOps and FuzzStateMachine print the run that failed as a
+// scenario (ops.Machine.Log), its last operation the one whose outcome
+// differed from the model: saved to a file, verbsim run FILE replays it on
+// verbsim step by step, and ops.Parse and ops.Replay read it back and apply
+// it to any device. Once the bug is fixed, keep the file under
+// testdata/fuzz as a regression test.
 package fuzz

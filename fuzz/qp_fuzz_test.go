@@ -79,5 +79,5 @@ func FuzzQPOps(f *testing.F) {
 	for _, s := range qpSeeds {
 		f.Add(s.data)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) { runOps(t, DecodeQP(data)) })
+	f.Fuzz(func(t *testing.T, data []byte) { runOps(t, data, DecodeQP) })
 }

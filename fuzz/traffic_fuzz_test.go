@@ -4,14 +4,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/verbsim/verbsim/conformance"
+	"github.com/verbsim/verbsim/conformance/ops"
 	"github.com/verbsim/verbsim/conformance/simdev"
 	"github.com/verbsim/verbsim/sim"
 	"pgregory.net/rapid"
 )
 
 // FuzzTrafficStateMachine runs the traffic state machine of package
-// conformance (conformance.TrafficStateMachine) against verbsim with the
+// conformance (ops.TrafficStateMachine) against verbsim with the
 // input as rapid's source of choices: the profile, whether the fabric
 // drops, duplicates and delays packets, and every step. Fuzz it with
 //
@@ -30,6 +30,6 @@ func FuzzTrafficStateMachine(f *testing.F) {
 	ps := sim.Profiles()
 	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
 		p := ps[rapid.IntRange(0, len(ps)-1).Draw(t, "profile")]
-		conformance.TrafficStateMachine(t, simdev.TrafficFabric(p), rapid.Bool().Draw(t, "faults"))
+		ops.TrafficStateMachine(t, simdev.TrafficFabric(p), rapid.Bool().Draw(t, "faults"))
 	}))
 }

@@ -44,7 +44,7 @@ func (pd *PD) CreateAH(attr verbs.AHAttr) (_ *AH, err error) {
 	if e := d.fabric.eng; e.tracing() {
 		defer func() {
 			if err != nil {
-				e.callLocked(e.nameOf(pd), fmt.Sprintf("create_ah port %d dlid %#x", attr.PortNum, attr.DLID), err)
+				e.callLocked(e.nameOf(pd), "create_ah", "", fmt.Sprintf("port %d dlid %#x", attr.PortNum, attr.DLID), err)
 			}
 		}()
 	}
@@ -72,7 +72,7 @@ func (pd *PD) CreateAH(attr verbs.AHAttr) (_ *AH, err error) {
 	pd.children[childAH]++
 	ah := &AH{pd: pd, attr: attr}
 	if e := d.fabric.eng; e.tracing() {
-		e.record(e.nameLocked(d, "ah", ah), fmt.Sprintf("create_ah on %s: port %d dlid %#x global %v", e.nameOf(pd), attr.PortNum, attr.DLID, attr.IsGlobal), "")
+		e.callLocked(e.nameLocked(d, "ah", ah), "create_ah", e.nameOf(pd), fmt.Sprintf("port %d dlid %#x global %v", attr.PortNum, attr.DLID, attr.IsGlobal), nil)
 	}
 	return ah, nil
 }
@@ -136,7 +136,7 @@ func (ah *AH) Destroy() (err error) {
 	d.fabric.d.Enter(domain.Op{})
 	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if e := d.fabric.eng; e.tracing() {
-		defer func() { e.callLocked(e.nameOf(ah), "destroy_ah", err) }()
+		defer func() { e.callLocked(e.nameOf(ah), "destroy_ah", "", "", err) }()
 	}
 	if ah.dead {
 		return verr.New(verb, syscall.EINVAL, "the AH has been destroyed")

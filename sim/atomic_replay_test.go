@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -85,7 +86,7 @@ func TestLostReadResponsesSpendRetries(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		t.Run(p.Name, func(t *testing.T) {
 			f, a, b := rcPair(t, sim.Config{Mode: sim.Manual, Profile: p}, sim.ConnectOptions{Timeout: 5, RetryCnt: 3})
-			if _, err := f.InjectPacketFault(sim.PacketFault{Match: sim.OfKind(sim.PacketReadResp), Action: sim.FaultDrop}); err != nil {
+			if _, err := f.InjectPacketFault(sim.PacketFault{Match: sim.OfKind(trace.PacketReadResp), Action: sim.FaultDrop}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := b.q.PostRecv([]verbs.RecvWR{{WRID: 9, SGList: []verbs.SGE{b.sge(0, 64)}}}); err != nil {
@@ -121,7 +122,7 @@ func TestLostReadResponsesSpendRetries(t *testing.T) {
 // passes between tries and no step loops at one tick.
 func TestLostReadResponsesUnlimitedRetries(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{Mode: sim.Manual, Profile: sim.RXEProfile()}, sim.ConnectOptions{Timeout: 5, RetryCnt: 7})
-	x, err := f.InjectPacketFault(sim.PacketFault{Match: sim.OfKind(sim.PacketReadResp), Action: sim.FaultDrop})
+	x, err := f.InjectPacketFault(sim.PacketFault{Match: sim.OfKind(trace.PacketReadResp), Action: sim.FaultDrop})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -17,7 +18,7 @@ func TestAtomicWriteDuplicateNotStoredAgain(t *testing.T) {
 	for _, p := range sim.Profiles() {
 		t.Run(p.Name, func(t *testing.T) {
 			f, a, b := rcPair(t, sim.Config{Mode: sim.Manual, Profile: p}, sim.ConnectOptions{Timeout: 5, RetryCnt: 7})
-			x, err := f.InjectPacketFault(sim.PacketFault{Match: sim.OfKind(sim.PacketAtomicAck), Action: sim.FaultDrop, Count: 1})
+			x, err := f.InjectPacketFault(sim.PacketFault{Match: sim.OfKind(trace.PacketAtomicAck), Action: sim.FaultDrop, Count: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

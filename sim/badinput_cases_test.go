@@ -272,6 +272,7 @@ var badTable = map[string]badEntry{
 	"Context.AsyncEventsRaised": {reason: anyValue + " (an unknown type was raised 0 times)"},
 	"Context.Device":            {reason: getter},
 	"Context.NumCompVectors":    {reason: getter},
+	"Context.String":            {reason: getter},
 	"Context.Verbs":             {reason: getter},
 	"Context.AllocPD": {cases: []badCase{
 		{in: "closed context", want: einval, call: func(w *badWorld) error { _, err := w.deadCtx.AllocPD(); return err }},
@@ -1197,14 +1198,11 @@ var badTable = map[string]badEntry{
 			return err
 		}},
 	}},
-	"QP.QueryMask": {cases: []badCase{
-		{in: "IBV_QP_RATE_LIMIT", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.QueryMask(verbs.QPAttrRateLimit); return err }},
-		{in: "bit 31", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.QueryMask(1 << 31); return err }},
-		{in: "every bit", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.QueryMask(^verbs.QPAttrMask(0)); return err }},
-		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { _, _, err := w.deadQP.QueryMask(verbs.QPAttrState); return err }},
-	}},
 	"QP.Query": {cases: []badCase{
-		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { _, _, err := w.deadQP.Query(); return err }},
+		{in: "IBV_QP_RATE_LIMIT", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.Query(verbs.QPAttrRateLimit); return err }},
+		{in: "bit 31", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.Query(1 << 31); return err }},
+		{in: "every bit", want: syscall.EOPNOTSUPP, call: func(w *badWorld) error { _, _, err := w.qp.Query(^verbs.QPAttrMask(0)); return err }},
+		{in: "destroyed QP", want: einval, call: func(w *badWorld) error { _, _, err := w.deadQP.Query(verbs.QPAttrState); return err }},
 	}},
 
 	// SRQ.

@@ -256,7 +256,7 @@ func (w *badWorld) snapshot() string {
 	for name, q := range map[string]*sim.QP{"qp": w.qp, "peer": w.peer, "ud": w.ud, "sq": w.sq, "qp2": w.qp2, "oqp": w.oqp, "deadQP": w.deadQP} {
 		s, r := q.Outstanding()
 		line("%s: num=%#x state=%v destroyed=%v out=%d/%d stats=%+v %s", name, q.Num(), q.State(), q.Destroyed(), s, r, q.Stats(), tallyString(sim.EngineQP(q).Tally()))
-		a, ia, err := q.Query()
+		a, ia, err := q.Query(verbs.QueryableQPAttrs)
 		line("  query: %+v %+v %v", a, ia.Cap, err)
 	}
 	for name, s := range map[string]*sim.SRQ{"srq": w.srq, "srqB": w.srqB, "srq2": w.srq2, "osrq": w.osrq, "deadSRQ": w.deadSRQ, "xsrq": w.xsrq} {

@@ -171,7 +171,7 @@ func (f *Fabric) SetFaults(x Faults) error {
 	defer f.d.Leave(domain.Op{}, nil)
 	f.eng.faults = x
 	if f.eng.tracing() {
-		f.eng.record("fabric", fmt.Sprintf("faults drop=%v duplicate=%v delay=%v", x.Drop, x.Duplicate, x.Delay), "")
+		f.eng.emit(trace.Record{Kind: trace.KindFault, Object: "fabric", Name: "faults", Detail: fmt.Sprintf("drop=%v duplicate=%v delay=%v", x.Drop, x.Duplicate, x.Delay)})
 	}
 	return nil
 }
@@ -238,7 +238,7 @@ func (d *Device) SetPortState(n uint8, up bool) error {
 	p.attr.State = state
 	f.topo++
 	if f.eng.tracing() {
-		f.eng.record(fmt.Sprintf("%s/port %d", d.name, n), "link "+state.String(), "fault: link flap")
+		f.eng.emit(trace.Record{Kind: trace.KindFault, Object: fmt.Sprintf("%s/port %d", d.name, n), Name: "link " + state.String(), Why: "fault: link flap"})
 	}
 	for _, c := range d.contexts {
 		c.async.RaiseLocked(ev, nil, nil, n)
@@ -372,6 +372,10 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 			continue
 		}
 		at, ok := e.nextDue()
+		// Waits past Config.WaitBound give up; wake by the next one's end.
+		if end, bounded := f.d.ExpireWaitsLocked(); bounded && (!ok || end < at) {
+			at, ok = end, true
+		}
 		wait := time.Hour
 		if ok && at <= MaxTick && at-target < uint64(time.Hour/dur) {
 			wait = time.Duration(at-target) * dur // cannot overflow: below an hour

@@ -46,10 +46,10 @@ func ExampleFabric_SetFaults() {
 	}
 	st := fabric.Stats()
 	fmt.Println("received:", got)
-	fmt.Printf("%d of %d packets lost, %d ACK timeouts\n", st.Dropped, st.Packets, st.Timers)
+	fmt.Printf("%d of %d packets lost, %d ACK timeouts, %d PSN sequence error NAK(s)\n", st.Dropped, st.Packets, st.ACKTimers, st.SeqNAKs)
 	// Output:
 	// received: [1 2 3 4 5 6 7 8]
-	// 9 of 26 packets lost, 4 ACK timeouts
+	// 9 of 26 packets lost, 4 ACK timeouts, 1 PSN sequence error NAK(s)
 }
 
 // ForceStatus fails one chosen work request as if the adapter had: the
@@ -87,8 +87,8 @@ func ExampleFabric_ForceStatus() {
 	fmt.Println("requester:", qps[0].State())
 	// Output:
 	// <nil>
-	// 1 remote access error
-	// 2 Work Request Flushed Error
+	// 1 IBV_WC_REM_ACCESS_ERR
+	// 2 IBV_WC_WR_FLUSH_ERR
 	// requester: ERR
 }
 
@@ -118,9 +118,9 @@ func ExampleFabric_InjectFatal() {
 	fmt.Println(n, wcs[0].WRID, wcs[0].Status, q.State())
 	// Output:
 	// <nil>
-	// local work queue catastrophic error true <nil>
+	// IBV_EVENT_QP_FATAL true <nil>
 	// <nil>
-	// 1 7 Work Request Flushed Error ERR
+	// 1 7 IBV_WC_WR_FLUSH_ERR ERR
 }
 
 // Manual mode runs nothing until asked, and a Chooser decides which ready

@@ -131,7 +131,7 @@ func (d *Device) Open() (*Context, error) {
 	d.contexts = append(d.contexts, c)
 	name := e.nameLocked(d, "ctx", c)
 	c.async.SetTraceName(name)
-	e.record(name, "open_device", "")
+	e.callLocked(name, "open_device", "", "", nil)
 	d.fabric.d.Leave(domain.Op{}, nil)
 	return c, nil
 }
@@ -158,6 +158,16 @@ func (c *Context) Device() *Device {
 		return nil
 	}
 	return c.dev
+}
+
+// String names the context as the trace does ("ibv_context vsim0/ctx#1"), so
+// that a device context printed where a cq_context, qp_context or
+// srq_context was meant says what it is (CQ.Context).
+func (c *Context) String() string {
+	if c == nil {
+		return ""
+	}
+	return "ibv_context " + c.traceName()
 }
 
 // NumCompVectors returns ibv_context.num_comp_vectors.
@@ -201,14 +211,14 @@ func (c *Context) CreateCompChannel() (*CompChannel, error) {
 	f.d.Enter(domain.Op{})
 	defer f.d.Leave(domain.Op{}, nil)
 	if err := c.checkLocked("ibv_create_comp_channel"); err != nil {
-		f.eng.callLocked(f.eng.nameOf(c), "create_comp_channel", err)
+		f.eng.callLocked(f.eng.nameOf(c), "create_comp_channel", "", "", err)
 		return nil, err
 	}
 	ch := cq.NewChannel(f.d)
 	ch.SetOwner(c)
 	name := f.eng.nameLocked(c.dev, "chan", ch)
 	ch.SetTraceName(name)
-	f.eng.record(name, "create_comp_channel", "")
+	f.eng.callLocked(name, "create_comp_channel", "", "", nil)
 	return newChannel(ch), nil
 }
 
@@ -266,7 +276,7 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 	defer f.d.Leave(domain.Op{}, nil)
 	defer func() {
 		if err != nil {
-			f.eng.callLocked(f.eng.nameOf(c), fmt.Sprintf("create_cq cqe=%d", attr.CQE), err)
+			f.eng.callLocked(f.eng.nameOf(c), "create_cq", "", fmt.Sprintf("cqe=%d", attr.CQE), err)
 		}
 	}()
 	if err := c.checkLocked("ibv_create_cq"); err != nil {
@@ -319,7 +329,7 @@ func (c *Context) CreateCQEx(attr CQInitAttr) (_ *CQ, err error) {
 	c.cqs++
 	name := f.eng.nameLocked(c.dev, "cq", q)
 	if f.eng.tracing() {
-		f.eng.record(name, fmt.Sprintf("create_cq cqe=%d", attr.CQE), "")
+		f.eng.callLocked(name, "create_cq", "", fmt.Sprintf("cqe=%d", attr.CQE), nil)
 	}
 	return newCQ(q), nil
 }
@@ -399,7 +409,7 @@ func (c *Context) Close() (err error) {
 	f.d.Enter(domain.Op{})
 	defer f.d.Leave(domain.Op{}, nil)
 	if f.eng.tracing() {
-		defer func() { f.eng.callLocked(f.eng.nameOf(c), "close_device", err) }()
+		defer func() { f.eng.callLocked(f.eng.nameOf(c), "close_device", "", "", err) }()
 	}
 	if err := c.checkLocked("ibv_close_device"); err != nil {
 		return err

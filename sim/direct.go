@@ -55,41 +55,53 @@ func (d *Device) activePort(n uint8) *port {
 // reaches, as sendLocked and deliverLocked would find it, provided the
 // answer (an ACK or a response, addressed to the request's source, as
 // qp.Packet.reply does) finds q the same way.
-func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *verbs.AHAttr, dstQPN uint32) (*qp.QP, uint16, bool) {
+func (h host) DirectPeerLocked(q *qp.QP, portNum uint8, av *verbs.AHAttr, dstQPN uint32) *qp.DirectCache {
 	e := h.eng()
 	if !e.directOK() {
-		return nil, 0, false
+		return nil
 	}
 	// The answer depends on q's attributes (portNum, av, dstQPN), the
 	// peer's port, the ports' states and the QPs of the devices: the last
 	// answer holds while none of them has changed.
 	c := q.DirectCacheLocked()
 	if c.To != nil && c.Topo == e.f.topo && c.Self == q.AttrGenLocked() && c.Peer == c.To.AttrGenLocked() {
-		return c.To, c.SLID, c.Global
+		return c
 	}
 	src := h.d.activePort(portNum)
 	if src == nil {
-		return nil, 0, false
+		return nil
 	}
 	global := av.IsGlobal || src.attr.LinkLayer == verbs.LinkLayerEthernet
 	dst := e.f.routeTo(global, av.DLID, av.GRH.DGID)
 	if dst == nil || dst.attr.State != verbs.PortActive {
-		return nil, 0, false
+		return nil
 	}
 	to := dst.dev.qpLocked(dstQPN)
 	if to == nil {
-		return nil, 0, false
+		return nil
 	}
 	from := dst.dev.activePort(to.PortNumLocked())
 	if from == nil {
-		return nil, 0, false
+		return nil
 	}
-	back := e.f.routeTo(global || from.attr.LinkLayer == verbs.LinkLayerEthernet, src.attr.LID, src.gids[0])
+	// The request leaves with the GID of q's sgid_index, the answer with
+	// the GID of the responder's (AV-05), as sendLocked gives them.
+	sgid := src.sourceGID(av)
+	rav := to.AHAttrLocked()
+	var bsgid verbs.GID
+	if rav.IsGlobal {
+		bsgid = from.sourceGID(&rav)
+	} else {
+		bsgid = from.gids[0]
+	}
+	bglobal := global || from.attr.LinkLayer == verbs.LinkLayerEthernet
+	back := e.f.routeTo(bglobal, src.attr.LID, sgid)
 	if back == nil || back.attr.State != verbs.PortActive || back.dev.qpLocked(q.Num()) != q {
-		return nil, 0, false
+		return nil
 	}
-	*c = qp.DirectCache{To: to, Topo: e.f.topo, Self: q.AttrGenLocked(), Peer: to.AttrGenLocked(), SLID: src.attr.LID, Global: global}
-	return to, src.attr.LID, global
+	*c = qp.DirectCache{To: to, Topo: e.f.topo, Self: q.AttrGenLocked(), Peer: to.AttrGenLocked(), SLID: src.attr.LID, Global: global,
+		SGID: sgid, BackSLID: from.attr.LID, BackGlobal: bglobal, BackSGID: bsgid}
+	return c
 }
 
 // DirectDoneLocked implements qp.DirectHost: the run, the request packets

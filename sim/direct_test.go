@@ -63,6 +63,7 @@ type dShape struct {
 	rdAtomic uint8
 	clean    bool // no bad keys, no forced errors, receives that fit
 	random   bool // the Random schedule
+	roce     int  // 0 InfiniBand devices, 1 RoCE with IPv6 GIDs, 2 RoCE with IPv4-mapped GIDs
 	seed     uint64
 	mode     sim.Mode
 }
@@ -109,6 +110,17 @@ func newDWorld(t fataler, s dShape, direct bool) *dWorld { return newDWorldMem(t
 func newDWorldMem(t fataler, s dShape, direct, ext bool) *dWorld {
 	prof := sim.Profiles()[s.profile]
 	cfg := sim.Config{Profile: prof, Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}, Seed: s.seed, Mode: s.mode}
+	if s.roce != 0 {
+		// Every path is global: the requests and answers carry GRHs whose
+		// GIDs the direct path checks as the engine does (XFER-35).
+		for i := range cfg.Devices {
+			pc := sim.PortConfig{Attr: verbs.PortAttr{LinkLayer: verbs.LinkLayerEthernet}}
+			if s.roce == 2 {
+				pc.GIDs = []verbs.GID{{10: 0xff, 11: 0xff, 12: 10, 15: byte(i + 1)}}
+			}
+			cfg.Devices[i].Ports = []sim.PortConfig{pc}
+		}
+	}
 	if s.random {
 		cfg.Schedule = sim.Random
 	}
@@ -570,7 +582,7 @@ func (w *dWorld) observe() string {
 	fmt.Fprintf(&b, "now=%d pending=%d/%d seq=%d stats=%+v future=%v\n", w.f.Now(), ready, future, seq, w.f.Stats(), w.f.Future())
 	for i, e := range w.ends {
 		s, r := e.q.Outstanding()
-		attr, _, err := e.q.Query()
+		attr, _, err := e.q.Query(verbs.QueryableQPAttrs)
 		fmt.Fprintf(&b, "end %d: %v out=%d/%d stats=%+v attr=%+v %v\n", i, e.q.State(), s, r, e.q.Stats(), attr, err)
 		fmt.Fprintf(&b, "  scq=%+v\n", e.scq.Snapshot())
 		if e.rcq != e.scq {
@@ -594,6 +606,7 @@ func drawShape(t *rapid.T) dShape {
 		rdAtomic: rapid.SampledFrom([]uint8{0, 1, 4, 4}).Draw(t, "rd atomic"),
 		clean:    rapid.Bool().Draw(t, "clean"),
 		random:   rapid.Bool().Draw(t, "random schedule"),
+		roce:     rapid.SampledFrom([]int{0, 0, 0, 0, 1, 2}).Draw(t, "roce"),
 		seed:     rapid.Uint64().Draw(t, "seed"),
 	}
 	if s.clean {

@@ -114,7 +114,7 @@ func (c *Context) AllocDM(attr verbs.AllocDMAttr) (_ *DM, err error) {
 	if e := f.eng; e.tracing() {
 		defer func() {
 			if err != nil {
-				e.callLocked(e.nameOf(c), fmt.Sprintf("alloc_dm length %d", attr.Length), err)
+				e.callLocked(e.nameOf(c), "alloc_dm", "", fmt.Sprintf("length %d", attr.Length), err)
 			}
 		}()
 	}
@@ -142,7 +142,7 @@ func (c *Context) AllocDM(attr verbs.AllocDMAttr) (_ *DM, err error) {
 	dm := &DM{ctx: c, mem: make([]byte, attr.Length), length: attr.Length, first: first, pages: pages}
 	c.dms++
 	if e := f.eng; e.nameLocked(d, "dm", dm) != "" && e.tracing() {
-		e.record(e.nameOf(dm), fmt.Sprintf("alloc_dm on %s: length %d, pages %d-%d", e.nameOf(c), attr.Length, first, first+pages-1), "")
+		e.callLocked(e.nameOf(dm), "alloc_dm", e.nameOf(c), fmt.Sprintf("length %d, pages %d-%d", attr.Length, first, first+pages-1), nil)
 	}
 	return dm, nil
 }
@@ -175,7 +175,7 @@ func (dm *DM) Free() (err error) {
 	f.d.Enter(domain.Op{})
 	defer f.d.Leave(domain.Op{}, nil)
 	if e := f.eng; e.tracing() {
-		defer func() { e.callLocked(e.nameOf(dm), "free_dm", err) }()
+		defer func() { e.callLocked(e.nameOf(dm), "free_dm", "", "", err) }()
 	}
 	if dm.dead {
 		return verr.New(verbFreeDM, syscall.EINVAL, "the DM has been freed")
@@ -263,7 +263,7 @@ func (pd *PD) RegDMMR(dm *DM, offset, length uint64, access verbs.AccessFlags) (
 	if e := d.fabric.eng; e.tracing() {
 		defer func() {
 			if err != nil {
-				e.callLocked(e.nameOf(pd), fmt.Sprintf("reg_dm_mr offset %d length %d access %#x", offset, length, uint32(access)), err)
+				e.callLocked(e.nameOf(pd), "reg_dm_mr", "", fmt.Sprintf("offset %d length %d access %#x", offset, length, uint32(access)), err)
 			}
 		}()
 	}
@@ -298,7 +298,7 @@ func (pd *PD) RegDMMR(dm *DM, offset, length uint64, access verbs.AccessFlags) (
 	pd.children[childMR]++
 	dm.mrs++
 	if e := d.fabric.eng; e.tracing() {
-		e.record(e.nameLocked(d, "mr", mr), fmt.Sprintf("reg_dm_mr on %s, %s: offset %d length %d lkey %#x rkey %#x", e.nameOf(pd), e.nameOf(dm), offset, length, mr.lkey, mr.rkey), "")
+		e.callLocked(e.nameLocked(d, "mr", mr), "reg_dm_mr", e.nameOf(pd), fmt.Sprintf("from %s, offset %d length %d lkey %#x rkey %#x", e.nameOf(dm), offset, length, mr.lkey, mr.rkey), nil)
 	}
 	return mr, nil
 }

@@ -91,7 +91,7 @@
 //	ibv_create_qp_ex                      PD.CreateQP, QPInitAttr.CompMask, QPInitAttr.SendOpsFlags, XRCD.CreateQP
 //	ibv_qp_to_qp_ex                       QP.SendOpsFlags
 //	ibv_modify_qp                         QP.Modify
-//	ibv_query_qp                          QP.Query, QP.QueryMask
+//	ibv_query_qp                          QP.Query
 //	ibv_destroy_qp                        QP.Destroy, QP.DestroyContext
 //	ibv_post_send                         QP.PostSend
 //	ibv_post_recv                         QP.PostRecv
@@ -141,6 +141,7 @@
 //	end the fabric and its clock          Fabric.Close
 //	run what is ready (Manual)            Fabric.Step, Fabric.Stabilize
 //	move virtual time                     Fabric.Tick, Fabric.AdvanceToNext, Fabric.RunUntilIdle, Fabric.Now
+//	bound the blocking verbs              Config.WaitBound, ErrWaitBound
 //	see what is pending                   Fabric.Pending, Fabric.Ready, Fabric.Future
 //	pick the next event                   Config.Schedule, Config.Seed, Config.Chooser, Chooser
 //	fabric-wide packet faults             Config.Faults, Fabric.SetFaults, Faults
@@ -159,10 +160,16 @@
 //	readings of unsettled rules           Config.Profile, Fabric.Profile, DefaultProfile, RXEProfile, Profiles
 //
 // In the default Auto mode the engine runs whatever is ready after each
-// verb, but the clock moves only when a control says so: a retransmission
-// after an ACK timeout happens inside Tick, AdvanceToNext or RunUntilIdle,
-// never inside a blocking GetEvent. Background mode moves the clock with
-// the wall clock (or with the fake clock of a testing/synctest bubble).
+// verb, and the clock moves through Tick, AdvanceToNext and RunUntilIdle,
+// and inside a blocking verb (CompChannel.GetEvent, Context.GetAsyncEvent)
+// that nothing ready can satisfy: it advances to the next timer or delayed
+// packet until its event comes or nothing is pending, so a retransmission
+// after an ACK timeout happens inside it. Posting and polling never move
+// the clock. A blocking verb against a peer that retries for ever
+// (rnr_retry = 7, no receive ever posted) steps through time until its
+// context ends; Config.WaitBound bounds it in virtual time. Background
+// mode moves the clock with the wall clock (or with the fake clock of a
+// testing/synctest bubble).
 // Manual mode runs nothing until Step or Stabilize, and a Chooser then
 // decides the order of ready events, which is how a schedule explorer
 // drives the engine; no schedule delivers a packet before an earlier one

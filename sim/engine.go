@@ -73,11 +73,11 @@ func (k EventKind) String() string {
 // ReadyEvent describes an event ready to run, for a Chooser.
 type ReadyEvent struct {
 	Kind   EventKind
-	Seq    uint64     // the order in which it was created
-	Device string     // the device it happens on
-	QPN    uint32     // the QP it runs on or is addressed to
-	Packet PacketKind // for EventPacket
-	PSN    uint32     // for EventPacket
+	Seq    uint64           // the order in which it was created
+	Device string           // the device it happens on
+	QPN    uint32           // the QP it runs on or is addressed to
+	Packet trace.PacketKind // for EventPacket
+	PSN    uint32           // for EventPacket
 	// Behind is set on a packet that cannot arrive yet: an earlier packet
 	// of its path is still ready, and a path delivers in the order it
 	// was sent (XFER-32). Fabric.Ready reports such packets; a Chooser is
@@ -175,6 +175,13 @@ type EngineStats struct {
 	Timers     uint64 // timers fired
 	Sent       uint64 // packets handed to Config.Remote
 	Received   uint64 // frames that came in through Fabric.Receive
+
+	// Of Packets, the NAKs by kind (NAKKind), as responders send them.
+	RNRNAKs, SeqNAKs, ErrorNAKs uint64
+	// Of Timers, by kind: an RC requester's ACK timeout (XFER-10) and the
+	// end of its RNR wait (XFER-07). A QP's own counters (QPStats) say
+	// what each did.
+	ACKTimers, RNRTimers uint64
 }
 
 func newEngine(f *Fabric, cfg Config) *engine {
@@ -310,7 +317,7 @@ func (e *engine) describe(ev *event) ReadyEvent {
 	case EventTimer:
 		r.QPN = ev.timer.QP.Num()
 	case EventPacket:
-		r.QPN, r.Packet, r.PSN = ev.pkt.DstQPN, PacketKind(ev.pkt.Kind), ev.pkt.PSN
+		r.QPN, r.Packet, r.PSN = ev.pkt.DstQPN, trace.PacketKind(ev.pkt.Kind), ev.pkt.PSN
 	}
 	if ev.dev == nil && ev.timer != nil {
 		ev.dev = e.f.deviceOf(ev.timer.QP)
@@ -343,8 +350,13 @@ func (e *engine) stepLocked() bool {
 		ev.q.RunLocked()
 	case EventTimer:
 		e.stats.Timers++
+		if ev.timer.Kind == qp.TimerRNR {
+			e.stats.RNRTimers++
+		} else {
+			e.stats.ACKTimers++
+		}
 		if e.tracing() {
-			e.traceQP(ev.timer.QP, e.f.deviceOf(ev.timer.QP), "timer fired", timerNames[ev.timer.Kind])
+			e.f.d.Emit(ev.timer.QP, trace.Record{Kind: trace.KindTimer, Name: "timer fired", Timer: timerKinds[ev.timer.Kind], Why: timerNames[ev.timer.Kind]})
 		}
 		ev.timer.QP.TimerLocked(ev.timer.Kind)
 	case EventPacket:
@@ -353,7 +365,10 @@ func (e *engine) stepLocked() bool {
 	return true
 }
 
-var timerNames = [...]string{qp.TimerRetry: "ACK timeout", qp.TimerRNR: "RNR wait over"}
+var (
+	timerNames = [...]string{qp.TimerRetry: "ACK timeout", qp.TimerRNR: "RNR wait over"}
+	timerKinds = [...]trace.TimerKind{qp.TimerRetry: trace.TimerACK, qp.TimerRNR: trace.TimerRNR}
+)
 
 // stabilizeLocked runs ready events until none is left at the current
 // tick, and returns how many ran.
@@ -512,15 +527,15 @@ func (e *engine) clonePacket(p *qp.Packet) *qp.Packet {
 // tracing reports whether records are wanted.
 func (e *engine) tracing() bool { return e.log != nil }
 
-func (e *engine) record(object, what, why string) {
+// emit adds r, a record about the object named r.Object, if the fabric
+// traces: it stamps r with the time and the next sequence number. It is
+// also the domain's trace sink.
+func (e *engine) emit(r trace.Record) {
 	if e.log == nil {
 		return
 	}
-	e.log.Add(trace.Record{Tick: e.now, Seq: e.next(), Object: object, What: what, Why: why})
-}
-
-func (e *engine) traceQP(q *qp.QP, _ *Device, what, why string) {
-	e.f.d.Record(q, what, why)
+	r.Tick, r.Seq = e.now, e.next()
+	e.log.Add(r)
 }
 
 // armLocked (re)starts t to fire after the given ticks. A verb of a

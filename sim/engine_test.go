@@ -358,7 +358,7 @@ func TestSQDDrainCoversRNRWait(t *testing.T) {
 	if err := a.q.Modify(&verbs.QPAttr{QPState: verbs.QPStateSQD, EnSQDAsyncNotify: true}, verbs.QPAttrState|verbs.QPAttrEnSQDAsyncNotify); err != nil {
 		t.Fatal(err)
 	}
-	if attr, _, _ := a.q.Query(); !attr.SQDraining {
+	if attr, _, _ := a.q.Query(verbs.QueryableQPAttrs); !attr.SQDraining {
 		t.Error("sq_draining is false while the SEND waits for its RNR retry")
 	}
 	if ev, err := a.ctx.TryGetAsyncEvent(); err == nil {
@@ -375,7 +375,7 @@ func TestSQDDrainCoversRNRWait(t *testing.T) {
 		t.Fatalf("after the drain: %v, %v", ev, err)
 	}
 	ev.Ack()
-	if attr, _, _ := a.q.Query(); attr.SQDraining {
+	if attr, _, _ := a.q.Query(verbs.QueryableQPAttrs); attr.SQDraining {
 		t.Error("still draining")
 	}
 }

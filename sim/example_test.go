@@ -92,21 +92,36 @@ func ExampleContext_QueryGIDEx() {
 	// 1 <nil>
 }
 
-// ExampleQP_QueryMask shows that the mask of ibv_query_qp is a hint: every
+// ExampleQP_Query shows that the mask of ibv_query_qp is a hint: every
 // attribute comes back, and only bits from IBV_QP_RATE_LIMIT up are
 // refused (QUERY-01, QUERY-02).
-func ExampleQP_QueryMask() {
+func ExampleQP_Query() {
 	fabric, _ := sim.NewFabric(sim.Config{})
 	vctx, _ := fabric.Devices()[0].Open()
 	pd, _ := vctx.AllocPD()
 	cq, _ := vctx.CreateCQ(4, nil, nil, 0)
 	q, _ := pd.CreateQP(sim.QPInitAttr{SendCQ: cq, RecvCQ: cq, Type: verbs.QPTypeRC, SQSigAll: true,
 		Cap: verbs.QPCap{MaxSendWR: 2, MaxRecvWR: 2, MaxSendSGE: 1, MaxRecvSGE: 1}})
-	a, init, err := q.QueryMask(verbs.QPAttrState)
+	a, init, err := q.Query(verbs.QPAttrState)
 	fmt.Println(a.QPState, a.Cap.MaxSendWR >= 2, init.SQSigAll, err)
-	_, _, err = q.QueryMask(verbs.QPAttrState | verbs.QPAttrRateLimit)
+	_, _, err = q.Query(verbs.QPAttrState | verbs.QPAttrRateLimit)
 	fmt.Println(errors.Is(err, syscall.EOPNOTSUPP))
 	// Output:
 	// RESET true true <nil>
 	// true
+}
+
+// ExampleCQ_Context: a CQ carries two contexts. CQContext is the cq_context
+// given at creation, what an event loop gets back from GetEvent; Context is
+// the device context that created it (ibv_cq.context). QPs and SRQs have
+// the same pair (QPContext, SRQContext).
+func ExampleCQ_Context() {
+	fabric, _ := sim.NewFabric(sim.Config{})
+	vctx, _ := fabric.Devices()[0].Open()
+	cq, _ := vctx.CreateCQ(4, "orders", nil, 0)
+	fmt.Println(cq.CQContext())
+	fmt.Println(cq.Context(), cq.Context() == vctx)
+	// Output:
+	// orders
+	// ibv_context vsim0/ctx#1 true
 }

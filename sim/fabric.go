@@ -46,7 +46,25 @@ type Config struct {
 	// fabric to ports of other fabrics (see Remote and Fabric.Receive).
 	// Unset, such packets are dropped.
 	Remote Remote
+	// WaitBound, if not zero, bounds in virtual time (ticks) every
+	// blocking wait that the passing of time can satisfy
+	// (CompChannel.GetEvent, Context.GetAsyncEvent): once the clock stands
+	// more than WaitBound ticks past the tick the wait began at, it gives
+	// up with an error that matches syscall.EINTR and ErrWaitBound. Zero
+	// (the default) waits as long as the context allows, as hardware
+	// does. In Auto mode such a wait moves the clock itself, so a peer
+	// that retries for ever (rnr_retry = 7 against a receive queue that
+	// stays empty) keeps it stepping through time until its context ends;
+	// the bound ends it first. Waits that only the application can satisfy
+	// (a destroy waiting for acks) have no bound. package simtest sets
+	// it to Options.Bound. See docs/time.md.
+	WaitBound uint64
 }
+
+// ErrWaitBound is what a blocking wait's error matches, besides
+// syscall.EINTR, when it gave up because virtual time passed
+// Config.WaitBound.
+var ErrWaitBound = domain.ErrWaitBound
 
 // DeviceConfig describes one simulated adapter.
 type DeviceConfig struct {
@@ -194,7 +212,7 @@ func newFabric(cfg Config) (*Fabric, error) {
 	}
 	f.indexPorts()
 	f.eng = newEngine(f, cfg)
-	f.eng.installLocked()
+	f.eng.installLocked(cfg.WaitBound)
 	if cfg.Mode == Background {
 		f.startBackground(cfg.TickDuration)
 	}

@@ -3,20 +3,27 @@ package sim
 import (
 	"cmp"
 	"fmt"
-	"github.com/verbsim/verbsim/internal/domain"
 	"slices"
 
-	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/sim/trace"
 )
 
 // FutureEvent describes one event of the fabric due later than now: an
 // armed QP timer or a delayed packet.
 type FutureEvent struct {
-	At     uint64 // the tick it is due at
-	Device string // the device it happens on (a delayed packet: where it arrives)
-	QPN    uint32 // the QP whose timer it is, or the QP the packet is delivered to
-	// What says what it is: "ACK timeout", "RNR wait", or the delayed
-	// packet ("delayed RC SEND psn=3").
+	At     uint64          // the tick it is due at
+	Kind   EventKind       // EventTimer or EventPacket
+	Device string          // the device it happens on (a delayed packet: where it arrives)
+	QPN    uint32          // the QP whose timer it is, or the QP the packet is delivered to
+	Timer  trace.TimerKind // for EventTimer: trace.TimerACK (XFER-10) or trace.TimerRNR (XFER-07)
+	// For EventPacket: the delayed packet's kind, which NAK it is, and
+	// its PSN.
+	Packet trace.PacketKind
+	NAK    trace.NAKKind
+	PSN    uint32
+	// What says it in words, for people: "ACK timeout", "RNR wait", or
+	// the delayed packet ("delayed RC SEND psn=3 len=64 first last").
 	What string
 }
 
@@ -43,15 +50,12 @@ func (f *Fabric) Future() []FutureEvent {
 	}
 	var items []item
 	for _, t := range e.timers.items {
-		what := "ACK timeout"
-		if t.Kind == qp.TimerRNR {
-			what = "RNR wait"
-		}
 		name := ""
 		if d := f.deviceOf(t.QP); d != nil {
 			name = d.name
 		}
-		items = append(items, item{FutureEvent{At: t.At, Device: name, QPN: t.QP.Num(), What: what}, t.Seq})
+		k := timerKinds[t.Kind]
+		items = append(items, item{FutureEvent{At: t.At, Kind: EventTimer, Device: name, QPN: t.QP.Num(), Timer: k, What: k.String()}, t.Seq})
 	}
 	for _, ev := range e.later.items {
 		name := ""
@@ -59,8 +63,9 @@ func (f *Fabric) Future() []FutureEvent {
 			name = ev.dev.name
 		}
 		p := ev.pkt
-		items = append(items, item{FutureEvent{At: ev.at, Device: name, QPN: p.DstQPN,
-			What: fmt.Sprintf("delayed %v %v psn=%d", p.Transport, p.Kind, p.PSN)}, ev.seq})
+		d := packetOf(p)
+		items = append(items, item{FutureEvent{At: ev.at, Kind: EventPacket, Device: name, QPN: p.DstQPN,
+			Packet: d.Kind, NAK: d.NAK, PSN: d.PSN, What: "delayed " + d.String()}, ev.seq})
 	}
 	slices.SortFunc(items, func(a, b item) int {
 		return cmp.Or(cmp.Compare(a.ev.At, b.ev.At), cmp.Compare(a.seq, b.seq))

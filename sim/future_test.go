@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -23,11 +24,13 @@ func TestFuture(t *testing.T) {
 	if len(ev) != 2 {
 		t.Fatalf("future %v", ev)
 	}
-	if ev[0].At != 500 || ev[0].Device != "a" || ev[0].QPN != a.q.Num() || ev[0].What != "delayed RC ACK psn=0" {
-		t.Errorf("first %+v", ev[0])
+	if want := (sim.FutureEvent{At: 500, Kind: sim.EventPacket, Device: "a", QPN: a.q.Num(), Packet: trace.PacketAck, NAK: trace.NotNAK, PSN: 0,
+		What: "delayed RC ACK psn=0"}); ev[0] != want {
+		t.Errorf("first %+v\nwant  %+v", ev[0], want)
 	}
-	if ev[1].At != uint64(verbs.ACKTimeout(5)) || ev[1].Device != "a" || ev[1].What != "ACK timeout" {
-		t.Errorf("second %+v", ev[1])
+	if want := (sim.FutureEvent{At: uint64(verbs.ACKTimeout(5)), Kind: sim.EventTimer, Device: "a", QPN: a.q.Num(), Timer: trace.TimerACK,
+		What: "ACK timeout"}); ev[1] != want {
+		t.Errorf("second %+v\nwant   %+v", ev[1], want)
 	}
 	if s := ev[1].String(); s != "t=131072 a/qp 0x11: ACK timeout" {
 		t.Errorf("String %q", s)
@@ -62,7 +65,7 @@ func TestReady(t *testing.T) {
 	f.Step() // a's requester puts the SEND on the wire
 	ev = f.Ready()
 	if len(ev) != 1 || ev[0].Kind != sim.EventPacket || ev[0].Device != "b" || ev[0].QPN != b.q.Num() ||
-		ev[0].Packet != sim.PacketSend || ev[0].PSN != 0 {
+		ev[0].Packet != trace.PacketSend || ev[0].PSN != 0 {
 		t.Fatalf("after one step: %+v", ev)
 	}
 	f.Stabilize()

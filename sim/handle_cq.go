@@ -114,7 +114,13 @@ func cqHandle(q *cq.CQ) *CQ {
 }
 
 // Context returns the device context the CQ was created through
-// (ibv_cq.context).
+// (ibv_cq.context), not the cq_context given at creation (CQContext).
+//
+// It returned the cq_context until the handles of issue #9; that is
+// CQContext now. Code that asserts or compares the old result no longer
+// compiles (TestOldContextIdiomsDoNotCompile), but code that only passes
+// it on as an any (printing it, a map[any] key) still does: look for
+// .Context() on CQs, QPs and SRQs when moving older code.
 func (c *CQ) Context() *Context {
 	o, _ := c.eng().Owner().(*Context)
 	return o

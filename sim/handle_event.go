@@ -82,6 +82,6 @@ func (e AsyncEvent) Ack() error {
 	return ev.Ack()
 }
 
-// String renders the event as its type text and element, e.g.
-// "CQ error (cq)" or "port active (port 1)".
+// String renders the event as its type and element, e.g.
+// "IBV_EVENT_CQ_ERR (cq)" or "IBV_EVENT_PORT_ACTIVE (port 1)".
 func (e AsyncEvent) String() string { return e.ev.String() }

@@ -17,11 +17,33 @@ import (
 type QP struct{ q *qp.QP }
 
 // QPStats counts what happened to a QP (QP.Stats): a simulator view with
-// no verbs counterpart.
+// no verbs call of its own. The transport's counters are those of an RC
+// (or XRC) requester and responder; providers export their like as
+// hardware counters (rxe's and mlx5's names are given, as rdma statistic
+// shows them), there per port, here per QP. Counters only grow: RESET
+// keeps them.
 type QPStats struct {
 	SendPosted, RecvPosted   uint64 // work requests posted
 	SendFlushed, RecvFlushed uint64 // work requests completed with IBV_WC_WR_FLUSH_ERR
 	CQOverruns               uint64 // completions of this QP lost to a CQ overrun
+
+	// As requester: the NAKs it acted on (a NAK for a PSN already
+	// acknowledged is ignored and not counted), and its timers.
+	RNRNAKsReceived   uint64 // RNR NAKs: wait min_rnr_timer, then send again (XFER-07; rxe rcvd_rnr_err)
+	SeqNAKsReceived   uint64 // PSN sequence error NAKs: go back to the PSN (rxe rcvd_seq_err, mlx5 packet_seq_err)
+	ErrorNAKsReceived uint64 // NAKs that fail the WR: invalid request, remote access or remote operational error
+	RNRRetries        uint64 // RNR waits over: the message is sent again
+	ACKTimeouts       uint64 // ACK timeouts with work outstanding (XFER-10; mlx5 local_ack_timeout_err): each retransmits, unless retry_cnt is spent
+	ImpliedNAKs       uint64 // READ or atomic responses found lost and asked for again (mlx5 implied_nak_seq_err)
+	RetryExceeded     uint64 // WRs failed with IBV_WC_RETRY_EXC_ERR (rxe retry_exceeded_err)
+	RNRRetryExceeded  uint64 // WRs failed with IBV_WC_RNR_RETRY_EXC_ERR (rxe rnr_retry_exceeded_err)
+
+	// As responder: the NAKs it sent, and the requests it had executed
+	// already.
+	RNRNAKsSent       uint64 // no receive WR for a SEND or WRITE WITH IMMEDIATE (rxe send_rnr_err)
+	SeqNAKsSent       uint64 // a request beyond the expected PSN, NAKed once per gap (rxe counts every such request: out_of_seq_request)
+	ErrorNAKsSent     uint64 // invalid request, remote access or remote operational error NAKs
+	DuplicateRequests uint64 // requests behind the expected PSN, answered and not executed again (XFER-25; rxe duplicate_request)
 }
 
 // newQP makes the handle of an engine QP and records it there, so that the
@@ -106,21 +128,20 @@ func (q *QP) State() verbs.QPState { return q.eng().State() }
 // Stats returns the QP's counters.
 func (q *QP) Stats() QPStats { return QPStats(q.eng().Stats()) }
 
-// Query returns the QP's attributes and its creation attributes
-// (ibv_query_qp). Attr holds every attribute set so far, the current state in
-// QPState and CurQPState, and the real capacities in Cap (QP-24). It is
-// QueryMask with a mask that asks for everything.
-func (q *QP) Query() (verbs.QPAttr, QPInitAttr, error) { return q.QueryMask(verbs.QueryableQPAttrs) }
-
-// QueryMask is ibv_query_qp with attr_mask. The man page makes the mask a
-// hint, the minimum to return; like rxe (rxe_qp_to_attr) and rdma-core's
-// ibv_cmd_query_qp, which copy every field whatever the mask, verbsim
-// returns every attribute for any accepted mask, 0 included (QUERY-01).
-// The QPInitAttr holds qp_context, the CQs, the SRQ, the type, sq_sig_all
-// and the real capacities; with an SRQ, MaxRecvWR and MaxRecvSGE are 0.
-// A mask with a bit from IBV_QP_RATE_LIMIT up is EOPNOTSUPP, as
-// libibverbs refuses it on this path (QUERY-02).
-func (q *QP) QueryMask(mask verbs.QPAttrMask) (verbs.QPAttr, QPInitAttr, error) {
+// Query is ibv_query_qp(qp, &attr, attr_mask, &init_attr), as
+// verbs.QP.Query is: it returns the QP's attributes and its creation
+// attributes. The attribute holds every attribute set so far, the current
+// state in QPState and CurQPState, and the real capacities in Cap (QP-24).
+// The man page makes the mask a hint, the minimum to return; like rxe
+// (rxe_qp_to_attr) and rdma-core's ibv_cmd_query_qp, which copy every
+// field whatever the mask, verbsim returns every attribute for any
+// accepted mask, 0 included (QUERY-01), so Query(verbs.QPAttrState) is
+// enough to read them all. The QPInitAttr holds qp_context, the CQs, the
+// SRQ, the type, sq_sig_all and the real capacities; with an SRQ,
+// MaxRecvWR and MaxRecvSGE are 0. A mask with a bit from
+// IBV_QP_RATE_LIMIT up is EOPNOTSUPP, as libibverbs refuses it on this
+// path (QUERY-02).
+func (q *QP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, QPInitAttr, error) {
 	a, in, err := q.eng().QueryMask(mask)
 	return a, initAttrHandles(in), err
 }
@@ -150,7 +171,9 @@ func (q *QP) PD() *PD {
 
 // Context returns the device context the QP was created through
 // (ibv_qp.context): that of its PD, or of its XRC domain for an XRC_RECV
-// QP.
+// QP. It is not the qp_context of QPInitAttr.Context, which is QPContext,
+// and which Context returned until the handles of issue #9 (see
+// CQ.Context).
 func (q *QP) Context() *Context {
 	if x := q.XRCD(); x != nil {
 		return x.ctx

@@ -43,7 +43,9 @@ func srqHandle(e *qp.SRQ) *SRQ {
 func (s *SRQ) SRQContext() any { return s.eng().Context() }
 
 // Context returns the device context the SRQ was created through
-// (ibv_srq.context): that of its PD.
+// (ibv_srq.context): that of its PD. It is not the srq_context, which is
+// SRQContext, and which Context returned until the handles of issue #9
+// (see CQ.Context).
 func (s *SRQ) Context() *Context { return s.PD().context() }
 
 // PD returns the protection domain the SRQ was created in (ibv_srq.pd).

@@ -1,9 +1,12 @@
 package sim
 
 import (
-	"fmt"
+	"syscall"
 
+	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
+	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -98,13 +101,34 @@ func (h host) AHLocked(ah any) (verbs.AHAttr, any, bool) {
 	return a.attr, a.pd, true
 }
 
+// CheckAHLocked implements qp.Host: a UD send's AH must be verbsim's, of
+// the QP's device context, and live (AV-04). Another PD of the same context
+// is left to PD-04. It allocates nothing unless it fails.
+func (h host) CheckAHLocked(pd, ah any) error {
+	const verb = "ibv_post_send"
+	a, ok := ah.(*AH)
+	if !ok || a == nil {
+		return verr.Errorf(verb, syscall.EINVAL, "the address handle (%T) is not one of verbsim's (AV-04)", ah)
+	}
+	if err := checkOwner(verb, "the address handle", pd, a, sameContext); err != nil {
+		return err
+	}
+	if a.dead {
+		return errAHDestroyed
+	}
+	return nil
+}
+
+var errAHDestroyed = verr.New("ibv_post_send", syscall.EINVAL, "the address handle has been destroyed (AV-04)")
+
 // PortLocked implements qp.Host.
 func (h host) PortLocked(n uint8) qp.PortInfo {
 	if n == 0 || int(n) > len(h.d.ports) {
 		return qp.PortInfo{ActiveMTU: verbs.MTU256}
 	}
 	a := h.d.ports[n-1].attr
-	return qp.PortInfo{ActiveMTU: a.ActiveMTU, MaxMsgSz: a.MaxMsgSz, Up: a.State == verbs.PortActive}
+	return qp.PortInfo{ActiveMTU: a.ActiveMTU, MaxMsgSz: a.MaxMsgSz, Up: a.State == verbs.PortActive,
+		Ethernet: a.LinkLayer == verbs.LinkLayerEthernet}
 }
 
 // NewPacketLocked implements qp.Host.
@@ -125,20 +149,31 @@ func (h host) ArmLocked(t *qp.Timer, after uint64) { h.eng().armLocked(t, after)
 // StopLocked implements qp.Host.
 func (h host) StopLocked(t *qp.Timer) { h.eng().stopTimer(t) }
 
-// describePacket renders a packet for the trace.
-func describePacket(p *qp.Packet) string {
-	s := fmt.Sprintf("%v %s psn=%d", p.Transport, p.Kind, p.PSN)
+// packetOf is the trace's description of p.
+func packetOf(p *qp.Packet) *trace.Packet {
+	t := &trace.Packet{Transport: p.Transport, Kind: trace.PacketKind(p.Kind), PSN: p.PSN}
 	switch p.Kind {
 	case qp.PktAck:
-		s = fmt.Sprintf("%v %s psn=%d", p.Transport, p.Syndrome, p.PSN)
+		t.NAK = p.Syndrome.NAK()
 	case qp.PktSend, qp.PktWrite, qp.PktReadResp:
-		s += fmt.Sprintf(" len=%d", len(p.Payload))
-		if p.First {
-			s += " first"
-		}
-		if p.Last {
-			s += " last"
-		}
+		t.Len, t.First, t.Last = len(p.Payload), p.First, p.Last
 	}
-	return s
+	return t
+}
+
+// describePacket renders a packet as the trace does: "RC SEND psn=0 len=64
+// first last".
+func describePacket(p *qp.Packet) string { return packetOf(p).String() }
+
+// packetLocked records name (send, receive, drop, duplicate, delay,
+// arrive) about p at object (a QP, or the device or wire it reached): to
+// peer, because of why, by targeted fault number fault (0: none). It is
+// called only when the fabric traces.
+func (e *engine) packetLocked(obj domain.Object, object, name string, p *qp.Packet, peer, why string, fault int) {
+	r := trace.Record{Kind: trace.KindPacket, Object: object, Name: name, Packet: packetOf(p), Peer: peer, Why: why, Fault: fault}
+	if obj != nil {
+		e.f.d.Emit(obj, r)
+		return
+	}
+	e.emit(r)
 }

@@ -194,7 +194,7 @@ func (pd *PD) regMR(verb string, x extent, iova uint64, withIOVA bool, access ve
 	if e := d.fabric.eng; e.tracing() {
 		defer func() {
 			if err != nil {
-				e.callLocked(e.nameOf(pd), fmt.Sprintf("%s length %d access %#x", verb[4:], x.length(), uint32(access)), err)
+				e.callLocked(e.nameOf(pd), verb[4:], "", fmt.Sprintf("length %d access %#x", x.length(), uint32(access)), err)
 			}
 		}()
 	}
@@ -236,7 +236,7 @@ func (pd *PD) regMR(verb string, x extent, iova uint64, withIOVA bool, access ve
 	}
 	pd.children[childMR]++
 	if e := d.fabric.eng; e.tracing() {
-		e.record(e.nameLocked(d, "mr", mr), fmt.Sprintf("%s on %s: length %d lkey %#x rkey %#x", verb[4:], e.nameOf(pd), n, mr.lkey, mr.rkey), "")
+		e.callLocked(e.nameLocked(d, "mr", mr), verb[4:], e.nameOf(pd), fmt.Sprintf("length %d lkey %#x rkey %#x", n, mr.lkey, mr.rkey), nil)
 	}
 	return mr, nil
 }
@@ -255,7 +255,7 @@ func (mr *MR) Dereg() (err error) {
 	d.fabric.d.Enter(domain.Op{})
 	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if e := d.fabric.eng; e.tracing() {
-		defer func() { e.callLocked(e.nameOf(mr), "dereg_mr", err) }()
+		defer func() { e.callLocked(e.nameOf(mr), "dereg_mr", "", "", err) }()
 	}
 	if mr.dead {
 		return verr.New(verb, syscall.EINVAL, "the MR has been deregistered")

@@ -7,6 +7,7 @@ import (
 	"github.com/verbsim/verbsim/internal/domain"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -57,7 +58,7 @@ func (pd *PD) AllocMW(typ verbs.MWType) (_ *MW, err error) {
 	if e.tracing() {
 		defer func() {
 			if err != nil {
-				e.callLocked(e.nameOf(pd), fmt.Sprintf("alloc_mw %v", typ), err)
+				e.callLocked(e.nameOf(pd), "alloc_mw", "", typ.String(), err)
 			}
 		}()
 	}
@@ -81,7 +82,7 @@ func (pd *PD) AllocMW(typ verbs.MWType) (_ *MW, err error) {
 	}
 	pd.children[childMW]++
 	if e.tracing() {
-		e.record(e.nameLocked(d, "mw", mw), fmt.Sprintf("alloc_mw %v on %s: rkey %#x", typ, e.nameOf(pd), mw.rkey), "")
+		e.callLocked(e.nameLocked(d, "mw", mw), "alloc_mw", e.nameOf(pd), fmt.Sprintf("%v rkey %#x", typ, mw.rkey), nil)
 	}
 	return mw, nil
 }
@@ -98,7 +99,7 @@ func (mw *MW) Dealloc() (err error) {
 	d.fabric.d.Enter(domain.Op{})
 	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if e := d.fabric.eng; e.tracing() {
-		defer func() { e.callLocked(e.nameOf(mw), "dealloc_mw", err) }()
+		defer func() { e.callLocked(e.nameOf(mw), "dealloc_mw", "", "", err) }()
 	}
 	if mw.dead {
 		return verr.New(verb, syscall.EINVAL, "the MW has been deallocated")
@@ -132,8 +133,9 @@ func (mw *MW) Type() verbs.MWType {
 // RKey returns ibv_mw.rkey, the key peers put in RDMA and atomic requests.
 // Its top 24 bits name the window and never change; the low byte changes
 // with binds. QP.BindMW sets it as the verb returns, to the key of the
-// pending bind (MW-04); a BIND_MW work request of a type 2 window sets it,
-// to the key the request names, when the bind executes.
+// pending bind (MW-04); a BIND_MW work request of a type 2 window sets it
+// when the bind executes, to the window's index with the low byte of the
+// key the request names: the rest of that key is ignored (MW-05).
 func (mw *MW) RKey() uint32 {
 	if mw == nil {
 		return 0
@@ -220,16 +222,18 @@ func (h host) BindLocked(q *qp.QP, wr *verbs.SendWR) verbs.WCStatus {
 	}
 	if why := h.bindFaultLocked(q, mw, wr); why != "" {
 		if h.eng().tracing() {
-			h.eng().traceQP(q, h.d, "bind_mw refused", why)
+			h.eng().f.d.Emit(q, trace.Record{Kind: trace.KindCompletion, Name: "bind_mw refused", Why: why})
 		}
 		return verbs.WCMWBindErr
 	}
 	b := wr.Bind
 	mw.unbindLocked()
-	mw.key = wr.RKey
+	// Only the low byte of the new rkey is the key; the upper 24 bits stay
+	// the window's index, whatever the request says (MW-05).
+	mw.key = mw.idx<<8 | wr.RKey&0xff
 	mw.bound = b.Length > 0
 	if mw.typ == verbs.MWType2 {
-		mw.rkey = wr.RKey
+		mw.rkey = mw.key
 		mw.qp = q
 	}
 	if b.Length > 0 {
@@ -244,8 +248,6 @@ func (h host) BindLocked(q *qp.QP, wr *verbs.SendWR) verbs.WCStatus {
 func (h host) bindFaultLocked(q *qp.QP, mw *MW, wr *verbs.SendWR) string {
 	b := wr.Bind
 	switch {
-	case wr.RKey>>8 != mw.idx:
-		return "the new rkey's index is not the window's (MW-05)"
 	case mw.pd != q.PD():
 		return "the window belongs to another PD than the QP (MW-05)"
 	case b.Access&^mwAccessAllowed != 0:

@@ -77,7 +77,7 @@ func (pd *PD) AdviseMR(advice verbs.AdviseMRAdvice, flags verbs.AdviseMRFlags, s
 	e := d.fabric.eng
 	if e.tracing() {
 		defer func() {
-			e.callLocked(e.nameOf(pd), fmt.Sprintf("advise_mr %v flags %#x num_sge %d", advice, uint32(flags), len(sgl)), err)
+			e.callLocked(e.nameOf(pd), "advise_mr", "", fmt.Sprintf("%v flags %#x num_sge %d", advice, uint32(flags), len(sgl)), err)
 		}()
 	}
 	if err := pd.checkLocked(verb); err != nil {

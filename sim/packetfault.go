@@ -8,48 +8,37 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
-// PacketKind says what a packet on the wire carries.
-type PacketKind uint8
-
-// The packet kinds. Requests flow from requester to responder, the rest
-// back.
-const (
-	PacketSend      PacketKind = iota // SEND, SEND_WITH_IMM, SEND_WITH_INV
-	PacketWrite                       // RDMA WRITE, RDMA WRITE WITH IMMEDIATE
-	PacketReadReq                     // RDMA READ request
-	PacketAtomic                      // CMP_AND_SWP, FETCH_AND_ADD, ATOMIC_WRITE request
-	PacketReadResp                    // RDMA READ response
-	PacketAtomicAck                   // atomic response (ATOMIC_WRITE: without a value)
-	PacketAck                         // ACK, or a NAK (see Packet.NAK)
-)
-
-// String names the kind as the trace does: SEND, WRITE, READ_REQ, ATOMIC,
-// READ_RESP, ATOMIC_ACK or ACK.
-func (k PacketKind) String() string { return qp.PacketKind(k).String() }
-
-// The kinds are the engine's values, which the aim of a fault converts:
-// these fail to compile when the two lists part.
+// The packet kinds of the trace (trace.PacketKind) are the engine's
+// values, which the aim of a fault and the trace convert: these fail to
+// compile when the two lists part.
 var (
-	_ = [1]int{}[PacketSend-PacketKind(qp.PktSend)]
-	_ = [1]int{}[PacketAck-PacketKind(qp.PktAck)]
+	_ = [1]int{}[trace.PacketSend-trace.PacketKind(qp.PktSend)]
+	_ = [1]int{}[trace.PacketAck-trace.PacketKind(qp.PktAck)]
 )
 
 // Packet describes a packet on the wire to a PacketFault's Match function.
 // It is a copy: changing it changes nothing.
 type Packet struct {
-	From, To    string         // the names of the sending and receiving devices
-	Transport   verbs.QPType   // RC, UC or UD
-	Kind        PacketKind     // what it carries
-	Op          verbs.WROpcode // the request's opcode (requests only)
-	SrcQPN      uint32         // the sending QP
-	DstQPN      uint32         // the QP it is addressed to
-	PSN         uint32         // its packet sequence number (24 bits)
-	First, Last bool           // where it sits in its message
-	NAK         bool           // an acknowledgement that is a NAK (RNR, sequence or error)
-	Len         int            // payload bytes
+	From, To    string           // the names of the sending and receiving devices
+	Transport   verbs.QPType     // RC, UC or UD
+	Kind        trace.PacketKind // what it carries
+	Op          verbs.WROpcode   // the request's opcode (requests only)
+	SrcQPN      uint32           // the sending QP
+	DstQPN      uint32           // the QP it is addressed to
+	PSN         uint32           // its packet sequence number (24 bits)
+	First, Last bool             // where it sits in its message
+	NAK         trace.NAKKind    // for a PacketAck: which NAK it is; trace.NotNAK for an ACK and every other kind
+	Len         int              // payload bytes
+	// Global says the packet carries a GRH, whose traffic class, hop
+	// limit and flow label follow: the sender's address vector's (AV-05).
+	Global       bool
+	TrafficClass uint8
+	HopLimit     uint8
+	FlowLabel    uint32
 }
 
 // FaultAction is what a PacketFault does to the packets it matches.
@@ -129,7 +118,8 @@ func (f *Fabric) InjectPacketFault(pf PacketFault) (*Fault, error) {
 	x := &Fault{f: f, id: e.faultSeq, spec: pf}
 	e.aimed = append(e.aimed, x)
 	if e.tracing() {
-		e.record("fabric", fmt.Sprintf("arm fault #%d: %v", x.id, pf.Action), fmt.Sprintf("skip %d, count %d", pf.Skip, pf.Count))
+		e.emit(trace.Record{Kind: trace.KindFault, Object: "fabric", Name: "arm fault", Fault: x.id,
+			Detail: fmt.Sprintf("#%d %v", x.id, pf.Action), Why: fmt.Sprintf("skip %d, count %d", pf.Skip, pf.Count)})
 	}
 	return x, nil
 }
@@ -194,7 +184,7 @@ func ToQP(q *QP) func(Packet) bool {
 }
 
 // OfKind selects the packets of the given kinds.
-func OfKind(kinds ...PacketKind) func(Packet) bool {
+func OfKind(kinds ...trace.PacketKind) func(Packet) bool {
 	return func(p Packet) bool {
 		for _, k := range kinds {
 			if p.Kind == k {
@@ -233,9 +223,12 @@ func deviceOf(q *QP) string {
 // (0 when none does) and that fault.
 func (e *engine) aimLocked(from *Device, dst *port, p *qp.Packet) (FaultAction, *Fault) {
 	view := Packet{
-		From: from.name, To: dst.dev.name, Transport: p.Transport, Kind: PacketKind(p.Kind), Op: p.Op,
+		From: from.name, To: dst.dev.name, Transport: p.Transport, Kind: trace.PacketKind(p.Kind), Op: p.Op,
 		SrcQPN: p.SrcQPN, DstQPN: p.DstQPN, PSN: p.PSN, First: p.First, Last: p.Last,
-		NAK: p.Kind == qp.PktAck && p.Syndrome != qp.SynACK, Len: len(p.Payload),
+		Len: len(p.Payload), Global: p.Global, TrafficClass: p.TClass, HopLimit: p.HopLimit, FlowLabel: p.FlowLabel,
+	}
+	if p.Kind == qp.PktAck {
+		view.NAK = p.Syndrome.NAK()
 	}
 	for _, x := range e.aimed {
 		if x.spec.Match != nil && !x.spec.Match(view) {

@@ -42,6 +42,6 @@ func ExampleFabric_InjectPacketFault() {
 	fmt.Println(n, wcs[0].WRID, wcs[0].Status, "after", lost.Hits(), "packets lost")
 	fmt.Println("requester:", qps[0].State())
 	// Output:
-	// 1 2 transport retry counter exceeded after 3 packets lost
+	// 1 2 IBV_WC_RETRY_EXC_ERR after 3 packets lost
 	// requester: ERR
 }

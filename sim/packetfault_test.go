@@ -2,8 +2,6 @@ package sim_test
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -27,7 +25,7 @@ func sendOne(t *testing.T, a, b *end, id uint64) {
 // delivering it again, and the send succeeds.
 func TestFaultDropsOneAck(t *testing.T) {
 	f, a, b := rcPair(t, sim.Config{}, sim.ConnectOptions{Timeout: 5, RetryCnt: 3})
-	x, err := f.InjectPacketFault(sim.PacketFault{Match: sim.All(sim.FromQP(b.q), sim.OfKind(sim.PacketAck)), Action: sim.FaultDrop, Count: 1})
+	x, err := f.InjectPacketFault(sim.PacketFault{Match: sim.All(sim.FromQP(b.q), sim.OfKind(trace.PacketAck)), Action: sim.FaultDrop, Count: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +76,7 @@ func TestFaultSkipAimsAtOnePacket(t *testing.T) {
 	var psns []uint32 // of the SENDs offered to the fault, in order
 	x, err := f.InjectPacketFault(sim.PacketFault{
 		Match: func(p sim.Packet) bool {
-			if p.Kind == sim.PacketSend && p.SrcQPN == a.q.Num() {
+			if p.Kind == trace.PacketSend && p.SrcQPN == a.q.Num() {
 				psns = append(psns, p.PSN)
 				return true
 			}
@@ -101,10 +99,10 @@ func TestFaultSkipAimsAtOnePacket(t *testing.T) {
 	if x.Hits() != 1 {
 		t.Errorf("hits %d, want 1", x.Hits())
 	}
-	var hit []string
+	var hit []trace.Record
 	for _, r := range log.Records() {
-		if strings.Contains(r.Why, "fault #1") {
-			hit = append(hit, r.What)
+		if r.Fault == 1 && r.Kind == trace.KindPacket {
+			hit = append(hit, r)
 		}
 	}
 	// The second SEND offered is the one lost; once spent, the fault sees
@@ -112,8 +110,8 @@ func TestFaultSkipAimsAtOnePacket(t *testing.T) {
 	if len(psns) != 2 {
 		t.Fatalf("the fault was offered the SENDs of PSN %d, want the first two only", psns)
 	}
-	if want := fmt.Sprintf("drop RC SEND psn=%d ", psns[1]); len(hit) != 1 || !strings.Contains(hit[0], want) {
-		t.Errorf("trace records of fault #1: %q, want one %q", hit, want)
+	if len(hit) != 1 || hit[0].Name != "drop" || hit[0].Packet == nil || hit[0].Packet.Kind != trace.PacketSend || hit[0].Packet.PSN != psns[1] {
+		t.Errorf("trace records of fault #1: %v, want one drop of the SEND of PSN %d", hit, psns[1])
 	}
 }
 
@@ -203,5 +201,49 @@ func TestFaultBadInput(t *testing.T) {
 	sendOne(t, a, b, 1) // nothing was armed
 	if s := a.poll(t, 1)[0]; s.Status != verbs.WCSuccess {
 		t.Errorf("send %v", &s)
+	}
+}
+
+// TestFaultSeesNAKKind: a fault's Match reads what a NAK says; the RNR NAK
+// it drops is in the trace as a drop carrying that NAK kind and the
+// fault's number, and the requester, hearing nothing, times out and asks
+// again.
+func TestFaultSeesNAKKind(t *testing.T) {
+	log := &trace.Log{}
+	f, a, _ := rcPair(t, sim.Config{Trace: log}, sim.ConnectOptions{Timeout: 5, RetryCnt: 3, RNRRetry: 7, MinRNRTimer: 1})
+	var naks []trace.NAKKind
+	x, err := f.InjectPacketFault(sim.PacketFault{
+		Match: func(p sim.Packet) bool {
+			if p.Kind == trace.PacketAck {
+				naks = append(naks, p.NAK)
+			}
+			return p.NAK == trace.NAKRNR
+		},
+		Action: sim.FaultDrop, Count: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.q.PostSend([]verbs.SendWR{{WRID: 1, Opcode: verbs.WRSend, Flags: verbs.SendSignaled, SGList: []verbs.SGE{a.sge(0, 8)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if x.Hits() != 1 || len(naks) != 1 || naks[0] != trace.NAKRNR {
+		t.Fatalf("hits %d, NAK kinds offered %v; want one RNR NAK, dropped", x.Hits(), naks)
+	}
+	var drops int
+	for _, r := range log.Records() {
+		if r.Kind == trace.KindPacket && r.Name == "drop" && r.NAK() == trace.NAKRNR && r.Fault == 1 {
+			drops++
+		}
+	}
+	if drops != 1 {
+		t.Errorf("%d drop records of fault #1 with an RNR NAK, want 1", drops)
+	}
+	if fut := f.Future(); len(fut) != 1 || fut[0].Timer != trace.TimerACK {
+		t.Fatalf("future %v: want the ACK timeout only (the RNR NAK never arrived)", fut)
+	}
+	f.AdvanceToNext() // the timeout: a sends again, b answers RNR again, and that one arrives
+	if fut := f.Future(); len(fut) != 1 || fut[0].Timer != trace.TimerRNR {
+		t.Errorf("future %v: want the RNR wait", fut)
 	}
 }

@@ -2,9 +2,10 @@ package sim
 
 import (
 	"fmt"
-	"github.com/verbsim/verbsim/internal/domain"
 	"strings"
 	"syscall"
+
+	"github.com/verbsim/verbsim/internal/domain"
 
 	"github.com/verbsim/verbsim/sim/verr"
 )
@@ -61,12 +62,12 @@ func (c *Context) AllocPD() (_ *PD, err error) {
 	d.fabric.d.Enter(domain.Op{})
 	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if err := c.checkLocked(verb); err != nil {
-		e.callLocked(e.nameOf(c), "alloc_pd", err)
+		e.callLocked(e.nameOf(c), "alloc_pd", "", "", err)
 		return nil, err
 	}
 	if d.pds >= d.attr.MaxPD {
 		err := verr.Errorf(verb, syscall.ENOMEM, "the device already has max_pd=%d PDs", d.attr.MaxPD)
-		e.callLocked(e.nameOf(c), "alloc_pd", err)
+		e.callLocked(e.nameOf(c), "alloc_pd", "", "", err)
 		return nil, err
 	}
 	c.pdSeq++
@@ -74,7 +75,7 @@ func (c *Context) AllocPD() (_ *PD, err error) {
 	c.pds++
 	pd := &PD{ctx: c, handle: c.pdSeq}
 	if name := e.nameLocked(d, "pd", pd); name != "" {
-		e.record(name, fmt.Sprintf("alloc_pd: handle %d on %s", pd.handle, e.nameOf(c)), "")
+		e.callLocked(name, "alloc_pd", e.nameOf(c), fmt.Sprintf("handle %d", pd.handle), nil)
 	}
 	return pd, nil
 }
@@ -108,7 +109,7 @@ func (pd *PD) Dealloc() (err error) {
 	d.fabric.d.Enter(domain.Op{})
 	defer d.fabric.d.Leave(domain.Op{}, nil)
 	if d.fabric.eng.tracing() {
-		defer func() { d.fabric.eng.callLocked(d.fabric.eng.nameOf(pd), "dealloc_pd", err) }()
+		defer func() { d.fabric.eng.callLocked(d.fabric.eng.nameOf(pd), "dealloc_pd", "", "", err) }()
 	}
 	if err := pd.checkLocked(verb); err != nil {
 		return err

@@ -141,6 +141,24 @@ func newPort(num uint8, nodeGUID uint64, c PortConfig) *port {
 	return p
 }
 
+// gidAt returns the GID a packet leaves with for GID table index i (the
+// address vector's sgid_index, AV-05): entry i when it holds a GID, entry 0
+// otherwise.
+func (p *port) gidAt(i uint8) verbs.GID {
+	if int(i) < len(p.gids) && !p.gids[i].IsZero() {
+		return p.gids[i]
+	}
+	return p.gids[0]
+}
+
+// sourceGID returns the GID a packet along path av leaves p with.
+func (p *port) sourceGID(av *verbs.AHAttr) verbs.GID {
+	if !av.IsGlobal {
+		return p.gids[0]
+	}
+	return p.gidAt(av.GRH.SGIDIndex)
+}
+
 // linkLocalGID returns fe80::/64 with the interface identifier iid; on
 // Ethernet the universal/local bit is flipped, as in an EUI-64 made from a
 // MAC address.

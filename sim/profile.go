@@ -31,7 +31,8 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // alone (CQ-24 B), no completion timestamps (CQX-02), send-side errors never
 // wake a solicited-only arm (NOTIFY-05 B), CUR_STATE is trusted (QP-12), a
 // work-queue slot is free as soon as its request completes or is flushed
-// (QP-29 B), rxe's work request builder (QPX-01, QPX-04), a srq_limit given
+// (QP-29 B), an opcode the transport does not take is posted and completes
+// with LOC_QP_OP_ERR (QP-33 B), rxe's work request builder (QPX-01, QPX-04), a srq_limit given
 // at creation arms the limit (SRQ-01), SRQ receives checked against the QP's
 // PD (SRQ-12 B), no XRC verbs (XRC-03), no device memory (DM-02),
 // deregistering an MR with bound windows is EINVAL (MR-06), ibv_rereg_mr as
@@ -39,7 +40,7 @@ func DefaultProfile() Profile { return Profile{Name: "default"} }
 // (ODP-01, ODP-02, ODP-04), a type 1 window cannot be bound ZERO_BASED
 // (MW-05), and the transport readings XFER-05 B, XFER-10 B, XFER-16 B,
 // XFER-29 B, XFER-30 B, XFER-31 B, FLUSH-10 B, WC-13, ASYNC-11 and
-// ASYNC-13.
+// ASYNC-13, and GRHs without a flow label (AV-05 B).
 func RXEProfile() Profile {
 	return Profile{Name: "rxe", Readings: verbs.Readings{
 		OverrunDrops:          true,
@@ -48,6 +49,7 @@ func RXEProfile() Profile {
 		SolicitedBitOnly:      true,
 		CurStateTrusted:       true,
 		FreeSlotOnRetire:      true,
+		TransportOpLocQPOp:    true,
 		SendOpsRXE:            true,
 		SRQLimitAtCreate:      true,
 		SRQRecvQPPD:           true,
@@ -69,6 +71,7 @@ func RXEProfile() Profile {
 		SendWCImm:             true,
 		NoQPEvents:            true,
 		AlwaysSQDrained:       true,
+		NoFlowLabel:           true,
 	}}
 }
 

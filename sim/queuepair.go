@@ -160,7 +160,7 @@ func (d *Device) createQPLocked(verb string, c *Context, attr QPInitAttr, pd *PD
 	d.qpByNum.set(num, q)
 	f.topo++
 	if f.eng.tracing() {
-		f.eng.traceQP(q, d, fmt.Sprintf("create_qp %v (send %d, recv %d)", attr.Type, q.Cap().MaxSendWR, q.Cap().MaxRecvWR), "")
+		f.eng.callLocked(q.TraceName(), "create_qp", "", fmt.Sprintf("%v (send %d, recv %d)", attr.Type, q.Cap().MaxSendWR, q.Cap().MaxRecvWR), nil)
 	}
 	h := newQP(q)
 	f.d.Created(h) // a schedule explorer lists the QPs of its world
@@ -321,11 +321,11 @@ func (pd *PD) createSRQLocked(verb string, attr SRQInitAttr, x *xrcSRQ) (_ *SRQ,
 	name := f.eng.nameLocked(d, "srq", s)
 	if e := f.eng; e.tracing() {
 		a := attr.Attr
-		kind := "create_srq"
+		verb, detail := "create_srq", fmt.Sprintf("max_wr %d max_sge %d srq_limit %d", a.MaxWR, a.MaxSGE, a.SRQLimit)
 		if x != nil {
-			kind = fmt.Sprintf("create_srq_ex xrc srqn %#x", num)
+			verb, detail = "create_srq_ex", fmt.Sprintf("xrc srqn %#x ", num)+detail
 		}
-		e.record(name, fmt.Sprintf("%s on %s: max_wr %d max_sge %d srq_limit %d", kind, e.nameOf(pd), a.MaxWR, a.MaxSGE, a.SRQLimit), "")
+		e.callLocked(name, verb, e.nameOf(pd), detail, nil)
 	}
 	return newSRQ(s), nil
 }
@@ -334,7 +334,7 @@ func (pd *PD) createSRQLocked(verb string, attr SRQInitAttr, x *xrcSRQ) (_ *SRQ,
 // *err is set.
 func (pd *PD) traceCreateFailedLocked(verb string, err *error) {
 	if e := pd.ctx.dev.fabric.eng; *err != nil && e.tracing() {
-		e.callLocked(e.nameOf(pd), verb[len("ibv_"):], *err)
+		e.callLocked(e.nameOf(pd), verb[len("ibv_"):], "", "", *err)
 	}
 }
 

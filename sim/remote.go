@@ -79,26 +79,26 @@ func (f *Fabric) Receive(frame []byte) error {
 	case dst == nil:
 		e.stats.Dropped++
 		if e.tracing() {
-			e.record("wire", "drop "+describePacket(p), "no port has the destination address")
+			e.packetLocked(nil, "wire", "drop", p, "", "no port has the destination address", 0)
 		}
 		e.freePacket(p)
 		return nil
 	case dst.attr.State != verbs.PortActive:
 		e.stats.Dropped++
 		if e.tracing() {
-			e.record(dst.dev.name, "drop "+describePacket(p), "the port is down")
+			e.packetLocked(nil, dst.dev.name, "drop", p, "", "the port is down", 0)
 		}
 		e.freePacket(p)
 		return nil
 	}
 	if e.tracing() {
-		e.record(dst.dev.name, "arrive "+describePacket(p), fmt.Sprintf("from lid %#x qp %#x", p.SLID, p.SrcQPN))
+		e.packetLocked(nil, dst.dev.name, "arrive", p, "", fmt.Sprintf("from lid %#x qp %#x", p.SLID, p.SrcQPN), 0)
 	}
 	ff := &e.faults
 	if ff.Drop > 0 && e.rng.Float64() < ff.Drop {
 		e.stats.Dropped++
 		if e.tracing() {
-			e.record(dst.dev.name, "drop "+describePacket(p), "fault: drop")
+			e.packetLocked(nil, dst.dev.name, "drop", p, "", "fault: drop", 0)
 		}
 		e.freePacket(p)
 		return nil
@@ -106,7 +106,7 @@ func (f *Fabric) Receive(frame []byte) error {
 	if ff.Duplicate > 0 && e.rng.Float64() < ff.Duplicate {
 		e.stats.Duplicated++
 		if e.tracing() {
-			e.record(dst.dev.name, "duplicate "+describePacket(p), "fault: duplicate")
+			e.packetLocked(nil, dst.dev.name, "duplicate", p, "", "fault: duplicate", 0)
 		}
 		e.arriveLocked(dst, e.clonePacket(p))
 	}
@@ -124,10 +124,10 @@ func (e *engine) sendRemoteLocked(d *Device, from *qp.QP, p *qp.Packet) {
 		if p.Global {
 			to = fmt.Sprintf("to gid %v qp %#x, off the fabric", verbs.GID(p.DGID), p.DstQPN)
 		}
-		e.traceQP(from, d, "send "+describePacket(p), to)
+		e.packetLocked(from, "", "send", p, "", to, 0)
 	}
 	if err := e.remote.Send(rp); err != nil {
-		e.dropLocked(d, from, p, "remote: "+err.Error())
+		e.dropLocked(d, from, p, "remote: "+err.Error(), 0)
 		return
 	}
 	e.stats.Sent++
@@ -158,13 +158,16 @@ func (e *engine) catchUpLocked() {
 //	70 source LID, destination LID (2 each)
 //	74 source GID, destination GID (16 each)
 //	106 XRC SRQ number (4; the XRCETH of an XRC request, else 0)
-//	110 payload
+//	110 traffic class, hop limit (1 each), flow label (4, 20 bits)
+//	116 payload
 //
 // Version 2 added the SRQ number (and the XRC transports), so that
-// ibv_xsrq_pingpong runs between two processes.
+// ibv_xsrq_pingpong runs between two processes; version 3 the GRH's
+// traffic class, hop limit and flow label, which a UD receiver reads
+// (AV-05).
 const (
-	frameVersion = 2
-	frameHeader  = 110
+	frameVersion = 3
+	frameHeader  = 116
 	// MaxFramePayload is the largest payload a frame carries: one packet
 	// at the largest path MTU (4096 bytes).
 	MaxFramePayload = 4096
@@ -212,6 +215,8 @@ func appendFrame(b []byte, p *qp.Packet) []byte {
 	b = append(b, p.SGID[:]...)
 	b = append(b, p.DGID[:]...)
 	b = be.AppendUint32(b, p.SRQN)
+	b = append(b, p.TClass, p.HopLimit)
+	b = be.AppendUint32(b, p.FlowLabel)
 	return append(b, p.Payload...)
 }
 
@@ -241,6 +246,8 @@ func checkFrame(frame []byte) error {
 		return fmt.Errorf("unknown syndrome %d", frame[7])
 	case frame[8] > 31:
 		return fmt.Errorf("RNR timer code %d is above 31", frame[8])
+	case binary.BigEndian.Uint32(frame[112:]) > 1<<20-1:
+		return fmt.Errorf("flow label %#x is wider than 20 bits", binary.BigEndian.Uint32(frame[112:]))
 	}
 	return nil
 }
@@ -288,6 +295,7 @@ func decodeFrame(frame []byte, p *qp.Packet) {
 	copy(p.SGID[:], frame[74:90])
 	copy(p.DGID[:], frame[90:106])
 	p.SRQN = be.Uint32(frame[106:])
+	p.TClass, p.HopLimit, p.FlowLabel = frame[110], frame[111], be.Uint32(frame[112:])
 	p.Payload = append(buf, frame[frameHeader:]...)
 	// Port is the sending port of the other fabric; it means nothing here.
 }

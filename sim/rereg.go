@@ -59,7 +59,7 @@ func (mr *MR) Rereg(flags verbs.ReregFlags, pd *PD, buf []byte, access verbs.Acc
 	if e := d.fabric.eng; e.tracing() {
 		defer func() {
 			if err != nil {
-				e.callLocked(e.nameOf(mr), fmt.Sprintf("rereg_mr flags %#x access %#x", uint32(flags), uint32(access)), err)
+				e.callLocked(e.nameOf(mr), "rereg_mr", "", fmt.Sprintf("flags %#x access %#x", uint32(flags), uint32(access)), err)
 			}
 		}()
 	}
@@ -98,7 +98,7 @@ func (mr *MR) reregIOVA(flags verbs.ReregFlags, pd *PD, x extent, hcaVA uint64, 
 	if e := d.fabric.eng; e.tracing() {
 		defer func() {
 			if err != nil {
-				e.callLocked(e.nameOf(mr), fmt.Sprintf("rereg_mr flags %#x hca_va %#x access %#x", uint32(flags), hcaVA, uint32(access)), err)
+				e.callLocked(e.nameOf(mr), "rereg_mr", "", fmt.Sprintf("flags %#x hca_va %#x access %#x", uint32(flags), hcaVA, uint32(access)), err)
 			}
 		}()
 	}
@@ -204,8 +204,8 @@ func (mr *MR) reregLocked(flags verbs.ReregFlags, pd *PD, x extent, hcaVA uint64
 		mr.invalid = false
 	}
 	if e := d.fabric.eng; e.tracing() {
-		e.record(e.nameOf(mr), fmt.Sprintf("rereg_mr flags %#x on %s: length %d access %#x lkey %#x rkey %#x",
-			uint32(flags), e.nameOf(mr.pd), mr.length, uint32(mr.access), mr.lkey, mr.rkey), "")
+		e.callLocked(e.nameOf(mr), "rereg_mr", e.nameOf(mr.pd), fmt.Sprintf("flags %#x length %d access %#x lkey %#x rkey %#x",
+			uint32(flags), mr.length, uint32(mr.access), mr.lkey, mr.rkey), nil)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/verbsim/verbsim/sim"
@@ -107,61 +108,75 @@ func TestTraceRecordsEveryVerb(t *testing.T) {
 	must(ctx.Close())
 
 	qpName := fmt.Sprintf("a/qp %#x", q.Num())
-	want := []struct{ object, what, why string }{
-		{"a/ctx#1", "open_device", ""},
-		{"a/pd#1", "alloc_pd: handle 1 on a/ctx#1", ""},
-		{"a/port 1", "link", ""},
-		{"a/ctx#1", "raise IBV_EVENT_PORT_ERR port 1", ""},
-		{"a/ctx#1", "get_async_event IBV_EVENT_PORT_ERR port 1", ""},
-		{"a/ctx#1", "ack_async_event IBV_EVENT_PORT_ERR port 1", ""},
-		{"a/ctx#1", "ack_async_event IBV_EVENT_PORT_ERR port 1", "EINVAL"},
-		{"a/ctx#1", "get_async_event IBV_EVENT_PORT_ACTIVE port 1", ""},
-		{"a/mr#1", "reg_mr on a/pd#1: length 4096", ""},
-		{"a/pd#1", "reg_mr length 0", "EINVAL"},
-		{"a/ah#1", "create_ah on a/pd#1: port 1", ""},
-		{"a/pd#1", "create_ah port 9", "EINVAL"},
-		{"a/chan#1", "create_comp_channel", ""},
-		{"a/cq#1", "create_cq cqe=16", ""},
-		{"a/ctx#1", "create_cq cqe=0", "EINVAL"},
-		{"a/srq#1", "create_srq on a/pd#1: max_wr 4", ""},
-		{"a/srq#1", "post_srq_recv: 1 of 1", ""},
-		{"a/srq#1", "modify_srq", "EINVAL"},
-		{"a/pd#1", "create_qp", "EINVAL"},
-		{qpName, "create_qp RC", ""},
-		{qpName, "modify_qp RESET→RTS: failed", "EINVAL"},
-		{qpName, "modify_qp RESET→INIT", ""},
-		{qpName, "post_recv: 1 of 1", ""},
-		{"a/cq#1", "poll_cq(4): empty", ""},
-		{"a/cq#1", "req_notify_cq(solicited_only=false)", ""},
-		{qpName, "modify_qp INIT→ERR", ""},
-		{"a/cq#1", "completion " + qpName[2:] + " wr_id 0x9 IBV_WC_WR_FLUSH_ERR", ""},
-		{"a/cq#1", "arm fired", ""},
-		{"a/cq#1", "get_cq_event", ""},
-		{"a/cq#1", "ack_cq_events(1)", ""},
-		{"a/cq#1", "ack_cq_events(1)", "EINVAL"},
-		{"a/cq#1", "poll_cq: 1 completion(s), first wr_id 0x9", ""},
-		{"a/cq#1", "destroy_cq", "EBUSY"},
-		{qpName, "destroy_qp", ""},
-		{"a/srq#1", "destroy_srq", ""},
-		{"a/cq#1", "destroy_cq", ""},
-		{"a/cq#1", "req_notify_cq(solicited_only=true)", "EINVAL"},
-		{"a/chan#1", "destroy_comp_channel", ""},
-		{"a/ah#1", "destroy_ah", ""},
-		{"a/mr#1", "dereg_mr", ""},
-		{"a/mr#1", "dereg_mr", "EINVAL"},
-		{"a/pd#1", "dealloc_pd", ""},
-		{"a/ctx#1", "close_device", ""},
+	const (
+		verb  = trace.KindVerb
+		event = trace.KindEvent
+		comp  = trace.KindCompletion
+	)
+	// Each record by its fields, and the start of its text (What).
+	want := []struct {
+		object string
+		kind   trace.Kind
+		name   string
+		errno  syscall.Errno
+		what   string
+	}{
+		{"a/ctx#1", verb, "open_device", 0, "open_device"},
+		{"a/pd#1", verb, "alloc_pd", 0, "alloc_pd on a/ctx#1: handle 1"},
+		{"a/port 1", trace.KindFault, "link PORT_DOWN", 0, "link PORT_DOWN"},
+		{"a/ctx#1", event, "raise", 0, "raise IBV_EVENT_PORT_ERR port 1"},
+		{"a/ctx#1", verb, "get_async_event", 0, "get_async_event IBV_EVENT_PORT_ERR port 1"},
+		{"a/ctx#1", verb, "ack_async_event", 0, "ack_async_event IBV_EVENT_PORT_ERR port 1"},
+		{"a/ctx#1", verb, "ack_async_event", syscall.EINVAL, "ack_async_event IBV_EVENT_PORT_ERR port 1"},
+		{"a/ctx#1", verb, "get_async_event", 0, "get_async_event IBV_EVENT_PORT_ACTIVE port 1"},
+		{"a/mr#1", verb, "reg_mr", 0, "reg_mr on a/pd#1: length 4096"},
+		{"a/pd#1", verb, "reg_mr", syscall.EINVAL, "reg_mr: length 0"},
+		{"a/ah#1", verb, "create_ah", 0, "create_ah on a/pd#1: port 1"},
+		{"a/pd#1", verb, "create_ah", syscall.EINVAL, "create_ah: port 9"},
+		{"a/chan#1", verb, "create_comp_channel", 0, "create_comp_channel"},
+		{"a/cq#1", verb, "create_cq", 0, "create_cq: cqe=16"},
+		{"a/ctx#1", verb, "create_cq", syscall.EINVAL, "create_cq: cqe=0"},
+		{"a/srq#1", verb, "create_srq", 0, "create_srq on a/pd#1: max_wr 4"},
+		{"a/srq#1", verb, "post_srq_recv", 0, "post_srq_recv: 1 of 1"},
+		{"a/srq#1", verb, "modify_srq", syscall.EINVAL, "modify_srq"},
+		{"a/pd#1", verb, "create_qp", syscall.EINVAL, "create_qp"},
+		{qpName, verb, "create_qp", 0, "create_qp: RC"},
+		{qpName, verb, "modify_qp", syscall.EINVAL, "modify_qp: RESET→RTS"},
+		{qpName, verb, "modify_qp", 0, "modify_qp: RESET→INIT"},
+		{qpName, verb, "post_recv", 0, "post_recv: 1 of 1"},
+		{"a/cq#1", verb, "poll_cq", 0, "poll_cq: empty (num_entries 4)"},
+		{"a/cq#1", verb, "req_notify_cq", 0, "req_notify_cq: solicited_only=false"},
+		{qpName, verb, "modify_qp", 0, "modify_qp: INIT→ERR"},
+		{"a/cq#1", comp, "completion", 0, "completion " + qpName[2:] + " wr_id 9 IBV_WC_WR_FLUSH_ERR"},
+		{"a/cq#1", event, "arm fired", 0, "arm fired"},
+		{"a/cq#1", verb, "get_cq_event", 0, "get_cq_event"},
+		{"a/cq#1", verb, "ack_cq_events", 0, "ack_cq_events: 1"},
+		{"a/cq#1", verb, "ack_cq_events", syscall.EINVAL, "ack_cq_events: 1"},
+		{"a/cq#1", verb, "poll_cq", 0, "poll_cq: 1 completion(s), first wr_id 9"},
+		{"a/cq#1", verb, "destroy_cq", syscall.EBUSY, "destroy_cq"},
+		{qpName, verb, "destroy_qp", 0, "destroy_qp"},
+		{"a/srq#1", verb, "destroy_srq", 0, "destroy_srq"},
+		{"a/cq#1", verb, "destroy_cq", 0, "destroy_cq"},
+		{"a/cq#1", verb, "req_notify_cq", syscall.EINVAL, "req_notify_cq: solicited_only=true"},
+		{"a/chan#1", verb, "destroy_comp_channel", 0, "destroy_comp_channel"},
+		{"a/ah#1", verb, "destroy_ah", 0, "destroy_ah"},
+		{"a/mr#1", verb, "dereg_mr", 0, "dereg_mr"},
+		{"a/mr#1", verb, "dereg_mr", syscall.EINVAL, "dereg_mr"},
+		{"a/pd#1", verb, "dealloc_pd", 0, "dealloc_pd"},
+		{"a/ctx#1", verb, "close_device", 0, "close_device"},
 	}
 	recs := log.Records()
 	i := 0
 	empty := 0
 	for _, r := range recs {
-		if r.What == "poll_cq(4): empty" {
+		if r.Kind == verb && r.Name == "poll_cq" && strings.HasPrefix(r.Detail, "empty") {
 			empty++
 		}
-		failed := strings.Contains(r.Why, "ibv_") // the text of a verb's error
-		if i < len(want) && r.Object == want[i].object && strings.HasPrefix(r.What, want[i].what) &&
-			failed == (want[i].why != "") && strings.Contains(r.Why, want[i].why) {
+		if r.Errno != 0 && !strings.HasPrefix(r.Why, "ibv_") {
+			t.Errorf("%v: a failed verb whose why is not its error", r)
+		}
+		if w := want[min(i, len(want)-1)]; i < len(want) && r.Object == w.object && r.Kind == w.kind && r.Name == w.name &&
+			r.Errno == w.errno && strings.HasPrefix(r.What(), w.what) {
 			i++
 		}
 	}

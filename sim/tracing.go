@@ -8,6 +8,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 )
 
 // Naming objects in the trace. A QP is named by its device and qp_num
@@ -21,11 +22,11 @@ import (
 
 // installLocked connects the engine to the fabric's domain: the trace sink
 // (when the fabric traces) and the hooks a verb's Leave and a blocking
-// Wait call.
-func (e *engine) installLocked() {
+// Wait call. waitBound is Config.WaitBound.
+func (e *engine) installLocked(waitBound uint64) {
 	d := e.f.d
 	if e.log != nil {
-		d.SetSinkLocked(e.record)
+		d.SetSinkLocked(e.emit)
 	}
 	d.SetHooksLocked(domain.Hooks{
 		Settle:  e.settleLocked,
@@ -36,7 +37,9 @@ func (e *engine) installLocked() {
 		// need settle only after a kick; except on a fabric with a Remote,
 		// whose clock must catch up with the wall clock at every verb
 		// (catchUpLocked).
-		OnKick: e.remote == nil,
+		OnKick:    e.remote == nil,
+		WaitBound: waitBound,
+		Deadline:  e.waitDeadlineLocked,
 	}, e.mode == Auto)
 }
 
@@ -80,17 +83,25 @@ func (e *engine) nameOf(obj any) string {
 // qpName is the trace name of QP number num on d.
 func qpName(d *Device, num uint32) string { return fmt.Sprintf("%s/qp %#x", d.name, num) }
 
-// callLocked records a verb call on object; a failed call (err != nil)
-// carries the error's text as its why.
-func (e *engine) callLocked(object, what string, err error) {
+// callLocked records a call of verb on object, with detail and the peer it
+// names; a failed call (err != nil) carries the error's errno and text.
+func (e *engine) callLocked(object, verb, peer, detail string, err error) {
 	if e.log == nil {
 		return
 	}
-	why := ""
-	if err != nil {
-		why = err.Error()
+	r := trace.Record{Kind: trace.KindVerb, Object: object, Name: verb, Peer: peer, Detail: detail}
+	domain.Failed(&r, err)
+	e.emit(r)
+}
+
+// waitDeadlineLocked is the domain's Deadline hook: a wait bounded by
+// Config.WaitBound began to block at a tick whose bound ends at at. Only
+// Background mode's goroutine moves the clock while such a wait blocks; it
+// is woken to look again by then (runBackground).
+func (e *engine) waitDeadlineLocked(at uint64) {
+	if e.bg != nil {
+		e.bg.kickLocked(at)
 	}
-	e.record(object, what, why)
 }
 
 // advanceNextLocked is AdvanceToNext under the lock: the hook through which
@@ -133,5 +144,9 @@ func (e *engine) describePendingLocked() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return strings.Join(parts, "; ")
+	s := strings.Join(parts, "; ")
+	if e.mode == Manual { // nothing else will move the clock for the waiter
+		s += " (in Manual mode the clock moves only through Tick, AdvanceToNext or RunUntilIdle)"
+	}
+	return s
 }

@@ -100,6 +100,7 @@ func (v vDevice) Open() (verbs.Context, error) {
 type vContext struct{ c *Context }
 
 func (v vContext) Device() verbs.Device { return v.c.Device().Verbs() }
+func (v vContext) String() string       { return v.c.String() }
 func (v vContext) NumCompVectors() int  { return v.c.NumCompVectors() }
 func (v vContext) Close() error         { return v.c.Close() }
 

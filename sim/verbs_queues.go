@@ -96,14 +96,10 @@ func (v vQP) SendCQ() verbs.CQ       { return wrapCQ(v.QP.SendCQ()) }
 func (v vQP) RecvCQ() verbs.CQ       { return wrapCQ(v.QP.RecvCQ()) }
 func (v vQP) SRQ() verbs.SRQ         { return wrapSRQ(v.QP.SRQ()) }
 
-// init returns the QP's init attributes in verbs' terms.
-func (v vQP) init() (verbs.QPInitAttr, error) {
-	_, ia, err := v.QP.QueryMask(0)
-	if err != nil {
-		return verbs.QPInitAttr{}, err
-	}
+// verbsInit returns init attributes in verbs' terms.
+func verbsInit(ia QPInitAttr) verbs.QPInitAttr {
 	return verbs.QPInitAttr{Context: ia.Context, Cap: ia.Cap, Type: ia.Type, SQSigAll: ia.SQSigAll,
-		SRQ: wrapSRQ(ia.SRQ), SendCQ: wrapCQ(ia.SendCQ), RecvCQ: wrapCQ(ia.RecvCQ)}, nil
+		SRQ: wrapSRQ(ia.SRQ), SendCQ: wrapCQ(ia.SendCQ), RecvCQ: wrapCQ(ia.RecvCQ)}
 }
 
 // InjectFatal makes the QP hit a catastrophic error (Fabric.InjectFatal):
@@ -149,13 +145,14 @@ func (v vQP) WRSetUDAddr(ah verbs.AH, remoteQPN, remoteQKey uint32) {
 	v.QP.WRSetUDAddr(a, remoteQPN, remoteQKey)
 }
 
+// Query is ibv_query_qp: sim's QP.Query with the init attributes in
+// verbs' terms.
 func (v vQP) Query(mask verbs.QPAttrMask) (verbs.QPAttr, verbs.QPInitAttr, error) {
-	attr, _, err := v.QP.QueryMask(mask)
+	attr, ia, err := v.QP.Query(mask)
 	if err != nil {
 		return verbs.QPAttr{}, verbs.QPInitAttr{}, err
 	}
-	ia, err := v.init()
-	return attr, ia, err
+	return attr, verbsInit(ia), nil
 }
 
 // PostSend is ibv_post_send. The objects a request names must be sim's: an

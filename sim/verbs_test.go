@@ -87,6 +87,38 @@ func TestVerbsAccessors(t *testing.T) {
 	}
 }
 
+// TestVerbsDestroy: the verbs interfaces destroy CQs, QPs and SRQs as sim's
+// handles do, with Destroy (no deadline) and DestroyContext; a second
+// destroy is EINVAL, and a CQ a live QP uses is EBUSY.
+func TestVerbsDestroy(t *testing.T) {
+	_, a, _ := vPair(t)
+	srq, err := a.pd.CreateSRQ(verbs.SRQInitAttr{Attr: verbs.SRQAttr{MaxWR: 4, MaxSGE: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.cq.Destroy(); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("destroying the CQ of a live QP: %v, want EBUSY", err)
+	}
+	for _, d := range []struct {
+		what string
+		f    func() error
+	}{
+		{"QP", a.q.Destroy}, {"SRQ", srq.Destroy}, {"CQ", a.cq.Destroy},
+	} {
+		if err := d.f(); err != nil {
+			t.Errorf("%s.Destroy: %v", d.what, err)
+		}
+		if err := d.f(); !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("a second %s.Destroy: %v, want EINVAL", d.what, err)
+		}
+	}
+	for _, err := range []error{a.q.DestroyContext(context.Background()), srq.DestroyContext(context.Background()), a.cq.DestroyContext(context.Background())} {
+		if !errors.Is(err, syscall.EINVAL) {
+			t.Errorf("DestroyContext after Destroy: %v, want EINVAL", err)
+		}
+	}
+}
+
 func TestVerbsSendEvent(t *testing.T) {
 	_, a, b := vPair(t)
 	copy(a.buf, "hello")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim/internal/qp"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -39,15 +40,18 @@ func (f Faults) validate() error {
 // applied here: the receiving fabric applies its own.
 func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 	e.stats.Packets++
+	if p.Kind == qp.PktAck && p.Syndrome != qp.SynACK {
+		e.countNAK(p.Syndrome)
+	}
 	var src *port
 	if p.Port >= 1 && int(p.Port) <= len(d.ports) {
 		src = d.ports[p.Port-1]
 	}
 	if src == nil {
-		e.dropLocked(d, from, p, "no such local port")
+		e.dropLocked(d, from, p, "no such local port", 0)
 		return
 	}
-	p.SLID, p.SGID = src.attr.LID, src.gids[0]
+	p.SLID, p.SGID = src.attr.LID, src.gidAt(p.SGIDIndex)
 	if src.attr.LinkLayer == verbs.LinkLayerEthernet {
 		p.Global = true
 	}
@@ -55,30 +59,30 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 	tracing := e.tracing()
 	switch {
 	case src.attr.State != verbs.PortActive:
-		e.dropLocked(d, from, p, "the local port is down")
+		e.dropLocked(d, from, p, "the local port is down", 0)
 		return
 	case dst == nil && e.remote != nil:
 		e.sendRemoteLocked(d, from, p)
 		return
 	case dst == nil:
-		e.dropLocked(d, from, p, "no port has the destination address")
+		e.dropLocked(d, from, p, "no port has the destination address", 0)
 		return
 	case dst.attr.State != verbs.PortActive:
-		e.dropLocked(d, from, p, "the remote port is down")
+		e.dropLocked(d, from, p, "the remote port is down", 0)
 		return
 	}
 	if tracing {
-		e.traceQP(from, d, "send "+describePacket(p), fmt.Sprintf("to %s qp %#x", dst.dev.name, p.DstQPN))
+		e.packetLocked(from, "", "send", p, qpName(dst.dev, p.DstQPN), "", 0)
 	}
 	if len(e.aimed) > 0 {
 		switch act, x := e.aimLocked(d, dst, p); act {
 		case FaultDrop:
-			e.dropLocked(d, from, p, fmt.Sprintf("fault #%d: drop", x.id))
+			e.dropLocked(d, from, p, fmt.Sprintf("fault #%d: drop", x.id), x.id)
 			return
 		case FaultDuplicate:
 			e.stats.Duplicated++
 			if tracing {
-				e.traceQP(from, d, "duplicate "+describePacket(p), fmt.Sprintf("fault #%d: duplicate", x.id))
+				e.packetLocked(from, "", "duplicate", p, "", fmt.Sprintf("fault #%d: duplicate", x.id), x.id)
 			}
 			e.arriveAtLocked(dst, e.clonePacket(p), e.now)
 			e.arriveAtLocked(dst, p, e.now)
@@ -90,7 +94,7 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 				at = ^uint64(0)
 			}
 			if tracing {
-				e.record(dst.dev.name, "delay "+describePacket(p), fmt.Sprintf("fault #%d: arrives at t=%d", x.id, at))
+				e.packetLocked(nil, dst.dev.name, "delay", p, "", fmt.Sprintf("fault #%d: arrives at t=%d", x.id, at), x.id)
 			}
 			e.arriveAtLocked(dst, p, at)
 			return
@@ -102,13 +106,13 @@ func (e *engine) sendLocked(d *Device, from *qp.QP, p *qp.Packet) {
 		return
 	}
 	if f.Drop > 0 && e.rng.Float64() < f.Drop {
-		e.dropLocked(d, from, p, "fault: drop")
+		e.dropLocked(d, from, p, "fault: drop", 0)
 		return
 	}
 	if f.Duplicate > 0 && e.rng.Float64() < f.Duplicate {
 		e.stats.Duplicated++
 		if tracing {
-			e.traceQP(from, d, "duplicate "+describePacket(p), "fault: duplicate")
+			e.packetLocked(from, "", "duplicate", p, "", "fault: duplicate", 0)
 		}
 		e.arriveLocked(dst, e.clonePacket(p))
 	}
@@ -162,11 +166,12 @@ func (e *engine) chosenFaultLocked(d *Device, from *qp.QP, dst *port, p *qp.Pack
 	}
 	o := dr.Outcomes[c]
 	if e.tracing() {
-		e.traceQP(from, d, "fault draw: "+o.String()+" "+describePacket(p), fmt.Sprintf("chosen among %d outcome(s)", len(dr.Outcomes)))
+		e.f.d.Emit(from, trace.Record{Kind: trace.KindFault, Name: "fault draw", Packet: packetOf(p), Detail: o.String(),
+			Why: fmt.Sprintf("chosen among %d outcome(s)", len(dr.Outcomes))})
 	}
 	switch o.Kind {
 	case simhook.FaultDrop:
-		e.dropLocked(d, from, p, "fault: drop")
+		e.dropLocked(d, from, p, "fault: drop", 0)
 	case simhook.FaultDuplicate:
 		e.stats.Duplicated++
 		e.arriveAtLocked(dst, e.clonePacket(p), e.now)
@@ -192,7 +197,7 @@ func (e *engine) arriveLocked(dst *port, p *qp.Packet) {
 		ev.at = later(e.now, 1+e.rng.Uint64N(maxd))
 		e.stats.Delayed++
 		if e.tracing() {
-			e.record(dst.dev.name, "delay "+describePacket(p), fmt.Sprintf("fault: arrives at t=%d", ev.at))
+			e.packetLocked(nil, dst.dev.name, "delay", p, "", fmt.Sprintf("fault: arrives at t=%d", ev.at), 0)
 		}
 		e.later.push(ev)
 		if e.bg != nil {
@@ -218,10 +223,12 @@ func (e *engine) arriveAtLocked(dst *port, p *qp.Packet, at uint64) {
 	}
 }
 
-func (e *engine) dropLocked(d *Device, from *qp.QP, p *qp.Packet, why string) {
+// dropLocked loses p, sent by from on d, because of why: by targeted
+// fault number fault, or 0.
+func (e *engine) dropLocked(d *Device, from *qp.QP, p *qp.Packet, why string, fault int) {
 	e.stats.Dropped++
 	if e.tracing() {
-		e.traceQP(from, d, "drop "+describePacket(p), why)
+		e.packetLocked(from, "", "drop", p, "", why, fault)
 	}
 	e.freePacket(p)
 }
@@ -231,7 +238,7 @@ func (e *engine) deliverLocked(p *qp.Packet, dst *port) {
 	if dst.attr.State != verbs.PortActive {
 		e.stats.Dropped++
 		if e.tracing() {
-			e.record(dst.dev.name, "drop "+describePacket(p), "the port went down")
+			e.packetLocked(nil, dst.dev.name, "drop", p, "", "the port went down", 0)
 		}
 		e.freePacket(p)
 		return
@@ -240,14 +247,14 @@ func (e *engine) deliverLocked(p *qp.Packet, dst *port) {
 	if q == nil {
 		e.stats.Dropped++
 		if e.tracing() {
-			e.record(dst.dev.name, "drop "+describePacket(p), fmt.Sprintf("no QP %#x", p.DstQPN))
+			e.packetLocked(nil, dst.dev.name, "drop", p, "", fmt.Sprintf("no QP %#x", p.DstQPN), 0)
 		}
 		e.freePacket(p)
 		return
 	}
 	e.stats.Delivered++
 	if e.tracing() {
-		e.traceQP(q, dst.dev, "receive "+describePacket(p), "")
+		e.packetLocked(q, "", "receive", p, "", "", 0)
 	}
 	q.ReceiveLocked(p)
 	e.freePacket(p) // no defer: ReceiveLocked does not panic on a packet
@@ -263,4 +270,16 @@ func (f *Fabric) route(p *qp.Packet) *port {
 		return f.lids[p.DLID]
 	}
 	return f.byLID[p.DLID]
+}
+
+// countNAK counts a NAK put on the wire in EngineStats.
+func (e *engine) countNAK(s qp.Syndrome) {
+	switch s {
+	case qp.SynRNR:
+		e.stats.RNRNAKs++
+	case qp.SynSeqErr:
+		e.stats.SeqNAKs++
+	default:
+		e.stats.ErrorNAKs++
+	}
 }

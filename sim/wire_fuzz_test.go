@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -13,13 +14,17 @@ import (
 )
 
 // Packets from the wire are input verbsim does not control: a buggy or
-// hostile peer may send anything. FuzzForeignPackets puts arbitrary packets
-// on the wire of a fabric where RC, UC and UD pairs have traffic in flight,
-// interleaved with engine steps and clock ticks, and checks that the engine
-// neither panics nor invents anything: every completion names a QP of its
-// device and a request that QP posted, no request completes twice, a
+// hostile peer may send anything. FuzzForeignPackets delivers arbitrary
+// packets to the QPs of a fabric where RC, UC and UD pairs have traffic in
+// flight, interleaved with engine steps and clock ticks, and checks that the
+// engine neither panics nor invents anything: every completion names a QP of
+// its device and a request that QP posted, no request completes twice, a
 // successful receive never reports more bytes than its buffer holds, and
-// the fabric always runs down to idle.
+// the fabric always runs down to idle. And as each packet is delivered: one
+// that a connected (RC or UC) QP must not take from where it comes (another
+// LID or QP number than its peer's, XFER-27) changes nothing at all, and
+// the first packet of an RDMA WRITE writes nothing outside the range its
+// DMA length names (XFER-34).
 func FuzzForeignPackets(f *testing.F) {
 	f.Add([]byte{})
 	// An RC SEND into b's receive queue at the expected PSN, then steps.
@@ -29,6 +34,12 @@ func FuzzForeignPackets(f *testing.F) {
 	f.Add([]byte{0, 1, 1, 0, 0x4f, 0, 0, 0, 0, 0, 0, 0, 0x80, 0, 1, 2, 0,
 		0, 0, 6, 0, 0x0f, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0,
 		0, 4, 4, 0, 0x03, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 0, 3, 200})
+	// a's requester sends its four requests (PSNs 0 to 3); then an ACK of
+	// PSN 1 with the peer's QP number from another LID (XFER-27).
+	f.Add([]byte{2, 1, 0, 0, 6, 0, 16, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	// An RDMA WRITE to b of DMA length 0 whose only packet carries 240
+	// bytes, at offset 0x1000 of b's MR (XFER-34).
+	f.Add([]byte{0, 1, 1, 0, 3, 0, 0, 0, 0, 0, 0x11, 0, 0, 0, 0, 10, 0, 0})
 	// UD datagrams with the right and a wrong Q_Key.
 	f.Add([]byte{0, 5, 0, 2, 0x03, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x80,
 		0, 5, 0, 2, 0x03, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x00, 2, 8})
@@ -247,8 +258,17 @@ func (w *wireWorld) inject(b [17]byte) {
 	}
 	p.CompareAdd, p.Swap, p.Orig = uint64(b[13]), uint64(b[14]), uint64(b[16])
 	n := int(b[14]) * 24 // up to 6120 bytes: more than any MTU
+	connected := dst.Type() == verbs.QPTypeRC || dst.Type() == verbs.QPTypeUC
+	forged := connected && flags&(8|16) != 0
+	var allowed [2]uint64 // the bytes of the target MR a first WRITE packet may change
+	checkWrite := connected && !forged && p.Kind == qp.PktWrite && p.First && p.Transport == dst.Type()
+	if checkWrite {
+		base := w.mrs[side].Addr()
+		lo := max(p.RemoteAddr, base) - base
+		allowed = [2]uint64{lo, max(lo, min(p.RemoteAddr+uint64(p.DMALen), base+wwMRSize)-base)}
+	}
+	before := w.snapshot()
 	w.f.d.Lock()
-	defer w.f.d.Unlock()
 	e := w.f.eng
 	pk := e.newPacket()
 	pay := pk.Payload[:0]
@@ -257,8 +277,61 @@ func (w *wireWorld) inject(b [17]byte) {
 	}
 	*pk = p
 	pk.Payload = pay
-	d := w.f.Devices()[side]
-	e.arriveLocked(d.ports[0], pk)
+	e.deliverLocked(pk, w.f.Devices()[side].ports[0])
+	w.f.d.Unlock()
+	after := w.snapshot()
+	what := fmt.Sprintf("%v %v psn %d from qp %#x lid %#x to qp %d", p.Transport, p.Kind, p.PSN, p.SrcQPN, p.SLID, ti)
+	if forged {
+		if d := before.diff(after); d != "" {
+			w.t.Fatalf("%s, not its peer's address (XFER-27): it changed %s", what, d)
+		}
+	}
+	if checkWrite {
+		for i := range after.mem[side] {
+			if after.mem[side][i] != before.mem[side][i] && (uint64(i) < allowed[0] || uint64(i) >= allowed[1]) {
+				w.t.Fatalf("%s, DMA length %d at offset %d of the MR: byte %d changed (XFER-34)",
+					what, p.DMALen, allowed[0], i)
+			}
+		}
+	}
+}
+
+// wireSnapshot is what a delivered packet can change that the fuzz world
+// sees: the events it queues, the QPs' states, the completions waiting and
+// both MRs' bytes.
+type wireSnapshot struct {
+	ready, future int
+	states        [6]verbs.QPState
+	cqs           [2]int
+	mem           [2][]byte
+}
+
+func (w *wireWorld) snapshot() wireSnapshot {
+	var s wireSnapshot
+	s.ready, s.future = w.f.Pending()
+	for i, q := range w.qps {
+		s.states[i] = q.State()
+	}
+	for i, c := range w.cqs {
+		s.cqs[i] = c.Snapshot().Len
+		s.mem[i] = bytes.Clone(w.mrs[i].buf)
+	}
+	return s
+}
+
+// diff names what differs between s and o, or returns "".
+func (s wireSnapshot) diff(o wireSnapshot) string {
+	switch {
+	case s.ready != o.ready || s.future != o.future:
+		return fmt.Sprintf("the events pending (%d+%d -> %d+%d)", s.ready, s.future, o.ready, o.future)
+	case s.states != o.states:
+		return fmt.Sprintf("the QPs' states (%v -> %v)", s.states, o.states)
+	case s.cqs != o.cqs:
+		return fmt.Sprintf("the completions waiting (%v -> %v)", s.cqs, o.cqs)
+	case !bytes.Equal(s.mem[0], o.mem[0]) || !bytes.Equal(s.mem[1], o.mem[1]):
+		return "memory"
+	}
+	return ""
 }
 
 // check polls both CQs and checks every completion against what was

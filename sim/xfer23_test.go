@@ -91,7 +91,7 @@ func rejectRDMAAbove2G(t *testing.T, prof Profile) {
 	}
 	var found bool
 	for _, r := range log.Records() {
-		if r.Why == "RDMA length above 2^31 (XFER-23)" {
+		if r.Kind == trace.KindPacket && r.Name == "responder error" && r.NAK() == trace.NAKInvReq && r.Rule == "XFER-23" {
 			found = true
 		}
 	}

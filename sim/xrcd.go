@@ -46,7 +46,7 @@ func (c *Context) OpenXRCD(attr verbs.XRCDInitAttr) (_ *XRCD, err error) {
 	if e := f.eng; e.tracing() {
 		defer func() {
 			if err != nil {
-				e.callLocked(e.nameOf(c), "open_xrcd", err)
+				e.callLocked(e.nameOf(c), "open_xrcd", "", "", err)
 			}
 		}()
 	}
@@ -141,7 +141,7 @@ func (x *XRCD) CreateQP(attr QPInitAttr) (_ *QP, err error) {
 	if e := f.eng; e.tracing() {
 		defer func() {
 			if err != nil {
-				e.callLocked(e.nameOf(c), "create_qp_ex", err)
+				e.callLocked(e.nameOf(c), "create_qp_ex", "", "", err)
 			}
 		}()
 	}

@@ -52,20 +52,31 @@
 // sim.Fabric.Future, each with its tick and QP). Waits call t.Fatalf, so call them from the test's own
 // goroutine.
 //
-// # Blocking verbs in Auto mode: the trap
+// # Blocking verbs and the bound
 //
-// In Auto mode nothing moves the clock except calls that say so. A
-// goroutine blocked in a bare CompChannel.GetEvent or
-// Context.GetAsyncEvent, while only a timer (an ACK timeout, an RNR retry)
-// could produce the event, waits until its context.Context ends: the
-// verb does not move time, by design (docs/time.md). It is not stuck when
-// another goroutine moves the clock: the rig's waits do, so the usual test
-// shape is safe: an event-loop goroutine blocks in GetEvent, and the test
-// goroutine calls End.Await or Fabric.Until, which runs the timers the
-// loop's event depends on. Give the loop a context.Context that the test
-// cancels (t.Context() ends before Cleanup runs), and never block the test
-// goroutine itself in GetEvent in Auto mode: use End.AwaitEvent, which moves
-// the clock while it waits.
+// In Auto mode posting and polling never move the clock, but a blocking
+// verb does: a CompChannel.GetEvent or Context.GetAsyncEvent that nothing
+// ready can satisfy moves the clock to the next timer or delayed packet, as
+// Fabric.AdvanceToNext does, and repeats until its event comes or nothing
+// is pending (docs/time.md). So an event-loop goroutine blocked in GetEvent
+// gets the event a retransmission or an RNR retry produces, whether that
+// timer runs inside its own wait or inside the test goroutine's End.Await.
+//
+// The trap is an event that never comes while timers keep firing: a SEND
+// into a receive queue the test forgot to fill, with rnr_retry = 7 (retry
+// for ever, sim.Connect's default). A GetEvent would step through RNR
+// retries until its context ends, and t.Context() ends only after the test
+// returns: go test's timeout, ten minutes later. The rig therefore bounds
+// the blocking verbs as it bounds its own waits: its fabric's
+// sim.Config.WaitBound is Options.Bound, and a blocking verb that time
+// could satisfy gives up once that much virtual time has passed since it
+// began, with an error matching syscall.EINTR and sim.ErrWaitBound that
+// names what it waited for and what was pending (TestForgottenReceiveAuto).
+// In Background mode the fabric's goroutine ends such a wait at its bound
+// too, even with nothing pending. Give an event loop a context.Context that
+// the test cancels (t.Context() ends before Cleanup runs) all the same: a
+// wait with nothing pending in Auto mode, which only another goroutine's
+// verb can end, is not bounded.
 //
 // # Exact virtual timings: Background mode inside testing/synctest
 //
@@ -139,7 +150,11 @@ type Options struct {
 	// 0 means 40, negative means all of them.
 	TraceTail int
 	// Bound is how much virtual time (in ticks: nanoseconds of simulated
-	// time) a wait may spend before it fails; 0 means 10 s.
+	// time) a wait may spend before it fails; 0 means 10 s. It bounds the
+	// rig's waits (Await, AwaitEvent, Until) and, as the fabric's
+	// sim.Config.WaitBound, the blocking verbs too: a CompChannel.GetEvent
+	// or Context.GetAsyncEvent that time could satisfy gives up after Bound
+	// with an error matching syscall.EINTR and sim.ErrWaitBound.
 	Bound uint64
 	// NoLeakCheck skips the check at cleanup that the goroutines started
 	// by the goroutine that called New have ended. The check waits for
@@ -191,7 +206,7 @@ func New(t testing.TB, opts ...Options) *Fabric {
 		f.log = &trace.Log{}
 	}
 	sf, err := sim.NewFabric(sim.Config{Profile: o.Profile, Devices: o.Devices, Mode: o.Mode,
-		TickDuration: o.TickDuration, Seed: o.Seed, Faults: o.Faults, Trace: f.log})
+		TickDuration: o.TickDuration, Seed: o.Seed, Faults: o.Faults, Trace: f.log, WaitBound: o.Bound})
 	if err != nil {
 		t.Fatalf("simtest: new fabric: %v", err)
 	}

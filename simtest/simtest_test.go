@@ -2,6 +2,8 @@ package simtest_test
 
 import (
 	"bytes"
+	"errors"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -222,3 +224,63 @@ func TestProfilesAndFaults(t *testing.T) {
 
 // TestRetryInBubble runs the body of ExampleInBubble.
 func TestRetryInBubble(t *testing.T) { retryInBubble(t) }
+
+// forgottenReceive is the trap of an application that never posts its
+// receive: a's SEND meets b's empty receive queue, b answers RNR NAKs, and
+// with rnr_retry = 7 a retries for ever. The test's goroutine blocks in a
+// bare GetEvent on a's channel under t.Context(), which ends only after the
+// test: without a bound the wait would step through RNR retries until go
+// test's timeout. The rig's Bound ends it (sim.Config.WaitBound): the error
+// matches EINTR and sim.ErrWaitBound, and virtual time has passed the bound
+// by less than one RNR retry (min_rnr_timer 1: 10 µs).
+func forgottenReceive(t *testing.T, f *simtest.Fabric) {
+	a, _ := f.RC(simtest.PairOptions{Channel: true, Connect: sim.ConnectOptions{MinRNRTimer: 1, RNRRetry: 7}})
+	a.Arm()
+	start := f.Now()
+	a.Send(1, []byte("nobody receives this"))
+	_, _, err := a.Chan.GetEvent(t.Context())
+	if !errors.Is(err, syscall.EINTR) || !errors.Is(err, sim.ErrWaitBound) {
+		t.Fatalf("GetEvent: %v; want an error matching EINTR and sim.ErrWaitBound", err)
+	}
+	bound := f.Options().Bound
+	const rnrWait = 10_000 // min_rnr_timer 1: 0.01 ms (XFER-08)
+	if spent := f.Now() - start; spent <= bound || spent > bound+rnrWait {
+		t.Errorf("the wait gave up after %d ticks; want just past the bound, %d", spent, bound)
+	}
+	if st := a.QP.Stats(); st.RNRNAKsReceived < 2 || st.RNRRetries != st.RNRNAKsReceived-1 {
+		t.Errorf("a's counters %+v; want the RNR NAKs and retries the wait stepped through", st)
+	}
+	t.Logf("GetEvent: %v", err)
+}
+
+// TestForgottenReceiveAuto is the trap in Auto mode, where the blocked
+// GetEvent moves the clock itself.
+func TestForgottenReceiveAuto(t *testing.T) {
+	forgottenReceive(t, simtest.New(t, simtest.Options{Bound: 5_000_000}))
+}
+
+// TestForgottenReceiveInBubble is the trap in Background mode inside a
+// testing/synctest bubble, where the fabric's goroutine moves the clock
+// with the bubble's fake time.
+func TestForgottenReceiveInBubble(t *testing.T) {
+	simtest.InBubble(t, simtest.Options{Bound: 5_000_000}, forgottenReceive)
+}
+
+// TestIdleWaitEndsAtTheBoundInBubble: with nothing pending at all, a bare
+// GetEvent in a bubble still ends at the bound, at exactly the first tick
+// past it (the fabric's goroutine wakes for it), not an hour of fake time
+// later.
+func TestIdleWaitEndsAtTheBoundInBubble(t *testing.T) {
+	simtest.InBubble(t, simtest.Options{Bound: 1_000_000}, func(t *testing.T, f *simtest.Fabric) {
+		a, _ := f.RC(simtest.PairOptions{Channel: true})
+		a.Arm()
+		start := time.Now()
+		_, _, err := a.Chan.GetEvent(t.Context())
+		if !errors.Is(err, sim.ErrWaitBound) {
+			t.Fatalf("GetEvent: %v; want sim.ErrWaitBound", err)
+		}
+		if d := time.Since(start); d > time.Duration(1_000_001) {
+			t.Errorf("the wait gave up after %v of bubble time; want at most the bound, 1ms, and a tick", d)
+		}
+	})
+}

@@ -66,6 +66,22 @@
 //	                                    Device, Context, PD, MR, MW, AH,
 //	                                    CQ, CompChannel, QP, SRQ, XRCD
 //
+// # Names
+//
+// A completion's status and opcode, a work request's opcode and an async
+// event's type print as their C enumerators, everywhere: String returns
+// "IBV_WC_RETRY_EXC_ERR", "IBV_WC_SEND", "IBV_WR_RDMA_WRITE",
+// "IBV_EVENT_CQ_ERR", and the trace, the timelines, the scenarios,
+// WC.String and verbsim's messages print those, so what a test prints is
+// what verbs.h and the man pages name. A value outside its enum prints
+// with its number: "IBV_WC_STATUS(24)". The texts of libibverbs' own string
+// functions are Str: WCStatus.Str is ibv_wc_status_str ("transport retry
+// counter exceeded", "unknown" past the enum), EventType.Str is
+// ibv_event_type_str. Name is the enumerator alone, "" outside the enum.
+// QP states, port states, transports and MTUs print the short forms
+// ibv_devinfo and the kernel print ("RTS", "PORT_ACTIVE", "RC", "1024"),
+// with Name for the enumerator.
+//
 // # Two numbering traps
 //
 // WR and WC opcodes are unrelated enumerations (WC-07): a posted send is

@@ -76,9 +76,20 @@ var eventNames = [...]string{
 	EventWQFatal:          "IBV_EVENT_WQ_FATAL",
 }
 
-// String returns the text ibv_event_type_str gives for t, and "unknown" for a
-// value outside the enum (ASYNC-17).
+// String returns the C enumerator name of t, such as "IBV_EVENT_CQ_ERR", or
+// "IBV_EVENT_TYPE(42)" for a value outside the enum: how verbsim prints an
+// event type everywhere (see the package doc, "Names"). Str is
+// ibv_event_type_str's text.
 func (t EventType) String() string {
+	if int(t) < len(eventNames) {
+		return eventNames[t]
+	}
+	return "IBV_EVENT_TYPE(" + strconv.Itoa(int(t)) + ")"
+}
+
+// Str returns the text ibv_event_type_str gives for t, and "unknown" for a
+// value outside the enum (ASYNC-17).
+func (t EventType) Str() string {
 	if int(t) < len(eventStrings) {
 		return eventStrings[t]
 	}

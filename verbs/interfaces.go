@@ -12,7 +12,9 @@ import "context"
 //     syscall.EINVAL). A failed verb changes nothing.
 //   - A method whose C verb may block (ibv_get_cq_event, ibv_get_async_event,
 //     a destroy that waits for events to be acknowledged) takes a
-//     context.Context, which bounds the wait.
+//     context.Context, which bounds the wait. The destroys of CQs, QPs and
+//     SRQs come in both forms, as in package sim: Destroy waits as the C
+//     verb does, DestroyContext at most until its context ends.
 //   - An object of one implementation passed to another (a foreign CQ in
 //     QPInitAttr, a foreign AH in a SendWR) is refused with EINVAL.
 //   - Objects compare equal with ==: the CQ GetEvent returns is the CQ
@@ -140,7 +142,8 @@ type AH interface {
 
 // CQ is a completion queue (struct ibv_cq).
 type CQ interface {
-	// Context is ibv_cq.context: the device context that created it.
+	// Context is ibv_cq.context: the device context that created it, not
+	// the cq_context given to CreateCQ, which is CQContext.
 	Context() Context
 	// CQContext is ibv_cq.cq_context: the value given to CreateCQ.
 	CQContext() any
@@ -159,6 +162,10 @@ type CQ interface {
 	AckEvents(n int) error
 	// Resize is ibv_resize_cq.
 	Resize(cqe int) error
+	// Destroy is ibv_destroy_cq: DestroyContext with a context that never
+	// ends, so that, like the C verb, it waits as long as events read and
+	// not acknowledged hold it up (CQ-13).
+	Destroy() error
 	// DestroyContext is ibv_destroy_cq; an implementation whose destroy
 	// waits for unacknowledged events waits at most until ctx ends.
 	DestroyContext(ctx context.Context) error
@@ -195,7 +202,8 @@ type QP interface {
 	// State is ibv_qp.state as the last Modify or Query left it; Query
 	// reads the current one.
 	State() QPState
-	// Context is ibv_qp.context.
+	// Context is ibv_qp.context, the device context; the qp_context is
+	// QPContext.
 	Context() Context
 	// QPContext is ibv_qp.qp_context: the value of QPInitAttr.Context.
 	QPContext() any
@@ -222,6 +230,9 @@ type QP interface {
 	// BindMW is ibv_bind_mw: bind a type 1 window by posting a BIND_MW
 	// request with wr_id wrID and send flags flags.
 	BindMW(mw MW, wrID uint64, flags SendFlags, info MWBindInfo) error
+	// Destroy is ibv_destroy_qp: DestroyContext with a context that never
+	// ends (see CQ.Destroy).
+	Destroy() error
 	// DestroyContext is ibv_destroy_qp; an implementation whose destroy
 	// waits for unacknowledged events waits at most until ctx ends.
 	DestroyContext(ctx context.Context) error
@@ -229,7 +240,8 @@ type QP interface {
 
 // SRQ is a shared receive queue (struct ibv_srq).
 type SRQ interface {
-	// Context is ibv_srq.context.
+	// Context is ibv_srq.context, the device context; the srq_context is
+	// SRQContext.
 	Context() Context
 	// SRQContext is ibv_srq.srq_context.
 	SRQContext() any
@@ -239,6 +251,9 @@ type SRQ interface {
 	Modify(attr *SRQAttr, mask SRQAttrMask) error
 	// Query is ibv_query_srq.
 	Query() (SRQAttr, error)
+	// Destroy is ibv_destroy_srq: DestroyContext with a context that never
+	// ends (see CQ.Destroy).
+	Destroy() error
 	// DestroyContext is ibv_destroy_srq; an implementation whose destroy
 	// waits for unacknowledged events waits at most until ctx ends.
 	DestroyContext(ctx context.Context) error
@@ -316,6 +331,13 @@ type ExCQCreator interface {
 // accessors. It may be polled with either API (CQX-10).
 type ExCQ interface {
 	CQ
+	PollIterator
+}
+
+// PollIterator is the poll iterator of an extended CQ: ibv_start_poll,
+// ibv_next_poll, ibv_end_poll, and the ibv_wc_read_* accessors of the
+// completion it points at (ReadWC reads them all).
+type PollIterator interface {
 	// StartPoll is ibv_start_poll: ENOENT on an empty CQ (CQX-04).
 	StartPoll() error
 	// NextPoll is ibv_next_poll: ENOENT past the last completion (CQX-05).

@@ -1,6 +1,10 @@
 package verbs
 
-import "strings"
+import (
+	"fmt"
+	"reflect"
+	"strings"
+)
 
 // Readings states which reading of each implementation-defined rule a
 // device follows: the rules the catalogue (spec/catalogue.md) marks [IMPL]
@@ -67,6 +71,16 @@ type Readings struct {
 	// once the completion of the request, or of a later one of its queue
 	// that covers it, is polled (QP-29 A, mlx5).
 	FreeSlotOnRetire bool
+	// TransportOpLocQPOp: ibv_post_send accepts a request whose opcode the
+	// QP's transport does not take (an RDMA or atomic opcode on UD, a READ
+	// or atomic on UC, LOCAL_INV or SEND_WITH_INV on UD), and the request
+	// completes with LOC_QP_OP_ERR when it executes, as rxe's user-space
+	// provider posts it unchecked and its requester finds no packet
+	// opcode for it (QP-33 B, rxe; mlx5's post path does not check the
+	// opcode per QP type either). BIND_MW on UD stays EINVAL at post (rxe's
+	// validate_send_wr). False: EINVAL at post, the request as bad_wr
+	// (A: efa, hns, the kernel's own post path).
+	TransportOpLocQPOp bool
 	// SendOpsRXE: rxe's readings of the work request builder: a UC QP may
 	// not ask for IBV_QP_EX_WITH_LOCAL_INV (QPX-01), and ibv_wr_complete
 	// refuses a batch that overflows the send queue, max_send_sge or
@@ -179,6 +193,12 @@ type Readings struct {
 	// en_sqd_async_notify was set, as rxe does (ASYNC-13). False: only when
 	// it was set.
 	AlwaysSQDrained bool
+	// NoFlowLabel: every packet with a GRH leaves with flow label 0,
+	// whatever its address vector says, so a UD receiver's GRH reads 0
+	// there (AV-05 B, rxe: prepare_ipv6_hdr in rxe_net.c gives
+	// ip6_flow_hdr a zero label). False: the vector's flow label, as the
+	// IBTA GRH and mlx5 carry it (A).
+	NoFlowLabel bool
 	// ResetPurgesCQ: moving a QP to RESET, or destroying it, deletes its
 	// completions still waiting in its CQs, as mlx5 does (mlx5_cq_clean;
 	// CQ-26 B). False: they stay to be polled, as on rxe (A). No built-in
@@ -205,6 +225,7 @@ func (r Readings) names() []struct {
 		{"ResetToErr", r.ResetToErr},
 		{"CurStateTrusted", r.CurStateTrusted},
 		{"FreeSlotOnRetire", r.FreeSlotOnRetire},
+		{"TransportOpLocQPOp", r.TransportOpLocQPOp},
 		{"SendOpsRXE", r.SendOpsRXE},
 		{"SRQLimitAtCreate", r.SRQLimitAtCreate},
 		{"SRQRecvQPPD", r.SRQRecvQPPD},
@@ -226,6 +247,7 @@ func (r Readings) names() []struct {
 		{"SendWCImm", r.SendWCImm},
 		{"NoQPEvents", r.NoQPEvents},
 		{"AlwaysSQDrained", r.AlwaysSQDrained},
+		{"NoFlowLabel", r.NoFlowLabel},
 		{"ResetPurgesCQ", r.ResetPurgesCQ},
 	}
 }
@@ -244,4 +266,28 @@ func (r Readings) String() string {
 		return "man-pages"
 	}
 	return strings.Join(s, " ")
+}
+
+// Set turns on each named reading (a field name of Readings), or turns it
+// off when the name has a '-' in front: r.Set("ReregKeepsKeys", "-NoXRC").
+// A name that is no reading is an error naming the readings there are; the
+// names before it are set.
+func (r *Readings) Set(names ...string) error {
+	v := reflect.ValueOf(r).Elem()
+	for _, name := range names {
+		on := true
+		if rest, ok := strings.CutPrefix(name, "-"); ok {
+			name, on = rest, false
+		}
+		f := v.FieldByName(name)
+		if !f.IsValid() || f.Kind() != reflect.Bool || !f.CanSet() {
+			var all []string
+			for _, n := range r.names() {
+				all = append(all, n.name)
+			}
+			return fmt.Errorf("%q is not a reading; the readings are %s, each optionally prefixed with '-'", name, strings.Join(all, ", "))
+		}
+		f.SetBool(on)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +27,24 @@ func TestReadingsString(t *testing.T) {
 		if s := r.String(); s != f.Name {
 			t.Errorf("Readings{%s: true}.String() = %q", f.Name, s)
 		}
+	}
+}
+
+// TestReadingsSet checks that Set turns readings on and off by name and
+// refuses a name that is no reading, naming the readings there are.
+func TestReadingsSet(t *testing.T) {
+	r := Readings{NoXRC: true}
+	if err := r.Set("ExactCQE", "-NoXRC", "ResetToErr"); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Readings{ExactCQE: true, ResetToErr: true}); r != want {
+		t.Errorf("got %v, want %v", r, want)
+	}
+	err := r.Set("NoSuchReading")
+	if err == nil || !strings.Contains(err.Error(), "NoSuchReading") || !strings.Contains(err.Error(), "OverrunDrops") {
+		t.Errorf("Set(NoSuchReading) = %v; want an error naming it and the readings", err)
+	}
+	if err := r.Set("names"); err == nil {
+		t.Errorf("Set(names) accepted a method's name")
 	}
 }

@@ -84,11 +84,10 @@ func (w *WC) InvalidatedRkey() uint32 {
 // String renders w on one line for test failures and walkthroughs, for
 // example
 //
-//	wr_id=7 status=success opcode=IBV_WC_RECV byte_len=64 qp=0x11
-//	wr_id=8 status=wr_flush_err qp=0x11 vendor_err=0x0
+//	wr_id=7 status=IBV_WC_SUCCESS opcode=IBV_WC_RECV byte_len=64 qp=0x11
+//	wr_id=8 status=IBV_WC_WR_FLUSH_ERR qp=0x11 vendor_err=0x0
 //
-// The status is the enumerator name without IBV_WC_ in lower case (not the
-// ibv_wc_status_str text, which contains spaces). An error WC shows only
+// The status and opcode are their C enumerator names. An error WC shows only
 // the four fields that are meaningful for it (WC-03). A successful WC adds
 // imm (when WCWithImm), inv_rkey (when WCWithInv), and src_qp, flags, slid, sl,
 // dlid_path_bits and pkey_index when they are non-zero.
@@ -97,7 +96,7 @@ func (w *WC) String() string {
 		return "<nil>"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "wr_id=%d status=%s", w.WRID, w.Status.token())
+	fmt.Fprintf(&b, "wr_id=%d status=%v", w.WRID, w.Status)
 	if w.Status != WCSuccess {
 		fmt.Fprintf(&b, " qp=%#x vendor_err=%#x", w.QPNum, w.VendorErr)
 		return b.String()

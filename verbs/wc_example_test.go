@@ -7,15 +7,24 @@ import (
 )
 
 func ExampleWCStatus_String() {
-	// String is ibv_wc_status_str, capitalisation and all.
-	fmt.Println(verbs.WCSuccess)
+	// A status prints as its C enumerator, as an opcode does.
+	fmt.Println(verbs.WCSuccess, verbs.WCSend)
 	fmt.Println(verbs.WCWRFlushErr)
-	fmt.Println(verbs.WCWRFlushErr.Name())
 	fmt.Println(verbs.WCStatus(24)) // out of range
+	// Output:
+	// IBV_WC_SUCCESS IBV_WC_SEND
+	// IBV_WC_WR_FLUSH_ERR
+	// IBV_WC_STATUS(24)
+}
+
+func ExampleWCStatus_Str() {
+	// Str is ibv_wc_status_str, capitalisation and all.
+	fmt.Println(verbs.WCSuccess.Str())
+	fmt.Println(verbs.WCWRFlushErr.Str())
+	fmt.Println(verbs.WCStatus(24).Str()) // out of range
 	// Output:
 	// success
 	// Work Request Flushed Error
-	// IBV_WC_WR_FLUSH_ERR
 	// unknown
 }
 
@@ -55,6 +64,6 @@ func ExampleWC_String() {
 	fmt.Println(ok)
 	fmt.Println(flushed)
 	// Output:
-	// wr_id=7 status=success opcode=IBV_WC_RECV byte_len=64 qp=0x11
-	// wr_id=8 status=wr_flush_err qp=0x11 vendor_err=0x0
+	// wr_id=7 status=IBV_WC_SUCCESS opcode=IBV_WC_RECV byte_len=64 qp=0x11
+	// wr_id=8 status=IBV_WC_WR_FLUSH_ERR qp=0x11 vendor_err=0x0
 }

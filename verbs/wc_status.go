@@ -103,10 +103,21 @@ var statusInfo = [...]struct{ name, str string }{
 	WCTMRndvIncomplete: {"IBV_WC_TM_RNDV_INCOMPLETE", "TM software rendezvous"},
 }
 
-// String returns exactly what rdma-core 44's ibv_wc_status_str returns for
-// s: a fixed text for 0..23 (mixed case, e.g. "Work Request Flushed Error"
-// for WCWRFlushErr) and "unknown" for any other value (ASYNC-17).
+// String returns the C enumerator name of s, such as "IBV_WC_RETRY_EXC_ERR",
+// or "IBV_WC_STATUS(24)" for a value outside the enum: how verbsim prints a
+// status everywhere (see the package doc, "Names"). Str is
+// ibv_wc_status_str's text.
 func (s WCStatus) String() string {
+	if s < WCStatus(len(statusInfo)) {
+		return statusInfo[s].name
+	}
+	return "IBV_WC_STATUS(" + strconv.FormatUint(uint64(s), 10) + ")"
+}
+
+// Str returns exactly what rdma-core 44's ibv_wc_status_str returns for s:
+// a fixed text for 0..23 (mixed case, e.g. "Work Request Flushed Error" for
+// WCWRFlushErr) and "unknown" for any other value (ASYNC-17).
+func (s WCStatus) Str() string {
 	if s < WCStatus(len(statusInfo)) {
 		return statusInfo[s].str
 	}
@@ -123,24 +134,4 @@ func (s WCStatus) Name() string {
 		return statusInfo[s].name
 	}
 	return ""
-}
-
-// token is the compact form WC.String uses: the enumerator name without
-// its prefix, lower-cased ("success", "wr_flush_err"). It never contains a
-// space, unlike String.
-func (s WCStatus) token() string {
-	if n := s.Name(); n != "" {
-		return lowerASCII(n[len("IBV_WC_"):])
-	}
-	return "status(" + strconv.FormatUint(uint64(s), 10) + ")"
-}
-
-func lowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + ('a' - 'A')
-		}
-	}
-	return string(b)
 }

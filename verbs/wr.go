@@ -74,8 +74,9 @@ type SGE struct {
 //   - AH, RemoteQPN, RemoteQKey: UD destinations (wr.ud). AH is an
 //     address handle of the QP's PD and implementation (PD.CreateAH).
 //   - MW, RKey and Bind: BIND_MW (wr.bind_mw): the memory window
-//     (PD.AllocMW), the rkey it is to have once bound, and where it is
-//     bound.
+//     (PD.AllocMW), the key it is to have once bound (only the low byte
+//     counts: the upper 24 bits stay the window's index, MW-05), and
+//     where it is bound.
 //   - Imm: for LOCAL_INV, the rkey to invalidate (invalidate_rkey).
 //   - RemoteSRQN: on an XRC_SEND QP, every request's XRC SRQ number at the
 //     target (qp_type.xrc.remote_srqn, the number ibv_get_srq_num gave).

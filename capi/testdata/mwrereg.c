@@ -6,8 +6,9 @@
  * re-registered to another PD with new rights receives a WRITE under its
  * new keys; bad arguments fail cleanly. A type 2 window is bound by a
  * BIND_MW work request (ibv_post_send, then ibv_wr_bind_mw) to the key
- * ibv_inc_rkey gives, admits an RDMA WRITE through that key, is
- * invalidated by IBV_WR_LOCAL_INV and by a peer's IBV_WR_SEND_WITH_INV,
+ * ibv_inc_rkey gives, admits an RDMA WRITE through that key (a second
+ * window, bound with a counter as its rkey, answers to its own index with
+ * that counter's low byte), is invalidated by IBV_WR_LOCAL_INV and by a peer's IBV_WR_SEND_WITH_INV,
  * after which a WRITE through its key fails. Prints "mwrereg: OK".
  */
 #define _GNU_SOURCE
@@ -143,6 +144,35 @@ static void type2(struct ibv_context *ctx, struct ibv_pd *pd, uint16_t lid)
 	wc = wait1(cqa);
 	CHECK(wc.status == IBV_WC_SUCCESS && b[4096 + 512] == 'y', "write after the second bind: %s",
 	      ibv_wc_status_str(wc.status));
+
+	/* A second window bound with a counter as its rkey (1024): only the
+	 * low byte is the key, the window keeps its index (MW-05), as with
+	 * rxe's and mlx5's providers. */
+	{
+		struct ibv_mw *mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+		struct ibv_send_wr wr = { .wr_id = 50, .opcode = IBV_WR_BIND_MW, .send_flags = IBV_SEND_SIGNALED };
+		uint32_t k;
+
+		CHECK(mw2, "alloc a second type 2 window");
+		k = (mw2->rkey & 0xffffff00) | (1024 & 0xff);
+		wr.bind_mw.mw = mw2;
+		wr.bind_mw.rkey = 1024;
+		wr.bind_mw.bind_info.mr = mrb;
+		wr.bind_mw.bind_info.addr = (uintptr_t)b + 6144;
+		wr.bind_mw.bind_info.length = 64;
+		wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		post1(qb, &wr);
+		wc = wait1(cqb);
+		CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 50, "bind with rkey 1024: %s",
+		      ibv_wc_status_str(wc.status));
+		memset(a, 'k', 64);
+		write_to(qa, mra, a, 64, (uintptr_t)b + 6144, k, 51);
+		wc = wait1(cqa);
+		CHECK(wc.status == IBV_WC_SUCCESS && b[6144] == 'k' && b[6144 + 63] == 'k',
+		      "write through %#x (index of %#x, key byte of 1024): %s", k, mw2->rkey,
+		      ibv_wc_status_str(wc.status));
+		CHECK(!ibv_dealloc_mw(mw2), "dealloc the second type 2 window");
+	}
 
 	/* The peer invalidates the key with its SEND; the receive says so. */
 	{

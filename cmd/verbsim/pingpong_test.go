@@ -106,7 +106,7 @@ func TestPingpongTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"vsim0/ctx#1: open_device", "modify_qp INIT→RTR", "post_send: 1 of 1", "req_notify_cq", "get_cq_event", "ack_cq_events", "(fault: drop)", "destroy_qp"} {
+	for _, want := range []string{"vsim0/ctx#1: open_device", "modify_qp: INIT→RTR", "post_send: 1 of 1", "req_notify_cq", "get_cq_event", "ack_cq_events", "(fault: drop)", "destroy_qp"} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("the trace has no %q", want)
 		}

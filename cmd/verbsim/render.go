@@ -65,10 +65,9 @@ func (n *narrator) show(name string, q *sim.CQ, ch *sim.CompChannel) {
 
 func short(w verbs.WC) string {
 	if w.Status != verbs.WCSuccess {
-		return fmt.Sprintf("#%d:%s", w.WRID, strings.ToUpper(strings.ReplaceAll(w.Status.String(), " ", "_")))
+		return fmt.Sprintf("#%d:%s", w.WRID, w.Status)
 	}
-	op := strings.TrimPrefix(w.Opcode.Name(), "IBV_WC_")
-	return fmt.Sprintf("#%d:%s", w.WRID, op)
+	return fmt.Sprintf("#%d:%v", w.WRID, w.Opcode)
 }
 
 func wrap(text string, width int, indent string) string {

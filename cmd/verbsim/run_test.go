@@ -60,7 +60,7 @@ func TestRunErrors(t *testing.T) {
 	bad := filepath.Join(dir, "bad.scen")
 	os.WriteFile(bad, []byte("open_device ctx\n\npoll_cq\n"), 0o644)
 	var out, errOut bytes.Buffer
-	if code := run([]string{"run", bad}, &out, &errOut); code != 1 || errOut.String() != "verbsim: "+bad+":3: poll_cq: missing cq= (usage: poll_cq cq=cq [n=N])\n" {
+	if code := run([]string{"run", bad}, &out, &errOut); code != 1 || errOut.String() != "verbsim: "+bad+":3: poll_cq: missing cq= (usage: poll_cq cq=cq [n=N] [ex])\n" {
 		t.Errorf("exit %d, stderr %q", code, errOut.String())
 	}
 	errOut.Reset()

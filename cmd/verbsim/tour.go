@@ -70,7 +70,31 @@ func tourCmd(g globalFlags, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	writeWhatNext(stdout, len(files), g.profile)
 	return 0
+}
+
+// writeWhatNext ends the tour: where a reader who has come this far goes
+// next.
+func writeWhatNext(w io.Writer, n int, profile string) {
+	other := "-profile rxe"
+	if profile == "rxe" {
+		other = "-profile default"
+	}
+	fmt.Fprintf(w, "\n\nWhat next\n=========\n\nThat was the tour: %d scenarios under the %s profile. From here:\n\n", n, profile)
+	for _, r := range [][2]string{
+		{"verbsim " + other, "the tour again, as the other profile reads the rules"},
+		{"verbsim run -step NAME", "one scenario at your own pace (verbsim list names them)"},
+		{"verbsim run -html page.html NAME", "a page to click through, with the diagram"},
+		{"verbsim explain RULE-ID", "a rule of the timelines in full, and how a test sees it"},
+		{"verbsim run FILE.scen", "a scenario of your own (docs/scenarios.md: the language)"},
+		{"verbsim pingpong -e", "ibv_rc_pingpong between two simulated adapters"},
+		{"verbsim explore", "notification races in completion loops (docs/explore.md)"},
+	} {
+		fmt.Fprintf(w, "  %-33s %s\n", r[0], r[1])
+	}
+	fmt.Fprintf(w, "\nTo test your own RDMA code on the simulator, read the README's \"Testing your\n"+
+		"code\" and examples/echo; docs/verbs-in-one-hour.md is this tour as a tutorial.\n")
 }
 
 // explainCmd runs `verbsim explain RULE-ID`: the catalogue's row in plain

@@ -35,6 +35,47 @@ func TestTour(t *testing.T) {
 	}
 }
 
+// TestTourEndsWithWhatNext: the tour ends with where to go next, not on the
+// last step's rules, and every command it suggests is one verbsim has.
+func TestTourEndsWithWhatNext(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(nil, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	_, next, ok := strings.Cut(out.String(), "\n\nWhat next\n=========\n")
+	if !ok || strings.Contains(next, "rules:") {
+		t.Fatalf("the tour does not end with a What next section; its end:\n%s", out.String()[max(0, out.Len()-600):])
+	}
+	if !strings.Contains(next, "verbsim -profile rxe") {
+		t.Errorf("What next does not offer the other profile:\n%s", next)
+	}
+	suggested := 0
+	for _, l := range strings.Split(next, "\n") {
+		col, _, _ := strings.Cut(strings.TrimSpace(l), "  ") // the command column
+		f := strings.Fields(col)
+		if len(f) < 2 || f[0] != "verbsim" {
+			continue
+		}
+		suggested++
+		cmd := "tour"
+		for i := 1; i < len(f); i++ {
+			if f[i] == "-profile" {
+				i++
+				continue
+			}
+			cmd = f[i]
+			break
+		}
+		var help bytes.Buffer
+		if code := run([]string{cmd, "-h"}, &help, &help); code != 0 {
+			t.Errorf("What next suggests %q, but verbsim %s -h exits %d: %s", strings.TrimSpace(l), cmd, code, help.String())
+		}
+	}
+	if suggested < 5 {
+		t.Errorf("What next suggests %d commands:\n%s", suggested, next)
+	}
+}
+
 // id spells a rule ID at run time, so that the repository's scans for
 // cited and checked rules (internal/rulesdoc) do not count this test,
 // which checks the command, not the rules.

@@ -49,8 +49,11 @@
 //     Readings.DestroyBusyOnUnacked unacked events make it EBUSY instead.
 //   - DestroyChannel: EBUSY while a CQ, destroying ones included, uses it
 //     (CHAN-09); EINVAL the second time.
-//   - Async events: GetAsync (EAGAIN when empty), AckAsync per CQ (over-ack
-//     EINVAL).
+//   - Async events: GetAsync (EAGAIN when empty), AckAsync per CQ and per
+//     QP (over-ack EINVAL). The CQ_ERR of an overrun (ASYNC-07), and under
+//     Readings.AlwaysSQDrained the SQ_DRAINED of a QP that enters SQD with
+//     nothing in flight (ASYNC-13); a destroyed object's unread events are
+//     discarded.
 //   - Ref and Unref: a QP-like holder of a CQ (CQ-11).
 //
 // And of queue pairs (qp.go), as far as one adapter decides alone:
@@ -61,8 +64,8 @@
 //     As with CQs, the caller hands the model the qp_num and depths the
 //     implementation chose (AcceptQP), and the model checks them (QP-01,
 //     QP-02).
-//   - ModifyQP against the model's own transition table, written from
-//     spec/catalogue.md §5.2: the legal pairs (QP-07, QP-08 per Readings.ResetToErr)
+//   - ModifyQP against verbs.Transition, the one transition table: the
+//     legal pairs (QP-07, QP-08 per Readings.ResetToErr)
 //     and the required and optional bits (QP-09..11, QP-14..21); anything
 //     else is EINVAL and changes nothing (QP-13). Attribute values are not
 //     modelled: callers pass valid ones.

@@ -63,9 +63,13 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", uint8(s))
 }
 
-// EventCQErr is the type of the only async event the model raises,
-// IBV_EVENT_CQ_ERR, with its verbs value (ASYNC-04).
-const EventCQErr = 0
+// The async events the model raises, with their verbs values (ASYNC-04):
+// IBV_EVENT_CQ_ERR on an overrun (ASYNC-07), and IBV_EVENT_SQ_DRAINED when a
+// QP's drain is over under Readings.AlwaysSQDrained (ASYNC-13).
+const (
+	EventCQErr     = int(verbs.EventCQErr)
+	EventSQDrained = int(verbs.EventSQDrained)
+)
 
 // CQ is the model of one completion queue. Read it through Model.CQ; the
 // model alone changes it.
@@ -103,10 +107,12 @@ type Channel struct {
 	Events    []Event // unread events, oldest first
 }
 
-// AsyncEvent is an async event: its type and the CQ it names.
+// AsyncEvent is an async event: its type and the CQ or the QP it names
+// (the other is -1).
 type AsyncEvent struct {
 	Type int
 	CQ   int
+	QP   int
 }
 
 // Model is the reference model of one device context. CQs and channels are
@@ -266,7 +272,7 @@ func (m *Model) push(id int, w verbs.WC, solicited bool, src source) (overrun bo
 		if !m.readings.OverrunDrops {
 			q.InError = true
 		}
-		m.async = append(m.async, AsyncEvent{Type: EventCQErr, CQ: id}) // ASYNC-07
+		m.async = append(m.async, AsyncEvent{Type: EventCQErr, CQ: id, QP: -1}) // ASYNC-07
 		return true, OK
 	}
 	q.WCs = append(q.WCs, w)
@@ -393,13 +399,7 @@ func (m *Model) DestroyCQ(id int) (blocked bool, errno syscall.Errno) {
 			}
 			ch.Events = keep
 		}
-		var keep []AsyncEvent
-		for _, ev := range m.async {
-			if ev.CQ != id {
-				keep = append(keep, ev)
-			}
-		}
-		m.async = keep
+		m.dropAsync(func(ev AsyncEvent) bool { return ev.CQ == id })
 	}
 	if q.Unacked() > 0 {
 		return true, OK
@@ -432,19 +432,39 @@ func (m *Model) GetAsync() (AsyncEvent, syscall.Errno) {
 	}
 	ev := m.async[0]
 	m.async = m.async[1:]
-	m.cqs[ev.CQ].AsyncRead++
+	if ev.QP >= 0 {
+		m.qps[ev.QP].AsyncRead++
+	} else {
+		m.cqs[ev.CQ].AsyncRead++
+	}
 	return ev, OK
 }
 
-// AckAsync is ibv_ack_async_event on an event naming CQ id. Acks are counted
-// per CQ, as libibverbs counts them: acking more than were read is EINVAL.
-func (m *Model) AckAsync(id int) syscall.Errno {
-	q := m.cqs[id]
-	if q.AsyncAcked >= q.AsyncRead {
+// AckAsync is ibv_ack_async_event on ev, an event GetAsync returned. Acks
+// are counted per CQ and per QP, as libibverbs counts them: acking more
+// than were read is EINVAL.
+func (m *Model) AckAsync(ev AsyncEvent) syscall.Errno {
+	read, acked := &m.cqs[max(ev.CQ, 0)].AsyncRead, &m.cqs[max(ev.CQ, 0)].AsyncAcked
+	if ev.QP >= 0 {
+		read, acked = &m.qps[ev.QP].AsyncRead, &m.qps[ev.QP].AsyncAcked
+	}
+	if *acked >= *read {
 		return syscall.EINVAL
 	}
-	q.AsyncAcked++
+	*acked++
 	return OK
+}
+
+// dropAsync removes the unread async events for which drop holds: a
+// destroyed object's events are discarded (CQ-13).
+func (m *Model) dropAsync(drop func(AsyncEvent) bool) {
+	var keep []AsyncEvent
+	for _, ev := range m.async {
+		if !drop(ev) {
+			keep = append(keep, ev)
+		}
+	}
+	m.async = keep
 }
 
 // Ref records a QP-like holder of CQ id.

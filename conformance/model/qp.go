@@ -14,8 +14,8 @@ import (
 // flush completions, and they reach the CQs through the same push as
 // injected ones, so overrun, arm and event rules apply to them unchanged.
 //
-// Only plain enums and mask bits come from package qp; the transition table
-// below is the model's own, written from spec/catalogue.md §5.2.
+// The transition table is verbs.Transition, the one the simulator enforces
+// and the suite's cases follow (QP-07..QP-21).
 
 // source is where a completion in a CQ came from: the work request with
 // sequence number seq, counted from the last reset (epoch), of a QP's send
@@ -57,7 +57,13 @@ type QP struct {
 	State     verbs.QPState
 	Num       uint32 // qp_num, as the implementation chose it (QP-01)
 	SQ, RQ    WorkQueue
+
+	AsyncRead, AsyncAcked int // SQ_DRAINED events read and acked
 }
+
+// Unacked returns how many async events read for the QP still await an ack;
+// ibv_destroy_qp would wait for them (ASYNC-05).
+func (q QP) Unacked() int { return q.AsyncRead - q.AsyncAcked }
 
 // Flushed is a flush completion the model produced: the CQ it went to, the
 // completion, and whether that CQ overran instead of storing it (CQ-22).
@@ -130,80 +136,6 @@ func (m *Model) QueryQP(id int) (verbs.QPState, syscall.Errno) {
 	return q.State, OK
 }
 
-// Short names of the mask bits, for the table.
-const (
-	mPKey    = verbs.QPAttrPKeyIndex
-	mPort    = verbs.QPAttrPort
-	mQKey    = verbs.QPAttrQKey
-	mAccess  = verbs.QPAttrAccessFlags
-	mAV      = verbs.QPAttrAV
-	mMTU     = verbs.QPAttrPathMTU
-	mDestQPN = verbs.QPAttrDestQPN
-	mRQPSN   = verbs.QPAttrRQPSN
-	mSQPSN   = verbs.QPAttrSQPSN
-	mDestAt  = verbs.QPAttrMaxDestRDAtomic
-	mRdAtom  = verbs.QPAttrMaxQPRDAtomic
-	mMinRNR  = verbs.QPAttrMinRNRTimer
-	mTimeout = verbs.QPAttrTimeout
-	mRetry   = verbs.QPAttrRetryCnt
-	mRNR     = verbs.QPAttrRNRRetry
-	mAlt     = verbs.QPAttrAltPath
-	mCur     = verbs.QPAttrCurState
-	mMig     = verbs.QPAttrPathMigState
-	mNotify  = verbs.QPAttrEnSQDAsyncNotify
-)
-
-// byType picks the value for transport t among the RC, UC and UD ones.
-func byType(t verbs.QPType, rc, uc, ud verbs.QPAttrMask) verbs.QPAttrMask {
-	switch t {
-	case verbs.QPTypeRC:
-		return rc
-	case verbs.QPTypeUC:
-		return uc
-	}
-	return ud
-}
-
-// transition is the model's table of legal transitions (QP-07, QP-08) and
-// of the bits each takes besides IBV_QP_STATE (QP-09, QP-14..20).
-func transition(from, to verbs.QPState, t verbs.QPType, resetToErr bool) (req, opt verbs.QPAttrMask, ok bool) {
-	toRTS := byType(t, mCur|mAlt|mAccess|mMig|mMinRNR, mCur|mAlt|mAccess|mMig, mCur|mQKey) // QP-17, QP-18
-	initSet := byType(t, mPKey|mPort|mAccess, mPKey|mPort|mAccess, mPKey|mPort|mQKey)      // QP-14, QP-15
-	switch {
-	case from > verbs.QPStateErr: // not a state a QP can be in
-		return 0, 0, false
-	case to == verbs.QPStateReset: // QP-07, QP-09: from anywhere, STATE alone
-		return 0, 0, true
-	case to == verbs.QPStateErr && from == verbs.QPStateReset: // QP-08
-		return 0, 0, resetToErr
-	case to == verbs.QPStateErr:
-		return 0, 0, true
-	}
-	switch [2]verbs.QPState{from, to} {
-	case [2]verbs.QPState{verbs.QPStateReset, verbs.QPStateInit}:
-		return initSet, 0, true
-	case [2]verbs.QPState{verbs.QPStateInit, verbs.QPStateInit}:
-		return 0, initSet, true
-	case [2]verbs.QPState{verbs.QPStateInit, verbs.QPStateRTR}: // QP-16
-		uc := mAV | mMTU | mDestQPN | mRQPSN
-		return byType(t, uc|mDestAt|mMinRNR, uc, 0),
-			byType(t, mAlt|mAccess|mPKey, mAlt|mAccess|mPKey, mPKey|mQKey), true
-	case [2]verbs.QPState{verbs.QPStateRTR, verbs.QPStateRTS}: // QP-17
-		return byType(t, mSQPSN|mTimeout|mRetry|mRNR|mRdAtom, mSQPSN, mSQPSN), toRTS, true
-	case [2]verbs.QPState{verbs.QPStateRTS, verbs.QPStateRTS}, [2]verbs.QPState{verbs.QPStateSQD, verbs.QPStateRTS}: // QP-18
-		return 0, toRTS, true
-	case [2]verbs.QPState{verbs.QPStateRTS, verbs.QPStateSQD}: // QP-19
-		return 0, mNotify, true
-	case [2]verbs.QPState{verbs.QPStateSQD, verbs.QPStateSQD}:
-		return 0, byType(t,
-			mPort|mAV|mTimeout|mRetry|mRNR|mRdAtom|mDestAt|mAlt|mAccess|mPKey|mMinRNR|mMig,
-			mAV|mAlt|mAccess|mPKey|mMig, mPKey|mQKey), true
-	case [2]verbs.QPState{verbs.QPStateSQE, verbs.QPStateRTS}: // QP-20
-		return 0, byType(t, 0, mCur|mAccess, mCur|mQKey), true
-	}
-	return 0, 0, false
-}
-
 // ModifyQP is ibv_modify_qp on QP id with a mask; to is the target state,
 // read only when mask has IBV_QP_STATE (otherwise the call is checked as
 // the current state to itself, QP-11). Attribute values are not modelled:
@@ -219,11 +151,18 @@ func (m *Model) ModifyQP(id int, to verbs.QPState, mask verbs.QPAttrMask) ([]Flu
 	if mask&verbs.QPAttrState == 0 {
 		to = q.State
 	}
-	req, opt, ok := transition(q.State, to, q.Init.Type, m.readings.ResetToErr)
+	req, opt, ok := verbs.Transition(q.State, to, q.Init.Type, m.readings)
 	if !ok || mask&req != req || mask&^(req|opt|verbs.QPAttrState) != 0 {
 		return nil, syscall.EINVAL
 	}
+	from := q.State
 	q.State = to
+	if from == verbs.QPStateRTS && to == verbs.QPStateSQD && m.readings.AlwaysSQDrained && len(q.SQ.Outstanding) == 0 {
+		// ASYNC-13, rxe's reading: SQ_DRAINED, asked or not, once nothing
+		// is in flight; with sends outstanding it would wait for them,
+		// which the model does not run.
+		m.async = append(m.async, AsyncEvent{Type: EventSQDrained, CQ: -1, QP: id})
+	}
 	switch to {
 	case verbs.QPStateErr:
 		return append(m.flush(id, false), m.flush(id, true)...), OK
@@ -345,9 +284,12 @@ func (m *Model) PostRecv(id int, wrIDs []uint64) (int, []Flushed, syscall.Errno)
 
 // DestroyQP is ibv_destroy_qp on QP id: outstanding requests vanish without
 // completions (QP-37) and the CQs are released (CQ-11). Completions already
-// in a CQ stay there (CQ-26, the reading verbsim and rxe follow). The model
-// raises no QP async events, so the destroy never waits. EINVAL the second
-// time.
+// in a CQ stay there (CQ-26, the reading verbsim and rxe follow), and its
+// unread async events are discarded. EINVAL the second time.
+//
+// Precondition: every async event read for the QP is acked (QP.Unacked is
+// 0); otherwise ibv_destroy_qp would wait for the acks (ASYNC-05), which
+// the model leaves to the cases.
 func (m *Model) DestroyQP(id int) syscall.Errno {
 	q := m.qps[id]
 	if q.Destroyed {
@@ -355,6 +297,7 @@ func (m *Model) DestroyQP(id int) syscall.Errno {
 	}
 	q.Destroyed = true
 	q.SQ.Outstanding, q.RQ.Outstanding = nil, nil
+	m.dropAsync(func(ev AsyncEvent) bool { return ev.QP == id })
 	m.cqs[q.Init.SendCQ].QPs--
 	m.cqs[q.Init.RecvCQ].QPs--
 	return OK

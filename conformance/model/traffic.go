@@ -632,12 +632,15 @@ func (m *Traffic) PostSend(q int, ss []Send) error {
 		}
 	}
 	for _, s := range ss {
+		if t.Type == verbs.QPTypeUD && s.Op != verbs.WRSend && s.Op != verbs.WRSendWithImm {
+			if err := m.checkNotOfUD(q, s, len(ss)); err != nil {
+				return err
+			}
+			continue
+		}
 		switch s.Op {
 		case verbs.WRSend, verbs.WRSendWithImm:
 		case verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm:
-			if t.Type == verbs.QPTypeUD {
-				return fmt.Errorf("qp %d: RDMA on UD is refused at post (QP-33), not modelled", q)
-			}
 		case verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite, verbs.WRSendWithInv, verbs.WRBindMW, verbs.WRLocalInv:
 			if err := m.checkWindowOp(q, s, len(ss)); err != nil {
 				return err
@@ -661,6 +664,10 @@ func (m *Traffic) PostSend(q int, ss []Send) error {
 		w.msg = msg
 		m.wrs[w.id] = w
 		t.sq = append(t.sq, w)
+		if t.Type == verbs.QPTypeUD && !msg.isSend() {
+			m.notOfUD(t, msg)
+			continue
+		}
 		if msg.hasTarget() {
 			m.writes = append(m.writes, msg)
 		}

@@ -197,17 +197,18 @@ func (m *Traffic) localOp(q int, t *tqp, msg *tmsg) {
 func (m *Traffic) bind(q int, msg *tmsg) bool {
 	x, b := m.wins[msg.MW], msg.Bind
 	t := m.qps[q]
+	// Only the key's low byte is the request's; the index stays the
+	// window's (MW-05).
+	key := x.reported&^0xff | msg.RKey&0xff
 	switch {
 	case x.qp != q: // the window is of another PD
 		return false
-	case x.typ == verbs.MWType2 && msg.RKey>>8 != x.reported>>8:
-		return false // a type 2 key keeps the window's index
 	case b.Access&^mwRights != 0:
 		return false
 	case b.Length == 0 && x.typ == verbs.MWType2:
 		return false
 	case b.Length == 0:
-		x.bound, x.key = false, msg.RKey // a type 1 unbind
+		x.bound, x.key = false, key // a type 1 unbind
 		return true
 	case x.typ == verbs.MWType1 && b.Access&verbs.AccessZeroBased != 0 && m.r.MWType1NoZeroBased:
 		return false
@@ -216,9 +217,9 @@ func (m *Traffic) bind(q int, msg *tmsg) bool {
 	case t.exposed == nil || b.Addr+b.Length > t.exposedAt+uint64(len(t.exposed)) || b.Addr+b.Length < b.Addr:
 		return false // the window leaves the MR
 	}
-	x.bound, x.key, x.MWBind = true, msg.RKey, b
+	x.bound, x.key, x.MWBind = true, key, b
 	if x.typ == verbs.MWType2 {
-		x.reported = msg.RKey
+		x.reported = key
 	}
 	return true
 }

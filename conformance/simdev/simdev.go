@@ -7,8 +7,8 @@
 // StatusForcer, SRQErrorInjector). What this package adds is the
 // Device-level part only a simulator has: the profile in the suite's terms,
 // a fresh device with other limits, a peer on the same fabric, the virtual
-// clock, packet faults and link control. It stays outside package sim so
-// that the engine does not depend on its test suite.
+// clock, packet faults, link control and forged packets. It stays outside
+// package sim so that the engine does not depend on its test suite.
 package simdev
 
 import (
@@ -45,7 +45,7 @@ type device struct {
 	d *sim.Device
 }
 
-func (d device) Profile() conformance.Profile { return d.d.Fabric().Profile().Readings }
+func (d device) Profile() verbs.Readings { return d.d.Fabric().Profile().Readings }
 
 // WithLimits implements conformance.LimitedDevice: a device on a new fabric
 // with the same profile and name, whose attributes are l (zero fields keep

@@ -42,7 +42,7 @@ func TestCapabilities(t *testing.T) {
 	must(ok, "CQ: Injector")
 	_, ok = q.(conformance.Referencer)
 	must(ok, "CQ: Referencer")
-	_, ok = q.(conformance.ExCQ)
+	_, ok = q.(verbs.ExCQ)
 	must(ok, "CQ: ExCQ")
 	_, ok = ch.(conformance.Depth)
 	must(ok, "channel: Depth")

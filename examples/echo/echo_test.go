@@ -35,9 +35,14 @@ func TestEchoUnreachable(t *testing.T) {
 		if !errors.As(err, &ce) || ce.WC.Status != verbs.WCRetryExcErr {
 			t.Fatalf("Call with every packet dropped: %v; want RETRY_EXC_ERR", err)
 		}
-		// 1 try + RetryCnt 3 retries, one ACK timeout (code 14) each.
-		if d, want := time.Since(start), 4*time.Duration(4096<<14); d < want || d > want+want/4 {
-			t.Errorf("the failure came after %v of virtual time; want about %v", d, want)
+		// 1 try + RetryCnt 3 retries, one ACK timeout (code 14) each: the
+		// failure comes after exactly four ACK timeouts of virtual time,
+		// and the QP counted four (the README's promise).
+		if d, want := time.Since(start), 4*time.Duration(verbs.ACKTimeout(14)); d != want {
+			t.Errorf("the failure came after %v of virtual time; want exactly %v", d, want)
+		}
+		if st := q.Stats(); st.ACKTimeouts != 4 || st.RetryExceeded != 1 {
+			t.Errorf("the client's QP counted %d ACK timeouts and %d retries exceeded; want 4 and 1", st.ACKTimeouts, st.RetryExceeded)
 		}
 	})
 }

@@ -104,7 +104,7 @@ func CheckLayouts(cc string, headers []string, mirrors []Mirror) error {
 		bad = append(bad, fmt.Sprintf("the program printed %d lines for %d members", seen, len(want)))
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("C and Go layouts differ (offset size):\n%s", strings.Join(bad, "\n"))
+		return fmt.Errorf("the C and Go layouts differ (offset size):\n%s", strings.Join(bad, "\n"))
 	}
 	return nil
 }

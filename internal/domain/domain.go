@@ -6,7 +6,7 @@
 //   - the lock that guards every object of a fabric (what the ...Locked
 //     methods of the engine packages expect to be held);
 //   - the single trace sink, told about every verb (Leave) and every engine
-//     event (Record);
+//     event (Emit), each as a typed trace.Record;
 //   - the engine hooks the fabric installs: settle after a verb in Auto
 //     mode, advance the clock to the next pending timer or delayed packet,
 //     describe what is pending, read the clock;
@@ -28,6 +28,9 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/verbsim/verbsim/sim/trace"
+	"github.com/verbsim/verbsim/sim/verr"
 )
 
 // Object is an engine object that can be named in the trace. Every object
@@ -50,16 +53,16 @@ type Op struct {
 	Verb string
 	// Obj is the object the verb acts on; nil names the domain itself.
 	Obj Object
-	// What, if set, replaces Verb as the record's text: a verb that
-	// summarises its arguments ("post_send: 2 WR(s) posted") fills it in
-	// only when Tracing reports true, so an untraced call formats nothing.
-	What string
+	// Rec, if set, is the record of the call, filled in beyond its kind,
+	// name and object (a verb that names an event, a peer or a detail):
+	// a verb builds it only when Tracing reports true, so an untraced call
+	// formats nothing.
+	Rec *trace.Record
 }
 
-// Sink receives trace records: the object's name, what happened, and why
-// (an error's text, a rule, a fault; "" when there is nothing to say). It is
-// called with the domain lock held.
-type Sink func(object, what, why string)
+// Sink receives trace records, with Object filled in and Tick and Seq left
+// to it. It is called with the domain lock held.
+type Sink func(r trace.Record)
 
 // Hooks are the engine's entry points a Domain calls, all with its lock
 // held. Any of them may be nil.
@@ -82,6 +85,14 @@ type Hooks struct {
 	Pending func() string
 	// Now returns the virtual time in ticks.
 	Now func() uint64
+	// WaitBound, if not zero, is the most virtual time, in ticks, a wait
+	// that time can satisfy lets pass: see Wait. Zero: no bound.
+	WaitBound uint64
+	// Deadline, if set, is told the first tick past the bound of a wait
+	// that begins to block outside Auto mode, so that whatever moves the
+	// clock then (Background mode's goroutine) wakes by that tick and
+	// calls ExpireWaitsLocked.
+	Deadline func(at uint64)
 }
 
 // Scheduler controls which goroutine runs. A schedule explorer implements
@@ -227,12 +238,25 @@ func (d *Domain) Created(obj any) {
 // Precondition: the lock is held.
 func (d *Domain) Tracing() bool { return d.sink != nil }
 
-// Record adds a trace record about obj, if a sink is installed.
+// Emit adds r, a trace record about obj, if a sink is installed; it
+// fills in r.Object from obj unless r names its object already. A caller
+// that formats anything for r checks Tracing first.
 //
 // Precondition: the lock is held.
-func (d *Domain) Record(obj Object, what, why string) {
+func (d *Domain) Emit(obj Object, r trace.Record) {
 	if d.sink != nil {
-		d.sink(nameOf(obj), what, why)
+		if r.Object == "" {
+			r.Object = nameOf(obj)
+		}
+		d.sink(r)
+	}
+}
+
+// Failed fills in the errno and the cause of r, the record of a verb that
+// returned err; nothing when err is nil.
+func Failed(r *trace.Record, err error) {
+	if err != nil {
+		r.Errno, r.Why = verr.Errno(err), err.Error()
 	}
 }
 
@@ -307,17 +331,21 @@ func (d *Domain) leaveSlow(op Op, err error) {
 	d.mu.Unlock()
 }
 
-// recordOp renders op's record.
+// recordOp records op: its Rec, or a record of its verb.
 func (d *Domain) recordOp(op Op, err error) {
-	what := op.What
-	if what == "" {
-		what = op.Verb
+	var r trace.Record
+	if op.Rec != nil {
+		r = *op.Rec
 	}
-	why := ""
-	if err != nil {
-		why = err.Error()
+	r.Kind = trace.KindVerb
+	if r.Name == "" {
+		r.Name = op.Verb
 	}
-	d.sink(nameOf(op.Obj), what, why)
+	if r.Object == "" {
+		r.Object = nameOf(op.Obj)
+	}
+	Failed(&r, err)
+	d.sink(r)
 }
 
 // Now returns the virtual time (0 with no clock hook).
@@ -408,6 +436,11 @@ const nothingPending = "nothing is pending in the engine: only a verb call from 
 // two advances it releases the lock for a moment, so other goroutines keep
 // their turn. In Manual and Background modes it only blocks.
 //
+// With Hooks.WaitBound set, a wait that is not Timeless gives up with
+// ErrWaitBound once the clock stands more than WaitBound ticks past the
+// tick it began at: checked after each of its own advances (Auto mode) and
+// whenever it wakes; ExpireWaitsLocked wakes the waits past their bound.
+//
 // With a scheduler attached, blocking hands control to it (Block) instead
 // of waiting on a channel.
 //
@@ -431,6 +464,9 @@ func (d *Domain) WaitNotReady(ctx context.Context, w *Waiter, ready func() bool)
 		w.ch = make(chan struct{}, 1)
 	}
 	d.add(w)
+	if d.hooks.Deadline != nil && d.hooks.WaitBound != 0 && !d.auto && !w.Timeless {
+		d.hooks.Deadline(w.Since + d.hooks.WaitBound + 1)
+	}
 	err := d.block(ctx, w, ready)
 	d.remove(w) // not deferred: a blocked read pays for every instruction
 	return err
@@ -452,6 +488,9 @@ func (d *Domain) block(ctx context.Context, w *Waiter, ready func() bool) error 
 		if d.auto && !w.Timeless && d.hooks.Advance != nil && d.hooks.Advance() {
 			if ready() {
 				return nil
+			}
+			if d.pastBound(w) {
+				return d.waitErr(w, ErrWaitBound)
 			}
 			// Let the other goroutines act between two steps of time.
 			d.mu.Unlock()
@@ -482,6 +521,9 @@ func (d *Domain) block(ctx context.Context, w *Waiter, ready func() bool) error 
 		if err != nil {
 			return d.waitErr(w, err)
 		}
+		if d.pastBound(w) {
+			return d.waitErr(w, ErrWaitBound)
+		}
 	}
 }
 
@@ -505,9 +547,6 @@ func (d *Domain) waitErr(w *Waiter, err error) error {
 	if d.hooks.Pending != nil {
 		if p := d.hooks.Pending(); p != "" {
 			pending = "pending: " + p
-			if !d.auto {
-				pending += " (the clock moves through Tick, AdvanceToNext or RunUntilIdle, or Background mode)"
-			}
 		}
 	}
 	desc := fmt.Sprintf("%s waited for %s from t=%d to t=%d", nameOf(w.Obj), w.For, w.Since, d.Now())

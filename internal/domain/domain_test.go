@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/verbsim/verbsim/sim/trace"
 )
 
 type obj string
@@ -20,17 +22,21 @@ func TestLeaveRecordsAndSettles(t *testing.T) {
 	var got []string
 	settles := 0
 	d.Lock()
-	d.SetSinkLocked(func(object, what, why string) { got = append(got, object+": "+what+" ("+why+")") })
+	d.SetSinkLocked(func(r trace.Record) { got = append(got, r.Line()+" "+r.Kind.String()) })
 	d.SetHooksLocked(Hooks{Settle: func() { settles++ }}, true)
 	d.Unlock()
 	a := newObj("a/cq#1")
 	d.Enter(Op{Verb: "poll_cq", Obj: a})
 	d.Leave(Op{Verb: "poll_cq", Obj: a}, nil)
 	d.Enter(Op{Verb: "destroy_cq", Obj: a})
-	d.Leave(Op{Verb: "destroy_cq", Obj: a, What: "destroy_cq: busy"}, errors.New("EBUSY"))
+	d.Leave(Op{Verb: "destroy_cq", Obj: a, Rec: &trace.Record{Detail: "busy"}}, errors.New("EBUSY"))
 	d.Enter(Op{})
 	d.Leave(Op{}, nil) // not recorded
-	want := []string{"a/cq#1: poll_cq ()", "a/cq#1: destroy_cq: busy (EBUSY)"}
+	d.Lock()
+	d.Emit(a, trace.Record{Kind: trace.KindEvent, Name: "arm fired", Rule: "TEST-01"})
+	d.Emit(nil, trace.Record{Kind: trace.KindFault, Name: "faults", Object: "fabric"})
+	d.Unlock()
+	want := []string{"a/cq#1: poll_cq verb", "a/cq#1: destroy_cq: busy (EBUSY) verb", "a/cq#1: arm fired (TEST-01) event", "fabric: faults fault"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("records %q, want %q", got, want)
 	}
@@ -62,7 +68,7 @@ func TestLeaveSettlesOnlyAfterKick(t *testing.T) {
 	}
 	// A sink makes every Leave slow, but settles still wait for a Kick.
 	d.Lock()
-	d.SetSinkLocked(func(string, string, string) {})
+	d.SetSinkLocked(func(trace.Record) {})
 	d.Unlock()
 	verb(false)
 	verb(true)
@@ -176,7 +182,7 @@ func TestWaitErrorNamesWhatWasPending(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !IsWaitError(err) {
 		t.Fatalf("err %v", err)
 	}
-	for _, s := range []string{"a/chan#1", "a completion event", "t=7", "retry timer of a/qp 0x11 due at t=4096", "AdvanceToNext"} {
+	for _, s := range []string{"a/chan#1", "a completion event", "t=7", "retry timer of a/qp 0x11 due at t=4096"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("error %q does not say %q", err, s)
 		}

@@ -6,7 +6,6 @@ package hostenv
 import (
 	"fmt"
 	"os"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -165,27 +164,14 @@ func CheckFabricName(s string) error {
 // "ReregKeepsKeys,ResetPurgesCQ,-NoXRC". An empty spec changes nothing.
 // A name that is not a reading is an error naming the valid ones.
 func ApplyReadings(r *verbs.Readings, spec string) error {
-	v := reflect.ValueOf(r).Elem()
+	var names []string
 	for _, item := range strings.Split(spec, ",") {
-		name := strings.TrimSpace(item)
-		if name == "" {
-			continue
+		if name := strings.TrimSpace(item); name != "" {
+			names = append(names, name)
 		}
-		on := true
-		if rest, ok := strings.CutPrefix(name, "-"); ok {
-			name, on = rest, false
-		}
-		f := v.FieldByName(name)
-		if !f.IsValid() || f.Kind() != reflect.Bool || !f.CanSet() {
-			var names []string
-			for i := 0; i < v.NumField(); i++ {
-				if v.Field(i).Kind() == reflect.Bool {
-					names = append(names, v.Type().Field(i).Name)
-				}
-			}
-			return fmt.Errorf("VERBSIM_READINGS: %q is not a reading; want a comma-separated list of %s, each optionally prefixed with '-'", name, strings.Join(names, ", "))
-		}
-		f.SetBool(on)
+	}
+	if err := r.Set(names...); err != nil {
+		return fmt.Errorf("VERBSIM_READINGS: %v", err)
 	}
 	return nil
 }

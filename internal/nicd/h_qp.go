@@ -132,7 +132,7 @@ func hQueryQP(c *conn, r *req, body []byte, fds []int) (reply, error) {
 	if o == nil {
 		return reply{}, einval("ibv_query_qp")
 	}
-	attr, init, err := o.q.QueryMask(verbs.QPAttrMask(r.A))
+	attr, init, err := o.q.Query(verbs.QPAttrMask(r.A))
 	if err != nil {
 		return reply{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/verbsim/verbsim/internal/catalogue"
 	"github.com/verbsim/verbsim/internal/rulesdoc"
 )
 
@@ -18,9 +19,9 @@ import (
 var sharedPath = filepath.Join(repoRoot, "..", "shared", "spec", "RULES.md")
 
 // parseCatalogue parses spec/catalogue.md or stops the test.
-func parseCatalogue(t *testing.T) []rulesdoc.Rule {
+func parseCatalogue(t *testing.T) []catalogue.Rule {
 	t.Helper()
-	rules, err := rulesdoc.ParseRulesFile(rulesPath)
+	rules, err := catalogue.ParseFile(rulesPath)
 	if err != nil {
 		t.Fatalf("the rule catalogue does not parse: %v", err)
 	}
@@ -101,7 +102,7 @@ func TestCitedRulesExist(t *testing.T) {
 		for _, c := range cites[id] {
 			where = append(where, c.String())
 		}
-		t.Errorf("%s is cited but not in %s: %s", id, rulesdoc.CataloguePath, strings.Join(where, ", "))
+		t.Errorf("%s is cited but not in %s: %s", id, catalogue.Path, strings.Join(where, ", "))
 	}
 }
 
@@ -111,13 +112,13 @@ func TestCitedRulesExist(t *testing.T) {
 func TestCatalogueMatchesShared(t *testing.T) {
 	if _, err := os.Stat(sharedPath); err != nil {
 		t.Skipf("no shared catalogue beside the repository (%s): nothing to compare %s with; "+
-			"the project's catalogue stands on its own", sharedPath, rulesdoc.CataloguePath)
+			"the project's catalogue stands on its own", sharedPath, catalogue.Path)
 	}
-	shared, err := rulesdoc.ParseRulesFile(sharedPath)
+	shared, err := catalogue.ParseFile(sharedPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := func(rules []rulesdoc.Rule) []string {
+	ids := func(rules []catalogue.Rule) []string {
 		var out []string
 		for _, r := range rules {
 			out = append(out, r.ID)
@@ -133,7 +134,7 @@ func TestCatalogueMatchesShared(t *testing.T) {
 	}
 	for _, id := range ids(shared) {
 		if !ours[id] {
-			t.Errorf("rule %s of the shared catalogue is missing from %s", id, rulesdoc.CataloguePath)
+			t.Errorf("rule %s of the shared catalogue is missing from %s", id, catalogue.Path)
 		}
 	}
 }

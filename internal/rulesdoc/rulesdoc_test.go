@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/verbsim/verbsim/internal/catalogue"
 	"github.com/verbsim/verbsim/internal/rulesdoc"
 )
 
@@ -17,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite docs/rules.md from the catalogu
 // The catalogue is part of the repository (spec/catalogue.md).
 var (
 	repoRoot  = filepath.Join("..", "..")
-	rulesPath = filepath.Join(repoRoot, filepath.FromSlash(rulesdoc.CataloguePath))
+	rulesPath = filepath.Join(repoRoot, filepath.FromSlash(catalogue.Path))
 	docPath   = filepath.Join(repoRoot, "docs", "rules.md")
 )
 
@@ -78,7 +79,7 @@ func firstDifference(committed, generated string) string {
 		n, first+1, line(a), line(b))
 }
 
-const catalogue = `# Catalogue
+const sampleCatalogue = `# Catalogue
 
 ## 1. CQ — completion queue
 
@@ -102,63 +103,6 @@ Some prose with | pipes | that is not a rule row.
 | WC-08 | Flag bits. | verbs.h | Constants test; property WITH_IMM xor WITH_INV. |
 | WC-03 | Only four fields of an error WC mean anything. | man | x |
 `
-
-func TestParseRules(t *testing.T) {
-	rules, err := rulesdoc.ParseRules(strings.NewReader(catalogue))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range rules {
-		got = append(got, r.ID+"|"+r.Family+"|"+r.Section)
-	}
-	want := []string{
-		"CQ-01|CQ|CQ — completion queue",
-		"ASYNC-14|ASYNC|CQ — completion queue",
-		"CQ-30|CQ|CQ — completion queue",
-		"NOTIFY-05|NOTIFY|NOTIFY — arming",
-		"WC-S05|WC|NOTIFY — arming",
-		"WC-07|WC|NOTIFY — arming",
-		"WC-08|WC|NOTIFY — arming",
-		"WC-03|WC|NOTIFY — arming",
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("parsed rules (-want +got):\n%s", d)
-	}
-	if !rules[2].Retired || rules[0].Retired {
-		t.Errorf("Retired flags: %v %v, want true false", rules[2].Retired, rules[0].Retired)
-	}
-	if want := "**[CONFLICT]** A (rvt `solicited || status`): every error fires. B: not."; rules[3].Text != want {
-		t.Errorf("escaped pipes: text = %q, want %q", rules[3].Text, want)
-	}
-}
-
-func TestParseRulesRejectsDuplicates(t *testing.T) {
-	dup := catalogue + "| ASYNC-14 | Again. | x | x |\n"
-	if _, err := rulesdoc.ParseRules(strings.NewReader(dup)); err == nil || !strings.Contains(err.Error(), "ASYNC-14") {
-		t.Errorf("duplicate ID: err = %v, want one naming ASYNC-14", err)
-	}
-	if _, err := rulesdoc.ParseRules(strings.NewReader("# nothing\n")); err == nil {
-		t.Error("a file without rules parsed without error")
-	}
-}
-
-func TestTitle(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"Creating a CQ (e.g. with `cqe` = 0) fails. Second sentence.", "Creating a CQ (e.g. with `cqe` = 0) fails."},
-		{"**[IMPL]** Polling, e.g. with zero. More.", "[IMPL] Polling, e.g. with zero."},
-		{"Calls `ibv_x.y` here. More.", "Calls `ibv_x.y` here."},
-		{"Short rule without a stop", "Short rule without a stop"},
-		{
-			"WR_FLUSH_ERR (5): the WR was outstanding, or was posted, while the QP was in ERR (or the SQ in SQE) and nothing else.",
-			"WR_FLUSH_ERR (5): the WR was outstanding, or was posted, while the QP was in …",
-		},
-	} {
-		if got := rulesdoc.Title(tt.in); got != tt.want {
-			t.Errorf("Title(%q)\n = %q\nwant %q", tt.in, got, tt.want)
-		}
-	}
-}
 
 func TestPendingIssue(t *testing.T) {
 	for id, want := range map[string]int{
@@ -205,7 +149,7 @@ var table = "CQ-02" // outside any test function
 `)
 	write("sim/x/broken_test.go", "package x\n\nfunc TestC( { // CQ-02\n")
 	write("sim/x/x.go", "package x // CQ-30 in a non-test file\n")
-	write("conformance/mutants_cq_test.go", "package c // CQ-30\n")
+	write("conformance/cq_mutants_test.go", "package c // CQ-30\n")
 	write("docs/examples_test.go", "package d // CQ-30\n")
 	write("internal/rulesdoc/r_test.go", "package r // CQ-30\n")
 	write(".hidden/h_test.go", "package h // CQ-30\n")
@@ -253,7 +197,7 @@ func sortStrings(s []string) {
 
 func TestRender(t *testing.T) {
 	rulesdoc.PinPendingForTest(t)
-	rules, err := rulesdoc.ParseRules(strings.NewReader(catalogue))
+	rules, err := catalogue.Parse(strings.NewReader(sampleCatalogue))
 	if err != nil {
 		t.Fatal(err)
 	}

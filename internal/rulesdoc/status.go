@@ -1,5 +1,7 @@
 package rulesdoc
 
+import "github.com/verbsim/verbsim/internal/catalogue"
+
 // The issues that will cover the rules the completion core leaves open.
 const (
 	// IssueLocalHCA is issue #3: devices, PDs, MRs, AHs, SRQs, and QPs with
@@ -42,8 +44,8 @@ var followUps = map[string]followUp{}
 // PendingIssue returns the issue that will implement rule id, or 0 when the
 // rule belongs to the completion core that exists now.
 func PendingIssue(id string) int {
-	fam := family(id)
-	n, status := number(id)
+	fam := catalogue.Family(id)
+	n, status := catalogue.Number(id)
 	if status {
 		fam += "-S"
 	}

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,8 +94,8 @@ type interp struct {
 	log     *trace.Log
 	seen    int // trace records already shown
 	obj     objects
-	alias   map[string]string // trace names -> scenario names
-	asyncRd map[string][]sim.AsyncEvent
+	alias   map[string]string      // trace names -> scenario names
+	asyncRd map[string][]asyncRead // every async event read, per context
 	// prevRing is each CQ's length before the step, to tell a poll that
 	// found completions from one that found none.
 	notes []string // rule IDs the command itself explains
@@ -117,7 +116,7 @@ func newInterp(file string, p sim.Profile) *interp {
 			cq: map[string]*sim.CQ{}, mr: map[string]*mrObj{}, qp: map[string]*qpObj{}, srq: map[string]*sim.SRQ{},
 			ah: map[string]*sim.AH{}, cqDev: map[string]string{}, cqChan: map[string]string{}, kind: map[string]string{}},
 		alias:   map[string]string{},
-		asyncRd: map[string][]sim.AsyncEvent{},
+		asyncRd: map[string][]asyncRead{},
 	}
 }
 
@@ -128,13 +127,17 @@ func (in *interp) close() {
 }
 
 // newFabric makes the fabric a script runs on.
-func (in *interp) newFabric(devices []string, manual bool, seed uint64) error {
+func (in *interp) newFabric(devices []string, manual bool, seed uint64, dev func(*sim.DeviceConfig)) error {
 	cfg := sim.Config{Profile: in.profile, Seed: seed, Trace: &trace.Log{}}
 	if manual {
 		cfg.Mode = sim.Manual
 	}
 	for _, d := range devices {
-		cfg.Devices = append(cfg.Devices, sim.DeviceConfig{Name: d})
+		c := sim.DeviceConfig{Name: d}
+		if dev != nil {
+			dev(&c)
+		}
+		cfg.Devices = append(cfg.Devices, c)
 	}
 	f, err := sim.NewFabric(cfg)
 	if err != nil {
@@ -195,6 +198,15 @@ func (a *args) num(k string, def uint64) uint64 {
 	return def
 }
 
+// int reads a key that may be negative (intKey).
+func (a *args) int(k string, def int64) int64 {
+	if x, ok := a.get(k); ok {
+		n, _ := strconv.ParseInt(x.Vals[0], 0, 64) // checked by Parse
+		return n
+	}
+	return def
+}
+
 func (a *args) nums(k string) []uint64 {
 	x, _ := a.get(k)
 	var out []uint64
@@ -243,12 +255,20 @@ func (in *interp) define(st *Step, name, kind string) error {
 	return nil
 }
 
+// undefine frees the name of an object whose create failed.
+func (in *interp) undefine(name string) {
+	delete(in.obj.kind, name)
+	if i := slices.Index(in.obj.order, name); i >= 0 {
+		in.obj.order = slices.Delete(in.obj.order, i, i+1)
+	}
+}
+
 // aliasNewest maps the trace name of the object a create verb just made
-// (the newest record whose text starts with verb) to "kind name".
+// (the newest record of a successful call of verb) to "kind name".
 func (in *interp) aliasNewest(verb, label string) {
 	recs := in.log.Records()
 	for i := len(recs) - 1; i >= in.seen && i >= 0; i-- {
-		if strings.HasPrefix(recs[i].What, verb) {
+		if r := &recs[i]; r.Kind == trace.KindVerb && r.Name == verb && r.Errno == 0 {
 			in.alias[recs[i].Object] = label
 			return
 		}
@@ -289,7 +309,7 @@ func (in *interp) exec(st *Step) error {
 	in.lines, in.notes, in.err = nil, nil, nil
 	a := &args{st: st, in: in}
 	if in.f == nil && st.Verb != "fabric" {
-		if err := in.newFabric([]string{"a", "b"}, false, 0); err != nil {
+		if err := in.newFabric([]string{"a", "b"}, false, 0, nil); err != nil {
 			return err
 		}
 		in.say("(no fabric command: devices a and b, auto mode)")
@@ -357,6 +377,8 @@ func (in *interp) exec(st *Step) error {
 			d.SetPortState(uint8(a.num("port", 1)), a.has("up")))
 	case "complete":
 		err = in.doComplete(st, a)
+	case "resize_cq", "hold", "release":
+		err = in.doCQ(st, a)
 	default:
 		err = in.doVerb(st, a)
 	}
@@ -380,7 +402,11 @@ func (in *interp) doFabric(st *Step, a *args) error {
 		devs = []string{"a", "b"}
 	}
 	manual := a.str("mode", "auto") == "manual"
-	if err := in.newFabric(devs, manual, a.num("seed", 0)); err != nil {
+	if err := in.setReadings(a); err != nil {
+		in.verbResult("create the fabric", err)
+		return nil
+	}
+	if err := in.newFabric(devs, manual, a.num("seed", 0), in.limits(a)); err != nil {
 		in.verbResult("create the fabric", err)
 		return nil
 	}
@@ -389,6 +415,9 @@ func (in *interp) doFabric(st *Step, a *args) error {
 		mode = "manual: nothing moves until step, stabilize, tick, run or advance"
 	}
 	in.say("devices %s; mode %s", strings.Join(devs, ", "), mode)
+	if len(a.list("readings")) > 0 {
+		in.say("readings: %v, whatever the profile says", in.profile.Readings)
+	}
 	return nil
 }
 
@@ -416,9 +445,9 @@ func (in *interp) doFault(st *Step, a *args) error {
 		return a.err
 	}
 	if ks := a.list("kind"); len(ks) > 0 {
-		var kinds []sim.PacketKind
+		var kinds []trace.PacketKind
 		for _, k := range ks {
-			kinds = append(kinds, sim.PacketKind(slices.Index(pktKinds, k)))
+			kinds = append(kinds, trace.PacketKind(slices.Index(pktKinds, k)))
 		}
 		match = append(match, sim.OfKind(kinds...))
 		what = append(what, "of kind "+strings.Join(ks, "/"))
@@ -459,6 +488,8 @@ func (in *interp) doComplete(st *Step, a *args) error {
 	switch a.str("opcode", "recv") {
 	case "recv":
 		w.Opcode, w.ByteLen = verbs.WCRecv, 64
+	case "recv_imm":
+		w.Opcode, w.ByteLen = verbs.WCRecvRDMAWithImm, 64
 	case "send":
 		w.Opcode = verbs.WCSend
 	case "write":
@@ -469,6 +500,7 @@ func (in *interp) doComplete(st *Step, a *args) error {
 	if w.Status != verbs.WCSuccess {
 		w.ByteLen = 0
 	}
+	completeFields(&w, a)
 	over, err := in.obj.cq[c].Push(w, a.has("solicited"))
 	sol := ""
 	if a.has("solicited") {
@@ -493,6 +525,11 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if err := in.define(st, name, kindOf(st.Verb)); err != nil {
 			return err
 		}
+		defer func() {
+			if in.err != nil { // a create that failed names nothing
+				in.undefine(name)
+			}
+		}()
 	}
 	switch st.Verb {
 	case "open_device":
@@ -538,15 +575,16 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if chName != "" {
 			ch = in.obj.ch[chName]
 		}
-		want := a.num("cqe", 0)
-		q, err := in.obj.ctx[c].CreateCQ(int(min(want, 1<<31)), name, ch, 0)
-		in.verbResult(fmt.Sprintf("ibv_create_cq(cqe=%d)", want), err)
+		want := max(min(a.int("cqe", 0), 1<<31), -1<<31)
+		vec := int(max(min(a.int("vector", 0), 1<<31), -1<<31))
+		q, err := in.obj.ctx[c].CreateCQ(int(want), name, ch, vec)
+		in.verbResult(fmt.Sprintf("ibv_create_cq(cqe=%d%s)", want, vectorArg(vec)), err)
 		if err == nil {
 			in.obj.cq[name] = q
 			in.obj.cqDev[name] = in.obj.ctx[c].Device().Name()
 			in.obj.cqChan[name] = chName
 			in.aliasNewest("create_cq", "cq "+name)
-			if uint64(q.CQE()) != want {
+			if int64(q.CQE()) != want {
 				in.say("cq->cqe = %d: the capacity may be more than asked for", q.CQE())
 				in.note("CQ-02")
 			}
@@ -590,7 +628,10 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if a.err != nil {
 			return a.err
 		}
-		dev := in.obj.qp[d].dev
+		dev := in.obj.pd[p].Context().Device().Name()
+		if d != "" {
+			dev = in.obj.qp[d].dev
+		}
 		ah, err := in.obj.pd[p].CreateAH(verbs.AHAttr{DLID: in.lidOf(dev), PortNum: 1})
 		in.verbResult(fmt.Sprintf("ibv_create_ah(dlid %d: port 1 of %s)", in.lidOf(dev), dev), err)
 		if err == nil {
@@ -671,17 +712,22 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		}
 		n := int(min(a.num("n", 16), 1024))
 		buf := make([]verbs.WC, n)
-		got, err := in.obj.cq[c].Poll(buf)
+		poll, call := in.obj.cq[c].Poll, fmt.Sprintf("ibv_poll_cq(%s, %d)", c, n)
+		if a.has("ex") {
+			poll = func(wcs []verbs.WC) (int, error) { return pollEx(in.obj.cq[c], wcs) }
+			call = fmt.Sprintf("the poll iterator of %s (ibv_start_poll, ibv_next_poll, ibv_end_poll), up to %d", c, n)
+		}
+		got, err := poll(buf)
 		if err != nil {
-			in.verbResult(fmt.Sprintf("ibv_poll_cq(%s, %d)", c, n), err)
+			in.verbResult(call, err)
 			return nil
 		}
 		if got == 0 {
-			in.say("ibv_poll_cq(%s, %d) = 0: the CQ is empty", c, n)
+			in.say("%s = 0: the CQ is empty", call)
 			in.note("CQ-14")
 			return nil
 		}
-		in.say("ibv_poll_cq(%s, %d) = %d, oldest first:", c, n, got)
+		in.say("%s = %d, oldest first:", call, got)
 		for _, w := range buf[:got] {
 			in.say("  %s", in.describeWC(in.obj.cqDev[c], w))
 			in.explainWC(in.obj.cqDev[c], w)
@@ -744,8 +790,8 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if a.err != nil {
 			return a.err
 		}
-		k := a.num("n", 1)
-		in.verbResult(fmt.Sprintf("ibv_ack_cq_events(%s, %d)", c, k), in.obj.cq[c].AckEvents(int(min(k, 1<<20))))
+		k := max(min(a.int("n", 1), 1<<20), -1<<20)
+		in.verbResult(fmt.Sprintf("ibv_ack_cq_events(%s, %d)", c, k), in.obj.cq[c].AckEvents(int(k)))
 		in.note("CHAN-07", "CHAN-12")
 	case "get_async_event":
 		c := a.ref("ctx", "ctx")
@@ -757,7 +803,7 @@ func (in *interp) doVerb(st *Step, a *args) error {
 			in.verbResult("ibv_get_async_event("+c+")", err)
 			return nil
 		}
-		in.asyncRd[c] = append(in.asyncRd[c], ev)
+		in.asyncRd[c] = append(in.asyncRd[c], asyncRead{ev: ev})
 		in.say("ibv_get_async_event(%s) = ok: %s", c, in.describeAsync(ev))
 		in.note("ASYNC-05")
 		switch ev.Type() {
@@ -777,13 +823,7 @@ func (in *interp) doVerb(st *Step, a *args) error {
 		if a.err != nil {
 			return a.err
 		}
-		if len(in.asyncRd[c]) == 0 {
-			in.say("nothing to acknowledge: no async event of %s was read and left unacknowledged", c)
-			return nil
-		}
-		ev := in.asyncRd[c][0]
-		in.asyncRd[c] = in.asyncRd[c][1:]
-		in.verbResult("ibv_ack_async_event("+in.describeAsync(ev)+")", ev.Ack())
+		return in.ackAsync(c, a)
 	case "destroy_cq":
 		c := a.ref("cq", "cq")
 		if a.err != nil {
@@ -875,6 +915,8 @@ func (in *interp) doCreateQP(st *Step, a *args, name string) error {
 		attr.Type = verbs.QPTypeUC
 	case "ud":
 		attr.Type = verbs.QPTypeUD
+	default:
+		attr.Type = verbs.QPType(a.num("type", 0)) // a type that does not exist
 	}
 	q, err := in.obj.pd[p].CreateQP(attr)
 	in.verbResult(fmt.Sprintf("ibv_create_qp(%v)", attr.Type), err)
@@ -921,7 +963,7 @@ func (in *interp) doModify(st *Step, a *args) error {
 	} else {
 		mask = verbs.QPAttrState
 	}
-	dest := o.q.Num()
+	dest := uint32(a.num("dest_qpn", uint64(o.q.Num())))
 	if peer != "" {
 		dest = in.obj.qp[peer].q.Num()
 	}
@@ -1005,6 +1047,9 @@ func (in *interp) doPostSend(st *Step, a *args) error {
 	wrs := make([]verbs.SendWR, 0, len(ids))
 	for _, id := range ids {
 		w := verbs.SendWR{WRID: id, Opcode: op, Flags: flags}
+		if slices.Contains(a.nums("signaled"), id) {
+			w.Flags |= verbs.SendSignaled
+		}
 		if length > 0 && m != nil {
 			w.SGList = []verbs.SGE{{Addr: m.mr.Addr(), Length: uint32(min(length, uint64(len(m.buf)))), LKey: m.mr.LKey()}}
 		}
@@ -1019,6 +1064,8 @@ func (in *interp) doPostSend(st *Step, a *args) error {
 		}
 		if dest != "" {
 			w.RemoteQPN, w.RemoteQKey = in.obj.qp[dest].q.Num(), uint32(a.num("qkey", 0x11111111))
+		} else if _, ok := a.get("dest_qpn"); ok {
+			w.RemoteQPN, w.RemoteQKey = uint32(a.num("dest_qpn", 0)), uint32(a.num("qkey", 0x11111111))
 		}
 		wrs = append(wrs, w)
 	}
@@ -1033,6 +1080,8 @@ func (in *interp) doPostSend(st *Step, a *args) error {
 	}
 	if dest != "" {
 		to += fmt.Sprintf(" to qp %s (qpn %#x, qkey %#x)", dest, wrs[0].RemoteQPN, wrs[0].RemoteQKey)
+	} else if len(wrs) > 0 && wrs[0].RemoteQPN != 0 {
+		to += fmt.Sprintf(" to qpn %#x (qkey %#x)", wrs[0].RemoteQPN, wrs[0].RemoteQKey)
 	}
 	call := fmt.Sprintf("ibv_post_send(%s, %d WR(s): %s %v%s, flags %v)", n, len(wrs), strings.TrimPrefix(op.Name(), "IBV_WR_"), fmtIDs(ids), to, flags)
 	if err != nil {
@@ -1151,7 +1200,7 @@ func (in *interp) peerName(dev string, num uint32) string {
 }
 
 func (in *interp) describeAsync(ev sim.AsyncEvent) string {
-	what := strings.TrimPrefix(ev.Type().Name(), "IBV_EVENT_")
+	what := ev.Type().String()
 	if c := ev.CQ(); c != nil {
 		return what + " on cq " + in.cqName(c)
 	}
@@ -1176,9 +1225,12 @@ func (in *interp) describeAsync(ev sim.AsyncEvent) string {
 	return what
 }
 
-func opName(o verbs.WCOpcode) string { return strings.TrimPrefix(o.Name(), "IBV_WC_") }
+// opName and statusName are how the scenarios print a completion's opcode
+// and status: the C enumerator, as the trace, the timelines and WC.String
+// do (package verbs, "Names").
+func opName(o verbs.WCOpcode) string { return o.String() }
 
-func statusName(s verbs.WCStatus) string { return strings.TrimPrefix(s.Name(), "IBV_WC_") }
+func statusName(s verbs.WCStatus) string { return s.String() }
 
 // describeWC renders a completion for a learner.
 func (in *interp) describeWC(dev string, w verbs.WC) string {
@@ -1190,7 +1242,7 @@ func (in *interp) describeWC(dev string, w verbs.WC) string {
 		}
 		return fmt.Sprintf("wr_id %d  %s  (qp %s)", w.WRID, statusName(w.Status), in.qpName(dev, w.QPNum))
 	}
-	s := fmt.Sprintf("wr_id %d  SUCCESS  %s", w.WRID, opName(w.Opcode))
+	s := fmt.Sprintf("wr_id %d  %s  %s", w.WRID, statusName(w.Status), opName(w.Opcode))
 	if w.Opcode.IsRecv() || w.Opcode == verbs.WCRDMARead {
 		s += fmt.Sprintf("  %d bytes", w.ByteLen)
 	}
@@ -1234,8 +1286,8 @@ func (in *interp) explainWC(dev string, w verbs.WC) {
 	}
 }
 
-// records returns the trace records added since the last call, with
-// object names translated to the script's.
+// records returns the trace records added since the last call, with the
+// objects they name (Object, Peer) translated to the script's names.
 func (in *interp) records() []trace.Record {
 	if in.log == nil {
 		return nil
@@ -1248,34 +1300,14 @@ func (in *interp) records() []trace.Record {
 	in.seen = len(all)
 	for i := range out {
 		out[i].Object = in.rename(out[i].Object)
-		out[i].What = hexWRID.ReplaceAllStringFunc(in.renameIn(out[i].What), func(m string) string {
-			n, _ := strconv.ParseUint(strings.TrimPrefix(m, "wr_id 0x"), 16, 64)
-			return "wr_id " + strconv.FormatUint(n, 10)
-		})
+		out[i].Peer = in.rename(out[i].Peer)
 	}
 	return out
 }
 
-var hexWRID = regexp.MustCompile(`wr_id 0x[0-9a-f]+`)
-
 func (in *interp) rename(s string) string {
 	if n, ok := in.alias[s]; ok {
 		return n
-	}
-	return s
-}
-
-// renameIn replaces the trace names inside a text, longest first.
-func (in *interp) renameIn(s string) string {
-	keys := make([]string, 0, len(in.alias))
-	for k := range in.alias {
-		if strings.Contains(s, k) {
-			keys = append(keys, k)
-		}
-	}
-	slices.SortFunc(keys, func(a, b string) int { return len(b) - len(a) })
-	for _, k := range keys {
-		s = strings.ReplaceAll(s, k, in.alias[k])
 	}
 	return s
 }

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/verbsim/verbsim/internal/rulesdoc"
+	"github.com/verbsim/verbsim/internal/catalogue"
 	"github.com/verbsim/verbsim/spec"
 )
 
@@ -39,23 +39,16 @@ var emphasis = strings.NewReplacer("**", "", "`", "", `\|`, "|")
 // LookupRule returns the catalogue row of id (case-insensitive), or false
 // when the catalogue has no live rule of that ID.
 func LookupRule(id string) (RuleInfo, bool) {
-	id = strings.ToUpper(strings.TrimSpace(id))
-	rules, err := rulesdoc.ParseRules(bytes.NewReader(spec.Catalogue))
-	if err != nil {
+	r, ok := catalogue.Lookup(id)
+	if !ok || r.Retired {
 		return RuleInfo{}, false
 	}
-	for _, r := range rules {
-		if r.ID != id || r.Retired {
-			continue
-		}
-		info := RuleInfo{ID: r.ID, Section: emphasis.Replace(r.Section), Text: emphasis.Replace(r.Text)}
-		if r.Observed != "—" {
-			info.Observed = emphasis.Replace(r.Observed)
-		}
-		info.Readings = profileReadings(id)
-		return info, true
+	info := RuleInfo{ID: r.ID, Section: emphasis.Replace(r.Section), Text: emphasis.Replace(r.Text)}
+	if r.Observed != "—" {
+		info.Observed = emphasis.Replace(r.Observed)
 	}
-	return RuleInfo{}, false
+	info.Readings = profileReadings(r.ID)
+	return info, true
 }
 
 // profileReadings finds id's row in the catalogue's table of the rxe

@@ -59,3 +59,33 @@ func TestTour(t *testing.T) {
 		})
 	}
 }
+
+// TestTourStepsDoSomething: every step of the tour that drives the engine
+// (stabilize, step, advance, run, tick) makes something happen, under one
+// profile at least, or has a comment saying why it is there: a step that
+// runs nothing and changes nothing teaches nothing (issue #21: three such
+// steps ended 11-rnr-retry).
+func TestTourStepsDoSomething(t *testing.T) {
+	files, err := fs.Glob(Tour, "tour/*.scen")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no tour scenarios: %v", err)
+	}
+	drivers := map[string]bool{"stabilize": true, "step": true, "advance": true, "run": true, "tick": true}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".scen")
+		runs := []*Result{runTourProfile(t, name, "default"), runTourProfile(t, name, "rxe")}
+		for i, st := range runs[0].Steps {
+			if !drivers[strings.Fields(st.Command)[0]] || len(st.Narration) > 0 {
+				continue
+			}
+			idle := true
+			for _, r := range runs {
+				s := r.Steps[i]
+				idle = idle && len(s.Engine) == 0 && len(s.Changed) == 0 && s.Errno == ""
+			}
+			if idle {
+				t.Errorf("%s:%d: %q runs nothing and changes nothing under either profile; remove it, or say in a comment why it is there", f, st.Line, st.Command)
+			}
+		}
+	}
+}

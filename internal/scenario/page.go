@@ -17,6 +17,7 @@ type pageStep struct {
 	Changed   []string `json:"changed"`
 	Time      string   `json:"time"`
 	Failed    bool     `json:"failed"`
+	Rules     []Rule   `json:"rules"`
 }
 
 // WriteHTML writes one self-contained page (inline CSS, script and SVG; no
@@ -35,12 +36,16 @@ func (r *Result) WriteHTML(w io.Writer) error {
 	if err := d.writeHeadSVG(&head); err != nil {
 		return err
 	}
-	blocks := r.Blocks()
 	steps := make([]pageStep, len(r.Steps))
+	var prev uint64
 	for i, st := range r.Steps {
 		_, lines := st.State.lines()
-		steps[i] = pageStep{N: i + 1, Narration: paragraphs(st.Narration), Command: st.Command, Output: blocks[i],
-			State: lines, Changed: st.Changed, Time: fmtTime(st.State.TimeNS), Failed: st.Errno != ""}
+		steps[i] = pageStep{N: i + 1, Narration: paragraphs(st.Narration), Command: st.Command, Output: st.block(prev, false),
+			State: lines, Changed: st.Changed, Time: fmtTime(st.State.TimeNS), Failed: st.Errno != "", Rules: st.Rules}
+		if steps[i].Rules == nil {
+			steps[i].Rules = []Rule{}
+		}
+		prev = st.State.TimeNS
 	}
 	return pageTemplate.Execute(w, map[string]any{
 		"File":    r.File,
@@ -114,6 +119,10 @@ ul.state{list-style:none;margin:0;padding:0}
 ul.state li{white-space:pre-wrap;font:12.5px/1.45 ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;background:#fff;border:1px solid #d5dbe5;border-radius:5px;padding:4px 8px;margin:0 0 4px}
 ul.state li.changed{border-color:#e0b400;background:#fff8d6}
 .time{color:#5a6578;font-size:12px;margin-left:6px}
+.rule{background:#fff;border:1px solid #d5dbe5;border-radius:5px;padding:4px 8px;margin:0 0 4px}
+.rule summary{cursor:pointer}
+.rule code{font:12.5px ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace;font-weight:bold;margin-right:6px}
+.rule p{margin:6px 0 2px}
 </style>
 </head>
 <body>
@@ -137,6 +146,8 @@ ul.state li.changed{border-color:#e0b400;background:#fff8d6}
 <pre id="out"></pre>
 <h3>State after the step <span class="hint">(changed ones highlighted)</span></h3>
 <ul class="state" id="state"></ul>
+<h3 id="rulesh">Rules <span class="hint">(click one cut short to read all of it)</span></h3>
+<div id="rules"></div>
 </div>
 </main>
 <script>
@@ -169,6 +180,23 @@ function show(i) {
     if (changed.has(line)) li.className = "changed";
     ul.appendChild(li);
   }
+  const rs = $("rules");
+  rs.replaceChildren();
+  for (const r of s.rules) {
+    const id = document.createElement("code");
+    id.textContent = r.id;
+    const box = document.createElement(r.full ? "details" : "div");
+    box.className = "rule";
+    const head = r.full ? document.createElement("summary") : box;
+    head.append(id, r.text);
+    if (r.full) {
+      const p = document.createElement("p");
+      p.textContent = r.full;
+      box.append(head, p);
+    }
+    rs.appendChild(box);
+  }
+  $("rulesh").style.display = s.rules.length ? "" : "none";
   $("jump").value = s.n;
   $("slider").value = s.n;
   $("prev").disabled = i === 0;

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/verbsim/verbsim/internal/cmdline"
 )
 
 // Script is a parsed scenario file.
@@ -31,11 +33,7 @@ type Step struct {
 
 // Arg is one argument of a command: a flag or name (a bare word: Key set,
 // Vals nil), or key=value, or key=(v1,v2,...).
-type Arg struct {
-	Key  string
-	Vals []string
-	Bare bool
-}
+type Arg = cmdline.Arg
 
 // Separator starts a step's expected output.
 const Separator = "----"
@@ -84,7 +82,7 @@ func Parse(name string, src []byte) (*Script, error) {
 		}
 		st := Step{Line: i + 1, Narration: narr, Text: line}
 		narr = nil
-		verb, args, err := splitCommand(line)
+		verb, args, err := cmdline.Split(line)
 		if err != nil {
 			return fail(i+1, "%v", err)
 		}
@@ -113,68 +111,7 @@ func Parse(name string, src []byte) (*Script, error) {
 	return s, nil
 }
 
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
-}
-
-// splitCommand splits a command line into its verb and arguments.
-func splitCommand(line string) (string, []Arg, error) {
-	fields := strings.Fields(line)
-	verb := fields[0]
-	if !isWord(verb) {
-		return "", nil, fmt.Errorf("expected a command name (letters, digits, _), got %q", clip(verb))
-	}
-	var args []Arg
-	for _, f := range fields[1:] {
-		key, val, ok := strings.Cut(f, "=")
-		if !ok {
-			if !isWord(f) {
-				return "", nil, fmt.Errorf("expected key=value or a word, got %q", clip(f))
-			}
-			args = append(args, Arg{Key: f, Bare: true})
-			continue
-		}
-		if !isWord(key) {
-			return "", nil, fmt.Errorf("expected key=value with a word as key, got %q", clip(f))
-		}
-		var vals []string
-		if strings.HasPrefix(val, "(") {
-			if !strings.HasSuffix(val, ")") {
-				return "", nil, fmt.Errorf("%s: a list is (a,b,c) with no spaces, got %q", key, clip(val))
-			}
-			vals = strings.Split(val[1:len(val)-1], ",")
-		} else {
-			vals = []string{val}
-		}
-		for _, v := range vals {
-			if v == "" || strings.ContainsAny(v, "()=,") {
-				return "", nil, fmt.Errorf("%s: expected a value, got %q", key, clip(val))
-			}
-		}
-		for _, a := range args {
-			if a.Key == key {
-				return "", nil, fmt.Errorf("%s is given twice", key)
-			}
-		}
-		args = append(args, Arg{Key: key, Vals: vals})
-	}
-	return verb, args, nil
-}
-
-func isWord(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r == '_' || r == '-' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
-}
+func clip(s string) string { return cmdline.Clip(s) }
 
 // check validates a command against the table.
 func check(verb string, args []Arg) error {
@@ -214,6 +151,14 @@ func check(verb string, args []Arg) error {
 				p, err := strconv.ParseFloat(v, 64)
 				if err != nil || p < 0 || p > 1 {
 					return fmt.Errorf("%s: %s=%s: expected a probability in [0, 1]", verb, a.Key, clip(v))
+				}
+			case k.int:
+				if _, err := strconv.ParseInt(v, 0, 64); err != nil {
+					return fmt.Errorf("%s: %s=%s: expected a number", verb, a.Key, clip(v))
+				}
+			case k.oneOf != nil && k.orNum:
+				if _, err := parseNum(v); err != nil && !slices.Contains(k.oneOf, v) {
+					return fmt.Errorf("%s: %s=%s: expected a number or one of %s", verb, a.Key, clip(v), strings.Join(k.oneOf, ", "))
 				}
 			case k.oneOf != nil:
 				if !slices.Contains(k.oneOf, v) {

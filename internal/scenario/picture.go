@@ -6,6 +6,9 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/verbsim/verbsim/sim/trace"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // A picture of a timeline is a sequence diagram: one lane for the
@@ -66,12 +69,8 @@ type diagram struct {
 	w, h  float64
 }
 
-var (
-	toQP     = regexp.MustCompile(`\s*\(to (\S+) qp (0x[0-9a-f]+)\)`)
-	wcRec    = regexp.MustCompile(`^completion qp (0x[0-9a-f]+) (wr_id \d+) (.*)$`)
-	raiseRec = regexp.MustCompile(`^raise IBV_EVENT_(\S+) (qp|cq|srq) (\S+)`)
-	refArg   = regexp.MustCompile(`\b(qp|cq|channel|srq|ctx|a)=(\S+)`)
-)
+// refArg finds an object argument of a command (the script's own text).
+var refArg = regexp.MustCompile(`\b(qp|cq|channel|srq|ctx|a)=(\S+)`)
 
 // layout builds the diagram of r.
 func layout(r *Result) *diagram {
@@ -135,10 +134,10 @@ func layout(r *Result) *diagram {
 		}
 	}
 	// The QP lane of (device, qp_num).
-	qpLane := func(dev, num string) (int, bool) {
+	qpLane := func(dev string, num uint32) (int, bool) {
 		for _, st := range r.Steps {
 			for _, q := range st.State.QPs {
-				if fmt.Sprintf("%#x", q.Num) == num && (dev == "" || q.Device == dev) {
+				if q.Num == num && (dev == "" || q.Device == dev) {
 					i, ok := idx["qp "+q.Name]
 					return i, ok
 				}
@@ -217,69 +216,8 @@ func layout(r *Result) *diagram {
 		}
 		// What the engine did.
 		sentTo := map[int]bool{}
-		for _, e := range st.Engine {
-			obj, ok := idx[e.Object]
-			full := fmt.Sprintf("at %s  %s: %s", fmtTime(e.TimeNS), e.Object, e.What)
-			if e.Why != "" {
-				full += " (" + e.Why + ")"
-			}
-			switch {
-			case ok && strings.HasPrefix(e.What, "send "):
-				lbl := toQP.ReplaceAllString(strings.TrimPrefix(e.What, "send "), "")
-				lbl = strings.TrimSuffix(strings.TrimSuffix(lbl, " last"), " first")
-				if m := toQP.FindStringSubmatch(e.What + " (" + e.Why + ")"); m != nil {
-					if to, ok := qpLane(m[1], m[2]); ok {
-						b.items = append(b.items, item{from: obj, to: to, label: lbl, full: full, class: "pkt"})
-						sentTo[to] = true
-						continue
-					}
-				}
-				b.items = append(b.items, item{from: obj, to: obj, label: "sends " + lbl, full: full, class: "note"})
-			case ok && strings.HasPrefix(e.What, "receive ") && sentTo[obj]:
-				// The arrow of its send already ends here.
-			case ok && (strings.HasPrefix(e.What, "drop ") || strings.HasPrefix(e.What, "UD datagram dropped")):
-				b.items = append(b.items, item{from: obj, to: obj, label: "✕ " + e.What, full: full, class: "drop"})
-			case ok && strings.HasPrefix(e.What, "completion "):
-				m := wcRec.FindStringSubmatch(e.What)
-				c, _ := cqOf(strings.TrimPrefix(e.Object, "cq "))
-				if m != nil {
-					if from, ok := qpLane(c.Device, m[1]); ok {
-						st := strings.ReplaceAll(m[3], "IBV_WC_", "")
-						if !strings.HasPrefix(st, "SUCCESS") {
-							st = strings.Fields(st)[0]
-						} else {
-							st = strings.TrimPrefix(st, "SUCCESS ")
-						}
-						b.items = append(b.items, item{from: from, to: obj, label: "WC " + m[2] + " " + st, full: full, class: "wc"})
-						continue
-					}
-				}
-				b.items = append(b.items, item{from: obj, to: obj, label: e.What, full: full, class: "wc"})
-			case ok && strings.HasPrefix(e.What, "arm fired"):
-				c, _ := cqOf(strings.TrimPrefix(e.Object, "cq "))
-				if to, ok := idx["channel "+c.Channel]; ok {
-					b.items = append(b.items, item{from: obj, to: to, label: "arm fired: event", full: full, class: "event"})
-					continue
-				}
-				b.items = append(b.items, item{from: obj, to: obj, label: e.What, full: full, class: "event"})
-			case strings.HasPrefix(e.What, "raise "):
-				to, ok := idx["async "+strings.TrimPrefix(e.Object, "ctx ")]
-				m := raiseRec.FindStringSubmatch(e.What)
-				if ok && m != nil {
-					from, fok := idx[m[2]+" "+m[3]]
-					if !fok {
-						from = to
-					}
-					b.items = append(b.items, item{from: from, to: to, label: m[1], full: full, class: "async"})
-					continue
-				}
-				b.items = append(b.items, item{from: 0, to: 0, label: e.What, full: full, class: "async"})
-			default:
-				if !ok {
-					obj = 0
-				}
-				b.items = append(b.items, item{from: obj, to: obj, label: e.What, full: full, class: "note"})
-			}
+		for i := range st.Engine {
+			b.items = engineItem(b.items, &st.Engine[i], idx, sentTo, qpLane, cqOf)
 		}
 		// What came back to the application.
 		if st.Errno == "" && target > 0 {
@@ -287,6 +225,9 @@ func layout(r *Result) *diagram {
 			case "poll_cq":
 				if len(st.Said) > 1 {
 					b.items = append(b.items, item{from: target, to: 0, label: strings.Join(strings.Fields(st.Said[1]), " ") + plural(len(st.Said)-1), full: strings.Join(st.Said, "\n"), class: "ret"})
+				} else {
+					// Nothing polled is an answer too: "0: the CQ is empty".
+					b.items = append(b.items, item{from: target, to: 0, label: after(said, " = "), full: said, class: "ret"})
 				}
 			case "get_cq_event", "get_async_event":
 				b.items = append(b.items, item{from: target, to: 0, label: "event: " + strings.TrimSpace(after(said, ": ")), full: said, class: "ret"})
@@ -309,6 +250,75 @@ func layout(r *Result) *diagram {
 	d.w = max(d.w, min(need, maxW))
 	d.h = y + 12
 	return d
+}
+
+// engineItem appends to items the arrow or note of e, one thing the engine
+// did in a step, read from its fields: a packet sent is an arrow to the
+// QP it is addressed to (whose receipt then needs no arrow of its own), a
+// completion an arrow from its QP into its CQ, an arm firing one from the
+// CQ into its channel, an async event one from its object into its
+// context's queue; anything else a note on its object's lane. idx maps a
+// lane's key to its index; sentTo collects the lanes an arrow of the step
+// ends at.
+func engineItem(items []item, e *trace.Record, idx map[string]int, sentTo map[int]bool,
+	qpLane func(dev string, num uint32) (int, bool), cqOf func(name string) (CQState, bool)) []item {
+	obj, ok := idx[e.Object]
+	full := "at " + fmtTime(e.Tick) + "  " + e.Line()
+	switch {
+	case ok && e.Kind == trace.KindPacket && e.Name == "send" && e.Packet != nil:
+		p := *e.Packet
+		p.First, p.Last = false, false
+		lbl := p.String()
+		if to, ok := idx[e.Peer]; ok {
+			sentTo[to] = true
+			return append(items, item{from: obj, to: to, label: lbl, full: full, class: "pkt"})
+		}
+		return append(items, item{from: obj, to: obj, label: "sends " + lbl, full: full, class: "note"})
+	case ok && e.Kind == trace.KindPacket && e.Name == "receive" && sentTo[obj]:
+		return items // the arrow of its send already ends here
+	case ok && e.Kind == trace.KindPacket && (e.Name == "drop" || e.Name == "UD datagram dropped"):
+		return append(items, item{from: obj, to: obj, label: "✕ " + e.What(), full: full, class: "drop"})
+	case ok && e.Kind == trace.KindCompletion && e.Name == "completion" && e.WC != nil:
+		c, _ := cqOf(strings.TrimPrefix(e.Object, "cq "))
+		if from, ok := qpLane(c.Device, e.WC.QPNum); ok {
+			// A success shows its opcode, an error its status (the
+			// opcode of an error WC is not valid: FLUSH-06), by their C
+			// names as the rest of the timeline prints them.
+			st := e.WC.Status.String()
+			if e.WC.Status == verbs.WCSuccess {
+				st = e.WC.Opcode.String()
+			}
+			return append(items, item{from: from, to: obj, label: fmt.Sprintf("WC wr_id %d %s", e.WC.WRID, st), full: full, class: "wc"})
+		}
+		return append(items, item{from: obj, to: obj, label: e.What(), full: full, class: "wc"})
+	case ok && e.Kind == trace.KindCompletion && e.WC != nil:
+		// A completion lost to an overrun, or a WR that failed at its QP:
+		// a short note, the whole record in its tooltip.
+		what := e.WC.Status.String()
+		if e.Name == "overrun" {
+			what = "lost"
+		}
+		return append(items, item{from: obj, to: obj, label: fmt.Sprintf("%s: wr_id %d %s", e.Name, e.WC.WRID, what), full: full, class: "note"})
+	case ok && e.Kind == trace.KindEvent && e.Name == "arm fired":
+		c, _ := cqOf(strings.TrimPrefix(e.Object, "cq "))
+		if to, ok := idx["channel "+c.Channel]; ok {
+			return append(items, item{from: obj, to: to, label: "arm fired: event", full: full, class: "event"})
+		}
+		return append(items, item{from: obj, to: obj, label: e.What(), full: full, class: "event"})
+	case e.Kind == trace.KindEvent && e.Name == "raise" && e.Async != nil:
+		if to, ok := idx["async "+strings.TrimPrefix(e.Object, "ctx ")]; ok {
+			from, fok := idx[e.Peer]
+			if !fok {
+				from = to
+			}
+			return append(items, item{from: from, to: to, label: e.Async.Type.String(), full: full, class: "async"})
+		}
+		return append(items, item{from: 0, to: 0, label: e.What(), full: full, class: "async"})
+	}
+	if !ok {
+		obj = 0
+	}
+	return append(items, item{from: obj, to: obj, label: e.What(), full: full, class: "note"})
 }
 
 func plural(n int) string {

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/verbsim/verbsim/internal/catalogue"
 )
 
 // runTour runs one tour scenario under the default profile.
@@ -91,10 +93,31 @@ func TestSVG(t *testing.T) {
 	if err := runTour(t, "13-remote-access").WriteSVG(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{">QP qa<", ">QP qb<", ">CQ cqb<", ">async cb<", ">RC WRITE psn=1 len=64<", ">WC wr_id 2 REM_ACCESS_ERR<", ">QP_ACCESS_ERR<", `class="pkt"`} {
+	// The engine's records are read by their fields: the requester's note
+	// on its failed WR is no packet it sends.
+	for _, want := range []string{">QP qa<", ">QP qb<", ">CQ cqb<", ">async cb<", ">RC WRITE psn=1 len=64<", ">WC wr_id 2 IBV_WC_REM_ACCESS_ERR<",
+		">IBV_EVENT_QP_ACCESS_ERR<", `class="pkt"`, ">responder error: NAK_REM_ACCESS<", ">send WR failed: wr_id 2 IBV_WC_REM_ACCESS_ERR<"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("13-remote-access.svg lacks %q", want)
 		}
+	}
+	if strings.Contains(b.String(), ">sends ") {
+		t.Error("13-remote-access.svg has a note of a packet sent nowhere")
+	}
+	b.Reset()
+	if err := runTour(t, "08-overrun").WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := ">overrun: wr_id 2 lost<"; !strings.Contains(b.String(), want) {
+		t.Errorf("08-overrun.svg lacks %q", want)
+	}
+	// A poll that returns nothing is answered too.
+	b.Reset()
+	if err := runTour(t, "12-retry-exceeded").WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := ">0: the CQ is empty<"; !strings.Contains(b.String(), want) {
+		t.Errorf("12-retry-exceeded.svg lacks %q: the empty poll of cqb has no label", want)
 	}
 }
 
@@ -120,7 +143,7 @@ func TestHTML(t *testing.T) {
 	if n["html"] != 1 || n["style"] != 2 || n["script"] != 1 || n["svg"] != 2 || n["button"] != 5 {
 		t.Errorf("elements: %v", n)
 	}
-	for _, id := range []string{"prev", "next", "jump", "slider", "zin", "zout", "zfit", "diagram", "panel", "state", "out", "cmd", "step-1", "step-15"} {
+	for _, id := range []string{"prev", "next", "jump", "slider", "zin", "zout", "zfit", "diagram", "panel", "state", "out", "cmd", "rules", "step-1", "step-15"} {
 		if !strings.Contains(page, `id="`+id+`"`) {
 			t.Errorf("no element with id %q", id)
 		}
@@ -129,10 +152,23 @@ func TestHTML(t *testing.T) {
 	if m := regexp.MustCompile(`(?i)(\bsrc\s*=|\bhref\s*=|https?://|<link\b|@import)`).FindString(noNS); m != "" {
 		t.Errorf("the page refers to something outside itself: %q", m)
 	}
-	for _, want := range []string{`"command":"req_notify_cq cq=A next"`, `"n":15`, "ArrowRight", "ArrowLeft"} {
-		if !strings.Contains(page, want) && !strings.Contains(strings.ReplaceAll(page, `\u0022`, `"`), want) {
+	// A rule the timeline cuts short is there whole, for the page to
+	// unfold: CHAN-07's title ends in "…".
+	whole, ok := catalogue.Lookup("CHAN-07")
+	if !ok {
+		t.Fatal("no CHAN-07 in the catalogue")
+	}
+	full := strings.Join(strings.Fields(strings.ReplaceAll(whole.Text, "**", "")), " ")
+	for _, want := range []string{`"command":"req_notify_cq cq=A next"`, `"n":15`, "ArrowRight", "ArrowLeft", "details",
+		`"id":"CHAN-07","text":"` + catalogue.Title(whole.Text) + `","full":"` + full + `"`} {
+		unescaped := strings.NewReplacer(`\u0022`, `"`, `\u0060`, "`", `\u0026`, "&", `\u003c`, "<", `\u003e`, ">", `\u0027`, "'").Replace(page)
+		if !strings.Contains(page, want) && !strings.Contains(unescaped, want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+	// The rules are listed apart, not inside the step's output.
+	if strings.Contains(page, `rules:\n`) {
+		t.Error("a step's output on the page still holds its rules")
 	}
 }
 

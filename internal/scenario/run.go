@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,11 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/verbsim/verbsim/internal/rulesdoc"
+	"github.com/verbsim/verbsim/internal/catalogue"
 	"github.com/verbsim/verbsim/sim/trace"
-	"github.com/verbsim/verbsim/spec"
 )
 
 // Result is the timeline of one script under one profile.
@@ -39,9 +36,10 @@ type StepResult struct {
 	Errno string `json:"errno,omitempty"`
 	Error string `json:"error,omitempty"`
 	// Engine is what the engine did during the step (packets, completions,
-	// timers, events), from its trace; the records of the command's own
-	// call are left out.
-	Engine []EngineRecord `json:"engine,omitempty"`
+	// timers, events), from its trace, with the objects named as the
+	// script names them; the records of the command's own call are left
+	// out.
+	Engine []trace.Record `json:"engine,omitempty"`
 	State  State          `json:"state"`
 	// Changed is the text timeline's state panel: the lines of the
 	// objects whose state changed in this step.
@@ -49,51 +47,31 @@ type StepResult struct {
 	Rules   []Rule   `json:"rules,omitempty"`
 }
 
-// EngineRecord is one thing the engine did.
-type EngineRecord struct {
-	TimeNS uint64 `json:"time_ns"`
-	Object string `json:"object"`
-	What   string `json:"what"`
-	Why    string `json:"why,omitempty"`
-}
-
 // Rule is a catalogue rule that explains a step.
 type Rule struct {
-	ID   string `json:"id"`
+	ID string `json:"id"`
+	// Text is the rule's title: its first sentence, cut short (ending in
+	// " …") past about 80 characters.
 	Text string `json:"text"`
+	// Full is the whole rule, when Text is not all of it.
+	Full string `json:"full,omitempty"`
+	// InFull says that the text timeline prints Full at this step: the
+	// rule's first appearance in the run. Later ones print the title and
+	// say that the whole rule is above.
+	InFull bool `json:"-"`
 }
 
-var (
-	catOnce sync.Once
-	catalog map[string]string
-)
-
-// ruleText returns the one-line title of a catalogue rule, or "".
-func ruleText(id string) string {
-	catOnce.Do(func() {
-		catalog = map[string]string{}
-		rules, err := rulesdoc.ParseRules(bytes.NewReader(spec.Catalogue))
-		if err != nil {
-			return
-		}
-		for _, r := range rules {
-			if !r.Retired {
-				catalog[r.ID] = rulesdoc.Title(r.Text)
-			}
-		}
-	})
-	return catalog[id]
+// ruleText returns the title of a live catalogue rule and its whole text,
+// or "" for both.
+func ruleText(id string) (title, full string) {
+	r, ok := catalogue.Lookup(id)
+	if !ok || r.Retired {
+		return "", ""
+	}
+	return catalogue.Title(r.Text), strings.Join(strings.Fields(strings.ReplaceAll(r.Text, "**", "")), " ")
 }
-
-var errOpcode = regexp.MustCompile(`^(completion .* IBV_WC_[A-Z_]+_ERR) IBV_WC_[A-Z_]+$`)
 
 var ruleRE = regexp.MustCompile(`\b[A-Z]+-S?[0-9]{2}\b`)
-
-// verbRecords are the trace records of a verb call itself, which the
-// step's own result already says.
-var verbRecords = []string{"open_device", "alloc_pd", "create_comp_channel", "create_cq", "reg_mr", "create_srq", "create_qp",
-	"modify_qp", "post_send", "post_recv", "post_srq_recv", "poll_cq", "req_notify_cq", "get_cq_event", "ack_cq_events",
-	"get_async_event", "ack_async_event", "destroy_", "dereg_mr", "dealloc_pd", "close_device", "arm fault", "faults ", "create_ah", "modify_srq", "query_srq"}
 
 // Run runs a script under the named profile. A failed verb is printed into
 // the timeline; a name the script never created stops the run with an error
@@ -107,6 +85,7 @@ func Run(s *Script, profile string) (*Result, error) {
 	defer in.close()
 	res := &Result{File: s.Name, Profile: profile}
 	prev := map[string]string{}
+	shown := map[string]bool{} // the rules already printed in full
 	for i := range s.Steps {
 		st := &s.Steps[i]
 		if err := in.exec(st); err != nil {
@@ -121,19 +100,16 @@ func Run(s *Script, profile string) (*Result, error) {
 		recs := in.records()
 		res.Trace = append(res.Trace, recs...)
 		for _, r := range recs {
-			ids = append(ids, ruleRE.FindAllString(r.What+" "+r.Why, -1)...)
-			if strings.Contains(r.What, "arm fired") {
-				ids = append(ids, "NOTIFY-01", "NOTIFY-12")
+			ids = append(ids, r.Rules()...)
+			if r.Errno != 0 {
+				// A failed verb's error cites its rules in words, as the
+				// step's own error does.
+				ids = append(ids, ruleRE.FindAllString(r.Why, -1)...)
 			}
-			if strings.Contains(r.What, "RNR NAK") {
-				ids = append(ids, "XFER-07")
-			}
-			if isVerbRecord(r.What) || st.Verb == "complete" && strings.HasPrefix(r.What, "completion ") {
+			if ownRecord(st, &r) {
 				continue
 			}
-			// An error completion's opcode is not valid (FLUSH-06): do not show it.
-			what := errOpcode.ReplaceAllString(r.What, "$1")
-			sr.Engine = append(sr.Engine, EngineRecord{TimeNS: r.Tick, Object: r.Object, What: what, Why: r.Why})
+			sr.Engine = append(sr.Engine, r)
 		}
 		sr.State = in.snapshot()
 		keys, text := sr.State.lines()
@@ -148,9 +124,14 @@ func Run(s *Script, profile string) (*Result, error) {
 		}
 		seen := map[string]bool{}
 		for _, id := range ids {
-			if t := ruleText(id); t != "" && !seen[id] {
+			if t, full := ruleText(id); t != "" && !seen[id] {
 				seen[id] = true
-				sr.Rules = append(sr.Rules, Rule{ID: id, Text: t})
+				ru := Rule{ID: id, Text: t}
+				if full != t {
+					ru.Full, ru.InFull = full, !shown[id]
+				}
+				shown[id] = true
+				sr.Rules = append(sr.Rules, ru)
 			}
 		}
 		res.Steps = append(res.Steps, sr)
@@ -158,11 +139,17 @@ func Run(s *Script, profile string) (*Result, error) {
 	return res, nil
 }
 
-func isVerbRecord(what string) bool {
-	for _, v := range verbRecords {
-		if strings.HasPrefix(what, v) {
-			return true
-		}
+// ownRecord reports whether r is the record of the step's own call, which
+// the step's result already says: a verb, a fault set or armed, or the
+// completion that a complete command writes.
+func ownRecord(st *Step, r *trace.Record) bool {
+	switch r.Kind {
+	case trace.KindVerb:
+		return true
+	case trace.KindFault:
+		return r.Name == "faults" || r.Name == "arm fault"
+	case trace.KindCompletion:
+		return st.Verb == "complete" && r.Name == "completion"
 	}
 	return false
 }
@@ -170,7 +157,11 @@ func isVerbRecord(what string) bool {
 // Block renders one step as its expected-output block: what the command
 // returned, what the engine did, the state that changed, the time and the
 // rules. It never contains a blank line.
-func (r StepResult) Block(prevTime uint64) string {
+func (r StepResult) Block(prevTime uint64) string { return r.block(prevTime, true) }
+
+// block is Block, with or without the rules (the HTML page shows them
+// apart, each one unfolding to its whole text).
+func (r StepResult) block(prevTime uint64, rules bool) string {
 	var b strings.Builder
 	for _, l := range r.Said {
 		b.WriteString(l + "\n")
@@ -178,11 +169,7 @@ func (r StepResult) Block(prevTime uint64) string {
 	if len(r.Engine) > 0 {
 		b.WriteString("engine:\n")
 		for _, e := range r.Engine {
-			why := ""
-			if e.Why != "" {
-				why = " (" + e.Why + ")"
-			}
-			fmt.Fprintf(&b, "  at %s  %s: %s%s\n", fmtTime(e.TimeNS), e.Object, e.What, why)
+			fmt.Fprintf(&b, "  at %s  %s\n", fmtTime(e.Tick), e.Line())
 		}
 	}
 	if r.State.TimeNS != prevTime {
@@ -194,13 +181,49 @@ func (r StepResult) Block(prevTime uint64) string {
 			b.WriteString("  " + l + "\n")
 		}
 	}
-	if len(r.Rules) > 0 {
+	if len(r.Rules) > 0 && rules {
 		b.WriteString("rules:\n")
 		for _, ru := range r.Rules {
-			fmt.Fprintf(&b, "  %s  %s\n", ru.ID, ru.Text)
+			switch {
+			case ru.InFull:
+				b.WriteString(hang("  "+ru.ID+"  ", ru.Full, ruleWidth))
+			case ru.Full != "":
+				fmt.Fprintf(&b, "  %s  %s (whole rule above)\n", ru.ID, ru.Text)
+			default:
+				fmt.Fprintf(&b, "  %s  %s\n", ru.ID, ru.Text)
+			}
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// ruleWidth is the width the text timeline wraps a whole rule to, its
+// indent included (the timeline indents every block by four more).
+const ruleWidth = 92
+
+// hang wraps text to width columns after head, the lines after the first
+// indented to line up under its start, and ends with a newline.
+func hang(head, text string, width int) string {
+	var b strings.Builder
+	pad := strings.Repeat(" ", len([]rune(head)))
+	line := head
+	n := len([]rune(head))
+	for i, w := range strings.Fields(text) {
+		wl := len([]rune(w))
+		if i > 0 && n+1+wl > width {
+			b.WriteString(line + "\n")
+			line, n = pad+w, len([]rune(pad))+wl
+			continue
+		}
+		if i > 0 {
+			line += " "
+			n++
+		}
+		line += w
+		n += wl
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
 
 // Blocks returns every step's block.

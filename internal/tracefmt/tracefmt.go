@@ -1,7 +1,8 @@
 // Package tracefmt renders a fabric's trace (package sim/trace) for people
 // and tools: virtual time with its unit, runs of identical records
 // collapsed into one line with a count, records filtered by object and by
-// kind, as text or as JSON lines.
+// kind, as text or as JSON lines. It reads the records' fields (their
+// Kind, their objects); it never parses their text.
 //
 // sim's own writers (trace.Log.WriteText, sim.Fabric.WriteTrace) stay as
 // they are, one record per line with the raw tick count, because golden
@@ -11,80 +12,28 @@
 //
 //	t=1.832917 ms #17 vsim0/qp 0x11: post_recv: 1 of 1 WR(s) posted ×503 (#17…#519)
 //
-// and a JSON line
+// and a JSON line is the record's own JSON (trace.Record.MarshalJSON) with,
+// for a run of more than one record, count, last_seq and last_tick:
 //
-//	{"time_ns":1832917,"seq":17,"object":"vsim0/qp 0x11","kind":"verb","what":"post_recv: 1 of 1 WR(s) posted","count":503,"last_seq":519,"last_time_ns":1832917}
+//	{"tick":1832917,"seq":17,"kind":"verb","object":"vsim0/qp 0x11","name":"post_recv","detail":"1 of 1 WR(s) posted","what":"post_recv: 1 of 1 WR(s) posted","count":503,"last_seq":519,"last_tick":1832917}
 package tracefmt
 
 import (
 	"bufio"
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"io"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/verbsim/verbsim/sim/trace"
 )
 
-// Kind is what sort of thing a record tells.
-type Kind string
-
-// The kinds of record, in the order Kinds lists them.
-const (
-	Verb       Kind = "verb"       // a verb the application called: create_qp, post_send, poll_cq, ...
-	Packet     Kind = "packet"     // a packet sent, received, dropped, duplicated or delayed, a NAK
-	Completion Kind = "completion" // a work completion written into a CQ, or lost to an overrun
-	Event      Kind = "event"      // an arm firing, an async event raised, a catastrophic error
-	Timer      Kind = "timer"      // a timer armed or fired: ACK timeout, RNR wait, retries exhausted
-	State      Kind = "state"      // the engine moved an object to another state (a QP to ERR)
-	Fault      Kind = "fault"      // a fault configured or armed, a link taken down or up
-	Other      Kind = "other"      // anything else
-)
-
-// Kinds returns every kind, in a fixed order.
-func Kinds() []Kind {
-	return []Kind{Verb, Packet, Completion, Event, Timer, State, Fault, Other}
-}
-
-// verbName matches the ibv_ verb names the engine traces its calls by
-// (without the ibv_ prefix): open_device, post_recv, req_notify_cq, ...
-var verbName = regexp.MustCompile(`^(open|close|alloc|dealloc|reg|rereg|dereg|create|destroy|modify|query|post|poll|req|get|ack|bind|attach|detach|resize)_[a-z_]+\b`)
-
-// prefixes classify the records of the engine by how their text starts.
-var prefixes = []struct {
-	prefix string
-	kind   Kind
-}{
-	{"send ", Packet}, {"receive ", Packet}, {"drop ", Packet}, {"duplicate ", Packet},
-	{"delay ", Packet}, {"UD datagram", Packet}, {"RNR NAK", Packet}, {"responder error", Packet},
-	{"completion ", Completion}, {"overrun", Completion}, {"send WR failed", Completion},
-	{"arm fired", Event}, {"raise ", Event}, {"catastrophic", Event},
-	{"timer fired", Timer}, {"RNR timer", Timer}, {"RNR wait", Timer}, {"ACK timeout", Timer}, {"retries exhausted", Timer},
-	{"state ", State},
-	{"faults ", Fault}, {"arm fault", Fault}, {"link ", Fault},
-}
-
-// KindOf classifies a record by its text.
-func KindOf(r trace.Record) Kind {
-	for _, p := range prefixes {
-		if strings.HasPrefix(r.What, p.prefix) {
-			return p.kind
-		}
-	}
-	if verbName.MatchString(r.What) {
-		return Verb
-	}
-	return Other
-}
-
 // Filter selects records by object and by kind. The zero Filter selects
 // every record.
 type Filter struct {
-	objects []string      // glob patterns; any may match
-	kinds   map[Kind]bool // nil: every kind
+	objects []string            // glob patterns; any may match
+	kinds   map[trace.Kind]bool // nil: every kind
 	text    string
 }
 
@@ -95,7 +44,9 @@ type Filter struct {
 //
 // obj= takes patterns of the record's object in which * stands for any
 // text and ? for one character; a pattern also matches every object under
-// it ("vsim0" matches "vsim0/qp 0x11"). kind= takes names of Kinds. Terms
+// it ("vsim0" matches "vsim0/qp 0x11"). kind= takes names of kinds
+// (trace.Kind: verb, packet, completion, event, timer, state, fault,
+// other). Terms
 // of different keys must all hold; a key given twice adds its values.
 func ParseFilter(s string) (Filter, error) {
 	f := Filter{text: s}
@@ -115,12 +66,12 @@ func ParseFilter(s string) (Filter, error) {
 			case "obj", "object":
 				f.objects = append(f.objects, v)
 			case "kind":
-				k := Kind(v)
-				if !slices.Contains(Kinds(), k) {
+				k, ok := trace.ParseKind(v)
+				if !ok {
 					return Filter{}, fmt.Errorf("trace filter %q: unknown kind %q (want %s)", s, v, kindList())
 				}
 				if f.kinds == nil {
-					f.kinds = map[Kind]bool{}
+					f.kinds = map[trace.Kind]bool{}
 				}
 				f.kinds[k] = true
 			default:
@@ -133,8 +84,8 @@ func ParseFilter(s string) (Filter, error) {
 
 func kindList() string {
 	var s []string
-	for _, k := range Kinds() {
-		s = append(s, string(k))
+	for _, k := range trace.Kinds() {
+		s = append(s, k.String())
 	}
 	return strings.Join(s, "|")
 }
@@ -144,7 +95,7 @@ func (f Filter) String() string { return f.text }
 
 // Match reports whether r passes the filter.
 func (f Filter) Match(r trace.Record) bool {
-	if f.kinds != nil && !f.kinds[KindOf(r)] {
+	if f.kinds != nil && !f.kinds[r.Kind] {
 		return false
 	}
 	if len(f.objects) == 0 {
@@ -186,12 +137,12 @@ func glob(pattern, s string) bool {
 	return pi == len(p)
 }
 
-// Run is one line of output: a record, or a run of identical ones (same
-// object, text and cause, one after the other once filtered).
+// Run is one line of output: a record, or a run of identical ones (the
+// same in every field but time and sequence number, one after the other
+// once filtered).
 type Run struct {
 	First, Last trace.Record
 	Count       int
-	Kind        Kind
 }
 
 // Collapse filters recs and folds each run of identical records into one.
@@ -203,15 +154,32 @@ func Collapse(recs []trace.Record, f Filter) []Run {
 		}
 		if n := len(out); n > 0 {
 			last := &out[n-1]
-			if last.Last.Object == r.Object && last.Last.What == r.What && last.Last.Why == r.Why {
+			if Same(&last.Last, &r) {
 				last.Last = r
 				last.Count++
 				continue
 			}
 		}
-		out = append(out, Run{First: r, Last: r, Count: 1, Kind: KindOf(r)})
+		out = append(out, Run{First: r, Last: r, Count: 1})
 	}
 	return out
+}
+
+// Same reports whether a and b tell the same thing: every field but Tick
+// and Seq is equal, and so are the groups they point to.
+func Same(a, b *trace.Record) bool {
+	return a.Kind == b.Kind && a.Object == b.Object && a.Name == b.Name && a.Peer == b.Peer &&
+		a.Detail == b.Detail && a.Errno == b.Errno && a.Why == b.Why && a.Rule == b.Rule &&
+		a.Timer == b.Timer && a.Fault == b.Fault &&
+		same(a.WC, b.WC) && same(a.Packet, b.Packet) && same(a.Async, b.Async)
+}
+
+// same reports whether two optional groups are both absent or equal.
+func same[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // FormatTime renders virtual time given in nanoseconds (one tick of the
@@ -232,10 +200,7 @@ func FormatTime(ns uint64) string {
 // String renders the run on one line.
 func (r Run) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "t=%s #%d %s: %s", FormatTime(r.First.Tick), r.First.Seq, r.First.Object, r.First.What)
-	if r.First.Why != "" {
-		fmt.Fprintf(&b, " (%s)", r.First.Why)
-	}
+	fmt.Fprintf(&b, "t=%s #%d %s", FormatTime(r.First.Tick), r.First.Seq, r.First.Line())
 	if r.Count > 1 {
 		fmt.Fprintf(&b, " ×%d (#%d…#%d", r.Count, r.First.Seq, r.Last.Seq)
 		if r.Last.Tick != r.First.Tick {
@@ -264,18 +229,24 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("trace format %q: want text or json", s)
 }
 
-// jsonRun is a run as a JSON line. Count, LastSeq and LastTimeNS appear
-// only for a run of more than one record.
-type jsonRun struct {
-	TimeNS     uint64 `json:"time_ns"`
-	Seq        uint64 `json:"seq"`
-	Object     string `json:"object"`
-	Kind       Kind   `json:"kind"`
-	What       string `json:"what"`
-	Why        string `json:"why,omitempty"`
-	Count      int    `json:"count,omitempty"`
-	LastSeq    uint64 `json:"last_seq,omitempty"`
-	LastTimeNS uint64 `json:"last_time_ns,omitempty"`
+// appendJSON appends the run as one JSON object: its first record's JSON,
+// and for a run of more than one record count, last_seq and last_tick.
+func (r Run) appendJSON(b []byte) ([]byte, error) {
+	j, err := r.First.MarshalJSON()
+	if err != nil {
+		return b, err
+	}
+	if r.Count <= 1 {
+		return append(b, j...), nil
+	}
+	b = append(b, bytes.TrimSuffix(j, []byte("}"))...)
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, int64(r.Count), 10)
+	b = append(b, `,"last_seq":`...)
+	b = strconv.AppendUint(b, r.Last.Seq, 10)
+	b = append(b, `,"last_tick":`...)
+	b = strconv.AppendUint(b, r.Last.Tick, 10)
+	return append(b, '}'), nil
 }
 
 // Write writes the records recs that pass f in format, runs of identical
@@ -287,14 +258,13 @@ func Write(w io.Writer, recs []trace.Record, dropped uint64, f Filter, format Fo
 	bw := bufio.NewWriter(w)
 	switch format {
 	case JSON:
-		enc := json.NewEncoder(bw)
-		enc.SetEscapeHTML(false)
+		var line []byte
 		for _, r := range runs {
-			j := jsonRun{TimeNS: r.First.Tick, Seq: r.First.Seq, Object: r.First.Object, Kind: r.Kind, What: r.First.What, Why: r.First.Why}
-			if r.Count > 1 {
-				j.Count, j.LastSeq, j.LastTimeNS = r.Count, r.Last.Seq, r.Last.Tick
+			var err error
+			if line, err = r.appendJSON(line[:0]); err != nil {
+				return err
 			}
-			if err := enc.Encode(j); err != nil {
+			if _, err := bw.Write(append(line, '\n')); err != nil {
 				return err
 			}
 		}

@@ -7,39 +7,60 @@ import (
 	"testing"
 
 	"github.com/verbsim/verbsim/sim/trace"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 func recs() []trace.Record {
 	var out []trace.Record
 	seq := uint64(0)
-	add := func(tick uint64, obj, what, why string) {
+	add := func(tick uint64, r trace.Record) {
 		seq++
-		out = append(out, trace.Record{Tick: tick, Seq: seq, Object: obj, What: what, Why: why})
+		r.Tick, r.Seq = tick, seq
+		out = append(out, r)
 	}
-	add(0, "a/ctx#1", "open_device", "")
+	verb := func(obj, name, detail string) trace.Record {
+		return trace.Record{Kind: trace.KindVerb, Object: obj, Name: name, Detail: detail}
+	}
+	send := &trace.Packet{Transport: verbs.QPTypeRC, Kind: trace.PacketSend, Len: 64, First: true, Last: true}
+	add(0, verb("a/ctx#1", "open_device", ""))
 	for range 3 {
-		add(1832917, "a/qp 0x11", "post_recv: 1 of 1 WR(s) posted", "")
+		add(1832917, verb("a/qp 0x11", "post_recv", "1 of 1 WR(s) posted"))
 	}
-	add(1832917, "b/qp 0x11", "post_recv: 1 of 1 WR(s) posted", "")
-	add(1900000, "a/qp 0x11", "send RC SEND psn=0 len=64 first last", "to b qp 0x11")
-	add(1900640, "b/qp 0x11", "receive RC SEND psn=0 len=64 first last", "")
-	add(1900640, "b/cq#1", "completion qp 0x11 wr_id 0x1 IBV_WC_SUCCESS IBV_WC_RECV", "")
-	add(1900640, "b/cq#1", "arm fired: event queued on the channel", "")
-	add(5000000000, "a/qp 0x11", "timer fired", "ACK timeout")
-	add(5000000000, "a/qp 0x11", "state ERR", "an error moved the QP to ERR")
-	add(5000000000, "a/ctx#1", "raise IBV_EVENT_QP_FATAL qp a/qp 0x11", "")
-	add(5000000001, "fabric", "arm fault #1: drop", "skip 0, count 1")
-	add(5000000002, "a/qp 0x11", "drop RC SEND psn=1 len=64 first last", "fault #1: drop")
-	add(5000000002, "a/qp 0x11", "something new", "")
+	add(1832917, verb("b/qp 0x11", "post_recv", "1 of 1 WR(s) posted"))
+	add(1900000, trace.Record{Kind: trace.KindPacket, Object: "a/qp 0x11", Name: "send", Packet: send, Peer: "b/qp 0x11"})
+	add(1900640, trace.Record{Kind: trace.KindPacket, Object: "b/qp 0x11", Name: "receive", Packet: send})
+	add(1900640, trace.Record{Kind: trace.KindCompletion, Object: "b/cq#1", Name: "completion",
+		WC: &trace.WC{QPNum: 0x11, WRID: 1, Opcode: verbs.WCRecv}})
+	add(1900640, trace.Record{Kind: trace.KindEvent, Object: "b/cq#1", Name: "arm fired", Detail: "event queued on the channel"})
+	add(5000000000, trace.Record{Kind: trace.KindTimer, Object: "a/qp 0x11", Name: "timer fired", Timer: trace.TimerACK, Why: "ACK timeout"})
+	add(5000000000, trace.Record{Kind: trace.KindState, Object: "a/qp 0x11", Name: "state ERR", Why: "an error moved the QP to ERR"})
+	add(5000000000, trace.Record{Kind: trace.KindEvent, Object: "a/ctx#1", Name: "raise", Async: &trace.Async{Type: verbs.EventQPFatal}, Peer: "a/qp 0x11"})
+	add(5000000001, trace.Record{Kind: trace.KindFault, Object: "fabric", Name: "arm fault", Fault: 1, Detail: "#1 drop", Why: "skip 0, count 1"})
+	add(5000000002, trace.Record{Kind: trace.KindPacket, Object: "a/qp 0x11", Name: "drop", Fault: 1, Why: "fault #1: drop",
+		Packet: &trace.Packet{Transport: verbs.QPTypeRC, Kind: trace.PacketSend, PSN: 1, Len: 64, First: true, Last: true}})
+	add(5000000002, trace.Record{Object: "a/qp 0x11", Name: "something new"})
 	return out
 }
 
-func TestKindOf(t *testing.T) {
-	want := []Kind{Verb, Verb, Verb, Verb, Verb, Packet, Packet, Completion, Event, Timer, State, Event, Fault, Packet, Other}
-	for i, r := range recs() {
-		if got := KindOf(r); got != want[i] {
-			t.Errorf("KindOf(%q) = %s, want %s", r.What, got, want[i])
-		}
+// TestSame: a run collapses records equal in every field but time and
+// sequence number, the groups they point to compared by value.
+func TestSame(t *testing.T) {
+	a := recs()[5]
+	b := a
+	b.Tick, b.Seq = 7, 99
+	b.Packet = &trace.Packet{}
+	*b.Packet = *a.Packet
+	if !Same(&a, &b) {
+		t.Errorf("%v and %v differ", a, b)
+	}
+	b.Packet.PSN++
+	if Same(&a, &b) {
+		t.Errorf("%v and %v are the same", a, b)
+	}
+	c := a
+	c.Packet = nil
+	if Same(&a, &c) || Same(&c, &a) {
+		t.Error("a record with a packet is the same as one without")
 	}
 }
 
@@ -64,7 +85,7 @@ func TestTextCollapsesRuns(t *testing.T) {
 		0:  "t=0 ns #1 a/ctx#1: open_device",
 		1:  "t=1.832917 ms #2 a/qp 0x11: post_recv: 1 of 1 WR(s) posted ×3 (#2…#4)",
 		2:  "t=1.832917 ms #5 b/qp 0x11: post_recv: 1 of 1 WR(s) posted",
-		3:  "t=1.9 ms #6 a/qp 0x11: send RC SEND psn=0 len=64 first last (to b qp 0x11)",
+		3:  "t=1.9 ms #6 a/qp 0x11: send RC SEND psn=0 len=64 first last to b/qp 0x11",
 		7:  "t=5 s #10 a/qp 0x11: timer fired (ACK timeout)",
 		13: "# 15 of 15 records in 13 lines; runs of identical records are counted ×N; time is virtual",
 	} {
@@ -73,7 +94,7 @@ func TestTextCollapsesRuns(t *testing.T) {
 		}
 	}
 	// A run whose records differ in time says until when.
-	r := Collapse([]trace.Record{{Tick: 1, Seq: 1, Object: "x", What: "y"}, {Tick: 2000, Seq: 2, Object: "x", What: "y"}}, Filter{})
+	r := Collapse([]trace.Record{{Tick: 1, Seq: 1, Object: "x", Name: "y"}, {Tick: 2000, Seq: 2, Object: "x", Name: "y"}}, Filter{})
 	if len(r) != 1 || r[0].String() != "t=1 ns #1 x: y ×2 (#1…#2, until t=2 µs)" {
 		t.Errorf("%v", r)
 	}
@@ -138,7 +159,7 @@ func TestJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	if lines[0] != `{"time_ns":1832917,"seq":2,"object":"a/qp 0x11","kind":"verb","what":"post_recv: 1 of 1 WR(s) posted","count":3,"last_seq":4,"last_time_ns":1832917}` {
+	if lines[0] != `{"tick":1832917,"seq":2,"kind":"verb","object":"a/qp 0x11","name":"post_recv","detail":"1 of 1 WR(s) posted","what":"post_recv: 1 of 1 WR(s) posted","count":3,"last_seq":4,"last_tick":1832917}` {
 		t.Errorf("line 1: %s", lines[0])
 	}
 	for _, l := range lines {
@@ -150,7 +171,7 @@ func TestJSON(t *testing.T) {
 			t.Errorf("filtered out: %s", l)
 		}
 	}
-	if len(lines) != 6 || !strings.Contains(lines[1], `"why":"to b qp 0x11"`) || strings.Contains(lines[1], "count") {
+	if len(lines) != 6 || !strings.Contains(lines[1], `"peer":"b/qp 0x11"`) || strings.Contains(lines[1], "count") {
 		t.Errorf("%s", b.String())
 	}
 	if _, err := ParseFormat("yaml"); err == nil {

@@ -1,6 +1,12 @@
 // Package trace records what a simulated fabric does: every verb call that
-// changes something and every engine event, each as one structured record,
-// and renders the records as a compact text timeline or as JSON lines.
+// changes something and every engine event, each as one typed record
+// (Record: its kind, verb or event, objects, errno, work completion,
+// packet and NAK kind, timer, fault, time), and renders the records as a
+// compact text timeline or as JSON lines.
+//
+// The text is a view of the fields, for people; tools read the fields.
+// A test that wants to see an RNR NAK looks for a record whose NAK is
+// NAKRNR, not for words in its text.
 //
 // A Log is not safe for concurrent use by itself; the fabric that owns it
 // adds records under its lock. Read it (Records, WriteText, WriteJSON) when
@@ -10,31 +16,11 @@ package trace
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/verr"
 )
-
-// Record is one thing that happened.
-type Record struct {
-	Tick   uint64 `json:"tick"`          // virtual time
-	Seq    uint64 `json:"seq"`           // order among all records of the fabric
-	Object string `json:"object"`        // what it happened to, e.g. "dev0/qp 0x11"
-	What   string `json:"what"`          // what happened, e.g. "send SEND psn=0 len=64"
-	Why    string `json:"why,omitempty"` // the cause or the rule, e.g. "fault: drop"
-}
-
-// String renders the record on one line:
-//
-//	t=4096 #12 dev0/qp 0x11: retransmit (XFER-10: ACK timeout)
-func (r Record) String() string {
-	if r.Why == "" {
-		return fmt.Sprintf("t=%d #%d %s: %s", r.Tick, r.Seq, r.Object, r.What)
-	}
-	return fmt.Sprintf("t=%d #%d %s: %s (%s)", r.Tick, r.Seq, r.Object, r.What, r.Why)
-}
 
 // Log is an append-only list of records, bounded by Limit. On a nil *Log
 // Add and Reset do nothing, Len and Records return zero values, and the
@@ -94,19 +80,21 @@ func (l *Log) WriteText(w io.Writer) error {
 	}
 	bw := bufio.NewWriter(w)
 	for _, r := range l.Records() {
-		if _, err := fmt.Fprintln(bw, r.String()); err != nil {
+		if _, err := bw.WriteString(r.String() + "\n"); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
 }
 
-// WriteJSON writes one JSON object per record and line (JSON lines).
+// WriteJSON writes one JSON object per record and line (JSON lines), in
+// the shape Record.MarshalJSON describes.
 func (l *Log) WriteJSON(w io.Writer) error {
 	if l == nil || w == nil {
 		return errNil("trace.WriteJSON")
 	}
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	for _, r := range l.Records() {
 		if err := enc.Encode(r); err != nil {
 			return err

@@ -23,13 +23,13 @@ func TestRingKeepsTheNewest(t *testing.T) {
 
 func TestRenderers(t *testing.T) {
 	l := &Log{}
-	l.Add(Record{Tick: 4096, Seq: 12, Object: "a/qp 0x11", What: "retransmit", Why: "XFER-10"})
-	l.Add(Record{Tick: 5000, Seq: 13, Object: "a/cq#1", What: "poll_cq"})
+	l.Add(Record{Tick: 4096, Seq: 12, Kind: KindTimer, Object: "a/qp 0x11", Name: "ACK timeout", Timer: TimerACK, Why: "retransmit", Rule: "XFER-10"})
+	l.Add(Record{Tick: 5000, Seq: 13, Kind: KindVerb, Object: "a/cq#1", Name: "poll_cq"})
 	var text, js bytes.Buffer
 	if err := l.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	want := "t=4096 #12 a/qp 0x11: retransmit (XFER-10)\nt=5000 #13 a/cq#1: poll_cq\n"
+	want := "t=4096 #12 a/qp 0x11: ACK timeout (retransmit (XFER-10))\nt=5000 #13 a/cq#1: poll_cq\n"
 	if text.String() != want {
 		t.Errorf("text:\n%s\nwant:\n%s", text.String(), want)
 	}
@@ -37,7 +37,7 @@ func TestRenderers(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(js.String()), "\n")
-	if len(lines) != 2 || lines[0] != `{"tick":4096,"seq":12,"object":"a/qp 0x11","what":"retransmit","why":"XFER-10"}` ||
+	if len(lines) != 2 || lines[0] != `{"tick":4096,"seq":12,"kind":"timer","object":"a/qp 0x11","name":"ACK timeout","timer":"ACK timeout","why":"retransmit","rule":"XFER-10","what":"ACK timeout"}` ||
 		strings.Contains(lines[1], "why") {
 		t.Errorf("json:\n%s", js.String())
 	}

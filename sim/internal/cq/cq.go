@@ -3,6 +3,7 @@ package cq
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -11,6 +12,7 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -197,24 +199,22 @@ func (c *CQ) TraceName() string {
 	return c.cfg.Name
 }
 
-// traceLocked records, through the domain, a call or an event. The domain
-// must be tracing.
-func (c *CQ) traceLocked(what, why string) {
+// emitLocked records r, a call or an event on c, through the domain. The
+// domain must be tracing.
+func (c *CQ) emitLocked(r trace.Record) {
 	c.quiet = false
-	c.d.Record(c, what, why)
+	c.d.Emit(c, r)
 }
 
-// traceErrLocked traces a verb call that failed with err, or that succeeded
-// when err is nil, if the CQ is traced.
-func (c *CQ) traceErrLocked(what string, err error) {
+// traceVerbLocked traces a call of verb with detail that failed with err,
+// or that succeeded when err is nil, if the CQ is traced.
+func (c *CQ) traceVerbLocked(verb, detail string, err error) {
 	if !c.d.Tracing() {
 		return
 	}
-	why := ""
-	if err != nil {
-		why = err.Error()
-	}
-	c.traceLocked(what, why)
+	r := trace.Record{Kind: trace.KindVerb, Name: verb, Detail: detail}
+	domain.Failed(&r, err)
+	c.emitLocked(r)
 }
 
 // entry is one stored completion and who to tell when it is polled.
@@ -479,7 +479,7 @@ func (c *CQ) pollErrLocked() error {
 	if c.state != live {
 		err = errDestroyed(verbPoll)
 	}
-	c.traceErrLocked("poll_cq", err)
+	c.traceVerbLocked("poll_cq", "", err)
 	return err
 }
 
@@ -489,9 +489,9 @@ func (c *CQ) pollErrLocked() error {
 func (c *CQ) tracePollLocked(wcs []verbs.WC, n int) {
 	switch {
 	case n > 0:
-		c.traceLocked(fmt.Sprintf("poll_cq: %d completion(s), first wr_id %#x %s, %d left", n, wcs[0].WRID, wcs[0].Status.Name(), c.n), "")
+		c.traceVerbLocked("poll_cq", fmt.Sprintf("%d completion(s), first wr_id %d %s, %d left", n, wcs[0].WRID, wcs[0].Status.Name(), c.n), nil)
 	case !c.quiet:
-		c.traceLocked(fmt.Sprintf("poll_cq(%d): empty", len(wcs)), "")
+		c.traceVerbLocked("poll_cq", fmt.Sprintf("empty (num_entries %d)", len(wcs)), nil)
 		c.quiet = true
 	}
 }
@@ -532,11 +532,11 @@ func (c *CQ) ReqNotify(solicitedOnly bool) error {
 func (c *CQ) reqNotifySlowLocked(solicitedOnly bool) error {
 	if c.state != live {
 		err := errDestroyed(verbReqNotify)
-		c.traceErrLocked(fmt.Sprintf("req_notify_cq(solicited_only=%v)", solicitedOnly), err)
+		c.traceVerbLocked("req_notify_cq", fmt.Sprintf("solicited_only=%v", solicitedOnly), err)
 		return err
 	}
 	c.arm = c.arm.Request(solicitedOnly)
-	c.traceLocked(fmt.Sprintf("req_notify_cq(solicited_only=%v): arm %v", solicitedOnly, c.arm), "")
+	c.traceVerbLocked("req_notify_cq", fmt.Sprintf("solicited_only=%v, arm %v", solicitedOnly, c.arm), nil)
 	return nil
 }
 
@@ -575,7 +575,7 @@ func (c *CQ) AckEvents(n int) error {
 //
 //go:noinline
 func (c *CQ) traceAckLocked(n int, err error) {
-	c.traceErrLocked(fmt.Sprintf("ack_cq_events(%d)", n), err)
+	c.traceVerbLocked("ack_cq_events", strconv.Itoa(n), err)
 }
 
 // Resize changes the capacity of c to at least cqe (ibv_resize_cq). cqe must
@@ -591,7 +591,7 @@ func (c *CQ) Resize(cqe int) (err error) {
 	c.enter(verbResize)
 	defer c.leave()
 	if c.d.Tracing() {
-		defer func() { c.traceErrLocked(fmt.Sprintf("resize_cq(%d): cqe %d", cqe, c.cqe), err) }()
+		defer func() { c.traceVerbLocked("resize_cq", fmt.Sprintf("cqe=%d, capacity %d", cqe, c.cqe), err) }()
 	}
 	if c.state != live {
 		return errDestroyed(verbResize)
@@ -666,7 +666,7 @@ func (c *CQ) DestroyContext(ctx context.Context) (err error) {
 	c.enter(verbDestroy)
 	defer c.leave()
 	if c.d.Tracing() {
-		defer func() { c.traceErrLocked("destroy_cq", err) }()
+		defer func() { c.traceVerbLocked("destroy_cq", "", err) }()
 	}
 	switch c.state {
 	case destroyed:

@@ -79,11 +79,11 @@ func (c *CQ) StartPoll() error {
 	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbStartPoll)
-		c.traceErrLocked("start_poll", err)
+		c.traceVerbLocked("start_poll", "", err)
 		return err
 	}
 	if c.batch {
-		c.traceErrLocked("start_poll", errStartTwice)
+		c.traceVerbLocked("start_poll", "", errStartTwice)
 		return errStartTwice
 	}
 	c.syncLocked()
@@ -93,7 +93,7 @@ func (c *CQ) StartPoll() error {
 			err = errStartEIO
 		}
 		if c.d.Tracing() && (!c.quiet || c.overrun) {
-			c.traceLocked("start_poll: empty", err.Error())
+			c.traceVerbLocked("start_poll", "empty", err)
 			c.quiet = true
 		}
 		return err
@@ -101,7 +101,7 @@ func (c *CQ) StartPoll() error {
 	c.batch, c.cur, c.end = true, 0, false
 	c.setCurrentLocked()
 	if c.d.Tracing() {
-		c.traceLocked(fmt.Sprintf("start_poll: wr_id %#x %s, %d in the CQ", c.WRID, c.Status.Name(), c.n), "")
+		c.traceVerbLocked("start_poll", fmt.Sprintf("wr_id %d %s, %d in the CQ", c.WRID, c.Status.Name(), c.n), nil)
 	}
 	return nil
 }
@@ -119,11 +119,11 @@ func (c *CQ) NextPoll() error {
 	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbNextPoll)
-		c.traceErrLocked("next_poll", err)
+		c.traceVerbLocked("next_poll", "", err)
 		return err
 	}
 	if !c.batch {
-		c.traceErrLocked("next_poll", errNextNoOpen)
+		c.traceVerbLocked("next_poll", "", errNextNoOpen)
 		return errNextNoOpen
 	}
 	if !c.end {
@@ -157,11 +157,11 @@ func (c *CQ) EndPoll() error {
 	defer c.leave()
 	if c.state != live {
 		err := errDestroyed(verbEndPoll)
-		c.traceErrLocked("end_poll", err)
+		c.traceVerbLocked("end_poll", "", err)
 		return err
 	}
 	if !c.batch {
-		c.traceErrLocked("end_poll", errEndNoOpen)
+		c.traceVerbLocked("end_poll", "", errEndNoOpen)
 		return errEndNoOpen
 	}
 	n := c.cur
@@ -175,7 +175,7 @@ func (c *CQ) EndPoll() error {
 	c.readable.Store(false)
 	c.WRID, c.Status = 0, 0
 	if c.d.Tracing() {
-		c.traceLocked(fmt.Sprintf("end_poll: %d completion(s) consumed, %d left", n, c.n), "")
+		c.traceVerbLocked("end_poll", fmt.Sprintf("%d completion(s) consumed, %d left", n, c.n), nil)
 	}
 	return nil
 }

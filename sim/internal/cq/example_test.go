@@ -26,9 +26,9 @@ func ExampleCQ_Poll() {
 		}
 	}
 	// Output:
-	// 1 success IBV_WC_RECV
-	// 2 success IBV_WC_RECV
-	// 3 success IBV_WC_RECV
+	// 1 IBV_WC_SUCCESS IBV_WC_RECV
+	// 2 IBV_WC_SUCCESS IBV_WC_RECV
+	// 3 IBV_WC_SUCCESS IBV_WC_RECV
 }
 
 // An armed CQ raises one event on its channel for the first completion added
@@ -111,9 +111,9 @@ func ExampleCQ_StartPoll() {
 	fmt.Println("after end_poll:", c.Len())
 	fmt.Println("empty:", errors.Is(c.StartPoll(), syscall.ENOENT))
 	// Output:
-	// 1 success 10 100
-	// 2 success 20 200
-	// 3 success 30 300
+	// 1 IBV_WC_SUCCESS 10 100
+	// 2 IBV_WC_SUCCESS 20 200
+	// 3 IBV_WC_SUCCESS 30 300
 	// end: true 3 still in the CQ
 	// imm_data not asked for: true
 	// after end_poll: 0

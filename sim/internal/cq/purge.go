@@ -1,6 +1,10 @@
 package cq
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/verbsim/verbsim/sim/trace"
+)
 
 // PurgeQPLocked deletes the unpolled completions of the QP numbered qpn
 // from c, keeping the others in order, and returns how many it deleted:
@@ -44,7 +48,7 @@ func (c *CQ) PurgeQPLocked(qpn uint32) int {
 	}
 	c.n = kept
 	if gone > 0 && c.d.Tracing() {
-		c.traceLocked(fmt.Sprintf("purged %d completion(s) of qp %#x", gone, qpn), "CQ-26 B")
+		c.emitLocked(trace.Record{Kind: trace.KindCompletion, Name: "purged", Detail: fmt.Sprintf("%d completion(s) of qp %#x", gone, qpn), Rule: "CQ-26 B"})
 	}
 	if gone > 0 && c.shadow != nil {
 		c.shadow.ResetLocked(c.entries)

@@ -1,10 +1,10 @@
 package cq
 
 import (
-	"fmt"
 	"syscall"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -92,7 +92,7 @@ func (c *CQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (
 		}
 		c.stats.Overruns++
 		if c.d.Tracing() {
-			c.traceLocked(fmt.Sprintf("overrun: wr_id %#x lost", w.WRID), "CQ-22")
+			c.emitLocked(trace.Record{Kind: trace.KindCompletion, Name: "overrun", WC: wcOf(w), Detail: "lost", Rule: "CQ-22"})
 		}
 		if c.async != nil {
 			if err := c.async.RaiseLocked(verbs.EventCQErr, c, &c.tally, 0); err != nil {
@@ -119,7 +119,7 @@ func (c *CQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (
 	c.n++
 	c.stats.Added++
 	if c.d.Tracing() {
-		c.traceLocked(fmt.Sprintf("completion qp %#x wr_id %#x %s %s", w.QPNum, w.WRID, w.Status.Name(), w.Opcode.Name()), "")
+		c.emitLocked(trace.Record{Kind: trace.KindCompletion, Name: "completion", WC: wcOf(w)})
 	}
 	if c.arm.Fires(w, solicited, c.cfg.Solicited) {
 		c.arm = notify.Disarmed
@@ -128,7 +128,7 @@ func (c *CQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (
 			c.ch.PushLocked(c, c.cfg.Context, &c.tally)
 			c.stats.EventsRaised++
 			if c.d.Tracing() {
-				c.traceLocked("arm fired: event queued on the channel", "")
+				c.emitLocked(trace.Record{Kind: trace.KindEvent, Name: "arm fired", Detail: "event queued on the channel", Rule: "NOTIFY-01, NOTIFY-12"})
 			}
 		}
 	}
@@ -168,4 +168,9 @@ func (c *CQ) Destroyed() bool {
 	c.enter(verbRead)
 	defer c.leave()
 	return c.state != live
+}
+
+// wcOf is the trace's view of w.
+func wcOf(w *verbs.WC) *trace.WC {
+	return &trace.WC{QPNum: w.QPNum, WRID: w.WRID, Status: w.Status, Opcode: w.Opcode}
 }

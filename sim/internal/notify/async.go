@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -28,8 +29,8 @@ type AsyncEvent struct {
 	tally *Tally
 }
 
-// String renders the event as its type text and element, e.g.
-// "CQ error (cq)" or "port active (port 1)".
+// String renders the event as its type and element, e.g.
+// "IBV_EVENT_CQ_ERR (cq)" or "IBV_EVENT_PORT_ACTIVE (port 1)".
 func (e AsyncEvent) String() string {
 	if e.Type.Element() == verbs.ElementPort {
 		return e.Type.String() + " (port " + itoa(int(e.Port)) + ")"
@@ -93,16 +94,21 @@ func (q *AsyncQueue) opLocked(what string, typ verbs.EventType, obj any, port ui
 	if !q.q.d.Tracing() || (failed && what == "get_async_event") { // a failed read names no event
 		return op
 	}
-	if obj == nil {
-		op.What = fmt.Sprintf("%s %s port %d", what, typ.Name(), port)
-	} else {
-		name := fmt.Sprintf("%T", obj)
-		if o, ok := obj.(domain.Object); ok {
-			name = o.TraceName()
-		}
-		op.What = fmt.Sprintf("%s %s %s", what, typ.Name(), name)
-	}
+	op.Rec = q.recordOf(trace.KindVerb, what, typ, obj, port)
 	return op
+}
+
+// recordOf is the record of a call or an event on the queue (name) about
+// an event of type typ, on element obj or port.
+func (q *AsyncQueue) recordOf(kind trace.Kind, name string, typ verbs.EventType, obj any, port uint8) *trace.Record {
+	r := &trace.Record{Kind: kind, Name: name, Async: &trace.Async{Type: typ, Port: port}}
+	if obj != nil {
+		r.Peer = fmt.Sprintf("%T", obj)
+		if o, ok := obj.(domain.Object); ok {
+			r.Peer = o.TraceName()
+		}
+	}
+	return r
 }
 
 var errNilQueue = verr.New("ibv_get_async_event", syscall.EINVAL, "nil async event queue")
@@ -160,8 +166,7 @@ func (q *AsyncQueue) RaiseLocked(typ verbs.EventType, obj any, t *Tally, port ui
 	q.raisedByType[typ]++
 	q.q.pushLocked(asyncEntry{typ: typ, obj: obj, port: port, tally: t})
 	if d := q.q.d; d.Tracing() {
-		op := q.opLocked("raise", typ, obj, port, false)
-		d.Record(q, op.What, "")
+		d.Emit(q, *q.recordOf(trace.KindEvent, "raise", typ, obj, port))
 	}
 	return nil
 }

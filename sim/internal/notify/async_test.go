@@ -64,14 +64,14 @@ func TestAsyncGetAck(t *testing.T) {
 	if err != nil || e1.Type != verbs.EventCQErr || e1.Object != obj {
 		t.Fatalf("first event %v, %v", e1, err)
 	}
-	if e1.String() != "CQ error (cq)" {
+	if e1.String() != "IBV_EVENT_CQ_ERR (cq)" {
 		t.Errorf("String = %q", e1.String())
 	}
 	e2, err := q.TryGetAsyncEvent()
 	if err != nil || e2.Type != verbs.EventPortErr || e2.Port != 1 || e2.Object != nil {
 		t.Fatalf("second event %v, %v", e2, err)
 	}
-	if e2.String() != "port error (port 1)" {
+	if e2.String() != "IBV_EVENT_PORT_ERR (port 1)" {
 		t.Errorf("String = %q", e2.String())
 	}
 	mu := q.Domain()

@@ -18,7 +18,7 @@ type Engine struct {
 	Destroy   cq.DestroyPolicy       // CQ-13
 	Rounding  cq.Rounding            // CQ-02
 	Solicited notify.SolicitedPolicy // NOTIFY-05
-	QP        qp.Policy              // QP-08, QP-12, QP-29, QP-31, QPX-01, QPX-04
+	QP        qp.Policy              // QP-08, QP-12, QP-29, QP-31, QP-33, QPX-01, QPX-04
 	Transport qp.TransportPolicy     // XFER-05, -10, -16, -29, -30, -31, ASYNC-11, -13, WC-13, FLUSH-10, CQ-24, SRQ-12
 }
 
@@ -29,6 +29,7 @@ func Of(r verbs.Readings) Engine {
 			ResetToErr:       r.ResetToErr,
 			FreeSlotOnRetire: r.FreeSlotOnRetire,
 			SendOpsRXE:       r.SendOpsRXE,
+			TransportOpLate:  r.TransportOpLocQPOp,
 		},
 		Transport: qp.TransportPolicy{
 			RecvTooSmallRemInvReq: r.RecvTooSmallRemInvReq,
@@ -44,6 +45,7 @@ func Of(r verbs.Readings) Engine {
 			SendInvErrAcked:       r.SendInvErrAcked,
 			SRQRecvQPPD:           r.SRQRecvQPPD,
 			ResetPurgesCQ:         r.ResetPurgesCQ,
+			NoFlowLabel:           r.NoFlowLabel,
 		},
 	}
 	if r.OverrunDrops {

@@ -66,6 +66,11 @@ type Policy struct {
 	// the supported operations and wr_complete returns the errno
 	// ibv_post_send would (ENOMEM, EINVAL).
 	SendOpsRXE bool
+	// TransportOpLate accepts at post a request whose opcode the QP's
+	// transport does not take (but BIND_MW and TSO) and completes it with
+	// LOC_QP_OP_ERR as it executes (QP-33 reading B, rxe). False: EINVAL at
+	// post (A).
+	TransportOpLate bool
 }
 
 // RXEPolicy returns the readings of Linux soft-RoCE (rxe): RESET→ERR
@@ -74,7 +79,7 @@ type Policy struct {
 // when they finish with a WR, before the completion is posted, let alone
 // polled.
 func RXEPolicy() Policy {
-	return Policy{CurState: CurStateTrusted, FreeSlotOnRetire: true, SendOpsRXE: true}
+	return Policy{CurState: CurStateTrusted, FreeSlotOnRetire: true, SendOpsRXE: true, TransportOpLate: true}
 }
 
 // PortLimits describes one port as far as attribute values depend on it

@@ -2,8 +2,9 @@ package qp
 
 import (
 	"encoding/binary"
-	"fmt"
+	"strconv"
 
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -28,7 +29,9 @@ func (q *QP) completeLocked() {
 			seq := q.sq.done
 			q.sq.done++
 			q.pushSendLocked(&w, seq)
-			q.traceLocked("send WR failed", e.status.Name())
+			if q.tracing() {
+				q.traceLocked(q.failedWR("send WR failed", e.wrid, e.status))
+			}
 			q.sendErrorLocked()
 			return
 		}
@@ -86,7 +89,7 @@ func (q *QP) pushSendLocked(w *verbs.WC, seq uint64) {
 func (q *QP) pushRecvLocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (overrun bool) {
 	c := q.recvCQ()
 	if c == nil {
-		q.traceLocked("receive completion lost", "the XRC SRQ was destroyed while the message arrived")
+		q.traceLocked(trace.Record{Kind: trace.KindCompletion, Name: "receive completion lost", Why: "the XRC SRQ was destroyed while the message arrived"})
 		return false
 	}
 	if w != &q.wcbuf {
@@ -112,7 +115,7 @@ func (q *QP) sendErrorLocked() {
 		return
 	}
 	q.state = verbs.QPStateSQE
-	q.traceLocked("state SQE", "send error on a UD/UC QP (FLUSH-10)")
+	q.traceLocked(trace.Record{Kind: trace.KindState, Name: "state SQE", Why: "send error on a UD/UC QP", Rule: "FLUSH-10"})
 	q.stopTimersLocked()
 	q.flushSendLocked()
 }
@@ -181,13 +184,15 @@ func (q *QP) impliedNAKLocked(e *wqe) {
 	t.impliedNAK = true
 	if !(q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7) {
 		if t.retryLeft == 0 {
-			q.traceLocked("retries exhausted", "implied NAK: READ/atomic response lost (XFER-10)")
+			q.stats.RetryExceeded++
+			q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "retries exhausted", Why: "implied NAK: READ/atomic response lost", Rule: "XFER-10"})
 			q.failLocked(verbs.WCRetryExcErr)
 			return
 		}
 		t.retryLeft--
 	}
-	q.traceLocked("implied NAK", "READ/atomic response lost; asked again (XFER-10)")
+	q.stats.ImpliedNAKs++
+	q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "implied NAK", Why: "READ/atomic response lost; asked again", Rule: "XFER-10"})
 	q.rewindLocked(e.psn)
 	q.scheduleLocked()
 }
@@ -213,14 +218,23 @@ func (q *QP) completerLocked(p *Packet) {
 	if q.typ != verbs.QPTypeRC && q.typ != verbs.QPTypeXRCSend || (q.state != verbs.QPStateRTS && q.state != verbs.QPStateSQD) {
 		return
 	}
-	if p.SrcQPN != q.attr.DestQPNum {
-		return // XFER-27
+	if !q.fromPeerLocked(p) {
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "packet ignored", Why: "not from the connected peer", Rule: "XFER-27"})
+		return
 	}
 	t := &q.tx
 	switch p.Kind {
 	case PktAck:
+		if q.ghostLocked(p) {
+			if q.tracing() {
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "ghost acknowledgement ignored", Packet: &trace.Packet{NAK: nakOf(p.Syndrome)}, Why: "its PSN is beyond every PSN sent", Rule: "XFER-35"})
+			}
+			return
+		}
 		if p.Syndrome != SynACK && psnDiff(p.PSN, q.ackedPSNLocked()) < 0 {
-			q.traceLocked("stale NAK ignored", "its PSN is already acknowledged")
+			if q.tracing() {
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "stale NAK ignored", Packet: &trace.Packet{NAK: nakOf(p.Syndrome)}, Why: "its PSN is already acknowledged"})
+			}
 			return
 		}
 		switch p.Syndrome {
@@ -229,12 +243,15 @@ func (q *QP) completerLocked(p *Packet) {
 				q.progressLocked()
 			}
 		case SynSeqErr:
+			q.stats.SeqNAKsReceived++
 			q.ackLocked(psnAdd(p.PSN, psnMask)) // everything before p.PSN
 			q.rewindLocked(p.PSN)
 			q.scheduleLocked()
 		case SynRNR:
+			q.stats.RNRNAKsReceived++
 			q.ackLocked(psnAdd(p.PSN, psnMask))
 			if t.rnrLeft == 0 {
+				q.stats.RNRRetryExceeded++
 				q.failLocked(verbs.WCRNRRetryExcErr)
 				break
 			}
@@ -243,10 +260,11 @@ func (q *QP) completerLocked(p *Packet) {
 			}
 			q.rewindLocked(p.PSN)
 			t.rnrWait = true
-			q.traceLocked("RNR wait", "XFER-07/08: the responder's min_rnr_timer")
+			q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "RNR wait", Timer: trace.TimerRNR, Why: "the responder's min_rnr_timer", Rule: "XFER-07, XFER-08"})
 			q.cfg.Host.StopLocked(&q.timers[TimerRetry])
 			q.cfg.Host.ArmLocked(&q.timers[TimerRNR], RNRTicks(p.RNRTimer))
 		default:
+			q.stats.ErrorNAKsReceived++
 			q.ackLocked(psnAdd(p.PSN, psnMask))
 			st := verbs.WCRemInvReqErr
 			switch p.Syndrome {
@@ -300,6 +318,10 @@ func (q *QP) responseLocked(p *Packet) {
 				return
 			}
 			continue
+		}
+		if p.Kind == PktReadResp && !q.readResponseLengthOK(e, p) {
+			q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "READ response dropped", Why: "it does not carry the bytes due", Rule: "XFER-34"})
+			return
 		}
 		// Everything before this WR is implicitly acknowledged.
 		if q.ackLocked(psnAdd(e.psn, psnMask)) {
@@ -408,15 +430,18 @@ func (q *QP) TimerLocked(k TimerKind) {
 	switch k {
 	case TimerRNR:
 		t.rnrWait = false
-		q.traceLocked("RNR timer fired", "retry the message (XFER-07)")
+		q.stats.RNRRetries++
+		q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "RNR timer fired", Timer: trace.TimerRNR, Why: "retry the message", Rule: "XFER-07"})
 		q.RunLocked()
 	case TimerRetry:
 		if t.next == q.sq.done {
 			return
 		}
 		infinite := q.attr.RetryCnt == 7 && q.cfg.Transport.InfiniteRetry7
+		q.stats.ACKTimeouts++
 		if t.retryLeft == 0 && !infinite {
-			q.traceLocked("retries exhausted", "XFER-10")
+			q.stats.RetryExceeded++
+			q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "retries exhausted", Timer: trace.TimerACK, Rule: "XFER-10"})
 			q.failLocked(verbs.WCRetryExcErr)
 			q.completeLocked()
 			return
@@ -425,7 +450,7 @@ func (q *QP) TimerLocked(k TimerKind) {
 			t.retryLeft--
 		}
 		t.impliedNAK = false
-		q.traceLocked("ACK timeout", "retransmit (XFER-10)")
+		q.traceLocked(trace.Record{Kind: trace.KindTimer, Name: "ACK timeout", Timer: trace.TimerACK, Why: "retransmit", Rule: "XFER-10"})
 		q.rewindLocked(q.ackedPSNLocked())
 		q.RunLocked()
 	}
@@ -463,11 +488,15 @@ func (q *QP) takeForcedLocked(wrid uint64, recv bool, st verbs.WCStatus) verbs.W
 		if f.wrid == wrid && f.recv == recv {
 			q.forced = append(q.forced[:i], q.forced[i+1:]...)
 			if st != verbs.WCSuccess {
-				q.traceLocked(fmt.Sprintf("forced status %s on wr_id %#x not applied", f.status.Name(), wrid),
-					"the WR completed with "+st.Name()+" first")
+				if q.tracing() {
+					q.traceLocked(trace.Record{Kind: trace.KindFault, Name: "forced status", Detail: "not applied",
+						WC: &trace.WC{QPNum: q.num, WRID: wrid, Status: f.status}, Why: "the WR completed with " + st.Name() + " first"})
+				}
 				return st
 			}
-			q.traceLocked(fmt.Sprintf("forced status %s on wr_id %#x", f.status.Name(), wrid), "fault: forced status")
+			if q.tracing() {
+				q.traceLocked(trace.Record{Kind: trace.KindFault, Name: "forced status", WC: &trace.WC{QPNum: q.num, WRID: wrid, Status: f.status}, Why: "fault: forced status"})
+			}
 			return f.status
 		}
 	}
@@ -477,7 +506,9 @@ func (q *QP) takeForcedLocked(wrid uint64, recv bool, st verbs.WCStatus) verbs.W
 // forgetForcedLocked drops every forced status not yet spent (RESET).
 func (q *QP) forgetForcedLocked() {
 	if len(q.forced) > 0 {
-		q.traceLocked(fmt.Sprintf("%d forced status(es) forgotten", len(q.forced)), "RESET")
+		if q.tracing() {
+			q.traceLocked(trace.Record{Kind: trace.KindFault, Name: "forced statuses forgotten", Detail: strconv.Itoa(len(q.forced)), Why: "RESET"})
+		}
 		q.forced = q.forced[:0]
 	}
 }
@@ -491,7 +522,7 @@ func (q *QP) FatalLocked() {
 	if q == nil || q.life != live || q.state == verbs.QPStateErr {
 		return
 	}
-	q.traceLocked("fatal error", "fault: QP_FATAL (ASYNC-08)")
+	q.traceLocked(trace.Record{Kind: trace.KindEvent, Name: "fatal error", Why: "fault: QP_FATAL", Rule: "ASYNC-08"})
 	q.raiseLocked(verbs.EventQPFatal)
 	q.SetErrorLocked()
 }

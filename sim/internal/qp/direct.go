@@ -78,11 +78,11 @@ import (
 type DirectHost interface {
 	// DirectPeerLocked returns the QP a request from q, sent from local
 	// port port to address av and QP dstQPN, would be delivered to, with
-	// the request's source LID and whether it carries a GRH; nil when the
-	// engine must run it: the engine is not idle, a fault, trace, Chooser
-	// or Remote is set, Manual mode, a port on the way or back is down, or
-	// no QP is there.
-	DirectPeerLocked(q *QP, port uint8, av *verbs.AHAttr, dstQPN uint32) (to *QP, slid uint16, global bool)
+	// the addresses the request and its answer come from (q's
+	// DirectCache); nil when the engine must run it: the engine is not
+	// idle, a fault, trace, Chooser or Remote is set, Manual mode, a port
+	// on the way or back is down, or no QP is there.
+	DirectPeerLocked(q *QP, port uint8, av *verbs.AHAttr, dstQPN uint32) *DirectCache
 	// DirectDoneLocked accounts for the engine events a direct message
 	// stands for: events events run, packets packets sent and delivered,
 	// and seqs sequence numbers (events and timer arms) drawn; multi
@@ -94,18 +94,23 @@ type DirectHost interface {
 }
 
 // DirectCache is where a DirectHost keeps what DirectPeerLocked found for
-// a QP (DirectCacheLocked): the peer, the source LID and the GRH flag,
-// with what they were derived from: the host's own generation of its
-// topology (port states, QPs created and destroyed) and the attribute
-// generations (AttrGenLocked) of the QP and of the peer. The host checks
-// them all before it trusts the entry.
+// a QP (DirectCacheLocked): the peer, the source addresses of the request
+// and of its answer, with what they were derived from: the host's own
+// generation of its topology (port states, QPs created and destroyed) and
+// the attribute generations (AttrGenLocked) of the QP and of the peer. The
+// host checks them all before it trusts the entry.
 type DirectCache struct {
 	To     *QP
 	Topo   uint64 // the host's generation
 	Self   uint64 // the QP's AttrGenLocked
 	Peer   uint64 // To's AttrGenLocked
-	SLID   uint16
-	Global bool
+	SLID   uint16 // the request's source LID
+	Global bool   // the request carries a GRH
+	SGID   [16]byte
+	// The answer's source address (XFER-27 at the requester).
+	BackSLID   uint16
+	BackGlobal bool
+	BackSGID   [16]byte
 }
 
 // DirectCacheLocked returns q's DirectCache.
@@ -345,12 +350,19 @@ func (q *QP) directLocked() bool {
 	// The engine first: a fabric that traces, injects faults or runs in
 	// Manual mode stops here.
 	h := q.direct
-	r, slid, global := h.DirectPeerLocked(q, q.attr.PortNum, &q.attr.AHAttr, q.attr.DestQPNum)
+	c := h.DirectPeerLocked(q, q.attr.PortNum, &q.attr.AHAttr, q.attr.DestQPNum)
+	if c == nil {
+		return false
+	}
+	r := c.To
 	if r == nil || r == q || r.life != live || r.typ != q.typ || r.cfg.Host == nil || r.init.SRQ != nil || len(r.forced) > 0 {
 		return false
 	}
 	e := q.sq.slot(seq)
 	op := e.op
+	if ok, _ := opAllowed(op, q.typ); !ok {
+		return false // QP-33 B: the engine fails it
+	}
 	recv := false                   // the message completes a receive WR
 	need := verbs.AccessRemoteWrite // the access it needs at the responder
 	switch op {
@@ -389,7 +401,10 @@ func (q *QP) directLocked() bool {
 	default:
 		return false
 	}
-	if r.attr.DestQPNum != q.num || (!global && slid != r.attr.AHAttr.DLID) ||
+	// XFER-27 both ways: the responder takes the request from its peer,
+	// the requester the answer from its own.
+	if !fromPath(&r.attr.AHAttr, r.attr.DestQPNum, q.num, c.SLID, c.Global, &c.SGID) ||
+		(q.typ == verbs.QPTypeRC && !fromPath(&q.attr.AHAttr, q.attr.DestQPNum, r.num, c.BackSLID, c.BackGlobal, &c.BackSGID)) ||
 		r.rx.epsn != t.psn || r.rx.inMsg || r.rx.wqe {
 		return false
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -41,17 +42,17 @@ func (q *QP) ModifyLocked(attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 	}
 	if q.life != live {
 		err := verr.New(verbModify, syscall.EINVAL, "the QP has been destroyed")
-		q.traceLocked("modify_qp: failed", err.Error())
+		q.traceVerbLocked("modify_qp", "", err)
 		return err
 	}
 	next, err := CheckModify(Current{State: q.state, Port: q.attr.PortNum, Draining: q.drainingLocked()}, q.typ, attr, mask, q.cfg.Modify, q.cfg.Policy)
 	if err != nil {
 		if q.tracing() {
-			what := fmt.Sprintf("modify_qp %v, mask %#x", q.state, uint32(mask))
+			detail := fmt.Sprintf("%v, mask %#x", q.state, uint32(mask))
 			if mask&verbs.QPAttrState != 0 {
-				what = fmt.Sprintf("modify_qp %v→%v", q.state, attr.QPState)
+				detail = fmt.Sprintf("%v→%v", q.state, attr.QPState)
 			}
-			q.traceLocked(what+": failed", err.Error())
+			q.traceVerbLocked("modify_qp", detail, err)
 		}
 		return err
 	}
@@ -61,7 +62,7 @@ func (q *QP) ModifyLocked(attr *verbs.QPAttr, mask verbs.QPAttrMask) error {
 	prev := q.state
 	q.state = next
 	if q.tracing() {
-		q.traceLocked(fmt.Sprintf("modify_qp %v→%v", prev, next), "")
+		q.traceVerbLocked("modify_qp", fmt.Sprintf("%v→%v", prev, next), nil)
 	}
 	switch {
 	case next == verbs.QPStateErr:
@@ -109,7 +110,7 @@ func (q *QP) SetErrorLocked() {
 		return
 	}
 	q.state = verbs.QPStateErr
-	q.traceLocked("state ERR", "an error moved the QP to ERR")
+	q.traceLocked(trace.Record{Kind: trace.KindState, Name: "state ERR", Why: "an error moved the QP to ERR"})
 	q.stopTimersLocked()
 	q.flushLocked()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -149,11 +150,28 @@ type QP struct {
 	direct DirectHost // cfg.Host, when it offers the direct path (direct.go)
 }
 
-// Stats counts what happened to a QP.
+// Stats counts what happened to a QP. sim.QPStats, which is converted from
+// it, documents each counter.
 type Stats struct {
 	SendPosted, RecvPosted   uint64
 	SendFlushed, RecvFlushed uint64
 	CQOverruns               uint64 // completions of this QP lost to a CQ overrun
+
+	// As an RC requester.
+	RNRNAKsReceived   uint64
+	SeqNAKsReceived   uint64
+	ErrorNAKsReceived uint64
+	RNRRetries        uint64
+	ACKTimeouts       uint64
+	ImpliedNAKs       uint64
+	RetryExceeded     uint64
+	RNRRetryExceeded  uint64
+
+	// As an RC responder.
+	RNRNAKsSent       uint64
+	SeqNAKsSent       uint64
+	ErrorNAKsSent     uint64
+	DuplicateRequests uint64
 }
 
 const (
@@ -302,6 +320,12 @@ func (q *QP) Num() uint32 {
 // Precondition: the domain lock is held.
 func (q *QP) PortNumLocked() uint8 { return q.attr.PortNum }
 
+// AHAttrLocked returns q's path (ah_attr), for the direct path's address
+// checks.
+//
+// Precondition: the domain lock is held.
+func (q *QP) AHAttrLocked() verbs.AHAttr { return q.attr.AHAttr }
+
 // Type returns the transport type.
 func (q *QP) Type() verbs.QPType {
 	if q == nil {
@@ -420,10 +444,10 @@ func (q *QP) DestroyContext(ctx context.Context) error {
 	switch q.life {
 	case destroyed:
 		err := verr.New(verbDestroy, syscall.EINVAL, "the QP has been destroyed")
-		q.traceLocked("destroy_qp: failed", err.Error())
+		q.traceVerbLocked("destroy_qp", "", err)
 		return err
 	case live:
-		q.traceLocked("destroy_qp", "outstanding WRs vanish (QP-37)")
+		q.traceLocked(trace.Record{Kind: trace.KindVerb, Name: "destroy_qp", Why: "outstanding WRs vanish", Rule: "QP-37"})
 		q.life = destroying
 		q.stopTimersLocked()
 		q.sq.reset()

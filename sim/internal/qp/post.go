@@ -43,6 +43,21 @@ func opAllowed(op verbs.WROpcode, t verbs.QPType) (ok bool, unsupported bool) {
 	return false, false
 }
 
+// lateOp reports whether op, which transport t does not take, is accepted
+// at post and fails as it executes under QP-33 reading B (rxe): every
+// opcode of the matrix but BIND_MW on UD, which rxe's provider refuses at
+// post, and TSO, which is not simulated.
+func lateOp(op verbs.WROpcode, t verbs.QPType) bool {
+	switch op {
+	case verbs.WRBindMW:
+		return t != verbs.QPTypeUD
+	case verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm, verbs.WRRDMARead, verbs.WRAtomicCmpAndSwp,
+		verbs.WRAtomicFetchAndAdd, verbs.WRLocalInv, verbs.WRSendWithInv, verbs.WRAtomicWrite:
+		return true
+	}
+	return false
+}
+
 // BindMW binds the type 1 memory window mw (a *sim.MW) as ibv_bind_mw
 // does: it posts a BIND_MW work request with the given wr_id and send
 // flags to q's send queue, which completes with IBV_WC_BIND_MW or, when a
@@ -112,11 +127,14 @@ func (q *QP) BindMW(mw verbs.MW, wrID uint64, flags verbs.SendFlags, info verbs.
 //
 //   - the QP must be in RTS, SQD, SQE or ERR (QP-26): EINVAL otherwise;
 //   - the opcode must suit the transport (QP-33): EINVAL, or EOPNOTSUPP for
-//     opcodes verbsim does not execute;
+//     opcodes verbsim does not execute; under Policy.TransportOpLate
+//     (rxe) such a request is accepted and completes with LOC_QP_OP_ERR;
 //   - at most max_send_sge elements (QP-32), known flags only, FENCE only on
 //     RC, INLINE only on SEND and RDMA WRITE opcodes (QP-34), an inline
 //     payload of at most max_inline_data bytes (QP-35): EINVAL;
-//   - a UD request needs an address handle: EINVAL;
+//   - a UD request needs an address handle of the QP's device context,
+//     not destroyed: EINVAL (AV-04; one of another PD of the context is
+//     accepted and fails as it executes, PD-04);
 //   - a free slot (QP-29): ENOMEM. Under the default reading a slot is
 //     free once the completion covering its request has been polled; under
 //     Policy.FreeSlotOnRetire once the request has completed or been
@@ -196,7 +214,7 @@ func (q *QP) checkSendLocked(w *verbs.SendWR, in builtInline) error {
 	switch {
 	case unsupported:
 		return verr.Errorf(verbSend, syscall.EOPNOTSUPP, "opcode %v is not simulated", w.Opcode)
-	case !ok:
+	case !ok && !(q.cfg.Policy.TransportOpLate && lateOp(w.Opcode, q.typ)):
 		return verr.Errorf(verbSend, syscall.EINVAL, "opcode %v is not allowed on a %v QP (QP-33)", w.Opcode, q.typ)
 	case len(w.SGList) > int(q.cap.MaxSendSGE):
 		return verr.Errorf(verbSend, syscall.EINVAL, "num_sge %d above max_send_sge %d (QP-32)", len(w.SGList), q.cap.MaxSendSGE)
@@ -206,6 +224,11 @@ func (q *QP) checkSendLocked(w *verbs.SendWR, in builtInline) error {
 		return verr.Errorf(verbSend, syscall.EINVAL, "IBV_SEND_FENCE on a %v QP (QP-34)", q.typ)
 	case q.typ == verbs.QPTypeUD && w.AH == nil:
 		return verr.New(verbSend, syscall.EINVAL, "a UD send needs an address handle")
+	}
+	if q.typ == verbs.QPTypeUD && q.cfg.Host != nil {
+		if err := q.cfg.Host.CheckAHLocked(q.cfg.PD, w.AH); err != nil {
+			return err
+		}
 	}
 	inline := w.Flags&verbs.SendInline != 0
 	if inline {
@@ -349,10 +372,5 @@ func (q *QP) Outstanding() (send, recv int) {
 
 // tracePostLocked records a post verb and its outcome.
 func (q *QP) tracePostLocked(verb string, asked, n int, err error) {
-	what := fmt.Sprintf("%s: %d of %d WR(s) posted", verb, n, asked)
-	why := ""
-	if err != nil {
-		why = err.Error()
-	}
-	q.traceLocked(what, why)
+	q.traceVerbLocked(verb, fmt.Sprintf("%d of %d WR(s) posted", n, asked), err)
 }

@@ -3,6 +3,8 @@ package qp
 import (
 	"encoding/binary"
 
+	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -80,8 +82,34 @@ func (q *QP) scheduleLocked() {
 // tracing reports whether the domain wants trace records.
 func (q *QP) tracing() bool { return q.d.Tracing() }
 
-// traceLocked records what happened to q, if the domain traces.
-func (q *QP) traceLocked(what, why string) { q.d.Record(q, what, why) }
+// traceLocked records r, what happened to q, if the domain traces. A
+// record that formats text or points to a group (WC, Packet) is built only
+// when tracing reports true.
+func (q *QP) traceLocked(r trace.Record) { q.d.Emit(q, r) }
+
+// traceVerbLocked records a call of verb on q with detail, failed with err
+// or successful when err is nil.
+func (q *QP) traceVerbLocked(verb, detail string, err error) {
+	r := trace.Record{Kind: trace.KindVerb, Name: verb, Detail: detail}
+	domain.Failed(&r, err)
+	q.traceLocked(r)
+}
+
+// failedWR is the record of a send WR of q that failed before it reached
+// the wire (name), with its wr_id and status.
+func (q *QP) failedWR(name string, wrid uint64, st verbs.WCStatus) trace.Record {
+	return trace.Record{Kind: trace.KindCompletion, Name: name, WC: &trace.WC{QPNum: q.num, WRID: wrid, Status: st}}
+}
+
+// nakOf is the trace's name of a NAK syndrome: the two lists share their
+// order (checked below).
+func nakOf(s Syndrome) trace.NAKKind { return trace.NAKKind(s) }
+
+var (
+	_ = [1]int{}[trace.NAKRNR-nakOf(SynRNR)]
+	_ = [1]int{}[trace.NAKRemOp-nakOf(SynRemOp)]
+	_ = [1]int{}[trace.NotNAK-nakOf(SynACK)]
+)
 
 // resetTransportLocked forgets every transport state: RESET, and the
 // start of RTR and RTS.
@@ -153,6 +181,22 @@ func (q *QP) RunLocked() {
 			if q.state == verbs.QPStateSQD {
 				break // QP-39: nothing new starts while draining
 			}
+			if ok, _ := opAllowed(e.op, q.typ); !ok {
+				// QP-33 reading B: accepted at post, it has no packet
+				// opcode on this transport.
+				e.psn, e.npkts = t.psn, 0
+				e.status, e.fin = verbs.WCLocQPOpErr, true
+				t.assigned++
+				t.next++
+				t.nextPkt = 0
+				t.halted = true
+				if q.tracing() {
+					r := q.failedWR("opcode not of the transport", e.wrid, e.status)
+					r.Rule = "QP-33"
+					q.traceLocked(r)
+				}
+				break
+			}
 			rd := isRdAtomic(e.op)
 			if e.flags&verbs.SendFence != 0 && t.rdInFlight > 0 {
 				break // QP-38
@@ -170,7 +214,9 @@ func (q *QP) RunLocked() {
 				t.nextPkt = 0
 				if e.status != verbs.WCSuccess {
 					t.halted = true
-					q.traceLocked("local operation failed", e.status.Name())
+					if q.tracing() {
+						q.traceLocked(q.failedWR("local operation failed", e.wrid, e.status))
+					}
 					break
 				}
 				continue
@@ -180,7 +226,9 @@ func (q *QP) RunLocked() {
 				t.assigned++
 				t.next++
 				t.halted = true
-				q.traceLocked("local error", st.Name())
+				if q.tracing() {
+					q.traceLocked(q.failedWR("local error", e.wrid, st))
+				}
 				break
 			}
 			e.psn, e.npkts = t.psn, q.packetsLocked(e)
@@ -322,7 +370,7 @@ func (q *QP) transmitLocked(e *wqe) bool {
 	mtu := uint64(q.mtuLocked())
 	if q.typ == verbs.QPTypeUD && total > mtu {
 		// XFER-20 (A): nothing is transmitted, and the WR succeeds.
-		q.traceLocked("UD message above the MTU not sent", "XFER-20")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UD message above the MTU not sent", Rule: "XFER-20"})
 		return true
 	}
 	kind := PktSend
@@ -404,4 +452,7 @@ func (q *QP) addressLocked(e *wqe, p *Packet) {
 		}
 	}
 	p.DLID, p.DGID, p.Global, p.SL = av.DLID, av.GRH.DGID, av.IsGlobal, av.SL
+	if av.IsGlobal {
+		q.grhLocked(p, &av)
+	}
 }

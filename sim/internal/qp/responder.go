@@ -3,6 +3,7 @@ package qp
 import (
 	"encoding/binary"
 
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -20,7 +21,7 @@ func (q *QP) respondLocked(p *Packet) {
 	switch q.state {
 	case verbs.QPStateRTR, verbs.QPStateRTS, verbs.QPStateSQD, verbs.QPStateSQE:
 	default:
-		q.traceLocked("packet dropped", "the QP is not receiving (XFER-28)")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "packet dropped", Why: "the QP is not receiving", Rule: "XFER-28"})
 		return
 	}
 	switch {
@@ -34,8 +35,8 @@ func (q *QP) respondLocked(p *Packet) {
 		q.udReceiveLocked(p)
 		return
 	}
-	if p.SrcQPN != q.attr.DestQPNum || (!p.Global && p.SLID != q.attr.AHAttr.DLID) {
-		q.traceLocked("packet ignored", "not from the connected peer (XFER-27)")
+	if !q.fromPeerLocked(p) {
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "packet ignored", Why: "not from the connected peer", Rule: "XFER-27"})
 		return
 	}
 	if q.state == verbs.QPStateRTR && !q.rx.commEst {
@@ -98,11 +99,11 @@ func (q *QP) xrcSRQLocked(p *Packet, inSeq bool) bool {
 		return true
 	}
 	if inSeq {
-		why := "the request names no XRC SRQ of the device (XRC-10)"
+		why := "the request names no XRC SRQ of the device"
 		if s != nil {
-			why = "the XRC SRQ the request names is in another XRC domain (XRC-10)"
+			why = "the XRC SRQ the request names is in another XRC domain"
 		}
-		q.responderErrorLocked(p, SynRemAccess, verbs.WCSuccess, verbs.EventQPAccessErr, why)
+		q.responderErrorLocked(p, SynRemAccess, verbs.WCSuccess, verbs.EventQPAccessErr, why, "XRC-10")
 	}
 	return false
 }
@@ -131,12 +132,27 @@ func (q *QP) raiseLocked(t verbs.EventType) {
 func (q *QP) nakLocked(req *Packet, syn Syndrome, psn uint32) {
 	h := q.cfg.Host
 	a := h.NewPacketLocked()
-	a.reply(req, q.attr.PortNum, PktAck)
+	a.reply(req, q, PktAck)
 	a.Syndrome, a.PSN = syn, psn
-	if syn == SynRNR {
-		a.RNRTimer = q.attr.MinRNRTimer
+	if syn != SynACK {
+		q.countNAKSentLocked(syn)
+		if syn == SynRNR {
+			a.RNRTimer = q.attr.MinRNRTimer
+		}
 	}
 	h.SendLocked(q, a)
+}
+
+// countNAKSentLocked counts a NAK the responder sends, by kind.
+func (q *QP) countNAKSentLocked(syn Syndrome) {
+	switch syn {
+	case SynRNR:
+		q.stats.RNRNAKsSent++
+	case SynSeqErr:
+		q.stats.SeqNAKsSent++
+	default:
+		q.stats.ErrorNAKsSent++
+	}
 }
 
 // takeRecvLocked holds the oldest receive WR for an incoming message
@@ -202,7 +218,7 @@ func (q *QP) completeRecvLocked(w *verbs.WC, solicited bool) (overrun bool) {
 // failed post takes its error path with no ACK.
 func (q *QP) ackReceivedLocked(p *Packet, overrun bool) {
 	if overrun {
-		q.traceLocked("no ACK", "the receive completion overran the CQ; the QP is in ERR (CQ-24, FLUSH-11)")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "no ACK", Why: "the receive completion overran the CQ; the QP is in ERR", Rule: "CQ-24, FLUSH-11"})
 		return
 	}
 	q.nakLocked(p, SynACK, p.PSN)
@@ -211,8 +227,10 @@ func (q *QP) ackReceivedLocked(p *Packet, overrun bool) {
 // responderErrorLocked answers a bad request: a NAK with syn, the held
 // receive WR (if any) completed with recvStatus, the event ev (unless the
 // profile raises none) and the QP in ERR (FLUSH-12, XFER-15).
-func (q *QP) responderErrorLocked(p *Packet, syn Syndrome, recvStatus verbs.WCStatus, ev verbs.EventType, why string) {
-	q.traceLocked("responder error "+syn.String(), why)
+func (q *QP) responderErrorLocked(p *Packet, syn Syndrome, recvStatus verbs.WCStatus, ev verbs.EventType, why, rule string) {
+	if q.tracing() {
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "responder error", Packet: &trace.Packet{NAK: nakOf(syn)}, Detail: syn.String(), Why: why, Rule: rule})
+	}
 	q.nakLocked(p, syn, p.PSN)
 	if q.rx.wqe && recvStatus != verbs.WCSuccess {
 		// Solicited only if the packet carried the SE bit: what a
@@ -263,23 +281,30 @@ func (q *QP) rcSendLocked(p *Packet) {
 	if p.First {
 		if !q.takeRecvLocked() {
 			r.nakSent = true
-			q.traceLocked("RNR NAK", "no receive WR (XFER-07)")
+			if q.tracing() {
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "RNR NAK", Packet: &trace.Packet{NAK: trace.NAKRNR}, Why: "no receive WR", Rule: "XFER-07"})
+			}
 			q.nakLocked(p, SynRNR, p.PSN)
 			return
 		}
 		r.inMsg, r.off = true, 0
 	}
 	if !r.inMsg {
-		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first", "")
+		return
+	}
+	if why, rule := q.sendLengthLocked(p); why != "" {
+		r.inMsg = false
+		q.responderErrorLocked(p, SynInvReq, q.recvLengthStatus(), verbs.EventQPReqErr, why, rule)
 		return
 	}
 	switch st := q.placeRecvLocked(p.Payload, uint64(r.off)); st {
 	case verbs.WCSuccess:
 	case verbs.WCLocLenErr, verbs.WCRemInvReqErr:
-		q.responderErrorLocked(p, SynInvReq, st, verbs.EventQPReqErr, "the message does not fit the receive WR (XFER-05)")
+		q.responderErrorLocked(p, SynInvReq, st, verbs.EventQPReqErr, "the message does not fit the receive WR", "XFER-05")
 		return
 	default:
-		q.responderErrorLocked(p, SynRemOp, st, verbs.EventQPAccessErr, "bad SGE in the receive WR (XFER-16)")
+		q.responderErrorLocked(p, SynRemOp, st, verbs.EventQPAccessErr, "bad SGE in the receive WR", "XFER-16")
 		return
 	}
 	r.off += uint32(len(p.Payload))
@@ -297,7 +322,7 @@ func (q *QP) rcSendLocked(p *Packet) {
 				q.sendInvAckedErrorLocked(p)
 				return
 			}
-			q.responderErrorLocked(p, SynInvReq, verbs.WCLocQPOpErr, verbs.EventQPReqErr, "SEND_WITH_INV names no MR of the PD (XFER-29)")
+			q.responderErrorLocked(p, SynInvReq, verbs.WCLocQPOpErr, verbs.EventQPReqErr, "SEND_WITH_INV names no MR of the PD", "XFER-29")
 			return
 		}
 		w.WCFlags, w.ImmData = verbs.WCWithInv, p.Imm
@@ -312,7 +337,7 @@ func (q *QP) rcSendLocked(p *Packet) {
 // that completion overran the CQ), so the requester's send succeeds, and
 // the responder alone goes to ERR.
 func (q *QP) sendInvAckedErrorLocked(p *Packet) {
-	q.traceLocked("responder error", "SEND_WITH_INV names nothing it may invalidate; acknowledged (XFER-29 B)")
+	q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "responder error", Why: "SEND_WITH_INV names nothing it may invalidate; acknowledged", Rule: "XFER-29 B"})
 	q.rx.inMsg = false
 	w := verbs.WC{Status: verbs.WCRemInvReqErr}
 	q.ackReceivedLocked(p, q.completeRecvLocked(&w, p.SE))
@@ -325,19 +350,19 @@ func (q *QP) sendInvAckedErrorLocked(p *Packet) {
 // REM_ACCESS_ERR). A zero-length request needs no valid rkey (XFER-24).
 func (q *QP) remoteOKLocked(p *Packet, need verbs.AccessFlags) bool {
 	if q.attr.QPAccessFlags&need == 0 {
-		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "the QP's access flags do not allow it (XFER-14)")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "the QP's access flags do not allow it", "XFER-14")
 		return false
 	}
 	if (p.Kind == PktReadReq || p.Kind == PktAtomic) && q.attr.MaxDestRDAtomic == 0 {
-		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "max_dest_rd_atomic is 0 (QP-40)")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "max_dest_rd_atomic is 0", "QP-40")
 		return false
 	}
 	if p.DMALen > maxRDMALen {
-		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "RDMA length above 2^31 (XFER-23)")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "RDMA length above 2^31", "XFER-23")
 		return false
 	}
 	if p.Kind == PktAtomic && p.RemoteAddr%8 != 0 {
-		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "misaligned atomic (XFER-17)")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "misaligned atomic", "XFER-17")
 		return false
 	}
 	n := p.DMALen
@@ -348,7 +373,7 @@ func (q *QP) remoteOKLocked(p *Packet, need verbs.AccessFlags) bool {
 		return true
 	}
 	if _, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, n, need); !ok {
-		q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), verbs.EventQPAccessErr, "rkey, range or MR rights (XFER-14)")
+		q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), verbs.EventQPAccessErr, "rkey, range or MR rights", "XFER-14")
 		return false
 	}
 	return true
@@ -383,6 +408,11 @@ func (q *QP) badRKeyRecvLocked(p *Packet) verbs.WCStatus {
 func (q *QP) rcWriteLocked(p *Packet) {
 	r := &q.rx
 	if p.First {
+		if why, rule := q.writeLengthLocked(p, p.DMALen); why != "" {
+			r.inMsg = false
+			q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, why, rule)
+			return
+		}
 		if !q.remoteOKLocked(p, verbs.AccessRemoteWrite) {
 			return
 		}
@@ -390,20 +420,27 @@ func (q *QP) rcWriteLocked(p *Packet) {
 		r.wAddr, r.wRKey, r.wLen = p.RemoteAddr, p.RKey, p.DMALen
 	}
 	if !r.inMsg {
-		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first")
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, "a middle packet without a first", "")
+		return
+	}
+	if why, rule := q.writeLengthLocked(p, r.wLen-r.off); !p.First && why != "" {
+		r.inMsg = false
+		q.responderErrorLocked(p, SynInvReq, verbs.WCSuccess, verbs.EventQPReqErr, why, rule)
 		return
 	}
 	imm := p.Last && p.Op == verbs.WRRDMAWriteWithImm
 	if imm && !q.takeRecvLocked() {
 		r.nakSent = true
-		q.traceLocked("RNR NAK", "WRITE_WITH_IMM without a receive WR (XFER-12)")
+		if q.tracing() {
+			q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "RNR NAK", Packet: &trace.Packet{NAK: trace.NAKRNR}, Why: "WRITE_WITH_IMM without a receive WR", Rule: "XFER-12"})
+		}
 		q.nakLocked(p, SynRNR, p.PSN)
 		return
 	}
 	if len(p.Payload) > 0 {
 		b, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), r.wRKey, r.wAddr+uint64(r.off), uint32(len(p.Payload)), verbs.AccessRemoteWrite)
 		if !ok {
-			q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), verbs.EventQPAccessErr, "the target MR went away (MR-07)")
+			q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), verbs.EventQPAccessErr, "the target MR went away", "MR-07")
 			return
 		}
 		q.placeRemoteLocked(b, r.wRKey, r.wAddr+uint64(r.off), p.Payload)
@@ -443,7 +480,7 @@ func (q *QP) readResponsesLocked(req *Packet) {
 		if size > 0 {
 			b, ok := h.RemoteLocked(q, q.respPD(), req.RKey, req.RemoteAddr+uint64(off), size, verbs.AccessRemoteRead)
 			if !ok {
-				q.responderErrorLocked(req, SynRemAccess, verbs.WCSuccess, verbs.EventQPAccessErr, "the READ target went away (MR-07)")
+				q.responderErrorLocked(req, SynRemAccess, verbs.WCSuccess, verbs.EventQPAccessErr, "the READ target went away", "MR-07")
 				return
 			}
 			src = b
@@ -452,7 +489,7 @@ func (q *QP) readResponsesLocked(req *Packet) {
 			}
 		}
 		a := h.NewPacketLocked()
-		a.reply(req, q.attr.PortNum, PktReadResp)
+		a.reply(req, q, PktReadResp)
 		a.PSN = psnAdd(req.PSN, i)
 		a.First, a.Last = i == 0, i == n-1
 		if ext.X != nil {
@@ -533,7 +570,7 @@ func (r *recvState) saveAtomic(psn uint32, orig uint64) {
 func (q *QP) atomicAckLocked(req *Packet, orig uint64) {
 	h := q.cfg.Host
 	a := h.NewPacketLocked()
-	a.reply(req, q.attr.PortNum, PktAtomicAck)
+	a.reply(req, q, PktAtomicAck)
 	a.PSN, a.Orig = req.PSN, orig
 	h.SendLocked(q, a)
 }
@@ -542,7 +579,8 @@ func (q *QP) atomicAckLocked(req *Packet, orig uint64) {
 // (XFER-25): a READ is executed again, an atomic's saved result is sent
 // again (never executed twice), and a SEND or WRITE is acknowledged.
 func (q *QP) duplicateLocked(p *Packet) {
-	q.traceLocked("duplicate", "already executed; answered, not redone (XFER-25)")
+	q.stats.DuplicateRequests++
+	q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "duplicate request", Why: "already executed; answered, not redone", Rule: "XFER-25"})
 	switch p.Kind {
 	case PktReadReq:
 		if q.attr.QPAccessFlags&verbs.AccessRemoteRead != 0 {
@@ -569,7 +607,7 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 	r := &q.rx
 	switch d := psnDiff(p.PSN, r.epsn); {
 	case d < 0:
-		q.traceLocked("UC duplicate dropped", "its PSN is behind the expected one")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC duplicate dropped", Why: "its PSN is behind the expected one"})
 		return
 	case d > 0:
 		r.inMsg = false // packets were lost: the message in progress is gone
@@ -580,17 +618,21 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 		switch p.Kind {
 		case PktSend:
 			if !q.takeRecvLocked() {
-				q.traceLocked("UC message dropped", "no receive WR (XFER-09)")
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "no receive WR", Rule: "XFER-09"})
 				return
 			}
 		case PktWrite:
 			if q.attr.QPAccessFlags&verbs.AccessRemoteWrite == 0 {
-				q.traceLocked("UC message dropped", "the QP's access flags (XFER-14)")
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "the QP's access flags", Rule: "XFER-14"})
+				return
+			}
+			if why, rule := q.writeLengthLocked(p, p.DMALen); why != "" {
+				q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: why, Rule: rule})
 				return
 			}
 			if p.DMALen > 0 {
 				if _, ok := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, p.DMALen, verbs.AccessRemoteWrite); !ok {
-					q.traceLocked("UC message dropped", "rkey or range (XFER-14)")
+					q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "rkey or range", Rule: "XFER-14"})
 					return
 				}
 			}
@@ -603,17 +645,29 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 	if !r.inMsg {
 		return
 	}
+	why, rule := "", ""
+	switch {
+	case p.Kind == PktSend:
+		why, rule = q.sendLengthLocked(p)
+	case !p.First:
+		why, rule = q.writeLengthLocked(p, r.wLen-r.off)
+	}
+	if why != "" {
+		r.inMsg = false
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: why, Rule: rule})
+		return
+	}
 	switch p.Kind {
 	case PktSend:
 		if st := q.placeRecvLocked(p.Payload, uint64(r.off)); st != verbs.WCSuccess {
 			r.inMsg = false
-			q.traceLocked("UC message dropped", "does not fit or bad receive SGE (XFER-06, XFER-26)")
+			q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "does not fit or bad receive SGE", Rule: "XFER-06, XFER-26"})
 			return
 		}
 	case PktWrite:
 		if p.Last && p.Op == verbs.WRRDMAWriteWithImm && !q.takeRecvLocked() {
 			r.inMsg = false
-			q.traceLocked("UC message dropped", "WRITE_WITH_IMM without a receive WR (XFER-12)")
+			q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UC message dropped", Why: "WRITE_WITH_IMM without a receive WR", Rule: "XFER-12"})
 			return
 		}
 		if len(p.Payload) > 0 {
@@ -657,11 +711,11 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 // (XFER-06).
 func (q *QP) udReceiveLocked(p *Packet) {
 	if p.QKey != q.attr.QKey {
-		q.traceLocked("UD datagram dropped", "Q_Key mismatch (XFER-22)")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UD datagram dropped", Why: "Q_Key mismatch", Rule: "XFER-22"})
 		return
 	}
 	if !q.takeRecvLocked() {
-		q.traceLocked("UD datagram dropped", "no receive WR (XFER-09)")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UD datagram dropped", Why: "no receive WR", Rule: "XFER-09"})
 		return
 	}
 	sges, _ := q.recvSGEs()
@@ -669,21 +723,17 @@ func (q *QP) udReceiveLocked(p *Packet) {
 		if q.init.SRQ != nil {
 			// XFER-06 (sim default, rxe): a WR taken from an SRQ cannot
 			// go back; it completes with REM_INV_REQ_ERR.
-			q.traceLocked("UD datagram too long", "the SRQ receive WR fails (XFER-06)")
+			q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UD datagram too long", Why: "the SRQ receive WR fails", Rule: "XFER-06"})
 			w := verbs.WC{Status: verbs.WCRemInvReqErr}
 			q.completeRecvLocked(&w, p.SE)
 			return
 		}
-		q.traceLocked("UD datagram dropped", "receive WR too small; it stays posted (XFER-06)")
+		q.traceLocked(trace.Record{Kind: trace.KindPacket, Name: "UD datagram dropped", Why: "receive WR too small; it stays posted", Rule: "XFER-06"})
 		return
 	}
 	var grh [grhLen]byte
 	if p.Global {
-		grh[0] = 6 << 4 // IPv6 version
-		binary.BigEndian.PutUint16(grh[4:], uint16(len(p.Payload)))
-		grh[6], grh[7] = 0x1b, 64 // next header, hop limit
-		copy(grh[8:24], p.SGID[:])
-		copy(grh[24:40], p.DGID[:])
+		fillGRH(&grh, p, q.cfg.Host.PortLocked(q.attr.PortNum).Ethernet) // AV-05
 	}
 	st := q.placeRecvLocked(grh[:], 0)
 	if st == verbs.WCSuccess {

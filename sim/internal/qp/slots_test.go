@@ -44,6 +44,7 @@ func (h *loopHost) InvalidateLocked(any, uint32) bool            { return false 
 func (h *loopHost) BindLocked(*QP, *verbs.SendWR) verbs.WCStatus { return verbs.WCMWBindErr }
 func (h *loopHost) BindKeyLocked(any) (uint32, error)            { return 0, syscall.EINVAL }
 func (h *loopHost) AHLocked(any) (verbs.AHAttr, any, bool)       { return verbs.AHAttr{}, nil, false }
+func (h *loopHost) CheckAHLocked(_, _ any) error                 { return nil }
 func (h *loopHost) PortLocked(uint8) PortInfo {
 	return PortInfo{ActiveMTU: verbs.MTU1024, MaxMsgSz: 1 << 31, Up: true}
 }

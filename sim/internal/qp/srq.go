@@ -10,6 +10,7 @@ import (
 	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/internal/notify"
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/sim/verr"
 )
 
@@ -155,7 +156,7 @@ func (s *SRQ) PostRecv(wrs []verbs.RecvWR) (n int, err error) {
 	s.enter()
 	defer s.leave()
 	if s.d.Tracing() {
-		defer func() { s.traceLocked(fmt.Sprintf("post_srq_recv: %d of %d WR(s) posted", n, len(wrs)), err) }()
+		defer func() { s.traceLocked("post_srq_recv", fmt.Sprintf("%d of %d WR(s) posted", n, len(wrs)), err) }()
 	}
 	if s.life != live {
 		return 0, verr.New(verbPostSRQ, syscall.EINVAL, "the SRQ has been destroyed")
@@ -230,7 +231,7 @@ func (s *SRQ) Modify(attr *verbs.SRQAttr, mask verbs.SRQAttrMask) (err error) {
 	defer s.leave()
 	if s.d.Tracing() {
 		defer func() {
-			s.traceLocked(fmt.Sprintf("modify_srq mask %#x max_wr %d srq_limit %d", uint32(mask), attr.MaxWR, attr.SRQLimit), err)
+			s.traceLocked("modify_srq", fmt.Sprintf("mask %#x max_wr %d srq_limit %d", uint32(mask), attr.MaxWR, attr.SRQLimit), err)
 		}()
 	}
 	if s.life != live {
@@ -360,7 +361,7 @@ func (s *SRQ) DestroyContext(ctx context.Context) (err error) {
 	s.enter()
 	defer s.leave()
 	if s.d.Tracing() {
-		defer func() { s.traceLocked("destroy_srq", err) }()
+		defer func() { s.traceLocked("destroy_srq", "", err) }()
 	}
 	switch s.life {
 	case destroyed:
@@ -410,7 +411,7 @@ func (s *SRQ) InjectError() error {
 		return verr.New("inject_srq_error", syscall.EINVAL, "the SRQ has been destroyed")
 	}
 	if s.d.Tracing() {
-		s.d.Record(s, "catastrophic error", "fault: SRQ_ERR (ASYNC-15)")
+		s.d.Emit(s, trace.Record{Kind: trace.KindEvent, Name: "catastrophic error", Why: "fault: SRQ_ERR", Rule: "ASYNC-15"})
 	}
 	if s.cfg.Async != nil {
 		s.cfg.Async.RaiseLocked(verbs.EventSRQErr, s, &s.tally, 0)
@@ -421,13 +422,12 @@ func (s *SRQ) InjectError() error {
 	return nil
 }
 
-// traceLocked records a call through the domain, which must be tracing.
-func (s *SRQ) traceLocked(what string, err error) {
-	why := ""
-	if err != nil {
-		why = err.Error()
-	}
-	s.d.Record(s, what, why)
+// traceLocked records a call of verb with detail, failed with err or
+// successful when err is nil, through the domain, which must be tracing.
+func (s *SRQ) traceLocked(verb, detail string, err error) {
+	r := trace.Record{Kind: trace.KindVerb, Name: verb, Detail: detail}
+	domain.Failed(&r, err)
+	s.d.Emit(s, r)
 }
 
 // maxSGE is the number of SGEs a receive WR of the SRQ may have.

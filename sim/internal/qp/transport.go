@@ -3,6 +3,7 @@ package qp
 import (
 	"strings"
 
+	"github.com/verbsim/verbsim/sim/trace"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -49,6 +50,12 @@ type Host interface {
 	BindKeyLocked(mw any) (uint32, error)
 	// AHLocked returns the address vector and PD of a UD send's AH.
 	AHLocked(ah any) (attr verbs.AHAttr, pd any, ok bool)
+	// CheckAHLocked returns EINVAL when ah cannot address a UD send posted
+	// on a QP in pd (AV-04): it is no address handle of this simulator, or
+	// of another fabric or device context, or it has been destroyed. An AH
+	// of another PD of the QP's context passes: that request fails as it
+	// executes (PD-04).
+	CheckAHLocked(pd, ah any) error
 	// PortLocked describes local port n (1-based).
 	PortLocked(n uint8) PortInfo
 	// NewPacketLocked returns a zeroed packet whose Payload is empty with
@@ -80,6 +87,7 @@ type PortInfo struct {
 	ActiveMTU verbs.MTU // the MTU of UD messages (XFER-20)
 	MaxMsgSz  uint32    // max_msg_sz (XFER-23)
 	Up        bool      // the port is ACTIVE
+	Ethernet  bool      // the link layer is Ethernet: RoCE v2 (AV-05)
 }
 
 // TimerKind names the timers of a QP.
@@ -176,8 +184,9 @@ type Packet struct {
 	Orig        uint64   // PktAtomicAck: the value found at the target
 	Payload     []byte
 
-	// Addressing. The sender fills Port and the destination; the engine
-	// fills the source address from the sending port.
+	// Addressing. The sender fills Port, the destination and the GRH
+	// fields of its address vector; the engine fills the source address
+	// from the sending port (SGID from the GID table entry SGIDIndex).
 	Port   uint8 // sending port (1-based)
 	DLID   uint16
 	DGID   [16]byte
@@ -185,14 +194,38 @@ type Packet struct {
 	SL     uint8
 	SLID   uint16
 	SGID   [16]byte
+	// The GRH's other fields, from the sender's address vector (AV-05):
+	// the traffic class, hop limit and 20-bit flow label.
+	SGIDIndex uint8
+	TClass    uint8
+	HopLimit  uint8
+	FlowLabel uint32
 }
 
-// reply prepares p as a response to req, addressed back to its sender.
-func (p *Packet) reply(req *Packet, port uint8, kind PacketKind) {
+// reply prepares p as q's response to req, addressed back to its sender,
+// with the GRH fields of q's own path (AV-05).
+func (p *Packet) reply(req *Packet, q *QP, kind PacketKind) {
 	p.Kind, p.Transport = kind, req.Transport
 	p.SrcQPN, p.DstQPN = req.DstQPN, req.SrcQPN
-	p.Port, p.DLID, p.DGID, p.Global, p.SL = port, req.SLID, req.SGID, req.Global, req.SL
+	p.Port, p.DLID, p.DGID, p.Global, p.SL = q.attr.PortNum, req.SLID, req.SGID, req.Global, req.SL
+	if av := &q.attr.AHAttr; av.IsGlobal {
+		q.grhLocked(p, av)
+	}
 }
+
+// grhLocked gives p the GRH fields of address vector av (AV-05): the
+// source GID index, traffic class, hop limit and flow label, the last 0
+// when the profile's adapter sends none (Readings.NoFlowLabel).
+func (q *QP) grhLocked(p *Packet, av *verbs.AHAttr) {
+	g := &av.GRH
+	p.SGIDIndex, p.TClass, p.HopLimit, p.FlowLabel = g.SGIDIndex, g.TrafficClass, g.HopLimit, g.FlowLabel&flowLabelMask
+	if q.cfg.Transport.NoFlowLabel {
+		p.FlowLabel = 0
+	}
+}
+
+// flowLabelMask keeps the 20 bits of a flow label.
+const flowLabelMask = 1<<20 - 1
 
 // PSNs are 24-bit sequence numbers that wrap.
 const psnMask = 1<<24 - 1
@@ -274,6 +307,9 @@ type TransportPolicy struct {
 	// ResetPurgesCQ: RESET and destroy delete the QP's completions still
 	// in its CQs (CQ-26 B, mlx5). False: they stay (A, rxe).
 	ResetPurgesCQ bool
+	// NoFlowLabel: every GRH leaves with flow label 0, whatever the
+	// address vector says (AV-05 B, rxe). False: the vector's (A).
+	NoFlowLabel bool
 }
 
 // RXETransport returns the transport readings of Linux soft-RoCE (spec/catalogue.md
@@ -283,7 +319,7 @@ func RXETransport() TransportPolicy {
 		RecvTooSmallRemInvReq: true, RecvProtQPOp: true, InfiniteRetry7: true, NoQPEvents: true,
 		AlwaysSQDrained: true, SendWCImm: true, NoSQE: true, OverrunSendIgnored: true,
 		WriteImmRKeyRemAccess: true, LateLocalCheck: true, SRQRecvQPPD: true,
-		SendInvErrAcked: true,
+		SendInvErrAcked: true, NoFlowLabel: true,
 	}
 }
 
@@ -309,8 +345,12 @@ func (p TransportPolicy) String() string {
 	add(p.SendInvErrAcked, "send-inv-bad-rkey=acked")
 	add(p.SRQRecvQPPD, "srq-recv-pd=qp")
 	add(p.ResetPurgesCQ, "reset-purges-cq")
+	add(p.NoFlowLabel, "flow-label=0")
 	if len(s) == 0 {
 		return "man-pages"
 	}
 	return strings.Join(s, ",")
 }
+
+// NAK is the trace's name of the syndrome: NotNAK for an ACK.
+func (s Syndrome) NAK() trace.NAKKind { return nakOf(s) }

@@ -271,7 +271,8 @@ func (q *QP) WRAtomicWrite(rkey uint32, addr uint64, value [8]byte) {
 }
 
 // WRBindMW starts a BIND_MW of the type 2 window mw (a *sim.MW) to the
-// new rkey (ibv_wr_bind_mw); see PostSend and MW-04.
+// new rkey, of which only the low byte counts (ibv_wr_bind_mw); see
+// PostSend, MW-04 and MW-05.
 func (q *QP) WRBindMW(mw verbs.MW, rkey uint32, info verbs.MWBindInfo) {
 	q.build(verbs.SendWR{Opcode: verbs.WRBindMW, MW: mw, RKey: rkey, Bind: info})
 }
