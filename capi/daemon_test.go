@@ -173,7 +173,8 @@ func TestDaemonPrograms(t *testing.T) {
 // unmapped memory is EFAULT, a registered buffer unmapped takes traffic
 // without a crash, double destroys are EINVAL, exit() in a signal handler
 // while threads are in verbs exits cleanly (32 times), a child of fork
-// uses devices of its own.
+// uses devices of its own, a signal without SA_RESTART interrupts a
+// blocked ibv_get_cq_event (EINTR) and one with SA_RESTART does not.
 func TestDaemonRepro(t *testing.T) {
 	dir := daemonLib(t)
 	bin := cprogLibs(t, dir, "nicd", "-lpthread")
@@ -187,6 +188,7 @@ func TestDaemonRepro(t *testing.T) {
 		{"destroy", 1, "destroy: OK"},
 		{"sigexit", 32, "sigexit: exiting"},
 		{"fork", 1, "fork: OK"},
+		{"signal", 1, "signal: OK"},
 	} {
 		t.Run(c.cmd, func(t *testing.T) {
 			for i := range c.runs {

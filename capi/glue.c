@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <endian.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 
 #include "capi.h"
 #include "vs.h"
@@ -504,16 +505,33 @@ EXPORT int ibv_query_gid_type(struct ibv_context *ic, uint8_t port, unsigned int
 static int wait_fd(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
-	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	if (fl < 0)
 		return errno;
 	if (fl & O_NONBLOCK)
 		return EAGAIN;
+#ifdef VERBSIM_NICD
+	/* The daemon's descriptor is a socket: wait in recv(2), which signals
+	 * treat as they treat the kernel's read(2) in ibv_get_cq_event and
+	 * ibv_get_async_event: a handler without SA_RESTART interrupts the
+	 * wait (EINTR, which programs such as qperf rely on to stop at their
+	 * alarm), one with SA_RESTART restarts it. A daemon gone ends it (0):
+	 * the request that follows says EIO. */
+	char c;
+
+	if (recv(fd, &c, 1, MSG_PEEK) < 0)
+		return errno;
+	return 0;
+#else
+	/* The in-process library's Go runtime signals its threads for its
+	 * own ends: an EINTR is not the program's. */
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
 	while (poll(&p, 1, -1) < 0)
 		if (errno != EINTR)
 			return errno;
 	return 0;
+#endif
 }
 
 EXPORT int ibv_get_async_event(struct ibv_context *ic, struct ibv_async_event *ev)

@@ -17,6 +17,10 @@
  *             test kills the daemon the wait returns EIO and so do verbs
  *   idlepoll  polls an empty CQ 100000 times between two writes to stdout,
  *             which strace shows to make no system call in between
+ *   signal    a signal whose handler has no SA_RESTART interrupts a blocked
+ *             ibv_get_cq_event (-1, EINTR), as the kernel's read(2) does
+ *             and as qperf relies on to stop at its alarm; with SA_RESTART
+ *             the wait goes on until the event comes
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
@@ -332,6 +337,104 @@ static int cmd_idlepoll(void)
 	return 0;
 }
 
+/* The signal subcommand's state: the main thread, the signals its
+ * handler took, and whether its wait has returned. */
+static pthread_t sig_main;
+static volatile sig_atomic_t sig_taken;
+static volatile int sig_done;
+
+static void on_alarm(int sig) { (void)sig; sig_taken++; }
+
+struct sig_arg {
+	struct ibv_qp *x;
+	int then_send; /* after some signals, a SEND whose completion wakes the wait */
+};
+
+/* sig_pester signals the main thread every 10 ms until its wait returned
+ * (signals before the wait began are harmless: the handler only counts),
+ * and with then_send, after five, posts a SEND that completes on the
+ * waited-for CQ. */
+static void *sig_pester(void *p)
+{
+	struct sig_arg *a = p;
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	int sent = 0;
+
+	for (int i = 0; !__atomic_load_n(&sig_done, __ATOMIC_ACQUIRE); i++) {
+		pthread_kill(sig_main, SIGALRM);
+		if (a->then_send && i == 5 && !sent) {
+			struct ibv_send_wr wr = { .wr_id = 9, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+			CHECK(!ibv_post_send(a->x, &wr, &bad), "post_send");
+			sent = 1;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static int cmd_signal(void)
+{
+	struct world w;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq, *ecq;
+	struct ibv_qp *x, *y;
+	struct ibv_recv_wr rwr = { .wr_id = 1 }, *rbad;
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct sig_arg arg = { 0 };
+	pthread_t t;
+	void *ectx;
+	int rc;
+
+	open_world(&w);
+	ch = ibv_create_comp_channel(w.ctx);
+	CHECK(ch, "create_comp_channel");
+	cq = ibv_create_cq(w.ctx, 8, NULL, ch, 0);
+	CHECK(cq && !ibv_req_notify_cq(cq, 0), "armed CQ");
+	{
+		struct ibv_qp_init_attr qa = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+					       .cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 } };
+
+		x = ibv_create_qp(w.pd, &qa);
+		y = ibv_create_qp(w.pd, &qa);
+		CHECK(x && y, "create_qp");
+	}
+	rc_to_rts(x, y->qp_num, w.lid, 0);
+	rc_to_rts(y, x->qp_num, w.lid, 0);
+	CHECK(!ibv_post_recv(y, &rwr, &rbad), "post_recv");
+	sig_main = pthread_self();
+
+	/* No SA_RESTART: the wait ends with EINTR. */
+	CHECK(!sigaction(SIGALRM, &sa, NULL), "sigaction");
+	arg.x = x;
+	CHECK(!pthread_create(&t, NULL, sig_pester, &arg), "pthread_create");
+	errno = 0;
+	rc = ibv_get_cq_event(ch, &ecq, &ectx);
+	CHECK(rc == -1 && errno == EINTR, "get_cq_event interrupted: %d, errno %d", rc, errno);
+	__atomic_store_n(&sig_done, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+
+	/* SA_RESTART: the wait goes on through the signals, to the event. */
+	sa.sa_flags = SA_RESTART;
+	CHECK(!sigaction(SIGALRM, &sa, NULL), "sigaction");
+	sig_done = 0;
+	arg.then_send = 1;
+	CHECK(!pthread_create(&t, NULL, sig_pester, &arg), "pthread_create");
+	rc = ibv_get_cq_event(ch, &ecq, &ectx);
+	__atomic_store_n(&sig_done, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	CHECK(rc == 0 && ecq == cq, "get_cq_event with SA_RESTART: %d, errno %d", rc, errno);
+	ibv_ack_cq_events(cq, 1);
+	CHECK(sig_taken > 0, "no signal taken");
+
+	CHECK(!ibv_destroy_qp(x) && !ibv_destroy_qp(y), "destroy_qp");
+	CHECK(!ibv_destroy_cq(cq), "destroy_cq");
+	CHECK(!ibv_destroy_comp_channel(ch), "destroy_comp_channel");
+	close_world(&w);
+	printf("signal: OK\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -339,11 +442,11 @@ int main(int argc, char **argv)
 		int (*fn)(void);
 	} cmds[] = { { "unmapped", cmd_unmapped }, { "munmap", cmd_munmap }, { "destroy", cmd_destroy },
 		     { "sigexit", cmd_sigexit },   { "fork", cmd_fork },     { "crash", cmd_crash },
-		     { "idlepoll", cmd_idlepoll } };
+		     { "idlepoll", cmd_idlepoll }, { "signal", cmd_signal } };
 
 	for (size_t i = 0; argc == 2 && i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn();
-	fprintf(stderr, "usage: %s unmapped|munmap|destroy|sigexit|fork|crash|idlepoll\n", argv[0]);
+	fprintf(stderr, "usage: %s unmapped|munmap|destroy|sigexit|fork|crash|idlepoll|signal\n", argv[0]);
 	return 2;
 }
