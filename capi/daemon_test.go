@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -298,44 +299,9 @@ func TestDaemonCrash(t *testing.T) {
 func TestDaemonPingpong(t *testing.T) {
 	dir := daemonLib(t)
 	utils(t)
-	cases := []struct {
-		name string
-		env  []string
-		prog string
-		args []string
-	}{
-		{"rc", nil, "ibv_rc_pingpong", nil},
-		{"rc-e", nil, "ibv_rc_pingpong", []string{"-e"}},
-		{"rc-N", nil, "ibv_rc_pingpong", []string{"-N"}},
-		{"rc-t", nil, "ibv_rc_pingpong", []string{"-t"}},
-		{"rc-s65536", nil, "ibv_rc_pingpong", []string{"-s", "65536", "-n", "200"}},
-		{"rc-s1M", nil, "ibv_rc_pingpong", []string{"-s", "1048576", "-n", "20", "-m", "4096"}},
-		{"uc", nil, "ibv_uc_pingpong", nil},
-		{"ud", nil, "ibv_ud_pingpong", nil},
-		{"srq", nil, "ibv_srq_pingpong", nil},
-		{"xsrq", nil, "ibv_xsrq_pingpong", nil},
-		{"rc-rxe", []string{"VERBSIM_PROFILE=rxe"}, "ibv_rc_pingpong", []string{"-g", "0"}},
-		{"rc-drop", []string{"VERBSIM_DROP=0.02", "VERBSIM_SEED=7"}, "ibv_rc_pingpong", []string{"-n", "100"}},
-	}
+	cases := append(slices.Clone(pingpongCases), ppCase{"xsrq", nil, "ibv_xsrq_pingpong", nil})
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if _, err := exec.LookPath(c.prog); err != nil {
-				t.Skipf("%s not installed", c.prog)
-			}
-			r := pingpong(t, dir, 120*time.Second, daemonEnv(c.env...), nil, c.prog, c.args...)
-			for _, side := range []struct {
-				name, out string
-				err       error
-			}{{"server", r.srv, r.srvErr}, {"client", r.cli, r.cliErr}} {
-				if side.err != nil {
-					t.Errorf("%s: %v", side.name, side.err)
-				}
-				if c.prog != "ibv_xsrq_pingpong" && (!strings.Contains(side.out, " bytes in ") || !strings.Contains(side.out, " iters in ")) {
-					t.Errorf("%s printed no bytes/iters line", side.name)
-				}
-			}
-			t.Logf("%s %s: both sides done in %v", c.prog, strings.Join(c.args, " "), r.took.Round(time.Millisecond))
-		})
+		t.Run(c.name, func(t *testing.T) { runPingpongCase(t, dir, 120*time.Second, daemonEnv(), c) })
 	}
 }
 

@@ -466,7 +466,7 @@ func (r *ctxRec) pump(ctx context.Context) {
 // take queues an async event for the program, or acknowledges it at once
 // when it names an object being destroyed. r.mu is held.
 func (r *ctxRec) take(ev sim.AsyncEvent) {
-	if evObject(ev) != nil && r.dying[evObject(ev)] {
+	if evfeed.Object(ev) != nil && r.dying[evfeed.Object(ev)] {
 		ev.Ack()
 		return
 	}
@@ -485,7 +485,7 @@ func (r *ctxRec) forget(obj any) func() {
 	r.dying[obj] = true
 	kept := r.queue[:0]
 	for _, ev := range r.queue {
-		if evObject(ev) == obj {
+		if evfeed.Object(ev) == obj {
 			ev.Ack()
 			continue
 		}
@@ -732,8 +732,8 @@ func vs_get_async(h C.uintptr_t, typ *C.uint32_t, cptr *C.uintptr_t, port *C.int
 	*typ = C.uint32_t(ev.Type())
 	*port = C.int(ev.Port())
 	*cptr = 0
-	if evObject(ev) != nil {
-		*cptr = C.uintptr_t(cptrOf(evObject(ev)))
+	if evfeed.Object(ev) != nil {
+		*cptr = C.uintptr_t(cptrOf(evfeed.Object(ev)))
 	}
 	return 0
 }
@@ -750,10 +750,10 @@ func vs_ack_async(h C.uintptr_t, typ C.uint32_t, cptr C.uintptr_t, port C.int) C
 		if uint32(ev.Type()) != uint32(typ) {
 			continue
 		}
-		if evObject(ev) != nil && C.uintptr_t(cptrOf(evObject(ev))) != cptr {
+		if evfeed.Object(ev) != nil && C.uintptr_t(cptrOf(evfeed.Object(ev))) != cptr {
 			continue
 		}
-		if evObject(ev) == nil && C.int(ev.Port()) != port {
+		if evfeed.Object(ev) == nil && C.int(ev.Port()) != port {
 			continue
 		}
 		r.out = append(r.out[:i], r.out[i+1:]...)
@@ -777,7 +777,7 @@ func vs_ack_port_event(typ C.uint32_t, port C.int) {
 	for _, r := range ctxs {
 		r.mu.Lock()
 		for i, ev := range r.out {
-			if evObject(ev) == nil && uint32(ev.Type()) == uint32(typ) && C.int(ev.Port()) == port {
+			if evfeed.Object(ev) == nil && uint32(ev.Type()) == uint32(typ) && C.int(ev.Port()) == port {
 				r.out = append(r.out[:i], r.out[i+1:]...)
 				r.mu.Unlock()
 				ev.Ack()
@@ -1944,19 +1944,4 @@ func describe() string {
 		}
 	}
 	return b.String()
-}
-
-// evObject returns the CQ, QP or SRQ handle an async event names, or nil
-// (an untyped nil) for a port or device event.
-func evObject(ev sim.AsyncEvent) any {
-	if q := ev.CQ(); q != nil {
-		return q
-	}
-	if q := ev.QP(); q != nil {
-		return q
-	}
-	if s := ev.SRQ(); s != nil {
-		return s
-	}
-	return nil
 }

@@ -6,6 +6,8 @@ package evfeed
 import (
 	"context"
 	"sync"
+
+	"github.com/verbsim/verbsim/sim"
 )
 
 // Feed moves the events of an engine queue (a completion channel's, or a
@@ -101,4 +103,20 @@ func (f *Feed[E]) SyncLocked() {
 	if f.syncing == 0 {
 		f.cond.Broadcast()
 	}
+}
+
+// Object returns the CQ, QP or SRQ handle an async event names, or nil
+// (an untyped nil) for a port or device event: what the drop-in library
+// and the daemon key an event's C object by.
+func Object(ev sim.AsyncEvent) any {
+	if q := ev.CQ(); q != nil {
+		return q
+	}
+	if q := ev.QP(); q != nil {
+		return q
+	}
+	if s := ev.SRQ(); s != nil {
+		return s
+	}
+	return nil
 }

@@ -123,7 +123,7 @@ func (r *ctxObj) stop() {
 // take queues an async event for the program, or acknowledges it at once
 // when it names an object being destroyed. r.mu is held.
 func (r *ctxObj) take(ev sim.AsyncEvent) {
-	if o := evObject(ev); o != nil && r.dying[o] {
+	if o := evfeed.Object(ev); o != nil && r.dying[o] {
 		ev.Ack()
 		return
 	}
@@ -142,7 +142,7 @@ func (r *ctxObj) forget(obj any, acked bool) func() {
 	r.dying[obj] = true
 	kept := r.queue[:0]
 	for _, ev := range r.queue {
-		if evObject(ev) == obj {
+		if evfeed.Object(ev) == obj {
 			ev.Ack()
 			continue
 		}
@@ -155,7 +155,7 @@ func (r *ctxObj) forget(obj any, acked bool) func() {
 	if acked {
 		out := r.out[:0]
 		for _, ev := range r.out {
-			if evObject(ev) == obj {
+			if evfeed.Object(ev) == obj {
 				ev.Ack()
 				continue
 			}
@@ -169,21 +169,6 @@ func (r *ctxObj) forget(obj any, acked bool) func() {
 		delete(r.dying, obj)
 		r.mu.Unlock()
 	}
-}
-
-// evObject returns the CQ, QP or SRQ an async event names, or nil (an
-// untyped nil) for a port or device event.
-func evObject(ev sim.AsyncEvent) any {
-	if q := ev.CQ(); q != nil {
-		return q
-	}
-	if q := ev.QP(); q != nil {
-		return q
-	}
-	if s := ev.SRQ(); s != nil {
-		return s
-	}
-	return nil
 }
 
 // chObj is a completion channel and its events: the cq_context of each

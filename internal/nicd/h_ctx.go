@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/internal/cabi"
+	"github.com/verbsim/verbsim/internal/evfeed"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -211,7 +212,7 @@ func hGetAsync(c *conn, r *req, body []byte, fds []int) (reply, error) {
 	}
 	o.out = append(o.out, ev)
 	var cptr uint64
-	if obj := evObject(ev); obj != nil {
+	if obj := evfeed.Object(ev); obj != nil {
 		cptr = c.s.cptrOf(obj)
 	}
 	return reply{v: uint64(ev.Type()) | uint64(ev.Port())<<32, w: cptr}, nil
@@ -229,7 +230,7 @@ func hAckAsync(c *conn, r *req, body []byte, fds []int) (reply, error) {
 		if ev.Type() != typ {
 			continue
 		}
-		if obj := evObject(ev); obj != nil && c.s.cptrOf(obj) != cptr {
+		if obj := evfeed.Object(ev); obj != nil && c.s.cptrOf(obj) != cptr {
 			continue
 		} else if obj == nil && ev.Port() != port {
 			continue
@@ -256,7 +257,7 @@ func hAckPortEvent(c *conn, r *req, body []byte, fds []int) (reply, error) {
 	for _, o := range ctxs {
 		o.mu.Lock()
 		for i, ev := range o.out {
-			if evObject(ev) == nil && ev.Type() == typ && ev.Port() == port {
+			if evfeed.Object(ev) == nil && ev.Type() == typ && ev.Port() == port {
 				o.out = append(o.out[:i], o.out[i+1:]...)
 				o.mu.Unlock()
 				return reply{}, ev.Ack()
