@@ -305,6 +305,30 @@ func TestDaemonPingpong(t *testing.T) {
 	}
 }
 
+// TestDaemonValgrind: valgrind on an ibv_rc_pingpong pair reports
+// nothing at all (no Go runtime in the program any more): no error, no
+// leak it would show by default.
+func TestDaemonValgrind(t *testing.T) {
+	dir := daemonLib(t)
+	utils(t)
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		t.Skip("valgrind not installed")
+	}
+	vg := []string{"valgrind", "-q", "--error-exitcode=99", "--leak-check=full"}
+	r := pingpongUnder(t, dir, 300*time.Second, daemonEnv(), nil, vg, "ibv_rc_pingpong", "-n", "100")
+	for _, side := range []struct {
+		name, out string
+		err       error
+	}{{"server", r.srv, r.srvErr}, {"client", r.cli, r.cliErr}} {
+		if side.err != nil {
+			t.Errorf("%s: %v", side.name, side.err)
+		}
+		if strings.Contains(side.out, "==") || !strings.Contains(side.out, " iters in ") {
+			t.Errorf("%s: valgrind reported, or the program did not finish:\n%s", side.name, side.out)
+		}
+	}
+}
+
 // TestDaemonDeadPeer: the server of a long ibv_rc_pingpong run dies (the
 // daemon kills it at its 300th packet, VERBSIM_DIE_AFTER) with the
 // client's SEND in flight; its QPs go with it, and the client's retries

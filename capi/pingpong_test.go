@@ -76,6 +76,13 @@ type ppResult struct {
 // loopback, each bounded by limit, and returns their output.
 func pingpong(t *testing.T, dir string, limit time.Duration, env, srvEnv []string, prog string, args ...string) ppResult {
 	t.Helper()
+	return pingpongUnder(t, dir, limit, env, srvEnv, nil, prog, args...)
+}
+
+// pingpongUnder is pingpong with both programs run under the command
+// wrap (valgrind and its options, say).
+func pingpongUnder(t *testing.T, dir string, limit time.Duration, env, srvEnv, wrap []string, prog string, args ...string) ppResult {
+	t.Helper()
 	port := freePort(t)
 	fabric := fmt.Sprintf("test%d-%d", os.Getpid(), port)
 	// VERBSIM_TICK: virtual time at a tenth of real speed, so that an RC
@@ -87,7 +94,11 @@ func pingpong(t *testing.T, dir string, limit time.Duration, env, srvEnv []strin
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	pargs := append([]string{"-p", fmt.Sprint(port)}, args...)
-	srv := exec.CommandContext(ctx, prog, pargs...)
+	command := func(extra ...string) *exec.Cmd {
+		argv := append(append(append(append([]string{}, wrap...), prog), pargs...), extra...)
+		return exec.CommandContext(ctx, argv[0], argv[1:]...)
+	}
+	srv := command()
 	srv.Env = append(append([]string{}, env...), srvEnv...)
 	var srvOut strings.Builder
 	srv.Stdout, srv.Stderr = &srvOut, &srvOut
@@ -101,7 +112,7 @@ func pingpong(t *testing.T, dir string, limit time.Duration, env, srvEnv []strin
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	cli := exec.CommandContext(ctx, prog, append(pargs, "localhost")...)
+	cli := command("localhost")
 	cli.Env = env
 	cliOut, cliErr := cli.CombinedOutput()
 	srvErr := srv.Wait()
