@@ -116,6 +116,12 @@ func (r *trafficRun) drawWinAccess(t *rapid.T, peer int, s *model.Send) *windowA
 	a := &windowAccess{w: w, n: -1}
 	switch s.Op {
 	case verbs.WRSendWithInv:
+		if rapid.IntRange(0, 3).Draw(t, "a key the window does not hold") == 1 {
+			// The responder fails it (MW-07) and XFER-29's readings part:
+			// a walk must meet this often, since binds rarely fail now
+			// that a type 2 bind takes any index (MW-05).
+			s.RKey ^= 1
+		}
 		return a
 	case verbs.WRAtomicCmpAndSwp, verbs.WRAtomicFetchAndAdd, verbs.WRAtomicWrite:
 		a.n = 8
