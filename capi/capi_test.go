@@ -81,7 +81,7 @@ func lib(t *testing.T) string {
 // time, and returns its combined output.
 func run(t *testing.T, dir string, env []string, prog string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Env = append(append(os.Environ(), "LD_LIBRARY_PATH="+dir), env...)

@@ -57,6 +57,12 @@ func daemonLib(t *testing.T) string {
 	return daemonDir
 }
 
+// hangGuard bounds every program run of the daemon tests in wall time:
+// only a hang may reach it, never a correct run on a loaded machine (the
+// slowest, valgrind's pingpong pair, takes under a minute at load 25 on
+// two cores), so it is generous.
+const hangGuard = 10 * time.Minute
+
 // daemonEnv is the environment every daemon test gives its programs, on
 // top of the test's own: the socket directory, no linger, the engine's own
 // tick (the in-process tests' VERBSIM_TICK=10ns is of no use with one
@@ -250,7 +256,7 @@ func TestDaemonCrash(t *testing.T) {
 	dir := daemonLib(t)
 	bin := cprogLibs(t, dir, "nicd", "-lpthread")
 	fabric := fabricName(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "crash")
 	cmd.Env = append(append(os.Environ(), "LD_LIBRARY_PATH="+dir), daemonEnv("VERBSIM_FABRIC="+fabric)...)
@@ -301,7 +307,7 @@ func TestDaemonPingpong(t *testing.T) {
 	utils(t)
 	cases := append(slices.Clone(pingpongCases), ppCase{"xsrq", nil, "ibv_xsrq_pingpong", nil})
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { runPingpongCase(t, dir, 120*time.Second, daemonEnv(), c) })
+		t.Run(c.name, func(t *testing.T) { runPingpongCase(t, dir, hangGuard, daemonEnv(), c) })
 	}
 }
 
@@ -315,7 +321,7 @@ func TestDaemonValgrind(t *testing.T) {
 		t.Skip("valgrind not installed")
 	}
 	vg := []string{"valgrind", "-q", "--error-exitcode=99", "--leak-check=full"}
-	r := pingpongUnder(t, dir, 300*time.Second, daemonEnv(), nil, vg, "ibv_rc_pingpong", "-n", "100")
+	r := pingpongUnder(t, dir, hangGuard, daemonEnv(), nil, vg, "ibv_rc_pingpong", "-n", "100")
 	for _, side := range []struct {
 		name, out string
 		err       error
@@ -336,7 +342,7 @@ func TestDaemonValgrind(t *testing.T) {
 func TestDaemonDeadPeer(t *testing.T) {
 	dir := daemonLib(t)
 	utils(t)
-	r := pingpong(t, dir, 60*time.Second, daemonEnv(), []string{"VERBSIM_DIE_AFTER=300"}, "ibv_rc_pingpong", "-n", "100000")
+	r := pingpong(t, dir, hangGuard, daemonEnv(), []string{"VERBSIM_DIE_AFTER=300"}, "ibv_rc_pingpong", "-n", "100000")
 	if r.cliErr == nil {
 		t.Fatal("the client succeeded with its server dead")
 	}
