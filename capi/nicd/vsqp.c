@@ -351,12 +351,13 @@ int vs_wr_inline_list(uintptr_t h, struct ibv_data_buf *l, size_t n)
 
 /* ---- SRQs and XRC ------------------------------------------------------ */
 
-int vs_create_srq(uintptr_t h, struct ibv_srq_attr *attr, uintptr_t cptr, uintptr_t *out)
+/* create_srq sends op (NICD_CREATE_SRQ or NICD_CREATE_SRQ_EX) for s and
+ * writes the SRQ's real limits back to attr. */
+static int create_srq(uint32_t op, uintptr_t h, const struct nicd_srq *s, struct ibv_srq_attr *attr, uintptr_t *out)
 {
-	struct nicd_srq s = { .attr = *attr, .cptr = cptr };
 	struct ibv_srq_attr got;
 	struct nicd_rep p;
-	int rc = nicd_call(NICD_CREATE_SRQ, nicd_untag(h), 0, 0, &s, sizeof(s), &p, &got, sizeof(got));
+	int rc = nicd_call(op, nicd_untag(h), 0, 0, s, sizeof(*s), &p, &got, sizeof(got));
 
 	if (rc)
 		return rc;
@@ -364,6 +365,13 @@ int vs_create_srq(uintptr_t h, struct ibv_srq_attr *attr, uintptr_t cptr, uintpt
 	attr->max_sge = got.max_sge;
 	*out = nicd_tag(p.v);
 	return 0;
+}
+
+int vs_create_srq(uintptr_t h, struct ibv_srq_attr *attr, uintptr_t cptr, uintptr_t *out)
+{
+	struct nicd_srq s = { .attr = *attr, .cptr = cptr };
+
+	return create_srq(NICD_CREATE_SRQ, h, &s, attr, out);
 }
 
 int vs_modify_srq(uintptr_t h, struct ibv_srq_attr *attr, int mask)
@@ -410,16 +418,8 @@ int vs_create_srq_ex(uintptr_t h, struct ibv_srq_attr *a, uint32_t compMask, uin
 {
 	struct nicd_srq s = { .attr = *a, .comp_mask = compMask, .type = srqType, .pd = nicd_untag(pdh),
 			      .xrcd = nicd_untag(xrcdh), .cq = nicd_untag(cqh), .cptr = cptr };
-	struct ibv_srq_attr got;
-	struct nicd_rep p;
-	int rc = nicd_call(NICD_CREATE_SRQ_EX, nicd_untag(h), 0, 0, &s, sizeof(s), &p, &got, sizeof(got));
 
-	if (rc)
-		return rc;
-	a->max_wr = got.max_wr;
-	a->max_sge = got.max_sge;
-	*out = nicd_tag(p.v);
-	return 0;
+	return create_srq(NICD_CREATE_SRQ_EX, h, &s, a, out);
 }
 
 int vs_get_srq_num(uintptr_t h, uint32_t *num)
