@@ -104,7 +104,9 @@ func (s *ppSide) drain() error {
 
 func (s *ppSide) handle(w *verbs.WC) error {
 	if w.Status != verbs.WCSuccess {
-		return fmt.Errorf("wr_id %#x completed with %s", w.WRID, w.Status.Name())
+		// wr_ids in decimal, the base of the trace, so that the message
+		// and the timeline name a work request alike.
+		return fmt.Errorf("wr_id %d completed with %s", w.WRID, w.Status.Name())
 	}
 	if w.WRID&ppSendTag != 0 {
 		s.sendsDone++
@@ -206,6 +208,6 @@ func Example_explorePingpong() {
 	// pct failure: <nil>
 	// no loss, retry_cnt 0: complete true failure: <nil>
 	// one lost packet, retry_cnt 7: complete true failure: <nil>
-	// one lost packet, retry_cnt 0: assertion - client: wr_id 0x8000000000000000 completed with IBV_WC_RETRY_EXC_ERR - faults drawn: 1
+	// one lost packet, retry_cnt 0: assertion - client: wr_id 9223372036854775808 completed with IBV_WC_RETRY_EXC_ERR - faults drawn: 1
 	// replayed: true
 }

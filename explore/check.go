@@ -1,39 +1,41 @@
 package explore
 
 import (
-	"bytes"
-	"compress/flate"
-	"encoding/base64"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
-	"strings"
 	"testing"
+	"time"
 )
 
 // Options configure an exploration.
 type Options struct {
-	// Strategy picks at each choice point: Random (the default), PCT or
-	// Exhaustive.
+	// Strategy picks at each choice point: Auto (the default: exhaustive
+	// search deepened one preemption at a time, with PCT and the random
+	// walk between, within the budget), Random, PCT or Exhaustive.
 	Strategy Strategy
 	// Seed seeds Random and PCT; the same seed explores the same
 	// schedules.
 	Seed uint64
-	// Schedules bounds the schedules run (default 200). Exhaustive stops
-	// there too, and its Result then says it was not complete.
+	// Schedules bounds the schedules run: the budget (default 10,000 for
+	// Auto, 200 for the others). Exhaustive stops there too, and its
+	// Result then says it was not complete.
 	Schedules int
+	// Time, if set, bounds the wall time of the exploration too: it stops
+	// after the first schedule that ends past it (Result.TimedOut). The
+	// command line sets it; a test should not, since how far a search
+	// gets in a given time depends on the machine.
+	Time time.Duration
 	// Depth is PCT's bug depth d: the number of ordering constraints the
 	// bug needs (default 2).
 	Depth int
 	// Preemptions bounds Exhaustive's preemptions per schedule (default 2;
-	// negative: none allowed).
+	// negative: none allowed; Unbounded: no bound, every schedule).
 	Preemptions int
 	// MaxSteps bounds the steps of one schedule (default 2000); a schedule
 	// that reaches it fails with StepBound.
 	MaxSteps int
-	// NoReduction turns off Exhaustive's partial-order reduction (sleep
-	// sets): every schedule within the bound is run, equivalent ones too.
+	// NoReduction turns off Exhaustive's partial-order reduction (dynamic
+	// partial-order reduction with sleep sets, dpor.go): every schedule
+	// within the bound is run, equivalent ones too.
 	NoReduction bool
 	// AllowOverrun lets CQs overrun: no Overrun failure.
 	AllowOverrun bool
@@ -54,19 +56,44 @@ type Options struct {
 	// token belongs to: verbsim explore names its built-in patterns.
 	Name string
 
-	budget int // the fault budget fill computed: -1 for no bound
+	budget int       // the fault budget fill computed: -1 for no bound
+	start  time.Time // when the exploration began, with Time
+	// sleepSetsOnly reduces Exhaustive with sleep sets alone, as it did
+	// before DPOR: for measurements and the soundness test.
+	sleepSetsOnly bool
 }
+
+// deadline is when the exploration must stop (zero: no Time).
+func (o *Options) deadline() time.Time {
+	if o.Time <= 0 {
+		return time.Time{}
+	}
+	return o.start.Add(o.Time)
+}
+
+// Unbounded, as Options.Preemptions, lets Exhaustive preempt as often as
+// it likes: the search covers every schedule (up to equivalence).
+const Unbounded = 1 << 20
 
 func (o Options) fill() Options {
 	if o.Schedules <= 0 {
 		o.Schedules = 200
+		if o.Strategy == Auto {
+			o.Schedules = 10000
+		}
+	}
+	if o.Time > 0 && o.start.IsZero() {
+		o.start = time.Now()
 	}
 	if o.Depth <= 0 {
 		o.Depth = 2
 	}
-	if o.Preemptions == 0 {
+	switch {
+	case o.Preemptions == 0 && o.Strategy == Auto:
+		o.Preemptions = Unbounded // Auto deepens as far as the budget goes
+	case o.Preemptions == 0:
 		o.Preemptions = 2
-	} else if o.Preemptions < 0 {
+	case o.Preemptions < 0:
 		o.Preemptions = 0
 	}
 	if o.MaxSteps <= 0 {
@@ -95,8 +122,17 @@ type Result struct {
 	// run.
 	Pruned int
 	// Complete reports that Exhaustive ran every schedule within its
-	// bound: Schedules is then the number of distinct schedules.
+	// bound: Schedules is then the number of distinct schedules. For
+	// Auto it reports that the search covered every schedule there is
+	// (up to equivalence), whatever the bound.
 	Complete bool
+	// Bound is, for Auto, the largest preemption bound up to which the
+	// exhaustive search completed (-1: not even 0); Coverage says in
+	// words what the exploration covered.
+	Bound    int
+	Coverage string
+	// TimedOut reports that Options.Time ended the exploration.
+	TimedOut bool
 	// Failure is the first failing schedule, nil when every one passed.
 	Failure *Failure
 }
@@ -109,6 +145,9 @@ func (r Result) String() string {
 	}
 	if r.Complete {
 		s += ", complete"
+	}
+	if r.Coverage != "" {
+		s += " [" + r.Coverage + "]"
 	}
 	if r.Failure != nil {
 		s += fmt.Sprintf("; %v found in schedule %d", r.Failure.Kind, r.Failure.Schedule)
@@ -124,15 +163,31 @@ func (r Result) String() string {
 // once more, with the fabric tracing, to write it).
 func Explore(world func(*World), opts Options) Result {
 	o := opts.fill()
-	st := newStrategy(&o)
+	if o.Strategy == Auto {
+		return exploreAuto(world, &o)
+	}
 	res := Result{Strategy: o.Strategy}
-	for i := 0; i < o.Schedules; i++ {
+	st := newStrategy(&o)
+	res.Complete = runStrategy(world, &o, st, o.Schedules, &res)
+	return res
+}
+
+// runStrategy runs up to n schedules of st, adding them to res, and
+// reports whether st ran out of schedules (an exhaustive search that is
+// complete). A failure ends it: shrunk, replayed with its timeline, in
+// res.Failure.
+func runStrategy(world func(*World), o *Options, st strategy, n int, res *Result) bool {
+	deadline := o.deadline()
+	for i := 0; i < n; i++ {
+		if !deadline.IsZero() && i > 0 && time.Now().After(deadline) {
+			res.TimedOut = true
+			return false
+		}
 		p := st.next(i)
 		if p == nil {
-			res.Complete = true
-			return res
+			return true
 		}
-		r := runOnce(world, p, o.MaxSteps, false, &o)
+		r := runOnce(world, p, o.MaxSteps, false, o)
 		res.Schedules++
 		res.Steps += r.steps
 		if r.pruned {
@@ -140,28 +195,40 @@ func Explore(world func(*World), opts Options) Result {
 		}
 		st.done(r)
 		if r.failure != nil {
-			choices, size, runs := r.choices, sizeOf(r), 0
-			unshrunk := size
-			if !o.NoShrink {
-				choices, size, runs = shrink(world, r, &o)
-			}
-			tok := encodeToken(token{strategy: o.Strategy, seed: o.Seed, schedule: uint64(i), maxSteps: uint64(o.MaxSteps),
-				allow: o.AllowUnconsumed, name: o.Name, budget: o.budget, choices: choices})
-			f, err := replay(world, tok)
-			if err != nil { // the world is not deterministic: report what the first run saw
-				f = r.failure
-				f.Timeline = "(no timeline: " + err.Error() + ")"
-			}
-			f.Schedule, f.Token = i+1, tok
-			f.Size, f.Unshrunk, f.ShrinkRuns = size, unshrunk, runs
-			res.Failure = f
-			return res
+			res.Failure = report(world, o, r, res.Schedules)
+			return false
 		}
 	}
-	if _, ok := st.(*dfs); ok && st.next(o.Schedules) == nil {
-		res.Complete = true
+	return st.next(n) == nil && isExhaustive(st)
+}
+
+func isExhaustive(st strategy) bool {
+	switch st.(type) {
+	case *dfs, *dpor:
+		return true
 	}
-	return res
+	return false
+}
+
+// report turns r, a failed run and the schedule-th of the exploration,
+// into the failure Explore returns: shrunk (unless NoShrink), with its
+// token, replayed once more to write its timeline.
+func report(world func(*World), o *Options, r *runner, schedule int) *Failure {
+	choices, size, runs := r.choices, sizeOf(r), 0
+	unshrunk := size
+	if !o.NoShrink {
+		choices, size, runs = shrink(world, r, o)
+	}
+	tk := token{strategy: o.Strategy, seed: o.Seed, schedule: uint64(schedule - 1), maxSteps: uint64(o.MaxSteps),
+		allow: o.AllowUnconsumed, name: o.Name, budget: o.budget, choices: choices}
+	f, err := replayToken(world, &tk, false)
+	if err != nil { // the world is not deterministic: report what the first run saw
+		f = r.failure
+		f.Timeline = "(no timeline: " + err.Error() + ")"
+	}
+	f.Schedule, f.Token = schedule, encodeToken(tk)
+	f.Size, f.Unshrunk, f.ShrinkRuns = size, unshrunk, runs
+	return f
 }
 
 // Check explores world with opts inside a test: a failure fails t with its
@@ -198,140 +265,9 @@ func Replay(t testing.TB, world func(*World), token string) *Failure {
 
 // RunToken runs the schedule of token once and returns its failure with
 // the timeline (nil when it passes), or an error when the token is
-// malformed or the world does not follow it.
+// malformed, was recorded on another world (the token carries the
+// world's identity: what its function set up, and the steps of the
+// schedule), or the world does not follow it.
 func RunToken(world func(*World), tok string) (*Failure, error) {
 	return replay(world, tok)
-}
-
-func replay(world func(*World), tok string) (*Failure, error) {
-	tk, err := decodeToken(tok)
-	if err != nil {
-		return nil, err
-	}
-	o := Options{MaxSteps: int(tk.maxSteps), AllowUnconsumed: tk.allow}.fill()
-	o.budget = tk.budget
-	p := &replayPicker{choices: tk.choices}
-	r := runOnce(world, p, o.MaxSteps, true, &o)
-	if p.diverged || p.n != len(tk.choices) {
-		return nil, errors.New("explore: the world did not follow the token's schedule (a different world, or one that is not deterministic)")
-	}
-	if r.failure == nil {
-		return nil, nil
-	}
-	f := *r.failure
-	f.Size = sizeOf(r)
-	f.Unshrunk = f.Size
-	f.Schedule = int(tk.schedule) + 1
-	f.Token = tok
-	f.Timeline = r.timeline.String()
-	return &f, nil
-}
-
-// token is what a replay token carries.
-type token struct {
-	strategy Strategy
-	seed     uint64
-	schedule uint64
-	maxSteps uint64
-	allow    bool
-	name     string
-	budget   int // the fault budget (Options.MaxFaults): -1 for no bound
-	choices  []int
-}
-
-// TokenName returns the world's name a replay token carries (Options.Name;
-// "" when none was set).
-func TokenName(tok string) (string, error) {
-	t, err := decodeToken(tok)
-	return t.name, err
-}
-
-const tokenPrefix = "vx1."
-
-// encodeToken packs t as varints, deflates them and writes them in
-// URL-safe base64 behind a version prefix.
-func encodeToken(t token) string {
-	var raw []byte
-	flags := uint64(t.strategy)
-	if t.allow {
-		flags |= 0x80
-	}
-	if t.name != "" {
-		flags |= 0x40
-	}
-	if t.budget >= 0 {
-		flags |= 0x20
-	}
-	for _, v := range []uint64{flags, t.seed, t.schedule, t.maxSteps, uint64(len(t.choices))} {
-		raw = binary.AppendUvarint(raw, v)
-	}
-	if t.name != "" {
-		raw = binary.AppendUvarint(raw, uint64(len(t.name)))
-		raw = append(raw, t.name...)
-	}
-	if t.budget >= 0 {
-		raw = binary.AppendUvarint(raw, uint64(t.budget))
-	}
-	for _, c := range t.choices {
-		raw = binary.AppendUvarint(raw, uint64(c))
-	}
-	var b bytes.Buffer
-	zw, _ := flate.NewWriter(&b, flate.BestCompression)
-	zw.Write(raw)
-	zw.Close()
-	return tokenPrefix + base64.RawURLEncoding.EncodeToString(b.Bytes())
-}
-
-func decodeToken(s string) (token, error) {
-	var t token
-	bad := func(why string) (token, error) { return token{}, fmt.Errorf("explore: bad replay token: %s", why) }
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, tokenPrefix) {
-		return bad("it does not start with " + tokenPrefix)
-	}
-	z, err := base64.RawURLEncoding.DecodeString(s[len(tokenPrefix):])
-	if err != nil {
-		return bad(err.Error())
-	}
-	raw, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(z)), 1<<24))
-	if err != nil {
-		return bad(err.Error())
-	}
-	rd := bytes.NewReader(raw)
-	var v [5]uint64
-	for i := range v {
-		if v[i], err = binary.ReadUvarint(rd); err != nil {
-			return bad("truncated")
-		}
-	}
-	t.strategy, t.allow, t.seed, t.schedule, t.maxSteps = Strategy(v[0]&0x1f), v[0]&0x80 != 0, v[1], v[2], v[3]
-	if v[4] > uint64(len(raw)) {
-		return bad("truncated")
-	}
-	if v[0]&0x40 != 0 {
-		n, err := binary.ReadUvarint(rd)
-		if err != nil || n > uint64(rd.Len()) {
-			return bad("truncated")
-		}
-		name := make([]byte, n)
-		rd.Read(name)
-		t.name = string(name)
-	}
-	t.budget = -1 // a token made before fault draws were choice points: none were drawn
-	if v[0]&0x20 != 0 {
-		b, err := binary.ReadUvarint(rd)
-		if err != nil || b > 1<<20 {
-			return bad("truncated")
-		}
-		t.budget = int(b)
-	}
-	t.choices = make([]int, v[4])
-	for i := range t.choices {
-		c, err := binary.ReadUvarint(rd)
-		if err != nil || c > 1<<20 {
-			return bad("truncated")
-		}
-		t.choices[i] = int(c)
-	}
-	return t, nil
 }

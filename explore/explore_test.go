@@ -211,20 +211,29 @@ func TestExhaustive(t *testing.T) {
 
 // TestShrink: every buggy pattern's failure is shrunk to a schedule no
 // larger than the one the strategy found, with the same kind, and its
-// token replays that shrunk schedule exactly.
+// token replays that shrunk schedule exactly. (A bug deeper than PCT's
+// depth 2 is found by Auto.)
 func TestShrink(t *testing.T) {
 	for _, p := range patterns.All() {
 		if p.Want == 0 {
 			continue
 		}
-		for _, s := range []explore.Strategy{explore.Random, explore.PCT} {
-			res := explore.Explore(p.World, explore.Options{Strategy: s, Seed: 5, Schedules: 300})
+		strategies := []explore.Strategy{explore.Random, explore.PCT}
+		if p.Deep > 2 {
+			strategies = []explore.Strategy{explore.Auto}
+		}
+		for _, s := range strategies {
+			budget := 300
+			if s == explore.Auto {
+				budget = 0
+			}
+			res := explore.Explore(p.World, explore.Options{Strategy: s, Seed: 5, Schedules: budget})
 			f := res.Failure
 			if f == nil {
 				t.Errorf("%s %v: nothing found", p.Name, s)
 				continue
 			}
-			raw := explore.Explore(p.World, explore.Options{Strategy: s, Seed: 5, Schedules: 300, NoShrink: true}).Failure
+			raw := explore.Explore(p.World, explore.Options{Strategy: s, Seed: 5, Schedules: budget, NoShrink: true}).Failure
 			if raw == nil || raw.Kind != f.Kind || raw.Size != f.Unshrunk || raw.Size != raw.Unshrunk {
 				t.Errorf("%s %v: unshrunk %+v, shrunk failure says %+v", p.Name, s, raw, f.Unshrunk)
 			}
@@ -238,5 +247,34 @@ func TestShrink(t *testing.T) {
 			}
 			t.Logf("%s %v: %+v -> %+v in %d runs", p.Name, s, f.Unshrunk, f.Size, f.ShrinkRuns)
 		}
+	}
+}
+
+// TestTokenOfAnotherWorld: RunToken refuses a token recorded on another
+// world, whether the other world set up other things or only runs other
+// code in the same goroutines; and a token of the earlier format, which
+// carries no identity.
+func TestTokenOfAnotherWorld(t *testing.T) {
+	f := explore.Explore(patterns.DrainThenArm(3), explore.Options{Strategy: explore.PCT, Seed: 1}).Failure
+	if f == nil {
+		t.Fatal("drain-then-arm: nothing found")
+	}
+	for name, other := range map[string]func(*explore.World){
+		"recipe (armed in setup)":                patterns.Recipe(3),
+		"one-poll-per-event (the same setup)":    patterns.OnePollPerEvent(3),
+		"drain-then-arm with 4 completions":      patterns.DrainThenArm(4),
+		"never-acked (another goroutine's code)": patterns.NeverAcked(3),
+	} {
+		if g, err := explore.RunToken(other, f.Token); err == nil {
+			t.Errorf("%s: the token of drain-then-arm replayed: %v", name, g)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+	if g, err := explore.RunToken(patterns.DrainThenArm(3), f.Token); err != nil || g == nil || g.Message != f.Message {
+		t.Errorf("its own world: %v, %v", g, err)
+	}
+	if _, err := explore.RunToken(patterns.DrainThenArm(3), "vx1.Y2BkYGBk"); err == nil || !strings.Contains(err.Error(), "earlier") {
+		t.Errorf("a vx1 token: %v", err)
 	}
 }

@@ -1,36 +1,15 @@
 package explore
 
 import (
+	"regexp"
+
 	"github.com/verbsim/verbsim/sim"
 )
 
-// outcomes runs every schedule of the exhaustive search of world (not
-// stopping at failures) and returns the set of outcomes: the kind and
-// message of every failure, "pass" for a schedule that passed. A pruned
-// schedule has no outcome.
-func outcomes(world func(*World), bound int, reduce bool) (set map[string]bool, runs, pruned int) {
-	set = map[string]bool{}
-	o := Options{Strategy: Exhaustive}.fill() // one packet fault at most
-	s := &dfs{bound: bound, reduce: reduce}
-	for i := 0; i < 1<<20; i++ {
-		p := s.next(i)
-		if p == nil {
-			break
-		}
-		r := runOnce(world, p, o.MaxSteps, false, &o)
-		s.done(r)
-		runs++
-		switch {
-		case r.pruned:
-			pruned++
-		case r.failure != nil:
-			set[r.failure.Kind.String()+": "+r.failure.Message] = true
-		default:
-			set["pass"] = true
-		}
-	}
-	return set, runs, pruned
-}
+// stepNumbers are the step numbers of a failure's message: two schedules
+// equivalent up to the order of independent steps reach the same state
+// and fail the same way, at steps numbered differently.
+var stepNumbers = regexp.MustCompile(`step \d+`)
 
 // independentCQs: two producers each feed a CQ on a channel of its own,
 // two consumers each run the recipe on one: most steps commute.
@@ -42,8 +21,41 @@ func independentCQs(w *World) {
 	}
 }
 
-// Outcomes exports outcomes to the tests of package explore_test.
-var Outcomes = outcomes
-
 // IndependentCQs exports independentCQs.
 var IndependentCQs = independentCQs
+
+// OutcomesOf runs every schedule of the exhaustive search of world with
+// the given reduction ("none", "sleep", "dpor"), not stopping at failures,
+// and returns the set of outcomes (each failure's kind and message, its
+// step numbers left out; "pass") and the schedules run.
+func OutcomesOf(world func(*World), bound int, reduction string) (set map[string]bool, runs, pruned int) {
+	set = map[string]bool{}
+	o := Options{Strategy: Exhaustive}.fill()
+	var st strategy
+	switch reduction {
+	case "none":
+		st = &dfs{bound: bound}
+	case "sleep":
+		st = &dfs{bound: bound, reduce: true}
+	default:
+		st = newDPOR(bound)
+	}
+	for i := 0; i < 1<<20; i++ {
+		p := st.next(i)
+		if p == nil {
+			break
+		}
+		r := runOnce(world, p, o.MaxSteps, false, &o)
+		st.done(r)
+		runs++
+		switch {
+		case r.pruned:
+			pruned++
+		case r.failure != nil:
+			set[r.failure.Kind.String()+": "+stepNumbers.ReplaceAllString(r.failure.Message, "step _")] = true
+		default:
+			set["pass"] = true
+		}
+	}
+	return set, runs, pruned
+}

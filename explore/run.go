@@ -53,16 +53,30 @@ const drainLimit = 10000
 // runOnce runs one schedule of world with p making the choices. With
 // timeline set it also records the annotated timeline.
 func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Options) *runner {
-	r := &runner{back: make(chan struct{}), picker: p, max: maxSteps, last: -3, budget: opts.budget}
+	r := &runner{back: make(chan struct{}), picker: p, max: maxSteps, last: -3, budget: opts.budget, stuck: make(chan stuckReport, 1)}
+	_, r.track = p.(stepper)
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if timeline {
 		r.log = &trace.Log{}
 		r.timeline = &strings.Builder{}
 	}
+	exploring.Add(1)
+	watchStart(r)
+	defer func() {
+		r.ended.Store(true)
+		watchStop(r)
+		exploring.Add(-1)
+	}()
 	w := &World{r: r}
 	setupDone := make(chan struct{})
+	r.inSetup = true
 	go func() { // the world function, in a goroutine of its own so that Fatalf ends only it
 		defer close(setupDone)
+		id := goid()
+		r.setupGoid.Store(id)
+		r.holding.Store(id)
+		enroll(id, member{r: r})
+		defer unenroll(id)
 		defer func() {
 			if rec := recover(); rec != nil {
 				r.fail(Panic, fmt.Sprintf("the world function panicked: %v", rec))
@@ -70,11 +84,15 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 		}()
 		world(w)
 	}()
-	<-setupDone
+	r.waitSetup(setupDone)
+	r.inSetup = false
+	r.path = r.setupHash()
 	if r.timeline != nil {
 		r.note("setup", "the world function")
 	}
-	r.startNew()
+	if r.failure == nil {
+		r.startNew()
+	}
 	if r.timeline != nil {
 		r.note("start", "each goroutine runs to its first verb")
 	}
@@ -89,9 +107,7 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 		if len(en) == 0 {
 			if r.fabric != nil {
 				if _, future := r.fabric.Pending(); future > 0 {
-					r.steps++
-					r.do(action{clock: true})
-					r.noteAction(action{clock: true}, 1, "")
+					r.take(action{clock: true}, 1)
 					continue
 				}
 			}
@@ -99,31 +115,31 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 			break
 		}
 		i := 0
-		if len(en) > 1 {
-			i = r.picker.pick(r, en)
-			if i < 0 { // the strategy has seen every schedule through here
+		if sp, ok := r.picker.(stepper); ok {
+			if i = sp.choose(r, en); i < 0 {
 				r.pruned = true
 				break
 			}
-			r.choices = append(r.choices, i)
-			r.threads = append(r.threads, en[i].thread())
-			if t := en[i].thread(); t != r.last && r.canContinue(en) {
-				r.preempts++
+		} else if len(en) > 1 {
+			if i = r.picker.pick(r, en); i < 0 { // the strategy has seen every schedule through here
+				r.pruned = true
+				break
 			}
 		} else if f, ok := r.picker.(forcedObserver); ok && !f.forced(r, en[0]) {
 			r.pruned = true
 			break
 		}
-		r.steps++
-		a := en[i]
-		verb := ""
-		if r.timeline != nil {
-			verb = r.nextVerb(a)
+		if len(en) > 1 {
+			r.choices = append(r.choices, i)
+			r.threads = append(r.threads, en[i].thread())
+			if t := en[i].thread(); t != r.last && r.canContinue(en) {
+				r.preempts++
+			}
 		}
-		r.do(a)
-		if r.timeline != nil {
-			r.noteAction(a, len(en), verb)
-		}
+		r.take(en[i], len(en))
+	}
+	if r.track && !r.pruned && r.failure != nil {
+		r.pendingSteps()
 	}
 	// An overrun is the likely cause of whatever failed after it (a poll
 	// that returned EIO, a lost wake-up): report it first.
@@ -134,6 +150,50 @@ func runOnce(world func(*World), p picker, maxSteps int, timeline bool, opts *Op
 	}
 	r.teardown()
 	return r
+}
+
+// take carries out action a, taken among n options, as the next step.
+func (r *runner) take(a action, n int) {
+	r.steps++
+	if r.track {
+		r.infos = append(r.infos, r.stepInfo(a))
+	}
+	if g := a.g; g != nil && g.state == gYield {
+		r.noteVerb(g.op, g.name)
+	}
+	r.hashStep(a)
+	verb := ""
+	if r.timeline != nil && !a.clock {
+		verb = r.nextVerb(a)
+	}
+	r.do(a)
+	if r.timeline != nil {
+		r.noteAction(a, n, verb)
+	}
+}
+
+// waitSetup waits for the world function to return, or for the watchdog
+// to see it blocked where the explorer cannot see.
+func (r *runner) waitSetup(done chan struct{}) {
+	for {
+		select {
+		case <-done:
+			r.holding.Store(0)
+			return
+		case rep := <-r.stuck:
+			if rep.goid != r.setupGoid.Load() {
+				continue
+			}
+			if what, _ := parked(allStacks(), rep.goid); what == "" {
+				continue
+			}
+			r.setupLost.Store(true)
+			r.hasLost.Store(true)
+			r.holding.Store(0)
+			r.fail(Unseen, fmt.Sprintf("the world function is blocked in %s%s, which the explorer cannot see: no goroutine of the world runs before it returns", rep.what, rep.where))
+			return
+		}
+	}
 }
 
 // forcedObserver is a picker that is also told of the steps that had one
@@ -161,24 +221,44 @@ func (r *runner) quiescent(opts *Options) {
 		if g.state != gBlocked {
 			continue
 		}
-		w := g.waiter
-		desc := fmt.Sprintf("%s blocked: %v", g.name, w)
-		switch h := simhook.HandleOf(w.Obj).(type) {
-		case *sim.CompChannel:
-			cqs, _ := r.cqs()
-			for _, q := range cqs {
-				if q.h.Channel() == h && q.h.Len() > 0 {
-					lost = append(lost, fmt.Sprintf("%s, while %s holds %d completion(s) (arm: %v) and no event is queued for it",
-						desc, q.name, q.h.Len(), q.h.Armed()))
+		if w := g.waiter; w != nil {
+			desc := fmt.Sprintf("%s blocked: %v", g.name, w)
+			if hs := r.holds(g); len(hs) > 0 {
+				desc += ", holding " + strings.Join(hs, " and ")
+			}
+			switch h := simhook.HandleOf(w.Obj).(type) {
+			case *sim.CompChannel:
+				cqs, _ := r.cqs()
+				full := false
+				for _, q := range cqs {
+					if q.h.Channel() == h && q.h.Len() > 0 {
+						full = true
+						lost = append(lost, fmt.Sprintf("%s, while %s holds %d completion(s) and no event is queued for it: %s",
+							desc, r.display(q.h), q.h.Len(), r.lostCause(q.h)))
+					}
+				}
+				if !full {
+					desc += "; " + r.channelCause(h)
+				}
+			case *sim.CQ:
+				if strings.Contains(w.For, "ack") {
+					destroy = append(destroy, desc+"; "+r.ackCause(h))
 				}
 			}
-		}
-		if strings.Contains(w.For, "ack") {
-			destroy = append(destroy, desc+"; "+r.ackState())
+			if strings.Contains(w.For, "ack") && simhook.HandleOf(w.Obj) != nil {
+				if _, ok := simhook.HandleOf(w.Obj).(*sim.CQ); !ok {
+					destroy = append(destroy, desc+"; "+r.ackState())
+				}
+			}
+			if !g.daemon {
+				allDone = false
+				dead = append(dead, desc)
+			}
+			continue
 		}
 		if !g.daemon {
 			allDone = false
-			dead = append(dead, desc)
+			dead = append(dead, r.waitDesc(g))
 		}
 	}
 	if over := r.overruns(); len(over) > 0 && !opts.AllowOverrun {
@@ -191,7 +271,11 @@ func (r *runner) quiescent(opts *Options) {
 	case len(destroy) > 0:
 		r.fail(DestroyBlocked, strings.Join(destroy, "; "))
 	case len(dead) > 0:
-		r.fail(Deadlock, strings.Join(dead, "; ")+r.othersWait())
+		msg := strings.Join(dead, "; ")
+		if c := r.cycle(); c != "" {
+			msg += "; a cycle: " + c
+		}
+		r.fail(Deadlock, msg)
 	}
 	if r.failure != nil {
 		return
@@ -213,7 +297,7 @@ func (r *runner) quiescent(opts *Options) {
 	var left []string
 	for _, q := range cqs {
 		if n := q.h.Len(); n > 0 {
-			left = append(left, fmt.Sprintf("%s holds %d completion(s)", q.name, n))
+			left = append(left, fmt.Sprintf("%s holds %d completion(s)", r.display(q.h), n))
 		}
 	}
 	if len(left) > 0 {
@@ -253,24 +337,6 @@ func (r *runner) uncompleted() []string {
 		}
 	}
 	return out
-}
-
-// othersWait lists every waiter of the domain, for a deadlock's message.
-func (r *runner) othersWait() string {
-	if r.d == nil {
-		return ""
-	}
-	r.d.Lock()
-	ws := r.d.Waiters()
-	r.d.Unlock()
-	var parts []string
-	for _, w := range ws {
-		parts = append(parts, w.String())
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (every waiter of the domain: " + strings.Join(parts, "; ") + ")"
 }
 
 // ackState describes the events read and acked on every CQ that has some

@@ -10,9 +10,18 @@ type Strategy uint8
 
 // The strategies.
 const (
+	// Auto, the default, looks for deep bugs within a budget of schedules
+	// (Options.Schedules) without being told how deep: it runs the
+	// exhaustive search with 0 preemptions, then 1, 2, ... (each bound a
+	// complete search of its own when the budget allows, with DPOR), and
+	// between two bounds PCT with a depth one more than the bound and the
+	// random walk; once a bound is not finished it spends the rest on PCT
+	// at growing depths and the random walk. Result.Coverage says what
+	// was covered: "complete up to 2 preemptions; 3 not finished".
+	Auto Strategy = iota
 	// Random is a seeded random walk: at every choice point one of the
 	// enabled goroutines and engine events, uniformly.
-	Random Strategy = iota
+	Random
 	// PCT is probabilistic concurrency testing (Burckhardt, Kothari,
 	// Musuvathi, Nagarakatte, ASPLOS 2010): every goroutine (and the
 	// engine) gets a random priority, the highest enabled one runs, and at
@@ -28,7 +37,7 @@ const (
 	replayStrategy
 )
 
-var strategyNames = [...]string{"random", "pct", "exhaustive", "replay"}
+var strategyNames = [...]string{"auto", "random", "pct", "exhaustive", "replay"}
 
 // String names the strategy as the command line spells it.
 func (s Strategy) String() string {
@@ -38,14 +47,15 @@ func (s Strategy) String() string {
 	return fmt.Sprintf("Strategy(%d)", uint8(s))
 }
 
-// ParseStrategy reads a strategy's name ("random", "pct", "exhaustive").
+// ParseStrategy reads a strategy's name ("auto", "random", "pct",
+// "exhaustive").
 func ParseStrategy(s string) (Strategy, error) {
 	for i, n := range strategyNames[:replayStrategy] {
 		if n == s {
 			return Strategy(i), nil
 		}
 	}
-	return 0, fmt.Errorf("explore: unknown strategy %q (random, pct, exhaustive)", s)
+	return 0, fmt.Errorf("explore: unknown strategy %q (auto, random, pct, exhaustive)", s)
 }
 
 // strategy hands out the picker of each schedule in turn.
@@ -62,7 +72,13 @@ func newStrategy(o *Options) strategy {
 	case PCT:
 		return &pctStrategy{seed: o.Seed, depth: o.Depth, k: 20}
 	case Exhaustive:
-		return &dfs{bound: o.Preemptions, reduce: !o.NoReduction}
+		switch {
+		case o.NoReduction:
+			return &dfs{bound: o.Preemptions}
+		case o.sleepSetsOnly:
+			return &dfs{bound: o.Preemptions, reduce: true}
+		}
+		return newDPOR(o.Preemptions)
 	}
 	return &randomStrategy{seed: o.Seed}
 }
@@ -146,8 +162,11 @@ func (p *pctPicker) best(en []action) int {
 }
 
 func (p *pctPicker) pick(r *runner, en []action) int {
-	if en[0].fault { // a fault draw: by the configured probabilities
+	switch {
+	case en[0].fault: // a fault draw: by the configured probabilities
 		return weighted(p.rng, en)
+	case en[0].sel: // a select's cases: uniformly, as Go does
+		return p.rng.IntN(len(en))
 	}
 	b := p.best(en)
 	if j, ok := p.change[r.steps+1]; ok {
@@ -235,7 +254,7 @@ func (s *dfs) enter(n *node) {
 	set := append([]asleep(nil), n.sleep...)
 	for _, j := range n.order[:n.pos] {
 		if n.threads[j] >= 0 {
-			set = append(set, asleep{n.threads[j], n.fps[j]})
+			set = append(set, asleep{actor(n.threads[j] + 1), n.fps[j]})
 		}
 	}
 	s.sleep = wake(set, n.fps[n.order[n.pos]])
@@ -246,7 +265,7 @@ func (s *dfs) forced(r *runner, a action) bool {
 	if !s.reduce {
 		return true
 	}
-	if sleeping(s.sleep, a.thread()) {
+	if sleeping(s.sleep, actor(a.thread()+1)) {
 		return false
 	}
 	if len(s.sleep) > 0 {
@@ -285,7 +304,7 @@ func (s *dfs) pick(r *runner, en []action) int {
 		}
 	}
 	add := func(i, cost int) {
-		if s.reduce && sleeping(n.sleep, en[i].thread()) {
+		if s.reduce && sleeping(n.sleep, actor(en[i].thread()+1)) {
 			return
 		}
 		if before+cost <= s.bound {

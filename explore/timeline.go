@@ -127,7 +127,11 @@ func (r *runner) view() string {
 			}
 			ids = append(ids, fmt.Sprintf("%d%s", w.WRID, st))
 		}
-		line := fmt.Sprintf("%s: %d wc [%s], arm %v, events read %d acked %d", q.name, s.Len, strings.Join(ids, " "), s.Arm, s.CompRead, s.CompAcked)
+		name := r.display(q.h)
+		if ch := q.h.Channel(); ch != nil {
+			name += " (on " + r.nameOf(ch) + ")"
+		}
+		line := fmt.Sprintf("%s: %d wc [%s], arm %v, events read %d acked %d", name, s.Len, strings.Join(ids, " "), s.Arm, s.CompRead, s.CompAcked)
 		if s.Overrun {
 			line += ", OVERRUN"
 		}
@@ -141,7 +145,7 @@ func (r *runner) view() string {
 		for _, q := range c.h.Pending() {
 			ids = append(ids, r.nameOf(q))
 		}
-		lines = append(lines, fmt.Sprintf("%s: %d event(s) queued [%s]", c.name, len(ids), strings.Join(ids, " ")))
+		lines = append(lines, fmt.Sprintf("%s: %d event(s) queued [%s]", r.display(c.h), len(ids), strings.Join(ids, " ")))
 	}
 	return strings.Join(lines, "\n")
 }

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/internal/simhook"
@@ -130,6 +131,7 @@ const (
 	gYield                 // paused before a verb
 	gBlocked               // in a blocking wait
 	gDone                  // returned
+	gLost                  // blocked where the explorer cannot see (Unseen)
 )
 
 type gor struct {
@@ -145,6 +147,18 @@ type gor struct {
 	abort  bool // Block returns errAborted: the schedule is being torn down
 	kill   bool // Yield ends the goroutine: it did not return after cancel
 	turn   chan struct{}
+	// sop is the operation on a synchronisation object it is paused
+	// before (gYield), sw the one it is blocked in (gBlocked); nil for a
+	// verb or a wait of the domain.
+	sop *syncOp
+	sw  *syncWait
+	// goid is the goroutine's number (goid.go); creator the step that
+	// started it (-1: the world function).
+	goid    atomic.Uint64
+	creator int
+	// lost: blocked where the explorer cannot see (Unseen); it is left
+	// alone and its end is not waited for.
+	lost atomic.Bool
 }
 
 var errAborted = errors.New("explore: the schedule ended while this wait was blocked")
@@ -154,6 +168,9 @@ func (g *gor) enabled() bool {
 	case gNew, gYield:
 		return true
 	case gBlocked:
+		if g.sw != nil {
+			return g.abort || g.sw.ready()
+		}
 		return g.woken || g.abort || g.bctx.Err() != nil
 	}
 	return false
@@ -193,11 +210,17 @@ const (
 	// event, no timer) and a QP still has send work requests posted and
 	// never completed.
 	Uncompleted
+	// Unseen: a goroutine of the world blocked where the explorer cannot
+	// see: on a Go channel, a sync.Mutex, a sync.WaitGroup or another of
+	// Go's own primitives instead of the explorer's (Mutex, Chan, ...).
+	// Nothing else can move while it holds the turn; the message names
+	// what it waits in and where. The goroutine is left blocked.
+	Unseen
 )
 
 var kindNames = [...]string{"", "lost wake-up", "destroy blocked on unacked events", "deadlock",
 	"completions never consumed", "panic", "assertion", "step bound", "goroutine does not exit",
-	"CQ overrun", "work requests never completed"}
+	"CQ overrun", "work requests never completed", "blocked outside the explorer"}
 
 // String names the kind.
 func (k Kind) String() string {
@@ -209,7 +232,8 @@ func (k Kind) String() string {
 
 // action is one thing the explorer may let happen next: a goroutine's
 // next step, an engine event (by its sequence number), or the clock; or,
-// at a packet-fault draw, one outcome for the packet.
+// at a draw inside a step, one outcome: for a packet-fault draw the
+// packet's fate, for a select with several cases ready the case taken.
 type action struct {
 	g     *gor // nil for the engine or the clock
 	seq   uint64
@@ -217,12 +241,17 @@ type action struct {
 	ev    sim.ReadyEvent
 	fault bool // an outcome of a fault draw: out
 	out   simhook.FaultOutcome
+	sel   bool // an outcome of a select draw: case alt
+	alt   int
 }
 
+// draw reports whether the action is the outcome of a draw inside a step.
+func (a action) draw() bool { return a.fault || a.sel }
+
 // thread is the identity a strategy gives the action: the goroutine's
-// index, -1 for the engine, -2 for the clock, and for the outcome of a
-// fault draw -10 (deliver), -11 (drop), -12 (duplicate), -13 (a delay of
-// 1 tick), -14 (a longer delay).
+// index, -1 for the engine, -2 for the clock, for the outcome of a fault
+// draw -10 (deliver), -11 (drop), -12 (duplicate), -13 (a delay of 1
+// tick), -14 (a longer delay), and for a select's case k -20-k.
 func (a action) thread() int {
 	switch {
 	case a.g != nil:
@@ -235,6 +264,8 @@ func (a action) thread() int {
 			t--
 		}
 		return t
+	case a.sel:
+		return -20 - a.alt
 	}
 	return -1
 }
@@ -281,7 +312,51 @@ type runner struct {
 	plain   *sync.WaitGroup
 	daemons sync.WaitGroup
 	failMu  sync.Mutex
+
+	// syncs are the synchronisation objects the world used, in the order
+	// of first use (sync.go); ended marks the schedule over, so that an
+	// object kept from it binds to the next one.
+	syncs []*syncObj
+	ended atomic.Bool
+	// hist is the history of the world's CQs, labels the names the world
+	// gave its objects (cause.go).
+	hist   map[*sim.CQ]*cqHist
+	labels map[any]string
+	// Look-ups of footprint.go.
+	objIdx  map[any]int
+	qpByNum map[qpKey]*sim.QP
+
+	// The watchdog's view (watchdog.go): the goroutine that holds the
+	// turn (its goid; the world function's while it runs), the number of
+	// turns handed back, and the report of a goroutine blocked where the
+	// explorer cannot see.
+	holding  atomic.Uint64
+	progress atomic.Uint64
+	stuck    chan stuckReport
+	hasLost  atomic.Bool
+	// The world function's goroutine, and whether it was given up.
+	setupGoid atomic.Uint64
+	setupLost atomic.Bool
+
+	// track keeps what the partial-order reduction needs (dpor.go): every
+	// step's actor and footprint, and the actors of the engine's events.
+	track     bool
+	infos     []stepInfo
+	evActor   map[uint64]actor // by the event's Seq
+	evCreator map[uint64]int   // the step that created each event, by Seq
+	keyN      map[uint64]int   // events seen per key, for their actors
+	pending   []stepInfo       // the steps still enabled when the schedule stopped
+	// path hashes the steps taken, for the world identity of a token;
+	// setupVerbs the verbs the world function called (inSetup: while it
+	// runs).
+	path       uint64
+	setupVerbs uint64
+	inSetup    bool
 }
+
+// holder returns the goid of the goroutine holding the turn, 0 when the
+// controller has it.
+func (r *runner) holder() uint64 { return r.holding.Load() }
 
 func (r *runner) spawn(name string, fn func(context.Context), daemon bool) {
 	if r.plain != nil {
@@ -301,10 +376,13 @@ func (r *runner) spawn(name string, fn func(context.Context), daemon bool) {
 		}()
 		return
 	}
-	g := &gor{id: len(r.gs), name: name, fn: fn, daemon: daemon, turn: make(chan struct{}, 1)}
+	g := &gor{id: len(r.gs), name: name, fn: fn, daemon: daemon, turn: make(chan struct{}, 1), creator: r.steps - 1}
 	r.gs = append(r.gs, g)
 	go func() {
 		defer func() {
+			if g.lost.Load() { // the schedule gave it up (Unseen): nobody waits
+				return
+			}
 			if rec := recover(); rec != nil {
 				r.fail(Panic, fmt.Sprintf("%s panicked: %v\n%s", g.name, rec, trimStack(debug.Stack())))
 			}
@@ -315,6 +393,11 @@ func (r *runner) spawn(name string, fn func(context.Context), daemon bool) {
 		if g.kill {
 			return
 		}
+		id := goid()
+		g.goid.Store(id)
+		r.holding.Store(id)
+		enroll(id, member{r, g})
+		defer unenroll(id)
 		g.fn(r.ctx)
 	}()
 }
@@ -348,7 +431,14 @@ func (r *runner) fail(k Kind, msg string) {
 // hands the turn back to the controller and waits to be picked.
 func (r *runner) Yield(op domain.Op) {
 	g := r.cur
+	if r.hasLost.Load() {
+		r.exitIfLost()
+	}
 	if g == nil { // the controller's own calls: the world function, Step, views
+		if r.inSetup {
+			r.setupVerbs = mixString(r.setupVerbs, op.Verb)
+			r.noteVerb(op, "the world function")
+		}
 		return
 	}
 	if g.kill {
@@ -365,6 +455,9 @@ func (r *runner) Yield(op domain.Op) {
 // Block is the scheduler's hook for a blocking wait.
 func (r *runner) Block(ctx context.Context, w *domain.Waiter) error {
 	g := r.cur
+	if r.hasLost.Load() {
+		r.exitIfLost()
+	}
 	if g == nil {
 		return errors.New("explore: a blocking wait in the world function, where nothing else can run")
 	}
@@ -432,12 +525,78 @@ func (r *runner) chooseFault(d *simhook.FaultDraw) int {
 	return i
 }
 
+// chooseCase is a select's draw among n ready cases: a decision of the
+// strategy, as a fault draw is.
+func (r *runner) chooseCase(n int) int {
+	if r.tearing || r.picker == nil {
+		return 0
+	}
+	en := r.fbuf[:0]
+	for i := range n {
+		en = append(en, action{sel: true, alt: i})
+	}
+	r.fbuf = en
+	i := r.picker.pick(r, en)
+	if i < 0 || i >= n {
+		i = 0
+	}
+	r.choices = append(r.choices, i)
+	r.threads = append(r.threads, en[i].thread())
+	return i
+}
+
 // give runs g until its next choice point.
 func (r *runner) give(g *gor) {
 	r.cur = g
+	r.holding.Store(g.goid.Load()) // 0 before its first turn: it stores its own
 	g.turn <- struct{}{}
-	<-r.back
+	for waiting := true; waiting; {
+		select {
+		case <-r.back:
+			waiting = false
+		case rep := <-r.stuck:
+			if r.lose(g, rep) {
+				waiting = false
+			}
+		}
+	}
+	r.holding.Store(0)
+	r.progress.Add(1)
 	r.cur = nil
+}
+
+// lose gives up g, which the watchdog saw blocked where the explorer
+// cannot see, if it still is (the report may be late): the schedule fails
+// with Unseen and g is left alone.
+func (r *runner) lose(g *gor, rep stuckReport) bool {
+	if rep.goid == 0 || rep.goid != r.holder() {
+		return false
+	}
+	if what, _ := parked(allStacks(), rep.goid); what == "" {
+		return false
+	}
+	g.lost.Store(true)
+	r.hasLost.Store(true)
+	g.state = gLost
+	r.fail(Unseen, fmt.Sprintf("%s is blocked in %s%s, which the explorer cannot see: nothing else can move while it holds the turn. "+
+		"Use the explorer's types (explore.Mutex, explore.Chan, explore.WaitGroup, ...) or verbs for what the goroutines of a world wait on; the goroutine is left blocked",
+		g.name, rep.what, rep.where))
+	return true
+}
+
+// exitIfLost ends the calling goroutine if the schedule gave it up: it
+// was blocked where the explorer could not see and something woke it
+// since.
+func (r *runner) exitIfLost() {
+	id := goid()
+	if r.setupLost.Load() && r.setupGoid.Load() == id {
+		runtime.Goexit()
+	}
+	for _, g := range r.gs {
+		if g.lost.Load() && g.goid.Load() == id {
+			runtime.Goexit()
+		}
+	}
 }
 
 // startNew runs every goroutine that has not started up to its first
@@ -462,7 +621,11 @@ func (r *runner) enabled(buf []action) []action {
 		}
 	}
 	if r.fabric != nil {
-		for _, e := range r.fabric.Ready() {
+		ready := r.fabric.Ready()
+		if r.track {
+			r.labelEvents(ready)
+		}
+		for _, e := range ready {
 			if !e.Behind {
 				buf = append(buf, action{seq: e.Seq, ev: e})
 			}

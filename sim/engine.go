@@ -78,6 +78,13 @@ type ReadyEvent struct {
 	QPN    uint32           // the QP it runs on or is addressed to
 	Packet trace.PacketKind // for EventPacket
 	PSN    uint32           // for EventPacket
+	// SrcQPN and SLID name the sender of a packet (EventPacket): its QP
+	// and the LID of the port it left from. With Device, QPN, Packet and
+	// PSN they tell one packet of the fabric from every other, whatever
+	// order the events were created in (a schedule explorer names the
+	// same packet in two schedules this way).
+	SrcQPN uint32
+	SLID   uint16
 	// Behind is set on a packet that cannot arrive yet: an earlier packet
 	// of its path is still ready, and a path delivers in the order it
 	// was sent (XFER-32). Fabric.Ready reports such packets; a Chooser is
@@ -318,6 +325,7 @@ func (e *engine) describe(ev *event) ReadyEvent {
 		r.QPN = ev.timer.QP.Num()
 	case EventPacket:
 		r.QPN, r.Packet, r.PSN = ev.pkt.DstQPN, trace.PacketKind(ev.pkt.Kind), ev.pkt.PSN
+		r.SrcQPN, r.SLID = ev.pkt.SrcQPN, ev.pkt.SLID
 	}
 	if ev.dev == nil && ev.timer != nil {
 		ev.dev = e.f.deviceOf(ev.timer.QP)

@@ -6,6 +6,7 @@ import (
 	"github.com/verbsim/verbsim/internal/domain"
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim/internal/cq"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -27,6 +28,14 @@ func init() {
 			}
 		case *cq.Channel:
 			if h := chanHandle(o); h != nil {
+				return h
+			}
+		case *qp.QP:
+			if h := qpHandle(o); h != nil {
+				return h
+			}
+		case *qp.SRQ:
+			if h := srqHandle(o); h != nil {
 				return h
 			}
 		}

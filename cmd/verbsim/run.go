@@ -174,7 +174,15 @@ func readScenario(name string) ([]byte, string, error) {
 	if b, err := fs.ReadFile(scenario.Tour, "tour/"+base); err == nil {
 		return b, "tour/" + base, nil
 	}
-	return nil, "", fmt.Errorf("%s: no such file, and no built-in scenario of that name (verbsim list shows them)", name)
+	return nil, "", noScenarioError(name)
+}
+
+// noScenarioError: readScenario found no file and no built-in scenario
+// of the name.
+type noScenarioError string
+
+func (e noScenarioError) Error() string {
+	return string(e) + ": no such file, and no built-in scenario of that name (verbsim list shows them)"
 }
 
 // listCmd runs `verbsim list`: the built-in scenarios with their first

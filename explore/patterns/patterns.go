@@ -29,6 +29,10 @@ type Pattern struct {
 	Want explore.Kind
 	// Also is a second kind of failure the same bug may show as (0: none).
 	Also explore.Kind
+	// Deep is the number of preemptions the bug needs when that is more
+	// than 2, the depth the fixed strategies are set to (PCT depth 2, an
+	// exhaustive bound of 2): they may pass it, and Auto finds it.
+	Deep int
 	// World builds the world.
 	World func(w *explore.World)
 }
@@ -48,6 +52,11 @@ func All() []Pattern {
 		{Name: "cq-too-small", Doc: "the CQ is sized for one batch (cqe 4 rounds up to the device's minimum) while the producer may add more before the event loop drains it: the CQ overruns (IBV_EVENT_CQ_ERR) and completions are lost", Want: explore.Overrun, World: CQTooSmall()},
 		{Name: "ud-expects-every-packet", Want: explore.Deadlock, World: UDExpectsEveryPacket(3, sim.Faults{Drop: 0.1}), Doc: "a UD receiver runs the recipe until it has one receive completion per datagram the sender posted, as if UD were reliable; the fabric may drop a packet (Faults{Drop: 0.1}): the sender's completions all succeed (UD does not know) and the receiver waits for ever. Found only through fault draws: without faults every schedule passes"},
 		{Name: "teardown-race", Want: explore.Deadlock, Also: explore.Assertion, World: TeardownRace(2), Doc: "a teardown destroys the CQ once the producer is done, while the consumer may still be waiting on the channel: nothing wakes it (or, when the consumer is between verbs, its next ack or poll fails with EINVAL)"},
+		{Name: "empty-event-is-error", Want: explore.Assertion, Deep: 3, World: EmptyEventIsError(3), Doc: "the recipe, but an event whose CQ polls empty at once is taken for an error; such events are normal (a completion added after the re-arm raises one and is taken by the drain before it); it takes three preemptions"},
+		{Name: "pool", Want: 0, World: WorkerPool(3, PoolCorrect), Doc: "a dispatcher runs the recipe and hands each completion to two workers over an unbuffered channel (explore.Chan); a WaitGroup counts the workers in before they start, the channel is closed after the last job, and the dispatcher checks after Wait that every job was done once"},
+		{Name: "pool-add-after-recv", Want: explore.Assertion, World: WorkerPool(3, PoolAddAfterRecv), Doc: "the worker pool, but each worker counts a job in flight (WaitGroup.Add) only after taking it from the channel: the dispatcher's Wait may return while a job is taken and not yet counted, and it finds 2 of 3 done"},
+		{Name: "pool-never-closed", Want: explore.Deadlock, World: WorkerPool(3, PoolNeverClosed), Doc: "the worker pool, but the jobs channel is never closed: the workers wait in a receive that nothing will satisfy, and the dispatcher in Wait for them"},
+		{Name: "mutex-across-get-event", Want: explore.Deadlock, World: MutexAcrossGetEvent(2), Doc: "the consumer holds the mutex that guards the loop's state while it waits in ibv_get_cq_event, and the producer takes it to add a completion: each waits for the other (a deadlock in C programs too)"},
 	}
 	return all
 }

@@ -21,6 +21,7 @@ type key struct {
 // command is one entry of the command table.
 type command struct {
 	name     bool           // takes the new object's name as a bare word
+	block    bool           // takes a block's name as a bare word (thread, daemon): it names no object
 	keys     map[string]key // the key=value arguments it accepts
 	flags    []string       // the bare words it accepts
 	oneFlag  []string       // exactly one of these flags must be given
@@ -31,7 +32,7 @@ type command struct {
 
 func (c command) usage(verb string) string {
 	var parts []string
-	if c.name {
+	if c.name || c.block {
 		parts = append(parts, "NAME")
 	}
 	keys := make([]string, 0, len(c.keys))
@@ -155,20 +156,50 @@ var commandTable = map[string]command{
 	"poll_cq": {keys: map[string]key{"cq": {ref: "cq"}, "n": numKey}, flags: []string{"ex"}, required: []string{"cq"}, verb: "ibv_poll_cq",
 		help: "poll up to n completions (16 by default); ex reads them with the poll iterator (ibv_start_poll, ibv_next_poll, ibv_end_poll)"},
 	"req_notify_cq": {keys: map[string]key{"cq": {ref: "cq"}}, flags: []string{"next", "solicited"}, oneFlag: []string{"next", "solicited"}, required: []string{"cq"}, verb: "ibv_req_notify_cq", help: "arm the CQ: next (solicited_only=0) or solicited (solicited_only=1)"},
-	"get_cq_event":  {keys: map[string]key{"channel": {ref: "channel"}}, required: []string{"channel"}, verb: "ibv_get_cq_event", help: "read a completion event without blocking (EAGAIN when none is queued)"},
+	"get_cq_event": {keys: map[string]key{"channel": {ref: "channel"}}, flags: []string{"wait"}, required: []string{"channel"}, verb: "ibv_get_cq_event",
+		help: "read a completion event without blocking (EAGAIN when none is queued); in a thread, wait blocks until one comes"},
 	"ack_cq_events": {keys: map[string]key{"cq": {ref: "cq"}, "n": intKey}, required: []string{"cq"}, verb: "ibv_ack_cq_events", help: "acknowledge n events of the CQ (1 by default)"},
 	"get_async_event": {keys: map[string]key{"ctx": {ref: "ctx"}}, required: []string{"ctx"}, verb: "ibv_get_async_event",
 		help: "read an async event without blocking (EAGAIN when none is queued)"},
 	"ack_async_event": {keys: map[string]key{"ctx": {ref: "ctx"}, "event": numKey}, required: []string{"ctx"}, verb: "ibv_ack_async_event",
 		help: "acknowledge the oldest async event read and not yet acknowledged, or the event-th read (from 0)"},
 	// Destruction.
-	"destroy_cq":           {keys: map[string]key{"cq": {ref: "cq"}}, required: []string{"cq"}, verb: "ibv_destroy_cq", help: "destroy a CQ (waits at most 10 ms of wall time for acks)"},
-	"destroy_qp":           {keys: map[string]key{"qp": {ref: "qp"}}, required: []string{"qp"}, verb: "ibv_destroy_qp", help: "destroy a QP"},
-	"destroy_ah":           {keys: map[string]key{"ah": {ref: "ah"}}, required: []string{"ah"}, verb: "ibv_destroy_ah", help: "destroy an address handle"},
-	"dereg_mr":             {keys: map[string]key{"mr": {ref: "mr"}}, required: []string{"mr"}, verb: "ibv_dereg_mr", help: "deregister a memory region: its lkey and rkey stop working"},
-	"dealloc_pd":           {keys: map[string]key{"pd": {ref: "pd"}}, required: []string{"pd"}, verb: "ibv_dealloc_pd", help: "free a protection domain (EBUSY while anything still uses it)"},
-	"destroy_srq":          {keys: map[string]key{"srq": {ref: "srq"}}, required: []string{"srq"}, verb: "ibv_destroy_srq", help: "destroy an SRQ"},
+	"destroy_cq":  {keys: map[string]key{"cq": {ref: "cq"}}, required: []string{"cq"}, verb: "ibv_destroy_cq", help: "destroy a CQ (waits at most 10 ms of wall time for acks)"},
+	"destroy_qp":  {keys: map[string]key{"qp": {ref: "qp"}}, required: []string{"qp"}, verb: "ibv_destroy_qp", help: "destroy a QP"},
+	"destroy_ah":  {keys: map[string]key{"ah": {ref: "ah"}}, required: []string{"ah"}, verb: "ibv_destroy_ah", help: "destroy an address handle"},
+	"dereg_mr":    {keys: map[string]key{"mr": {ref: "mr"}}, required: []string{"mr"}, verb: "ibv_dereg_mr", help: "deregister a memory region: its lkey and rkey stop working"},
+	"dealloc_pd":  {keys: map[string]key{"pd": {ref: "pd"}}, required: []string{"pd"}, verb: "ibv_dealloc_pd", help: "free a protection domain (EBUSY while anything still uses it)"},
+	"destroy_srq": {keys: map[string]key{"srq": {ref: "srq"}}, required: []string{"srq"}, verb: "ibv_destroy_srq", help: "destroy an SRQ"},
+	// Threads, run by the schedule explorer (threads.go, docs/explore.md).
+	"thread": {block: true, help: "start a block of commands, up to end, that runs as a goroutine of the world the explore step (or verbsim explore FILE) explores; it must finish"},
+	"daemon": {block: true, help: "a thread that may still wait when everything else has finished (a server's loop)"},
+	"loop":   {help: "in a thread: repeat the commands up to the matching end, until an exit_if ends the thread"},
+	"end":    {help: "end a thread, daemon or loop block"},
+	"exit_if": {keys: map[string]key{"polled": numKey}, required: []string{"polled"},
+		help: "in a thread: end the thread once it has polled at least polled completions"},
+	"drain_cq": {keys: map[string]key{"cq": {ref: "cq"}}, required: []string{"cq"}, verb: "ibv_poll_cq",
+		help: "in a thread: poll the CQ until it is empty, one ibv_poll_cq at a time"},
+	"explore": {keys: map[string]key{"strategy": {oneOf: []string{"auto", "random", "pct", "exhaustive"}}, "seed": numKey, "schedules": numKey, "preemptions": numKey},
+		help: "explore the schedules of the threads above: each schedule runs the commands above that are not threads on a fresh fabric, then the threads, one move at a time; prints what it found, with the failing schedule's timeline and replay token"},
 	"destroy_comp_channel": {keys: map[string]key{"channel": {ref: "channel"}}, required: []string{"channel"}, verb: "ibv_destroy_comp_channel", help: "destroy a completion channel"},
+}
+
+// inThreads are the commands a thread block takes; topLevel those of them
+// a script may also run outside one.
+var (
+	inThreads = map[string]bool{"complete": true, "poll_cq": true, "drain_cq": true, "req_notify_cq": true, "get_cq_event": true,
+		"ack_cq_events": true, "destroy_cq": true, "loop": true, "end": true, "exit_if": true}
+	topLevel = map[string]bool{"complete": true, "poll_cq": true, "req_notify_cq": true, "get_cq_event": true,
+		"ack_cq_events": true, "destroy_cq": true}
+)
+
+func threadCommands() string {
+	var names []string
+	for n := range inThreads {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 // WriteHelp lists the commands of the language, one per line.

@@ -98,9 +98,13 @@ type interp struct {
 	asyncRd map[string][]asyncRead // every async event read, per context
 	// prevRing is each CQ's length before the step, to tell a poll that
 	// found completions from one that found none.
-	notes []string // rule IDs the command itself explains
-	lines []string // what the command returned
-	err   error    // the engine error of the command, if any
+	// mkFabric makes the fabric instead of sim.NewFabric: an explorer's
+	// world (threads.go). script is the script run, for the explore step.
+	mkFabric func(sim.Config) (*sim.Fabric, error)
+	script   *Script
+	notes    []string // rule IDs the command itself explains
+	lines    []string // what the command returned
+	err      error    // the engine error of the command, if any
 }
 
 // scriptError is a mistake of the script that only shows at run time (a
@@ -139,7 +143,11 @@ func (in *interp) newFabric(devices []string, manual bool, seed uint64, dev func
 		}
 		cfg.Devices = append(cfg.Devices, c)
 	}
-	f, err := sim.NewFabric(cfg)
+	mk := sim.NewFabric
+	if in.mkFabric != nil {
+		mk = in.mkFabric
+	}
+	f, err := mk(cfg)
 	if err != nil {
 		return err
 	}
@@ -377,6 +385,8 @@ func (in *interp) exec(st *Step) error {
 			d.SetPortState(uint8(a.num("port", 1)), a.has("up")))
 	case "complete":
 		err = in.doComplete(st, a)
+	case "thread", "daemon", "explore", "loop", "end", "exit_if", "drain_cq":
+		err = threadHandlers[st.Verb](in, st, a)
 	case "resize_cq", "hold", "release":
 		err = in.doCQ(st, a)
 	default:

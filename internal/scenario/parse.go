@@ -29,6 +29,9 @@ type Step struct {
 	// says whether the step has one at all.
 	Expected    string
 	HasExpected bool
+	// Body is the block of a thread or daemon command: the commands up
+	// to its end, loop and its end included (threads.go).
+	Body []Step
 }
 
 // Arg is one argument of a command: a flag or name (a bare word: Key set,
@@ -90,6 +93,19 @@ func Parse(name string, src []byte) (*Script, error) {
 		if err := check(verb, args); err != nil {
 			return fail(i+1, "%v", err)
 		}
+		if inThreads[verb] && !topLevel[verb] {
+			return fail(i+1, "%s belongs inside a thread block (thread NAME ... end)", verb)
+		}
+		if verb == "get_cq_event" && hasFlag(args, "wait") {
+			return fail(i+1, "get_cq_event wait blocks: it belongs inside a thread block, which runs under the explorer")
+		}
+		if verb == "thread" || verb == "daemon" {
+			body, end, err := parseBody(name, lines, i+1)
+			if err != nil {
+				return nil, err
+			}
+			st.Body, i = body, end
+		}
 		if i+1 < len(lines) && strings.TrimSpace(lines[i+1]) == Separator {
 			i++
 			st.HasExpected = true
@@ -113,6 +129,70 @@ func Parse(name string, src []byte) (*Script, error) {
 
 func clip(s string) string { return cmdline.Clip(s) }
 
+// parseBody reads the block of a thread that starts at lines[from], up to
+// its end (the index of that line is returned): a command per line,
+// comments and blank lines left out, loop ... end nested.
+func parseBody(name string, lines []string, from int) ([]Step, int, error) {
+	fail := func(line int, format string, args ...any) ([]Step, int, error) {
+		return nil, 0, &ParseError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
+	var body []Step
+	depth := 1
+	loops := []int{} // the body index of each open loop
+	for j := from; j < len(lines); j++ {
+		line := strings.TrimSpace(lines[j])
+		switch {
+		case line == "" || line == "#" || strings.HasPrefix(line, "# "):
+			continue
+		case line == Separator:
+			return fail(j+1, "%q inside a thread block: a thread's commands have no expected output (its end may)", Separator)
+		}
+		verb, args, err := cmdline.Split(line)
+		if err != nil {
+			return fail(j+1, "%v", err)
+		}
+		if err := check(verb, args); err != nil {
+			return fail(j+1, "%v", err)
+		}
+		if !inThreads[verb] {
+			return fail(j+1, "%s cannot run in a thread: a thread takes %s", verb, threadCommands())
+		}
+		st := Step{Line: j + 1, Text: line, Verb: verb, Args: args}
+		switch verb {
+		case "loop":
+			depth++
+			loops = append(loops, len(body))
+		case "end":
+			depth--
+			if depth == 0 {
+				return body, j, nil
+			}
+			start := loops[len(loops)-1]
+			loops = loops[:len(loops)-1]
+			verbs := 0
+			for _, b := range body[start+1:] {
+				if b.Verb != "exit_if" && b.Verb != "loop" && b.Verb != "end" {
+					verbs++
+				}
+			}
+			if verbs == 0 {
+				return fail(j+1, "a loop with no verb in it would spin for ever without a choice point")
+			}
+		}
+		body = append(body, st)
+	}
+	return fail(from, "the thread block has no end")
+}
+
+func hasFlag(args []Arg, flag string) bool {
+	for _, a := range args {
+		if a.Bare && a.Key == flag {
+			return true
+		}
+	}
+	return false
+}
+
 // check validates a command against the table.
 func check(verb string, args []Arg) error {
 	c, ok := commandTable[verb]
@@ -126,7 +206,7 @@ func check(verb string, args []Arg) error {
 			switch {
 			case slices.Contains(c.flags, a.Key):
 				have[a.Key] = true
-			case c.name && !named:
+			case (c.name || c.block) && !named:
 				named = true
 			default:
 				return fmt.Errorf("%s: unexpected word %q (%s)", verb, clip(a.Key), c.usage(verb))
@@ -166,6 +246,9 @@ func check(verb string, args []Arg) error {
 				}
 			}
 		}
+	}
+	if c.block && !named {
+		return fmt.Errorf("%s: expected a name for the block (%s)", verb, c.usage(verb))
 	}
 	if c.name && !named {
 		return fmt.Errorf("%s: expected a name for the new object (%s)", verb, c.usage(verb))
@@ -210,7 +293,21 @@ func Format(s *Script, out []string) string {
 				b.WriteString("# " + n + "\n")
 			}
 		}
-		b.WriteString(st.Text + "\n" + Separator + "\n")
+		b.WriteString(st.Text + "\n")
+		if st.Body != nil {
+			depth := 1
+			for _, c := range st.Body {
+				if c.Verb == "end" {
+					depth--
+				}
+				b.WriteString(strings.Repeat("  ", depth) + c.Text + "\n")
+				if c.Verb == "loop" {
+					depth++
+				}
+			}
+			b.WriteString("end\n")
+		}
+		b.WriteString(Separator + "\n")
 		if i < len(out) && out[i] != "" {
 			b.WriteString(out[i] + "\n")
 		}

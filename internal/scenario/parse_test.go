@@ -24,6 +24,15 @@ func TestParseErrors(t *testing.T) {
 		{"----\n", "x.scen:1: \"----\" with no command above it"},
 		{"poll_cq cq=A\npoll_cq cq=A\n", "x.scen:2: expected a blank line, a comment or \"----\""},
 		{"faults drop=2\n", "x.scen:1: faults: drop=2: expected a probability"},
+		{"thread t\n  poll_cq cq=A\n", "x.scen:1: the thread block has no end"},
+		{"thread t\n  open_device c\nend\n", "x.scen:2: open_device cannot run in a thread"},
+		{"thread t\n  thread u\n  end\nend\n", "x.scen:2: thread cannot run in a thread"},
+		{"thread t\n  loop\n    exit_if polled=1\n  end\nend\n", "x.scen:4: a loop with no verb in it"},
+		{"thread t\n  poll_cq cq=A\n----\nend\n", "x.scen:3: \"----\" inside a thread block"},
+		{"get_cq_event channel=ch wait\n", "x.scen:1: get_cq_event wait blocks"},
+		{"end\n", "x.scen:1: end belongs inside a thread block"},
+		{"thread\n  poll_cq cq=A\nend\n", "x.scen:1: thread: expected a name for the block"},
+		{"drain_cq cq=A\n", "x.scen:1: drain_cq belongs inside a thread block"},
 	} {
 		_, err := Parse("x.scen", []byte(c.src))
 		var pe *ParseError
@@ -95,6 +104,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("poll_cq cq=(A,B)\n----\nx\n\n# n\n"))
 	f.Add([]byte("fault action=drop kind=(ack,send) skip=0x2\n"))
+	f.Add([]byte("thread t\n  loop\n    drain_cq cq=A\n    exit_if polled=1\n  end\nend\n----\nx\n\nexplore seed=2\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		s, err := Parse("fuzz.scen", src)
 		if err != nil {
@@ -116,8 +126,13 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%d steps, then %d", len(s.Steps), len(s2.Steps))
 		}
 		for i := range s.Steps {
-			if s.Steps[i].Text != s2.Steps[i].Text {
+			if s.Steps[i].Text != s2.Steps[i].Text || len(s.Steps[i].Body) != len(s2.Steps[i].Body) {
 				t.Fatalf("step %d: %q then %q", i, s.Steps[i].Text, s2.Steps[i].Text)
+			}
+			for j, b := range s.Steps[i].Body {
+				if b.Text != s2.Steps[i].Body[j].Text {
+					t.Fatalf("step %d, line %d of its block: %q then %q", i, j, b.Text, s2.Steps[i].Body[j].Text)
+				}
 			}
 		}
 	})

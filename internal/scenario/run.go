@@ -82,6 +82,7 @@ func Run(s *Script, profile string) (*Result, error) {
 		return nil, fmt.Errorf("unknown profile %q (want %s)", profile, strings.Join(Profiles(), " or "))
 	}
 	in := newInterp(s.Name, p)
+	in.script = s
 	defer in.close()
 	res := &Result{File: s.Name, Profile: profile}
 	prev := map[string]string{}

@@ -17,8 +17,8 @@ var DomainOf func(fabric any) *domain.Domain
 
 // HandleOf maps an object the domain names (the Obj of a Waiter, an object
 // passed to Observer.Created) to its public handle: a *sim.CQ, a
-// *sim.CompChannel, a *sim.Context; the object itself when it has no other
-// handle. Set by package sim.
+// *sim.CompChannel, a *sim.QP, a *sim.SRQ, a *sim.Context; the object
+// itself when it has no other handle. Set by package sim.
 var HandleOf func(obj any) any
 
 // FaultKind is what a packet-fault draw decides for one packet.
