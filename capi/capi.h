@@ -89,6 +89,9 @@ struct capi_cq {
 	uint64_t ts;
 	uint64_t wallclock;
 	int polling; /* between a successful start_poll and end_poll */
+	/* The C-only library's fast path: the ring the CQ's completions are
+	 * polled from (nicd/ring.c); NULL in the in-process library. */
+	struct nicd_cq_fast *fast;
 };
 
 /* Every QP is an extended QP with every wr_* slot set. wr_err is an error

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,14 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if libTmp != "" {
 		os.RemoveAll(libTmp)
+	}
+	// Every daemon the tests started exits with its last program.
+	if left := leftDaemons(60 * time.Second); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "daemons still serving after the tests: %v\n", left)
+		code = 1
+	}
+	if daemonDir != "" {
+		os.RemoveAll(filepath.Dir(daemonDir))
 	}
 	os.Exit(code)
 }
@@ -72,7 +81,7 @@ func lib(t *testing.T) string {
 // time, and returns its combined output.
 func run(t *testing.T, dir string, env []string, prog string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Env = append(append(os.Environ(), "LD_LIBRARY_PATH="+dir), env...)

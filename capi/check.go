@@ -84,7 +84,7 @@ func vs_check_wait(h C.uintptr_t, kind, start C.int) C.int {
 		mu, obj = &r.mu, r.ch
 		queued = func() bool {
 			if start != 0 && len(r.queue) == 0 {
-				r.feed.syncLocked()
+				r.feed.SyncLocked()
 			}
 			return len(r.queue) > 0
 		}
@@ -96,7 +96,7 @@ func vs_check_wait(h C.uintptr_t, kind, start C.int) C.int {
 		mu, obj, verb = &r.mu, r.c, "ibv_get_async_event"
 		queued = func() bool {
 			if start != 0 && len(r.queue) == 0 {
-				r.feed.syncLocked()
+				r.feed.SyncLocked()
 			}
 			return len(r.queue) > 0
 		}

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "capi.h"
-#include "_cgo_export.h"
+#include "vs.h"
 
 #define ERRP(e) do { errno = (e); return NULL; } while (0)
 

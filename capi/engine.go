@@ -24,13 +24,14 @@ import (
 	"runtime"
 	"runtime/cgo"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 	"unsafe"
 
+	"github.com/verbsim/verbsim/internal/evfeed"
+	"github.com/verbsim/verbsim/internal/hostenv"
 	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/trace"
@@ -43,137 +44,12 @@ var (
 	fab      *sim.Fabric
 	fabErr   error
 	fabTrace *trace.Log
-	fabCfg   envConfig
+	fabCfg   hostenv.Config
 	fabWire  *wire // the cross-process fabric (wire.go), nil with VERBSIM_FABRIC=none
 
 	openMu   sync.Mutex
 	openCtxs = map[*ctxRec]bool{}
 )
-
-// envConfig is what the environment asks for (docs/c-programs.md).
-type envConfig struct {
-	devices, ports int
-	profile        sim.Profile
-	ethernet       bool
-	mode           sim.Mode
-	trace          string
-	report         string // VERBSIM_REPORT: where to append the readings the run consulted
-	faults         sim.Faults
-	seed           uint64
-	fabric         string        // VERBSIM_FABRIC; "" for none
-	dieAfter       int64         // VERBSIM_DIE_AFTER
-	tick           time.Duration // VERBSIM_TICK; 0 for the engine's default (1 ns)
-	dmKiB          int           // VERBSIM_DM_KIB; 0 for the default max_dm_size (DM-01)
-}
-
-func envInt(name string, def, lo, hi int) (int, error) {
-	s := os.Getenv(name)
-	if s == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("%s=%q: want an integer in [%d, %d]", name, s, lo, hi)
-	}
-	return n, nil
-}
-
-func envProb(name string) (float64, error) {
-	s := os.Getenv(name)
-	if s == "" {
-		return 0, nil
-	}
-	p, err := strconv.ParseFloat(s, 64)
-	if err != nil || p < 0 || p > 1 {
-		return 0, fmt.Errorf("%s=%q: want a probability in [0, 1]", name, s)
-	}
-	return p, nil
-}
-
-func readEnv() (envConfig, error) {
-	var c envConfig
-	var err error
-	if c.devices, err = envInt("VERBSIM_DEVICES", 1, 0, 64); err != nil {
-		return c, err
-	}
-	if c.ports, err = envInt("VERBSIM_PORTS", 1, 1, 8); err != nil {
-		return c, err
-	}
-	if c.dmKiB, err = envInt("VERBSIM_DM_KIB", 0, 4, 1<<20); err != nil || c.dmKiB%4 != 0 {
-		return c, fmt.Errorf("VERBSIM_DM_KIB=%q: want a multiple of 4 in [4, %d] (%v)", os.Getenv("VERBSIM_DM_KIB"), 1<<20, err)
-	}
-	name := os.Getenv("VERBSIM_PROFILE")
-	if name == "" {
-		name = "default"
-	}
-	if c.profile, err = sim.ProfileByName(name); err != nil {
-		return c, fmt.Errorf("VERBSIM_PROFILE=%q: %v", name, err)
-	}
-	// rxe runs on Ethernet: its Go profile leaves the link unset for the
-	// programs written against it (sim.RXEProfile), the drop-in does not.
-	c.ethernet = c.profile.Link == verbs.LinkLayerEthernet || name == "rxe"
-	if err := c.profile.Readings.Apply(os.Getenv("VERBSIM_READINGS")); err != nil {
-		return c, fmt.Errorf("VERBSIM_READINGS: %v", err)
-	}
-	switch l := os.Getenv("VERBSIM_LINK"); l {
-	case "":
-	case "ib":
-		c.ethernet = false
-	case "eth":
-		c.ethernet = true
-	default:
-		return c, fmt.Errorf("VERBSIM_LINK=%q: want ib or eth", l)
-	}
-	switch m := os.Getenv("VERBSIM_MODE"); m {
-	case "", "background":
-		c.mode = sim.Background
-	case "auto":
-		c.mode = sim.Auto
-	default:
-		return c, fmt.Errorf("VERBSIM_MODE=%q: want background or auto", m)
-	}
-	if c.faults.Drop, err = envProb("VERBSIM_DROP"); err != nil {
-		return c, err
-	}
-	if c.faults.Duplicate, err = envProb("VERBSIM_DUP"); err != nil {
-		return c, err
-	}
-	if c.faults.Delay, err = envProb("VERBSIM_DELAY"); err != nil {
-		return c, err
-	}
-	if s := os.Getenv("VERBSIM_SEED"); s != "" {
-		if c.seed, err = strconv.ParseUint(s, 0, 64); err != nil {
-			return c, fmt.Errorf("VERBSIM_SEED=%q: want an unsigned integer", s)
-		}
-	}
-	c.trace = os.Getenv("VERBSIM_TRACE")
-	c.report = os.Getenv("VERBSIM_REPORT")
-	switch f := os.Getenv("VERBSIM_FABRIC"); f {
-	case "":
-		c.fabric = fmt.Sprintf("uid%d", os.Getuid())
-	case "none":
-	default:
-		if err := checkFabricName(f); err != nil {
-			return c, err
-		}
-		c.fabric = f
-	}
-	if s := os.Getenv("VERBSIM_TICK"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d < time.Nanosecond || d > time.Millisecond {
-			return c, fmt.Errorf("VERBSIM_TICK=%q: want a duration from 1ns to 1ms", s)
-		}
-		c.tick = d
-	}
-	if s := os.Getenv("VERBSIM_DIE_AFTER"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 1 {
-			return c, fmt.Errorf("VERBSIM_DIE_AFTER=%q: want a positive number of frames", s)
-		}
-		c.dieAfter = n
-	}
-	return c, nil
-}
 
 // wireRemote is the engine's Remote: packets for ports of other processes
 // leave through the wire.
@@ -184,25 +60,25 @@ func (r wireRemote) Send(p sim.RemotePacket) error {
 }
 
 func initFabric() {
-	fabCfg, fabErr = readEnv()
+	fabCfg, fabErr = hostenv.Read()
 	if fabErr != nil {
 		fmt.Fprintf(os.Stderr, "verbsim: %v\n", fabErr)
 		return
 	}
-	if fabCfg.devices == 0 {
+	if fabCfg.Devices == 0 {
 		return
 	}
-	cfg := sim.Config{Profile: fabCfg.profile, Mode: fabCfg.mode, Faults: fabCfg.faults, Seed: fabCfg.seed, TickDuration: fabCfg.tick}
+	cfg := sim.Config{Profile: fabCfg.Profile, Mode: fabCfg.Mode, Faults: fabCfg.Faults, Seed: fabCfg.Seed, TickDuration: fabCfg.Tick}
 	var names []string
-	for i := 0; i < fabCfg.devices; i++ {
+	for i := 0; i < fabCfg.Devices; i++ {
 		names = append(names, fmt.Sprintf("sim%d", i))
 	}
-	if fabCfg.fabric != "" {
-		if fabWire, fabErr = newWire(fabCfg.fabric, names, fabCfg.ports); fabErr != nil {
+	if fabCfg.Fabric != "" {
+		if fabWire, fabErr = newWire(fabCfg.Fabric, names, fabCfg.Ports); fabErr != nil {
 			fmt.Fprintf(os.Stderr, "verbsim: %v\n", fabErr)
 			return
 		}
-		fabWire.dieAfter = fabCfg.dieAfter
+		fabWire.dieAfter = fabCfg.DieAfter
 		cfg.Remote = wireRemote{fabWire}
 	}
 	for _, name := range names {
@@ -211,20 +87,20 @@ func initFabric() {
 			// The station numbers give the addresses (wire.go): node GUID
 			// from the first port's, port GUIDs (and so GIDs) and LIDs
 			// from each port's.
-			d.Attr = fabCfg.profile.DeviceAttr()
+			d.Attr = fabCfg.Profile.DeviceAttr()
 			d.Attr.PhysPortCnt = 0
 			d.Attr.NodeGUID = stationGUID | uint64(fabWire.lid(name, 1))
 		}
-		if fabCfg.dmKiB != 0 { // device memory of the size asked (DM-01)
+		if fabCfg.DMKiB != 0 { // device memory of the size asked (DM-01)
 			if d.Attr == (verbs.DeviceAttr{}) {
-				d.Attr = fabCfg.profile.DeviceAttr()
+				d.Attr = fabCfg.Profile.DeviceAttr()
 				d.Attr.PhysPortCnt = 0
 			}
-			d.Attr.MaxDMSize = uint64(fabCfg.dmKiB) << 10
+			d.Attr.MaxDMSize = uint64(fabCfg.DMKiB) << 10
 		}
-		for p := 1; p <= fabCfg.ports; p++ {
+		for p := 1; p <= fabCfg.Ports; p++ {
 			pa := verbs.PortAttr{LinkLayer: verbs.LinkLayerInfiniBand}
-			if fabCfg.ethernet {
+			if fabCfg.Ethernet {
 				pa.LinkLayer = verbs.LinkLayerEthernet
 			} else if fabWire != nil {
 				pa.LID = fabWire.lid(name, p)
@@ -233,7 +109,7 @@ func initFabric() {
 		}
 		cfg.Devices = append(cfg.Devices, d)
 	}
-	if fabCfg.trace != "" {
+	if fabCfg.Trace != "" {
 		fabTrace = &trace.Log{}
 		cfg.Trace = fabTrace
 	}
@@ -255,7 +131,7 @@ func initFabric() {
 		f := fab
 		fabWire.deliver = func(frame []byte) {
 			if err := f.Receive(frame); err != nil {
-				debugf("fabric %q: frame refused: %v", fabCfg.fabric, err)
+				debugf("fabric %q: frame refused: %v", fabCfg.Fabric, err)
 			}
 		}
 		fabWire.start()
@@ -264,10 +140,10 @@ func initFabric() {
 
 // writeTrace writes the trace to VERBSIM_TRACE, replacing the file.
 func writeTrace() {
-	if fab == nil || fabCfg.trace == "" {
+	if fab == nil || fabCfg.Trace == "" {
 		return
 	}
-	f, err := os.Create(fabCfg.trace)
+	f, err := os.Create(fabCfg.Trace)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "verbsim: trace: %v\n", err)
 		return
@@ -308,7 +184,7 @@ type (
 		queue   []sim.AsyncEvent // read from the engine, not yet by the program
 		out     []sim.AsyncEvent // read by the program, not yet acked
 		dying   map[any]bool     // objects being destroyed
-		feed    *feed[sim.AsyncEvent]
+		feed    *evfeed.Feed[sim.AsyncEvent]
 	}
 	pdRec struct {
 		pd     *sim.PD
@@ -326,7 +202,7 @@ type (
 		dying  map[*cqRec]bool
 		done   chan struct{}
 		cancel context.CancelFunc
-		feed   *feed[any] // of the cq_context of each event
+		feed   *evfeed.Feed[any] // of the cq_context of each event
 	}
 	cqRec struct {
 		cq   *sim.CQ
@@ -573,7 +449,7 @@ func vs_open(i C.int, asyncFD C.int, h *C.uintptr_t, ncomp *C.int) C.int {
 		return errno(err)
 	}
 	r := &ctxRec{c: c, asyncFD: int(asyncFD), done: make(chan struct{}), dying: map[any]bool{}}
-	r.feed = newFeed(&r.mu, c.GetAsyncEvent, c.TryGetAsyncEvent, r.take)
+	r.feed = evfeed.New(&r.mu, c.GetAsyncEvent, c.TryGetAsyncEvent, r.take)
 	var ctx context.Context
 	ctx, r.cancel = context.WithCancel(context.Background())
 	front(simhook.FrontEvent{Kind: simhook.FrontReader, Obj: c})
@@ -590,14 +466,14 @@ func vs_open(i C.int, asyncFD C.int, h *C.uintptr_t, ncomp *C.int) C.int {
 // descriptor (feed).
 func (r *ctxRec) pump(ctx context.Context) {
 	defer close(r.done)
-	r.feed.run(ctx)
+	r.feed.Run(ctx)
 }
 
 // take queues an async event for the program, or acknowledges it at once
 // when it names an object being destroyed. r.mu is held.
 func (r *ctxRec) take(ev sim.AsyncEvent) {
-	if evObject(ev) != nil && r.dying[evObject(ev)] {
-		checkDiscard(r.c, evObject(ev), 1)
+	if evfeed.Object(ev) != nil && r.dying[evfeed.Object(ev)] {
+		checkDiscard(r.c, evfeed.Object(ev), 1)
 		ev.Ack()
 		return
 	}
@@ -616,7 +492,7 @@ func (r *ctxRec) forget(obj any) func() {
 	r.dying[obj] = true
 	kept := r.queue[:0]
 	for _, ev := range r.queue {
-		if evObject(ev) == obj {
+		if evfeed.Object(ev) == obj {
 			checkDiscard(r.c, obj, 1)
 			ev.Ack()
 			continue
@@ -683,10 +559,10 @@ func vs_shutdown() {
 // VERBSIM_READINGS) and C those that decided something. Several processes
 // may append to one file; each line is one write.
 func writeReport() {
-	if fab == nil || fabCfg.report == "" {
+	if fab == nil || fabCfg.Report == "" {
 		return
 	}
-	f, err := os.OpenFile(fabCfg.report, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(fabCfg.Report, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "verbsim: report: %v\n", err)
 		return
@@ -867,7 +743,7 @@ func vs_query_pkey(h C.uintptr_t, port C.uint8_t, index C.int, out *C.uint16_t) 
 // vs_get_async takes the oldest async event for ibv_get_async_event, or
 // returns EAGAIN. With sync set (a non-blocking descriptor about to say
 // EAGAIN) it first moves the events the engine has raised and the pump not
-// yet moved (feed.go).
+// yet moved (internal/evfeed).
 //
 //export vs_get_async
 func vs_get_async(h C.uintptr_t, typ *C.uint32_t, cptr *C.uintptr_t, port *C.int, sync C.int) C.int {
@@ -878,7 +754,7 @@ func vs_get_async(h C.uintptr_t, typ *C.uint32_t, cptr *C.uintptr_t, port *C.int
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.queue) == 0 && sync != 0 {
-		r.feed.syncLocked()
+		r.feed.SyncLocked()
 	}
 	if len(r.queue) == 0 {
 		return C.int(syscall.EAGAIN)
@@ -889,12 +765,12 @@ func vs_get_async(h C.uintptr_t, typ *C.uint32_t, cptr *C.uintptr_t, port *C.int
 		fdClear(r.asyncFD)
 	}
 	r.out = append(r.out, ev)
-	front(simhook.FrontEvent{Kind: simhook.FrontRead, Obj: r.c, About: evObject(ev)})
+	front(simhook.FrontEvent{Kind: simhook.FrontRead, Obj: r.c, About: evfeed.Object(ev)})
 	*typ = C.uint32_t(ev.Type())
 	*port = C.int(ev.Port())
 	*cptr = 0
-	if evObject(ev) != nil {
-		*cptr = C.uintptr_t(cptrOf(evObject(ev)))
+	if evfeed.Object(ev) != nil {
+		*cptr = C.uintptr_t(cptrOf(evfeed.Object(ev)))
 	}
 	return 0
 }
@@ -911,10 +787,10 @@ func vs_ack_async(h C.uintptr_t, typ C.uint32_t, cptr C.uintptr_t, port C.int) C
 		if uint32(ev.Type()) != uint32(typ) {
 			continue
 		}
-		if evObject(ev) != nil && C.uintptr_t(cptrOf(evObject(ev))) != cptr {
+		if evfeed.Object(ev) != nil && C.uintptr_t(cptrOf(evfeed.Object(ev))) != cptr {
 			continue
 		}
-		if evObject(ev) == nil && C.int(ev.Port()) != port {
+		if evfeed.Object(ev) == nil && C.int(ev.Port()) != port {
 			continue
 		}
 		r.out = append(r.out[:i], r.out[i+1:]...)
@@ -938,7 +814,7 @@ func vs_ack_port_event(typ C.uint32_t, port C.int) {
 	for _, r := range ctxs {
 		r.mu.Lock()
 		for i, ev := range r.out {
-			if evObject(ev) == nil && uint32(ev.Type()) == uint32(typ) && C.int(ev.Port()) == port {
+			if evfeed.Object(ev) == nil && uint32(ev.Type()) == uint32(typ) && C.int(ev.Port()) == port {
 				r.out = append(r.out[:i], r.out[i+1:]...)
 				r.mu.Unlock()
 				ev.Ack()
@@ -1237,7 +1113,7 @@ func vs_create_channel(h C.uintptr_t, fd C.int, out *C.uintptr_t) C.int {
 		return errno(err)
 	}
 	cr := &chRec{ch: ch, fd: int(fd), dying: map[*cqRec]bool{}, done: make(chan struct{})}
-	cr.feed = newFeed(&cr.mu, func(ctx context.Context) (any, error) {
+	cr.feed = evfeed.New(&cr.mu, func(ctx context.Context) (any, error) {
 		_, cqc, err := ch.GetEvent(ctx)
 		return cqc, err
 	}, func() (any, error) {
@@ -1256,7 +1132,7 @@ func vs_create_channel(h C.uintptr_t, fd C.int, out *C.uintptr_t) C.int {
 // (feed).
 func (r *chRec) pump(ctx context.Context) {
 	defer close(r.done)
-	r.feed.run(ctx)
+	r.feed.Run(ctx)
 }
 
 // take queues a completion event, given its CQ's cq_context (the CQ's
@@ -1305,7 +1181,7 @@ func vs_chan_get(h C.uintptr_t, cptr *C.uintptr_t, sync C.int) C.int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.queue) == 0 && sync != 0 {
-		r.feed.syncLocked()
+		r.feed.SyncLocked()
 	}
 	if len(r.queue) == 0 {
 		if r.ch.Destroyed() {
@@ -2099,35 +1975,20 @@ func vs_post_srq_recv(h C.uintptr_t, in *C.struct_capi_rwr, n C.int, posted *C.i
 // describe names the configuration for diagnostics (VERBSIM_DEBUG).
 func describe() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "devices=%d ports=%d profile=%s mode=%v", fabCfg.devices, fabCfg.ports, fabCfg.profile.Name, fabCfg.mode)
-	if fabCfg.tick != 0 {
-		fmt.Fprintf(&b, " tick=%v", fabCfg.tick)
+	fmt.Fprintf(&b, "devices=%d ports=%d profile=%s mode=%v", fabCfg.Devices, fabCfg.Ports, fabCfg.Profile.Name, fabCfg.Mode)
+	if fabCfg.Tick != 0 {
+		fmt.Fprintf(&b, " tick=%v", fabCfg.Tick)
 	}
 	if fabWire == nil {
 		b.WriteString(" fabric=none (this process only)")
 		return b.String()
 	}
-	fmt.Fprintf(&b, " fabric=%s stations:", fabCfg.fabric)
-	for i := 0; i < fabCfg.devices; i++ {
+	fmt.Fprintf(&b, " fabric=%s stations:", fabCfg.Fabric)
+	for i := 0; i < fabCfg.Devices; i++ {
 		name := fmt.Sprintf("sim%d", i)
-		for p := 1; p <= fabCfg.ports; p++ {
+		for p := 1; p <= fabCfg.Ports; p++ {
 			fmt.Fprintf(&b, " %s/%d=%d", name, p, fabWire.lid(name, p))
 		}
 	}
 	return b.String()
-}
-
-// evObject returns the CQ, QP or SRQ handle an async event names, or nil
-// (an untyped nil) for a port or device event.
-func evObject(ev sim.AsyncEvent) any {
-	if q := ev.CQ(); q != nil {
-		return q
-	}
-	if q := ev.QP(); q != nil {
-		return q
-	}
-	if s := ev.SRQ(); s != nil {
-		return s
-	}
-	return nil
 }

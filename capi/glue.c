@@ -19,9 +19,13 @@
 #include <unistd.h>
 #include <endian.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 
 #include "capi.h"
-#include "_cgo_export.h"
+#include "vs.h"
+#ifdef VERBSIM_NICD
+#include "nicd/ring.h"
+#endif
 
 /* verbs.h wraps a few exports in macros; define the exports themselves. */
 #undef ibv_get_device_list
@@ -63,6 +67,15 @@ static int dealloc_parent_domain(struct capi_pd *p);
 
 /* ---- fork ----------------------------------------------------------- */
 
+#ifdef VERBSIM_NICD
+/*
+ * The C-only library (nicd/) survives fork: a child of fork() opens
+ * devices and uses verbs of its own, while the parent's objects are not
+ * its (nicd/client.c). No verb fails for being called in a child.
+ */
+int capi_forked(void) { return 0; }
+int capi_in_child(void) { return 0; }
+#else
 /*
  * The simulator runs on the Go runtime, whose threads do not exist in a
  * child of fork(): a call into Go there could hang. So after fork() (and
@@ -98,6 +111,8 @@ int capi_forked(void)
  * fork() (dm.c serves device memory there from the child's own memory). */
 int capi_in_child(void) { return forked; }
 
+#endif
+
 #define FORKED_P() do { if (capi_forked()) return NULL; } while (0)
 #define FORKED_R() do { if (capi_forked()) return EOPNOTSUPP; } while (0)
 #define FORKED_M1() do { if (capi_forked()) return -1; } while (0)
@@ -126,7 +141,7 @@ static int load_devices(void)
 	}
 	for (i = 0; i < n; i++) {
 		struct capi_device *d = &devs[i];
-		GoUint64 guid = 0;
+		uint64_t guid = 0;
 
 		rc = vs_device(i, d->dev.name, (uint64_t *)&guid);
 		if (rc)
@@ -494,16 +509,33 @@ EXPORT int ibv_query_gid_type(struct ibv_context *ic, uint8_t port, unsigned int
 static int wait_fd(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
-	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	if (fl < 0)
 		return errno;
 	if (fl & O_NONBLOCK)
 		return EAGAIN;
+#ifdef VERBSIM_NICD
+	/* The daemon's descriptor is a socket: wait in recv(2), which signals
+	 * treat as they treat the kernel's read(2) in ibv_get_cq_event and
+	 * ibv_get_async_event: a handler without SA_RESTART interrupts the
+	 * wait (EINTR, which programs such as qperf rely on to stop at their
+	 * alarm), one with SA_RESTART restarts it. A daemon gone ends it (0):
+	 * the request that follows says EIO. */
+	char c;
+
+	if (recv(fd, &c, 1, MSG_PEEK) < 0)
+		return errno;
+	return 0;
+#else
+	/* The in-process library's Go runtime signals its threads for its
+	 * own ends: an EINTR is not the program's. */
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
 	while (poll(&p, 1, -1) < 0)
 		if (errno != EINTR)
 			return errno;
 	return 0;
+#endif
 }
 
 /* wait_checked is wait_fd for a read of the program's: with the sanitizer
@@ -544,7 +576,7 @@ EXPORT int ibv_get_async_event(struct ibv_context *ic, struct ibv_async_event *e
 		rc = wait_checked(ic->async_fd, c->h, 2);
 		if (rc == EAGAIN) {
 			/* Non-blocking: EAGAIN only once the events the engine
-			 * raised are taken too (feed.go). */
+			 * raised are taken too (internal/evfeed). */
 			rc = vs_get_async(c->h, &typ, &obj, &port, 1);
 			if (!rc)
 				break;
@@ -1087,7 +1119,7 @@ EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq
 		rc = wait_checked(ch->ch.fd, ch->h, 1);
 		if (rc == EAGAIN) {
 			/* Non-blocking: EAGAIN only once the events the engine
-			 * raised are taken too (feed.go). */
+			 * raised are taken too (internal/evfeed). */
 			rc = vs_chan_get(ch->h, &p, 1);
 			if (!rc)
 				break;
@@ -1141,6 +1173,10 @@ static int cqx_step(struct ibv_cq_ex *cq, int next)
 
 	if (!c)
 		return EINVAL;
+#ifdef VERBSIM_NICD
+	if (c->fast)
+		return next ? nicd_ring_next(c) : nicd_ring_start(c);
+#endif
 	rc = vs_cq_poll_ex(c->h, next, &c->cur, (uint64_t *)&c->ts, (uint64_t *)&c->wallclock);
 	if (rc)
 		return rc;
@@ -1163,6 +1199,12 @@ static void cqx_end_poll(struct ibv_cq_ex *cq)
 	FORKED_V();
 	struct capi_cq *c = to_cqx(cq);
 
+#ifdef VERBSIM_NICD
+	if (c && c->fast) {
+		nicd_ring_end(c);
+		return;
+	}
+#endif
 	if (c)
 		vs_cq_poll_ex(c->h, 2, &c->cur, (uint64_t *)&c->ts, (uint64_t *)&c->wallclock);
 }
@@ -1216,6 +1258,9 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *ic, int cqe, void *cq_con
 	q->cq.read_completion_wallclock_ns = cqx_read_wallclock;
 	if (channel)
 		__atomic_add_fetch(&channel->refcnt, 1, __ATOMIC_SEQ_CST);
+#ifdef VERBSIM_NICD
+	nicd_ring_attach(q, real);
+#endif
 	return &q->cq;
 }
 
@@ -1251,6 +1296,9 @@ EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 	rc = vs_destroy_cq(q->h);
 	if (rc)
 		return rc;
+#ifdef VERBSIM_NICD
+	nicd_ring_free(q);
+#endif
 	if (q->cq.channel)
 		__atomic_sub_fetch(&q->cq.channel->refcnt, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_destroy(&q->cq.mutex);
@@ -1267,7 +1315,11 @@ EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 
 	if (!q)
 		return EINVAL;
+#ifdef VERBSIM_NICD
+	rc = nicd_ring_resize(q, cqe, &real);
+#else
 	rc = vs_resize_cq(q->h, cqe, &real);
+#endif
 	if (rc)
 		return rc;
 	q->cq.cqe = real;
@@ -1282,6 +1334,10 @@ static int op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 
 	if (!q || n < 0 || (n && !wc))
 		return -1;
+#ifdef VERBSIM_NICD
+	if (q->fast)
+		return nicd_ring_poll(q, n, wc);
+#endif
 	while (total < n) {
 		int got = vs_poll_cq(q->h, n - total, (struct capi_wc *)(wc + total));
 
@@ -1340,6 +1396,10 @@ static int wrx_complete(struct ibv_qp_ex *qx)
 		vs_wr(q->h, CAPI_WR_ABORT, 0, 0, 0, 0, 0, 0, 0, 0);
 		return err;
 	}
+#ifdef VERBSIM_NICD
+	if (qx->qp_base.send_cq)
+		nicd_ring_expect(to_cq(qx->qp_base.send_cq), 1);
+#endif
 	return vs_wr(q->h, CAPI_WR_COMPLETE, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 
@@ -1668,7 +1728,26 @@ EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_
  * allocation; the engine stops at the first failing one. */
 #define POST_BATCH 32
 
+static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+
+/* The C-only library's CQ rings sleep in a poll that finds nothing only
+ * when the program waits for completions there (nicd/ring.c): a post tells
+ * the rings of the QP's CQs how many requests it made. */
 static int op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+#ifdef VERBSIM_NICD
+	if (qp && qp->send_cq) {
+		int n = 0;
+
+		for (struct ibv_send_wr *w = wr; w && n < (1 << 20); w = w->next)
+			n++;
+		nicd_ring_expect(to_cq(qp->send_cq), n);
+	}
+#endif
+	return post_send(qp, wr, bad);
+}
+
+static int post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct capi_swr b[POST_BATCH];
 	struct ibv_send_wr *first[POST_BATCH];
@@ -1824,6 +1903,15 @@ static int op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_re
 		*badp = wr;
 		return EINVAL;
 	}
+#ifdef VERBSIM_NICD
+	if (qp->recv_cq) {
+		int n = 0;
+
+		for (struct ibv_recv_wr *w = wr; w && n < (1 << 20); w = w->next)
+			n++;
+		nicd_ring_expect(to_cq(qp->recv_cq), n);
+	}
+#endif
 	return post_recv_list(to_qp(qp)->h, 0, wr, badp);
 }
 
@@ -1903,6 +1991,6 @@ static int op_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct 
 /* Flush the trace when the program exits. */
 __attribute__((destructor)) static void capi_fini(void)
 {
-	if (!forked)
+	if (!capi_in_child())
 		vs_shutdown();
 }

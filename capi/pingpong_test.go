@@ -76,6 +76,13 @@ type ppResult struct {
 // loopback, each bounded by limit, and returns their output.
 func pingpong(t *testing.T, dir string, limit time.Duration, env, srvEnv []string, prog string, args ...string) ppResult {
 	t.Helper()
+	return pingpongUnder(t, dir, limit, env, srvEnv, nil, prog, args...)
+}
+
+// pingpongUnder is pingpong with both programs run under the command
+// wrap (valgrind and its options, say).
+func pingpongUnder(t *testing.T, dir string, limit time.Duration, env, srvEnv, wrap []string, prog string, args ...string) ppResult {
+	t.Helper()
 	port := freePort(t)
 	fabric := fmt.Sprintf("test%d-%d", os.Getpid(), port)
 	// VERBSIM_TICK: virtual time at a tenth of real speed, so that an RC
@@ -87,7 +94,11 @@ func pingpong(t *testing.T, dir string, limit time.Duration, env, srvEnv []strin
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	pargs := append([]string{"-p", fmt.Sprint(port)}, args...)
-	srv := exec.CommandContext(ctx, prog, pargs...)
+	command := func(extra ...string) *exec.Cmd {
+		argv := append(append(append(append([]string{}, wrap...), prog), pargs...), extra...)
+		return exec.CommandContext(ctx, argv[0], argv[1:]...)
+	}
+	srv := command()
 	srv.Env = append(append([]string{}, env...), srvEnv...)
 	var srvOut strings.Builder
 	srv.Stdout, srv.Stderr = &srvOut, &srvOut
@@ -101,7 +112,7 @@ func pingpong(t *testing.T, dir string, limit time.Duration, env, srvEnv []strin
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	cli := exec.CommandContext(ctx, prog, append(pargs, "localhost")...)
+	cli := command("localhost")
 	cli.Env = env
 	cliOut, cliErr := cli.CombinedOutput()
 	srvErr := srv.Wait()
@@ -121,52 +132,66 @@ func pingpong(t *testing.T, dir string, limit time.Duration, env, srvEnv []strin
 func TestPingpong(t *testing.T) {
 	dir := lib(t)
 	utils(t)
-	cases := []struct {
+	for _, c := range pingpongCases {
+		t.Run(c.name, func(t *testing.T) { runPingpongCase(t, dir, 60*time.Second, nil, c) })
+	}
+}
+
+// ppCase is one run of an ibv_*_pingpong pair.
+type ppCase struct {
+	name string
+	env  []string
+	prog string
+	args []string
+}
+
+// pingpongCases are the pingpong runs of both libraries (TestPingpong,
+// TestDaemonPingpong).
+var pingpongCases = []ppCase{
+	{"rc", nil, "ibv_rc_pingpong", nil},
+	{"rc-e", nil, "ibv_rc_pingpong", []string{"-e"}},
+	{"rc-N", nil, "ibv_rc_pingpong", []string{"-N"}},
+	// Completion timestamps: ibv_query_device_ex reports the clock
+	// (QUERY-03) and the receive completions carry its cycles (CQX-09).
+	{"rc-t", nil, "ibv_rc_pingpong", []string{"-t"}},
+	{"rc-s65536", nil, "ibv_rc_pingpong", []string{"-s", "65536", "-n", "200"}},
+	{"rc-s1M", nil, "ibv_rc_pingpong", []string{"-s", "1048576", "-n", "20", "-m", "4096"}},
+	{"uc", nil, "ibv_uc_pingpong", nil},
+	{"ud", nil, "ibv_ud_pingpong", nil},
+	{"srq", nil, "ibv_srq_pingpong", nil},
+	{"rc-rxe", []string{"VERBSIM_PROFILE=rxe"}, "ibv_rc_pingpong", []string{"-g", "0"}},
+	// 2 % of the packets lost on arrival: RC recovers by retransmission
+	// (67 ms ACK timeouts), so fewer iterations.
+	{"rc-drop", []string{"VERBSIM_DROP=0.02", "VERBSIM_SEED=7"}, "ibv_rc_pingpong", []string{"-n", "100"}},
+}
+
+// runPingpongCase runs c as a server and a client on the library in dir,
+// with env added, and checks that both complete and report.
+func runPingpongCase(t *testing.T, dir string, limit time.Duration, env []string, c ppCase) {
+	t.Helper()
+	if _, err := exec.LookPath(c.prog); err != nil {
+		t.Skipf("%s not installed", c.prog)
+	}
+	r := pingpong(t, dir, limit, append(append([]string{}, env...), c.env...), nil, c.prog, c.args...)
+	for _, side := range []struct {
 		name string
-		env  []string
-		prog string
-		args []string
-	}{
-		{"rc", nil, "ibv_rc_pingpong", nil},
-		{"rc-e", nil, "ibv_rc_pingpong", []string{"-e"}},
-		{"rc-N", nil, "ibv_rc_pingpong", []string{"-N"}},
-		// Completion timestamps: ibv_query_device_ex reports the clock
-		// (QUERY-03) and the receive completions carry its cycles (CQX-09).
-		{"rc-t", nil, "ibv_rc_pingpong", []string{"-t"}},
-		{"rc-s65536", nil, "ibv_rc_pingpong", []string{"-s", "65536", "-n", "200"}},
-		{"rc-s1M", nil, "ibv_rc_pingpong", []string{"-s", "1048576", "-n", "20", "-m", "4096"}},
-		{"uc", nil, "ibv_uc_pingpong", nil},
-		{"ud", nil, "ibv_ud_pingpong", nil},
-		{"srq", nil, "ibv_srq_pingpong", nil},
-		{"rc-rxe", []string{"VERBSIM_PROFILE=rxe"}, "ibv_rc_pingpong", []string{"-g", "0"}},
-		// 2 % of the packets lost on arrival in each process: RC recovers
-		// by retransmission (67 ms ACK timeouts), so fewer iterations.
-		{"rc-drop", []string{"VERBSIM_DROP=0.02", "VERBSIM_SEED=7"}, "ibv_rc_pingpong", []string{"-n", "100"}},
+		out  string
+		err  error
+	}{{"server", r.srv, r.srvErr}, {"client", r.cli, r.cliErr}} {
+		if side.err != nil {
+			t.Errorf("%s: %v", side.name, side.err)
+		}
+		if c.prog == "ibv_xsrq_pingpong" { // it prints no summary
+			continue
+		}
+		if !strings.Contains(side.out, " bytes in ") || !strings.Contains(side.out, " seconds = ") || !strings.Contains(side.out, " iters in ") {
+			t.Errorf("%s printed no bytes/iters line", side.name)
+		}
+		if c.name == "rc-t" && !strings.Contains(side.out, "Average receive completion clock cycles = ") {
+			t.Errorf("%s printed no completion clock cycles", side.name)
+		}
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if _, err := exec.LookPath(c.prog); err != nil {
-				t.Skipf("%s not installed", c.prog)
-			}
-			r := pingpong(t, dir, 60*time.Second, c.env, nil, c.prog, c.args...)
-			for _, side := range []struct {
-				name string
-				out  string
-				err  error
-			}{{"server", r.srv, r.srvErr}, {"client", r.cli, r.cliErr}} {
-				if side.err != nil {
-					t.Errorf("%s: %v", side.name, side.err)
-				}
-				if !strings.Contains(side.out, " bytes in ") || !strings.Contains(side.out, " seconds = ") || !strings.Contains(side.out, " iters in ") {
-					t.Errorf("%s printed no bytes/iters line", side.name)
-				}
-				if c.name == "rc-t" && !strings.Contains(side.out, "Average receive completion clock cycles = ") {
-					t.Errorf("%s printed no completion clock cycles", side.name)
-				}
-			}
-			t.Logf("%s %s: both sides done in %v", c.prog, strings.Join(c.args, " "), r.took.Round(time.Millisecond))
-		})
-	}
+	t.Logf("%s %s: both sides done in %v", c.prog, strings.Join(c.args, " "), r.took.Round(time.Millisecond))
 }
 
 // TestPingpongDeadPeer: the server dies (SIGKILL) in the middle of a long

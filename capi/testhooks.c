@@ -13,7 +13,7 @@
 
 #include "capi.h"
 #include "verbsim_test.h"
-#include "_cgo_export.h"
+#include "vs.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -88,7 +88,7 @@ EXPORT int verbsim_test_device(struct ibv_device *like, const struct verbsim_tes
 			       struct ibv_device **out)
 {
 	struct test_device *t;
-	GoUint64 guid = 0;
+	uint64_t guid = 0;
 	int index = 0, rc;
 
 	if (capi_forked())

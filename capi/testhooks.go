@@ -171,7 +171,7 @@ func withLimits(d *sim.Device, l *C.struct_verbsim_test_limits) (*sim.Device, er
 		ports[0].Attr.ActiveMTU = min(ports[0].Attr.ActiveMTU, m)
 	}
 	a.PhysPortCnt = 0
-	cfg := sim.Config{Profile: fabCfg.profile, Mode: fabCfg.mode, Faults: fabCfg.faults, Seed: fabCfg.seed, TickDuration: fabCfg.tick,
+	cfg := sim.Config{Profile: fabCfg.Profile, Mode: fabCfg.Mode, Faults: fabCfg.Faults, Seed: fabCfg.Seed, TickDuration: fabCfg.Tick,
 		Devices: []sim.DeviceConfig{{Name: d.Name(), Attr: a, Ports: ports}}}
 	f, err := sim.NewFabric(cfg)
 	if err != nil {
@@ -256,7 +256,7 @@ func vs_test_srq_error(h C.uintptr_t) C.int {
 // vs_test_channel_len counts the channel's unread events: those queued
 // behind its descriptor and those the engine still holds (Len, what the
 // in-process channel reports). The engine's are moved behind the
-// descriptor first, as a non-blocking read does (feed.syncLocked), so
+// descriptor first, as a non-blocking read does (evfeed.Feed.SyncLocked), so
 // that an event the pump holds between the two queues is counted once.
 //
 //export vs_test_channel_len
@@ -267,7 +267,7 @@ func vs_test_channel_len(h C.uintptr_t, n *C.int) C.int {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.feed.syncLocked()
+	r.feed.SyncLocked()
 	*n = C.int(len(r.queue) + r.ch.Len())
 	return 0
 }

@@ -49,13 +49,12 @@ import (
 const (
 	// stationGUID is the high part of the GUIDs of stations: a Mellanox
 	// OUI; the low 16 bits are the station number.
-	stationGUID   = 0x0002c90300000000
-	maxStation    = 0xbfff // the last unicast LID
-	maxFrame      = sim.MaxFrame
-	maxQueued     = 64 << 20               // bytes of frames waiting at a port, every destination
-	sendWait      = 250 * time.Millisecond // SO_SNDTIMEO: how long a full peer may hold a frame
-	recvBufBytes  = 4 << 20
-	maxFabricName = 64
+	stationGUID  = 0x0002c90300000000
+	maxStation   = 0xbfff // the last unicast LID
+	maxFrame     = sim.MaxFrame
+	maxQueued    = 64 << 20               // bytes of frames waiting at a port, every destination
+	sendWait     = 250 * time.Millisecond // SO_SNDTIMEO: how long a full peer may hold a frame
+	recvBufBytes = 4 << 20
 )
 
 // wire is this process's attachment to one fabric.
@@ -93,20 +92,6 @@ type outq struct {
 
 func stationName(fabric string, n uint16) string {
 	return fmt.Sprintf("@verbsim/%s/%d", fabric, n) // '@': the abstract namespace
-}
-
-// checkFabricName accepts a fabric id: 1 to 64 printable characters
-// without '/'.
-func checkFabricName(s string) error {
-	if len(s) == 0 || len(s) > maxFabricName {
-		return fmt.Errorf("VERBSIM_FABRIC=%q: want 1 to %d characters, or none", s, maxFabricName)
-	}
-	for _, c := range []byte(s) {
-		if c <= ' ' || c > '~' || c == '/' {
-			return fmt.Errorf("VERBSIM_FABRIC=%q: want printable characters other than '/' and space", s)
-		}
-	}
-	return nil
 }
 
 // newWire attaches to fabric with one block of ports consecutive stations

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "capi.h"
-#include "_cgo_export.h"
+#include "vs.h"
 
 #define ERRP(e) do { errno = (e); return NULL; } while (0)
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -290,6 +291,14 @@ type background struct {
 	polling  bool
 }
 
+// bgBudget is how many events the Background goroutine runs in one hold of
+// the fabric's lock. A fabric that falls behind the wall clock (a burst of
+// retries, a host that did not run it for a while) would otherwise hold
+// the lock until it caught up, which it may never do while the verbs that
+// would end the burst wait for the lock: the per-host daemon's programs
+// posting receives during an RNR storm did.
+const bgBudget = 256
+
 // bgQuantum is how often a Background fabric's goroutine brings the clock
 // up to the wall clock while verbs keep arming timers due after its next
 // look (or, on the direct path, would have armed them). Every such arm
@@ -355,7 +364,20 @@ func (f *Fabric) runBackground(b *background, dur time.Duration) {
 		e := f.eng
 		b.deadline = 0 // what advancing arms, it sees below: no kick to itself
 		target := b.targetLocked(e.now)
-		e.advanceLocked(target)
+		if !e.advanceBoundedLocked(target, bgBudget) {
+			// Behind the wall clock with more to run than one hold of the
+			// lock should take: let the verbs that wait for it in (a
+			// receive posted ends an RNR storm), then go on.
+			b.deadline = 0
+			f.d.Unlock()
+			runtime.Gosched()
+			select {
+			case <-b.stop:
+				return
+			default:
+			}
+			continue
+		}
 		at, ok := e.nextDue()
 		// Waits past Config.WaitBound give up; wake by the next one's end.
 		if end, bounded := f.d.ExpireWaitsLocked(); bounded && (!ok || end < at) {

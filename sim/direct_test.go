@@ -9,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/verbsim/verbsim/internal/simhook"
 	"github.com/verbsim/verbsim/sim"
 	"github.com/verbsim/verbsim/sim/verr"
 	"github.com/verbsim/verbsim/verbs"
@@ -37,6 +38,11 @@ type dEnd struct {
 	local  *sim.MR // local access only: its rkey is refused
 	q      *sim.QP
 	device int
+	// bounce holds the inline payloads of an end whose MRs cover
+	// another process's memory, as the daemon copies what a program
+	// sends inline (a payload is read at post, from any mapped memory).
+	bounce *sim.MR
+	bbuf   []byte
 }
 
 // dShape is what both worlds are built from.
@@ -64,6 +70,7 @@ type dShape struct {
 
 // dWorld is one fabric of the test.
 type dWorld struct {
+	ext  bool // MRs over "another process's" memory (newDWorldMem)
 	f    *sim.Fabric
 	conn []sim.ConnectOptions // pair i's
 	ends []*dEnd              // pair i is ends[2i], ends[2i+1]
@@ -77,7 +84,36 @@ func directProfiles() []sim.Profile {
 	return sim.ProfilesWithout(verbs.ReadingNoUC, verbs.ReadingNoQPEx, verbs.ReadingNoAtomics, verbs.ReadingNoImmData)
 }
 
-func newDWorld(t fataler, s dShape, direct bool) *dWorld {
+// sliceMem is memory of "another process" for an MR registered through
+// simhook.RegExternalMR: buf, at address base.
+type sliceMem struct {
+	base uint64
+	buf  []byte
+}
+
+func (m *sliceMem) ReadLocked(dst []byte, addr uint64) {
+	copy(dst, m.buf[addr-m.base:])
+}
+
+func (m *sliceMem) WriteLocked(src []byte, addr uint64) {
+	copy(m.buf[addr-m.base:], src)
+}
+
+// regExt registers buf as memory of another process (the daemon's MRs)
+// at a made-up address that differs from buf's in every world.
+func regExt(pd *sim.PD, buf []byte, base uint64, access verbs.AccessFlags) (*sim.MR, error) {
+	mr, err := simhook.RegExternalMR(pd, &sliceMem{base: base, buf: buf}, base, uint64(len(buf)), base, access)
+	if err != nil {
+		return nil, err
+	}
+	return mr.(*sim.MR), nil
+}
+
+func newDWorld(t fataler, s dShape, direct bool) *dWorld { return newDWorldMem(t, s, direct, false) }
+
+// newDWorldMem is newDWorld whose MRs, with ext, cover memory of another
+// process (an Extern), as the per-host daemon's do.
+func newDWorldMem(t fataler, s dShape, direct, ext bool) *dWorld {
 	prof := directProfiles()[s.profile]
 	cfg := sim.Config{Profile: prof, Devices: []sim.DeviceConfig{{Name: "a"}, {Name: "b"}}, Seed: s.seed, Mode: s.mode}
 	if s.roce != 0 {
@@ -107,7 +143,7 @@ func newDWorld(t fataler, s dShape, direct bool) *dWorld {
 		}
 	}()
 	sim.SetDirect(f, direct)
-	w := &dWorld{f: f}
+	w := &dWorld{f: f, ext: ext}
 	ctxs := map[int]*sim.Context{}
 	for i := range 2 * s.pairs {
 		dev := i % 2
@@ -154,7 +190,20 @@ func newDWorld(t fataler, s dShape, direct bool) *dWorld {
 			e.rcq, err = c.CreateCQ(s.cqe[i], nil, e.ch, 0)
 			must(err)
 		}
-		if !shared {
+		if !shared && ext {
+			base := uint64(0x7f00_0000_0000 + i<<20)
+			e.mr, err = regExt(e.pd, e.buf, base, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRemoteRead|verbs.AccessRemoteAtomic)
+			must(err)
+			e.local, err = regExt(e.pd, e.lbuf, base+dBuf, verbs.AccessLocalWrite)
+			must(err)
+			e.bbuf = make([]byte, dBuf)
+			e.bounce, err = e.pd.RegMR(e.bbuf, 0)
+			must(err)
+		} else if shared && ext {
+			e.bbuf = make([]byte, dBuf)
+			e.bounce, err = e.pd.RegMR(e.bbuf, 0)
+			must(err)
+		} else if !shared {
 			e.mr, err = e.pd.RegMR(e.buf, verbs.AccessLocalWrite|verbs.AccessRemoteWrite|verbs.AccessRemoteRead|verbs.AccessRemoteAtomic)
 			must(err)
 			e.local, err = e.pd.RegMR(e.lbuf, verbs.AccessLocalWrite)
@@ -366,6 +415,24 @@ func (w *dWorld) sgeList(e *dEnd, ss []dSGE) []verbs.SGE {
 	return out
 }
 
+// bounced copies the bytes an inline request's SGEs name into e's bounce
+// MR and returns one SGE naming the copy, as the daemon posts a program's
+// inline payload.
+func (w *dWorld) bounced(e *dEnd, ss []dSGE) []verbs.SGE {
+	n := 0
+	for _, s := range ss {
+		src := e.buf
+		if s.local {
+			src = e.lbuf
+		}
+		n += copy(e.bbuf[n:], src[s.off:s.off+s.n])
+	}
+	if n == 0 {
+		return nil
+	}
+	return []verbs.SGE{{Addr: e.bounce.Addr(), Length: uint32(n), LKey: e.bounce.LKey()}}
+}
+
 // apply runs a on w and describes what the verbs returned.
 func (w *dWorld) apply(a dAction) string {
 	e := w.ends[a.end]
@@ -381,6 +448,10 @@ func (w *dWorld) apply(a dAction) string {
 		case 2:
 			wr.RKey ^= 0x3c0000
 		}
+		plain := wr.SGList
+		if w.ext && wr.Flags&verbs.SendInline != 0 {
+			wr.SGList = w.bounced(e, a.sges)
+		}
 		pre := ""
 		if a.prepost {
 			r := verbs.RecvWR{WRID: 7, SGList: []verbs.SGE{{Addr: peer.mr.Addr() + 1024, Length: 2048, LKey: peer.mr.LKey()}}}
@@ -390,6 +461,7 @@ func (w *dWorld) apply(a dAction) string {
 		wrs := []verbs.SendWR{wr}
 		if a.two {
 			wr2 := wr
+			wr2.SGList = plain
 			wr2.WRID++
 			wr2.Opcode = verbs.WRSend
 			wr2.Flags = verbs.SendSignaled
@@ -621,16 +693,28 @@ func runDiff(t fataler, s dShape, acts []dAction) (diff string, directs, multi, 
 	defer d.f.Close()
 	g := newDWorld(t, s, false)
 	defer g.f.Close()
+	// The third world's MRs cover memory of "another process", as the
+	// per-host daemon's do (qp.Extern): everything must be the same
+	// again, on either path.
+	x := newDWorldMem(t, s, s.seed%2 == 0, true)
+	defer x.f.Close()
 	if od, og := d.observe(), g.observe(); od != og {
 		return fmt.Sprintf("the worlds differ from the start:\n%s\n%s", od, og), 0, 0, 0
 	}
 	for i, a := range acts {
-		rd, rg := d.apply(a), g.apply(a)
+		rd, rg, rx := d.apply(a), g.apply(a), x.apply(a)
 		if rd != rg {
 			return fmt.Sprintf("step %d %v: direct: %s\nengine: %s", i, a, rd, rg), 0, 0, 0
 		}
-		if od, og := d.observe(), g.observe(); od != og {
+		if rd != rx {
+			return fmt.Sprintf("step %d %v: direct: %s\nexternal memory: %s", i, a, rd, rx), 0, 0, 0
+		}
+		od, og, ox := d.observe(), g.observe(), x.observe()
+		if od != og {
 			return fmt.Sprintf("step %d %v (%s):\n%s", i, a, rd, diffLines(od, og)), 0, 0, 0
+		}
+		if od != ox {
+			return fmt.Sprintf("step %d %v (%s), against external memory:\n%s", i, a, rd, diffLines(od, ox)), 0, 0, 0
 		}
 	}
 	_, directs = sim.EngineSeq(d.f)

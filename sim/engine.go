@@ -421,6 +421,51 @@ func (e *engine) stabilizeLocked() int {
 	return n
 }
 
+// advanceBoundedLocked is advanceLocked that runs at most budget events
+// and reports whether it reached target. Short of it, the clock stands at
+// the tick of the last event run, with the rest ready or due: the next
+// call, or the settle of the next verb, goes on from there.
+func (e *engine) advanceBoundedLocked(target uint64, budget int) bool {
+	target = min(target, MaxTick)
+	if e.running {
+		return true
+	}
+	if !e.advancing {
+		e.advancing = true
+		defer func() { e.advancing = false }()
+	}
+	n := e.stabilizeBoundedLocked(budget)
+	for n < budget {
+		at, ok := e.nextDue()
+		if !ok || at > target {
+			if target > e.now {
+				e.now = target
+			}
+			return true
+		}
+		if at > e.now {
+			e.now = at
+		}
+		e.releaseDue()
+		n += e.stabilizeBoundedLocked(budget - n)
+	}
+	return false
+}
+
+// stabilizeBoundedLocked is stabilizeLocked that runs at most max events.
+func (e *engine) stabilizeBoundedLocked(max int) int {
+	if e.running {
+		return 0
+	}
+	e.running = true
+	defer func() { e.running = false }()
+	n := 0
+	for n < max && e.stepLocked() {
+		n++
+	}
+	return n
+}
+
 // nextDue returns the tick of the earliest future event.
 func (e *engine) nextDue() (uint64, bool) {
 	at, ok := uint64(0), false

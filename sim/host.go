@@ -54,6 +54,28 @@ func (h host) RemoteLocked(q *qp.QP, pd any, rkey uint32, addr uint64, n uint32,
 	return b, f == faultNone
 }
 
+// LocalMemLocked implements qp.Host.
+func (h host) LocalMemLocked(pd any, s verbs.SGE, write bool) (qp.Mem, bool) {
+	p, _ := pd.(*PD)
+	need := verbs.AccessFlags(0)
+	if write {
+		need = verbs.AccessLocalWrite
+	}
+	m, f := h.d.mrs.lookupMem(p, s.LKey, false, s.Addr, uint64(s.Length), need)
+	return m, f == faultNone
+}
+
+// RemoteMemLocked implements qp.Host.
+func (h host) RemoteMemLocked(q *qp.QP, pd any, rkey uint32, addr uint64, n uint32, need verbs.AccessFlags) (qp.Mem, bool) {
+	p, _ := pd.(*PD)
+	if n > 0 && h.d.mrs.mrLocked(rkey>>8) == nil && h.d.mrs.mws[rkey>>8] != nil {
+		m, f := h.d.mrs.lookupMWMem(q, p, rkey, addr, uint64(n), need)
+		return m, f == faultNone
+	}
+	m, f := h.d.mrs.lookupMem(p, rkey, true, addr, uint64(n), need)
+	return m, f == faultNone
+}
+
 // InvalidateLocked implements qp.Host (XFER-29 for MRs; MW-07 for type 2
 // memory windows).
 func (h host) InvalidateLocked(pd any, rkey uint32) bool {

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/sim/internal/qp"
 	"github.com/verbsim/verbsim/verbs"
 
 	"github.com/verbsim/verbsim/sim/verr"
@@ -73,6 +74,12 @@ type MR struct {
 	// over host memory; its buf lies in dm's memory and is not placed in
 	// the simulated address space.
 	dm *DM
+	// ext is the memory of an MR over another process's pages (the
+	// per-host daemon: regExternal), whose first byte is at address extAt
+	// there; buf is then nil and the MR is not placed in the simulated
+	// address space either (addr is extAt).
+	ext   qp.Extern
+	extAt uint64
 }
 
 // PD returns the protection domain of the MR (ibv_mr.pd).
@@ -150,7 +157,7 @@ func (mr *MR) Access() verbs.AccessFlags {
 // longer than max_mr_size; EOPNOTSUPP for AccessOnDemand under a profile
 // without on-demand paging (ODP-02); ENOMEM when the device has max_mr MRs.
 func (pd *PD) RegMR(buf []byte, access verbs.AccessFlags) (*MR, error) {
-	return pd.regMR("ibv_reg_mr", buf, 0, false, access)
+	return pd.regMR("ibv_reg_mr", extent{buf: buf}, 0, false, access)
 }
 
 // RegMRIOVA registers buf so that work requests address its first byte as
@@ -161,10 +168,26 @@ func (pd *PD) RegMR(buf []byte, access verbs.AccessFlags) (*MR, error) {
 // fails for a buffer that another live MR already placed. The other errors
 // are RegMR's.
 func (pd *PD) RegMRIOVA(buf []byte, hcaVA uint64, access verbs.AccessFlags) (*MR, error) {
-	return pd.regMR("ibv_reg_mr_iova", buf, hcaVA, true, access)
+	return pd.regMR("ibv_reg_mr_iova", extent{buf: buf}, hcaVA, true, access)
 }
 
-func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access verbs.AccessFlags) (_ *MR, err error) {
+// extent is the memory a registration covers: a buffer of this process,
+// or the n bytes at address at of another process's memory ext (an MR of
+// the per-host daemon, registered through simhook.RegExternalMR).
+type extent struct {
+	buf   []byte
+	ext   qp.Extern
+	at, n uint64
+}
+
+func (x extent) length() uint64 {
+	if x.ext != nil {
+		return x.n
+	}
+	return uint64(len(x.buf))
+}
+
+func (pd *PD) regMR(verb string, x extent, iova uint64, withIOVA bool, access verbs.AccessFlags) (_ *MR, err error) {
 	if pd == nil {
 		return nil, verr.New(verb, syscall.EINVAL, "nil PD")
 	}
@@ -174,7 +197,7 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 	if e := d.fabric.eng; e.tracing() {
 		defer func() {
 			if err != nil {
-				e.callLocked(e.nameOf(pd), verb[4:], "", fmt.Sprintf("length %d access %#x", len(buf), uint32(access)), err)
+				e.callLocked(e.nameOf(pd), verb[4:], "", fmt.Sprintf("length %d access %#x", x.length(), uint32(access)), err)
 			}
 		}()
 	}
@@ -185,7 +208,7 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 	if err != nil {
 		return nil, err
 	}
-	n := uint64(len(buf))
+	n := x.length()
 	switch {
 	case n == 0:
 		return nil, verr.New(verb, syscall.EINVAL, "the buffer is empty; a registration covers at least one byte")
@@ -199,11 +222,11 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 	if d.mrs.live >= d.attr.MaxMR {
 		return nil, verr.Errorf(verb, syscall.ENOMEM, "the device already has max_mr=%d MRs", d.attr.MaxMR)
 	}
-	addr, err := d.mrs.place(verb, buf, iova, withIOVA)
+	addr, err := d.mrs.placeExtent(verb, x, iova, withIOVA)
 	if err != nil {
 		return nil, err
 	}
-	mr := &MR{pd: pd, buf: buf, length: n, addr: addr, access: access, va: addr}
+	mr := &MR{pd: pd, buf: x.buf, ext: x.ext, extAt: x.at, length: n, addr: addr, access: access, va: addr}
 	switch {
 	case withIOVA:
 		mr.iova, mr.va = iova, iova
@@ -211,7 +234,7 @@ func (pd *PD) regMR(verb string, buf []byte, iova uint64, withIOVA bool, access 
 		mr.iova = addr
 	}
 	if err := d.mrs.insert(verb, mr); err != nil {
-		d.mrs.unplace(buf)
+		d.mrs.unplace(x.buf)
 		return nil, err
 	}
 	pd.children[childMR]++
@@ -371,6 +394,25 @@ func (t *mrTable) init() {
 	t.next = 1
 }
 
+// placed reports whether the MR's buffer has a place in the simulated
+// address space: it is in host memory of this process, not device memory
+// (DM-06) nor another process's (extent).
+func (mr *MR) placed() bool { return mr.dm == nil && mr.ext == nil }
+
+// placeExtent is place for a registration's extent. Memory of another
+// process takes no simulated address: the MR's address is the one it has
+// there, whose offset in its 4 KiB page hcaVA must share, as the kernel
+// requires of the buffer's.
+func (t *mrTable) placeExtent(verb string, x extent, iova uint64, withIOVA bool) (uint64, error) {
+	if x.ext == nil {
+		return t.place(verb, x.buf, iova, withIOVA)
+	}
+	if withIOVA && x.at%pageSize != iova%pageSize {
+		return 0, verr.Errorf(verb, syscall.EINVAL, "hca_va %#x and the buffer's address %#x differ in page offset", iova, x.at)
+	}
+	return x.at, nil
+}
+
 // place returns the simulated address of buf[0]: the one a live MR already
 // gave it, or fresh addresses after the last ones used, page-aligned or, for
 // an IOVA registration, at hcaVA's offset in its page.
@@ -504,7 +546,7 @@ func (t *mrTable) insert(verb string, mr *MR) error {
 		t.byIndex[idx] = mr
 		t.recent[idx%uint32(len(t.recent))] = mr
 		t.live++
-		if mr.dm == nil {
+		if mr.placed() {
 			t.attach(mr)
 		}
 		return nil
@@ -519,7 +561,7 @@ func (t *mrTable) remove(mr *MR) {
 			*c = nil
 		}
 		t.live--
-		if mr.dm == nil {
+		if mr.placed() {
 			t.detach(mr)
 		}
 	}
@@ -610,5 +652,29 @@ func (t *mrTable) lookup(pd *PD, key uint32, remote bool, addr, length uint64, n
 	if addr < mr.iova || off >= mr.length || length > mr.length-off {
 		return nil, faultRange
 	}
+	if mr.ext != nil {
+		return nil, faultNone // lookupMem has it
+	}
 	return mr.buf[off : off+length : off+length], faultNone
+}
+
+// lookupMem is lookup for the memory of any MR, this process's or
+// another's (an extent's): the transport asks for it when lookup
+// resolved a non-empty range to no bytes.
+func (t *mrTable) lookupMem(pd *PD, key uint32, remote bool, addr, length uint64, need verbs.AccessFlags) (qp.Mem, protFault) {
+	b, f := t.lookup(pd, key, remote, addr, length, need)
+	if f != faultNone || b != nil || length == 0 {
+		return qp.Mem{B: b}, f
+	}
+	mr := t.mrLocked(key >> 8)
+	return mr.mem(addr-mr.iova, length), faultNone
+}
+
+// mem is the memory of the MR's bytes [off, off+length), which lie within
+// it.
+func (mr *MR) mem(off, length uint64) qp.Mem {
+	if mr.ext != nil {
+		return qp.Mem{X: mr.ext, At: mr.extAt + off, N: length}
+	}
+	return qp.Mem{B: mr.buf[off : off+length : off+length]}
 }

@@ -290,27 +290,32 @@ func (h host) bindFaultLocked(q *qp.QP, mw *MW, wr *verbs.SendWR) string {
 // bound by q, grant need and cover [addr, addr+length), counted from the
 // window's address or, with ZERO_BASED, from 0.
 func (t *mrTable) lookupMW(q *qp.QP, pd *PD, rkey uint32, addr, length uint64, need verbs.AccessFlags) ([]byte, protFault) {
+	m, f := t.lookupMWMem(q, pd, rkey, addr, length, need)
+	return m.B, f
+}
+
+// lookupMWMem is lookupMW for a window over any MR's memory (lookupMem).
+func (t *mrTable) lookupMWMem(q *qp.QP, pd *PD, rkey uint32, addr, length uint64, need verbs.AccessFlags) (qp.Mem, protFault) {
 	mw := t.mws[rkey>>8]
 	switch {
 	case mw == nil || !mw.bound || mw.mr == nil || mw.key != rkey || mw.mr.invalid:
-		return nil, faultKey
+		return qp.Mem{}, faultKey
 	case mw.pd != pd || (mw.typ == verbs.MWType2 && mw.qp != q):
-		return nil, faultPD
+		return qp.Mem{}, faultPD
 	case mw.access&need != need:
-		return nil, faultAccess
+		return qp.Mem{}, faultAccess
 	}
 	off := addr
 	if mw.access&verbs.AccessZeroBased == 0 {
 		if addr < mw.addr {
-			return nil, faultRange
+			return qp.Mem{}, faultRange
 		}
 		off = addr - mw.addr
 	}
 	if off >= mw.length || length > mw.length-off {
-		return nil, faultRange
+		return qp.Mem{}, faultRange
 	}
-	start := mw.addr - mw.mr.iova + off
-	return mw.mr.buf[start : start+length : start+length], faultNone
+	return mw.mr.mem(mw.addr-mw.mr.iova+off, length), faultNone
 }
 
 // invalidateMW unbinds the type 2 window whose key is rkey in pd

@@ -63,7 +63,7 @@ func (mr *MR) Rereg(flags verbs.ReregFlags, pd *PD, buf []byte, access verbs.Acc
 			}
 		}()
 	}
-	err = mr.reregLocked(flags, pd, buf, 0, false, access)
+	err = mr.reregLocked(flags, pd, extent{buf: buf}, 0, false, access)
 	mr.afterReregLocked(err)
 	return err
 }
@@ -82,6 +82,11 @@ func (mr *MR) Rereg(flags verbs.ReregFlags, pd *PD, buf []byte, access verbs.Acc
 // offset in its 4 KiB page differs from hcaVA's (as for RegMRIOVA). The
 // rxe profile refuses the translation (MR-16) as Rereg does.
 func (mr *MR) ReregIOVA(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint64, access verbs.AccessFlags) (err error) {
+	return mr.reregIOVA(flags, pd, extent{buf: buf}, hcaVA, access)
+}
+
+// reregIOVA is ReregIOVA of any extent (simhook.ReregExternalMR).
+func (mr *MR) reregIOVA(flags verbs.ReregFlags, pd *PD, x extent, hcaVA uint64, access verbs.AccessFlags) (err error) {
 	if mr == nil {
 		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "nil MR")
 	}
@@ -95,7 +100,7 @@ func (mr *MR) ReregIOVA(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint64
 			}
 		}()
 	}
-	err = mr.reregLocked(flags, pd, buf, hcaVA, true, access)
+	err = mr.reregLocked(flags, pd, x, hcaVA, true, access)
 	mr.afterReregLocked(err)
 	return err
 }
@@ -119,7 +124,7 @@ func (mr *MR) afterReregLocked(err error) {
 // is the new buffer's address for work requests (ReregIOVA).
 //
 // Precondition: the domain lock is held.
-func (mr *MR) reregLocked(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint64, withIOVA bool, access verbs.AccessFlags) error {
+func (mr *MR) reregLocked(flags verbs.ReregFlags, pd *PD, x extent, hcaVA uint64, withIOVA bool, access verbs.AccessFlags) error {
 	d := mr.pd.ctx.dev
 	f := d.fabric
 	pol := f.profile.Readings
@@ -131,7 +136,7 @@ func (mr *MR) reregLocked(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint
 		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "an earlier ibv_rereg_mr failed with a command error; the MR can only be deregistered (MR-14)")
 	case flags&^reregSupported != 0:
 		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "unknown flag bits %#x (MR-12)", uint32(flags&^reregSupported))
-	case flags&verbs.ReregChangeTranslation != 0 && len(buf) == 0:
+	case flags&verbs.ReregChangeTranslation != 0 && x.length() == 0:
 		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "CHANGE_TRANSLATION with an empty buffer (MR-12)")
 	case access != 0 && flags&verbs.ReregChangeAccess == 0:
 		return reregErr(verbs.ReregErrInput, syscall.EINVAL, "access %#x given without CHANGE_ACCESS (MR-12)", uint32(access))
@@ -174,27 +179,31 @@ func (mr *MR) reregLocked(flags verbs.ReregFlags, pd *PD, buf []byte, hcaVA uint
 		if pol.ReregNoTranslation {
 			return reregErr(verbs.ReregErrCmd, syscall.EOPNOTSUPP, "CHANGE_TRANSLATION is not supported; only CHANGE_PD and CHANGE_ACCESS are (MR-16)")
 		}
-		if n := uint64(len(buf)); n > d.attr.MaxMRSize {
+		if n := x.length(); n > d.attr.MaxMRSize {
 			return reregErr(verbs.ReregErrCmd, syscall.EINVAL, "length %d is above max_mr_size=%d", n, d.attr.MaxMRSize)
 		}
-		if n := uint64(len(buf)); withIOVA && hcaVA > math.MaxUint64-(n-1) {
+		if n := x.length(); withIOVA && hcaVA > math.MaxUint64-(n-1) {
 			return reregErr(verbs.ReregErrCmd, syscall.EINVAL, "hca_va %#x + length %d wraps around", hcaVA, n)
 		}
 	}
 	// Apply. Nothing below fails but the placement of a new buffer, which
 	// comes first.
 	if flags&verbs.ReregChangeTranslation != 0 {
-		addr, err := d.mrs.place("ibv_rereg_mr", buf, hcaVA, withIOVA)
+		addr, err := d.mrs.placeExtent("ibv_rereg_mr", x, hcaVA, withIOVA)
 		if err != nil {
 			return &verbs.ReregError{Failure: verbs.ReregErrCmd, Err: err}
 		}
-		d.mrs.detach(mr)
-		d.mrs.unplace(mr.buf)
-		mr.buf, mr.length, mr.addr, mr.va = buf, uint64(len(buf)), addr, addr
+		if mr.placed() {
+			d.mrs.detach(mr)
+			d.mrs.unplace(mr.buf)
+		}
+		mr.buf, mr.ext, mr.extAt, mr.length, mr.addr, mr.va = x.buf, x.ext, x.at, x.length(), addr, addr
 		if withIOVA {
 			mr.va = hcaVA
 		}
-		d.mrs.attach(mr)
+		if mr.placed() {
+			d.mrs.attach(mr)
+		}
 	}
 	zeroChanged := (newAccess^mr.access)&verbs.AccessZeroBased != 0
 	mr.access = newAccess

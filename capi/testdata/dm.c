@@ -23,22 +23,44 @@
 
 enum { SIZE = 4096 };
 
-/* child allocates and copies device memory in a child of fork(). */
+/* daemon is set when the library is the C-only one of the per-host daemon
+ * (argument "daemon"), whose children of fork() use verbs of their own. */
+static int daemon_lib;
+
+/* child allocates and copies device memory in a child of fork(): through
+ * the parent's context with the in-process library, which answers a child
+ * from its own memory; with the daemon's, through a context of its own,
+ * the parent's objects being EINVAL there (ibv_fork_init(3)). */
 static void child(struct ibv_context *ctx, struct ibv_pd *pd, uint64_t max)
 {
 	struct ibv_device_attr_ex ax;
 	struct ibv_alloc_dm_attr at = { .length = max / 4 };
 	struct ibv_dm *dm;
+	struct ibv_mr *mr;
 	char in[8] = "forked!", out[8] = { 0 };
 
+	if (daemon_lib) {
+		struct ibv_device **l = ibv_get_device_list(NULL);
+
+		CHECK(ibv_query_device_ex(ctx, NULL, &ax) == EINVAL, "the parent's context in the child");
+		CHECK(!ibv_alloc_dm(ctx, &at) && errno == EINVAL, "alloc_dm on the parent's context in the child");
+		CHECK(l && l[0], "device list in the child");
+		ctx = ibv_open_device(l[0]);
+		CHECK(ctx, "open_device in the child");
+		pd = ibv_alloc_pd(ctx);
+		CHECK(pd, "alloc_pd in the child");
+	}
 	CHECK(!ibv_query_device_ex(ctx, NULL, &ax) && ax.max_dm_size == max, "query_device_ex in the child");
 	dm = ibv_alloc_dm(ctx, &at);
 	CHECK(dm, "alloc_dm in the child");
 	CHECK(!ibv_memcpy_to_dm(dm, 8, in, 8) && !ibv_memcpy_from_dm(out, dm, 8, 8) && !strcmp(out, "forked!"),
 	      "copies in the child");
 	CHECK(ibv_memcpy_to_dm(dm, 2, in, 8) == EINVAL, "unaligned copy in the child");
-	CHECK(!ibv_reg_dm_mr(pd, dm, 0, 8, IBV_ACCESS_ZERO_BASED) && errno == EOPNOTSUPP,
-	      "reg_dm_mr in the child");
+	mr = ibv_reg_dm_mr(pd, dm, 0, 8, IBV_ACCESS_ZERO_BASED);
+	if (daemon_lib)
+		CHECK(mr && !ibv_dereg_mr(mr), "reg_dm_mr in the child");
+	else
+		CHECK(!mr && errno == EOPNOTSUPP, "reg_dm_mr in the child");
 	CHECK(!ibv_free_dm(dm), "free_dm in the child");
 	exit(0);
 }
@@ -77,6 +99,7 @@ int main(int argc, char **argv)
 	int n, status;
 	pid_t pid;
 
+	daemon_lib = argc > 1 && !strcmp(argv[argc - 1], "daemon");
 	CHECK(list && list[0], "no device");
 	ctx = ibv_open_device(list[0]);
 	CHECK(ctx, "open");

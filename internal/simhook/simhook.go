@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/verbsim/verbsim/internal/domain"
+	"github.com/verbsim/verbsim/verbs"
 )
 
 // DomainOf returns the domain of a *sim.Fabric (nil for anything else). Set
@@ -122,3 +123,49 @@ type FrontEvent struct {
 // It takes the fabric's lock: the caller holds none of the fabric's. Set
 // by package sim.
 var CheckFront func(fabric any, ev FrontEvent)
+
+// Extern is memory outside this process that an MR of the per-host daemon
+// (internal/nicd) covers: a program's registered pages, which the daemon
+// reads and writes with process_vm_readv and process_vm_writev. Neither
+// method fails: bytes the program no longer maps read as zeros and take no
+// writes. Both are called with the fabric's domain lock held and must not
+// call verbs.
+type Extern interface {
+	ReadLocked(dst []byte, addr uint64)
+	WriteLocked(src []byte, addr uint64)
+}
+
+// RegExternalMR registers the n bytes at address addr of mem in the
+// protection domain pd (a *sim.PD), addressed by work requests from iova,
+// as ibv_reg_mr_iova does for a program's buffer, and returns the *sim.MR.
+// Its errors are PD.RegMRIOVA's. Set by package sim.
+var RegExternalMR func(pd any, mem Extern, addr, n, iova uint64, access verbs.AccessFlags) (any, error)
+
+// ReregExternalMR is MR.ReregIOVA (mr a *sim.MR, pd a *sim.PD or nil) whose
+// new translation, with verbs.ReregChangeTranslation, is the n bytes at
+// address addr of mem, addressed from hcaVA. Set by package sim.
+var ReregExternalMR func(mr any, flags verbs.ReregFlags, pd any, mem Extern, addr, n, hcaVA uint64, access verbs.AccessFlags) error
+
+// CQShadow mirrors the completions of a CQ (a *sim.CQ) whose consumer polls
+// them outside the engine: the per-host daemon's CQs, which a C program
+// polls from a ring it shares with the daemon. Its methods are those of
+// the engine's cq.Shadow, whose doc says what each is told; they are
+// called with the fabric's domain lock held and must not call verbs.
+type CQShadow interface {
+	PushedLocked(w *verbs.WC, ns uint64)
+	TakenLocked() (popped, seen int)
+	ResetLocked(entries func(yield func(w *verbs.WC, ns uint64) bool))
+	OverrunLocked()
+	BatchLocked() bool
+}
+
+// SetCQShadow makes s the shadow of cq (a *sim.CQ; nil s: none), mirroring
+// what it holds at once. EINVAL for a nil or destroyed CQ. Set by package
+// sim.
+var SetCQShadow func(cq any, s CQShadow) error
+
+// SyncCQ brings cq (a *sim.CQ) up to date with its shadow's consumer (what
+// it polled is gone; the slots its poll iterator reached are free), as
+// anything that looks at what is left in the CQ does first. Set by package
+// sim.
+var SyncCQ func(cq any)

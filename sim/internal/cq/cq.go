@@ -148,6 +148,10 @@ type CQ struct {
 	readable atomic.Bool
 	curWC    verbs.WC
 	curNS    uint64
+
+	// shadow mirrors the completions for a consumer outside the engine
+	// (shadow.go); nil for every CQ of a Go program.
+	shadow Shadow
 }
 
 // enter and leave bracket every verb on c: they take and release the
@@ -357,6 +361,7 @@ func (c *CQ) Len() int {
 	}
 	c.enter(verbRead)
 	defer c.leave()
+	c.syncLocked()
 	return c.n
 }
 
@@ -377,6 +382,7 @@ func (c *CQ) Snapshot() Snapshot {
 	}
 	c.enter(verbRead)
 	defer c.leave()
+	c.syncLocked()
 	cr, ca, ar, aa := c.tally.Counts()
 	s := Snapshot{
 		CQE: c.cqe, Len: c.n, Arm: c.arm, Overrun: c.overrun, Refs: c.refs,
@@ -420,6 +426,9 @@ func (c *CQ) Poll(wcs []verbs.WC) (int, error) {
 		err := c.pollErrLocked()
 		c.leave()
 		return 0, err
+	}
+	if c.shadow != nil {
+		c.syncLocked()
 	}
 	n := min(len(wcs), c.n)
 	// The unpolled entries are ring[head:] then ring[:head]: copy from at
@@ -606,6 +615,12 @@ func (c *CQ) Resize(cqe int) (err error) {
 	if cqe < 1 || cqe > c.cfg.Limits.MaxCQE {
 		return verr.Errorf(verbResize, syscall.EINVAL, "cqe %d is outside [1, max_cqe=%d] (CQ-08)", cqe, c.cfg.Limits.MaxCQE)
 	}
+	if c.shadow != nil {
+		if c.shadow.BatchLocked() {
+			return errBatchOpenR
+		}
+		c.syncLocked()
+	}
 	if cqe < c.n {
 		return verr.Errorf(verbResize, syscall.EINVAL,
 			"%d completions are unpolled; a CQ of %d cannot hold them (CQ-08)", c.n, cqe)
@@ -618,6 +633,9 @@ func (c *CQ) Resize(cqe int) (err error) {
 	c.cqe = capacity
 	if c.d.Checking() {
 		c.d.Note(&domain.Note{Kind: domain.NoteResized, Obj: c, N: capacity})
+	}
+	if c.shadow != nil {
+		c.shadow.ResetLocked(c.entries)
 	}
 	return nil
 }

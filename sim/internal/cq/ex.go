@@ -86,6 +86,7 @@ func (c *CQ) StartPoll() error {
 		c.traceVerbLocked("start_poll", "", errStartTwice)
 		return errStartTwice
 	}
+	c.syncLocked()
 	if c.n == 0 {
 		err := errStartEmpty
 		if c.overrun {

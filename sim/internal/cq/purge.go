@@ -32,7 +32,11 @@ func (c *CQ) HoldsQPLocked(qpn uint32) bool {
 // open (StartPoll without EndPoll) the CQ is left alone, as the batch's
 // goroutine reads it without the lock.
 func (c *CQ) PurgeQPLocked(qpn uint32) int {
-	if c == nil || c.state != live || c.batch || c.n == 0 {
+	if c == nil || c.state != live || c.batch || (c.shadow != nil && c.shadow.BatchLocked()) {
+		return 0
+	}
+	c.syncLocked()
+	if c.n == 0 {
 		return 0
 	}
 	size := len(c.ring)
@@ -63,6 +67,9 @@ func (c *CQ) PurgeQPLocked(qpn uint32) int {
 	c.n = kept
 	if gone > 0 && c.d.Tracing() {
 		c.emitLocked(trace.Record{Kind: trace.KindCompletion, Name: "purged", Detail: fmt.Sprintf("%d completion(s) of qp %#x", gone, qpn), Rule: "CQ-26 B"})
+	}
+	if gone > 0 && c.shadow != nil {
+		c.shadow.ResetLocked(c.entries)
 	}
 	return gone
 }

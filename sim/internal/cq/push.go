@@ -71,6 +71,9 @@ func (c *CQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (
 	if c.state != live {
 		return false, errDestroyed(verbPush)
 	}
+	if c.shadow != nil {
+		c.syncLocked()
+	}
 	if !w.Status.Valid() || !w.Opcode.Valid() || !w.WCFlags.Valid() {
 		return false, verr.Errorf(verbPush, syscall.EINVAL,
 			"status %d, opcode %d or wc_flags %#x is outside enum ibv_wc_status, ibv_wc_opcode or ibv_wc_flags",
@@ -84,8 +87,11 @@ func (c *CQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (
 		if !c.overrun {
 			c.cfg.Consulted.Add(verbs.ReadingOverrunDrops)
 		}
-		if c.cfg.Overrun == OverrunError {
+		if c.cfg.Overrun == OverrunError && !c.overrun {
 			c.overrun = true
+			if c.shadow != nil {
+				c.shadow.OverrunLocked()
+			}
 		}
 		c.stats.Overruns++
 		if c.d.Tracing() {
@@ -109,6 +115,9 @@ func (c *CQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (
 	e.w, e.r, e.seq = *w, r, seq
 	if c.stamp {
 		e.ns = c.cfg.Clock()
+	}
+	if c.shadow != nil {
+		c.shadow.PushedLocked(&e.w, e.ns) // not w, which would escape
 	}
 	c.n++
 	c.stats.Added++
@@ -139,6 +148,9 @@ func (c *CQ) PushWQELocked(w *verbs.WC, solicited bool, r Retirer, seq uint64) (
 func (c *CQ) RoomLocked() int {
 	if c == nil || c.state != live || c.overrun {
 		return 0
+	}
+	if c.shadow != nil {
+		c.syncLocked()
 	}
 	return c.cqe - c.n
 }

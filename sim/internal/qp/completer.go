@@ -389,7 +389,13 @@ func scatter(h Host, pd any, sges []verbs.SGE, off uint64, src []byte) bool {
 		if !ok {
 			return false
 		}
-		n := copy(b[off:], src)
+		var n int
+		if b != nil {
+			n = copy(b[off:], src)
+		} else { // another process's memory (s.Length > off)
+			m, _ := h.LocalMemLocked(pd, s, true)
+			n = m.WriteAt(src, off)
+		}
 		src = src[n:]
 		off = 0
 	}

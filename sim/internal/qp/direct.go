@@ -2,6 +2,7 @@ package qp
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/verbsim/verbsim/verbs"
 )
@@ -133,10 +134,13 @@ const maxScratch = 64 << 10
 // places into; a longer list goes to the engine.
 const maxPieces = 4
 
-// pieces are the resolved bytes of a scatter/gather list.
+// pieces are the resolved bytes of a scatter/gather list. When one lies in
+// another process's memory (b[i] nil: Mem, Extern), x holds every piece
+// as a Mem and move goes through it.
 type pieces struct {
 	b [maxPieces][]byte
 	n int
+	x *[maxPieces]Mem
 }
 
 // resolve fills p with the bytes of the SGEs that gather (write false)
@@ -144,11 +148,15 @@ type pieces struct {
 // order: non-empty SGEs until n bytes are covered. It reports false when
 // one does not resolve, the list is shorter than n or needs more than
 // maxPieces.
-func (p *pieces) resolve(h Host, pd any, sges []verbs.SGE, n uint64, write bool) bool {
+func (p *pieces) resolve(h Host, pd any, sges []verbs.SGE, n uint64, write bool, x *[maxPieces]Mem) bool {
 	if len(sges) == 1 && n != 0 && uint64(sges[0].Length) == n {
 		// The common case: one SGE, exactly the message.
 		b, ok := h.LocalLocked(pd, sges[0], write)
 		p.b[0], p.n = b, 1
+		if b == nil && ok { // another process's memory
+			x[0], _ = h.LocalMemLocked(pd, sges[0], write)
+			p.x = x
+		}
 		return ok
 	}
 	p.n = 0
@@ -166,16 +174,44 @@ func (p *pieces) resolve(h Host, pd any, sges []verbs.SGE, n uint64, write bool)
 		if !ok {
 			return false
 		}
+		if b == nil && p.x == nil { // the first piece in another process's memory
+			for i := range p.n {
+				x[i] = Mem{B: p.b[i]}
+			}
+			p.x = x
+		}
+		if p.x != nil {
+			if b == nil {
+				p.x[p.n], _ = h.LocalMemLocked(pd, s, write)
+			} else {
+				p.x[p.n] = Mem{B: b}
+			}
+		}
 		p.b[p.n] = b
 		p.n++
-		n -= min(uint64(len(b)), n)
+		n -= min(uint64(s.Length), n)
 	}
 	return n == 0
 }
 
+// oneMem makes p the single piece m, which lies in another process's
+// memory, keeping it in x.
+func (p *pieces) oneMem(m Mem, x *[maxPieces]Mem) {
+	p.b[0], p.n = nil, 1
+	x[0], p.x = m, x
+}
+
+// mem returns piece i as a Mem.
+func (p *pieces) mem(i int) Mem {
+	if p.x != nil {
+		return p.x[i]
+	}
+	return Mem{B: p.b[i]}
+}
+
 // one makes p the single piece b.
 func (p *pieces) one(b []byte) {
-	p.b[0], p.n = b, 1
+	p.b[0], p.n, p.x = b, 1, nil
 }
 
 // move copies n bytes from the pieces src to the pieces dst as a packet
@@ -183,6 +219,10 @@ func (p *pieces) one(b []byte) {
 // target read the source as it was before the copy.
 func move(h DirectHost, dst, src *pieces, n int) {
 	if n == 0 {
+		return
+	}
+	if src.x != nil || dst.x != nil {
+		moveMem(h, dst, src, n)
 		return
 	}
 	if src.n == 1 && dst.n == 1 {
@@ -198,6 +238,93 @@ func move(h DirectHost, dst, src *pieces, n int) {
 		c := copy(b, buf)
 		buf = buf[c:]
 	}
+}
+
+// moveMem is move where a piece lies in another process's memory: in
+// chunks of at most maxScratch bytes through the scratch buffer, the same
+// as gathering everything first when canMove allowed it.
+func moveMem(h DirectHost, dst, src *pieces, n int) {
+	buf := h.DirectScratchLocked(min(n, maxScratch))
+	for off := 0; off < n; {
+		c := buf[:min(n-off, maxScratch)]
+		gatherPieces(c, src, uint64(off))
+		scatterPieces(dst, c, uint64(off))
+		off += len(c)
+	}
+}
+
+// gatherPieces reads into buf the bytes of the pieces src from offset off
+// of the message they hold.
+func gatherPieces(buf []byte, src *pieces, off uint64) {
+	for i := range src.n {
+		if len(buf) == 0 {
+			return
+		}
+		m := src.mem(i)
+		if l := m.Len(); off >= l {
+			off -= l
+			continue
+		}
+		c := m.ReadAt(buf, off)
+		buf, off = buf[c:], 0
+	}
+}
+
+// scatterPieces writes buf into the pieces dst from offset off of the
+// message they hold.
+func scatterPieces(dst *pieces, buf []byte, off uint64) {
+	for i := range dst.n {
+		if len(buf) == 0 {
+			return
+		}
+		m := dst.mem(i)
+		if l := m.Len(); off >= l {
+			off -= l
+			continue
+		}
+		c := m.WriteAt(buf, off)
+		buf, off = buf[c:], 0
+	}
+}
+
+// canMove reports whether move can carry n bytes from src to dst: a
+// message of this process's memory when it has one piece each way (a
+// memmove) or at most maxScratch bytes (gathered whole first); one in
+// another process's memory when it has at most maxScratch bytes, or
+// when no piece of dst may share memory with a piece of src, so that
+// moving by chunks reads every source byte before it is overwritten.
+func canMove(dst, src *pieces, n uint64) bool {
+	if n <= maxScratch {
+		return true
+	}
+	if src.x == nil && dst.x == nil {
+		return src.n == 1 && dst.n == 1
+	}
+	for i := range src.n {
+		for j := range dst.n {
+			if mayShare(src.mem(i), dst.mem(j)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// mayShare reports whether a and b may hold the same bytes: both of this
+// process and overlapping, or both of one other process at overlapping
+// addresses.
+func mayShare(a, b Mem) bool {
+	switch {
+	case a.Len() == 0 || b.Len() == 0:
+		return false
+	case a.X == nil && b.X == nil:
+		al := uintptr(unsafe.Pointer(unsafe.SliceData(a.B)))
+		bl := uintptr(unsafe.Pointer(unsafe.SliceData(b.B)))
+		return al < bl+uintptr(len(b.B)) && bl < al+uintptr(len(a.B))
+	case a.X != nil && a.X == b.X:
+		return a.At < b.At+b.N && b.At < a.At+a.N
+	}
+	return false
 }
 
 // cqRoom is the number of completions c can take without overrunning.
@@ -300,6 +427,7 @@ func (q *QP) directLocked() bool {
 	// The responder's checks, and the bytes each side reads and writes.
 	var src, dst pieces
 	var target []byte // the remote bytes of a WRITE, READ or atomic
+	var targetX Mem   // those bytes when they lie in another process's memory
 	var recvE *rqe    // the receive WR a SEND or WRITE_WITH_IMM takes
 	if op != verbs.WRSend && op != verbs.WRSendWithImm {
 		if r.attr.QPAccessFlags&need == 0 || (need != verbs.AccessRemoteWrite && r.attr.MaxDestRDAtomic == 0) {
@@ -314,6 +442,9 @@ func (q *QP) directLocked() bool {
 				return false
 			}
 			target = b
+			if b == nil {
+				targetX, _ = r.cfg.Host.RemoteMemLocked(r, r.respPD(), e.rkey, e.raddr, uint32(n), need)
+			}
 		}
 	}
 	if recv {
@@ -326,25 +457,29 @@ func (q *QP) directLocked() bool {
 	case verbs.WRSend, verbs.WRSendWithImm, verbs.WRRDMAWrite, verbs.WRRDMAWriteWithImm:
 		if e.flags&verbs.SendInline != 0 {
 			src.one(e.inline)
-		} else if !src.resolve(q.cfg.Host, q.cfg.PD, e.sge, n, false) {
+		} else if !src.resolve(q.cfg.Host, q.cfg.PD, e.sge, n, false, &q.xmem[0]) {
 			return false
 		}
 		if op == verbs.WRSend || op == verbs.WRSendWithImm {
-			if n > verbs.SGEListLength(recvE.sge) || !dst.resolve(r.cfg.Host, r.recvPD(), recvE.sge, n, true) {
+			if n > verbs.SGEListLength(recvE.sge) || !dst.resolve(r.cfg.Host, r.recvPD(), recvE.sge, n, true, &q.xmem[1]) {
 				return false
 			}
+		} else if n > 0 && targetX.X != nil {
+			dst.oneMem(targetX, &q.xmem[1])
 		} else if n > 0 {
 			dst.one(target)
 		}
 	default: // READ and atomics: the answer lands in the local SGEs
-		if !dst.resolve(q.cfg.Host, q.cfg.PD, e.sge, n, true) {
+		if !dst.resolve(q.cfg.Host, q.cfg.PD, e.sge, n, true, &q.xmem[1]) {
 			return false
 		}
-		if n > 0 {
+		if n > 0 && targetX.X != nil {
+			src.oneMem(targetX, &q.xmem[0])
+		} else if n > 0 {
 			src.one(target)
 		}
 	}
-	if (src.n > 1 || dst.n > 1) && n > maxScratch {
+	if !canMove(&dst, &src, n) {
 		return false // move needs a buffer that long
 	}
 
@@ -397,7 +532,12 @@ func (q *QP) directLocked() bool {
 		move(h, &dst, &src, int(n)) // the responses placed by the completer
 		e.got = npkts
 	default:
-		orig := atomicApply(target, op, e.ext().compareAdd, e.ext().swap)
+		var orig uint64
+		if targetX.X != nil {
+			orig = atomicMem(targetX, op, e.ext().compareAdd, e.ext().swap)
+		} else {
+			orig = atomicApply(target, op, e.ext().compareAdd, e.ext().swap)
+		}
 		rx.saveAtomic(e.psn, orig)
 		rx.epsn = psnAdd(rx.epsn, 1)
 		var b [8]byte

@@ -167,8 +167,11 @@ type QP struct {
 	// host derives from them can be cached (DirectCache).
 	attrGen uint64
 	dcache  DirectCache
-	bld     wrBatch    // the work request builder (ibv_wr_*, wrex.go)
-	direct  DirectHost // cfg.Host, when it offers the direct path (direct.go)
+	// xmem holds the direct path's pieces (src, dst) as Mem when one lies
+	// in another process's memory.
+	xmem   [2][maxPieces]Mem
+	bld    wrBatch    // the work request builder (ibv_wr_*, wrex.go)
+	direct DirectHost // cfg.Host, when it offers the direct path (direct.go)
 }
 
 // Stats counts what happened to a QP. sim.QPStats, which is converted from

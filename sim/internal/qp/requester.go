@@ -356,7 +356,13 @@ func (q *QP) gatherLocked(e *wqe, off uint64, dst []byte) bool {
 		if !ok {
 			return false
 		}
-		n := copy(dst, b[off:])
+		var n int
+		if b != nil {
+			n = copy(dst, b[off:])
+		} else { // another process's memory (s.Length > off)
+			m, _ := q.cfg.Host.LocalMemLocked(q.cfg.PD, s, false)
+			n = m.ReadAt(dst, off)
+		}
 		dst = dst[n:]
 		off = 0
 	}

@@ -460,7 +460,7 @@ func (q *QP) rcWriteLocked(p *Packet) {
 			q.responderErrorLocked(p, SynRemAccess, q.badRKeyRecvLocked(p), verbs.EventQPAccessErr, "the target MR went away", "MR-07")
 			return
 		}
-		copy(b, p.Payload)
+		q.placeRemoteLocked(b, r.wRKey, r.wAddr+uint64(r.off), p.Payload)
 	}
 	r.off += uint32(len(p.Payload))
 	r.epsn = psnAdd(r.epsn, 1)
@@ -493,6 +493,7 @@ func (q *QP) readResponsesLocked(req *Packet) {
 		off := i * mtu
 		size := min(mtu, req.DMALen-off)
 		var src []byte
+		var ext Mem // the bytes, in another process's memory
 		if size > 0 {
 			b, ok := h.RemoteLocked(q, q.respPD(), req.RKey, req.RemoteAddr+uint64(off), size, verbs.AccessRemoteRead)
 			if !ok {
@@ -500,12 +501,19 @@ func (q *QP) readResponsesLocked(req *Packet) {
 				return
 			}
 			src = b
+			if b == nil {
+				ext, _ = h.RemoteMemLocked(q, q.respPD(), req.RKey, req.RemoteAddr+uint64(off), size, verbs.AccessRemoteRead)
+			}
 		}
 		a := h.NewPacketLocked()
 		a.reply(req, q, PktReadResp)
 		a.PSN = psnAdd(req.PSN, i)
 		a.First, a.Last = i == 0, i == n-1
-		a.Payload = append(a.Payload[:0], src...)
+		if ext.X != nil {
+			a.Payload = readPayload(a.Payload, ext)
+		} else {
+			a.Payload = append(a.Payload[:0], src...)
+		}
 		h.SendLocked(q, a)
 	}
 }
@@ -523,11 +531,29 @@ func (q *QP) atomicLocked(p *Packet) {
 		return
 	}
 	b, _ := q.cfg.Host.RemoteLocked(q, q.respPD(), p.RKey, p.RemoteAddr, 8, need)
-	orig := atomicApply(b, p.Op, p.CompareAdd, p.Swap)
+	var orig uint64
+	if b != nil {
+		orig = atomicApply(b, p.Op, p.CompareAdd, p.Swap)
+	} else { // another process's memory
+		m, _ := q.cfg.Host.RemoteMemLocked(q, q.respPD(), p.RKey, p.RemoteAddr, 8, need)
+		orig = atomicMem(m, p.Op, p.CompareAdd, p.Swap)
+	}
 	r := &q.rx
 	r.saveAtomic(p.PSN, orig)
 	r.epsn = psnAdd(r.epsn, 1)
 	q.atomicAckLocked(p, orig)
+}
+
+// placeRemoteLocked writes payload at the bytes b that RemoteLocked gave
+// for rkey and addr, or, for another process's memory (b nil), through
+// RemoteMemLocked.
+func (q *QP) placeRemoteLocked(b []byte, rkey uint32, addr uint64, payload []byte) {
+	if b != nil {
+		copy(b, payload)
+		return
+	}
+	m, _ := q.cfg.Host.RemoteMemLocked(q, q.respPD(), rkey, addr, uint32(len(payload)), verbs.AccessRemoteWrite)
+	m.WriteAt(payload, 0)
 }
 
 // atomicApply executes the atomic op on the 8 bytes b, in host byte order,
@@ -667,7 +693,7 @@ func (q *QP) ucReceiveLocked(p *Packet) {
 				r.inMsg = false
 				return
 			}
-			copy(b, p.Payload)
+			q.placeRemoteLocked(b, r.wRKey, r.wAddr+uint64(r.off), p.Payload)
 		}
 	}
 	r.off += uint32(len(p.Payload))

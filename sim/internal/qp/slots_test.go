@@ -34,6 +34,12 @@ func (h *loopHost) LocalLocked(_ any, s verbs.SGE, _ bool) ([]byte, bool) { retu
 func (h *loopHost) RemoteLocked(*QP, any, uint32, uint64, uint32, verbs.AccessFlags) ([]byte, bool) {
 	return nil, false
 }
+func (h *loopHost) LocalMemLocked(_ any, s verbs.SGE, _ bool) (Mem, bool) {
+	return Mem{}, s.Length == 0
+}
+func (h *loopHost) RemoteMemLocked(*QP, any, uint32, uint64, uint32, verbs.AccessFlags) (Mem, bool) {
+	return Mem{}, false
+}
 func (h *loopHost) InvalidateLocked(any, uint32) bool            { return false }
 func (h *loopHost) BindLocked(*QP, *verbs.SendWR) verbs.WCStatus { return verbs.WCMWBindErr }
 func (h *loopHost) BindKeyLocked(any) (uint32, error)            { return 0, syscall.EINVAL }

@@ -30,6 +30,13 @@ type Host interface {
 	// does not name a live MR of pd, or a memory window of pd bound for q,
 	// that covers them and grants need (XFER-14 level 2, MW-06).
 	RemoteLocked(q *QP, pd any, rkey uint32, addr uint64, n uint32, need verbs.AccessFlags) ([]byte, bool)
+	// LocalMemLocked and RemoteMemLocked are LocalLocked and RemoteLocked
+	// for memory of any MR, this process's or another's (Mem, Extern).
+	// LocalLocked and RemoteLocked resolve a non-empty range of an MR over
+	// another process's memory to no bytes (and true); the transport then
+	// asks these for it. A fabric of a Go program never has such MRs.
+	LocalMemLocked(pd any, s verbs.SGE, write bool) (Mem, bool)
+	RemoteMemLocked(q *QP, pd any, rkey uint32, addr uint64, n uint32, need verbs.AccessFlags) (Mem, bool)
 	// InvalidateLocked invalidates rkey in pd (SEND_WITH_INV, XFER-29;
 	// LOCAL_INV, MW-07), reporting whether it named a live MR or a bound
 	// type 2 memory window of pd.

@@ -1,17 +1,22 @@
-package main
+// Package evfeed moves the events of an engine queue to a queue behind a
+// file descriptor that a C program polls: the drop-in library's and the
+// per-host daemon's completion channels and async event queues.
+package evfeed
 
 import (
 	"context"
 	"sync"
+
+	"github.com/verbsim/verbsim/sim"
 )
 
-// feed moves the events of an engine queue (a completion channel's, or a
+// Feed moves the events of an engine queue (a completion channel's, or a
 // context's async events) to the queue behind the descriptor a C program
-// reads, which a record's lock guards. A pump goroutine (run) waits in the
+// reads, which a record's lock guards. A pump goroutine (Run) waits in the
 // engine and moves each event as it comes, so that the descriptor becomes
 // readable and a program blocked in poll(2) wakes. A non-blocking read
 // that finds the record's queue empty first moves whatever the engine has
-// already queued (syncLocked), so that ibv_get_cq_event and
+// already queued (SyncLocked), so that ibv_get_cq_event and
 // ibv_get_async_event on a non-blocking descriptor say EAGAIN only when
 // no event the engine made before the call is left, as the simulator in
 // process does (its Push returns with the event queued) and as rxe does,
@@ -22,7 +27,7 @@ import (
 // A blocking read does not stop the pump: it waits for the descriptor,
 // which the pump makes readable, and stopping the pump before each wait
 // cost ibv_rc_pingpong -e about a fifth of its round trips' speed.
-type feed[E any] struct {
+type Feed[E any] struct {
 	mu   *sync.Mutex // the record's lock
 	cond sync.Cond   // on mu: getting or syncing changed
 
@@ -36,15 +41,18 @@ type feed[E any] struct {
 	stop    context.CancelFunc // ends gctx
 }
 
-func newFeed[E any](mu *sync.Mutex, get func(context.Context) (E, error), try func() (E, error), take func(E)) *feed[E] {
-	f := &feed[E]{mu: mu, get: get, try: try, take: take}
+// New returns the feed of an engine queue read with get (blocking) and try
+// (non-blocking), whose events take queues under mu, the lock of the
+// record that owns the descriptor's queue.
+func New[E any](mu *sync.Mutex, get func(context.Context) (E, error), try func() (E, error), take func(E)) *Feed[E] {
+	f := &Feed[E]{mu: mu, get: get, try: try, take: take}
 	f.cond.L = mu
 	return f
 }
 
-// run is the pump: it moves events until ctx ends or the engine's queue
+// Run is the pump: it moves events until ctx ends or the engine's queue
 // is gone (its channel or context destroyed).
-func (f *feed[E]) run(ctx context.Context) {
+func (f *Feed[E]) Run(ctx context.Context) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for {
@@ -73,10 +81,10 @@ func (f *feed[E]) run(ctx context.Context) {
 	}
 }
 
-// syncLocked moves every event the engine has queued, in order, stopping
+// SyncLocked moves every event the engine has queued, in order, stopping
 // the pump's read first. The caller holds mu, which is released while the
 // pump finishes.
-func (f *feed[E]) syncLocked() {
+func (f *Feed[E]) SyncLocked() {
 	f.syncing++
 	if f.getting {
 		f.stop()
@@ -95,4 +103,20 @@ func (f *feed[E]) syncLocked() {
 	if f.syncing == 0 {
 		f.cond.Broadcast()
 	}
+}
+
+// Object returns the CQ, QP or SRQ handle an async event names, or nil
+// (an untyped nil) for a port or device event: what the drop-in library
+// and the daemon key an event's C object by.
+func Object(ev sim.AsyncEvent) any {
+	if q := ev.CQ(); q != nil {
+		return q
+	}
+	if q := ev.QP(); q != nil {
+		return q
+	}
+	if s := ev.SRQ(); s != nil {
+		return s
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package evfeed
 
 import (
 	"context"
@@ -57,10 +57,10 @@ func TestFeedOrder(t *testing.T) {
 	var mu sync.Mutex
 	var out []int
 	q := &fakeQueue{more: make(chan struct{}, 1), taken: make(chan struct{}), hold: make(chan struct{})}
-	f := newFeed(&mu, q.get, q.try, func(v int) { out = append(out, v) })
+	f := New(&mu, q.get, q.try, func(v int) { out = append(out, v) })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { f.run(ctx); close(done) }()
+	go func() { f.Run(ctx); close(done) }()
 
 	q.mu.Lock()
 	q.items = []int{1, 2, 3}
@@ -71,7 +71,7 @@ func TestFeedOrder(t *testing.T) {
 	synced := make(chan struct{})
 	go func() {
 		mu.Lock()
-		f.syncLocked()
+		f.SyncLocked()
 		mu.Unlock()
 		close(synced)
 	}()
@@ -105,7 +105,7 @@ func TestFeedOrder(t *testing.T) {
 	default:
 	}
 	mu.Lock()
-	f.syncLocked()
+	f.SyncLocked()
 	got = slices.Clone(out)
 	mu.Unlock()
 	if !slices.Equal(got, []int{1, 2, 3, 4}) {
