@@ -48,7 +48,9 @@ int vs_create_channel(uintptr_t h, int fd, uintptr_t *out);
 int vs_destroy_channel(uintptr_t h);
 int vs_chan_get(uintptr_t h, uintptr_t *cptr, int sync);
 int vs_create_cq(uintptr_t h, int cqe, uintptr_t chh, int vector, uint64_t wcFlags, uint32_t compMask, uint32_t flags,
-		 uintptr_t cptr, uintptr_t *out, int *real);
+		 int ex, uintptr_t cptr, uintptr_t *out, int *real);
+int vs_mcast(uintptr_t h, uint8_t *gid, uint16_t lid, int on);
+int vs_check_wait(uintptr_t h, int kind, int start);
 int vs_destroy_cq(uintptr_t h);
 int vs_poll_cq(uintptr_t h, int n, struct capi_wc *out);
 int vs_req_notify(uintptr_t h, int solicited);

@@ -94,6 +94,7 @@ enum nicd_op {
 	NICD_REG_DM_MR = 55,      /* obj pd; body struct nicd_dm_mr; v = handle, w = lkey | rkey << 32 */
 	NICD_DIE_AFTER = 56,      /* a = n: VERBSIM_DIE_AFTER, the daemon kills the process (SIGKILL) at the n-th packet to its QPs, dropping it and every later one */
 	NICD_CQ_RING = 57,        /* obj cq; fds: a sealed memfd of a struct nicd_cq_ring with a = size entries: the CQ's completions from now on */
+	NICD_MCAST = 58,          /* obj qp, a = lid, b = 1 attach, 0 detach; body the group's 16-byte GID */
 };
 
 /* NICD_HELLO: the daemon reads magic at address probe of the process
@@ -158,6 +159,8 @@ struct nicd_cq {
 	uint32_t comp_mask;
 	uint32_t flags;
 	uint64_t cptr; /* the program's struct ibv_cq, named in events */
+	uint32_t ex;   /* 1: ibv_create_cq_ex, which a provider may lack (CQX-11); 0: ibv_create_cq */
+	uint32_t pad;
 };
 
 /* NICD_CQ_POLL_EX: the completion the iterator stands on. */

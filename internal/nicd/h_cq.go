@@ -73,7 +73,13 @@ func hCreateCQ(c *conn, r *req, body []byte, fds []int) (reply, error) {
 	if ch != nil {
 		attr.Channel = ch.ch
 	}
-	cq, err := o.c.CreateCQEx(attr)
+	var cq *sim.CQ
+	var err error
+	if a.Ex != 0 {
+		cq, err = o.c.CreateCQEx(attr)
+	} else { // ibv_create_cq: IBV_WC_STANDARD_FLAGS, no comp_mask or flags
+		cq, err = o.c.CreateCQ(attr.CQE, attr.Context, attr.Channel, attr.CompVector)
+	}
 	if err != nil {
 		return reply{}, err
 	}

@@ -16,6 +16,7 @@ import (
 func init() {
 	handlers[opCreateQP] = hCreateQP
 	handlers[opDestroyQP] = hDestroyQP
+	handlers[opMcast] = hMcast
 	handlers[opModifyQP] = hModifyQP
 	handlers[opQueryQP] = hQueryQP
 	handlers[opCreateXRCRecvQP] = hCreateXRCRecvQP
@@ -165,4 +166,19 @@ func hCreateXRCRecvQP(c *conn, r *req, body []byte, fds []int) (reply, error) {
 		return reply{}, err
 	}
 	return c.s.addQP(&qpObj{q: q, ctx: x.ctx, cptr: in.CPtr}, c), nil
+}
+
+// hMcast is ibv_attach_mcast (B 1) or ibv_detach_mcast (B 0) of the group
+// whose GID is the body, with LID A (MCAST-01, MCAST-02).
+func hMcast(c *conn, r *req, body []byte, fds []int) (reply, error) {
+	o := get[qpObj](c.s, r.Obj)
+	var g verbs.GID
+	if o == nil || len(body) != len(g) || r.A > 0xffff || r.B > 1 {
+		return reply{}, einval("ibv_attach_mcast")
+	}
+	copy(g[:], body)
+	if r.B == 1 {
+		return reply{}, o.q.AttachMcast(g, uint16(r.A))
+	}
+	return reply{}, o.q.DetachMcast(g, uint16(r.A))
 }

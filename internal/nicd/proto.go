@@ -75,6 +75,7 @@ const (
 	opRegDMMR
 	opDieAfter
 	opCQRing
+	opMcast
 	opCount // one past the last
 )
 
@@ -99,7 +100,7 @@ var opNames = [...]string{
 	opGetSRQNum: "NICD_GET_SRQ_NUM", opCreateXRCRecvQP: "NICD_CREATE_XRC_RECV_QP",
 	opAllocDM: "NICD_ALLOC_DM", opFreeDM: "NICD_FREE_DM", opMemcpyDM: "NICD_MEMCPY_DM",
 	opRegDMMR: "NICD_REG_DM_MR", opDieAfter: "NICD_DIE_AFTER",
-	opCQRing: "NICD_CQ_RING",
+	opCQRing: "NICD_CQ_RING", opMcast: "NICD_MCAST",
 }
 
 // String is the request's C name.
@@ -188,6 +189,8 @@ type cqReq struct {
 	CompMask uint32 `c:"comp_mask"`
 	Flags    uint32 `c:"flags"`
 	CPtr     uint64 `c:"cptr"`
+	Ex       uint32 `c:"ex"`
+	_        uint32
 }
 
 // wcx is struct nicd_wcx.
