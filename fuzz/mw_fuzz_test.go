@@ -76,7 +76,8 @@ func FuzzBindMW(f *testing.F) {
 		}
 		acc := verbs.AccessFlags(access)
 		info := verbs.MWBindInfo{MR: mr, Addr: mr.Addr() + uint64(off), Length: uint64(length), Access: acc}
-		key := mw.RKey()&^0xff | (mw.RKey()+1)&0xff
+		before := mw.RKey()
+		key := before&^0xff | (before+1)&0xff
 		if keyBad != 0 {
 			key ^= uint32(keyBad) << 8
 		}
@@ -87,9 +88,9 @@ func FuzzBindMW(f *testing.F) {
 			ok = ok && length > 0 && mrAccess&verbs.AccessMWBind != 0 && int(off)+int(length) <= mrLen &&
 				(acc&(verbs.AccessRemoteWrite|verbs.AccessRemoteAtomic) == 0 || mrAccess&verbs.AccessLocalWrite != 0)
 		}
-		if typ == 2 {
-			ok = ok && keyBad == 0
-		}
+		// A type 2 bind takes only the new key's low byte and keeps the
+		// window's index, whatever the upper bits say (MW-05): keyBad
+		// changes nothing.
 		if typ == 1 && length > 0 && acc&verbs.AccessZeroBased != 0 && rxe {
 			ok = false
 		}
@@ -115,6 +116,9 @@ func FuzzBindMW(f *testing.F) {
 		}
 		if wcs[0].Status != want {
 			t.Fatalf("bind of type %d [%d,+%d) access %v on MR %v key-bad %d: %v, want %v", typ, off, length, acc, mrAccess, keyBad, wcs[0].Status, want)
+		}
+		if ok && typ == 2 && mw.RKey() != key&0xff|before&^0xff {
+			t.Fatalf("type 2 bind with key %#x of a window with rkey %#x: rkey %#x, want the index kept and the low byte taken (MW-05)", key, before, mw.RKey())
 		}
 		if !ok || length == 0 {
 			return
