@@ -25,10 +25,14 @@
 // (World.Errorf). Check runs an exploration inside a test; Replay and
 // RunToken run a failure's token again, with the same timeline; the
 // command `verbsim explore` runs the built-in patterns of package
-// explore/patterns. docs/explore.md is the guide.
+// explore/patterns and worlds written as scenario files with thread
+// blocks (`verbsim explore FILE.scen`, `-replay TOKEN FILE.scen`).
+// docs/explore.md is the guide.
 //
 // Every goroutine of a world returns before Explore, Check or Replay does:
 // when a schedule ends the explorer cancels the goroutines' context, aborts
-// waits that no context ends, and closes the fabric. Nothing measures wall
-// time: a schedule is bounded by Options.MaxSteps.
+// waits that no context ends, and closes the fabric. A schedule is bounded
+// by Options.MaxSteps, not by wall time; the only wall clock is the
+// watchdog's, which looks every 100 ms for a goroutine blocked where the
+// explorer cannot see (a plain Go channel or sync.Mutex) and reports it.
 package explore

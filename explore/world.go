@@ -87,9 +87,14 @@ func (w *World) Fabric() *sim.Fabric {
 // it the turn, and must return when its work is done or when ctx ends (the
 // explorer cancels ctx when the schedule ends, and reports a goroutine
 // still blocked at quiescence as a deadlock). It must reach the other
-// goroutines only through verbs of the world's fabric (Go values they
-// share are fine: only one goroutine moves at a time) and must not start
-// goroutines of its own with the go statement: use Go.
+// goroutines only through verbs of the world's fabric and the explorer's
+// synchronisation types (Mutex, Chan, WaitGroup...), and must not start
+// goroutines of its own with the go statement: use Go. Only one goroutine
+// moves at a time, so a Go variable they share is never raced on, but
+// guard it with a Mutex all the same: the reduction assumes that the code
+// between two verbs touches nothing another goroutine reads or writes, and
+// may leave out the interleavings of an unguarded variable (or set
+// Options.NoReduction).
 func (w *World) Go(name string, fn func(ctx context.Context)) { w.r.spawn(name, fn, false) }
 
 // Daemon starts a goroutine like Go that may still be blocked when
