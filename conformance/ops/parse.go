@@ -19,6 +19,27 @@ import (
 // line that is no operation of a Machine is an error naming its line.
 func Parse(src []byte) ([]Op, error) {
 	var ops []Op
+	err := eachCommand(src, func(a *argReader) error {
+		op, err := a.op()
+		if err == nil {
+			err = a.done()
+		}
+		if err == nil && op != nil {
+			ops = append(ops, op)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ops, nil
+}
+
+// eachCommand calls f with the arguments of each command line of a log in
+// the scenario language, skipping narration ("#" lines), blank lines and
+// expected-output blocks ("----" to the next blank line). An error, f's or
+// the line's, names the line.
+func eachCommand(src []byte, f func(a *argReader) error) error {
 	lines := strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
 		l := strings.TrimSpace(lines[i])
@@ -33,21 +54,13 @@ func Parse(src []byte) ([]Op, error) {
 		}
 		verb, args, err := cmdline.Split(l)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", i+1, err)
+			return fmt.Errorf("line %d: %v", i+1, err)
 		}
-		a := &argReader{verb: verb, args: args}
-		op, err := a.op()
-		if err == nil {
-			err = a.done()
-		}
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %s: %v", i+1, verb, err)
-		}
-		if op != nil {
-			ops = append(ops, op)
+		if err := f(&argReader{verb: verb, args: args}); err != nil {
+			return fmt.Errorf("line %d: %s: %v", i+1, verb, err)
 		}
 	}
-	return ops, nil
+	return nil
 }
 
 // argReader reads the arguments of one command, remembering which it used

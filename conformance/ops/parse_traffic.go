@@ -1,12 +1,10 @@
 package ops
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/verbsim/verbsim/internal/cmdline"
 	"github.com/verbsim/verbsim/verbs"
 )
 
@@ -16,28 +14,16 @@ import (
 // operation is an error naming its line. It never panics.
 func ParseTraffic(src []byte) ([]TrafficOp, error) {
 	var ops []TrafficOp
-	lines := strings.Split(strings.ReplaceAll(string(src), "\r\n", "\n"), "\n")
-	for i := 0; i < len(lines); i++ {
-		l := strings.TrimSpace(lines[i])
-		switch {
-		case l == "" || strings.HasPrefix(l, "#"):
-			continue
-		case l == "----":
-			for i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != "" {
-				i++
-			}
-			continue
-		}
-		verb, args, err := cmdline.Split(l)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %v", i+1, err)
-		}
-		a := &argReader{verb: verb, args: args}
+	err := eachCommand(src, func(a *argReader) error {
 		op := a.trafficOp()
 		if err := a.done(); err != nil {
-			return nil, fmt.Errorf("line %d: %s: %v", i+1, verb, err)
+			return err
 		}
 		ops = append(ops, op)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return ops, nil
 }
